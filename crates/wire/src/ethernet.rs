@@ -1,0 +1,147 @@
+//! Ethernet II header (no VLAN tag, no FCS: frames are stored and captured without it).
+
+use crate::be;
+use crate::error::{check_len, Result};
+
+/// Ethertype of IPv4, the only network layer RoCEv2 frames here use.
+pub const ETHERTYPE_IPV4: u16 = 0x0800;
+
+mod field {
+    use core::ops::Range;
+    pub const DST: Range<usize> = 0..6;
+    pub const SRC: Range<usize> = 6..12;
+    pub const ETHERTYPE: Range<usize> = 12..14;
+}
+
+/// Length of the Ethernet II header in bytes.
+pub const HEADER_LEN: usize = field::ETHERTYPE.end;
+
+/// Zero-copy view of an Ethernet II frame.
+#[derive(Debug, Clone)]
+pub struct Packet<T: AsRef<[u8]>> {
+    buffer: T,
+}
+
+impl<T: AsRef<[u8]>> Packet<T> {
+    /// Wraps a buffer without checking its length; accessors panic if it is shorter than
+    /// [`HEADER_LEN`]. Use [`Packet::new_checked`] for untrusted bytes.
+    pub fn new_unchecked(buffer: T) -> Packet<T> {
+        Packet { buffer }
+    }
+
+    /// Wraps a buffer after checking that it holds the whole header.
+    pub fn new_checked(buffer: T) -> Result<Packet<T>> {
+        check_len("ethernet", HEADER_LEN, buffer.as_ref().len())?;
+        Ok(Packet { buffer })
+    }
+
+    /// Returns the wrapped buffer.
+    pub fn into_inner(self) -> T {
+        self.buffer
+    }
+
+    pub fn dst(&self) -> [u8; 6] {
+        mac(&self.buffer.as_ref()[field::DST])
+    }
+
+    pub fn src(&self) -> [u8; 6] {
+        mac(&self.buffer.as_ref()[field::SRC])
+    }
+
+    pub fn ethertype(&self) -> u16 {
+        be::read(&self.buffer.as_ref()[field::ETHERTYPE]) as u16
+    }
+
+    /// The bytes after the header.
+    pub fn payload(&self) -> &[u8] {
+        &self.buffer.as_ref()[HEADER_LEN..]
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
+    pub fn set_dst(&mut self, mac: [u8; 6]) {
+        self.buffer.as_mut()[field::DST].copy_from_slice(&mac);
+    }
+
+    pub fn set_src(&mut self, mac: [u8; 6]) {
+        self.buffer.as_mut()[field::SRC].copy_from_slice(&mac);
+    }
+
+    pub fn set_ethertype(&mut self, ethertype: u16) {
+        be::write(&mut self.buffer.as_mut()[field::ETHERTYPE], ethertype.into());
+    }
+}
+
+fn mac(bytes: &[u8]) -> [u8; 6] {
+    let mut out = [0u8; 6];
+    out.copy_from_slice(bytes);
+    out
+}
+
+/// High-level Ethernet II header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct EthernetRepr {
+    pub dst: [u8; 6],
+    pub src: [u8; 6],
+    pub ethertype: u16,
+}
+
+impl EthernetRepr {
+    /// Reads the header; any ethertype is accepted here (the frame parser insists on IPv4).
+    pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<EthernetRepr> {
+        check_len("ethernet", HEADER_LEN, packet.buffer.as_ref().len())?;
+        Ok(EthernetRepr {
+            dst: packet.dst(),
+            src: packet.src(),
+            ethertype: packet.ethertype(),
+        })
+    }
+
+    pub fn buffer_len(&self) -> usize {
+        HEADER_LEN
+    }
+
+    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]> + ?Sized>(&self, packet: &mut Packet<&mut T>) {
+        packet.set_dst(self.dst);
+        packet.set_src(self.src);
+        packet.set_ethertype(self.ethertype);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::WireError;
+
+    // Header of the ConnectX-4 Lx CNP capture in shared/notes/roce-wire.md.
+    const BYTES: [u8; 14] = [
+        0xe4, 0x1d, 0x2d, 0xab, 0x2b, 0xc2, 0x7c, 0xfe, 0x90, 0x64, 0x3b, 0x32, 0x08, 0x00,
+    ];
+    const REPR: EthernetRepr = EthernetRepr {
+        dst: [0xe4, 0x1d, 0x2d, 0xab, 0x2b, 0xc2],
+        src: [0x7c, 0xfe, 0x90, 0x64, 0x3b, 0x32],
+        ethertype: ETHERTYPE_IPV4,
+    };
+
+    #[test]
+    fn parse_real_bytes() {
+        let p = Packet::new_checked(&BYTES[..]).unwrap();
+        assert_eq!(EthernetRepr::parse(&p).unwrap(), REPR);
+    }
+
+    #[test]
+    fn emit_real_bytes() {
+        let mut buf = [0u8; 14];
+        REPR.emit(&mut Packet::new_unchecked(&mut buf[..]));
+        assert_eq!(buf, BYTES);
+        assert_eq!(REPR.buffer_len(), 14);
+    }
+
+    #[test]
+    fn truncated() {
+        assert_eq!(
+            Packet::new_checked(&BYTES[..13]).unwrap_err(),
+            WireError::Truncated { layer: "ethernet", need: 14, have: 13 }
+        );
+    }
+}
