@@ -68,7 +68,10 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     }
 
     pub fn set_ethertype(&mut self, ethertype: u16) {
-        be::write(&mut self.buffer.as_mut()[field::ETHERTYPE], ethertype.into());
+        be::write(
+            &mut self.buffer.as_mut()[field::ETHERTYPE],
+            ethertype.into(),
+        );
     }
 }
 
@@ -141,7 +144,11 @@ mod tests {
     fn truncated() {
         assert_eq!(
             Packet::new_checked(&BYTES[..13]).unwrap_err(),
-            WireError::Truncated { layer: "ethernet", need: 14, have: 13 }
+            WireError::Truncated {
+                layer: "ethernet",
+                need: 14,
+                have: 13
+            }
         );
     }
 }

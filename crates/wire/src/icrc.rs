@@ -1,0 +1,160 @@
+//! The RoCEv2 invariant CRC: a CRC-32 over the fields routers do not change, so it survives
+//! forwarding while still protecting the transport headers and payload end to end.
+//!
+//! CRC-32 (the zlib one) over eight 0xFF bytes (standing in for the IB LRH), the IPv4 header
+//! with TOS, TTL and header checksum as all ones, the UDP header with its checksum as all ones,
+//! the BTH with byte 4 (FECN/BECN, set by switches) as all ones, then everything after the BTH
+//! up to the ICRC. Stored little-endian in the last 4 bytes of the IP datagram.
+
+use crate::error::{check_len, Result, WireError};
+use crate::{bth, ethernet, ipv4, udp};
+
+/// Length of the ICRC trailer in bytes.
+pub const ICRC_LEN: usize = 4;
+
+const IP_START: usize = ethernet::HEADER_LEN;
+/// Bytes of IPv4 + UDP + BTH that enter the CRC with some fields masked.
+const MASKED_LEN: usize = ipv4::HEADER_LEN + udp::HEADER_LEN + bth::HEADER_LEN;
+/// Offset of the first byte after the BTH.
+const BTH_END: usize = IP_START + MASKED_LEN;
+/// Offsets inside the masked block that count as all ones: TOS, TTL, IP checksum (2),
+/// UDP checksum (2), BTH byte 4.
+const MASKED_BYTES: [usize; 7] = [1, 8, 10, 11, 26, 27, 28 + bth::ECN_BYTE];
+/// The shortest IP datagram that can carry a BTH and an ICRC.
+const MIN_IP_TOTAL: usize = MASKED_LEN + ICRC_LEN;
+
+/// Finds the ICRC offset from the IPv4 total length (not from the frame end: Ethernet padding
+/// may follow the datagram).
+fn icrc_offset(frame: &[u8]) -> Result<usize> {
+    check_len("ipv4", IP_START + ipv4::HEADER_LEN, frame.len())?;
+    let ip = ipv4::Packet::new_unchecked(&frame[IP_START..]);
+    if ip.version() != 4 {
+        return Err(WireError::BadIpVersion(ip.version()));
+    }
+    if ip.ihl_words() != 5 {
+        return Err(WireError::BadIpHeaderLen(ip.ihl_words()));
+    }
+    let total = usize::from(ip.total_len());
+    let have = frame.len() - IP_START;
+    if total > have {
+        return Err(WireError::LengthMismatch {
+            layer: "ipv4",
+            field: "total_length",
+            stated: total,
+            actual: have,
+        });
+    }
+    check_len("icrc", MIN_IP_TOTAL, total)?;
+    Ok(IP_START + total - ICRC_LEN)
+}
+
+/// The CRC over `frame[..icrc_off]`; the caller guarantees `BTH_END <= icrc_off <= len`.
+pub(crate) fn crc_at(frame: &[u8], icrc_off: usize) -> u32 {
+    let mut masked = [0u8; 8 + MASKED_LEN];
+    masked[..8].fill(0xFF);
+    if let Some(headers) = frame.get(IP_START..BTH_END) {
+        masked[8..].copy_from_slice(headers);
+    }
+    for i in MASKED_BYTES {
+        masked[8 + i] = 0xFF;
+    }
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(&masked);
+    hasher.update(frame.get(BTH_END..icrc_off).unwrap_or(&[]));
+    hasher.finalize()
+}
+
+/// Computes the ICRC of a whole Ethernet frame (the stored ICRC itself is not read).
+pub fn compute(frame: &[u8]) -> Result<u32> {
+    let off = icrc_offset(frame)?;
+    Ok(crc_at(frame, off))
+}
+
+/// The ICRC stored in the frame, read little-endian.
+pub fn stated(frame: &[u8]) -> Result<u32> {
+    let off = icrc_offset(frame)?;
+    let mut le = [0u8; ICRC_LEN];
+    le.copy_from_slice(frame.get(off..off + ICRC_LEN).unwrap_or(&[0; ICRC_LEN]));
+    Ok(u32::from_le_bytes(le))
+}
+
+/// Checks the stored ICRC against the computed one.
+pub fn verify(frame: &[u8]) -> Result<()> {
+    let stated = stated(frame)?;
+    let computed = compute(frame)?;
+    if stated == computed {
+        Ok(())
+    } else {
+        Err(WireError::BadIcrc { stated, computed })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cnp::tests::capture;
+
+    #[test]
+    fn seeded_form_is_equivalent() {
+        // The notes: seeding the CRC state with 0xDEBB20E3 replaces the eight 0xFF bytes.
+        let f = capture();
+        let mut h = crc32fast::Hasher::new_with_initial(!0xDEBB_20E3);
+        let mut masked = f[IP_START..BTH_END].to_vec();
+        for i in MASKED_BYTES {
+            masked[i] = 0xFF;
+        }
+        h.update(&masked);
+        h.update(&f[BTH_END..70]);
+        assert_eq!(h.finalize(), compute(&f).unwrap());
+    }
+
+    #[test]
+    fn masked_fields_do_not_change_it() {
+        let f = capture();
+        for off in [15, 22, 24, 25, 40, 41, 46] {
+            let mut g = f.clone();
+            g[off] ^= 0x5A;
+            assert_eq!(compute(&g), compute(&f), "offset {off}");
+        }
+        let mut g = f.clone();
+        g[42] ^= 1;
+        assert_eq!(
+            verify(&g),
+            Err(WireError::BadIcrc {
+                stated: 0x2a00_fd82,
+                computed: compute(&g).unwrap()
+            })
+        );
+    }
+
+    #[test]
+    fn ethernet_padding_is_ignored() {
+        let mut f = capture();
+        f.extend_from_slice(&[0xEE; 10]);
+        assert_eq!(verify(&f), Ok(()));
+    }
+
+    #[test]
+    fn errors() {
+        let f = capture();
+        assert!(matches!(
+            compute(&f[..33]),
+            Err(WireError::Truncated { .. })
+        ));
+        assert!(matches!(
+            compute(&f[..73]),
+            Err(WireError::LengthMismatch { .. })
+        ));
+        let mut g = f.clone();
+        g[14] = 0x46;
+        assert_eq!(compute(&g), Err(WireError::BadIpHeaderLen(6)));
+        g[14] = 0x65;
+        assert_eq!(compute(&g), Err(WireError::BadIpVersion(6)));
+        let mut g = f.clone();
+        g[17] = 43; // total length too short for BTH + ICRC
+        assert!(matches!(
+            compute(&g),
+            Err(WireError::Truncated { layer: "icrc", .. })
+        ));
+    }
+}

@@ -1,0 +1,362 @@
+//! BTH opcodes: which extension headers each carries and whether it may carry payload.
+//!
+//! Byte 0 of the BTH: bits 7–5 select the transport (000 RC, 001 UC, 011 UD, 100 CNP), bits
+//! 4–0 the operation. Only the opcodes this simulator sends are known; every other byte parses
+//! as [`WireError::UnknownOpcode`], so vendor opcodes (0xC0–0xFF) can be added as variants
+//! later without changing how unknown bytes are handled.
+
+use crate::error::{Result, WireError};
+
+/// A known BTH opcode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Opcode {
+    RcSendFirst = 0x00,
+    RcSendMiddle = 0x01,
+    RcSendLast = 0x02,
+    RcSendLastImm = 0x03,
+    RcSendOnly = 0x04,
+    RcSendOnlyImm = 0x05,
+    RcWriteFirst = 0x06,
+    RcWriteMiddle = 0x07,
+    RcWriteLast = 0x08,
+    RcWriteLastImm = 0x09,
+    RcWriteOnly = 0x0A,
+    RcWriteOnlyImm = 0x0B,
+    RcReadRequest = 0x0C,
+    RcReadResponseFirst = 0x0D,
+    RcReadResponseMiddle = 0x0E,
+    RcReadResponseLast = 0x0F,
+    RcReadResponseOnly = 0x10,
+    RcAck = 0x11,
+    RcAtomicAck = 0x12,
+    RcCompareSwap = 0x13,
+    RcFetchAdd = 0x14,
+    RcSendLastInv = 0x16,
+    RcSendOnlyInv = 0x17,
+    UcSendFirst = 0x20,
+    UcSendMiddle = 0x21,
+    UcSendLast = 0x22,
+    UcSendLastImm = 0x23,
+    UcSendOnly = 0x24,
+    UcSendOnlyImm = 0x25,
+    UcWriteFirst = 0x26,
+    UcWriteMiddle = 0x27,
+    UcWriteLast = 0x28,
+    UcWriteLastImm = 0x29,
+    UcWriteOnly = 0x2A,
+    UcWriteOnlyImm = 0x2B,
+    UdSendOnly = 0x64,
+    UdSendOnlyImm = 0x65,
+    /// RoCEv2 Congestion Notification Packet: BTH (BECN set) and 16 reserved bytes.
+    Cnp = 0x81,
+}
+
+use Opcode::*;
+
+impl Opcode {
+    /// Every known opcode, in wire-value order (for tests and tables).
+    pub const ALL: [Opcode; 38] = [
+        RcSendFirst,
+        RcSendMiddle,
+        RcSendLast,
+        RcSendLastImm,
+        RcSendOnly,
+        RcSendOnlyImm,
+        RcWriteFirst,
+        RcWriteMiddle,
+        RcWriteLast,
+        RcWriteLastImm,
+        RcWriteOnly,
+        RcWriteOnlyImm,
+        RcReadRequest,
+        RcReadResponseFirst,
+        RcReadResponseMiddle,
+        RcReadResponseLast,
+        RcReadResponseOnly,
+        RcAck,
+        RcAtomicAck,
+        RcCompareSwap,
+        RcFetchAdd,
+        RcSendLastInv,
+        RcSendOnlyInv,
+        UcSendFirst,
+        UcSendMiddle,
+        UcSendLast,
+        UcSendLastImm,
+        UcSendOnly,
+        UcSendOnlyImm,
+        UcWriteFirst,
+        UcWriteMiddle,
+        UcWriteLast,
+        UcWriteLastImm,
+        UcWriteOnly,
+        UcWriteOnlyImm,
+        UdSendOnly,
+        UdSendOnlyImm,
+        Cnp,
+    ];
+
+    /// Maps a wire byte to an opcode; bytes not in [`Opcode::ALL`] are `UnknownOpcode`.
+    pub fn from_u8(v: u8) -> Result<Opcode> {
+        Ok(match v {
+            0x00 => RcSendFirst,
+            0x01 => RcSendMiddle,
+            0x02 => RcSendLast,
+            0x03 => RcSendLastImm,
+            0x04 => RcSendOnly,
+            0x05 => RcSendOnlyImm,
+            0x06 => RcWriteFirst,
+            0x07 => RcWriteMiddle,
+            0x08 => RcWriteLast,
+            0x09 => RcWriteLastImm,
+            0x0A => RcWriteOnly,
+            0x0B => RcWriteOnlyImm,
+            0x0C => RcReadRequest,
+            0x0D => RcReadResponseFirst,
+            0x0E => RcReadResponseMiddle,
+            0x0F => RcReadResponseLast,
+            0x10 => RcReadResponseOnly,
+            0x11 => RcAck,
+            0x12 => RcAtomicAck,
+            0x13 => RcCompareSwap,
+            0x14 => RcFetchAdd,
+            0x16 => RcSendLastInv,
+            0x17 => RcSendOnlyInv,
+            0x20 => UcSendFirst,
+            0x21 => UcSendMiddle,
+            0x22 => UcSendLast,
+            0x23 => UcSendLastImm,
+            0x24 => UcSendOnly,
+            0x25 => UcSendOnlyImm,
+            0x26 => UcWriteFirst,
+            0x27 => UcWriteMiddle,
+            0x28 => UcWriteLast,
+            0x29 => UcWriteLastImm,
+            0x2A => UcWriteOnly,
+            0x2B => UcWriteOnlyImm,
+            0x64 => UdSendOnly,
+            0x65 => UdSendOnlyImm,
+            0x81 => Cnp,
+            _ => return Err(WireError::UnknownOpcode(v)),
+        })
+    }
+
+    /// The wire byte.
+    pub fn as_u8(self) -> u8 {
+        self as u8
+    }
+
+    pub fn has_deth(self) -> bool {
+        matches!(self, UdSendOnly | UdSendOnlyImm)
+    }
+
+    /// RETH: first/only WRITE packets and the READ request.
+    pub fn has_reth(self) -> bool {
+        matches!(
+            self,
+            RcWriteFirst
+                | RcWriteOnly
+                | RcWriteOnlyImm
+                | RcReadRequest
+                | UcWriteFirst
+                | UcWriteOnly
+                | UcWriteOnlyImm
+        )
+    }
+
+    pub fn has_atomic_eth(self) -> bool {
+        matches!(self, RcCompareSwap | RcFetchAdd)
+    }
+
+    /// AETH: ACK, atomic ACK and the READ responses that begin or end a response.
+    pub fn has_aeth(self) -> bool {
+        matches!(
+            self,
+            RcReadResponseFirst | RcReadResponseLast | RcReadResponseOnly | RcAck | RcAtomicAck
+        )
+    }
+
+    pub fn has_atomic_ack_eth(self) -> bool {
+        matches!(self, RcAtomicAck)
+    }
+
+    /// ImmDt: the "with immediate" last/only SEND and WRITE packets.
+    pub fn has_immdt(self) -> bool {
+        matches!(
+            self,
+            RcSendLastImm
+                | RcSendOnlyImm
+                | RcWriteLastImm
+                | RcWriteOnlyImm
+                | UcSendLastImm
+                | UcSendOnlyImm
+                | UcWriteLastImm
+                | UcWriteOnlyImm
+                | UdSendOnlyImm
+        )
+    }
+
+    pub fn has_ieth(self) -> bool {
+        matches!(self, RcSendLastInv | RcSendOnlyInv)
+    }
+
+    /// May carry payload bytes: SEND, WRITE and READ response packets. READ requests, ACKs,
+    /// atomics and CNPs carry none.
+    pub fn has_payload(self) -> bool {
+        !matches!(
+            self,
+            RcReadRequest | RcAck | RcAtomicAck | RcCompareSwap | RcFetchAdd | Cnp
+        )
+    }
+
+    /// Sent by a requester: SEND, WRITE, READ request and atomic packets.
+    pub fn is_request(self) -> bool {
+        !matches!(
+            self,
+            RcReadResponseFirst
+                | RcReadResponseMiddle
+                | RcReadResponseLast
+                | RcReadResponseOnly
+                | RcAck
+                | RcAtomicAck
+                | Cnp
+        )
+    }
+
+    /// First packet of a multi-packet message.
+    pub fn is_first(self) -> bool {
+        matches!(
+            self,
+            RcSendFirst | RcWriteFirst | RcReadResponseFirst | UcSendFirst | UcWriteFirst
+        )
+    }
+
+    pub fn is_middle(self) -> bool {
+        matches!(
+            self,
+            RcSendMiddle | RcWriteMiddle | RcReadResponseMiddle | UcSendMiddle | UcWriteMiddle
+        )
+    }
+
+    /// Last packet of a multi-packet message.
+    pub fn is_last(self) -> bool {
+        matches!(
+            self,
+            RcSendLast
+                | RcSendLastImm
+                | RcSendLastInv
+                | RcWriteLast
+                | RcWriteLastImm
+                | RcReadResponseLast
+                | UcSendLast
+                | UcSendLastImm
+                | UcWriteLast
+                | UcWriteLastImm
+        )
+    }
+
+    /// The packet is a whole message by itself: the *ONLY opcodes and the single-packet
+    /// operations (READ request, atomics, ACK, atomic ACK). False for CNP, which is not part of
+    /// any message.
+    pub fn is_only(self) -> bool {
+        self != Cnp && !self.is_first() && !self.is_middle() && !self.is_last()
+    }
+
+    /// Bytes between the BTH and the payload (for CNP: its 16 reserved bytes).
+    pub fn ext_headers_len(self) -> usize {
+        use crate::{aeth, atomic_ack_eth, atomic_eth, cnp, deth, ieth, immdt, reth};
+        let parts = [
+            (self.has_deth(), deth::HEADER_LEN),
+            (self.has_reth(), reth::HEADER_LEN),
+            (self.has_atomic_eth(), atomic_eth::HEADER_LEN),
+            (self.has_aeth(), aeth::HEADER_LEN),
+            (self.has_atomic_ack_eth(), atomic_ack_eth::HEADER_LEN),
+            (self.has_immdt(), immdt::HEADER_LEN),
+            (self.has_ieth(), ieth::HEADER_LEN),
+            (self == Cnp, cnp::HEADER_LEN),
+        ];
+        parts
+            .iter()
+            .filter(|(has, _)| *has)
+            .map(|(_, len)| len)
+            .sum()
+    }
+}
+
+impl From<Opcode> for u8 {
+    fn from(op: Opcode) -> u8 {
+        op as u8
+    }
+}
+
+impl TryFrom<u8> for Opcode {
+    type Error = WireError;
+    fn try_from(v: u8) -> Result<Opcode> {
+        Opcode::from_u8(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_byte_maps_back_or_is_unknown() {
+        let mut known = 0;
+        for v in 0..=255u8 {
+            match Opcode::from_u8(v) {
+                Ok(op) => {
+                    assert_eq!(op.as_u8(), v);
+                    known += 1;
+                }
+                Err(e) => assert_eq!(e, WireError::UnknownOpcode(v)),
+            }
+        }
+        assert_eq!(known, Opcode::ALL.len());
+        assert!(Opcode::ALL.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(Opcode::from_u8(0x15), Err(WireError::UnknownOpcode(0x15)));
+        assert_eq!(Opcode::from_u8(0xC0), Err(WireError::UnknownOpcode(0xC0)));
+    }
+
+    #[test]
+    fn extension_header_lengths() {
+        assert_eq!(RcSendMiddle.ext_headers_len(), 0);
+        assert_eq!(RcWriteFirst.ext_headers_len(), 16);
+        assert_eq!(RcWriteOnlyImm.ext_headers_len(), 20);
+        assert_eq!(RcReadRequest.ext_headers_len(), 16);
+        assert_eq!(RcReadResponseMiddle.ext_headers_len(), 0);
+        assert_eq!(RcReadResponseOnly.ext_headers_len(), 4);
+        assert_eq!(RcAtomicAck.ext_headers_len(), 12);
+        assert_eq!(RcCompareSwap.ext_headers_len(), 28);
+        assert_eq!(RcSendOnlyInv.ext_headers_len(), 4);
+        assert_eq!(UdSendOnlyImm.ext_headers_len(), 12);
+        assert_eq!(Cnp.ext_headers_len(), 16);
+    }
+
+    #[test]
+    fn message_position_is_exactly_one_of_four() {
+        for op in Opcode::ALL {
+            let n = [op.is_first(), op.is_middle(), op.is_last(), op.is_only()]
+                .iter()
+                .filter(|b| **b)
+                .count();
+            assert_eq!(n, usize::from(op != Cnp), "{op:?}");
+        }
+        assert!(RcReadRequest.is_only() && RcReadRequest.is_request());
+        assert!(!RcReadResponseLast.is_request() && RcReadResponseLast.is_last());
+    }
+
+    #[test]
+    fn uc_mirrors_rc() {
+        for op in Opcode::ALL
+            .iter()
+            .filter(|o| (0x20..0x40).contains(&o.as_u8()))
+        {
+            let rc = Opcode::from_u8(op.as_u8() - 0x20).unwrap();
+            assert_eq!(op.ext_headers_len(), rc.ext_headers_len());
+            assert_eq!(op.has_payload(), rc.has_payload());
+            assert_eq!(op.is_last(), rc.is_last());
+        }
+    }
+}
