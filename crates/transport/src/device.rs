@@ -1,0 +1,712 @@
+//! One RNIC's protocol state: PDs, MRs, CQs and QPs, and the sans-IO driving interface.
+
+use crate::cq::{Completion, CqId, CqTable};
+use crate::error::{RxDrop, VerbsError};
+use crate::memory::Memory;
+use crate::mr::{Access, MrKeys, MrTable};
+use crate::op::{is_rc_response, packets_for};
+use crate::pd::PdId;
+use crate::psn::PSN_MASK;
+use crate::qp::{
+    post_completion, recv_completion, transition, Ctx, Qp, QpAttr, QpInit, QpState, TxOut,
+};
+use crate::reliability::ReliabilityMode;
+use crate::requester::{SendWqe, MAX_OUTSTANDING_PSNS};
+use crate::responder::MAX_MSG_BYTES;
+use crate::stats::TransportStats;
+use crate::timer::TimerHeap;
+use crate::wr::{RecvWr, SendWr, WrOpcode};
+use crate::{TxMeta, WcOpcode, WcStatus};
+use rnic_wire::{FrameRepr, Opcode};
+use std::collections::VecDeque;
+
+/// First QPN handed out (0 and 1 are the special QPs; Linux rxe starts at 0x11).
+pub const FIRST_QPN: u32 = 0x11;
+/// Largest QPN (24 bits).
+pub const MAX_QPN: u32 = PSN_MASK;
+
+/// Limits and addresses of one device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeviceConfig {
+    pub mac: [u8; 6],
+    pub ip: [u8; 4],
+    /// QPs that may exist at once.
+    pub max_qps: u32,
+    /// Depth limit of each send and receive queue.
+    pub max_qp_wr: u32,
+    /// SGEs per work request.
+    pub max_sge: u32,
+    /// Depth limit of a CQ.
+    pub max_cqe: u32,
+    pub max_mr: u32,
+    /// Reliability mode of new QPs.
+    pub reliability: ReliabilityMode,
+}
+
+impl Default for DeviceConfig {
+    fn default() -> DeviceConfig {
+        DeviceConfig {
+            mac: [0x02, 0, 0, 0, 0, 0x01],
+            ip: [10, 0, 0, 1],
+            max_qps: MAX_QPN - FIRST_QPN + 1,
+            max_qp_wr: 1 << 15,
+            max_sge: 32,
+            max_cqe: 1 << 22,
+            max_mr: 1 << 24,
+            reliability: ReliabilityMode::GoBackN,
+        }
+    }
+}
+
+/// One RNIC's transport: verbs objects and protocol state, driven by the caller with time,
+/// packets and memory (see the crate docs).
+#[derive(Debug)]
+pub struct Device {
+    cfg: DeviceConfig,
+    /// QP slab indexed by QPN.
+    qps: Vec<Option<Qp>>,
+    n_qps: u32,
+    /// Next never-used QPN; freed QPNs are reused only after these run out.
+    next_qpn: u32,
+    free_qpns: Vec<u32>,
+    n_pds: u32,
+    mrs: MrTable,
+    cqs: CqTable,
+    timers: TimerHeap,
+    /// QPs that may want to transmit, round robin; `Qp::in_tx_queue` marks membership.
+    tx_queue: VecDeque<u32>,
+    stats: TransportStats,
+    ip_ident: u16,
+    scratch: Vec<u8>,
+    /// Latest time handed in; the clock of verbs that take none (modify_qp).
+    now_ps: u64,
+}
+
+impl Device {
+    pub fn new(cfg: DeviceConfig) -> Device {
+        Device {
+            cfg,
+            qps: Vec::new(),
+            n_qps: 0,
+            next_qpn: FIRST_QPN,
+            free_qpns: Vec::new(),
+            n_pds: 0,
+            mrs: MrTable::new(),
+            cqs: CqTable::default(),
+            timers: TimerHeap::default(),
+            tx_queue: VecDeque::new(),
+            stats: TransportStats::default(),
+            ip_ident: 0,
+            scratch: Vec::with_capacity(4096),
+            now_ps: 0,
+        }
+    }
+
+    pub fn config(&self) -> &DeviceConfig {
+        &self.cfg
+    }
+
+    pub fn stats(&self) -> &TransportStats {
+        &self.stats
+    }
+
+    // ---- verbs ----
+
+    pub fn alloc_pd(&mut self) -> PdId {
+        // PDs are plain numbers: a PD owns nothing, so there is nothing to run out of.
+        let pd = PdId(self.n_pds);
+        self.n_pds = self.n_pds.wrapping_add(1);
+        pd
+    }
+
+    fn check_pd(&self, pd: PdId) -> Result<(), VerbsError> {
+        if pd.0 < self.n_pds {
+            Ok(())
+        } else {
+            Err(VerbsError::UnknownPd(pd))
+        }
+    }
+
+    /// Registers `[addr, addr + len)`. As in libibverbs, REMOTE_WRITE and REMOTE_ATOMIC need
+    /// LOCAL_WRITE too.
+    pub fn reg_mr(
+        &mut self,
+        pd: PdId,
+        addr: u64,
+        len: u64,
+        access: Access,
+    ) -> Result<MrKeys, VerbsError> {
+        self.check_pd(pd)?;
+        if addr.checked_add(len).is_none() {
+            return Err(VerbsError::InvalidMr {
+                reason: "addr + len overflows 64 bits",
+            });
+        }
+        let needs_local_write =
+            access.contains(Access::REMOTE_WRITE) || access.contains(Access::REMOTE_ATOMIC);
+        if needs_local_write && !access.contains(Access::LOCAL_WRITE) {
+            return Err(VerbsError::InvalidMr {
+                reason: "REMOTE_WRITE and REMOTE_ATOMIC require LOCAL_WRITE",
+            });
+        }
+        if self.mrs.len() as u64 >= u64::from(self.cfg.max_mr) {
+            return Err(VerbsError::ResourceExhausted {
+                resource: "memory regions",
+                max: self.cfg.max_mr.into(),
+            });
+        }
+        let key =
+            self.mrs
+                .register(pd, addr, len, access)
+                .ok_or(VerbsError::ResourceExhausted {
+                    resource: "memory region keys",
+                    max: 0x00FF_FFFF,
+                })?;
+        Ok(MrKeys {
+            lkey: key,
+            rkey: key,
+        })
+    }
+
+    pub fn dereg_mr(&mut self, lkey: u32) -> Result<(), VerbsError> {
+        if self.mrs.deregister(lkey) {
+            Ok(())
+        } else {
+            Err(VerbsError::UnknownKey(lkey))
+        }
+    }
+
+    pub fn create_cq(&mut self, depth: u32) -> Result<CqId, VerbsError> {
+        if depth == 0 || depth > self.cfg.max_cqe {
+            return Err(VerbsError::AttrOutOfRange {
+                attr: "cq depth",
+                value: depth.into(),
+                range: "1..=max_cqe",
+            });
+        }
+        Ok(self.cqs.create(depth))
+    }
+
+    pub fn poll_cq(&mut self, cq: CqId) -> Option<Completion> {
+        self.cqs.get_mut(cq)?.pop()
+    }
+
+    /// Completions waiting in `cq`.
+    pub fn cq_len(&self, cq: CqId) -> usize {
+        self.cqs.get(cq).map_or(0, |c| c.len())
+    }
+
+    /// Completions lost because `cq` was full.
+    pub fn cq_overruns(&self, cq: CqId) -> u64 {
+        self.cqs.get(cq).map_or(0, |c| c.overruns())
+    }
+
+    pub fn create_qp(&mut self, init: QpInit) -> Result<u32, VerbsError> {
+        self.check_pd(init.pd)?;
+        for cq in [init.send_cq, init.recv_cq] {
+            if self.cqs.get(cq).is_none() {
+                return Err(VerbsError::UnknownCq(cq));
+            }
+        }
+        for (attr, v) in [
+            ("max_send_wr", init.max_send_wr),
+            ("max_recv_wr", init.max_recv_wr),
+        ] {
+            if v > self.cfg.max_qp_wr {
+                return Err(VerbsError::AttrOutOfRange {
+                    attr,
+                    value: v.into(),
+                    range: "0..=max_qp_wr",
+                });
+            }
+        }
+        if self.n_qps >= self.cfg.max_qps {
+            return Err(VerbsError::ResourceExhausted {
+                resource: "QPs",
+                max: self.cfg.max_qps.into(),
+            });
+        }
+        let qpn = if self.next_qpn <= MAX_QPN {
+            self.next_qpn += 1;
+            self.next_qpn - 1
+        } else {
+            self.free_qpns.pop().ok_or(VerbsError::ResourceExhausted {
+                resource: "QP numbers",
+                max: u64::from(MAX_QPN - FIRST_QPN + 1),
+            })?
+        };
+        let idx = qpn as usize;
+        if self.qps.len() <= idx {
+            self.qps.resize_with(idx + 1, || None);
+        }
+        self.qps[idx] = Some(Qp::new(qpn, &init, self.cfg.reliability));
+        self.n_qps += 1;
+        Ok(qpn)
+    }
+
+    /// Destroys a QP without completions (like ibv_destroy_qp).
+    pub fn destroy_qp(&mut self, qpn: u32) -> Result<(), VerbsError> {
+        let slot = self
+            .qps
+            .get_mut(qpn as usize)
+            .ok_or(VerbsError::UnknownQp(qpn))?;
+        if slot.take().is_none() {
+            return Err(VerbsError::UnknownQp(qpn));
+        }
+        self.n_qps -= 1;
+        self.free_qpns.push(qpn);
+        self.clean_timers();
+        Ok(())
+    }
+
+    /// Number of QPs that exist.
+    pub fn qp_count(&self) -> u32 {
+        self.n_qps
+    }
+
+    /// Bytes of one QP's protocol context while its queues are empty (for memory accounting;
+    /// queued WRs and responses add heap memory on top).
+    pub fn qp_context_bytes() -> usize {
+        core::mem::size_of::<Option<Qp>>()
+    }
+
+    fn qp(&self, qpn: u32) -> Option<&Qp> {
+        self.qps.get(qpn as usize)?.as_ref()
+    }
+
+    fn qp_mut(&mut self, qpn: u32) -> Option<&mut Qp> {
+        self.qps.get_mut(qpn as usize)?.as_mut()
+    }
+
+    pub fn qp_state(&self, qpn: u32) -> Option<QpState> {
+        self.qp(qpn).map(|q| q.state)
+    }
+
+    /// The reliability mode a QP runs.
+    pub fn qp_reliability(&self, qpn: u32) -> Option<ReliabilityMode> {
+        self.qp(qpn).map(|q| q.mode)
+    }
+
+    /// Changes QP state and attributes per the IB transition table: the transition must
+    /// exist, every required attribute must be given, no attribute outside the required and
+    /// optional sets may be given, and every value must be in range.
+    pub fn modify_qp(&mut self, qpn: u32, attr: &QpAttr) -> Result<(), VerbsError> {
+        let now_ps = self.now_ps;
+        let qp = self
+            .qps
+            .get_mut(qpn as usize)
+            .and_then(Option::as_mut)
+            .ok_or(VerbsError::UnknownQp(qpn))?;
+        attr.validate_ranges()?;
+        let (from, to) = (qp.state, attr.state);
+        let (required, optional) =
+            transition::rules(from, to).ok_or(VerbsError::InvalidTransition { from, to })?;
+        let given = attr.mask();
+        if let Some(name) = required.minus(given).first_name() {
+            return Err(VerbsError::MissingAttr {
+                attr: name,
+                from,
+                to,
+            });
+        }
+        if let Some(name) = given.minus(required.union(optional)).first_name() {
+            return Err(VerbsError::AttrNotAllowed {
+                attr: name,
+                from,
+                to,
+            });
+        }
+        let mut ctx = Ctx {
+            mrs: &mut self.mrs,
+            cqs: &mut self.cqs,
+            stats: &mut self.stats,
+            now_ps,
+        };
+        qp.apply_modify(attr, &mut ctx);
+        self.after_qp_change(qpn);
+        Ok(())
+    }
+
+    /// Posts a send WR. RESET, INIT and RTR refuse it; in ERR it completes at once with
+    /// WrFlushErr (like rxe); in SQD it waits for RTS.
+    pub fn post_send(&mut self, qpn: u32, wr: SendWr) -> Result<(), VerbsError> {
+        let max_sge = self.cfg.max_sge;
+        let now_ps = self.now_ps;
+        let qp = self
+            .qps
+            .get_mut(qpn as usize)
+            .and_then(Option::as_mut)
+            .ok_or(VerbsError::UnknownQp(qpn))?;
+        if matches!(qp.state, QpState::Reset | QpState::Init | QpState::Rtr) {
+            return Err(VerbsError::InvalidState {
+                op: "post_send",
+                state: qp.state,
+            });
+        }
+        let len = validate_send_wr(&wr, max_sge, qp.cfg.pmtu, qp.cfg.max_rd_atomic)?;
+        if qp.state == QpState::Err {
+            let mut ctx = Ctx {
+                mrs: &mut self.mrs,
+                cqs: &mut self.cqs,
+                stats: &mut self.stats,
+                now_ps,
+            };
+            let c = SendWqe::new(wr, len, qp.cfg.pmtu).completion(qpn, WcStatus::WrFlushErr);
+            post_completion(&mut ctx, qp.send_cq, c);
+            return Ok(());
+        }
+        if qp.req.sq.len() >= qp.max_send_wr as usize {
+            return Err(VerbsError::QueueFull {
+                queue: "send",
+                depth: qp.max_send_wr,
+            });
+        }
+        qp.push_send(wr, len);
+        self.schedule(qpn);
+        Ok(())
+    }
+
+    /// Posts a receive WR (allowed from INIT on; in ERR it completes at once with
+    /// WrFlushErr).
+    pub fn post_recv(&mut self, qpn: u32, wr: RecvWr) -> Result<(), VerbsError> {
+        let max_sge = self.cfg.max_sge;
+        let now_ps = self.now_ps;
+        let qp = self
+            .qps
+            .get_mut(qpn as usize)
+            .and_then(Option::as_mut)
+            .ok_or(VerbsError::UnknownQp(qpn))?;
+        if qp.state == QpState::Reset {
+            return Err(VerbsError::InvalidState {
+                op: "post_recv",
+                state: qp.state,
+            });
+        }
+        if wr.sgl.len() > max_sge as usize {
+            return Err(VerbsError::TooManySges {
+                given: wr.sgl.len(),
+                max: max_sge,
+            });
+        }
+        if qp.state == QpState::Err {
+            let mut ctx = Ctx {
+                mrs: &mut self.mrs,
+                cqs: &mut self.cqs,
+                stats: &mut self.stats,
+                now_ps,
+            };
+            let c = recv_completion(qpn, wr.wr_id, WcStatus::WrFlushErr, WcOpcode::Recv, 0);
+            post_completion(&mut ctx, qp.recv_cq, c);
+            return Ok(());
+        }
+        if qp.resp.rq.len() >= qp.max_recv_wr as usize {
+            return Err(VerbsError::QueueFull {
+                queue: "receive",
+                depth: qp.max_recv_wr,
+            });
+        }
+        qp.resp.rq.push_back(wr);
+        Ok(())
+    }
+
+    // ---- driving ----
+
+    /// Takes one received frame. `Err` says why it was dropped (also counted in
+    /// [`TransportStats::drops`]); it never changes device state beyond counters.
+    pub fn handle_packet(
+        &mut self,
+        now_ps: u64,
+        frame: &[u8],
+        mem: &mut dyn Memory,
+    ) -> Result<(), RxDrop> {
+        self.now_ps = self.now_ps.max(now_ps);
+        self.stats.rx_packets += 1;
+        self.stats.rx_bytes += frame.len() as u64;
+        let r = self.receive(now_ps, frame, mem);
+        if let Err(d) = &r {
+            self.stats.drops.count(d);
+        }
+        r
+    }
+
+    fn receive(&mut self, now_ps: u64, frame: &[u8], mem: &mut dyn Memory) -> Result<(), RxDrop> {
+        let f = FrameRepr::parse(frame)?;
+        if f.addr.dst_ip != self.cfg.ip {
+            return Err(RxDrop::NotForThisDevice);
+        }
+        let op = f.roce.bth.opcode;
+        if op == Opcode::Cnp {
+            self.stats.rx_cnps += 1;
+            return Ok(());
+        }
+        let is_request = op.is_request();
+        if u8::from(op) >= 0x20 || !(is_request || is_rc_response(op)) {
+            return Err(RxDrop::UnsupportedOpcode(op));
+        }
+        let qpn = f.roce.bth.dest_qp;
+        let qp = self
+            .qps
+            .get_mut(qpn as usize)
+            .and_then(Option::as_mut)
+            .ok_or(RxDrop::UnknownQp(qpn))?;
+        if !qp.accepts(is_request) {
+            return Err(RxDrop::BadQpState);
+        }
+        if !qp.pkey_matches(f.roce.bth.pkey) {
+            return Err(RxDrop::PkeyMismatch(f.roce.bth.pkey));
+        }
+        if f.addr.src_ip != qp.cfg.av.dest_ip {
+            return Err(RxDrop::AddressMismatch);
+        }
+        let mut ctx = Ctx {
+            mrs: &mut self.mrs,
+            cqs: &mut self.cqs,
+            stats: &mut self.stats,
+            now_ps,
+        };
+        let r = if is_request {
+            ctx.stats.rx_requests += 1;
+            qp.handle_request(&mut ctx, mem, &f.roce)
+        } else {
+            match op {
+                Opcode::RcAck => ctx.stats.rx_acks += 1,
+                Opcode::RcAtomicAck => ctx.stats.rx_atomic_acks += 1,
+                _ => ctx.stats.rx_read_responses += 1,
+            }
+            qp.handle_response(&mut ctx, mem, &f.roce)
+        };
+        self.after_qp_change(qpn);
+        r
+    }
+
+    /// Builds the next frame of any QP into `buf` (round robin between QPs, one packet per
+    /// turn; a QP's queued responses go before its new requests).
+    pub fn poll_transmit(
+        &mut self,
+        now_ps: u64,
+        mem: &dyn Memory,
+        buf: &mut Vec<u8>,
+    ) -> Option<TxMeta> {
+        self.now_ps = self.now_ps.max(now_ps);
+        while let Some(qpn) = self.tx_queue.pop_front() {
+            let Some(qp) = self.qp_mut(qpn) else { continue };
+            qp.in_tx_queue = false;
+            let meta = self.transmit_one(qpn, now_ps, mem, buf);
+            self.after_qp_change(qpn);
+            if meta.is_some() {
+                return meta;
+            }
+        }
+        None
+    }
+
+    /// Builds the next frame of one QP (for a scheduler outside the transport).
+    pub fn poll_transmit_qp(
+        &mut self,
+        qpn: u32,
+        now_ps: u64,
+        mem: &dyn Memory,
+        buf: &mut Vec<u8>,
+    ) -> Option<TxMeta> {
+        self.now_ps = self.now_ps.max(now_ps);
+        self.qp(qpn)?;
+        let meta = self.transmit_one(qpn, now_ps, mem, buf);
+        self.after_qp_change(qpn);
+        meta
+    }
+
+    pub fn qp_wants_transmit(&self, qpn: u32) -> bool {
+        self.qp(qpn).is_some_and(Qp::wants_transmit)
+    }
+
+    fn transmit_one(
+        &mut self,
+        qpn: u32,
+        now_ps: u64,
+        mem: &dyn Memory,
+        buf: &mut Vec<u8>,
+    ) -> Option<TxMeta> {
+        let qp = self.qps.get_mut(qpn as usize)?.as_mut()?;
+        let mut ctx = Ctx {
+            mrs: &mut self.mrs,
+            cqs: &mut self.cqs,
+            stats: &mut self.stats,
+            now_ps,
+        };
+        let mut out = TxOut {
+            src_mac: self.cfg.mac,
+            src_ip: self.cfg.ip,
+            ip_ident: &mut self.ip_ident,
+            scratch: &mut self.scratch,
+            buf,
+        };
+        if let Some(m) = qp.next_response(&mut ctx, &mut out, mem) {
+            return Some(m);
+        }
+        qp.next_request(&mut ctx, &mut out, mem)
+    }
+
+    /// Earliest protocol deadline of any QP (exact: stale heap entries are removed eagerly).
+    pub fn poll_timeout(&self) -> Option<u64> {
+        self.timers.peek().map(|(deadline, _)| deadline)
+    }
+
+    /// Fires every deadline at or before `now_ps`.
+    pub fn handle_timeout(&mut self, now_ps: u64) {
+        self.now_ps = self.now_ps.max(now_ps);
+        while let Some((deadline, qpn)) = self.timers.peek() {
+            if deadline > now_ps {
+                break;
+            }
+            self.timers.pop();
+            let Some(qp) = self.qps.get_mut(qpn as usize).and_then(Option::as_mut) else {
+                continue;
+            };
+            if qp.armed_ps != Some(deadline) {
+                continue;
+            }
+            qp.armed_ps = None;
+            let mut ctx = Ctx {
+                mrs: &mut self.mrs,
+                cqs: &mut self.cqs,
+                stats: &mut self.stats,
+                now_ps,
+            };
+            if qp.req.rnr_deadline_ps.is_some_and(|d| d <= now_ps) {
+                qp.on_rnr_timer(&mut ctx);
+            }
+            if qp.req.ack_deadline_ps.is_some_and(|d| d <= now_ps) {
+                qp.on_ack_timeout(&mut ctx);
+            }
+            self.after_qp_change(qpn);
+        }
+        self.clean_timers();
+    }
+
+    // ---- bookkeeping ----
+
+    /// After anything touched QP `qpn`: register its deadline, queue it for transmit, and
+    /// keep the timer heap's top exact.
+    fn after_qp_change(&mut self, qpn: u32) {
+        self.sync_timer(qpn);
+        self.schedule(qpn);
+        self.clean_timers();
+    }
+
+    fn schedule(&mut self, qpn: u32) {
+        let Some(qp) = self.qps.get_mut(qpn as usize).and_then(Option::as_mut) else {
+            return;
+        };
+        if !qp.in_tx_queue && qp.wants_transmit() {
+            qp.in_tx_queue = true;
+            self.tx_queue.push_back(qpn);
+        }
+    }
+
+    /// Pushes a heap entry if the QP's deadline is earlier than the one it owns.
+    fn sync_timer(&mut self, qpn: u32) {
+        let Some(qp) = self.qps.get_mut(qpn as usize).and_then(Option::as_mut) else {
+            return;
+        };
+        if let Some(d) = qp.next_deadline() {
+            if qp.armed_ps.is_none_or(|a| d < a) {
+                qp.armed_ps = Some(d);
+                self.timers.push(d, qpn);
+            }
+        }
+    }
+
+    /// Removes orphaned entries from the heap top and moves early ones to their real
+    /// deadline, so the top is a live, exact deadline.
+    fn clean_timers(&mut self) {
+        while let Some((e, qpn)) = self.timers.peek() {
+            let Some(qp) = self.qps.get_mut(qpn as usize).and_then(Option::as_mut) else {
+                self.timers.pop();
+                continue;
+            };
+            if qp.armed_ps != Some(e) {
+                self.timers.pop();
+                continue;
+            }
+            match qp.next_deadline() {
+                None => {
+                    self.timers.pop();
+                    qp.armed_ps = None;
+                }
+                Some(d) if d > e => {
+                    self.timers.pop();
+                    qp.armed_ps = Some(d);
+                    self.timers.push(d, qpn);
+                }
+                Some(_) => break,
+            }
+        }
+    }
+
+    /// Entries in the timer heap (live and orphaned), for tests and memory accounting.
+    pub fn timer_heap_len(&self) -> usize {
+        self.timers.len()
+    }
+}
+
+/// Checks a send WR's shape; returns its message length.
+fn validate_send_wr(
+    wr: &SendWr,
+    max_sge: u32,
+    pmtu: u32,
+    max_rd_atomic: u8,
+) -> Result<u32, VerbsError> {
+    if wr.sgl.len() > max_sge as usize {
+        return Err(VerbsError::TooManySges {
+            given: wr.sgl.len(),
+            max: max_sge,
+        });
+    }
+    let len = wr.sgl_len();
+    if len > MAX_MSG_BYTES {
+        return Err(VerbsError::MessageTooLong {
+            len,
+            max: MAX_MSG_BYTES,
+        });
+    }
+    let op = wr.opcode;
+    if op.needs_remote() && wr.remote.is_none() {
+        return Err(VerbsError::InvalidWr {
+            reason: "WRITE, READ and atomics need `remote`",
+        });
+    }
+    if matches!(op, WrOpcode::SendImm | WrOpcode::WriteImm) && wr.imm.is_none() {
+        return Err(VerbsError::InvalidWr {
+            reason: "SendImm and WriteImm need `imm`",
+        });
+    }
+    if op == WrOpcode::SendInv && wr.invalidate_rkey.is_none() {
+        return Err(VerbsError::InvalidWr {
+            reason: "SendInv needs `invalidate_rkey`",
+        });
+    }
+    if op.is_atomic() {
+        if wr.atomic.is_none() {
+            return Err(VerbsError::InvalidWr {
+                reason: "atomics need `atomic` arguments",
+            });
+        }
+        if len != 8 {
+            return Err(VerbsError::InvalidWr {
+                reason: "an atomic's SGL must name exactly 8 bytes",
+            });
+        }
+    }
+    if op.is_read_or_atomic() && max_rd_atomic == 0 {
+        return Err(VerbsError::InvalidWr {
+            reason: "READ/atomic on a QP with max_rd_atomic 0",
+        });
+    }
+    if op == WrOpcode::Read && packets_for(len, pmtu) > u64::from(MAX_OUTSTANDING_PSNS) {
+        return Err(VerbsError::MessageTooLong {
+            len,
+            max: u64::from(MAX_OUTSTANDING_PSNS) * u64::from(pmtu),
+        });
+    }
+    Ok(len as u32)
+}

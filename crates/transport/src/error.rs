@@ -1,0 +1,100 @@
+//! Errors of the verbs (returned to the caller) and reasons a received packet was dropped.
+
+use crate::cq::CqId;
+use crate::pd::PdId;
+use crate::qp::QpState;
+use rnic_wire::{Opcode, WireError};
+use thiserror::Error;
+
+/// A verb was refused. Each variant names what was wrong and, for ranges, what is allowed.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum VerbsError {
+    #[error("unknown protection domain {0:?}")]
+    UnknownPd(PdId),
+    #[error("unknown completion queue {0:?}")]
+    UnknownCq(CqId),
+    #[error("unknown QP {0:#x}")]
+    UnknownQp(u32),
+    #[error("unknown memory key {0:#x}")]
+    UnknownKey(u32),
+    #[error("{attr} = {value} is out of range (allowed: {range})")]
+    AttrOutOfRange {
+        attr: &'static str,
+        value: u64,
+        range: &'static str,
+    },
+    #[error("modify_qp {from:?} -> {to:?} requires attribute {attr}")]
+    MissingAttr {
+        attr: &'static str,
+        from: QpState,
+        to: QpState,
+    },
+    #[error("modify_qp {from:?} -> {to:?} does not accept attribute {attr}")]
+    AttrNotAllowed {
+        attr: &'static str,
+        from: QpState,
+        to: QpState,
+    },
+    #[error("modify_qp: no transition {from:?} -> {to:?}")]
+    InvalidTransition { from: QpState, to: QpState },
+    #[error("{op} is not allowed in QP state {state:?}")]
+    InvalidState { op: &'static str, state: QpState },
+    #[error("{queue} queue is full ({depth} entries)")]
+    QueueFull { queue: &'static str, depth: u32 },
+    #[error("{given} scatter/gather elements, at most {max} allowed")]
+    TooManySges { given: usize, max: u32 },
+    #[error("message of {len} bytes is longer than the maximum {max}")]
+    MessageTooLong { len: u64, max: u64 },
+    #[error("invalid work request: {reason}")]
+    InvalidWr { reason: &'static str },
+    #[error("invalid memory region: {reason}")]
+    InvalidMr { reason: &'static str },
+    #[error("no more {resource} (limit {max})")]
+    ResourceExhausted { resource: &'static str, max: u64 },
+}
+
+/// Why `handle_packet` discarded a packet. Counted in [`crate::TransportStats::drops`]; never
+/// fatal for the device. Protocol-normal events that still produce an answer (a duplicate
+/// request that is re-ACKed, an RNR NAK) are not drops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum RxDrop {
+    /// The frame failed to parse (headers, lengths, ICRC).
+    #[error("malformed frame: {0}")]
+    Malformed(#[from] WireError),
+    /// The IPv4 destination is not this device.
+    #[error("frame addressed to another device")]
+    NotForThisDevice,
+    /// UC, UD or another transport this RC transport does not serve.
+    #[error("unsupported opcode {0:?}")]
+    UnsupportedOpcode(Opcode),
+    /// No QP with this number.
+    #[error("unknown destination QP {0:#x}")]
+    UnknownQp(u32),
+    /// The QP is in a state that does not accept this packet (RESET/INIT/ERR, or a response
+    /// to a QP in RTR).
+    #[error("QP state does not accept the packet")]
+    BadQpState,
+    /// The BTH P_Key does not match the QP's.
+    #[error("P_Key {0:#06x} does not match the QP")]
+    PkeyMismatch(u16),
+    /// The source IP is not the QP's connected peer.
+    #[error("source address is not the QP's peer")]
+    AddressMismatch,
+    /// A request ahead of the expected PSN (the first one of a gap was answered with a
+    /// sequence-error NAK, the later ones are dropped silently).
+    #[error("request PSN {psn:#x} ahead of expected {expected:#x}")]
+    OutOfSequence { psn: u32, expected: u32 },
+    /// A duplicate READ or atomic that is no longer in the replay table, or that does not
+    /// match the original request.
+    #[error("duplicate request PSN {0:#x} cannot be replayed")]
+    DuplicateNotReplayable(u32),
+    /// Too many responses queued; a duplicate READ was not replayed.
+    #[error("responder queue full")]
+    ResponderBusy,
+    /// A response for PSNs already acknowledged (or a duplicate NAK).
+    #[error("stale response PSN {0:#x}")]
+    StaleResponse(u32),
+    /// A response for a PSN never sent, or one that does not fit the outstanding request.
+    #[error("unexpected response PSN {0:#x}")]
+    UnexpectedResponse(u32),
+}

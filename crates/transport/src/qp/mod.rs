@@ -1,0 +1,318 @@
+//! The queue pair: its state machine, attributes, and the glue shared by the requester
+//! ([`crate::requester`]) and the responder ([`crate::responder`]).
+//!
+//! A QP is kept small (well under 512 bytes when idle, see the size test): queues are
+//! `VecDeque`s that own no heap memory while empty, attributes are packed integers, and the
+//! per-QP timers are two optional deadlines feeding the device-wide heap.
+
+mod attr;
+pub(crate) mod transition;
+
+pub use attr::{AddressVector, QpAttr, QpInit, QpState, MAX_RD_ATOMIC};
+
+use crate::cq::{Completion, CqId, CqTable, WcOpcode, WcStatus};
+use crate::mr::{Access, MrTable};
+use crate::pd::PdId;
+use crate::reliability::ReliabilityMode;
+use crate::requester::Requester;
+use crate::responder::Responder;
+use crate::stats::TransportStats;
+use crate::timer::ack_timeout_ps;
+use rnic_wire::{udp_entropy_port, FrameAddr, FrameRepr, RoceRepr};
+
+/// Everything a QP step may touch besides the QP itself.
+pub(crate) struct Ctx<'a> {
+    pub mrs: &'a mut MrTable,
+    pub cqs: &'a mut CqTable,
+    pub stats: &'a mut TransportStats,
+    pub now_ps: u64,
+}
+
+/// Where a transmitted frame goes and the scratch space to build it.
+pub(crate) struct TxOut<'a> {
+    pub src_mac: [u8; 6],
+    pub src_ip: [u8; 4],
+    pub ip_ident: &'a mut u16,
+    /// Payload staging (one PMTU); reused for every packet.
+    pub scratch: &'a mut Vec<u8>,
+    pub buf: &'a mut Vec<u8>,
+}
+
+/// Attributes set by modify_qp, validated.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct QpConfig {
+    pub port: u8,
+    pub pkey: u16,
+    pub access: Access,
+    /// Path MTU in bytes.
+    pub pmtu: u32,
+    pub dest_qpn: u32,
+    pub av: AddressVector,
+    /// UDP source port actually used (the AV's, or the entropy port).
+    pub udp_sport: u16,
+    pub min_rnr_timer: u8,
+    pub timeout: u8,
+    pub retry_cnt: u8,
+    pub rnr_retry: u8,
+    pub max_rd_atomic: u8,
+    pub max_dest_rd_atomic: u8,
+}
+
+impl Default for QpConfig {
+    fn default() -> QpConfig {
+        QpConfig {
+            port: 1,
+            pkey: 0xFFFF,
+            access: Access::empty(),
+            pmtu: 1024,
+            dest_qpn: 0,
+            av: AddressVector::default(),
+            udp_sport: 0xC000,
+            min_rnr_timer: 0,
+            timeout: 0,
+            retry_cnt: 0,
+            rnr_retry: 0,
+            max_rd_atomic: 0,
+            max_dest_rd_atomic: 0,
+        }
+    }
+}
+
+/// One RC queue pair.
+#[derive(Debug)]
+pub(crate) struct Qp {
+    pub qpn: u32,
+    pub state: QpState,
+    pub pd: PdId,
+    pub send_cq: CqId,
+    pub recv_cq: CqId,
+    pub max_send_wr: u32,
+    pub max_recv_wr: u32,
+    pub mode: ReliabilityMode,
+    pub cfg: QpConfig,
+    pub req: Requester,
+    pub resp: Responder,
+    /// Deadline of the heap entry this QP owns (see [`crate::timer`]).
+    pub armed_ps: Option<u64>,
+    /// The QP has an entry in the device's transmit queue.
+    pub in_tx_queue: bool,
+}
+
+impl Qp {
+    pub(crate) fn new(qpn: u32, init: &QpInit, mode: ReliabilityMode) -> Qp {
+        Qp {
+            qpn,
+            state: QpState::Reset,
+            pd: init.pd,
+            send_cq: init.send_cq,
+            recv_cq: init.recv_cq,
+            max_send_wr: init.max_send_wr,
+            max_recv_wr: init.max_recv_wr,
+            mode,
+            cfg: QpConfig::default(),
+            req: Requester::default(),
+            resp: Responder::default(),
+            armed_ps: None,
+            in_tx_queue: false,
+        }
+    }
+
+    /// Earliest protocol deadline of this QP.
+    pub(crate) fn next_deadline(&self) -> Option<u64> {
+        match (self.req.ack_deadline_ps, self.req.rnr_deadline_ps) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The QP has a packet to send now: queued responses, or requester work it may start.
+    pub(crate) fn wants_transmit(&self) -> bool {
+        !self.resp.resp_q.is_empty() || self.req_can_send()
+    }
+
+    /// The request packet checks common to both directions: may this QP take a request
+    /// (`is_request`) or a response in its current state?
+    pub(crate) fn accepts(&self, is_request: bool) -> bool {
+        match self.state {
+            QpState::Rtr => is_request,
+            QpState::Rts | QpState::Sqd | QpState::Sqe => true,
+            QpState::Reset | QpState::Init | QpState::Err => false,
+        }
+    }
+
+    /// BTH P_Key check: the low 15 bits must match and at least one side must be a full
+    /// member (bit 15).
+    pub(crate) fn pkey_matches(&self, pkey: u16) -> bool {
+        (pkey & 0x7FFF) == (self.cfg.pkey & 0x7FFF) && (pkey | self.cfg.pkey) & 0x8000 != 0
+    }
+
+    /// Applies a modify_qp whose transition and attribute mask were already checked.
+    pub(crate) fn apply_modify(&mut self, attr: &QpAttr, ctx: &mut Ctx<'_>) {
+        let from = self.state;
+        let to = attr.state;
+        let c = &mut self.cfg;
+        if let Some(v) = attr.port {
+            c.port = v;
+        }
+        if let Some(v) = attr.pkey {
+            c.pkey = v;
+        }
+        if let Some(v) = attr.access {
+            c.access = v;
+        }
+        if let Some(v) = attr.path_mtu {
+            c.pmtu = v;
+        }
+        if let Some(v) = attr.dest_qp_num {
+            c.dest_qpn = v;
+        }
+        if let Some(v) = attr.min_rnr_timer {
+            c.min_rnr_timer = v;
+        }
+        if let Some(v) = attr.av {
+            c.av = v;
+        }
+        if let Some(v) = attr.timeout {
+            c.timeout = v;
+        }
+        if let Some(v) = attr.retry_cnt {
+            c.retry_cnt = v;
+            self.req.retry_left = v;
+        }
+        if let Some(v) = attr.rnr_retry {
+            c.rnr_retry = v;
+            self.req.rnr_left = v;
+        }
+        if let Some(v) = attr.max_rd_atomic {
+            c.max_rd_atomic = v;
+        }
+        if let Some(v) = attr.max_dest_rd_atomic {
+            c.max_dest_rd_atomic = v;
+        }
+        if attr.av.is_some() || attr.dest_qp_num.is_some() {
+            c.udp_sport =
+                c.av.udp_src_port
+                    .unwrap_or_else(|| udp_entropy_port(self.qpn, c.dest_qpn));
+        }
+        match to {
+            QpState::Reset => self.reset(),
+            QpState::Err if from != QpState::Err => self.enter_error(ctx),
+            QpState::Rtr => {
+                if let Some(psn) = attr.rq_psn {
+                    self.resp.epsn = psn;
+                }
+                self.resp.msn = 0;
+            }
+            QpState::Rts if from == QpState::Rtr => {
+                if let Some(psn) = attr.sq_psn {
+                    self.req.psn = psn;
+                    self.req.fresh_psn = psn;
+                    self.req.una = psn;
+                }
+            }
+            _ => {}
+        }
+        self.state = to;
+        // A changed timeout applies from the next (re)arm; an armed timer keeps its deadline.
+        if ack_timeout_ps(self.cfg.timeout).is_none() {
+            self.req.ack_deadline_ps = None;
+        }
+    }
+
+    /// Back to RESET: queues dropped without completions (IB), attributes cleared.
+    fn reset(&mut self) {
+        self.state = QpState::Reset;
+        self.cfg = QpConfig::default();
+        self.req = Requester::default();
+        self.resp = Responder::default();
+    }
+
+    /// Moves the QP to ERR: every outstanding send and receive WR completes with
+    /// WrFlushErr, in queue order; protocol state and timers are cleared. Queued responses
+    /// are dropped (a caller that must still send a NAK queues it afterwards).
+    pub(crate) fn enter_error(&mut self, ctx: &mut Ctx<'_>) {
+        self.state = QpState::Err;
+        while let Some(w) = self.req.sq.pop_front() {
+            let c = w.completion(self.qpn, WcStatus::WrFlushErr);
+            post_completion(ctx, self.send_cq, c);
+        }
+        while let Some(r) = self.resp.rq.pop_front() {
+            let c = recv_completion(self.qpn, r.wr_id, WcStatus::WrFlushErr, WcOpcode::Recv, 0);
+            post_completion(ctx, self.recv_cq, c);
+        }
+        self.req.clear_progress();
+        self.resp.clear_progress();
+    }
+
+    /// Builds and emits one frame to the QP's peer; returns its length.
+    pub(crate) fn emit(
+        cfg: &QpConfig,
+        src_mac: [u8; 6],
+        src_ip: [u8; 4],
+        ip_ident: &mut u16,
+        roce: RoceRepr<'_>,
+        buf: &mut Vec<u8>,
+    ) -> usize {
+        let frame = FrameRepr {
+            addr: FrameAddr {
+                src_mac,
+                dst_mac: cfg.av.dest_mac,
+                src_ip,
+                dst_ip: cfg.av.dest_ip,
+                udp_src_port: cfg.udp_sport,
+                dscp_ecn: cfg.av.dscp_ecn,
+                ttl: cfg.av.ttl,
+            },
+            ip_ident: *ip_ident,
+            roce,
+        };
+        *ip_ident = ip_ident.wrapping_add(1);
+        frame.emit(buf);
+        buf.len()
+    }
+}
+
+/// Queues a completion; counts it, and counts (and reports) an overrun.
+pub(crate) fn post_completion(ctx: &mut Ctx<'_>, cq: CqId, c: Completion) -> bool {
+    ctx.stats.completions += 1;
+    if c.status != WcStatus::Success {
+        ctx.stats.completion_errors += 1;
+    }
+    if ctx.cqs.push(cq, c).is_ok() {
+        true
+    } else {
+        ctx.stats.cq_overruns += 1;
+        false
+    }
+}
+
+/// A receive completion.
+pub(crate) fn recv_completion(
+    qpn: u32,
+    wr_id: u64,
+    status: WcStatus,
+    opcode: WcOpcode,
+    byte_len: u32,
+) -> Completion {
+    Completion {
+        wr_id,
+        status,
+        opcode,
+        byte_len,
+        qpn,
+        imm: None,
+        invalidated_rkey: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn qp_stays_small() {
+        let size = core::mem::size_of::<Qp>();
+        println!("size_of::<Qp>() = {size} bytes");
+        assert!(size <= 512, "Qp is {size} bytes");
+    }
+}

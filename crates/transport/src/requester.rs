@@ -1,0 +1,732 @@
+//! The requester side of an RC QP: the send queue, segmentation into packets, and the
+//! handling of ACKs, NAKs, READ responses and atomic ACKs (Linux rxe `rxe_req.c` +
+//! `rxe_comp.c`, IBA chapter 9.7).
+//!
+//! # Send queue and PSNs
+//! `sq` holds every posted WQE that has not completed, oldest first. A WQE gets its PSN range
+//! when its first packet is first sent (`started`); ranges are consecutive, so the started
+//! WQEs are ordered by start PSN and `Requester::locate` finds the WQE of any PSN by binary
+//! search. Any packet can therefore be regenerated from `(wqe, psn)` by re-reading local
+//! memory: go-back-N uses this to resend from a PSN, and a selective mode (seed 004) can use
+//! it to resend single PSNs.
+//!
+//! Three PSNs track progress: `una` (oldest unacknowledged), `psn` (next to transmit, moved
+//! back by a retry) and `fresh_psn` (one past the highest ever sent). A packet with
+//! `psn < fresh_psn` is a retransmission.
+//!
+//! # AckReq policy
+//! AckReq is set on the last (or only) packet of every message, on every
+//! [`ACK_REQ_INTERVAL_PKTS`]th packet inside a long message (like rxe's
+//! `RXE_MAX_PKT_PER_ACK`), and on every READ request and atomic. It depends only on the
+//! packet's position in its message, so a regenerated packet is bit-identical to the
+//! original.
+//!
+//! # Acknowledgement
+//! ACKs are cumulative. An ACK, NAK or READ response / atomic ACK for PSN `q` acknowledges
+//! every SEND/WRITE PSN before it (implicit ACK); a READ or atomic only completes through its
+//! own responses, so an ACK that reaches past an incomplete READ/atomic means its responses
+//! were lost: the requester retries from it at once (implicit NAK, IBA 9.7.5.1.3).
+//! Retries (sequence NAK, implicit NAK, timeout) decrement retry_cnt; RNR NAKs wait the RNR
+//! timer and decrement rnr_retry unless it is 7. Any forward progress reloads both counters.
+//! A NAK or implicit NAK that would restart the retry already running from the same PSN is
+//! ignored, so one loss costs one go-back.
+
+use crate::cq::{Completion, WcOpcode, WcStatus};
+use crate::memory::Memory;
+use crate::op::{packets_for, request_opcode, Pos};
+use crate::psn::{psn_add, psn_diff, psn_in, psn_le, psn_lt, PSN_HALF_WINDOW};
+use crate::qp::{post_completion, Ctx, Qp, QpState, TxOut};
+use crate::sgl::{gather, scatter, SglError};
+use crate::timer::{ack_timeout_ps, rnr_timer_ps};
+use crate::wr::{SendWr, WrOpcode};
+use crate::{RxDrop, TxMeta};
+use rnic_wire::{AtomicEthRepr, BthRepr, NakCode, Opcode, RethRepr, RoceRepr};
+use std::collections::VecDeque;
+
+/// AckReq is set on every this-many-th packet inside a long message.
+pub const ACK_REQ_INTERVAL_PKTS: u32 = 16;
+
+/// Most PSNs outstanding (sent, unacknowledged) at once: below half the PSN space, so PSN
+/// comparisons are never ambiguous.
+pub const MAX_OUTSTANDING_PSNS: u32 = PSN_HALF_WINDOW - 1;
+
+/// A posted send work request and its place in the PSN space.
+#[derive(Debug, Clone)]
+pub(crate) struct SendWqe {
+    pub wr: SendWr,
+    /// Message length in bytes.
+    pub len: u32,
+    /// PSNs the message takes (READ: as many as response packets).
+    pub npkts: u32,
+    /// First PSN; valid once `started`.
+    pub start_psn: u32,
+    pub started: bool,
+}
+
+impl SendWqe {
+    pub(crate) fn new(wr: SendWr, len: u32, pmtu: u32) -> SendWqe {
+        let npkts = if wr.opcode.is_atomic() {
+            1
+        } else {
+            packets_for(u64::from(len), pmtu)
+        };
+        SendWqe {
+            wr,
+            len,
+            npkts: npkts as u32,
+            start_psn: 0,
+            started: false,
+        }
+    }
+
+    /// One past the last PSN.
+    pub(crate) fn end_psn(&self) -> u32 {
+        psn_add(self.start_psn, self.npkts)
+    }
+
+    pub(crate) fn completion(&self, qpn: u32, status: WcStatus) -> Completion {
+        let opcode = match self.wr.opcode {
+            WrOpcode::Send | WrOpcode::SendImm | WrOpcode::SendInv => WcOpcode::Send,
+            WrOpcode::Write | WrOpcode::WriteImm => WcOpcode::RdmaWrite,
+            WrOpcode::Read => WcOpcode::RdmaRead,
+            WrOpcode::CompareSwap => WcOpcode::CompSwap,
+            WrOpcode::FetchAdd => WcOpcode::FetchAdd,
+        };
+        Completion {
+            wr_id: self.wr.wr_id,
+            status,
+            opcode,
+            byte_len: self.len,
+            qpn,
+            imm: None,
+            invalidated_rkey: None,
+        }
+    }
+}
+
+/// Requester state of one QP.
+#[derive(Debug, Default)]
+pub(crate) struct Requester {
+    pub sq: VecDeque<SendWqe>,
+    /// `sq[..n_started]` have PSN ranges.
+    pub n_started: u32,
+    /// Index in `sq` of the WQE `psn` belongs to (or of the next WQE to start).
+    pub cursor: u32,
+    /// Next PSN to transmit.
+    pub psn: u32,
+    /// One past the highest PSN ever transmitted.
+    pub fresh_psn: u32,
+    /// Oldest unacknowledged PSN.
+    pub una: u32,
+    pub retry_left: u8,
+    pub rnr_left: u8,
+    /// Started READs/atomics not yet completed.
+    pub rd_atomic_inflight: u8,
+    /// The go-back-N retry running from this PSN (no forward progress since it started).
+    pub retry_from: Option<u32>,
+    pub ack_deadline_ps: Option<u64>,
+    pub rnr_deadline_ps: Option<u64>,
+}
+
+impl Requester {
+    /// Forgets every WQE position and timer (the queue itself is drained by the caller).
+    pub(crate) fn clear_progress(&mut self) {
+        self.n_started = 0;
+        self.cursor = 0;
+        self.rd_atomic_inflight = 0;
+        self.retry_from = None;
+        self.ack_deadline_ps = None;
+        self.rnr_deadline_ps = None;
+        self.psn = self.fresh_psn;
+        self.una = self.fresh_psn;
+    }
+
+    /// Index of the started WQE whose PSN range holds `psn`, or `n_started` if none does
+    /// (`psn` at or past the end of the started ones). Binary search: started WQEs are in
+    /// PSN order.
+    pub(crate) fn locate(&self, psn: u32) -> u32 {
+        let (mut lo, mut hi) = (0u32, self.n_started);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.sq.get(mid as usize) {
+                Some(w) if psn_le(w.end_psn(), psn) => lo = mid + 1,
+                _ => hi = mid,
+            }
+        }
+        lo
+    }
+
+    /// Some PSN is sent and unacknowledged.
+    fn outstanding(&self) -> bool {
+        psn_lt(self.una, self.fresh_psn)
+    }
+}
+
+/// Outcome of acknowledging the PSNs before some limit.
+struct AckOutcome {
+    progress: bool,
+    /// The acknowledgement reaches past an incomplete READ/atomic at the front.
+    blocked: bool,
+}
+
+impl Qp {
+    /// Queues a validated WR (post_send in RTS/SQD).
+    pub(crate) fn push_send(&mut self, wr: SendWr, len: u32) {
+        let wqe = SendWqe::new(wr, len, self.cfg.pmtu);
+        self.req.sq.push_back(wqe);
+    }
+
+    /// The requester may put a packet on the wire now.
+    pub(crate) fn req_can_send(&self) -> bool {
+        if !matches!(self.state, QpState::Rts | QpState::Sqd) || self.req.rnr_deadline_ps.is_some()
+        {
+            return false;
+        }
+        let Some(w) = self.req.sq.get(self.req.cursor as usize) else {
+            return false;
+        };
+        if !w.started {
+            // SQD: messages already started finish, new ones wait.
+            if self.state != QpState::Rts {
+                return false;
+            }
+            if w.wr.opcode.is_read_or_atomic()
+                && self.req.rd_atomic_inflight >= self.cfg.max_rd_atomic
+            {
+                return false;
+            }
+        }
+        if self.req.psn == self.req.fresh_psn {
+            // New PSNs: keep the outstanding window below half the PSN space.
+            let need = if w.wr.opcode.is_read_or_atomic() {
+                w.npkts
+            } else {
+                1
+            };
+            let in_flight = psn_diff(self.req.fresh_psn, self.req.una).max(0) as u32;
+            if in_flight.saturating_add(need) > MAX_OUTSTANDING_PSNS {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Builds the next request packet into `out.buf`, if the requester may send one.
+    pub(crate) fn next_request(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        out: &mut TxOut<'_>,
+        mem: &dyn Memory,
+    ) -> Option<TxMeta> {
+        if !self.req_can_send() {
+            return None;
+        }
+        let idx = self.req.cursor as usize;
+        let psn = self.req.psn;
+        {
+            let w = self.req.sq.get_mut(idx)?;
+            if !w.started {
+                w.started = true;
+                w.start_psn = psn;
+                self.req.n_started += 1;
+                if w.wr.opcode.is_read_or_atomic() {
+                    self.req.rd_atomic_inflight += 1;
+                }
+            }
+        }
+        let pmtu = self.cfg.pmtu;
+        let w = self.req.sq.get(idx)?;
+        let i = psn_diff(psn, w.start_psn);
+        if i < 0 || i as u32 >= w.npkts {
+            // Cannot happen: the cursor always names the WQE holding `psn`.
+            self.fail_wqe(ctx, idx, WcStatus::LocQpOpErr);
+            return None;
+        }
+        let i = i as u32;
+        let pos = Pos::of(i, w.npkts);
+        let opcode = request_opcode(w.wr.opcode, pos);
+        let offset = u64::from(i) * u64::from(pmtu);
+        let remote = w.wr.remote.unwrap_or_default();
+        let mut reth = None;
+        let mut atomic_eth = None;
+        let mut payload_len = 0usize;
+        let next_psn;
+        match w.wr.opcode {
+            WrOpcode::Read => {
+                // A READ resent from the middle asks for the remaining part only, with a
+                // fresh RETH at this PSN.
+                reth = Some(RethRepr {
+                    va: remote.va.wrapping_add(offset),
+                    rkey: remote.rkey,
+                    dma_len: w.len - offset as u32,
+                });
+                next_psn = w.end_psn();
+            }
+            WrOpcode::CompareSwap | WrOpcode::FetchAdd => {
+                let args = w.wr.atomic.unwrap_or_default();
+                let (swap_add, compare) = if w.wr.opcode == WrOpcode::CompareSwap {
+                    (args.swap, args.compare_add)
+                } else {
+                    (args.compare_add, 0)
+                };
+                atomic_eth = Some(AtomicEthRepr {
+                    va: remote.va,
+                    rkey: remote.rkey,
+                    swap_add,
+                    compare,
+                });
+                next_psn = psn_add(psn, 1);
+            }
+            _ => {
+                payload_len = (u64::from(w.len) - offset).min(u64::from(pmtu)) as usize;
+                if pos.starts() && matches!(w.wr.opcode, WrOpcode::Write | WrOpcode::WriteImm) {
+                    reth = Some(RethRepr {
+                        va: remote.va,
+                        rkey: remote.rkey,
+                        dma_len: w.len,
+                    });
+                }
+                next_psn = psn_add(psn, 1);
+            }
+        }
+        if payload_len > 0 {
+            out.scratch.resize(payload_len, 0);
+            if let Err(e) = gather(
+                mem,
+                ctx.mrs,
+                self.pd,
+                &w.wr.sgl,
+                offset,
+                &mut out.scratch[..payload_len],
+            ) {
+                let status = match e {
+                    SglError::Protection(_) => WcStatus::LocProtErr,
+                    SglError::TooLong => WcStatus::LocLenErr,
+                };
+                self.fail_wqe(ctx, idx, status);
+                return None;
+            }
+        }
+        let ack_req = pos.ends()
+            || w.wr.opcode.is_read_or_atomic()
+            || (i + 1).is_multiple_of(ACK_REQ_INTERVAL_PKTS);
+        let roce = RoceRepr {
+            bth: BthRepr {
+                opcode,
+                solicited: w.wr.solicited
+                    && pos.ends()
+                    && matches!(
+                        w.wr.opcode,
+                        WrOpcode::Send | WrOpcode::SendImm | WrOpcode::SendInv | WrOpcode::WriteImm
+                    ),
+                mig_req: false,
+                pad_count: 0,
+                tver: 0,
+                pkey: self.cfg.pkey,
+                fecn: false,
+                becn: false,
+                dest_qp: self.cfg.dest_qpn,
+                ack_req,
+                psn,
+            },
+            deth: None,
+            reth,
+            atomic_eth,
+            aeth: None,
+            atomic_ack: None,
+            imm: if opcode.has_immdt() {
+                Some(w.wr.imm.unwrap_or(0))
+            } else {
+                None
+            },
+            ieth: if opcode.has_ieth() {
+                Some(w.wr.invalidate_rkey.unwrap_or(0))
+            } else {
+                None
+            },
+            payload: &out.scratch[..payload_len],
+        };
+        let frame_len = Qp::emit(
+            &self.cfg,
+            out.src_mac,
+            out.src_ip,
+            out.ip_ident,
+            roce,
+            out.buf,
+        );
+        let end = w.end_psn();
+
+        // Advance.
+        let is_retransmit = psn_lt(psn, self.req.fresh_psn);
+        self.req.psn = next_psn;
+        if next_psn == end {
+            self.req.cursor += 1;
+        }
+        if psn_lt(self.req.fresh_psn, next_psn) {
+            self.req.fresh_psn = next_psn;
+        }
+        if self.req.ack_deadline_ps.is_none() {
+            self.req.ack_deadline_ps =
+                ack_timeout_ps(self.cfg.timeout).map(|t| ctx.now_ps.saturating_add(t));
+        }
+        let s = &mut *ctx.stats;
+        s.tx_packets += 1;
+        s.tx_bytes += frame_len as u64;
+        s.tx_payload_bytes += payload_len as u64;
+        s.tx_requests += 1;
+        if is_retransmit {
+            s.retransmitted_packets += 1;
+        }
+        Some(TxMeta {
+            qpn: self.qpn,
+            opcode,
+            psn,
+            payload_len: payload_len as u32,
+            frame_len,
+            is_retransmit,
+        })
+    }
+
+    /// An ACK, atomic ACK or READ response for this QP's requester.
+    pub(crate) fn handle_response(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        mem: &mut dyn Memory,
+        pkt: &RoceRepr<'_>,
+    ) -> Result<(), RxDrop> {
+        let q = pkt.bth.psn;
+        if psn_lt(q, self.req.una) {
+            ctx.stats.duplicate_responses += 1;
+            return Err(RxDrop::StaleResponse(q));
+        }
+        if !psn_lt(q, self.req.fresh_psn) {
+            return Err(RxDrop::UnexpectedResponse(q));
+        }
+        match pkt.bth.opcode {
+            Opcode::RcAck => {
+                let aeth = pkt.aeth.ok_or(RxDrop::UnexpectedResponse(q))?;
+                match aeth.syndrome {
+                    rnic_wire::AethSyndrome::Ack { .. } => self.on_ack(ctx, q),
+                    rnic_wire::AethSyndrome::RnrNak { timer } => self.on_rnr_nak(ctx, q, timer),
+                    rnic_wire::AethSyndrome::Nak(code) => self.on_nak(ctx, q, code),
+                }
+            }
+            Opcode::RcAtomicAck => {
+                let orig = pkt.atomic_ack.ok_or(RxDrop::UnexpectedResponse(q))?.orig;
+                self.on_atomic_ack(ctx, mem, q, orig)
+            }
+            op @ (Opcode::RcReadResponseFirst
+            | Opcode::RcReadResponseMiddle
+            | Opcode::RcReadResponseLast
+            | Opcode::RcReadResponseOnly) => self.on_read_response(ctx, mem, q, op, pkt.payload),
+            _ => Err(RxDrop::UnexpectedResponse(q)),
+        }
+    }
+
+    /// Acknowledges every SEND/WRITE PSN before `limit`, completing the WQEs it covers.
+    fn ack_before(&mut self, ctx: &mut Ctx<'_>, limit: u32) -> AckOutcome {
+        let mut out = AckOutcome {
+            progress: false,
+            blocked: false,
+        };
+        while psn_lt(self.req.una, limit) {
+            let Some(w) = self.req.sq.front() else { break };
+            if !w.started {
+                break;
+            }
+            if w.wr.opcode.is_read_or_atomic() {
+                out.blocked = true;
+                break;
+            }
+            let end = w.end_psn();
+            out.progress = true;
+            if psn_le(end, limit) {
+                self.req.una = end;
+                self.complete_front(ctx, WcStatus::Success);
+            } else {
+                self.req.una = limit;
+                break;
+            }
+        }
+        if out.progress {
+            self.on_progress(ctx);
+        }
+        out
+    }
+
+    /// Forward progress: reload the retry counters, restart the ACK timer, and move the
+    /// transmit position past what the peer already has.
+    fn on_progress(&mut self, ctx: &mut Ctx<'_>) {
+        self.req.retry_left = self.cfg.retry_cnt;
+        self.req.rnr_left = self.cfg.rnr_retry;
+        self.req.retry_from = None;
+        if psn_lt(self.req.psn, self.req.una) {
+            self.req.psn = self.req.una;
+            self.req.cursor = self.req.locate(self.req.una);
+        }
+        self.req.ack_deadline_ps = if self.req.outstanding() {
+            ack_timeout_ps(self.cfg.timeout).map(|t| ctx.now_ps.saturating_add(t))
+        } else {
+            None
+        };
+    }
+
+    /// Completes (and pops) the front WQE; an error or a CQ overrun takes the QP to ERR.
+    fn complete_front(&mut self, ctx: &mut Ctx<'_>, status: WcStatus) {
+        let Some(w) = self.req.sq.pop_front() else {
+            return;
+        };
+        if w.started {
+            self.req.n_started = self.req.n_started.saturating_sub(1);
+            if w.wr.opcode.is_read_or_atomic() {
+                self.req.rd_atomic_inflight = self.req.rd_atomic_inflight.saturating_sub(1);
+            }
+        }
+        self.req.cursor = self.req.cursor.saturating_sub(1);
+        let ok = if status != WcStatus::Success || w.wr.signaled {
+            post_completion(ctx, self.send_cq, w.completion(self.qpn, status))
+        } else {
+            true
+        };
+        if !ok || status != WcStatus::Success {
+            self.enter_error(ctx);
+        }
+    }
+
+    /// The WQE at `idx` failed with `status`: earlier ones are flushed, it completes with
+    /// `status`, the rest are flushed and the QP goes to ERR.
+    pub(crate) fn fail_wqe(&mut self, ctx: &mut Ctx<'_>, idx: usize, status: WcStatus) {
+        let mut i = 0usize;
+        while let Some(w) = self.req.sq.pop_front() {
+            let st = if i == idx {
+                status
+            } else {
+                WcStatus::WrFlushErr
+            };
+            post_completion(ctx, self.send_cq, w.completion(self.qpn, st));
+            i += 1;
+        }
+        self.enter_error(ctx);
+    }
+
+    /// Moves the transmit position back to `psn` (go-back-N).
+    fn rewind(&mut self, psn: u32) {
+        self.req.psn = psn;
+        self.req.cursor = self.req.locate(psn);
+        self.req.ack_deadline_ps = None;
+    }
+
+    /// Go-back-N from the oldest unacknowledged PSN, charged to retry_cnt. `dedup`: ignore the
+    /// request if the same retry is already running (duplicate NAK, more out-of-order
+    /// responses after the first implicit NAK).
+    fn go_back(&mut self, ctx: &mut Ctx<'_>, dedup: bool) {
+        let from = self.req.una;
+        if !self.req.outstanding() || (dedup && self.req.retry_from == Some(from)) {
+            return;
+        }
+        if self.req.retry_left == 0 {
+            self.fail_wqe(ctx, 0, WcStatus::RetryExcErr);
+            return;
+        }
+        self.req.retry_left -= 1;
+        self.req.retry_from = Some(from);
+        ctx.stats.go_back_n += 1;
+        self.rewind(from);
+    }
+
+    fn on_ack(&mut self, ctx: &mut Ctx<'_>, q: u32) -> Result<(), RxDrop> {
+        let o = self.ack_before(ctx, psn_add(q, 1));
+        if o.blocked {
+            // An ACK beyond an incomplete READ/atomic: its responses were lost.
+            self.go_back(ctx, true);
+        }
+        Ok(())
+    }
+
+    fn on_nak(&mut self, ctx: &mut Ctx<'_>, q: u32, code: NakCode) -> Result<(), RxDrop> {
+        ctx.stats.naks_received.count(code);
+        let o = self.ack_before(ctx, q);
+        if self.state == QpState::Err {
+            return Ok(());
+        }
+        match code {
+            NakCode::PsnSequenceError => {
+                if self.req.rnr_deadline_ps.is_some() && !o.progress {
+                    // Already going back to this PSN after the RNR wait.
+                    return Ok(());
+                }
+                self.go_back(ctx, true);
+            }
+            _ => {
+                let status = match code {
+                    NakCode::RemoteAccessError => WcStatus::RemAccessErr,
+                    NakCode::RemoteOperationalError => WcStatus::RemOpErr,
+                    _ => WcStatus::RemInvReqErr,
+                };
+                let idx = (self.req.locate(q) as usize).min(self.req.sq.len().saturating_sub(1));
+                self.fail_wqe(ctx, idx, status);
+            }
+        }
+        Ok(())
+    }
+
+    fn on_rnr_nak(&mut self, ctx: &mut Ctx<'_>, q: u32, timer: u8) -> Result<(), RxDrop> {
+        ctx.stats.naks_received.rnr += 1;
+        let o = self.ack_before(ctx, q);
+        if self.state == QpState::Err {
+            return Ok(());
+        }
+        if self.req.rnr_deadline_ps.is_some() && !o.progress {
+            return Ok(());
+        }
+        if self.req.rnr_left == 0 {
+            self.fail_wqe(ctx, 0, WcStatus::RnrRetryExcErr);
+            return Ok(());
+        }
+        if self.cfg.rnr_retry != 7 {
+            self.req.rnr_left -= 1;
+        }
+        let from = self.req.una;
+        self.rewind(from);
+        self.req.rnr_deadline_ps = Some(ctx.now_ps.saturating_add(rnr_timer_ps(timer)));
+        Ok(())
+    }
+
+    /// The ACK timer expired (called by the device when the deadline passed).
+    pub(crate) fn on_ack_timeout(&mut self, ctx: &mut Ctx<'_>) {
+        self.req.ack_deadline_ps = None;
+        if !self.req.outstanding() || self.req.rnr_deadline_ps.is_some() {
+            return;
+        }
+        ctx.stats.ack_timeouts += 1;
+        self.go_back(ctx, false);
+    }
+
+    /// The RNR wait ended: resend from the NAKed PSN.
+    pub(crate) fn on_rnr_timer(&mut self, ctx: &mut Ctx<'_>) {
+        self.req.rnr_deadline_ps = None;
+        ctx.stats.rnr_waits += 1;
+    }
+
+    /// Checks that the READ/atomic answered at `q` is the front WQE and `q` its next
+    /// expected response. `Ok(false)`: responses before `q` were lost (retry started, packet
+    /// dropped).
+    fn response_target(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        q: u32,
+        want_read: bool,
+    ) -> Result<bool, RxDrop> {
+        let o = self.ack_before(ctx, q);
+        if self.state == QpState::Err {
+            return Err(RxDrop::BadQpState);
+        }
+        let Some(w) = self.req.sq.front() else {
+            return Err(RxDrop::UnexpectedResponse(q));
+        };
+        let kind_ok = if want_read {
+            w.wr.opcode == WrOpcode::Read
+        } else {
+            w.wr.opcode.is_atomic()
+        };
+        if !w.started || !w.wr.opcode.is_read_or_atomic() {
+            // A response to a SEND/WRITE PSN: the responder is confused or hostile.
+            self.fail_wqe(ctx, 0, WcStatus::BadRespErr);
+            return Err(RxDrop::UnexpectedResponse(q));
+        }
+        if q != self.req.una {
+            // Earlier responses of the front READ/atomic are missing.
+            if o.blocked {
+                self.go_back(ctx, true);
+            }
+            return Ok(false);
+        }
+        if !kind_ok {
+            self.fail_wqe(ctx, 0, WcStatus::BadRespErr);
+            return Err(RxDrop::UnexpectedResponse(q));
+        }
+        Ok(true)
+    }
+
+    fn on_read_response(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        mem: &mut dyn Memory,
+        q: u32,
+        op: Opcode,
+        payload: &[u8],
+    ) -> Result<(), RxDrop> {
+        if !self.response_target(ctx, q, true)? {
+            return Err(RxDrop::OutOfSequence {
+                psn: q,
+                expected: self.req.una,
+            });
+        }
+        let pmtu = self.cfg.pmtu;
+        let Some(w) = self.req.sq.front() else {
+            return Err(RxDrop::UnexpectedResponse(q));
+        };
+        debug_assert!(psn_in(q, w.start_psn, w.end_psn()));
+        let i = psn_diff(q, w.start_psn).max(0) as u32;
+        let last = i + 1 == w.npkts;
+        let op_last = matches!(op, Opcode::RcReadResponseLast | Opcode::RcReadResponseOnly);
+        let offset = u64::from(i) * u64::from(pmtu);
+        let expect = if last {
+            u64::from(w.len).saturating_sub(offset)
+        } else {
+            u64::from(pmtu)
+        };
+        if op_last != last || payload.len() as u64 != expect {
+            self.fail_wqe(ctx, 0, WcStatus::BadRespErr);
+            return Err(RxDrop::UnexpectedResponse(q));
+        }
+        if let Err(e) = scatter(mem, ctx.mrs, self.pd, &w.wr.sgl, offset, payload) {
+            let status = match e {
+                SglError::Protection(_) => WcStatus::LocProtErr,
+                SglError::TooLong => WcStatus::LocLenErr,
+            };
+            self.fail_wqe(ctx, 0, status);
+            return Ok(());
+        }
+        self.req.una = psn_add(q, 1);
+        if last {
+            self.complete_front(ctx, WcStatus::Success);
+        }
+        if self.state != QpState::Err {
+            self.on_progress(ctx);
+        }
+        Ok(())
+    }
+
+    fn on_atomic_ack(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        mem: &mut dyn Memory,
+        q: u32,
+        orig: u64,
+    ) -> Result<(), RxDrop> {
+        if !self.response_target(ctx, q, false)? {
+            return Err(RxDrop::OutOfSequence {
+                psn: q,
+                expected: self.req.una,
+            });
+        }
+        let Some(w) = self.req.sq.front() else {
+            return Err(RxDrop::UnexpectedResponse(q));
+        };
+        if let Err(e) = scatter(mem, ctx.mrs, self.pd, &w.wr.sgl, 0, &orig.to_le_bytes()) {
+            let status = match e {
+                SglError::Protection(_) => WcStatus::LocProtErr,
+                SglError::TooLong => WcStatus::LocLenErr,
+            };
+            self.fail_wqe(ctx, 0, status);
+            return Ok(());
+        }
+        self.req.una = psn_add(q, 1);
+        self.complete_front(ctx, WcStatus::Success);
+        if self.state != QpState::Err {
+            self.on_progress(ctx);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,825 @@
+//! The responder side of an RC QP: expected PSN, MSN, the receive queue, placement of SEND
+//! and WRITE payloads, READ and atomic execution, and the queue of responses (Linux rxe
+//! `rxe_resp.c`, IBA chapter 9.7).
+//!
+//! # Sequence
+//! Only the expected PSN (`epsn`) is executed. A PSN ahead of it gets one PSN-sequence-error
+//! NAK carrying `epsn`; later ones are dropped silently until `epsn` arrives (`nak_sent`,
+//! also set by an RNR NAK, which likewise tells the requester where to resume). A PSN behind
+//! it is a duplicate: SEND/WRITE are re-ACKed, READs are replayed from memory, atomics are
+//! answered from the replay table without executing them again.
+//!
+//! # ACK coalescing
+//! An ACK is generated for every in-order packet with AckReq set and for every duplicate.
+//! ACKs are cumulative (PSN = last in-order PSN, MSN = messages completed), so a new ACK
+//! replaces an ACK still waiting at the tail of the response queue instead of queueing
+//! behind it. READ responses, atomic ACKs and NAKs are never merged, and stay in order with
+//! the ACKs around them.
+//!
+//! # Errors
+//! Class C errors (IBA 9.9.3; rxe `do_class_ac_error`) NAK the offending PSN, complete a RECV
+//! in use with an error and take the QP to ERR: invalid request (opcode sequence, length,
+//! operation not enabled, misaligned atomic, message longer than the RETH), remote access
+//! error (R_Key, PD, access right or bounds of a WRITE, READ or atomic), remote operational
+//! error (a RECV buffer failing its MR check, a CQ overrun).
+
+use crate::cq::{Completion, WcOpcode, WcStatus};
+use crate::memory::Memory;
+use crate::mr::Access;
+use crate::op::{classify_request, packets_for, Pos, ReqKind};
+use crate::psn::{psn_add, psn_diff, psn_sub, PSN_MASK};
+use crate::qp::{post_completion, recv_completion, Ctx, Qp, QpState, TxOut};
+use crate::sgl::{scatter, SglError};
+use crate::wr::RecvWr;
+use crate::{RxDrop, TxMeta};
+use rnic_wire::{AethRepr, AethSyndrome, AtomicAckEthRepr, BthRepr, NakCode, Opcode, RoceRepr};
+use std::collections::VecDeque;
+
+/// Credit code sent in ACKs: end-to-end credits are not used.
+const CREDITS_UNLIMITED: u8 = 0x1F;
+
+/// Largest message (and READ) length, 2^31 bytes (IBA).
+pub const MAX_MSG_BYTES: u64 = 1 << 31;
+
+/// Byte offset of the payload of `psn` in a message that starts at `start_psn`. The one
+/// placement rule of the responder (and of READ responses at the requester); it is also the
+/// ORNIC direct-write equation, so out-of-order placement (seed 004) reuses it unchanged.
+pub fn placement_offset(start_psn: u32, psn: u32, pmtu: u32) -> u64 {
+    let packets = (psn.wrapping_sub(start_psn) & PSN_MASK) as u64;
+    packets * u64::from(pmtu)
+}
+
+/// The SEND or WRITE message being received.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct OpenMsg {
+    pub kind: ReqKind,
+    pub start_psn: u32,
+    /// WRITE: RETH of the first packet.
+    pub va: u64,
+    pub rkey: u32,
+    pub dma_len: u32,
+    /// Payload bytes received so far.
+    pub received: u32,
+}
+
+/// A READ or atomic kept for duplicate replay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReplayEntry {
+    Read {
+        first_psn: u32,
+        npkts: u32,
+        va: u64,
+        rkey: u32,
+        len: u32,
+        msn: u32,
+    },
+    Atomic {
+        psn: u32,
+        orig: u64,
+        msn: u32,
+    },
+}
+
+/// READ response packets still to send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ReadResp {
+    pub next_psn: u32,
+    pub va: u64,
+    pub remaining: u32,
+    pub rkey: u32,
+    /// The next packet is the first of this response.
+    pub first: bool,
+    pub msn: u32,
+    pub replay: bool,
+}
+
+/// One queued response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RespItem {
+    Ack {
+        psn: u32,
+        msn: u32,
+    },
+    Nak {
+        psn: u32,
+        msn: u32,
+        syndrome: AethSyndrome,
+    },
+    AtomicAck {
+        psn: u32,
+        msn: u32,
+        orig: u64,
+        replay: bool,
+    },
+    Read(ReadResp),
+}
+
+/// Responder state of one QP.
+#[derive(Debug, Default)]
+pub(crate) struct Responder {
+    pub rq: VecDeque<RecvWr>,
+    /// Expected PSN.
+    pub epsn: u32,
+    /// Message sequence number: requests completed (24 bit).
+    pub msn: u32,
+    /// A sequence-error or RNR NAK was sent for `epsn`; drop later out-of-order packets.
+    pub nak_sent: bool,
+    pub open: Option<OpenMsg>,
+    pub replay: VecDeque<ReplayEntry>,
+    pub resp_q: VecDeque<RespItem>,
+}
+
+impl Responder {
+    pub(crate) fn clear_progress(&mut self) {
+        self.nak_sent = false;
+        self.open = None;
+        self.replay = VecDeque::new();
+        self.resp_q = VecDeque::new();
+    }
+
+    /// Queues a cumulative ACK, replacing an ACK still waiting at the tail.
+    fn push_ack(&mut self, psn: u32, msn: u32) {
+        if let Some(RespItem::Ack { psn: p, msn: m }) = self.resp_q.back_mut() {
+            *p = psn;
+            *m = msn;
+        } else {
+            self.resp_q.push_back(RespItem::Ack { psn, msn });
+        }
+    }
+
+    /// Fresh (not replayed) READ responses and atomic ACKs still queued.
+    fn fresh_rd_atomic_pending(&self) -> usize {
+        self.resp_q
+            .iter()
+            .filter(|i| {
+                matches!(i, RespItem::Read(r) if !r.replay)
+                    || matches!(i, RespItem::AtomicAck { replay: false, .. })
+            })
+            .count()
+    }
+
+    fn remember(&mut self, entry: ReplayEntry, capacity: u8) {
+        while self.replay.len() >= usize::from(capacity.max(1)) {
+            self.replay.pop_front();
+        }
+        self.replay.push_back(entry);
+    }
+}
+
+/// What the responder does about an in-order packet it refuses.
+struct Fatal {
+    nak: NakCode,
+    /// Status of the RECV in use, if a SEND (or WRITE with immediate) was consuming one.
+    recv_status: Option<WcStatus>,
+}
+
+fn fatal(nak: NakCode, recv_status: Option<WcStatus>) -> Fatal {
+    Fatal { nak, recv_status }
+}
+
+impl Qp {
+    /// A request packet (SEND, WRITE, READ request, atomic) for this QP's responder.
+    pub(crate) fn handle_request(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        mem: &mut dyn Memory,
+        pkt: &RoceRepr<'_>,
+    ) -> Result<(), RxDrop> {
+        let op = pkt.bth.opcode;
+        let Some((kind, pos)) = classify_request(op) else {
+            return Err(RxDrop::UnsupportedOpcode(op));
+        };
+        let psn = pkt.bth.psn;
+        let d = psn_diff(psn, self.resp.epsn);
+        if d > 0 {
+            if !self.resp.nak_sent {
+                self.resp.nak_sent = true;
+                let (epsn, msn) = (self.resp.epsn, self.resp.msn);
+                self.queue_nak(ctx, epsn, msn, AethSyndrome::Nak(NakCode::PsnSequenceError));
+            }
+            return Err(RxDrop::OutOfSequence {
+                psn,
+                expected: self.resp.epsn,
+            });
+        }
+        if d < 0 {
+            ctx.stats.duplicate_requests += 1;
+            return self.duplicate_request(ctx, pkt, kind);
+        }
+        self.resp.nak_sent = false;
+        let result = match kind {
+            ReqKind::Send | ReqKind::Write => self.data_packet(ctx, mem, pkt, kind, pos),
+            ReqKind::Read => self.read_request(ctx, pkt),
+            ReqKind::Atomic => self.atomic_request(ctx, mem, pkt),
+        };
+        if let Err(f) = result {
+            self.responder_fatal(ctx, psn, f);
+        }
+        Ok(())
+    }
+
+    fn queue_nak(&mut self, ctx: &mut Ctx<'_>, psn: u32, msn: u32, syndrome: AethSyndrome) {
+        match syndrome {
+            AethSyndrome::Nak(code) => ctx.stats.naks_sent.count(code),
+            AethSyndrome::RnrNak { .. } => ctx.stats.naks_sent.rnr += 1,
+            AethSyndrome::Ack { .. } => {}
+        }
+        self.resp
+            .resp_q
+            .push_back(RespItem::Nak { psn, msn, syndrome });
+    }
+
+    /// Class C error: NAK `psn`, complete the RECV in use with an error, QP to ERR.
+    fn responder_fatal(&mut self, ctx: &mut Ctx<'_>, psn: u32, f: Fatal) {
+        if let Some(status) = f.recv_status {
+            if let Some(r) = self.resp.rq.pop_front() {
+                let c = recv_completion(self.qpn, r.wr_id, status, WcOpcode::Recv, 0);
+                post_completion(ctx, self.recv_cq, c);
+            }
+        }
+        let msn = self.resp.msn;
+        self.enter_error(ctx);
+        self.queue_nak(ctx, psn, msn, AethSyndrome::Nak(f.nak));
+    }
+
+    /// Status for a class C error of the message in progress: the RECV of an open SEND
+    /// completes with `status`.
+    fn open_send_status(&self, status: WcStatus) -> Option<WcStatus> {
+        match self.resp.open {
+            Some(OpenMsg {
+                kind: ReqKind::Send,
+                ..
+            }) => Some(status),
+            _ => None,
+        }
+    }
+
+    /// SEND and WRITE packets, in order.
+    fn data_packet(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        mem: &mut dyn Memory,
+        pkt: &RoceRepr<'_>,
+        kind: ReqKind,
+        pos: Pos,
+    ) -> Result<(), Fatal> {
+        let psn = pkt.bth.psn;
+        let pmtu = self.cfg.pmtu;
+        let plen = pkt.payload.len() as u64;
+        let inv_req = |s: &Qp| {
+            fatal(
+                NakCode::InvalidRequest,
+                s.open_send_status(WcStatus::RemInvReqErr),
+            )
+        };
+
+        // Opcode sequence: FIRST/ONLY open a message, MIDDLE/LAST continue one of the same kind.
+        match (pos.starts(), self.resp.open) {
+            (true, Some(_)) => return Err(inv_req(self)),
+            (false, None) => return Err(inv_req(self)),
+            (false, Some(o)) if o.kind != kind => return Err(inv_req(self)),
+            _ => {}
+        }
+        // Payload length by position (rxe check_length).
+        let len_ok = match pos {
+            Pos::First | Pos::Middle => plen == u64::from(pmtu),
+            Pos::Only => plen <= u64::from(pmtu),
+            Pos::Last => plen >= 1 && plen <= u64::from(pmtu),
+        };
+        if !len_ok {
+            return Err(inv_req(self));
+        }
+        if kind == ReqKind::Write && !self.cfg.access.contains(Access::REMOTE_WRITE) {
+            return Err(inv_req(self));
+        }
+
+        let mut msg = match self.resp.open {
+            Some(o) => o,
+            None => {
+                let mut o = OpenMsg {
+                    kind,
+                    start_psn: psn,
+                    va: 0,
+                    rkey: 0,
+                    dma_len: 0,
+                    received: 0,
+                };
+                if kind == ReqKind::Write {
+                    let reth = pkt.reth.ok_or_else(|| inv_req(self))?;
+                    // A zero-length WRITE needs no valid R_Key (IBA 9.4.3, rxe). The R_Key
+                    // check comes before the length checks, as in rxe.
+                    if reth.dma_len > 0 {
+                        ctx.mrs
+                            .check(
+                                reth.rkey,
+                                self.pd,
+                                reth.va,
+                                u64::from(reth.dma_len),
+                                Access::REMOTE_WRITE,
+                            )
+                            .map_err(|_| fatal(NakCode::RemoteAccessError, None))?;
+                    }
+                    if u64::from(reth.dma_len) > MAX_MSG_BYTES {
+                        return Err(inv_req(self));
+                    }
+                    o.va = reth.va;
+                    o.rkey = reth.rkey;
+                    o.dma_len = reth.dma_len;
+                }
+                o
+            }
+        };
+        // A SEND, or the last packet of a WRITE with immediate, needs a RECV.
+        let needs_recv = kind == ReqKind::Send || (pos.ends() && pkt.imm.is_some());
+        if needs_recv && self.resp.rq.is_empty() {
+            self.resp.nak_sent = true;
+            let (msn, timer) = (self.resp.msn, self.cfg.min_rnr_timer);
+            self.queue_nak(ctx, psn, msn, AethSyndrome::RnrNak { timer });
+            return Ok(());
+        }
+
+        let offset = placement_offset(msg.start_psn, psn, pmtu);
+        if offset + plen > MAX_MSG_BYTES {
+            return Err(inv_req(self));
+        }
+        match kind {
+            ReqKind::Write => {
+                if offset + plen > u64::from(msg.dma_len) {
+                    return Err(inv_req(self));
+                }
+                if plen > 0 {
+                    let addr = msg
+                        .va
+                        .checked_add(offset)
+                        .ok_or(fatal(NakCode::RemoteAccessError, None))?;
+                    ctx.mrs
+                        .check(msg.rkey, self.pd, addr, plen, Access::REMOTE_WRITE)
+                        .map_err(|_| fatal(NakCode::RemoteAccessError, None))?;
+                    mem.write(addr, pkt.payload);
+                }
+            }
+            _ => {
+                let Some(recv) = self.resp.rq.front() else {
+                    return Err(fatal(NakCode::RemoteOperationalError, None));
+                };
+                match scatter(mem, ctx.mrs, self.pd, &recv.sgl, offset, pkt.payload) {
+                    Ok(()) => {}
+                    Err(SglError::TooLong) => {
+                        return Err(fatal(NakCode::InvalidRequest, Some(WcStatus::LocLenErr)));
+                    }
+                    Err(SglError::Protection(_)) => {
+                        return Err(fatal(
+                            NakCode::RemoteOperationalError,
+                            Some(WcStatus::LocProtErr),
+                        ));
+                    }
+                }
+            }
+        }
+        msg.received = (offset + plen) as u32;
+        self.resp.epsn = psn_add(psn, 1);
+
+        if pos.ends() {
+            if kind == ReqKind::Write && msg.received != msg.dma_len {
+                return Err(inv_req(self));
+            }
+            let mut invalidated = None;
+            if let Some(rkey) = pkt.ieth {
+                if ctx.mrs.invalidate(rkey, self.pd).is_err() {
+                    return Err(fatal(NakCode::InvalidRequest, Some(WcStatus::RemInvReqErr)));
+                }
+                invalidated = Some(rkey);
+            }
+            self.resp.msn = psn_add(self.resp.msn, 1);
+            self.resp.open = None;
+            if needs_recv {
+                let Some(recv) = self.resp.rq.pop_front() else {
+                    return Err(fatal(NakCode::RemoteOperationalError, None));
+                };
+                let c = Completion {
+                    wr_id: recv.wr_id,
+                    status: WcStatus::Success,
+                    opcode: if kind == ReqKind::Send {
+                        WcOpcode::Recv
+                    } else {
+                        WcOpcode::RecvRdmaWithImm
+                    },
+                    byte_len: msg.received,
+                    qpn: self.qpn,
+                    imm: pkt.imm,
+                    invalidated_rkey: invalidated,
+                };
+                if !post_completion(ctx, self.recv_cq, c) {
+                    return Err(fatal(NakCode::RemoteOperationalError, None));
+                }
+            }
+        } else {
+            self.resp.open = Some(msg);
+        }
+        if pkt.bth.ack_req {
+            let msn = self.resp.msn;
+            self.resp.push_ack(psn, msn);
+        }
+        Ok(())
+    }
+
+    /// The checks every new READ and atomic passes: no message open, operation enabled on
+    /// the QP, responder resources available.
+    fn rd_atomic_admission(&self, need: Access) -> Result<(), Fatal> {
+        let inv = fatal(
+            NakCode::InvalidRequest,
+            self.open_send_status(WcStatus::RemInvReqErr),
+        );
+        if self.resp.open.is_some()
+            || !self.cfg.access.contains(need)
+            || self.cfg.max_dest_rd_atomic == 0
+            || self.resp.fresh_rd_atomic_pending() >= usize::from(self.cfg.max_dest_rd_atomic)
+        {
+            return Err(inv);
+        }
+        Ok(())
+    }
+
+    fn read_request(&mut self, ctx: &mut Ctx<'_>, pkt: &RoceRepr<'_>) -> Result<(), Fatal> {
+        self.rd_atomic_admission(Access::REMOTE_READ)?;
+        let psn = pkt.bth.psn;
+        let reth = pkt.reth.ok_or(fatal(NakCode::InvalidRequest, None))?;
+        let len = u64::from(reth.dma_len);
+        if len > 0 {
+            ctx.mrs
+                .check(reth.rkey, self.pd, reth.va, len, Access::REMOTE_READ)
+                .map_err(|_| fatal(NakCode::RemoteAccessError, None))?;
+        }
+        if len > MAX_MSG_BYTES {
+            return Err(fatal(NakCode::InvalidRequest, None));
+        }
+        let npkts = packets_for(len, self.cfg.pmtu) as u32;
+        self.resp.epsn = psn_add(psn, npkts);
+        self.resp.msn = psn_add(self.resp.msn, 1);
+        let msn = self.resp.msn;
+        self.resp.remember(
+            ReplayEntry::Read {
+                first_psn: psn,
+                npkts,
+                va: reth.va,
+                rkey: reth.rkey,
+                len: reth.dma_len,
+                msn,
+            },
+            self.cfg.max_dest_rd_atomic,
+        );
+        self.resp.resp_q.push_back(RespItem::Read(ReadResp {
+            next_psn: psn,
+            va: reth.va,
+            remaining: reth.dma_len,
+            rkey: reth.rkey,
+            first: true,
+            msn,
+            replay: false,
+        }));
+        Ok(())
+    }
+
+    fn atomic_request(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        mem: &mut dyn Memory,
+        pkt: &RoceRepr<'_>,
+    ) -> Result<(), Fatal> {
+        self.rd_atomic_admission(Access::REMOTE_ATOMIC)?;
+        let psn = pkt.bth.psn;
+        let ae = pkt.atomic_eth.ok_or(fatal(NakCode::InvalidRequest, None))?;
+        if ae.va % 8 != 0 {
+            return Err(fatal(NakCode::InvalidRequest, None));
+        }
+        ctx.mrs
+            .check(ae.rkey, self.pd, ae.va, 8, Access::REMOTE_ATOMIC)
+            .map_err(|_| fatal(NakCode::RemoteAccessError, None))?;
+        // Host memory holds the u64 little-endian.
+        let mut b = [0u8; 8];
+        mem.read(ae.va, &mut b);
+        let orig = u64::from_le_bytes(b);
+        let new = match pkt.bth.opcode {
+            Opcode::RcCompareSwap => (orig == ae.compare).then_some(ae.swap_add),
+            _ => Some(orig.wrapping_add(ae.swap_add)),
+        };
+        if let Some(v) = new {
+            mem.write(ae.va, &v.to_le_bytes());
+        }
+        self.resp.epsn = psn_add(psn, 1);
+        self.resp.msn = psn_add(self.resp.msn, 1);
+        let msn = self.resp.msn;
+        self.resp.remember(
+            ReplayEntry::Atomic { psn, orig, msn },
+            self.cfg.max_dest_rd_atomic,
+        );
+        self.resp.resp_q.push_back(RespItem::AtomicAck {
+            psn,
+            msn,
+            orig,
+            replay: false,
+        });
+        Ok(())
+    }
+
+    /// A request behind `epsn`: re-ACK, replay a READ, or answer an atomic from the table.
+    fn duplicate_request(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        pkt: &RoceRepr<'_>,
+        kind: ReqKind,
+    ) -> Result<(), RxDrop> {
+        let psn = pkt.bth.psn;
+        let replay_cap = 2 * usize::from(self.cfg.max_dest_rd_atomic) + 16;
+        match kind {
+            ReqKind::Send | ReqKind::Write => {
+                let (last, msn) = (psn_sub(self.resp.epsn, 1), self.resp.msn);
+                self.resp.push_ack(last, msn);
+                Ok(())
+            }
+            ReqKind::Read => {
+                let reth = pkt.reth.ok_or(RxDrop::DuplicateNotReplayable(psn))?;
+                let pmtu = self.cfg.pmtu;
+                let found = self.resp.replay.iter().find_map(|e| match *e {
+                    ReplayEntry::Read {
+                        first_psn,
+                        npkts,
+                        va,
+                        rkey,
+                        len,
+                        msn,
+                    } if (psn_diff(psn, first_psn) as i64) >= 0
+                        && (psn_diff(psn, first_psn) as i64) < i64::from(npkts) =>
+                    {
+                        Some((first_psn, npkts, va, rkey, len, msn))
+                    }
+                    _ => None,
+                });
+                let Some((first_psn, npkts, va, rkey, len, msn)) = found else {
+                    return Err(RxDrop::DuplicateNotReplayable(psn));
+                };
+                // The new request must ask for a part of the original, from this PSN on.
+                let skipped = psn_diff(psn, first_psn) as u32;
+                let end = va.saturating_add(u64::from(len));
+                let req_end = reth.va.checked_add(u64::from(reth.dma_len));
+                let fits = reth.rkey == rkey
+                    && reth.va >= va
+                    && req_end.is_some_and(|e| e <= end)
+                    && packets_for(u64::from(reth.dma_len), pmtu) <= u64::from(npkts - skipped);
+                if !fits {
+                    return Err(RxDrop::DuplicateNotReplayable(psn));
+                }
+                if self.resp.resp_q.len() >= replay_cap {
+                    return Err(RxDrop::ResponderBusy);
+                }
+                self.resp.resp_q.push_back(RespItem::Read(ReadResp {
+                    next_psn: psn,
+                    va: reth.va,
+                    remaining: reth.dma_len,
+                    rkey,
+                    first: true,
+                    msn,
+                    replay: true,
+                }));
+                Ok(())
+            }
+            ReqKind::Atomic => {
+                let found = self.resp.replay.iter().find_map(|e| match *e {
+                    ReplayEntry::Atomic { psn: p, orig, msn } if p == psn => Some((orig, msn)),
+                    _ => None,
+                });
+                let Some((orig, msn)) = found else {
+                    return Err(RxDrop::DuplicateNotReplayable(psn));
+                };
+                if self.resp.resp_q.len() >= replay_cap {
+                    return Err(RxDrop::ResponderBusy);
+                }
+                ctx.stats.atomic_replays += 1;
+                self.resp.resp_q.push_back(RespItem::AtomicAck {
+                    psn,
+                    msn,
+                    orig,
+                    replay: true,
+                });
+                Ok(())
+            }
+        }
+    }
+
+    /// Builds the next queued response (ACK/NAK, atomic ACK, READ response packet).
+    pub(crate) fn next_response(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        out: &mut TxOut<'_>,
+        mem: &dyn Memory,
+    ) -> Option<TxMeta> {
+        loop {
+            let item = *self.resp.resp_q.front()?;
+            let bth = |opcode: Opcode, psn: u32, pkey: u16, dest_qp: u32| BthRepr {
+                opcode,
+                solicited: false,
+                mig_req: false,
+                pad_count: 0,
+                tver: 0,
+                pkey,
+                fecn: false,
+                becn: false,
+                dest_qp,
+                ack_req: false,
+                psn,
+            };
+            let (pkey, dest) = (self.cfg.pkey, self.cfg.dest_qpn);
+            let mut roce = RoceRepr {
+                bth: bth(Opcode::RcAck, 0, pkey, dest),
+                deth: None,
+                reth: None,
+                atomic_eth: None,
+                aeth: None,
+                atomic_ack: None,
+                imm: None,
+                ieth: None,
+                payload: &[],
+            };
+            let ack = |msn| AethRepr {
+                syndrome: AethSyndrome::Ack {
+                    credits: CREDITS_UNLIMITED,
+                },
+                msn,
+            };
+            let mut replay = false;
+            let mut payload_len = 0usize;
+            match item {
+                RespItem::Ack { psn, msn } => {
+                    self.resp.resp_q.pop_front();
+                    roce.bth = bth(Opcode::RcAck, psn, pkey, dest);
+                    roce.aeth = Some(ack(msn));
+                }
+                RespItem::Nak { psn, msn, syndrome } => {
+                    self.resp.resp_q.pop_front();
+                    roce.bth = bth(Opcode::RcAck, psn, pkey, dest);
+                    roce.aeth = Some(AethRepr { syndrome, msn });
+                }
+                RespItem::AtomicAck {
+                    psn,
+                    msn,
+                    orig,
+                    replay: r,
+                } => {
+                    self.resp.resp_q.pop_front();
+                    if self.state == QpState::Err {
+                        continue;
+                    }
+                    replay = r;
+                    roce.bth = bth(Opcode::RcAtomicAck, psn, pkey, dest);
+                    roce.aeth = Some(ack(msn));
+                    roce.atomic_ack = Some(AtomicAckEthRepr { orig });
+                }
+                RespItem::Read(r) => {
+                    if self.state == QpState::Err {
+                        self.resp.resp_q.pop_front();
+                        continue;
+                    }
+                    let pmtu = self.cfg.pmtu;
+                    let plen = r.remaining.min(pmtu);
+                    let last = r.remaining <= pmtu;
+                    let opcode = match (r.first, last) {
+                        (true, true) => Opcode::RcReadResponseOnly,
+                        (true, false) => Opcode::RcReadResponseFirst,
+                        (false, true) => Opcode::RcReadResponseLast,
+                        (false, false) => Opcode::RcReadResponseMiddle,
+                    };
+                    if plen > 0 {
+                        // Checked again per packet: the region may have been deregistered.
+                        let ok = ctx
+                            .mrs
+                            .check(r.rkey, self.pd, r.va, u64::from(plen), Access::REMOTE_READ)
+                            .is_ok();
+                        if !ok {
+                            self.responder_fatal(
+                                ctx,
+                                r.next_psn,
+                                fatal(NakCode::RemoteAccessError, None),
+                            );
+                            continue;
+                        }
+                        out.scratch.resize(plen as usize, 0);
+                        mem.read(r.va, &mut out.scratch[..plen as usize]);
+                    }
+                    payload_len = plen as usize;
+                    replay = r.replay;
+                    roce.bth = bth(opcode, r.next_psn, pkey, dest);
+                    if opcode.has_aeth() {
+                        roce.aeth = Some(ack(r.msn));
+                    }
+                    roce.payload = &out.scratch[..payload_len];
+                    if last {
+                        self.resp.resp_q.pop_front();
+                    } else if let Some(RespItem::Read(next)) = self.resp.resp_q.front_mut() {
+                        next.next_psn = psn_add(r.next_psn, 1);
+                        next.va = r.va.wrapping_add(u64::from(plen));
+                        next.remaining -= plen;
+                        next.first = false;
+                    }
+                }
+            }
+            let opcode = roce.bth.opcode;
+            let psn = roce.bth.psn;
+            let frame_len = Qp::emit(
+                &self.cfg,
+                out.src_mac,
+                out.src_ip,
+                out.ip_ident,
+                roce,
+                out.buf,
+            );
+            let s = &mut *ctx.stats;
+            s.tx_packets += 1;
+            s.tx_bytes += frame_len as u64;
+            s.tx_payload_bytes += payload_len as u64;
+            match opcode {
+                Opcode::RcAck => s.tx_acks += 1,
+                Opcode::RcAtomicAck => s.tx_atomic_acks += 1,
+                _ => {
+                    s.tx_read_responses += 1;
+                    if replay {
+                        s.replayed_read_responses += 1;
+                    }
+                }
+            }
+            return Some(TxMeta {
+                qpn: self.qpn,
+                opcode,
+                psn,
+                payload_len: payload_len as u32,
+                frame_len,
+                is_retransmit: replay,
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placement_is_psn_offset_times_pmtu() {
+        assert_eq!(placement_offset(10, 10, 1024), 0);
+        assert_eq!(placement_offset(10, 13, 1024), 3 * 1024);
+        assert_eq!(placement_offset(0xFF_FFFE, 1, 256), 3 * 256);
+    }
+
+    #[test]
+    fn acks_coalesce_only_at_the_tail() {
+        let mut r = Responder::default();
+        r.push_ack(1, 1);
+        r.push_ack(2, 1);
+        assert_eq!(r.resp_q.len(), 1);
+        r.resp_q.push_back(RespItem::AtomicAck {
+            psn: 3,
+            msn: 2,
+            orig: 0,
+            replay: false,
+        });
+        r.push_ack(4, 3);
+        r.push_ack(5, 4);
+        assert_eq!(
+            r.resp_q.iter().copied().collect::<Vec<_>>(),
+            vec![
+                RespItem::Ack { psn: 2, msn: 1 },
+                RespItem::AtomicAck {
+                    psn: 3,
+                    msn: 2,
+                    orig: 0,
+                    replay: false
+                },
+                RespItem::Ack { psn: 5, msn: 4 },
+            ]
+        );
+        assert_eq!(r.fresh_rd_atomic_pending(), 1);
+    }
+
+    #[test]
+    fn replay_table_is_bounded() {
+        let mut r = Responder::default();
+        for psn in 0..10 {
+            r.remember(
+                ReplayEntry::Atomic {
+                    psn,
+                    orig: 0,
+                    msn: psn,
+                },
+                4,
+            );
+        }
+        assert_eq!(r.replay.len(), 4);
+        assert_eq!(
+            r.replay.front(),
+            Some(&ReplayEntry::Atomic {
+                psn: 6,
+                orig: 0,
+                msn: 6
+            })
+        );
+    }
+}

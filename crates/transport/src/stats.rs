@@ -1,0 +1,135 @@
+//! Counters of one device's transport.
+
+use crate::error::RxDrop;
+use rnic_wire::NakCode;
+
+/// NAKs by kind (sent or received).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NakCounts {
+    pub psn_sequence_error: u64,
+    pub invalid_request: u64,
+    pub remote_access_error: u64,
+    pub remote_operational_error: u64,
+    pub invalid_rd_request: u64,
+    pub rnr: u64,
+}
+
+impl NakCounts {
+    pub(crate) fn count(&mut self, code: NakCode) {
+        match code {
+            NakCode::PsnSequenceError => self.psn_sequence_error += 1,
+            NakCode::InvalidRequest => self.invalid_request += 1,
+            NakCode::RemoteAccessError => self.remote_access_error += 1,
+            NakCode::RemoteOperationalError => self.remote_operational_error += 1,
+            NakCode::InvalidRdRequest => self.invalid_rd_request += 1,
+        }
+    }
+
+    /// Every NAK, RNR included.
+    pub fn total(&self) -> u64 {
+        self.psn_sequence_error
+            + self.invalid_request
+            + self.remote_access_error
+            + self.remote_operational_error
+            + self.invalid_rd_request
+            + self.rnr
+    }
+}
+
+/// Received packets dropped, by [`RxDrop`] reason.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DropCounts {
+    pub malformed: u64,
+    pub not_for_this_device: u64,
+    pub unsupported_opcode: u64,
+    pub unknown_qp: u64,
+    pub bad_qp_state: u64,
+    pub pkey_mismatch: u64,
+    pub address_mismatch: u64,
+    pub out_of_sequence: u64,
+    pub duplicate_not_replayable: u64,
+    pub responder_busy: u64,
+    pub stale_response: u64,
+    pub unexpected_response: u64,
+}
+
+impl DropCounts {
+    pub(crate) fn count(&mut self, d: &RxDrop) {
+        let c = match d {
+            RxDrop::Malformed(_) => &mut self.malformed,
+            RxDrop::NotForThisDevice => &mut self.not_for_this_device,
+            RxDrop::UnsupportedOpcode(_) => &mut self.unsupported_opcode,
+            RxDrop::UnknownQp(_) => &mut self.unknown_qp,
+            RxDrop::BadQpState => &mut self.bad_qp_state,
+            RxDrop::PkeyMismatch(_) => &mut self.pkey_mismatch,
+            RxDrop::AddressMismatch => &mut self.address_mismatch,
+            RxDrop::OutOfSequence { .. } => &mut self.out_of_sequence,
+            RxDrop::DuplicateNotReplayable(_) => &mut self.duplicate_not_replayable,
+            RxDrop::ResponderBusy => &mut self.responder_busy,
+            RxDrop::StaleResponse(_) => &mut self.stale_response,
+            RxDrop::UnexpectedResponse(_) => &mut self.unexpected_response,
+        };
+        *c += 1;
+    }
+
+    pub fn total(&self) -> u64 {
+        self.malformed
+            + self.not_for_this_device
+            + self.unsupported_opcode
+            + self.unknown_qp
+            + self.bad_qp_state
+            + self.pkey_mismatch
+            + self.address_mismatch
+            + self.out_of_sequence
+            + self.duplicate_not_replayable
+            + self.responder_busy
+            + self.stale_response
+            + self.unexpected_response
+    }
+}
+
+/// Everything the transport counts. Packet counts are frames; byte counts are whole frames
+/// (without FCS) unless named `payload`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TransportStats {
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub tx_payload_bytes: u64,
+    /// SEND/WRITE/READ request/atomic packets sent, retransmissions included.
+    pub tx_requests: u64,
+    pub tx_read_responses: u64,
+    /// ACK packets (positive ACKs and NAKs).
+    pub tx_acks: u64,
+    pub tx_atomic_acks: u64,
+    /// Request packets sent again (go-back-N after a NAK, timeout or RNR wait).
+    pub retransmitted_packets: u64,
+    /// READ response packets sent again for duplicate READ requests.
+    pub replayed_read_responses: u64,
+
+    pub rx_packets: u64,
+    pub rx_bytes: u64,
+    pub rx_requests: u64,
+    pub rx_read_responses: u64,
+    pub rx_acks: u64,
+    pub rx_atomic_acks: u64,
+    pub rx_cnps: u64,
+
+    pub naks_sent: NakCounts,
+    pub naks_received: NakCounts,
+    /// Local ACK timeouts that fired with packets outstanding.
+    pub ack_timeouts: u64,
+    /// Go-back-N restarts (sequence NAK, implicit NAK of lost READ responses, timeout).
+    pub go_back_n: u64,
+    /// RNR waits that ended and resumed sending.
+    pub rnr_waits: u64,
+    /// Duplicate requests seen by the responder (re-ACKed or replayed).
+    pub duplicate_requests: u64,
+    /// Duplicate atomics answered from the replay table.
+    pub atomic_replays: u64,
+    /// ACKs and responses for PSNs already acknowledged.
+    pub duplicate_responses: u64,
+    pub drops: DropCounts,
+    pub completions: u64,
+    pub completion_errors: u64,
+    pub cq_overruns: u64,
+}
