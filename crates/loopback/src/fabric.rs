@@ -230,7 +230,10 @@ mod tests {
         assert_eq!(a, b);
         assert_eq!(sa, sb);
         assert!(sa.dropped > 100 && sa.dropped < 300, "{sa:?}");
-        assert!(sa.duplicated > 30 && sa.reordered > 150 && sa.corrupted > 10, "{sa:?}");
+        assert!(
+            sa.duplicated > 30 && sa.reordered > 150 && sa.corrupted > 10,
+            "{sa:?}"
+        );
         assert_eq!(sa.delivered, sa.sent - sa.dropped + sa.duplicated);
         let in_order = a.windows(2).all(|w| w[0].1 <= w[1].1);
         assert!(!in_order, "reordering must reorder something");

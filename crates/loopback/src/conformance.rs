@@ -1,0 +1,290 @@
+//! A scripted run that makes the transport emit every RC opcode it can produce — all SEND,
+//! WRITE and READ variants, atomics and their ACKs, ACK and every NAK — captured as a pcap.
+//!
+//! The conformance tests hand the capture to independent judges (tshark's InfiniBand dissector
+//! and scapy's ICRC) and compare what they decode with what we meant to send.
+
+use std::collections::BTreeSet;
+
+use rnic_transport::{Access, AtomicArgs, RecvWr, RemoteAddr, SendWr, Sge, WcStatus, WrOpcode};
+use rnic_wire::{AethSyndrome, FrameRepr, NakCode, Opcode};
+
+use crate::fabric::Impairments;
+use crate::pair::{Pair, QpParams, A, B};
+
+/// What we sent in one frame, as our own parser reads it back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FrameSummary {
+    pub opcode: u8,
+    pub dest_qp: u32,
+    pub psn: u32,
+    pub reth: Option<(u64, u32, u32)>,
+    /// AETH syndrome byte and MSN.
+    pub aeth: Option<(u8, u32)>,
+    /// AtomicETH: VA, R_Key, swap/add, compare.
+    pub atomic: Option<(u64, u32, u64, u64)>,
+    /// AtomicAckETH original remote data.
+    pub atomic_orig: Option<u64>,
+    pub payload_len: usize,
+}
+
+/// The capture and what it should decode to.
+pub struct ConformanceRun {
+    pub pcap: Vec<u8>,
+    pub frames: Vec<FrameSummary>,
+}
+
+impl ConformanceRun {
+    pub fn opcodes(&self) -> BTreeSet<u8> {
+        self.frames.iter().map(|f| f.opcode).collect()
+    }
+
+    /// AETH syndromes seen (ACK, RNR NAK, NAK codes).
+    pub fn syndromes(&self) -> BTreeSet<u8> {
+        self.frames
+            .iter()
+            .filter_map(|f| f.aeth.map(|(s, _)| s & 0xe0))
+            .collect()
+    }
+}
+
+/// Every RC opcode the transport can send.
+pub const RC_OPCODES: [Opcode; 23] = [
+    Opcode::RcSendFirst,
+    Opcode::RcSendMiddle,
+    Opcode::RcSendLast,
+    Opcode::RcSendLastImm,
+    Opcode::RcSendOnly,
+    Opcode::RcSendOnlyImm,
+    Opcode::RcWriteFirst,
+    Opcode::RcWriteMiddle,
+    Opcode::RcWriteLast,
+    Opcode::RcWriteLastImm,
+    Opcode::RcWriteOnly,
+    Opcode::RcWriteOnlyImm,
+    Opcode::RcReadRequest,
+    Opcode::RcReadResponseFirst,
+    Opcode::RcReadResponseMiddle,
+    Opcode::RcReadResponseLast,
+    Opcode::RcReadResponseOnly,
+    Opcode::RcAck,
+    Opcode::RcAtomicAck,
+    Opcode::RcCompareSwap,
+    Opcode::RcFetchAdd,
+    Opcode::RcSendLastInv,
+    Opcode::RcSendOnlyInv,
+];
+
+const BASE: u64 = 0x4000_0000;
+const LEN: u64 = 1 << 20;
+const PMTU: u32 = 256;
+
+fn sge(addr: u64, len: u32, lkey: u32) -> Vec<Sge> {
+    vec![Sge { addr, len, lkey }]
+}
+
+fn wr(wr_id: u64, opcode: WrOpcode, sgl: Vec<Sge>) -> SendWr {
+    SendWr {
+        wr_id,
+        opcode,
+        sgl,
+        signaled: true,
+        solicited: false,
+        imm: None,
+        remote: None,
+        atomic: None,
+        invalidate_rkey: None,
+    }
+}
+
+/// Runs the script. `Err` names the step whose completion was not what the spec says.
+pub fn run(seed: u64) -> Result<ConformanceRun, String> {
+    let mut pair = Pair::new(seed, Impairments::clean(1_000_000));
+    pair.capture();
+    let e = |e: rnic_transport::VerbsError| e.to_string();
+    let ka = pair.reg_mr(A, BASE, LEN, Access::all()).map_err(e)?;
+    let kb = pair.reg_mr(B, BASE, LEN, Access::all()).map_err(e)?;
+    // A second MR on B, for SEND with invalidate to invalidate.
+    let kb_inv = pair.reg_mr(B, BASE + LEN, 4096, Access::all()).map_err(e)?;
+    for node in [A, B] {
+        pair.nodes[node]
+            .mem
+            .bytes
+            .fill_pattern(BASE, LEN, node as u64 + 1);
+    }
+    let params = QpParams {
+        pmtu: PMTU,
+        min_rnr_timer: 1,
+        ..QpParams::default()
+    };
+
+    // 1. Every data opcode, one lost WRITE MIDDLE forcing a PSN-sequence NAK and go-back-N.
+    let (qa, qb) = pair.connect(params).map_err(e)?;
+    let remote = |off: u64| RemoteAddr {
+        va: BASE + off,
+        rkey: kb.rkey,
+    };
+    for i in 0..8 {
+        let r = RecvWr::new(100 + i, sge(BASE + 0x8_0000 + i * 4096, 4096, kb.lkey));
+        pair.post_recv(B, qb, r).map_err(e)?;
+    }
+    let mut id = 0;
+    let mut post = |pair: &mut Pair, mut w: SendWr| {
+        id += 1;
+        w.wr_id = id;
+        pair.post_send(A, qa, w).map_err(e)
+    };
+    let src = |len: u32| sge(BASE, len, ka.lkey);
+    post(&mut pair, wr(0, WrOpcode::Send, src(0)))?;
+    post(&mut pair, wr(0, WrOpcode::Send, src(700)))?;
+    let mut w = wr(0, WrOpcode::SendImm, src(100));
+    w.imm = Some(0xdead_beef);
+    post(&mut pair, w.clone())?;
+    w.sgl = src(700);
+    post(&mut pair, w)?;
+    let mut w = wr(0, WrOpcode::SendInv, src(100));
+    w.invalidate_rkey = Some(kb_inv.rkey);
+    post(&mut pair, w.clone())?;
+    let kb_inv2 = pair
+        .reg_mr(B, BASE + LEN + 4096, 4096, Access::all())
+        .map_err(e)?;
+    w.sgl = src(700);
+    w.invalidate_rkey = Some(kb_inv2.rkey);
+    post(&mut pair, w)?;
+    pair.drop_next(A, Opcode::RcWriteMiddle);
+    for (op, len, off) in [
+        (WrOpcode::Write, 100, 0x1000),
+        (WrOpcode::Write, 700, 0x2000),
+    ] {
+        let mut w = wr(0, op, src(len));
+        w.remote = Some(remote(off));
+        post(&mut pair, w)?;
+    }
+    for (len, off) in [(50, 0x3000), (700, 0x4000)] {
+        let mut w = wr(0, WrOpcode::WriteImm, src(len));
+        w.remote = Some(remote(off));
+        w.imm = Some(7);
+        post(&mut pair, w)?;
+    }
+    for (len, off) in [(100u32, 0x5000u64), (700, 0x6000)] {
+        let mut w = wr(0, WrOpcode::Read, sge(BASE + 0x7_0000 + off, len, ka.lkey));
+        w.remote = Some(remote(off));
+        post(&mut pair, w)?;
+    }
+    for op in [WrOpcode::CompareSwap, WrOpcode::FetchAdd] {
+        let mut w = wr(0, op, sge(BASE + 0x9_0000, 8, ka.lkey));
+        w.remote = Some(remote(0x9000));
+        w.atomic = Some(AtomicArgs {
+            compare_add: 3,
+            swap: 4,
+        });
+        post(&mut pair, w)?;
+    }
+    pair.run(u64::MAX);
+    expect_all(&mut pair, A, WcStatus::Success, "data opcodes")?;
+
+    // 2. RNR NAK: a SEND before any RECV, then the RECV; the retry succeeds.
+    let (qa, qb) = pair.connect(params).map_err(e)?;
+    pair.post_send(A, qa, wr(1, WrOpcode::Send, src(10)))
+        .map_err(e)?;
+    let until = pair.now_ps() + 30_000_000; // 30 µs: a few RNR retries at 10 µs
+    pair.run(until);
+    let r = RecvWr::new(1, sge(BASE + 0xA_0000, 64, kb.lkey));
+    pair.post_recv(B, qb, r).map_err(e)?;
+    pair.run(u64::MAX);
+    expect_all(&mut pair, A, WcStatus::Success, "RNR retry")?;
+
+    // 3. NAK invalid request: a SEND longer than the posted RECV.
+    let (qa, qb) = pair.connect(params).map_err(e)?;
+    let r = RecvWr::new(1, sge(BASE + 0xB_0000, 10, kb.lkey));
+    pair.post_recv(B, qb, r).map_err(e)?;
+    pair.post_send(A, qa, wr(1, WrOpcode::Send, src(100)))
+        .map_err(e)?;
+    pair.run(u64::MAX);
+    expect_all(&mut pair, A, WcStatus::RemInvReqErr, "oversized SEND")?;
+
+    // 4. NAK remote access error: a WRITE with a wrong rkey.
+    let (qa, _) = pair.connect(params).map_err(e)?;
+    let mut w = wr(1, WrOpcode::Write, src(100));
+    w.remote = Some(RemoteAddr {
+        va: BASE,
+        rkey: kb.rkey ^ 0x5a5a,
+    });
+    pair.post_send(A, qa, w).map_err(e)?;
+    pair.run(u64::MAX);
+    expect_all(&mut pair, A, WcStatus::RemAccessErr, "bad rkey")?;
+
+    // 5. NAK remote operational error: the RECV's own buffer fails its protection check.
+    let (qa, qb) = pair.connect(params).map_err(e)?;
+    let r = RecvWr::new(1, sge(BASE, 64, kb.lkey ^ 0x77));
+    pair.post_recv(B, qb, r).map_err(e)?;
+    pair.post_send(A, qa, wr(1, WrOpcode::Send, src(10)))
+        .map_err(e)?;
+    pair.run(u64::MAX);
+    expect_all(&mut pair, A, WcStatus::RemOpErr, "bad RECV buffer")?;
+
+    let pcap = pair.take_capture();
+    let frames = summarize(&pcap)?;
+    Ok(ConformanceRun { pcap, frames })
+}
+
+/// Drains `node`'s completions and checks each has `status`, except flushes after an error.
+fn expect_all(pair: &mut Pair, node: usize, status: WcStatus, step: &str) -> Result<(), String> {
+    let got = pair.completions(node);
+    if got.is_empty() {
+        return Err(format!("{step}: no completion"));
+    }
+    for c in got {
+        if c.status != status && c.status != WcStatus::WrFlushErr {
+            return Err(format!(
+                "{step}: wr {} completed {:?}, want {status:?}",
+                c.wr_id, c.status
+            ));
+        }
+    }
+    pair.completions(1 - node); // receive completions are not what this step checks
+    Ok(())
+}
+
+/// Reads our own pcap back (classic format, as `PcapWriter` writes it) and parses each frame.
+fn summarize(pcap: &[u8]) -> Result<Vec<FrameSummary>, String> {
+    let mut out = Vec::new();
+    let mut at = 24; // global header
+    while at + 16 <= pcap.len() {
+        let incl = u32::from_le_bytes(pcap[at + 8..at + 12].try_into().unwrap_or([0; 4])) as usize;
+        let frame = pcap
+            .get(at + 16..at + 16 + incl)
+            .ok_or("truncated pcap record")?;
+        let f = FrameRepr::parse(frame).map_err(|e| format!("our own frame: {e}"))?;
+        let r = f.roce;
+        out.push(FrameSummary {
+            opcode: r.bth.opcode.as_u8(),
+            dest_qp: r.bth.dest_qp,
+            psn: r.bth.psn,
+            reth: r.reth.map(|x| (x.va, x.rkey, x.dma_len)),
+            aeth: r.aeth.map(|a| (syndrome_byte(a.syndrome), a.msn)),
+            atomic: r.atomic_eth.map(|a| (a.va, a.rkey, a.swap_add, a.compare)),
+            atomic_orig: r.atomic_ack.map(|a| a.orig),
+            payload_len: r.payload.len(),
+        });
+        at += 16 + incl;
+    }
+    Ok(out)
+}
+
+/// The AETH syndrome as the byte on the wire.
+pub fn syndrome_byte(s: AethSyndrome) -> u8 {
+    match s {
+        AethSyndrome::Ack { credits } => credits & 0x1f,
+        AethSyndrome::RnrNak { timer } => 0x20 | (timer & 0x1f),
+        AethSyndrome::Nak(code) => {
+            0x60 | match code {
+                NakCode::PsnSequenceError => 0,
+                NakCode::InvalidRequest => 1,
+                NakCode::RemoteAccessError => 2,
+                NakCode::RemoteOperationalError => 3,
+                NakCode::InvalidRdRequest => 4,
+            }
+        }
+    }
+}

@@ -1,0 +1,257 @@
+//! Fuzzing live QPs with well-formed but hostile packets.
+//!
+//! Two connected QPs carry real traffic while forged frames — valid headers and ICRC, hostile
+//! contents: any opcode, PSNs around and far from the expected one, RETH and AtomicETH addresses
+//! inside, at the edge of and outside the registered region, wrong and right R_Keys, huge DMA
+//! lengths, every AETH syndrome — are injected at both ends. Nothing may panic, and no byte
+//! outside a registered region may be read or written. A QP the attack drives into ERR is
+//! destroyed and a fresh pair connected, so the attack keeps hitting live state.
+
+use rnic_sim::Rng;
+use rnic_transport::{Access, Memory, MrKeys, QpState, RemoteAddr, SendWr, Sge, WrOpcode};
+use rnic_wire::{FrameAddr, FrameRepr, Opcode};
+
+use crate::conformance::RC_OPCODES;
+use crate::corpus::random_roce;
+use crate::fabric::Impairments;
+use crate::pair::{Pair, QpParams, A, B};
+
+const BASE: u64 = 0x2000_0000;
+const LEN: u64 = 1 << 20;
+const PMTU: u32 = 1024;
+
+/// What a live-QP fuzzing run did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LiveQpFuzzReport {
+    pub inputs: u64,
+    /// Frames the devices refused (counted by the harness).
+    pub refused: u64,
+    /// QP pairs connected because an earlier pair was driven into ERR.
+    pub reconnects: u64,
+    pub real_ops_posted: u64,
+    pub frames_exchanged: u64,
+}
+
+/// Injects `inputs` hostile frames. `Err` names the first access outside a registered region
+/// or a guard byte that changed.
+pub fn fuzz_live_qps(seed: u64, inputs: u64) -> Result<LiveQpFuzzReport, String> {
+    let mut rng = Rng::new(seed);
+    let mut pair = Pair::new(seed, Impairments::clean(500_000));
+    let keys: Vec<MrKeys> = [A, B]
+        .iter()
+        .map(|&n| {
+            pair.reg_mr(n, BASE, LEN, Access::all())
+                .map_err(|e| e.to_string())
+        })
+        .collect::<Result<_, _>>()?;
+    let guard = vec![0xA5u8; 4096];
+    for n in [A, B] {
+        pair.nodes[n].mem.bytes.write(BASE - 4096, &guard);
+        pair.nodes[n].mem.bytes.write(BASE + LEN, &guard);
+    }
+    let params = QpParams {
+        pmtu: PMTU,
+        timeout: 1,
+        retry_cnt: 2,
+        rnr_retry: 1,
+        ..QpParams::default()
+    };
+    let mut qps = pair.connect(params).map_err(|e| e.to_string())?;
+    let mut report = LiveQpFuzzReport::default();
+    let mut frame = Vec::with_capacity(4200);
+    let payload: Vec<u8> = (0..PMTU as usize + 64).map(|i| i as u8).collect();
+
+    for _ in 0..inputs {
+        report.inputs += 1;
+        if rng.gen_bool(0.05) {
+            post_real_op(&mut pair, &mut rng, qps, &keys)?;
+            report.real_ops_posted += 1;
+        }
+        let dst = rng.gen_index(2);
+        let dest_qp = match rng.gen_range(0..20) {
+            0 => rng.gen_range(0..1 << 24) as u32,
+            _ if dst == A => qps.0,
+            _ => qps.1,
+        };
+        // Requests aim at the responder's window (after the peer's last request); responses
+        // at the requester's outstanding PSNs (around its own last request).
+        let near = [pair.last_request_psn(B), pair.last_request_psn(A)];
+        forge(&mut rng, &keys, dst, dest_qp, near, &payload, &mut frame);
+        let now = pair.now_ps();
+        let node = &mut pair.nodes[dst];
+        if node.dev.handle_packet(now, &frame, &mut node.mem).is_err() {
+            report.refused += 1;
+        }
+        for _ in 0..rng.gen_range(0..4) {
+            if !pair.step() {
+                break;
+            }
+        }
+        let broken = |n: usize, q: u32| pair.nodes[n].dev.qp_state(q) != Some(QpState::Rts);
+        if broken(A, qps.0) || broken(B, qps.1) {
+            pair.run(pair.now_ps() + 200_000_000);
+            pair.completions(A);
+            pair.completions(B);
+            // Destroying may be refused while work is in flight; a leaked QP is harmless here.
+            let _ = pair.nodes[A].dev.destroy_qp(qps.0);
+            let _ = pair.nodes[B].dev.destroy_qp(qps.1);
+            qps = pair.connect(params).map_err(|e| e.to_string())?;
+            report.reconnects += 1;
+        }
+    }
+    pair.run(pair.now_ps() + 1_000_000_000);
+    report.frames_exchanged = pair.frames_sent();
+    report.refused += pair.nodes.iter().map(|n| n.rx_dropped).sum::<u64>();
+    for n in [A, B] {
+        let v = pair.nodes[n].mem.violations();
+        if let Some(first) = v.first() {
+            return Err(format!(
+                "node {n}: {} accesses outside every MR, first {first:?}",
+                v.len()
+            ));
+        }
+        for at in [BASE - 4096, BASE + LEN] {
+            let mut g = vec![0; 4096];
+            pair.nodes[n].mem.bytes.read(at, &mut g);
+            if g != guard {
+                return Err(format!("node {n}: guard bytes at {at:#x} changed"));
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// Real traffic, so requesters have outstanding work for forged responses to hit.
+fn post_real_op(
+    pair: &mut Pair,
+    rng: &mut Rng,
+    qps: (u32, u32),
+    keys: &[MrKeys],
+) -> Result<(), String> {
+    let from = rng.gen_index(2);
+    let qpn = if from == A { qps.0 } else { qps.1 };
+    let len = rng.gen_range(0..3 * u64::from(PMTU)) as u32;
+    let off = rng.gen_range(0..LEN - 4 * u64::from(PMTU)) & !7;
+    let opcode = [WrOpcode::Write, WrOpcode::Read, WrOpcode::FetchAdd][rng.gen_index(3)];
+    let len = if opcode == WrOpcode::FetchAdd { 8 } else { len };
+    let wr = SendWr {
+        wr_id: rng.next_u64(),
+        opcode,
+        sgl: vec![Sge {
+            addr: BASE + off,
+            len,
+            lkey: keys[from].lkey,
+        }],
+        signaled: true,
+        solicited: false,
+        imm: None,
+        remote: Some(RemoteAddr {
+            va: BASE + off,
+            rkey: keys[1 - from].rkey,
+        }),
+        atomic: (opcode == WrOpcode::FetchAdd).then_some(rnic_transport::AtomicArgs {
+            compare_add: 1,
+            swap: 0,
+        }),
+        invalidate_rkey: None,
+    };
+    // A full send queue or a QP in ERR refuses the post; that is the verbs answer, not a bug.
+    let _ = pair.post_send(from, qpn, wr);
+    Ok(())
+}
+
+/// A forged frame from the peer of `dst` to `dest_qp`, with hostile contents and a valid ICRC.
+fn forge(
+    rng: &mut Rng,
+    keys: &[MrKeys],
+    dst: usize,
+    dest_qp: u32,
+    near: [u32; 2],
+    payload: &[u8],
+    out: &mut Vec<u8>,
+) {
+    let opcode = if rng.gen_bool(0.85) {
+        RC_OPCODES[rng.gen_index(RC_OPCODES.len())]
+    } else {
+        Opcode::ALL[rng.gen_index(Opcode::ALL.len())]
+    };
+    // For a request to `dst`, the PSN it expects follows the last request its peer sent; for a
+    // response to `dst`, the PSNs it waits on are around its own last request.
+    let base = if opcode.is_request() {
+        near[1 - dst].wrapping_add(1)
+    } else {
+        near[dst]
+    };
+    let psn = match rng.gen_range(0..8) {
+        0 => rng.gen_range(0..1 << 24) as u32,
+        1 => base.wrapping_add(rng.gen_range(0..1 << 23) as u32),
+        _ => base
+            .wrapping_add(rng.gen_range(0..9) as u32)
+            .wrapping_sub(4),
+    } & 0xff_ffff;
+    let plen = match rng.gen_range(0..4) {
+        0 => 0,
+        1 => PMTU as usize,
+        2 => payload.len(),
+        _ => rng.gen_index(payload.len()),
+    };
+    let mut roce = random_roce(rng, opcode, dest_qp, psn, &payload[..plen]);
+    let hostile_va = |rng: &mut Rng| match rng.gen_range(0..6) {
+        0 => BASE + rng.gen_range(0..LEN),
+        1 => BASE + LEN - rng.gen_range(0..16),
+        2 => BASE - rng.gen_range(1..64),
+        3 => u64::MAX - rng.gen_range(0..4096),
+        4 => BASE,
+        _ => rng.next_u64(),
+    };
+    let rkey = |rng: &mut Rng| {
+        if rng.gen_bool(0.6) {
+            keys[dst].rkey
+        } else {
+            rng.next_u32()
+        }
+    };
+    if let Some(r) = roce.reth.as_mut() {
+        r.va = hostile_va(rng);
+        r.rkey = rkey(rng);
+        r.dma_len = match rng.gen_range(0..4) {
+            0 => plen as u32,
+            1 => u32::MAX - rng.gen_range(0..16) as u32,
+            _ => rng.gen_range(0..8 * u64::from(PMTU)) as u32,
+        };
+    }
+    if let Some(a) = roce.atomic_eth.as_mut() {
+        a.va = hostile_va(rng);
+        a.rkey = rkey(rng);
+    }
+    let (src, dstn) = (1 - dst, dst);
+    let mac = |n: usize| [0x02, 0, 0, 0, 0, 0x0a + n as u8];
+    let ip = |n: usize| [10, 0, 0, 1 + n as u8];
+    FrameRepr {
+        addr: FrameAddr {
+            src_mac: mac(src),
+            dst_mac: mac(dstn),
+            src_ip: ip(src),
+            dst_ip: ip(dstn),
+            udp_src_port: 0xc000,
+            dscp_ecn: 0,
+            ttl: 64,
+        },
+        ip_ident: 0,
+        roce,
+    }
+    .emit(out);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_short_attack_is_survived() {
+        let r = fuzz_live_qps(3, 5_000).unwrap();
+        assert_eq!(r.inputs, 5_000);
+        assert!(r.reconnects > 10, "the attack should break QPs: {r:?}");
+        assert!(r.refused > 100 && r.real_ops_posted > 100, "{r:?}");
+    }
+}
