@@ -1,0 +1,231 @@
+//! The command line, as clap derive structs. Flag names and defaults follow perftest.
+
+use crate::config::{parse_set, Override};
+use crate::perf::{
+    AtomicOp, PerfOptions, PerfTest, MAX_CLIENTS, MAX_DURATION_S, MAX_ITERS, MAX_MSG_BYTES,
+    MAX_QPS, MAX_TX_DEPTH, MIN_ITERS,
+};
+use clap::builder::{PossibleValuesParser, TypedValueParser as _};
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// rnic: a deterministic, cycle-approximate RDMA NIC simulator.
+///
+/// Runs perftest-style benchmarks (ib_write_bw, ib_read_lat, ...) against a simulated RoCEv2
+/// NIC, its host and its network. Every simulating command takes --profile, --seed and
+/// repeatable --set section.field=value (see `rnic config show` for every field).
+#[derive(Debug, Parser)]
+#[command(name = "rnic", version, propagate_version = true, max_term_width = 100)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a perftest-style test: write-bw, write-lat, read-bw, read-lat, send-bw, send-lat,
+    /// atomic-bw, atomic-lat (like ib_write_bw and friends, client side).
+    Perf(PerfCmd),
+    /// Show the configuration and profiles.
+    #[command(subcommand)]
+    Config(ConfigCmd),
+    /// Run one scenario file (profile, [set] overrides, [perf] test, [output]).
+    Run(RunCmd),
+    /// Run a parameter sweep file in parallel; write CSV, JSON and plots.
+    Sweep(SweepCmd),
+    /// Run the loopback demo: two simulated hosts exchange verified RDMA traffic.
+    Demo(DemoCmd),
+    /// Reproduce a claim of the seed papers (`rnic repro` lists them, `all` runs every one).
+    Repro(ReproCmd),
+}
+
+fn set_parser(s: &str) -> Result<Override, String> {
+    parse_set(s).map_err(|e| e.to_string())
+}
+
+fn duration_parser(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if v.is_finite() && v > 0.0 && v <= MAX_DURATION_S {
+        Ok(v)
+    } else {
+        Err(format!(
+            "must be greater than 0 and at most {MAX_DURATION_S} seconds of simulated time"
+        ))
+    }
+}
+
+/// Options of every simulating command.
+#[derive(Debug, Args, Clone, Default)]
+pub struct SimArgs {
+    /// Configuration profile (`rnic config profiles` lists them) [default: baseline].
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+    /// Random seed (sets sim.seed).
+    #[arg(long, value_name = "N", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
+    pub seed: Option<u64>,
+    /// Override a config field, e.g. --set nic.qpc_cache_entries=3000 (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = set_parser)]
+    pub set: Vec<Override>,
+    /// Also write the results as JSON to FILE (`-` for stdout instead of the table).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+/// `rnic perf TEST [flags]`.
+#[derive(Debug, Args)]
+pub struct PerfCmd {
+    /// The test.
+    #[arg(value_enum, value_name = "TEST")]
+    pub test: PerfTest,
+    /// Size of message to exchange, bytes [default: 65536 for bw, 2 for lat, 8 for atomic].
+    #[arg(short = 's', long = "size", value_name = "BYTES",
+          allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..=MAX_MSG_BYTES))]
+    pub size: Option<u64>,
+    /// Number of exchanges per QP [default: 5000 for bw, 1000 for lat].
+    #[arg(short = 'n', long = "iters", value_name = "ITERS",
+          allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(MIN_ITERS..=MAX_ITERS))]
+    pub iters: Option<u64>,
+    /// Number of QPs on the server, spread round robin over the --clients client nodes [default: 1].
+    #[arg(short = 'q', long = "qp", value_name = "QPS",
+          allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=MAX_QPS as i64))]
+    pub qp: Option<u32>,
+    /// Size of the TX queue per QP [default: 128 for bw, 1 for lat].
+    #[arg(short = 't', long = "tx-depth", value_name = "DEPTH",
+          allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=MAX_TX_DEPTH as i64))]
+    pub tx_depth: Option<u32>,
+    /// Run sizes from 2 till 2^23.
+    #[arg(short = 'a', long = "all", conflicts_with_all = ["size", "duration"])]
+    pub all: bool,
+    /// MTU size: 256 - 4096 (sets qp.pmtu) [default: 4096].
+    #[arg(short = 'm', long = "mtu", value_name = "MTU",
+          value_parser = PossibleValuesParser::new(["256", "512", "1024", "2048", "4096"])
+              .map(|s| s.parse::<u32>().unwrap_or(4096)))]
+    pub mtu: Option<u32>,
+    /// Run for this many seconds of simulated time instead of -n iterations.
+    #[arg(short = 'D', long = "duration", value_name = "SECONDS", allow_negative_numbers = true,
+          value_parser = duration_parser)]
+    pub duration: Option<f64>,
+    /// QP timeout exponent: 4.096 us * 2^timeout (sets qp.timeout) [default: 14].
+    #[arg(short = 'u', long = "qp-timeout", value_name = "TIMEOUT",
+          allow_negative_numbers = true, value_parser = clap::value_parser!(u8).range(0..=31))]
+    pub qp_timeout: Option<u8>,
+    /// Atomic operation of atomic tests [default: FETCH_AND_ADD].
+    #[arg(short = 'A', long = "atomic_type", value_enum, value_name = "TYPE")]
+    pub atomic_type: Option<AtomicOp>,
+    /// Report BW in Gbit/sec (instead of MiB/sec).
+    #[arg(long = "report_gbits", alias = "report-gbits")]
+    pub report_gbits: bool,
+    /// Number of client hosts sending to the server (sets net.clients) [default: 1].
+    #[arg(long, value_name = "N",
+          allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=MAX_CLIENTS as i64))]
+    pub clients: Option<u32>,
+    /// Write every frame on the wire to a pcap file.
+    #[arg(long, value_name = "FILE")]
+    pub pcap: Option<PathBuf>,
+    #[command(flatten)]
+    pub sim: SimArgs,
+}
+
+impl PerfCmd {
+    /// The perftest options these flags give.
+    pub fn options(&self) -> PerfOptions {
+        PerfOptions {
+            test: Some(self.test),
+            size: self.size,
+            iters: self.iters,
+            qp: self.qp,
+            tx_depth: self.tx_depth,
+            all: self.all,
+            mtu: self.mtu,
+            duration: self.duration,
+            clients: self.clients,
+            report_gbits: self.report_gbits,
+            qp_timeout: self.qp_timeout,
+            atomic_type: self.atomic_type,
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCmd {
+    /// Print the resolved configuration as TOML, each field with unit, description, default
+    /// and accepted range.
+    Show {
+        /// Profile to resolve [default: baseline].
+        #[arg(long, value_name = "NAME")]
+        profile: Option<String>,
+        /// Override a field (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE", value_parser = set_parser)]
+        set: Vec<Override>,
+    },
+    /// List the profiles.
+    Profiles,
+}
+
+/// `rnic run SCENARIO.toml`.
+#[derive(Debug, Args)]
+pub struct RunCmd {
+    /// The scenario file.
+    #[arg(value_name = "SCENARIO.toml")]
+    pub scenario: PathBuf,
+    /// Write every frame on the wire to a pcap file (overrides [output] pcap).
+    #[arg(long, value_name = "FILE")]
+    pub pcap: Option<PathBuf>,
+    #[command(flatten)]
+    pub sim: SimArgs,
+}
+
+/// `rnic sweep SWEEP.toml`.
+#[derive(Debug, Args)]
+pub struct SweepCmd {
+    /// The sweep file.
+    #[arg(value_name = "SWEEP.toml")]
+    pub sweep: PathBuf,
+    /// Points run in parallel [default: one per CPU].
+    #[arg(short = 'j', long, value_name = "N",
+          allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub jobs: Option<u32>,
+    /// Output directory for <name>.csv, <name>.json and <name>-<metric>.png/.svg.
+    #[arg(long, value_name = "DIR", default_value = "out")]
+    pub out: PathBuf,
+    /// Base profile of every point (overrides the file's `profile`).
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+    /// Random seed of every point (overrides the file's `seed`).
+    #[arg(long, value_name = "N", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
+    pub seed: Option<u64>,
+    /// Override a config field in every point, before the axes (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = set_parser)]
+    pub set: Vec<Override>,
+    /// Also write all points' results as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+/// `rnic demo`.
+#[derive(Debug, Args)]
+pub struct DemoCmd {
+    /// Random seed.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
+}
+
+/// `rnic repro [ID|all]`.
+#[derive(Debug, Args)]
+pub struct ReproCmd {
+    /// Reproduction id, or `all`; without it, list the reproductions.
+    #[arg(value_name = "ID|all")]
+    pub id: Option<String>,
+    /// Points run in parallel [default: one per CPU].
+    #[arg(short = 'j', long, value_name = "N",
+          allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub jobs: Option<u32>,
+    /// Output directory.
+    #[arg(long, value_name = "DIR", default_value = "out/repro")]
+    pub out: PathBuf,
+}

@@ -1,0 +1,322 @@
+//! The `rnic` command line: argument parsing ([`args`]) and the commands. [`main_with`] is the
+//! whole program minus the process: arguments in, text out, exit status back, with the
+//! simulation behind a [`PerfRunner`] so it can be tested without the model.
+
+pub mod args;
+
+use crate::config::{self, show, Config, Override};
+use crate::perf::{execute, PerfRunner, RunInputs};
+use crate::report::{json, text, PerfResult};
+use crate::scenario::{load_scenario, CliOverrides};
+use crate::sweep::{self, SweepOptions};
+use crate::{exit_status, repro, UsageError};
+use anyhow::Context as _;
+use args::{Cli, Command, ConfigCmd, PerfCmd, ReproCmd, RunCmd, SweepCmd};
+use clap::Parser as _;
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Runs the program: parses `args` (the first is the program name), runs the command,
+/// writes to `out`/`err`, returns the exit status (0 ok, 1 run failure, 2 usage error).
+pub fn main_with<I, T>(
+    args: I,
+    runner: &dyn PerfRunner,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let text = e.render().to_string();
+            let _ = if e.use_stderr() {
+                err.write_all(text.as_bytes())
+            } else {
+                out.write_all(text.as_bytes())
+            };
+            return u8::try_from(e.exit_code()).unwrap_or(2);
+        }
+    };
+    match dispatch(cli.command, runner, out, err) {
+        Ok(()) => 0,
+        // `rnic ... | head`: the reader left; stop quietly, as other command-line tools do.
+        Err(e) if is_broken_pipe(&e) => 0,
+        Err(e) => {
+            let _ = write_error(&e, err);
+            exit_status(&e)
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Prints `error: ...` and one `caused by:` line per underlying error.
+pub fn write_error(e: &anyhow::Error, err: &mut dyn Write) -> std::io::Result<()> {
+    let mut chain = e.chain();
+    if let Some(top) = chain.next() {
+        writeln!(err, "error: {top}")?;
+    }
+    for cause in chain {
+        writeln!(err, "  caused by: {cause}")?;
+    }
+    Ok(())
+}
+
+fn dispatch(
+    cmd: Command,
+    runner: &dyn PerfRunner,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> anyhow::Result<()> {
+    match cmd {
+        Command::Perf(c) => cmd_perf(c, runner, out, err),
+        Command::Config(ConfigCmd::Show { profile, set }) => cmd_config_show(profile, &set, out),
+        Command::Config(ConfigCmd::Profiles) => cmd_profiles(out),
+        Command::Run(c) => cmd_run(c, runner, out, err),
+        Command::Sweep(c) => cmd_sweep(c, runner, out, err),
+        Command::Demo(c) => {
+            let text = demo(c.seed)?;
+            out.write_all(text.as_bytes())?;
+            Ok(())
+        }
+        Command::Repro(c) => cmd_repro(c, runner, out, err),
+    }
+}
+
+/// The loopback demo: every RC operation over an impaired in-memory fabric, bytes verified.
+fn demo(seed: u64) -> anyhow::Result<String> {
+    rnic_loopback::demo::run_demo(seed).map_err(|e| anyhow::anyhow!("loopback demo failed: {e}"))
+}
+
+fn cmd_perf(
+    c: PerfCmd,
+    runner: &dyn PerfRunner,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let inputs = RunInputs {
+        profile: c
+            .sim
+            .profile
+            .clone()
+            .unwrap_or_else(|| "baseline".to_string()),
+        sets: c.sim.set.clone(),
+        seed: c.sim.seed,
+        perf: c.options(),
+        pcap: c.pcap.clone(),
+    };
+    run_and_report(&inputs, c.sim.json.as_deref(), runner, out, err)
+}
+
+/// Resolves, runs, prints perftest's table (unless JSON goes to stdout) and writes JSON.
+pub fn run_and_report(
+    inputs: &RunInputs,
+    json_path: Option<&Path>,
+    runner: &dyn PerfRunner,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let (cfg, spec) = inputs.resolve()?;
+    let result = execute(runner, &cfg, &spec, &inputs.profile)?;
+    let json_to_stdout = json_path.is_some_and(|p| p == Path::new("-"));
+    if !json_to_stdout {
+        out.write_all(text::render(&result, &spec, &cfg, inputs.perf.report_gbits).as_bytes())?;
+    }
+    if let Some(path) = json_path {
+        let s = json::to_json(&result)?;
+        if json_to_stdout {
+            out.write_all(s.as_bytes())?;
+        } else {
+            json::write_file(path, s.as_bytes())?;
+        }
+    }
+    writeln!(err, "{}", text::summary(&result))?;
+    if !result.bytes_verified && result.ops_completed > 0 {
+        anyhow::bail!(
+            "payload verification failed: data did not arrive intact, so the figures above \
+             are not trustworthy"
+        );
+    }
+    Ok(())
+}
+
+fn check_sweep_verified(outcome: &sweep::SweepOutcome) -> anyhow::Result<()> {
+    if outcome.unverified.is_empty() {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "payload verification failed at {} of {} points ({}); their figures are not trustworthy",
+        outcome.unverified.len(),
+        outcome.points,
+        outcome.unverified.join("; ")
+    )
+}
+
+fn cmd_config_show(
+    profile: Option<String>,
+    set: &[Override],
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let profile = profile.unwrap_or_else(|| "baseline".to_string());
+    let cfg = Config::resolve(&profile, set)?;
+    out.write_all(show::render(&cfg, &profile, set)?.as_bytes())?;
+    Ok(())
+}
+
+fn cmd_profiles(out: &mut dyn Write) -> anyhow::Result<()> {
+    let w = config::PROFILES
+        .iter()
+        .map(|p| p.name.len())
+        .max()
+        .unwrap_or(0);
+    for p in config::PROFILES {
+        writeln!(out, "{:<w$}  {}", p.name, p.description)?;
+    }
+    Ok(())
+}
+
+fn cmd_run(
+    c: RunCmd,
+    runner: &dyn PerfRunner,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let scenario = load_scenario(&c.scenario)?;
+    let cli = CliOverrides {
+        profile: c.sim.profile.clone(),
+        seed: c.sim.seed,
+        set: c.sim.set.clone(),
+    };
+    let origin = c.scenario.display().to_string();
+    let mut inputs = scenario
+        .base
+        .inputs(&cli)
+        .with_context(|| format!("in scenario file {origin}"))?;
+    inputs.pcap = c.pcap.clone().or(scenario.pcap.clone());
+    let json_path: Option<PathBuf> = c.sim.json.clone().or(scenario.json.clone());
+    writeln!(err, "rnic: scenario {}", scenario.name)?;
+    run_and_report(&inputs, json_path.as_deref(), runner, out, err)
+        .with_context(|| format!("scenario {origin}"))
+}
+
+fn sweep_options(jobs: Option<u32>, out_dir: PathBuf) -> SweepOptions {
+    SweepOptions {
+        jobs: jobs.map(|j| j as usize).unwrap_or(0),
+        out_dir,
+        progress: sweep::progress_wanted(),
+    }
+}
+
+fn cmd_sweep(
+    c: SweepCmd,
+    runner: &dyn PerfRunner,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let sw = sweep::load_sweep(&c.sweep)?;
+    let cli = CliOverrides {
+        profile: c.profile.clone(),
+        seed: c.seed,
+        set: c.set.clone(),
+    };
+    let start = std::time::Instant::now();
+    let outcome = sweep::run_sweep(&sw, &cli, runner, &sweep_options(c.jobs, c.out.clone()))?;
+    if let Some(path) = &c.json {
+        let results: Vec<&PerfResult> = outcome.results.iter().map(|(_, r)| r).collect();
+        json::write_json(path, &results)?;
+    }
+    write_sweep_table(&sw, &outcome, out)?;
+    writeln!(
+        err,
+        "rnic: sweep {}: {} points in {:.2} s; wrote {}, {} and {} plot files",
+        sw.name,
+        outcome.points,
+        start.elapsed().as_secs_f64(),
+        outcome.csv.display(),
+        outcome.json.display(),
+        outcome.plots.len()
+    )?;
+    check_sweep_verified(&outcome)
+}
+
+/// An aligned table of each point's axis values and plotted metrics.
+fn write_sweep_table(
+    sw: &sweep::Sweep,
+    outcome: &sweep::SweepOutcome,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut header: Vec<String> = sw.axes.iter().map(|a| a.key.clone()).collect();
+    header.extend(sw.metrics.iter().cloned());
+    rows.push(header);
+    for (p, r) in &outcome.results {
+        let mut row: Vec<String> = p.values.iter().map(sweep::value_text).collect();
+        for m in &sw.metrics {
+            row.push(match r.metric(m) {
+                Some(crate::report::Metric::Float(v)) => format!("{v:.3}"),
+                Some(v) => v.to_string(),
+                None => "-".to_string(),
+            });
+        }
+        rows.push(row);
+    }
+    let cols = rows[0].len();
+    let widths: Vec<usize> = (0..cols)
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    for r in &rows {
+        let line: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:>w$}"))
+            .collect();
+        writeln!(out, "{}", line.join("  "))?;
+    }
+    Ok(())
+}
+
+fn cmd_repro(
+    c: ReproCmd,
+    runner: &dyn PerfRunner,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let Some(id) = c.id else {
+        out.write_all(repro::listing().as_bytes())?;
+        return Ok(());
+    };
+    let selected = repro::select(&id)?;
+    if selected.is_empty() {
+        writeln!(out, "no reproductions are registered yet")?;
+        return Ok(());
+    }
+    for r in selected {
+        let sw = sweep::parse_sweep(r.sweep_toml, r.id)
+            .map_err(|e| UsageError(format!("reproduction {} is malformed: {e}", r.id)))?;
+        let outcome = sweep::run_sweep(
+            &sw,
+            &CliOverrides::default(),
+            runner,
+            &sweep_options(c.jobs, c.out.join(r.id)),
+        )
+        .with_context(|| format!("reproduction {}", r.id))?;
+        writeln!(out, "== {}: {}", r.id, r.title)?;
+        write_sweep_table(&sw, &outcome, out)?;
+        writeln!(out, "seed: {}", r.claim)?;
+        writeln!(err, "rnic: wrote {}", outcome.csv.display())?;
+        check_sweep_verified(&outcome).with_context(|| format!("reproduction {}", r.id))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,585 @@
+//! perftest-style tests: what to run ([`PerfSpec`]), who runs it ([`PerfRunner`]), and the
+//! options shared by `rnic perf`, scenario files (`[perf]`) and sweeps (`perf.*` axes).
+
+use crate::config::schema::{check_tree, FieldDoc, HintStyle, Kind, PMTUS};
+use crate::config::{Config, ConfigError, Override};
+use crate::report::PerfResult;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// The perftest programs rnic imitates.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum PerfTest {
+    /// ib_write_bw: RDMA WRITE bandwidth.
+    WriteBw,
+    /// ib_write_lat: RDMA WRITE ping-pong latency.
+    WriteLat,
+    /// ib_read_bw: RDMA READ bandwidth.
+    ReadBw,
+    /// ib_read_lat: RDMA READ latency.
+    ReadLat,
+    /// ib_send_bw: SEND bandwidth.
+    SendBw,
+    /// ib_send_lat: SEND ping-pong latency.
+    SendLat,
+    /// ib_atomic_bw: atomic (fetch-and-add or compare-and-swap) bandwidth.
+    AtomicBw,
+    /// ib_atomic_lat: atomic latency.
+    AtomicLat,
+}
+
+/// The verb a test exercises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Verb {
+    Write,
+    Read,
+    Send,
+    Atomic,
+}
+
+impl PerfTest {
+    /// All tests, in CLI order.
+    pub const ALL: [PerfTest; 8] = [
+        PerfTest::WriteBw,
+        PerfTest::WriteLat,
+        PerfTest::ReadBw,
+        PerfTest::ReadLat,
+        PerfTest::SendBw,
+        PerfTest::SendLat,
+        PerfTest::AtomicBw,
+        PerfTest::AtomicLat,
+    ];
+
+    /// CLI name, e.g. `write-bw`.
+    pub fn name(self) -> &'static str {
+        match self {
+            PerfTest::WriteBw => "write-bw",
+            PerfTest::WriteLat => "write-lat",
+            PerfTest::ReadBw => "read-bw",
+            PerfTest::ReadLat => "read-lat",
+            PerfTest::SendBw => "send-bw",
+            PerfTest::SendLat => "send-lat",
+            PerfTest::AtomicBw => "atomic-bw",
+            PerfTest::AtomicLat => "atomic-lat",
+        }
+    }
+
+    /// Parses a CLI name.
+    pub fn from_name(s: &str) -> Option<PerfTest> {
+        PerfTest::ALL.into_iter().find(|t| t.name() == s)
+    }
+
+    /// The verb exercised.
+    pub fn verb(self) -> Verb {
+        match self {
+            PerfTest::WriteBw | PerfTest::WriteLat => Verb::Write,
+            PerfTest::ReadBw | PerfTest::ReadLat => Verb::Read,
+            PerfTest::SendBw | PerfTest::SendLat => Verb::Send,
+            PerfTest::AtomicBw | PerfTest::AtomicLat => Verb::Atomic,
+        }
+    }
+
+    /// A latency test (one operation in flight, per-operation latency reported).
+    pub fn is_latency(self) -> bool {
+        matches!(
+            self,
+            PerfTest::WriteLat | PerfTest::ReadLat | PerfTest::SendLat | PerfTest::AtomicLat
+        )
+    }
+
+    /// perftest's default message size: 65536 for bandwidth, 2 for latency, 8 for atomics.
+    pub fn default_size(self) -> u64 {
+        match (self.verb(), self.is_latency()) {
+            (Verb::Atomic, _) => ATOMIC_SIZE,
+            (_, true) => 2,
+            (_, false) => 65536,
+        }
+    }
+
+    /// perftest's default iteration count: 5000 for bandwidth, 1000 for latency.
+    pub fn default_iters(self) -> u64 {
+        if self.is_latency() {
+            1000
+        } else {
+            5000
+        }
+    }
+
+    /// perftest's default TX depth: 128 for bandwidth, 1 for latency.
+    pub fn default_tx_depth(self) -> u32 {
+        if self.is_latency() {
+            1
+        } else {
+            128
+        }
+    }
+}
+
+impl std::fmt::Display for PerfTest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The atomic operation of atomic tests (perftest `-A`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum AtomicOp {
+    /// Fetch and add (perftest's default).
+    #[default]
+    #[value(name = "FETCH_AND_ADD", alias = "fetch_and_add")]
+    FetchAndAdd,
+    /// Compare and swap.
+    #[value(name = "CMP_AND_SWAP", alias = "cmp_and_swap")]
+    CmpAndSwap,
+}
+
+impl AtomicOp {
+    /// perftest's spelling.
+    pub fn perftest_name(self) -> &'static str {
+        match self {
+            AtomicOp::FetchAndAdd => "FETCH_AND_ADD",
+            AtomicOp::CmpAndSwap => "CMP_AND_SWAP",
+        }
+    }
+}
+
+/// Atomic operations move 8 bytes.
+pub const ATOMIC_SIZE: u64 = 8;
+/// Largest RDMA message (2 GiB, the IB limit).
+pub const MAX_MSG_BYTES: u64 = 1 << 31;
+/// Largest `-a` size, as perftest (2^23).
+pub const MAX_ALL_SIZE: u64 = 1 << 23;
+/// Most QPs a run may use.
+pub const MAX_QPS: u64 = 1 << 20;
+/// Largest TX depth.
+pub const MAX_TX_DEPTH: u64 = 1 << 16;
+/// Iteration limits (perftest: at least 5, at most 10^8).
+pub const MIN_ITERS: u64 = 5;
+pub const MAX_ITERS: u64 = 100_000_000;
+/// Longest `-D`, seconds of simulated time.
+pub const MAX_DURATION_S: f64 = 3600.0;
+/// Most client hosts.
+pub const MAX_CLIENTS: u64 = 4096;
+
+/// The sizes of `-a`: 2, 4, ..., 2^23, as perftest.
+pub fn all_sizes() -> Vec<u64> {
+    (1..=23).map(|e| 1u64 << e).collect()
+}
+
+/// Everything a runner needs besides the [`Config`]: the resolved test and its parameters.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PerfSpec {
+    /// Which test.
+    pub test: PerfTest,
+    /// Atomic operation (atomic tests only).
+    pub atomic: AtomicOp,
+    /// Message sizes in bytes, run in this order: one entry, or perftest's `-a` list.
+    pub sizes: Vec<u64>,
+    /// Iterations (`-n`) per size, per QP and per client, as perftest: each QP posts this many
+    /// operations, and perftest's bandwidth table reports `iters × qps` for one client.
+    pub iters: u64,
+    /// QPs per client (`-q`).
+    pub qps: u32,
+    /// Send queue depth per QP (`-t`): operations in flight per QP.
+    pub tx_depth: u32,
+    /// `Some(window)`: duration mode (`-D`), run for this much simulated time after
+    /// `sim.warmup_us` and count completions; `None`: iteration mode.
+    pub duration_us: Option<f64>,
+    /// Client hosts (= `config.net.clients`).
+    pub clients: u32,
+    /// Write every frame on the wire to this pcap file.
+    pub pcap: Option<PathBuf>,
+}
+
+/// Runs one perftest-style test on the model. The real implementation is
+/// `crate::model::run_perf`, wired in [`ModelRunner`]; tests use a fake.
+///
+/// Contract: return one [`PerfResult`]. For one size, fill the top-level fields and leave
+/// `per_size` empty; for several sizes (`-a`), run them in order (on the same simulated
+/// hosts, as perftest does) and combine them with [`PerfResult::from_sizes`]. Fields the
+/// caller stamps afterwards (`test`, `qps`, `clients`, `seed`, `profile`, `wall_seconds`)
+/// may be left at their defaults. A run whose data fails verification returns
+/// `bytes_verified = false` (the CLI prints the results, then fails with exit status 1) or an
+/// error.
+pub trait PerfRunner: Sync {
+    fn run(&self, cfg: &Config, spec: &PerfSpec) -> anyhow::Result<PerfResult>;
+}
+
+/// The simulator: the timing model's `run_perf`. This is the only place the CLI names the
+/// model.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ModelRunner;
+
+impl PerfRunner for ModelRunner {
+    fn run(&self, cfg: &Config, spec: &PerfSpec) -> anyhow::Result<PerfResult> {
+        crate::model::run_perf(cfg, spec)
+    }
+}
+
+/// Runs `spec` and stamps the fields the caller knows best: test, QPs, clients, seed,
+/// profile and wall time.
+pub fn execute(
+    runner: &dyn PerfRunner,
+    cfg: &Config,
+    spec: &PerfSpec,
+    profile: &str,
+) -> anyhow::Result<PerfResult> {
+    let start = std::time::Instant::now();
+    let mut r = runner.run(cfg, spec)?;
+    r.test = spec.test.name().to_string();
+    r.qps = spec.qps;
+    r.clients = spec.clients;
+    r.seed = cfg.sim.seed;
+    r.profile = profile.to_string();
+    r.wall_seconds = start.elapsed().as_secs_f64();
+    Ok(r)
+}
+
+/// The options of a perftest-style run, as given on the command line or in a `[perf]` table.
+/// `None` means "perftest's default for this test".
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PerfOptions {
+    pub test: Option<PerfTest>,
+    pub size: Option<u64>,
+    pub iters: Option<u64>,
+    pub qp: Option<u32>,
+    pub tx_depth: Option<u32>,
+    pub all: bool,
+    pub mtu: Option<u32>,
+    /// Seconds of simulated time (`-D`).
+    pub duration: Option<f64>,
+    pub clients: Option<u32>,
+    pub report_gbits: bool,
+    pub qp_timeout: Option<u8>,
+    pub atomic_type: Option<AtomicOp>,
+}
+
+const TEST_NAMES: &[&str] = &[
+    "write-bw",
+    "write-lat",
+    "read-bw",
+    "read-lat",
+    "send-bw",
+    "send-lat",
+    "atomic-bw",
+    "atomic-lat",
+];
+
+const fn pf(path: &'static str, unit: &'static str, kind: Kind, doc: &'static str) -> FieldDoc {
+    FieldDoc {
+        path,
+        unit,
+        kind,
+        optional: false,
+        doc,
+    }
+}
+
+/// The keys of a `[perf]` table (and `perf.*` sweep axes), with their flags. Ranges match
+/// the CLI's.
+pub const PERF_FIELDS: &[FieldDoc] = &[
+    pf(
+        "perf.test",
+        "test",
+        Kind::Str(TEST_NAMES),
+        "The test (required)",
+    ),
+    pf(
+        "perf.size",
+        "bytes",
+        Kind::UInt {
+            min: 1,
+            max: MAX_MSG_BYTES,
+        },
+        "Message size (-s)",
+    ),
+    pf(
+        "perf.iters",
+        "iterations",
+        Kind::UInt {
+            min: MIN_ITERS,
+            max: MAX_ITERS,
+        },
+        "Iterations (-n)",
+    ),
+    pf(
+        "perf.qp",
+        "QPs",
+        Kind::UInt {
+            min: 1,
+            max: MAX_QPS,
+        },
+        "QPs per client (-q)",
+    ),
+    pf(
+        "perf.tx_depth",
+        "WQEs",
+        Kind::UInt {
+            min: 1,
+            max: MAX_TX_DEPTH,
+        },
+        "Send queue depth (-t)",
+    ),
+    pf("perf.all", "switch", Kind::Bool, "All sizes 2..2^23 (-a)"),
+    pf("perf.mtu", "bytes", Kind::IntSet(PMTUS), "Path MTU (-m)"),
+    pf(
+        "perf.duration",
+        "s",
+        Kind::Float {
+            min: 0.0,
+            max: MAX_DURATION_S,
+            min_exclusive: true,
+        },
+        "Simulated seconds (-D)",
+    ),
+    pf(
+        "perf.clients",
+        "hosts",
+        Kind::UInt {
+            min: 1,
+            max: MAX_CLIENTS,
+        },
+        "Client hosts (--clients)",
+    ),
+    pf(
+        "perf.report_gbits",
+        "switch",
+        Kind::Bool,
+        "Report Gb/s (--report_gbits)",
+    ),
+    pf(
+        "perf.qp_timeout",
+        "exponent",
+        Kind::UInt { min: 0, max: 31 },
+        "QP timeout (-u)",
+    ),
+    pf(
+        "perf.atomic_type",
+        "op",
+        Kind::Str(&["fetch_and_add", "cmp_and_swap"]),
+        "Atomic operation (-A)",
+    ),
+];
+
+impl PerfOptions {
+    /// Reads a `[perf]` table: unknown keys, types and ranges are reported as `perf.<key>`.
+    pub fn from_table(table: &toml::Table) -> Result<PerfOptions, ConfigError> {
+        let mut t = table.clone();
+        check_tree(&mut t, "perf.", PERF_FIELDS, HintStyle::None)?;
+        toml::Value::Table(t)
+            .try_into()
+            .map_err(|e: toml::de::Error| ConfigError::Internal(e.message().to_string()))
+    }
+
+    /// As a `[perf]` table (only the options that are set).
+    pub fn to_table(&self) -> toml::Table {
+        toml::Table::try_from(self).unwrap_or_default()
+    }
+
+    /// The config fields these options set: `-m` → `qp.pmtu`, `--clients` → `net.clients`,
+    /// `-u` → `qp.timeout`, `-D` → `sim.duration_us`.
+    pub fn config_overrides(&self) -> Vec<Override> {
+        let mut v = Vec::new();
+        if let Some(m) = self.mtu {
+            v.push(Override::new("qp.pmtu", i64::from(m)));
+        }
+        if let Some(c) = self.clients {
+            v.push(Override::new("net.clients", i64::from(c)));
+        }
+        if let Some(t) = self.qp_timeout {
+            v.push(Override::new("qp.timeout", i64::from(t)));
+        }
+        if let Some(d) = self.duration {
+            v.push(Override::new("sim.duration_us", d * 1e6));
+        }
+        v
+    }
+
+    /// Applies perftest's defaults and checks combinations. `cfg` must already include
+    /// [`PerfOptions::config_overrides`].
+    pub fn resolve(&self, cfg: &Config, pcap: Option<PathBuf>) -> Result<PerfSpec, ConfigError> {
+        let test = self.test.ok_or_else(|| {
+            ConfigError::Inconsistent(format!(
+                "`perf.test` is missing: name one of {}",
+                TEST_NAMES.join(", ")
+            ))
+        })?;
+        let bad = |m: String| Err(ConfigError::Inconsistent(m));
+        if self.all && self.size.is_some() {
+            return bad("-a/--all (perf.all) runs every size: leave out -s/--size".into());
+        }
+        if self.all && self.duration.is_some() {
+            return bad("-a/--all cannot be combined with -D/--duration (as perftest)".into());
+        }
+        if test.verb() == Verb::Atomic {
+            if self.all {
+                return bad(format!(
+                    "{test}: atomic operations are 8 bytes; -a/--all does not apply"
+                ));
+            }
+            if let Some(s) = self.size.filter(|&s| s != ATOMIC_SIZE) {
+                return bad(format!(
+                    "{test}: -s/--size = {s}, but atomic operations are always {ATOMIC_SIZE} bytes"
+                ));
+            }
+        } else if self.atomic_type.is_some() {
+            return bad(format!(
+                "-A/--atomic_type applies to atomic tests only, not {test}"
+            ));
+        }
+        let sizes = if self.all {
+            all_sizes()
+        } else {
+            vec![self.size.unwrap_or(test.default_size())]
+        };
+        Ok(PerfSpec {
+            test,
+            atomic: self.atomic_type.unwrap_or_default(),
+            sizes,
+            iters: self.iters.unwrap_or(test.default_iters()),
+            qps: self.qp.unwrap_or(1),
+            tx_depth: self.tx_depth.unwrap_or(test.default_tx_depth()),
+            duration_us: self.duration.map(|_| cfg.sim.duration_us),
+            clients: cfg.net.clients,
+            pcap,
+        })
+    }
+}
+
+/// Everything that determines one run before it starts: where the config comes from and the
+/// perftest options. Shared by `rnic perf`, `rnic run` and each point of `rnic sweep`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunInputs {
+    /// Profile name.
+    pub profile: String,
+    /// Config overrides in order (scenario `[set]`, then `--set`).
+    pub sets: Vec<Override>,
+    /// `--seed` (applied after `sets`).
+    pub seed: Option<u64>,
+    /// perftest options (their config-setting flags are applied after `sets`).
+    pub perf: PerfOptions,
+    /// `--pcap`.
+    pub pcap: Option<PathBuf>,
+}
+
+impl RunInputs {
+    /// All config overrides in application order.
+    pub fn overrides(&self) -> Result<Vec<Override>, ConfigError> {
+        let mut ov = self.sets.clone();
+        ov.extend(self.perf.config_overrides());
+        if let Some(seed) = self.seed {
+            let s = i64::try_from(seed).map_err(|_| ConfigError::OutOfRange {
+                path: "sim.seed".into(),
+                value: seed.to_string(),
+                accepted: format!("an integer from 0 to {}", i64::MAX),
+                hint: String::new(),
+            })?;
+            ov.push(Override::new("sim.seed", s));
+        }
+        Ok(ov)
+    }
+
+    /// The config and the test to run.
+    pub fn resolve(&self) -> Result<(Config, PerfSpec), ConfigError> {
+        let cfg = Config::resolve(&self.profile, &self.overrides()?)?;
+        let spec = self.perf.resolve(&cfg, self.pcap.clone())?;
+        Ok((cfg, spec))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_follow_perftest() {
+        let cfg = Config::default();
+        let o = PerfOptions {
+            test: Some(PerfTest::WriteBw),
+            ..Default::default()
+        };
+        let s = o.resolve(&cfg, None).unwrap();
+        assert_eq!(
+            (s.sizes.clone(), s.iters, s.qps, s.tx_depth),
+            (vec![65536], 5000, 1, 128)
+        );
+        let o = PerfOptions {
+            test: Some(PerfTest::WriteLat),
+            ..Default::default()
+        };
+        let s = o.resolve(&cfg, None).unwrap();
+        assert_eq!((s.sizes.clone(), s.iters, s.tx_depth), (vec![2], 1000, 1));
+        let o = PerfOptions {
+            test: Some(PerfTest::AtomicBw),
+            ..Default::default()
+        };
+        assert_eq!(o.resolve(&cfg, None).unwrap().sizes, vec![8]);
+        assert_eq!(all_sizes().first(), Some(&2));
+        assert_eq!(all_sizes().last(), Some(&(1 << 23)));
+    }
+
+    #[test]
+    fn perf_table_errors_name_the_key() {
+        let t: toml::Table = "test = \"write-bw\"\nsize = 0".parse().unwrap();
+        let e = PerfOptions::from_table(&t).unwrap_err().to_string();
+        assert!(
+            e.contains("perf.size") && e.contains("1 to 2147483648"),
+            "{e}"
+        );
+        let t: toml::Table = "test = \"write-bx\"".parse().unwrap();
+        let e = PerfOptions::from_table(&t).unwrap_err().to_string();
+        assert!(e.contains("perf.test") && e.contains("write-bw"), "{e}");
+        let t: toml::Table = "tests = \"write-bw\"".parse().unwrap();
+        let e = PerfOptions::from_table(&t).unwrap_err().to_string();
+        assert!(
+            e.contains("perf.tests") && e.contains("did you mean `perf.test`"),
+            "{e}"
+        );
+        let t: toml::Table = "test = \"atomic-bw\"\natomic_type = \"CMP_AND_SWAP\""
+            .parse()
+            .unwrap();
+        let o = PerfOptions::from_table(&t).unwrap();
+        assert_eq!(o.atomic_type, Some(AtomicOp::CmpAndSwap));
+    }
+
+    #[test]
+    fn bad_combinations_are_rejected() {
+        let cfg = Config::default();
+        for o in [
+            PerfOptions {
+                test: Some(PerfTest::WriteBw),
+                all: true,
+                size: Some(4),
+                ..Default::default()
+            },
+            PerfOptions {
+                test: Some(PerfTest::AtomicLat),
+                size: Some(16),
+                ..Default::default()
+            },
+            PerfOptions::default(),
+        ] {
+            assert!(matches!(
+                o.resolve(&cfg, None),
+                Err(ConfigError::Inconsistent(_))
+            ));
+        }
+    }
+}

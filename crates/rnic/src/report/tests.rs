@@ -1,0 +1,301 @@
+use super::text::*;
+use super::*;
+use crate::config::Config;
+use crate::perf::{AtomicOp, PerfSpec, PerfTest};
+
+fn row(size: u64, iters: u64, peak: f64, avg: f64, mops: f64) -> SizeResult {
+    SizeResult {
+        size_bytes: size,
+        iterations: iters,
+        bw_peak_mb_s: peak,
+        bw_avg_mb_s: avg,
+        msg_rate_mops: mops,
+        ..Default::default()
+    }
+}
+
+fn spec(test: PerfTest) -> PerfSpec {
+    PerfSpec {
+        test,
+        atomic: AtomicOp::FetchAndAdd,
+        sizes: vec![test.default_size()],
+        iters: test.default_iters(),
+        qps: 1,
+        tx_depth: test.default_tx_depth(),
+        duration_us: None,
+        clients: 1,
+        pcap: None,
+    }
+}
+
+// Expected strings below were produced by glibc printf with perftest's format macros.
+#[test]
+fn bw_rows_match_perftest_printf() {
+    assert_eq!(
+        bw_row(&row(65536, 5000, 11030.624, 11027.651, 0.1764421), false),
+        " 65536      5000             11030.62            11027.65\t\t   0.176442\n"
+    );
+    assert_eq!(
+        bw_row(&row(2, 123456789012, 1.0, 0.5, 66.4), false),
+        " 2          123456789012       1.00               0.50   \t\t   66.400000\n"
+    );
+}
+
+#[test]
+fn small_gbits_rows_use_the_extended_format() {
+    let to_mb = 1e9 / 8.0 / MB;
+    let r = row(2, 5000, 0.0123 * to_mb, 0.01234567 * to_mb, 0.7712345);
+    assert_eq!(
+        bw_row(&r, true),
+        " 2          5000           0.012300            0.012346            0.771235\n"
+    );
+}
+
+#[test]
+fn lat_rows_match_perftest_printf() {
+    let mut r = row(2, 1000, 0.0, 0.0, 0.0);
+    r.latency = LatencyStats {
+        min: 1.03,
+        max: 3.05,
+        p50: 1.05,
+        avg: 1.0612,
+        stdev: 0.054,
+        p99: 1.16,
+        p999: 3.05,
+    };
+    assert_eq!(
+        lat_row(&r),
+        " 2       1000          1.03           3.05         1.05     \t       1.06        \t0.05   \t\t1.16    \t\t3.05   \n"
+    );
+    let mut r = row(8388608, 1000, 0.0, 0.0, 0.0);
+    r.latency = LatencyStats {
+        min: 1234.5,
+        max: 12345.678,
+        p50: 1.0,
+        avg: 1.0,
+        stdev: 0.0,
+        p99: 1.0,
+        p999: 1.0,
+    };
+    assert_eq!(
+        lat_row(&r),
+        " 8388608 1000          1234.50        12345.68      1.00     \t       1.00        \t0.00   \t\t1.00    \t\t1.00   \n"
+    );
+    let mut r = row(2, 123456, 0.0, 0.0, 0.666666666);
+    r.latency.avg = 1.5;
+    assert_eq!(
+        lat_dur_row(&r),
+        " 2             123456            1.50           666666.67\n"
+    );
+}
+
+#[test]
+fn full_bw_report_layout() {
+    let mut r = PerfResult {
+        size_bytes: 65536,
+        iterations: 5000,
+        ..Default::default()
+    };
+    r.bw_peak_mb_s = 11030.624;
+    r.bw_avg_mb_s = 11027.651;
+    r.msg_rate_mops = 0.1764421;
+    let text = render(&r, &spec(PerfTest::WriteBw), &Config::default(), false);
+    let expected = "\
+---------------------------------------------------------------------------------------
+                    RDMA_Write BW Test
+ Dual-port       : OFF\t\tDevice         : rnic0
+ Number of qps   : 1\t\tTransport type : IB
+ Connection type : RC\t\tUsing SRQ      : OFF
+ PCIe relax order: OFF
+ ibv_wr* API     : OFF
+ TX depth        : 128
+ CQ Moderation   : 100
+ Mtu             : 4096[B]
+ Link type       : Ethernet
+ Max inline data : 0[B]
+ rdma_cm QPs\t : OFF
+ Data ex. method : Ethernet
+---------------------------------------------------------------------------------------
+ #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]
+ 65536      5000             11030.62            11027.65\t\t   0.176442
+---------------------------------------------------------------------------------------
+";
+    assert_eq!(text, expected);
+    let g = render(&r, &spec(PerfTest::WriteBw), &Config::default(), true);
+    assert!(g.contains(RESULT_FMT_G));
+    // 11027.651 MiB/s = 92.51 Gb/s
+    assert!(g.contains("92.51"), "{g}");
+}
+
+#[test]
+fn lat_and_atomic_headers() {
+    let r = PerfResult::default();
+    let t = render(&r, &spec(PerfTest::WriteLat), &Config::default(), false);
+    assert!(t.contains("                    RDMA_Write Latency Test\n"));
+    assert!(t.contains(" TX depth        : 1\n"));
+    assert!(!t.contains("CQ Moderation"));
+    assert!(t.contains(&format!("{RESULT_FMT_LAT}\n")));
+    let t = render(&r, &spec(PerfTest::AtomicBw), &Config::default(), false);
+    assert!(
+        t.contains("                    Atomic FETCH_AND_ADD BW Test\n"),
+        "{t}"
+    );
+    assert!(t.contains(" Outstand reads  : 16\n"));
+    let t = render(&r, &spec(PerfTest::ReadLat), &Config::default(), false);
+    assert!(t.contains("RDMA_Read Latency Test"));
+    let t = render(&r, &spec(PerfTest::SendBw), &Config::default(), false);
+    assert!(t.contains("Send BW Test"));
+    let mut s = spec(PerfTest::SendLat);
+    s.duration_us = Some(1.0);
+    let t = render(&r, &s, &Config::default(), false);
+    assert!(t.contains(RESULT_FMT_LAT_DUR));
+}
+
+#[test]
+fn all_sizes_print_one_row_each() {
+    let per: Vec<PerfResult> = [2u64, 4, 8]
+        .iter()
+        .map(|&s| {
+            let mut r = PerfResult {
+                size_bytes: s,
+                iterations: 5000,
+                ops_completed: 5000,
+                simulated_time_us: 100.0,
+                events: 10,
+                bytes_verified: true,
+                ..Default::default()
+            };
+            r.fill_rates();
+            r
+        })
+        .collect();
+    let all = PerfResult::from_sizes(per);
+    assert_eq!(all.per_size.len(), 3);
+    assert_eq!(all.size_bytes, 8);
+    assert_eq!(all.events, 30);
+    assert!(all.bytes_verified);
+    let text = render(&all, &spec(PerfTest::WriteBw), &Config::default(), false);
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.starts_with(" 2 ") || l.starts_with(" 4 ") || l.starts_with(" 8 "))
+            .count(),
+        3
+    );
+}
+
+#[test]
+fn rates_are_perftest_units() {
+    // 1000 messages of 1 MiB in 1000 us: 1 Mops, 1 MiB per us = 1e6 MiB/s, 8.388608e12 b/s
+    let (mops, gbps, mb) = rates(1 << 20, 1000, 1000.0);
+    assert_eq!(mops, 1.0);
+    assert_eq!(mb, 1e6);
+    assert!((gbps - 8388.608).abs() < 1e-9);
+    assert_eq!(rates(1, 1, 0.0), (0.0, 0.0, 0.0));
+}
+
+#[test]
+fn latency_stats_follow_perftest_percentiles() {
+    let samples: Vec<f64> = (1..=1000).map(f64::from).collect();
+    let l = LatencyStats::from_samples_us(&samples);
+    assert_eq!((l.min, l.max, l.p50), (1.0, 1000.0, 500.5));
+    assert_eq!(l.p99, 991.0); // index ceil(1000 * 0.99) = 990
+    assert_eq!(l.p999, 1000.0);
+    assert_eq!(LatencyStats::from_samples_us(&[]), LatencyStats::default());
+}
+
+fn sample() -> PerfResult {
+    let mut r = PerfResult {
+        test: "write-bw".into(),
+        size_bytes: 64,
+        iterations: 5000,
+        simulated_time_us: 75.0,
+        ops_completed: 5000,
+        bytes_verified: true,
+        verified_bytes: 320000,
+        seed: 1,
+        profile: "baseline".into(),
+        ..Default::default()
+    };
+    r.caches
+        .insert("qpc".into(), CacheStats { hits: 9, misses: 1 });
+    r.caches
+        .insert("mpt".into(), CacheStats { hits: 5, misses: 0 });
+    r.onchip_bytes.insert("qpc_cache".into(), 76800);
+    r.fill_rates();
+    r
+}
+
+#[test]
+fn json_is_stable_and_exact() {
+    let r = sample();
+    let j = json::to_json(&r).unwrap();
+    let keys: Vec<&str> = j
+        .lines()
+        .filter(|l| l.starts_with("  \"") && !l.starts_with("   "))
+        .map(|l| l.trim().split('"').nth(1).unwrap())
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "test",
+            "size_bytes",
+            "iterations",
+            "qps",
+            "clients",
+            "simulated_time_us",
+            "ops_completed",
+            "msg_rate_mops",
+            "goodput_gbps",
+            "bw_avg_mb_s",
+            "bw_peak_mb_s",
+            "latency",
+            "retransmissions",
+            "naks",
+            "timeouts",
+            "caches",
+            "pcie_rd_bytes",
+            "pcie_wr_bytes",
+            "onchip_bytes",
+            "events",
+            "wall_seconds",
+            "bytes_verified",
+            "verified_bytes",
+            "seed",
+            "profile",
+            "per_size"
+        ]
+    );
+    // maps sorted, numbers round-trip exactly
+    assert!(j.find("\"mpt\"").unwrap() < j.find("\"qpc\"").unwrap());
+    let back: PerfResult = serde_json::from_str(&j).unwrap();
+    assert_eq!(back, r);
+    assert_eq!(json::to_json(&back).unwrap(), j);
+}
+
+#[test]
+fn metrics_cover_every_scalar_json_field() {
+    fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, v) in m {
+                    flatten(&format!("{prefix}{k}."), v, out)
+                }
+            }
+            serde_json::Value::Number(_) | serde_json::Value::Bool(_) => {
+                out.push(prefix.trim_end_matches('.').to_string())
+            }
+            _ => {}
+        }
+    }
+    let r = sample();
+    let mut from_json = Vec::new();
+    flatten("", &serde_json::to_value(&r).unwrap(), &mut from_json);
+    from_json.retain(|k| k != "wall_seconds");
+    from_json.sort();
+    let mut ours: Vec<String> = r.metrics().into_iter().map(|(k, _)| k).collect();
+    ours.sort();
+    assert_eq!(ours, from_json);
+    assert!(is_metric_name("latency.avg") && is_metric_name("caches.qpc.hits"));
+    assert!(is_metric_name("onchip_bytes.qpc_cache") && !is_metric_name("latency.mean"));
+    assert_eq!(r.metric("caches.qpc.misses"), Some(Metric::Int(1)));
+}

@@ -1,0 +1,177 @@
+//! perftest's text output (Debian perftest 4.5: ib_write_bw, ib_write_lat and friends):
+//! the test information block and the result table, with perftest's column headers and
+//! printf layouts (tabs included), so scripts that parse perftest output parse ours.
+//!
+//! Left out: the `local address:` / `remote address:` / `GID:` lines (hardware identifiers
+//! with no meaning here) and the CPU-utilization column.
+
+use super::{PerfResult, SizeResult, MB};
+use crate::config::Config;
+use crate::perf::{PerfSpec, PerfTest, Verb};
+use std::fmt::Write as _;
+
+/// perftest's RESULT_LINE.
+pub const RESULT_LINE: &str =
+    "---------------------------------------------------------------------------------------";
+/// perftest's RESULT_FMT.
+pub const RESULT_FMT: &str =
+    " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]";
+/// perftest's RESULT_FMT_G (--report_gbits).
+pub const RESULT_FMT_G: &str =
+    " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]";
+/// perftest's RESULT_FMT_LAT (note the trailing space).
+pub const RESULT_FMT_LAT: &str = " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] ";
+/// perftest's RESULT_FMT_LAT_DUR (latency tests with -D).
+pub const RESULT_FMT_LAT_DUR: &str = " #bytes        #iterations       t_avg[usec]    tps average";
+
+/// perftest's name of the verb (testsStr).
+fn verb_name(v: Verb) -> &'static str {
+    match v {
+        Verb::Send => "Send",
+        Verb::Write => "RDMA_Write",
+        Verb::Read => "RDMA_Read",
+        Verb::Atomic => "Atomic",
+    }
+}
+
+/// CQ moderation as perftest sets it: 100, at most the TX depth.
+fn cq_moderation(tx_depth: u32) -> u32 {
+    tx_depth.min(100)
+}
+
+/// The information block (ctx_print_test_info), ending with a dashed line.
+pub fn test_info(spec: &PerfSpec, cfg: &Config) -> String {
+    let mut o = String::new();
+    let t = spec.test;
+    let _ = writeln!(o, "{RESULT_LINE}");
+    let mut title = format!("                    {} ", verb_name(t.verb()));
+    if t.verb() == Verb::Atomic {
+        let _ = write!(title, "{} ", spec.atomic.perftest_name());
+    }
+    title.push_str(if t.is_latency() { "Latency " } else { "BW " });
+    let _ = writeln!(o, "{title}Test");
+    let _ = writeln!(o, " Dual-port       : OFF\t\tDevice         : rnic0");
+    let _ = writeln!(o, " Number of qps   : {}\t\tTransport type : IB", spec.qps);
+    let _ = writeln!(o, " Connection type : RC\t\tUsing SRQ      : OFF");
+    let _ = writeln!(o, " PCIe relax order: OFF");
+    let _ = writeln!(o, " ibv_wr* API     : OFF");
+    let _ = writeln!(o, " TX depth        : {}", spec.tx_depth);
+    if !t.is_latency() {
+        let _ = writeln!(o, " CQ Moderation   : {}", cq_moderation(spec.tx_depth));
+    }
+    let _ = writeln!(o, " Mtu             : {}[B]", cfg.qp.pmtu);
+    let _ = writeln!(o, " Link type       : Ethernet");
+    if matches!(t.verb(), Verb::Read | Verb::Atomic) {
+        let _ = writeln!(o, " Outstand reads  : {}", cfg.qp.max_rd_atomic);
+    } else {
+        let _ = writeln!(o, " Max inline data : 0[B]");
+    }
+    let _ = writeln!(o, " rdma_cm QPs\t : OFF");
+    let _ = writeln!(o, " Data ex. method : Ethernet");
+    let _ = writeln!(o, "{RESULT_LINE}");
+    o
+}
+
+/// The bandwidth table header.
+pub fn bw_header(report_gbits: bool) -> &'static str {
+    if report_gbits {
+        RESULT_FMT_G
+    } else {
+        RESULT_FMT
+    }
+}
+
+/// One bandwidth row (REPORT_FMT, or REPORT_FMT_EXT for small Gb/s figures), with newline.
+pub fn bw_row(r: &SizeResult, report_gbits: bool) -> String {
+    let (peak, avg) = if report_gbits {
+        let to_g = MB * 8.0 / 1e9;
+        (r.bw_peak_mb_s * to_g, r.bw_avg_mb_s * to_g)
+    } else {
+        (r.bw_peak_mb_s, r.bw_avg_mb_s)
+    };
+    if report_gbits && avg < 0.1 {
+        format!(
+            " {:<7}    {}           {:<7.6}            {:<7.6}            {:<7.6}\n",
+            r.size_bytes, r.iterations, peak, avg, r.msg_rate_mops
+        )
+    } else {
+        format!(
+            " {:<7}    {:<10}       {:<7.2}            {:<7.2}\t\t   {:<7.6}\n",
+            r.size_bytes, r.iterations, peak, avg, r.msg_rate_mops
+        )
+    }
+}
+
+/// One latency row (REPORT_FMT_LAT), with newline.
+pub fn lat_row(r: &SizeResult) -> String {
+    let l = &r.latency;
+    format!(
+        " {:<7} {}          {:<7.2}        {:<7.2}      {:<7.2}  \t       {:<7.2}     \t{:<7.2}\t\t{:<7.2} \t\t{:<7.2}\n",
+        r.size_bytes, r.iterations, l.min, l.max, l.p50, l.avg, l.stdev, l.p99, l.p999
+    )
+}
+
+/// One duration-mode latency row (REPORT_FMT_LAT_DUR), with newline.
+pub fn lat_dur_row(r: &SizeResult) -> String {
+    format!(
+        " {:<7}       {}            {:<7.2}        {:<7.2}\n",
+        r.size_bytes,
+        r.iterations,
+        r.latency.avg,
+        r.msg_rate_mops * 1e6
+    )
+}
+
+/// The whole perftest-style report: information block, table header, one row per size,
+/// closing line.
+pub fn render(result: &PerfResult, spec: &PerfSpec, cfg: &Config, report_gbits: bool) -> String {
+    let mut o = test_info(spec, cfg);
+    let lat = spec.test.is_latency();
+    let dur = spec.duration_us.is_some();
+    let header = match (lat, dur) {
+        (true, false) => RESULT_FMT_LAT,
+        (true, true) => RESULT_FMT_LAT_DUR,
+        (false, _) => bw_header(report_gbits),
+    };
+    let _ = writeln!(o, "{header}");
+    for row in result.rows() {
+        o.push_str(&match (lat, dur) {
+            (true, false) => lat_row(&row),
+            (true, true) => lat_dur_row(&row),
+            (false, _) => bw_row(&row, report_gbits),
+        });
+    }
+    let _ = writeln!(o, "{RESULT_LINE}");
+    o
+}
+
+/// A one-line summary of what perftest does not print, for stderr.
+pub fn summary(result: &PerfResult) -> String {
+    let verified = if result.bytes_verified {
+        format!("{} payload bytes verified", result.verified_bytes)
+    } else {
+        "payload NOT verified".to_string()
+    };
+    format!(
+        "rnic: {} simulated {:.3} us, {} events, {:.3} s wall; {} retransmissions, {} NAKs, {} timeouts; {}; seed {}, profile {}",
+        result.test,
+        result.simulated_time_us,
+        result.events,
+        result.wall_seconds,
+        result.retransmissions,
+        result.naks,
+        result.timeouts,
+        verified,
+        result.seed,
+        result.profile
+    )
+}
+
+/// Just the test name as perftest titles it, e.g. `RDMA_Write BW`.
+pub fn title(test: PerfTest) -> String {
+    format!(
+        "{} {}",
+        verb_name(test.verb()),
+        if test.is_latency() { "Latency" } else { "BW" }
+    )
+}

@@ -1,0 +1,198 @@
+//! `rnic run SCENARIO.toml`: one run described in TOML.
+//!
+//! ```toml
+//! name = "write-bw-64B"              # optional; defaults to the file name
+//! description = "..."                # optional
+//! profile = "baseline"               # optional (default baseline); --profile overrides
+//! seed = 7                           # optional; --seed overrides
+//!
+//! [perf]                             # the perftest command line, as keys
+//! test = "write-bw"                  # required: write-bw, write-lat, read-bw, ...
+//! size = 64                          # -s;  also iters (-n), qp (-q), tx_depth (-t),
+//! qp = 16                            # all (-a), mtu (-m), duration (-D, seconds),
+//!                                    # clients, report_gbits, qp_timeout (-u),
+//!                                    # atomic_type (-A)
+//! [set]                              # config overrides, as --set (dotted keys)
+//! nic.qpc_cache_entries = 3000
+//! nic.qpc_manager = "nonblocking"
+//!
+//! [output]                           # optional; --json / --pcap override
+//! json = "out/write-bw-64B.json"
+//! pcap = "out/write-bw-64B.pcap"
+//! ```
+
+use crate::config::overrides::overrides_from_table;
+use crate::config::{parse_toml_table, ConfigError, Override};
+use crate::input::{check_keys, check_misplaced, opt_str, opt_table, opt_u64};
+use crate::perf::{PerfOptions, RunInputs, PERF_FIELDS};
+use crate::UsageError;
+use anyhow::Context as _;
+use std::path::{Path, PathBuf};
+use toml::Table;
+
+/// What scenario and sweep files share: where the config comes from and the perf options.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Base {
+    pub profile: Option<String>,
+    pub seed: Option<u64>,
+    /// The `[perf]` table, checked.
+    pub perf: Table,
+    /// The `[set]` table as overrides.
+    pub set: Vec<Override>,
+}
+
+/// Keys of a file that [`parse_base`] reads.
+pub const BASE_KEYS: &[&str] = &["name", "description", "profile", "seed", "perf", "set"];
+
+/// Reads `profile`, `seed`, `[perf]` and `[set]`.
+pub fn parse_base(t: &Table) -> Result<Base, ConfigError> {
+    let perf = opt_table(t, "", "perf")?.unwrap_or_default();
+    let perf_keys: Vec<&str> = PERF_FIELDS
+        .iter()
+        .filter_map(|d| d.path.strip_prefix("perf."))
+        .collect();
+    check_misplaced(&perf, "perf", &perf_keys)?;
+    PerfOptions::from_table(&perf)?;
+    let set_table = opt_table(t, "", "set")?.unwrap_or_default();
+    check_misplaced(&set_table, "set", &[])?;
+    let set = overrides_from_table(&set_table);
+    let seed = opt_u64(t, "", "seed")?;
+    if let Some(s) = seed.filter(|&s| s > i64::MAX as u64) {
+        return Err(ConfigError::OutOfRange {
+            path: "seed".into(),
+            value: s.to_string(),
+            accepted: format!("an integer from 0 to {}", i64::MAX),
+            hint: String::new(),
+        });
+    }
+    Ok(Base {
+        profile: opt_str(t, "", "profile")?,
+        seed,
+        perf,
+        set,
+    })
+}
+
+/// Command-line flags that override a file's base: `--profile`, `--seed`, `--set`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CliOverrides {
+    pub profile: Option<String>,
+    pub seed: Option<u64>,
+    pub set: Vec<Override>,
+}
+
+impl Base {
+    /// The run inputs: the command line's profile and seed win over the file's; the file's
+    /// `[set]` is applied before `--set`.
+    pub fn inputs(&self, cli: &CliOverrides) -> Result<RunInputs, ConfigError> {
+        let mut sets = self.set.clone();
+        sets.extend(cli.set.iter().cloned());
+        Ok(RunInputs {
+            profile: cli
+                .profile
+                .clone()
+                .or_else(|| self.profile.clone())
+                .unwrap_or_else(|| "baseline".to_string()),
+            sets,
+            seed: cli.seed.or(self.seed),
+            perf: PerfOptions::from_table(&self.perf)?,
+            pcap: None,
+        })
+    }
+}
+
+/// A parsed scenario file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    pub description: Option<String>,
+    pub base: Base,
+    pub json: Option<PathBuf>,
+    pub pcap: Option<PathBuf>,
+}
+
+/// Parses scenario text; `origin` names it in errors and gives the default name.
+pub fn parse_scenario(src: &str, origin: &str) -> Result<Scenario, ConfigError> {
+    let t = parse_toml_table(src, origin)?;
+    let mut known: Vec<&str> = BASE_KEYS.to_vec();
+    known.push("output");
+    check_keys(&t, "", &known)?;
+    let base = parse_base(&t)?;
+    let output = opt_table(&t, "", "output")?.unwrap_or_default();
+    check_misplaced(&output, "output", &["json", "pcap"])?;
+    check_keys(&output, "output", &["json", "pcap"])?;
+    Ok(Scenario {
+        name: opt_str(&t, "", "name")?.unwrap_or_else(|| file_stem(origin)),
+        description: opt_str(&t, "", "description")?,
+        base,
+        json: opt_str(&output, "output", "json")?.map(PathBuf::from),
+        pcap: opt_str(&output, "output", "pcap")?.map(PathBuf::from),
+    })
+}
+
+/// The stem of a path, for default names.
+pub fn file_stem(origin: &str) -> String {
+    Path::new(origin)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "scenario".to_string())
+}
+
+/// Reads a user-named input file; a missing or unreadable file is a usage error.
+pub fn read_input(path: &Path) -> anyhow::Result<String> {
+    std::fs::read_to_string(path)
+        .map_err(|e| UsageError(format!("cannot read {}: {e}", path.display())).into())
+}
+
+/// Reads and parses a scenario file.
+pub fn load_scenario(path: &Path) -> anyhow::Result<Scenario> {
+    let src = read_input(path)?;
+    let origin = path.display().to_string();
+    parse_scenario(&src, &origin).with_context(|| format!("in scenario file {origin}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_a_full_scenario() {
+        let s = parse_scenario(
+            r#"
+profile = "baseline"
+seed = 3
+[perf]
+test = "write-bw"
+size = 64
+qp = 16
+[set]
+nic.qpc_cache_entries = 3000
+"net.impair.loss" = 0.001
+[output]
+json = "x.json"
+"#,
+            "dir/my-run.toml",
+        )
+        .unwrap();
+        assert_eq!(s.name, "my-run");
+        assert_eq!(s.base.seed, Some(3));
+        assert_eq!(s.json, Some(PathBuf::from("x.json")));
+        let keys: Vec<&str> = s.base.set.iter().map(|o| o.key.as_str()).collect();
+        // A TOML table is ordered by key; distinct keys commute anyway.
+        assert_eq!(keys, ["net.impair.loss", "nic.qpc_cache_entries"]);
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        for (src, want) in [
+            ("profil = \"x\"", "did you mean `profile`"),
+            ("[perf]\ntest = \"write-bw\"\nqp = 0", "perf.qp"),
+            ("[output]\njsn = \"a\"", "output.jsn"),
+            ("seed = \"x\"", "`seed`"),
+            ("[perf\n", "line 1"),
+        ] {
+            let e = parse_scenario(src, "s.toml").unwrap_err().to_string();
+            assert!(e.contains(want), "{src:?}: {e}");
+        }
+    }
+}

@@ -1,0 +1,304 @@
+use super::*;
+use crate::testing::FakeRunner;
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rnic-sweep-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+const TINY: &str = r#"
+name = "tiny"
+title = "fake QPC scaling"
+x = "perf.qp"
+series = "nic.qpc_cache_entries"
+x_log = true
+metrics = ["msg_rate_mops", "latency.avg"]
+[perf]
+test = "write-bw"
+size = 64
+iters = 100
+[set]
+net.clients = 2
+
+[[axis]]
+key = "nic.qpc_cache_entries"
+values = [100, 300]
+[[axis]]
+key = "perf.qp"
+values = [1, 10, 1000]
+"#;
+
+fn opts(dir: &Path, jobs: usize) -> SweepOptions {
+    SweepOptions {
+        jobs,
+        out_dir: dir.to_path_buf(),
+        progress: false,
+    }
+}
+
+#[test]
+fn tiny_sweep_writes_csv_json_and_plots() {
+    let sw = parse_sweep(TINY, "tiny.toml").unwrap();
+    assert_eq!(sw.points().len(), 6);
+    let dir = tmp("tiny");
+    let out = run_sweep(
+        &sw,
+        &CliOverrides::default(),
+        &FakeRunner::default(),
+        &opts(&dir, 2),
+    )
+    .unwrap();
+    assert_eq!(out.points, 6);
+    let csv = std::fs::read_to_string(dir.join("tiny.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 7, "{csv}");
+    assert!(
+        lines[0].starts_with("nic.qpc_cache_entries,perf.qp,size_bytes,"),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[0].contains(",msg_rate_mops,") && lines[0].contains(",latency.avg,"));
+    assert!(lines[0].contains(",caches.qpc.hits,") && !lines[0].contains("wall_seconds"));
+    let firsts: Vec<String> = lines[1..]
+        .iter()
+        .map(|l| l.split(',').take(2).collect::<Vec<_>>().join(","))
+        .collect();
+    assert_eq!(
+        firsts,
+        ["100,1", "100,10", "100,1000", "300,1", "300,10", "300,1000"]
+    );
+    // The fake runner counts QPs beyond the cache as misses; clients come from [set].
+    let clients_col = lines[0].split(',').position(|c| c == "clients").unwrap();
+    assert!(lines[1..]
+        .iter()
+        .all(|l| l.split(',').nth(clients_col) == Some("2")));
+    for m in ["msg_rate_mops", "latency_avg"] {
+        let png = std::fs::read(dir.join(format!("tiny-{m}.png"))).unwrap();
+        assert!(
+            png.len() > 1000 && png.starts_with(b"\x89PNG\r\n\x1a\n"),
+            "{m}"
+        );
+        let svg = std::fs::read_to_string(dir.join(format!("tiny-{m}.svg"))).unwrap();
+        assert!(
+            svg.contains("<svg") && svg.contains("fake QPC scaling"),
+            "{m}"
+        );
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("tiny.json")).unwrap()).unwrap();
+    assert_eq!(json["points"].as_array().unwrap().len(), 6);
+    assert_eq!(json["points"][5]["point"]["perf.qp"], 1000);
+    assert_eq!(out.plots.len(), 4);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn outputs_do_not_depend_on_jobs() {
+    let sw = parse_sweep(TINY, "tiny.toml").unwrap();
+    let (a, b) = (tmp("jobs1"), tmp("jobs4"));
+    run_sweep(
+        &sw,
+        &CliOverrides::default(),
+        &FakeRunner::default(),
+        &opts(&a, 1),
+    )
+    .unwrap();
+    run_sweep(
+        &sw,
+        &CliOverrides::default(),
+        &FakeRunner::default(),
+        &opts(&b, 4),
+    )
+    .unwrap();
+    for f in [
+        "tiny.csv",
+        "tiny-msg_rate_mops.png",
+        "tiny-msg_rate_mops.svg",
+        "tiny-latency_avg.png",
+    ] {
+        assert_eq!(
+            std::fs::read(a.join(f)).unwrap(),
+            std::fs::read(b.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&a);
+    let _ = std::fs::remove_dir_all(&b);
+}
+
+#[test]
+fn categorical_and_single_axis_sweeps_plot() {
+    let src = r#"
+metrics = ["goodput_gbps"]
+[perf]
+test = "write-bw"
+iters = 10
+[[axis]]
+key = "perf.test"
+values = ["write-bw", "read-bw", "send-bw"]
+[[axis]]
+key = "profile"
+values = ["baseline"]
+"#;
+    let sw = parse_sweep(src, "dir/cat.toml").unwrap();
+    assert_eq!(sw.name, "cat");
+    let dir = tmp("cat");
+    let out = run_sweep(
+        &sw,
+        &CliOverrides::default(),
+        &FakeRunner::default(),
+        &opts(&dir, 0),
+    )
+    .unwrap();
+    assert_eq!(out.points, 3);
+    assert!(
+        std::fs::read(dir.join("cat-goodput_gbps.png"))
+            .unwrap()
+            .len()
+            > 1000
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn cli_overrides_apply_to_every_point_before_axes() {
+    let sw = parse_sweep(TINY, "tiny.toml").unwrap();
+    let cli = CliOverrides {
+        seed: Some(9),
+        set: vec![crate::config::parse_set("nic.qpc_cache_entries=7").unwrap()],
+        ..Default::default()
+    };
+    let pts = sw.resolve_points(&cli).unwrap();
+    assert!(pts.iter().all(|p| p.config.sim.seed == 9));
+    assert_eq!(pts[0].config.nic.qpc_cache_entries, 100); // the axis wins
+    assert_eq!(pts[0].spec.clients, 2);
+    assert_eq!(pts[2].spec.qps, 1000);
+}
+
+#[test]
+fn failing_point_is_named() {
+    let sw = parse_sweep(
+        "[perf]\ntest = \"write-bw\"\niters = 5\n[[axis]]\nkey = \"perf.size\"\nvalues = [64, 128]",
+        "f.toml",
+    )
+    .unwrap();
+    let dir = tmp("fail");
+    let e = run_sweep(
+        &sw,
+        &CliOverrides::default(),
+        &FakeRunner {
+            fail_on_size: Some(128),
+            ..Default::default()
+        },
+        &opts(&dir, 2),
+    )
+    .unwrap_err();
+    let msg = format!("{e:#}");
+    assert!(
+        msg.contains("sweep point 2 of 2 (perf.size=128)") && msg.contains("fake failure"),
+        "{msg}"
+    );
+    assert!(
+        msg.starts_with("1 of 2 points failed; outputs of the other 1 points"),
+        "{msg}"
+    );
+    let csv = std::fs::read_to_string(dir.join("f.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_sweep_files_name_the_field() {
+    let base = "[perf]\ntest = \"write-bw\"\n";
+    let axis = "[[axis]]\nkey = \"perf.qp\"\nvalues = [1, 2]\n";
+    // (top-level keys, axes (None = one good axis), expected text)
+    let cases: &[(&str, Option<&str>, &str)] = &[
+        ("", Some(""), "at least one [[axis]]"),
+        ("", Some("[[axis]]\nkey = \"nic.qpc_cach\"\nvalues = [1]\n"), "did you mean `nic.qpc_cache_"),
+        ("", Some("[[axis]]\nkey = \"qp.pmtu\"\nvalues = [4096, 300]\n"), "`qp.pmtu` = 300"),
+        ("", Some("[[axis]]\nkey = \"perf.qp\"\nvalues = []\n"), "axis[0].values"),
+        ("", Some("[[axis]]\nkey = \"perf.qp\"\nvalues = [1, 1]\n"), "twice"),
+        ("", Some("[[axis]]\nkey = \"perf.sise\"\nvalues = [1]\n"), "perf.sise"),
+        ("", Some("[[axis]]\nkey = \"profile\"\nvalues = [\"nope\"]\n"), "unknown profile `nope`"),
+        ("", Some("[[axis]]\nkey = \"perf.qp\"\nvalue = [1]\n"), "axis[0].value"),
+        ("", Some("[[axis]]\nvalues = [1]\n"), "axis[0].key"),
+        ("", Some("axis = [1]\n"), "axis[0]"),
+        ("x = \"perf.size\"\n", None, "`x` = \"perf.size\" is not an axis"),
+        ("series = \"perf.qp\"\n", None, "`series` and `x`"),
+        ("metrics = [\"msg_rate\"]\n", None, "did you mean `msg_rate_mops`"),
+        ("metrics = []\n", None, "`metrics` is empty"),
+        ("metrics = [1]\n", None, "metrics[0]"),
+        ("x_log = \"yes\"\n", None, "`x_log`"),
+        ("axes = 1\n", None, "did you mean `axis`"),
+        ("x_log = true\n", Some("[[axis]]\nkey = \"perf.test\"\nvalues = [\"write-bw\"]\n"), "positive numbers"),
+        ("", Some("[[axis]]\nkey = \"perf.qp\"\nvalues = [1]\nmetrics = [\"x\"]\n"), "`axis.metrics`: `metrics` is a top-level key"),
+        ("", Some("[set]\nnic.ooo_cap = 3\nx = \"perf.qp\"\n[[axis]]\nkey = \"perf.qp\"\nvalues = [1]\n"), "`set.x`: `x` is a top-level key"),
+    ];
+    for (top, axes, want) in cases {
+        let src = if axes.is_some_and(|a| !a.starts_with("[[")) {
+            format!("{top}{}{base}", axes.unwrap_or(""))
+        } else {
+            format!("{top}{base}{}", axes.unwrap_or(axis))
+        };
+        let e = parse_sweep(&src, "bad.toml").unwrap_err().to_string();
+        assert!(e.contains(want), "{src:?}: {e}");
+    }
+    // Points are resolved (and combinations checked) before anything runs.
+    let sw = parse_sweep(
+        "[perf]\ntest = \"atomic-bw\"\n[[axis]]\nkey = \"perf.size\"\nvalues = [8, 64]",
+        "f",
+    )
+    .unwrap();
+    let e = format!(
+        "{:#}",
+        sw.resolve_points(&CliOverrides::default()).unwrap_err()
+    );
+    assert!(
+        e.contains("sweep point 2 of 2 (perf.size=64)") && e.contains("8 bytes"),
+        "{e}"
+    );
+    // A malformed file reports line and column.
+    let e = parse_sweep("[[axis]\n", "m.toml").unwrap_err().to_string();
+    assert!(e.contains("m.toml") && e.contains("line 1"), "{e}");
+}
+
+#[test]
+fn tick_labels_are_compact() {
+    assert_eq!(plot::tick_label(1000.0), "1000");
+    assert_eq!(plot::tick_label(0.25), "0.25");
+    assert_eq!(plot::tick_label(1.0 / 3.0), "0.333");
+    assert_eq!(plot::tick_label(1e9), "1.0e9");
+    assert_eq!(plot::file_safe("latency.p99"), "latency_p99");
+}
+
+#[test]
+fn example_files_in_scenarios_dir_are_valid() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return;
+    };
+    let mut n = 0;
+    for e in entries {
+        let path = e.unwrap().path();
+        if path.extension().and_then(|x| x.to_str()) != Some("toml") {
+            continue;
+        }
+        let src = std::fs::read_to_string(&path).unwrap();
+        let origin = path.display().to_string();
+        if src.contains("[[axis]]") {
+            let sw = parse_sweep(&src, &origin).unwrap_or_else(|e| panic!("{origin}: {e}"));
+            sw.resolve_points(&CliOverrides::default())
+                .unwrap_or_else(|e| panic!("{origin}: {e:#}"));
+        } else {
+            let s = crate::scenario::parse_scenario(&src, &origin)
+                .unwrap_or_else(|e| panic!("{origin}: {e}"));
+            s.base
+                .inputs(&CliOverrides::default())
+                .and_then(|i| i.resolve())
+                .unwrap_or_else(|e| panic!("{origin}: {e}"));
+        }
+        n += 1;
+    }
+    assert!(n > 0);
+}

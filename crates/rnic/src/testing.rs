@@ -1,0 +1,66 @@
+//! Test helpers: a fake runner whose figures are a simple deterministic function of the
+//! config and spec, so CLI, sweep and report code can be tested without the model.
+
+use crate::config::Config;
+use crate::perf::{PerfRunner, PerfSpec};
+use crate::report::{CacheStats, LatencyStats, PerfResult};
+
+/// Pretends a message costs `tx_msg_cycles` plus its bytes at line rate, and a QPC miss
+/// (QPs beyond the cache) costs one PCIe read round trip.
+#[derive(Debug, Default)]
+pub struct FakeRunner {
+    /// Fail on this size, to test error paths.
+    pub fail_on_size: Option<u64>,
+    /// Report this size as failing payload verification.
+    pub corrupt_size: Option<u64>,
+}
+
+impl PerfRunner for FakeRunner {
+    fn run(&self, cfg: &Config, spec: &PerfSpec) -> anyhow::Result<PerfResult> {
+        let mut per = Vec::new();
+        for &size in &spec.sizes {
+            if Some(size) == self.fail_on_size {
+                anyhow::bail!("fake failure at size {size}");
+            }
+            let ops = spec.iters * u64::from(spec.qps) * u64::from(spec.clients);
+            let msg_ns = f64::from(cfg.nic.tx_msg_cycles) / cfg.nic.clock_ghz
+                + size as f64 * 8.0 / cfg.eth.gbps;
+            let misses = u64::from(spec.qps.saturating_sub(cfg.nic.qpc_cache_entries));
+            let miss_ns = if misses > 0 {
+                cfg.pcie.read_rtt_ns
+            } else {
+                0.0
+            };
+            let time_us = ops as f64 * (msg_ns + miss_ns) / 1000.0;
+            let lat = cfg.net.effective_link_delay_ns() / 1000.0 * 2.0 + msg_ns / 1000.0;
+            let samples: Vec<f64> = (0..100).map(|i| lat + f64::from(i) * 0.001).collect();
+            let mut r = PerfResult {
+                size_bytes: size,
+                iterations: ops,
+                simulated_time_us: time_us,
+                ops_completed: ops,
+                latency: LatencyStats::from_samples_us(&samples),
+                events: ops * 10,
+                pcie_rd_bytes: ops * (size + u64::from(cfg.nic.wqe_bytes)),
+                pcie_wr_bytes: ops * 64,
+                bytes_verified: Some(size) != self.corrupt_size,
+                verified_bytes: ops * size,
+                ..Default::default()
+            };
+            r.caches.insert(
+                "qpc".into(),
+                CacheStats {
+                    hits: ops - misses.min(ops),
+                    misses: misses.min(ops),
+                },
+            );
+            r.onchip_bytes.insert(
+                "qpc_cache".into(),
+                u64::from(cfg.nic.qpc_cache_entries) * u64::from(cfg.nic.qpc_entry_bytes),
+            );
+            r.fill_rates();
+            per.push(r);
+        }
+        Ok(PerfResult::from_sizes(per))
+    }
+}
