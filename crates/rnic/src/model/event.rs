@@ -1,0 +1,96 @@
+//! The events of the model (small `Copy` values, no allocation) and the frame pool whose
+//! slots they carry.
+
+/// One event. `node` indexes the topology's nodes; `frame` a [`FramePool`] slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ev {
+    /// A server core posts the next WQE of its initial fill (bandwidth tests).
+    AppFill { node: u32, core: u32 },
+    /// A host core has written a send WQE and stores the SQ doorbell (enters PCIe).
+    HostMmio { node: u32, qpn: u32, pi: u32 },
+    /// A host core has written receive WQEs and stores the RQ doorbell.
+    HostMmioRq { node: u32, qpn: u32, pi: u32 },
+    /// An SQ doorbell reaches the NIC.
+    Doorbell { node: u32, qpn: u32, pi: u32 },
+    /// An RQ doorbell reaches the NIC.
+    DoorbellRq { node: u32, qpn: u32, pi: u32 },
+    /// The QP scheduler may pick the next QP.
+    Sched { node: u32 },
+    /// The completion of a host read reaches the NIC's PCIe interface.
+    DmaArrive { node: u32, slot: u32 },
+    /// A DMA read is complete (last byte in the NIC).
+    DmaDone { node: u32, slot: u32 },
+    /// A fetched WQE that needs no payload read is ready for the transport.
+    TxJobReady { node: u32, job: u32 },
+    /// The requester has a fetched WQE's QPC: post it to the transport.
+    TxPost { node: u32, job: u32 },
+    /// The TX engine may send its next frame.
+    TxWake { node: u32 },
+    /// A frame's last bit reaches the switch.
+    SwitchIn { frame: u32 },
+    /// A frame's last bit reaches a node's NIC.
+    RxArrive { node: u32, frame: u32 },
+    /// The RX pipeline hands a frame to the transport (QPC and translation done).
+    RxHandle { node: u32, frame: u32 },
+    /// An RDMA WRITE payload is visible in host memory to a polling CPU (latency tests).
+    Landed { node: u32, qpn: u32 },
+    /// A CQE is in host memory (CQ `cq` of the node).
+    CqeLanded { node: u32, cq: u32 },
+    /// A transport timer may have expired.
+    Timer { node: u32 },
+    /// End of the measurement window (duration mode).
+    End,
+}
+
+/// Frame buffers in flight, reused (no allocation per frame once warmed up).
+#[derive(Debug, Default)]
+pub struct FramePool {
+    bufs: Vec<Vec<u8>>,
+    free: Vec<u32>,
+    /// Frames currently held.
+    pub live: usize,
+}
+
+impl FramePool {
+    /// Takes an empty buffer.
+    pub fn alloc(&mut self) -> u32 {
+        self.live += 1;
+        if let Some(i) = self.free.pop() {
+            self.bufs[i as usize].clear();
+            i
+        } else {
+            self.bufs.push(Vec::with_capacity(128));
+            (self.bufs.len() - 1) as u32
+        }
+    }
+
+    /// Returns a buffer.
+    pub fn release(&mut self, i: u32) {
+        self.live -= 1;
+        self.free.push(i);
+    }
+
+    /// The bytes of slot `i`.
+    pub fn get(&self, i: u32) -> &[u8] {
+        &self.bufs[i as usize]
+    }
+
+    /// The buffer of slot `i`.
+    pub fn buf_mut(&mut self, i: u32) -> &mut Vec<u8> {
+        &mut self.bufs[i as usize]
+    }
+
+    /// Copies slot `i` into a new slot.
+    pub fn duplicate(&mut self, i: u32) -> u32 {
+        let j = self.alloc();
+        let (a, b) = if i < j {
+            let (lo, hi) = self.bufs.split_at_mut(j as usize);
+            (&lo[i as usize], &mut hi[0])
+        } else {
+            let (lo, hi) = self.bufs.split_at_mut(i as usize);
+            (&hi[0], &mut lo[j as usize])
+        };
+        b.extend_from_slice(a);
+        j
+    }
+}

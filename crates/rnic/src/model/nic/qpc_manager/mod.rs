@@ -1,0 +1,120 @@
+//! The QPC manager: the one unit through which every pipeline stage reaches a QP context.
+//!
+//! The seam is the [`QpcManager`] trait: stages [`submit`](QpcManager::submit) a
+//! [`QpcRequest`] (QPN, channel, and the requester's own `index` — its waiting-FIFO slot),
+//! the NIC [`pump`](QpcManager::pump)s the manager, performs the memory reads it asks for
+//! ([`QpcAction`]), hands back each fill with [`on_fill`](QpcManager::on_fill), and routes
+//! the [`QpcResponse`]s to the requesting channel by `index`.
+//!
+//! Implementations:
+//! * [`fcfs::Fcfs`] — the baseline first-come-first-served manager of seed 000 §3 (Fig. 2):
+//!   requests are served strictly in arrival order, so one outstanding miss blocks every
+//!   later request, hits included (head-of-line blocking).
+//!
+//! Seed 000's non-blocking manager (pending FIFO, pending record table, per-QP order) is the
+//! next implementation behind the same trait.
+
+pub mod fcfs;
+
+use rnic_sim::TimePs;
+
+use super::qpc_cache::{CacheStats, QpcCache};
+
+/// Which pipeline stage asks for a QPC (seed 000's three QPC requesters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Channel {
+    /// The descriptor unit: a scheduler visit needs the QPC (SQ address, indices) before
+    /// it can fetch WQEs.
+    Descriptor,
+    /// The requester: building the packets of a fetched WQE, and receiving ACKs, NAKs,
+    /// READ responses and atomic ACKs.
+    Requester,
+    /// The responder: incoming SEND/WRITE/READ/atomic requests.
+    Responder,
+}
+
+/// A request for one QP context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QpcRequest {
+    /// Queue pair number.
+    pub qpn: u32,
+    /// Requesting stage.
+    pub channel: Channel,
+    /// The requester's slot for the information waiting on this response.
+    pub index: u32,
+    /// Time the request reaches the manager, ps.
+    pub at: TimePs,
+}
+
+/// A served request: the QPC is available to the requester from `ready_at`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QpcResponse {
+    /// The request.
+    pub req: QpcRequest,
+    /// When the context is handed to the requester, ps.
+    pub ready_at: TimePs,
+    /// Whether the lookup hit the cache.
+    pub hit: bool,
+}
+
+/// A memory operation the manager asks the NIC to perform on the QPC backing store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QpcAction {
+    /// Read the entry of `qpn`; call [`QpcManager::on_fill`] when it arrives.
+    Fetch {
+        /// QPN to read.
+        qpn: u32,
+        /// Issue time, ps.
+        at: TimePs,
+    },
+    /// Write the (dirty, evicted) entry of `qpn` back; nothing waits on it.
+    WriteBack {
+        /// QPN written back.
+        qpn: u32,
+        /// Issue time, ps.
+        at: TimePs,
+    },
+}
+
+/// Buffers the manager writes into (reused, never reallocated on the hot path).
+#[derive(Debug, Default)]
+pub struct QpcOutputs {
+    /// Served requests, in the order served.
+    pub responses: Vec<QpcResponse>,
+    /// Memory operations to perform.
+    pub actions: Vec<QpcAction>,
+}
+
+/// Statistics every manager reports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct QpcManagerStats {
+    /// Requests submitted.
+    pub requests: u64,
+    /// Requests served.
+    pub served: u64,
+    /// Total time the manager was blocked by an outstanding miss, ps.
+    pub blocked_ps: u64,
+    /// Largest number of requests queued at once.
+    pub max_queued: u64,
+    /// The cache's counters.
+    pub cache: CacheStats,
+}
+
+/// The seam between the pipeline stages and QPC management.
+pub trait QpcManager {
+    /// Queues a request.
+    fn submit(&mut self, req: QpcRequest);
+    /// Requests queued and not yet served, from `channel`.
+    fn queued(&self, channel: Channel) -> u32;
+    /// Serves what can be served; writes responses and memory actions into `out`.
+    fn pump(&mut self, now: TimePs, out: &mut QpcOutputs);
+    /// The entry of `qpn` arrived from the backing store at `now`.
+    fn on_fill(&mut self, now: TimePs, qpn: u32, out: &mut QpcOutputs);
+    /// Counters.
+    fn stats(&self) -> QpcManagerStats;
+    /// The QPC cache.
+    fn cache(&self) -> &QpcCache;
+    /// Modelled on-chip bytes of the manager's own structures (FIFOs, tables), by name;
+    /// the cache is reported separately.
+    fn onchip(&self) -> Vec<(&'static str, u64)>;
+}

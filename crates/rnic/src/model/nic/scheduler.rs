@@ -1,0 +1,141 @@
+//! The QP scheduler: round robin over active QPs (those with doorbelled WQEs not yet
+//! fetched and room under `max_outstanding_wqes_per_qp`). One visit takes the QP's context
+//! from the QPC manager (descriptor channel) and then fetches up to `wqes_per_fetch` WQEs in
+//! one DMA read, as real NICs do; a QP with more work goes back to the tail.
+//!
+//! Backpressure: the scheduler pauses while the QPC manager's request FIFO is full, while
+//! `max_visits_in_flight` WQE fetches are outstanding, or while `tx_backlog_cap` fetched
+//! messages wait for the TX engine.
+
+use std::collections::VecDeque;
+
+use rnic_sim::TimePs;
+
+use super::qpc_manager::{Channel, QpcRequest};
+use super::wqe_fetch::Visit;
+use crate::model::event::Ev;
+use crate::model::world::World;
+
+/// Counters of the scheduler.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SchedStats {
+    /// QP visits (WQE fetches) made.
+    pub visits: u64,
+    /// WQEs fetched.
+    pub wqes: u64,
+    /// Times the scheduler paused for backpressure.
+    pub stalls: u64,
+}
+
+/// The round-robin scheduler.
+#[derive(Debug, Default)]
+pub struct Scheduler {
+    ring: VecDeque<u32>,
+    /// A `Sched` event is pending.
+    pub pending: bool,
+    /// Paused by backpressure; woken by [`World::sched_kick`].
+    pub stalled: bool,
+    /// Counters.
+    pub stats: SchedStats,
+}
+
+impl Scheduler {
+    /// Active QPs.
+    pub fn active(&self) -> usize {
+        self.ring.len()
+    }
+}
+
+impl World {
+    /// Makes `qpn` active if it has WQEs to fetch, and starts the scheduler at `at`.
+    pub(crate) fn sched_activate(&mut self, n: usize, qpn: u32, at: TimePs) {
+        let max_out = self.p.nic.max_outstanding_wqes_per_qp;
+        let nic = &mut self.nodes[n].nic;
+        let Some(qp) = nic.qps.get_mut(qpn as usize) else {
+            return;
+        };
+        if qp.active || qp.sq_pi == qp.sq_fetched || qp.outstanding >= max_out {
+            return;
+        }
+        qp.active = true;
+        nic.sched.ring.push_back(qpn);
+        if !nic.sched.pending && !nic.sched.stalled {
+            nic.sched.pending = true;
+            self.q.push(at, Ev::Sched { node: n as u32 });
+        }
+    }
+
+    /// Wakes a paused scheduler if its backpressure has cleared.
+    pub(crate) fn sched_kick(&mut self, n: usize, now: TimePs) {
+        let nic = &mut self.nodes[n].nic;
+        if nic.sched.stalled && !nic.sched.pending {
+            nic.sched.stalled = false;
+            if !nic.sched.ring.is_empty() {
+                nic.sched.pending = true;
+                self.q.push(now, Ev::Sched { node: n as u32 });
+            }
+        }
+    }
+
+    /// One scheduler step at `now`.
+    pub(crate) fn on_sched(&mut self, n: usize, now: TimePs) {
+        let p = &self.p.nic;
+        let (per, max_out, fifo, max_visits, backlog_cap, sched_ps) = (
+            p.wqes_per_fetch,
+            p.max_outstanding_wqes_per_qp,
+            p.qpc_fifo_depth,
+            p.max_visits_in_flight as usize,
+            p.tx_backlog_cap,
+            p.sched_ps,
+        );
+        let nic = &mut self.nodes[n].nic;
+        nic.sched.pending = false;
+        loop {
+            if nic.qpc.queued(Channel::Descriptor) >= fifo
+                || nic.fetch.visits.len() >= max_visits
+                || nic.tx.backlog >= backlog_cap
+            {
+                nic.sched.stalled = true;
+                nic.sched.stats.stalls += 1;
+                return;
+            }
+            let Some(qpn) = nic.sched.ring.pop_front() else {
+                return;
+            };
+            let qp = &mut nic.qps[qpn as usize];
+            let avail = qp.sq_pi.wrapping_sub(qp.sq_fetched);
+            let room = max_out.saturating_sub(qp.outstanding);
+            let to_wrap = qp.sq_mask + 1 - (qp.sq_fetched & qp.sq_mask);
+            let k = avail.min(room).min(per).min(to_wrap);
+            if k == 0 {
+                qp.active = false;
+                continue;
+            }
+            let first = qp.sq_fetched;
+            qp.sq_fetched = first.wrapping_add(k);
+            qp.outstanding += k;
+            let more = qp.sq_pi != qp.sq_fetched && qp.outstanding < max_out;
+            if more {
+                nic.sched.ring.push_back(qpn);
+            } else {
+                qp.active = false;
+            }
+            nic.sched.stats.visits += 1;
+            nic.sched.stats.wqes += u64::from(k);
+            let t = nic.sched_unit.serve(now);
+            let visit = nic.fetch.visits.insert(Visit { qpn, first, n: k });
+            nic.qpc.submit(QpcRequest {
+                qpn,
+                channel: Channel::Descriptor,
+                index: visit,
+                at: t,
+            });
+            if !nic.sched.ring.is_empty() {
+                nic.sched.pending = true;
+                self.q.push(now + sched_ps, Ev::Sched { node: n as u32 });
+            }
+            self.qpc_pump(n, now);
+            return;
+        }
+    }
+}

@@ -1,0 +1,321 @@
+//! Memory translation: the MPT (one entry per memory region, found by lkey/rkey: bounds and
+//! access rights) and the MTT (one entry per `page_bytes` page of a region: the physical
+//! page), each with its own LRU cache. A message touching k pages needs one MPT lookup and k
+//! MTT lookups. Like the baseline QPC manager the unit is in order and blocking: a miss
+//! stops later jobs until the entry arrives from the backing store. An MTT miss reads one
+//! 64 B line of 8 consecutive page entries (as hardware reads whole lines) and fills all of
+//! them; an MPT miss reads one 64 B entry.
+//!
+//! Protection itself is checked by the transport (it owns the MRs); this unit only charges
+//! the time and the cache traffic of doing so.
+
+use std::collections::VecDeque;
+
+use rnic_sim::TimePs;
+
+use super::lru::{HashIndex, Lru};
+use super::qpc_cache::CacheStats;
+
+/// A translation job: `len` bytes at `va` through the region of `key`.
+#[derive(Debug, Clone, Copy)]
+pub struct TransJob<C> {
+    /// lkey or rkey (identifies the MPT entry).
+    pub key: u32,
+    /// First byte.
+    pub va: u64,
+    /// Bytes (0 with `needs` = translate nothing: an in-order pass-through).
+    pub len: u64,
+    /// Whether any lookup is needed; `false` keeps the job in order without cost.
+    pub needs: bool,
+    /// What to do when done.
+    pub cont: C,
+    /// Arrival time, ps.
+    pub at: TimePs,
+}
+
+/// A backing-store read the unit needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransFetch {
+    /// MPT entry of a key.
+    Mpt {
+        /// Issue time, ps.
+        at: TimePs,
+    },
+    /// MTT entry of a page.
+    Mtt {
+        /// Issue time, ps.
+        at: TimePs,
+    },
+}
+
+/// Counters of the translation unit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct TranslationStats {
+    /// MPT cache.
+    pub mpt: CacheStats,
+    /// MTT cache.
+    pub mtt: CacheStats,
+    /// Jobs processed.
+    pub jobs: u64,
+    /// Time blocked on misses, ps.
+    pub blocked_ps: u64,
+}
+
+/// The MPT/MTT unit.
+#[derive(Debug)]
+pub struct Translation<C> {
+    mpt: Lru<HashIndex>,
+    mtt: Lru<HashIndex>,
+    page_bytes: u64,
+    mpt_ps: TimePs,
+    mtt_ps: TimePs,
+    mpt_entry_bytes: u64,
+    mtt_entry_bytes: u64,
+    fifo: VecDeque<TransJob<C>>,
+    /// Progress of the head job: MPT done, next page index to look up.
+    head_mpt_done: bool,
+    head_next_page: u64,
+    free_at: TimePs,
+    blocked: Option<(u64, bool, TimePs)>,
+    /// Counters.
+    pub stats: TranslationStats,
+}
+
+/// MTT entries read (and filled) by one miss.
+pub const MTT_LINE_ENTRIES: u64 = 8;
+
+fn mtt_key(key: u32, page: u64) -> u64 {
+    (u64::from(key) << 40) ^ (page & ((1 << 40) - 1))
+}
+
+impl<C: Copy> Translation<C> {
+    /// A unit with caches of the given capacities and per-lookup times.
+    pub fn new(
+        mpt_entries: u32,
+        mtt_entries: u32,
+        page_bytes: u64,
+        mpt_ps: TimePs,
+        mtt_ps: TimePs,
+        mpt_entry_bytes: u64,
+        mtt_entry_bytes: u64,
+    ) -> Self {
+        Translation {
+            mpt: Lru::new(mpt_entries),
+            mtt: Lru::new(mtt_entries),
+            page_bytes: page_bytes.max(1),
+            mpt_ps,
+            mtt_ps,
+            mpt_entry_bytes,
+            mtt_entry_bytes,
+            fifo: VecDeque::new(),
+            head_mpt_done: false,
+            head_next_page: 0,
+            free_at: 0,
+            blocked: None,
+            stats: TranslationStats::default(),
+        }
+    }
+
+    /// Queues a job.
+    pub fn submit(&mut self, job: TransJob<C>) {
+        self.fifo.push_back(job);
+    }
+
+    /// Jobs queued.
+    pub fn queued(&self) -> usize {
+        self.fifo.len()
+    }
+
+    fn pages(&self, job: &TransJob<C>) -> (u64, u64) {
+        if !job.needs || job.len == 0 {
+            return (0, 0);
+        }
+        let first = job.va / self.page_bytes;
+        let last = (job.va + job.len - 1) / self.page_bytes;
+        (first, last - first + 1)
+    }
+
+    /// Processes queued jobs; finished jobs go to `done` with their completion time, needed
+    /// reads to `fetch` (call [`Translation::on_fill`] when the read completes).
+    pub fn pump(&mut self, done: &mut Vec<(C, TimePs)>, fetch: &mut Vec<TransFetch>) {
+        while self.blocked.is_none() {
+            let Some(&job) = self.fifo.front() else {
+                break;
+            };
+            let mut t = job.at.max(self.free_at);
+            if job.needs && !self.head_mpt_done {
+                t += self.mpt_ps;
+                self.free_at = t;
+                if self.mpt.touch(u64::from(job.key), false) {
+                    self.stats.mpt.hits += 1;
+                    self.head_mpt_done = true;
+                } else {
+                    self.stats.mpt.misses += 1;
+                    self.blocked = Some((u64::from(job.key), true, t));
+                    fetch.push(TransFetch::Mpt { at: t });
+                    break;
+                }
+            }
+            let (first, n) = self.pages(&job);
+            let mut missed = false;
+            while self.head_next_page < n {
+                t += self.mtt_ps;
+                self.free_at = t;
+                let k = mtt_key(job.key, first + self.head_next_page);
+                if self.mtt.touch(k, false) {
+                    self.stats.mtt.hits += 1;
+                    self.head_next_page += 1;
+                } else {
+                    self.stats.mtt.misses += 1;
+                    self.blocked = Some((k, false, t));
+                    fetch.push(TransFetch::Mtt { at: t });
+                    missed = true;
+                    break;
+                }
+            }
+            if missed {
+                break;
+            }
+            self.free_at = t;
+            self.fifo.pop_front();
+            self.head_mpt_done = false;
+            self.head_next_page = 0;
+            self.stats.jobs += 1;
+            done.push((job.cont, t));
+        }
+    }
+
+    /// The entry the unit was blocked on arrived at `now`.
+    pub fn on_fill(
+        &mut self,
+        now: TimePs,
+        done: &mut Vec<(C, TimePs)>,
+        fetch: &mut Vec<TransFetch>,
+    ) {
+        let Some((key, is_mpt, since)) = self.blocked.take() else {
+            return;
+        };
+        self.stats.blocked_ps += now.saturating_sub(since);
+        let (cache, stats) = if is_mpt {
+            (&mut self.mpt, &mut self.stats.mpt)
+        } else {
+            (&mut self.mtt, &mut self.stats.mtt)
+        };
+        if is_mpt {
+            if cache.insert(key, false).is_some() {
+                stats.evictions += 1;
+            }
+        } else {
+            // The whole line: the entry missed and its neighbours in the same 64 B.
+            let mask = (1 << 40) - 1;
+            let page = key & mask;
+            let base = page - page % MTT_LINE_ENTRIES;
+            for pg in base..base + MTT_LINE_ENTRIES {
+                let k = (key & !mask) | pg;
+                if (k == key || !cache.contains(k)) && cache.insert(k, false).is_some() {
+                    stats.evictions += 1;
+                }
+            }
+            // The missed entry is the most recently used.
+            cache.touch(key, false);
+        }
+        if is_mpt {
+            self.head_mpt_done = true;
+        } else {
+            self.head_next_page += 1;
+        }
+        self.free_at = self.free_at.max(now);
+        self.pump(done, fetch);
+    }
+
+    /// Bytes of a backing-store read for an MPT (true) or MTT (false) entry.
+    pub fn entry_bytes(&self, is_mpt: bool) -> u64 {
+        if is_mpt {
+            self.mpt_entry_bytes
+        } else {
+            self.mtt_entry_bytes * MTT_LINE_ENTRIES
+        }
+    }
+
+    /// Modelled on-chip bytes (MPT cache, MTT cache).
+    pub fn onchip(&self) -> [(&'static str, u64); 2] {
+        [
+            (
+                "mpt_cache",
+                u64::from(self.mpt.capacity()) * self.mpt_entry_bytes,
+            ),
+            (
+                "mtt_cache",
+                u64::from(self.mtt.capacity()) * self.mtt_entry_bytes,
+            ),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn multi_page_job_looks_up_every_page_and_misses_block() {
+        let mut t: Translation<u32> = Translation::new(4, 64, 4096, 1000, 1000, 64, 8);
+        let mut done = Vec::new();
+        let mut fetch = Vec::new();
+        // 8 KB starting mid-page touches 3 pages
+        t.submit(TransJob {
+            key: 7,
+            va: 2048,
+            len: 8192,
+            needs: true,
+            cont: 1,
+            at: 0,
+        });
+        t.submit(TransJob {
+            key: 0,
+            va: 0,
+            len: 0,
+            needs: false,
+            cont: 2,
+            at: 0,
+        });
+        t.pump(&mut done, &mut fetch);
+        assert_eq!(fetch, vec![TransFetch::Mpt { at: 1000 }]);
+        assert!(done.is_empty());
+        fetch.clear();
+        t.on_fill(10_000, &mut done, &mut fetch);
+        assert_eq!(fetch.len(), 1, "one MTT line for pages 0..8");
+        fetch.clear();
+        t.on_fill(50_000, &mut done, &mut fetch);
+        assert!(fetch.is_empty());
+        assert_eq!(done, vec![(1, 52_000), (2, 52_000)]);
+        assert_eq!(t.stats.mpt.misses, 1);
+        assert_eq!(t.stats.mtt.misses, 1);
+        assert_eq!(t.stats.mtt.hits, 2);
+        // A page of the next line misses again.
+        t.submit(TransJob {
+            key: 7,
+            va: 8 * 4096,
+            len: 1,
+            needs: true,
+            cont: 4,
+            at: 55_000,
+        });
+        done.clear();
+        t.pump(&mut done, &mut fetch);
+        assert_eq!(fetch.len(), 1);
+        fetch.clear();
+        t.on_fill(60_000, &mut done, &mut fetch);
+        // Same job again: all hits, 1 + 3 lookups
+        t.submit(TransJob {
+            key: 7,
+            va: 2048,
+            len: 8192,
+            needs: true,
+            cont: 3,
+            at: 60_000,
+        });
+        done.clear();
+        t.pump(&mut done, &mut fetch);
+        assert_eq!(done, vec![(3, 64_000)]);
+    }
+}

@@ -1,0 +1,225 @@
+//! WQE fetch and decode: a scheduler visit, once the QPC manager has served it, reads its
+//! WQEs from the SQ ring in host memory with one DMA read; the decoder turns the real bytes
+//! back into work requests (the format is in [`crate::model::host::driver`]). Each WQE then
+//! goes through MPT/MTT translation and, for SEND/WRITE, the payload DMA read; then, in
+//! fetch order, the requester takes the QP's context from the QPC manager (requester
+//! channel) and hands the WQE to the transport (`post_send`).
+
+use std::collections::VecDeque;
+
+use rnic_sim::TimePs;
+
+use super::qpc_manager::{Channel, QpcRequest};
+use super::translation::TransJob;
+use super::unit::Unit;
+use super::{DmaToken, TransCont};
+use crate::model::event::Ev;
+use crate::model::host::driver::SqWqe;
+use crate::model::slab::Slab;
+use crate::model::world::World;
+
+/// One scheduler visit: `n` WQEs of `qpn` from SQ index `first`.
+#[derive(Debug, Clone, Copy)]
+pub struct Visit {
+    /// QPN.
+    pub qpn: u32,
+    /// First SQ index.
+    pub first: u32,
+    /// WQEs.
+    pub n: u32,
+}
+
+/// A fetched WQE on its way to the transport.
+#[derive(Debug, Clone)]
+pub struct TxJob {
+    /// QPN.
+    pub qpn: u32,
+    /// The decoded WQE (`None` if the bytes did not decode).
+    pub wqe: Option<SqWqe>,
+    /// Payload (if any) is in the NIC.
+    pub ready: bool,
+}
+
+/// Counters of WQE fetch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FetchStats {
+    /// WQEs decoded.
+    pub wqes: u64,
+    /// WQEs whose bytes did not decode.
+    pub bad_wqes: u64,
+    /// post_send calls the transport refused.
+    pub post_errors: u64,
+    /// Payload bytes read for SEND/WRITE.
+    pub payload_bytes: u64,
+}
+
+/// WQE fetch, decode and the in-order release to the transport.
+#[derive(Debug)]
+pub struct WqeFetch {
+    /// Visits whose WQEs are being read.
+    pub visits: Slab<Visit>,
+    /// WQEs between decode and the transport.
+    pub jobs: Slab<TxJob>,
+    order: VecDeque<u32>,
+    /// The decoder.
+    pub decode: Unit,
+    /// Counters.
+    pub stats: FetchStats,
+}
+
+impl WqeFetch {
+    /// A fetch unit whose decoder has II `decode_ps`.
+    pub fn new(decode_ps: TimePs) -> Self {
+        WqeFetch {
+            visits: Slab::new(),
+            jobs: Slab::new(),
+            order: VecDeque::new(),
+            decode: Unit::new(decode_ps),
+            stats: FetchStats::default(),
+        }
+    }
+}
+
+impl World {
+    /// The QPC of a visit is ready at `at`: read its WQEs.
+    pub(crate) fn wqe_fetch_issue(&mut self, n: usize, visit: u32, at: TimePs) {
+        let wqe = self.p.nic.wqe_bytes;
+        let nic = &self.nodes[n].nic;
+        let Some(v) = nic.fetch.visits.get(visit).copied() else {
+            return;
+        };
+        self.host_read(n, at, u64::from(v.n) * wqe, DmaToken::Wqe(visit));
+    }
+
+    /// The WQEs of `visit` are in the NIC: decode them and start their translation.
+    pub(crate) fn on_wqes_fetched(&mut self, n: usize, now: TimePs, visit: u32) {
+        let wqe_bytes = self.p.nic.wqe_bytes;
+        let node = &mut self.nodes[n];
+        let nic = &mut node.nic;
+        let Some(v) = nic.fetch.visits.remove(visit) else {
+            return;
+        };
+        let qp = nic.qps[v.qpn as usize];
+        let mut buf = [0u8; 64];
+        for i in 0..v.n {
+            let idx = v.first.wrapping_add(i) & qp.sq_mask;
+            rnic_transport::Memory::read(
+                &node.mem,
+                qp.sq_base + u64::from(idx) * wqe_bytes,
+                &mut buf,
+            );
+            let wqe = SqWqe::decode(&buf);
+            let t = nic.fetch.decode.serve(now);
+            nic.fetch.stats.wqes += 1;
+            let job = nic.fetch.jobs.insert(TxJob {
+                qpn: v.qpn,
+                wqe,
+                ready: false,
+            });
+            nic.fetch.order.push_back(job);
+            let tj = match wqe {
+                Some(w) if w.payload_to_read() > 0 => TransJob {
+                    key: w.sge.lkey,
+                    va: w.sge.addr,
+                    len: w.payload_to_read(),
+                    needs: true,
+                    cont: TransCont::TxJob(job),
+                    at: t,
+                },
+                _ => {
+                    if wqe.is_none() {
+                        nic.fetch.stats.bad_wqes += 1;
+                    }
+                    TransJob {
+                        key: 0,
+                        va: 0,
+                        len: 0,
+                        needs: false,
+                        cont: TransCont::TxJob(job),
+                        at: t,
+                    }
+                }
+            };
+            nic.trans.submit(tj);
+        }
+        self.trans_pump(n);
+        self.sched_kick(n, now);
+    }
+
+    /// Translation of a fetched WQE finished at `at`: read its payload, if any.
+    pub(crate) fn tx_job_translated(&mut self, n: usize, job: u32, at: TimePs) {
+        let nic = &mut self.nodes[n].nic;
+        let bytes = nic
+            .fetch
+            .jobs
+            .get(job)
+            .and_then(|j| j.wqe)
+            .map_or(0, |w| w.payload_to_read());
+        if bytes > 0 {
+            nic.fetch.stats.payload_bytes += bytes;
+            self.host_read(n, at, bytes, DmaToken::Payload(job));
+        } else {
+            self.q.push(
+                at,
+                Ev::TxJobReady {
+                    node: n as u32,
+                    job,
+                },
+            );
+        }
+    }
+
+    /// The WQE `job` is ready (payload in the NIC): in fetch order, ready WQEs ask the QPC
+    /// manager for their context on the requester channel (the requester builds the packet
+    /// headers from it).
+    pub(crate) fn on_tx_job_ready(&mut self, n: usize, now: TimePs, job: u32) {
+        let nic = &mut self.nodes[n].nic;
+        if let Some(j) = nic.fetch.jobs.get_mut(job) {
+            j.ready = true;
+        }
+        let mut submitted = false;
+        while let Some(&head) = nic.fetch.order.front() {
+            let Some(j) = nic.fetch.jobs.get(head) else {
+                nic.fetch.order.pop_front();
+                continue;
+            };
+            if !j.ready {
+                break;
+            }
+            nic.fetch.order.pop_front();
+            nic.qpc.submit(QpcRequest {
+                qpn: j.qpn,
+                channel: Channel::Requester,
+                index: head | TX_JOB_INDEX,
+                at: now,
+            });
+            submitted = true;
+        }
+        if submitted {
+            self.qpc_pump(n, now);
+        }
+    }
+
+    /// The requester has the QPC of `job`: hand the WQE to the transport.
+    pub(crate) fn on_tx_post(&mut self, n: usize, now: TimePs, job: u32) {
+        let node = &mut self.nodes[n];
+        let nic = &mut node.nic;
+        let Some(j) = nic.fetch.jobs.remove(job) else {
+            return;
+        };
+        let ok = match j.wqe {
+            Some(w) => node.dev.post_send(j.qpn, w.to_send_wr()).is_ok(),
+            None => false,
+        };
+        if !ok {
+            nic.fetch.stats.post_errors += 1;
+            return;
+        }
+        nic.tx.backlog += 1;
+        nic.tx_enlist(j.qpn);
+        self.tx_kick(n, now);
+    }
+}
+
+/// Bit marking a requester-channel QPC request index as a TX job (else an RX frame).
+pub const TX_JOB_INDEX: u32 = 1 << 31;

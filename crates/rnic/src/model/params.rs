@@ -1,0 +1,352 @@
+//! Every timing parameter of the model, with units and defaults, and its derivation from
+//! [`crate::config::Config`].
+//!
+//! Times are held in picoseconds (`_ps`), sizes in bytes, rates as integer Mbps so that
+//! serialization is exact integer arithmetic (see [`rnic_sim::bytes_time_ps_mbps`]).
+//!
+//! # Calibration of the `baseline` profile (done once, not per figure)
+//!
+//! The seeds fix the environment (100 Gbps Ethernet, PCIe 128 Gbps with a 500 ns read round
+//! trip, 1 GHz NIC clock, 256 B QPC entries, 64 B WQEs, QPC cache 300 entries) but not the
+//! cycles per pipeline step. Seed 000 reports a peak 64 B RDMA WRITE message rate of
+//! 66.4 Mops (1 server, 10 clients); seed 002 reports "close to ConnectX-5", about 70 Mops.
+//! We make one unit, the TX message engine, the bottleneck of the 64 B path and give it
+//! `tx_msg_cycles = 15`: 1 / (15 cycles × 1 ns) = 66.7 Mops. Every other unit on the
+//! 64 B path must then have a smaller per-message occupancy, which the defaults satisfy
+//! (server side, per 64 B WRITE, `wqes_per_fetch` = 8, one ACK per message at worst):
+//!
+//! | unit | cycles / message | bound | utilisation at 66.7 Mops |
+//! |---|---|---|---|
+//! | doorbell unit (one doorbell per post) | 4 | 250 Mops | 27 % |
+//! | scheduler (one visit per 8 WQEs) | 4 / 8 | 2 Gops | 3 % |
+//! | QPC manager (1 lookup per visit, 1 per message on the requester channel, 1 per ACK) | 2 × 2.125 | 235 Mops | 28 % |
+//! | WQE decode | 4 | 250 Mops | 27 % |
+//! | MPT + MTT lookups | 1 + 1 | 500 Mops | 13 % |
+//! | **TX engine, first packet of a message** | **15** | **66.7 Mops** | **100 %** |
+//! | RX pipeline (ACKs) | 8 | 125 Mops | 53 % |
+//! | CQ unit | 4 | 250 Mops | 27 % |
+//!
+//! The other resources stay above it:
+//! * wire: a 64 B WRITE-only frame is 14 + 20 + 8 + 12 + 16 (RETH) + 64 + 4 (ICRC) = 138 B,
+//!   + 4 FCS + 20 preamble/IFG = 162 B = 1296 bit: 77.2 Mpps at 100 Gbps;
+//! * PCIe host → NIC per message: 64 B payload + 24 B completion header, 1/8 of a 512 B WQE
+//!   batch in two 256 B completions (70 B), a 32 B doorbell TLP: 190 B = 11.9 ns at
+//!   128 Gbps, 84 Mops; NIC → host: 27 B of read requests + a 64 B CQE with its 24 B header:
+//!   115 B, 139 Mops;
+//! * hosts: 10 cores at 50 ns (post) + 20 ns (poll) per message: 143 Mops.
+//!
+//! So the model's 64 B peak is min(1/II, wire, PCIe, CPU) = 66.7 Mops (measured: 65.8 Mops
+//! over 10 ms with 300 QPs, 1 server + 10 clients), against seed 000's 66.4 Mops.
+//! The TX backlog (`tx_backlog_cap` = 256 messages) must cover the fetch pipeline's refill
+//! time (about 1.1 µs: QPC lookup, WQE read, payload read) at the peak rate (73 messages)
+//! or the engine starves; 64 was measured to cap the rate at 60 Mops.
+
+use rnic_sim::{bytes_time_ps_mbps, ns, TimePs};
+
+use crate::config::{Config, QpcManager as QpcManagerKind, QpcPlacement};
+
+/// Which links carry the impairment element.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImpairScope {
+    /// No link is impaired (even with non-zero impairment settings).
+    None,
+    /// Both directions of the server's link (switch ↔ node 0).
+    ServerLink,
+    /// Every link in both directions.
+    All,
+}
+
+/// Where on-NIC context tables (QPC, MPT, MTT) live when not cached on chip.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// Host memory, over PCIe (DMA read with the PCIe round trip).
+    Host,
+    /// On-board DDR with its own latency and bandwidth.
+    Ddr,
+}
+
+/// PCIe link parameters, one direction each way with the same rate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PcieParams {
+    /// Rate of each direction, Mbps (128 000 = 128 Gbps).
+    pub mbps: u64,
+    /// Read round trip: from the last byte of the read request TLP leaving the NIC to the
+    /// first completion byte arriving back, ps. Default 500 ns.
+    pub read_rtt_ps: TimePs,
+    /// Posted write latency: from the last byte of a write TLP leaving the sender to the data
+    /// being visible at the receiver (host memory, or the NIC for MMIO), ps. Default 250 ns.
+    pub posted_write_ps: TimePs,
+    /// TLP overhead (framing, sequence, header, LCRC) per TLP, bytes. Default 24.
+    pub tlp_header_bytes: u64,
+    /// Max payload size: writes and read completions are split into TLPs of this size, bytes.
+    pub mps_bytes: u64,
+    /// Max read request size: reads are split into requests of this size, bytes.
+    pub mrrs_bytes: u64,
+    /// Outstanding read request tags (one per MRRS request).
+    pub max_read_tags: u32,
+    /// Doorbell MMIO write payload, bytes (8: producer index + QPN).
+    pub doorbell_bytes: u64,
+}
+
+/// On-board DDR parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DdrParams {
+    /// Access latency, ps. Default 100 ns.
+    pub latency_ps: TimePs,
+    /// Bandwidth, Mbps. Default 200 Gbps.
+    pub mbps: u64,
+}
+
+/// Ethernet port parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EthParams {
+    /// Line rate, Mbps. Default 100 Gbps.
+    pub mbps: u64,
+    /// Preamble + SFD + inter-frame gap, bytes. Default 8 + 12 = 20.
+    pub preamble_ifg_bytes: u64,
+    /// Frame check sequence, bytes. Default 4.
+    pub fcs_bytes: u64,
+    /// Minimum frame (without FCS) — shorter frames are padded on the wire. Default 60.
+    pub min_frame_bytes: u64,
+}
+
+/// Network parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NetParams {
+    /// Client nodes (nodes 1..=clients); node 0 is the server.
+    pub clients: u32,
+    /// One-way propagation delay of every link, ps (from `link_km` × 5 µs/km when set).
+    pub link_delay_ps: TimePs,
+    /// Output buffer per switch port, bytes; a frame that does not fit is dropped.
+    pub switch_buffer_bytes: u64,
+    /// Fixed forwarding latency of the switch (after store-and-forward), ps. Default 0.
+    pub switch_latency_ps: TimePs,
+    /// Loss probability per frame per impaired link.
+    pub loss: f64,
+    /// Reordering bound: a frame is held back by 0..=depth MTU-frame times (uniform).
+    pub reorder_depth: u32,
+    /// Duplication probability per frame per impaired link.
+    pub dup: f64,
+    /// Extra one-way delay on impaired links, ps.
+    pub extra_delay_ps: TimePs,
+    /// Which links the impairment element sits on. Default: all links.
+    pub impair_scope: ImpairScope,
+}
+
+/// Host (CPU) parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostParams {
+    /// CPU time of one ibv_post_send (WQE write + doorbell store), ps. Default 50 ns.
+    pub post_send_ps: TimePs,
+    /// CPU time to poll and consume one CQE, ps. Default 20 ns.
+    pub poll_cq_ps: TimePs,
+    /// Time for a polling CPU to see a byte DMA-written into memory (cache miss), ps.
+    pub mem_latency_ps: TimePs,
+    /// Application cores per node; QP i is served by core i mod cores. Default 10 (the seed
+    /// 000 hosts have 10 cores). *Model-only parameter.*
+    pub cores: u32,
+}
+
+/// NIC parameters: caches, sizes and per-unit initiation intervals (II) in picoseconds
+/// (converted from cycles at `clock_ghz`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NicParams {
+    /// One cycle, ps (1000 at 1 GHz).
+    pub cycle_ps: TimePs,
+    /// Bytes of one QPC entry (256).
+    pub qpc_entry_bytes: u64,
+    /// QPC cache capacity, entries (300). 0 = no cache (every access misses).
+    pub qpc_cache_entries: u32,
+    /// Which QPC manager runs (only FCFS is implemented in this issue).
+    pub qpc_manager: QpcManagerKind,
+    /// Where QPC/MPT/MTT tables live.
+    pub placement: Placement,
+    /// WQE size, bytes (64).
+    pub wqe_bytes: u64,
+    /// WQEs fetched by one scheduler visit, in one DMA read (8).
+    pub wqes_per_fetch: u32,
+    /// MPT cache capacity, entries (256).
+    pub mpt_cache_entries: u32,
+    /// MTT cache capacity, entries (256); one entry maps one page.
+    pub mtt_cache_entries: u32,
+    /// Page size of MTT translation, bytes (4096).
+    pub page_bytes: u64,
+    /// MPT entry size, bytes (64). *Model-only.*
+    pub mpt_entry_bytes: u64,
+    /// MTT entry size, bytes (8). *Model-only.*
+    pub mtt_entry_bytes: u64,
+    /// CQE size, bytes (64). *Model-only.*
+    pub cqe_bytes: u64,
+    /// Doorbell unit II (4 cycles).
+    pub doorbell_ps: TimePs,
+    /// Scheduler II per visit (4 cycles).
+    pub sched_ps: TimePs,
+    /// WQE decode II per WQE (4 cycles).
+    pub wqe_decode_ps: TimePs,
+    /// QPC lookup II per request (2 cycles).
+    pub qpc_lookup_ps: TimePs,
+    /// MPT lookup II (1 cycle). *Model-only.*
+    pub mpt_lookup_ps: TimePs,
+    /// MTT lookup II per page (1 cycle). *Model-only.*
+    pub mtt_lookup_ps: TimePs,
+    /// TX engine occupancy for the first packet of a message (15 cycles: the calibrated
+    /// bottleneck, see the module docs).
+    pub tx_msg_ps: TimePs,
+    /// TX engine occupancy for each further packet of a message (4 cycles).
+    pub tx_pkt_ps: TimePs,
+    /// RX pipeline II per packet (8 cycles).
+    pub rx_pkt_ps: TimePs,
+    /// TX engine occupancy for an ACK/NAK (4 cycles).
+    pub ack_ps: TimePs,
+    /// CQ unit II per CQE, including the CQ context lookup (4 cycles).
+    pub cqe_ps: TimePs,
+    /// WQEs a QP may have fetched and not yet completed (128).
+    pub max_outstanding_wqes_per_qp: u32,
+    /// Depth of the QPC manager's request FIFO seen by the scheduler (16). *Model-only.*
+    pub qpc_fifo_depth: u32,
+    /// Scheduler visits (WQE fetches) in flight at once (64). *Model-only.*
+    pub max_visits_in_flight: u32,
+    /// Messages fetched and posted to the transport but not yet started by the TX engine,
+    /// above which the scheduler pauses (backpressure; 256). *Model-only.*
+    pub tx_backlog_cap: u32,
+    /// Bytes the TX engine may run ahead of the port (one 4 KB frame + headers; 8192).
+    /// *Model-only.*
+    pub tx_port_slack_bytes: u64,
+}
+
+/// All parameters of the timed model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelParams {
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// NIC microarchitecture.
+    pub nic: NicParams,
+    /// PCIe link.
+    pub pcie: PcieParams,
+    /// On-board DDR.
+    pub ddr: DdrParams,
+    /// Ethernet ports.
+    pub eth: EthParams,
+    /// Links, switch, impairments.
+    pub net: NetParams,
+    /// Host CPU.
+    pub host: HostParams,
+    /// Path MTU, bytes.
+    pub pmtu: u32,
+    /// Safety limit on processed events.
+    pub max_events: u64,
+    /// Warm-up before measurement, ps.
+    pub warmup_ps: TimePs,
+    /// Measurement window of duration-mode runs, ps.
+    pub duration_ps: TimePs,
+}
+
+fn mbps(gbps: f64) -> u64 {
+    (gbps * 1000.0).round().max(1.0) as u64
+}
+
+impl ModelParams {
+    /// Derives the model's parameters from a resolved configuration.
+    pub fn from_config(cfg: &Config) -> ModelParams {
+        let n = &cfg.nic;
+        let clock = if n.clock_ghz > 0.0 { n.clock_ghz } else { 1.0 };
+        let cyc = |c: u32| rnic_sim::cycles(u64::from(c), clock);
+        let net = &cfg.net;
+        ModelParams {
+            seed: cfg.sim.seed,
+            nic: NicParams {
+                cycle_ps: rnic_sim::cycles(1, clock),
+                qpc_entry_bytes: u64::from(n.qpc_entry_bytes),
+                qpc_cache_entries: n.qpc_cache_entries,
+                qpc_manager: n.qpc_manager,
+                placement: match n.qpc_placement {
+                    QpcPlacement::Host => Placement::Host,
+                    QpcPlacement::Ddr => Placement::Ddr,
+                },
+                wqe_bytes: u64::from(n.wqe_bytes.max(64)),
+                wqes_per_fetch: n.wqes_per_fetch.max(1),
+                mpt_cache_entries: n.mpt_cache_entries,
+                mtt_cache_entries: n.mtt_cache_entries,
+                page_bytes: n.page_bytes.max(64),
+                mpt_entry_bytes: 64,
+                mtt_entry_bytes: 8,
+                cqe_bytes: 64,
+                doorbell_ps: cyc(n.doorbell_cycles),
+                sched_ps: cyc(n.sched_cycles),
+                wqe_decode_ps: cyc(n.wqe_decode_cycles),
+                qpc_lookup_ps: cyc(n.qpc_lookup_cycles),
+                mpt_lookup_ps: cyc(1),
+                mtt_lookup_ps: cyc(1),
+                tx_msg_ps: cyc(n.tx_msg_cycles),
+                tx_pkt_ps: cyc(n.tx_pkt_cycles),
+                rx_pkt_ps: cyc(n.rx_pkt_cycles),
+                ack_ps: cyc(n.ack_cycles),
+                cqe_ps: cyc(n.cqe_cycles),
+                max_outstanding_wqes_per_qp: n.max_outstanding_wqes_per_qp.max(1),
+                qpc_fifo_depth: 16,
+                max_visits_in_flight: 64,
+                tx_backlog_cap: 256,
+                tx_port_slack_bytes: 8192,
+            },
+            pcie: PcieParams {
+                mbps: mbps(cfg.pcie.gbps),
+                read_rtt_ps: ns(cfg.pcie.read_rtt_ns),
+                posted_write_ps: ns(cfg.pcie.posted_write_ns),
+                tlp_header_bytes: u64::from(cfg.pcie.tlp_header_bytes),
+                mps_bytes: u64::from(cfg.pcie.mps_bytes.max(64)),
+                mrrs_bytes: u64::from(cfg.pcie.mrrs_bytes.max(64)),
+                max_read_tags: cfg.pcie.max_read_tags.max(1),
+                doorbell_bytes: 8,
+            },
+            ddr: DdrParams {
+                latency_ps: ns(cfg.ddr.latency_ns),
+                mbps: mbps(cfg.ddr.gbps),
+            },
+            eth: EthParams {
+                mbps: mbps(cfg.eth.gbps),
+                preamble_ifg_bytes: u64::from(cfg.eth.preamble_ifg_bytes),
+                fcs_bytes: u64::from(cfg.eth.fcs_bytes),
+                min_frame_bytes: 60,
+            },
+            net: NetParams {
+                clients: net.clients.max(1),
+                link_delay_ps: ns(net.effective_link_delay_ns()),
+                switch_buffer_bytes: net.switch_buffer_bytes,
+                switch_latency_ps: ns(net.switch_latency_ns),
+                loss: net.impair.loss,
+                reorder_depth: net.impair.reorder_depth,
+                dup: net.impair.dup,
+                extra_delay_ps: ns(net.impair.extra_delay_ns),
+                impair_scope: ImpairScope::All,
+            },
+            host: HostParams {
+                post_send_ps: ns(cfg.host.post_send_ns),
+                poll_cq_ps: ns(cfg.host.poll_cq_ns),
+                mem_latency_ps: ns(cfg.host.mem_latency_ns),
+                cores: 10,
+            },
+            pmtu: cfg.qp.pmtu,
+            max_events: cfg.sim.max_events,
+            warmup_ps: ns(cfg.sim.warmup_us * 1000.0),
+            duration_ps: ns(cfg.sim.duration_us * 1000.0),
+        }
+    }
+
+    /// The model's parameters of the `baseline` profile.
+    pub fn baseline() -> ModelParams {
+        ModelParams::from_config(&Config::default())
+    }
+
+    /// Wire time of a frame of `frame_len` bytes (without FCS) on an Ethernet port, ps:
+    /// (max(frame, 60) + FCS + preamble/IFG) × 8 / rate.
+    pub fn wire_time_ps(&self, frame_len: usize) -> TimePs {
+        bytes_time_ps_mbps(self.wire_bytes(frame_len), self.eth.mbps)
+    }
+
+    /// Bytes a frame occupies on the wire, including padding, FCS, preamble and IFG.
+    pub fn wire_bytes(&self, frame_len: usize) -> u64 {
+        (frame_len as u64).max(self.eth.min_frame_bytes)
+            + self.eth.fcs_bytes
+            + self.eth.preamble_ifg_bytes
+    }
+}

@@ -1,0 +1,630 @@
+//! `run_perf`: builds the star of simulated hosts, connects QPs through the transport's
+//! verbs, runs the perftest application on the event loop, verifies every transferred byte,
+//! and reports.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::BufWriter;
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use rnic_host::SparseMemory;
+use rnic_sim::{Histogram, Rng, TimePs};
+use rnic_transport::{Access, AddressVector, Device, DeviceConfig, Memory, QpAttr, QpInit};
+use rnic_wire::PcapWriter;
+
+use super::host::driver::{CQ_BASE, CQ_SPACING, RQ_BASE, SQ_BASE, SRC_BASE, WQE_BYTES};
+use super::host::perftest::{Core, CqRing, HostQp, NodeApp, Pair, Perftest};
+use super::net::topology::{node_ip, node_mac, NetStats, Star};
+use super::nic::cq::CqCtx;
+use super::nic::Nic;
+use super::params::ModelParams;
+use super::stats::{NodeStats, TransportTotals};
+use super::world::{Hooks, Node, World};
+use crate::config::{Config, QpcManager as QpcManagerKind};
+use crate::perf::{PerfSpec, PerfTest, Verb};
+use crate::report::{CacheStats as ReportCache, LatencyStats, PerfResult};
+
+/// Bytes of distinct buffers per node; pairs beyond share buffer slots (same pattern).
+const BUFFER_BUDGET: u64 = 256 << 20;
+
+/// Options of a model run beyond the config and the perf spec.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Test hooks.
+    pub hooks: Hooks,
+}
+
+/// A run with everything the model measured.
+#[derive(Debug, Clone)]
+pub struct ModelRun {
+    /// The perftest-style result.
+    pub result: PerfResult,
+    /// Why verification failed (empty when `result.bytes_verified`).
+    pub failures: Vec<String>,
+    /// Statistics of every node's NIC (node 0 = server).
+    pub nodes: Vec<NodeStats>,
+    /// Network statistics.
+    pub net: NetStats,
+    /// Transport statistics summed over nodes.
+    pub transport: TransportTotals,
+    /// Simulated time at the end of the run, ps.
+    pub end_ps: TimePs,
+}
+
+/// Runs a perftest-style benchmark on the timed model (every size of `spec.sizes` in
+/// turn). Setup problems are errors; a run whose bytes do not verify returns a result with
+/// `bytes_verified = false` (see [`run_perf_detailed`] for the reasons).
+pub fn run_perf(cfg: &Config, spec: &PerfSpec) -> anyhow::Result<PerfResult> {
+    let runs = run_perf_detailed(cfg, spec, &RunOptions::default())?;
+    Ok(PerfResult::from_sizes(
+        runs.into_iter().map(|r| r.result).collect(),
+    ))
+}
+
+/// Like [`run_perf`], one [`ModelRun`] per size, with options.
+pub fn run_perf_detailed(
+    cfg: &Config,
+    spec: &PerfSpec,
+    opts: &RunOptions,
+) -> anyhow::Result<Vec<ModelRun>> {
+    if cfg.nic.qpc_manager == QpcManagerKind::Nonblocking {
+        bail!("nic.qpc_manager = \"nonblocking\" is not implemented yet; use \"fcfs\"");
+    }
+    if spec.sizes.is_empty() {
+        bail!("no message size given");
+    }
+    spec.sizes
+        .iter()
+        .map(|&s| run_one(cfg, spec, s, opts))
+        .collect()
+}
+
+fn align_up(x: u64, a: u64) -> u64 {
+    x.div_ceil(a) * a
+}
+
+fn log2_ceil(x: u64) -> u32 {
+    x.max(1).next_power_of_two().trailing_zeros()
+}
+
+struct Layout {
+    stride: u64,
+    slots: u32,
+    region: u64,
+}
+
+impl Layout {
+    fn slot(&self, pair: u32) -> u32 {
+        pair % self.slots
+    }
+}
+
+fn run_one(
+    cfg: &Config,
+    spec: &PerfSpec,
+    size: u64,
+    opts: &RunOptions,
+) -> anyhow::Result<ModelRun> {
+    let wall = Instant::now();
+    let mut p = ModelParams::from_config(cfg);
+    p.net.clients = spec.clients.max(1);
+    let clients = p.net.clients as usize;
+    let n_nodes = clients + 1;
+    let q = spec.qps.max(1);
+    let test = spec.test;
+    let lat = test.is_latency();
+    if size > u64::from(u32::MAX) / 2 {
+        bail!("message size {size} B is too large for the model (max 1 GiB)");
+    }
+    let size32 = if test.verb() == Verb::Atomic {
+        8
+    } else {
+        size.max(1) as u32
+    };
+    let tx_depth = spec.tx_depth.max(1);
+    let cores = p.host.cores.max(1) as usize;
+    let stride = align_up(u64::from(size32).max(8), 64);
+    let slots = (BUFFER_BUDGET / stride).clamp(1, u64::from(q)) as u32;
+    let layout = Layout {
+        stride,
+        slots,
+        region: align_up(u64::from(slots) * stride, 1 << 21),
+    };
+    let sq_depth = tx_depth.max(2).next_power_of_two();
+    let rq_depth = sq_depth;
+    let root = Rng::new(p.seed);
+
+    // ---- nodes: memory, device, MR, CQs ------------------------------------------------
+    let mut nodes = Vec::with_capacity(n_nodes);
+    let mut apps = Vec::with_capacity(n_nodes);
+    let per_core_qps = |n_qps: usize| n_qps.div_ceil(cores).max(1) as u64;
+    for i in 0..n_nodes {
+        let node_qps = if i == 0 {
+            q as usize
+        } else {
+            (q as usize).div_ceil(clients)
+        };
+        let mut dev = Device::new(DeviceConfig {
+            mac: node_mac(i),
+            ip: node_ip(i),
+            max_qps: (node_qps as u32).saturating_add(16),
+            ..DeviceConfig::default()
+        });
+        let pd = dev.alloc_pd();
+        let mr_len = 2 * layout.region;
+        let keys = dev
+            .reg_mr(pd, SRC_BASE, mr_len, Access::all())
+            .map_err(|e| anyhow::anyhow!("reg_mr on node {i}: {e:?}"))?;
+        let mut nic = Nic::new(&p);
+        nic.watch_writes = test == PerfTest::WriteLat;
+        // The cores consume CQEs faster than the NIC writes them, so a ring needs room for a
+        // burst, not for every outstanding WQE; the NIC checks for overrun anyway.
+        let ring_entries = (per_core_qps(node_qps) * u64::from(sq_depth) * 2).clamp(64, 1 << 16);
+        let log_depth = log2_ceil(ring_entries);
+        let mut app_cores = Vec::with_capacity(cores);
+        for c in 0..cores {
+            let mut core = Core::default();
+            for k in 0..2 {
+                let id = dev
+                    .create_cq(1 << 16)
+                    .map_err(|e| anyhow::anyhow!("create_cq on node {i}: {e:?}"))?;
+                let base = CQ_BASE + (2 * c + k) as u64 * CQ_SPACING;
+                nic.cq.ctxs.push(CqCtx {
+                    id,
+                    base,
+                    log_depth,
+                    pi: 0,
+                });
+                core.cq[k] = CqRing {
+                    base,
+                    log_depth,
+                    ci: 0,
+                };
+            }
+            app_cores.push(core);
+        }
+        apps.push(NodeApp {
+            cores: app_cores,
+            qps: Vec::new(),
+            lkey: keys.lkey,
+            rkey: keys.rkey,
+            src: SRC_BASE,
+            dst: SRC_BASE + layout.region,
+        });
+        nodes.push((
+            pd,
+            Node {
+                mem: SparseMemory::new(),
+                dev,
+                nic,
+                timer_at: TimePs::MAX,
+            },
+        ));
+    }
+
+    // ---- QPs: one per -q on the server, round robin over the clients -------------------
+    let mut pairs = Vec::with_capacity(q as usize);
+    let mut local_count = vec![0u32; n_nodes];
+    let mut qp_of = |i: usize,
+                     nodes: &mut Vec<(rnic_transport::PdId, Node)>,
+                     apps: &mut Vec<NodeApp>,
+                     pair: u32|
+     -> anyhow::Result<u32> {
+        let local = local_count[i];
+        local_count[i] += 1;
+        let core = (local as usize) % cores;
+        let (pd, node) = &mut nodes[i];
+        let send_cq = node.nic.cq.ctxs[2 * core].id;
+        let recv_cq = node.nic.cq.ctxs[2 * core + 1].id;
+        let qpn = node
+            .dev
+            .create_qp(QpInit {
+                pd: *pd,
+                send_cq,
+                recv_cq,
+                max_send_wr: sq_depth,
+                max_recv_wr: rq_depth,
+            })
+            .map_err(|e| anyhow::anyhow!("create_qp on node {i}: {e:?}"))?;
+        let sq_base = SQ_BASE + u64::from(local) * u64::from(sq_depth) * WQE_BYTES;
+        let rq_base = RQ_BASE + u64::from(local) * u64::from(rq_depth) * WQE_BYTES;
+        node.nic
+            .add_qp(qpn, sq_base, sq_depth, rq_base, rq_depth, core as u16);
+        let a = &mut apps[i];
+        if a.qps.len() <= qpn as usize {
+            a.qps.resize(qpn as usize + 1, HostQp::default());
+        }
+        a.qps[qpn as usize] = HostQp {
+            pair,
+            sq_base,
+            rq_base,
+            sq_mask: sq_depth - 1,
+            rq_mask: rq_depth - 1,
+            sq_pi: 0,
+            rq_pi: 0,
+            core: core as u16,
+        };
+        Ok(qpn)
+    };
+    for i in 0..q {
+        let c_node = 1 + (i as usize % clients);
+        let s_qpn = qp_of(0, &mut nodes, &mut apps, i)?;
+        let c_qpn = qp_of(c_node, &mut nodes, &mut apps, i)?;
+        pairs.push(Pair {
+            s_qpn,
+            c_node: c_node as u32,
+            c_qpn,
+            posted: 0,
+            completed: 0,
+        });
+    }
+    for pr in &pairs {
+        connect(&mut nodes, cfg, 0, pr.s_qpn, pr.c_node as usize, pr.c_qpn)?;
+        connect(&mut nodes, cfg, pr.c_node as usize, pr.c_qpn, 0, pr.s_qpn)?;
+    }
+    let mut nodes: Vec<Node> = nodes.into_iter().map(|(_, n)| n).collect();
+
+    // ---- source patterns -----------------------------------------------------------------
+    let mut used_slots: Vec<Vec<bool>> = vec![vec![false; layout.slots as usize]; n_nodes];
+    for (i, pr) in pairs.iter().enumerate() {
+        let s = layout.slot(i as u32) as usize;
+        used_slots[0][s] = true;
+        used_slots[pr.c_node as usize][s] = true;
+    }
+    let mut buf = vec![0u8; layout.stride as usize];
+    for (ni, node) in nodes.iter_mut().enumerate() {
+        let mut rng = root.fork(0x5000 + ni as u64);
+        for (s, used) in used_slots[ni].iter().enumerate() {
+            if !used {
+                continue;
+            }
+            for chunk in buf.chunks_mut(8) {
+                let v = rng.next_u64().to_le_bytes();
+                chunk.copy_from_slice(&v[..chunk.len()]);
+            }
+            node.mem
+                .write(SRC_BASE + s as u64 * layout.stride, &buf[..size32 as usize]);
+        }
+    }
+
+    // ---- application and world -----------------------------------------------------------
+    let duration_mode = spec.duration_us.is_some();
+    let window = match spec.duration_us {
+        Some(d) => (p.warmup_ps, p.warmup_ps + rnic_sim::us(d)),
+        None => (0, TimePs::MAX),
+    };
+    let iters = spec.iters.max(1);
+    let app = Perftest {
+        test,
+        atomic: spec.atomic,
+        size: size32,
+        iters,
+        tx_depth: if lat { 1 } else { tx_depth },
+        stride: layout.stride,
+        pairs,
+        nodes: apps,
+        duration_mode,
+        window,
+        post_ps: p.host.post_send_ps,
+        poll_ps: p.host.poll_cq_ps,
+        mem_ps: p.host.mem_latency_ps,
+        finished: false,
+        ops_in_window: 0,
+        first_post: 0,
+        last_completion: 0,
+        hist: Histogram::new(),
+        samples: Vec::new(),
+        errors: 0,
+        first_error: None,
+        pairs_done: 0,
+        lat_k: 0,
+        lat_post: 0,
+        receives_posted: 0,
+        lat_sum_us: 0.0,
+        lat_sumsq_us: 0.0,
+        slots: layout.slots,
+        stale_polls: 0,
+        lat_ponged: false,
+        fill: Vec::new(),
+    };
+    // Buffers map pairs to slots.
+    let mut app = app;
+    app.stride = layout.stride;
+    let net = Star::new(&p, &root);
+    let max_events = p.max_events;
+    for node in &mut nodes {
+        node.timer_at = TimePs::MAX;
+    }
+    let mut world = World::new(p, nodes, net, app);
+    world.hooks = opts.hooks;
+    if let Some(path) = &spec.pcap {
+        let f = File::create(path).with_context(|| format!("creating pcap {}", path.display()))?;
+        world.pcap = Some(PcapWriter::new(BufWriter::new(f)).context("writing pcap header")?);
+    }
+    if duration_mode && !lat {
+        // Latency tests stop at the first iteration boundary after the window instead.
+        world.q.push(window.1, super::event::Ev::End);
+    }
+    world.app_start();
+    let end = world.run_until(TimePs::MAX, max_events);
+    if let Some(w) = world.pcap.as_mut() {
+        w.flush().context("flushing pcap")?;
+    }
+
+    // ---- verification --------------------------------------------------------------------
+    let mut failures = Vec::new();
+    if world.events >= max_events {
+        failures.push(format!("stopped at sim.max_events = {max_events}"));
+    }
+    if world.q.clamped_pushes() > 0 {
+        failures.push(format!(
+            "internal: {} events were scheduled in the past",
+            world.q.clamped_pushes()
+        ));
+    }
+    if let Some(e) = &world.pcap_error {
+        failures.push(format!("pcap: {e}"));
+    }
+    if !world.app.finished {
+        let done: u64 = world.app.pairs.iter().map(|p| p.completed).sum();
+        failures.push(format!(
+            "the run stalled at {:.3} µs with {done} operations completed (nothing left to simulate)",
+            end as f64 / 1e6
+        ));
+    }
+    let overruns: u64 = world.nodes.iter().map(|n| n.nic.cq.stats.overruns).sum();
+    if overruns > 0 {
+        failures.push(format!("{overruns} CQE(s) lost to CQ ring overrun"));
+    }
+    if let Some(e) = &world.app.first_error {
+        failures.push(format!(
+            "{} application error(s), first: {e}",
+            world.app.errors
+        ));
+    }
+    if let Some(m) = &world.first_mismatch {
+        failures.push(format!(
+            "{} placed payload(s) differ from their source; first: {m}",
+            world.payload_mismatches
+        ));
+    }
+    let verified_bytes = verify(&world, &layout, &mut failures) + world.payload_checked;
+
+    // ---- results -------------------------------------------------------------------------
+    let a = &world.app;
+    let (sim_time_ps, ops) = if duration_mode {
+        (window.1 - window.0, a.ops_in_window)
+    } else {
+        (
+            a.last_completion.saturating_sub(a.first_post),
+            a.ops_in_window.max(if lat {
+                0
+            } else {
+                a.pairs.iter().map(|p| p.completed).sum()
+            }),
+        )
+    };
+    let latency = if lat {
+        LatencyStats::from_samples_us(&a.samples)
+    } else {
+        hist_stats(&a.hist, a.lat_sum_us, a.lat_sumsq_us)
+    };
+    let node_stats: Vec<NodeStats> = world
+        .nodes
+        .iter()
+        .map(|n| NodeStats::of(n, &world.p))
+        .collect();
+    let transport = TransportTotals::of(world.nodes.iter().map(|n| n.dev.stats()));
+    let mut caches = BTreeMap::new();
+    let s = &node_stats[0];
+    caches.insert(
+        "qpc".to_string(),
+        ReportCache {
+            hits: s.qpc.cache.hits,
+            misses: s.qpc.cache.misses,
+        },
+    );
+    caches.insert(
+        "mpt".to_string(),
+        ReportCache {
+            hits: s.translation.mpt.hits,
+            misses: s.translation.mpt.misses,
+        },
+    );
+    caches.insert(
+        "mtt".to_string(),
+        ReportCache {
+            hits: s.translation.mtt.hits,
+            misses: s.translation.mtt.misses,
+        },
+    );
+    let mut cq = ReportCache::default();
+    for c in &node_stats[1..] {
+        cq.hits += c.qpc.cache.hits;
+        cq.misses += c.qpc.cache.misses;
+    }
+    caches.insert("clients.qpc".to_string(), cq);
+    let mut result = PerfResult {
+        test: test.name().to_string(),
+        size_bytes: if test.verb() == Verb::Atomic { 8 } else { size },
+        iterations: if duration_mode {
+            ops
+        } else if lat {
+            iters
+        } else {
+            iters * u64::from(q)
+        },
+        qps: q,
+        clients: clients as u32,
+        simulated_time_us: sim_time_ps as f64 / 1e6,
+        ops_completed: ops,
+        latency,
+        retransmissions: transport.retransmissions,
+        naks: transport.naks,
+        timeouts: transport.timeouts,
+        caches,
+        pcie_rd_bytes: s.pcie.down_payload_bytes,
+        pcie_wr_bytes: s.pcie.up_payload_bytes,
+        onchip_bytes: world.nodes[0].nic.onchip(&world.p),
+        events: world.events,
+        wall_seconds: wall.elapsed().as_secs_f64(),
+        bytes_verified: failures.is_empty(),
+        verified_bytes,
+        seed: world.p.seed,
+        ..PerfResult::default()
+    };
+    result.fill_rates();
+    Ok(ModelRun {
+        result,
+        failures,
+        net: world.net.stats(),
+        nodes: node_stats,
+        transport,
+        end_ps: end,
+    })
+}
+
+fn hist_stats(h: &Histogram, sum: f64, sumsq: f64) -> LatencyStats {
+    let n = h.count();
+    if n == 0 {
+        return LatencyStats::default();
+    }
+    let us = |v: Option<u64>| v.unwrap_or(0) as f64 / 1e6;
+    let avg = sum / n as f64;
+    LatencyStats {
+        min: us(h.min()),
+        avg,
+        p50: us(h.percentile(50.0)),
+        p99: us(h.percentile(99.0)),
+        p999: us(h.percentile(99.9)),
+        max: us(h.max()),
+        stdev: (sumsq / n as f64 - avg * avg).max(0.0).sqrt(),
+    }
+}
+
+/// Takes QP `qpn` of node `a` to RTS, connected to `rqpn` on node `b`.
+fn connect(
+    nodes: &mut [(rnic_transport::PdId, Node)],
+    cfg: &Config,
+    a: usize,
+    qpn: u32,
+    b: usize,
+    rqpn: u32,
+) -> anyhow::Result<()> {
+    let dev = &mut nodes[a].1.dev;
+    let qc = &cfg.qp;
+    let e = |what: &str, err: rnic_transport::VerbsError| {
+        anyhow::anyhow!("modify_qp {what} (node {a}, QP {qpn}): {err:?}")
+    };
+    dev.modify_qp(qpn, &QpAttr::to_init(Access::all()))
+        .map_err(|x| e("INIT", x))?;
+    let mut rtr = QpAttr::to_rtr(
+        AddressVector::new(node_mac(b), node_ip(b)),
+        qc.pmtu,
+        rqpn,
+        0,
+    );
+    rtr.max_dest_rd_atomic = Some(qc.max_rd_atomic);
+    rtr.min_rnr_timer = Some(qc.min_rnr_timer);
+    dev.modify_qp(qpn, &rtr).map_err(|x| e("RTR", x))?;
+    let mut rts = QpAttr::to_rts(0);
+    rts.timeout = Some(qc.timeout);
+    rts.retry_cnt = Some(qc.retry_cnt);
+    rts.rnr_retry = Some(qc.rnr_retry);
+    rts.max_rd_atomic = Some(qc.max_rd_atomic);
+    dev.modify_qp(qpn, &rts).map_err(|x| e("RTS", x))?;
+    Ok(())
+}
+
+fn read_vec(mem: &SparseMemory, addr: u64, len: usize) -> Vec<u8> {
+    let mut v = vec![0u8; len];
+    mem.read(addr, &mut v);
+    v
+}
+
+/// Checks every target: WRITE/SEND destinations equal the sender's source, READ
+/// destinations equal the remote source, atomic counters equal the operations executed.
+/// Returns the bytes checked.
+fn verify(w: &World, layout: &Layout, failures: &mut Vec<String>) -> u64 {
+    let a = &w.app;
+    let size = a.size as usize;
+    let mut checked = 0u64;
+    let mut bad = 0u64;
+    let mut first_bad: Option<String> = None;
+    let mut note = |msg: String, bad: &mut u64| {
+        *bad += 1;
+        if first_bad.is_none() {
+            first_bad = Some(msg);
+        }
+    };
+    let lat = a.is_lat();
+    for (i, pr) in a.pairs.iter().enumerate() {
+        let s = layout.slot(i as u32);
+        let c = pr.c_node as usize;
+        let src = |node: usize| a.nodes[node].src + u64::from(s) * layout.stride;
+        let dst = |node: usize| a.nodes[node].dst + u64::from(s) * layout.stride;
+        // Which (from node, to node) copies must hold.
+        let mut copies: Vec<(usize, usize)> = Vec::new();
+        match (a.test.verb(), lat) {
+            (Verb::Write | Verb::Send, false) if pr.completed > 0 => copies.push((0, c)),
+            (Verb::Read, false) if pr.completed > 0 => copies.push((c, 0)),
+            (Verb::Write | Verb::Send, true) if pr.posted > 0 => {
+                copies.push((c, 0));
+                if pr.completed > 0 || a.finished {
+                    copies.push((0, c));
+                }
+            }
+            (Verb::Read, true) if pr.completed > 0 => copies.push((0, c)),
+            (Verb::Atomic, _) if pr.posted > 0 => {
+                // The initiator is the server in bw tests, the client in latency tests.
+                let (init, target) = if lat { (c, 0) } else { (0, c) };
+                let mut v = [0u8; 8];
+                w.nodes[target].mem.read(dst(target), &mut v);
+                let le = u64::from_le_bytes(v);
+                let be = u64::from_be_bytes(v);
+                let ok = |x: u64| x >= pr.completed && x <= pr.posted;
+                checked += 8;
+                if !(ok(le) || ok(be)) {
+                    note(
+                        format!(
+                            "pair {i}: atomic counter on node {target} is {le} (LE) / {be} (BE), \
+                             expected between {} completed and {} posted by node {init}",
+                            pr.completed, pr.posted
+                        ),
+                        &mut bad,
+                    );
+                }
+            }
+            _ => {}
+        }
+        for (from, to) in copies {
+            let want = read_vec(&w.nodes[from].mem, src(from), size);
+            let got = read_vec(&w.nodes[to].mem, dst(to), size);
+            checked += size as u64;
+            if want != got {
+                let at = want.iter().zip(&got).position(|(x, y)| x != y).unwrap_or(0);
+                note(
+                    format!(
+                        "pair {i}: node {to} buffer {:#x} differs from node {from}'s source at byte {at} \
+                         ({:#04x} != {:#04x})",
+                        dst(to),
+                        got[at],
+                        want[at]
+                    ),
+                    &mut bad,
+                );
+            }
+        }
+    }
+    if bad > 0 {
+        failures.push(format!(
+            "{bad} buffer(s) failed verification; first: {}",
+            first_bad.unwrap_or_default()
+        ));
+    }
+    if checked == 0 && failures.is_empty() {
+        failures.push("nothing was transferred, so nothing could be verified".to_string());
+    }
+    checked
+}
