@@ -1,0 +1,44 @@
+//! csRNA's non-blocking QPC management (seed 000: Kang et al., "Towards Connection-Scalable
+//! RNIC Architecture", §3–§5) as pure, clock-free state machines.
+//!
+//! With a QPC cache instead of all contexts on chip, a first-come-first-served manager lets
+//! one miss block every later request (head-of-line blocking, §3, Fig. 2). csRNA keeps the
+//! manager going:
+//!
+//! * [`requester`] — each RDMA-engine unit tags its requests with an index and keeps their
+//!   information in a waiting SRAM, so responses may return in any order (§4.4, Fig. 5b);
+//!   the baseline keeps a waiting FIFO.
+//! * [`pending_fifo`] — the pending FIFO pair holding requests that wait for a DMA read
+//!   (Type 1) or for older requests of their QP (Type 2) (§4.3.1, Fig. 4c).
+//! * [`pending_record_table`] — per-QP pending counts, the CAM that keeps same-QP order
+//!   (§4.3.2, Fig. 4a, Formula 1).
+//! * [`manager`] — the request handling unit (Algorithm 1) and pending handling unit
+//!   (Algorithm 2) behind the channel arbiter ([`arbiter`]); [`fcfs`] is the baseline with
+//!   the same interface ([`QpcManager`]).
+//! * [`onchip`] — their on-chip bytes (Formula 2) and Table 1.
+//!
+//! Sans-IO: the managers own neither the QPC cache nor the DMA engine. The timed model
+//! submits requests, calls [`QpcManager::step`] once per manager cycle with its cache as a
+//! [`QpcStore`], issues the DMA reads the step asks for and reports their completion, in
+//! issue order, with [`QpcManager::dma_returned`] after putting the context in its cache.
+
+pub mod arbiter;
+pub mod fcfs;
+pub mod manager;
+pub mod onchip;
+pub mod pending_fifo;
+pub mod pending_record_table;
+pub mod requester;
+pub mod types;
+
+pub use arbiter::ChannelArbiter;
+pub use fcfs::FcfsQpcManager;
+pub use manager::{NonBlockingQpcManager, Unit};
+pub use pending_fifo::{PendingElement, PendingFifo};
+pub use pending_record_table::{PendingRecordTable, PrtEntry};
+pub use requester::{FcfsRequester, NonBlockingRequester, QpcRequester, RequesterError, Stall};
+pub use types::{
+    Channel, ConfigError, DmaReturnError, ManagerError, ManagerStats, QpcManager, QpcManagerConfig,
+    QpcRequest, QpcResponse, QpcStore, ServedBy, StepOutput, SubmitError, MAX_OOO_CAP,
+    NUM_CHANNELS,
+};
