@@ -120,6 +120,17 @@ pub struct NicConfig {
     pub ack_cycles: u32,
     pub cqe_cycles: u32,
     pub max_outstanding_wqes_per_qp: u32,
+    pub mpt_lookup_cycles: u32,
+    pub mtt_lookup_cycles: u32,
+    pub mpt_entry_bytes: u32,
+    pub mtt_entry_bytes: u32,
+    pub cqe_bytes: u32,
+    pub qpc_fifo_depth: u32,
+    pub max_visits_in_flight: u32,
+    pub tx_backlog_cap: u32,
+    pub tx_port_slack_bytes: u64,
+    pub sq_table_entry_bytes: u32,
+    pub sq_table_cycles: u32,
 }
 
 impl Default for NicConfig {
@@ -148,6 +159,17 @@ impl Default for NicConfig {
             ack_cycles: 4,
             cqe_cycles: 4,
             max_outstanding_wqes_per_qp: 128,
+            mpt_lookup_cycles: 1,
+            mtt_lookup_cycles: 1,
+            mpt_entry_bytes: 64,
+            mtt_entry_bytes: 8,
+            cqe_bytes: 64,
+            qpc_fifo_depth: 16,
+            max_visits_in_flight: 64,
+            tx_backlog_cap: 256,
+            tx_port_slack_bytes: 8192,
+            sq_table_entry_bytes: 10,
+            sq_table_cycles: 1,
         }
     }
 }
@@ -163,6 +185,7 @@ pub struct PcieConfig {
     pub mps_bytes: u32,
     pub mrrs_bytes: u32,
     pub max_read_tags: u32,
+    pub doorbell_bytes: u32,
 }
 
 impl Default for PcieConfig {
@@ -175,6 +198,7 @@ impl Default for PcieConfig {
             mps_bytes: 256,
             mrrs_bytes: 512,
             max_read_tags: 256,
+            doorbell_bytes: 8,
         }
     }
 }
@@ -203,6 +227,7 @@ pub struct EthConfig {
     pub gbps: f64,
     pub preamble_ifg_bytes: u32,
     pub fcs_bytes: u32,
+    pub min_frame_bytes: u32,
 }
 
 impl Default for EthConfig {
@@ -211,6 +236,7 @@ impl Default for EthConfig {
             gbps: 100.0,
             preamble_ifg_bytes: 20,
             fcs_bytes: 4,
+            min_frame_bytes: 60,
         }
     }
 }
@@ -271,6 +297,7 @@ pub struct HostConfig {
     pub post_send_ns: f64,
     pub poll_cq_ns: f64,
     pub mem_latency_ns: f64,
+    pub cores: u32,
 }
 
 impl Default for HostConfig {
@@ -279,6 +306,7 @@ impl Default for HostConfig {
             post_send_ns: 50.0,
             poll_cq_ns: 20.0,
             mem_latency_ns: 80.0,
+            cores: 10,
         }
     }
 }

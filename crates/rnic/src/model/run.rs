@@ -21,7 +21,7 @@ use super::nic::Nic;
 use super::params::ModelParams;
 use super::stats::{NodeStats, TransportTotals};
 use super::world::{Hooks, Node, World};
-use crate::config::{Config, QpcManager as QpcManagerKind};
+use crate::config::Config;
 use crate::perf::{PerfSpec, PerfTest, Verb};
 use crate::report::{CacheStats as ReportCache, LatencyStats, PerfResult};
 
@@ -68,9 +68,6 @@ pub fn run_perf_detailed(
     spec: &PerfSpec,
     opts: &RunOptions,
 ) -> anyhow::Result<Vec<ModelRun>> {
-    if cfg.nic.qpc_manager == QpcManagerKind::Nonblocking {
-        bail!("nic.qpc_manager = \"nonblocking\" is not implemented yet; use \"fcfs\"");
-    }
     if spec.sizes.is_empty() {
         bail!("no message size given");
     }

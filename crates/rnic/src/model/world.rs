@@ -15,6 +15,7 @@ use super::host::driver::decode_rq_wqe;
 use super::host::perftest::Perftest;
 use super::net::topology::{frame_dst_node, Star};
 use super::nic::qpc_manager::{Channel, QpcAction};
+use super::nic::scheduler::PREFETCH_INDEX;
 use super::nic::translation::TransFetch;
 use super::nic::wqe_fetch::TX_JOB_INDEX;
 use super::nic::{DmaToken, Nic, TransCont};
@@ -172,6 +173,8 @@ impl World {
         }
         for r in responses.drain(..) {
             match r.req.channel {
+                // A latency-hiding prefetch: the context is cached now, nobody waits.
+                Channel::Descriptor if r.req.index & PREFETCH_INDEX != 0 => {}
                 Channel::Descriptor => self.wqe_fetch_issue(n, r.req.index, r.ready_at),
                 Channel::Requester if r.req.index & TX_JOB_INDEX != 0 => self.q.push(
                     r.ready_at,

@@ -12,6 +12,13 @@
 //! (`handle_packet`) → payload DMA write, READ/atomic response data read, ACK generation →
 //! [`cq`] (CQE DMA write).
 //!
+//! Seed 000 (csRNA) switches, each one config field: `nic.qpc_manager` selects the FCFS
+//! baseline or the non-blocking manager with its `nic.ooo_cap`-index requesters
+//! ([`qpc_manager::nonblocking`] over [`csrna`]); `nic.latency_hiding` lets the scheduler read
+//! the SQ address from an on-chip table and issue the WQE read without waiting for the QPC
+//! (the descriptor request becomes a prefetch, [`scheduler`]); `nic.qpc_placement` puts the
+//! QPC/MPT/MTT backing store in host memory (PCIe) or on-board DDR ([`ddr`]).
+//!
 //! Every unit has an initiation interval in NIC cycles, reports its counters, and every
 //! on-chip structure reports its bytes ([`onchip`]).
 
@@ -42,7 +49,7 @@ use dma::Dma;
 use doorbell::DoorbellUnit;
 use pcie::Pcie;
 use qpc_cache::QpcCache;
-use qpc_manager::{fcfs::Fcfs, QpcManager, QpcOutputs};
+use qpc_manager::{fcfs::Fcfs, nonblocking::NonBlocking, QpcManager, QpcOutputs};
 use rx_pipeline::RxPipeline;
 use scheduler::Scheduler;
 use translation::{TransFetch, Translation};
@@ -166,10 +173,13 @@ impl Nic {
         let n = &p.nic;
         let cache = QpcCache::new(n.qpc_cache_entries, n.qpc_entry_bytes);
         let qpc: Box<dyn QpcManager> = match n.qpc_manager {
-            // Only the baseline manager exists so far; the non-blocking one comes next.
-            QpcManagerKind::Fcfs | QpcManagerKind::Nonblocking => {
-                Box::new(Fcfs::new(cache, n.qpc_lookup_ps, n.qpc_fifo_depth))
-            }
+            QpcManagerKind::Fcfs => Box::new(Fcfs::new(cache, n.qpc_lookup_ps, n.qpc_fifo_depth)),
+            QpcManagerKind::Nonblocking => Box::new(NonBlocking::new(
+                cache,
+                n.ooo_cap,
+                n.cycle_ps,
+                n.qpc_lookup_ps,
+            )),
         };
         Nic {
             pcie: Pcie::new(p.pcie.clone()),

@@ -10,6 +10,9 @@
 //! | `wqe_buffer` | visits in flight × `wqes_per_fetch` × `wqe_bytes` |
 //! | `tx_backlog` | `tx_backlog_cap` × 16 B message descriptors |
 //! | `cq_contexts` | 32 B per CQ |
+//! | `qpc_requester_index_fifos`, `qpc_pending_fifo`, `qpc_pending_record_table` | non-blocking manager: 3 × QR + PF + PRT, bit-exact from the structures (seed 000 Formula 2, [`super::csrna::onchip`]) |
+//! | `qpc_waiting_srams` | non-blocking requesters: 3 × `ooo_cap` × 8 B (replaces the waiting FIFOs) |
+//! | `sq_address_table` | latency hiding: `sq_table_entry_bytes` (10 B) per QP in use |
 
 use std::collections::BTreeMap;
 
@@ -29,6 +32,12 @@ impl Nic {
         }
         let qps = self.qps.iter().filter(|q| q.valid).count() as u64;
         m.insert("sched_ring".to_string(), 3 * qps);
+        if p.nic.latency_hiding {
+            m.insert(
+                "sq_address_table".to_string(),
+                p.nic.sq_table_entry_bytes * qps,
+            );
+        }
         m.insert(
             "wqe_buffer".to_string(),
             u64::from(p.nic.max_visits_in_flight)

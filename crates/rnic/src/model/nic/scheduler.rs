@@ -3,7 +3,14 @@
 //! from the QPC manager (descriptor channel) and then fetches up to `wqes_per_fetch` WQEs in
 //! one DMA read, as real NICs do; a QP with more work goes back to the tail.
 //!
-//! Backpressure: the scheduler pauses while the QPC manager's request FIFO is full, while
+//! With latency hiding (seed 000 §4.5) the visit reads the SQ address from the on-chip SQ
+//! address table instead and issues the WQE read at once; its descriptor-channel QPC request
+//! becomes a prefetch that nothing waits for (the response only frees the index).
+//!
+//! Backpressure: the scheduler pauses while the descriptor channel's QPC requester cannot
+//! take a request (FCFS: request FIFO full; non-blocking: no free index), while the WQE
+//! buffer (`max_visits_in_flight × wqes_per_fetch` WQEs, fetched and not yet handed to the
+//! transport) has no room for another visit, while
 //! `max_visits_in_flight` WQE fetches are outstanding, or while `tx_backlog_cap` fetched
 //! messages wait for the TX engine.
 
@@ -15,6 +22,10 @@ use super::qpc_manager::{Channel, QpcRequest};
 use super::wqe_fetch::Visit;
 use crate::model::event::Ev;
 use crate::model::world::World;
+
+/// Bit marking a descriptor-channel QPC request as a latency-hiding prefetch: its response
+/// is dropped (the WQE read did not wait for it).
+pub const PREFETCH_INDEX: u32 = 1 << 31;
 
 /// Counters of the scheduler.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
@@ -33,7 +44,7 @@ pub struct Scheduler {
     ring: VecDeque<u32>,
     /// A `Sched` event is pending.
     pub pending: bool,
-    /// Paused by backpressure; woken by [`World::sched_kick`].
+    /// Paused by backpressure; woken by `World::sched_kick`.
     pub stalled: bool,
     /// Counters.
     pub stats: SchedStats,
@@ -80,19 +91,27 @@ impl World {
     /// One scheduler step at `now`.
     pub(crate) fn on_sched(&mut self, n: usize, now: TimePs) {
         let p = &self.p.nic;
-        let (per, max_out, fifo, max_visits, backlog_cap, sched_ps) = (
+        let (per, max_out, max_visits, backlog_cap, sched_ps) = (
             p.wqes_per_fetch,
             p.max_outstanding_wqes_per_qp,
-            p.qpc_fifo_depth,
             p.max_visits_in_flight as usize,
             p.tx_backlog_cap,
             p.sched_ps,
         );
+        let (hiding, sq_table_ps) = (p.latency_hiding, p.sq_table_ps);
         let nic = &mut self.nodes[n].nic;
         nic.sched.pending = false;
         loop {
-            if nic.qpc.queued(Channel::Descriptor) >= fifo
+            // The WQE buffer holds `max_visits_in_flight × wqes_per_fetch` WQEs, from the
+            // read that brings them in until the requester hands them to the transport; a
+            // visit needs room for its WQEs. (Without this bound nothing stops the fetch
+            // stage from running ahead of a stalled requester and flooding the PCIe read
+            // tags with WQE and payload reads, which then delay the QPC reads the requester
+            // waits for.)
+            let buffered = nic.fetch.jobs.len() + nic.fetch.visits.len() * per as usize;
+            if !nic.qpc.accepting(Channel::Descriptor)
                 || nic.fetch.visits.len() >= max_visits
+                || buffered + per as usize > max_visits * per as usize
                 || nic.tx.backlog >= backlog_cap
             {
                 nic.sched.stalled = true;
@@ -124,15 +143,35 @@ impl World {
             nic.sched.stats.wqes += u64::from(k);
             let t = nic.sched_unit.serve(now);
             let visit = nic.fetch.visits.insert(Visit { qpn, first, n: k });
-            nic.qpc.submit(QpcRequest {
-                qpn,
-                channel: Channel::Descriptor,
-                index: visit,
-                at: t,
-            });
             if !nic.sched.ring.is_empty() {
                 nic.sched.pending = true;
                 self.q.push(now + sched_ps, Ev::Sched { node: n as u32 });
+            }
+            if hiding {
+                // Latency hiding (seed 000 §4.5, Fig. 6b): the SQ address comes from the
+                // on-chip SQ address table, so the WQE read starts at once. Reading the table
+                // makes the QPC management module fetch the QP's context meanwhile: the
+                // descriptor unit's QPC request still goes out (it holds one of the
+                // descriptor requester's `ooo_cap` indices until the context is in the
+                // cache), but nothing waits for its answer, so the QPC and WQE reads overlap
+                // and the requester later finds the context cached.
+                let at = t + sq_table_ps;
+                nic.qpc.submit(QpcRequest {
+                    qpn,
+                    channel: Channel::Descriptor,
+                    index: visit | PREFETCH_INDEX,
+                    at,
+                });
+                self.wqe_fetch_issue(n, visit, at);
+            } else {
+                // Fig. 6a: the SQ address and offset are in the QPC, so the descriptor unit
+                // must have the context before it can read the WQEs.
+                nic.qpc.submit(QpcRequest {
+                    qpn,
+                    channel: Channel::Descriptor,
+                    index: visit,
+                    at: t,
+                });
             }
             self.qpc_pump(n, now);
             return;

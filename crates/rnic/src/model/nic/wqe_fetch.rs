@@ -218,6 +218,8 @@ impl World {
         nic.tx.backlog += 1;
         nic.tx_enlist(j.qpn);
         self.tx_kick(n, now);
+        // The WQE left the WQE buffer: a paused scheduler may have room again.
+        self.sched_kick(n, now);
     }
 }
 

@@ -70,6 +70,10 @@ impl QpcManager for Fcfs {
         self.queued_by_channel[ch_index(channel)]
     }
 
+    fn accepting(&self, channel: Channel) -> bool {
+        self.queued(channel) < self.fifo_depth
+    }
+
     fn pump(&mut self, _now: TimePs, out: &mut QpcOutputs) {
         while self.blocked.is_none() {
             let Some(&head) = self.fifo.front() else {

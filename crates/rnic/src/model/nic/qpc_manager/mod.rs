@@ -11,10 +11,17 @@
 //!   requests are served strictly in arrival order, so one outstanding miss blocks every
 //!   later request, hits included (head-of-line blocking).
 //!
-//! Seed 000's non-blocking manager (pending FIFO, pending record table, per-QP order) is the
-//! next implementation behind the same trait.
+//! * [`nonblocking::NonBlocking`] — seed 000's non-blocking manager (§4.3–§4.4): the
+//!   clock-free [`csrna::NonBlockingQpcManager`](super::csrna::NonBlockingQpcManager)
+//!   stepped once per manager cycle, behind three non-blocking QPC requesters of `ooo_cap`
+//!   indices each. Requests of different QPs overtake a miss; requests of one QP never do.
+//!
+//! Seed 000's latency-hiding QPC scheduling (§4.5) needs nothing more from the managers: the
+//! scheduler issues the WQE read without waiting for the descriptor channel's response, so
+//! that request acts as a prefetch overlapping the WQE read (see [`super::scheduler`]).
 
 pub mod fcfs;
+pub mod nonblocking;
 
 use rnic_sim::TimePs;
 
@@ -98,6 +105,9 @@ pub struct QpcManagerStats {
     pub max_queued: u64,
     /// The cache's counters.
     pub cache: CacheStats,
+    /// Requests that found no free requester index and waited for one (non-blocking
+    /// requesters: the unit stalls).
+    pub index_stalls: u64,
 }
 
 /// The seam between the pipeline stages and QPC management.
@@ -106,6 +116,10 @@ pub trait QpcManager {
     fn submit(&mut self, req: QpcRequest);
     /// Requests queued and not yet served, from `channel`.
     fn queued(&self, channel: Channel) -> u32;
+    /// Whether `channel`'s requester can take another request without stalling (FCFS: its
+    /// request FIFO has room; non-blocking: its index FIFO has a free index).
+    fn accepting(&self, channel: Channel) -> bool;
+
     /// Serves what can be served; writes responses and memory actions into `out`.
     fn pump(&mut self, now: TimePs, out: &mut QpcOutputs);
     /// The entry of `qpn` arrived from the backing store at `now`.
