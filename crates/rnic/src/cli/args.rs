@@ -228,4 +228,7 @@ pub struct ReproCmd {
     /// Output directory.
     #[arg(long, value_name = "DIR", default_value = "out/repro")]
     pub out: PathBuf,
+    /// Parse every sweep file and resolve every point without simulating.
+    #[arg(long)]
+    pub check: bool,
 }

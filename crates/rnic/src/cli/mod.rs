@@ -9,7 +9,7 @@ use crate::perf::{execute, PerfRunner, RunInputs};
 use crate::report::{json, text, PerfResult};
 use crate::scenario::{load_scenario, CliOverrides};
 use crate::sweep::{self, SweepOptions};
-use crate::{exit_status, repro, UsageError};
+use crate::{exit_status, repro};
 use anyhow::Context as _;
 use args::{Cli, Command, ConfigCmd, PerfCmd, ReproCmd, RunCmd, SweepCmd};
 use clap::Parser as _;
@@ -290,32 +290,12 @@ fn cmd_repro(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> anyhow::Result<()> {
-    let Some(id) = c.id else {
-        out.write_all(repro::listing().as_bytes())?;
-        return Ok(());
+    let opts = repro::ReproOptions {
+        jobs: c.jobs.map(|j| j as usize).unwrap_or(0),
+        out_dir: c.out,
+        progress: sweep::progress_wanted(),
     };
-    let selected = repro::select(&id)?;
-    if selected.is_empty() {
-        writeln!(out, "no reproductions are registered yet")?;
-        return Ok(());
-    }
-    for r in selected {
-        let sw = sweep::parse_sweep(r.sweep_toml, r.id)
-            .map_err(|e| UsageError(format!("reproduction {} is malformed: {e}", r.id)))?;
-        let outcome = sweep::run_sweep(
-            &sw,
-            &CliOverrides::default(),
-            runner,
-            &sweep_options(c.jobs, c.out.join(r.id)),
-        )
-        .with_context(|| format!("reproduction {}", r.id))?;
-        writeln!(out, "== {}: {}", r.id, r.title)?;
-        write_sweep_table(&sw, &outcome, out)?;
-        writeln!(out, "seed: {}", r.claim)?;
-        writeln!(err, "rnic: wrote {}", outcome.csv.display())?;
-        check_sweep_verified(&outcome).with_context(|| format!("reproduction {}", r.id))?;
-    }
-    Ok(())
+    repro::command(c.id.as_deref(), c.check, runner, &opts, out, err)
 }
 
 #[cfg(test)]

@@ -1,0 +1,61 @@
+//! The reproduction registry: every id is listed, every committed sweep file parses and
+//! every point resolves (`rnic repro --check`), and the committed files on disk are the ones
+//! compiled in.
+
+use rnic::repro::{self, REPROS};
+
+const CSRNA: [&str; 6] = [
+    "csrna-peak",
+    "csrna-fcfs",
+    "csrna-latency",
+    "csrna-ooocap",
+    "csrna-placement",
+    "csrna-memory",
+];
+
+#[test]
+fn registry_lists_all_six() {
+    assert_eq!(repro::ids(), CSRNA.to_vec());
+    let listing = repro::listing();
+    for id in CSRNA {
+        assert!(listing.contains(id), "{listing}");
+    }
+    assert_eq!(listing.lines().count(), CSRNA.len() + 2, "{listing}");
+    assert_eq!(repro::select("csrna").unwrap().len(), 6);
+    assert_eq!(repro::select("all").unwrap().len(), REPROS.len());
+    assert!(repro::select("csrna-nope").is_err());
+}
+
+#[test]
+fn every_sweep_parses_and_resolves() {
+    for r in REPROS {
+        let n = repro::check(r).unwrap_or_else(|e| panic!("{}: {e:#}", r.id));
+        assert_eq!(n == 0, r.sweeps.is_empty(), "{}", r.id);
+    }
+}
+
+#[test]
+fn committed_files_match_the_compiled_ones() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    for r in REPROS {
+        for f in r.sweeps {
+            let disk = std::fs::read_to_string(root.join(f.path)).unwrap();
+            assert_eq!(disk, f.toml, "{}", f.path);
+        }
+    }
+}
+
+#[test]
+fn message_rate_points_reach_51200_qps() {
+    for id in ["csrna-peak", "csrna-ooocap", "csrna-placement"] {
+        let r = repro::select(id).unwrap()[0];
+        let sweeps = repro::parse(r).unwrap();
+        let qp = sweeps[0]
+            .axes
+            .iter()
+            .find(|a| a.key == "perf.qp")
+            .expect("perf.qp axis");
+        let max = qp.values.iter().filter_map(|v| v.as_integer()).max();
+        assert_eq!(max, Some(51_200), "{id}");
+    }
+}
