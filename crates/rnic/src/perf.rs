@@ -176,6 +176,8 @@ pub const MAX_ITERS: u64 = 100_000_000;
 pub const MAX_DURATION_S: f64 = 3600.0;
 /// Most client hosts.
 pub const MAX_CLIENTS: u64 = 4096;
+/// Most server processes of a `--procs` latency test.
+pub const MAX_PROCS: u64 = 1024;
 
 /// The sizes of `-a`: 2, 4, ..., 2^23, as perftest.
 pub fn all_sizes() -> Vec<u64> {
@@ -205,6 +207,11 @@ pub struct PerfSpec {
     pub clients: u32,
     /// Write every frame on the wire to this pcap file.
     pub pcap: Option<PathBuf>,
+    /// `Some(n)` (`--procs`, latency tests only): seed 000's latency test. The server runs
+    /// `n` processes on cores 0..n; process p owns QPs p, p+n, p+2n, ... and posts one
+    /// operation at a time, moving to its next QP after each completion, so the processes
+    /// contend for the NIC concurrently. `None`: perftest's ping-pong.
+    pub procs: Option<u32>,
 }
 
 /// Runs one perftest-style test on the model. The real implementation is
@@ -269,6 +276,8 @@ pub struct PerfOptions {
     pub report_gbits: bool,
     pub qp_timeout: Option<u8>,
     pub atomic_type: Option<AtomicOp>,
+    /// Server processes of a latency test (`--procs`).
+    pub procs: Option<u32>,
 }
 
 const TEST_NAMES: &[&str] = &[
@@ -376,6 +385,15 @@ pub const PERF_FIELDS: &[FieldDoc] = &[
         Kind::Str(&["fetch_and_add", "cmp_and_swap"]),
         "Atomic operation (-A)",
     ),
+    pf(
+        "perf.procs",
+        "processes",
+        Kind::UInt {
+            min: 1,
+            max: MAX_PROCS,
+        },
+        "Server processes of write-lat/read-lat/atomic-lat, each cycling over its own QPs (--procs)",
+    ),
 ];
 
 impl PerfOptions {
@@ -444,6 +462,29 @@ impl PerfOptions {
                 "-A/--atomic_type applies to atomic tests only, not {test}"
             ));
         }
+        if let Some(n) = self.procs {
+            if !matches!(
+                test,
+                PerfTest::WriteLat | PerfTest::ReadLat | PerfTest::AtomicLat
+            ) {
+                return bad(format!(
+                    "--procs (perf.procs) applies to write-lat, read-lat and atomic-lat, not {test}"
+                ));
+            }
+            if n > cfg.host.cores {
+                return bad(format!(
+                    "--procs {n} needs a core per process, but host.cores = {}: raise host.cores \
+                     (--set host.cores={n}) or lower --procs",
+                    cfg.host.cores
+                ));
+            }
+            let q = self.qp.unwrap_or(1);
+            if n > q {
+                return bad(format!(
+                    "--procs {n} needs at least one QP per process, but -q/--qp = {q}"
+                ));
+            }
+        }
         let sizes = if self.all {
             all_sizes()
         } else {
@@ -459,6 +500,7 @@ impl PerfOptions {
             duration_us: self.duration.map(|_| cfg.sim.duration_us),
             clients: cfg.net.clients,
             pcap,
+            procs: self.procs,
         })
     }
 }

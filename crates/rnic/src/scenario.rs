@@ -11,7 +11,7 @@
 //! size = 64                          # -s;  also iters (-n), qp (-q), tx_depth (-t),
 //! qp = 16                            # all (-a), mtu (-m), duration (-D, seconds),
 //!                                    # clients, report_gbits, qp_timeout (-u),
-//!                                    # atomic_type (-A)
+//!                                    # atomic_type (-A), procs (--procs)
 //! [set]                              # config overrides, as --set (dotted keys)
 //! nic.qpc_cache_entries = 3000
 //! nic.qpc_manager = "nonblocking"

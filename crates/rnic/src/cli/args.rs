@@ -3,7 +3,7 @@
 use crate::config::{parse_set, Override};
 use crate::perf::{
     AtomicOp, PerfOptions, PerfTest, MAX_CLIENTS, MAX_DURATION_S, MAX_ITERS, MAX_MSG_BYTES,
-    MAX_QPS, MAX_TX_DEPTH, MIN_ITERS,
+    MAX_PROCS, MAX_QPS, MAX_TX_DEPTH, MIN_ITERS,
 };
 use clap::builder::{PossibleValuesParser, TypedValueParser as _};
 use clap::{Args, Parser, Subcommand};
@@ -123,6 +123,12 @@ pub struct PerfCmd {
     #[arg(long, value_name = "N",
           allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=MAX_CLIENTS as i64))]
     pub clients: Option<u32>,
+    /// Latency tests: N server processes (one per core, host.cores >= N), process p cycling
+    /// over QPs p, p+N, ...: post one operation, wait for its completion, move on (seed 000's
+    /// latency test; full operation latency). Without it: perftest's ping-pong.
+    #[arg(long, value_name = "N",
+          allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=MAX_PROCS as i64))]
+    pub procs: Option<u32>,
     /// Write every frame on the wire to a pcap file.
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
@@ -146,6 +152,7 @@ impl PerfCmd {
             report_gbits: self.report_gbits,
             qp_timeout: self.qp_timeout,
             atomic_type: self.atomic_type,
+            procs: self.procs,
         }
     }
 }

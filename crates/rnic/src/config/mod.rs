@@ -48,8 +48,12 @@ pub struct SimConfig {
     pub seed: u64,
     /// Simulated measurement window of duration-mode runs (`perf -D` sets it), µs.
     pub duration_us: f64,
-    /// Simulated time before measurement starts; statistics are reset at its end, µs.
+    /// Simulated time before the measurement window opens; rates and latencies count only in
+    /// the window (cache, PCIe and wire counters cover the whole run), µs.
     pub warmup_us: f64,
+    /// Latency tests (duration mode): the window opens only once every QP has been used this
+    /// many times, and not before `warmup_us`; 0 uses `warmup_us` alone.
+    pub warmup_rounds: u32,
     /// Safety limit on processed events: a run that needs more stops with an error.
     pub max_events: u64,
 }
@@ -60,6 +64,7 @@ impl Default for SimConfig {
             seed: 1,
             duration_us: 100.0,
             warmup_us: 10.0,
+            warmup_rounds: 1,
             max_events: 2_000_000_000,
         }
     }

@@ -268,6 +268,8 @@ pub struct ModelParams {
     pub max_events: u64,
     /// Warm-up before measurement, ps.
     pub warmup_ps: TimePs,
+    /// Latency tests: uses of every QP before the window opens.
+    pub warmup_rounds: u64,
     /// Measurement window of duration-mode runs, ps.
     pub duration_ps: TimePs,
 }
@@ -363,6 +365,7 @@ impl ModelParams {
             pmtu: cfg.qp.pmtu,
             max_events: cfg.sim.max_events,
             warmup_ps: ns(cfg.sim.warmup_us * 1000.0),
+            warmup_rounds: u64::from(cfg.sim.warmup_rounds),
             duration_ps: ns(cfg.sim.duration_us * 1000.0),
         }
     }

@@ -14,7 +14,7 @@ use rnic_transport::{Access, AddressVector, Device, DeviceConfig, Memory, QpAttr
 use rnic_wire::PcapWriter;
 
 use super::host::driver::{CQ_BASE, CQ_SPACING, RQ_BASE, SQ_BASE, SRC_BASE, WQE_BYTES};
-use super::host::perftest::{Core, CqRing, HostQp, NodeApp, Pair, Perftest};
+use super::host::perftest::{Core, CqRing, HostQp, NodeApp, Pair, Perftest, Proc};
 use super::net::topology::{node_ip, node_mac, NetStats, Star};
 use super::nic::cq::CqCtx;
 use super::nic::Nic;
@@ -121,6 +121,18 @@ fn run_one(
     };
     let tx_depth = spec.tx_depth.max(1);
     let cores = p.host.cores.max(1) as usize;
+    // `--procs`: the server's processes, one per core (seed 000's latency test).
+    let procs = match spec.procs {
+        Some(n) if !matches!(test, PerfTest::WriteLat | PerfTest::ReadLat | PerfTest::AtomicLat) => {
+            bail!("--procs {n} applies to write-lat, read-lat and atomic-lat, not {test}")
+        }
+        Some(n) if n as usize > cores => bail!(
+            "--procs {n} needs a core per process, but host.cores = {cores}: raise host.cores or lower --procs"
+        ),
+        Some(n) if n > q => bail!("--procs {n} needs at least one QP per process, but -q = {q}"),
+        Some(n) => n.max(1) as usize,
+        None => 0,
+    };
     let stride = align_up(u64::from(size32).max(8), 64);
     let slots = (BUFFER_BUDGET / stride).clamp(1, u64::from(q)) as u32;
     let layout = Layout {
@@ -154,7 +166,7 @@ fn run_one(
             .reg_mr(pd, SRC_BASE, mr_len, Access::all())
             .map_err(|e| anyhow::anyhow!("reg_mr on node {i}: {e:?}"))?;
         let mut nic = Nic::new(&p);
-        nic.watch_writes = test == PerfTest::WriteLat;
+        nic.watch_writes = test == PerfTest::WriteLat && procs == 0;
         // The cores consume CQEs faster than the NIC writes them, so a ring needs room for a
         // burst, not for every outstanding WQE; the NIC checks for overrun anyway.
         let ring_entries = (per_core_qps(node_qps) * u64::from(sq_depth) * 2).clamp(64, 1 << 16);
@@ -210,7 +222,12 @@ fn run_one(
      -> anyhow::Result<u32> {
         let local = local_count[i];
         local_count[i] += 1;
-        let core = (local as usize) % cores;
+        // With --procs, server QP p + kN belongs to process p on core p.
+        let core = if i == 0 && procs > 0 {
+            (local as usize) % procs
+        } else {
+            (local as usize) % cores
+        };
         let (pd, node) = &mut nodes[i];
         let send_cq = node.nic.cq.ctxs[2 * core].id;
         let recv_cq = node.nic.cq.ctxs[2 * core + 1].id;
@@ -292,7 +309,7 @@ fn run_one(
         None => (0, TimePs::MAX),
     };
     let iters = spec.iters.max(1);
-    let app = Perftest {
+    let mut app = Perftest {
         test,
         atomic: spec.atomic,
         size: size32,
@@ -324,9 +341,20 @@ fn run_one(
         stale_polls: 0,
         lat_ponged: false,
         fill: Vec::new(),
+        procs: Vec::new(),
+        procs_posted: 0,
+        procs_completed: 0,
+        procs_active: 0,
+        warmup_rounds: p.warmup_rounds,
+        warming_procs: if p.warmup_rounds > 0 { procs } else { 0 },
+        duration_ps: window.1 - window.0,
+        window_min_start: window.0,
     };
+    if duration_mode && lat && p.warmup_rounds > 0 {
+        // The window opens when the warm-up rounds are done (`Perftest::warmup_rounds_done`).
+        app.window = (TimePs::MAX, TimePs::MAX);
+    }
     // Buffers map pairs to slots.
-    let mut app = app;
     app.stride = layout.stride;
     let net = Star::new(&p, &root);
     let max_events = p.max_events;
@@ -338,6 +366,16 @@ fn run_one(
     if let Some(path) = &spec.pcap {
         let f = File::create(path).with_context(|| format!("creating pcap {}", path.display()))?;
         world.pcap = Some(PcapWriter::new(BufWriter::new(f)).context("writing pcap header")?);
+    }
+    if procs > 0 {
+        // Process p owns the pairs p, p + N, p + 2N, ...
+        world.app.procs = (0..procs)
+            .map(|pr| Proc {
+                pairs: (pr as u32..q).step_by(procs).collect(),
+                next: 0,
+                rounds: 0,
+            })
+            .collect();
     }
     if duration_mode && !lat {
         // Latency tests stop at the first iteration boundary after the window instead.
@@ -391,7 +429,7 @@ fn run_one(
     // ---- results -------------------------------------------------------------------------
     let a = &world.app;
     let (sim_time_ps, ops) = if duration_mode {
-        (window.1 - window.0, a.ops_in_window)
+        (a.window.1 - a.window.0, a.ops_in_window)
     } else {
         (
             a.last_completion.saturating_sub(a.first_post),
@@ -555,7 +593,8 @@ fn verify(w: &World, layout: &Layout, failures: &mut Vec<String>) -> u64 {
             first_bad = Some(msg);
         }
     };
-    let lat = a.is_lat();
+    // Ping-pong latency tests are client-initiated; bandwidth and --procs tests server-initiated.
+    let lat = a.is_lat() && a.procs.is_empty();
     for (i, pr) in a.pairs.iter().enumerate() {
         let s = layout.slot(i as u32);
         let c = pr.c_node as usize;

@@ -25,6 +25,7 @@ fn spec(test: PerfTest) -> PerfSpec {
         duration_us: None,
         clients: 1,
         pcap: None,
+        procs: None,
     }
 }
 

@@ -17,6 +17,7 @@ pub fn spec(test: PerfTest, size: u64, qps: u32, clients: u32) -> PerfSpec {
         duration_us: None,
         clients,
         pcap: None,
+        procs: None,
     }
 }
 

@@ -15,7 +15,14 @@
 //! * `read-lat`, `atomic-lat`: the client posts, polls its completion, posts the next; the
 //!   latency is the full operation time.
 //!
-//! With several QPs, latency tests use them in turn (iteration k on QP k mod q), as seed
+//! * `--procs N` (write-lat, read-lat, atomic-lat), seed 000's latency test: the server runs
+//!   N processes, process p on core p owning QPs p, p+N, p+2N, ...; each posts one signaled
+//!   operation on its current QP, polls its completion, records the full operation latency
+//!   (CQE consumed − post start), moves to its next QP and posts again. The processes run
+//!   concurrently, so their QPs contend for the QPC manager. Iteration mode: `iters`
+//!   operations over all processes; duration mode: the samples completing in the window.
+//!
+//! Otherwise, with several QPs, latency tests use them in turn (iteration k on QP k mod q), as seed
 //! 000's latency test does. CPU costs: `post_send_ns` per post (WQE write + doorbell store),
 //! `poll_cq_ns` per CQE consumed, `mem_latency_ns` for a polling core to see a DMA write.
 //! Work request ids carry the post time, so latency needs no per-WQE table.
@@ -112,6 +119,17 @@ pub struct Fill {
     pub round: u64,
 }
 
+/// A server process of a `--procs` latency test.
+#[derive(Debug, Clone, Default)]
+pub struct Proc {
+    /// The process's pairs, visited round robin.
+    pub pairs: Vec<u32>,
+    /// Index of the current pair.
+    pub next: usize,
+    /// Completed rounds over the process's pairs.
+    pub rounds: u64,
+}
+
 /// The perftest application.
 #[derive(Debug)]
 pub struct Perftest {
@@ -177,6 +195,24 @@ pub struct Perftest {
     pub stale_polls: u64,
     /// Distinct buffer slots per node (pair i uses slot i mod slots).
     pub slots: u32,
+    /// `--procs` latency tests: the server's processes (empty otherwise).
+    pub procs: Vec<Proc>,
+    /// `--procs`: operations posted over all processes.
+    pub procs_posted: u64,
+    /// `--procs`: operations completed over all processes.
+    pub procs_completed: u64,
+    /// `--procs`: processes still posting or waiting for a completion.
+    pub procs_active: usize,
+    /// Latency tests in duration mode: the window opens only after every QP has been used
+    /// this many times (`sim.warmup_rounds`), so caches reach their steady state first.
+    pub warmup_rounds: u64,
+    /// `--procs`: processes that have not yet completed `warmup_rounds` rounds.
+    pub warming_procs: usize,
+    /// Length of the measurement window (duration mode), ps.
+    pub duration_ps: TimePs,
+    /// Earliest start of the window (`sim.warmup_us`), ps. While warm-up rounds are
+    /// pending the window is `(MAX, MAX)`: nothing counts and posting goes on.
+    pub window_min_start: TimePs,
 }
 
 impl Perftest {
@@ -202,6 +238,15 @@ impl Perftest {
 
     fn in_window(&self, t: TimePs) -> bool {
         t >= self.window.0 && t < self.window.1
+    }
+
+    /// The warm-up rounds are done at `t`: a window not yet open moves to start at `t`
+    /// (never earlier than `sim.warmup_us`).
+    fn warmup_rounds_done(&mut self, t: TimePs) {
+        if self.duration_mode && self.window.0 == TimePs::MAX {
+            let start = t.max(self.window_min_start);
+            self.window = (start, start + self.duration_ps);
+        }
     }
 }
 
@@ -365,6 +410,14 @@ impl World {
                 }
             }
         }
+        if !self.app.procs.is_empty() {
+            // Every process posts on its first QP at once, each on its own core.
+            self.app.procs_active = self.app.procs.len();
+            for pr in 0..self.app.procs.len() {
+                self.procs_post(pr, 0);
+            }
+            return;
+        }
         if test.is_latency() {
             self.app.lat_k = 0;
             self.lat_post_next(0);
@@ -442,6 +495,53 @@ impl World {
         room && work && !self.app.finished
     }
 
+    /// `--procs`: process `pr` posts on its current QP at `at`, if work is left; otherwise
+    /// it retires (and the run ends with the last process).
+    fn procs_post(&mut self, pr: usize, at: TimePs) {
+        let work = if self.app.duration_mode {
+            at < self.app.window.1
+        } else {
+            self.app.procs_posted < self.app.iters
+        };
+        if !work || self.app.finished {
+            self.app.procs_active = self.app.procs_active.saturating_sub(1);
+            if self.app.procs_active == 0 {
+                self.app.finished = true;
+            }
+            return;
+        }
+        let p = &self.app.procs[pr];
+        let i = p.pairs[p.next];
+        let s_qpn = self.app.pairs[i as usize].s_qpn;
+        self.app.procs_posted += 1;
+        self.app_post(0, s_qpn, at);
+    }
+
+    /// `--procs`: the server consumed the completion of `i` at `t` (posted at `posted`).
+    fn procs_cqe(&mut self, t: TimePs, i: u32, posted: TimePs) {
+        self.app.pairs[i as usize].completed += 1;
+        self.app.procs_completed += 1;
+        if self.app.in_window(t) {
+            self.app.samples.push(t.saturating_sub(posted) as f64 / 1e6);
+            self.app.ops_in_window += 1;
+        }
+        self.app.last_completion = t;
+        let n = self.app.procs.len();
+        let pr = i as usize % n;
+        let p = &mut self.app.procs[pr];
+        p.next = (p.next + 1) % p.pairs.len();
+        if p.next == 0 {
+            p.rounds += 1;
+            if p.rounds == self.app.warmup_rounds {
+                self.app.warming_procs -= 1;
+                if self.app.warming_procs == 0 {
+                    self.app.warmup_rounds_done(t);
+                }
+            }
+        }
+        self.procs_post(pr, t);
+    }
+
     /// Latency tests: the client of the current iteration's pair posts at `at`.
     fn lat_post_next(&mut self, at: TimePs) {
         let q = self.app.pairs.len() as u64;
@@ -475,6 +575,11 @@ impl World {
         }
         self.app.last_completion = t;
         self.app.lat_k += 1;
+        if self.app.warmup_rounds > 0
+            && self.app.lat_k == self.app.warmup_rounds * self.app.pairs.len() as u64
+        {
+            self.app.warmup_rounds_done(t);
+        }
         let done = if self.app.duration_mode {
             t >= self.app.window.1
         } else {
@@ -501,7 +606,7 @@ impl World {
 
     /// An RDMA WRITE payload landed in `node`'s memory for `qpn` (write-lat polling).
     pub(crate) fn app_on_landed(&mut self, node: usize, now: TimePs, qpn: u32) {
-        if self.app.test != PerfTest::WriteLat || self.app.finished {
+        if self.app.test != PerfTest::WriteLat || self.app.finished || !self.app.procs.is_empty() {
             return;
         }
         let Some(hq) = self.app.nodes[node].qps.get(qpn as usize).copied() else {
@@ -572,6 +677,12 @@ impl World {
             return;
         };
         let i = hq.pair;
+        if !self.app.procs.is_empty() {
+            if node == 0 && !cqe.is_recv {
+                self.procs_cqe(t, i, cqe.wr_id);
+            }
+            return;
+        }
         if self.app.is_lat() {
             self.app_lat_cqe(node, t, cqe.is_recv, cqe.qpn, i);
             return;
