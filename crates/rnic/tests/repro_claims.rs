@@ -71,6 +71,7 @@ fn paper_latency() -> LatencyCurves {
                 3.4
             }
         }),
+        lh_pingpong: curve(|x| if x > 3000.0 { 3.9 } else { 3.6 }),
     }
 }
 
@@ -86,6 +87,7 @@ fn latency_pass_and_fail() {
         fcfs: curve(|x| if x > 3000.0 { 4.0 } else { 3.5 }),
         nb: curve(|x| if x > 300.0 { 5.0 } else { 3.5 }),
         lh: curve(|x| if x > 300.0 { 5.2 } else { 3.5 }),
+        lh_pingpong: curve(|_| 5.2),
     };
     let c = eval_latency("write", &bad, true);
     for id in [
@@ -97,6 +99,13 @@ fn latency_pass_and_fail() {
     ] {
         assert!(!verdict(&c, id), "{id}: {c:?}");
     }
+    // Without a perftest write-lat point past 50k QPs the level cannot pass.
+    let mut no_level = paper_latency();
+    no_level.lh_pingpong.clear();
+    assert!(!verdict(
+        &eval_latency("write", &no_level, true),
+        "write-lh-level"
+    ));
 }
 
 #[test]
