@@ -132,5 +132,8 @@ fn warmup_rounds_move_the_window_past_the_cold_round() {
     few.sim.warmup_rounds = 1;
     let base = write_lat(&few, 10);
     assert!(cold > warm + 0.3, "cold {cold} µs vs warm {warm} µs");
-    assert!((warm - base).abs() < 0.05, "warm {warm} µs vs 10 QPs {base} µs");
+    assert!(
+        (warm - base).abs() < 0.05,
+        "warm {warm} µs vs 10 QPs {base} µs"
+    );
 }
