@@ -27,6 +27,7 @@ pub mod csrna;
 pub mod ddr;
 pub mod dma;
 pub mod doorbell;
+pub mod latency_hiding;
 pub mod lru;
 pub mod onchip;
 pub mod pcie;

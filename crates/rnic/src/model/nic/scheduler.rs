@@ -3,9 +3,8 @@
 //! from the QPC manager (descriptor channel) and then fetches up to `wqes_per_fetch` WQEs in
 //! one DMA read, as real NICs do; a QP with more work goes back to the tail.
 //!
-//! With latency hiding (seed 000 §4.5) the visit reads the SQ address from the on-chip SQ
-//! address table instead and issues the WQE read at once; its descriptor-channel QPC request
-//! becomes a prefetch that nothing waits for (the response only frees the index).
+//! With latency hiding (seed 000 §4.5, module [`super::latency_hiding`]) the visit reads the
+//! SQ address from the on-chip SQ address table instead and issues the WQE read at once.
 //!
 //! Backpressure: the scheduler pauses while the descriptor channel's QPC requester cannot
 //! take a request (FCFS: request FIFO full; non-blocking: no free index), while the WQE
@@ -18,14 +17,10 @@ use std::collections::VecDeque;
 
 use rnic_sim::TimePs;
 
-use super::qpc_manager::{Channel, QpcRequest};
+use super::qpc_manager::Channel;
 use super::wqe_fetch::Visit;
 use crate::model::event::Ev;
 use crate::model::world::World;
-
-/// Bit marking a descriptor-channel QPC request as a latency-hiding prefetch: its response
-/// is dropped (the WQE read did not wait for it).
-pub const PREFETCH_INDEX: u32 = 1 << 31;
 
 /// Counters of the scheduler.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
@@ -147,32 +142,7 @@ impl World {
                 nic.sched.pending = true;
                 self.q.push(now + sched_ps, Ev::Sched { node: n as u32 });
             }
-            if hiding {
-                // Latency hiding (seed 000 §4.5, Fig. 6b): the SQ address comes from the
-                // on-chip SQ address table, so the WQE read starts at once. Reading the table
-                // makes the QPC management module fetch the QP's context meanwhile: the
-                // descriptor unit's QPC request still goes out (it holds one of the
-                // descriptor requester's `ooo_cap` indices until the context is in the
-                // cache), but nothing waits for its answer, so the QPC and WQE reads overlap
-                // and the requester later finds the context cached.
-                let at = t + sq_table_ps;
-                nic.qpc.submit(QpcRequest {
-                    qpn,
-                    channel: Channel::Descriptor,
-                    index: visit | PREFETCH_INDEX,
-                    at,
-                });
-                self.wqe_fetch_issue(n, visit, at);
-            } else {
-                // Fig. 6a: the SQ address and offset are in the QPC, so the descriptor unit
-                // must have the context before it can read the WQEs.
-                nic.qpc.submit(QpcRequest {
-                    qpn,
-                    channel: Channel::Descriptor,
-                    index: visit,
-                    at: t,
-                });
-            }
+            self.descriptor_qpc_request(n, qpn, visit, t, hiding, sq_table_ps);
             self.qpc_pump(n, now);
             return;
         }
