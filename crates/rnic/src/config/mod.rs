@@ -51,8 +51,9 @@ pub struct SimConfig {
     /// Simulated time before the measurement window opens; rates and latencies count only in
     /// the window (cache, PCIe and wire counters cover the whole run), µs.
     pub warmup_us: f64,
-    /// Latency tests (duration mode): the window opens only once every QP has been used this
-    /// many times, and not before `warmup_us`; 0 uses `warmup_us` alone.
+    /// Duration mode: the window opens only once every QP has completed this many
+    /// operations (bandwidth tests: and the initial `-t` posts are all made), and not
+    /// before `warmup_us`; 0 uses `warmup_us` alone.
     pub warmup_rounds: u32,
     /// Safety limit on processed events: a run that needs more stops with an error.
     pub max_events: u64,

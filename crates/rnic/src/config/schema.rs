@@ -156,7 +156,7 @@ pub const FIELDS: &[FieldDoc] = &[
     f("sim.warmup_us", "µs", float(0.0, 3.6e9),
       "Simulated time run before the measurement window of -D runs; operations, rates and latencies count only inside the window (cache, PCIe and wire counters cover the whole run)"),
     f("sim.warmup_rounds", "rounds", uint(0, 1_000_000),
-      "Latency tests with -D: the window opens once every QP has been used this many times (caches in steady state), and not before sim.warmup_us; 0: sim.warmup_us alone"),
+      "Runs with -D: the window opens once every QP has completed this many operations (latency tests: rounds over the QPs; bandwidth tests: counted once the initial -t posts are all made), and not before sim.warmup_us; a floor, since many-QP bandwidth runs settle later; 0: sim.warmup_us alone"),
     f("sim.max_events", "events", uint(1, TOML_INT_MAX),
       "Safety limit: a run that would process more events stops with an error instead of running away"),
     // nic

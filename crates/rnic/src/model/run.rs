@@ -347,12 +347,18 @@ fn run_one(
         procs_active: 0,
         warmup_rounds: p.warmup_rounds,
         warming_procs: if p.warmup_rounds > 0 { procs } else { 0 },
+        warming_pairs: 0,
+        filling_cores: 0,
         duration_ps: window.1 - window.0,
         window_min_start: window.0,
     };
-    if duration_mode && lat && p.warmup_rounds > 0 {
-        // The window opens when the warm-up rounds are done (`Perftest::warmup_rounds_done`).
+    if duration_mode && p.warmup_rounds > 0 {
+        // The window opens when the warm-up rounds are done (`Perftest::warmup_rounds_done`);
+        // bandwidth tests then schedule their end.
         app.window = (TimePs::MAX, TimePs::MAX);
+        if !lat {
+            app.warming_pairs = q as usize;
+        }
     }
     // Buffers map pairs to slots.
     app.stride = layout.stride;
@@ -377,8 +383,9 @@ fn run_one(
             })
             .collect();
     }
-    if duration_mode && !lat {
-        // Latency tests stop at the first iteration boundary after the window instead.
+    if duration_mode && !lat && world.p.warmup_rounds == 0 {
+        // Latency tests stop at the first iteration boundary after the window instead;
+        // with warm-up rounds the end is scheduled when the window opens.
         world.q.push(window.1, super::event::Ev::End);
     }
     world.app_start();

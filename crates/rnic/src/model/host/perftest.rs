@@ -117,6 +117,8 @@ pub struct Fill {
     pub next: usize,
     /// Round (WQEs posted per QP so far by the fill).
     pub round: u64,
+    /// Every QP of the core has its `tx_depth` initial WQEs posted.
+    pub done: bool,
 }
 
 /// A server process of a `--procs` latency test.
@@ -208,6 +210,12 @@ pub struct Perftest {
     pub warmup_rounds: u64,
     /// `--procs`: processes that have not yet completed `warmup_rounds` rounds.
     pub warming_procs: usize,
+    /// Bandwidth tests: pairs that have not yet completed `warmup_rounds` operations (one
+    /// per round: every QP has been served, so the initial posting burst is over).
+    pub warming_pairs: usize,
+    /// Bandwidth tests: cores still posting their QPs' initial `tx_depth` WQEs; the warm-up
+    /// window of a bandwidth test opens only after they are done.
+    pub filling_cores: usize,
     /// Length of the measurement window (duration mode), ps.
     pub duration_ps: TimePs,
     /// Earliest start of the window (`sim.warmup_us`), ps. While warm-up rounds are
@@ -434,11 +442,13 @@ impl World {
         self.app.fill = per_core
             .into_iter()
             .map(|qpns| Fill {
+                done: qpns.is_empty(),
                 qpns,
                 next: 0,
                 round: 0,
             })
             .collect();
+        self.app.filling_cores = self.app.fill.iter().filter(|f| !f.done).count();
         for c in 0..cores {
             if !self.app.fill[c].qpns.is_empty() {
                 self.q.push(
@@ -457,6 +467,12 @@ impl World {
         let c = core as usize;
         let depth = u64::from(self.app.tx_depth);
         loop {
+            let f = &mut self.app.fill[c];
+            if f.round >= depth && !f.done {
+                f.done = true;
+                self.app.filling_cores -= 1;
+                self.bw_warmup_check(now);
+            }
             let f = &mut self.app.fill[c];
             if f.round >= depth || f.qpns.is_empty() || self.app.finished {
                 return;
@@ -493,6 +509,20 @@ impl World {
             p.posted < self.app.iters
         };
         room && work && !self.app.finished
+    }
+
+    /// Bandwidth tests with warm-up rounds: once the initial posting is over and every QP has
+    /// completed `warmup_rounds` operations, the window opens at `t` and its end is
+    /// scheduled.
+    fn bw_warmup_check(&mut self, t: TimePs) {
+        if self.app.warmup_rounds > 0
+            && self.app.warming_pairs == 0
+            && self.app.filling_cores == 0
+            && self.app.window.0 == TimePs::MAX
+        {
+            self.app.warmup_rounds_done(t);
+            self.q.push(self.app.window.1, Ev::End);
+        }
     }
 
     /// `--procs`: process `pr` posts on its current QP at `at`, if work is left; otherwise
@@ -704,6 +734,10 @@ impl World {
             self.app.ops_in_window += 1;
         }
         let p = self.app.pairs[i as usize];
+        if self.app.warming_pairs > 0 && p.completed == self.app.warmup_rounds {
+            self.app.warming_pairs -= 1;
+            self.bw_warmup_check(t);
+        }
         if self.app_may_post(node, cqe.qpn, t) {
             self.app_post(node, cqe.qpn, t);
         } else if !self.app.duration_mode && p.completed == self.app.iters {
