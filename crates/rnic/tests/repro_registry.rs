@@ -47,7 +47,8 @@ fn committed_files_match_the_compiled_ones() {
 
 #[test]
 fn message_rate_points_reach_51200_qps() {
-    for id in ["csrna-peak", "csrna-ooocap", "csrna-placement"] {
+    // csrna-placement stops at 12,800 QPs (its sweep file says why).
+    for id in ["csrna-peak", "csrna-ooocap"] {
         let r = repro::select(id).unwrap()[0];
         let sweeps = repro::parse(r).unwrap();
         let qp = sweeps[0]
