@@ -26,5 +26,8 @@ fn bandwidth_window_waits_for_the_initial_posting() {
     let (early, settled) = (rate(0), rate(1));
     // The calibrated peak is 1 / 15 ns = 66.7 Mops.
     assert!(settled > 0.95 * 66.7, "settled {settled} Mops");
-    assert!(early < 0.85 * settled, "early {early} Mops vs settled {settled}");
+    assert!(
+        early < 0.85 * settled,
+        "early {early} Mops vs settled {settled}"
+    );
 }
