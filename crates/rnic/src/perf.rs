@@ -214,6 +214,32 @@ pub struct PerfSpec {
     pub procs: Option<u32>,
 }
 
+/// The rules of `--procs n` (seed 000's latency test): a latency test other than send-lat
+/// (the server initiates), a core per process, a QP per process. Checked when options are
+/// resolved and again by the model for specs built directly.
+pub fn check_procs(test: PerfTest, n: u32, cores: u32, qps: u32) -> Result<(), String> {
+    if !matches!(
+        test,
+        PerfTest::WriteLat | PerfTest::ReadLat | PerfTest::AtomicLat
+    ) {
+        return Err(format!(
+            "--procs (perf.procs) applies to write-lat, read-lat and atomic-lat, not {test}"
+        ));
+    }
+    if n > cores {
+        return Err(format!(
+            "--procs {n} needs a core per process, but host.cores = {cores}: raise host.cores \
+             (--set host.cores={n}) or lower --procs"
+        ));
+    }
+    if n > qps {
+        return Err(format!(
+            "--procs {n} needs at least one QP per process, but -q/--qp = {qps}"
+        ));
+    }
+    Ok(())
+}
+
 /// Runs one perftest-style test on the model. The real implementation is
 /// `crate::model::run_perf`, wired in [`ModelRunner`]; tests use a fake.
 ///
@@ -463,27 +489,8 @@ impl PerfOptions {
             ));
         }
         if let Some(n) = self.procs {
-            if !matches!(
-                test,
-                PerfTest::WriteLat | PerfTest::ReadLat | PerfTest::AtomicLat
-            ) {
-                return bad(format!(
-                    "--procs (perf.procs) applies to write-lat, read-lat and atomic-lat, not {test}"
-                ));
-            }
-            if n > cfg.host.cores {
-                return bad(format!(
-                    "--procs {n} needs a core per process, but host.cores = {}: raise host.cores \
-                     (--set host.cores={n}) or lower --procs",
-                    cfg.host.cores
-                ));
-            }
-            let q = self.qp.unwrap_or(1);
-            if n > q {
-                return bad(format!(
-                    "--procs {n} needs at least one QP per process, but -q/--qp = {q}"
-                ));
-            }
+            check_procs(test, n, cfg.host.cores, self.qp.unwrap_or(1))
+                .map_err(ConfigError::Inconsistent)?;
         }
         let sizes = if self.all {
             all_sizes()

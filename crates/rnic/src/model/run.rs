@@ -123,14 +123,10 @@ fn run_one(
     let cores = p.host.cores.max(1) as usize;
     // `--procs`: the server's processes, one per core (seed 000's latency test).
     let procs = match spec.procs {
-        Some(n) if !matches!(test, PerfTest::WriteLat | PerfTest::ReadLat | PerfTest::AtomicLat) => {
-            bail!("--procs {n} applies to write-lat, read-lat and atomic-lat, not {test}")
+        Some(n) => {
+            crate::perf::check_procs(test, n, cores as u32, q).map_err(anyhow::Error::msg)?;
+            n.max(1) as usize
         }
-        Some(n) if n as usize > cores => bail!(
-            "--procs {n} needs a core per process, but host.cores = {cores}: raise host.cores or lower --procs"
-        ),
-        Some(n) if n > q => bail!("--procs {n} needs at least one QP per process, but -q = {q}"),
-        Some(n) => n.max(1) as usize,
         None => 0,
     };
     let stride = align_up(u64::from(size32).max(8), 64);
