@@ -51,11 +51,7 @@ fn message_rate_points_reach_51200_qps() {
     for id in ["csrna-peak", "csrna-ooocap"] {
         let r = repro::select(id).unwrap()[0];
         let sweeps = repro::parse(r).unwrap();
-        let qp = sweeps[0]
-            .axes
-            .iter()
-            .find(|a| a.key == "perf.qp")
-            .expect("perf.qp axis");
+        let qp = sweeps[0].axis("perf.qp").expect("perf.qp axis");
         let max = qp.values.iter().filter_map(|v| v.as_integer()).max();
         assert_eq!(max, Some(51_200), "{id}");
     }

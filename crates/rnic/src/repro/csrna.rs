@@ -116,9 +116,7 @@ pub fn curve(
         .iter()
         .filter(|(p, _)| {
             filter.iter().all(|(k, v)| {
-                sw.axes
-                    .iter()
-                    .position(|a| a.key == *k)
+                sw.axis_index(k)
                     .is_some_and(|i| value_text(&p.values[i]) == *v)
             })
         })
@@ -673,9 +671,7 @@ pub fn eval_ooocap(curves: &[(u64, Curve)]) -> Vec<Claim> {
 fn evaluate_ooocap(o: &Outputs) -> anyhow::Result<Evaluation> {
     let (sw, r) = results_of(o, 0)?;
     let axis = sw
-        .axes
-        .iter()
-        .find(|a| a.key == "nic.ooo_cap")
+        .axis("nic.ooo_cap")
         .ok_or_else(|| anyhow::anyhow!("the ooocap sweep has no nic.ooo_cap axis"))?;
     let mut curves = Vec::new();
     for v in &axis.values {
@@ -783,9 +779,7 @@ pub fn eval_placement(ratios: &[(u64, f64)], qps: f64) -> Vec<Claim> {
 fn evaluate_placement(o: &Outputs) -> anyhow::Result<Evaluation> {
     let (sw, r) = results_of(o, 0)?;
     let sizes = sw
-        .axes
-        .iter()
-        .find(|a| a.key == "perf.size")
+        .axis("perf.size")
         .ok_or_else(|| anyhow::anyhow!("the placement sweep has no perf.size axis"))?;
     let mut figures = Vec::new();
     let mut ratios = Vec::new();

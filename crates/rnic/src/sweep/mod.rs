@@ -339,6 +339,16 @@ pub struct ResolvedPoint {
 }
 
 impl Sweep {
+    /// Index in `axes` of the axis varying `key`.
+    pub fn axis_index(&self, key: &str) -> Option<usize> {
+        self.axes.iter().position(|a| a.key == key)
+    }
+
+    /// The axis varying `key`.
+    pub fn axis(&self, key: &str) -> Option<&Axis> {
+        self.axis_index(key).map(|i| &self.axes[i])
+    }
+
     /// The grid in order: the first axis outermost, the last innermost.
     pub fn points(&self) -> Vec<Point> {
         let mut points = vec![Vec::new()];
