@@ -339,10 +339,9 @@ fn run_one(
         fill: Vec::new(),
         procs: Vec::new(),
         procs_posted: 0,
-        procs_completed: 0,
         procs_active: 0,
         warmup_rounds: p.warmup_rounds,
-        warming_procs: if p.warmup_rounds > 0 { procs } else { 0 },
+        warming_procs: 0,
         warming_pairs: 0,
         filling_cores: 0,
         duration_ps: window.1 - window.0,
@@ -352,7 +351,9 @@ fn run_one(
         // The window opens when the warm-up rounds are done (`Perftest::warmup_rounds_done`);
         // bandwidth tests then schedule their end.
         app.window = (TimePs::MAX, TimePs::MAX);
-        if !lat {
+        if lat {
+            app.warming_procs = procs;
+        } else {
             app.warming_pairs = q as usize;
         }
     }

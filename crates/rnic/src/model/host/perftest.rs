@@ -201,14 +201,13 @@ pub struct Perftest {
     pub procs: Vec<Proc>,
     /// `--procs`: operations posted over all processes.
     pub procs_posted: u64,
-    /// `--procs`: operations completed over all processes.
-    pub procs_completed: u64,
     /// `--procs`: processes still posting or waiting for a completion.
     pub procs_active: usize,
     /// Latency tests in duration mode: the window opens only after every QP has been used
     /// this many times (`sim.warmup_rounds`), so caches reach their steady state first.
     pub warmup_rounds: u64,
-    /// `--procs`: processes that have not yet completed `warmup_rounds` rounds.
+    /// `--procs` latency tests with warm-up rounds: processes that have not yet completed
+    /// `warmup_rounds` rounds.
     pub warming_procs: usize,
     /// Bandwidth tests: pairs that have not yet completed `warmup_rounds` operations (one
     /// per round: every QP has been served, so the initial posting burst is over).
@@ -468,13 +467,12 @@ impl World {
         let depth = u64::from(self.app.tx_depth);
         loop {
             let f = &mut self.app.fill[c];
-            if f.round >= depth && !f.done {
-                f.done = true;
-                self.app.filling_cores -= 1;
-                self.bw_warmup_check(now);
-            }
-            let f = &mut self.app.fill[c];
             if f.round >= depth || f.qpns.is_empty() || self.app.finished {
+                if f.round >= depth && !f.done {
+                    f.done = true;
+                    self.app.filling_cores -= 1;
+                    self.bw_warmup_check(now);
+                }
                 return;
             }
             let qpn = f.qpns[f.next];
@@ -550,7 +548,6 @@ impl World {
     /// `--procs`: the server consumed the completion of `i` at `t` (posted at `posted`).
     fn procs_cqe(&mut self, t: TimePs, i: u32, posted: TimePs) {
         self.app.pairs[i as usize].completed += 1;
-        self.app.procs_completed += 1;
         if self.app.in_window(t) {
             self.app.samples.push(t.saturating_sub(posted) as f64 / 1e6);
             self.app.ops_in_window += 1;
@@ -562,7 +559,7 @@ impl World {
         p.next = (p.next + 1) % p.pairs.len();
         if p.next == 0 {
             p.rounds += 1;
-            if p.rounds == self.app.warmup_rounds {
+            if self.app.warming_procs > 0 && p.rounds == self.app.warmup_rounds {
                 self.app.warming_procs -= 1;
                 if self.app.warming_procs == 0 {
                     self.app.warmup_rounds_done(t);
