@@ -14,5 +14,7 @@ echo "== memory: 51 200 QPs, csrna, the largest repro point (peak resident set)"
 /usr/bin/time -f "%M KiB peak RSS, %e s wall" ./target/release/rnic perf write-bw -s 64 -q 51200 --clients 10 -t 64 -D 0.0005 --profile csrna --set sim.warmup_us=26000 >/dev/null
 echo "== memory: 100 000 QPs (peak resident set)"
 /usr/bin/time -f "%M KiB peak RSS, %e s wall" ./target/release/rnic perf write-bw -s 64 -q 100000 --clients 10 -t 16 -D 0.001 >/dev/null
+echo "== memory: 100 000 QPs at perftest's default -t 128"
+/usr/bin/time -f "%M KiB peak RSS, %e s wall" ./target/release/rnic perf write-bw -s 64 -q 100000 --clients 10 -D 0.001 >/dev/null
 echo "== criterion: event queue, parse+ICRC, transport throughput"
 cargo bench -p rnic-bench -- --warm-up-time 1 --measurement-time 3 2>/dev/null | grep -E "^[a-z_/0-9]+|time:|thrpt:"
