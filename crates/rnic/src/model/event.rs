@@ -38,6 +38,8 @@ pub enum Ev {
     CqeLanded { node: u32, cq: u32 },
     /// A transport timer may have expired.
     Timer { node: u32 },
+    /// The measurement window opens (duration mode): read the counters it reports.
+    WindowOpen,
     /// End of the measurement window (duration mode).
     End,
 }

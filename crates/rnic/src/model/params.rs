@@ -54,12 +54,29 @@
 //!   at the peak);
 //! * per message the host → NIC direction then carries 88 B payload, 70 B of WQE batch,
 //!   32 B doorbell and 280 / 8 = 35 B of QPC: 225 B, 71 Mops at 128 Gbps, still above the
-//!   TX engine's 66.7 Mops (so QPC placement matters only in the narrow band of sizes,
-//!   80–112 B, where PCIe and not the engine or the 100 Gbps wire binds);
+//!   TX engine's 66.7 Mops, so at 64 B QPC placement does not matter;
 //! * each descriptor request holds one of the descriptor requester's `ooo_cap` indices until
 //!   its context is in the cache (about 0.6 µs on a miss), so visits are limited to
 //!   `ooo_cap` / 0.6 µs: 1 → 13.6, 2 → 27, 4 → 53, 8 and 16 → the peak (at 10,000 QPs);
 //! * FCFS with the same cache serves every miss in turn: one visit per miss latency.
+//!
+//! # Chunk and TX payload buffer (two values the seeds leave open)
+//!
+//! * `chunk_bytes = 1024`: seed 000 §4.1 says a scheduler visit retrieves "the WQEs
+//!   containing certain amount of data", and §5.3 that "the amount of data transferred at a
+//!   time is only at the KB level"; we take the smallest KB-level value. Up to 64 B messages
+//!   the `wqes_per_fetch = 8` cap binds first (8 × 64 B = 512 B), so every 64 B result above
+//!   is unchanged by it. From 1 KB upwards each message is a visit of its own, with its own
+//!   QPC access: at many QPs the host-memory QPC adds 280 B of PCIe reads per message, which
+//!   is what makes QPC placement matter at mid sizes (Fig. 9; the README gives the effect
+//!   for chunks of 512 B to 2 KB).
+//! * `tx_buffer_bytes = 65536`: the payload buffer must cover the payload read's latency at
+//!   line rate. Unloaded that is 12.5 GB/s × (500 ns + 256 ns to read a 4 KB packet at
+//!   128 Gbps) ≈ 9.5 KB, but when PCIe is 90 % busy (host-memory QPCs at 12,800 QPs) the
+//!   reads queue: 32 KiB then held 4 KB WRITEs at 2.82 Mops (95 % of the wire's 2.98), 48 KiB
+//!   reached the wire; we take the next power of two. The fetch stage still cannot run more
+//!   than 64 KiB ahead of the wire (64 visits of 1 KB messages, far below the 300-entry
+//!   QPC cache's reuse distance).
 //!
 //! Measurements need a warm-up that covers the initial posting (`tx_depth` WQEs on every
 //! QP, one doorbell each): during it the doorbells alone take 40 % of PCIe.
@@ -188,6 +205,8 @@ pub struct NicParams {
     pub wqe_bytes: u64,
     /// WQEs fetched by one scheduler visit, in one DMA read (8).
     pub wqes_per_fetch: u32,
+    /// Message bytes one scheduler visit takes from a QP (1024).
+    pub chunk_bytes: u64,
     /// MPT cache capacity, entries (256).
     pub mpt_cache_entries: u32,
     /// MTT cache capacity, entries (256); one entry maps one page.
@@ -232,6 +251,9 @@ pub struct NicParams {
     /// Messages fetched and posted to the transport but not yet started by the TX engine,
     /// above which the scheduler pauses (backpressure; 256).
     pub tx_backlog_cap: u32,
+    /// TX payload buffer: payload read (or being read) into the NIC and not yet on the
+    /// wire, above which the scheduler pauses (64 KiB).
+    pub tx_buffer_bytes: u64,
     /// Bytes the TX engine may run ahead of the port (one 4 KB frame + headers; 8192).
     pub tx_port_slack_bytes: u64,
     /// csRNA out-of-order capacity: indices per non-blocking QPC requester (16).
@@ -298,6 +320,7 @@ impl ModelParams {
                 },
                 wqe_bytes: u64::from(n.wqe_bytes.max(64)),
                 wqes_per_fetch: n.wqes_per_fetch.max(1),
+                chunk_bytes: n.chunk_bytes.max(1),
                 mpt_cache_entries: n.mpt_cache_entries,
                 mtt_cache_entries: n.mtt_cache_entries,
                 page_bytes: n.page_bytes.max(64),
@@ -319,6 +342,7 @@ impl ModelParams {
                 qpc_fifo_depth: n.qpc_fifo_depth.max(1),
                 max_visits_in_flight: n.max_visits_in_flight.max(1),
                 tx_backlog_cap: n.tx_backlog_cap.max(1),
+                tx_buffer_bytes: n.tx_buffer_bytes.max(1),
                 tx_port_slack_bytes: n.tx_port_slack_bytes,
                 ooo_cap: n.ooo_cap.clamp(1, 256),
                 latency_hiding: n.latency_hiding,

@@ -340,6 +340,7 @@ fn run_one(
         procs: Vec::new(),
         procs_posted: 0,
         procs_active: 0,
+        window_pcie_busy: [None, None],
         warmup_rounds: p.warmup_rounds,
         warming_procs: 0,
         warming_pairs: 0,
@@ -384,6 +385,9 @@ fn run_one(
         // Latency tests stop at the first iteration boundary after the window instead;
         // with warm-up rounds the end is scheduled when the window opens.
         world.q.push(window.1, super::event::Ev::End);
+    }
+    if duration_mode && world.p.warmup_rounds == 0 {
+        world.q.push(window.0, super::event::Ev::WindowOpen);
     }
     world.app_start();
     let end = world.run_until(TimePs::MAX, max_events);
@@ -449,6 +453,16 @@ fn run_one(
     } else {
         hist_stats(&a.hist, a.lat_sum_us, a.lat_sumsq_us)
     };
+    // PCIe utilisation over the window (duration mode) or the whole run.
+    let pcie_util = {
+        let end = a.window_pcie_busy[1].unwrap_or_else(|| world.server_pcie_busy());
+        let (start, span) = match a.window_pcie_busy[0] {
+            Some(s) if duration_mode => (s, sim_time_ps),
+            _ => ((0, 0), world.q.now().max(1)),
+        };
+        let f = |busy: u64| (busy as f64 / span.max(1) as f64).min(1.0);
+        (f(end.0 - start.0), f(end.1 - start.1))
+    };
     let node_stats: Vec<NodeStats> = world
         .nodes
         .iter()
@@ -505,6 +519,8 @@ fn run_one(
         caches,
         pcie_rd_bytes: s.pcie.down_payload_bytes,
         pcie_wr_bytes: s.pcie.up_payload_bytes,
+        pcie_rd_util: pcie_util.0,
+        pcie_wr_util: pcie_util.1,
         onchip_bytes: world.nodes[0].nic.onchip(&world.p),
         events: world.events,
         wall_seconds: wall.elapsed().as_secs_f64(),

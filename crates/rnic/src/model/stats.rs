@@ -43,6 +43,9 @@ pub struct NodeStats {
     pub cq: CqStats,
     /// Busy time of the DDR bus, ps.
     pub ddr_busy_ps: u64,
+    /// Bytes left in the TX payload buffer when the statistics were taken (0 after a run
+    /// that sent everything it fetched).
+    pub tx_buffer_left_bytes: u64,
 }
 
 impl NodeStats {
@@ -62,6 +65,7 @@ impl NodeStats {
             rx: nic.rx.stats,
             cq: nic.cq.stats,
             ddr_busy_ps: nic.ddr.bus.busy_ps,
+            tx_buffer_left_bytes: nic.tx.buffered_bytes,
         }
     }
 }

@@ -137,7 +137,11 @@ impl World {
             Ev::Landed { node, qpn } => self.app_on_landed(node as usize, now, qpn),
             Ev::CqeLanded { node, cq } => self.app_on_cqe(node as usize, now, cq),
             Ev::Timer { node } => self.on_timer(node as usize, now),
-            Ev::End => self.app.finished = true,
+            Ev::WindowOpen => self.app.window_pcie_busy[0] = Some(self.server_pcie_busy()),
+            Ev::End => {
+                self.app.window_pcie_busy[1] = Some(self.server_pcie_busy());
+                self.app.finished = true;
+            }
         }
     }
 

@@ -124,6 +124,12 @@ pub struct PerfResult {
     pub pcie_rd_bytes: u64,
     /// Bytes the NIC wrote to host memory over PCIe (NIC → host).
     pub pcie_wr_bytes: u64,
+    /// Fraction of the measurement the server's PCIe link was busy host → NIC (read
+    /// completions, doorbells), with TLP overheads; 1 means PCIe was the bottleneck.
+    pub pcie_rd_util: f64,
+    /// Fraction of the measurement the server's PCIe link was busy NIC → host (DMA writes,
+    /// read requests, write-backs).
+    pub pcie_wr_util: f64,
     /// On-chip memory by structure, bytes.
     pub onchip_bytes: BTreeMap<String, u64>,
     /// Simulation events processed.
@@ -304,6 +310,8 @@ impl PerfResult {
         }
         push("pcie_rd_bytes", Int(self.pcie_rd_bytes));
         push("pcie_wr_bytes", Int(self.pcie_wr_bytes));
+        push("pcie_rd_util", Float(self.pcie_rd_util));
+        push("pcie_wr_util", Float(self.pcie_wr_util));
         for (k, b) in &self.onchip_bytes {
             push(&format!("onchip_bytes.{k}"), Int(*b));
         }

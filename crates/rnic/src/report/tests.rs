@@ -256,6 +256,8 @@ fn json_is_stable_and_exact() {
             "caches",
             "pcie_rd_bytes",
             "pcie_wr_bytes",
+            "pcie_rd_util",
+            "pcie_wr_util",
             "onchip_bytes",
             "events",
             "wall_seconds",

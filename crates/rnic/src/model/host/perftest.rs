@@ -203,6 +203,9 @@ pub struct Perftest {
     pub procs_posted: u64,
     /// `--procs`: processes still posting or waiting for a completion.
     pub procs_active: usize,
+    /// Busy time of the server's PCIe link (host → NIC, NIC → host), ps, when the window
+    /// opened and when it closed (duration mode), for the window's utilisation.
+    pub window_pcie_busy: [Option<(u64, u64)>; 2],
     /// Latency tests in duration mode: the window opens only after every QP has been used
     /// this many times (`sim.warmup_rounds`), so caches reach their steady state first.
     pub warmup_rounds: u64,
@@ -258,6 +261,22 @@ impl Perftest {
 }
 
 impl World {
+    /// The warm-up rounds are done at `t`: the window opens (at `t` or at the warm-up time,
+    /// whichever is later) and the server's PCIe counters are read when it does.
+    fn open_window(&mut self, t: TimePs) {
+        let was_closed = self.app.window.0 == TimePs::MAX;
+        self.app.warmup_rounds_done(t);
+        if was_closed && self.app.window.0 != TimePs::MAX {
+            self.q.push(self.app.window.0, Ev::WindowOpen);
+        }
+    }
+
+    /// The server's PCIe busy time each way, ps.
+    pub(crate) fn server_pcie_busy(&self) -> (u64, u64) {
+        let p = &self.nodes[0].nic.pcie;
+        (p.down.busy_ps, p.up.busy_ps)
+    }
+
     /// Builds the WQE of the next operation of pair `i` posted by `node` (the initiator).
     fn app_wqe(&self, node: usize, i: u32, wr_id: u64, peer: usize, remote_count: u64) -> SqWqe {
         let a = &self.app;
@@ -518,7 +537,7 @@ impl World {
             && self.app.filling_cores == 0
             && self.app.window.0 == TimePs::MAX
         {
-            self.app.warmup_rounds_done(t);
+            self.open_window(t);
             self.q.push(self.app.window.1, Ev::End);
         }
     }
@@ -562,7 +581,7 @@ impl World {
             if self.app.warming_procs > 0 && p.rounds == self.app.warmup_rounds {
                 self.app.warming_procs -= 1;
                 if self.app.warming_procs == 0 {
-                    self.app.warmup_rounds_done(t);
+                    self.open_window(t);
                 }
             }
         }
@@ -605,7 +624,7 @@ impl World {
         if self.app.warmup_rounds > 0
             && self.app.lat_k == self.app.warmup_rounds * self.app.pairs.len() as u64
         {
-            self.app.warmup_rounds_done(t);
+            self.open_window(t);
         }
         let done = if self.app.duration_mode {
             t >= self.app.window.1

@@ -61,6 +61,7 @@ impl World {
     /// Moves the completions of `qpn`'s CQs from the transport into CQEs at `now`.
     pub(crate) fn cq_collect(&mut self, n: usize, now: TimePs, qpn: u32) {
         let mut activate = std::mem::take(&mut self.scratch_qpns);
+        let mut freed = false;
         {
             let World { nodes, q, app, .. } = self;
             let node = &mut nodes[n];
@@ -74,6 +75,12 @@ impl World {
                 };
                 while let Some(c) = node.dev.poll_cq(ctx.id) {
                     let nic = &mut node.nic;
+                    if c.status != rnic_transport::WcStatus::Success
+                        && nic.tx_buffer_release(c.qpn, u64::MAX)
+                    {
+                        // The QP is in error: what it had not sent never will be.
+                        freed = true;
+                    }
                     // CQ full (the consumer index the driver publishes): the CQE is lost.
                     let consumed = app.nodes[n].cores[core].cq[idx % 2].ci;
                     if nic.cq.ctxs[idx].pi - consumed >= 1 << ctx.log_depth {
@@ -111,6 +118,9 @@ impl World {
                     );
                 }
             }
+        }
+        if freed {
+            self.tx_buffer_freed(n, now);
         }
         for &a in &activate {
             // Room under max_outstanding_wqes_per_qp may reactivate the QP.

@@ -116,6 +116,12 @@ pub struct QpHw {
     pub valid: bool,
     /// PSN of the first packet of the message being received (payload oracle).
     pub rx_msg_psn: u32,
+    /// WQEs the next scheduler visit reads: how many messages of the size last seen fit
+    /// in `nic.chunk_bytes` (kept with the QP's scheduling-queue entry; 0 = not known yet,
+    /// read `wqes_per_fetch`). See [`scheduler`].
+    pub chunk_wqes: u8,
+    /// This QP's bytes in the TX payload buffer (decoded, not yet sent).
+    pub tx_buffered_bytes: u32,
 }
 
 /// One node's NIC.

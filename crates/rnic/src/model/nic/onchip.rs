@@ -6,9 +6,10 @@
 //! | `qpc_cache` | QPC cache entries × `qpc_entry_bytes` |
 //! | `qpc_request_fifo`, `qpc_waiting_fifos` | FIFO depth × 8 B record (×3 channels for waiting) |
 //! | `mpt_cache`, `mtt_cache` | entries × 64 B / 8 B |
-//! | `sched_ring` | active-QP ring: one 3 B QPN per QP that can be active (sized for the QPs in use) |
+//! | `sched_ring` | active-QP ring: a 3 B QPN and a 1 B chunk estimate per QP that can be active (sized for the QPs in use) |
 //! | `wqe_buffer` | visits in flight × `wqes_per_fetch` × `wqe_bytes` |
 //! | `tx_backlog` | `tx_backlog_cap` × 16 B message descriptors |
+//! | `tx_payload_buffer` | `tx_buffer_bytes` |
 //! | `cq_contexts` | 32 B per CQ |
 //! | `qpc_requester_index_fifos`, `qpc_pending_fifo`, `qpc_pending_record_table` | non-blocking manager: 3 × QR + PF + PRT, bit-exact from the structures (seed 000 Formula 2, [`super::csrna::onchip`]) |
 //! | `qpc_waiting_srams` | non-blocking requesters: 3 × `ooo_cap` × 8 B (replaces the waiting FIFOs) |
@@ -31,7 +32,7 @@ impl Nic {
             m.insert(k.to_string(), v);
         }
         let qps = self.qps.iter().filter(|q| q.valid).count() as u64;
-        m.insert("sched_ring".to_string(), 3 * qps);
+        m.insert("sched_ring".to_string(), 4 * qps);
         if p.nic.latency_hiding {
             m.insert(
                 "sq_address_table".to_string(),
@@ -48,6 +49,7 @@ impl Nic {
             "tx_backlog".to_string(),
             u64::from(p.nic.tx_backlog_cap) * 16,
         );
+        m.insert("tx_payload_buffer".to_string(), p.nic.tx_buffer_bytes);
         m.insert("cq_contexts".to_string(), 32 * self.cq.ctxs.len() as u64);
         m
     }

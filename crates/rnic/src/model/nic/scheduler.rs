@@ -6,12 +6,23 @@
 //! With latency hiding (seed 000 §4.5, module [`super::latency_hiding`]) the visit reads the
 //! SQ address from the on-chip SQ address table instead and issues the WQE read at once.
 //!
+//! Chunk: a visit takes about `nic.chunk_bytes` of messages from its QP ("the WQEs
+//! containing a certain amount of data", seed 000 §4.1; seed 002's `chunk_size`), then the
+//! QP goes back to the end of the round robin. The scheduler cannot see the sizes before the
+//! WQEs are read, so each QP's scheduling-queue entry keeps how many messages of the size
+//! its last visit saw fit in the chunk (`QpHw::chunk_wqes`, 1 byte) and the next visit reads
+//! that many (at least 1, at most `wqes_per_fetch`; the first visit reads `wqes_per_fetch`).
+//! Small messages therefore share one QPC access per visit among many WQEs, while from the
+//! chunk size upwards every message costs a QPC access of its own (seed 000 §5.3: "QPC
+//! access is message granularity").
+//!
 //! Backpressure: the scheduler pauses while the descriptor channel's QPC requester cannot
 //! take a request (FCFS: request FIFO full; non-blocking: no free index), while the WQE
 //! buffer (`max_visits_in_flight × wqes_per_fetch` WQEs, fetched and not yet handed to the
 //! transport) has no room for another visit, while
-//! `max_visits_in_flight` WQE fetches are outstanding, or while `tx_backlog_cap` fetched
-//! messages wait for the TX engine.
+//! `max_visits_in_flight` WQE fetches are outstanding, while `tx_backlog_cap` fetched
+//! messages wait for the TX engine, or while the TX payload buffer (`tx_buffer_bytes`,
+//! [`super::tx_pipeline`]) is full.
 
 use std::collections::VecDeque;
 
@@ -86,11 +97,12 @@ impl World {
     /// One scheduler step at `now`.
     pub(crate) fn on_sched(&mut self, n: usize, now: TimePs) {
         let p = &self.p.nic;
-        let (per, max_out, max_visits, backlog_cap, sched_ps) = (
+        let (per, max_out, max_visits, backlog_cap, buffer_cap, sched_ps) = (
             p.wqes_per_fetch,
             p.max_outstanding_wqes_per_qp,
             p.max_visits_in_flight as usize,
             p.tx_backlog_cap,
+            p.tx_buffer_bytes,
             p.sched_ps,
         );
         let (hiding, sq_table_ps) = (p.latency_hiding, p.sq_table_ps);
@@ -108,6 +120,7 @@ impl World {
                 || nic.fetch.visits.len() >= max_visits
                 || buffered + per as usize > max_visits * per as usize
                 || nic.tx.backlog >= backlog_cap
+                || nic.tx.buffered_bytes >= buffer_cap
             {
                 nic.sched.stalled = true;
                 nic.sched.stats.stalls += 1;
@@ -120,7 +133,12 @@ impl World {
             let avail = qp.sq_pi.wrapping_sub(qp.sq_fetched);
             let room = max_out.saturating_sub(qp.outstanding);
             let to_wrap = qp.sq_mask + 1 - (qp.sq_fetched & qp.sq_mask);
-            let k = avail.min(room).min(per).min(to_wrap);
+            let chunk = if qp.chunk_wqes == 0 {
+                per
+            } else {
+                u32::from(qp.chunk_wqes)
+            };
+            let k = avail.min(room).min(per).min(to_wrap).min(chunk);
             if k == 0 {
                 qp.active = false;
                 continue;

@@ -5,6 +5,14 @@
 //! message (the calibrated bottleneck of the 64 B path), `tx_pkt_cycles` for each further
 //! packet, `ack_cycles` for ACKs/NAKs. The engine runs at most `tx_port_slack_bytes` ahead
 //! of the port. After a retransmission timeout it sweeps all QPs (`poll_transmit`).
+//!
+//! The TX payload buffer (`nic.tx_buffer_bytes`) holds SEND/WRITE payload from the moment
+//! its WQE is decoded (the payload read is about to be issued) until it leaves on the wire;
+//! the scheduler pauses while it is full. It bounds how much work the fetch stage runs
+//! ahead of the wire in bytes, as a NIC's packet buffer does: without it 512 fetched 4 KB
+//! WQEs would put 2 MB of payload "in the NIC", and the hundreds of QPs between a visit's
+//! QPC prefetch and its use would thrash the QPC cache. A message longer than the path MTU
+//! streams through it and holds at most one packet's worth.
 
 use std::collections::VecDeque;
 
@@ -26,6 +34,8 @@ pub struct TxStats {
     pub acks: u64,
     /// Retransmitted frames.
     pub retransmits: u64,
+    /// Most bytes the TX payload buffer ever held.
+    pub buffer_peak_bytes: u64,
 }
 
 /// The TX engine.
@@ -36,6 +46,9 @@ pub struct TxEngine {
     current: Option<u32>,
     /// Messages posted to the transport and not yet started on the wire.
     pub backlog: u32,
+    /// Bytes in the TX payload buffer: SEND/WRITE payload of decoded WQEs not yet sent
+    /// (reserved at decode, released as first transmissions leave).
+    pub buffered_bytes: u64,
     /// A `TxWake` is pending.
     pub wake_pending: bool,
     /// Sweep every QP (after a timeout).
@@ -44,6 +57,32 @@ pub struct TxEngine {
     pub unit: Unit,
     /// Counters.
     pub stats: TxStats,
+}
+
+impl super::Nic {
+    /// Reserves `bytes` of the TX payload buffer for a decoded WQE of `qpn`.
+    pub fn tx_buffer_reserve(&mut self, qpn: u32, bytes: u64) {
+        if let Some(qp) = self.qps.get_mut(qpn as usize) {
+            let b = bytes.min(u64::from(u32::MAX - qp.tx_buffered_bytes));
+            qp.tx_buffered_bytes += b as u32;
+            self.tx.buffered_bytes += b;
+            self.tx.stats.buffer_peak_bytes =
+                self.tx.stats.buffer_peak_bytes.max(self.tx.buffered_bytes);
+        }
+    }
+
+    /// Releases up to `bytes` of `qpn`'s share of the TX payload buffer (sent, or never to
+    /// be sent); `u64::MAX` releases all of it (the QP completed in error: the transport
+    /// flushes what it had not sent). Returns whether anything was released.
+    pub fn tx_buffer_release(&mut self, qpn: u32, bytes: u64) -> bool {
+        let Some(qp) = self.qps.get_mut(qpn as usize) else {
+            return false;
+        };
+        let b = bytes.min(u64::from(qp.tx_buffered_bytes));
+        qp.tx_buffered_bytes -= b as u32;
+        self.tx.buffered_bytes -= b;
+        b > 0
+    }
 }
 
 impl World {
@@ -122,6 +161,13 @@ impl World {
             tx.stats.retransmits += 1;
         }
         let mut kick_sched = false;
+        let mut freed = false;
+        if let Some(qpn) = qpn_used {
+            if op.is_request() && !meta.is_retransmit && meta.payload_len > 0 {
+                freed = node.nic.tx_buffer_release(qpn, u64::from(meta.payload_len));
+            }
+        }
+        let tx = &mut node.nic.tx;
         if op.is_request() && starts && !meta.is_retransmit {
             tx.stats.messages += 1;
             tx.backlog = tx.backlog.saturating_sub(1);
@@ -143,7 +189,9 @@ impl World {
             self.nodes[n].nic.tx.wake_pending = true;
             self.q.push(done, Ev::TxWake { node: n as u32 });
         }
-        if kick_sched {
+        if freed {
+            self.tx_buffer_freed(n, now);
+        } else if kick_sched {
             self.sched_kick(n, now);
         }
         self.arm_timer(n, now);

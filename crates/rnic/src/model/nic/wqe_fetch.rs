@@ -61,6 +61,8 @@ pub struct WqeFetch {
     /// WQEs between decode and the transport.
     pub jobs: Slab<TxJob>,
     order: VecDeque<u32>,
+    /// Payload reads waiting, in decode order, for room in the TX payload buffer.
+    awaiting_buffer: VecDeque<TransJob<TransCont>>,
     /// The decoder.
     pub decode: Unit,
     /// Counters.
@@ -74,6 +76,7 @@ impl WqeFetch {
             visits: Slab::new(),
             jobs: Slab::new(),
             order: VecDeque::new(),
+            awaiting_buffer: VecDeque::new(),
             decode: Unit::new(decode_ps),
             stats: FetchStats::default(),
         }
@@ -93,7 +96,11 @@ impl World {
 
     /// The WQEs of `visit` are in the NIC: decode them and start their translation.
     pub(crate) fn on_wqes_fetched(&mut self, n: usize, now: TimePs, visit: u32) {
-        let wqe_bytes = self.p.nic.wqe_bytes;
+        let (wqe_bytes, chunk_bytes, per) = (
+            self.p.nic.wqe_bytes,
+            self.p.nic.chunk_bytes,
+            self.p.nic.wqes_per_fetch,
+        );
         let node = &mut self.nodes[n];
         let nic = &mut node.nic;
         let Some(v) = nic.fetch.visits.remove(visit) else {
@@ -101,6 +108,7 @@ impl World {
         };
         let qp = nic.qps[v.qpn as usize];
         let mut buf = [0u8; 64];
+        let mut largest = 0u64;
         for i in 0..v.n {
             let idx = v.first.wrapping_add(i) & qp.sq_mask;
             rnic_transport::Memory::read(
@@ -109,6 +117,9 @@ impl World {
                 &mut buf,
             );
             let wqe = SqWqe::decode(&buf);
+            if let Some(w) = wqe {
+                largest = largest.max(u64::from(w.sge.len));
+            }
             let t = nic.fetch.decode.serve(now);
             nic.fetch.stats.wqes += 1;
             let job = nic.fetch.jobs.insert(TxJob {
@@ -140,8 +151,48 @@ impl World {
                     }
                 }
             };
+            if tj.len > 0 {
+                // The payload read needs room in the TX payload buffer; it waits, in
+                // order, while the buffer is full.
+                nic.fetch.awaiting_buffer.push_back(tj);
+                continue;
+            }
             nic.trans.submit(tj);
         }
+        let fit = (chunk_bytes / largest.max(1)).clamp(1, u64::from(per.min(255)));
+        nic.qps[v.qpn as usize].chunk_wqes = fit as u8;
+        self.tx_buffer_admit(n, now);
+        self.trans_pump(n);
+        self.sched_kick(n, now);
+    }
+
+    /// Starts the translation (and then the payload read) of waiting WQEs while the TX
+    /// payload buffer has room; each reserves its payload, or one packet of a longer one.
+    fn tx_buffer_admit(&mut self, n: usize, now: TimePs) {
+        let (cap, pmtu) = (self.p.nic.tx_buffer_bytes, u64::from(self.p.pmtu));
+        let nic = &mut self.nodes[n].nic;
+        while nic.tx.buffered_bytes < cap {
+            let Some(mut tj) = nic.fetch.awaiting_buffer.pop_front() else {
+                break;
+            };
+            let TransCont::TxJob(job) = tj.cont else {
+                continue;
+            };
+            let Some(qpn) = nic.fetch.jobs.get(job).map(|j| j.qpn) else {
+                continue;
+            };
+            // A message longer than the path MTU streams through the buffer packet by
+            // packet: it holds at most one packet of it at a time.
+            nic.tx_buffer_reserve(qpn, tj.len.min(pmtu));
+            tj.at = tj.at.max(now);
+            nic.trans.submit(tj);
+        }
+    }
+
+    /// Bytes left the TX payload buffer at `now`: admit waiting payload reads, wake the
+    /// scheduler.
+    pub(crate) fn tx_buffer_freed(&mut self, n: usize, now: TimePs) {
+        self.tx_buffer_admit(n, now);
         self.trans_pump(n);
         self.sched_kick(n, now);
     }
@@ -211,8 +262,21 @@ impl World {
             Some(w) => node.dev.post_send(j.qpn, w.to_send_wr()).is_ok(),
             None => false,
         };
-        if !ok {
-            nic.fetch.stats.post_errors += 1;
+        let flushed = ok && node.dev.qp_state(j.qpn) == Some(rnic_transport::QpState::Err);
+        if !ok || flushed {
+            // Refused, or accepted by a QP in error, which completes it at once with
+            // WR_FLUSH_ERR: nothing of it will be sent.
+            let unsent = j.wqe.map_or(0, |w| w.payload_to_read());
+            let freed = nic.tx_buffer_release(j.qpn, unsent);
+            if !ok {
+                nic.fetch.stats.post_errors += 1;
+            }
+            if freed {
+                self.tx_buffer_freed(n, now);
+            }
+            if flushed {
+                self.cq_collect(n, now, j.qpn);
+            }
             return;
         }
         nic.tx.backlog += 1;
