@@ -3,7 +3,7 @@
 
 use rnic::repro::csrna::{
     eval_fcfs, eval_latency, eval_memory, eval_ooocap, eval_peak, eval_placement, formula2_claim,
-    Curve, LatencyCurves,
+    Curve, LatencyCurves, PlacementPoint,
 };
 use rnic::repro::{self, Claim};
 
@@ -133,25 +133,41 @@ fn ooocap_pass_and_fail() {
     assert!(!formula2_claim(&[]).pass);
 }
 
+fn points(v: &[(u64, f64, f64)]) -> Vec<PlacementPoint> {
+    v.iter()
+        .map(|&(size, ratio, host_pcie_rd_util)| PlacementPoint {
+            size,
+            ratio,
+            host_pcie_rd_util,
+        })
+        .collect()
+}
+
 #[test]
 fn placement_pass_and_fail() {
-    let good = [
-        (16u64, 1.0),
-        (64, 1.05),
-        (256, 1.8),
-        (1024, 1.4),
-        (4096, 1.1),
-    ];
-    assert!(all_pass(&eval_placement(&good, 51200.0)));
-    let bad = [
-        (16u64, 1.5),
-        (64, 1.6),
-        (256, 1.7),
-        (1024, 1.8),
-        (4096, 1.9),
-    ];
-    let c = eval_placement(&bad, 51200.0);
+    let good = points(&[
+        (16, 1.0, 0.5),
+        (64, 1.01, 0.9),
+        (256, 1.02, 0.99),
+        (1024, 1.10, 0.96),
+        (4096, 1.0, 0.9),
+    ]);
+    assert!(all_pass(&eval_placement(&good, 12800.0)));
+    // Everything has a big effect, growing with size: no claim holds.
+    let bad = points(&[
+        (16, 1.5, 1.0),
+        (64, 1.6, 1.0),
+        (256, 1.7, 1.0),
+        (1024, 1.8, 1.0),
+        (4096, 1.9, 1.0),
+    ]);
+    let c = eval_placement(&bad, 12800.0);
     assert!(c.iter().all(|c| !c.pass), "{c:?}");
+    // A mid-size peak too small to be an effect, or where PCIe was not the bottleneck.
+    let weak = points(&[(64, 1.0, 0.9), (1024, 1.04, 0.96), (4096, 1.0, 0.9)]);
+    assert!(!verdict(&eval_placement(&weak, 12800.0), "mid"));
+    let not_pcie = points(&[(64, 1.0, 0.9), (1024, 1.3, 0.6), (4096, 1.0, 0.9)]);
+    assert!(!verdict(&eval_placement(&not_pcie, 12800.0), "mid"));
     assert!(eval_placement(&[], 0.0).iter().all(|c| !c.pass));
 }
 

@@ -723,18 +723,44 @@ fn evaluate_ooocap(o: &Outputs) -> anyhow::Result<Evaluation> {
 
 // ---- csrna-placement -----------------------------------------------------------------------
 
-/// Fig. 9: DDR/host message-rate ratio by size at many QPs. `ratios` are (size, ddr/host),
-/// by size. Small sizes (≤ 64 B) within ±10 % of 1; the largest ratio at a mid size (neither
-/// the smallest two nor the largest) and ≥ 1.2; the largest size's ratio below that.
-pub fn eval_placement(ratios: &[(u64, f64)], qps: f64) -> Vec<Claim> {
+/// One message size of Fig. 9 at the sweep's largest QP count.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlacementPoint {
+    /// Message size, bytes.
+    pub size: u64,
+    /// DDR / host message-rate ratio.
+    pub ratio: f64,
+    /// Server PCIe host → NIC utilisation of the host-memory run (0..1).
+    pub host_pcie_rd_util: f64,
+}
+
+/// A DDR/host ratio this far from 1 is an effect; closer is none (seed: "matters little").
+/// TARGETS.md gives the shape of Fig. 9 and no magnitude, so one threshold serves both
+/// sides: small sizes must stay within it, the mid-size peak must exceed it.
+pub const PLACEMENT_EFFECT: f64 = 0.05;
+
+/// PCIe host → NIC utilisation at or above which the host-memory run is PCIe-bound.
+pub const PCIE_BOUND_UTIL: f64 = 0.9;
+
+/// Fig. 9: DDR/host message-rate ratio by size at many QPs (`points` by size). Small sizes
+/// (≤ 64 B) within [`PLACEMENT_EFFECT`] of 1; the largest ratio at a mid size (above 64 B,
+/// below the largest size), above 1 + [`PLACEMENT_EFFECT`], where the host-memory run is
+/// PCIe-bound ([`PCIE_BOUND_UTIL`]); the largest size's ratio below that peak.
+pub fn eval_placement(points: &[PlacementPoint], qps: f64) -> Vec<Claim> {
     let mut out = Vec::new();
-    let text = ratios
+    let text = points
         .iter()
-        .map(|(s, r)| format!("{s} B: {r:.2}"))
+        .map(|p| format!("{} B: {:.2}", p.size, p.ratio))
         .collect::<Vec<_>>()
         .join(", ");
-    let small: Vec<f64> = ratios.iter().filter(|p| p.0 <= 64).map(|p| p.1).collect();
-    let seed = "little effect for small messages (<= 64 B): ddr/host within 10 % of 1";
+    let small: Vec<f64> = points
+        .iter()
+        .filter(|p| p.size <= 64)
+        .map(|p| p.ratio)
+        .collect();
+    let pct = PLACEMENT_EFFECT * 100.0;
+    let seed =
+        format!("little effect for small messages (<= 64 B): ddr/host within {pct:.0} % of 1");
     out.push(if small.is_empty() {
         missing("small", seed, "no sizes <= 64 B")
     } else {
@@ -742,26 +768,42 @@ pub fn eval_placement(ratios: &[(u64, f64)], qps: f64) -> Vec<Claim> {
             "small",
             seed,
             format!("ddr/host at {qps} QPs: {text}"),
-            small.iter().all(|&r| within(r, 1.0, 0.10)),
+            small.iter().all(|&r| within(r, 1.0, PLACEMENT_EFFECT)),
         )
     });
-    let best = ratios.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1));
-    let largest = ratios.last().copied();
-    let seed = "largest effect at mid sizes, where PCIe is the bottleneck (ratio >= 1.2)";
+    let best = points
+        .iter()
+        .copied()
+        .max_by(|a, b| a.ratio.total_cmp(&b.ratio));
+    let largest = points.last().copied();
+    let seed = format!(
+        "largest effect at mid sizes (ddr/host above {:.2}), where PCIe is the bottleneck \
+         (host run's PCIe reads >= {:.0} % busy)",
+        1.0 + PLACEMENT_EFFECT,
+        PCIE_BOUND_UTIL * 100.0
+    );
     match (best, largest) {
-        (Some((bs, br)), Some((ls, lr))) if ratios.len() >= 3 => {
-            let mid = bs > 64 && bs < ls;
+        (Some(b), Some(l)) if points.len() >= 3 => {
+            let mid = b.size > 64 && b.size < l.size;
             out.push(claim(
                 "mid",
                 seed,
-                format!("largest ratio {br:.2} at {bs} B"),
-                mid && br >= 1.2,
+                format!(
+                    "largest ratio {:.2} at {} B, host PCIe reads {:.0} % busy",
+                    b.ratio,
+                    b.size,
+                    b.host_pcie_rd_util * 100.0
+                ),
+                mid && b.ratio > 1.0 + PLACEMENT_EFFECT && b.host_pcie_rd_util >= PCIE_BOUND_UTIL,
             ));
             out.push(claim(
                 "large",
                 "less again as messages grow (QPC access is per message)",
-                format!("{lr:.2} at {ls} B vs {br:.2} at {bs} B"),
-                lr < br,
+                format!(
+                    "{:.2} at {} B vs {:.2} at {} B",
+                    l.ratio, l.size, b.ratio, b.size
+                ),
+                l.ratio < b.ratio,
             ));
         }
         _ => {
@@ -782,7 +824,7 @@ fn evaluate_placement(o: &Outputs) -> anyhow::Result<Evaluation> {
         .axis("perf.size")
         .ok_or_else(|| anyhow::anyhow!("the placement sweep has no perf.size axis"))?;
     let mut figures = Vec::new();
-    let mut ratios = Vec::new();
+    let mut points = Vec::new();
     let mut qps = 0.0f64;
     let letters = ["a", "b", "c", "d", "e", "f", "g", "h"];
     for (i, v) in sizes.values.iter().enumerate() {
@@ -799,9 +841,21 @@ fn evaluate_placement(o: &Outputs) -> anyhow::Result<Evaluation> {
             &[("perf.size", &s), ("nic.qpc_placement", "ddr")],
             "msg_rate_mops",
         );
-        if let (Some(&(xh, h)), Some(&(xd, d))) = (host.last(), ddr.last()) {
+        let host_util = curve(
+            sw,
+            r,
+            &[("perf.size", &s), ("nic.qpc_placement", "host")],
+            "pcie_rd_util",
+        );
+        if let (Some(&(xh, h)), Some(&(xd, d)), Some(&(_, u))) =
+            (host.last(), ddr.last(), host_util.last())
+        {
             if xh == xd && h > 0.0 {
-                ratios.push((v.as_integer().unwrap_or(0) as u64, d / h));
+                points.push(PlacementPoint {
+                    size: v.as_integer().unwrap_or(0) as u64,
+                    ratio: d / h,
+                    host_pcie_rd_util: u,
+                });
                 qps = xh;
             }
         }
@@ -819,7 +873,7 @@ fn evaluate_placement(o: &Outputs) -> anyhow::Result<Evaluation> {
             ),
         });
     }
-    let claims = eval_placement(&ratios, qps);
+    let claims = eval_placement(&points, qps);
     figures.push(Figure {
         stem: "placement-ratio".into(),
         plot: plot(
@@ -828,7 +882,7 @@ fn evaluate_placement(o: &Outputs) -> anyhow::Result<Evaluation> {
             "ddr / host",
             vec![(
                 "ddr/host".into(),
-                ratios.iter().map(|&(s, r)| (s as f64, r)).collect(),
+                points.iter().map(|p| (p.size as f64, p.ratio)).collect(),
             )],
             true,
         ),
