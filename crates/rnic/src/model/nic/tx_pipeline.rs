@@ -7,8 +7,8 @@
 //! of the port. After a retransmission timeout it sweeps all QPs (`poll_transmit`).
 //!
 //! The TX payload buffer (`nic.tx_buffer_bytes`) holds SEND/WRITE payload from the moment
-//! its WQE is decoded (the payload read is about to be issued) until it leaves on the wire;
-//! the scheduler pauses while it is full. It bounds how much work the fetch stage runs
+//! its payload read starts until it leaves on the wire; while it is full, decoded WQEs wait
+//! for room before their payload read ([`super::wqe_fetch`]) and the scheduler pauses. It bounds how much work the fetch stage runs
 //! ahead of the wire in bytes, as a NIC's packet buffer does: without it 512 fetched 4 KB
 //! WQEs would put 2 MB of payload "in the NIC", and the hundreds of QPs between a visit's
 //! QPC prefetch and its use would thrash the QPC cache. A message longer than the path MTU
@@ -46,8 +46,8 @@ pub struct TxEngine {
     current: Option<u32>,
     /// Messages posted to the transport and not yet started on the wire.
     pub backlog: u32,
-    /// Bytes in the TX payload buffer: SEND/WRITE payload of decoded WQEs not yet sent
-    /// (reserved at decode, released as first transmissions leave).
+    /// Bytes in the TX payload buffer: SEND/WRITE payload being read or waiting to be sent
+    /// (reserved when the payload read starts, released as first transmissions leave).
     pub buffered_bytes: u64,
     /// A `TxWake` is pending.
     pub wake_pending: bool,
@@ -60,7 +60,7 @@ pub struct TxEngine {
 }
 
 impl super::Nic {
-    /// Reserves `bytes` of the TX payload buffer for a decoded WQE of `qpn`.
+    /// Reserves `bytes` of the TX payload buffer for a payload read of `qpn`.
     pub fn tx_buffer_reserve(&mut self, qpn: u32, bytes: u64) {
         if let Some(qp) = self.qps.get_mut(qpn as usize) {
             let b = bytes.min(u64::from(u32::MAX - qp.tx_buffered_bytes));
