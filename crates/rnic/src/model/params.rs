@@ -252,7 +252,7 @@ pub struct NicParams {
     /// above which the scheduler pauses (backpressure; 256).
     pub tx_backlog_cap: u32,
     /// TX payload buffer: payload read (or being read) into the NIC and not yet on the
-    /// wire, above which the scheduler pauses (64 KiB).
+    /// wire, above which payload reads wait and the scheduler pauses (64 KiB).
     pub tx_buffer_bytes: u64,
     /// Bytes the TX engine may run ahead of the port (one 4 KB frame + headers; 8192).
     pub tx_port_slack_bytes: u64,

@@ -458,7 +458,7 @@ fn run_one(
         let end = a.window_pcie_busy[1].unwrap_or_else(|| world.server_pcie_busy());
         let (start, span) = match a.window_pcie_busy[0] {
             Some(s) if duration_mode => (s, sim_time_ps),
-            _ => ((0, 0), world.q.now().max(1)),
+            _ => ((0, 0), world.q.now()),
         };
         let f = |busy: u64| (busy as f64 / span.max(1) as f64).min(1.0);
         (f(end.0 - start.0), f(end.1 - start.1))

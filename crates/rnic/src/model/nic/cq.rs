@@ -120,7 +120,7 @@ impl World {
             }
         }
         if freed {
-            self.tx_buffer_freed(n, now);
+            self.tx_buffer_pump(n, now);
         }
         for &a in &activate {
             // Room under max_outstanding_wqes_per_qp may reactivate the QP.

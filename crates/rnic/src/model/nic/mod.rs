@@ -120,7 +120,7 @@ pub struct QpHw {
     /// in `nic.chunk_bytes` (kept with the QP's scheduling-queue entry; 0 = not known yet,
     /// read `wqes_per_fetch`). See [`scheduler`].
     pub chunk_wqes: u8,
-    /// This QP's bytes in the TX payload buffer (decoded, not yet sent).
+    /// This QP's bytes in the TX payload buffer (payload read started, not yet sent).
     pub tx_buffered_bytes: u32,
 }
 

@@ -8,10 +8,11 @@
 //!
 //! The TX payload buffer (`nic.tx_buffer_bytes`) holds SEND/WRITE payload from the moment
 //! its payload read starts until it leaves on the wire; while it is full, decoded WQEs wait
-//! for room before their payload read ([`super::wqe_fetch`]) and the scheduler pauses. It bounds how much work the fetch stage runs
-//! ahead of the wire in bytes, as a NIC's packet buffer does: without it 512 fetched 4 KB
-//! WQEs would put 2 MB of payload "in the NIC", and the hundreds of QPs between a visit's
-//! QPC prefetch and its use would thrash the QPC cache. A message longer than the path MTU
+//! for room before their payload read ([`super::wqe_fetch`]) and the scheduler pauses. It
+//! bounds how much work the fetch stage runs ahead of the wire in bytes, as a NIC's packet
+//! buffer does: without it 512 fetched 4 KB WQEs would put 2 MB of payload "in the NIC",
+//! and the hundreds of QPs between a visit's QPC prefetch and its use would thrash the QPC
+//! cache. A message longer than the path MTU
 //! streams through it and holds at most one packet's worth.
 
 use std::collections::VecDeque;
@@ -190,7 +191,7 @@ impl World {
             self.q.push(done, Ev::TxWake { node: n as u32 });
         }
         if freed {
-            self.tx_buffer_freed(n, now);
+            self.tx_buffer_pump(n, now);
         } else if kick_sched {
             self.sched_kick(n, now);
         }

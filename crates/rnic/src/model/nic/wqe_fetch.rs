@@ -62,7 +62,7 @@ pub struct WqeFetch {
     pub jobs: Slab<TxJob>,
     order: VecDeque<u32>,
     /// Payload reads waiting, in decode order, for room in the TX payload buffer.
-    awaiting_buffer: VecDeque<TransJob<TransCont>>,
+    awaiting_buffer: VecDeque<(u32, TransJob<TransCont>)>,
     /// The decoder.
     pub decode: Unit,
     /// Counters.
@@ -154,16 +154,14 @@ impl World {
             if tj.len > 0 {
                 // The payload read needs room in the TX payload buffer; it waits, in
                 // order, while the buffer is full.
-                nic.fetch.awaiting_buffer.push_back(tj);
+                nic.fetch.awaiting_buffer.push_back((v.qpn, tj));
                 continue;
             }
             nic.trans.submit(tj);
         }
         let fit = (chunk_bytes / largest.max(1)).clamp(1, u64::from(per.min(255)));
         nic.qps[v.qpn as usize].chunk_wqes = fit as u8;
-        self.tx_buffer_admit(n, now);
-        self.trans_pump(n);
-        self.sched_kick(n, now);
+        self.tx_buffer_pump(n, now);
     }
 
     /// Starts the translation (and then the payload read) of waiting WQEs while the TX
@@ -172,14 +170,8 @@ impl World {
         let (cap, pmtu) = (self.p.nic.tx_buffer_bytes, u64::from(self.p.pmtu));
         let nic = &mut self.nodes[n].nic;
         while nic.tx.buffered_bytes < cap {
-            let Some(mut tj) = nic.fetch.awaiting_buffer.pop_front() else {
+            let Some((qpn, mut tj)) = nic.fetch.awaiting_buffer.pop_front() else {
                 break;
-            };
-            let TransCont::TxJob(job) = tj.cont else {
-                continue;
-            };
-            let Some(qpn) = nic.fetch.jobs.get(job).map(|j| j.qpn) else {
-                continue;
             };
             // A message longer than the path MTU streams through the buffer packet by
             // packet: it holds at most one packet of it at a time.
@@ -189,9 +181,9 @@ impl World {
         }
     }
 
-    /// Bytes left the TX payload buffer at `now`: admit waiting payload reads, wake the
-    /// scheduler.
-    pub(crate) fn tx_buffer_freed(&mut self, n: usize, now: TimePs) {
+    /// WQEs were decoded or bytes left the TX payload buffer at `now`: admit the waiting
+    /// payload reads that fit, run translation, wake the scheduler.
+    pub(crate) fn tx_buffer_pump(&mut self, n: usize, now: TimePs) {
         self.tx_buffer_admit(n, now);
         self.trans_pump(n);
         self.sched_kick(n, now);
@@ -272,7 +264,7 @@ impl World {
                 nic.fetch.stats.post_errors += 1;
             }
             if freed {
-                self.tx_buffer_freed(n, now);
+                self.tx_buffer_pump(n, now);
             }
             if flushed {
                 self.cq_collect(n, now, j.qpn);
