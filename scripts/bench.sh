@@ -12,6 +12,8 @@ echo "== simulator: write-bw -s 64 -q 300 --clients 10 (peak), 10 ms simulated"
 python3 -c "import json; d=json.load(open('/tmp/rnic-bench.json')); print(f\"{d['events']} events in {d['wall_seconds']:.3f} s wall = {d['events']/d['wall_seconds']/1e6:.1f} M events/s; {d['msg_rate_mops']:.1f} Mops simulated\")"
 echo "== memory: 51 200 QPs, csrna, the largest repro point (peak resident set)"
 /usr/bin/time -f "%M KiB peak RSS, %e s wall" ./target/release/rnic perf write-bw -s 64 -q 51200 --clients 10 -t 64 -D 0.0005 --profile csrna --set sim.warmup_us=26000 >/dev/null
+echo "== memory: 51 200 QPs, 4 KiB, csrna, the largest placement point (peak resident set)"
+/usr/bin/time -f "%M KiB peak RSS, %e s wall" ./target/release/rnic perf write-bw -s 4096 -q 51200 --clients 10 -t 16 -D 0.0005 --profile csrna --set sim.warmup_us=8000 --set sim.warmup_rounds=3 >/dev/null
 echo "== memory: 100 000 QPs (peak resident set)"
 /usr/bin/time -f "%M KiB peak RSS, %e s wall" ./target/release/rnic perf write-bw -s 64 -q 100000 --clients 10 -t 16 -D 0.001 >/dev/null
 echo "== memory: 100 000 QPs at perftest's default -t 128"
