@@ -16,7 +16,6 @@ use super::host::perftest::Perftest;
 use super::net::topology::{frame_dst_node, Star};
 use super::nic::latency_hiding::PREFETCH_INDEX;
 use super::nic::qpc_manager::{Channel, QpcAction};
-use super::nic::translation::TransFetch;
 use super::nic::wqe_fetch::TX_JOB_INDEX;
 use super::nic::{DmaToken, Nic, TransCont};
 use super::params::{ModelParams, Placement};
@@ -209,12 +208,8 @@ impl World {
         let mut fetch = std::mem::take(&mut self.nodes[n].nic.trans_fetch);
         let mut done = std::mem::take(&mut self.nodes[n].nic.trans_done);
         for f in fetch.drain(..) {
-            let (is_mpt, at) = match f {
-                TransFetch::Mpt { at } => (true, at),
-                TransFetch::Mtt { at } => (false, at),
-            };
-            let bytes = self.nodes[n].nic.trans.entry_bytes(is_mpt);
-            self.ctx_read(n, at, bytes, DmaToken::TransFill(is_mpt));
+            let bytes = self.nodes[n].nic.trans.entry_bytes(f.mpt);
+            self.ctx_read(n, f.at, bytes, DmaToken::TransFill(f.lane));
         }
         for (c, t) in done.drain(..) {
             match c {
@@ -303,10 +298,10 @@ impl World {
                 nic.qpc.on_fill(now, qpn, &mut nic.qpc_out);
                 self.qpc_route(n, now);
             }
-            DmaToken::TransFill(_) => {
+            DmaToken::TransFill(lane) => {
                 let nic = &mut self.nodes[n].nic;
                 nic.trans
-                    .on_fill(now, &mut nic.trans_done, &mut nic.trans_fetch);
+                    .on_fill(lane, now, &mut nic.trans_done, &mut nic.trans_fetch);
                 self.trans_route(n);
             }
             DmaToken::Wqe(visit) => self.on_wqes_fetched(n, now, visit),

@@ -63,8 +63,8 @@ use wqe_fetch::WqeFetch;
 pub enum DmaToken {
     /// A QPC entry for the QPC manager.
     QpcFill(u32),
-    /// An MPT (true) or MTT (false) entry for the translation unit.
-    TransFill(bool),
+    /// An MPT or MTT entry the translation unit's lane waits for.
+    TransFill(translation::TransLane),
     /// The WQEs of a scheduler visit.
     Wqe(u32),
     /// The payload of a fetched WQE.

@@ -9,7 +9,7 @@ use rnic_sim::TimePs;
 use rnic_wire::{peek_bth, Opcode, BTH_OFFSET};
 
 use super::qpc_manager::{Channel, QpcRequest};
-use super::translation::TransJob;
+use super::translation::{TransJob, TransLane};
 use super::unit::Unit;
 use super::{DmaToken, TransCont};
 use crate::model::event::Ev;
@@ -130,7 +130,7 @@ impl World {
                 job.needs = true;
             }
         }
-        self.nodes[n].nic.trans.submit(job);
+        self.nodes[n].nic.trans.submit(TransLane::Rx, job);
         self.trans_pump(n);
     }
 

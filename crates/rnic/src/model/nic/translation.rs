@@ -1,10 +1,17 @@
 //! Memory translation: the MPT (one entry per memory region, found by lkey/rkey: bounds and
 //! access rights) and the MTT (one entry per `page_bytes` page of a region: the physical
 //! page), each with its own LRU cache. A message touching k pages needs one MPT lookup and k
-//! MTT lookups. Like the baseline QPC manager the unit is in order and blocking: a miss
-//! stops later jobs until the entry arrives from the backing store. An MTT miss reads one
-//! 64 B line of 8 consecutive page entries (as hardware reads whole lines) and fills all of
-//! them; an MPT miss reads one 64 B entry.
+//! MTT lookups. An MTT miss reads one 64 B line of 8 consecutive page entries (as hardware
+//! reads whole lines) and fills all of them; an MPT miss reads one 64 B entry.
+//!
+//! The unit has two lanes, transmit and receive, each in order and blocking like the
+//! baseline QPC manager: a miss stops the later jobs *of its lane* until the entry arrives
+//! from the backing store. The lanes share the caches but not their queues, because a NIC
+//! translates the addresses of the packets it receives (and lets ACKs through, which need
+//! no translation) while its transmit side waits for the MTT entries of a long message; a
+//! single queue held every ACK behind the page-by-page translation of queued multi-megabyte
+//! WRITEs, which delayed completions by milliseconds and fired the retransmission timer on
+//! a lossless link.
 //!
 //! Protection itself is checked by the transport (it owns the MRs); this unit only charges
 //! the time and the cache traffic of doing so.
@@ -15,6 +22,24 @@ use rnic_sim::TimePs;
 
 use super::lru::{HashIndex, Lru};
 use super::qpc_cache::CacheStats;
+
+/// The two in-order lanes of the unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransLane {
+    /// Fetched WQEs, before their payload read.
+    Tx,
+    /// Received packets, before the transport places them.
+    Rx,
+}
+
+impl TransLane {
+    fn index(self) -> usize {
+        match self {
+            TransLane::Tx => 0,
+            TransLane::Rx => 1,
+        }
+    }
+}
 
 /// A translation job: `len` bytes at `va` through the region of `key`.
 #[derive(Debug, Clone, Copy)]
@@ -33,19 +58,16 @@ pub struct TransJob<C> {
     pub at: TimePs,
 }
 
-/// A backing-store read the unit needs.
+/// A backing-store read the unit needs; when it completes, call [`Translation::on_fill`]
+/// with its lane.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TransFetch {
-    /// MPT entry of a key.
-    Mpt {
-        /// Issue time, ps.
-        at: TimePs,
-    },
-    /// MTT entry of a page.
-    Mtt {
-        /// Issue time, ps.
-        at: TimePs,
-    },
+pub struct TransFetch {
+    /// The lane blocked on it.
+    pub lane: TransLane,
+    /// An MPT entry (else one MTT line).
+    pub mpt: bool,
+    /// Issue time, ps.
+    pub at: TimePs,
 }
 
 /// Counters of the translation unit.
@@ -61,6 +83,30 @@ pub struct TranslationStats {
     pub blocked_ps: u64,
 }
 
+/// One in-order lane: its queue, the progress of its head job, its lookup port.
+#[derive(Debug)]
+struct Lane<C> {
+    fifo: VecDeque<TransJob<C>>,
+    /// Progress of the head job: MPT done, next page index to look up.
+    head_mpt_done: bool,
+    head_next_page: u64,
+    free_at: TimePs,
+    /// The entry the head waits for: cache key, MPT (else MTT), since when.
+    blocked: Option<(u64, bool, TimePs)>,
+}
+
+impl<C> Default for Lane<C> {
+    fn default() -> Self {
+        Lane {
+            fifo: VecDeque::new(),
+            head_mpt_done: false,
+            head_next_page: 0,
+            free_at: 0,
+            blocked: None,
+        }
+    }
+}
+
 /// The MPT/MTT unit.
 #[derive(Debug)]
 pub struct Translation<C> {
@@ -71,12 +117,7 @@ pub struct Translation<C> {
     mtt_ps: TimePs,
     mpt_entry_bytes: u64,
     mtt_entry_bytes: u64,
-    fifo: VecDeque<TransJob<C>>,
-    /// Progress of the head job: MPT done, next page index to look up.
-    head_mpt_done: bool,
-    head_next_page: u64,
-    free_at: TimePs,
-    blocked: Option<(u64, bool, TimePs)>,
+    lanes: [Lane<C>; 2],
     /// Counters.
     pub stats: TranslationStats,
 }
@@ -107,23 +148,19 @@ impl<C: Copy> Translation<C> {
             mtt_ps,
             mpt_entry_bytes,
             mtt_entry_bytes,
-            fifo: VecDeque::new(),
-            head_mpt_done: false,
-            head_next_page: 0,
-            free_at: 0,
-            blocked: None,
+            lanes: [Lane::default(), Lane::default()],
             stats: TranslationStats::default(),
         }
     }
 
-    /// Queues a job.
-    pub fn submit(&mut self, job: TransJob<C>) {
-        self.fifo.push_back(job);
+    /// Queues a job on `lane`.
+    pub fn submit(&mut self, lane: TransLane, job: TransJob<C>) {
+        self.lanes[lane.index()].fifo.push_back(job);
     }
 
-    /// Jobs queued.
-    pub fn queued(&self) -> usize {
-        self.fifo.len()
+    /// Jobs queued on `lane`.
+    pub fn queued(&self, lane: TransLane) -> usize {
+        self.lanes[lane.index()].fifo.len()
     }
 
     fn pages(&self, job: &TransJob<C>) -> (u64, u64) {
@@ -135,40 +172,60 @@ impl<C: Copy> Translation<C> {
         (first, last - first + 1)
     }
 
-    /// Processes queued jobs; finished jobs go to `done` with their completion time, needed
-    /// reads to `fetch` (call [`Translation::on_fill`] when the read completes).
+    /// Processes the queued jobs of both lanes; finished jobs go to `done` with their
+    /// completion time, needed reads to `fetch`.
     pub fn pump(&mut self, done: &mut Vec<(C, TimePs)>, fetch: &mut Vec<TransFetch>) {
-        while self.blocked.is_none() {
-            let Some(&job) = self.fifo.front() else {
+        self.pump_lane(TransLane::Tx, done, fetch);
+        self.pump_lane(TransLane::Rx, done, fetch);
+    }
+
+    fn pump_lane(
+        &mut self,
+        lane: TransLane,
+        done: &mut Vec<(C, TimePs)>,
+        fetch: &mut Vec<TransFetch>,
+    ) {
+        let li = lane.index();
+        while self.lanes[li].blocked.is_none() {
+            let Some(&job) = self.lanes[li].fifo.front() else {
                 break;
             };
-            let mut t = job.at.max(self.free_at);
-            if job.needs && !self.head_mpt_done {
+            let (first, n) = self.pages(&job);
+            let l = &mut self.lanes[li];
+            let mut t = job.at.max(l.free_at);
+            if job.needs && !l.head_mpt_done {
                 t += self.mpt_ps;
-                self.free_at = t;
+                l.free_at = t;
                 if self.mpt.touch(u64::from(job.key), false) {
                     self.stats.mpt.hits += 1;
-                    self.head_mpt_done = true;
+                    l.head_mpt_done = true;
                 } else {
                     self.stats.mpt.misses += 1;
-                    self.blocked = Some((u64::from(job.key), true, t));
-                    fetch.push(TransFetch::Mpt { at: t });
+                    l.blocked = Some((u64::from(job.key), true, t));
+                    fetch.push(TransFetch {
+                        lane,
+                        mpt: true,
+                        at: t,
+                    });
                     break;
                 }
             }
-            let (first, n) = self.pages(&job);
             let mut missed = false;
-            while self.head_next_page < n {
+            while l.head_next_page < n {
                 t += self.mtt_ps;
-                self.free_at = t;
-                let k = mtt_key(job.key, first + self.head_next_page);
+                l.free_at = t;
+                let k = mtt_key(job.key, first + l.head_next_page);
                 if self.mtt.touch(k, false) {
                     self.stats.mtt.hits += 1;
-                    self.head_next_page += 1;
+                    l.head_next_page += 1;
                 } else {
                     self.stats.mtt.misses += 1;
-                    self.blocked = Some((k, false, t));
-                    fetch.push(TransFetch::Mtt { at: t });
+                    l.blocked = Some((k, false, t));
+                    fetch.push(TransFetch {
+                        lane,
+                        mpt: false,
+                        at: t,
+                    });
                     missed = true;
                     break;
                 }
@@ -176,26 +233,34 @@ impl<C: Copy> Translation<C> {
             if missed {
                 break;
             }
-            self.free_at = t;
-            self.fifo.pop_front();
-            self.head_mpt_done = false;
-            self.head_next_page = 0;
+            l.free_at = t;
+            l.fifo.pop_front();
+            l.head_mpt_done = false;
+            l.head_next_page = 0;
             self.stats.jobs += 1;
             done.push((job.cont, t));
         }
     }
 
-    /// The entry the unit was blocked on arrived at `now`.
+    /// The entry `lane` was blocked on arrived at `now`.
     pub fn on_fill(
         &mut self,
+        lane: TransLane,
         now: TimePs,
         done: &mut Vec<(C, TimePs)>,
         fetch: &mut Vec<TransFetch>,
     ) {
-        let Some((key, is_mpt, since)) = self.blocked.take() else {
+        let l = &mut self.lanes[lane.index()];
+        let Some((key, is_mpt, since)) = l.blocked.take() else {
             return;
         };
         self.stats.blocked_ps += now.saturating_sub(since);
+        if is_mpt {
+            l.head_mpt_done = true;
+        } else {
+            l.head_next_page += 1;
+        }
+        l.free_at = l.free_at.max(now);
         let (cache, stats) = if is_mpt {
             (&mut self.mpt, &mut self.stats.mpt)
         } else {
@@ -219,12 +284,6 @@ impl<C: Copy> Translation<C> {
             // The missed entry is the most recently used.
             cache.touch(key, false);
         }
-        if is_mpt {
-            self.head_mpt_done = true;
-        } else {
-            self.head_next_page += 1;
-        }
-        self.free_at = self.free_at.max(now);
         self.pump(done, fetch);
     }
 
@@ -262,60 +321,123 @@ mod tests {
         let mut done = Vec::new();
         let mut fetch = Vec::new();
         // 8 KB starting mid-page touches 3 pages
-        t.submit(TransJob {
-            key: 7,
-            va: 2048,
-            len: 8192,
-            needs: true,
-            cont: 1,
-            at: 0,
-        });
-        t.submit(TransJob {
-            key: 0,
-            va: 0,
-            len: 0,
-            needs: false,
-            cont: 2,
-            at: 0,
-        });
+        t.submit(
+            TransLane::Tx,
+            TransJob {
+                key: 7,
+                va: 2048,
+                len: 8192,
+                needs: true,
+                cont: 1,
+                at: 0,
+            },
+        );
+        t.submit(
+            TransLane::Tx,
+            TransJob {
+                key: 0,
+                va: 0,
+                len: 0,
+                needs: false,
+                cont: 2,
+                at: 0,
+            },
+        );
         t.pump(&mut done, &mut fetch);
-        assert_eq!(fetch, vec![TransFetch::Mpt { at: 1000 }]);
+        assert_eq!(
+            fetch,
+            vec![TransFetch {
+                lane: TransLane::Tx,
+                mpt: true,
+                at: 1000
+            }]
+        );
         assert!(done.is_empty());
         fetch.clear();
-        t.on_fill(10_000, &mut done, &mut fetch);
+        t.on_fill(TransLane::Tx, 10_000, &mut done, &mut fetch);
         assert_eq!(fetch.len(), 1, "one MTT line for pages 0..8");
         fetch.clear();
-        t.on_fill(50_000, &mut done, &mut fetch);
+        t.on_fill(TransLane::Tx, 50_000, &mut done, &mut fetch);
         assert!(fetch.is_empty());
         assert_eq!(done, vec![(1, 52_000), (2, 52_000)]);
         assert_eq!(t.stats.mpt.misses, 1);
         assert_eq!(t.stats.mtt.misses, 1);
         assert_eq!(t.stats.mtt.hits, 2);
         // A page of the next line misses again.
-        t.submit(TransJob {
-            key: 7,
-            va: 8 * 4096,
-            len: 1,
-            needs: true,
-            cont: 4,
-            at: 55_000,
-        });
+        t.submit(
+            TransLane::Tx,
+            TransJob {
+                key: 7,
+                va: 8 * 4096,
+                len: 1,
+                needs: true,
+                cont: 4,
+                at: 55_000,
+            },
+        );
         done.clear();
         t.pump(&mut done, &mut fetch);
         assert_eq!(fetch.len(), 1);
         fetch.clear();
-        t.on_fill(60_000, &mut done, &mut fetch);
+        t.on_fill(TransLane::Tx, 60_000, &mut done, &mut fetch);
         // Same job again: all hits, 1 + 3 lookups
-        t.submit(TransJob {
-            key: 7,
-            va: 2048,
-            len: 8192,
-            needs: true,
-            cont: 3,
-            at: 60_000,
-        });
+        t.submit(
+            TransLane::Tx,
+            TransJob {
+                key: 7,
+                va: 2048,
+                len: 8192,
+                needs: true,
+                cont: 3,
+                at: 60_000,
+            },
+        );
         done.clear();
         t.pump(&mut done, &mut fetch);
         assert_eq!(done, vec![(3, 64_000)]);
+    }
+
+    #[test]
+    fn a_transmit_miss_does_not_hold_received_packets() {
+        let mut t: Translation<u32> = Translation::new(4, 64, 4096, 1000, 1000, 64, 8);
+        let (mut done, mut fetch) = (Vec::new(), Vec::new());
+        t.submit(
+            TransLane::Tx,
+            TransJob {
+                key: 7,
+                va: 0,
+                len: 1 << 20,
+                needs: true,
+                cont: 1,
+                at: 0,
+            },
+        );
+        // An ACK: nothing to translate.
+        t.submit(
+            TransLane::Rx,
+            TransJob {
+                key: 0,
+                va: 0,
+                len: 0,
+                needs: false,
+                cont: 2,
+                at: 500,
+            },
+        );
+        t.pump(&mut done, &mut fetch);
+        assert_eq!(
+            done,
+            vec![(2, 500)],
+            "the ACK passes the blocked transmit lane"
+        );
+        assert_eq!(fetch.len(), 1);
+        assert_eq!(fetch[0].lane, TransLane::Tx);
+        assert_eq!(t.queued(TransLane::Tx), 1);
+        // A fill for the receive lane (not blocked) changes nothing.
+        done.clear();
+        fetch.clear();
+        t.on_fill(TransLane::Rx, 2_000, &mut done, &mut fetch);
+        assert!(done.is_empty() && fetch.is_empty());
+        assert_eq!(t.queued(TransLane::Tx), 1);
     }
 }

@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 use rnic_sim::TimePs;
 
 use super::qpc_manager::{Channel, QpcRequest};
-use super::translation::TransJob;
+use super::translation::{TransJob, TransLane};
 use super::unit::Unit;
 use super::{DmaToken, TransCont};
 use crate::model::event::Ev;
@@ -157,7 +157,7 @@ impl World {
                 nic.fetch.awaiting_buffer.push_back((v.qpn, tj));
                 continue;
             }
-            nic.trans.submit(tj);
+            nic.trans.submit(TransLane::Tx, tj);
         }
         let fit = (chunk_bytes / largest.max(1)).clamp(1, u64::from(per.min(255)));
         nic.qps[v.qpn as usize].chunk_wqes = fit as u8;
@@ -177,7 +177,7 @@ impl World {
             // packet: it holds at most one packet of it at a time.
             nic.tx_buffer_reserve(qpn, tj.len.min(pmtu));
             tj.at = tj.at.max(now);
-            nic.trans.submit(tj);
+            nic.trans.submit(TransLane::Tx, tj);
         }
     }
 
