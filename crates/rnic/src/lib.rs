@@ -20,6 +20,49 @@ pub mod sweep;
 #[cfg(test)]
 pub(crate) mod testing;
 
+/// The process's exit statuses (`rnic --help` and the README list them).
+pub mod exit {
+    /// Everything asked completed and every byte verified.
+    pub const OK: u8 = 0;
+    /// Data did not verify, or the model contradicted physics (a simulator bug).
+    pub const FAILED: u8 = 1;
+    /// Bad input or usage: flags, config fields, scenario or sweep files.
+    pub const USAGE: u8 = 2;
+    /// The run ended without completing what was asked (a limit, error completions, a
+    /// stall); the reason is printed and in the JSON.
+    pub const INCOMPLETE: u8 = 3;
+    /// An output (JSON, CSV, pcap, plot, directory) could not be written.
+    pub const OUTPUT: u8 = 4;
+}
+
+/// An output file or directory that cannot be written; exits with [`exit::OUTPUT`].
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct OutputError(pub String);
+
+/// A run (or sweep point) that did not end `ok`; exits with its status's code.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}: {reason}", status_headline(*status))]
+pub struct RunFailed {
+    /// The worst status.
+    pub status: report::RunStatus,
+    /// What went wrong.
+    pub reason: String,
+}
+
+fn status_headline(s: report::RunStatus) -> &'static str {
+    match s {
+        report::RunStatus::Ok => "the run completed",
+        report::RunStatus::Incomplete => "the run did not complete what was asked",
+        report::RunStatus::ModelError => {
+            "model error (a simulator bug: the figures above are not trustworthy)"
+        }
+        report::RunStatus::Corrupt => {
+            "payload verification failed (data did not arrive intact: the figures above are not trustworthy)"
+        }
+    }
+}
+
 /// A mistake in what the user asked for (a bad flag combination, a missing input file, an
 /// unknown reproduction id). Like [`config::ConfigError`], it makes the process exit with
 /// status 2; any other error exits with 1.
@@ -27,14 +70,20 @@ pub(crate) mod testing;
 #[error("{0}")]
 pub struct UsageError(pub String);
 
-/// Exit status of a failed command: 2 for usage and configuration errors, 1 otherwise.
+/// Exit status of a failed command: [`exit::USAGE`] for usage and configuration errors,
+/// [`exit::OUTPUT`] for outputs that cannot be written, the run's own status for runs that
+/// did not end `ok`, [`exit::FAILED`] otherwise.
 pub fn exit_status(err: &anyhow::Error) -> u8 {
-    let usage = err
-        .chain()
-        .any(|e| e.is::<UsageError>() || e.is::<config::ConfigError>());
-    if usage {
-        2
-    } else {
-        1
+    for e in err.chain() {
+        if e.is::<UsageError>() || e.is::<config::ConfigError>() {
+            return exit::USAGE;
+        }
+        if e.is::<OutputError>() {
+            return exit::OUTPUT;
+        }
+        if let Some(f) = e.downcast_ref::<RunFailed>() {
+            return f.status.exit_code();
+        }
     }
+    exit::FAILED
 }

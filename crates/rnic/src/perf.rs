@@ -469,6 +469,13 @@ impl PerfOptions {
         if self.all && self.size.is_some() {
             return bad("-a/--all (perf.all) runs every size: leave out -s/--size".into());
         }
+        if self.iters.is_some() && self.duration.is_some() {
+            return bad(
+                "-n/--iters and -D/--duration exclude each other (as in perftest): -D runs \
+                 for a time and counts the iterations that complete in it; leave out one"
+                    .into(),
+            );
+        }
         if self.all && self.duration.is_some() {
             return bad("-a/--all cannot be combined with -D/--duration (as perftest)".into());
         }

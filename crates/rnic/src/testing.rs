@@ -45,6 +45,16 @@ impl PerfRunner for FakeRunner {
                 pcie_wr_bytes: ops * 64,
                 bytes_verified: Some(size) != self.corrupt_size,
                 verified_bytes: ops * size,
+                status: if Some(size) == self.corrupt_size {
+                    crate::report::RunStatus::Corrupt
+                } else {
+                    crate::report::RunStatus::Ok
+                },
+                reason: if Some(size) == self.corrupt_size {
+                    format!("fake corruption at size {size}")
+                } else {
+                    String::new()
+                },
                 ..Default::default()
             };
             r.caches.insert(

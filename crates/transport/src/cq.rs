@@ -39,6 +39,26 @@ pub enum WcStatus {
     RnrRetryExcErr,
 }
 
+impl WcStatus {
+    /// The verbs name (`ibv_wc_status` without its `IBV_WC_` prefix), e.g. `RETRY_EXC_ERR`.
+    pub fn verbs_name(self) -> &'static str {
+        match self {
+            WcStatus::Success => "SUCCESS",
+            WcStatus::LocLenErr => "LOC_LEN_ERR",
+            WcStatus::LocQpOpErr => "LOC_QP_OP_ERR",
+            WcStatus::LocProtErr => "LOC_PROT_ERR",
+            WcStatus::WrFlushErr => "WR_FLUSH_ERR",
+            WcStatus::BadRespErr => "BAD_RESP_ERR",
+            WcStatus::LocAccessErr => "LOC_ACCESS_ERR",
+            WcStatus::RemInvReqErr => "REM_INV_REQ_ERR",
+            WcStatus::RemAccessErr => "REM_ACCESS_ERR",
+            WcStatus::RemOpErr => "REM_OP_ERR",
+            WcStatus::RetryExcErr => "RETRY_EXC_ERR",
+            WcStatus::RnrRetryExcErr => "RNR_RETRY_EXC_ERR",
+        }
+    }
+}
+
 /// What completed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum WcOpcode {

@@ -6,10 +6,11 @@ pub mod args;
 
 use crate::config::{self, show, Config, Override};
 use crate::perf::{execute, PerfRunner, RunInputs};
+use crate::report::RunStatus;
 use crate::report::{json, text, PerfResult};
 use crate::scenario::{load_scenario, CliOverrides};
 use crate::sweep::{self, SweepOptions};
-use crate::{exit_status, repro};
+use crate::{exit_status, repro, RunFailed};
 use anyhow::Context as _;
 use args::{Cli, Command, ConfigCmd, PerfCmd, ReproCmd, RunCmd, SweepCmd};
 use clap::Parser as _;
@@ -140,11 +141,12 @@ pub fn run_and_report(
         }
     }
     writeln!(err, "{}", text::summary(&result))?;
-    if !result.bytes_verified && result.ops_completed > 0 {
-        anyhow::bail!(
-            "payload verification failed: data did not arrive intact, so the figures above \
-             are not trustworthy"
-        );
+    if result.status != RunStatus::Ok {
+        return Err(RunFailed {
+            status: result.status,
+            reason: result.reason.clone(),
+        }
+        .into());
     }
     Ok(())
 }

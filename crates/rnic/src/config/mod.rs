@@ -57,6 +57,9 @@ pub struct SimConfig {
     pub warmup_rounds: u32,
     /// Safety limit on processed events: a run that needs more stops with an error.
     pub max_events: u64,
+    /// Memory a run may use, GB (10^9 bytes); a run estimated to need more is refused before
+    /// it starts. 0 = half of this machine's memory.
+    pub max_memory_gb: f64,
 }
 
 impl Default for SimConfig {
@@ -67,6 +70,7 @@ impl Default for SimConfig {
             warmup_us: 10.0,
             warmup_rounds: 1,
             max_events: 2_000_000_000,
+            max_memory_gb: 0.0,
         }
     }
 }

@@ -207,7 +207,7 @@ fn out_of_range_names_field_value_and_range() {
         "{e}"
     );
     let e = resolve_err(&["nic.clock_ghz=0"]);
-    assert!(e.contains("greater than 0"), "{e}");
+    assert!(e.contains("from 0.001 to 10"), "{e}");
     let e = resolve_err(&["nic.ooo_cap=1.5"]);
     assert!(
         e.contains("`nic.ooo_cap`") && e.contains("whole numbers"),

@@ -18,12 +18,14 @@
 pub mod breakdown;
 pub mod event;
 pub mod host;
+pub mod limits;
 pub mod net;
 pub mod nic;
 pub mod params;
 pub mod run;
 pub mod slab;
 pub mod stats;
+pub mod verdict;
 pub mod world;
 
 pub use breakdown::{write_lat_breakdown, Breakdown};

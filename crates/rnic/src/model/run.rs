@@ -13,20 +13,34 @@ use rnic_sim::{Histogram, Rng, TimePs};
 use rnic_transport::{Access, AddressVector, Device, DeviceConfig, Memory, QpAttr, QpInit};
 use rnic_wire::PcapWriter;
 
-use super::host::driver::{CQ_BASE, CQ_SPACING, RQ_BASE, SQ_BASE, SRC_BASE, WQE_BYTES};
+use super::host::driver::{CQ_BASE, CQ_SPACING, RQ_BASE, SQ_BASE, SRC_BASE};
 use super::host::perftest::{Core, CqRing, HostQp, NodeApp, Pair, Perftest, Proc};
+use super::limits;
 use super::net::topology::{node_ip, node_mac, NetStats, Star};
 use super::nic::cq::CqCtx;
 use super::nic::Nic;
 use super::params::ModelParams;
 use super::stats::{NodeStats, TransportTotals};
+use super::verdict::{self, Verdict};
 use super::world::{Hooks, Node, World};
 use crate::config::Config;
 use crate::perf::{PerfSpec, PerfTest, Verb};
+use crate::report::RunStatus;
 use crate::report::{CacheStats as ReportCache, LatencyStats, PerfResult};
 
 /// Bytes of distinct buffers per node; pairs beyond share buffer slots (same pattern).
 const BUFFER_BUDGET: u64 = 256 << 20;
+
+/// Bytes between two pairs' buffers of `size`-byte messages.
+pub(crate) fn buffer_stride(size: u64) -> u64 {
+    align_up(size.max(8), 64)
+}
+
+/// Distinct buffer slots per node for `size`-byte messages on `qps` pairs (pair i uses slot
+/// i mod slots).
+pub(crate) fn buffer_slots(size: u64, qps: u32) -> u32 {
+    (BUFFER_BUDGET / buffer_stride(size)).clamp(1, u64::from(qps.max(1))) as u32
+}
 
 /// Options of a model run beyond the config and the perf spec.
 #[derive(Debug, Clone, Default)]
@@ -71,6 +85,7 @@ pub fn run_perf_detailed(
     if spec.sizes.is_empty() {
         bail!("no message size given");
     }
+    super::limits::check_run(cfg, spec)?;
     spec.sizes
         .iter()
         .map(|&s| run_one(cfg, spec, s, opts))
@@ -111,9 +126,6 @@ fn run_one(
     let q = spec.qps.max(1);
     let test = spec.test;
     let lat = test.is_latency();
-    if size > u64::from(u32::MAX) / 2 {
-        bail!("message size {size} B is too large for the model (max 1 GiB)");
-    }
     let size32 = if test.verb() == Verb::Atomic {
         8
     } else {
@@ -129,14 +141,15 @@ fn run_one(
         }
         None => 0,
     };
-    let stride = align_up(u64::from(size32).max(8), 64);
-    let slots = (BUFFER_BUDGET / stride).clamp(1, u64::from(q)) as u32;
+    let stride = buffer_stride(u64::from(size32));
+    let slots = buffer_slots(u64::from(size32), q);
     let layout = Layout {
         stride,
         slots,
         region: align_up(u64::from(slots) * stride, 1 << 21),
     };
     let sq_depth = tx_depth.max(2).next_power_of_two();
+    let wqe_bytes = p.nic.wqe_bytes;
     let rq_depth = sq_depth;
     let root = Rng::new(p.seed);
 
@@ -237,8 +250,8 @@ fn run_one(
                 max_recv_wr: rq_depth,
             })
             .map_err(|e| anyhow::anyhow!("create_qp on node {i}: {e:?}"))?;
-        let sq_base = SQ_BASE + u64::from(local) * u64::from(sq_depth) * WQE_BYTES;
-        let rq_base = RQ_BASE + u64::from(local) * u64::from(rq_depth) * WQE_BYTES;
+        let sq_base = SQ_BASE + u64::from(local) * u64::from(sq_depth) * wqe_bytes;
+        let rq_base = RQ_BASE + u64::from(local) * u64::from(rq_depth) * wqe_bytes;
         node.nic
             .add_qp(qpn, sq_base, sq_depth, rq_base, rq_depth, core as u16);
         let a = &mut apps[i];
@@ -282,19 +295,25 @@ fn run_one(
         used_slots[0][s] = true;
         used_slots[pr.c_node as usize][s] = true;
     }
-    let mut buf = vec![0u8; layout.stride as usize];
+    // Random bytes written in 64 KiB pieces, so a large message needs no second copy.
+    let mut buf = vec![0u8; 64 << 10];
     for (ni, node) in nodes.iter_mut().enumerate() {
         let mut rng = root.fork(0x5000 + ni as u64);
         for (s, used) in used_slots[ni].iter().enumerate() {
             if !used {
                 continue;
             }
-            for chunk in buf.chunks_mut(8) {
-                let v = rng.next_u64().to_le_bytes();
-                chunk.copy_from_slice(&v[..chunk.len()]);
+            let base = SRC_BASE + s as u64 * layout.stride;
+            let mut done = 0u64;
+            while done < u64::from(size32) {
+                let n = (u64::from(size32) - done).min(buf.len() as u64) as usize;
+                for chunk in buf[..n].chunks_mut(8) {
+                    let v = rng.next_u64().to_le_bytes();
+                    chunk.copy_from_slice(&v[..chunk.len()]);
+                }
+                node.mem.write(base + done, &buf[..n]);
+                done += n as u64;
             }
-            node.mem
-                .write(SRC_BASE + s as u64 * layout.stride, &buf[..size32 as usize]);
         }
     }
 
@@ -312,6 +331,7 @@ fn run_one(
         iters,
         tx_depth: if lat { 1 } else { tx_depth },
         stride: layout.stride,
+        wqe_bytes,
         pairs,
         nodes: apps,
         duration_mode,
@@ -327,6 +347,8 @@ fn run_one(
         samples: Vec::new(),
         errors: 0,
         first_error: None,
+        error_statuses: Default::default(),
+        bytes_moved: 0,
         pairs_done: 0,
         lat_k: 0,
         lat_post: 0,
@@ -395,59 +417,62 @@ fn run_one(
         w.flush().context("flushing pcap")?;
     }
 
-    // ---- verification --------------------------------------------------------------------
-    let mut failures = Vec::new();
-    if world.events >= max_events {
-        failures.push(format!("stopped at sim.max_events = {max_events}"));
+    // ---- verdict ---------------------------------------------------------------------------
+    if let Some(e) = &world.pcap_error {
+        return Err(crate::OutputError(format!("writing the pcap: {e}")).into());
+    }
+    let mut verdict = Verdict::default();
+    let stopped_at_limit = world.events >= max_events;
+    if stopped_at_limit {
+        verdict.add(
+            RunStatus::Incomplete,
+            format!(
+                "stopped at the event limit sim.max_events = {max_events} after {:.3} µs \
+                 simulated; raise it (--set sim.max_events=N) or ask for less",
+                end as f64 / 1e6
+            ),
+        );
     }
     if world.q.clamped_pushes() > 0 {
-        failures.push(format!(
-            "internal: {} events were scheduled in the past",
-            world.q.clamped_pushes()
-        ));
-    }
-    if let Some(e) = &world.pcap_error {
-        failures.push(format!("pcap: {e}"));
-    }
-    if !world.app.finished {
-        let done: u64 = world.app.pairs.iter().map(|p| p.completed).sum();
-        failures.push(format!(
-            "the run stalled at {:.3} µs with {done} operations completed (nothing left to simulate)",
-            end as f64 / 1e6
-        ));
+        verdict.add(
+            RunStatus::ModelError,
+            format!(
+                "internal: {} events were scheduled in the past",
+                world.q.clamped_pushes()
+            ),
+        );
     }
     let overruns: u64 = world.nodes.iter().map(|n| n.nic.cq.stats.overruns).sum();
     if overruns > 0 {
-        failures.push(format!("{overruns} CQE(s) lost to CQ ring overrun"));
+        verdict.add(
+            RunStatus::ModelError,
+            format!("internal: {overruns} CQE(s) lost to CQ ring overrun"),
+        );
     }
-    if let Some(e) = &world.app.first_error {
-        failures.push(format!(
-            "{} application error(s), first: {e}",
-            world.app.errors
-        ));
-    }
+    verdict::judge_completion(&world.app, end, stopped_at_limit, &mut verdict);
     if let Some(m) = &world.first_mismatch {
-        failures.push(format!(
-            "{} placed payload(s) differ from their source; first: {m}",
-            world.payload_mismatches
-        ));
+        verdict.add(
+            RunStatus::Corrupt,
+            format!(
+                "{} placed payload(s) differ from their source; first: {m}",
+                world.payload_mismatches
+            ),
+        );
     }
-    let verified_bytes = verify(&world, &layout, &mut failures) + world.payload_checked;
+    verify(&world, &layout, &mut verdict);
+    let measured = verdict::measured(&world.app, end);
+    let op_ps = limits::op_wire_ps(&world.p, test.verb(), size, world.p.pmtu);
+    verdict::judge_wire_bound(measured, op_ps, duration_mode, &mut verdict);
+    let status = verdict.status();
+    let verified_bytes = if verdict.has(RunStatus::Corrupt) {
+        0
+    } else {
+        world.app.bytes_moved
+    };
 
     // ---- results -------------------------------------------------------------------------
     let a = &world.app;
-    let (sim_time_ps, ops) = if duration_mode {
-        (a.window.1 - a.window.0, a.ops_in_window)
-    } else {
-        (
-            a.last_completion.saturating_sub(a.first_post),
-            a.ops_in_window.max(if lat {
-                0
-            } else {
-                a.pairs.iter().map(|p| p.completed).sum()
-            }),
-        )
-    };
+    let (sim_time_ps, ops) = (measured.time_ps, measured.ops);
     let latency = if lat {
         LatencyStats::from_samples_us(&a.samples)
     } else {
@@ -501,13 +526,7 @@ fn run_one(
     let mut result = PerfResult {
         test: test.name().to_string(),
         size_bytes: if test.verb() == Verb::Atomic { 8 } else { size },
-        iterations: if duration_mode {
-            ops
-        } else if lat {
-            iters
-        } else {
-            iters * u64::from(q)
-        },
+        iterations: ops,
         qps: q,
         clients: clients as u32,
         simulated_time_us: sim_time_ps as f64 / 1e6,
@@ -524,15 +543,17 @@ fn run_one(
         onchip_bytes: world.nodes[0].nic.onchip(&world.p),
         events: world.events,
         wall_seconds: wall.elapsed().as_secs_f64(),
-        bytes_verified: failures.is_empty(),
+        bytes_verified: !verdict.has(RunStatus::Corrupt) && verified_bytes > 0,
         verified_bytes,
+        status,
+        reason: verdict.reason(),
         seed: world.p.seed,
         ..PerfResult::default()
     };
     result.fill_rates();
     Ok(ModelRun {
         result,
-        failures,
+        failures: verdict.reasons(),
         net: world.net.stats(),
         nodes: node_stats,
         transport,
@@ -592,18 +613,36 @@ fn connect(
     Ok(())
 }
 
-fn read_vec(mem: &SparseMemory, addr: u64, len: usize) -> Vec<u8> {
-    let mut v = vec![0u8; len];
-    mem.read(addr, &mut v);
-    v
+/// The first offset at which `len` bytes at `a` in `ma` and at `b` in `mb` differ, compared
+/// in 64 KiB pieces (a large message needs no copy of its own), with both bytes.
+fn first_difference(
+    ma: &SparseMemory,
+    a: u64,
+    mb: &SparseMemory,
+    b: u64,
+    len: u64,
+) -> Option<(u64, u8, u8)> {
+    let mut x = vec![0u8; (64 << 10).min(len as usize)];
+    let mut y = x.clone();
+    let mut done = 0u64;
+    while done < len {
+        let n = (len - done).min(x.len() as u64) as usize;
+        ma.read(a + done, &mut x[..n]);
+        mb.read(b + done, &mut y[..n]);
+        if let Some(i) = x[..n].iter().zip(&y[..n]).position(|(p, q)| p != q) {
+            return Some((done + i as u64, x[i], y[i]));
+        }
+        done += n as u64;
+    }
+    None
 }
 
 /// Checks every target: WRITE/SEND destinations equal the sender's source, READ
 /// destinations equal the remote source, atomic counters equal the operations executed.
-/// Returns the bytes checked.
-fn verify(w: &World, layout: &Layout, failures: &mut Vec<String>) -> u64 {
+/// Differences are recorded as corrupt; a run that moved nothing as incomplete.
+fn verify(w: &World, layout: &Layout, verdict: &mut Verdict) {
     let a = &w.app;
-    let size = a.size as usize;
+    let size = u64::from(a.size);
     let mut checked = 0u64;
     let mut bad = 0u64;
     let mut first_bad: Option<String> = None;
@@ -615,6 +654,13 @@ fn verify(w: &World, layout: &Layout, failures: &mut Vec<String>) -> u64 {
     };
     // Ping-pong latency tests are client-initiated; bandwidth and --procs tests server-initiated.
     let lat = a.is_lat() && a.procs.is_empty();
+    // A ping-pong that stopped mid-iteration may have set the poll byte (the last) of a
+    // message that never arrived: compare the rest.
+    let len = if lat && !(a.finished && a.errors == 0) && a.test.verb() == Verb::Write {
+        size.saturating_sub(1)
+    } else {
+        size
+    };
     for (i, pr) in a.pairs.iter().enumerate() {
         let s = layout.slot(i as u32);
         let c = pr.c_node as usize;
@@ -655,18 +701,20 @@ fn verify(w: &World, layout: &Layout, failures: &mut Vec<String>) -> u64 {
             _ => {}
         }
         for (from, to) in copies {
-            let want = read_vec(&w.nodes[from].mem, src(from), size);
-            let got = read_vec(&w.nodes[to].mem, dst(to), size);
-            checked += size as u64;
-            if want != got {
-                let at = want.iter().zip(&got).position(|(x, y)| x != y).unwrap_or(0);
+            checked += len;
+            let diff = first_difference(
+                &w.nodes[from].mem,
+                src(from),
+                &w.nodes[to].mem,
+                dst(to),
+                len,
+            );
+            if let Some((at, want, got)) = diff {
                 note(
                     format!(
                         "pair {i}: node {to} buffer {:#x} differs from node {from}'s source at byte {at} \
-                         ({:#04x} != {:#04x})",
+                         ({got:#04x} != {want:#04x})",
                         dst(to),
-                        got[at],
-                        want[at]
                     ),
                     &mut bad,
                 );
@@ -674,13 +722,18 @@ fn verify(w: &World, layout: &Layout, failures: &mut Vec<String>) -> u64 {
         }
     }
     if bad > 0 {
-        failures.push(format!(
-            "{bad} buffer(s) failed verification; first: {}",
-            first_bad.unwrap_or_default()
-        ));
+        verdict.add(
+            RunStatus::Corrupt,
+            format!(
+                "{bad} buffer(s) failed verification; first: {}",
+                first_bad.unwrap_or_default()
+            ),
+        );
     }
-    if checked == 0 && failures.is_empty() {
-        failures.push("nothing was transferred, so nothing could be verified".to_string());
+    if checked == 0 && verdict.status() == RunStatus::Ok {
+        verdict.add(
+            RunStatus::Incomplete,
+            "nothing was transferred, so nothing could be verified".to_string(),
+        );
     }
-    checked
 }

@@ -60,6 +60,53 @@ impl LatencyStats {
     }
 }
 
+/// How a run ended. It decides the process's exit status (see [`crate::exit`]).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Everything asked completed and every byte verified.
+    #[default]
+    Ok,
+    /// The run ended without completing what was asked: a limit (`sim.max_events`), error
+    /// completions (retries exhausted, a protection error), a stall, a window in which
+    /// nothing completed. `reason` says which; the figures cover what did complete.
+    Incomplete,
+    /// The model contradicted physics (a rate above the wire, an event in the past, a lost
+    /// CQE): a bug in the simulator, so the figures are not trustworthy.
+    ModelError,
+    /// Data did not verify: a placed payload or a final buffer differs from its source.
+    Corrupt,
+}
+
+impl RunStatus {
+    /// The exit status of a run that ended so.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            RunStatus::Ok => crate::exit::OK,
+            RunStatus::Incomplete => crate::exit::INCOMPLETE,
+            RunStatus::ModelError | RunStatus::Corrupt => crate::exit::FAILED,
+        }
+    }
+
+    /// The name used in JSON and CSV.
+    pub fn name(self) -> &'static str {
+        match self {
+            RunStatus::Ok => "ok",
+            RunStatus::Incomplete => "incomplete",
+            RunStatus::ModelError => "model_error",
+            RunStatus::Corrupt => "corrupt",
+        }
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Hits and misses of one on-chip cache.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -138,8 +185,13 @@ pub struct PerfResult {
     pub wall_seconds: f64,
     /// Payload bytes were checked end to end and matched.
     pub bytes_verified: bool,
-    /// Payload bytes checked.
+    /// Payload bytes the completed operations moved, each checked against its source as it
+    /// landed and counted once.
     pub verified_bytes: u64,
+    /// How the run ended (`ok`, `incomplete`, `model_error`, `corrupt`).
+    pub status: RunStatus,
+    /// Why the run is not `ok` (empty when it is).
+    pub reason: String,
     pub seed: u64,
     pub profile: String,
     /// One entry per size for `-a` runs, empty otherwise.
@@ -257,6 +309,13 @@ impl PerfResult {
         out.wall_seconds = results.iter().map(|r| r.wall_seconds).sum();
         out.verified_bytes = results.iter().map(|r| r.verified_bytes).sum();
         out.bytes_verified = results.iter().all(|r| r.bytes_verified);
+        out.status = results.iter().map(|r| r.status).max().unwrap_or_default();
+        out.reason = results
+            .iter()
+            .filter(|r| r.status != RunStatus::Ok)
+            .map(|r| format!("{} B: {}", r.size_bytes, r.reason))
+            .collect::<Vec<_>>()
+            .join("; ");
         out.caches = BTreeMap::new();
         out.onchip_bytes = BTreeMap::new();
         for r in &results {

@@ -263,6 +263,8 @@ fn json_is_stable_and_exact() {
             "wall_seconds",
             "bytes_verified",
             "verified_bytes",
+            "status",
+            "reason",
             "seed",
             "profile",
             "per_size"

@@ -152,8 +152,13 @@ pub fn summary(result: &PerfResult) -> String {
     } else {
         "payload NOT verified".to_string()
     };
+    let status = if result.status == super::RunStatus::Ok {
+        String::new()
+    } else {
+        format!("; status {}", result.status)
+    };
     format!(
-        "rnic: {} simulated {:.3} us, {} events, {:.3} s wall; {} retransmissions, {} NAKs, {} timeouts; {}; seed {}, profile {}",
+        "rnic: {} simulated {:.3} us, {} events, {:.3} s wall; {} retransmissions, {} NAKs, {} timeouts; {}; seed {}, profile {}{}",
         result.test,
         result.simulated_time_us,
         result.events,
@@ -163,7 +168,8 @@ pub fn summary(result: &PerfResult) -> String {
         result.timeouts,
         verified,
         result.seed,
-        result.profile
+        result.profile,
+        status
     )
 }
 

@@ -253,6 +253,13 @@ const WC_STATUS: [WcStatus; 12] = [
     WcStatus::RnrRetryExcErr,
 ];
 
+/// The verbs name of a CQE status code (`RETRY_EXC_ERR`, ...).
+pub fn wc_status_name(code: u8) -> String {
+    WC_STATUS
+        .get(usize::from(code))
+        .map_or_else(|| format!("status {code}"), |s| s.verbs_name().to_string())
+}
+
 /// A CQE as the application reads it back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cqe {

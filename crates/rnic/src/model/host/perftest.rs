@@ -30,7 +30,7 @@
 use rnic_sim::{Histogram, TimePs};
 use rnic_transport::{RemoteAddr, Sge, WrOpcode};
 
-use super::driver::{decode_cqe, encode_rq_wqe, SqWqe, CQE_BYTES, WQE_BYTES};
+use super::driver::{decode_cqe, encode_rq_wqe, wc_status_name, SqWqe, CQE_BYTES};
 use crate::model::event::Ev;
 use crate::model::world::World;
 use crate::perf::{AtomicOp, PerfTest, Verb};
@@ -147,6 +147,8 @@ pub struct Perftest {
     pub tx_depth: u32,
     /// Buffer stride per pair, bytes.
     pub stride: u64,
+    /// Bytes of one SQ/RQ ring slot (`nic.wqe_bytes`; the WQE format fills the first 64).
+    pub wqe_bytes: u64,
     /// Pairs.
     pub pairs: Vec<Pair>,
     /// Per node.
@@ -177,6 +179,11 @@ pub struct Perftest {
     pub errors: u64,
     /// The first error.
     pub first_error: Option<String>,
+    /// Error completions by verbs status name (`RETRY_EXC_ERR`, ...).
+    pub error_statuses: std::collections::BTreeMap<String, u64>,
+    /// Payload bytes the completed operations moved (a ping-pong iteration moves its
+    /// message both ways; an atomic moves 8 bytes).
+    pub bytes_moved: u64,
     /// Pairs that finished their iterations.
     pub pairs_done: usize,
     /// Latency tests: current iteration.
@@ -229,6 +236,35 @@ impl Perftest {
     fn err(&mut self, msg: String) {
         self.errors += 1;
         self.first_error.get_or_insert(msg);
+    }
+
+    /// Payload bytes one operation moves.
+    pub fn op_bytes(&self) -> u64 {
+        if self.test.verb() == Verb::Atomic {
+            8
+        } else {
+            u64::from(self.size)
+        }
+    }
+
+    /// Operations the run was asked to complete (iteration mode): `iters` per QP for
+    /// bandwidth tests, `iters` in all for latency tests.
+    pub fn ops_asked(&self) -> u64 {
+        if self.is_lat() {
+            self.iters
+        } else {
+            self.iters * self.pairs.len() as u64
+        }
+    }
+
+    /// Operations completed so far: bandwidth and `--procs` completions at the initiator,
+    /// finished iterations of a ping-pong latency test.
+    pub fn ops_done(&self) -> u64 {
+        if self.is_lat() && self.procs.is_empty() {
+            self.lat_k
+        } else {
+            self.pairs.iter().map(|p| p.completed).sum()
+        }
     }
 
     /// Whether the test is a latency test.
@@ -360,7 +396,7 @@ impl World {
         let slot = hq.sq_pi & hq.sq_mask;
         rnic_transport::Memory::write(
             &mut self.nodes[node].mem,
-            hq.sq_base + u64::from(slot) * WQE_BYTES,
+            hq.sq_base + u64::from(slot) * self.app.wqe_bytes,
             &w.encode(),
         );
         let pi = hq.sq_pi.wrapping_add(1);
@@ -398,7 +434,7 @@ impl World {
             let slot = pi & hq.rq_mask;
             rnic_transport::Memory::write(
                 &mut self.nodes[node].mem,
-                hq.rq_base + u64::from(slot) * WQE_BYTES,
+                hq.rq_base + u64::from(slot) * self.app.wqe_bytes,
                 &encode_rq_wqe(u64::from(pi), sge),
             );
             pi = pi.wrapping_add(1);
@@ -567,6 +603,7 @@ impl World {
     /// `--procs`: the server consumed the completion of `i` at `t` (posted at `posted`).
     fn procs_cqe(&mut self, t: TimePs, i: u32, posted: TimePs) {
         self.app.pairs[i as usize].completed += 1;
+        self.app.bytes_moved += self.app.op_bytes();
         if self.app.in_window(t) {
             self.app.samples.push(t.saturating_sub(posted) as f64 / 1e6);
             self.app.ops_in_window += 1;
@@ -610,10 +647,11 @@ impl World {
     /// Latency tests: the client of the current iteration saw the answer at `t`.
     fn lat_iteration_done(&mut self, t: TimePs) {
         let full = t.saturating_sub(self.app.lat_post);
-        let sample = match self.app.test {
-            PerfTest::WriteLat | PerfTest::SendLat => full as f64 / 2.0,
-            _ => full as f64,
+        let (sample, ways) = match self.app.test {
+            PerfTest::WriteLat | PerfTest::SendLat => (full as f64 / 2.0, 2),
+            _ => (full as f64, 1),
         };
+        self.app.bytes_moved += ways * self.app.op_bytes();
         // Duration mode counts the iterations that end inside the window.
         if self.app.in_window(t) {
             self.app.samples.push(sample / 1e6);
@@ -710,10 +748,12 @@ impl World {
         let t = now.max(c.busy) + self.app.poll_ps;
         c.busy = t;
         if cqe.status != 0 {
+            let name = wc_status_name(cqe.status);
             self.app.err(format!(
-                "node {node} QP {}: completion status {} (wr_id {})",
-                cqe.qpn, cqe.status, cqe.wr_id
+                "node {node} QP {} completed a work request with {name}",
+                cqe.qpn
             ));
+            *self.app.error_statuses.entry(name).or_default() += 1;
             return;
         }
         if self.app.finished {
@@ -745,6 +785,7 @@ impl World {
         self.app.lat_sum_us += us;
         self.app.lat_sumsq_us += us * us;
         self.app.pairs[i as usize].completed += 1;
+        self.app.bytes_moved += self.app.op_bytes();
         self.app.last_completion = t;
         if self.app.in_window(t) {
             self.app.ops_in_window += 1;
