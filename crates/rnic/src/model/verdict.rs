@@ -40,7 +40,7 @@ impl Verdict {
     /// The reasons, worst first, one sentence each.
     pub fn reason(&self) -> String {
         let mut f: Vec<&(RunStatus, String)> = self.findings.iter().collect();
-        f.sort_by(|a, b| b.0.cmp(&a.0));
+        f.sort_by_key(|x| std::cmp::Reverse(x.0));
         f.iter()
             .map(|(_, r)| r.as_str())
             .collect::<Vec<_>>()
