@@ -671,11 +671,11 @@ fn verify(w: &World, layout: &Layout, verdict: &mut Verdict) {
         match (a.test.verb(), lat) {
             (Verb::Write | Verb::Send, false) if pr.completed > 0 => copies.push((0, c)),
             (Verb::Read, false) if pr.completed > 0 => copies.push((c, 0)),
-            (Verb::Write | Verb::Send, true) if pr.posted > 0 => {
+            // Iterations complete in turn over the pairs: pair i has finished a ping and
+            // its pong once more than i iterations are done.
+            (Verb::Write | Verb::Send, true) if a.lat_k > i as u64 => {
                 copies.push((c, 0));
-                if pr.completed > 0 || a.finished {
-                    copies.push((0, c));
-                }
+                copies.push((0, c));
             }
             (Verb::Read, true) if pr.completed > 0 => copies.push((0, c)),
             (Verb::Atomic, _) if pr.posted > 0 => {

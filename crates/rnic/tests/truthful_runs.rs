@@ -1,0 +1,206 @@
+//! Every run tells the truth: no rate above the wire, no timeouts on a lossless link, runs
+//! that did not complete say so (exit 3, with the reason), bad requests are refused before
+//! the work (exit 2), each moved byte is counted once.
+
+mod model_common;
+
+use std::process::Command;
+
+use model_common::*;
+use rnic::perf::PerfTest;
+use rnic::report::{PerfResult, RunStatus};
+
+fn rnic(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_rnic"))
+        .args(args)
+        .env("CI", "true")
+        .output()
+        .expect("run rnic");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Runs `rnic perf ARGS --json -` and returns the exit code, the result and stderr.
+fn perf_json(args: &[&str]) -> (i32, PerfResult, String) {
+    let mut a = vec!["perf"];
+    a.extend_from_slice(args);
+    a.extend_from_slice(&["--json", "-"]);
+    let (code, out, err) = rnic(&a);
+    let r: PerfResult = serde_json::from_str(&out)
+        .unwrap_or_else(|e| panic!("{args:?}: no JSON ({e}); stderr: {err}"));
+    (code, r, err)
+}
+
+/// Goodput a 100 Gb/s port allows for `msg`-byte WRITEs cut at `pmtu`: payload over
+/// payload + per-packet headers, ICRC, FCS, preamble and gap, RETH once (written here
+/// independently of the model's own bound).
+fn header_limited_gbps(msg: u64, pmtu: u64) -> f64 {
+    let pkts = msg.div_ceil(pmtu);
+    let per_pkt = 14 + 20 + 8 + 12 + 4 + 4 + 20;
+    100.0 * msg as f64 / (msg + pkts * per_pkt + 16) as f64
+}
+
+#[test]
+fn a_large_message_bandwidth_stays_under_the_wire() {
+    // Was 10,570 Gb/s, exit 0: completions arrived in bursts and the window caught one.
+    let (code, _, err) = rnic(&["perf", "write-bw", "-s", "2097152", "-D", "0.0002"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("-D/--duration") && err.contains("use -D 0.017"),
+        "{err}"
+    );
+    let (code, r, err) = perf_json(&["write-bw", "-s", "2097152", "-D", "0.02"]);
+    assert_eq!(code, 0, "{err}");
+    let limit = header_limited_gbps(2097152, 4096);
+    assert!(
+        r.goodput_gbps <= limit * 1.01,
+        "{} Gb/s above the {limit} Gb/s wire",
+        r.goodput_gbps
+    );
+    assert!(r.goodput_gbps > 0.5 * limit, "{}", r.goodput_gbps);
+    assert_eq!((r.retransmissions, r.timeouts), (0, 0));
+}
+
+#[test]
+fn a_lossless_link_has_no_retransmission_at_any_size() {
+    let cfg = baseline(10.0);
+    for size in [2u64, 64, 1024, 4096, 65536, 1 << 20, 8 << 20, 64 << 20] {
+        let mut s = spec(PerfTest::WriteBw, size, 1, 1);
+        s.iters = 5;
+        s.tx_depth = if size >= 1 << 20 { 4 } else { 128 };
+        let r = run(&cfg, &s);
+        assert_eq!(r.result.status, RunStatus::Ok, "{size} B: {:?}", r.failures);
+        assert_eq!(
+            (r.result.retransmissions, r.result.timeouts),
+            (0, 0),
+            "{size} B"
+        );
+    }
+    // The reported case: 2 MB, -t 4, a 131 µs ACK timeout (-u 5).
+    let mut c = cfg.clone();
+    c.qp.timeout = 5;
+    let mut s = spec(PerfTest::WriteBw, 2 << 20, 1, 1);
+    s.iters = 5;
+    s.tx_depth = 4;
+    let r = run(&c, &s);
+    assert_eq!(r.result.status, RunStatus::Ok, "{:?}", r.failures);
+    assert_eq!((r.result.retransmissions, r.result.timeouts), (0, 0));
+}
+
+#[test]
+fn runs_that_do_not_complete_exit_3_with_the_reason() {
+    for (args, want) in [
+        (
+            &["write-bw", "-n", "5", "--set", "net.impair.loss=1.0"][..],
+            "RETRY_EXC_ERR",
+        ),
+        (
+            &["write-bw", "-n", "5", "--set", "sim.max_events=100"],
+            "sim.max_events = 100",
+        ),
+        (
+            &[
+                "read-bw",
+                "-s",
+                "4096",
+                "-n",
+                "20",
+                "-q",
+                "2",
+                "--set",
+                "net.impair.loss=0.5",
+            ],
+            "RETRY_EXC_ERR",
+        ),
+        (
+            &[
+                "write-lat",
+                "-n",
+                "20",
+                "--set",
+                "net.impair.loss=0.5",
+                "--set",
+                "qp.retry_cnt=0",
+            ],
+            "RETRY_EXC_ERR",
+        ),
+    ] {
+        let (code, r, err) = perf_json(args);
+        assert_eq!(code, 3, "{args:?}: {err}");
+        assert_eq!(r.status, RunStatus::Incomplete, "{args:?}");
+        assert!(r.reason.contains(want), "{args:?}: {}", r.reason);
+        assert!(err.contains(want), "{args:?}: {err}");
+        // The table shows what completed, over the time it took.
+        assert_eq!(r.iterations, r.ops_completed, "{args:?}");
+        if r.timeouts > 0 {
+            // Each timeout waited 67 ms (-u 14): the run took at least that long.
+            assert!(r.simulated_time_us > 67_000.0, "{args:?}: {r:?}");
+        }
+        if r.test.ends_with("-lat") {
+            assert!(r.ops_completed < 20, "{args:?}");
+        }
+    }
+}
+
+#[test]
+fn requests_the_model_cannot_honour_are_refused_before_running() {
+    for (args, want) in [
+        (
+            &["write-bw", "--set", "nic.clock_ghz=1e-9"][..],
+            "nic.clock_ghz",
+        ),
+        (
+            &["write-bw", "--set", "nic.clock_ghz=1e-300"],
+            "nic.clock_ghz",
+        ),
+        (&["write-bw", "--set", "pcie.gbps=1e-9"], "pcie.gbps"),
+        (&["write-bw", "--set", "nic.wqe_bytes=16"], "nic.wqe_bytes"),
+        (&["write-bw", "-s", "2147483649"], "--size"),
+        (
+            &[
+                "write-bw",
+                "-s",
+                "2147483648",
+                "-n",
+                "5",
+                "--set",
+                "sim.max_memory_gb=1",
+            ],
+            "sim.max_memory_gb",
+        ),
+        (&["write-bw", "-n", "10", "-D", "1"], "-n/--iters and -D"),
+    ] {
+        let mut a = vec!["perf"];
+        a.extend_from_slice(args);
+        let start = std::time::Instant::now();
+        let (code, _, err) = rnic(&a);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(
+            start.elapsed().as_secs() < 5,
+            "{args:?} ran before refusing"
+        );
+    }
+}
+
+#[test]
+fn verified_bytes_count_each_moved_byte_once() {
+    let (code, r, err) = perf_json(&["write-bw", "-n", "20"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(r.verified_bytes, 20 * 65536);
+    // A ping-pong iteration moves its message both ways.
+    let (code, r, err) = perf_json(&["write-lat", "-n", "20", "-s", "64"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(r.verified_bytes, 20 * 2 * 64);
+}
+
+#[test]
+fn wider_wqe_slots_are_read_where_the_host_wrote_them() {
+    // The host rings used 64 B slots while the NIC read nic.wqe_bytes slots: garbage WQEs.
+    let (code, r, err) = perf_json(&["write-bw", "-n", "20", "--set", "nic.wqe_bytes=128"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(r.ops_completed, 20);
+}
