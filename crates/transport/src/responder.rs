@@ -87,10 +87,24 @@ pub(crate) struct ReadResp {
     pub va: u64,
     pub remaining: u32,
     pub rkey: u32,
-    /// The next packet is the first of this response.
-    pub first: bool,
     pub msn: u32,
     pub replay: bool,
+    /// First PSN and packet count of the READ as first received: a replay from the middle
+    /// takes each packet's opcode from its position in the original READ, so a duplicate
+    /// response is identical to the original (IBA 9.7.5.1; rxe replays the same way).
+    pub read_first_psn: u32,
+    pub read_npkts: u32,
+}
+
+/// The opcode of READ response packet `i` of an `n`-packet READ: FIRST only at the READ's
+/// first PSN, ONLY only for a one-packet READ.
+pub(crate) fn read_response_opcode(i: u32, n: u32) -> Opcode {
+    match Pos::of(i, n) {
+        Pos::Only => Opcode::RcReadResponseOnly,
+        Pos::First => Opcode::RcReadResponseFirst,
+        Pos::Middle => Opcode::RcReadResponseMiddle,
+        Pos::Last => Opcode::RcReadResponseLast,
+    }
 }
 
 /// One queued response.
@@ -473,9 +487,10 @@ impl Qp {
             va: reth.va,
             remaining: reth.dma_len,
             rkey: reth.rkey,
-            first: true,
             msn,
             replay: false,
+            read_first_psn: psn,
+            read_npkts: npkts,
         }));
         Ok(())
     }
@@ -558,14 +573,14 @@ impl Qp {
                 let Some((first_psn, npkts, va, rkey, len, msn)) = found else {
                     return Err(RxDrop::DuplicateNotReplayable(psn));
                 };
-                // The new request must ask for a part of the original, from this PSN on.
+                // A retried READ asks for exactly the rest of the original from its PSN (the
+                // requester restarts at that PSN with the RETH moved on by whole packets);
+                // anything else is not a replay of this READ.
                 let skipped = psn_diff(psn, first_psn) as u32;
-                let end = va.saturating_add(u64::from(len));
-                let req_end = reth.va.checked_add(u64::from(reth.dma_len));
+                let done = u64::from(skipped) * u64::from(pmtu);
                 let fits = reth.rkey == rkey
-                    && reth.va >= va
-                    && req_end.is_some_and(|e| e <= end)
-                    && packets_for(u64::from(reth.dma_len), pmtu) <= u64::from(npkts - skipped);
+                    && reth.va == va.wrapping_add(done)
+                    && u64::from(reth.dma_len) == u64::from(len).saturating_sub(done);
                 if !fits {
                     return Err(RxDrop::DuplicateNotReplayable(psn));
                 }
@@ -577,9 +592,10 @@ impl Qp {
                     va: reth.va,
                     remaining: reth.dma_len,
                     rkey,
-                    first: true,
                     msn,
                     replay: true,
+                    read_first_psn: first_psn,
+                    read_npkts: npkts,
                 }));
                 Ok(())
             }
@@ -682,12 +698,8 @@ impl Qp {
                     let pmtu = self.cfg.pmtu;
                     let plen = r.remaining.min(pmtu);
                     let last = r.remaining <= pmtu;
-                    let opcode = match (r.first, last) {
-                        (true, true) => Opcode::RcReadResponseOnly,
-                        (true, false) => Opcode::RcReadResponseFirst,
-                        (false, true) => Opcode::RcReadResponseLast,
-                        (false, false) => Opcode::RcReadResponseMiddle,
-                    };
+                    let index = psn_diff(r.next_psn, r.read_first_psn).max(0) as u32;
+                    let opcode = read_response_opcode(index, r.read_npkts);
                     if plen > 0 {
                         // Checked again per packet: the region may have been deregistered.
                         let ok = ctx
@@ -718,7 +730,6 @@ impl Qp {
                         next.next_psn = psn_add(r.next_psn, 1);
                         next.va = r.va.wrapping_add(u64::from(plen));
                         next.remaining -= plen;
-                        next.first = false;
                     }
                 }
             }

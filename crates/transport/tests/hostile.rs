@@ -425,7 +425,8 @@ fn duplicate_read_must_stay_inside_the_original() {
         p.b.dev.handle_packet(0, &frame_to_b(r), &mut p.b.mem),
         Err(RxDrop::DuplicateNotReplayable(EPSN))
     );
-    // The remaining part from the middle is replayed, starting with READ FIRST.
+    // The remaining part from the middle is replayed with the opcodes the original
+    // responses had at those PSNs.
     let mut r = roce(bth(Opcode::RcReadRequest, p.b.qpn, EPSN + 1));
     r.reth = Some(RethRepr {
         va: BASE + 1024,
@@ -439,7 +440,7 @@ fn duplicate_read_must_stay_inside_the_original() {
     assert_eq!(
         resp.iter().map(|x| (x.0, x.1)).collect::<Vec<_>>(),
         vec![
-            (Opcode::RcReadResponseFirst, EPSN + 1),
+            (Opcode::RcReadResponseMiddle, EPSN + 1),
             (Opcode::RcReadResponseLast, EPSN + 2)
         ]
     );
