@@ -21,7 +21,8 @@
 //! in use with an error and take the QP to ERR: invalid request (opcode sequence, length,
 //! operation not enabled, misaligned atomic, message longer than the RETH), remote access
 //! error (R_Key, PD, access right or bounds of a WRITE, READ or atomic), remote operational
-//! error (a RECV buffer failing its MR check, a CQ overrun).
+//! error (a RECV buffer failing its MR check, a CQ overrun). READ data, atomic ACKs and ACKs
+//! the responder already owes for earlier requests are sent first, then the NAK.
 
 use crate::cq::{Completion, WcOpcode, WcStatus};
 use crate::memory::Memory;
@@ -244,6 +245,12 @@ impl Qp {
     }
 
     /// Class C error: NAK `psn`, complete the RECV in use with an error, QP to ERR.
+    ///
+    /// Responses already owed for earlier requests (READ data, atomic ACKs, ACKs) still go
+    /// out, before the NAK, as rxe and ConnectX do: the requester completes those operations
+    /// successfully and only the offending one fails. Dropping them would flush a READ the
+    /// responder had accepted, or report an atomic as flushed although the target memory
+    /// already changed.
     fn responder_fatal(&mut self, ctx: &mut Ctx<'_>, psn: u32, f: Fatal) {
         if let Some(status) = f.recv_status {
             if let Some(r) = self.resp.rq.pop_front() {
@@ -252,7 +259,9 @@ impl Qp {
             }
         }
         let msn = self.resp.msn;
+        let owed = std::mem::take(&mut self.resp.resp_q);
         self.enter_error(ctx);
+        self.resp.resp_q = owed;
         self.queue_nak(ctx, psn, msn, AethSyndrome::Nak(f.nak));
     }
 
@@ -682,19 +691,12 @@ impl Qp {
                     replay: r,
                 } => {
                     self.resp.resp_q.pop_front();
-                    if self.state == QpState::Err {
-                        continue;
-                    }
                     replay = r;
                     roce.bth = bth(Opcode::RcAtomicAck, psn, pkey, dest);
                     roce.aeth = Some(ack(msn));
                     roce.atomic_ack = Some(AtomicAckEthRepr { orig });
                 }
                 RespItem::Read(r) => {
-                    if self.state == QpState::Err {
-                        self.resp.resp_q.pop_front();
-                        continue;
-                    }
                     let pmtu = self.cfg.pmtu;
                     let plen = r.remaining.min(pmtu);
                     let last = r.remaining <= pmtu;
@@ -707,11 +709,20 @@ impl Qp {
                             .check(r.rkey, self.pd, r.va, u64::from(plen), Access::REMOTE_READ)
                             .is_ok();
                         if !ok {
-                            self.responder_fatal(
-                                ctx,
-                                r.next_psn,
-                                fatal(NakCode::RemoteAccessError, None),
-                            );
+                            if self.state == QpState::Err {
+                                // An owed READ that can no longer be read: the NAK already
+                                // queued behind it still goes out.
+                                self.resp.resp_q.pop_front();
+                            } else {
+                                // Everything queued behind answers later requests, which
+                                // the NAK of this PSN makes the requester flush.
+                                self.resp.resp_q.clear();
+                                self.responder_fatal(
+                                    ctx,
+                                    r.next_psn,
+                                    fatal(NakCode::RemoteAccessError, None),
+                                );
+                            }
                             continue;
                         }
                         out.scratch.resize(plen as usize, 0);
