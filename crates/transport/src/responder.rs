@@ -162,19 +162,10 @@ impl Responder {
         }
     }
 
-    /// Fresh (not replayed) READ responses and atomic ACKs still queued.
-    fn fresh_rd_atomic_pending(&self) -> usize {
-        self.resp_q
-            .iter()
-            .filter(|i| {
-                matches!(i, RespItem::Read(r) if !r.replay)
-                    || matches!(i, RespItem::AtomicAck { replay: false, .. })
-            })
-            .count()
-    }
-
-    fn remember(&mut self, entry: ReplayEntry, capacity: u8) {
-        while self.replay.len() >= usize::from(capacity.max(1)) {
+    /// Keeps `entry` for duplicate replay, recycling the oldest entry when `capacity` are
+    /// kept.
+    fn remember(&mut self, entry: ReplayEntry, capacity: usize) {
+        while self.replay.len() >= capacity.max(1) {
             self.replay.pop_front();
         }
         self.replay.push_back(entry);
@@ -447,7 +438,12 @@ impl Qp {
     }
 
     /// The checks every new READ and atomic passes: no message open, operation enabled on
-    /// the QP, responder resources available.
+    /// the QP, and the QP accepts READs/atomics at all (`max_dest_rd_atomic` > 0).
+    ///
+    /// How many are outstanding is not checked: as in rxe, keeping within the limit is the
+    /// requester's job, and the responder recycles its oldest replay entry instead of
+    /// refusing the request (an rxe requester rounds `max_rd_atomic` up to a power of two,
+    /// so a limit enforced here with a fatal NAK would break a peer configured alike).
     fn rd_atomic_admission(&self, need: Access) -> Result<(), Fatal> {
         let inv = fatal(
             NakCode::InvalidRequest,
@@ -456,11 +452,17 @@ impl Qp {
         if self.resp.open.is_some()
             || !self.cfg.access.contains(need)
             || self.cfg.max_dest_rd_atomic == 0
-            || self.resp.fresh_rd_atomic_pending() >= usize::from(self.cfg.max_dest_rd_atomic)
         {
             return Err(inv);
         }
         Ok(())
+    }
+
+    /// READs and atomics kept for duplicate replay: `max_dest_rd_atomic` rounded up to a
+    /// power of two, so a peer that rounds its `max_rd_atomic` up (rxe) still finds every
+    /// outstanding request replayable.
+    fn replay_capacity(&self) -> usize {
+        usize::from(self.cfg.max_dest_rd_atomic).next_power_of_two()
     }
 
     fn read_request(&mut self, ctx: &mut Ctx<'_>, pkt: &RoceRepr<'_>) -> Result<(), Fatal> {
@@ -489,7 +491,7 @@ impl Qp {
                 len: reth.dma_len,
                 msn,
             },
-            self.cfg.max_dest_rd_atomic,
+            self.replay_capacity(),
         );
         self.resp.resp_q.push_back(RespItem::Read(ReadResp {
             next_psn: psn,
@@ -535,7 +537,7 @@ impl Qp {
         let msn = self.resp.msn;
         self.resp.remember(
             ReplayEntry::Atomic { psn, orig, msn },
-            self.cfg.max_dest_rd_atomic,
+            self.replay_capacity(),
         );
         self.resp.resp_q.push_back(RespItem::AtomicAck {
             psn,
@@ -818,7 +820,6 @@ mod tests {
                 RespItem::Ack { psn: 5, msn: 4 },
             ]
         );
-        assert_eq!(r.fresh_rd_atomic_pending(), 1);
     }
 
     #[test]
