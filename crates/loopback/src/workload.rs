@@ -2,6 +2,8 @@
 //!
 //! Every operation gets its own source and destination slots, so the expected memory after a
 //! run does not depend on the order in which different QPs' operations land. The oracle checks:
+//! every byte the transport writes lands where an operation targets and is already the byte that
+//! operation must leave there (checked as it lands, see [`GuardedMemory::expect_landing`]);
 //! every successfully completed operation's bytes are exactly right at the target (and atomics'
 //! returned values at the initiator); completions arrive in post order per QP; nothing completes
 //! twice; no byte outside a registered region was read or written; the run terminates with
@@ -16,6 +18,8 @@ use rnic_transport::{
 };
 
 use crate::fabric::Impairments;
+#[cfg(doc)]
+use crate::guarded_memory::GuardedMemory;
 use crate::pair::{Pair, QpParams};
 
 /// Where every node's registered region starts and how long it is.
@@ -94,6 +98,8 @@ pub struct Outcome {
     pub naks: u64,
     /// Local ACK timeouts that fired, both nodes.
     pub timeouts: u64,
+    /// Bytes checked against their destination's expected contents as they landed.
+    pub landed_bytes: u64,
 }
 
 /// One operation as placed in memory.
@@ -133,6 +139,16 @@ pub fn run(w: &Workload) -> Result<Outcome, String> {
 /// [`run`], with `tamper` applied to the finished pair before the oracle looks: the tests use it
 /// to show the oracle catches a wrong byte.
 pub fn run_with(w: &Workload, tamper: impl FnOnce(&mut Pair)) -> Result<Outcome, String> {
+    run_with_hooks(w, |_| {}, tamper)
+}
+
+/// [`run`], with `before` applied once every operation is posted (before anything is sent)
+/// and `after` once the run ended, before the oracle looks.
+pub fn run_with_hooks(
+    w: &Workload,
+    before: impl FnOnce(&mut Pair),
+    after: impl FnOnce(&mut Pair),
+) -> Result<Outcome, String> {
     w.impair.validate()?;
     let mut pair = Pair::new(w.seed, w.impair.clone());
     let mut keys: Vec<MrKeys> = Vec::new();
@@ -185,7 +201,8 @@ pub fn run_with(w: &Workload, tamper: impl FnOnce(&mut Pair)) -> Result<Outcome,
         } else {
             rng.next_u64()
         };
-        prepare_memory(&mut pair, &p, &mut rng);
+        let data = prepare_memory(&mut pair, &p, &mut rng);
+        expect_landing(&mut pair, &p, data);
         if spec.kind.consumes_recv() {
             let rq = qpn(peer, spec.qp);
             let sge = Sge {
@@ -211,15 +228,18 @@ pub fn run_with(w: &Workload, tamper: impl FnOnce(&mut Pair)) -> Result<Outcome,
         placed.push(p);
     }
 
+    before(&mut pair);
     const LIMIT_PS: u64 = 60_000_000_000_000; // one virtual minute: far beyond any retry budget
     if !pair.run(LIMIT_PS) {
         return Err(format!("run did not terminate within {LIMIT_PS} ps"));
     }
-    tamper(&mut pair);
+    after(&mut pair);
     check(&mut pair, &placed, &recv_expect)
 }
 
-fn prepare_memory(pair: &mut Pair, p: &Placed, rng: &mut Rng) {
+/// Fills the operation's source and marks its destination unwritten; returns the source
+/// bytes (a SEND/WRITE's at the initiator, a READ's at the target).
+fn prepare_memory(pair: &mut Pair, p: &Placed, rng: &mut Rng) -> Vec<u8> {
     let (me, peer) = (p.spec.from, 1 - p.spec.from);
     let len = p.spec.len as usize;
     let data: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
@@ -240,6 +260,29 @@ fn prepare_memory(pair: &mut Pair, p: &Placed, rng: &mut Rng) {
             pair.nodes[me].mem.bytes.write(p.local, &data);
             pair.nodes[peer].mem.bytes.write(p.remote, &unwritten);
         }
+    }
+    data
+}
+
+/// Tells the memories what the operation's destinations must hold, so every write the
+/// transport makes is checked as it lands: the source bytes for SEND/WRITE/READ, the
+/// new word at an atomic's target and the original word at its initiator.
+fn expect_landing(pair: &mut Pair, p: &Placed, data: Vec<u8>) {
+    let (me, peer) = (p.spec.from, 1 - p.spec.from);
+    let (init, cmp_add, swap) = p.atomic;
+    let mut atomic = |after: u64| {
+        pair.nodes[peer]
+            .mem
+            .expect_landing(p.remote, after.to_le_bytes().to_vec());
+        pair.nodes[me]
+            .mem
+            .expect_landing(p.local, init.to_le_bytes().to_vec());
+    };
+    match p.spec.kind {
+        OpKind::CompareSwap => atomic(if cmp_add == init { swap } else { init }),
+        OpKind::FetchAdd => atomic(init.wrapping_add(cmp_add)),
+        OpKind::Read => pair.nodes[me].mem.expect_landing(p.local, data),
+        _ => pair.nodes[peer].mem.expect_landing(p.remote, data),
     }
 }
 
@@ -338,8 +381,23 @@ fn check(
             .map(|n| n.dev.stats().naks_received.total())
             .sum(),
         timeouts: pair.nodes.iter().map(|n| n.dev.stats().ack_timeouts).sum(),
+        landed_bytes: pair.nodes.iter().map(|n| n.mem.landed_bytes()).sum(),
         ..Outcome::default()
     };
+    for node in 0..2 {
+        if let Some(b) = pair.nodes[node].mem.bad_landings().first() {
+            return Err(format!(
+                "node {node}: a write put {:#04x} at {:#x}, where {} ({} bad writes)",
+                b.got,
+                b.addr,
+                match b.want {
+                    Some(w) => format!("its operation must leave {w:#04x}"),
+                    None => "no operation writes".to_string(),
+                },
+                pair.nodes[node].mem.bad_landings().len()
+            ));
+        }
+    }
     for node in 0..2 {
         let v = pair.nodes[node].mem.violations();
         if !v.is_empty() {

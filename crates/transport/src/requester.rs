@@ -30,12 +30,20 @@
 //! timer and decrement rnr_retry unless it is 7. Any forward progress reloads both counters.
 //! A NAK or implicit NAK that would restart the retry already running from the same PSN is
 //! ignored, so one loss costs one go-back.
+//!
+//! # READ responses
+//! Only the response at `una` is taken, and it must carry the opcode the READ's response has
+//! at that position: FIRST only at the READ's first PSN, MIDDLE/LAST after it (also when it
+//! answers a READ retried from the middle), ONLY only for a one-packet READ, and a payload of
+//! exactly the length that position holds. Anything else completes the READ with
+//! `BadRespErr` and takes the QP to ERR, as rxe's completer does.
 
 use crate::cq::{Completion, WcOpcode, WcStatus};
 use crate::memory::Memory;
 use crate::op::{packets_for, request_opcode, Pos};
 use crate::psn::{psn_add, psn_diff, psn_in, psn_le, psn_lt, PSN_HALF_WINDOW};
 use crate::qp::{post_completion, Ctx, Qp, QpState, TxOut};
+use crate::responder::read_response_opcode;
 use crate::sgl::{gather, scatter, SglError};
 use crate::timer::{ack_timeout_ps, rnr_timer_ps};
 use crate::wr::{SendWr, WrOpcode};
@@ -669,14 +677,16 @@ impl Qp {
         debug_assert!(psn_in(q, w.start_psn, w.end_psn()));
         let i = psn_diff(q, w.start_psn).max(0) as u32;
         let last = i + 1 == w.npkts;
-        let op_last = matches!(op, Opcode::RcReadResponseLast | Opcode::RcReadResponseOnly);
         let offset = u64::from(i) * u64::from(pmtu);
         let expect = if last {
             u64::from(w.len).saturating_sub(offset)
         } else {
             u64::from(pmtu)
         };
-        if op_last != last || payload.len() as u64 != expect {
+        // Strict, as rxe's completer: each PSN must carry the opcode the READ's response has
+        // at that position (FIRST only at the first PSN, ONLY only for a one-packet READ),
+        // also when it answers a READ retried from the middle.
+        if op != read_response_opcode(i, w.npkts) || payload.len() as u64 != expect {
             self.fail_wqe(ctx, 0, WcStatus::BadRespErr);
             return Err(RxDrop::UnexpectedResponse(q));
         }

@@ -21,7 +21,8 @@
 //! in use with an error and take the QP to ERR: invalid request (opcode sequence, length,
 //! operation not enabled, misaligned atomic, message longer than the RETH), remote access
 //! error (R_Key, PD, access right or bounds of a WRITE, READ or atomic), remote operational
-//! error (a RECV buffer failing its MR check, a CQ overrun).
+//! error (a RECV buffer failing its MR check, a CQ overrun). READ data, atomic ACKs and ACKs
+//! the responder already owes for earlier requests are sent first, then the NAK.
 
 use crate::cq::{Completion, WcOpcode, WcStatus};
 use crate::memory::Memory;
@@ -87,10 +88,24 @@ pub(crate) struct ReadResp {
     pub va: u64,
     pub remaining: u32,
     pub rkey: u32,
-    /// The next packet is the first of this response.
-    pub first: bool,
     pub msn: u32,
     pub replay: bool,
+    /// First PSN and packet count of the READ as first received: a replay from the middle
+    /// takes each packet's opcode from its position in the original READ, so a duplicate
+    /// response is identical to the original (IBA 9.7.5.1; rxe replays the same way).
+    pub read_first_psn: u32,
+    pub read_npkts: u32,
+}
+
+/// The opcode of READ response packet `i` of an `n`-packet READ: FIRST only at the READ's
+/// first PSN, ONLY only for a one-packet READ.
+pub(crate) fn read_response_opcode(i: u32, n: u32) -> Opcode {
+    match Pos::of(i, n) {
+        Pos::Only => Opcode::RcReadResponseOnly,
+        Pos::First => Opcode::RcReadResponseFirst,
+        Pos::Middle => Opcode::RcReadResponseMiddle,
+        Pos::Last => Opcode::RcReadResponseLast,
+    }
 }
 
 /// One queued response.
@@ -147,19 +162,10 @@ impl Responder {
         }
     }
 
-    /// Fresh (not replayed) READ responses and atomic ACKs still queued.
-    fn fresh_rd_atomic_pending(&self) -> usize {
-        self.resp_q
-            .iter()
-            .filter(|i| {
-                matches!(i, RespItem::Read(r) if !r.replay)
-                    || matches!(i, RespItem::AtomicAck { replay: false, .. })
-            })
-            .count()
-    }
-
-    fn remember(&mut self, entry: ReplayEntry, capacity: u8) {
-        while self.replay.len() >= usize::from(capacity.max(1)) {
+    /// Keeps `entry` for duplicate replay, recycling the oldest entry when `capacity` are
+    /// kept.
+    fn remember(&mut self, entry: ReplayEntry, capacity: usize) {
+        while self.replay.len() >= capacity.max(1) {
             self.replay.pop_front();
         }
         self.replay.push_back(entry);
@@ -230,6 +236,12 @@ impl Qp {
     }
 
     /// Class C error: NAK `psn`, complete the RECV in use with an error, QP to ERR.
+    ///
+    /// Responses already owed for earlier requests (READ data, atomic ACKs, ACKs) still go
+    /// out, before the NAK, as rxe and ConnectX do: the requester completes those operations
+    /// successfully and only the offending one fails. Dropping them would flush a READ the
+    /// responder had accepted, or report an atomic as flushed although the target memory
+    /// already changed.
     fn responder_fatal(&mut self, ctx: &mut Ctx<'_>, psn: u32, f: Fatal) {
         if let Some(status) = f.recv_status {
             if let Some(r) = self.resp.rq.pop_front() {
@@ -238,7 +250,9 @@ impl Qp {
             }
         }
         let msn = self.resp.msn;
+        let owed = std::mem::take(&mut self.resp.resp_q);
         self.enter_error(ctx);
+        self.resp.resp_q = owed;
         self.queue_nak(ctx, psn, msn, AethSyndrome::Nak(f.nak));
     }
 
@@ -424,7 +438,12 @@ impl Qp {
     }
 
     /// The checks every new READ and atomic passes: no message open, operation enabled on
-    /// the QP, responder resources available.
+    /// the QP, and the QP accepts READs/atomics at all (`max_dest_rd_atomic` > 0).
+    ///
+    /// How many are outstanding is not checked: as in rxe, keeping within the limit is the
+    /// requester's job, and the responder recycles its oldest replay entry instead of
+    /// refusing the request (an rxe requester rounds `max_rd_atomic` up to a power of two,
+    /// so a limit enforced here with a fatal NAK would break a peer configured alike).
     fn rd_atomic_admission(&self, need: Access) -> Result<(), Fatal> {
         let inv = fatal(
             NakCode::InvalidRequest,
@@ -433,11 +452,17 @@ impl Qp {
         if self.resp.open.is_some()
             || !self.cfg.access.contains(need)
             || self.cfg.max_dest_rd_atomic == 0
-            || self.resp.fresh_rd_atomic_pending() >= usize::from(self.cfg.max_dest_rd_atomic)
         {
             return Err(inv);
         }
         Ok(())
+    }
+
+    /// READs and atomics kept for duplicate replay: `max_dest_rd_atomic` rounded up to a
+    /// power of two, so a peer that rounds its `max_rd_atomic` up (rxe) still finds every
+    /// outstanding request replayable.
+    fn replay_capacity(&self) -> usize {
+        usize::from(self.cfg.max_dest_rd_atomic).next_power_of_two()
     }
 
     fn read_request(&mut self, ctx: &mut Ctx<'_>, pkt: &RoceRepr<'_>) -> Result<(), Fatal> {
@@ -466,16 +491,17 @@ impl Qp {
                 len: reth.dma_len,
                 msn,
             },
-            self.cfg.max_dest_rd_atomic,
+            self.replay_capacity(),
         );
         self.resp.resp_q.push_back(RespItem::Read(ReadResp {
             next_psn: psn,
             va: reth.va,
             remaining: reth.dma_len,
             rkey: reth.rkey,
-            first: true,
             msn,
             replay: false,
+            read_first_psn: psn,
+            read_npkts: npkts,
         }));
         Ok(())
     }
@@ -511,7 +537,7 @@ impl Qp {
         let msn = self.resp.msn;
         self.resp.remember(
             ReplayEntry::Atomic { psn, orig, msn },
-            self.cfg.max_dest_rd_atomic,
+            self.replay_capacity(),
         );
         self.resp.resp_q.push_back(RespItem::AtomicAck {
             psn,
@@ -558,14 +584,14 @@ impl Qp {
                 let Some((first_psn, npkts, va, rkey, len, msn)) = found else {
                     return Err(RxDrop::DuplicateNotReplayable(psn));
                 };
-                // The new request must ask for a part of the original, from this PSN on.
+                // A retried READ asks for exactly the rest of the original from its PSN (the
+                // requester restarts at that PSN with the RETH moved on by whole packets);
+                // anything else is not a replay of this READ.
                 let skipped = psn_diff(psn, first_psn) as u32;
-                let end = va.saturating_add(u64::from(len));
-                let req_end = reth.va.checked_add(u64::from(reth.dma_len));
+                let done = u64::from(skipped) * u64::from(pmtu);
                 let fits = reth.rkey == rkey
-                    && reth.va >= va
-                    && req_end.is_some_and(|e| e <= end)
-                    && packets_for(u64::from(reth.dma_len), pmtu) <= u64::from(npkts - skipped);
+                    && reth.va == va.wrapping_add(done)
+                    && u64::from(reth.dma_len) == u64::from(len).saturating_sub(done);
                 if !fits {
                     return Err(RxDrop::DuplicateNotReplayable(psn));
                 }
@@ -577,9 +603,10 @@ impl Qp {
                     va: reth.va,
                     remaining: reth.dma_len,
                     rkey,
-                    first: true,
                     msn,
                     replay: true,
+                    read_first_psn: first_psn,
+                    read_npkts: npkts,
                 }));
                 Ok(())
             }
@@ -666,28 +693,17 @@ impl Qp {
                     replay: r,
                 } => {
                     self.resp.resp_q.pop_front();
-                    if self.state == QpState::Err {
-                        continue;
-                    }
                     replay = r;
                     roce.bth = bth(Opcode::RcAtomicAck, psn, pkey, dest);
                     roce.aeth = Some(ack(msn));
                     roce.atomic_ack = Some(AtomicAckEthRepr { orig });
                 }
                 RespItem::Read(r) => {
-                    if self.state == QpState::Err {
-                        self.resp.resp_q.pop_front();
-                        continue;
-                    }
                     let pmtu = self.cfg.pmtu;
                     let plen = r.remaining.min(pmtu);
                     let last = r.remaining <= pmtu;
-                    let opcode = match (r.first, last) {
-                        (true, true) => Opcode::RcReadResponseOnly,
-                        (true, false) => Opcode::RcReadResponseFirst,
-                        (false, true) => Opcode::RcReadResponseLast,
-                        (false, false) => Opcode::RcReadResponseMiddle,
-                    };
+                    let index = psn_diff(r.next_psn, r.read_first_psn).max(0) as u32;
+                    let opcode = read_response_opcode(index, r.read_npkts);
                     if plen > 0 {
                         // Checked again per packet: the region may have been deregistered.
                         let ok = ctx
@@ -695,11 +711,20 @@ impl Qp {
                             .check(r.rkey, self.pd, r.va, u64::from(plen), Access::REMOTE_READ)
                             .is_ok();
                         if !ok {
-                            self.responder_fatal(
-                                ctx,
-                                r.next_psn,
-                                fatal(NakCode::RemoteAccessError, None),
-                            );
+                            if self.state == QpState::Err {
+                                // An owed READ that can no longer be read: the NAK already
+                                // queued behind it still goes out.
+                                self.resp.resp_q.pop_front();
+                            } else {
+                                // Everything queued behind answers later requests, which
+                                // the NAK of this PSN makes the requester flush.
+                                self.resp.resp_q.clear();
+                                self.responder_fatal(
+                                    ctx,
+                                    r.next_psn,
+                                    fatal(NakCode::RemoteAccessError, None),
+                                );
+                            }
                             continue;
                         }
                         out.scratch.resize(plen as usize, 0);
@@ -718,7 +743,6 @@ impl Qp {
                         next.next_psn = psn_add(r.next_psn, 1);
                         next.va = r.va.wrapping_add(u64::from(plen));
                         next.remaining -= plen;
-                        next.first = false;
                     }
                 }
             }
@@ -796,7 +820,6 @@ mod tests {
                 RespItem::Ack { psn: 5, msn: 4 },
             ]
         );
-        assert_eq!(r.fresh_rd_atomic_pending(), 1);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 mod common;
 
+use common::script::*;
 use common::*;
 use proptest::prelude::*;
 use rnic_transport::*;
@@ -36,81 +37,6 @@ impl Memory for GuardMem {
         self.check(addr, data.len());
         self.inner.write(addr, data);
     }
-}
-
-fn bth(opcode: Opcode, dest_qp: u32, psn: u32) -> BthRepr {
-    BthRepr {
-        opcode,
-        solicited: false,
-        mig_req: false,
-        pad_count: 0,
-        tver: 0,
-        pkey: 0xFFFF,
-        fecn: false,
-        becn: false,
-        dest_qp,
-        ack_req: true,
-        psn,
-    }
-}
-
-fn roce(b: BthRepr) -> RoceRepr<'static> {
-    RoceRepr {
-        bth: b,
-        deth: None,
-        reth: None,
-        atomic_eth: None,
-        aeth: None,
-        atomic_ack: None,
-        imm: None,
-        ieth: None,
-        payload: &[],
-    }
-}
-
-/// A frame from A's address to B's.
-fn frame_to_b(r: RoceRepr<'_>) -> Vec<u8> {
-    let f = FrameRepr {
-        addr: FrameAddr {
-            src_mac: [2, 0, 0, 0, 0, 0xA],
-            dst_mac: [2, 0, 0, 0, 0, 0xB],
-            src_ip: [10, 0, 0, 1],
-            dst_ip: [10, 0, 0, 2],
-            udp_src_port: 0xC000,
-            dscp_ecn: 0,
-            ttl: 64,
-        },
-        ip_ident: 0,
-        roce: r,
-    };
-    let mut buf = Vec::new();
-    f.emit(&mut buf);
-    buf
-}
-
-fn frame_to_a(r: RoceRepr<'_>) -> Vec<u8> {
-    let bytes = frame_to_b(r);
-    let mut f = FrameRepr::parse(&bytes).unwrap();
-    f.addr.src_ip = [10, 0, 0, 2];
-    f.addr.dst_ip = [10, 0, 0, 1];
-    let mut buf = Vec::new();
-    f.emit(&mut buf);
-    buf
-}
-
-/// Drains B's responses and returns them parsed as (opcode, psn, syndrome).
-fn responses(node: &mut Node) -> Vec<(Opcode, u32, Option<AethSyndrome>)> {
-    let mut out = Vec::new();
-    let mut buf = Vec::new();
-    while node.dev.poll_transmit(0, &node.mem, &mut buf).is_some() {
-        let f = FrameRepr::parse(&buf).unwrap();
-        out.push((
-            f.roce.bth.opcode,
-            f.roce.bth.psn,
-            f.roce.aeth.map(|a| a.syndrome),
-        ));
-    }
-    out
 }
 
 const EPSN: u32 = 100; // B's expected PSN (QpParams::default().sq_psn_a)
@@ -425,7 +351,8 @@ fn duplicate_read_must_stay_inside_the_original() {
         p.b.dev.handle_packet(0, &frame_to_b(r), &mut p.b.mem),
         Err(RxDrop::DuplicateNotReplayable(EPSN))
     );
-    // The remaining part from the middle is replayed, starting with READ FIRST.
+    // The remaining part from the middle is replayed with the opcodes the original
+    // responses had at those PSNs.
     let mut r = roce(bth(Opcode::RcReadRequest, p.b.qpn, EPSN + 1));
     r.reth = Some(RethRepr {
         va: BASE + 1024,
@@ -439,7 +366,7 @@ fn duplicate_read_must_stay_inside_the_original() {
     assert_eq!(
         resp.iter().map(|x| (x.0, x.1)).collect::<Vec<_>>(),
         vec![
-            (Opcode::RcReadResponseFirst, EPSN + 1),
+            (Opcode::RcReadResponseMiddle, EPSN + 1),
             (Opcode::RcReadResponseLast, EPSN + 2)
         ]
     );

@@ -229,7 +229,8 @@ impl Qp {
 
     /// Moves the QP to ERR: every outstanding send and receive WR completes with
     /// WrFlushErr, in queue order; protocol state and timers are cleared. Queued responses
-    /// are dropped (a caller that must still send a NAK queues it afterwards).
+    /// are dropped (the responder's class C error path keeps the ones it owes and queues
+    /// its NAK after them).
     pub(crate) fn enter_error(&mut self, ctx: &mut Ctx<'_>) {
         self.state = QpState::Err;
         while let Some(w) = self.req.sq.pop_front() {

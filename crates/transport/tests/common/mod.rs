@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod script;
+
 use rnic_transport::*;
 use std::collections::BTreeMap;
 
@@ -153,6 +155,7 @@ pub struct QpParams {
     pub rnr_retry: u8,
     pub min_rnr_timer: u8,
     pub max_rd_atomic: u8,
+    pub max_dest_rd_atomic: u8,
 }
 
 impl Default for QpParams {
@@ -166,6 +169,7 @@ impl Default for QpParams {
             rnr_retry: 7,
             min_rnr_timer: 1,
             max_rd_atomic: 16,
+            max_dest_rd_atomic: 16,
         }
     }
 }
@@ -208,6 +212,7 @@ pub fn connect(dev: &mut Device, qpn: u32, peer: Peer, psns: (u32, u32), p: &QpP
         rq_psn,
     );
     rtr.min_rnr_timer = Some(p.min_rnr_timer);
+    rtr.max_dest_rd_atomic = Some(p.max_dest_rd_atomic);
     dev.modify_qp(qpn, &rtr).unwrap();
     let mut rts = QpAttr::to_rts(sq_psn);
     rts.timeout = Some(p.timeout);

@@ -76,7 +76,7 @@ impl Star {
             let placed = match p.net.impair_scope {
                 ImpairScope::None => false,
                 ImpairScope::ServerLink => i == 0,
-                ImpairScope::All => true,
+                ImpairScope::All => dir == 0,
             };
             let imp = Impair::new(
                 rng.fork(0x1000 + 2 * i as u64 + dir),

@@ -114,7 +114,7 @@ pub struct QpHw {
     pub in_tx: bool,
     /// The QP exists.
     pub valid: bool,
-    /// PSN of the first packet of the message being received (payload oracle).
+    /// First PSN of the operation the last placed payload belonged to (payload oracle).
     pub rx_msg_psn: u32,
     /// WQEs the next scheduler visit reads: how many messages of the size last seen fit
     /// in `nic.chunk_bytes` (kept with the QP's scheduling-queue entry; 0 = not known yet,

@@ -225,15 +225,32 @@ impl World {
     /// The end-to-end payload oracle: every placed SEND/WRITE/READ-response payload must
     /// equal the bytes of the sender's source buffer at the packet's offset in its message
     /// (all messages of a pair carry the same source buffer). Mismatches fail the run.
+    ///
+    /// The offset comes from PSNs alone, never from opcodes: every operation of a run has
+    /// the same size, so each takes `npkts` PSNs from 0 on, and a packet's offset is its
+    /// PSN distance from its operation's first PSN × PMTU. Placement is in order, so the
+    /// operation start only moves forward (`rx_msg_psn`).
     fn check_payload(&mut self, n: usize, frame: u32, op: Opcode, psn: u32, qpn: u32, plen: u64) {
+        const PSN_MASK: u32 = 0x00ff_ffff;
         let pmtu = u64::from(self.p.pmtu);
+        let npkts = u64::from(self.app.size.max(1)).div_ceil(pmtu).max(1) as u32;
         let Some(qp) = self.nodes[n].nic.qps.get_mut(qpn as usize) else {
             return;
         };
-        if op.is_first() || op.is_only() {
-            qp.rx_msg_psn = psn;
+        let ahead = psn.wrapping_sub(qp.rx_msg_psn) & PSN_MASK;
+        if ahead > PSN_MASK / 2 {
+            self.payload_mismatches += 1;
+            let start = qp.rx_msg_psn;
+            self.first_mismatch.get_or_insert_with(|| {
+                format!(
+                    "node {n} QP {qpn} PSN {psn}: placed behind its operation's first PSN {start}"
+                )
+            });
+            return;
         }
-        let index = u64::from(psn.wrapping_sub(qp.rx_msg_psn) & 0x00ff_ffff);
+        let whole_ops = ahead / npkts * npkts;
+        qp.rx_msg_psn = qp.rx_msg_psn.wrapping_add(whole_ops) & PSN_MASK;
+        let index = u64::from(ahead - whole_ops);
         let Some(hq) = self.app.nodes[n].qps.get(qpn as usize).copied() else {
             return;
         };

@@ -1,0 +1,360 @@
+//! Conformance with what a Linux soft-RoCE (rxe) peer and the IB specification expect, each
+//! case played by a scripted peer packet by packet (or by two rnic devices where both sides'
+//! completions matter): the packets rnic sends and the completions on both sides are checked,
+//! so a later change cannot bring the old behaviour back.
+
+mod common;
+
+use common::script::*;
+use common::*;
+use rnic_transport::*;
+use rnic_wire::*;
+
+const PMTU: u32 = 1024;
+/// B's expected PSN and A's first PSN (`QpParams::default()`).
+const PSN0: u32 = 100;
+const ACK: Option<AethSyndrome> = Some(AethSyndrome::Ack { credits: 0x1F });
+
+fn read_request(qpn: u32, psn: u32, va: u64, rkey: u32, len: u32) -> Vec<u8> {
+    let mut r = roce(bth(Opcode::RcReadRequest, qpn, psn));
+    r.reth = Some(RethRepr {
+        va,
+        rkey,
+        dma_len: len,
+    });
+    frame_to_b(r)
+}
+
+fn opcodes_and_psns(frames: &[Seen]) -> Vec<(Opcode, u32)> {
+    frames.iter().map(|f| (f.opcode, f.psn)).collect()
+}
+
+/// READ of 8 packets at PSN 100–107; the requester re-asks from 105, from 107 and from 100.
+/// Every replayed packet is identical to the original at its PSN, opcode included: MIDDLE
+/// and LAST from the middle, FIRST only at 100, never ONLY for this READ.
+#[test]
+fn read_retried_from_its_middle_is_replayed_with_the_original_opcodes() {
+    let mut p = Pair::with_default();
+    let data = p.b.mem.fill(BASE, 8 * PMTU as usize, 5);
+    let (qpn, rkey) = (p.b.qpn, p.b.keys.rkey);
+    let send = |p: &mut Pair, psn: u32, skip: u32| {
+        let f = read_request(
+            qpn,
+            psn,
+            BASE + u64::from(skip * PMTU),
+            rkey,
+            (8 - skip) * PMTU,
+        );
+        p.b.dev.handle_packet(0, &f, &mut p.b.mem).unwrap();
+        sent_frames(&mut p.b)
+    };
+    let original = send(&mut p, PSN0, 0);
+    let mut want = vec![(Opcode::RcReadResponseFirst, PSN0)];
+    want.extend((1..7).map(|i| (Opcode::RcReadResponseMiddle, PSN0 + i)));
+    want.push((Opcode::RcReadResponseLast, PSN0 + 7));
+    assert_eq!(opcodes_and_psns(&original), want);
+    let placed: Vec<u8> = original.iter().flat_map(|f| f.payload.clone()).collect();
+    assert_eq!(placed, data);
+
+    for (psn, skip) in [(PSN0 + 5, 5), (PSN0 + 7, 7), (PSN0, 0)] {
+        let replay = send(&mut p, psn, skip);
+        assert_eq!(
+            replay,
+            original[skip as usize..].to_vec(),
+            "replay from PSN {psn} differs from the original responses"
+        );
+    }
+    assert_eq!(p.b.dev.stats().replayed_read_responses, 3 + 1 + 8);
+    assert_eq!(p.b.dev.qp_state(p.b.qpn), Some(QpState::Rts));
+    assert!(
+        p.b.completions().is_empty(),
+        "a READ completes nothing at the responder"
+    );
+}
+
+/// A has a READ of `npkts` packets outstanding; the scripted responder answers with
+/// `script` (opcode, packet index). Returns A's completions and what A sent.
+fn requester_sees(npkts: u32, script: &[(Opcode, u32)]) -> (Vec<Completion>, Vec<Seen>, Pair) {
+    let mut p = Pair::with_default();
+    let len = npkts * PMTU;
+    let wr = SendWr::read(7, vec![p.a.sge(BASE, len)], p.b.remote(BASE + (1 << 20)));
+    p.a.dev.post_send(p.a.qpn, wr).unwrap();
+    let first = sent_frames(&mut p.a);
+    assert_eq!(
+        opcodes_and_psns(&first),
+        vec![(Opcode::RcReadRequest, PSN0)]
+    );
+    let mut sent_after = Vec::new();
+    for &(op, i) in script {
+        let payload = vec![i as u8 + 1; PMTU as usize];
+        let mut r = roce(bth(op, p.a.qpn, PSN0 + i));
+        if op.has_aeth() {
+            r.aeth = Some(AethRepr {
+                syndrome: AethSyndrome::Ack { credits: 0x1F },
+                msn: 1,
+            });
+        }
+        r.payload = &payload;
+        let _ = p.a.dev.handle_packet(0, &frame_to_a(r), &mut p.a.mem);
+        sent_after.extend(sent_frames(&mut p.a));
+    }
+    (p.a.completions(), sent_after, p)
+}
+
+/// rnic's requester is as strict as rxe's completer: FIRST only at the READ's first PSN,
+/// ONLY only for a one-packet READ, MIDDLE/LAST only after the first PSN. Anything else
+/// is a bad response: the READ completes with BadRespErr and the QP goes to ERR.
+#[test]
+fn requester_accepts_each_read_response_opcode_only_at_its_position() {
+    use Opcode::*;
+    let good: Vec<(u32, Vec<(Opcode, u32)>)> = vec![
+        (
+            3,
+            vec![
+                (RcReadResponseFirst, 0),
+                (RcReadResponseMiddle, 1),
+                (RcReadResponseLast, 2),
+            ],
+        ),
+        (1, vec![(RcReadResponseOnly, 0)]),
+    ];
+    for (npkts, script) in good {
+        let (c, sent, p) = requester_sees(npkts, &script);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].status, WcStatus::Success, "{script:?}");
+        assert_eq!(c[0].opcode, WcOpcode::RdmaRead);
+        assert!(sent.is_empty(), "nothing to resend: {sent:?}");
+        for i in 0..npkts {
+            assert_eq!(
+                p.a.mem.get(BASE + u64::from(i * PMTU), PMTU as usize),
+                vec![i as u8 + 1; PMTU as usize]
+            );
+        }
+    }
+    let bad: Vec<(u32, Vec<(Opcode, u32)>)> = vec![
+        // FIRST in the middle (what a READ retried from the middle used to get).
+        (3, vec![(RcReadResponseFirst, 0), (RcReadResponseFirst, 1)]),
+        // ONLY for a multi-packet READ, at its first PSN or at its last.
+        (3, vec![(RcReadResponseOnly, 0)]),
+        (
+            3,
+            vec![
+                (RcReadResponseFirst, 0),
+                (RcReadResponseMiddle, 1),
+                (RcReadResponseOnly, 2),
+            ],
+        ),
+        // MIDDLE or LAST at the first PSN.
+        (3, vec![(RcReadResponseMiddle, 0)]),
+        (1, vec![(RcReadResponseLast, 0)]),
+        (1, vec![(RcReadResponseFirst, 0)]),
+    ];
+    for (npkts, script) in bad {
+        let (c, _, p) = requester_sees(npkts, &script);
+        assert_eq!(c.len(), 1, "{script:?}");
+        assert_eq!(c[0].status, WcStatus::BadRespErr, "{script:?}");
+        assert_eq!(p.a.dev.qp_state(p.a.qpn), Some(QpState::Err));
+    }
+}
+
+/// A lost middle response: rnic re-reads at once from the lost PSN with a RETH for the rest,
+/// and completes when the replay carries MIDDLE/LAST; a replay that starts with FIRST there
+/// is refused.
+#[test]
+fn requester_rereads_from_the_lost_psn_and_takes_the_original_opcodes() {
+    use Opcode::*;
+    let (c, sent, p) = requester_sees(
+        3,
+        &[
+            (RcReadResponseFirst, 0),
+            (RcReadResponseLast, 2), // 1 was lost: out of sequence
+            (RcReadResponseMiddle, 1),
+            (RcReadResponseLast, 2),
+        ],
+    );
+    assert_eq!(c.len(), 1);
+    assert_eq!(c[0].status, WcStatus::Success);
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].opcode, RcReadRequest);
+    assert_eq!(sent[0].psn, PSN0 + 1);
+    let remote = p.b.remote(BASE + (1 << 20));
+    assert_eq!(
+        sent[0].reth,
+        Some((remote.va + u64::from(PMTU), remote.rkey, 2 * PMTU))
+    );
+    assert_eq!(p.a.dev.stats().go_back_n, 1);
+
+    let (c, _, _) = requester_sees(
+        3,
+        &[
+            (RcReadResponseFirst, 0),
+            (RcReadResponseLast, 2),
+            (RcReadResponseFirst, 1),
+        ],
+    );
+    assert_eq!(c[0].status, WcStatus::BadRespErr);
+}
+
+/// READ of 8 KiB at PSN 100, then a WRITE at 108 with a bad R_Key. The responder sends the
+/// READ data it owes, then NAK(remote access) at 108: the READ succeeds, only the WRITE fails.
+#[test]
+fn fatal_nak_comes_after_the_read_data_already_owed() {
+    // Scripted requester: what B sends, packet by packet.
+    let mut p = Pair::with_default();
+    let data = p.b.mem.fill(BASE, 8 * PMTU as usize, 9);
+    let f = read_request(p.b.qpn, PSN0, BASE, p.b.keys.rkey, 8 * PMTU);
+    p.b.dev.handle_packet(0, &f, &mut p.b.mem).unwrap();
+    let mut w = roce(bth(Opcode::RcWriteOnly, p.b.qpn, PSN0 + 8));
+    w.reth = Some(RethRepr {
+        va: BASE,
+        rkey: p.b.keys.rkey ^ 0x5A5A,
+        dma_len: 16,
+    });
+    w.payload = &[1; 16];
+    p.b.dev
+        .handle_packet(0, &frame_to_b(w), &mut p.b.mem)
+        .unwrap();
+    assert_eq!(p.b.dev.qp_state(p.b.qpn), Some(QpState::Err));
+    let sent = sent_frames(&mut p.b);
+    assert_eq!(sent.len(), 9, "{:?}", opcodes_and_psns(&sent));
+    assert_eq!(sent[0].opcode, Opcode::RcReadResponseFirst);
+    assert_eq!(sent[7].opcode, Opcode::RcReadResponseLast);
+    let read: Vec<u8> = sent[..8].iter().flat_map(|f| f.payload.clone()).collect();
+    assert_eq!(read, data);
+    assert_eq!(
+        (sent[8].opcode, sent[8].psn, sent[8].syndrome),
+        (
+            Opcode::RcAck,
+            PSN0 + 8,
+            Some(AethSyndrome::Nak(NakCode::RemoteAccessError))
+        )
+    );
+
+    // Two rnic devices: the completions on both sides.
+    let mut p = Pair::with_default();
+    let data = p.b.mem.fill(BASE, 8 * PMTU as usize, 9);
+    let read = SendWr::read(1, vec![p.a.sge(BASE, 8 * PMTU)], p.b.remote(BASE));
+    let mut bad = p.b.remote(BASE);
+    bad.rkey ^= 0x5A5A;
+    let write = SendWr::write(2, vec![p.a.sge(BASE + (1 << 20), 16)], bad);
+    p.a.dev.post_send(p.a.qpn, read).unwrap();
+    p.a.dev.post_send(p.a.qpn, write).unwrap();
+    p.run(1000);
+    let c = p.a.completions();
+    assert_eq!(
+        c.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(),
+        vec![(1, WcStatus::Success), (2, WcStatus::RemAccessErr)]
+    );
+    assert_eq!(p.a.mem.get(BASE, 8 * PMTU as usize), data);
+    assert!(p.b.completions().is_empty());
+    assert_eq!(p.b.dev.stats().naks_sent.remote_access_error, 1);
+    assert_eq!(p.a.dev.qp_state(p.a.qpn), Some(QpState::Err));
+    assert_eq!(p.b.dev.qp_state(p.b.qpn), Some(QpState::Err));
+}
+
+/// FETCH_ADD at PSN 100, then a WRITE at 101 with a bad R_Key: the atomic ACK goes out before
+/// the NAK, so the requester's view (the atomic succeeded, with the original value) matches
+/// the target memory (incremented once).
+#[test]
+fn fatal_nak_comes_after_the_atomic_ack_already_owed() {
+    let mut p = Pair::with_default();
+    let counter = BASE + (2 << 20);
+    p.b.mem.write(counter, &40u64.to_le_bytes());
+    let add = SendWr {
+        wr_id: 1,
+        opcode: WrOpcode::FetchAdd,
+        sgl: vec![p.a.sge(BASE, 8)],
+        signaled: true,
+        remote: Some(p.b.remote(counter)),
+        atomic: Some(AtomicArgs {
+            compare_add: 2,
+            swap: 0,
+        }),
+        ..SendWr::default()
+    };
+    let mut bad = p.b.remote(BASE);
+    bad.rkey ^= 0x5A5A;
+    let write = SendWr::write(2, vec![p.a.sge(BASE + 64, 16)], bad);
+    p.a.dev.post_send(p.a.qpn, add).unwrap();
+    p.a.dev.post_send(p.a.qpn, write).unwrap();
+    p.run(1000);
+    let from_b: Vec<_> = p
+        .sent(Dir::BtoA)
+        .map(|s| (s.meta.opcode, s.meta.psn))
+        .collect();
+    assert_eq!(
+        from_b,
+        vec![(Opcode::RcAtomicAck, PSN0), (Opcode::RcAck, PSN0 + 1)]
+    );
+    assert_eq!(p.b.dev.stats().naks_sent.remote_access_error, 1);
+    let c = p.a.completions();
+    assert_eq!(
+        c.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(),
+        vec![(1, WcStatus::Success), (2, WcStatus::RemAccessErr)]
+    );
+    assert_eq!(p.a.mem.u64_at(BASE), 40, "the original value reached A");
+    assert_eq!(p.b.mem.u64_at(counter), 42, "executed exactly once");
+    assert!(p.b.completions().is_empty());
+}
+
+/// Requester max_rd_atomic 4 against a responder with max_dest_rd_atomic 3: the fourth READ
+/// is served like the others (rxe does not enforce the limit), with no NAK and no error.
+#[test]
+fn reads_beyond_max_dest_rd_atomic_are_served_not_naked() {
+    // Scripted requester: four READ requests back to back.
+    let mut p = Pair::new(QpParams {
+        max_dest_rd_atomic: 3,
+        ..QpParams::default()
+    });
+    p.b.mem.fill(BASE, 4 * PMTU as usize, 3);
+    for i in 0..4 {
+        let f = read_request(
+            p.b.qpn,
+            PSN0 + i,
+            BASE + u64::from(i * PMTU),
+            p.b.keys.rkey,
+            PMTU,
+        );
+        p.b.dev.handle_packet(0, &f, &mut p.b.mem).unwrap();
+    }
+    let sent = sent_frames(&mut p.b);
+    assert_eq!(
+        sent.iter()
+            .map(|f| (f.opcode, f.psn, f.syndrome))
+            .collect::<Vec<_>>(),
+        (0..4)
+            .map(|i| (Opcode::RcReadResponseOnly, PSN0 + i, ACK))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(p.b.dev.qp_state(p.b.qpn), Some(QpState::Rts));
+    assert_eq!(p.b.dev.stats().naks_sent.total(), 0);
+
+    // Two rnic devices: all four READs complete, also when every response of the first is
+    // lost once, so all four are replayed from the recycled table.
+    let mut p = Pair::new(QpParams {
+        max_rd_atomic: 4,
+        max_dest_rd_atomic: 3,
+        ..QpParams::default()
+    });
+    let data = p.b.mem.fill(BASE, 4 * 2 * PMTU as usize, 3);
+    p.drop = Box::new(|s| s.dir == Dir::BtoA && s.nth < 2);
+    for i in 0..4u64 {
+        let off = i * 2 * u64::from(PMTU);
+        let wr = SendWr::read(
+            i,
+            vec![p.a.sge(BASE + off, 2 * PMTU)],
+            p.b.remote(BASE + off),
+        );
+        p.a.dev.post_send(p.a.qpn, wr).unwrap();
+    }
+    p.run(10_000);
+    let c = p.a.completions();
+    assert_eq!(
+        c.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(),
+        (0..4).map(|i| (i, WcStatus::Success)).collect::<Vec<_>>()
+    );
+    assert_eq!(p.a.mem.get(BASE, data.len()), data);
+    assert_eq!(p.b.dev.stats().naks_sent.total(), 0);
+    assert!(p.b.completions().is_empty());
+    assert_eq!(p.b.dev.qp_state(p.b.qpn), Some(QpState::Rts));
+}
