@@ -14,6 +14,7 @@ use rnic_transport::{Access, AddressVector, Device, DeviceConfig, Memory, QpAttr
 use rnic_wire::PcapWriter;
 
 use super::host::driver::{CQ_BASE, CQ_SPACING, RQ_BASE, SQ_BASE, SRC_BASE};
+use super::host::pattern;
 use super::host::perftest::{Core, CqRing, HostQp, NodeApp, Pair, Perftest, Proc};
 use super::limits;
 use super::net::topology::{node_ip, node_mac, NetStats, Star};
@@ -295,22 +296,20 @@ fn run_one(
         used_slots[0][s] = true;
         used_slots[pr.c_node as usize][s] = true;
     }
-    // Random bytes written in 64 KiB pieces, so a large message needs no second copy.
+    // Pattern bytes (host/pattern.rs) written in 64 KiB pieces, so a large message needs
+    // no second copy.
     let mut buf = vec![0u8; 64 << 10];
     for (ni, node) in nodes.iter_mut().enumerate() {
-        let mut rng = root.fork(0x5000 + ni as u64);
         for (s, used) in used_slots[ni].iter().enumerate() {
             if !used {
                 continue;
             }
+            let seed = pattern::buffer_seed(p.seed, ni, s as u32);
             let base = SRC_BASE + s as u64 * layout.stride;
             let mut done = 0u64;
             while done < u64::from(size32) {
                 let n = (u64::from(size32) - done).min(buf.len() as u64) as usize;
-                for chunk in buf[..n].chunks_mut(8) {
-                    let v = rng.next_u64().to_le_bytes();
-                    chunk.copy_from_slice(&v[..chunk.len()]);
-                }
+                pattern::fill(seed, done, &mut buf[..n]);
                 node.mem.write(base + done, &buf[..n]);
                 done += n as u64;
             }

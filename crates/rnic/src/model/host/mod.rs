@@ -5,4 +5,5 @@
 //! touch), shared by the application, the driver and the NIC's DMA.
 
 pub mod driver;
+pub mod pattern;
 pub mod perftest;

@@ -1,0 +1,275 @@
+//! Golden outputs: a fixed set of runs (both profiles; WRITE, READ, SEND and atomics;
+//! bandwidth and latency; 1 to 3,000 QPs; loss with reordering; a capture) whose JSON and
+//! pcap bytes were recorded from the model and must not change. A restructuring that moves
+//! a number is a bug until the number is explained; then the files are re-recorded with
+//! `RNIC_BLESS=1 cargo test -p rnic --test golden` in the same commit as the explanation.
+//!
+//! Every JSON field is compared except `events` (fewer events for the same results is a
+//! goal) and `wall_seconds`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// (name, arguments of `rnic perf`).
+const RUNS: &[(&str, &[&str])] = &[
+    ("write-bw-64B-1qp", &["write-bw", "-s", "64", "-n", "200"]),
+    (
+        "write-bw-64B-300qp-window",
+        &[
+            "write-bw",
+            "-s",
+            "64",
+            "-q",
+            "300",
+            "--clients",
+            "10",
+            "-D",
+            "0.0002",
+        ],
+    ),
+    (
+        "read-bw-4K-3000qp-fcfs",
+        &[
+            "read-bw",
+            "-s",
+            "4096",
+            "-q",
+            "3000",
+            "--clients",
+            "10",
+            "-t",
+            "2",
+            "-n",
+            "5",
+        ],
+    ),
+    (
+        "send-bw-1K-8qp",
+        &[
+            "send-bw",
+            "-s",
+            "1024",
+            "-q",
+            "8",
+            "--clients",
+            "2",
+            "-n",
+            "100",
+        ],
+    ),
+    ("atomic-bw-4qp", &["atomic-bw", "-q", "4", "-n", "100"]),
+    (
+        "atomic-bw-cas",
+        &["atomic-bw", "-q", "2", "-n", "50", "-A", "CMP_AND_SWAP"],
+    ),
+    ("write-lat-64B", &["write-lat", "-s", "64", "-n", "200"]),
+    ("read-lat-2B", &["read-lat", "-n", "100"]),
+    ("send-lat-256B", &["send-lat", "-s", "256", "-n", "100"]),
+    ("atomic-lat", &["atomic-lat", "-n", "100"]),
+    (
+        "write-bw-csrna-3000qp-window",
+        &[
+            "write-bw",
+            "-s",
+            "64",
+            "-q",
+            "3000",
+            "--clients",
+            "10",
+            "-t",
+            "16",
+            "-D",
+            "0.0003",
+            "--profile",
+            "csrna",
+            "--set",
+            "sim.warmup_us=500",
+        ],
+    ),
+    (
+        "write-lat-csrna-procs",
+        &[
+            "write-lat",
+            "--procs",
+            "10",
+            "-q",
+            "300",
+            "--clients",
+            "10",
+            "-n",
+            "2000",
+            "--profile",
+            "csrna",
+        ],
+    ),
+    (
+        "read-bw-csrna-ddr-300qp",
+        &[
+            "read-bw",
+            "-s",
+            "1024",
+            "-q",
+            "300",
+            "--clients",
+            "10",
+            "-D",
+            "0.0002",
+            "--profile",
+            "csrna",
+            "--set",
+            "nic.qpc_placement=ddr",
+        ],
+    ),
+    (
+        "write-bw-64K-loss-reorder",
+        &[
+            "write-bw",
+            "-s",
+            "65536",
+            "-q",
+            "2",
+            "-n",
+            "50",
+            "--set",
+            "net.impair.loss=0.01",
+            "--set",
+            "net.impair.reorder_depth=4",
+            "--seed",
+            "7",
+        ],
+    ),
+    (
+        "read-bw-8K-loss",
+        &[
+            "read-bw",
+            "-s",
+            "8192",
+            "-q",
+            "2",
+            "-n",
+            "50",
+            "--set",
+            "net.impair.loss=0.01",
+            "--seed",
+            "3",
+        ],
+    ),
+    (
+        "write-bw-2M-pmtu1024",
+        &[
+            "write-bw", "-s", "2097152", "-t", "4", "-n", "5", "-m", "1024",
+        ],
+    ),
+    (
+        "read-bw-all-sizes",
+        &["read-bw", "-a", "-n", "5", "-t", "2"],
+    ),
+];
+
+/// The run whose capture is compared byte for byte.
+const PCAP_RUN: (&str, &[&str]) = (
+    "send-bw-4K-pcap",
+    &["send-bw", "-s", "4096", "-n", "20", "-t", "8"],
+);
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
+}
+
+fn bless() -> bool {
+    std::env::var("RNIC_BLESS").is_ok_and(|v| v == "1")
+}
+
+fn perf(args: &[&str], extra: &[&str]) -> serde_json::Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_rnic"))
+        .arg("perf")
+        .args(args)
+        .args(extra)
+        .args(["--json", "-"])
+        .env("CI", "true")
+        .output()
+        .expect("run rnic");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| {
+        panic!(
+            "{args:?}: no JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let o = v.as_object_mut().expect("a JSON object");
+    o.remove("events");
+    o.remove("wall_seconds");
+    v
+}
+
+/// Compares `got` with the golden file `name.json` (or writes it when blessing); returns
+/// the differing fields.
+fn check(name: &str, got: &serde_json::Value) -> Vec<String> {
+    let path = dir().join(format!("{name}.json"));
+    if bless() {
+        std::fs::create_dir_all(dir()).unwrap();
+        let mut s = serde_json::to_string_pretty(got).unwrap();
+        s.push('\n');
+        std::fs::write(&path, s).unwrap();
+        return Vec::new();
+    }
+    let want: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{}: {e} (record with RNIC_BLESS=1)", path.display())),
+    )
+    .unwrap();
+    let mut diffs = Vec::new();
+    diff("", &want, got, &mut diffs);
+    diffs.into_iter().map(|d| format!("{name}: {d}")).collect()
+}
+
+fn diff(at: &str, want: &serde_json::Value, got: &serde_json::Value, out: &mut Vec<String>) {
+    use serde_json::Value::Object;
+    match (want, got) {
+        (Object(w), Object(g)) => {
+            for (k, wv) in w {
+                let p = format!("{at}.{k}");
+                match g.get(k) {
+                    Some(gv) => diff(&p, wv, gv, out),
+                    None => out.push(format!("{p} missing")),
+                }
+            }
+            for k in g.keys().filter(|k| !w.contains_key(*k)) {
+                out.push(format!("{at}.{k} is new"));
+            }
+        }
+        _ if want != got => out.push(format!("{at}: {want} -> {got}")),
+        _ => {}
+    }
+}
+
+#[test]
+fn results_match_the_recorded_runs() {
+    let diffs: Vec<String> = RUNS
+        .iter()
+        .flat_map(|(name, args)| check(name, &perf(args, &[])))
+        .collect();
+    assert!(diffs.is_empty(), "changed:\n{}", diffs.join("\n"));
+}
+
+#[test]
+fn the_capture_matches_the_recorded_bytes() {
+    let (name, args) = PCAP_RUN;
+    let tmp = std::env::temp_dir().join(format!("rnic-golden-{}.pcap", std::process::id()));
+    let result = perf(args, &["--pcap", tmp.to_str().unwrap()]);
+    let bytes = std::fs::read(&tmp).unwrap();
+    let _ = std::fs::remove_file(&tmp);
+    let path = dir().join(format!("{name}.pcap"));
+    if bless() {
+        std::fs::write(&path, &bytes).unwrap();
+    }
+    let diffs = check(name, &result);
+    assert!(diffs.is_empty(), "changed:\n{}", diffs.join("\n"));
+    let want = std::fs::read(&path).unwrap();
+    assert!(
+        want == bytes,
+        "{name}: the capture changed ({} bytes, was {})",
+        bytes.len(),
+        want.len()
+    );
+}
