@@ -32,7 +32,7 @@
 //!
 //! `name` names the output files, so it may not contain a path separator or `..`
 //! ([`name`]). Every point is resolved and checked, and every output checked writable, before
-//! anything runs; grids of more than [`LARGE_POINTS`] points need `--allow-large` ([`run`]).
+//! anything runs; grids of more than [`LARGE_POINTS`] points need `--allow-large` ([`Plan`]).
 //! While the sweep runs, each finished point's row goes to `<name>.partial.csv` at once, so a
 //! killed sweep keeps what finished; at the end the outputs are written in grid order, never
 //! by completion order, so a sweep's CSV, JSON (except `wall_seconds`) and plots are
