@@ -13,6 +13,7 @@ use crate::OutputError;
 use std::fs::OpenOptions;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Name of the probe file [`check_dir`] creates (and removes) in a directory.
 const PROBE_NAME: &str = ".rnic-write-probe";
@@ -71,7 +72,10 @@ pub fn check_file(what: &str, path: &Path) -> Result<(), OutputError> {
 /// writes and removes a probe file in it.
 pub fn check_dir(what: &str, dir: &Path) -> Result<(), OutputError> {
     create_dirs(what, dir, dir)?;
-    let probe: PathBuf = dir.join(format!("{PROBE_NAME}-{}", std::process::id()));
+    // Unique per process and call, so concurrent checks of one directory do not collide.
+    static PROBES: AtomicUsize = AtomicUsize::new(0);
+    let n = PROBES.fetch_add(1, Ordering::Relaxed);
+    let probe: PathBuf = dir.join(format!("{PROBE_NAME}-{}-{n}", std::process::id()));
     let written = OpenOptions::new()
         .write(true)
         .create(true)

@@ -45,8 +45,8 @@ pub mod plot;
 mod run;
 
 pub use run::{
-    output_files, progress_wanted, run_sweep, write_outputs, FailedPoint, Plan, SweepOptions,
-    SweepOutcome, LARGE_POINTS, PROGRESS_LINE_POINTS,
+    output_files, progress_wanted, run_sweep, FailedPoint, Plan, SweepOptions, SweepOutcome,
+    LARGE_POINTS, PROGRESS_LINE_POINTS,
 };
 
 use crate::config::schema::{self, check_value, closest, short_value, HintStyle};

@@ -7,8 +7,9 @@
 //! every output file can be written ([`crate::output`]). [`Plan::run`] then says how many
 //! points and workers there are, runs the points (workers take them in grid order; the
 //! calling thread does all the writing), shows progress, and streams each finished row to
-//! `<name>.partial.csv` ([`super::partial`]). At the end it writes `<name>.csv`,
-//! `<name>.json` and the plots in grid order and removes the partial file.
+//! `<name>.partial.csv` ([`super::partial`]). At the end it writes `<name>.csv` in grid order,
+//! removes the partial file (the CSV now holds every row), then writes `<name>.json` and the
+//! plots.
 //!
 //! Every point gets a row. A point whose run fails outright (the runner returns an error) is
 //! recorded with status `model_error`, the error as its reason and zero figures. Plots leave
@@ -260,9 +261,7 @@ impl<'a> Plan<'a> {
             )));
         }
         let results: Vec<(Point, PerfResult)> = slots.into_iter().flatten().collect();
-        let outcome = write_outputs(sweep, results, &self.opts)?;
-        partial.remove()?;
-        Ok(outcome)
+        write_outputs(sweep, results, &self.opts, partial)
     }
 }
 
@@ -345,16 +344,19 @@ pub fn run_sweep(
     Plan::new(sweep, cli, runner, opts)?.run(runner, log)
 }
 
-/// Writes the CSV, JSON and plots of finished results (in grid order).
-pub fn write_outputs(
+/// Writes the CSV of finished results (in grid order), removes the partial file it replaces,
+/// then writes the JSON and plots.
+fn write_outputs(
     sweep: &Sweep,
     results: Vec<(Point, PerfResult)>,
     opts: &SweepOptions,
+    partial: PartialCsv,
 ) -> anyhow::Result<SweepOutcome> {
     let dir = &opts.out_dir;
     let csv_path = dir.join(format!("{}.csv", sweep.name));
     let csv = csv_out::to_csv(sweep, &results)?;
     output::write_file(&csv_path, csv.as_bytes())?;
+    partial.remove()?;
 
     let json_path = dir.join(format!("{}.json", sweep.name));
     write_json(&json_path, &json_document(sweep, &results)?)?;
