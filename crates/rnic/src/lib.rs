@@ -3,7 +3,8 @@
 //! This crate holds the `rnic` binary's library: configuration ([`config`]), perftest-style
 //! tests and the runner seam ([`perf`]), results and their text/JSON forms ([`report`]),
 //! scenario files ([`scenario`]), parameter sweeps with CSV and plots ([`sweep`]), the
-//! reproduction registry ([`repro`]) and the command line ([`cli`]).
+//! reproduction registry ([`repro`]), output files checked before the work ([`output`]) and
+//! the command line ([`cli`]).
 //!
 //! The timing model plugs in behind [`perf::PerfRunner`]; see [`perf::ModelRunner`].
 
@@ -11,6 +12,7 @@ pub mod cli;
 pub mod config;
 pub mod input;
 pub mod model;
+pub mod output;
 pub mod perf;
 pub mod report;
 pub mod repro;

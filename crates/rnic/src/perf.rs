@@ -252,6 +252,12 @@ pub fn check_procs(test: PerfTest, n: u32, cores: u32, qps: u32) -> Result<(), S
 /// error.
 pub trait PerfRunner: Sync {
     fn run(&self, cfg: &Config, spec: &PerfSpec) -> anyhow::Result<PerfResult>;
+
+    /// Refuses a run the runner cannot do (e.g. beyond its memory budget) without running
+    /// it, so commands can check every run (every point of a sweep) before the first starts.
+    fn check(&self, _cfg: &Config, _spec: &PerfSpec) -> Result<(), crate::UsageError> {
+        Ok(())
+    }
 }
 
 /// The simulator: the timing model's `run_perf`. This is the only place the CLI names the
@@ -262,6 +268,10 @@ pub struct ModelRunner;
 impl PerfRunner for ModelRunner {
     fn run(&self, cfg: &Config, spec: &PerfSpec) -> anyhow::Result<PerfResult> {
         crate::model::run_perf(cfg, spec)
+    }
+
+    fn check(&self, cfg: &Config, spec: &PerfSpec) -> Result<(), crate::UsageError> {
+        crate::model::limits::check_run(cfg, spec)
     }
 }
 

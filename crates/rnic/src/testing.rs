@@ -3,7 +3,8 @@
 
 use crate::config::Config;
 use crate::perf::{PerfRunner, PerfSpec};
-use crate::report::{CacheStats, LatencyStats, PerfResult};
+use crate::report::{CacheStats, LatencyStats, PerfResult, RunStatus};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Pretends a message costs `tx_msg_cycles` plus its bytes at line rate, and a QPC miss
 /// (QPs beyond the cache) costs one PCIe read round trip.
@@ -13,14 +14,36 @@ pub struct FakeRunner {
     pub fail_on_size: Option<u64>,
     /// Report this size as failing payload verification.
     pub corrupt_size: Option<u64>,
+    /// Report this size as incomplete (as a run stopped at a limit).
+    pub incomplete_size: Option<u64>,
+    /// Refuse this size in [`PerfRunner::check`] (as the model refuses a run above its
+    /// memory budget).
+    pub refuse_size: Option<u64>,
+    /// Panic on this size, as if the process were killed while the point ran.
+    pub panic_on_size: Option<u64>,
+    /// Runs started, to check that a command refused before simulating.
+    pub calls: AtomicUsize,
 }
 
 impl PerfRunner for FakeRunner {
+    fn check(&self, _cfg: &Config, spec: &PerfSpec) -> Result<(), crate::UsageError> {
+        match self.refuse_size {
+            Some(s) if spec.sizes.contains(&s) => Err(crate::UsageError(format!(
+                "fake refusal of size {s}: lower -s"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     fn run(&self, cfg: &Config, spec: &PerfSpec) -> anyhow::Result<PerfResult> {
+        self.calls.fetch_add(1, Ordering::Relaxed);
         let mut per = Vec::new();
         for &size in &spec.sizes {
             if Some(size) == self.fail_on_size {
                 anyhow::bail!("fake failure at size {size}");
+            }
+            if Some(size) == self.panic_on_size {
+                panic!("fake crash at size {size}");
             }
             let ops = spec.iters * u64::from(spec.qps) * u64::from(spec.clients);
             let msg_ns = f64::from(cfg.nic.tx_msg_cycles) / cfg.nic.clock_ghz
@@ -46,12 +69,16 @@ impl PerfRunner for FakeRunner {
                 bytes_verified: Some(size) != self.corrupt_size,
                 verified_bytes: ops * size,
                 status: if Some(size) == self.corrupt_size {
-                    crate::report::RunStatus::Corrupt
+                    RunStatus::Corrupt
+                } else if Some(size) == self.incomplete_size {
+                    RunStatus::Incomplete
                 } else {
-                    crate::report::RunStatus::Ok
+                    RunStatus::Ok
                 },
                 reason: if Some(size) == self.corrupt_size {
                     format!("fake corruption at size {size}")
+                } else if Some(size) == self.incomplete_size {
+                    format!("fake stop at size {size}, at a limit")
                 } else {
                     String::new()
                 },

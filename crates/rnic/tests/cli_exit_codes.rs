@@ -42,3 +42,82 @@ fn config_show_prints_the_documented_config() {
     assert_eq!(code, 0);
     assert!(out.starts_with("rnic "));
 }
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("rnic-exit-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch directory");
+    d
+}
+
+#[test]
+fn unwritable_outputs_exit_4_before_simulating() {
+    let cliff = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/cliff.toml");
+    let d = scratch("outputs");
+    let good = d.join("o");
+    let good = good.to_str().expect("utf-8 path");
+    for args in [
+        &["perf", "write-bw", "--json", "/proc/x/y.json"][..],
+        &["perf", "write-bw", "--pcap", "/proc/x/p.pcap"],
+        // The cliff sweep runs for minutes: these must fail before its first point.
+        &["sweep", cliff, "--out", "/proc/x"],
+        &["sweep", cliff, "--out", good, "--json", "/proc/x/y.json"],
+        &["repro", "csrna", "--out", "/proc/x"],
+    ] {
+        let start = std::time::Instant::now();
+        let (code, out, err) = rnic(args);
+        assert_eq!(code, 4, "{args:?}: {err}");
+        assert!(
+            err.contains("/proc/x") && err.contains("os error"),
+            "{args:?}: {err}"
+        );
+        assert!(out.is_empty(), "{args:?}: {out}");
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(30),
+            "{args:?} took {:?}: it simulated before checking its outputs",
+            start.elapsed()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn sweep_names_are_checked_and_points_flagged() {
+    let d = scratch("sweep");
+    let f = d.join("s.toml");
+    let body = "[perf]\ntest = \"write-bw\"\nsize = 64\niters = 200\n[[axis]]\nkey = \"perf.qp\"\nvalues = [1, 2]\n";
+    std::fs::write(&f, format!("name = \"../../../tmp/escape\"\n{body}")).expect("write");
+    let out = d.join("o");
+    let (f_s, out_s) = (f.to_str().expect("utf-8"), out.to_str().expect("utf-8"));
+    let (code, _, err) = rnic(&["sweep", f_s, "--out", out_s]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("`name`") && err.contains("path separator"),
+        "{err}"
+    );
+    // A point stopped at a limit: exit 3, the CSV says which and why.
+    std::fs::write(&f, format!("name = \"limited\"\n{body}")).expect("write");
+    let (code, out_text, err) =
+        rnic(&["sweep", f_s, "--out", out_s, "--set", "sim.max_events=100"]);
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("rnic: sweep limited: 2 points, "), "{err}");
+    assert!(
+        err.contains("2 of 2 sweep points did not end ok") && err.contains("sim.max_events"),
+        "{err}"
+    );
+    assert!(out_text.contains("incomplete"), "{out_text}");
+    let csv = std::fs::read_to_string(out.join("limited.csv")).expect("csv");
+    assert!(csv.starts_with("perf.qp,status,reason,"), "{csv}");
+    assert_eq!(csv.matches(",incomplete,").count(), 2, "{csv}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn help_lists_exit_codes() {
+    let (code, out, _) = rnic(&["--help"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("Exit status:"), "{out}");
+    for c in 0..=4 {
+        assert!(out.contains(&format!("\n  {c}  ")), "{out}");
+    }
+}

@@ -181,7 +181,7 @@ fn memory_runs_for_real_and_passes() {
         out_dir: dir.clone(),
         progress: false,
     };
-    let o = repro::run(r, &rnic::perf::ModelRunner, &opts).unwrap();
+    let o = repro::run(r, &rnic::perf::ModelRunner, &opts, &mut std::io::sink()).unwrap();
     assert!(o.passed(), "{:?}", o.evaluation.claims);
     for f in ["csrna-memory.csv", "memory.png", "memory.svg", "claims.csv"] {
         assert!(dir.join("csrna-memory").join(f).exists(), "{f}");

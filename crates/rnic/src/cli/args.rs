@@ -15,11 +15,26 @@ use std::path::PathBuf;
 /// NIC, its host and its network. Every simulating command takes --profile, --seed and
 /// repeatable --set section.field=value (see `rnic config show` for every field).
 #[derive(Debug, Parser)]
-#[command(name = "rnic", version, propagate_version = true, max_term_width = 100)]
+#[command(
+    name = "rnic",
+    version,
+    propagate_version = true,
+    max_term_width = 100,
+    after_help = EXIT_STATUS_HELP
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
+
+/// The exit statuses (the values of [`crate::exit`]), shown by `rnic --help`.
+pub const EXIT_STATUS_HELP: &str = "\
+Exit status:
+  0  everything asked completed and every byte verified
+  1  data did not verify, or the model contradicted physics (a simulator bug)
+  2  bad input or usage: flags, config fields, scenario or sweep files
+  3  a run (or a sweep point) ended without completing what was asked; the reason is printed
+  4  an output (JSON, CSV, pcap, plot, directory) cannot be written";
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -196,7 +211,8 @@ pub struct SweepCmd {
     #[arg(short = 'j', long, value_name = "N",
           allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub jobs: Option<u32>,
-    /// Output directory for <name>.csv, <name>.json and <name>-<metric>.png/.svg.
+    /// Output directory for <name>.csv, <name>.json and <name>-<metric>.png/.svg; while the
+    /// sweep runs, <name>.partial.csv gets each point's row as it finishes.
     #[arg(long, value_name = "DIR", default_value = "out")]
     pub out: PathBuf,
     /// Base profile of every point (overrides the file's `profile`).
@@ -212,6 +228,10 @@ pub struct SweepCmd {
     /// Also write all points' results as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Run a grid of more than 10000 points (at most 1000000); without it such a sweep is
+    /// refused before it starts.
+    #[arg(long)]
+    pub allow_large: bool,
 }
 
 /// `rnic demo`.

@@ -10,7 +10,7 @@ use crate::report::RunStatus;
 use crate::report::{json, text, PerfResult};
 use crate::scenario::{load_scenario, CliOverrides};
 use crate::sweep::{self, SweepOptions};
-use crate::{exit_status, repro, RunFailed};
+use crate::{exit_status, output, repro, RunFailed};
 use anyhow::Context as _;
 use args::{Cli, Command, ConfigCmd, PerfCmd, ReproCmd, RunCmd, SweepCmd};
 use clap::Parser as _;
@@ -19,7 +19,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Runs the program: parses `args` (the first is the program name), runs the command,
-/// writes to `out`/`err`, returns the exit status (0 ok, 1 run failure, 2 usage error).
+/// writes to `out`/`err`, returns the exit status (see [`crate::exit`]).
 pub fn main_with<I, T>(
     args: I,
     runner: &dyn PerfRunner,
@@ -127,8 +127,15 @@ pub fn run_and_report(
     err: &mut dyn Write,
 ) -> anyhow::Result<()> {
     let (cfg, spec) = inputs.resolve()?;
-    let result = execute(runner, &cfg, &spec, &inputs.profile)?;
+    runner.check(&cfg, &spec)?;
     let json_to_stdout = json_path.is_some_and(|p| p == Path::new("-"));
+    if let Some(path) = json_path.filter(|_| !json_to_stdout) {
+        output::check_file("JSON output", path)?;
+    }
+    if let Some(path) = &spec.pcap {
+        output::check_file("pcap", path)?;
+    }
+    let result = execute(runner, &cfg, &spec, &inputs.profile)?;
     if !json_to_stdout {
         out.write_all(text::render(&result, &spec, &cfg, inputs.perf.report_gbits).as_bytes())?;
     }
@@ -149,18 +156,6 @@ pub fn run_and_report(
         .into());
     }
     Ok(())
-}
-
-fn check_sweep_verified(outcome: &sweep::SweepOutcome) -> anyhow::Result<()> {
-    if outcome.unverified.is_empty() {
-        return Ok(());
-    }
-    anyhow::bail!(
-        "payload verification failed at {} of {} points ({}); their figures are not trustworthy",
-        outcome.unverified.len(),
-        outcome.points,
-        outcome.unverified.join("; ")
-    )
 }
 
 fn cmd_config_show(
@@ -210,14 +205,17 @@ fn cmd_run(
         .with_context(|| format!("scenario {origin}"))
 }
 
-fn sweep_options(jobs: Option<u32>, out_dir: PathBuf) -> SweepOptions {
+fn sweep_options(jobs: Option<u32>, out_dir: PathBuf, allow_large: bool) -> SweepOptions {
     SweepOptions {
         jobs: jobs.map(|j| j as usize).unwrap_or(0),
         out_dir,
         progress: sweep::progress_wanted(),
+        allow_large,
     }
 }
 
+/// `rnic sweep`: every check (grid size, points, outputs) before the first point runs; the
+/// table, JSON and summary after; then the worst point status decides the exit status.
 fn cmd_sweep(
     c: SweepCmd,
     runner: &dyn PerfRunner,
@@ -230,8 +228,13 @@ fn cmd_sweep(
         seed: c.seed,
         set: c.set.clone(),
     };
+    let opts = sweep_options(c.jobs, c.out.clone(), c.allow_large);
+    let plan = sweep::Plan::new(&sw, &cli, runner, &opts)?;
+    if let Some(path) = &c.json {
+        output::check_file("sweep JSON output", path)?;
+    }
     let start = std::time::Instant::now();
-    let outcome = sweep::run_sweep(&sw, &cli, runner, &sweep_options(c.jobs, c.out.clone()))?;
+    let outcome = plan.run(runner, err)?;
     if let Some(path) = &c.json {
         let results: Vec<&PerfResult> = outcome.results.iter().map(|(_, r)| r).collect();
         json::write_json(path, &results)?;
@@ -247,7 +250,10 @@ fn cmd_sweep(
         outcome.json.display(),
         outcome.plots.len()
     )?;
-    check_sweep_verified(&outcome)
+    match outcome.failure() {
+        Some(f) => Err(f.into()),
+        None => Ok(()),
+    }
 }
 
 /// An aligned table of each point's axis values and plotted metrics.
@@ -259,6 +265,7 @@ fn write_sweep_table(
     let mut rows: Vec<Vec<String>> = Vec::new();
     let mut header: Vec<String> = sw.axes.iter().map(|a| a.key.clone()).collect();
     header.extend(sw.metrics.iter().cloned());
+    header.extend(["status".to_string(), "reason".to_string()]);
     rows.push(header);
     for (p, r) in &outcome.results {
         let mut row: Vec<String> = p.values.iter().map(sweep::value_text).collect();
@@ -269,8 +276,11 @@ fn write_sweep_table(
                 None => "-".to_string(),
             });
         }
+        row.push(r.status.name().to_string());
+        row.push(r.reason.replace('\n', " "));
         rows.push(row);
     }
+    // Numbers right-aligned; status and the free-text reason (the last two) left-aligned.
     let cols = rows[0].len();
     let widths: Vec<usize> = (0..cols)
         .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
@@ -279,9 +289,16 @@ fn write_sweep_table(
         let line: Vec<String> = r
             .iter()
             .zip(&widths)
-            .map(|(c, w)| format!("{c:>w$}"))
+            .enumerate()
+            .map(|(i, (c, w))| {
+                if i + 2 >= cols {
+                    format!("{c:<w$}")
+                } else {
+                    format!("{c:>w$}")
+                }
+            })
             .collect();
-        writeln!(out, "{}", line.join("  "))?;
+        writeln!(out, "{}", line.join("  ").trim_end())?;
     }
     Ok(())
 }

@@ -209,7 +209,13 @@ fn runner_failures_exit_1() {
         ],
     );
     assert_eq!(r.code, 1);
-    assert!(r.err.contains("1 of 2 points (perf.size=64)"), "{}", r.err);
+    assert!(
+        r.err.contains(
+            "1 of 2 sweep points did not end ok: perf.size=64 (corrupt): fake corruption"
+        ),
+        "{}",
+        r.err
+    );
     assert!(d.join("o/s.csv").exists());
     let _ = std::fs::remove_dir_all(&d);
 }
@@ -321,13 +327,315 @@ fn sweep_command() {
         json.to_str().unwrap(),
     ]);
     assert_eq!(r.code, 0, "{}", r.err);
-    assert!(r.out.starts_with("perf.qp  msg_rate_mops\n"), "{}", r.out);
+    assert!(
+        r.out
+            .starts_with("perf.qp  msg_rate_mops  status  reason\n"),
+        "{}",
+        r.out
+    );
     assert_eq!(r.out.lines().count(), 3);
+    assert!(r.out.lines().all(|l| l == l.trim_end()));
+    assert!(
+        r.err.starts_with("rnic: sweep sw: 2 points, 2 workers\n"),
+        "{}",
+        r.err
+    );
     assert!(out_dir.join("sw.csv").exists() && out_dir.join("sw-msg_rate_mops.svg").exists());
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v.as_array().unwrap().len(), 2);
     assert_eq!(v[1]["caches"]["qpc"]["misses"], 300);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+fn calls(runner: &FakeRunner) -> usize {
+    runner.calls.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// A sweep file over `perf.size` with the given sizes.
+fn size_sweep(d: &Path, name: &str, sizes: &str) -> PathBuf {
+    let f = d.join(format!("{name}.toml"));
+    std::fs::write(
+        &f,
+        format!(
+            "metrics = [\"msg_rate_mops\"]\n[perf]\ntest = \"write-bw\"\niters = 5\n[[axis]]\nkey = \"perf.size\"\nvalues = [{sizes}]\n"
+        ),
+    )
+    .unwrap();
+    f
+}
+
+#[test]
+fn unwritable_outputs_exit_4_before_anything_runs() {
+    let d = tmp("unwritable");
+    let f = size_sweep(&d, "s", "64, 128");
+    let good_out = d.join("o");
+    let scen = d.join("scen.toml");
+    std::fs::write(
+        &scen,
+        "[perf]\ntest = \"write-bw\"\n[output]\njson = \"/proc/x/y.json\"\n",
+    )
+    .unwrap();
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["perf", "write-bw", "--json", "/proc/x/y.json"],
+        vec!["perf", "write-bw", "--pcap", "/proc/x/p.pcap"],
+        vec!["run", scen.to_str().unwrap()],
+        vec!["sweep", f.to_str().unwrap(), "--out", "/proc/x"],
+        vec![
+            "sweep",
+            f.to_str().unwrap(),
+            "--out",
+            good_out.to_str().unwrap(),
+            "--json",
+            "/proc/x/y.json",
+        ],
+        vec!["repro", "csrna-memory", "--out", "/proc/x"],
+    ];
+    for args in &cases {
+        let runner = FakeRunner::default();
+        let r = run_with(&runner, args);
+        assert_eq!(r.code, 4, "{args:?}: {}", r.err);
+        assert!(
+            r.err.contains("error: ") && r.err.contains("/proc/x") && r.err.contains("os error"),
+            "{args:?}: {}",
+            r.err
+        );
+        assert_eq!(calls(&runner), 0, "{args:?} ran before failing");
+        assert!(r.out.is_empty(), "{args:?}: {}", r.out);
+    }
+    // The probes leave nothing behind in a directory that is writable.
+    assert_eq!(std::fs::read_dir(&good_out).unwrap().count(), 0);
+    // A write that fails after the run is an output error too.
+    let e = crate::report::json::write_file(Path::new("/proc/x/y.json"), b"{}").unwrap_err();
+    assert_eq!(crate::exit_status(&e), crate::exit::OUTPUT);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn json_probe_leaves_no_empty_file_and_keeps_an_old_one() {
+    let d = tmp("probe");
+    let j = d.join("new/r.json");
+    let r = run_with(
+        &FakeRunner {
+            fail_on_size: Some(65536),
+            ..Default::default()
+        },
+        &["perf", "write-bw", "--json", j.to_str().unwrap()],
+    );
+    assert_eq!(r.code, 1, "{}", r.err);
+    assert!(!j.exists(), "a failed run leaves no empty JSON file");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn sweep_names_that_escape_the_output_directory_exit_2() {
+    let d = tmp("escape");
+    let f = d.join("e.toml");
+    std::fs::write(
+        &f,
+        "name = \"../../../tmp/escape\"\n[perf]\ntest = \"write-bw\"\n[[axis]]\nkey = \"perf.qp\"\nvalues = [1, 2]\n",
+    )
+    .unwrap();
+    let runner = FakeRunner::default();
+    let r = run_with(
+        &runner,
+        &[
+            "sweep",
+            f.to_str().unwrap(),
+            "--out",
+            d.join("o").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.code, 2, "{}", r.err);
+    assert!(
+        r.err.contains("`name` = \"../../../tmp/escape\"")
+            && r.err.contains("path separator")
+            && r.err.contains("e.toml"),
+        "{}",
+        r.err
+    );
+    assert_eq!(calls(&runner), 0);
+    assert!(!d.join("o").exists());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn large_sweeps_need_allow_large() {
+    let d = tmp("large");
+    let f = d.join("big.toml");
+    let v = |n: u32| {
+        (1..=n)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    std::fs::write(
+        &f,
+        format!(
+            "metrics = [\"msg_rate_mops\"]\n[perf]\ntest = \"write-bw\"\niters = 5\n[[axis]]\nkey = \"perf.qp\"\nvalues = [{}]\n[[axis]]\nkey = \"perf.size\"\nvalues = [{}]\n",
+            v(2),
+            v(5001)
+        ),
+    )
+    .unwrap();
+    let out = d.join("o");
+    let args = ["sweep", f.to_str().unwrap(), "--out", out.to_str().unwrap()];
+    let runner = FakeRunner::default();
+    let r = run_with(&runner, &args);
+    assert_eq!(r.code, 2, "{}", r.err);
+    assert!(
+        r.err
+            .contains("sweep big has 10002 points, more than 10000")
+            && r.err.contains("--allow-large"),
+        "{}",
+        r.err
+    );
+    assert_eq!(calls(&runner), 0);
+    let mut with_flag = args.to_vec();
+    with_flag.push("--allow-large");
+    let r = run_with(&runner, &with_flag);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(
+        r.err.starts_with("rnic: sweep big: 10002 points, "),
+        "{}",
+        r.err
+    );
+    assert_eq!(calls(&runner), 10_002);
+    let csv = std::fs::read_to_string(out.join("big.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 10_003);
+    assert!(!out.join("big.partial.csv").exists());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn sweep_points_that_fail_are_flagged_and_set_the_exit_status() {
+    let d = tmp("flagged");
+    let f = size_sweep(&d, "st", "64, 128, 256");
+    let out = d.join("o");
+    let json = d.join("all.json");
+    let args = [
+        "sweep",
+        f.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    // Incomplete: exit 3, every output written, the point and its reason named.
+    let r = run_with(
+        &FakeRunner {
+            incomplete_size: Some(128),
+            ..Default::default()
+        },
+        &args,
+    );
+    assert_eq!(r.code, 3, "{}", r.err);
+    assert!(
+        r.err.contains("error: the run did not complete what was asked: 1 of 3 sweep points did not end ok: perf.size=128 (incomplete): fake stop at size 128, at a limit"),
+        "{}",
+        r.err
+    );
+    let lines: Vec<&str> = r.out.lines().collect();
+    assert_eq!(lines[0], "perf.size  msg_rate_mops  status      reason");
+    assert!(lines[1].ends_with("  ok"), "{}", r.out);
+    assert!(
+        lines[2].ends_with("  incomplete  fake stop at size 128, at a limit"),
+        "{}",
+        r.out
+    );
+    let csv = std::fs::read_to_string(out.join("st.csv")).unwrap();
+    assert!(csv.starts_with("perf.size,status,reason,"), "{csv}");
+    assert!(
+        csv.contains("\n128,incomplete,\"fake stop at size 128, at a limit\","),
+        "{csv}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v[1]["status"], "incomplete");
+    assert_eq!(v[1]["reason"], "fake stop at size 128, at a limit");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("st.json")).unwrap()).unwrap();
+    assert_eq!(v["points"][1]["result"]["status"], "incomplete");
+    // Corrupt beats incomplete: exit 1.
+    let r = run_with(
+        &FakeRunner {
+            incomplete_size: Some(128),
+            corrupt_size: Some(256),
+            ..Default::default()
+        },
+        &args,
+    );
+    assert_eq!(r.code, 1, "{}", r.err);
+    assert!(
+        r.err.contains("2 of 3 sweep points") && r.err.contains("perf.size=256 (corrupt)"),
+        "{}",
+        r.err
+    );
+    // A point whose run errors is a model_error row; the others still run.
+    let runner = FakeRunner {
+        fail_on_size: Some(128),
+        ..Default::default()
+    };
+    let r = run_with(&runner, &args);
+    assert_eq!(r.code, 1, "{}", r.err);
+    assert_eq!(calls(&runner), 3);
+    let csv = std::fs::read_to_string(out.join("st.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 4, "{csv}");
+    assert!(
+        csv.contains("\n128,model_error,the run failed: fake failure at size 128,"),
+        "{csv}"
+    );
+    assert!(!out.join("st.partial.csv").exists());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn help_lists_the_exit_statuses() {
+    let r = rnic(&["--help"]);
+    assert_eq!(r.code, 0);
+    let at = r.out.find("Exit status:").expect("exit statuses in --help");
+    let tail = &r.out[at..];
+    for code in 0..=4 {
+        assert!(tail.contains(&format!("\n  {code}  ")), "{tail}");
+    }
+    let r = rnic(&["sweep", "--help"]);
+    assert!(
+        r.out.contains("--allow-large") && r.out.contains(&crate::sweep::LARGE_POINTS.to_string()),
+        "{}",
+        r.out
+    );
+}
+
+#[test]
+fn repro_with_points_that_did_not_end_ok_fails_with_their_status() {
+    let d = tmp("repro-broken");
+    let out = d.join("o");
+    let runner = FakeRunner {
+        incomplete_size: Some(64),
+        ..Default::default()
+    };
+    let r = run_with(
+        &runner,
+        &["repro", "csrna-peak", "--out", out.to_str().unwrap()],
+    );
+    assert_eq!(r.code, 3, "{}", r.err);
+    let run_claim = r
+        .out
+        .lines()
+        .find(|l| l.starts_with("csrna-peak/run "))
+        .unwrap_or_else(|| panic!("{}", r.out));
+    assert!(
+        run_claim.contains("did not end ok") && run_claim.ends_with("FAIL"),
+        "{run_claim}"
+    );
+    assert!(
+        r.err.contains("rnic: sweep peak: 24 points, ")
+            && r.err.contains("sweep points did not end ok in csrna-peak"),
+        "{}",
+        r.err
+    );
+    let csv = std::fs::read_to_string(out.join("csrna-peak/peak.csv")).unwrap();
+    assert_eq!(csv.matches(",incomplete,").count(), 24, "{csv}");
     let _ = std::fs::remove_dir_all(&d);
 }
 

@@ -7,7 +7,7 @@ use std::fs::File;
 use std::io::BufWriter;
 use std::time::Instant;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use rnic_host::SparseMemory;
 use rnic_sim::{Histogram, Rng, TimePs};
 use rnic_transport::{Access, AddressVector, Device, DeviceConfig, Memory, QpAttr, QpInit};
@@ -389,8 +389,12 @@ fn run_one(
     let mut world = World::new(p, nodes, net, app);
     world.hooks = opts.hooks;
     if let Some(path) = &spec.pcap {
-        let f = File::create(path).with_context(|| format!("creating pcap {}", path.display()))?;
-        world.pcap = Some(PcapWriter::new(BufWriter::new(f)).context("writing pcap header")?);
+        let f = File::create(path).map_err(|e| {
+            crate::OutputError(format!("cannot create the pcap {}: {e}", path.display()))
+        })?;
+        world.pcap = Some(PcapWriter::new(BufWriter::new(f)).map_err(|e| {
+            crate::OutputError(format!("cannot write the pcap {}: {e}", path.display()))
+        })?);
     }
     if procs > 0 {
         // Process p owns the pairs p, p + N, p + 2N, ...
@@ -413,7 +417,8 @@ fn run_one(
     world.app_start();
     let end = world.run_until(TimePs::MAX, max_events);
     if let Some(w) = world.pcap.as_mut() {
-        w.flush().context("flushing pcap")?;
+        w.flush()
+            .map_err(|e| crate::OutputError(format!("cannot write the pcap: {e}")))?;
     }
 
     // ---- verdict ---------------------------------------------------------------------------

@@ -19,11 +19,8 @@ pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> anyhow::Result
     write_file(path, s.as_bytes())
 }
 
-/// Writes bytes to `path`, creating parent directories; errors name the file.
+/// Writes bytes to `path`, creating parent directories; errors are
+/// [`crate::OutputError`]s naming the file.
 pub fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("creating directory {}", dir.display()))?;
-    }
-    std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))
+    Ok(crate::output::write_file(path, bytes)?)
 }

@@ -14,10 +14,10 @@
 pub mod csrna;
 
 use crate::perf::PerfRunner;
-use crate::report::PerfResult;
+use crate::report::{PerfResult, RunStatus};
 use crate::scenario::CliOverrides;
 use crate::sweep::{self, plot::PlotData, Point, Sweep, SweepOptions};
-use crate::UsageError;
+use crate::{RunFailed, UsageError};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -190,6 +190,8 @@ pub struct ReproOutcome {
     pub evaluation: Evaluation,
     /// Files written.
     pub files: Vec<PathBuf>,
+    /// The worst status of any sweep point (`ok` when every point completed and verified).
+    pub status: RunStatus,
 }
 
 impl ReproOutcome {
@@ -234,13 +236,16 @@ fn one_line(s: &str) -> String {
 }
 
 /// Runs one reproduction: its sweeps (in parallel points), the evaluator, then writes the
-/// figure, its CSV and the claims. A sweep that fails to run gives a failed `run` claim
-/// rather than an error, so the other reproductions still run; errors are only returned for
-/// malformed files or unwritable outputs.
+/// figure, its CSV and the claims. A sweep whose points did not all end `ok` (or that fails
+/// to run) gives a failed `run` claim instead of an evaluation, since claims cannot be checked
+/// on broken points, and the other reproductions still run; errors are only returned for
+/// malformed files, refused points and unwritable outputs. `log` gets each sweep's point count
+/// and progress.
 pub fn run(
     r: &Repro,
     runner: &dyn PerfRunner,
     opts: &ReproOptions,
+    log: &mut dyn Write,
 ) -> anyhow::Result<ReproOutcome> {
     let sweeps = parse(r)?;
     let dir = opts.out_dir.join(r.id);
@@ -248,26 +253,33 @@ pub fn run(
         jobs: opts.jobs,
         out_dir: dir.clone(),
         progress: opts.progress,
+        // The committed sweeps are sized on purpose; `every_repro_sweep_parses` keeps them
+        // under the limit.
+        allow_large: true,
     };
     let mut files = Vec::new();
     let mut outputs = Outputs { sweeps: Vec::new() };
     let mut failure: Option<anyhow::Error> = None;
+    let mut status = RunStatus::Ok;
     for sw in sweeps {
-        match sweep::run_sweep(&sw, &CliOverrides::default(), runner, &sweep_opts) {
+        match sweep::run_sweep(&sw, &CliOverrides::default(), runner, &sweep_opts, log) {
             Ok(o) => {
                 files.push(o.csv.clone());
                 files.push(o.json.clone());
                 files.extend(o.plots.iter().cloned());
-                if !o.unverified.is_empty() && failure.is_none() {
-                    failure = Some(anyhow::anyhow!(
-                        "{}: payload verification failed at {}",
-                        sw.name,
-                        o.unverified.join("; ")
-                    ));
+                if let Some(f) = o.failure() {
+                    status = status.max(f.status);
+                    if failure.is_none() {
+                        failure = Some(anyhow::anyhow!("sweep {}: {}", sw.name, f.reason));
+                    }
                 }
                 outputs.sweeps.push((sw, o.results));
             }
             Err(e) => {
+                let code = crate::exit_status(&e);
+                if code == crate::exit::USAGE || code == crate::exit::OUTPUT {
+                    return Err(e.context(format!("reproduction {}: sweep {}", r.id, sw.name)));
+                }
                 failure = Some(e.context(format!("sweep {}", sw.name)));
                 break;
             }
@@ -285,6 +297,7 @@ pub fn run(
         id: r.id,
         evaluation,
         files,
+        status,
     })
 }
 
@@ -376,7 +389,9 @@ pub fn claims_table(id: &str, claims: &[Claim]) -> String {
 }
 
 /// `rnic repro [ID|all] [--check]`: lists, checks or runs; prints each reproduction's claims
-/// table and a summary. Fails (exit status 1) if any claim fails, after writing everything.
+/// table and a summary. Every output directory is checked writable before anything runs.
+/// After writing everything, fails with the worst point status's exit status when some
+/// sweep point did not end `ok`, else with exit status 1 if any claim fails.
 pub fn command(
     id: Option<&str>,
     check_only: bool,
@@ -406,9 +421,17 @@ pub fn command(
         }
         return Ok(());
     }
+    for r in &selected {
+        crate::output::check_dir("reproduction output directory", &opts.out_dir.join(r.id))?;
+    }
     let (mut pass, mut total, mut failed) = (0usize, 0usize, Vec::new());
+    let (mut worst, mut broken) = (RunStatus::Ok, Vec::new());
     for r in selected {
-        let o = run(r, runner, opts)?;
+        let o = run(r, runner, opts, err)?;
+        if o.status != RunStatus::Ok {
+            worst = worst.max(o.status);
+            broken.push(r.id);
+        }
         writeln!(out, "== {}: {} ({})", r.id, r.title, r.figure)?;
         if !o.evaluation.notes.is_empty() {
             out.write_all(o.evaluation.notes.as_bytes())?;
@@ -423,6 +446,17 @@ pub fn command(
         }
     }
     writeln!(out, "{pass} of {total} claims pass")?;
+    if !broken.is_empty() {
+        return Err(RunFailed {
+            status: worst,
+            reason: format!(
+                "sweep points did not end ok in {}, so their claims were not checked (the \
+                 `run` claim and the sweeps' CSV status and reason columns say why)",
+                broken.join(", ")
+            ),
+        }
+        .into());
+    }
     if failed.is_empty() {
         Ok(())
     } else {
@@ -451,7 +485,9 @@ mod tests {
     #[test]
     fn every_repro_sweep_parses() {
         for r in REPROS {
-            parse(r).unwrap();
+            for sw in parse(r).unwrap() {
+                assert!(sw.point_count() <= sweep::LARGE_POINTS, "{}", sw.name);
+            }
         }
     }
 

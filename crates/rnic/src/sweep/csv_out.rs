@@ -1,46 +1,82 @@
-//! The sweep CSV: one row per point in grid order; the axis values, then every scalar metric
-//! of [`PerfResult::metrics`] (columns are the union over all points, in first-seen order;
-//! a metric a point lacks is left empty). `wall_seconds` is left out so the file is
-//! identical from run to run.
+//! The sweep CSV: one row per point in grid order; the axis values, the point's `status`
+//! (`ok`, `incomplete`, `model_error`, `corrupt`) and `reason` (empty when ok), then every
+//! scalar metric of [`PerfResult::metrics`] (columns are the union over all points, in
+//! first-seen order; a metric a point lacks is left empty). `wall_seconds` is left out so the
+//! file is identical from run to run. The `csv` crate quotes cells that need it, so a reason
+//! with commas or quotes stays one cell.
+//!
+//! The partial file written while a sweep runs ([`super::partial`]) has the same columns after
+//! a leading `point` column.
 
 use super::{value_text, Point, Sweep};
 use crate::report::PerfResult;
 use anyhow::Context as _;
 
-pub(super) fn to_csv(sweep: &Sweep, results: &[(Point, PerfResult)]) -> anyhow::Result<String> {
-    let per_point: Vec<Vec<(String, String)>> = results
-        .iter()
-        .map(|(_, r)| {
-            r.metrics()
-                .into_iter()
-                .map(|(k, v)| (k, v.to_string()))
-                .collect()
-        })
-        .collect();
-    let mut columns: Vec<String> = Vec::new();
-    for m in &per_point {
-        for (k, _) in m {
-            if !columns.contains(k) {
-                columns.push(k.clone());
-            }
+/// The non-metric columns after the axes.
+pub(super) const STATUS_COLUMNS: [&str; 2] = ["status", "reason"];
+
+/// A result's metrics as (column, cell text).
+pub(super) fn metric_cells(r: &PerfResult) -> Vec<(String, String)> {
+    r.metrics()
+        .into_iter()
+        .map(|(k, v)| (k, v.to_string()))
+        .collect()
+}
+
+/// Adds the metric columns of `cells` that `columns` lacks; returns whether any was added.
+pub(super) fn add_columns(columns: &mut Vec<String>, cells: &[(String, String)]) -> bool {
+    let before = columns.len();
+    for (k, _) in cells {
+        if !columns.contains(k) {
+            columns.push(k.clone());
         }
     }
+    columns.len() != before
+}
+
+/// The header: the axes, status and reason, then the metric columns.
+pub(super) fn header(sweep: &Sweep, columns: &[String]) -> Vec<String> {
+    let mut h: Vec<String> = sweep.axes.iter().map(|a| a.key.clone()).collect();
+    h.extend(STATUS_COLUMNS.iter().map(|s| s.to_string()));
+    h.extend(columns.iter().cloned());
+    h
+}
+
+/// One point's row under [`header`].
+pub(super) fn row(
+    p: &Point,
+    r: &PerfResult,
+    cells: &[(String, String)],
+    columns: &[String],
+) -> Vec<String> {
+    let mut row: Vec<String> = p.values.iter().map(value_text).collect();
+    row.push(r.status.name().to_string());
+    row.push(r.reason.clone());
+    for c in columns {
+        row.push(
+            cells
+                .iter()
+                .find(|(k, _)| k == c)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default(),
+        );
+    }
+    row
+}
+
+pub(super) fn to_csv(sweep: &Sweep, results: &[(Point, PerfResult)]) -> anyhow::Result<String> {
+    let per_point: Vec<Vec<(String, String)>> =
+        results.iter().map(|(_, r)| metric_cells(r)).collect();
+    let mut columns: Vec<String> = Vec::new();
+    for m in &per_point {
+        add_columns(&mut columns, m);
+    }
     let mut w = csv::Writer::from_writer(Vec::new());
-    let mut header: Vec<String> = sweep.axes.iter().map(|a| a.key.clone()).collect();
-    header.extend(columns.iter().cloned());
-    w.write_record(&header).context("writing CSV header")?;
-    for ((p, _), metrics) in results.iter().zip(&per_point) {
-        let mut row: Vec<String> = p.values.iter().map(value_text).collect();
-        for c in &columns {
-            row.push(
-                metrics
-                    .iter()
-                    .find(|(k, _)| k == c)
-                    .map(|(_, v)| v.clone())
-                    .unwrap_or_default(),
-            );
-        }
-        w.write_record(&row).context("writing CSV row")?;
+    w.write_record(header(sweep, &columns))
+        .context("writing CSV header")?;
+    for ((p, r), cells) in results.iter().zip(&per_point) {
+        w.write_record(row(p, r, cells, &columns))
+            .context("writing CSV row")?;
     }
     let bytes = w.into_inner().context("finishing CSV")?;
     String::from_utf8(bytes).context("CSV is not UTF-8")

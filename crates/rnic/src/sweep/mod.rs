@@ -30,21 +30,33 @@
 //!                                      # msg_rate_mops, goodput_gbps, latency.avg)
 //! ```
 //!
-//! Every point is resolved and checked before anything runs. Outputs are ordered by grid
-//! position, never by completion order, so a sweep's CSV, JSON (except `wall_seconds`) and
-//! plots are identical from run to run whatever `--jobs` is.
+//! `name` names the output files, so it may not contain a path separator or `..`
+//! ([`name`]). Every point is resolved and checked, and every output checked writable, before
+//! anything runs; grids of more than [`LARGE_POINTS`] points need `--allow-large` ([`Plan`]).
+//! While the sweep runs, each finished point's row goes to `<name>.partial.csv` at once, so a
+//! killed sweep keeps what finished; at the end the outputs are written in grid order, never
+//! by completion order, so a sweep's CSV, JSON (except `wall_seconds`) and plots are
+//! identical from run to run whatever `--jobs` is. Every point has a `status` and `reason`.
 
 mod csv_out;
+pub mod name;
+mod partial;
 pub mod plot;
+mod run;
+
+pub use run::{
+    output_files, progress_wanted, run_sweep, FailedPoint, Plan, SweepOptions, SweepOutcome,
+    LARGE_POINTS, PROGRESS_LINE_POINTS,
+};
 
 use crate::config::schema::{self, check_value, closest, short_value, HintStyle};
 use crate::config::{parse_toml_table, ConfigError, Override};
 use crate::input::{check_keys, check_misplaced, opt_array, opt_bool, opt_str, opt_str_array};
-use crate::perf::{execute, PerfOptions, PerfRunner, PerfSpec, RunInputs, PERF_FIELDS};
-use crate::report::{is_metric_name, json::write_json, PerfResult};
+use crate::perf::{PerfOptions, PerfSpec, RunInputs, PERF_FIELDS};
+use crate::report::is_metric_name;
 use crate::scenario::{file_stem, parse_base, read_input, Base, CliOverrides, BASE_KEYS};
 use anyhow::Context as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use toml::Value;
 
 /// Most points a sweep may have.
@@ -299,17 +311,30 @@ pub fn parse_sweep(src: &str, origin: &str) -> Result<Sweep, ConfigError> {
             )));
         }
     }
+    name::check_metric_files(&metrics)?;
     let count = axes
         .iter()
         .try_fold(1usize, |acc, a| acc.checked_mul(a.values.len()))
         .filter(|&n| n <= MAX_POINTS);
     if count.is_none() {
         return Err(ConfigError::Inconsistent(format!(
-            "the grid has more than {MAX_POINTS} points; split the sweep"
+            "the grid has more than {MAX_POINTS} points (the most a sweep may have, even with \
+             --allow-large); split the sweep"
         )));
     }
+    let name = match opt_str(&t, "", "name")? {
+        Some(n) => {
+            name::check_name(&n, true, origin)?;
+            n
+        }
+        None => {
+            let n = file_stem(origin);
+            name::check_name(&n, false, origin)?;
+            n
+        }
+    };
     Ok(Sweep {
-        name: opt_str(&t, "", "name")?.unwrap_or_else(|| file_stem(origin)),
+        name,
         title: opt_str(&t, "", "title")?,
         description: opt_str(&t, "", "description")?,
         base,
@@ -347,6 +372,14 @@ impl Sweep {
     /// The axis varying `key`.
     pub fn axis(&self, key: &str) -> Option<&Axis> {
         self.axis_index(key).map(|i| &self.axes[i])
+    }
+
+    /// Number of points of the grid (at most [`MAX_POINTS`], checked when parsed).
+    pub fn point_count(&self) -> usize {
+        self.axes
+            .iter()
+            .try_fold(1usize, |acc, a| acc.checked_mul(a.values.len()))
+            .unwrap_or(usize::MAX)
     }
 
     /// The grid in order: the first axis outermost, the last innermost.
@@ -423,172 +456,6 @@ impl Sweep {
         }
         Ok(out)
     }
-}
-
-/// How to run a sweep.
-#[derive(Debug, Clone)]
-pub struct SweepOptions {
-    /// Worker threads; 0 = one per CPU.
-    pub jobs: usize,
-    /// Output directory.
-    pub out_dir: PathBuf,
-    /// Show a progress bar (on stderr).
-    pub progress: bool,
-}
-
-/// What a sweep wrote.
-#[derive(Debug, Clone)]
-pub struct SweepOutcome {
-    pub points: usize,
-    pub csv: PathBuf,
-    pub json: PathBuf,
-    pub plots: Vec<PathBuf>,
-    pub results: Vec<(Point, PerfResult)>,
-    /// Points whose payload failed verification (`k=v, ...`), in grid order.
-    pub unverified: Vec<String>,
-}
-
-/// Runs every point (in parallel) and writes `<out>/<name>.csv`, `<out>/<name>.json` and
-/// `<out>/<name>-<metric>.{png,svg}`.
-pub fn run_sweep(
-    sweep: &Sweep,
-    cli: &CliOverrides,
-    runner: &dyn PerfRunner,
-    opts: &SweepOptions,
-) -> anyhow::Result<SweepOutcome> {
-    use rayon::prelude::*;
-    let points = sweep.resolve_points(cli)?;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.jobs)
-        .build()
-        .context("starting worker threads")?;
-    let bar = if opts.progress {
-        let b = indicatif::ProgressBar::new(points.len() as u64);
-        if let Ok(style) = indicatif::ProgressStyle::with_template(
-            "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} points, eta {eta}",
-        ) {
-            b.set_style(style);
-        }
-        b.set_prefix(sweep.name.clone());
-        b
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
-    let outcomes: Vec<anyhow::Result<PerfResult>> = pool.install(|| {
-        points
-            .par_iter()
-            .map(|p| {
-                let r = execute(runner, &p.config, &p.spec, &p.profile);
-                bar.inc(1);
-                r
-            })
-            .collect()
-    });
-    bar.finish_and_clear();
-    let mut results = Vec::with_capacity(points.len());
-    let mut failures: Vec<anyhow::Error> = Vec::new();
-    for (p, r) in points.iter().zip(outcomes) {
-        match r {
-            Ok(r) => results.push((p.point.clone(), r)),
-            Err(e) => failures.push(e.context(format!(
-                "sweep point {} of {} ({})",
-                p.point.index + 1,
-                points.len(),
-                sweep.describe(&p.point)
-            ))),
-        }
-    }
-    let Some(first) = failures.into_iter().next() else {
-        return write_outputs(sweep, results, opts);
-    };
-    // Keep what finished: write the outputs of the points that ran, then report the failure.
-    let failed = points.len() - results.len();
-    let note = if results.is_empty() {
-        format!("{failed} of {} points failed", points.len())
-    } else {
-        let written = write_outputs(sweep, results, opts)
-            .map(|o| {
-                format!(
-                    "outputs of the other {} points are in {}",
-                    o.points,
-                    o.csv.display()
-                )
-            })
-            .unwrap_or_else(|e| format!("writing the other points' outputs failed too: {e:#}"));
-        format!("{failed} of {} points failed; {written}", points.len())
-    };
-    Err(first.context(note))
-}
-
-/// Writes the CSV, JSON and plots of finished results (in grid order).
-pub fn write_outputs(
-    sweep: &Sweep,
-    results: Vec<(Point, PerfResult)>,
-    opts: &SweepOptions,
-) -> anyhow::Result<SweepOutcome> {
-    let dir = &opts.out_dir;
-    let csv_path = dir.join(format!("{}.csv", sweep.name));
-    let csv = csv_out::to_csv(sweep, &results)?;
-    crate::report::json::write_file(&csv_path, csv.as_bytes())?;
-
-    let json_path = dir.join(format!("{}.json", sweep.name));
-    write_json(&json_path, &json_document(sweep, &results)?)?;
-
-    let mut plots = Vec::new();
-    for metric in &sweep.metrics {
-        let data = plot::plot_data(sweep, &results, metric);
-        if data.series.iter().all(|s| s.points.is_empty()) {
-            anyhow::bail!(
-                "metric `{metric}` is missing from every result (or not finite); nothing to plot"
-            );
-        }
-        let stem = format!("{}-{}", sweep.name, plot::file_safe(metric));
-        let png = dir.join(format!("{stem}.png"));
-        let svg = dir.join(format!("{stem}.svg"));
-        crate::report::json::write_file(&png, &plot::render_png(&data)?)?;
-        crate::report::json::write_file(&svg, plot::render_svg(&data)?.as_bytes())?;
-        plots.push(png);
-        plots.push(svg);
-    }
-    let unverified = results
-        .iter()
-        .filter(|(_, r)| !r.bytes_verified && r.ops_completed > 0)
-        .map(|(p, _)| sweep.describe(p))
-        .collect();
-    Ok(SweepOutcome {
-        points: results.len(),
-        csv: csv_path,
-        json: json_path,
-        plots,
-        results,
-        unverified,
-    })
-}
-
-fn json_document(
-    sweep: &Sweep,
-    results: &[(Point, PerfResult)],
-) -> anyhow::Result<serde_json::Value> {
-    let mut points = Vec::with_capacity(results.len());
-    for (p, r) in results {
-        let mut at = serde_json::Map::new();
-        for (a, v) in sweep.axes.iter().zip(&p.values) {
-            at.insert(a.key.clone(), serde_json::to_value(v)?);
-        }
-        points.push(serde_json::json!({ "point": at, "result": r }));
-    }
-    Ok(serde_json::json!({
-        "name": sweep.name,
-        "axes": sweep.axes.iter().map(|a| a.key.clone()).collect::<Vec<_>>(),
-        "points": points,
-    }))
-}
-
-/// Whether a progress bar should be drawn: stdout is a terminal and `CI` is not set.
-pub fn progress_wanted() -> bool {
-    use std::io::IsTerminal as _;
-    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false");
-    std::io::stdout().is_terminal() && !ci
 }
 
 #[cfg(test)]

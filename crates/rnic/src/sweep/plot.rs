@@ -79,7 +79,8 @@ fn as_number(v: &Value) -> Option<f64> {
 }
 
 /// Groups results into lines: x from the sweep's x axis, one line per combination of the
-/// other axes (the series axis first in labels and order).
+/// other axes (the series axis first in labels and order). Points that did not end `ok` are
+/// left out: their figures are partial or untrustworthy (the CSV flags them).
 pub fn plot_data(sweep: &Sweep, results: &[(Point, PerfResult)], metric: &str) -> PlotData {
     let x_axis = &sweep.axes[sweep.x];
     let numeric = x_axis.values.iter().all(|v| as_number(v).is_some());
@@ -90,6 +91,9 @@ pub fn plot_data(sweep: &Sweep, results: &[(Point, PerfResult)], metric: &str) -
     }
     let mut groups: BTreeMap<Vec<usize>, Series> = BTreeMap::new();
     for (p, r) in results {
+        if r.status != crate::report::RunStatus::Ok {
+            continue;
+        }
         let key: Vec<usize> = others
             .iter()
             .map(|&a| {

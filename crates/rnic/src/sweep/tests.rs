@@ -1,5 +1,6 @@
 use super::*;
 use crate::testing::FakeRunner;
+use std::path::PathBuf;
 
 fn tmp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("rnic-sweep-{}-{name}", std::process::id()));
@@ -34,6 +35,7 @@ fn opts(dir: &Path, jobs: usize) -> SweepOptions {
         jobs,
         out_dir: dir.to_path_buf(),
         progress: false,
+        allow_large: false,
     }
 }
 
@@ -47,6 +49,7 @@ fn tiny_sweep_writes_csv_json_and_plots() {
         &CliOverrides::default(),
         &FakeRunner::default(),
         &opts(&dir, 2),
+        &mut std::io::sink(),
     )
     .unwrap();
     assert_eq!(out.points, 6);
@@ -54,7 +57,7 @@ fn tiny_sweep_writes_csv_json_and_plots() {
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 7, "{csv}");
     assert!(
-        lines[0].starts_with("nic.qpc_cache_entries,perf.qp,size_bytes,"),
+        lines[0].starts_with("nic.qpc_cache_entries,perf.qp,status,reason,size_bytes,"),
         "{}",
         lines[0]
     );
@@ -102,6 +105,7 @@ fn outputs_do_not_depend_on_jobs() {
         &CliOverrides::default(),
         &FakeRunner::default(),
         &opts(&a, 1),
+        &mut std::io::sink(),
     )
     .unwrap();
     run_sweep(
@@ -109,6 +113,7 @@ fn outputs_do_not_depend_on_jobs() {
         &CliOverrides::default(),
         &FakeRunner::default(),
         &opts(&b, 4),
+        &mut std::io::sink(),
     )
     .unwrap();
     for f in [
@@ -149,6 +154,7 @@ values = ["baseline"]
         &CliOverrides::default(),
         &FakeRunner::default(),
         &opts(&dir, 0),
+        &mut std::io::sink(),
     )
     .unwrap();
     assert_eq!(out.points, 3);
@@ -177,35 +183,262 @@ fn cli_overrides_apply_to_every_point_before_axes() {
 }
 
 #[test]
-fn failing_point_is_named() {
+fn failing_point_is_a_model_error_row_and_the_others_still_run() {
     let sw = parse_sweep(
-        "[perf]\ntest = \"write-bw\"\niters = 5\n[[axis]]\nkey = \"perf.size\"\nvalues = [64, 128]",
+        "[perf]\ntest = \"write-bw\"\niters = 5\n[[axis]]\nkey = \"perf.size\"\nvalues = [64, 128, 256]",
         "f.toml",
     )
     .unwrap();
     let dir = tmp("fail");
-    let e = run_sweep(
+    let out = run_sweep(
         &sw,
         &CliOverrides::default(),
         &FakeRunner {
             fail_on_size: Some(128),
+            incomplete_size: Some(256),
             ..Default::default()
         },
         &opts(&dir, 2),
+        &mut std::io::sink(),
     )
-    .unwrap_err();
-    let msg = format!("{e:#}");
+    .unwrap();
+    assert_eq!(out.points, 3);
+    assert_eq!(out.worst(), crate::report::RunStatus::ModelError);
+    let f = out.failure().unwrap();
+    assert_eq!(f.status.exit_code(), crate::exit::FAILED);
     assert!(
-        msg.contains("sweep point 2 of 2 (perf.size=128)") && msg.contains("fake failure"),
-        "{msg}"
-    );
-    assert!(
-        msg.starts_with("1 of 2 points failed; outputs of the other 1 points"),
-        "{msg}"
+        f.reason.starts_with("2 of 3 sweep points did not end ok: perf.size=128 (model_error): the run failed: fake failure at size 128; perf.size=256 (incomplete): fake stop"),
+        "{}",
+        f.reason
     );
     let csv = std::fs::read_to_string(dir.join("f.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 2);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 4, "{csv}");
+    assert!(
+        lines[0].starts_with("perf.size,status,reason,size_bytes,"),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[1].starts_with("64,ok,,64,"), "{csv}");
+    assert!(
+        lines[2].starts_with("128,model_error,the run failed: fake failure at size 128,128,"),
+        "{csv}"
+    );
+    // A reason with a comma is one quoted cell.
+    assert!(
+        lines[3].starts_with("256,incomplete,\"fake stop at size 256, at a limit\",256,"),
+        "{csv}"
+    );
+    // The partial file is gone once the ordered CSV is written; plots skip failed points.
+    assert!(!dir.join("f.partial.csv").exists());
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("f.json")).unwrap()).unwrap();
+    assert_eq!(json["points"][1]["result"]["status"], "model_error");
+    assert_eq!(json["points"][2]["result"]["status"], "incomplete");
+    assert_eq!(json["points"][0]["result"]["reason"], "");
+    let data = plot::plot_data(&sw, &out.results, "msg_rate_mops");
+    assert_eq!(data.series[0].points.len(), 1);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_killed_sweep_keeps_the_rows_of_finished_points() {
+    let sw = parse_sweep(
+        "[perf]\ntest = \"write-bw\"\niters = 5\n[[axis]]\nkey = \"perf.size\"\nvalues = [64, 128, 256, 512]",
+        "killed.toml",
+    )
+    .unwrap();
+    let dir = tmp("killed");
+    // One worker takes the points in grid order; the third one "kills" the sweep.
+    let runner = FakeRunner {
+        panic_on_size: Some(256),
+        ..Default::default()
+    };
+    let crashed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        run_sweep(
+            &sw,
+            &CliOverrides::default(),
+            &runner,
+            &opts(&dir, 1),
+            &mut std::io::sink(),
+        )
+    }));
+    assert!(crashed.is_err());
+    assert!(!dir.join("killed.csv").exists());
+    let partial = std::fs::read_to_string(dir.join("killed.partial.csv")).unwrap();
+    let lines: Vec<&str> = partial.lines().collect();
+    assert_eq!(lines.len(), 3, "{partial}");
+    assert!(lines[0].starts_with("point,perf.size,status,reason,size_bytes,"));
+    assert!(lines[1].starts_with("1,64,ok,,64,") && lines[2].starts_with("2,128,ok,,128,"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn every_point_failing_writes_the_table_without_plots() {
+    let sw = parse_sweep(
+        "[perf]\ntest = \"write-bw\"\niters = 5\n[[axis]]\nkey = \"perf.size\"\nvalues = [64]",
+        "all.toml",
+    )
+    .unwrap();
+    let dir = tmp("allfail");
+    let out = run_sweep(
+        &sw,
+        &CliOverrides::default(),
+        &FakeRunner {
+            corrupt_size: Some(64),
+            ..Default::default()
+        },
+        &opts(&dir, 1),
+        &mut std::io::sink(),
+    )
+    .unwrap();
+    assert!(out.plots.is_empty() && dir.join("all.csv").exists());
+    assert_eq!(
+        out.failure().unwrap().status.exit_code(),
+        crate::exit::FAILED
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn point_count_workers_and_progress_lines_are_logged() {
+    let values: Vec<String> = (1..=120).map(|i| i.to_string()).collect();
+    let src = format!(
+        "metrics = [\"msg_rate_mops\"]\n[perf]\ntest = \"write-bw\"\niters = 5\n[[axis]]\nkey = \"perf.qp\"\nvalues = [{}]",
+        values.join(", ")
+    );
+    let sw = parse_sweep(&src, "many.toml").unwrap();
+    let dir = tmp("many");
+    let mut log = Vec::new();
+    run_sweep(
+        &sw,
+        &CliOverrides::default(),
+        &FakeRunner::default(),
+        &opts(&dir, 2),
+        &mut log,
+    )
+    .unwrap();
+    let log = String::from_utf8(log).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines[0], "rnic: sweep many: 120 points, 2 workers");
+    assert_eq!(lines[1], "rnic: sweep many: 12/120 points done");
+    assert_eq!(lines.last(), Some(&"rnic: sweep many: 120/120 points done"));
+    assert_eq!(lines.len(), 11, "{log}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn large_grids_need_the_flag_and_huge_ones_are_refused() {
+    let values: Vec<String> = (1..=101).map(|i| i.to_string()).collect();
+    let src = format!(
+        "[perf]\ntest = \"write-bw\"\n[[axis]]\nkey = \"perf.qp\"\nvalues = [{v}]\n[[axis]]\nkey = \"perf.size\"\nvalues = [{v}]",
+        v = values.join(", ")
+    );
+    let sw = parse_sweep(&src, "big.toml").unwrap();
+    assert_eq!(sw.point_count(), 10_201);
+    let dir = tmp("big");
+    let runner = FakeRunner::default();
+    let e = Plan::new(&sw, &CliOverrides::default(), &runner, &opts(&dir, 1))
+        .err()
+        .unwrap();
+    assert_eq!(crate::exit_status(&e), crate::exit::USAGE);
+    let msg = format!("{e:#}");
+    assert!(
+        msg.contains("10201 points, more than 10000") && msg.contains("--allow-large"),
+        "{msg}"
+    );
+    assert!(!dir.exists(), "refused before creating outputs");
+    let mut o = opts(&dir, 1);
+    o.allow_large = true;
+    let plan = Plan::new(&sw, &CliOverrides::default(), &runner, &o).unwrap();
+    assert_eq!(plan.len(), 10_201);
+    // Above the hard ceiling the file itself is refused.
+    let v1000: Vec<String> = (1..=1001).map(|i| i.to_string()).collect();
+    let huge = format!(
+        "[perf]\ntest = \"write-bw\"\n[[axis]]\nkey = \"perf.qp\"\nvalues = [{v}]\n[[axis]]\nkey = \"perf.size\"\nvalues = [{v}]",
+        v = v1000.join(", ")
+    );
+    let e = parse_sweep(&huge, "huge.toml").unwrap_err().to_string();
+    assert!(
+        e.contains("more than 1000000 points") && e.contains("even with --allow-large"),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn refused_points_and_unwritable_outputs_fail_before_any_run() {
+    let sw = parse_sweep(
+        "[perf]\ntest = \"write-bw\"\niters = 5\n[[axis]]\nkey = \"perf.size\"\nvalues = [64, 128]",
+        "r.toml",
+    )
+    .unwrap();
+    let runner = FakeRunner {
+        refuse_size: Some(128),
+        ..Default::default()
+    };
+    let dir = tmp("refuse");
+    let e = run_sweep(
+        &sw,
+        &CliOverrides::default(),
+        &runner,
+        &opts(&dir, 1),
+        &mut std::io::sink(),
+    )
+    .unwrap_err();
+    assert_eq!(crate::exit_status(&e), crate::exit::USAGE);
+    assert!(
+        format!("{e:#}").contains("sweep point 2 of 2 (perf.size=128): fake refusal"),
+        "{e:#}"
+    );
+    let runner = FakeRunner::default();
+    let e = run_sweep(
+        &sw,
+        &CliOverrides::default(),
+        &runner,
+        &opts(Path::new("/proc/x"), 1),
+        &mut std::io::sink(),
+    )
+    .unwrap_err();
+    assert_eq!(crate::exit_status(&e), crate::exit::OUTPUT);
+    assert!(format!("{e:#}").contains("/proc/x"), "{e:#}");
+    // An output name taken by a directory is found before running too.
+    std::fs::create_dir_all(dir.join("r.json")).unwrap();
+    let e = run_sweep(
+        &sw,
+        &CliOverrides::default(),
+        &runner,
+        &opts(&dir, 1),
+        &mut std::io::sink(),
+    )
+    .unwrap_err();
+    assert!(
+        format!("{e:#}").contains("r.json: it is a directory"),
+        "{e:#}"
+    );
+    assert_eq!(runner.calls.load(std::sync::atomic::Ordering::Relaxed), 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn names_that_would_leave_the_output_directory_are_refused_when_parsed() {
+    let body = "[perf]\ntest = \"write-bw\"\n[[axis]]\nkey = \"perf.qp\"\nvalues = [1]\n";
+    for name in ["../../../tmp/escape", "a/b", "..", ""] {
+        let e = parse_sweep(&format!("name = {name:?}\n{body}"), "n.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`name`") && e.contains("e.g. name ="),
+            "{name:?}: {e}"
+        );
+    }
+    let e = parse_sweep(
+        &format!("metrics = [\"latency.avg\", \"latency.avg\"]\n{body}"),
+        "n.toml",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("twice"), "{e}");
 }
 
 #[test]

@@ -1,0 +1,151 @@
+//! Output files and directories: checked before the work, written with errors that say which.
+//!
+//! Every command that writes files (`--json`, `--pcap`, a sweep's `--out`, a reproduction's
+//! `--out`) calls [`check_file`] or [`check_dir`] for each output *before* it simulates
+//! anything, so an unwritable location fails in a moment rather than after an hour of
+//! simulation. A check creates the missing parent directories (they would be created anyway),
+//! then creates and removes a probe file; it leaves no empty output behind. An output that
+//! already exists is opened for writing without truncation, so its contents survive a failed
+//! check. Later writes go through [`write_file`]. Every failure is an [`OutputError`] (exit
+//! status 4) naming the path and the operating system's error.
+
+use crate::OutputError;
+use std::fs::OpenOptions;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Name of the probe file [`check_dir`] creates (and removes) in a directory.
+const PROBE_NAME: &str = ".rnic-write-probe";
+
+fn fail(what: &str, path: &Path, doing: &str, e: &std::io::Error) -> OutputError {
+    OutputError(format!(
+        "cannot write the {what} {}: {doing}: {e}; choose a writable location",
+        path.display()
+    ))
+}
+
+fn parent_of(path: &Path) -> Option<&Path> {
+    path.parent().filter(|d| !d.as_os_str().is_empty())
+}
+
+/// Creates `dir` and its parents; `what` and `path` name the output in the error.
+fn create_dirs(what: &str, path: &Path, dir: &Path) -> Result<(), OutputError> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        fail(
+            what,
+            path,
+            &format!("creating directory {}", dir.display()),
+            &e,
+        )
+    })
+}
+
+/// Checks that the file `path` can be written: creates its parent directories, then either
+/// opens the existing file for writing (without truncating it) or creates it and removes it
+/// again. `what` names the output in errors, e.g. "JSON output".
+pub fn check_file(what: &str, path: &Path) -> Result<(), OutputError> {
+    if let Some(dir) = parent_of(path) {
+        create_dirs(what, path, dir)?;
+    }
+    if path.is_dir() {
+        return Err(OutputError(format!(
+            "cannot write the {what} {}: it is a directory; name a file",
+            path.display()
+        )));
+    }
+    match OpenOptions::new().write(true).create_new(true).open(path) {
+        Ok(f) => {
+            drop(f);
+            std::fs::remove_file(path).map_err(|e| fail(what, path, "removing the probe file", &e))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map(drop)
+            .map_err(|e| fail(what, path, "opening the existing file", &e)),
+        Err(e) => Err(fail(what, path, "creating the file", &e)),
+    }
+}
+
+/// Checks that files can be written in `dir`: creates it (and its parents), then creates,
+/// writes and removes a probe file in it.
+pub fn check_dir(what: &str, dir: &Path) -> Result<(), OutputError> {
+    create_dirs(what, dir, dir)?;
+    // Unique per process and call, so concurrent checks of one directory do not collide.
+    static PROBES: AtomicUsize = AtomicUsize::new(0);
+    let n = PROBES.fetch_add(1, Ordering::Relaxed);
+    let probe: PathBuf = dir.join(format!("{PROBE_NAME}-{}-{n}", std::process::id()));
+    let written = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&probe)
+        .and_then(|mut f| f.write_all(b"rnic"));
+    let removed = std::fs::remove_file(&probe);
+    written.map_err(|e| fail(what, dir, "creating a file in it", &e))?;
+    removed.map_err(|e| fail(what, dir, "removing the probe file", &e))
+}
+
+/// Writes `bytes` to `path`, creating parent directories; failures are [`OutputError`]s
+/// that name the file.
+pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
+    if let Some(dir) = parent_of(path) {
+        create_dirs("output", path, dir)?;
+    }
+    std::fs::write(path, bytes).map_err(|e| fail("output", path, "writing it", &e))
+}
+
+/// Removes `path` if it exists (a partial file once the whole one is written).
+pub fn remove_file(path: &Path) -> Result<(), OutputError> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(fail("output", path, "removing it", &e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmp(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("rnic-output-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    #[test]
+    fn checks_create_directories_and_leave_no_files() {
+        let d = tmp("ok");
+        let f = d.join("a/b/r.json");
+        check_file("JSON output", &f).unwrap();
+        assert!(d.join("a/b").is_dir() && !f.exists());
+        check_dir("sweep output directory", &d.join("c")).unwrap();
+        assert_eq!(std::fs::read_dir(d.join("c")).unwrap().count(), 0);
+        // An existing file is kept as it is.
+        std::fs::write(&f, "old").unwrap();
+        check_file("JSON output", &f).unwrap();
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "old");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn unwritable_locations_are_output_errors_naming_the_path() {
+        let e = check_file("JSON output", Path::new("/proc/x/y.json")).unwrap_err();
+        assert!(
+            e.0.contains("JSON output /proc/x/y.json")
+                && e.0.contains("creating directory /proc/x"),
+            "{e}"
+        );
+        let e = check_dir("sweep output directory", Path::new("/proc/x")).unwrap_err();
+        assert!(e.0.contains("/proc/x") && e.0.contains("os error"), "{e}");
+        let d = tmp("isdir");
+        std::fs::create_dir_all(&d).unwrap();
+        let e = check_file("pcap", &d).unwrap_err();
+        assert!(e.0.contains("is a directory"), "{e}");
+        let e = write_file(Path::new("/proc/x/z"), b"1").unwrap_err();
+        assert!(e.0.contains("/proc/x"), "{e}");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}

@@ -1,0 +1,428 @@
+//! Running a sweep: every check before the first point, then the points on worker threads,
+//! each row written as it finishes, then the ordered outputs.
+//!
+//! [`Plan::new`] does everything that can fail before any simulation: it refuses grids of
+//! more than [`LARGE_POINTS`] points unless `--allow-large` was given, resolves every point,
+//! asks the runner whether each point fits its limits (the memory budget), and checks that
+//! every output file can be written ([`crate::output`]). [`Plan::run`] then says how many
+//! points and workers there are, runs the points (workers take them in grid order; the
+//! calling thread does all the writing), shows progress, and streams each finished row to
+//! `<name>.partial.csv` ([`super::partial`]). At the end it writes `<name>.csv` in grid order,
+//! removes the partial file (the CSV now holds every row), then writes `<name>.json` and the
+//! plots.
+//!
+//! Every point gets a row. A point whose run fails outright (the runner returns an error) is
+//! recorded with status `model_error`, the error as its reason and zero figures. Plots leave
+//! out points that did not end `ok`. [`SweepOutcome::failure`] turns the points that did not
+//! end `ok` into the error the command exits with, after every output is written.
+
+use super::partial::{self, PartialCsv};
+use super::{csv_out, plot, Point, ResolvedPoint, Sweep};
+use crate::perf::{execute, PerfRunner};
+use crate::report::{json::write_json, PerfResult, RunStatus};
+use crate::scenario::CliOverrides;
+use crate::{output, RunFailed, UsageError};
+use anyhow::Context as _;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+/// Most points a sweep runs without `--allow-large`: beyond it a sweep takes hours and
+/// writes very large files, so the user confirms.
+pub const LARGE_POINTS: usize = 10_000;
+
+/// Sweeps of at least this many points print a progress line at every tenth when no
+/// progress bar is drawn (stdout not a terminal, or CI).
+pub const PROGRESS_LINE_POINTS: usize = 100;
+
+/// Failed points listed by name in [`SweepOutcome::failure`]; the rest are counted.
+const LISTED_FAILURES: usize = 10;
+
+/// How to run a sweep.
+#[derive(Debug, Clone, Default)]
+pub struct SweepOptions {
+    /// Worker threads; 0 = one per CPU.
+    pub jobs: usize,
+    /// Output directory.
+    pub out_dir: PathBuf,
+    /// Show a progress bar (on stderr).
+    pub progress: bool,
+    /// Run grids of more than [`LARGE_POINTS`] points (`--allow-large`).
+    pub allow_large: bool,
+}
+
+/// A point that did not end `ok`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FailedPoint {
+    /// `k=v, k=v`.
+    pub point: String,
+    pub status: RunStatus,
+    pub reason: String,
+}
+
+/// What a sweep wrote.
+#[derive(Debug, Clone)]
+pub struct SweepOutcome {
+    pub points: usize,
+    pub csv: PathBuf,
+    pub json: PathBuf,
+    pub plots: Vec<PathBuf>,
+    /// Every point's result, in grid order.
+    pub results: Vec<(Point, PerfResult)>,
+    /// Points that did not end `ok`, in grid order.
+    pub failed: Vec<FailedPoint>,
+}
+
+impl SweepOutcome {
+    /// The worst status of any point.
+    pub fn worst(&self) -> RunStatus {
+        self.failed
+            .iter()
+            .map(|f| f.status)
+            .max()
+            .unwrap_or_default()
+    }
+
+    /// The error to exit with when some point did not end `ok`: the worst status, and the
+    /// failed points with their reasons.
+    pub fn failure(&self) -> Option<RunFailed> {
+        if self.failed.is_empty() {
+            return None;
+        }
+        let mut listed: Vec<String> = self
+            .failed
+            .iter()
+            .take(LISTED_FAILURES)
+            .map(|f| format!("{} ({}): {}", f.point, f.status, f.reason))
+            .collect();
+        if self.failed.len() > LISTED_FAILURES {
+            listed.push(format!(
+                "and {} more (see the status and reason columns of {})",
+                self.failed.len() - LISTED_FAILURES,
+                self.csv.display()
+            ));
+        }
+        Some(RunFailed {
+            status: self.worst(),
+            reason: format!(
+                "{} of {} sweep points did not end ok: {}",
+                self.failed.len(),
+                self.points,
+                listed.join("; ")
+            ),
+        })
+    }
+}
+
+/// Every file a sweep writes in `dir`.
+pub fn output_files(sweep: &Sweep, dir: &Path) -> Vec<PathBuf> {
+    let mut files = vec![
+        dir.join(format!("{}.csv", sweep.name)),
+        partial::path(sweep, dir),
+        dir.join(format!("{}.json", sweep.name)),
+    ];
+    for m in &sweep.metrics {
+        let stem = format!("{}-{}", sweep.name, plot::file_safe(m));
+        files.push(dir.join(format!("{stem}.png")));
+        files.push(dir.join(format!("{stem}.svg")));
+    }
+    files
+}
+
+/// A sweep checked and resolved, ready to run.
+pub struct Plan<'a> {
+    sweep: &'a Sweep,
+    points: Vec<ResolvedPoint>,
+    opts: SweepOptions,
+    pool: rayon::ThreadPool,
+}
+
+impl<'a> Plan<'a> {
+    /// Checks everything that can be checked before running (see the module docs).
+    pub fn new(
+        sweep: &'a Sweep,
+        cli: &CliOverrides,
+        runner: &dyn PerfRunner,
+        opts: &SweepOptions,
+    ) -> anyhow::Result<Plan<'a>> {
+        let count = sweep.point_count();
+        if count > LARGE_POINTS && !opts.allow_large {
+            return Err(UsageError(format!(
+                "sweep {} has {count} points, more than {LARGE_POINTS}: it would run for a \
+                 long time and write large files; pass --allow-large to run it anyway, or \
+                 split the sweep",
+                sweep.name
+            ))
+            .into());
+        }
+        let points = sweep.resolve_points(cli)?;
+        for p in &points {
+            runner.check(&p.config, &p.spec).with_context(|| {
+                format!(
+                    "sweep point {} of {count} ({})",
+                    p.point.index + 1,
+                    sweep.describe(&p.point)
+                )
+            })?;
+        }
+        output::check_dir("sweep output directory", &opts.out_dir)?;
+        for f in output_files(sweep, &opts.out_dir) {
+            output::check_file("sweep output", &f)?;
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(opts.jobs)
+            .build()
+            .context("starting worker threads")?;
+        Ok(Plan {
+            sweep,
+            points,
+            opts: opts.clone(),
+            pool,
+        })
+    }
+
+    /// Number of points.
+    pub fn len(&self) -> usize {
+        self.points.len()
+    }
+
+    /// Whether the grid is empty (it never is: a sweep has at least one axis value).
+    pub fn is_empty(&self) -> bool {
+        self.points.is_empty()
+    }
+
+    /// Worker threads that will run points.
+    pub fn workers(&self) -> usize {
+        self.pool
+            .current_num_threads()
+            .min(self.points.len())
+            .max(1)
+    }
+
+    /// Runs every point and writes the outputs; `log` gets the point count and progress
+    /// lines. Points that did not end `ok` are in [`SweepOutcome::failed`], not an error;
+    /// errors are outputs that could not be written.
+    pub fn run(self, runner: &dyn PerfRunner, log: &mut dyn Write) -> anyhow::Result<SweepOutcome> {
+        let sweep = self.sweep;
+        let n = self.points.len();
+        let workers = self.workers();
+        let _ = writeln!(
+            log,
+            "rnic: sweep {}: {n} points, {workers} worker{}",
+            sweep.name,
+            if workers == 1 { "" } else { "s" }
+        );
+        let bar = progress_bar(sweep, n, self.opts.progress);
+        let mut progress = ProgressLines::new(&sweep.name, n, !self.opts.progress);
+        let mut partial = PartialCsv::new(partial::path(sweep, &self.opts.out_dir));
+        let mut slots: Vec<Option<(Point, PerfResult)>> = vec![None; n];
+        let mut write_error: Option<crate::OutputError> = None;
+        let next = AtomicUsize::new(0);
+        let stop = AtomicBool::new(false);
+        let (tx, rx) = std::sync::mpsc::channel::<(usize, PerfResult)>();
+        let points = &self.points;
+        self.pool.in_place_scope(|s| {
+            for _ in 0..workers {
+                let tx = tx.clone();
+                let (next, stop) = (&next, &stop);
+                s.spawn(move |_| loop {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(p) = points.get(i) else {
+                        break;
+                    };
+                    let r = execute(runner, &p.config, &p.spec, &p.profile)
+                        .unwrap_or_else(|e| failed_result(p, &e));
+                    if tx.send((i, r)).is_err() {
+                        break;
+                    }
+                });
+            }
+            drop(tx);
+            for (i, r) in rx.iter() {
+                slots[i] = Some((points[i].point.clone(), r));
+                bar.inc(1);
+                progress.done(log);
+                if write_error.is_none() {
+                    if let Err(e) = partial.push(sweep, &slots, i) {
+                        write_error = Some(e);
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                }
+            }
+        });
+        bar.finish_and_clear();
+        if let Some(e) = write_error {
+            return Err(anyhow::Error::from(e).context(format!(
+                "sweep {} stopped: a finished point's row could not be written",
+                sweep.name
+            )));
+        }
+        let results: Vec<(Point, PerfResult)> = slots.into_iter().flatten().collect();
+        write_outputs(sweep, results, &self.opts, partial)
+    }
+}
+
+/// The result recorded for a point whose run returned an error: what the point asked,
+/// status `model_error`, the error as its reason.
+fn failed_result(p: &ResolvedPoint, e: &anyhow::Error) -> PerfResult {
+    PerfResult {
+        test: p.spec.test.name().to_string(),
+        size_bytes: p.spec.sizes.last().copied().unwrap_or_default(),
+        qps: p.spec.qps,
+        clients: p.spec.clients,
+        seed: p.config.sim.seed,
+        profile: p.profile.clone(),
+        status: RunStatus::ModelError,
+        reason: format!("the run failed: {e:#}"),
+        ..Default::default()
+    }
+}
+
+fn progress_bar(sweep: &Sweep, n: usize, show: bool) -> indicatif::ProgressBar {
+    if !show {
+        return indicatif::ProgressBar::hidden();
+    }
+    let b = indicatif::ProgressBar::new(n as u64);
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} points, eta {eta}",
+    ) {
+        b.set_style(style);
+    }
+    b.set_prefix(sweep.name.clone());
+    b
+}
+
+/// One line per tenth of a large sweep, for logs where no bar is drawn. Lines depend only on
+/// the count of finished points, so they are the same from run to run.
+struct ProgressLines<'n> {
+    name: &'n str,
+    total: usize,
+    done: usize,
+    step: usize,
+}
+
+impl<'n> ProgressLines<'n> {
+    fn new(name: &'n str, total: usize, enabled: bool) -> ProgressLines<'n> {
+        let step = if enabled && total >= PROGRESS_LINE_POINTS {
+            total.div_ceil(10)
+        } else {
+            usize::MAX
+        };
+        ProgressLines {
+            name,
+            total,
+            done: 0,
+            step,
+        }
+    }
+
+    fn done(&mut self, log: &mut dyn Write) {
+        self.done += 1;
+        if self.step != usize::MAX
+            && (self.done.is_multiple_of(self.step) || self.done == self.total)
+        {
+            let _ = writeln!(
+                log,
+                "rnic: sweep {}: {}/{} points done",
+                self.name, self.done, self.total
+            );
+        }
+    }
+}
+
+/// Resolves, checks and runs a sweep ([`Plan::new`] then [`Plan::run`]).
+pub fn run_sweep(
+    sweep: &Sweep,
+    cli: &CliOverrides,
+    runner: &dyn PerfRunner,
+    opts: &SweepOptions,
+    log: &mut dyn Write,
+) -> anyhow::Result<SweepOutcome> {
+    Plan::new(sweep, cli, runner, opts)?.run(runner, log)
+}
+
+/// Writes the CSV of finished results (in grid order), removes the partial file it replaces,
+/// then writes the JSON and plots.
+fn write_outputs(
+    sweep: &Sweep,
+    results: Vec<(Point, PerfResult)>,
+    opts: &SweepOptions,
+    partial: PartialCsv,
+) -> anyhow::Result<SweepOutcome> {
+    let dir = &opts.out_dir;
+    let csv_path = dir.join(format!("{}.csv", sweep.name));
+    let csv = csv_out::to_csv(sweep, &results)?;
+    output::write_file(&csv_path, csv.as_bytes())?;
+    partial.remove()?;
+
+    let json_path = dir.join(format!("{}.json", sweep.name));
+    write_json(&json_path, &json_document(sweep, &results)?)?;
+
+    let any_ok = results.iter().any(|(_, r)| r.status == RunStatus::Ok);
+    let mut plots = Vec::new();
+    for metric in &sweep.metrics {
+        let data = plot::plot_data(sweep, &results, metric);
+        if data.series.iter().all(|s| s.points.is_empty()) {
+            if !any_ok {
+                // No point ended ok: nothing trustworthy to plot; the failure says why.
+                continue;
+            }
+            anyhow::bail!(
+                "metric `{metric}` is missing from every result (or not finite); nothing to plot"
+            );
+        }
+        let stem = format!("{}-{}", sweep.name, plot::file_safe(metric));
+        let png = dir.join(format!("{stem}.png"));
+        let svg = dir.join(format!("{stem}.svg"));
+        output::write_file(&png, &plot::render_png(&data)?)?;
+        output::write_file(&svg, plot::render_svg(&data)?.as_bytes())?;
+        plots.push(png);
+        plots.push(svg);
+    }
+    let failed = results
+        .iter()
+        .filter(|(_, r)| r.status != RunStatus::Ok)
+        .map(|(p, r)| FailedPoint {
+            point: sweep.describe(p),
+            status: r.status,
+            reason: r.reason.clone(),
+        })
+        .collect();
+    Ok(SweepOutcome {
+        points: results.len(),
+        csv: csv_path,
+        json: json_path,
+        plots,
+        results,
+        failed,
+    })
+}
+
+fn json_document(
+    sweep: &Sweep,
+    results: &[(Point, PerfResult)],
+) -> anyhow::Result<serde_json::Value> {
+    let mut points = Vec::with_capacity(results.len());
+    for (p, r) in results {
+        let mut at = serde_json::Map::new();
+        for (a, v) in sweep.axes.iter().zip(&p.values) {
+            at.insert(a.key.clone(), serde_json::to_value(v)?);
+        }
+        points.push(serde_json::json!({ "point": at, "result": r }));
+    }
+    Ok(serde_json::json!({
+        "name": sweep.name,
+        "axes": sweep.axes.iter().map(|a| a.key.clone()).collect::<Vec<_>>(),
+        "points": points,
+    }))
+}
+
+/// Whether a progress bar should be drawn: stdout is a terminal and `CI` is not set.
+pub fn progress_wanted() -> bool {
+    use std::io::IsTerminal as _;
+    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false");
+    std::io::stdout().is_terminal() && !ci
+}
