@@ -204,3 +204,18 @@ fn wider_wqe_slots_are_read_where_the_host_wrote_them() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(r.ops_completed, 20);
 }
+
+#[test]
+fn standard_output_that_cannot_be_written_exits_4() {
+    let Ok(full) = std::fs::File::options().write(true).open("/dev/full") else {
+        return; // not Linux
+    };
+    let out = Command::new(env!("CARGO_BIN_EXE_rnic"))
+        .args(["perf", "write-bw", "-n", "5"])
+        .stdout(full)
+        .output()
+        .expect("run rnic");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(err.contains("standard output"), "{err}");
+}

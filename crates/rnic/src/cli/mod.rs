@@ -10,7 +10,7 @@ use crate::report::RunStatus;
 use crate::report::{json, text, PerfResult};
 use crate::scenario::{load_scenario, CliOverrides};
 use crate::sweep::{self, SweepOptions};
-use crate::{exit_status, output, repro, RunFailed};
+use crate::{exit_status, output, repro, OutputError, RunFailed};
 use anyhow::Context as _;
 use args::{Cli, Command, ConfigCmd, PerfCmd, ReproCmd, RunCmd, SweepCmd};
 use clap::Parser as _;
@@ -42,7 +42,19 @@ where
             return u8::try_from(e.exit_code()).unwrap_or(2);
         }
     };
-    match dispatch(cli.command, runner, out, err) {
+    let mut stdout = WatchedWriter {
+        inner: out,
+        error: None,
+    };
+    let result = dispatch(cli.command, runner, &mut stdout, err);
+    // A failed write to standard output (other than the reader leaving) is an output error.
+    let result = match (result, stdout.error.take()) {
+        (Err(e), Some(io)) if !is_broken_pipe(&e) => Err(anyhow::Error::new(OutputError(format!(
+            "cannot write to standard output: {io}"
+        )))),
+        (r, _) => r,
+    };
+    match result {
         Ok(()) => 0,
         // `rnic ... | head`: the reader left; stop quietly, as other command-line tools do.
         Err(e) if is_broken_pipe(&e) => 0,
@@ -50,6 +62,29 @@ where
             let _ = write_error(&e, err);
             exit_status(&e)
         }
+    }
+}
+
+/// Standard output that remembers its first write error, so the exit status can tell an
+/// output that could not be written (exit 4) from the error it caused upstream.
+struct WatchedWriter<'a> {
+    inner: &'a mut dyn Write,
+    error: Option<std::io::Error>,
+}
+
+impl Write for WatchedWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.inner.write(buf).inspect_err(|e| {
+            self.error
+                .get_or_insert_with(|| std::io::Error::new(e.kind(), e.to_string()));
+        })
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush().inspect_err(|e| {
+            self.error
+                .get_or_insert_with(|| std::io::Error::new(e.kind(), e.to_string()));
+        })
     }
 }
 
@@ -230,16 +265,26 @@ fn cmd_sweep(
     };
     let opts = sweep_options(c.jobs, c.out.clone(), c.allow_large);
     let plan = sweep::Plan::new(&sw, &cli, runner, &opts)?;
-    if let Some(path) = &c.json {
+    // `--json -` puts the results on standard output instead of the table, as for perf.
+    let json_to_stdout = c.json.as_deref() == Some(Path::new("-"));
+    if let Some(path) = c.json.as_deref().filter(|_| !json_to_stdout) {
         output::check_file("sweep JSON output", path)?;
     }
     let start = std::time::Instant::now();
     let outcome = plan.run(runner, err)?;
-    if let Some(path) = &c.json {
-        let results: Vec<&PerfResult> = outcome.results.iter().map(|(_, r)| r).collect();
-        json::write_json(path, &results)?;
+    let results: Vec<&PerfResult> = outcome.results.iter().map(|(_, r)| r).collect();
+    match c.json.as_deref() {
+        Some(_) if json_to_stdout => {
+            let mut s = serde_json::to_string_pretty(&results)?;
+            s.push('\n');
+            out.write_all(s.as_bytes())?;
+        }
+        Some(path) => json::write_json(path, &results)?,
+        None => {}
     }
-    write_sweep_table(&sw, &outcome, out)?;
+    if !json_to_stdout {
+        write_sweep_table(&sw, &outcome, out)?;
+    }
     writeln!(
         err,
         "rnic: sweep {}: {} points in {:.2} s; wrote {}, {} and {} plot files",
