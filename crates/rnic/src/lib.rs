@@ -1,23 +1,26 @@
 //! rnic: a deterministic, cycle-approximate RDMA NIC simulator.
 //!
-//! This crate holds the `rnic` binary's library: configuration ([`config`]), perftest-style
-//! tests and the runner seam ([`perf`]), results and their text/JSON forms ([`report`]),
-//! scenario files ([`scenario`]), parameter sweeps with CSV and plots ([`sweep`]), the
-//! reproduction registry ([`repro`]), output files checked before the work ([`output`]) and
-//! the command line ([`cli`]).
+//! This crate holds the `rnic` binary's library: the runner seam and the perftest options
+//! ([`perf`]), results' text/JSON forms ([`report`]), scenario files ([`scenario`]),
+//! parameter sweeps with CSV and plots ([`sweep`]), the reproduction registry ([`repro`]),
+//! output files checked before the work ([`output`]) and the command line ([`cli`]).
 //!
-//! The timing model plugs in behind [`perf::PerfRunner`]; see [`perf::ModelRunner`].
+//! The timed model, its configuration and its results are the `rnic-model` crate
+//! (re-exported as [`model`] and [`config`]); it plugs in behind [`perf::PerfRunner`], see
+//! [`perf::ModelRunner`].
 
 pub mod cli;
-pub mod config;
 pub mod input;
-pub mod model;
 pub mod output;
 pub mod perf;
 pub mod report;
 pub mod repro;
 pub mod scenario;
 pub mod sweep;
+
+pub use rnic_model as model;
+pub use rnic_model::config;
+pub use rnic_model::{OutputError, UsageError};
 
 #[cfg(test)]
 pub(crate) mod testing;
@@ -36,11 +39,6 @@ pub mod exit {
     /// An output (JSON, CSV, pcap, plot, directory) could not be written.
     pub const OUTPUT: u8 = 4;
 }
-
-/// An output file or directory that cannot be written; exits with [`exit::OUTPUT`].
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{0}")]
-pub struct OutputError(pub String);
 
 /// A run (or sweep point) that did not end `ok`; exits with its status's code.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -65,12 +63,14 @@ fn status_headline(s: report::RunStatus) -> &'static str {
     }
 }
 
-/// A mistake in what the user asked for (a bad flag combination, a missing input file, an
-/// unknown reproduction id). Like [`config::ConfigError`], it makes the process exit with
-/// status 2; any other error exits with 1.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{0}")]
-pub struct UsageError(pub String);
+/// The exit status of a run that ended with `status`.
+pub fn status_exit_code(status: report::RunStatus) -> u8 {
+    match status {
+        report::RunStatus::Ok => exit::OK,
+        report::RunStatus::Incomplete => exit::INCOMPLETE,
+        report::RunStatus::ModelError | report::RunStatus::Corrupt => exit::FAILED,
+    }
+}
 
 /// Exit status of a failed command: [`exit::USAGE`] for usage and configuration errors,
 /// [`exit::OUTPUT`] for outputs that cannot be written, the run's own status for runs that
@@ -84,7 +84,7 @@ pub fn exit_status(err: &anyhow::Error) -> u8 {
             return exit::OUTPUT;
         }
         if let Some(f) = e.downcast_ref::<RunFailed>() {
-            return f.status.exit_code();
+            return status_exit_code(f.status);
         }
     }
     exit::FAILED

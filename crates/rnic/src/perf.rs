@@ -1,244 +1,14 @@
-//! perftest-style tests: what to run ([`PerfSpec`]), who runs it ([`PerfRunner`]), and the
-//! options shared by `rnic perf`, scenario files (`[perf]`) and sweeps (`perf.*` axes).
+//! perftest-style tests: who runs them ([`PerfRunner`]) and the options shared by `rnic
+//! perf`, scenario files (`[perf]`) and sweeps (`perf.*` axes). The tests themselves and the
+//! resolved spec are the model's ([`rnic_model::workload`]), re-exported here.
+
+pub use rnic_model::workload::*;
 
 use crate::config::schema::{check_tree, FieldDoc, HintStyle, Kind, PMTUS};
 use crate::config::{Config, ConfigError, Override};
 use crate::report::PerfResult;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
-
-/// The perftest programs rnic imitates.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize,
-    clap::ValueEnum,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum PerfTest {
-    /// ib_write_bw: RDMA WRITE bandwidth.
-    WriteBw,
-    /// ib_write_lat: RDMA WRITE ping-pong latency.
-    WriteLat,
-    /// ib_read_bw: RDMA READ bandwidth.
-    ReadBw,
-    /// ib_read_lat: RDMA READ latency.
-    ReadLat,
-    /// ib_send_bw: SEND bandwidth.
-    SendBw,
-    /// ib_send_lat: SEND ping-pong latency.
-    SendLat,
-    /// ib_atomic_bw: atomic (fetch-and-add or compare-and-swap) bandwidth.
-    AtomicBw,
-    /// ib_atomic_lat: atomic latency.
-    AtomicLat,
-}
-
-/// The verb a test exercises.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Verb {
-    Write,
-    Read,
-    Send,
-    Atomic,
-}
-
-impl PerfTest {
-    /// All tests, in CLI order.
-    pub const ALL: [PerfTest; 8] = [
-        PerfTest::WriteBw,
-        PerfTest::WriteLat,
-        PerfTest::ReadBw,
-        PerfTest::ReadLat,
-        PerfTest::SendBw,
-        PerfTest::SendLat,
-        PerfTest::AtomicBw,
-        PerfTest::AtomicLat,
-    ];
-
-    /// CLI name, e.g. `write-bw`.
-    pub fn name(self) -> &'static str {
-        match self {
-            PerfTest::WriteBw => "write-bw",
-            PerfTest::WriteLat => "write-lat",
-            PerfTest::ReadBw => "read-bw",
-            PerfTest::ReadLat => "read-lat",
-            PerfTest::SendBw => "send-bw",
-            PerfTest::SendLat => "send-lat",
-            PerfTest::AtomicBw => "atomic-bw",
-            PerfTest::AtomicLat => "atomic-lat",
-        }
-    }
-
-    /// Parses a CLI name.
-    pub fn from_name(s: &str) -> Option<PerfTest> {
-        PerfTest::ALL.into_iter().find(|t| t.name() == s)
-    }
-
-    /// The verb exercised.
-    pub fn verb(self) -> Verb {
-        match self {
-            PerfTest::WriteBw | PerfTest::WriteLat => Verb::Write,
-            PerfTest::ReadBw | PerfTest::ReadLat => Verb::Read,
-            PerfTest::SendBw | PerfTest::SendLat => Verb::Send,
-            PerfTest::AtomicBw | PerfTest::AtomicLat => Verb::Atomic,
-        }
-    }
-
-    /// A latency test (one operation in flight, per-operation latency reported).
-    pub fn is_latency(self) -> bool {
-        matches!(
-            self,
-            PerfTest::WriteLat | PerfTest::ReadLat | PerfTest::SendLat | PerfTest::AtomicLat
-        )
-    }
-
-    /// perftest's default message size: 65536 for bandwidth, 2 for latency, 8 for atomics.
-    pub fn default_size(self) -> u64 {
-        match (self.verb(), self.is_latency()) {
-            (Verb::Atomic, _) => ATOMIC_SIZE,
-            (_, true) => 2,
-            (_, false) => 65536,
-        }
-    }
-
-    /// perftest's default iteration count: 5000 for bandwidth, 1000 for latency.
-    pub fn default_iters(self) -> u64 {
-        if self.is_latency() {
-            1000
-        } else {
-            5000
-        }
-    }
-
-    /// perftest's default TX depth: 128 for bandwidth, 1 for latency.
-    pub fn default_tx_depth(self) -> u32 {
-        if self.is_latency() {
-            1
-        } else {
-            128
-        }
-    }
-}
-
-impl std::fmt::Display for PerfTest {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// The atomic operation of atomic tests (perftest `-A`).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, clap::ValueEnum,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum AtomicOp {
-    /// Fetch and add (perftest's default).
-    #[default]
-    #[value(name = "FETCH_AND_ADD", alias = "fetch_and_add")]
-    FetchAndAdd,
-    /// Compare and swap.
-    #[value(name = "CMP_AND_SWAP", alias = "cmp_and_swap")]
-    CmpAndSwap,
-}
-
-impl AtomicOp {
-    /// perftest's spelling.
-    pub fn perftest_name(self) -> &'static str {
-        match self {
-            AtomicOp::FetchAndAdd => "FETCH_AND_ADD",
-            AtomicOp::CmpAndSwap => "CMP_AND_SWAP",
-        }
-    }
-}
-
-/// Atomic operations move 8 bytes.
-pub const ATOMIC_SIZE: u64 = 8;
-/// Largest RDMA message (2 GiB, the IB limit).
-pub const MAX_MSG_BYTES: u64 = 1 << 31;
-/// Largest `-a` size, as perftest (2^23).
-pub const MAX_ALL_SIZE: u64 = 1 << 23;
-/// Most QPs a run may use.
-pub const MAX_QPS: u64 = 1 << 20;
-/// Largest TX depth.
-pub const MAX_TX_DEPTH: u64 = 1 << 16;
-/// Iteration limits (perftest: at least 5, at most 10^8).
-pub const MIN_ITERS: u64 = 5;
-pub const MAX_ITERS: u64 = 100_000_000;
-/// Longest `-D`, seconds of simulated time.
-pub const MAX_DURATION_S: f64 = 3600.0;
-/// Most client hosts.
-pub const MAX_CLIENTS: u64 = 4096;
-/// Most server processes of a `--procs` latency test.
-pub const MAX_PROCS: u64 = 1024;
-
-/// The sizes of `-a`: 2, 4, ..., 2^23, as perftest.
-pub fn all_sizes() -> Vec<u64> {
-    (1..=23).map(|e| 1u64 << e).collect()
-}
-
-/// Everything a runner needs besides the [`Config`]: the resolved test and its parameters.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PerfSpec {
-    /// Which test.
-    pub test: PerfTest,
-    /// Atomic operation (atomic tests only).
-    pub atomic: AtomicOp,
-    /// Message sizes in bytes, run in this order: one entry, or perftest's `-a` list.
-    pub sizes: Vec<u64>,
-    /// Iterations (`-n`) per size, per QP and per client, as perftest: each QP posts this many
-    /// operations, and perftest's bandwidth table reports `iters × qps` for one client.
-    pub iters: u64,
-    /// QPs per client (`-q`).
-    pub qps: u32,
-    /// Send queue depth per QP (`-t`): operations in flight per QP.
-    pub tx_depth: u32,
-    /// `Some(window)`: duration mode (`-D`), run for this much simulated time after
-    /// `sim.warmup_us` and count completions; `None`: iteration mode.
-    pub duration_us: Option<f64>,
-    /// Client hosts (= `config.net.clients`).
-    pub clients: u32,
-    /// Write every frame on the wire to this pcap file.
-    pub pcap: Option<PathBuf>,
-    /// `Some(n)` (`--procs`, latency tests only): seed 000's latency test. The server runs
-    /// `n` processes on cores 0..n; process p owns QPs p, p+n, p+2n, ... and posts one
-    /// operation at a time, moving to its next QP after each completion, so the processes
-    /// contend for the NIC concurrently. `None`: perftest's ping-pong.
-    pub procs: Option<u32>,
-}
-
-/// The rules of `--procs n` (seed 000's latency test): a latency test other than send-lat
-/// (the server initiates), a core per process, a QP per process. Checked when options are
-/// resolved and again by the model for specs built directly.
-pub fn check_procs(test: PerfTest, n: u32, cores: u32, qps: u32) -> Result<(), String> {
-    if !matches!(
-        test,
-        PerfTest::WriteLat | PerfTest::ReadLat | PerfTest::AtomicLat
-    ) {
-        return Err(format!(
-            "--procs (perf.procs) applies to write-lat, read-lat and atomic-lat, not {test}"
-        ));
-    }
-    if n > cores {
-        return Err(format!(
-            "--procs {n} needs a core per process, but host.cores = {cores}: raise host.cores \
-             (--set host.cores={n}) or lower --procs"
-        ));
-    }
-    if n > qps {
-        return Err(format!(
-            "--procs {n} needs at least one QP per process, but -q/--qp = {qps}"
-        ));
-    }
-    Ok(())
-}
 
 /// Runs one perftest-style test on the model. The real implementation is
 /// `crate::model::run_perf`, wired in [`ModelRunner`]; tests use a fake.
@@ -647,5 +417,30 @@ mod tests {
                 Err(ConfigError::Inconsistent(_))
             ));
         }
+    }
+
+    #[test]
+    fn procs_option_is_checked() {
+        let t: toml::Table = "test = \"write-lat\"\nqp = 100\nprocs = 10"
+            .parse()
+            .unwrap();
+        let o = PerfOptions::from_table(&t).expect("procs key");
+        assert_eq!(o.procs, Some(10));
+        let cfg = Config::resolve("csrna", &[]).unwrap();
+        assert_eq!(o.resolve(&cfg, None).unwrap().procs, Some(10));
+        let t: toml::Table = "test = \"write-lat\"\nprocs = 0".parse().unwrap();
+        let e = PerfOptions::from_table(&t).unwrap_err().to_string();
+        assert!(e.contains("perf.procs"), "{e}");
+        let many = PerfOptions {
+            procs: Some(11),
+            ..o.clone()
+        };
+        let e = many.resolve(&cfg, None).unwrap_err().to_string();
+        assert!(e.contains("host.cores"), "{e}");
+        let bw = PerfOptions {
+            test: Some(PerfTest::WriteBw),
+            ..o
+        };
+        assert!(bw.resolve(&cfg, None).is_err());
     }
 }

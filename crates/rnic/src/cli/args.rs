@@ -94,7 +94,7 @@ pub struct SimArgs {
 #[derive(Debug, Args)]
 pub struct PerfCmd {
     /// The test.
-    #[arg(value_enum, value_name = "TEST")]
+    #[arg(value_parser = TestParser, value_name = "TEST")]
     pub test: PerfTest,
     /// Size of message to exchange, bytes [default: 65536 for bw, 2 for lat, 8 for atomic].
     #[arg(short = 's', long = "size", value_name = "BYTES",
@@ -129,7 +129,7 @@ pub struct PerfCmd {
           allow_negative_numbers = true, value_parser = clap::value_parser!(u8).range(0..=31))]
     pub qp_timeout: Option<u8>,
     /// Atomic operation of atomic tests [default: FETCH_AND_ADD].
-    #[arg(short = 'A', long = "atomic_type", value_enum, value_name = "TYPE")]
+    #[arg(short = 'A', long = "atomic_type", value_parser = AtomicParser, value_name = "TYPE")]
     pub atomic_type: Option<AtomicOp>,
     /// Report BW in Gbit/sec (instead of MiB/sec).
     #[arg(long = "report_gbits", alias = "report-gbits")]
@@ -258,4 +258,70 @@ pub struct ReproCmd {
     /// Parse every sweep file and resolve every point without simulating.
     #[arg(long)]
     pub check: bool,
+}
+
+/// Parses a test name (`write-bw`, ...) and lists the tests in `--help`.
+#[derive(Debug, Clone, Copy)]
+pub struct TestParser;
+
+impl clap::builder::TypedValueParser for TestParser {
+    type Value = PerfTest;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<PerfTest, clap::Error> {
+        let names = PerfTest::ALL.map(|t| t.name());
+        let s = PossibleValuesParser::new(names).parse_ref(cmd, arg, value)?;
+        PerfTest::from_name(&s)
+            .ok_or_else(|| clap::Error::new(clap::error::ErrorKind::InvalidValue))
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(PerfTest::ALL.into_iter().map(|t| {
+            clap::builder::PossibleValue::new(t.name()).help(t.description())
+        })))
+    }
+}
+
+/// Parses perftest's atomic operation names (`FETCH_AND_ADD`, `CMP_AND_SWAP`, either case).
+#[derive(Debug, Clone, Copy)]
+pub struct AtomicParser;
+
+impl clap::builder::TypedValueParser for AtomicParser {
+    type Value = AtomicOp;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<AtomicOp, clap::Error> {
+        let names = [
+            "FETCH_AND_ADD",
+            "CMP_AND_SWAP",
+            "fetch_and_add",
+            "cmp_and_swap",
+        ];
+        let s = PossibleValuesParser::new(names).parse_ref(cmd, arg, value)?;
+        AtomicOp::from_name(&s)
+            .ok_or_else(|| clap::Error::new(clap::error::ErrorKind::InvalidValue))
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            [
+                ("FETCH_AND_ADD", "fetch_and_add"),
+                ("CMP_AND_SWAP", "cmp_and_swap"),
+            ]
+            .into_iter()
+            .map(|(name, alias)| clap::builder::PossibleValue::new(name).alias(alias)),
+        ))
+    }
 }

@@ -205,7 +205,7 @@ fn failing_point_is_a_model_error_row_and_the_others_still_run() {
     assert_eq!(out.points, 3);
     assert_eq!(out.worst(), crate::report::RunStatus::ModelError);
     let f = out.failure().unwrap();
-    assert_eq!(f.status.exit_code(), crate::exit::FAILED);
+    assert_eq!(crate::status_exit_code(f.status), crate::exit::FAILED);
     assert!(
         f.reason.starts_with("2 of 3 sweep points did not end ok: perf.size=128 (model_error): the run failed: fake failure at size 128; perf.size=256 (incomplete): fake stop"),
         "{}",
@@ -294,7 +294,7 @@ fn every_point_failing_writes_the_table_without_plots() {
     .unwrap();
     assert!(out.plots.is_empty() && dir.join("all.csv").exists());
     assert_eq!(
-        out.failure().unwrap().status.exit_code(),
+        crate::status_exit_code(out.failure().unwrap().status),
         crate::exit::FAILED
     );
     let _ = std::fs::remove_dir_all(&dir);

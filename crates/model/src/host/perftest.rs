@@ -1,0 +1,832 @@
+//! The application: perftest semantics on simulated CPU cores.
+//!
+//! * Bandwidth tests (`*-bw`): the server (node 0) is the requester on every QP, as in seed
+//!   000's setup. Each QP keeps `tx_depth` WQEs outstanding and re-posts one per completion
+//!   (iteration mode: until `iters` per QP; duration mode: until the window ends). Each
+//!   core fills its QPs round robin (one WQE per QP per round, one post at a time on the
+//!   core's timeline), so every QP is active within the first microseconds; completions
+//!   that arrive meanwhile are served in between (a QP never exceeds `tx_depth`). SEND
+//!   targets keep
+//!   `tx_depth` receive WQEs posted and re-post one per receive completion.
+//! * `write-lat`: ping-pong as ib_write_lat: the client writes into the server's buffer; the
+//!   server polls the last byte of that buffer and, when it changes, writes back; the client
+//!   polls likewise. Latency = half the time between the client's consecutive posts.
+//! * `send-lat`: the same ping-pong with SEND/RECV, detected by the receive completion.
+//! * `read-lat`, `atomic-lat`: the client posts, polls its completion, posts the next; the
+//!   latency is the full operation time.
+//!
+//! * `--procs N` (write-lat, read-lat, atomic-lat), seed 000's latency test: the server runs
+//!   N processes, process p on core p owning QPs p, p+N, p+2N, ...; each posts one signaled
+//!   operation on its current QP, polls its completion, records the full operation latency
+//!   (CQE consumed − post start), moves to its next QP and posts again. The processes run
+//!   concurrently, so their QPs contend for the QPC manager. Iteration mode: `iters`
+//!   operations over all processes; duration mode: the samples completing in the window.
+//!
+//! Otherwise, with several QPs, latency tests use them in turn (iteration k on QP k mod q), as seed
+//! 000's latency test does. CPU costs: `post_send_ns` per post (WQE write + doorbell store),
+//! `poll_cq_ns` per CQE consumed, `mem_latency_ns` for a polling core to see a DMA write.
+//! Work request ids carry the post time, so latency needs no per-WQE table.
+
+use rnic_sim::{Histogram, TimePs};
+use rnic_transport::{RemoteAddr, Sge, WrOpcode};
+
+use super::driver::{decode_cqe, encode_rq_wqe, wc_status_name, SqWqe, CQE_BYTES};
+use crate::event::Ev;
+use crate::workload::{AtomicOp, PerfTest, Verb};
+use crate::world::World;
+
+/// A CQ ring as the application sees it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CqRing {
+    /// Base address.
+    pub base: u64,
+    /// log2 depth.
+    pub log_depth: u32,
+    /// CQEs consumed.
+    pub ci: u64,
+}
+
+/// One application core.
+#[derive(Debug, Clone, Default)]
+pub struct Core {
+    /// Busy until, ps.
+    pub busy: TimePs,
+    /// Send CQ (index 0) and receive CQ (index 1).
+    pub cq: [CqRing; 2],
+}
+
+/// Host-side state of one QP.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HostQp {
+    /// Pair index.
+    pub pair: u32,
+    /// SQ base.
+    pub sq_base: u64,
+    /// RQ base.
+    pub rq_base: u64,
+    /// SQ depth − 1.
+    pub sq_mask: u32,
+    /// RQ depth − 1.
+    pub rq_mask: u32,
+    /// SQ producer index.
+    pub sq_pi: u32,
+    /// RQ producer index.
+    pub rq_pi: u32,
+    /// Core.
+    pub core: u16,
+}
+
+/// One node's application state.
+#[derive(Debug, Clone, Default)]
+pub struct NodeApp {
+    /// Cores.
+    pub cores: Vec<Core>,
+    /// QPs by QPN.
+    pub qps: Vec<HostQp>,
+    /// lkey of the node's MR.
+    pub lkey: u32,
+    /// rkey of the node's MR.
+    pub rkey: u32,
+    /// Source buffers base.
+    pub src: u64,
+    /// Destination buffers base.
+    pub dst: u64,
+}
+
+/// A connected QP pair: the server's QP and its peer on a client.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Pair {
+    /// Server QPN.
+    pub s_qpn: u32,
+    /// Client node.
+    pub c_node: u32,
+    /// Client QPN.
+    pub c_qpn: u32,
+    /// Operations posted by the initiator.
+    pub posted: u64,
+    /// Operations completed at the initiator.
+    pub completed: u64,
+}
+
+/// A core's initial fill of its QPs (bandwidth tests).
+#[derive(Debug, Clone, Default)]
+pub struct Fill {
+    /// The core's QPs.
+    pub qpns: Vec<u32>,
+    /// Next QP in the round.
+    pub next: usize,
+    /// Round (WQEs posted per QP so far by the fill).
+    pub round: u64,
+    /// Every QP of the core has its `tx_depth` initial WQEs posted.
+    pub done: bool,
+}
+
+/// A server process of a `--procs` latency test.
+#[derive(Debug, Clone, Default)]
+pub struct Proc {
+    /// The process's pairs, visited round robin.
+    pub pairs: Vec<u32>,
+    /// Index of the current pair.
+    pub next: usize,
+    /// Completed rounds over the process's pairs.
+    pub rounds: u64,
+}
+
+/// The perftest application.
+#[derive(Debug)]
+pub struct Perftest {
+    /// Test.
+    pub test: PerfTest,
+    /// Atomic op of atomic tests.
+    pub atomic: AtomicOp,
+    /// Message size, bytes.
+    pub size: u32,
+    /// Iterations (per QP for bandwidth tests, total for latency tests).
+    pub iters: u64,
+    /// Outstanding WQEs per QP (bandwidth).
+    pub tx_depth: u32,
+    /// Buffer stride per pair, bytes.
+    pub stride: u64,
+    /// Bytes of one SQ/RQ ring slot (`nic.wqe_bytes`; the WQE format fills the first 64).
+    pub wqe_bytes: u64,
+    /// Pairs.
+    pub pairs: Vec<Pair>,
+    /// Per node.
+    pub nodes: Vec<NodeApp>,
+    /// Duration mode: posting stops and counting ends at `window.1`.
+    pub duration_mode: bool,
+    /// Measurement window [start, end), ps.
+    pub window: (TimePs, TimePs),
+    /// CPU costs, ps.
+    pub post_ps: TimePs,
+    /// Poll cost per CQE, ps.
+    pub poll_ps: TimePs,
+    /// Time for a polling core to see a DMA write, ps.
+    pub mem_ps: TimePs,
+    /// The run is over.
+    pub finished: bool,
+    /// Operations completed inside the window.
+    pub ops_in_window: u64,
+    /// First post, ps.
+    pub first_post: TimePs,
+    /// Last completion, ps.
+    pub last_completion: TimePs,
+    /// Latency histogram (bandwidth tests), ps.
+    pub hist: Histogram,
+    /// Latency samples (latency tests), µs.
+    pub samples: Vec<f64>,
+    /// Completions with an error status and other application-level errors.
+    pub errors: u64,
+    /// The first error.
+    pub first_error: Option<String>,
+    /// Error completions by verbs status name (`RETRY_EXC_ERR`, ...).
+    pub error_statuses: std::collections::BTreeMap<String, u64>,
+    /// Payload bytes the completed operations moved (a ping-pong iteration moves its
+    /// message both ways; an atomic moves 8 bytes).
+    pub bytes_moved: u64,
+    /// Pairs that finished their iterations.
+    pub pairs_done: usize,
+    /// Latency tests: current iteration.
+    pub lat_k: u64,
+    /// Latency tests: post time of the current iteration.
+    pub lat_post: TimePs,
+    /// Receive WQEs posted.
+    pub receives_posted: u64,
+    /// Sum of bandwidth-test latencies, µs.
+    pub lat_sum_us: f64,
+    /// Sum of squared bandwidth-test latencies, µs².
+    pub lat_sumsq_us: f64,
+    /// Initial fill state per core of the server.
+    pub fill: Vec<Fill>,
+    /// write-lat: the server has answered the current iteration.
+    pub lat_ponged: bool,
+    /// write-lat polls that saw an older value (retransmitted or duplicated writes).
+    pub stale_polls: u64,
+    /// Distinct buffer slots per node (pair i uses slot i mod slots).
+    pub slots: u32,
+    /// `--procs` latency tests: the server's processes (empty otherwise).
+    pub procs: Vec<Proc>,
+    /// `--procs`: operations posted over all processes.
+    pub procs_posted: u64,
+    /// `--procs`: processes still posting or waiting for a completion.
+    pub procs_active: usize,
+    /// Busy time of the server's PCIe link (host → NIC, NIC → host), ps, when the window
+    /// opened and when it closed (duration mode), for the window's utilisation.
+    pub window_pcie_busy: [Option<(u64, u64)>; 2],
+    /// Latency tests in duration mode: the window opens only after every QP has been used
+    /// this many times (`sim.warmup_rounds`), so caches reach their steady state first.
+    pub warmup_rounds: u64,
+    /// `--procs` latency tests with warm-up rounds: processes that have not yet completed
+    /// `warmup_rounds` rounds.
+    pub warming_procs: usize,
+    /// Bandwidth tests: pairs that have not yet completed `warmup_rounds` operations (one
+    /// per round: every QP has been served, so the initial posting burst is over).
+    pub warming_pairs: usize,
+    /// Bandwidth tests: cores still posting their QPs' initial `tx_depth` WQEs; the warm-up
+    /// window of a bandwidth test opens only after they are done.
+    pub filling_cores: usize,
+    /// Length of the measurement window (duration mode), ps.
+    pub duration_ps: TimePs,
+    /// Earliest start of the window (`sim.warmup_us`), ps. While warm-up rounds are
+    /// pending the window is `(MAX, MAX)`: nothing counts and posting goes on.
+    pub window_min_start: TimePs,
+}
+
+impl Perftest {
+    fn err(&mut self, msg: String) {
+        self.errors += 1;
+        self.first_error.get_or_insert(msg);
+    }
+
+    /// Payload bytes one operation moves.
+    pub fn op_bytes(&self) -> u64 {
+        if self.test.verb() == Verb::Atomic {
+            8
+        } else {
+            u64::from(self.size)
+        }
+    }
+
+    /// Operations the run was asked to complete (iteration mode): `iters` per QP for
+    /// bandwidth tests, `iters` in all for latency tests.
+    pub fn ops_asked(&self) -> u64 {
+        if self.is_lat() {
+            self.iters
+        } else {
+            self.iters * self.pairs.len() as u64
+        }
+    }
+
+    /// Operations completed so far: bandwidth and `--procs` completions at the initiator,
+    /// finished iterations of a ping-pong latency test.
+    pub fn ops_done(&self) -> u64 {
+        if self.is_lat() && self.procs.is_empty() {
+            self.lat_k
+        } else {
+            self.pairs.iter().map(|p| p.completed).sum()
+        }
+    }
+
+    /// Whether the test is a latency test.
+    pub fn is_lat(&self) -> bool {
+        self.test.is_latency()
+    }
+
+    /// Source buffer of pair `i` on `node`.
+    pub fn src(&self, node: usize, i: u32) -> u64 {
+        self.nodes[node].src + u64::from(i % self.slots.max(1)) * self.stride
+    }
+
+    /// Destination buffer of pair `i` on `node`.
+    pub fn dst(&self, node: usize, i: u32) -> u64 {
+        self.nodes[node].dst + u64::from(i % self.slots.max(1)) * self.stride
+    }
+
+    fn in_window(&self, t: TimePs) -> bool {
+        t >= self.window.0 && t < self.window.1
+    }
+
+    /// The warm-up rounds are done at `t`: a window not yet open moves to start at `t`
+    /// (never earlier than `sim.warmup_us`).
+    fn warmup_rounds_done(&mut self, t: TimePs) {
+        if self.duration_mode && self.window.0 == TimePs::MAX {
+            let start = t.max(self.window_min_start);
+            self.window = (start, start + self.duration_ps);
+        }
+    }
+}
+
+impl World {
+    /// The warm-up rounds are done at `t`: the window opens (at `t` or at the warm-up time,
+    /// whichever is later) and the server's PCIe counters are read when it does.
+    fn open_window(&mut self, t: TimePs) {
+        let was_closed = self.app.window.0 == TimePs::MAX;
+        self.app.warmup_rounds_done(t);
+        if was_closed && self.app.window.0 != TimePs::MAX {
+            self.q.push(self.app.window.0, Ev::WindowOpen);
+        }
+    }
+
+    /// The server's PCIe busy time each way, ps.
+    pub(crate) fn server_pcie_busy(&self) -> (u64, u64) {
+        let p = &self.nodes[0].nic.pcie;
+        (p.down.busy_ps, p.up.busy_ps)
+    }
+
+    /// Builds the WQE of the next operation of pair `i` posted by `node` (the initiator).
+    fn app_wqe(&self, node: usize, i: u32, wr_id: u64, peer: usize, remote_count: u64) -> SqWqe {
+        let a = &self.app;
+        let size = a.size;
+        let lkey = a.nodes[node].lkey;
+        let rkey = a.nodes[peer].rkey;
+        let mut w = SqWqe {
+            signaled: true,
+            wr_id,
+            ..SqWqe::default()
+        };
+        match a.test.verb() {
+            Verb::Write => {
+                w.opcode = WrOpcode::Write;
+                w.sge = Sge {
+                    addr: a.src(node, i),
+                    len: size,
+                    lkey,
+                };
+                w.remote = RemoteAddr {
+                    va: a.dst(peer, i),
+                    rkey,
+                };
+            }
+            Verb::Send => {
+                w.opcode = WrOpcode::Send;
+                w.sge = Sge {
+                    addr: a.src(node, i),
+                    len: size,
+                    lkey,
+                };
+            }
+            Verb::Read => {
+                w.opcode = WrOpcode::Read;
+                w.sge = Sge {
+                    addr: a.dst(node, i),
+                    len: size,
+                    lkey,
+                };
+                w.remote = RemoteAddr {
+                    va: a.src(peer, i),
+                    rkey,
+                };
+            }
+            Verb::Atomic => {
+                w.sge = Sge {
+                    addr: a.dst(node, i),
+                    len: 8,
+                    lkey,
+                };
+                w.remote = RemoteAddr {
+                    va: a.dst(peer, i),
+                    rkey,
+                };
+                match a.atomic {
+                    AtomicOp::FetchAndAdd => {
+                        w.opcode = WrOpcode::FetchAdd;
+                        w.compare_add = 1;
+                    }
+                    AtomicOp::CmpAndSwap => {
+                        w.opcode = WrOpcode::CompareSwap;
+                        w.compare_add = remote_count;
+                        w.swap = remote_count + 1;
+                    }
+                }
+            }
+        }
+        w
+    }
+
+    /// A core of `node` posts one send WQE on `qpn` starting at `at`; returns when the
+    /// core is free again. The doorbell is stored at the end of the post.
+    pub(crate) fn app_post(&mut self, node: usize, qpn: u32, at: TimePs) -> TimePs {
+        let hq = self.app.nodes[node].qps[qpn as usize];
+        let i = hq.pair;
+        let core = usize::from(hq.core);
+        let start = at.max(self.app.nodes[node].cores[core].busy);
+        let pair = self.app.pairs[i as usize];
+        let peer = if node == 0 { pair.c_node as usize } else { 0 };
+        let w = self.app_wqe(node, i, start, peer, pair.posted);
+        let slot = hq.sq_pi & hq.sq_mask;
+        rnic_transport::Memory::write(
+            &mut self.nodes[node].mem,
+            hq.sq_base + u64::from(slot) * self.app.wqe_bytes,
+            &w.encode(),
+        );
+        let pi = hq.sq_pi.wrapping_add(1);
+        self.app.nodes[node].qps[qpn as usize].sq_pi = pi;
+        self.app.pairs[i as usize].posted += 1;
+        let end = start + self.app.post_ps;
+        self.app.nodes[node].cores[core].busy = end;
+        if self.app.first_post == 0 || start < self.app.first_post {
+            self.app.first_post = start;
+        }
+        self.q.push(
+            end,
+            Ev::HostMmio {
+                node: node as u32,
+                qpn,
+                pi,
+            },
+        );
+        end
+    }
+
+    /// Posts `k` receive WQEs on `qpn` of `node` (into the pair's destination buffer) with
+    /// one doorbell.
+    pub(crate) fn app_post_recv(&mut self, node: usize, qpn: u32, k: u32, at: TimePs) -> TimePs {
+        let hq = self.app.nodes[node].qps[qpn as usize];
+        let core = usize::from(hq.core);
+        let start = at.max(self.app.nodes[node].cores[core].busy);
+        let sge = Sge {
+            addr: self.app.dst(node, hq.pair),
+            len: self.app.size.max(1),
+            lkey: self.app.nodes[node].lkey,
+        };
+        let mut pi = hq.rq_pi;
+        for _ in 0..k {
+            let slot = pi & hq.rq_mask;
+            rnic_transport::Memory::write(
+                &mut self.nodes[node].mem,
+                hq.rq_base + u64::from(slot) * self.app.wqe_bytes,
+                &encode_rq_wqe(u64::from(pi), sge),
+            );
+            pi = pi.wrapping_add(1);
+        }
+        self.app.nodes[node].qps[qpn as usize].rq_pi = pi;
+        self.app.receives_posted += u64::from(k);
+        let end = start + self.app.post_ps;
+        self.app.nodes[node].cores[core].busy = end;
+        self.q.push(
+            end,
+            Ev::HostMmioRq {
+                node: node as u32,
+                qpn,
+                pi,
+            },
+        );
+        end
+    }
+
+    /// Starts the application at time 0.
+    pub(crate) fn app_start(&mut self) {
+        let test = self.app.test;
+        if test.verb() == Verb::Send {
+            // Receivers pre-post: the clients in bandwidth tests, both sides in send-lat.
+            let depth = if test.is_latency() {
+                2
+            } else {
+                self.app.tx_depth
+            };
+            for i in 0..self.app.pairs.len() {
+                let p = self.app.pairs[i];
+                self.app_post_recv(p.c_node as usize, p.c_qpn, depth, 0);
+                if test.is_latency() {
+                    self.app_post_recv(0, p.s_qpn, depth, 0);
+                }
+            }
+        }
+        if !self.app.procs.is_empty() {
+            // Every process posts on its first QP at once, each on its own core.
+            self.app.procs_active = self.app.procs.len();
+            for pr in 0..self.app.procs.len() {
+                self.procs_post(pr, 0);
+            }
+            return;
+        }
+        if test.is_latency() {
+            self.app.lat_k = 0;
+            self.lat_post_next(0);
+            return;
+        }
+        // Bandwidth: each core fills its QPs round robin, one WQE per QP per round, one post
+        // per `AppFill` event (so a million initial posts never sit in the queue at once).
+        let cores = self.app.nodes[0].cores.len().max(1);
+        let mut per_core: Vec<Vec<u32>> = vec![Vec::new(); cores];
+        for p in &self.app.pairs {
+            let c = usize::from(self.app.nodes[0].qps[p.s_qpn as usize].core);
+            per_core[c].push(p.s_qpn);
+        }
+        self.app.fill = per_core
+            .into_iter()
+            .map(|qpns| Fill {
+                done: qpns.is_empty(),
+                qpns,
+                next: 0,
+                round: 0,
+            })
+            .collect();
+        self.app.filling_cores = self.app.fill.iter().filter(|f| !f.done).count();
+        for c in 0..cores {
+            if !self.app.fill[c].qpns.is_empty() {
+                self.q.push(
+                    0,
+                    Ev::AppFill {
+                        node: 0,
+                        core: c as u32,
+                    },
+                );
+            }
+        }
+    }
+
+    /// One step of a core's initial fill at `now`.
+    pub(crate) fn app_on_fill(&mut self, node: usize, now: TimePs, core: u32) {
+        let c = core as usize;
+        let depth = u64::from(self.app.tx_depth);
+        loop {
+            let f = &mut self.app.fill[c];
+            if f.round >= depth || f.qpns.is_empty() || self.app.finished {
+                if f.round >= depth && !f.done {
+                    f.done = true;
+                    self.app.filling_cores -= 1;
+                    self.bw_warmup_check(now);
+                }
+                return;
+            }
+            let qpn = f.qpns[f.next];
+            f.next += 1;
+            if f.next == f.qpns.len() {
+                f.next = 0;
+                f.round += 1;
+            }
+            if self.app_may_post(node, qpn, now) {
+                let end = self.app_post(node, qpn, now);
+                self.q.push(
+                    end,
+                    Ev::AppFill {
+                        node: node as u32,
+                        core,
+                    },
+                );
+                return;
+            }
+        }
+    }
+
+    /// Whether the initiator may post another WQE on `qpn` (room under tx_depth, work
+    /// left).
+    fn app_may_post(&self, node: usize, qpn: u32, t: TimePs) -> bool {
+        let i = self.app.nodes[node].qps[qpn as usize].pair as usize;
+        let p = self.app.pairs[i];
+        let room = p.posted - p.completed < u64::from(self.app.tx_depth);
+        let work = if self.app.duration_mode {
+            t < self.app.window.1
+        } else {
+            p.posted < self.app.iters
+        };
+        room && work && !self.app.finished
+    }
+
+    /// Bandwidth tests with warm-up rounds: once the initial posting is over and every QP has
+    /// completed `warmup_rounds` operations, the window opens at `t` and its end is
+    /// scheduled.
+    fn bw_warmup_check(&mut self, t: TimePs) {
+        if self.app.warmup_rounds > 0
+            && self.app.warming_pairs == 0
+            && self.app.filling_cores == 0
+            && self.app.window.0 == TimePs::MAX
+        {
+            self.open_window(t);
+            self.q.push(self.app.window.1, Ev::End);
+        }
+    }
+
+    /// `--procs`: process `pr` posts on its current QP at `at`, if work is left; otherwise
+    /// it retires (and the run ends with the last process).
+    fn procs_post(&mut self, pr: usize, at: TimePs) {
+        let work = if self.app.duration_mode {
+            at < self.app.window.1
+        } else {
+            self.app.procs_posted < self.app.iters
+        };
+        if !work || self.app.finished {
+            self.app.procs_active = self.app.procs_active.saturating_sub(1);
+            if self.app.procs_active == 0 {
+                self.app.finished = true;
+            }
+            return;
+        }
+        let p = &self.app.procs[pr];
+        let i = p.pairs[p.next];
+        let s_qpn = self.app.pairs[i as usize].s_qpn;
+        self.app.procs_posted += 1;
+        self.app_post(0, s_qpn, at);
+    }
+
+    /// `--procs`: the server consumed the completion of `i` at `t` (posted at `posted`).
+    fn procs_cqe(&mut self, t: TimePs, i: u32, posted: TimePs) {
+        self.app.pairs[i as usize].completed += 1;
+        self.app.bytes_moved += self.app.op_bytes();
+        if self.app.in_window(t) {
+            self.app.samples.push(t.saturating_sub(posted) as f64 / 1e6);
+            self.app.ops_in_window += 1;
+        }
+        self.app.last_completion = t;
+        let n = self.app.procs.len();
+        let pr = i as usize % n;
+        let p = &mut self.app.procs[pr];
+        p.next = (p.next + 1) % p.pairs.len();
+        if p.next == 0 {
+            p.rounds += 1;
+            if self.app.warming_procs > 0 && p.rounds == self.app.warmup_rounds {
+                self.app.warming_procs -= 1;
+                if self.app.warming_procs == 0 {
+                    self.open_window(t);
+                }
+            }
+        }
+        self.procs_post(pr, t);
+    }
+
+    /// Latency tests: the client of the current iteration's pair posts at `at`.
+    fn lat_post_next(&mut self, at: TimePs) {
+        let q = self.app.pairs.len() as u64;
+        let i = (self.app.lat_k % q) as u32;
+        let p = self.app.pairs[i as usize];
+        let c = p.c_node as usize;
+        let core = usize::from(self.app.nodes[c].qps[p.c_qpn as usize].core);
+        let start = at.max(self.app.nodes[c].cores[core].busy);
+        self.app.lat_post = start;
+        self.app.lat_ponged = false;
+        if self.app.test.verb() == Verb::Write {
+            // The poll byte: the last byte of the buffer carries the iteration count.
+            let v = (self.app.lat_k / q + 1) as u8;
+            let addr = self.app.src(c, i) + u64::from(self.app.size.max(1)) - 1;
+            rnic_transport::Memory::write(&mut self.nodes[c].mem, addr, &[v]);
+        }
+        self.app_post(c, p.c_qpn, start);
+    }
+
+    /// Latency tests: the client of the current iteration saw the answer at `t`.
+    fn lat_iteration_done(&mut self, t: TimePs) {
+        let full = t.saturating_sub(self.app.lat_post);
+        let (sample, ways) = match self.app.test {
+            PerfTest::WriteLat | PerfTest::SendLat => (full as f64 / 2.0, 2),
+            _ => (full as f64, 1),
+        };
+        self.app.bytes_moved += ways * self.app.op_bytes();
+        // Duration mode counts the iterations that end inside the window.
+        if self.app.in_window(t) {
+            self.app.samples.push(sample / 1e6);
+            self.app.ops_in_window += 1;
+        }
+        self.app.last_completion = t;
+        self.app.lat_k += 1;
+        if self.app.warmup_rounds > 0
+            && self.app.lat_k == self.app.warmup_rounds * self.app.pairs.len() as u64
+        {
+            self.open_window(t);
+        }
+        let done = if self.app.duration_mode {
+            t >= self.app.window.1
+        } else {
+            self.app.lat_k >= self.app.iters
+        };
+        if done {
+            self.app.finished = true;
+            return;
+        }
+        self.lat_post_next(t);
+    }
+
+    /// The server answers a ping of pair `i` at `at` (write-lat and send-lat).
+    fn lat_pong(&mut self, i: u32, at: TimePs) {
+        let p = self.app.pairs[i as usize];
+        if self.app.test.verb() == Verb::Write {
+            let q = self.app.pairs.len() as u64;
+            let v = (self.app.lat_k / q + 1) as u8;
+            let addr = self.app.src(0, i) + u64::from(self.app.size.max(1)) - 1;
+            rnic_transport::Memory::write(&mut self.nodes[0].mem, addr, &[v]);
+        }
+        self.app_post(0, p.s_qpn, at);
+    }
+
+    /// An RDMA WRITE payload landed in `node`'s memory for `qpn` (write-lat polling).
+    pub(crate) fn app_on_landed(&mut self, node: usize, now: TimePs, qpn: u32) {
+        if self.app.test != PerfTest::WriteLat || self.app.finished || !self.app.procs.is_empty() {
+            return;
+        }
+        let Some(hq) = self.app.nodes[node].qps.get(qpn as usize).copied() else {
+            return;
+        };
+        let i = hq.pair;
+        let q = self.app.pairs.len() as u64;
+        let current = u64::from(i) == self.app.lat_k % q;
+        // The server answers each ping once; the client waits for the answer.
+        if !current || (node == 0) == self.app.lat_ponged {
+            self.app.stale_polls += 1;
+            return;
+        }
+        let expect = (self.app.lat_k / q + 1) as u8;
+        let addr = self.app.dst(node, i) + u64::from(self.app.size.max(1)) - 1;
+        let mut b = [0u8; 1];
+        rnic_transport::Memory::read(&self.nodes[node].mem, addr, &mut b);
+        if b[0] != expect {
+            // A retransmitted or duplicated older write: the poll loop keeps waiting.
+            self.app.stale_polls += 1;
+            return;
+        }
+        let core = usize::from(hq.core);
+        let seen = (now + self.app.mem_ps).max(self.app.nodes[node].cores[core].busy);
+        if node == 0 {
+            self.app.lat_ponged = true;
+            self.lat_pong(i, seen);
+        } else {
+            self.lat_iteration_done(seen);
+        }
+    }
+
+    /// A CQE landed in CQ `cq` of `node`: the core polls and consumes it.
+    pub(crate) fn app_on_cqe(&mut self, node: usize, now: TimePs, cq: u32) {
+        let core = (cq / 2) as usize;
+        let kind = (cq % 2) as usize;
+        let ring = self.app.nodes[node].cores[core].cq[kind];
+        let slot = ring.ci & ((1 << ring.log_depth) - 1);
+        let pass = ring.ci >> ring.log_depth;
+        let mut buf = [0u8; 64];
+        rnic_transport::Memory::read(
+            &self.nodes[node].mem,
+            ring.base + slot * CQE_BYTES,
+            &mut buf,
+        );
+        let Some(cqe) = decode_cqe(&buf, pass) else {
+            self.app.err(format!(
+                "node {node} CQ {cq}: no valid CQE at index {}",
+                ring.ci
+            ));
+            return;
+        };
+        self.app.nodes[node].cores[core].cq[kind].ci += 1;
+        let c = &mut self.app.nodes[node].cores[core];
+        let t = now.max(c.busy) + self.app.poll_ps;
+        c.busy = t;
+        if cqe.status != 0 {
+            let name = wc_status_name(cqe.status);
+            self.app.err(format!(
+                "node {node} QP {} completed a work request with {name}",
+                cqe.qpn
+            ));
+            *self.app.error_statuses.entry(name).or_default() += 1;
+            return;
+        }
+        if self.app.finished {
+            return;
+        }
+        let Some(hq) = self.app.nodes[node].qps.get(cqe.qpn as usize).copied() else {
+            return;
+        };
+        let i = hq.pair;
+        if !self.app.procs.is_empty() {
+            if node == 0 && !cqe.is_recv {
+                self.procs_cqe(t, i, cqe.wr_id);
+            }
+            return;
+        }
+        if self.app.is_lat() {
+            self.app_lat_cqe(node, t, cqe.is_recv, cqe.qpn, i);
+            return;
+        }
+        if cqe.is_recv {
+            // SEND bandwidth target: keep the receive queue full.
+            self.app_post_recv(node, cqe.qpn, 1, t);
+            return;
+        }
+        // Bandwidth initiator completion.
+        let lat = t.saturating_sub(cqe.wr_id);
+        self.app.hist.record(lat);
+        let us = lat as f64 / 1e6;
+        self.app.lat_sum_us += us;
+        self.app.lat_sumsq_us += us * us;
+        self.app.pairs[i as usize].completed += 1;
+        self.app.bytes_moved += self.app.op_bytes();
+        self.app.last_completion = t;
+        if self.app.in_window(t) {
+            self.app.ops_in_window += 1;
+        }
+        let p = self.app.pairs[i as usize];
+        if self.app.warming_pairs > 0 && p.completed == self.app.warmup_rounds {
+            self.app.warming_pairs -= 1;
+            self.bw_warmup_check(t);
+        }
+        if self.app_may_post(node, cqe.qpn, t) {
+            self.app_post(node, cqe.qpn, t);
+        } else if !self.app.duration_mode && p.completed == self.app.iters {
+            self.app.pairs_done += 1;
+            if self.app.pairs_done == self.app.pairs.len() {
+                self.app.finished = true;
+            }
+        }
+    }
+
+    fn app_lat_cqe(&mut self, node: usize, t: TimePs, is_recv: bool, qpn: u32, i: u32) {
+        match self.app.test.verb() {
+            Verb::Send if is_recv => {
+                self.app_post_recv(node, qpn, 1, t);
+                let t = self.app.nodes[node].cores
+                    [usize::from(self.app.nodes[node].qps[qpn as usize].core)]
+                .busy;
+                if node == 0 {
+                    self.lat_pong(i, t);
+                } else {
+                    self.lat_iteration_done(t);
+                }
+            }
+            Verb::Read | Verb::Atomic if node != 0 && !is_recv => {
+                self.app.pairs[i as usize].completed += 1;
+                self.lat_iteration_done(t);
+            }
+            _ => {
+                if !is_recv {
+                    self.app.pairs[i as usize].completed += 1;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,226 @@
+//! What a run may ask for, checked before it starts: the message size, a `-D` window long
+//! enough to measure, and a memory footprint within `sim.max_memory_gb`. Each refusal is a
+//! [`UsageError`] (exit status 2) that names the flag or field and the fix.
+//!
+//! Also the wire's bound on a result ([`op_wire_ps`]): the least time one operation's
+//! frames occupy the server's port, which every measured rate must respect.
+
+use rnic_sim::{bytes_time_ps_mbps, TimePs};
+
+use super::params::ModelParams;
+use crate::config::Config;
+use crate::workload::{PerfSpec, Verb, MAX_MSG_BYTES};
+use crate::UsageError;
+
+/// A `-D` window must hold at least this many messages' wire time, so that counting whole
+/// completions measures the rate within 1 %.
+pub const MIN_WINDOW_MESSAGES: u64 = 100;
+
+/// Footprint of one connected QP pair besides its rings and buffers: transport state on
+/// both nodes, the NIC's per-QP records, the application's. Measured: 3.07 KB per pair at
+/// 100,000 and 200,000 QPs (`rnic perf write-bw -s 64 -q 100000 --clients 10 -t 1 -n 5`:
+/// 335 MB peak RSS); rounded up.
+pub const BYTES_PER_QP_PAIR: u64 = 4096;
+
+/// Fixed footprint of a run (binary, event queue, frame pool, caches), bytes.
+pub const BASE_BYTES: u64 = 64 << 20;
+
+/// Ethernet + IPv4 + UDP + BTH + ICRC: the headers of every RoCEv2 packet.
+const PACKET_HEADER_BYTES: u64 = 14 + 20 + 8 + 12 + 4;
+const RETH_BYTES: u64 = 16;
+const AETH_BYTES: u64 = 4;
+const ATOMIC_ETH_BYTES: u64 = 28;
+const ATOMIC_ACK_ETH_BYTES: u64 = 8;
+
+/// Bytes on the wire (frame, padding to the minimum, FCS, preamble and gap) of the packets
+/// of a `size`-byte message cut at `pmtu`, with `first_ext` extra header bytes on the first
+/// packet (or only), `last_ext` on the last and `middle_ext` on the others.
+fn message_wire_bytes(
+    p: &ModelParams,
+    size: u64,
+    pmtu: u64,
+    first_ext: u64,
+    middle_ext: u64,
+    last_ext: u64,
+) -> u64 {
+    let packets = size.div_ceil(pmtu).max(1);
+    let mut total = 0;
+    for k in 0..packets {
+        let payload = if k + 1 == packets {
+            size - k * pmtu
+        } else {
+            pmtu
+        };
+        let ext = if k == 0 {
+            first_ext.max(if packets == 1 { last_ext } else { 0 })
+        } else if k + 1 == packets {
+            last_ext
+        } else {
+            middle_ext
+        };
+        let frame = PACKET_HEADER_BYTES + ext + payload.div_ceil(4) * 4;
+        total += p.wire_bytes(frame as usize);
+    }
+    total
+}
+
+/// The least time one operation of `verb` with `size`-byte messages occupies the busier
+/// direction of the server's port (every operation's data crosses it), ps. A measured rate
+/// above `1 / op_wire_ps` would have carried more than the wire can.
+pub fn op_wire_ps(p: &ModelParams, verb: Verb, size: u64, pmtu: u32) -> TimePs {
+    let pmtu = u64::from(pmtu.max(1));
+    let bytes = match verb {
+        Verb::Write => message_wire_bytes(p, size, pmtu, RETH_BYTES, 0, 0),
+        Verb::Send => message_wire_bytes(p, size, pmtu, 0, 0, 0),
+        // The responses carry the data; AETH on the first and last (or only) response.
+        Verb::Read => message_wire_bytes(p, size, pmtu, AETH_BYTES, 0, AETH_BYTES),
+        Verb::Atomic => {
+            let request = message_wire_bytes(p, 0, pmtu, ATOMIC_ETH_BYTES, 0, 0);
+            let response = message_wire_bytes(p, 0, pmtu, AETH_BYTES + ATOMIC_ACK_ETH_BYTES, 0, 0);
+            request.max(response)
+        }
+    };
+    bytes_time_ps_mbps(bytes, p.eth.mbps)
+}
+
+/// The memory budget in bytes: `sim.max_memory_gb`, or half of this machine's memory when
+/// it is 0 (8 GB when the machine's memory cannot be read).
+pub fn memory_budget_bytes(cfg: &Config) -> u64 {
+    if cfg.sim.max_memory_gb > 0.0 {
+        return (cfg.sim.max_memory_gb * 1e9) as u64;
+    }
+    machine_memory_bytes().map_or(8_000_000_000, |m| m / 2)
+}
+
+fn machine_memory_bytes() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// The estimated peak footprint of a run with `size`-byte messages, bytes: the source
+/// buffers every node fills and the destination buffers the data lands in (real bytes in
+/// sparse 4 KiB pages, 3 % page overhead), the SQ/RQ/CQ rings, per-QP state and a fixed
+/// base. Measured against it: a 1 GiB WRITE on one QP peaks at 3.41 GB
+/// (`rnic perf write-bw -s 1073741824 -t 1 -n 5`), estimated 3.4 GB.
+pub fn memory_estimate_bytes(cfg: &Config, spec: &PerfSpec, size: u64) -> u64 {
+    let q = u64::from(spec.qps.max(1));
+    let clients = u64::from(spec.clients.max(1));
+    let stride = super::run::buffer_stride(size);
+    let server_slots = u64::from(super::run::buffer_slots(size, spec.qps));
+    // Pair i uses slot i mod slots on the server and on its client.
+    let client_slots = clients * server_slots.min(q.div_ceil(clients));
+    let lands_on_server = spec.test.is_latency() || spec.test.verb() == Verb::Read;
+    let lands_on_clients = spec.test.is_latency() || spec.test.verb() != Verb::Read;
+    let dst_slots = if lands_on_server { server_slots } else { 0 }
+        + if lands_on_clients { client_slots } else { 0 };
+    let buffers = stride * (server_slots + client_slots + dst_slots) / 100 * 103;
+    let depth = u64::from(spec.tx_depth.max(2).next_power_of_two());
+    let wqe = u64::from(cfg.nic.wqe_bytes.max(64));
+    let rings = 2 * 2 * q * depth * wqe; // SQ and RQ, both ends
+    BASE_BYTES
+        .saturating_add(buffers)
+        .saturating_add(rings)
+        .saturating_add(q.saturating_mul(BYTES_PER_QP_PAIR))
+}
+
+fn gb(bytes: u64) -> String {
+    format!("{:.1} GB", bytes as f64 / 1e9)
+}
+
+/// Refuses a run the model cannot measure or hold: a message above the IB limit, a `-D`
+/// window shorter than [`MIN_WINDOW_MESSAGES`] messages on the wire, a footprint above
+/// the memory budget.
+pub fn check_run(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
+    let p = ModelParams::from_config(cfg);
+    for &size in &spec.sizes {
+        if size > MAX_MSG_BYTES {
+            return Err(UsageError(format!(
+                "-s/--size {size}: the largest RDMA message is {MAX_MSG_BYTES} bytes (2 GiB, the InfiniBand limit)"
+            )));
+        }
+        if let Some(window_us) = spec.duration_us {
+            let m = op_wire_ps(&p, spec.test.verb(), size, cfg.qp.pmtu);
+            let need_ps = m.saturating_mul(MIN_WINDOW_MESSAGES);
+            if rnic_sim::us(window_us) < need_ps {
+                return Err(UsageError(format!(
+                    "-D/--duration {:.6} s is too short to measure {size}-byte messages: one \
+                     takes {:.3} µs on the {} Gb/s port, and a window must hold at least \
+                     {MIN_WINDOW_MESSAGES} of them for whole completions to give the rate \
+                     within 1 %; use -D {:.6} or more, or -n",
+                    window_us / 1e6,
+                    m as f64 / 1e6,
+                    cfg.eth.gbps,
+                    need_ps as f64 / 1e12
+                )));
+            }
+        }
+        let need = memory_estimate_bytes(cfg, spec, size);
+        let budget = memory_budget_bytes(cfg);
+        if need > budget {
+            return Err(UsageError(format!(
+                "this run needs about {} of memory ({size}-byte buffers for {} QPs, rings of \
+                 depth {}), above the budget of {} (sim.max_memory_gb{}); use fewer QPs \
+                 (-q), a smaller -s or -t, or raise it with --set sim.max_memory_gb=N",
+                gb(need),
+                spec.qps,
+                spec.tx_depth,
+                gb(budget),
+                if cfg.sim.max_memory_gb > 0.0 {
+                    String::new()
+                } else {
+                    " = 0: half of this machine's memory".to_string()
+                }
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_64k_write_takes_its_header_limited_wire_time() {
+        let p = ModelParams::baseline();
+        // 16 packets of 4096 B: 58 B of headers each, RETH on the first, 24 B FCS +
+        // preamble + gap each: 65536 + 16 × 82 + 16 = 66864 B = 5349.12 ns at 100 Gb/s.
+        assert_eq!(op_wire_ps(&p, Verb::Write, 65536, 4096), 5_349_120);
+        // A 2-byte SEND: 58 B of headers + 2 B padded to 4: 62 B + 24 B = 86 B.
+        assert_eq!(op_wire_ps(&p, Verb::Send, 2, 4096), 6_880);
+        // An 8 B atomic: the 86 B request frame (AtomicETH) is the longer direction.
+        assert_eq!(op_wire_ps(&p, Verb::Atomic, 8, 4096), 8_800);
+    }
+
+    #[test]
+    fn a_short_window_and_a_huge_footprint_are_refused() {
+        let cfg = Config::default();
+        let mut spec = PerfSpec {
+            test: crate::workload::PerfTest::WriteBw,
+            atomic: Default::default(),
+            sizes: vec![2 << 20],
+            iters: 5,
+            qps: 1,
+            tx_depth: 128,
+            duration_us: Some(200.0),
+            clients: 1,
+            pcap: None,
+            procs: None,
+        };
+        let e = check_run(&cfg, &spec).unwrap_err().0;
+        assert!(
+            e.contains("-D/--duration") && e.contains("use -D 0.017"),
+            "{e}"
+        );
+        spec.duration_us = None;
+        check_run(&cfg, &spec).unwrap();
+        let mut small = cfg.clone();
+        small.sim.max_memory_gb = 0.001;
+        let e = check_run(&small, &spec).unwrap_err().0;
+        assert!(e.contains("sim.max_memory_gb"), "{e}");
+        spec.sizes = vec![MAX_MSG_BYTES + 1];
+        assert!(check_run(&cfg, &spec).is_err());
+    }
+}

@@ -1,0 +1,56 @@
+//! On-chip memory accounting: every on-chip structure reports its bytes, so the seeds'
+//! memory tables come out of the model.
+//!
+//! | structure | bytes |
+//! |---|---|
+//! | `qpc_cache` | QPC cache entries × `qpc_entry_bytes` |
+//! | `qpc_request_fifo`, `qpc_waiting_fifos` | FIFO depth × 8 B record (×3 channels for waiting) |
+//! | `mpt_cache`, `mtt_cache` | entries × 64 B / 8 B |
+//! | `sched_ring` | active-QP ring: a 3 B QPN and a 1 B chunk estimate per QP that can be active (sized for the QPs in use) |
+//! | `wqe_buffer` | visits in flight × `wqes_per_fetch` × `wqe_bytes` |
+//! | `tx_backlog` | `tx_backlog_cap` × 16 B message descriptors |
+//! | `tx_payload_buffer` | `tx_buffer_bytes` |
+//! | `cq_contexts` | 32 B per CQ |
+//! | `qpc_requester_index_fifos`, `qpc_pending_fifo`, `qpc_pending_record_table` | non-blocking manager: 3 × QR + PF + PRT, bit-exact from the structures (seed 000 Formula 2, [`super::csrna::onchip`]) |
+//! | `qpc_waiting_srams` | non-blocking requesters: 3 × `ooo_cap` × 8 B (replaces the waiting FIFOs) |
+//! | `sq_address_table` | latency hiding: `sq_table_entry_bytes` (10 B) per QP in use |
+
+use std::collections::BTreeMap;
+
+use super::Nic;
+use crate::params::ModelParams;
+
+impl Nic {
+    /// Bytes of each on-chip structure.
+    pub fn onchip(&self, p: &ModelParams) -> BTreeMap<String, u64> {
+        let mut m = BTreeMap::new();
+        m.insert("qpc_cache".to_string(), self.qpc.cache().onchip_bytes());
+        for (k, v) in self.qpc.onchip() {
+            m.insert(k.to_string(), v);
+        }
+        for (k, v) in self.trans.onchip() {
+            m.insert(k.to_string(), v);
+        }
+        let qps = self.qps.iter().filter(|q| q.valid).count() as u64;
+        m.insert("sched_ring".to_string(), 4 * qps);
+        if p.nic.latency_hiding {
+            m.insert(
+                "sq_address_table".to_string(),
+                p.nic.sq_table_entry_bytes * qps,
+            );
+        }
+        m.insert(
+            "wqe_buffer".to_string(),
+            u64::from(p.nic.max_visits_in_flight)
+                * u64::from(p.nic.wqes_per_fetch)
+                * p.nic.wqe_bytes,
+        );
+        m.insert(
+            "tx_backlog".to_string(),
+            u64::from(p.nic.tx_backlog_cap) * 16,
+        );
+        m.insert("tx_payload_buffer".to_string(), p.nic.tx_buffer_bytes);
+        m.insert("cq_contexts".to_string(), 32 * self.cq.ctxs.len() as u64);
+        m
+    }
+}

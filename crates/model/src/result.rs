@@ -1,0 +1,391 @@
+//! Results of a run: [`PerfResult`] and its parts. JSON field order is the struct order and
+//! maps are `BTreeMap`s, so the same run gives byte-identical JSON (except `wall_seconds`).
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Bytes in perftest's MB (MiB).
+pub const MB: f64 = 1_048_576.0;
+
+/// Latency statistics in microseconds. Latency tests report what perftest reports (half the
+/// round trip for WRITE and SEND ping-pong, the full round trip for READ and atomics);
+/// bandwidth tests report per-operation latency from post to completion.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LatencyStats {
+    pub min: f64,
+    pub avg: f64,
+    /// Median (perftest's t_typical).
+    pub p50: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+    /// Standard deviation (perftest's t_stdev).
+    pub stdev: f64,
+}
+
+impl LatencyStats {
+    /// Statistics of samples in µs, with perftest's percentile rule (index ⌈n·q⌉ of the sorted
+    /// samples, clamped). Empty input gives all zeros.
+    pub fn from_samples_us(samples: &[f64]) -> LatencyStats {
+        if samples.is_empty() {
+            return LatencyStats::default();
+        }
+        let mut s: Vec<f64> = samples.to_vec();
+        s.sort_by(f64::total_cmp);
+        let n = s.len();
+        let pick = |q: f64| s[((n as f64 * q).ceil() as usize).min(n - 1)];
+        let avg = s.iter().sum::<f64>() / n as f64;
+        let var = s.iter().map(|x| (x - avg) * (x - avg)).sum::<f64>() / n as f64;
+        let p50 = if n & 1 == 0 {
+            (s[n / 2 - 1] + s[n / 2]) / 2.0
+        } else {
+            s[n / 2]
+        };
+        LatencyStats {
+            min: s[0],
+            avg,
+            p50,
+            p99: pick(0.99),
+            p999: pick(0.999),
+            max: s[n - 1],
+            stdev: var.sqrt(),
+        }
+    }
+}
+
+/// How a run ended. A command-line tool maps it to its exit status.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Everything asked completed and every byte verified.
+    #[default]
+    Ok,
+    /// The run ended without completing what was asked: a limit (`sim.max_events`), error
+    /// completions (retries exhausted, a protection error), a stall, a window in which
+    /// nothing completed. `reason` says which; the figures cover what did complete.
+    Incomplete,
+    /// The model contradicted physics (a rate above the wire, an event in the past, a lost
+    /// CQE): a bug in the simulator, so the figures are not trustworthy.
+    ModelError,
+    /// Data did not verify: a placed payload or a final buffer differs from its source.
+    Corrupt,
+}
+
+impl RunStatus {
+    /// The name used in JSON and CSV.
+    pub fn name(self) -> &'static str {
+        match self {
+            RunStatus::Ok => "ok",
+            RunStatus::Incomplete => "incomplete",
+            RunStatus::ModelError => "model_error",
+            RunStatus::Corrupt => "corrupt",
+        }
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Hits and misses of one on-chip cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheStats {
+    pub hits: u64,
+    pub misses: u64,
+}
+
+/// The figures of one message size (one row of perftest's table).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SizeResult {
+    pub size_bytes: u64,
+    /// perftest's `#iterations` column.
+    pub iterations: u64,
+    pub simulated_time_us: f64,
+    pub ops_completed: u64,
+    pub msg_rate_mops: f64,
+    pub goodput_gbps: f64,
+    pub bw_avg_mb_s: f64,
+    pub bw_peak_mb_s: f64,
+    pub latency: LatencyStats,
+}
+
+/// The result of one run, as written by `--json`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PerfResult {
+    /// Test name, e.g. `write-bw`.
+    pub test: String,
+    /// Message size. For `-a` runs, the largest size (perftest's last row).
+    pub size_bytes: u64,
+    /// perftest's `#iterations` column: operations measured (bandwidth: iters × QPs).
+    pub iterations: u64,
+    /// QPs per client.
+    pub qps: u32,
+    /// Client hosts.
+    pub clients: u32,
+    /// Simulated time of the measurement, µs.
+    pub simulated_time_us: f64,
+    /// Operations completed in the measurement (all clients, all QPs).
+    pub ops_completed: u64,
+    /// Millions of operations per second (perftest's MsgRate[Mpps]).
+    pub msg_rate_mops: f64,
+    /// Payload bits per second / 10^9.
+    pub goodput_gbps: f64,
+    /// Payload MB/s with MB = 2^20 bytes (perftest's BW average[MB/sec]).
+    pub bw_avg_mb_s: f64,
+    /// perftest's BW peak[MB/sec]: best bandwidth over any window of completions.
+    pub bw_peak_mb_s: f64,
+    /// Latency, µs.
+    pub latency: LatencyStats,
+    /// Packets retransmitted (all QPs, both directions).
+    pub retransmissions: u64,
+    /// NAKs sent (PSN sequence errors, RNR, and the rest).
+    pub naks: u64,
+    /// Retransmission timer expiries.
+    pub timeouts: u64,
+    /// Per cache (`qpc`, `wqe`, `mpt`, `mtt`, ...): hits and misses.
+    pub caches: BTreeMap<String, CacheStats>,
+    /// Bytes the NIC read from host memory over PCIe (host → NIC), payload and descriptors.
+    pub pcie_rd_bytes: u64,
+    /// Bytes the NIC wrote to host memory over PCIe (NIC → host).
+    pub pcie_wr_bytes: u64,
+    /// Fraction of the measurement the server's PCIe link was busy host → NIC (read
+    /// completions, doorbells), with TLP overheads; 1 means PCIe was the bottleneck.
+    pub pcie_rd_util: f64,
+    /// Fraction of the measurement the server's PCIe link was busy NIC → host (DMA writes,
+    /// read requests, write-backs).
+    pub pcie_wr_util: f64,
+    /// On-chip memory by structure, bytes.
+    pub onchip_bytes: BTreeMap<String, u64>,
+    /// Simulation events processed.
+    pub events: u64,
+    /// Wall-clock seconds of the run (the only field that differs between identical runs).
+    pub wall_seconds: f64,
+    /// Payload bytes were checked end to end and matched.
+    pub bytes_verified: bool,
+    /// Payload bytes the completed operations moved, each checked against its source as it
+    /// landed and counted once.
+    pub verified_bytes: u64,
+    /// How the run ended (`ok`, `incomplete`, `model_error`, `corrupt`).
+    pub status: RunStatus,
+    /// Why the run is not `ok` (empty when it is).
+    pub reason: String,
+    pub seed: u64,
+    pub profile: String,
+    /// One entry per size for `-a` runs, empty otherwise.
+    pub per_size: Vec<SizeResult>,
+}
+
+/// A scalar figure of a result, for CSV and plots.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Metric {
+    Int(u64),
+    Float(f64),
+    Bool(bool),
+}
+
+impl Metric {
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Metric::Int(v) => v as f64,
+            Metric::Float(v) => v,
+            Metric::Bool(b) => f64::from(u8::from(b)),
+        }
+    }
+}
+
+impl std::fmt::Display for Metric {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Metric::Int(v) => write!(f, "{v}"),
+            Metric::Float(v) => write!(f, "{v}"),
+            Metric::Bool(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+/// Metric names that are always present (map-valued metrics add `caches.<name>.hits`,
+/// `caches.<name>.misses` and `onchip_bytes.<name>`).
+pub fn fixed_metric_names() -> Vec<String> {
+    PerfResult::default()
+        .metrics()
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect()
+}
+
+/// Whether `name` can be a metric of some result.
+pub fn is_metric_name(name: &str) -> bool {
+    fixed_metric_names().iter().any(|n| n == name)
+        || name
+            .strip_prefix("caches.")
+            .is_some_and(|r| r.ends_with(".hits") || r.ends_with(".misses"))
+        || name
+            .strip_prefix("onchip_bytes.")
+            .is_some_and(|r| !r.is_empty())
+}
+
+impl PerfResult {
+    /// Sets `msg_rate_mops`, `goodput_gbps` and `bw_avg_mb_s` from `size_bytes`,
+    /// `ops_completed` and `simulated_time_us` (and `bw_peak_mb_s` if it is still 0).
+    pub fn fill_rates(&mut self) {
+        let (mops, gbps, mb_s) = rates(self.size_bytes, self.ops_completed, self.simulated_time_us);
+        self.msg_rate_mops = mops;
+        self.goodput_gbps = gbps;
+        self.bw_avg_mb_s = mb_s;
+        if self.bw_peak_mb_s == 0.0 {
+            self.bw_peak_mb_s = mb_s;
+        }
+    }
+
+    /// This result as one size row.
+    pub fn size_row(&self) -> SizeResult {
+        SizeResult {
+            size_bytes: self.size_bytes,
+            iterations: self.iterations,
+            simulated_time_us: self.simulated_time_us,
+            ops_completed: self.ops_completed,
+            msg_rate_mops: self.msg_rate_mops,
+            goodput_gbps: self.goodput_gbps,
+            bw_avg_mb_s: self.bw_avg_mb_s,
+            bw_peak_mb_s: self.bw_peak_mb_s,
+            latency: self.latency,
+        }
+    }
+
+    /// The rows of perftest's table: `per_size`, or this result's own row.
+    pub fn rows(&self) -> Vec<SizeResult> {
+        if self.per_size.is_empty() {
+            vec![self.size_row()]
+        } else {
+            self.per_size.clone()
+        }
+    }
+
+    /// Combines the results of several sizes (run in order) into one: `per_size` gets every
+    /// size's row; the per-size figures at the top level are the last size's; counters
+    /// (retransmissions, NAKs, timeouts, cache hits/misses, PCIe bytes, events, verified bytes,
+    /// wall seconds) are summed; `simulated_time_us` is summed; on-chip bytes take the maximum
+    /// per structure; `bytes_verified` holds only if every size verified. A single result is
+    /// returned unchanged.
+    pub fn from_sizes(results: Vec<PerfResult>) -> PerfResult {
+        if results.len() == 1 {
+            return results.into_iter().next().unwrap_or_default();
+        }
+        let mut out = match results.last() {
+            Some(last) => last.clone(),
+            None => return PerfResult::default(),
+        };
+        out.per_size = results.iter().map(|r| r.size_row()).collect();
+        out.simulated_time_us = results.iter().map(|r| r.simulated_time_us).sum();
+        out.retransmissions = results.iter().map(|r| r.retransmissions).sum();
+        out.naks = results.iter().map(|r| r.naks).sum();
+        out.timeouts = results.iter().map(|r| r.timeouts).sum();
+        out.pcie_rd_bytes = results.iter().map(|r| r.pcie_rd_bytes).sum();
+        out.pcie_wr_bytes = results.iter().map(|r| r.pcie_wr_bytes).sum();
+        out.events = results.iter().map(|r| r.events).sum();
+        out.wall_seconds = results.iter().map(|r| r.wall_seconds).sum();
+        out.verified_bytes = results.iter().map(|r| r.verified_bytes).sum();
+        out.bytes_verified = results.iter().all(|r| r.bytes_verified);
+        out.status = results.iter().map(|r| r.status).max().unwrap_or_default();
+        out.reason = results
+            .iter()
+            .filter(|r| r.status != RunStatus::Ok)
+            .map(|r| format!("{} B: {}", r.size_bytes, r.reason))
+            .collect::<Vec<_>>()
+            .join("; ");
+        out.caches = BTreeMap::new();
+        out.onchip_bytes = BTreeMap::new();
+        for r in &results {
+            for (k, c) in &r.caches {
+                let e = out.caches.entry(k.clone()).or_default();
+                e.hits += c.hits;
+                e.misses += c.misses;
+            }
+            for (k, b) in &r.onchip_bytes {
+                let e = out.onchip_bytes.entry(k.clone()).or_default();
+                *e = (*e).max(*b);
+            }
+        }
+        out
+    }
+
+    /// Every scalar figure, flattened with dotted names (`latency.avg`, `caches.qpc.hits`),
+    /// in JSON order. Strings, `per_size` and `wall_seconds` (not deterministic) are left out.
+    pub fn metrics(&self) -> Vec<(String, Metric)> {
+        use Metric::{Bool, Float, Int};
+        let mut m: Vec<(String, Metric)> = Vec::new();
+        let mut push = |k: &str, v: Metric| m.push((k.to_string(), v));
+        push("size_bytes", Int(self.size_bytes));
+        push("iterations", Int(self.iterations));
+        push("qps", Int(u64::from(self.qps)));
+        push("clients", Int(u64::from(self.clients)));
+        push("simulated_time_us", Float(self.simulated_time_us));
+        push("ops_completed", Int(self.ops_completed));
+        push("msg_rate_mops", Float(self.msg_rate_mops));
+        push("goodput_gbps", Float(self.goodput_gbps));
+        push("bw_avg_mb_s", Float(self.bw_avg_mb_s));
+        push("bw_peak_mb_s", Float(self.bw_peak_mb_s));
+        let l = &self.latency;
+        for (k, v) in [
+            ("min", l.min),
+            ("avg", l.avg),
+            ("p50", l.p50),
+            ("p99", l.p99),
+            ("p999", l.p999),
+            ("max", l.max),
+            ("stdev", l.stdev),
+        ] {
+            push(&format!("latency.{k}"), Float(v));
+        }
+        push("retransmissions", Int(self.retransmissions));
+        push("naks", Int(self.naks));
+        push("timeouts", Int(self.timeouts));
+        for (k, c) in &self.caches {
+            push(&format!("caches.{k}.hits"), Int(c.hits));
+            push(&format!("caches.{k}.misses"), Int(c.misses));
+        }
+        push("pcie_rd_bytes", Int(self.pcie_rd_bytes));
+        push("pcie_wr_bytes", Int(self.pcie_wr_bytes));
+        push("pcie_rd_util", Float(self.pcie_rd_util));
+        push("pcie_wr_util", Float(self.pcie_wr_util));
+        for (k, b) in &self.onchip_bytes {
+            push(&format!("onchip_bytes.{k}"), Int(*b));
+        }
+        push("events", Int(self.events));
+        push("bytes_verified", Bool(self.bytes_verified));
+        push("verified_bytes", Int(self.verified_bytes));
+        push("seed", Int(self.seed));
+        m
+    }
+
+    /// One metric by name.
+    pub fn metric(&self, name: &str) -> Option<Metric> {
+        self.metrics()
+            .into_iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v)
+    }
+}
+
+/// (Mops, Gb/s, MB/s with MB = 2^20 B) of `ops` messages of `size` bytes in `time_us`.
+/// Zero time gives zeros.
+pub fn rates(size_bytes: u64, ops: u64, time_us: f64) -> (f64, f64, f64) {
+    if time_us <= 0.0 {
+        return (0.0, 0.0, 0.0);
+    }
+    let secs = time_us * 1e-6;
+    let bytes = size_bytes as f64 * ops as f64;
+    (
+        ops as f64 / time_us,
+        bytes * 8.0 / secs / 1e9,
+        bytes / secs / MB,
+    )
+}

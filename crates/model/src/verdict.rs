@@ -1,0 +1,264 @@
+//! How a run ended, decided after it: every way a run can fall short is named with its
+//! status ([`RunStatus`]) and a reason a user can act on, and the figures a run reports
+//! cover what completed over the time it took.
+//!
+//! The checks, worst first:
+//! * **corrupt**: a placed payload or a final buffer differs from its source;
+//! * **model error**: the model contradicted physics or itself: more operations measured
+//!   than the wire can carry in the time ([`super::limits::op_wire_ps`]), an event
+//!   scheduled in the past, a CQE lost to ring overrun, a CQE the application could not
+//!   read;
+//! * **incomplete**: the event limit, error completions (by verbs status), a stall with
+//!   work left, a `-D` window that never opened or in which nothing completed.
+
+use rnic_sim::TimePs;
+
+use super::host::perftest::Perftest;
+use crate::result::RunStatus;
+
+/// The findings of one run.
+#[derive(Debug, Clone, Default)]
+pub struct Verdict {
+    findings: Vec<(RunStatus, String)>,
+}
+
+impl Verdict {
+    /// Records a finding.
+    pub fn add(&mut self, status: RunStatus, reason: String) {
+        self.findings.push((status, reason));
+    }
+
+    /// The worst status found (`Ok` when nothing was).
+    pub fn status(&self) -> RunStatus {
+        self.findings
+            .iter()
+            .map(|(s, _)| *s)
+            .max()
+            .unwrap_or_default()
+    }
+
+    /// The reasons, worst first, one sentence each.
+    pub fn reason(&self) -> String {
+        let mut f: Vec<&(RunStatus, String)> = self.findings.iter().collect();
+        f.sort_by_key(|x| std::cmp::Reverse(x.0));
+        f.iter()
+            .map(|(_, r)| r.as_str())
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
+    /// Every reason, in the order found.
+    pub fn reasons(&self) -> Vec<String> {
+        self.findings.iter().map(|(_, r)| r.clone()).collect()
+    }
+
+    /// Whether a finding of `status` was recorded.
+    pub fn has(&self, status: RunStatus) -> bool {
+        self.findings.iter().any(|(s, _)| *s == status)
+    }
+}
+
+/// What a run measured: operations and the time they took.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Measured {
+    /// Operations completed in the measurement.
+    pub ops: u64,
+    /// Time of the measurement, ps.
+    pub time_ps: TimePs,
+}
+
+/// The measurement of a finished (or stopped) run that ended at `end`: a `-D` window from
+/// its opening to its end (or to `end` if the run stopped first); otherwise from the first
+/// post to the last completion of a complete run, or to `end` of one that stopped.
+pub fn measured(app: &Perftest, end: TimePs) -> Measured {
+    if app.duration_mode {
+        let (t0, t1) = app.window;
+        let time_ps = if t0 == TimePs::MAX {
+            0
+        } else {
+            t1.min(end.max(t0)) - t0
+        };
+        return Measured {
+            ops: app.ops_in_window,
+            time_ps,
+        };
+    }
+    let last = if app.finished {
+        app.last_completion
+    } else {
+        end.max(app.last_completion)
+    };
+    let ops = if app.is_lat() {
+        app.ops_in_window
+    } else {
+        app.ops_done()
+    };
+    Measured {
+        ops,
+        time_ps: last.saturating_sub(app.first_post),
+    }
+}
+
+/// Checks that the application did what was asked and says why not.
+pub fn judge_completion(app: &Perftest, end: TimePs, stopped_at_limit: bool, v: &mut Verdict) {
+    let done = app.ops_done();
+    let asked = if app.duration_mode {
+        String::new()
+    } else {
+        format!(" of {}", app.ops_asked())
+    };
+    if !app.error_statuses.is_empty() {
+        // The QPs in error stop the run; their first error is the reason.
+        let n: u64 = app.error_statuses.values().sum();
+        let by = app
+            .error_statuses
+            .iter()
+            .map(|(k, c)| format!("{c} {k}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        v.add(
+            RunStatus::Incomplete,
+            format!(
+                "{done}{asked} operations completed; {n} work request(s) completed in error \
+                 ({by}); first: {}",
+                app.first_error.as_deref().unwrap_or("?")
+            ),
+        );
+        return;
+    }
+    if let Some(e) = &app.first_error {
+        v.add(
+            RunStatus::ModelError,
+            format!("internal: {} application error(s), first: {e}", app.errors),
+        );
+    }
+    if stopped_at_limit {
+        return;
+    }
+    if !app.finished {
+        v.add(
+            RunStatus::Incomplete,
+            format!(
+                "the run stalled at {:.3} µs with {done}{asked} operations completed: nothing \
+                 was left to simulate",
+                end as f64 / 1e6
+            ),
+        );
+        return;
+    }
+    if app.duration_mode {
+        if app.window.0 == TimePs::MAX {
+            v.add(
+                RunStatus::Incomplete,
+                "the -D window never opened: not every QP completed sim.warmup_rounds \
+                 operations"
+                    .to_string(),
+            );
+        } else if app.ops_in_window == 0 {
+            v.add(
+                RunStatus::Incomplete,
+                "no operation completed inside the -D window".to_string(),
+            );
+        }
+    } else if done < app.ops_asked() {
+        v.add(
+            RunStatus::Incomplete,
+            format!(
+                "{done} of {} operations completed before the run ended",
+                app.ops_asked()
+            ),
+        );
+    }
+}
+
+/// The wire's bound: `ops` operations that each occupy the server's port for at least
+/// `op_ps` cannot complete in less time than they take on the wire. A `-D` window counts
+/// whole completions, so it may hold one operation more than its length, plus 1 % for
+/// completions whose delay after the wire varies (ACK coalescing, queueing).
+pub fn judge_wire_bound(m: Measured, op_ps: TimePs, window: bool, v: &mut Verdict) {
+    if m.ops == 0 || op_ps == 0 {
+        return;
+    }
+    let wire_ps = u128::from(m.ops) * u128::from(op_ps);
+    let allowed = if window {
+        u128::from(m.time_ps) * 101 / 100 + u128::from(op_ps)
+    } else {
+        u128::from(m.time_ps) + u128::from(m.time_ps) / 1000
+    };
+    if wire_ps > allowed {
+        v.add(
+            RunStatus::ModelError,
+            format!(
+                "internal: {} operations cannot complete in {:.3} µs: they need at least \
+                 {:.3} µs on the server's port ({:.3} µs each); the rate is above the wire",
+                m.ops,
+                m.time_ps as f64 / 1e6,
+                wire_ps as f64 / 1e6,
+                op_ps as f64 / 1e6
+            ),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_worst_finding_decides_and_leads_the_reason() {
+        let mut v = Verdict::default();
+        assert_eq!(v.status(), RunStatus::Ok);
+        v.add(RunStatus::Incomplete, "a".into());
+        v.add(RunStatus::Corrupt, "b".into());
+        assert_eq!(v.status(), RunStatus::Corrupt);
+        assert_eq!(v.reason(), "b; a");
+    }
+
+    #[test]
+    fn a_rate_above_the_wire_is_a_model_error() {
+        let op = 171_000_000; // a 2 MB WRITE: 171 µs on a 100 Gb/s port
+        let mut v = Verdict::default();
+        // 126 completions in a 200 µs window: the reported 10,570 Gb/s.
+        let m = Measured {
+            ops: 126,
+            time_ps: 200_000_000,
+        };
+        judge_wire_bound(m, op, true, &mut v);
+        assert_eq!(v.status(), RunStatus::ModelError);
+        // 59 in 10 ms fits; 61 does not.
+        let mut ok = Verdict::default();
+        let w = 10_000_000_000;
+        judge_wire_bound(
+            Measured {
+                ops: 59,
+                time_ps: w,
+            },
+            op,
+            true,
+            &mut ok,
+        );
+        assert_eq!(ok.status(), RunStatus::Ok);
+        judge_wire_bound(
+            Measured {
+                ops: 61,
+                time_ps: w,
+            },
+            op,
+            true,
+            &mut ok,
+        );
+        assert_eq!(ok.status(), RunStatus::ModelError);
+        // Iteration mode allows no quantum: 5 messages need 5 × 171 µs.
+        let mut it = Verdict::default();
+        judge_wire_bound(
+            Measured {
+                ops: 5,
+                time_ps: 800_000_000,
+            },
+            op,
+            false,
+            &mut it,
+        );
+        assert_eq!(it.status(), RunStatus::ModelError);
+    }
+}

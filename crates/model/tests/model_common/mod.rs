@@ -1,0 +1,40 @@
+//! Helpers shared by the model tests.
+#![allow(dead_code)]
+
+use rnic_model::config::Config;
+use rnic_model::workload::{AtomicOp, PerfSpec, PerfTest};
+use rnic_model::{run_perf_detailed, ModelRun, RunOptions};
+
+/// A perf spec with perftest's defaults for `test`.
+pub fn spec(test: PerfTest, size: u64, qps: u32, clients: u32) -> PerfSpec {
+    PerfSpec {
+        test,
+        atomic: AtomicOp::FetchAndAdd,
+        sizes: vec![size],
+        iters: test.default_iters(),
+        qps,
+        tx_depth: test.default_tx_depth(),
+        duration_us: None,
+        clients,
+        pcap: None,
+        procs: None,
+    }
+}
+
+/// The baseline config with the warm-up set.
+pub fn baseline(warmup_us: f64) -> Config {
+    let mut c = Config::default();
+    c.sim.warmup_us = warmup_us;
+    c
+}
+
+/// Runs one size and returns its detailed run.
+pub fn run(cfg: &Config, spec: &PerfSpec) -> ModelRun {
+    run_with(cfg, spec, &RunOptions::default())
+}
+
+/// Runs one size with options.
+pub fn run_with(cfg: &Config, spec: &PerfSpec, opts: &RunOptions) -> ModelRun {
+    let mut v = run_perf_detailed(cfg, spec, opts).expect("model run");
+    v.remove(0)
+}

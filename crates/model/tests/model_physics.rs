@@ -1,0 +1,127 @@
+//! Physics of the timed model: line rate, PCIe limits, the latency breakdown, the message
+//! rate bound.
+
+mod model_common;
+
+use model_common::*;
+use rnic_model::breakdown::write_only_frame_len;
+use rnic_model::workload::PerfTest;
+use rnic_model::write_lat_breakdown;
+
+/// Goodput a 100 Gbps port allows for `msg` byte WRITEs split into `pmtu` packets:
+/// payload / (payload + per-packet header, ICRC, FCS, preamble, IFG; RETH once).
+fn header_limited_gbps(msg: u64, pmtu: u64, gbps: f64) -> f64 {
+    let pkts = msg.div_ceil(pmtu);
+    let per_pkt = 14 + 20 + 8 + 12 + 4 + 4 + 20;
+    let wire = msg + pkts * per_pkt + 16;
+    gbps * msg as f64 / wire as f64
+}
+
+#[test]
+fn model_one_qp_64k_writes_reach_95_percent_of_header_limited_line_rate() {
+    let cfg = baseline(50.0);
+    let mut s = spec(PerfTest::WriteBw, 65536, 1, 1);
+    s.duration_us = Some(2000.0);
+    let r = run(&cfg, &s);
+    assert!(r.result.bytes_verified, "{:?}", r.failures);
+    let limit = header_limited_gbps(65536, 4096, 100.0);
+    assert!(limit > 97.9 && limit < 98.1, "limit {limit}");
+    let g = r.result.goodput_gbps;
+    assert!(
+        g >= 0.95 * limit,
+        "goodput {g:.2} Gbps < 95 % of {limit:.2}"
+    );
+    // Counting completions in a window quantizes by one message (0.3 % here).
+    assert!(
+        g <= limit * 1.01,
+        "goodput {g:.2} Gbps above the line-rate limit {limit:.2}"
+    );
+}
+
+#[test]
+fn model_pcie_slower_than_the_link_caps_throughput() {
+    let mut cfg = baseline(50.0);
+    cfg.pcie.gbps = 50.0;
+    let mut s = spec(PerfTest::WriteBw, 65536, 1, 1);
+    s.duration_us = Some(2000.0);
+    let r = run(&cfg, &s);
+    assert!(r.result.bytes_verified, "{:?}", r.failures);
+    // Host → NIC carries the payload in MPS-sized completions with a TLP header each.
+    let tlps = 65536u64.div_ceil(u64::from(cfg.pcie.mps_bytes));
+    let pcie_limit = 50.0 * 65536.0 / (65536 + tlps * u64::from(cfg.pcie.tlp_header_bytes)) as f64;
+    let g = r.result.goodput_gbps;
+    assert!(
+        g <= pcie_limit * 1.01,
+        "goodput {g:.2} above the PCIe limit {pcie_limit:.2}"
+    );
+    assert!(
+        g >= 0.9 * pcie_limit,
+        "goodput {g:.2} far below the PCIe limit {pcie_limit:.2}"
+    );
+    assert!(g < 0.9 * header_limited_gbps(65536, 4096, 100.0));
+}
+
+#[test]
+fn model_two_byte_write_lat_is_the_sum_of_its_components() {
+    let cfg = baseline(10.0);
+    let b = write_lat_breakdown(&cfg, 2);
+    assert_eq!(b.components.len(), 20);
+    let sum: f64 = b.components.iter().map(|c| c.ns).sum();
+    assert!((sum - b.total_ns).abs() < 1e-6);
+    let r = run(&cfg, &spec(PerfTest::WriteLat, 2, 1, 1));
+    assert!(r.result.bytes_verified, "{:?}", r.failures);
+    let measured_ns = r.result.latency.p50 * 1000.0;
+    let err = (measured_ns - b.total_ns).abs() / b.total_ns;
+    assert!(
+        err < 0.01,
+        "write-lat p50 {measured_ns:.1} ns vs breakdown {:.1} ns ({:.2} %)",
+        b.total_ns,
+        err * 100.0
+    );
+    // The breakdown moves with its parameters: a longer link adds twice nothing but the
+    // one-way delay difference.
+    let mut far = cfg.clone();
+    far.net.link_delay_ns = 2000.0;
+    let b2 = write_lat_breakdown(&far, 2);
+    assert!((b2.total_ns - b.total_ns - 2000.0).abs() < 1e-6);
+    assert_eq!(write_only_frame_len(2), 14 + 20 + 8 + 12 + 16 + 4 + 4);
+}
+
+#[test]
+fn model_small_message_rate_is_bounded_by_the_pipeline_and_the_wire() {
+    // Peak with the calibrated TX engine: 15 cycles at 1 GHz = 66.7 Mops.
+    let cfg = baseline(100.0);
+    let mut s = spec(PerfTest::WriteBw, 64, 100, 10);
+    s.duration_us = Some(100.0);
+    s.tx_depth = 16;
+    let r = run(&cfg, &s);
+    assert!(r.result.bytes_verified, "{:?}", r.failures);
+    let ii_bound = 1e3 / f64::from(cfg.nic.tx_msg_cycles) * cfg.nic.clock_ghz;
+    let m = r.result.msg_rate_mops;
+    assert!(
+        m <= ii_bound * 1.001,
+        "{m:.2} Mops above 1/II = {ii_bound:.2}"
+    );
+    assert!(
+        m >= 0.9 * ii_bound,
+        "{m:.2} Mops: the TX engine should be the bottleneck"
+    );
+
+    // A faster TX engine: now the wire (64 B WRITE frames, 77.16 Mpps) binds.
+    let mut fast = cfg.clone();
+    fast.nic.tx_msg_cycles = 5;
+    let r = run(&fast, &s);
+    assert!(r.result.bytes_verified, "{:?}", r.failures);
+    let frame = write_only_frame_len(64) as f64 + 4.0 + 20.0;
+    let wire_mpps = 100e3 / (frame * 8.0);
+    assert!((wire_mpps - 77.16).abs() < 0.01);
+    let m = r.result.msg_rate_mops;
+    assert!(
+        m <= wire_mpps * 1.001,
+        "{m:.2} Mops above the wire bound {wire_mpps:.2}"
+    );
+    assert!(
+        m > ii_bound,
+        "{m:.2} Mops: a faster TX engine should lift the rate"
+    );
+}
