@@ -1,47 +1,69 @@
 //! The events of the model (small `Copy` values, no allocation) and the frame pool whose
-//! slots they carry.
+//! slots they carry. Every event names the component it is for: a node's NIC, the network,
+//! a node's application, or the run's measurement.
 
 /// One event. `node` indexes the topology's nodes; `frame` a [`FramePool`] slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ev {
-    /// A server core posts the next WQE of its initial fill (bandwidth tests).
-    AppFill { node: u32, core: u32 },
-    /// A host core has written a send WQE and stores the SQ doorbell (enters PCIe).
-    HostMmio { node: u32, qpn: u32, pi: u32 },
-    /// A host core has written receive WQEs and stores the RQ doorbell.
-    HostMmioRq { node: u32, qpn: u32, pi: u32 },
-    /// An SQ doorbell reaches the NIC.
-    Doorbell { node: u32, qpn: u32, pi: u32 },
-    /// An RQ doorbell reaches the NIC.
-    DoorbellRq { node: u32, qpn: u32, pi: u32 },
-    /// The QP scheduler may pick the next QP.
-    Sched { node: u32 },
-    /// The completion of a host read reaches the NIC's PCIe interface.
-    DmaArrive { node: u32, slot: u32 },
-    /// A DMA read is complete (last byte in the NIC).
-    DmaDone { node: u32, slot: u32 },
-    /// A fetched WQE that needs no payload read is ready for the transport.
-    TxJobReady { node: u32, job: u32 },
-    /// The requester has a fetched WQE's QPC: post it to the transport.
-    TxPost { node: u32, job: u32 },
-    /// The TX engine may send its next frame.
-    TxWake { node: u32 },
-    /// A frame's last bit reaches the switch.
-    SwitchIn { frame: u32 },
-    /// A frame's last bit reaches a node's NIC.
-    RxArrive { node: u32, frame: u32 },
-    /// The RX pipeline hands a frame to the transport (QPC and translation done).
-    RxHandle { node: u32, frame: u32 },
-    /// An RDMA WRITE payload is visible in host memory to a polling CPU (latency tests).
-    Landed { node: u32, qpn: u32 },
-    /// A CQE is in host memory (CQ `cq` of the node).
-    CqeLanded { node: u32, cq: u32 },
-    /// A transport timer may have expired.
-    Timer { node: u32 },
+    /// For the NIC of `node`.
+    Nic { node: u32, ev: NicEv },
+    /// For the network.
+    Net(NetEv),
+    /// For the application on the host of `node`.
+    Host { node: u32, ev: HostEv },
     /// The measurement window opens (duration mode): read the counters it reports.
     WindowOpen,
     /// End of the measurement window (duration mode).
     End,
+}
+
+/// An event of one NIC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NicEv {
+    /// A host core stores an SQ doorbell: the MMIO write enters PCIe.
+    Mmio { qpn: u32, pi: u32 },
+    /// A host core stores an RQ doorbell.
+    MmioRq { qpn: u32, pi: u32 },
+    /// An SQ doorbell reaches the NIC.
+    Doorbell { qpn: u32, pi: u32 },
+    /// An RQ doorbell reaches the NIC.
+    DoorbellRq { qpn: u32, pi: u32 },
+    /// The QP scheduler may pick the next QP.
+    Sched,
+    /// The completion of a host read reaches the NIC's PCIe interface.
+    DmaArrive { slot: u32 },
+    /// A DMA read is complete (last byte in the NIC).
+    DmaDone { slot: u32 },
+    /// A fetched WQE that needs no payload read is ready for the requester.
+    TxJobReady { job: u32 },
+    /// The requester has a fetched WQE's QPC: post it to the transport.
+    TxPost { job: u32 },
+    /// The TX engine may send its next frame.
+    TxWake,
+    /// A frame's last bit reaches the NIC's port.
+    RxArrive { frame: u32 },
+    /// The RX pipeline hands a frame to the transport (QPC and translation done).
+    RxHandle { frame: u32 },
+    /// A transport timer may have expired.
+    Timer,
+}
+
+/// An event of the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetEv {
+    /// A frame's last bit reaches the switch.
+    SwitchIn { frame: u32 },
+}
+
+/// An event of a host's application.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostEv {
+    /// A server core posts the next WQE of its initial fill (bandwidth tests).
+    Fill { core: u32 },
+    /// An RDMA WRITE payload is visible in host memory to a polling CPU (latency tests).
+    Landed { qpn: u32 },
+    /// A CQE is in host memory (CQ `cq` of the node).
+    CqeLanded { cq: u32 },
 }
 
 /// Frame buffers in flight, reused (no allocation per frame once warmed up).
@@ -94,5 +116,20 @@ impl FramePool {
         };
         b.extend_from_slice(a);
         j
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_stay_small() {
+        // The queue moves events by value; keep them at two words.
+        assert!(
+            std::mem::size_of::<Ev>() <= 16,
+            "{}",
+            std::mem::size_of::<Ev>()
+        );
     }
 }

@@ -25,6 +25,7 @@ pub mod host;
 pub mod limits;
 pub mod net;
 pub mod nic;
+pub mod oracle;
 pub mod params;
 pub mod result;
 pub mod run;

@@ -13,17 +13,18 @@ use rnic_sim::{Histogram, Rng, TimePs};
 use rnic_transport::{Access, AddressVector, Device, DeviceConfig, Memory, QpAttr, QpInit};
 use rnic_wire::PcapWriter;
 
-use super::host::driver::{CQ_BASE, CQ_SPACING, RQ_BASE, SQ_BASE, SRC_BASE};
+use super::host::driver::{CQ_BASE, CQ_DB_BASE, CQ_SPACING, RQ_BASE, SQ_BASE, SRC_BASE};
 use super::host::pattern;
 use super::host::perftest::{Core, CqRing, HostQp, NodeApp, Pair, Perftest, Proc};
 use super::limits;
 use super::net::topology::{node_ip, node_mac, NetStats, Star};
 use super::nic::cq::CqCtx;
 use super::nic::Nic;
+use super::oracle::PayloadOracle;
 use super::params::ModelParams;
 use super::stats::{NodeStats, TransportTotals};
 use super::verdict::{self, Verdict};
-use super::world::{Hooks, Node, World};
+use super::world::{Hooks, World};
 use crate::config::Config;
 use crate::result::RunStatus;
 use crate::result::{CacheStats as ReportCache, LatencyStats, PerfResult};
@@ -156,6 +157,7 @@ fn run_one(
 
     // ---- nodes: memory, device, MR, CQs ------------------------------------------------
     let mut nodes = Vec::with_capacity(n_nodes);
+    let mut mems: Vec<SparseMemory> = (0..n_nodes).map(|_| SparseMemory::new()).collect();
     let mut apps = Vec::with_capacity(n_nodes);
     let per_core_qps = |n_qps: usize| n_qps.div_ceil(cores).max(1) as u64;
     for i in 0..n_nodes {
@@ -175,7 +177,7 @@ fn run_one(
         let keys = dev
             .reg_mr(pd, SRC_BASE, mr_len, Access::all())
             .map_err(|e| anyhow::anyhow!("reg_mr on node {i}: {e:?}"))?;
-        let mut nic = Nic::new(&p);
+        let mut nic = Nic::new(&p, dev);
         nic.watch_writes = test == PerfTest::WriteLat && procs == 0;
         // The cores consume CQEs faster than the NIC writes them, so a ring needs room for a
         // burst, not for every outstanding WQE; the NIC checks for overrun anyway.
@@ -185,20 +187,24 @@ fn run_one(
         for c in 0..cores {
             let mut core = Core::default();
             for k in 0..2 {
-                let id = dev
+                let id = nic
+                    .dev
                     .create_cq(1 << 16)
                     .map_err(|e| anyhow::anyhow!("create_cq on node {i}: {e:?}"))?;
                 let base = CQ_BASE + (2 * c + k) as u64 * CQ_SPACING;
+                let ci_record = CQ_DB_BASE + (2 * c + k) as u64 * 8;
                 nic.cq.ctxs.push(CqCtx {
                     id,
                     base,
                     log_depth,
                     pi: 0,
+                    ci_record,
                 });
                 core.cq[k] = CqRing {
                     base,
                     log_depth,
                     ci: 0,
+                    ci_record,
                 };
             }
             app_cores.push(core);
@@ -211,22 +217,14 @@ fn run_one(
             src: SRC_BASE,
             dst: SRC_BASE + layout.region,
         });
-        nodes.push((
-            pd,
-            Node {
-                mem: SparseMemory::new(),
-                dev,
-                nic,
-                timer_at: TimePs::MAX,
-            },
-        ));
+        nodes.push((pd, nic));
     }
 
     // ---- QPs: one per -q on the server, round robin over the clients -------------------
     let mut pairs = Vec::with_capacity(q as usize);
     let mut local_count = vec![0u32; n_nodes];
     let mut qp_of = |i: usize,
-                     nodes: &mut Vec<(rnic_transport::PdId, Node)>,
+                     nodes: &mut Vec<(rnic_transport::PdId, Nic)>,
                      apps: &mut Vec<NodeApp>,
                      pair: u32|
      -> anyhow::Result<u32> {
@@ -238,10 +236,10 @@ fn run_one(
         } else {
             (local as usize) % cores
         };
-        let (pd, node) = &mut nodes[i];
-        let send_cq = node.nic.cq.ctxs[2 * core].id;
-        let recv_cq = node.nic.cq.ctxs[2 * core + 1].id;
-        let qpn = node
+        let (pd, nic) = &mut nodes[i];
+        let send_cq = nic.cq.ctxs[2 * core].id;
+        let recv_cq = nic.cq.ctxs[2 * core + 1].id;
+        let qpn = nic
             .dev
             .create_qp(QpInit {
                 pd: *pd,
@@ -253,8 +251,7 @@ fn run_one(
             .map_err(|e| anyhow::anyhow!("create_qp on node {i}: {e:?}"))?;
         let sq_base = SQ_BASE + u64::from(local) * u64::from(sq_depth) * wqe_bytes;
         let rq_base = RQ_BASE + u64::from(local) * u64::from(rq_depth) * wqe_bytes;
-        node.nic
-            .add_qp(qpn, sq_base, sq_depth, rq_base, rq_depth, core as u16);
+        nic.add_qp(qpn, sq_base, sq_depth, rq_base, rq_depth, core as u16);
         let a = &mut apps[i];
         if a.qps.len() <= qpn as usize {
             a.qps.resize(qpn as usize + 1, HostQp::default());
@@ -287,7 +284,7 @@ fn run_one(
         connect(&mut nodes, cfg, 0, pr.s_qpn, pr.c_node as usize, pr.c_qpn)?;
         connect(&mut nodes, cfg, pr.c_node as usize, pr.c_qpn, 0, pr.s_qpn)?;
     }
-    let mut nodes: Vec<Node> = nodes.into_iter().map(|(_, n)| n).collect();
+    let nics: Vec<Nic> = nodes.into_iter().map(|(_, n)| n).collect();
 
     // ---- source patterns -----------------------------------------------------------------
     let mut used_slots: Vec<Vec<bool>> = vec![vec![false; layout.slots as usize]; n_nodes];
@@ -299,7 +296,7 @@ fn run_one(
     // Pattern bytes (host/pattern.rs) written in 64 KiB pieces, so a large message needs
     // no second copy.
     let mut buf = vec![0u8; 64 << 10];
-    for (ni, node) in nodes.iter_mut().enumerate() {
+    for (ni, mem) in mems.iter_mut().enumerate() {
         for (s, used) in used_slots[ni].iter().enumerate() {
             if !used {
                 continue;
@@ -310,7 +307,7 @@ fn run_one(
             while done < u64::from(size32) {
                 let n = (u64::from(size32) - done).min(buf.len() as u64) as usize;
                 pattern::fill(seed, done, &mut buf[..n]);
-                node.mem.write(base + done, &buf[..n]);
+                mem.write(base + done, &buf[..n]);
                 done += n as u64;
             }
         }
@@ -381,21 +378,35 @@ fn run_one(
     }
     // Buffers map pairs to slots.
     app.stride = layout.stride;
-    let net = Star::new(&p, &root);
-    let max_events = p.max_events;
-    for node in &mut nodes {
-        node.timer_at = TimePs::MAX;
-    }
-    let mut world = World::new(p, nodes, net, app);
-    world.hooks = opts.hooks;
+    let mut net = Star::new(&p, &root);
+    net.hooks = opts.hooks;
     if let Some(path) = &spec.pcap {
         let f = File::create(path).map_err(|e| {
             crate::OutputError(format!("cannot create the pcap {}: {e}", path.display()))
         })?;
-        world.pcap = Some(PcapWriter::new(BufWriter::new(f)).map_err(|e| {
+        net.pcap = Some(PcapWriter::new(BufWriter::new(f)).map_err(|e| {
             crate::OutputError(format!("cannot write the pcap {}: {e}", path.display()))
         })?);
     }
+    // The payload oracle: each QP receives the bytes of its peer's source buffer.
+    let mut oracle = PayloadOracle::new(p.seed, u64::from(size32), u64::from(p.pmtu), n_nodes);
+    for (i, pr) in app.pairs.iter().enumerate() {
+        let slot = layout.slot(i as u32);
+        oracle.connect(0, pr.s_qpn, pr.c_node as usize, slot);
+        oracle.connect(pr.c_node as usize, pr.c_qpn, 0, slot);
+    }
+    let max_events = p.max_events;
+    let warmup_rounds = p.warmup_rounds;
+    let mut world = World {
+        q: rnic_sim::EventQueue::new(),
+        nics,
+        mems,
+        net,
+        frames: Default::default(),
+        app,
+        oracle,
+        events: 0,
+    };
     if procs > 0 {
         // Process p owns the pairs p, p + N, p + 2N, ...
         world.app.procs = (0..procs)
@@ -406,23 +417,23 @@ fn run_one(
             })
             .collect();
     }
-    if duration_mode && !lat && world.p.warmup_rounds == 0 {
+    if duration_mode && !lat && warmup_rounds == 0 {
         // Latency tests stop at the first iteration boundary after the window instead;
         // with warm-up rounds the end is scheduled when the window opens.
         world.q.push(window.1, super::event::Ev::End);
     }
-    if duration_mode && world.p.warmup_rounds == 0 {
+    if duration_mode && warmup_rounds == 0 {
         world.q.push(window.0, super::event::Ev::WindowOpen);
     }
-    world.app_start();
+    world.start();
     let end = world.run_until(TimePs::MAX, max_events);
-    if let Some(w) = world.pcap.as_mut() {
+    if let Some(w) = world.net.pcap.as_mut() {
         w.flush()
             .map_err(|e| crate::OutputError(format!("cannot write the pcap: {e}")))?;
     }
 
     // ---- verdict ---------------------------------------------------------------------------
-    if let Some(e) = &world.pcap_error {
+    if let Some(e) = &world.net.pcap_error {
         return Err(crate::OutputError(format!("writing the pcap: {e}")).into());
     }
     let mut verdict = Verdict::default();
@@ -446,7 +457,7 @@ fn run_one(
             ),
         );
     }
-    let overruns: u64 = world.nodes.iter().map(|n| n.nic.cq.stats.overruns).sum();
+    let overruns: u64 = world.nics.iter().map(|n| n.cq.stats.overruns).sum();
     if overruns > 0 {
         verdict.add(
             RunStatus::ModelError,
@@ -454,18 +465,18 @@ fn run_one(
         );
     }
     verdict::judge_completion(&world.app, end, stopped_at_limit, &mut verdict);
-    if let Some(m) = &world.first_mismatch {
+    if let Some(m) = &world.oracle.first_mismatch {
         verdict.add(
             RunStatus::Corrupt,
             format!(
                 "{} placed payload(s) differ from their source; first: {m}",
-                world.payload_mismatches
+                world.oracle.mismatches
             ),
         );
     }
     verify(&world, &layout, &mut verdict);
     let measured = verdict::measured(&world.app, end);
-    let op_ps = limits::op_wire_ps(&world.p, test.verb(), size, world.p.pmtu);
+    let op_ps = limits::op_wire_ps(&p, test.verb(), size, p.pmtu);
     verdict::judge_wire_bound(measured, op_ps, duration_mode, &mut verdict);
     let status = verdict.status();
     let verified_bytes = if verdict.has(RunStatus::Corrupt) {
@@ -492,12 +503,8 @@ fn run_one(
         let f = |busy: u64| (busy as f64 / span.max(1) as f64).min(1.0);
         (f(end.0 - start.0), f(end.1 - start.1))
     };
-    let node_stats: Vec<NodeStats> = world
-        .nodes
-        .iter()
-        .map(|n| NodeStats::of(n, &world.p))
-        .collect();
-    let transport = TransportTotals::of(world.nodes.iter().map(|n| n.dev.stats()));
+    let node_stats: Vec<NodeStats> = world.nics.iter().map(NodeStats::of).collect();
+    let transport = TransportTotals::of(world.nics.iter().map(|n| n.dev.stats()));
     let mut caches = BTreeMap::new();
     let s = &node_stats[0];
     caches.insert(
@@ -544,14 +551,14 @@ fn run_one(
         pcie_wr_bytes: s.pcie.up_payload_bytes,
         pcie_rd_util: pcie_util.0,
         pcie_wr_util: pcie_util.1,
-        onchip_bytes: world.nodes[0].nic.onchip(&world.p),
+        onchip_bytes: world.nics[0].onchip(&p),
         events: world.events,
         wall_seconds: wall.elapsed().as_secs_f64(),
         bytes_verified: !verdict.has(RunStatus::Corrupt) && verified_bytes > 0,
         verified_bytes,
         status,
         reason: verdict.reason(),
-        seed: world.p.seed,
+        seed: p.seed,
         ..PerfResult::default()
     };
     result.fill_rates();
@@ -585,7 +592,7 @@ fn hist_stats(h: &Histogram, sum: f64, sumsq: f64) -> LatencyStats {
 
 /// Takes QP `qpn` of node `a` to RTS, connected to `rqpn` on node `b`.
 fn connect(
-    nodes: &mut [(rnic_transport::PdId, Node)],
+    nodes: &mut [(rnic_transport::PdId, Nic)],
     cfg: &Config,
     a: usize,
     qpn: u32,
@@ -686,7 +693,7 @@ fn verify(w: &World, layout: &Layout, verdict: &mut Verdict) {
                 // The initiator is the server in bw tests, the client in latency tests.
                 let (init, target) = if lat { (c, 0) } else { (0, c) };
                 let mut v = [0u8; 8];
-                w.nodes[target].mem.read(dst(target), &mut v);
+                w.mems[target].read(dst(target), &mut v);
                 let le = u64::from_le_bytes(v);
                 let be = u64::from_be_bytes(v);
                 let ok = |x: u64| x >= pr.completed && x <= pr.posted;
@@ -706,13 +713,7 @@ fn verify(w: &World, layout: &Layout, verdict: &mut Verdict) {
         }
         for (from, to) in copies {
             checked += len;
-            let diff = first_difference(
-                &w.nodes[from].mem,
-                src(from),
-                &w.nodes[to].mem,
-                dst(to),
-                len,
-            );
+            let diff = first_difference(&w.mems[from], src(from), &w.mems[to], dst(to), len);
             if let Some((at, want, got)) = diff {
                 note(
                     format!(

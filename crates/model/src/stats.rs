@@ -13,8 +13,7 @@ use super::nic::translation::TranslationStats;
 use super::nic::tx_pipeline::TxStats;
 use super::nic::unit::UnitStats;
 use super::nic::wqe_fetch::FetchStats;
-use super::params::ModelParams;
-use super::world::Node;
+use super::nic::Nic;
 
 /// Everything one node's NIC counted.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -50,8 +49,7 @@ pub struct NodeStats {
 
 impl NodeStats {
     /// Gathers a node's counters.
-    pub fn of(n: &Node, _p: &ModelParams) -> NodeStats {
-        let nic = &n.nic;
+    pub fn of(nic: &Nic) -> NodeStats {
         NodeStats {
             pcie: nic.pcie.stats(),
             dma: nic.dma.stats,

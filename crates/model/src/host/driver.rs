@@ -66,6 +66,8 @@ pub const RQ_BASE: u64 = 0x0000_3000_0000_0000;
 pub const CQ_BASE: u64 = 0x0000_4000_0000_0000;
 /// Spacing of CQ rings.
 pub const CQ_SPACING: u64 = 0x0000_0010_0000_0000;
+/// Base of the CQ doorbell records (the consumer index of CQ k at `CQ_DB_BASE + 8 k`).
+pub const CQ_DB_BASE: u64 = 0x0000_5000_0000_0000;
 
 fn wr_code(op: WrOpcode) -> u8 {
     match op {

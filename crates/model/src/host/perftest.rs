@@ -27,13 +27,14 @@
 //! `poll_cq_ns` per CQE consumed, `mem_latency_ns` for a polling core to see a DMA write.
 //! Work request ids carry the post time, so latency needs no per-WQE table.
 
-use rnic_sim::{Histogram, TimePs};
+use rnic_host::SparseMemory;
+use rnic_sim::{EventQueue, Histogram, TimePs};
 use rnic_transport::{RemoteAddr, Sge, WrOpcode};
 
 use super::driver::{decode_cqe, encode_rq_wqe, wc_status_name, SqWqe, CQE_BYTES};
-use crate::event::Ev;
+use crate::event::{Ev, HostEv, NicEv};
+use crate::oracle::PayloadOracle;
 use crate::workload::{AtomicOp, PerfTest, Verb};
-use crate::world::World;
 
 /// A CQ ring as the application sees it.
 #[derive(Debug, Clone, Copy, Default)]
@@ -44,6 +45,19 @@ pub struct CqRing {
     pub log_depth: u32,
     /// CQEs consumed.
     pub ci: u64,
+    /// Address of the doorbell record where the consumer index is published for the NIC.
+    pub ci_record: u64,
+}
+
+/// What the application may touch while it handles an event: the event queue, every
+/// host's memory, and the payload oracle (told when a poll byte changes a source buffer).
+pub struct HostCx<'a> {
+    /// The event queue.
+    pub q: &'a mut EventQueue<Ev>,
+    /// Each node's host memory.
+    pub mems: &'a mut [SparseMemory],
+    /// The payload oracle.
+    pub oracle: &'a mut PayloadOracle,
 }
 
 /// One application core.
@@ -233,6 +247,15 @@ pub struct Perftest {
 }
 
 impl Perftest {
+    /// Handles one event of the application on node `node` at `now`.
+    pub fn handle(&mut self, now: TimePs, node: usize, ev: HostEv, cx: &mut HostCx<'_>) {
+        match ev {
+            HostEv::Fill { core } => self.on_fill(node, now, core, cx),
+            HostEv::Landed { qpn } => self.on_landed(node, now, qpn, cx),
+            HostEv::CqeLanded { cq } => self.on_cqe(node, now, cq, cx),
+        }
+    }
+
     fn err(&mut self, msg: String) {
         self.errors += 1;
         self.first_error.get_or_insert(msg);
@@ -272,9 +295,14 @@ impl Perftest {
         self.test.is_latency()
     }
 
+    /// The buffer slot of pair `i` (pairs beyond the distinct slots share them).
+    pub fn slot(&self, i: u32) -> u32 {
+        i % self.slots.max(1)
+    }
+
     /// Source buffer of pair `i` on `node`.
     pub fn src(&self, node: usize, i: u32) -> u64 {
-        self.nodes[node].src + u64::from(i % self.slots.max(1)) * self.stride
+        self.nodes[node].src + u64::from(self.slot(i)) * self.stride
     }
 
     /// Destination buffer of pair `i` on `node`.
@@ -296,26 +324,20 @@ impl Perftest {
     }
 }
 
-impl World {
+impl Perftest {
     /// The warm-up rounds are done at `t`: the window opens (at `t` or at the warm-up time,
     /// whichever is later) and the server's PCIe counters are read when it does.
-    fn open_window(&mut self, t: TimePs) {
-        let was_closed = self.app.window.0 == TimePs::MAX;
-        self.app.warmup_rounds_done(t);
-        if was_closed && self.app.window.0 != TimePs::MAX {
-            self.q.push(self.app.window.0, Ev::WindowOpen);
+    fn open_window(&mut self, t: TimePs, cx: &mut HostCx<'_>) {
+        let was_closed = self.window.0 == TimePs::MAX;
+        self.warmup_rounds_done(t);
+        if was_closed && self.window.0 != TimePs::MAX {
+            cx.q.push(self.window.0, Ev::WindowOpen);
         }
     }
 
-    /// The server's PCIe busy time each way, ps.
-    pub(crate) fn server_pcie_busy(&self) -> (u64, u64) {
-        let p = &self.nodes[0].nic.pcie;
-        (p.down.busy_ps, p.up.busy_ps)
-    }
-
     /// Builds the WQE of the next operation of pair `i` posted by `node` (the initiator).
-    fn app_wqe(&self, node: usize, i: u32, wr_id: u64, peer: usize, remote_count: u64) -> SqWqe {
-        let a = &self.app;
+    fn wqe(&self, node: usize, i: u32, wr_id: u64, peer: usize, remote_count: u64) -> SqWqe {
+        let a = self;
         let size = a.size;
         let lkey = a.nodes[node].lkey;
         let rkey = a.nodes[peer].rkey;
@@ -385,34 +407,39 @@ impl World {
 
     /// A core of `node` posts one send WQE on `qpn` starting at `at`; returns when the
     /// core is free again. The doorbell is stored at the end of the post.
-    pub(crate) fn app_post(&mut self, node: usize, qpn: u32, at: TimePs) -> TimePs {
-        let hq = self.app.nodes[node].qps[qpn as usize];
+    pub(crate) fn post(
+        &mut self,
+        node: usize,
+        qpn: u32,
+        at: TimePs,
+        cx: &mut HostCx<'_>,
+    ) -> TimePs {
+        let hq = self.nodes[node].qps[qpn as usize];
         let i = hq.pair;
         let core = usize::from(hq.core);
-        let start = at.max(self.app.nodes[node].cores[core].busy);
-        let pair = self.app.pairs[i as usize];
+        let start = at.max(self.nodes[node].cores[core].busy);
+        let pair = self.pairs[i as usize];
         let peer = if node == 0 { pair.c_node as usize } else { 0 };
-        let w = self.app_wqe(node, i, start, peer, pair.posted);
+        let w = self.wqe(node, i, start, peer, pair.posted);
         let slot = hq.sq_pi & hq.sq_mask;
         rnic_transport::Memory::write(
-            &mut self.nodes[node].mem,
-            hq.sq_base + u64::from(slot) * self.app.wqe_bytes,
+            &mut cx.mems[node],
+            hq.sq_base + u64::from(slot) * self.wqe_bytes,
             &w.encode(),
         );
         let pi = hq.sq_pi.wrapping_add(1);
-        self.app.nodes[node].qps[qpn as usize].sq_pi = pi;
-        self.app.pairs[i as usize].posted += 1;
-        let end = start + self.app.post_ps;
-        self.app.nodes[node].cores[core].busy = end;
-        if self.app.first_post == 0 || start < self.app.first_post {
-            self.app.first_post = start;
+        self.nodes[node].qps[qpn as usize].sq_pi = pi;
+        self.pairs[i as usize].posted += 1;
+        let end = start + self.post_ps;
+        self.nodes[node].cores[core].busy = end;
+        if self.first_post == 0 || start < self.first_post {
+            self.first_post = start;
         }
-        self.q.push(
+        cx.q.push(
             end,
-            Ev::HostMmio {
+            Ev::Nic {
                 node: node as u32,
-                qpn,
-                pi,
+                ev: NicEv::Mmio { qpn, pi },
             },
         );
         end
@@ -420,80 +447,82 @@ impl World {
 
     /// Posts `k` receive WQEs on `qpn` of `node` (into the pair's destination buffer) with
     /// one doorbell.
-    pub(crate) fn app_post_recv(&mut self, node: usize, qpn: u32, k: u32, at: TimePs) -> TimePs {
-        let hq = self.app.nodes[node].qps[qpn as usize];
+    pub(crate) fn post_recv(
+        &mut self,
+        node: usize,
+        qpn: u32,
+        k: u32,
+        at: TimePs,
+        cx: &mut HostCx<'_>,
+    ) -> TimePs {
+        let hq = self.nodes[node].qps[qpn as usize];
         let core = usize::from(hq.core);
-        let start = at.max(self.app.nodes[node].cores[core].busy);
+        let start = at.max(self.nodes[node].cores[core].busy);
         let sge = Sge {
-            addr: self.app.dst(node, hq.pair),
-            len: self.app.size.max(1),
-            lkey: self.app.nodes[node].lkey,
+            addr: self.dst(node, hq.pair),
+            len: self.size.max(1),
+            lkey: self.nodes[node].lkey,
         };
         let mut pi = hq.rq_pi;
         for _ in 0..k {
             let slot = pi & hq.rq_mask;
             rnic_transport::Memory::write(
-                &mut self.nodes[node].mem,
-                hq.rq_base + u64::from(slot) * self.app.wqe_bytes,
+                &mut cx.mems[node],
+                hq.rq_base + u64::from(slot) * self.wqe_bytes,
                 &encode_rq_wqe(u64::from(pi), sge),
             );
             pi = pi.wrapping_add(1);
         }
-        self.app.nodes[node].qps[qpn as usize].rq_pi = pi;
-        self.app.receives_posted += u64::from(k);
-        let end = start + self.app.post_ps;
-        self.app.nodes[node].cores[core].busy = end;
-        self.q.push(
+        self.nodes[node].qps[qpn as usize].rq_pi = pi;
+        self.receives_posted += u64::from(k);
+        let end = start + self.post_ps;
+        self.nodes[node].cores[core].busy = end;
+        cx.q.push(
             end,
-            Ev::HostMmioRq {
+            Ev::Nic {
                 node: node as u32,
-                qpn,
-                pi,
+                ev: NicEv::MmioRq { qpn, pi },
             },
         );
         end
     }
 
     /// Starts the application at time 0.
-    pub(crate) fn app_start(&mut self) {
-        let test = self.app.test;
+    pub(crate) fn start(&mut self, cx: &mut HostCx<'_>) {
+        let test = self.test;
         if test.verb() == Verb::Send {
             // Receivers pre-post: the clients in bandwidth tests, both sides in send-lat.
-            let depth = if test.is_latency() {
-                2
-            } else {
-                self.app.tx_depth
-            };
-            for i in 0..self.app.pairs.len() {
-                let p = self.app.pairs[i];
-                self.app_post_recv(p.c_node as usize, p.c_qpn, depth, 0);
+            let depth = if test.is_latency() { 2 } else { self.tx_depth };
+            for i in 0..self.pairs.len() {
+                let p = self.pairs[i];
+                self.post_recv(p.c_node as usize, p.c_qpn, depth, 0, cx);
                 if test.is_latency() {
-                    self.app_post_recv(0, p.s_qpn, depth, 0);
+                    self.post_recv(0, p.s_qpn, depth, 0, cx);
                 }
             }
         }
-        if !self.app.procs.is_empty() {
+        if !self.procs.is_empty() {
             // Every process posts on its first QP at once, each on its own core.
-            self.app.procs_active = self.app.procs.len();
-            for pr in 0..self.app.procs.len() {
-                self.procs_post(pr, 0);
+            self.procs_active = self.procs.len();
+            for pr in 0..self.procs.len() {
+                self.procs_post(pr, 0, cx);
             }
             return;
         }
         if test.is_latency() {
-            self.app.lat_k = 0;
-            self.lat_post_next(0);
+            self.lat_k = 0;
+            self.lat_post_next(0, cx);
             return;
         }
         // Bandwidth: each core fills its QPs round robin, one WQE per QP per round, one post
         // per `AppFill` event (so a million initial posts never sit in the queue at once).
-        let cores = self.app.nodes[0].cores.len().max(1);
+        let cores = self.nodes[0].cores.len().max(1);
         let mut per_core: Vec<Vec<u32>> = vec![Vec::new(); cores];
-        for p in &self.app.pairs {
-            let c = usize::from(self.app.nodes[0].qps[p.s_qpn as usize].core);
+        for p in &self.pairs {
+            let c = usize::from(self.nodes[0].qps[p.s_qpn as usize].core);
             per_core[c].push(p.s_qpn);
         }
-        self.app.fill = per_core
+        self.fill = per_core
             .into_iter()
             .map(|qpns| Fill {
                 done: qpns.is_empty(),
@@ -502,14 +531,14 @@ impl World {
                 round: 0,
             })
             .collect();
-        self.app.filling_cores = self.app.fill.iter().filter(|f| !f.done).count();
+        self.filling_cores = self.fill.iter().filter(|f| !f.done).count();
         for c in 0..cores {
-            if !self.app.fill[c].qpns.is_empty() {
-                self.q.push(
+            if !self.fill[c].qpns.is_empty() {
+                cx.q.push(
                     0,
-                    Ev::AppFill {
+                    Ev::Host {
                         node: 0,
-                        core: c as u32,
+                        ev: HostEv::Fill { core: c as u32 },
                     },
                 );
             }
@@ -517,16 +546,16 @@ impl World {
     }
 
     /// One step of a core's initial fill at `now`.
-    pub(crate) fn app_on_fill(&mut self, node: usize, now: TimePs, core: u32) {
+    pub(crate) fn on_fill(&mut self, node: usize, now: TimePs, core: u32, cx: &mut HostCx<'_>) {
         let c = core as usize;
-        let depth = u64::from(self.app.tx_depth);
+        let depth = u64::from(self.tx_depth);
         loop {
-            let f = &mut self.app.fill[c];
-            if f.round >= depth || f.qpns.is_empty() || self.app.finished {
+            let f = &mut self.fill[c];
+            if f.round >= depth || f.qpns.is_empty() || self.finished {
                 if f.round >= depth && !f.done {
                     f.done = true;
-                    self.app.filling_cores -= 1;
-                    self.bw_warmup_check(now);
+                    self.filling_cores -= 1;
+                    self.bw_warmup_check(now, cx);
                 }
                 return;
             }
@@ -536,13 +565,13 @@ impl World {
                 f.next = 0;
                 f.round += 1;
             }
-            if self.app_may_post(node, qpn, now) {
-                let end = self.app_post(node, qpn, now);
-                self.q.push(
+            if self.may_post(node, qpn, now) {
+                let end = self.post(node, qpn, now, cx);
+                cx.q.push(
                     end,
-                    Ev::AppFill {
+                    Ev::Host {
                         node: node as u32,
-                        core,
+                        ev: HostEv::Fill { core },
                     },
                 );
                 return;
@@ -552,279 +581,286 @@ impl World {
 
     /// Whether the initiator may post another WQE on `qpn` (room under tx_depth, work
     /// left).
-    fn app_may_post(&self, node: usize, qpn: u32, t: TimePs) -> bool {
-        let i = self.app.nodes[node].qps[qpn as usize].pair as usize;
-        let p = self.app.pairs[i];
-        let room = p.posted - p.completed < u64::from(self.app.tx_depth);
-        let work = if self.app.duration_mode {
-            t < self.app.window.1
+    fn may_post(&self, node: usize, qpn: u32, t: TimePs) -> bool {
+        let i = self.nodes[node].qps[qpn as usize].pair as usize;
+        let p = self.pairs[i];
+        let room = p.posted - p.completed < u64::from(self.tx_depth);
+        let work = if self.duration_mode {
+            t < self.window.1
         } else {
-            p.posted < self.app.iters
+            p.posted < self.iters
         };
-        room && work && !self.app.finished
+        room && work && !self.finished
     }
 
     /// Bandwidth tests with warm-up rounds: once the initial posting is over and every QP has
     /// completed `warmup_rounds` operations, the window opens at `t` and its end is
     /// scheduled.
-    fn bw_warmup_check(&mut self, t: TimePs) {
-        if self.app.warmup_rounds > 0
-            && self.app.warming_pairs == 0
-            && self.app.filling_cores == 0
-            && self.app.window.0 == TimePs::MAX
+    fn bw_warmup_check(&mut self, t: TimePs, cx: &mut HostCx<'_>) {
+        if self.warmup_rounds > 0
+            && self.warming_pairs == 0
+            && self.filling_cores == 0
+            && self.window.0 == TimePs::MAX
         {
-            self.open_window(t);
-            self.q.push(self.app.window.1, Ev::End);
+            self.open_window(t, cx);
+            cx.q.push(self.window.1, Ev::End);
         }
     }
 
     /// `--procs`: process `pr` posts on its current QP at `at`, if work is left; otherwise
     /// it retires (and the run ends with the last process).
-    fn procs_post(&mut self, pr: usize, at: TimePs) {
-        let work = if self.app.duration_mode {
-            at < self.app.window.1
+    fn procs_post(&mut self, pr: usize, at: TimePs, cx: &mut HostCx<'_>) {
+        let work = if self.duration_mode {
+            at < self.window.1
         } else {
-            self.app.procs_posted < self.app.iters
+            self.procs_posted < self.iters
         };
-        if !work || self.app.finished {
-            self.app.procs_active = self.app.procs_active.saturating_sub(1);
-            if self.app.procs_active == 0 {
-                self.app.finished = true;
+        if !work || self.finished {
+            self.procs_active = self.procs_active.saturating_sub(1);
+            if self.procs_active == 0 {
+                self.finished = true;
             }
             return;
         }
-        let p = &self.app.procs[pr];
+        let p = &self.procs[pr];
         let i = p.pairs[p.next];
-        let s_qpn = self.app.pairs[i as usize].s_qpn;
-        self.app.procs_posted += 1;
-        self.app_post(0, s_qpn, at);
+        let s_qpn = self.pairs[i as usize].s_qpn;
+        self.procs_posted += 1;
+        self.post(0, s_qpn, at, cx);
     }
 
     /// `--procs`: the server consumed the completion of `i` at `t` (posted at `posted`).
-    fn procs_cqe(&mut self, t: TimePs, i: u32, posted: TimePs) {
-        self.app.pairs[i as usize].completed += 1;
-        self.app.bytes_moved += self.app.op_bytes();
-        if self.app.in_window(t) {
-            self.app.samples.push(t.saturating_sub(posted) as f64 / 1e6);
-            self.app.ops_in_window += 1;
+    fn procs_cqe(&mut self, t: TimePs, i: u32, posted: TimePs, cx: &mut HostCx<'_>) {
+        self.pairs[i as usize].completed += 1;
+        self.bytes_moved += self.op_bytes();
+        if self.in_window(t) {
+            self.samples.push(t.saturating_sub(posted) as f64 / 1e6);
+            self.ops_in_window += 1;
         }
-        self.app.last_completion = t;
-        let n = self.app.procs.len();
+        self.last_completion = t;
+        let n = self.procs.len();
         let pr = i as usize % n;
-        let p = &mut self.app.procs[pr];
+        let p = &mut self.procs[pr];
         p.next = (p.next + 1) % p.pairs.len();
         if p.next == 0 {
             p.rounds += 1;
-            if self.app.warming_procs > 0 && p.rounds == self.app.warmup_rounds {
-                self.app.warming_procs -= 1;
-                if self.app.warming_procs == 0 {
-                    self.open_window(t);
+            if self.warming_procs > 0 && p.rounds == self.warmup_rounds {
+                self.warming_procs -= 1;
+                if self.warming_procs == 0 {
+                    self.open_window(t, cx);
                 }
             }
         }
-        self.procs_post(pr, t);
+        self.procs_post(pr, t, cx);
     }
 
     /// Latency tests: the client of the current iteration's pair posts at `at`.
-    fn lat_post_next(&mut self, at: TimePs) {
-        let q = self.app.pairs.len() as u64;
-        let i = (self.app.lat_k % q) as u32;
-        let p = self.app.pairs[i as usize];
+    fn lat_post_next(&mut self, at: TimePs, cx: &mut HostCx<'_>) {
+        let q = self.pairs.len() as u64;
+        let i = (self.lat_k % q) as u32;
+        let p = self.pairs[i as usize];
         let c = p.c_node as usize;
-        let core = usize::from(self.app.nodes[c].qps[p.c_qpn as usize].core);
-        let start = at.max(self.app.nodes[c].cores[core].busy);
-        self.app.lat_post = start;
-        self.app.lat_ponged = false;
-        if self.app.test.verb() == Verb::Write {
+        let core = usize::from(self.nodes[c].qps[p.c_qpn as usize].core);
+        let start = at.max(self.nodes[c].cores[core].busy);
+        self.lat_post = start;
+        self.lat_ponged = false;
+        if self.test.verb() == Verb::Write {
             // The poll byte: the last byte of the buffer carries the iteration count.
-            let v = (self.app.lat_k / q + 1) as u8;
-            let addr = self.app.src(c, i) + u64::from(self.app.size.max(1)) - 1;
-            rnic_transport::Memory::write(&mut self.nodes[c].mem, addr, &[v]);
+            let v = (self.lat_k / q + 1) as u8;
+            let addr = self.src(c, i) + u64::from(self.size.max(1)) - 1;
+            rnic_transport::Memory::write(&mut cx.mems[c], addr, &[v]);
+            cx.oracle.set_last_byte(c, self.slot(i), v);
         }
-        self.app_post(c, p.c_qpn, start);
+        self.post(c, p.c_qpn, start, cx);
     }
 
     /// Latency tests: the client of the current iteration saw the answer at `t`.
-    fn lat_iteration_done(&mut self, t: TimePs) {
-        let full = t.saturating_sub(self.app.lat_post);
-        let (sample, ways) = match self.app.test {
+    fn lat_iteration_done(&mut self, t: TimePs, cx: &mut HostCx<'_>) {
+        let full = t.saturating_sub(self.lat_post);
+        let (sample, ways) = match self.test {
             PerfTest::WriteLat | PerfTest::SendLat => (full as f64 / 2.0, 2),
             _ => (full as f64, 1),
         };
-        self.app.bytes_moved += ways * self.app.op_bytes();
+        self.bytes_moved += ways * self.op_bytes();
         // Duration mode counts the iterations that end inside the window.
-        if self.app.in_window(t) {
-            self.app.samples.push(sample / 1e6);
-            self.app.ops_in_window += 1;
+        if self.in_window(t) {
+            self.samples.push(sample / 1e6);
+            self.ops_in_window += 1;
         }
-        self.app.last_completion = t;
-        self.app.lat_k += 1;
-        if self.app.warmup_rounds > 0
-            && self.app.lat_k == self.app.warmup_rounds * self.app.pairs.len() as u64
-        {
-            self.open_window(t);
+        self.last_completion = t;
+        self.lat_k += 1;
+        if self.warmup_rounds > 0 && self.lat_k == self.warmup_rounds * self.pairs.len() as u64 {
+            self.open_window(t, cx);
         }
-        let done = if self.app.duration_mode {
-            t >= self.app.window.1
+        let done = if self.duration_mode {
+            t >= self.window.1
         } else {
-            self.app.lat_k >= self.app.iters
+            self.lat_k >= self.iters
         };
         if done {
-            self.app.finished = true;
+            self.finished = true;
             return;
         }
-        self.lat_post_next(t);
+        self.lat_post_next(t, cx);
     }
 
     /// The server answers a ping of pair `i` at `at` (write-lat and send-lat).
-    fn lat_pong(&mut self, i: u32, at: TimePs) {
-        let p = self.app.pairs[i as usize];
-        if self.app.test.verb() == Verb::Write {
-            let q = self.app.pairs.len() as u64;
-            let v = (self.app.lat_k / q + 1) as u8;
-            let addr = self.app.src(0, i) + u64::from(self.app.size.max(1)) - 1;
-            rnic_transport::Memory::write(&mut self.nodes[0].mem, addr, &[v]);
+    fn lat_pong(&mut self, i: u32, at: TimePs, cx: &mut HostCx<'_>) {
+        let p = self.pairs[i as usize];
+        if self.test.verb() == Verb::Write {
+            let q = self.pairs.len() as u64;
+            let v = (self.lat_k / q + 1) as u8;
+            let addr = self.src(0, i) + u64::from(self.size.max(1)) - 1;
+            rnic_transport::Memory::write(&mut cx.mems[0], addr, &[v]);
+            cx.oracle.set_last_byte(0, self.slot(i), v);
         }
-        self.app_post(0, p.s_qpn, at);
+        self.post(0, p.s_qpn, at, cx);
     }
 
     /// An RDMA WRITE payload landed in `node`'s memory for `qpn` (write-lat polling).
-    pub(crate) fn app_on_landed(&mut self, node: usize, now: TimePs, qpn: u32) {
-        if self.app.test != PerfTest::WriteLat || self.app.finished || !self.app.procs.is_empty() {
+    pub(crate) fn on_landed(&mut self, node: usize, now: TimePs, qpn: u32, cx: &mut HostCx<'_>) {
+        if self.test != PerfTest::WriteLat || self.finished || !self.procs.is_empty() {
             return;
         }
-        let Some(hq) = self.app.nodes[node].qps.get(qpn as usize).copied() else {
+        let Some(hq) = self.nodes[node].qps.get(qpn as usize).copied() else {
             return;
         };
         let i = hq.pair;
-        let q = self.app.pairs.len() as u64;
-        let current = u64::from(i) == self.app.lat_k % q;
+        let q = self.pairs.len() as u64;
+        let current = u64::from(i) == self.lat_k % q;
         // The server answers each ping once; the client waits for the answer.
-        if !current || (node == 0) == self.app.lat_ponged {
-            self.app.stale_polls += 1;
+        if !current || (node == 0) == self.lat_ponged {
+            self.stale_polls += 1;
             return;
         }
-        let expect = (self.app.lat_k / q + 1) as u8;
-        let addr = self.app.dst(node, i) + u64::from(self.app.size.max(1)) - 1;
+        let expect = (self.lat_k / q + 1) as u8;
+        let addr = self.dst(node, i) + u64::from(self.size.max(1)) - 1;
         let mut b = [0u8; 1];
-        rnic_transport::Memory::read(&self.nodes[node].mem, addr, &mut b);
+        rnic_transport::Memory::read(&cx.mems[node], addr, &mut b);
         if b[0] != expect {
             // A retransmitted or duplicated older write: the poll loop keeps waiting.
-            self.app.stale_polls += 1;
+            self.stale_polls += 1;
             return;
         }
         let core = usize::from(hq.core);
-        let seen = (now + self.app.mem_ps).max(self.app.nodes[node].cores[core].busy);
+        let seen = (now + self.mem_ps).max(self.nodes[node].cores[core].busy);
         if node == 0 {
-            self.app.lat_ponged = true;
-            self.lat_pong(i, seen);
+            self.lat_ponged = true;
+            self.lat_pong(i, seen, cx);
         } else {
-            self.lat_iteration_done(seen);
+            self.lat_iteration_done(seen, cx);
         }
     }
 
     /// A CQE landed in CQ `cq` of `node`: the core polls and consumes it.
-    pub(crate) fn app_on_cqe(&mut self, node: usize, now: TimePs, cq: u32) {
+    pub(crate) fn on_cqe(&mut self, node: usize, now: TimePs, cq: u32, cx: &mut HostCx<'_>) {
         let core = (cq / 2) as usize;
         let kind = (cq % 2) as usize;
-        let ring = self.app.nodes[node].cores[core].cq[kind];
+        let ring = self.nodes[node].cores[core].cq[kind];
         let slot = ring.ci & ((1 << ring.log_depth) - 1);
         let pass = ring.ci >> ring.log_depth;
         let mut buf = [0u8; 64];
-        rnic_transport::Memory::read(
-            &self.nodes[node].mem,
-            ring.base + slot * CQE_BYTES,
-            &mut buf,
-        );
+        rnic_transport::Memory::read(&cx.mems[node], ring.base + slot * CQE_BYTES, &mut buf);
         let Some(cqe) = decode_cqe(&buf, pass) else {
-            self.app.err(format!(
+            self.err(format!(
                 "node {node} CQ {cq}: no valid CQE at index {}",
                 ring.ci
             ));
             return;
         };
-        self.app.nodes[node].cores[core].cq[kind].ci += 1;
-        let c = &mut self.app.nodes[node].cores[core];
-        let t = now.max(c.busy) + self.app.poll_ps;
+        self.nodes[node].cores[core].cq[kind].ci += 1;
+        // Publish the consumer index in the doorbell record, where the NIC reads it.
+        let ci = self.nodes[node].cores[core].cq[kind].ci;
+        rnic_transport::Memory::write(&mut cx.mems[node], ring.ci_record, &ci.to_le_bytes());
+        let c = &mut self.nodes[node].cores[core];
+        let t = now.max(c.busy) + self.poll_ps;
         c.busy = t;
         if cqe.status != 0 {
             let name = wc_status_name(cqe.status);
-            self.app.err(format!(
+            self.err(format!(
                 "node {node} QP {} completed a work request with {name}",
                 cqe.qpn
             ));
-            *self.app.error_statuses.entry(name).or_default() += 1;
+            *self.error_statuses.entry(name).or_default() += 1;
             return;
         }
-        if self.app.finished {
+        if self.finished {
             return;
         }
-        let Some(hq) = self.app.nodes[node].qps.get(cqe.qpn as usize).copied() else {
+        let Some(hq) = self.nodes[node].qps.get(cqe.qpn as usize).copied() else {
             return;
         };
         let i = hq.pair;
-        if !self.app.procs.is_empty() {
+        if !self.procs.is_empty() {
             if node == 0 && !cqe.is_recv {
-                self.procs_cqe(t, i, cqe.wr_id);
+                self.procs_cqe(t, i, cqe.wr_id, cx);
             }
             return;
         }
-        if self.app.is_lat() {
-            self.app_lat_cqe(node, t, cqe.is_recv, cqe.qpn, i);
+        if self.is_lat() {
+            self.lat_cqe(node, t, cqe.is_recv, cqe.qpn, i, cx);
             return;
         }
         if cqe.is_recv {
             // SEND bandwidth target: keep the receive queue full.
-            self.app_post_recv(node, cqe.qpn, 1, t);
+            self.post_recv(node, cqe.qpn, 1, t, cx);
             return;
         }
         // Bandwidth initiator completion.
         let lat = t.saturating_sub(cqe.wr_id);
-        self.app.hist.record(lat);
+        self.hist.record(lat);
         let us = lat as f64 / 1e6;
-        self.app.lat_sum_us += us;
-        self.app.lat_sumsq_us += us * us;
-        self.app.pairs[i as usize].completed += 1;
-        self.app.bytes_moved += self.app.op_bytes();
-        self.app.last_completion = t;
-        if self.app.in_window(t) {
-            self.app.ops_in_window += 1;
+        self.lat_sum_us += us;
+        self.lat_sumsq_us += us * us;
+        self.pairs[i as usize].completed += 1;
+        self.bytes_moved += self.op_bytes();
+        self.last_completion = t;
+        if self.in_window(t) {
+            self.ops_in_window += 1;
         }
-        let p = self.app.pairs[i as usize];
-        if self.app.warming_pairs > 0 && p.completed == self.app.warmup_rounds {
-            self.app.warming_pairs -= 1;
-            self.bw_warmup_check(t);
+        let p = self.pairs[i as usize];
+        if self.warming_pairs > 0 && p.completed == self.warmup_rounds {
+            self.warming_pairs -= 1;
+            self.bw_warmup_check(t, cx);
         }
-        if self.app_may_post(node, cqe.qpn, t) {
-            self.app_post(node, cqe.qpn, t);
-        } else if !self.app.duration_mode && p.completed == self.app.iters {
-            self.app.pairs_done += 1;
-            if self.app.pairs_done == self.app.pairs.len() {
-                self.app.finished = true;
+        if self.may_post(node, cqe.qpn, t) {
+            self.post(node, cqe.qpn, t, cx);
+        } else if !self.duration_mode && p.completed == self.iters {
+            self.pairs_done += 1;
+            if self.pairs_done == self.pairs.len() {
+                self.finished = true;
             }
         }
     }
 
-    fn app_lat_cqe(&mut self, node: usize, t: TimePs, is_recv: bool, qpn: u32, i: u32) {
-        match self.app.test.verb() {
+    fn lat_cqe(
+        &mut self,
+        node: usize,
+        t: TimePs,
+        is_recv: bool,
+        qpn: u32,
+        i: u32,
+        cx: &mut HostCx<'_>,
+    ) {
+        match self.test.verb() {
             Verb::Send if is_recv => {
-                self.app_post_recv(node, qpn, 1, t);
-                let t = self.app.nodes[node].cores
-                    [usize::from(self.app.nodes[node].qps[qpn as usize].core)]
+                self.post_recv(node, qpn, 1, t, cx);
+                let t = self.nodes[node].cores
+                    [usize::from(self.nodes[node].qps[qpn as usize].core)]
                 .busy;
                 if node == 0 {
-                    self.lat_pong(i, t);
+                    self.lat_pong(i, t, cx);
                 } else {
-                    self.lat_iteration_done(t);
+                    self.lat_iteration_done(t, cx);
                 }
             }
             Verb::Read | Verb::Atomic if node != 0 && !is_recv => {
-                self.app.pairs[i as usize].completed += 1;
-                self.lat_iteration_done(t);
+                self.pairs[i as usize].completed += 1;
+                self.lat_iteration_done(t, cx);
             }
             _ => {
                 if !is_recv {
-                    self.app.pairs[i as usize].completed += 1;
+                    self.pairs[i as usize].completed += 1;
                 }
             }
         }

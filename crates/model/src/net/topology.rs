@@ -3,13 +3,20 @@
 //! 02:00:00:00:hi:lo and IPv4 10.0.hi.lo (hi:lo = i + 1), so the switch routes on the
 //! destination IP.
 
-use rnic_sim::{Rng, TimePs};
+use std::fs::File;
+use std::io::BufWriter;
+
+use rnic_sim::{EventQueue, Rng, TimePs};
+use rnic_wire::PcapWriter;
 
 use super::impair::{Impair, ImpairStats};
 use super::link::Link;
 use super::port::{Port, PortStats};
 use super::switch::Switch;
+use crate::event::{Ev, FramePool, NetEv, NicEv};
+use crate::nic::cx::Wire;
 use crate::params::{ImpairScope, ModelParams};
+use crate::world::Hooks;
 
 /// MAC address of node `i`.
 pub fn node_mac(i: usize) -> [u8; 6] {
@@ -38,6 +45,49 @@ pub fn frame_dst_node(frame: &[u8]) -> Option<usize> {
     ip_node(ip)
 }
 
+impl Wire for Star {
+    fn send(
+        &mut self,
+        node: usize,
+        frame: u32,
+        at: TimePs,
+        q: &mut EventQueue<Ev>,
+        frames: &mut FramePool,
+    ) {
+        let len = frames.get(frame).len();
+        let (start, end) = self.nic_ports[node].send(at, len);
+        if node == 0 {
+            self.capture(start, frames.get(frame));
+        }
+        let arrive = self.link.arrive(end);
+        let verdict = self.up_impair[node].as_mut().map(|e| e.judge());
+        match verdict {
+            Some(v) if v.drop => frames.release(frame),
+            Some(v) => {
+                q.push(arrive + v.delay_ps, Ev::Net(NetEv::SwitchIn { frame }));
+                if v.dup {
+                    let d = frames.duplicate(frame);
+                    q.push(
+                        arrive + v.delay_ps + v.dup_delay_ps,
+                        Ev::Net(NetEv::SwitchIn { frame: d }),
+                    );
+                }
+            }
+            None => q.push(arrive, Ev::Net(NetEv::SwitchIn { frame })),
+        }
+    }
+
+    fn port_free_at(&self, node: usize) -> TimePs {
+        self.nic_ports[node].free_at()
+    }
+
+    fn received(&mut self, node: usize, frame: u32, at: TimePs, frames: &FramePool) {
+        if node == 0 {
+            self.capture(at, frames.get(frame));
+        }
+    }
+}
+
 /// Network statistics.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct NetStats {
@@ -50,7 +100,7 @@ pub struct NetStats {
 }
 
 /// The star network.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Star {
     /// Each node's NIC transmit port (node → switch).
     pub nic_ports: Vec<Port>,
@@ -62,6 +112,14 @@ pub struct Star {
     pub up_impair: Vec<Option<Impair>>,
     /// Impairment element on each downlink (switch → node i), if placed.
     pub down_impair: Vec<Option<Impair>>,
+    /// Capture of the server's port (both directions), if asked for.
+    pub pcap: Option<PcapWriter<BufWriter<File>>>,
+    /// First error writing the capture.
+    pub pcap_error: Option<String>,
+    /// Test hooks.
+    pub hooks: Hooks,
+    /// Data frames seen by the switch (for the corruption hook).
+    data_frames_seen: u64,
 }
 
 impl Star {
@@ -99,6 +157,101 @@ impl Star {
             link: Link::new(p.net.link_delay_ps),
             up_impair: (0..n).map(|i| mk(i, 0)).collect(),
             down_impair: (0..n).map(|i| mk(i, 1)).collect(),
+            pcap: None,
+            pcap_error: None,
+            hooks: Hooks::default(),
+            data_frames_seen: 0,
+        }
+    }
+
+    /// Handles one network event at `now`.
+    pub fn handle(
+        &mut self,
+        now: TimePs,
+        ev: NetEv,
+        q: &mut EventQueue<Ev>,
+        frames: &mut FramePool,
+    ) {
+        match ev {
+            NetEv::SwitchIn { frame } => self.on_switch_in(now, frame, q, frames),
+        }
+    }
+
+    /// A frame's last bit reaches the switch at `now`: forward it down its node's link.
+    fn on_switch_in(
+        &mut self,
+        now: TimePs,
+        frame: u32,
+        q: &mut EventQueue<Ev>,
+        frames: &mut FramePool,
+    ) {
+        let nodes = self.nic_ports.len();
+        let Some(dst) = frame_dst_node(frames.get(frame)).filter(|&d| d < nodes) else {
+            frames.release(frame);
+            return;
+        };
+        self.maybe_corrupt(frame, frames);
+        let len = frames.get(frame).len();
+        let Some((_, end)) = self.switch.forward(now, dst, len) else {
+            frames.release(frame);
+            return;
+        };
+        let arrive = self.link.arrive(end);
+        let verdict = self.down_impair[dst].as_mut().map(|e| e.judge());
+        let node = dst as u32;
+        let rx = |frame| Ev::Nic {
+            node,
+            ev: NicEv::RxArrive { frame },
+        };
+        match verdict {
+            Some(v) if v.drop => frames.release(frame),
+            Some(v) => {
+                q.push(arrive + v.delay_ps, rx(frame));
+                if v.dup {
+                    let d = frames.duplicate(frame);
+                    q.push(arrive + v.delay_ps + v.dup_delay_ps, rx(d));
+                }
+            }
+            None => q.push(arrive, rx(frame)),
+        }
+    }
+
+    /// The corruption hook: flips one payload byte of the n-th data frame and fixes the
+    /// ICRC, so only the end-to-end payload check can notice.
+    fn maybe_corrupt(&mut self, frame: u32, frames: &mut FramePool) {
+        let Some(target) = self.hooks.corrupt_data_frame else {
+            return;
+        };
+        let bytes = frames.get(frame);
+        let Ok(bth) = rnic_wire::peek_bth(bytes) else {
+            return;
+        };
+        if !bth.opcode.has_payload() {
+            return;
+        }
+        let plen = crate::nic::rx_pipeline::payload_len(bytes, bth.opcode, bth.pad_count);
+        if plen == 0 {
+            return;
+        }
+        self.data_frames_seen += 1;
+        if self.data_frames_seen != target {
+            return;
+        }
+        let off = rnic_wire::BTH_OFFSET + 12 + bth.opcode.ext_headers_len();
+        let buf = frames.buf_mut(frame);
+        buf[off] ^= 0x5a;
+        if let Ok(c) = rnic_wire::icrc::compute(buf) {
+            let l = buf.len();
+            buf[l - 4..].copy_from_slice(&c.to_le_bytes());
+        }
+    }
+
+    /// Writes a frame of node 0's port into the capture.
+    fn capture(&mut self, t: TimePs, bytes: &[u8]) {
+        if let Some(w) = self.pcap.as_mut() {
+            if let Err(e) = w.write_packet(t, bytes) {
+                self.pcap_error.get_or_insert_with(|| e.to_string());
+            }
         }
     }
 

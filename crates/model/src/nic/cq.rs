@@ -1,15 +1,15 @@
 //! The CQ unit: a completion from the transport passes the CQ context (CQC: ring address,
 //! producer index; `cqe_cycles`) and is DMA-written as a 64 B CQE into the CQ ring in host
 //! memory (real bytes, format in [`crate::host::driver`]); the application polls the
-//! ring when the write has landed.
+//! ring when the write has landed. The driver publishes its consumer index in a doorbell
+//! record in host memory (as mlx5 does); the unit reads it there to refuse a CQE the full
+//! ring has no room for.
 
 use rnic_sim::TimePs;
-use rnic_transport::{CqId, WcOpcode};
+use rnic_transport::{Completion, CqId, Memory, WcStatus};
 
 use super::unit::Unit;
-use crate::event::Ev;
-use crate::host::driver::{encode_cqe, CQE_BYTES};
-use crate::world::World;
+use crate::host::driver::CQE_BYTES;
 
 /// One CQ's context.
 #[derive(Debug, Clone, Copy)]
@@ -22,6 +22,20 @@ pub struct CqCtx {
     pub log_depth: u32,
     /// CQEs written.
     pub pi: u64,
+    /// Address of the doorbell record where the driver publishes its consumer index (a
+    /// little-endian `u64`).
+    pub ci_record: u64,
+}
+
+/// Where and when a CQE is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CqeWrite {
+    /// Address of its ring slot.
+    pub addr: u64,
+    /// The ring pass it belongs to (its owner bit).
+    pub pass: u64,
+    /// When the unit has built it, ps.
+    pub at: TimePs,
 }
 
 /// Counters of the CQ unit.
@@ -57,76 +71,37 @@ impl CqUnit {
     }
 }
 
-impl World {
-    /// Moves the completions of `qpn`'s CQs from the transport into CQEs at `now`.
-    pub(crate) fn cq_collect(&mut self, n: usize, now: TimePs, qpn: u32) {
-        let mut activate = std::mem::take(&mut self.scratch_qpns);
-        let mut freed = false;
-        {
-            let World { nodes, q, app, .. } = self;
-            let node = &mut nodes[n];
-            let Some(core) = node.nic.qps.get(qpn as usize).map(|q| q.core as usize) else {
-                self.scratch_qpns = activate;
-                return;
-            };
-            for idx in [2 * core, 2 * core + 1] {
-                let Some(ctx) = node.nic.cq.ctxs.get(idx).copied() else {
-                    continue;
-                };
-                while let Some(c) = node.dev.poll_cq(ctx.id) {
-                    let nic = &mut node.nic;
-                    if c.status != rnic_transport::WcStatus::Success
-                        && nic.tx_buffer_release(c.qpn, u64::MAX)
-                    {
-                        // The QP is in error: what it had not sent never will be.
-                        freed = true;
-                    }
-                    // CQ full (the consumer index the driver publishes): the CQE is lost.
-                    let consumed = app.nodes[n].cores[core].cq[idx % 2].ci;
-                    if nic.cq.ctxs[idx].pi - consumed >= 1 << ctx.log_depth {
-                        nic.cq.stats.overruns += 1;
-                        continue;
-                    }
-                    let t = nic.cq.unit.serve(now);
-                    let c_ctx = &mut nic.cq.ctxs[idx];
-                    let slot = c_ctx.pi & ((1 << c_ctx.log_depth) - 1);
-                    let pass = c_ctx.pi >> c_ctx.log_depth;
-                    c_ctx.pi += 1;
-                    let bytes = encode_cqe(&c, pass);
-                    rnic_transport::Memory::write(
-                        &mut node.mem,
-                        ctx.base + slot * CQE_BYTES,
-                        &bytes,
-                    );
-                    nic.cq.stats.cqes += 1;
-                    if c.status != rnic_transport::WcStatus::Success {
-                        nic.cq.stats.errors += 1;
-                    }
-                    let land = nic.pcie.posted_write(t, CQE_BYTES);
-                    if !matches!(c.opcode, WcOpcode::Recv | WcOpcode::RecvRdmaWithImm) {
-                        if let Some(qp) = nic.qps.get_mut(c.qpn as usize) {
-                            qp.outstanding = qp.outstanding.saturating_sub(1);
-                        }
-                        activate.push(c.qpn);
-                    }
-                    q.push(
-                        land,
-                        Ev::CqeLanded {
-                            node: n as u32,
-                            cq: idx as u32,
-                        },
-                    );
-                }
-            }
+impl CqUnit {
+    /// Places completion `c` in CQ `idx` at `now`: the slot it takes, or `None` when the
+    /// ring is full (the consumer index in host memory shows no room: the CQE is lost and
+    /// counted as an overrun).
+    pub fn place(
+        &mut self,
+        now: TimePs,
+        idx: usize,
+        c: &Completion,
+        mem: &dyn Memory,
+    ) -> Option<CqeWrite> {
+        let ctx = self.ctxs.get_mut(idx)?;
+        let mut ci = [0u8; 8];
+        mem.read(ctx.ci_record, &mut ci);
+        let consumed = u64::from_le_bytes(ci);
+        if ctx.pi - consumed >= 1 << ctx.log_depth {
+            self.stats.overruns += 1;
+            return None;
         }
-        if freed {
-            self.tx_buffer_pump(n, now);
+        let at = self.unit.serve(now);
+        let slot = ctx.pi & ((1 << ctx.log_depth) - 1);
+        let pass = ctx.pi >> ctx.log_depth;
+        ctx.pi += 1;
+        self.stats.cqes += 1;
+        if c.status != WcStatus::Success {
+            self.stats.errors += 1;
         }
-        for &a in &activate {
-            // Room under max_outstanding_wqes_per_qp may reactivate the QP.
-            self.sched_activate(n, a, now);
-        }
-        activate.clear();
-        self.scratch_qpns = activate;
+        Some(CqeWrite {
+            addr: ctx.base + slot * CQE_BYTES,
+            pass,
+            at,
+        })
     }
 }

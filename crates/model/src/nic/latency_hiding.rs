@@ -1,4 +1,5 @@
-//! Latency-hiding QPC scheduling (seed 000 §4.5, Fig. 6), switched by `nic.latency_hiding`.
+//! Latency-hiding QPC scheduling (csRNA §4.5, Fig. 6), switched by `nic.latency_hiding`:
+//! the descriptor path a scheduler visit takes to its WQEs.
 //!
 //! Without it (Fig. 6a) the SQ address and WQE offset live in the QPC, so a scheduler visit
 //! must have the QP's context before it can read the WQEs: a QPC miss adds a PCIe round trip
@@ -10,44 +11,62 @@
 
 use rnic_sim::TimePs;
 
-use super::qpc_manager::{Channel, QpcRequest};
-use crate::world::World;
+use super::ports::QpcCont;
+use super::qpc_manager::{Channel, QpcJob};
+use crate::params::NicParams;
 
-/// Bit marking a descriptor-channel QPC request as a latency-hiding prefetch: its response
-/// is dropped (the WQE read did not wait for it).
-pub const PREFETCH_INDEX: u32 = 1 << 31;
-
-impl World {
-    /// The descriptor unit's QPC request for scheduler visit `visit` of `qpn`, served by the
-    /// scheduler at `t`. With `hiding` the request is a prefetch that still holds one of the
-    /// descriptor requester's `ooo_cap` indices until the context is cached, and the WQE
-    /// read is issued after the SQ address table read (`sq_table_ps`); without it the WQE
-    /// read waits for the QPC response (`wqe_fetch` issues it then).
-    pub(crate) fn descriptor_qpc_request(
-        &mut self,
-        n: usize,
-        qpn: u32,
-        visit: u32,
-        t: TimePs,
-        hiding: bool,
+/// How a scheduler visit reaches its WQEs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DescriptorPath {
+    /// The baseline: the QPC first (it holds the SQ address), then the WQE read.
+    QpcFirst,
+    /// Latency hiding: the SQ address table read (`sq_table_ps`), then the WQE read at once,
+    /// with the QPC request overlapping it as a prefetch.
+    LatencyHiding {
+        /// SQ address table read, ps.
         sq_table_ps: TimePs,
-    ) {
-        if hiding {
-            let at = t + sq_table_ps;
-            self.nodes[n].nic.qpc.submit(QpcRequest {
-                qpn,
-                channel: Channel::Descriptor,
-                index: visit | PREFETCH_INDEX,
-                at,
-            });
-            self.wqe_fetch_issue(n, visit, at);
+    },
+}
+
+impl DescriptorPath {
+    /// The path `nic.latency_hiding` selects.
+    pub fn of(p: &NicParams) -> Self {
+        if p.latency_hiding {
+            DescriptorPath::LatencyHiding {
+                sq_table_ps: p.sq_table_ps,
+            }
         } else {
-            self.nodes[n].nic.qpc.submit(QpcRequest {
-                qpn,
-                channel: Channel::Descriptor,
-                index: visit,
-                at: t,
-            });
+            DescriptorPath::QpcFirst
+        }
+    }
+
+    /// The descriptor channel's QPC request for visit `visit` of `qpn`, served by the
+    /// scheduler at `t`, and when the visit may read its WQEs without waiting for the
+    /// answer (`None`: the read waits for the QPC). A latency-hiding prefetch still holds
+    /// one of the descriptor requester's `ooo_cap` indices until the context is cached.
+    pub fn request(self, qpn: u32, visit: u32, t: TimePs) -> (QpcJob, Option<TimePs>) {
+        match self {
+            DescriptorPath::QpcFirst => (
+                QpcJob {
+                    qpn,
+                    channel: Channel::Descriptor,
+                    cont: QpcCont::Visit(visit),
+                    at: t,
+                },
+                None,
+            ),
+            DescriptorPath::LatencyHiding { sq_table_ps } => {
+                let at = t + sq_table_ps;
+                (
+                    QpcJob {
+                        qpn,
+                        channel: Channel::Descriptor,
+                        cont: QpcCont::Prefetch,
+                        at,
+                    },
+                    Some(at),
+                )
+            }
         }
     }
 }

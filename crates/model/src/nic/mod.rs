@@ -24,6 +24,7 @@
 
 pub mod cq;
 pub mod csrna;
+pub mod cx;
 pub mod ddr;
 pub mod dma;
 pub mod doorbell;
@@ -31,8 +32,13 @@ pub mod latency_hiding;
 pub mod lru;
 pub mod onchip;
 pub mod pcie;
+pub mod ports;
+pub mod qp_table;
 pub mod qpc_cache;
 pub mod qpc_manager;
+mod route_mem;
+mod route_rx;
+mod route_tx;
 pub mod rx_pipeline;
 pub mod scheduler;
 pub mod translation;
@@ -40,92 +46,40 @@ pub mod tx_pipeline;
 pub mod unit;
 pub mod wqe_fetch;
 
+use rnic_sim::TimePs;
+use rnic_transport::Device;
+
 use crate::config::QpcManager as QpcManagerKind;
+use crate::event::NicEv;
 use crate::params::ModelParams;
 use crate::slab::Slab;
 
 use cq::CqUnit;
+use cx::NicCx;
 use ddr::Ddr;
 use dma::Dma;
 use doorbell::DoorbellUnit;
 use pcie::Pcie;
+pub use ports::{DmaToken, QpcCont, TransCont};
+pub use qp_table::QpHw;
 use qpc_cache::QpcCache;
 use qpc_manager::{fcfs::Fcfs, nonblocking::NonBlocking, QpcManager, QpcOutputs};
 use rx_pipeline::RxPipeline;
 use scheduler::Scheduler;
 use translation::{TransFetch, Translation};
 use tx_pipeline::TxEngine;
-use unit::Unit;
 use wqe_fetch::WqeFetch;
 
-/// What to do when a DMA read completes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DmaToken {
-    /// A QPC entry for the QPC manager.
-    QpcFill(u32),
-    /// An MPT or MTT entry the translation unit's lane waits for.
-    TransFill(translation::TransLane),
-    /// The WQEs of a scheduler visit.
-    Wqe(u32),
-    /// The payload of a fetched WQE.
-    Payload(u32),
-    /// Receive WQEs (slot in `rq_reads`).
-    RqWqe(u32),
-    /// READ response / atomic data of a QP is in the NIC: it may transmit.
-    ReadResp(u32),
-}
-
-/// Who waits for a translation job.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TransCont {
-    /// A fetched WQE (job slot).
-    TxJob(u32),
-    /// A received frame (frame slot).
-    Rx(u32),
-}
-
-/// Per-QP state the NIC keeps (and would otherwise read from the QPC): ring addresses and
-/// indices. 48 bytes, so 100 000 QPs take 4.8 MB.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct QpHw {
-    /// SQ ring base address.
-    pub sq_base: u64,
-    /// RQ ring base address.
-    pub rq_base: u64,
-    /// SQ depth − 1 (power of two).
-    pub sq_mask: u32,
-    /// RQ depth − 1.
-    pub rq_mask: u32,
-    /// SQ producer index from the last doorbell.
-    pub sq_pi: u32,
-    /// SQ index of the next WQE to fetch.
-    pub sq_fetched: u32,
-    /// RQ producer index.
-    pub rq_pi: u32,
-    /// RQ index of the next receive WQE to fetch.
-    pub rq_fetched: u32,
-    /// WQEs fetched and not yet completed.
-    pub outstanding: u32,
-    /// Application core (selects the CQs).
-    pub core: u16,
-    /// The QP is in the scheduler's ring.
-    pub active: bool,
-    /// The QP is in the TX engine's queue.
-    pub in_tx: bool,
-    /// The QP exists.
-    pub valid: bool,
-    /// First PSN of the operation the last placed payload belonged to (payload oracle).
-    pub rx_msg_psn: u32,
-    /// WQEs the next scheduler visit reads: how many messages of the size last seen fit
-    /// in `nic.chunk_bytes` (kept with the QP's scheduling-queue entry; 0 = not known yet,
-    /// read `wqes_per_fetch`). See [`scheduler`].
-    pub chunk_wqes: u8,
-    /// This QP's bytes in the TX payload buffer (payload read started, not yet sent).
-    pub tx_buffered_bytes: u32,
-}
-
-/// One node's NIC.
+/// One node's NIC: its units, the transport (the protocol truth it drives) and its per-QP
+/// records. It routes each unit's outputs to the next unit ([`route_tx`], [`route_rx`],
+/// [`route_mem`]); the units themselves know only their own inputs and outputs.
 pub struct Nic {
+    /// Timing parameters.
+    pub p: ModelParams,
+    /// The transport: the protocol state of this RNIC.
+    pub dev: Device,
+    /// Time of the earliest pending `Timer` event.
+    pub timer_at: TimePs,
     /// PCIe link to the host.
     pub pcie: Pcie,
     /// On-board DDR.
@@ -146,8 +100,6 @@ pub struct Nic {
     pub doorbell: DoorbellUnit,
     /// QP scheduler.
     pub sched: Scheduler,
-    /// The scheduler's unit (II per visit).
-    pub sched_unit: Unit,
     /// WQE fetch and decode.
     pub fetch: WqeFetch,
     /// TX engine.
@@ -164,6 +116,9 @@ pub struct Nic {
     pub watch_writes: bool,
     /// One QPN per application core (to drain that core's CQs).
     pub core_qpn: Vec<u32>,
+    scratch_dma: Vec<(u32, TimePs)>,
+    scratch_qpns: Vec<u32>,
+    scratch_trans: Vec<translation::TransJob<TransCont>>,
 }
 
 impl std::fmt::Debug for Nic {
@@ -175,8 +130,27 @@ impl std::fmt::Debug for Nic {
 }
 
 impl Nic {
-    /// A NIC with the parameters `p`.
-    pub fn new(p: &ModelParams) -> Self {
+    /// Handles one of this NIC's events at `now`.
+    pub fn handle(&mut self, now: TimePs, ev: NicEv, cx: &mut NicCx<'_>) {
+        match ev {
+            NicEv::Mmio { qpn, pi } => self.on_host_mmio(now, qpn, pi, false, cx),
+            NicEv::MmioRq { qpn, pi } => self.on_host_mmio(now, qpn, pi, true, cx),
+            NicEv::Doorbell { qpn, pi } => self.on_doorbell(now, qpn, pi, cx),
+            NicEv::DoorbellRq { qpn, pi } => self.on_doorbell_rq(now, qpn, pi, cx),
+            NicEv::Sched => self.on_sched(now, cx),
+            NicEv::DmaArrive { slot } => self.on_dma_arrive(now, slot, cx),
+            NicEv::DmaDone { slot } => self.on_dma_done(now, slot, cx),
+            NicEv::TxJobReady { job } => self.on_tx_job_ready(now, job, cx),
+            NicEv::TxPost { job } => self.on_tx_post(now, job, cx),
+            NicEv::TxWake => self.on_tx_wake(now, cx),
+            NicEv::RxArrive { frame } => self.on_rx_arrive(now, frame, cx),
+            NicEv::RxHandle { frame } => self.on_rx_handle(now, frame, cx),
+            NicEv::Timer => self.on_timer(now, cx),
+        }
+    }
+
+    /// A NIC with the parameters `p` driving the transport `dev`.
+    pub fn new(p: &ModelParams, dev: Device) -> Self {
         let n = &p.nic;
         let cache = QpcCache::new(n.qpc_cache_entries, n.qpc_entry_bytes);
         let qpc: Box<dyn QpcManager> = match n.qpc_manager {
@@ -189,6 +163,9 @@ impl Nic {
             )),
         };
         Nic {
+            p: p.clone(),
+            dev,
+            timer_at: TimePs::MAX,
             pcie: Pcie::new(p.pcie.clone()),
             ddr: Ddr::new(&p.ddr),
             dma: Dma::new(p.pcie.max_read_tags),
@@ -206,8 +183,7 @@ impl Nic {
             trans_done: Vec::new(),
             trans_fetch: Vec::new(),
             doorbell: DoorbellUnit::new(n.doorbell_ps),
-            sched: Scheduler::default(),
-            sched_unit: Unit::new(n.sched_ps),
+            sched: Scheduler::new(n.sched_ps),
             fetch: WqeFetch::new(n.wqe_decode_ps),
             tx: TxEngine::default(),
             rx: RxPipeline::new(n.rx_pkt_ps),
@@ -216,6 +192,9 @@ impl Nic {
             rq_reads: Slab::new(),
             watch_writes: false,
             core_qpn: Vec::new(),
+            scratch_dma: Vec::new(),
+            scratch_qpns: Vec::new(),
+            scratch_trans: Vec::new(),
         }
     }
 
@@ -258,15 +237,5 @@ impl Nic {
             .copied()
             .filter(|&q| q != u32::MAX)
             .collect()
-    }
-
-    /// Puts `qpn` in the TX engine's queue if it is not there.
-    pub fn tx_enlist(&mut self, qpn: u32) {
-        if let Some(qp) = self.qps.get_mut(qpn as usize) {
-            if !qp.in_tx {
-                qp.in_tx = true;
-                self.tx.queue.push_back(qpn);
-            }
-        }
     }
 }

@@ -28,10 +28,10 @@ use std::collections::VecDeque;
 
 use rnic_sim::TimePs;
 
-use super::qpc_manager::Channel;
-use super::wqe_fetch::Visit;
-use crate::event::Ev;
-use crate::world::World;
+use super::ports::Visit;
+use super::qp_table::QpHw;
+use super::unit::Unit;
+use crate::params::NicParams;
 
 /// Counters of the scheduler.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
@@ -44,94 +44,132 @@ pub struct SchedStats {
     pub stalls: u64,
 }
 
+/// What may hold the scheduler back, read from the units downstream of it.
+#[derive(Debug, Clone, Copy)]
+pub struct Backpressure {
+    /// The descriptor channel's QPC requester can take a request.
+    pub qpc_accepting: bool,
+    /// Visits whose WQEs are being read.
+    pub visits_in_flight: usize,
+    /// Fetched WQEs not yet handed to the transport.
+    pub wqes_buffered: usize,
+    /// Messages handed to the transport and not yet started by the TX engine.
+    pub tx_backlog: u32,
+    /// Bytes in the TX payload buffer.
+    pub tx_buffered_bytes: u64,
+}
+
+/// What one scheduler step did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchedStep {
+    /// Backpressure: paused until [`Scheduler::kick`].
+    Stalled,
+    /// No QP has work.
+    Idle,
+    /// A visit, served by the scheduler's unit at `at`; `again`: more QPs wait, step again
+    /// one initiation interval later.
+    Visit {
+        /// The visit.
+        visit: Visit,
+        /// When the scheduler's unit has served it, ps.
+        at: TimePs,
+        /// Step again after the initiation interval.
+        again: bool,
+    },
+}
+
 /// The round-robin scheduler.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Scheduler {
     ring: VecDeque<u32>,
     /// A `Sched` event is pending.
-    pub pending: bool,
-    /// Paused by backpressure; woken by `World::sched_kick`.
-    pub stalled: bool,
+    pending: bool,
+    /// Paused by backpressure; woken by [`Scheduler::kick`].
+    stalled: bool,
+    /// The scheduler's unit (II per visit).
+    pub unit: Unit,
     /// Counters.
     pub stats: SchedStats,
 }
 
 impl Scheduler {
+    /// A scheduler whose unit serves a visit every `ii_ps`.
+    pub fn new(ii_ps: TimePs) -> Self {
+        Scheduler {
+            ring: VecDeque::new(),
+            pending: false,
+            stalled: false,
+            unit: Unit::new(ii_ps),
+            stats: SchedStats::default(),
+        }
+    }
+
     /// Active QPs.
     pub fn active(&self) -> usize {
         self.ring.len()
     }
-}
 
-impl World {
-    /// Makes `qpn` active if it has WQEs to fetch, and starts the scheduler at `at`.
-    pub(crate) fn sched_activate(&mut self, n: usize, qpn: u32, at: TimePs) {
-        let max_out = self.p.nic.max_outstanding_wqes_per_qp;
-        let nic = &mut self.nodes[n].nic;
-        let Some(qp) = nic.qps.get_mut(qpn as usize) else {
-            return;
-        };
+    /// Makes `qpn` active if it has WQEs to fetch; returns whether a step must be scheduled.
+    pub fn activate(&mut self, qpn: u32, qp: &mut QpHw, max_out: u32) -> bool {
         if qp.active || qp.sq_pi == qp.sq_fetched || qp.outstanding >= max_out {
-            return;
+            return false;
         }
         qp.active = true;
-        nic.sched.ring.push_back(qpn);
-        if !nic.sched.pending && !nic.sched.stalled {
-            nic.sched.pending = true;
-            self.q.push(at, Ev::Sched { node: n as u32 });
+        self.ring.push_back(qpn);
+        if !self.pending && !self.stalled {
+            self.pending = true;
+            return true;
         }
+        false
     }
 
-    /// Wakes a paused scheduler if its backpressure has cleared.
-    pub(crate) fn sched_kick(&mut self, n: usize, now: TimePs) {
-        let nic = &mut self.nodes[n].nic;
-        if nic.sched.stalled && !nic.sched.pending {
-            nic.sched.stalled = false;
-            if !nic.sched.ring.is_empty() {
-                nic.sched.pending = true;
-                self.q.push(now, Ev::Sched { node: n as u32 });
+    /// Wakes a paused scheduler; returns whether a step must be scheduled now.
+    pub fn kick(&mut self) -> bool {
+        if self.stalled && !self.pending {
+            self.stalled = false;
+            if !self.ring.is_empty() {
+                self.pending = true;
+                return true;
             }
         }
+        false
     }
 
-    /// One scheduler step at `now`.
-    pub(crate) fn on_sched(&mut self, n: usize, now: TimePs) {
-        let p = &self.p.nic;
-        let (per, max_out, max_visits, backlog_cap, buffer_cap, sched_ps) = (
-            p.wqes_per_fetch,
-            p.max_outstanding_wqes_per_qp,
-            p.max_visits_in_flight as usize,
-            p.tx_backlog_cap,
-            p.tx_buffer_bytes,
-            p.sched_ps,
-        );
-        let (hiding, sq_table_ps) = (p.latency_hiding, p.sq_table_ps);
-        let nic = &mut self.nodes[n].nic;
-        nic.sched.pending = false;
+    /// One step at `now`: pauses under backpressure, else picks the next QP with work and
+    /// takes about one chunk of its WQEs.
+    pub fn step(
+        &mut self,
+        now: TimePs,
+        qps: &mut [QpHw],
+        bp: &Backpressure,
+        p: &NicParams,
+    ) -> SchedStep {
+        let per = p.wqes_per_fetch;
+        let max_visits = p.max_visits_in_flight as usize;
+        self.pending = false;
+        // The WQE buffer holds `max_visits_in_flight × wqes_per_fetch` WQEs, from the read
+        // that brings them in until the requester hands them to the transport; a visit needs
+        // room for its WQEs. (Without this bound nothing stops the fetch stage from running
+        // ahead of a stalled requester and flooding the PCIe read tags with WQE and payload
+        // reads, which then delay the QPC reads the requester waits for.)
+        let buffered = bp.wqes_buffered + bp.visits_in_flight * per as usize;
+        if !bp.qpc_accepting
+            || bp.visits_in_flight >= max_visits
+            || buffered + per as usize > max_visits * per as usize
+            || bp.tx_backlog >= p.tx_backlog_cap
+            || bp.tx_buffered_bytes >= p.tx_buffer_bytes
+        {
+            self.stalled = true;
+            self.stats.stalls += 1;
+            return SchedStep::Stalled;
+        }
         loop {
-            // The WQE buffer holds `max_visits_in_flight × wqes_per_fetch` WQEs, from the
-            // read that brings them in until the requester hands them to the transport; a
-            // visit needs room for its WQEs. (Without this bound nothing stops the fetch
-            // stage from running ahead of a stalled requester and flooding the PCIe read
-            // tags with WQE and payload reads, which then delay the QPC reads the requester
-            // waits for.)
-            let buffered = nic.fetch.jobs.len() + nic.fetch.visits.len() * per as usize;
-            if !nic.qpc.accepting(Channel::Descriptor)
-                || nic.fetch.visits.len() >= max_visits
-                || buffered + per as usize > max_visits * per as usize
-                || nic.tx.backlog >= backlog_cap
-                || nic.tx.buffered_bytes >= buffer_cap
-            {
-                nic.sched.stalled = true;
-                nic.sched.stats.stalls += 1;
-                return;
-            }
-            let Some(qpn) = nic.sched.ring.pop_front() else {
-                return;
+            let Some(qpn) = self.ring.pop_front() else {
+                return SchedStep::Idle;
             };
-            let qp = &mut nic.qps[qpn as usize];
+            let qp = &mut qps[qpn as usize];
             let avail = qp.sq_pi.wrapping_sub(qp.sq_fetched);
-            let room = max_out.saturating_sub(qp.outstanding);
+            let room = p.max_outstanding_wqes_per_qp.saturating_sub(qp.outstanding);
             let to_wrap = qp.sq_mask + 1 - (qp.sq_fetched & qp.sq_mask);
             let chunk = if qp.chunk_wqes == 0 {
                 per
@@ -146,23 +184,22 @@ impl World {
             let first = qp.sq_fetched;
             qp.sq_fetched = first.wrapping_add(k);
             qp.outstanding += k;
-            let more = qp.sq_pi != qp.sq_fetched && qp.outstanding < max_out;
+            let more = qp.sq_pi != qp.sq_fetched && qp.outstanding < p.max_outstanding_wqes_per_qp;
             if more {
-                nic.sched.ring.push_back(qpn);
+                self.ring.push_back(qpn);
             } else {
                 qp.active = false;
             }
-            nic.sched.stats.visits += 1;
-            nic.sched.stats.wqes += u64::from(k);
-            let t = nic.sched_unit.serve(now);
-            let visit = nic.fetch.visits.insert(Visit { qpn, first, n: k });
-            if !nic.sched.ring.is_empty() {
-                nic.sched.pending = true;
-                self.q.push(now + sched_ps, Ev::Sched { node: n as u32 });
-            }
-            self.descriptor_qpc_request(n, qpn, visit, t, hiding, sq_table_ps);
-            self.qpc_pump(n, now);
-            return;
+            self.stats.visits += 1;
+            self.stats.wqes += u64::from(k);
+            let at = self.unit.serve(now);
+            let again = !self.ring.is_empty();
+            self.pending = again;
+            return SchedStep::Visit {
+                visit: Visit { qpn, first, n: k },
+                at,
+                again,
+            };
         }
     }
 }

@@ -66,6 +66,8 @@ pub struct TransFetch {
     pub lane: TransLane,
     /// An MPT entry (else one MTT line).
     pub mpt: bool,
+    /// The entry's cache key, handed back with the fill.
+    pub key: u64,
     /// Issue time, ps.
     pub at: TimePs,
 }
@@ -205,6 +207,7 @@ impl<C: Copy> Translation<C> {
                     fetch.push(TransFetch {
                         lane,
                         mpt: true,
+                        key: u64::from(job.key),
                         at: t,
                     });
                     break;
@@ -224,6 +227,7 @@ impl<C: Copy> Translation<C> {
                     fetch.push(TransFetch {
                         lane,
                         mpt: false,
+                        key: k,
                         at: t,
                     });
                     missed = true;
@@ -242,18 +246,21 @@ impl<C: Copy> Translation<C> {
         }
     }
 
-    /// The entry `lane` was blocked on arrived at `now`.
+    /// The entry of cache key `key` that `lane` was blocked on arrived at `now` (a fill of
+    /// any other key is not this lane's and changes nothing).
     pub fn on_fill(
         &mut self,
         lane: TransLane,
+        key: u64,
         now: TimePs,
         done: &mut Vec<(C, TimePs)>,
         fetch: &mut Vec<TransFetch>,
     ) {
         let l = &mut self.lanes[lane.index()];
-        let Some((key, is_mpt, since)) = l.blocked.take() else {
+        let Some((key, is_mpt, since)) = l.blocked.filter(|b| b.0 == key) else {
             return;
         };
+        l.blocked = None;
         self.stats.blocked_ps += now.saturating_sub(since);
         if is_mpt {
             l.head_mpt_done = true;
@@ -349,15 +356,23 @@ mod tests {
             vec![TransFetch {
                 lane: TransLane::Tx,
                 mpt: true,
+                key: 7,
                 at: 1000
             }]
         );
         assert!(done.is_empty());
+        let k = fetch[0].key;
         fetch.clear();
-        t.on_fill(TransLane::Tx, 10_000, &mut done, &mut fetch);
+        t.on_fill(TransLane::Tx, k, 10_000, &mut done, &mut fetch);
         assert_eq!(fetch.len(), 1, "one MTT line for pages 0..8");
+        let k = fetch[0].key;
         fetch.clear();
-        t.on_fill(TransLane::Tx, 50_000, &mut done, &mut fetch);
+        t.on_fill(TransLane::Tx, k + 1, 40_000, &mut done, &mut fetch);
+        assert!(
+            done.is_empty(),
+            "a fill of another entry does not unblock the lane"
+        );
+        t.on_fill(TransLane::Tx, k, 50_000, &mut done, &mut fetch);
         assert!(fetch.is_empty());
         assert_eq!(done, vec![(1, 52_000), (2, 52_000)]);
         assert_eq!(t.stats.mpt.misses, 1);
@@ -378,8 +393,9 @@ mod tests {
         done.clear();
         t.pump(&mut done, &mut fetch);
         assert_eq!(fetch.len(), 1);
+        let k = fetch[0].key;
         fetch.clear();
-        t.on_fill(TransLane::Tx, 60_000, &mut done, &mut fetch);
+        t.on_fill(TransLane::Tx, k, 60_000, &mut done, &mut fetch);
         // Same job again: all hits, 1 + 3 lookups
         t.submit(
             TransLane::Tx,
@@ -436,7 +452,7 @@ mod tests {
         // A fill for the receive lane (not blocked) changes nothing.
         done.clear();
         fetch.clear();
-        t.on_fill(TransLane::Rx, 2_000, &mut done, &mut fetch);
+        t.on_fill(TransLane::Rx, 7, 2_000, &mut done, &mut fetch);
         assert!(done.is_empty() && fetch.is_empty());
         assert_eq!(t.queued(TransLane::Tx), 1);
     }

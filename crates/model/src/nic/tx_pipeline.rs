@@ -17,12 +17,9 @@
 
 use std::collections::VecDeque;
 
-use rnic_sim::{bytes_time_ps_mbps, TimePs};
-use rnic_wire::Opcode;
+use rnic_sim::TimePs;
 
 use super::unit::Unit;
-use crate::event::Ev;
-use crate::world::World;
 
 /// Counters of the TX engine.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
@@ -60,141 +57,53 @@ pub struct TxEngine {
     pub stats: TxStats,
 }
 
-impl super::Nic {
-    /// Reserves `bytes` of the TX payload buffer for a payload read of `qpn`.
-    pub fn tx_buffer_reserve(&mut self, qpn: u32, bytes: u64) {
-        if let Some(qp) = self.qps.get_mut(qpn as usize) {
-            let b = bytes.min(u64::from(u32::MAX - qp.tx_buffered_bytes));
-            qp.tx_buffered_bytes += b as u32;
-            self.tx.buffered_bytes += b;
-            self.tx.stats.buffer_peak_bytes =
-                self.tx.stats.buffer_peak_bytes.max(self.tx.buffered_bytes);
-        }
+impl TxEngine {
+    /// Reserves `bytes` of the TX payload buffer for a QP holding `qp_bytes` of it.
+    pub fn reserve(&mut self, qp_bytes: &mut u32, bytes: u64) {
+        let b = bytes.min(u64::from(u32::MAX - *qp_bytes));
+        *qp_bytes += b as u32;
+        self.buffered_bytes += b;
+        self.stats.buffer_peak_bytes = self.stats.buffer_peak_bytes.max(self.buffered_bytes);
     }
 
-    /// Releases up to `bytes` of `qpn`'s share of the TX payload buffer (sent, or never to
-    /// be sent); `u64::MAX` releases all of it (the QP completed in error: the transport
-    /// flushes what it had not sent). Returns whether anything was released.
-    pub fn tx_buffer_release(&mut self, qpn: u32, bytes: u64) -> bool {
-        let Some(qp) = self.qps.get_mut(qpn as usize) else {
-            return false;
-        };
-        let b = bytes.min(u64::from(qp.tx_buffered_bytes));
-        qp.tx_buffered_bytes -= b as u32;
-        self.tx.buffered_bytes -= b;
+    /// Releases up to `bytes` of a QP's `qp_bytes` share of the buffer; returns whether
+    /// anything was released.
+    pub fn release(&mut self, qp_bytes: &mut u32, bytes: u64) -> bool {
+        let b = bytes.min(u64::from(*qp_bytes));
+        *qp_bytes -= b as u32;
+        self.buffered_bytes -= b;
         b > 0
     }
-}
 
-impl World {
-    /// Makes sure the TX engine runs.
-    pub(crate) fn tx_kick(&mut self, n: usize, now: TimePs) {
-        let tx = &mut self.nodes[n].nic.tx;
-        if !tx.wake_pending {
-            tx.wake_pending = true;
-            self.q
-                .push(now.max(tx.unit.free_at()), Ev::TxWake { node: n as u32 });
+    /// Queues `qpn` (whose `in_tx` flag is given) if it is not queued.
+    pub fn enlist(&mut self, qpn: u32, in_tx: &mut bool) {
+        if !*in_tx {
+            *in_tx = true;
+            self.queue.push_back(qpn);
         }
     }
 
-    /// The TX engine sends at most one frame at `now`.
-    pub(crate) fn on_tx_wake(&mut self, n: usize, now: TimePs) {
-        let np = &self.p.nic;
-        let (msg_ps, pkt_ps, ack_ps) = (np.tx_msg_ps, np.tx_pkt_ps, np.ack_ps);
-        let slack = bytes_time_ps_mbps(np.tx_port_slack_bytes, self.p.eth.mbps);
-        let node = &mut self.nodes[n];
-        let tx = &mut node.nic.tx;
-        tx.wake_pending = false;
-        let wake_at = tx
-            .unit
-            .free_at()
-            .max(self.net.nic_ports[n].free_at().saturating_sub(slack));
-        if wake_at > now {
-            tx.wake_pending = true;
-            self.q.push(wake_at, Ev::TxWake { node: n as u32 });
-            return;
+    /// Makes sure the engine runs: the time of a wake to schedule, if none is pending.
+    pub fn kick(&mut self, now: TimePs) -> Option<TimePs> {
+        if self.wake_pending {
+            return None;
         }
-        let slot = self.frames.alloc();
-        let (meta, qpn_used) = loop {
-            let tx = &mut node.nic.tx;
-            if tx.sweep {
-                match node
-                    .dev
-                    .poll_transmit(now, &node.mem, self.frames.buf_mut(slot))
-                {
-                    Some(m) => break (m, None),
-                    None => {
-                        node.nic.tx.sweep = false;
-                        continue;
-                    }
-                }
-            }
-            let Some(qpn) = tx.current.take().or_else(|| tx.queue.pop_front()) else {
-                self.frames.release(slot);
-                return;
-            };
-            match node
-                .dev
-                .poll_transmit_qp(qpn, now, &node.mem, self.frames.buf_mut(slot))
-            {
-                Some(m) => break (m, Some(qpn)),
-                None => {
-                    if let Some(qp) = node.nic.qps.get_mut(qpn as usize) {
-                        qp.in_tx = false;
-                    }
-                }
-            }
-        };
-        let op = meta.opcode;
-        let starts = op.is_first() || op.is_only();
-        let cost = if matches!(op, Opcode::RcAck | Opcode::Cnp) {
-            node.nic.tx.stats.acks += 1;
-            ack_ps
-        } else if starts {
-            msg_ps
-        } else {
-            pkt_ps
-        };
-        let tx = &mut node.nic.tx;
-        let done = tx.unit.serve_for(now, cost);
-        tx.stats.frames += 1;
-        if meta.is_retransmit {
-            tx.stats.retransmits += 1;
-        }
-        let mut kick_sched = false;
-        let mut freed = false;
-        if let Some(qpn) = qpn_used {
-            if op.is_request() && !meta.is_retransmit && meta.payload_len > 0 {
-                freed = node.nic.tx_buffer_release(qpn, u64::from(meta.payload_len));
-            }
-        }
-        let tx = &mut node.nic.tx;
-        if op.is_request() && starts && !meta.is_retransmit {
-            tx.stats.messages += 1;
-            tx.backlog = tx.backlog.saturating_sub(1);
-            kick_sched = true;
-        }
-        if let Some(qpn) = qpn_used {
-            if op.is_first() || op.is_middle() {
-                tx.current = Some(qpn);
-            } else if node.dev.qp_wants_transmit(qpn) {
-                node.nic.tx.queue.push_back(qpn);
-            } else if let Some(qp) = node.nic.qps.get_mut(qpn as usize) {
-                qp.in_tx = false;
-            }
-        }
-        let tx = &node.nic.tx;
-        let more = tx.sweep || tx.current.is_some() || !tx.queue.is_empty();
-        self.net_send(n, slot, done);
-        if more {
-            self.nodes[n].nic.tx.wake_pending = true;
-            self.q.push(done, Ev::TxWake { node: n as u32 });
-        }
-        if freed {
-            self.tx_buffer_pump(n, now);
-        } else if kick_sched {
-            self.sched_kick(n, now);
-        }
-        self.arm_timer(n, now);
+        self.wake_pending = true;
+        Some(now.max(self.unit.free_at()))
+    }
+
+    /// The QP to serve next: the one in the middle of a message, else the queue's head.
+    pub fn next_qp(&mut self) -> Option<u32> {
+        self.current.take().or_else(|| self.queue.pop_front())
+    }
+
+    /// Runs `qpn`'s message to completion: it is served next again.
+    pub fn stay_on(&mut self, qpn: u32) {
+        self.current = Some(qpn);
+    }
+
+    /// Whether anything is left to send.
+    pub fn has_more(&self) -> bool {
+        self.sweep || self.current.is_some() || !self.queue.is_empty()
     }
 }

@@ -1,13 +1,15 @@
 //! First-come-first-served QPC manager (seed 000 §3, Fig. 2): one request FIFO served in
 //! order; a miss stops the FIFO until its entry arrives, so later requests — hits on other
 //! QPs included — wait behind it (head-of-line blocking). The requesters keep their
-//! information in waiting FIFOs; here that is the `index` each response carries back.
+//! information in waiting FIFOs; here that is the continuation each job carries back.
 
 use std::collections::VecDeque;
 
 use rnic_sim::TimePs;
 
-use super::{Channel, QpcAction, QpcManager, QpcManagerStats, QpcOutputs, QpcRequest, QpcResponse};
+use super::{Channel, QpcAction, QpcJob, QpcManager, QpcManagerStats, QpcOutputs, QpcReady};
+#[cfg(test)]
+use crate::nic::ports::QpcCont;
 use crate::nic::qpc_cache::QpcCache;
 
 /// Bytes of one request-FIFO / waiting-FIFO record in hardware (QPN 3 B + info 5 B).
@@ -17,7 +19,7 @@ const FIFO_RECORD_BYTES: u64 = 8;
 #[derive(Debug)]
 pub struct Fcfs {
     cache: QpcCache,
-    fifo: VecDeque<QpcRequest>,
+    fifo: VecDeque<QpcJob>,
     queued_by_channel: [u32; 3],
     free_at: TimePs,
     /// `Some((qpn, since))` while a miss is outstanding.
@@ -25,14 +27,6 @@ pub struct Fcfs {
     lookup_ps: TimePs,
     fifo_depth: u32,
     stats: QpcManagerStats,
-}
-
-fn ch_index(c: Channel) -> usize {
-    match c {
-        Channel::Descriptor => 0,
-        Channel::Requester => 1,
-        Channel::Responder => 2,
-    }
 }
 
 impl Fcfs {
@@ -51,23 +45,23 @@ impl Fcfs {
         }
     }
 
-    fn pop_head(&mut self) -> Option<QpcRequest> {
+    fn pop_head(&mut self) -> Option<QpcJob> {
         let r = self.fifo.pop_front()?;
-        self.queued_by_channel[ch_index(r.channel)] -= 1;
+        self.queued_by_channel[r.channel.number()] -= 1;
         Some(r)
     }
 }
 
 impl QpcManager for Fcfs {
-    fn submit(&mut self, req: QpcRequest) {
+    fn submit(&mut self, req: QpcJob) {
         self.stats.requests += 1;
-        self.queued_by_channel[ch_index(req.channel)] += 1;
+        self.queued_by_channel[req.channel.number()] += 1;
         self.fifo.push_back(req);
         self.stats.max_queued = self.stats.max_queued.max(self.fifo.len() as u64);
     }
 
     fn queued(&self, channel: Channel) -> u32 {
-        self.queued_by_channel[ch_index(channel)]
+        self.queued_by_channel[channel.number()]
     }
 
     fn accepting(&self, channel: Channel) -> bool {
@@ -85,7 +79,7 @@ impl QpcManager for Fcfs {
             if self.cache.lookup(head.qpn) {
                 self.pop_head();
                 self.stats.served += 1;
-                out.responses.push(QpcResponse {
+                out.responses.push(QpcReady {
                     req: head,
                     ready_at: done,
                     hit: true,
@@ -117,7 +111,7 @@ impl QpcManager for Fcfs {
             let done = now.max(self.free_at) + self.lookup_ps;
             self.free_at = done;
             self.stats.served += 1;
-            out.responses.push(QpcResponse {
+            out.responses.push(QpcReady {
                 req: head,
                 ready_at: done,
                 hit: false,
@@ -147,11 +141,11 @@ impl QpcManager for Fcfs {
 mod tests {
     use super::*;
 
-    fn req(qpn: u32, at: TimePs) -> QpcRequest {
-        QpcRequest {
+    fn req(qpn: u32, at: TimePs) -> QpcJob {
+        QpcJob {
             qpn,
             channel: Channel::Descriptor,
-            index: qpn,
+            cont: QpcCont::RxFrame(qpn),
             at,
         }
     }

@@ -1,10 +1,12 @@
 //! The QPC manager: the one unit through which every pipeline stage reaches a QP context.
 //!
 //! The seam is the [`QpcManager`] trait: stages [`submit`](QpcManager::submit) a
-//! [`QpcRequest`] (QPN, channel, and the requester's own `index` — its waiting-FIFO slot),
-//! the NIC [`pump`](QpcManager::pump)s the manager, performs the memory reads it asks for
-//! ([`QpcAction`]), hands back each fill with [`on_fill`](QpcManager::on_fill), and routes
-//! the [`QpcResponse`]s to the requesting channel by `index`.
+//! [`QpcJob`] (QPN, channel, arrival time, and the [`QpcCont`] saying who waits for the
+//! answer), the NIC [`pump`](QpcManager::pump)s the manager, performs the memory reads it
+//! asks for ([`QpcAction`]), hands back each fill with [`on_fill`](QpcManager::on_fill),
+//! and routes each [`QpcReady`] by its continuation. Inside the non-blocking manager a job
+//! becomes the hardware request of [`super::csrna`] ([`super::csrna::QpcRequest`]: QPN,
+//! channel, the requester's 8-bit index), the job itself waiting in the requester's SRAM.
 //!
 //! Implementations:
 //! * [`fcfs::Fcfs`] — the baseline first-come-first-served manager of seed 000 §3 (Fig. 2):
@@ -25,39 +27,28 @@ pub mod nonblocking;
 
 use rnic_sim::TimePs;
 
+pub use super::csrna::Channel;
+use super::ports::QpcCont;
 use super::qpc_cache::{CacheStats, QpcCache};
 
-/// Which pipeline stage asks for a QPC (seed 000's three QPC requesters).
+/// A pipeline stage's request for one QP context, with who waits for the answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Channel {
-    /// The descriptor unit: a scheduler visit needs the QPC (SQ address, indices) before
-    /// it can fetch WQEs.
-    Descriptor,
-    /// The requester: building the packets of a fetched WQE, and receiving ACKs, NAKs,
-    /// READ responses and atomic ACKs.
-    Requester,
-    /// The responder: incoming SEND/WRITE/READ/atomic requests.
-    Responder,
-}
-
-/// A request for one QP context.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct QpcRequest {
+pub struct QpcJob {
     /// Queue pair number.
     pub qpn: u32,
-    /// Requesting stage.
+    /// Requesting stage (seed 000's three QPC requesters).
     pub channel: Channel,
-    /// The requester's slot for the information waiting on this response.
-    pub index: u32,
+    /// Who continues once the context is here.
+    pub cont: QpcCont,
     /// Time the request reaches the manager, ps.
     pub at: TimePs,
 }
 
-/// A served request: the QPC is available to the requester from `ready_at`.
+/// A served job: the QPC is available to the requester from `ready_at`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct QpcResponse {
-    /// The request.
-    pub req: QpcRequest,
+pub struct QpcReady {
+    /// The job.
+    pub req: QpcJob,
     /// When the context is handed to the requester, ps.
     pub ready_at: TimePs,
     /// Whether the lookup hit the cache.
@@ -87,7 +78,7 @@ pub enum QpcAction {
 #[derive(Debug, Default)]
 pub struct QpcOutputs {
     /// Served requests, in the order served.
-    pub responses: Vec<QpcResponse>,
+    pub responses: Vec<QpcReady>,
     /// Memory operations to perform.
     pub actions: Vec<QpcAction>,
 }
@@ -112,8 +103,8 @@ pub struct QpcManagerStats {
 
 /// The seam between the pipeline stages and QPC management.
 pub trait QpcManager {
-    /// Queues a request.
-    fn submit(&mut self, req: QpcRequest);
+    /// Queues a job.
+    fn submit(&mut self, req: QpcJob);
     /// Requests queued and not yet served, from `channel`.
     fn queued(&self, channel: Channel) -> u32;
     /// Whether `channel`'s requester can take another request without stalling (FCFS: its

@@ -29,24 +29,12 @@ use std::collections::VecDeque;
 
 use rnic_sim::TimePs;
 
-use super::{Channel, QpcAction, QpcManager, QpcManagerStats, QpcOutputs, QpcRequest, QpcResponse};
+use super::{Channel, QpcAction, QpcJob, QpcManager, QpcManagerStats, QpcOutputs, QpcReady};
 use crate::nic::csrna::{
-    self, Channel as CsChannel, NonBlockingQpcManager, NonBlockingRequester, QpcManager as _,
-    QpcManagerConfig, QpcRequester, QpcStore, ServedBy, StepOutput,
+    self, NonBlockingQpcManager, NonBlockingRequester, QpcManager as _, QpcManagerConfig,
+    QpcRequester, QpcStore, ServedBy, StepOutput,
 };
 use crate::nic::qpc_cache::QpcCache;
-
-fn ch_index(c: Channel) -> usize {
-    match c {
-        Channel::Descriptor => 0,
-        Channel::Requester => 1,
-        Channel::Responder => 2,
-    }
-}
-
-fn cs_channel(i: usize) -> CsChannel {
-    CsChannel::from_number(i).unwrap_or(CsChannel::Descriptor)
-}
 
 impl QpcStore for QpcCache {
     fn lookup(&mut self, qpn: u32) -> bool {
@@ -70,12 +58,12 @@ struct Read {
 pub struct NonBlocking {
     cache: QpcCache,
     mgr: NonBlockingQpcManager,
-    requesters: [NonBlockingRequester<QpcRequest>; 3],
+    requesters: [NonBlockingRequester<QpcJob>; 3],
     /// Requests waiting for a free index (the unit is stalled), per channel.
-    stalled: [VecDeque<QpcRequest>; 3],
+    stalled: [VecDeque<QpcJob>; 3],
     /// Requests with an index, on their way to the manager (arrival time, index), per
     /// channel; handed to the arbiter once the manager's clock reaches them.
-    arriving: [VecDeque<(TimePs, QpcRequest, u8)>; 3],
+    arriving: [VecDeque<(TimePs, QpcJob, u8)>; 3],
     /// The manager's next free cycle.
     t: TimePs,
     cycle_ps: TimePs,
@@ -139,7 +127,7 @@ impl NonBlocking {
                 self.arriving[c].pop_front();
                 let cs = csrna::QpcRequest {
                     qpn: r.qpn,
-                    channel: cs_channel(c),
+                    channel: r.channel,
                     index,
                     write: false,
                 };
@@ -195,7 +183,7 @@ impl NonBlocking {
                         panic!("QPC response for unknown index {} of channel {c}", r.index);
                     };
                     self.stats.served += 1;
-                    out.responses.push(QpcResponse {
+                    out.responses.push(QpcReady {
                         req,
                         ready_at: self.t,
                         hit: r.served_by != ServedBy::DmaReturn,
@@ -230,9 +218,9 @@ fn unreachable_cfg<T>() -> T {
 }
 
 impl QpcManager for NonBlocking {
-    fn submit(&mut self, req: QpcRequest) {
+    fn submit(&mut self, req: QpcJob) {
         self.stats.requests += 1;
-        let c = ch_index(req.channel);
+        let c = req.channel.number();
         if !self.stalled[c].is_empty() || self.requesters[c].free() == 0 {
             self.stats.index_stalls += 1;
         }
@@ -244,12 +232,12 @@ impl QpcManager for NonBlocking {
     }
 
     fn queued(&self, channel: Channel) -> u32 {
-        let c = ch_index(channel);
+        let c = channel.number();
         (self.stalled[c].len() + self.arriving[c].len()) as u32
     }
 
     fn accepting(&self, channel: Channel) -> bool {
-        let c = ch_index(channel);
+        let c = channel.number();
         self.stalled[c].is_empty() && self.requesters[c].free() > 0
     }
 
@@ -317,12 +305,13 @@ impl QpcManager for NonBlocking {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::nic::ports::QpcCont;
 
-    fn req(qpn: u32, channel: Channel, index: u32, at: TimePs) -> QpcRequest {
-        QpcRequest {
+    fn req(qpn: u32, channel: Channel, frame: u32, at: TimePs) -> QpcJob {
+        QpcJob {
             qpn,
             channel,
-            index,
+            cont: QpcCont::RxFrame(frame),
             at,
         }
     }
@@ -343,7 +332,7 @@ mod tests {
         out.responses.clear();
         m.on_fill(500_000, 1, &mut out);
         assert_eq!(out.responses.len(), 1);
-        assert_eq!(out.responses[0].req.index, 10);
+        assert_eq!(out.responses[0].req.cont, QpcCont::RxFrame(10));
         assert!(!out.responses[0].hit);
     }
 
@@ -357,8 +346,8 @@ mod tests {
         m.pump(0, &mut out);
         assert!(out.responses.is_empty());
         m.on_fill(500_000, 1, &mut out);
-        let order: Vec<u32> = out.responses.iter().map(|r| r.req.index).collect();
-        assert_eq!(order, vec![1, 2]);
+        let order: Vec<QpcCont> = out.responses.iter().map(|r| r.req.cont).collect();
+        assert_eq!(order, vec![QpcCont::RxFrame(1), QpcCont::RxFrame(2)]);
     }
 
     #[test]

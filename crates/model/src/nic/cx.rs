@@ -1,0 +1,79 @@
+//! What a NIC sees of its surroundings while it handles an event: the event queue (its own
+//! events and the host's), its host's memory (DMA), the frame pool, the network behind its
+//! port ([`Wire`]) and whoever watches placed payloads ([`RxObserver`]). The NIC knows no
+//! concrete network and no application.
+
+use rnic_host::SparseMemory;
+use rnic_sim::{EventQueue, TimePs};
+use rnic_wire::Opcode;
+
+use crate::event::{Ev, FramePool, HostEv, NicEv};
+
+/// The network as a NIC's port sees it.
+pub trait Wire {
+    /// Frame `frame` of node `node` is handed to its transmit port at `at`.
+    fn send(
+        &mut self,
+        node: usize,
+        frame: u32,
+        at: TimePs,
+        q: &mut EventQueue<Ev>,
+        frames: &mut FramePool,
+    );
+    /// When node `node`'s transmit port is free, ps.
+    fn port_free_at(&self, node: usize) -> TimePs;
+    /// A received frame's last bit reached node `node` at `at` (for taps on the port).
+    fn received(&mut self, node: usize, frame: u32, at: TimePs, frames: &FramePool);
+}
+
+/// Watches the payloads the transport places (the end-to-end payload oracle).
+pub trait RxObserver {
+    /// The transport of `node` placed `payload`, carried by packet `psn` (opcode `op`) of
+    /// its QP `qpn`, in host memory.
+    fn placed(&mut self, node: usize, qpn: u32, op: Opcode, psn: u32, payload: &[u8]);
+}
+
+/// A NIC's surroundings during one event.
+pub struct NicCx<'a> {
+    /// This NIC's node.
+    pub node: usize,
+    /// The event queue.
+    pub q: &'a mut EventQueue<Ev>,
+    /// The node's host memory.
+    pub mem: &'a mut SparseMemory,
+    /// Frames in flight.
+    pub frames: &'a mut FramePool,
+    /// The network behind the port.
+    pub wire: &'a mut dyn Wire,
+    /// The payload observer.
+    pub observer: &'a mut dyn RxObserver,
+}
+
+impl NicCx<'_> {
+    /// Schedules an event of this NIC at `t`.
+    pub fn at(&mut self, t: TimePs, ev: NicEv) {
+        self.q.push(
+            t,
+            Ev::Nic {
+                node: self.node as u32,
+                ev,
+            },
+        );
+    }
+
+    /// Schedules an event of this node's application at `t`.
+    pub fn host(&mut self, t: TimePs, ev: HostEv) {
+        self.q.push(
+            t,
+            Ev::Host {
+                node: self.node as u32,
+                ev,
+            },
+        );
+    }
+
+    /// Hands frame `frame` to the port at `at`.
+    pub fn send(&mut self, frame: u32, at: TimePs) {
+        self.wire.send(self.node, frame, at, self.q, self.frames);
+    }
+}

@@ -1,0 +1,73 @@
+//! The typed values that travel between the NIC's units: what a unit hands to the next and
+//! what a waiting request continues with. A continuation says who waits for what (the QPC
+//! of a scheduler visit, a prefetch nobody waits for, the context of a fetched WQE or of a
+//! received frame, the MPT/MTT entry a translation lane needs), never bits inside an index.
+
+use super::translation::TransLane;
+use crate::host::driver::SqWqe;
+
+/// One scheduler visit: `n` WQEs of `qpn` from SQ index `first`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Visit {
+    /// QPN.
+    pub qpn: u32,
+    /// First SQ index.
+    pub first: u32,
+    /// WQEs.
+    pub n: u32,
+}
+
+/// A fetched WQE on its way to the transport.
+#[derive(Debug, Clone)]
+pub struct TxJob {
+    /// QPN.
+    pub qpn: u32,
+    /// The decoded WQE (`None` if the bytes did not decode).
+    pub wqe: Option<SqWqe>,
+    /// Payload (if any) is in the NIC.
+    pub ready: bool,
+}
+
+/// Who waits for a QPC request's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QpcCont {
+    /// The descriptor unit: scheduler visit `visit` reads its WQEs once the context is here.
+    Visit(u32),
+    /// A latency-hiding prefetch: the WQE read did not wait; nobody continues.
+    Prefetch,
+    /// The requester: fetched WQE `job` goes to the transport once its context is here.
+    TxJob(u32),
+    /// The requester or responder: received frame `frame` continues to translation.
+    RxFrame(u32),
+}
+
+/// Who waits for a translation job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransCont {
+    /// A fetched WQE (job slot).
+    TxJob(u32),
+    /// A received frame (frame slot).
+    Rx(u32),
+}
+
+/// What to do when a DMA read completes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DmaToken {
+    /// The QPC entry of a QPN, for the QPC manager.
+    QpcFill(u32),
+    /// The MPT or MTT entry a translation lane waits for (the entry's cache key).
+    TransFill {
+        /// The waiting lane.
+        lane: TransLane,
+        /// The entry's cache key.
+        key: u64,
+    },
+    /// The WQEs of a scheduler visit.
+    Wqe(u32),
+    /// The payload of a fetched WQE.
+    Payload(u32),
+    /// Receive WQEs (slot in the NIC's receive-WQE reads).
+    RqWqe(u32),
+    /// READ response / atomic data of a QP is in the NIC: it may transmit.
+    ReadResp(u32),
+}

@@ -1,0 +1,41 @@
+//! The NIC's per-QP records: ring addresses and indices, scheduling and TX state. In a real
+//! NIC these live in the QPC; the model keeps them beside it so a unit can read them without
+//! charging a QPC access (the QPC manager charges the accesses). 40 bytes a QP, so 100,000
+//! QPs take 4 MB.
+
+/// Per-QP state the NIC keeps.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct QpHw {
+    /// SQ ring base address.
+    pub sq_base: u64,
+    /// RQ ring base address.
+    pub rq_base: u64,
+    /// SQ depth − 1 (power of two).
+    pub sq_mask: u32,
+    /// RQ depth − 1.
+    pub rq_mask: u32,
+    /// SQ producer index from the last doorbell.
+    pub sq_pi: u32,
+    /// SQ index of the next WQE to fetch.
+    pub sq_fetched: u32,
+    /// RQ producer index.
+    pub rq_pi: u32,
+    /// RQ index of the next receive WQE to fetch.
+    pub rq_fetched: u32,
+    /// WQEs fetched and not yet completed.
+    pub outstanding: u32,
+    /// Application core (selects the CQs).
+    pub core: u16,
+    /// The QP is in the scheduler's ring.
+    pub active: bool,
+    /// The QP is in the TX engine's queue.
+    pub in_tx: bool,
+    /// The QP exists.
+    pub valid: bool,
+    /// WQEs the next scheduler visit reads: how many messages of the size last seen fit
+    /// in `nic.chunk_bytes` (kept with the QP's scheduling-queue entry; 0 = not known yet,
+    /// read `wqes_per_fetch`). See [`super::scheduler`].
+    pub chunk_wqes: u8,
+    /// This QP's bytes in the TX payload buffer (payload read started, not yet sent).
+    pub tx_buffered_bytes: u32,
+}

@@ -1,0 +1,198 @@
+//! The NIC's receive path, unit to unit: RX parse → QPC (responder channel for requests,
+//! requester channel for ACKs and responses) → translation of the RETH/AtomicETH target
+//! (MPT + one MTT lookup per page of the whole message, on its first packet) → the
+//! transport's checks and data placement (`handle_packet`) → payload DMA write, READ/atomic
+//! response data read, ACK generation → CQ unit (CQE DMA write). All stages are in order,
+//! so the transport sees each QP's packets in arrival order.
+
+use rnic_sim::TimePs;
+use rnic_wire::{peek_bth, Opcode, BTH_OFFSET};
+
+use super::cx::NicCx;
+use super::ports::{DmaToken, QpcCont, TransCont};
+use super::qpc_manager::{Channel, QpcJob};
+use super::rx_pipeline::{be32, be64, not_placed_count, payload_len};
+use super::translation::{TransJob, TransLane};
+use super::Nic;
+use crate::event::{HostEv, NicEv};
+use crate::host::driver::{encode_cqe, CQE_BYTES};
+
+impl Nic {
+    /// A frame's last bit reaches the NIC at `now`.
+    pub(crate) fn on_rx_arrive(&mut self, now: TimePs, frame: u32, cx: &mut NicCx<'_>) {
+        cx.wire.received(cx.node, frame, now, cx.frames);
+        let t = self.rx.unit.serve(now);
+        self.rx.stats.frames += 1;
+        let bytes = cx.frames.get(frame);
+        let known = match peek_bth(bytes) {
+            Ok(bth) if self.qps.get(bth.dest_qp as usize).is_some_and(|q| q.valid) => Some(bth),
+            _ => None,
+        };
+        match known {
+            Some(bth) => {
+                let channel = if bth.opcode.is_request() {
+                    Channel::Responder
+                } else {
+                    Channel::Requester
+                };
+                self.qpc.submit(QpcJob {
+                    qpn: bth.dest_qp,
+                    channel,
+                    cont: QpcCont::RxFrame(frame),
+                    at: t,
+                });
+                self.qpc_pump(now, cx);
+            }
+            // Not ours to time: the transport parses, counts and drops it.
+            None => cx.at(t, NicEv::RxHandle { frame }),
+        }
+    }
+
+    /// The QPC of received frame `frame` is ready at `at`: translate its target, if any.
+    pub(crate) fn rx_after_qpc(&mut self, frame: u32, at: TimePs, cx: &mut NicCx<'_>) {
+        let bytes = cx.frames.get(frame);
+        let mut job = TransJob {
+            key: 0,
+            va: 0,
+            len: 0,
+            needs: false,
+            cont: TransCont::Rx(frame),
+            at,
+        };
+        if let Ok(bth) = peek_bth(bytes) {
+            let o = BTH_OFFSET + 12;
+            if bth.opcode.has_reth() {
+                job.va = be64(bytes, o);
+                job.key = be32(bytes, o + 8);
+                job.len = u64::from(be32(bytes, o + 12));
+                job.needs = true;
+            } else if bth.opcode.has_atomic_eth() {
+                job.va = be64(bytes, o);
+                job.key = be32(bytes, o + 8);
+                job.len = 8;
+                job.needs = true;
+            }
+        }
+        self.trans.submit(TransLane::Rx, job);
+        self.trans_pump(cx);
+    }
+
+    /// The transport handles received frame `frame` at `now`.
+    pub(crate) fn on_rx_handle(&mut self, now: TimePs, frame: u32, cx: &mut NicCx<'_>) {
+        let bytes = cx.frames.get(frame);
+        let bth = peek_bth(bytes).ok();
+        let before = not_placed_count(self.dev.stats());
+        let res = self.dev.handle_packet(now, bytes, cx.mem);
+        let placed = res.is_ok() && not_placed_count(self.dev.stats()) == before;
+        let (op, qpn, plen, dma_len) = match bth {
+            Some(b) => (
+                Some(b.opcode),
+                b.dest_qp,
+                payload_len(bytes, b.opcode, b.pad_count),
+                if b.opcode.has_reth() {
+                    u64::from(be32(bytes, BTH_OFFSET + 12 + 12))
+                } else {
+                    0
+                },
+            ),
+            None => (None, 0, 0, 0),
+        };
+        if let (Some(b), true) = (bth, placed && plen > 0) {
+            let off = BTH_OFFSET + 12 + b.opcode.ext_headers_len();
+            if let Some(payload) = bytes.get(off..off + plen as usize) {
+                cx.observer.placed(cx.node, qpn, b.opcode, b.psn, payload);
+            }
+        }
+        cx.frames.release(frame);
+        if res.is_err() {
+            self.rx.stats.dropped += 1;
+        }
+        let mut enlist = true;
+        if let (Some(op), true) = (op, res.is_ok()) {
+            match op {
+                Opcode::RcReadRequest => {
+                    enlist = false;
+                    self.host_read(now, dma_len.max(1), DmaToken::ReadResp(qpn), cx);
+                }
+                Opcode::RcCompareSwap | Opcode::RcFetchAdd => {
+                    enlist = false;
+                    self.pcie.posted_write(now, 8);
+                    self.host_read(now, 8, DmaToken::ReadResp(qpn), cx);
+                }
+                Opcode::RcAtomicAck => {
+                    self.pcie.posted_write(now, 8);
+                }
+                _ if plen > 0 => {
+                    self.rx.stats.payload_bytes += plen;
+                    let land = self.pcie.posted_write(now, plen);
+                    let is_write_end = matches!(
+                        op,
+                        Opcode::RcWriteOnly
+                            | Opcode::RcWriteLast
+                            | Opcode::RcWriteOnlyImm
+                            | Opcode::RcWriteLastImm
+                    );
+                    if self.watch_writes && is_write_end {
+                        cx.host(land, HostEv::Landed { qpn });
+                    }
+                }
+                _ => {}
+            }
+        }
+        if enlist && op.is_some() && self.dev.qp_wants_transmit(qpn) {
+            self.tx_enlist(qpn);
+            self.tx_kick(now, cx);
+        }
+        if op.is_some() {
+            self.cq_collect(now, qpn, cx);
+        }
+        self.arm_timer(now, cx);
+    }
+
+    /// Moves the completions of `qpn`'s CQs from the transport into CQEs at `now`.
+    pub(crate) fn cq_collect(&mut self, now: TimePs, qpn: u32, cx: &mut NicCx<'_>) {
+        let Some(core) = self.qps.get(qpn as usize).map(|q| q.core as usize) else {
+            return;
+        };
+        let mut activate = std::mem::take(&mut self.scratch_qpns);
+        let mut freed = false;
+        for idx in [2 * core, 2 * core + 1] {
+            let Some(ctx) = self.cq.ctxs.get(idx).copied() else {
+                continue;
+            };
+            while let Some(c) = self.dev.poll_cq(ctx.id) {
+                if c.status != rnic_transport::WcStatus::Success
+                    && self.tx_buffer_release(c.qpn, u64::MAX)
+                {
+                    // The QP is in error: what it had not sent never will be.
+                    freed = true;
+                }
+                let Some(write) = self.cq.place(now, idx, &c, &*cx.mem) else {
+                    continue;
+                };
+                let bytes = encode_cqe(&c, write.pass);
+                rnic_transport::Memory::write(cx.mem, write.addr, &bytes);
+                let land = self.pcie.posted_write(write.at, CQE_BYTES);
+                if !matches!(
+                    c.opcode,
+                    rnic_transport::WcOpcode::Recv | rnic_transport::WcOpcode::RecvRdmaWithImm
+                ) {
+                    if let Some(qp) = self.qps.get_mut(c.qpn as usize) {
+                        qp.outstanding = qp.outstanding.saturating_sub(1);
+                    }
+                    activate.push(c.qpn);
+                }
+                cx.host(land, HostEv::CqeLanded { cq: idx as u32 });
+            }
+        }
+        if freed {
+            self.tx_buffer_pump(now, cx);
+        }
+        for &a in &activate {
+            // Room under max_outstanding_wqes_per_qp may reactivate the QP.
+            self.sched_activate(a, now, cx);
+        }
+        activate.clear();
+        self.scratch_qpns = activate;
+    }
+}

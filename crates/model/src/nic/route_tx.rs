@@ -1,0 +1,369 @@
+//! The NIC's transmit path, unit to unit: doorbell → scheduler → descriptor QPC request
+//! (or latency hiding's overlapped read) → WQE fetch and decode → TX payload buffer →
+//! translation → payload read → requester QPC request → transport → TX engine → port.
+
+use rnic_sim::{bytes_time_ps_mbps, TimePs};
+use rnic_wire::Opcode;
+
+use super::cx::NicCx;
+use super::latency_hiding::DescriptorPath;
+use super::ports::{DmaToken, QpcCont, TxJob};
+use super::qpc_manager::{Channel, QpcJob};
+use super::scheduler::{Backpressure, SchedStep};
+use super::translation::TransLane;
+use super::Nic;
+use crate::event::NicEv;
+
+impl Nic {
+    /// A host core stores a doorbell: the MMIO write crosses PCIe host → NIC.
+    pub(crate) fn on_host_mmio(
+        &mut self,
+        now: TimePs,
+        qpn: u32,
+        pi: u32,
+        rq: bool,
+        cx: &mut NicCx<'_>,
+    ) {
+        let at = self.pcie.mmio_write(now, self.p.pcie.doorbell_bytes);
+        let ev = if rq {
+            NicEv::DoorbellRq { qpn, pi }
+        } else {
+            NicEv::Doorbell { qpn, pi }
+        };
+        cx.at(at, ev);
+    }
+
+    /// An SQ doorbell of `qpn` with producer index `pi` reaches the NIC at `now`.
+    pub(crate) fn on_doorbell(&mut self, now: TimePs, qpn: u32, pi: u32, cx: &mut NicCx<'_>) {
+        let t = self.doorbell.ring_sq(now);
+        let Some(qp) = self.qps.get_mut(qpn as usize) else {
+            return;
+        };
+        super::doorbell::advance(&mut qp.sq_pi, pi);
+        self.sched_activate(qpn, t, cx);
+    }
+
+    /// An RQ doorbell: fetch the new receive WQEs (one DMA read per `wqes_per_fetch`).
+    pub(crate) fn on_doorbell_rq(&mut self, now: TimePs, qpn: u32, pi: u32, cx: &mut NicCx<'_>) {
+        let per = self.p.nic.wqes_per_fetch;
+        let wqe = self.p.nic.wqe_bytes;
+        let t = self.doorbell.ring_rq(now);
+        let Some(qp) = self.qps.get_mut(qpn as usize) else {
+            return;
+        };
+        super::doorbell::advance(&mut qp.rq_pi, pi);
+        loop {
+            let qp = &mut self.qps[qpn as usize];
+            if qp.rq_pi == qp.rq_fetched {
+                break;
+            }
+            let first = qp.rq_fetched;
+            let to_wrap = qp.rq_mask + 1 - (first & qp.rq_mask);
+            let k = qp.rq_pi.wrapping_sub(first).min(per).min(to_wrap);
+            qp.rq_fetched = first.wrapping_add(k);
+            let slot = self.rq_reads.insert((qpn, first, k));
+            self.host_read(t, u64::from(k) * wqe, DmaToken::RqWqe(slot), cx);
+        }
+    }
+
+    /// Makes `qpn` active if it has WQEs to fetch, and starts the scheduler at `at`.
+    pub(crate) fn sched_activate(&mut self, qpn: u32, at: TimePs, cx: &mut NicCx<'_>) {
+        let max_out = self.p.nic.max_outstanding_wqes_per_qp;
+        let Some(qp) = self.qps.get_mut(qpn as usize) else {
+            return;
+        };
+        if self.sched.activate(qpn, qp, max_out) {
+            cx.at(at, NicEv::Sched);
+        }
+    }
+
+    /// Wakes a paused scheduler if its backpressure may have cleared.
+    pub(crate) fn sched_kick(&mut self, now: TimePs, cx: &mut NicCx<'_>) {
+        if self.sched.kick() {
+            cx.at(now, NicEv::Sched);
+        }
+    }
+
+    /// What holds the scheduler back now.
+    fn backpressure(&self) -> Backpressure {
+        Backpressure {
+            qpc_accepting: self.qpc.accepting(Channel::Descriptor),
+            visits_in_flight: self.fetch.visits.len(),
+            wqes_buffered: self.fetch.jobs.len(),
+            tx_backlog: self.tx.backlog,
+            tx_buffered_bytes: self.tx.buffered_bytes,
+        }
+    }
+
+    /// One scheduler step at `now`: a visit reads its QP's WQEs once the descriptor path
+    /// (the QPC first, or latency hiding's overlap) allows.
+    pub(crate) fn on_sched(&mut self, now: TimePs, cx: &mut NicCx<'_>) {
+        let bp = self.backpressure();
+        let step = self.sched.step(now, &mut self.qps, &bp, &self.p.nic);
+        let SchedStep::Visit {
+            visit: v,
+            at: t,
+            again,
+        } = step
+        else {
+            return;
+        };
+        let visit = self.fetch.visits.insert(v);
+        if again {
+            cx.at(now + self.p.nic.sched_ps, NicEv::Sched);
+        }
+        let path = DescriptorPath::of(&self.p.nic);
+        let (job, wqe_read_at) = path.request(v.qpn, visit, t);
+        self.qpc.submit(job);
+        if let Some(at) = wqe_read_at {
+            self.wqe_fetch_issue(visit, at, cx);
+        }
+        self.qpc_pump(now, cx);
+    }
+
+    /// Visit `visit` may read its WQEs from `at`.
+    pub(crate) fn wqe_fetch_issue(&mut self, visit: u32, at: TimePs, cx: &mut NicCx<'_>) {
+        let Some(v) = self.fetch.visits.get(visit).copied() else {
+            return;
+        };
+        let bytes = u64::from(v.n) * self.p.nic.wqe_bytes;
+        self.host_read(at, bytes, DmaToken::Wqe(visit), cx);
+    }
+
+    /// The WQEs of `visit` are in the NIC: decode them and start their translation.
+    pub(crate) fn on_wqes_fetched(&mut self, now: TimePs, visit: u32, cx: &mut NicCx<'_>) {
+        let Some(v) = self.fetch.visits.remove(visit) else {
+            return;
+        };
+        let qp = self.qps[v.qpn as usize];
+        let mut to_translate = std::mem::take(&mut self.scratch_trans);
+        let fit = self
+            .fetch
+            .decode_visit(now, v, &qp, &*cx.mem, &self.p.nic, &mut to_translate);
+        for tj in to_translate.drain(..) {
+            self.trans.submit(TransLane::Tx, tj);
+        }
+        self.scratch_trans = to_translate;
+        self.qps[v.qpn as usize].chunk_wqes = fit;
+        self.tx_buffer_pump(now, cx);
+    }
+
+    /// Starts the translation (and then the payload read) of waiting WQEs while the TX
+    /// payload buffer has room; each reserves its payload, or one packet of a longer one.
+    fn tx_buffer_admit(&mut self, now: TimePs) {
+        let (cap, pmtu) = (self.p.nic.tx_buffer_bytes, u64::from(self.p.pmtu));
+        while self.tx.buffered_bytes < cap {
+            let Some((qpn, mut tj)) = self.fetch.next_awaiting_buffer() else {
+                break;
+            };
+            // A message longer than the path MTU streams through the buffer packet by
+            // packet: it holds at most one packet of it at a time.
+            self.tx_buffer_reserve(qpn, tj.len.min(pmtu));
+            tj.at = tj.at.max(now);
+            self.trans.submit(TransLane::Tx, tj);
+        }
+    }
+
+    /// WQEs were decoded or bytes left the TX payload buffer at `now`: admit the waiting
+    /// payload reads that fit, run translation, wake the scheduler.
+    pub(crate) fn tx_buffer_pump(&mut self, now: TimePs, cx: &mut NicCx<'_>) {
+        self.tx_buffer_admit(now);
+        self.trans_pump(cx);
+        self.sched_kick(now, cx);
+    }
+
+    /// Reserves `bytes` of the TX payload buffer for a payload read of `qpn`.
+    fn tx_buffer_reserve(&mut self, qpn: u32, bytes: u64) {
+        if let Some(qp) = self.qps.get_mut(qpn as usize) {
+            self.tx.reserve(&mut qp.tx_buffered_bytes, bytes);
+        }
+    }
+
+    /// Releases up to `bytes` of `qpn`'s share of the TX payload buffer (sent, or never to
+    /// be sent); `u64::MAX` releases all of it (the QP completed in error: the transport
+    /// flushes what it had not sent). Returns whether anything was released.
+    pub(crate) fn tx_buffer_release(&mut self, qpn: u32, bytes: u64) -> bool {
+        let Some(qp) = self.qps.get_mut(qpn as usize) else {
+            return false;
+        };
+        self.tx.release(&mut qp.tx_buffered_bytes, bytes)
+    }
+
+    /// Translation of a fetched WQE finished at `at`: read its payload, if any.
+    pub(crate) fn tx_job_translated(&mut self, job: u32, at: TimePs, cx: &mut NicCx<'_>) {
+        let bytes = self
+            .fetch
+            .jobs
+            .get(job)
+            .and_then(|j| j.wqe)
+            .map_or(0, |w| w.payload_to_read());
+        if bytes > 0 {
+            self.fetch.stats.payload_bytes += bytes;
+            self.host_read(at, bytes, DmaToken::Payload(job), cx);
+        } else {
+            cx.at(at, NicEv::TxJobReady { job });
+        }
+    }
+
+    /// The WQE `job` is ready (payload in the NIC): in fetch order, ready WQEs ask the QPC
+    /// manager for their context on the requester channel (the requester builds the packet
+    /// headers from it).
+    pub(crate) fn on_tx_job_ready(&mut self, now: TimePs, job: u32, cx: &mut NicCx<'_>) {
+        let mut submitted = false;
+        for (head, qpn) in self.fetch.release_ready(job) {
+            self.qpc.submit(QpcJob {
+                qpn,
+                channel: Channel::Requester,
+                cont: QpcCont::TxJob(head),
+                at: now,
+            });
+            submitted = true;
+        }
+        if submitted {
+            self.qpc_pump(now, cx);
+        }
+    }
+
+    /// The requester has the QPC of `job`: hand the WQE to the transport.
+    pub(crate) fn on_tx_post(&mut self, now: TimePs, job: u32, cx: &mut NicCx<'_>) {
+        let Some(j): Option<TxJob> = self.fetch.jobs.remove(job) else {
+            return;
+        };
+        let ok = match j.wqe {
+            Some(w) => self.dev.post_send(j.qpn, w.to_send_wr()).is_ok(),
+            None => false,
+        };
+        let flushed = ok && self.dev.qp_state(j.qpn) == Some(rnic_transport::QpState::Err);
+        if !ok || flushed {
+            // Refused, or accepted by a QP in error, which completes it at once with
+            // WR_FLUSH_ERR: nothing of it will be sent.
+            let unsent = j.wqe.map_or(0, |w| w.payload_to_read());
+            let freed = self.tx_buffer_release(j.qpn, unsent);
+            if !ok {
+                self.fetch.stats.post_errors += 1;
+            }
+            if freed {
+                self.tx_buffer_pump(now, cx);
+            }
+            if flushed {
+                self.cq_collect(now, j.qpn, cx);
+            }
+            return;
+        }
+        self.tx.backlog += 1;
+        self.tx_enlist(j.qpn);
+        self.tx_kick(now, cx);
+        // The WQE left the WQE buffer: a paused scheduler may have room again.
+        self.sched_kick(now, cx);
+    }
+
+    /// Puts `qpn` in the TX engine's queue if it is not there.
+    pub fn tx_enlist(&mut self, qpn: u32) {
+        if let Some(qp) = self.qps.get_mut(qpn as usize) {
+            self.tx.enlist(qpn, &mut qp.in_tx);
+        }
+    }
+
+    /// Makes sure the TX engine runs.
+    pub(crate) fn tx_kick(&mut self, now: TimePs, cx: &mut NicCx<'_>) {
+        if let Some(at) = self.tx.kick(now) {
+            cx.at(at, NicEv::TxWake);
+        }
+    }
+
+    /// The TX engine sends at most one frame at `now`.
+    pub(crate) fn on_tx_wake(&mut self, now: TimePs, cx: &mut NicCx<'_>) {
+        let np = &self.p.nic;
+        let (msg_ps, pkt_ps, ack_ps) = (np.tx_msg_ps, np.tx_pkt_ps, np.ack_ps);
+        let slack = bytes_time_ps_mbps(np.tx_port_slack_bytes, self.p.eth.mbps);
+        self.tx.wake_pending = false;
+        let wake_at = self
+            .tx
+            .unit
+            .free_at()
+            .max(cx.wire.port_free_at(cx.node).saturating_sub(slack));
+        if wake_at > now {
+            self.tx.wake_pending = true;
+            cx.at(wake_at, NicEv::TxWake);
+            return;
+        }
+        let slot = cx.frames.alloc();
+        let (meta, qpn_used) = loop {
+            if self.tx.sweep {
+                match self
+                    .dev
+                    .poll_transmit(now, &*cx.mem, cx.frames.buf_mut(slot))
+                {
+                    Some(m) => break (m, None),
+                    None => {
+                        self.tx.sweep = false;
+                        continue;
+                    }
+                }
+            }
+            let Some(qpn) = self.tx.next_qp() else {
+                cx.frames.release(slot);
+                return;
+            };
+            match self
+                .dev
+                .poll_transmit_qp(qpn, now, &*cx.mem, cx.frames.buf_mut(slot))
+            {
+                Some(m) => break (m, Some(qpn)),
+                None => {
+                    if let Some(qp) = self.qps.get_mut(qpn as usize) {
+                        qp.in_tx = false;
+                    }
+                }
+            }
+        };
+        let op = meta.opcode;
+        let starts = op.is_first() || op.is_only();
+        let cost = if matches!(op, Opcode::RcAck | Opcode::Cnp) {
+            self.tx.stats.acks += 1;
+            ack_ps
+        } else if starts {
+            msg_ps
+        } else {
+            pkt_ps
+        };
+        let done = self.tx.unit.serve_for(now, cost);
+        self.tx.stats.frames += 1;
+        if meta.is_retransmit {
+            self.tx.stats.retransmits += 1;
+        }
+        let mut kick_sched = false;
+        let mut freed = false;
+        if let Some(qpn) = qpn_used {
+            if op.is_request() && !meta.is_retransmit && meta.payload_len > 0 {
+                freed = self.tx_buffer_release(qpn, u64::from(meta.payload_len));
+            }
+        }
+        if op.is_request() && starts && !meta.is_retransmit {
+            self.tx.stats.messages += 1;
+            self.tx.backlog = self.tx.backlog.saturating_sub(1);
+            kick_sched = true;
+        }
+        if let Some(qpn) = qpn_used {
+            if op.is_first() || op.is_middle() {
+                self.tx.stay_on(qpn);
+            } else if self.dev.qp_wants_transmit(qpn) {
+                self.tx.queue.push_back(qpn);
+            } else if let Some(qp) = self.qps.get_mut(qpn as usize) {
+                qp.in_tx = false;
+            }
+        }
+        let more = self.tx.has_more();
+        cx.send(slot, done);
+        if more {
+            self.tx.wake_pending = true;
+            cx.at(done, NicEv::TxWake);
+        }
+        if freed {
+            self.tx_buffer_pump(now, cx);
+        } else if kick_sched {
+            self.sched_kick(now, cx);
+        }
+        self.arm_timer(now, cx);
+    }
+}
