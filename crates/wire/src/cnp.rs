@@ -14,16 +14,21 @@ mod field {
 /// Length of the reserved block after the BTH, in bytes.
 pub const HEADER_LEN: usize = field::RESERVED.end;
 
-packet_view!("cnp");
+packet_view! {
+    /// Zero-copy view of the reserved block of a CNP.
+    "cnp"
+}
 
 impl<T: AsRef<[u8]>> Packet<T> {
     /// The reserved bytes: sent as zeros, ignored on receive.
+    #[inline]
     pub fn reserved(&self) -> &[u8] {
         &self.b()[field::RESERVED]
     }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
+    #[inline]
     pub fn clear_reserved(&mut self) {
         self.buffer.as_mut()[field::RESERVED].fill(0);
     }
