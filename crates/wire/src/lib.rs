@@ -26,6 +26,7 @@ pub mod ipv4;
 pub mod opcode;
 pub mod pcap;
 pub mod reth;
+pub mod roce;
 pub mod udp;
 
 pub use aeth::{AethRepr, AethSyndrome, NakCode, CREDITS_UNLIMITED};

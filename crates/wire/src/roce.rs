@@ -1,0 +1,189 @@
+//! The transport part of a RoCEv2 frame: BTH, the extension headers its opcode defines, the
+//! payload and the pad; everything the ICRC covers after the UDP header, except the ICRC itself.
+
+use crate::error::{check_len, Result, WireError};
+use crate::{aeth, atomic_ack_eth, atomic_eth, bth, cnp, deth, ieth, immdt, reth};
+use crate::{AethRepr, AtomicAckEthRepr, AtomicEthRepr, BthRepr, DethRepr, RethRepr};
+
+/// Everything from the BTH on, plus the payload it carries (pad and ICRC not included).
+///
+/// On emit, the extension headers written are those the opcode defines; a required one that is
+/// `None` is written as zeros, one the opcode does not define is ignored. On parse, exactly the
+/// opcode's headers are `Some`.
+///
+/// `payload` is emitted as given, even for an opcode that allows none (the frame then fails
+/// [`FrameRepr::parse`]); senders keep it empty for READ requests, ACKs, atomics and CNPs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RoceRepr<'a> {
+    pub bth: BthRepr,
+    pub deth: Option<DethRepr>,
+    pub reth: Option<RethRepr>,
+    pub atomic_eth: Option<AtomicEthRepr>,
+    pub aeth: Option<AethRepr>,
+    pub atomic_ack: Option<AtomicAckEthRepr>,
+    /// Immediate data (ImmDt).
+    pub imm: Option<u32>,
+    /// R_Key to invalidate (IETH).
+    pub ieth: Option<u32>,
+    pub payload: &'a [u8],
+}
+
+/// Pad bytes that make `payload_len` a multiple of 4.
+pub fn pad_len(payload_len: usize) -> usize {
+    (4 - payload_len % 4) % 4
+}
+
+/// Splits `n` bytes off the front of `rest`, or reports `layer` truncated.
+fn take<'a>(rest: &mut &'a [u8], n: usize, layer: &'static str) -> Result<&'a [u8]> {
+    check_len(layer, n, rest.len())?;
+    let (head, tail) = rest.split_at(n);
+    *rest = tail;
+    Ok(head)
+}
+
+impl<'a> RoceRepr<'a> {
+    /// BTH, extension headers, payload and pad, in bytes (ICRC not included).
+    pub fn buffer_len(&self) -> usize {
+        let payload = self.payload.len();
+        bth::HEADER_LEN + self.bth.opcode.ext_headers_len() + payload + pad_len(payload)
+    }
+
+    /// Parses BTH..pad (the UDP payload without the ICRC).
+    pub(crate) fn parse(bytes: &'a [u8]) -> Result<RoceRepr<'a>> {
+        let mut rest = bytes;
+        let bth = BthRepr::parse(&bth::Packet::new_unchecked(take(
+            &mut rest,
+            bth::HEADER_LEN,
+            "bth",
+        )?))?;
+        let op = bth.opcode;
+        let mut r = RoceRepr {
+            bth,
+            deth: None,
+            reth: None,
+            atomic_eth: None,
+            aeth: None,
+            atomic_ack: None,
+            imm: None,
+            ieth: None,
+            payload: &[],
+        };
+        if op.has_deth() {
+            let b = take(&mut rest, deth::HEADER_LEN, "deth")?;
+            r.deth = Some(DethRepr::parse(&deth::Packet::new_unchecked(b))?);
+        }
+        if op.has_reth() {
+            let b = take(&mut rest, reth::HEADER_LEN, "reth")?;
+            r.reth = Some(RethRepr::parse(&reth::Packet::new_unchecked(b))?);
+        }
+        if op.has_atomic_eth() {
+            let b = take(&mut rest, atomic_eth::HEADER_LEN, "atomic_eth")?;
+            r.atomic_eth = Some(AtomicEthRepr::parse(&atomic_eth::Packet::new_unchecked(b))?);
+        }
+        if op.has_aeth() {
+            let b = take(&mut rest, aeth::HEADER_LEN, "aeth")?;
+            r.aeth = Some(AethRepr::parse(&aeth::Packet::new_unchecked(b))?);
+        }
+        if op.has_atomic_ack_eth() {
+            let b = take(&mut rest, atomic_ack_eth::HEADER_LEN, "atomic_ack_eth")?;
+            r.atomic_ack = Some(AtomicAckEthRepr::parse(
+                &atomic_ack_eth::Packet::new_unchecked(b),
+            )?);
+        }
+        if op.has_immdt() {
+            r.imm = Some(
+                immdt::Packet::new_checked(take(&mut rest, immdt::HEADER_LEN, "immdt")?)?.imm(),
+            );
+        }
+        if op.has_ieth() {
+            r.ieth =
+                Some(ieth::Packet::new_checked(take(&mut rest, ieth::HEADER_LEN, "ieth")?)?.rkey());
+        }
+        if op == crate::Opcode::Cnp {
+            take(&mut rest, cnp::HEADER_LEN, "cnp")?;
+        }
+        let pad = usize::from(bth.pad_count);
+        let bad_pad = WireError::BadPadCount {
+            opcode: op.as_u8(),
+            pad: bth.pad_count,
+        };
+        if !op.has_payload() {
+            if pad != 0 {
+                return Err(bad_pad);
+            }
+            if !rest.is_empty() {
+                let value = rest.len() as u64;
+                return Err(WireError::BadField {
+                    layer: "roce",
+                    field: "payload_len",
+                    value,
+                });
+            }
+        } else if pad > rest.len() || rest.len() & 3 != 0 {
+            // payload + pad must fill whole 4-byte words
+            return Err(bad_pad);
+        }
+        r.payload = rest.get(..rest.len() - pad).unwrap_or(&[]);
+        Ok(r)
+    }
+
+    /// Writes BTH..pad into `buf`, which must be exactly `buffer_len()` long and zeroed.
+    /// The BTH pad count is taken from the payload length, not from `self.bth`.
+    pub(crate) fn emit(&self, buf: &mut [u8]) {
+        let op = self.bth.opcode;
+        let pad = pad_len(self.payload.len());
+        let bth = BthRepr {
+            pad_count: pad as u8,
+            ..self.bth
+        };
+        let (head, mut rest) = buf.split_at_mut(bth::HEADER_LEN);
+        bth.emit(&mut bth::Packet::new_unchecked(head));
+        let mut next = |n: usize| {
+            let (head, tail) = core::mem::take(&mut rest).split_at_mut(n);
+            rest = tail;
+            head
+        };
+        if op.has_deth() {
+            let b = next(deth::HEADER_LEN);
+            self.deth
+                .unwrap_or_default()
+                .emit(&mut deth::Packet::new_unchecked(b));
+        }
+        if op.has_reth() {
+            let b = next(reth::HEADER_LEN);
+            self.reth
+                .unwrap_or_default()
+                .emit(&mut reth::Packet::new_unchecked(b));
+        }
+        if op.has_atomic_eth() {
+            let b = next(atomic_eth::HEADER_LEN);
+            self.atomic_eth
+                .unwrap_or_default()
+                .emit(&mut atomic_eth::Packet::new_unchecked(b));
+        }
+        if op.has_aeth() {
+            let b = next(aeth::HEADER_LEN);
+            if let Some(a) = self.aeth {
+                a.emit(&mut aeth::Packet::new_unchecked(b));
+            }
+        }
+        if op.has_atomic_ack_eth() {
+            let b = next(atomic_ack_eth::HEADER_LEN);
+            self.atomic_ack
+                .unwrap_or_default()
+                .emit(&mut atomic_ack_eth::Packet::new_unchecked(b));
+        }
+        if op.has_immdt() {
+            immdt::Packet::new_unchecked(next(immdt::HEADER_LEN)).set_imm(self.imm.unwrap_or(0));
+        }
+        if op.has_ieth() {
+            ieth::Packet::new_unchecked(next(ieth::HEADER_LEN)).set_rkey(self.ieth.unwrap_or(0));
+        }
+        if op == crate::Opcode::Cnp {
+            cnp::Packet::new_unchecked(next(cnp::HEADER_LEN)).clear_reserved();
+        }
+        let rest = next(self.payload.len() + pad);
+        rest[..self.payload.len()].copy_from_slice(self.payload);
+        rest[self.payload.len()..].fill(0);
+    }
+}
