@@ -12,7 +12,11 @@ use crate::{AethRepr, AtomicAckEthRepr, AtomicEthRepr, BthRepr, DethRepr, RethRe
 /// opcode's headers are `Some`.
 ///
 /// `payload` is emitted as given, even for an opcode that allows none (the frame then fails
-/// [`FrameRepr::parse`]); senders keep it empty for READ requests, ACKs, atomics and CNPs.
+/// [`crate::FrameRepr::parse`]); senders keep it empty for READ requests, ACKs, atomics and
+/// CNPs.
+///
+/// Build one with [`RoceRepr::new`] and the `with_*` methods rather than a struct literal, so a
+/// packet states the headers it has and not the seven it lacks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RoceRepr<'a> {
     pub bth: BthRepr,
@@ -26,6 +30,76 @@ pub struct RoceRepr<'a> {
     /// R_Key to invalidate (IETH).
     pub ieth: Option<u32>,
     pub payload: &'a [u8],
+}
+
+impl<'a> RoceRepr<'a> {
+    /// A packet of `bth` and `payload` without extension headers; add those the opcode defines
+    /// with the `with_*` methods.
+    pub const fn new(bth: BthRepr, payload: &'a [u8]) -> RoceRepr<'a> {
+        RoceRepr {
+            bth,
+            deth: None,
+            reth: None,
+            atomic_eth: None,
+            aeth: None,
+            atomic_ack: None,
+            imm: None,
+            ieth: None,
+            payload,
+        }
+    }
+
+    /// Sets the DETH; takes a `DethRepr` or an `Option` (`None` clears it), as do all `with_*`.
+    pub fn with_deth(self, deth: impl Into<Option<DethRepr>>) -> RoceRepr<'a> {
+        RoceRepr {
+            deth: deth.into(),
+            ..self
+        }
+    }
+
+    pub fn with_reth(self, reth: impl Into<Option<RethRepr>>) -> RoceRepr<'a> {
+        RoceRepr {
+            reth: reth.into(),
+            ..self
+        }
+    }
+
+    pub fn with_atomic_eth(self, atomic_eth: impl Into<Option<AtomicEthRepr>>) -> RoceRepr<'a> {
+        RoceRepr {
+            atomic_eth: atomic_eth.into(),
+            ..self
+        }
+    }
+
+    pub fn with_aeth(self, aeth: impl Into<Option<AethRepr>>) -> RoceRepr<'a> {
+        RoceRepr {
+            aeth: aeth.into(),
+            ..self
+        }
+    }
+
+    pub fn with_atomic_ack(self, atomic_ack: impl Into<Option<AtomicAckEthRepr>>) -> RoceRepr<'a> {
+        RoceRepr {
+            atomic_ack: atomic_ack.into(),
+            ..self
+        }
+    }
+
+    /// Sets the immediate data (ImmDt).
+    pub fn with_imm(self, imm: impl Into<Option<u32>>) -> RoceRepr<'a> {
+        RoceRepr {
+            imm: imm.into(),
+            ..self
+        }
+    }
+
+    /// Sets the R_Key to invalidate (IETH).
+    pub fn with_ieth(self, rkey: impl Into<Option<u32>>) -> RoceRepr<'a> {
+        RoceRepr {
+            ieth: rkey.into(),
+            ..self
+        }
+    }
 }
 
 /// Pad bytes that make `payload_len` a multiple of 4.
@@ -57,17 +131,7 @@ impl<'a> RoceRepr<'a> {
             "bth",
         )?))?;
         let op = bth.opcode;
-        let mut r = RoceRepr {
-            bth,
-            deth: None,
-            reth: None,
-            atomic_eth: None,
-            aeth: None,
-            atomic_ack: None,
-            imm: None,
-            ieth: None,
-            payload: &[],
-        };
+        let mut r = RoceRepr::new(bth, &[]);
         if op.has_deth() {
             let b = take(&mut rest, deth::HEADER_LEN, "deth")?;
             r.deth = Some(DethRepr::parse(&deth::Packet::new_unchecked(b))?);
@@ -185,5 +249,72 @@ impl<'a> RoceRepr<'a> {
         let rest = next(self.payload.len() + pad);
         rest[..self.payload.len()].copy_from_slice(self.payload);
         rest[self.payload.len()..].fill(0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{AethSyndrome, Opcode};
+
+    fn bth(opcode: Opcode) -> BthRepr {
+        BthRepr {
+            opcode,
+            solicited: false,
+            mig_req: false,
+            pad_count: 0,
+            tver: 0,
+            pkey: 0xFFFF,
+            fecn: false,
+            becn: false,
+            dest_qp: 3,
+            ack_req: true,
+            psn: 9,
+        }
+    }
+
+    #[test]
+    fn builder_sets_exactly_the_headers_given() {
+        let reth = RethRepr {
+            va: 0x1000,
+            rkey: 7,
+            dma_len: 4,
+        };
+        let built = RoceRepr::new(bth(Opcode::RcWriteOnlyImm), b"data")
+            .with_reth(reth)
+            .with_imm(0xabcd);
+        let literal = RoceRepr {
+            bth: bth(Opcode::RcWriteOnlyImm),
+            deth: None,
+            reth: Some(reth),
+            atomic_eth: None,
+            aeth: None,
+            atomic_ack: None,
+            imm: Some(0xabcd),
+            ieth: None,
+            payload: b"data",
+        };
+        assert_eq!(built, literal);
+        assert_eq!(built.with_imm(None).imm, None);
+    }
+
+    #[test]
+    fn builder_takes_options_for_every_header() {
+        let aeth = AethRepr {
+            syndrome: AethSyndrome::Ack { credits: 0 },
+            msn: 1,
+        };
+        let r = RoceRepr::new(bth(Opcode::RcAtomicAck), &[])
+            .with_deth(Some(DethRepr::default()))
+            .with_atomic_eth(Some(AtomicEthRepr::default()))
+            .with_aeth(Some(aeth))
+            .with_atomic_ack(AtomicAckEthRepr { orig: 5 })
+            .with_ieth(Some(6));
+        assert_eq!(r.deth, Some(DethRepr::default()));
+        assert_eq!(r.atomic_eth, Some(AtomicEthRepr::default()));
+        assert_eq!(r.aeth, Some(aeth));
+        assert_eq!(r.atomic_ack, Some(AtomicAckEthRepr { orig: 5 }));
+        assert_eq!(r.ieth, Some(6));
+        assert_eq!(r.reth, None);
     }
 }

@@ -28,20 +28,20 @@ impl Case {
         FrameRepr {
             addr: self.addr,
             ip_ident: self.ip_ident,
-            roce: RoceRepr {
-                bth: BthRepr {
+            roce: RoceRepr::new(
+                BthRepr {
                     pad_count: pad_len(payload.len()) as u8,
                     ..self.bth
                 },
-                deth: op.has_deth().then_some(self.deth),
-                reth: op.has_reth().then_some(self.reth),
-                atomic_eth: op.has_atomic_eth().then_some(self.atomic_eth),
-                aeth: op.has_aeth().then_some(self.aeth),
-                atomic_ack: op.has_atomic_ack_eth().then_some(self.atomic_ack),
-                imm: op.has_immdt().then_some(self.imm),
-                ieth: op.has_ieth().then_some(self.ieth),
                 payload,
-            },
+            )
+            .with_deth(op.has_deth().then_some(self.deth))
+            .with_reth(op.has_reth().then_some(self.reth))
+            .with_atomic_eth(op.has_atomic_eth().then_some(self.atomic_eth))
+            .with_aeth(op.has_aeth().then_some(self.aeth))
+            .with_atomic_ack(op.has_atomic_ack_eth().then_some(self.atomic_ack))
+            .with_imm(op.has_immdt().then_some(self.imm))
+            .with_ieth(op.has_ieth().then_some(self.ieth)),
         }
     }
 
