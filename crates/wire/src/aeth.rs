@@ -118,6 +118,7 @@ pub struct AethRepr {
 }
 
 impl AethRepr {
+    #[inline]
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<AethRepr> {
         check_len("aeth", HEADER_LEN, packet.b().len())?;
         Ok(AethRepr {

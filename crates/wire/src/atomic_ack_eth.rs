@@ -38,6 +38,7 @@ pub struct AtomicAckEthRepr {
 }
 
 impl AtomicAckEthRepr {
+    #[inline]
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<AtomicAckEthRepr> {
         check_len("atomic_ack_eth", HEADER_LEN, packet.b().len())?;
         Ok(AtomicAckEthRepr {

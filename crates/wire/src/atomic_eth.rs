@@ -76,6 +76,7 @@ pub struct AtomicEthRepr {
 }
 
 impl AtomicEthRepr {
+    #[inline]
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<AtomicEthRepr> {
         check_len("atomic_eth", HEADER_LEN, packet.b().len())?;
         Ok(AtomicEthRepr {

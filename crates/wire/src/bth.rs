@@ -160,6 +160,9 @@ pub struct BthRepr {
 
 impl BthRepr {
     /// Checks the opcode is known and the transport version is 0.
+    // Always inlined: returned through memory, the repr is copied back with overlapping
+    // moves that stall store forwarding, a third of `peek_roce`'s time when measured.
+    #[inline(always)]
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<BthRepr> {
         check_len("bth", HEADER_LEN, packet.b().len())?;
         let opcode = Opcode::from_u8(packet.opcode_raw())?;

@@ -52,6 +52,7 @@ pub struct DethRepr {
 }
 
 impl DethRepr {
+    #[inline]
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<DethRepr> {
         check_len("deth", HEADER_LEN, packet.b().len())?;
         Ok(DethRepr {

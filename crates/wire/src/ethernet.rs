@@ -78,6 +78,7 @@ pub struct EthernetRepr {
 
 impl EthernetRepr {
     /// Reads the header; any ethertype is accepted here (the frame parser insists on IPv4).
+    #[inline]
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<EthernetRepr> {
         check_len("ethernet", HEADER_LEN, packet.b().len())?;
         Ok(EthernetRepr {

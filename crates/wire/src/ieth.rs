@@ -37,6 +37,7 @@ pub struct IethRepr {
 }
 
 impl IethRepr {
+    #[inline]
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<IethRepr> {
         check_len("ieth", HEADER_LEN, packet.b().len())?;
         Ok(IethRepr {

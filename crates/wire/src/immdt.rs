@@ -37,6 +37,7 @@ pub struct ImmDtRepr {
 }
 
 impl ImmDtRepr {
+    #[inline]
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<ImmDtRepr> {
         check_len("immdt", HEADER_LEN, packet.b().len())?;
         Ok(ImmDtRepr { imm: packet.imm() })

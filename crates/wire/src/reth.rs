@@ -64,6 +64,7 @@ pub struct RethRepr {
 }
 
 impl RethRepr {
+    #[inline]
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<RethRepr> {
         check_len("reth", HEADER_LEN, packet.b().len())?;
         Ok(RethRepr {
