@@ -1,13 +1,14 @@
 //! Whole RoCEv2 frames: Ethernet II + IPv4 + UDP + BTH + extension headers + payload + pad +
 //! ICRC. The transport part of them is [`RoceRepr`].
 
+use crate::bth;
 use crate::error::{check_len, Result, WireError};
 use crate::ethernet::{self, EthernetRepr, ETHERTYPE_IPV4};
 use crate::icrc::{self, ICRC_LEN};
 use crate::ipv4::{self, Ipv4Repr};
 use crate::udp::{self, UdpRepr, ROCE_PORT};
-use crate::{bth, BthRepr};
 
+pub use crate::peek::peek_bth;
 pub use crate::roce::{pad_len, RoceRepr};
 
 /// Offset of the IPv4 header in a frame.
@@ -89,77 +90,65 @@ impl<'a> FrameRepr<'a> {
     /// Parses and checks a frame: every header, lengths from IP total length (Ethernet padding
     /// after it is ignored), opcode-specific headers present, ICRC verified (last, so header
     /// errors are reported by name).
+    #[inline]
     pub fn parse(frame: &'a [u8]) -> Result<FrameRepr<'a>> {
-        let eth = EthernetRepr::parse(&ethernet::Packet::new_checked(frame)?)?;
-        if eth.ethertype != ETHERTYPE_IPV4 {
-            return Err(WireError::NotIpv4 {
-                ethertype: eth.ethertype,
-            });
-        }
-        let ip_bytes = frame.get(IPV4_OFFSET..).unwrap_or(&[]);
-        let ip = Ipv4Repr::parse(&ipv4::Packet::new_checked(ip_bytes)?)?;
-        let udp_bytes = ip_bytes
-            .get(ipv4::HEADER_LEN..ipv4::HEADER_LEN + ip.payload_len)
-            .unwrap_or(&[]);
-        let udp = UdpRepr::parse(&udp::Packet::new_checked(udp_bytes)?)?;
-        if udp::HEADER_LEN + udp.payload_len != udp_bytes.len() {
-            return Err(WireError::LengthMismatch {
-                layer: "udp",
-                field: "length",
-                stated: udp::HEADER_LEN + udp.payload_len,
-                actual: udp_bytes.len(),
-            });
-        }
-        if udp.dst_port != ROCE_PORT {
-            return Err(WireError::NotRoce {
-                dst_port: udp.dst_port,
-            });
-        }
-        let transport = udp_bytes.get(udp::HEADER_LEN..).unwrap_or(&[]);
-        check_len("icrc", bth::HEADER_LEN + ICRC_LEN, transport.len())?;
-        let roce = RoceRepr::parse(transport.get(..transport.len() - ICRC_LEN).unwrap_or(&[]))?;
+        let roce = RoceRepr::parse(transport(frame, true)?)?;
         icrc::verify(frame)?;
+        // Checked by `transport`: the frame holds all three headers.
+        let eth = ethernet::Packet::new_unchecked(frame);
+        let ip = ipv4::Packet::new_unchecked(&frame[IPV4_OFFSET..]);
+        let udp = udp::Packet::new_unchecked(&frame[UDP_OFFSET..]);
         let addr = FrameAddr {
-            src_mac: eth.src,
-            dst_mac: eth.dst,
-            src_ip: ip.src,
-            dst_ip: ip.dst,
-            udp_src_port: udp.src_port,
-            dscp_ecn: ip.dscp_ecn,
-            ttl: ip.ttl,
+            src_mac: eth.src(),
+            dst_mac: eth.dst(),
+            src_ip: ip.src(),
+            dst_ip: ip.dst(),
+            udp_src_port: udp.src_port(),
+            dscp_ecn: ip.dscp_ecn(),
+            ttl: ip.ttl(),
         };
         Ok(FrameRepr {
             addr,
-            ip_ident: ip.ident,
+            ip_ident: ip.ident(),
             roce,
         })
     }
 }
 
-/// Reads the BTH of a frame cheaply, without ICRC verification or extension-header parsing:
-/// checks the frame is long enough, IPv4 (IHL 5) carrying UDP to port 4791, then parses the
-/// BTH at offset 42. For timing models that need opcode/QP/PSN of frames they already trust.
-pub fn peek_bth(frame: &[u8]) -> Result<BthRepr> {
-    check_len("bth", BTH_OFFSET + bth::HEADER_LEN, frame.len())?;
-    let ethertype = ethernet::Packet::new_unchecked(frame).ethertype();
+/// The transport part of a frame, BTH up to (not including) the ICRC, after every check
+/// [`FrameRepr::parse`] makes of the layers below it: IPv4 ethertype; IPv4 version, IHL, total
+/// length within the frame, fragment bits, protocol UDP and, if `verify_ip_checksum`, the
+/// header checksum; UDP length equal to the IP payload and port 4791; room for a BTH and the
+/// ICRC. Shared by [`FrameRepr::parse`] and [`crate::peek_roce`] so both accept the same
+/// frames.
+#[inline]
+pub(crate) fn transport(frame: &[u8], verify_ip_checksum: bool) -> Result<&[u8]> {
+    let ethertype = ethernet::Packet::new_checked(frame)?.ethertype();
     if ethertype != ETHERTYPE_IPV4 {
         return Err(WireError::NotIpv4 { ethertype });
     }
-    let ip = ipv4::Packet::new_unchecked(&frame[IPV4_OFFSET..]);
-    if ip.version() != 4 {
-        return Err(WireError::BadIpVersion(ip.version()));
-    }
-    if ip.ihl_words() != 5 {
-        return Err(WireError::BadIpHeaderLen(ip.ihl_words()));
-    }
-    if ip.protocol() != ipv4::PROTOCOL_UDP {
-        return Err(WireError::NotUdp {
-            protocol: ip.protocol(),
+    let ip_bytes = frame.get(IPV4_OFFSET..).unwrap_or(&[]);
+    let ip_payload_len =
+        ipv4::checked_payload_len(&ipv4::Packet::new_checked(ip_bytes)?, verify_ip_checksum)?;
+    let udp_bytes = ip_bytes
+        .get(ipv4::HEADER_LEN..ipv4::HEADER_LEN + ip_payload_len)
+        .unwrap_or(&[]);
+    let udp = udp::Packet::new_checked(udp_bytes)?;
+    let udp_len = udp::HEADER_LEN + udp::checked_payload_len(&udp)?;
+    if udp_len != udp_bytes.len() {
+        return Err(WireError::LengthMismatch {
+            layer: "udp",
+            field: "length",
+            stated: udp_len,
+            actual: udp_bytes.len(),
         });
     }
-    let dst_port = udp::Packet::new_unchecked(&frame[UDP_OFFSET..]).dst_port();
-    if dst_port != ROCE_PORT {
-        return Err(WireError::NotRoce { dst_port });
+    if udp.dst_port() != ROCE_PORT {
+        return Err(WireError::NotRoce {
+            dst_port: udp.dst_port(),
+        });
     }
-    BthRepr::parse(&bth::Packet::new_unchecked(&frame[BTH_OFFSET..]))
+    let transport = udp_bytes.get(udp::HEADER_LEN..).unwrap_or(&[]);
+    check_len("icrc", bth::HEADER_LEN + ICRC_LEN, transport.len())?;
+    Ok(transport.get(..transport.len() - ICRC_LEN).unwrap_or(&[]))
 }

@@ -191,6 +191,49 @@ fn checksum(bytes: &[u8]) -> u16 {
     !(sum as u16)
 }
 
+/// The checks of [`Ipv4Repr::parse`] (the header checksum only if `verify_checksum`), returning
+/// the payload length in bytes; shared with the frame peek, which skips the checksum.
+#[inline]
+pub(crate) fn checked_payload_len<T: AsRef<[u8]> + ?Sized>(
+    packet: &Packet<&T>,
+    verify_checksum: bool,
+) -> Result<usize> {
+    let have = packet.b().len();
+    check_len("ipv4", HEADER_LEN, have)?;
+    if packet.version() != 4 {
+        return Err(WireError::BadIpVersion(packet.version()));
+    }
+    if packet.ihl_words() != 5 {
+        return Err(WireError::BadIpHeaderLen(packet.ihl_words()));
+    }
+    let total = usize::from(packet.total_len());
+    if total < HEADER_LEN || total > have {
+        return Err(WireError::LengthMismatch {
+            layer: "ipv4",
+            field: "total_length",
+            stated: total,
+            actual: have,
+        });
+    }
+    if verify_checksum && !packet.verify_checksum() {
+        return Err(WireError::BadIpChecksum);
+    }
+    let frag = packet.flags_frag() & FRAGMENT_MASK;
+    if frag != 0 {
+        return Err(WireError::BadField {
+            layer: "ipv4",
+            field: "fragment",
+            value: frag.into(),
+        });
+    }
+    if packet.protocol() != PROTOCOL_UDP {
+        return Err(WireError::NotUdp {
+            protocol: packet.protocol(),
+        });
+    }
+    Ok(total - HEADER_LEN)
+}
+
 /// High-level IPv4 header of a RoCEv2 frame: protocol UDP, DF set, no options.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Ipv4Repr {
@@ -207,47 +250,16 @@ pub struct Ipv4Repr {
 impl Ipv4Repr {
     /// Checks version 4, IHL 5, total length within the buffer, header checksum, no
     /// fragmentation and protocol UDP.
+    #[inline]
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<Ipv4Repr> {
-        let have = packet.b().len();
-        check_len("ipv4", HEADER_LEN, have)?;
-        if packet.version() != 4 {
-            return Err(WireError::BadIpVersion(packet.version()));
-        }
-        if packet.ihl_words() != 5 {
-            return Err(WireError::BadIpHeaderLen(packet.ihl_words()));
-        }
-        let total = usize::from(packet.total_len());
-        if total < HEADER_LEN || total > have {
-            return Err(WireError::LengthMismatch {
-                layer: "ipv4",
-                field: "total_length",
-                stated: total,
-                actual: have,
-            });
-        }
-        if !packet.verify_checksum() {
-            return Err(WireError::BadIpChecksum);
-        }
-        let frag = packet.flags_frag() & FRAGMENT_MASK;
-        if frag != 0 {
-            return Err(WireError::BadField {
-                layer: "ipv4",
-                field: "fragment",
-                value: frag.into(),
-            });
-        }
-        if packet.protocol() != PROTOCOL_UDP {
-            return Err(WireError::NotUdp {
-                protocol: packet.protocol(),
-            });
-        }
+        let payload_len = checked_payload_len(packet, true)?;
         Ok(Ipv4Repr {
             src: packet.src(),
             dst: packet.dst(),
             dscp_ecn: packet.dscp_ecn(),
             ident: packet.ident(),
             ttl: packet.ttl(),
-            payload_len: total - HEADER_LEN,
+            payload_len,
         })
     }
 

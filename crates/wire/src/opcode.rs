@@ -281,22 +281,33 @@ impl Opcode {
     /// Bytes between the BTH and the payload (for CNP: its 16 reserved bytes).
     #[inline]
     pub fn ext_headers_len(self) -> usize {
-        use crate::{aeth, atomic_ack_eth, atomic_eth, cnp, deth, ieth, immdt, reth};
-        let parts = [
-            (self.has_deth(), deth::HEADER_LEN),
-            (self.has_reth(), reth::HEADER_LEN),
-            (self.has_atomic_eth(), atomic_eth::HEADER_LEN),
-            (self.has_aeth(), aeth::HEADER_LEN),
-            (self.has_atomic_ack_eth(), atomic_ack_eth::HEADER_LEN),
-            (self.has_immdt(), immdt::HEADER_LEN),
-            (self.has_ieth(), ieth::HEADER_LEN),
-            (self == Cnp, cnp::HEADER_LEN),
-        ];
-        parts
+        self.ext_headers()
             .iter()
-            .filter(|(has, _)| *has)
-            .map(|(_, len)| len)
+            .filter(|(has, _, _)| *has)
+            .map(|(_, _, len)| len)
             .sum()
+    }
+
+    /// Every extension header in wire order as (present for this opcode, layer name, length
+    /// in bytes); CNP's reserved block counts as one. The one table the lengths, the parser's
+    /// truncation errors and the peek's offsets all come from.
+    #[inline]
+    pub(crate) fn ext_headers(self) -> [(bool, &'static str, usize); 8] {
+        use crate::{aeth, atomic_ack_eth, atomic_eth, cnp, deth, ieth, immdt, reth};
+        [
+            (self.has_deth(), "deth", deth::HEADER_LEN),
+            (self.has_reth(), "reth", reth::HEADER_LEN),
+            (self.has_atomic_eth(), "atomic_eth", atomic_eth::HEADER_LEN),
+            (self.has_aeth(), "aeth", aeth::HEADER_LEN),
+            (
+                self.has_atomic_ack_eth(),
+                "atomic_ack_eth",
+                atomic_ack_eth::HEADER_LEN,
+            ),
+            (self.has_immdt(), "immdt", immdt::HEADER_LEN),
+            (self.has_ieth(), "ieth", ieth::HEADER_LEN),
+            (self == Cnp, "cnp", cnp::HEADER_LEN),
+        ]
     }
 }
 

@@ -3,7 +3,7 @@
 
 use crate::error::{check_len, Result, WireError};
 use crate::{aeth, atomic_ack_eth, atomic_eth, bth, cnp, deth, ieth, immdt, reth};
-use crate::{AethRepr, AtomicAckEthRepr, AtomicEthRepr, BthRepr, DethRepr, RethRepr};
+use crate::{AethRepr, AtomicAckEthRepr, AtomicEthRepr, BthRepr, DethRepr, Opcode, RethRepr};
 
 /// Everything from the BTH on, plus the payload it carries (pad and ICRC not included).
 ///
@@ -107,6 +107,52 @@ pub fn pad_len(payload_len: usize) -> usize {
     (4 - payload_len % 4) % 4
 }
 
+/// Checks that `have` bytes after the BTH hold every extension header `op` defines and returns
+/// their length in bytes. A shortfall is `Truncated`, naming the first header cut short and
+/// the bytes left for it. Shared by the parser and the peek so both report it alike.
+#[inline]
+pub(crate) fn checked_ext_len(op: Opcode, have: usize) -> Result<usize> {
+    let need = op.ext_headers_len();
+    if have < need {
+        let mut left = have;
+        for (_, layer, len) in op.ext_headers().into_iter().filter(|h| h.0) {
+            check_len(layer, len, left)?;
+            left -= len;
+        }
+    }
+    Ok(need)
+}
+
+/// The payload length in bytes of a packet with `bth` whose payload and pad take `rest_len`
+/// bytes: an opcode without payload must have neither payload nor pad; otherwise the pad must
+/// fit and payload + pad fill whole 4-byte words. Shared by the parser and the peek.
+#[inline]
+pub(crate) fn checked_payload_len(bth: &BthRepr, rest_len: usize) -> Result<usize> {
+    let op = bth.opcode;
+    let pad = usize::from(bth.pad_count);
+    let bad_pad = WireError::BadPadCount {
+        opcode: op.as_u8(),
+        pad: bth.pad_count,
+    };
+    if !op.has_payload() {
+        if pad != 0 {
+            return Err(bad_pad);
+        }
+        if rest_len != 0 {
+            return Err(WireError::BadField {
+                layer: "roce",
+                field: "payload_len",
+                value: rest_len as u64,
+            });
+        }
+        Ok(0)
+    } else if pad > rest_len || rest_len & 3 != 0 {
+        Err(bad_pad)
+    } else {
+        Ok(rest_len - pad)
+    }
+}
+
 /// Splits `n` bytes off the front of `rest`, or reports `layer` truncated.
 fn take<'a>(rest: &mut &'a [u8], n: usize, layer: &'static str) -> Result<&'a [u8]> {
     check_len(layer, n, rest.len())?;
@@ -123,6 +169,7 @@ impl<'a> RoceRepr<'a> {
     }
 
     /// Parses BTH..pad (the UDP payload without the ICRC).
+    #[inline]
     pub(crate) fn parse(bytes: &'a [u8]) -> Result<RoceRepr<'a>> {
         let mut rest = bytes;
         let bth = BthRepr::parse(&bth::Packet::new_unchecked(take(
@@ -131,6 +178,7 @@ impl<'a> RoceRepr<'a> {
             "bth",
         )?))?;
         let op = bth.opcode;
+        checked_ext_len(op, rest.len())?;
         let mut r = RoceRepr::new(bth, &[]);
         if op.has_deth() {
             let b = take(&mut rest, deth::HEADER_LEN, "deth")?;
@@ -163,31 +211,11 @@ impl<'a> RoceRepr<'a> {
             r.ieth =
                 Some(ieth::Packet::new_checked(take(&mut rest, ieth::HEADER_LEN, "ieth")?)?.rkey());
         }
-        if op == crate::Opcode::Cnp {
+        if op == Opcode::Cnp {
             take(&mut rest, cnp::HEADER_LEN, "cnp")?;
         }
-        let pad = usize::from(bth.pad_count);
-        let bad_pad = WireError::BadPadCount {
-            opcode: op.as_u8(),
-            pad: bth.pad_count,
-        };
-        if !op.has_payload() {
-            if pad != 0 {
-                return Err(bad_pad);
-            }
-            if !rest.is_empty() {
-                let value = rest.len() as u64;
-                return Err(WireError::BadField {
-                    layer: "roce",
-                    field: "payload_len",
-                    value,
-                });
-            }
-        } else if pad > rest.len() || rest.len() & 3 != 0 {
-            // payload + pad must fill whole 4-byte words
-            return Err(bad_pad);
-        }
-        r.payload = rest.get(..rest.len() - pad).unwrap_or(&[]);
+        let payload_len = checked_payload_len(&bth, rest.len())?;
+        r.payload = rest.get(..payload_len).unwrap_or(&[]);
         Ok(r)
     }
 
@@ -243,7 +271,7 @@ impl<'a> RoceRepr<'a> {
         if op.has_ieth() {
             ieth::Packet::new_unchecked(next(ieth::HEADER_LEN)).set_rkey(self.ieth.unwrap_or(0));
         }
-        if op == crate::Opcode::Cnp {
+        if op == Opcode::Cnp {
             cnp::Packet::new_unchecked(next(cnp::HEADER_LEN)).clear_reserved();
         }
         let rest = next(self.payload.len() + pad);

@@ -93,22 +93,12 @@ pub struct UdpRepr {
 impl UdpRepr {
     /// Checks that the length field covers the header and fits in the buffer. Any port is
     /// accepted here; the frame parser insists on [`ROCE_PORT`].
+    #[inline]
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<UdpRepr> {
-        let have = packet.b().len();
-        check_len("udp", HEADER_LEN, have)?;
-        let len = usize::from(packet.len());
-        if len < HEADER_LEN || len > have {
-            return Err(WireError::LengthMismatch {
-                layer: "udp",
-                field: "length",
-                stated: len,
-                actual: have,
-            });
-        }
         Ok(UdpRepr {
+            payload_len: checked_payload_len(packet)?,
             src_port: packet.src_port(),
             dst_port: packet.dst_port(),
-            payload_len: len - HEADER_LEN,
         })
     }
 
@@ -123,6 +113,24 @@ impl UdpRepr {
         packet.set_len((HEADER_LEN + self.payload_len) as u16);
         packet.set_checksum(0);
     }
+}
+
+/// The checks of [`UdpRepr::parse`], returning the payload length in bytes; shared with the
+/// frame peek.
+#[inline]
+pub(crate) fn checked_payload_len<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<usize> {
+    let have = packet.b().len();
+    check_len("udp", HEADER_LEN, have)?;
+    let len = usize::from(packet.len());
+    if len < HEADER_LEN || len > have {
+        return Err(WireError::LengthMismatch {
+            layer: "udp",
+            field: "length",
+            stated: len,
+            actual: have,
+        });
+    }
+    Ok(len - HEADER_LEN)
 }
 
 /// The UDP source port for a connection between local QP `lqpn` and remote QP `rqpn`: a 20-bit
