@@ -46,46 +46,54 @@ pub fn random_roce<'a>(
 ) -> RoceRepr<'a> {
     let mut va = || rng.next_u64();
     let (va1, va2) = (va(), va());
-    RoceRepr {
-        bth: BthRepr {
-            opcode,
-            solicited: rng.gen_bool(0.5),
-            mig_req: rng.gen_bool(0.5),
-            pad_count: 0,
-            tver: 0,
-            pkey: 0xffff,
-            fecn: false,
-            becn: opcode == Opcode::Cnp,
-            dest_qp: dest_qp & 0xff_ffff,
-            ack_req: rng.gen_bool(0.5),
-            psn: psn & 0xff_ffff,
-        },
-        deth: opcode.has_deth().then(|| DethRepr {
-            qkey: rng.next_u64() as u32,
-            src_qp: rng.gen_range(0..1 << 24) as u32,
-        }),
-        reth: opcode.has_reth().then(|| RethRepr {
-            va: va1,
-            rkey: rng.next_u64() as u32,
-            dma_len: rng.gen_range(0..1 << 20) as u32,
-        }),
-        atomic_eth: opcode.has_atomic_eth().then(|| AtomicEthRepr {
-            va: va2,
-            rkey: rng.next_u64() as u32,
-            swap_add: rng.next_u64(),
-            compare: rng.next_u64(),
-        }),
-        aeth: opcode.has_aeth().then(|| AethRepr {
-            syndrome: random_syndrome(rng),
-            msn: rng.gen_range(0..1 << 24) as u32,
-        }),
-        atomic_ack: opcode.has_atomic_ack_eth().then(|| AtomicAckEthRepr {
-            orig: rng.next_u64(),
-        }),
-        imm: opcode.has_immdt().then(|| rng.next_u64() as u32),
-        ieth: opcode.has_ieth().then(|| rng.next_u64() as u32),
-        payload: if opcode.has_payload() { payload } else { &[] },
-    }
+    // The draws happen in this order, and only for the headers the opcode has: the corpus is
+    // replayed from seeds, so the sequence of random numbers is part of its definition.
+    let bth = BthRepr {
+        opcode,
+        solicited: rng.gen_bool(0.5),
+        mig_req: rng.gen_bool(0.5),
+        pad_count: 0,
+        tver: 0,
+        pkey: 0xffff,
+        fecn: false,
+        becn: opcode == Opcode::Cnp,
+        dest_qp: dest_qp & 0xff_ffff,
+        ack_req: rng.gen_bool(0.5),
+        psn: psn & 0xff_ffff,
+    };
+    let deth = opcode.has_deth().then(|| DethRepr {
+        qkey: rng.next_u64() as u32,
+        src_qp: rng.gen_range(0..1 << 24) as u32,
+    });
+    let reth = opcode.has_reth().then(|| RethRepr {
+        va: va1,
+        rkey: rng.next_u64() as u32,
+        dma_len: rng.gen_range(0..1 << 20) as u32,
+    });
+    let atomic_eth = opcode.has_atomic_eth().then(|| AtomicEthRepr {
+        va: va2,
+        rkey: rng.next_u64() as u32,
+        swap_add: rng.next_u64(),
+        compare: rng.next_u64(),
+    });
+    let aeth = opcode.has_aeth().then(|| AethRepr {
+        syndrome: random_syndrome(rng),
+        msn: rng.gen_range(0..1 << 24) as u32,
+    });
+    let atomic_ack = opcode.has_atomic_ack_eth().then(|| AtomicAckEthRepr {
+        orig: rng.next_u64(),
+    });
+    let imm = opcode.has_immdt().then(|| rng.next_u64() as u32);
+    let ieth = opcode.has_ieth().then(|| rng.next_u64() as u32);
+    let payload = if opcode.has_payload() { payload } else { &[] };
+    RoceRepr::new(bth, payload)
+        .with_deth(deth)
+        .with_reth(reth)
+        .with_atomic_eth(atomic_eth)
+        .with_aeth(aeth)
+        .with_atomic_ack(atomic_ack)
+        .with_imm(imm)
+        .with_ieth(ieth)
 }
 
 /// One random valid frame of a random opcode with up to `max_payload` payload bytes.

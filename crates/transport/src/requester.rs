@@ -318,42 +318,29 @@ impl Qp {
         let ack_req = pos.ends()
             || w.wr.opcode.is_read_or_atomic()
             || (i + 1).is_multiple_of(ACK_REQ_INTERVAL_PKTS);
-        let roce = RoceRepr {
-            bth: BthRepr {
-                opcode,
-                solicited: w.wr.solicited
-                    && pos.ends()
-                    && matches!(
-                        w.wr.opcode,
-                        WrOpcode::Send | WrOpcode::SendImm | WrOpcode::SendInv | WrOpcode::WriteImm
-                    ),
-                mig_req: false,
-                pad_count: 0,
-                tver: 0,
-                pkey: self.cfg.pkey,
-                fecn: false,
-                becn: false,
-                dest_qp: self.cfg.dest_qpn,
-                ack_req,
-                psn,
-            },
-            deth: None,
-            reth,
-            atomic_eth,
-            aeth: None,
-            atomic_ack: None,
-            imm: if opcode.has_immdt() {
-                Some(w.wr.imm.unwrap_or(0))
-            } else {
-                None
-            },
-            ieth: if opcode.has_ieth() {
-                Some(w.wr.invalidate_rkey.unwrap_or(0))
-            } else {
-                None
-            },
-            payload: &out.scratch[..payload_len],
+        let bth = BthRepr {
+            opcode,
+            solicited: w.wr.solicited
+                && pos.ends()
+                && matches!(
+                    w.wr.opcode,
+                    WrOpcode::Send | WrOpcode::SendImm | WrOpcode::SendInv | WrOpcode::WriteImm
+                ),
+            mig_req: false,
+            pad_count: 0,
+            tver: 0,
+            pkey: self.cfg.pkey,
+            fecn: false,
+            becn: false,
+            dest_qp: self.cfg.dest_qpn,
+            ack_req,
+            psn,
         };
+        let roce = RoceRepr::new(bth, &out.scratch[..payload_len])
+            .with_reth(reth)
+            .with_atomic_eth(atomic_eth)
+            .with_imm(opcode.has_immdt().then(|| w.wr.imm.unwrap_or(0)))
+            .with_ieth(opcode.has_ieth().then(|| w.wr.invalidate_rkey.unwrap_or(0)));
         let frame_len = Qp::emit(
             &self.cfg,
             out.src_mac,

@@ -656,17 +656,7 @@ impl Qp {
                 psn,
             };
             let (pkey, dest) = (self.cfg.pkey, self.cfg.dest_qpn);
-            let mut roce = RoceRepr {
-                bth: bth(Opcode::RcAck, 0, pkey, dest),
-                deth: None,
-                reth: None,
-                atomic_eth: None,
-                aeth: None,
-                atomic_ack: None,
-                imm: None,
-                ieth: None,
-                payload: &[],
-            };
+            let mut roce = RoceRepr::new(bth(Opcode::RcAck, 0, pkey, dest), &[]);
             let ack = |msn| AethRepr {
                 syndrome: AethSyndrome::Ack {
                     credits: CREDITS_UNLIMITED,

@@ -14,26 +14,33 @@ pub const HEADER_LEN: usize = field::MSN.end;
 /// Credit code meaning "no end-to-end credit limit".
 pub const CREDITS_UNLIMITED: u8 = 0x1F;
 
-packet_view!("aeth");
+packet_view! {
+    /// Zero-copy view of an AETH.
+    "aeth"
+}
 
 impl<T: AsRef<[u8]>> Packet<T> {
     /// The raw syndrome byte; bits 6–5 select the kind, bits 4–0 its value.
+    #[inline]
     pub fn syndrome_raw(&self) -> u8 {
         self.get(field::SYNDROME) as u8
     }
 
     /// Message sequence number (24 bit): requests completed by the responder.
+    #[inline]
     pub fn msn(&self) -> u32 {
         self.get(field::MSN) as u32
     }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
+    #[inline]
     pub fn set_syndrome_raw(&mut self, v: u8) {
         self.set(field::SYNDROME, v.into());
     }
 
     /// Sets the 24-bit MSN; higher bits are dropped.
+    #[inline]
     pub fn set_msn(&mut self, v: u32) {
         self.set(field::MSN, v.into());
     }
@@ -111,6 +118,7 @@ pub struct AethRepr {
 }
 
 impl AethRepr {
+    #[inline]
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<AethRepr> {
         check_len("aeth", HEADER_LEN, packet.b().len())?;
         Ok(AethRepr {

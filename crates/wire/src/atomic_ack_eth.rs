@@ -11,16 +11,21 @@ mod field {
 /// Length of the AtomicAckETH in bytes.
 pub const HEADER_LEN: usize = field::ORIG.end;
 
-packet_view!("atomic_ack_eth");
+packet_view! {
+    /// Zero-copy view of an AtomicAckETH.
+    "atomic_ack_eth"
+}
 
 impl<T: AsRef<[u8]>> Packet<T> {
     /// Original remote data, returned to the requester.
+    #[inline]
     pub fn orig(&self) -> u64 {
         self.get(field::ORIG)
     }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
+    #[inline]
     pub fn set_orig(&mut self, v: u64) {
         self.set(field::ORIG, v);
     }
@@ -33,6 +38,7 @@ pub struct AtomicAckEthRepr {
 }
 
 impl AtomicAckEthRepr {
+    #[inline]
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<AtomicAckEthRepr> {
         check_len("atomic_ack_eth", HEADER_LEN, packet.b().len())?;
         Ok(AtomicAckEthRepr {

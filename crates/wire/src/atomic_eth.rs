@@ -14,42 +14,53 @@ mod field {
 /// Length of the AtomicETH in bytes.
 pub const HEADER_LEN: usize = field::COMPARE.end;
 
-packet_view!("atomic_eth");
+packet_view! {
+    /// Zero-copy view of an AtomicETH.
+    "atomic_eth"
+}
 
 impl<T: AsRef<[u8]>> Packet<T> {
     /// Remote virtual address of the 8-byte target (8-byte aligned by the requester).
+    #[inline]
     pub fn va(&self) -> u64 {
         self.get(field::VA)
     }
 
+    #[inline]
     pub fn rkey(&self) -> u32 {
         self.get(field::RKEY) as u32
     }
 
     /// Swap value (CMP&SWAP) or addend (FETCH&ADD).
+    #[inline]
     pub fn swap_add(&self) -> u64 {
         self.get(field::SWAP_ADD)
     }
 
     /// Compare value (CMP&SWAP only; zero for FETCH&ADD).
+    #[inline]
     pub fn compare(&self) -> u64 {
         self.get(field::COMPARE)
     }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
+    #[inline]
     pub fn set_va(&mut self, v: u64) {
         self.set(field::VA, v);
     }
 
+    #[inline]
     pub fn set_rkey(&mut self, v: u32) {
         self.set(field::RKEY, v.into());
     }
 
+    #[inline]
     pub fn set_swap_add(&mut self, v: u64) {
         self.set(field::SWAP_ADD, v);
     }
 
+    #[inline]
     pub fn set_compare(&mut self, v: u64) {
         self.set(field::COMPARE, v);
     }
@@ -65,6 +76,7 @@ pub struct AtomicEthRepr {
 }
 
 impl AtomicEthRepr {
+    #[inline]
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<AtomicEthRepr> {
         check_len("atomic_eth", HEADER_LEN, packet.b().len())?;
         Ok(AtomicEthRepr {

@@ -4,11 +4,24 @@
 //! low bytes of a `u64`. Callers slice with ranges whose end was checked by `new_checked`.
 
 /// Reads a big-endian unsigned integer of `bytes.len()` (≤ 8) bytes.
+///
+/// The 2-, 4- and 8-byte cases are single loads: every field range is a constant, so after
+/// inlining the length is known and only one arm remains.
+#[inline]
 pub(crate) fn read(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0, |acc, &b| (acc << 8) | u64::from(b))
+    if let Ok(b) = <[u8; 8]>::try_from(bytes) {
+        u64::from_be_bytes(b)
+    } else if let Ok(b) = <[u8; 4]>::try_from(bytes) {
+        u32::from_be_bytes(b).into()
+    } else if let Ok(b) = <[u8; 2]>::try_from(bytes) {
+        u16::from_be_bytes(b).into()
+    } else {
+        bytes.iter().fold(0, |acc, &b| (acc << 8) | u64::from(b))
+    }
 }
 
 /// Writes the low `bytes.len()` (≤ 8) bytes of `value`, big-endian; higher bits are dropped.
+#[inline]
 pub(crate) fn write(bytes: &mut [u8], value: u64) {
     for (i, b) in bytes.iter_mut().rev().enumerate() {
         *b = value.checked_shr(8 * i as u32).unwrap_or(0) as u8;
@@ -17,6 +30,18 @@ pub(crate) fn write(bytes: &mut [u8], value: u64) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_width_reads_big_endian() {
+        let b = [1, 2, 3, 4, 5, 6, 7, 8, 9];
+        assert_eq!(super::read(&b[..0]), 0);
+        assert_eq!(super::read(&b[..1]), 0x01);
+        assert_eq!(super::read(&b[..2]), 0x0102);
+        assert_eq!(super::read(&b[..3]), 0x01_0203);
+        assert_eq!(super::read(&b[..4]), 0x0102_0304);
+        assert_eq!(super::read(&b[..6]), 0x0102_0304_0506);
+        assert_eq!(super::read(&b[..8]), 0x0102_0304_0506_0708);
+    }
+
     #[test]
     fn round_trip_24_bit() {
         let mut b = [0u8; 3];

@@ -14,16 +14,21 @@ mod field {
 /// Length of the reserved block after the BTH, in bytes.
 pub const HEADER_LEN: usize = field::RESERVED.end;
 
-packet_view!("cnp");
+packet_view! {
+    /// Zero-copy view of the reserved block of a CNP.
+    "cnp"
+}
 
 impl<T: AsRef<[u8]>> Packet<T> {
     /// The reserved bytes: sent as zeros, ignored on receive.
+    #[inline]
     pub fn reserved(&self) -> &[u8] {
         &self.b()[field::RESERVED]
     }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
+    #[inline]
     pub fn clear_reserved(&mut self) {
         self.buffer.as_mut()[field::RESERVED].fill(0);
     }
@@ -32,8 +37,8 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
 /// The CNP a notification point sends back for ECN-marked traffic towards `dest_qp` (the
 /// sender's QP): P_Key default, BECN set, PSN 0, no payload — as a ConnectX-4 Lx sends it.
 pub fn cnp_repr(dest_qp: u32) -> RoceRepr<'static> {
-    RoceRepr {
-        bth: BthRepr {
+    RoceRepr::new(
+        BthRepr {
             opcode: Opcode::Cnp,
             solicited: false,
             mig_req: false,
@@ -46,15 +51,8 @@ pub fn cnp_repr(dest_qp: u32) -> RoceRepr<'static> {
             ack_req: false,
             psn: 0,
         },
-        deth: None,
-        reth: None,
-        atomic_eth: None,
-        aeth: None,
-        atomic_ack: None,
-        imm: None,
-        ieth: None,
-        payload: &[],
-    }
+        &[],
+    )
 }
 
 #[cfg(test)]

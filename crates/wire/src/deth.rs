@@ -13,25 +13,32 @@ mod field {
 /// Length of the DETH in bytes.
 pub const HEADER_LEN: usize = field::SRC_QP.end;
 
-packet_view!("deth");
+packet_view! {
+    /// Zero-copy view of a DETH.
+    "deth"
+}
 
 impl<T: AsRef<[u8]>> Packet<T> {
+    #[inline]
     pub fn qkey(&self) -> u32 {
         self.get(field::QKEY) as u32
     }
 
     /// 24-bit source QP number.
+    #[inline]
     pub fn src_qp(&self) -> u32 {
         self.get(field::SRC_QP) as u32
     }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
+    #[inline]
     pub fn set_qkey(&mut self, v: u32) {
         self.set(field::QKEY, v.into());
     }
 
     /// Sets the 24-bit source QP (higher bits dropped) and clears the reserved byte.
+    #[inline]
     pub fn set_src_qp(&mut self, v: u32) {
         self.set(4..8, u64::from(v & 0x00FF_FFFF));
     }
@@ -45,6 +52,7 @@ pub struct DethRepr {
 }
 
 impl DethRepr {
+    #[inline]
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<DethRepr> {
         check_len("deth", HEADER_LEN, packet.b().len())?;
         Ok(DethRepr {

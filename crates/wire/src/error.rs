@@ -64,6 +64,7 @@ pub enum WireError {
 pub type Result<T> = core::result::Result<T, WireError>;
 
 /// Checks that `have` bytes hold at least `need`; the helper every `new_checked` uses.
+#[inline]
 pub(crate) fn check_len(layer: &'static str, need: usize, have: usize) -> Result<()> {
     if have < need {
         Err(WireError::Truncated { layer, need, have })

@@ -1,7 +1,7 @@
 //! Ethernet II header (no VLAN tag, no FCS: frames are stored and captured without it).
 
-use crate::be;
 use crate::error::{check_len, Result};
+use crate::view::packet_view;
 
 /// Ethertype of IPv4, the only network layer RoCEv2 frames here use.
 pub const ETHERTYPE_IPV4: u16 = 0x0800;
@@ -16,65 +16,52 @@ mod field {
 /// Length of the Ethernet II header in bytes.
 pub const HEADER_LEN: usize = field::ETHERTYPE.end;
 
-/// Zero-copy view of an Ethernet II frame.
-#[derive(Debug, Clone)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
+packet_view! {
+    /// Zero-copy view of an Ethernet II frame: the header and the bytes after it.
+    "ethernet"
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// Wraps a buffer without checking its length; accessors panic if it is shorter than
-    /// [`HEADER_LEN`]. Use [`Packet::new_checked`] for untrusted bytes.
-    pub fn new_unchecked(buffer: T) -> Packet<T> {
-        Packet { buffer }
-    }
-
-    /// Wraps a buffer after checking that it holds the whole header.
-    pub fn new_checked(buffer: T) -> Result<Packet<T>> {
-        check_len("ethernet", HEADER_LEN, buffer.as_ref().len())?;
-        Ok(Packet { buffer })
-    }
-
-    /// Returns the wrapped buffer.
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-
+    #[inline]
     pub fn dst(&self) -> [u8; 6] {
-        mac(&self.buffer.as_ref()[field::DST])
+        mac(&self.b()[field::DST])
     }
 
+    #[inline]
     pub fn src(&self) -> [u8; 6] {
-        mac(&self.buffer.as_ref()[field::SRC])
+        mac(&self.b()[field::SRC])
     }
 
+    #[inline]
     pub fn ethertype(&self) -> u16 {
-        be::read(&self.buffer.as_ref()[field::ETHERTYPE]) as u16
+        self.get(field::ETHERTYPE) as u16
     }
 
     /// The bytes after the header.
+    #[inline]
     pub fn payload(&self) -> &[u8] {
-        &self.buffer.as_ref()[HEADER_LEN..]
+        &self.b()[HEADER_LEN..]
     }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
+    #[inline]
     pub fn set_dst(&mut self, mac: [u8; 6]) {
-        self.buffer.as_mut()[field::DST].copy_from_slice(&mac);
+        self.b_mut()[field::DST].copy_from_slice(&mac);
     }
 
+    #[inline]
     pub fn set_src(&mut self, mac: [u8; 6]) {
-        self.buffer.as_mut()[field::SRC].copy_from_slice(&mac);
+        self.b_mut()[field::SRC].copy_from_slice(&mac);
     }
 
+    #[inline]
     pub fn set_ethertype(&mut self, ethertype: u16) {
-        be::write(
-            &mut self.buffer.as_mut()[field::ETHERTYPE],
-            ethertype.into(),
-        );
+        self.set(field::ETHERTYPE, ethertype.into());
     }
 }
 
+#[inline]
 fn mac(bytes: &[u8]) -> [u8; 6] {
     let mut out = [0u8; 6];
     out.copy_from_slice(bytes);
@@ -91,8 +78,9 @@ pub struct EthernetRepr {
 
 impl EthernetRepr {
     /// Reads the header; any ethertype is accepted here (the frame parser insists on IPv4).
+    #[inline]
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<EthernetRepr> {
-        check_len("ethernet", HEADER_LEN, packet.buffer.as_ref().len())?;
+        check_len("ethernet", HEADER_LEN, packet.b().len())?;
         Ok(EthernetRepr {
             dst: packet.dst(),
             src: packet.src(),

@@ -1,13 +1,15 @@
 //! Whole RoCEv2 frames: Ethernet II + IPv4 + UDP + BTH + extension headers + payload + pad +
-//! ICRC, and the transport part of them ([`RoceRepr`]).
+//! ICRC. The transport part of them is [`RoceRepr`].
 
+use crate::bth;
 use crate::error::{check_len, Result, WireError};
 use crate::ethernet::{self, EthernetRepr, ETHERTYPE_IPV4};
 use crate::icrc::{self, ICRC_LEN};
 use crate::ipv4::{self, Ipv4Repr};
 use crate::udp::{self, UdpRepr, ROCE_PORT};
-use crate::{aeth, atomic_ack_eth, atomic_eth, bth, cnp, deth, ieth, immdt, reth};
-use crate::{AethRepr, AtomicAckEthRepr, AtomicEthRepr, BthRepr, DethRepr, RethRepr};
+
+pub use crate::peek::peek_bth;
+pub use crate::roce::{pad_len, RoceRepr};
 
 /// Offset of the IPv4 header in a frame.
 pub const IPV4_OFFSET: usize = ethernet::HEADER_LEN;
@@ -15,189 +17,6 @@ pub const IPV4_OFFSET: usize = ethernet::HEADER_LEN;
 pub const UDP_OFFSET: usize = IPV4_OFFSET + ipv4::HEADER_LEN;
 /// Offset of the BTH in a frame.
 pub const BTH_OFFSET: usize = UDP_OFFSET + udp::HEADER_LEN;
-
-/// Everything from the BTH on, plus the payload it carries (pad and ICRC not included).
-///
-/// On emit, the extension headers written are those the opcode defines; a required one that is
-/// `None` is written as zeros, one the opcode does not define is ignored. On parse, exactly the
-/// opcode's headers are `Some`.
-///
-/// `payload` is emitted as given, even for an opcode that allows none (the frame then fails
-/// [`FrameRepr::parse`]); senders keep it empty for READ requests, ACKs, atomics and CNPs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RoceRepr<'a> {
-    pub bth: BthRepr,
-    pub deth: Option<DethRepr>,
-    pub reth: Option<RethRepr>,
-    pub atomic_eth: Option<AtomicEthRepr>,
-    pub aeth: Option<AethRepr>,
-    pub atomic_ack: Option<AtomicAckEthRepr>,
-    /// Immediate data (ImmDt).
-    pub imm: Option<u32>,
-    /// R_Key to invalidate (IETH).
-    pub ieth: Option<u32>,
-    pub payload: &'a [u8],
-}
-
-/// Pad bytes that make `payload_len` a multiple of 4.
-pub fn pad_len(payload_len: usize) -> usize {
-    (4 - payload_len % 4) % 4
-}
-
-/// Splits `n` bytes off the front of `rest`, or reports `layer` truncated.
-fn take<'a>(rest: &mut &'a [u8], n: usize, layer: &'static str) -> Result<&'a [u8]> {
-    check_len(layer, n, rest.len())?;
-    let (head, tail) = rest.split_at(n);
-    *rest = tail;
-    Ok(head)
-}
-
-impl<'a> RoceRepr<'a> {
-    /// BTH, extension headers, payload and pad, in bytes (ICRC not included).
-    pub fn buffer_len(&self) -> usize {
-        let payload = self.payload.len();
-        bth::HEADER_LEN + self.bth.opcode.ext_headers_len() + payload + pad_len(payload)
-    }
-
-    /// Parses BTH..pad (the UDP payload without the ICRC).
-    pub(crate) fn parse(bytes: &'a [u8]) -> Result<RoceRepr<'a>> {
-        let mut rest = bytes;
-        let bth = BthRepr::parse(&bth::Packet::new_unchecked(take(
-            &mut rest,
-            bth::HEADER_LEN,
-            "bth",
-        )?))?;
-        let op = bth.opcode;
-        let mut r = RoceRepr {
-            bth,
-            deth: None,
-            reth: None,
-            atomic_eth: None,
-            aeth: None,
-            atomic_ack: None,
-            imm: None,
-            ieth: None,
-            payload: &[],
-        };
-        if op.has_deth() {
-            let b = take(&mut rest, deth::HEADER_LEN, "deth")?;
-            r.deth = Some(DethRepr::parse(&deth::Packet::new_unchecked(b))?);
-        }
-        if op.has_reth() {
-            let b = take(&mut rest, reth::HEADER_LEN, "reth")?;
-            r.reth = Some(RethRepr::parse(&reth::Packet::new_unchecked(b))?);
-        }
-        if op.has_atomic_eth() {
-            let b = take(&mut rest, atomic_eth::HEADER_LEN, "atomic_eth")?;
-            r.atomic_eth = Some(AtomicEthRepr::parse(&atomic_eth::Packet::new_unchecked(b))?);
-        }
-        if op.has_aeth() {
-            let b = take(&mut rest, aeth::HEADER_LEN, "aeth")?;
-            r.aeth = Some(AethRepr::parse(&aeth::Packet::new_unchecked(b))?);
-        }
-        if op.has_atomic_ack_eth() {
-            let b = take(&mut rest, atomic_ack_eth::HEADER_LEN, "atomic_ack_eth")?;
-            r.atomic_ack = Some(AtomicAckEthRepr::parse(
-                &atomic_ack_eth::Packet::new_unchecked(b),
-            )?);
-        }
-        if op.has_immdt() {
-            r.imm = Some(
-                immdt::Packet::new_checked(take(&mut rest, immdt::HEADER_LEN, "immdt")?)?.imm(),
-            );
-        }
-        if op.has_ieth() {
-            r.ieth =
-                Some(ieth::Packet::new_checked(take(&mut rest, ieth::HEADER_LEN, "ieth")?)?.rkey());
-        }
-        if op == crate::Opcode::Cnp {
-            take(&mut rest, cnp::HEADER_LEN, "cnp")?;
-        }
-        let pad = usize::from(bth.pad_count);
-        let bad_pad = WireError::BadPadCount {
-            opcode: op.as_u8(),
-            pad: bth.pad_count,
-        };
-        if !op.has_payload() {
-            if pad != 0 {
-                return Err(bad_pad);
-            }
-            if !rest.is_empty() {
-                let value = rest.len() as u64;
-                return Err(WireError::BadField {
-                    layer: "roce",
-                    field: "payload_len",
-                    value,
-                });
-            }
-        } else if pad > rest.len() || rest.len() & 3 != 0 {
-            // payload + pad must fill whole 4-byte words
-            return Err(bad_pad);
-        }
-        r.payload = rest.get(..rest.len() - pad).unwrap_or(&[]);
-        Ok(r)
-    }
-
-    /// Writes BTH..pad into `buf`, which must be exactly `buffer_len()` long and zeroed.
-    /// The BTH pad count is taken from the payload length, not from `self.bth`.
-    pub(crate) fn emit(&self, buf: &mut [u8]) {
-        let op = self.bth.opcode;
-        let pad = pad_len(self.payload.len());
-        let bth = BthRepr {
-            pad_count: pad as u8,
-            ..self.bth
-        };
-        let (head, mut rest) = buf.split_at_mut(bth::HEADER_LEN);
-        bth.emit(&mut bth::Packet::new_unchecked(head));
-        let mut next = |n: usize| {
-            let (head, tail) = core::mem::take(&mut rest).split_at_mut(n);
-            rest = tail;
-            head
-        };
-        if op.has_deth() {
-            let b = next(deth::HEADER_LEN);
-            self.deth
-                .unwrap_or_default()
-                .emit(&mut deth::Packet::new_unchecked(b));
-        }
-        if op.has_reth() {
-            let b = next(reth::HEADER_LEN);
-            self.reth
-                .unwrap_or_default()
-                .emit(&mut reth::Packet::new_unchecked(b));
-        }
-        if op.has_atomic_eth() {
-            let b = next(atomic_eth::HEADER_LEN);
-            self.atomic_eth
-                .unwrap_or_default()
-                .emit(&mut atomic_eth::Packet::new_unchecked(b));
-        }
-        if op.has_aeth() {
-            let b = next(aeth::HEADER_LEN);
-            if let Some(a) = self.aeth {
-                a.emit(&mut aeth::Packet::new_unchecked(b));
-            }
-        }
-        if op.has_atomic_ack_eth() {
-            let b = next(atomic_ack_eth::HEADER_LEN);
-            self.atomic_ack
-                .unwrap_or_default()
-                .emit(&mut atomic_ack_eth::Packet::new_unchecked(b));
-        }
-        if op.has_immdt() {
-            immdt::Packet::new_unchecked(next(immdt::HEADER_LEN)).set_imm(self.imm.unwrap_or(0));
-        }
-        if op.has_ieth() {
-            ieth::Packet::new_unchecked(next(ieth::HEADER_LEN)).set_rkey(self.ieth.unwrap_or(0));
-        }
-        if op == crate::Opcode::Cnp {
-            cnp::Packet::new_unchecked(next(cnp::HEADER_LEN)).clear_reserved();
-        }
-        let rest = next(self.payload.len() + pad);
-        rest[..self.payload.len()].copy_from_slice(self.payload);
-        rest[self.payload.len()..].fill(0);
-    }
-}
 
 /// Addressing of one RoCEv2 frame (Ethernet + IPv4 + UDP).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -271,77 +90,65 @@ impl<'a> FrameRepr<'a> {
     /// Parses and checks a frame: every header, lengths from IP total length (Ethernet padding
     /// after it is ignored), opcode-specific headers present, ICRC verified (last, so header
     /// errors are reported by name).
+    #[inline]
     pub fn parse(frame: &'a [u8]) -> Result<FrameRepr<'a>> {
-        let eth = EthernetRepr::parse(&ethernet::Packet::new_checked(frame)?)?;
-        if eth.ethertype != ETHERTYPE_IPV4 {
-            return Err(WireError::NotIpv4 {
-                ethertype: eth.ethertype,
-            });
-        }
-        let ip_bytes = frame.get(IPV4_OFFSET..).unwrap_or(&[]);
-        let ip = Ipv4Repr::parse(&ipv4::Packet::new_checked(ip_bytes)?)?;
-        let udp_bytes = ip_bytes
-            .get(ipv4::HEADER_LEN..ipv4::HEADER_LEN + ip.payload_len)
-            .unwrap_or(&[]);
-        let udp = UdpRepr::parse(&udp::Packet::new_checked(udp_bytes)?)?;
-        if udp::HEADER_LEN + udp.payload_len != udp_bytes.len() {
-            return Err(WireError::LengthMismatch {
-                layer: "udp",
-                field: "length",
-                stated: udp::HEADER_LEN + udp.payload_len,
-                actual: udp_bytes.len(),
-            });
-        }
-        if udp.dst_port != ROCE_PORT {
-            return Err(WireError::NotRoce {
-                dst_port: udp.dst_port,
-            });
-        }
-        let transport = udp_bytes.get(udp::HEADER_LEN..).unwrap_or(&[]);
-        check_len("icrc", bth::HEADER_LEN + ICRC_LEN, transport.len())?;
-        let roce = RoceRepr::parse(transport.get(..transport.len() - ICRC_LEN).unwrap_or(&[]))?;
+        let roce = RoceRepr::parse(transport(frame, true)?)?;
         icrc::verify(frame)?;
+        // Checked by `transport`: the frame holds all three headers.
+        let eth = ethernet::Packet::new_unchecked(frame);
+        let ip = ipv4::Packet::new_unchecked(&frame[IPV4_OFFSET..]);
+        let udp = udp::Packet::new_unchecked(&frame[UDP_OFFSET..]);
         let addr = FrameAddr {
-            src_mac: eth.src,
-            dst_mac: eth.dst,
-            src_ip: ip.src,
-            dst_ip: ip.dst,
-            udp_src_port: udp.src_port,
-            dscp_ecn: ip.dscp_ecn,
-            ttl: ip.ttl,
+            src_mac: eth.src(),
+            dst_mac: eth.dst(),
+            src_ip: ip.src(),
+            dst_ip: ip.dst(),
+            udp_src_port: udp.src_port(),
+            dscp_ecn: ip.dscp_ecn(),
+            ttl: ip.ttl(),
         };
         Ok(FrameRepr {
             addr,
-            ip_ident: ip.ident,
+            ip_ident: ip.ident(),
             roce,
         })
     }
 }
 
-/// Reads the BTH of a frame cheaply, without ICRC verification or extension-header parsing:
-/// checks the frame is long enough, IPv4 (IHL 5) carrying UDP to port 4791, then parses the
-/// BTH at offset 42. For timing models that need opcode/QP/PSN of frames they already trust.
-pub fn peek_bth(frame: &[u8]) -> Result<BthRepr> {
-    check_len("bth", BTH_OFFSET + bth::HEADER_LEN, frame.len())?;
-    let ethertype = ethernet::Packet::new_unchecked(frame).ethertype();
+/// The transport part of a frame, BTH up to (not including) the ICRC, after every check
+/// [`FrameRepr::parse`] makes of the layers below it: IPv4 ethertype; IPv4 version, IHL, total
+/// length within the frame, fragment bits, protocol UDP and, if `verify_ip_checksum`, the
+/// header checksum; UDP length equal to the IP payload and port 4791; room for a BTH and the
+/// ICRC. Shared by [`FrameRepr::parse`] and [`crate::peek_roce`] so both accept the same
+/// frames.
+#[inline]
+pub(crate) fn transport(frame: &[u8], verify_ip_checksum: bool) -> Result<&[u8]> {
+    let ethertype = ethernet::Packet::new_checked(frame)?.ethertype();
     if ethertype != ETHERTYPE_IPV4 {
         return Err(WireError::NotIpv4 { ethertype });
     }
-    let ip = ipv4::Packet::new_unchecked(&frame[IPV4_OFFSET..]);
-    if ip.version() != 4 {
-        return Err(WireError::BadIpVersion(ip.version()));
-    }
-    if ip.ihl_words() != 5 {
-        return Err(WireError::BadIpHeaderLen(ip.ihl_words()));
-    }
-    if ip.protocol() != ipv4::PROTOCOL_UDP {
-        return Err(WireError::NotUdp {
-            protocol: ip.protocol(),
+    let ip_bytes = frame.get(IPV4_OFFSET..).unwrap_or(&[]);
+    let ip_payload_len =
+        ipv4::checked_payload_len(&ipv4::Packet::new_checked(ip_bytes)?, verify_ip_checksum)?;
+    let udp_bytes = ip_bytes
+        .get(ipv4::HEADER_LEN..ipv4::HEADER_LEN + ip_payload_len)
+        .unwrap_or(&[]);
+    let udp = udp::Packet::new_checked(udp_bytes)?;
+    let udp_len = udp::HEADER_LEN + udp::checked_payload_len(&udp)?;
+    if udp_len != udp_bytes.len() {
+        return Err(WireError::LengthMismatch {
+            layer: "udp",
+            field: "length",
+            stated: udp_len,
+            actual: udp_bytes.len(),
         });
     }
-    let dst_port = udp::Packet::new_unchecked(&frame[UDP_OFFSET..]).dst_port();
-    if dst_port != ROCE_PORT {
-        return Err(WireError::NotRoce { dst_port });
+    if udp.dst_port() != ROCE_PORT {
+        return Err(WireError::NotRoce {
+            dst_port: udp.dst_port(),
+        });
     }
-    BthRepr::parse(&bth::Packet::new_unchecked(&frame[BTH_OFFSET..]))
+    let transport = udp_bytes.get(udp::HEADER_LEN..).unwrap_or(&[]);
+    check_len("icrc", bth::HEADER_LEN + ICRC_LEN, transport.len())?;
+    Ok(transport.get(..transport.len() - ICRC_LEN).unwrap_or(&[]))
 }

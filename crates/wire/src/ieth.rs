@@ -11,15 +11,20 @@ mod field {
 /// Length of the header in bytes.
 pub const HEADER_LEN: usize = field::RKEY.end;
 
-packet_view!("ieth");
+packet_view! {
+    /// Zero-copy view of an IETH.
+    "ieth"
+}
 
 impl<T: AsRef<[u8]>> Packet<T> {
+    #[inline]
     pub fn rkey(&self) -> u32 {
         self.get(field::RKEY) as u32
     }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
+    #[inline]
     pub fn set_rkey(&mut self, v: u32) {
         self.set(field::RKEY, v.into());
     }
@@ -32,6 +37,7 @@ pub struct IethRepr {
 }
 
 impl IethRepr {
+    #[inline]
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<IethRepr> {
         check_len("ieth", HEADER_LEN, packet.b().len())?;
         Ok(IethRepr {

@@ -11,15 +11,20 @@ mod field {
 /// Length of the header in bytes.
 pub const HEADER_LEN: usize = field::IMM.end;
 
-packet_view!("immdt");
+packet_view! {
+    /// Zero-copy view of an ImmDt header.
+    "immdt"
+}
 
 impl<T: AsRef<[u8]>> Packet<T> {
+    #[inline]
     pub fn imm(&self) -> u32 {
         self.get(field::IMM) as u32
     }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
+    #[inline]
     pub fn set_imm(&mut self, v: u32) {
         self.set(field::IMM, v.into());
     }
@@ -32,6 +37,7 @@ pub struct ImmDtRepr {
 }
 
 impl ImmDtRepr {
+    #[inline]
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<ImmDtRepr> {
         check_len("immdt", HEADER_LEN, packet.b().len())?;
         Ok(ImmDtRepr { imm: packet.imm() })

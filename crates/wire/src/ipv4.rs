@@ -1,7 +1,7 @@
 //! IPv4 header, restricted to what RoCEv2 frames use: no options, no fragments, UDP inside.
 
-use crate::be;
 use crate::error::{check_len, Result, WireError};
+use crate::view::packet_view;
 
 /// IP protocol number of UDP.
 pub const PROTOCOL_UDP: u8 = 17;
@@ -28,88 +28,80 @@ const FLAG_DF: u16 = 0x4000;
 /// More-fragments flag plus fragment offset: any of these set means a fragment.
 const FRAGMENT_MASK: u16 = 0x3FFF;
 
-/// Zero-copy view of an IPv4 header and what follows it.
-#[derive(Debug, Clone)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
+packet_view! {
+    /// Zero-copy view of an IPv4 header and what follows it. `new_checked` checks only the
+    /// 20-byte header; version, IHL and total length are checked by [`Ipv4Repr::parse`].
+    "ipv4"
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// Wraps a buffer without checking its length; accessors panic if it is shorter than
-    /// [`HEADER_LEN`].
-    pub fn new_unchecked(buffer: T) -> Packet<T> {
-        Packet { buffer }
-    }
-
-    /// Wraps a buffer after checking that it holds the 20-byte header. Version, IHL and total
-    /// length are checked by [`Ipv4Repr::parse`].
-    pub fn new_checked(buffer: T) -> Result<Packet<T>> {
-        check_len("ipv4", HEADER_LEN, buffer.as_ref().len())?;
-        Ok(Packet { buffer })
-    }
-
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-
-    fn b(&self) -> &[u8] {
-        self.buffer.as_ref()
-    }
-
+    #[inline]
     pub fn version(&self) -> u8 {
         self.b()[field::VER_IHL] >> 4
     }
 
     /// Header length in 32-bit words.
+    #[inline]
     pub fn ihl_words(&self) -> u8 {
         self.b()[field::VER_IHL] & 0x0F
     }
 
+    #[inline]
     pub fn dscp_ecn(&self) -> u8 {
         self.b()[field::DSCP_ECN]
     }
 
     /// Header plus payload, in bytes.
+    #[inline]
     pub fn total_len(&self) -> u16 {
-        be::read(&self.b()[field::TOTAL_LEN]) as u16
+        self.get(field::TOTAL_LEN) as u16
     }
 
+    #[inline]
     pub fn ident(&self) -> u16 {
-        be::read(&self.b()[field::IDENT]) as u16
+        self.get(field::IDENT) as u16
     }
 
     /// Flags (top 3 bits) and fragment offset (low 13 bits, 8-byte units).
+    #[inline]
     pub fn flags_frag(&self) -> u16 {
-        be::read(&self.b()[field::FLAGS_FRAG]) as u16
+        self.get(field::FLAGS_FRAG) as u16
     }
 
+    #[inline]
     pub fn ttl(&self) -> u8 {
         self.b()[field::TTL]
     }
 
+    #[inline]
     pub fn protocol(&self) -> u8 {
         self.b()[field::PROTOCOL]
     }
 
+    #[inline]
     pub fn checksum(&self) -> u16 {
-        be::read(&self.b()[field::CHECKSUM]) as u16
+        self.get(field::CHECKSUM) as u16
     }
 
+    #[inline]
     pub fn src(&self) -> [u8; 4] {
         addr(&self.b()[field::SRC])
     }
 
+    #[inline]
     pub fn dst(&self) -> [u8; 4] {
         addr(&self.b()[field::DST])
     }
 
     /// True if the ones'-complement sum over the header, checksum included, is all ones.
+    #[inline]
     pub fn verify_checksum(&self) -> bool {
         checksum(&self.b()[..HEADER_LEN]) == 0
     }
 
     /// The bytes the total length covers after the header; clamped to the buffer, so Ethernet
     /// padding after the datagram is not included.
+    #[inline]
     pub fn payload(&self) -> &[u8] {
         let end = usize::from(self.total_len()).min(self.b().len());
         self.b().get(HEADER_LEN..end).unwrap_or(&[])
@@ -117,52 +109,59 @@ impl<T: AsRef<[u8]>> Packet<T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
-    fn b_mut(&mut self) -> &mut [u8] {
-        self.buffer.as_mut()
-    }
-
     /// Sets version and header length (in 32-bit words).
+    #[inline]
     pub fn set_version_ihl(&mut self, version: u8, ihl_words: u8) {
         self.b_mut()[field::VER_IHL] = (version << 4) | (ihl_words & 0x0F);
     }
 
+    #[inline]
     pub fn set_dscp_ecn(&mut self, v: u8) {
         self.b_mut()[field::DSCP_ECN] = v;
     }
 
+    #[inline]
     pub fn set_total_len(&mut self, v: u16) {
-        be::write(&mut self.b_mut()[field::TOTAL_LEN], v.into());
+        self.set(field::TOTAL_LEN, v.into());
     }
 
+    #[inline]
     pub fn set_ident(&mut self, v: u16) {
-        be::write(&mut self.b_mut()[field::IDENT], v.into());
+        self.set(field::IDENT, v.into());
     }
 
+    #[inline]
     pub fn set_flags_frag(&mut self, v: u16) {
-        be::write(&mut self.b_mut()[field::FLAGS_FRAG], v.into());
+        self.set(field::FLAGS_FRAG, v.into());
     }
 
+    #[inline]
     pub fn set_ttl(&mut self, v: u8) {
         self.b_mut()[field::TTL] = v;
     }
 
+    #[inline]
     pub fn set_protocol(&mut self, v: u8) {
         self.b_mut()[field::PROTOCOL] = v;
     }
 
+    #[inline]
     pub fn set_checksum(&mut self, v: u16) {
-        be::write(&mut self.b_mut()[field::CHECKSUM], v.into());
+        self.set(field::CHECKSUM, v.into());
     }
 
+    #[inline]
     pub fn set_src(&mut self, a: [u8; 4]) {
         self.b_mut()[field::SRC].copy_from_slice(&a);
     }
 
+    #[inline]
     pub fn set_dst(&mut self, a: [u8; 4]) {
         self.b_mut()[field::DST].copy_from_slice(&a);
     }
 
     /// Computes the header checksum over the other header fields and stores it.
+    #[inline]
     pub fn fill_checksum(&mut self) {
         self.set_checksum(0);
         let sum = checksum(&self.b()[..HEADER_LEN]);
@@ -170,6 +169,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     }
 }
 
+#[inline]
 fn addr(bytes: &[u8]) -> [u8; 4] {
     let mut out = [0u8; 4];
     out.copy_from_slice(bytes);
@@ -191,6 +191,49 @@ fn checksum(bytes: &[u8]) -> u16 {
     !(sum as u16)
 }
 
+/// The checks of [`Ipv4Repr::parse`] (the header checksum only if `verify_checksum`), returning
+/// the payload length in bytes; shared with the frame peek, which skips the checksum.
+#[inline]
+pub(crate) fn checked_payload_len<T: AsRef<[u8]> + ?Sized>(
+    packet: &Packet<&T>,
+    verify_checksum: bool,
+) -> Result<usize> {
+    let have = packet.b().len();
+    check_len("ipv4", HEADER_LEN, have)?;
+    if packet.version() != 4 {
+        return Err(WireError::BadIpVersion(packet.version()));
+    }
+    if packet.ihl_words() != 5 {
+        return Err(WireError::BadIpHeaderLen(packet.ihl_words()));
+    }
+    let total = usize::from(packet.total_len());
+    if total < HEADER_LEN || total > have {
+        return Err(WireError::LengthMismatch {
+            layer: "ipv4",
+            field: "total_length",
+            stated: total,
+            actual: have,
+        });
+    }
+    if verify_checksum && !packet.verify_checksum() {
+        return Err(WireError::BadIpChecksum);
+    }
+    let frag = packet.flags_frag() & FRAGMENT_MASK;
+    if frag != 0 {
+        return Err(WireError::BadField {
+            layer: "ipv4",
+            field: "fragment",
+            value: frag.into(),
+        });
+    }
+    if packet.protocol() != PROTOCOL_UDP {
+        return Err(WireError::NotUdp {
+            protocol: packet.protocol(),
+        });
+    }
+    Ok(total - HEADER_LEN)
+}
+
 /// High-level IPv4 header of a RoCEv2 frame: protocol UDP, DF set, no options.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Ipv4Repr {
@@ -207,47 +250,16 @@ pub struct Ipv4Repr {
 impl Ipv4Repr {
     /// Checks version 4, IHL 5, total length within the buffer, header checksum, no
     /// fragmentation and protocol UDP.
+    #[inline]
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<Ipv4Repr> {
-        let have = packet.b().len();
-        check_len("ipv4", HEADER_LEN, have)?;
-        if packet.version() != 4 {
-            return Err(WireError::BadIpVersion(packet.version()));
-        }
-        if packet.ihl_words() != 5 {
-            return Err(WireError::BadIpHeaderLen(packet.ihl_words()));
-        }
-        let total = usize::from(packet.total_len());
-        if total < HEADER_LEN || total > have {
-            return Err(WireError::LengthMismatch {
-                layer: "ipv4",
-                field: "total_length",
-                stated: total,
-                actual: have,
-            });
-        }
-        if !packet.verify_checksum() {
-            return Err(WireError::BadIpChecksum);
-        }
-        let frag = packet.flags_frag() & FRAGMENT_MASK;
-        if frag != 0 {
-            return Err(WireError::BadField {
-                layer: "ipv4",
-                field: "fragment",
-                value: frag.into(),
-            });
-        }
-        if packet.protocol() != PROTOCOL_UDP {
-            return Err(WireError::NotUdp {
-                protocol: packet.protocol(),
-            });
-        }
+        let payload_len = checked_payload_len(packet, true)?;
         Ok(Ipv4Repr {
             src: packet.src(),
             dst: packet.dst(),
             dscp_ecn: packet.dscp_ecn(),
             ident: packet.ident(),
             ttl: packet.ttl(),
-            payload_len: total - HEADER_LEN,
+            payload_len,
         })
     }
 

@@ -2,8 +2,9 @@
 //!
 //! Every header has a zero-copy `Packet<T>` view (checked constructor, big-endian accessors,
 //! setters) and a `Repr` that parses from and emits into it. [`FrameRepr`] ties them into whole
-//! Ethernet/IPv4/UDP/RoCEv2 frames with the ICRC. Untrusted bytes never panic: every defect is a
-//! [`WireError`].
+//! Ethernet/IPv4/UDP/RoCEv2 frames with the ICRC; [`peek_roce`] reads the headers a simulator
+//! or switch acts on at a fixed cost, without the ICRC. Untrusted bytes never panic: every
+//! defect is a [`WireError`].
 
 #![forbid(unsafe_code)]
 
@@ -25,7 +26,9 @@ pub mod immdt;
 pub mod ipv4;
 pub mod opcode;
 pub mod pcap;
+pub mod peek;
 pub mod reth;
+pub mod roce;
 pub mod udp;
 
 pub use aeth::{AethRepr, AethSyndrome, NakCode, CREDITS_UNLIMITED};
@@ -36,12 +39,13 @@ pub use cnp::cnp_repr;
 pub use deth::DethRepr;
 pub use error::{Result, WireError};
 pub use ethernet::{EthernetRepr, ETHERTYPE_IPV4};
-pub use frame::{pad_len, peek_bth, FrameAddr, FrameRepr, RoceRepr, BTH_OFFSET};
+pub use frame::{pad_len, FrameAddr, FrameRepr, RoceRepr, BTH_OFFSET};
 pub use icrc::ICRC_LEN;
 pub use ieth::IethRepr;
 pub use immdt::ImmDtRepr;
 pub use ipv4::Ipv4Repr;
 pub use opcode::Opcode;
 pub use pcap::PcapWriter;
+pub use peek::{peek_bth, peek_roce, RoceHeaders};
 pub use reth::RethRepr;
 pub use udp::{udp_entropy_port, UdpRepr, ROCE_PORT};

@@ -98,6 +98,7 @@ impl Opcode {
     ];
 
     /// Maps a wire byte to an opcode; bytes not in [`Opcode::ALL`] are `UnknownOpcode`.
+    #[inline]
     pub fn from_u8(v: u8) -> Result<Opcode> {
         Ok(match v {
             0x00 => RcSendFirst,
@@ -143,15 +144,18 @@ impl Opcode {
     }
 
     /// The wire byte.
+    #[inline]
     pub fn as_u8(self) -> u8 {
         self as u8
     }
 
+    #[inline]
     pub fn has_deth(self) -> bool {
         matches!(self, UdSendOnly | UdSendOnlyImm)
     }
 
     /// RETH: first/only WRITE packets and the READ request.
+    #[inline]
     pub fn has_reth(self) -> bool {
         matches!(
             self,
@@ -165,11 +169,13 @@ impl Opcode {
         )
     }
 
+    #[inline]
     pub fn has_atomic_eth(self) -> bool {
         matches!(self, RcCompareSwap | RcFetchAdd)
     }
 
     /// AETH: ACK, atomic ACK and the READ responses that begin or end a response.
+    #[inline]
     pub fn has_aeth(self) -> bool {
         matches!(
             self,
@@ -177,11 +183,13 @@ impl Opcode {
         )
     }
 
+    #[inline]
     pub fn has_atomic_ack_eth(self) -> bool {
         matches!(self, RcAtomicAck)
     }
 
     /// ImmDt: the "with immediate" last/only SEND and WRITE packets.
+    #[inline]
     pub fn has_immdt(self) -> bool {
         matches!(
             self,
@@ -197,12 +205,14 @@ impl Opcode {
         )
     }
 
+    #[inline]
     pub fn has_ieth(self) -> bool {
         matches!(self, RcSendLastInv | RcSendOnlyInv)
     }
 
     /// May carry payload bytes: SEND, WRITE and READ response packets. READ requests, ACKs,
     /// atomics and CNPs carry none.
+    #[inline]
     pub fn has_payload(self) -> bool {
         !matches!(
             self,
@@ -211,6 +221,7 @@ impl Opcode {
     }
 
     /// Sent by a requester: SEND, WRITE, READ request and atomic packets.
+    #[inline]
     pub fn is_request(self) -> bool {
         !matches!(
             self,
@@ -225,6 +236,7 @@ impl Opcode {
     }
 
     /// First packet of a multi-packet message.
+    #[inline]
     pub fn is_first(self) -> bool {
         matches!(
             self,
@@ -232,6 +244,7 @@ impl Opcode {
         )
     }
 
+    #[inline]
     pub fn is_middle(self) -> bool {
         matches!(
             self,
@@ -240,6 +253,7 @@ impl Opcode {
     }
 
     /// Last packet of a multi-packet message.
+    #[inline]
     pub fn is_last(self) -> bool {
         matches!(
             self,
@@ -259,28 +273,41 @@ impl Opcode {
     /// The packet is a whole message by itself: the *ONLY opcodes and the single-packet
     /// operations (READ request, atomics, ACK, atomic ACK). False for CNP, which is not part of
     /// any message.
+    #[inline]
     pub fn is_only(self) -> bool {
         self != Cnp && !self.is_first() && !self.is_middle() && !self.is_last()
     }
 
     /// Bytes between the BTH and the payload (for CNP: its 16 reserved bytes).
+    #[inline]
     pub fn ext_headers_len(self) -> usize {
-        use crate::{aeth, atomic_ack_eth, atomic_eth, cnp, deth, ieth, immdt, reth};
-        let parts = [
-            (self.has_deth(), deth::HEADER_LEN),
-            (self.has_reth(), reth::HEADER_LEN),
-            (self.has_atomic_eth(), atomic_eth::HEADER_LEN),
-            (self.has_aeth(), aeth::HEADER_LEN),
-            (self.has_atomic_ack_eth(), atomic_ack_eth::HEADER_LEN),
-            (self.has_immdt(), immdt::HEADER_LEN),
-            (self.has_ieth(), ieth::HEADER_LEN),
-            (self == Cnp, cnp::HEADER_LEN),
-        ];
-        parts
+        self.ext_headers()
             .iter()
-            .filter(|(has, _)| *has)
-            .map(|(_, len)| len)
+            .filter(|(has, _, _)| *has)
+            .map(|(_, _, len)| len)
             .sum()
+    }
+
+    /// Every extension header in wire order as (present for this opcode, layer name, length
+    /// in bytes); CNP's reserved block counts as one. The one table the lengths, the parser's
+    /// truncation errors and the peek's offsets all come from.
+    #[inline]
+    pub(crate) fn ext_headers(self) -> [(bool, &'static str, usize); 8] {
+        use crate::{aeth, atomic_ack_eth, atomic_eth, cnp, deth, ieth, immdt, reth};
+        [
+            (self.has_deth(), "deth", deth::HEADER_LEN),
+            (self.has_reth(), "reth", reth::HEADER_LEN),
+            (self.has_atomic_eth(), "atomic_eth", atomic_eth::HEADER_LEN),
+            (self.has_aeth(), "aeth", aeth::HEADER_LEN),
+            (
+                self.has_atomic_ack_eth(),
+                "atomic_ack_eth",
+                atomic_ack_eth::HEADER_LEN,
+            ),
+            (self.has_immdt(), "immdt", immdt::HEADER_LEN),
+            (self.has_ieth(), "ieth", ieth::HEADER_LEN),
+            (self == Cnp, "cnp", cnp::HEADER_LEN),
+        ]
     }
 }
 

@@ -13,33 +13,42 @@ mod field {
 /// Length of the RETH in bytes.
 pub const HEADER_LEN: usize = field::DMA_LEN.end;
 
-packet_view!("reth");
+packet_view! {
+    /// Zero-copy view of a RETH.
+    "reth"
+}
 
 impl<T: AsRef<[u8]>> Packet<T> {
     /// Remote virtual address of the first byte.
+    #[inline]
     pub fn va(&self) -> u64 {
         self.get(field::VA)
     }
 
+    #[inline]
     pub fn rkey(&self) -> u32 {
         self.get(field::RKEY) as u32
     }
 
     /// Length of the whole message (not of this packet), in bytes.
+    #[inline]
     pub fn dma_len(&self) -> u32 {
         self.get(field::DMA_LEN) as u32
     }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
+    #[inline]
     pub fn set_va(&mut self, v: u64) {
         self.set(field::VA, v);
     }
 
+    #[inline]
     pub fn set_rkey(&mut self, v: u32) {
         self.set(field::RKEY, v.into());
     }
 
+    #[inline]
     pub fn set_dma_len(&mut self, v: u32) {
         self.set(field::DMA_LEN, v.into());
     }
@@ -55,6 +64,7 @@ pub struct RethRepr {
 }
 
 impl RethRepr {
+    #[inline]
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<RethRepr> {
         check_len("reth", HEADER_LEN, packet.b().len())?;
         Ok(RethRepr {

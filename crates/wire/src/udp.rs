@@ -1,7 +1,7 @@
 //! UDP header. RoCEv2 sends it with checksum 0 (the ICRC protects the transport instead).
 
-use crate::be;
 use crate::error::{check_len, Result, WireError};
+use crate::view::packet_view;
 
 /// The IANA UDP destination port of RoCEv2.
 pub const ROCE_PORT: u16 = 4791;
@@ -17,56 +17,42 @@ mod field {
 /// Length of the UDP header in bytes.
 pub const HEADER_LEN: usize = field::CHECKSUM.end;
 
-/// Zero-copy view of a UDP datagram.
-#[derive(Debug, Clone)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
+packet_view! {
+    /// Zero-copy view of a UDP datagram. `new_checked` checks only the 8-byte header; the
+    /// length field is checked by [`UdpRepr::parse`].
+    "udp"
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// Wraps a buffer without checking its length; accessors panic if it is shorter than
-    /// [`HEADER_LEN`].
-    pub fn new_unchecked(buffer: T) -> Packet<T> {
-        Packet { buffer }
-    }
-
-    /// Wraps a buffer after checking that it holds the 8-byte header.
-    pub fn new_checked(buffer: T) -> Result<Packet<T>> {
-        check_len("udp", HEADER_LEN, buffer.as_ref().len())?;
-        Ok(Packet { buffer })
-    }
-
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-
-    fn b(&self) -> &[u8] {
-        self.buffer.as_ref()
-    }
-
+    #[inline]
     pub fn src_port(&self) -> u16 {
-        be::read(&self.b()[field::SRC_PORT]) as u16
+        self.get(field::SRC_PORT) as u16
     }
 
+    #[inline]
     pub fn dst_port(&self) -> u16 {
-        be::read(&self.b()[field::DST_PORT]) as u16
+        self.get(field::DST_PORT) as u16
     }
 
     /// Header plus payload, in bytes.
+    #[inline]
     pub fn len(&self) -> u16 {
-        be::read(&self.b()[field::LENGTH]) as u16
+        self.get(field::LENGTH) as u16
     }
 
     /// Always false for a wrapped header; present because `len` is.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         false
     }
 
+    #[inline]
     pub fn checksum(&self) -> u16 {
-        be::read(&self.b()[field::CHECKSUM]) as u16
+        self.get(field::CHECKSUM) as u16
     }
 
     /// The bytes the length field covers after the header, clamped to the buffer.
+    #[inline]
     pub fn payload(&self) -> &[u8] {
         let end = usize::from(self.len()).min(self.b().len());
         self.b().get(HEADER_LEN..end).unwrap_or(&[])
@@ -74,24 +60,24 @@ impl<T: AsRef<[u8]>> Packet<T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
-    fn b_mut(&mut self) -> &mut [u8] {
-        self.buffer.as_mut()
-    }
-
+    #[inline]
     pub fn set_src_port(&mut self, v: u16) {
-        be::write(&mut self.b_mut()[field::SRC_PORT], v.into());
+        self.set(field::SRC_PORT, v.into());
     }
 
+    #[inline]
     pub fn set_dst_port(&mut self, v: u16) {
-        be::write(&mut self.b_mut()[field::DST_PORT], v.into());
+        self.set(field::DST_PORT, v.into());
     }
 
+    #[inline]
     pub fn set_len(&mut self, v: u16) {
-        be::write(&mut self.b_mut()[field::LENGTH], v.into());
+        self.set(field::LENGTH, v.into());
     }
 
+    #[inline]
     pub fn set_checksum(&mut self, v: u16) {
-        be::write(&mut self.b_mut()[field::CHECKSUM], v.into());
+        self.set(field::CHECKSUM, v.into());
     }
 }
 
@@ -107,22 +93,12 @@ pub struct UdpRepr {
 impl UdpRepr {
     /// Checks that the length field covers the header and fits in the buffer. Any port is
     /// accepted here; the frame parser insists on [`ROCE_PORT`].
+    #[inline]
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<UdpRepr> {
-        let have = packet.b().len();
-        check_len("udp", HEADER_LEN, have)?;
-        let len = usize::from(packet.len());
-        if len < HEADER_LEN || len > have {
-            return Err(WireError::LengthMismatch {
-                layer: "udp",
-                field: "length",
-                stated: len,
-                actual: have,
-            });
-        }
         Ok(UdpRepr {
+            payload_len: checked_payload_len(packet)?,
             src_port: packet.src_port(),
             dst_port: packet.dst_port(),
-            payload_len: len - HEADER_LEN,
         })
     }
 
@@ -137,6 +113,24 @@ impl UdpRepr {
         packet.set_len((HEADER_LEN + self.payload_len) as u16);
         packet.set_checksum(0);
     }
+}
+
+/// The checks of [`UdpRepr::parse`], returning the payload length in bytes; shared with the
+/// frame peek.
+#[inline]
+pub(crate) fn checked_payload_len<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<usize> {
+    let have = packet.b().len();
+    check_len("udp", HEADER_LEN, have)?;
+    let len = usize::from(packet.len());
+    if len < HEADER_LEN || len > have {
+        return Err(WireError::LengthMismatch {
+            layer: "udp",
+            field: "length",
+            stated: len,
+            actual: have,
+        });
+    }
+    Ok(len - HEADER_LEN)
 }
 
 /// The UDP source port for a connection between local QP `lqpn` and remote QP `rqpn`: a 20-bit

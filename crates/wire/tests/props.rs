@@ -28,20 +28,20 @@ impl Case {
         FrameRepr {
             addr: self.addr,
             ip_ident: self.ip_ident,
-            roce: RoceRepr {
-                bth: BthRepr {
+            roce: RoceRepr::new(
+                BthRepr {
                     pad_count: pad_len(payload.len()) as u8,
                     ..self.bth
                 },
-                deth: op.has_deth().then_some(self.deth),
-                reth: op.has_reth().then_some(self.reth),
-                atomic_eth: op.has_atomic_eth().then_some(self.atomic_eth),
-                aeth: op.has_aeth().then_some(self.aeth),
-                atomic_ack: op.has_atomic_ack_eth().then_some(self.atomic_ack),
-                imm: op.has_immdt().then_some(self.imm),
-                ieth: op.has_ieth().then_some(self.ieth),
                 payload,
-            },
+            )
+            .with_deth(op.has_deth().then_some(self.deth))
+            .with_reth(op.has_reth().then_some(self.reth))
+            .with_atomic_eth(op.has_atomic_eth().then_some(self.atomic_eth))
+            .with_aeth(op.has_aeth().then_some(self.aeth))
+            .with_atomic_ack(op.has_atomic_ack_eth().then_some(self.atomic_ack))
+            .with_imm(op.has_immdt().then_some(self.imm))
+            .with_ieth(op.has_ieth().then_some(self.ieth)),
         }
     }
 
@@ -163,10 +163,34 @@ fn case() -> impl Strategy<Value = Case> {
     )
 }
 
+/// `peek_roce` accepts what `FrameRepr::parse` accepts, with the same headers, and rejects
+/// what it rejects for any reason but the two checksums it does not verify.
+fn peek_agrees_with_parse(bytes: &[u8]) -> core::result::Result<(), TestCaseError> {
+    match (FrameRepr::parse(bytes), peek_roce(bytes)) {
+        (Ok(r), Ok(h)) => {
+            prop_assert_eq!(h.bth, r.roce.bth);
+            prop_assert_eq!(
+                (h.reth, h.atomic_eth, h.aeth),
+                (r.roce.reth, r.roce.atomic_eth, r.roce.aeth)
+            );
+            prop_assert_eq!(
+                (h.dst_mac, h.dst_ip, h.udp_src_port),
+                (r.addr.dst_mac, r.addr.dst_ip, r.addr.udp_src_port)
+            );
+            prop_assert_eq!(&bytes[h.payload_range()], r.roce.payload);
+        }
+        (Err(WireError::BadIcrc { .. } | WireError::BadIpChecksum), _) => {}
+        (Err(e), h) => prop_assert_eq!(h, Err(e)),
+        (Ok(_), Err(e)) => prop_assert!(false, "peek_roce rejects a valid frame: {}", e),
+    }
+    Ok(())
+}
+
 /// Exercises every entry point on `bytes`; each must return, never panic.
 fn poke(bytes: &[u8]) {
     let _ = FrameRepr::parse(bytes);
     let _ = peek_bth(bytes);
+    let _ = peek_roce(bytes);
     let _ = icrc::verify(bytes);
     if let Ok(p) = bth::Packet::new_checked(bytes) {
         let _ = BthRepr::parse(&p);
@@ -192,6 +216,7 @@ proptest! {
         prop_assert_eq!(f.len(), repr.buffer_len());
         prop_assert_eq!(FrameRepr::parse(&f), Ok(repr));
         prop_assert_eq!(peek_bth(&f), Ok(repr.roce.bth));
+        peek_agrees_with_parse(&f)?;
         prop_assert_eq!(f.len() % 2, 0);
     }
 
@@ -216,12 +241,14 @@ proptest! {
             f.truncate(cut.index(f.len() + 1));
         }
         poke(&f);
+        peek_agrees_with_parse(&f)?;
         // Also with lengths and checksums made consistent again, to reach the deeper checks.
         if f.len() >= 62 {
             let mut g = f.clone();
             g[14] = 0x45;
             common::refresh(&mut g);
             poke(&g);
+            peek_agrees_with_parse(&g)?;
         }
     }
 

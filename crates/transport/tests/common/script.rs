@@ -24,17 +24,7 @@ pub fn bth(opcode: Opcode, dest_qp: u32, psn: u32) -> BthRepr {
 
 /// A packet with only a BTH.
 pub fn roce(b: BthRepr) -> RoceRepr<'static> {
-    RoceRepr {
-        bth: b,
-        deth: None,
-        reth: None,
-        atomic_eth: None,
-        aeth: None,
-        atomic_ack: None,
-        imm: None,
-        ieth: None,
-        payload: &[],
-    }
+    RoceRepr::new(b, &[])
 }
 
 /// A frame from A's address to B's.

@@ -16,48 +16,47 @@ pub const ADDR: FrameAddr = FrameAddr {
 /// A RoceRepr for `op` with every header the opcode needs filled with fixed values.
 pub fn roce(op: Opcode, payload: &[u8]) -> RoceRepr<'_> {
     let payload = if op.has_payload() { payload } else { &[] };
-    RoceRepr {
-        bth: BthRepr {
-            opcode: op,
-            solicited: false,
-            mig_req: true,
-            pad_count: pad_len(payload.len()) as u8,
-            tver: 0,
-            pkey: 0xFFFF,
-            fecn: false,
-            becn: op == Opcode::Cnp,
-            dest_qp: 0x11,
-            ack_req: op.is_last() || op.is_only(),
-            psn: 0x100,
-        },
-        deth: op.has_deth().then_some(DethRepr {
+    let bth = BthRepr {
+        opcode: op,
+        solicited: false,
+        mig_req: true,
+        pad_count: pad_len(payload.len()) as u8,
+        tver: 0,
+        pkey: 0xFFFF,
+        fecn: false,
+        becn: op == Opcode::Cnp,
+        dest_qp: 0x11,
+        ack_req: op.is_last() || op.is_only(),
+        psn: 0x100,
+    };
+    RoceRepr::new(bth, payload)
+        .with_deth(op.has_deth().then_some(DethRepr {
             qkey: 0x1111_1111,
             src_qp: 0x12,
-        }),
-        reth: op.has_reth().then_some(RethRepr {
+        }))
+        .with_reth(op.has_reth().then_some(RethRepr {
             va: 0x1000,
             rkey: 0x77,
             dma_len: 8192,
-        }),
-        atomic_eth: op.has_atomic_eth().then_some(AtomicEthRepr {
+        }))
+        .with_atomic_eth(op.has_atomic_eth().then_some(AtomicEthRepr {
             va: 0x2000,
             rkey: 0x78,
             swap_add: 5,
             compare: 6,
-        }),
-        aeth: op.has_aeth().then_some(AethRepr {
+        }))
+        .with_aeth(op.has_aeth().then_some(AethRepr {
             syndrome: AethSyndrome::Ack {
                 credits: CREDITS_UNLIMITED,
             },
             msn: 3,
-        }),
-        atomic_ack: op
-            .has_atomic_ack_eth()
-            .then_some(AtomicAckEthRepr { orig: 42 }),
-        imm: op.has_immdt().then_some(0xabcd_0123),
-        ieth: op.has_ieth().then_some(0x99),
-        payload,
-    }
+        }))
+        .with_atomic_ack(
+            op.has_atomic_ack_eth()
+                .then_some(AtomicAckEthRepr { orig: 42 }),
+        )
+        .with_imm(op.has_immdt().then_some(0xabcd_0123))
+        .with_ieth(op.has_ieth().then_some(0x99))
 }
 
 pub fn frame(op: Opcode, payload: &[u8]) -> Vec<u8> {
