@@ -39,10 +39,11 @@ pub fn ip_node(ip: [u8; 4]) -> Option<usize> {
     v.checked_sub(1)
 }
 
-/// Destination node of a RoCEv2 frame (IPv4 destination at bytes 30..34).
+/// Destination node of a frame (its IPv4 destination address).
 pub fn frame_dst_node(frame: &[u8]) -> Option<usize> {
-    let ip: [u8; 4] = frame.get(30..34)?.try_into().ok()?;
-    ip_node(ip)
+    let ip = frame.get(rnic_wire::frame::IPV4_OFFSET..)?;
+    let ip = rnic_wire::ipv4::Packet::new_checked(ip).ok()?;
+    ip_node(ip.dst())
 }
 
 impl Wire for Star {
@@ -222,22 +223,17 @@ impl Star {
         let Some(target) = self.hooks.corrupt_data_frame else {
             return;
         };
-        let bytes = frames.get(frame);
-        let Ok(bth) = rnic_wire::peek_bth(bytes) else {
+        let Ok(h) = rnic_wire::peek_roce(frames.get(frame)) else {
             return;
         };
-        if !bth.opcode.has_payload() {
-            return;
-        }
-        let plen = crate::nic::rx_pipeline::payload_len(bytes, bth.opcode, bth.pad_count);
-        if plen == 0 {
+        if !h.bth.opcode.has_payload() || h.payload_len == 0 {
             return;
         }
         self.data_frames_seen += 1;
         if self.data_frames_seen != target {
             return;
         }
-        let off = rnic_wire::BTH_OFFSET + 12 + bth.opcode.ext_headers_len();
+        let off = h.payload_offset;
         let buf = frames.buf_mut(frame);
         buf[off] ^= 0x5a;
         if let Ok(c) = rnic_wire::icrc::compute(buf) {

@@ -6,12 +6,12 @@
 //! so the transport sees each QP's packets in arrival order.
 
 use rnic_sim::TimePs;
-use rnic_wire::{peek_bth, Opcode, BTH_OFFSET};
+use rnic_wire::{peek_bth, peek_roce, Opcode};
 
 use super::cx::NicCx;
 use super::ports::{DmaToken, QpcCont, TransCont};
 use super::qpc_manager::{Channel, QpcJob};
-use super::rx_pipeline::{be32, be64, not_placed_count, payload_len};
+use super::rx_pipeline::not_placed_count;
 use super::translation::{TransJob, TransLane};
 use super::Nic;
 use crate::event::{HostEv, NicEv};
@@ -59,16 +59,15 @@ impl Nic {
             cont: TransCont::Rx(frame),
             at,
         };
-        if let Ok(bth) = peek_bth(bytes) {
-            let o = BTH_OFFSET + 12;
-            if bth.opcode.has_reth() {
-                job.va = be64(bytes, o);
-                job.key = be32(bytes, o + 8);
-                job.len = u64::from(be32(bytes, o + 12));
+        if let Ok(h) = peek_roce(bytes) {
+            if let Some(reth) = h.reth {
+                job.va = reth.va;
+                job.key = reth.rkey;
+                job.len = u64::from(reth.dma_len);
                 job.needs = true;
-            } else if bth.opcode.has_atomic_eth() {
-                job.va = be64(bytes, o);
-                job.key = be32(bytes, o + 8);
+            } else if let Some(a) = h.atomic_eth {
+                job.va = a.va;
+                job.key = a.rkey;
                 job.len = 8;
                 job.needs = true;
             }
@@ -81,26 +80,22 @@ impl Nic {
     pub(crate) fn on_rx_handle(&mut self, now: TimePs, frame: u32, cx: &mut NicCx<'_>) {
         let bytes = cx.frames.get(frame);
         let bth = peek_bth(bytes).ok();
+        let headers = peek_roce(bytes).ok();
         let before = not_placed_count(self.dev.stats());
         let res = self.dev.handle_packet(now, bytes, cx.mem);
         let placed = res.is_ok() && not_placed_count(self.dev.stats()) == before;
-        let (op, qpn, plen, dma_len) = match bth {
-            Some(b) => (
-                Some(b.opcode),
-                b.dest_qp,
-                payload_len(bytes, b.opcode, b.pad_count),
-                if b.opcode.has_reth() {
-                    u64::from(be32(bytes, BTH_OFFSET + 12 + 12))
-                } else {
-                    0
-                },
-            ),
-            None => (None, 0, 0, 0),
+        let plen = headers.map_or(0, |h| h.payload_len as u64);
+        let dma_len = headers
+            .and_then(|h| h.reth)
+            .map_or(0, |r| u64::from(r.dma_len));
+        let (op, qpn) = match bth {
+            Some(b) => (Some(b.opcode), b.dest_qp),
+            None => (None, 0),
         };
-        if let (Some(b), true) = (bth, placed && plen > 0) {
-            let off = BTH_OFFSET + 12 + b.opcode.ext_headers_len();
-            if let Some(payload) = bytes.get(off..off + plen as usize) {
-                cx.observer.placed(cx.node, qpn, b.opcode, b.psn, payload);
+        if let (Some(h), true) = (headers, placed && plen > 0) {
+            if let Some(payload) = bytes.get(h.payload_range()) {
+                cx.observer
+                    .placed(cx.node, qpn, h.bth.opcode, h.bth.psn, payload);
             }
         }
         cx.frames.release(frame);

@@ -6,7 +6,6 @@
 //! CQEs. All stages are in order, so the transport sees each QP's packets in arrival order.
 
 use rnic_sim::TimePs;
-use rnic_wire::Opcode;
 
 use super::unit::Unit;
 
@@ -38,28 +37,6 @@ impl RxPipeline {
             stats: RxStats::default(),
         }
     }
-}
-
-/// A big-endian `u32` at byte `o` (0 past the end).
-pub fn be32(b: &[u8], o: usize) -> u32 {
-    b.get(o..o + 4)
-        .map_or(0, |s| u32::from_be_bytes([s[0], s[1], s[2], s[3]]))
-}
-
-/// A big-endian `u64` at byte `o` (0 past the end).
-pub fn be64(b: &[u8], o: usize) -> u64 {
-    (u64::from(be32(b, o)) << 32) | u64::from(be32(b, o + 4))
-}
-
-/// Payload bytes of a RoCEv2 frame (from the IP total length), 0 if malformed.
-pub fn payload_len(frame: &[u8], op: Opcode, pad: u8) -> u64 {
-    let ip_total = frame
-        .get(16..18)
-        .map_or(0, |s| u16::from_be_bytes([s[0], s[1]]) as usize);
-    ip_total
-        .saturating_sub(20 + 8 + 12 + op.ext_headers_len() + usize::from(pad) + 4)
-        .try_into()
-        .unwrap_or(0)
 }
 
 /// Transport counters that grow when a received packet is not placed (dropped, duplicate,
