@@ -12,15 +12,18 @@
 //! dedicated flags (`--seed`, `--clients`, `-m`, `-D`, `-u`). Every step is checked against
 //! the schema, so an error names the full field path, the value and what is accepted.
 
+pub mod declare;
 mod error;
 pub mod overrides;
 pub mod profiles;
 pub mod schema;
 pub mod show;
 
+use declare::{config_enum, config_section};
 pub use error::ConfigError;
 pub use overrides::{parse_set, Override};
 pub use profiles::{profile, profile_names, PROFILES};
+use schema::{float, positive, uint, Kind, CYCLES, ENTRIES, NS, PMTUS, TOML_INT_MAX};
 
 use serde::{Deserialize, Serialize};
 
@@ -40,232 +43,225 @@ pub struct Config {
     pub qp: QpConfig,
 }
 
-/// Simulation control.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct SimConfig {
-    /// Seed of every random choice; the same config and seed give identical results.
-    pub seed: u64,
-    /// Simulated measurement window of duration-mode runs (`perf -D` sets it), µs.
-    pub duration_us: f64,
-    /// Simulated time before the measurement window opens; rates and latencies count only in
-    /// the window (cache, PCIe and wire counters cover the whole run), µs.
-    pub warmup_us: f64,
-    /// Duration mode: the window opens only once every QP has completed this many
-    /// operations (bandwidth tests: and the initial `-t` posts are all made), and not
-    /// before `warmup_us`; 0 uses `warmup_us` alone.
-    pub warmup_rounds: u32,
-    /// Safety limit on processed events: a run that needs more stops with an error.
-    pub max_events: u64,
-    /// Memory a run may use, GB (10^9 bytes); a run estimated to need more is refused before
-    /// it starts. 0 = half of this machine's memory.
-    pub max_memory_gb: f64,
-}
-
-impl Default for SimConfig {
-    fn default() -> Self {
-        SimConfig {
-            seed: 1,
-            duration_us: 100.0,
-            warmup_us: 10.0,
-            warmup_rounds: 1,
-            max_events: 2_000_000_000,
-            max_memory_gb: 0.0,
-        }
+config_section! {
+    /// Simulation control.
+    pub struct SimConfig in "sim" {
+        /// Seed of every random choice (loss, reordering, tie breaks); the same config and seed
+        /// give identical results (--seed)
+        seed: u64 = 1; "seed", uint(0, TOML_INT_MAX);
+        /// Simulated measurement window of duration-mode runs (perf -D sets it from seconds);
+        /// iteration-mode runs end after -n iterations instead
+        duration_us: f64 = 100.0; "µs", positive(3.6e9);
+        /// Simulated time run before the measurement window of -D runs; operations, rates and
+        /// latencies count only inside the window (cache, PCIe and wire counters cover the whole
+        /// run)
+        warmup_us: f64 = 10.0; "µs", float(0.0, 3.6e9);
+        /// Runs with -D: the window opens once every QP has completed this many operations (latency
+        /// tests: rounds over the QPs; bandwidth tests: counted once the initial -t posts are all
+        /// made), and not before sim.warmup_us; a floor, since many-QP bandwidth runs settle later;
+        /// 0: sim.warmup_us alone
+        warmup_rounds: u32 = 1; "rounds", uint(0, 1_000_000);
+        /// Safety limit: a run that would process more events stops with an error instead of
+        /// running away
+        max_events: u64 = 2_000_000_000; "events", uint(1, TOML_INT_MAX);
+        /// Memory budget of one run (10^9 bytes): a run whose estimated footprint (buffers, rings,
+        /// per-QP state) exceeds it is refused before it starts; 0 = half of this machine's memory
+        max_memory_gb: f64 = 0.0; "GB", float(0.0, 1e6);
     }
 }
 
-/// Replacement policy of an on-chip cache.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CachePolicy {
-    /// Least recently used.
-    Lru,
-}
-
-/// How the QPC manager handles QPC cache misses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum QpcManager {
-    /// First come, first served: a miss blocks every later request (head-of-line blocking).
-    Fcfs,
-    /// csRNA non-blocking manager: misses wait in a pending structure while hits proceed.
-    Nonblocking,
-}
-
-/// Where QP contexts live when they are not in the on-chip cache.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum QpcPlacement {
-    /// Host memory, reached over PCIe.
-    Host,
-    /// On-board DDR attached to the NIC.
-    Ddr,
-}
-
-/// The NIC microarchitecture.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct NicConfig {
-    pub clock_ghz: f64,
-    pub qpc_entry_bytes: u32,
-    pub qpc_cache_entries: u32,
-    pub qpc_cache_policy: CachePolicy,
-    pub qpc_manager: QpcManager,
-    pub ooo_cap: u32,
-    pub latency_hiding: bool,
-    pub qpc_placement: QpcPlacement,
-    pub wqe_bytes: u32,
-    pub wqes_per_fetch: u32,
-    pub chunk_bytes: u64,
-    pub mpt_cache_entries: u32,
-    pub mtt_cache_entries: u32,
-    pub page_bytes: u64,
-    pub doorbell_cycles: u32,
-    pub sched_cycles: u32,
-    pub wqe_decode_cycles: u32,
-    pub qpc_lookup_cycles: u32,
-    pub tx_msg_cycles: u32,
-    pub tx_pkt_cycles: u32,
-    pub rx_pkt_cycles: u32,
-    pub ack_cycles: u32,
-    pub cqe_cycles: u32,
-    pub max_outstanding_wqes_per_qp: u32,
-    pub mpt_lookup_cycles: u32,
-    pub mtt_lookup_cycles: u32,
-    pub mpt_entry_bytes: u32,
-    pub mtt_entry_bytes: u32,
-    pub cqe_bytes: u32,
-    pub qpc_fifo_depth: u32,
-    pub max_visits_in_flight: u32,
-    pub tx_backlog_cap: u32,
-    pub tx_buffer_bytes: u64,
-    pub tx_port_slack_bytes: u64,
-    pub sq_table_entry_bytes: u32,
-    pub sq_table_cycles: u32,
-}
-
-impl Default for NicConfig {
-    fn default() -> Self {
-        NicConfig {
-            clock_ghz: 1.0,
-            qpc_entry_bytes: 256,
-            qpc_cache_entries: 300,
-            qpc_cache_policy: CachePolicy::Lru,
-            qpc_manager: QpcManager::Fcfs,
-            ooo_cap: 16,
-            latency_hiding: false,
-            qpc_placement: QpcPlacement::Host,
-            wqe_bytes: 64,
-            wqes_per_fetch: 8,
-            chunk_bytes: 1024,
-            mpt_cache_entries: 256,
-            mtt_cache_entries: 256,
-            page_bytes: 4096,
-            doorbell_cycles: 4,
-            sched_cycles: 4,
-            wqe_decode_cycles: 4,
-            qpc_lookup_cycles: 2,
-            tx_msg_cycles: 15,
-            tx_pkt_cycles: 4,
-            rx_pkt_cycles: 8,
-            ack_cycles: 4,
-            cqe_cycles: 4,
-            max_outstanding_wqes_per_qp: 128,
-            mpt_lookup_cycles: 1,
-            mtt_lookup_cycles: 1,
-            mpt_entry_bytes: 64,
-            mtt_entry_bytes: 8,
-            cqe_bytes: 64,
-            qpc_fifo_depth: 16,
-            max_visits_in_flight: 64,
-            tx_backlog_cap: 256,
-            tx_buffer_bytes: 65536,
-            tx_port_slack_bytes: 8192,
-            sq_table_entry_bytes: 10,
-            sq_table_cycles: 1,
-        }
+config_enum! {
+    /// Replacement policy of an on-chip cache.
+    pub enum CachePolicy {
+        /// Least recently used.
+        Lru = "lru",
     }
 }
 
-/// The PCIe link between host and NIC.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct PcieConfig {
-    pub gbps: f64,
-    pub read_rtt_ns: f64,
-    pub posted_write_ns: f64,
-    pub tlp_header_bytes: u32,
-    pub mps_bytes: u32,
-    pub mrrs_bytes: u32,
-    pub max_read_tags: u32,
-    pub doorbell_bytes: u32,
-}
-
-impl Default for PcieConfig {
-    fn default() -> Self {
-        PcieConfig {
-            gbps: 128.0,
-            read_rtt_ns: 500.0,
-            posted_write_ns: 250.0,
-            tlp_header_bytes: 24,
-            mps_bytes: 256,
-            mrrs_bytes: 512,
-            max_read_tags: 256,
-            doorbell_bytes: 8,
-        }
+config_enum! {
+    /// How the QPC manager handles QPC cache misses.
+    pub enum QpcManager {
+        /// First come, first served: a miss blocks every later request (head-of-line blocking).
+        Fcfs = "fcfs",
+        /// csRNA non-blocking manager: misses wait in a pending structure while hits proceed.
+        Nonblocking = "nonblocking",
     }
 }
 
-/// On-board DDR memory of the NIC.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct DdrConfig {
-    pub latency_ns: f64,
-    pub gbps: f64,
-}
-
-impl Default for DdrConfig {
-    fn default() -> Self {
-        DdrConfig {
-            latency_ns: 100.0,
-            gbps: 200.0,
-        }
+config_enum! {
+    /// Where QP contexts live when they are not in the on-chip cache.
+    pub enum QpcPlacement {
+        /// Host memory, reached over PCIe.
+        Host = "host",
+        /// On-board DDR attached to the NIC.
+        Ddr = "ddr",
     }
 }
 
-/// The Ethernet port.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct EthConfig {
-    pub gbps: f64,
-    pub preamble_ifg_bytes: u32,
-    pub fcs_bytes: u32,
-    pub min_frame_bytes: u32,
-}
-
-impl Default for EthConfig {
-    fn default() -> Self {
-        EthConfig {
-            gbps: 100.0,
-            preamble_ifg_bytes: 20,
-            fcs_bytes: 4,
-            min_frame_bytes: 60,
-        }
+config_section! {
+    /// The NIC microarchitecture.
+    pub struct NicConfig in "nic" {
+        /// NIC core clock; every nic.*_cycles field counts cycles of this clock
+        clock_ghz: f64 = 1.0; "GHz", float(0.001, 10.0);
+        /// Size of one QP context (QPC), on chip and in host memory or DDR (seed 000: 256 B)
+        qpc_entry_bytes: u32 = 256; "bytes", uint(16, 4096);
+        /// Capacity of the on-chip QPC cache; 0 means no cache, every access fetches the QPC (seed
+        /// 000: 300)
+        qpc_cache_entries: u32 = 300; "entries", ENTRIES;
+        /// Replacement policy of the QPC cache
+        qpc_cache_policy: CachePolicy = CachePolicy::Lru; "policy", Kind::Str(CachePolicy::NAMES);
+        /// QPC manager: fcfs = first come first served, a miss blocks every later request
+        /// (head-of-line); nonblocking = csRNA pending FIFO and pending record table, hits pass
+        /// misses while per-QP order is kept
+        qpc_manager: QpcManager = QpcManager::Fcfs; "manager", Kind::Str(QpcManager::NAMES);
+        /// Non-blocking QPC requester: requests that may complete out of order per channel (csRNA
+        /// ooo_cap; 40 B on chip each)
+        ooo_cap: u32 = 16; "requests", uint(1, 256);
+        /// csRNA latency hiding: SQ address table on chip, QPC prefetch overlapped with the WQE
+        /// read (false = QPC read before WQE read)
+        latency_hiding: bool = false; "switch", Kind::Bool;
+        /// Where QPCs live when not cached: host memory over PCIe, or the NIC's on-board DDR
+        qpc_placement: QpcPlacement = QpcPlacement::Host; "place", Kind::Str(QpcPlacement::NAMES);
+        /// Size of one WQE slot in the send and receive queues (the WQE format takes 64 B; larger
+        /// slots are read whole)
+        wqe_bytes: u32 = 64; "bytes", uint(64, 1024);
+        /// WQEs the NIC reads from the send queue in one PCIe read
+        wqes_per_fetch: u32 = 8; "WQEs", uint(1, 1024);
+        /// Scheduler chunk: message bytes one scheduler visit takes from a QP before the QP goes
+        /// back to the end of the round robin (seed 000: KB level; seed 002 chunk_size; at least
+        /// one WQE, at most nic.wqes_per_fetch)
+        chunk_bytes: u64 = 1024; "bytes", uint(1, 1 << 30);
+        /// Capacity of the on-chip memory protection table (MPT) cache; 0 = no cache (seed 002:
+        /// 256)
+        mpt_cache_entries: u32 = 256; "entries", ENTRIES;
+        /// Capacity of the on-chip memory translation table (MTT) cache; 0 = no cache (seed 002:
+        /// 256)
+        mtt_cache_entries: u32 = 256; "entries", ENTRIES;
+        /// Page size of MTT translation: one MTT entry per page of a memory region
+        page_bytes: u64 = 4096; "bytes", Kind::Pow2 { min: 4096, max: 1 << 30 };
+        /// Cycles to process one doorbell (MMIO write announcing new WQEs)
+        doorbell_cycles: u32 = 4; "cycles", CYCLES;
+        /// QP scheduler: cycles per scheduling decision
+        sched_cycles: u32 = 4; "cycles", CYCLES;
+        /// Cycles to decode one WQE
+        wqe_decode_cycles: u32 = 4; "cycles", CYCLES;
+        /// Cycles of an on-chip QPC cache lookup (hit or miss detection)
+        qpc_lookup_cycles: u32 = 2; "cycles", CYCLES;
+        /// TX pipeline initiation interval per message; sets the peak message rate (calibrated in
+        /// the model's profile)
+        tx_msg_cycles: u32 = 15; "cycles", CYCLES;
+        /// TX pipeline initiation interval per packet
+        tx_pkt_cycles: u32 = 4; "cycles", CYCLES;
+        /// RX pipeline initiation interval per packet
+        rx_pkt_cycles: u32 = 8; "cycles", CYCLES;
+        /// Cycles to generate or consume one ACK/NAK
+        ack_cycles: u32 = 4; "cycles", CYCLES;
+        /// Cycles to build one CQE before it is written to host memory
+        cqe_cycles: u32 = 4; "cycles", CYCLES;
+        /// Queue depth: WQEs a QP may have in flight (posted to the wire, not yet completed) (seed
+        /// 003)
+        max_outstanding_wqes_per_qp: u32 = 128; "WQEs", uint(1, 1 << 20);
+        /// Cycles of an on-chip MPT cache lookup (memory key validation)
+        mpt_lookup_cycles: u32 = 1; "cycles", CYCLES;
+        /// Cycles of an on-chip MTT cache lookup, per page translated
+        mtt_lookup_cycles: u32 = 1; "cycles", CYCLES;
+        /// Size of one MPT entry, on chip and in its backing store
+        mpt_entry_bytes: u32 = 64; "bytes", uint(1, 4096);
+        /// Size of one MTT entry (one page translation), on chip and in its backing store
+        mtt_entry_bytes: u32 = 8; "bytes", uint(1, 4096);
+        /// Size of one completion queue entry written to host memory
+        cqe_bytes: u32 = 64; "bytes", uint(1, 4096);
+        /// Descriptor requests the scheduler may have queued at the QPC manager before it pauses
+        /// (FCFS request FIFO depth)
+        qpc_fifo_depth: u32 = 16; "requests", uint(1, 1 << 20);
+        /// Scheduler visits (WQE reads) outstanding at once; more pause the scheduler
+        max_visits_in_flight: u32 = 64; "visits", uint(1, 1 << 20);
+        /// Messages fetched and handed to the transport but not yet started by the TX engine, above
+        /// which the scheduler pauses
+        tx_backlog_cap: u32 = 256; "messages", uint(1, 1 << 20);
+        /// TX payload buffer: SEND/WRITE payload read into the NIC and not yet sent on the wire,
+        /// above which payload reads wait and the scheduler pauses (covers the payload reads'
+        /// latency at line rate with PCIe 90 % busy)
+        tx_buffer_bytes: u64 = 65536; "bytes", uint(1, 1 << 30);
+        /// Bytes the TX engine may run ahead of the Ethernet port
+        tx_port_slack_bytes: u64 = 8192; "bytes", uint(0, 1 << 30);
+        /// Latency hiding: bytes per QP of the on-chip SQ address table (SQ address and WQE offset;
+        /// seed 000: 10)
+        sq_table_entry_bytes: u32 = 10; "bytes", uint(1, 256);
+        /// Latency hiding: cycles to read a QP's SQ address from the on-chip SQ address table
+        sq_table_cycles: u32 = 1; "cycles", CYCLES;
     }
 }
 
-/// The network: hosts, links, one switch, impairments.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct NetConfig {
-    pub clients: u32,
-    pub link_delay_ns: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub link_km: Option<f64>,
-    pub switch_buffer_bytes: u64,
-    pub switch_latency_ns: f64,
-    pub impair: ImpairConfig,
+config_section! {
+    /// The PCIe link between host and NIC.
+    pub struct PcieConfig in "pcie" {
+        /// PCIe bandwidth in each direction, after line encoding (seeds: 128)
+        gbps: f64 = 128.0; "Gb/s", float(0.001, 10_000.0);
+        /// Round trip of a NIC read of host memory, request sent to first completion received
+        /// (seeds: 500)
+        read_rtt_ns: f64 = 500.0; "ns", NS;
+        /// Latency of a posted write from the NIC until it is visible in host memory
+        posted_write_ns: f64 = 250.0; "ns", NS;
+        /// Per-TLP overhead on the link: header, framing, sequence number, LCRC and DLLP share
+        tlp_header_bytes: u32 = 24; "bytes", uint(0, 256);
+        /// Max payload size: largest write (and read completion) TLP payload
+        mps_bytes: u32 = 256; "bytes", Kind::Pow2 { min: 128, max: 4096 };
+        /// Max read request size: larger DMA reads are split into requests of this size
+        mrrs_bytes: u32 = 512; "bytes", Kind::Pow2 { min: 128, max: 4096 };
+        /// Non-posted read requests the NIC may have outstanding (PCIe tags)
+        max_read_tags: u32 = 256; "tags", uint(1, 65_536);
+        /// Payload of one doorbell MMIO write (producer index and QPN)
+        doorbell_bytes: u32 = 8; "bytes", uint(1, 4096);
+    }
+}
+
+config_section! {
+    /// On-board DDR memory of the NIC.
+    pub struct DdrConfig in "ddr" {
+        /// Access latency of the NIC's on-board DDR (used when nic.qpc_placement = "ddr")
+        latency_ns: f64 = 100.0; "ns", NS;
+        /// Bandwidth of the NIC's on-board DDR
+        gbps: f64 = 200.0; "Gb/s", float(0.001, 100_000.0);
+    }
+}
+
+config_section! {
+    /// The Ethernet port.
+    pub struct EthConfig in "eth" {
+        /// Ethernet port rate (seeds: 100)
+        gbps: f64 = 100.0; "Gb/s", float(0.001, 10_000.0);
+        /// Per-frame overhead on the wire besides the frame: preamble and SFD (8) plus minimum
+        /// inter-frame gap (12)
+        preamble_ifg_bytes: u32 = 20; "bytes", uint(0, 64);
+        /// Ethernet frame check sequence per frame
+        fcs_bytes: u32 = 4; "bytes", uint(0, 8);
+        /// Minimum Ethernet frame without FCS; shorter frames are padded on the wire
+        min_frame_bytes: u32 = 60; "bytes", uint(0, 4096);
+    }
+}
+
+config_section! {
+    /// The network: hosts, links, one switch, impairments.
+    pub struct NetConfig in "net" {
+        /// Client hosts, all sending to one server through the switch (perf --clients; seed 000:
+        /// 10)
+        clients: u32 = 1; "hosts", uint(1, 4096);
+        /// One-way propagation delay of each host-switch link (seed 000: 1 µs)
+        link_delay_ns: f64 = 1000.0; "ns", NS;
+        /// Link length; when set it replaces net.link_delay_ns by 5000 ns per km (fibre, seed 003);
+        /// unset by default (--set net.link_km=none)
+        link_km: Option<f64> = None; "km", float(0.0, 1e6);
+        /// Shared packet buffer of the switch; packets arriving when it is full are dropped
+        switch_buffer_bytes: u64 = 16 << 20; "bytes", uint(0, 1 << 40);
+        /// Fixed forwarding latency of the switch, added to store-and-forward serialization
+        /// (cut-through switching is not modelled)
+        switch_latency_ns: f64 = 0.0; "ns", NS;
+    }
+    sections {
+        /// Wire impairments, applied per packet with the seeded RNG.
+        impair: ImpairConfig,
+    }
 }
 
 impl NetConfig {
@@ -281,72 +277,51 @@ impl NetConfig {
 /// Propagation delay of light in fibre, ns per km (5 µs/km one way).
 pub const NS_PER_KM: f64 = 5000.0;
 
-impl Default for NetConfig {
-    fn default() -> Self {
-        NetConfig {
-            clients: 1,
-            link_delay_ns: 1000.0,
-            link_km: None,
-            switch_buffer_bytes: 16 << 20,
-            switch_latency_ns: 0.0,
-            impair: ImpairConfig::default(),
-        }
+config_section! {
+    /// Wire impairments, applied per packet with the seeded RNG.
+    pub struct ImpairConfig in "net.impair" {
+        /// Probability that a packet is lost on the wire, independently per packet
+        loss: f64 = 0.0; "probability", float(0.0, 1.0);
+        /// Bounded reordering: a packet may be overtaken by at most this many later packets (0 = in
+        /// order)
+        reorder_depth: u32 = 0; "packets", uint(0, 1 << 20);
+        /// Probability that a packet is duplicated on the wire
+        dup: f64 = 0.0; "probability", float(0.0, 1.0);
+        /// Extra one-way delay added to every packet
+        extra_delay_ns: f64 = 0.0; "ns", NS;
     }
 }
 
-/// Wire impairments, applied per packet with the seeded RNG.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-#[serde(deny_unknown_fields, default)]
-pub struct ImpairConfig {
-    pub loss: f64,
-    pub reorder_depth: u32,
-    pub dup: f64,
-    pub extra_delay_ns: f64,
-}
-
-/// CPU-side costs on the hosts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct HostConfig {
-    pub post_send_ns: f64,
-    pub poll_cq_ns: f64,
-    pub mem_latency_ns: f64,
-    pub cores: u32,
-}
-
-impl Default for HostConfig {
-    fn default() -> Self {
-        HostConfig {
-            post_send_ns: 50.0,
-            poll_cq_ns: 20.0,
-            mem_latency_ns: 80.0,
-            cores: 10,
-        }
+config_section! {
+    /// CPU-side costs on the hosts.
+    pub struct HostConfig in "host" {
+        /// CPU time of one ibv_post_send: WQE write and doorbell
+        post_send_ns: f64 = 50.0; "ns", NS;
+        /// CPU time of one ibv_poll_cq call that returns a completion
+        poll_cq_ns: f64 = 20.0; "ns", NS;
+        /// Host DRAM latency seen by the CPU (reading CQEs and received data)
+        mem_latency_ns: f64 = 80.0; "ns", NS;
+        /// Application cores per host; QP i is served by core i mod cores (seed 000: 10)
+        cores: u32 = 10; "cores", uint(1, 4096);
     }
 }
 
-/// Attributes every QP is created with (as ibv_modify_qp would set them).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct QpConfig {
-    pub pmtu: u32,
-    pub timeout: u8,
-    pub retry_cnt: u8,
-    pub rnr_retry: u8,
-    pub min_rnr_timer: u8,
-    pub max_rd_atomic: u8,
-}
-
-impl Default for QpConfig {
-    fn default() -> Self {
-        QpConfig {
-            pmtu: 4096,
-            timeout: 14,
-            retry_cnt: 7,
-            rnr_retry: 7,
-            min_rnr_timer: 12,
-            max_rd_atomic: 16,
-        }
+config_section! {
+    /// Attributes every QP is created with (as ibv_modify_qp would set them).
+    pub struct QpConfig in "qp" {
+        /// Path MTU: payload bytes per packet (perf -m)
+        pmtu: u32 = 4096; "bytes", Kind::IntSet(PMTUS);
+        /// Local ACK timeout 4.096 µs × 2^timeout, 0 = infinite, as ibv_qp_attr.timeout (perf -u)
+        timeout: u8 = 14; "exponent", uint(0, 31);
+        /// Retransmissions after a timeout or NAK before the QP fails with RETRY_EXC_ERR
+        retry_cnt: u8 = 7; "retries", uint(0, 7);
+        /// Retries after an RNR NAK before the QP fails; 7 = infinite
+        rnr_retry: u8 = 7; "retries", uint(0, 7);
+        /// RNR NAK timer code sent by the responder (IB encoding: 12 = 0.64 ms, 0 = 655.36 ms)
+        min_rnr_timer: u8 = 12; "code", uint(0, 31);
+        /// Outstanding RDMA READ and atomic requests per QP (initiator depth and responder
+        /// resources)
+        max_rd_atomic: u8 = 16; "requests", uint(1, 16);
     }
 }
 

@@ -21,7 +21,7 @@ pub fn render(cfg: &Config, profile: &str, overrides: &[Override]) -> Result<Str
          # Change a field with --set section.field=value, or in a scenario's [set] table."
     );
     let mut section = "";
-    for doc in FIELDS {
+    for doc in FIELDS.iter() {
         let (sec, name) = doc.path.rsplit_once('.').unwrap_or(("", doc.path));
         if sec != section {
             let _ = writeln!(out, "\n[{sec}]");

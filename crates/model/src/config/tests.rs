@@ -67,7 +67,7 @@ fn every_field_is_documented_and_every_doc_is_a_field() {
             "field `{leaf}` has no entry in schema::FIELDS"
         );
     }
-    for doc in FIELDS {
+    for doc in FIELDS.iter() {
         assert!(
             leaves.iter().any(|l| l == doc.path),
             "doc `{}` is not a field",
@@ -77,7 +77,7 @@ fn every_field_is_documented_and_every_doc_is_a_field() {
     }
     // Unset optional fields are the only ones missing from the default serialization.
     let default_leaves = leaf_paths(&Config::default().to_table().unwrap());
-    for doc in FIELDS {
+    for doc in FIELDS.iter() {
         assert_eq!(
             default_leaves.iter().any(|l| l == doc.path),
             !doc.optional,
@@ -109,7 +109,7 @@ fn every_default_is_inside_its_documented_range() {
 
 #[test]
 fn every_documented_enum_value_deserializes() {
-    for doc in FIELDS {
+    for doc in FIELDS.iter() {
         if let Kind::Str(values) = doc.kind {
             for v in values {
                 let cfg = Config::resolve("baseline", &[Override::new(doc.path, *v)])
@@ -310,7 +310,7 @@ fn config_show_parses_back_to_the_same_config() {
         let text = show::render(&cfg, "baseline", &ov).unwrap();
         let back = Config::from_toml_str(&text, "show").unwrap();
         assert_eq!(back, cfg, "{text}");
-        for doc in FIELDS {
+        for doc in FIELDS.iter() {
             assert!(text.contains(doc.doc), "{} undocumented in show", doc.path);
         }
     }
