@@ -51,8 +51,8 @@ pub enum NicEv {
 /// An event of the network.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NetEv {
-    /// A frame's last bit reaches the switch.
-    SwitchIn { frame: u32 },
+    /// A frame's last bit reaches switch `switch`.
+    SwitchIn { frame: u32, switch: u32 },
 }
 
 /// An event of a host's application.

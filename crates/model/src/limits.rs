@@ -134,6 +134,8 @@ fn gb(bytes: u64) -> String {
 /// the memory budget.
 pub fn check_run(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
     let p = ModelParams::from_config(cfg);
+    let nodes = spec.clients.max(1) as usize + 1;
+    crate::net::topology::check(cfg, nodes).map_err(|e| UsageError(e.to_string()))?;
     for &size in &spec.sizes {
         if size > MAX_MSG_BYTES {
             return Err(UsageError(format!(

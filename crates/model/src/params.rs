@@ -85,19 +85,6 @@ use rnic_sim::{bytes_time_ps_mbps, ns, TimePs};
 
 use crate::config::{Config, QpcManager as QpcManagerKind, QpcPlacement};
 
-/// Which links carry the impairment element.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ImpairScope {
-    /// No link is impaired (even with non-zero impairment settings).
-    None,
-    /// Both directions of the server's link (switch ↔ node 0).
-    ServerLink,
-    /// Every node's uplink (node → switch): each frame meets the element exactly once, so
-    /// `net.impair.loss` is the loss of a packet on its way, as documented (on both
-    /// directions of every link a frame would cross two elements: 9.75 % loss at 5 %).
-    All,
-}
-
 /// Where on-NIC context tables (QPC, MPT, MTT) live when not cached on chip.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Placement {
@@ -157,22 +144,12 @@ pub struct EthParams {
 pub struct NetParams {
     /// Client nodes (nodes 1..=clients); node 0 is the server.
     pub clients: u32,
-    /// One-way propagation delay of every link, ps (from `link_km` × 5 µs/km when set).
+    /// One-way propagation delay of a star's links, ps (from `link_km` × 5 µs/km when set).
     pub link_delay_ps: TimePs,
     /// Output buffer per switch port, bytes; a frame that does not fit is dropped.
     pub switch_buffer_bytes: u64,
     /// Fixed forwarding latency of the switch (after store-and-forward), ps. Default 0.
     pub switch_latency_ps: TimePs,
-    /// Loss probability per frame per impaired link.
-    pub loss: f64,
-    /// Reordering bound: a frame is held back by 0..=depth MTU-frame times (uniform).
-    pub reorder_depth: u32,
-    /// Duplication probability per frame per impaired link.
-    pub dup: f64,
-    /// Extra one-way delay on impaired links, ps.
-    pub extra_delay_ps: TimePs,
-    /// Which links the impairment element sits on. Default: all links.
-    pub impair_scope: ImpairScope,
 }
 
 /// Host (CPU) parameters.
@@ -376,11 +353,6 @@ impl ModelParams {
                 link_delay_ps: ns(net.effective_link_delay_ns()),
                 switch_buffer_bytes: net.switch_buffer_bytes,
                 switch_latency_ps: ns(net.switch_latency_ns),
-                loss: net.impair.loss,
-                reorder_depth: net.impair.reorder_depth,
-                dup: net.impair.dup,
-                extra_delay_ps: ns(net.impair.extra_delay_ns),
-                impair_scope: ImpairScope::All,
             },
             host: HostParams {
                 post_send_ps: ns(cfg.host.post_send_ns),

@@ -17,7 +17,8 @@ use super::host::driver::{CQ_BASE, CQ_DB_BASE, CQ_SPACING, RQ_BASE, SQ_BASE, SRC
 use super::host::pattern;
 use super::host::perftest::{Core, CqRing, HostQp, NodeApp, Pair, Perftest, Proc};
 use super::limits;
-use super::net::topology::{node_ip, node_mac, NetStats, Star};
+use super::net::graph::NetStats;
+use super::net::topology::{self, node_ip, node_mac};
 use super::nic::cq::CqCtx;
 use super::nic::Nic;
 use super::oracle::PayloadOracle;
@@ -378,7 +379,7 @@ fn run_one(
     }
     // Buffers map pairs to slots.
     app.stride = layout.stride;
-    let mut net = Star::new(&p, &root);
+    let mut net = topology::build(cfg, &p, &root, n_nodes)?;
     net.hooks = opts.hooks;
     if let Some(path) = &spec.pcap {
         let f = File::create(path).map_err(|e| {

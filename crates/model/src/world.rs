@@ -7,7 +7,7 @@ use rnic_sim::{EventQueue, TimePs};
 
 use super::event::{Ev, FramePool};
 use super::host::perftest::{HostCx, Perftest};
-use super::net::topology::Star;
+use super::net::graph::Network;
 use super::nic::cx::NicCx;
 use super::nic::Nic;
 use super::oracle::PayloadOracle;
@@ -29,7 +29,7 @@ pub struct World {
     /// Each node's host memory (real bytes).
     pub mems: Vec<SparseMemory>,
     /// The network.
-    pub net: Star,
+    pub net: Network,
     /// Frames in flight.
     pub frames: FramePool,
     /// The application.

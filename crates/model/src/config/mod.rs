@@ -89,6 +89,18 @@ config_enum! {
 }
 
 config_enum! {
+    /// Which frames an impairment element acts on.
+    pub enum ImpairDirection {
+        /// Every frame.
+        Both = "both",
+        /// Frames that carry requests or data (everything but pure acknowledgements).
+        Data = "data",
+        /// Pure acknowledgements: ACK/NAK, atomic ACK, CNP.
+        Acks = "acks",
+    }
+}
+
+config_enum! {
     /// Where QP contexts live when they are not in the on-chip cache.
     pub enum QpcPlacement {
         /// Host memory, reached over PCIe.
@@ -244,6 +256,11 @@ config_section! {
 config_section! {
     /// The network: hosts, links, one switch, impairments.
     pub struct NetConfig in "net" {
+        /// How the nodes are wired: "star" (the server and the clients each on one link to one
+        /// switch), "back_to_back" (the server and one client on one cable, no switch), or the
+        /// path of a topology file (.toml: switches and links, each link with its own length
+        /// or delay, rate and impairment; see the README)
+        topology: String = "star".to_string(); "topology", Kind::NameOrFile(&["star", "back_to_back"], ".toml");
         /// Client hosts, all sending to one server through the switch (perf --clients; seed 000:
         /// 10)
         clients: u32 = 1; "hosts", uint(1, 4096);
@@ -289,6 +306,12 @@ config_section! {
         dup: f64 = 0.0; "probability", float(0.0, 1.0);
         /// Extra one-way delay added to every packet
         extra_delay_ns: f64 = 0.0; "ns", NS;
+        /// Probability that a packet has one byte flipped on the wire (its ICRC then fails and
+        /// the receiver drops it)
+        corrupt: f64 = 0.0; "probability", float(0.0, 1.0);
+        /// Which frames the impairments act on: "both", "data" (requests and data-carrying
+        /// responses) or "acks" (ACK/NAK, atomic ACK, CNP); the others pass untouched
+        direction: ImpairDirection = ImpairDirection::Both; "frames", Kind::Str(ImpairDirection::NAMES);
     }
 }
 

@@ -27,6 +27,8 @@ pub enum Kind {
     Bool,
     /// One of the listed (lowercase) strings.
     Str(&'static [&'static str]),
+    /// One of the listed (lowercase) names, or the path of a file ending in the extension.
+    NameOrFile(&'static [&'static str], &'static str),
 }
 
 impl Kind {
@@ -49,6 +51,10 @@ impl Kind {
             }
             Kind::Bool => "true or false".to_string(),
             Kind::Str(set) => format!("one of {}", join(set.iter().map(|v| format!("\"{v}\"")))),
+            Kind::NameOrFile(set, ext) => format!(
+                "one of {} or the path of a {ext} file",
+                join(set.iter().map(|v| format!("\"{v}\"")))
+            ),
         }
     }
 
@@ -71,6 +77,10 @@ impl Kind {
             }
             Kind::Bool => "true | false".to_string(),
             Kind::Str(set) => join_with(set.iter().map(|v| format!("\"{v}\"")), " | "),
+            Kind::NameOrFile(set, ext) => format!(
+                "{} | FILE{ext}",
+                join_with(set.iter().map(|v| format!("\"{v}\"")), " | ")
+            ),
         }
     }
 
@@ -79,7 +89,7 @@ impl Kind {
             Kind::UInt { .. } | Kind::Pow2 { .. } | Kind::IntSet(_) => "an integer",
             Kind::Float { .. } => "a number",
             Kind::Bool => "true or false",
-            Kind::Str(_) => "a string",
+            Kind::Str(_) | Kind::NameOrFile(..) => "a string",
         }
     }
 }
@@ -413,6 +423,23 @@ pub fn check_value(doc: &FieldDoc, v: &mut Value, hints: HintStyle) -> Result<()
                     return Err(e);
                 }
                 *v = Value::String(lower);
+            }
+            _ => return Err(wrong_type(v)),
+        },
+        Kind::NameOrFile(set, ext) => match v {
+            Value::String(s) => {
+                let lower = s.to_ascii_lowercase();
+                if set.contains(&lower.as_str()) {
+                    *v = Value::String(lower);
+                } else if !s.ends_with(ext) {
+                    let mut e = out_of_range(format!("\"{s}\""));
+                    if let (Some(k), ConfigError::OutOfRange { hint, .. }) =
+                        (closest(&lower, set), &mut e)
+                    {
+                        *hint = format!(", did you mean \"{k}\"?{hint}");
+                    }
+                    return Err(e);
+                }
             }
             _ => return Err(wrong_type(v)),
         },

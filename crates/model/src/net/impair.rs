@@ -1,34 +1,14 @@
-//! The impairment element, placeable on any link: seeded loss, duplication, bounded
-//! reordering (a frame is held back by 0..=depth frame slots, uniformly, so it is overtaken
-//! by at most `depth` later frames) and a fixed extra delay.
+//! The impairment element, placeable on any link direction: seeded loss, duplication,
+//! bounded reordering (a frame is held back by 0..=depth frame slots, uniformly, so it is
+//! overtaken by at most `depth` later frames), a fixed extra delay and byte corruption,
+//! acting on data frames, acknowledgements or both (`net.impair.direction`); the others
+//! pass untouched and draw nothing from its random stream.
 
 use rnic_sim::{Rng, TimePs};
+use rnic_wire::Opcode;
 
-/// What happens to one frame.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Verdict {
-    /// The frame is lost.
-    pub drop: bool,
-    /// A copy is delivered too (after the original, by `dup_delay_ps`).
-    pub dup: bool,
-    /// Extra delay of the frame, ps.
-    pub delay_ps: TimePs,
-    /// Extra delay of the copy beyond the original's, ps.
-    pub dup_delay_ps: TimePs,
-}
-
-/// Counters of one element.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct ImpairStats {
-    /// Frames seen.
-    pub frames: u64,
-    /// Frames dropped.
-    pub dropped: u64,
-    /// Frames duplicated.
-    pub duplicated: u64,
-    /// Frames held back for reordering.
-    pub reordered: u64,
-}
+use super::element::{ElementStats, Emitted, Fate, LinkElement};
+use crate::config::{ImpairConfig, ImpairDirection};
 
 /// An impairment element.
 #[derive(Debug, Clone)]
@@ -37,65 +17,95 @@ pub struct Impair {
     loss: f64,
     dup: f64,
     depth: u32,
+    corrupt: f64,
+    direction: ImpairDirection,
     slot_ps: TimePs,
     extra_ps: TimePs,
-    /// Counters.
-    pub stats: ImpairStats,
+    stats: ElementStats,
+}
+
+/// Whether a frame is a pure acknowledgement (ACK/NAK, atomic ACK, CNP).
+fn is_ack(frame: &[u8]) -> bool {
+    matches!(
+        rnic_wire::peek_bth(frame).map(|b| b.opcode),
+        Ok(Opcode::RcAck | Opcode::RcAtomicAck | Opcode::Cnp)
+    )
 }
 
 impl Impair {
-    /// An element with its own RNG stream; `slot_ps` is the reordering unit (one MTU frame
-    /// at line rate).
-    pub fn new(
-        rng: Rng,
-        loss: f64,
-        dup: f64,
-        depth: u32,
-        slot_ps: TimePs,
-        extra_ps: TimePs,
-    ) -> Self {
+    /// An element with the settings of `cfg` and its own RNG stream; `slot_ps` is the
+    /// reordering unit (one MTU frame at line rate).
+    pub fn new(rng: Rng, cfg: &ImpairConfig, slot_ps: TimePs) -> Self {
         Impair {
             rng,
-            loss,
-            dup,
-            depth,
+            loss: cfg.loss,
+            dup: cfg.dup,
+            depth: cfg.reorder_depth,
+            corrupt: cfg.corrupt,
+            direction: cfg.direction,
             slot_ps,
-            extra_ps,
-            stats: ImpairStats::default(),
+            extra_ps: rnic_sim::ns(cfg.extra_delay_ns),
+            stats: ElementStats::default(),
         }
     }
 
     /// Whether the element does anything.
     pub fn is_active(&self) -> bool {
-        self.loss > 0.0 || self.dup > 0.0 || self.depth > 0 || self.extra_ps > 0
+        self.loss > 0.0
+            || self.dup > 0.0
+            || self.depth > 0
+            || self.extra_ps > 0
+            || self.corrupt > 0.0
     }
 
-    /// Decides the fate of one frame.
-    pub fn judge(&mut self) -> Verdict {
+    fn applies_to(&self, frame: &[u8]) -> bool {
+        match self.direction {
+            ImpairDirection::Both => true,
+            ImpairDirection::Data => !is_ack(frame),
+            ImpairDirection::Acks => is_ack(frame),
+        }
+    }
+}
+
+impl LinkElement for Impair {
+    fn on_frame(&mut self, _now: TimePs, frame: &mut Vec<u8>, emit: &mut Vec<Emitted>) -> Fate {
         self.stats.frames += 1;
-        let mut v = Verdict {
+        if !self.applies_to(frame) {
+            return Fate::default();
+        }
+        let mut fate = Fate {
             drop: false,
-            dup: false,
             delay_ps: self.extra_ps,
-            dup_delay_ps: 0,
         };
         if self.loss > 0.0 && self.rng.gen_bool(self.loss) {
             self.stats.dropped += 1;
-            v.drop = true;
-            return v;
+            fate.drop = true;
+            return fate;
         }
         if self.depth > 0 {
             let k = self.rng.gen_below(u64::from(self.depth) + 1);
             if k > 0 {
-                self.stats.reordered += 1;
+                self.stats.delayed += 1;
             }
-            v.delay_ps += k * self.slot_ps;
+            fate.delay_ps += k * self.slot_ps;
+        }
+        if self.corrupt > 0.0 && self.rng.gen_bool(self.corrupt) && !frame.is_empty() {
+            let at = self.rng.gen_below(frame.len() as u64) as usize;
+            frame[at] ^= 0x5a;
+            self.stats.corrupted += 1;
         }
         if self.dup > 0.0 && self.rng.gen_bool(self.dup) {
-            self.stats.duplicated += 1;
-            v.dup = true;
-            v.dup_delay_ps = self.slot_ps;
+            self.stats.emitted += 1;
+            emit.push(Emitted {
+                bytes: frame.clone(),
+                delay_ps: fate.delay_ps + self.slot_ps,
+                back: false,
+            });
         }
-        v
+        fate
+    }
+
+    fn stats(&self) -> ElementStats {
+        self.stats
     }
 }

@@ -1,7 +1,11 @@
-//! The network: Ethernet ports, links, an output-queued switch, the impairment element and
-//! the star topology that wires them. It knows frames only as byte lengths plus the
-//! destination node (read from the IPv4 destination address); nothing of NIC internals.
+//! The network as a graph ([`graph`]): Ethernet ports, links with their own delay and rate,
+//! output-queued switches, and on any link direction a chain of elements behind one trait
+//! ([`element`]; the impairment element is [`impair`]). [`topology`] builds it from config:
+//! star, back-to-back, or a topology file. It knows frames only as bytes read through
+//! `rnic-wire`; nothing of NIC internals.
 
+pub mod element;
+pub mod graph;
 pub mod impair;
 pub mod link;
 pub mod port;

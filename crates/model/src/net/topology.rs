@@ -1,22 +1,19 @@
-//! The star topology: node 0 is the server, nodes 1..=N the clients, each attached by one
-//! link (both directions) to a single output-queued switch. Addresses: node i has MAC
-//! 02:00:00:00:hi:lo and IPv4 10.0.hi.lo (hi:lo = i + 1), so the switch routes on the
+//! Topologies, built from config into a [`Network`]: `star` (node 0 the server, nodes
+//! 1..=N the clients, each on one link to one output-queued switch), `back_to_back` (the
+//! server and one client on one cable), or a topology file (switches and links, each link
+//! with its own length or delay, rate and impairment). Addresses: node i has MAC
+//! 02:00:00:00:hi:lo and IPv4 10.0.hi.lo (hi:lo = i + 1), so switches route on the
 //! destination IP.
 
-use std::fs::File;
-use std::io::BufWriter;
+use rnic_sim::{Rng, TimePs};
 
-use rnic_sim::{EventQueue, Rng, TimePs};
-use rnic_wire::PcapWriter;
-
-use super::impair::{Impair, ImpairStats};
-use super::link::Link;
-use super::port::{Port, PortStats};
-use super::switch::Switch;
-use crate::event::{Ev, FramePool, NetEv, NicEv};
-use crate::nic::cx::Wire;
-use crate::params::{ImpairScope, ModelParams};
-use crate::world::Hooks;
+use super::element::LinkElement;
+use super::graph::{End, LinkDir, Network, SwitchNode};
+use super::impair::Impair;
+use super::port::Port;
+use super::switch::OutPort;
+use crate::config::{Config, ConfigError};
+use crate::params::{EthParams, ModelParams};
 
 /// MAC address of node `i`.
 pub fn node_mac(i: usize) -> [u8; 6] {
@@ -46,237 +43,427 @@ pub fn frame_dst_node(frame: &[u8]) -> Option<usize> {
     ip_node(ip.dst())
 }
 
-impl Wire for Star {
-    fn send(
-        &mut self,
-        node: usize,
-        frame: u32,
-        at: TimePs,
-        q: &mut EventQueue<Ev>,
-        frames: &mut FramePool,
-    ) {
-        let len = frames.get(frame).len();
-        let (start, end) = self.nic_ports[node].send(at, len);
-        if node == 0 {
-            self.capture(start, frames.get(frame));
-        }
-        let arrive = self.link.arrive(end);
-        let verdict = self.up_impair[node].as_mut().map(|e| e.judge());
-        match verdict {
-            Some(v) if v.drop => frames.release(frame),
-            Some(v) => {
-                q.push(arrive + v.delay_ps, Ev::Net(NetEv::SwitchIn { frame }));
-                if v.dup {
-                    let d = frames.duplicate(frame);
-                    q.push(
-                        arrive + v.delay_ps + v.dup_delay_ps,
-                        Ev::Net(NetEv::SwitchIn { frame: d }),
-                    );
-                }
+/// Builds the network `cfg.net.topology` names for `nodes` nodes.
+pub fn build(
+    cfg: &Config,
+    p: &ModelParams,
+    rng: &Rng,
+    nodes: usize,
+) -> Result<Network, ConfigError> {
+    let plan = plan(cfg, nodes)?;
+    Ok(plan.build(cfg, p, rng))
+}
+
+/// Checks the topology `cfg` names for `nodes` nodes without building it (a topology file
+/// is read and checked).
+pub fn check(cfg: &Config, nodes: usize) -> Result<(), ConfigError> {
+    plan(cfg, nodes).map(|_| ())
+}
+
+/// A link of a plan: its ends, delay, rate and whether it carries the impairment element.
+#[derive(Debug, Clone, PartialEq)]
+struct LinkPlan {
+    a: End,
+    b: End,
+    delay_ps: TimePs,
+    mbps: u64,
+    impair: bool,
+}
+
+/// A switch of a plan.
+#[derive(Debug, Clone, PartialEq)]
+struct SwitchPlan {
+    buffer_bytes: u64,
+    latency_ps: TimePs,
+}
+
+/// A topology before it is built: switches and links.
+#[derive(Debug, Clone, PartialEq)]
+struct Plan {
+    nodes: usize,
+    switches: Vec<SwitchPlan>,
+    links: Vec<LinkPlan>,
+    /// Impairment elements on each node's uplink only (each frame meets one), as the star
+    /// and back-to-back topologies place them; a file marks its links instead.
+    impair_uplinks: bool,
+}
+
+fn bad(msg: String) -> ConfigError {
+    ConfigError::Inconsistent(msg)
+}
+
+fn plan(cfg: &Config, nodes: usize) -> Result<Plan, ConfigError> {
+    let net = &cfg.net;
+    let delay_ps = rnic_sim::ns(net.effective_link_delay_ns());
+    let mbps = mbps(cfg.eth.gbps);
+    match net.topology.as_str() {
+        "star" => Ok(Plan {
+            nodes,
+            switches: vec![SwitchPlan {
+                buffer_bytes: net.switch_buffer_bytes,
+                latency_ps: rnic_sim::ns(net.switch_latency_ns),
+            }],
+            links: (0..nodes)
+                .map(|i| LinkPlan {
+                    a: End::Node(i),
+                    b: End::Switch(0),
+                    delay_ps,
+                    mbps,
+                    impair: true,
+                })
+                .collect(),
+            impair_uplinks: true,
+        }),
+        "back_to_back" => {
+            if nodes != 2 {
+                return Err(bad(format!(
+                    "net.topology = \"back_to_back\" joins the server and one client, but \
+                     net.clients = {}; use --clients 1",
+                    nodes - 1
+                )));
             }
-            None => q.push(arrive, Ev::Net(NetEv::SwitchIn { frame })),
+            Ok(Plan {
+                nodes,
+                switches: Vec::new(),
+                links: vec![LinkPlan {
+                    a: End::Node(0),
+                    b: End::Node(1),
+                    delay_ps,
+                    mbps,
+                    impair: true,
+                }],
+                impair_uplinks: true,
+            })
         }
-    }
-
-    fn port_free_at(&self, node: usize) -> TimePs {
-        self.nic_ports[node].free_at()
-    }
-
-    fn received(&mut self, node: usize, frame: u32, at: TimePs, frames: &FramePool) {
-        if node == 0 {
-            self.capture(at, frames.get(frame));
+        path => {
+            let plan = read_file(path, cfg, nodes, delay_ps, mbps)?;
+            if let Some((a, b)) = plan.unreachable() {
+                return Err(bad(format!(
+                    "topology file {path}: node{a} cannot reach node{b}: connect them through \
+                     switches"
+                )));
+            }
+            Ok(plan)
         }
     }
 }
 
-/// Network statistics.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct NetStats {
-    /// Frames dropped by the switch for lack of buffer.
-    pub switch_drops: u64,
-    /// Impairment counters summed over all elements.
-    pub impair: ImpairStats,
-    /// Per node NIC port counters.
-    pub nic_ports: Vec<PortStats>,
+fn mbps(gbps: f64) -> u64 {
+    (gbps * 1000.0).round().max(1.0) as u64
 }
 
-/// The star network.
-#[derive(Debug)]
-pub struct Star {
-    /// Each node's NIC transmit port (node → switch).
-    pub nic_ports: Vec<Port>,
-    /// The switch (output port i leads to node i).
-    pub switch: Switch,
-    /// Every link has the same delay.
-    pub link: Link,
-    /// Impairment element on each uplink (node i → switch), if placed.
-    pub up_impair: Vec<Option<Impair>>,
-    /// Impairment element on each downlink (switch → node i), if placed.
-    pub down_impair: Vec<Option<Impair>>,
-    /// Capture of the server's port (both directions), if asked for.
-    pub pcap: Option<PcapWriter<BufWriter<File>>>,
-    /// First error writing the capture.
-    pub pcap_error: Option<String>,
-    /// Test hooks.
-    pub hooks: Hooks,
-    /// Data frames seen by the switch (for the corruption hook).
-    data_frames_seen: u64,
-}
-
-impl Star {
-    /// Builds the star for `p.net.clients` clients.
-    pub fn new(p: &ModelParams, rng: &Rng) -> Self {
-        let n = p.net.clients as usize + 1;
-        let slot = {
-            let port = Port::new(p.eth.clone());
-            port.wire_time(p.pmtu as usize + 78)
+impl Plan {
+    fn build(&self, cfg: &Config, p: &ModelParams, rng: &Rng) -> Network {
+        let eth = |mbps: u64| EthParams {
+            mbps,
+            ..p.eth.clone()
         };
-        let mk = |i: usize, dir: u64| -> Option<Impair> {
-            let placed = match p.net.impair_scope {
-                ImpairScope::None => false,
-                ImpairScope::ServerLink => i == 0,
-                ImpairScope::All => dir == 0,
-            };
-            let imp = Impair::new(
-                rng.fork(0x1000 + 2 * i as u64 + dir),
-                p.net.loss,
-                p.net.dup,
-                p.net.reorder_depth,
-                slot,
-                p.net.extra_delay_ps,
-            );
-            (placed && imp.is_active()).then_some(imp)
-        };
-        Star {
-            nic_ports: (0..n).map(|_| Port::new(p.eth.clone())).collect(),
-            switch: Switch::new(
-                n,
-                &p.eth,
-                p.net.switch_buffer_bytes,
-                p.net.switch_latency_ps,
-            ),
-            link: Link::new(p.net.link_delay_ps),
-            up_impair: (0..n).map(|i| mk(i, 0)).collect(),
-            down_impair: (0..n).map(|i| mk(i, 1)).collect(),
-            pcap: None,
-            pcap_error: None,
-            hooks: Hooks::default(),
-            data_frames_seen: 0,
-        }
-    }
-
-    /// Handles one network event at `now`.
-    pub fn handle(
-        &mut self,
-        now: TimePs,
-        ev: NetEv,
-        q: &mut EventQueue<Ev>,
-        frames: &mut FramePool,
-    ) {
-        match ev {
-            NetEv::SwitchIn { frame } => self.on_switch_in(now, frame, q, frames),
-        }
-    }
-
-    /// A frame's last bit reaches the switch at `now`: forward it down its node's link.
-    fn on_switch_in(
-        &mut self,
-        now: TimePs,
-        frame: u32,
-        q: &mut EventQueue<Ev>,
-        frames: &mut FramePool,
-    ) {
-        let nodes = self.nic_ports.len();
-        let Some(dst) = frame_dst_node(frames.get(frame)).filter(|&d| d < nodes) else {
-            frames.release(frame);
-            return;
-        };
-        self.maybe_corrupt(frame, frames);
-        let len = frames.get(frame).len();
-        let Some((_, end)) = self.switch.forward(now, dst, len) else {
-            frames.release(frame);
-            return;
-        };
-        let arrive = self.link.arrive(end);
-        let verdict = self.down_impair[dst].as_mut().map(|e| e.judge());
-        let node = dst as u32;
-        let rx = |frame| Ev::Nic {
-            node,
-            ev: NicEv::RxArrive { frame },
-        };
-        match verdict {
-            Some(v) if v.drop => frames.release(frame),
-            Some(v) => {
-                q.push(arrive + v.delay_ps, rx(frame));
-                if v.dup {
-                    let d = frames.duplicate(frame);
-                    q.push(arrive + v.delay_ps + v.dup_delay_ps, rx(d));
-                }
-            }
-            None => q.push(arrive, rx(frame)),
-        }
-    }
-
-    /// The corruption hook: flips one payload byte of the n-th data frame and fixes the
-    /// ICRC, so only the end-to-end payload check can notice.
-    fn maybe_corrupt(&mut self, frame: u32, frames: &mut FramePool) {
-        let Some(target) = self.hooks.corrupt_data_frame else {
-            return;
-        };
-        let Ok(h) = rnic_wire::peek_roce(frames.get(frame)) else {
-            return;
-        };
-        if !h.bth.opcode.has_payload() || h.payload_len == 0 {
-            return;
-        }
-        self.data_frames_seen += 1;
-        if self.data_frames_seen != target {
-            return;
-        }
-        let off = h.payload_offset;
-        let buf = frames.buf_mut(frame);
-        buf[off] ^= 0x5a;
-        if let Ok(c) = rnic_wire::icrc::compute(buf) {
-            let l = buf.len();
-            buf[l - 4..].copy_from_slice(&c.to_le_bytes());
-        }
-    }
-
-    /// Writes a frame of node 0's port into the capture.
-    fn capture(&mut self, t: TimePs, bytes: &[u8]) {
-        if let Some(w) = self.pcap.as_mut() {
-            if let Err(e) = w.write_packet(t, bytes) {
-                self.pcap_error.get_or_insert_with(|| e.to_string());
-            }
-        }
-    }
-
-    /// Uncontended one-way time of a frame from the start of its transmission at one NIC to
-    /// its last bit at another: two serializations, two link delays, the switch latency.
-    pub fn one_way_ps(&self, frame_len: usize, switch_latency_ps: TimePs) -> TimePs {
-        2 * self.nic_ports[0].wire_time(frame_len) + 2 * self.link.delay_ps + switch_latency_ps
-    }
-
-    /// Statistics.
-    pub fn stats(&self) -> NetStats {
-        let mut imp = ImpairStats::default();
-        for e in self
-            .up_impair
+        // The reordering unit: one MTU frame at line rate.
+        let slot = Port::new(p.eth.clone()).wire_time(p.pmtu as usize + 78);
+        let mut links = Vec::with_capacity(2 * self.links.len());
+        let mut uplink = vec![usize::MAX; self.nodes];
+        let mut ports: Vec<Option<Port>> = vec![None; self.nodes];
+        let mut switches: Vec<SwitchNode> = self
+            .switches
             .iter()
-            .chain(self.down_impair.iter())
-            .flatten()
-        {
-            imp.frames += e.stats.frames;
-            imp.dropped += e.stats.dropped;
-            imp.duplicated += e.stats.duplicated;
-            imp.reordered += e.stats.reordered;
+            .map(|s| SwitchNode {
+                outs: Vec::new(),
+                out_link: Vec::new(),
+                route: vec![u32::MAX; self.nodes],
+                latency_ps: s.latency_ps,
+            })
+            .collect();
+        for (k, l) in self.links.iter().enumerate() {
+            for (dir, (from, to)) in [(l.a, l.b), (l.b, l.a)].into_iter().enumerate() {
+                let id = 2 * k + dir;
+                let mut elements: Vec<Box<dyn LinkElement>> = Vec::new();
+                let from_node = matches!(from, End::Node(_));
+                if l.impair && (!self.impair_uplinks || from_node) {
+                    // The stream of the element on node i's uplink is fork 0x1000 + 2i (as
+                    // the star always had); other directions follow.
+                    let stream = match from {
+                        End::Node(i) => 0x1000 + 2 * i as u64,
+                        End::Switch(_) => 0x1000 + 2 * (self.nodes + id) as u64 + 1,
+                    };
+                    let imp = Impair::new(rng.fork(stream), &cfg.net.impair, slot);
+                    if imp.is_active() {
+                        elements.push(Box::new(imp));
+                    }
+                }
+                links.push(LinkDir {
+                    delay_ps: l.delay_ps,
+                    to,
+                    reverse: 2 * k + 1 - dir,
+                    elements,
+                });
+                match from {
+                    End::Node(i) => {
+                        uplink[i] = id;
+                        ports[i] = Some(Port::new(eth(l.mbps)));
+                    }
+                    End::Switch(s) => {
+                        let sw = &mut switches[s];
+                        sw.outs.push(OutPort::new(
+                            Port::new(eth(l.mbps)),
+                            self.switches[s].buffer_bytes,
+                        ));
+                        sw.out_link.push(id);
+                    }
+                }
+            }
         }
-        NetStats {
-            switch_drops: self.switch.drops(),
-            impair: imp,
-            nic_ports: self.nic_ports.iter().map(|p| p.stats).collect(),
+        for sw in switches.iter_mut() {
+            for d in 0..self.nodes {
+                if let Some(out) = self.next_hop(d, &links, sw) {
+                    sw.route[d] = out;
+                }
+            }
         }
+        // Every node has a link (the plan is checked), so every port is set.
+        let ports = ports
+            .into_iter()
+            .map(|port| port.unwrap_or_else(|| Port::new(p.eth.clone())))
+            .collect();
+        Network::new(ports, uplink, links, switches)
     }
+
+    /// Hops from each end to node `d` (breadth first over the links).
+    fn hops_to(&self, d: usize) -> (Vec<u32>, Vec<u32>) {
+        let mut node_h = vec![u32::MAX; self.nodes];
+        let mut sw_h = vec![u32::MAX; self.switches.len()];
+        node_h[d] = 0;
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for l in &self.links {
+                for (x, y) in [(l.a, l.b), (l.b, l.a)] {
+                    let hx = match x {
+                        End::Node(i) => node_h[i],
+                        End::Switch(s) => sw_h[s],
+                    };
+                    // Only switches forward: a path may pass through a switch, not a node.
+                    let passable = matches!(x, End::Switch(_)) || x == End::Node(d);
+                    if hx == u32::MAX || !passable {
+                        continue;
+                    }
+                    let hy = match y {
+                        End::Node(i) => &mut node_h[i],
+                        End::Switch(s) => &mut sw_h[s],
+                    };
+                    if hx + 1 < *hy {
+                        *hy = hx + 1;
+                        changed = true;
+                    }
+                }
+            }
+        }
+        (node_h, sw_h)
+    }
+
+    /// Switch `s`'s output port toward node `d`: the first link on a shortest path (the
+    /// lowest-numbered link among equals).
+    fn next_hop(&self, d: usize, links: &[LinkDir], sw: &SwitchNode) -> Option<u32> {
+        let (_, sw_h) = self.hops_to(d);
+        let mut best: Option<(u32, u32)> = None;
+        for (o, &link) in sw.out_link.iter().enumerate() {
+            let h = match links[link].to {
+                End::Node(i) if i == d => 0,
+                End::Node(_) => continue,
+                End::Switch(t) => sw_h[t],
+            };
+            if h != u32::MAX && best.is_none_or(|(bh, _)| h < bh) {
+                best = Some((h, o as u32));
+            }
+        }
+        best.map(|(_, o)| o)
+    }
+
+    /// A node that cannot reach another: `(from, to)` (for errors).
+    fn unreachable(&self) -> Option<(usize, usize)> {
+        for d in 0..self.nodes {
+            let (node_h, _) = self.hops_to(d);
+            if let Some(n) = (0..self.nodes).find(|&n| node_h[n] == u32::MAX) {
+                return Some((n, d));
+            }
+        }
+        None
+    }
+}
+
+/// Reads a topology file: `[[switch]]` tables (`name`, optional `buffer_bytes` and
+/// `latency_ns`) and `[[link]]` tables (`ends = ["node0", "tor"]`, optional `km` or
+/// `delay_ns`, `gbps`, `impair`). Nodes are `node0` (the server) to `nodeN`; each has
+/// exactly one link (a NIC has one port).
+fn read_file(
+    path: &str,
+    cfg: &Config,
+    nodes: usize,
+    default_delay_ps: TimePs,
+    default_mbps: u64,
+) -> Result<Plan, ConfigError> {
+    use crate::config::NS_PER_KM;
+    let err = |m: String| bad(format!("topology file {path}: {m}"));
+    let src = std::fs::read_to_string(path).map_err(|e| {
+        err(format!(
+            "cannot read it ({e}); net.topology names a .toml file"
+        ))
+    })?;
+    let t = crate::config::parse_toml_table(&src, path)?;
+    if let Some(k) = t.keys().find(|k| !matches!(k.as_str(), "switch" | "link")) {
+        return Err(err(format!(
+            "unknown key `{k}`; a topology file has [[switch]] and [[link]] tables"
+        )));
+    }
+    let tables = |key: &str| -> Result<Vec<toml::Table>, ConfigError> {
+        match t.get(key) {
+            None => Ok(Vec::new()),
+            Some(toml::Value::Array(a)) => a
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    v.as_table()
+                        .cloned()
+                        .ok_or_else(|| err(format!("{key}[{i}] must be a table ([[{key}]])")))
+                })
+                .collect(),
+            Some(_) => Err(err(format!(
+                "`{key}` must be an array of tables ([[{key}]])"
+            ))),
+        }
+    };
+    let num = |tb: &toml::Table, what: &str, key: &str| -> Result<Option<f64>, ConfigError> {
+        match tb.get(key) {
+            None => Ok(None),
+            Some(v) => v
+                .as_float()
+                .or_else(|| v.as_integer().map(|i| i as f64))
+                .filter(|x| x.is_finite() && *x >= 0.0)
+                .map(Some)
+                .ok_or_else(|| err(format!("{what}.{key} must be a number >= 0"))),
+        }
+    };
+    let mut names: Vec<String> = Vec::new();
+    let mut switches = Vec::new();
+    for (i, sw) in tables("switch")?.iter().enumerate() {
+        let what = format!("switch[{i}]");
+        if let Some(k) = sw
+            .keys()
+            .find(|k| !matches!(k.as_str(), "name" | "buffer_bytes" | "latency_ns"))
+        {
+            return Err(err(format!(
+                "{what}: unknown key `{k}` (name, buffer_bytes, latency_ns)"
+            )));
+        }
+        let name = sw
+            .get("name")
+            .and_then(|v| v.as_str())
+            .ok_or_else(|| err(format!("{what} needs a `name`")))?;
+        if name.starts_with("node") || names.iter().any(|n| n == name) {
+            return Err(err(format!(
+                "{what}: the name \"{name}\" is taken (node names are node0, node1, ...)"
+            )));
+        }
+        names.push(name.to_string());
+        switches.push(SwitchPlan {
+            buffer_bytes: num(sw, &what, "buffer_bytes")?
+                .map_or(cfg.net.switch_buffer_bytes, |b| b as u64),
+            latency_ps: rnic_sim::ns(
+                num(sw, &what, "latency_ns")?.unwrap_or(cfg.net.switch_latency_ns),
+            ),
+        });
+    }
+    let end = |what: &str, name: &str| -> Result<End, ConfigError> {
+        if let Some(i) = name
+            .strip_prefix("node")
+            .and_then(|n| n.parse::<usize>().ok())
+        {
+            if i < nodes {
+                return Ok(End::Node(i));
+            }
+            return Err(err(format!(
+                "{what}: {name} does not exist: this run has node0 (the server) to node{} \
+                 (net.clients = {}); raise --clients or use a lower node",
+                nodes - 1,
+                nodes - 1
+            )));
+        }
+        names
+            .iter()
+            .position(|n| n == name)
+            .map(End::Switch)
+            .ok_or_else(|| err(format!("{what}: no switch or node named \"{name}\"")))
+    };
+    let mut links = Vec::new();
+    let mut node_links = vec![0u32; nodes];
+    for (i, l) in tables("link")?.iter().enumerate() {
+        let what = format!("link[{i}]");
+        if let Some(k) = l
+            .keys()
+            .find(|k| !matches!(k.as_str(), "ends" | "km" | "delay_ns" | "gbps" | "impair"))
+        {
+            return Err(err(format!(
+                "{what}: unknown key `{k}` (ends, km, delay_ns, gbps, impair)"
+            )));
+        }
+        let ends: Vec<&str> = l
+            .get("ends")
+            .and_then(|v| v.as_array())
+            .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
+            .unwrap_or_default();
+        let [a, b] = ends[..] else {
+            return Err(err(format!(
+                "{what} needs `ends = [\"A\", \"B\"]`, two node or switch names"
+            )));
+        };
+        let (a, b) = (end(&what, a)?, end(&what, b)?);
+        if a == b {
+            return Err(err(format!("{what} joins {a:?} to itself")));
+        }
+        for e in [a, b] {
+            if let End::Node(n) = e {
+                node_links[n] += 1;
+            }
+        }
+        let km = num(l, &what, "km")?;
+        let delay_ns = num(l, &what, "delay_ns")?;
+        let delay_ps = match (km, delay_ns) {
+            (Some(_), Some(_)) => {
+                return Err(err(format!("{what}: give `km` or `delay_ns`, not both")))
+            }
+            (Some(km), None) => rnic_sim::ns(km * NS_PER_KM),
+            (None, Some(ns)) => rnic_sim::ns(ns),
+            (None, None) => default_delay_ps,
+        };
+        let gbps = num(l, &what, "gbps")?;
+        if gbps.is_some_and(|g| g < 0.001) {
+            return Err(err(format!("{what}.gbps must be at least 0.001")));
+        }
+        let impair = match l.get("impair") {
+            None => false,
+            Some(v) => v
+                .as_bool()
+                .ok_or_else(|| err(format!("{what}.impair must be true or false")))?,
+        };
+        links.push(LinkPlan {
+            a,
+            b,
+            delay_ps,
+            mbps: gbps.map_or(default_mbps, mbps),
+            impair,
+        });
+    }
+    if let Some(n) = node_links.iter().position(|&c| c != 1) {
+        return Err(err(format!(
+            "node{n} has {} links; every node has exactly one (a NIC has one port)",
+            node_links[n]
+        )));
+    }
+    Ok(Plan {
+        nodes,
+        switches,
+        links,
+        impair_uplinks: false,
+    })
 }
 
 #[cfg(test)]

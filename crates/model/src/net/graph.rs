@@ -1,0 +1,308 @@
+//! The network as a graph: nodes (each NIC has one port), output-queued switches and
+//! full-duplex links, each link direction with its own rate, propagation delay and chain of
+//! elements ([`super::element`]). A frame leaves a port (serialised at the link's rate),
+//! crosses the link's delay and elements, and reaches the far end: a node's NIC, or a switch
+//! that forwards it on the output port its routing table names for the destination node
+//! (read from the frame's IPv4 destination through `rnic-wire`).
+
+use std::fs::File;
+use std::io::BufWriter;
+
+use rnic_sim::{EventQueue, TimePs};
+use rnic_wire::PcapWriter;
+
+use super::element::{ElementStats, Emitted, LinkElement};
+use super::port::{Port, PortStats};
+use super::switch::OutPort;
+use super::topology::frame_dst_node;
+use crate::event::{Ev, FramePool, NetEv, NicEv};
+use crate::nic::cx::Wire;
+use crate::world::Hooks;
+
+/// The far end of a link direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    /// A node's NIC.
+    Node(usize),
+    /// A switch.
+    Switch(usize),
+}
+
+/// One direction of a link.
+#[derive(Debug)]
+pub struct LinkDir {
+    /// One-way propagation delay, ps.
+    pub delay_ps: TimePs,
+    /// Where it leads.
+    pub to: End,
+    /// The direction the other way (for frames an element sends back).
+    pub reverse: usize,
+    /// Elements every frame crosses, in order, after the propagation delay.
+    pub elements: Vec<Box<dyn LinkElement>>,
+}
+
+/// A switch: its output ports (each feeding one link direction) and its routing table.
+#[derive(Debug)]
+pub struct SwitchNode {
+    /// Output ports.
+    pub outs: Vec<OutPort>,
+    /// The link direction each output port feeds.
+    pub out_link: Vec<usize>,
+    /// Output port toward each node (`u32::MAX`: unreachable).
+    pub route: Vec<u32>,
+    /// Fixed forwarding latency after store-and-forward, ps.
+    pub latency_ps: TimePs,
+}
+
+/// Network statistics.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct NetStats {
+    /// Frames dropped by switches for lack of buffer.
+    pub switch_drops: u64,
+    /// Element counters summed over all link directions.
+    pub elements: ElementStats,
+    /// Per node NIC port counters.
+    pub nic_ports: Vec<PortStats>,
+}
+
+/// The network.
+#[derive(Debug)]
+pub struct Network {
+    /// Each node's NIC transmit port.
+    pub ports: Vec<Port>,
+    /// Each node's link direction away from it.
+    pub uplink: Vec<usize>,
+    /// Link directions.
+    pub links: Vec<LinkDir>,
+    /// Switches.
+    pub switches: Vec<SwitchNode>,
+    /// Capture of the server's port (both directions), if asked for.
+    pub pcap: Option<PcapWriter<BufWriter<File>>>,
+    /// First error writing the capture.
+    pub pcap_error: Option<String>,
+    /// Test hooks.
+    pub hooks: Hooks,
+    /// Data frames seen by the first switch (for the corruption hook).
+    data_frames_seen: u64,
+    emitted: Vec<Emitted>,
+}
+
+impl Network {
+    /// A network of `ports` (one per node), their `uplink`s, `links` and `switches`.
+    pub fn new(
+        ports: Vec<Port>,
+        uplink: Vec<usize>,
+        links: Vec<LinkDir>,
+        switches: Vec<SwitchNode>,
+    ) -> Self {
+        Network {
+            ports,
+            uplink,
+            links,
+            switches,
+            pcap: None,
+            pcap_error: None,
+            hooks: Hooks::default(),
+            data_frames_seen: 0,
+            emitted: Vec::new(),
+        }
+    }
+
+    /// Nodes attached.
+    pub fn nodes(&self) -> usize {
+        self.ports.len()
+    }
+
+    /// Handles one network event at `now`.
+    pub fn handle(
+        &mut self,
+        now: TimePs,
+        ev: NetEv,
+        q: &mut EventQueue<Ev>,
+        frames: &mut FramePool,
+    ) {
+        match ev {
+            NetEv::SwitchIn { frame, switch } => {
+                self.on_switch_in(now, frame, switch as usize, q, frames)
+            }
+        }
+    }
+
+    /// Frame `frame` has left a port onto link direction `link` at `at` (its last bit):
+    /// it crosses the link and its elements and arrives at the far end.
+    fn transit(
+        &mut self,
+        link: usize,
+        frame: u32,
+        at: TimePs,
+        q: &mut EventQueue<Ev>,
+        frames: &mut FramePool,
+    ) {
+        let l = &mut self.links[link];
+        let arrive = at + l.delay_ps;
+        let mut delay = 0;
+        let mut emitted = std::mem::take(&mut self.emitted);
+        for e in &mut l.elements {
+            let fate = e.on_frame(arrive + delay, frames.buf_mut(frame), &mut emitted);
+            if fate.drop {
+                frames.release(frame);
+                delay = TimePs::MAX;
+                break;
+            }
+            delay += fate.delay_ps;
+        }
+        let (to, reverse) = (l.to, l.reverse);
+        if delay != TimePs::MAX {
+            deliver(to, frame, arrive + delay, q);
+        }
+        for e in emitted.drain(..) {
+            let copy = frames.alloc();
+            frames.buf_mut(copy).extend_from_slice(&e.bytes);
+            if e.back {
+                // Sent back from the far end: it crosses the reverse direction.
+                let back_to = self.links[reverse].to;
+                let t = arrive + e.delay_ps + self.links[reverse].delay_ps;
+                deliver(back_to, copy, t, q);
+            } else {
+                deliver(to, copy, arrive + e.delay_ps, q);
+            }
+        }
+        self.emitted = emitted;
+    }
+
+    /// A frame's last bit reaches switch `s` at `now`: forward it toward its node.
+    fn on_switch_in(
+        &mut self,
+        now: TimePs,
+        frame: u32,
+        s: usize,
+        q: &mut EventQueue<Ev>,
+        frames: &mut FramePool,
+    ) {
+        let nodes = self.nodes();
+        let out = frame_dst_node(frames.get(frame))
+            .filter(|&d| d < nodes)
+            .map(|d| self.switches[s].route[d])
+            .filter(|&o| o != u32::MAX);
+        let Some(out) = out else {
+            frames.release(frame);
+            return;
+        };
+        if s == 0 {
+            self.maybe_corrupt(frame, frames);
+        }
+        let len = frames.get(frame).len();
+        let sw = &mut self.switches[s];
+        let Some((_, end)) = sw.outs[out as usize].forward(now, sw.latency_ps, len) else {
+            frames.release(frame);
+            return;
+        };
+        let link = sw.out_link[out as usize];
+        self.transit(link, frame, end, q, frames);
+    }
+
+    /// The corruption hook: flips one payload byte of the n-th data frame and fixes the
+    /// ICRC, so only the end-to-end payload check can notice.
+    fn maybe_corrupt(&mut self, frame: u32, frames: &mut FramePool) {
+        let Some(target) = self.hooks.corrupt_data_frame else {
+            return;
+        };
+        let Ok(h) = rnic_wire::peek_roce(frames.get(frame)) else {
+            return;
+        };
+        if !h.bth.opcode.has_payload() || h.payload_len == 0 {
+            return;
+        }
+        self.data_frames_seen += 1;
+        if self.data_frames_seen != target {
+            return;
+        }
+        let buf = frames.buf_mut(frame);
+        buf[h.payload_offset] ^= 0x5a;
+        if let Ok(c) = rnic_wire::icrc::compute(buf) {
+            let l = buf.len();
+            buf[l - 4..].copy_from_slice(&c.to_le_bytes());
+        }
+    }
+
+    /// Writes a frame of node 0's port into the capture.
+    fn capture(&mut self, t: TimePs, bytes: &[u8]) {
+        if let Some(w) = self.pcap.as_mut() {
+            if let Err(e) = w.write_packet(t, bytes) {
+                self.pcap_error.get_or_insert_with(|| e.to_string());
+            }
+        }
+    }
+
+    /// Statistics.
+    pub fn stats(&self) -> NetStats {
+        let mut el = ElementStats::default();
+        for e in self.links.iter().flat_map(|l| l.elements.iter()) {
+            let s = e.stats();
+            el.frames += s.frames;
+            el.dropped += s.dropped;
+            el.emitted += s.emitted;
+            el.delayed += s.delayed;
+            el.corrupted += s.corrupted;
+        }
+        NetStats {
+            switch_drops: self
+                .switches
+                .iter()
+                .flat_map(|s| s.outs.iter())
+                .map(|o| o.stats.drops)
+                .sum(),
+            elements: el,
+            nic_ports: self.ports.iter().map(|p| p.stats).collect(),
+        }
+    }
+}
+
+/// Schedules the arrival of `frame` at `to` at `t`.
+fn deliver(to: End, frame: u32, t: TimePs, q: &mut EventQueue<Ev>) {
+    match to {
+        End::Node(n) => q.push(
+            t,
+            Ev::Nic {
+                node: n as u32,
+                ev: NicEv::RxArrive { frame },
+            },
+        ),
+        End::Switch(s) => q.push(
+            t,
+            Ev::Net(NetEv::SwitchIn {
+                frame,
+                switch: s as u32,
+            }),
+        ),
+    }
+}
+
+impl Wire for Network {
+    fn send(
+        &mut self,
+        node: usize,
+        frame: u32,
+        at: TimePs,
+        q: &mut EventQueue<Ev>,
+        frames: &mut FramePool,
+    ) {
+        let len = frames.get(frame).len();
+        let (start, end) = self.ports[node].send(at, len);
+        if node == 0 {
+            self.capture(start, frames.get(frame));
+        }
+        let link = self.uplink[node];
+        self.transit(link, frame, end, q, frames);
+    }
+
+    fn port_free_at(&self, node: usize) -> TimePs {
+        self.ports[node].free_at()
+    }
+
+    fn received(&mut self, node: usize, frame: u32, at: TimePs, frames: &FramePool) {
+        if node == 0 {
+            self.capture(at, frames.get(frame));
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! The network from config: back-to-back and topology files run real traffic with verified
+//! bytes, each link's length shows in the latency exactly when the link is on the path,
+//! impairments act on the frames their direction names, and bad files are refused.
+
+mod model_common;
+
+use model_common::*;
+use rnic_model::config::ImpairDirection;
+use rnic_model::result::RunStatus;
+use rnic_model::workload::PerfTest;
+
+/// Writes a topology file: node0 - tor0 (k[0] km), tor0 - tor1 (k[1] km), tor1 - node1
+/// (k[2] km), tor0 - node2 (k[3] km).
+fn two_switches(name: &str, k: [f64; 4]) -> String {
+    let path = std::env::temp_dir().join(format!("rnic-topo-{}-{name}.toml", std::process::id()));
+    let text = format!(
+        "[[switch]]\nname = \"tor0\"\n[[switch]]\nname = \"tor1\"\n\
+         [[link]]\nends = [\"node0\", \"tor0\"]\nkm = {}\n\
+         [[link]]\nends = [\"tor0\", \"tor1\"]\nkm = {}\n\
+         [[link]]\nends = [\"tor1\", \"node1\"]\nkm = {}\n\
+         [[link]]\nends = [\"tor0\", \"node2\"]\nkm = {}\n",
+        k[0], k[1], k[2], k[3]
+    );
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// perftest write-lat (half the round trip) to node1 over the topology with lengths `k`, µs.
+fn write_lat_us(name: &str, k: [f64; 4]) -> f64 {
+    let mut cfg = baseline(10.0);
+    cfg.net.topology = two_switches(name, k);
+    cfg.net.clients = 2;
+    let mut s = spec(PerfTest::WriteLat, 2, 1, 2);
+    s.iters = 20;
+    let r = run(&cfg, &s);
+    assert_eq!(r.result.status, RunStatus::Ok, "{:?}", r.failures);
+    let _ = std::fs::remove_file(&cfg.net.topology);
+    r.result.latency.p50
+}
+
+#[test]
+fn each_link_on_the_path_adds_its_delay_and_the_others_none() {
+    let base = [1.0, 2.0, 3.0, 4.0];
+    let l0 = write_lat_us("base", base);
+    // Node1's path is links 0, 1, 2: one more km on any of them adds 5 µs one way.
+    for link in 0..3 {
+        let mut k = base;
+        k[link] += 1.0;
+        let l = write_lat_us(&format!("plus{link}"), k);
+        assert!(
+            (l - l0 - 5.0).abs() < 0.01,
+            "link {link}: {l0} -> {l} µs, expected +5 µs"
+        );
+    }
+    // Node2's link is not on the path.
+    let mut k = base;
+    k[3] += 10.0;
+    let l = write_lat_us("other", k);
+    assert!((l - l0).abs() < 0.001, "{l0} -> {l}");
+    // And the whole path: 1 + 2 + 3 km = 30 µs one way, plus the NICs' 1.7 µs.
+    assert!(l0 > 30.0 && l0 < 32.0, "{l0}");
+}
+
+#[test]
+fn back_to_back_and_file_topologies_move_verified_bytes() {
+    let mut cfg = baseline(10.0);
+    cfg.net.topology = "back_to_back".into();
+    let mut s = spec(PerfTest::WriteBw, 65536, 2, 1);
+    s.iters = 50;
+    let r = run(&cfg, &s);
+    assert_eq!(r.result.status, RunStatus::Ok, "{:?}", r.failures);
+    assert!(r.result.bytes_verified && r.result.verified_bytes == 2 * 50 * 65536);
+    // One cable, no switch: line rate, and one link delay less than the star's latency.
+    assert!(r.result.goodput_gbps > 90.0, "{}", r.result.goodput_gbps);
+
+    let mut cfg = baseline(10.0);
+    cfg.net.topology = two_switches("bw", [0.1, 0.2, 0.3, 0.4]);
+    cfg.net.clients = 2;
+    let mut s = spec(PerfTest::WriteBw, 4096, 4, 2);
+    s.iters = 50;
+    let r = run(&cfg, &s);
+    let _ = std::fs::remove_file(&cfg.net.topology);
+    assert_eq!(r.result.status, RunStatus::Ok, "{:?}", r.failures);
+    assert_eq!(r.result.ops_completed, 200);
+}
+
+#[test]
+fn impairment_acts_on_the_frames_its_direction_names() {
+    let run_with = |direction: ImpairDirection| {
+        let mut cfg = baseline(10.0);
+        cfg.net.impair.loss = 0.2;
+        cfg.net.impair.direction = direction;
+        let mut s = spec(PerfTest::WriteBw, 4096, 1, 1);
+        s.iters = 50;
+        run(&cfg, &s)
+    };
+    let acks = run_with(ImpairDirection::Acks);
+    let data = run_with(ImpairDirection::Data);
+    for r in [&acks, &data] {
+        assert_eq!(r.result.status, RunStatus::Ok, "{:?}", r.failures);
+        assert!(r.net.elements.dropped > 0);
+    }
+    // Lost ACKs are made good by later cumulative ACKs: no data is resent for most of
+    // them; lost data is always resent.
+    assert!(data.result.retransmissions > 0);
+    assert!(
+        acks.result.retransmissions < data.result.retransmissions,
+        "acks {} vs data {}",
+        acks.result.retransmissions,
+        data.result.retransmissions
+    );
+}
+
+#[test]
+fn a_corrupted_frame_fails_its_icrc_and_is_resent() {
+    let mut cfg = baseline(10.0);
+    cfg.net.impair.corrupt = 0.05;
+    let mut s = spec(PerfTest::WriteBw, 4096, 1, 1);
+    s.iters = 100;
+    let r = run(&cfg, &s);
+    assert_eq!(r.result.status, RunStatus::Ok, "{:?}", r.failures);
+    assert!(r.net.elements.corrupted > 0);
+    assert!(r.result.retransmissions > 0);
+}
+
+#[test]
+fn bad_topologies_are_refused_with_the_reason() {
+    let dir = std::env::temp_dir();
+    let cases = [
+        ("nolink", "[[switch]]\nname = \"s\"\n", "node0 has 0 links"),
+        (
+            "twolinks",
+            "[[switch]]\nname = \"s\"\n[[link]]\nends = [\"node0\", \"s\"]\n[[link]]\nends = [\"node0\", \"s\"]\n[[link]]\nends = [\"node1\", \"s\"]\n",
+            "node0 has 2 links",
+        ),
+        (
+            "island",
+            "[[switch]]\nname = \"a\"\n[[switch]]\nname = \"b\"\n[[link]]\nends = [\"node0\", \"a\"]\n[[link]]\nends = [\"node1\", \"b\"]\n",
+            "cannot reach node",
+        ),
+        ("unknown", "[[link]]\nends = [\"node0\", \"sx\"]\n", "no switch or node named \"sx\""),
+        (
+            "typo",
+            "[[link]]\nends = [\"node0\", \"node1\"]\nlenght = 3\n",
+            "unknown key `lenght`",
+        ),
+        ("bignode", "[[link]]\nends = [\"node0\", \"node7\"]\n", "node7 does not exist"),
+    ];
+    for (name, text, want) in cases {
+        let path = dir.join(format!("rnic-bad-{}-{name}.toml", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        let mut cfg = baseline(10.0);
+        cfg.net.topology = path.to_str().unwrap().to_string();
+        let s = spec(PerfTest::WriteBw, 64, 1, 1);
+        let e = rnic_model::run_perf_detailed(&cfg, &s, &Default::default())
+            .err()
+            .unwrap_or_else(|| panic!("{name}: accepted"))
+            .to_string();
+        let _ = std::fs::remove_file(&path);
+        assert!(e.contains(want), "{name}: {e}");
+    }
+    let mut cfg = baseline(10.0);
+    cfg.net.topology = "back_to_back".into();
+    let s = spec(PerfTest::WriteBw, 64, 2, 2);
+    let e = rnic_model::run_perf_detailed(&cfg, &s, &Default::default())
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("--clients 1"), "{e}");
+}
