@@ -143,7 +143,7 @@ pub fn check_run(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
             )));
         }
         if let Some(window_us) = spec.duration_us {
-            let m = op_wire_ps(&p, spec.test.verb(), size, cfg.qp.pmtu);
+            let m = op_wire_ps(&p, spec.test.verb(), size, spec.max_pmtu(cfg));
             let need_ps = m.saturating_mul(MIN_WINDOW_MESSAGES);
             if rnic_sim::us(window_us) < need_ps {
                 return Err(UsageError(format!(
@@ -210,6 +210,7 @@ mod tests {
             clients: 1,
             pcap: None,
             procs: None,
+            qp_profiles: Vec::new(),
         };
         let e = check_run(&cfg, &spec).unwrap_err().0;
         assert!(

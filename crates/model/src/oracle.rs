@@ -19,6 +19,8 @@ struct Source {
     peer: usize,
     /// The buffer slot on the peer.
     slot: u32,
+    /// The QP's path MTU, bytes.
+    pmtu: u64,
     /// First PSN of the operation the last placed payload belonged to.
     op_psn: u32,
 }
@@ -28,7 +30,6 @@ struct Source {
 pub struct PayloadOracle {
     seed: u64,
     msg_bytes: u64,
-    pmtu: u64,
     /// Per node, per QPN: where its payloads come from.
     sources: Vec<Vec<Option<Source>>>,
     /// Source bytes rewritten by the application: (node, slot) → last byte.
@@ -43,20 +44,19 @@ pub struct PayloadOracle {
 }
 
 impl PayloadOracle {
-    /// An oracle for a run seeded `seed` whose operations all move `msg_bytes` in packets of
-    /// `pmtu` bytes.
-    pub fn new(seed: u64, msg_bytes: u64, pmtu: u64, nodes: usize) -> Self {
+    /// An oracle for a run seeded `seed` whose operations all move `msg_bytes`.
+    pub fn new(seed: u64, msg_bytes: u64, nodes: usize) -> Self {
         PayloadOracle {
             seed,
             msg_bytes,
-            pmtu: pmtu.max(1),
             sources: vec![Vec::new(); nodes],
             ..PayloadOracle::default()
         }
     }
 
-    /// QP `qpn` of `node` receives payloads from `peer`'s source buffer `slot`.
-    pub fn connect(&mut self, node: usize, qpn: u32, peer: usize, slot: u32) {
+    /// QP `qpn` of `node` receives payloads from `peer`'s source buffer `slot`, in
+    /// packets of `pmtu` bytes.
+    pub fn connect(&mut self, node: usize, qpn: u32, peer: usize, slot: u32, pmtu: u32) {
         let v = &mut self.sources[node];
         if v.len() <= qpn as usize {
             v.resize(qpn as usize + 1, None);
@@ -64,6 +64,7 @@ impl PayloadOracle {
         v[qpn as usize] = Some(Source {
             peer,
             slot,
+            pmtu: u64::from(pmtu.max(1)),
             op_psn: 0,
         });
     }
@@ -87,7 +88,6 @@ impl RxObserver for PayloadOracle {
     /// PSN distance from its operation's first PSN × PMTU. Placement is in order, so the
     /// operation start only moves forward.
     fn placed(&mut self, node: usize, qpn: u32, _op: Opcode, psn: u32, payload: &[u8]) {
-        let npkts = self.msg_bytes.max(1).div_ceil(self.pmtu).max(1) as u32;
         let Some(src) = self
             .sources
             .get_mut(node)
@@ -96,6 +96,7 @@ impl RxObserver for PayloadOracle {
         else {
             return;
         };
+        let npkts = self.msg_bytes.max(1).div_ceil(src.pmtu).max(1) as u32;
         let ahead = psn.wrapping_sub(src.op_psn) & PSN_MASK;
         if ahead > PSN_MASK / 2 {
             let start = src.op_psn;
@@ -108,7 +109,7 @@ impl RxObserver for PayloadOracle {
         }
         let whole_ops = ahead / npkts * npkts;
         src.op_psn = src.op_psn.wrapping_add(whole_ops) & PSN_MASK;
-        let offset = u64::from(ahead - whole_ops) * self.pmtu;
+        let offset = u64::from(ahead - whole_ops) * src.pmtu;
         let (peer, slot) = (src.peer, src.slot);
         let mut want = std::mem::take(&mut self.expected);
         want.resize(payload.len(), 0);

@@ -29,7 +29,7 @@ use super::world::{Hooks, World};
 use crate::config::Config;
 use crate::result::RunStatus;
 use crate::result::{CacheStats as ReportCache, LatencyStats, PerfResult};
-use crate::workload::{PerfSpec, PerfTest, Verb};
+use crate::workload::{PerfSpec, PerfTest, QpProfile, Verb};
 
 /// Bytes of distinct buffers per node; pairs beyond share buffer slots (same pattern).
 const BUFFER_BUDGET: u64 = 256 << 20;
@@ -229,6 +229,7 @@ fn run_one(
                      apps: &mut Vec<NodeApp>,
                      pair: u32|
      -> anyhow::Result<u32> {
+        let prof = spec.profile(cfg, pair);
         let local = local_count[i];
         local_count[i] += 1;
         // With --procs, server QP p + kN belongs to process p on core p.
@@ -242,17 +243,28 @@ fn run_one(
         let recv_cq = nic.cq.ctxs[2 * core + 1].id;
         let qpn = nic
             .dev
-            .create_qp(QpInit {
-                pd: *pd,
-                send_cq,
-                recv_cq,
-                max_send_wr: sq_depth,
-                max_recv_wr: rq_depth,
-            })
+            .create_qp_with(
+                QpInit {
+                    pd: *pd,
+                    send_cq,
+                    recv_cq,
+                    max_send_wr: sq_depth,
+                    max_recv_wr: rq_depth,
+                },
+                reliability(prof.reliability),
+            )
             .map_err(|e| anyhow::anyhow!("create_qp on node {i}: {e:?}"))?;
         let sq_base = SQ_BASE + u64::from(local) * u64::from(sq_depth) * wqe_bytes;
         let rq_base = RQ_BASE + u64::from(local) * u64::from(rq_depth) * wqe_bytes;
-        nic.add_qp(qpn, sq_base, sq_depth, rq_base, rq_depth, core as u16);
+        nic.add_qp(
+            qpn,
+            sq_base,
+            sq_depth,
+            rq_base,
+            rq_depth,
+            core as u16,
+            &prof,
+        );
         let a = &mut apps[i];
         if a.qps.len() <= qpn as usize {
             a.qps.resize(qpn as usize + 1, HostQp::default());
@@ -281,9 +293,26 @@ fn run_one(
             completed: 0,
         });
     }
-    for pr in &pairs {
-        connect(&mut nodes, cfg, 0, pr.s_qpn, pr.c_node as usize, pr.c_qpn)?;
-        connect(&mut nodes, cfg, pr.c_node as usize, pr.c_qpn, 0, pr.s_qpn)?;
+    for (i, pr) in pairs.iter().enumerate() {
+        let prof = spec.profile(cfg, i as u32);
+        connect(
+            &mut nodes,
+            cfg,
+            &prof,
+            0,
+            pr.s_qpn,
+            pr.c_node as usize,
+            pr.c_qpn,
+        )?;
+        connect(
+            &mut nodes,
+            cfg,
+            &prof,
+            pr.c_node as usize,
+            pr.c_qpn,
+            0,
+            pr.s_qpn,
+        )?;
     }
     let nics: Vec<Nic> = nodes.into_iter().map(|(_, n)| n).collect();
 
@@ -390,11 +419,12 @@ fn run_one(
         })?);
     }
     // The payload oracle: each QP receives the bytes of its peer's source buffer.
-    let mut oracle = PayloadOracle::new(p.seed, u64::from(size32), u64::from(p.pmtu), n_nodes);
+    let mut oracle = PayloadOracle::new(p.seed, u64::from(size32), n_nodes);
     for (i, pr) in app.pairs.iter().enumerate() {
         let slot = layout.slot(i as u32);
-        oracle.connect(0, pr.s_qpn, pr.c_node as usize, slot);
-        oracle.connect(pr.c_node as usize, pr.c_qpn, 0, slot);
+        let pmtu = spec.profile(cfg, i as u32).pmtu;
+        oracle.connect(0, pr.s_qpn, pr.c_node as usize, slot, pmtu);
+        oracle.connect(pr.c_node as usize, pr.c_qpn, 0, slot, pmtu);
     }
     let max_events = p.max_events;
     let warmup_rounds = p.warmup_rounds;
@@ -477,7 +507,7 @@ fn run_one(
     }
     verify(&world, &layout, &mut verdict);
     let measured = verdict::measured(&world.app, end);
-    let op_ps = limits::op_wire_ps(&p, test.verb(), size, p.pmtu);
+    let op_ps = limits::op_wire_ps(&p, test.verb(), size, spec.max_pmtu(cfg));
     verdict::judge_wire_bound(measured, op_ps, duration_mode, &mut verdict);
     let status = verdict.status();
     let verified_bytes = if verdict.has(RunStatus::Corrupt) {
@@ -591,10 +621,20 @@ fn hist_stats(h: &Histogram, sum: f64, sumsq: f64) -> LatencyStats {
     }
 }
 
-/// Takes QP `qpn` of node `a` to RTS, connected to `rqpn` on node `b`.
+/// The transport's reliability mode for a configured one.
+fn reliability(r: crate::config::Reliability) -> rnic_transport::ReliabilityMode {
+    match r {
+        crate::config::Reliability::Gbn => rnic_transport::ReliabilityMode::GoBackN,
+    }
+}
+
+/// Takes QP `qpn` of node `a` to RTS with the attributes of `profile`, connected to `rqpn`
+/// on node `b`.
+#[allow(clippy::too_many_arguments)]
 fn connect(
     nodes: &mut [(rnic_transport::PdId, Nic)],
     cfg: &Config,
+    profile: &QpProfile,
     a: usize,
     qpn: u32,
     b: usize,
@@ -609,7 +649,7 @@ fn connect(
         .map_err(|x| e("INIT", x))?;
     let mut rtr = QpAttr::to_rtr(
         AddressVector::new(node_mac(b), node_ip(b)),
-        qc.pmtu,
+        profile.pmtu,
         rqpn,
         0,
     );
@@ -621,6 +661,8 @@ fn connect(
     rts.retry_cnt = Some(qc.retry_cnt);
     rts.rnr_retry = Some(qc.rnr_retry);
     rts.max_rd_atomic = Some(qc.max_rd_atomic);
+    rts.max_outstanding_psns = Some(profile.window_psns);
+    rts.ack_req_every = Some(profile.ack_req_every);
     dev.modify_qp(qpn, &rts).map_err(|x| e("RTS", x))?;
     Ok(())
 }

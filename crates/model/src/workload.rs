@@ -219,6 +219,58 @@ pub struct PerfSpec {
     /// operation at a time, moving to its next QP after each completion, so the processes
     /// contend for the NIC concurrently. `None`: perftest's ping-pong.
     pub procs: Option<u32>,
+    /// Attributes of the QP pairs: pair i gets `qp_profiles[i % len]` at both ends; empty:
+    /// every pair gets the config's (`qp.*`).
+    pub qp_profiles: Vec<QpProfile>,
+}
+
+/// The attributes one QP pair is created with; they travel from the workload to the NIC
+/// (its per-QP records) and the transport (modify_qp). Both ends of a pair get the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct QpProfile {
+    /// Path MTU, bytes.
+    pub pmtu: u32,
+    /// Packet window: PSNs in flight at most.
+    pub window_psns: u32,
+    /// AckReq on every this many packets inside a long message.
+    pub ack_req_every: u32,
+    /// How the QP detects and repairs loss.
+    pub reliability: crate::config::Reliability,
+    /// The tenant the QP belongs to (a label the NIC may schedule by).
+    pub tenant: u16,
+}
+
+impl QpProfile {
+    /// The profile the config's `qp.*` fields give, tenant 0.
+    pub fn from_config(cfg: &crate::config::Config) -> QpProfile {
+        QpProfile {
+            pmtu: cfg.qp.pmtu,
+            window_psns: cfg.qp.window_psns,
+            ack_req_every: cfg.qp.ack_req_every,
+            reliability: cfg.qp.reliability,
+            tenant: 0,
+        }
+    }
+}
+
+impl PerfSpec {
+    /// The profile of pair `i`.
+    pub fn profile(&self, cfg: &crate::config::Config, i: u32) -> QpProfile {
+        if self.qp_profiles.is_empty() {
+            QpProfile::from_config(cfg)
+        } else {
+            self.qp_profiles[i as usize % self.qp_profiles.len()]
+        }
+    }
+
+    /// The largest path MTU any pair uses.
+    pub fn max_pmtu(&self, cfg: &crate::config::Config) -> u32 {
+        self.qp_profiles
+            .iter()
+            .map(|p| p.pmtu)
+            .max()
+            .unwrap_or(cfg.qp.pmtu)
+    }
 }
 
 /// The rules of `--procs n` (seed 000's latency test): a latency test other than send-lat

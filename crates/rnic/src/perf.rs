@@ -295,6 +295,7 @@ impl PerfOptions {
             clients: cfg.net.clients,
             pcap,
             procs: self.procs,
+            qp_profiles: Vec::new(),
         })
     }
 }

@@ -11,7 +11,7 @@ use crate::qp::{
     post_completion, recv_completion, transition, Ctx, Qp, QpAttr, QpInit, QpState, TxOut,
 };
 use crate::reliability::ReliabilityMode;
-use crate::requester::{SendWqe, MAX_OUTSTANDING_PSNS};
+use crate::requester::SendWqe;
 use crate::responder::MAX_MSG_BYTES;
 use crate::stats::TransportStats;
 use crate::timer::TimerHeap;
@@ -201,7 +201,18 @@ impl Device {
         self.cqs.get(cq).map_or(0, |c| c.overruns())
     }
 
+    /// Creates an RC QP running the device's default reliability mode.
     pub fn create_qp(&mut self, init: QpInit) -> Result<u32, VerbsError> {
+        self.create_qp_with(init, self.cfg.reliability)
+    }
+
+    /// Creates an RC QP running reliability mode `mode` (a per-QP choice, as a vendor QP
+    /// type would be).
+    pub fn create_qp_with(
+        &mut self,
+        init: QpInit,
+        mode: ReliabilityMode,
+    ) -> Result<u32, VerbsError> {
         self.check_pd(init.pd)?;
         for cq in [init.send_cq, init.recv_cq] {
             if self.cqs.get(cq).is_none() {
@@ -239,7 +250,7 @@ impl Device {
         if self.qps.len() <= idx {
             self.qps.resize_with(idx + 1, || None);
         }
-        self.qps[idx] = Some(Qp::new(qpn, &init, self.cfg.reliability));
+        self.qps[idx] = Some(Qp::new(qpn, &init, mode));
         self.n_qps += 1;
         Ok(qpn)
     }
@@ -343,7 +354,7 @@ impl Device {
                 state: qp.state,
             });
         }
-        let len = validate_send_wr(&wr, max_sge, qp.cfg.pmtu, qp.cfg.max_rd_atomic)?;
+        let len = validate_send_wr(&wr, max_sge, &qp.cfg)?;
         if qp.state == QpState::Err {
             let mut ctx = Ctx {
                 mrs: &mut self.mrs,
@@ -649,13 +660,13 @@ impl Device {
     }
 }
 
-/// Checks a send WR's shape; returns its message length.
+/// Checks a send WR's shape against the QP's attributes; returns its message length.
 fn validate_send_wr(
     wr: &SendWr,
     max_sge: u32,
-    pmtu: u32,
-    max_rd_atomic: u8,
+    cfg: &crate::qp::QpConfig,
 ) -> Result<u32, VerbsError> {
+    let (pmtu, max_rd_atomic, window) = (cfg.pmtu, cfg.max_rd_atomic, cfg.max_outstanding_psns);
     if wr.sgl.len() > max_sge as usize {
         return Err(VerbsError::TooManySges {
             given: wr.sgl.len(),
@@ -702,10 +713,11 @@ fn validate_send_wr(
             reason: "READ/atomic on a QP with max_rd_atomic 0",
         });
     }
-    if op == WrOpcode::Read && packets_for(len, pmtu) > u64::from(MAX_OUTSTANDING_PSNS) {
+    // A READ's responses all fall inside the packet window, so a longer READ could never go.
+    if op == WrOpcode::Read && packets_for(len, pmtu) > u64::from(window) {
         return Err(VerbsError::MessageTooLong {
             len,
-            max: u64::from(MAX_OUTSTANDING_PSNS) * u64::from(pmtu),
+            max: u64::from(window) * u64::from(pmtu),
         });
     }
     Ok(len as u32)

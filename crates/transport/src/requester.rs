@@ -212,7 +212,7 @@ impl Qp {
                 1
             };
             let in_flight = psn_diff(self.req.fresh_psn, self.req.una).max(0) as u32;
-            if in_flight.saturating_add(need) > MAX_OUTSTANDING_PSNS {
+            if in_flight.saturating_add(need) > self.cfg.max_outstanding_psns {
                 return false;
             }
         }
@@ -317,7 +317,7 @@ impl Qp {
         }
         let ack_req = pos.ends()
             || w.wr.opcode.is_read_or_atomic()
-            || (i + 1).is_multiple_of(ACK_REQ_INTERVAL_PKTS);
+            || (i + 1).is_multiple_of(self.cfg.ack_req_every);
         let bth = BthRepr {
             opcode,
             solicited: w.wr.solicited

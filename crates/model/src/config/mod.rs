@@ -89,6 +89,14 @@ config_enum! {
 }
 
 config_enum! {
+    /// How a QP detects and repairs loss.
+    pub enum Reliability {
+        /// In-order go-back-N, as RoCEv2 NICs (ConnectX, rxe) do.
+        Gbn = "gbn",
+    }
+}
+
+config_enum! {
     /// Which frames an impairment element acts on.
     pub enum ImpairDirection {
         /// Every frame.
@@ -345,6 +353,15 @@ config_section! {
         /// Outstanding RDMA READ and atomic requests per QP (initiator depth and responder
         /// resources)
         max_rd_atomic: u8 = 16; "requests", uint(1, 16);
+        /// Packet window: PSNs a QP may have sent and not yet had acknowledged (the queue
+        /// depth in packets some NICs let users set); the default is the whole half of the PSN
+        /// space, no practical limit
+        window_psns: u32 = 8_388_607; "PSNs", uint(1, 8_388_607);
+        /// AckReq on every this many packets inside a long message (the last packet of a
+        /// message, READs and atomics always ask)
+        ack_req_every: u32 = 16; "packets", uint(1, 1 << 23);
+        /// How QPs detect and repair loss: "gbn" (go-back-N, RoCEv2)
+        reliability: Reliability = Reliability::Gbn; "mode", Kind::Str(Reliability::NAMES);
     }
 }
 

@@ -198,7 +198,8 @@ impl Nic {
         }
     }
 
-    /// Registers a QP's rings (what creating the QP writes into its QPC).
+    /// Registers a QP's rings and attributes (what creating the QP writes into its QPC).
+    #[allow(clippy::too_many_arguments)]
     pub fn add_qp(
         &mut self,
         qpn: u32,
@@ -207,6 +208,7 @@ impl Nic {
         rq_base: u64,
         rq_depth: u32,
         core: u16,
+        profile: &crate::workload::QpProfile,
     ) {
         let i = qpn as usize;
         if i >= self.qps.len() {
@@ -219,6 +221,8 @@ impl Nic {
             rq_mask: rq_depth.next_power_of_two() - 1,
             core,
             valid: true,
+            pmtu: profile.pmtu,
+            tenant: profile.tenant,
             ..QpHw::default()
         };
         let c = usize::from(core);

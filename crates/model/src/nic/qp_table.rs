@@ -1,7 +1,7 @@
 //! The NIC's per-QP records: ring addresses and indices, scheduling and TX state. In a real
 //! NIC these live in the QPC; the model keeps them beside it so a unit can read them without
-//! charging a QPC access (the QPC manager charges the accesses). 40 bytes a QP, so 100,000
-//! QPs take 4 MB.
+//! charging a QPC access (the QPC manager charges the accesses). 48 bytes a QP, so 100,000
+//! QPs take 4.8 MB.
 
 /// Per-QP state the NIC keeps.
 #[derive(Debug, Clone, Copy, Default)]
@@ -38,4 +38,8 @@ pub struct QpHw {
     pub chunk_wqes: u8,
     /// This QP's bytes in the TX payload buffer (payload read started, not yet sent).
     pub tx_buffered_bytes: u32,
+    /// Path MTU, bytes.
+    pub pmtu: u32,
+    /// The tenant the QP belongs to.
+    pub tenant: u16,
 }

@@ -151,11 +151,12 @@ impl Nic {
     /// Starts the translation (and then the payload read) of waiting WQEs while the TX
     /// payload buffer has room; each reserves its payload, or one packet of a longer one.
     fn tx_buffer_admit(&mut self, now: TimePs) {
-        let (cap, pmtu) = (self.p.nic.tx_buffer_bytes, u64::from(self.p.pmtu));
+        let cap = self.p.nic.tx_buffer_bytes;
         while self.tx.buffered_bytes < cap {
             let Some((qpn, mut tj)) = self.fetch.next_awaiting_buffer() else {
                 break;
             };
+            let pmtu = u64::from(self.qps.get(qpn as usize).map_or(4096, |q| q.pmtu));
             // A message longer than the path MTU streams through the buffer packet by
             // packet: it holds at most one packet of it at a time.
             self.tx_buffer_reserve(qpn, tj.len.min(pmtu));

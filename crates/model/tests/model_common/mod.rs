@@ -18,6 +18,7 @@ pub fn spec(test: PerfTest, size: u64, qps: u32, clients: u32) -> PerfSpec {
         clients,
         pcap: None,
         procs: None,
+        qp_profiles: Vec::new(),
     }
 }
 

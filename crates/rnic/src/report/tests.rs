@@ -26,6 +26,7 @@ fn spec(test: PerfTest) -> PerfSpec {
         clients: 1,
         pcap: None,
         procs: None,
+        qp_profiles: Vec::new(),
     }
 }
 

@@ -97,6 +97,14 @@ pub struct QpAttr {
     pub rnr_retry: Option<u8>,
     /// READs/atomics the requester keeps outstanding (0..=128).
     pub max_rd_atomic: Option<u8>,
+    /// Vendor attribute: the requester's packet window, PSNs it may have sent and not yet
+    /// had acknowledged (1..=[`crate::MAX_OUTSTANDING_PSNS`]; the queue depth some NICs
+    /// let users configure). Default: the whole half of the PSN space.
+    pub max_outstanding_psns: Option<u32>,
+    /// Vendor attribute: inside a long message the requester sets AckReq on every this
+    /// many packets (1..=2^23; default 16, as rxe); the last packet of a message and every
+    /// READ and atomic always ask.
+    pub ack_req_every: Option<u32>,
 }
 
 /// Upper bound of max_rd_atomic / max_dest_rd_atomic (Linux rxe's RXE_MAX_QP_RD_ATOM).
@@ -164,6 +172,11 @@ impl QpAttr {
             (self.retry_cnt.is_some(), AttrMask::RETRY_CNT),
             (self.rnr_retry.is_some(), AttrMask::RNR_RETRY),
             (self.max_rd_atomic.is_some(), AttrMask::MAX_RD_ATOMIC),
+            (
+                self.max_outstanding_psns.is_some(),
+                AttrMask::MAX_OUTSTANDING_PSNS,
+            ),
+            (self.ack_req_every.is_some(), AttrMask::ACK_REQ_EVERY),
         ];
         for (given, bit) in flags {
             if given {
@@ -243,6 +256,18 @@ impl QpAttr {
         check("timeout", u(self.timeout), |v| v <= 31, "0..=31")?;
         check("retry_cnt", u(self.retry_cnt), |v| v <= 7, "0..=7")?;
         check(
+            "max_outstanding_psns",
+            self.max_outstanding_psns.map(u64::from),
+            |v| v >= 1 && v <= u64::from(crate::requester::MAX_OUTSTANDING_PSNS),
+            "1..=8388607",
+        )?;
+        check(
+            "ack_req_every",
+            self.ack_req_every.map(u64::from),
+            |v| (1..=1 << 23).contains(&v),
+            "1..=8388608",
+        )?;
+        check(
             "rnr_retry",
             u(self.rnr_retry),
             |v| v <= 7,
@@ -272,8 +297,10 @@ impl AttrMask {
     pub const RETRY_CNT: AttrMask = AttrMask(1 << 11);
     pub const RNR_RETRY: AttrMask = AttrMask(1 << 12);
     pub const MAX_RD_ATOMIC: AttrMask = AttrMask(1 << 13);
+    pub const MAX_OUTSTANDING_PSNS: AttrMask = AttrMask(1 << 14);
+    pub const ACK_REQ_EVERY: AttrMask = AttrMask(1 << 15);
 
-    const NAMES: [&'static str; 14] = [
+    const NAMES: [&'static str; 16] = [
         "port",
         "pkey",
         "access",
@@ -288,6 +315,8 @@ impl AttrMask {
         "retry_cnt",
         "rnr_retry",
         "max_rd_atomic",
+        "max_outstanding_psns",
+        "ack_req_every",
     ];
 
     pub const fn union(self, other: AttrMask) -> AttrMask {

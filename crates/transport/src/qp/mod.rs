@@ -56,6 +56,10 @@ pub(crate) struct QpConfig {
     pub rnr_retry: u8,
     pub max_rd_atomic: u8,
     pub max_dest_rd_atomic: u8,
+    /// Packet window: PSNs sent and not yet acknowledged, at most.
+    pub max_outstanding_psns: u32,
+    /// AckReq on every this many packets inside a long message.
+    pub ack_req_every: u32,
 }
 
 impl Default for QpConfig {
@@ -74,6 +78,8 @@ impl Default for QpConfig {
             rnr_retry: 0,
             max_rd_atomic: 0,
             max_dest_rd_atomic: 0,
+            max_outstanding_psns: crate::requester::MAX_OUTSTANDING_PSNS,
+            ack_req_every: crate::requester::ACK_REQ_INTERVAL_PKTS,
         }
     }
 }
@@ -188,6 +194,12 @@ impl Qp {
         }
         if let Some(v) = attr.max_dest_rd_atomic {
             c.max_dest_rd_atomic = v;
+        }
+        if let Some(v) = attr.max_outstanding_psns {
+            c.max_outstanding_psns = v;
+        }
+        if let Some(v) = attr.ack_req_every {
+            c.ack_req_every = v;
         }
         if attr.av.is_some() || attr.dest_qp_num.is_some() {
             c.udp_sport =

@@ -32,11 +32,22 @@ pub(crate) fn rules(from: QpState, to: QpState) -> Option<(AttrMask, AttrMask)> 
                 AttrMask::RNR_RETRY,
                 AttrMask::MAX_RD_ATOMIC,
             ]),
-            m(&[AttrMask::ACCESS, AttrMask::MIN_RNR_TIMER]),
+            m(&[
+                AttrMask::ACCESS,
+                AttrMask::MIN_RNR_TIMER,
+                AttrMask::MAX_OUTSTANDING_PSNS,
+                AttrMask::ACK_REQ_EVERY,
+            ]),
         ),
-        (Rts, Rts) | (Sqd, Rts) | (Sqe, Rts) => {
-            (E, m(&[AttrMask::ACCESS, AttrMask::MIN_RNR_TIMER]))
-        }
+        (Rts, Rts) | (Sqd, Rts) | (Sqe, Rts) => (
+            E,
+            m(&[
+                AttrMask::ACCESS,
+                AttrMask::MIN_RNR_TIMER,
+                AttrMask::MAX_OUTSTANDING_PSNS,
+                AttrMask::ACK_REQ_EVERY,
+            ]),
+        ),
         (Rts, Sqd) => (E, E),
         (Sqd, Sqd) => (
             E,
