@@ -211,6 +211,7 @@ mod tests {
             pcap: None,
             procs: None,
             qp_profiles: Vec::new(),
+            mrs: 1,
         };
         let e = check_run(&cfg, &spec).unwrap_err().0;
         assert!(

@@ -175,9 +175,15 @@ fn run_one(
         });
         let pd = dev.alloc_pd();
         let mr_len = 2 * layout.region;
-        let keys = dev
-            .reg_mr(pd, SRC_BASE, mr_len, Access::all())
-            .map_err(|e| anyhow::anyhow!("reg_mr on node {i}: {e:?}"))?;
+        // `mrs` registrations of the buffers (each a region of its own, with its own keys
+        // and translation entries); pair i uses MR i mod mrs.
+        let keys = (0..spec.mrs.max(1))
+            .map(|_| {
+                dev.reg_mr(pd, SRC_BASE, mr_len, Access::all())
+                    .map(|k| (k.lkey, k.rkey))
+                    .map_err(|e| anyhow::anyhow!("reg_mr on node {i}: {e:?}"))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
         let mut nic = Nic::new(&p, dev);
         nic.watch_writes = test == PerfTest::WriteLat && procs == 0;
         // The cores consume CQEs faster than the NIC writes them, so a ring needs room for a
@@ -213,8 +219,7 @@ fn run_one(
         apps.push(NodeApp {
             cores: app_cores,
             qps: Vec::new(),
-            lkey: keys.lkey,
-            rkey: keys.rkey,
+            keys,
             src: SRC_BASE,
             dst: SRC_BASE + layout.region,
         });

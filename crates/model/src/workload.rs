@@ -183,6 +183,8 @@ pub const MAX_ITERS: u64 = 100_000_000;
 pub const MAX_DURATION_S: f64 = 3600.0;
 /// Most client hosts.
 pub const MAX_CLIENTS: u64 = 4096;
+/// Most memory regions per node (`--mrs`).
+pub const MAX_MRS: u64 = 1 << 20;
 /// Most server processes of a `--procs` latency test.
 pub const MAX_PROCS: u64 = 1024;
 
@@ -222,6 +224,9 @@ pub struct PerfSpec {
     /// Attributes of the QP pairs: pair i gets `qp_profiles[i % len]` at both ends; empty:
     /// every pair gets the config's (`qp.*`).
     pub qp_profiles: Vec<QpProfile>,
+    /// Memory regions each node registers over its buffers; pair i uses MR i mod `mrs`, so
+    /// the MPT and MTT caches see that many regions.
+    pub mrs: u32,
 }
 
 /// The attributes one QP pair is created with; they travel from the workload to the NIC

@@ -77,3 +77,22 @@ fn a_small_packet_window_bounds_the_rate_by_window_over_round_trip() {
     // The unlimited window keeps 128 WRITEs (8 MB) in flight: the wire, less the start-up.
     assert!(large > 85.0, "{large}");
 }
+
+#[test]
+fn many_memory_regions_make_the_mpt_cache_miss() {
+    let cfg = baseline(10.0);
+    let misses = |mrs| {
+        let mut s = spec(PerfTest::WriteBw, 4096, 512, 1);
+        s.iters = 20;
+        s.mrs = mrs;
+        let r = run(&cfg, &s);
+        assert_eq!(r.result.status, RunStatus::Ok, "{:?}", r.failures);
+        r.result.caches["mpt"].misses
+    };
+    let one = misses(1);
+    let many = misses(512);
+    // One region: one compulsory miss. 512 regions used in turn by 512 QPs overflow the
+    // 256-entry MPT cache.
+    assert_eq!(one, 1);
+    assert!(many > 512 * 10, "{many}");
+}

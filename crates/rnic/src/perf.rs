@@ -84,6 +84,8 @@ pub struct PerfOptions {
     pub atomic_type: Option<AtomicOp>,
     /// Server processes of a latency test (`--procs`).
     pub procs: Option<u32>,
+    /// Memory regions per node (`--mrs`).
+    pub mrs: Option<u32>,
 }
 
 const TEST_NAMES: &[&str] = &[
@@ -200,6 +202,15 @@ pub const PERF_FIELDS: &[FieldDoc] = &[
         },
         "Server processes of write-lat/read-lat/atomic-lat, each cycling over its own QPs (--procs)",
     ),
+    pf(
+        "perf.mrs",
+        "MRs",
+        Kind::UInt {
+            min: 1,
+            max: MAX_MRS,
+        },
+        "Memory regions each node registers; QP i uses MR i mod N (--mrs)",
+    ),
 ];
 
 impl PerfOptions {
@@ -296,6 +307,7 @@ impl PerfOptions {
             pcap,
             procs: self.procs,
             qp_profiles: Vec::new(),
+            mrs: self.mrs.unwrap_or(1),
         })
     }
 }

@@ -97,10 +97,8 @@ pub struct NodeApp {
     pub cores: Vec<Core>,
     /// QPs by QPN.
     pub qps: Vec<HostQp>,
-    /// lkey of the node's MR.
-    pub lkey: u32,
-    /// rkey of the node's MR.
-    pub rkey: u32,
+    /// Keys (lkey, rkey) of the node's MRs; pair i uses MR i mod their number.
+    pub keys: Vec<(u32, u32)>,
     /// Source buffers base.
     pub src: u64,
     /// Destination buffers base.
@@ -295,6 +293,12 @@ impl Perftest {
         self.test.is_latency()
     }
 
+    /// The keys (lkey, rkey) of the MR pair `i` uses on `node`.
+    pub fn key(&self, node: usize, i: u32) -> (u32, u32) {
+        let k = &self.nodes[node].keys;
+        k[i as usize % k.len().max(1)]
+    }
+
     /// The buffer slot of pair `i` (pairs beyond the distinct slots share them).
     pub fn slot(&self, i: u32) -> u32 {
         i % self.slots.max(1)
@@ -339,8 +343,8 @@ impl Perftest {
     fn wqe(&self, node: usize, i: u32, wr_id: u64, peer: usize, remote_count: u64) -> SqWqe {
         let a = self;
         let size = a.size;
-        let lkey = a.nodes[node].lkey;
-        let rkey = a.nodes[peer].rkey;
+        let lkey = a.key(node, i).0;
+        let rkey = a.key(peer, i).1;
         let mut w = SqWqe {
             signaled: true,
             wr_id,
@@ -461,7 +465,7 @@ impl Perftest {
         let sge = Sge {
             addr: self.dst(node, hq.pair),
             len: self.size.max(1),
-            lkey: self.nodes[node].lkey,
+            lkey: self.key(node, hq.pair).0,
         };
         let mut pi = hq.rq_pi;
         for _ in 0..k {

@@ -19,6 +19,7 @@ pub fn spec(test: PerfTest, size: u64, qps: u32, clients: u32) -> PerfSpec {
         pcap: None,
         procs: None,
         qp_profiles: Vec::new(),
+        mrs: 1,
     }
 }
 

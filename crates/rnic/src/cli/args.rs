@@ -2,8 +2,8 @@
 
 use crate::config::{parse_set, Override};
 use crate::perf::{
-    AtomicOp, PerfOptions, PerfTest, MAX_CLIENTS, MAX_DURATION_S, MAX_ITERS, MAX_MSG_BYTES,
-    MAX_PROCS, MAX_QPS, MAX_TX_DEPTH, MIN_ITERS,
+    AtomicOp, PerfOptions, PerfTest, MAX_CLIENTS, MAX_DURATION_S, MAX_ITERS, MAX_MRS,
+    MAX_MSG_BYTES, MAX_PROCS, MAX_QPS, MAX_TX_DEPTH, MIN_ITERS,
 };
 use clap::builder::{PossibleValuesParser, TypedValueParser as _};
 use clap::{Args, Parser, Subcommand};
@@ -144,6 +144,11 @@ pub struct PerfCmd {
     #[arg(long, value_name = "N",
           allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=MAX_PROCS as i64))]
     pub procs: Option<u32>,
+    /// Memory regions each node registers over its buffers; QP i uses MR i mod N, so the
+    /// NIC's MPT and MTT caches see N regions [default: 1].
+    #[arg(long, value_name = "N",
+          allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=MAX_MRS as i64))]
+    pub mrs: Option<u32>,
     /// Write every frame on the wire to a pcap file.
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
@@ -168,6 +173,7 @@ impl PerfCmd {
             qp_timeout: self.qp_timeout,
             atomic_type: self.atomic_type,
             procs: self.procs,
+            mrs: self.mrs,
         }
     }
 }

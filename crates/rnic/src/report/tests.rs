@@ -27,6 +27,7 @@ fn spec(test: PerfTest) -> PerfSpec {
         pcap: None,
         procs: None,
         qp_profiles: Vec::new(),
+        mrs: 1,
     }
 }
 
