@@ -164,6 +164,9 @@ pub struct PerfResult {
     pub pcie_wr_util: f64,
     /// On-chip memory by structure, bytes.
     pub onchip_bytes: BTreeMap<String, u64>,
+    /// Every component's counters by dotted name (the statistics registry): `server.nic.*`
+    /// (node 0), `clients.nic.*` (summed over the clients), `net.*`, `transport.*`.
+    pub stats: BTreeMap<String, u64>,
     /// Simulation events processed.
     pub events: u64,
     /// Wall-clock seconds of the run (the only field that differs between identical runs).

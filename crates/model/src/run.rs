@@ -23,7 +23,7 @@ use super::nic::cq::CqCtx;
 use super::nic::Nic;
 use super::oracle::PayloadOracle;
 use super::params::ModelParams;
-use super::stats::{NodeStats, TransportTotals};
+use super::stats::{Registry, Report, TransportTotals};
 use super::verdict::{self, Verdict};
 use super::world::{Hooks, World};
 use crate::config::Config;
@@ -59,8 +59,8 @@ pub struct ModelRun {
     pub result: PerfResult,
     /// Why verification failed (empty when `result.bytes_verified`).
     pub failures: Vec<String>,
-    /// Statistics of every node's NIC (node 0 = server).
-    pub nodes: Vec<NodeStats>,
+    /// Every node's NIC counters, by dotted name (`nic.qpc.cache.hits`; node 0 = server).
+    pub nodes: Vec<Registry>,
     /// Network statistics.
     pub net: NetStats,
     /// Transport statistics summed over nodes.
@@ -539,37 +539,40 @@ fn run_one(
         let f = |busy: u64| (busy as f64 / span.max(1) as f64).min(1.0);
         (f(end.0 - start.0), f(end.1 - start.1))
     };
-    let node_stats: Vec<NodeStats> = world.nics.iter().map(NodeStats::of).collect();
+    let node_stats: Vec<Registry> = world
+        .nics
+        .iter()
+        .map(|n| {
+            let mut r = Registry::default();
+            n.report("nic", &mut r);
+            r
+        })
+        .collect();
     let transport = TransportTotals::of(world.nics.iter().map(|n| n.dev.stats()));
-    let mut caches = BTreeMap::new();
     let s = &node_stats[0];
-    caches.insert(
-        "qpc".to_string(),
-        ReportCache {
-            hits: s.qpc.cache.hits,
-            misses: s.qpc.cache.misses,
-        },
-    );
-    caches.insert(
-        "mpt".to_string(),
-        ReportCache {
-            hits: s.translation.mpt.hits,
-            misses: s.translation.mpt.misses,
-        },
-    );
-    caches.insert(
-        "mtt".to_string(),
-        ReportCache {
-            hits: s.translation.mtt.hits,
-            misses: s.translation.mtt.misses,
-        },
-    );
-    let mut cq = ReportCache::default();
+    let mut clients_sum = Registry::default();
     for c in &node_stats[1..] {
-        cq.hits += c.qpc.cache.hits;
-        cq.misses += c.qpc.cache.misses;
+        clients_sum.add(c);
     }
-    caches.insert("clients.qpc".to_string(), cq);
+    let cache = |r: &Registry, name: &str| ReportCache {
+        hits: r.get(&format!("nic.{name}.hits")).unwrap_or(0),
+        misses: r.get(&format!("nic.{name}.misses")).unwrap_or(0),
+    };
+    let mut caches = BTreeMap::new();
+    caches.insert("qpc".to_string(), cache(s, "qpc.cache"));
+    caches.insert("mpt".to_string(), cache(s, "translation.mpt"));
+    caches.insert("mtt".to_string(), cache(s, "translation.mtt"));
+    caches.insert("clients.qpc".to_string(), cache(&clients_sum, "qpc.cache"));
+    // The registry of the whole run: the server's counters, the clients' summed, the
+    // network's and the transport's.
+    let mut stats = s.prefixed("server");
+    stats.extend(clients_sum.prefixed("clients"));
+    let mut net = Registry::default();
+    world.net.report("net", &mut net);
+    stats.extend(net.prefixed(""));
+    let mut tr = Registry::default();
+    tr.record("transport", &transport);
+    stats.extend(tr.prefixed(""));
     let mut result = PerfResult {
         test: test.name().to_string(),
         size_bytes: if test.verb() == Verb::Atomic { 8 } else { size },
@@ -583,13 +586,14 @@ fn run_one(
         naks: transport.naks,
         timeouts: transport.timeouts,
         caches,
-        pcie_rd_bytes: s.pcie.down_payload_bytes,
-        pcie_wr_bytes: s.pcie.up_payload_bytes,
+        pcie_rd_bytes: s.get("nic.pcie.down_payload_bytes").unwrap_or(0),
+        pcie_wr_bytes: s.get("nic.pcie.up_payload_bytes").unwrap_or(0),
         pcie_rd_util: pcie_util.0,
         pcie_wr_util: pcie_util.1,
         onchip_bytes: world.nics[0].onchip(&p),
         events: world.events,
         wall_seconds: wall.elapsed().as_secs_f64(),
+        stats,
         bytes_verified: !verdict.has(RunStatus::Corrupt) && verified_bytes > 0,
         verified_bytes,
         status,

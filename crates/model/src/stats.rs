@@ -1,70 +1,94 @@
-//! Statistics each component reports, gathered per node for results and tests.
+//! One statistics registry, gem5-style: every component reports its own counters under its
+//! name ([`Report`]), a node's NIC under `nic.<unit>.<counter>`, the network under `net.`;
+//! the registry feeds the JSON results (`stats`) and `rnic perf --stats`. A component's
+//! counters are its statistics struct, flattened by name, so a new counter needs no list to
+//! be kept by hand.
+
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::nic::cq::CqStats;
-use super::nic::dma::DmaStats;
-use super::nic::doorbell::DoorbellStats;
-use super::nic::pcie::PcieStats;
-use super::nic::qpc_manager::QpcManagerStats;
-use super::nic::rx_pipeline::RxStats;
-use super::nic::scheduler::SchedStats;
-use super::nic::translation::TranslationStats;
-use super::nic::tx_pipeline::TxStats;
-use super::nic::unit::UnitStats;
-use super::nic::wqe_fetch::FetchStats;
-use super::nic::Nic;
-
-/// Everything one node's NIC counted.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct NodeStats {
-    /// PCIe bytes and TLPs.
-    pub pcie: PcieStats,
-    /// DMA engine.
-    pub dma: DmaStats,
-    /// QPC manager and cache.
-    pub qpc: QpcManagerStats,
-    /// MPT/MTT.
-    pub translation: TranslationStats,
-    /// Doorbells.
-    pub doorbell: DoorbellStats,
-    /// Scheduler.
-    pub sched: SchedStats,
-    /// WQE fetch.
-    pub fetch: FetchStats,
-    /// TX engine.
-    pub tx: TxStats,
-    /// TX engine occupancy.
-    pub tx_unit: UnitStats,
-    /// RX pipeline.
-    pub rx: RxStats,
-    /// CQ unit.
-    pub cq: CqStats,
-    /// Busy time of the DDR bus, ps.
-    pub ddr_busy_ps: u64,
-    /// Bytes left in the TX payload buffer when the statistics were taken (0 after a run
-    /// that sent everything it fetched).
-    pub tx_buffer_left_bytes: u64,
+/// Counters by dotted name.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Registry {
+    values: BTreeMap<String, u64>,
 }
 
-impl NodeStats {
-    /// Gathers a node's counters.
-    pub fn of(nic: &Nic) -> NodeStats {
-        NodeStats {
-            pcie: nic.pcie.stats(),
-            dma: nic.dma.stats,
-            qpc: nic.qpc.stats(),
-            translation: nic.trans.stats,
-            doorbell: nic.doorbell.stats,
-            sched: nic.sched.stats,
-            fetch: nic.fetch.stats,
-            tx: nic.tx.stats,
-            tx_unit: nic.tx.unit.stats,
-            rx: nic.rx.stats,
-            cq: nic.cq.stats,
-            ddr_busy_ps: nic.ddr.bus.busy_ps,
-            tx_buffer_left_bytes: nic.tx.buffered_bytes,
+/// A component that reports its statistics.
+pub trait Report {
+    /// Records this component's counters under `prefix` (`"nic.sched"`, ...).
+    fn report(&self, prefix: &str, reg: &mut Registry);
+}
+
+impl Registry {
+    /// Records every numeric field of `stats` (nested structs by dotted name) under
+    /// `prefix`.
+    pub fn record<T: Serialize>(&mut self, prefix: &str, stats: &T) {
+        if let Ok(v) = serde_json::to_value(stats) {
+            self.flatten(prefix, &v);
         }
+    }
+
+    /// Records one counter.
+    pub fn set(&mut self, name: &str, v: u64) {
+        self.values.insert(name.to_string(), v);
+    }
+
+    fn flatten(&mut self, prefix: &str, v: &serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, x) in m {
+                    self.flatten(&join(prefix, k), x);
+                }
+            }
+            serde_json::Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    self.flatten(&join(prefix, &i.to_string()), x);
+                }
+            }
+            serde_json::Value::Number(n) => {
+                if let Some(u) = n.as_u64() {
+                    self.values.insert(prefix.to_string(), u);
+                }
+            }
+            serde_json::Value::Bool(b) => {
+                self.values.insert(prefix.to_string(), u64::from(*b));
+            }
+            _ => {}
+        }
+    }
+
+    /// One counter, if recorded.
+    pub fn get(&self, name: &str) -> Option<u64> {
+        self.values.get(name).copied()
+    }
+
+    /// Adds every counter of `other` (sums nodes).
+    pub fn add(&mut self, other: &Registry) {
+        for (k, v) in &other.values {
+            *self.values.entry(k.clone()).or_default() += v;
+        }
+    }
+
+    /// Every counter with `prefix.` in front of its name.
+    pub fn prefixed(&self, prefix: &str) -> BTreeMap<String, u64> {
+        self.values
+            .iter()
+            .map(|(k, v)| (join(prefix, k), *v))
+            .collect()
+    }
+
+    /// The counters, by name.
+    pub fn values(&self) -> &BTreeMap<String, u64> {
+        &self.values
+    }
+}
+
+fn join(prefix: &str, name: &str) -> String {
+    if prefix.is_empty() {
+        name.to_string()
+    } else {
+        format!("{prefix}.{name}")
     }
 }
 
@@ -98,5 +122,39 @@ impl TransportTotals {
             t.completion_errors += s.completion_errors;
         }
         t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Serialize)]
+    struct Inner {
+        hits: u64,
+    }
+
+    #[derive(Serialize)]
+    struct Outer {
+        frames: u64,
+        cache: Inner,
+    }
+
+    #[test]
+    fn structs_flatten_by_dotted_name_and_nodes_sum() {
+        let mut r = Registry::default();
+        r.record(
+            "nic.rx",
+            &Outer {
+                frames: 3,
+                cache: Inner { hits: 2 },
+            },
+        );
+        assert_eq!(r.get("nic.rx.frames"), Some(3));
+        assert_eq!(r.get("nic.rx.cache.hits"), Some(2));
+        let mut sum = r.clone();
+        sum.add(&r);
+        assert_eq!(sum.get("nic.rx.frames"), Some(6));
+        assert_eq!(r.prefixed("server").get("server.nic.rx.frames"), Some(&3));
     }
 }

@@ -35,8 +35,8 @@ fn wqes_per_visit(cfg: &Config, size: u64) -> f64 {
     s.duration_us = Some(500.0);
     let r = run(&cfg, &s);
     assert!(r.result.bytes_verified, "{size} B: {:?}", r.failures);
-    let v = &r.nodes[0].sched;
-    v.wqes as f64 / v.visits as f64
+    let v = &r.nodes[0];
+    v.get("nic.sched.wqes").unwrap() as f64 / v.get("nic.sched.visits").unwrap() as f64
 }
 
 #[test]
@@ -65,17 +65,21 @@ fn model_the_payload_buffer_bounds_the_fetch_and_drains() {
     for cap in [2048u64, 32768] {
         let cfg = config("baseline", &[&format!("nic.tx_buffer_bytes={cap}")]);
         let r = writes(&cfg, 1024, 64, 100);
-        let peak = r.nodes[0].tx.buffer_peak_bytes;
+        let peak = r.nodes[0].get("nic.tx.buffer_peak_bytes").unwrap();
         // A payload read starts only while the buffer is below its size.
         assert!(peak > 0 && peak < cap + 1024, "cap {cap}: peak {peak}");
         for (i, n) in r.nodes.iter().enumerate() {
-            assert_eq!(n.tx_buffer_left_bytes, 0, "cap {cap}: node {i} kept bytes");
+            assert_eq!(
+                n.get("nic.tx.buffer_left_bytes"),
+                Some(0),
+                "cap {cap}: node {i} kept bytes"
+            );
         }
     }
     // A message longer than the buffer still goes, one packet's worth at a time.
     let cfg = config("baseline", &["nic.tx_buffer_bytes=1024"]);
     let r = writes(&cfg, 65536, 2, 20);
-    assert_eq!(r.nodes[0].tx_buffer_left_bytes, 0);
+    assert_eq!(r.nodes[0].get("nic.tx.buffer_left_bytes"), Some(0));
 }
 
 #[test]
@@ -91,7 +95,11 @@ fn model_a_failed_qp_gives_its_buffer_back() {
     assert!(!r.result.bytes_verified, "nothing can arrive");
     assert!(r.result.timeouts > 0);
     for (i, n) in r.nodes.iter().enumerate() {
-        assert_eq!(n.tx_buffer_left_bytes, 0, "node {i} kept bytes");
+        assert_eq!(
+            n.get("nic.tx.buffer_left_bytes"),
+            Some(0),
+            "node {i} kept bytes"
+        );
     }
 }
 

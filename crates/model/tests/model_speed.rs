@@ -83,8 +83,8 @@ fn model_cliff_with_perftest_defaults() {
             "q={q}: {:.2} Mops over {:.1} µs, qpc hits {} misses {}, {:.2} s wall, verified {}",
             r.result.msg_rate_mops,
             r.result.simulated_time_us,
-            r.nodes[0].qpc.cache.hits,
-            r.nodes[0].qpc.cache.misses,
+            r.result.caches["qpc"].hits,
+            r.result.caches["qpc"].misses,
             r.result.wall_seconds,
             r.result.bytes_verified
         );

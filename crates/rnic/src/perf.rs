@@ -80,6 +80,8 @@ pub struct PerfOptions {
     pub duration: Option<f64>,
     pub clients: Option<u32>,
     pub report_gbits: bool,
+    /// Print the statistics registry after the table (`--stats`).
+    pub stats: bool,
     pub qp_timeout: Option<u8>,
     pub atomic_type: Option<AtomicOp>,
     /// Server processes of a latency test (`--procs`).
@@ -180,6 +182,12 @@ pub const PERF_FIELDS: &[FieldDoc] = &[
         "switch",
         Kind::Bool,
         "Report Gb/s (--report_gbits)",
+    ),
+    pf(
+        "perf.stats",
+        "switch",
+        Kind::Bool,
+        "Print every component's counters after the table (--stats)",
     ),
     pf(
         "perf.qp_timeout",

@@ -306,3 +306,9 @@ impl Wire for Network {
         }
     }
 }
+
+impl crate::stats::Report for Network {
+    fn report(&self, prefix: &str, reg: &mut crate::stats::Registry) {
+        reg.record(prefix, &self.stats());
+    }
+}

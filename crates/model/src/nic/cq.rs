@@ -105,3 +105,10 @@ impl CqUnit {
         })
     }
 }
+
+impl crate::stats::Report for CqUnit {
+    fn report(&self, prefix: &str, reg: &mut crate::stats::Registry) {
+        reg.record(prefix, &self.stats);
+        reg.record(&format!("{prefix}.unit"), &self.unit.stats);
+    }
+}

@@ -48,3 +48,9 @@ impl Ddr {
         self.latency_ps + bytes_time_ps_mbps(len, self.mbps)
     }
 }
+
+impl crate::stats::Report for Ddr {
+    fn report(&self, prefix: &str, reg: &mut crate::stats::Registry) {
+        reg.set(&format!("{prefix}.busy_ps"), self.bus.busy_ps);
+    }
+}

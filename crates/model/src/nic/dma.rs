@@ -140,6 +140,12 @@ impl<T: Copy> Dma<T> {
     }
 }
 
+impl<T> crate::stats::Report for Dma<T> {
+    fn report(&self, prefix: &str, reg: &mut crate::stats::Registry) {
+        reg.record(prefix, &self.stats);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

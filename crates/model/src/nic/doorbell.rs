@@ -53,3 +53,10 @@ pub fn advance(index: &mut u32, pi: u32) {
         *index = pi;
     }
 }
+
+impl crate::stats::Report for DoorbellUnit {
+    fn report(&self, prefix: &str, reg: &mut crate::stats::Registry) {
+        reg.record(prefix, &self.stats);
+        reg.record(&format!("{prefix}.unit"), &self.unit.stats);
+    }
+}

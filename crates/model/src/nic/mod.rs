@@ -243,3 +243,21 @@ impl Nic {
             .collect()
     }
 }
+
+impl crate::stats::Report for Nic {
+    /// Every unit's counters, each under its own name.
+    fn report(&self, prefix: &str, reg: &mut crate::stats::Registry) {
+        let at = |unit: &str| format!("{prefix}.{unit}");
+        self.pcie.report(&at("pcie"), reg);
+        self.ddr.report(&at("ddr"), reg);
+        self.dma.report(&at("dma"), reg);
+        reg.record(&at("qpc"), &self.qpc.stats());
+        self.trans.report(&at("translation"), reg);
+        self.doorbell.report(&at("doorbell"), reg);
+        self.sched.report(&at("sched"), reg);
+        self.fetch.report(&at("fetch"), reg);
+        self.tx.report(&at("tx"), reg);
+        self.rx.report(&at("rx"), reg);
+        self.cq.report(&at("cq"), reg);
+    }
+}

@@ -174,3 +174,11 @@ impl Pcie {
         }
     }
 }
+
+impl crate::stats::Report for Pcie {
+    fn report(&self, prefix: &str, reg: &mut crate::stats::Registry) {
+        reg.record(prefix, &self.stats());
+        reg.set(&format!("{prefix}.up_busy_ps"), self.up.busy_ps);
+        reg.set(&format!("{prefix}.down_busy_ps"), self.down.busy_ps);
+    }
+}

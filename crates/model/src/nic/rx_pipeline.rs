@@ -44,3 +44,10 @@ impl RxPipeline {
 pub fn not_placed_count(s: &rnic_transport::TransportStats) -> u64 {
     s.drops.total() + s.duplicate_requests + s.naks_sent.total() + s.duplicate_responses
 }
+
+impl crate::stats::Report for RxPipeline {
+    fn report(&self, prefix: &str, reg: &mut crate::stats::Registry) {
+        reg.record(prefix, &self.stats);
+        reg.record(&format!("{prefix}.unit"), &self.unit.stats);
+    }
+}

@@ -203,3 +203,10 @@ impl Scheduler {
         }
     }
 }
+
+impl crate::stats::Report for Scheduler {
+    fn report(&self, prefix: &str, reg: &mut crate::stats::Registry) {
+        reg.record(prefix, &self.stats);
+        reg.record(&format!("{prefix}.unit"), &self.unit.stats);
+    }
+}

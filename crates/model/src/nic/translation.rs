@@ -318,6 +318,12 @@ impl<C: Copy> Translation<C> {
     }
 }
 
+impl<C> crate::stats::Report for Translation<C> {
+    fn report(&self, prefix: &str, reg: &mut crate::stats::Registry) {
+        reg.record(prefix, &self.stats);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

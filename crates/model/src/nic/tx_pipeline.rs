@@ -107,3 +107,12 @@ impl TxEngine {
         self.sweep || self.current.is_some() || !self.queue.is_empty()
     }
 }
+
+impl crate::stats::Report for TxEngine {
+    fn report(&self, prefix: &str, reg: &mut crate::stats::Registry) {
+        reg.record(prefix, &self.stats);
+        reg.record(&format!("{prefix}.unit"), &self.unit.stats);
+        // Bytes still in the payload buffer (0 after a run that sent all it fetched).
+        reg.set(&format!("{prefix}.buffer_left_bytes"), self.buffered_bytes);
+    }
+}

@@ -149,3 +149,10 @@ impl WqeFetch {
         self.released.drain(..)
     }
 }
+
+impl crate::stats::Report for WqeFetch {
+    fn report(&self, prefix: &str, reg: &mut crate::stats::Registry) {
+        reg.record(prefix, &self.stats);
+        reg.record(&format!("{prefix}.decode"), &self.decode.stats);
+    }
+}

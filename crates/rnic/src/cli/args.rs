@@ -134,6 +134,10 @@ pub struct PerfCmd {
     /// Report BW in Gbit/sec (instead of MiB/sec).
     #[arg(long = "report_gbits", alias = "report-gbits")]
     pub report_gbits: bool,
+    /// Also print every component's counters (the statistics registry: `name value`
+    /// lines after the table; the JSON has them as `stats`).
+    #[arg(long)]
+    pub stats: bool,
     /// Number of client hosts sending to the server (sets net.clients) [default: 1].
     #[arg(long, value_name = "N",
           allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=MAX_CLIENTS as i64))]
@@ -170,6 +174,7 @@ impl PerfCmd {
             duration: self.duration,
             clients: self.clients,
             report_gbits: self.report_gbits,
+            stats: self.stats,
             qp_timeout: self.qp_timeout,
             atomic_type: self.atomic_type,
             procs: self.procs,

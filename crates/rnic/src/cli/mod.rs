@@ -173,6 +173,9 @@ pub fn run_and_report(
     let result = execute(runner, &cfg, &spec, &inputs.profile)?;
     if !json_to_stdout {
         out.write_all(text::render(&result, &spec, &cfg, inputs.perf.report_gbits).as_bytes())?;
+        if inputs.perf.stats {
+            out.write_all(text::stats(&result).as_bytes())?;
+        }
     }
     if let Some(path) = json_path {
         let s = json::to_json(&result)?;

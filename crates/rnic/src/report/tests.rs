@@ -261,6 +261,7 @@ fn json_is_stable_and_exact() {
             "pcie_rd_util",
             "pcie_wr_util",
             "onchip_bytes",
+            "stats",
             "events",
             "wall_seconds",
             "bytes_verified",

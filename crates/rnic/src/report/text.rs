@@ -145,6 +145,16 @@ pub fn render(result: &PerfResult, spec: &PerfSpec, cfg: &Config, report_gbits: 
     o
 }
 
+/// The statistics registry, one `name value` line per counter, names aligned.
+pub fn stats(result: &PerfResult) -> String {
+    let w = result.stats.keys().map(|k| k.len()).max().unwrap_or(0);
+    let mut o = String::new();
+    for (k, v) in &result.stats {
+        let _ = writeln!(o, "{k:<w$}  {v}");
+    }
+    o
+}
+
 /// A one-line summary of what perftest does not print, for stderr.
 pub fn summary(result: &PerfResult) -> String {
     let verified = if result.bytes_verified {
