@@ -21,7 +21,7 @@
 //! - Placement: one QP count (3,000, ten times the cache, where every visit misses) instead
 //!   of four, and the sizes 64 B, 1 KiB and 4 KiB (small, mid, large) instead of seven.
 //!
-//! Measured: 11 to 16 s for the whole file (its six tests, two sweep workers each) in the
+//! Measured: 11 to 20 s for the whole file (its six tests, two sweep workers each) in the
 //! test profile on two cores; the full `rnic repro csrna` takes about 4 minutes in release.
 
 use rnic::config::Override;

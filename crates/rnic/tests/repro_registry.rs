@@ -70,3 +70,23 @@ fn message_rate_points_reach_51200_qps() {
         assert_eq!(max, Some(51_200), "{id}");
     }
 }
+
+#[test]
+fn every_experiment_has_a_reduced_run_in_the_suite() {
+    // A paper's reduced reproductions live in tests/repro_<key>_reduced.rs and name each of
+    // its experiments, so a new experiment cannot land without one.
+    let tests = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    for p in PAPERS {
+        let file = tests.join(format!("repro_{}_reduced.rs", p.key));
+        let text =
+            std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        for e in p.experiments {
+            assert!(
+                text.contains(&format!("\"{}\"", e.id)),
+                "{} has no reduced run in {}",
+                e.id,
+                file.display()
+            );
+        }
+    }
+}

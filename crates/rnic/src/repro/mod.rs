@@ -4,14 +4,16 @@
 //! [`Paper`] (its citation and its experiments) and nothing else: the shared modules do the
 //! rest. An [`Experiment`] is
 //! - one or more committed sweep files (`scenarios/repro/<paper>/...`, compiled into the
-//!   binary with [`sweep_file!`]) run with the sweep runner;
+//!   binary with `sweep_file!`) run with the sweep runner;
 //! - the claims it checks, each with where it comes from in the paper ([`ClaimSource`]);
 //! - an evaluator: reads the sweeps' results as curves ([`curve`]), checks each claim
 //!   ([`claim`]: ±10 % where the paper gives a number, the stated shape otherwise) and draws
 //!   figures shaped like the paper's ([`figure`]).
 //!
 //! Every claim, with its threshold and its source, is listed in `docs/claims.md`, generated
-//! from this registry ([`docs`]) and kept in sync by a test.
+//! from this registry ([`docs`]) and kept in sync by a test. Every experiment also has a
+//! reduced run through the model in `tests/repro_<key>_reduced.rs` (a few points per claim,
+//! the same evaluator; [`run_sweeps`] runs it), which `tests/repro_registry.rs` requires.
 //!
 //! Outputs go to `<out>/<id>/`: the sweeps' own CSV, JSON and per-metric plots, plus
 //! `<id>.csv` (the figures' data), `<stem>.png`/`.svg` (the figures), `claims.csv` and
