@@ -3,8 +3,9 @@
 
 use rnic::repro::csrna::{
     eval_fcfs, eval_latency, eval_memory, eval_ooocap, eval_peak, eval_placement, formula2_claim,
-    Curve, LatencyCurves, PlacementPoint,
+    LatencyCurves, PlacementPoint,
 };
+use rnic::repro::curve::Curve;
 use rnic::repro::{self, Claim};
 
 const QPS: [f64; 8] = [8.0, 64.0, 300.0, 600.0, 3000.0, 6400.0, 12800.0, 51200.0];
@@ -183,7 +184,13 @@ fn memory_runs_for_real_and_passes() {
     };
     let o = repro::run(r, &rnic::perf::ModelRunner, &opts, &mut std::io::sink()).unwrap();
     assert!(o.passed(), "{:?}", o.evaluation.claims);
-    for f in ["csrna-memory.csv", "memory.png", "memory.svg", "claims.csv"] {
+    for f in [
+        "csrna-memory.csv",
+        "memory.png",
+        "memory.svg",
+        "claims.csv",
+        "section.md",
+    ] {
         assert!(dir.join("csrna-memory").join(f).exists(), "{f}");
     }
     let notes = &o.evaluation.notes;

@@ -1,8 +1,8 @@
-//! The reproduction registry: every id is listed, every committed sweep file parses and
-//! every point resolves (`rnic repro --check`), and the committed files on disk are the ones
-//! compiled in.
+//! The reproduction registry: every id is listed with its paper and figure, every committed
+//! sweep file parses and every point resolves (`rnic repro --check`), and the committed files
+//! on disk are the ones compiled in.
 
-use rnic::repro::{self, REPROS};
+use rnic::repro::{self, experiments, PAPERS};
 
 const CSRNA: [&str; 6] = [
     "csrna-peak",
@@ -18,17 +18,32 @@ fn registry_lists_all_six() {
     assert_eq!(repro::ids(), CSRNA.to_vec());
     let listing = repro::listing();
     for id in CSRNA {
-        assert!(listing.contains(id), "{listing}");
+        let line = listing
+            .lines()
+            .find(|l| l.starts_with(&format!("{id} ")))
+            .unwrap_or_else(|| panic!("{id} is not listed: {listing}"));
+        let e = repro::select(id).unwrap()[0];
+        assert!(line.contains("csRNA") && line.contains(e.figure), "{line}");
     }
-    assert_eq!(listing.lines().count(), CSRNA.len() + 2, "{listing}");
+    // A header, one line per experiment, one per paper, `all`, then the citations.
+    let table = listing.split("\n\n").next().unwrap();
+    assert_eq!(
+        table.lines().count(),
+        1 + CSRNA.len() + PAPERS.len() + 1,
+        "{listing}"
+    );
+    assert!(
+        listing.contains("Ning Kang") && listing.contains("ICCD 2022"),
+        "{listing}"
+    );
     assert_eq!(repro::select("csrna").unwrap().len(), 6);
-    assert_eq!(repro::select("all").unwrap().len(), REPROS.len());
+    assert_eq!(repro::select("all").unwrap().len(), experiments().count());
     assert!(repro::select("csrna-nope").is_err());
 }
 
 #[test]
 fn every_sweep_parses_and_resolves() {
-    for r in REPROS {
+    for r in experiments() {
         let n = repro::check(r).unwrap_or_else(|e| panic!("{}: {e:#}", r.id));
         assert_eq!(n == 0, r.sweeps.is_empty(), "{}", r.id);
     }
@@ -37,7 +52,7 @@ fn every_sweep_parses_and_resolves() {
 #[test]
 fn committed_files_match_the_compiled_ones() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    for r in REPROS {
+    for r in experiments() {
         for f in r.sweeps {
             let disk = std::fs::read_to_string(root.join(f.path)).unwrap();
             assert_eq!(disk, f.toml, "{}", f.path);
@@ -47,12 +62,31 @@ fn committed_files_match_the_compiled_ones() {
 
 #[test]
 fn message_rate_points_reach_51200_qps() {
-    // csrna-placement stops at 12,800 QPs (its sweep file says why).
-    for id in ["csrna-peak", "csrna-ooocap"] {
+    for id in ["csrna-peak", "csrna-ooocap", "csrna-placement"] {
         let r = repro::select(id).unwrap()[0];
         let sweeps = repro::parse(r).unwrap();
         let qp = sweeps[0].axis("perf.qp").expect("perf.qp axis");
         let max = qp.values.iter().filter_map(|v| v.as_integer()).max();
         assert_eq!(max, Some(51_200), "{id}");
+    }
+}
+
+#[test]
+fn every_experiment_has_a_reduced_run_in_the_suite() {
+    // A paper's reduced reproductions live in tests/repro_<key>_reduced.rs and name each of
+    // its experiments, so a new experiment cannot land without one.
+    let tests = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    for p in PAPERS {
+        let file = tests.join(format!("repro_{}_reduced.rs", p.key));
+        let text =
+            std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        for e in p.experiments {
+            assert!(
+                text.contains(&format!("\"{}\"", e.id)),
+                "{} has no reduced run in {}",
+                e.id,
+                file.display()
+            );
+        }
     }
 }

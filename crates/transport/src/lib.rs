@@ -21,7 +21,7 @@
 //! ERR, flushing outstanding work requests with WrFlushErr. The AckReq and ACK coalescing
 //! policies are documented in [`requester`] and [`responder`].
 //!
-//! # Seam for out-of-order reliability (seed 004, ORNIC)
+//! # Seam for out-of-order reliability (ORNIC)
 //! Each QP carries a [`ReliabilityMode`] (only `GoBackN` today). Two pieces are shaped for an
 //! out-of-order mode: the requester regenerates any packet from `(WQE, PSN)` by re-reading
 //! local memory (its send queue is searched by PSN), which is what selective retransmission

@@ -1,7 +1,8 @@
 //! Reliability modes of a QP: how loss is detected and repaired.
 //!
-//! Only the RoCEv2 / IB reliable-connection baseline exists today. The seam for seed 004
-//! (ORNIC out-of-order direct write) is:
+//! Only the RoCEv2 / IB reliable-connection baseline exists today. The seam for ORNIC's
+//! out-of-order direct write ("ORNIC: A High-Performance RDMA NIC with Out-of-Order Packet
+//! Direct Write Method for Multipath Transmission", Electronics 2025) is:
 //! - the requester can regenerate any packet from `(WQE, PSN)` by re-reading local memory
 //!   (`Requester::sq` is ordered by start PSN and searched by PSN), so a selective
 //!   retransmission of one PSN is the same call a go-back-N resend makes;

@@ -7,7 +7,7 @@
 //! when its first packet is first sent (`started`); ranges are consecutive, so the started
 //! WQEs are ordered by start PSN and `Requester::locate` finds the WQE of any PSN by binary
 //! search. Any packet can therefore be regenerated from `(wqe, psn)` by re-reading local
-//! memory: go-back-N uses this to resend from a PSN, and a selective mode (seed 004) can use
+//! memory: go-back-N uses this to resend from a PSN, and a selective mode (ORNIC's) can use
 //! it to resend single PSNs.
 //!
 //! Three PSNs track progress: `una` (oldest unacknowledged), `psn` (next to transmit, moved

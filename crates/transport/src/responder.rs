@@ -44,7 +44,7 @@ pub const MAX_MSG_BYTES: u64 = 1 << 31;
 
 /// Byte offset of the payload of `psn` in a message that starts at `start_psn`. The one
 /// placement rule of the responder (and of READ responses at the requester); it is also the
-/// ORNIC direct-write equation, so out-of-order placement (seed 004) reuses it unchanged.
+/// ORNIC direct-write equation, so out-of-order placement (ORNIC's) reuses it unchanged.
 pub fn placement_offset(start_psn: u32, psn: u32, pmtu: u32) -> u64 {
     let packets = (psn.wrapping_sub(start_psn) & PSN_MASK) as u64;
     packets * u64::from(pmtu)

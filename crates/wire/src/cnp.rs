@@ -61,7 +61,7 @@ pub(crate) mod tests {
     use crate::frame::{FrameAddr, FrameRepr};
     use crate::{icrc, WireError};
 
-    /// The CNP captured from a ConnectX-4 Lx, from shared/notes/roce-wire.md.
+    /// A CNP captured from a ConnectX-4 Lx.
     pub(crate) const CAPTURE_HEX: &str = "e41d2dab2bc27cfe90643b32080045c2003c718c400040119161\
         0a0011010a001201000012b7002800008100ffff4000011800000000\
         0000000000000000000000000000000082fd002a";

@@ -104,7 +104,7 @@ mod tests {
     use super::*;
     use crate::WireError;
 
-    // Header of the ConnectX-4 Lx CNP capture in shared/notes/roce-wire.md.
+    // Ethernet header of a CNP captured from a ConnectX-4 Lx.
     const BYTES: [u8; 14] = [
         0xe4, 0x1d, 0x2d, 0xab, 0x2b, 0xc2, 0x7c, 0xfe, 0x90, 0x64, 0x3b, 0x32, 0x08, 0x00,
     ];

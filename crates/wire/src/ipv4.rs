@@ -287,7 +287,7 @@ impl Ipv4Repr {
 mod tests {
     use super::*;
 
-    // IPv4 header of the ConnectX-4 Lx CNP capture in shared/notes/roce-wire.md, plus the
+    // IPv4 header of a CNP captured from a ConnectX-4 Lx, plus the
     // 40 bytes it covers (zeros here: only the header matters).
     fn bytes() -> Vec<u8> {
         let mut b = vec![

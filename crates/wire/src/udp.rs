@@ -148,7 +148,7 @@ pub fn udp_entropy_port(lqpn: u32, rqpn: u32) -> u16 {
 mod tests {
     use super::*;
 
-    // UDP header of the CNP capture in shared/notes/roce-wire.md (source port 0).
+    // UDP header of a CNP captured from a ConnectX-4 Lx (source port 0).
     const BYTES: [u8; 8] = [0x00, 0x00, 0x12, 0xb7, 0x00, 0x28, 0x00, 0x00];
     const REPR: UdpRepr = UdpRepr {
         src_port: 0,

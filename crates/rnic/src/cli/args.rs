@@ -50,7 +50,8 @@ pub enum Command {
     Sweep(SweepCmd),
     /// Run the loopback demo: two simulated hosts exchange verified RDMA traffic.
     Demo(DemoCmd),
-    /// Reproduce a claim of the seed papers (`rnic repro` lists them, `all` runs every one).
+    /// Reproduce published papers' claims (`rnic repro list` lists the experiments, `all`
+    /// runs every one and writes REPORT.md).
     Repro(ReproCmd),
 }
 
@@ -143,8 +144,8 @@ pub struct PerfCmd {
           allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=MAX_CLIENTS as i64))]
     pub clients: Option<u32>,
     /// Latency tests: N server processes (one per core, host.cores >= N), process p cycling
-    /// over QPs p, p+N, ...: post one operation, wait for its completion, move on (seed 000's
-    /// latency test; full operation latency). Without it: perftest's ping-pong.
+    /// over QPs p, p+N, ...: post one operation, wait for its completion, move on (the csRNA
+    /// paper's latency test; full operation latency). Without it: perftest's ping-pong.
     #[arg(long, value_name = "N",
           allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=MAX_PROCS as i64))]
     pub procs: Option<u32>,
@@ -253,17 +254,18 @@ pub struct DemoCmd {
     pub seed: u64,
 }
 
-/// `rnic repro [ID|all]`.
+/// `rnic repro [ID|PAPER|all|list]`.
 #[derive(Debug, Args)]
 pub struct ReproCmd {
-    /// Reproduction id, or `all`; without it, list the reproductions.
-    #[arg(value_name = "ID|all")]
+    /// An experiment id (`csrna-peak`), a paper (`csrna`: its experiments), `all`, or
+    /// `list`; without it, list the experiments.
+    #[arg(value_name = "ID|PAPER|all|list")]
     pub id: Option<String>,
     /// Points run in parallel [default: one per CPU].
     #[arg(short = 'j', long, value_name = "N",
           allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub jobs: Option<u32>,
-    /// Output directory.
+    /// Output directory: one directory per experiment and REPORT.md.
     #[arg(long, value_name = "DIR", default_value = "out/repro")]
     pub out: PathBuf,
     /// Parse every sweep file and resolve every point without simulating.

@@ -636,6 +636,52 @@ fn repro_with_points_that_did_not_end_ok_fails_with_their_status() {
     );
     let csv = std::fs::read_to_string(out.join("csrna-peak/peak.csv")).unwrap();
     assert_eq!(csv.matches(",incomplete,").count(), 24, "{csv}");
+    let report = std::fs::read_to_string(out.join("REPORT.md")).unwrap();
+    assert!(
+        report.contains("did not end ok (worst status: incomplete)"),
+        "{report}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn repro_writes_one_report_and_refreshes_it() {
+    let d = tmp("repro-report");
+    let out = d.join("o");
+    let o = out.to_str().unwrap();
+    let r = rnic(&["repro", "csrna-memory", "--out", o]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(r.err.contains("REPORT.md"), "{}", r.err);
+    let report = std::fs::read_to_string(out.join("REPORT.md")).unwrap();
+    for want in [
+        "Written by `rnic repro csrna-memory`",
+        "## csRNA: Towards Connection-Scalable RNIC Architecture",
+        "Ning Kang",
+        "IEEE ICCD 2022",
+        "### csrna-memory: ",
+        "| `csrna-1.4MB` | csRNA: 1.4 MB",
+        "![memory](csrna-memory/memory.png)",
+        "[memory.svg](csrna-memory/memory.svg)",
+        "Not run yet: `rnic repro csrna-peak`",
+        "**3 of 3 claims pass**",
+    ] {
+        assert!(report.contains(want), "{want}: {report}");
+    }
+    // `all` replaces every section; the fake runner's figures fail some claims (exit 1).
+    let r = rnic(&["repro", "all", "--out", o]);
+    assert_eq!(r.code, 1, "{}", r.err);
+    let report = std::fs::read_to_string(out.join("REPORT.md")).unwrap();
+    assert!(
+        !report.contains("Not run yet") && !report.contains("Earlier run"),
+        "{report}"
+    );
+    for e in crate::repro::experiments() {
+        assert!(report.contains(&format!("### {}: ", e.id)), "{}", e.id);
+    }
+    // One experiment refreshes its section and keeps the others, marked as earlier runs.
+    rnic(&["repro", "csrna-fcfs", "--out", o]);
+    let report = std::fs::read_to_string(out.join("REPORT.md")).unwrap();
+    assert_eq!(report.matches("*Earlier run:").count(), 5, "{report}");
     let _ = std::fs::remove_dir_all(&d);
 }
 
@@ -648,6 +694,8 @@ fn repro_lists_and_checks() {
         "{}",
         r.out
     );
+    let l = rnic(&["repro", "list"]);
+    assert_eq!((l.code, &l.out), (0, &r.out));
     let r = rnic(&["repro", "csrna", "--check"]);
     assert_eq!(r.code, 0, "{}", r.err);
     assert_eq!(r.out.lines().count(), 6, "{}", r.out);

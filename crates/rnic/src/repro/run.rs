@@ -1,0 +1,268 @@
+//! Running experiments: their sweeps, their evaluators, their output files, and the
+//! `rnic repro` command around them.
+
+use super::claim::{claims_csv, claims_table, one_line, Claim};
+use super::{figure, listing, report, select, Evaluation, Experiment, Outputs};
+use crate::perf::PerfRunner;
+use crate::report::RunStatus;
+use crate::scenario::CliOverrides;
+use crate::sweep::{self, Sweep, SweepOptions};
+use crate::{RunFailed, UsageError};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Parses every sweep file of `e`.
+pub fn parse(e: &Experiment) -> Result<Vec<Sweep>, UsageError> {
+    e.sweeps
+        .iter()
+        .map(|f| {
+            sweep::parse_sweep(f.toml, f.path).map_err(|err| {
+                UsageError(format!(
+                    "reproduction {}: {} is malformed: {err}",
+                    e.id, f.path
+                ))
+            })
+        })
+        .collect()
+}
+
+/// Parses every sweep of `e` and resolves every point (config and perf spec) without
+/// simulating; returns the number of points.
+pub fn check(e: &Experiment) -> anyhow::Result<usize> {
+    let mut n = 0;
+    for (sw, f) in parse(e)?.iter().zip(e.sweeps) {
+        let points = sw
+            .resolve_points(&CliOverrides::default())
+            .map_err(|err| anyhow::anyhow!("reproduction {}: {}: {err:#}", e.id, f.path))?;
+        n += points.len();
+    }
+    Ok(n)
+}
+
+/// The outcome of one experiment.
+#[derive(Debug, Clone)]
+pub struct ReproOutcome {
+    pub id: &'static str,
+    pub evaluation: Evaluation,
+    /// Files written.
+    pub files: Vec<PathBuf>,
+    /// The worst status of any sweep point (`ok` when every point completed and verified).
+    pub status: RunStatus,
+}
+
+impl ReproOutcome {
+    /// Every claim passed.
+    pub fn passed(&self) -> bool {
+        self.evaluation.claims.iter().all(|c| c.pass)
+    }
+}
+
+/// How to run experiments.
+#[derive(Debug, Clone)]
+pub struct ReproOptions {
+    /// Worker threads; 0 = one per CPU.
+    pub jobs: usize,
+    /// Output directory (each experiment writes to `<out>/<id>/`, the report to
+    /// `<out>/REPORT.md`).
+    pub out_dir: PathBuf,
+    /// Show progress bars.
+    pub progress: bool,
+}
+
+fn failed_run(e: &Experiment, err: &anyhow::Error) -> Evaluation {
+    Evaluation {
+        claims: vec![Claim {
+            id: "run".into(),
+            paper: format!("{} runs", e.figure),
+            ours: format!("the run failed: {}", one_line(&format!("{err:#}"))),
+            pass: false,
+        }],
+        ..Evaluation::default()
+    }
+}
+
+/// Runs one experiment on its committed sweeps ([`run_sweeps`]).
+pub fn run(
+    e: &Experiment,
+    runner: &dyn PerfRunner,
+    opts: &ReproOptions,
+    log: &mut dyn Write,
+) -> anyhow::Result<ReproOutcome> {
+    run_sweeps(e, parse(e)?, runner, opts, log)
+}
+
+/// Runs `sweeps` (the experiment's committed ones, or the suite's reduced copies of them,
+/// in the same order) in parallel points, then the experiment's evaluator, then writes the
+/// figures, their CSV, the claims and the report section. A sweep whose points did not all
+/// end `ok` (or that fails to run) gives a failed `run` claim instead of an evaluation, since
+/// claims cannot be checked on broken points, and the other experiments still run; errors
+/// are only returned for malformed files, refused points and unwritable outputs. `log` gets
+/// each sweep's point count and progress.
+pub fn run_sweeps(
+    e: &Experiment,
+    sweeps: Vec<Sweep>,
+    runner: &dyn PerfRunner,
+    opts: &ReproOptions,
+    log: &mut dyn Write,
+) -> anyhow::Result<ReproOutcome> {
+    let dir = opts.out_dir.join(e.id);
+    let sweep_opts = SweepOptions {
+        jobs: opts.jobs,
+        out_dir: dir.clone(),
+        progress: opts.progress,
+        // The committed sweeps are sized on purpose; `every_repro_sweep_parses` keeps them
+        // under the limit.
+        allow_large: true,
+    };
+    let mut files = Vec::new();
+    let mut outputs = Outputs { sweeps: Vec::new() };
+    let mut failure: Option<anyhow::Error> = None;
+    let mut status = RunStatus::Ok;
+    let names: Vec<String> = sweeps.iter().map(|sw| sw.name.clone()).collect();
+    for sw in sweeps {
+        match sweep::run_sweep(&sw, &CliOverrides::default(), runner, &sweep_opts, log) {
+            Ok(o) => {
+                files.push(o.csv.clone());
+                files.push(o.json.clone());
+                files.extend(o.plots.iter().cloned());
+                if let Some(f) = o.failure() {
+                    status = status.max(f.status);
+                    if failure.is_none() {
+                        failure = Some(anyhow::anyhow!("sweep {}: {}", sw.name, f.reason));
+                    }
+                }
+                outputs.sweeps.push((sw, o.results));
+            }
+            Err(err) => {
+                let code = crate::exit_status(&err);
+                if code == crate::exit::USAGE || code == crate::exit::OUTPUT {
+                    return Err(err.context(format!("reproduction {}: sweep {}", e.id, sw.name)));
+                }
+                failure = Some(err.context(format!("sweep {}", sw.name)));
+                break;
+            }
+        }
+    }
+    let mut evaluation = match failure {
+        Some(err) => failed_run(e, &err),
+        None => (e.evaluate)(&outputs).unwrap_or_else(|err| failed_run(e, &err)),
+    };
+    evaluation.claims.iter_mut().for_each(|c| {
+        c.ours = one_line(&c.ours);
+    });
+    files.extend(write_evaluation(e.id, &evaluation, &dir)?);
+    files.push(report::write_section(
+        e,
+        &evaluation,
+        status,
+        &names,
+        &opts.out_dir,
+    )?);
+    Ok(ReproOutcome {
+        id: e.id,
+        evaluation,
+        files,
+        status,
+    })
+}
+
+/// Writes `<id>.csv`, the figures and `claims.csv` into `dir`.
+pub fn write_evaluation(id: &str, ev: &Evaluation, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    use crate::report::json::write_file;
+    let mut files = Vec::new();
+    if !ev.csv.is_empty() {
+        let p = dir.join(format!("{id}.csv"));
+        write_file(&p, ev.csv.as_bytes())?;
+        files.push(p);
+    }
+    files.extend(figure::write_figures(dir, &ev.figures)?);
+    let p = dir.join("claims.csv");
+    write_file(&p, &claims_csv(&ev.claims)?)?;
+    files.push(p);
+    Ok(files)
+}
+
+/// `rnic repro [ID|all|list] [--check]`: lists, checks or runs; prints each experiment's
+/// claims table and a summary, and writes `REPORT.md`. Every output directory and the report
+/// are checked writable before anything runs. After writing everything, fails with the worst
+/// point status's exit status when some sweep point did not end `ok`, else with exit status
+/// 1 if any claim fails.
+pub fn command(
+    id: Option<&str>,
+    check_only: bool,
+    runner: &dyn PerfRunner,
+    opts: &ReproOptions,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let id = match id {
+        None | Some("list") => {
+            out.write_all(listing().as_bytes())?;
+            return Ok(());
+        }
+        Some(id) => id,
+    };
+    let selected = select(id)?;
+    if selected.is_empty() {
+        writeln!(out, "no reproductions are registered yet")?;
+        return Ok(());
+    }
+    if check_only {
+        for e in selected {
+            let n = check(e)?;
+            writeln!(
+                out,
+                "{}: {} sweep file(s), {n} points resolve",
+                e.id,
+                e.sweeps.len()
+            )?;
+        }
+        return Ok(());
+    }
+    for e in &selected {
+        crate::output::check_dir("reproduction output directory", &opts.out_dir.join(e.id))?;
+    }
+    let report_path = report::path(&opts.out_dir);
+    crate::output::check_file("reproduction report", &report_path)?;
+    let (mut pass, mut total, mut failed) = (0usize, 0usize, Vec::new());
+    let (mut worst, mut broken) = (RunStatus::Ok, Vec::new());
+    for e in &selected {
+        let o = run(e, runner, opts, err)?;
+        if o.status != RunStatus::Ok {
+            worst = worst.max(o.status);
+            broken.push(e.id);
+        }
+        writeln!(out, "== {}: {} ({})", e.id, e.title, e.figure)?;
+        if !o.evaluation.notes.is_empty() {
+            out.write_all(o.evaluation.notes.as_bytes())?;
+        }
+        out.write_all(claims_table(e.id, &o.evaluation.claims).as_bytes())?;
+        writeln!(out)?;
+        writeln!(err, "rnic: wrote {}", opts.out_dir.join(e.id).display())?;
+        total += o.evaluation.claims.len();
+        pass += o.evaluation.claims.iter().filter(|c| c.pass).count();
+        if !o.passed() {
+            failed.push(e.id);
+        }
+    }
+    let ran: Vec<&str> = selected.iter().map(|e| e.id).collect();
+    report::write_report(&opts.out_dir, id, &ran)?;
+    writeln!(err, "rnic: wrote {}", report_path.display())?;
+    writeln!(out, "{pass} of {total} claims pass")?;
+    if !broken.is_empty() {
+        return Err(RunFailed {
+            status: worst,
+            reason: format!(
+                "sweep points did not end ok in {}, so their claims were not checked (the \
+                 `run` claim and the sweeps' CSV status and reason columns say why)",
+                broken.join(", ")
+            ),
+        }
+        .into());
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        anyhow::bail!("claims failed in {}", failed.join(", "))
+    }
+}
