@@ -6,10 +6,10 @@
 //!
 //! # Calibration of the `baseline` profile (done once, not per figure)
 //!
-//! The seeds fix the environment (100 Gbps Ethernet, PCIe 128 Gbps with a 500 ns read round
+//! The papers fix the environment (100 Gbps Ethernet, PCIe 128 Gbps with a 500 ns read round
 //! trip, 1 GHz NIC clock, 256 B QPC entries, 64 B WQEs, QPC cache 300 entries) but not the
-//! cycles per pipeline step. Seed 000 reports a peak 64 B RDMA WRITE message rate of
-//! 66.4 Mops (1 server, 10 clients); seed 002 reports "close to ConnectX-5", about 70 Mops.
+//! cycles per pipeline step. csRNA reports a peak 64 B RDMA WRITE message rate of
+//! 66.4 Mops (1 server, 10 clients); the resource-prefetching paper reports "close to ConnectX-5", about 70 Mops.
 //! We make one unit, the TX message engine, the bottleneck of the 64 B path and give it
 //! `tx_msg_cycles = 15`: 1 / (15 cycles × 1 ns) = 66.7 Mops. Every other unit on the
 //! 64 B path must then have a smaller per-message occupancy, which the defaults satisfy
@@ -36,14 +36,14 @@
 //! * hosts: 10 cores at 50 ns (post) + 20 ns (poll) per message: 143 Mops.
 //!
 //! So the model's 64 B peak is min(1/II, wire, PCIe, CPU) = 66.7 Mops (measured: 65.8 Mops
-//! over 10 ms with 300 QPs, 1 server + 10 clients), against seed 000's 66.4 Mops.
+//! over 10 ms with 300 QPs, 1 server + 10 clients), against csRNA's 66.4 Mops.
 //! The TX backlog (`tx_backlog_cap` = 256 messages) must cover the fetch pipeline's refill
 //! time (about 1.1 µs: QPC lookup, WQE read, payload read) at the peak rate (73 messages)
 //! or the engine starves; 64 was measured to cap the rate at 60 Mops.
 //!
-//! # The `csrna` profile (seed 000) at many QPs
+//! # The `csrna` profile (csRNA) at many QPs
 //!
-//! Nothing is recalibrated for csRNA: the profile only switches the seed's mechanisms
+//! Nothing is recalibrated for csRNA: the profile only switches the paper's mechanisms
 //! (non-blocking QPC manager, `ooo_cap` 16, latency hiding) and its stated setup (10 clients).
 //! Why the 64 B peak then holds from a few QPs to 51,200 (measured 66.4–67.2 Mops, WRITE and
 //! READ) while FCFS collapses:
@@ -60,9 +60,9 @@
 //!   `ooo_cap` / 0.6 µs: 1 → 13.6, 2 → 27, 4 → 53, 8 and 16 → the peak (at 10,000 QPs);
 //! * FCFS with the same cache serves every miss in turn: one visit per miss latency.
 //!
-//! # Chunk and TX payload buffer (two values the seeds leave open)
+//! # Chunk and TX payload buffer (two values the papers leave open)
 //!
-//! * `chunk_bytes = 1024`: seed 000 §4.1 says a scheduler visit retrieves "the WQEs
+//! * `chunk_bytes = 1024`: csRNA §4.1 says a scheduler visit retrieves "the WQEs
 //!   containing certain amount of data", and §5.3 that "the amount of data transferred at a
 //!   time is only at the KB level"; we take the smallest KB-level value. Up to 64 B messages
 //!   the `wqes_per_fetch = 8` cap binds first (8 × 64 B = 512 B), so every 64 B result above
@@ -161,8 +161,8 @@ pub struct HostParams {
     pub poll_cq_ps: TimePs,
     /// Time for a polling CPU to see a byte DMA-written into memory (cache miss), ps.
     pub mem_latency_ps: TimePs,
-    /// Application cores per node; QP i is served by core i mod cores. Default 10 (the seed
-    /// 000 hosts have 10 cores).
+    /// Application cores per node; QP i is served by core i mod cores. Default 10 (csRNA's
+    /// hosts have 10 cores).
     pub cores: u32,
 }
 

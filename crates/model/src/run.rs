@@ -136,7 +136,7 @@ fn run_one(
     };
     let tx_depth = spec.tx_depth.max(1);
     let cores = p.host.cores.max(1) as usize;
-    // `--procs`: the server's processes, one per core (seed 000's latency test).
+    // `--procs`: the server's processes, one per core (csRNA's latency test).
     let procs = match spec.procs {
         Some(n) => {
             crate::workload::check_procs(test, n, cores as u32, q).map_err(anyhow::Error::msg)?;

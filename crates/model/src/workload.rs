@@ -216,7 +216,7 @@ pub struct PerfSpec {
     pub clients: u32,
     /// Write every frame on the wire to this pcap file.
     pub pcap: Option<PathBuf>,
-    /// `Some(n)` (`--procs`, latency tests only): seed 000's latency test. The server runs
+    /// `Some(n)` (`--procs`, latency tests only): csRNA's latency test. The server runs
     /// `n` processes on cores 0..n; process p owns QPs p, p+n, p+2n, ... and posts one
     /// operation at a time, moving to its next QP after each completion, so the processes
     /// contend for the NIC concurrently. `None`: perftest's ping-pong.
@@ -278,7 +278,7 @@ impl PerfSpec {
     }
 }
 
-/// The rules of `--procs n` (seed 000's latency test): a latency test other than send-lat
+/// The rules of `--procs n` (csRNA's latency test): a latency test other than send-lat
 /// (the server initiates), a core per process, a QP per process. Checked when options are
 /// resolved and again by the model for specs built directly.
 pub fn check_procs(test: PerfTest, n: u32, cores: u32, qps: u32) -> Result<(), String> {

@@ -1,4 +1,4 @@
-//! Acceptance tests of seed 000's non-blocking QPC management (csRNA §4.3–§4.4) against the
+//! Acceptance tests of csRNA's non-blocking QPC management (csRNA §4.3–§4.4) against the
 //! FCFS baseline (§3), on the sans-IO managers alone: a model LRU store, a DMA engine that
 //! returns reads in issue order after random delays, and the real requesters.
 

@@ -1,4 +1,4 @@
-//! Acceptance of seed 000's on-chip memory accounting: Formula 2 (§4.7) and Table 1 (§5.1),
+//! Acceptance of csRNA's on-chip memory accounting: Formula 2 (§4.7) and Table 1 (§5.1),
 //! computed from the csRNA structures' sizes.
 
 use rnic_model::nic::csrna::onchip::*;

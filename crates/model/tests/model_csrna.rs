@@ -1,4 +1,4 @@
-//! Seed 000 (csRNA) in the timed model: the non-blocking QPC manager with latency-hiding QPC
+//! csRNA in the timed model: the non-blocking QPC manager with latency-hiding QPC
 //! scheduling (profile `csrna`) keeps the 64 B WRITE peak when the QPs far exceed the
 //! 300-entry QPC cache, the FCFS baseline with the same cache does not, latency hiding
 //! lowers the latency, and a small out-of-order capacity limits the rate.

@@ -1,4 +1,4 @@
-//! Seed 000's latency test (`--procs`): 10 server processes, each cycling over its own QPs
+//! csRNA's latency test (`--procs`): 10 server processes, each cycling over its own QPs
 //! with one operation in flight, contend for the QPC manager. FCFS with a 3000-entry cache
 //! suffers head-of-line blocking once the QPs exceed its cache; the csRNA profile
 //! (non-blocking manager, latency hiding, cache of 300) keeps its latency.

@@ -68,8 +68,6 @@ fn tracked(root: &Path) -> Vec<PathBuf> {
 }
 
 #[test]
-#[ignore = "the rnic-model crate's comments still name papers by private number; un-ignore \
-            once they cite them by name"]
 fn no_file_points_outside_the_repository() {
     let root = root();
     let needles = needles();

@@ -123,7 +123,7 @@ config_section! {
     pub struct NicConfig in "nic" {
         /// NIC core clock; every nic.*_cycles field counts cycles of this clock
         clock_ghz: f64 = 1.0; "GHz", float(0.001, 10.0);
-        /// Size of one QP context (QPC), on chip and in host memory or DDR (seed 000: 256 B)
+        /// Size of one QP context (QPC), on chip and in host memory or DDR (csRNA: 256 B)
         qpc_entry_bytes: u32 = 256; "bytes", uint(16, 4096);
         /// Capacity of the on-chip QPC cache; 0 means no cache, every access fetches the QPC (seed
         /// 000: 300)
@@ -148,13 +148,13 @@ config_section! {
         /// WQEs the NIC reads from the send queue in one PCIe read
         wqes_per_fetch: u32 = 8; "WQEs", uint(1, 1024);
         /// Scheduler chunk: message bytes one scheduler visit takes from a QP before the QP goes
-        /// back to the end of the round robin (seed 000: KB level; seed 002 chunk_size; at least
+        /// back to the end of the round robin (csRNA: KB level; the resource-prefetching paper's chunk_size; at least
         /// one WQE, at most nic.wqes_per_fetch)
         chunk_bytes: u64 = 1024; "bytes", uint(1, 1 << 30);
-        /// Capacity of the on-chip memory protection table (MPT) cache; 0 = no cache (seed 002:
+        /// Capacity of the on-chip memory protection table (MPT) cache; 0 = no cache (the resource-prefetching paper:
         /// 256)
         mpt_cache_entries: u32 = 256; "entries", ENTRIES;
-        /// Capacity of the on-chip memory translation table (MTT) cache; 0 = no cache (seed 002:
+        /// Capacity of the on-chip memory translation table (MTT) cache; 0 = no cache (the resource-prefetching paper:
         /// 256)
         mtt_cache_entries: u32 = 256; "entries", ENTRIES;
         /// Page size of MTT translation: one MTT entry per page of a memory region
@@ -206,7 +206,7 @@ config_section! {
         /// Bytes the TX engine may run ahead of the Ethernet port
         tx_port_slack_bytes: u64 = 8192; "bytes", uint(0, 1 << 30);
         /// Latency hiding: bytes per QP of the on-chip SQ address table (SQ address and WQE offset;
-        /// seed 000: 10)
+        /// csRNA: 10)
         sq_table_entry_bytes: u32 = 10; "bytes", uint(1, 256);
         /// Latency hiding: cycles to read a QP's SQ address from the on-chip SQ address table
         sq_table_cycles: u32 = 1; "cycles", CYCLES;
@@ -216,10 +216,10 @@ config_section! {
 config_section! {
     /// The PCIe link between host and NIC.
     pub struct PcieConfig in "pcie" {
-        /// PCIe bandwidth in each direction, after line encoding (seeds: 128)
+        /// PCIe bandwidth in each direction, after line encoding (the papers: 128)
         gbps: f64 = 128.0; "Gb/s", float(0.001, 10_000.0);
         /// Round trip of a NIC read of host memory, request sent to first completion received
-        /// (seeds: 500)
+        /// (the papers: 500)
         read_rtt_ns: f64 = 500.0; "ns", NS;
         /// Latency of a posted write from the NIC until it is visible in host memory
         posted_write_ns: f64 = 250.0; "ns", NS;
@@ -249,7 +249,7 @@ config_section! {
 config_section! {
     /// The Ethernet port.
     pub struct EthConfig in "eth" {
-        /// Ethernet port rate (seeds: 100)
+        /// Ethernet port rate (the papers: 100)
         gbps: f64 = 100.0; "Gb/s", float(0.001, 10_000.0);
         /// Per-frame overhead on the wire besides the frame: preamble and SFD (8) plus minimum
         /// inter-frame gap (12)
@@ -269,12 +269,12 @@ config_section! {
         /// path of a topology file (.toml: switches and links, each link with its own length
         /// or delay, rate and impairment; see the README)
         topology: String = "star".to_string(); "topology", Kind::NameOrFile(&["star", "back_to_back"], ".toml");
-        /// Client hosts, all sending to one server through the switch (perf --clients; seed 000:
+        /// Client hosts, all sending to one server through the switch (perf --clients; csRNA:
         /// 10)
         clients: u32 = 1; "hosts", uint(1, 4096);
-        /// One-way propagation delay of each host-switch link (seed 000: 1 µs)
+        /// One-way propagation delay of each host-switch link (csRNA: 1 µs)
         link_delay_ns: f64 = 1000.0; "ns", NS;
-        /// Link length; when set it replaces net.link_delay_ns by 5000 ns per km (fibre, seed 003);
+        /// Link length; when set it replaces net.link_delay_ns by 5000 ns per km (fibre, as the long-distance RDMA paper);
         /// unset by default (--set net.link_km=none)
         link_km: Option<f64> = None; "km", float(0.0, 1e6);
         /// Shared packet buffer of the switch; packets arriving when it is full are dropped
@@ -332,7 +332,7 @@ config_section! {
         poll_cq_ns: f64 = 20.0; "ns", NS;
         /// Host DRAM latency seen by the CPU (reading CQEs and received data)
         mem_latency_ns: f64 = 80.0; "ns", NS;
-        /// Application cores per host; QP i is served by core i mod cores (seed 000: 10)
+        /// Application cores per host; QP i is served by core i mod cores (csRNA: 10)
         cores: u32 = 10; "cores", uint(1, 4096);
     }
 }

@@ -21,17 +21,17 @@ pub struct ProfileDef {
 pub const PROFILES: &[ProfileDef] = &[
     ProfileDef {
         name: "baseline",
-        description: "Defaults: the seeds' common setup (100 Gb/s Ethernet, PCIe 128 Gb/s with a \
+        description: "Defaults: the papers' common setup (100 Gb/s Ethernet, PCIe 128 Gb/s with a \
                       500 ns read round trip, 1 GHz NIC, 256 B QPCs, 300-entry LRU QPC cache, \
                       FCFS QPC manager, go-back-N RoCEv2)",
         overlay: "",
     },
     ProfileDef {
         name: "csrna",
-        description: "Seed 000 (csRNA): 1 server + 10 clients, 100 Gb/s switch, 1 us links, PCIe \
+        description: "csRNA: 1 server + 10 clients, 100 Gb/s switch, 1 us links, PCIe \
                       128 Gb/s / 500 ns, 1 GHz, LRU QPC cache of 300, non-blocking QPC manager \
                       with ooo_cap 16 and latency-hiding QPC scheduling, QPCs in host memory",
-        // Only the seed's mechanisms and its stated setup (§5.1); everything else, the
+        // Only the paper's mechanisms and its stated setup (§5.1); everything else, the
         // baseline already equals (clock, PCIe, Ethernet, link delay, cache size, cores).
         overlay: r#"
 [nic]

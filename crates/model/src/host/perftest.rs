@@ -15,7 +15,7 @@
 //! * `read-lat`, `atomic-lat`: the client posts, polls its completion, posts the next; the
 //!   latency is the full operation time.
 //!
-//! * `--procs N` (write-lat, read-lat, atomic-lat), seed 000's latency test: the server runs
+//! * `--procs N` (write-lat, read-lat, atomic-lat), csRNA's latency test: the server runs
 //!   N processes, process p on core p owning QPs p, p+N, p+2N, ...; each posts one signaled
 //!   operation on its current QP, polls its completion, records the full operation latency
 //!   (CQE consumed − post start), moves to its next QP and posts again. The processes run

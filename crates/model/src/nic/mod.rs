@@ -12,7 +12,7 @@
 //! (`handle_packet`) → payload DMA write, READ/atomic response data read, ACK generation →
 //! [`cq`] (CQE DMA write).
 //!
-//! Seed 000 (csRNA) switches, each one config field: `nic.qpc_manager` selects the FCFS
+//! csRNA switches, each one config field: `nic.qpc_manager` selects the FCFS
 //! baseline or the non-blocking manager with its `nic.ooo_cap`-index requesters
 //! ([`qpc_manager::nonblocking`] over [`csrna`]); `nic.latency_hiding` lets the scheduler read
 //! the SQ address from an on-chip table and issue the WQE read without waiting for the QPC

@@ -1,4 +1,4 @@
-//! On-chip memory accounting: every on-chip structure reports its bytes, so the seeds'
+//! On-chip memory accounting: every on-chip structure reports its bytes, so the papers'
 //! memory tables come out of the model.
 //!
 //! | structure | bytes |
@@ -11,7 +11,7 @@
 //! | `tx_backlog` | `tx_backlog_cap` × 16 B message descriptors |
 //! | `tx_payload_buffer` | `tx_buffer_bytes` |
 //! | `cq_contexts` | 32 B per CQ |
-//! | `qpc_requester_index_fifos`, `qpc_pending_fifo`, `qpc_pending_record_table` | non-blocking manager: 3 × QR + PF + PRT, bit-exact from the structures (seed 000 Formula 2, [`super::csrna::onchip`]) |
+//! | `qpc_requester_index_fifos`, `qpc_pending_fifo`, `qpc_pending_record_table` | non-blocking manager: 3 × QR + PF + PRT, bit-exact from the structures (csRNA Formula 2, [`super::csrna::onchip`]) |
 //! | `qpc_waiting_srams` | non-blocking requesters: 3 × `ooo_cap` × 8 B (replaces the waiting FIFOs) |
 //! | `sq_address_table` | latency hiding: `sq_table_entry_bytes` (10 B) per QP in use |
 

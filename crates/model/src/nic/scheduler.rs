@@ -3,17 +3,17 @@
 //! from the QPC manager (descriptor channel) and then fetches up to `wqes_per_fetch` WQEs in
 //! one DMA read, as real NICs do; a QP with more work goes back to the tail.
 //!
-//! With latency hiding (seed 000 §4.5, module [`super::latency_hiding`]) the visit reads the
+//! With latency hiding (csRNA §4.5, module [`super::latency_hiding`]) the visit reads the
 //! SQ address from the on-chip SQ address table instead and issues the WQE read at once.
 //!
 //! Chunk: a visit takes about `nic.chunk_bytes` of messages from its QP ("the WQEs
-//! containing a certain amount of data", seed 000 §4.1; seed 002's `chunk_size`), then the
+//! containing a certain amount of data", csRNA §4.1; the resource-prefetching paper's `chunk_size`), then the
 //! QP goes back to the end of the round robin. The scheduler cannot see the sizes before the
 //! WQEs are read, so each QP's scheduling-queue entry keeps how many messages of the size
 //! its last visit saw fit in the chunk (`QpHw::chunk_wqes`, 1 byte) and the next visit reads
 //! that many (at least 1, at most `wqes_per_fetch`; the first visit reads `wqes_per_fetch`).
 //! Small messages therefore share one QPC access per visit among many WQEs, while from the
-//! chunk size upwards every message costs a QPC access of its own (seed 000 §5.3: "QPC
+//! chunk size upwards every message costs a QPC access of its own (csRNA §5.3: "QPC
 //! access is message granularity").
 //!
 //! Backpressure: the scheduler pauses while the descriptor channel's QPC requester cannot

@@ -1,6 +1,6 @@
 //! The TX engine: pulls frames from the transport (`poll_transmit_qp`), one QP at a time,
 //! and hands them to the Ethernet port. It runs each message to completion (the baseline
-//! transport FSM of seed 001): after the first packet of a multi-packet message it stays on
+//! transport FSM of the TX-isolation paper): after the first packet of a multi-packet message it stays on
 //! that QP until the last. Occupancy per frame: `tx_msg_cycles` for the first packet of a
 //! message (the calibrated bottleneck of the 64 B path), `tx_pkt_cycles` for each further
 //! packet, `ack_cycles` for ACKs/NAKs. The engine runs at most `tx_port_slack_bytes` ahead

@@ -1,4 +1,4 @@
-//! Channel arbiter and request FIFOs in front of a QPC manager (seed 000 §4.3, Fig. 4b: "the
+//! Channel arbiter and request FIFOs in front of a QPC manager (csRNA §4.3, Fig. 4b: "the
 //! channel arbiter unit arbitrates requests from multiple QPC requesters in the RDMA engine
 //! and forwards QPC responses back").
 //!

@@ -1,4 +1,4 @@
-//! First-come-first-served QPC manager: the baseline of seed 000 §3 (Fig. 2), with the same
+//! First-come-first-served QPC manager: the baseline of csRNA §3 (Fig. 2), with the same
 //! sans-IO interface as the non-blocking manager so the two can be swapped.
 //!
 //! Requests leave the channel arbiter in one order and are served strictly in that order. A

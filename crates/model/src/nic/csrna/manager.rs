@@ -1,4 +1,4 @@
-//! Non-blocking QPC management module (seed 000 §4.3, Fig. 4b; Algorithms 1 and 2).
+//! Non-blocking QPC management module (csRNA §4.3, Fig. 4b; Algorithms 1 and 2).
 //!
 //! A QPC miss no longer stops the manager: the missing request is parked in the pending FIFO
 //! (PF) with its DMA read posted, and later requests of *other* QPs are answered from the

@@ -1,4 +1,4 @@
-//! csRNA's non-blocking QPC management (seed 000: Kang et al., "Towards Connection-Scalable
+//! csRNA's non-blocking QPC management (Kang et al., "Towards Connection-Scalable
 //! RNIC Architecture", §3–§5) as pure, clock-free state machines.
 //!
 //! With a QPC cache instead of all contexts on chip, a first-come-first-served manager lets

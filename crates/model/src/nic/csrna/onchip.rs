@@ -1,4 +1,4 @@
-//! On-chip memory of csRNA's structures, computed from their sizes (seed 000 §4.7, Formula 2;
+//! On-chip memory of csRNA's structures, computed from their sizes (csRNA §4.7, Formula 2;
 //! §5.1, Table 1).
 //!
 //! # Formula 2 and why it cannot be met exactly
@@ -315,7 +315,7 @@ impl Table1Row {
     }
 }
 
-/// Table 1 (seed 000 §5.1): eRNIC, SRNIC, ConnectX-5 as printed in the paper; csRNA computed
+/// Table 1 (csRNA §5.1): eRNIC, SRNIC, ConnectX-5 as printed in the paper; csRNA computed
 /// from `cfg`.
 pub fn table1(cfg: &CsrnaMemoryConfig) -> Result<Vec<Table1Row>, ConfigError> {
     let csrna = csrna_memory(cfg)?

@@ -1,4 +1,4 @@
-//! Pending FIFO (PF) of the non-blocking QPC management module (seed 000 §4.3.1, Fig. 4c).
+//! Pending FIFO (PF) of the non-blocking QPC management module (csRNA §4.3.1, Fig. 4c).
 //!
 //! The PF holds QPC requests that cannot be answered yet:
 //! * **Type 1** (`dma_posted = 1`): the QPC missed in the cache and a DMA read is posted;

@@ -1,4 +1,4 @@
-//! Pending record table (PRT) of the non-blocking QPC management module (seed 000 §4.3.2,
+//! Pending record table (PRT) of the non-blocking QPC management module (csRNA §4.3.2,
 //! Fig. 4a).
 //!
 //! The PRT records, per QP that has requests waiting in the pending FIFO, how many there are.

@@ -1,5 +1,5 @@
 //! QPC requesters: the piece of each RDMA-engine unit that asks for QPCs and keeps the work
-//! waiting on them (seed 000 §4.4, Fig. 5b; baseline §3, Fig. 2).
+//! waiting on them (csRNA §4.4, Fig. 5b; baseline §3, Fig. 2).
 //!
 //! * [`NonBlockingRequester`] — csRNA's requester. Responses may come back in any order
 //!   (challenge C1: "how to locate relevant information based on the returned QPC"), so

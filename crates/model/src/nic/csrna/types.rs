@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-/// Number of QPC requester channels of the RDMA engine (seed 000 §4.4, Fig. 5a: the
+/// Number of QPC requester channels of the RDMA engine (csRNA §4.4, Fig. 5a: the
 /// descriptor unit, the requester unit and the responder unit each own one QPC requester).
 pub const NUM_CHANNELS: usize = 3;
 
@@ -14,7 +14,7 @@ pub const NUM_CHANNELS: usize = 3;
 /// indices per channel.
 pub const MAX_OOO_CAP: usize = 256;
 
-/// One of the three QPC requester channels (seed 000 §4.4, Fig. 5a). The discriminant is the
+/// One of the three QPC requester channels (csRNA §4.4, Fig. 5a). The discriminant is the
 /// channel number used by the arbiter's round robin and by Formula 1 (`chnl_num`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Channel {
@@ -48,7 +48,7 @@ impl Channel {
 }
 
 /// A QPC request as it travels from a QPC requester through its request FIFO to the QPC
-/// management module (seed 000 §4.4, Fig. 5b).
+/// management module (csRNA §4.4, Fig. 5b).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct QpcRequest {
     /// Queue pair number whose context is wanted.

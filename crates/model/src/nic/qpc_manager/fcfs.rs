@@ -1,4 +1,4 @@
-//! First-come-first-served QPC manager (seed 000 §3, Fig. 2): one request FIFO served in
+//! First-come-first-served QPC manager (csRNA §3, Fig. 2): one request FIFO served in
 //! order; a miss stops the FIFO until its entry arrives, so later requests — hits on other
 //! QPs included — wait behind it (head-of-line blocking). The requesters keep their
 //! information in waiting FIFOs; here that is the continuation each job carries back.

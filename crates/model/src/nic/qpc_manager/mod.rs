@@ -9,16 +9,16 @@
 //! channel, the requester's 8-bit index), the job itself waiting in the requester's SRAM.
 //!
 //! Implementations:
-//! * [`fcfs::Fcfs`] — the baseline first-come-first-served manager of seed 000 §3 (Fig. 2):
+//! * [`fcfs::Fcfs`] — the baseline first-come-first-served manager of csRNA §3 (Fig. 2):
 //!   requests are served strictly in arrival order, so one outstanding miss blocks every
 //!   later request, hits included (head-of-line blocking).
 //!
-//! * [`nonblocking::NonBlocking`] — seed 000's non-blocking manager (§4.3–§4.4): the
+//! * [`nonblocking::NonBlocking`] — csRNA's non-blocking manager (§4.3–§4.4): the
 //!   clock-free [`csrna::NonBlockingQpcManager`](super::csrna::NonBlockingQpcManager)
 //!   stepped once per manager cycle, behind three non-blocking QPC requesters of `ooo_cap`
 //!   indices each. Requests of different QPs overtake a miss; requests of one QP never do.
 //!
-//! Seed 000's latency-hiding QPC scheduling (§4.5) needs nothing more from the managers: the
+//! csRNA's latency-hiding QPC scheduling (§4.5) needs nothing more from the managers: the
 //! scheduler issues the WQE read without waiting for the descriptor channel's response, so
 //! that request acts as a prefetch overlapping the WQE read (see [`super::scheduler`]).
 
@@ -36,7 +36,7 @@ use super::qpc_cache::{CacheStats, QpcCache};
 pub struct QpcJob {
     /// Queue pair number.
     pub qpn: u32,
-    /// Requesting stage (seed 000's three QPC requesters).
+    /// Requesting stage (csRNA's three QPC requesters).
     pub channel: Channel,
     /// Who continues once the context is here.
     pub cont: QpcCont,

@@ -1,4 +1,4 @@
-//! csRNA's non-blocking QPC manager in the timed model (seed 000 §4.3–§4.4).
+//! csRNA's non-blocking QPC manager in the timed model (csRNA §4.3–§4.4).
 //!
 //! The protocol of the module lives in the clock-free [`csrna::NonBlockingQpcManager`]
 //! (channel arbiter, request handling unit — Algorithm 1 —, pending handling unit —
