@@ -206,6 +206,7 @@ fn run_one(
                     log_depth,
                     pi: 0,
                     ci_record,
+                    ci_seen: 0,
                 });
                 core.cq[k] = CqRing {
                     base,

@@ -150,13 +150,13 @@ impl Opcode {
     }
 
     #[inline]
-    pub fn has_deth(self) -> bool {
+    pub const fn has_deth(self) -> bool {
         matches!(self, UdSendOnly | UdSendOnlyImm)
     }
 
     /// RETH: first/only WRITE packets and the READ request.
     #[inline]
-    pub fn has_reth(self) -> bool {
+    pub const fn has_reth(self) -> bool {
         matches!(
             self,
             RcWriteFirst
@@ -170,13 +170,13 @@ impl Opcode {
     }
 
     #[inline]
-    pub fn has_atomic_eth(self) -> bool {
+    pub const fn has_atomic_eth(self) -> bool {
         matches!(self, RcCompareSwap | RcFetchAdd)
     }
 
     /// AETH: ACK, atomic ACK and the READ responses that begin or end a response.
     #[inline]
-    pub fn has_aeth(self) -> bool {
+    pub const fn has_aeth(self) -> bool {
         matches!(
             self,
             RcReadResponseFirst | RcReadResponseLast | RcReadResponseOnly | RcAck | RcAtomicAck
@@ -184,13 +184,13 @@ impl Opcode {
     }
 
     #[inline]
-    pub fn has_atomic_ack_eth(self) -> bool {
+    pub const fn has_atomic_ack_eth(self) -> bool {
         matches!(self, RcAtomicAck)
     }
 
     /// ImmDt: the "with immediate" last/only SEND and WRITE packets.
     #[inline]
-    pub fn has_immdt(self) -> bool {
+    pub const fn has_immdt(self) -> bool {
         matches!(
             self,
             RcSendLastImm
@@ -206,7 +206,7 @@ impl Opcode {
     }
 
     #[inline]
-    pub fn has_ieth(self) -> bool {
+    pub const fn has_ieth(self) -> bool {
         matches!(self, RcSendLastInv | RcSendOnlyInv)
     }
 
@@ -278,14 +278,36 @@ impl Opcode {
         self != Cnp && !self.is_first() && !self.is_middle() && !self.is_last()
     }
 
-    /// Bytes between the BTH and the payload (for CNP: its 16 reserved bytes).
+    /// Bytes between the BTH and the payload (for CNP: its 16 reserved bytes), from a table
+    /// computed at compile time out of [`Opcode::ext_headers`]' lengths (this sits on every
+    /// packet's path).
     #[inline]
     pub fn ext_headers_len(self) -> usize {
-        self.ext_headers()
-            .iter()
-            .filter(|(has, _, _)| *has)
-            .map(|(_, _, len)| len)
-            .sum()
+        usize::from(EXT_HEADERS_LEN[self as usize])
+    }
+
+    /// [`Opcode::ext_headers_len`] summed from the presence flags (builds the table).
+    const fn ext_headers_len_slow(self) -> usize {
+        use crate::{aeth, atomic_ack_eth, atomic_eth, cnp, deth, ieth, immdt, reth};
+        let parts = [
+            (self.has_deth(), deth::HEADER_LEN),
+            (self.has_reth(), reth::HEADER_LEN),
+            (self.has_atomic_eth(), atomic_eth::HEADER_LEN),
+            (self.has_aeth(), aeth::HEADER_LEN),
+            (self.has_atomic_ack_eth(), atomic_ack_eth::HEADER_LEN),
+            (self.has_immdt(), immdt::HEADER_LEN),
+            (self.has_ieth(), ieth::HEADER_LEN),
+            (matches!(self, Cnp), cnp::HEADER_LEN),
+        ];
+        let mut sum = 0;
+        let mut i = 0;
+        while i < parts.len() {
+            if parts[i].0 {
+                sum += parts[i].1;
+            }
+            i += 1;
+        }
+        sum
     }
 
     /// Every extension header in wire order as (present for this opcode, layer name, length
@@ -310,6 +332,18 @@ impl Opcode {
         ]
     }
 }
+
+/// Extension-header bytes of each opcode, by wire value.
+const EXT_HEADERS_LEN: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < Opcode::ALL.len() {
+        let op = Opcode::ALL[i];
+        t[op as usize] = op.ext_headers_len_slow() as u8;
+        i += 1;
+    }
+    t
+};
 
 impl From<Opcode> for u8 {
     fn from(op: Opcode) -> u8 {
@@ -364,6 +398,13 @@ mod tests {
     #[test]
     fn message_position_is_exactly_one_of_four() {
         for op in Opcode::ALL {
+            let listed: usize = op
+                .ext_headers()
+                .iter()
+                .filter(|(has, _, _)| *has)
+                .map(|(_, _, len)| len)
+                .sum();
+            assert_eq!(op.ext_headers_len(), listed, "{op:?}");
             let n = [op.is_first(), op.is_middle(), op.is_last(), op.is_only()]
                 .iter()
                 .filter(|b| **b)

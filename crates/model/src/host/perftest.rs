@@ -295,8 +295,10 @@ impl Perftest {
 
     /// The keys (lkey, rkey) of the MR pair `i` uses on `node`.
     pub fn key(&self, node: usize, i: u32) -> (u32, u32) {
-        let k = &self.nodes[node].keys;
-        k[i as usize % k.len().max(1)]
+        match self.nodes[node].keys.as_slice() {
+            [one] => *one,
+            k => k[i as usize % k.len().max(1)],
+        }
     }
 
     /// The buffer slot of pair `i` (pairs beyond the distinct slots share them).

@@ -140,6 +140,10 @@ impl Network {
     ) {
         let l = &mut self.links[link];
         let arrive = at + l.delay_ps;
+        if l.elements.is_empty() {
+            deliver(l.to, frame, arrive, q);
+            return;
+        }
         let mut delay = 0;
         let mut emitted = std::mem::take(&mut self.emitted);
         for e in &mut l.elements {

@@ -25,6 +25,10 @@ pub struct CqCtx {
     /// Address of the doorbell record where the driver publishes its consumer index (a
     /// little-endian `u64`).
     pub ci_record: u64,
+    /// The consumer index last read from the record. It only grows, so while the ring has
+    /// room by this value it has room by the current one, and the record is read again
+    /// only when the ring looks full (as NICs read the consumer index lazily).
+    pub ci_seen: u64,
 }
 
 /// Where and when a CQE is written.
@@ -83,10 +87,12 @@ impl CqUnit {
         mem: &dyn Memory,
     ) -> Option<CqeWrite> {
         let ctx = self.ctxs.get_mut(idx)?;
-        let mut ci = [0u8; 8];
-        mem.read(ctx.ci_record, &mut ci);
-        let consumed = u64::from_le_bytes(ci);
-        if ctx.pi - consumed >= 1 << ctx.log_depth {
+        if ctx.pi - ctx.ci_seen >= 1 << ctx.log_depth {
+            let mut ci = [0u8; 8];
+            mem.read(ctx.ci_record, &mut ci);
+            ctx.ci_seen = u64::from_le_bytes(ci);
+        }
+        if ctx.pi - ctx.ci_seen >= 1 << ctx.log_depth {
             self.stats.overruns += 1;
             return None;
         }

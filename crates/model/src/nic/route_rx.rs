@@ -59,7 +59,10 @@ impl Nic {
             cont: TransCont::Rx(frame),
             at,
         };
-        if let Ok(h) = peek_roce(bytes) {
+        // Only a frame with a RETH or AtomicETH names a target: parse the rest only then.
+        let has_target =
+            peek_bth(bytes).is_ok_and(|b| b.opcode.has_reth() || b.opcode.has_atomic_eth());
+        if let Some(h) = has_target.then(|| peek_roce(bytes).ok()).flatten() {
             if let Some(reth) = h.reth {
                 job.va = reth.va;
                 job.key = reth.rkey;
@@ -80,7 +83,9 @@ impl Nic {
     pub(crate) fn on_rx_handle(&mut self, now: TimePs, frame: u32, cx: &mut NicCx<'_>) {
         let bytes = cx.frames.get(frame);
         let bth = peek_bth(bytes).ok();
-        let headers = peek_roce(bytes).ok();
+        // The whole header chain only for what carries data or a target (not for ACKs).
+        let full = bth.is_some_and(|b| b.opcode.has_payload() || b.opcode.has_reth());
+        let headers = full.then(|| peek_roce(bytes).ok()).flatten();
         let before = not_placed_count(self.dev.stats());
         let res = self.dev.handle_packet(now, bytes, cx.mem);
         let placed = res.is_ok() && not_placed_count(self.dev.stats()) == before;
