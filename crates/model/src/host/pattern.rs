@@ -18,7 +18,7 @@ fn splitmix(mut x: u64) -> u64 {
 /// Fills `out` with the bytes of the buffer of `seed` from byte `offset` on (8 bytes per
 /// hash: byte i is byte i mod 8 of the word of i / 8).
 pub fn fill(seed: u64, offset: u64, out: &mut [u8]) {
-    if offset % 8 == 0 {
+    if offset.is_multiple_of(8) {
         // Aligned (every packet but a READ's or a message's odd tail): whole words.
         let mut words = out.chunks_exact_mut(8);
         let mut w = offset / 8;
