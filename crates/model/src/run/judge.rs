@@ -1,0 +1,192 @@
+//! Judging a finished run: every way it can fall short (the event limit, events in the
+//! past, lost CQEs, error completions, a stall, corrupt payloads or buffers, a rate above
+//! the wire) recorded in a [`Verdict`]; the final buffer check lives here.
+
+use rnic_host::SparseMemory;
+use rnic_sim::TimePs;
+use rnic_transport::Memory;
+
+use super::build::{Built, Layout};
+use crate::config::Config;
+use crate::limits;
+use crate::result::RunStatus;
+use crate::verdict::{self, Measured, Verdict};
+use crate::workload::{PerfSpec, Verb};
+use crate::world::World;
+
+/// Judges the run `b` that ended at `end`: its verdict and what it measured.
+pub(crate) fn judge(
+    b: &Built,
+    cfg: &Config,
+    spec: &PerfSpec,
+    size: u64,
+    end: TimePs,
+) -> anyhow::Result<(Verdict, Measured)> {
+    let (world, layout, p) = (&b.world, &b.layout, &b.p);
+    let (max_events, duration_mode, test) = (b.max_events, b.duration_mode, spec.test);
+    if let Some(e) = &world.net.pcap_error {
+        return Err(crate::OutputError(format!("writing the pcap: {e}")).into());
+    }
+    let mut verdict = Verdict::default();
+    let stopped_at_limit = world.events >= max_events;
+    if stopped_at_limit {
+        verdict.add(
+            RunStatus::Incomplete,
+            format!(
+                "stopped at the event limit sim.max_events = {max_events} after {:.3} µs \
+                 simulated; raise it (--set sim.max_events=N) or ask for less",
+                end as f64 / 1e6
+            ),
+        );
+    }
+    if world.q.clamped_pushes() > 0 {
+        verdict.add(
+            RunStatus::ModelError,
+            format!(
+                "internal: {} events were scheduled in the past",
+                world.q.clamped_pushes()
+            ),
+        );
+    }
+    let overruns: u64 = world.nics.iter().map(|n| n.cq.stats.overruns).sum();
+    if overruns > 0 {
+        verdict.add(
+            RunStatus::ModelError,
+            format!("internal: {overruns} CQE(s) lost to CQ ring overrun"),
+        );
+    }
+    verdict::judge_completion(&world.app, end, stopped_at_limit, &mut verdict);
+    if let Some(m) = &world.oracle.first_mismatch {
+        verdict.add(
+            RunStatus::Corrupt,
+            format!(
+                "{} placed payload(s) differ from their source; first: {m}",
+                world.oracle.mismatches
+            ),
+        );
+    }
+    verify(world, layout, &mut verdict);
+    let measured = verdict::measured(&world.app, end);
+    let op_ps = limits::op_wire_ps(p, test.verb(), size, spec.max_pmtu(cfg));
+    verdict::judge_wire_bound(measured, op_ps, duration_mode, &mut verdict);
+    Ok((verdict, measured))
+}
+
+/// The first offset at which `len` bytes at `a` in `ma` and at `b` in `mb` differ, compared
+/// in 64 KiB pieces (a large message needs no copy of its own), with both bytes.
+fn first_difference(
+    ma: &SparseMemory,
+    a: u64,
+    mb: &SparseMemory,
+    b: u64,
+    len: u64,
+) -> Option<(u64, u8, u8)> {
+    let mut x = vec![0u8; (64 << 10).min(len as usize)];
+    let mut y = x.clone();
+    let mut done = 0u64;
+    while done < len {
+        let n = (len - done).min(x.len() as u64) as usize;
+        ma.read(a + done, &mut x[..n]);
+        mb.read(b + done, &mut y[..n]);
+        if let Some(i) = x[..n].iter().zip(&y[..n]).position(|(p, q)| p != q) {
+            return Some((done + i as u64, x[i], y[i]));
+        }
+        done += n as u64;
+    }
+    None
+}
+
+/// Checks every target: WRITE/SEND destinations equal the sender's source, READ
+/// destinations equal the remote source, atomic counters equal the operations executed.
+/// Differences are recorded as corrupt; a run that moved nothing as incomplete.
+fn verify(w: &World, layout: &Layout, verdict: &mut Verdict) {
+    let a = &w.app;
+    let size = u64::from(a.size);
+    let mut checked = 0u64;
+    let mut bad = 0u64;
+    let mut first_bad: Option<String> = None;
+    let mut note = |msg: String, bad: &mut u64| {
+        *bad += 1;
+        if first_bad.is_none() {
+            first_bad = Some(msg);
+        }
+    };
+    // Ping-pong latency tests are client-initiated; bandwidth and --procs tests server-initiated.
+    let lat = a.is_lat() && a.procs.is_empty();
+    // A ping-pong that stopped mid-iteration may have set the poll byte (the last) of a
+    // message that never arrived: compare the rest.
+    let len = if lat && !(a.finished && a.errors == 0) && a.test.verb() == Verb::Write {
+        size.saturating_sub(1)
+    } else {
+        size
+    };
+    for (i, pr) in a.pairs.iter().enumerate() {
+        let s = layout.slot(i as u32);
+        let c = pr.c_node as usize;
+        let src = |node: usize| a.nodes[node].src + u64::from(s) * layout.stride;
+        let dst = |node: usize| a.nodes[node].dst + u64::from(s) * layout.stride;
+        // Which (from node, to node) copies must hold.
+        let mut copies: Vec<(usize, usize)> = Vec::new();
+        match (a.test.verb(), lat) {
+            (Verb::Write | Verb::Send, false) if pr.completed > 0 => copies.push((0, c)),
+            (Verb::Read, false) if pr.completed > 0 => copies.push((c, 0)),
+            // Iterations complete in turn over the pairs: pair i has finished a ping and
+            // its pong once more than i iterations are done.
+            (Verb::Write | Verb::Send, true) if a.lat_k > i as u64 => {
+                copies.push((c, 0));
+                copies.push((0, c));
+            }
+            (Verb::Read, true) if pr.completed > 0 => copies.push((0, c)),
+            (Verb::Atomic, _) if pr.posted > 0 => {
+                // The initiator is the server in bw tests, the client in latency tests.
+                let (init, target) = if lat { (c, 0) } else { (0, c) };
+                let mut v = [0u8; 8];
+                w.mems[target].read(dst(target), &mut v);
+                let le = u64::from_le_bytes(v);
+                let be = u64::from_be_bytes(v);
+                let ok = |x: u64| x >= pr.completed && x <= pr.posted;
+                checked += 8;
+                if !(ok(le) || ok(be)) {
+                    note(
+                        format!(
+                            "pair {i}: atomic counter on node {target} is {le} (LE) / {be} (BE), \
+                             expected between {} completed and {} posted by node {init}",
+                            pr.completed, pr.posted
+                        ),
+                        &mut bad,
+                    );
+                }
+            }
+            _ => {}
+        }
+        for (from, to) in copies {
+            checked += len;
+            let diff = first_difference(&w.mems[from], src(from), &w.mems[to], dst(to), len);
+            if let Some((at, want, got)) = diff {
+                note(
+                    format!(
+                        "pair {i}: node {to} buffer {:#x} differs from node {from}'s source at byte {at} \
+                         ({got:#04x} != {want:#04x})",
+                        dst(to),
+                    ),
+                    &mut bad,
+                );
+            }
+        }
+    }
+    if bad > 0 {
+        verdict.add(
+            RunStatus::Corrupt,
+            format!(
+                "{bad} buffer(s) failed verification; first: {}",
+                first_bad.unwrap_or_default()
+            ),
+        );
+    }
+    if checked == 0 && verdict.status() == RunStatus::Ok {
+        verdict.add(
+            RunStatus::Incomplete,
+            "nothing was transferred, so nothing could be verified".to_string(),
+        );
+    }
+}

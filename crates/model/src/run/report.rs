@@ -1,0 +1,148 @@
+//! Reporting a judged run: the perftest-style figures over what completed, latency
+//! statistics, the statistics registry of every component, and the verdict.
+
+use std::collections::BTreeMap;
+
+use rnic_sim::{Histogram, TimePs};
+
+use super::build::Built;
+use super::ModelRun;
+use crate::result::RunStatus;
+use crate::result::{CacheStats as ReportCache, LatencyStats, PerfResult};
+use crate::stats::{Registry, Report, TransportTotals};
+use crate::verdict::{Measured, Verdict};
+use crate::workload::{PerfSpec, Verb};
+
+/// The results of run `b` that ended at `end`, judged `verdict`, having measured `measured`.
+pub(crate) fn report(
+    b: Built,
+    spec: &PerfSpec,
+    size: u64,
+    end: TimePs,
+    verdict: Verdict,
+    measured: Measured,
+) -> ModelRun {
+    let Built {
+        world,
+        p,
+        clients,
+        qps: q,
+        duration_mode,
+        wall,
+        ..
+    } = b;
+    let test = spec.test;
+    let lat = test.is_latency();
+    let status = verdict.status();
+    let verified_bytes = if verdict.has(RunStatus::Corrupt) {
+        0
+    } else {
+        world.app.bytes_moved
+    };
+    let a = &world.app;
+    let (sim_time_ps, ops) = (measured.time_ps, measured.ops);
+    let latency = if lat {
+        LatencyStats::from_samples_us(&a.samples)
+    } else {
+        hist_stats(&a.hist, a.lat_sum_us, a.lat_sumsq_us)
+    };
+    // PCIe utilisation over the window (duration mode) or the whole run.
+    let pcie_util = {
+        let end = a.window_pcie_busy[1].unwrap_or_else(|| world.server_pcie_busy());
+        let (start, span) = match a.window_pcie_busy[0] {
+            Some(s) if duration_mode => (s, sim_time_ps),
+            _ => ((0, 0), world.q.now()),
+        };
+        let f = |busy: u64| (busy as f64 / span.max(1) as f64).min(1.0);
+        (f(end.0 - start.0), f(end.1 - start.1))
+    };
+    let node_stats: Vec<Registry> = world
+        .nics
+        .iter()
+        .map(|n| {
+            let mut r = Registry::default();
+            n.report("nic", &mut r);
+            r
+        })
+        .collect();
+    let transport = TransportTotals::of(world.nics.iter().map(|n| n.dev.stats()));
+    let s = &node_stats[0];
+    let mut clients_sum = Registry::default();
+    for c in &node_stats[1..] {
+        clients_sum.add(c);
+    }
+    let cache = |r: &Registry, name: &str| ReportCache {
+        hits: r.get(&format!("nic.{name}.hits")).unwrap_or(0),
+        misses: r.get(&format!("nic.{name}.misses")).unwrap_or(0),
+    };
+    let mut caches = BTreeMap::new();
+    caches.insert("qpc".to_string(), cache(s, "qpc.cache"));
+    caches.insert("mpt".to_string(), cache(s, "translation.mpt"));
+    caches.insert("mtt".to_string(), cache(s, "translation.mtt"));
+    caches.insert("clients.qpc".to_string(), cache(&clients_sum, "qpc.cache"));
+    // The registry of the whole run: the server's counters, the clients' summed, the
+    // network's and the transport's.
+    let mut stats = s.prefixed("server");
+    stats.extend(clients_sum.prefixed("clients"));
+    let mut net = Registry::default();
+    world.net.report("net", &mut net);
+    stats.extend(net.prefixed(""));
+    let mut tr = Registry::default();
+    tr.record("transport", &transport);
+    stats.extend(tr.prefixed(""));
+    let mut result = PerfResult {
+        test: test.name().to_string(),
+        size_bytes: if test.verb() == Verb::Atomic { 8 } else { size },
+        iterations: ops,
+        qps: q,
+        clients: clients as u32,
+        simulated_time_us: sim_time_ps as f64 / 1e6,
+        ops_completed: ops,
+        latency,
+        retransmissions: transport.retransmissions,
+        naks: transport.naks,
+        timeouts: transport.timeouts,
+        caches,
+        pcie_rd_bytes: s.get("nic.pcie.down_payload_bytes").unwrap_or(0),
+        pcie_wr_bytes: s.get("nic.pcie.up_payload_bytes").unwrap_or(0),
+        pcie_rd_util: pcie_util.0,
+        pcie_wr_util: pcie_util.1,
+        onchip_bytes: world.nics[0].onchip(&p),
+        events: world.events,
+        wall_seconds: wall.elapsed().as_secs_f64(),
+        stats,
+        bytes_verified: !verdict.has(RunStatus::Corrupt) && verified_bytes > 0,
+        verified_bytes,
+        status,
+        reason: verdict.reason(),
+        seed: p.seed,
+        ..PerfResult::default()
+    };
+    result.fill_rates();
+    ModelRun {
+        result,
+        failures: verdict.reasons(),
+        net: world.net.stats(),
+        nodes: node_stats,
+        transport,
+        end_ps: end,
+    }
+}
+
+fn hist_stats(h: &Histogram, sum: f64, sumsq: f64) -> LatencyStats {
+    let n = h.count();
+    if n == 0 {
+        return LatencyStats::default();
+    }
+    let us = |v: Option<u64>| v.unwrap_or(0) as f64 / 1e6;
+    let avg = sum / n as f64;
+    LatencyStats {
+        min: us(h.min()),
+        avg,
+        p50: us(h.percentile(50.0)),
+        p99: us(h.percentile(99.0)),
+        p999: us(h.percentile(99.9)),
+        max: us(h.max()),
+        stdev: (sumsq / n as f64 - avg * avg).max(0.0).sqrt(),
+    }
+}
