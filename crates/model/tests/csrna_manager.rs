@@ -4,6 +4,9 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
+mod csrna_fcfs_reference;
+
+use csrna_fcfs_reference::FcfsQpcManager;
 use proptest::prelude::*;
 use rnic_model::nic::csrna::*;
 

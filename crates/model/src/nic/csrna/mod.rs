@@ -13,8 +13,8 @@
 //! * [`pending_record_table`] — per-QP pending counts, the CAM that keeps same-QP order
 //!   (§4.3.2, Fig. 4a, Formula 1).
 //! * [`manager`] — the request handling unit (Algorithm 1) and pending handling unit
-//!   (Algorithm 2) behind the channel arbiter ([`arbiter`]); [`fcfs`] is the baseline with
-//!   the same interface ([`QpcManager`]).
+//!   (Algorithm 2) behind the channel arbiter ([`arbiter`]). The baseline FCFS manager the
+//!   model runs is the timed [`crate::nic::qpc_manager::fcfs`].
 //! * [`onchip`] — their on-chip bytes (Formula 2) and Table 1.
 //!
 //! Sans-IO: the managers own neither the QPC cache nor the DMA engine. The timed model
@@ -23,7 +23,6 @@
 //! issue order, with [`QpcManager::dma_returned`] after putting the context in its cache.
 
 pub mod arbiter;
-pub mod fcfs;
 pub mod manager;
 pub mod onchip;
 pub mod pending_fifo;
@@ -32,7 +31,6 @@ pub mod requester;
 pub mod types;
 
 pub use arbiter::ChannelArbiter;
-pub use fcfs::FcfsQpcManager;
 pub use manager::{NonBlockingQpcManager, Unit};
 pub use pending_fifo::{PendingElement, PendingFifo};
 pub use pending_record_table::{PendingRecordTable, PrtEntry};

@@ -169,7 +169,7 @@ impl QpcManagerConfig {
 
 /// The seam between the timed NIC model and a QPC manager; implemented by
 /// [`NonBlockingQpcManager`](super::NonBlockingQpcManager) and
-/// [`FcfsQpcManager`](super::FcfsQpcManager).
+/// the tests' reference FCFS manager.
 pub trait QpcManager {
     /// Queues a request in its channel's request FIFO.
     fn submit(&mut self, req: QpcRequest) -> Result<(), SubmitError>;

@@ -1,4 +1,7 @@
-//! First-come-first-served QPC manager: the baseline of csRNA §3 (Fig. 2), with the same
+//! A reference first-come-first-served QPC manager for the property tests: csRNA §3
+//! (Fig. 2) as a clock-free state machine behind the same [`QpcManager`] interface as the
+//! non-blocking manager, so the two can be compared call for call. The model runs the timed
+//! FCFS manager (`nic/qpc_manager/fcfs.rs`); this one exists only as the tests' oracle. With the
 //! sans-IO interface as the non-blocking manager so the two can be swapped.
 //!
 //! Requests leave the channel arbiter in one order and are served strictly in that order. A
@@ -8,8 +11,8 @@
 //! requesters keep their waiting information in FIFOs, which only works because responses
 //! come back in request order (see [`FcfsRequester`](super::FcfsRequester)).
 
-use super::arbiter::ChannelArbiter;
-use super::types::{
+use rnic_model::nic::csrna::ChannelArbiter;
+use rnic_model::nic::csrna::{
     DmaReturnError, ManagerError, ManagerStats, QpcManager, QpcManagerConfig, QpcRequest,
     QpcResponse, QpcStore, ServedBy, StepOutput, SubmitError,
 };
@@ -17,7 +20,6 @@ use super::types::{
 /// The FCFS QPC manager.
 #[derive(Debug, Clone)]
 pub struct FcfsQpcManager {
-    cfg: QpcManagerConfig,
     arbiter: ChannelArbiter,
     /// The missed request the manager is blocked on, with its sequence number.
     blocked_on: Option<(QpcRequest, u64)>,
@@ -30,27 +32,11 @@ impl FcfsQpcManager {
     /// A manager for `cfg` (the request FIFOs are `cfg.req_fifo_depth()` deep).
     pub fn new(cfg: QpcManagerConfig) -> Self {
         FcfsQpcManager {
-            cfg,
             arbiter: ChannelArbiter::new(cfg),
             blocked_on: None,
             dma_back: false,
             stats: ManagerStats::default(),
         }
-    }
-
-    /// Configuration.
-    pub fn config(&self) -> QpcManagerConfig {
-        self.cfg
-    }
-
-    /// The arbiter and request FIFOs (read-only).
-    pub fn arbiter(&self) -> &ChannelArbiter {
-        &self.arbiter
-    }
-
-    /// The QPN whose read the manager is blocked on.
-    pub fn blocked_on(&self) -> Option<u32> {
-        self.blocked_on.map(|(r, _)| r.qpn)
     }
 
     fn respond(
