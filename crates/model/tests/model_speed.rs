@@ -1,4 +1,4 @@
-//! Speed and memory of the model (release builds; `cargo test --release -p rnic --test
+//! Speed and memory of the model (release builds; `cargo test --release -p rnic-model --test
 //! model_speed -- --ignored --nocapture --test-threads 1`).
 
 mod model_common;

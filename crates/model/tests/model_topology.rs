@@ -168,3 +168,21 @@ fn bad_topologies_are_refused_with_the_reason() {
         .to_string();
     assert!(e.contains("--clients 1"), "{e}");
 }
+
+#[test]
+fn the_committed_example_topology_runs_with_its_fibre_in_the_latency() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/topologies/two-tor.toml"
+    );
+    let mut cfg = baseline(10.0);
+    cfg.net.topology = path.to_string();
+    cfg.net.clients = 2;
+    let mut s = spec(PerfTest::WriteLat, 2, 1, 2);
+    s.iters = 20;
+    let r = run(&cfg, &s);
+    assert_eq!(r.result.status, RunStatus::Ok, "{:?}", r.failures);
+    // 0.5 + 50 (10 km) + 0.5 µs of propagation and tor1's 0.3 µs, plus the NICs' ~1.7 µs.
+    let p50 = r.result.latency.p50;
+    assert!((52.5..53.5).contains(&p50), "{p50} µs");
+}

@@ -80,8 +80,7 @@ pub fn one_line(s: &str) -> String {
 }
 
 /// The printed claims table: claim id (`<experiment>/<claim>`), the paper's claim, rnic's
-/// number, verdict, in aligned columns. The second column is headed `seed`, as it always
-/// was, so that scripts reading the table keep working.
+/// number, verdict, in aligned columns.
 pub fn claims_table(id: &str, claims: &[Claim]) -> String {
     let rows: Vec<[String; 4]> = claims
         .iter()
@@ -96,7 +95,7 @@ pub fn claims_table(id: &str, claims: &[Claim]) -> String {
         .collect();
     let header = [
         "claim".to_string(),
-        "seed".to_string(),
+        "paper".to_string(),
         "rnic".to_string(),
         "verdict".to_string(),
     ];
@@ -124,11 +123,10 @@ pub fn claims_table(id: &str, claims: &[Claim]) -> String {
     s
 }
 
-/// `claims.csv`: one row per claim. The columns keep the names they have always had
-/// (`claim,seed,rnic,verdict`), so earlier outputs compare byte for byte.
+/// `claims.csv`: one row per claim, columns `claim,paper,rnic,verdict`.
 pub fn claims_csv(claims: &[Claim]) -> anyhow::Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(["claim", "seed", "rnic", "verdict"])?;
+    w.write_record(["claim", "paper", "rnic", "verdict"])?;
     for c in claims {
         w.write_record([
             c.id.as_str(),
@@ -164,7 +162,7 @@ mod tests {
     fn two() -> Vec<Claim> {
         vec![
             claim("a", "s", "ours".into(), true),
-            claim("bbb", "long, \"quoted\" seed", "o".into(), false),
+            claim("bbb", "long, \"quoted\" claim", "o".into(), false),
         ]
     }
 
@@ -181,7 +179,7 @@ mod tests {
     #[test]
     fn csv_round_trips() {
         let bytes = claims_csv(&two()).unwrap();
-        assert!(bytes.starts_with(b"claim,seed,rnic,verdict\n"));
+        assert!(bytes.starts_with(b"claim,paper,rnic,verdict\n"));
         assert_eq!(parse_claims_csv(&bytes).unwrap(), two());
     }
 
