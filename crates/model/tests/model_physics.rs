@@ -78,12 +78,21 @@ fn model_two_byte_write_lat_is_the_sum_of_its_components() {
         b.total_ns,
         err * 100.0
     );
-    // The breakdown moves with its parameters: a longer link adds twice nothing but the
-    // one-way delay difference.
+    // The breakdown moves with its parameters: each of the two links on the path adds its
+    // delay difference and nothing else.
     let mut far = cfg.clone();
-    far.net.link_delay_ns = 2000.0;
+    far.net.link_delay_ns = cfg.net.link_delay_ns + 1000.0;
     let b2 = write_lat_breakdown(&far, 2);
     assert!((b2.total_ns - b.total_ns - 2000.0).abs() < 1e-6);
+    // The default: 500 ns per link, 1 µs from NIC to NIC through the switch (the csRNA
+    // paper's "link delay of 1 µs" as its simulator applies it).
+    let links_ns: f64 = b
+        .components
+        .iter()
+        .filter(|c| c.name.starts_with("link_"))
+        .map(|c| c.ns)
+        .sum();
+    assert_eq!(links_ns, 1000.0);
     assert_eq!(write_only_frame_len(2), 14 + 20 + 8 + 12 + 16 + 4 + 4);
 }
 

@@ -28,7 +28,8 @@ pub const PROFILES: &[ProfileDef] = &[
     },
     ProfileDef {
         name: "csrna",
-        description: "csRNA: 1 server + 10 clients, 100 Gb/s switch, 1 us links, PCIe \
+        description: "csRNA: 1 server + 10 clients, 100 Gb/s switch, 1 us NIC to NIC (two \
+                      500 ns links), PCIe \
                       128 Gb/s / 500 ns, 1 GHz, LRU QPC cache of 300, non-blocking QPC manager \
                       with ooo_cap 16 and latency-hiding QPC scheduling, QPCs in host memory",
         // Only the paper's mechanisms and its stated setup (§5.1); everything else, the
@@ -43,7 +44,7 @@ qpc_cache_entries = 300
 
 [net]
 clients = 10
-link_delay_ns = 1000.0
+link_delay_ns = 500.0
 
 [host]
 cores = 10

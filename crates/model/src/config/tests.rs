@@ -49,7 +49,7 @@ fn overlays_change_only_what_they_name() {
     assert!(cfg.nic.latency_hiding);
     assert_eq!(cfg.net.impair.loss, 0.01);
     assert_eq!(cfg.nic.qpc_cache_entries, 300);
-    assert_eq!(cfg.net.link_delay_ns, 1000.0);
+    assert_eq!(cfg.net.link_delay_ns, 500.0);
     let e = profiles::overlay_table("test", "[nic]\nqpc_managr = 1")
         .unwrap_err()
         .to_string();
