@@ -30,6 +30,19 @@ fn task_number(line: &str) -> bool {
     })
 }
 
+/// The text with every line break, and the comment markers and indentation after it,
+/// replaced by one space.
+fn joined_comments(text: &str) -> String {
+    text.lines()
+        .map(|l| {
+            l.trim_start()
+                .trim_start_matches(['/', '!', '#', '*'])
+                .trim()
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -80,6 +93,14 @@ fn no_file_points_outside_the_repository() {
             continue; // binary
         }
         let text = String::from_utf8_lossy(&bytes);
+        // A needle wrapped over two comment lines ("seed" / "/// 00N") counts too.
+        let joined = joined_comments(&text).to_lowercase();
+        for k in &needles {
+            if joined.contains(k.as_str()) && !text.to_lowercase().contains(k.as_str()) {
+                let rel = path.strip_prefix(&root).unwrap_or(&path);
+                hits.push(format!("{}: `{k}` across a line break", rel.display()));
+            }
+        }
         for (n, line) in text.lines().enumerate() {
             let lower = line.to_lowercase();
             if needles.iter().any(|k| lower.contains(k.as_str())) || task_number(&lower) {

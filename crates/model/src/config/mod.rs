@@ -125,8 +125,8 @@ config_section! {
         clock_ghz: f64 = 1.0; "GHz", float(0.001, 10.0);
         /// Size of one QP context (QPC), on chip and in host memory or DDR (csRNA: 256 B)
         qpc_entry_bytes: u32 = 256; "bytes", uint(16, 4096);
-        /// Capacity of the on-chip QPC cache; 0 means no cache, every access fetches the QPC (seed
-        /// 000: 300)
+        /// Capacity of the on-chip QPC cache; 0 means no cache, every access fetches the QPC
+        /// (csRNA: 300)
         qpc_cache_entries: u32 = 300; "entries", ENTRIES;
         /// Replacement policy of the QPC cache
         qpc_cache_policy: CachePolicy = CachePolicy::Lru; "policy", Kind::Str(CachePolicy::NAMES);
@@ -178,8 +178,8 @@ config_section! {
         ack_cycles: u32 = 4; "cycles", CYCLES;
         /// Cycles to build one CQE before it is written to host memory
         cqe_cycles: u32 = 4; "cycles", CYCLES;
-        /// Queue depth: WQEs a QP may have in flight (posted to the wire, not yet completed) (seed
-        /// 003)
+        /// Queue depth: WQEs a QP may have in flight (posted to the wire, not yet completed; the
+        /// long-distance RDMA paper sizes it)
         max_outstanding_wqes_per_qp: u32 = 128; "WQEs", uint(1, 1 << 20);
         /// Cycles of an on-chip MPT cache lookup (memory key validation)
         mpt_lookup_cycles: u32 = 1; "cycles", CYCLES;

@@ -1,7 +1,7 @@
 //! The application: perftest semantics on simulated CPU cores.
 //!
-//! * Bandwidth tests (`*-bw`): the server (node 0) is the requester on every QP, as in seed
-//!   000's setup. Each QP keeps `tx_depth` WQEs outstanding and re-posts one per completion
+//! * Bandwidth tests (`*-bw`): the server (node 0) is the requester on every QP, as in the
+//!   csRNA paper's setup. Each QP keeps `tx_depth` WQEs outstanding and re-posts one per completion
 //!   (iteration mode: until `iters` per QP; duration mode: until the window ends). Each
 //!   core fills its QPs round robin (one WQE per QP per round, one post at a time on the
 //!   core's timeline), so every QP is active within the first microseconds; completions
@@ -22,8 +22,8 @@
 //!   concurrently, so their QPs contend for the QPC manager. Iteration mode: `iters`
 //!   operations over all processes; duration mode: the samples completing in the window.
 //!
-//! Otherwise, with several QPs, latency tests use them in turn (iteration k on QP k mod q), as seed
-//! 000's latency test does. CPU costs: `post_send_ns` per post (WQE write + doorbell store),
+//! Otherwise, with several QPs, latency tests use them in turn (iteration k on QP k mod q), as the
+//! csRNA paper's latency test does. CPU costs: `post_send_ns` per post (WQE write + doorbell store),
 //! `poll_cq_ns` per CQE consumed, `mem_latency_ns` for a polling core to see a DMA write.
 //! Work request ids carry the post time, so latency needs no per-WQE table.
 
