@@ -3,7 +3,8 @@
 //! This crate holds the `rnic` binary's library: the runner seam and the perftest options
 //! ([`perf`]), results' text/JSON forms ([`report`]), scenario files ([`scenario`]),
 //! parameter sweeps with CSV and plots ([`sweep`]), the reproduction registry ([`repro`]),
-//! output files checked before the work ([`output`]) and the command line ([`cli`]).
+//! output files checked before the work ([`output`]), the check of real captures
+//! ([`pcap_check`]) and the command line ([`cli`]).
 //!
 //! The timed model, its configuration and its results are the `rnic-model` crate
 //! (re-exported as [`model`] and [`config`]); it plugs in behind [`perf::PerfRunner`], see
@@ -12,6 +13,7 @@
 pub mod cli;
 pub mod input;
 pub mod output;
+pub mod pcap_check;
 pub mod perf;
 pub mod report;
 pub mod repro;
