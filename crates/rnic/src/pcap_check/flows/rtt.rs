@@ -101,7 +101,9 @@ pub fn samples_us(requests: &[Sent], answers: &[Answer]) -> Vec<f64> {
                     if pending.len() == MAX_PENDING {
                         pending.pop_front();
                     }
-                    pending.push_back((s.psn, s.time_ns, s.time_ns != 0));
+                    // In PSN order: a hole filled late goes before the PSNs seen past it.
+                    let at = pending.partition_point(|p| psn_diff(p.0, s.psn) < 0);
+                    pending.insert(at, (s.psn, s.time_ns, s.time_ns != 0));
                 }
             } else {
                 for p in pending.iter_mut().filter(|p| p.0 == s.psn) {
