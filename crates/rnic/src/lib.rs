@@ -31,9 +31,10 @@ pub(crate) mod testing;
 pub mod exit {
     /// Everything asked completed and every byte verified.
     pub const OK: u8 = 0;
-    /// Data did not verify, or the model contradicted physics (a simulator bug).
+    /// Data did not verify, or the model contradicted physics (a simulator bug); for `pcap
+    /// check`, a RoCEv2 frame failed to parse or failed its ICRC.
     pub const FAILED: u8 = 1;
-    /// Bad input or usage: flags, config fields, scenario or sweep files.
+    /// Bad input or usage: flags, config fields, scenario, sweep or capture files.
     pub const USAGE: u8 = 2;
     /// The run ended without completing what was asked (a limit, error completions, a
     /// stall); the reason is printed and in the JSON.

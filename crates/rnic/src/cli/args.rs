@@ -33,7 +33,7 @@ Exit status:
   0  everything asked completed and every byte verified
   1  data did not verify, or the model contradicted physics (a simulator bug); for
      `pcap check`: a RoCEv2 frame failed to parse or failed its ICRC
-  2  bad input or usage: flags, config fields, scenario or sweep files
+  2  bad input or usage: flags, config fields, scenario, sweep or capture files
   3  a run (or a sweep point) ended without completing what was asked; the reason is printed
   4  an output (JSON, CSV, pcap, plot, directory) cannot be written";
 

@@ -402,3 +402,33 @@ fn naks_are_counted_by_syndrome_and_reads_by_response() {
     // Only the first READ was answered in the capture.
     assert_eq!(req.rtt_us.map(|r| r.samples), Some(1));
 }
+
+#[test]
+fn records_larger_than_the_buffer_and_simple_packet_blocks() {
+    // A 3 MiB record (not a frame any NIC sends, but a valid record) makes the reader grow
+    // its buffer; one claiming 100 MiB is damage.
+    let mut frames = conversation();
+    frames.insert(0, (0, vec![0u8; 3 << 20]));
+    let r = check(&pcap(&frames));
+    assert!(r.passed(), "{:?}", r.failures);
+    assert_eq!((r.frames, r.non_roce_frames, r.roce_frames), (11, 1, 10));
+    let mut huge = pcap(&conversation()[..1]);
+    huge[32..36].copy_from_slice(&(100u32 << 20).to_le_bytes());
+    let r = check(&huge);
+    assert!(!r.passed());
+    assert!(
+        r.failures[0].reason.contains("more than 16 MiB"),
+        "{:?}",
+        r.failures
+    );
+    // A simple packet block: interface 0, no timestamp.
+    let f = &conversation()[0].1;
+    let mut ng = pcapng(&[]);
+    let mut spb = (f.len() as u32).to_le_bytes().to_vec();
+    spb.extend_from_slice(f);
+    ng_block(&mut ng, 3, &spb);
+    let r = check(&ng);
+    assert!(r.passed());
+    assert_eq!((r.roce_frames_verified, r.frames), (1, 2));
+    assert_eq!(r.flows[0].duration_us, 0.0);
+}
