@@ -3,7 +3,8 @@
 //! This crate holds the `rnic` binary's library: the runner seam and the perftest options
 //! ([`perf`]), results' text/JSON forms ([`report`]), scenario files ([`scenario`]),
 //! parameter sweeps with CSV and plots ([`sweep`]), the reproduction registry ([`repro`]),
-//! output files checked before the work ([`output`]) and the command line ([`cli`]).
+//! output files checked before the work ([`output`]), the check of real captures
+//! ([`pcap_check`]) and the command line ([`cli`]).
 //!
 //! The timed model, its configuration and its results are the `rnic-model` crate
 //! (re-exported as [`model`] and [`config`]); it plugs in behind [`perf::PerfRunner`], see
@@ -12,6 +13,7 @@
 pub mod cli;
 pub mod input;
 pub mod output;
+pub mod pcap_check;
 pub mod perf;
 pub mod report;
 pub mod repro;
@@ -29,9 +31,10 @@ pub(crate) mod testing;
 pub mod exit {
     /// Everything asked completed and every byte verified.
     pub const OK: u8 = 0;
-    /// Data did not verify, or the model contradicted physics (a simulator bug).
+    /// Data did not verify, or the model contradicted physics (a simulator bug); for `pcap
+    /// check`, a RoCEv2 frame failed to parse or failed its ICRC.
     pub const FAILED: u8 = 1;
-    /// Bad input or usage: flags, config fields, scenario or sweep files.
+    /// Bad input or usage: flags, config fields, scenario, sweep or capture files.
     pub const USAGE: u8 = 2;
     /// The run ended without completing what was asked (a limit, error completions, a
     /// stall); the reason is printed and in the JSON.

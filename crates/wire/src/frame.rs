@@ -92,7 +92,17 @@ impl<'a> FrameRepr<'a> {
     /// errors are reported by name).
     #[inline]
     pub fn parse(frame: &'a [u8]) -> Result<FrameRepr<'a>> {
-        let roce = RoceRepr::parse(transport(frame, true)?)?;
+        Self::parse_on_port(frame, ROCE_PORT)
+    }
+
+    /// [`FrameRepr::parse`] for RoCEv2 carried to UDP destination port `dst_port` instead of
+    /// 4791: deployments that moved RoCE to another port, or captures whose tool labelled the
+    /// port wrongly, are still whole RoCEv2 frames. Every check is the same; a frame to any
+    /// other port is [`WireError::NotRoce`]. The ICRC covers the UDP ports, so a frame that
+    /// verifies here was built for `dst_port`.
+    #[inline]
+    pub fn parse_on_port(frame: &'a [u8], dst_port: u16) -> Result<FrameRepr<'a>> {
+        let roce = RoceRepr::parse(transport(frame, true, dst_port)?)?;
         icrc::verify(frame)?;
         // Checked by `transport`: the frame holds all three headers.
         let eth = ethernet::Packet::new_unchecked(frame);
@@ -118,11 +128,11 @@ impl<'a> FrameRepr<'a> {
 /// The transport part of a frame, BTH up to (not including) the ICRC, after every check
 /// [`FrameRepr::parse`] makes of the layers below it: IPv4 ethertype; IPv4 version, IHL, total
 /// length within the frame, fragment bits, protocol UDP and, if `verify_ip_checksum`, the
-/// header checksum; UDP length equal to the IP payload and port 4791; room for a BTH and the
-/// ICRC. Shared by [`FrameRepr::parse`] and [`crate::peek_roce`] so both accept the same
-/// frames.
+/// header checksum; UDP length equal to the IP payload and destination port `roce_port` (4791
+/// but for [`FrameRepr::parse_on_port`]); room for a BTH and the ICRC. Shared by
+/// [`FrameRepr::parse`] and [`crate::peek_roce`] so both accept the same frames.
 #[inline]
-pub(crate) fn transport(frame: &[u8], verify_ip_checksum: bool) -> Result<&[u8]> {
+pub(crate) fn transport(frame: &[u8], verify_ip_checksum: bool, roce_port: u16) -> Result<&[u8]> {
     let ethertype = ethernet::Packet::new_checked(frame)?.ethertype();
     if ethertype != ETHERTYPE_IPV4 {
         return Err(WireError::NotIpv4 { ethertype });
@@ -143,7 +153,7 @@ pub(crate) fn transport(frame: &[u8], verify_ip_checksum: bool) -> Result<&[u8]>
             actual: udp_bytes.len(),
         });
     }
-    if udp.dst_port() != ROCE_PORT {
+    if udp.dst_port() != roce_port {
         return Err(WireError::NotRoce {
             dst_port: udp.dst_port(),
         });

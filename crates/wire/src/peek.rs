@@ -60,7 +60,7 @@ impl RoceHeaders {
 /// Cost: a few dozen loads and compares, whatever the payload size; no copy of the frame, no
 /// allocation, no CRC. Use [`peek_bth`] when the BTH alone is enough.
 pub fn peek_roce(frame: &[u8]) -> Result<RoceHeaders> {
-    let transport = transport(frame, false)?;
+    let transport = transport(frame, false, ROCE_PORT)?;
     let bth = BthRepr::parse(&bth::Packet::new_checked(transport)?)?;
     let op = bth.opcode;
     let ext = transport.get(bth::HEADER_LEN..).unwrap_or(&[]);

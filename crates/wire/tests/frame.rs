@@ -287,3 +287,26 @@ fn emit_masks_out_of_range_fields_and_overrides_pad() {
     let p = FrameRepr::parse(&buf).unwrap();
     assert_eq!((p.roce.bth.pad_count, p.roce.bth.psn), (1, 5));
 }
+
+#[test]
+fn parse_on_port_reads_roce_sent_to_another_port() {
+    // A sender that used port 4792: the ICRC covers the port, so it is computed with 4792.
+    let mut f = frame(Opcode::RcWriteOnly, b"moved port");
+    f[36..38].copy_from_slice(&4792u16.to_be_bytes());
+    refresh_icrc(&mut f);
+    assert_eq!(
+        FrameRepr::parse(&f),
+        Err(WireError::NotRoce { dst_port: 4792 })
+    );
+    let r = FrameRepr::parse_on_port(&f, 4792).unwrap();
+    assert_eq!(r.roce.payload, b"moved port");
+    assert_eq!(r.roce, roce(Opcode::RcWriteOnly, b"moved port"));
+    // The same bytes relabelled without recomputing the ICRC fail it.
+    let mut g = frame(Opcode::RcWriteOnly, b"moved port");
+    g[36..38].copy_from_slice(&4792u16.to_be_bytes());
+    assert!(matches!(
+        FrameRepr::parse_on_port(&g, 4792),
+        Err(WireError::BadIcrc { .. })
+    ));
+    assert_eq!(FrameRepr::parse_on_port(&f, 4791), FrameRepr::parse(&f));
+}

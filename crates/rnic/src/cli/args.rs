@@ -31,8 +31,9 @@ pub struct Cli {
 pub const EXIT_STATUS_HELP: &str = "\
 Exit status:
   0  everything asked completed and every byte verified
-  1  data did not verify, or the model contradicted physics (a simulator bug)
-  2  bad input or usage: flags, config fields, scenario or sweep files
+  1  data did not verify, or the model contradicted physics (a simulator bug); for
+     `pcap check`: a RoCEv2 frame failed to parse or failed its ICRC
+  2  bad input or usage: flags, config fields, scenario, sweep or capture files
   3  a run (or a sweep point) ended without completing what was asked; the reason is printed
   4  an output (JSON, CSV, pcap, plot, directory) cannot be written";
 
@@ -53,6 +54,40 @@ pub enum Command {
     /// Reproduce published papers' claims (`rnic repro list` lists the experiments, `all`
     /// runs every one and writes REPORT.md).
     Repro(ReproCmd),
+    /// Work with capture files (`rnic pcap check FILE`: decode and verify every RoCEv2 frame
+    /// of a pcap or pcapng from a real NIC, and analyse each QP).
+    #[command(subcommand)]
+    Pcap(PcapCmd),
+}
+
+/// `rnic pcap ...`.
+#[derive(Debug, Subcommand)]
+pub enum PcapCmd {
+    /// Decode every RoCEv2 frame of a pcap or pcapng file, verify each ICRC and report each
+    /// QP: opcodes, messages, payload bytes, PSN gaps, retransmissions, NAKs by syndrome and
+    /// ACK round-trip times.
+    #[command(after_help = PCAP_CHECK_EXIT_HELP)]
+    Check(PcapCheckCmd),
+}
+
+/// The exit statuses of `rnic pcap check`.
+pub const PCAP_CHECK_EXIT_HELP: &str = "\
+Exit status:
+  0  every RoCEv2 frame parsed and passed its ICRC
+  1  a RoCEv2 frame failed to parse or failed its ICRC, or the file is damaged (cut short);
+     the last line says which frames
+  2  the file cannot be read or is not a pcap or pcapng file
+  4  the --json output cannot be written";
+
+/// `rnic pcap check FILE`.
+#[derive(Debug, Args)]
+pub struct PcapCheckCmd {
+    /// The capture: pcap (either byte order, microsecond or nanosecond timestamps) or pcapng.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Also write the report as JSON to FILE (`-` for stdout instead of the text).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
 }
 
 fn set_parser(s: &str) -> Result<Override, String> {

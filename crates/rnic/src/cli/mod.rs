@@ -3,6 +3,7 @@
 //! simulation behind a [`PerfRunner`] so it can be tested without the model.
 
 pub mod args;
+mod pcap;
 
 use crate::config::{self, show, Config, Override};
 use crate::perf::{execute, PerfRunner, RunInputs};
@@ -125,6 +126,7 @@ fn dispatch(
             Ok(())
         }
         Command::Repro(c) => cmd_repro(c, runner, out, err),
+        Command::Pcap(args::PcapCmd::Check(c)) => pcap::check(&c, out, err),
     }
 }
 

@@ -1,0 +1,40 @@
+//! `rnic pcap check FILE [--json FILE]`: the check is [`crate::pcap_check`]; this is its
+//! command line (outputs checked first, text or JSON, the exit status).
+
+use super::args::PcapCheckCmd;
+use crate::pcap_check::check_path;
+use crate::report::json;
+use crate::{output, UsageError};
+use std::io::Write;
+use std::path::Path;
+
+/// The check failed: some RoCEv2 frame did not parse or verify (exit status 1).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct CheckFailed(String);
+
+pub(super) fn check(
+    c: &PcapCheckCmd,
+    out: &mut dyn Write,
+    _err: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let json_to_stdout = c.json.as_deref() == Some(Path::new("-"));
+    if let Some(path) = c.json.as_deref().filter(|_| !json_to_stdout) {
+        output::check_file("JSON output", path)?;
+    }
+    let report = check_path(&c.file).map_err(|e| UsageError(e.0))?;
+    let s = report.to_json()?;
+    if json_to_stdout {
+        out.write_all(s.as_bytes())?;
+    } else {
+        out.write_all(report.to_text().as_bytes())?;
+        if let Some(path) = c.json.as_deref() {
+            json::write_file(path, s.as_bytes())?;
+        }
+    }
+    if report.passed() {
+        Ok(())
+    } else {
+        Err(CheckFailed(format!("{}: {}", report.file, report.verdict)).into())
+    }
+}

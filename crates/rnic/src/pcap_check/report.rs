@@ -1,0 +1,498 @@
+//! The check's result as one value, written as text for people and as JSON (the same content;
+//! keys in a fixed order, units in their names) for scripts.
+
+use super::flows::rtt::{self, Pairing, RttSummary};
+use super::flows::{Flow, FlowKey, Messages, Naks};
+use super::read::ReadSummary;
+use super::{Analysis, FailedFrame};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// Failed frames shown in the text (the JSON lists every one kept).
+const TEXT_FAILURES: usize = 50;
+
+/// The whole result of `rnic pcap check`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Report {
+    pub file: String,
+    pub format: String,
+    /// `ok` when every RoCEv2 frame parsed and passed its ICRC and the file was read to its
+    /// end; `failed` otherwise.
+    pub status: &'static str,
+    /// Every packet record of the file.
+    pub frames: u64,
+    /// RoCEv2 frames: verified + failed + cut by the snap length + IPv6.
+    pub roce_frames: u64,
+    /// Parsed, ICRC verified.
+    pub roce_frames_verified: u64,
+    /// Failed to parse or failed the ICRC (listed in `failures`).
+    pub roce_frames_failed: u64,
+    /// Cut by the capture's snap length: headers read, ICRC not checked.
+    pub roce_frames_cut_by_snaplen: u64,
+    /// Verified RoCEv2 frames sent to a UDP port other than 4791 (counted in verified).
+    pub roce_frames_on_other_udp_ports: u64,
+    /// RoCEv2 over IPv6: recognised, not decoded.
+    pub roce_ipv6_frames_not_decoded: u64,
+    /// Ethernet frames that are not RoCEv2.
+    pub non_roce_frames: u64,
+    /// Frames of interfaces whose link type is not Ethernet, or of no described interface.
+    pub skipped_frames: u64,
+    pub flows: Vec<FlowReport>,
+    /// Failed frames (at most [`super::MAX_LISTED_FAILURES`]) and damage to the file.
+    pub failures: Vec<FailedFrame>,
+    pub notes: Vec<String>,
+    /// The last line of the text output.
+    pub verdict: String,
+}
+
+/// One QP's traffic from one host.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct FlowReport {
+    pub src_ip: String,
+    pub dst_ip: String,
+    /// Destination QPN from the BTH.
+    pub dest_qp: u32,
+    pub udp_src_ports: Vec<u16>,
+    /// UDP destination ports other than 4791 the flow's frames used.
+    pub other_udp_dst_ports: Vec<u16>,
+    pub frames: u64,
+    /// Time from the flow's first frame to its last.
+    pub duration_us: f64,
+    /// Frames per opcode, keyed by opcode byte and name ("0x04 RC SEND_ONLY").
+    pub opcodes: BTreeMap<String, u64>,
+    pub messages: Messages,
+    pub messages_total: u64,
+    /// SEND, WRITE and READ response payload, each PSN counted once.
+    pub payload_bytes: u64,
+    /// Payload of packets seen again (retransmitted or replayed).
+    pub repeated_payload_bytes: u64,
+    /// Forward PSN jumps of request packets, and the PSNs they skipped.
+    pub psn_gaps: u64,
+    pub psns_skipped: u64,
+    /// Request packets with a repeated or backward PSN.
+    pub retransmitted_packets: u64,
+    /// READ responses and atomic ACKs seen again.
+    pub repeated_responses: u64,
+    pub acks: u64,
+    pub naks: Naks,
+    pub naks_total: u64,
+    pub cnps: u64,
+    pub ecn_ce_frames: u64,
+    pub fecn_frames: u64,
+    /// Largest FIRST/MIDDLE payload: the path MTU, when such packets were seen.
+    pub pmtu_bytes: Option<u64>,
+    /// ACK round trips of this flow's requests, when measured.
+    pub rtt_us: Option<RttSummary>,
+    /// The flow whose ACKs and responses answer this one's requests.
+    pub rtt_answered_by: Option<String>,
+    /// Why round trips were not measured, when the flow has requests that ask for answers.
+    pub rtt_note: Option<String>,
+}
+
+/// `10.0.0.1 -> 10.0.0.2 QP 0x000011`.
+pub fn flow_name(k: &FlowKey) -> String {
+    format!("{} -> {} QP {:#08x}", ip(k.src_ip), ip(k.dst_ip), k.dest_qp)
+}
+
+fn ip(a: [u8; 4]) -> String {
+    std::net::Ipv4Addr::from(a).to_string()
+}
+
+/// IBTA-style name of an opcode byte, with its transport: "RC RDMA_WRITE_ONLY".
+pub fn opcode_name(op: u8) -> String {
+    if op == 0x81 {
+        return "CNP".to_string();
+    }
+    let transport = match op >> 5 {
+        0 => "RC",
+        1 => "UC",
+        2 => "RD",
+        3 => "UD",
+        _ => "?",
+    };
+    let name = match op & 0x1F {
+        0x00 => "SEND_FIRST",
+        0x01 => "SEND_MIDDLE",
+        0x02 => "SEND_LAST",
+        0x03 => "SEND_LAST_WITH_IMMEDIATE",
+        0x04 => "SEND_ONLY",
+        0x05 => "SEND_ONLY_WITH_IMMEDIATE",
+        0x06 => "RDMA_WRITE_FIRST",
+        0x07 => "RDMA_WRITE_MIDDLE",
+        0x08 => "RDMA_WRITE_LAST",
+        0x09 => "RDMA_WRITE_LAST_WITH_IMMEDIATE",
+        0x0A => "RDMA_WRITE_ONLY",
+        0x0B => "RDMA_WRITE_ONLY_WITH_IMMEDIATE",
+        0x0C => "RDMA_READ_REQUEST",
+        0x0D => "RDMA_READ_RESPONSE_FIRST",
+        0x0E => "RDMA_READ_RESPONSE_MIDDLE",
+        0x0F => "RDMA_READ_RESPONSE_LAST",
+        0x10 => "RDMA_READ_RESPONSE_ONLY",
+        0x11 => "ACKNOWLEDGE",
+        0x12 => "ATOMIC_ACKNOWLEDGE",
+        0x13 => "COMPARE_SWAP",
+        0x14 => "FETCH_ADD",
+        0x16 => "SEND_LAST_WITH_INVALIDATE",
+        0x17 => "SEND_ONLY_WITH_INVALIDATE",
+        _ => "UNKNOWN",
+    };
+    format!("{transport} {name}")
+}
+
+impl Report {
+    /// Builds the report of `analysis`, read from `file` as `summary` says.
+    pub fn new(file: &str, summary: &ReadSummary, analysis: Analysis) -> Report {
+        let a = analysis;
+        let pairing = rtt::pair(&a.flows.flows);
+        let flows: Vec<FlowReport> = a
+            .flows
+            .flows
+            .iter()
+            .map(|(k, f)| flow_report(k, f, pairing.get(k), &a.flows.flows))
+            .collect();
+        let mut failures = a.failures.clone();
+        if let Some(d) = &summary.damage {
+            failures.push(FailedFrame {
+                frame: summary.records + 1,
+                reason: d.clone(),
+            });
+        }
+        let notes = notes(summary, &a);
+        let roce_frames = a.verified + a.failed + a.cut + a.ipv6;
+        let failed = a.failed > 0 || summary.damage.is_some();
+        let verdict = verdict(&a, roce_frames, summary, &failures);
+        Report {
+            file: file.to_string(),
+            format: summary.format.clone(),
+            status: if failed { "failed" } else { "ok" },
+            frames: a.frames.max(summary.records),
+            roce_frames,
+            roce_frames_verified: a.verified,
+            roce_frames_failed: a.failed,
+            roce_frames_cut_by_snaplen: a.cut,
+            roce_frames_on_other_udp_ports: a.other_ports.values().sum(),
+            roce_ipv6_frames_not_decoded: a.ipv6,
+            non_roce_frames: a.non_roce,
+            skipped_frames: a.other_link_types.values().sum::<u64>()
+                + summary.unknown_interface_records,
+            flows,
+            failures,
+            notes,
+            verdict,
+        }
+    }
+
+    /// Whether the check passed (exit status 0).
+    pub fn passed(&self) -> bool {
+        self.status == "ok"
+    }
+
+    /// The JSON form, pretty-printed, with a final newline.
+    pub fn to_json(&self) -> serde_json::Result<String> {
+        let mut s = serde_json::to_string_pretty(self)?;
+        s.push('\n');
+        Ok(s)
+    }
+
+    /// The text form.
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        let _ = self.write_text(&mut s);
+        s
+    }
+
+    fn write_text(&self, s: &mut String) -> std::fmt::Result {
+        writeln!(s, "{}: {}", self.file, self.format)?;
+        writeln!(
+            s,
+            "frames {}: RoCEv2 {} (verified {}, failed {}, cut by snaplen {}, IPv6 not decoded {}), \
+             not RoCEv2 {}, skipped {}",
+            self.frames,
+            self.roce_frames,
+            self.roce_frames_verified,
+            self.roce_frames_failed,
+            self.roce_frames_cut_by_snaplen,
+            self.roce_ipv6_frames_not_decoded,
+            self.non_roce_frames,
+            self.skipped_frames
+        )?;
+        for f in &self.flows {
+            write_flow(s, f)?;
+        }
+        if !self.failures.is_empty() {
+            writeln!(s, "\nfailed frames:")?;
+            for f in self.failures.iter().take(TEXT_FAILURES) {
+                writeln!(s, "  frame {}: {}", f.frame, f.reason)?;
+            }
+            if self.failures.len() > TEXT_FAILURES {
+                writeln!(
+                    s,
+                    "  ... and {} more (--json lists them)",
+                    self.failures.len() - TEXT_FAILURES
+                )?;
+            }
+        }
+        if !self.notes.is_empty() {
+            writeln!(s)?;
+            for n in &self.notes {
+                writeln!(s, "note: {n}")?;
+            }
+        }
+        writeln!(s, "\n{}", self.verdict)
+    }
+}
+
+fn write_flow(s: &mut String, f: &FlowReport) -> std::fmt::Result {
+    let ports: Vec<String> = f.udp_src_ports.iter().map(|p| p.to_string()).collect();
+    write!(
+        s,
+        "\n{} -> {} QP {:#08x}  (UDP source port {}",
+        f.src_ip,
+        f.dst_ip,
+        f.dest_qp,
+        ports.join(", ")
+    )?;
+    if !f.other_udp_dst_ports.is_empty() {
+        let d: Vec<String> = f
+            .other_udp_dst_ports
+            .iter()
+            .map(|p| p.to_string())
+            .collect();
+        write!(s, "; destination port {}", d.join(", "))?;
+    }
+    writeln!(s, ")")?;
+    writeln!(
+        s,
+        "  frames       {} over {:.3} us",
+        f.frames, f.duration_us
+    )?;
+    let ops: Vec<String> = f
+        .opcodes
+        .iter()
+        .map(|(k, n)| format!("{} {n}", k.split_once(' ').map_or(k.as_str(), |x| x.1)))
+        .collect();
+    writeln!(s, "  opcodes      {}", ops.join(", "))?;
+    let m = &f.messages;
+    let kinds: Vec<String> = [
+        ("send", m.send),
+        ("write", m.write),
+        ("read request", m.read_request),
+        ("read response", m.read_response),
+        ("atomic", m.atomic),
+        ("atomic ack", m.atomic_ack),
+    ]
+    .iter()
+    .filter(|(_, n)| *n > 0)
+    .map(|(k, n)| format!("{k} {n}"))
+    .collect();
+    if f.messages_total + f.payload_bytes + f.repeated_payload_bytes > 0 {
+        writeln!(
+            s,
+            "  messages     {} ({}); payload {} bytes, {} bytes repeated",
+            f.messages_total,
+            kinds.join(", "),
+            f.payload_bytes,
+            f.repeated_payload_bytes
+        )?;
+    }
+    let requests = m.send + m.write + m.read_request + m.atomic;
+    if requests + f.psn_gaps + f.retransmitted_packets + f.repeated_responses > 0 {
+        writeln!(
+            s,
+            "  PSN          {} gaps ({} PSNs skipped), {} retransmitted packets, {} repeated \
+             responses",
+            f.psn_gaps, f.psns_skipped, f.retransmitted_packets, f.repeated_responses
+        )?;
+    }
+    if f.acks + f.naks_total > 0 {
+        let n = &f.naks;
+        let by: Vec<String> = [
+            ("PSN sequence error", n.psn_sequence_error),
+            ("RNR", n.rnr),
+            ("remote access error", n.remote_access_error),
+            ("invalid request", n.invalid_request),
+            ("remote operational error", n.remote_operational_error),
+            ("invalid RD request", n.invalid_rd_request),
+        ]
+        .iter()
+        .filter(|(_, c)| *c > 0)
+        .map(|(k, c)| format!("{k} {c}"))
+        .collect();
+        write!(s, "  ACK/NAK      {} ACKs, {} NAKs", f.acks, f.naks_total)?;
+        if !by.is_empty() {
+            write!(s, " ({})", by.join(", "))?;
+        }
+        writeln!(s)?;
+    }
+    if f.cnps + f.ecn_ce_frames + f.fecn_frames > 0 {
+        writeln!(
+            s,
+            "  congestion   {} CNPs, {} ECN CE frames, {} FECN frames",
+            f.cnps, f.ecn_ce_frames, f.fecn_frames
+        )?;
+    }
+    match (&f.rtt_us, &f.rtt_answered_by, &f.rtt_note) {
+        (Some(r), Some(by), _) => writeln!(
+            s,
+            "  ACK RTT us   min {:.3} avg {:.3} p50 {:.3} p99 {:.3} max {:.3} ({} samples; answered by {by})",
+            r.min, r.avg, r.p50, r.p99, r.max, r.samples
+        ),
+        (_, _, Some(note)) => writeln!(s, "  ACK RTT      not measured: {note}"),
+        _ => Ok(()),
+    }
+}
+
+fn flow_report(
+    k: &FlowKey,
+    f: &Flow,
+    pairing: Option<&Pairing>,
+    all: &BTreeMap<FlowKey, Flow>,
+) -> FlowReport {
+    let (rtt_us, rtt_answered_by, rtt_note) = match pairing {
+        None => (None, None, None),
+        Some(Pairing::Paired(back)) => {
+            let answers = all.get(back).map_or(&[][..], |b| &b.rtt_answers[..]);
+            let samples = rtt::samples_us(&f.rtt_requests, answers);
+            let note = samples.is_empty().then(|| {
+                format!(
+                    "no request of this flow was answered once by {} (answers missing from \
+                     the capture, every request retransmitted, or no timestamps)",
+                    flow_name(back)
+                )
+            });
+            (rtt::summarize(&samples), Some(flow_name(back)), note)
+        }
+        Some(Pairing::NoReverse) => (
+            None,
+            None,
+            Some(format!(
+                "no ACKs or responses from {} to {} in the capture",
+                ip(k.dst_ip),
+                ip(k.src_ip)
+            )),
+        ),
+        Some(Pairing::Ambiguous(n)) => (
+            None,
+            None,
+            Some(format!(
+                "{n} flows from {} to {} carry ACKs and none shares this flow's UDP source \
+                 port, so which one answers it is unknown",
+                ip(k.dst_ip),
+                ip(k.src_ip)
+            )),
+        ),
+    };
+    FlowReport {
+        src_ip: ip(k.src_ip),
+        dst_ip: ip(k.dst_ip),
+        dest_qp: k.dest_qp,
+        udp_src_ports: f.udp_src_ports.keys().copied().collect(),
+        other_udp_dst_ports: f.other_udp_dst_ports.keys().copied().collect(),
+        frames: f.frames,
+        duration_us: f.last_ns.saturating_sub(f.first_ns) as f64 / 1_000.0,
+        opcodes: f
+            .opcodes
+            .iter()
+            .map(|(op, n)| (format!("{op:#04x} {}", opcode_name(*op)), *n))
+            .collect(),
+        messages: f.messages,
+        messages_total: f.messages.total(),
+        payload_bytes: f.payload_bytes,
+        repeated_payload_bytes: f.repeated_payload_bytes,
+        psn_gaps: f.psn_gaps,
+        psns_skipped: f.psns_skipped,
+        retransmitted_packets: f.retransmitted_packets,
+        repeated_responses: f.repeated_responses,
+        acks: f.acks,
+        naks: f.naks,
+        naks_total: f.naks.total(),
+        cnps: f.cnps,
+        ecn_ce_frames: f.ecn_ce_frames,
+        fecn_frames: f.fecn_frames,
+        pmtu_bytes: f.pmtu_bytes,
+        rtt_us,
+        rtt_answered_by,
+        rtt_note,
+    }
+}
+
+fn notes(summary: &ReadSummary, a: &Analysis) -> Vec<String> {
+    let mut notes = Vec::new();
+    for (lt, n) in &a.other_link_types {
+        notes.push(format!(
+            "{n} frames skipped: their interface's link type is {lt}, not Ethernet (1); \
+             only Ethernet captures are decoded"
+        ));
+    }
+    if summary.unknown_interface_records > 0 {
+        notes.push(format!(
+            "{} frames skipped: they name a pcapng interface that no interface description \
+             block describes",
+            summary.unknown_interface_records
+        ));
+    }
+    if !a.other_ports.is_empty() {
+        let ports: Vec<String> = a
+            .other_ports
+            .iter()
+            .map(|(p, n)| format!("{n} to port {p}"))
+            .collect();
+        notes.push(format!(
+            "RoCEv2 frames on UDP ports other than 4791 ({}): each parsed as RoCEv2 on its port \
+             and its ICRC, which covers the ports, verified; other UDP frames are not RoCEv2",
+            ports.join(", ")
+        ));
+    }
+    if a.cut > 0 {
+        notes.push(format!(
+            "{} RoCEv2 frames were cut by the capture's snap length: their headers are analysed \
+             ({} too short even for the BTH), their ICRCs cannot be checked",
+            a.cut, a.cut_unreadable
+        ));
+    }
+    if a.ipv6 > 0 {
+        notes.push(format!(
+            "{} RoCEv2 frames over IPv6 were not decoded (rnic-wire reads RoCEv2 over IPv4)",
+            a.ipv6
+        ));
+    }
+    if a.failed as usize > a.failures.len() {
+        notes.push(format!(
+            "only the first {} failed frames are listed",
+            a.failures.len()
+        ));
+    }
+    notes
+}
+
+fn verdict(a: &Analysis, roce: u64, summary: &ReadSummary, failures: &[FailedFrame]) -> String {
+    let unchecked = if a.cut + a.ipv6 > 0 {
+        format!(
+            " ({} not checked: cut by the snap length or IPv6)",
+            a.cut + a.ipv6
+        )
+    } else {
+        String::new()
+    };
+    if a.failed == 0 && summary.damage.is_none() {
+        return format!(
+            "ok: every RoCEv2 frame parsed and passed its ICRC: {} of {roce}{unchecked}",
+            a.verified
+        );
+    }
+    let frames: Vec<String> = failures
+        .iter()
+        .take(10)
+        .map(|f| f.frame.to_string())
+        .collect();
+    let more = if failures.len() > 10 { ", ..." } else { "" };
+    let mut v = format!(
+        "FAILED: {} of {roce} RoCEv2 frames failed to parse or failed the ICRC",
+        a.failed
+    );
+    if summary.damage.is_some() {
+        v.push_str("; the file is damaged and was not read to its end");
+    }
+    let _ = write!(v, " (frame {}{more})", frames.join(", "));
+    v
+}

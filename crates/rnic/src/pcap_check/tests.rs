@@ -1,0 +1,434 @@
+//! The check on captures built here from `rnic-wire` frames: every figure of a small
+//! conversation worked out by hand, both pcap byte orders and pcapng reading alike, failures
+//! and damage listed by frame number, and bad bytes of every kind never panicking.
+
+use super::*;
+use rnic_wire::{
+    icrc, AethRepr, AethSyndrome, BthRepr, FrameAddr, FrameRepr, NakCode, Opcode, PcapWriter,
+    RethRepr, RoceRepr,
+};
+use std::io::Cursor;
+
+const A: [u8; 4] = [10, 0, 0, 1];
+const B: [u8; 4] = [10, 0, 0, 2];
+
+/// One RoCEv2 frame from `src` to `dst` for QP `qp`.
+fn frame(src: [u8; 4], dst: [u8; 4], qp: u32, op: Opcode, psn: u32, payload: &[u8]) -> Vec<u8> {
+    let bth = BthRepr {
+        opcode: op,
+        solicited: false,
+        mig_req: false,
+        pad_count: 0,
+        tver: 0,
+        pkey: 0xFFFF,
+        fecn: false,
+        becn: false,
+        dest_qp: qp,
+        ack_req: op.is_last() || op.is_only(),
+        psn,
+    };
+    let mut buf = Vec::new();
+    FrameRepr {
+        addr: FrameAddr {
+            src_ip: src,
+            dst_ip: dst,
+            udp_src_port: 0xC0DE,
+            ttl: 64,
+            ..FrameAddr::default()
+        },
+        ip_ident: 0,
+        roce: RoceRepr::new(bth, payload).with_reth(op.has_reth().then_some(RethRepr {
+            va: 0x1000,
+            rkey: 5,
+            dma_len: 3 * 1024,
+        })),
+    }
+    .emit(&mut buf);
+    buf
+}
+
+/// An ACK (or NAK) from B back to A's QP 0x11.
+fn ack(psn: u32, syndrome: AethSyndrome) -> Vec<u8> {
+    let f = frame(B, A, 0x11, Opcode::RcAck, psn, &[]);
+    let repr = FrameRepr::parse(&f).unwrap();
+    let roce = repr.roce.with_aeth(AethRepr { syndrome, msn: 0 });
+    let mut out = Vec::new();
+    FrameRepr { roce, ..repr }.emit(&mut out);
+    out
+}
+
+fn positive() -> AethSyndrome {
+    AethSyndrome::Ack { credits: 0x1F }
+}
+
+/// A WRITE of three 1 KiB packets, two one-packet WRITEs, a loss seen at the responder
+/// (PSN 4 missing, 5 arrives), the NAK, the resend of 4 and 5, the ACK; times 1 µs apart.
+fn conversation() -> Vec<(u64, Vec<u8>)> {
+    let k = [0xAB; 1024];
+    let w = |op, psn, p: &[u8]| frame(A, B, 0x22, op, psn, p);
+    let frames = vec![
+        w(Opcode::RcWriteFirst, 0, &k),
+        w(Opcode::RcWriteMiddle, 1, &k),
+        w(Opcode::RcWriteLast, 2, &k),
+        ack(2, positive()),
+        w(Opcode::RcWriteOnly, 3, &k[..100]),
+        w(Opcode::RcWriteOnly, 5, &k[..100]),
+        ack(4, AethSyndrome::Nak(NakCode::PsnSequenceError)),
+        w(Opcode::RcWriteOnly, 4, &k[..100]),
+        w(Opcode::RcWriteOnly, 5, &k[..100]),
+        ack(5, positive()),
+    ];
+    frames
+        .into_iter()
+        .enumerate()
+        .map(|(i, f)| ((i as u64 + 1) * 1_000, f))
+        .collect()
+}
+
+/// A little-endian nanosecond pcap, as rnic writes.
+fn pcap(frames: &[(u64, Vec<u8>)]) -> Vec<u8> {
+    let mut w = PcapWriter::new(Vec::new()).unwrap();
+    for (t_ns, f) in frames {
+        w.write_packet(t_ns * 1_000, f).unwrap();
+    }
+    w.into_inner()
+}
+
+/// A big-endian microsecond pcap, written by hand; `snaplen` cuts the records.
+fn pcap_be_us(frames: &[(u64, Vec<u8>)], snaplen: usize) -> Vec<u8> {
+    let mut b = vec![0xa1, 0xb2, 0xc3, 0xd4, 0, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0];
+    b.extend_from_slice(&(snaplen as u32).to_be_bytes());
+    b.extend_from_slice(&1u32.to_be_bytes());
+    for (t_ns, f) in frames {
+        let cap = f.len().min(snaplen);
+        b.extend_from_slice(&((t_ns / 1_000_000_000) as u32).to_be_bytes());
+        b.extend_from_slice(&((t_ns % 1_000_000_000 / 1_000) as u32).to_be_bytes());
+        b.extend_from_slice(&(cap as u32).to_be_bytes());
+        b.extend_from_slice(&(f.len() as u32).to_be_bytes());
+        b.extend_from_slice(&f[..cap]);
+    }
+    b
+}
+
+fn ng_block(out: &mut Vec<u8>, kind: u32, body: &[u8]) {
+    let len = 12 + body.len().div_ceil(4) * 4;
+    out.extend_from_slice(&kind.to_le_bytes());
+    out.extend_from_slice(&(len as u32).to_le_bytes());
+    out.extend_from_slice(body);
+    out.resize(out.len() + (4 - body.len() % 4) % 4, 0);
+    out.extend_from_slice(&(len as u32).to_le_bytes());
+}
+
+/// A little-endian pcapng: SHB, an Ethernet IDB with nanosecond timestamps, an IDB of another
+/// link type (113, Linux cooked) with one frame on it first, then one EPB per frame and a
+/// statistics block at the end.
+fn pcapng(frames: &[(u64, Vec<u8>)]) -> Vec<u8> {
+    let mut b = Vec::new();
+    let mut shb = 0x1A2B_3C4Du32.to_le_bytes().to_vec();
+    shb.extend_from_slice(&[1, 0, 0, 0]);
+    shb.extend_from_slice(&(-1i64).to_le_bytes());
+    ng_block(&mut b, 0x0A0D_0D0A, &shb);
+    // IDB 0: Ethernet, if_tsresol = 9 (option 9, length 1), end of options.
+    let mut idb = vec![1, 0, 0, 0, 0, 0, 0, 0];
+    idb.extend_from_slice(&[9, 0, 1, 0, 9, 0, 0, 0, 0, 0, 0, 0]);
+    ng_block(&mut b, 1, &idb);
+    ng_block(&mut b, 1, &[113, 0, 0, 0, 0, 0, 0, 0]);
+    let epb = |b: &mut Vec<u8>, iface: u32, t: u64, f: &[u8]| {
+        let mut e = iface.to_le_bytes().to_vec();
+        e.extend_from_slice(&((t >> 32) as u32).to_le_bytes());
+        e.extend_from_slice(&(t as u32).to_le_bytes());
+        e.extend_from_slice(&(f.len() as u32).to_le_bytes());
+        e.extend_from_slice(&(f.len() as u32).to_le_bytes());
+        e.extend_from_slice(f);
+        e.resize(e.len().div_ceil(4) * 4, 0);
+        ng_block(b, 6, &e);
+    };
+    epb(&mut b, 1, 0, &[0u8; 20]);
+    for (t, f) in frames {
+        epb(&mut b, 0, *t, f);
+    }
+    ng_block(&mut b, 5, &[0u8; 12]);
+    b
+}
+
+fn check(bytes: &[u8]) -> Report {
+    check_reader(Cursor::new(bytes), "t.pcap").unwrap()
+}
+
+fn flow<'a>(r: &'a Report, src: &str, qp: u32) -> &'a report::FlowReport {
+    r.flows
+        .iter()
+        .find(|f| f.src_ip == src && f.dest_qp == qp)
+        .unwrap_or_else(|| panic!("no flow {src} QP {qp}: {}", r.to_text()))
+}
+
+#[test]
+fn a_conversation_worked_out_by_hand() {
+    let r = check(&pcap(&conversation()));
+    assert!(r.passed(), "{}", r.to_text());
+    assert_eq!(
+        (r.frames, r.roce_frames, r.roce_frames_verified),
+        (10, 10, 10)
+    );
+    let w = flow(&r, "10.0.0.1", 0x22);
+    assert_eq!(w.messages.write, 4, "{}", r.to_text());
+    assert_eq!(w.payload_bytes, 3 * 1024 + 3 * 100);
+    assert_eq!(w.repeated_payload_bytes, 100);
+    assert_eq!((w.psn_gaps, w.psns_skipped), (1, 1));
+    assert_eq!(w.retransmitted_packets, 2);
+    assert_eq!(w.opcodes["0x0a RC RDMA_WRITE_ONLY"], 4);
+    assert_eq!(w.pmtu_bytes, Some(1024));
+    // Round trips: LAST 2 (frame 3) to ACK 2 (frame 4), 1 µs; WRITE 3 (frame 5) to the NAK
+    // at 4 (frame 7), 2 µs; 4 sent once (frame 8) to ACK 5 (frame 10), 2 µs; 5 was sent twice.
+    let rtt = w.rtt_us.unwrap();
+    assert_eq!((rtt.samples, rtt.min, rtt.max), (3, 1.0, 2.0));
+    assert_eq!(
+        w.rtt_answered_by.as_deref(),
+        Some("10.0.0.2 -> 10.0.0.1 QP 0x000011")
+    );
+    let back = flow(&r, "10.0.0.2", 0x11);
+    assert_eq!(
+        (back.acks, back.naks.psn_sequence_error, back.naks_total),
+        (2, 1, 1)
+    );
+    assert_eq!(back.messages_total, 0);
+    assert!(r
+        .to_text()
+        .ends_with("\nok: every RoCEv2 frame parsed and passed its ICRC: 10 of 10\n"));
+    let json: serde_json::Value = serde_json::from_str(&r.to_json().unwrap()).unwrap();
+    assert_eq!(json["flows"][0]["rtt_us"]["p50"], 2.0);
+    assert_eq!(json["flows"][0]["payload_bytes"], 3372);
+}
+
+#[test]
+fn a_corrupt_byte_fails_its_frame_by_number() {
+    let mut frames = conversation();
+    let f = &mut frames[4].1;
+    let at = f.len() - 10;
+    f[at] ^= 0x01;
+    let r = check(&pcap(&frames));
+    assert!(!r.passed());
+    assert_eq!(r.roce_frames_failed, 1);
+    assert_eq!(r.failures.len(), 1);
+    assert_eq!(r.failures[0].frame, 5);
+    assert!(
+        r.failures[0].reason.starts_with("icrc: stated"),
+        "{:?}",
+        r.failures
+    );
+    assert!(
+        r.verdict.starts_with("FAILED: 1 of 10 RoCEv2 frames") && r.verdict.ends_with("(frame 5)")
+    );
+    // The failed frame is not analysed: WRITE 3 is missing, a gap.
+    assert_eq!(flow(&r, "10.0.0.1", 0x22).messages.write, 3);
+}
+
+#[test]
+fn both_pcap_byte_orders_and_pcapng_read_the_same() {
+    let frames = conversation();
+    let le = check(&pcap(&frames));
+    let be = check(&pcap_be_us(&frames, 65535));
+    assert_eq!(be.format, "pcap (big-endian, microsecond timestamps)");
+    assert_eq!(le.format, "pcap (little-endian, nanosecond timestamps)");
+    assert_eq!(be.flows, le.flows);
+    let ng = check(&pcapng(&frames));
+    assert_eq!(ng.format, "pcapng");
+    assert_eq!(ng.flows, le.flows);
+    assert_eq!((ng.frames, ng.skipped_frames, ng.roce_frames), (11, 1, 10));
+    assert!(ng.notes[0].contains("link type is 113"), "{:?}", ng.notes);
+    assert!(ng.passed());
+}
+
+#[test]
+fn frames_cut_by_the_snap_length_are_analysed_but_not_verified() {
+    let r = check(&pcap_be_us(&conversation(), 80));
+    assert!(r.passed(), "{}", r.to_text());
+    // ACK frames (62 bytes) fit; the 7 WRITE frames are cut.
+    assert_eq!(
+        (r.roce_frames_verified, r.roce_frames_cut_by_snaplen),
+        (3, 7)
+    );
+    let w = flow(&r, "10.0.0.1", 0x22);
+    assert_eq!((w.messages.write, w.payload_bytes), (4, 3372));
+    assert!(r.verdict.contains("7 not checked"), "{}", r.verdict);
+}
+
+#[test]
+fn roce_on_another_port_is_recognised_only_with_a_valid_icrc() {
+    let mut moved = frame(A, B, 0x22, Opcode::RcSendOnly, 0, b"data");
+    moved[36..38].copy_from_slice(&4792u16.to_be_bytes());
+    let crc = icrc::compute(&moved).unwrap();
+    let n = moved.len();
+    moved[n - 4..].copy_from_slice(&crc.to_le_bytes());
+    // The same frame relabelled without its ICRC recomputed is just UDP.
+    let mut other = frame(A, B, 0x22, Opcode::RcSendOnly, 1, b"data");
+    other[36..38].copy_from_slice(&4792u16.to_be_bytes());
+    let r = check(&pcap(&[(1, moved), (2, other)]));
+    assert!(r.passed());
+    assert_eq!((r.roce_frames, r.non_roce_frames), (1, 1));
+    assert_eq!(r.roce_frames_on_other_udp_ports, 1);
+    assert_eq!(flow(&r, "10.0.0.1", 0x22).other_udp_dst_ports, [4792]);
+    assert!(r.notes[0].contains("1 to port 4792"), "{:?}", r.notes);
+}
+
+#[test]
+fn a_file_cut_short_is_damage_named_by_frame() {
+    let file = pcap(&conversation());
+    let r = check(&file[..file.len() - 5]);
+    assert!(!r.passed());
+    let last = r.failures.last().unwrap();
+    assert_eq!(last.frame, 10);
+    assert!(last.reason.contains("cut short"), "{}", last.reason);
+    assert_eq!(r.roce_frames_verified, 9);
+    assert!(r.verdict.contains("damaged"), "{}", r.verdict);
+}
+
+#[test]
+fn not_a_capture_names_the_file_and_what_was_expected() {
+    for bytes in [&b"{\"json\": true}"[..], b"", b"\xd4\xc3"] {
+        let e = check_reader(Cursor::new(bytes), "x.json").unwrap_err();
+        assert!(
+            e.0.contains("x.json") && e.0.contains("expected a pcap"),
+            "{e}"
+        );
+    }
+    let e = check_path(Path::new("/nonexistent/c.pcap")).unwrap_err();
+    assert!(e.0.contains("/nonexistent/c.pcap"), "{e}");
+    // A valid magic and nothing else: the header is cut short.
+    let e = check_reader(Cursor::new(&[0xd4, 0xc3, 0xb2, 0xa1, 2, 0]), "h.pcap").unwrap_err();
+    assert!(e.0.contains("h.pcap") && e.0.contains("header"), "{e}");
+}
+
+/// A small deterministic generator for the bad-input tests.
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+#[test]
+fn bad_bytes_never_panic() {
+    let frames = conversation();
+    let files = [pcap(&frames), pcap_be_us(&frames, 70), pcapng(&frames)];
+    for file in &files {
+        for len in 0..file.len() {
+            let _ = check_reader(Cursor::new(&file[..len]), "t");
+        }
+    }
+    let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
+    for i in 0..3_000 {
+        let mut b = files[i % files.len()].clone();
+        for _ in 0..1 + rng.next() % 8 {
+            let at = (rng.next() % b.len() as u64) as usize;
+            b[at] = rng.next() as u8;
+        }
+        let _ = check_reader(Cursor::new(&b), "t");
+    }
+    for _ in 0..300 {
+        let len = (rng.next() % 4096) as usize;
+        let mut b: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+        // Half of them behind a valid magic, so the record parsers see the noise.
+        if len >= 4 && rng.next() & 1 == 0 {
+            let magic: [u8; 4] = match rng.next() % 3 {
+                0 => [0xd4, 0xc3, 0xb2, 0xa1],
+                1 => [0xa1, 0xb2, 0x3c, 0x4d],
+                _ => [0x0a, 0x0d, 0x0d, 0x0a],
+            };
+            b[..4].copy_from_slice(&magic);
+        }
+        let _ = check_reader(Cursor::new(&b), "t");
+    }
+}
+
+#[test]
+fn naks_are_counted_by_syndrome_and_reads_by_response() {
+    let naks = [
+        AethSyndrome::RnrNak { timer: 14 },
+        AethSyndrome::Nak(NakCode::RemoteAccessError),
+        AethSyndrome::Nak(NakCode::InvalidRequest),
+        AethSyndrome::Nak(NakCode::RemoteOperationalError),
+        AethSyndrome::Nak(NakCode::PsnSequenceError),
+        AethSyndrome::Nak(NakCode::InvalidRdRequest),
+    ];
+    let mut frames: Vec<(u64, Vec<u8>)> = naks
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (i as u64, ack(i as u32, *s)))
+        .collect();
+    // A READ of 3 KiB at PSN 10 answered by FIRST, MIDDLE, LAST (1 KiB each), the LAST twice.
+    let k = [7u8; 1024];
+    frames.push((10, frame(A, B, 0x22, Opcode::RcReadRequest, 10, &[])));
+    for (psn, op) in [
+        (10, Opcode::RcReadResponseFirst),
+        (11, Opcode::RcReadResponseMiddle),
+        (12, Opcode::RcReadResponseLast),
+        (12, Opcode::RcReadResponseLast),
+    ] {
+        frames.push((20 + u64::from(psn), frame(B, A, 0x11, op, psn, &k)));
+    }
+    // Now the MTU is known: the READ at 13 takes 13..15, so a SEND at 16 is in order and one
+    // at 18 skips 17.
+    frames.push((40, frame(A, B, 0x22, Opcode::RcReadRequest, 13, &[])));
+    frames.push((41, frame(A, B, 0x22, Opcode::RcSendOnly, 16, b"next")));
+    frames.push((42, frame(A, B, 0x22, Opcode::RcSendOnly, 18, b"skip")));
+    let r = check(&pcap(&frames));
+    let back = flow(&r, "10.0.0.2", 0x11);
+    let n = back.naks;
+    assert_eq!(
+        [
+            n.rnr,
+            n.remote_access_error,
+            n.invalid_request,
+            n.remote_operational_error,
+            n.psn_sequence_error,
+            n.invalid_rd_request
+        ],
+        [1; 6]
+    );
+    assert_eq!((back.acks, back.naks_total), (0, 6));
+    assert_eq!(back.messages.read_response, 1);
+    assert_eq!((back.payload_bytes, back.repeated_responses), (3072, 1));
+    let req = flow(&r, "10.0.0.1", 0x22);
+    assert_eq!((req.messages.read_request, req.messages.send), (2, 2));
+    assert_eq!(
+        (req.psn_gaps, req.psns_skipped, req.retransmitted_packets),
+        (1, 1, 0)
+    );
+    // Only the first READ was answered in the capture.
+    assert_eq!(req.rtt_us.map(|r| r.samples), Some(1));
+}
+
+#[test]
+fn records_larger_than_the_buffer_and_simple_packet_blocks() {
+    // A 3 MiB record (not a frame any NIC sends, but a valid record) makes the reader grow
+    // its buffer; one claiming 100 MiB is damage.
+    let mut frames = conversation();
+    frames.insert(0, (0, vec![0u8; 3 << 20]));
+    let r = check(&pcap(&frames));
+    assert!(r.passed(), "{:?}", r.failures);
+    assert_eq!((r.frames, r.non_roce_frames, r.roce_frames), (11, 1, 10));
+    let mut huge = pcap(&conversation()[..1]);
+    huge[32..36].copy_from_slice(&(100u32 << 20).to_le_bytes());
+    let r = check(&huge);
+    assert!(!r.passed());
+    assert!(
+        r.failures[0].reason.contains("more than 16 MiB"),
+        "{:?}",
+        r.failures
+    );
+    // A simple packet block: interface 0, no timestamp.
+    let f = &conversation()[0].1;
+    let mut ng = pcapng(&[]);
+    let mut spb = (f.len() as u32).to_le_bytes().to_vec();
+    spb.extend_from_slice(f);
+    ng_block(&mut ng, 3, &spb);
+    let r = check(&ng);
+    assert!(r.passed());
+    assert_eq!((r.roce_frames_verified, r.frames), (1, 2));
+    assert_eq!(r.flows[0].duration_us, 0.0);
+}

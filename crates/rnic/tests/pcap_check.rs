@@ -1,0 +1,408 @@
+//! `rnic pcap check` through the binary: on captures rnic writes (the figures equal what the
+//! run reported), on a hand-built capture with a corrupt byte, on the same capture as pcapng,
+//! on RoCEv2 to another UDP port, on files that are not captures, and against tshark's count
+//! of InfiniBand frames when tshark is installed.
+
+use rnic_wire::{icrc, BthRepr, FrameAddr, FrameRepr, Opcode, PcapWriter, RoceRepr};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn rnic(args: &[&str]) -> Out {
+    let out = Command::new(env!("CARGO_BIN_EXE_rnic"))
+        .args(args)
+        .env("CI", "true")
+        .output()
+        .expect("run rnic");
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rnic-pcap-check-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch directory");
+    d
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("JSON written")).expect("JSON")
+}
+
+/// Runs a perf test with `--pcap`, then checks the capture; returns both JSON results.
+fn run_and_check(d: &Path, args: &[&str]) -> (Value, Value, Out) {
+    let (pcap, run_json, check_json) = (d.join("c.pcap"), d.join("run.json"), d.join("chk.json"));
+    let mut a = args.to_vec();
+    a.extend(["--pcap", s(&pcap), "--json", s(&run_json)]);
+    let run = rnic(&a);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let chk = rnic(&["pcap", "check", s(&pcap), "--json", s(&check_json)]);
+    (json(&run_json), json(&check_json), chk)
+}
+
+fn sum(check: &Value, key: &str) -> u64 {
+    check["flows"]
+        .as_array()
+        .expect("flows")
+        .iter()
+        .map(|f| f.pointer(key).and_then(Value::as_u64).unwrap_or(0))
+        .sum()
+}
+
+#[test]
+fn send_bw_capture_checks_clean_with_the_runs_figures() {
+    let d = scratch("send");
+    let (run, chk, out) = run_and_check(&d, &["perf", "send-bw", "-s", "4096", "-n", "50"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert_eq!(chk["status"], "ok");
+    assert_eq!(chk["roce_frames"], chk["roce_frames_verified"]);
+    assert_eq!(chk["roce_frames_failed"], 0);
+    assert_eq!(sum(&chk, "/messages/send"), 50);
+    assert_eq!(sum(&chk, "/messages_total"), 50);
+    assert_eq!(
+        sum(&chk, "/payload_bytes"),
+        run["verified_bytes"].as_u64().unwrap()
+    );
+    assert_eq!(sum(&chk, "/payload_bytes"), 50 * 4096);
+    assert_eq!(sum(&chk, "/retransmitted_packets"), 0);
+    assert_eq!(sum(&chk, "/psn_gaps"), 0);
+    // Every SEND asks for an ACK and gets one.
+    let req = &chk["flows"][0];
+    assert_eq!(req["rtt_us"]["samples"], 50, "{}", out.stdout);
+    assert!(req["rtt_us"]["min"].as_f64().unwrap() > 0.0);
+    assert!(out
+        .stdout
+        .trim_end()
+        .ends_with("ok: every RoCEv2 frame parsed and passed its ICRC: 100 of 100"));
+}
+
+#[test]
+fn lossy_write_bw_capture_shows_the_retransmissions_and_naks() {
+    let d = scratch("lossy");
+    let (run, chk, out) = run_and_check(
+        &d,
+        &[
+            "perf",
+            "write-bw",
+            "-s",
+            "4096",
+            "-n",
+            "200",
+            "--seed",
+            "2",
+            "--set",
+            "net.impair.loss=0.02",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert_eq!(chk["status"], "ok");
+    assert_eq!(sum(&chk, "/messages/write"), 200, "{}", out.stdout);
+    assert_eq!(
+        sum(&chk, "/payload_bytes"),
+        run["verified_bytes"].as_u64().unwrap()
+    );
+    let retx = sum(&chk, "/retransmitted_packets");
+    let run_retx = run["retransmissions"].as_u64().unwrap();
+    assert!(retx > 0 && retx <= run_retx, "{retx} of {run_retx}");
+    assert!(sum(&chk, "/repeated_payload_bytes") > 0);
+    let naks = sum(&chk, "/naks_total");
+    assert!(naks > 0 && naks <= run["naks"].as_u64().unwrap(), "{naks}");
+    assert_eq!(sum(&chk, "/naks/psn_sequence_error"), naks);
+}
+
+#[test]
+fn read_bw_capture_counts_read_requests_and_responses() {
+    let d = scratch("read");
+    let (run, chk, out) = run_and_check(
+        &d,
+        &["perf", "read-bw", "-s", "10000", "-n", "20", "-m", "1024"],
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert_eq!(sum(&chk, "/messages/read_request"), 20);
+    assert_eq!(sum(&chk, "/messages/read_response"), 20);
+    assert_eq!(
+        sum(&chk, "/payload_bytes"),
+        run["verified_bytes"].as_u64().unwrap()
+    );
+    assert_eq!(sum(&chk, "/pmtu_bytes"), 1024);
+}
+
+/// Three frames built with the wire crate: SEND ONLY, WRITE ONLY, ACK.
+fn hand_built() -> Vec<Vec<u8>> {
+    let mk = |op: Opcode, psn: u32, payload: &[u8], src: [u8; 4], dst: [u8; 4]| {
+        let bth = BthRepr {
+            opcode: op,
+            solicited: false,
+            mig_req: false,
+            pad_count: 0,
+            tver: 0,
+            pkey: 0xFFFF,
+            fecn: false,
+            becn: false,
+            dest_qp: 0x40,
+            ack_req: true,
+            psn,
+        };
+        let mut buf = Vec::new();
+        FrameRepr {
+            addr: FrameAddr {
+                src_ip: src,
+                dst_ip: dst,
+                udp_src_port: 0xC100,
+                ttl: 64,
+                ..FrameAddr::default()
+            },
+            ip_ident: 0,
+            roce: RoceRepr::new(bth, payload),
+        }
+        .emit(&mut buf);
+        buf
+    };
+    let (a, b) = ([192, 168, 0, 1], [192, 168, 0, 2]);
+    vec![
+        mk(Opcode::RcSendOnly, 1, b"hello, wire", a, b),
+        mk(Opcode::RcWriteOnly, 2, &[0x5A; 300], a, b),
+        mk(Opcode::RcAck, 2, &[], b, a),
+    ]
+}
+
+fn write_pcap(path: &Path, frames: &[Vec<u8>]) {
+    let mut w = PcapWriter::new(std::fs::File::create(path).expect("create")).expect("pcap");
+    for (i, f) in frames.iter().enumerate() {
+        w.write_packet((i as u64 + 1) * 1_000_000, f)
+            .expect("write");
+    }
+    w.flush().expect("flush");
+}
+
+#[test]
+fn a_corrupted_byte_is_listed_by_frame_number_and_exits_1() {
+    let d = scratch("corrupt");
+    let mut frames = hand_built();
+    frames[1][80] ^= 0x10; // a payload byte of the WRITE, frame 2
+    let path = d.join("bad.pcap");
+    write_pcap(&path, &frames);
+    let out = rnic(&["pcap", "check", s(&path)]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("\nfailed frames:\n  frame 2: icrc: stated"),
+        "{}",
+        out.stdout
+    );
+    let last = out.stdout.trim_end().lines().last().unwrap_or("");
+    assert_eq!(
+        last,
+        "FAILED: 1 of 3 RoCEv2 frames failed to parse or failed the ICRC (frame 2)"
+    );
+    assert!(
+        out.stderr.contains("error: ") && out.stderr.contains("FAILED"),
+        "{}",
+        out.stderr
+    );
+    // JSON on standard output carries the same.
+    let out = rnic(&["pcap", "check", s(&path), "--json", "-"]);
+    assert_eq!(out.code, 1);
+    let v: Value = serde_json::from_str(&out.stdout).expect("JSON on stdout");
+    assert_eq!(v["failures"][0]["frame"], 2);
+    assert_eq!(v["status"], "failed");
+}
+
+/// Rewrites a classic pcap (as rnic writes it: little-endian, nanoseconds) as pcapng: SHB,
+/// one Ethernet IDB with if_tsresol 9, one EPB per record.
+fn pcap_to_pcapng(pcap: &[u8]) -> Vec<u8> {
+    fn block(out: &mut Vec<u8>, kind: u32, body: &[u8]) {
+        let padded = body.len().div_ceil(4) * 4;
+        let len = (12 + padded) as u32;
+        out.extend_from_slice(&kind.to_le_bytes());
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(body);
+        out.resize(out.len() + padded - body.len(), 0);
+        out.extend_from_slice(&len.to_le_bytes());
+    }
+    let u32_at = |b: &[u8], i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
+    assert_eq!(u32_at(pcap, 0), 0xA1B2_3C4D, "a nanosecond pcap");
+    let mut out = Vec::new();
+    let mut shb = 0x1A2B_3C4Du32.to_le_bytes().to_vec();
+    shb.extend_from_slice(&[1, 0, 0, 0]);
+    shb.extend_from_slice(&(-1i64).to_le_bytes());
+    block(&mut out, 0x0A0D_0D0A, &shb);
+    let mut idb = vec![1, 0, 0, 0];
+    idb.extend_from_slice(&pcap[16..20]); // snaplen
+    idb.extend_from_slice(&[9, 0, 1, 0, 9, 0, 0, 0, 0, 0, 0, 0]);
+    block(&mut out, 1, &idb);
+    let mut at = 24;
+    while at + 16 <= pcap.len() {
+        let ts = u64::from(u32_at(pcap, at)) * 1_000_000_000 + u64::from(u32_at(pcap, at + 4));
+        let caplen = u32_at(pcap, at + 8) as usize;
+        let mut epb = 0u32.to_le_bytes().to_vec();
+        epb.extend_from_slice(&((ts >> 32) as u32).to_le_bytes());
+        epb.extend_from_slice(&(ts as u32).to_le_bytes());
+        epb.extend_from_slice(&pcap[at + 8..at + 16]);
+        epb.extend_from_slice(&pcap[at + 16..at + 16 + caplen]);
+        epb.resize(epb.len().div_ceil(4) * 4, 0);
+        block(&mut out, 6, &epb);
+        at += 16 + caplen;
+    }
+    out
+}
+
+#[test]
+fn the_same_capture_as_pcapng_reads_the_same() {
+    let d = scratch("pcapng");
+    let (pcap, ng) = (d.join("c.pcap"), d.join("c.pcapng"));
+    let run = rnic(&[
+        "perf",
+        "write-bw",
+        "-s",
+        "5000",
+        "-n",
+        "20",
+        "-m",
+        "1024",
+        "--pcap",
+        s(&pcap),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    std::fs::write(&ng, pcap_to_pcapng(&std::fs::read(&pcap).unwrap())).unwrap();
+    let a = rnic(&["pcap", "check", s(&pcap), "--json", "-"]);
+    let b = rnic(&["pcap", "check", s(&ng), "--json", "-"]);
+    assert_eq!((a.code, b.code), (0, 0), "{}", b.stderr);
+    let mut a: Value = serde_json::from_str(&a.stdout).unwrap();
+    let mut b: Value = serde_json::from_str(&b.stdout).unwrap();
+    assert_eq!(b["format"], "pcapng");
+    for v in [&mut a, &mut b] {
+        v["file"] = Value::Null;
+        v["format"] = Value::Null;
+    }
+    assert_eq!(a, b);
+    assert_eq!(sum(&a, "/messages/write"), 20);
+}
+
+#[test]
+fn roce_to_another_udp_port_is_recognised_by_its_icrc() {
+    let d = scratch("port");
+    let mut frames = hand_built();
+    for f in &mut frames {
+        f[36..38].copy_from_slice(&4793u16.to_be_bytes());
+        let crc = icrc::compute(f).unwrap();
+        let n = f.len();
+        f[n - 4..].copy_from_slice(&crc.to_le_bytes());
+    }
+    let path = d.join("port.pcap");
+    write_pcap(&path, &frames);
+    let out = rnic(&["pcap", "check", s(&path)]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("destination port 4793"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("note: RoCEv2 frames on UDP ports other than 4791 (3 to port 4793)"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("messages     2 (send 1, write 1)"));
+}
+
+#[test]
+fn files_that_are_not_captures_exit_2_naming_the_file() {
+    let d = scratch("notpcap");
+    let txt = d.join("notes.txt");
+    std::fs::write(&txt, "not a capture at all\n").unwrap();
+    let missing = d.join("missing.pcap");
+    for (path, want) in [(&txt, "starts with 6e6f7420"), (&missing, "cannot open")] {
+        let out = rnic(&["pcap", "check", s(path)]);
+        assert_eq!(out.code, 2, "{}", out.stderr);
+        assert!(
+            out.stderr.contains(s(path)) && out.stderr.contains(want),
+            "{}",
+            out.stderr
+        );
+        assert!(out.stderr.contains("expected a pcap"), "{}", out.stderr);
+        assert!(!out.stderr.contains("panicked"));
+    }
+    // An unwritable --json is refused (exit 4) before the capture is even opened.
+    let out = rnic(&["pcap", "check", s(&missing), "--json", "/proc/x/y.json"]);
+    assert_eq!(out.code, 4, "{}", out.stderr);
+    assert!(out.stderr.contains("/proc/x/y.json"), "{}", out.stderr);
+}
+
+#[test]
+fn help_lists_the_exit_statuses_of_pcap_check() {
+    let out = rnic(&["pcap", "check", "--help"]);
+    assert_eq!(out.code, 0);
+    for code in ["\n  0  ", "\n  1  ", "\n  2  ", "\n  4  "] {
+        assert!(out.stdout.contains(code), "{}", out.stdout);
+    }
+}
+
+/// tshark, an independent decoder, counts the same RoCEv2 frames. Skipped when tshark is
+/// missing, unless RNIC_REQUIRE_EXTERNAL_TOOLS=1 or CI is set.
+#[test]
+fn tshark_counts_the_same_roce_frames() {
+    if Command::new("tshark").arg("--version").output().is_err() {
+        let required = std::env::var_os("RNIC_REQUIRE_EXTERNAL_TOOLS").is_some_and(|v| v == "1")
+            || std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
+        assert!(
+            !required,
+            "tshark is required here: run scripts/install-test-deps.sh"
+        );
+        eprintln!("tshark not installed; skipping (scripts/install-test-deps.sh installs it)");
+        return;
+    }
+    let d = scratch("tshark");
+    let pcap = d.join("t.pcap");
+    let run = rnic(&[
+        "perf",
+        "read-bw",
+        "-s",
+        "6000",
+        "-n",
+        "30",
+        "-m",
+        "2048",
+        "--pcap",
+        s(&pcap),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let ts = Command::new("tshark")
+        .args([
+            "-r",
+            s(&pcap),
+            "-Y",
+            "infiniband",
+            "-T",
+            "fields",
+            "-e",
+            "frame.number",
+        ])
+        .output()
+        .expect("tshark");
+    assert!(
+        ts.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ts.stderr)
+    );
+    let tshark_frames = String::from_utf8_lossy(&ts.stdout).lines().count() as u64;
+    let out = rnic(&["pcap", "check", s(&pcap), "--json", "-"]);
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert!(tshark_frames > 0);
+    assert_eq!(v["roce_frames"].as_u64(), Some(tshark_frames));
+    assert_eq!(v["roce_frames_verified"].as_u64(), Some(tshark_frames));
+}
