@@ -334,12 +334,12 @@ impl Nic {
             self.tx.stats.retransmits += 1;
         }
         let mut kick_sched = false;
-        let mut freed = false;
-        if let Some(qpn) = qpn_used {
-            if op.is_request() && !meta.is_retransmit && meta.payload_len > 0 {
-                freed = self.tx_buffer_release(qpn, u64::from(meta.payload_len));
-            }
-        }
+        // A fresh request's payload leaves the TX buffer whichever way it was polled: the
+        // sweep after a timeout also sends packets that were never sent before.
+        let freed = op.is_request()
+            && !meta.is_retransmit
+            && meta.payload_len > 0
+            && self.tx_buffer_release(meta.qpn, u64::from(meta.payload_len));
         if op.is_request() && starts && !meta.is_retransmit {
             self.tx.stats.messages += 1;
             self.tx.backlog = self.tx.backlog.saturating_sub(1);
