@@ -26,8 +26,8 @@
 //! x = "perf.qp"                        # x axis of the plots (default: the first axis)
 //! series = "nic.qpc_manager"           # optional: the axis that labels the lines first
 //! x_log = true                         # log-scale x (and y_log for y)
-//! metrics = ["msg_rate_mops", "latency.avg"]   # one plot per metric (default:
-//!                                      # msg_rate_mops, goodput_gbps, latency.avg)
+//! metrics = ["msg_rate_mops", "latency_us.avg"]   # one plot per metric (default:
+//!                                      # msg_rate_mops, goodput_gbps, latency_us.avg)
 //! ```
 //!
 //! `name` names the output files, so it may not contain a path separator or `..`
@@ -63,7 +63,7 @@ use toml::Value;
 pub const MAX_POINTS: usize = 1_000_000;
 
 /// Metrics plotted when a sweep names none.
-pub const DEFAULT_METRICS: &[&str] = &["msg_rate_mops", "goodput_gbps", "latency.avg"];
+pub const DEFAULT_METRICS: &[&str] = &["msg_rate_mops", "goodput_gbps", "latency_us.avg"];
 
 /// What an axis varies.
 #[derive(Debug, Clone, PartialEq)]
