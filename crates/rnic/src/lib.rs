@@ -13,6 +13,7 @@ pub mod cli;
 pub mod input;
 pub mod output;
 pub mod perf;
+pub mod progress;
 pub mod report;
 pub mod repro;
 pub mod scenario;

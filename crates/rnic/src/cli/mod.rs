@@ -5,12 +5,12 @@
 pub mod args;
 
 use crate::config::{self, show, Config, Override};
-use crate::perf::{execute, PerfRunner, RunInputs};
+use crate::perf::{PerfRunner, RunInputs};
 use crate::report::RunStatus;
 use crate::report::{json, text, PerfResult};
 use crate::scenario::{load_scenario, CliOverrides};
 use crate::sweep::{self, SweepOptions};
-use crate::{exit_status, output, repro, OutputError, RunFailed};
+use crate::{exit_status, output, progress, repro, OutputError, RunFailed};
 use anyhow::Context as _;
 use args::{Cli, Command, ConfigCmd, PerfCmd, ReproCmd, RunCmd, SweepCmd};
 use clap::Parser as _;
@@ -170,7 +170,8 @@ pub fn run_and_report(
     if let Some(path) = &spec.pcap {
         output::check_file("pcap", path)?;
     }
-    let result = execute(runner, &cfg, &spec, &inputs.profile)?;
+    let show_progress = sweep::progress_wanted() && !json_to_stdout;
+    let result = progress::execute_with_bar(runner, &cfg, &spec, &inputs.profile, show_progress)?;
     if !json_to_stdout {
         out.write_all(text::render(&result, &spec, &cfg, inputs.perf.report_gbits).as_bytes())?;
         if inputs.perf.stats {
