@@ -244,33 +244,41 @@ fn cmd_run(
         .with_context(|| format!("scenario {origin}"))
 }
 
-fn sweep_options(jobs: Option<u32>, out_dir: PathBuf, allow_large: bool) -> SweepOptions {
+fn sweep_options(c: &SweepCmd) -> SweepOptions {
     SweepOptions {
-        jobs: jobs.map(|j| j as usize).unwrap_or(0),
-        out_dir,
+        jobs: c.jobs.map(|j| j as usize).unwrap_or(0),
+        out_dir: c.out.clone(),
         progress: sweep::progress_wanted(),
-        allow_large,
+        allow_large: c.allow_large,
+        shard: c.shard,
     }
 }
 
 /// `rnic sweep`: every check (grid size, points, outputs) before the first point runs; the
 /// table, JSON and summary after; then the worst point status decides the exit status.
 fn cmd_sweep(
-    c: SweepCmd,
+    mut c: SweepCmd,
     runner: &dyn PerfRunner,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> anyhow::Result<()> {
-    let sw = sweep::load_sweep(&c.sweep)?;
+    let path = match (c.merge.take(), c.sweep.clone()) {
+        (Some(args::SweepSubCmd::Merge(m)), _) => return cmd_sweep_merge(m, out, err),
+        (None, Some(path)) => path,
+        (None, None) => anyhow::bail!(crate::UsageError(
+            "give a sweep file (rnic sweep FILE) or `merge` (rnic sweep merge DIR...)".into()
+        )),
+    };
+    let sw = sweep::load_sweep(&path)?;
     let cli = CliOverrides {
         profile: c.profile.clone(),
         seed: c.seed,
         set: c.set.clone(),
     };
-    let opts = sweep_options(c.jobs, c.out.clone(), c.allow_large);
-    let plan = sweep::Plan::new(&sw, &cli, runner, &opts)?;
     // `--json -` puts the results on standard output instead of the table, as for perf.
     let json_to_stdout = c.json.as_deref() == Some(Path::new("-"));
+    let opts = sweep_options(&c);
+    let plan = sweep::Plan::new(&sw, &cli, runner, &opts)?;
     if let Some(path) = c.json.as_deref().filter(|_| !json_to_stdout) {
         output::check_file("sweep JSON output", path)?;
     }
@@ -289,12 +297,47 @@ fn cmd_sweep(
     if !json_to_stdout {
         write_sweep_table(&sw, &outcome, out)?;
     }
+    match c.shard {
+        Some(s) => writeln!(
+            err,
+            "rnic: sweep {}, {s}: {} points in {:.2} s; wrote {} and {}; when every shard \
+             is done, `rnic sweep merge DIR...` writes the sweep's CSV, JSON and plots",
+            sw.name,
+            outcome.points,
+            start.elapsed().as_secs_f64(),
+            outcome.csv.display(),
+            outcome.json.display(),
+        )?,
+        None => writeln!(
+            err,
+            "rnic: sweep {}: {} points in {:.2} s; wrote {}, {} and {} plot files",
+            sw.name,
+            outcome.points,
+            start.elapsed().as_secs_f64(),
+            outcome.csv.display(),
+            outcome.json.display(),
+            outcome.plots.len()
+        )?,
+    }
+    match outcome.failure() {
+        Some(f) => Err(f.into()),
+        None => Ok(()),
+    }
+}
+
+/// `rnic sweep merge`: the shards' files checked and merged; the table and summary as for a
+/// sweep, and the same exit status.
+fn cmd_sweep_merge(
+    m: args::SweepMergeCmd,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let (sw, outcome) = sweep::merge(&m.dirs, &m.out, err)?;
+    write_sweep_table(&sw, &outcome, out)?;
     writeln!(
         err,
-        "rnic: sweep {}: {} points in {:.2} s; wrote {}, {} and {} plot files",
+        "rnic: sweep merge {}: wrote {}, {} and {} plot files",
         sw.name,
-        outcome.points,
-        start.elapsed().as_secs_f64(),
         outcome.csv.display(),
         outcome.json.display(),
         outcome.plots.len()

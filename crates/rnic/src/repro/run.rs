@@ -113,6 +113,7 @@ pub fn run_sweeps(
         // The committed sweeps are sized on purpose; `every_repro_sweep_parses` keeps them
         // under the limit.
         allow_large: true,
+        shard: None,
     };
     let mut files = Vec::new();
     let mut outputs = Outputs { sweeps: Vec::new() };

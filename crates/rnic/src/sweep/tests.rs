@@ -36,6 +36,7 @@ fn opts(dir: &Path, jobs: usize) -> SweepOptions {
         out_dir: dir.to_path_buf(),
         progress: false,
         allow_large: false,
+        shard: None,
     }
 }
 
