@@ -25,6 +25,10 @@ use std::path::PathBuf;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Draw no progress bar and print no progress lines (results, summaries and errors are
+    /// still printed); for scripts that capture standard error from a terminal.
+    #[arg(long, global = true)]
+    pub quiet: bool,
 }
 
 /// The exit statuses (the values of [`crate::exit`]), shown by `rnic --help`.

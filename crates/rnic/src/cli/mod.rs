@@ -46,7 +46,13 @@ where
         inner: out,
         error: None,
     };
-    let result = dispatch(cli.command, runner, &mut stdout, err);
+    // A bar only on a terminal, not in CI, and not with --quiet; commands whose results go
+    // to standard output (`--json -`) turn it off too.
+    let progress = Progress {
+        bar: !cli.quiet && sweep::progress_wanted(),
+        quiet: cli.quiet,
+    };
+    let result = dispatch(cli.command, progress, runner, &mut stdout, err);
     // A failed write to standard output (other than the reader leaving) is an output error.
     let result = match (result, stdout.error.take()) {
         (Err(e), Some(io)) if !is_broken_pipe(&e) => Err(anyhow::Error::new(OutputError(format!(
@@ -107,24 +113,34 @@ pub fn write_error(e: &anyhow::Error, err: &mut dyn Write) -> std::io::Result<()
     Ok(())
 }
 
+/// What progress a command may show on standard error.
+#[derive(Debug, Clone, Copy)]
+struct Progress {
+    /// Draw a progress bar ([`sweep::progress_wanted`] and no `--quiet`).
+    bar: bool,
+    /// `--quiet`: no progress lines either.
+    quiet: bool,
+}
+
 fn dispatch(
     cmd: Command,
+    progress: Progress,
     runner: &dyn PerfRunner,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> anyhow::Result<()> {
     match cmd {
-        Command::Perf(c) => cmd_perf(c, runner, out, err),
+        Command::Perf(c) => cmd_perf(c, progress, runner, out, err),
         Command::Config(ConfigCmd::Show { profile, set }) => cmd_config_show(profile, &set, out),
         Command::Config(ConfigCmd::Profiles) => cmd_profiles(out),
-        Command::Run(c) => cmd_run(c, runner, out, err),
-        Command::Sweep(c) => cmd_sweep(c, runner, out, err),
+        Command::Run(c) => cmd_run(c, progress, runner, out, err),
+        Command::Sweep(c) => cmd_sweep(c, progress, runner, out, err),
         Command::Demo(c) => {
             let text = demo(c.seed)?;
             out.write_all(text.as_bytes())?;
             Ok(())
         }
-        Command::Repro(c) => cmd_repro(c, runner, out, err),
+        Command::Repro(c) => cmd_repro(c, progress, runner, out, err),
     }
 }
 
@@ -135,6 +151,7 @@ fn demo(seed: u64) -> anyhow::Result<String> {
 
 fn cmd_perf(
     c: PerfCmd,
+    progress: Progress,
     runner: &dyn PerfRunner,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -150,13 +167,22 @@ fn cmd_perf(
         perf: c.options(),
         pcap: c.pcap.clone(),
     };
-    run_and_report(&inputs, c.sim.json.as_deref(), runner, out, err)
+    run_and_report(
+        &inputs,
+        c.sim.json.as_deref(),
+        progress.bar,
+        runner,
+        out,
+        err,
+    )
 }
 
-/// Resolves, runs, prints perftest's table (unless JSON goes to stdout) and writes JSON.
+/// Resolves, runs, prints perftest's table (unless JSON goes to stdout) and writes JSON; a
+/// progress bar when `bar` and the JSON does not go to stdout.
 pub fn run_and_report(
     inputs: &RunInputs,
     json_path: Option<&Path>,
+    bar: bool,
     runner: &dyn PerfRunner,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -170,7 +196,7 @@ pub fn run_and_report(
     if let Some(path) = &spec.pcap {
         output::check_file("pcap", path)?;
     }
-    let show_progress = sweep::progress_wanted() && !json_to_stdout;
+    let show_progress = bar && !json_to_stdout;
     let result = progress::execute_with_bar(runner, &cfg, &spec, &inputs.profile, show_progress)?;
     if !json_to_stdout {
         out.write_all(text::render(&result, &spec, &cfg, inputs.perf.report_gbits).as_bytes())?;
@@ -222,6 +248,7 @@ fn cmd_profiles(out: &mut dyn Write) -> anyhow::Result<()> {
 
 fn cmd_run(
     c: RunCmd,
+    progress: Progress,
     runner: &dyn PerfRunner,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -240,15 +267,23 @@ fn cmd_run(
     inputs.pcap = c.pcap.clone().or(scenario.pcap.clone());
     let json_path: Option<PathBuf> = c.sim.json.clone().or(scenario.json.clone());
     writeln!(err, "rnic: scenario {}", scenario.name)?;
-    run_and_report(&inputs, json_path.as_deref(), runner, out, err)
-        .with_context(|| format!("scenario {origin}"))
+    run_and_report(
+        &inputs,
+        json_path.as_deref(),
+        progress.bar,
+        runner,
+        out,
+        err,
+    )
+    .with_context(|| format!("scenario {origin}"))
 }
 
-fn sweep_options(c: &SweepCmd) -> SweepOptions {
+fn sweep_options(c: &SweepCmd, progress: Progress, json_to_stdout: bool) -> SweepOptions {
     SweepOptions {
         jobs: c.jobs.map(|j| j as usize).unwrap_or(0),
         out_dir: c.out.clone(),
-        progress: sweep::progress_wanted(),
+        progress: progress.bar && !json_to_stdout,
+        quiet: progress.quiet,
         allow_large: c.allow_large,
         shard: c.shard,
     }
@@ -258,6 +293,7 @@ fn sweep_options(c: &SweepCmd) -> SweepOptions {
 /// table, JSON and summary after; then the worst point status decides the exit status.
 fn cmd_sweep(
     mut c: SweepCmd,
+    progress: Progress,
     runner: &dyn PerfRunner,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -277,7 +313,7 @@ fn cmd_sweep(
     };
     // `--json -` puts the results on standard output instead of the table, as for perf.
     let json_to_stdout = c.json.as_deref() == Some(Path::new("-"));
-    let opts = sweep_options(&c);
+    let opts = sweep_options(&c, progress, json_to_stdout);
     let plan = sweep::Plan::new(&sw, &cli, runner, &opts)?;
     if let Some(path) = c.json.as_deref().filter(|_| !json_to_stdout) {
         output::check_file("sweep JSON output", path)?;
@@ -397,6 +433,7 @@ fn write_sweep_table(
 
 fn cmd_repro(
     c: ReproCmd,
+    progress: Progress,
     runner: &dyn PerfRunner,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -404,7 +441,8 @@ fn cmd_repro(
     let opts = repro::ReproOptions {
         jobs: c.jobs.map(|j| j as usize).unwrap_or(0),
         out_dir: c.out,
-        progress: sweep::progress_wanted(),
+        progress: progress.bar,
+        quiet: progress.quiet,
     };
     repro::command(c.id.as_deref(), c.check, runner, &opts, out, err)
 }

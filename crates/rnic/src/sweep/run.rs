@@ -52,6 +52,9 @@ pub struct SweepOptions {
     pub out_dir: PathBuf,
     /// Show a progress bar (on stderr).
     pub progress: bool,
+    /// `--quiet`: no progress lines in the log either (when there is no bar, large sweeps
+    /// otherwise log one line per tenth of their points).
+    pub quiet: bool,
     /// Run grids of more than [`LARGE_POINTS`] points (`--allow-large`).
     pub allow_large: bool,
     /// Run only this shard's points and write shard files (`--shard I/N`).
@@ -246,7 +249,8 @@ impl<'a> Plan<'a> {
             if workers == 1 { "" } else { "s" }
         );
         let bar = progress_bar(sweep, n, self.opts.progress);
-        let mut progress = ProgressLines::new(&sweep.name, n, !self.opts.progress);
+        let mut progress =
+            ProgressLines::new(&sweep.name, n, !self.opts.progress && !self.opts.quiet);
         let mut partial =
             PartialCsv::new(partial::path(sweep, &self.opts.out_dir, self.opts.shard));
         let mut slots: Vec<Option<(Point, PerfResult)>> = vec![None; n];

@@ -16,6 +16,7 @@ fn opts(dir: &Path, shard: Option<Shard>) -> SweepOptions {
         jobs: 2,
         out_dir: dir.to_path_buf(),
         progress: false,
+        quiet: false,
         allow_large: false,
         shard,
     }

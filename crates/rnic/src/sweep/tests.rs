@@ -35,6 +35,7 @@ fn opts(dir: &Path, jobs: usize) -> SweepOptions {
         jobs,
         out_dir: dir.to_path_buf(),
         progress: false,
+        quiet: false,
         allow_large: false,
         shard: None,
     }
@@ -325,6 +326,22 @@ fn point_count_workers_and_progress_lines_are_logged() {
     assert_eq!(lines[1], "rnic: sweep many: 12/120 points done");
     assert_eq!(lines.last(), Some(&"rnic: sweep many: 120/120 points done"));
     assert_eq!(lines.len(), 11, "{log}");
+    // --quiet: the point count, no progress lines.
+    let mut log = Vec::new();
+    let quiet = SweepOptions {
+        quiet: true,
+        ..opts(&dir, 2)
+    };
+    run_sweep(
+        &sw,
+        &CliOverrides::default(),
+        &FakeRunner::default(),
+        &quiet,
+        &mut log,
+    )
+    .unwrap();
+    let log = String::from_utf8(log).unwrap();
+    assert_eq!(log, "rnic: sweep many: 120 points, 2 workers\n");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
