@@ -39,4 +39,6 @@ pub use error::{OutputError, UsageError};
 
 pub use breakdown::{write_lat_breakdown, Breakdown};
 pub use params::ModelParams;
-pub use run::{run_perf, run_perf_detailed, ModelRun, RunOptions};
+pub use run::{
+    run_perf, run_perf_detailed, run_perf_with_progress, ModelRun, Progress, RunOptions,
+};

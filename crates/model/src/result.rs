@@ -113,7 +113,7 @@ pub struct SizeResult {
     pub goodput_gbps: f64,
     pub bw_avg_mb_s: f64,
     pub bw_peak_mb_s: f64,
-    pub latency: LatencyStats,
+    pub latency_us: LatencyStats,
 }
 
 /// The result of one run, as written by `--json`.
@@ -143,7 +143,7 @@ pub struct PerfResult {
     /// perftest's BW peak[MB/sec]: best bandwidth over any window of completions.
     pub bw_peak_mb_s: f64,
     /// Latency, µs.
-    pub latency: LatencyStats,
+    pub latency_us: LatencyStats,
     /// Packets retransmitted (all QPs, both directions).
     pub retransmissions: u64,
     /// NAKs sent (PSN sequence errors, RNR, and the rest).
@@ -259,7 +259,7 @@ impl PerfResult {
             goodput_gbps: self.goodput_gbps,
             bw_avg_mb_s: self.bw_avg_mb_s,
             bw_peak_mb_s: self.bw_peak_mb_s,
-            latency: self.latency,
+            latency_us: self.latency_us,
         }
     }
 
@@ -320,7 +320,7 @@ impl PerfResult {
         out
     }
 
-    /// Every scalar figure, flattened with dotted names (`latency.avg`, `caches.qpc.hits`),
+    /// Every scalar figure, flattened with dotted names (`latency_us.avg`, `caches.qpc.hits`),
     /// in JSON order. Strings, `per_size` and `wall_seconds` (not deterministic) are left out.
     pub fn metrics(&self) -> Vec<(String, Metric)> {
         use Metric::{Bool, Float, Int};
@@ -336,7 +336,7 @@ impl PerfResult {
         push("goodput_gbps", Float(self.goodput_gbps));
         push("bw_avg_mb_s", Float(self.bw_avg_mb_s));
         push("bw_peak_mb_s", Float(self.bw_peak_mb_s));
-        let l = &self.latency;
+        let l = &self.latency_us;
         for (k, v) in [
             ("min", l.min),
             ("avg", l.avg),
@@ -346,7 +346,7 @@ impl PerfResult {
             ("max", l.max),
             ("stdev", l.stdev),
         ] {
-            push(&format!("latency.{k}"), Float(v));
+            push(&format!("latency_us.{k}"), Float(v));
         }
         push("retransmissions", Int(self.retransmissions));
         push("naks", Int(self.naks));

@@ -35,7 +35,7 @@ fn write_lat(cfg: &Config, qps: u32) -> f64 {
     s.iters = u64::from(qps) * 2;
     let r = run(cfg, &s);
     assert!(r.result.bytes_verified, "q={qps}: {:?}", r.failures);
-    r.result.latency.avg
+    r.result.latency_us.avg
 }
 
 #[test]

@@ -75,3 +75,47 @@ fn model_same_seed_same_results_and_pcap() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A progress observer only watches: the events run in the same order, so every figure is
+/// the same with and without one, for iteration runs, duration runs, runs of several sizes
+/// and runs stopped by the event limit (not a multiple of the loop's chunk of events).
+#[test]
+fn model_progress_observer_changes_nothing() {
+    use rnic_model::{run_perf, run_perf_with_progress};
+    let cfg = lossy();
+    let mut iters = spec(PerfTest::WriteBw, 4096, 8, 3);
+    iters.iters = 100;
+    iters.tx_depth = 16;
+    let mut window = spec(PerfTest::WriteBw, 64, 64, 3);
+    window.duration_us = Some(100.0);
+    let mut sizes = spec(PerfTest::ReadBw, 64, 2, 1);
+    sizes.sizes = vec![64, 1024, 8192];
+    sizes.iters = 20;
+    let mut limited_cfg = baseline(10.0);
+    limited_cfg.sim.max_events = 10_000;
+    let mut limited = spec(PerfTest::WriteBw, 64, 4, 1);
+    limited.iters = 5000;
+    for (cfg, s) in [
+        (&cfg, &iters),
+        (&cfg, &window),
+        (&cfg, &sizes),
+        (&limited_cfg, &limited),
+    ] {
+        let mut plain = run_perf(cfg, s).unwrap();
+        let mut reports = Vec::new();
+        let mut watched = run_perf_with_progress(cfg, s, &mut |p| reports.push(*p)).unwrap();
+        plain.wall_seconds = 0.0;
+        watched.wall_seconds = 0.0;
+        assert_eq!(plain, watched, "{:?}", s.test);
+        assert!(plain.events > 0);
+        for p in &reports {
+            assert!(p.events <= plain.events && p.sizes == s.sizes.len());
+            assert_eq!(p.ops_asked.is_some(), s.duration_us.is_none());
+        }
+    }
+    assert_eq!(
+        run_perf(&limited_cfg, &limited).unwrap().events,
+        10_000,
+        "the event limit stops the run"
+    );
+}

@@ -33,7 +33,7 @@ fn write_lat(cfg: &Config, qps: u32) -> f64 {
     let r = run(&cfg, &s);
     assert!(r.result.bytes_verified, "q={qps}: {:?}", r.failures);
     assert!(r.result.ops_completed > 100, "q={qps}: {:?}", r.result);
-    r.result.latency.avg
+    r.result.latency_us.avg
 }
 
 #[test]
@@ -75,7 +75,7 @@ fn procs_run_concurrently_and_count_every_operation() {
         let r = run(&cfg, &s).result;
         assert!(r.bytes_verified, "{test}: {r:?}");
         assert_eq!(r.ops_completed, 400, "{test}");
-        let lat = r.latency.avg;
+        let lat = r.latency_us.avg;
         assert!(lat > 1.0, "{test}: {lat} µs");
         // Ten operations in flight: far less time than 400 back-to-back operations.
         assert!(
@@ -100,7 +100,7 @@ fn warmup_rounds_move_the_window_past_the_cold_round() {
         s.duration_us = Some(300.0);
         let r = run(&cfg, &s);
         assert!(r.result.bytes_verified, "{:?}", r.failures);
-        r.result.latency.avg
+        r.result.latency_us.avg
     };
     let (cold, warm) = (lat(0), lat(1));
     let mut few = fcfs();

@@ -70,7 +70,7 @@ fn model_two_byte_write_lat_is_the_sum_of_its_components() {
     assert!((sum - b.total_ns).abs() < 1e-6);
     let r = run(&cfg, &spec(PerfTest::WriteLat, 2, 1, 1));
     assert!(r.result.bytes_verified, "{:?}", r.failures);
-    let measured_ns = r.result.latency.p50 * 1000.0;
+    let measured_ns = r.result.latency_us.p50 * 1000.0;
     let err = (measured_ns - b.total_ns).abs() / b.total_ns;
     assert!(
         err < 0.01,

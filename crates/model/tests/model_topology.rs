@@ -35,7 +35,7 @@ fn write_lat_us(name: &str, k: [f64; 4]) -> f64 {
     let r = run(&cfg, &s);
     assert_eq!(r.result.status, RunStatus::Ok, "{:?}", r.failures);
     let _ = std::fs::remove_file(&cfg.net.topology);
-    r.result.latency.p50
+    r.result.latency_us.p50
 }
 
 #[test]
@@ -183,6 +183,6 @@ fn the_committed_example_topology_runs_with_its_fibre_in_the_latency() {
     let r = run(&cfg, &s);
     assert_eq!(r.result.status, RunStatus::Ok, "{:?}", r.failures);
     // 0.5 + 50 (10 km) + 0.5 µs of propagation and tor1's 0.3 µs, plus the NICs' ~1.7 µs.
-    let p50 = r.result.latency.p50;
+    let p50 = r.result.latency_us.p50;
     assert!((52.5..53.5).contains(&p50), "{p50} µs");
 }

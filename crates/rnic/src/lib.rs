@@ -15,6 +15,7 @@ pub mod input;
 pub mod output;
 pub mod pcap_check;
 pub mod perf;
+pub mod progress;
 pub mod report;
 pub mod repro;
 pub mod scenario;

@@ -6,6 +6,7 @@ pub use rnic_model::workload::*;
 
 use crate::config::schema::{check_tree, FieldDoc, HintStyle, Kind, PMTUS};
 use crate::config::{Config, ConfigError, Override};
+use crate::model::Progress;
 use crate::report::PerfResult;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -22,6 +23,19 @@ use std::path::PathBuf;
 /// error.
 pub trait PerfRunner: Sync {
     fn run(&self, cfg: &Config, spec: &PerfSpec) -> anyhow::Result<PerfResult>;
+
+    /// [`PerfRunner::run`], telling `progress` how far the run has come now and then (the
+    /// model: about every 100 ms of wall time). Progress only observes: the result is that
+    /// of `run`. Runners without progress just run.
+    fn run_with_progress(
+        &self,
+        cfg: &Config,
+        spec: &PerfSpec,
+        progress: &mut dyn FnMut(&Progress),
+    ) -> anyhow::Result<PerfResult> {
+        let _ = progress;
+        self.run(cfg, spec)
+    }
 
     /// Refuses a run the runner cannot do (e.g. beyond its memory budget) without running
     /// it, so commands can check every run (every point of a sweep) before the first starts.
@@ -40,6 +54,15 @@ impl PerfRunner for ModelRunner {
         crate::model::run_perf(cfg, spec)
     }
 
+    fn run_with_progress(
+        &self,
+        cfg: &Config,
+        spec: &PerfSpec,
+        progress: &mut dyn FnMut(&Progress),
+    ) -> anyhow::Result<PerfResult> {
+        crate::model::run_perf_with_progress(cfg, spec, progress)
+    }
+
     fn check(&self, cfg: &Config, spec: &PerfSpec) -> Result<(), crate::UsageError> {
         crate::model::limits::check_run(cfg, spec)
     }
@@ -53,8 +76,22 @@ pub fn execute(
     spec: &PerfSpec,
     profile: &str,
 ) -> anyhow::Result<PerfResult> {
+    execute_observed(runner, cfg, spec, profile, None)
+}
+
+/// [`execute`], with the run's progress going to `progress` when given.
+pub fn execute_observed(
+    runner: &dyn PerfRunner,
+    cfg: &Config,
+    spec: &PerfSpec,
+    profile: &str,
+    progress: Option<&mut dyn FnMut(&Progress)>,
+) -> anyhow::Result<PerfResult> {
     let start = std::time::Instant::now();
-    let mut r = runner.run(cfg, spec)?;
+    let mut r = match progress {
+        Some(p) => runner.run_with_progress(cfg, spec, p)?,
+        None => runner.run(cfg, spec)?,
+    };
     r.test = spec.test.name().to_string();
     r.qps = spec.qps;
     r.clients = spec.clients;

@@ -62,7 +62,7 @@ impl PerfRunner for FakeRunner {
                 iterations: ops,
                 simulated_time_us: time_us,
                 ops_completed: ops,
-                latency: LatencyStats::from_samples_us(&samples),
+                latency_us: LatencyStats::from_samples_us(&samples),
                 events: ops * 10,
                 pcie_rd_bytes: ops * (size + u64::from(cfg.nic.wqe_bytes)),
                 pcie_wr_bytes: ops * 64,

@@ -182,6 +182,7 @@ fn memory_runs_for_real_and_passes() {
         jobs: 1,
         out_dir: dir.clone(),
         progress: false,
+        quiet: false,
     };
     let o = repro::run(r, &rnic::perf::ModelRunner, &opts, &mut std::io::sink()).unwrap();
     assert!(o.passed(), "{:?}", o.evaluation.claims);

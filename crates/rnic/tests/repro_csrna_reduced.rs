@@ -71,6 +71,7 @@ fn reproduce(id: &str, reduce: impl Fn(&mut Sweep)) {
         jobs: 2,
         out_dir: out_dir.clone(),
         progress: false,
+        quiet: false,
     };
     let o = repro::run_sweeps(e, sweeps, &ModelRunner, &opts, &mut std::io::sink()).unwrap();
     let table = claims_table(id, &o.evaluation.claims);

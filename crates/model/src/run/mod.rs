@@ -1,9 +1,11 @@
 //! `run_perf`: a perftest-style run on the timed model in four steps, each a module:
 //! [`build`] the world (nodes, QPs, buffers, application, network, observers), simulate it,
-//! [`judge`] it (verdict, buffer verification, the wire's bound) and [`report`] it.
+//! [`judge`] it (verdict, buffer verification, the wire's bound) and [`report`] it. A caller
+//! may watch the simulation's [`progress`] ([`run_perf_with_progress`]).
 
 mod build;
 mod judge;
+pub mod progress;
 mod report;
 
 use rnic_sim::TimePs;
@@ -17,6 +19,7 @@ use crate::world::Hooks;
 use anyhow::bail;
 
 pub(crate) use build::{buffer_slots, buffer_stride};
+pub use progress::Progress;
 
 /// Options of a model run beyond the config and the perf spec.
 #[derive(Debug, Clone, Default)]
@@ -52,32 +55,67 @@ pub fn run_perf(cfg: &Config, spec: &PerfSpec) -> anyhow::Result<PerfResult> {
     ))
 }
 
+/// Like [`run_perf`], calling `observer` with the run's [`Progress`] about every 100 ms of
+/// wall time (never for a run shorter than that). The results are those of [`run_perf`].
+pub fn run_perf_with_progress(
+    cfg: &Config,
+    spec: &PerfSpec,
+    observer: &mut dyn FnMut(&Progress),
+) -> anyhow::Result<PerfResult> {
+    let runs = run_sizes(cfg, spec, &RunOptions::default(), Some(observer))?;
+    Ok(PerfResult::from_sizes(
+        runs.into_iter().map(|r| r.result).collect(),
+    ))
+}
+
 /// Like [`run_perf`], one [`ModelRun`] per size, with options.
 pub fn run_perf_detailed(
     cfg: &Config,
     spec: &PerfSpec,
     opts: &RunOptions,
 ) -> anyhow::Result<Vec<ModelRun>> {
+    run_sizes(cfg, spec, opts, None)
+}
+
+fn run_sizes(
+    cfg: &Config,
+    spec: &PerfSpec,
+    opts: &RunOptions,
+    mut observer: Option<&mut dyn FnMut(&Progress)>,
+) -> anyhow::Result<Vec<ModelRun>> {
     if spec.sizes.is_empty() {
         bail!("no message size given");
     }
     super::limits::check_run(cfg, spec)?;
-    spec.sizes
-        .iter()
-        .map(|&s| run_one(cfg, spec, s, opts))
-        .collect()
+    let sizes = spec.sizes.len();
+    let mut runs = Vec::with_capacity(sizes);
+    for (size_index, &size_bytes) in spec.sizes.iter().enumerate() {
+        let at = progress::Position {
+            size_bytes,
+            size_index,
+            sizes,
+        };
+        let this_size: Option<&mut dyn FnMut(&Progress)> = match observer {
+            Some(ref mut o) => Some(&mut **o),
+            None => None,
+        };
+        runs.push(run_one(cfg, spec, at, opts, this_size)?);
+    }
+    Ok(runs)
 }
 
 /// One size: build, simulate, judge, report.
 fn run_one(
     cfg: &Config,
     spec: &PerfSpec,
-    size: u64,
+    at: progress::Position,
     opts: &RunOptions,
+    observer: Option<&mut dyn FnMut(&Progress)>,
 ) -> anyhow::Result<ModelRun> {
+    let size = at.size_bytes;
     let mut b = build::build(cfg, spec, size, opts)?;
     b.world.start();
-    let end = b.world.run_until(TimePs::MAX, b.max_events);
+    let end = progress::run_observed(&mut b.world, b.max_events, at, observer);
     if let Some(w) = b.world.net.pcap.as_mut() {
         w.flush()
             .map_err(|e| crate::OutputError(format!("cannot write the pcap: {e}")))?;

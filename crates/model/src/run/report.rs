@@ -98,7 +98,7 @@ pub(crate) fn report(
         clients: clients as u32,
         simulated_time_us: sim_time_ps as f64 / 1e6,
         ops_completed: ops,
-        latency,
+        latency_us: latency,
         retransmissions: transport.retransmissions,
         naks: transport.naks,
         timeouts: transport.timeouts,

@@ -25,6 +25,10 @@ use std::path::PathBuf;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Draw no progress bar and print no progress lines (results, summaries and errors are
+    /// still printed); for scripts that capture standard error from a terminal.
+    #[arg(long, global = true)]
+    pub quiet: bool,
 }
 
 /// The exit statuses (the values of [`crate::exit`]), shown by `rnic --help`.
@@ -248,12 +252,20 @@ pub struct RunCmd {
     pub sim: SimArgs,
 }
 
-/// `rnic sweep SWEEP.toml`.
+/// `rnic sweep SWEEP.toml`, or `rnic sweep merge DIR...`.
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct SweepCmd {
+    #[command(subcommand)]
+    pub merge: Option<SweepSubCmd>,
     /// The sweep file.
-    #[arg(value_name = "SWEEP.toml")]
-    pub sweep: PathBuf,
+    #[arg(value_name = "SWEEP.toml", required = true)]
+    pub sweep: Option<PathBuf>,
+    /// Run only shard I of N: the grid points I, I+N, I+2N, ... (1-based), written to
+    /// <name>.shard-I-of-N.csv and .json in --out, no plots; `rnic sweep merge` puts the
+    /// shards together.
+    #[arg(long, value_name = "I/N", value_parser = crate::sweep::Shard::parse)]
+    pub shard: Option<crate::sweep::Shard>,
     /// Points run in parallel [default: one per CPU].
     #[arg(short = 'j', long, value_name = "N",
           allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=4096))]
@@ -279,6 +291,25 @@ pub struct SweepCmd {
     /// refused before it starts.
     #[arg(long)]
     pub allow_large: bool,
+}
+
+/// `rnic sweep merge`.
+#[derive(Debug, Subcommand)]
+pub enum SweepSubCmd {
+    /// Merge the shard files of `rnic sweep FILE --shard I/N` found in the directories into
+    /// <name>.csv, <name>.json and the plots, the same bytes as the whole sweep would write.
+    Merge(SweepMergeCmd),
+}
+
+/// `rnic sweep merge DIR...`.
+#[derive(Debug, Args)]
+pub struct SweepMergeCmd {
+    /// Directories holding the shards' <name>.shard-I-of-N.json files.
+    #[arg(value_name = "DIR", required = true, num_args = 1..)]
+    pub dirs: Vec<PathBuf>,
+    /// Output directory for <name>.csv, <name>.json and <name>-<metric>.png/.svg.
+    #[arg(long, value_name = "DIR", default_value = "out")]
+    pub out: PathBuf,
 }
 
 /// `rnic demo`.

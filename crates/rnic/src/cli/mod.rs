@@ -6,12 +6,12 @@ pub mod args;
 mod pcap;
 
 use crate::config::{self, show, Config, Override};
-use crate::perf::{execute, PerfRunner, RunInputs};
+use crate::perf::{PerfRunner, RunInputs};
 use crate::report::RunStatus;
 use crate::report::{json, text, PerfResult};
 use crate::scenario::{load_scenario, CliOverrides};
 use crate::sweep::{self, SweepOptions};
-use crate::{exit_status, output, repro, OutputError, RunFailed};
+use crate::{exit_status, output, progress, repro, OutputError, RunFailed};
 use anyhow::Context as _;
 use args::{Cli, Command, ConfigCmd, PerfCmd, ReproCmd, RunCmd, SweepCmd};
 use clap::Parser as _;
@@ -47,7 +47,13 @@ where
         inner: out,
         error: None,
     };
-    let result = dispatch(cli.command, runner, &mut stdout, err);
+    // A bar only on a terminal, not in CI, and not with --quiet; commands whose results go
+    // to standard output (`--json -`) turn it off too.
+    let progress = Progress {
+        bar: !cli.quiet && sweep::progress_wanted(),
+        quiet: cli.quiet,
+    };
+    let result = dispatch(cli.command, progress, runner, &mut stdout, err);
     // A failed write to standard output (other than the reader leaving) is an output error.
     let result = match (result, stdout.error.take()) {
         (Err(e), Some(io)) if !is_broken_pipe(&e) => Err(anyhow::Error::new(OutputError(format!(
@@ -108,24 +114,34 @@ pub fn write_error(e: &anyhow::Error, err: &mut dyn Write) -> std::io::Result<()
     Ok(())
 }
 
+/// What progress a command may show on standard error.
+#[derive(Debug, Clone, Copy)]
+struct Progress {
+    /// Draw a progress bar ([`sweep::progress_wanted`] and no `--quiet`).
+    bar: bool,
+    /// `--quiet`: no progress lines either.
+    quiet: bool,
+}
+
 fn dispatch(
     cmd: Command,
+    progress: Progress,
     runner: &dyn PerfRunner,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> anyhow::Result<()> {
     match cmd {
-        Command::Perf(c) => cmd_perf(c, runner, out, err),
+        Command::Perf(c) => cmd_perf(c, progress, runner, out, err),
         Command::Config(ConfigCmd::Show { profile, set }) => cmd_config_show(profile, &set, out),
         Command::Config(ConfigCmd::Profiles) => cmd_profiles(out),
-        Command::Run(c) => cmd_run(c, runner, out, err),
-        Command::Sweep(c) => cmd_sweep(c, runner, out, err),
+        Command::Run(c) => cmd_run(c, progress, runner, out, err),
+        Command::Sweep(c) => cmd_sweep(c, progress, runner, out, err),
         Command::Demo(c) => {
             let text = demo(c.seed)?;
             out.write_all(text.as_bytes())?;
             Ok(())
         }
-        Command::Repro(c) => cmd_repro(c, runner, out, err),
+        Command::Repro(c) => cmd_repro(c, progress, runner, out, err),
         Command::Pcap(args::PcapCmd::Check(c)) => pcap::check(&c, out, err),
     }
 }
@@ -137,6 +153,7 @@ fn demo(seed: u64) -> anyhow::Result<String> {
 
 fn cmd_perf(
     c: PerfCmd,
+    progress: Progress,
     runner: &dyn PerfRunner,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -152,13 +169,22 @@ fn cmd_perf(
         perf: c.options(),
         pcap: c.pcap.clone(),
     };
-    run_and_report(&inputs, c.sim.json.as_deref(), runner, out, err)
+    run_and_report(
+        &inputs,
+        c.sim.json.as_deref(),
+        progress.bar,
+        runner,
+        out,
+        err,
+    )
 }
 
-/// Resolves, runs, prints perftest's table (unless JSON goes to stdout) and writes JSON.
+/// Resolves, runs, prints perftest's table (unless JSON goes to stdout) and writes JSON; a
+/// progress bar when `bar` and the JSON does not go to stdout.
 pub fn run_and_report(
     inputs: &RunInputs,
     json_path: Option<&Path>,
+    bar: bool,
     runner: &dyn PerfRunner,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -172,7 +198,8 @@ pub fn run_and_report(
     if let Some(path) = &spec.pcap {
         output::check_file("pcap", path)?;
     }
-    let result = execute(runner, &cfg, &spec, &inputs.profile)?;
+    let show_progress = bar && !json_to_stdout;
+    let result = progress::execute_with_bar(runner, &cfg, &spec, &inputs.profile, show_progress)?;
     if !json_to_stdout {
         out.write_all(text::render(&result, &spec, &cfg, inputs.perf.report_gbits).as_bytes())?;
         if inputs.perf.stats {
@@ -223,6 +250,7 @@ fn cmd_profiles(out: &mut dyn Write) -> anyhow::Result<()> {
 
 fn cmd_run(
     c: RunCmd,
+    progress: Progress,
     runner: &dyn PerfRunner,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -241,37 +269,54 @@ fn cmd_run(
     inputs.pcap = c.pcap.clone().or(scenario.pcap.clone());
     let json_path: Option<PathBuf> = c.sim.json.clone().or(scenario.json.clone());
     writeln!(err, "rnic: scenario {}", scenario.name)?;
-    run_and_report(&inputs, json_path.as_deref(), runner, out, err)
-        .with_context(|| format!("scenario {origin}"))
+    run_and_report(
+        &inputs,
+        json_path.as_deref(),
+        progress.bar,
+        runner,
+        out,
+        err,
+    )
+    .with_context(|| format!("scenario {origin}"))
 }
 
-fn sweep_options(jobs: Option<u32>, out_dir: PathBuf, allow_large: bool) -> SweepOptions {
+fn sweep_options(c: &SweepCmd, progress: Progress, json_to_stdout: bool) -> SweepOptions {
     SweepOptions {
-        jobs: jobs.map(|j| j as usize).unwrap_or(0),
-        out_dir,
-        progress: sweep::progress_wanted(),
-        allow_large,
+        jobs: c.jobs.map(|j| j as usize).unwrap_or(0),
+        out_dir: c.out.clone(),
+        progress: progress.bar && !json_to_stdout,
+        quiet: progress.quiet,
+        allow_large: c.allow_large,
+        shard: c.shard,
     }
 }
 
 /// `rnic sweep`: every check (grid size, points, outputs) before the first point runs; the
 /// table, JSON and summary after; then the worst point status decides the exit status.
 fn cmd_sweep(
-    c: SweepCmd,
+    mut c: SweepCmd,
+    progress: Progress,
     runner: &dyn PerfRunner,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> anyhow::Result<()> {
-    let sw = sweep::load_sweep(&c.sweep)?;
+    let path = match (c.merge.take(), c.sweep.clone()) {
+        (Some(args::SweepSubCmd::Merge(m)), _) => return cmd_sweep_merge(m, out, err),
+        (None, Some(path)) => path,
+        (None, None) => anyhow::bail!(crate::UsageError(
+            "give a sweep file (rnic sweep FILE) or `merge` (rnic sweep merge DIR...)".into()
+        )),
+    };
+    let sw = sweep::load_sweep(&path)?;
     let cli = CliOverrides {
         profile: c.profile.clone(),
         seed: c.seed,
         set: c.set.clone(),
     };
-    let opts = sweep_options(c.jobs, c.out.clone(), c.allow_large);
-    let plan = sweep::Plan::new(&sw, &cli, runner, &opts)?;
     // `--json -` puts the results on standard output instead of the table, as for perf.
     let json_to_stdout = c.json.as_deref() == Some(Path::new("-"));
+    let opts = sweep_options(&c, progress, json_to_stdout);
+    let plan = sweep::Plan::new(&sw, &cli, runner, &opts)?;
     if let Some(path) = c.json.as_deref().filter(|_| !json_to_stdout) {
         output::check_file("sweep JSON output", path)?;
     }
@@ -290,12 +335,47 @@ fn cmd_sweep(
     if !json_to_stdout {
         write_sweep_table(&sw, &outcome, out)?;
     }
+    match c.shard {
+        Some(s) => writeln!(
+            err,
+            "rnic: sweep {}, {s}: {} points in {:.2} s; wrote {} and {}; when every shard \
+             is done, `rnic sweep merge DIR...` writes the sweep's CSV, JSON and plots",
+            sw.name,
+            outcome.points,
+            start.elapsed().as_secs_f64(),
+            outcome.csv.display(),
+            outcome.json.display(),
+        )?,
+        None => writeln!(
+            err,
+            "rnic: sweep {}: {} points in {:.2} s; wrote {}, {} and {} plot files",
+            sw.name,
+            outcome.points,
+            start.elapsed().as_secs_f64(),
+            outcome.csv.display(),
+            outcome.json.display(),
+            outcome.plots.len()
+        )?,
+    }
+    match outcome.failure() {
+        Some(f) => Err(f.into()),
+        None => Ok(()),
+    }
+}
+
+/// `rnic sweep merge`: the shards' files checked and merged; the table and summary as for a
+/// sweep, and the same exit status.
+fn cmd_sweep_merge(
+    m: args::SweepMergeCmd,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let (sw, outcome) = sweep::merge(&m.dirs, &m.out, err)?;
+    write_sweep_table(&sw, &outcome, out)?;
     writeln!(
         err,
-        "rnic: sweep {}: {} points in {:.2} s; wrote {}, {} and {} plot files",
+        "rnic: sweep merge {}: wrote {}, {} and {} plot files",
         sw.name,
-        outcome.points,
-        start.elapsed().as_secs_f64(),
         outcome.csv.display(),
         outcome.json.display(),
         outcome.plots.len()
@@ -355,6 +435,7 @@ fn write_sweep_table(
 
 fn cmd_repro(
     c: ReproCmd,
+    progress: Progress,
     runner: &dyn PerfRunner,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -362,7 +443,8 @@ fn cmd_repro(
     let opts = repro::ReproOptions {
         jobs: c.jobs.map(|j| j as usize).unwrap_or(0),
         out_dir: c.out,
-        progress: sweep::progress_wanted(),
+        progress: progress.bar,
+        quiet: progress.quiet,
     };
     repro::command(c.id.as_deref(), c.check, runner, &opts, out, err)
 }

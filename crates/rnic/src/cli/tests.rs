@@ -777,3 +777,28 @@ mod fuzz {
         }
     }
 }
+
+#[test]
+fn quiet_drops_progress_lines_and_is_taken_anywhere() {
+    let d = tmp("quiet");
+    let sizes: Vec<String> = (1..=120).map(|i| (i * 64).to_string()).collect();
+    let f = size_sweep(&d, "many", &sizes.join(", "));
+    let out = d.join("o");
+    let (f, out) = (f.to_str().unwrap(), out.to_str().unwrap());
+    for args in [
+        &["--quiet", "sweep", f, "--out", out][..],
+        &["sweep", f, "--out", out, "--quiet"],
+    ] {
+        let r = rnic(args);
+        assert_eq!(r.code, 0, "{}", r.err);
+        assert!(
+            r.err.starts_with("rnic: sweep many: 120 points, "),
+            "{}",
+            r.err
+        );
+        assert!(!r.err.contains("points done"), "{}", r.err);
+    }
+    let r = rnic(&["perf", "write-bw", "-n", "100", "--quiet"]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    let _ = std::fs::remove_dir_all(&d);
+}

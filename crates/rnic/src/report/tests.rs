@@ -57,7 +57,7 @@ fn small_gbits_rows_use_the_extended_format() {
 #[test]
 fn lat_rows_match_perftest_printf() {
     let mut r = row(2, 1000, 0.0, 0.0, 0.0);
-    r.latency = LatencyStats {
+    r.latency_us = LatencyStats {
         min: 1.03,
         max: 3.05,
         p50: 1.05,
@@ -71,7 +71,7 @@ fn lat_rows_match_perftest_printf() {
         " 2       1000          1.03           3.05         1.05     \t       1.06        \t0.05   \t\t1.16    \t\t3.05   \n"
     );
     let mut r = row(8388608, 1000, 0.0, 0.0, 0.0);
-    r.latency = LatencyStats {
+    r.latency_us = LatencyStats {
         min: 1234.5,
         max: 12345.678,
         p50: 1.0,
@@ -85,7 +85,7 @@ fn lat_rows_match_perftest_printf() {
         " 8388608 1000          1234.50        12345.68      1.00     \t       1.00        \t0.00   \t\t1.00    \t\t1.00   \n"
     );
     let mut r = row(2, 123456, 0.0, 0.0, 0.666666666);
-    r.latency.avg = 1.5;
+    r.latency_us.avg = 1.5;
     assert_eq!(
         lat_dur_row(&r),
         " 2             123456            1.50           666666.67\n"
@@ -251,7 +251,7 @@ fn json_is_stable_and_exact() {
             "goodput_gbps",
             "bw_avg_mb_s",
             "bw_peak_mb_s",
-            "latency",
+            "latency_us",
             "retransmissions",
             "naks",
             "timeouts",
@@ -303,7 +303,11 @@ fn metrics_cover_every_scalar_json_field() {
     let mut ours: Vec<String> = r.metrics().into_iter().map(|(k, _)| k).collect();
     ours.sort();
     assert_eq!(ours, from_json);
-    assert!(is_metric_name("latency.avg") && is_metric_name("caches.qpc.hits"));
-    assert!(is_metric_name("onchip_bytes.qpc_cache") && !is_metric_name("latency.mean"));
+    assert!(is_metric_name("latency_us.avg") && is_metric_name("caches.qpc.hits"));
+    assert!(
+        is_metric_name("onchip_bytes.qpc_cache")
+            && !is_metric_name("latency_us.mean")
+            && !is_metric_name("latency.avg")
+    );
     assert_eq!(r.metric("caches.qpc.misses"), Some(Metric::Int(1)));
 }

@@ -104,7 +104,7 @@ pub fn bw_row(r: &SizeResult, report_gbits: bool) -> String {
 
 /// One latency row (REPORT_FMT_LAT), with newline.
 pub fn lat_row(r: &SizeResult) -> String {
-    let l = &r.latency;
+    let l = &r.latency_us;
     format!(
         " {:<7} {}          {:<7.2}        {:<7.2}      {:<7.2}  \t       {:<7.2}     \t{:<7.2}\t\t{:<7.2} \t\t{:<7.2}\n",
         r.size_bytes, r.iterations, l.min, l.max, l.p50, l.avg, l.stdev, l.p99, l.p999
@@ -117,7 +117,7 @@ pub fn lat_dur_row(r: &SizeResult) -> String {
         " {:<7}       {}            {:<7.2}        {:<7.2}\n",
         r.size_bytes,
         r.iterations,
-        r.latency.avg,
+        r.latency_us.avg,
         r.msg_rate_mops * 1e6
     )
 }

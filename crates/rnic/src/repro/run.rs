@@ -67,6 +67,8 @@ pub struct ReproOptions {
     pub out_dir: PathBuf,
     /// Show progress bars.
     pub progress: bool,
+    /// `--quiet`: no progress lines either.
+    pub quiet: bool,
 }
 
 fn failed_run(e: &Experiment, err: &anyhow::Error) -> Evaluation {
@@ -110,9 +112,11 @@ pub fn run_sweeps(
         jobs: opts.jobs,
         out_dir: dir.clone(),
         progress: opts.progress,
+        quiet: opts.quiet,
         // The committed sweeps are sized on purpose; `every_repro_sweep_parses` keeps them
         // under the limit.
         allow_large: true,
+        shard: None,
     };
     let mut files = Vec::new();
     let mut outputs = Outputs { sweeps: Vec::new() };

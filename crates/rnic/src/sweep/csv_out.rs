@@ -5,8 +5,8 @@
 //! file is identical from run to run. The `csv` crate quotes cells that need it, so a reason
 //! with commas or quotes stays one cell.
 //!
-//! The partial file written while a sweep runs ([`super::partial`]) has the same columns after
-//! a leading `point` column.
+//! The partial file written while a sweep runs ([`super::partial`]) and a shard's CSV
+//! ([`super::shard`]) have the same columns after a leading `point` column.
 
 use super::{value_text, Point, Sweep};
 use crate::report::PerfResult;
@@ -64,7 +64,13 @@ pub(super) fn row(
     row
 }
 
-pub(super) fn to_csv(sweep: &Sweep, results: &[(Point, PerfResult)]) -> anyhow::Result<String> {
+/// The CSV of `results` in their order; `positions` adds the leading `point` column (the
+/// 1-based grid position) of the partial and shard files.
+pub(super) fn to_csv(
+    sweep: &Sweep,
+    results: &[(Point, PerfResult)],
+    positions: bool,
+) -> anyhow::Result<String> {
     let per_point: Vec<Vec<(String, String)>> =
         results.iter().map(|(_, r)| metric_cells(r)).collect();
     let mut columns: Vec<String> = Vec::new();
@@ -72,10 +78,17 @@ pub(super) fn to_csv(sweep: &Sweep, results: &[(Point, PerfResult)]) -> anyhow::
         add_columns(&mut columns, m);
     }
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(header(sweep, &columns))
+    let lead = |first: String, rest: Vec<String>| -> Vec<String> {
+        if positions {
+            std::iter::once(first).chain(rest).collect()
+        } else {
+            rest
+        }
+    };
+    w.write_record(lead("point".to_string(), header(sweep, &columns)))
         .context("writing CSV header")?;
     for ((p, r), cells) in results.iter().zip(&per_point) {
-        w.write_record(row(p, r, cells, &columns))
+        w.write_record(lead((p.index + 1).to_string(), row(p, r, cells, &columns)))
             .context("writing CSV row")?;
     }
     let bytes = w.into_inner().context("finishing CSV")?;

@@ -26,8 +26,8 @@
 //! x = "perf.qp"                        # x axis of the plots (default: the first axis)
 //! series = "nic.qpc_manager"           # optional: the axis that labels the lines first
 //! x_log = true                         # log-scale x (and y_log for y)
-//! metrics = ["msg_rate_mops", "latency.avg"]   # one plot per metric (default:
-//!                                      # msg_rate_mops, goodput_gbps, latency.avg)
+//! metrics = ["msg_rate_mops", "latency_us.avg"]   # one plot per metric (default:
+//!                                      # msg_rate_mops, goodput_gbps, latency_us.avg)
 //! ```
 //!
 //! `name` names the output files, so it may not contain a path separator or `..`
@@ -35,19 +35,26 @@
 //! anything runs; grids of more than [`LARGE_POINTS`] points need `--allow-large` ([`Plan`]).
 //! While the sweep runs, each finished point's row goes to `<name>.partial.csv` at once, so a
 //! killed sweep keeps what finished; at the end the outputs are written in grid order, never
-//! by completion order, so a sweep's CSV, JSON (except `wall_seconds`) and plots are
-//! identical from run to run whatever `--jobs` is. Every point has a `status` and `reason`.
+//! by completion order, so a sweep's CSV, JSON and plots are identical from run to run
+//! whatever `--jobs` is (the JSON leaves out each run's `wall_seconds`, the one figure that
+//! is not). Every point has a `status` and `reason`. `--shard I/N` runs every N-th point
+//! ([`shard`]) and `rnic sweep merge` puts the shards back together into those same bytes
+//! ([`merge`]).
 
 mod csv_out;
+pub mod merge;
 pub mod name;
 mod partial;
 pub mod plot;
 mod run;
+pub mod shard;
 
+pub use merge::merge;
 pub use run::{
     output_files, progress_wanted, run_sweep, FailedPoint, Plan, SweepOptions, SweepOutcome,
     LARGE_POINTS, PROGRESS_LINE_POINTS,
 };
+pub use shard::Shard;
 
 use crate::config::schema::{self, check_value, closest, short_value, HintStyle};
 use crate::config::{parse_toml_table, ConfigError, Override};
@@ -63,7 +70,7 @@ use toml::Value;
 pub const MAX_POINTS: usize = 1_000_000;
 
 /// Metrics plotted when a sweep names none.
-pub const DEFAULT_METRICS: &[&str] = &["msg_rate_mops", "goodput_gbps", "latency.avg"];
+pub const DEFAULT_METRICS: &[&str] = &["msg_rate_mops", "goodput_gbps", "latency_us.avg"];
 
 /// What an axis varies.
 #[derive(Debug, Clone, PartialEq)]
@@ -99,6 +106,10 @@ pub struct Sweep {
     pub x_log: bool,
     pub y_log: bool,
     pub metrics: Vec<String>,
+    /// The text the sweep was parsed from and where it came from (a shard carries both to
+    /// `rnic sweep merge`, which parses them again).
+    pub source: String,
+    pub origin: String,
 }
 
 /// One point of the grid: one value per axis, in axis order.
@@ -344,6 +355,8 @@ pub fn parse_sweep(src: &str, origin: &str) -> Result<Sweep, ConfigError> {
         x_log,
         y_log,
         metrics,
+        source: src.to_string(),
+        origin: origin.to_string(),
     })
 }
 
@@ -460,3 +473,6 @@ impl Sweep {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod shard_tests;

@@ -55,7 +55,7 @@ pub fn check_name(name: &str, explicit: bool, origin: &str) -> Result<(), Config
     }))
 }
 
-/// Checks that no two metrics share a plot file (`latency.p99` and `latency_p99` would).
+/// Checks that no two metrics share a plot file (`latency_us.p99` and `latency_us_p99` would).
 pub fn check_metric_files(metrics: &[String]) -> Result<(), ConfigError> {
     for (i, m) in metrics.iter().enumerate() {
         let file = super::plot::file_safe(m);
@@ -115,8 +115,8 @@ mod tests {
     #[test]
     fn metrics_sharing_a_plot_file_are_refused() {
         let m = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        check_metric_files(&m(&["latency.avg", "msg_rate_mops"])).unwrap();
-        let e = check_metric_files(&m(&["latency.avg", "latency.avg"])).unwrap_err();
+        check_metric_files(&m(&["latency_us.avg", "msg_rate_mops"])).unwrap();
+        let e = check_metric_files(&m(&["latency_us.avg", "latency_us.avg"])).unwrap_err();
         assert!(e.to_string().contains("twice"), "{e}");
         let e = check_metric_files(&m(&["caches.a.b.hits", "caches.a_b.hits"])).unwrap_err();
         assert!(e.to_string().contains("share the plot file"), "{e}");

@@ -2,14 +2,14 @@
 //! so a sweep that is killed (or whose machine dies) keeps every finished point.
 //!
 //! Rows are in completion order, so they carry a leading `point` column (the 1-based grid
-//! position); the other columns are those of the final CSV ([`super::csv_out`]). The metric
-//! columns are only known as results arrive (cache names can differ between points): when a
-//! result brings a new column, the file is rewritten from the finished results with the wider
-//! header, so it is always one valid CSV. When the sweep ends, the ordered `<name>.csv` is
-//! written and this file removed.
+//! position, in a shard's partial file too); the other columns are those of the final CSV
+//! ([`super::csv_out`]). The metric columns are only known as results arrive (cache names can
+//! differ between points): when a result brings a new column, the file is rewritten from the
+//! finished results with the wider header, so it is always one valid CSV. When the sweep
+//! ends, the ordered `<name>.csv` (or the shard's files) is written and this file removed.
 
 use super::csv_out::{add_columns, header, metric_cells, row};
-use super::{Point, Sweep};
+use super::{Point, Shard, Sweep};
 use crate::report::PerfResult;
 use crate::OutputError;
 use std::fs::File;
@@ -62,7 +62,7 @@ impl PartialCsv {
             .writer
             .as_mut()
             .ok_or_else(|| io_error(&self.path, "not open"))?;
-        let mut rec = vec![(index + 1).to_string()];
+        let mut rec = vec![(p.index + 1).to_string()];
         rec.extend(row(p, r, &cells, &self.columns));
         w.write_record(&rec).map_err(|e| io_error(&self.path, e))?;
         w.flush().map_err(|e| io_error(&self.path, e))
@@ -81,7 +81,7 @@ impl PartialCsv {
         w.write_record(&head).map_err(|e| io_error(&self.path, e))?;
         for &i in &self.order {
             if let Some((p, r)) = &slots[i] {
-                let mut rec = vec![(i + 1).to_string()];
+                let mut rec = vec![(p.index + 1).to_string()];
                 rec.extend(row(p, r, &metric_cells(r), &self.columns));
                 w.write_record(&rec).map_err(|e| io_error(&self.path, e))?;
             }
@@ -100,9 +100,12 @@ impl PartialCsv {
     }
 }
 
-/// The partial file of `sweep` in `dir`.
-pub(super) fn path(sweep: &Sweep, dir: &Path) -> PathBuf {
-    dir.join(format!("{}.partial.csv", sweep.name))
+/// The partial file of `sweep` (or of one of its shards) in `dir`.
+pub(super) fn path(sweep: &Sweep, dir: &Path, shard: Option<Shard>) -> PathBuf {
+    dir.join(format!(
+        "{}.partial.csv",
+        super::shard::stem(&sweep.name, shard)
+    ))
 }
 
 #[cfg(test)]
@@ -120,7 +123,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let mut slots: Vec<Option<(Point, PerfResult)>> = vec![None; 3];
         let pts = sw.points();
-        let mut part = PartialCsv::new(path(&sw, &dir));
+        let mut part = PartialCsv::new(path(&sw, &dir, None));
         let fill = |slots: &mut Vec<Option<(Point, PerfResult)>>, i: usize, cache: bool| {
             let mut r = PerfResult {
                 size_bytes: 64 << i,
@@ -140,7 +143,7 @@ mod tests {
         part.push(&sw, &slots, 2).unwrap();
         fill(&mut slots, 0, false);
         part.push(&sw, &slots, 0).unwrap();
-        let text = std::fs::read_to_string(path(&sw, &dir)).unwrap();
+        let text = std::fs::read_to_string(path(&sw, &dir, None)).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[0].starts_with("point,perf.size,status,reason,size_bytes,"));
         assert!(
@@ -151,11 +154,11 @@ mod tests {
         // A new column (a cache) rewrites the file with the wider header.
         fill(&mut slots, 1, true);
         part.push(&sw, &slots, 1).unwrap();
-        let text = std::fs::read_to_string(path(&sw, &dir)).unwrap();
+        let text = std::fs::read_to_string(path(&sw, &dir, None)).unwrap();
         assert_eq!(text.lines().count(), 4, "{text}");
         assert!(text.lines().next().unwrap().contains("caches.qpc.hits"));
         assert!(text.lines().nth(3).unwrap().starts_with("2,128,ok,"));
-        let p = path(&sw, &dir);
+        let p = path(&sw, &dir, None);
         part.remove().unwrap();
         assert!(!p.exists());
         let _ = std::fs::remove_dir_all(&dir);

@@ -11,12 +11,17 @@
 //! removes the partial file (the CSV now holds every row), then writes `<name>.json` and the
 //! plots.
 //!
+//! With a [`Shard`] ([`SweepOptions::shard`]) the plan runs only that shard's points and
+//! writes `<name>.shard-I-of-N.csv` (with a leading `point` column) and `.json`
+//! ([`super::shard`]), no plots; its partial file is `<name>.shard-I-of-N.partial.csv`.
+//!
 //! Every point gets a row. A point whose run fails outright (the runner returns an error) is
 //! recorded with status `model_error`, the error as its reason and zero figures. Plots leave
 //! out points that did not end `ok`. [`SweepOutcome::failure`] turns the points that did not
 //! end `ok` into the error the command exits with, after every output is written.
 
 use super::partial::{self, PartialCsv};
+use super::shard::{self, Shard, ShardFile, ShardPoint};
 use super::{csv_out, plot, Point, ResolvedPoint, Sweep};
 use crate::perf::{execute, PerfRunner};
 use crate::report::{json::write_json, PerfResult, RunStatus};
@@ -47,8 +52,13 @@ pub struct SweepOptions {
     pub out_dir: PathBuf,
     /// Show a progress bar (on stderr).
     pub progress: bool,
+    /// `--quiet`: no progress lines in the log either (when there is no bar, large sweeps
+    /// otherwise log one line per tenth of their points).
+    pub quiet: bool,
     /// Run grids of more than [`LARGE_POINTS`] points (`--allow-large`).
     pub allow_large: bool,
+    /// Run only this shard's points and write shard files (`--shard I/N`).
+    pub shard: Option<Shard>,
 }
 
 /// A point that did not end `ok`.
@@ -114,13 +124,23 @@ impl SweepOutcome {
     }
 }
 
-/// Every file a sweep writes in `dir`.
-pub fn output_files(sweep: &Sweep, dir: &Path) -> Vec<PathBuf> {
+/// Every file a sweep (or one of its shards: CSV, partial CSV and JSON) writes in `dir`.
+pub fn output_files(sweep: &Sweep, dir: &Path, shard: Option<Shard>) -> Vec<PathBuf> {
+    let stem = shard::stem(&sweep.name, shard);
     let mut files = vec![
-        dir.join(format!("{}.csv", sweep.name)),
-        partial::path(sweep, dir),
-        dir.join(format!("{}.json", sweep.name)),
+        dir.join(format!("{stem}.csv")),
+        partial::path(sweep, dir, shard),
+        dir.join(format!("{stem}.json")),
     ];
+    if shard.is_none() {
+        files.extend(plot_files(sweep, dir));
+    }
+    files
+}
+
+/// The plot files of a sweep in `dir`.
+pub(super) fn plot_files(sweep: &Sweep, dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
     for m in &sweep.metrics {
         let stem = format!("{}-{}", sweep.name, plot::file_safe(m));
         files.push(dir.join(format!("{stem}.png")));
@@ -132,7 +152,10 @@ pub fn output_files(sweep: &Sweep, dir: &Path) -> Vec<PathBuf> {
 /// A sweep checked and resolved, ready to run.
 pub struct Plan<'a> {
     sweep: &'a Sweep,
+    /// The points to run: the grid's, or a shard's.
     points: Vec<ResolvedPoint>,
+    /// Shards: the whole grid's size and hash.
+    grid: Option<(usize, String)>,
     opts: SweepOptions,
     pool: rayon::ThreadPool,
 }
@@ -155,7 +178,7 @@ impl<'a> Plan<'a> {
             ))
             .into());
         }
-        let points = sweep.resolve_points(cli)?;
+        let mut points = sweep.resolve_points(cli)?;
         for p in &points {
             runner.check(&p.config, &p.spec).with_context(|| {
                 format!(
@@ -165,8 +188,16 @@ impl<'a> Plan<'a> {
                 )
             })?;
         }
+        let grid = match opts.shard {
+            Some(s) => {
+                let hash = shard::grid_hash(&points)?;
+                points.retain(|p| s.owns(p.point.index));
+                Some((count, hash))
+            }
+            None => None,
+        };
         output::check_dir("sweep output directory", &opts.out_dir)?;
-        for f in output_files(sweep, &opts.out_dir) {
+        for f in output_files(sweep, &opts.out_dir, opts.shard) {
             output::check_file("sweep output", &f)?;
         }
         let pool = rayon::ThreadPoolBuilder::new()
@@ -176,6 +207,7 @@ impl<'a> Plan<'a> {
         Ok(Plan {
             sweep,
             points,
+            grid,
             opts: opts.clone(),
             pool,
         })
@@ -206,15 +238,21 @@ impl<'a> Plan<'a> {
         let sweep = self.sweep;
         let n = self.points.len();
         let workers = self.workers();
+        let what = match (self.opts.shard, &self.grid) {
+            (Some(s), Some((total, _))) => format!(", {s}: {n} of {total} points"),
+            _ => format!(": {n} points"),
+        };
         let _ = writeln!(
             log,
-            "rnic: sweep {}: {n} points, {workers} worker{}",
+            "rnic: sweep {}{what}, {workers} worker{}",
             sweep.name,
             if workers == 1 { "" } else { "s" }
         );
         let bar = progress_bar(sweep, n, self.opts.progress);
-        let mut progress = ProgressLines::new(&sweep.name, n, !self.opts.progress);
-        let mut partial = PartialCsv::new(partial::path(sweep, &self.opts.out_dir));
+        let mut progress =
+            ProgressLines::new(&sweep.name, n, !self.opts.progress && !self.opts.quiet);
+        let mut partial =
+            PartialCsv::new(partial::path(sweep, &self.opts.out_dir, self.opts.shard));
         let mut slots: Vec<Option<(Point, PerfResult)>> = vec![None; n];
         let mut write_error: Option<crate::OutputError> = None;
         let next = AtomicUsize::new(0);
@@ -261,7 +299,12 @@ impl<'a> Plan<'a> {
             )));
         }
         let results: Vec<(Point, PerfResult)> = slots.into_iter().flatten().collect();
-        write_outputs(sweep, results, &self.opts, partial)
+        match (self.opts.shard, self.grid) {
+            (Some(s), Some((total, hash))) => {
+                write_shard_outputs(sweep, s, total, hash, results, &self.opts, partial)
+            }
+            _ => write_outputs(sweep, results, &self.opts.out_dir, Some(partial)),
+        }
     }
 }
 
@@ -344,19 +387,21 @@ pub fn run_sweep(
     Plan::new(sweep, cli, runner, opts)?.run(runner, log)
 }
 
-/// Writes the CSV of finished results (in grid order), removes the partial file it replaces,
-/// then writes the JSON and plots.
-fn write_outputs(
+/// Writes `<name>.csv` of the finished results (in grid order), `<name>.json` and the plots
+/// in `dir` (a sweep, and `rnic sweep merge`, which must write the same bytes), removing the
+/// sweep's partial file once the CSV holds every row.
+pub(super) fn write_outputs(
     sweep: &Sweep,
     results: Vec<(Point, PerfResult)>,
-    opts: &SweepOptions,
-    partial: PartialCsv,
+    dir: &Path,
+    partial: Option<PartialCsv>,
 ) -> anyhow::Result<SweepOutcome> {
-    let dir = &opts.out_dir;
     let csv_path = dir.join(format!("{}.csv", sweep.name));
-    let csv = csv_out::to_csv(sweep, &results)?;
+    let csv = csv_out::to_csv(sweep, &results, false)?;
     output::write_file(&csv_path, csv.as_bytes())?;
-    partial.remove()?;
+    if let Some(p) = partial {
+        p.remove()?;
+    }
 
     let json_path = dir.join(format!("{}.json", sweep.name));
     write_json(&json_path, &json_document(sweep, &results)?)?;
@@ -382,6 +427,46 @@ fn write_outputs(
         plots.push(png);
         plots.push(svg);
     }
+    Ok(outcome(sweep, results, csv_path, json_path, plots))
+}
+
+/// A shard's outputs: `<name>.shard-I-of-N.csv` (with the `point` column) and `.json`;
+/// then its partial file is removed.
+fn write_shard_outputs(
+    sweep: &Sweep,
+    s: Shard,
+    grid_points: usize,
+    grid_hash: String,
+    results: Vec<(Point, PerfResult)>,
+    opts: &SweepOptions,
+    partial: PartialCsv,
+) -> anyhow::Result<SweepOutcome> {
+    let stem = shard::stem(&sweep.name, Some(s));
+    let csv_path = opts.out_dir.join(format!("{stem}.csv"));
+    let csv = csv_out::to_csv(sweep, &results, true)?;
+    output::write_file(&csv_path, csv.as_bytes())?;
+    partial.remove()?;
+    let mut points = Vec::with_capacity(results.len());
+    for (p, r) in &results {
+        points.push(ShardPoint {
+            position: p.index + 1,
+            point: point_value(sweep, p)?,
+            result: result_value(r)?,
+        });
+    }
+    let json_path = opts.out_dir.join(format!("{stem}.json"));
+    let doc = ShardFile::new(sweep, s, grid_points, grid_hash, points);
+    write_json(&json_path, &doc)?;
+    Ok(outcome(sweep, results, csv_path, json_path, Vec::new()))
+}
+
+fn outcome(
+    sweep: &Sweep,
+    results: Vec<(Point, PerfResult)>,
+    csv: PathBuf,
+    json: PathBuf,
+    plots: Vec<PathBuf>,
+) -> SweepOutcome {
     let failed = results
         .iter()
         .filter(|(_, r)| r.status != RunStatus::Ok)
@@ -391,15 +476,38 @@ fn write_outputs(
             reason: r.reason.clone(),
         })
         .collect();
-    Ok(SweepOutcome {
+    SweepOutcome {
         points: results.len(),
-        csv: csv_path,
-        json: json_path,
+        csv,
+        json,
         plots,
         results,
         failed,
-    })
+    }
 }
+
+/// A point's axis values by axis key.
+pub(super) fn point_value(sweep: &Sweep, p: &Point) -> anyhow::Result<serde_json::Value> {
+    let mut at = serde_json::Map::new();
+    for (a, v) in sweep.axes.iter().zip(&p.values) {
+        at.insert(a.key.clone(), serde_json::to_value(v)?);
+    }
+    Ok(serde_json::Value::Object(at))
+}
+
+/// A result as the sweep's JSON holds it: every field but `wall_seconds`, the one that
+/// differs between identical runs, so the file is the same from run to run (and a merge of
+/// shards writes the same bytes as the whole sweep).
+pub(super) fn result_value(r: &PerfResult) -> anyhow::Result<serde_json::Value> {
+    let mut v = serde_json::to_value(r)?;
+    if let Some(o) = v.as_object_mut() {
+        o.remove(WALL_SECONDS);
+    }
+    Ok(v)
+}
+
+/// The field of a result the sweep's JSON leaves out.
+pub(super) const WALL_SECONDS: &str = "wall_seconds";
 
 fn json_document(
     sweep: &Sweep,
@@ -407,11 +515,9 @@ fn json_document(
 ) -> anyhow::Result<serde_json::Value> {
     let mut points = Vec::with_capacity(results.len());
     for (p, r) in results {
-        let mut at = serde_json::Map::new();
-        for (a, v) in sweep.axes.iter().zip(&p.values) {
-            at.insert(a.key.clone(), serde_json::to_value(v)?);
-        }
-        points.push(serde_json::json!({ "point": at, "result": r }));
+        points.push(
+            serde_json::json!({ "point": point_value(sweep, p)?, "result": result_value(r)? }),
+        );
     }
     Ok(serde_json::json!({
         "name": sweep.name,

@@ -14,7 +14,7 @@ title = "fake QPC scaling"
 x = "perf.qp"
 series = "nic.qpc_cache_entries"
 x_log = true
-metrics = ["msg_rate_mops", "latency.avg"]
+metrics = ["msg_rate_mops", "latency_us.avg"]
 [perf]
 test = "write-bw"
 size = 64
@@ -35,7 +35,9 @@ fn opts(dir: &Path, jobs: usize) -> SweepOptions {
         jobs,
         out_dir: dir.to_path_buf(),
         progress: false,
+        quiet: false,
         allow_large: false,
+        shard: None,
     }
 }
 
@@ -61,7 +63,7 @@ fn tiny_sweep_writes_csv_json_and_plots() {
         "{}",
         lines[0]
     );
-    assert!(lines[0].contains(",msg_rate_mops,") && lines[0].contains(",latency.avg,"));
+    assert!(lines[0].contains(",msg_rate_mops,") && lines[0].contains(",latency_us.avg,"));
     assert!(lines[0].contains(",caches.qpc.hits,") && !lines[0].contains("wall_seconds"));
     let firsts: Vec<String> = lines[1..]
         .iter()
@@ -76,7 +78,7 @@ fn tiny_sweep_writes_csv_json_and_plots() {
     assert!(lines[1..]
         .iter()
         .all(|l| l.split(',').nth(clients_col) == Some("2")));
-    for m in ["msg_rate_mops", "latency_avg"] {
+    for m in ["msg_rate_mops", "latency_us_avg"] {
         let png = std::fs::read(dir.join(format!("tiny-{m}.png"))).unwrap();
         assert!(
             png.len() > 1000 && png.starts_with(b"\x89PNG\r\n\x1a\n"),
@@ -120,7 +122,7 @@ fn outputs_do_not_depend_on_jobs() {
         "tiny.csv",
         "tiny-msg_rate_mops.png",
         "tiny-msg_rate_mops.svg",
-        "tiny-latency_avg.png",
+        "tiny-latency_us_avg.png",
     ] {
         assert_eq!(
             std::fs::read(a.join(f)).unwrap(),
@@ -324,6 +326,22 @@ fn point_count_workers_and_progress_lines_are_logged() {
     assert_eq!(lines[1], "rnic: sweep many: 12/120 points done");
     assert_eq!(lines.last(), Some(&"rnic: sweep many: 120/120 points done"));
     assert_eq!(lines.len(), 11, "{log}");
+    // --quiet: the point count, no progress lines.
+    let mut log = Vec::new();
+    let quiet = SweepOptions {
+        quiet: true,
+        ..opts(&dir, 2)
+    };
+    run_sweep(
+        &sw,
+        &CliOverrides::default(),
+        &FakeRunner::default(),
+        &quiet,
+        &mut log,
+    )
+    .unwrap();
+    let log = String::from_utf8(log).unwrap();
+    assert_eq!(log, "rnic: sweep many: 120 points, 2 workers\n");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -433,7 +451,7 @@ fn names_that_would_leave_the_output_directory_are_refused_when_parsed() {
         );
     }
     let e = parse_sweep(
-        &format!("metrics = [\"latency.avg\", \"latency.avg\"]\n{body}"),
+        &format!("metrics = [\"latency_us.avg\", \"latency_us.avg\"]\n{body}"),
         "n.toml",
     )
     .unwrap_err()
@@ -502,7 +520,7 @@ fn tick_labels_are_compact() {
     assert_eq!(plot::tick_label(0.25), "0.25");
     assert_eq!(plot::tick_label(1.0 / 3.0), "0.333");
     assert_eq!(plot::tick_label(1e9), "1.0e9");
-    assert_eq!(plot::file_safe("latency.p99"), "latency_p99");
+    assert_eq!(plot::file_safe("latency_us.p99"), "latency_us_p99");
 }
 
 #[test]

@@ -246,14 +246,14 @@ fn evaluate_latency(o: &Outputs) -> anyhow::Result<Evaluation> {
     let mut claims = Vec::new();
     let mut figures = Vec::new();
     for (verb, test, fig) in [("write", "write-lat", "7b"), ("read", "read-lat", "7c")] {
-        let get = |i: usize| o.curve(i, &[("perf.test", test)], "latency.avg");
+        let get = |i: usize| o.curve(i, &[("perf.test", test)], "latency_us.avg");
         let c = LatencyCurves {
             fcfs: get(0)?,
             nb: get(1)?,
             lh: get(2)?,
             // One verb (write-lat), no perf.test axis.
             lh_pingpong: if verb == "write" {
-                o.curve(3, &[], "latency.avg")?
+                o.curve(3, &[], "latency_us.avg")?
             } else {
                 Curve::new()
             },

@@ -157,7 +157,7 @@ fn evaluate_ooocap(o: &Outputs) -> anyhow::Result<Evaluation> {
             let t = value_text(v);
             (
                 format!("oocap={t}"),
-                curve(sw, r, &[("nic.ooo_cap", &t)], "latency.avg"),
+                curve(sw, r, &[("nic.ooo_cap", &t)], "latency_us.avg"),
             )
         })
         .collect();

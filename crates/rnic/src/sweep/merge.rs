@@ -1,0 +1,381 @@
+//! `rnic sweep merge DIR... [--out DIR]`: puts the shards of a sweep
+//! ([`super::shard`]) back together and writes `<name>.csv`, `<name>.json` and the plots,
+//! the same bytes as the whole sweep run on one machine (`rnic sweep FILE --out DIR`).
+//!
+//! Before writing anything it checks that the shard files (`<name>.shard-I-of-N.json` in the
+//! directories given) are one sweep's: the same name, sweep file text, number of shards and
+//! grid (size and hash of the resolved points), each shard once, each point once and in the
+//! shard that owns it, and no point missing. A failed check is a usage error (exit 2) that
+//! names the files, and for missing points their positions and shards. The results are read
+//! back exactly (JSON numbers round-trip), so the CSV, JSON and plots are those the whole
+//! sweep writes.
+
+use super::run::{output_files, write_outputs, SweepOutcome, WALL_SECONDS};
+use super::shard::{self, Shard, ShardFile, FORMAT};
+use super::{parse_sweep, Point, Sweep};
+use crate::report::PerfResult;
+use crate::{output, UsageError};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Positions listed in a message before the rest are counted.
+const LISTED: usize = 20;
+
+/// A shard file read from disk.
+struct Found {
+    path: PathBuf,
+    file: ShardFile,
+}
+
+fn usage(msg: String) -> anyhow::Error {
+    UsageError(msg).into()
+}
+
+/// `a, b, c` of at most [`LISTED`] numbers, then how many more.
+fn list(positions: &[usize]) -> String {
+    let mut s: Vec<String> = positions
+        .iter()
+        .take(LISTED)
+        .map(|p| p.to_string())
+        .collect();
+    if positions.len() > LISTED {
+        s.push(format!("and {} more", positions.len() - LISTED));
+    }
+    s.join(", ")
+}
+
+fn dirs_text(dirs: &[PathBuf]) -> String {
+    dirs.iter()
+        .map(|d| d.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Reads every shard file in `dirs` (in name order); partial shard files are returned
+/// apart, to say which shards did not finish.
+fn read_shards(dirs: &[PathBuf]) -> anyhow::Result<(Vec<Found>, Vec<PathBuf>)> {
+    let mut found = Vec::new();
+    let mut partials = Vec::new();
+    // A directory given twice (or by two spellings) is read once.
+    let mut seen = std::collections::BTreeSet::new();
+    for dir in dirs {
+        if !seen.insert(std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone())) {
+            continue;
+        }
+        let entries = std::fs::read_dir(dir).map_err(|e| {
+            usage(format!(
+                "cannot read the shard directory {}: {e}",
+                dir.display()
+            ))
+        })?;
+        let mut names: Vec<String> = entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        for name in names {
+            let path = dir.join(&name);
+            if name.ends_with(".partial.csv") && name.contains(".shard-") {
+                partials.push(path);
+                continue;
+            }
+            let Some((_, named)) = shard::parse_file_name(&name) else {
+                continue;
+            };
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| usage(format!("cannot read {}: {e}", path.display())))?;
+            let file: ShardFile = serde_json::from_str(&text).map_err(|e| {
+                usage(format!(
+                    "{} is not a shard file of `rnic sweep FILE --shard I/N` ({e}); move it \
+                     out of the directory",
+                    path.display()
+                ))
+            })?;
+            if file.format != FORMAT {
+                return Err(usage(format!(
+                    "{} is a shard file of format `{}`, this rnic reads `{FORMAT}`: run the \
+                     shard again with this rnic",
+                    path.display(),
+                    file.format
+                )));
+            }
+            if file.shard() != named {
+                return Err(usage(format!(
+                    "{} holds {} but its name says {named}: was it renamed? Give each shard \
+                     its own file name as `rnic sweep --shard` writes it",
+                    path.display(),
+                    file.shard()
+                )));
+            }
+            found.push(Found { path, file });
+        }
+    }
+    Ok((found, partials))
+}
+
+/// What identifies a sweep's shards: name, sweep file text, shards, grid size and hash.
+fn identity(f: &ShardFile) -> (&str, &str, usize, usize, &str) {
+    (
+        &f.name,
+        &f.sweep.source,
+        f.shard.count,
+        f.shard.grid_points,
+        &f.shard.grid_hash,
+    )
+}
+
+/// Refuses shard files of different sweeps, naming each group of files.
+fn check_one_sweep(found: &[Found]) -> anyhow::Result<()> {
+    let mut groups: Vec<(&Found, Vec<String>)> = Vec::new();
+    for f in found {
+        let file = f.path.display().to_string();
+        match groups
+            .iter_mut()
+            .find(|(g, _)| identity(&g.file) == identity(&f.file))
+        {
+            Some((_, files)) => files.push(file),
+            None => groups.push((f, vec![file])),
+        }
+    }
+    if groups.len() == 1 {
+        return Ok(());
+    }
+    let described: Vec<String> = groups
+        .iter()
+        .map(|(g, files)| {
+            let s = &g.file.shard;
+            format!(
+                "sweep `{}` from {} in {} shards, grid of {} points with hash {}: {}",
+                g.file.name,
+                g.file.sweep.file,
+                s.count,
+                s.grid_points,
+                s.grid_hash,
+                files.join(", ")
+            )
+        })
+        .collect();
+    Err(usage(format!(
+        "the shard files come from {} different runs of a sweep (they differ in {}); merge \
+         the shards of one run, `rnic sweep FILE --shard I/N` for every I with the same FILE, \
+         N, --set, --seed and --profile: {}",
+        groups.len(),
+        differences(&groups.iter().map(|(g, _)| &g.file).collect::<Vec<_>>()),
+        described.join("; ")
+    )))
+}
+
+/// What differs between shard files of different runs, for the error that refuses them.
+fn differences(files: &[&ShardFile]) -> String {
+    let differ = |key: &dyn Fn(&ShardFile) -> String| files.iter().any(|f| key(f) != key(files[0]));
+    let mut what = Vec::new();
+    if differ(&|f| f.name.clone()) {
+        what.push("the sweep's name");
+    }
+    if differ(&|f| f.sweep.source.clone()) {
+        what.push("the sweep file's text");
+    }
+    if differ(&|f| f.shard.count.to_string()) {
+        what.push("the number of shards N of --shard I/N");
+    }
+    if differ(&|f| format!("{} {}", f.shard.grid_points, f.shard.grid_hash)) {
+        what.push("the grid's points (their configuration: --set, --seed, --profile)");
+    }
+    what.join(", ")
+}
+
+/// Merges the shards in `dirs` into `out_dir`; returns the sweep and what was written.
+pub fn merge(
+    dirs: &[PathBuf],
+    out_dir: &Path,
+    log: &mut dyn Write,
+) -> anyhow::Result<(Sweep, SweepOutcome)> {
+    let (found, partials) = read_shards(dirs)?;
+    let Some(first) = found.first() else {
+        let unfinished = if partials.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (only partial files of shards that did not finish: {})",
+                partials
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        return Err(usage(format!(
+            "no shard files in {}{unfinished}: `rnic sweep FILE --shard I/N --out DIR` writes \
+             <name>.shard-I-of-N.json there; give the directories it wrote to",
+            dirs_text(dirs)
+        )));
+    };
+    check_one_sweep(&found)?;
+    let (name, count, total) = (
+        first.file.name.clone(),
+        first.file.shard.count,
+        first.file.shard.grid_points,
+    );
+
+    // Each shard once.
+    let mut by_shard: BTreeMap<usize, Vec<&Found>> = BTreeMap::new();
+    for f in &found {
+        by_shard.entry(f.file.shard.index).or_default().push(f);
+    }
+    if let Some((i, fs)) = by_shard.iter().find(|(_, fs)| fs.len() > 1) {
+        return Err(usage(format!(
+            "shard {i} of {count} of sweep `{name}` is in more than one file: {}; keep one",
+            fs.iter()
+                .map(|f| f.path.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+
+    // Each point once, in the shard that owns it.
+    let mut slots: Vec<Option<(&Found, &serde_json::Value, &serde_json::Value)>> =
+        vec![None; total];
+    for f in &found {
+        let s = f.file.shard();
+        for p in &f.file.points {
+            let pos = p.position;
+            if pos == 0 || pos > total {
+                return Err(usage(format!(
+                    "{}: point {pos} is outside the grid of {total} points",
+                    f.path.display()
+                )));
+            }
+            if !s.owns(pos - 1) {
+                return Err(usage(format!(
+                    "{}: point {pos} belongs to {}, not to {s}",
+                    f.path.display(),
+                    Shard::of_point(pos - 1, count)
+                )));
+            }
+            if slots[pos - 1].is_some() {
+                return Err(usage(format!(
+                    "{}: point {pos} is there twice",
+                    f.path.display()
+                )));
+            }
+            slots[pos - 1] = Some((f, &p.point, &p.result));
+        }
+    }
+    let missing: Vec<usize> = (0..total)
+        .filter(|&i| slots[i].is_none())
+        .map(|i| i + 1)
+        .collect();
+    if !missing.is_empty() {
+        let mut per_shard: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for &pos in &missing {
+            per_shard
+                .entry(Shard::of_point(pos - 1, count).index)
+                .or_default()
+                .push(pos);
+        }
+        let why: Vec<String> = per_shard
+            .iter()
+            .map(|(&i, pos)| {
+                let s = Shard { index: i, count };
+                let stem = shard::stem(&name, Some(s));
+                match by_shard.get(&i) {
+                    Some(fs) => format!(
+                        "{s} (points {}): {} lacks them",
+                        list(pos),
+                        fs[0].path.display()
+                    ),
+                    None => {
+                        let partial = format!("{stem}.partial.csv");
+                        let unfinished = partials
+                            .iter()
+                            .find(|p| p.file_name().is_some_and(|n| n == partial.as_str()))
+                            .map(|p| {
+                                format!(
+                                    " (only {}: the shard did not finish; run it again)",
+                                    p.display()
+                                )
+                            })
+                            .unwrap_or_default();
+                        format!(
+                            "{s} (points {}): no {stem}.json in {}{unfinished}; run \
+                             `rnic sweep {} --shard {i}/{count}` and give its --out directory \
+                             too",
+                            list(pos),
+                            dirs_text(dirs),
+                            first.file.sweep.file
+                        )
+                    }
+                }
+            })
+            .collect();
+        return Err(usage(format!(
+            "cannot merge sweep `{name}`: {} of {total} points are missing ({}); {}",
+            missing.len(),
+            list(&missing),
+            why.join("; ")
+        )));
+    }
+
+    // The sweep itself, from the text the shards ran.
+    let sweep = parse_sweep(&first.file.sweep.source, &first.file.sweep.file).map_err(|e| {
+        usage(format!(
+            "the sweep file stored in {} ({}) does not parse with this rnic: {e}",
+            first.path.display(),
+            first.file.sweep.file
+        ))
+    })?;
+    let axes: Vec<String> = sweep.axes.iter().map(|a| a.key.clone()).collect();
+    if sweep.name != name || sweep.point_count() != total || axes != first.file.axes {
+        return Err(usage(format!(
+            "the sweep file stored in {} gives sweep `{}` of {} points, but its shards say \
+             `{name}` of {total}: were the shard files edited?",
+            first.path.display(),
+            sweep.name,
+            sweep.point_count()
+        )));
+    }
+    let mut results: Vec<(Point, PerfResult)> = Vec::with_capacity(total);
+    for (p, slot) in sweep.points().into_iter().zip(&slots) {
+        // Missing points were refused above; an empty slot here is this function's bug.
+        let Some((f, at, value)) = slot else {
+            anyhow::bail!("internal error: point {} lost while merging", p.index + 1);
+        };
+        if **at != super::run::point_value(&sweep, &p)? {
+            return Err(usage(format!(
+                "{}: point {} has the axis values {at}, but the sweep's grid has {} there",
+                f.path.display(),
+                p.index + 1,
+                sweep.describe(&p)
+            )));
+        }
+        let mut v = (*value).clone();
+        if let Some(o) = v.as_object_mut() {
+            o.insert(WALL_SECONDS.to_string(), serde_json::Value::from(0.0));
+        }
+        let r: PerfResult = serde_json::from_value(v).map_err(|e| {
+            usage(format!(
+                "{}: the result of point {} does not read back ({e}); run that shard again \
+                 with this rnic",
+                f.path.display(),
+                p.index + 1
+            ))
+        })?;
+        results.push((p, r));
+    }
+
+    output::check_dir("merge output directory", out_dir)?;
+    for f in output_files(&sweep, out_dir, None)
+        .into_iter()
+        .filter(|f| !f.to_string_lossy().ends_with(".partial.csv"))
+    {
+        output::check_file("merge output", &f)?;
+    }
+    let _ = writeln!(
+        log,
+        "rnic: sweep merge {name}: {total} points from {count} shard{}",
+        if count == 1 { "" } else { "s" }
+    );
+    let outcome = write_outputs(&sweep, results, out_dir, None)?;
+    Ok((sweep, outcome))
+}

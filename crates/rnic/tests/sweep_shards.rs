@@ -1,0 +1,248 @@
+//! `rnic sweep FILE --shard I/N` and `rnic sweep merge`, through the binary and the model: a
+//! sweep run in shards and merged writes exactly the bytes of the whole sweep; bad `--shard`
+//! values and shard files that do not make up one sweep are usage errors (exit 2) that say
+//! what to do, and a refused merge writes nothing.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Runs rnic (as in CI: no progress bar) and returns exit status, stdout and stderr.
+fn rnic(args: &[&str], cwd: &Path) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_rnic"))
+        .args(args)
+        .current_dir(cwd)
+        .env("CI", "true")
+        .output()
+        .expect("run rnic");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Runs rnic and insists on exit status 0.
+fn ok(args: &[&str], cwd: &Path) -> String {
+    let (code, out, err) = rnic(args, cwd);
+    assert_eq!(code, 0, "rnic {args:?}: {err}");
+    out
+}
+
+/// Runs rnic, insists on a usage error (exit 2, no panic) and returns stderr.
+fn usage(args: &[&str], cwd: &Path) -> String {
+    let (code, _, err) = rnic(args, cwd);
+    assert_eq!(code, 2, "rnic {args:?}: {err}");
+    assert!(!err.contains("panicked"), "rnic {args:?}: {err}");
+    err
+}
+
+/// A fresh scratch directory holding `tiny.toml`.
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rnic-shards-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch directory");
+    std::fs::write(d.join("tiny.toml"), TINY).expect("write tiny.toml");
+    d
+}
+
+/// Seven points on the model, a few milliseconds each; seven so that no shard count used
+/// here divides it evenly.
+const TINY: &str = r#"
+name = "tiny"
+title = "tiny sharded sweep"
+x = "perf.qp"
+series = "nic.qpc_cache_entries"
+x_log = true
+metrics = ["msg_rate_mops", "latency_us.avg"]
+[perf]
+test = "write-bw"
+size = 64
+iters = 40
+[[axis]]
+key = "nic.qpc_cache_entries"
+values = [4]
+[[axis]]
+key = "perf.qp"
+values = [1, 2, 3, 5, 8, 13, 21]
+"#;
+
+/// The file names in `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .expect("read dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn shards_merge_to_the_bytes_of_the_whole_sweep() {
+    let d = scratch("same");
+    ok(&["sweep", "tiny.toml", "--out", "whole"], &d);
+    let whole = names(&d.join("whole"));
+    assert_eq!(
+        whole,
+        [
+            "tiny-latency_us_avg.png",
+            "tiny-latency_us_avg.svg",
+            "tiny-msg_rate_mops.png",
+            "tiny-msg_rate_mops.svg",
+            "tiny.csv",
+            "tiny.json"
+        ]
+    );
+    // Two shards in two directories; three shards with two of them in one directory.
+    let runs: [(&str, &[(&str, &str)]); 2] = [
+        ("2", &[("1/2", "a"), ("2/2", "b")]),
+        ("3", &[("1/3", "c"), ("2/3", "c"), ("3/3", "d")]),
+    ];
+    for (n, shards) in runs {
+        let mut dirs: Vec<&str> = Vec::new();
+        for (shard, dir) in shards {
+            ok(&["sweep", "tiny.toml", "--shard", shard, "--out", dir], &d);
+            if !dirs.contains(dir) {
+                dirs.push(dir);
+            }
+        }
+        let out = format!("merged{n}");
+        let mut args = vec!["sweep", "merge"];
+        args.extend(&dirs);
+        args.extend(["--out", &out]);
+        let table = ok(&args, &d);
+        assert!(table.contains("msg_rate_mops"), "{table}");
+        assert_eq!(names(&d.join(&out)), whole, "{n} shards");
+        for f in &whole {
+            let a = std::fs::read(d.join("whole").join(f)).expect("whole");
+            let b = std::fs::read(d.join(&out).join(f)).expect("merged");
+            assert!(a == b, "{f} from {n} shards differs from the whole sweep's");
+        }
+    }
+    // A shard holds the grid points I, I+N, ... (1-based), with no plots, and is the same
+    // from run to run.
+    let shard = std::fs::read_to_string(d.join("c/tiny.shard-2-of-3.csv")).expect("shard csv");
+    let points: Vec<&str> = shard
+        .lines()
+        .map(|l| l.split(',').next().unwrap_or(""))
+        .collect();
+    assert_eq!(points, ["point", "2", "5"]);
+    assert_eq!(
+        names(&d.join("c")),
+        [
+            "tiny.shard-1-of-3.csv",
+            "tiny.shard-1-of-3.json",
+            "tiny.shard-2-of-3.csv",
+            "tiny.shard-2-of-3.json"
+        ]
+    );
+    ok(
+        &["sweep", "tiny.toml", "--shard", "2/3", "--out", "again"],
+        &d,
+    );
+    for f in ["tiny.shard-2-of-3.csv", "tiny.shard-2-of-3.json"] {
+        let a = std::fs::read(d.join("c").join(f)).expect("first");
+        let b = std::fs::read(d.join("again").join(f)).expect("second");
+        assert!(a == b, "{f} differs between two runs");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn bad_shard_values_name_the_flag_and_the_fix() {
+    let d = scratch("bad");
+    for (value, says) in [
+        ("0/2", "use --shard 1/2 to --shard 2/2"),
+        ("3/2", "there is no shard 3 of 2"),
+        ("x", "`x` is not I/N"),
+        ("1/x", "`x` is not a number of shards"),
+        ("1/0", "the number of shards must be from 1"),
+        ("2", "e.g. --shard 2/8"),
+    ] {
+        let err = usage(&["sweep", "tiny.toml", "--shard", value, "--out", "o"], &d);
+        assert!(err.contains("--shard"), "{value}: {err}");
+        assert!(err.contains(says), "{value}: {err}");
+    }
+    assert!(!d.join("o").exists(), "a refused shard must not run");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn merge_refuses_parts_that_are_not_one_sweep() {
+    let d = scratch("refuse");
+    for (args, dir) in [
+        (&["--shard", "1/2"][..], "s1"),
+        (&["--shard", "2/2"], "s2"),
+        (&["--shard", "2/3"], "n3"),
+        (&["--shard", "2/2", "--seed", "7"], "seed"),
+    ] {
+        let mut a = vec!["sweep", "tiny.toml", "--out", dir];
+        a.extend(args);
+        ok(&a, &d);
+    }
+    // Another sweep file under the same name.
+    std::fs::write(d.join("other.toml"), TINY.replace("21]", "34]")).expect("other.toml");
+    ok(
+        &["sweep", "other.toml", "--shard", "2/2", "--out", "other"],
+        &d,
+    );
+    // The same shard twice; a shard file claiming a point of another shard.
+    std::fs::create_dir_all(d.join("copy")).expect("copy dir");
+    std::fs::copy(
+        d.join("s1/tiny.shard-1-of-2.json"),
+        d.join("copy/tiny.shard-1-of-2.json"),
+    )
+    .expect("copy shard");
+    std::fs::create_dir_all(d.join("stolen")).expect("stolen dir");
+    let s1 = std::fs::read_to_string(d.join("s1/tiny.shard-1-of-2.json")).expect("s1");
+    assert!(s1.contains("\"position\": 3,"), "{s1}");
+    std::fs::write(
+        d.join("stolen/tiny.shard-1-of-2.json"),
+        s1.replacen("\"position\": 3,", "\"position\": 2,", 1),
+    )
+    .expect("stolen shard");
+    // A renamed file and a file that is not a shard's.
+    std::fs::create_dir_all(d.join("renamed")).expect("renamed dir");
+    std::fs::write(d.join("renamed/tiny.shard-2-of-2.json"), &s1).expect("renamed");
+    std::fs::create_dir_all(d.join("junk")).expect("junk dir");
+    std::fs::write(d.join("junk/tiny.shard-2-of-2.json"), "{}").expect("junk");
+    std::fs::create_dir_all(d.join("empty")).expect("empty dir");
+
+    for (dirs, says) in [
+        (
+            &["s1"][..],
+            "3 of 7 points are missing (2, 4, 6); shard 2 of 2",
+        ),
+        (&["s1"], "run `rnic sweep tiny.toml --shard 2/2`"),
+        (&["s1", "n3"], "the number of shards N of --shard I/N"),
+        (&["s1", "seed"], "the grid's points"),
+        (&["s1", "other"], "the sweep file's text"),
+        (
+            &["s1", "copy", "s2"],
+            "shard 1 of 2 of sweep `tiny` is in more than one file",
+        ),
+        (
+            &["stolen", "s2"],
+            "point 2 belongs to shard 2 of 2, not to shard 1 of 2",
+        ),
+        (&["s1", "renamed"], "but its name says shard 2 of 2"),
+        (&["s1", "junk"], "is not a shard file"),
+        (&["empty"], "no shard files in empty"),
+        (&["nowhere"], "cannot read the shard directory nowhere"),
+    ] {
+        let mut a = vec!["sweep", "merge"];
+        a.extend(dirs);
+        a.extend(["--out", "merged"]);
+        let err = usage(&a, &d);
+        assert!(err.contains(says), "{dirs:?}: {err}");
+        assert!(
+            !d.join("merged").exists(),
+            "{dirs:?}: a refused merge wrote"
+        );
+    }
+    // The same directory twice is read once.
+    ok(
+        &["sweep", "merge", "s1", "s1", "./s2", "--out", "merged"],
+        &d,
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
