@@ -246,3 +246,52 @@ fn merge_refuses_parts_that_are_not_one_sweep() {
     );
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `scripts/slurm-sweep.sh` as a Slurm array task runs it: the task index and count become
+/// `--shard I/N`, the shards land in one directory, and they merge; outside Slurm it refuses.
+#[test]
+fn the_slurm_array_script_runs_one_shard_per_task() {
+    let d = scratch("slurm");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/slurm-sweep.sh");
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_rnic"))
+        .parent()
+        .expect("bin dir");
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for task in ["1", "2"] {
+        let out = Command::new("bash")
+            .arg(&script)
+            .args(["tiny.toml", "shared", "--quiet"])
+            .env("PATH", &path)
+            .env("SLURM_ARRAY_TASK_ID", task)
+            .env("SLURM_ARRAY_TASK_COUNT", "2")
+            .current_dir(&d)
+            .output()
+            .expect("run the slurm script");
+        assert!(
+            out.status.success(),
+            "task {task}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    ok(&["sweep", "tiny.toml", "--out", "whole"], &d);
+    ok(&["sweep", "merge", "shared", "--out", "merged"], &d);
+    for f in ["tiny.csv", "tiny.json"] {
+        let whole = std::fs::read(d.join("whole").join(f)).expect("whole");
+        let merged = std::fs::read(d.join("merged").join(f)).expect("merged");
+        assert!(whole == merged, "{f} differs after the Slurm-style shards");
+    }
+    let outside = Command::new("bash")
+        .arg(&script)
+        .args(["tiny.toml", "shared"])
+        .env_remove("SLURM_ARRAY_TASK_ID")
+        .env_remove("SLURM_ARRAY_TASK_COUNT")
+        .current_dir(&d)
+        .output()
+        .expect("run the slurm script");
+    assert!(!outside.status.success());
+    assert!(String::from_utf8_lossy(&outside.stderr).contains("sbatch --array"));
+}
