@@ -62,6 +62,76 @@ pub enum Command {
     /// of a pcap or pcapng from a real NIC, and analyse each QP).
     #[command(subcommand)]
     Pcap(PcapCmd),
+    /// Compute sizing numbers in closed form (`rnic calc` lists them): the queue depth that
+    /// keeps a long link busy, a RoCEv2 frame's bytes on the wire.
+    Calc(CalcCmd),
+}
+
+/// `rnic calc [WHAT]`.
+#[derive(Debug, Args)]
+pub struct CalcCmd {
+    #[command(subcommand)]
+    pub what: Option<CalcWhat>,
+}
+
+/// What `rnic calc` computes.
+#[derive(Debug, Subcommand)]
+pub enum CalcWhat {
+    /// Queue depth (outstanding packets per QP) that keeps a link busy over a round trip:
+    /// QD = bandwidth × RTT / frame size, as the long-distance RDMA paper sizes it.
+    Qd(CalcQdCmd),
+    /// Bytes one RoCEv2 packet occupies on an Ethernet link, header by header.
+    Frame(CalcFrameCmd),
+}
+
+/// `rnic calc qd`.
+#[derive(Debug, Args)]
+pub struct CalcQdCmd {
+    /// Line rate, Gbit/s.
+    #[arg(long, value_name = "GBPS")]
+    pub gbps: f64,
+    /// Fibre distance, km (the round trip is 2 × km × --us-per-km).
+    #[arg(
+        long,
+        value_name = "KM",
+        required_unless_present = "rtt_us",
+        conflicts_with = "rtt_us"
+    )]
+    pub km: Option<f64>,
+    /// One-way fibre delay per km, µs (5: light in glass, the paper's 100 µs RTT per 10 km).
+    #[arg(long, value_name = "US", default_value_t = crate::calc::FIBRE_US_PER_KM)]
+    pub us_per_km: f64,
+    /// The round trip itself, µs, instead of --km.
+    #[arg(long, value_name = "US")]
+    pub rtt_us: Option<f64>,
+    /// Bytes of one frame on the wire (`rnic calc frame` computes it; the paper: 4178).
+    #[arg(long, value_name = "BYTES")]
+    pub frame_bytes: u64,
+    /// Write the answer as JSON to FILE (`-` for stdout instead of the text).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+/// `rnic calc frame`.
+#[derive(Debug, Args)]
+pub struct CalcFrameCmd {
+    /// Payload bytes in the packet (at most one PMTU on a real link).
+    #[arg(long, value_name = "BYTES")]
+    pub payload_bytes: u64,
+    /// The packet's opcode.
+    #[arg(
+        long,
+        value_name = "OPCODE",
+        default_value = "write-first",
+        value_parser = PossibleValuesParser::new(crate::calc::FRAME_OPCODES.map(|(n, _)| n))
+    )]
+    pub opcode: String,
+    /// Count an 802.1Q VLAN tag (RoCE links usually carry one for PFC priority).
+    #[arg(long)]
+    pub vlan: bool,
+    /// Write the answer as JSON to FILE (`-` for stdout instead of the text).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
 }
 
 /// `rnic pcap ...`.

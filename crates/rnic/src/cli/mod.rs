@@ -3,6 +3,7 @@
 //! simulation behind a [`PerfRunner`] so it can be tested without the model.
 
 pub mod args;
+mod calc;
 mod pcap;
 
 use crate::config::{self, show, Config, Override};
@@ -143,6 +144,7 @@ fn dispatch(
         }
         Command::Repro(c) => cmd_repro(c, progress, runner, out, err),
         Command::Pcap(args::PcapCmd::Check(c)) => pcap::check(&c, out, err),
+        Command::Calc(c) => calc::run(c, out),
     }
 }
 

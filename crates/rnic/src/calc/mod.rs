@@ -1,0 +1,260 @@
+//! `rnic calc`: the closed-form numbers engineers size RDMA deployments with, computed the
+//! way the papers state them, so a simulation can be checked against its back-of-envelope.
+//!
+//! * [`queue_depth`]: the long-distance RDMA paper's rule for the queue depth (outstanding
+//!   packets per QP) that keeps a long link busy: QD = bandwidth × RTT / frame size.
+//! * [`frame_bytes`]: the bytes one RoCEv2 packet occupies on an Ethernet link, header by
+//!   header, from `rnic-wire`'s header lengths (the frame size the QD rule divides by).
+
+use rnic_wire::Opcode;
+use serde::Serialize;
+
+/// One-way propagation in optical fibre, µs per km (light at about c / 1.47): the
+/// long-distance RDMA paper's emulation uses 100 µs RTT per 10 km, i.e. 5 µs/km one way.
+pub const FIBRE_US_PER_KM: f64 = 5.0;
+
+/// Ethernet II header without a VLAN tag, bytes.
+const ETHERNET_BYTES: u64 = rnic_wire::ethernet::HEADER_LEN as u64;
+/// An 802.1Q tag, bytes (RoCE deployments carry one for PFC priority).
+const VLAN_TAG_BYTES: u64 = 4;
+/// The Ethernet frame check sequence, bytes (on the wire, not in rnic's captures).
+const FCS_BYTES: u64 = 4;
+
+/// The inputs of the queue-depth rule.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct QdInput {
+    /// Line rate, Gbit/s.
+    pub gbps: f64,
+    /// Round-trip time, µs.
+    pub rtt_us: f64,
+    /// Bytes of one frame on the wire.
+    pub frame_bytes: u64,
+}
+
+/// The queue-depth rule's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct QdResult {
+    /// What was asked.
+    pub input: QdInput,
+    /// Bytes in flight over one round trip: bandwidth × RTT.
+    pub bytes_in_flight: f64,
+    /// bandwidth × RTT / frame size, unrounded.
+    pub exact: f64,
+    /// The queue depth, rounded down as the paper states it (2991 for 100 Gbit/s, 100 km,
+    /// 4178 B); one more packet covers the fraction.
+    pub queue_depth: u64,
+}
+
+/// QD = bandwidth × RTT / frame size. Errors name the flag and the fix.
+pub fn queue_depth(input: QdInput) -> Result<QdResult, String> {
+    if !(input.gbps.is_finite() && input.gbps > 0.0) {
+        return Err(format!(
+            "--gbps {} is not a line rate: give a positive number of Gbit/s, e.g. --gbps 100",
+            input.gbps
+        ));
+    }
+    if !(input.rtt_us.is_finite() && input.rtt_us > 0.0) {
+        return Err(format!(
+            "the round trip is {} µs: give --km with a positive distance or a positive --rtt-us",
+            input.rtt_us
+        ));
+    }
+    if input.frame_bytes == 0 {
+        return Err(
+            "--frame-bytes 0: give the frame size in bytes, e.g. --frame-bytes 4178 \
+                    (`rnic calc frame --payload-bytes 4096 --vlan` shows where it comes from)"
+                .into(),
+        );
+    }
+    let bytes_in_flight = input.gbps * 1e9 / 8.0 * input.rtt_us * 1e-6;
+    let exact = bytes_in_flight / input.frame_bytes as f64;
+    Ok(QdResult {
+        input,
+        bytes_in_flight,
+        exact,
+        queue_depth: exact.floor() as u64,
+    })
+}
+
+/// Round trip over `km` of fibre at `us_per_km` one way, µs.
+pub fn rtt_us(km: f64, us_per_km: f64) -> Result<f64, String> {
+    if !(km.is_finite() && km > 0.0) {
+        return Err(format!(
+            "--km {km} is not a distance: give a positive number of kilometres, e.g. --km 100"
+        ));
+    }
+    if !(us_per_km.is_finite() && us_per_km > 0.0) {
+        return Err(format!(
+            "--us-per-km {us_per_km} is not a delay: give a positive one-way delay per km \
+             (fibre: {FIBRE_US_PER_KM})"
+        ));
+    }
+    Ok(2.0 * km * us_per_km)
+}
+
+/// One part of a frame and its size.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FramePart {
+    /// The header's (or payload's) name.
+    pub name: &'static str,
+    /// Bytes.
+    pub bytes: u64,
+}
+
+/// A RoCEv2 frame's size on the wire, part by part.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FrameSize {
+    /// The opcode the packet carries.
+    pub opcode: String,
+    /// Each part in wire order.
+    pub parts: Vec<FramePart>,
+    /// Their sum: the frame from destination MAC to FCS.
+    pub frame_bytes: u64,
+}
+
+/// The opcodes `rnic calc frame --opcode` knows, by the names it accepts.
+pub const FRAME_OPCODES: [(&str, Opcode); 8] = [
+    ("write-first", Opcode::RcWriteFirst),
+    ("write-middle", Opcode::RcWriteMiddle),
+    ("write-last", Opcode::RcWriteLast),
+    ("write-only", Opcode::RcWriteOnly),
+    ("send-first", Opcode::RcSendFirst),
+    ("send-only", Opcode::RcSendOnly),
+    ("read-response", Opcode::RcReadResponseMiddle),
+    ("ack", Opcode::RcAck),
+];
+
+/// The bytes a RoCEv2 (IPv4) packet of `opcode` with `payload_bytes` occupies on the link:
+/// Ethernet (+ 802.1Q tag if `vlan`), IPv4, UDP, BTH, the opcode's extension headers, the
+/// payload padded to 4 bytes, ICRC and FCS.
+pub fn frame_bytes(opcode: Opcode, payload_bytes: u64, vlan: bool) -> Result<FrameSize, String> {
+    if payload_bytes > 0 && !opcode.has_payload() {
+        return Err(format!(
+            "--payload-bytes {payload_bytes}: {opcode:?} carries no payload; give 0 or a \
+             data-carrying --opcode"
+        ));
+    }
+    if payload_bytes > 1 << 31 {
+        return Err(format!(
+            "--payload-bytes {payload_bytes} is larger than one RoCEv2 message may be (2 GiB)"
+        ));
+    }
+    let mut parts = vec![FramePart {
+        name: "Ethernet",
+        bytes: ETHERNET_BYTES,
+    }];
+    if vlan {
+        parts.push(FramePart {
+            name: "802.1Q tag",
+            bytes: VLAN_TAG_BYTES,
+        });
+    }
+    parts.extend([
+        FramePart {
+            name: "IPv4",
+            bytes: rnic_wire::ipv4::HEADER_LEN as u64,
+        },
+        FramePart {
+            name: "UDP",
+            bytes: rnic_wire::udp::HEADER_LEN as u64,
+        },
+        FramePart {
+            name: "BTH",
+            bytes: rnic_wire::bth::HEADER_LEN as u64,
+        },
+    ]);
+    let ext = opcode.ext_headers_len() as u64;
+    if ext > 0 {
+        parts.push(FramePart {
+            name: "extension headers",
+            bytes: ext,
+        });
+    }
+    if payload_bytes > 0 {
+        parts.push(FramePart {
+            name: "payload",
+            bytes: payload_bytes,
+        });
+    }
+    let pad = (4 - payload_bytes % 4) % 4;
+    if pad > 0 {
+        parts.push(FramePart {
+            name: "pad",
+            bytes: pad,
+        });
+    }
+    parts.extend([
+        FramePart {
+            name: "ICRC",
+            bytes: rnic_wire::icrc::ICRC_LEN as u64,
+        },
+        FramePart {
+            name: "FCS",
+            bytes: FCS_BYTES,
+        },
+    ]);
+    Ok(FrameSize {
+        opcode: format!("{opcode:?}"),
+        frame_bytes: parts.iter().map(|p| p.bytes).sum(),
+        parts,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_papers_queue_depth_for_100_km() {
+        let rtt = rtt_us(100.0, FIBRE_US_PER_KM).unwrap();
+        assert_eq!(rtt, 1000.0);
+        let r = queue_depth(QdInput {
+            gbps: 100.0,
+            rtt_us: rtt,
+            frame_bytes: 4178,
+        })
+        .unwrap();
+        assert_eq!(r.queue_depth, 2991);
+        assert!((r.exact - 2991.862).abs() < 1e-3, "{}", r.exact);
+        assert_eq!(r.bytes_in_flight, 12_500_000.0);
+    }
+
+    #[test]
+    fn a_4096_byte_write_first_with_a_vlan_tag_is_the_papers_4178_bytes() {
+        let f = frame_bytes(Opcode::RcWriteFirst, 4096, true).unwrap();
+        assert_eq!(f.frame_bytes, 4178);
+        let f = frame_bytes(Opcode::RcWriteMiddle, 4096, false).unwrap();
+        assert_eq!(f.frame_bytes, 14 + 20 + 8 + 12 + 4096 + 4 + 4);
+        let ack = frame_bytes(Opcode::RcAck, 0, false).unwrap();
+        assert_eq!(ack.frame_bytes, 14 + 20 + 8 + 12 + 4 + 4 + 4);
+        let odd = frame_bytes(Opcode::RcSendOnly, 1, false).unwrap();
+        assert_eq!(odd.frame_bytes, 14 + 20 + 8 + 12 + 1 + 3 + 4 + 4);
+    }
+
+    #[test]
+    fn bad_inputs_name_the_flag() {
+        let ok = QdInput {
+            gbps: 100.0,
+            rtt_us: 1000.0,
+            frame_bytes: 4178,
+        };
+        let e = queue_depth(QdInput { gbps: 0.0, ..ok }).unwrap_err();
+        assert!(e.contains("--gbps"), "{e}");
+        let e = queue_depth(QdInput {
+            frame_bytes: 0,
+            ..ok
+        })
+        .unwrap_err();
+        assert!(e.contains("--frame-bytes"), "{e}");
+        let e = queue_depth(QdInput {
+            rtt_us: f64::NAN,
+            ..ok
+        })
+        .unwrap_err();
+        assert!(e.contains("--rtt-us"), "{e}");
+        assert!(rtt_us(-1.0, 5.0).unwrap_err().contains("--km"));
+        assert!(rtt_us(10.0, 0.0).unwrap_err().contains("--us-per-km"));
+        let e = frame_bytes(Opcode::RcAck, 8, false).unwrap_err();
+        assert!(e.contains("--payload-bytes"), "{e}");
+    }
+}

@@ -1,0 +1,124 @@
+//! `rnic calc` on the command line: the list, the long-distance paper's queue depth, the
+//! frame size it divides by, JSON, and errors that name the flag.
+
+use std::process::Command;
+
+fn rnic(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_rnic"))
+        .args(args)
+        .output()
+        .expect("run rnic");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn calc_alone_lists_what_it_computes() {
+    let (code, out, _) = rnic(&["calc"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("qd ") && out.contains("frame "), "{out}");
+}
+
+#[test]
+fn queue_depth_for_100_km_is_the_papers_2991() {
+    let (code, out, err) = rnic(&[
+        "calc",
+        "qd",
+        "--gbps",
+        "100",
+        "--km",
+        "100",
+        "--frame-bytes",
+        "4178",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("queue depth      2991 frames"), "{out}");
+    assert!(out.contains("round trip       1000 µs"), "{out}");
+    let (code, json, _) = rnic(&[
+        "calc",
+        "qd",
+        "--gbps",
+        "100",
+        "--rtt-us",
+        "1000",
+        "--frame-bytes",
+        "4178",
+        "--json",
+        "-",
+    ]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    assert_eq!(v["queue_depth"], 2991);
+    assert_eq!(v["input"]["rtt_us"], 1000.0);
+}
+
+#[test]
+fn the_4178_byte_frame_is_a_4096_byte_write_first_with_a_vlan_tag() {
+    let (code, out, _) = rnic(&["calc", "frame", "--payload-bytes", "4096", "--vlan"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("frame                  4178 B"), "{out}");
+}
+
+#[test]
+fn bad_input_exits_2_naming_the_flag() {
+    for (args, flag) in [
+        (
+            &[
+                "calc",
+                "qd",
+                "--gbps",
+                "-1",
+                "--km",
+                "1",
+                "--frame-bytes",
+                "9",
+            ][..],
+            "--gbps",
+        ),
+        (
+            &[
+                "calc",
+                "qd",
+                "--gbps",
+                "1",
+                "--km",
+                "0",
+                "--frame-bytes",
+                "9",
+            ][..],
+            "--km",
+        ),
+        (
+            &[
+                "calc",
+                "qd",
+                "--gbps",
+                "1",
+                "--km",
+                "1",
+                "--frame-bytes",
+                "0",
+            ][..],
+            "--frame-bytes",
+        ),
+        (
+            &["calc", "qd", "--gbps", "1", "--frame-bytes", "9"][..],
+            "--km",
+        ),
+        (
+            &["calc", "frame", "--payload-bytes", "8", "--opcode", "ack"][..],
+            "--payload-bytes",
+        ),
+        (
+            &["calc", "frame", "--payload-bytes", "8", "--opcode", "nope"][..],
+            "--opcode",
+        ),
+    ] {
+        let (code, _, err) = rnic(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(flag), "{args:?}: {err}");
+    }
+}
