@@ -21,6 +21,8 @@ pub mod breakdown;
 pub mod config;
 mod error;
 pub mod event;
+pub mod flow;
+pub mod flow_result;
 pub mod host;
 pub mod limits;
 pub mod net;
@@ -39,4 +41,4 @@ pub use error::{OutputError, UsageError};
 
 pub use breakdown::{write_lat_breakdown, Breakdown};
 pub use params::ModelParams;
-pub use run::{run_perf, run_perf_detailed, ModelRun, RunOptions};
+pub use run::{run_flows, run_perf, run_perf_detailed, FlowsRun, ModelRun, RunOptions};

@@ -3,6 +3,7 @@
 //! [`judge`] it (verdict, buffer verification, the wire's bound) and [`report`] it.
 
 mod build;
+mod flows;
 mod judge;
 mod report;
 
@@ -17,6 +18,7 @@ use crate::world::Hooks;
 use anyhow::bail;
 
 pub(crate) use build::{buffer_slots, buffer_stride};
+pub use flows::{check_flows, run_flows, FlowsRun};
 
 /// Options of a model run beyond the config and the perf spec.
 #[derive(Debug, Clone, Default)]
@@ -83,6 +85,6 @@ fn run_one(
             .map_err(|e| crate::OutputError(format!("cannot write the pcap: {e}")))?;
     }
 
-    let (verdict, measured) = judge::judge(&b, cfg, spec, size, end)?;
-    Ok(report::report(b, spec, size, end, verdict, measured))
+    let (verdict, flows) = judge::judge(&b, cfg, end)?;
+    Ok(report::report(b, end, verdict, flows[0].measured))
 }
