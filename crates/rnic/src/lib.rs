@@ -11,6 +11,7 @@
 //! [`perf::ModelRunner`].
 
 pub mod cli;
+pub mod flows;
 pub mod input;
 pub mod output;
 pub mod pcap_check;
