@@ -19,7 +19,7 @@ pub fn render(r: &FlowsResult) -> String {
     let _ = writeln!(s, "{rule}");
     let _ = writeln!(
         s,
-        "{:<w$} {:<10} {:>5} {:>6} {:>9} {:>5} {:>10} {:>11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>6} {:>13}  {}",
+        "{:<w$} {:<10} {:>5} {:>6} {:>9} {:>5} {:>10} {:>11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>6} {:>13}  status",
         "flow",
         "test",
         "class",
@@ -35,7 +35,6 @@ pub fn render(r: &FlowsResult) -> String {
         "max[us]",
         "retx",
         "verified[B]",
-        "status"
     );
     for f in &r.flows {
         let _ = writeln!(
