@@ -21,6 +21,8 @@ pub mod breakdown;
 pub mod config;
 mod error;
 pub mod event;
+pub mod flow;
+pub mod flow_result;
 pub mod host;
 pub mod limits;
 pub mod net;
@@ -40,5 +42,6 @@ pub use error::{OutputError, UsageError};
 pub use breakdown::{write_lat_breakdown, Breakdown};
 pub use params::ModelParams;
 pub use run::{
-    run_perf, run_perf_detailed, run_perf_with_progress, ModelRun, Progress, RunOptions,
+    run_flows, run_perf, run_perf_detailed, run_perf_with_progress, FlowsRun, ModelRun, Progress,
+    RunOptions,
 };

@@ -21,6 +21,8 @@ struct Source {
     slot: u32,
     /// The QP's path MTU, bytes.
     pmtu: u64,
+    /// Bytes of every operation on the QP (a run's flows may differ in size).
+    msg_bytes: u64,
     /// First PSN of the operation the last placed payload belonged to.
     op_psn: u32,
 }
@@ -29,7 +31,6 @@ struct Source {
 #[derive(Debug, Default)]
 pub struct PayloadOracle {
     seed: u64,
-    msg_bytes: u64,
     /// Per node, per QPN: where its payloads come from.
     sources: Vec<Vec<Option<Source>>>,
     /// Source bytes rewritten by the application: (node, slot) → last byte.
@@ -44,19 +45,27 @@ pub struct PayloadOracle {
 }
 
 impl PayloadOracle {
-    /// An oracle for a run seeded `seed` whose operations all move `msg_bytes`.
-    pub fn new(seed: u64, msg_bytes: u64, nodes: usize) -> Self {
+    /// An oracle for a run seeded `seed` over `nodes` nodes.
+    pub fn new(seed: u64, nodes: usize) -> Self {
         PayloadOracle {
             seed,
-            msg_bytes,
             sources: vec![Vec::new(); nodes],
             ..PayloadOracle::default()
         }
     }
 
-    /// QP `qpn` of `node` receives payloads from `peer`'s source buffer `slot`, in
-    /// packets of `pmtu` bytes.
-    pub fn connect(&mut self, node: usize, qpn: u32, peer: usize, slot: u32, pmtu: u32) {
+    /// QP `qpn` of `node` receives `msg_bytes`-byte operations from `peer`'s source buffer
+    /// `slot` (a number unique on `peer` across the run's flows), in packets of `pmtu`
+    /// bytes.
+    pub fn connect(
+        &mut self,
+        node: usize,
+        qpn: u32,
+        peer: usize,
+        slot: u32,
+        pmtu: u32,
+        msg_bytes: u64,
+    ) {
         let v = &mut self.sources[node];
         if v.len() <= qpn as usize {
             v.resize(qpn as usize + 1, None);
@@ -65,6 +74,7 @@ impl PayloadOracle {
             peer,
             slot,
             pmtu: u64::from(pmtu.max(1)),
+            msg_bytes,
             op_psn: 0,
         });
     }
@@ -83,7 +93,7 @@ impl PayloadOracle {
 }
 
 impl RxObserver for PayloadOracle {
-    /// The offset comes from PSNs alone, never from opcodes: every operation of a run has
+    /// The offset comes from PSNs alone, never from opcodes: every operation of a QP has
     /// the same size, so each takes `npkts` PSNs from 0 on, and a packet's offset is its
     /// PSN distance from its operation's first PSN × PMTU. Placement is in order, so the
     /// operation start only moves forward.
@@ -96,7 +106,7 @@ impl RxObserver for PayloadOracle {
         else {
             return;
         };
-        let npkts = self.msg_bytes.max(1).div_ceil(src.pmtu).max(1) as u32;
+        let npkts = src.msg_bytes.max(1).div_ceil(src.pmtu).max(1) as u32;
         let ahead = psn.wrapping_sub(src.op_psn) & PSN_MASK;
         if ahead > PSN_MASK / 2 {
             let start = src.op_psn;
@@ -110,7 +120,7 @@ impl RxObserver for PayloadOracle {
         let whole_ops = ahead / npkts * npkts;
         src.op_psn = src.op_psn.wrapping_add(whole_ops) & PSN_MASK;
         let offset = u64::from(ahead - whole_ops) * src.pmtu;
-        let (peer, slot) = (src.peer, src.slot);
+        let (peer, slot, msg_bytes) = (src.peer, src.slot, src.msg_bytes);
         let mut want = std::mem::take(&mut self.expected);
         want.resize(payload.len(), 0);
         pattern::fill(
@@ -118,7 +128,7 @@ impl RxObserver for PayloadOracle {
             offset,
             &mut want,
         );
-        let last = self.msg_bytes.max(1) - 1;
+        let last = msg_bytes.max(1) - 1;
         if let Some(&v) = self.last_bytes.get(&(peer, slot)) {
             if (offset..offset + payload.len() as u64).contains(&last) {
                 want[(last - offset) as usize] = v;

@@ -52,6 +52,11 @@ impl Verdict {
         self.findings.iter().map(|(_, r)| r.clone()).collect()
     }
 
+    /// Every finding, in the order found.
+    pub fn findings(&self) -> &[(RunStatus, String)] {
+        &self.findings
+    }
+
     /// Whether a finding of `status` was recorded.
     pub fn has(&self, status: RunStatus) -> bool {
         self.findings.iter().any(|(s, _)| *s == status)

@@ -1,12 +1,13 @@
 //! The simulated world and its event loop: per node a NIC (with its transport) and host
-//! memory, the network, the application, the observers; each event goes to the component
-//! it names, with the parts of the world that component may touch.
+//! memory, the network, the applications (one per flow), the observers; each event goes to
+//! the component it names, with the parts of the world that component may touch.
 
 use rnic_host::SparseMemory;
 use rnic_sim::{EventQueue, TimePs};
 
 use super::event::{Ev, FramePool};
 use super::host::perftest::{HostCx, Perftest};
+use super::host::routes::FlowRoutes;
 use super::net::graph::Network;
 use super::nic::cx::NicCx;
 use super::nic::Nic;
@@ -32,8 +33,12 @@ pub struct World {
     pub net: Network,
     /// Frames in flight.
     pub frames: FramePool,
-    /// The application.
-    pub app: Perftest,
+    /// The applications, one per flow (`rnic perf`: one).
+    pub apps: Vec<Perftest>,
+    /// Which flow a host event belongs to (used when there are several).
+    pub routes: FlowRoutes,
+    /// Host events that belonged to no flow (a model bug if ever non-zero).
+    pub unrouted: u64,
     /// The end-to-end payload oracle.
     pub oracle: PayloadOracle,
     /// Events processed.
@@ -49,7 +54,7 @@ impl World {
             last = t;
             self.events += 1;
             self.dispatch(t, ev);
-            if self.events >= max_events || self.app.finished {
+            if self.events >= max_events || self.apps.iter().all(|a| a.finished) {
                 break;
             }
         }
@@ -72,29 +77,58 @@ impl World {
             }
             Ev::Net(ev) => self.net.handle(now, ev, &mut self.q, &mut self.frames),
             Ev::Host { node, ev } => {
+                let n = node as usize;
+                let f = if self.apps.len() == 1 {
+                    Some(0)
+                } else {
+                    self.routes.flow_of(n, &ev)
+                };
+                let Some(f) = f else {
+                    self.unrouted += 1;
+                    return;
+                };
                 let mut cx = HostCx {
                     q: &mut self.q,
                     mems: &mut self.mems,
                     oracle: &mut self.oracle,
                 };
-                self.app.handle(now, node as usize, ev, &mut cx);
+                self.apps[f].handle(now, n, ev, &mut cx);
             }
-            Ev::WindowOpen => self.app.window_pcie_busy[0] = Some(self.server_pcie_busy()),
+            // The window events carry no flow: with several flows, they belong to the
+            // duration-mode flows whose window opens (ends) now.
+            Ev::WindowOpen => {
+                let busy = self.server_pcie_busy();
+                let single = self.apps.len() == 1;
+                for a in &mut self.apps {
+                    if single || (a.duration_mode && a.window.0 == now) {
+                        a.window_pcie_busy[0] = Some(busy);
+                    }
+                }
+            }
             Ev::End => {
-                self.app.window_pcie_busy[1] = Some(self.server_pcie_busy());
-                self.app.finished = true;
+                let busy = self.server_pcie_busy();
+                let single = self.apps.len() == 1;
+                for a in &mut self.apps {
+                    if single || (a.duration_mode && a.window.1 == now) {
+                        a.window_pcie_busy[1] = Some(busy);
+                        a.finished = true;
+                    }
+                }
             }
         }
     }
 
-    /// Starts the application at time 0.
+    /// Starts the applications at time 0, in flow order (a flow that starts later has its
+    /// cores busy until its start time, so its first post waits for it).
     pub fn start(&mut self) {
         let mut cx = HostCx {
             q: &mut self.q,
             mems: &mut self.mems,
             oracle: &mut self.oracle,
         };
-        self.app.start(&mut cx);
+        for a in &mut self.apps {
+            a.start(&mut cx);
+        }
     }
 
     /// The server's PCIe busy time each way (host → NIC, NIC → host), ps.

@@ -127,6 +127,7 @@ pub const FILE_TOP_KEYS: &[&str] = &[
     "perf",
     "set",
     "output",
+    "flow",
     "title",
     "axis",
     "x",

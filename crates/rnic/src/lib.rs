@@ -12,6 +12,7 @@
 
 pub mod calc;
 pub mod cli;
+pub mod flows;
 pub mod input;
 pub mod output;
 pub mod pcap_check;

@@ -42,6 +42,25 @@ pub trait PerfRunner: Sync {
     fn check(&self, _cfg: &Config, _spec: &PerfSpec) -> Result<(), crate::UsageError> {
         Ok(())
     }
+
+    /// Runs concurrent flows in one simulation (`[[flow]]` scenarios). Runners that cannot
+    /// say so.
+    fn run_flows(
+        &self,
+        _cfg: &Config,
+        _spec: &rnic_model::flow::FlowsSpec,
+    ) -> anyhow::Result<rnic_model::flow_result::FlowsResult> {
+        anyhow::bail!("this runner cannot run concurrent flows")
+    }
+
+    /// Refuses a run of flows the runner cannot do, without running it.
+    fn check_flows(
+        &self,
+        _cfg: &Config,
+        _spec: &rnic_model::flow::FlowsSpec,
+    ) -> Result<(), crate::UsageError> {
+        Ok(())
+    }
 }
 
 /// The simulator: the timing model's `run_perf`. This is the only place the CLI names the
@@ -65,6 +84,22 @@ impl PerfRunner for ModelRunner {
 
     fn check(&self, cfg: &Config, spec: &PerfSpec) -> Result<(), crate::UsageError> {
         crate::model::limits::check_run(cfg, spec)
+    }
+
+    fn run_flows(
+        &self,
+        cfg: &Config,
+        spec: &rnic_model::flow::FlowsSpec,
+    ) -> anyhow::Result<rnic_model::flow_result::FlowsResult> {
+        Ok(crate::model::run_flows(cfg, spec, &Default::default())?.result)
+    }
+
+    fn check_flows(
+        &self,
+        cfg: &Config,
+        spec: &rnic_model::flow::FlowsSpec,
+    ) -> Result<(), crate::UsageError> {
+        crate::model::run::check_flows(cfg, spec)
     }
 }
 

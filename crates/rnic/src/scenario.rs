@@ -16,6 +16,9 @@
 //! nic.qpc_cache_entries = 3000
 //! nic.qpc_manager = "nonblocking"
 //!
+//! [[flow]]                           # instead of [perf]: concurrent flows, see
+//! test = "write-lat"                 # `crate::flows` for their keys
+//!
 //! [output]                           # optional; --json / --pcap override
 //! json = "out/write-bw-64B.json"
 //! pcap = "out/write-bw-64B.pcap"
@@ -109,6 +112,8 @@ pub struct Scenario {
     pub base: Base,
     pub json: Option<PathBuf>,
     pub pcap: Option<PathBuf>,
+    /// `[[flow]]` tables (instead of `[perf]`): concurrent flows.
+    pub flows: Option<Vec<crate::flows::FlowOptions>>,
 }
 
 /// Parses scenario text; `origin` names it in errors and gives the default name.
@@ -116,8 +121,17 @@ pub fn parse_scenario(src: &str, origin: &str) -> Result<Scenario, ConfigError> 
     let t = parse_toml_table(src, origin)?;
     let mut known: Vec<&str> = BASE_KEYS.to_vec();
     known.push("output");
+    known.push("flow");
     check_keys(&t, "", &known)?;
     let base = parse_base(&t)?;
+    let flows = crate::flows::parse_flows(&t)?;
+    if flows.is_some() && t.contains_key("perf") {
+        return Err(ConfigError::Inconsistent(
+            "a scenario has either a [perf] table (one run) or [[flow]] tables (concurrent \
+             flows), not both: write the [perf] test as a [[flow]]"
+                .into(),
+        ));
+    }
     let output = opt_table(&t, "", "output")?.unwrap_or_default();
     check_misplaced(&output, "output", &["json", "pcap"])?;
     check_keys(&output, "output", &["json", "pcap"])?;
@@ -127,6 +141,7 @@ pub fn parse_scenario(src: &str, origin: &str) -> Result<Scenario, ConfigError> 
         base,
         json: opt_str(&output, "output", "json")?.map(PathBuf::from),
         pcap: opt_str(&output, "output", "pcap")?.map(PathBuf::from),
+        flows,
     })
 }
 

@@ -216,6 +216,8 @@ pub struct Perftest {
     pub stale_polls: u64,
     /// Distinct buffer slots per node (pair i uses slot i mod slots).
     pub slots: u32,
+    /// The run-wide number of this application's slot 0 (0 for the first flow).
+    pub slot_base: u32,
     /// `--procs` latency tests: the server's processes (empty otherwise).
     pub procs: Vec<Proc>,
     /// `--procs`: operations posted over all processes.
@@ -304,6 +306,12 @@ impl Perftest {
     /// The buffer slot of pair `i` (pairs beyond the distinct slots share them).
     pub fn slot(&self, i: u32) -> u32 {
         i % self.slots.max(1)
+    }
+
+    /// The run-wide number of pair `i`'s buffer slot (flows number their slots apart, so
+    /// the payload oracle and the buffer patterns tell the flows' buffers apart).
+    pub fn oracle_slot(&self, i: u32) -> u32 {
+        self.slot_base + self.slot(i)
     }
 
     /// Source buffer of pair `i` on `node`.
@@ -675,7 +683,7 @@ impl Perftest {
             let v = (self.lat_k / q + 1) as u8;
             let addr = self.src(c, i) + u64::from(self.size.max(1)) - 1;
             rnic_transport::Memory::write(&mut cx.mems[c], addr, &[v]);
-            cx.oracle.set_last_byte(c, self.slot(i), v);
+            cx.oracle.set_last_byte(c, self.oracle_slot(i), v);
         }
         self.post(c, p.c_qpn, start, cx);
     }
@@ -718,7 +726,7 @@ impl Perftest {
             let v = (self.lat_k / q + 1) as u8;
             let addr = self.src(0, i) + u64::from(self.size.max(1)) - 1;
             rnic_transport::Memory::write(&mut cx.mems[0], addr, &[v]);
-            cx.oracle.set_last_byte(0, self.slot(i), v);
+            cx.oracle.set_last_byte(0, self.oracle_slot(i), v);
         }
         self.post(0, p.s_qpn, at, cx);
     }

@@ -332,6 +332,14 @@ impl Nic {
         self.tx.stats.frames += 1;
         if meta.is_retransmit {
             self.tx.stats.retransmits += 1;
+            if op.is_request() {
+                let v = &mut self.tx.retransmits_by_qpn;
+                let q = meta.qpn as usize;
+                if v.len() <= q {
+                    v.resize(q + 1, 0);
+                }
+                v[q] += 1;
+            }
         }
         let mut kick_sched = false;
         // A fresh request's payload leaves the TX buffer whichever way it was polled: the

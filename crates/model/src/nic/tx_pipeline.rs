@@ -55,6 +55,8 @@ pub struct TxEngine {
     pub unit: Unit,
     /// Counters.
     pub stats: TxStats,
+    /// Request packets sent again, by QPN (read per flow: the transport counts per device).
+    pub retransmits_by_qpn: Vec<u64>,
 }
 
 impl TxEngine {

@@ -13,9 +13,11 @@ use rnic_wire::PcapWriter;
 
 use super::RunOptions;
 use crate::config::Config;
+use crate::flow::{FlowSpec, FlowsSpec};
 use crate::host::driver::{CQ_BASE, CQ_DB_BASE, CQ_SPACING, RQ_BASE, SQ_BASE, SRC_BASE};
 use crate::host::pattern;
 use crate::host::perftest::{Core, CqRing, HostQp, NodeApp, Pair, Perftest, Proc};
+use crate::host::routes::FlowRoutes;
 use crate::net::topology::{self, node_ip, node_mac};
 use crate::nic::cq::CqCtx;
 use crate::nic::Nic;
@@ -69,25 +71,66 @@ pub(crate) struct Built {
     pub world: World,
     /// The model's parameters.
     pub p: ModelParams,
-    /// Buffer layout.
-    pub layout: Layout,
+    /// The flows (`rnic perf`: one).
+    pub flows: Vec<FlowSpec>,
+    /// Buffer layout of each flow.
+    pub layouts: Vec<Layout>,
     /// Clients.
     pub clients: usize,
-    /// QPs on the server.
-    pub qps: u32,
-    /// A `-D` run.
-    pub duration_mode: bool,
     /// The event limit.
     pub max_events: u64,
     /// When building started.
     pub wall: Instant,
 }
 
-/// Builds the run of `spec` with `size`-byte messages.
+/// Builds the run of `spec` with `size`-byte messages: one flow with every core and client.
 pub(crate) fn build(
     cfg: &Config,
     spec: &PerfSpec,
     size: u64,
+    opts: &RunOptions,
+) -> anyhow::Result<Built> {
+    let cores = ModelParams::from_config(cfg).host.cores.max(1);
+    let flows = FlowsSpec {
+        flows: vec![FlowSpec::from_perf(spec, size, cores)],
+        clients: spec.clients.max(1),
+        pcap: spec.pcap.clone(),
+    };
+    build_flows(cfg, &flows, opts)
+}
+
+/// What one flow needs while it is built.
+struct FlowPlan {
+    size32: u32,
+    tx_depth: u32,
+    sq_depth: u32,
+    procs: usize,
+    core_base: usize,
+    layout: Layout,
+    /// First byte of the flow's buffers (sources, then destinations) on every node.
+    buf_base: u64,
+    /// The run-wide number of the flow's slot 0.
+    slot_base: u32,
+    start_ps: TimePs,
+}
+
+impl FlowPlan {
+    /// QPs of the flow on `node` (clients: the most any of its clients gets).
+    fn node_qps(f: &FlowSpec, node: usize) -> usize {
+        if node == 0 {
+            f.qps as usize
+        } else if f.clients.contains(&(node as u32)) {
+            (f.qps as usize).div_ceil(f.clients.len())
+        } else {
+            0
+        }
+    }
+}
+
+/// Builds a run of concurrent flows (checked with [`FlowsSpec::check`] first).
+pub(crate) fn build_flows(
+    cfg: &Config,
+    spec: &FlowsSpec,
     opts: &RunOptions,
 ) -> anyhow::Result<Built> {
     let wall = Instant::now();
@@ -95,47 +138,65 @@ pub(crate) fn build(
     p.net.clients = spec.clients.max(1);
     let clients = p.net.clients as usize;
     let n_nodes = clients + 1;
-    let q = spec.qps.max(1);
-    let test = spec.test;
-    let lat = test.is_latency();
-    let size32 = if test.verb() == Verb::Atomic {
-        8
-    } else {
-        size.max(1) as u32
-    };
-    let tx_depth = spec.tx_depth.max(1);
     let cores = p.host.cores.max(1) as usize;
-    // `--procs`: the server's processes, one per core (csRNA's latency test).
-    let procs = match spec.procs {
-        Some(n) => {
-            crate::workload::check_procs(test, n, cores as u32, q).map_err(anyhow::Error::msg)?;
-            n.max(1) as usize
-        }
-        None => 0,
-    };
-    let stride = buffer_stride(u64::from(size32));
-    let slots = buffer_slots(u64::from(size32), q);
-    let layout = Layout {
-        stride,
-        slots,
-        region: align_up(u64::from(slots) * stride, 1 << 21),
-    };
-    let sq_depth = tx_depth.max(2).next_power_of_two();
+    spec.check(cores as u32).map_err(crate::UsageError)?;
     let wqe_bytes = p.nic.wqe_bytes;
-    let rq_depth = sq_depth;
     let root = Rng::new(p.seed);
 
-    // ---- nodes: memory, device, MR, CQs ------------------------------------------------
+    // ---- each flow's resources: cores, buffer region, slot numbers ---------------------
+    let mut plans = Vec::with_capacity(spec.flows.len());
+    let (mut core_next, mut buf_next, mut slot_next) = (0usize, SRC_BASE, 0u32);
+    for f in &spec.flows {
+        let size32 = if f.test.verb() == Verb::Atomic {
+            8
+        } else {
+            f.size.max(1) as u32
+        };
+        let q = f.qps.max(1);
+        let tx_depth = f.tx_depth.max(1);
+        // `--procs`: the server's processes, one per core of the flow (csRNA's latency test).
+        let procs = match f.procs {
+            Some(n) => {
+                crate::workload::check_procs(f.test, n, f.cores, q).map_err(anyhow::Error::msg)?;
+                n.max(1) as usize
+            }
+            None => 0,
+        };
+        let stride = buffer_stride(u64::from(size32));
+        let slots = buffer_slots(u64::from(size32), q);
+        let layout = Layout {
+            stride,
+            slots,
+            region: align_up(u64::from(slots) * stride, 1 << 21),
+        };
+        let plan = FlowPlan {
+            size32,
+            tx_depth,
+            sq_depth: tx_depth.max(2).next_power_of_two(),
+            procs,
+            core_base: core_next,
+            buf_base: buf_next,
+            slot_base: slot_next,
+            start_ps: rnic_sim::us(f.start_us),
+            layout,
+        };
+        core_next += f.cores as usize;
+        buf_next += 2 * plan.layout.region;
+        slot_next += slots;
+        plans.push(plan);
+    }
+    let mut routes = FlowRoutes::new(n_nodes, cores);
+    for (fi, (f, pl)) in spec.flows.iter().zip(&plans).enumerate() {
+        routes.assign_cores(pl.core_base, f.cores as usize, fi);
+    }
+
+    // ---- nodes: memory, device, MRs, CQs -----------------------------------------------
     let mut nodes = Vec::with_capacity(n_nodes);
     let mut mems: Vec<SparseMemory> = (0..n_nodes).map(|_| SparseMemory::new()).collect();
-    let mut apps = Vec::with_capacity(n_nodes);
-    let per_core_qps = |n_qps: usize| n_qps.div_ceil(cores).max(1) as u64;
+    // Per flow, per node: the application's view of the node.
+    let mut apps: Vec<Vec<NodeApp>> = vec![Vec::with_capacity(n_nodes); spec.flows.len()];
     for i in 0..n_nodes {
-        let node_qps = if i == 0 {
-            q as usize
-        } else {
-            (q as usize).div_ceil(clients)
-        };
+        let node_qps: usize = spec.flows.iter().map(|f| FlowPlan::node_qps(f, i)).sum();
         let mut dev = Device::new(DeviceConfig {
             mac: node_mac(i),
             ip: node_ip(i),
@@ -143,147 +204,231 @@ pub(crate) fn build(
             ..DeviceConfig::default()
         });
         let pd = dev.alloc_pd();
-        let mr_len = 2 * layout.region;
-        // `mrs` registrations of the buffers (each a region of its own, with its own keys
-        // and translation entries); pair i uses MR i mod mrs.
-        let keys = (0..spec.mrs.max(1))
-            .map(|_| {
-                dev.reg_mr(pd, SRC_BASE, mr_len, Access::all())
-                    .map(|k| (k.lkey, k.rkey))
-                    .map_err(|e| anyhow::anyhow!("reg_mr on node {i}: {e:?}"))
-            })
-            .collect::<anyhow::Result<Vec<_>>>()?;
+        // Per flow, `mrs` registrations of its buffers (each a region of its own, with its
+        // own keys and translation entries); pair i uses MR i mod mrs.
+        let mut keys = Vec::with_capacity(spec.flows.len());
+        for (f, pl) in spec.flows.iter().zip(&plans) {
+            if FlowPlan::node_qps(f, i) == 0 {
+                keys.push(Vec::new());
+                continue;
+            }
+            let k = (0..f.mrs.max(1))
+                .map(|_| {
+                    dev.reg_mr(pd, pl.buf_base, 2 * pl.layout.region, Access::all())
+                        .map(|k| (k.lkey, k.rkey))
+                        .map_err(|e| anyhow::anyhow!("reg_mr on node {i}: {e:?}"))
+                })
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            keys.push(k);
+        }
         let mut nic = Nic::new(&p, dev);
-        nic.watch_writes = test == PerfTest::WriteLat && procs == 0;
+        nic.watch_writes = spec
+            .flows
+            .iter()
+            .any(|f| f.test == PerfTest::WriteLat && f.procs.is_none());
         // The cores consume CQEs faster than the NIC writes them, so a ring needs room for a
         // burst, not for every outstanding WQE; the NIC checks for overrun anyway.
-        let ring_entries = (per_core_qps(node_qps) * u64::from(sq_depth) * 2).clamp(64, 1 << 16);
+        let ring_entries = spec
+            .flows
+            .iter()
+            .zip(&plans)
+            .map(|(f, pl)| {
+                let per_core = FlowPlan::node_qps(f, i).div_ceil(f.cores as usize).max(1);
+                per_core as u64 * u64::from(pl.sq_depth) * 2
+            })
+            .max()
+            .unwrap_or(0)
+            .clamp(64, 1 << 16);
         let log_depth = log2_ceil(ring_entries);
         let app_cores = create_cqs(&mut nic, i, cores, log_depth)?;
-        apps.push(NodeApp {
-            cores: app_cores,
-            qps: Vec::new(),
-            keys,
-            src: SRC_BASE,
-            dst: SRC_BASE + layout.region,
-        });
+        for (fi, (f, pl)) in spec.flows.iter().zip(&plans).enumerate() {
+            let mut c = app_cores.clone();
+            // A flow that starts later: its cores are busy until then.
+            for core in &mut c[pl.core_base..pl.core_base + f.cores as usize] {
+                core.busy = pl.start_ps;
+            }
+            apps[fi].push(NodeApp {
+                cores: c,
+                qps: Vec::new(),
+                keys: std::mem::take(&mut keys[fi]),
+                src: pl.buf_base,
+                dst: pl.buf_base + pl.layout.region,
+            });
+        }
         nodes.push((pd, nic));
     }
 
-    // ---- QPs: one per -q on the server, round robin over the clients -------------------
-    let mut pairs = Vec::with_capacity(q as usize);
-    let mut local_count = vec![0u32; n_nodes];
-    let mut qp_of = |i: usize,
-                     nodes: &mut Vec<(rnic_transport::PdId, Nic)>,
-                     apps: &mut Vec<NodeApp>,
-                     pair: u32|
-     -> anyhow::Result<u32> {
-        let prof = spec.profile(cfg, pair);
-        let local = local_count[i];
-        local_count[i] += 1;
-        // With --procs, server QP p + kN belongs to process p on core p.
-        let core = if i == 0 && procs > 0 {
-            (local as usize) % procs
-        } else {
-            (local as usize) % cores
+    // ---- QPs: per flow, one per QP on the server, round robin over its clients ----------
+    let mut ring_next = vec![(SQ_BASE, RQ_BASE); n_nodes];
+    let mut flow_pairs = Vec::with_capacity(spec.flows.len());
+    for (fi, (f, pl)) in spec.flows.iter().zip(&plans).enumerate() {
+        let q = f.qps.max(1);
+        let mut pairs = Vec::with_capacity(q as usize);
+        let mut local_count = vec![0u32; n_nodes];
+        let mut qp_of = |i: usize, nodes: &mut Vec<(rnic_transport::PdId, Nic)>, pair: u32| {
+            let prof = f.profile(cfg, pair);
+            let local = local_count[i];
+            local_count[i] += 1;
+            // With --procs, server QP p + kN belongs to process p on the flow's core p.
+            let core = pl.core_base
+                + if i == 0 && pl.procs > 0 {
+                    (local as usize) % pl.procs
+                } else {
+                    (local as usize) % f.cores as usize
+                };
+            let (pd, nic) = &mut nodes[i];
+            let send_cq = nic.cq.ctxs[2 * core].id;
+            let recv_cq = nic.cq.ctxs[2 * core + 1].id;
+            let (sq_depth, rq_depth) = (pl.sq_depth, pl.sq_depth);
+            let qpn = nic
+                .dev
+                .create_qp_with(
+                    QpInit {
+                        pd: *pd,
+                        send_cq,
+                        recv_cq,
+                        max_send_wr: sq_depth,
+                        max_recv_wr: rq_depth,
+                    },
+                    reliability(prof.reliability),
+                )
+                .map_err(|e| anyhow::anyhow!("create_qp on node {i}: {e:?}"))?;
+            let (sq_base, rq_base) = ring_next[i];
+            ring_next[i].0 += u64::from(sq_depth) * wqe_bytes;
+            ring_next[i].1 += u64::from(rq_depth) * wqe_bytes;
+            nic.add_qp(
+                qpn,
+                sq_base,
+                sq_depth,
+                rq_base,
+                rq_depth,
+                core as u16,
+                &prof,
+            );
+            let a = &mut apps[fi][i];
+            if a.qps.len() <= qpn as usize {
+                a.qps.resize(qpn as usize + 1, HostQp::default());
+            }
+            a.qps[qpn as usize] = HostQp {
+                pair,
+                sq_base,
+                rq_base,
+                sq_mask: sq_depth - 1,
+                rq_mask: rq_depth - 1,
+                sq_pi: 0,
+                rq_pi: 0,
+                core: core as u16,
+            };
+            routes.assign_qp(i, qpn, fi);
+            anyhow::Ok(qpn)
         };
-        let (pd, nic) = &mut nodes[i];
-        let send_cq = nic.cq.ctxs[2 * core].id;
-        let recv_cq = nic.cq.ctxs[2 * core + 1].id;
-        let qpn = nic
-            .dev
-            .create_qp_with(
-                QpInit {
-                    pd: *pd,
-                    send_cq,
-                    recv_cq,
-                    max_send_wr: sq_depth,
-                    max_recv_wr: rq_depth,
-                },
-                reliability(prof.reliability),
-            )
-            .map_err(|e| anyhow::anyhow!("create_qp on node {i}: {e:?}"))?;
-        let sq_base = SQ_BASE + u64::from(local) * u64::from(sq_depth) * wqe_bytes;
-        let rq_base = RQ_BASE + u64::from(local) * u64::from(rq_depth) * wqe_bytes;
-        nic.add_qp(
-            qpn,
-            sq_base,
-            sq_depth,
-            rq_base,
-            rq_depth,
-            core as u16,
-            &prof,
-        );
-        let a = &mut apps[i];
-        if a.qps.len() <= qpn as usize {
-            a.qps.resize(qpn as usize + 1, HostQp::default());
+        for i in 0..q {
+            let c_node = f.clients[i as usize % f.clients.len()] as usize;
+            let s_qpn = qp_of(0, &mut nodes, i)?;
+            let c_qpn = qp_of(c_node, &mut nodes, i)?;
+            pairs.push(Pair {
+                s_qpn,
+                c_node: c_node as u32,
+                c_qpn,
+                posted: 0,
+                completed: 0,
+            });
         }
-        a.qps[qpn as usize] = HostQp {
-            pair,
-            sq_base,
-            rq_base,
-            sq_mask: sq_depth - 1,
-            rq_mask: rq_depth - 1,
-            sq_pi: 0,
-            rq_pi: 0,
-            core: core as u16,
-        };
-        Ok(qpn)
-    };
-    for i in 0..q {
-        let c_node = 1 + (i as usize % clients);
-        let s_qpn = qp_of(0, &mut nodes, &mut apps, i)?;
-        let c_qpn = qp_of(c_node, &mut nodes, &mut apps, i)?;
-        pairs.push(Pair {
-            s_qpn,
-            c_node: c_node as u32,
-            c_qpn,
-            posted: 0,
-            completed: 0,
-        });
-    }
-    for (i, pr) in pairs.iter().enumerate() {
-        let prof = spec.profile(cfg, i as u32);
-        connect(
-            &mut nodes,
-            cfg,
-            &prof,
-            0,
-            pr.s_qpn,
-            pr.c_node as usize,
-            pr.c_qpn,
-        )?;
-        connect(
-            &mut nodes,
-            cfg,
-            &prof,
-            pr.c_node as usize,
-            pr.c_qpn,
-            0,
-            pr.s_qpn,
-        )?;
+        for (i, pr) in pairs.iter().enumerate() {
+            let prof = f.profile(cfg, i as u32);
+            let c = pr.c_node as usize;
+            connect(&mut nodes, cfg, &prof, 0, pr.s_qpn, c, pr.c_qpn)?;
+            connect(&mut nodes, cfg, &prof, c, pr.c_qpn, 0, pr.s_qpn)?;
+        }
+        fill_sources(&mut mems, &pairs, pl, p.seed);
+        flow_pairs.push(pairs);
     }
     let nics: Vec<Nic> = nodes.into_iter().map(|(_, n)| n).collect();
 
-    fill_sources(&mut mems, &pairs, &layout, p.seed, size32);
+    // ---- the payload oracle: each QP receives the bytes of its peer's source buffer ------
+    let mut oracle = PayloadOracle::new(p.seed, n_nodes);
+    for ((f, pl), pairs) in spec.flows.iter().zip(&plans).zip(&flow_pairs) {
+        for (i, pr) in pairs.iter().enumerate() {
+            let slot = pl.slot_base + pl.layout.slot(i as u32);
+            let pmtu = f.profile(cfg, i as u32).pmtu;
+            let sz = u64::from(pl.size32);
+            oracle.connect(0, pr.s_qpn, pr.c_node as usize, slot, pmtu, sz);
+            oracle.connect(pr.c_node as usize, pr.c_qpn, 0, slot, pmtu, sz);
+        }
+    }
 
-    // ---- application and world -----------------------------------------------------------
-    let duration_mode = spec.duration_us.is_some();
-    let window = match spec.duration_us {
-        Some(d) => (p.warmup_ps, p.warmup_ps + rnic_sim::us(d)),
+    // ---- the applications and the world ------------------------------------------------
+    let mut perftests = Vec::with_capacity(spec.flows.len());
+    let mut window_events = Vec::new();
+    for (((f, pl), pairs), nodes_app) in spec.flows.iter().zip(&plans).zip(flow_pairs).zip(apps) {
+        let (app, events) = application(&p, f, pl, pairs, nodes_app);
+        perftests.push(app);
+        window_events.extend(events);
+    }
+    let mut net = topology::build(cfg, &p, &root, n_nodes)?;
+    net.hooks = opts.hooks;
+    if let Some(path) = &spec.pcap {
+        let f = File::create(path).map_err(|e| {
+            crate::OutputError(format!("cannot create the pcap {}: {e}", path.display()))
+        })?;
+        net.pcap = Some(PcapWriter::new(BufWriter::new(f)).map_err(|e| {
+            crate::OutputError(format!("cannot write the pcap {}: {e}", path.display()))
+        })?);
+    }
+    let max_events = p.max_events;
+    let mut world = World {
+        q: rnic_sim::EventQueue::new(),
+        nics,
+        mems,
+        net,
+        frames: Default::default(),
+        apps: perftests,
+        routes,
+        unrouted: 0,
+        oracle,
+        events: 0,
+    };
+    for (t, ev) in window_events {
+        world.q.push(t, ev);
+    }
+    Ok(Built {
+        world,
+        p,
+        flows: spec.flows.clone(),
+        layouts: plans.into_iter().map(|pl| pl.layout).collect(),
+        clients,
+        max_events,
+        wall,
+    })
+}
+
+/// The application of flow `f` over its `pairs`, with the window events its build
+/// schedules (a duration-mode flow's window opening and, for bandwidth tests, its end).
+fn application(
+    p: &ModelParams,
+    f: &FlowSpec,
+    pl: &FlowPlan,
+    pairs: Vec<Pair>,
+    nodes: Vec<NodeApp>,
+) -> (Perftest, Vec<(TimePs, crate::event::Ev)>) {
+    let lat = f.test.is_latency();
+    let q = f.qps.max(1);
+    let duration_mode = f.duration_us.is_some();
+    let warmup_ps = pl.start_ps + p.warmup_ps;
+    let window = match f.duration_us {
+        Some(d) => (warmup_ps, warmup_ps + rnic_sim::us(d)),
         None => (0, TimePs::MAX),
     };
-    let iters = spec.iters.max(1);
     let mut app = Perftest {
-        test,
-        atomic: spec.atomic,
-        size: size32,
-        iters,
-        tx_depth: if lat { 1 } else { tx_depth },
-        stride: layout.stride,
-        wqe_bytes,
+        test: f.test,
+        atomic: f.atomic,
+        size: pl.size32,
+        iters: f.iters.max(1),
+        tx_depth: if lat { 1 } else { pl.tx_depth },
+        stride: pl.layout.stride,
+        wqe_bytes: p.nic.wqe_bytes,
         pairs,
-        nodes: apps,
+        nodes,
         duration_mode,
         window,
         post_ps: p.host.post_send_ps,
@@ -305,7 +450,8 @@ pub(crate) fn build(
         receives_posted: 0,
         lat_sum_us: 0.0,
         lat_sumsq_us: 0.0,
-        slots: layout.slots,
+        slots: pl.layout.slots,
+        slot_base: pl.slot_base,
         stale_polls: 0,
         lat_ponged: false,
         fill: Vec::new(),
@@ -325,71 +471,31 @@ pub(crate) fn build(
         // bandwidth tests then schedule their end.
         app.window = (TimePs::MAX, TimePs::MAX);
         if lat {
-            app.warming_procs = procs;
+            app.warming_procs = pl.procs;
         } else {
             app.warming_pairs = q as usize;
         }
     }
-    // Buffers map pairs to slots.
-    app.stride = layout.stride;
-    let mut net = topology::build(cfg, &p, &root, n_nodes)?;
-    net.hooks = opts.hooks;
-    if let Some(path) = &spec.pcap {
-        let f = File::create(path).map_err(|e| {
-            crate::OutputError(format!("cannot create the pcap {}: {e}", path.display()))
-        })?;
-        net.pcap = Some(PcapWriter::new(BufWriter::new(f)).map_err(|e| {
-            crate::OutputError(format!("cannot write the pcap {}: {e}", path.display()))
-        })?);
-    }
-    // The payload oracle: each QP receives the bytes of its peer's source buffer.
-    let mut oracle = PayloadOracle::new(p.seed, u64::from(size32), n_nodes);
-    for (i, pr) in app.pairs.iter().enumerate() {
-        let slot = layout.slot(i as u32);
-        let pmtu = spec.profile(cfg, i as u32).pmtu;
-        oracle.connect(0, pr.s_qpn, pr.c_node as usize, slot, pmtu);
-        oracle.connect(pr.c_node as usize, pr.c_qpn, 0, slot, pmtu);
-    }
-    let max_events = p.max_events;
-    let warmup_rounds = p.warmup_rounds;
-    let mut world = World {
-        q: rnic_sim::EventQueue::new(),
-        nics,
-        mems,
-        net,
-        frames: Default::default(),
-        app,
-        oracle,
-        events: 0,
-    };
-    if procs > 0 {
+    if pl.procs > 0 {
         // Process p owns the pairs p, p + N, p + 2N, ...
-        world.app.procs = (0..procs)
+        app.procs = (0..pl.procs)
             .map(|pr| Proc {
-                pairs: (pr as u32..q).step_by(procs).collect(),
+                pairs: (pr as u32..q).step_by(pl.procs).collect(),
                 next: 0,
                 rounds: 0,
             })
             .collect();
     }
-    if duration_mode && !lat && warmup_rounds == 0 {
+    let mut events = Vec::new();
+    if duration_mode && !lat && p.warmup_rounds == 0 {
         // Latency tests stop at the first iteration boundary after the window instead;
         // with warm-up rounds the end is scheduled when the window opens.
-        world.q.push(window.1, crate::event::Ev::End);
+        events.push((window.1, crate::event::Ev::End));
     }
-    if duration_mode && warmup_rounds == 0 {
-        world.q.push(window.0, crate::event::Ev::WindowOpen);
+    if duration_mode && p.warmup_rounds == 0 {
+        events.push((window.0, crate::event::Ev::WindowOpen));
     }
-    Ok(Built {
-        world,
-        p,
-        layout,
-        clients,
-        qps: q,
-        duration_mode,
-        max_events,
-        wall,
-    })
+    (app, events)
 }
 
 /// Creates each core's send and receive CQ on node `node`: the transport's CQ, the NIC's
@@ -431,9 +537,12 @@ fn create_cqs(
     Ok(app_cores)
 }
 
-/// Writes the pattern bytes (`host/pattern.rs`) of every source buffer slot the pairs use,
-/// in 64 KiB pieces, so a large message needs no second copy.
-fn fill_sources(mems: &mut [SparseMemory], pairs: &[Pair], layout: &Layout, seed: u64, size: u32) {
+/// Writes the pattern bytes (`host/pattern.rs`) of every source buffer slot a flow's pairs
+/// use, in 64 KiB pieces, so a large message needs no second copy. A slot's pattern is
+/// seeded by its run-wide number, so no two flows' buffers look alike.
+fn fill_sources(mems: &mut [SparseMemory], pairs: &[Pair], pl: &FlowPlan, seed: u64) {
+    let layout = &pl.layout;
+    let size = pl.size32;
     let mut used_slots: Vec<Vec<bool>> = vec![vec![false; layout.slots as usize]; mems.len()];
     for (i, pr) in pairs.iter().enumerate() {
         let s = layout.slot(i as u32) as usize;
@@ -446,8 +555,8 @@ fn fill_sources(mems: &mut [SparseMemory], pairs: &[Pair], layout: &Layout, seed
             if !used {
                 continue;
             }
-            let slot_seed = pattern::buffer_seed(seed, ni, s as u32);
-            let base = SRC_BASE + s as u64 * layout.stride;
+            let slot_seed = pattern::buffer_seed(seed, ni, pl.slot_base + s as u32);
+            let base = pl.buf_base + s as u64 * layout.stride;
             let mut done = 0u64;
             while done < u64::from(size) {
                 let n = (u64::from(size) - done).min(buf.len() as u64) as usize;

@@ -8,22 +8,31 @@ use rnic_transport::Memory;
 
 use super::build::{Built, Layout};
 use crate::config::Config;
+use crate::host::perftest::Perftest;
 use crate::limits;
 use crate::result::RunStatus;
 use crate::verdict::{self, Measured, Verdict};
-use crate::workload::{PerfSpec, Verb};
+use crate::workload::Verb;
 use crate::world::World;
 
-/// Judges the run `b` that ended at `end`: its verdict and what it measured.
+/// One flow's findings and what it measured.
+#[derive(Debug, Clone)]
+pub(crate) struct FlowJudged {
+    /// The flow's own findings (completion, its buffers, the wire's bound).
+    pub verdict: Verdict,
+    /// Its measurement.
+    pub measured: Measured,
+}
+
+/// Judges the run `b` that ended at `end`: the run's verdict (every finding; with several
+/// flows, a flow's findings are prefixed with its name) and each flow's own.
 pub(crate) fn judge(
     b: &Built,
     cfg: &Config,
-    spec: &PerfSpec,
-    size: u64,
     end: TimePs,
-) -> anyhow::Result<(Verdict, Measured)> {
-    let (world, layout, p) = (&b.world, &b.layout, &b.p);
-    let (max_events, duration_mode, test) = (b.max_events, b.duration_mode, spec.test);
+) -> anyhow::Result<(Verdict, Vec<FlowJudged>)> {
+    let (world, p) = (&b.world, &b.p);
+    let max_events = b.max_events;
     if let Some(e) = &world.net.pcap_error {
         return Err(crate::OutputError(format!("writing the pcap: {e}")).into());
     }
@@ -55,7 +64,34 @@ pub(crate) fn judge(
             format!("internal: {overruns} CQE(s) lost to CQ ring overrun"),
         );
     }
-    verdict::judge_completion(&world.app, end, stopped_at_limit, &mut verdict);
+    if world.unrouted > 0 {
+        verdict.add(
+            RunStatus::ModelError,
+            format!(
+                "internal: {} host event(s) belonged to no flow",
+                world.unrouted
+            ),
+        );
+    }
+    let several = b.flows.len() > 1;
+    // A flow's finding goes to its own verdict and, named, to the run's.
+    let add = |run: &mut Verdict, own: &mut Verdict, fi: usize, v: Verdict| {
+        for (status, reason) in v.findings() {
+            own.add(*status, reason.clone());
+            let r = if several {
+                format!("flow {} ({}): {reason}", fi, b.flows[fi].name)
+            } else {
+                reason.clone()
+            };
+            run.add(*status, r);
+        }
+    };
+    let mut own: Vec<Verdict> = vec![Verdict::default(); b.flows.len()];
+    for (fi, app) in world.apps.iter().enumerate() {
+        let mut v = Verdict::default();
+        verdict::judge_completion(app, end, stopped_at_limit, &mut v);
+        add(&mut verdict, &mut own[fi], fi, v);
+    }
     if let Some(m) = &world.oracle.first_mismatch {
         verdict.add(
             RunStatus::Corrupt,
@@ -65,11 +101,28 @@ pub(crate) fn judge(
             ),
         );
     }
-    verify(world, layout, &mut verdict);
-    let measured = verdict::measured(&world.app, end);
-    let op_ps = limits::op_wire_ps(p, test.verb(), size, spec.max_pmtu(cfg));
-    verdict::judge_wire_bound(measured, op_ps, duration_mode, &mut verdict);
-    Ok((verdict, measured))
+    let mut judged = Vec::with_capacity(b.flows.len());
+    for (fi, (app, f)) in world.apps.iter().zip(&b.flows).enumerate() {
+        let mut v = Verdict::default();
+        verify(
+            world,
+            app,
+            &b.layouts[fi],
+            verdict.status() == RunStatus::Ok,
+            &mut v,
+        );
+        let measured = verdict::measured(app, end);
+        let op_ps = limits::op_wire_ps(p, f.test.verb(), f.size, f.max_pmtu(cfg));
+        verdict::judge_wire_bound(measured, op_ps, f.duration_us.is_some(), &mut v);
+        add(&mut verdict, &mut own[fi], fi, v);
+        judged.push(measured);
+    }
+    let judged = own
+        .into_iter()
+        .zip(judged)
+        .map(|(verdict, measured)| FlowJudged { verdict, measured })
+        .collect();
+    Ok((verdict, judged))
 }
 
 /// The first offset at which `len` bytes at `a` in `ma` and at `b` in `mb` differ, compared
@@ -98,9 +151,9 @@ fn first_difference(
 
 /// Checks every target: WRITE/SEND destinations equal the sender's source, READ
 /// destinations equal the remote source, atomic counters equal the operations executed.
-/// Differences are recorded as corrupt; a run that moved nothing as incomplete.
-fn verify(w: &World, layout: &Layout, verdict: &mut Verdict) {
-    let a = &w.app;
+/// Differences are recorded as corrupt; a flow that moved nothing as incomplete (unless the
+/// run already has findings, `run_ok` false, which say why).
+fn verify(w: &World, a: &Perftest, layout: &Layout, run_ok: bool, verdict: &mut Verdict) {
     let size = u64::from(a.size);
     let mut checked = 0u64;
     let mut bad = 0u64;
@@ -183,7 +236,7 @@ fn verify(w: &World, layout: &Layout, verdict: &mut Verdict) {
             ),
         );
     }
-    if checked == 0 && verdict.status() == RunStatus::Ok {
+    if checked == 0 && verdict.status() == RunStatus::Ok && run_ok {
         verdict.add(
             RunStatus::Incomplete,
             "nothing was transferred, so nothing could be verified".to_string(),

@@ -4,6 +4,7 @@
 //! may watch the simulation's [`progress`] ([`run_perf_with_progress`]).
 
 mod build;
+mod flows;
 mod judge;
 pub mod progress;
 mod report;
@@ -19,6 +20,7 @@ use crate::world::Hooks;
 use anyhow::bail;
 
 pub(crate) use build::{buffer_slots, buffer_stride};
+pub use flows::{check_flows, run_flows, FlowsRun};
 pub use progress::Progress;
 
 /// Options of a model run beyond the config and the perf spec.
@@ -121,6 +123,6 @@ fn run_one(
             .map_err(|e| crate::OutputError(format!("cannot write the pcap: {e}")))?;
     }
 
-    let (verdict, measured) = judge::judge(&b, cfg, spec, size, end)?;
-    Ok(report::report(b, spec, size, end, verdict, measured))
+    let (verdict, flows) = judge::judge(&b, cfg, end)?;
+    Ok(report::report(b, end, verdict, flows[0].measured))
 }

@@ -53,24 +53,29 @@ pub(crate) struct Position {
 
 /// What the world's state says about its progress.
 fn progress(world: &World, at: Position, now: TimePs, wall: Duration) -> Progress {
-    let app = &world.app;
-    let (end_ps, ops_asked) = if app.duration_mode {
-        let end = if app.window.1 == TimePs::MAX {
-            app.window_min_start.saturating_add(app.duration_ps)
+    // Several flows: the run lasts until the latest duration flow's window ends, and its
+    // operations are every iteration flow's.
+    let mut end_ps: Option<TimePs> = None;
+    let mut ops_asked: Option<u64> = None;
+    for app in &world.apps {
+        if app.duration_mode {
+            let end = if app.window.1 == TimePs::MAX {
+                app.window_min_start.saturating_add(app.duration_ps)
+            } else {
+                app.window.1
+            };
+            end_ps = Some(end_ps.map_or(end, |e| e.max(end)));
         } else {
-            app.window.1
-        };
-        (Some(end), None)
-    } else {
-        (None, Some(app.ops_asked()))
-    };
+            ops_asked = Some(ops_asked.unwrap_or(0) + app.ops_asked());
+        }
+    }
     Progress {
         size_bytes: at.size_bytes,
         size_index: at.size_index,
         sizes: at.sizes,
         now_ps: now,
         end_ps,
-        ops_done: app.ops_done(),
+        ops_done: world.apps.iter().map(|a| a.ops_done()).sum(),
         ops_asked,
         events: world.events,
         wall,
@@ -100,7 +105,10 @@ pub(crate) fn run_observed(
         }
         // `run_until` stopped for the same reasons a single call would (the application
         // finished, the event limit, an empty queue), or at the chunk's end.
-        if world.app.finished || world.events >= max_events || world.events < stop {
+        if world.apps.iter().all(|a| a.finished)
+            || world.events >= max_events
+            || world.events < stop
+        {
             return last;
         }
         let now = Instant::now();

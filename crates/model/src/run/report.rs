@@ -11,35 +11,30 @@ use crate::result::RunStatus;
 use crate::result::{CacheStats as ReportCache, LatencyStats, PerfResult};
 use crate::stats::{Registry, Report, TransportTotals};
 use crate::verdict::{Measured, Verdict};
-use crate::workload::{PerfSpec, Verb};
+use crate::workload::Verb;
 
-/// The results of run `b` that ended at `end`, judged `verdict`, having measured `measured`.
-pub(crate) fn report(
-    b: Built,
-    spec: &PerfSpec,
-    size: u64,
-    end: TimePs,
-    verdict: Verdict,
-    measured: Measured,
-) -> ModelRun {
+/// The results of the one-flow run `b` (`rnic perf`) that ended at `end`, judged `verdict`,
+/// having measured `measured`.
+pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, measured: Measured) -> ModelRun {
     let Built {
         world,
         p,
         clients,
-        qps: q,
-        duration_mode,
+        flows,
         wall,
         ..
     } = b;
-    let test = spec.test;
+    let flow = &flows[0];
+    let (test, size, q) = (flow.test, flow.size, flow.qps.max(1));
+    let duration_mode = flow.duration_us.is_some();
     let lat = test.is_latency();
     let status = verdict.status();
     let verified_bytes = if verdict.has(RunStatus::Corrupt) {
         0
     } else {
-        world.app.bytes_moved
+        world.apps[0].bytes_moved
     };
-    let a = &world.app;
+    let a = &world.apps[0];
     let (sim_time_ps, ops) = (measured.time_ps, measured.ops);
     let latency = if lat {
         LatencyStats::from_samples_us(&a.samples)
@@ -129,7 +124,7 @@ pub(crate) fn report(
     }
 }
 
-fn hist_stats(h: &Histogram, sum: f64, sumsq: f64) -> LatencyStats {
+pub(crate) fn hist_stats(h: &Histogram, sum: f64, sumsq: f64) -> LatencyStats {
     let n = h.count();
     if n == 0 {
         return LatencyStats::default();

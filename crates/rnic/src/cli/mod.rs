@@ -271,6 +271,18 @@ fn cmd_run(
     inputs.pcap = c.pcap.clone().or(scenario.pcap.clone());
     let json_path: Option<PathBuf> = c.sim.json.clone().or(scenario.json.clone());
     writeln!(err, "rnic: scenario {}", scenario.name)?;
+    if let Some(flows) = &scenario.flows {
+        return run_flows_and_report(
+            &scenario.name,
+            flows,
+            &inputs,
+            json_path.as_deref(),
+            runner,
+            out,
+            err,
+        )
+        .with_context(|| format!("scenario {origin}"));
+    }
     run_and_report(
         &inputs,
         json_path.as_deref(),
@@ -280,6 +292,56 @@ fn cmd_run(
         err,
     )
     .with_context(|| format!("scenario {origin}"))
+}
+
+/// A scenario of `[[flow]]`s: resolves them under the config, runs them concurrently,
+/// prints the per-flow table (unless JSON goes to stdout) and writes the JSON.
+fn run_flows_and_report(
+    name: &str,
+    flows: &[crate::flows::FlowOptions],
+    inputs: &RunInputs,
+    json_path: Option<&Path>,
+    runner: &dyn PerfRunner,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let cfg = Config::resolve(&inputs.profile, &inputs.overrides()?)?;
+    let mut spec = crate::flows::resolve(flows, &cfg)?;
+    spec.pcap = inputs.pcap.clone();
+    runner.check_flows(&cfg, &spec)?;
+    let json_to_stdout = json_path.is_some_and(|p| p == Path::new("-"));
+    if let Some(path) = json_path.filter(|_| !json_to_stdout) {
+        output::check_file("JSON output", path)?;
+    }
+    if let Some(path) = &spec.pcap {
+        output::check_file("pcap", path)?;
+    }
+    let start = std::time::Instant::now();
+    let mut result = runner.run_flows(&cfg, &spec)?;
+    result.name = name.to_string();
+    result.profile = inputs.profile.clone();
+    result.wall_seconds = start.elapsed().as_secs_f64();
+    if !json_to_stdout {
+        out.write_all(crate::report::flows_text::render(&result).as_bytes())?;
+    }
+    if let Some(path) = json_path {
+        let mut s = serde_json::to_string_pretty(&result)?;
+        s.push('\n');
+        if json_to_stdout {
+            out.write_all(s.as_bytes())?;
+        } else {
+            json::write_file(path, s.as_bytes())?;
+        }
+    }
+    writeln!(err, "{}", crate::report::flows_text::summary(&result))?;
+    if result.status != RunStatus::Ok {
+        return Err(RunFailed {
+            status: result.status,
+            reason: result.reason.clone(),
+        }
+        .into());
+    }
+    Ok(())
 }
 
 fn sweep_options(c: &SweepCmd, progress: Progress, json_to_stdout: bool) -> SweepOptions {

@@ -1,0 +1,202 @@
+//! Concurrent flows: several perftest-style applications in one simulation.
+//!
+//! A flow is one [`crate::host::perftest::Perftest`] over its own QPs, its own host cores
+//! (with their CQs), its own SQ/RQ rings and its own buffer region, on node 0 (the server)
+//! and the client nodes it names. Everything else is shared: the NICs (their caches,
+//! pipelines, PCIe links), the network and the simulated time. That is what lets a
+//! latency-sensitive flow feel the tenants streaming beside it.
+//!
+//! Host cores are per flow, like processes pinned to cores of their own: flow k gets cores
+//! `base_k .. base_k + cores_k` on every node, so the flows' core counts must fit in
+//! `host.cores`. `rnic perf` is the one-flow case whose flow has every core and every
+//! client.
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+use crate::workload::{AtomicOp, PerfSpec, PerfTest, QpProfile};
+
+/// A flow's service class: what a TX performance-isolation scheme protects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FlowClass {
+    /// Latency-sensitive.
+    Ls,
+    /// Bandwidth-sensitive.
+    #[default]
+    Bs,
+}
+
+impl FlowClass {
+    /// The name used in files and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            FlowClass::Ls => "ls",
+            FlowClass::Bs => "bs",
+        }
+    }
+}
+
+/// One flow, resolved: every field has its value.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FlowSpec {
+    /// Name in reports.
+    pub name: String,
+    /// The test the flow runs.
+    pub test: PerfTest,
+    /// Atomic operation (atomic tests only).
+    pub atomic: AtomicOp,
+    /// Message size, bytes (every message of the flow).
+    pub size: u64,
+    /// Iterations: per QP for bandwidth tests, in all for latency tests (as perftest).
+    pub iters: u64,
+    /// QPs on the server; QP i connects to `clients[i % clients.len()]`.
+    pub qps: u32,
+    /// Operations in flight per QP (bandwidth tests).
+    pub tx_depth: u32,
+    /// `Some`: run for this long after the flow's warm-up and count what completes in that
+    /// window; `None`: run `iters`.
+    pub duration_us: Option<f64>,
+    /// When the flow's first post may start, µs of simulated time.
+    pub start_us: f64,
+    /// The client nodes (1-based node numbers; node 0 is the server).
+    pub clients: Vec<u32>,
+    /// Host cores of the flow on every node it uses.
+    pub cores: u32,
+    /// `--procs` (latency tests on the server): processes, one per core of the flow.
+    pub procs: Option<u32>,
+    /// Memory regions per node over the flow's buffers; QP i uses MR i mod mrs.
+    pub mrs: u32,
+    /// QP attributes: pair i gets `qp_profiles[i % len]`; empty: the config's `qp.*`.
+    pub qp_profiles: Vec<QpProfile>,
+    /// The tenant the flow belongs to (given to its QPs' records in the NIC).
+    pub tenant: u16,
+    /// The flow's class.
+    pub class: FlowClass,
+}
+
+impl FlowSpec {
+    /// The single flow of a `rnic perf` run with `size`-byte messages: every core, every
+    /// client, from time 0.
+    pub fn from_perf(spec: &PerfSpec, size: u64, cores: u32) -> FlowSpec {
+        FlowSpec {
+            name: spec.test.name().to_string(),
+            test: spec.test,
+            atomic: spec.atomic,
+            size,
+            iters: spec.iters,
+            qps: spec.qps,
+            tx_depth: spec.tx_depth,
+            duration_us: spec.duration_us,
+            start_us: 0.0,
+            clients: (1..=spec.clients.max(1)).collect(),
+            cores,
+            procs: spec.procs,
+            mrs: spec.mrs,
+            qp_profiles: spec.qp_profiles.clone(),
+            tenant: spec.qp_profiles.first().map_or(0, |p| p.tenant),
+            class: if spec.test.is_latency() {
+                FlowClass::Ls
+            } else {
+                FlowClass::Bs
+            },
+        }
+    }
+
+    /// The profile of pair `i`.
+    pub fn profile(&self, cfg: &crate::config::Config, i: u32) -> QpProfile {
+        if self.qp_profiles.is_empty() {
+            QpProfile {
+                tenant: self.tenant,
+                ..QpProfile::from_config(cfg)
+            }
+        } else {
+            self.qp_profiles[i as usize % self.qp_profiles.len()]
+        }
+    }
+
+    /// The largest path MTU any pair uses.
+    pub fn max_pmtu(&self, cfg: &crate::config::Config) -> u32 {
+        self.qp_profiles
+            .iter()
+            .map(|p| p.pmtu)
+            .max()
+            .unwrap_or(cfg.qp.pmtu)
+    }
+
+    /// The PerfSpec of this flow alone (for the memory budget and the wire bound).
+    pub fn as_perf(&self) -> PerfSpec {
+        PerfSpec {
+            test: self.test,
+            atomic: self.atomic,
+            sizes: vec![self.size],
+            iters: self.iters,
+            qps: self.qps,
+            tx_depth: self.tx_depth,
+            duration_us: self.duration_us,
+            clients: self.clients.len() as u32,
+            pcap: None,
+            procs: self.procs,
+            qp_profiles: self.qp_profiles.clone(),
+            mrs: self.mrs,
+        }
+    }
+}
+
+/// A run of concurrent flows.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FlowsSpec {
+    /// The flows, in the order they are built and reported.
+    pub flows: Vec<FlowSpec>,
+    /// Client nodes in the network (nodes 1..=clients).
+    pub clients: u32,
+    /// Write every frame on the server's port to this pcap file.
+    pub pcap: Option<PathBuf>,
+}
+
+impl FlowsSpec {
+    /// Checks what the model needs before building: at least one flow, QPs, clients that
+    /// exist, cores that fit in `host.cores`. Errors name `flow[i].field` and the fix.
+    pub fn check(&self, host_cores: u32) -> Result<(), String> {
+        if self.flows.is_empty() {
+            return Err("no flow given: add a [[flow]] table".into());
+        }
+        let mut cores = 0u64;
+        for (i, f) in self.flows.iter().enumerate() {
+            if f.qps == 0 {
+                return Err(format!("flow[{i}].qp = 0: a flow needs at least one QP"));
+            }
+            if f.clients.is_empty() {
+                return Err(format!(
+                    "flow[{i}].clients is empty: name at least one client node (1..={})",
+                    self.clients
+                ));
+            }
+            if let Some(&c) = f.clients.iter().find(|&&c| c == 0 || c > self.clients) {
+                return Err(format!(
+                    "flow[{i}].clients names node {c}, but the client nodes are 1..={}: use \
+                     one of them or raise net.clients",
+                    self.clients
+                ));
+            }
+            if f.cores == 0 {
+                return Err(format!(
+                    "flow[{i}].cores = 0: a flow needs at least one core"
+                ));
+            }
+            if let Some(n) = f.procs {
+                crate::workload::check_procs(f.test, n, f.cores, f.qps)
+                    .map_err(|e| format!("flow[{i}]: {e}"))?;
+            }
+            cores += u64::from(f.cores);
+        }
+        if cores > u64::from(host_cores) {
+            return Err(format!(
+                "the flows use {cores} host cores (each flow's `cores`, default 1), but \
+                 host.cores = {host_cores}: raise host.cores ([set] host.cores = {cores}) or \
+                 give the flows fewer cores"
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,98 @@
+//! Results of a run of concurrent flows ([`crate::flow`]): one [`FlowResult`] per flow and
+//! their [`FlowsTotal`]. JSON field order is the struct order and keys carry their units, so
+//! the same run gives byte-identical JSON (except `wall_seconds`).
+
+use serde::{Deserialize, Serialize};
+
+use crate::result::{LatencyStats, RunStatus};
+
+/// The figures of one flow over its own measurement: a duration flow's window (from its
+/// start time plus `sim.warmup_us`), otherwise from its first post to its last completion.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowResult {
+    /// The flow's name.
+    pub name: String,
+    /// Its test, e.g. `write-lat`.
+    pub test: String,
+    /// Tenant label.
+    pub tenant: u16,
+    /// Class: `ls` (latency-sensitive) or `bs` (bandwidth-sensitive).
+    pub class: String,
+    /// Message size, bytes.
+    pub size_bytes: u64,
+    /// QPs of the flow.
+    pub qps: u32,
+    /// The client nodes it uses.
+    pub clients: Vec<u32>,
+    /// When it started, µs.
+    pub start_us: f64,
+    /// How the flow ended (its own findings; see the run's `reason` for the others).
+    pub status: RunStatus,
+    /// Why, unless `ok`.
+    pub reason: String,
+    /// Operations completed in the measurement.
+    pub ops_completed: u64,
+    /// Length of the measurement, µs.
+    pub measured_us: f64,
+    /// Millions of operations per second.
+    pub msg_rate_mops: f64,
+    /// Payload bits per second / 10^9.
+    pub goodput_gbps: f64,
+    /// Latency, µs: per operation (post to completion) for bandwidth tests; perftest's for
+    /// latency tests (half the round trip of a WRITE/SEND ping-pong).
+    pub latency_us: LatencyStats,
+    /// Request packets the flow's QPs sent again.
+    pub retransmissions: u64,
+    /// Payload bytes the flow's completed operations moved, verified (0 if not).
+    pub verified_bytes: u64,
+    /// Every byte the flow moved verified.
+    pub bytes_verified: bool,
+}
+
+/// All flows together, over the span from the first flow's measurement start to the last
+/// one's end.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowsTotal {
+    /// Operations completed in the flows' measurements.
+    pub ops_completed: u64,
+    /// The span, µs.
+    pub measured_us: f64,
+    /// Millions of operations per second over the span.
+    pub msg_rate_mops: f64,
+    /// Payload Gbit/s over the span.
+    pub goodput_gbps: f64,
+    /// Request packets sent again (every node's transport).
+    pub retransmissions: u64,
+    /// Verified payload bytes.
+    pub verified_bytes: u64,
+}
+
+/// The result of a run of flows, as written by `--json`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowsResult {
+    /// The scenario's name.
+    pub name: String,
+    /// Config profile.
+    pub profile: String,
+    /// Seed.
+    pub seed: u64,
+    /// How the run ended: the worst of every finding.
+    pub status: RunStatus,
+    /// Why, unless `ok` (a flow's findings name the flow).
+    pub reason: String,
+    /// Client nodes in the network.
+    pub clients: u32,
+    /// Simulated time at the end of the run, µs.
+    pub simulated_time_us: f64,
+    /// Each flow, in file order.
+    pub flows: Vec<FlowResult>,
+    /// All flows together.
+    pub total: FlowsTotal,
+    /// Events processed.
+    pub events: u64,
+    /// Wall-clock time of the run, s.
+    pub wall_seconds: f64,
+}

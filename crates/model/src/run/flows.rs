@@ -1,0 +1,167 @@
+//! `run_flows`: concurrent flows in one simulation, built, simulated and judged like a perf
+//! run, reported per flow ([`FlowResult`]) and in total.
+
+use rnic_sim::TimePs;
+
+use super::build::{build_flows, Built};
+use super::judge::{judge, FlowJudged};
+use super::report::hist_stats;
+use super::RunOptions;
+use crate::config::Config;
+use crate::flow::FlowsSpec;
+use crate::flow_result::{FlowResult, FlowsResult, FlowsTotal};
+use crate::result::{rates, LatencyStats, RunStatus};
+use crate::stats::TransportTotals;
+use crate::verdict::Verdict;
+use crate::workload::Verb;
+use crate::UsageError;
+
+/// A run of flows with what the model measured beyond the result.
+#[derive(Debug, Clone)]
+pub struct FlowsRun {
+    /// The per-flow and total figures.
+    pub result: FlowsResult,
+    /// Every finding, in the order found.
+    pub failures: Vec<String>,
+    /// Transport statistics summed over nodes.
+    pub transport: TransportTotals,
+    /// Simulated time at the end of the run, ps.
+    pub end_ps: TimePs,
+}
+
+/// Checks a run of flows without running it: the flows' resources (see
+/// [`FlowsSpec::check`]) and each flow alone against the run limits (message size, `-D`
+/// window, memory budget).
+pub fn check_flows(cfg: &Config, spec: &FlowsSpec) -> Result<(), UsageError> {
+    spec.check(cfg.host.cores.max(1)).map_err(UsageError)?;
+    for (i, f) in spec.flows.iter().enumerate() {
+        let mut one = f.as_perf();
+        one.clients = spec.clients;
+        crate::limits::check_run(cfg, &one)
+            .map_err(|e| UsageError(format!("flow[{i}] ({}): {}", f.name, e.0)))?;
+    }
+    Ok(())
+}
+
+/// Runs the flows of `spec` concurrently: setup problems are errors; a run that falls short
+/// says so in its result's status and reasons.
+pub fn run_flows(cfg: &Config, spec: &FlowsSpec, opts: &RunOptions) -> anyhow::Result<FlowsRun> {
+    check_flows(cfg, spec)?;
+    let mut b = build_flows(cfg, spec, opts)?;
+    b.world.start();
+    let end = b.world.run_until(TimePs::MAX, b.max_events);
+    if let Some(w) = b.world.net.pcap.as_mut() {
+        w.flush()
+            .map_err(|e| crate::OutputError(format!("cannot write the pcap: {e}")))?;
+    }
+    let (verdict, judged) = judge(&b, cfg, end)?;
+    Ok(report_flows(&b, end, &verdict, &judged))
+}
+
+/// The figures of every flow and their total.
+fn report_flows(b: &Built, end: TimePs, verdict: &Verdict, judged: &[FlowJudged]) -> FlowsRun {
+    let w = &b.world;
+    let corrupt = verdict.has(RunStatus::Corrupt);
+    let transport = TransportTotals::of(w.nics.iter().map(|n| n.dev.stats()));
+    let mut flows = Vec::with_capacity(b.flows.len());
+    // (start, end) of the flows' measurements, ps, for the total's span.
+    let (mut span0, mut span1) = (TimePs::MAX, 0);
+    let mut total_bits = 0.0;
+    for ((f, a), j) in b.flows.iter().zip(&w.apps).zip(judged) {
+        let m = j.measured;
+        let from = if a.duration_mode {
+            a.window.0
+        } else {
+            a.first_post
+        };
+        if m.time_ps > 0 {
+            span0 = span0.min(from);
+            span1 = span1.max(from + m.time_ps);
+        }
+        let op_bytes = a.op_bytes();
+        let time_us = m.time_ps as f64 / 1e6;
+        let (mops, gbps, _) = rates(op_bytes, m.ops, time_us);
+        total_bits += (op_bytes * m.ops) as f64 * 8.0;
+        let latency_us = if f.test.is_latency() {
+            LatencyStats::from_samples_us(&a.samples)
+        } else {
+            hist_stats(&a.hist, a.lat_sum_us, a.lat_sumsq_us)
+        };
+        // Retransmissions by the flow's QPs on every node.
+        let retx = |node: usize, qpn: u32| {
+            w.nics[node]
+                .tx
+                .retransmits_by_qpn
+                .get(qpn as usize)
+                .copied()
+                .unwrap_or(0)
+        };
+        let retransmissions = a
+            .pairs
+            .iter()
+            .map(|p| retx(0, p.s_qpn) + retx(p.c_node as usize, p.c_qpn))
+            .sum();
+        let bad = corrupt || j.verdict.has(RunStatus::Corrupt);
+        let verified_bytes = if bad { 0 } else { a.bytes_moved };
+        flows.push(FlowResult {
+            name: f.name.clone(),
+            test: f.test.name().to_string(),
+            tenant: f.tenant,
+            class: f.class.name().to_string(),
+            size_bytes: if f.test.verb() == Verb::Atomic {
+                8
+            } else {
+                f.size
+            },
+            qps: f.qps,
+            clients: f.clients.clone(),
+            start_us: f.start_us,
+            status: j.verdict.status(),
+            reason: j.verdict.reason(),
+            ops_completed: m.ops,
+            measured_us: time_us,
+            msg_rate_mops: mops,
+            goodput_gbps: gbps,
+            latency_us,
+            retransmissions,
+            verified_bytes,
+            bytes_verified: !bad && verified_bytes > 0,
+        });
+    }
+    let span_us = span1.saturating_sub(span0.min(span1)) as f64 / 1e6;
+    let ops: u64 = flows.iter().map(|f| f.ops_completed).sum();
+    let total = FlowsTotal {
+        ops_completed: ops,
+        measured_us: span_us,
+        msg_rate_mops: if span_us > 0.0 {
+            ops as f64 / span_us
+        } else {
+            0.0
+        },
+        goodput_gbps: if span_us > 0.0 {
+            total_bits / (span_us * 1e3)
+        } else {
+            0.0
+        },
+        retransmissions: transport.retransmissions,
+        verified_bytes: flows.iter().map(|f| f.verified_bytes).sum(),
+    };
+    let result = FlowsResult {
+        seed: b.p.seed,
+        status: verdict.status(),
+        reason: verdict.reason(),
+        clients: b.clients as u32,
+        simulated_time_us: end as f64 / 1e6,
+        flows,
+        total,
+        events: w.events,
+        wall_seconds: b.wall.elapsed().as_secs_f64(),
+        ..FlowsResult::default()
+    };
+    FlowsRun {
+        result,
+        failures: verdict.reasons(),
+        transport,
+        end_ps: end,
+    }
+}

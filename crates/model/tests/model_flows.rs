@@ -1,0 +1,189 @@
+//! Concurrent flows: one flow is `rnic perf` (the same numbers), several flows each verify
+//! their bytes, the same seed gives the same result, retransmissions are attributed to the
+//! flows whose QPs sent them, and a latency flow feels bulk flows beside it.
+
+mod model_common;
+
+use model_common::*;
+use rnic_model::config::Config;
+use rnic_model::flow::{FlowClass, FlowSpec, FlowsSpec};
+use rnic_model::flow_result::FlowsResult;
+use rnic_model::result::RunStatus;
+use rnic_model::workload::PerfTest;
+use rnic_model::{run_flows, RunOptions};
+
+/// A flow of `test` with `size`-byte messages on `qps` QPs to `clients`, one core.
+fn flow(name: &str, test: PerfTest, size: u64, qps: u32, clients: &[u32]) -> FlowSpec {
+    let mut s = spec(test, size, qps, 1);
+    s.iters = if test.is_latency() { 200 } else { 50 };
+    let mut f = FlowSpec::from_perf(&s, size, 1);
+    f.name = name.to_string();
+    f.clients = clients.to_vec();
+    f
+}
+
+fn run(cfg: &Config, flows: Vec<FlowSpec>, clients: u32) -> FlowsResult {
+    let spec = FlowsSpec {
+        flows,
+        clients,
+        pcap: None,
+    };
+    run_flows(cfg, &spec, &RunOptions::default())
+        .expect("flows run")
+        .result
+}
+
+#[test]
+fn one_flow_gives_the_numbers_of_rnic_perf() {
+    let cfg = baseline(10.0);
+    for (test, size, qps, clients) in [
+        (PerfTest::WriteBw, 4096, 4, 2),
+        (PerfTest::WriteLat, 64, 1, 1),
+        (PerfTest::ReadBw, 65536, 3, 3),
+    ] {
+        let mut s = spec(test, size, qps, clients);
+        s.iters = 100;
+        let perf = model_common::run(&cfg, &s).result;
+        let f = FlowSpec::from_perf(&s, size, cfg.host.cores);
+        let r = run(&cfg, vec![f], clients);
+        let one = &r.flows[0];
+        assert_eq!(r.status, RunStatus::Ok, "{test}: {}", r.reason);
+        assert_eq!(one.ops_completed, perf.ops_completed, "{test}");
+        assert_eq!(one.measured_us, perf.simulated_time_us, "{test}");
+        assert_eq!(one.msg_rate_mops, perf.msg_rate_mops, "{test}");
+        assert_eq!(one.goodput_gbps, perf.goodput_gbps, "{test}");
+        assert_eq!(one.latency_us, perf.latency_us, "{test}");
+        assert_eq!(one.verified_bytes, perf.verified_bytes, "{test}");
+        assert_eq!(one.retransmissions, perf.retransmissions, "{test}");
+        assert_eq!(r.events, perf.events, "{test}");
+    }
+}
+
+#[test]
+fn two_flows_of_different_verbs_sizes_and_mtus_both_verify() {
+    let mut cfg = baseline(10.0);
+    cfg.net.clients = 2;
+    let mut read = flow("read", PerfTest::ReadBw, 8192, 3, &[1, 2]);
+    read.qp_profiles = vec![rnic_model::workload::QpProfile {
+        pmtu: 1024,
+        ..rnic_model::workload::QpProfile::from_config(&cfg)
+    }];
+    read.cores = 2;
+    let mut lat = flow("lat", PerfTest::SendLat, 300, 1, &[2]);
+    lat.start_us = 5.0;
+    lat.tenant = 9;
+    let r = run(&cfg, vec![read, lat], 2);
+    assert_eq!(r.status, RunStatus::Ok, "{}", r.reason);
+    assert_eq!(r.flows.len(), 2);
+    for f in &r.flows {
+        assert!(f.bytes_verified && f.verified_bytes > 0, "{f:?}");
+    }
+    assert_eq!(r.flows[0].ops_completed, 150);
+    assert_eq!(r.flows[1].ops_completed, 200);
+    assert_eq!((r.flows[1].tenant, r.flows[1].class.as_str()), (9, "ls"));
+    assert_eq!(
+        r.total.verified_bytes,
+        r.flows.iter().map(|f| f.verified_bytes).sum::<u64>()
+    );
+}
+
+#[test]
+fn the_same_seed_gives_the_same_result() {
+    let mut cfg = baseline(10.0);
+    cfg.net.clients = 2;
+    cfg.net.impair.loss = 0.002;
+    let go = || {
+        let mut r = run(
+            &cfg,
+            vec![
+                flow("bw", PerfTest::WriteBw, 16384, 2, &[1]),
+                flow("lat", PerfTest::WriteLat, 64, 1, &[2]),
+            ],
+            2,
+        );
+        r.wall_seconds = 0.0;
+        serde_json::to_string(&r).unwrap()
+    };
+    assert_eq!(go(), go());
+}
+
+#[test]
+fn retransmissions_are_attributed_to_the_flows_that_sent_them() {
+    let mut cfg = baseline(10.0);
+    cfg.net.clients = 2;
+    cfg.net.impair.loss = 0.01;
+    let r = run(
+        &cfg,
+        vec![
+            flow("a", PerfTest::WriteBw, 16384, 2, &[1]),
+            flow("b", PerfTest::WriteBw, 8192, 2, &[2]),
+        ],
+        2,
+    );
+    assert_eq!(r.status, RunStatus::Ok, "{}", r.reason);
+    let per_flow: u64 = r.flows.iter().map(|f| f.retransmissions).sum();
+    assert!(r.total.retransmissions > 0);
+    assert_eq!(per_flow, r.total.retransmissions);
+    assert!(
+        r.flows.iter().all(|f| f.retransmissions > 0),
+        "{:?}",
+        r.flows
+    );
+}
+
+#[test]
+fn a_latency_flow_beside_bulk_flows_waits_longer_than_alone() {
+    let mut cfg = baseline(10.0);
+    cfg.net.clients = 2;
+    let lat = || {
+        let mut f = flow("ls", PerfTest::WriteLat, 64, 1, &[1]);
+        f.iters = 20;
+        f.start_us = 20.0;
+        f
+    };
+    let alone = run(&cfg, vec![lat()], 2);
+    let mut flows = vec![lat()];
+    for (i, c) in [1u32, 2].into_iter().enumerate() {
+        let mut b = flow(&format!("bs{i}"), PerfTest::WriteBw, 1 << 20, 1, &[c]);
+        b.iters = 30;
+        b.tx_depth = 2;
+        b.class = FlowClass::Bs;
+        flows.push(b);
+    }
+    let shared = run(&cfg, flows, 2);
+    assert_eq!(shared.status, RunStatus::Ok, "{}", shared.reason);
+    let (a, s) = (&alone.flows[0].latency_us, &shared.flows[0].latency_us);
+    assert!(s.p50 > 10.0 * a.p50, "alone {a:?}, shared {s:?}");
+    assert!(shared.flows.iter().all(|f| f.bytes_verified));
+}
+
+#[test]
+fn flows_that_do_not_fit_are_refused_with_the_field_and_the_fix() {
+    let mut cfg = baseline(10.0);
+    cfg.host.cores = 2;
+    let mut f = flow("a", PerfTest::WriteBw, 64, 1, &[1]);
+    f.cores = 3;
+    let spec = FlowsSpec {
+        flows: vec![f.clone()],
+        clients: 1,
+        pcap: None,
+    };
+    let e = run_flows(&cfg, &spec, &RunOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("host.cores = 2") && e.contains("raise host.cores"),
+        "{e}"
+    );
+    f.cores = 1;
+    f.clients = vec![2];
+    let spec = FlowsSpec {
+        flows: vec![f],
+        clients: 1,
+        pcap: None,
+    };
+    let e = run_flows(&cfg, &spec, &RunOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("flow[0].clients names node 2"), "{e}");
+}

@@ -1,0 +1,418 @@
+//! `[[flow]]` tables of a scenario file: concurrent flows in one simulation.
+//!
+//! ```toml
+//! [set]
+//! net.clients = 3            # client nodes 1..=3; node 0 is the server of every flow
+//! host.cores = 10            # each flow takes `cores` (default 1) of them on every node
+//!
+//! [[flow]]
+//! name = "ls"                # default flowN
+//! test = "write-lat"         # required: write-bw, write-lat, read-bw, ..., atomic-lat
+//! size = 64                  # bytes; a list ([64, 4096]) runs one flow per size
+//! iters = 1000               # or duration_us (a window after start_us + sim.warmup_us)
+//! qp = 1                     # QPs; QP i connects to clients[i % len]
+//! clients = [1]              # client nodes (default: all)
+//! tx_depth = 1, mtu = 4096, mrs = 1, cores = 1, start_us = 0.0, procs, atomic_type,
+//! window_psns, ack_req_every # QP attributes of the flow (default: the config's qp.*)
+//! tenant = 0                 # tenant label, 0..=65535 (given to the flow's QPs in the NIC)
+//! class = "ls"               # "ls" or "bs" (default: ls for latency tests, bs otherwise)
+//! ```
+//!
+//! A size distribution is refused: the payload oracle derives each packet's offset from its
+//! PSN, which needs every message of a QP to have one size.
+
+use crate::config::schema::PMTUS;
+use crate::config::{Config, ConfigError};
+use crate::input::{check_keys, check_misplaced, opt_array, opt_str, opt_u64};
+use crate::perf::{AtomicOp, PerfTest, QpProfile, MAX_ITERS, MAX_MRS, MAX_QPS, MAX_TX_DEPTH};
+use rnic_model::flow::{FlowClass, FlowSpec, FlowsSpec};
+use toml::{Table, Value};
+
+/// The keys a `[[flow]]` table accepts.
+pub const FLOW_KEYS: &[&str] = &[
+    "name",
+    "test",
+    "size",
+    "iters",
+    "duration_us",
+    "start_us",
+    "qp",
+    "tx_depth",
+    "mtu",
+    "mrs",
+    "cores",
+    "procs",
+    "clients",
+    "tenant",
+    "class",
+    "atomic_type",
+    "window_psns",
+    "ack_req_every",
+];
+
+/// One `[[flow]]` table, read and range-checked; defaults applied by [`resolve`].
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FlowOptions {
+    pub name: Option<String>,
+    pub test: Option<PerfTest>,
+    /// Empty: the test's default size.
+    pub sizes: Vec<u64>,
+    pub iters: Option<u64>,
+    pub duration_us: Option<f64>,
+    pub start_us: f64,
+    pub qp: u32,
+    pub tx_depth: Option<u32>,
+    pub mtu: Option<u32>,
+    pub mrs: u32,
+    pub cores: u32,
+    pub procs: Option<u32>,
+    pub clients: Option<Vec<u32>>,
+    pub tenant: u16,
+    pub class: Option<FlowClass>,
+    pub atomic: Option<AtomicOp>,
+    pub window_psns: Option<u32>,
+    pub ack_req_every: Option<u32>,
+}
+
+fn range(path: String, v: impl ToString, accepted: &str) -> ConfigError {
+    ConfigError::OutOfRange {
+        path,
+        value: v.to_string(),
+        accepted: accepted.to_string(),
+        hint: String::new(),
+    }
+}
+
+fn wrong(path: String, v: &Value, expected: &str) -> ConfigError {
+    ConfigError::WrongType {
+        path,
+        value: v.to_string(),
+        expected: expected.to_string(),
+        hint: String::new(),
+    }
+}
+
+/// An optional integer in `min..=max`.
+fn int(t: &Table, sec: &str, key: &str, min: u64, max: u64) -> Result<Option<u64>, ConfigError> {
+    let v = opt_u64(t, sec, key)?;
+    match v {
+        Some(x) if x < min || x > max => Err(range(
+            format!("{sec}.{key}"),
+            x,
+            &format!("an integer from {min} to {max}"),
+        )),
+        _ => Ok(v),
+    }
+}
+
+/// An optional non-negative number (integer or float).
+fn num(t: &Table, sec: &str, key: &str) -> Result<Option<f64>, ConfigError> {
+    let path = format!("{sec}.{key}");
+    let x = match t.get(key) {
+        None => return Ok(None),
+        Some(Value::Integer(i)) => *i as f64,
+        Some(Value::Float(f)) => *f,
+        Some(v) => return Err(wrong(path, v, "a number")),
+    };
+    if !(x.is_finite() && x >= 0.0) {
+        return Err(range(path, x, "a number >= 0"));
+    }
+    Ok(Some(x))
+}
+
+/// Reads `[[flow]]` table `i`.
+pub fn parse_flow(t: &Table, i: usize) -> Result<FlowOptions, ConfigError> {
+    let sec = format!("flow[{i}]");
+    check_misplaced(t, &sec, FLOW_KEYS)?;
+    check_keys(t, &sec, FLOW_KEYS)?;
+    let test = match opt_str(t, &sec, "test")? {
+        None => {
+            return Err(ConfigError::Inconsistent(format!(
+                "`{sec}.test` is missing: name one of write-bw, write-lat, read-bw, read-lat, \
+                 send-bw, send-lat, atomic-bw, atomic-lat"
+            )))
+        }
+        Some(s) => PerfTest::from_name(&s).ok_or_else(|| {
+            range(
+                format!("{sec}.test"),
+                &s,
+                "write-bw, write-lat, read-bw, read-lat, send-bw, send-lat, atomic-bw, atomic-lat",
+            )
+        })?,
+    };
+    let sizes = match t.get("size") {
+        None => Vec::new(),
+        Some(Value::Integer(_)) => {
+            vec![int(t, &sec, "size", 1, crate::perf::MAX_MSG_BYTES)?.unwrap_or_default()]
+        }
+        Some(Value::Array(_)) => {
+            let a = opt_array(t, &sec, "size")?.unwrap_or_default();
+            if a.is_empty() {
+                return Err(range(
+                    format!("{sec}.size"),
+                    "[]",
+                    "a size or a list of sizes",
+                ));
+            }
+            a.iter()
+                .enumerate()
+                .map(|(k, v)| match v {
+                    Value::Integer(x) if (1..=crate::perf::MAX_MSG_BYTES as i64).contains(x) => {
+                        Ok(*x as u64)
+                    }
+                    v => Err(wrong(
+                        format!("{sec}.size[{k}]"),
+                        v,
+                        "a size in bytes from 1 to 2147483648",
+                    )),
+                })
+                .collect::<Result<Vec<_>, _>>()?
+        }
+        Some(Value::Table(_)) => {
+            return Err(ConfigError::Inconsistent(format!(
+                "`{sec}.size`: a distribution of sizes is not supported (the payload check \
+                 needs every message of a QP to have one size); give a size, or a list of \
+                 sizes, each of which runs as a flow of its own"
+            )))
+        }
+        Some(v) => return Err(wrong(format!("{sec}.size"), v, "a size or a list of sizes")),
+    };
+    let iters = int(t, &sec, "iters", crate::perf::MIN_ITERS, MAX_ITERS)?;
+    let duration_us = num(t, &sec, "duration_us")?;
+    if iters.is_some() && duration_us.is_some() {
+        return Err(ConfigError::Inconsistent(format!(
+            "`{sec}`: iters and duration_us exclude each other; leave out one"
+        )));
+    }
+    if duration_us == Some(0.0) {
+        return Err(range(format!("{sec}.duration_us"), 0, "a number > 0"));
+    }
+    let mtu = int(t, &sec, "mtu", 0, u64::MAX)?;
+    if let Some(m) = mtu.filter(|m| !PMTUS.contains(m)) {
+        return Err(range(
+            format!("{sec}.mtu"),
+            m,
+            "256, 512, 1024, 2048 or 4096",
+        ));
+    }
+    let clients = match opt_array(t, &sec, "clients")? {
+        None => None,
+        Some(a) => Some(
+            a.iter()
+                .enumerate()
+                .map(|(k, v)| match v {
+                    Value::Integer(x) if *x >= 0 && *x <= u32::MAX as i64 => Ok(*x as u32),
+                    v => Err(wrong(format!("{sec}.clients[{k}]"), v, "a node number")),
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+    };
+    let class = match opt_str(t, &sec, "class")?.as_deref() {
+        None => None,
+        Some("ls") => Some(FlowClass::Ls),
+        Some("bs") => Some(FlowClass::Bs),
+        Some(s) => return Err(range(format!("{sec}.class"), s, "\"ls\" or \"bs\"")),
+    };
+    let atomic = match opt_str(t, &sec, "atomic_type")? {
+        None => None,
+        Some(s) => Some(AtomicOp::from_name(&s).ok_or_else(|| {
+            range(
+                format!("{sec}.atomic_type"),
+                &s,
+                "fetch_and_add or cmp_and_swap",
+            )
+        })?),
+    };
+    Ok(FlowOptions {
+        name: opt_str(t, &sec, "name")?,
+        test: Some(test),
+        sizes,
+        iters,
+        duration_us,
+        start_us: num(t, &sec, "start_us")?.unwrap_or(0.0),
+        qp: int(t, &sec, "qp", 1, MAX_QPS)?.unwrap_or(1) as u32,
+        tx_depth: int(t, &sec, "tx_depth", 1, MAX_TX_DEPTH)?.map(|x| x as u32),
+        mtu: mtu.map(|m| m as u32),
+        mrs: int(t, &sec, "mrs", 1, MAX_MRS)?.unwrap_or(1) as u32,
+        cores: int(t, &sec, "cores", 1, 4096)?.unwrap_or(1) as u32,
+        procs: int(t, &sec, "procs", 1, crate::perf::MAX_PROCS)?.map(|x| x as u32),
+        clients,
+        tenant: int(t, &sec, "tenant", 0, u64::from(u16::MAX))?.unwrap_or(0) as u16,
+        class,
+        atomic,
+        window_psns: int(t, &sec, "window_psns", 1, 1 << 23)?.map(|x| x as u32),
+        ack_req_every: int(t, &sec, "ack_req_every", 1, 1 << 23)?.map(|x| x as u32),
+    })
+}
+
+/// Reads the `flow` array of a scenario file (`None`: the file has no `[[flow]]`).
+pub fn parse_flows(t: &Table) -> Result<Option<Vec<FlowOptions>>, ConfigError> {
+    let Some(v) = t.get("flow") else {
+        return Ok(None);
+    };
+    let Value::Array(a) = v else {
+        return Err(wrong("flow".into(), v, "[[flow]] tables"));
+    };
+    if a.is_empty() {
+        return Err(ConfigError::Inconsistent(
+            "`flow` is empty: add at least one [[flow]] table".into(),
+        ));
+    }
+    a.iter()
+        .enumerate()
+        .map(|(i, v)| match v {
+            Value::Table(ft) => parse_flow(ft, i),
+            v => Err(wrong(format!("flow[{i}]"), v, "a [[flow]] table")),
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+/// The flows with their defaults under `cfg`, checked: a list of sizes becomes one flow per
+/// size (named `NAME-SIZEB`), names are unique, clients exist, cores fit in `host.cores`.
+pub fn resolve(opts: &[FlowOptions], cfg: &Config) -> Result<FlowsSpec, ConfigError> {
+    let bad = |m: String| ConfigError::Inconsistent(m);
+    let clients = cfg.net.clients.max(1);
+    let mut flows: Vec<FlowSpec> = Vec::new();
+    let mut origin: Vec<usize> = Vec::new();
+    for (i, o) in opts.iter().enumerate() {
+        let test = o.test.unwrap_or(PerfTest::WriteBw);
+        let sec = format!("flow[{i}]");
+        let sizes = if o.sizes.is_empty() {
+            vec![test.default_size()]
+        } else {
+            o.sizes.clone()
+        };
+        if test.verb() == crate::perf::Verb::Atomic {
+            if let Some(s) = sizes.iter().find(|&&s| s != crate::perf::ATOMIC_SIZE) {
+                return Err(bad(format!(
+                    "`{sec}.size` = {s}, but atomic operations are always 8 bytes"
+                )));
+            }
+        } else if o.atomic.is_some() {
+            return Err(bad(format!(
+                "`{sec}.atomic_type` applies to atomic tests only, not {test}"
+            )));
+        }
+        let name = o.name.clone().unwrap_or_else(|| format!("flow{i}"));
+        let profile = QpProfile {
+            pmtu: o.mtu.unwrap_or(cfg.qp.pmtu),
+            window_psns: o.window_psns.unwrap_or(cfg.qp.window_psns),
+            ack_req_every: o.ack_req_every.unwrap_or(cfg.qp.ack_req_every),
+            tenant: o.tenant,
+            ..QpProfile::from_config(cfg)
+        };
+        for &size in &sizes {
+            flows.push(FlowSpec {
+                name: if sizes.len() > 1 {
+                    format!("{name}-{size}B")
+                } else {
+                    name.clone()
+                },
+                test,
+                atomic: o.atomic.unwrap_or_default(),
+                size,
+                iters: o.iters.unwrap_or(test.default_iters()),
+                qps: o.qp,
+                tx_depth: o.tx_depth.unwrap_or(test.default_tx_depth()),
+                duration_us: o.duration_us,
+                start_us: o.start_us,
+                clients: o.clients.clone().unwrap_or_else(|| (1..=clients).collect()),
+                cores: o.cores,
+                procs: o.procs,
+                mrs: o.mrs,
+                qp_profiles: vec![profile],
+                tenant: o.tenant,
+                class: o.class.unwrap_or(if test.is_latency() {
+                    FlowClass::Ls
+                } else {
+                    FlowClass::Bs
+                }),
+            });
+            origin.push(i);
+        }
+    }
+    for (k, f) in flows.iter().enumerate() {
+        if let Some(j) = flows[..k].iter().position(|g| g.name == f.name) {
+            return Err(bad(format!(
+                "`flow[{}].name` = \"{}\" is also flow[{}]'s name: give every flow its own name",
+                origin[k], f.name, origin[j]
+            )));
+        }
+    }
+    let spec = FlowsSpec {
+        flows,
+        clients,
+        pcap: None,
+    };
+    // The model's checks name the flow by its index after size lists were expanded; say
+    // which table it came from.
+    spec.check(cfg.host.cores.max(1)).map_err(|e| {
+        let e = (0..spec.flows.len()).rev().fold(e, |e, k| {
+            e.replace(&format!("flow[{k}]"), &format!("flow[{}]", origin[k]))
+        });
+        bad(e)
+    })?;
+    Ok(spec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flows(src: &str) -> Result<FlowsSpec, ConfigError> {
+        let t: Table = src.parse().unwrap();
+        let o = parse_flows(&t)?.expect("flows");
+        let cfg = Config::resolve(
+            "baseline",
+            &[crate::config::Override::new("net.clients", 3)],
+        )
+        .unwrap();
+        resolve(&o, &cfg)
+    }
+
+    #[test]
+    fn a_good_file_gets_its_defaults() {
+        let s = flows(
+            "[[flow]]\nname = \"ls\"\ntest = \"write-lat\"\nsize = 64\nclients = [1]\ntenant = 7\n\
+             [[flow]]\ntest = \"write-bw\"\nsize = [4096, 65536]\nqp = 2\nmtu = 1024\n\
+             duration_us = 50\nstart_us = 10\ncores = 2",
+        )
+        .unwrap();
+        let names: Vec<&str> = s.flows.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["ls", "flow1-4096B", "flow1-65536B"]);
+        let ls = &s.flows[0];
+        assert_eq!((ls.iters, ls.tx_depth, ls.tenant), (1000, 1, 7));
+        assert_eq!((ls.class, ls.clients.clone()), (FlowClass::Ls, vec![1]));
+        let bs = &s.flows[2];
+        assert_eq!((bs.size, bs.qps, bs.cores), (65536, 2, 2));
+        assert_eq!(bs.qp_profiles[0].pmtu, 1024);
+        assert_eq!((bs.duration_us, bs.start_us), (Some(50.0), 10.0));
+        assert_eq!(
+            (bs.class, bs.clients.clone()),
+            (FlowClass::Bs, vec![1, 2, 3])
+        );
+    }
+
+    #[test]
+    fn bad_files_name_the_flow_and_field() {
+        for (src, want) in [
+            ("[[flow]]\ntest = \"write-bw\"\nsise = 4", "flow[0].sise"),
+            ("[[flow]]\nsize = 4", "flow[0].test"),
+            ("[[flow]]\ntest = \"write-bx\"", "flow[0].test"),
+            ("[[flow]]\ntest = \"write-bw\"\nqp = 0", "flow[0].qp"),
+            ("[[flow]]\ntest = \"write-bw\"\n[[flow]]\ntest = \"read-bw\"\nclients = [4]", "flow[1].clients names node 4"),
+            ("[[flow]]\ntest = \"write-bw\"\nclients = [0]", "flow[0].clients names node 0"),
+            ("[[flow]]\ntest = \"write-bw\"\nsize = {dist = \"uniform\", min = 1, max = 9}", "distribution"),
+            ("[[flow]]\ntest = \"write-bw\"\nmtu = 1000", "flow[0].mtu"),
+            ("[[flow]]\ntest = \"write-bw\"\nclass = \"gold\"", "flow[0].class"),
+            ("[[flow]]\ntest = \"write-bw\"\niters = 10\nduration_us = 5", "exclude"),
+            ("[[flow]]\ntest = \"write-bw\"\ncores = 11", "host.cores"),
+            ("[[flow]]\nname = \"a\"\ntest = \"write-bw\"\n[[flow]]\nname = \"a\"\ntest = \"write-bw\"", "flow[1].name"),
+            ("[[flow]]\ntest = \"atomic-bw\"\nsize = 64", "8 bytes"),
+        ] {
+            let e = flows(src).unwrap_err().to_string();
+            assert!(e.contains(want), "{src:?}: {e}");
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! `rnic run` with `[[flow]]` tables: the committed example (its latency flow waits longer
+//! beside the streams than alone, every byte verified, the same JSON twice) and a one-flow
+//! scenario that gives the numbers of `rnic perf` with the same flags.
+
+use std::process::Command;
+
+fn rnic(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_rnic"))
+        .args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .output()
+        .expect("run rnic");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let (code, out, err) = rnic(args);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    let mut v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    v["wall_seconds"] = 0.into();
+    v
+}
+
+const EXAMPLE: &str = "scenarios/flows/ls-beside-3-bs.toml";
+
+#[test]
+fn the_example_latency_flow_waits_beside_three_streams() {
+    let v = json(&["run", EXAMPLE, "--json", "-"]);
+    let flows = v["flows"].as_array().unwrap();
+    assert_eq!(flows.len(), 4);
+    for f in flows {
+        assert_eq!(f["status"], "ok", "{f}");
+        assert_eq!(f["bytes_verified"], true, "{f}");
+    }
+    assert_eq!(flows[0]["class"], "ls");
+    assert_eq!(flows[1]["size_bytes"], 1 << 20);
+    let shared = flows[0]["latency_us"]["p50"].as_f64().unwrap();
+    let alone = json(&["perf", "write-lat", "-s", "64", "-D", "0.02", "--json", "-"]);
+    let alone = alone["latency_us"]["p50"].as_f64().unwrap();
+    assert!(
+        shared > 10.0 * alone,
+        "shared {shared} µs, alone {alone} µs"
+    );
+    assert_eq!(v, json(&["run", EXAMPLE, "--json", "-"]));
+    // The text table: a line per flow and the total.
+    let (_, text, _) = rnic(&["run", EXAMPLE]);
+    for name in ["ls ", "bs1", "bs2", "bs3", "total"] {
+        assert!(text.lines().any(|l| l.starts_with(name)), "{text}");
+    }
+}
+
+#[test]
+fn one_flow_gives_the_numbers_of_rnic_perf() {
+    let dir = std::env::temp_dir().join(format!("rnic-flows-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("one.toml");
+    std::fs::write(
+        &file,
+        "seed = 3\n[set]\nnet.clients = 2\nhost.cores = 1\n[[flow]]\ntest = \"send-bw\"\n\
+         size = 2048\nqp = 4\niters = 50\ntx_depth = 16\nmtu = 1024\n",
+    )
+    .unwrap();
+    let flows = json(&["run", file.to_str().unwrap(), "--json", "-"]);
+    let perf = json(&[
+        "perf",
+        "send-bw",
+        "-s",
+        "2048",
+        "-q",
+        "4",
+        "-n",
+        "50",
+        "-t",
+        "16",
+        "-m",
+        "1024",
+        "--clients",
+        "2",
+        "--seed",
+        "3",
+        "--set",
+        "host.cores=1",
+        "--json",
+        "-",
+    ]);
+    let f = &flows["flows"][0];
+    for (a, b) in [
+        ("ops_completed", "ops_completed"),
+        ("measured_us", "simulated_time_us"),
+        ("msg_rate_mops", "msg_rate_mops"),
+        ("goodput_gbps", "goodput_gbps"),
+        ("latency_us", "latency_us"),
+        ("verified_bytes", "verified_bytes"),
+        ("retransmissions", "retransmissions"),
+    ] {
+        assert_eq!(f[a], perf[b], "{a}");
+    }
+    assert_eq!(flows["events"], perf["events"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_flow_files_exit_2_naming_the_field() {
+    let dir = std::env::temp_dir().join(format!("rnic-flows-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (src, want) in [
+        (
+            "[[flow]]\ntest = \"write-bw\"\nclients = [5]\n",
+            "flow[0].clients names node 5",
+        ),
+        ("[[flow]]\ntest = \"write-bw\"\nqps = 2\n", "flow[0].qps"),
+        (
+            "[perf]\ntest = \"write-bw\"\n[[flow]]\ntest = \"write-bw\"\n",
+            "not both",
+        ),
+    ] {
+        let file = dir.join("bad.toml");
+        std::fs::write(&file, src).unwrap();
+        let (code, _, err) = rnic(&["run", file.to_str().unwrap()]);
+        assert_eq!(code, 2, "{src}: {err}");
+        assert!(err.contains(want), "{src}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
