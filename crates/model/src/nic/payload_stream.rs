@@ -43,6 +43,9 @@ pub struct PayloadStream {
     credit: i64,
     /// Bytes still in flight from before a reset: dropped when they arrive.
     discard: u64,
+    /// The TX engine found the next packet waiting for this stream's bytes: the next
+    /// arrival must let the QP transmit again.
+    pub waiting: bool,
 }
 
 impl PayloadStream {

@@ -115,7 +115,10 @@ impl Nic {
                     // The response data streams: each arrival lets the QP transmit what
                     // it covers.
                     enlist = false;
-                    self.streams.get_mut(qpn, true).push(None, dma_len, 0, now);
+                    let s = self.streams.get_mut(qpn, true);
+                    s.push(None, dma_len, 0, now);
+                    // The response waits for its data: the first arrival enlists the QP.
+                    s.waiting = true;
                     self.stream_fill(qpn, true, now, cx);
                 }
                 Opcode::RcReadRequest => {

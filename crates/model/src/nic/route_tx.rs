@@ -239,17 +239,23 @@ impl Nic {
         len: u64,
         cx: &mut NicCx<'_>,
     ) {
-        if let Some(job) = self.streams.get_mut(qpn, resp).arrive(len) {
+        let s = self.streams.get_mut(qpn, resp);
+        let ready = s.arrive(len);
+        // Only an arrival someone waits for wakes the TX engine: earlier wakes would
+        // reorder its queue for nothing.
+        let waited = std::mem::take(&mut s.waiting);
+        if let Some(job) = ready {
             self.on_tx_job_ready(now, job, cx);
         }
-        if self.dev.qp_wants_transmit(qpn) {
+        if waited && self.dev.qp_wants_transmit(qpn) {
             self.tx_enlist(qpn);
             self.tx_kick(now, cx);
         }
     }
 
-    /// Whether `qpn`'s next frame is fresh payload whose bytes are not yet in the NIC.
-    fn payload_gated(&self, qpn: u32) -> bool {
+    /// Whether `qpn`'s next frame is fresh payload whose bytes are not yet in the NIC; if
+    /// so its stream is marked waited for.
+    fn payload_gated(&mut self, qpn: u32) -> bool {
         if !self.streaming() {
             return false;
         }
@@ -261,9 +267,10 @@ impl Nic {
             return false;
         }
         // READ responses, replays included: every accepted READ request was read again.
-        self.streams
-            .get(qpn, pk.is_response)
-            .is_some_and(|s| s.blocks(pk.payload_len))
+        let s = self.streams.get_mut(qpn, pk.is_response);
+        let gated = s.blocks(pk.payload_len);
+        s.waiting |= gated;
+        gated
     }
 
     /// The QP is in error: its payload streams and unstarted messages are forgotten.
