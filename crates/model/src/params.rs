@@ -83,7 +83,7 @@
 
 use rnic_sim::{bytes_time_ps_mbps, ns, TimePs};
 
-use crate::config::{Config, QpcManager as QpcManagerKind, QpcPlacement};
+use crate::config::{Config, DmaReadArbiter, QpcManager as QpcManagerKind, QpcPlacement};
 
 /// Where on-NIC context tables (QPC, MPT, MTT) live when not cached on chip.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -235,6 +235,10 @@ pub struct NicParams {
     pub tx_buffer_bytes: u64,
     /// Bytes the TX engine may run ahead of the port (one 4 KB frame + headers; 8192).
     pub tx_port_slack_bytes: u64,
+    /// How waiting DMA reads are ordered, and whether payload is streamed per packet.
+    pub dma_read_arbiter: DmaReadArbiter,
+    /// Per payload stream: bytes requested from host memory and not yet sent (16 KiB).
+    pub payload_read_ahead_bytes: u64,
     /// csRNA out-of-order capacity: indices per non-blocking QPC requester (16).
     pub ooo_cap: u32,
     /// csRNA latency-hiding QPC scheduling: SQ address table on chip, WQE read without the
@@ -323,6 +327,8 @@ impl ModelParams {
                 tx_backlog_cap: n.tx_backlog_cap.max(1),
                 tx_buffer_bytes: n.tx_buffer_bytes.max(1),
                 tx_port_slack_bytes: n.tx_port_slack_bytes,
+                dma_read_arbiter: n.dma_read_arbiter,
+                payload_read_ahead_bytes: n.payload_read_ahead_bytes.max(4096),
                 ooo_cap: n.ooo_cap.clamp(1, 256),
                 latency_hiding: n.latency_hiding,
                 sq_table_entry_bytes: u64::from(n.sq_table_entry_bytes),

@@ -273,3 +273,26 @@ fn the_capture_matches_the_recorded_bytes() {
         want.len()
     );
 }
+
+/// `nic.dma_read_arbiter = "fifo"` is the model before payload streaming: every recorded
+/// number of that model (`golden/fifo/`, recorded before streaming) is reproduced exactly;
+/// only fields added since (the new counters, the new config field) are new.
+#[test]
+fn the_fifo_arbiter_reproduces_the_runs_recorded_before_streaming() {
+    let fifo = dir().join("fifo");
+    let mut diffs = Vec::new();
+    for (name, args) in RUNS {
+        let got = perf(args, &["--set", "nic.dma_read_arbiter=fifo"]);
+        let path = fifo.join(format!("{name}.json"));
+        let want: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let mut d = Vec::new();
+        diff("", &want, &got, &mut d);
+        diffs.extend(
+            d.into_iter()
+                .filter(|d| !d.ends_with(" is new"))
+                .map(|d| format!("{name}: {d}")),
+        );
+    }
+    assert!(diffs.is_empty(), "changed:\n{}", diffs.join("\n"));
+}

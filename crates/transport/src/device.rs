@@ -526,6 +526,12 @@ impl Device {
         meta
     }
 
+    /// What [`Device::poll_transmit_qp`] would build next for `qpn` now (`None`: nothing).
+    /// Does not change any state.
+    pub fn peek_transmit_qp(&self, qpn: u32) -> Option<crate::TxPeek> {
+        self.qp(qpn)?.peek_transmit()
+    }
+
     pub fn qp_wants_transmit(&self, qpn: u32) -> bool {
         self.qp(qpn).is_some_and(Qp::wants_transmit)
     }

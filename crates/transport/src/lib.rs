@@ -78,3 +78,16 @@ pub struct TxMeta {
     /// A request packet sent again, or a READ response / atomic ACK replayed for a duplicate.
     pub is_retransmit: bool,
 }
+
+/// What the next frame [`Device::poll_transmit_qp`] would build for a QP is, without
+/// building it: a NIC that reads payload from host memory packet by packet asks this to
+/// learn whether that payload is already in the NIC before it lets the QP transmit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TxPeek {
+    /// A queued response (ACK, NAK, READ response, atomic ACK), not a request.
+    pub is_response: bool,
+    /// Payload bytes the frame carries (0 for ACKs, READ requests, atomics).
+    pub payload_len: u32,
+    /// A request packet sent before (go-back-N) or a replayed READ response.
+    pub is_retransmit: bool,
+}

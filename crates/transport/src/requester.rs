@@ -219,6 +219,31 @@ impl Qp {
         true
     }
 
+    /// The request packet [`Qp::next_request`] would build now (the caller checked
+    /// `req_can_send`): its payload length and whether it is a retransmission.
+    pub(crate) fn peek_request(&self) -> Option<crate::TxPeek> {
+        let w = self.req.sq.get(self.req.cursor as usize)?;
+        let psn = self.req.psn;
+        let i = if w.started {
+            psn_diff(psn, w.start_psn).max(0) as u32
+        } else {
+            0
+        };
+        let payload_len = if w.wr.opcode.is_read_or_atomic() {
+            0
+        } else {
+            let offset = u64::from(i) * u64::from(self.cfg.pmtu);
+            u64::from(w.len)
+                .saturating_sub(offset)
+                .min(u64::from(self.cfg.pmtu)) as u32
+        };
+        Some(crate::TxPeek {
+            is_response: false,
+            payload_len,
+            is_retransmit: psn_lt(psn, self.req.fresh_psn),
+        })
+    }
+
     /// Builds the next request packet into `out.buf`, if the requester may send one.
     pub(crate) fn next_request(
         &mut self,

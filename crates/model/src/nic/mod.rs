@@ -27,10 +27,12 @@ pub mod csrna;
 pub mod cx;
 pub mod ddr;
 pub mod dma;
+pub mod dma_arbiter;
 pub mod doorbell;
 pub mod latency_hiding;
 pub mod lru;
 pub mod onchip;
+pub mod payload_stream;
 pub mod pcie;
 pub mod ports;
 pub mod qp_table;
@@ -86,6 +88,8 @@ pub struct Nic {
     pub ddr: Ddr,
     /// DMA engine.
     pub dma: Dma<DmaToken>,
+    /// Payload streams of every QP (`nic.dma_read_arbiter = "round_robin"`).
+    pub streams: payload_stream::Streams,
     /// QPC manager (owns the QPC cache).
     pub qpc: Box<dyn QpcManager>,
     /// Reused output buffers of the QPC manager.
@@ -168,7 +172,8 @@ impl Nic {
             timer_at: TimePs::MAX,
             pcie: Pcie::new(p.pcie.clone()),
             ddr: Ddr::new(&p.ddr),
-            dma: Dma::new(p.pcie.max_read_tags),
+            dma: Dma::new(p.pcie.max_read_tags, n.dma_read_arbiter),
+            streams: payload_stream::Streams::default(),
             qpc,
             qpc_out: QpcOutputs::default(),
             trans: Translation::new(
@@ -232,6 +237,11 @@ impl Nic {
         if self.core_qpn[c] == u32::MAX {
             self.core_qpn[c] = qpn;
         }
+    }
+
+    /// Payload is streamed per packet (the `round_robin` arbiter), not read whole.
+    pub fn streaming(&self) -> bool {
+        self.p.nic.dma_read_arbiter == crate::config::DmaReadArbiter::RoundRobin
     }
 
     /// One QPN per core whose CQs may hold completions.

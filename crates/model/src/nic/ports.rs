@@ -24,8 +24,10 @@ pub struct TxJob {
     pub qpn: u32,
     /// The decoded WQE (`None` if the bytes did not decode).
     pub wqe: Option<SqWqe>,
-    /// Payload (if any) is in the NIC.
+    /// Payload (if any) is in the NIC: all of it, or with streaming its first packet.
     pub ready: bool,
+    /// When the WQE was decoded, ps.
+    pub decoded_at: rnic_sim::TimePs,
 }
 
 /// Who waits for a QPC request's answer.
@@ -70,4 +72,11 @@ pub enum DmaToken {
     RqWqe(u32),
     /// READ response / atomic data of a QP is in the NIC: it may transmit.
     ReadResp(u32),
+    /// One request of a QP's payload stream (`resp`: its READ responses) arrived.
+    Chunk {
+        /// QPN.
+        qpn: u32,
+        /// The READ response stream.
+        resp: bool,
+    },
 }

@@ -6,6 +6,7 @@ use rnic_sim::TimePs;
 use rnic_transport::RecvWr;
 
 use super::cx::NicCx;
+use super::dma_arbiter::ReadSource;
 use super::ports::{DmaToken, QpcCont, TransCont};
 use super::qpc_manager::QpcAction;
 use super::Nic;
@@ -83,9 +84,17 @@ impl Nic {
         self.trans_done = done;
     }
 
-    /// Reads `len` bytes of host memory (over PCIe) from `at`; `token` says what follows.
-    pub(crate) fn host_read(&mut self, at: TimePs, len: u64, token: DmaToken, cx: &mut NicCx<'_>) {
-        if let Some((slot, first)) = self.dma.read(at, len, token, &mut self.pcie) {
+    /// Reads `len` bytes of host memory (over PCIe) for `source` from `at`; `token` says
+    /// what follows.
+    pub(crate) fn host_read(
+        &mut self,
+        at: TimePs,
+        len: u64,
+        token: DmaToken,
+        source: ReadSource,
+        cx: &mut NicCx<'_>,
+    ) {
+        if let Some((slot, first)) = self.dma.read(at, len, token, source, &mut self.pcie) {
             cx.at(first, NicEv::DmaArrive { slot });
         }
     }
@@ -93,7 +102,7 @@ impl Nic {
     /// Reads a QPC/MPT/MTT entry from its backing store (host memory or on-board DDR).
     fn ctx_read(&mut self, at: TimePs, len: u64, token: DmaToken, cx: &mut NicCx<'_>) {
         match self.p.nic.placement {
-            Placement::Host => self.host_read(at, len, token, cx),
+            Placement::Host => self.host_read(at, len, token, ReadSource::Context, cx),
             Placement::Ddr => {
                 let (slot, done) = self.dma.read_ddr(at, len, token, &mut self.ddr);
                 cx.at(done, NicEv::DmaDone { slot });
@@ -107,7 +116,7 @@ impl Nic {
     }
 
     pub(crate) fn on_dma_done(&mut self, now: TimePs, slot: u32, cx: &mut NicCx<'_>) {
-        let Some(token) = self.dma.complete(slot) else {
+        let Some((token, len)) = self.dma.complete(slot, now) else {
             return;
         };
         let mut started = std::mem::take(&mut self.scratch_dma);
@@ -134,6 +143,7 @@ impl Nic {
                 self.tx_enlist(qpn);
                 self.tx_kick(now, cx);
             }
+            DmaToken::Chunk { qpn, resp } => self.on_chunk(now, qpn, resp, len, cx),
         }
     }
 

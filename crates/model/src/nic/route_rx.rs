@@ -9,6 +9,7 @@ use rnic_sim::TimePs;
 use rnic_wire::{peek_bth, peek_roce, Opcode};
 
 use super::cx::NicCx;
+use super::dma_arbiter::ReadSource;
 use super::ports::{DmaToken, QpcCont, TransCont};
 use super::qpc_manager::{Channel, QpcJob};
 use super::rx_pipeline::not_placed_count;
@@ -110,14 +111,26 @@ impl Nic {
         let mut enlist = true;
         if let (Some(op), true) = (op, res.is_ok()) {
             match op {
+                Opcode::RcReadRequest if self.streaming() && dma_len > 0 => {
+                    // The response data streams: each arrival lets the QP transmit what
+                    // it covers.
+                    enlist = false;
+                    let s = self.streams.get_mut(qpn, true);
+                    s.push(None, dma_len, 0, now);
+                    // The response waits for its data: the first arrival enlists the QP.
+                    s.waiting = true;
+                    self.stream_fill(qpn, true, now, cx);
+                }
                 Opcode::RcReadRequest => {
                     enlist = false;
-                    self.host_read(now, dma_len.max(1), DmaToken::ReadResp(qpn), cx);
+                    let token = DmaToken::ReadResp(qpn);
+                    self.host_read(now, dma_len.max(1), token, ReadSource::Other, cx);
                 }
                 Opcode::RcCompareSwap | Opcode::RcFetchAdd => {
                     enlist = false;
                     self.pcie.posted_write(now, 8);
-                    self.host_read(now, 8, DmaToken::ReadResp(qpn), cx);
+                    let token = DmaToken::ReadResp(qpn);
+                    self.host_read(now, 8, token, ReadSource::Other, cx);
                 }
                 Opcode::RcAtomicAck => {
                     self.pcie.posted_write(now, 8);
@@ -161,11 +174,13 @@ impl Nic {
                 continue;
             };
             while let Some(c) = self.dev.poll_cq(ctx.id) {
-                if c.status != rnic_transport::WcStatus::Success
-                    && self.tx_buffer_release(c.qpn, u64::MAX)
-                {
+                if c.status != rnic_transport::WcStatus::Success {
                     // The QP is in error: what it had not sent never will be.
-                    freed = true;
+                    if self.tx_buffer_release(c.qpn, u64::MAX) {
+                        freed = true;
+                    }
+                    self.streams_reset(c.qpn);
+                    self.tx_kick(now, cx);
                 }
                 let Some(write) = self.cq.place(now, idx, &c, &*cx.mem) else {
                     continue;

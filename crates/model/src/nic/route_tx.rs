@@ -6,6 +6,7 @@ use rnic_sim::{bytes_time_ps_mbps, TimePs};
 use rnic_wire::Opcode;
 
 use super::cx::NicCx;
+use super::dma_arbiter::ReadSource;
 use super::latency_hiding::DescriptorPath;
 use super::ports::{DmaToken, QpcCont, TxJob};
 use super::qpc_manager::{Channel, QpcJob};
@@ -62,7 +63,8 @@ impl Nic {
             let k = qp.rq_pi.wrapping_sub(first).min(per).min(to_wrap);
             qp.rq_fetched = first.wrapping_add(k);
             let slot = self.rq_reads.insert((qpn, first, k));
-            self.host_read(t, u64::from(k) * wqe, DmaToken::RqWqe(slot), cx);
+            let len = u64::from(k) * wqe;
+            self.host_read(t, len, DmaToken::RqWqe(slot), ReadSource::Wqe, cx);
         }
     }
 
@@ -127,7 +129,7 @@ impl Nic {
             return;
         };
         let bytes = u64::from(v.n) * self.p.nic.wqe_bytes;
-        self.host_read(at, bytes, DmaToken::Wqe(visit), cx);
+        self.host_read(at, bytes, DmaToken::Wqe(visit), ReadSource::Wqe, cx);
     }
 
     /// The WQEs of `visit` are in the NIC: decode them and start their translation.
@@ -190,20 +192,92 @@ impl Nic {
         self.tx.release(&mut qp.tx_buffered_bytes, bytes)
     }
 
-    /// Translation of a fetched WQE finished at `at`: read its payload, if any.
+    /// Translation of a fetched WQE finished at `at`: read its payload, if any — whole
+    /// (`fifo`), or as the next message of the QP's payload stream, the WQE going on once
+    /// its first packet's bytes are in (`round_robin`).
     pub(crate) fn tx_job_translated(&mut self, job: u32, at: TimePs, cx: &mut NicCx<'_>) {
-        let bytes = self
-            .fetch
-            .jobs
-            .get(job)
-            .and_then(|j| j.wqe)
-            .map_or(0, |w| w.payload_to_read());
-        if bytes > 0 {
-            self.fetch.stats.payload_bytes += bytes;
-            self.host_read(at, bytes, DmaToken::Payload(job), cx);
-        } else {
+        let Some(j) = self.fetch.jobs.get(job) else {
+            return;
+        };
+        let qpn = j.qpn;
+        let bytes = j.wqe.map_or(0, |w| w.payload_to_read());
+        if bytes == 0 {
             cx.at(at, NicEv::TxJobReady { job });
+            return;
         }
+        self.fetch.stats.payload_bytes += bytes;
+        if self.streaming() {
+            let pmtu = u64::from(self.qps.get(qpn as usize).map_or(4096, |q| q.pmtu));
+            self.streams
+                .get_mut(qpn, false)
+                .push(Some(job), bytes, bytes.min(pmtu), at);
+            self.stream_fill(qpn, false, at, cx);
+        } else {
+            self.host_read(at, bytes, DmaToken::Payload(job), ReadSource::Other, cx);
+        }
+    }
+
+    /// Issues the requests `qpn`'s payload stream (`resp`: READ responses) has room for,
+    /// none before `now`.
+    pub(crate) fn stream_fill(&mut self, qpn: u32, resp: bool, now: TimePs, cx: &mut NicCx<'_>) {
+        let ahead = self.p.nic.payload_read_ahead_bytes;
+        let mrrs = self.p.pcie.mrrs_bytes;
+        while let Some((at, len)) = self.streams.get_mut(qpn, resp).next_request(ahead, mrrs) {
+            let token = DmaToken::Chunk { qpn, resp };
+            let source = ReadSource::Payload { qpn, resp };
+            self.host_read(at.max(now), len, token, source, cx);
+        }
+    }
+
+    /// `len` bytes of `qpn`'s payload stream arrived at `now`: the WQE whose first packet
+    /// is now complete goes on; the QP may transmit what it waited for.
+    pub(crate) fn on_chunk(
+        &mut self,
+        now: TimePs,
+        qpn: u32,
+        resp: bool,
+        len: u64,
+        cx: &mut NicCx<'_>,
+    ) {
+        let s = self.streams.get_mut(qpn, resp);
+        let ready = s.arrive(len);
+        // Only an arrival someone waits for wakes the TX engine: earlier wakes would
+        // reorder its queue for nothing.
+        let waited = std::mem::take(&mut s.waiting);
+        if let Some(job) = ready {
+            self.on_tx_job_ready(now, job, cx);
+        }
+        if waited && self.dev.qp_wants_transmit(qpn) {
+            self.tx_enlist(qpn);
+            self.tx_kick(now, cx);
+        }
+    }
+
+    /// Whether `qpn`'s next frame is fresh payload whose bytes are not yet in the NIC; if
+    /// so its stream is marked waited for.
+    fn payload_gated(&mut self, qpn: u32) -> bool {
+        if !self.streaming() {
+            return false;
+        }
+        let Some(pk) = self.dev.peek_transmit_qp(qpn) else {
+            return false;
+        };
+        if pk.payload_len == 0 || (!pk.is_response && pk.is_retransmit) {
+            // Retransmissions read host memory again; modelled without their read.
+            return false;
+        }
+        // READ responses, replays included: every accepted READ request was read again.
+        let s = self.streams.get_mut(qpn, pk.is_response);
+        let gated = s.blocks(pk.payload_len);
+        s.waiting |= gated;
+        gated
+    }
+
+    /// The QP is in error: its payload streams and unstarted messages are forgotten.
+    pub(crate) fn streams_reset(&mut self, qpn: u32) {
+        self.streams.get_mut(qpn, false).reset();
+        self.streams.get_mut(qpn, true).reset();
+        self.tx.forget(qpn);
     }
 
     /// The WQE `job` is ready (payload in the NIC): in fetch order, ready WQEs ask the QPC
@@ -252,10 +326,32 @@ impl Nic {
             return;
         }
         self.tx.backlog += 1;
+        self.tx.posted(j.qpn, j.decoded_at);
         self.tx_enlist(j.qpn);
         self.tx_kick(now, cx);
         // The WQE left the WQE buffer: a paused scheduler may have room again.
         self.sched_kick(now, cx);
+    }
+
+    /// A frame of `qpn` with `payload` bytes left: its stream's read-ahead has room again.
+    fn stream_sent(
+        &mut self,
+        qpn: u32,
+        op: Opcode,
+        payload: u32,
+        is_retransmit: bool,
+        now: TimePs,
+        cx: &mut NicCx<'_>,
+    ) {
+        if !self.streaming() || payload == 0 {
+            return;
+        }
+        let resp = is_read_response(op);
+        if !resp && (!op.is_request() || is_retransmit) {
+            return;
+        }
+        self.streams.get_mut(qpn, resp).sent(u64::from(payload));
+        self.stream_fill(qpn, resp, now, cx);
     }
 
     /// Puts `qpn` in the TX engine's queue if it is not there.
@@ -302,10 +398,25 @@ impl Nic {
                     }
                 }
             }
-            let Some(qpn) = self.tx.next_qp() else {
+            let Some((qpn, mid)) = self.tx.next_qp() else {
                 cx.frames.release(slot);
                 return;
             };
+            if self.payload_gated(qpn) {
+                if mid {
+                    // Run to completion: the engine waits for this message's next packet;
+                    // its payload's arrival wakes it (`on_chunk`).
+                    self.tx.stay_on(qpn);
+                    self.tx.stats.payload_stalls += 1;
+                    cx.frames.release(slot);
+                    return;
+                }
+                // A response or message whose bytes are not in yet: the arrival re-enlists.
+                if let Some(qp) = self.qps.get_mut(qpn as usize) {
+                    qp.in_tx = false;
+                }
+                continue;
+            }
             match self
                 .dev
                 .poll_transmit_qp(qpn, now, &*cx.mem, cx.frames.buf_mut(slot))
@@ -348,7 +459,9 @@ impl Nic {
             && !meta.is_retransmit
             && meta.payload_len > 0
             && self.tx_buffer_release(meta.qpn, u64::from(meta.payload_len));
+        self.stream_sent(meta.qpn, op, meta.payload_len, meta.is_retransmit, now, cx);
         if op.is_request() && starts && !meta.is_retransmit {
+            self.tx.started(meta.qpn, now);
             self.tx.stats.messages += 1;
             self.tx.backlog = self.tx.backlog.saturating_sub(1);
             kick_sched = true;
@@ -375,4 +488,15 @@ impl Nic {
         }
         self.arm_timer(now, cx);
     }
+}
+
+/// A READ response packet (its payload comes from the responder's stream).
+fn is_read_response(op: Opcode) -> bool {
+    matches!(
+        op,
+        Opcode::RcReadResponseFirst
+            | Opcode::RcReadResponseMiddle
+            | Opcode::RcReadResponseLast
+            | Opcode::RcReadResponseOnly
+    )
 }

@@ -34,6 +34,15 @@ pub struct TxStats {
     pub retransmits: u64,
     /// Most bytes the TX payload buffer ever held.
     pub buffer_peak_bytes: u64,
+    /// Messages whose first packet left (the count of the next two).
+    pub first_frames: u64,
+    /// Longest time from a WQE's decode to its message's first packet leaving the TX
+    /// engine, ps: payload read, QPC, and the wait behind other messages at the engine.
+    pub first_frame_wait_max_ps: u64,
+    /// Sum of those times, ps.
+    pub first_frame_wait_sum_ps: u64,
+    /// Times the engine, in the middle of a message, waited for its next packet's payload.
+    pub payload_stalls: u64,
 }
 
 /// The TX engine.
@@ -57,6 +66,8 @@ pub struct TxEngine {
     pub stats: TxStats,
     /// Request packets sent again, by QPN (read per flow: the transport counts per device).
     pub retransmits_by_qpn: Vec<u64>,
+    /// Per QPN: decode times of the messages handed to the transport and not yet started.
+    decoded: Vec<VecDeque<TimePs>>,
 }
 
 impl TxEngine {
@@ -94,9 +105,44 @@ impl TxEngine {
         Some(now.max(self.unit.free_at()))
     }
 
-    /// The QP to serve next: the one in the middle of a message, else the queue's head.
-    pub fn next_qp(&mut self) -> Option<u32> {
-        self.current.take().or_else(|| self.queue.pop_front())
+    /// The QP to serve next: the one in the middle of a message (`true`), else the queue's
+    /// head.
+    pub fn next_qp(&mut self) -> Option<(u32, bool)> {
+        match self.current.take() {
+            Some(q) => Some((q, true)),
+            None => self.queue.pop_front().map(|q| (q, false)),
+        }
+    }
+
+    /// A message of `qpn` decoded at `at` went to the transport.
+    pub fn posted(&mut self, qpn: u32, at: TimePs) {
+        let i = qpn as usize;
+        if i >= self.decoded.len() {
+            self.decoded.resize_with(i + 1, VecDeque::new);
+        }
+        self.decoded[i].push_back(at);
+    }
+
+    /// The first packet of `qpn`'s oldest posted message left at `now`.
+    pub fn started(&mut self, qpn: u32, now: TimePs) {
+        let Some(at) = self
+            .decoded
+            .get_mut(qpn as usize)
+            .and_then(|d| d.pop_front())
+        else {
+            return;
+        };
+        let w = now.saturating_sub(at);
+        self.stats.first_frames += 1;
+        self.stats.first_frame_wait_max_ps = self.stats.first_frame_wait_max_ps.max(w);
+        self.stats.first_frame_wait_sum_ps += w;
+    }
+
+    /// `qpn` went to error: its posted messages will not start.
+    pub fn forget(&mut self, qpn: u32) {
+        if let Some(d) = self.decoded.get_mut(qpn as usize) {
+            d.clear();
+        }
     }
 
     /// Runs `qpn`'s message to completion: it is served next again.

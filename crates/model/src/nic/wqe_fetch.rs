@@ -92,6 +92,7 @@ impl WqeFetch {
                 qpn: v.qpn,
                 wqe,
                 ready: false,
+                decoded_at: t,
             });
             self.order.push_back(job);
             let (key, va, len) = match wqe {

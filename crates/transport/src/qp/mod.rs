@@ -136,6 +136,27 @@ impl Qp {
         !self.resp.resp_q.is_empty() || self.req_can_send()
     }
 
+    /// What the next transmitted frame would be: the queued response first (as
+    /// `Device::poll_transmit_qp` sends it), else the request the requester may send.
+    pub(crate) fn peek_transmit(&self) -> Option<crate::TxPeek> {
+        if let Some(item) = self.resp.resp_q.front() {
+            let (payload_len, is_retransmit) = match item {
+                crate::responder::RespItem::Read(r) => (r.remaining.min(self.cfg.pmtu), r.replay),
+                crate::responder::RespItem::AtomicAck { replay, .. } => (0, *replay),
+                _ => (0, false),
+            };
+            return Some(crate::TxPeek {
+                is_response: true,
+                payload_len,
+                is_retransmit,
+            });
+        }
+        if !self.req_can_send() {
+            return None;
+        }
+        self.peek_request()
+    }
+
     /// The request packet checks common to both directions: may this QP take a request
     /// (`is_request`) or a response in its current state?
     pub(crate) fn accepts(&self, is_request: bool) -> bool {

@@ -1,0 +1,190 @@
+//! Payload streams (`nic.dma_read_arbiter = "round_robin"`): a QP's SEND/WRITE payload, and
+//! separately its READ response data, is read from host memory in MRRS-sized requests, in
+//! message order, and a packet may leave once its own bytes are in the NIC.
+//!
+//! Why: reading a whole message before its first packet delays a 1 MB WRITE's first packet
+//! by the ~65 µs the megabyte takes over PCIe, and makes one read hold every tag. A NIC
+//! streams instead: it keeps a bounded read-ahead per stream (`nic.payload_read_ahead_bytes`,
+//! bytes requested and not yet sent) and refills it as packets leave.
+//!
+//! Accounting: `credit` = bytes arrived − fresh bytes sent. Requests and their completions
+//! are in order per stream (one source of the arbiter, one FIFO PCIe lane back), so the
+//! bytes of the next fresh packet are in the NIC exactly when `credit` covers it. A stream
+//! with nothing left to arrive never holds a packet back (a fallback: whatever the model's
+//! bookkeeping missed cannot stall a QP).
+
+use std::collections::VecDeque;
+
+use rnic_sim::TimePs;
+
+/// One message of a stream.
+#[derive(Debug, Clone, Copy)]
+struct Msg {
+    /// The fetched WQE waiting for its first packet's bytes (SEND/WRITE), if any.
+    job: Option<u32>,
+    len: u64,
+    to_request: u64,
+    arrived: u64,
+    /// Bytes that must be in before `job` may go to the transport.
+    ready_bytes: u64,
+    /// Earliest time its reads may be issued (translation done), ps.
+    at: TimePs,
+}
+
+/// One payload stream.
+#[derive(Debug, Default)]
+pub struct PayloadStream {
+    /// Messages not yet fully arrived, oldest first.
+    msgs: VecDeque<Msg>,
+    /// Bytes requested and not arrived.
+    in_flight: u64,
+    /// Bytes arrived minus fresh bytes sent (negative after a retransmission sweep sent a
+    /// fresh packet early).
+    credit: i64,
+    /// Bytes still in flight from before a reset: dropped when they arrive.
+    discard: u64,
+    /// The TX engine found the next packet waiting for this stream's bytes: the next
+    /// arrival must let the QP transmit again.
+    pub waiting: bool,
+}
+
+impl PayloadStream {
+    /// Appends a message of `len` bytes whose reads may start at `at`; `job` becomes ready
+    /// once `ready_bytes` of it arrived.
+    pub fn push(&mut self, job: Option<u32>, len: u64, ready_bytes: u64, at: TimePs) {
+        self.msgs.push_back(Msg {
+            job,
+            len,
+            to_request: len,
+            arrived: 0,
+            ready_bytes: ready_bytes.min(len),
+            at,
+        });
+    }
+
+    /// The next request to issue, `(earliest time, bytes)`, if the read-ahead has room: at
+    /// most `mrrs` bytes, never across a message boundary (each message is its own buffer).
+    pub fn next_request(&mut self, read_ahead: u64, mrrs: u64) -> Option<(TimePs, u64)> {
+        let outstanding = self.in_flight + self.credit.max(0) as u64;
+        let m = self.msgs.iter_mut().find(|m| m.to_request > 0)?;
+        let chunk = m.to_request.min(mrrs);
+        if outstanding > 0 && outstanding + chunk > read_ahead {
+            return None;
+        }
+        m.to_request -= chunk;
+        self.in_flight += chunk;
+        Some((m.at, chunk))
+    }
+
+    /// `bytes` of the oldest requested data arrived; returns the job whose first packet is
+    /// now complete, if one is.
+    pub fn arrive(&mut self, bytes: u64) -> Option<u32> {
+        let dropped = self.discard.min(bytes);
+        self.discard -= dropped;
+        let bytes = bytes - dropped;
+        self.in_flight = self.in_flight.saturating_sub(bytes + dropped);
+        if bytes == 0 {
+            return None;
+        }
+        self.credit += bytes as i64;
+        let m = self.msgs.front_mut()?;
+        let before = m.arrived;
+        m.arrived += bytes;
+        let ready = before < m.ready_bytes && m.arrived >= m.ready_bytes;
+        let job = if ready { m.job } else { None };
+        if m.arrived >= m.len {
+            self.msgs.pop_front();
+        }
+        job
+    }
+
+    /// `bytes` of fresh payload left the NIC.
+    pub fn sent(&mut self, bytes: u64) {
+        self.credit -= bytes as i64;
+    }
+
+    /// Whether a fresh packet of `payload` bytes must wait for its data.
+    pub fn blocks(&self, payload: u32) -> bool {
+        !self.msgs.is_empty() && self.credit < i64::from(payload)
+    }
+
+    /// The QP went to error: forget its messages; what is in flight is dropped on arrival.
+    pub fn reset(&mut self) {
+        self.msgs.clear();
+        self.discard = self.in_flight;
+        self.credit = 0;
+    }
+}
+
+/// Every QP's two payload streams (SEND/WRITE data, READ response data).
+#[derive(Debug, Default)]
+pub struct Streams {
+    by_qp: Vec<[PayloadStream; 2]>,
+}
+
+impl Streams {
+    /// The stream of `qpn` (`resp`: its READ responses).
+    pub fn get_mut(&mut self, qpn: u32, resp: bool) -> &mut PayloadStream {
+        let i = qpn as usize;
+        if i >= self.by_qp.len() {
+            self.by_qp.resize_with(i + 1, Default::default);
+        }
+        &mut self.by_qp[i][usize::from(resp)]
+    }
+
+    /// The stream of `qpn`, if it exists.
+    pub fn get(&self, qpn: u32, resp: bool) -> Option<&PayloadStream> {
+        self.by_qp.get(qpn as usize).map(|s| &s[usize::from(resp)])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_message_is_ready_after_its_first_packet_and_gated_after() {
+        let mut s = PayloadStream::default();
+        s.push(Some(7), 8192, 4096, 100);
+        let mut reqs = Vec::new();
+        while let Some(r) = s.next_request(16384, 512) {
+            reqs.push(r);
+        }
+        assert_eq!(reqs.len(), 16);
+        assert!(reqs.iter().all(|&(at, n)| at == 100 && n == 512));
+        for _ in 0..7 {
+            assert_eq!(s.arrive(512), None);
+        }
+        assert_eq!(s.arrive(512), Some(7));
+        s.sent(4096);
+        assert!(s.blocks(4096));
+        for _ in 0..8 {
+            s.arrive(512);
+        }
+        assert!(!s.blocks(4096));
+    }
+
+    #[test]
+    fn read_ahead_bounds_requested_unsent_bytes() {
+        let mut s = PayloadStream::default();
+        s.push(None, 1 << 20, 0, 0);
+        let n = std::iter::from_fn(|| s.next_request(16384, 512)).count();
+        assert_eq!(n, 32);
+        for _ in 0..8 {
+            s.arrive(512);
+        }
+        assert!(s.next_request(16384, 512).is_none());
+        s.sent(4096);
+        assert_eq!(std::iter::from_fn(|| s.next_request(16384, 512)).count(), 8);
+    }
+
+    #[test]
+    fn reset_drops_what_is_in_flight() {
+        let mut s = PayloadStream::default();
+        s.push(Some(1), 1024, 1024, 0);
+        s.next_request(16384, 512);
+        s.reset();
+        assert_eq!(s.arrive(512), None);
+        assert!(!s.blocks(512));
+    }
+}
