@@ -47,7 +47,7 @@ fn first_packet_of_a_1mb_write_leaves_one_read_after_decode() {
         "fifo: decode → first frame {first_fifo} ps (the whole megabyte first)"
     );
     // The message is no longer read and then sent: its latency drops by about the read.
-    assert!(rr.result.latency.p50 + 50.0 < fifo.result.latency.p50);
+    assert!(rr.result.latency_us.p50 + 50.0 < fifo.result.latency_us.p50);
 }
 
 /// Four QPs streaming 1 MB WRITEs: a WQE or context read waits at PCIe behind at most the
