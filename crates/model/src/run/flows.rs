@@ -25,6 +25,8 @@ pub struct FlowsRun {
     pub failures: Vec<String>,
     /// Transport statistics summed over nodes.
     pub transport: TransportTotals,
+    /// Every node's NIC counters, by dotted name (node 0 = server).
+    pub nodes: Vec<crate::stats::Registry>,
     /// Simulated time at the end of the run, ps.
     pub end_ps: TimePs,
 }
@@ -162,6 +164,7 @@ fn report_flows(b: &Built, end: TimePs, verdict: &Verdict, judged: &[FlowJudged]
         result,
         failures: verdict.reasons(),
         transport,
+        nodes: super::report::node_registries(w),
         end_ps: end,
     }
 }

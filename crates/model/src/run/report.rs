@@ -51,15 +51,7 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, measured: Measured
         let f = |busy: u64| (busy as f64 / span.max(1) as f64).min(1.0);
         (f(end.0 - start.0), f(end.1 - start.1))
     };
-    let node_stats: Vec<Registry> = world
-        .nics
-        .iter()
-        .map(|n| {
-            let mut r = Registry::default();
-            n.report("nic", &mut r);
-            r
-        })
-        .collect();
+    let node_stats = node_registries(&world);
     let transport = TransportTotals::of(world.nics.iter().map(|n| n.dev.stats()));
     let s = &node_stats[0];
     let mut clients_sum = Registry::default();
@@ -140,4 +132,17 @@ pub(crate) fn hist_stats(h: &Histogram, sum: f64, sumsq: f64) -> LatencyStats {
         max: us(h.max()),
         stdev: (sumsq / n as f64 - avg * avg).max(0.0).sqrt(),
     }
+}
+
+/// Every node's NIC counters, by dotted name (`nic.dma.payload_reads`; node 0 = server).
+pub(crate) fn node_registries(world: &crate::world::World) -> Vec<Registry> {
+    world
+        .nics
+        .iter()
+        .map(|n| {
+            let mut r = Registry::default();
+            n.report("nic", &mut r);
+            r
+        })
+        .collect()
 }
