@@ -7,3 +7,4 @@
 pub mod driver;
 pub mod pattern;
 pub mod perftest;
+pub mod steady;

@@ -15,7 +15,8 @@ use super::RunOptions;
 use crate::config::Config;
 use crate::host::driver::{CQ_BASE, CQ_DB_BASE, CQ_SPACING, RQ_BASE, SQ_BASE, SRC_BASE};
 use crate::host::pattern;
-use crate::host::perftest::{Core, CqRing, HostQp, NodeApp, Pair, Perftest, Proc};
+use crate::host::perftest::{Core, CqRing, HostQp, NodeApp, Pair, Perftest, Proc, WindowOpened};
+use crate::host::steady::Steady;
 use crate::net::topology::{self, node_ip, node_mac};
 use crate::nic::cq::CqCtx;
 use crate::nic::Nic;
@@ -269,10 +270,13 @@ pub(crate) fn build(
 
     // ---- application and world -----------------------------------------------------------
     let duration_mode = spec.duration_us.is_some();
+    let fixed_warmup = p.warmup_ps.unwrap_or(0);
     let window = match spec.duration_us {
-        Some(d) => (p.warmup_ps, p.warmup_ps + rnic_sim::us(d)),
+        Some(d) => (fixed_warmup, fixed_warmup + rnic_sim::us(d)),
         None => (0, TimePs::MAX),
     };
+    // Without sim.warmup_us, -D runs find their steady state (host/steady.rs).
+    let detect = duration_mode && p.warmup_ps.is_none();
     let iters = spec.iters.max(1);
     let mut app = Perftest {
         test,
@@ -319,14 +323,24 @@ pub(crate) fn build(
         filling_cores: 0,
         duration_ps: window.1 - window.0,
         window_min_start: window.0,
+        steady: detect.then(|| Steady::new(p.settle, q as usize, if lat { 1 } else { tx_depth })),
+        opened: None,
     };
-    if duration_mode && p.warmup_rounds > 0 {
-        // The window opens when the warm-up rounds are done (`Perftest::warmup_rounds_done`);
-        // bandwidth tests then schedule their end.
-        app.window = (TimePs::MAX, TimePs::MAX);
+    if let Some(s) = app.steady.as_mut() {
         if lat {
+            // Latency tests have no initial posting: every completion counts.
+            s.arm(0);
+        }
+    }
+    let waits = duration_mode && (p.warmup_rounds > 0 || detect);
+    if waits {
+        // The window opens when the warm-up rounds are done and the rate has settled (or
+        // sim.warmup_us has passed): `Perftest::maybe_open`; bandwidth tests then schedule
+        // their end.
+        app.window = (TimePs::MAX, TimePs::MAX);
+        if p.warmup_rounds > 0 && lat {
             app.warming_procs = procs;
-        } else {
+        } else if p.warmup_rounds > 0 {
             app.warming_pairs = q as usize;
         }
     }
@@ -351,7 +365,6 @@ pub(crate) fn build(
         oracle.connect(pr.c_node as usize, pr.c_qpn, 0, slot, pmtu);
     }
     let max_events = p.max_events;
-    let warmup_rounds = p.warmup_rounds;
     let mut world = World {
         q: rnic_sim::EventQueue::new(),
         nics,
@@ -372,13 +385,18 @@ pub(crate) fn build(
             })
             .collect();
     }
-    if duration_mode && !lat && warmup_rounds == 0 {
-        // Latency tests stop at the first iteration boundary after the window instead;
-        // with warm-up rounds the end is scheduled when the window opens.
-        world.q.push(window.1, crate::event::Ev::End);
-    }
-    if duration_mode && warmup_rounds == 0 {
+    if duration_mode && !waits {
+        // A fixed warm-up alone: the window is known now. Latency tests stop at the first
+        // iteration boundary after it instead of at an end event.
+        if !lat {
+            world.q.push(window.1, crate::event::Ev::End);
+        }
         world.q.push(window.0, crate::event::Ev::WindowOpen);
+        world.app.opened = Some(WindowOpened {
+            at_ps: window.0,
+            settled: true,
+            reason: format!("sim.warmup_us = {} µs set", window.0 as f64 / 1e6),
+        });
     }
     Ok(Built {
         world,

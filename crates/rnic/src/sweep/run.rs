@@ -261,7 +261,26 @@ impl<'a> Plan<'a> {
             )));
         }
         let results: Vec<(Point, PerfResult)> = slots.into_iter().flatten().collect();
+        warn_unsettled(sweep, &results, log);
         write_outputs(sweep, results, &self.opts, partial)
+    }
+}
+
+/// One warning line per point whose rate never settled (its window opened at
+/// `sim.max_warmup_us`); the point still counts, its `window_settled` column says so.
+fn warn_unsettled(sweep: &Sweep, results: &[(Point, PerfResult)], log: &mut dyn Write) {
+    for (p, r) in results {
+        if r.window_settled == Some(false) {
+            let _ = writeln!(
+                log,
+                "rnic: warning: sweep {} point {}: {}",
+                sweep.name,
+                sweep.describe(p),
+                r.window_reason
+                    .as_deref()
+                    .unwrap_or("the rate never settled")
+            );
+        }
     }
 }
 
