@@ -9,7 +9,8 @@ pub const MB: f64 = 1_048_576.0;
 
 /// Latency statistics in microseconds. Latency tests report what perftest reports (half the
 /// round trip for WRITE and SEND ping-pong, the full round trip for READ and atomics);
-/// bandwidth tests report per-operation latency from post to completion.
+/// bandwidth tests report per-operation latency from post to completion, of the operations
+/// completed in the `-D` window (of every operation in iteration mode).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LatencyStats {

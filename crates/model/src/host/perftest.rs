@@ -184,7 +184,7 @@ pub struct Perftest {
     pub first_post: TimePs,
     /// Last completion, ps.
     pub last_completion: TimePs,
-    /// Latency histogram (bandwidth tests), ps.
+    /// Latency histogram (bandwidth tests) of the operations completed in the window, ps.
     pub hist: Histogram,
     /// Latency samples (latency tests), µs.
     pub samples: Vec<f64>,
@@ -862,17 +862,18 @@ impl Perftest {
             self.post_recv(node, cqe.qpn, 1, t, cx);
             return;
         }
-        // Bandwidth initiator completion.
-        let lat = t.saturating_sub(cqe.wr_id);
-        self.hist.record(lat);
-        let us = lat as f64 / 1e6;
-        self.lat_sum_us += us;
-        self.lat_sumsq_us += us * us;
+        // Bandwidth initiator completion. Operations and their latencies count inside the
+        // window only (iteration mode: the whole run), as the rate does.
         self.pairs[i as usize].completed += 1;
         self.bytes_moved += self.op_bytes();
         self.last_completion = t;
         if self.in_window(t) {
             self.ops_in_window += 1;
+            let lat = t.saturating_sub(cqe.wr_id);
+            self.hist.record(lat);
+            let us = lat as f64 / 1e6;
+            self.lat_sum_us += us;
+            self.lat_sumsq_us += us * us;
         }
         self.observe(t, i);
         let p = self.pairs[i as usize];
