@@ -64,17 +64,21 @@ config_section! {
         /// whose sub-windows already wait for every QP; 0: no floor
         warmup_rounds: u32 = 1; "rounds", uint(0, 1_000_000);
         /// Steady-state detection (-D runs without sim.warmup_us): the shortest sub-window. A
-        /// sub-window also lasts until every QP has completed an operation in it (a pass over
-        /// the QPs) and holds sim.settle_min_ops completions, so this matters for few QPs
-        settle_subwindow_us: f64 = 20.0; "µs", positive(3.6e9);
+        /// sub-window also lasts until every QP has completed in it as many operations as it
+        /// keeps in flight (-t; 1 for latency tests) and holds sim.settle_min_ops completions, so
+        /// this matters for few QPs: READ on 8 QPs, whose reads come back in beats, varies by
+        /// 4 % between 20 µs sub-windows and by 0.7 % between 100 µs ones
+        settle_subwindow_us: f64 = 100.0; "µs", positive(3.6e9);
         /// Steady-state detection: the fewest completions in a sub-window, so that bursts
         /// (coalesced ACKs, a blocking QPC manager) do not read as rate changes
         settle_min_ops: u64 = 1000; "operations", uint(1, TOML_INT_MAX);
         /// Steady-state detection: the run has settled when the rates of the last
         /// sim.settle_windows sub-windows spread by at most this fraction of the largest
-        /// ((max - min) / max); 0.02 = 2 %
+        /// ((max - min) / max); 0.02 = 2 %: settled sub-windows agree within 0.3 %, the
+        /// start-up transients differ by 3 % (FCFS cliff) to 75 % (cold caches)
         settle_tolerance: f64 = 0.02; "fraction", float(0.0, 1.0);
-        /// Steady-state detection: consecutive sub-windows whose rates must agree
+        /// Steady-state detection: consecutive sub-windows whose rates must agree; 3, so that a
+        /// slow drift must stay within the tolerance over two turnovers
         settle_windows: u32 = 3; "sub-windows", uint(2, 1000);
         /// Steady-state detection: a run still unsettled after this many sub-windows opens its
         /// window at the next completion and warns that it never settled; bounds the wait to

@@ -13,20 +13,35 @@
 //! * every QP pair has completed as many operations in it as it keeps in flight (`-t` for
 //!   bandwidth tests, one for latency tests), so every operation in flight when it opened
 //!   has been replaced: the length follows the run (720 µs for 3,000 QPs × 16 WQEs at
-//!   66.7 Mops, 49 ms for 51,200 × 64, a few µs for one QP), and structure with the period
+//!   66.7 Mops, 49 ms for 51,200 × 64, under a µs for one QP), and structure with the period
 //!   of that turnover averages out instead of reading as instability. A pass that serves
 //!   every QP once is not enough: visits take several WQEs of a QP at a time, and READ at
 //!   51,200 QPs × 64 dips by a quarter when the first-posted WQEs come round again, after
 //!   three such passes had agreed;
 //! * it is at least `sim.settle_subwindow_us` long and holds at least `sim.settle_min_ops`
 //!   completions, so that with few QPs, or bursty completions (coalesced ACKs, a blocking
-//!   QPC manager), the rate is not a count of a handful of bursts.
+//!   QPC manager, READs coming back in beats), the rate is not a count of a handful of
+//!   bursts: READ on 8 QPs varies by 4 % between 20 µs sub-windows, by 0.7 % between
+//!   100 µs ones (the default).
 //!
 //! The run has **settled** when the last `sim.settle_windows` sub-windows agree: their
 //! rates (completions over length) spread by at most `sim.settle_tolerance` of the largest
 //! (`(max − min) / max`). The window then opens at that completion. If it has not settled
-//! by `sim.max_warmup_us`, the window opens at the first completion after it anyway and the
-//! result says so (the CLI warns).
+//! within `sim.settle_max_windows` sub-windows or by `sim.max_warmup_us`, the window opens
+//! at that completion anyway and the result says so (the CLI warns).
+//!
+//! The defaults, and why:
+//! * tolerance 2 %: settled sub-windows of the model agree within 0.3 % (it is
+//!   deterministic; what varies is which completions fall on a boundary), while the
+//!   transients to leave out are larger: the first turnover on a cold QPC cache runs at a
+//!   quarter of the rate, READ's dip costs its turnover 2 to 5 %, the FCFS cliff's second
+//!   pass is 3 % low. A first sub-window that holds only the tail of a transient may still
+//!   agree; the window opens after it all the same.
+//! * three agreeing sub-windows, not two, so a slow drift must stay within the tolerance
+//!   over two turnovers;
+//! * at most twelve sub-windows: a run that settles needs one to leave the transient and
+//!   three that agree, so twelve bounds the wait of one that never does (loss, for
+//!   instance: timeouts make every turnover different) to three times that.
 //!
 //! Deterministic: only simulated time and completion order go in.
 
@@ -162,11 +177,6 @@ impl Steady {
             recent: VecDeque::new(),
             decision: None,
         }
-    }
-
-    /// The parameters in force.
-    pub fn params(&self) -> &SettleParams {
-        &self.p
     }
 
     /// Starts the first sub-window at `t` (bandwidth tests: when the initial posting is
