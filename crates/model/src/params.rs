@@ -271,8 +271,11 @@ pub struct ModelParams {
     pub pmtu: u32,
     /// Safety limit on processed events.
     pub max_events: u64,
-    /// Warm-up before measurement, ps.
-    pub warmup_ps: TimePs,
+    /// Fixed warm-up before measurement (`sim.warmup_us`), ps; `None`: steady-state
+    /// detection with `settle`.
+    pub warmup_ps: Option<TimePs>,
+    /// Steady-state detection.
+    pub settle: crate::host::steady::SettleParams,
     /// Latency tests: uses of every QP before the window opens.
     pub warmup_rounds: u64,
     /// Measurement window of duration-mode runs, ps.
@@ -368,7 +371,15 @@ impl ModelParams {
             },
             pmtu: cfg.qp.pmtu,
             max_events: cfg.sim.max_events,
-            warmup_ps: ns(cfg.sim.warmup_us * 1000.0),
+            warmup_ps: cfg.sim.warmup_us.map(|w| ns(w * 1000.0)),
+            settle: crate::host::steady::SettleParams {
+                subwindow_min_ps: ns(cfg.sim.settle_subwindow_us * 1000.0),
+                subwindow_min_ops: cfg.sim.settle_min_ops.max(1),
+                tolerance: cfg.sim.settle_tolerance,
+                windows: cfg.sim.settle_windows.max(2) as usize,
+                max_warmup_ps: ns(cfg.sim.max_warmup_us * 1000.0),
+                max_windows: cfg.sim.settle_max_windows.max(cfg.sim.settle_windows),
+            },
             warmup_rounds: u64::from(cfg.sim.warmup_rounds),
             duration_ps: ns(cfg.sim.duration_us * 1000.0),
         }

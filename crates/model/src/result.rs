@@ -9,7 +9,8 @@ pub const MB: f64 = 1_048_576.0;
 
 /// Latency statistics in microseconds. Latency tests report what perftest reports (half the
 /// round trip for WRITE and SEND ping-pong, the full round trip for READ and atomics);
-/// bandwidth tests report per-operation latency from post to completion.
+/// bandwidth tests report per-operation latency from post to completion, of the operations
+/// completed in the `-D` window (of every operation in iteration mode).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LatencyStats {
@@ -180,6 +181,18 @@ pub struct PerfResult {
     pub status: RunStatus,
     /// Why the run is not `ok` (empty when it is).
     pub reason: String,
+    /// `-D` runs: the simulated time at which the measurement window opened, µs (the run
+    /// lasts this warm-up plus `-D`). Absent in iteration mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_open_us: Option<f64>,
+    /// `-D` runs: whether the window opened on a settled rate (or after a fixed
+    /// `sim.warmup_us`); false when the rate never settled (within `sim.settle_max_windows`
+    /// sub-windows or by `sim.max_warmup_us`) and the window was measured anyway.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_settled: Option<bool>,
+    /// `-D` runs: why the window opened when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_reason: Option<String>,
     pub seed: u64,
     pub profile: String,
     /// One entry per size for `-a` runs, empty otherwise.
@@ -224,9 +237,13 @@ pub fn fixed_metric_names() -> Vec<String> {
         .collect()
 }
 
+/// Metric names that only `-D` runs have.
+pub const WINDOW_METRIC_NAMES: [&str; 2] = ["window_open_us", "window_settled"];
+
 /// Whether `name` can be a metric of some result.
 pub fn is_metric_name(name: &str) -> bool {
     fixed_metric_names().iter().any(|n| n == name)
+        || WINDOW_METRIC_NAMES.contains(&name)
         || name
             .strip_prefix("caches.")
             .is_some_and(|r| r.ends_with(".hits") || r.ends_with(".misses"))
@@ -304,6 +321,18 @@ impl PerfResult {
             .map(|r| format!("{} B: {}", r.size_bytes, r.reason))
             .collect::<Vec<_>>()
             .join("; ");
+        if results.iter().any(|r| r.window_settled.is_some()) {
+            out.window_settled = Some(results.iter().all(|r| r.window_settled != Some(false)));
+            out.window_reason = Some(
+                results
+                    .iter()
+                    .filter_map(|r| {
+                        Some(format!("{} B: {}", r.size_bytes, r.window_reason.as_ref()?))
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            );
+        }
         out.caches = BTreeMap::new();
         out.onchip_bytes = BTreeMap::new();
         for r in &results {
@@ -365,6 +394,12 @@ impl PerfResult {
         push("events", Int(self.events));
         push("bytes_verified", Bool(self.bytes_verified));
         push("verified_bytes", Int(self.verified_bytes));
+        if let Some(t) = self.window_open_us {
+            push("window_open_us", Float(t));
+        }
+        if let Some(b) = self.window_settled {
+            push("window_settled", Bool(b));
+        }
         push("seed", Int(self.seed));
         m
     }

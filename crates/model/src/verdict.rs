@@ -155,8 +155,9 @@ pub fn judge_completion(app: &Perftest, end: TimePs, stopped_at_limit: bool, v: 
         if app.window.0 == TimePs::MAX {
             v.add(
                 RunStatus::Incomplete,
-                "the -D window never opened: not every QP completed sim.warmup_rounds \
-                 operations"
+                "the -D window never opened: the run ended before every QP had completed \
+                 sim.warmup_rounds operations and the rate had settled (or sim.warmup_us \
+                 had passed)"
                     .to_string(),
             );
         } else if app.ops_in_window == 0 {

@@ -30,7 +30,7 @@ fn writes(cfg: &Config, size: u64, qps: u32, iters: u64) -> ModelRun {
 /// size; over 500 µs that is a small part of the average.
 fn wqes_per_visit(cfg: &Config, size: u64) -> f64 {
     let mut cfg = cfg.clone();
-    cfg.sim.warmup_us = 20.0;
+    cfg.sim.warmup_us = Some(20.0);
     let mut s = spec(PerfTest::WriteBw, size, 8, 10);
     s.duration_us = Some(500.0);
     let r = run(&cfg, &s);
@@ -121,7 +121,7 @@ fn model_one_qp_streams_megabyte_messages_at_line_rate() {
 /// 1 KiB WRITE message rate on 1000 QPs (beyond the 300-entry QPC cache), csRNA.
 fn kib_rate(sets: &[&str]) -> (f64, f64) {
     let mut cfg = config("csrna", sets);
-    cfg.sim.warmup_us = 1000.0;
+    cfg.sim.warmup_us = Some(1000.0);
     let mut s = spec(PerfTest::WriteBw, 1024, 1000, 10);
     s.duration_us = Some(100.0);
     s.tx_depth = 8;

@@ -20,7 +20,7 @@ fn csrna(sets: &[&str]) -> Config {
 fn mops(cfg: &Config, qps: u32) -> f64 {
     let mut cfg = cfg.clone();
     let tx_depth = 8;
-    cfg.sim.warmup_us = 50.0 + f64::from(qps * tx_depth) * 0.0075;
+    cfg.sim.warmup_us = Some(50.0 + f64::from(qps * tx_depth) * 0.0075);
     let mut s = spec(PerfTest::WriteBw, 64, qps, 10);
     s.duration_us = Some(60.0);
     s.tx_depth = tx_depth;

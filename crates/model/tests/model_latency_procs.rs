@@ -26,7 +26,7 @@ fn fcfs() -> Config {
 /// QP once (`qps / 10` per process, under 8 µs each), then a short window is measured.
 fn write_lat(cfg: &Config, qps: u32) -> f64 {
     let mut cfg = cfg.clone();
-    cfg.sim.warmup_us = 100.0 + f64::from(qps) * 0.8;
+    cfg.sim.warmup_us = Some(100.0 + f64::from(qps) * 0.8);
     let mut s = spec(PerfTest::WriteLat, 64, qps, 10);
     s.procs = Some(10);
     s.duration_us = Some(300.0);
@@ -93,7 +93,7 @@ fn procs_run_concurrently_and_count_every_operation() {
 fn warmup_rounds_move_the_window_past_the_cold_round() {
     let lat = |rounds: u32| {
         let mut cfg = fcfs();
-        cfg.sim.warmup_us = 10.0;
+        cfg.sim.warmup_us = Some(10.0);
         cfg.sim.warmup_rounds = rounds;
         let mut s = spec(PerfTest::WriteLat, 64, 2000, 10);
         s.procs = Some(10);

@@ -11,7 +11,7 @@ use rnic_model::workload::PerfTest;
 
 fn rate(rounds: u32) -> f64 {
     let mut cfg = Config::resolve("csrna", &[]).expect("csrna profile");
-    cfg.sim.warmup_us = 10.0;
+    cfg.sim.warmup_us = Some(10.0);
     cfg.sim.warmup_rounds = rounds;
     let mut s = spec(PerfTest::WriteBw, 64, 2000, 10);
     s.tx_depth = 32;

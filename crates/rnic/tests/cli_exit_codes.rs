@@ -121,3 +121,52 @@ fn help_lists_exit_codes() {
         assert!(out.contains(&format!("\n  {c}  ")), "{out}");
     }
 }
+
+#[test]
+fn a_d_run_says_when_its_window_opened_and_warns_if_it_never_settled() {
+    let base = [
+        "perf",
+        "write-bw",
+        "-s",
+        "64",
+        "-q",
+        "8",
+        "--clients",
+        "2",
+        "-D",
+        "0.00005",
+    ];
+    let (code, _, err) = rnic(&base);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("rnic: window opened at ") && err.contains(": settled: rate within 2 %"),
+        "{err}"
+    );
+    assert!(!err.contains("warning"), "{err}");
+    // Forced never to settle: a warning, not a failure, and the JSON carries the flag.
+    let mut args = base.to_vec();
+    args.extend([
+        "--set",
+        "sim.settle_windows=1000",
+        "--set",
+        "sim.max_warmup_us=100",
+        "--json",
+        "-",
+    ]);
+    let (code, out, err) = rnic(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("never settled by sim.max_warmup_us = 100 µs: measured anyway"),
+        "{err}"
+    );
+    assert!(
+        err.contains("rnic: warning: the rate never settled") && err.contains("sim.warmup_us"),
+        "{err}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON on stdout");
+    assert_eq!(v["window_settled"], serde_json::Value::Bool(false), "{out}");
+    assert!(
+        v["window_open_us"].as_f64().is_some_and(|t| t >= 100.0),
+        "{out}"
+    );
+}

@@ -2,29 +2,26 @@
 //! turns the suite red without running the full `rnic repro csrna` (225 points, minutes).
 //!
 //! Each test takes an experiment's committed sweep files, keeps a few points of each axis
-//! and shortens the warm-ups, runs them through the real model ([`ModelRunner`]) with the
-//! same runner code as `rnic repro`, and checks the results with the experiment's own
-//! evaluator: same curves, same claims, same thresholds. Every claim must pass and every
-//! point must end ok.
+//! (and fewer WQEs in flight per QP), runs them through the real model ([`ModelRunner`])
+//! with the same runner code as `rnic repro`, and checks the results with the experiment's
+//! own evaluator: same curves, same claims, same thresholds. Every claim must pass and
+//! every point must end ok. No warm-up is set, here or in the committed files: every `-D`
+//! window opens when its run has settled (`sim.settle_*`), and every point must say so
+//! (`window_settled`).
 //!
 //! What is reduced, and why the claims still test the mechanism:
 //! - QP counts: the points that decide each claim (the cache size and just past it, the
 //!   sender- and receiver-miss regimes, 51,200 QPs where a claim names that count).
-//! - Warm-up: the committed bandwidth sweeps wait a fixed 2 to 26 ms so that the largest
-//!   point's initial posting (QPs x tx_depth posts) is done and its WQE batches have
-//!   settled. Here the window opens after 1 ms and once every QP has completed 2 (3 for
-//!   placement) operations, whichever is later: the rounds scale with the QP count, and
-//!   `-t 16` keeps the posting short (the peak and FCFS sweeps use `-t 64`). The 1 ms
-//!   settles the batches: without it READ measured 64.5 Mops at 3,000 QPs (66.7 with it),
-//!   however many rounds. At 51,200 QPs this measures 66.7 Mops, as the committed sweep
-//!   does; `-t 8` measured 64.7 there, hence 16.
+//! - WQEs in flight: the steady state takes a few turnovers of all outstanding work (QPs x
+//!   `-t` operations) to find, so the peak and FCFS sweeps' `-t 64` becomes `-t 8`: at
+//!   51,200 QPs the window then opens after about 30 ms instead of 180, and measures the
+//!   same 66.7 Mops.
 //! - Placement: one QP count (3,000, ten times the cache, where every visit misses) instead
 //!   of four, and the sizes 64 B, 1 KiB and 4 KiB (small, mid, large) instead of seven.
 //!
-//! Measured: 11 to 20 s for the whole file (its six tests, two sweep workers each) in the
-//! test profile on two cores; the full `rnic repro csrna` takes about 4 minutes in release.
+//! Measured: 25 to 45 s for the whole file (its six tests, two sweep workers each) in the
+//! test profile on two cores; the full `rnic repro csrna` takes about 8 minutes in release.
 
-use rnic::config::Override;
 use rnic::perf::ModelRunner;
 use rnic::report::RunStatus;
 use rnic::repro::{self, claims_table, ReproOptions};
@@ -41,23 +38,15 @@ fn axis(sw: &mut Sweep, key: &str, values: &[i64]) {
     a.values = values.iter().map(|&v| Value::Integer(v)).collect();
 }
 
-/// Sets a `[set]` override of the sweep, replacing the file's value for `key`.
-fn set(sw: &mut Sweep, key: &str, value: impl Into<Value>) {
-    sw.base.set.retain(|o| o.key != key);
-    sw.base.set.push(Override::new(key, value));
-}
-
 /// Sets a `[perf]` option of the sweep.
 fn perf(sw: &mut Sweep, key: &str, value: impl Into<Value>) {
     sw.base.perf.insert(key.to_string(), value.into());
 }
 
-/// The bandwidth sweeps' warm-up here: `-t 16`, and the window opens after 1 ms and after
-/// every QP has completed 2 operations, whichever is later.
-fn short_warmup(sw: &mut Sweep) {
-    perf(sw, "tx_depth", 16);
-    set(sw, "sim.warmup_us", 1000.0);
-    set(sw, "sim.warmup_rounds", 2);
+/// Fewer WQEs in flight per QP (`-t 8`), so fewer operations turn over before the rate
+/// settles.
+fn shallow(sw: &mut Sweep) {
+    perf(sw, "tx_depth", 8);
 }
 
 /// Runs experiment `id` on its committed sweeps, each changed by `reduce`, through the
@@ -73,10 +62,20 @@ fn reproduce(id: &str, reduce: impl Fn(&mut Sweep)) {
         progress: false,
         quiet: false,
     };
-    let o = repro::run_sweeps(e, sweeps, &ModelRunner, &opts, &mut std::io::sink()).unwrap();
+    assert!(
+        sweeps
+            .iter()
+            .all(|sw| sw.base.set.iter().all(|o| !o.key.starts_with("sim.warmup"))),
+        "{id}: a committed sweep sets a warm-up"
+    );
+    let mut log = Vec::new();
+    let o = repro::run_sweeps(e, sweeps, &ModelRunner, &opts, &mut log).unwrap();
     let table = claims_table(id, &o.evaluation.claims);
     // Shown with --nocapture: the margins of the reduced run.
     eprintln!("{table}");
+    // A point whose rate never settled is warned about in the log.
+    let log = String::from_utf8_lossy(&log);
+    assert!(!log.contains("warning"), "{id}: {log}");
     assert_eq!(o.status, RunStatus::Ok, "{table}");
     let ids: Vec<&str> = o.evaluation.claims.iter().map(|c| c.id.as_str()).collect();
     let registered: Vec<&str> = e.claims.iter().map(|c| c.id).collect();
@@ -94,7 +93,7 @@ fn peak_holds_from_32_to_51200_qps() {
     // committed axis's start (READ's in-flight limit), 3,000 ten times the cache.
     reproduce("csrna-peak", |sw| {
         axis(sw, "perf.qp", &[32, 3000, 51200]);
-        short_warmup(sw);
+        shallow(sw);
     });
 }
 
@@ -103,7 +102,7 @@ fn fcfs_cliff_just_past_the_cache() {
     // The claims read 300 (the cache) and 600 QPs; 64 gives the peak below the cache.
     reproduce("csrna-fcfs", |sw| {
         axis(sw, "perf.qp", &[64, 300, 600]);
-        short_warmup(sw);
+        shallow(sw);
     });
 }
 
@@ -129,19 +128,16 @@ fn ooocap_rate_rises_with_the_capacity() {
     reproduce("csrna-ooocap", |sw| {
         axis(sw, "nic.ooo_cap", &[1, 4, 16]);
         axis(sw, "perf.qp", &[64, 3000]);
-        short_warmup(sw);
     });
 }
 
 #[test]
 fn placement_matters_at_mid_sizes_only() {
     // Small (64 B: eight WQEs share a QPC access), mid (1 KiB: one access per message,
-    // PCIe-bound with host-memory QPCs) and large (4 KiB), at 3,000 QPs. The committed
-    // 3 rounds of warm-up stay (they scale with the 4 KiB pass); the fixed 8 ms becomes 1.
+    // PCIe-bound with host-memory QPCs) and large (4 KiB), at 3,000 QPs.
     reproduce("csrna-placement", |sw| {
         axis(sw, "perf.size", &[64, 1024, 4096]);
         axis(sw, "perf.qp", &[3000]);
-        set(sw, "sim.warmup_us", 1000.0);
     });
 }
 

@@ -52,15 +52,43 @@ config_section! {
         /// Simulated measurement window of duration-mode runs (perf -D sets it from seconds);
         /// iteration-mode runs end after -n iterations instead
         duration_us: f64 = 100.0; "µs", positive(3.6e9);
-        /// Simulated time run before the measurement window of -D runs; operations, rates and
-        /// latencies count only inside the window (cache, PCIe and wire counters cover the whole
-        /// run)
-        warmup_us: f64 = 10.0; "µs", float(0.0, 3.6e9);
-        /// Runs with -D: the window opens once every QP has completed this many operations (latency
-        /// tests: rounds over the QPs; bandwidth tests: counted once the initial -t posts are all
-        /// made), and not before sim.warmup_us; a floor, since many-QP bandwidth runs settle later;
-        /// 0: sim.warmup_us alone
+        /// Fixed warm-up of -D runs, an override: when set, the window opens after this much
+        /// simulated time (and after sim.warmup_rounds) instead of when the rate settles;
+        /// unset (the default), the run finds its steady state itself (sim.settle_*). Operations,
+        /// rates and latencies count only inside the window (cache, PCIe and wire counters cover
+        /// the whole run)
+        warmup_us: Option<f64> = None; "µs", float(0.0, 3.6e9);
+        /// Runs with -D: the window never opens before every QP has completed this many
+        /// operations (latency tests: rounds over the QPs; bandwidth tests: counted once the
+        /// initial -t posts are all made); a floor under both sim.warmup_us and the detection,
+        /// whose sub-windows already wait for every QP; 0: no floor
         warmup_rounds: u32 = 1; "rounds", uint(0, 1_000_000);
+        /// Steady-state detection (-D runs without sim.warmup_us): the shortest sub-window. A
+        /// sub-window also lasts until every QP has completed in it as many operations as it
+        /// keeps in flight (-t; 1 for latency tests) and holds sim.settle_min_ops completions, so
+        /// this matters for few QPs: READ on 8 QPs, whose reads come back in beats, varies by
+        /// 4 % between 20 µs sub-windows and by 0.7 % between 100 µs ones
+        settle_subwindow_us: f64 = 100.0; "µs", positive(3.6e9);
+        /// Steady-state detection: the fewest completions in a sub-window, so that bursts
+        /// (coalesced ACKs, a blocking QPC manager) do not read as rate changes
+        settle_min_ops: u64 = 1000; "operations", uint(1, TOML_INT_MAX);
+        /// Steady-state detection: the run has settled when the rates of the last
+        /// sim.settle_windows sub-windows spread by at most this fraction of the largest
+        /// ((max - min) / max); 0.02 = 2 %: settled sub-windows agree within 0.3 %, the
+        /// start-up transients differ by 3 % (FCFS cliff) to 75 % (cold caches)
+        settle_tolerance: f64 = 0.02; "fraction", float(0.0, 1.0);
+        /// Steady-state detection: consecutive sub-windows whose rates must agree; 3, so that a
+        /// slow drift must stay within the tolerance over two turnovers
+        settle_windows: u32 = 3; "sub-windows", uint(2, 1000);
+        /// Steady-state detection: a run still unsettled after this many sub-windows opens its
+        /// window at the next completion and warns that it never settled; bounds the wait to
+        /// a few times what a settling run needs (one sub-window to leave the start-up
+        /// transient, then sim.settle_windows that agree)
+        settle_max_windows: u32 = 12; "sub-windows", uint(2, 1_000_000);
+        /// Steady-state detection: a run still unsettled at this simulated time opens its window
+        /// at the next completion and warns that it never settled (the slowest committed point,
+        /// 51,200 QPs x 16 WQEs of 4 KiB, settles after about 0.95 s)
+        max_warmup_us: f64 = 2_000_000.0; "µs", positive(3.6e9);
         /// Safety limit: a run that would process more events stops with an error instead of
         /// running away
         max_events: u64 = 2_000_000_000; "events", uint(1, TOML_INT_MAX);

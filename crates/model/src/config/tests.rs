@@ -60,6 +60,7 @@ fn overlays_change_only_what_they_name() {
 fn every_field_is_documented_and_every_doc_is_a_field() {
     let mut cfg = Config::default();
     cfg.net.link_km = Some(1.0); // make optional fields appear
+    cfg.sim.warmup_us = Some(10.0);
     let leaves = leaf_paths(&cfg.to_table().unwrap());
     for leaf in &leaves {
         assert!(

@@ -8,3 +8,4 @@ pub mod driver;
 pub mod pattern;
 pub mod perftest;
 pub mod routes;
+pub mod steady;

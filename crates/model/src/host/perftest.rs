@@ -32,6 +32,7 @@ use rnic_sim::{EventQueue, Histogram, TimePs};
 use rnic_transport::{RemoteAddr, Sge, WrOpcode};
 
 use super::driver::{decode_cqe, encode_rq_wqe, wc_status_name, SqWqe, CQE_BYTES};
+use super::steady::Steady;
 use crate::event::{Ev, HostEv, NicEv};
 use crate::oracle::PayloadOracle;
 use crate::workload::{AtomicOp, PerfTest, Verb};
@@ -183,7 +184,7 @@ pub struct Perftest {
     pub first_post: TimePs,
     /// Last completion, ps.
     pub last_completion: TimePs,
-    /// Latency histogram (bandwidth tests), ps.
+    /// Latency histogram (bandwidth tests) of the operations completed in the window, ps.
     pub hist: Histogram,
     /// Latency samples (latency tests), µs.
     pub samples: Vec<f64>,
@@ -241,9 +242,27 @@ pub struct Perftest {
     pub filling_cores: usize,
     /// Length of the measurement window (duration mode), ps.
     pub duration_ps: TimePs,
-    /// Earliest start of the window (`sim.warmup_us`), ps. While warm-up rounds are
-    /// pending the window is `(MAX, MAX)`: nothing counts and posting goes on.
+    /// Earliest start of the window (`sim.warmup_us`), ps. While the window waits (for
+    /// warm-up rounds or the steady state) it is `(MAX, MAX)`: nothing counts and posting
+    /// goes on.
     pub window_min_start: TimePs,
+    /// Steady-state detection (`-D` runs without `sim.warmup_us`): the window opens when it
+    /// has decided.
+    pub steady: Option<Steady>,
+    /// When the window opened and why (`-D` runs, once it has).
+    pub opened: Option<WindowOpened>,
+}
+
+/// When and why the `-D` window opened.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WindowOpened {
+    /// Simulated time, ps.
+    pub at_ps: TimePs,
+    /// The rate settled (or a fixed warm-up was asked for); false: it never settled within
+    /// `sim.settle_max_windows` or by `sim.max_warmup_us` and was measured anyway.
+    pub settled: bool,
+    /// Why, one sentence.
+    pub reason: String,
 }
 
 impl Perftest {
@@ -328,24 +347,65 @@ impl Perftest {
         t >= self.window.0 && t < self.window.1
     }
 
-    /// The warm-up rounds are done at `t`: a window not yet open moves to start at `t`
-    /// (never earlier than `sim.warmup_us`).
-    fn warmup_rounds_done(&mut self, t: TimePs) {
-        if self.duration_mode && self.window.0 == TimePs::MAX {
-            let start = t.max(self.window_min_start);
-            self.window = (start, start + self.duration_ps);
+    /// Every QP has completed `sim.warmup_rounds` operations (bandwidth tests: counted once
+    /// the initial posting is over).
+    fn rounds_done(&self) -> bool {
+        if !self.procs.is_empty() {
+            self.warming_procs == 0
+        } else if self.is_lat() {
+            self.lat_k >= self.warmup_rounds * self.pairs.len() as u64
+        } else {
+            self.filling_cores == 0 && (self.warmup_rounds == 0 || self.warming_pairs == 0)
         }
     }
 }
 
 impl Perftest {
-    /// The warm-up rounds are done at `t`: the window opens (at `t` or at the warm-up time,
-    /// whichever is later) and the server's PCIe counters are read when it does.
-    fn open_window(&mut self, t: TimePs, cx: &mut HostCx<'_>) {
-        let was_closed = self.window.0 == TimePs::MAX;
-        self.warmup_rounds_done(t);
-        if was_closed && self.window.0 != TimePs::MAX {
-            cx.q.push(self.window.0, Ev::WindowOpen);
+    /// Opens a waiting `-D` window at `t` if everything it waits for is done: the warm-up
+    /// rounds, and the steady state (detection) or `sim.warmup_us` (a fixed warm-up: the
+    /// window then starts at `t` or at the warm-up time, whichever is later). The server's
+    /// PCIe counters are read when it opens; bandwidth tests schedule their end.
+    fn maybe_open(&mut self, t: TimePs, cx: &mut HostCx<'_>) {
+        if !self.duration_mode || self.window.0 != TimePs::MAX || !self.rounds_done() {
+            return;
+        }
+        let (start, settled, mut reason, floor_later) = match &self.steady {
+            Some(s) => match s.decision() {
+                Some(d) => (t, d.settled(), s.describe(&d), d.at_ps() < t),
+                None => return,
+            },
+            None => (
+                t.max(self.window_min_start),
+                true,
+                format!(
+                    "sim.warmup_us = {} µs set",
+                    self.window_min_start as f64 / 1e6
+                ),
+                t > self.window_min_start,
+            ),
+        };
+        if floor_later && self.warmup_rounds > 0 {
+            reason.push_str(&format!(
+                "; opened once every QP had completed sim.warmup_rounds = {} operation(s)",
+                self.warmup_rounds
+            ));
+        }
+        self.window = (start, start + self.duration_ps);
+        self.opened = Some(WindowOpened {
+            at_ps: start,
+            settled,
+            reason,
+        });
+        cx.q.push(start, Ev::WindowOpen);
+        if !self.is_lat() {
+            cx.q.push(self.window.1, Ev::End);
+        }
+    }
+
+    /// Feeds the steady-state detector a completion of pair `i` at `t`.
+    fn observe(&mut self, t: TimePs, i: u32) {
+        if let Some(s) = self.steady.as_mut() {
+            s.completion(t, i as usize);
         }
     }
 
@@ -569,7 +629,13 @@ impl Perftest {
                 if f.round >= depth && !f.done {
                     f.done = true;
                     self.filling_cores -= 1;
-                    self.bw_warmup_check(now, cx);
+                    if self.filling_cores == 0 {
+                        // The initial posting is no part of the steady state.
+                        if let Some(s) = self.steady.as_mut() {
+                            s.arm(now);
+                        }
+                    }
+                    self.maybe_open(now, cx);
                 }
                 return;
             }
@@ -607,20 +673,6 @@ impl Perftest {
         room && work && !self.finished
     }
 
-    /// Bandwidth tests with warm-up rounds: once the initial posting is over and every QP has
-    /// completed `warmup_rounds` operations, the window opens at `t` and its end is
-    /// scheduled.
-    fn bw_warmup_check(&mut self, t: TimePs, cx: &mut HostCx<'_>) {
-        if self.warmup_rounds > 0
-            && self.warming_pairs == 0
-            && self.filling_cores == 0
-            && self.window.0 == TimePs::MAX
-        {
-            self.open_window(t, cx);
-            cx.q.push(self.window.1, Ev::End);
-        }
-    }
-
     /// `--procs`: process `pr` posts on its current QP at `at`, if work is left; otherwise
     /// it retires (and the run ends with the last process).
     fn procs_post(&mut self, pr: usize, at: TimePs, cx: &mut HostCx<'_>) {
@@ -652,6 +704,7 @@ impl Perftest {
             self.ops_in_window += 1;
         }
         self.last_completion = t;
+        self.observe(t, i);
         let n = self.procs.len();
         let pr = i as usize % n;
         let p = &mut self.procs[pr];
@@ -660,11 +713,9 @@ impl Perftest {
             p.rounds += 1;
             if self.warming_procs > 0 && p.rounds == self.warmup_rounds {
                 self.warming_procs -= 1;
-                if self.warming_procs == 0 {
-                    self.open_window(t, cx);
-                }
             }
         }
+        self.maybe_open(t, cx);
         self.procs_post(pr, t, cx);
     }
 
@@ -702,10 +753,9 @@ impl Perftest {
             self.ops_in_window += 1;
         }
         self.last_completion = t;
+        self.observe(t, (self.lat_k % self.pairs.len() as u64) as u32);
         self.lat_k += 1;
-        if self.warmup_rounds > 0 && self.lat_k == self.warmup_rounds * self.pairs.len() as u64 {
-            self.open_window(t, cx);
-        }
+        self.maybe_open(t, cx);
         let done = if self.duration_mode {
             t >= self.window.1
         } else {
@@ -820,23 +870,25 @@ impl Perftest {
             self.post_recv(node, cqe.qpn, 1, t, cx);
             return;
         }
-        // Bandwidth initiator completion.
-        let lat = t.saturating_sub(cqe.wr_id);
-        self.hist.record(lat);
-        let us = lat as f64 / 1e6;
-        self.lat_sum_us += us;
-        self.lat_sumsq_us += us * us;
+        // Bandwidth initiator completion. Operations and their latencies count inside the
+        // window only (iteration mode: the whole run), as the rate does.
         self.pairs[i as usize].completed += 1;
         self.bytes_moved += self.op_bytes();
         self.last_completion = t;
         if self.in_window(t) {
             self.ops_in_window += 1;
+            let lat = t.saturating_sub(cqe.wr_id);
+            self.hist.record(lat);
+            let us = lat as f64 / 1e6;
+            self.lat_sum_us += us;
+            self.lat_sumsq_us += us * us;
         }
+        self.observe(t, i);
         let p = self.pairs[i as usize];
         if self.warming_pairs > 0 && p.completed == self.warmup_rounds {
             self.warming_pairs -= 1;
-            self.bw_warmup_check(t, cx);
         }
+        self.maybe_open(t, cx);
         if self.may_post(node, cqe.qpn, t) {
             self.post(node, cqe.qpn, t, cx);
         } else if !self.duration_mode && p.completed == self.iters {

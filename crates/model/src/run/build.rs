@@ -16,8 +16,9 @@ use crate::config::Config;
 use crate::flow::{FlowSpec, FlowsSpec};
 use crate::host::driver::{CQ_BASE, CQ_DB_BASE, CQ_SPACING, RQ_BASE, SQ_BASE, SRC_BASE};
 use crate::host::pattern;
-use crate::host::perftest::{Core, CqRing, HostQp, NodeApp, Pair, Perftest, Proc};
+use crate::host::perftest::{Core, CqRing, HostQp, NodeApp, Pair, Perftest, Proc, WindowOpened};
 use crate::host::routes::FlowRoutes;
+use crate::host::steady::Steady;
 use crate::net::topology::{self, node_ip, node_mac};
 use crate::nic::cq::CqCtx;
 use crate::nic::Nic;
@@ -414,11 +415,15 @@ fn application(
     let lat = f.test.is_latency();
     let q = f.qps.max(1);
     let duration_mode = f.duration_us.is_some();
-    let warmup_ps = pl.start_ps + p.warmup_ps;
+    // A flow's window starts no earlier than its start plus a fixed sim.warmup_us, if set;
+    // without one, its -D window opens when its own rate has settled (host/steady.rs).
+    let warmup_ps = pl.start_ps + p.warmup_ps.unwrap_or(0);
     let window = match f.duration_us {
         Some(d) => (warmup_ps, warmup_ps + rnic_sim::us(d)),
         None => (0, TimePs::MAX),
     };
+    let detect = duration_mode && p.warmup_ps.is_none();
+    let tx_depth = if lat { 1 } else { pl.tx_depth };
     let mut app = Perftest {
         test: f.test,
         atomic: f.atomic,
@@ -465,14 +470,25 @@ fn application(
         filling_cores: 0,
         duration_ps: window.1 - window.0,
         window_min_start: window.0,
+        steady: detect.then(|| Steady::new(p.settle, q as usize, if lat { 1 } else { tx_depth })),
+        opened: None,
     };
-    if duration_mode && p.warmup_rounds > 0 {
-        // The window opens when the warm-up rounds are done (`Perftest::warmup_rounds_done`);
-        // bandwidth tests then schedule their end.
-        app.window = (TimePs::MAX, TimePs::MAX);
+    if let Some(s) = app.steady.as_mut() {
         if lat {
+            // Latency tests have no initial posting: every completion from the flow's
+            // start counts.
+            s.arm(pl.start_ps);
+        }
+    }
+    let waits = duration_mode && (p.warmup_rounds > 0 || detect);
+    if waits {
+        // The window opens when the warm-up rounds are done and the rate has settled (or
+        // sim.warmup_us has passed): `Perftest::maybe_open`; bandwidth tests then schedule
+        // their end.
+        app.window = (TimePs::MAX, TimePs::MAX);
+        if p.warmup_rounds > 0 && lat {
             app.warming_procs = pl.procs;
-        } else {
+        } else if p.warmup_rounds > 0 {
             app.warming_pairs = q as usize;
         }
     }
@@ -487,13 +503,21 @@ fn application(
             .collect();
     }
     let mut events = Vec::new();
-    if duration_mode && !lat && p.warmup_rounds == 0 {
-        // Latency tests stop at the first iteration boundary after the window instead;
-        // with warm-up rounds the end is scheduled when the window opens.
-        events.push((window.1, crate::event::Ev::End));
-    }
-    if duration_mode && p.warmup_rounds == 0 {
+    if duration_mode && !waits {
+        // A fixed warm-up alone: the window is known now. Latency tests stop at the first
+        // iteration boundary after it instead of at an end event.
+        if !lat {
+            events.push((window.1, crate::event::Ev::End));
+        }
         events.push((window.0, crate::event::Ev::WindowOpen));
+        app.opened = Some(WindowOpened {
+            at_ps: window.0,
+            settled: true,
+            reason: format!(
+                "sim.warmup_us = {} µs set",
+                p.warmup_ps.unwrap_or(0) as f64 / 1e6
+            ),
+        });
     }
     (app, events)
 }

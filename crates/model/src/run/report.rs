@@ -102,6 +102,9 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, measured: Measured
         verified_bytes,
         status,
         reason: verdict.reason(),
+        window_open_us: a.opened.as_ref().map(|o| o.at_ps as f64 / 1e6),
+        window_settled: a.opened.as_ref().map(|o| o.settled),
+        window_reason: a.opened.as_ref().map(|o| o.reason.clone()),
         seed: p.seed,
         ..PerfResult::default()
     };

@@ -26,7 +26,7 @@ pub fn spec(test: PerfTest, size: u64, qps: u32, clients: u32) -> PerfSpec {
 /// The baseline config with the warm-up set.
 pub fn baseline(warmup_us: f64) -> Config {
     let mut c = Config::default();
-    c.sim.warmup_us = warmup_us;
+    c.sim.warmup_us = Some(warmup_us);
     c
 }
 

@@ -217,6 +217,12 @@ pub fn run_and_report(
         }
     }
     writeln!(err, "{}", text::summary(&result))?;
+    for line in [text::window_line(&result), text::window_warning(&result)]
+        .into_iter()
+        .flatten()
+    {
+        writeln!(err, "{line}")?;
+    }
     if result.status != RunStatus::Ok {
         return Err(RunFailed {
             status: result.status,

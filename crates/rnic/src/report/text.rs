@@ -183,6 +183,29 @@ pub fn summary(result: &PerfResult) -> String {
     )
 }
 
+/// `-D` runs: when the measurement window opened and why, for stderr after the summary
+/// (`None` in iteration mode).
+pub fn window_line(result: &PerfResult) -> Option<String> {
+    let at = result.window_open_us?;
+    let why = result.window_reason.as_deref().unwrap_or("");
+    Some(format!("rnic: window opened at {at:.3} µs: {why}"))
+}
+
+/// The warning of a `-D` run whose rate never settled (`None` otherwise): the figures are
+/// measured anyway, so this is not an error; it says what to change.
+pub fn window_warning(result: &PerfResult) -> Option<String> {
+    if result.window_settled != Some(false) {
+        return None;
+    }
+    Some(
+        "rnic: warning: the rate never settled (still in its start-up transient, or varying \
+         by nature, as under loss); the window was measured anyway. Give it longer (--set \
+         sim.settle_max_windows=N, sim.max_warmup_us=N), accept more spread (--set \
+         sim.settle_tolerance=F) or fix the warm-up (--set sim.warmup_us=N)"
+            .to_string(),
+    )
+}
+
 /// Just the test name as perftest titles it, e.g. `RDMA_Write BW`.
 pub fn title(test: PerfTest) -> String {
     format!(

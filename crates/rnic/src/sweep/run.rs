@@ -299,11 +299,30 @@ impl<'a> Plan<'a> {
             )));
         }
         let results: Vec<(Point, PerfResult)> = slots.into_iter().flatten().collect();
+        warn_unsettled(sweep, &results, log);
         match (self.opts.shard, self.grid) {
             (Some(s), Some((total, hash))) => {
                 write_shard_outputs(sweep, s, total, hash, results, &self.opts, partial)
             }
             _ => write_outputs(sweep, results, &self.opts.out_dir, Some(partial)),
+        }
+    }
+}
+
+/// One warning line per point whose rate never settled (its window opened at
+/// `sim.max_warmup_us`); the point still counts, its `window_settled` column says so.
+fn warn_unsettled(sweep: &Sweep, results: &[(Point, PerfResult)], log: &mut dyn Write) {
+    for (p, r) in results {
+        if r.window_settled == Some(false) {
+            let _ = writeln!(
+                log,
+                "rnic: warning: sweep {} point {}: {}",
+                sweep.name,
+                sweep.describe(p),
+                r.window_reason
+                    .as_deref()
+                    .unwrap_or("the rate never settled")
+            );
         }
     }
 }

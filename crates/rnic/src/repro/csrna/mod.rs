@@ -6,14 +6,15 @@
 //! so they can be tested on synthetic data; the `evaluate` wrappers pull the curves out of
 //! the sweeps' results and draw the figures.
 //!
-//! Simulated time per point (the sweep files say why): bandwidth points run a warm-up that
-//! covers the initial posting (QPs × tx_depth posts at ~7.5 ns each: 26 ms for 51,200 QPs
-//! at -t 64, 8 ms at -t 16), then 500 µs of measurement (`-D`). Latency points use the
-//! paper's test (`--procs 10`: ten server processes each cycling over its own QPs), and their
-//! 2 ms window opens once every QP has been used once (`sim.warmup_rounds`), so the caches
-//! are in their steady state; the paper's headline 3.89 µs is checked on the same test at
-//! 51,200 QPs, post to completion. perftest's write-lat (half round trip,
-//! `latency-pingpong.toml`) is printed beside it.
+//! Simulated time per point: no sweep file sets a warm-up; every point's window opens once
+//! its run has settled (`sim.settle_*`, `host/steady.rs`): after the initial posting (QPs ×
+//! tx_depth posts, about 30 ms for 51,200 QPs at -t 64) and three turnovers of all in-flight
+//! work whose rates agree (49 ms each at that point), then 500 µs of measurement (`-D`).
+//! Latency points use the paper's test (`--procs 10`: ten server processes each cycling over
+//! its own QPs), and their 2 ms window opens the same way, once every QP has been used in
+//! each agreeing sub-window, so the caches are in their steady state; the paper's headline
+//! 3.89 µs is checked on the same test at 51,200 QPs, post to completion. perftest's
+//! write-lat (half round trip, `latency-pingpong.toml`) is printed beside it.
 
 mod latency;
 mod memory;
