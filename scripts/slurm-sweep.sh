@@ -2,9 +2,9 @@
 # Runs one sweep as a Slurm job array, one shard per array task, all writing their shard files
 # into one shared directory; merge afterwards with `rnic sweep merge`.
 #
-#   sbatch --array=1-8 scripts/slurm-sweep.sh scenarios/cliff.toml /shared/cliff-shards
+#   sbatch --array=1-8 scripts/slurm-sweep.sh scenarios/cliff.toml cliff-shards
 #   # when the array is done (or chain it: sbatch --dependency=afterok:<jobid> ...):
-#   rnic sweep merge /shared/cliff-shards --out out/
+#   rnic sweep merge cliff-shards --out out/
 #
 # Each task uses its array index as the shard number and the array's task count as the shard
 # count, so the array's size is the only place the split is stated. Extra arguments after the
