@@ -109,10 +109,20 @@ impl PayloadStream {
     }
 
     /// The QP went to error: forget its messages; what is in flight is dropped on arrival.
-    pub fn reset(&mut self) {
+    /// Returns the jobs still waiting for their first packet's bytes: they must go on (to
+    /// be flushed by the QP in error and give their TX buffer back), or they would hold
+    /// every later WQE in fetch order forever.
+    pub fn reset(&mut self) -> Vec<u32> {
+        let waiting = self
+            .msgs
+            .iter()
+            .filter(|m| m.arrived < m.ready_bytes)
+            .filter_map(|m| m.job)
+            .collect();
         self.msgs.clear();
         self.discard = self.in_flight;
         self.credit = 0;
+        waiting
     }
 }
 
@@ -183,7 +193,7 @@ mod tests {
         let mut s = PayloadStream::default();
         s.push(Some(1), 1024, 1024, 0);
         s.next_request(16384, 512);
-        s.reset();
+        let _ = s.reset();
         assert_eq!(s.arrive(512), None);
         assert!(!s.blocks(512));
     }

@@ -179,7 +179,7 @@ impl Nic {
                     if self.tx_buffer_release(c.qpn, u64::MAX) {
                         freed = true;
                     }
-                    self.streams_reset(c.qpn);
+                    self.streams_reset(c.qpn, now, cx);
                     self.tx_kick(now, cx);
                 }
                 let Some(write) = self.cq.place(now, idx, &c, &*cx.mem) else {

@@ -247,6 +247,9 @@ impl Nic {
         if let Some(job) = ready {
             self.on_tx_job_ready(now, job, cx);
         }
+        // Bytes dropped after a reset free read-ahead that no packet will: refill from them
+        // (an arrival that counts leaves requested + unsent bytes unchanged: no new request).
+        self.stream_fill(qpn, resp, now, cx);
         if waited && self.dev.qp_wants_transmit(qpn) {
             self.tx_enlist(qpn);
             self.tx_kick(now, cx);
@@ -273,10 +276,14 @@ impl Nic {
         gated
     }
 
-    /// The QP is in error: its payload streams and unstarted messages are forgotten.
-    pub(crate) fn streams_reset(&mut self, qpn: u32) {
-        self.streams.get_mut(qpn, false).reset();
-        self.streams.get_mut(qpn, true).reset();
+    /// The QP is in error: its payload streams and unstarted messages are forgotten; WQEs
+    /// that waited for their payload go on at `now`, to be flushed by the transport.
+    pub(crate) fn streams_reset(&mut self, qpn: u32, now: TimePs, cx: &mut NicCx<'_>) {
+        let mut waiting = self.streams.get_mut(qpn, false).reset();
+        waiting.extend(self.streams.get_mut(qpn, true).reset());
+        for job in waiting {
+            cx.at(now, NicEv::TxJobReady { job });
+        }
         self.tx.forget(qpn);
     }
 
