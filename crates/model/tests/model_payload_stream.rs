@@ -86,8 +86,10 @@ fn small_reads_do_not_wait_for_whole_messages_but_tx_blocking_stays() {
 }
 
 /// READ responses stream too: the bytes are verified and the responder's reads are MRRS
-/// requests of its payload stream.
+/// requests of its payload stream. Off while READ response streaming is disabled
+/// (`STREAM_READ_RESPONSES` in `nic/route_rx.rs`: a streamed 1 MB read-lat beat the wire).
 #[test]
+#[ignore = "READ response streaming is disabled until its wire-rate bug is found"]
 fn read_responses_stream_and_verify() {
     let mut s = spec(PerfTest::ReadBw, 1 << 20, 2, 1);
     s.iters = 5;
