@@ -87,7 +87,16 @@ proptest! {
             prop_assert_eq!(res.verified_bytes, asked * bytes_per_op(test, size));
         } else {
             prop_assert!(!res.reason.is_empty());
-            prop_assert!(res.ops_completed < asked || res.status != RunStatus::Incomplete);
+            // Every asked operation can complete and the run still be incomplete: the
+            // responder's last ACKed operation (a latency test's final pong) may exhaust its
+            // retries when every ACK is lost, and that error completion is the reason.
+            prop_assert!(
+                res.ops_completed < asked
+                    || res.status != RunStatus::Incomplete
+                    || res.reason.contains("completed in error"),
+                "{}",
+                res.reason
+            );
         }
         prop_assert_ne!(res.status, RunStatus::Corrupt, "{}", res.reason);
         prop_assert_ne!(res.status, RunStatus::ModelError, "{}", res.reason);
