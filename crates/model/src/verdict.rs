@@ -100,7 +100,7 @@ pub fn measured(app: &Perftest, end: TimePs) -> Measured {
     };
     Measured {
         ops,
-        time_ps: last.saturating_sub(app.first_post),
+        time_ps: last.saturating_sub(app.first_post.unwrap_or(last)),
     }
 }
 

@@ -98,6 +98,19 @@ proptest! {
                 res.reason
             );
         }
+        if test.is_latency() && res.status == RunStatus::Ok {
+            // One operation at a time: the samples fit in the run (a post at time 0 once
+            // went uncounted and dropped the first iteration from the run's length).
+            let sum_us = res.latency_us.avg * res.ops_completed as f64;
+            prop_assert!(
+                sum_us <= res.simulated_time_us * (1.0 + 1e-9),
+                "{} {} B: samples sum to {} µs in a {} µs run",
+                test,
+                size,
+                sum_us,
+                res.simulated_time_us
+            );
+        }
         prop_assert_ne!(res.status, RunStatus::Corrupt, "{}", res.reason);
         prop_assert_ne!(res.status, RunStatus::ModelError, "{}", res.reason);
         if loss == 0.0 {

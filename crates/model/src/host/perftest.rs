@@ -180,8 +180,8 @@ pub struct Perftest {
     pub finished: bool,
     /// Operations completed inside the window.
     pub ops_in_window: u64,
-    /// First post, ps.
-    pub first_post: TimePs,
+    /// First post, ps (`None` before it: a post at time 0 is a post).
+    pub first_post: Option<TimePs>,
     /// Last completion, ps.
     pub last_completion: TimePs,
     /// Latency histogram (bandwidth tests) of the operations completed in the window, ps.
@@ -506,8 +506,8 @@ impl Perftest {
         self.pairs[i as usize].posted += 1;
         let end = start + self.post_ps;
         self.nodes[node].cores[core].busy = end;
-        if self.first_post == 0 || start < self.first_post {
-            self.first_post = start;
+        if self.first_post.is_none_or(|f| start < f) {
+            self.first_post = Some(start);
         }
         cx.q.push(
             end,

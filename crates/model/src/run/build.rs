@@ -441,7 +441,7 @@ fn application(
         mem_ps: p.host.mem_latency_ps,
         finished: false,
         ops_in_window: 0,
-        first_post: 0,
+        first_post: None,
         last_completion: 0,
         hist: Histogram::new(),
         samples: Vec::new(),

@@ -74,7 +74,7 @@ fn report_flows(b: &Built, end: TimePs, verdict: &Verdict, judged: &[FlowJudged]
         let from = if a.duration_mode {
             a.window.0
         } else {
-            a.first_post
+            a.first_post.unwrap_or(0)
         };
         if m.time_ps > 0 {
             span0 = span0.min(from);
