@@ -86,10 +86,8 @@ fn small_reads_do_not_wait_for_whole_messages_but_tx_blocking_stays() {
 }
 
 /// READ responses stream too: the bytes are verified and the responder's reads are MRRS
-/// requests of its payload stream. Off while READ response streaming is disabled
-/// (`STREAM_READ_RESPONSES` in `nic/route_rx.rs`: a streamed 1 MB read-lat beat the wire).
+/// requests of its payload stream.
 #[test]
-#[ignore = "READ response streaming is disabled until its wire-rate bug is found"]
 fn read_responses_stream_and_verify() {
     let mut s = spec(PerfTest::ReadBw, 1 << 20, 2, 1);
     s.iters = 5;
@@ -101,4 +99,23 @@ fn read_responses_stream_and_verify() {
         .map(|n| n.get("nic.dma.payload_reads").unwrap_or(0))
         .sum();
     assert!(reads >= 10 * 2048, "payload requests {reads}");
+}
+
+/// A 1 MB READ's responses stream: the responder sends its first response packet about one
+/// read round trip after the request arrives, so a read-lat iteration is the wire time of
+/// the megabyte (1 MiB + 256 packets of headers at 100 Gb/s ≈ 85.6 µs) plus the small-READ
+/// latency (≈ 4 µs), where reading it whole first adds the ≈ 72 µs of its PCIe read.
+#[test]
+fn a_1mb_read_is_answered_at_the_wire_rate_not_after_its_whole_read() {
+    let mut s = spec(PerfTest::ReadLat, 1 << 20, 1, 1);
+    s.iters = 5;
+    let p50 = |policy: &str| {
+        let r = run(&arbiter(policy), &s);
+        assert!(r.result.bytes_verified, "{policy}: {:?}", r.failures);
+        assert_eq!(r.result.status, rnic_model::result::RunStatus::Ok, "{policy}");
+        r.result.latency_us.p50
+    };
+    let (rr, fifo) = (p50("round_robin"), p50("fifo"));
+    assert!((85.6..95.0).contains(&rr), "round_robin: 1 MB read-lat p50 {rr} µs");
+    assert!(fifo > rr + 60.0, "fifo: 1 MB read-lat p50 {fifo} µs, streamed {rr} µs");
 }

@@ -18,11 +18,6 @@ use super::Nic;
 use crate::event::{HostEv, NicEv};
 use crate::host::driver::{encode_cqe, CQE_BYTES};
 
-/// READ response data is read whole, not streamed: streaming it let a 1 MB `read-lat` finish
-/// faster than the server's port can carry (the run's own physics check caught it), a bug
-/// not found yet; SEND/WRITE payload streams.
-const STREAM_READ_RESPONSES: bool = false;
-
 impl Nic {
     /// A frame's last bit reaches the NIC at `now`.
     pub(crate) fn on_rx_arrive(&mut self, now: TimePs, frame: u32, cx: &mut NicCx<'_>) {
@@ -117,7 +112,7 @@ impl Nic {
         if let (Some(op), true) = (op, res.is_ok()) {
             match op {
                 Opcode::RcReadRequest
-                    if self.streaming() && dma_len > 0 && STREAM_READ_RESPONSES =>
+                    if self.streaming() && dma_len > 0 =>
                 {
                     // The response data streams: each arrival lets the QP transmit what
                     // it covers.

@@ -265,7 +265,7 @@ impl Nic {
         let Some(pk) = self.dev.peek_transmit_qp(qpn) else {
             return false;
         };
-        if pk.payload_len == 0 || pk.is_response || pk.is_retransmit {
+        if pk.payload_len == 0 || pk.is_retransmit {
             // Retransmissions read host memory again; modelled without their read.
             return false;
         }
