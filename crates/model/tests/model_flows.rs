@@ -107,6 +107,37 @@ fn the_same_seed_gives_the_same_result() {
     assert_eq!(go(), go());
 }
 
+/// Watching a run of flows (the progress bar's reports) changes nothing in its result, and
+/// the reports count every iteration flow's operations.
+#[test]
+fn progress_only_observes_a_run_of_flows() {
+    let mut cfg = baseline(10.0);
+    cfg.net.clients = 2;
+    let spec = FlowsSpec {
+        flows: vec![
+            flow("bw", PerfTest::WriteBw, 4096, 4, &[1]),
+            flow("lat", PerfTest::WriteLat, 64, 1, &[2]),
+        ],
+        clients: 2,
+        pcap: None,
+    };
+    let opts = RunOptions::default();
+    let mut plain = run_flows(&cfg, &spec, &opts).expect("flows run").result;
+    let mut asked = Vec::new();
+    let mut watch = |p: &rnic_model::Progress| asked.push(p.ops_asked);
+    let mut watched = rnic_model::run::run_flows_observed(&cfg, &spec, &opts, Some(&mut watch))
+        .expect("flows run")
+        .result;
+    plain.wall_seconds = 0.0;
+    watched.wall_seconds = 0.0;
+    assert_eq!(
+        serde_json::to_string(&plain).unwrap(),
+        serde_json::to_string(&watched).unwrap()
+    );
+    // Reports come every 100 ms of wall time: a fast run may have none.
+    assert!(asked.iter().all(|&a| a == Some(4 * 50 + 200)), "{asked:?}");
+}
+
 #[test]
 fn retransmissions_are_attributed_to_the_flows_that_sent_them() {
     let mut cfg = baseline(10.0);

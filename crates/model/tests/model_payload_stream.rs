@@ -112,10 +112,20 @@ fn a_1mb_read_is_answered_at_the_wire_rate_not_after_its_whole_read() {
     let p50 = |policy: &str| {
         let r = run(&arbiter(policy), &s);
         assert!(r.result.bytes_verified, "{policy}: {:?}", r.failures);
-        assert_eq!(r.result.status, rnic_model::result::RunStatus::Ok, "{policy}");
+        assert_eq!(
+            r.result.status,
+            rnic_model::result::RunStatus::Ok,
+            "{policy}"
+        );
         r.result.latency_us.p50
     };
     let (rr, fifo) = (p50("round_robin"), p50("fifo"));
-    assert!((85.6..95.0).contains(&rr), "round_robin: 1 MB read-lat p50 {rr} µs");
-    assert!(fifo > rr + 60.0, "fifo: 1 MB read-lat p50 {fifo} µs, streamed {rr} µs");
+    assert!(
+        (85.6..95.0).contains(&rr),
+        "round_robin: 1 MB read-lat p50 {rr} µs"
+    );
+    assert!(
+        fifo > rr + 60.0,
+        "fifo: 1 MB read-lat p50 {fifo} µs, streamed {rr} µs"
+    );
 }

@@ -53,6 +53,18 @@ pub trait PerfRunner: Sync {
         anyhow::bail!("this runner cannot run concurrent flows")
     }
 
+    /// [`PerfRunner::run_flows`], telling `progress` how far the run has come now and then.
+    /// Runners without progress just run.
+    fn run_flows_with_progress(
+        &self,
+        cfg: &Config,
+        spec: &rnic_model::flow::FlowsSpec,
+        progress: &mut dyn FnMut(&Progress),
+    ) -> anyhow::Result<rnic_model::flow_result::FlowsResult> {
+        let _ = progress;
+        self.run_flows(cfg, spec)
+    }
+
     /// Refuses a run of flows the runner cannot do, without running it.
     fn check_flows(
         &self,
@@ -92,6 +104,16 @@ impl PerfRunner for ModelRunner {
         spec: &rnic_model::flow::FlowsSpec,
     ) -> anyhow::Result<rnic_model::flow_result::FlowsResult> {
         Ok(crate::model::run_flows(cfg, spec, &Default::default())?.result)
+    }
+
+    fn run_flows_with_progress(
+        &self,
+        cfg: &Config,
+        spec: &rnic_model::flow::FlowsSpec,
+        progress: &mut dyn FnMut(&Progress),
+    ) -> anyhow::Result<rnic_model::flow_result::FlowsResult> {
+        let opts = Default::default();
+        Ok(crate::model::run::run_flows_observed(cfg, spec, &opts, Some(progress))?.result)
     }
 
     fn check_flows(

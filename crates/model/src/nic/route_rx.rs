@@ -111,9 +111,7 @@ impl Nic {
         let mut enlist = true;
         if let (Some(op), true) = (op, res.is_ok()) {
             match op {
-                Opcode::RcReadRequest
-                    if self.streaming() && dma_len > 0 =>
-                {
+                Opcode::RcReadRequest if self.streaming() && dma_len > 0 => {
                     // The response data streams: each arrival lets the QP transmit what
                     // it covers.
                     enlist = false;

@@ -48,10 +48,27 @@ pub fn check_flows(cfg: &Config, spec: &FlowsSpec) -> Result<(), UsageError> {
 /// Runs the flows of `spec` concurrently: setup problems are errors; a run that falls short
 /// says so in its result's status and reasons.
 pub fn run_flows(cfg: &Config, spec: &FlowsSpec, opts: &RunOptions) -> anyhow::Result<FlowsRun> {
+    run_flows_observed(cfg, spec, opts, None)
+}
+
+/// Like [`run_flows`], calling `observer` with the run's [`super::Progress`] about every
+/// 100 ms of wall time (iterations of every iteration flow, or simulated time against the
+/// latest window's end). The results are those of [`run_flows`].
+pub fn run_flows_observed(
+    cfg: &Config,
+    spec: &FlowsSpec,
+    opts: &RunOptions,
+    observer: Option<&mut dyn FnMut(&super::Progress)>,
+) -> anyhow::Result<FlowsRun> {
     check_flows(cfg, spec)?;
     let mut b = build_flows(cfg, spec, opts)?;
     b.world.start();
-    let end = b.world.run_until(TimePs::MAX, b.max_events);
+    let at = super::progress::Position {
+        size_bytes: 0,
+        size_index: 0,
+        sizes: 1,
+    };
+    let end = super::progress::run_observed(&mut b.world, b.max_events, at, observer);
     if let Some(w) = b.world.net.pcap.as_mut() {
         w.flush()
             .map_err(|e| crate::OutputError(format!("cannot write the pcap: {e}")))?;

@@ -20,7 +20,7 @@ use crate::world::Hooks;
 use anyhow::bail;
 
 pub(crate) use build::{buffer_slots, buffer_stride};
-pub use flows::{check_flows, run_flows, FlowsRun};
+pub use flows::{check_flows, run_flows, run_flows_observed, FlowsRun};
 pub use progress::Progress;
 
 /// Options of a model run beyond the config and the perf spec.

@@ -283,6 +283,7 @@ fn cmd_run(
             flows,
             &inputs,
             json_path.as_deref(),
+            progress.bar,
             runner,
             out,
             err,
@@ -307,6 +308,7 @@ fn run_flows_and_report(
     flows: &[crate::flows::FlowOptions],
     inputs: &RunInputs,
     json_path: Option<&Path>,
+    bar: bool,
     runner: &dyn PerfRunner,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -323,7 +325,15 @@ fn run_flows_and_report(
         output::check_file("pcap", path)?;
     }
     let start = std::time::Instant::now();
-    let mut result = runner.run_flows(&cfg, &spec)?;
+    // A bar only on a terminal, and never with the JSON on stdout.
+    let mut result = if !bar || json_to_stdout {
+        runner.run_flows(&cfg, &spec)?
+    } else {
+        let mut progress = crate::progress::RunProgress::new(true);
+        let r = runner.run_flows_with_progress(&cfg, &spec, &mut |p| progress.update(p));
+        progress.finish();
+        r?
+    };
     result.name = name.to_string();
     result.profile = inputs.profile.clone();
     result.wall_seconds = start.elapsed().as_secs_f64();
