@@ -279,8 +279,7 @@ fn cmd_run(
     writeln!(err, "rnic: scenario {}", scenario.name)?;
     if let Some(flows) = &scenario.flows {
         return run_flows_and_report(
-            &scenario.name,
-            flows,
+            (&scenario.name, flows),
             &inputs,
             json_path.as_deref(),
             progress.bar,
@@ -304,8 +303,7 @@ fn cmd_run(
 /// A scenario of `[[flow]]`s: resolves them under the config, runs them concurrently,
 /// prints the per-flow table (unless JSON goes to stdout) and writes the JSON.
 fn run_flows_and_report(
-    name: &str,
-    flows: &[crate::flows::FlowOptions],
+    (name, flows): (&str, &[crate::flows::FlowOptions]),
     inputs: &RunInputs,
     json_path: Option<&Path>,
     bar: bool,
