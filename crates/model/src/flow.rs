@@ -14,6 +14,7 @@
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
+use crate::size_mix::SizeMix;
 use crate::workload::{AtomicOp, PerfSpec, PerfTest, QpProfile};
 
 /// A flow's service class: what a TX performance-isolation scheme protects.
@@ -46,8 +47,10 @@ pub struct FlowSpec {
     pub test: PerfTest,
     /// Atomic operation (atomic tests only).
     pub atomic: AtomicOp,
-    /// Message size, bytes (every message of the flow).
+    /// Message size, bytes: every message's, or with `size_mix` the largest.
     pub size: u64,
+    /// Bandwidth tests: each message's size drawn from this mix (`size` is its largest).
+    pub size_mix: Option<SizeMix>,
     /// Iterations: per QP for bandwidth tests, in all for latency tests (as perftest).
     pub iters: u64,
     /// QPs on the server; QP i connects to `clients[i % clients.len()]`.
@@ -84,6 +87,7 @@ impl FlowSpec {
             test: spec.test,
             atomic: spec.atomic,
             size,
+            size_mix: None,
             iters: spec.iters,
             qps: spec.qps,
             tx_depth: spec.tx_depth,
@@ -113,6 +117,11 @@ impl FlowSpec {
         } else {
             self.qp_profiles[i as usize % self.qp_profiles.len()]
         }
+    }
+
+    /// The smallest message size (the wire bound's per-operation time holds for it).
+    pub fn min_size(&self) -> u64 {
+        self.size_mix.as_ref().map_or(self.size, |m| m.min())
     }
 
     /// The largest path MTU any pair uses.
@@ -183,6 +192,17 @@ impl FlowsSpec {
                 return Err(format!(
                     "flow[{i}].cores = 0: a flow needs at least one core"
                 ));
+            }
+            if let Some(m) = &f.size_mix {
+                m.check().map_err(|e| format!("flow[{i}].size: {e}"))?;
+                if f.test.is_latency() || f.test.verb() == crate::workload::Verb::Atomic {
+                    return Err(format!(
+                        "flow[{i}].size: a size mix is for write-bw, read-bw and send-bw \
+                         flows; {} sends one size (give one size, or a list for a flow \
+                         per size)",
+                        f.test
+                    ));
+                }
             }
             if let Some(n) = f.procs {
                 crate::workload::check_procs(f.test, n, f.cores, f.qps)

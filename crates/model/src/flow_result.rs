@@ -19,8 +19,11 @@ pub struct FlowResult {
     pub tenant: u16,
     /// Class: `ls` (latency-sensitive) or `bs` (bandwidth-sensitive).
     pub class: String,
-    /// Message size, bytes.
+    /// Message size, bytes (with `size_mix`: the largest).
     pub size_bytes: u64,
+    /// The sizes each message was drawn from, if the flow has a mix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_mix: Option<crate::size_mix::SizeMix>,
     /// QPs of the flow.
     pub qps: u32,
     /// The client nodes it uses.

@@ -31,6 +31,7 @@ pub mod oracle;
 pub mod params;
 pub mod result;
 pub mod run;
+pub mod size_mix;
 pub mod slab;
 pub mod stats;
 pub mod verdict;

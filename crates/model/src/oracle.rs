@@ -7,13 +7,26 @@
 
 use rnic_wire::Opcode;
 
+use std::sync::Arc;
+
 use crate::host::pattern;
 use crate::nic::cx::RxObserver;
+use crate::size_mix::SizeMix;
 
 const PSN_MASK: u32 = 0x00ff_ffff;
 
+/// The sizes of a QP's operations.
+#[derive(Debug, Clone)]
+pub enum MsgSizes {
+    /// Every operation has this many bytes.
+    Fixed(u64),
+    /// Operation k has the k-th draw of the mix for this pair key
+    /// ([`crate::host::perftest::Perftest::mix_key`]).
+    Mix(Arc<SizeMix>, u64),
+}
+
 /// Where a QP's incoming payloads come from.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Source {
     /// The peer node whose source buffer the payloads carry.
     peer: usize,
@@ -21,10 +34,12 @@ struct Source {
     slot: u32,
     /// The QP's path MTU, bytes.
     pmtu: u64,
-    /// Bytes of every operation on the QP (a run's flows may differ in size).
-    msg_bytes: u64,
+    /// Bytes of the QP's operations (a run's flows may differ in size).
+    sizes: MsgSizes,
     /// First PSN of the operation the last placed payload belonged to.
     op_psn: u32,
+    /// Its index among the QP's operations.
+    op_k: u64,
 }
 
 /// The payload oracle.
@@ -54,9 +69,8 @@ impl PayloadOracle {
         }
     }
 
-    /// QP `qpn` of `node` receives `msg_bytes`-byte operations from `peer`'s source buffer
-    /// `slot` (a number unique on `peer` across the run's flows), in packets of `pmtu`
-    /// bytes.
+    /// QP `qpn` of `node` receives operations of `sizes` from `peer`'s source buffer `slot`
+    /// (a number unique on `peer` across the run's flows), in packets of `pmtu` bytes.
     pub fn connect(
         &mut self,
         node: usize,
@@ -64,7 +78,7 @@ impl PayloadOracle {
         peer: usize,
         slot: u32,
         pmtu: u32,
-        msg_bytes: u64,
+        sizes: MsgSizes,
     ) {
         let v = &mut self.sources[node];
         if v.len() <= qpn as usize {
@@ -74,8 +88,9 @@ impl PayloadOracle {
             peer,
             slot,
             pmtu: u64::from(pmtu.max(1)),
-            msg_bytes,
+            sizes,
             op_psn: 0,
+            op_k: 0,
         });
     }
 
@@ -93,10 +108,11 @@ impl PayloadOracle {
 }
 
 impl RxObserver for PayloadOracle {
-    /// The offset comes from PSNs alone, never from opcodes: every operation of a QP has
-    /// the same size, so each takes `npkts` PSNs from 0 on, and a packet's offset is its
-    /// PSN distance from its operation's first PSN × PMTU. Placement is in order, so the
-    /// operation start only moves forward.
+    /// The offset comes from PSNs alone, never from opcodes: the QP's operations have known
+    /// sizes (one size, or the k-th draw of a mix), so operation k takes `npkts(k)` PSNs
+    /// after operation k − 1, and a packet's offset is its PSN distance from its
+    /// operation's first PSN × PMTU. Placement is in order, so the operation start only
+    /// moves forward.
     fn placed(&mut self, node: usize, qpn: u32, _op: Opcode, psn: u32, payload: &[u8]) {
         let Some(src) = self
             .sources
@@ -106,7 +122,8 @@ impl RxObserver for PayloadOracle {
         else {
             return;
         };
-        let npkts = src.msg_bytes.max(1).div_ceil(src.pmtu).max(1) as u32;
+        let seed = self.seed;
+        let pkts = |bytes: u64, pmtu: u64| bytes.max(1).div_ceil(pmtu).max(1) as u32;
         let ahead = psn.wrapping_sub(src.op_psn) & PSN_MASK;
         if ahead > PSN_MASK / 2 {
             let start = src.op_psn;
@@ -117,10 +134,28 @@ impl RxObserver for PayloadOracle {
             });
             return;
         }
-        let whole_ops = ahead / npkts * npkts;
-        src.op_psn = src.op_psn.wrapping_add(whole_ops) & PSN_MASK;
-        let offset = u64::from(ahead - whole_ops) * src.pmtu;
-        let (peer, slot, msg_bytes) = (src.peer, src.slot, src.msg_bytes);
+        let (in_op, msg_bytes) = match &src.sizes {
+            MsgSizes::Fixed(bytes) => {
+                let npkts = pkts(*bytes, src.pmtu);
+                let whole_ops = ahead / npkts * npkts;
+                src.op_psn = src.op_psn.wrapping_add(whole_ops) & PSN_MASK;
+                (ahead - whole_ops, *bytes)
+            }
+            MsgSizes::Mix(mix, key) => {
+                let mut ahead = ahead;
+                let mut bytes = mix.draw(seed, *key, src.op_k);
+                while ahead >= pkts(bytes, src.pmtu) {
+                    let n = pkts(bytes, src.pmtu);
+                    ahead -= n;
+                    src.op_psn = src.op_psn.wrapping_add(n) & PSN_MASK;
+                    src.op_k += 1;
+                    bytes = mix.draw(seed, *key, src.op_k);
+                }
+                (ahead, bytes)
+            }
+        };
+        let offset = u64::from(in_op) * src.pmtu;
+        let (peer, slot) = (src.peer, src.slot);
         let mut want = std::mem::take(&mut self.expected);
         want.resize(payload.len(), 0);
         pattern::fill(

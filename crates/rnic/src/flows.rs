@@ -8,7 +8,10 @@
 //! [[flow]]
 //! name = "ls"                # default flowN
 //! test = "write-lat"         # required: write-bw, write-lat, read-bw, ..., atomic-lat
-//! size = 64                  # bytes; a list ([64, 4096]) runs one flow per size
+//! size = 64                  # bytes; a list ([64, 4096]) runs one flow per size;
+//!                            # {values = [64, 65536], weights = [9, 1]}: each message's
+//!                            # size drawn from the values (bandwidth tests; weights
+//!                            # default to equal)
 //! iters = 1000               # or duration_us (a window after start_us + sim.warmup_us)
 //! qp = 1                     # QPs; QP i connects to clients[i % len]
 //! clients = [1]              # client nodes (default: all)
@@ -18,14 +21,16 @@
 //! class = "ls"               # "ls" or "bs" (default: ls for latency tests, bs otherwise)
 //! ```
 //!
-//! A size distribution is refused: the payload oracle derives each packet's offset from its
-//! PSN, which needs every message of a QP to have one size.
+//! A size mix draws the k-th message of each QP by a hash of the seed, the QP and k
+//! (`rnic_model::size_mix`), so the payload oracle knows every message's size and still
+//! checks every byte.
 
 use crate::config::schema::PMTUS;
 use crate::config::{Config, ConfigError};
 use crate::input::{check_keys, check_misplaced, opt_array, opt_str, opt_u64};
 use crate::perf::{AtomicOp, PerfTest, QpProfile, MAX_ITERS, MAX_MRS, MAX_QPS, MAX_TX_DEPTH};
 use rnic_model::flow::{FlowClass, FlowSpec, FlowsSpec};
+use rnic_model::size_mix::SizeMix;
 use toml::{Table, Value};
 
 /// The keys a `[[flow]]` table accepts.
@@ -57,6 +62,8 @@ pub struct FlowOptions {
     pub test: Option<PerfTest>,
     /// Empty: the test's default size.
     pub sizes: Vec<u64>,
+    /// `size = {values, weights}`: each message's size drawn from the mix.
+    pub size_mix: Option<SizeMix>,
     pub iters: Option<u64>,
     pub duration_us: Option<f64>,
     pub start_us: f64,
@@ -168,14 +175,12 @@ pub fn parse_flow(t: &Table, i: usize) -> Result<FlowOptions, ConfigError> {
                 })
                 .collect::<Result<Vec<_>, _>>()?
         }
-        Some(Value::Table(_)) => {
-            return Err(ConfigError::Inconsistent(format!(
-                "`{sec}.size`: a distribution of sizes is not supported (the payload check \
-                 needs every message of a QP to have one size); give a size, or a list of \
-                 sizes, each of which runs as a flow of its own"
-            )))
-        }
+        Some(Value::Table(_)) => Vec::new(),
         Some(v) => return Err(wrong(format!("{sec}.size"), v, "a size or a list of sizes")),
+    };
+    let size_mix = match t.get("size") {
+        Some(Value::Table(m)) => Some(parse_mix(m, &format!("{sec}.size"))?),
+        _ => None,
     };
     let iters = int(t, &sec, "iters", crate::perf::MIN_ITERS, MAX_ITERS)?;
     let duration_us = num(t, &sec, "duration_us")?;
@@ -227,6 +232,7 @@ pub fn parse_flow(t: &Table, i: usize) -> Result<FlowOptions, ConfigError> {
         name: opt_str(t, &sec, "name")?,
         test: Some(test),
         sizes,
+        size_mix,
         iters,
         duration_us,
         start_us: num(t, &sec, "start_us")?.unwrap_or(0.0),
@@ -243,6 +249,44 @@ pub fn parse_flow(t: &Table, i: usize) -> Result<FlowOptions, ConfigError> {
         window_psns: int(t, &sec, "window_psns", 1, 1 << 23)?.map(|x| x as u32),
         ack_req_every: int(t, &sec, "ack_req_every", 1, 1 << 23)?.map(|x| x as u32),
     })
+}
+
+/// Reads a size mix table `{values = [...], weights = [...]}` at `sec` (e.g. `flow[0].size`).
+fn parse_mix(m: &Table, sec: &str) -> Result<SizeMix, ConfigError> {
+    check_keys(m, sec, &["values", "weights"])?;
+    let ints = |key: &str, max: u64, what: &str| -> Result<Option<Vec<u64>>, ConfigError> {
+        let Some(a) = opt_array(m, sec, key)? else {
+            return Ok(None);
+        };
+        a.iter()
+            .enumerate()
+            .map(|(k, v)| match v {
+                Value::Integer(x) if *x >= 1 && (*x as u64) <= max => Ok(*x as u64),
+                v => Err(wrong(format!("{sec}.{key}[{k}]"), v, what)),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    };
+    let sizes = "a size in bytes from 1 to 2147483648";
+    let Some(values) = ints("values", crate::perf::MAX_MSG_BYTES, sizes)? else {
+        return Err(ConfigError::Inconsistent(format!(
+            "`{sec}.values` is missing: give the sizes to draw from, e.g. \
+             {{values = [64, 65536], weights = [9, 1]}}"
+        )));
+    };
+    let weights = ints(
+        "weights",
+        u64::from(u32::MAX),
+        "a weight from 1 to 4294967295",
+    )?
+    .unwrap_or_else(|| vec![1; values.len()]);
+    let mix = SizeMix {
+        values,
+        weights: weights.into_iter().map(|w| w as u32).collect(),
+    };
+    mix.check()
+        .map_err(|e| ConfigError::Inconsistent(format!("`{sec}`: {e}")))?;
+    Ok(mix)
 }
 
 /// Reads the `flow` array of a scenario file (`None`: the file has no `[[flow]]`).
@@ -278,10 +322,10 @@ pub fn resolve(opts: &[FlowOptions], cfg: &Config) -> Result<FlowsSpec, ConfigEr
     for (i, o) in opts.iter().enumerate() {
         let test = o.test.unwrap_or(PerfTest::WriteBw);
         let sec = format!("flow[{i}]");
-        let sizes = if o.sizes.is_empty() {
-            vec![test.default_size()]
-        } else {
-            o.sizes.clone()
+        let sizes = match (&o.size_mix, o.sizes.is_empty()) {
+            (Some(m), _) => vec![m.max()],
+            (None, true) => vec![test.default_size()],
+            (None, false) => o.sizes.clone(),
         };
         if test.verb() == crate::perf::Verb::Atomic {
             if let Some(s) = sizes.iter().find(|&&s| s != crate::perf::ATOMIC_SIZE) {
@@ -312,6 +356,7 @@ pub fn resolve(opts: &[FlowOptions], cfg: &Config) -> Result<FlowsSpec, ConfigEr
                 test,
                 atomic: o.atomic.unwrap_or_default(),
                 size,
+                size_mix: o.size_mix.clone(),
                 iters: o.iters.unwrap_or(test.default_iters()),
                 qps: o.qp,
                 tx_depth: o.tx_depth.unwrap_or(test.default_tx_depth()),
@@ -395,6 +440,20 @@ mod tests {
     }
 
     #[test]
+    fn a_size_mix_is_one_flow_sized_by_its_largest_value() {
+        let s = flows(
+            "[[flow]]\ntest = \"send-bw\"\nsize = {values = [64, 65536], weights = [9, 1]}\n\
+             [[flow]]\ntest = \"read-bw\"\nsize = {values = [512, 4096]}",
+        )
+        .unwrap();
+        assert_eq!(s.flows.len(), 2);
+        let m = s.flows[0].size_mix.as_ref().expect("a mix");
+        assert_eq!((s.flows[0].size, m.weights.clone()), (65536, vec![9, 1]));
+        let m = s.flows[1].size_mix.as_ref().expect("a mix");
+        assert_eq!((s.flows[1].size, m.weights.clone()), (4096, vec![1, 1]));
+    }
+
+    #[test]
     fn bad_files_name_the_flow_and_field() {
         for (src, want) in [
             ("[[flow]]\ntest = \"write-bw\"\nsise = 4", "flow[0].sise"),
@@ -403,7 +462,12 @@ mod tests {
             ("[[flow]]\ntest = \"write-bw\"\nqp = 0", "flow[0].qp"),
             ("[[flow]]\ntest = \"write-bw\"\n[[flow]]\ntest = \"read-bw\"\nclients = [4]", "flow[1].clients names node 4"),
             ("[[flow]]\ntest = \"write-bw\"\nclients = [0]", "flow[0].clients names node 0"),
-            ("[[flow]]\ntest = \"write-bw\"\nsize = {dist = \"uniform\", min = 1, max = 9}", "distribution"),
+            ("[[flow]]\ntest = \"write-bw\"\nsize = {dist = \"uniform\", min = 1, max = 9}", "flow[0].size.dist"),
+            ("[[flow]]\ntest = \"write-bw\"\nsize = {weights = [1]}", "flow[0].size.values` is missing"),
+            ("[[flow]]\ntest = \"write-bw\"\nsize = {values = [64, 0]}", "flow[0].size.values[1]"),
+            ("[[flow]]\ntest = \"write-bw\"\nsize = {values = [64, 128], weights = [1]}", "one weight per value"),
+            ("[[flow]]\ntest = \"write-bw\"\nsize = {values = [64], weights = [0]}", "flow[0].size.weights[0]"),
+            ("[[flow]]\ntest = \"write-lat\"\nsize = {values = [64, 128]}", "a size mix is for write-bw"),
             ("[[flow]]\ntest = \"write-bw\"\nmtu = 1000", "flow[0].mtu"),
             ("[[flow]]\ntest = \"write-bw\"\nclass = \"gold\"", "flow[0].class"),
             ("[[flow]]\ntest = \"write-bw\"\niters = 10\nduration_us = 5", "exclude"),

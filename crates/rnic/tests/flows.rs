@@ -126,3 +126,31 @@ fn bad_flow_files_exit_2_naming_the_field() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The committed size-mix example: both flows verify, the storage flow's JSON carries its
+/// mix, its bytes lie between all-4 KB and all-1 MB, and the table marks the size as a mix.
+#[test]
+fn the_size_mix_example_verifies_its_drawn_sizes() {
+    let file = "scenarios/flows/size-mix.toml";
+    let v = json(&["run", file, "--json", "-"]);
+    let flows = v["flows"].as_array().unwrap();
+    for f in flows {
+        assert_eq!(f["status"], "ok", "{f}");
+        assert_eq!(f["bytes_verified"], true, "{f}");
+    }
+    let s = &flows[1];
+    assert_eq!(s["size_mix"]["values"], serde_json::json!([4096, 1048576]));
+    assert_eq!(s["size_mix"]["weights"], serde_json::json!([9, 1]));
+    let bytes = s["verified_bytes"].as_u64().unwrap();
+    let ops = s["ops_completed"].as_u64().unwrap();
+    assert!(
+        bytes > ops * 4096 && bytes < ops * 1048576,
+        "{bytes} B in {ops} ops"
+    );
+    let (_, text, _) = rnic(&["run", file]);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("storage") && l.contains("<=1048576")),
+        "{text}"
+    );
+}

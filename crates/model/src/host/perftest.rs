@@ -152,8 +152,12 @@ pub struct Perftest {
     pub test: PerfTest,
     /// Atomic op of atomic tests.
     pub atomic: AtomicOp,
-    /// Message size, bytes.
+    /// Message size, bytes (with `size_mix`: the largest, which the buffers hold).
     pub size: u32,
+    /// Bandwidth tests: each operation's size drawn from this mix ([`Perftest::op_size`]).
+    pub size_mix: Option<std::sync::Arc<crate::size_mix::SizeMix>>,
+    /// The run's seed (the mix's draws).
+    pub seed: u64,
     /// Iterations (per QP for bandwidth tests, total for latency tests).
     pub iters: u64,
     /// Outstanding WQEs per QP (bandwidth).
@@ -180,6 +184,8 @@ pub struct Perftest {
     pub finished: bool,
     /// Operations completed inside the window.
     pub ops_in_window: u64,
+    /// Payload bytes of the bandwidth operations completed inside the window.
+    pub bytes_in_window: u64,
     /// First post, ps (`None` before it: a post at time 0 is a post).
     pub first_post: Option<TimePs>,
     /// Last completion, ps.
@@ -280,7 +286,33 @@ impl Perftest {
         self.first_error.get_or_insert(msg);
     }
 
-    /// Payload bytes one operation moves.
+    /// The key of pair `i`'s size draws: unique across the run's flows (their buffer slots
+    /// are), the same for the sender and the payload oracle.
+    pub fn mix_key(&self, i: u32) -> u64 {
+        (u64::from(self.slot_base) << 32) | u64::from(i)
+    }
+
+    /// Bytes of operation `k` (0-based, in posting order) of pair `i`.
+    pub fn op_size(&self, i: u32, k: u64) -> u32 {
+        match &self.size_mix {
+            None => self.size,
+            Some(m) => m.draw(self.seed, self.mix_key(i), k) as u32,
+        }
+    }
+
+    /// The bytes pair `i`'s destination must hold after its completed operations: the
+    /// largest of their sizes (each writes its message from the buffer's start).
+    pub fn verified_len(&self, i: u32) -> u64 {
+        match &self.size_mix {
+            None => u64::from(self.size),
+            Some(_) => (0..self.pairs[i as usize].completed)
+                .map(|k| u64::from(self.op_size(i, k)))
+                .max()
+                .unwrap_or(0),
+        }
+    }
+
+    /// Payload bytes one operation moves (the largest, with a size mix).
     pub fn op_bytes(&self) -> u64 {
         if self.test.verb() == Verb::Atomic {
             8
@@ -412,7 +444,7 @@ impl Perftest {
     /// Builds the WQE of the next operation of pair `i` posted by `node` (the initiator).
     fn wqe(&self, node: usize, i: u32, wr_id: u64, peer: usize, remote_count: u64) -> SqWqe {
         let a = self;
-        let size = a.size;
+        let size = a.op_size(i, a.pairs[i as usize].posted);
         let lkey = a.key(node, i).0;
         let rkey = a.key(peer, i).1;
         let mut w = SqWqe {
@@ -872,11 +904,16 @@ impl Perftest {
         }
         // Bandwidth initiator completion. Operations and their latencies count inside the
         // window only (iteration mode: the whole run), as the rate does.
+        let bytes = match self.size_mix {
+            None => self.op_bytes(),
+            Some(_) => u64::from(self.op_size(i, self.pairs[i as usize].completed)),
+        };
         self.pairs[i as usize].completed += 1;
-        self.bytes_moved += self.op_bytes();
+        self.bytes_moved += bytes;
         self.last_completion = t;
         if self.in_window(t) {
             self.ops_in_window += 1;
+            self.bytes_in_window += bytes;
             let lat = t.saturating_sub(cqe.wr_id);
             self.hist.record(lat);
             let us = lat as f64 / 1e6;

@@ -22,7 +22,7 @@ use crate::host::steady::Steady;
 use crate::net::topology::{self, node_ip, node_mac};
 use crate::nic::cq::CqCtx;
 use crate::nic::Nic;
-use crate::oracle::PayloadOracle;
+use crate::oracle::{MsgSizes, PayloadOracle};
 use crate::params::ModelParams;
 use crate::workload::{PerfSpec, PerfTest, QpProfile, Verb};
 use crate::world::World;
@@ -352,8 +352,12 @@ pub(crate) fn build_flows(
         for (i, pr) in pairs.iter().enumerate() {
             let slot = pl.slot_base + pl.layout.slot(i as u32);
             let pmtu = f.profile(cfg, i as u32).pmtu;
-            let sz = u64::from(pl.size32);
-            oracle.connect(0, pr.s_qpn, pr.c_node as usize, slot, pmtu, sz);
+            let mut sz = MsgSizes::Fixed(u64::from(pl.size32));
+            if let Some(m) = &f.size_mix {
+                let key = (u64::from(pl.slot_base) << 32) | i as u64;
+                sz = MsgSizes::Mix(std::sync::Arc::new(m.clone()), key);
+            }
+            oracle.connect(0, pr.s_qpn, pr.c_node as usize, slot, pmtu, sz.clone());
             oracle.connect(pr.c_node as usize, pr.c_qpn, 0, slot, pmtu, sz);
         }
     }
@@ -428,6 +432,8 @@ fn application(
         test: f.test,
         atomic: f.atomic,
         size: pl.size32,
+        size_mix: f.size_mix.clone().map(std::sync::Arc::new),
+        seed: p.seed,
         iters: f.iters.max(1),
         tx_depth: if lat { 1 } else { pl.tx_depth },
         stride: pl.layout.stride,
@@ -441,6 +447,7 @@ fn application(
         mem_ps: p.host.mem_latency_ps,
         finished: false,
         ops_in_window: 0,
+        bytes_in_window: 0,
         first_post: None,
         last_completion: 0,
         hist: Histogram::new(),

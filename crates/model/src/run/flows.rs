@@ -97,10 +97,18 @@ fn report_flows(b: &Built, end: TimePs, verdict: &Verdict, judged: &[FlowJudged]
             span0 = span0.min(from);
             span1 = span1.max(from + m.time_ps);
         }
-        let op_bytes = a.op_bytes();
         let time_us = m.time_ps as f64 / 1e6;
-        let (mops, gbps, _) = rates(op_bytes, m.ops, time_us);
-        total_bits += (op_bytes * m.ops) as f64 * 8.0;
+        // A size mix: the bytes its measured operations moved (`ops` of them, all in the
+        // window); one size: `ops` × that size.
+        let bytes = match f.size_mix {
+            Some(_) => a.bytes_in_window,
+            None => a.op_bytes() * m.ops,
+        };
+        let (mops, mut gbps, _) = rates(a.op_bytes(), m.ops, time_us);
+        if f.size_mix.is_some() {
+            gbps = rates(bytes, 1, time_us).1;
+        }
+        total_bits += bytes as f64 * 8.0;
         let latency_us = if f.test.is_latency() {
             LatencyStats::from_samples_us(&a.samples)
         } else {
@@ -132,6 +140,7 @@ fn report_flows(b: &Built, end: TimePs, verdict: &Verdict, judged: &[FlowJudged]
             } else {
                 f.size
             },
+            size_mix: f.size_mix.clone(),
             qps: f.qps,
             clients: f.clients.clone(),
             start_us: f.start_us,

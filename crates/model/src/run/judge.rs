@@ -112,7 +112,7 @@ pub(crate) fn judge(
             &mut v,
         );
         let measured = verdict::measured(app, end);
-        let op_ps = limits::op_wire_ps(p, f.test.verb(), f.size, f.max_pmtu(cfg));
+        let op_ps = limits::op_wire_ps(p, f.test.verb(), f.min_size(), f.max_pmtu(cfg));
         verdict::judge_wire_bound(measured, op_ps, f.duration_us.is_some(), &mut v);
         add(&mut verdict, &mut own[fi], fi, v);
         judged.push(measured);
@@ -212,6 +212,12 @@ fn verify(w: &World, a: &Perftest, layout: &Layout, run_ok: bool, verdict: &mut 
             }
             _ => {}
         }
+        // A size mix (bandwidth tests only): what the pair's completed operations wrote.
+        let len = if a.size_mix.is_some() {
+            a.verified_len(i as u32)
+        } else {
+            len
+        };
         for (from, to) in copies {
             checked += len;
             let diff = first_difference(&w.mems[from], src(from), &w.mems[to], dst(to), len);

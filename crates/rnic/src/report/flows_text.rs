@@ -44,7 +44,11 @@ pub fn render(r: &FlowsResult) -> String {
             f.test,
             f.class,
             f.tenant,
-            f.size_bytes,
+            // A size mix shows its largest size.
+            match f.size_mix {
+                Some(_) => format!("<={}", f.size_bytes),
+                None => f.size_bytes.to_string(),
+            },
             f.qps,
             f.ops_completed,
             f.measured_us,
