@@ -62,7 +62,11 @@ pub struct FlowSpec {
     pub duration_us: Option<f64>,
     /// When the flow's first post may start, µs of simulated time.
     pub start_us: f64,
-    /// The client nodes (1-based node numbers; node 0 is the server).
+    /// The flow's server node (0 unless the flow names another): it initiates the
+    /// bandwidth tests (WRITE/SEND data goes to the clients, READ data comes from them) and
+    /// answers the latency tests.
+    pub server: u32,
+    /// The client nodes: the other end of the flow's QPs (never the server).
     pub clients: Vec<u32>,
     /// Host cores of the flow on every node it uses.
     pub cores: u32,
@@ -93,6 +97,7 @@ impl FlowSpec {
             tx_depth: spec.tx_depth,
             duration_us: spec.duration_us,
             start_us: 0.0,
+            server: 0,
             clients: (1..=spec.clients.max(1)).collect(),
             cores,
             procs: spec.procs,
@@ -157,7 +162,8 @@ impl FlowSpec {
 pub struct FlowsSpec {
     /// The flows, in the order they are built and reported.
     pub flows: Vec<FlowSpec>,
-    /// Client nodes in the network (nodes 1..=clients).
+    /// Client nodes in the network (nodes 1..=clients; with node 0, every node may be a
+    /// flow's server or client).
     pub clients: u32,
     /// Write every frame on the server's port to this pcap file.
     pub pcap: Option<PathBuf>,
@@ -177,15 +183,29 @@ impl FlowsSpec {
             }
             if f.clients.is_empty() {
                 return Err(format!(
-                    "flow[{i}].clients is empty: name at least one client node (1..={})",
+                    "flow[{i}].clients is empty: name at least one client node (0..={}, not the server)",
                     self.clients
                 ));
             }
-            if let Some(&c) = f.clients.iter().find(|&&c| c == 0 || c > self.clients) {
+            if f.server > self.clients {
                 return Err(format!(
-                    "flow[{i}].clients names node {c}, but the client nodes are 1..={}: use \
-                     one of them or raise net.clients",
+                    "flow[{i}].server = {}, but the nodes are 0..={}: use one of them or raise \
+                     net.clients",
+                    f.server, self.clients
+                ));
+            }
+            if let Some(&c) = f.clients.iter().find(|&&c| c > self.clients) {
+                return Err(format!(
+                    "flow[{i}].clients names node {c}, but the nodes are 0..={}: use one of \
+                     them or raise net.clients",
                     self.clients
+                ));
+            }
+            if f.clients.contains(&f.server) {
+                return Err(format!(
+                    "flow[{i}].clients names node {}, the flow's server: a flow's QPs connect \
+                     its server to other nodes (leave it out of clients, or set server)",
+                    f.server
                 ));
             }
             if f.cores == 0 {

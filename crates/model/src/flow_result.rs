@@ -26,6 +26,8 @@ pub struct FlowResult {
     pub size_mix: Option<crate::size_mix::SizeMix>,
     /// QPs of the flow.
     pub qps: u32,
+    /// Its server node.
+    pub server: u32,
     /// The client nodes it uses.
     pub clients: Vec<u32>,
     /// When it started, µs.

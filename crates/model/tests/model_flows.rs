@@ -261,3 +261,38 @@ fn a_size_mix_moves_drawn_sizes_and_verifies_them() {
         assert_eq!(fr.size_mix.as_ref(), Some(&mix));
     }
 }
+
+/// Any node may be a flow's server: three servers (nodes 1..=3) write into node 0 at once
+/// (an incast), sharing node 0's port, while nodes 2 and 3 ping-pong and atomics run between
+/// clients; every flow verifies its bytes.
+#[test]
+fn flows_run_between_any_nodes() {
+    let mut cfg = baseline(10.0);
+    cfg.net.clients = 3;
+    cfg.host.cores = 8;
+    let with_server = |mut f: FlowSpec, server: u32| {
+        f.server = server;
+        f
+    };
+    let mut flows: Vec<FlowSpec> = (1..=3)
+        .map(|s| {
+            let mut f = flow(&format!("in{s}"), PerfTest::WriteBw, 65536, 2, &[0]);
+            f.iters = 100;
+            with_server(f, s)
+        })
+        .collect();
+    flows.push(with_server(flow("sl", PerfTest::SendLat, 64, 1, &[3]), 2));
+    flows.push(with_server(flow("rl", PerfTest::ReadLat, 4096, 1, &[1]), 3));
+    flows.push(with_server(flow("at", PerfTest::AtomicBw, 8, 2, &[2]), 1));
+    let r = run(&cfg, flows, 3);
+    assert_eq!(r.status, RunStatus::Ok, "{}", r.reason);
+    for f in &r.flows {
+        assert!(f.bytes_verified, "{}: {}", f.name, f.reason);
+    }
+    assert_eq!(r.flows[0].server, 1);
+    // The three writers share node 0's 100 Gb/s port.
+    let incast: f64 = r.flows[..3].iter().map(|f| f.goodput_gbps).sum();
+    let each = r.flows[0].goodput_gbps;
+    assert!(incast < 100.0, "incast {incast} Gb/s");
+    assert!(each < 45.0, "one writer of three {each} Gb/s");
+}

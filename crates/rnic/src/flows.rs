@@ -2,7 +2,7 @@
 //!
 //! ```toml
 //! [set]
-//! net.clients = 3            # client nodes 1..=3; node 0 is the server of every flow
+//! net.clients = 3            # nodes 0..=3; a flow's server is node 0 unless it names one
 //! host.cores = 10            # each flow takes `cores` (default 1) of them on every node
 //!
 //! [[flow]]
@@ -14,7 +14,8 @@
 //!                            # default to equal)
 //! iters = 1000               # or duration_us (a window after start_us + sim.warmup_us)
 //! qp = 1                     # QPs; QP i connects to clients[i % len]
-//! clients = [1]              # client nodes (default: all)
+//! server = 0                 # the node that initiates bw tests and answers lat tests
+//! clients = [1]              # the other ends of its QPs (default: every other node)
 //! tx_depth = 1, mtu = 4096, mrs = 1, cores = 1, start_us = 0.0, procs, atomic_type,
 //! window_psns, ack_req_every # QP attributes of the flow (default: the config's qp.*)
 //! tenant = 0                 # tenant label, 0..=65535 (given to the flow's QPs in the NIC)
@@ -47,6 +48,7 @@ pub const FLOW_KEYS: &[&str] = &[
     "mrs",
     "cores",
     "procs",
+    "server",
     "clients",
     "tenant",
     "class",
@@ -73,6 +75,7 @@ pub struct FlowOptions {
     pub mrs: u32,
     pub cores: u32,
     pub procs: Option<u32>,
+    pub server: u32,
     pub clients: Option<Vec<u32>>,
     pub tenant: u16,
     pub class: Option<FlowClass>,
@@ -242,6 +245,7 @@ pub fn parse_flow(t: &Table, i: usize) -> Result<FlowOptions, ConfigError> {
         mrs: int(t, &sec, "mrs", 1, MAX_MRS)?.unwrap_or(1) as u32,
         cores: int(t, &sec, "cores", 1, 4096)?.unwrap_or(1) as u32,
         procs: int(t, &sec, "procs", 1, crate::perf::MAX_PROCS)?.map(|x| x as u32),
+        server: int(t, &sec, "server", 0, u64::from(u32::MAX))?.unwrap_or(0) as u32,
         clients,
         tenant: int(t, &sec, "tenant", 0, u64::from(u16::MAX))?.unwrap_or(0) as u16,
         class,
@@ -362,7 +366,11 @@ pub fn resolve(opts: &[FlowOptions], cfg: &Config) -> Result<FlowsSpec, ConfigEr
                 tx_depth: o.tx_depth.unwrap_or(test.default_tx_depth()),
                 duration_us: o.duration_us,
                 start_us: o.start_us,
-                clients: o.clients.clone().unwrap_or_else(|| (1..=clients).collect()),
+                server: o.server,
+                clients: o
+                    .clients
+                    .clone()
+                    .unwrap_or_else(|| (0..=clients).filter(|&n| n != o.server).collect()),
                 cores: o.cores,
                 procs: o.procs,
                 mrs: o.mrs,
@@ -461,7 +469,10 @@ mod tests {
             ("[[flow]]\ntest = \"write-bx\"", "flow[0].test"),
             ("[[flow]]\ntest = \"write-bw\"\nqp = 0", "flow[0].qp"),
             ("[[flow]]\ntest = \"write-bw\"\n[[flow]]\ntest = \"read-bw\"\nclients = [4]", "flow[1].clients names node 4"),
-            ("[[flow]]\ntest = \"write-bw\"\nclients = [0]", "flow[0].clients names node 0"),
+            ("[[flow]]\ntest = \"write-bw\"\nserver = -1", "flow[0].server"),
+            ("[[flow]]\ntest = \"write-bw\"\nclients = [0]", "flow[0].clients names node 0, the flow's server"),
+            ("[[flow]]\ntest = \"write-bw\"\nserver = 4", "flow[0].server = 4"),
+            ("[[flow]]\ntest = \"write-bw\"\nserver = 2\nclients = [2]", "flow[0].clients names node 2, the flow's server"),
             ("[[flow]]\ntest = \"write-bw\"\nsize = {dist = \"uniform\", min = 1, max = 9}", "flow[0].size.dist"),
             ("[[flow]]\ntest = \"write-bw\"\nsize = {weights = [1]}", "flow[0].size.values` is missing"),
             ("[[flow]]\ntest = \"write-bw\"\nsize = {values = [64, 0]}", "flow[0].size.values[1]"),

@@ -150,6 +150,9 @@ pub struct Proc {
 pub struct Perftest {
     /// Test.
     pub test: PerfTest,
+    /// The flow's server node (node 0 for `rnic perf`): it initiates bandwidth tests and
+    /// answers latency tests; every pair's other end is a client node.
+    pub server: usize,
     /// Atomic op of atomic tests.
     pub atomic: AtomicOp,
     /// Message size, bytes (with `size_mix`: the largest, which the buffers hold).
@@ -525,7 +528,11 @@ impl Perftest {
         let core = usize::from(hq.core);
         let start = at.max(self.nodes[node].cores[core].busy);
         let pair = self.pairs[i as usize];
-        let peer = if node == 0 { pair.c_node as usize } else { 0 };
+        let peer = if node == self.server {
+            pair.c_node as usize
+        } else {
+            self.server
+        };
         let w = self.wqe(node, i, start, peer, pair.posted);
         let slot = hq.sq_pi & hq.sq_mask;
         rnic_transport::Memory::write(
@@ -603,7 +610,7 @@ impl Perftest {
                 let p = self.pairs[i];
                 self.post_recv(p.c_node as usize, p.c_qpn, depth, 0, cx);
                 if test.is_latency() {
-                    self.post_recv(0, p.s_qpn, depth, 0, cx);
+                    self.post_recv(self.server, p.s_qpn, depth, 0, cx);
                 }
             }
         }
@@ -622,10 +629,11 @@ impl Perftest {
         }
         // Bandwidth: each core fills its QPs round robin, one WQE per QP per round, one post
         // per `AppFill` event (so a million initial posts never sit in the queue at once).
-        let cores = self.nodes[0].cores.len().max(1);
+        let s = self.server;
+        let cores = self.nodes[s].cores.len().max(1);
         let mut per_core: Vec<Vec<u32>> = vec![Vec::new(); cores];
         for p in &self.pairs {
-            let c = usize::from(self.nodes[0].qps[p.s_qpn as usize].core);
+            let c = usize::from(self.nodes[s].qps[p.s_qpn as usize].core);
             per_core[c].push(p.s_qpn);
         }
         self.fill = per_core
@@ -643,7 +651,7 @@ impl Perftest {
                 cx.q.push(
                     0,
                     Ev::Host {
-                        node: 0,
+                        node: s as u32,
                         ev: HostEv::Fill { core: c as u32 },
                     },
                 );
@@ -724,7 +732,7 @@ impl Perftest {
         let i = p.pairs[p.next];
         let s_qpn = self.pairs[i as usize].s_qpn;
         self.procs_posted += 1;
-        self.post(0, s_qpn, at, cx);
+        self.post(self.server, s_qpn, at, cx);
     }
 
     /// `--procs`: the server consumed the completion of `i` at `t` (posted at `posted`).
@@ -806,11 +814,12 @@ impl Perftest {
         if self.test.verb() == Verb::Write {
             let q = self.pairs.len() as u64;
             let v = (self.lat_k / q + 1) as u8;
-            let addr = self.src(0, i) + u64::from(self.size.max(1)) - 1;
-            rnic_transport::Memory::write(&mut cx.mems[0], addr, &[v]);
-            cx.oracle.set_last_byte(0, self.oracle_slot(i), v);
+            let s = self.server;
+            let addr = self.src(s, i) + u64::from(self.size.max(1)) - 1;
+            rnic_transport::Memory::write(&mut cx.mems[s], addr, &[v]);
+            cx.oracle.set_last_byte(s, self.oracle_slot(i), v);
         }
-        self.post(0, p.s_qpn, at, cx);
+        self.post(self.server, p.s_qpn, at, cx);
     }
 
     /// An RDMA WRITE payload landed in `node`'s memory for `qpn` (write-lat polling).
@@ -825,7 +834,7 @@ impl Perftest {
         let q = self.pairs.len() as u64;
         let current = u64::from(i) == self.lat_k % q;
         // The server answers each ping once; the client waits for the answer.
-        if !current || (node == 0) == self.lat_ponged {
+        if !current || (node == self.server) == self.lat_ponged {
             self.stale_polls += 1;
             return;
         }
@@ -840,7 +849,7 @@ impl Perftest {
         }
         let core = usize::from(hq.core);
         let seen = (now + self.mem_ps).max(self.nodes[node].cores[core].busy);
-        if node == 0 {
+        if node == self.server {
             self.lat_ponged = true;
             self.lat_pong(i, seen, cx);
         } else {
@@ -888,7 +897,7 @@ impl Perftest {
         };
         let i = hq.pair;
         if !self.procs.is_empty() {
-            if node == 0 && !cqe.is_recv {
+            if node == self.server && !cqe.is_recv {
                 self.procs_cqe(t, i, cqe.wr_id, cx);
             }
             return;
@@ -951,13 +960,13 @@ impl Perftest {
                 let t = self.nodes[node].cores
                     [usize::from(self.nodes[node].qps[qpn as usize].core)]
                 .busy;
-                if node == 0 {
+                if node == self.server {
                     self.lat_pong(i, t, cx);
                 } else {
                     self.lat_iteration_done(t, cx);
                 }
             }
-            Verb::Read | Verb::Atomic if node != 0 && !is_recv => {
+            Verb::Read | Verb::Atomic if node != self.server && !is_recv => {
                 self.pairs[i as usize].completed += 1;
                 self.lat_iteration_done(t, cx);
             }

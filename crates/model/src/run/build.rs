@@ -118,7 +118,7 @@ struct FlowPlan {
 impl FlowPlan {
     /// QPs of the flow on `node` (clients: the most any of its clients gets).
     fn node_qps(f: &FlowSpec, node: usize) -> usize {
-        if node == 0 {
+        if node == f.server as usize {
             f.qps as usize
         } else if f.clients.contains(&(node as u32)) {
             (f.qps as usize).div_ceil(f.clients.len())
@@ -272,7 +272,7 @@ pub(crate) fn build_flows(
             local_count[i] += 1;
             // With --procs, server QP p + kN belongs to process p on the flow's core p.
             let core = pl.core_base
-                + if i == 0 && pl.procs > 0 {
+                + if i == f.server as usize && pl.procs > 0 {
                     (local as usize) % pl.procs
                 } else {
                     (local as usize) % f.cores as usize
@@ -325,7 +325,7 @@ pub(crate) fn build_flows(
         };
         for i in 0..q {
             let c_node = f.clients[i as usize % f.clients.len()] as usize;
-            let s_qpn = qp_of(0, &mut nodes, i)?;
+            let s_qpn = qp_of(f.server as usize, &mut nodes, i)?;
             let c_qpn = qp_of(c_node, &mut nodes, i)?;
             pairs.push(Pair {
                 s_qpn,
@@ -338,10 +338,11 @@ pub(crate) fn build_flows(
         for (i, pr) in pairs.iter().enumerate() {
             let prof = f.profile(cfg, i as u32);
             let c = pr.c_node as usize;
-            connect(&mut nodes, cfg, &prof, 0, pr.s_qpn, c, pr.c_qpn)?;
-            connect(&mut nodes, cfg, &prof, c, pr.c_qpn, 0, pr.s_qpn)?;
+            let s = f.server as usize;
+            connect(&mut nodes, cfg, &prof, s, pr.s_qpn, c, pr.c_qpn)?;
+            connect(&mut nodes, cfg, &prof, c, pr.c_qpn, s, pr.s_qpn)?;
         }
-        fill_sources(&mut mems, &pairs, pl, p.seed);
+        fill_sources(&mut mems, &pairs, f.server as usize, pl, p.seed);
         flow_pairs.push(pairs);
     }
     let nics: Vec<Nic> = nodes.into_iter().map(|(_, n)| n).collect();
@@ -357,8 +358,9 @@ pub(crate) fn build_flows(
                 let key = (u64::from(pl.slot_base) << 32) | i as u64;
                 sz = MsgSizes::Mix(std::sync::Arc::new(m.clone()), key);
             }
-            oracle.connect(0, pr.s_qpn, pr.c_node as usize, slot, pmtu, sz.clone());
-            oracle.connect(pr.c_node as usize, pr.c_qpn, 0, slot, pmtu, sz);
+            let s = f.server as usize;
+            oracle.connect(s, pr.s_qpn, pr.c_node as usize, slot, pmtu, sz.clone());
+            oracle.connect(pr.c_node as usize, pr.c_qpn, s, slot, pmtu, sz);
         }
     }
 
@@ -430,6 +432,7 @@ fn application(
     let tx_depth = if lat { 1 } else { pl.tx_depth };
     let mut app = Perftest {
         test: f.test,
+        server: f.server as usize,
         atomic: f.atomic,
         size: pl.size32,
         size_mix: f.size_mix.clone().map(std::sync::Arc::new),
@@ -571,13 +574,19 @@ fn create_cqs(
 /// Writes the pattern bytes (`host/pattern.rs`) of every source buffer slot a flow's pairs
 /// use, in 64 KiB pieces, so a large message needs no second copy. A slot's pattern is
 /// seeded by its run-wide number, so no two flows' buffers look alike.
-fn fill_sources(mems: &mut [SparseMemory], pairs: &[Pair], pl: &FlowPlan, seed: u64) {
+fn fill_sources(
+    mems: &mut [SparseMemory],
+    pairs: &[Pair],
+    server: usize,
+    pl: &FlowPlan,
+    seed: u64,
+) {
     let layout = &pl.layout;
     let size = pl.size32;
     let mut used_slots: Vec<Vec<bool>> = vec![vec![false; layout.slots as usize]; mems.len()];
     for (i, pr) in pairs.iter().enumerate() {
         let s = layout.slot(i as u32) as usize;
-        used_slots[0][s] = true;
+        used_slots[server][s] = true;
         used_slots[pr.c_node as usize][s] = true;
     }
     let mut buf = vec![0u8; 64 << 10];

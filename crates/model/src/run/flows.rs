@@ -126,7 +126,7 @@ fn report_flows(b: &Built, end: TimePs, verdict: &Verdict, judged: &[FlowJudged]
         let retransmissions = a
             .pairs
             .iter()
-            .map(|p| retx(0, p.s_qpn) + retx(p.c_node as usize, p.c_qpn))
+            .map(|p| retx(a.server, p.s_qpn) + retx(p.c_node as usize, p.c_qpn))
             .sum();
         let bad = corrupt || j.verdict.has(RunStatus::Corrupt);
         let verified_bytes = if bad { 0 } else { a.bytes_moved };
@@ -142,6 +142,7 @@ fn report_flows(b: &Built, end: TimePs, verdict: &Verdict, judged: &[FlowJudged]
             },
             size_mix: f.size_mix.clone(),
             qps: f.qps,
+            server: f.server,
             clients: f.clients.clone(),
             start_us: f.start_us,
             status: j.verdict.status(),

@@ -180,19 +180,20 @@ fn verify(w: &World, a: &Perftest, layout: &Layout, run_ok: bool, verdict: &mut 
         let dst = |node: usize| a.nodes[node].dst + u64::from(s) * layout.stride;
         // Which (from node, to node) copies must hold.
         let mut copies: Vec<(usize, usize)> = Vec::new();
+        let sv = a.server;
         match (a.test.verb(), lat) {
-            (Verb::Write | Verb::Send, false) if pr.completed > 0 => copies.push((0, c)),
-            (Verb::Read, false) if pr.completed > 0 => copies.push((c, 0)),
+            (Verb::Write | Verb::Send, false) if pr.completed > 0 => copies.push((sv, c)),
+            (Verb::Read, false) if pr.completed > 0 => copies.push((c, sv)),
             // Iterations complete in turn over the pairs: pair i has finished a ping and
             // its pong once more than i iterations are done.
             (Verb::Write | Verb::Send, true) if a.lat_k > i as u64 => {
-                copies.push((c, 0));
-                copies.push((0, c));
+                copies.push((c, sv));
+                copies.push((sv, c));
             }
-            (Verb::Read, true) if pr.completed > 0 => copies.push((0, c)),
+            (Verb::Read, true) if pr.completed > 0 => copies.push((sv, c)),
             (Verb::Atomic, _) if pr.posted > 0 => {
                 // The initiator is the server in bw tests, the client in latency tests.
-                let (init, target) = if lat { (c, 0) } else { (0, c) };
+                let (init, target) = if lat { (c, sv) } else { (sv, c) };
                 let mut v = [0u8; 8];
                 w.mems[target].read(dst(target), &mut v);
                 let le = u64::from_le_bytes(v);
