@@ -241,6 +241,10 @@ pub struct PerfCmd {
     /// Atomic operation of atomic tests [default: FETCH_AND_ADD].
     #[arg(short = 'A', long = "atomic_type", value_parser = AtomicParser, value_name = "TYPE")]
     pub atomic_type: Option<AtomicOp>,
+    /// Outstanding RDMA READ/atomic requests per QP (sets qp.max_rd_atomic) [default: 16].
+    #[arg(short = 'o', long = "outs", value_name = "NUM",
+          allow_negative_numbers = true, value_parser = clap::value_parser!(u8).range(1..=16))]
+    pub outs: Option<u8>,
     /// Report BW in Gbit/sec (instead of MiB/sec).
     #[arg(long = "report_gbits", alias = "report-gbits")]
     pub report_gbits: bool,
@@ -268,6 +272,9 @@ pub struct PerfCmd {
     pub pcap: Option<PathBuf>,
     #[command(flatten)]
     pub sim: SimArgs,
+    /// perftest's other flags: ignored with a note, or refused with the reason.
+    #[command(flatten)]
+    pub compat: super::perftest_compat::PerftestCompat,
 }
 
 impl PerfCmd {

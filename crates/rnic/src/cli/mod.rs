@@ -5,6 +5,7 @@
 pub mod args;
 mod calc;
 mod pcap;
+pub mod perftest_compat;
 
 use crate::config::{self, show, Config, Override};
 use crate::perf::{PerfRunner, RunInputs};
@@ -160,13 +161,25 @@ fn cmd_perf(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> anyhow::Result<()> {
+    for note in c.compat.check()? {
+        writeln!(err, "{note}")?;
+    }
     let inputs = RunInputs {
         profile: c
             .sim
             .profile
             .clone()
             .unwrap_or_else(|| "baseline".to_string()),
-        sets: c.sim.set.clone(),
+        sets: {
+            // perftest's -o is the QP attribute max_rd_atomic; a later --set wins.
+            let mut sets: Vec<Override> = c
+                .outs
+                .map(|n| Override::new("qp.max_rd_atomic", i64::from(n)))
+                .into_iter()
+                .collect();
+            sets.extend(c.sim.set.iter().cloned());
+            sets
+        },
         seed: c.sim.seed,
         perf: c.options(),
         pcap: c.pcap.clone(),

@@ -1,0 +1,459 @@
+//! perftest's flags that `rnic perf` does not implement, and what it does with each, so
+//! that a perftest command line pastes unchanged: flags that only name real hardware or
+//! host plumbing are accepted and ignored with a one-line note; flags that would change
+//! what the NIC does or what the user sees, and that rnic does not model yet, are refused
+//! with a message naming the flag (never silently run a different experiment).
+//!
+//! The implemented flags are `rnic perf`'s own arguments (`-s -n -q -t -a -m -D -u -A
+//! --report_gbits -o -c RC`, and `-V`/`-h`, which every rnic command has). The list below and those arguments together cover every flag
+//! in the help texts of perftest 4.5's `ib_{write,read,send,atomic}_{bw,lat}`
+//! (`tests/fixtures/perftest/`, checked by `tests/perftest_flags.rs`).
+
+use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
+use Treatment::{Ignored, Refused};
+
+/// What `rnic perf` does with a perftest flag it does not implement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Treatment {
+    /// Accepted and ignored: nothing in the model depends on it (the note says why).
+    Ignored(&'static str),
+    /// Refused: it changes the experiment and rnic does not model it yet (the note says
+    /// what is missing or what to use instead).
+    Refused(&'static str),
+}
+
+/// One perftest flag.
+#[derive(Debug, Clone, Copy)]
+pub struct CompatFlag {
+    /// Long name, without dashes.
+    pub long: &'static str,
+    /// Short name, if any.
+    pub short: Option<char>,
+    /// Whether it takes a value.
+    pub value: bool,
+    /// What rnic does with it.
+    pub treatment: Treatment,
+}
+
+/// A table entry.
+const fn flag(
+    long: &'static str,
+    short: Option<char>,
+    value: bool,
+    treatment: Treatment,
+) -> CompatFlag {
+    CompatFlag {
+        long,
+        short,
+        value,
+        treatment,
+    }
+}
+
+const HW: &str = "it names real hardware; the simulated NIC has one device and port";
+const NOT_YET: &str = "not modelled by rnic yet";
+const ENCRYPTION: &str = "rnic models RoCEv2 without inline encryption";
+const DC: &str = "rnic models RC queue pairs, not Dynamically Connected transport";
+const CM: &str = "rnic connects its QPs directly (no connection manager on the wire yet)";
+const MULTICAST: &str = "rnic models unicast RC traffic only";
+
+/// Every perftest flag `rnic perf` does not implement as perftest does.
+pub const COMPAT_FLAGS: &[CompatFlag] = &[
+    // Hardware, host plumbing and out-of-band setup: nothing in the model depends on them.
+    flag("ib-dev", Some('d'), true, Ignored(HW)),
+    flag("ib-port", Some('i'), true, Ignored(HW)),
+    flag("gid-index", Some('x'), true, Ignored(HW)),
+    flag(
+        "source_ip",
+        None,
+        true,
+        Ignored("the out-of-band connection setup is not simulated"),
+    ),
+    flag(
+        "port",
+        Some('p'),
+        true,
+        Ignored("the out-of-band connection setup is not simulated"),
+    ),
+    flag(
+        "dont_xchg_versions",
+        None,
+        false,
+        Ignored("the out-of-band connection setup is not simulated"),
+    ),
+    flag(
+        "use_hugepages",
+        None,
+        false,
+        Ignored("host buffers are simulated memory; page size is nic.page_bytes"),
+    ),
+    flag(
+        "odp",
+        None,
+        false,
+        Ignored("memory is registered up front; on-demand paging faults are not modelled"),
+    ),
+    flag(
+        "CPU-freq",
+        Some('F'),
+        false,
+        Ignored("there is no CPU frequency to warn about"),
+    ),
+    flag(
+        "force-link",
+        None,
+        true,
+        Ignored("the link is always Ethernet (RoCEv2)"),
+    ),
+    flag(
+        "pkey_index",
+        None,
+        true,
+        Ignored("RoCEv2 uses the default partition key"),
+    ),
+    flag(
+        "vector",
+        Some('X'),
+        true,
+        Ignored("completions are polled, never signalled by interrupt vectors"),
+    ),
+    flag(
+        "mmap",
+        None,
+        true,
+        Ignored("host buffers are simulated memory"),
+    ),
+    flag(
+        "mmap-offset",
+        None,
+        true,
+        Ignored("host buffers are simulated memory"),
+    ),
+    flag(
+        "use_old_post_send",
+        None,
+        false,
+        Ignored("both verbs APIs post the same WQEs"),
+    ),
+    flag(
+        "disable_pcie_relaxed",
+        None,
+        false,
+        Ignored("PCIe writes are modelled in order already"),
+    ),
+    flag(
+        "wait_destroy",
+        None,
+        true,
+        Ignored("resources are freed when the simulation ends"),
+    ),
+    flag(
+        "noPeak",
+        Some('N'),
+        false,
+        Ignored("the peak column costs nothing to compute"),
+    ),
+    flag(
+        "cpu_util",
+        None,
+        false,
+        Ignored("host CPU utilisation is not reported (see --stats for the cores' busy time)"),
+    ),
+    flag(
+        "report-counters",
+        Some('W'),
+        true,
+        Ignored("port counters are not read; --stats prints every component's counters"),
+    ),
+    flag(
+        "margin",
+        Some('f'),
+        true,
+        Ignored(
+            "a -D window opens when the rate has settled (sim.settle_*), not after a fixed margin",
+        ),
+    ),
+    // They change the experiment and are not modelled yet.
+    flag("bidirectional", Some('b'), false, Refused(NOT_YET)),
+    flag("report-both", None, false, Refused(NOT_YET)),
+    flag("reversed", None, false, Refused(NOT_YET)),
+    flag("cq-mod", Some('Q'), true, Refused(NOT_YET)),
+    flag("inline_size", Some('I'), true, Refused(NOT_YET)),
+    flag("post_list", Some('l'), true, Refused(NOT_YET)),
+    flag("recv_post_list", None, true, Refused(NOT_YET)),
+    flag(
+        "mr_per_qp",
+        None,
+        false,
+        Refused("not modelled by rnic yet (--mrs N registers N regions that the QPs share)"),
+    ),
+    flag("rx-depth", Some('r'), true, Refused(NOT_YET)),
+    flag("use-srq", None, false, Refused(NOT_YET)),
+    flag("inline_recv", None, true, Refused(NOT_YET)),
+    flag(
+        "events",
+        Some('e'),
+        false,
+        Refused("not modelled by rnic yet: its cores poll the CQs"),
+    ),
+    flag(
+        "perform_warm_up",
+        None,
+        false,
+        Refused("not modelled by rnic yet (-D runs open their window once the rate settles)"),
+    ),
+    flag(
+        "run_infinitely",
+        None,
+        false,
+        Refused("a simulation must end; use -D SECONDS"),
+    ),
+    flag("limit_bw", Some('w'), true, Refused(NOT_YET)),
+    flag("limit_msgrate", Some('y'), true, Refused(NOT_YET)),
+    flag("output", None, true, Refused(NOT_YET)),
+    flag(
+        "out_json",
+        None,
+        false,
+        Refused("not modelled by rnic yet: use --json FILE for rnic's own JSON"),
+    ),
+    flag(
+        "out_json_file",
+        None,
+        true,
+        Refused("not modelled by rnic yet: use --json FILE for rnic's own JSON"),
+    ),
+    flag("rate_limit", None, true, Refused(NOT_YET)),
+    flag("rate_limit_type", None, true, Refused(NOT_YET)),
+    flag("rate_units", None, true, Refused(NOT_YET)),
+    flag("burst_size", None, true, Refused(NOT_YET)),
+    flag("typical_pkt_size", None, true, Refused(NOT_YET)),
+    flag("latency_gap", None, true, Refused(NOT_YET)),
+    flag(
+        "sl",
+        Some('S'),
+        true,
+        Refused("not carried into the headers by rnic yet"),
+    ),
+    flag(
+        "tclass",
+        None,
+        true,
+        Refused("not carried into the headers by rnic yet"),
+    ),
+    flag("tos", Some('T'), true, Refused(CM)),
+    flag(
+        "hop_limit",
+        Some('L'),
+        true,
+        Refused("not carried into the headers by rnic yet"),
+    ),
+    flag(
+        "ipv6",
+        None,
+        false,
+        Refused("rnic's RoCEv2 frames are IPv4"),
+    ),
+    flag(
+        "dlid",
+        None,
+        true,
+        Refused("a LID is InfiniBand addressing; rnic runs RoCEv2"),
+    ),
+    flag(
+        "report-cycles",
+        Some('C'),
+        false,
+        Refused("rnic reports in microseconds of simulated time"),
+    ),
+    flag("report-histogram", Some('H'), false, Refused(NOT_YET)),
+    flag("report-unsorted", Some('U'), false, Refused(NOT_YET)),
+    flag("dualport", Some('O'), false, Refused(HW)),
+    flag("report-per-port", None, false, Refused(HW)),
+    flag("rdma_cm", Some('R'), false, Refused(CM)),
+    flag("com_rdma_cm", Some('z'), false, Refused(CM)),
+    flag(
+        "retry_count",
+        None,
+        true,
+        Refused("an rdma_cm option; rnic connects directly (qp.retry_cnt sets the retries)"),
+    ),
+    flag("mcg", Some('g'), false, Refused(MULTICAST)),
+    flag("MGID", Some('M'), true, Refused(MULTICAST)),
+    flag("log_dci_streams", None, true, Refused(DC)),
+    flag("log_active_dci_streams", None, true, Refused(DC)),
+    flag("aes_xts", None, false, Refused(ENCRYPTION)),
+    flag("encrypt_on_tx", None, false, Refused(ENCRYPTION)),
+    flag("sig_before", None, false, Refused(ENCRYPTION)),
+    flag("aes_block_size", None, true, Refused(ENCRYPTION)),
+    flag("data_enc_keys_number", None, true, Refused(ENCRYPTION)),
+    flag("kek_path", None, true, Refused(ENCRYPTION)),
+    flag("credentials_path", None, true, Refused(ENCRYPTION)),
+    flag("data_enc_key_app_path", None, true, Refused(ENCRYPTION)),
+];
+
+/// The perftest flags given on a command line that `rnic perf` does not implement.
+#[derive(Debug, Clone, Default)]
+pub struct PerftestCompat {
+    /// The flags given, in the table's order, with their value.
+    pub given: Vec<(&'static CompatFlag, Option<String>)>,
+    /// `-c/--connection`: the transport named.
+    pub connection: Option<String>,
+}
+
+impl PerftestCompat {
+    /// Checks the flags: a refused flag or transport is an error naming it; returns the
+    /// notes of the ignored ones (one line each) otherwise.
+    pub fn check(&self) -> Result<Vec<String>, crate::UsageError> {
+        if let Some(c) = &self.connection {
+            if !c.eq_ignore_ascii_case("RC") {
+                return Err(crate::UsageError(format!(
+                    "--connection {c}: rnic runs RC queue pairs only (UC and UD are not \
+                     modelled yet); leave out -c or give -c RC"
+                )));
+            }
+        }
+        let mut notes = Vec::new();
+        for (f, v) in &self.given {
+            let name = flag_name(f);
+            let shown = match v {
+                Some(v) => format!("{name} {v}"),
+                None => name,
+            };
+            match f.treatment {
+                Treatment::Ignored(why) => notes.push(format!("rnic: ignoring {shown}: {why}")),
+                Treatment::Refused(why) => {
+                    return Err(crate::UsageError(format!(
+                        "{shown} is not supported: {why}; run without it (the README's \
+                         perftest section lists what rnic accepts)"
+                    )))
+                }
+            }
+        }
+        Ok(notes)
+    }
+}
+
+/// `-x/--gid-index` or `--odp`.
+fn flag_name(f: &CompatFlag) -> String {
+    match f.short {
+        Some(s) => format!("-{s}/--{}", f.long),
+        None => format!("--{}", f.long),
+    }
+}
+
+impl Args for PerftestCompat {
+    fn augment_args(cmd: Command) -> Command {
+        let mut cmd = cmd.arg(
+            Arg::new("connection")
+                .short('c')
+                .long("connection")
+                .value_name("TYPE")
+                .help("Connection type (perftest's -c): RC, the only one rnic models"),
+        );
+        for f in COMPAT_FLAGS {
+            let mut a = Arg::new(f.long).long(f.long).hide(true);
+            if let Some(s) = f.short {
+                a = a.short(s);
+            }
+            a = if f.value {
+                a.action(ArgAction::Set).allow_hyphen_values(true)
+            } else {
+                a.action(ArgAction::SetTrue)
+            };
+            cmd = cmd.arg(a);
+        }
+        cmd
+    }
+
+    fn augment_args_for_update(cmd: Command) -> Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl FromArgMatches for PerftestCompat {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        let mut given = Vec::new();
+        for f in COMPAT_FLAGS {
+            if f.value {
+                if let Some(v) = m.get_one::<String>(f.long) {
+                    given.push((f, Some(v.clone())));
+                }
+            } else if m.get_flag(f.long) {
+                given.push((f, None));
+            }
+        }
+        Ok(PerftestCompat {
+            given,
+            connection: m.get_one::<String>("connection").cloned(),
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_do_not_clash_with_rnic_flags() {
+        let mut longs: Vec<&str> = COMPAT_FLAGS.iter().map(|f| f.long).collect();
+        longs.sort_unstable();
+        let n = longs.len();
+        longs.dedup();
+        assert_eq!(longs.len(), n, "a long name twice");
+        let mut shorts: Vec<char> = COMPAT_FLAGS.iter().filter_map(|f| f.short).collect();
+        shorts.sort_unstable();
+        let n = shorts.len();
+        shorts.dedup();
+        assert_eq!(shorts.len(), n, "a short name twice");
+        for s in ['s', 'n', 'q', 't', 'a', 'm', 'D', 'u', 'A', 'c', 'V', 'h'] {
+            assert!(!shorts.contains(&s), "-{s} is rnic's own");
+        }
+    }
+
+    #[test]
+    fn ignored_flags_give_notes_and_refused_ones_errors() {
+        let find = |l: &str| COMPAT_FLAGS.iter().find(|f| f.long == l).unwrap();
+        let c = PerftestCompat {
+            given: vec![
+                (find("ib-dev"), Some("mlx5_0".into())),
+                (find("CPU-freq"), None),
+            ],
+            ..Default::default()
+        };
+        let notes = c.check().unwrap();
+        assert_eq!(notes.len(), 2);
+        assert!(
+            notes[0].starts_with("rnic: ignoring -d/--ib-dev mlx5_0: "),
+            "{notes:?}"
+        );
+        let c = PerftestCompat {
+            given: vec![(find("cq-mod"), Some("16".into()))],
+            ..Default::default()
+        };
+        let e = c.check().unwrap_err().to_string();
+        assert!(
+            e.contains("-Q/--cq-mod 16") && e.contains("not modelled"),
+            "{e}"
+        );
+        let c = PerftestCompat {
+            connection: Some("UD".into()),
+            ..Default::default()
+        };
+        assert!(c
+            .check()
+            .unwrap_err()
+            .to_string()
+            .contains("--connection UD"));
+        let c = PerftestCompat {
+            connection: Some("rc".into()),
+            ..Default::default()
+        };
+        assert!(c.check().unwrap().is_empty());
+    }
+}

@@ -1,0 +1,127 @@
+//! Every flag in perftest's help texts (perftest 4.5's `ib_*_{bw,lat} --help`, kept in
+//! `tests/fixtures/perftest/` so the check runs offline) is either one of `rnic perf`'s own
+//! arguments or in the documented compatibility list (`cli/perftest_compat.rs`: ignored
+//! with a note, or refused with the reason), and none is silently unknown.
+
+use clap::CommandFactory;
+use rnic::cli::args::Cli;
+use rnic::cli::perftest_compat::COMPAT_FLAGS;
+
+/// (short, long) of every flag a help text lists.
+fn flags(help: &str) -> Vec<(Option<char>, String)> {
+    let mut out = Vec::new();
+    for line in help.lines() {
+        let t = line.trim_start();
+        if !t.starts_with('-') {
+            continue;
+        }
+        let (short, rest) = match t.as_bytes() {
+            [b'-', c, b',', b' ', ..] if *c != b'-' => (Some(*c as char), &t[4..]),
+            _ => (None, t),
+        };
+        let Some(rest) = rest.strip_prefix("--") else {
+            continue;
+        };
+        let long: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+            .collect();
+        out.push((short, long));
+    }
+    out
+}
+
+#[test]
+fn every_perftest_flag_is_implemented_or_listed() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/perftest");
+    let cmd = Cli::command();
+    let perf = cmd.find_subcommand("perf").expect("rnic perf");
+    let own = |short: Option<char>, long: &str| {
+        perf.get_arguments()
+            .any(|a| a.get_long() == Some(long) && (short.is_none() || a.get_short() == short))
+            || (long == "help" || long == "version")
+    };
+    let mut files = 0;
+    let mut seen = 0;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let path = e.unwrap().path();
+        let help = std::fs::read_to_string(&path).unwrap();
+        files += 1;
+        for (short, long) in flags(&help) {
+            seen += 1;
+            let listed = COMPAT_FLAGS
+                .iter()
+                .any(|f| f.long == long && f.short == short);
+            assert!(
+                own(short, &long) || listed,
+                "{}: {short:?} --{long} is neither rnic's nor in COMPAT_FLAGS",
+                path.display()
+            );
+        }
+    }
+    assert_eq!(files, 8, "the eight ib_* tools");
+    assert!(seen > 400, "{seen} flag lines read");
+}
+
+/// A perftest command line pastes unchanged: hardware flags get a note, the run goes on.
+#[test]
+fn a_pasted_perftest_line_runs_with_notes() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rnic"))
+        .args([
+            "perf",
+            "write-bw",
+            "-d",
+            "mlx5_0",
+            "-i",
+            "1",
+            "-x",
+            "3",
+            "-F",
+            "-c",
+            "RC",
+            "-s",
+            "4096",
+            "-n",
+            "20",
+            "--report_gbits",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("rnic: ignoring -d/--ib-dev mlx5_0"), "{err}");
+    assert!(err.contains("rnic: ignoring -F/--CPU-freq"), "{err}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rnic"))
+        .args(["perf", "write-bw", "-b"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("-b/--bidirectional is not supported"), "{err}");
+}
+
+/// `-o/--outs N` is perftest's outstanding READ/atomic limit (qp.max_rd_atomic): one READ
+/// in flight per QP waits a round trip per 4 KB; sixteen fill the wire.
+#[test]
+fn outs_limits_the_reads_in_flight() {
+    let gbps = |outs: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_rnic"))
+            .args([
+                "perf", "read-bw", "-s", "4096", "-n", "200", "-o", outs, "--json", "-",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["goodput_gbps"].as_f64().unwrap()
+    };
+    let (one, sixteen) = (gbps("1"), gbps("16"));
+    assert!(
+        sixteen > 80.0 && one < sixteen / 4.0,
+        "-o 1: {one}, -o 16: {sixteen} Gb/s"
+    );
+}
