@@ -66,37 +66,29 @@ fn every_perftest_flag_is_implemented_or_listed() {
 /// A perftest command line pastes unchanged: hardware flags get a note, the run goes on.
 #[test]
 fn a_pasted_perftest_line_runs_with_notes() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rnic"))
-        .args([
-            "perf",
-            "write-bw",
-            "-d",
-            "mlx5_0",
-            "-i",
-            "1",
-            "-x",
-            "3",
-            "-F",
-            "-c",
-            "RC",
-            "-s",
-            "4096",
-            "-n",
-            "20",
-            "--report_gbits",
-        ])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    let (code, _, err) = rnic(&[
+        "perf",
+        "write-bw",
+        "-d",
+        "mlx5_0",
+        "-i",
+        "1",
+        "-x",
+        "3",
+        "-F",
+        "-c",
+        "RC",
+        "-s",
+        "4096",
+        "-n",
+        "20",
+        "--report_gbits",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
     assert!(err.contains("rnic: ignoring -d/--ib-dev mlx5_0"), "{err}");
     assert!(err.contains("rnic: ignoring -F/--CPU-freq"), "{err}");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rnic"))
-        .args(["perf", "write-bw", "-b"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let (code, _, err) = rnic(&["perf", "write-bw", "-b"]);
+    assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("-b/--bidirectional is not supported"), "{err}");
 }
 
@@ -105,18 +97,11 @@ fn a_pasted_perftest_line_runs_with_notes() {
 #[test]
 fn outs_limits_the_reads_in_flight() {
     let gbps = |outs: &str| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_rnic"))
-            .args([
-                "perf", "read-bw", "-s", "4096", "-n", "200", "-o", outs, "--json", "-",
-            ])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let (code, out, err) = rnic(&[
+            "perf", "read-bw", "-s", "4096", "-n", "200", "-o", outs, "--json", "-",
+        ]);
+        assert_eq!(code, Some(0), "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         v["goodput_gbps"].as_f64().unwrap()
     };
     let (one, sixteen) = (gbps("1"), gbps("16"));
@@ -124,4 +109,51 @@ fn outs_limits_the_reads_in_flight() {
         sixteen > 80.0 && one < sixteen / 4.0,
         "-o 1: {one}, -o 16: {sixteen} Gb/s"
     );
+}
+
+fn rnic(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rnic"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `--output` prints the one figure perftest prints; `-w`/`-y` fail the run (exit status 1)
+/// below their limit, in the table's unit, and pass it at or above.
+#[test]
+fn output_and_the_verifier_limits_act_as_in_perftest() {
+    let base = [
+        "perf",
+        "write-bw",
+        "-s",
+        "4096",
+        "-n",
+        "100",
+        "--report_gbits",
+    ];
+    let (_, table, _) = rnic(&base);
+    let row = table
+        .lines()
+        .find(|l| l.trim_start().starts_with("4096"))
+        .unwrap();
+    let avg: f64 = row.split_whitespace().nth(3).unwrap().parse().unwrap();
+    let (code, only, _) = rnic(&[&base[..], &["--output", "bandwidth"]].concat());
+    assert_eq!((code, only.trim().parse::<f64>().unwrap()), (Some(0), avg));
+    let (code, rate, _) = rnic(&[&base[..], &["--output", "message_rate"]].concat());
+    assert_eq!(code, Some(0));
+    assert!(rate.trim().parse::<f64>().unwrap() > 1.0, "{rate}");
+    let below = format!("{}", avg + 1.0);
+    let (code, _, err) = rnic(&[&base[..], &["-w", below.as_str()]].concat());
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("below the -w/--limit_bw"), "{err}");
+    let at = format!("{}", avg - 0.01);
+    assert_eq!(rnic(&[&base[..], &["-w", at.as_str()]].concat()).0, Some(0));
+    let (code, _, err) = rnic(&[&base[..], &["-y", "1000"]].concat());
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("below the -y/--limit_msgrate"), "{err}");
 }

@@ -168,6 +168,13 @@ fn set_parser(s: &str) -> Result<Override, String> {
     parse_set(s).map_err(|e| e.to_string())
 }
 
+fn limit_parser(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("`{s}` is not a number >= 0")),
+    }
+}
+
 fn duration_parser(s: &str) -> Result<f64, String> {
     let v: f64 = s
         .trim()
@@ -245,6 +252,18 @@ pub struct PerfCmd {
     #[arg(short = 'o', long = "outs", value_name = "NUM",
           allow_negative_numbers = true, value_parser = clap::value_parser!(u8).range(1..=16))]
     pub outs: Option<u8>,
+    /// Print only this figure instead of the table (perftest's --output): bandwidth (BW
+    /// average in the table's unit), message_rate (Mpps) or latency (average, µs).
+    #[arg(long = "output", value_name = "UNITS",
+          value_parser = PossibleValuesParser::new(["bandwidth", "message_rate", "latency"]))]
+    pub output: Option<String>,
+    /// Exit with status 1 when the BW average is below VALUE, in the table's unit (MiB/s, or
+    /// Gbit/s with --report_gbits), as perftest's verifier does.
+    #[arg(short = 'w', long = "limit_bw", value_name = "VALUE", value_parser = limit_parser)]
+    pub limit_bw: Option<f64>,
+    /// Exit with status 1 when the message rate is below VALUE Mpps.
+    #[arg(short = 'y', long = "limit_msgrate", value_name = "VALUE", value_parser = limit_parser)]
+    pub limit_msgrate: Option<f64>,
     /// Report BW in Gbit/sec (instead of MiB/sec).
     #[arg(long = "report_gbits", alias = "report-gbits")]
     pub report_gbits: bool,

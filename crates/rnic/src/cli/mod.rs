@@ -184,26 +184,61 @@ fn cmd_perf(
         perf: c.options(),
         pcap: c.pcap.clone(),
     };
-    run_and_report(
+    let table = c.output.is_none();
+    let r = run_and_report(
         &inputs,
         c.sim.json.as_deref(),
         progress.bar,
+        table,
         runner,
         out,
         err,
-    )
+    )?;
+    perftest_verdict(&c, &r, out)
 }
 
-/// Resolves, runs, prints perftest's table (unless JSON goes to stdout) and writes JSON; a
-/// progress bar when `bar` and the JSON does not go to stdout.
+/// perftest's `--output` (the one figure, unless the JSON went to stdout) and its verifier
+/// (`-w`/`-y`: below the limit is a failure, exit status 1).
+fn perftest_verdict(c: &PerfCmd, r: &PerfResult, out: &mut dyn Write) -> anyhow::Result<()> {
+    let unit = if c.report_gbits { "Gbit/s" } else { "MiB/s" };
+    // The table's BW average: MiB/s, or Gbit/s as perftest converts it.
+    let bw = if c.report_gbits {
+        r.bw_avg_mb_s * 1048576.0 * 8.0 / 1e9
+    } else {
+        r.bw_avg_mb_s
+    };
+    let json_to_stdout = c.sim.json.as_deref() == Some(Path::new("-"));
+    match c.output.as_deref() {
+        Some(_) if json_to_stdout => {}
+        Some("bandwidth") => writeln!(out, "{bw:.2}")?,
+        Some("message_rate") => writeln!(out, "{:.6}", r.msg_rate_mops)?,
+        Some(_) => writeln!(out, "{:.2}", r.latency_us.avg)?,
+        None => {}
+    }
+    if let Some(limit) = c.limit_bw.filter(|&l| bw < l) {
+        anyhow::bail!("the BW average {bw:.2} {unit} is below the -w/--limit_bw {limit} {unit}");
+    }
+    if let Some(limit) = c.limit_msgrate.filter(|&l| r.msg_rate_mops < l) {
+        anyhow::bail!(
+            "the message rate {:.6} Mpps is below the -y/--limit_msgrate {limit} Mpps",
+            r.msg_rate_mops
+        );
+    }
+    Ok(())
+}
+
+/// Resolves, runs, prints perftest's table (when `table`, unless JSON goes to stdout) and
+/// writes JSON; a progress bar when `bar` and the JSON does not go to stdout. Returns the
+/// result of a run that ended `ok`.
 pub fn run_and_report(
     inputs: &RunInputs,
     json_path: Option<&Path>,
     bar: bool,
+    table: bool,
     runner: &dyn PerfRunner,
     out: &mut dyn Write,
     err: &mut dyn Write,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<PerfResult> {
     let (cfg, spec) = inputs.resolve()?;
     runner.check(&cfg, &spec)?;
     let json_to_stdout = json_path.is_some_and(|p| p == Path::new("-"));
@@ -215,7 +250,7 @@ pub fn run_and_report(
     }
     let show_progress = bar && !json_to_stdout;
     let result = progress::execute_with_bar(runner, &cfg, &spec, &inputs.profile, show_progress)?;
-    if !json_to_stdout {
+    if table && !json_to_stdout {
         out.write_all(text::render(&result, &spec, &cfg, inputs.perf.report_gbits).as_bytes())?;
         if inputs.perf.stats {
             out.write_all(text::stats(&result).as_bytes())?;
@@ -243,7 +278,7 @@ pub fn run_and_report(
         }
         .into());
     }
-    Ok(())
+    Ok(result)
 }
 
 fn cmd_config_show(
@@ -306,10 +341,12 @@ fn cmd_run(
         &inputs,
         json_path.as_deref(),
         progress.bar,
+        true,
         runner,
         out,
         err,
     )
+    .map(|_| ())
     .with_context(|| format!("scenario {origin}"))
 }
 

@@ -5,7 +5,7 @@
 //! with a message naming the flag (never silently run a different experiment).
 //!
 //! The implemented flags are `rnic perf`'s own arguments (`-s -n -q -t -a -m -D -u -A
-//! --report_gbits -o -c RC`, and `-V`/`-h`, which every rnic command has). The list below and those arguments together cover every flag
+//! --report_gbits -o -c RC --output -w -y`, and `-V`/`-h`, which every rnic command has). The list below and those arguments together cover every flag
 //! in the help texts of perftest 4.5's `ib_{write,read,send,atomic}_{bw,lat}`
 //! (`tests/fixtures/perftest/`, checked by `tests/perftest_flags.rs`).
 
@@ -208,9 +208,6 @@ pub const COMPAT_FLAGS: &[CompatFlag] = &[
         false,
         Refused("a simulation must end; use -D SECONDS"),
     ),
-    flag("limit_bw", Some('w'), true, Refused(NOT_YET)),
-    flag("limit_msgrate", Some('y'), true, Refused(NOT_YET)),
-    flag("output", None, true, Refused(NOT_YET)),
     flag(
         "out_json",
         None,
