@@ -136,6 +136,14 @@ pub fn check_run(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
     let p = ModelParams::from_config(cfg);
     let nodes = spec.clients.max(1) as usize + 1;
     crate::net::topology::check(cfg, nodes).map_err(|e| UsageError(e.to_string()))?;
+    let lists = !spec.test.is_latency() && spec.procs.is_none();
+    if lists && cfg.host.post_list > spec.tx_depth {
+        return Err(UsageError(format!(
+            "-l/--post_list {} (host.post_list) exceeds the tx depth {} (-t): a list of WQEs \
+             must fit in the send queue; raise -t or lower -l",
+            cfg.host.post_list, spec.tx_depth
+        )));
+    }
     for &size in &spec.sizes {
         if size > MAX_MSG_BYTES {
             return Err(UsageError(format!(

@@ -164,6 +164,8 @@ pub struct HostParams {
     /// Application cores per node; QP i is served by core i mod cores. Default 10 (csRNA's
     /// hosts have 10 cores).
     pub cores: u32,
+    /// Bandwidth tests: WQEs per post list (one doorbell per list). Default 1.
+    pub post_list: u32,
 }
 
 /// NIC parameters: caches, sizes and per-unit initiation intervals (II) in picoseconds
@@ -368,6 +370,7 @@ impl ModelParams {
                 poll_cq_ps: ns(cfg.host.poll_cq_ns),
                 mem_latency_ps: ns(cfg.host.mem_latency_ns),
                 cores: cfg.host.cores.max(1),
+                post_list: cfg.host.post_list.max(1),
             },
             pmtu: cfg.qp.pmtu,
             max_events: cfg.sim.max_events,

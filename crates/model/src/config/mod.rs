@@ -385,6 +385,10 @@ config_section! {
         mem_latency_ns: f64 = 80.0; "ns", NS;
         /// Application cores per host; QP i is served by core i mod cores (csRNA: 10)
         cores: u32 = 10; "cores", uint(1, 4096);
+        /// Bandwidth tests: WQEs per post list: the application posts a list of this many
+        /// WQEs once there is room for all of them, and rings the doorbell once per list
+        /// (perftest -l); each WQE still costs post_send_ns of CPU time
+        post_list: u32 = 1; "WQEs", uint(1, 4096);
     }
 }
 

@@ -165,6 +165,8 @@ pub struct Perftest {
     pub iters: u64,
     /// Outstanding WQEs per QP (bandwidth).
     pub tx_depth: u32,
+    /// WQEs per post list and doorbell (bandwidth tests; at most `tx_depth`).
+    pub post_list: u32,
     /// Buffer stride per pair, bytes.
     pub stride: u64,
     /// Bytes of one SQ/RQ ring slot (`nic.wqe_bytes`; the WQE format fills the first 64).
@@ -523,6 +525,37 @@ impl Perftest {
         at: TimePs,
         cx: &mut HostCx<'_>,
     ) -> TimePs {
+        self.post_list_of(node, qpn, 1, at, cx)
+    }
+
+    /// A core of `node` posts a list of `k` send WQEs on `qpn` starting at `at` (perftest
+    /// `-l`): each costs `post_ps` of the core; one doorbell, stored after the last.
+    fn post_list_of(
+        &mut self,
+        node: usize,
+        qpn: u32,
+        k: u32,
+        at: TimePs,
+        cx: &mut HostCx<'_>,
+    ) -> TimePs {
+        let mut end = at;
+        for _ in 0..k {
+            end = self.write_wqe(node, qpn, end, cx);
+        }
+        let pi = self.nodes[node].qps[qpn as usize].sq_pi;
+        cx.q.push(
+            end,
+            Ev::Nic {
+                node: node as u32,
+                ev: NicEv::Mmio { qpn, pi },
+            },
+        );
+        end
+    }
+
+    /// A core of `node` writes the next send WQE of `qpn` into its SQ from `at`; returns
+    /// when the core is free again.
+    fn write_wqe(&mut self, node: usize, qpn: u32, at: TimePs, cx: &mut HostCx<'_>) -> TimePs {
         let hq = self.nodes[node].qps[qpn as usize];
         let i = hq.pair;
         let core = usize::from(hq.core);
@@ -548,13 +581,6 @@ impl Perftest {
         if self.first_post.is_none_or(|f| start < f) {
             self.first_post = Some(start);
         }
-        cx.q.push(
-            end,
-            Ev::Nic {
-                node: node as u32,
-                ev: NicEv::Mmio { qpn, pi },
-            },
-        );
         end
     }
 
@@ -662,7 +688,8 @@ impl Perftest {
     /// One step of a core's initial fill at `now`.
     pub(crate) fn on_fill(&mut self, node: usize, now: TimePs, core: u32, cx: &mut HostCx<'_>) {
         let c = core as usize;
-        let depth = u64::from(self.tx_depth);
+        // Rounds of one list per QP fill the tx depth.
+        let depth = u64::from(self.tx_depth.div_ceil(self.post_list));
         loop {
             let f = &mut self.fill[c];
             if f.round >= depth || f.qpns.is_empty() || self.finished {
@@ -685,8 +712,9 @@ impl Perftest {
                 f.next = 0;
                 f.round += 1;
             }
-            if self.may_post(node, qpn, now) {
-                let end = self.post(node, qpn, now, cx);
+            let k = self.list_len(node, qpn, now);
+            if k > 0 {
+                let end = self.post_list_of(node, qpn, k, now, cx);
                 cx.q.push(
                     end,
                     Ev::Host {
@@ -699,18 +727,27 @@ impl Perftest {
         }
     }
 
-    /// Whether the initiator may post another WQE on `qpn` (room under tx_depth, work
-    /// left).
-    fn may_post(&self, node: usize, qpn: u32, t: TimePs) -> bool {
+    /// How many WQEs the initiator posts on `qpn` now as one list (0: none): `post_list`,
+    /// or what is left of the iterations, once tx_depth has room for all of them.
+    fn list_len(&self, node: usize, qpn: u32, t: TimePs) -> u32 {
         let i = self.nodes[node].qps[qpn as usize].pair as usize;
         let p = self.pairs[i];
-        let room = p.posted - p.completed < u64::from(self.tx_depth);
-        let work = if self.duration_mode {
-            t < self.window.1
+        let left = if self.duration_mode {
+            if t < self.window.1 {
+                u64::MAX
+            } else {
+                0
+            }
         } else {
-            p.posted < self.iters
+            self.iters.saturating_sub(p.posted)
         };
-        room && work && !self.finished
+        let free = u64::from(self.tx_depth).saturating_sub(p.posted - p.completed);
+        let want = u64::from(self.post_list).min(left);
+        if self.finished || want == 0 || free < want {
+            0
+        } else {
+            want as u32
+        }
     }
 
     /// `--procs`: process `pr` posts on its current QP at `at`, if work is left; otherwise
@@ -935,8 +972,9 @@ impl Perftest {
             self.warming_pairs -= 1;
         }
         self.maybe_open(t, cx);
-        if self.may_post(node, cqe.qpn, t) {
-            self.post(node, cqe.qpn, t, cx);
+        let k = self.list_len(node, cqe.qpn, t);
+        if k > 0 {
+            self.post_list_of(node, cqe.qpn, k, t, cx);
         } else if !self.duration_mode && p.completed == self.iters {
             self.pairs_done += 1;
             if self.pairs_done == self.pairs.len() {

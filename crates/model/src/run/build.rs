@@ -439,6 +439,11 @@ fn application(
         seed: p.seed,
         iters: f.iters.max(1),
         tx_depth: if lat { 1 } else { pl.tx_depth },
+        post_list: if lat || pl.procs > 0 {
+            1
+        } else {
+            p.host.post_list
+        },
         stride: pl.layout.stride,
         wqe_bytes: p.nic.wqe_bytes,
         pairs,

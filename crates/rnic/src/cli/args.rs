@@ -248,6 +248,11 @@ pub struct PerfCmd {
     /// Atomic operation of atomic tests [default: FETCH_AND_ADD].
     #[arg(short = 'A', long = "atomic_type", value_parser = AtomicParser, value_name = "TYPE")]
     pub atomic_type: Option<AtomicOp>,
+    /// Bandwidth tests: post lists of N WQEs, one doorbell per list (sets host.post_list)
+    /// [default: 1].
+    #[arg(short = 'l', long = "post_list", value_name = "N",
+          allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub post_list: Option<u32>,
     /// Outstanding RDMA READ/atomic requests per QP (sets qp.max_rd_atomic) [default: 16].
     #[arg(short = 'o', long = "outs", value_name = "NUM",
           allow_negative_numbers = true, value_parser = clap::value_parser!(u8).range(1..=16))]
