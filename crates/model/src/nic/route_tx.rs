@@ -313,7 +313,7 @@ impl Nic {
     /// headers from it).
     pub(crate) fn on_tx_job_ready(&mut self, now: TimePs, job: u32, cx: &mut NicCx<'_>) {
         let mut submitted = false;
-        for (head, qpn) in self.fetch.release_ready(job) {
+        for (head, qpn) in self.fetch.release_ready(job, now) {
             self.qpc.submit(QpcJob {
                 qpn,
                 channel: Channel::Requester,
@@ -356,7 +356,7 @@ impl Nic {
         }
         self.tx.backlog += 1;
         self.tx.posted(j.qpn, j.decoded_at);
-        self.iso.ready(j.qpn, now);
+        self.iso.ready(j.qpn, j.ready_at);
         self.tx_enlist(j.qpn);
         self.tx_kick(now, cx);
         // The WQE left the WQE buffer: a paused scheduler may have room again.

@@ -97,6 +97,7 @@ impl WqeFetch {
                 wqe,
                 ready: false,
                 decoded_at: t,
+                ready_at: t,
                 queue,
             });
             let q = queue as usize;
@@ -138,12 +139,13 @@ impl WqeFetch {
         self.awaiting_buffer.pop_front()
     }
 
-    /// Marks `job` ready (payload in the NIC) and releases, in fetch order, every ready job
-    /// at the head of its FIFO: `(job, qpn)` pairs for the requester.
-    pub fn release_ready(&mut self, job: u32) -> std::vec::Drain<'_, (u32, u32)> {
+    /// Marks `job` ready (payload in the NIC) at `now` and releases, in fetch order, every
+    /// ready job at the head of its FIFO: `(job, qpn)` pairs for the requester.
+    pub fn release_ready(&mut self, job: u32, now: TimePs) -> std::vec::Drain<'_, (u32, u32)> {
         let q = match self.jobs.get_mut(job) {
             Some(j) => {
                 j.ready = true;
+                j.ready_at = now;
                 j.queue as usize
             }
             None => 0,

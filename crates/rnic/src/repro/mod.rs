@@ -29,6 +29,7 @@ pub mod csrna;
 pub mod curve;
 pub mod docs;
 pub mod figure;
+pub mod isolation;
 pub mod report;
 mod run;
 
@@ -41,7 +42,7 @@ use crate::sweep::{Point, Sweep};
 use crate::UsageError;
 
 /// Every paper, in `rnic repro all` order. A new paper is one module and one entry here.
-pub const PAPERS: &[&Paper] = &[&csrna::PAPER];
+pub const PAPERS: &[&Paper] = &[&csrna::PAPER, &isolation::PAPER];
 
 /// Ids that are commands, not experiments or papers.
 pub const RESERVED: &[&str] = &["all", "list"];

@@ -75,7 +75,7 @@ impl Isolation {
         }
     }
 
-    /// A WQE of `qpn` became ready (went to the transport) at `now`.
+    /// A WQE of `qpn` that became ready at `now` went to the transport.
     pub fn ready(&mut self, qpn: u32, now: TimePs) {
         let i = qpn as usize;
         if self.ready_at.len() <= i {

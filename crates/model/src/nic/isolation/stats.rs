@@ -1,6 +1,11 @@
-//! Per-class statistics of TX isolation: the LS waiting time the paper plots (from the WQE
-//! being ready — handed to the transport with its payload's first packet in the NIC — to
-//! its first packet leaving the TX engine), per-tenant bytes, FIFO and station occupancy.
+//! Per-class statistics of TX isolation: the LS waiting time the paper plots, per-tenant
+//! bytes, FIFO and station occupancy.
+//!
+//! Waiting time: from the WQE being ready (decoded, and its payload — with streaming its
+//! first packet's — in the NIC: it could be executed) to its first packet leaving the TX
+//! engine. It holds the wait in the WQE FIFO behind WQEs that are not ready (the shared
+//! FIFO's head-of-line blocking), the requester's QPC access, and the wait for the
+//! transport (run to completion: whole messages of other QPs).
 
 use rnic_sim::TimePs;
 
