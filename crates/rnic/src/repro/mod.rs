@@ -112,6 +112,9 @@ pub struct Experiment {
     pub figure: &'static str,
     /// The experiment: zero or more sweep files.
     pub sweeps: &'static [SweepFile],
+    /// The evaluator simulates concurrent flows itself (a sweep runs one flow per point);
+    /// it skips them when [`Outputs::dry`] (the claims' wording is wanted, not results).
+    pub runs_flows: bool,
     /// Every claim the evaluator reports, in its order, with where it comes from.
     pub claims: &'static [ClaimSource],
     /// Checks the claims on the results and draws the figures.
@@ -122,6 +125,9 @@ pub struct Experiment {
 #[derive(Debug, Clone)]
 pub struct Outputs {
     pub sweeps: Vec<(Sweep, Vec<(Point, PerfResult)>)>,
+    /// Only the claims' wording is wanted (`docs/claims.md`): evaluators that simulate on
+    /// their own ([`Experiment::runs_flows`]) run nothing.
+    pub dry: bool,
 }
 
 /// What an evaluator returns.

@@ -18,6 +18,7 @@ pub const EXPERIMENT: Experiment = Experiment {
             only its own under isolated",
     figure: "Isolated backpressure",
     sweeps: &[],
+    runs_flows: true,
     claims: &[
         ClaimSource {
             id: "coupled-stalls-all",
@@ -36,7 +37,7 @@ pub const EXPERIMENT: Experiment = Experiment {
                 header-limited rate minus the slow tenant's goodput).",
         },
     ],
-    evaluate: |_: &Outputs| eval_backpressure(&BackpressurePlan::full()),
+    evaluate: |o: &Outputs| eval_backpressure(&BackpressurePlan::of(o)),
 };
 
 /// The points of isolation-backpressure.
@@ -47,15 +48,45 @@ pub struct BackpressurePlan {
     pub iters: u64,
     /// The slow tenant's packet window, PSNs.
     pub slow_window_psns: u32,
+    /// Points: (label, architecture, further overrides). The claims read `v2-coupled`
+    /// and `v2`.
+    pub arms: Vec<(&'static str, Arch, Vec<String>)>,
 }
 
 impl BackpressurePlan {
+    /// No points.
+    pub fn none() -> Self {
+        BackpressurePlan {
+            arms: Vec::new(),
+            ..Self::full()
+        }
+    }
+
+    /// The full plan, or none when only the claims' wording is wanted.
+    pub fn of(o: &Outputs) -> Self {
+        if o.dry {
+            Self::none()
+        } else {
+            Self::full()
+        }
+    }
+
     /// 64 KB messages, 100 per tenant, a window of 2 PSNs for the slow tenant.
     pub fn full() -> Self {
         BackpressurePlan {
             size: 65536,
             iters: 100,
             slow_window_psns: 2,
+            arms: vec![
+                ("baseline", Arch::Baseline, Vec::new()),
+                ("v1", Arch::V1, Vec::new()),
+                (
+                    "v2-coupled",
+                    Arch::V2,
+                    vec!["nic.iso_backpressure=coupled".into()],
+                ),
+                ("v2", Arch::V2, Vec::new()),
+            ],
         }
     }
 }
@@ -72,19 +103,17 @@ pub fn eval_backpressure(plan: &BackpressurePlan) -> anyhow::Result<Evaluation> 
         iters: plan.iters,
         ..Bs::beside_ls(plan.size)
     };
-    let mk = |label: &str, arch: Arch, sets: &[&str]| PointSpec {
-        label: label.to_string(),
-        arch,
-        ls: false,
-        bs: vec![slow, fast],
-        sets: sets.iter().map(|s| s.to_string()).collect(),
-    };
-    let points = vec![
-        mk("baseline", Arch::Baseline, &[]),
-        mk("v1", Arch::V1, &[]),
-        mk("v2-coupled", Arch::V2, &["nic.iso_backpressure=coupled"]),
-        mk("v2", Arch::V2, &[]),
-    ];
+    let points: Vec<PointSpec> = plan
+        .arms
+        .iter()
+        .map(|(label, arch, sets)| PointSpec {
+            label: label.to_string(),
+            arch: *arch,
+            ls: false,
+            bs: vec![slow, fast],
+            sets: sets.clone(),
+        })
+        .collect();
     let res = run_points(&points)?;
     let cfg = crate::config::Config::resolve(PROFILE, &[])?;
     let bound = header_limited_gbps(&cfg, plan.size, u64::from(cfg.qp.pmtu));

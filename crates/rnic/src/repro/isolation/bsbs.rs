@@ -14,6 +14,7 @@ pub const EXPERIMENT: Experiment = Experiment {
             adaptive WRR equalises them",
     figure: "BS-BS isolation",
     sweeps: &[],
+    runs_flows: true,
     claims: &[
         ClaimSource {
             id: "rr-follows-pmtu",
@@ -33,7 +34,7 @@ pub const EXPERIMENT: Experiment = Experiment {
                 two goodputs within 10 % of each other.",
         },
     ],
-    evaluate: |_: &Outputs| eval_bs_bs(&BsBsPlan::full()),
+    evaluate: |o: &Outputs| eval_bs_bs(&BsBsPlan::of(o)),
 };
 
 /// The points of isolation-bs-bs.
@@ -52,6 +53,23 @@ pub struct BsBsPlan {
 }
 
 impl BsBsPlan {
+    /// No points.
+    pub fn none() -> Self {
+        BsBsPlan {
+            arms: Vec::new(),
+            ..Self::full()
+        }
+    }
+
+    /// The full plan, or none when only the claims' wording is wanted.
+    pub fn of(o: &Outputs) -> Self {
+        if o.dry {
+            Self::none()
+        } else {
+            Self::full()
+        }
+    }
+
     /// 1 MB messages, a 10 ms window (at least 100 messages on the wire, the model's
     /// floor for a rate within 1 %), under each architecture.
     pub fn full() -> Self {

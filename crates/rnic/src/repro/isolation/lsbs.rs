@@ -17,13 +17,14 @@ pub const LS_ALONE: Experiment = Experiment {
     title: "a lone LS tenant's latency is not raised by v1 or v2",
     figure: "Overheads",
     sweeps: &[],
+    runs_flows: true,
     claims: &[ClaimSource {
         id: "not-raised",
         source: "Overheads: \"Will the latency increase for a single running \
             latency-sensitive tenant? No\". Ours: the LS tenant alone (64 B WRITE ping-pong), \
             p50 and p99 latency under v1 and v2 at most 2 % above the baseline's.",
     }],
-    evaluate: |_: &Outputs| eval_ls_alone(&LsAlonePlan::full()),
+    evaluate: |o: &Outputs| eval_ls_alone(&LsAlonePlan::of(o)),
 };
 
 /// isolation-ls-bs.
@@ -33,6 +34,7 @@ pub const LS_BS: Experiment = Experiment {
             transport iteration under v1",
     figure: "LS-BS isolation",
     sweeps: &[],
+    runs_flows: true,
     claims: &[
         ClaimSource {
             id: "baseline-grows",
@@ -58,7 +60,7 @@ pub const LS_BS: Experiment = Experiment {
                 2 iterations (as v1-sizes) for 1, 2, 4 and 8 BS tenants of 1 MB messages.",
         },
     ],
-    evaluate: |_: &Outputs| eval_ls_bs(&LsBsPlan::full()),
+    evaluate: |o: &Outputs| eval_ls_bs(&LsBsPlan::of(o)),
 };
 
 /// The points of isolation-ls-alone.
@@ -68,6 +70,20 @@ pub struct LsAlonePlan {
 }
 
 impl LsAlonePlan {
+    /// No points.
+    pub fn none() -> Self {
+        LsAlonePlan { archs: Vec::new() }
+    }
+
+    /// The full plan, or none when only the claims' wording is wanted.
+    pub fn of(o: &Outputs) -> Self {
+        if o.dry {
+            Self::none()
+        } else {
+            Self::full()
+        }
+    }
+
     /// Baseline, v1 and v2.
     pub fn full() -> Self {
         LsAlonePlan {
@@ -167,6 +183,25 @@ pub struct LsBsPlan {
 }
 
 impl LsBsPlan {
+    /// No points.
+    pub fn none() -> Self {
+        LsBsPlan {
+            sizes: Vec::new(),
+            counts: Vec::new(),
+            count_size: 1 << 20,
+            archs: Vec::new(),
+        }
+    }
+
+    /// The full plan, or none when only the claims' wording is wanted.
+    pub fn of(o: &Outputs) -> Self {
+        if o.dry {
+            Self::none()
+        } else {
+            Self::full()
+        }
+    }
+
     /// 4 KB to 1 MB beside one BS tenant; 1 to 8 BS tenants of 1 MB.
     pub fn full() -> Self {
         LsBsPlan {
