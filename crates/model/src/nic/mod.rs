@@ -19,6 +19,11 @@
 //! (the descriptor request becomes a prefetch, [`scheduler`]); `nic.qpc_placement` puts the
 //! QPC/MPT/MTT backing store in host memory (PCIe) or on-board DDR ([`ddr`]).
 //!
+//! TX isolation switches ([`isolation`]): `nic.tx_isolation` selects the baseline TX
+//! architecture (shared WQE FIFO, run to completion, coupled backpressure, round robin) or
+//! the TX-isolation paper's optimized-v1/v2 (separate WQE caching, slicing execution,
+//! isolated backpressure, adaptive WRR), each part also switchable alone (`nic.iso_*`).
+//!
 //! Every unit has an initiation interval in NIC cycles, reports its counters, and every
 //! on-chip structure reports its bytes ([`onchip`]).
 

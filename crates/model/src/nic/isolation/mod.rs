@@ -44,8 +44,9 @@ pub struct Isolation {
     pub parts: IsoParts,
     /// Separate WQE FIFOs' occupancy.
     pub fifos: TenantFifos,
-    /// Per QPN: when each WQE handed to the transport and not yet started became ready.
-    ready_at: Vec<VecDeque<TimePs>>,
+    /// Per QPN: when each WQE handed to the transport and not yet started became ready,
+    /// and when it was handed to the transport.
+    ready_at: Vec<VecDeque<(TimePs, TimePs)>>,
     /// p_wqes in the slicing station now.
     pub station: u32,
     /// Report the isolation counters (a mechanism runs, or a QP has a tenant other than 0).
@@ -75,27 +76,29 @@ impl Isolation {
         }
     }
 
-    /// A WQE of `qpn` that became ready at `now` went to the transport.
-    pub fn ready(&mut self, qpn: u32, now: TimePs) {
+    /// A WQE of `qpn` that became ready at `ready` went to the transport at `now`.
+    pub fn ready(&mut self, qpn: u32, ready: TimePs, now: TimePs) {
         let i = qpn as usize;
         if self.ready_at.len() <= i {
             self.ready_at.resize_with(i + 1, VecDeque::new);
         }
-        self.ready_at[i].push_back(now);
+        self.ready_at[i].push_back((ready, now));
     }
 
     /// The first packet of `qpn`'s oldest ready WQE left at `now`: its waiting time is
     /// counted and it leaves its FIFO. Returns QPs to re-activate (their FIFO has room).
     pub fn started(&mut self, qpn: u32, tag: u32, now: TimePs) -> Vec<u32> {
         let ls = tenant::is_ls(tag);
-        if let Some(at) = self
+        if let Some((ready, posted)) = self
             .ready_at
             .get_mut(qpn as usize)
             .and_then(|d| d.pop_front())
         {
-            let w = now.saturating_sub(at);
+            let w = now.saturating_sub(ready);
             if ls {
                 self.stats.ls_wait.push(w);
+                self.stats.ls_wait_fifo.push(posted.saturating_sub(ready));
+                self.stats.ls_wait_engine.push(now.saturating_sub(posted));
             } else {
                 self.stats.bs_wait.push(w);
             }
@@ -162,6 +165,10 @@ impl crate::stats::Report for Isolation {
         }
         let s = &self.stats;
         s.ls_wait.report(&format!("{prefix}.ls_wait"), reg);
+        s.ls_wait_fifo
+            .report(&format!("{prefix}.ls_wait_fifo"), reg);
+        s.ls_wait_engine
+            .report(&format!("{prefix}.ls_wait_engine"), reg);
         s.bs_wait.report(&format!("{prefix}.bs_wait"), reg);
         for (t, &b) in s.tenant_tx_bytes.iter().enumerate() {
             if b > 0 {

@@ -65,6 +65,12 @@ impl Waits {
 pub struct IsoStats {
     /// LS waiting times.
     pub ls_wait: Waits,
+    /// Their first part: ready until handed to the transport (the WQE FIFO's order and the
+    /// requester's QPC access).
+    pub ls_wait_fifo: Waits,
+    /// Their second part: handed to the transport until the first packet left (the TX
+    /// engine busy with other QPs' packets).
+    pub ls_wait_engine: Waits,
     /// BS waiting times (same definition).
     pub bs_wait: Waits,
     /// Payload bytes of first transmissions, per tenant.

@@ -274,19 +274,21 @@ pub fn eval_ls_bs(plan: &LsBsPlan) -> anyhow::Result<Evaluation> {
         PAPER_V1_WAIT_CYCLES
     );
     let mut csv = String::from(
-        "arch,bs_tenants,bs_bytes,wait_p50_ns,wait_p99_ns,wait_max_ns,lat_p50_us,lat_p99_us,\
-         bs_gbps_total,ok\n",
+        "arch,bs_tenants,bs_bytes,wait_p50_ns,wait_p99_ns,wait_max_ns,wait_fifo_max_ns,\
+         wait_engine_max_ns,lat_p50_us,lat_p99_us,bs_gbps_total,ok\n",
     );
     for r in &res {
         let bs: f64 = r.bs_gbps.iter().sum();
         let _ = writeln!(
             notes,
-            "  {:<24} waiting p50 {:>9.0} ns  p99 {:>9.0} ns  max {:>9.0} ns | latency p50 \
-             {:>8.3} us p99 {:>8.3} us | BS {:>5.1} Gb/s{}",
+            "  {:<24} waiting p50 {:>9.0} ns  p99 {:>9.0} ns  max {:>9.0} ns (FIFO {:>9.0}, \
+             engine {:>9.0}) | latency p50 {:>8.3} us p99 {:>8.3} us | BS {:>5.1} Gb/s{}",
             r.label,
             r.ls_wait_ns.0,
             r.ls_wait_ns.1,
             r.ls_wait_ns.2,
+            r.ls_wait_parts_max_ns.0,
+            r.ls_wait_parts_max_ns.1,
             r.ls_lat_us.0,
             r.ls_lat_us.1,
             bs,
@@ -300,8 +302,15 @@ pub fn eval_ls_bs(plan: &LsBsPlan) -> anyhow::Result<Evaluation> {
         );
         let _ = writeln!(
             csv,
-            "{a},{n},{s},{},{},{},{},{},{bs},{}",
-            r.ls_wait_ns.0, r.ls_wait_ns.1, r.ls_wait_ns.2, r.ls_lat_us.0, r.ls_lat_us.1, r.ok
+            "{a},{n},{s},{},{},{},{},{},{},{},{bs},{}",
+            r.ls_wait_ns.0,
+            r.ls_wait_ns.1,
+            r.ls_wait_ns.2,
+            r.ls_wait_parts_max_ns.0,
+            r.ls_wait_parts_max_ns.1,
+            r.ls_lat_us.0,
+            r.ls_lat_us.1,
+            r.ok
         );
     }
     let mut claims = Vec::new();

@@ -88,6 +88,9 @@ pub struct PointResult {
     pub ls_lat_us: (f64, f64),
     /// LS waiting time from ready to first packet leaving the TX engine, ns: p50, p99, max.
     pub ls_wait_ns: (f64, f64, f64),
+    /// The longest of each part of it, ns: in the WQE FIFO (ready until handed to the
+    /// transport), at the TX engine (handed over until the first packet left).
+    pub ls_wait_parts_max_ns: (f64, f64),
     /// Goodput of each BS tenant, Gb/s.
     pub bs_gbps: Vec<f64>,
     /// Server NIC counters.
@@ -219,6 +222,10 @@ pub fn run_point(p: &PointSpec) -> anyhow::Result<PointResult> {
     }
     let ns = |k: &str| out.stat(&format!("nic.iso.ls_wait.{k}")) as f64 / 1e3;
     out.ls_wait_ns = (ns("p50_ps"), ns("p99_ps"), ns("max_ps"));
+    out.ls_wait_parts_max_ns = (
+        out.stat("nic.iso.ls_wait_fifo.max_ps") as f64 / 1e3,
+        out.stat("nic.iso.ls_wait_engine.max_ps") as f64 / 1e3,
+    );
     if !out.ok && out.reason.is_empty() {
         out.reason = "a flow's bytes were not verified".into();
     }
