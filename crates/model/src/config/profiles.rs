@@ -54,7 +54,7 @@ cores = 10
         name: "isolation",
         description: "TX performance isolation: optimized-v2 TX architecture (separate WQE \
                       caching, slicing execution, isolated backpressure, adaptive WRR), PMTU \
-                      1 KB, 8 client nodes for up to 8 BS tenants beside an LS tenant",
+                      1 KB, 9 client nodes: up to 8 BS tenants and an LS tenant each on its own",
         // The paper's setup: PMTU 1 KB unless stated, 100 Gb/s; the architecture under test
         // is v2, and `rnic repro isolation` sets nic.tx_isolation to compare each arm.
         overlay: r#"
@@ -65,7 +65,7 @@ tx_isolation = "v2"
 pmtu = 1024
 
 [net]
-clients = 8
+clients = 9
 "#,
     },
 ];

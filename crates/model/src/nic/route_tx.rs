@@ -146,12 +146,27 @@ impl Nic {
         let fit =
             self.fetch
                 .decode_visit(now, v, &qp, queue, &*cx.mem, &self.p.nic, &mut to_translate);
+        let lane = self.tx_lane(v.qpn);
         for tj in to_translate.drain(..) {
-            self.trans.submit(TransLane::Tx, tj);
+            self.trans.submit(lane, tj);
         }
         self.scratch_trans = to_translate;
         self.qps[v.qpn as usize].chunk_wqes = fit;
         self.tx_buffer_pump(now, cx);
+    }
+
+    /// The translation lane of `qpn`'s WQEs: LS WQEs get their own when TX isolation caches
+    /// them separately.
+    fn tx_lane(&self, qpn: u32) -> TransLane {
+        let ls = self
+            .qps
+            .get(qpn as usize)
+            .is_some_and(|q| tenant::is_ls(q.iso_tag));
+        if self.iso.parts.separate_caching && ls {
+            TransLane::TxLs
+        } else {
+            TransLane::Tx
+        }
     }
 
     /// Starts the translation (and then the payload read) of waiting WQEs while the TX
@@ -167,7 +182,8 @@ impl Nic {
             // packet: it holds at most one packet of it at a time.
             self.tx_buffer_reserve(qpn, tj.len.min(pmtu));
             tj.at = tj.at.max(now);
-            self.trans.submit(TransLane::Tx, tj);
+            let lane = self.tx_lane(qpn);
+            self.trans.submit(lane, tj);
         }
     }
 

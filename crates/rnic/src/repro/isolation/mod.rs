@@ -10,9 +10,10 @@
 //! a plan (its points), so the suite's reduced tests run the same evaluator on fewer points.
 //!
 //! Setup shared by every experiment (the paper's words; rnic's choices are marked):
-//! LS tenant: 64 B messages (write-lat, 40 round trips from 20 µs, tenant 9); BS tenants:
-//! 4 KB to 1 MB WRITE messages, 8 in flight per QP (rnic's choice: enough to keep the port
-//! busy from 4 KB), tenants 1..=8 each to its own client node; PMTU 1 KB unless stated.
+//! LS tenant: 64 B messages (write-lat, 40 round trips from 20 µs, tenant 9, to client node
+//! 9); BS tenants: 4 KB to 1 MB WRITE messages, 8 in flight per QP (rnic's choice: enough
+//! to keep the port busy from 16 KB), tenants 1..=8 each to its own client node; PMTU 1 KB
+//! unless stated.
 
 mod backpressure;
 mod bsbs;
@@ -34,6 +35,11 @@ pub const PROFILE: &str = "isolation";
 pub const LS_BYTES: u64 = 64;
 /// The LS tenant's id (BS tenants are 1..=8).
 pub const LS_TENANT: u16 = 9;
+/// The LS tenant's client node: its own, so its round trip shares the server's TX path
+/// with the BS tenants but no receiver (a client receiving a BS stream at line rate
+/// delays the LS write's DMA into its memory: interference on the receive side, which
+/// the paper does not address).
+pub const LS_CLIENT: u32 = 9;
 /// LS round trips per point.
 pub const LS_ITERS: u64 = 40;
 /// When the LS flow starts, µs (the BS streams are running by then).

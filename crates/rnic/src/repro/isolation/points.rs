@@ -6,7 +6,7 @@ use crate::model::flow::{FlowClass, FlowSpec, FlowsSpec};
 use crate::model::result::RunStatus;
 use crate::model::workload::{AtomicOp, PerfTest, QpProfile};
 
-use super::{BS_DEPTH, LS_BYTES, LS_ITERS, LS_START_US, LS_TENANT, PROFILE};
+use super::{BS_DEPTH, LS_BYTES, LS_CLIENT, LS_ITERS, LS_START_US, LS_TENANT, PROFILE};
 
 /// The TX architecture of a point (`nic.tx_isolation`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,7 +68,7 @@ pub struct PointSpec {
     /// Label in tables and CSV.
     pub label: String,
     pub arch: Arch,
-    /// An LS tenant (tenant 0) runs beside the BS tenants.
+    /// An LS tenant (tenant 9, client node 9) runs beside the BS tenants.
     pub ls: bool,
     /// BS tenants 1..=len, tenant i to client node i.
     pub bs: Vec<Bs>,
@@ -119,7 +119,7 @@ pub fn build(p: &PointSpec) -> anyhow::Result<(Config, FlowsSpec)> {
             PerfTest::WriteLat,
             LS_BYTES,
             LS_ITERS,
-            1,
+            LS_CLIENT,
             LS_TENANT,
             FlowClass::Ls,
             QpProfile {
