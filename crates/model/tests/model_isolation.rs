@@ -213,3 +213,13 @@ fn a_tenant_beyond_the_qpn_field_is_refused() {
         "{msg}"
     );
 }
+
+#[test]
+fn v2_is_deterministic() {
+    let mut cfg = Config::default();
+    cfg.nic.tx_isolation = TxIsolation::V2;
+    let (a, b) = (run(&cfg), run(&cfg));
+    assert_eq!(a.result.flows, b.result.flows);
+    assert_eq!(a.result.events, b.result.events);
+    assert_eq!(a.nodes[0].values(), b.nodes[0].values());
+}
