@@ -250,6 +250,8 @@ pub struct NicParams {
     pub sq_table_entry_bytes: u64,
     /// SQ address table read, ps (1 cycle).
     pub sq_table_ps: TimePs,
+    /// TX performance isolation: the mechanisms that run ([`crate::nic::isolation`]).
+    pub iso: crate::nic::isolation::IsoParts,
 }
 
 /// All parameters of the timed model.
@@ -338,6 +340,7 @@ impl ModelParams {
                 latency_hiding: n.latency_hiding,
                 sq_table_entry_bytes: u64::from(n.sq_table_entry_bytes),
                 sq_table_ps: cyc(n.sq_table_cycles),
+                iso: crate::nic::isolation::IsoParts::from_config(n),
             },
             pcie: PcieParams {
                 mbps: mbps(cfg.pcie.gbps),

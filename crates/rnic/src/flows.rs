@@ -18,7 +18,7 @@
 //! clients = [1]              # the other ends of its QPs (default: every other node)
 //! tx_depth = 1, mtu = 4096, mrs = 1, cores = 1, start_us = 0.0, procs, atomic_type,
 //! window_psns, ack_req_every # QP attributes of the flow (default: the config's qp.*)
-//! tenant = 0                 # tenant label, 0..=65535 (given to the flow's QPs in the NIC)
+//! tenant = 0                 # tenant id, 0..=127 (the tenant field of the flow's QPNs in the NIC)
 //! class = "ls"               # "ls" or "bs" (default: ls for latency tests, bs otherwise)
 //! ```
 //!
@@ -247,7 +247,15 @@ pub fn parse_flow(t: &Table, i: usize) -> Result<FlowOptions, ConfigError> {
         procs: int(t, &sec, "procs", 1, crate::perf::MAX_PROCS)?.map(|x| x as u32),
         server: int(t, &sec, "server", 0, u64::from(u32::MAX))?.unwrap_or(0) as u32,
         clients,
-        tenant: int(t, &sec, "tenant", 0, u64::from(u16::MAX))?.unwrap_or(0) as u16,
+        // The tenant field of the tagged QPN (nic/isolation/tenant.rs) has 7 bits.
+        tenant: int(
+            t,
+            &sec,
+            "tenant",
+            0,
+            u64::from(crate::model::nic::isolation::tenant::MAX_TENANT),
+        )?
+        .unwrap_or(0) as u16,
         class,
         atomic,
         window_psns: int(t, &sec, "window_psns", 1, 1 << 23)?.map(|x| x as u32),

@@ -13,9 +13,18 @@ const CSRNA: [&str; 6] = [
     "csrna-memory",
 ];
 
+const ISOLATION: [&str; 5] = [
+    "isolation-ls-alone",
+    "isolation-ls-bs",
+    "isolation-bs-bs",
+    "isolation-backpressure",
+    "isolation-linerate",
+];
+
 #[test]
-fn registry_lists_all_six() {
-    assert_eq!(repro::ids(), CSRNA.to_vec());
+fn registry_lists_every_experiment() {
+    let all: Vec<&str> = CSRNA.iter().chain(&ISOLATION).copied().collect();
+    assert_eq!(repro::ids(), all);
     let listing = repro::listing();
     for id in CSRNA {
         let line = listing
@@ -29,7 +38,7 @@ fn registry_lists_all_six() {
     let table = listing.split("\n\n").next().unwrap();
     assert_eq!(
         table.lines().count(),
-        1 + CSRNA.len() + PAPERS.len() + 1,
+        1 + CSRNA.len() + ISOLATION.len() + PAPERS.len() + 1,
         "{listing}"
     );
     assert!(
@@ -37,6 +46,14 @@ fn registry_lists_all_six() {
         "{listing}"
     );
     assert_eq!(repro::select("csrna").unwrap().len(), 6);
+    assert_eq!(repro::select("isolation").unwrap().len(), 5);
+    for id in ISOLATION {
+        let line = listing
+            .lines()
+            .find(|l| l.starts_with(&format!("{id} ")))
+            .unwrap_or_else(|| panic!("{id} is not listed: {listing}"));
+        assert!(line.contains("TX isolation"), "{line}");
+    }
     assert_eq!(repro::select("all").unwrap().len(), experiments().count());
     assert!(repro::select("csrna-nope").is_err());
 }

@@ -159,6 +159,67 @@ config_enum! {
     }
 }
 
+config_enum! {
+    /// TX performance isolation (the TX-isolation paper): which TX architecture the NIC runs.
+    pub enum TxIsolation {
+        /// Shared WQE cache FIFO, run-to-completion transport, coupled backpressure, round
+        /// robin (the paper's baseline and rnic's default).
+        Baseline = "baseline",
+        /// Optimized-v1: separate WQE caching and slicing execution.
+        V1 = "v1",
+        /// Optimized-v2: v1 plus isolated backpressure and adaptive WRR for BS tenants.
+        V2 = "v2",
+    }
+}
+
+config_enum! {
+    /// WQE caching between fetch and the transport (one part of `nic.tx_isolation`).
+    pub enum IsoCaching {
+        /// Whatever `nic.tx_isolation` implies (baseline: shared; v1, v2: separate).
+        Auto = "auto",
+        /// One FIFO for every tenant's prefetched WQEs.
+        Shared = "shared",
+        /// A shallow FIFO per BS tenant, one FIFO shared by the LS tenants.
+        Separate = "separate",
+    }
+}
+
+config_enum! {
+    /// How the TX transport runs a multi-packet WQE (one part of `nic.tx_isolation`).
+    pub enum IsoTransport {
+        /// Whatever `nic.tx_isolation` implies (baseline: run_to_completion; v1, v2: slicing).
+        Auto = "auto",
+        /// Every packet of a WQE before the next WQE.
+        RunToCompletion = "run_to_completion",
+        /// A BS WQE yields the transport after a slice; LS WQEs go first.
+        Slicing = "slicing",
+    }
+}
+
+config_enum! {
+    /// Backpressure on WQE reads from full WQE FIFOs (one part of `nic.tx_isolation`).
+    pub enum IsoBackpressure {
+        /// Whatever `nic.tx_isolation` implies (baseline, v1: coupled; v2: isolated).
+        Auto = "auto",
+        /// Any full FIFO pauses WQE reads for every QP.
+        Coupled = "coupled",
+        /// A BS QP is skipped while its own FIFO is full; the others keep reading.
+        Isolated = "isolated",
+    }
+}
+
+config_enum! {
+    /// How the transport shares itself between BS tenants (one part of `nic.tx_isolation`).
+    pub enum IsoBsArbiter {
+        /// Whatever `nic.tx_isolation` implies (baseline, v1: round_robin; v2: adaptive_wrr).
+        Auto = "auto",
+        /// One slice per turn.
+        RoundRobin = "round_robin",
+        /// 4096 / PMTU slices per turn, so every BS tenant gets the same bytes.
+        AdaptiveWrr = "adaptive_wrr",
+    }
+}
+
 config_section! {
     /// The NIC microarchitecture.
     pub struct NicConfig in "nic" {
@@ -254,6 +315,22 @@ config_section! {
         /// its READ responses, requested from host memory and not yet sent; covers line rate
         /// times one read's latency with a 4 KB packet (12.5 GB/s x 1.1 us = 14 KB)
         payload_read_ahead_bytes: u64 = 16384; "bytes", uint(4096, 1 << 30);
+        /// TX performance isolation: baseline = shared WQE FIFO, run to completion, coupled
+        /// backpressure, round robin; v1 = separate WQE caching + slicing execution; v2 = v1 +
+        /// isolated backpressure + adaptive WRR (nic.iso_* switch the parts alone)
+        tx_isolation: TxIsolation = TxIsolation::Baseline; "architecture", Kind::Str(TxIsolation::NAMES);
+        /// TX isolation part: WQE caching (auto follows nic.tx_isolation)
+        iso_caching: IsoCaching = IsoCaching::Auto; "policy", Kind::Str(IsoCaching::NAMES);
+        /// TX isolation part: transport execution (auto follows nic.tx_isolation)
+        iso_transport: IsoTransport = IsoTransport::Auto; "policy", Kind::Str(IsoTransport::NAMES);
+        /// TX isolation part: WQE-read backpressure (auto follows nic.tx_isolation)
+        iso_backpressure: IsoBackpressure = IsoBackpressure::Auto; "policy", Kind::Str(IsoBackpressure::NAMES);
+        /// TX isolation part: arbitration between BS tenants (auto follows nic.tx_isolation)
+        iso_bs_arbiter: IsoBsArbiter = IsoBsArbiter::Auto; "policy", Kind::Str(IsoBsArbiter::NAMES);
+        /// Separate caching: depth of each BS tenant's WQE FIFO (the paper: 2)
+        iso_bs_fifo_depth: u32 = 2; "WQEs", uint(1, 1024);
+        /// Slicing execution: packets a BS WQE sends before it yields the transport
+        iso_slice_packets: u32 = 1; "packets", uint(1, 1 << 20);
         /// Latency hiding: bytes per QP of the on-chip SQ address table (SQ address and WQE offset;
         /// csRNA: 10)
         sq_table_entry_bytes: u32 = 10; "bytes", uint(1, 256);

@@ -50,6 +50,24 @@ link_delay_ns = 500.0
 cores = 10
 "#,
     },
+    ProfileDef {
+        name: "isolation",
+        description: "TX performance isolation: optimized-v2 TX architecture (separate WQE \
+                      caching, slicing execution, isolated backpressure, adaptive WRR), PMTU \
+                      1 KB, 9 client nodes: up to 8 BS tenants and an LS tenant each on its own",
+        // The paper's setup: PMTU 1 KB unless stated, 100 Gb/s; the architecture under test
+        // is v2, and `rnic repro isolation` sets nic.tx_isolation to compare each arm.
+        overlay: r#"
+[nic]
+tx_isolation = "v2"
+
+[qp]
+pmtu = 1024
+
+[net]
+clients = 9
+"#,
+    },
 ];
 
 /// The names of all profiles.

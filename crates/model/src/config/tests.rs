@@ -207,6 +207,18 @@ fn out_of_range_names_field_value_and_range() {
         e.contains("`nic.qpc_manager`") && e.contains("\"nonblocking\""),
         "{e}"
     );
+    let e = resolve_err(&["nic.tx_isolation=v3"]);
+    assert!(
+        e.contains("`nic.tx_isolation`") && e.contains("\"baseline\"") && e.contains("\"v2\""),
+        "{e}"
+    );
+    let e = resolve_err(&["nic.iso_bs_arbiter=wrr"]);
+    assert!(
+        e.contains("`nic.iso_bs_arbiter`") && e.contains("\"adaptive_wrr\""),
+        "{e}"
+    );
+    let e = resolve_err(&["nic.iso_bs_fifo_depth=0"]);
+    assert!(e.contains("`nic.iso_bs_fifo_depth`"), "{e}");
     let e = resolve_err(&["nic.clock_ghz=0"]);
     assert!(e.contains("from 0.001 to 10"), "{e}");
     let e = resolve_err(&["nic.ooo_cap=1.5"]);

@@ -19,6 +19,11 @@
 //! (the descriptor request becomes a prefetch, [`scheduler`]); `nic.qpc_placement` puts the
 //! QPC/MPT/MTT backing store in host memory (PCIe) or on-board DDR ([`ddr`]).
 //!
+//! TX isolation switches ([`isolation`]): `nic.tx_isolation` selects the baseline TX
+//! architecture (shared WQE FIFO, run to completion, coupled backpressure, round robin) or
+//! the TX-isolation paper's optimized-v1/v2 (separate WQE caching, slicing execution,
+//! isolated backpressure, adaptive WRR), each part also switchable alone (`nic.iso_*`).
+//!
 //! Every unit has an initiation interval in NIC cycles, reports its counters, and every
 //! on-chip structure reports its bytes ([`onchip`]).
 
@@ -29,6 +34,7 @@ pub mod ddr;
 pub mod dma;
 pub mod dma_arbiter;
 pub mod doorbell;
+pub mod isolation;
 pub mod latency_hiding;
 pub mod lru;
 pub mod onchip;
@@ -108,6 +114,8 @@ pub struct Nic {
     pub fetch: WqeFetch,
     /// TX engine.
     pub tx: TxEngine,
+    /// TX performance isolation units.
+    pub iso: isolation::Isolation,
     /// RX pipeline.
     pub rx: RxPipeline,
     /// CQ unit.
@@ -191,6 +199,7 @@ impl Nic {
             sched: Scheduler::new(n.sched_ps),
             fetch: WqeFetch::new(n.wqe_decode_ps),
             tx: TxEngine::default(),
+            iso: isolation::Isolation::new(n.iso),
             rx: RxPipeline::new(n.rx_pkt_ps),
             cq: CqUnit::new(n.cqe_ps),
             qps: Vec::new(),
@@ -228,14 +237,23 @@ impl Nic {
             valid: true,
             pmtu: profile.pmtu,
             tenant: profile.tenant,
+            iso_tag: isolation::tenant::tag(false, profile.tenant, qpn),
             ..QpHw::default()
         };
+        self.iso.reporting |= profile.tenant != 0;
         let c = usize::from(core);
         if c >= self.core_qpn.len() {
             self.core_qpn.resize(c + 1, u32::MAX);
         }
         if self.core_qpn[c] == u32::MAX {
             self.core_qpn[c] = qpn;
+        }
+    }
+
+    /// Sets the class of QP `qpn` (LS when `ls`) in its tagged QPN.
+    pub fn set_class(&mut self, qpn: u32, ls: bool) {
+        if let Some(q) = self.qps.get_mut(qpn as usize) {
+            q.iso_tag = isolation::tenant::tag(ls, q.tenant, qpn);
         }
     }
 
@@ -267,6 +285,7 @@ impl crate::stats::Report for Nic {
         self.sched.report(&at("sched"), reg);
         self.fetch.report(&at("fetch"), reg);
         self.tx.report(&at("tx"), reg);
+        self.iso.report(&at("iso"), reg);
         self.rx.report(&at("rx"), reg);
         self.cq.report(&at("cq"), reg);
     }

@@ -14,6 +14,7 @@
 //! | `qpc_requester_index_fifos`, `qpc_pending_fifo`, `qpc_pending_record_table` | non-blocking manager: 3 × QR + PF + PRT, bit-exact from the structures (csRNA Formula 2, [`super::csrna::onchip`]) |
 //! | `qpc_waiting_srams` | non-blocking requesters: 3 × `ooo_cap` × 8 B (replaces the waiting FIFOs) |
 //! | `sq_address_table` | latency hiding: `sq_table_entry_bytes` (10 B) per QP in use |
+//! | `iso_bs_wqe_fifos`, `iso_slicing_station`, `iso_wrr_weights` | TX isolation: per BS tenant in use, `iso_bs_fifo_depth` × `wqe_bytes`, one 72 B p_wqe, a 1 B weight ([`super::isolation`]) |
 
 use std::collections::BTreeMap;
 
@@ -51,6 +52,9 @@ impl Nic {
         );
         m.insert("tx_payload_buffer".to_string(), p.nic.tx_buffer_bytes);
         m.insert("cq_contexts".to_string(), 32 * self.cq.ctxs.len() as u64);
+        for (k, v) in self.iso.onchip(p.nic.wqe_bytes) {
+            m.insert(k.to_string(), v);
+        }
         m
     }
 }

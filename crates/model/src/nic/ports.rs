@@ -28,6 +28,11 @@ pub struct TxJob {
     pub ready: bool,
     /// When the WQE was decoded, ps.
     pub decoded_at: rnic_sim::TimePs,
+    /// When it became ready (payload, or its first packet's, in the NIC), ps.
+    pub ready_at: rnic_sim::TimePs,
+    /// The WQE-cache FIFO it waits in (0: the shared one; see
+    /// [`super::isolation::Isolation::queue_of`]).
+    pub queue: u32,
 }
 
 /// Who waits for a QPC request's answer.

@@ -1,7 +1,7 @@
 //! The NIC's per-QP records: ring addresses and indices, scheduling and TX state. In a real
 //! NIC these live in the QPC; the model keeps them beside it so a unit can read them without
-//! charging a QPC access (the QPC manager charges the accesses). 48 bytes a QP, so 100,000
-//! QPs take 4.8 MB.
+//! charging a QPC access (the QPC manager charges the accesses). 64 bytes a QP, so 100,000
+//! QPs take 6.4 MB.
 
 /// Per-QP state the NIC keeps.
 #[derive(Debug, Clone, Copy, Default)]
@@ -42,4 +42,12 @@ pub struct QpHw {
     pub pmtu: u32,
     /// The tenant the QP belongs to.
     pub tenant: u16,
+    /// The QPN tagged with class and tenant ([`super::isolation::tenant`]).
+    pub iso_tag: u32,
+    /// Slicing: packets sent in the current slice.
+    pub slice_pkts: u32,
+    /// Adaptive WRR: slices left in the QP's turn.
+    pub wrr_credit: u32,
+    /// Slicing: an unfinished WQE of this QP is in the slicing station.
+    pub in_station: bool,
 }

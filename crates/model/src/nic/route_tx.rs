@@ -7,6 +7,7 @@ use rnic_wire::Opcode;
 
 use super::cx::NicCx;
 use super::dma_arbiter::ReadSource;
+use super::isolation::{slicing, tenant};
 use super::latency_hiding::DescriptorPath;
 use super::ports::{DmaToken, QpcCont, TxJob};
 use super::qpc_manager::{Channel, QpcJob};
@@ -101,7 +102,9 @@ impl Nic {
     /// (the QPC first, or latency hiding's overlap) allows.
     pub(crate) fn on_sched(&mut self, now: TimePs, cx: &mut NicCx<'_>) {
         let bp = self.backpressure();
-        let step = self.sched.step(now, &mut self.qps, &bp, &self.p.nic);
+        let step = self
+            .sched
+            .step(now, &mut self.qps, &bp, &self.p.nic, &mut self.iso);
         let SchedStep::Visit {
             visit: v,
             at: t,
@@ -138,16 +141,32 @@ impl Nic {
             return;
         };
         let qp = self.qps[v.qpn as usize];
+        let queue = self.iso.queue_of(qp.iso_tag);
         let mut to_translate = std::mem::take(&mut self.scratch_trans);
-        let fit = self
-            .fetch
-            .decode_visit(now, v, &qp, &*cx.mem, &self.p.nic, &mut to_translate);
+        let fit =
+            self.fetch
+                .decode_visit(now, v, &qp, queue, &*cx.mem, &self.p.nic, &mut to_translate);
+        let lane = self.tx_lane(v.qpn);
         for tj in to_translate.drain(..) {
-            self.trans.submit(TransLane::Tx, tj);
+            self.trans.submit(lane, tj);
         }
         self.scratch_trans = to_translate;
         self.qps[v.qpn as usize].chunk_wqes = fit;
         self.tx_buffer_pump(now, cx);
+    }
+
+    /// The translation lane of `qpn`'s WQEs: LS WQEs get their own when TX isolation caches
+    /// them separately.
+    fn tx_lane(&self, qpn: u32) -> TransLane {
+        let ls = self
+            .qps
+            .get(qpn as usize)
+            .is_some_and(|q| tenant::is_ls(q.iso_tag));
+        if self.iso.parts.separate_caching && ls {
+            TransLane::TxLs
+        } else {
+            TransLane::Tx
+        }
     }
 
     /// Starts the translation (and then the payload read) of waiting WQEs while the TX
@@ -163,7 +182,8 @@ impl Nic {
             // packet: it holds at most one packet of it at a time.
             self.tx_buffer_reserve(qpn, tj.len.min(pmtu));
             tj.at = tj.at.max(now);
-            self.trans.submit(TransLane::Tx, tj);
+            let lane = self.tx_lane(qpn);
+            self.trans.submit(lane, tj);
         }
     }
 
@@ -285,6 +305,23 @@ impl Nic {
             cx.at(now, NicEv::TxJobReady { job });
         }
         self.tx.forget(qpn);
+        let n = self.iso.forget(qpn);
+        self.iso_left_fifo(qpn, n, now, cx);
+    }
+
+    /// `n` WQEs of `qpn` left their isolation FIFO without starting: QPs parked on it may
+    /// read again.
+    fn iso_left_fifo(&mut self, qpn: u32, n: u32, now: TimePs, cx: &mut NicCx<'_>) {
+        let tag = self.qps.get(qpn as usize).map_or(0, |q| q.iso_tag);
+        let parked = self.iso.left_fifo(tag, n);
+        self.iso_unpark(parked, now, cx);
+    }
+
+    /// Re-activates QPs that isolated backpressure parked.
+    fn iso_unpark(&mut self, parked: Vec<u32>, now: TimePs, cx: &mut NicCx<'_>) {
+        for q in parked {
+            self.sched_activate(q, now, cx);
+        }
     }
 
     /// The WQE `job` is ready (payload in the NIC): in fetch order, ready WQEs ask the QPC
@@ -292,7 +329,7 @@ impl Nic {
     /// headers from it).
     pub(crate) fn on_tx_job_ready(&mut self, now: TimePs, job: u32, cx: &mut NicCx<'_>) {
         let mut submitted = false;
-        for (head, qpn) in self.fetch.release_ready(job) {
+        for (head, qpn) in self.fetch.release_ready(job, now) {
             self.qpc.submit(QpcJob {
                 qpn,
                 channel: Channel::Requester,
@@ -324,6 +361,7 @@ impl Nic {
             if !ok {
                 self.fetch.stats.post_errors += 1;
             }
+            self.iso_left_fifo(j.qpn, 1, now, cx);
             if freed {
                 self.tx_buffer_pump(now, cx);
             }
@@ -334,6 +372,7 @@ impl Nic {
         }
         self.tx.backlog += 1;
         self.tx.posted(j.qpn, j.decoded_at);
+        self.iso.ready(j.qpn, j.ready_at, now);
         self.tx_enlist(j.qpn);
         self.tx_kick(now, cx);
         // The WQE left the WQE buffer: a paused scheduler may have room again.
@@ -361,10 +400,73 @@ impl Nic {
         self.stream_fill(qpn, resp, now, cx);
     }
 
+    /// Whether `qpn`'s WQEs are sliced (a BS QP under slicing execution): such a WQE waiting
+    /// for its next packet's payload yields the engine instead of holding it.
+    fn sliced(&self, qpn: u32) -> bool {
+        self.iso.parts.slicing
+            && self
+                .qps
+                .get(qpn as usize)
+                .is_some_and(|q| !tenant::is_ls(q.iso_tag))
+    }
+
+    /// After a frame of `qpn` with opcode `op`: stay on its WQE (run to completion, or the
+    /// slice goes on), or put the QP back in its queue if it has more to send
+    /// ([`slicing::after_packet`]).
+    fn tx_after_packet(&mut self, qpn: u32, op: Opcode) {
+        let mid = op.is_first() || op.is_middle();
+        let parts = self.iso.parts;
+        let Some(qp) = self.qps.get_mut(qpn as usize) else {
+            return;
+        };
+        let ls = tenant::is_ls(qp.iso_tag);
+        let slicing_bs = parts.slicing && !ls && op.is_request();
+        let weight = if parts.adaptive_wrr {
+            super::isolation::wrr_weight(qp.pmtu)
+        } else {
+            1
+        };
+        let after = slicing::after_packet(
+            slicing_bs,
+            parts.slice_packets,
+            mid,
+            weight,
+            &mut qp.slice_pkts,
+            &mut qp.wrr_credit,
+        );
+        let front = match after {
+            slicing::After::Stay => {
+                self.tx.stay_on(qpn);
+                return;
+            }
+            slicing::After::Requeue { front } => front,
+        };
+        if slicing_bs && mid != qp.in_station {
+            // A slice ended inside its WQE: the WQE is written back to the slicing station;
+            // or the station's p_wqe just sent its last packet.
+            qp.in_station = mid;
+            if mid {
+                self.iso.station_enter();
+            } else {
+                self.iso.station_leave();
+            }
+        } else if slicing_bs && mid {
+            self.iso.stats.write_backs += 1;
+        }
+        let first = parts.slicing && ls;
+        if self.dev.qp_wants_transmit(qpn) {
+            self.tx.requeue(qpn, first, front);
+        } else if let Some(qp) = self.qps.get_mut(qpn as usize) {
+            qp.in_tx = false;
+        }
+    }
+
     /// Puts `qpn` in the TX engine's queue if it is not there.
     pub fn tx_enlist(&mut self, qpn: u32) {
         if let Some(qp) = self.qps.get_mut(qpn as usize) {
-            self.tx.enlist(qpn, &mut qp.in_tx);
+            // Slicing execution serves LS QPs from a queue of their own, first.
+            let first = self.iso.parts.slicing && tenant::is_ls(qp.iso_tag);
+            self.tx.enlist(qpn, &mut qp.in_tx, first);
         }
     }
 
@@ -410,7 +512,7 @@ impl Nic {
                 return;
             };
             if self.payload_gated(qpn) {
-                if mid {
+                if mid && !self.sliced(qpn) {
                     // Run to completion: the engine waits for this message's next packet;
                     // its payload's arrival wakes it (`on_chunk`).
                     self.tx.stay_on(qpn);
@@ -467,20 +569,21 @@ impl Nic {
             && meta.payload_len > 0
             && self.tx_buffer_release(meta.qpn, u64::from(meta.payload_len));
         self.stream_sent(meta.qpn, op, meta.payload_len, meta.is_retransmit, now, cx);
+        if op.is_request() && !meta.is_retransmit && meta.payload_len > 0 {
+            let t = self.qps.get(meta.qpn as usize).map_or(0, |q| q.tenant);
+            self.iso.stats.sent(t, u64::from(meta.payload_len));
+        }
         if op.is_request() && starts && !meta.is_retransmit {
             self.tx.started(meta.qpn, now);
+            let tag = self.qps.get(meta.qpn as usize).map_or(0, |q| q.iso_tag);
+            let parked = self.iso.started(meta.qpn, tag, now);
+            self.iso_unpark(parked, now, cx);
             self.tx.stats.messages += 1;
             self.tx.backlog = self.tx.backlog.saturating_sub(1);
             kick_sched = true;
         }
         if let Some(qpn) = qpn_used {
-            if op.is_first() || op.is_middle() {
-                self.tx.stay_on(qpn);
-            } else if self.dev.qp_wants_transmit(qpn) {
-                self.tx.queue.push_back(qpn);
-            } else if let Some(qp) = self.qps.get_mut(qpn as usize) {
-                qp.in_tx = false;
-            }
+            self.tx_after_packet(qpn, op);
         }
         let more = self.tx.has_more();
         cx.send(slot, done);

@@ -23,11 +23,17 @@
 //! `max_visits_in_flight` WQE fetches are outstanding, while `tx_backlog_cap` fetched
 //! messages wait for the TX engine, or while the TX payload buffer (`tx_buffer_bytes`,
 //! [`super::tx_pipeline`]) is full.
+//!
+//! TX isolation ([`super::isolation::fifos`]): with separate WQE caching a visit to a BS QP
+//! reads no more WQEs than its tenant's FIFO has room for; a full BS FIFO pauses the
+//! scheduler (coupled backpressure) or parks that tenant's QPs while the others read
+//! (isolated backpressure).
 
 use std::collections::VecDeque;
 
 use rnic_sim::TimePs;
 
+use super::isolation::{tenant, Isolation};
 use super::ports::Visit;
 use super::qp_table::QpHw;
 use super::unit::Unit;
@@ -143,6 +149,7 @@ impl Scheduler {
         qps: &mut [QpHw],
         bp: &Backpressure,
         p: &NicParams,
+        iso: &mut Isolation,
     ) -> SchedStep {
         let per = p.wqes_per_fetch;
         let max_visits = p.max_visits_in_flight as usize;
@@ -163,6 +170,14 @@ impl Scheduler {
             self.stats.stalls += 1;
             return SchedStep::Stalled;
         }
+        let separate = iso.parts.separate_caching;
+        if separate && !iso.parts.isolated_backpressure && iso.fifos.any_full() {
+            // Coupled backpressure: a full BS FIFO pauses WQE reads for every QP.
+            self.stalled = true;
+            self.stats.stalls += 1;
+            iso.stats.coupled_stalls += 1;
+            return SchedStep::Stalled;
+        }
         loop {
             let Some(qpn) = self.ring.pop_front() else {
                 return SchedStep::Idle;
@@ -176,10 +191,26 @@ impl Scheduler {
             } else {
                 u32::from(qp.chunk_wqes)
             };
-            let k = avail.min(room).min(per).min(to_wrap).min(chunk);
+            let mut k = avail.min(room).min(per).min(to_wrap).min(chunk);
             if k == 0 {
                 qp.active = false;
                 continue;
+            }
+            let ls = tenant::is_ls(qp.iso_tag);
+            let t = tenant::tenant(qp.iso_tag);
+            if separate && !ls {
+                let fifo_room = iso.fifos.room(t);
+                if fifo_room == 0 {
+                    // Isolated backpressure: only this tenant waits for its FIFO.
+                    qp.active = false;
+                    iso.fifos.park(t, qpn);
+                    iso.stats.parks += 1;
+                    continue;
+                }
+                k = k.min(fifo_room);
+            }
+            if separate {
+                iso.fifos.take(ls, t, k);
             }
             let first = qp.sq_fetched;
             qp.sq_fetched = first.wrapping_add(k);

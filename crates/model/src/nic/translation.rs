@@ -23,13 +23,17 @@ use rnic_sim::TimePs;
 use super::lru::{HashIndex, Lru};
 use super::qpc_cache::CacheStats;
 
-/// The two in-order lanes of the unit.
+/// The in-order lanes of the unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TransLane {
     /// Fetched WQEs, before their payload read.
     Tx,
     /// Received packets, before the transport places them.
     Rx,
+    /// Fetched WQEs of LS tenants when TX isolation caches them separately
+    /// ([`super::isolation`]): an LS WQE does not wait for the page-by-page translation of
+    /// the BS messages fetched before it.
+    TxLs,
 }
 
 impl TransLane {
@@ -37,6 +41,7 @@ impl TransLane {
         match self {
             TransLane::Tx => 0,
             TransLane::Rx => 1,
+            TransLane::TxLs => 2,
         }
     }
 }
@@ -119,7 +124,7 @@ pub struct Translation<C> {
     mtt_ps: TimePs,
     mpt_entry_bytes: u64,
     mtt_entry_bytes: u64,
-    lanes: [Lane<C>; 2],
+    lanes: [Lane<C>; 3],
     /// Counters.
     pub stats: TranslationStats,
 }
@@ -150,7 +155,7 @@ impl<C: Copy> Translation<C> {
             mtt_ps,
             mpt_entry_bytes,
             mtt_entry_bytes,
-            lanes: [Lane::default(), Lane::default()],
+            lanes: [Lane::default(), Lane::default(), Lane::default()],
             stats: TranslationStats::default(),
         }
     }
@@ -174,11 +179,12 @@ impl<C: Copy> Translation<C> {
         (first, last - first + 1)
     }
 
-    /// Processes the queued jobs of both lanes; finished jobs go to `done` with their
+    /// Processes the queued jobs of every lane; finished jobs go to `done` with their
     /// completion time, needed reads to `fetch`.
     pub fn pump(&mut self, done: &mut Vec<(C, TimePs)>, fetch: &mut Vec<TransFetch>) {
         self.pump_lane(TransLane::Tx, done, fetch);
         self.pump_lane(TransLane::Rx, done, fetch);
+        self.pump_lane(TransLane::TxLs, done, fetch);
     }
 
     fn pump_lane(

@@ -50,6 +50,9 @@ pub struct TxStats {
 pub struct TxEngine {
     /// QPs with something to send.
     pub queue: VecDeque<u32>,
+    /// LS QPs with something to send, served before `queue` (slicing execution only,
+    /// [`super::isolation::slicing`]; empty otherwise).
+    pub priority: VecDeque<u32>,
     current: Option<u32>,
     /// Messages posted to the transport and not yet started on the wire.
     pub backlog: u32,
@@ -88,10 +91,23 @@ impl TxEngine {
         b > 0
     }
 
-    /// Queues `qpn` (whose `in_tx` flag is given) if it is not queued.
-    pub fn enlist(&mut self, qpn: u32, in_tx: &mut bool) {
+    /// Queues `qpn` (whose `in_tx` flag is given) if it is not queued; `first`: in the LS
+    /// queue served first.
+    pub fn enlist(&mut self, qpn: u32, in_tx: &mut bool, first: bool) {
         if !*in_tx {
             *in_tx = true;
+            self.requeue(qpn, first, false);
+        }
+    }
+
+    /// Puts a queued QP back: in the LS queue (`ls`), or in the other queue at its head
+    /// (`front`: a BS QP with slices left in its WRR turn) or its tail.
+    pub fn requeue(&mut self, qpn: u32, ls: bool, front: bool) {
+        if ls {
+            self.priority.push_back(qpn);
+        } else if front {
+            self.queue.push_front(qpn);
+        } else {
             self.queue.push_back(qpn);
         }
     }
@@ -110,7 +126,11 @@ impl TxEngine {
     pub fn next_qp(&mut self) -> Option<(u32, bool)> {
         match self.current.take() {
             Some(q) => Some((q, true)),
-            None => self.queue.pop_front().map(|q| (q, false)),
+            None => self
+                .priority
+                .pop_front()
+                .or_else(|| self.queue.pop_front())
+                .map(|q| (q, false)),
         }
     }
 
@@ -152,7 +172,7 @@ impl TxEngine {
 
     /// Whether anything is left to send.
     pub fn has_more(&self) -> bool {
-        self.sweep || self.current.is_some() || !self.queue.is_empty()
+        self.sweep || self.current.is_some() || !self.queue.is_empty() || !self.priority.is_empty()
     }
 }
 

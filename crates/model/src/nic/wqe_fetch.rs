@@ -38,7 +38,9 @@ pub struct WqeFetch {
     pub visits: Slab<Visit>,
     /// WQEs between decode and the transport.
     pub jobs: Slab<TxJob>,
-    order: VecDeque<u32>,
+    /// Fetch order per WQE-cache FIFO (one FIFO unless caching is separate): a job is
+    /// released to the requester once it and every job before it in its FIFO are ready.
+    order: Vec<VecDeque<u32>>,
     /// Payload reads waiting, in decode order, for room in the TX payload buffer.
     awaiting_buffer: VecDeque<(u32, TransJob<TransCont>)>,
     /// Jobs released to the requester by the last [`WqeFetch::release_ready`].
@@ -55,7 +57,7 @@ impl WqeFetch {
         WqeFetch {
             visits: Slab::new(),
             jobs: Slab::new(),
-            order: VecDeque::new(),
+            order: vec![VecDeque::new()],
             awaiting_buffer: VecDeque::new(),
             released: Vec::new(),
             decode: Unit::new(decode_ps),
@@ -68,11 +70,13 @@ impl WqeFetch {
     /// the TX payload buffer ([`WqeFetch::next_awaiting_buffer`]), the others go to
     /// translation at once (`to_translate`, in order). Returns the QP's new chunk estimate:
     /// how many messages of the largest size seen fit in `nic.chunk_bytes`.
+    #[allow(clippy::too_many_arguments)]
     pub fn decode_visit(
         &mut self,
         now: TimePs,
         v: Visit,
         qp: &QpHw,
+        queue: u32,
         mem: &SparseMemory,
         p: &NicParams,
         to_translate: &mut Vec<TransJob<TransCont>>,
@@ -93,8 +97,14 @@ impl WqeFetch {
                 wqe,
                 ready: false,
                 decoded_at: t,
+                ready_at: t,
+                queue,
             });
-            self.order.push_back(job);
+            let q = queue as usize;
+            if self.order.len() <= q {
+                self.order.resize_with(q + 1, VecDeque::new);
+            }
+            self.order[q].push_back(job);
             let (key, va, len) = match wqe {
                 Some(w) if w.payload_to_read() > 0 => (w.sge.lkey, w.sge.addr, w.payload_to_read()),
                 _ => {
@@ -129,23 +139,30 @@ impl WqeFetch {
         self.awaiting_buffer.pop_front()
     }
 
-    /// Marks `job` ready (payload in the NIC) and releases, in fetch order, every ready job
-    /// at the head: `(job, qpn)` pairs for the requester.
-    pub fn release_ready(&mut self, job: u32) -> std::vec::Drain<'_, (u32, u32)> {
-        if let Some(j) = self.jobs.get_mut(job) {
-            j.ready = true;
-        }
-        self.released.clear();
-        while let Some(&head) = self.order.front() {
-            let Some(j) = self.jobs.get(head) else {
-                self.order.pop_front();
-                continue;
-            };
-            if !j.ready {
-                break;
+    /// Marks `job` ready (payload in the NIC) at `now` and releases, in fetch order, every
+    /// ready job at the head of its FIFO: `(job, qpn)` pairs for the requester.
+    pub fn release_ready(&mut self, job: u32, now: TimePs) -> std::vec::Drain<'_, (u32, u32)> {
+        let q = match self.jobs.get_mut(job) {
+            Some(j) => {
+                j.ready = true;
+                j.ready_at = now;
+                j.queue as usize
             }
-            self.order.pop_front();
-            self.released.push((head, j.qpn));
+            None => 0,
+        };
+        self.released.clear();
+        if let Some(order) = self.order.get_mut(q) {
+            while let Some(&head) = order.front() {
+                let Some(j) = self.jobs.get(head) else {
+                    order.pop_front();
+                    continue;
+                };
+                if !j.ready {
+                    break;
+                }
+                order.pop_front();
+                self.released.push((head, j.qpn));
+            }
         }
         self.released.drain(..)
     }

@@ -306,6 +306,7 @@ pub(crate) fn build_flows(
                 core as u16,
                 &prof,
             );
+            nic.set_class(qpn, f.class == crate::flow::FlowClass::Ls);
             let a = &mut apps[fi][i];
             if a.qps.len() <= qpn as usize {
                 a.qps.resize(qpn as usize + 1, HostQp::default());

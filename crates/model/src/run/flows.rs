@@ -36,6 +36,16 @@ pub struct FlowsRun {
 /// window, memory budget).
 pub fn check_flows(cfg: &Config, spec: &FlowsSpec) -> Result<(), UsageError> {
     spec.check(cfg.host.cores.max(1)).map_err(UsageError)?;
+    let tag_max = crate::nic::isolation::tenant::MAX_TENANT;
+    for (i, f) in spec.flows.iter().enumerate() {
+        let tenants = std::iter::once(f.tenant).chain(f.qp_profiles.iter().map(|p| p.tenant));
+        if let Some(t) = tenants.into_iter().find(|&t| t > tag_max) {
+            return Err(UsageError(format!(
+                "flow[{i}] ({}): tenant {t} does not fit the 7-bit tenant field of the QP                  number (nic.isolation's QPN layout); use a tenant id from 0 to {tag_max}",
+                f.name
+            )));
+        }
+    }
     for (i, f) in spec.flows.iter().enumerate() {
         let mut one = f.as_perf();
         one.clients = spec.clients;

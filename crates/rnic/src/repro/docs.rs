@@ -15,6 +15,7 @@ use std::fmt::Write as _;
 pub fn claim_texts(e: &Experiment) -> anyhow::Result<Vec<Claim>> {
     let outputs = Outputs {
         sweeps: parse(e)?.into_iter().map(|s| (s, Vec::new())).collect(),
+        dry: true,
     };
     Ok((e.evaluate)(&outputs)?.claims)
 }
@@ -33,7 +34,13 @@ fn experiment(s: &mut String, e: &Experiment) -> anyhow::Result<()> {
         e.id
     );
     let _ = writeln!(s, "### `{}`: {} ({})\n", e.id, e.title, e.figure);
-    if e.sweeps.is_empty() {
+    if e.runs_flows {
+        let _ = writeln!(
+            s,
+            "Concurrent flows built by the experiment's evaluator. Run: `rnic repro {}`.\n",
+            e.id
+        );
+    } else if e.sweeps.is_empty() {
         let _ = writeln!(s, "Computed, no simulation. Run: `rnic repro {}`.\n", e.id);
     } else {
         let files: Vec<String> = e.sweeps.iter().map(|f| format!("`{}`", f.path)).collect();

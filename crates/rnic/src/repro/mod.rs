@@ -29,6 +29,7 @@ pub mod csrna;
 pub mod curve;
 pub mod docs;
 pub mod figure;
+pub mod isolation;
 pub mod report;
 mod run;
 
@@ -41,7 +42,7 @@ use crate::sweep::{Point, Sweep};
 use crate::UsageError;
 
 /// Every paper, in `rnic repro all` order. A new paper is one module and one entry here.
-pub const PAPERS: &[&Paper] = &[&csrna::PAPER];
+pub const PAPERS: &[&Paper] = &[&csrna::PAPER, &isolation::PAPER];
 
 /// Ids that are commands, not experiments or papers.
 pub const RESERVED: &[&str] = &["all", "list"];
@@ -111,6 +112,9 @@ pub struct Experiment {
     pub figure: &'static str,
     /// The experiment: zero or more sweep files.
     pub sweeps: &'static [SweepFile],
+    /// The evaluator simulates concurrent flows itself (a sweep runs one flow per point);
+    /// it skips them when [`Outputs::dry`] (the claims' wording is wanted, not results).
+    pub runs_flows: bool,
     /// Every claim the evaluator reports, in its order, with where it comes from.
     pub claims: &'static [ClaimSource],
     /// Checks the claims on the results and draws the figures.
@@ -121,6 +125,9 @@ pub struct Experiment {
 #[derive(Debug, Clone)]
 pub struct Outputs {
     pub sweeps: Vec<(Sweep, Vec<(Point, PerfResult)>)>,
+    /// Only the claims' wording is wanted (`docs/claims.md`): evaluators that simulate on
+    /// their own ([`Experiment::runs_flows`]) run nothing.
+    pub dry: bool,
 }
 
 /// What an evaluator returns.

@@ -119,7 +119,10 @@ pub fn run_sweeps(
         shard: None,
     };
     let mut files = Vec::new();
-    let mut outputs = Outputs { sweeps: Vec::new() };
+    let mut outputs = Outputs {
+        sweeps: Vec::new(),
+        dry: false,
+    };
     let mut failure: Option<anyhow::Error> = None;
     let mut status = RunStatus::Ok;
     let names: Vec<String> = sweeps.iter().map(|sw| sw.name.clone()).collect();

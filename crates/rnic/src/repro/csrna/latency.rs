@@ -18,6 +18,7 @@ pub const EXPERIMENT: Experiment = Experiment {
         sweep_file!("csrna/latency-lh.toml"),
         sweep_file!("csrna/latency-pingpong.toml"),
     ],
+    runs_flows: false,
     claims: &[
         ClaimSource {
             id: "write-fcfs-steep",

@@ -14,6 +14,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     title: "on-chip memory for connection state (computed from the structures)",
     figure: "Table 1",
     sweeps: &[],
+    runs_flows: false,
     claims: &[
         ClaimSource {
             id: "csrna-1.4MB",

@@ -13,6 +13,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     title: "message rate rises with ooo_cap and peaks at 16; 40 B x ooo_cap on chip",
     figure: "Fig. 8a, Formula 2",
     sweeps: &[sweep_file!("csrna/ooocap.toml")],
+    runs_flows: false,
     claims: &[
         ClaimSource {
             id: "monotone",

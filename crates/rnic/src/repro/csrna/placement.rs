@@ -12,6 +12,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     title: "QPCs in on-board DDR vs host memory across message sizes",
     figure: "Fig. 9a-e",
     sweeps: &[sweep_file!("csrna/placement.toml")],
+    runs_flows: false,
     claims: &[
         ClaimSource {
             id: "small",

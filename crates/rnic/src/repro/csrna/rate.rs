@@ -12,6 +12,7 @@ pub const PEAK: Experiment = Experiment {
     title: "non-blocking + latency hiding hold the peak message rate up to 51,200 QPs",
     figure: "Fig. 7a",
     sweeps: &[sweep_file!("csrna/peak.toml")],
+    runs_flows: false,
     claims: &[
         ClaimSource {
             id: "write-flat",
@@ -45,6 +46,7 @@ pub const FCFS: Experiment = Experiment {
     title: "FCFS QPC management collapses once QPs exceed the 300-entry cache",
     figure: "Fig. 1b",
     sweeps: &[sweep_file!("csrna/fcfs.toml")],
+    runs_flows: false,
     claims: &[
         ClaimSource {
             id: "write-holds",

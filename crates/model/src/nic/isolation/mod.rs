@@ -1,0 +1,192 @@
+//! TX performance isolation: the mechanisms of "Optimize the TX Architecture of RDMA NIC for
+//! Performance Isolation in the Cloud Environment" (GLSVLSI '23), each switchable, against
+//! the baseline TX architecture the paper blames for interference (and rnic's default):
+//! a shared WQE-cache FIFO, a run-to-completion transport FSM, coupled backpressure and
+//! round robin.
+//!
+//! One switch, `nic.tx_isolation = "baseline" | "v1" | "v2"`, and one per part
+//! (`nic.iso_caching`, `nic.iso_transport`, `nic.iso_backpressure`, `nic.iso_bs_arbiter`,
+//! each `auto` by default) resolved into [`IsoParts`]:
+//! - [`tenant`]: tenant id and class (LS or BS) in the QP number;
+//! - [`fifos`]: v1 separate WQE caching (a shallow FIFO per BS tenant, one shared LS FIFO)
+//!   and the backpressure of full FIFOs (coupled, or v2's isolated);
+//! - [`slicing`]: v1 slicing execution (BS WQEs yield the transport after a slice, LS first)
+//!   and v2 adaptive WRR between BS tenants (weights from PMTU);
+//! - [`stats`]: LS/BS waiting time, per-tenant bytes, FIFO and station occupancy.
+//!
+//! The units are driven from the TX path ([`super::route_tx`], [`super::scheduler`],
+//! [`super::wqe_fetch`], [`super::tx_pipeline`]); this type keeps their state. With every
+//! part at its baseline and no tenant but 0, nothing here changes a number or a report.
+
+pub mod fifos;
+pub mod parts;
+pub mod slicing;
+pub mod stats;
+pub mod tenant;
+
+use std::collections::VecDeque;
+
+use rnic_sim::TimePs;
+
+pub use parts::{wrr_weight, IsoParts};
+
+use fifos::TenantFifos;
+use stats::IsoStats;
+
+/// Bytes of one slicing-station entry: the pending WQE (64 B) and its progress (next PSN
+/// 3 B, payload offset 4 B, slice count 1 B).
+pub const STATION_ENTRY_BYTES: u64 = 72;
+
+/// State of the TX isolation units of one NIC.
+#[derive(Debug, Default)]
+pub struct Isolation {
+    /// Which mechanisms run.
+    pub parts: IsoParts,
+    /// Separate WQE FIFOs' occupancy.
+    pub fifos: TenantFifos,
+    /// Per QPN: when each WQE handed to the transport and not yet started became ready,
+    /// and when it was handed to the transport.
+    ready_at: Vec<VecDeque<(TimePs, TimePs)>>,
+    /// p_wqes in the slicing station now.
+    pub station: u32,
+    /// Report the isolation counters (a mechanism runs, or a QP has a tenant other than 0).
+    pub reporting: bool,
+    /// Counters.
+    pub stats: IsoStats,
+}
+
+impl Isolation {
+    /// The units for `parts`.
+    pub fn new(parts: IsoParts) -> Self {
+        Isolation {
+            parts,
+            fifos: TenantFifos::new(parts.bs_fifo_depth),
+            reporting: parts.any(),
+            ..Isolation::default()
+        }
+    }
+
+    /// The WQE-cache queue a WQE of the QP tagged `tag` goes to: 0 is the shared FIFO (and
+    /// the LS FIFO when caching is separate), `1 + tenant` a BS tenant's FIFO.
+    pub fn queue_of(&self, tag: u32) -> u32 {
+        if self.parts.separate_caching && !tenant::is_ls(tag) {
+            1 + u32::from(tenant::tenant(tag))
+        } else {
+            0
+        }
+    }
+
+    /// A WQE of `qpn` that became ready at `ready` went to the transport at `now`.
+    pub fn ready(&mut self, qpn: u32, ready: TimePs, now: TimePs) {
+        let i = qpn as usize;
+        if self.ready_at.len() <= i {
+            self.ready_at.resize_with(i + 1, VecDeque::new);
+        }
+        self.ready_at[i].push_back((ready, now));
+    }
+
+    /// The first packet of `qpn`'s oldest ready WQE left at `now`: its waiting time is
+    /// counted and it leaves its FIFO. Returns QPs to re-activate (their FIFO has room).
+    pub fn started(&mut self, qpn: u32, tag: u32, now: TimePs) -> Vec<u32> {
+        let ls = tenant::is_ls(tag);
+        if let Some((ready, posted)) = self
+            .ready_at
+            .get_mut(qpn as usize)
+            .and_then(|d| d.pop_front())
+        {
+            let w = now.saturating_sub(ready);
+            if ls {
+                self.stats.ls_wait.push(w);
+                self.stats.ls_wait_fifo.push(posted.saturating_sub(ready));
+                self.stats.ls_wait_engine.push(now.saturating_sub(posted));
+            } else {
+                self.stats.bs_wait.push(w);
+            }
+        }
+        self.left_fifo(tag, 1)
+    }
+
+    /// `n` WQEs of the QP tagged `tag` left their FIFO without starting (refused or
+    /// flushed). Returns QPs to re-activate.
+    pub fn left_fifo(&mut self, tag: u32, n: u32) -> Vec<u32> {
+        if !self.parts.separate_caching || n == 0 {
+            return Vec::new();
+        }
+        self.fifos.give(tenant::is_ls(tag), tenant::tenant(tag), n)
+    }
+
+    /// `qpn` went to error: its ready WQEs will not start.
+    pub fn forget(&mut self, qpn: u32) -> u32 {
+        self.ready_at.get_mut(qpn as usize).map_or(0, |d| {
+            let n = d.len() as u32;
+            d.clear();
+            n
+        })
+    }
+
+    /// A BS WQE was written back to the slicing station unfinished.
+    pub fn station_enter(&mut self) {
+        self.station += 1;
+        self.stats.write_backs += 1;
+        self.stats.station_peak = self.stats.station_peak.max(self.station);
+    }
+
+    /// A p_wqe's last packet left.
+    pub fn station_leave(&mut self) {
+        self.station = self.station.saturating_sub(1);
+    }
+
+    /// Bytes of the structures the mechanisms add: the BS FIFOs (depth × WQE per BS tenant
+    /// in use), the slicing station (one p_wqe per BS tenant in use) and the WRR weights
+    /// (1 B per BS tenant). The LS FIFO reuses the shared WQE buffer.
+    pub fn onchip(&self, wqe_bytes: u64) -> Vec<(&'static str, u64)> {
+        let bs = self.fifos.bs_tenants() as u64;
+        let mut v = Vec::new();
+        if self.parts.separate_caching {
+            v.push((
+                "iso_bs_wqe_fifos",
+                bs * u64::from(self.parts.bs_fifo_depth) * wqe_bytes,
+            ));
+        }
+        if self.parts.slicing {
+            v.push(("iso_slicing_station", bs * STATION_ENTRY_BYTES));
+        }
+        if self.parts.adaptive_wrr {
+            v.push(("iso_wrr_weights", bs));
+        }
+        v
+    }
+}
+
+impl crate::stats::Report for Isolation {
+    fn report(&self, prefix: &str, reg: &mut crate::stats::Registry) {
+        if !self.reporting {
+            return;
+        }
+        let s = &self.stats;
+        s.ls_wait.report(&format!("{prefix}.ls_wait"), reg);
+        s.ls_wait_fifo
+            .report(&format!("{prefix}.ls_wait_fifo"), reg);
+        s.ls_wait_engine
+            .report(&format!("{prefix}.ls_wait_engine"), reg);
+        s.bs_wait.report(&format!("{prefix}.bs_wait"), reg);
+        for (t, &b) in s.tenant_tx_bytes.iter().enumerate() {
+            if b > 0 {
+                reg.set(&format!("{prefix}.tenant{t}.tx_bytes"), b);
+            }
+        }
+        reg.set(&format!("{prefix}.write_backs"), s.write_backs);
+        reg.set(&format!("{prefix}.coupled_stalls"), s.coupled_stalls);
+        reg.set(&format!("{prefix}.parks"), s.parks);
+        reg.set(&format!("{prefix}.station_peak"), u64::from(s.station_peak));
+        reg.set(
+            &format!("{prefix}.ls_fifo_peak"),
+            u64::from(self.fifos.ls_peak),
+        );
+        for (t, &p) in self.fifos.peak.iter().enumerate() {
+            if p > 0 {
+                reg.set(&format!("{prefix}.bs_fifo{t}_peak"), u64::from(p));
+            }
+        }
+    }
+}

@@ -1,0 +1,264 @@
+//! One point of an isolation experiment: an architecture, an LS tenant or not, BS tenants;
+//! built into concurrent flows under the `isolation` profile and run through the model.
+
+use crate::config::{parse_set, Config};
+use crate::model::flow::{FlowClass, FlowSpec, FlowsSpec};
+use crate::model::result::RunStatus;
+use crate::model::workload::{AtomicOp, PerfTest, QpProfile};
+
+use super::{BS_DEPTH, LS_BYTES, LS_CLIENT, LS_ITERS, LS_START_US, LS_TENANT, PROFILE};
+
+/// The TX architecture of a point (`nic.tx_isolation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arch {
+    Baseline,
+    V1,
+    V2,
+}
+
+impl Arch {
+    /// The config value and label.
+    pub fn name(self) -> &'static str {
+        match self {
+            Arch::Baseline => "baseline",
+            Arch::V1 => "v1",
+            Arch::V2 => "v2",
+        }
+    }
+}
+
+/// One BS tenant.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bs {
+    /// Message size, bytes.
+    pub size: u64,
+    /// Path MTU, bytes.
+    pub pmtu: u32,
+    /// Messages per QP.
+    pub iters: u64,
+    /// Packets in flight at most (`None`: the config's): a small window drains the tenant
+    /// slowly (its receiver's acknowledgements pace it). The QP then asks for an ACK on
+    /// every packet (`ack_req_every` = 1), or the window would close before any ACK is
+    /// requested and only retransmission timeouts would move it.
+    pub window_psns: Option<u32>,
+    /// `Some`: measure goodput over this window once the flow has settled, µs.
+    pub duration_us: Option<f64>,
+}
+
+impl Bs {
+    /// A BS tenant of `size`-byte messages at the profile's PMTU, with enough messages to
+    /// outlast the LS flow beside it (at least twice its round trips, and at least
+    /// `LS_ITERS` × 5 µs at line rate).
+    pub fn beside_ls(size: u64) -> Bs {
+        let line_bytes_per_us = 12_500.0;
+        let cover = (LS_ITERS as f64 * 5.0 * line_bytes_per_us / size as f64).ceil() as u64;
+        Bs {
+            size,
+            pmtu: 1024,
+            iters: (2 * LS_ITERS + 10).max(cover),
+            window_psns: None,
+            duration_us: None,
+        }
+    }
+}
+
+/// What to run at one point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PointSpec {
+    /// Label in tables and CSV.
+    pub label: String,
+    pub arch: Arch,
+    /// An LS tenant (tenant 9, client node 9) runs beside the BS tenants.
+    pub ls: bool,
+    /// BS tenants 1..=len, tenant i to client node i.
+    pub bs: Vec<Bs>,
+    /// Further `--set` overrides (one part of the architecture switched alone).
+    pub sets: Vec<String>,
+}
+
+/// What one point measured.
+#[derive(Debug, Clone, Default)]
+pub struct PointResult {
+    pub label: String,
+    /// Every flow ended ok with every byte verified.
+    pub ok: bool,
+    /// Why not, when not.
+    pub reason: String,
+    /// LS end-to-end latency (perftest's half round trip), µs: p50, p99.
+    pub ls_lat_us: (f64, f64),
+    /// LS waiting time from ready to first packet leaving the TX engine, ns: p50, p99, max.
+    pub ls_wait_ns: (f64, f64, f64),
+    /// The longest of each part of it, ns: in the WQE FIFO (ready until handed to the
+    /// transport), at the TX engine (handed over until the first packet left).
+    pub ls_wait_parts_max_ns: (f64, f64),
+    /// Goodput of each BS tenant, Gb/s.
+    pub bs_gbps: Vec<f64>,
+    /// Server NIC counters.
+    pub server: crate::model::stats::Registry,
+}
+
+impl PointResult {
+    /// A server counter (0 when absent).
+    pub fn stat(&self, key: &str) -> u64 {
+        self.server.get(key).unwrap_or(0)
+    }
+}
+
+/// The config and flows of a point.
+pub fn build(p: &PointSpec) -> anyhow::Result<(Config, FlowsSpec)> {
+    let mut sets = vec![parse_set(&format!("nic.tx_isolation={}", p.arch.name()))?];
+    for s in &p.sets {
+        sets.push(parse_set(s)?);
+    }
+    let cfg = Config::resolve(PROFILE, &sets)?;
+    let base = QpProfile::from_config(&cfg);
+    let mut flows = Vec::new();
+    if p.ls {
+        flows.push(flow(
+            "ls",
+            PerfTest::WriteLat,
+            LS_BYTES,
+            LS_ITERS,
+            LS_CLIENT,
+            LS_TENANT,
+            FlowClass::Ls,
+            QpProfile {
+                tenant: LS_TENANT,
+                ..base
+            },
+            None,
+            LS_START_US,
+        ));
+    }
+    for (i, b) in p.bs.iter().enumerate() {
+        let t = i as u16 + 1;
+        let prof = QpProfile {
+            tenant: t,
+            pmtu: b.pmtu,
+            window_psns: b.window_psns.unwrap_or(base.window_psns),
+            ack_req_every: if b.window_psns.is_some() {
+                1
+            } else {
+                base.ack_req_every
+            },
+            ..base
+        };
+        flows.push(flow(
+            &format!("bs{t}"),
+            PerfTest::WriteBw,
+            b.size,
+            b.iters,
+            u32::from(t),
+            t,
+            FlowClass::Bs,
+            prof,
+            b.duration_us,
+            0.0,
+        ));
+    }
+    let spec = FlowsSpec {
+        flows,
+        clients: cfg.net.clients,
+        pcap: None,
+    };
+    Ok((cfg, spec))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn flow(
+    name: &str,
+    test: PerfTest,
+    size: u64,
+    iters: u64,
+    client: u32,
+    tenant: u16,
+    class: FlowClass,
+    prof: QpProfile,
+    duration_us: Option<f64>,
+    start_us: f64,
+) -> FlowSpec {
+    FlowSpec {
+        name: name.to_string(),
+        test,
+        atomic: AtomicOp::default(),
+        size,
+        size_mix: None,
+        iters,
+        qps: 1,
+        tx_depth: if test == PerfTest::WriteLat {
+            1
+        } else {
+            BS_DEPTH
+        },
+        duration_us,
+        start_us,
+        server: 0,
+        clients: vec![client],
+        cores: 1,
+        procs: None,
+        mrs: 1,
+        qp_profiles: vec![prof],
+        tenant,
+        class,
+    }
+}
+
+/// Runs one point.
+pub fn run_point(p: &PointSpec) -> anyhow::Result<PointResult> {
+    let (cfg, spec) = build(p)?;
+    let run = crate::model::run_flows(&cfg, &spec, &Default::default())?;
+    let r = &run.result;
+    let mut out = PointResult {
+        label: p.label.clone(),
+        ok: r.status == RunStatus::Ok && r.flows.iter().all(|f| f.bytes_verified),
+        reason: r.reason.clone(),
+        server: run.nodes.first().cloned().unwrap_or_default(),
+        ..PointResult::default()
+    };
+    for f in &r.flows {
+        if f.class == "ls" {
+            out.ls_lat_us = (f.latency_us.p50, f.latency_us.p99);
+        } else {
+            out.bs_gbps.push(f.goodput_gbps);
+        }
+    }
+    let ns = |k: &str| out.stat(&format!("nic.iso.ls_wait.{k}")) as f64 / 1e3;
+    out.ls_wait_ns = (ns("p50_ps"), ns("p99_ps"), ns("max_ps"));
+    out.ls_wait_parts_max_ns = (
+        out.stat("nic.iso.ls_wait_fifo.max_ps") as f64 / 1e3,
+        out.stat("nic.iso.ls_wait_engine.max_ps") as f64 / 1e3,
+    );
+    if !out.ok && out.reason.is_empty() {
+        out.reason = "a flow's bytes were not verified".into();
+    }
+    Ok(out)
+}
+
+/// Runs `points` on two worker threads (the machine the reproduction is sized for), in
+/// order of the input.
+pub fn run_points(points: &[PointSpec]) -> anyhow::Result<Vec<PointResult>> {
+    let jobs = std::thread::available_parallelism().map_or(2, |n| n.get().min(2));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<std::sync::Mutex<Option<anyhow::Result<PointResult>>>> =
+        points.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(p) = points.get(i) else { break };
+                let r = run_point(p);
+                *results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+            });
+        }
+    });
+    results
+        .into_iter()
+        .zip(points)
+        .map(|(m, p)| {
+            m.into_inner()
+                .unwrap_or_else(|e| e.into_inner())
+                .unwrap_or_else(|| Err(anyhow::anyhow!("point {} did not run", p.label)))
+                .map_err(|e| e.context(format!("point {}", p.label)))
+        })
+        .collect()
+}
