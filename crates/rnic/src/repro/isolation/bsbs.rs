@@ -19,8 +19,8 @@ pub const EXPERIMENT: Experiment = Experiment {
         ClaimSource {
             id: "rr-follows-pmtu",
             source: "Adaptive WRR slide: \"BS tenant with a larger PMTU value can get more \
-                bandwidth\" (message segmented into packets by PMTU); TARGETS: about twice \
-                for 2 KB vs 1 KB. Ours: under v2 with nic.iso_bs_arbiter = round_robin (one \
+                bandwidth\" (message segmented into packets by PMTU), which with round robin \
+                over packets means about twice for 2 KB vs 1 KB. Ours: under v2 with nic.iso_bs_arbiter = round_robin (one \
                 packet per turn, isolated backpressure: only the arbiter differs from v2) the \
                 2 KB tenant's goodput is 1.7 to 2.3 times the 1 KB tenant's. Baseline and v1 \
                 are reported beside it: run to completion alternates whole messages, and v1's \
