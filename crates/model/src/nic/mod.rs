@@ -199,7 +199,7 @@ impl Nic {
             sched: Scheduler::new(n.sched_ps),
             fetch: WqeFetch::new(n.wqe_decode_ps),
             tx: TxEngine::default(),
-            iso: isolation::Isolation::new(n.iso),
+            iso: isolation::Isolation::new(n.iso, n.cycle_ps),
             rx: RxPipeline::new(n.rx_pkt_ps),
             cq: CqUnit::new(n.cqe_ps),
             qps: Vec::new(),

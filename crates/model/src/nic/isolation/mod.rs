@@ -53,13 +53,16 @@ pub struct Isolation {
     pub reporting: bool,
     /// Counters.
     pub stats: IsoStats,
+    /// One NIC cycle, ps (waiting times are also reported in cycles, as the paper's).
+    cycle_ps: TimePs,
 }
 
 impl Isolation {
-    /// The units for `parts`.
-    pub fn new(parts: IsoParts) -> Self {
+    /// The units for `parts` in a NIC whose cycle is `cycle_ps`.
+    pub fn new(parts: IsoParts, cycle_ps: TimePs) -> Self {
         Isolation {
             parts,
+            cycle_ps,
             fifos: TenantFifos::new(parts.bs_fifo_depth),
             reporting: parts.any(),
             ..Isolation::default()
@@ -164,12 +167,13 @@ impl crate::stats::Report for Isolation {
             return;
         }
         let s = &self.stats;
-        s.ls_wait.report(&format!("{prefix}.ls_wait"), reg);
+        let c = self.cycle_ps;
+        s.ls_wait.report(&format!("{prefix}.ls_wait"), c, reg);
         s.ls_wait_fifo
-            .report(&format!("{prefix}.ls_wait_fifo"), reg);
+            .report(&format!("{prefix}.ls_wait_fifo"), c, reg);
         s.ls_wait_engine
-            .report(&format!("{prefix}.ls_wait_engine"), reg);
-        s.bs_wait.report(&format!("{prefix}.bs_wait"), reg);
+            .report(&format!("{prefix}.ls_wait_engine"), c, reg);
+        s.bs_wait.report(&format!("{prefix}.bs_wait"), c, reg);
         for (t, &b) in s.tenant_tx_bytes.iter().enumerate() {
             if b > 0 {
                 reg.set(&format!("{prefix}.tenant{t}.tx_bytes"), b);

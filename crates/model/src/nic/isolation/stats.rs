@@ -50,13 +50,23 @@ impl Waits {
         self.samples_ps.iter().sum::<TimePs>() / self.samples_ps.len() as TimePs
     }
 
-    /// Records `count`, `p50`, `p99`, `max` and `avg` (ps) under `prefix`.
-    pub fn report(&self, prefix: &str, reg: &mut crate::stats::Registry) {
+    /// Records `count`, `p50`, `p99`, `max` and `avg` under `prefix`, in ps and in NIC
+    /// cycles of `cycle_ps` (rounded up: a wait of part of a cycle is a cycle).
+    pub fn report(&self, prefix: &str, cycle_ps: TimePs, reg: &mut crate::stats::Registry) {
         reg.set(&format!("{prefix}.count"), self.len() as u64);
-        reg.set(&format!("{prefix}.p50_ps"), self.quantile_ps(0.50));
-        reg.set(&format!("{prefix}.p99_ps"), self.quantile_ps(0.99));
-        reg.set(&format!("{prefix}.max_ps"), self.quantile_ps(1.0));
-        reg.set(&format!("{prefix}.avg_ps"), self.mean_ps());
+        let figures = [
+            ("p50", self.quantile_ps(0.50)),
+            ("p99", self.quantile_ps(0.99)),
+            ("max", self.quantile_ps(1.0)),
+            ("avg", self.mean_ps()),
+        ];
+        for (name, ps) in figures {
+            reg.set(&format!("{prefix}.{name}_ps"), ps);
+            reg.set(
+                &format!("{prefix}.{name}_cycles"),
+                ps.div_ceil(cycle_ps.max(1)),
+            );
+        }
     }
 }
 
