@@ -340,9 +340,14 @@ impl Qp {
                 return None;
             }
         }
+        // The packet that fills the PSN window asks for an ACK too: without one, a window
+        // smaller than `ack_req_every` would only move on by retransmission timeouts.
+        let fills_window =
+            psn_diff(psn_add(psn, 1), self.req.una).max(0) as u32 >= self.cfg.max_outstanding_psns;
         let ack_req = pos.ends()
             || w.wr.opcode.is_read_or_atomic()
-            || (i + 1).is_multiple_of(self.cfg.ack_req_every);
+            || (i + 1).is_multiple_of(self.cfg.ack_req_every)
+            || fills_window;
         let bth = BthRepr {
             opcode,
             solicited: w.wr.solicited
