@@ -136,6 +136,16 @@ pub fn check_run(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
     let p = ModelParams::from_config(cfg);
     let nodes = spec.clients.max(1) as usize + 1;
     crate::net::topology::check(cfg, nodes).map_err(|e| UsageError(e.to_string()))?;
+    let inline = u64::from(cfg.host.inline_bytes);
+    if inline > 0 && u64::from(cfg.nic.wqe_bytes) < 64 + inline {
+        return Err(UsageError(format!(
+            "host.inline_bytes = {inline} (-I) needs WQE slots of at least {} bytes (the WQE's \
+             64 plus the inline data), but nic.wqe_bytes = {}: raise nic.wqe_bytes (-I sets \
+             it unless --set gives it)",
+            64 + inline,
+            cfg.nic.wqe_bytes
+        )));
+    }
     let lists = !spec.test.is_latency() && spec.procs.is_none();
     if lists && cfg.host.post_list > spec.tx_depth {
         return Err(UsageError(format!(

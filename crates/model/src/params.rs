@@ -166,6 +166,8 @@ pub struct HostParams {
     pub cores: u32,
     /// Bandwidth tests: WQEs per post list (one doorbell per list). Default 1.
     pub post_list: u32,
+    /// SEND/WRITE payloads up to this many bytes go inline in the WQE (0: never).
+    pub inline_bytes: u32,
 }
 
 /// NIC parameters: caches, sizes and per-unit initiation intervals (II) in picoseconds
@@ -374,6 +376,7 @@ impl ModelParams {
                 mem_latency_ps: ns(cfg.host.mem_latency_ns),
                 cores: cfg.host.cores.max(1),
                 post_list: cfg.host.post_list.max(1),
+                inline_bytes: cfg.host.inline_bytes,
             },
             pmtu: cfg.qp.pmtu,
             max_events: cfg.sim.max_events,

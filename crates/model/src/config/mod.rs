@@ -466,6 +466,10 @@ config_section! {
         /// WQEs once there is room for all of them, and rings the doorbell once per list
         /// (perftest -l); each WQE still costs post_send_ns of CPU time
         post_list: u32 = 1; "WQEs", uint(1, 4096);
+        /// SEND/WRITE payloads of at most this many bytes are posted inline: the driver
+        /// copies them into the WQE slot (which must hold them: nic.wqe_bytes >= 64 +
+        /// inline_bytes), so the NIC reads no payload; 0 = never (perftest -I)
+        inline_bytes: u32 = 0; "bytes", uint(0, 960);
     }
 }
 

@@ -115,6 +115,9 @@ pub struct SqWqe {
     pub signaled: bool,
     /// Solicited event.
     pub solicited: bool,
+    /// The payload is inline: the driver copied it into the WQE slot after the WQE's 64
+    /// bytes, so the NIC reads no payload (SEND and WRITE).
+    pub inline: bool,
     /// Immediate data.
     pub imm: Option<u32>,
     /// Rkey to invalidate.
@@ -139,7 +142,8 @@ impl SqWqe {
         b[1] = u8::from(self.signaled)
             | (u8::from(self.solicited) << 1)
             | (u8::from(self.imm.is_some()) << 2)
-            | (u8::from(self.invalidate.is_some()) << 3);
+            | (u8::from(self.invalidate.is_some()) << 3)
+            | (u8::from(self.inline) << 4);
         b[4..8].copy_from_slice(&self.imm.or(self.invalidate).unwrap_or(0).to_le_bytes());
         b[8..16].copy_from_slice(&self.wr_id.to_le_bytes());
         b[16..24].copy_from_slice(&self.sge.addr.to_le_bytes());
@@ -164,6 +168,7 @@ impl SqWqe {
             opcode,
             signaled: b[1] & 1 != 0,
             solicited: b[1] & 2 != 0,
+            inline: b[1] & 16 != 0,
             imm: (b[1] & 4 != 0).then_some(extra),
             invalidate: (b[1] & 8 != 0).then_some(extra),
             wr_id: u64_at(b, 8),
@@ -207,6 +212,9 @@ impl SqWqe {
     /// Bytes the NIC must read from host memory to send this WQE (the payload of SEND and
     /// WRITE; READ and atomics carry none).
     pub fn payload_to_read(&self) -> u64 {
+        if self.inline {
+            return 0;
+        }
         match self.opcode {
             WrOpcode::Send
             | WrOpcode::SendImm
@@ -332,6 +340,7 @@ mod tests {
             opcode: WrOpcode::FetchAdd,
             signaled: true,
             solicited: false,
+            inline: false,
             imm: None,
             invalidate: None,
             wr_id: 0x1234_5678_9abc,
@@ -348,6 +357,13 @@ mod tests {
             swap: 6,
         };
         assert_eq!(SqWqe::decode(&w.encode()), Some(w));
+        let inline = SqWqe {
+            opcode: WrOpcode::Write,
+            inline: true,
+            ..w
+        };
+        assert_eq!(SqWqe::decode(&inline.encode()), Some(inline));
+        assert_eq!(inline.payload_to_read(), 0);
         assert!(SqWqe::decode(&[0xff; 64]).is_none());
     }
 }

@@ -167,6 +167,8 @@ pub struct Perftest {
     pub tx_depth: u32,
     /// WQEs per post list and doorbell (bandwidth tests; at most `tx_depth`).
     pub post_list: u32,
+    /// SEND/WRITE payloads up to this many bytes are posted inline (0: never).
+    pub inline_bytes: u32,
     /// Buffer stride per pair, bytes.
     pub stride: u64,
     /// Bytes of one SQ/RQ ring slot (`nic.wqe_bytes`; the WQE format fills the first 64).
@@ -513,6 +515,8 @@ impl Perftest {
                 }
             }
         }
+        w.inline =
+            matches!(a.test.verb(), Verb::Write | Verb::Send) && size > 0 && size <= a.inline_bytes;
         w
     }
 
@@ -568,11 +572,16 @@ impl Perftest {
         };
         let w = self.wqe(node, i, start, peer, pair.posted);
         let slot = hq.sq_pi & hq.sq_mask;
-        rnic_transport::Memory::write(
-            &mut cx.mems[node],
-            hq.sq_base + u64::from(slot) * self.wqe_bytes,
-            &w.encode(),
-        );
+        let at_slot = hq.sq_base + u64::from(slot) * self.wqe_bytes;
+        rnic_transport::Memory::write(&mut cx.mems[node], at_slot, &w.encode());
+        if w.inline {
+            // The inline copy of the payload, after the WQE in its slot (the NIC's WQE read
+            // carries it; the transport gathers the same bytes from the buffer).
+            let mut data = [0u8; 960];
+            let data = &mut data[..w.sge.len as usize];
+            rnic_transport::Memory::read(&cx.mems[node], w.sge.addr, data);
+            rnic_transport::Memory::write(&mut cx.mems[node], at_slot + 64, data);
+        }
         let pi = hq.sq_pi.wrapping_add(1);
         self.nodes[node].qps[qpn as usize].sq_pi = pi;
         self.pairs[i as usize].posted += 1;

@@ -440,6 +440,7 @@ fn application(
         seed: p.seed,
         iters: f.iters.max(1),
         tx_depth: if lat { 1 } else { pl.tx_depth },
+        inline_bytes: p.host.inline_bytes,
         post_list: if lat || pl.procs > 0 {
             1
         } else {

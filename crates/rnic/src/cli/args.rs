@@ -253,6 +253,12 @@ pub struct PerfCmd {
     #[arg(short = 'l', long = "post_list", value_name = "N",
           allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub post_list: Option<u32>,
+    /// SEND/WRITE payloads of at most SIZE bytes are posted inline in the WQE, so the NIC
+    /// reads no payload (sets host.inline_bytes, and nic.wqe_bytes to hold them: 64 + SIZE
+    /// rounded up to 64) [default: 0, never].
+    #[arg(short = 'I', long = "inline_size", value_name = "SIZE",
+          allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(0..=960))]
+    pub inline_size: Option<u32>,
     /// Outstanding RDMA READ/atomic requests per QP (sets qp.max_rd_atomic) [default: 16].
     #[arg(short = 'o', long = "outs", value_name = "NUM",
           allow_negative_numbers = true, value_parser = clap::value_parser!(u8).range(1..=16))]
@@ -302,6 +308,29 @@ pub struct PerfCmd {
 }
 
 impl PerfCmd {
+    /// The config overrides of perftest's -o, -l and -I (config fields in rnic), then
+    /// those of --set, which win.
+    pub fn config_sets(&self) -> Vec<Override> {
+        let n = |v: u32| i64::from(v);
+        let mut sets: Vec<Override> = [
+            self.outs
+                .map(|o| Override::new("qp.max_rd_atomic", i64::from(o))),
+            self.post_list
+                .map(|l| Override::new("host.post_list", n(l))),
+            self.inline_size
+                .map(|i| Override::new("host.inline_bytes", n(i))),
+            // The WQE slot grows by 64 B blocks to hold the inline data.
+            self.inline_size
+                .filter(|&i| i > 0)
+                .map(|i| Override::new("nic.wqe_bytes", n((64 + i).div_ceil(64) * 64))),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        sets.extend(self.sim.set.iter().cloned());
+        sets
+    }
+
     /// The perftest options these flags give.
     pub fn options(&self) -> PerfOptions {
         PerfOptions {

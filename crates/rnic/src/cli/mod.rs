@@ -170,20 +170,7 @@ fn cmd_perf(
             .profile
             .clone()
             .unwrap_or_else(|| "baseline".to_string()),
-        sets: {
-            // perftest's -o and -l are config fields; a later --set wins.
-            let mut sets: Vec<Override> = [
-                c.outs
-                    .map(|n| Override::new("qp.max_rd_atomic", i64::from(n))),
-                c.post_list
-                    .map(|n| Override::new("host.post_list", i64::from(n))),
-            ]
-            .into_iter()
-            .flatten()
-            .collect();
-            sets.extend(c.sim.set.iter().cloned());
-            sets
-        },
+        sets: c.config_sets(),
         seed: c.sim.seed,
         perf: c.options(),
         pcap: c.pcap.clone(),

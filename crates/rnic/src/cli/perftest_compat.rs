@@ -5,7 +5,7 @@
 //! with a message naming the flag (never silently run a different experiment).
 //!
 //! The implemented flags are `rnic perf`'s own arguments (`-s -n -q -t -a -m -D -u -A
-//! --report_gbits -o -l -c RC --output -w -y`, and `-V`/`-h`, which every rnic command has). The list below and those arguments together cover every flag
+//! --report_gbits -o -l -I -c RC --output -w -y`, and `-V`/`-h`, which every rnic command has). The list below and those arguments together cover every flag
 //! in the help texts of perftest 4.5's `ib_{write,read,send,atomic}_{bw,lat}`
 //! (`tests/fixtures/perftest/`, checked by `tests/perftest_flags.rs`).
 
@@ -178,7 +178,6 @@ pub const COMPAT_FLAGS: &[CompatFlag] = &[
     flag("report-both", None, false, Refused(NOT_YET)),
     flag("reversed", None, false, Refused(NOT_YET)),
     flag("cq-mod", Some('Q'), true, Refused(NOT_YET)),
-    flag("inline_size", Some('I'), true, Refused(NOT_YET)),
     flag("recv_post_list", None, true, Refused(NOT_YET)),
     flag(
         "mr_per_qp",
