@@ -194,7 +194,7 @@ fn perftest_verdict(c: &PerfCmd, r: &PerfResult, out: &mut dyn Write) -> anyhow:
     let unit = if c.report_gbits { "Gbit/s" } else { "MiB/s" };
     // The table's BW average: MiB/s, or Gbit/s as perftest converts it.
     let bw = if c.report_gbits {
-        r.bw_avg_mb_s * 1048576.0 * 8.0 / 1e9
+        r.bw_avg_mb_s * crate::model::result::MB * 8.0 / 1e9
     } else {
         r.bw_avg_mb_s
     };

@@ -37,7 +37,13 @@ pub const EXPERIMENT: Experiment = Experiment {
                 header-limited rate minus the slow tenant's goodput).",
         },
     ],
-    evaluate: |o: &Outputs| eval_backpressure(&BackpressurePlan::of(o)),
+    evaluate: |o: &Outputs| {
+        eval_backpressure(&super::plan_of(
+            o,
+            BackpressurePlan::full,
+            BackpressurePlan::none,
+        ))
+    },
 };
 
 /// The points of isolation-backpressure.
@@ -59,15 +65,6 @@ impl BackpressurePlan {
         BackpressurePlan {
             arms: Vec::new(),
             ..Self::full()
-        }
-    }
-
-    /// The full plan, or none when only the claims' wording is wanted.
-    pub fn of(o: &Outputs) -> Self {
-        if o.dry {
-            Self::none()
-        } else {
-            Self::full()
         }
     }
 

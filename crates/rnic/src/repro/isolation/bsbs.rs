@@ -34,7 +34,7 @@ pub const EXPERIMENT: Experiment = Experiment {
                 two goodputs within 10 % of each other.",
         },
     ],
-    evaluate: |o: &Outputs| eval_bs_bs(&BsBsPlan::of(o)),
+    evaluate: |o: &Outputs| eval_bs_bs(&super::plan_of(o, BsBsPlan::full, BsBsPlan::none)),
 };
 
 /// The points of isolation-bs-bs.
@@ -58,15 +58,6 @@ impl BsBsPlan {
         BsBsPlan {
             arms: Vec::new(),
             ..Self::full()
-        }
-    }
-
-    /// The full plan, or none when only the claims' wording is wanted.
-    pub fn of(o: &Outputs) -> Self {
-        if o.dry {
-            Self::none()
-        } else {
-            Self::full()
         }
     }
 

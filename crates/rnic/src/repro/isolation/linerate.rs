@@ -23,7 +23,9 @@ pub const EXPERIMENT: Experiment = Experiment {
             least 95 % of the header-limited rate (the payload share of the wire's bytes at \
             100 Gb/s) under baseline, v1 and v2.",
     }],
-    evaluate: |o: &Outputs| eval_linerate(&LineratePlan::of(o)),
+    evaluate: |o: &Outputs| {
+        eval_linerate(&super::plan_of(o, LineratePlan::full, LineratePlan::none))
+    },
 };
 
 /// The points of isolation-linerate.
@@ -40,15 +42,6 @@ impl LineratePlan {
         LineratePlan {
             archs: Vec::new(),
             ..Self::full()
-        }
-    }
-
-    /// The full plan, or none when only the claims' wording is wanted.
-    pub fn of(o: &Outputs) -> Self {
-        if o.dry {
-            Self::none()
-        } else {
-            Self::full()
         }
     }
 

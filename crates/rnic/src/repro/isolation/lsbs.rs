@@ -24,7 +24,7 @@ pub const LS_ALONE: Experiment = Experiment {
             latency-sensitive tenant? No\". Ours: the LS tenant alone (64 B WRITE ping-pong), \
             p50 and p99 latency under v1 and v2 at most 2 % above the baseline's.",
     }],
-    evaluate: |o: &Outputs| eval_ls_alone(&LsAlonePlan::of(o)),
+    evaluate: |o: &Outputs| eval_ls_alone(&super::plan_of(o, LsAlonePlan::full, LsAlonePlan::none)),
 };
 
 /// isolation-ls-bs.
@@ -60,7 +60,7 @@ pub const LS_BS: Experiment = Experiment {
                 2 iterations (as v1-sizes) for 1, 2, 4 and 8 BS tenants of 1 MB messages.",
         },
     ],
-    evaluate: |o: &Outputs| eval_ls_bs(&LsBsPlan::of(o)),
+    evaluate: |o: &Outputs| eval_ls_bs(&super::plan_of(o, LsBsPlan::full, LsBsPlan::none)),
 };
 
 /// The points of isolation-ls-alone.
@@ -73,15 +73,6 @@ impl LsAlonePlan {
     /// No points.
     pub fn none() -> Self {
         LsAlonePlan { archs: Vec::new() }
-    }
-
-    /// The full plan, or none when only the claims' wording is wanted.
-    pub fn of(o: &Outputs) -> Self {
-        if o.dry {
-            Self::none()
-        } else {
-            Self::full()
-        }
     }
 
     /// Baseline, v1 and v2.
@@ -190,15 +181,6 @@ impl LsBsPlan {
             counts: Vec::new(),
             count_size: 1 << 20,
             archs: Vec::new(),
-        }
-    }
-
-    /// The full plan, or none when only the claims' wording is wanted.
-    pub fn of(o: &Outputs) -> Self {
-        if o.dry {
-            Self::none()
-        } else {
-            Self::full()
         }
     }
 

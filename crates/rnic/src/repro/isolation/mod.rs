@@ -29,6 +29,16 @@ pub use points::{build, run_points, Arch, Bs, PointResult, PointSpec};
 
 use super::Paper;
 
+/// An experiment's plan: `full()`, or `none()` (no points) when only the claims' wording
+/// is wanted (`Outputs::dry`).
+pub fn plan_of<P>(o: &super::Outputs, full: fn() -> P, none: fn() -> P) -> P {
+    if o.dry {
+        none()
+    } else {
+        full()
+    }
+}
+
 /// The profile every experiment runs under.
 pub const PROFILE: &str = "isolation";
 /// LS message size, bytes (the paper's LS tenant).
