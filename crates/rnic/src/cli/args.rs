@@ -270,10 +270,12 @@ pub struct PerfCmd {
     pub output: Option<String>,
     /// Exit with status 1 when the BW average is below VALUE, in the table's unit (MiB/s, or
     /// Gbit/s with --report_gbits), as perftest's verifier does.
-    #[arg(short = 'w', long = "limit_bw", value_name = "VALUE", value_parser = limit_parser)]
+    #[arg(short = 'w', long = "limit_bw", value_name = "VALUE", allow_negative_numbers = true,
+          value_parser = limit_parser)]
     pub limit_bw: Option<f64>,
     /// Exit with status 1 when the message rate is below VALUE Mpps.
-    #[arg(short = 'y', long = "limit_msgrate", value_name = "VALUE", value_parser = limit_parser)]
+    #[arg(short = 'y', long = "limit_msgrate", value_name = "VALUE", allow_negative_numbers = true,
+          value_parser = limit_parser)]
     pub limit_msgrate: Option<f64>,
     /// Report BW in Gbit/sec (instead of MiB/sec).
     #[arg(long = "report_gbits", alias = "report-gbits")]
