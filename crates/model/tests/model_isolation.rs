@@ -225,3 +225,61 @@ fn v2_is_deterministic() {
     assert_eq!(a.result.events, b.result.events);
     assert_eq!(a.nodes[0].values(), b.nodes[0].values());
 }
+
+/// Under slicing, BS tenants (not QPs) take turns: a tenant with four QPs gets the same
+/// share of the wire as a tenant with one, where the baseline's QP round robin gives it
+/// about four times as much. Every byte is verified in both.
+#[test]
+fn bs_tenants_share_by_tenant_not_by_qp() {
+    let ratio = |arch: TxIsolation| {
+        let mut cfg = Config::default();
+        cfg.nic.tx_isolation = arch;
+        cfg.sim.warmup_us = Some(50.0);
+        let mut many = flow(
+            "four-qps",
+            PerfTest::WriteBw,
+            16384,
+            1,
+            8,
+            1,
+            1,
+            FlowClass::Bs,
+            1024,
+            &cfg,
+        );
+        many.qps = 4;
+        many.duration_us = Some(200.0);
+        let mut one = flow(
+            "one-qp",
+            PerfTest::WriteBw,
+            16384,
+            1,
+            8,
+            2,
+            2,
+            FlowClass::Bs,
+            1024,
+            &cfg,
+        );
+        one.duration_us = Some(200.0);
+        let spec = FlowsSpec {
+            flows: vec![many, one],
+            clients: 2,
+            pcap: None,
+        };
+        let r = run_flows(&cfg, &spec, &RunOptions::default()).expect("flows run");
+        assert_eq!(r.result.status, RunStatus::Ok, "{}", r.result.reason);
+        assert!(r.result.flows.iter().all(|f| f.bytes_verified));
+        r.result.flows[0].goodput_gbps / r.result.flows[1].goodput_gbps
+    };
+    let base = ratio(TxIsolation::Baseline);
+    let v2 = ratio(TxIsolation::V2);
+    assert!(
+        base > 3.0,
+        "baseline: four QPs get {base:.2}x one QP's share"
+    );
+    assert!(
+        (0.9..=1.1).contains(&v2),
+        "v2: tenants get {v2:.2}x, not equal"
+    );
+}

@@ -46,8 +46,4 @@ pub struct QpHw {
     pub iso_tag: u32,
     /// Slicing: packets sent in the current slice.
     pub slice_pkts: u32,
-    /// Adaptive WRR: slices left in the QP's turn.
-    pub wrr_credit: u32,
-    /// Slicing: an unfinished WQE of this QP is in the slicing station.
-    pub in_station: bool,
 }

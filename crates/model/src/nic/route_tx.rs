@@ -305,6 +305,11 @@ impl Nic {
             cx.at(now, NicEv::TxJobReady { job });
         }
         self.tx.forget(qpn);
+        if let Some(qp) = self.qps.get(qpn as usize) {
+            if self.tx.bs.forget(qpn, tenant::tenant(qp.iso_tag)) {
+                self.iso.station_leave();
+            }
+        }
         let n = self.iso.forget(qpn);
         self.iso_left_fifo(qpn, n, now, cx);
     }
@@ -412,61 +417,88 @@ impl Nic {
 
     /// After a frame of `qpn` with opcode `op`: stay on its WQE (run to completion, or the
     /// slice goes on), or put the QP back in its queue if it has more to send
-    /// ([`slicing::after_packet`]).
+    /// ([`slicing::after_packet`]). Under slicing, BS QPs go back to their tenant's place in
+    /// the [`TenantRing`](super::isolation::tenant_ring::TenantRing).
     fn tx_after_packet(&mut self, qpn: u32, op: Opcode) {
         let mid = op.is_first() || op.is_middle();
         let parts = self.iso.parts;
-        let Some(qp) = self.qps.get_mut(qpn as usize) else {
+        let Some(qp) = self.qps.get(qpn as usize) else {
             return;
         };
         let ls = tenant::is_ls(qp.iso_tag);
-        let slicing_bs = parts.slicing && !ls && op.is_request();
-        let weight = if parts.adaptive_wrr {
-            super::isolation::wrr_weight(qp.pmtu)
-        } else {
-            1
-        };
-        let after = slicing::after_packet(
-            slicing_bs,
-            parts.slice_packets,
-            mid,
-            weight,
-            &mut qp.slice_pkts,
-            &mut qp.wrr_credit,
-        );
-        let front = match after {
-            slicing::After::Stay => {
+        let (t, pmtu) = (tenant::tenant(qp.iso_tag), qp.pmtu);
+        if !parts.slicing || ls {
+            if mid {
+                // Run to completion (LS messages too: they are one slice long).
                 self.tx.stay_on(qpn);
                 return;
             }
-            slicing::After::Requeue { front } => front,
-        };
-        if slicing_bs && mid != qp.in_station {
-            // A slice ended inside its WQE: the WQE is written back to the slicing station;
-            // or the station's p_wqe just sent its last packet.
-            qp.in_station = mid;
-            if mid {
-                self.iso.station_enter();
-            } else {
-                self.iso.station_leave();
+            if self.dev.qp_wants_transmit(qpn) {
+                self.tx.requeue(qpn, parts.slicing, false);
+            } else if let Some(qp) = self.qps.get_mut(qpn as usize) {
+                qp.in_tx = false;
             }
-        } else if slicing_bs && mid {
-            self.iso.stats.write_backs += 1;
+            return;
         }
-        let first = parts.slicing && ls;
-        if self.dev.qp_wants_transmit(qpn) {
-            self.tx.requeue(qpn, first, front);
-        } else if let Some(qp) = self.qps.get_mut(qpn as usize) {
-            qp.in_tx = false;
+        let wants = self.dev.qp_wants_transmit(qpn);
+        if !op.is_request() {
+            if mid {
+                // READ responses run to completion, as before slicing.
+                self.tx.stay_on(qpn);
+                return;
+            }
+            self.tx.bs.after_other(qpn, t, wants);
+        } else {
+            let weight = if parts.adaptive_wrr {
+                super::isolation::wrr_weight(pmtu)
+            } else {
+                1
+            };
+            let Some(qp) = self.qps.get_mut(qpn as usize) else {
+                return;
+            };
+            let after = slicing::after_packet(
+                true,
+                parts.slice_packets,
+                mid,
+                weight,
+                &mut qp.slice_pkts,
+                self.tx.bs.credit_mut(t),
+            );
+            let keep_turn = match after {
+                slicing::After::Stay => {
+                    self.tx.stay_on(qpn);
+                    return;
+                }
+                slicing::After::Requeue { front } => front,
+            };
+            // A slice that ends inside its WQE writes it back to the slicing station (or
+            // leaves it there); the WQE's last packet frees the entry.
+            match self.tx.bs.after_slice(qpn, t, mid, keep_turn, wants) {
+                1 => self.iso.station_enter(),
+                -1 => self.iso.station_leave(),
+                _ if mid => self.iso.stats.write_backs += 1,
+                _ => {}
+            }
+        }
+        if !wants {
+            if let Some(qp) = self.qps.get_mut(qpn as usize) {
+                qp.in_tx = false;
+            }
         }
     }
 
     /// Puts `qpn` in the TX engine's queue if it is not there.
     pub fn tx_enlist(&mut self, qpn: u32) {
+        let slicing = self.iso.parts.slicing;
         if let Some(qp) = self.qps.get_mut(qpn as usize) {
-            // Slicing execution serves LS QPs from a queue of their own, first.
-            let first = self.iso.parts.slicing && tenant::is_ls(qp.iso_tag);
-            self.tx.enlist(qpn, &mut qp.in_tx, first);
+            let tag = qp.iso_tag;
+            if slicing && !tenant::is_ls(tag) {
+                self.tx.enlist_bs(qpn, &mut qp.in_tx, tenant::tenant(tag));
+            } else {
+                // Slicing execution serves LS QPs from a queue of their own, first.
+                self.tx.enlist(qpn, &mut qp.in_tx, slicing);
+            }
         }
     }
 

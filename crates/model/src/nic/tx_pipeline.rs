@@ -19,6 +19,7 @@ use std::collections::VecDeque;
 
 use rnic_sim::TimePs;
 
+use super::isolation::tenant_ring::TenantRing;
 use super::unit::Unit;
 
 /// Counters of the TX engine.
@@ -53,6 +54,9 @@ pub struct TxEngine {
     /// LS QPs with something to send, served before `queue` (slicing execution only,
     /// [`super::isolation::slicing`]; empty otherwise).
     pub priority: VecDeque<u32>,
+    /// BS QPs with something to send, by tenant, served after both queues (slicing
+    /// execution only; empty otherwise).
+    pub bs: TenantRing,
     current: Option<u32>,
     /// Messages posted to the transport and not yet started on the wire.
     pub backlog: u32,
@@ -100,6 +104,14 @@ impl TxEngine {
         }
     }
 
+    /// Queues the BS QP `qpn` of `tenant` (slicing execution) if it is not queued.
+    pub fn enlist_bs(&mut self, qpn: u32, in_tx: &mut bool, tenant: u16) {
+        if !*in_tx {
+            *in_tx = true;
+            self.bs.push(qpn, tenant);
+        }
+    }
+
     /// Puts a queued QP back: in the LS queue (`ls`), or in the other queue at its head
     /// (`front`: a BS QP with slices left in its WRR turn) or its tail.
     pub fn requeue(&mut self, qpn: u32, ls: bool, front: bool) {
@@ -130,6 +142,7 @@ impl TxEngine {
                 .priority
                 .pop_front()
                 .or_else(|| self.queue.pop_front())
+                .or_else(|| self.bs.pop())
                 .map(|q| (q, false)),
         }
     }
@@ -172,7 +185,11 @@ impl TxEngine {
 
     /// Whether anything is left to send.
     pub fn has_more(&self) -> bool {
-        self.sweep || self.current.is_some() || !self.queue.is_empty() || !self.priority.is_empty()
+        self.sweep
+            || self.current.is_some()
+            || !self.queue.is_empty()
+            || !self.priority.is_empty()
+            || !self.bs.is_empty()
     }
 }
 

@@ -41,8 +41,13 @@ pub struct WqeFetch {
     /// Fetch order per WQE-cache FIFO (one FIFO unless caching is separate): a job is
     /// released to the requester once it and every job before it in its FIFO are ready.
     order: Vec<VecDeque<u32>>,
-    /// Payload reads waiting, in decode order, for room in the TX payload buffer.
-    awaiting_buffer: VecDeque<(u32, TransJob<TransCont>)>,
+    /// Payload reads waiting for room in the TX payload buffer, in decode order per
+    /// WQE-cache FIFO (one FIFO unless caching is separate).
+    awaiting_buffer: Vec<VecDeque<(u32, TransJob<TransCont>)>>,
+    /// The BS FIFO whose waiting payload read is admitted next (separate caching: the LS
+    /// FIFO's go first, then BS tenants' in turn, so one tenant's large messages do not
+    /// hold the buffer's door shut for the others).
+    admit_turn: usize,
     /// Jobs released to the requester by the last [`WqeFetch::release_ready`].
     released: Vec<(u32, u32)>,
     /// The decoder.
@@ -58,7 +63,8 @@ impl WqeFetch {
             visits: Slab::new(),
             jobs: Slab::new(),
             order: vec![VecDeque::new()],
-            awaiting_buffer: VecDeque::new(),
+            awaiting_buffer: vec![VecDeque::new()],
+            admit_turn: 1,
             released: Vec::new(),
             decode: Unit::new(decode_ps),
             stats: FetchStats::default(),
@@ -125,7 +131,10 @@ impl WqeFetch {
             if tj.len > 0 {
                 // The payload read needs room in the TX payload buffer; it waits, in
                 // order, while the buffer is full.
-                self.awaiting_buffer.push_back((v.qpn, tj));
+                if self.awaiting_buffer.len() <= q {
+                    self.awaiting_buffer.resize_with(q + 1, VecDeque::new);
+                }
+                self.awaiting_buffer[q].push_back((v.qpn, tj));
                 continue;
             }
             to_translate.push(tj);
@@ -134,9 +143,21 @@ impl WqeFetch {
         (p.chunk_bytes / largest.max(1)).clamp(1, u64::from(per.min(255))) as u8
     }
 
-    /// The oldest payload read waiting for room in the TX payload buffer, with its QPN.
+    /// The next payload read to admit to the TX payload buffer, with its QPN: the oldest of
+    /// the shared (or LS) FIFO, else the oldest of the next BS tenant's FIFO in turn.
     pub fn next_awaiting_buffer(&mut self) -> Option<(u32, TransJob<TransCont>)> {
-        self.awaiting_buffer.pop_front()
+        if let Some(j) = self.awaiting_buffer[0].pop_front() {
+            return Some(j);
+        }
+        let n = self.awaiting_buffer.len();
+        for k in 0..n.saturating_sub(1) {
+            let q = 1 + (self.admit_turn - 1 + k) % (n - 1);
+            if let Some(j) = self.awaiting_buffer[q].pop_front() {
+                self.admit_turn = 1 + q % (n - 1);
+                return Some(j);
+            }
+        }
+        None
     }
 
     /// Marks `job` ready (payload in the NIC) at `now` and releases, in fetch order, every
@@ -172,5 +193,41 @@ impl crate::stats::Report for WqeFetch {
     fn report(&self, prefix: &str, reg: &mut crate::stats::Registry) {
         reg.record(prefix, &self.stats);
         reg.record(&format!("{prefix}.decode"), &self.decode.stats);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(id: u32) -> TransJob<TransCont> {
+        TransJob {
+            key: 0,
+            va: 0,
+            len: 4096,
+            needs: true,
+            cont: TransCont::TxJob(id),
+            at: 0,
+        }
+    }
+
+    /// Separate caching: the LS FIFO's payload reads are admitted first, then the BS
+    /// tenants' in turn (each FIFO in its own decode order), so a tenant with a deep backlog
+    /// does not keep the others' reads out of the TX payload buffer.
+    #[test]
+    fn buffer_admission_serves_ls_then_tenants_in_turn() {
+        let mut f = WqeFetch::new(1000);
+        f.awaiting_buffer.resize_with(3, VecDeque::new);
+        for id in 0..3 {
+            f.awaiting_buffer[1].push_back((10, job(id)));
+        }
+        f.awaiting_buffer[2].push_back((20, job(10)));
+        f.awaiting_buffer[0].push_back((30, job(20)));
+        let order: Vec<u32> = std::iter::from_fn(|| f.next_awaiting_buffer())
+            .map(|(_, j)| match j.cont {
+                TransCont::TxJob(id) | TransCont::Rx(id) => id,
+            })
+            .collect();
+        assert_eq!(order, [20, 0, 10, 1, 2]);
     }
 }

@@ -12,6 +12,8 @@
 //!   and the backpressure of full FIFOs (coupled, or v2's isolated);
 //! - [`slicing`]: v1 slicing execution (BS WQEs yield the transport after a slice, LS first)
 //!   and v2 adaptive WRR between BS tenants (weights from PMTU);
+//! - [`tenant_ring`]: under slicing, BS tenants (not QPs) take turns at the transport, and
+//!   each has one slicing-station entry;
 //! - [`stats`]: LS/BS waiting time, per-tenant bytes, FIFO and station occupancy.
 //!
 //! The units are driven from the TX path ([`super::route_tx`], [`super::scheduler`],
@@ -23,6 +25,7 @@ pub mod parts;
 pub mod slicing;
 pub mod stats;
 pub mod tenant;
+pub mod tenant_ring;
 
 use std::collections::VecDeque;
 

@@ -10,9 +10,10 @@
 //! waits for at most the slice in progress, whatever the number of BS tenants and the size
 //! of their messages.
 //!
-//! Round robin gives each BS QP one slice per turn; adaptive WRR gives it
-//! [`super::parts::wrr_weight`] slices per turn (its `wrr_credit` counts what is left of the
-//! turn), so tenants with a small PMTU send as many bytes per turn as those with a large one.
+//! Round robin gives each BS tenant one slice per turn; adaptive WRR gives it
+//! [`super::parts::wrr_weight`] slices per turn (the tenant's credit in
+//! [`super::tenant_ring::TenantRing`] counts what is left of the turn), so tenants with a
+//! small PMTU send as many bytes per turn as those with a large one.
 
 /// What the engine does after a request packet of a QP.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,8 +29,8 @@ pub enum After {
 }
 
 /// Decides what follows a request packet. `mid`: the packet was not its WQE's last;
-/// `slice_pkts` and `credit` are the QP's slicing state; `weight` its WRR weight (1 for
-/// round robin).
+/// `slice_pkts` is the QP's packets in the current slice, `credit` its tenant's slices left
+/// in the turn; `weight` the tenant's WRR weight (1 for round robin).
 pub fn after_packet(
     slicing_bs: bool,
     slice_packets: u32,
