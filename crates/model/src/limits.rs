@@ -154,6 +154,13 @@ pub fn check_run(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
             cfg.host.post_list, spec.tx_depth
         )));
     }
+    if lists && cfg.host.cq_mod > spec.tx_depth {
+        return Err(UsageError(format!(
+            "-Q/--cq-mod {} (host.cq_mod) exceeds the tx depth {} (-t): the send queue would \
+             fill with unsignaled WQEs before one asks for a completion; raise -t or lower -Q",
+            cfg.host.cq_mod, spec.tx_depth
+        )));
+    }
     for &size in &spec.sizes {
         if size > MAX_MSG_BYTES {
             return Err(UsageError(format!(

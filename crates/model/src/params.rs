@@ -168,6 +168,8 @@ pub struct HostParams {
     pub post_list: u32,
     /// SEND/WRITE payloads up to this many bytes go inline in the WQE (0: never).
     pub inline_bytes: u32,
+    /// Bandwidth tests: one signaled WQE (one CQE) per this many. Default 1.
+    pub cq_mod: u32,
 }
 
 /// NIC parameters: caches, sizes and per-unit initiation intervals (II) in picoseconds
@@ -377,6 +379,7 @@ impl ModelParams {
                 cores: cfg.host.cores.max(1),
                 post_list: cfg.host.post_list.max(1),
                 inline_bytes: cfg.host.inline_bytes,
+                cq_mod: cfg.host.cq_mod.max(1),
             },
             pmtu: cfg.qp.pmtu,
             max_events: cfg.sim.max_events,

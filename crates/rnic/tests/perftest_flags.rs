@@ -207,3 +207,27 @@ fn inline_payloads_skip_the_payload_read() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("raise nic.wqe_bytes"), "{err}");
 }
+
+/// `-Q/--cq-mod 16`: one WQE in 16 is signaled, so the NIC writes 16× fewer CQEs for the
+/// same operations, every one still counted and every byte verified; -Q larger than the tx
+/// depth is refused.
+#[test]
+fn cq_mod_writes_one_cqe_per_n_completions() {
+    let cqes = |q: &str| {
+        let (code, out, err) = rnic(&[
+            "perf", "write-bw", "-s", "64", "-n", "2000", "-q", "4", "-Q", q, "--stats", "--json",
+            "-",
+        ]);
+        assert_eq!(code, Some(0), "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["bytes_verified"], true);
+        assert_eq!(v["ops_completed"], 8000);
+        v["stats"]["server.nic.cq.cqes"].as_u64().unwrap()
+    };
+    assert_eq!((cqes("1"), cqes("16")), (8000, 500));
+    // 2000 is not a multiple of 48: the last WQE is signaled too, so nothing goes uncounted.
+    assert_eq!(cqes("48"), 2000_u64.div_ceil(48) * 4);
+    let (code, _, err) = rnic(&["perf", "write-bw", "-Q", "256"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("-Q/--cq-mod 256"), "{err}");
+}

@@ -363,6 +363,7 @@ impl Device {
                 now_ps,
             };
             let c = SendWqe::new(wr, len, qp.cfg.pmtu).completion(qpn, WcStatus::WrFlushErr);
+            qp.sq_done += 1;
             post_completion(&mut ctx, qp.send_cq, c);
             return Ok(());
         }
@@ -530,6 +531,12 @@ impl Device {
     /// Does not change any state.
     pub fn peek_transmit_qp(&self, qpn: u32) -> Option<crate::TxPeek> {
         self.qp(qpn)?.peek_transmit()
+    }
+
+    /// Send WRs of `qpn` finished so far: completed (with or without a CQE, as unsignaled
+    /// WRs have none) or flushed. Monotonic; 0 for an unknown QP.
+    pub fn sq_done(&self, qpn: u32) -> u64 {
+        self.qp(qpn).map_or(0, |q| q.sq_done)
     }
 
     pub fn qp_wants_transmit(&self, qpn: u32) -> bool {

@@ -501,6 +501,7 @@ impl Qp {
         let Some(w) = self.req.sq.pop_front() else {
             return;
         };
+        self.sq_done += 1;
         if w.started {
             self.req.n_started = self.req.n_started.saturating_sub(1);
             if w.wr.opcode.is_read_or_atomic() {
@@ -523,6 +524,7 @@ impl Qp {
     pub(crate) fn fail_wqe(&mut self, ctx: &mut Ctx<'_>, idx: usize, status: WcStatus) {
         let mut i = 0usize;
         while let Some(w) = self.req.sq.pop_front() {
+            self.sq_done += 1;
             let st = if i == idx {
                 status
             } else {

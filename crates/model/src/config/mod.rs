@@ -470,6 +470,10 @@ config_section! {
         /// copies them into the WQE slot (which must hold them: nic.wqe_bytes >= 64 +
         /// inline_bytes), so the NIC reads no payload; 0 = never (perftest -I)
         inline_bytes: u32 = 0; "bytes", uint(0, 960);
+        /// Bandwidth tests: one signaled WQE in this many, so the NIC writes one CQE per
+        /// this many completions (perftest -Q/--cq-mod); the others complete silently and
+        /// are counted when the next CQE arrives. At most the tx depth
+        cq_mod: u32 = 1; "WQEs", uint(1, 4096);
     }
 }
 

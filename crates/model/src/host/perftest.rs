@@ -169,6 +169,8 @@ pub struct Perftest {
     pub post_list: u32,
     /// SEND/WRITE payloads up to this many bytes are posted inline (0: never).
     pub inline_bytes: u32,
+    /// Bandwidth tests: one WQE in this many is signaled (perftest -Q); 1 = all.
+    pub cq_mod: u32,
     /// Buffer stride per pair, bytes.
     pub stride: u64,
     /// Bytes of one SQ/RQ ring slot (`nic.wqe_bytes`; the WQE format fills the first 64).
@@ -448,6 +450,30 @@ impl Perftest {
         }
     }
 
+    /// Whether a pair's operation `k` (from 0) asks for a CQE: every `cq_mod`-th, and the
+    /// last of an iteration run (perftest -Q), so the application learns of every
+    /// completion.
+    fn signaled(&self, k: u64) -> bool {
+        let m = u64::from(self.cq_mod);
+        m <= 1 || (k + 1).is_multiple_of(m) || (!self.duration_mode && k + 1 == self.iters)
+    }
+
+    /// Operations of a pair that the CQE after its `done` completed ones reports: up to
+    /// and including the next signaled one (perftest -Q: one CQE per `cq_mod`).
+    fn covered(&self, done: u64) -> u64 {
+        let m = u64::from(self.cq_mod);
+        if m <= 1 {
+            return 1;
+        }
+        let next = (done / m + 1) * m;
+        let next = if self.duration_mode {
+            next
+        } else {
+            next.min(self.iters)
+        };
+        next.saturating_sub(done).max(1)
+    }
+
     /// Builds the WQE of the next operation of pair `i` posted by `node` (the initiator).
     fn wqe(&self, node: usize, i: u32, wr_id: u64, peer: usize, remote_count: u64) -> SqWqe {
         let a = self;
@@ -455,7 +481,7 @@ impl Perftest {
         let lkey = a.key(node, i).0;
         let rkey = a.key(peer, i).1;
         let mut w = SqWqe {
-            signaled: true,
+            signaled: a.signaled(a.pairs[i as usize].posted),
             wr_id,
             ..SqWqe::default()
         };
@@ -959,15 +985,20 @@ impl Perftest {
         }
         // Bandwidth initiator completion. Operations and their latencies count inside the
         // window only (iteration mode: the whole run), as the rate does.
+        // One CQE reports every operation since the previous signaled one (-Q).
+        let done = self.pairs[i as usize].completed;
+        let ops = self.covered(done);
         let bytes = match self.size_mix {
-            None => self.op_bytes(),
-            Some(_) => u64::from(self.op_size(i, self.pairs[i as usize].completed)),
+            None => self.op_bytes() * ops,
+            Some(_) => (done..done + ops)
+                .map(|k| u64::from(self.op_size(i, k)))
+                .sum(),
         };
-        self.pairs[i as usize].completed += 1;
+        self.pairs[i as usize].completed += ops;
         self.bytes_moved += bytes;
         self.last_completion = t;
         if self.in_window(t) {
-            self.ops_in_window += 1;
+            self.ops_in_window += ops;
             self.bytes_in_window += bytes;
             let lat = t.saturating_sub(cqe.wr_id);
             self.hist.record(lat);
@@ -975,15 +1006,25 @@ impl Perftest {
             self.lat_sum_us += us;
             self.lat_sumsq_us += us * us;
         }
-        self.observe(t, i);
+        for _ in 0..ops {
+            self.observe(t, i);
+        }
         let p = self.pairs[i as usize];
-        if self.warming_pairs > 0 && p.completed == self.warmup_rounds {
+        if self.warming_pairs > 0 && done < self.warmup_rounds && p.completed >= self.warmup_rounds
+        {
             self.warming_pairs -= 1;
         }
         self.maybe_open(t, cx);
-        let k = self.list_len(node, cqe.qpn, t);
+        let mut k = self.list_len(node, cqe.qpn, t);
         if k > 0 {
-            self.post_list_of(node, cqe.qpn, k, t, cx);
+            // Refill the slots this CQE freed (several lists when it reported several
+            // operations, -Q); slots still free from the initial fill are the fill's.
+            let (mut at, mut refilled) = (t, 0);
+            while k > 0 && refilled < ops {
+                at = self.post_list_of(node, cqe.qpn, k, at, cx);
+                refilled += u64::from(k);
+                k = self.list_len(node, cqe.qpn, at);
+            }
         } else if !self.duration_mode && p.completed == self.iters {
             self.pairs_done += 1;
             if self.pairs_done == self.pairs.len() {

@@ -44,6 +44,9 @@ pub struct QpHw {
     pub tenant: u16,
     /// The QPN tagged with class and tenant ([`super::isolation::tenant`]).
     pub iso_tag: u32,
+    /// Send WRs the transport had finished when the NIC last looked (`Device::sq_done`):
+    /// the outstanding count drops by what it finished since, CQE or not.
+    pub sq_done_seen: u64,
     /// Slicing: packets sent in the current slice.
     pub slice_pkts: u32,
 }

@@ -446,6 +446,11 @@ fn application(
         } else {
             p.host.post_list
         },
+        cq_mod: if lat || pl.procs > 0 {
+            1
+        } else {
+            p.host.cq_mod
+        },
         stride: pl.layout.stride,
         wqe_bytes: p.nic.wqe_bytes,
         pairs,

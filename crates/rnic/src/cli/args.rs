@@ -253,6 +253,11 @@ pub struct PerfCmd {
     #[arg(short = 'l', long = "post_list", value_name = "N",
           allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub post_list: Option<u32>,
+    /// Bandwidth tests: one signaled WQE, and so one CQE, per N (sets host.cq_mod; at most
+    /// the tx depth) [default: 1].
+    #[arg(short = 'Q', long = "cq-mod", value_name = "N",
+          allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub cq_mod: Option<u32>,
     /// SEND/WRITE payloads of at most SIZE bytes are posted inline in the WQE, so the NIC
     /// reads no payload (sets host.inline_bytes, and nic.wqe_bytes to hold them: 64 + SIZE
     /// rounded up to 64) [default: 0, never].
@@ -319,6 +324,7 @@ impl PerfCmd {
                 .map(|o| Override::new("qp.max_rd_atomic", i64::from(o))),
             self.post_list
                 .map(|l| Override::new("host.post_list", n(l))),
+            self.cq_mod.map(|q| Override::new("host.cq_mod", n(q))),
             self.inline_size
                 .map(|i| Override::new("host.inline_bytes", n(i))),
             // The WQE slot grows by 64 B blocks to hold the inline data.

@@ -177,7 +177,6 @@ pub const COMPAT_FLAGS: &[CompatFlag] = &[
     flag("bidirectional", Some('b'), false, Refused(NOT_YET)),
     flag("report-both", None, false, Refused(NOT_YET)),
     flag("reversed", None, false, Refused(NOT_YET)),
-    flag("cq-mod", Some('Q'), true, Refused(NOT_YET)),
     flag("recv_post_list", None, true, Refused(NOT_YET)),
     flag(
         "mr_per_qp",
@@ -428,12 +427,12 @@ mod tests {
             "{notes:?}"
         );
         let c = PerftestCompat {
-            given: vec![(find("cq-mod"), Some("16".into()))],
+            given: vec![(find("reversed"), None)],
             ..Default::default()
         };
         let e = c.check().unwrap_err().to_string();
         assert!(
-            e.contains("-Q/--cq-mod 16") && e.contains("not modelled"),
+            e.contains("--reversed") && e.contains("not modelled"),
             "{e}"
         );
         let c = PerftestCompat {

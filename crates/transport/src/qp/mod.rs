@@ -102,6 +102,9 @@ pub(crate) struct Qp {
     pub armed_ps: Option<u64>,
     /// The QP has an entry in the device's transmit queue.
     pub in_tx_queue: bool,
+    /// Send WRs finished so far (completed, signaled or not, or flushed): how a NIC that
+    /// counts its outstanding WQEs learns of the unsignaled ones, which post no CQE.
+    pub sq_done: u64,
 }
 
 impl Qp {
@@ -120,6 +123,7 @@ impl Qp {
             resp: Responder::default(),
             armed_ps: None,
             in_tx_queue: false,
+            sq_done: 0,
         }
     }
 
@@ -267,6 +271,7 @@ impl Qp {
     pub(crate) fn enter_error(&mut self, ctx: &mut Ctx<'_>) {
         self.state = QpState::Err;
         while let Some(w) = self.req.sq.pop_front() {
+            self.sq_done += 1;
             let c = w.completion(self.qpn, WcStatus::WrFlushErr);
             post_completion(ctx, self.send_cq, c);
         }
