@@ -231,3 +231,79 @@ fn cq_mod_writes_one_cqe_per_n_completions() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("-Q/--cq-mod 256"), "{err}");
 }
+
+/// `--out_json --out_json_file FILE` writes perftest's report: its `test_info` keys and
+/// `results` figures (bandwidth or latency), equal to rnic's own JSON for the same run.
+#[test]
+fn out_json_writes_perftests_report() {
+    let dir = std::env::temp_dir().join(format!("rnic-out-json-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("report.json");
+    let f = file.to_str().unwrap();
+    let (code, out, err) = rnic(&[
+        "perf",
+        "write-bw",
+        "-s",
+        "4096",
+        "-n",
+        "500",
+        "-q",
+        "2",
+        "-Q",
+        "10",
+        "--out_json",
+        "--out_json_file",
+        f,
+        "--json",
+        "-",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let own: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let info = &v["test_info"];
+    assert_eq!(info["test"], "RDMA_Write_BW_Test");
+    assert_eq!(info["Number_of_qps"], 2);
+    assert_eq!(info["CQ_Moderation"], 10);
+    assert_eq!(info["Connection_type"], "RC");
+    // perftest's key order.
+    let keys = [
+        "test_info",
+        "test",
+        "Dual_port",
+        "Number_of_qps",
+        "TX_depth",
+        "Mtu",
+    ];
+    let pos: Vec<usize> = keys
+        .iter()
+        .map(|k| text.find(&format!("\"{k}\"")).unwrap())
+        .collect();
+    assert!(pos.windows(2).all(|w| w[0] < w[1]), "{text}");
+    let r = &v["results"];
+    assert_eq!(r["MsgSize"], 4096);
+    assert_eq!(r["n_iterations"], own["iterations"]);
+    assert_eq!(r["BW_average"], own["bw_avg_mb_s"]);
+    assert_eq!(r["MsgRate"], own["msg_rate_mops"]);
+    // A latency test reports perftest's latency figures.
+    let (code, out, err) = rnic(&[
+        "perf",
+        "write-lat",
+        "-s",
+        "64",
+        "-n",
+        "100",
+        "--out_json_file",
+        f,
+        "--json",
+        "-",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let own: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(v["test_info"]["test"], "RDMA_Write_Latency_Test");
+    assert_eq!(v["results"]["t_typical"], own["latency_us"]["p50"]);
+    assert_eq!(v["results"]["percentile_99.9"], own["latency_us"]["p999"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -282,6 +282,13 @@ pub struct PerfCmd {
     #[arg(short = 'y', long = "limit_msgrate", value_name = "VALUE", allow_negative_numbers = true,
           value_parser = limit_parser)]
     pub limit_msgrate: Option<f64>,
+    /// Also write perftest's JSON report (its key names and order, strings quoted) to
+    /// --out_json_file, or perftest_out.json in the working directory.
+    #[arg(long = "out_json")]
+    pub out_json: bool,
+    /// File for perftest's JSON report (implies --out_json).
+    #[arg(long = "out_json_file", value_name = "FILE")]
+    pub out_json_file: Option<PathBuf>,
     /// Report BW in Gbit/sec (instead of MiB/sec).
     #[arg(long = "report_gbits", alias = "report-gbits")]
     pub report_gbits: bool,

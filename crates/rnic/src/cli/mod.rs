@@ -176,6 +176,13 @@ fn cmd_perf(
         pcap: c.pcap.clone(),
     };
     let table = c.output.is_none();
+    let out_json = c
+        .out_json_file
+        .clone()
+        .or_else(|| c.out_json.then(|| PathBuf::from("perftest_out.json")));
+    if let Some(path) = &out_json {
+        output::check_file("--out_json_file", path)?;
+    }
     let r = run_and_report(
         &inputs,
         c.sim.json.as_deref(),
@@ -185,6 +192,13 @@ fn cmd_perf(
         out,
         err,
     )?;
+    if let Some(path) = &out_json {
+        let (cfg, spec) = inputs.resolve()?;
+        let report = crate::report::perftest_json::report(&r, &spec, &cfg, c.report_gbits);
+        let text = serde_json::to_string_pretty(&report)? + "\n";
+        std::fs::write(path, text)
+            .map_err(|e| anyhow::anyhow!("--out_json_file {}: {e}", path.display()))?;
+    }
     perftest_verdict(&c, &r, out)
 }
 

@@ -205,18 +205,6 @@ pub const COMPAT_FLAGS: &[CompatFlag] = &[
         false,
         Refused("a simulation must end; use -D SECONDS"),
     ),
-    flag(
-        "out_json",
-        None,
-        false,
-        Refused("not modelled by rnic yet: use --json FILE for rnic's own JSON"),
-    ),
-    flag(
-        "out_json_file",
-        None,
-        true,
-        Refused("not modelled by rnic yet: use --json FILE for rnic's own JSON"),
-    ),
     flag("rate_limit", None, true, Refused(NOT_YET)),
     flag("rate_limit_type", None, true, Refused(NOT_YET)),
     flag("rate_units", None, true, Refused(NOT_YET)),

@@ -7,6 +7,7 @@
 
 pub mod flows_text;
 pub mod json;
+pub mod perftest_json;
 pub mod text;
 
 pub use rnic_model::result::*;

@@ -112,7 +112,7 @@ fn full_bw_report_layout() {
  PCIe relax order: OFF
  ibv_wr* API     : OFF
  TX depth        : 128
- CQ Moderation   : 100
+ CQ Moderation   : 1
  Mtu             : 4096[B]
  Link type       : Ethernet
  Max inline data : 0[B]

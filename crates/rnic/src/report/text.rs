@@ -34,11 +34,6 @@ fn verb_name(v: Verb) -> &'static str {
     }
 }
 
-/// CQ moderation as perftest sets it: 100, at most the TX depth.
-fn cq_moderation(tx_depth: u32) -> u32 {
-    tx_depth.min(100)
-}
-
 /// The information block (ctx_print_test_info), ending with a dashed line.
 pub fn test_info(spec: &PerfSpec, cfg: &Config) -> String {
     let mut o = String::new();
@@ -57,14 +52,15 @@ pub fn test_info(spec: &PerfSpec, cfg: &Config) -> String {
     let _ = writeln!(o, " ibv_wr* API     : OFF");
     let _ = writeln!(o, " TX depth        : {}", spec.tx_depth);
     if !t.is_latency() {
-        let _ = writeln!(o, " CQ Moderation   : {}", cq_moderation(spec.tx_depth));
+        // The run's own (-Q, host.cq_mod): perftest defaults to 100, rnic to 1.
+        let _ = writeln!(o, " CQ Moderation   : {}", cfg.host.cq_mod);
     }
     let _ = writeln!(o, " Mtu             : {}[B]", cfg.qp.pmtu);
     let _ = writeln!(o, " Link type       : Ethernet");
     if matches!(t.verb(), Verb::Read | Verb::Atomic) {
         let _ = writeln!(o, " Outstand reads  : {}", cfg.qp.max_rd_atomic);
     } else {
-        let _ = writeln!(o, " Max inline data : 0[B]");
+        let _ = writeln!(o, " Max inline data : {}[B]", cfg.host.inline_bytes);
     }
     let _ = writeln!(o, " rdma_cm QPs\t : OFF");
     let _ = writeln!(o, " Data ex. method : Ethernet");

@@ -1,0 +1,189 @@
+//! perftest's JSON report (`--out_json --out_json_file=FILE`): the `test_info` block and
+//! the `results` of perftest 4.5, with its key names and order, so scripts written for
+//! perftest's file read ours. perftest writes its string values unquoted (not valid JSON);
+//! rnic quotes them, so any JSON parser reads the file. With `-a` (several sizes) `results`
+//! is a list with one entry per size; with one size it is an object, as perftest's.
+
+use serde::Serialize;
+
+use super::{PerfResult, SizeResult, MB};
+use crate::config::Config;
+use crate::perf::{PerfSpec, Verb};
+
+/// The whole file.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub test_info: TestInfo,
+    pub results: Results,
+}
+
+/// perftest's `test_info` block (ctx_print_test_info's JSON form).
+#[derive(Debug, Serialize)]
+pub struct TestInfo {
+    pub test: String,
+    #[serde(rename = "Dual_port")]
+    pub dual_port: &'static str,
+    #[serde(rename = "Device")]
+    pub device: &'static str,
+    #[serde(rename = "Number_of_qps")]
+    pub number_of_qps: u32,
+    #[serde(rename = "Transport_type")]
+    pub transport_type: &'static str,
+    #[serde(rename = "Connection_type")]
+    pub connection_type: &'static str,
+    #[serde(rename = "Using_SRQ")]
+    pub using_srq: &'static str,
+    #[serde(rename = "PCIe_relax_order")]
+    pub pcie_relax_order: &'static str,
+    #[serde(rename = "ibv_wr_API")]
+    pub ibv_wr_api: &'static str,
+    #[serde(rename = "TX_depth")]
+    pub tx_depth: u32,
+    #[serde(rename = "CQ_Moderation", skip_serializing_if = "Option::is_none")]
+    pub cq_moderation: Option<u32>,
+    #[serde(rename = "Mtu")]
+    pub mtu: u32,
+    #[serde(rename = "Link_type")]
+    pub link_type: &'static str,
+    #[serde(rename = "Max_inline_data", skip_serializing_if = "Option::is_none")]
+    pub max_inline_data: Option<u32>,
+    #[serde(rename = "Outstand_reads", skip_serializing_if = "Option::is_none")]
+    pub outstand_reads: Option<u8>,
+    #[serde(rename = "rdma_cm_QPs")]
+    pub rdma_cm_qps: &'static str,
+    #[serde(rename = "Data_ex_method")]
+    pub data_ex_method: &'static str,
+}
+
+/// One size's figures, or one per size.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum Results {
+    One(Row),
+    PerSize(Vec<Row>),
+}
+
+/// One size's figures: bandwidth tests, latency tests, or latency tests with `-D`.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum Row {
+    Bw {
+        #[serde(rename = "MsgSize")]
+        msg_size: u64,
+        n_iterations: u64,
+        /// MB/sec (MiB/s), or Gb/sec with --report_gbits, as the table.
+        #[serde(rename = "BW_peak")]
+        bw_peak: f64,
+        #[serde(rename = "BW_average")]
+        bw_average: f64,
+        /// Mpps.
+        #[serde(rename = "MsgRate")]
+        msg_rate: f64,
+    },
+    Lat {
+        #[serde(rename = "MsgSize")]
+        msg_size: u64,
+        n_iterations: u64,
+        /// µs, as every latency figure here.
+        t_min: f64,
+        t_max: f64,
+        t_typical: f64,
+        t_avg: f64,
+        t_stdev: f64,
+        percentile_99: f64,
+        #[serde(rename = "percentile_99.9")]
+        percentile_99_9: f64,
+    },
+    LatDuration {
+        #[serde(rename = "MsgSize")]
+        msg_size: u64,
+        n_iterations: u64,
+        t_avg: f64,
+    },
+}
+
+/// perftest's test name: verb, `BW` or `Latency`, `Test`, joined by underscores.
+fn test_name(spec: &PerfSpec) -> String {
+    let verb = match spec.test.verb() {
+        Verb::Send => "Send",
+        Verb::Write => "RDMA_Write",
+        Verb::Read => "RDMA_Read",
+        Verb::Atomic => "Atomic",
+    };
+    let kind = if spec.test.is_latency() {
+        "Latency"
+    } else {
+        "BW"
+    };
+    format!("{verb}_{kind}_Test")
+}
+
+fn row(r: &SizeResult, spec: &PerfSpec, report_gbits: bool) -> Row {
+    let l = &r.latency_us;
+    match (spec.test.is_latency(), spec.duration_us.is_some()) {
+        (true, false) => Row::Lat {
+            msg_size: r.size_bytes,
+            n_iterations: r.iterations,
+            t_min: l.min,
+            t_max: l.max,
+            t_typical: l.p50,
+            t_avg: l.avg,
+            t_stdev: l.stdev,
+            percentile_99: l.p99,
+            percentile_99_9: l.p999,
+        },
+        (true, true) => Row::LatDuration {
+            msg_size: r.size_bytes,
+            n_iterations: r.iterations,
+            t_avg: l.avg,
+        },
+        (false, _) => {
+            let to = if report_gbits { MB * 8.0 / 1e9 } else { 1.0 };
+            Row::Bw {
+                msg_size: r.size_bytes,
+                n_iterations: r.iterations,
+                bw_peak: r.bw_peak_mb_s * to,
+                bw_average: r.bw_avg_mb_s * to,
+                msg_rate: r.msg_rate_mops,
+            }
+        }
+    }
+}
+
+/// The report of `result`, run as `spec` under `cfg`.
+pub fn report(result: &PerfResult, spec: &PerfSpec, cfg: &Config, report_gbits: bool) -> Report {
+    let lat = spec.test.is_latency();
+    let reads = matches!(spec.test.verb(), Verb::Read | Verb::Atomic);
+    let rows: Vec<Row> = result
+        .rows()
+        .iter()
+        .map(|r| row(r, spec, report_gbits))
+        .collect();
+    let results = if rows.len() == 1 {
+        Results::One(rows.into_iter().next().expect("one row"))
+    } else {
+        Results::PerSize(rows)
+    };
+    Report {
+        test_info: TestInfo {
+            test: test_name(spec),
+            dual_port: "OFF",
+            device: "rnic0",
+            number_of_qps: spec.qps,
+            transport_type: "IB",
+            connection_type: "RC",
+            using_srq: "OFF",
+            pcie_relax_order: "OFF",
+            ibv_wr_api: "OFF",
+            tx_depth: spec.tx_depth,
+            cq_moderation: (!lat).then_some(cfg.host.cq_mod),
+            mtu: cfg.qp.pmtu,
+            link_type: "Ethernet",
+            max_inline_data: (!reads).then_some(cfg.host.inline_bytes),
+            outstand_reads: reads.then_some(cfg.qp.max_rd_atomic),
+            rdma_cm_qps: "OFF",
+            data_ex_method: "Ethernet",
+        },
+        results,
+    }
+}
