@@ -182,6 +182,8 @@ pub struct PerfOptions {
     pub procs: Option<u32>,
     /// Memory regions per node (`--mrs`).
     pub mrs: Option<u32>,
+    /// One memory region per QP (`--mr_per_qp`): `mrs` = the server's QPs.
+    pub mr_per_qp: bool,
 }
 
 const TEST_NAMES: &[&str] = &[
@@ -313,6 +315,12 @@ pub const PERF_FIELDS: &[FieldDoc] = &[
         },
         "Memory regions each node registers; QP i uses MR i mod N (--mrs)",
     ),
+    pf(
+        "perf.mr_per_qp",
+        "switch",
+        Kind::Bool,
+        "One memory region per QP: mrs = QPs x clients, the server's QPs (--mr_per_qp)",
+    ),
 ];
 
 impl PerfOptions {
@@ -392,6 +400,26 @@ impl PerfOptions {
             check_procs(test, n, cfg.host.cores, self.qp.unwrap_or(1))
                 .map_err(ConfigError::Inconsistent)?;
         }
+        let qps = self.qp.unwrap_or(1);
+        let mrs = match (self.mr_per_qp, self.mrs) {
+            (true, Some(n)) => {
+                return bad(format!(
+                    "--mr_per_qp registers one MR per QP, but --mrs {n} also asks for {n}: \
+                     give one of them"
+                ))
+            }
+            (true, None) => {
+                let n = u64::from(qps) * u64::from(cfg.net.clients);
+                if n > MAX_MRS {
+                    return bad(format!(
+                        "--mr_per_qp needs {n} MRs ({qps} QPs x {} clients), more than {MAX_MRS}",
+                        cfg.net.clients
+                    ));
+                }
+                n as u32
+            }
+            (false, n) => n.unwrap_or(1),
+        };
         let sizes = if self.all {
             all_sizes()
         } else {
@@ -402,14 +430,14 @@ impl PerfOptions {
             atomic: self.atomic_type.unwrap_or_default(),
             sizes,
             iters: self.iters.unwrap_or(test.default_iters()),
-            qps: self.qp.unwrap_or(1),
+            qps,
             tx_depth: self.tx_depth.unwrap_or(test.default_tx_depth()),
             duration_us: self.duration.map(|_| cfg.sim.duration_us),
             clients: cfg.net.clients,
             pcap,
             procs: self.procs,
             qp_profiles: Vec::new(),
-            mrs: self.mrs.unwrap_or(1),
+            mrs,
         })
     }
 }

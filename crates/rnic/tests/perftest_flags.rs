@@ -307,3 +307,29 @@ fn out_json_writes_perftests_report() {
     assert_eq!(v["results"]["percentile_99.9"], own["latency_us"]["p999"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--mr_per_qp` registers one memory region per QP: 300 QPs' WRITEs miss the NIC's MPT
+/// cache where one shared region hits it; every byte is still verified. Giving `--mrs` too
+/// is refused.
+#[test]
+fn mr_per_qp_gives_each_qp_its_own_region() {
+    let mpt_misses = |extra: &[&str]| {
+        let base = [
+            "perf", "write-bw", "-s", "64", "-n", "50", "-q", "300", "--json", "-",
+        ];
+        let (code, out, err) = rnic(&[&base[..], extra].concat());
+        assert_eq!(code, Some(0), "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["bytes_verified"], true);
+        v["caches"]["mpt"]["misses"].as_u64().unwrap()
+    };
+    let (shared, own) = (mpt_misses(&[]), mpt_misses(&["--mr_per_qp"]));
+    assert_eq!(shared, 1);
+    assert!(own >= 300, "{own} MPT misses with one MR per QP");
+    let (code, _, err) = rnic(&["perf", "write-bw", "--mr_per_qp", "--mrs", "3"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--mr_per_qp") && err.contains("--mrs 3"),
+        "{err}"
+    );
+}

@@ -311,6 +311,10 @@ pub struct PerfCmd {
     #[arg(long, value_name = "N",
           allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=MAX_MRS as i64))]
     pub mrs: Option<u32>,
+    /// One memory region per QP, as perftest's --mr_per_qp: --mrs = the server's QPs
+    /// (QPs x clients).
+    #[arg(long = "mr_per_qp")]
+    pub mr_per_qp: bool,
     /// Write every frame on the wire to a pcap file.
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
@@ -364,6 +368,7 @@ impl PerfCmd {
             atomic_type: self.atomic_type,
             procs: self.procs,
             mrs: self.mrs,
+            mr_per_qp: self.mr_per_qp,
         }
     }
 }

@@ -178,12 +178,6 @@ pub const COMPAT_FLAGS: &[CompatFlag] = &[
     flag("report-both", None, false, Refused(NOT_YET)),
     flag("reversed", None, false, Refused(NOT_YET)),
     flag("recv_post_list", None, true, Refused(NOT_YET)),
-    flag(
-        "mr_per_qp",
-        None,
-        false,
-        Refused("not modelled by rnic yet (--mrs N registers N regions that the QPs share)"),
-    ),
     flag("rx-depth", Some('r'), true, Refused(NOT_YET)),
     flag("use-srq", None, false, Refused(NOT_YET)),
     flag("inline_recv", None, true, Refused(NOT_YET)),
