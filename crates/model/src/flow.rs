@@ -153,6 +153,7 @@ impl FlowSpec {
             procs: self.procs,
             qp_profiles: self.qp_profiles.clone(),
             mrs: self.mrs,
+            direction: Default::default(),
         }
     }
 }

@@ -146,6 +146,15 @@ pub fn check_run(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
             cfg.nic.wqe_bytes
         )));
     }
+    if spec.direction != crate::workload::Direction::Forward
+        && (spec.test.is_latency() || spec.procs.is_some())
+    {
+        return Err(UsageError(format!(
+            "-b/--bidirectional and --reversed apply to bandwidth tests, not {}: a latency \
+             test already goes both ways",
+            spec.test.name()
+        )));
+    }
     let lists = !spec.test.is_latency() && spec.procs.is_none();
     if lists && cfg.host.post_list > spec.tx_depth {
         return Err(UsageError(format!(
@@ -237,6 +246,7 @@ mod tests {
             procs: None,
             qp_profiles: Vec::new(),
             mrs: 1,
+            direction: Default::default(),
         };
         let e = check_run(&cfg, &spec).unwrap_err().0;
         assert!(

@@ -197,6 +197,10 @@ pub struct PerfResult {
     pub profile: String,
     /// One entry per size for `-a` runs, empty otherwise.
     pub per_size: Vec<SizeResult>,
+    /// `-b`: the server's direction, then the clients', each over its own time (the
+    /// top-level figures are their sum); empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub directions: Vec<SizeResult>,
 }
 
 /// A scalar figure of a result, for CSV and plots.

@@ -227,6 +227,34 @@ pub struct PerfSpec {
     /// Memory regions each node registers over its buffers; pair i uses MR i mod `mrs`, so
     /// the MPT and MTT caches see that many regions.
     pub mrs: u32,
+    /// Which way a bandwidth test's traffic goes (perftest -b, --reversed).
+    pub direction: Direction,
+}
+
+/// Which nodes initiate a bandwidth test's operations.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// The server (node 0) initiates, towards the clients: rnic's default.
+    #[default]
+    Forward,
+    /// The clients initiate, towards the server (perftest --reversed).
+    Reverse,
+    /// Both at once, on separate QPs and buffers (perftest -b/--bidirectional); the rates
+    /// are the sum of both directions, as perftest reports them.
+    Both,
+}
+
+impl Direction {
+    /// Whether the server initiates.
+    pub fn forward(self) -> bool {
+        self != Direction::Reverse
+    }
+
+    /// Whether the clients initiate.
+    pub fn reverse(self) -> bool {
+        self != Direction::Forward
+    }
 }
 
 /// The attributes one QP pair is created with; they travel from the workload to the NIC

@@ -184,6 +184,12 @@ pub struct PerfOptions {
     pub mrs: Option<u32>,
     /// One memory region per QP (`--mr_per_qp`): `mrs` = the server's QPs.
     pub mr_per_qp: bool,
+    /// Bandwidth tests: both directions at once (`-b`).
+    pub bidirectional: bool,
+    /// Bandwidth tests: the clients initiate, towards the server (`--reversed`).
+    pub reversed: bool,
+    /// `-b`: also print each direction's row (`--report-both`).
+    pub report_both: bool,
 }
 
 const TEST_NAMES: &[&str] = &[
@@ -321,6 +327,24 @@ pub const PERF_FIELDS: &[FieldDoc] = &[
         Kind::Bool,
         "One memory region per QP: mrs = QPs x clients, the server's QPs (--mr_per_qp)",
     ),
+    pf(
+        "perf.bidirectional",
+        "switch",
+        Kind::Bool,
+        "Bandwidth tests: the server and the clients initiate at once, the rates summed (-b)",
+    ),
+    pf(
+        "perf.reversed",
+        "switch",
+        Kind::Bool,
+        "Bandwidth tests: the clients initiate, towards the server (--reversed)",
+    ),
+    pf(
+        "perf.report_both",
+        "switch",
+        Kind::Bool,
+        "With -b, also print each direction's row (--report-both)",
+    ),
 ];
 
 impl PerfOptions {
@@ -420,6 +444,16 @@ impl PerfOptions {
             }
             (false, n) => n.unwrap_or(1),
         };
+        if self.report_both && !self.bidirectional {
+            return bad(
+                "--report-both reports the two directions of -b/--bidirectional: add -b".into(),
+            );
+        }
+        let direction = match (self.bidirectional, self.reversed) {
+            (true, _) => Direction::Both,
+            (false, true) => Direction::Reverse,
+            (false, false) => Direction::Forward,
+        };
         let sizes = if self.all {
             all_sizes()
         } else {
@@ -438,6 +472,7 @@ impl PerfOptions {
             procs: self.procs,
             qp_profiles: Vec::new(),
             mrs,
+            direction,
         })
     }
 }

@@ -87,9 +87,9 @@ fn a_pasted_perftest_line_runs_with_notes() {
     assert_eq!(code, Some(0), "{err}");
     assert!(err.contains("rnic: ignoring -d/--ib-dev mlx5_0"), "{err}");
     assert!(err.contains("rnic: ignoring -F/--CPU-freq"), "{err}");
-    let (code, _, err) = rnic(&["perf", "write-bw", "-b"]);
+    let (code, _, err) = rnic(&["perf", "write-bw", "--use-srq"]);
     assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("-b/--bidirectional is not supported"), "{err}");
+    assert!(err.contains("--use-srq is not supported"), "{err}");
 }
 
 /// `-o/--outs N` is perftest's outstanding READ/atomic limit (qp.max_rd_atomic): one READ
@@ -332,4 +332,62 @@ fn mr_per_qp_gives_each_qp_its_own_region() {
         err.contains("--mr_per_qp") && err.contains("--mrs 3"),
         "{err}"
     );
+}
+
+/// `-b/--bidirectional` doubles the traffic: the server and the client each write to the
+/// other at once, on QPs and buffers of their own, every byte verified; the table reports
+/// the sum (about twice one direction) and `--report-both` each direction. `--reversed`
+/// turns the traffic around: the clients send, the server only acknowledges. Latency tests
+/// refuse both.
+#[test]
+fn bidirectional_and_reversed_turn_the_traffic() {
+    let run = |extra: &[&str]| {
+        let base = [
+            "perf", "write-bw", "-s", "65536", "-n", "200", "-q", "2", "--stats", "--json", "-",
+        ];
+        let (code, out, err) = rnic(&[&base[..], extra].concat());
+        assert_eq!(code, Some(0), "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["bytes_verified"], true);
+        v
+    };
+    let one = run(&[]);
+    let both = run(&["-b", "--report-both"]);
+    assert_eq!(both["ops_completed"], 800);
+    assert_eq!(
+        both["verified_bytes"].as_u64().unwrap(),
+        2 * one["verified_bytes"].as_u64().unwrap()
+    );
+    let ratio = both["bw_avg_mb_s"].as_f64().unwrap() / one["bw_avg_mb_s"].as_f64().unwrap();
+    assert!(
+        (1.9..=2.01).contains(&ratio),
+        "-b gives {ratio:.3}x one direction"
+    );
+    let dirs = both["directions"].as_array().unwrap();
+    assert_eq!(dirs.len(), 2);
+    let sum: f64 = dirs
+        .iter()
+        .map(|d| d["bw_avg_mb_s"].as_f64().unwrap())
+        .sum();
+    assert!((sum - both["bw_avg_mb_s"].as_f64().unwrap()).abs() < 1e-6 * sum);
+    for v in [&one, &both] {
+        assert!(v["stats"]["server.nic.tx.messages"].as_u64().unwrap() > 0);
+    }
+    assert!(both["stats"]["clients.nic.tx.messages"].as_u64().unwrap() > 0);
+    let rev = run(&["--reversed"]);
+    assert_eq!(rev["stats"]["server.nic.tx.messages"], 0);
+    assert_eq!(rev["stats"]["clients.nic.tx.messages"], 400);
+    let (code, out, _) = rnic(&["perf", "write-bw", "-n", "50", "-b", "--report-both"]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("RDMA_Write Bidirectional BW Test"), "{out}");
+    assert!(
+        out.contains(" server to clients:") && out.contains(" clients to server:"),
+        "{out}"
+    );
+    let (code, _, err) = rnic(&["perf", "write-lat", "-b"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("apply to bandwidth tests"), "{err}");
+    let (code, _, err) = rnic(&["perf", "write-bw", "--report-both"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("add -b"), "{err}");
 }

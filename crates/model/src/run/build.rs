@@ -24,7 +24,7 @@ use crate::nic::cq::CqCtx;
 use crate::nic::Nic;
 use crate::oracle::{MsgSizes, PayloadOracle};
 use crate::params::ModelParams;
-use crate::workload::{PerfSpec, PerfTest, QpProfile, Verb};
+use crate::workload::{Direction, PerfSpec, PerfTest, QpProfile, Verb};
 use crate::world::World;
 
 /// Bytes of distinct buffers per node; pairs beyond share buffer slots (same pattern).
@@ -84,7 +84,9 @@ pub(crate) struct Built {
     pub wall: Instant,
 }
 
-/// Builds the run of `spec` with `size`-byte messages: one flow with every core and client.
+/// Builds the run of `spec` with `size`-byte messages: one flow with every core and client
+/// from the server, and with `--reversed` or `-b` one from each client to the server
+/// (its share of the QPs), on QPs and buffers of their own.
 pub(crate) fn build(
     cfg: &Config,
     spec: &PerfSpec,
@@ -92,8 +94,52 @@ pub(crate) fn build(
     opts: &RunOptions,
 ) -> anyhow::Result<Built> {
     let cores = ModelParams::from_config(cfg).host.cores.max(1);
+    let n = spec.clients.max(1);
+    // Node 0 runs the server's flow and an end of every client's: they split its cores, half
+    // to the server's direction under -b.
+    let forward_cores = match spec.direction {
+        Direction::Forward => cores,
+        Direction::Reverse => 0,
+        Direction::Both => cores.div_ceil(2),
+    };
+    let reverse_cores = (cores - forward_cores) / n;
+    if spec.direction.reverse() && reverse_cores == 0 {
+        anyhow::bail!(crate::error::UsageError(format!(
+            "{} with {n} client(s) runs a flow from each client, and node 0 serves them all: \
+             it needs host.cores >= {} (has {cores}); raise it (--set host.cores={})",
+            if spec.direction == Direction::Both {
+                "-b"
+            } else {
+                "--reversed"
+            },
+            n + u32::from(spec.direction == Direction::Both),
+            2 * n
+        )));
+    }
+    let forward = FlowSpec::from_perf(spec, size, forward_cores.max(1));
+    let mut flows = Vec::new();
+    if spec.direction.reverse() {
+        for c in 1..=n {
+            // Client c's share of the QPs: pairs c-1, c-1+n, ... of the forward flow.
+            let qps = spec.qps / n + u32::from(c - 1 < spec.qps % n);
+            if qps == 0 {
+                continue;
+            }
+            flows.push(FlowSpec {
+                name: format!("{}-reverse{c}", forward.name),
+                server: c,
+                clients: vec![0],
+                qps,
+                cores: reverse_cores,
+                ..forward.clone()
+            });
+        }
+    }
+    if spec.direction.forward() {
+        flows.insert(0, forward);
+    }
     let flows = FlowsSpec {
-        flows: vec![FlowSpec::from_perf(spec, size, cores)],
+        flows,
         clients: spec.clients.max(1),
         pcap: spec.pcap.clone(),
     };

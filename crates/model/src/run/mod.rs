@@ -124,5 +124,6 @@ fn run_one(
     }
 
     let (verdict, flows) = judge::judge(&b, cfg, end)?;
-    Ok(report::report(b, end, verdict, flows[0].measured))
+    let measured: Vec<_> = flows.iter().map(|f| f.measured).collect();
+    Ok(report::report(b, end, verdict, &measured))
 }

@@ -8,14 +8,54 @@ use rnic_sim::{Histogram, TimePs};
 use super::build::Built;
 use super::ModelRun;
 use crate::result::RunStatus;
-use crate::result::{CacheStats as ReportCache, LatencyStats, PerfResult};
+use crate::result::{rates, CacheStats as ReportCache, LatencyStats, PerfResult, SizeResult};
 use crate::stats::{Registry, Report, TransportTotals};
 use crate::verdict::{Measured, Verdict};
 use crate::workload::Verb;
 
 /// The results of the one-flow run `b` (`rnic perf`) that ended at `end`, judged `verdict`,
 /// having measured `measured`.
-pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, measured: Measured) -> ModelRun {
+/// The measurement of several flows run as one test (`-b`, `--reversed`): their operations,
+/// over the time at which they give the sum of the flows' rates, as perftest adds the two
+/// sides of a bidirectional test.
+fn combined(measured: &[Measured]) -> Measured {
+    match measured {
+        [one] => *one,
+        _ => {
+            let ops: u64 = measured.iter().map(|m| m.ops).sum();
+            let per_ps: f64 = measured
+                .iter()
+                .filter(|m| m.time_ps > 0)
+                .map(|m| m.ops as f64 / m.time_ps as f64)
+                .sum();
+            let time_ps = if per_ps > 0.0 {
+                (ops as f64 / per_ps).round() as TimePs
+            } else {
+                measured.iter().map(|m| m.time_ps).max().unwrap_or(0)
+            };
+            Measured { ops, time_ps }
+        }
+    }
+}
+
+/// The row of operations `ops` of `size` bytes over `time_ps`.
+fn direction_row(size: u64, m: Measured) -> SizeResult {
+    let t_us = m.time_ps as f64 / 1e6;
+    let (mops, gbps, mb_s) = rates(size, m.ops, t_us);
+    SizeResult {
+        size_bytes: size,
+        iterations: m.ops,
+        simulated_time_us: t_us,
+        ops_completed: m.ops,
+        msg_rate_mops: mops,
+        goodput_gbps: gbps,
+        bw_avg_mb_s: mb_s,
+        bw_peak_mb_s: mb_s,
+        latency_us: LatencyStats::default(),
+    }
+}
+
+pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measured]) -> ModelRun {
     let Built {
         world,
         p,
@@ -32,14 +72,36 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, measured: Measured
     let verified_bytes = if verdict.has(RunStatus::Corrupt) {
         0
     } else {
-        world.apps[0].bytes_moved
+        world.apps.iter().map(|a| a.bytes_moved).sum()
     };
     let a = &world.apps[0];
+    let measured = combined(per_flow);
     let (sim_time_ps, ops) = (measured.time_ps, measured.ops);
     let latency = if lat {
         LatencyStats::from_samples_us(&a.samples)
+    } else if world.apps.len() > 1 {
+        // Every direction's operations.
+        let mut h = a.hist.clone();
+        let (mut sum, mut sumsq) = (a.lat_sum_us, a.lat_sumsq_us);
+        for o in &world.apps[1..] {
+            h.merge(&o.hist);
+            sum += o.lat_sum_us;
+            sumsq += o.lat_sumsq_us;
+        }
+        hist_stats(&h, sum, sumsq)
     } else {
         hist_stats(&a.hist, a.lat_sum_us, a.lat_sumsq_us)
+    };
+    // -b: the server's and the clients' directions, each its own row (--report-both).
+    let directions = if flows.len() > 1 && flows.iter().any(|f| f.server == 0) {
+        let size = if test.verb() == Verb::Atomic { 8 } else { size };
+        let back: Vec<Measured> = per_flow[1..].to_vec();
+        vec![
+            direction_row(size, per_flow[0]),
+            direction_row(size, combined(&back)),
+        ]
+    } else {
+        Vec::new()
     };
     // PCIe utilisation over the window (duration mode) or the whole run.
     let pcie_util = {
@@ -106,6 +168,7 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, measured: Measured
         window_settled: a.opened.as_ref().map(|o| o.settled),
         window_reason: a.opened.as_ref().map(|o| o.reason.clone()),
         seed: p.seed,
+        directions,
         ..PerfResult::default()
     };
     result.fill_rates();

@@ -311,6 +311,17 @@ pub struct PerfCmd {
     #[arg(long, value_name = "N",
           allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=MAX_MRS as i64))]
     pub mrs: Option<u32>,
+    /// Bandwidth tests: the server and the clients initiate at once, on QPs and buffers of
+    /// their own; the table reports the sum of both directions, as perftest's.
+    #[arg(short = 'b', long = "bidirectional")]
+    pub bidirectional: bool,
+    /// With -b, also print each direction's row.
+    #[arg(long = "report-both")]
+    pub report_both: bool,
+    /// Bandwidth tests: the clients initiate, towards the server (rnic's server initiates
+    /// by default).
+    #[arg(long = "reversed")]
+    pub reversed: bool,
     /// One memory region per QP, as perftest's --mr_per_qp: --mrs = the server's QPs
     /// (QPs x clients).
     #[arg(long = "mr_per_qp")]
@@ -369,6 +380,9 @@ impl PerfCmd {
             procs: self.procs,
             mrs: self.mrs,
             mr_per_qp: self.mr_per_qp,
+            bidirectional: self.bidirectional,
+            reversed: self.reversed,
+            report_both: self.report_both,
         }
     }
 }

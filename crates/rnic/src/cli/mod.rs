@@ -257,6 +257,9 @@ pub fn run_and_report(
     let result = progress::execute_with_bar(runner, &cfg, &spec, &inputs.profile, show_progress)?;
     if table && !json_to_stdout {
         out.write_all(text::render(&result, &spec, &cfg, inputs.perf.report_gbits).as_bytes())?;
+        if inputs.perf.report_both {
+            out.write_all(text::directions(&result, inputs.perf.report_gbits).as_bytes())?;
+        }
         if inputs.perf.stats {
             out.write_all(text::stats(&result).as_bytes())?;
         }

@@ -174,9 +174,6 @@ pub const COMPAT_FLAGS: &[CompatFlag] = &[
         ),
     ),
     // They change the experiment and are not modelled yet.
-    flag("bidirectional", Some('b'), false, Refused(NOT_YET)),
-    flag("report-both", None, false, Refused(NOT_YET)),
-    flag("reversed", None, false, Refused(NOT_YET)),
     flag("recv_post_list", None, true, Refused(NOT_YET)),
     flag("rx-depth", Some('r'), true, Refused(NOT_YET)),
     flag("use-srq", None, false, Refused(NOT_YET)),

@@ -115,7 +115,12 @@ fn test_name(spec: &PerfSpec) -> String {
     } else {
         "BW"
     };
-    format!("{verb}_{kind}_Test")
+    let both = if spec.direction == crate::perf::Direction::Both {
+        "Bidirectional_"
+    } else {
+        ""
+    };
+    format!("{verb}_{both}{kind}_Test")
 }
 
 fn row(r: &SizeResult, spec: &PerfSpec, report_gbits: bool) -> Row {

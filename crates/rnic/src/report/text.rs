@@ -43,6 +43,9 @@ pub fn test_info(spec: &PerfSpec, cfg: &Config) -> String {
     if t.verb() == Verb::Atomic {
         let _ = write!(title, "{} ", spec.atomic.perftest_name());
     }
+    if spec.direction == crate::perf::Direction::Both {
+        title.push_str("Bidirectional ");
+    }
     title.push_str(if t.is_latency() { "Latency " } else { "BW " });
     let _ = writeln!(o, "{title}Test");
     let _ = writeln!(o, " Dual-port       : OFF\t\tDevice         : rnic0");
@@ -138,6 +141,25 @@ pub fn render(result: &PerfResult, spec: &PerfSpec, cfg: &Config, report_gbits: 
         });
     }
     let _ = writeln!(o, "{RESULT_LINE}");
+    o
+}
+
+/// `-b --report-both`: after the summed table, each direction's row under its own header
+/// (the server's WRITEs to the clients, then the clients' to the server), each over its
+/// own measured time.
+pub fn directions(result: &PerfResult, report_gbits: bool) -> String {
+    let mut o = String::new();
+    for (label, row) in ["server to clients", "clients to server"]
+        .iter()
+        .zip(&result.directions)
+    {
+        let _ = writeln!(o, " {label}:");
+        let _ = writeln!(o, "{}", bw_header(report_gbits));
+        o.push_str(&bw_row(row, report_gbits));
+    }
+    if !o.is_empty() {
+        let _ = writeln!(o, "{RESULT_LINE}");
+    }
     o
 }
 
