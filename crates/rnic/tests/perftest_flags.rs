@@ -391,3 +391,40 @@ fn bidirectional_and_reversed_turn_the_traffic() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("add -b"), "{err}");
 }
+
+/// `--tclass` and `-L/--hop_limit` go into every packet's IPv4 TOS byte and TTL (RoCEv2's
+/// traffic class and hop limit); `-S/--sl` is accepted with a note (no VLAN tag to carry it).
+#[test]
+fn tclass_and_hop_limit_reach_the_headers() {
+    let dir = std::env::temp_dir().join(format!("rnic-tclass-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pcap = dir.join("t.pcap");
+    let (code, _, err) = rnic(&[
+        "perf",
+        "write-bw",
+        "-n",
+        "10",
+        "--tclass",
+        "104",
+        "-L",
+        "5",
+        "-S",
+        "3",
+        "--pcap",
+        pcap.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("rnic: ignoring -S/--sl 3"), "{err}");
+    let bytes = std::fs::read(&pcap).unwrap();
+    // Every record: 16-byte record header, Ethernet (14 B), then IPv4 (TOS at 1, TTL at 8).
+    let (mut at, mut frames) = (24, 0);
+    while at + 16 <= bytes.len() {
+        let len = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+        let ip = &bytes[at + 16 + 14..];
+        assert_eq!((ip[1], ip[8]), (104, 5), "frame {frames}");
+        at += 16 + len;
+        frames += 1;
+    }
+    assert!(frames >= 20, "{frames} frames");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

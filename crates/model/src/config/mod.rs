@@ -490,6 +490,12 @@ config_section! {
         rnr_retry: u8 = 7; "retries", uint(0, 7);
         /// RNR NAK timer code sent by the responder (IB encoding: 12 = 0.64 ms, 0 = 655.36 ms)
         min_rnr_timer: u8 = 12; "code", uint(0, 31);
+        /// IPv4 TOS byte of the QP's packets: DSCP (bits 7-2) and ECN (bits 1-0), the RoCEv2
+        /// form of the GRH traffic class (perftest --tclass); default ECT(0), so switches may
+        /// mark congestion instead of dropping
+        traffic_class: u8 = 2; "TOS", uint(0, 255);
+        /// IPv4 TTL of the QP's packets (the GRH hop limit, perftest -L/--hop_limit)
+        hop_limit: u8 = 64; "hops", uint(1, 255);
         /// Outstanding RDMA READ and atomic requests per QP (initiator depth and responder
         /// resources)
         max_rd_atomic: u8 = 16; "requests", uint(1, 16);

@@ -692,12 +692,12 @@ fn connect(
     };
     dev.modify_qp(qpn, &QpAttr::to_init(Access::all()))
         .map_err(|x| e("INIT", x))?;
-    let mut rtr = QpAttr::to_rtr(
-        AddressVector::new(node_mac(b), node_ip(b)),
-        profile.pmtu,
-        rqpn,
-        0,
-    );
+    let av = AddressVector {
+        dscp_ecn: qc.traffic_class,
+        ttl: qc.hop_limit,
+        ..AddressVector::new(node_mac(b), node_ip(b))
+    };
+    let mut rtr = QpAttr::to_rtr(av, profile.pmtu, rqpn, 0);
     rtr.max_dest_rd_atomic = Some(qc.max_rd_atomic);
     rtr.min_rnr_timer = Some(qc.min_rnr_timer);
     dev.modify_qp(qpn, &rtr).map_err(|x| e("RTR", x))?;

@@ -322,6 +322,15 @@ pub struct PerfCmd {
     /// by default).
     #[arg(long = "reversed")]
     pub reversed: bool,
+    /// The QP's traffic class: the IPv4 TOS byte, DSCP << 2 | ECN (sets qp.traffic_class)
+    /// [default: 2, ECT(0)].
+    #[arg(long = "tclass", value_name = "TCLASS",
+          allow_negative_numbers = true, value_parser = clap::value_parser!(u8))]
+    pub tclass: Option<u8>,
+    /// The QP's hop limit: the IPv4 TTL (sets qp.hop_limit) [default: 64].
+    #[arg(short = 'L', long = "hop_limit", value_name = "HOPS",
+          allow_negative_numbers = true, value_parser = clap::value_parser!(u8).range(1..=255))]
+    pub hop_limit: Option<u8>,
     /// One memory region per QP, as perftest's --mr_per_qp: --mrs = the server's QPs
     /// (QPs x clients).
     #[arg(long = "mr_per_qp")]
@@ -347,6 +356,10 @@ impl PerfCmd {
             self.post_list
                 .map(|l| Override::new("host.post_list", n(l))),
             self.cq_mod.map(|q| Override::new("host.cq_mod", n(q))),
+            self.tclass
+                .map(|t| Override::new("qp.traffic_class", i64::from(t))),
+            self.hop_limit
+                .map(|h| Override::new("qp.hop_limit", i64::from(h))),
             self.inline_size
                 .map(|i| Override::new("host.inline_bytes", n(i))),
             // The WQE slot grows by 64 B blocks to hold the inline data.

@@ -206,21 +206,12 @@ pub const COMPAT_FLAGS: &[CompatFlag] = &[
         "sl",
         Some('S'),
         true,
-        Refused("not carried into the headers by rnic yet"),
-    ),
-    flag(
-        "tclass",
-        None,
-        true,
-        Refused("not carried into the headers by rnic yet"),
+        Ignored(
+            "RoCE carries the SL only as a VLAN tag's 802.1p priority, and rnic's frames are \
+             untagged with no priority queues; --tclass sets the DSCP",
+        ),
     ),
     flag("tos", Some('T'), true, Refused(CM)),
-    flag(
-        "hop_limit",
-        Some('L'),
-        true,
-        Refused("not carried into the headers by rnic yet"),
-    ),
     flag(
         "ipv6",
         None,
