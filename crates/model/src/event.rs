@@ -40,6 +40,8 @@ pub enum NicEv {
     TxPost { job: u32 },
     /// The TX engine may send its next frame.
     TxWake,
+    /// A rate-limited QP's bucket is even again: it may send.
+    RateWake { qpn: u32 },
     /// A frame's last bit reaches the NIC's port.
     RxArrive { frame: u32 },
     /// The RX pipeline hands a frame to the transport (QPC and translation done).

@@ -277,6 +277,10 @@ pub struct ModelParams {
     pub host: HostParams,
     /// Path MTU, bytes.
     pub pmtu: u32,
+    /// Per-QP rate limit of request frames, Gb/s (0: none).
+    pub rate_limit_gbps: f64,
+    /// The rate limiter's burst, bytes.
+    pub rate_limit_burst_bytes: u64,
     /// Safety limit on processed events.
     pub max_events: u64,
     /// Fixed warm-up before measurement (`sim.warmup_us`), ps; `None`: steady-state
@@ -382,6 +386,8 @@ impl ModelParams {
                 cq_mod: cfg.host.cq_mod.max(1),
             },
             pmtu: cfg.qp.pmtu,
+            rate_limit_gbps: cfg.qp.rate_limit_gbps,
+            rate_limit_burst_bytes: cfg.qp.rate_limit_burst_bytes,
             max_events: cfg.sim.max_events,
             warmup_ps: cfg.sim.warmup_us.map(|w| ns(w * 1000.0)),
             settle: crate::host::steady::SettleParams {

@@ -428,3 +428,38 @@ fn tclass_and_hop_limit_reach_the_headers() {
     assert!(frames >= 20, "{frames} frames");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--rate_limit 10` holds each QP to 10 Gb/s on the wire: two QPs of 4 KB WRITEs give
+/// 20 Gb/s less the headers' share, in Gb/s or MiB/s (`--rate_units M`); the packets-per-
+/// second unit and the software limiter are refused with the reason.
+#[test]
+fn rate_limit_holds_each_qp_to_its_rate() {
+    let gbps = |extra: &[&str]| {
+        let base = [
+            "perf", "write-bw", "-s", "4096", "-n", "2000", "-q", "2", "--json", "-",
+        ];
+        let (code, out, err) = rnic(&[&base[..], extra].concat());
+        assert_eq!(code, Some(0), "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["bytes_verified"], true);
+        v["goodput_gbps"].as_f64().unwrap()
+    };
+    let free = gbps(&[]);
+    let limited = gbps(&["--rate_limit", "10"]);
+    // Frames of 4096 B payload carry 4096 / 4154 of their wire bytes (+ preamble and gap).
+    assert!(free > 90.0, "{free}");
+    assert!(
+        (18.5..=20.0).contains(&limited),
+        "2 QPs at 10 Gb/s: {limited} Gb/s payload"
+    );
+    let mib = gbps(&["--rate_limit", "1192.09", "--rate_units", "M"]);
+    assert!((mib - limited).abs() < 0.05 * limited, "{mib} vs {limited}");
+    for bad in [
+        &["--rate_limit", "10", "--rate_units", "p"][..],
+        &["--rate_limit", "10", "--rate_limit_type", "SW"],
+    ] {
+        let (code, _, err) = rnic(&[&["perf", "write-bw"][..], bad].concat());
+        assert_eq!(code, Some(2), "{err}");
+        assert!(err.contains("not"), "{err}");
+    }
+}

@@ -496,6 +496,12 @@ config_section! {
         traffic_class: u8 = 2; "TOS", uint(0, 255);
         /// IPv4 TTL of the QP's packets (the GRH hop limit, perftest -L/--hop_limit)
         hop_limit: u8 = 64; "hops", uint(1, 255);
+        /// The NIC's per-QP rate limit on the request frames a QP sends, on the wire
+        /// (perftest --rate_limit); 0 = none
+        rate_limit_gbps: f64 = 0.0; "Gb/s", float(0.0, 1.0e6);
+        /// Bytes an idle QP may send back to back under the rate limit (its token bucket);
+        /// one frame more may always go
+        rate_limit_burst_bytes: u64 = 0; "bytes", uint(0, 1 << 40);
         /// Outstanding RDMA READ and atomic requests per QP (initiator depth and responder
         /// resources)
         max_rd_atomic: u8 = 16; "requests", uint(1, 16);

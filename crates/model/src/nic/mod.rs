@@ -44,6 +44,7 @@ pub mod ports;
 pub mod qp_table;
 pub mod qpc_cache;
 pub mod qpc_manager;
+pub mod rate_limiter;
 mod route_mem;
 mod route_rx;
 mod route_tx;
@@ -116,6 +117,8 @@ pub struct Nic {
     pub tx: TxEngine,
     /// TX performance isolation units.
     pub iso: isolation::Isolation,
+    /// The per-QP rate limiter of the TX engine.
+    pub rate: rate_limiter::RateLimiter,
     /// RX pipeline.
     pub rx: RxPipeline,
     /// CQ unit.
@@ -155,6 +158,11 @@ impl Nic {
             NicEv::TxJobReady { job } => self.on_tx_job_ready(now, job, cx),
             NicEv::TxPost { job } => self.on_tx_post(now, job, cx),
             NicEv::TxWake => self.on_tx_wake(now, cx),
+            NicEv::RateWake { qpn } => {
+                self.rate.woke(qpn);
+                self.tx_enlist(qpn);
+                self.tx_kick(now, cx);
+            }
             NicEv::RxArrive { frame } => self.on_rx_arrive(now, frame, cx),
             NicEv::RxHandle { frame } => self.on_rx_handle(now, frame, cx),
             NicEv::Timer => self.on_timer(now, cx),
@@ -200,6 +208,7 @@ impl Nic {
             fetch: WqeFetch::new(n.wqe_decode_ps),
             tx: TxEngine::default(),
             iso: isolation::Isolation::new(n.iso, n.cycle_ps),
+            rate: rate_limiter::RateLimiter::new(p.rate_limit_gbps, p.rate_limit_burst_bytes),
             rx: RxPipeline::new(n.rx_pkt_ps),
             cq: CqUnit::new(n.cqe_ps),
             qps: Vec::new(),
@@ -286,6 +295,7 @@ impl crate::stats::Report for Nic {
         self.fetch.report(&at("fetch"), reg);
         self.tx.report(&at("tx"), reg);
         self.iso.report(&at("iso"), reg);
+        self.rate.report(&at("rate_limit"), reg);
         self.rx.report(&at("rx"), reg);
         self.cq.report(&at("cq"), reg);
     }

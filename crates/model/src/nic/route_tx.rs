@@ -558,6 +558,23 @@ impl Nic {
                 }
                 continue;
             }
+            if self.rate.on()
+                && self
+                    .dev
+                    .peek_transmit_qp(qpn)
+                    .is_some_and(|p| !p.is_response)
+            {
+                if let Err((at, schedule)) = self.rate.check(qpn, now) {
+                    // The QP's rate limit: it waits, out of the queue, until it may send.
+                    if let Some(qp) = self.qps.get_mut(qpn as usize) {
+                        qp.in_tx = false;
+                    }
+                    if schedule {
+                        cx.at(at, NicEv::RateWake { qpn });
+                    }
+                    continue;
+                }
+            }
             match self
                 .dev
                 .poll_transmit_qp(qpn, now, &*cx.mem, cx.frames.buf_mut(slot))
@@ -592,6 +609,9 @@ impl Nic {
                 }
                 v[q] += 1;
             }
+        }
+        if op.is_request() {
+            self.rate.charge(meta.qpn, meta.frame_len as u64, now);
         }
         let mut kick_sched = false;
         // A fresh request's payload leaves the TX buffer whichever way it was polled: the

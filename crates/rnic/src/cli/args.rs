@@ -331,6 +331,26 @@ pub struct PerfCmd {
     #[arg(short = 'L', long = "hop_limit", value_name = "HOPS",
           allow_negative_numbers = true, value_parser = clap::value_parser!(u8).range(1..=255))]
     pub hop_limit: Option<u8>,
+    /// The NIC's per-QP rate limit on what each QP sends, in --rate_units (sets
+    /// qp.rate_limit_gbps) [default: none].
+    #[arg(long = "rate_limit", value_name = "RATE", allow_negative_numbers = true,
+          value_parser = limit_parser)]
+    pub rate_limit: Option<f64>,
+    /// Unit of --rate_limit: M (MiB/s) or g (Gb/s); p (packets/s) is refused, as perftest
+    /// refuses it for the NIC's limiter [default: g].
+    #[arg(long = "rate_units", value_name = "UNITS",
+          value_parser = PossibleValuesParser::new(["M", "g", "p"]))]
+    pub rate_units: Option<String>,
+    /// Messages a QP may send back to back under --rate_limit (sets
+    /// qp.rate_limit_burst_bytes to N messages of -s bytes) [default: 0, paced].
+    #[arg(long = "burst_size", value_name = "N", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u64).range(0..=1 << 20))]
+    pub burst_size: Option<u64>,
+    /// Which limiter: HW or PP (the NIC's, modelled alike) or SW (the application's: not
+    /// modelled, refused) [default: HW].
+    #[arg(long = "rate_limit_type", value_name = "TYPE",
+          value_parser = PossibleValuesParser::new(["HW", "SW", "PP"]))]
+    pub rate_limit_type: Option<String>,
     /// One memory region per QP, as perftest's --mr_per_qp: --mrs = the server's QPs
     /// (QPs x clients).
     #[arg(long = "mr_per_qp")]
@@ -372,6 +392,54 @@ impl PerfCmd {
         .collect();
         sets.extend(self.sim.set.iter().cloned());
         sets
+    }
+
+    /// The config overrides of perftest's rate limiter (`--rate_limit` and friends), or
+    /// what in them rnic cannot do.
+    pub fn rate_limit_sets(&self) -> anyhow::Result<Vec<Override>> {
+        let given = self.rate_units.is_some()
+            || self.burst_size.is_some()
+            || self.rate_limit_type.is_some();
+        let Some(rate) = self.rate_limit else {
+            if given {
+                anyhow::bail!(crate::UsageError(
+                    "--rate_units, --burst_size and --rate_limit_type shape --rate_limit: give \
+                     --rate_limit RATE"
+                        .into()
+                ));
+            }
+            return Ok(Vec::new());
+        };
+        if self.rate_limit_type.as_deref() == Some("SW") {
+            anyhow::bail!(crate::UsageError(
+                "--rate_limit_type SW (the application pacing its posts) is not modelled by \
+                 rnic; HW and PP select the NIC's limiter, which is"
+                    .into()
+            ));
+        }
+        let gbps = match self.rate_units.as_deref() {
+            None | Some("g") => rate,
+            Some("M") => rate * (1u64 << 20) as f64 * 8.0 / 1e9,
+            Some(_) => anyhow::bail!(crate::UsageError(
+                "--rate_units p (packets/s) is not supported with the NIC's rate limiter (as in \
+                 perftest): give M (MiB/s) or g (Gb/s)"
+                    .into()
+            )),
+        };
+        if gbps <= 0.0 {
+            anyhow::bail!(crate::UsageError(format!(
+                "--rate_limit {rate}: give a rate above 0"
+            )));
+        }
+        let mut v = vec![Override::new("qp.rate_limit_gbps", gbps)];
+        if let Some(n) = self.burst_size {
+            let size = self.size.unwrap_or(self.test.default_size());
+            v.push(Override::new(
+                "qp.rate_limit_burst_bytes",
+                i64::try_from(n.saturating_mul(size)).unwrap_or(i64::MAX),
+            ));
+        }
+        Ok(v)
     }
 
     /// The perftest options these flags give.

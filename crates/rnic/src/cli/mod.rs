@@ -170,7 +170,12 @@ fn cmd_perf(
             .profile
             .clone()
             .unwrap_or_else(|| "baseline".to_string()),
-        sets: c.config_sets(),
+        sets: {
+            // The rate limiter's fields first: --set, in config_sets, wins.
+            let mut sets = c.rate_limit_sets()?;
+            sets.extend(c.config_sets());
+            sets
+        },
         seed: c.sim.seed,
         perf: c.options(),
         pcap: c.pcap.clone(),

@@ -196,10 +196,6 @@ pub const COMPAT_FLAGS: &[CompatFlag] = &[
         false,
         Refused("a simulation must end; use -D SECONDS"),
     ),
-    flag("rate_limit", None, true, Refused(NOT_YET)),
-    flag("rate_limit_type", None, true, Refused(NOT_YET)),
-    flag("rate_units", None, true, Refused(NOT_YET)),
-    flag("burst_size", None, true, Refused(NOT_YET)),
     flag("typical_pkt_size", None, true, Refused(NOT_YET)),
     flag("latency_gap", None, true, Refused(NOT_YET)),
     flag(
