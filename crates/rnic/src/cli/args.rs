@@ -45,7 +45,7 @@ Exit status:
 pub enum Command {
     /// Run a perftest-style test: write-bw, write-lat, read-bw, read-lat, send-bw, send-lat,
     /// atomic-bw, atomic-lat (like ib_write_bw and friends, client side).
-    Perf(PerfCmd),
+    Perf(Box<PerfCmd>),
     /// Show the configuration and profiles.
     #[command(subcommand)]
     Config(ConfigCmd),

@@ -133,7 +133,7 @@ fn dispatch(
     err: &mut dyn Write,
 ) -> anyhow::Result<()> {
     match cmd {
-        Command::Perf(c) => cmd_perf(c, progress, runner, out, err),
+        Command::Perf(c) => cmd_perf(*c, progress, runner, out, err),
         Command::Config(ConfigCmd::Show { profile, set }) => cmd_config_show(profile, &set, out),
         Command::Config(ConfigCmd::Profiles) => cmd_profiles(out),
         Command::Run(c) => cmd_run(c, progress, runner, out, err),
