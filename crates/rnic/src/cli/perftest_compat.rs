@@ -393,14 +393,11 @@ mod tests {
             "{notes:?}"
         );
         let c = PerftestCompat {
-            given: vec![(find("reversed"), None)],
+            given: vec![(find("use-srq"), None)],
             ..Default::default()
         };
         let e = c.check().unwrap_err().to_string();
-        assert!(
-            e.contains("--reversed") && e.contains("not modelled"),
-            "{e}"
-        );
+        assert!(e.contains("--use-srq") && e.contains("not modelled"), "{e}");
         let c = PerftestCompat {
             connection: Some("UD".into()),
             ..Default::default()
