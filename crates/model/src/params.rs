@@ -170,6 +170,8 @@ pub struct HostParams {
     pub inline_bytes: u32,
     /// Bandwidth tests: one signaled WQE (one CQE) per this many. Default 1.
     pub cq_mod: u32,
+    /// Bandwidth tests: warm every QP up before measuring (perftest --perform_warm_up).
+    pub perform_warm_up: bool,
 }
 
 /// NIC parameters: caches, sizes and per-unit initiation intervals (II) in picoseconds
@@ -384,6 +386,7 @@ impl ModelParams {
                 post_list: cfg.host.post_list.max(1),
                 inline_bytes: cfg.host.inline_bytes,
                 cq_mod: cfg.host.cq_mod.max(1),
+                perform_warm_up: cfg.host.perform_warm_up,
             },
             pmtu: cfg.qp.pmtu,
             rate_limit_gbps: cfg.qp.rate_limit_gbps,

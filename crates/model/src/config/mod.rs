@@ -474,6 +474,10 @@ config_section! {
         /// this many completions (perftest -Q/--cq-mod); the others complete silently and
         /// are counted when the next CQE arrives. At most the tx depth
         cq_mod: u32 = 1; "WQEs", uint(1, 4096);
+        /// Bandwidth tests: before the measured run, each QP in turn posts a tx depth of
+        /// operations (a post list, with post_list > 1) and waits for their completions, so
+        /// caches start warm and none of it is measured (perftest --perform_warm_up)
+        perform_warm_up: bool = false; "switch", Kind::Bool;
     }
 }
 

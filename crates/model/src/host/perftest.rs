@@ -171,6 +171,12 @@ pub struct Perftest {
     pub inline_bytes: u32,
     /// Bandwidth tests: one WQE in this many is signaled (perftest -Q); 1 = all.
     pub cq_mod: u32,
+    /// Bandwidth tests: operations each QP does in the warm-up before the measured run
+    /// (perftest --perform_warm_up); 0 = none. They are real operations (their bytes land
+    /// and are verified) but neither counted nor timed.
+    pub warm_up: u64,
+    /// The pair whose warm-up is under way (the QPs warm up one after another).
+    pub warming: Option<u32>,
     /// Buffer stride per pair, bytes.
     pub stride: u64,
     /// Bytes of one SQ/RQ ring slot (`nic.wqe_bytes`; the WQE format fills the first 64).
@@ -346,8 +352,14 @@ impl Perftest {
         if self.is_lat() && self.procs.is_empty() {
             self.lat_k
         } else {
-            self.pairs.iter().map(|p| p.completed).sum()
+            let all: u64 = self.pairs.iter().map(|p| p.completed).sum();
+            all.saturating_sub(self.warm_up * self.pairs.len() as u64)
         }
+    }
+
+    /// Operations each pair does in iteration mode: the warm-up's, then `iters`.
+    fn per_pair_ops(&self) -> u64 {
+        self.iters + self.warm_up
     }
 
     /// Whether the test is a latency test.
@@ -455,7 +467,10 @@ impl Perftest {
     /// completion.
     fn signaled(&self, k: u64) -> bool {
         let m = u64::from(self.cq_mod);
-        m <= 1 || (k + 1).is_multiple_of(m) || (!self.duration_mode && k + 1 == self.iters)
+        m <= 1
+            || (k + 1).is_multiple_of(m)
+            || (!self.duration_mode && k + 1 == self.per_pair_ops())
+            || k + 1 == self.warm_up
     }
 
     /// Operations of a pair that the CQE after its `done` completed ones reports: up to
@@ -469,7 +484,13 @@ impl Perftest {
         let next = if self.duration_mode {
             next
         } else {
-            next.min(self.iters)
+            next.min(self.per_pair_ops())
+        };
+        // The warm-up's last operation is signaled.
+        let next = if done < self.warm_up {
+            next.min(self.warm_up)
+        } else {
+            next
         };
         next.saturating_sub(done).max(1)
     }
@@ -613,7 +634,7 @@ impl Perftest {
         self.pairs[i as usize].posted += 1;
         let end = start + self.post_ps;
         self.nodes[node].cores[core].busy = end;
-        if self.first_post.is_none_or(|f| start < f) {
+        if self.warming.is_none() && self.first_post.is_none_or(|f| start < f) {
             self.first_post = Some(start);
         }
         end
@@ -688,6 +709,39 @@ impl Perftest {
             self.lat_post_next(0, cx);
             return;
         }
+        if self.warm_up > 0 {
+            // perftest --perform_warm_up: the QPs warm up one after another, then the fill.
+            self.warming = Some(0);
+            self.warm_pair(0, 0, cx);
+            return;
+        }
+        self.start_fill(0, cx);
+    }
+
+    /// The warm-up of pair `i` from `at`: its QP posts `warm_up` operations (in post lists).
+    fn warm_pair(&mut self, i: u32, at: TimePs, cx: &mut HostCx<'_>) {
+        let (node, qpn) = (self.server, self.pairs[i as usize].s_qpn);
+        let (mut at, mut left) = (at, self.warm_up);
+        while left > 0 {
+            let k = left.min(u64::from(self.post_list)) as u32;
+            at = self.post_list_of(node, qpn, k, at, cx);
+            left -= u64::from(k);
+        }
+    }
+
+    /// Pair `i` finished its warm-up at `t`: the next pair warms up, or the run begins.
+    fn warmed(&mut self, i: u32, t: TimePs, cx: &mut HostCx<'_>) {
+        if (i as usize) + 1 < self.pairs.len() {
+            self.warming = Some(i + 1);
+            self.warm_pair(i + 1, t, cx);
+        } else {
+            self.warming = None;
+            self.start_fill(t, cx);
+        }
+    }
+
+    /// The bandwidth tests' initial fill from `at`.
+    fn start_fill(&mut self, at: TimePs, cx: &mut HostCx<'_>) {
         // Bandwidth: each core fills its QPs round robin, one WQE per QP per round, one post
         // per `AppFill` event (so a million initial posts never sit in the queue at once).
         let s = self.server;
@@ -710,7 +764,7 @@ impl Perftest {
         for c in 0..cores {
             if !self.fill[c].qpns.is_empty() {
                 cx.q.push(
-                    0,
+                    at,
                     Ev::Host {
                         node: s as u32,
                         ev: HostEv::Fill { core: c as u32 },
@@ -774,7 +828,7 @@ impl Perftest {
                 0
             }
         } else {
-            self.iters.saturating_sub(p.posted)
+            self.per_pair_ops().saturating_sub(p.posted)
         };
         let free = u64::from(self.tx_depth).saturating_sub(p.posted - p.completed);
         let want = u64::from(self.post_list).min(left);
@@ -996,6 +1050,20 @@ impl Perftest {
         };
         self.pairs[i as usize].completed += ops;
         self.bytes_moved += bytes;
+        if self.warming.is_some() {
+            // The warm-up: not measured; its QP's last completion starts the next.
+            let p = self.pairs[i as usize];
+            if self.warming_pairs > 0
+                && done < self.warmup_rounds
+                && p.completed >= self.warmup_rounds
+            {
+                self.warming_pairs -= 1;
+            }
+            if self.warming == Some(i) && p.completed >= self.warm_up {
+                self.warmed(i, t, cx);
+            }
+            return;
+        }
         self.last_completion = t;
         if self.in_window(t) {
             self.ops_in_window += ops;
@@ -1025,7 +1093,7 @@ impl Perftest {
                 refilled += u64::from(k);
                 k = self.list_len(node, cqe.qpn, at);
             }
-        } else if !self.duration_mode && p.completed == self.iters {
+        } else if !self.duration_mode && p.completed == self.per_pair_ops() {
             self.pairs_done += 1;
             if self.pairs_done == self.pairs.len() {
                 self.finished = true;

@@ -497,6 +497,16 @@ fn application(
         } else {
             p.host.cq_mod
         },
+        // perftest's warm-up session: a tx depth per QP, or one post list.
+        warm_up: match (
+            p.host.perform_warm_up && !lat && pl.procs == 0,
+            p.host.post_list,
+        ) {
+            (false, _) => 0,
+            (true, 1) => u64::from(pl.tx_depth),
+            (true, l) => u64::from(l),
+        },
+        warming: None,
         stride: pl.layout.stride,
         wqe_bytes: p.nic.wqe_bytes,
         pairs,

@@ -351,6 +351,10 @@ pub struct PerfCmd {
     #[arg(long = "rate_limit_type", value_name = "TYPE",
           value_parser = PossibleValuesParser::new(["HW", "SW", "PP"]))]
     pub rate_limit_type: Option<String>,
+    /// Bandwidth tests: before measuring, each QP in turn posts a tx depth of operations and
+    /// waits for them, unmeasured (sets host.perform_warm_up).
+    #[arg(long = "perform_warm_up")]
+    pub perform_warm_up: bool,
     /// One memory region per QP, as perftest's --mr_per_qp: --mrs = the server's QPs
     /// (QPs x clients).
     #[arg(long = "mr_per_qp")]
@@ -376,6 +380,8 @@ impl PerfCmd {
             self.post_list
                 .map(|l| Override::new("host.post_list", n(l))),
             self.cq_mod.map(|q| Override::new("host.cq_mod", n(q))),
+            self.perform_warm_up
+                .then(|| Override::new("host.perform_warm_up", true)),
             self.tclass
                 .map(|t| Override::new("qp.traffic_class", i64::from(t))),
             self.hop_limit

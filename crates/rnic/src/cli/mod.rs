@@ -164,6 +164,13 @@ fn cmd_perf(
     for note in c.compat.check()? {
         writeln!(err, "{note}")?;
     }
+    if c.perform_warm_up && c.test.is_latency() {
+        writeln!(
+            err,
+            "rnic: --perform_warm_up has no effect on {}: as in perftest, only bandwidth tests warm up",
+            c.test.name()
+        )?;
+    }
     let inputs = RunInputs {
         profile: c
             .sim

@@ -185,12 +185,6 @@ pub const COMPAT_FLAGS: &[CompatFlag] = &[
         Refused("not modelled by rnic yet: its cores poll the CQs"),
     ),
     flag(
-        "perform_warm_up",
-        None,
-        false,
-        Refused("not modelled by rnic yet (-D runs open their window once the rate settles)"),
-    ),
-    flag(
         "run_infinitely",
         None,
         false,
