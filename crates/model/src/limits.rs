@@ -117,8 +117,14 @@ pub fn memory_estimate_bytes(cfg: &Config, spec: &PerfSpec, size: u64) -> u64 {
         + if lands_on_clients { client_slots } else { 0 };
     let buffers = stride * (server_slots + client_slots + dst_slots) / 100 * 103;
     let depth = u64::from(spec.tx_depth.max(2).next_power_of_two());
+    // SEND bandwidth tests keep host.rx_depth receives posted.
+    let rq_depth = if spec.test.verb() == Verb::Send && !spec.test.is_latency() {
+        u64::from(cfg.host.rx_depth.max(2).next_power_of_two())
+    } else {
+        depth
+    };
     let wqe = u64::from(cfg.nic.wqe_bytes.max(64));
-    let rings = 2 * 2 * q * depth * wqe; // SQ and RQ, both ends
+    let rings = 2 * q * (depth + rq_depth) * wqe; // SQ and RQ, both ends
     BASE_BYTES
         .saturating_add(buffers)
         .saturating_add(rings)

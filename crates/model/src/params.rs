@@ -170,6 +170,8 @@ pub struct HostParams {
     pub inline_bytes: u32,
     /// Bandwidth tests: one signaled WQE (one CQE) per this many. Default 1.
     pub cq_mod: u32,
+    /// SEND bandwidth tests: receives the target keeps posted per QP. Default 512.
+    pub rx_depth: u32,
     /// Bandwidth tests: warm every QP up before measuring (perftest --perform_warm_up).
     pub perform_warm_up: bool,
 }
@@ -387,6 +389,7 @@ impl ModelParams {
                 inline_bytes: cfg.host.inline_bytes,
                 cq_mod: cfg.host.cq_mod.max(1),
                 perform_warm_up: cfg.host.perform_warm_up,
+                rx_depth: cfg.host.rx_depth.max(1),
             },
             pmtu: cfg.qp.pmtu,
             rate_limit_gbps: cfg.qp.rate_limit_gbps,

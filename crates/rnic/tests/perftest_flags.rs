@@ -508,3 +508,30 @@ fn perform_warm_up_runs_unmeasured_operations_first() {
         "{err}"
     );
 }
+
+/// `-r/--rx-depth`: the SEND target keeps perftest's 512 receives posted by default, so 64
+/// SENDs in flight per QP never find its receive queue empty; with `-r 4` they do, and the
+/// receiver's RNR NAKs make the sender wait and resend (every byte still arrives).
+#[test]
+fn rx_depth_sets_the_receives_a_send_target_keeps_posted() {
+    let run = |extra: &[&str]| {
+        let base = [
+            "perf", "send-bw", "-s", "4096", "-n", "500", "-q", "4", "-t", "64", "--json", "-",
+        ];
+        let (code, out, err) = rnic(&[&base[..], extra].concat());
+        assert_eq!(code, Some(0), "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["bytes_verified"], true);
+        v
+    };
+    let deep = run(&[]);
+    assert_eq!(
+        (deep["naks"].as_u64(), deep["retransmissions"].as_u64()),
+        (Some(0), Some(0))
+    );
+    let shallow = run(&["-r", "4"]);
+    assert!(shallow["naks"].as_u64().unwrap() > 0, "{shallow}");
+    assert!(
+        shallow["msg_rate_mops"].as_f64().unwrap() < deep["msg_rate_mops"].as_f64().unwrap() / 10.0
+    );
+}

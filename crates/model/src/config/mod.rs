@@ -474,6 +474,10 @@ config_section! {
         /// this many completions (perftest -Q/--cq-mod); the others complete silently and
         /// are counted when the next CQE arrives. At most the tx depth
         cq_mod: u32 = 1; "WQEs", uint(1, 4096);
+        /// SEND bandwidth tests: receive WQEs the target keeps posted on each QP, so the
+        /// sender's next messages find a receive while the last ones' are reposted
+        /// (perftest -r/--rx-depth, whose default is 512)
+        rx_depth: u32 = 512; "WQEs", uint(1, 65536);
         /// Bandwidth tests: before the measured run, each QP in turn posts a tx depth of
         /// operations (a post list, with post_list > 1) and waits for their completions, so
         /// caches start warm and none of it is measured (perftest --perform_warm_up)

@@ -171,6 +171,8 @@ pub struct Perftest {
     pub inline_bytes: u32,
     /// Bandwidth tests: one WQE in this many is signaled (perftest -Q); 1 = all.
     pub cq_mod: u32,
+    /// SEND bandwidth tests: receives the target keeps posted per QP (perftest -r).
+    pub rx_depth: u32,
     /// Bandwidth tests: operations each QP does in the warm-up before the measured run
     /// (perftest --perform_warm_up); 0 = none. They are real operations (their bytes land
     /// and are verified) but neither counted nor timed.
@@ -687,7 +689,7 @@ impl Perftest {
         let test = self.test;
         if test.verb() == Verb::Send {
             // Receivers pre-post: the clients in bandwidth tests, both sides in send-lat.
-            let depth = if test.is_latency() { 2 } else { self.tx_depth };
+            let depth = if test.is_latency() { 2 } else { self.rx_depth };
             for i in 0..self.pairs.len() {
                 let p = self.pairs[i];
                 self.post_recv(p.c_node as usize, p.c_qpn, depth, 0, cx);

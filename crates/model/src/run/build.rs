@@ -151,6 +151,10 @@ struct FlowPlan {
     size32: u32,
     tx_depth: u32,
     sq_depth: u32,
+    /// Receive queue ring slots (SEND bandwidth tests: room for `host.rx_depth`).
+    rq_depth: u32,
+    /// Receives a SEND bandwidth test's target keeps posted per QP.
+    rx_depth: u32,
     procs: usize,
     core_base: usize,
     layout: Layout,
@@ -209,6 +213,8 @@ pub(crate) fn build_flows(
             }
             None => 0,
         };
+        let send_bw = f.test.verb() == Verb::Send && !f.test.is_latency();
+        let rx_depth = p.host.rx_depth;
         let stride = buffer_stride(u64::from(size32));
         let slots = buffer_slots(u64::from(size32), q);
         let layout = Layout {
@@ -220,6 +226,10 @@ pub(crate) fn build_flows(
             size32,
             tx_depth,
             sq_depth: tx_depth.max(2).next_power_of_two(),
+            rq_depth: if send_bw { rx_depth } else { tx_depth }
+                .max(2)
+                .next_power_of_two(),
+            rx_depth,
             procs,
             core_base: core_next,
             buf_base: buf_next,
@@ -281,7 +291,7 @@ pub(crate) fn build_flows(
             .zip(&plans)
             .map(|(f, pl)| {
                 let per_core = FlowPlan::node_qps(f, i).div_ceil(f.cores as usize).max(1);
-                per_core as u64 * u64::from(pl.sq_depth) * 2
+                per_core as u64 * u64::from(pl.sq_depth.max(pl.rq_depth)) * 2
             })
             .max()
             .unwrap_or(0)
@@ -326,7 +336,7 @@ pub(crate) fn build_flows(
             let (pd, nic) = &mut nodes[i];
             let send_cq = nic.cq.ctxs[2 * core].id;
             let recv_cq = nic.cq.ctxs[2 * core + 1].id;
-            let (sq_depth, rq_depth) = (pl.sq_depth, pl.sq_depth);
+            let (sq_depth, rq_depth) = (pl.sq_depth, pl.rq_depth);
             let qpn = nic
                 .dev
                 .create_qp_with(
@@ -507,6 +517,7 @@ fn application(
             (true, l) => u64::from(l),
         },
         warming: None,
+        rx_depth: pl.rx_depth,
         stride: pl.layout.stride,
         wqe_bytes: p.nic.wqe_bytes,
         pairs,

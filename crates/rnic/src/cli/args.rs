@@ -351,6 +351,11 @@ pub struct PerfCmd {
     #[arg(long = "rate_limit_type", value_name = "TYPE",
           value_parser = PossibleValuesParser::new(["HW", "SW", "PP"]))]
     pub rate_limit_type: Option<String>,
+    /// SEND bandwidth tests: receives the target keeps posted per QP (sets host.rx_depth)
+    /// [default: 512].
+    #[arg(short = 'r', long = "rx-depth", value_name = "DEPTH",
+          allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub rx_depth: Option<u32>,
     /// Bandwidth tests: before measuring, each QP in turn posts a tx depth of operations and
     /// waits for them, unmeasured (sets host.perform_warm_up).
     #[arg(long = "perform_warm_up")]
@@ -380,6 +385,7 @@ impl PerfCmd {
             self.post_list
                 .map(|l| Override::new("host.post_list", n(l))),
             self.cq_mod.map(|q| Override::new("host.cq_mod", n(q))),
+            self.rx_depth.map(|r| Override::new("host.rx_depth", n(r))),
             self.perform_warm_up
                 .then(|| Override::new("host.perform_warm_up", true)),
             self.tclass

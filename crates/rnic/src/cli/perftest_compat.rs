@@ -175,7 +175,6 @@ pub const COMPAT_FLAGS: &[CompatFlag] = &[
     ),
     // They change the experiment and are not modelled yet.
     flag("recv_post_list", None, true, Refused(NOT_YET)),
-    flag("rx-depth", Some('r'), true, Refused(NOT_YET)),
     flag("use-srq", None, false, Refused(NOT_YET)),
     flag("inline_recv", None, true, Refused(NOT_YET)),
     flag(
