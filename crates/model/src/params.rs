@@ -168,6 +168,8 @@ pub struct HostParams {
     pub post_list: u32,
     /// SEND/WRITE payloads up to this many bytes go inline in the WQE (0: never).
     pub inline_bytes: u32,
+    /// CPU time of building one WQE before its doorbell, ps (0: part of `post_send_ps`).
+    pub wqe_prep_ps: TimePs,
 }
 
 /// NIC parameters: caches, sizes and per-unit initiation intervals (II) in picoseconds
@@ -254,6 +256,8 @@ pub struct NicParams {
     pub sq_table_ps: TimePs,
     /// TX performance isolation: the mechanisms that run ([`crate::nic::isolation`]).
     pub iso: crate::nic::isolation::IsoParts,
+    /// Resource prefetching: triggers, window and WQE cache ([`crate::nic::prefetch`]).
+    pub prefetch: crate::nic::prefetch::PrefetchParams,
 }
 
 /// All parameters of the timed model.
@@ -343,6 +347,7 @@ impl ModelParams {
                 sq_table_entry_bytes: u64::from(n.sq_table_entry_bytes),
                 sq_table_ps: cyc(n.sq_table_cycles),
                 iso: crate::nic::isolation::IsoParts::from_config(n),
+                prefetch: crate::nic::prefetch::PrefetchParams::from_config(n),
             },
             pcie: PcieParams {
                 mbps: mbps(cfg.pcie.gbps),
@@ -377,6 +382,7 @@ impl ModelParams {
                 cores: cfg.host.cores.max(1),
                 post_list: cfg.host.post_list.max(1),
                 inline_bytes: cfg.host.inline_bytes,
+                wqe_prep_ps: ns(cfg.host.wqe_prep_ns),
             },
             pmtu: cfg.qp.pmtu,
             max_events: cfg.sim.max_events,
