@@ -216,7 +216,13 @@ impl Nic {
         let waiting = self.pf.wqe_inflight.remove(&qpn).and_then(|e| e.2);
         match waiting {
             Some((visit, at)) => {
-                // A late prefetch: the visit that waits takes the WQEs at once.
+                // A late prefetch: the visit that waits takes its WQEs at once; any the
+                // prefetch read beyond them wait in the cache for the next visit.
+                let take = self.fetch.visits.get(visit).map_or(n, |v| v.n.min(n));
+                for (i, bytes) in wqes.split_off(take as usize).into_iter().enumerate() {
+                    let idx = first.wrapping_add(take + i as u32);
+                    self.pf.wqe_stats.useless += self.pf.wqes.insert(qpn, idx, bytes);
+                }
                 self.pf.visit_bytes.insert(visit, wqes);
                 if at > now {
                     cx.at(at, NicEv::WqesCached { visit });

@@ -151,6 +151,17 @@ pub fn eval_window(c: &Curve, f: &FormulaInputs) -> (Vec<Claim>, String) {
          the paper's knee {PAPER_KNEE} implies a chunk of {paper_chunk:.0} B at that rate",
         f.chunk_bytes, f.bw_gbps
     );
+    let visit_bytes = f.visit_msgs * MSG_BYTES;
+    let _ = writeln!(
+        notes,
+        "  inputs against the paper's: n and delay_fetch are the same; a visit carries \
+         {visit_bytes:.0} B (x{:.2} of the {paper_chunk:.0} B the knee implies) and lasts \
+         {visit_ns:.0} ns, a payload rate of {:.1} Gb/s instead of the {} Gb/s line (the \
+         message rate, not the line, paces 64 B messages)",
+        visit_bytes / paper_chunk,
+        visit_bytes * 8.0 / visit_ns,
+        f.bw_gbps
+    );
     let ok = knee.is_some_and(|k| (k - predicted).abs() <= 0.5 * predicted);
     out.push(claim(
         "formula",
