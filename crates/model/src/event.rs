@@ -48,6 +48,12 @@ pub enum NicEv {
     RxHandle { frame: u32 },
     /// A transport timer may have expired.
     Timer,
+    /// A host core stores a QPN into the prefetch register: the MMIO write enters PCIe.
+    PrefetchMmio { qpn: u32 },
+    /// A prefetch-register write reaches the NIC (software-triggered prefetch).
+    PrefetchReg { qpn: u32 },
+    /// A scheduler visit found all its WQEs in the WQE cache: decode them.
+    WqesCached { visit: u32 },
 }
 
 /// An event of the network.

@@ -174,6 +174,8 @@ pub struct HostParams {
     pub rx_depth: u32,
     /// Bandwidth tests: warm every QP up before measuring (perftest --perform_warm_up).
     pub perform_warm_up: bool,
+    /// CPU time of building one WQE before its doorbell, ps (0: part of `post_send_ps`).
+    pub wqe_prep_ps: TimePs,
 }
 
 /// NIC parameters: caches, sizes and per-unit initiation intervals (II) in picoseconds
@@ -260,6 +262,8 @@ pub struct NicParams {
     pub sq_table_ps: TimePs,
     /// TX performance isolation: the mechanisms that run ([`crate::nic::isolation`]).
     pub iso: crate::nic::isolation::IsoParts,
+    /// Resource prefetching: triggers, window and WQE cache ([`crate::nic::prefetch`]).
+    pub prefetch: crate::nic::prefetch::PrefetchParams,
 }
 
 /// All parameters of the timed model.
@@ -353,6 +357,7 @@ impl ModelParams {
                 sq_table_entry_bytes: u64::from(n.sq_table_entry_bytes),
                 sq_table_ps: cyc(n.sq_table_cycles),
                 iso: crate::nic::isolation::IsoParts::from_config(n),
+                prefetch: crate::nic::prefetch::PrefetchParams::from_config(n),
             },
             pcie: PcieParams {
                 mbps: mbps(cfg.pcie.gbps),
@@ -390,6 +395,7 @@ impl ModelParams {
                 cq_mod: cfg.host.cq_mod.max(1),
                 perform_warm_up: cfg.host.perform_warm_up,
                 rx_depth: cfg.host.rx_depth.max(1),
+                wqe_prep_ps: ns(cfg.host.wqe_prep_ns),
             },
             pmtu: cfg.qp.pmtu,
             rate_limit_gbps: cfg.qp.rate_limit_gbps,

@@ -220,6 +220,23 @@ config_enum! {
     }
 }
 
+config_enum! {
+    /// Resource prefetching (the resource-prefetching paper): what triggers the chain
+    /// prefetch of QPC, WQEs, MPT and MTT entries into the NIC's caches.
+    pub enum PrefetchMode {
+        /// Demand fetch only (rnic's default).
+        None = "none",
+        /// Scheduler-triggered: a QP within nic.prefetch_window positions of the scheduling
+        /// queue's head has its chain prefetched.
+        Sched = "sched",
+        /// Software-triggered: post_send writes the QPN into a prefetch register before it
+        /// builds the WQE; the NIC fetches the QPC meanwhile.
+        Sw = "sw",
+        /// Both triggers.
+        SchedSw = "sched+sw",
+    }
+}
+
 config_section! {
     /// The NIC microarchitecture.
     pub struct NicConfig in "nic" {
@@ -336,6 +353,16 @@ config_section! {
         sq_table_entry_bytes: u32 = 10; "bytes", uint(1, 256);
         /// Latency hiding: cycles to read a QP's SQ address from the on-chip SQ address table
         sq_table_cycles: u32 = 1; "cycles", CYCLES;
+        /// Resource prefetching: none = demand fetch; sched = scheduler-triggered chain prefetch
+        /// (QPC and WQEs, then MPT, then MTT); sw = software-triggered QPC prefetch from
+        /// post_send; sched+sw = both
+        prefetch: PrefetchMode = PrefetchMode::None; "trigger", Kind::Str(PrefetchMode::NAMES);
+        /// Resource prefetching: a QP is prefetched once it is within this many positions of the
+        /// scheduling queue's head (0 = never ahead of its visit)
+        prefetch_window: u32 = 0; "QPs", uint(0, 1 << 20);
+        /// Resource prefetching: capacity of the on-chip WQE cache (LRU, keyed by QP and SQ
+        /// index) that holds prefetched WQEs until their visit
+        wqe_cache_entries: u32 = 256; "entries", ENTRIES;
     }
 }
 
@@ -482,6 +509,11 @@ config_section! {
         /// operations (a post list, with post_list > 1) and waits for their completions, so
         /// caches start warm and none of it is measured (perftest --perform_warm_up)
         perform_warm_up: bool = false; "switch", Kind::Bool;
+        /// CPU time of building one WQE and copying it into the SQ, before the doorbell (the
+        /// resource-prefetching paper: "at least several hundreds of nanoseconds"); with
+        /// software-triggered prefetch the NIC fetches the QPC meanwhile; 0 = folded into
+        /// host.post_send_ns
+        wqe_prep_ns: f64 = 0.0; "ns", NS;
     }
 }
 

@@ -193,6 +193,11 @@ pub struct Perftest {
     pub window: (TimePs, TimePs),
     /// CPU costs, ps.
     pub post_ps: TimePs,
+    /// CPU time of building one WQE before its doorbell, ps (`host.wqe_prep_ns`).
+    pub wqe_prep_ps: TimePs,
+    /// post_send first stores the QPN into the NIC's prefetch register (software-triggered
+    /// resource prefetching, `nic.prefetch` = sw or sched+sw).
+    pub sw_prefetch: bool,
     /// Poll cost per CQE, ps.
     pub poll_ps: TimePs,
     /// Time for a polling core to see a DMA write, ps.
@@ -619,6 +624,17 @@ impl Perftest {
         } else {
             self.server
         };
+        if self.sw_prefetch {
+            // The prefetch register first, then the WQE is built (wqe_prep) while the NIC
+            // fetches the QP's context.
+            cx.q.push(
+                start,
+                Ev::Nic {
+                    node: node as u32,
+                    ev: NicEv::PrefetchMmio { qpn },
+                },
+            );
+        }
         let w = self.wqe(node, i, start, peer, pair.posted);
         let slot = hq.sq_pi & hq.sq_mask;
         let at_slot = hq.sq_base + u64::from(slot) * self.wqe_bytes;
@@ -634,7 +650,7 @@ impl Perftest {
         let pi = hq.sq_pi.wrapping_add(1);
         self.nodes[node].qps[qpn as usize].sq_pi = pi;
         self.pairs[i as usize].posted += 1;
-        let end = start + self.post_ps;
+        let end = start + self.wqe_prep_ps + self.post_ps;
         self.nodes[node].cores[core].busy = end;
         if self.warming.is_none() && self.first_post.is_none_or(|f| start < f) {
             self.first_post = Some(start);

@@ -41,11 +41,13 @@ pub mod onchip;
 pub mod payload_stream;
 pub mod pcie;
 pub mod ports;
+pub mod prefetch;
 pub mod qp_table;
 pub mod qpc_cache;
 pub mod qpc_manager;
 pub mod rate_limiter;
 mod route_mem;
+mod route_prefetch;
 mod route_rx;
 mod route_tx;
 pub mod rx_pipeline;
@@ -119,6 +121,8 @@ pub struct Nic {
     pub iso: isolation::Isolation,
     /// The per-QP rate limiter of the TX engine.
     pub rate: rate_limiter::RateLimiter,
+    /// Resource prefetching ([`prefetch`]).
+    pub pf: prefetch::Prefetcher,
     /// RX pipeline.
     pub rx: RxPipeline,
     /// CQ unit.
@@ -166,6 +170,9 @@ impl Nic {
             NicEv::RxArrive { frame } => self.on_rx_arrive(now, frame, cx),
             NicEv::RxHandle { frame } => self.on_rx_handle(now, frame, cx),
             NicEv::Timer => self.on_timer(now, cx),
+            NicEv::PrefetchMmio { qpn } => self.on_prefetch_mmio(now, qpn, cx),
+            NicEv::PrefetchReg { qpn } => self.on_prefetch_reg(now, qpn, cx),
+            NicEv::WqesCached { visit } => self.on_wqes_fetched(now, visit, cx),
         }
     }
 
@@ -182,6 +189,20 @@ impl Nic {
                 n.qpc_lookup_ps,
             )),
         };
+        let mut sched = Scheduler::new(n.sched_ps);
+        if n.prefetch.sched {
+            sched.prefetch_queue = prefetch::queue::PrefetchQueue::new(n.prefetch.window);
+        }
+        let mut trans = Translation::new(
+            n.mpt_cache_entries,
+            n.mtt_cache_entries,
+            n.page_bytes,
+            n.mpt_lookup_ps,
+            n.mtt_lookup_ps,
+            n.mpt_entry_bytes,
+            n.mtt_entry_bytes,
+        );
+        trans.observe = n.prefetch.enabled();
         Nic {
             p: p.clone(),
             dev,
@@ -192,23 +213,16 @@ impl Nic {
             streams: payload_stream::Streams::default(),
             qpc,
             qpc_out: QpcOutputs::default(),
-            trans: Translation::new(
-                n.mpt_cache_entries,
-                n.mtt_cache_entries,
-                n.page_bytes,
-                n.mpt_lookup_ps,
-                n.mtt_lookup_ps,
-                n.mpt_entry_bytes,
-                n.mtt_entry_bytes,
-            ),
+            trans,
             trans_done: Vec::new(),
             trans_fetch: Vec::new(),
             doorbell: DoorbellUnit::new(n.doorbell_ps),
-            sched: Scheduler::new(n.sched_ps),
+            sched,
             fetch: WqeFetch::new(n.wqe_decode_ps),
             tx: TxEngine::default(),
             iso: isolation::Isolation::new(n.iso, n.cycle_ps),
             rate: rate_limiter::RateLimiter::new(p.rate_limit_gbps, p.rate_limit_burst_bytes),
+            pf: prefetch::Prefetcher::new(n.prefetch),
             rx: RxPipeline::new(n.rx_pkt_ps),
             cq: CqUnit::new(n.cqe_ps),
             qps: Vec::new(),
@@ -296,6 +310,9 @@ impl crate::stats::Report for Nic {
         self.tx.report(&at("tx"), reg);
         self.iso.report(&at("iso"), reg);
         self.rate.report(&at("rate_limit"), reg);
+        if self.pf.p.enabled() {
+            self.pf.report(&at("prefetch"), reg);
+        }
         self.rx.report(&at("rx"), reg);
         self.cq.report(&at("cq"), reg);
     }

@@ -68,6 +68,8 @@ pub enum DmaToken {
         lane: TransLane,
         /// The entry's cache key.
         key: u64,
+        /// An MPT entry (else an MTT line).
+        mpt: bool,
     },
     /// The WQEs of a scheduler visit.
     Wqe(u32),
@@ -77,6 +79,8 @@ pub enum DmaToken {
     RqWqe(u32),
     /// READ response / atomic data of a QP is in the NIC: it may transmit.
     ReadResp(u32),
+    /// A prefetch read (slot in the prefetcher's reads, [`super::prefetch`]).
+    Prefetch(u32),
     /// One request of a QP's payload stream (`resp`: its READ responses) arrived.
     Chunk {
         /// QPN.

@@ -8,7 +8,9 @@ use rnic_transport::RecvWr;
 use super::cx::NicCx;
 use super::dma_arbiter::ReadSource;
 use super::ports::{DmaToken, QpcCont, TransCont};
+use super::prefetch::ledger::Res;
 use super::qpc_manager::QpcAction;
+use super::route_prefetch::{lane_bit, QPC_WAITER};
 use super::Nic;
 use crate::event::NicEv;
 use crate::host::driver::decode_rq_wqe;
@@ -22,7 +24,7 @@ impl Nic {
     }
 
     /// Performs the QPC manager's memory actions and hands each answer to who waits for it.
-    fn qpc_route(&mut self, now: TimePs, cx: &mut NicCx<'_>) {
+    pub(crate) fn qpc_route(&mut self, now: TimePs, cx: &mut NicCx<'_>) {
         let entry = self.p.nic.qpc_entry_bytes;
         let placement = self.p.nic.placement;
         let mut actions = std::mem::take(&mut self.qpc_out.actions);
@@ -30,7 +32,15 @@ impl Nic {
         for a in actions.drain(..) {
             match a {
                 QpcAction::Fetch { qpn, at } => {
-                    self.ctx_read(at, entry, DmaToken::QpcFill(qpn), cx);
+                    // A prefetch of this context in flight answers the miss (late).
+                    let read = !self.pf.p.enabled()
+                        || self
+                            .pf
+                            .ledger
+                            .demand_miss(Res::Qpc, u64::from(qpn), QPC_WAITER);
+                    if read {
+                        self.ctx_read(at, entry, DmaToken::QpcFill(qpn), cx);
+                    }
                 }
                 QpcAction::WriteBack { at, .. } => match placement {
                     Placement::Host => {
@@ -43,6 +53,9 @@ impl Nic {
             }
         }
         for r in responses.drain(..) {
+            if r.hit && self.pf.p.enabled() {
+                self.pf.ledger.demand_hit(Res::Qpc, u64::from(r.req.qpn));
+            }
             match r.req.cont {
                 // A latency-hiding prefetch: the context is cached now, nobody waits.
                 QpcCont::Prefetch => {}
@@ -63,14 +76,21 @@ impl Nic {
     }
 
     /// Reads the entries the translation lanes miss; hands finished jobs on.
-    fn trans_route(&mut self, cx: &mut NicCx<'_>) {
+    pub(crate) fn trans_route(&mut self, cx: &mut NicCx<'_>) {
         let mut fetch = std::mem::take(&mut self.trans_fetch);
         let mut done = std::mem::take(&mut self.trans_done);
+        self.trans_observed();
         for f in fetch.drain(..) {
+            let res = if f.mpt { Res::Mpt } else { Res::Mtt };
+            if self.pf.p.enabled() && !self.pf.ledger.demand_miss(res, f.key, lane_bit(f.lane)) {
+                // Its prefetch is in flight: the lane waits for that fill.
+                continue;
+            }
             let bytes = self.trans.entry_bytes(f.mpt);
             let token = DmaToken::TransFill {
                 lane: f.lane,
                 key: f.key,
+                mpt: f.mpt,
             };
             self.ctx_read(f.at, bytes, token, cx);
         }
@@ -100,7 +120,7 @@ impl Nic {
     }
 
     /// Reads a QPC/MPT/MTT entry from its backing store (host memory or on-board DDR).
-    fn ctx_read(&mut self, at: TimePs, len: u64, token: DmaToken, cx: &mut NicCx<'_>) {
+    pub(crate) fn ctx_read(&mut self, at: TimePs, len: u64, token: DmaToken, cx: &mut NicCx<'_>) {
         match self.p.nic.placement {
             Placement::Host => self.host_read(at, len, token, ReadSource::Context, cx),
             Placement::Ddr => {
@@ -128,10 +148,13 @@ impl Nic {
         self.scratch_dma = started;
         match token {
             DmaToken::QpcFill(qpn) => {
+                self.pf.ledger.demand_filled(Res::Qpc, u64::from(qpn));
                 self.qpc.on_fill(now, qpn, &mut self.qpc_out);
                 self.qpc_route(now, cx);
             }
-            DmaToken::TransFill { lane, key } => {
+            DmaToken::TransFill { lane, key, mpt } => {
+                let res = if mpt { Res::Mpt } else { Res::Mtt };
+                self.pf.ledger.demand_filled(res, key);
                 self.trans
                     .on_fill(lane, key, now, &mut self.trans_done, &mut self.trans_fetch);
                 self.trans_route(cx);
@@ -144,6 +167,7 @@ impl Nic {
                 self.tx_kick(now, cx);
             }
             DmaToken::Chunk { qpn, resp } => self.on_chunk(now, qpn, resp, len, cx),
+            DmaToken::Prefetch(slot) => self.on_prefetch_done(now, slot, cx),
         }
     }
 

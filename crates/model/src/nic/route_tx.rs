@@ -78,6 +78,7 @@ impl Nic {
         if self.sched.activate(qpn, qp, max_out) {
             cx.at(at, NicEv::Sched);
         }
+        self.prefetch_poll(at, cx);
     }
 
     /// Wakes a paused scheduler if its backpressure may have cleared.
@@ -105,6 +106,7 @@ impl Nic {
         let step = self
             .sched
             .step(now, &mut self.qps, &bp, &self.p.nic, &mut self.iso);
+        self.prefetch_poll(now, cx);
         let SchedStep::Visit {
             visit: v,
             at: t,
@@ -131,6 +133,9 @@ impl Nic {
         let Some(v) = self.fetch.visits.get(visit).copied() else {
             return;
         };
+        if self.pf.p.enabled() && self.prefetched_wqes(visit, v, at, cx) {
+            return;
+        }
         let bytes = u64::from(v.n) * self.p.nic.wqe_bytes;
         self.host_read(at, bytes, DmaToken::Wqe(visit), ReadSource::Wqe, cx);
     }
@@ -143,9 +148,17 @@ impl Nic {
         let qp = self.qps[v.qpn as usize];
         let queue = self.iso.queue_of(qp.iso_tag);
         let mut to_translate = std::mem::take(&mut self.scratch_trans);
-        let fit =
-            self.fetch
-                .decode_visit(now, v, &qp, queue, &*cx.mem, &self.p.nic, &mut to_translate);
+        let cached = self.pf.visit_bytes.remove(&visit).unwrap_or_default();
+        let fit = self.fetch.decode_visit(
+            now,
+            v,
+            &qp,
+            queue,
+            &*cx.mem,
+            &self.p.nic,
+            &cached,
+            &mut to_translate,
+        );
         let lane = self.tx_lane(v.qpn);
         for tj in to_translate.drain(..) {
             self.trans.submit(lane, tj);

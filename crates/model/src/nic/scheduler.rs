@@ -35,6 +35,7 @@ use rnic_sim::TimePs;
 
 use super::isolation::{tenant, Isolation};
 use super::ports::Visit;
+use super::prefetch::queue::PrefetchQueue;
 use super::qp_table::QpHw;
 use super::unit::Unit;
 use crate::params::NicParams;
@@ -94,6 +95,9 @@ pub struct Scheduler {
     stalled: bool,
     /// The scheduler's unit (II per visit).
     pub unit: Unit,
+    /// The prefetch queue mirroring this scheduling queue (resource prefetching; disabled
+    /// unless `nic.prefetch` has the scheduler trigger).
+    pub prefetch_queue: PrefetchQueue,
     /// Counters.
     pub stats: SchedStats,
 }
@@ -106,6 +110,7 @@ impl Scheduler {
             pending: false,
             stalled: false,
             unit: Unit::new(ii_ps),
+            prefetch_queue: PrefetchQueue::default(),
             stats: SchedStats::default(),
         }
     }
@@ -122,6 +127,7 @@ impl Scheduler {
         }
         qp.active = true;
         self.ring.push_back(qpn);
+        self.prefetch_queue.pushed(qpn);
         if !self.pending && !self.stalled {
             self.pending = true;
             return true;
@@ -182,6 +188,7 @@ impl Scheduler {
             let Some(qpn) = self.ring.pop_front() else {
                 return SchedStep::Idle;
             };
+            self.prefetch_queue.popped();
             let qp = &mut qps[qpn as usize];
             let avail = qp.sq_pi.wrapping_sub(qp.sq_fetched);
             let room = p.max_outstanding_wqes_per_qp.saturating_sub(qp.outstanding);
@@ -218,6 +225,7 @@ impl Scheduler {
             let more = qp.sq_pi != qp.sq_fetched && qp.outstanding < p.max_outstanding_wqes_per_qp;
             if more {
                 self.ring.push_back(qpn);
+                self.prefetch_queue.pushed(qpn);
             } else {
                 qp.active = false;
             }

@@ -127,12 +127,17 @@ pub struct Translation<C> {
     lanes: [Lane<C>; 3],
     /// Counters.
     pub stats: TranslationStats,
+    /// Record cache hits and evictions in `observed` (the prefetcher's ledger reads them).
+    pub observe: bool,
+    /// With `observe`: (MPT?, key, hit) — a lookup hit, or (hit false) an entry evicted.
+    pub observed: Vec<(bool, u64, bool)>,
 }
 
 /// MTT entries read (and filled) by one miss.
 pub const MTT_LINE_ENTRIES: u64 = 8;
 
-fn mtt_key(key: u32, page: u64) -> u64 {
+/// The MTT cache key of `page` of the region of `key`.
+pub fn mtt_key(key: u32, page: u64) -> u64 {
     (u64::from(key) << 40) ^ (page & ((1 << 40) - 1))
 }
 
@@ -157,6 +162,64 @@ impl<C: Copy> Translation<C> {
             mtt_entry_bytes,
             lanes: [Lane::default(), Lane::default(), Lane::default()],
             stats: TranslationStats::default(),
+            observe: false,
+            observed: Vec::new(),
+        }
+    }
+
+    /// Whether the MPT (`mpt`) or MTT cache holds `key` (no counters, no recency change).
+    pub fn contains(&self, mpt: bool, key: u64) -> bool {
+        if mpt {
+            self.mpt.contains(key)
+        } else {
+            self.mtt.contains(key)
+        }
+    }
+
+    /// The page of `va` (MTT granularity).
+    pub fn page_of(&self, va: u64) -> u64 {
+        va / self.page_bytes
+    }
+
+    /// A prefetched entry arrived with nobody waiting: it goes into its cache (an MTT
+    /// read fills its whole line, as a demand miss does).
+    pub fn prefetch_insert(&mut self, mpt: bool, key: u64) {
+        self.insert_entry(mpt, key);
+    }
+
+    /// Inserts the entry of `key` (MPT) or the MTT line holding it, `key` most recent.
+    fn insert_entry(&mut self, is_mpt: bool, key: u64) {
+        let observe = self.observe;
+        let (cache, stats) = if is_mpt {
+            (&mut self.mpt, &mut self.stats.mpt)
+        } else {
+            (&mut self.mtt, &mut self.stats.mtt)
+        };
+        let mut evicted = |e: Option<super::lru::Evicted>, obs: &mut Vec<(bool, u64, bool)>| {
+            if let Some(e) = e {
+                stats.evictions += 1;
+                if observe {
+                    obs.push((is_mpt, e.key, false));
+                }
+            }
+        };
+        if is_mpt {
+            let e = cache.insert(key, false);
+            evicted(e, &mut self.observed);
+        } else {
+            // The whole line: the entry missed and its neighbours in the same 64 B.
+            let mask = (1 << 40) - 1;
+            let page = key & mask;
+            let base = page - page % MTT_LINE_ENTRIES;
+            for pg in base..base + MTT_LINE_ENTRIES {
+                let k = (key & !mask) | pg;
+                if k == key || !cache.contains(k) {
+                    let e = cache.insert(k, false);
+                    evicted(e, &mut self.observed);
+                }
+            }
+            // The missed entry is the most recently used.
+            cache.touch(key, false);
         }
     }
 
@@ -206,6 +269,9 @@ impl<C: Copy> Translation<C> {
                 l.free_at = t;
                 if self.mpt.touch(u64::from(job.key), false) {
                     self.stats.mpt.hits += 1;
+                    if self.observe {
+                        self.observed.push((true, u64::from(job.key), true));
+                    }
                     l.head_mpt_done = true;
                 } else {
                     self.stats.mpt.misses += 1;
@@ -226,6 +292,9 @@ impl<C: Copy> Translation<C> {
                 let k = mtt_key(job.key, first + l.head_next_page);
                 if self.mtt.touch(k, false) {
                     self.stats.mtt.hits += 1;
+                    if self.observe {
+                        self.observed.push((false, k, true));
+                    }
                     l.head_next_page += 1;
                 } else {
                     self.stats.mtt.misses += 1;
@@ -274,29 +343,7 @@ impl<C: Copy> Translation<C> {
             l.head_next_page += 1;
         }
         l.free_at = l.free_at.max(now);
-        let (cache, stats) = if is_mpt {
-            (&mut self.mpt, &mut self.stats.mpt)
-        } else {
-            (&mut self.mtt, &mut self.stats.mtt)
-        };
-        if is_mpt {
-            if cache.insert(key, false).is_some() {
-                stats.evictions += 1;
-            }
-        } else {
-            // The whole line: the entry missed and its neighbours in the same 64 B.
-            let mask = (1 << 40) - 1;
-            let page = key & mask;
-            let base = page - page % MTT_LINE_ENTRIES;
-            for pg in base..base + MTT_LINE_ENTRIES {
-                let k = (key & !mask) | pg;
-                if (k == key || !cache.contains(k)) && cache.insert(k, false).is_some() {
-                    stats.evictions += 1;
-                }
-            }
-            // The missed entry is the most recently used.
-            cache.touch(key, false);
-        }
+        self.insert_entry(is_mpt, key);
         self.pump(done, fetch);
     }
 

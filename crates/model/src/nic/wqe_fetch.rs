@@ -75,7 +75,9 @@ impl WqeFetch {
     /// `now`: each becomes a job in fetch order; SEND/WRITE payload reads wait for room in
     /// the TX payload buffer ([`WqeFetch::next_awaiting_buffer`]), the others go to
     /// translation at once (`to_translate`, in order). Returns the QP's new chunk estimate:
-    /// how many messages of the largest size seen fit in `nic.chunk_bytes`.
+    /// how many messages of the largest size seen fit in `nic.chunk_bytes`. `cached` holds
+    /// the visit's WQE bytes when the prefetcher read them ([`super::prefetch`]; empty: the
+    /// visit's own read brought them, take them from the SQ ring).
     #[allow(clippy::too_many_arguments)]
     pub fn decode_visit(
         &mut self,
@@ -85,13 +87,21 @@ impl WqeFetch {
         queue: u32,
         mem: &SparseMemory,
         p: &NicParams,
+        cached: &[Vec<u8>],
         to_translate: &mut Vec<TransJob<TransCont>>,
     ) -> u8 {
         let mut buf = [0u8; 64];
         let mut largest = 0u64;
         for i in 0..v.n {
             let idx = v.first.wrapping_add(i) & qp.sq_mask;
-            rnic_transport::Memory::read(mem, qp.sq_base + u64::from(idx) * p.wqe_bytes, &mut buf);
+            match cached.get(i as usize) {
+                Some(bytes) if bytes.len() >= buf.len() => buf.copy_from_slice(&bytes[..64]),
+                _ => rnic_transport::Memory::read(
+                    mem,
+                    qp.sq_base + u64::from(idx) * p.wqe_bytes,
+                    &mut buf,
+                ),
+            }
             let wqe = SqWqe::decode(&buf);
             if let Some(w) = wqe {
                 largest = largest.max(u64::from(w.sge.len));

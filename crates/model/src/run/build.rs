@@ -525,6 +525,8 @@ fn application(
         duration_mode,
         window,
         post_ps: p.host.post_send_ps,
+        wqe_prep_ps: p.host.wqe_prep_ps,
+        sw_prefetch: p.nic.prefetch.sw,
         poll_ps: p.host.poll_cq_ps,
         mem_ps: p.host.mem_latency_ps,
         finished: false,

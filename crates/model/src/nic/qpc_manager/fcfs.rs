@@ -131,6 +131,10 @@ impl QpcManager for Fcfs {
         &self.cache
     }
 
+    fn cache_mut(&mut self) -> &mut QpcCache {
+        &mut self.cache
+    }
+
     fn onchip(&self) -> Vec<(&'static str, u64)> {
         let d = u64::from(self.fifo_depth) * FIFO_RECORD_BYTES;
         vec![("qpc_request_fifo", d), ("qpc_waiting_fifos", 3 * d)]

@@ -119,6 +119,9 @@ pub trait QpcManager {
     fn stats(&self) -> QpcManagerStats;
     /// The QPC cache.
     fn cache(&self) -> &QpcCache;
+    /// The QPC cache, to fill with a prefetched context nobody waits for (resource
+    /// prefetching, [`super::prefetch`]).
+    fn cache_mut(&mut self) -> &mut QpcCache;
     /// Modelled on-chip bytes of the manager's own structures (FIFOs, tables), by name;
     /// the cache is reported separately.
     fn onchip(&self) -> Vec<(&'static str, u64)>;

@@ -272,6 +272,10 @@ impl QpcManager for NonBlocking {
         &self.cache
     }
 
+    fn cache_mut(&mut self) -> &mut QpcCache {
+        &mut self.cache
+    }
+
     fn onchip(&self) -> Vec<(&'static str, u64)> {
         let items = csrna::onchip::PendingStructuresMemory::new(
             self.ooo_cap,
