@@ -21,9 +21,16 @@ const ISOLATION: [&str; 5] = [
     "isolation-linerate",
 ];
 
+const ORNIC: [&str; 3] = ["ornic-sizing", "ornic-bitmap-cycles", "ornic-bitmap-blocks"];
+
 #[test]
 fn registry_lists_every_experiment() {
-    let all: Vec<&str> = CSRNA.iter().chain(&ISOLATION).copied().collect();
+    let all: Vec<&str> = CSRNA
+        .iter()
+        .chain(&ISOLATION)
+        .chain(&ORNIC)
+        .copied()
+        .collect();
     assert_eq!(repro::ids(), all);
     let listing = repro::listing();
     for id in CSRNA {
@@ -38,7 +45,7 @@ fn registry_lists_every_experiment() {
     let table = listing.split("\n\n").next().unwrap();
     assert_eq!(
         table.lines().count(),
-        1 + CSRNA.len() + ISOLATION.len() + PAPERS.len() + 1,
+        1 + CSRNA.len() + ISOLATION.len() + ORNIC.len() + PAPERS.len() + 1,
         "{listing}"
     );
     assert!(

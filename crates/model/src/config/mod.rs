@@ -14,6 +14,7 @@
 
 pub mod declare;
 mod error;
+mod ooo;
 pub mod overrides;
 pub mod profiles;
 pub mod schema;
@@ -21,6 +22,7 @@ pub mod show;
 
 use declare::{config_enum, config_section};
 pub use error::ConfigError;
+pub use ooo::{OooBitmap, OooConfig};
 pub use overrides::{parse_set, Override};
 pub use profiles::{profile, profile_names, PROFILES};
 use schema::{float, positive, uint, Kind, CYCLES, ENTRIES, NS, PMTUS, TOML_INT_MAX};
@@ -41,6 +43,7 @@ pub struct Config {
     pub net: NetConfig,
     pub host: HostConfig,
     pub qp: QpConfig,
+    pub ooo: OooConfig,
 }
 
 config_section! {

@@ -68,6 +68,29 @@ pmtu = 1024
 clients = 9
 "#,
     },
+    ProfileDef {
+        name: "ornic",
+        description: "ORNIC: two nodes back to back at 100 Gb/s, PMTU 4 KB, paths differing by \
+                      up to 20 us (OTD 64), 90 us RTT (BDP window 256), ORNIC bitmap of 20 \
+                      16-bit block nodes over a pool of 4096 blocks for 2048 QPs",
+        // The paper's testbed: two servers through a network emulator, 100 Gb/s, PMTU 4 KB
+        // (the baseline's), and the `[ooo]` defaults, which are the paper's dimensions.
+        overlay: r#"
+[net]
+topology = "back_to_back"
+
+[qp]
+pmtu = 4096
+
+[ooo]
+bitmap = "ornic"
+mdd_ns = 20000.0
+rtt_ns = 90000.0
+block_bits = 16
+qps = 2048
+pool_blocks_per_qp = 2
+"#,
+    },
 ];
 
 /// The names of all profiles.

@@ -160,6 +160,7 @@ pub static FIELDS: std::sync::LazyLock<Vec<FieldDoc>> = std::sync::LazyLock::new
         ImpairConfig::FIELDS,
         HostConfig::FIELDS,
         QpConfig::FIELDS,
+        OooConfig::FIELDS,
     ]
     .concat()
 });

@@ -95,7 +95,7 @@ impl LinkedBlocks {
     fn advance(&mut self, pool: &mut BlockPool) {
         while self.contains(self.head, pool) {
             self.head += 1;
-            if self.head % self.block_bits == 0 {
+            if self.head.is_multiple_of(self.block_bits) {
                 if let Some(id) = self.list.pop_front() {
                     pool.free(id);
                 }

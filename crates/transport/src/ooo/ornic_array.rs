@@ -46,7 +46,7 @@ impl OrnicArray {
     fn advance(&mut self, pool: &mut BlockPool) {
         while self.contains(self.head, pool) {
             self.head += 1;
-            if self.head % self.block_bits == 0 {
+            if self.head.is_multiple_of(self.block_bits) {
                 let left = self.node_of(self.head / self.block_bits - 1);
                 let n = std::mem::take(&mut self.nodes[left]);
                 if n.valid && !n.all_1 {
