@@ -21,7 +21,12 @@ const ISOLATION: [&str; 5] = [
     "isolation-linerate",
 ];
 
-const ORNIC: [&str; 3] = ["ornic-sizing", "ornic-bitmap-cycles", "ornic-bitmap-blocks"];
+const ORNIC: [&str; 4] = [
+    "ornic-sizing",
+    "ornic-bitmap-cycles",
+    "ornic-bitmap-blocks",
+    "ornic-vs-gbn",
+];
 
 #[test]
 fn registry_lists_every_experiment() {

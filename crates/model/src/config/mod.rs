@@ -19,6 +19,7 @@ pub mod overrides;
 pub mod profiles;
 pub mod schema;
 pub mod show;
+mod spray;
 
 use declare::{config_enum, config_section};
 pub use error::ConfigError;
@@ -26,6 +27,7 @@ pub use ooo::{OooBitmap, OooConfig};
 pub use overrides::{parse_set, Override};
 pub use profiles::{profile, profile_names, PROFILES};
 use schema::{float, positive, uint, Kind, CYCLES, ENTRIES, NS, PMTUS, TOML_INT_MAX};
+pub use spray::{SprayConfig, SprayPolicy};
 
 use serde::{Deserialize, Serialize};
 
@@ -417,6 +419,8 @@ config_section! {
     sections {
         /// Wire impairments, applied per packet with the seeded RNG.
         impair: ImpairConfig,
+        /// Per-packet multipath spraying.
+        spray: SprayConfig,
     }
 }
 

@@ -9,5 +9,6 @@ pub mod graph;
 pub mod impair;
 pub mod link;
 pub mod port;
+pub mod spray;
 pub mod switch;
 pub mod topology;

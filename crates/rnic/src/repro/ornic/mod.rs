@@ -8,9 +8,12 @@
 //! * [`bitmap_tables`] (ornic-bitmap-cycles, ornic-bitmap-blocks; the paper's Tables 2 and
 //!   3): the bitmap designs timed by the model's bitmap bench on a WQE whose packets are
 //!   reordered within the OTD, with and without a lost packet.
+//! * [`vs_gbn`] (ornic-vs-gbn, Fig. 11, the go-back-N arm): a sweep of go-back-N WRITEs in
+//!   order and sprayed over four paths by the network's sprayer (`net.spray`).
 
 pub mod bitmap_tables;
 pub mod sizing;
+pub mod vs_gbn;
 
 pub use bitmap_tables::{eval_blocks, eval_cycles, TablePlan};
 pub use sizing::eval_sizing;
@@ -34,5 +37,6 @@ pub const PAPER: Paper = Paper {
         sizing::EXPERIMENT,
         bitmap_tables::CYCLES,
         bitmap_tables::BLOCKS,
+        vs_gbn::EXPERIMENT,
     ],
 };
