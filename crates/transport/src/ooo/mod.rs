@@ -19,19 +19,32 @@
 //! its block (pointer accesses, one clock cycle each, as the ORNIC paper counts them) and how
 //! many pool blocks the QP holds. [`sizing`] derives the structures' dimensions (OTD, BDP
 //! window, bitmap width, pool) from the link rate, MTU and path delays.
+//!
+//! [`OooRequester`] and [`OooResponder`] are the out-of-order WRITE state machines over those
+//! bitmaps (direct write by PSN, the address carried until the responder learns the start,
+//! OTD loss detection, bitmap NAKs, ACK aggregation), exchanging [`OooSegment`]s: they are
+//! not yet wired into [`crate::Device`] or given a wire encoding.
 
 mod bitmap;
 mod block_pool;
 mod linked_blocks;
+mod ooo_requester;
+mod ooo_responder;
 mod ornic_array;
+mod segment;
 pub mod sizing;
 mod static_bitmap;
 
 pub use bitmap::{BitmapDesign, ReceiveBitmap, Recorded};
 pub use block_pool::{BlockId, BlockPool};
 pub use linked_blocks::{LinkedBlocks, ListAccess};
+pub use ooo_requester::{OooRequester, RequesterStats};
+pub use ooo_responder::{AckPolicy, OooResponder, ResponderStats};
 pub use ornic_array::OrnicArray;
+pub use segment::OooSegment;
 pub use static_bitmap::StaticBitmap;
 
+#[cfg(test)]
+mod engine_tests;
 #[cfg(test)]
 mod tests;
