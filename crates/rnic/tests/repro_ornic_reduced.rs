@@ -6,13 +6,14 @@
 //! - "ornic-bitmap-cycles" and "ornic-bitmap-blocks": the same bench, designs and claims on
 //!   30 WQEs per cell instead of 100.
 //! - "ornic-vs-gbn": the committed sweep at 1 MB only (the full run: 1, 4 and 16 MB).
+//! - "ornic-acks": 2 WQEs per arm instead of 8, every turn.
 //!
 //! Three claims are known misses of the model (LEFT and LEFT+ without loss in Table 2, and
 //! go-back-N under spraying, which stays below 1 Gb/s only up to 4 MB; see the README's
 //! ORNIC section): they must still be reported, and every other claim must pass.
 
 use rnic::repro::claims_table;
-use rnic::repro::ornic::{eval_blocks, eval_cycles, eval_sizing, TablePlan};
+use rnic::repro::ornic::{eval_acks, eval_blocks, eval_cycles, eval_sizing, AcksPlan, TablePlan};
 use rnic::repro::Evaluation;
 
 /// Claims the model misses, reported as FAIL by `rnic repro ornic`.
@@ -96,4 +97,13 @@ fn vs_gbn() {
         "{:?}",
         o.evaluation.claims
     );
+}
+
+#[test]
+fn acks() {
+    let plan = AcksPlan {
+        wqes: 2,
+        ..AcksPlan::full()
+    };
+    check("ornic-acks", eval_acks(&plan));
 }

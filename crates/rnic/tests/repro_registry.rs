@@ -21,11 +21,12 @@ const ISOLATION: [&str; 5] = [
     "isolation-linerate",
 ];
 
-const ORNIC: [&str; 4] = [
+const ORNIC: [&str; 5] = [
     "ornic-sizing",
     "ornic-bitmap-cycles",
     "ornic-bitmap-blocks",
     "ornic-vs-gbn",
+    "ornic-acks",
 ];
 
 #[test]

@@ -6,7 +6,7 @@
 //! the responder learnt the start address, then none (Spot); the Last packet ends the WQE.
 //! New packets go out while they are within the receive bitmap's width of the cumulative
 //! ACK; a bitmap NAK resends exactly the packets it names; a timeout of RTT + OTD / B
-//! without progress resends every unacknowledged packet.
+//! after the latest packet sent, without progress, resends every unacknowledged packet.
 
 use std::collections::VecDeque;
 
@@ -126,6 +126,7 @@ impl OooRequester {
         let (acked, next_new, packets) = (w.acked, w.next_new, w.packets);
         while let Some(i) = self.resend.pop_front() {
             if i >= acked {
+                self.deadline_ps = Some(now_ps + self.timeout_ps);
                 self.stats.resent_packets += 1;
                 self.stats.data_packets += 1;
                 return Some(self.segment(i));
@@ -135,9 +136,9 @@ impl OooRequester {
             if let Some(w) = self.wqe.as_mut() {
                 w.next_new += 1;
             }
-            if self.deadline_ps.is_none() {
-                self.deadline_ps = Some(now_ps + self.timeout_ps);
-            }
+            // The timer runs from the latest packet sent: ACKs aggregated over a long
+            // scheduler turn must not look like loss while the WQE is still going out.
+            self.deadline_ps = Some(now_ps + self.timeout_ps);
             self.stats.data_packets += 1;
             return Some(self.segment(next_new));
         }

@@ -10,11 +10,15 @@
 //!   reordered within the OTD, with and without a lost packet.
 //! * [`vs_gbn`] (ornic-vs-gbn, Fig. 11, the go-back-N arm): a sweep of go-back-N WRITEs in
 //!   order and sprayed over four paths by the network's sprayer (`net.spray`).
+//! * [`acks`] (ornic-acks): ACKs per WQE counted from the transport's out-of-order WRITE
+//!   state machines, ORNIC's register-scheduler against MP-RDMA's ACK per packet.
 
+pub mod acks;
 pub mod bitmap_tables;
 pub mod sizing;
 pub mod vs_gbn;
 
+pub use acks::{eval_acks, AcksPlan};
 pub use bitmap_tables::{eval_blocks, eval_cycles, TablePlan};
 pub use sizing::eval_sizing;
 
@@ -38,5 +42,6 @@ pub const PAPER: Paper = Paper {
         bitmap_tables::CYCLES,
         bitmap_tables::BLOCKS,
         vs_gbn::EXPERIMENT,
+        acks::EXPERIMENT,
     ],
 };
