@@ -23,7 +23,7 @@ mod spray;
 
 use declare::{config_enum, config_section};
 pub use error::ConfigError;
-pub use ooo::{OooBitmap, OooConfig};
+pub use ooo::OooConfig;
 pub use overrides::{parse_set, Override};
 pub use profiles::{profile, profile_names, PROFILES};
 use schema::{float, positive, uint, Kind, CYCLES, ENTRIES, NS, PMTUS, TOML_INT_MAX};

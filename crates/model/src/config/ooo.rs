@@ -4,30 +4,12 @@
 //! percentile RTT of a commodity RDMA datacenter the paper cites), 16-bit bitmap blocks and
 //! two pool blocks for each of 2048 QPs. Nothing here changes a go-back-N QP (the default).
 
-use super::declare::{config_enum, config_section};
-use super::schema::{float, uint, Kind, NS};
-
-config_enum! {
-    /// How an out-of-order receiver stores its bitmap.
-    pub enum OooBitmap {
-        /// ORNIC: array of block nodes over a shared pool, full blocks freed at once.
-        Ornic = "ornic",
-        /// MELO+: linked list of pool blocks, middle blocks walked to from the head.
-        MeloPlus = "melo_plus",
-        /// LEFT: MELO+ with a cache pointer to a recently walked-to block.
-        Left = "left",
-        /// LEFT+: LEFT walking from the cache pointer when the block lies beyond it.
-        LeftPlus = "left_plus",
-        /// MP-RDMA: a static OTD-wide bitmap per QP.
-        MpRdma = "mp_rdma",
-    }
-}
+use super::declare::config_section;
+use super::schema::{float, uint, NS};
 
 config_section! {
-    /// Out-of-order reliability: bitmap design and the dimensions it is sized from.
+    /// Out-of-order reliability: the dimensions its receive bitmaps are sized from.
     pub struct OooConfig in "ooo" {
-        /// Receive bitmap design of out-of-order QPs
-        bitmap: OooBitmap = OooBitmap::Ornic; "design", Kind::Str(OooBitmap::NAMES);
         /// Largest one-way delay difference between the paths a flow is sprayed over (MDD);
         /// OTD = MDD x rate / PMTU, rounded to a power of two (the paper: 20 µs -> 64)
         mdd_ns: f64 = 20_000.0; "ns", NS;
@@ -37,25 +19,11 @@ config_section! {
         /// Bits of one bitmap block (the paper's M: 16)
         block_bits: u32 = 16; "bits", uint(1, 64);
         /// QPs the NIC supports, for sizing the shared block pool (the paper: 2048)
-        qps: u32 = 2048; "QPs", uint(1, 1 << 24);
+        qps: u32 = 2048; "QPs", uint(1, 65_536);
         /// Pool blocks per supported QP (the paper: an active QP holds at least two)
-        pool_blocks_per_qp: u32 = 2; "blocks", uint(1, 1024);
+        pool_blocks_per_qp: u32 = 2; "blocks", uint(1, 64);
         /// LEFT and LEFT+: the cache pointer moves to a block reached by walking past more than
         /// this many blocks (the ORNIC paper gives no value; rnic's choice)
         left_cache_threshold_blocks: u32 = 2; "blocks", uint(0, 1 << 20);
-    }
-}
-
-impl OooConfig {
-    /// The transport's design of the same name.
-    pub fn design(&self) -> rnic_transport::ooo::BitmapDesign {
-        use rnic_transport::ooo::BitmapDesign as D;
-        match self.bitmap {
-            OooBitmap::Ornic => D::Ornic,
-            OooBitmap::MeloPlus => D::MeloPlus,
-            OooBitmap::Left => D::Left,
-            OooBitmap::LeftPlus => D::LeftPlus,
-            OooBitmap::MpRdma => D::MpRdma,
-        }
     }
 }

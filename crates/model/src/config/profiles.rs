@@ -89,7 +89,6 @@ topology = "back_to_back"
 pmtu = 4096
 
 [ooo]
-bitmap = "ornic"
 mdd_ns = 20000.0
 rtt_ns = 90000.0
 block_bits = 16

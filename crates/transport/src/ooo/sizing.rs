@@ -67,10 +67,17 @@ pub struct Sizing {
     pub bdp_static_bits: u64,
 }
 
+/// The most packets an OTD or a BDP window may span: a quarter of the PSN space, so their
+/// sum stays within the half a receiver can tell apart.
+pub const MAX_WINDOW: u32 = 1 << 22;
+
 /// The power of two nearest to `x` (ties go up); 1 for anything at or below 1.
 pub fn nearest_pow2(x: f64) -> u32 {
     if x <= 1.0 {
         return 1;
+    }
+    if x >= f64::from(1u32 << 31) {
+        return 1 << 31;
     }
     let lo = 2f64.powi(x.log2().floor() as i32);
     let hi = lo * 2.0;
@@ -84,12 +91,13 @@ impl Sizing {
         // Gb/s × ns = bits.
         let otd_exact = inp.link_gbps * inp.mdd_ns / bits_per_packet;
         let bdp_exact = inp.link_gbps * inp.rtt_ns / bits_per_packet;
-        let otd = nearest_pow2(otd_exact);
-        let bdp_window = nearest_pow2(bdp_exact);
+        // A bitmap never spans more than half the PSN space (2^23), whatever the inputs.
+        let otd = nearest_pow2(otd_exact).min(MAX_WINDOW);
+        let bdp_window = nearest_pow2(bdp_exact).min(MAX_WINDOW);
         let bitmap_width = otd + bdp_window;
         let block_bits = inp.block_bits.max(1);
         let nodes = bitmap_width.div_ceil(block_bits);
-        let pool_blocks = inp.qps * inp.pool_blocks_per_qp;
+        let pool_blocks = inp.qps.saturating_mul(inp.pool_blocks_per_qp);
         let block_id_bits = pool_blocks.max(2).next_power_of_two().trailing_zeros();
         let node_bits = block_id_bits + 2;
         let node_array_bits_per_qp = u64::from(nodes) * u64::from(node_bits);

@@ -141,3 +141,18 @@ proptest! {
         prop_assert_eq!(pool.in_use(), 0);
     }
 }
+
+#[test]
+fn sizing_stays_bounded_on_extreme_inputs() {
+    let s = Sizing::derive(&SizingInputs {
+        link_gbps: 10_000.0,
+        packet_bytes: 256,
+        mdd_ns: 1e10,
+        rtt_ns: 1e10,
+        block_bits: 1,
+        qps: 65_536,
+        pool_blocks_per_qp: 64,
+    });
+    assert_eq!(s.bitmap_width, 2 * super::sizing::MAX_WINDOW);
+    assert_eq!(s.pool_blocks, 1 << 22);
+}
