@@ -111,7 +111,7 @@ pub(super) fn transfer(
         resp.stats
     );
     assert_eq!(mem, expect, "bytes differ");
-    assert_eq!(resp.stats.dropped_outside_mr, 0);
+    assert_eq!(resp.stats.dropped_invalid, 0);
     let _ = acks;
     Transfer {
         completed: resp.msn(),

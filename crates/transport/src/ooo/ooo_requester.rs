@@ -15,10 +15,15 @@ use super::OooSegment;
 /// Counters of a requester.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RequesterStats {
+    /// Data packets sent, resends included.
     pub data_packets: u64,
+    /// Data packets sent again (NAK or timeout).
     pub resent_packets: u64,
+    /// Data packets that carried their write address (FSpot).
     pub address_carrying: u64,
+    /// Retransmission timeouts.
     pub timeouts: u64,
+    /// WQEs completed.
     pub completions: u64,
 }
 

@@ -28,12 +28,20 @@ pub enum AckPolicy {
 /// Counters of a responder.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ResponderStats {
+    /// Packets whose payload was written.
     pub written_packets: u64,
+    /// Packets already received (or of a completed WQE): acknowledged, not written.
     pub duplicates: u64,
+    /// Spot packets before the start address was learnt (the requester resends them).
     pub dropped_unplaceable: u64,
-    pub dropped_outside_mr: u64,
+    /// Packets that would write outside the region, lie beyond the WQE's Last packet, or
+    /// have a payload length no packet of the WQE can have.
+    pub dropped_invalid: u64,
+    /// Packets the bitmap could not record (beyond its window, or no pool block).
     pub dropped_bitmap: u64,
+    /// ACK segments sent.
     pub acks: u64,
+    /// Bitmap NAK segments sent.
     pub naks: u64,
 }
 
@@ -131,7 +139,7 @@ impl OooResponder {
         }
         if self.wqe_packets.is_some_and(|n| offset >= n) {
             // Beyond the WQE's Last packet: a hostile or corrupt PSN.
-            self.stats.dropped_outside_mr += 1;
+            self.stats.dropped_invalid += 1;
             return;
         }
         let rel = u64::from(offset) * u64::from(self.pmtu);
@@ -140,7 +148,7 @@ impl OooResponder {
                 match a.checked_sub(rel) {
                     Some(s) => self.start_addr = Some(s),
                     None => {
-                        self.stats.dropped_outside_mr += 1;
+                        self.stats.dropped_invalid += 1;
                         return;
                     }
                 }
@@ -151,11 +159,11 @@ impl OooResponder {
             return;
         };
         if payload.len() > self.pmtu as usize || (!last && payload.len() != self.pmtu as usize) {
-            self.stats.dropped_outside_mr += 1;
+            self.stats.dropped_invalid += 1;
             return;
         }
         let Some(dst) = start.checked_add(rel) else {
-            self.stats.dropped_outside_mr += 1;
+            self.stats.dropped_invalid += 1;
             return;
         };
         let end = dst.checked_add(payload.len() as u64);
@@ -163,7 +171,7 @@ impl OooResponder {
             && end.is_some_and(|e| e <= self.mr_base.saturating_add(self.mr_len))
             && (self.mr_len as usize) <= mem.len();
         if !inside {
-            self.stats.dropped_outside_mr += 1;
+            self.stats.dropped_invalid += 1;
             return;
         }
         match self.bitmap.record(offset, pool) {
