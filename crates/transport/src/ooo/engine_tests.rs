@@ -258,3 +258,53 @@ fn hostile_segments_never_write_outside_the_region() {
         assert!(pool.in_use() <= 8);
     }
 }
+
+/// Hostile ACKs and bitmap NAKs into a live requester: random PSNs, MSNs, flags and
+/// bitmaps, interleaved with its transmissions and timeouts. It never panics, never sends a
+/// packet outside the WQE it has in flight, and never resends a packet it has not sent.
+#[test]
+fn hostile_acks_and_naks_never_derail_the_requester() {
+    let mut dice = Dice(0xacc_0bad);
+    let pmtu = 256u32;
+    let mut req = OooRequester::new(pmtu, 320, 50, 7_000);
+    for k in 0..40u64 {
+        req.post_write(vec![k as u8; 1 + dice.below(64 * 256) as usize], k << 20);
+    }
+    let mut now = 0;
+    for _ in 0..100_000 {
+        now += 1;
+        if let Some(OooSegment::Write {
+            psn, payload, addr, ..
+        }) = req.poll_transmit(now)
+        {
+            assert!(!payload.is_empty() && payload.len() <= pmtu as usize);
+            assert!(psn.wrapping_sub(7_000) < 1 << 23, "psn {psn}");
+            if let Some(a) = addr {
+                assert!(a >> 20 < 40, "address {a:#x} outside every WQE");
+            }
+        }
+        let base = 7_000u32.wrapping_add(dice.below(40 * 64) as u32);
+        let seg = match dice.below(3) {
+            0 => OooSegment::Ack {
+                psn: if dice.below(2) == 0 {
+                    base
+                } else {
+                    dice.next() as u32
+                },
+                msn: dice.next() as u32,
+                start_learnt: dice.below(2) == 0,
+            },
+            1 => OooSegment::Nak {
+                head: base,
+                missing: dice.next(),
+            },
+            _ => OooSegment::Nak {
+                head: dice.next() as u32,
+                missing: u64::MAX,
+            },
+        };
+        req.handle_segment(now, seg);
+        req.handle_timeout(now);
+        while req.poll_completion().is_some() {}
+    }
+}
