@@ -455,6 +455,10 @@ config_section! {
         /// Which frames the impairments act on: "both", "data" (requests and data-carrying
         /// responses) or "acks" (ACK/NAK, atomic ACK, CNP); the others pass untouched
         direction: ImpairDirection = ImpairDirection::Both; "frames", Kind::Str(ImpairDirection::NAMES);
+        /// Reordering within a distance, as the ORNIC paper's network emulator: windows of this
+        /// many consecutive data frames, each released in a random order (0 or 1 = off); on
+        /// every node's uplink; acknowledgements pass untouched
+        reorder_window: u32 = 0; "frames", uint(0, 1 << 16);
     }
 }
 
