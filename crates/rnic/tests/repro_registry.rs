@@ -28,12 +28,21 @@ const PREFETCH: [&str; 4] = [
     "prefetch-light",
 ];
 
+const ORNIC: [&str; 5] = [
+    "ornic-sizing",
+    "ornic-bitmap-cycles",
+    "ornic-bitmap-blocks",
+    "ornic-vs-gbn",
+    "ornic-acks",
+];
+
 #[test]
 fn registry_lists_every_experiment() {
     let all: Vec<&str> = CSRNA
         .iter()
         .chain(&ISOLATION)
         .chain(&PREFETCH)
+        .chain(&ORNIC)
         .copied()
         .collect();
     assert_eq!(repro::ids(), all);
@@ -50,7 +59,7 @@ fn registry_lists_every_experiment() {
     let table = listing.split("\n\n").next().unwrap();
     assert_eq!(
         table.lines().count(),
-        1 + CSRNA.len() + ISOLATION.len() + PREFETCH.len() + PAPERS.len() + 1,
+        1 + CSRNA.len() + ISOLATION.len() + PREFETCH.len() + ORNIC.len() + PAPERS.len() + 1,
         "{listing}"
     );
     assert!(

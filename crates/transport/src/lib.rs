@@ -41,6 +41,7 @@ mod device;
 mod error;
 mod memory;
 pub mod mr;
+pub mod ooo;
 mod op;
 mod pd;
 pub mod psn;

@@ -14,16 +14,20 @@
 
 pub mod declare;
 mod error;
+mod ooo;
 pub mod overrides;
 pub mod profiles;
 pub mod schema;
 pub mod show;
+mod spray;
 
 use declare::{config_enum, config_section};
 pub use error::ConfigError;
+pub use ooo::OooConfig;
 pub use overrides::{parse_set, Override};
 pub use profiles::{profile, profile_names, PROFILES};
 use schema::{float, positive, uint, Kind, CYCLES, ENTRIES, NS, PMTUS, TOML_INT_MAX};
+pub use spray::{SprayConfig, SprayPolicy};
 
 use serde::{Deserialize, Serialize};
 
@@ -41,6 +45,7 @@ pub struct Config {
     pub net: NetConfig,
     pub host: HostConfig,
     pub qp: QpConfig,
+    pub ooo: OooConfig,
 }
 
 config_section! {
@@ -441,6 +446,8 @@ config_section! {
     sections {
         /// Wire impairments, applied per packet with the seeded RNG.
         impair: ImpairConfig,
+        /// Per-packet multipath spraying.
+        spray: SprayConfig,
     }
 }
 
@@ -475,6 +482,10 @@ config_section! {
         /// Which frames the impairments act on: "both", "data" (requests and data-carrying
         /// responses) or "acks" (ACK/NAK, atomic ACK, CNP); the others pass untouched
         direction: ImpairDirection = ImpairDirection::Both; "frames", Kind::Str(ImpairDirection::NAMES);
+        /// Reordering within a distance, as the ORNIC paper's network emulator: windows of this
+        /// many consecutive data frames, each released in a random order (0 or 1 = off); on
+        /// every node's uplink; acknowledgements pass untouched
+        reorder_window: u32 = 0; "frames", uint(0, 1 << 16);
     }
 }
 

@@ -158,8 +158,10 @@ pub static FIELDS: std::sync::LazyLock<Vec<FieldDoc>> = std::sync::LazyLock::new
         EthConfig::FIELDS,
         NetConfig::FIELDS,
         ImpairConfig::FIELDS,
+        SprayConfig::FIELDS,
         HostConfig::FIELDS,
         QpConfig::FIELDS,
+        OooConfig::FIELDS,
     ]
     .concat()
 });

@@ -25,7 +25,7 @@ pub struct Impair {
 }
 
 /// Whether a frame is a pure acknowledgement (ACK/NAK, atomic ACK, CNP).
-fn is_ack(frame: &[u8]) -> bool {
+pub(crate) fn is_ack(frame: &[u8]) -> bool {
     matches!(
         rnic_wire::peek_bth(frame).map(|b| b.opcode),
         Ok(Opcode::RcAck | Opcode::RcAtomicAck | Opcode::Cnp)

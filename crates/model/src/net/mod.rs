@@ -9,5 +9,7 @@ pub mod graph;
 pub mod impair;
 pub mod link;
 pub mod port;
+pub mod reorder_window;
+pub mod spray;
 pub mod switch;
 pub mod topology;

@@ -190,6 +190,24 @@ impl Plan {
                         elements.push(Box::new(imp));
                     }
                 }
+                if l.impair && from_node && cfg.net.impair.reorder_window > 1 {
+                    // The emulator's window shuffle: its own streams (0x3000 + 2i).
+                    let stream = 0x3000 + 2 * id as u64;
+                    elements.push(Box::new(super::reorder_window::ReorderWindow::new(
+                        rng.fork(stream),
+                        cfg.net.impair.reorder_window,
+                        slot,
+                    )));
+                }
+                if l.impair && from_node {
+                    // Spraying on every node's uplink, before the impairment of the next hop;
+                    // its own streams (0x2000 + 2i), so the impairment's numbers never shift.
+                    let stream = 0x2000 + 2 * id as u64;
+                    let sp = super::spray::Spray::new(rng.fork(stream), &cfg.net.spray);
+                    if sp.is_active() {
+                        elements.push(Box::new(sp));
+                    }
+                }
                 links.push(LinkDir {
                     delay_ps: l.delay_ps,
                     to,

@@ -38,6 +38,7 @@ pub mod isolation;
 pub mod latency_hiding;
 pub mod lru;
 pub mod onchip;
+pub mod ornic;
 pub mod payload_stream;
 pub mod pcie;
 pub mod ports;

@@ -30,6 +30,7 @@ pub mod curve;
 pub mod docs;
 pub mod figure;
 pub mod isolation;
+pub mod ornic;
 pub mod prefetch;
 pub mod report;
 mod run;
@@ -43,7 +44,12 @@ use crate::sweep::{Point, Sweep};
 use crate::UsageError;
 
 /// Every paper, in `rnic repro all` order. A new paper is one module and one entry here.
-pub const PAPERS: &[&Paper] = &[&csrna::PAPER, &isolation::PAPER, &prefetch::PAPER];
+pub const PAPERS: &[&Paper] = &[
+    &csrna::PAPER,
+    &isolation::PAPER,
+    &prefetch::PAPER,
+    &ornic::PAPER,
+];
 
 /// Ids that are commands, not experiments or papers.
 pub const RESERVED: &[&str] = &["all", "list"];

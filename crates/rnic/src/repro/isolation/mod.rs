@@ -23,7 +23,7 @@ mod points;
 
 pub use backpressure::{eval_backpressure, BackpressurePlan};
 pub use bsbs::{eval_bs_bs, BsBsPlan};
-pub use linerate::{eval_linerate, LineratePlan};
+pub use linerate::{eval_linerate, header_limited_gbps, LineratePlan};
 pub use lsbs::{eval_ls_alone, eval_ls_bs, LsAlonePlan, LsBsPlan};
 pub use points::{build, run_points, Arch, Bs, PointResult, PointSpec};
 

@@ -1,0 +1,47 @@
+//! ORNIC: Ma et al., "ORNIC: A High-Performance RDMA NIC with Out-of-Order Packet Direct
+//! Write Method for Multipath Transmission" (Electronics 2025). One module per experiment,
+//! all under the `ornic` profile (100 Gb/s, PMTU 4 KB, paths differing by up to 20 µs, a
+//! 90 µs round trip, 16-bit bitmap blocks, 2048 QPs), nothing changed per figure.
+//!
+//! * [`sizing`] (ornic-sizing): OTD, BDP window, bitmap width and the on-chip memory of the
+//!   bitmap structures, derived from the profile by the transport's sizing.
+//! * [`bitmap_tables`] (ornic-bitmap-cycles, ornic-bitmap-blocks; the paper's Tables 2 and
+//!   3): the bitmap designs timed by the model's bitmap bench on a WQE whose packets are
+//!   reordered within the OTD, with and without a lost packet.
+//! * [`vs_gbn`] (ornic-vs-gbn, Fig. 11, the go-back-N arm): a sweep of go-back-N WRITEs in
+//!   order and sprayed over four paths by the network's sprayer (`net.spray`).
+//! * [`acks`] (ornic-acks): ACKs per WQE counted from the transport's out-of-order WRITE
+//!   state machines, ORNIC's register-scheduler against MP-RDMA's ACK per packet.
+
+pub mod acks;
+pub mod bitmap_tables;
+pub mod sizing;
+pub mod vs_gbn;
+
+pub use acks::{eval_acks, AcksPlan};
+pub use bitmap_tables::{eval_blocks, eval_cycles, TablePlan};
+pub use sizing::eval_sizing;
+
+use super::Paper;
+
+/// The profile every experiment runs under.
+pub const PROFILE: &str = "ornic";
+
+/// The paper and its experiments.
+pub const PAPER: Paper = Paper {
+    key: "ornic",
+    short: "ORNIC",
+    title: "ORNIC: A High-Performance RDMA NIC with Out-of-Order Packet Direct Write Method \
+            for Multipath Transmission",
+    authors: "Jiandong Ma, Zhichuan Guo, Yipeng Pan, Mengting Zhang, Zhixiang Zhao, Zezheng \
+              Sun, Yiwei Chang",
+    venue: "Electronics 14(1), 88 (2025)",
+    numbering: "",
+    experiments: &[
+        sizing::EXPERIMENT,
+        bitmap_tables::CYCLES,
+        bitmap_tables::BLOCKS,
+        vs_gbn::EXPERIMENT,
+        acks::EXPERIMENT,
+    ],
+};
