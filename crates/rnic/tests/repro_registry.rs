@@ -21,9 +21,17 @@ const ISOLATION: [&str; 5] = [
     "isolation-linerate",
 ];
 
+const WAN: [&str; 5] = [
+    "wan-standard",
+    "wan-qd",
+    "wan-apn",
+    "wan-accel",
+    "wan-loss",
+];
+
 #[test]
 fn registry_lists_every_experiment() {
-    let all: Vec<&str> = CSRNA.iter().chain(&ISOLATION).copied().collect();
+    let all: Vec<&str> = CSRNA.iter().chain(&ISOLATION).chain(&WAN).copied().collect();
     assert_eq!(repro::ids(), all);
     let listing = repro::listing();
     for id in CSRNA {
@@ -38,7 +46,7 @@ fn registry_lists_every_experiment() {
     let table = listing.split("\n\n").next().unwrap();
     assert_eq!(
         table.lines().count(),
-        1 + CSRNA.len() + ISOLATION.len() + PAPERS.len() + 1,
+        1 + CSRNA.len() + ISOLATION.len() + WAN.len() + PAPERS.len() + 1,
         "{listing}"
     );
     assert!(
@@ -54,6 +62,7 @@ fn registry_lists_every_experiment() {
             .unwrap_or_else(|| panic!("{id} is not listed: {listing}"));
         assert!(line.contains("TX isolation"), "{line}");
     }
+    assert_eq!(repro::select("wan").unwrap().len(), 5);
     assert_eq!(repro::select("all").unwrap().len(), experiments().count());
     assert!(repro::select("csrna-nope").is_err());
 }

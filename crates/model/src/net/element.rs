@@ -48,4 +48,19 @@ pub trait LinkElement: std::fmt::Debug {
     fn on_frame(&mut self, now: TimePs, frame: &mut Vec<u8>, emit: &mut Vec<Emitted>) -> Fate;
     /// The element's counters.
     fn stats(&self) -> ElementStats;
+    /// When the element wants [`LinkElement::on_wake`] called (a timer of its own), if ever.
+    fn wake_at(&self) -> Option<TimePs> {
+        None
+    }
+    /// Its timer is due at `now`: it may push frames to emit (`back` is toward the sender
+    /// of the link direction it sits on).
+    fn on_wake(&mut self, _now: TimePs, _emit: &mut Vec<Emitted>) {}
+    /// It still owes frames to the network (a run does not end while any element does).
+    fn holds_frames(&self) -> bool {
+        false
+    }
+    /// The WAN accelerator's counters, if the element is (the half that reports them).
+    fn wan_accel_stats(&self) -> Option<super::wan_accel::AccelStats> {
+        None
+    }
 }

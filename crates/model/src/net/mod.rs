@@ -11,3 +11,4 @@ pub mod link;
 pub mod port;
 pub mod switch;
 pub mod topology;
+pub mod wan_accel;

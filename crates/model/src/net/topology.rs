@@ -135,6 +135,7 @@ fn plan(cfg: &Config, nodes: usize) -> Result<Plan, ConfigError> {
                 impair_uplinks: true,
             })
         }
+        "wan" => wan_plan(cfg, nodes, mbps),
         path => {
             let plan = read_file(path, cfg, nodes, delay_ps, mbps)?;
             if let Some((a, b)) = plan.unreachable() {
@@ -219,6 +220,14 @@ impl Plan {
                 }
             }
         }
+        if cfg.net.topology == "wan" && cfg.net.wan_accel {
+            // Both halves of the accelerator on Local's link (link 0): its way out sees
+            // Local's requests, its way in Remote's acknowledgements.
+            let long_rtt_ps = 2 * self.links[1].delay_ps;
+            let (out, inb) = super::wan_accel::wan_accel(&cfg.net, long_rtt_ps);
+            links[0].elements.push(Box::new(out));
+            links[1].elements.push(Box::new(inb));
+        }
         // Every node has a link (the plan is checked), so every port is set.
         let ports = ports
             .into_iter()
@@ -288,6 +297,46 @@ impl Plan {
         }
         None
     }
+}
+
+/// The `wan` topology: Local (node 0, the sender in rnic's bandwidth tests) on a short link
+/// (`net.link_delay_ns`) to the site of the optional WAN accelerator (a switch, so frames are
+/// stored and forwarded there as by the paper's emulator and accelerator boxes), then one
+/// long link of `net.wan_km` km (5 µs per km one way) to Remote (node 1). Impairments act on
+/// the long link only, both ways (`net.impair.direction` picks frames).
+fn wan_plan(cfg: &Config, nodes: usize, mbps: u64) -> Result<Plan, ConfigError> {
+    use crate::config::NS_PER_KM;
+    if nodes != 2 {
+        return Err(bad(format!(
+            "net.topology = \"wan\" joins Local (the server) and one Remote, but \
+             net.clients = {}; use --clients 1",
+            nodes - 1
+        )));
+    }
+    Ok(Plan {
+        nodes,
+        switches: vec![SwitchPlan {
+            buffer_bytes: cfg.net.switch_buffer_bytes,
+            latency_ps: rnic_sim::ns(cfg.net.switch_latency_ns),
+        }],
+        links: vec![
+            LinkPlan {
+                a: End::Node(0),
+                b: End::Switch(0),
+                delay_ps: rnic_sim::ns(cfg.net.link_delay_ns),
+                mbps,
+                impair: false,
+            },
+            LinkPlan {
+                a: End::Switch(0),
+                b: End::Node(1),
+                delay_ps: rnic_sim::ns(cfg.net.wan_km * NS_PER_KM),
+                mbps,
+                impair: true,
+            },
+        ],
+        impair_uplinks: false,
+    })
 }
 
 /// Reads a topology file: `[[switch]]` tables (`name`, optional `buffer_bytes` and

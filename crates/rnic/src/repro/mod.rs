@@ -32,6 +32,7 @@ pub mod figure;
 pub mod isolation;
 pub mod report;
 mod run;
+pub mod wan;
 
 pub use claim::{claims_table, Claim, ClaimSource};
 pub use figure::Figure;
@@ -42,7 +43,7 @@ use crate::sweep::{Point, Sweep};
 use crate::UsageError;
 
 /// Every paper, in `rnic repro all` order. A new paper is one module and one entry here.
-pub const PAPERS: &[&Paper] = &[&csrna::PAPER, &isolation::PAPER];
+pub const PAPERS: &[&Paper] = &[&csrna::PAPER, &isolation::PAPER, &wan::PAPER];
 
 /// Ids that are commands, not experiments or papers.
 pub const RESERVED: &[&str] = &["all", "list"];
