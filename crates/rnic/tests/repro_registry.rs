@@ -21,17 +21,16 @@ const ISOLATION: [&str; 5] = [
     "isolation-linerate",
 ];
 
-const WAN: [&str; 5] = [
-    "wan-standard",
-    "wan-qd",
-    "wan-apn",
-    "wan-accel",
-    "wan-loss",
-];
+const WAN: [&str; 5] = ["wan-standard", "wan-qd", "wan-apn", "wan-accel", "wan-loss"];
 
 #[test]
 fn registry_lists_every_experiment() {
-    let all: Vec<&str> = CSRNA.iter().chain(&ISOLATION).chain(&WAN).copied().collect();
+    let all: Vec<&str> = CSRNA
+        .iter()
+        .chain(&ISOLATION)
+        .chain(&WAN)
+        .copied()
+        .collect();
     assert_eq!(repro::ids(), all);
     let listing = repro::listing();
     for id in CSRNA {
