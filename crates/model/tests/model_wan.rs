@@ -169,3 +169,23 @@ fn accelerated_lossy_runs_are_deterministic() {
     assert_eq!(a.goodput_gbps, b.goodput_gbps);
     assert_eq!(a.events, b.events);
 }
+
+#[test]
+fn learning_from_traffic_accelerates_after_remotes_first_answer() {
+    let mut gbps = Vec::new();
+    for learn in ["setup", "traffic"] {
+        let cfg = wan(&[
+            "net.wan_accel=true",
+            &format!("net.wan_accel_learn={learn}"),
+        ]);
+        let mut s = spec(PerfTest::WriteBw, 4096, 1, 1);
+        s.iters = 2000;
+        let r = run(&cfg, &s).result;
+        assert_eq!(r.status, RunStatus::Ok, "{learn}: {}", r.reason);
+        assert!(r.bytes_verified, "{learn}");
+        assert!(r.stats["net.wan_accel.pseudo_acks"] > 1000, "{learn}");
+        gbps.push(r.goodput_gbps);
+    }
+    // Learning from the traffic costs the first long round trip (1 ms at 100 km).
+    assert!(gbps[1] < 0.8 * gbps[0], "{gbps:?}");
+}

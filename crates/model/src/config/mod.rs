@@ -431,6 +431,9 @@ config_section! {
         /// Remote's acknowledgements make no progress for this long; 0 = twice the long link's
         /// round trip plus 100 µs
         wan_accel_timeout_ns: f64 = 0.0; "ns", NS;
+        /// When the accelerator learns a connection: "setup" (what the RDMA CM exchange
+        /// carries, before traffic) or "traffic" (from the first request and response)
+        wan_accel_learn: WanAccelLearn = WanAccelLearn::Setup; "when", Kind::Str(WanAccelLearn::NAMES);
     }
     sections {
         /// Wire impairments, applied per packet with the seeded RNG.
@@ -445,6 +448,19 @@ impl NetConfig {
             Some(km) => km * NS_PER_KM,
             None => self.link_delay_ns,
         }
+    }
+}
+
+config_enum! {
+    /// When the WAN accelerator learns a connection (Local's QPN, the starting PSN and MSN).
+    pub enum WanAccelLearn {
+        /// At connection setup, before any traffic, as the paper's accelerator learns them
+        /// from the RDMA CM exchange (rnic's hosts connect without CM on the wire, so the
+        /// run tells the accelerator what that exchange would carry).
+        Setup = "setup",
+        /// From the traffic: the starting PSN from the first request, Local's QPN from
+        /// Remote's first response; acceleration starts one long round trip late.
+        Traffic = "traffic",
     }
 }
 

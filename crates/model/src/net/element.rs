@@ -41,6 +41,17 @@ pub struct ElementStats {
     pub corrupted: u64,
 }
 
+/// An RC connection as its setup states it (what an RDMA CM exchange carries): the
+/// requester's and responder's addresses and QPNs and the requester's starting PSN.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Connection {
+    pub requester_ip: [u8; 4],
+    pub responder_ip: [u8; 4],
+    pub requester_qpn: u32,
+    pub responder_qpn: u32,
+    pub start_psn: u32,
+}
+
 /// An element on one direction of a link.
 pub trait LinkElement: std::fmt::Debug {
     /// Frame `frame` reaches the element at `now`: decide its fate; it may change the bytes
@@ -59,6 +70,9 @@ pub trait LinkElement: std::fmt::Debug {
     fn holds_frames(&self) -> bool {
         false
     }
+    /// A connection was set up (before any of its traffic): elements that learn connections
+    /// at setup note it.
+    fn on_connection(&mut self, _c: &Connection) {}
     /// The WAN accelerator's counters, if the element is (the half that reports them).
     fn wan_accel_stats(&self) -> Option<super::wan_accel::AccelStats> {
         None

@@ -137,6 +137,13 @@ impl Network {
         }
     }
 
+    /// Tells every element of a connection set up before the run.
+    pub fn announce_connection(&mut self, c: &super::element::Connection) {
+        for e in self.links.iter_mut().flat_map(|l| l.elements.iter_mut()) {
+            e.on_connection(c);
+        }
+    }
+
     /// Whether an element still owes frames to the network.
     pub fn holds_frames(&self) -> bool {
         self.links

@@ -98,6 +98,14 @@ impl Conn {
         }
     }
 
+    /// A connection known from its setup: Local's QPN and the starting PSN (MSN 0).
+    pub fn from_setup(start_psn: u32, local_qpn: u32) -> Conn {
+        Conn {
+            local_qpn: Some(local_qpn),
+            ..Conn::new(start_psn)
+        }
+    }
+
     /// Bytes of buffered frames.
     pub fn held_bytes(&self) -> u64 {
         self.held_bytes

@@ -10,13 +10,15 @@
 //! long link costs throughput, never data. Each connection is a state machine without I/O
 //! ([`conn`]).
 //!
-//! How it learns a connection: the paper parses the RDMA CM exchange. rnic's hosts connect
-//! their QPs directly, without CM on the wire, so the accelerator learns from the traffic
-//! itself: the starting PSN from the connection's first request (MSN 0, as every RC QP
-//! starts), Local's QPN (which no request carries) from Remote's first response. Until
-//! then the connection passes untouched, so acceleration starts one long round trip late.
-//! A connection is keyed by the IPv4 addresses and the UDP source port (Remote's ACKs do
-//! not carry Remote's QPN; the entropy port is a function of both QPNs).
+//! How it learns a connection (`net.wan_accel_learn`): the paper parses the RDMA CM
+//! exchange. rnic's hosts connect their QPs directly, without CM on the wire, so with
+//! "setup" (the default) the run tells the accelerator, before any traffic, what that
+//! exchange would carry (addresses, both QPNs, the starting PSN; MSN 0 as every RC QP
+//! starts). With "traffic" it learns from the traffic itself: the starting PSN from the
+//! connection's first request, Local's QPN (which no request carries) from Remote's first
+//! response; it buffers meanwhile but acknowledges nothing, so acceleration starts one long
+//! round trip late. A connection is keyed by the IPv4 addresses and the UDP source port
+//! (Remote's ACKs do not carry Remote's QPN; the entropy port is a function of both QPNs).
 //!
 //! Only WRITEs without immediate data are accelerated. READ, SEND, WRITE with immediate
 //! and atomics pass through unaccelerated (their responses carry data or depend on
@@ -38,8 +40,9 @@ use std::rc::Rc;
 use rnic_sim::TimePs;
 use rnic_wire::{AethSyndrome, NakCode, Opcode};
 
+use super::element::Connection;
 use super::element::{ElementStats, Emitted, Fate, LinkElement};
-use crate::config::NetConfig;
+use crate::config::{NetConfig, WanAccelLearn};
 use conn::{Answer, Conn, RequestAction, ResponseAction};
 use pseudo_ack::AckTemplate;
 
@@ -85,6 +88,7 @@ struct Accel {
     ip_ident: u16,
     stats: AccelStats,
     frames_seen: [u64; 2],
+    learn_at_setup: bool,
 }
 
 impl Accel {
@@ -311,6 +315,7 @@ pub fn wan_accel(net: &NetConfig, long_rtt_ps: TimePs) -> (WanAccelHalf, WanAcce
         ip_ident: 0,
         stats: AccelStats::default(),
         frames_seen: [0; 2],
+        learn_at_setup: net.wan_accel_learn == WanAccelLearn::Setup,
     }));
     (
         WanAccelHalf {
@@ -375,6 +380,19 @@ impl LinkElement for WanAccelHalf {
 
     fn holds_frames(&self) -> bool {
         self.side == Side::Inbound && self.shared.borrow().held_bytes > 0
+    }
+
+    fn on_connection(&mut self, c: &Connection) {
+        let mut a = self.shared.borrow_mut();
+        if self.side != Side::Outbound || !a.learn_at_setup {
+            return;
+        }
+        // The key Local's requests will carry: its RoCEv2 entropy port is a function of both
+        // QPNs (the QPs are created without a fixed UDP source port).
+        let port = rnic_wire::udp_entropy_port(c.requester_qpn, c.responder_qpn);
+        let key = (c.requester_ip, c.responder_ip, port);
+        a.conns
+            .insert(key, (Conn::from_setup(c.start_psn, c.requester_qpn), None));
     }
 
     fn wan_accel_stats(&self) -> Option<AccelStats> {
