@@ -96,6 +96,14 @@ fn plan(cfg: &Config, nodes: usize) -> Result<Plan, ConfigError> {
     let net = &cfg.net;
     let delay_ps = rnic_sim::ns(net.effective_link_delay_ns());
     let mbps = mbps(cfg.eth.gbps);
+    if net.wan_accel && net.topology != "wan" {
+        return Err(bad(format!(
+            "net.wan_accel = true needs net.topology = \"wan\" (the accelerator sits on \
+             Local's side of the long link), but net.topology = \"{}\"; use --profile wan \
+             or --set net.topology=wan",
+            net.topology
+        )));
+    }
     match net.topology.as_str() {
         "star" => Ok(Plan {
             nodes,
