@@ -454,9 +454,9 @@ impl NetConfig {
 config_enum! {
     /// When the WAN accelerator learns a connection (Local's QPN, the starting PSN and MSN).
     pub enum WanAccelLearn {
-        /// At connection setup, before any traffic, as the paper's accelerator learns them
-        /// from the RDMA CM exchange (rnic's hosts connect without CM on the wire, so the
-        /// run tells the accelerator what that exchange would carry).
+        /// At connection setup, before any traffic, by parsing the RDMA CM exchange (REQ,
+        /// REP, RTU) as the paper's accelerator does (rnic's hosts connect without CM on the
+        /// simulated wire yet, so the exchange's frames are handed to the accelerator).
         Setup = "setup",
         /// From the traffic: the starting PSN from the first request, Local's QPN from
         /// Remote's first response; acceleration starts one long round trip late.

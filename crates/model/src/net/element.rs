@@ -42,14 +42,17 @@ pub struct ElementStats {
 }
 
 /// An RC connection as its setup states it (what an RDMA CM exchange carries): the
-/// requester's and responder's addresses and QPNs and the requester's starting PSN.
+/// requester's and responder's addresses and QPNs and both starting PSNs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Connection {
     pub requester_ip: [u8; 4],
     pub responder_ip: [u8; 4],
     pub requester_qpn: u32,
     pub responder_qpn: u32,
+    /// The requester's first PSN.
     pub start_psn: u32,
+    /// The responder's first PSN (of its own requests).
+    pub responder_start_psn: u32,
 }
 
 /// An element on one direction of a link.
@@ -70,9 +73,10 @@ pub trait LinkElement: std::fmt::Debug {
     fn holds_frames(&self) -> bool {
         false
     }
-    /// A connection was set up (before any of its traffic): elements that learn connections
-    /// at setup note it.
-    fn on_connection(&mut self, _c: &Connection) {}
+    /// A connection was set up, before any of its traffic: `frames` is its RDMA CM exchange
+    /// (REQ, REP, RTU; see [`super::cm_exchange`]), for elements that learn connections by
+    /// parsing it.
+    fn on_cm_exchange(&mut self, _frames: &[Vec<u8>]) {}
     /// The WAN accelerator's counters, if the element is (the half that reports them).
     fn wan_accel_stats(&self) -> Option<super::wan_accel::AccelStats> {
         None

@@ -137,10 +137,14 @@ impl Network {
         }
     }
 
-    /// Tells every element of a connection set up before the run.
+    /// Hands every element the CM exchange of a connection set up before the run.
     pub fn announce_connection(&mut self, c: &super::element::Connection) {
+        if self.links.iter().all(|l| l.elements.is_empty()) {
+            return;
+        }
+        let frames = super::cm_exchange::cm_exchange(c);
         for e in self.links.iter_mut().flat_map(|l| l.elements.iter_mut()) {
-            e.on_connection(c);
+            e.on_cm_exchange(&frames);
         }
     }
 

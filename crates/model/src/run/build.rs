@@ -378,6 +378,7 @@ pub(crate) fn build_flows(
                     requester_qpn: aq,
                     responder_qpn: bq,
                     start_psn: START_PSN,
+                    responder_start_psn: START_PSN,
                 });
             }
         }

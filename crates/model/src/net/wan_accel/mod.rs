@@ -11,10 +11,10 @@
 //! ([`conn`]).
 //!
 //! How it learns a connection (`net.wan_accel_learn`): the paper parses the RDMA CM
-//! exchange. rnic's hosts connect their QPs directly, without CM on the wire, so with
-//! "setup" (the default) the run tells the accelerator, before any traffic, what that
-//! exchange would carry (addresses, both QPNs, the starting PSN; MSN 0 as every RC QP
-//! starts). With "traffic" it learns from the traffic itself: the starting PSN from the
+//! exchange. rnic's hosts connect their QPs directly, without CM on the simulated wire yet,
+//! so with "setup" (the default) the accelerator is handed, before any traffic, the bytes of
+//! each connection's REQ, REP and RTU (built by `rnic-wire`, [`super::cm_exchange`]) and
+//! parses them: addresses, both QPNs, the starting PSN (MSN 0, as every RC QP starts). With "traffic" it learns from the traffic itself: the starting PSN from the
 //! connection's first request, Local's QPN (which no request carries) from Remote's first
 //! response; it buffers meanwhile but acknowledges nothing, so acceleration starts one long
 //! round trip late. A connection is keyed by the IPv4 addresses and the UDP source port
@@ -40,7 +40,6 @@ use std::rc::Rc;
 use rnic_sim::TimePs;
 use rnic_wire::{AethSyndrome, NakCode, Opcode};
 
-use super::element::Connection;
 use super::element::{ElementStats, Emitted, Fate, LinkElement};
 use crate::config::{NetConfig, WanAccelLearn};
 use conn::{Answer, Conn, RequestAction, ResponseAction};
@@ -274,6 +273,34 @@ impl Accel {
     }
 }
 
+/// A connection from its CM exchange, parsed from the frames' bytes as the paper's
+/// accelerator parses them on the wire: the REQ gives the requester's address, QPN and
+/// starting PSN; the REP of the same transaction the responder's QPN. The key is what the
+/// requester's frames will carry: its RoCEv2 entropy port is a function of both QPNs.
+fn learn_from_cm(frames: &[Vec<u8>]) -> Option<(Key, Conn)> {
+    use rnic_wire::cm::{parse_cm_frame, CmMessage};
+    let mut req = None;
+    let mut rep = None;
+    for f in frames {
+        let Ok(m) = parse_cm_frame(f) else { continue };
+        let ip = src_ip(f)?;
+        match m.message {
+            CmMessage::Req(r) => req = Some((m.transaction_id, ip, r)),
+            CmMessage::Rep(r) => rep = Some((m.transaction_id, ip, r)),
+            CmMessage::Rtu(_) => {}
+        }
+    }
+    let ((tid, req_ip, req), (rep_tid, rep_ip, rep)) = (req?, rep?);
+    if tid != rep_tid {
+        return None;
+    }
+    let port = rnic_wire::udp_entropy_port(req.local_qpn, rep.local_qpn);
+    Some((
+        (req_ip, rep_ip, port),
+        Conn::from_setup(req.starting_psn, req.local_qpn),
+    ))
+}
+
 /// The IPv4 source address of a frame (checked by `peek_roce` already).
 fn src_ip(frame: &[u8]) -> Option<[u8; 4]> {
     let ip = frame.get(rnic_wire::frame::IPV4_OFFSET..)?;
@@ -382,20 +409,48 @@ impl LinkElement for WanAccelHalf {
         self.side == Side::Inbound && self.shared.borrow().held_bytes > 0
     }
 
-    fn on_connection(&mut self, c: &Connection) {
+    fn on_cm_exchange(&mut self, frames: &[Vec<u8>]) {
         let mut a = self.shared.borrow_mut();
         if self.side != Side::Outbound || !a.learn_at_setup {
             return;
         }
-        // The key Local's requests will carry: its RoCEv2 entropy port is a function of both
-        // QPNs (the QPs are created without a fixed UDP source port).
-        let port = rnic_wire::udp_entropy_port(c.requester_qpn, c.responder_qpn);
-        let key = (c.requester_ip, c.responder_ip, port);
-        a.conns
-            .insert(key, (Conn::from_setup(c.start_psn, c.requester_qpn), None));
+        if let Some((key, conn)) = learn_from_cm(frames) {
+            a.conns.insert(key, (conn, None));
+        }
     }
 
     fn wan_accel_stats(&self) -> Option<AccelStats> {
         (self.side == Side::Inbound).then(|| self.accel_stats())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::cm_exchange::cm_exchange;
+    use crate::net::element::Connection;
+
+    #[test]
+    fn connections_are_learned_by_parsing_their_cm_exchange() {
+        let c = Connection {
+            requester_ip: [10, 0, 0, 1],
+            responder_ip: [10, 0, 0, 2],
+            requester_qpn: 0x11,
+            responder_qpn: 0x22,
+            start_psn: 0x1234,
+            responder_start_psn: 7,
+        };
+        let frames = cm_exchange(&c);
+        let (key, conn) = learn_from_cm(&frames).unwrap();
+        let port = rnic_wire::udp_entropy_port(0x11, 0x22);
+        assert_eq!(key, ([10, 0, 0, 1], [10, 0, 0, 2], port));
+        assert_eq!(conn.local_qpn, Some(0x11));
+        // Without the REP the responder's QPN (and so the key) is unknown.
+        assert!(learn_from_cm(&frames[..1]).is_none());
+        // A corrupted REQ (its ICRC fails) teaches nothing.
+        let mut bad = frames.clone();
+        let n = bad[0].len();
+        bad[0][n - 10] ^= 1;
+        assert!(learn_from_cm(&bad).is_none());
     }
 }
