@@ -61,6 +61,8 @@ pub enum NicEv {
 pub enum NetEv {
     /// A frame's last bit reaches switch `switch`.
     SwitchIn { frame: u32, switch: u32 },
+    /// The timer of element `element` on link direction `link` is due.
+    ElementWake { link: u32, element: u32 },
 }
 
 /// An event of a host's application.

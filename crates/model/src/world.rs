@@ -54,7 +54,9 @@ impl World {
             last = t;
             self.events += 1;
             self.dispatch(t, ev);
-            if self.events >= max_events || self.apps.iter().all(|a| a.finished) {
+            if self.events >= max_events
+                || (self.apps.iter().all(|a| a.finished) && !self.net.holds_frames())
+            {
                 break;
             }
         }

@@ -36,12 +36,15 @@ const ORNIC: [&str; 5] = [
     "ornic-acks",
 ];
 
+const WAN: [&str; 5] = ["wan-standard", "wan-qd", "wan-apn", "wan-accel", "wan-loss"];
+
 #[test]
 fn registry_lists_every_experiment() {
     let all: Vec<&str> = CSRNA
         .iter()
         .chain(&ISOLATION)
         .chain(&PREFETCH)
+        .chain(&WAN)
         .chain(&ORNIC)
         .copied()
         .collect();
@@ -59,7 +62,13 @@ fn registry_lists_every_experiment() {
     let table = listing.split("\n\n").next().unwrap();
     assert_eq!(
         table.lines().count(),
-        1 + CSRNA.len() + ISOLATION.len() + PREFETCH.len() + ORNIC.len() + PAPERS.len() + 1,
+        1 + CSRNA.len()
+            + ISOLATION.len()
+            + PREFETCH.len()
+            + WAN.len()
+            + ORNIC.len()
+            + PAPERS.len()
+            + 1,
         "{listing}"
     );
     assert!(
@@ -75,6 +84,7 @@ fn registry_lists_every_experiment() {
             .unwrap_or_else(|| panic!("{id} is not listed: {listing}"));
         assert!(line.contains("TX isolation"), "{line}");
     }
+    assert_eq!(repro::select("wan").unwrap().len(), 5);
     assert_eq!(repro::select("all").unwrap().len(), experiments().count());
     assert!(repro::select("csrna-nope").is_err());
 }

@@ -423,10 +423,12 @@ config_section! {
     /// The network: hosts, links, one switch, impairments.
     pub struct NetConfig in "net" {
         /// How the nodes are wired: "star" (the server and the clients each on one link to one
-        /// switch), "back_to_back" (the server and one client on one cable, no switch), or the
+        /// switch), "back_to_back" (the server and one client on one cable, no switch), "wan"
+        /// (the server, Local, then the WAN accelerator's site, then a long link of
+        /// net.wan_km to one client, Remote), or the
         /// path of a topology file (.toml: switches and links, each link with its own length
         /// or delay, rate and impairment; see the README)
-        topology: String = "star".to_string(); "topology", Kind::NameOrFile(&["star", "back_to_back"], ".toml");
+        topology: String = "star".to_string(); "topology", Kind::NameOrFile(&["star", "back_to_back", "wan"], ".toml");
         /// Client hosts, all sending to one server through the switch (perf --clients; csRNA:
         /// 10)
         clients: u32 = 1; "hosts", uint(1, 4096);
@@ -442,6 +444,28 @@ config_section! {
         /// Fixed forwarding latency of the switch, added to store-and-forward serialization
         /// (cut-through switching is not modelled)
         switch_latency_ns: f64 = 0.0; "ns", NS;
+        /// Topology "wan" (Local, node 0 — the accelerator site — a long link — Remote, node 1):
+        /// the long link's length, 5 µs per km one way (the long-distance RDMA paper's fibre)
+        wan_km: f64 = 100.0; "km", float(0.0, 1e6);
+        /// Topology "wan": the RDMA WAN accelerator on Local's side answers WRITE packets with
+        /// pseudo-ACKs and retransmits from its own buffer (the long-distance RDMA paper's
+        /// pseudo-ACK accelerator); false: frames pass untouched
+        wan_accel: bool = false; "switch", Kind::Bool;
+        /// The accelerator's retransmission buffer: frames it pseudo-ACKed and Remote has not
+        /// yet acknowledged; when full it stops pseudo-ACKing until room frees
+        wan_accel_buffer_bytes: u64 = 1 << 30; "bytes", uint(1, 1 << 40);
+        /// The accelerator's processing time per frame it handles (one software core: frames
+        /// queue behind each other)
+        wan_accel_frame_ns: f64 = 0.0; "ns", NS;
+        /// The accelerator's fixed added latency per frame, each way
+        wan_accel_latency_ns: f64 = 0.0; "ns", NS;
+        /// The accelerator retransmits its oldest unacknowledged frame (and all after it) when
+        /// Remote's acknowledgements make no progress for this long; 0 = twice the long link's
+        /// round trip plus 100 µs
+        wan_accel_timeout_ns: f64 = 0.0; "ns", NS;
+        /// When the accelerator learns a connection: "setup" (what the RDMA CM exchange
+        /// carries, before traffic) or "traffic" (from the first request and response)
+        wan_accel_learn: WanAccelLearn = WanAccelLearn::Setup; "when", Kind::Str(WanAccelLearn::NAMES);
     }
     sections {
         /// Wire impairments, applied per packet with the seeded RNG.
@@ -458,6 +482,19 @@ impl NetConfig {
             Some(km) => km * NS_PER_KM,
             None => self.link_delay_ns,
         }
+    }
+}
+
+config_enum! {
+    /// When the WAN accelerator learns a connection (Local's QPN, the starting PSN and MSN).
+    pub enum WanAccelLearn {
+        /// At connection setup, before any traffic, by parsing the RDMA CM exchange (REQ,
+        /// REP, RTU) as the paper's accelerator does (rnic's hosts connect without CM on the
+        /// simulated wire yet, so the exchange's frames are handed to the accelerator).
+        Setup = "setup",
+        /// From the traffic: the starting PSN from the first request, Local's QPN from
+        /// Remote's first response; acceleration starts one long round trip late.
+        Traffic = "traffic",
     }
 }
 

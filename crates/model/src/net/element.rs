@@ -41,6 +41,20 @@ pub struct ElementStats {
     pub corrupted: u64,
 }
 
+/// An RC connection as its setup states it (what an RDMA CM exchange carries): the
+/// requester's and responder's addresses and QPNs and both starting PSNs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Connection {
+    pub requester_ip: [u8; 4],
+    pub responder_ip: [u8; 4],
+    pub requester_qpn: u32,
+    pub responder_qpn: u32,
+    /// The requester's first PSN.
+    pub start_psn: u32,
+    /// The responder's first PSN (of its own requests).
+    pub responder_start_psn: u32,
+}
+
 /// An element on one direction of a link.
 pub trait LinkElement: std::fmt::Debug {
     /// Frame `frame` reaches the element at `now`: decide its fate; it may change the bytes
@@ -48,4 +62,23 @@ pub trait LinkElement: std::fmt::Debug {
     fn on_frame(&mut self, now: TimePs, frame: &mut Vec<u8>, emit: &mut Vec<Emitted>) -> Fate;
     /// The element's counters.
     fn stats(&self) -> ElementStats;
+    /// When the element wants [`LinkElement::on_wake`] called (a timer of its own), if ever.
+    fn wake_at(&self) -> Option<TimePs> {
+        None
+    }
+    /// Its timer is due at `now`: it may push frames to emit (`back` is toward the sender
+    /// of the link direction it sits on).
+    fn on_wake(&mut self, _now: TimePs, _emit: &mut Vec<Emitted>) {}
+    /// It still owes frames to the network (a run does not end while any element does).
+    fn holds_frames(&self) -> bool {
+        false
+    }
+    /// A connection was set up, before any of its traffic: `frames` is its RDMA CM exchange
+    /// (REQ, REP, RTU; see [`super::cm_exchange`]), for elements that learn connections by
+    /// parsing it.
+    fn on_cm_exchange(&mut self, _frames: &[Vec<u8>]) {}
+    /// The WAN accelerator's counters, if the element is (the half that reports them).
+    fn wan_accel_stats(&self) -> Option<super::wan_accel::AccelStats> {
+        None
+    }
 }

@@ -63,6 +63,9 @@ pub struct NetStats {
     pub elements: ElementStats,
     /// Per node NIC port counters.
     pub nic_ports: Vec<PortStats>,
+    /// The WAN accelerator's counters, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wan_accel: Option<super::wan_accel::AccelStats>,
 }
 
 /// The network.
@@ -85,6 +88,8 @@ pub struct Network {
     /// Data frames seen by the first switch (for the corruption hook).
     data_frames_seen: u64,
     emitted: Vec<Emitted>,
+    /// Elements' timers scheduled: (link, element) → the time of the pending wake event.
+    wakes: std::collections::BTreeMap<(u32, u32), TimePs>,
 }
 
 impl Network {
@@ -105,6 +110,7 @@ impl Network {
             hooks: Hooks::default(),
             data_frames_seen: 0,
             emitted: Vec::new(),
+            wakes: Default::default(),
         }
     }
 
@@ -124,6 +130,98 @@ impl Network {
         match ev {
             NetEv::SwitchIn { frame, switch } => {
                 self.on_switch_in(now, frame, switch as usize, q, frames)
+            }
+            NetEv::ElementWake { link, element } => {
+                self.on_element_wake(now, link as usize, element as usize, q, frames)
+            }
+        }
+    }
+
+    /// Hands every element the CM exchange of a connection set up before the run.
+    pub fn announce_connection(&mut self, c: &super::element::Connection) {
+        if self.links.iter().all(|l| l.elements.is_empty()) {
+            return;
+        }
+        let frames = super::cm_exchange::cm_exchange(c);
+        for e in self.links.iter_mut().flat_map(|l| l.elements.iter_mut()) {
+            e.on_cm_exchange(&frames);
+        }
+    }
+
+    /// Whether an element still owes frames to the network.
+    pub fn holds_frames(&self) -> bool {
+        self.links
+            .iter()
+            .flat_map(|l| l.elements.iter())
+            .any(|e| e.holds_frames())
+    }
+
+    /// An element's timer event: if it is still due, the element acts; then its next wake
+    /// is scheduled.
+    fn on_element_wake(
+        &mut self,
+        now: TimePs,
+        link: usize,
+        element: usize,
+        q: &mut EventQueue<Ev>,
+        frames: &mut FramePool,
+    ) {
+        if self.wakes.get(&(link as u32, element as u32)) != Some(&now) {
+            return;
+        }
+        self.wakes.remove(&(link as u32, element as u32));
+        let mut emitted = std::mem::take(&mut self.emitted);
+        if let Some(e) = self.links[link].elements.get_mut(element) {
+            if e.wake_at().is_some_and(|t| t <= now) {
+                e.on_wake(now, &mut emitted);
+            }
+        }
+        self.send_emitted(link, now, &mut emitted, q, frames);
+        self.emitted = emitted;
+        self.arm_wakes(link, q);
+    }
+
+    /// Schedules a wake event for every element of `link` whose timer is earlier than the
+    /// one pending (a later pending event finds itself stale and does nothing).
+    fn arm_wakes(&mut self, link: usize, q: &mut EventQueue<Ev>) {
+        for (i, e) in self.links[link].elements.iter().enumerate() {
+            let Some(t) = e.wake_at() else { continue };
+            let key = (link as u32, i as u32);
+            if self.wakes.get(&key).is_some_and(|&p| p <= t) {
+                continue;
+            }
+            self.wakes.insert(key, t);
+            q.push(
+                t,
+                Ev::Net(NetEv::ElementWake {
+                    link: link as u32,
+                    element: i as u32,
+                }),
+            );
+        }
+    }
+
+    /// Delivers frames elements of `link` emitted at `at`: back toward the sender (across
+    /// the reverse direction's delay) or onward.
+    fn send_emitted(
+        &mut self,
+        link: usize,
+        at: TimePs,
+        emitted: &mut Vec<Emitted>,
+        q: &mut EventQueue<Ev>,
+        frames: &mut FramePool,
+    ) {
+        let (to, reverse) = (self.links[link].to, self.links[link].reverse);
+        for e in emitted.drain(..) {
+            let copy = frames.alloc();
+            frames.buf_mut(copy).extend_from_slice(&e.bytes);
+            if e.back {
+                // Sent back from the far end: it crosses the reverse direction.
+                let back_to = self.links[reverse].to;
+                let t = at + e.delay_ps + self.links[reverse].delay_ps;
+                deliver(back_to, copy, t, q);
+            } else {
+                deliver(to, copy, at + e.delay_ps, q);
             }
         }
     }
@@ -155,23 +253,19 @@ impl Network {
             }
             delay += fate.delay_ps;
         }
-        let (to, reverse) = (l.to, l.reverse);
+        let to = l.to;
         if delay != TimePs::MAX {
             deliver(to, frame, arrive + delay, q);
         }
-        for e in emitted.drain(..) {
-            let copy = frames.alloc();
-            frames.buf_mut(copy).extend_from_slice(&e.bytes);
-            if e.back {
-                // Sent back from the far end: it crosses the reverse direction.
-                let back_to = self.links[reverse].to;
-                let t = arrive + e.delay_ps + self.links[reverse].delay_ps;
-                deliver(back_to, copy, t, q);
-            } else {
-                deliver(to, copy, arrive + e.delay_ps, q);
-            }
-        }
+        self.send_emitted(link, arrive, &mut emitted, q, frames);
         self.emitted = emitted;
+        if self.links[link]
+            .elements
+            .iter()
+            .any(|e| e.wake_at().is_some())
+        {
+            self.arm_wakes(link, q);
+        }
     }
 
     /// A frame's last bit reaches switch `s` at `now`: forward it toward its node.
@@ -249,7 +343,13 @@ impl Network {
             el.delayed += s.delayed;
             el.corrupted += s.corrupted;
         }
+        let wan_accel = self
+            .links
+            .iter()
+            .flat_map(|l| l.elements.iter())
+            .find_map(|e| e.wan_accel_stats());
         NetStats {
+            wan_accel,
             switch_drops: self
                 .switches
                 .iter()

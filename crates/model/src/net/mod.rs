@@ -4,6 +4,7 @@
 //! star, back-to-back, or a topology file. It knows frames only as bytes read through
 //! `rnic-wire`; nothing of NIC internals.
 
+pub mod cm_exchange;
 pub mod element;
 pub mod graph;
 pub mod impair;
@@ -13,3 +14,4 @@ pub mod reorder_window;
 pub mod spray;
 pub mod switch;
 pub mod topology;
+pub mod wan_accel;

@@ -96,6 +96,14 @@ fn plan(cfg: &Config, nodes: usize) -> Result<Plan, ConfigError> {
     let net = &cfg.net;
     let delay_ps = rnic_sim::ns(net.effective_link_delay_ns());
     let mbps = mbps(cfg.eth.gbps);
+    if net.wan_accel && net.topology != "wan" {
+        return Err(bad(format!(
+            "net.wan_accel = true needs net.topology = \"wan\" (the accelerator sits on \
+             Local's side of the long link), but net.topology = \"{}\"; use --profile wan \
+             or --set net.topology=wan",
+            net.topology
+        )));
+    }
     match net.topology.as_str() {
         "star" => Ok(Plan {
             nodes,
@@ -135,6 +143,7 @@ fn plan(cfg: &Config, nodes: usize) -> Result<Plan, ConfigError> {
                 impair_uplinks: true,
             })
         }
+        "wan" => wan_plan(cfg, nodes, mbps),
         path => {
             let plan = read_file(path, cfg, nodes, delay_ps, mbps)?;
             if let Some((a, b)) = plan.unreachable() {
@@ -237,6 +246,14 @@ impl Plan {
                 }
             }
         }
+        if cfg.net.topology == "wan" && cfg.net.wan_accel {
+            // Both halves of the accelerator on Local's link (link 0): its way out sees
+            // Local's requests, its way in Remote's acknowledgements.
+            let long_rtt_ps = 2 * self.links[1].delay_ps;
+            let (out, inb) = super::wan_accel::wan_accel(&cfg.net, long_rtt_ps);
+            links[0].elements.push(Box::new(out));
+            links[1].elements.push(Box::new(inb));
+        }
         // Every node has a link (the plan is checked), so every port is set.
         let ports = ports
             .into_iter()
@@ -306,6 +323,46 @@ impl Plan {
         }
         None
     }
+}
+
+/// The `wan` topology: Local (node 0, the sender in rnic's bandwidth tests) on a short link
+/// (`net.link_delay_ns`) to the site of the optional WAN accelerator (a switch, so frames are
+/// stored and forwarded there as by the paper's emulator and accelerator boxes), then one
+/// long link of `net.wan_km` km (5 µs per km one way) to Remote (node 1). Impairments act on
+/// the long link only, both ways (`net.impair.direction` picks frames).
+fn wan_plan(cfg: &Config, nodes: usize, mbps: u64) -> Result<Plan, ConfigError> {
+    use crate::config::NS_PER_KM;
+    if nodes != 2 {
+        return Err(bad(format!(
+            "net.topology = \"wan\" joins Local (the server) and one Remote, but \
+             net.clients = {}; use --clients 1",
+            nodes - 1
+        )));
+    }
+    Ok(Plan {
+        nodes,
+        switches: vec![SwitchPlan {
+            buffer_bytes: cfg.net.switch_buffer_bytes,
+            latency_ps: rnic_sim::ns(cfg.net.switch_latency_ns),
+        }],
+        links: vec![
+            LinkPlan {
+                a: End::Node(0),
+                b: End::Switch(0),
+                delay_ps: rnic_sim::ns(cfg.net.link_delay_ns),
+                mbps,
+                impair: false,
+            },
+            LinkPlan {
+                a: End::Switch(0),
+                b: End::Node(1),
+                delay_ps: rnic_sim::ns(cfg.net.wan_km * NS_PER_KM),
+                mbps,
+                impair: true,
+            },
+        ],
+        impair_uplinks: false,
+    })
 }
 
 /// Reads a topology file: `[[switch]]` tables (`name`, optional `buffer_bytes` and

@@ -421,6 +421,25 @@ pub(crate) fn build_flows(
         }
     }
 
+    // Every connection as its setup states it, for network elements that learn them then.
+    let mut connections = Vec::new();
+    for (f, pairs) in spec.flows.iter().zip(&flow_pairs) {
+        let s = f.server as usize;
+        for pr in pairs {
+            let c = pr.c_node as usize;
+            for (a, aq, b, bq) in [(s, pr.s_qpn, c, pr.c_qpn), (c, pr.c_qpn, s, pr.s_qpn)] {
+                connections.push(crate::net::element::Connection {
+                    requester_ip: topology::node_ip(a),
+                    responder_ip: topology::node_ip(b),
+                    requester_qpn: aq,
+                    responder_qpn: bq,
+                    start_psn: START_PSN,
+                    responder_start_psn: START_PSN,
+                });
+            }
+        }
+    }
+
     // ---- the applications and the world ------------------------------------------------
     let mut perftests = Vec::with_capacity(spec.flows.len());
     let mut window_events = Vec::new();
@@ -431,6 +450,9 @@ pub(crate) fn build_flows(
     }
     let mut net = topology::build(cfg, &p, &root, n_nodes)?;
     net.hooks = opts.hooks;
+    for c in &connections {
+        net.announce_connection(c);
+    }
     if let Some(path) = &spec.pcap {
         let f = File::create(path).map_err(|e| {
             crate::OutputError(format!("cannot create the pcap {}: {e}", path.display()))
@@ -696,6 +718,9 @@ fn reliability(r: crate::config::Reliability) -> rnic_transport::ReliabilityMode
     }
 }
 
+/// The starting PSN of every QP (both directions).
+const START_PSN: u32 = 0;
+
 /// Takes QP `qpn` of node `a` to RTS with the attributes of `profile`, connected to `rqpn`
 /// on node `b`.
 #[allow(clippy::too_many_arguments)]
@@ -720,11 +745,11 @@ fn connect(
         ttl: qc.hop_limit,
         ..AddressVector::new(node_mac(b), node_ip(b))
     };
-    let mut rtr = QpAttr::to_rtr(av, profile.pmtu, rqpn, 0);
+    let mut rtr = QpAttr::to_rtr(av, profile.pmtu, rqpn, START_PSN);
     rtr.max_dest_rd_atomic = Some(qc.max_rd_atomic);
     rtr.min_rnr_timer = Some(qc.min_rnr_timer);
     dev.modify_qp(qpn, &rtr).map_err(|x| e("RTR", x))?;
-    let mut rts = QpAttr::to_rts(0);
+    let mut rts = QpAttr::to_rts(START_PSN);
     rts.timeout = Some(qc.timeout);
     rts.retry_cnt = Some(qc.retry_cnt);
     rts.rnr_retry = Some(qc.rnr_retry);

@@ -34,6 +34,7 @@ pub mod ornic;
 pub mod prefetch;
 pub mod report;
 mod run;
+pub mod wan;
 
 pub use claim::{claims_table, Claim, ClaimSource};
 pub use figure::Figure;
@@ -48,6 +49,7 @@ pub const PAPERS: &[&Paper] = &[
     &csrna::PAPER,
     &isolation::PAPER,
     &prefetch::PAPER,
+    &wan::PAPER,
     &ornic::PAPER,
 ];
 

@@ -1,0 +1,344 @@
+//! One connection as the RDMA WAN accelerator sees it: a state machine without I/O. Local's
+//! requests go in through [`Conn::handle_request`], Remote's acknowledgements through
+//! [`Conn::handle_response`], time through [`Conn::poll_timeout`]; each returns what to do
+//! (forward, drop, pseudo-ACK, retransmit), and the element around it moves the bytes.
+//!
+//! Invariant: while the connection is accelerated, every PSN from the oldest one Remote has
+//! not acknowledged (`una`) up to the newest one seen (`next_psn - 1`) is in the buffer, so
+//! whatever Remote misses can be sent again from here. A packet that cannot be buffered
+//! (buffer full, not a WRITE) passes untouched and stops acceleration until Remote has
+//! acknowledged it: Local's own window and retransmission apply to it, as without the
+//! accelerator. Packets are buffered before the connection is learned (Local's QPN is
+//! unknown until Remote first answers), so acceleration starts with Remote's first ACK.
+
+use std::collections::VecDeque;
+
+use rnic_sim::TimePs;
+use rnic_transport::psn::{psn_add, psn_diff, psn_sub};
+
+/// What Remote answered, as the accelerator reads it from a response's AETH.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// Cumulative ACK of every PSN up to `psn`.
+    Ack { psn: u32 },
+    /// NAK: PSN sequence error; Remote expects `psn` next.
+    SeqNak { psn: u32 },
+    /// Any other response (other NAKs, READ responses, atomic ACKs): Local must see it.
+    Other,
+}
+
+/// What to do with a request from Local.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequestAction {
+    /// Buffered: forward it and answer Local with a pseudo-ACK of `psn` carrying `msn`.
+    ForwardAndAck { psn: u32, msn: u32 },
+    /// A retransmission of a PSN already pseudo-ACKed: drop it and repeat the pseudo-ACK
+    /// of the newest acknowledged PSN.
+    DropAndAck { psn: u32, msn: u32 },
+    /// Not accelerated: forward it untouched.
+    Forward,
+}
+
+/// What to do with a response from Remote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResponseAction {
+    /// Local already knows (pseudo-ACKed): absorb it.
+    Absorb,
+    /// Local must see it.
+    Forward,
+    /// Absorb it and send the buffered frames again from PSN `from` (go-back-N).
+    AbsorbAndRetransmit { from: u32 },
+}
+
+/// One buffered frame.
+#[derive(Debug, Clone)]
+struct Held {
+    psn: u32,
+    bytes: Vec<u8>,
+}
+
+/// A connection (one RC QP pair, Local requester to Remote responder).
+#[derive(Debug, Clone)]
+pub struct Conn {
+    /// Local's QPN (the destination QPN of Remote's ACKs), once learned.
+    pub local_qpn: Option<u32>,
+    /// The next new PSN expected from Local.
+    next_psn: u32,
+    /// Messages Remote will have completed after `next_psn - 1` (its MSN then).
+    msn_next: u32,
+    /// The oldest PSN Remote has not acknowledged.
+    una: u32,
+    /// The PSN after the newest one Local has been acknowledged (pseudo or real).
+    told: u32,
+    /// The PSN after the newest packet that passed unbuffered.
+    unbuffered_end: Option<u32>,
+    /// Remote's MSN after PSN `told - 1` (repeated in a duplicate pseudo-ACK).
+    told_msn: u32,
+    held: VecDeque<Held>,
+    held_bytes: u64,
+    /// When Remote's acknowledgements last made progress (or the buffer became non-empty).
+    progress_at: TimePs,
+}
+
+impl Conn {
+    /// A connection first seen at request PSN `first_psn` (its starting PSN); MSN 0, as
+    /// every RC QP starts.
+    pub fn new(first_psn: u32) -> Conn {
+        Conn {
+            local_qpn: None,
+            next_psn: first_psn,
+            msn_next: 0,
+            una: first_psn,
+            told: first_psn,
+            unbuffered_end: None,
+            told_msn: 0,
+            held: VecDeque::new(),
+            held_bytes: 0,
+            progress_at: 0,
+        }
+    }
+
+    /// A connection known from its setup: Local's QPN and the starting PSN (MSN 0).
+    pub fn from_setup(start_psn: u32, local_qpn: u32) -> Conn {
+        Conn {
+            local_qpn: Some(local_qpn),
+            ..Conn::new(start_psn)
+        }
+    }
+
+    /// Bytes of buffered frames.
+    pub fn held_bytes(&self) -> u64 {
+        self.held_bytes
+    }
+
+    /// Frames still owed to Remote (buffered, not yet acknowledged by it).
+    pub fn holds_frames(&self) -> bool {
+        !self.held.is_empty()
+    }
+
+    /// Whether a new packet may be buffered and pseudo-ACKed now.
+    fn accelerating(&self) -> bool {
+        self.local_qpn.is_some()
+            && self
+                .unbuffered_end
+                .is_none_or(|end| psn_diff(self.una, end) >= 0)
+    }
+
+    /// A request from Local: PSN `psn`; it ends a message (`ends_msg`); it is a WRITE
+    /// (`write`); `room` tells whether the buffer can take `bytes` more.
+    pub fn handle_request(
+        &mut self,
+        now: TimePs,
+        psn: u32,
+        ends_msg: bool,
+        write: bool,
+        bytes: &[u8],
+        room: bool,
+    ) -> RequestAction {
+        let ahead = psn_diff(psn, self.next_psn);
+        if ahead < 0 {
+            // A retransmission by Local: of a pseudo-ACKed PSN, answer again.
+            if psn_diff(psn, self.told) < 0 && self.local_qpn.is_some() {
+                return RequestAction::DropAndAck {
+                    psn: psn_sub(self.told, 1),
+                    msn: self.told_msn,
+                };
+            }
+            return RequestAction::Forward;
+        }
+        if ahead > 0 {
+            // A gap from Local (cannot happen on a lossless local link): stop accelerating
+            // until Remote has acknowledged past it.
+            self.unbuffered_end = Some(psn_add(psn, 1));
+            self.next_psn = psn_add(psn, 1);
+            return RequestAction::Forward;
+        }
+        self.next_psn = psn_add(psn, 1);
+        if ends_msg {
+            self.msn_next = (self.msn_next + 1) & 0x00FF_FFFF;
+        }
+        if !(write && room) {
+            self.unbuffered_end = Some(self.next_psn);
+            return RequestAction::Forward;
+        }
+        if self.held.is_empty() {
+            self.progress_at = now;
+        }
+        self.held.push_back(Held {
+            psn,
+            bytes: bytes.to_vec(),
+        });
+        self.held_bytes += bytes.len() as u64;
+        if !self.accelerating() {
+            // Kept (Remote may miss it) but not acknowledged: an earlier packet is
+            // unbuffered, or Local's QPN is not known yet.
+            return RequestAction::Forward;
+        }
+        self.told = self.next_psn;
+        self.told_msn = self.msn_next;
+        RequestAction::ForwardAndAck {
+            psn,
+            msn: self.msn_next,
+        }
+    }
+
+    /// A response from Remote addressed to Local QPN `dest_qpn`.
+    pub fn handle_response(&mut self, now: TimePs, dest_qpn: u32, ans: Answer) -> ResponseAction {
+        self.local_qpn.get_or_insert(dest_qpn);
+        let acked_to = match ans {
+            Answer::Ack { psn } => psn_add(psn, 1),
+            Answer::SeqNak { psn } => psn,
+            Answer::Other => return ResponseAction::Forward,
+        };
+        if psn_diff(acked_to, self.una) > 0 {
+            self.una = acked_to;
+            self.progress_at = now;
+            while let Some(h) = self.held.front() {
+                if psn_diff(h.psn, self.una) >= 0 {
+                    break;
+                }
+                self.held_bytes -= h.bytes.len() as u64;
+                self.held.pop_front();
+            }
+        }
+        let news_for_local = psn_diff(acked_to, self.told) > 0;
+        match ans {
+            Answer::Ack { .. } if news_for_local => {
+                self.told = acked_to;
+                ResponseAction::Forward
+            }
+            Answer::Ack { .. } => ResponseAction::Absorb,
+            Answer::SeqNak { psn } => {
+                let buffered = self.held.front().is_some_and(|h| h.psn == psn);
+                if buffered {
+                    self.progress_at = now;
+                    ResponseAction::AbsorbAndRetransmit { from: psn }
+                } else {
+                    // The missing packet passed unbuffered: Local resends it itself.
+                    ResponseAction::Forward
+                }
+            }
+            Answer::Other => ResponseAction::Forward,
+        }
+    }
+
+    /// When the retransmission timer expires, if frames are held.
+    pub fn deadline(&self, timeout_ps: TimePs) -> Option<TimePs> {
+        self.holds_frames()
+            .then(|| self.progress_at.saturating_add(timeout_ps))
+    }
+
+    /// At `now`: if Remote's acknowledgements made no progress for `timeout_ps`, the PSN
+    /// to resend from (every buffered frame from it on); the timer restarts.
+    pub fn poll_timeout(&mut self, now: TimePs, timeout_ps: TimePs) -> Option<u32> {
+        let due = self.deadline(timeout_ps)?;
+        if now < due {
+            return None;
+        }
+        self.progress_at = now;
+        self.held.front().map(|h| h.psn)
+    }
+
+    /// The buffered frames from PSN `from` on, oldest first.
+    pub fn frames_from(&self, from: u32) -> impl Iterator<Item = &[u8]> {
+        self.held
+            .iter()
+            .filter(move |h| psn_diff(h.psn, from) >= 0)
+            .map(|h| h.bytes.as_slice())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn learned(first: u32) -> Conn {
+        let mut c = Conn::new(first);
+        c.local_qpn = Some(0x11);
+        c
+    }
+
+    #[test]
+    fn pseudo_acks_count_messages_and_real_acks_are_absorbed() {
+        let mut c = learned(0);
+        assert_eq!(
+            c.handle_request(0, 0, false, true, &[1; 10], true),
+            RequestAction::ForwardAndAck { psn: 0, msn: 0 }
+        );
+        assert_eq!(
+            c.handle_request(0, 1, true, true, &[2; 10], true),
+            RequestAction::ForwardAndAck { psn: 1, msn: 1 }
+        );
+        assert_eq!(c.held_bytes(), 20);
+        assert_eq!(
+            c.handle_response(5, 0x11, Answer::Ack { psn: 1 }),
+            ResponseAction::Absorb
+        );
+        assert!(!c.holds_frames());
+    }
+
+    #[test]
+    fn a_sequence_nak_resends_from_the_buffer() {
+        let mut c = learned(100);
+        for p in 100..104 {
+            c.handle_request(0, p, true, true, &[p as u8; 4], true);
+        }
+        assert_eq!(
+            c.handle_response(9, 0x11, Answer::SeqNak { psn: 102 }),
+            ResponseAction::AbsorbAndRetransmit { from: 102 }
+        );
+        let again: Vec<u8> = c.frames_from(102).map(|f| f[0]).collect();
+        assert_eq!(again, vec![102, 103]);
+    }
+
+    #[test]
+    fn a_full_buffer_stops_pseudo_acks_until_remote_catches_up() {
+        let mut c = learned(0);
+        c.handle_request(0, 0, true, true, &[0; 4], true);
+        assert_eq!(
+            c.handle_request(0, 1, true, true, &[0; 4], false),
+            RequestAction::Forward
+        );
+        // Room again, but PSN 1 passed unbuffered: PSN 2 is kept, not acknowledged.
+        assert_eq!(
+            c.handle_request(0, 2, true, true, &[0; 4], true),
+            RequestAction::Forward
+        );
+        assert_eq!(c.held_bytes(), 8);
+        // Remote's ACK of PSN 2 is news for Local.
+        assert_eq!(
+            c.handle_response(1, 0x11, Answer::Ack { psn: 2 }),
+            ResponseAction::Forward
+        );
+        assert_eq!(
+            c.handle_request(2, 3, true, true, &[0; 4], true),
+            RequestAction::ForwardAndAck { psn: 3, msn: 4 }
+        );
+    }
+
+    #[test]
+    fn silence_from_remote_times_out_and_resends_everything_held() {
+        let mut c = learned(7);
+        c.handle_request(10, 7, true, true, &[0; 4], true);
+        assert_eq!(c.poll_timeout(50, 100), None);
+        assert_eq!(c.poll_timeout(110, 100), Some(7));
+        assert_eq!(c.deadline(100), Some(210));
+    }
+
+    #[test]
+    fn unlearned_connections_pass_through() {
+        let mut c = Conn::new(0);
+        assert_eq!(
+            c.handle_request(0, 0, true, true, &[0; 4], true),
+            RequestAction::Forward
+        );
+        assert_eq!(
+            c.handle_response(1, 0x22, Answer::Ack { psn: 0 }),
+            ResponseAction::Forward
+        );
+        assert_eq!(
+            c.handle_request(2, 1, true, true, &[0; 4], true),
+            RequestAction::ForwardAndAck { psn: 1, msn: 2 }
+        );
+    }
+}
