@@ -302,8 +302,8 @@ config_section! {
         ack_cycles: u32 = 4; "cycles", CYCLES;
         /// Cycles to build one CQE before it is written to host memory
         cqe_cycles: u32 = 4; "cycles", CYCLES;
-        /// Queue depth: WQEs a QP may have in flight (posted to the wire, not yet completed; the
-        /// long-distance RDMA paper sizes it)
+        /// WQEs the NIC keeps in flight per QP (fetched, not yet completed); the long-distance
+        /// RDMA paper's queue depth is the packet window, qp.window_psns
         max_outstanding_wqes_per_qp: u32 = 128; "WQEs", uint(1, 1 << 20);
         /// Cycles of an on-chip MPT cache lookup (memory key validation)
         mpt_lookup_cycles: u32 = 1; "cycles", CYCLES;
