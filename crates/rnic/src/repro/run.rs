@@ -273,3 +273,36 @@ pub fn command(
         anyhow::bail!("claims failed in {}", failed.join(", "))
     }
 }
+
+/// Runs `run` on every point on two worker threads (the machine the reproductions are sized
+/// for), returning the results in the input's order; an error names the point by `label`.
+pub fn on_two_workers<P: Sync, R: Send>(
+    points: &[P],
+    label: impl Fn(&P) -> String,
+    run: impl Fn(&P) -> anyhow::Result<R> + Sync,
+) -> anyhow::Result<Vec<R>> {
+    let jobs = std::thread::available_parallelism().map_or(2, |n| n.get().min(2));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<std::sync::Mutex<Option<anyhow::Result<R>>>> =
+        points.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(p) = points.get(i) else { break };
+                let r = run(p);
+                *results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+            });
+        }
+    });
+    results
+        .into_iter()
+        .zip(points)
+        .map(|(m, p)| {
+            m.into_inner()
+                .unwrap_or_else(|e| e.into_inner())
+                .unwrap_or_else(|| Err(anyhow::anyhow!("point {} did not run", label(p))))
+                .map_err(|e| e.context(format!("point {}", label(p))))
+        })
+        .collect()
+}

@@ -184,30 +184,7 @@ pub fn run_point(p: &WanPoint) -> anyhow::Result<WanResult> {
 /// Runs `points` on two worker threads (the machine the reproduction is sized for), in
 /// the input's order.
 pub fn run_points(points: &[WanPoint]) -> anyhow::Result<Vec<WanResult>> {
-    let jobs = std::thread::available_parallelism().map_or(2, |n| n.get().min(2));
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<std::sync::Mutex<Option<anyhow::Result<WanResult>>>> =
-        points.iter().map(|_| std::sync::Mutex::new(None)).collect();
-    std::thread::scope(|s| {
-        for _ in 0..jobs {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(p) = points.get(i) else { break };
-                let r = run_point(p);
-                *results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
-            });
-        }
-    });
-    results
-        .into_iter()
-        .zip(points)
-        .map(|(m, p)| {
-            m.into_inner()
-                .unwrap_or_else(|e| e.into_inner())
-                .unwrap_or_else(|| Err(anyhow::anyhow!("point {} did not run", p.label())))
-                .map_err(|e| e.context(format!("point {}", p.label())))
-        })
-        .collect()
+    crate::repro::run::on_two_workers(points, |p| p.label(), run_point)
 }
 
 /// Messages per point at `size` so the run lasts many round trips of the slowest arm but
