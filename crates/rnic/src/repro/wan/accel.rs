@@ -127,8 +127,6 @@ pub fn accel_claims(c: &SizeCurves) -> Evaluation {
     )];
     Evaluation {
         notes: c.notes.clone(),
-        csv: crate::repro::figure::figures_csv(&figures),
-        claims,
-        figures,
+        ..Evaluation::new(claims, figures)
     }
 }

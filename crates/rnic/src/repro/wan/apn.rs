@@ -82,8 +82,6 @@ pub fn apn_claims(c: &SizeCurves) -> Evaluation {
     )];
     Evaluation {
         notes: c.notes.clone(),
-        csv: crate::repro::figure::figures_csv(&figures),
-        claims: vec![cl],
-        figures,
+        ..Evaluation::new(vec![cl], figures)
     }
 }

@@ -133,8 +133,6 @@ pub fn eval_loss(plan: &LossPlan) -> anyhow::Result<Evaluation> {
     )];
     Ok(Evaluation {
         notes,
-        csv: crate::repro::figure::figures_csv(&figures),
-        claims,
-        figures,
+        ..Evaluation::new(claims, figures)
     })
 }

@@ -154,8 +154,6 @@ pub fn eval_qd(plan: &QdPlan) -> anyhow::Result<Evaluation> {
     )];
     Ok(Evaluation {
         notes,
-        csv: crate::repro::figure::figures_csv(&figures),
-        claims,
-        figures,
+        ..Evaluation::new(claims, figures)
     })
 }

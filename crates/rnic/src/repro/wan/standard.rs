@@ -128,8 +128,6 @@ pub fn eval_standard(plan: &StandardPlan) -> anyhow::Result<Evaluation> {
     )];
     Ok(Evaluation {
         notes,
-        csv: crate::repro::figure::figures_csv(&figures),
-        claims,
-        figures,
+        ..Evaluation::new(claims, figures)
     })
 }
