@@ -104,12 +104,7 @@ pub enum Row {
 
 /// perftest's test name: verb, `BW` or `Latency`, `Test`, joined by underscores.
 fn test_name(spec: &PerfSpec) -> String {
-    let verb = match spec.test.verb() {
-        Verb::Send => "Send",
-        Verb::Write => "RDMA_Write",
-        Verb::Read => "RDMA_Read",
-        Verb::Atomic => "Atomic",
-    };
+    let verb = super::text::verb_name(spec.test.verb());
     let kind = if spec.test.is_latency() {
         "Latency"
     } else {

@@ -25,7 +25,7 @@ pub const RESULT_FMT_LAT: &str = " #bytes #iterations    t_min[usec]    t_max[us
 pub const RESULT_FMT_LAT_DUR: &str = " #bytes        #iterations       t_avg[usec]    tps average";
 
 /// perftest's name of the verb (testsStr).
-fn verb_name(v: Verb) -> &'static str {
+pub(crate) fn verb_name(v: Verb) -> &'static str {
     match v {
         Verb::Send => "Send",
         Verb::Write => "RDMA_Write",
