@@ -319,9 +319,7 @@ impl Nic {
         }
         self.tx.forget(qpn);
         if let Some(qp) = self.qps.get(qpn as usize) {
-            if self.tx.bs.forget(qpn, tenant::tenant(qp.iso_tag)) {
-                self.iso.station_leave();
-            }
+            self.tx.bs.forget(qpn, tenant::tenant(qp.iso_tag));
         }
         let n = self.iso.forget(qpn);
         self.iso_left_fifo(qpn, n, now, cx);
@@ -487,11 +485,9 @@ impl Nic {
             };
             // A slice that ends inside its WQE writes it back to the slicing station (or
             // leaves it there); the WQE's last packet frees the entry.
-            match self.tx.bs.after_slice(qpn, t, mid, keep_turn, wants) {
-                1 => self.iso.station_enter(),
-                -1 => self.iso.station_leave(),
-                _ if mid => self.iso.stats.write_backs += 1,
-                _ => {}
+            self.tx.bs.after_slice(qpn, t, mid, keep_turn, wants);
+            if mid {
+                self.iso.written_back(self.tx.bs.station_len());
             }
         }
         if !wants {

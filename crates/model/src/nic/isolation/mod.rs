@@ -50,8 +50,6 @@ pub struct Isolation {
     /// Per QPN: when each WQE handed to the transport and not yet started became ready,
     /// and when it was handed to the transport.
     ready_at: Vec<VecDeque<(TimePs, TimePs)>>,
-    /// p_wqes in the slicing station now.
-    pub station: u32,
     /// Report the isolation counters (a mechanism runs, or a QP has a tenant other than 0).
     pub reporting: bool,
     /// Counters.
@@ -130,16 +128,11 @@ impl Isolation {
         })
     }
 
-    /// A BS WQE was written back to the slicing station unfinished.
-    pub fn station_enter(&mut self) {
-        self.station += 1;
+    /// A BS slice ended inside its WQE: the WQE was written back to the slicing station,
+    /// which now holds `occupancy` p_wqes ([`tenant_ring::TenantRing::station_len`]).
+    pub fn written_back(&mut self, occupancy: u32) {
         self.stats.write_backs += 1;
-        self.stats.station_peak = self.stats.station_peak.max(self.station);
-    }
-
-    /// A p_wqe's last packet left.
-    pub fn station_leave(&mut self) {
-        self.station = self.station.saturating_sub(1);
+        self.stats.station_peak = self.stats.station_peak.max(occupancy);
     }
 
     /// Bytes of the structures the mechanisms add: the BS FIFOs (depth × WQE per BS tenant

@@ -96,30 +96,20 @@ impl TenantRing {
     /// A slice of `qpn` (tenant `tenant`) ended: `mid`, inside its WQE (the WQE is written
     /// back to the station, or stays there) or with its WQE's last packet (the entry is
     /// freed); `keep_turn`, the tenant has slices left in its turn; `wants`, the QP has
-    /// more to send. Returns +1 when an entry entered the station, -1 when one left, 0
-    /// otherwise.
-    pub fn after_slice(
-        &mut self,
-        qpn: u32,
-        tenant: u16,
-        mid: bool,
-        keep_turn: bool,
-        wants: bool,
-    ) -> i32 {
+    /// more to send.
+    pub fn after_slice(&mut self, qpn: u32, tenant: u16, mid: bool, keep_turn: bool, wants: bool) {
         let t = self.grow(tenant);
-        let change = match (self.station[t], mid) {
+        match (self.station[t], mid) {
             (None, true) => {
                 self.station[t] = Some(qpn);
                 self.station_len += 1;
-                1
             }
             (Some(p), false) if p == qpn => {
                 self.station[t] = None;
                 self.station_len -= 1;
-                -1
             }
-            _ => 0,
-        };
+            _ => {}
+        }
         if wants {
             if mid {
                 self.queued[t].push_front(qpn);
@@ -128,7 +118,6 @@ impl TenantRing {
             }
         }
         self.end_turn_unless(tenant, keep_turn);
-        change
     }
 
     /// A frame of `qpn` that is no request (an ACK or a READ response) left: the QP goes
@@ -162,16 +151,13 @@ impl TenantRing {
     }
 
     /// `qpn` went to error: its p_wqe will not be resumed (the transport flushes it), so
-    /// the tenant's entry is freed. Returns whether one was.
-    pub fn forget(&mut self, qpn: u32, tenant: u16) -> bool {
+    /// the tenant's entry is freed.
+    pub fn forget(&mut self, qpn: u32, tenant: u16) {
         let t = self.grow(tenant);
         self.queued[t].retain(|&q| q != qpn);
         if self.station[t] == Some(qpn) {
             self.station[t] = None;
             self.station_len -= 1;
-            true
-        } else {
-            false
         }
     }
 }
@@ -250,11 +236,13 @@ mod tests {
         r.push(1, 1);
         assert_eq!(r.pop(), Some(0));
         // QP 0 sent a slice mid-WQE and then could not go on (its payload is not in).
-        assert_eq!(r.after_slice(0, 1, true, false, false), 1);
+        r.after_slice(0, 1, true, false, false);
+        assert_eq!(r.station_len(), 1, "QP 0's WQE entered the station");
         assert_eq!(r.pop(), None, "QP 1 may not start while QP 0's p_wqe waits");
         r.push(0, 1);
         assert_eq!(r.pop(), Some(0));
-        assert_eq!(r.after_slice(0, 1, false, false, false), -1);
+        r.after_slice(0, 1, false, false, false);
+        assert_eq!(r.station_len(), 0, "QP 0's last packet freed the entry");
         assert_eq!(r.pop(), Some(1));
     }
 
@@ -265,8 +253,9 @@ mod tests {
         r.push(1, 1);
         assert_eq!(r.pop(), Some(0));
         r.after_slice(0, 1, true, false, false);
-        assert!(r.forget(0, 1));
-        assert_eq!(r.station_len(), 0);
+        assert_eq!(r.station_len(), 1);
+        r.forget(0, 1);
+        assert_eq!(r.station_len(), 0, "the error freed the entry");
         assert_eq!(r.pop(), Some(1));
     }
 
