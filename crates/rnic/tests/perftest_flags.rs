@@ -384,6 +384,27 @@ fn bidirectional_and_reversed_turn_the_traffic() {
         out.contains(" server to clients:") && out.contains(" clients to server:"),
         "{out}"
     );
+    // Node 0 gives half its cores to the clients' flows, one each.
+    let (code, _, err) = rnic(&["perf", "write-bw", "-b", "--clients", "20"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("host.cores >= 40 (has 10)"), "{err}");
+    let (code, _, err) = rnic(&[
+        "perf",
+        "write-bw",
+        "-n",
+        "20",
+        "-q",
+        "4",
+        "-b",
+        "--clients",
+        "2",
+        "--set",
+        "host.cores=4",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, _, err) = rnic(&["perf", "write-bw", "--reversed", "--clients", "20"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("host.cores >= 20 (has 10)"), "{err}");
     let (code, _, err) = rnic(&["perf", "write-lat", "-b"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("apply to bandwidth tests"), "{err}");

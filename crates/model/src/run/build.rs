@@ -104,16 +104,14 @@ pub(crate) fn build(
     };
     let reverse_cores = (cores - forward_cores) / n;
     if spec.direction.reverse() && reverse_cores == 0 {
+        // One core per client's flow, out of the half -b leaves them.
+        let (flag, need) = match spec.direction {
+            Direction::Both => ("-b", 2 * n),
+            _ => ("--reversed", n),
+        };
         anyhow::bail!(crate::error::UsageError(format!(
-            "{} with {n} client(s) runs a flow from each client, and node 0 serves them all: \
-             it needs host.cores >= {} (has {cores}); raise it (--set host.cores={})",
-            if spec.direction == Direction::Both {
-                "-b"
-            } else {
-                "--reversed"
-            },
-            n + u32::from(spec.direction == Direction::Both),
-            2 * n
+            "{flag} with {n} client(s) runs a flow from each client, and node 0 serves them \
+             all: it needs host.cores >= {need} (has {cores}); raise it (--set host.cores={need})"
         )));
     }
     let forward = FlowSpec::from_perf(spec, size, forward_cores.max(1));
