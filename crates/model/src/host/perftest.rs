@@ -483,23 +483,9 @@ impl Perftest {
     /// Operations of a pair that the CQE after its `done` completed ones reports: up to
     /// and including the next signaled one (perftest -Q: one CQE per `cq_mod`).
     fn covered(&self, done: u64) -> u64 {
-        let m = u64::from(self.cq_mod);
-        if m <= 1 {
-            return 1;
-        }
-        let next = (done / m + 1) * m;
-        let next = if self.duration_mode {
-            next
-        } else {
-            next.min(self.per_pair_ops())
-        };
-        // The warm-up's last operation is signaled.
-        let next = if done < self.warm_up {
-            next.min(self.warm_up)
-        } else {
-            next
-        };
-        next.saturating_sub(done).max(1)
+        (done..)
+            .find(|&k| self.signaled(k))
+            .map_or(1, |k| k + 1 - done)
     }
 
     /// Builds the WQE of the next operation of pair `i` posted by `node` (the initiator).
