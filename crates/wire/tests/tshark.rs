@@ -3,30 +3,18 @@
 
 mod common;
 
-use std::process::Command;
-
-use rnic_wire::{Opcode, PcapWriter};
+use rnic_wire::Opcode;
 
 #[test]
 fn tshark_decodes_every_opcode() {
-    if Command::new("tshark").arg("--version").output().is_err() {
-        let required = std::env::var_os("RNIC_REQUIRE_EXTERNAL_TOOLS").is_some_and(|v| v == "1")
-            || std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
-        assert!(
-            !required,
-            "tshark is required here: run scripts/install-test-deps.sh"
-        );
-        eprintln!("tshark not installed; skipping (scripts/install-test-deps.sh installs it)");
+    if !common::tshark_available() {
         return;
     }
-    let path = std::env::temp_dir().join(format!("rnic-wire-{}.pcap", std::process::id()));
-    let mut w = PcapWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
-    for (i, op) in Opcode::ALL.iter().enumerate() {
-        w.write_packet(i as u64 * 1_500_000, &common::frame(*op, &[0x5A; 37]))
-            .unwrap();
-    }
-    w.flush().unwrap();
-    drop(w);
+    let frames: Vec<(u64, Vec<u8>)> = Opcode::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, op)| (i as u64 * 1_500_000, common::frame(*op, &[0x5A; 37])))
+        .collect();
     let fields = [
         "frame.time_epoch",
         "ip.checksum.status",
@@ -38,26 +26,17 @@ fn tshark_decodes_every_opcode() {
         "infiniband.reth.va",
         "infiniband.aeth.msn",
     ];
-    let mut cmd = Command::new("tshark");
-    cmd.args(["-r", path.to_str().unwrap(), "-o", "ip.check_checksum:TRUE"]);
-    cmd.args([
-        "--disable-protocol",
-        "rpcordma",
-        "-T",
-        "fields",
-        "-E",
-        "separator=,",
-    ]);
-    for f in fields {
-        cmd.args(["-e", f]);
-    }
-    let out = cmd.output().unwrap();
-    let _ = std::fs::remove_file(&path);
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let text = common::tshark_fields(
+        "rnic-wire",
+        &frames,
+        &[
+            "-o",
+            "ip.check_checksum:TRUE",
+            "--disable-protocol",
+            "rpcordma",
+        ],
+        &fields,
+        ',',
     );
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), Opcode::ALL.len(), "{text}");

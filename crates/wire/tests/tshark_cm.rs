@@ -3,10 +3,10 @@
 //! starting PSNs where rnic put them and nothing malformed; rnic-wire parses its own frames
 //! back (ICRC checked). Skipped (passes with a note) when tshark is not installed.
 
-use std::process::Command;
+mod common;
 
 use rnic_wire::cm::{cm_frame, ipv4_gid, parse_cm_frame, CmMessage, CmRep, CmRepr, CmReq, CmRtu};
-use rnic_wire::{FrameAddr, PcapWriter};
+use rnic_wire::FrameAddr;
 
 fn messages() -> [CmRepr; 3] {
     let tid = 0x0000_0001_0000_0042;
@@ -77,23 +77,14 @@ fn tshark_decodes_req_rep_rtu_as_infiniband_cm() {
         assert_eq!(parse_cm_frame(&b).unwrap(), *m, "message {i}");
         frames.push(b);
     }
-    if Command::new("tshark").arg("--version").output().is_err() {
-        let required = std::env::var_os("RNIC_REQUIRE_EXTERNAL_TOOLS").is_some_and(|v| v == "1")
-            || std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
-        assert!(
-            !required,
-            "tshark is required here: run scripts/install-test-deps.sh"
-        );
-        eprintln!("tshark not installed; skipping (scripts/install-test-deps.sh installs it)");
+    if !common::tshark_available() {
         return;
     }
-    let path = std::env::temp_dir().join(format!("rnic-wire-cm-{}.pcap", std::process::id()));
-    let mut w = PcapWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
-    for (i, f) in frames.iter().enumerate() {
-        w.write_packet(i as u64 * 1_000_000, f).unwrap();
-    }
-    w.flush().unwrap();
-    drop(w);
+    let frames: Vec<(u64, Vec<u8>)> = frames
+        .into_iter()
+        .enumerate()
+        .map(|(i, f)| (i as u64 * 1_000_000, f))
+        .collect();
     let fields = [
         "_ws.col.Info",
         "infiniband.bth.destqp",
@@ -104,26 +95,7 @@ fn tshark_decodes_req_rep_rtu_as_infiniband_cm() {
         "infiniband.cm.rtu.localcommid",
         "_ws.malformed",
     ];
-    let mut cmd = Command::new("tshark");
-    cmd.args([
-        "-r",
-        path.to_str().unwrap(),
-        "-T",
-        "fields",
-        "-E",
-        "separator=|",
-    ]);
-    for f in fields {
-        cmd.args(["-e", f]);
-    }
-    let out = cmd.output().unwrap();
-    let _ = std::fs::remove_file(&path);
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = common::tshark_fields("rnic-wire-cm", &frames, &[], &fields, '|');
     let lines: Vec<Vec<&str>> = text.lines().map(|l| l.split('|').collect()).collect();
     assert_eq!(lines.len(), 3, "{text}");
     assert!(lines[0][0].contains("ConnectRequest"), "{text}");

@@ -86,3 +86,57 @@ pub fn refresh_icrc(f: &mut [u8]) {
     let n = f.len();
     f[n - 4..].copy_from_slice(&crc.to_le_bytes());
 }
+
+/// Whether tshark is here to judge; when it is not, the test passes with a note, unless
+/// `RNIC_REQUIRE_EXTERNAL_TOOLS=1` or CI asks for it, where its absence fails the test.
+pub fn tshark_available() -> bool {
+    if std::process::Command::new("tshark")
+        .arg("--version")
+        .output()
+        .is_ok()
+    {
+        return true;
+    }
+    let required = std::env::var_os("RNIC_REQUIRE_EXTERNAL_TOOLS").is_some_and(|v| v == "1")
+        || std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
+    assert!(
+        !required,
+        "tshark is required here: run scripts/install-test-deps.sh"
+    );
+    eprintln!("tshark not installed; skipping (scripts/install-test-deps.sh installs it)");
+    false
+}
+
+/// Writes `frames` (each with its timestamp, ps) to a pcap named after `name`, has tshark
+/// print `fields` of each frame separated by `sep` (after `args`), and returns its output,
+/// one line per frame.
+pub fn tshark_fields(
+    name: &str,
+    frames: &[(u64, Vec<u8>)],
+    args: &[&str],
+    fields: &[&str],
+    sep: char,
+) -> String {
+    let path = std::env::temp_dir().join(format!("{name}-{}.pcap", std::process::id()));
+    let mut w = PcapWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
+    for (at_ps, f) in frames {
+        w.write_packet(*at_ps, f).unwrap();
+    }
+    w.flush().unwrap();
+    drop(w);
+    let mut cmd = std::process::Command::new("tshark");
+    cmd.args(["-r", path.to_str().unwrap()]);
+    cmd.args(args);
+    cmd.args(["-T", "fields", "-E", &format!("separator={sep}")]);
+    for f in fields {
+        cmd.args(["-e", f]);
+    }
+    let out = cmd.output().unwrap();
+    let _ = std::fs::remove_file(&path);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
