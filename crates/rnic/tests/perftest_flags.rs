@@ -473,6 +473,27 @@ fn rate_limit_holds_each_qp_to_its_rate() {
         (18.5..=20.0).contains(&limited),
         "2 QPs at 10 Gb/s: {limited} Gb/s payload"
     );
+    // So slow that the ACK timeout fires between packets: the resends after it still wait
+    // for their tokens (the sweep after a timeout would pass the limiter).
+    let (code, out, err) = rnic(&[
+        "perf",
+        "write-bw",
+        "-s",
+        "8192",
+        "-n",
+        "5",
+        "-q",
+        "1",
+        "--rate_limit",
+        "0.0002",
+        "--json",
+        "-",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["bytes_verified"], true);
+    assert!(v["timeouts"].as_u64().unwrap() > 0, "{v}");
+    assert!(v["goodput_gbps"].as_f64().unwrap() <= 0.0002, "{v}");
     let mib = gbps(&["--rate_limit", "1192.09", "--rate_units", "M"]);
     assert!((mib - limited).abs() < 0.05 * limited, "{mib} vs {limited}");
     for bad in [

@@ -216,7 +216,17 @@ impl Nic {
         }
         if self.dev.poll_timeout().is_some_and(|d| d <= now) {
             self.dev.handle_timeout(now);
-            self.tx.sweep = true;
+            if self.rate.on() {
+                // The sweep pulls frames from any QP and would pass the rate limiter: each QP
+                // with something to resend goes through the TX engine's queue instead.
+                for q in 0..self.qps.len() as u32 {
+                    if self.dev.qp_wants_transmit(q) {
+                        self.tx_enlist(q);
+                    }
+                }
+            } else {
+                self.tx.sweep = true;
+            }
             self.tx_kick(now, cx);
             // Completions in error (retry exceeded) surface through the CQs.
             for q in self.cq_core_qpns() {
