@@ -48,7 +48,10 @@ fn the_chain_is_prefetched_and_used() {
 
 #[test]
 fn software_prefetch_fetches_the_qpc_before_the_doorbell() {
+    // The profile's trigger is the scheduler's; the light-load experiment adds the
+    // software trigger, as this test does.
     let mut cfg = prefetch_cfg();
+    cfg.nic.prefetch = PrefetchMode::SchedSw;
     cfg.nic.qpc_cache_entries = 100;
     let mut s = spec(PerfTest::WriteLat, 64, 128, 1);
     s.iters = 600;
