@@ -176,6 +176,8 @@ pub struct HostParams {
     pub perform_warm_up: bool,
     /// CPU time of building one WQE before its doorbell, ps (0: part of `post_send_ps`).
     pub wqe_prep_ps: TimePs,
+    /// Latency tests: idle time between an iteration's end and the next post, ps.
+    pub latency_gap_ps: TimePs,
 }
 
 /// NIC parameters: caches, sizes and per-unit initiation intervals (II) in picoseconds
@@ -396,6 +398,7 @@ impl ModelParams {
                 perform_warm_up: cfg.host.perform_warm_up,
                 rx_depth: cfg.host.rx_depth.max(1),
                 wqe_prep_ps: ns(cfg.host.wqe_prep_ns),
+                latency_gap_ps: ns(cfg.host.latency_gap_us * 1e3),
             },
             pmtu: cfg.qp.pmtu,
             rate_limit_gbps: cfg.qp.rate_limit_gbps,

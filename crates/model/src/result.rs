@@ -115,6 +115,10 @@ pub struct SizeResult {
     pub bw_avg_mb_s: f64,
     pub bw_peak_mb_s: f64,
     pub latency_us: LatencyStats,
+    /// Latency tests: every measured sample, µs, in measurement order (perftest's `-H` and
+    /// `-U` print them). Not written to JSON.
+    #[serde(skip)]
+    pub latency_samples_us: Vec<f64>,
 }
 
 /// The result of one run, as written by `--json`.
@@ -145,6 +149,10 @@ pub struct PerfResult {
     pub bw_peak_mb_s: f64,
     /// Latency, µs.
     pub latency_us: LatencyStats,
+    /// Latency tests: every measured sample, µs, in measurement order (perftest's `-H` and
+    /// `-U` print them). Not written to JSON.
+    #[serde(skip)]
+    pub latency_samples_us: Vec<f64>,
     /// Packets retransmitted (all QPs, both directions).
     pub retransmissions: u64,
     /// NAKs sent (PSN sequence errors, RNR, and the rest).
@@ -281,6 +289,7 @@ impl PerfResult {
             bw_avg_mb_s: self.bw_avg_mb_s,
             bw_peak_mb_s: self.bw_peak_mb_s,
             latency_us: self.latency_us,
+            latency_samples_us: self.latency_samples_us.clone(),
         }
     }
 

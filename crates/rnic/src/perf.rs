@@ -190,6 +190,11 @@ pub struct PerfOptions {
     pub reversed: bool,
     /// `-b`: also print each direction's row (`--report-both`).
     pub report_both: bool,
+    /// Latency tests: print every sample, sorted (`-H/--report-histogram`).
+    pub report_histogram: bool,
+    /// Latency tests: print every sample in measurement order, then sorted
+    /// (`-U/--report-unsorted`, which implies -H).
+    pub report_unsorted: bool,
 }
 
 const TEST_NAMES: &[&str] = &[
@@ -345,6 +350,18 @@ pub const PERF_FIELDS: &[FieldDoc] = &[
         Kind::Bool,
         "With -b, also print each direction's row (--report-both)",
     ),
+    pf(
+        "perf.report_histogram",
+        "switch",
+        Kind::Bool,
+        "Latency tests: print every sample, sorted (-H)",
+    ),
+    pf(
+        "perf.report_unsorted",
+        "switch",
+        Kind::Bool,
+        "Latency tests: print every sample in measurement order, then sorted (-U)",
+    ),
 ];
 
 impl PerfOptions {
@@ -444,6 +461,12 @@ impl PerfOptions {
             }
             (false, n) => n.unwrap_or(1),
         };
+        if (self.report_histogram || self.report_unsorted) && !test.is_latency() {
+            return bad(format!(
+                "-H/--report-histogram and -U/--report-unsorted print a latency test's \
+                 samples; {test} is a bandwidth test: use a *-lat test or leave them out"
+            ));
+        }
         if self.report_both && !self.bidirectional {
             return bad(
                 "--report-both reports the two directions of -b/--bidirectional: add -b".into(),

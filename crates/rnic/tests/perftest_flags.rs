@@ -577,3 +577,97 @@ fn rx_depth_sets_the_receives_a_send_target_keeps_posted() {
         shallow["msg_rate_mops"].as_f64().unwrap() < deep["msg_rate_mops"].as_f64().unwrap() / 10.0
     );
 }
+
+/// The sample lists of `-H`/`-U`: `index, value` lines under `#, usec` (the block after
+/// the first `#, usec` line, up to the next blank or dashed line).
+fn sample_lists(out: &str) -> Vec<Vec<f64>> {
+    let mut lists = Vec::new();
+    let mut cur: Option<Vec<f64>> = None;
+    for line in out.lines() {
+        if line == "#, usec" {
+            if let Some(l) = cur.take() {
+                lists.push(l);
+            }
+            cur = Some(Vec::new());
+            continue;
+        }
+        match (&mut cur, line.split_once(", ")) {
+            (Some(l), Some((i, v))) if i.parse::<usize>() == Ok(l.len() + 1) => {
+                l.push(v.parse().unwrap())
+            }
+            (Some(_), _) => lists.extend(cur.take()),
+            _ => {}
+        }
+    }
+    lists.extend(cur);
+    lists
+}
+
+/// `-H` lists every sample sorted before the summary row, `-U` lists them in measurement
+/// order and then sorted; both agree with the row's min, max and median, and a bandwidth
+/// test refuses them.
+#[test]
+fn histogram_flags_list_every_latency_sample() {
+    let (code, out, err) = rnic(&["perf", "write-lat", "-s", "64", "-n", "50", "-H"]);
+    assert_eq!(code, Some(0), "{err}");
+    let lists = sample_lists(&out);
+    assert_eq!(lists.len(), 1, "{out}");
+    let sorted = &lists[0];
+    assert_eq!(sorted.len(), 50);
+    assert!(sorted.windows(2).all(|w| w[0] <= w[1]));
+    // The row after the list: t_min and t_max match the list's ends (2 decimals).
+    let row = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("64 "))
+        .expect("the summary row");
+    let cols: Vec<f64> = row.split_whitespace().map(|c| c.parse().unwrap()).collect();
+    assert!(
+        (cols[2] - sorted[0]).abs() < 0.006,
+        "{row} vs {}",
+        sorted[0]
+    );
+    assert!(
+        (cols[3] - sorted[49]).abs() < 0.006,
+        "{row} vs {}",
+        sorted[49]
+    );
+
+    let (code, out, err) = rnic(&["perf", "write-lat", "-s", "64", "-n", "50", "-U"]);
+    assert_eq!(code, Some(0), "{err}");
+    let lists = sample_lists(&out);
+    assert_eq!(lists.len(), 2, "{out}");
+    let mut again = lists[0].clone();
+    assert_ne!(
+        &again, sorted,
+        "the first iteration is the slowest (cold caches)"
+    );
+    again.sort_by(f64::total_cmp);
+    assert_eq!(&again, sorted);
+    assert_eq!(&lists[1], sorted);
+
+    let (code, _, err) = rnic(&["perf", "write-bw", "-n", "10", "-H"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("-H/--report-histogram"), "{err}");
+}
+
+/// `--latency_gap`: the client idles between iterations, so the run lasts longer by about
+/// the gaps while the samples (post to completion) stay the same.
+#[test]
+fn latency_gap_spaces_the_iterations_without_entering_the_samples() {
+    let run = |extra: &[&str]| {
+        let base = ["perf", "write-lat", "-s", "64", "-n", "100", "--json", "-"];
+        let (code, out, err) = rnic(&[&base[..], extra].concat());
+        assert_eq!(code, Some(0), "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["bytes_verified"], true);
+        (
+            v["simulated_time_us"].as_f64().unwrap(),
+            v["latency_us"]["p50"].as_f64().unwrap(),
+        )
+    };
+    let (t0, p0) = run(&[]);
+    let (t1, p1) = run(&["--latency_gap", "10"]);
+    // 99 gaps of 10 µs between 100 iterations.
+    assert!((t1 - t0 - 990.0).abs() < 20.0, "{t0} -> {t1} us");
+    assert!((p1 - p0).abs() < 0.05 * p0, "median {p0} -> {p1} us");
+}

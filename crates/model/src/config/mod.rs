@@ -562,6 +562,10 @@ config_section! {
         /// software-triggered prefetch the NIC fetches the QPC meanwhile; 0 = folded into
         /// host.post_send_ns
         wqe_prep_ns: f64 = 0.0; "ns", NS;
+        /// Latency tests: the client idles this long after an iteration ends before it
+        /// posts the next (perftest --latency_gap, in µs); the idle time is not part of the
+        /// samples, which run from post to completion
+        latency_gap_us: f64 = 0.0; "us", NS;
     }
 }
 

@@ -195,6 +195,9 @@ pub struct Perftest {
     pub post_ps: TimePs,
     /// CPU time of building one WQE before its doorbell, ps (`host.wqe_prep_ns`).
     pub wqe_prep_ps: TimePs,
+    /// Latency tests: idle time between an iteration's end and the next post, ps
+    /// (`host.latency_gap_us`).
+    pub latency_gap_ps: TimePs,
     /// post_send first stores the QPN into the NIC's prefetch register (software-triggered
     /// resource prefetching, `nic.prefetch` = sw or sched+sw).
     pub sw_prefetch: bool,
@@ -886,7 +889,7 @@ impl Perftest {
             }
         }
         self.maybe_open(t, cx);
-        self.procs_post(pr, t, cx);
+        self.procs_post(pr, t + self.latency_gap_ps, cx);
     }
 
     /// Latency tests: the client of the current iteration's pair posts at `at`.
@@ -935,7 +938,7 @@ impl Perftest {
             self.finished = true;
             return;
         }
-        self.lat_post_next(t, cx);
+        self.lat_post_next(t + self.latency_gap_ps, cx);
     }
 
     /// The server answers a ping of pair `i` at `at` (write-lat and send-lat).

@@ -546,6 +546,7 @@ fn application(
         window,
         post_ps: p.host.post_send_ps,
         wqe_prep_ps: p.host.wqe_prep_ps,
+        latency_gap_ps: p.host.latency_gap_ps,
         sw_prefetch: p.nic.prefetch.sw,
         poll_ps: p.host.poll_cq_ps,
         mem_ps: p.host.mem_latency_ps,

@@ -52,6 +52,7 @@ fn direction_row(size: u64, m: Measured) -> SizeResult {
         bw_avg_mb_s: mb_s,
         bw_peak_mb_s: mb_s,
         latency_us: LatencyStats::default(),
+        latency_samples_us: Vec::new(),
     }
 }
 
@@ -148,6 +149,7 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
         simulated_time_us: sim_time_ps as f64 / 1e6,
         ops_completed: ops,
         latency_us: latency,
+        latency_samples_us: if lat { a.samples.clone() } else { Vec::new() },
         retransmissions: transport.retransmissions,
         naks: transport.naks,
         timeouts: transport.timeouts,

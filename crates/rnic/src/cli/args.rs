@@ -318,6 +318,17 @@ pub struct PerfCmd {
     /// With -b, also print each direction's row.
     #[arg(long = "report-both")]
     pub report_both: bool,
+    /// Latency tests: print every sample (µs), sorted, before the summary row.
+    #[arg(short = 'H', long = "report-histogram")]
+    pub report_histogram: bool,
+    /// Latency tests: print every sample in measurement order (implies -H).
+    #[arg(short = 'U', long = "report-unsorted")]
+    pub report_unsorted: bool,
+    /// Latency tests: idle time between an iteration's end and the next post, µs (sets
+    /// host.latency_gap_us; not part of the samples).
+    #[arg(long = "latency_gap", value_name = "USEC",
+          allow_negative_numbers = true, value_parser = clap::value_parser!(u32))]
+    pub latency_gap: Option<u32>,
     /// Bandwidth tests: the clients initiate, towards the server (rnic's server initiates
     /// by default).
     #[arg(long = "reversed")]
@@ -388,6 +399,8 @@ impl PerfCmd {
             self.rx_depth.map(|r| Override::new("host.rx_depth", n(r))),
             self.perform_warm_up
                 .then(|| Override::new("host.perform_warm_up", true)),
+            self.latency_gap
+                .map(|g| Override::new("host.latency_gap_us", f64::from(g))),
             self.tclass
                 .map(|t| Override::new("qp.traffic_class", i64::from(t))),
             self.hop_limit
@@ -476,6 +489,8 @@ impl PerfCmd {
             bidirectional: self.bidirectional,
             reversed: self.reversed,
             report_both: self.report_both,
+            report_histogram: self.report_histogram,
+            report_unsorted: self.report_unsorted,
         }
     }
 }

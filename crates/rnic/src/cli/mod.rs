@@ -268,7 +268,11 @@ pub fn run_and_report(
     let show_progress = bar && !json_to_stdout;
     let result = progress::execute_with_bar(runner, &cfg, &spec, &inputs.profile, show_progress)?;
     if table && !json_to_stdout {
-        out.write_all(text::render(&result, &spec, &cfg, inputs.perf.report_gbits).as_bytes())?;
+        let samples =
+            text::Samples::from_flags(inputs.perf.report_histogram, inputs.perf.report_unsorted);
+        out.write_all(
+            text::render(&result, &spec, &cfg, inputs.perf.report_gbits, samples).as_bytes(),
+        )?;
         if inputs.perf.report_both {
             out.write_all(text::directions(&result, inputs.perf.report_gbits).as_bytes())?;
         }

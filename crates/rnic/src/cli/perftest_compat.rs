@@ -5,7 +5,7 @@
 //! with a message naming the flag (never silently run a different experiment).
 //!
 //! The implemented flags are `rnic perf`'s own arguments (`-s -n -q -t -a -m -D -u -A
-//! --report_gbits -o -l -I -c RC --output -w -y`, and `-V`/`-h`, which every rnic command has). The list below and those arguments together cover every flag
+//! --report_gbits -o -l -I -c RC --output -w -y -H -U --latency_gap`, and `-V`/`-h`, which every rnic command has). The list below and those arguments together cover every flag
 //! in the help texts of perftest 4.5's `ib_{write,read,send,atomic}_{bw,lat}`
 //! (`tests/fixtures/perftest/`, checked by `tests/perftest_flags.rs`).
 
@@ -190,7 +190,6 @@ pub const COMPAT_FLAGS: &[CompatFlag] = &[
         Refused("a simulation must end; use -D SECONDS"),
     ),
     flag("typical_pkt_size", None, true, Refused(NOT_YET)),
-    flag("latency_gap", None, true, Refused(NOT_YET)),
     flag(
         "sl",
         Some('S'),
@@ -219,8 +218,6 @@ pub const COMPAT_FLAGS: &[CompatFlag] = &[
         false,
         Refused("rnic reports in microseconds of simulated time"),
     ),
-    flag("report-histogram", Some('H'), false, Refused(NOT_YET)),
-    flag("report-unsorted", Some('U'), false, Refused(NOT_YET)),
     flag("dualport", Some('O'), false, Refused(HW)),
     flag("report-per-port", None, false, Refused(HW)),
     flag("rdma_cm", Some('R'), false, Refused(CM)),

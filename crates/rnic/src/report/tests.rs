@@ -103,7 +103,13 @@ fn full_bw_report_layout() {
     r.bw_peak_mb_s = 11030.624;
     r.bw_avg_mb_s = 11027.651;
     r.msg_rate_mops = 0.1764421;
-    let text = render(&r, &spec(PerfTest::WriteBw), &Config::default(), false);
+    let text = render(
+        &r,
+        &spec(PerfTest::WriteBw),
+        &Config::default(),
+        false,
+        Samples::Off,
+    );
     let expected = "\
 ---------------------------------------------------------------------------------------
                     RDMA_Write BW Test
@@ -125,7 +131,13 @@ fn full_bw_report_layout() {
 ---------------------------------------------------------------------------------------
 ";
     assert_eq!(text, expected);
-    let g = render(&r, &spec(PerfTest::WriteBw), &Config::default(), true);
+    let g = render(
+        &r,
+        &spec(PerfTest::WriteBw),
+        &Config::default(),
+        true,
+        Samples::Off,
+    );
     assert!(g.contains(RESULT_FMT_G));
     // 11027.651 MiB/s = 92.51 Gb/s
     assert!(g.contains("92.51"), "{g}");
@@ -134,24 +146,48 @@ fn full_bw_report_layout() {
 #[test]
 fn lat_and_atomic_headers() {
     let r = PerfResult::default();
-    let t = render(&r, &spec(PerfTest::WriteLat), &Config::default(), false);
+    let t = render(
+        &r,
+        &spec(PerfTest::WriteLat),
+        &Config::default(),
+        false,
+        Samples::Off,
+    );
     assert!(t.contains("                    RDMA_Write Latency Test\n"));
     assert!(t.contains(" TX depth        : 1\n"));
     assert!(!t.contains("CQ Moderation"));
     assert!(t.contains(&format!("{RESULT_FMT_LAT}\n")));
-    let t = render(&r, &spec(PerfTest::AtomicBw), &Config::default(), false);
+    let t = render(
+        &r,
+        &spec(PerfTest::AtomicBw),
+        &Config::default(),
+        false,
+        Samples::Off,
+    );
     assert!(
         t.contains("                    Atomic FETCH_AND_ADD BW Test\n"),
         "{t}"
     );
     assert!(t.contains(" Outstand reads  : 16\n"));
-    let t = render(&r, &spec(PerfTest::ReadLat), &Config::default(), false);
+    let t = render(
+        &r,
+        &spec(PerfTest::ReadLat),
+        &Config::default(),
+        false,
+        Samples::Off,
+    );
     assert!(t.contains("RDMA_Read Latency Test"));
-    let t = render(&r, &spec(PerfTest::SendBw), &Config::default(), false);
+    let t = render(
+        &r,
+        &spec(PerfTest::SendBw),
+        &Config::default(),
+        false,
+        Samples::Off,
+    );
     assert!(t.contains("Send BW Test"));
     let mut s = spec(PerfTest::SendLat);
     s.duration_us = Some(1.0);
-    let t = render(&r, &s, &Config::default(), false);
+    let t = render(&r, &s, &Config::default(), false, Samples::Off);
     assert!(t.contains(RESULT_FMT_LAT_DUR));
 }
 
@@ -178,7 +214,13 @@ fn all_sizes_print_one_row_each() {
     assert_eq!(all.size_bytes, 8);
     assert_eq!(all.events, 30);
     assert!(all.bytes_verified);
-    let text = render(&all, &spec(PerfTest::WriteBw), &Config::default(), false);
+    let text = render(
+        &all,
+        &spec(PerfTest::WriteBw),
+        &Config::default(),
+        false,
+        Samples::Off,
+    );
     assert_eq!(
         text.lines()
             .filter(|l| l.starts_with(" 2 ") || l.starts_with(" 4 ") || l.starts_with(" 8 "))
@@ -311,4 +353,20 @@ fn metrics_cover_every_scalar_json_field() {
             && !is_metric_name("latency.avg")
     );
     assert_eq!(r.metric("caches.qpc.misses"), Some(Metric::Int(1)));
+}
+
+#[test]
+fn fmt_g_prints_as_c_does() {
+    for (v, want) in [
+        (1.5, "1.5"),
+        (2.0, "2"),
+        (1.234567, "1.23457"),
+        (123456.7, "123457"),
+        (1234567.0, "1.23457e+06"),
+        (0.00012345, "0.00012345"),
+        (0.000012345, "1.2345e-05"),
+        (0.0, "0"),
+    ] {
+        assert_eq!(fmt_g(v), want, "{v}");
+    }
 }

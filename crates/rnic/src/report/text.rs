@@ -121,9 +121,74 @@ pub fn lat_dur_row(r: &SizeResult) -> String {
     )
 }
 
+/// Which latency samples the report lists before each row (perftest's -H and -U).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Samples {
+    /// The summary rows only.
+    #[default]
+    Off,
+    /// Every sample, sorted (`-H`).
+    Sorted,
+    /// Every sample in measurement order, then sorted (`-U`, which implies `-H`).
+    Unsorted,
+}
+
+impl Samples {
+    /// From the two flags.
+    pub fn from_flags(histogram: bool, unsorted: bool) -> Samples {
+        match (histogram, unsorted) {
+            (_, true) => Samples::Unsorted,
+            (true, false) => Samples::Sorted,
+            (false, false) => Samples::Off,
+        }
+    }
+}
+
+/// perftest's sample list: a `#, usec` line, then `index, value` per sample (C's `%g`).
+fn sample_list(samples: &[f64]) -> String {
+    let mut o = String::from("#, usec\n");
+    for (i, v) in samples.iter().enumerate() {
+        let _ = writeln!(o, "{}, {}", i + 1, fmt_g(*v));
+    }
+    o
+}
+
+/// C's `%g`: six significant digits, trailing zeros dropped, exponent form outside
+/// 1e-4..1e6.
+pub fn fmt_g(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let exp = v.abs().log10().floor() as i32;
+    if !(-4..6).contains(&exp) {
+        let s = format!("{v:.5e}");
+        let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
+        let m = trim_zeros(m);
+        let e: i32 = e.parse().unwrap_or(0);
+        return format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs());
+    }
+    let decimals = (5 - exp).max(0) as usize;
+    trim_zeros(&format!("{v:.decimals$}")).to_string()
+}
+
+fn trim_zeros(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}
+
 /// The whole perftest-style report: information block, table header, one row per size,
-/// closing line.
-pub fn render(result: &PerfResult, spec: &PerfSpec, cfg: &Config, report_gbits: bool) -> String {
+/// closing line. With `samples`, each latency row is preceded by its sample list(s) and
+/// the header again, as perftest prints them.
+pub fn render(
+    result: &PerfResult,
+    spec: &PerfSpec,
+    cfg: &Config,
+    report_gbits: bool,
+    samples: Samples,
+) -> String {
     let mut o = test_info(spec, cfg);
     let lat = spec.test.is_latency();
     let dur = spec.duration_us.is_some();
@@ -134,6 +199,16 @@ pub fn render(result: &PerfResult, spec: &PerfSpec, cfg: &Config, report_gbits: 
     };
     let _ = writeln!(o, "{header}");
     for row in result.rows() {
+        if lat && samples != Samples::Off {
+            if samples == Samples::Unsorted {
+                o.push_str(&sample_list(&row.latency_samples_us));
+            }
+            let mut sorted = row.latency_samples_us.clone();
+            sorted.sort_by(f64::total_cmp);
+            o.push_str(&sample_list(&sorted));
+            let _ = writeln!(o, "{RESULT_LINE}");
+            let _ = writeln!(o, "{header}");
+        }
         o.push_str(&match (lat, dur) {
             (true, false) => lat_row(&row),
             (true, true) => lat_dur_row(&row),
