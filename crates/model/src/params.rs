@@ -83,7 +83,9 @@
 
 use rnic_sim::{bytes_time_ps_mbps, ns, TimePs};
 
-use crate::config::{Config, DmaReadArbiter, QpcManager as QpcManagerKind, QpcPlacement};
+use crate::config::{
+    Config, DescriptorFetch, DmaReadArbiter, QpcManager as QpcManagerKind, QpcPlacement,
+};
 
 /// Where on-NIC context tables (QPC, MPT, MTT) live when not cached on chip.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -255,6 +257,9 @@ pub struct NicParams {
     pub payload_read_ahead_bytes: u64,
     /// csRNA out-of-order capacity: indices per non-blocking QPC requester (16).
     pub ooo_cap: u32,
+    /// Indices of the descriptor unit's requester: `ooo_cap`, or 1 with
+    /// `nic.descriptor_fetch = "in_order"`.
+    pub descriptor_ooo_cap: u32,
     /// csRNA latency-hiding QPC scheduling: SQ address table on chip, WQE read without the
     /// QPC, QPC prefetch overlapped with it.
     pub latency_hiding: bool,
@@ -355,6 +360,10 @@ impl ModelParams {
                 dma_read_arbiter: n.dma_read_arbiter,
                 payload_read_ahead_bytes: n.payload_read_ahead_bytes.max(4096),
                 ooo_cap: n.ooo_cap.clamp(1, 256),
+                descriptor_ooo_cap: match n.descriptor_fetch {
+                    DescriptorFetch::OutOfOrder => n.ooo_cap.clamp(1, 256),
+                    DescriptorFetch::InOrder => 1,
+                },
                 latency_hiding: n.latency_hiding,
                 sq_table_entry_bytes: u64::from(n.sq_table_entry_bytes),
                 sq_table_ps: cyc(n.sq_table_cycles),

@@ -8,8 +8,8 @@
 //! same claims, same thresholds. Every point must end ok (bytes verified).
 //!
 //! Not every claim of this paper passes in rnic (the README's section on the paper says
-//! why: the receiver's own MPT/MTT misses that a sender's prefetcher cannot reach, the
-//! non-blocking QPC manager already hiding the QPC latency). Each test states the verdict every claim has today, so a change that breaks a
+//! why: the receiver's own MPT/MTT misses that a sender's prefetcher cannot reach, and a
+//! window formula that counts four fetches in series where this experiment has two). Each test states the verdict every claim has today, so a change that breaks a
 //! passing claim — or makes a failing one pass — turns the suite red and the README's
 //! claim table must follow.
 
@@ -73,11 +73,11 @@ fn scale_up_to_16384_qps() {
 
 #[test]
 fn window_sweep() {
-    // Window 0, the formula's neighbourhood, and the top of the paper's axis.
+    // Window 0, the rise, the model's knee (6), and the top of the paper's axis.
     reproduce(
         "prefetch-window",
-        |sw| axis(sw, "nic.prefetch_window", &[0, 8, 16]),
-        &[("window0-low", false), ("rises", true), ("formula", false)],
+        |sw| axis(sw, "nic.prefetch_window", &[0, 2, 6, 16]),
+        &[("window0-low", true), ("rises", true), ("formula", false)],
     );
 }
 

@@ -122,6 +122,20 @@ config_enum! {
 }
 
 config_enum! {
+    /// How the descriptor unit (the scheduler's fetch of a QP's context before its WQEs)
+    /// waits for contexts under the non-blocking QPC manager.
+    pub enum DescriptorFetch {
+        /// csRNA's non-blocking requester: up to nic.ooo_cap visits wait for their contexts
+        /// at once, in any order.
+        OutOfOrder = "out_of_order",
+        /// One at a time: the next QP's fetch starts once this one's context is on chip, as
+        /// the fetch module of the resource-prefetching paper (its prefetcher is what hides
+        /// that wait).
+        InOrder = "in_order",
+    }
+}
+
+config_enum! {
     /// How a QP detects and repairs loss.
     pub enum Reliability {
         /// In-order go-back-N, as RoCEv2 NICs (ConnectX, rxe) do.
@@ -261,6 +275,11 @@ config_section! {
         /// Non-blocking QPC requester: requests that may complete out of order per channel (csRNA
         /// ooo_cap; 40 B on chip each)
         ooo_cap: u32 = 16; "requests", uint(1, 256);
+        /// Non-blocking QPC manager: whether the descriptor unit takes ooo_cap requests at
+        /// once (out_of_order) or one (in_order, the resource-prefetching paper's fetch
+        /// module); the requester and responder keep ooo_cap. No effect under fcfs, which
+        /// blocks every request behind a miss
+        descriptor_fetch: DescriptorFetch = DescriptorFetch::OutOfOrder; "order", Kind::Str(DescriptorFetch::NAMES);
         /// csRNA latency hiding: SQ address table on chip, QPC prefetch overlapped with the WQE
         /// read (false = QPC read before WQE read)
         latency_hiding: bool = false; "switch", Kind::Bool;

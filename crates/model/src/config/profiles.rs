@@ -70,29 +70,33 @@ clients = 9
     },
     ProfileDef {
         name: "prefetch",
-        description: "Resource prefetching: scheduler-triggered chain prefetch \
-                      (QPC -> WQEs -> MPT -> MTT; software trigger: nic.prefetch = sched+sw), window 17, 256-entry WQE cache, over the \
-                      non-blocking QPC manager without latency hiding; 2 nodes at 100 Gb/s; \
-                      WQE preparation 300 ns on 32 host cores",
+        description: "Resource prefetching: scheduler-triggered chain prefetch (QPC -> WQEs \
+                      -> MPT -> MTT; software trigger: nic.prefetch = sched+sw), window 17, \
+                      256-entry WQE cache, in-order descriptor fetch over the non-blocking \
+                      QPC manager without latency hiding; 2 nodes at 100 Gb/s; WQE \
+                      preparation 300 ns on 32 host cores",
         // The paper's setup: two nodes, 100 Gb/s, PCIe 128 Gb/s with a 500 ns round trip (the
         // baseline's), MPT and MTT caches of 256 (the baseline's). The window is the paper's
         // condition chunk/BW x wnd >= n x delay_fetch with the model's own inputs: n = 4
         // resources of 500 ns each, and a visit of 8 x 64 B messages that the TX pipeline
-        // sends in 8 x 15 ns = 120 ns: wnd >= 2000 / 120 = 16.7. The non-blocking manager
-        // keeps the misses the prefetcher cannot predict (received packets, ACKs) from
-        // blocking the others; latency hiding is left off, the prefetcher's chain reads
-        // the SQ after the QPC as the paper's does. The trigger is the scheduler's: the paper
-        // uses it under heavy load and the software trigger (a modified post_send that first
-        // writes the QPN into the prefetch register) for light load only, and the register
-        // write costs a posted TLP on the host-to-NIC PCIe direction per post, which the
-        // heavy-load runs need for read completions (at 16,384 QPs: 48 Mops with sched+sw
-        // against 60 with sched). The light-load experiment turns the software trigger on
-        // as its arm. WQE preparation: "at least several
-        // hundreds of nanoseconds", the lower end; 32 cores so that the hosts can post at
-        // the paper's ~70 Mops peak at 350 ns a post (70 M x 350 ns = 24.5 cores).
+        // sends in 8 x 15 ns = 120 ns: wnd >= 2000 / 120 = 16.7. The paper's fetch module
+        // takes one QP at a time and waits for its context and WQEs, the wait the prefetcher
+        // hides: the descriptor unit fetches in order. The requester and responder keep the
+        // non-blocking manager's indices, so that the misses no prefetcher can predict
+        // (received packets, ACKs) do not block the others. Latency hiding is left off: the
+        // prefetcher's chain reads the SQ after the QPC, as the paper's does. The trigger is
+        // the scheduler's: the paper uses it under heavy load and the software trigger (a
+        // modified post_send that first writes the QPN into the prefetch register) for light
+        // load only; the register write costs a posted TLP per post on the host-to-NIC PCIe
+        // direction, which heavy-load runs need for read completions (at 16,384 QPs: 48 Mops
+        // with sched+sw, 60 with sched). The light-load experiment turns the software trigger
+        // on as its arm. WQE preparation: "at least several hundreds of nanoseconds", the
+        // lower end; 32 cores so that the hosts can post at the paper's ~70 Mops peak at
+        // 350 ns a post (70 M x 350 ns = 24.5 cores).
         overlay: r#"
 [nic]
 qpc_manager = "nonblocking"
+descriptor_fetch = "in_order"
 latency_hiding = false
 prefetch = "sched"
 prefetch_window = 17

@@ -185,7 +185,7 @@ impl Nic {
             QpcManagerKind::Fcfs => Box::new(Fcfs::new(cache, n.qpc_lookup_ps, n.qpc_fifo_depth)),
             QpcManagerKind::Nonblocking => Box::new(NonBlocking::new(
                 cache,
-                n.ooo_cap,
+                [n.descriptor_ooo_cap, n.ooo_cap, n.ooo_cap],
                 n.cycle_ps,
                 n.qpc_lookup_ps,
             )),

@@ -74,16 +74,20 @@ pub struct NonBlocking {
 }
 
 impl NonBlocking {
-    /// A manager over `cache` with `ooo_cap` indices per requester; one manager cycle takes
-    /// `cycle_ps`, a step with a cache lookup `lookup_ps`.
-    pub fn new(cache: QpcCache, ooo_cap: u32, cycle_ps: TimePs, lookup_ps: TimePs) -> Self {
-        let cap = (ooo_cap as usize).clamp(1, csrna::MAX_OOO_CAP);
+    /// A manager over `cache` with `ooo_caps` indices for the requesters of the descriptor
+    /// unit, the requester and the responder (channel order); one manager cycle takes
+    /// `cycle_ps`, a step with a cache lookup `lookup_ps`. The pending structures are sized
+    /// for the largest.
+    pub fn new(cache: QpcCache, ooo_caps: [u32; 3], cycle_ps: TimePs, lookup_ps: TimePs) -> Self {
+        let caps = ooo_caps.map(|c| (c as usize).clamp(1, csrna::MAX_OOO_CAP));
+        let cap = caps.into_iter().max().unwrap_or(1);
         let cfg = QpcManagerConfig::new(cap).unwrap_or_else(|_| unreachable_cfg());
-        let req = || NonBlockingRequester::new(cap).unwrap_or_else(|_| unreachable_cfg());
+        let req =
+            |c: usize| NonBlockingRequester::new(caps[c]).unwrap_or_else(|_| unreachable_cfg());
         NonBlocking {
             cache,
             mgr: NonBlockingQpcManager::new(cfg),
-            requesters: [req(), req(), req()],
+            requesters: [req(0), req(1), req(2)],
             stalled: Default::default(),
             arriving: Default::default(),
             t: 0,
@@ -296,7 +300,12 @@ impl QpcManager for NonBlocking {
             }
         }
         // The waiting SRAMs replace the baseline's waiting FIFOs (8 B records, as in FCFS).
-        let waiting = 3 * self.ooo_cap as u64 * 8;
+        let waiting = self
+            .requesters
+            .iter()
+            .map(|r| r.ooo_cap() as u64)
+            .sum::<u64>()
+            * 8;
         vec![
             ("qpc_requester_index_fifos", qr),
             ("qpc_pending_fifo", pf),
@@ -324,7 +333,7 @@ mod tests {
     fn a_miss_does_not_block_a_later_hit() {
         let mut cache = QpcCache::new(4, 256);
         cache.fill(2);
-        let mut m = NonBlocking::new(cache, 16, 1_000, 2_000);
+        let mut m = NonBlocking::new(cache, [16; 3], 1_000, 2_000);
         let mut out = QpcOutputs::default();
         m.submit(req(1, Channel::Requester, 10, 0)); // miss
         m.submit(req(2, Channel::Requester, 11, 0)); // hit on another QP
@@ -343,7 +352,7 @@ mod tests {
     #[test]
     fn same_qp_keeps_order() {
         let cache = QpcCache::new(4, 256);
-        let mut m = NonBlocking::new(cache, 16, 1_000, 2_000);
+        let mut m = NonBlocking::new(cache, [16; 3], 1_000, 2_000);
         let mut out = QpcOutputs::default();
         m.submit(req(1, Channel::Requester, 1, 0));
         m.submit(req(1, Channel::Requester, 2, 0));
@@ -357,7 +366,7 @@ mod tests {
     #[test]
     fn no_free_index_stalls_the_channel() {
         let cache = QpcCache::new(4, 256);
-        let mut m = NonBlocking::new(cache, 1, 1_000, 2_000);
+        let mut m = NonBlocking::new(cache, [1; 3], 1_000, 2_000);
         let mut out = QpcOutputs::default();
         m.submit(req(1, Channel::Responder, 1, 0));
         assert!(!m.accepting(Channel::Responder));
@@ -368,5 +377,32 @@ mod tests {
         // The first is answered; the second then gets the index and misses in turn.
         assert_eq!(out.responses.len(), 1);
         assert_eq!(out.actions.len(), 2);
+    }
+
+    /// `nic.descriptor_fetch = "in_order"`: the descriptor unit has one index, so its second
+    /// miss waits for the first's fill, while the requester's two misses are fetched at once.
+    #[test]
+    fn an_in_order_descriptor_unit_waits_while_the_others_do_not() {
+        let cache = QpcCache::new(8, 256);
+        let mut m = NonBlocking::new(cache, [1, 16, 16], 1_000, 2_000);
+        let mut out = QpcOutputs::default();
+        m.submit(req(1, Channel::Descriptor, 1, 0));
+        m.submit(req(2, Channel::Descriptor, 2, 0));
+        m.submit(req(3, Channel::Requester, 3, 0));
+        m.submit(req(4, Channel::Requester, 4, 0));
+        m.pump(0, &mut out);
+        let fetched = |out: &QpcOutputs| -> Vec<u32> {
+            out.actions
+                .iter()
+                .filter_map(|a| match a {
+                    QpcAction::Fetch { qpn, .. } => Some(*qpn),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(fetched(&out), vec![1, 3, 4]);
+        m.on_fill(500_000, 1, &mut out);
+        m.pump(500_000, &mut out);
+        assert_eq!(fetched(&out), vec![1, 3, 4, 2]);
     }
 }
