@@ -74,6 +74,8 @@ pub struct FlowSpec {
     pub procs: Option<u32>,
     /// Memory regions per node over the flow's buffers; QP i uses MR i mod mrs.
     pub mrs: u32,
+    /// Memory regions on the client nodes instead (`None`: `mrs`).
+    pub client_mrs: Option<u32>,
     /// QP attributes: pair i gets `qp_profiles[i % len]`; empty: the config's `qp.*`.
     pub qp_profiles: Vec<QpProfile>,
     /// The tenant the flow belongs to (given to its QPs' records in the NIC).
@@ -102,6 +104,7 @@ impl FlowSpec {
             cores,
             procs: spec.procs,
             mrs: spec.mrs,
+            client_mrs: spec.client_mrs,
             qp_profiles: spec.qp_profiles.clone(),
             tenant: spec.qp_profiles.first().map_or(0, |p| p.tenant),
             class: if spec.test.is_latency() {
@@ -153,6 +156,7 @@ impl FlowSpec {
             procs: self.procs,
             qp_profiles: self.qp_profiles.clone(),
             mrs: self.mrs,
+            client_mrs: self.client_mrs,
             direction: Default::default(),
         }
     }

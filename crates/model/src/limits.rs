@@ -252,6 +252,7 @@ mod tests {
             procs: None,
             qp_profiles: Vec::new(),
             mrs: 1,
+            client_mrs: None,
             direction: Default::default(),
         };
         let e = check_run(&cfg, &spec).unwrap_err().0;

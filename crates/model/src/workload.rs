@@ -227,6 +227,9 @@ pub struct PerfSpec {
     /// Memory regions each node registers over its buffers; pair i uses MR i mod `mrs`, so
     /// the MPT and MTT caches see that many regions.
     pub mrs: u32,
+    /// Memory regions each client node registers instead (`None`: `mrs`), e.g. one on the
+    /// targets while the initiator spreads its buffers over many.
+    pub client_mrs: Option<u32>,
     /// Which way a bandwidth test's traffic goes (perftest -b, --reversed).
     pub direction: Direction,
 }

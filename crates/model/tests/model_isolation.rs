@@ -42,6 +42,7 @@ fn flow(
         cores: 1,
         procs: None,
         mrs: 1,
+        client_mrs: None,
         qp_profiles: vec![QpProfile {
             pmtu,
             tenant,

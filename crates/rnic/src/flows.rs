@@ -382,6 +382,7 @@ pub fn resolve(opts: &[FlowOptions], cfg: &Config) -> Result<FlowsSpec, ConfigEr
                 cores: o.cores,
                 procs: o.procs,
                 mrs: o.mrs,
+                client_mrs: None,
                 qp_profiles: vec![profile],
                 tenant: o.tenant,
                 class: o.class.unwrap_or(if test.is_latency() {

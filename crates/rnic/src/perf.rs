@@ -182,6 +182,8 @@ pub struct PerfOptions {
     pub procs: Option<u32>,
     /// Memory regions per node (`--mrs`).
     pub mrs: Option<u32>,
+    /// Memory regions per client node, instead of `mrs` (`--client-mrs`).
+    pub client_mrs: Option<u32>,
     /// One memory region per QP (`--mr_per_qp`): `mrs` = the server's QPs.
     pub mr_per_qp: bool,
     /// Bandwidth tests: both directions at once (`-b`).
@@ -325,6 +327,15 @@ pub const PERF_FIELDS: &[FieldDoc] = &[
             max: MAX_MRS,
         },
         "Memory regions each node registers; QP i uses MR i mod N (--mrs)",
+    ),
+    pf(
+        "perf.client_mrs",
+        "MRs",
+        Kind::UInt {
+            min: 1,
+            max: MAX_MRS,
+        },
+        "Memory regions each client node registers instead of perf.mrs (--client-mrs)",
     ),
     pf(
         "perf.mr_per_qp",
@@ -495,6 +506,7 @@ impl PerfOptions {
             procs: self.procs,
             qp_profiles: Vec::new(),
             mrs,
+            client_mrs: self.client_mrs,
             direction,
         })
     }

@@ -334,6 +334,37 @@ fn mr_per_qp_gives_each_qp_its_own_region() {
     );
 }
 
+/// `--client-mrs`: the clients register that many regions instead of `--mrs`, so the
+/// targets of the server's WRITEs keep one MPT entry while the server's own lkeys spread over
+/// many (the NIC counters are per node).
+#[test]
+fn client_mrs_sets_the_targets_regions_apart() {
+    let mpt_misses = |extra: &[&str]| {
+        let base = [
+            "perf", "write-bw", "-s", "64", "-n", "20", "-q", "600", "--mrs", "512", "--stats",
+        ];
+        let (code, out, err) = rnic(&[&base[..], extra].concat());
+        assert_eq!(code, Some(0), "{err}");
+        let get = |key: &str| -> u64 {
+            out.lines()
+                .find_map(|l| l.strip_prefix(key).map(|v| v.trim().parse().unwrap()))
+                .unwrap_or_else(|| panic!("{key} not in\n{out}"))
+        };
+        (
+            get("server.nic.translation.mpt.misses"),
+            get("clients.nic.translation.mpt.misses"),
+        )
+    };
+    let (server, clients) = mpt_misses(&[]);
+    assert!(server >= 512 && clients >= 512, "{server} / {clients}");
+    let (server, clients) = mpt_misses(&["--client-mrs", "1"]);
+    assert!(server >= 512, "{server}");
+    assert!(
+        clients <= 10,
+        "{clients} MPT misses at the clients with one region"
+    );
+}
+
 /// `-b/--bidirectional` doubles the traffic: the server and the client each write to the
 /// other at once, on QPs and buffers of their own, every byte verified; the table reports
 /// the sum (about twice one direction) and `--report-both` each direction. `--reversed`

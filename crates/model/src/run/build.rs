@@ -260,14 +260,20 @@ pub(crate) fn build_flows(
         });
         let pd = dev.alloc_pd();
         // Per flow, `mrs` registrations of its buffers (each a region of its own, with its
-        // own keys and translation entries); pair i uses MR i mod mrs.
+        // own keys and translation entries; `client_mrs` on the client nodes); pair i uses
+        // MR i mod the node's count.
         let mut keys = Vec::with_capacity(spec.flows.len());
         for (f, pl) in spec.flows.iter().zip(&plans) {
             if FlowPlan::node_qps(f, i) == 0 {
                 keys.push(Vec::new());
                 continue;
             }
-            let k = (0..f.mrs.max(1))
+            let mrs = if i == f.server as usize {
+                f.mrs
+            } else {
+                f.client_mrs.unwrap_or(f.mrs)
+            };
+            let k = (0..mrs.max(1))
                 .map(|_| {
                     dev.reg_mr(pd, pl.buf_base, 2 * pl.layout.region, Access::all())
                         .map(|k| (k.lkey, k.rkey))

@@ -20,6 +20,7 @@ pub fn spec(test: PerfTest, size: u64, qps: u32, clients: u32) -> PerfSpec {
         procs: None,
         qp_profiles: Vec::new(),
         mrs: 1,
+        client_mrs: None,
         direction: Default::default(),
     }
 }

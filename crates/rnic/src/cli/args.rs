@@ -311,6 +311,11 @@ pub struct PerfCmd {
     #[arg(long, value_name = "N",
           allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=MAX_MRS as i64))]
     pub mrs: Option<u32>,
+    /// Memory regions each client node registers instead of --mrs (e.g. 1: the targets keep
+    /// one region while the server spreads its buffers over --mrs) [default: --mrs].
+    #[arg(long = "client-mrs", value_name = "N",
+          allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=MAX_MRS as i64))]
+    pub client_mrs: Option<u32>,
     /// Bandwidth tests: the server and the clients initiate at once, on QPs and buffers of
     /// their own; the table reports the sum of both directions, as perftest's.
     #[arg(short = 'b', long = "bidirectional")]
@@ -485,6 +490,7 @@ impl PerfCmd {
             atomic_type: self.atomic_type,
             procs: self.procs,
             mrs: self.mrs,
+            client_mrs: self.client_mrs,
             mr_per_qp: self.mr_per_qp,
             bidirectional: self.bidirectional,
             reversed: self.reversed,

@@ -28,6 +28,7 @@ fn spec(test: PerfTest) -> PerfSpec {
         procs: None,
         qp_profiles: Vec::new(),
         mrs: 1,
+        client_mrs: None,
         direction: Default::default(),
     }
 }

@@ -197,6 +197,7 @@ fn flow(
         cores: 1,
         procs: None,
         mrs: 1,
+        client_mrs: None,
         qp_profiles: vec![prof],
         tenant,
         class,

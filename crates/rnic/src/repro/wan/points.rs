@@ -119,6 +119,7 @@ impl WanPoint {
             procs: None,
             qp_profiles: Vec::new(),
             mrs: 1,
+            client_mrs: None,
             direction: Default::default(),
         };
         Ok((cfg, spec))
