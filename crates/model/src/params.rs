@@ -180,6 +180,8 @@ pub struct HostParams {
     pub wqe_prep_ps: TimePs,
     /// Latency tests: idle time between an iteration's end and the next post, ps.
     pub latency_gap_ps: TimePs,
+    /// Completions by event: a sleeping core's wakeup after a CQE, ps (`None`: polling).
+    pub cq_event_ps: Option<TimePs>,
 }
 
 /// NIC parameters: caches, sizes and per-unit initiation intervals (II) in picoseconds
@@ -408,6 +410,7 @@ impl ModelParams {
                 rx_depth: cfg.host.rx_depth.max(1),
                 wqe_prep_ps: ns(cfg.host.wqe_prep_ns),
                 latency_gap_ps: ns(cfg.host.latency_gap_us * 1e3),
+                cq_event_ps: cfg.host.cq_events.then(|| ns(cfg.host.cq_event_ns)),
             },
             pmtu: cfg.qp.pmtu,
             rate_limit_gbps: cfg.qp.rate_limit_gbps,

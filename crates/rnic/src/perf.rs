@@ -472,6 +472,12 @@ impl PerfOptions {
             }
             (false, n) => n.unwrap_or(1),
         };
+        if cfg.host.cq_events && test.verb() == Verb::Write {
+            return bad(format!(
+                "-e/--events (host.cq_events): perftest's ib_write_bw and ib_write_lat poll \
+                 and have no -e; {test} cannot sleep on CQ events: leave it out"
+            ));
+        }
         if (self.report_histogram || self.report_unsorted) && !test.is_latency() {
             return bad(format!(
                 "-H/--report-histogram and -U/--report-unsorted print a latency test's \

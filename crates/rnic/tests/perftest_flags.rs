@@ -702,3 +702,37 @@ fn latency_gap_spaces_the_iterations_without_entering_the_samples() {
     assert!((t1 - t0 - 990.0).abs() < 20.0, "{t0} -> {t1} us");
     assert!((p1 - p0).abs() < 0.05 * p0, "median {p0} -> {p1} us");
 }
+
+/// `-e/--events`: a completion that finds its core asleep costs host.cq_event_ns (4 µs) of
+/// interrupt and wakeup before the poll: read-lat's one completion per iteration adds that
+/// to every sample, counted in `host.cq_wakeups`; WRITE tests refuse it, as perftest's.
+#[test]
+fn events_wake_a_sleeping_core_per_completion() {
+    let run = |extra: &[&str]| {
+        let base = ["perf", "read-lat", "-n", "200", "--json", "-"];
+        let (code, out, err) = rnic(&[&base[..], extra].concat());
+        assert_eq!(code, Some(0), "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["bytes_verified"], true);
+        (
+            v["latency_us"]["p50"].as_f64().unwrap(),
+            v["stats"]["host.cq_wakeups"].as_u64(),
+        )
+    };
+    let (polled, none) = run(&[]);
+    assert_eq!(none, None, "no wakeup counter without -e");
+    let (evented, wakeups) = run(&["-e"]);
+    assert!(
+        (evented - polled - 4.0).abs() < 0.1,
+        "{polled} -> {evented} us"
+    );
+    assert_eq!(wakeups, Some(200));
+    let (slower, _) = run(&["-e", "--set", "host.cq_event_ns=1000"]);
+    assert!(
+        (slower - polled - 1.0).abs() < 0.1,
+        "{polled} -> {slower} us"
+    );
+    let (code, _, err) = rnic(&["perf", "write-lat", "-e"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("-e/--events"), "{err}");
+}

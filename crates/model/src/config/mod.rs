@@ -585,6 +585,15 @@ config_section! {
         /// posts the next (perftest --latency_gap, in µs); the idle time is not part of the
         /// samples, which run from post to completion
         latency_gap_us: f64 = 0.0; "us", NS;
+        /// Completions by event instead of polling (perftest -e/--events): a core with
+        /// nothing to do sleeps on its completion channel, and a CQE that finds it asleep
+        /// wakes it after host.cq_event_ns; a core still busy polls as usual
+        cq_events: bool = false; "switch", Kind::Bool;
+        /// With host.cq_events: from a CQE landing to the woken thread polling it (the
+        /// interrupt, the completion channel's handler, the thread's wakeup, the CQ's
+        /// re-arm). A few microseconds on Linux servers; 4 µs is rnic's estimate, not a
+        /// measurement
+        cq_event_ns: f64 = 4000.0; "ns", NS;
     }
 }
 

@@ -203,6 +203,9 @@ pub struct Perftest {
     pub sw_prefetch: bool,
     /// Poll cost per CQE, ps.
     pub poll_ps: TimePs,
+    /// Completions by event (`host.cq_events`): a sleeping core wakes this long after a
+    /// CQE lands; `None`: the cores poll.
+    pub cq_event_ps: Option<TimePs>,
     /// Time for a polling core to see a DMA write, ps.
     pub mem_ps: TimePs,
     /// The run is over.
@@ -225,6 +228,8 @@ pub struct Perftest {
     pub first_error: Option<String>,
     /// Error completions by verbs status name (`RETRY_EXC_ERR`, ...).
     pub error_statuses: std::collections::BTreeMap<String, u64>,
+    /// CQEs that found their core asleep (`host.cq_events`): interrupts taken.
+    pub cq_wakeups: u64,
     /// Payload bytes the completed operations moved (a ping-pong iteration moves its
     /// message both ways; an atomic moves 8 bytes).
     pub bytes_moved: u64,
@@ -1011,7 +1016,15 @@ impl Perftest {
         let ci = self.nodes[node].cores[core].cq[kind].ci;
         rnic_transport::Memory::write(&mut cx.mems[node], ring.ci_record, &ci.to_le_bytes());
         let c = &mut self.nodes[node].cores[core];
-        let t = now.max(c.busy) + self.poll_ps;
+        let start = match self.cq_event_ps {
+            // Asleep on the completion channel: the interrupt wakes the thread.
+            Some(wake) if c.busy <= now => {
+                self.cq_wakeups += 1;
+                now + wake
+            }
+            _ => now.max(c.busy),
+        };
+        let t = start + self.poll_ps;
         c.busy = t;
         if cqe.status != 0 {
             let name = wc_status_name(cqe.status);

@@ -139,6 +139,13 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
     stats.extend(net.prefixed(""));
     let mut tr = Registry::default();
     tr.record("transport", &transport);
+    if world.apps.iter().any(|a| a.cq_event_ps.is_some()) {
+        // -e: how often a CQE found its core asleep (each an interrupt and a wakeup).
+        tr.set(
+            "host.cq_wakeups",
+            world.apps.iter().map(|a| a.cq_wakeups).sum(),
+        );
+    }
     stats.extend(tr.prefixed(""));
     let mut result = PerfResult {
         test: test.name().to_string(),

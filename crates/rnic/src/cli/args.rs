@@ -323,6 +323,10 @@ pub struct PerfCmd {
     /// With -b, also print each direction's row.
     #[arg(long = "report-both")]
     pub report_both: bool,
+    /// Sleep on CQ events instead of polling: a CQE that finds its core asleep wakes it
+    /// after host.cq_event_ns (sets host.cq_events; not for WRITE tests, as perftest).
+    #[arg(short = 'e', long = "events")]
+    pub events: bool,
     /// Latency tests: print every sample (µs), sorted, before the summary row.
     #[arg(short = 'H', long = "report-histogram")]
     pub report_histogram: bool,
@@ -406,6 +410,7 @@ impl PerfCmd {
                 .then(|| Override::new("host.perform_warm_up", true)),
             self.latency_gap
                 .map(|g| Override::new("host.latency_gap_us", f64::from(g))),
+            self.events.then(|| Override::new("host.cq_events", true)),
             self.tclass
                 .map(|t| Override::new("qp.traffic_class", i64::from(t))),
             self.hop_limit

@@ -5,7 +5,7 @@
 //! with a message naming the flag (never silently run a different experiment).
 //!
 //! The implemented flags are `rnic perf`'s own arguments (`-s -n -q -t -a -m -D -u -A
-//! --report_gbits -o -l -I -c RC --output -w -y -H -U --latency_gap`, and `-V`/`-h`, which every rnic command has). The list below and those arguments together cover every flag
+//! --report_gbits -o -l -I -c RC --output -w -y -H -U --latency_gap -e`, and `-V`/`-h`, which every rnic command has). The list below and those arguments together cover every flag
 //! in the help texts of perftest 4.5's `ib_{write,read,send,atomic}_{bw,lat}`
 //! (`tests/fixtures/perftest/`, checked by `tests/perftest_flags.rs`).
 
@@ -177,12 +177,6 @@ pub const COMPAT_FLAGS: &[CompatFlag] = &[
     flag("recv_post_list", None, true, Refused(NOT_YET)),
     flag("use-srq", None, false, Refused(NOT_YET)),
     flag("inline_recv", None, true, Refused(NOT_YET)),
-    flag(
-        "events",
-        Some('e'),
-        false,
-        Refused("not modelled by rnic yet: its cores poll the CQs"),
-    ),
     flag(
         "run_infinitely",
         None,
