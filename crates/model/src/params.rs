@@ -174,6 +174,8 @@ pub struct HostParams {
     pub cq_mod: u32,
     /// SEND bandwidth tests: receives the target keeps posted per QP. Default 512.
     pub rx_depth: u32,
+    /// SEND bandwidth tests: receives reposted per doorbell.
+    pub recv_post_list: u32,
     /// Bandwidth tests: warm every QP up before measuring (perftest --perform_warm_up).
     pub perform_warm_up: bool,
     /// CPU time of building one WQE before its doorbell, ps (0: part of `post_send_ps`).
@@ -408,6 +410,7 @@ impl ModelParams {
                 cq_mod: cfg.host.cq_mod.max(1),
                 perform_warm_up: cfg.host.perform_warm_up,
                 rx_depth: cfg.host.rx_depth.max(1),
+                recv_post_list: cfg.host.recv_post_list.clamp(1, cfg.host.rx_depth.max(1)),
                 wqe_prep_ps: ns(cfg.host.wqe_prep_ns),
                 latency_gap_ps: ns(cfg.host.latency_gap_us * 1e3),
                 cq_event_ps: cfg.host.cq_events.then(|| ns(cfg.host.cq_event_ns)),

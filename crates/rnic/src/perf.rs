@@ -472,6 +472,14 @@ impl PerfOptions {
             }
             (false, n) => n.unwrap_or(1),
         };
+        if cfg.host.recv_post_list > cfg.host.rx_depth {
+            return bad(format!(
+                "--recv_post_list (host.recv_post_list) = {} is more than -r/--rx-depth \
+                 (host.rx_depth) = {}: the target could never repost a whole list; raise -r \
+                 or lower --recv_post_list",
+                cfg.host.recv_post_list, cfg.host.rx_depth
+            ));
+        }
         if cfg.host.cq_events && test.verb() == Verb::Write {
             return bad(format!(
                 "-e/--events (host.cq_events): perftest's ib_write_bw and ib_write_lat poll \

@@ -736,3 +736,42 @@ fn events_wake_a_sleeping_core_per_completion() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("-e/--events"), "{err}");
 }
+
+/// `--recv_post_list N`: the SEND target reposts its consumed receives N at a time, one
+/// RQ doorbell per list, so the doorbells drop N-fold and every byte still arrives; a list
+/// longer than the receives kept posted (-r) is refused.
+#[test]
+fn recv_post_list_rings_one_rq_doorbell_per_list() {
+    let run = |extra: &[&str]| {
+        let base = [
+            "perf",
+            "send-bw",
+            "-s",
+            "256",
+            "-n",
+            "1000",
+            "-q",
+            "2",
+            "--clients",
+            "1",
+            "--stats",
+        ];
+        let (code, out, err) = rnic(&[&base[..], extra].concat());
+        assert_eq!(code, Some(0), "{err}");
+        out.lines()
+            .find_map(|l| l.strip_prefix("clients.nic.doorbell.rq"))
+            .map(|v| v.trim().parse::<u64>().unwrap())
+            .unwrap_or_else(|| panic!("no RQ doorbell counter in\n{out}"))
+    };
+    let (one, eight) = (run(&[]), run(&["--recv_post_list", "8"]));
+    // 2 initial lists of 512, then one doorbell per repost (1) or per 8 reposts, until the
+    // run ends.
+    assert!(one >= 1500, "{one} RQ doorbells");
+    assert!(eight * 7 < one && eight >= one / 8, "{one} -> {eight}");
+    let (code, _, err) = rnic(&["perf", "send-bw", "-r", "4", "--recv_post_list", "8"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--recv_post_list") && err.contains("-r"),
+        "{err}"
+    );
+}

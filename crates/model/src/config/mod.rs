@@ -572,6 +572,9 @@ config_section! {
         /// sender's next messages find a receive while the last ones' are reposted
         /// (perftest -r/--rx-depth, whose default is 512)
         rx_depth: u32 = 512; "WQEs", uint(1, 65536);
+        /// SEND bandwidth tests: the target reposts consumed receives in lists of this many,
+        /// one doorbell per list (perftest --recv_post_list); at most host.rx_depth
+        recv_post_list: u32 = 1; "WQEs", uint(1, 65536);
         /// Bandwidth tests: before the measured run, each QP in turn posts a tx depth of
         /// operations (a post list, with post_list > 1) and waits for their completions, so
         /// caches start warm and none of it is measured (perftest --perform_warm_up)

@@ -87,6 +87,9 @@ pub struct HostQp {
     pub sq_pi: u32,
     /// RQ producer index.
     pub rq_pi: u32,
+    /// Receives consumed and not yet reposted (a list is posted once there are
+    /// `recv_post_list` of them).
+    pub rq_owed: u32,
     /// Core.
     pub core: u16,
 }
@@ -173,6 +176,9 @@ pub struct Perftest {
     pub cq_mod: u32,
     /// SEND bandwidth tests: receives the target keeps posted per QP (perftest -r).
     pub rx_depth: u32,
+    /// SEND bandwidth tests: consumed receives are reposted in lists of this many, one
+    /// doorbell each (perftest --recv_post_list).
+    pub recv_post_list: u32,
     /// Bandwidth tests: operations each QP does in the warm-up before the measured run
     /// (perftest --perform_warm_up); 0 = none. They are real operations (their bytes land
     /// and are verified) but neither counted nor timed.
@@ -1053,8 +1059,13 @@ impl Perftest {
             return;
         }
         if cqe.is_recv {
-            // SEND bandwidth target: keep the receive queue full.
-            self.post_recv(node, cqe.qpn, 1, t, cx);
+            // SEND bandwidth target: keep the receive queue full, a list at a time.
+            let q = &mut self.nodes[node].qps[cqe.qpn as usize];
+            q.rq_owed += 1;
+            if q.rq_owed >= self.recv_post_list {
+                let k = std::mem::take(&mut q.rq_owed);
+                self.post_recv(node, cqe.qpn, k, t, cx);
+            }
             return;
         }
         // Bandwidth initiator completion. Operations and their latencies count inside the

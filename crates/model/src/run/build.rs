@@ -379,6 +379,7 @@ pub(crate) fn build_flows(
                 rq_mask: rq_depth - 1,
                 sq_pi: 0,
                 rq_pi: 0,
+                rq_owed: 0,
                 core: core as u16,
             };
             routes.assign_qp(i, qpn, fi);
@@ -544,6 +545,7 @@ fn application(
         },
         warming: None,
         rx_depth: pl.rx_depth,
+        recv_post_list: p.host.recv_post_list,
         stride: pl.layout.stride,
         wqe_bytes: p.nic.wqe_bytes,
         pairs,

@@ -376,6 +376,11 @@ pub struct PerfCmd {
     #[arg(short = 'r', long = "rx-depth", value_name = "DEPTH",
           allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=65536))]
     pub rx_depth: Option<u32>,
+    /// SEND bandwidth tests: the target reposts consumed receives in lists of N, one
+    /// doorbell per list (sets host.recv_post_list; at most -r).
+    #[arg(long = "recv_post_list", value_name = "N",
+          allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub recv_post_list: Option<u32>,
     /// Bandwidth tests: before measuring, each QP in turn posts a tx depth of operations and
     /// waits for them, unmeasured (sets host.perform_warm_up).
     #[arg(long = "perform_warm_up")]
@@ -406,6 +411,8 @@ impl PerfCmd {
                 .map(|l| Override::new("host.post_list", n(l))),
             self.cq_mod.map(|q| Override::new("host.cq_mod", n(q))),
             self.rx_depth.map(|r| Override::new("host.rx_depth", n(r))),
+            self.recv_post_list
+                .map(|r| Override::new("host.recv_post_list", n(r))),
             self.perform_warm_up
                 .then(|| Override::new("host.perform_warm_up", true)),
             self.latency_gap

@@ -164,6 +164,13 @@ fn cmd_perf(
     for note in c.compat.check()? {
         writeln!(err, "{note}")?;
     }
+    if c.recv_post_list.is_some() && c.test != rnic_model::workload::PerfTest::SendBw {
+        writeln!(
+            err,
+            "rnic: --recv_post_list has no effect on {}: only send-bw's target reposts receives",
+            c.test.name()
+        )?;
+    }
     if c.perform_warm_up && c.test.is_latency() {
         writeln!(
             err,
