@@ -170,6 +170,8 @@ pub struct HostParams {
     pub post_list: u32,
     /// SEND/WRITE payloads up to this many bytes go inline in the WQE (0: never).
     pub inline_bytes: u32,
+    /// Received SENDs of at most this many bytes ride in their CQE (0: never).
+    pub inline_recv_bytes: u64,
     /// Bandwidth tests: one signaled WQE (one CQE) per this many. Default 1.
     pub cq_mod: u32,
     /// SEND bandwidth tests: receives the target keeps posted per QP. Default 512.
@@ -407,6 +409,7 @@ impl ModelParams {
                 cores: cfg.host.cores.max(1),
                 post_list: cfg.host.post_list.max(1),
                 inline_bytes: cfg.host.inline_bytes,
+                inline_recv_bytes: u64::from(cfg.host.inline_recv_bytes),
                 cq_mod: cfg.host.cq_mod.max(1),
                 perform_warm_up: cfg.host.perform_warm_up,
                 rx_depth: cfg.host.rx_depth.max(1),

@@ -472,6 +472,15 @@ impl PerfOptions {
             }
             (false, n) => n.unwrap_or(1),
         };
+        if cfg.host.inline_recv_bytes > cfg.nic.cqe_bytes / 2 {
+            return bad(format!(
+                "--inline_recv (host.inline_recv_bytes) = {} B: a {} B CQE carries at most {} B \
+                 of payload; lower it or raise nic.cqe_bytes",
+                cfg.host.inline_recv_bytes,
+                cfg.nic.cqe_bytes,
+                cfg.nic.cqe_bytes / 2
+            ));
+        }
         if cfg.host.recv_post_list > cfg.host.rx_depth {
             return bad(format!(
                 "--recv_post_list (host.recv_post_list) = {} is more than -r/--rx-depth \

@@ -775,3 +775,36 @@ fn recv_post_list_rings_one_rq_doorbell_per_list() {
         "{err}"
     );
 }
+
+/// `--inline_recv N`: received SENDs of at most N bytes ride in their CQE, so the target's
+/// NIC-to-host PCIe traffic loses the payload writes (every byte still verified); more than
+/// half a CQE is refused.
+#[test]
+fn inline_recv_puts_small_sends_in_their_cqe() {
+    let run = |extra: &[&str]| {
+        let base = [
+            "perf", "send-bw", "-s", "32", "-n", "500", "-q", "4", "--stats",
+        ];
+        let (code, out, err) = rnic(&[&base[..], extra].concat());
+        assert_eq!(code, Some(0), "{err}");
+        let get = |key: &str| -> u64 {
+            out.lines()
+                .find_map(|l| l.strip_prefix(key).map(|v| v.trim().parse().unwrap()))
+                .unwrap_or(0)
+        };
+        (
+            get("clients.nic.pcie.up_bytes"),
+            get("clients.nic.rx.payload_bytes"),
+            get("clients.nic.rx.inline_recv_bytes"),
+        )
+    };
+    let (up, dma, inline) = run(&[]);
+    assert_eq!((dma, inline), (500 * 4 * 32, 0));
+    let (up_inline, dma, inline) = run(&["--inline_recv", "32"]);
+    assert_eq!((dma, inline), (0, 500 * 4 * 32));
+    // Each 32 B payload write was one TLP of 32 B plus its header.
+    assert!(up - up_inline >= 2000 * 32, "{up} -> {up_inline} bytes up");
+    let (code, _, err) = rnic(&["perf", "send-bw", "--inline_recv", "33"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--inline_recv"), "{err}");
+}

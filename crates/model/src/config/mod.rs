@@ -564,6 +564,10 @@ config_section! {
         /// copies them into the WQE slot (which must hold them: nic.wqe_bytes >= 64 +
         /// inline_bytes), so the NIC reads no payload; 0 = never (perftest -I)
         inline_bytes: u32 = 0; "bytes", uint(0, 960);
+        /// A received SEND of at most this many bytes travels inside its CQE (scatter to
+        /// CQE), so the NIC writes no separate payload and the driver copies it to the
+        /// buffer on poll; at most half of nic.cqe_bytes; 0 = never (perftest --inline_recv)
+        inline_recv_bytes: u32 = 0; "bytes", uint(0, 2048);
         /// Bandwidth tests: one signaled WQE in this many, so the NIC writes one CQE per
         /// this many completions (perftest -Q/--cq-mod); the others complete silently and
         /// are counted when the next CQE arrives. At most the tx depth

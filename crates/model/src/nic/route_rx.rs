@@ -135,6 +135,10 @@ impl Nic {
                 Opcode::RcAtomicAck => {
                     self.pcie.posted_write(now, 8);
                 }
+                _ if plen > 0 && plen <= self.p.host.inline_recv_bytes && is_send_only(op) => {
+                    // Scatter to CQE: the payload travels in the completion's write.
+                    self.rx.stats.inline_recv_bytes += plen;
+                }
                 _ if plen > 0 => {
                     self.rx.stats.payload_bytes += plen;
                     let land = self.pcie.posted_write(now, plen);
@@ -225,4 +229,18 @@ impl Nic {
         qp.outstanding = qp.outstanding.saturating_sub(d as u32);
         d > 0
     }
+}
+
+/// A single-packet SEND, whose whole message can ride in its CQE.
+fn is_send_only(op: Opcode) -> bool {
+    matches!(
+        op,
+        Opcode::RcSendOnly
+            | Opcode::RcSendOnlyImm
+            | Opcode::RcSendOnlyInv
+            | Opcode::UcSendOnly
+            | Opcode::UcSendOnlyImm
+            | Opcode::UdSendOnly
+            | Opcode::UdSendOnlyImm
+    )
 }

@@ -381,6 +381,11 @@ pub struct PerfCmd {
     #[arg(long = "recv_post_list", value_name = "N",
           allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=65536))]
     pub recv_post_list: Option<u32>,
+    /// A received SEND of at most N bytes travels inside its CQE, with no separate payload
+    /// write (sets host.inline_recv_bytes; at most half of nic.cqe_bytes).
+    #[arg(long = "inline_recv", value_name = "N",
+          allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(0..=2048))]
+    pub inline_recv: Option<u32>,
     /// Bandwidth tests: before measuring, each QP in turn posts a tx depth of operations and
     /// waits for them, unmeasured (sets host.perform_warm_up).
     #[arg(long = "perform_warm_up")]
@@ -413,6 +418,8 @@ impl PerfCmd {
             self.rx_depth.map(|r| Override::new("host.rx_depth", n(r))),
             self.recv_post_list
                 .map(|r| Override::new("host.recv_post_list", n(r))),
+            self.inline_recv
+                .map(|r| Override::new("host.inline_recv_bytes", n(r))),
             self.perform_warm_up
                 .then(|| Override::new("host.perform_warm_up", true)),
             self.latency_gap

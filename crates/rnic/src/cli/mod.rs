@@ -164,6 +164,13 @@ fn cmd_perf(
     for note in c.compat.check()? {
         writeln!(err, "{note}")?;
     }
+    if c.inline_recv.is_some() && c.test.verb() != rnic_model::workload::Verb::Send {
+        writeln!(
+            err,
+            "rnic: --inline_recv has no effect on {}: only received SENDs ride in their CQE",
+            c.test.name()
+        )?;
+    }
     if c.recv_post_list.is_some() && c.test != rnic_model::workload::PerfTest::SendBw {
         writeln!(
             err,

@@ -5,7 +5,7 @@
 //! with a message naming the flag (never silently run a different experiment).
 //!
 //! The implemented flags are `rnic perf`'s own arguments (`-s -n -q -t -a -m -D -u -A
-//! --report_gbits -o -l -I -c RC --output -w -y -H -U --latency_gap -e --recv_post_list`, and `-V`/`-h`, which every rnic command has). The list below and those arguments together cover every flag
+//! --report_gbits -o -l -I -c RC --output -w -y -H -U --latency_gap -e --recv_post_list --inline_recv`, and `-V`/`-h`, which every rnic command has). The list below and those arguments together cover every flag
 //! in the help texts of perftest 4.5's `ib_{write,read,send,atomic}_{bw,lat}`
 //! (`tests/fixtures/perftest/`, checked by `tests/perftest_flags.rs`).
 
@@ -175,7 +175,6 @@ pub const COMPAT_FLAGS: &[CompatFlag] = &[
     ),
     // They change the experiment and are not modelled yet.
     flag("use-srq", None, false, Refused(NOT_YET)),
-    flag("inline_recv", None, true, Refused(NOT_YET)),
     flag(
         "run_infinitely",
         None,
