@@ -577,3 +577,18 @@ fn rx_depth_sets_the_receives_a_send_target_keeps_posted() {
         shallow["msg_rate_mops"].as_f64().unwrap() < deep["msg_rate_mops"].as_f64().unwrap() / 10.0
     );
 }
+
+#[test]
+fn rdma_cm_connects_the_qps_by_cm_mads_which_is_the_default() {
+    let connections = |args: &[&str]| {
+        let mut all = vec!["perf", "write-bw", "-n", "10", "-q", "3", "--json", "-"];
+        all.extend_from_slice(args);
+        let (code, out, err) = rnic(&all);
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        v["stats"]["cm.connections"].as_u64()
+    };
+    assert_eq!(connections(&["-R"]), Some(3));
+    assert_eq!(connections(&[]), Some(3));
+    assert_eq!(connections(&["--set", "host.connect=direct"]), None);
+}

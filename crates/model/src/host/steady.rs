@@ -187,6 +187,13 @@ impl Steady {
         }
     }
 
+    /// Moves an armed start `dt` later (the application starts after connection setup).
+    pub fn shift_start(&mut self, dt: TimePs) {
+        if let Some(s) = self.start.as_mut() {
+            *s += dt;
+        }
+    }
+
     /// The decision, once made.
     pub fn decision(&self) -> Option<Decision> {
         self.decision

@@ -360,6 +360,10 @@ pub struct PerfCmd {
     /// waits for them, unmeasured (sets host.perform_warm_up).
     #[arg(long = "perform_warm_up")]
     pub perform_warm_up: bool,
+    /// Connect the QPs by RDMA CM (REQ, REP, RTU MADs on the simulated wire; sets
+    /// host.connect = "cm", which is the default anyway).
+    #[arg(short = 'R', long = "rdma_cm")]
+    pub rdma_cm: bool,
     /// One memory region per QP, as perftest's --mr_per_qp: --mrs = the server's QPs
     /// (QPs x clients).
     #[arg(long = "mr_per_qp")]
@@ -388,6 +392,7 @@ impl PerfCmd {
             self.rx_depth.map(|r| Override::new("host.rx_depth", n(r))),
             self.perform_warm_up
                 .then(|| Override::new("host.perform_warm_up", true)),
+            self.rdma_cm.then(|| Override::new("host.connect", "cm")),
             self.tclass
                 .map(|t| Override::new("qp.traffic_class", i64::from(t))),
             self.hop_limit
