@@ -90,6 +90,7 @@ fn each_pair_sends_req_rep_rtu_on_the_wire_and_the_figures_equal_direct_setup() 
         }
     }
     tshark_decodes_them_as_cm(&path);
+    std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
 }
 
 /// tshark (when installed) decodes the capture's MADs as InfiniBand CM REQ, REP and RTU,
@@ -114,7 +115,18 @@ fn tshark_decodes_them_as_cm(path: &std::path::Path) {
             "-e",
             "_ws.malformed",
         ])
-        .args(["-e", "infiniband.invariant.crc"])
+        .args([
+            "-e",
+            "infiniband.invariant.crc",
+            "-e",
+            "infiniband.cm.req.private",
+        ])
+        .args([
+            "-e",
+            "infiniband.cm.req.maxcmretr",
+            "-e",
+            "infiniband.cm.req.pppmtu",
+        ])
         .output();
     let out = match out {
         Ok(o) if o.status.success() => o,
@@ -149,6 +161,20 @@ fn tshark_decodes_them_as_cm(path: &std::path::Path) {
         );
         assert_eq!(l[3], shown, "{text}");
     }
+    // Each client's REQs carry its connections' numbers, 0 and 1, in the private data, the
+    // retries (15) and the path MTU (5 = 4096 B).
+    let reqs: Vec<&Vec<&str>> = lines
+        .iter()
+        .filter(|l| l[0] == "CM: ConnectRequest")
+        .collect();
+    for k in ["00000000", "00000001"] {
+        let n = reqs.iter().filter(|l| l[4].starts_with(k)).count();
+        assert_eq!(n, 2, "connection {k}: {text}");
+    }
+    assert!(
+        reqs.iter().all(|l| l[5] == "0x0f" && l[6] == "0x05"),
+        "{text}"
+    );
 }
 
 fn hooked(drop: [Option<u64>; 2], sets: &[&str]) -> anyhow::Result<rnic_model::ModelRun> {
