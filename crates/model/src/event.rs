@@ -11,6 +11,8 @@ pub enum Ev {
     Net(NetEv),
     /// For the application on the host of `node`.
     Host { node: u32, ev: HostEv },
+    /// For the connection manager on the host of `node` (`host.connect = "cm"`).
+    Cm { node: u32, ev: CmEv },
     /// The measurement window opens (duration mode): read the counters it reports.
     WindowOpen,
     /// End of the measurement window (duration mode).
@@ -74,6 +76,17 @@ pub enum HostEv {
     Landed { qpn: u32 },
     /// A CQE is in host memory (CQ `cq` of the node).
     CqeLanded { cq: u32 },
+}
+
+/// An event of a host's connection manager.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmEv {
+    /// A MAD to QP1 (frame `frame`) has reached the host.
+    Mad { frame: u32 },
+    /// The response timer of connection `conn` (the node's own numbering) may be due.
+    Timeout { conn: u32 },
+    /// Every connection is established: the applications start.
+    Ready,
 }
 
 /// Frame buffers in flight, reused (no allocation per frame once warmed up).

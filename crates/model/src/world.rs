@@ -19,6 +19,9 @@ pub struct Hooks {
     /// Flip one payload byte of the n-th payload-carrying frame in the switch (and fix
     /// up the ICRC, so the corruption is invisible to the transport).
     pub corrupt_data_frame: Option<u64>,
+    /// Drop the CM MADs with these numbers (1 = the first) that reach the first switch
+    /// (connection setup must repair it).
+    pub drop_cm_mads: [Option<u64>; 2],
 }
 
 /// The world.
@@ -43,6 +46,13 @@ pub struct World {
     pub oracle: PayloadOracle,
     /// Events processed.
     pub events: u64,
+    /// The hosts' connection managers (`host.connect = "cm"`); `None`: the QPs were
+    /// connected at build time.
+    pub cm: Option<crate::host::cm::ConnectionManager>,
+    /// Events the applications' start schedules (window events), at times from their start.
+    pub at_start: Vec<(TimePs, Ev)>,
+    /// When the applications started (after connection setup), ps.
+    pub origin_ps: TimePs,
 }
 
 impl World {
@@ -78,6 +88,26 @@ impl World {
                 self.nics[n].handle(now, ev, &mut cx);
             }
             Ev::Net(ev) => self.net.handle(now, ev, &mut self.q, &mut self.frames),
+            Ev::Cm {
+                ev: crate::event::CmEv::Ready,
+                ..
+            } => self.start_apps(now),
+            Ev::Cm { node, ev } => {
+                let Some(cm) = self.cm.as_mut() else { return };
+                let mut cx = crate::host::cm::CmCx {
+                    q: &mut self.q,
+                    nics: &mut self.nics,
+                    net: &mut self.net,
+                    frames: &mut self.frames,
+                };
+                cm.handle(now, node as usize, ev, &mut cx);
+                if cm.error.is_some() {
+                    // Setup failed: nothing will run; the run ends and reports why.
+                    for a in &mut self.apps {
+                        a.finished = true;
+                    }
+                }
+            }
             Ev::Host { node, ev } => {
                 let n = node as usize;
                 let f = if self.apps.len() == 1 {
@@ -120,16 +150,39 @@ impl World {
         }
     }
 
-    /// Starts the applications at time 0, in flow order (a flow that starts later has its
-    /// cores busy until its start time, so its first post waits for it).
+    /// Starts the run: the connection managers' setup, or (QPs connected at build time)
+    /// the applications at once.
     pub fn start(&mut self) {
+        match self.cm.as_mut() {
+            Some(cm) => {
+                let mut cx = crate::host::cm::CmCx {
+                    q: &mut self.q,
+                    nics: &mut self.nics,
+                    net: &mut self.net,
+                    frames: &mut self.frames,
+                };
+                cm.start(&mut cx);
+            }
+            None => self.start_apps(0),
+        }
+    }
+
+    /// Starts the applications at `t0`, in flow order (a flow that starts later has its
+    /// cores busy until its start time, so its first post waits for it); every time they
+    /// measure counts from `t0`.
+    fn start_apps(&mut self, t0: TimePs) {
+        self.origin_ps = t0;
+        for (t, ev) in std::mem::take(&mut self.at_start) {
+            self.q.push(t + t0, ev);
+        }
         let mut cx = HostCx {
             q: &mut self.q,
             mems: &mut self.mems,
             oracle: &mut self.oracle,
         };
         for a in &mut self.apps {
-            a.start(&mut cx);
+            a.shift_origin(t0);
+            a.start(t0, &mut cx);
         }
     }
 

@@ -84,10 +84,16 @@ fn model_the_payload_buffer_bounds_the_fetch_and_drains() {
 
 #[test]
 fn model_a_failed_qp_gives_its_buffer_back() {
-    // Every packet is lost: the QPs exhaust their retries and flush their WQEs.
+    // Every packet is lost: the QPs exhaust their retries and flush their WQEs (connected
+    // directly: RDMA CM could not connect them at all).
     let cfg = config(
         "baseline",
-        &["net.impair.loss=1.0", "qp.retry_cnt=1", "qp.timeout=1"],
+        &[
+            "net.impair.loss=1.0",
+            "qp.retry_cnt=1",
+            "qp.timeout=1",
+            "host.connect=direct",
+        ],
     );
     let mut s = spec(PerfTest::WriteBw, 4096, 4, 1);
     s.iters = 50;

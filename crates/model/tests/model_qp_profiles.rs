@@ -29,7 +29,10 @@ fn payloads_by_qp(pcap: &[u8]) -> std::collections::BTreeMap<u32, Vec<usize>> {
         at += 16 + incl;
         if let Ok(h) = rnic_wire::peek_roce(frame) {
             if h.bth.opcode.is_request() && h.payload_len > 0 {
-                out.entry(h.bth.dest_qp).or_default().push(h.payload_len);
+                // RC payloads only, not the connection managers' MADs to QP1.
+                if h.bth.dest_qp != rnic_wire::cm::GSI_QPN {
+                    out.entry(h.bth.dest_qp).or_default().push(h.payload_len);
+                }
             }
         }
     }

@@ -61,6 +61,7 @@ fn model_a_corrupted_payload_byte_is_detected() {
         let opts = RunOptions {
             hooks: Hooks {
                 corrupt_data_frame: Some(if t.is_latency() { 19 } else { 15 }),
+                ..Hooks::default()
             },
         };
         let bad = run_with(&cfg, &s, &opts);

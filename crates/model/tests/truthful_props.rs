@@ -62,6 +62,10 @@ proptest! {
         let mut cfg = baseline(10.0);
         cfg.sim.seed = seed;
         cfg.net.impair.loss = loss;
+        if loss == 1.0 {
+            // Every frame lost: RDMA CM could not connect; the data path's failure is checked.
+            cfg.host.connect = rnic_model::config::Connect::Direct;
+        }
         if short_limit {
             cfg.sim.max_events = 20;
         }

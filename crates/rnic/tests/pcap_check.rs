@@ -86,7 +86,10 @@ fn send_bw_capture_checks_clean_with_the_runs_figures() {
     assert!(out
         .stdout
         .trim_end()
-        .ends_with("ok: every RoCEv2 frame parsed and passed its ICRC: 100 of 100"));
+        .ends_with("ok: every RoCEv2 frame parsed and passed its ICRC: 103 of 103"));
+    // The server's port saw its QP's RDMA CM REQ, REP and RTU, in no flow.
+    assert_eq!(chk["roce_cm_mads"], 3, "{}", out.stdout);
+    assert!(out.stdout.contains("connection management: 3 MADs to QP1"));
 }
 
 #[test]

@@ -808,3 +808,20 @@ fn inline_recv_puts_small_sends_in_their_cqe() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--inline_recv"), "{err}");
 }
+
+/// `-R/--rdma_cm`: the QPs connect by RDMA CM MADs on the wire, as they do by default;
+/// host.connect = direct connects them without frames.
+#[test]
+fn rdma_cm_connects_the_qps_by_cm_mads_which_is_the_default() {
+    let connections = |args: &[&str]| {
+        let mut all = vec!["perf", "write-bw", "-n", "10", "-q", "3", "--json", "-"];
+        all.extend_from_slice(args);
+        let (code, out, err) = rnic(&all);
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        v["stats"]["cm.connections"].as_u64()
+    };
+    assert_eq!(connections(&["-R"]), Some(3));
+    assert_eq!(connections(&[]), Some(3));
+    assert_eq!(connections(&["--set", "host.connect=direct"]), None);
+}

@@ -56,6 +56,8 @@ pub mod field {
     pub const REQ_PRIMARY_SL: usize = 118;
     /// Local ACK timeout (5), reserved (3).
     pub const REQ_PRIMARY_ACK_TIMEOUT: usize = 119;
+    /// The REQ's private data (92 bytes), for the applications' own use.
+    pub const REQ_PRIVATE_DATA: Range<usize> = 164..256;
     // REP.
     pub const REP_LOCAL_COMM_ID: Range<usize> = 24..28;
     pub const REP_REMOTE_COMM_ID: Range<usize> = 28..32;
@@ -159,7 +161,14 @@ pub struct CmReq {
     pub hop_limit: u8,
     pub traffic_class: u8,
     pub local_ack_timeout: u8,
+    /// The first bytes of the 92-byte private data (the rest is zero), which the
+    /// applications on the two sides agree on (rnic: the connection's number between the
+    /// two hosts, so the passive side binds the QP it prepared for it).
+    pub private_data: [u8; REQ_PRIVATE_DATA_USED],
 }
+
+/// Bytes of the REQ's private data [`CmReq`] carries.
+pub const REQ_PRIVATE_DATA_USED: usize = 32;
 
 /// A connection reply: the passive side's QP and its starting PSN.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -261,6 +270,12 @@ impl CmRepr {
                     hop_limit: b[field::REQ_PRIMARY_HOP_LIMIT],
                     traffic_class: b[field::REQ_PRIMARY_TRAFFIC_CLASS],
                     local_ack_timeout: b[field::REQ_PRIMARY_ACK_TIMEOUT] >> 3,
+                    private_data: {
+                        let mut p = [0u8; REQ_PRIVATE_DATA_USED];
+                        let at = field::REQ_PRIVATE_DATA.start;
+                        p.copy_from_slice(&b[at..at + REQ_PRIVATE_DATA_USED]);
+                        p
+                    },
                 })
             }
             ATTR_REP => CmMessage::Rep(CmRep {
@@ -330,6 +345,8 @@ impl CmRepr {
                 b[field::REQ_PRIMARY_TRAFFIC_CLASS] = r.traffic_class;
                 b[field::REQ_PRIMARY_HOP_LIMIT] = r.hop_limit;
                 b[field::REQ_PRIMARY_ACK_TIMEOUT] = (r.local_ack_timeout & 0x1F) << 3;
+                let at = field::REQ_PRIVATE_DATA.start;
+                b[at..at + REQ_PRIVATE_DATA_USED].copy_from_slice(&r.private_data);
                 ATTR_REQ
             }
             CmMessage::Rep(r) => {
@@ -396,7 +413,14 @@ pub fn cm_frame(addr: crate::FrameAddr, ip_ident: u16, psn: u32, cm: &CmRepr, bu
 
 /// The CM MAD of a RoCEv2 frame (parsed and checked, ICRC included) sent to QP1.
 pub fn parse_cm_frame(frame: &[u8]) -> Result<CmRepr> {
+    parse_cm_frame_from(frame).map(|(_, m)| m)
+}
+
+/// The IPv4 source address and the CM MAD of a RoCEv2 frame sent to QP1 (parsed and
+/// checked, ICRC included).
+pub fn parse_cm_frame_from(frame: &[u8]) -> Result<([u8; 4], CmRepr)> {
     let f = crate::FrameRepr::parse(frame)?;
+    let src = f.addr.src_ip;
     if f.roce.bth.dest_qp != GSI_QPN || f.roce.bth.opcode != crate::Opcode::UdSendOnly {
         return Err(WireError::BadField {
             layer: "cm mad",
@@ -404,7 +428,7 @@ pub fn parse_cm_frame(frame: &[u8]) -> Result<CmRepr> {
             value: f.roce.bth.dest_qp.into(),
         });
     }
-    CmRepr::parse(&Packet::new_checked(f.roce.payload)?)
+    Ok((src, CmRepr::parse(&Packet::new_checked(f.roce.payload)?)?))
 }
 
 #[cfg(test)]
@@ -435,6 +459,7 @@ mod tests {
                 hop_limit: 64,
                 traffic_class: 0,
                 local_ack_timeout: 14,
+                private_data: [0x5a; REQ_PRIVATE_DATA_USED],
             }),
         }
     }

@@ -482,8 +482,9 @@ config_section! {
         /// Remote's acknowledgements make no progress for this long; 0 = twice the long link's
         /// round trip plus 100 µs
         wan_accel_timeout_ns: f64 = 0.0; "ns", NS;
-        /// When the accelerator learns a connection: "setup" (what the RDMA CM exchange
-        /// carries, before traffic) or "traffic" (from the first request and response)
+        /// When the accelerator learns a connection: "setup" (what the RDMA CM REQ and REP
+        /// crossing it carry, before traffic) or "traffic" (from the first request and
+        /// response)
         wan_accel_learn: WanAccelLearn = WanAccelLearn::Setup; "when", Kind::Str(WanAccelLearn::NAMES);
     }
     sections {
@@ -507,9 +508,9 @@ impl NetConfig {
 config_enum! {
     /// When the WAN accelerator learns a connection (Local's QPN, the starting PSN and MSN).
     pub enum WanAccelLearn {
-        /// At connection setup, before any traffic, by parsing the RDMA CM exchange (REQ,
-        /// REP, RTU) as the paper's accelerator does (rnic's hosts connect without CM on the
-        /// simulated wire yet, so the exchange's frames are handed to the accelerator).
+        /// At connection setup, before any traffic, by parsing the RDMA CM REQ and REP as
+        /// they cross the accelerator, as the paper's accelerator does (needs
+        /// host.connect = "cm").
         Setup = "setup",
         /// From the traffic: the starting PSN from the first request, Local's QPN from
         /// Remote's first response; acceleration starts one long round trip late.
@@ -601,6 +602,31 @@ config_section! {
         /// re-arm). A few microseconds on Linux servers; 4 µs is rnic's estimate, not a
         /// measurement
         cq_event_ns: f64 = 4000.0; "ns", NS;
+        /// How the QP pairs are connected before the run: "cm" (the clients' connection
+        /// managers send RDMA CM REQ, REP and RTU as MADs to QP1 over the simulated network,
+        /// perftest -R) or "direct" (modify_qp on both ends at once, no frames, no time)
+        connect: Connect = Connect::Cm; "mode", Kind::Str(Connect::NAMES);
+        /// With connect = "cm": host CPU time the connection manager spends on each MAD it
+        /// receives or sends (one CM thread per host; an assumption, no paper states it;
+        /// setup is never measured)
+        cm_mad_ns: f64 = 1000.0; "ns", NS;
+        /// With connect = "cm": how long a side waits for the answer to its REQ (or REP)
+        /// before sending it again, 4.096 µs × 2^n, as the CM response timeout field of the
+        /// REQ (rdma_cm's default 20 = 4.3 s)
+        cm_response_timeout: u8 = 20; "exponent", uint(0, 31);
+        /// With connect = "cm": resends of an unanswered REQ (or REP) before the connection
+        /// fails, as the REQ's Max CM Retries field (rdma_cm's default 15)
+        cm_max_retries: u8 = 15; "retries", uint(0, 15);
+    }
+}
+
+config_enum! {
+    /// How a run connects its QP pairs.
+    pub enum Connect {
+        /// RDMA CM on the simulated wire: REQ, REP, RTU as MADs to QP1.
+        Cm = "cm",
+        /// modify_qp on both ends at once: no frames, no simulated time.
+        Direct = "direct",
     }
 }
 

@@ -4,6 +4,7 @@
 //! Host memory itself is [`rnic_host::SparseMemory`] (real bytes, pages allocated on first
 //! touch), shared by the application, the driver and the NIC's DMA.
 
+pub mod cm;
 pub mod driver;
 pub mod pattern;
 pub mod perftest;

@@ -293,6 +293,8 @@ pub struct Perftest {
     pub steady: Option<Steady>,
     /// When the window opened and why (`-D` runs, once it has).
     pub opened: Option<WindowOpened>,
+    /// When the application started (after connection setup), ps.
+    pub origin_ps: TimePs,
 }
 
 /// When and why the `-D` window opened.
@@ -453,7 +455,7 @@ impl Perftest {
                 true,
                 format!(
                     "sim.warmup_us = {} µs set",
-                    self.window_min_start as f64 / 1e6
+                    (self.window_min_start - self.origin_ps) as f64 / 1e6
                 ),
                 t > self.window_min_start,
             ),
@@ -701,16 +703,41 @@ impl Perftest {
     }
 
     /// Starts the application at time 0.
-    pub(crate) fn start(&mut self, cx: &mut HostCx<'_>) {
+    /// Moves every time the application was built with (its window, its cores' start, the
+    /// steady-state detector's start) `t0` later: it starts at `t0`, after connection
+    /// setup, instead of at 0.
+    pub(crate) fn shift_origin(&mut self, t0: TimePs) {
+        self.origin_ps = t0;
+        if t0 == 0 {
+            return;
+        }
+        let later = |t: TimePs| if t == TimePs::MAX { t } else { t + t0 };
+        self.window = (later(self.window.0), later(self.window.1));
+        self.window_min_start = later(self.window_min_start);
+        for n in &mut self.nodes {
+            for c in &mut n.cores {
+                c.busy = later(c.busy);
+            }
+        }
+        if let Some(s) = self.steady.as_mut() {
+            s.shift_start(t0);
+        }
+        if let Some(o) = self.opened.as_mut() {
+            o.at_ps = later(o.at_ps);
+        }
+    }
+
+    /// Starts the application at `at`.
+    pub(crate) fn start(&mut self, at: TimePs, cx: &mut HostCx<'_>) {
         let test = self.test;
         if test.verb() == Verb::Send {
             // Receivers pre-post: the clients in bandwidth tests, both sides in send-lat.
             let depth = if test.is_latency() { 2 } else { self.rx_depth };
             for i in 0..self.pairs.len() {
                 let p = self.pairs[i];
-                self.post_recv(p.c_node as usize, p.c_qpn, depth, 0, cx);
+                self.post_recv(p.c_node as usize, p.c_qpn, depth, at, cx);
                 if test.is_latency() {
-                    self.post_recv(self.server, p.s_qpn, depth, 0, cx);
+                    self.post_recv(self.server, p.s_qpn, depth, at, cx);
                 }
             }
         }
@@ -718,22 +745,22 @@ impl Perftest {
             // Every process posts on its first QP at once, each on its own core.
             self.procs_active = self.procs.len();
             for pr in 0..self.procs.len() {
-                self.procs_post(pr, 0, cx);
+                self.procs_post(pr, at, cx);
             }
             return;
         }
         if test.is_latency() {
             self.lat_k = 0;
-            self.lat_post_next(0, cx);
+            self.lat_post_next(at, cx);
             return;
         }
         if self.warm_up > 0 {
             // perftest --perform_warm_up: the QPs warm up one after another, then the fill.
             self.warming = Some(0);
-            self.warm_pair(0, 0, cx);
+            self.warm_pair(0, at, cx);
             return;
         }
-        self.start_fill(0, cx);
+        self.start_fill(at, cx);
     }
 
     /// The warm-up of pair `i` from `at`: its QP posts `warm_up` operations (in post lists).

@@ -155,6 +155,9 @@ pub struct Steady {
     recent: VecDeque<SubWindow>,
     /// The decision, once made.
     decision: Option<Decision>,
+    /// When the application started (after connection setup): `max_warmup_ps` counts
+    /// from it, ps.
+    origin: TimePs,
 }
 
 impl Steady {
@@ -176,6 +179,7 @@ impl Steady {
             ops: 0,
             recent: VecDeque::new(),
             decision: None,
+            origin: 0,
         }
     }
 
@@ -184,6 +188,15 @@ impl Steady {
     pub fn arm(&mut self, t: TimePs) {
         if self.start.is_none() {
             self.start = Some(t);
+        }
+    }
+
+    /// Moves an armed start and the warm-up bound `dt` later (the application starts after
+    /// connection setup).
+    pub fn shift_start(&mut self, dt: TimePs) {
+        self.origin += dt;
+        if let Some(s) = self.start.as_mut() {
+            *s += dt;
         }
     }
 
@@ -211,7 +224,7 @@ impl Steady {
                 spread,
                 closed,
             } => {
-                let bound = if at_ps >= self.p.max_warmup_ps {
+                let bound = if at_ps >= self.origin + self.p.max_warmup_ps {
                     format!(
                         "by sim.max_warmup_us = {} µs",
                         self.p.max_warmup_ps as f64 / 1e6
@@ -277,7 +290,7 @@ impl Steady {
                 }
             }
         }
-        if t >= self.p.max_warmup_ps || self.current > self.p.max_windows {
+        if t >= self.origin + self.p.max_warmup_ps || self.current > self.p.max_windows {
             let d = Decision::NeverSettled {
                 at_ps: t,
                 spread: self.spread(),

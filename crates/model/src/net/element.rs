@@ -41,20 +41,6 @@ pub struct ElementStats {
     pub corrupted: u64,
 }
 
-/// An RC connection as its setup states it (what an RDMA CM exchange carries): the
-/// requester's and responder's addresses and QPNs and both starting PSNs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Connection {
-    pub requester_ip: [u8; 4],
-    pub responder_ip: [u8; 4],
-    pub requester_qpn: u32,
-    pub responder_qpn: u32,
-    /// The requester's first PSN.
-    pub start_psn: u32,
-    /// The responder's first PSN (of its own requests).
-    pub responder_start_psn: u32,
-}
-
 /// An element on one direction of a link.
 pub trait LinkElement: std::fmt::Debug {
     /// Frame `frame` reaches the element at `now`: decide its fate; it may change the bytes
@@ -73,10 +59,6 @@ pub trait LinkElement: std::fmt::Debug {
     fn holds_frames(&self) -> bool {
         false
     }
-    /// A connection was set up, before any of its traffic: `frames` is its RDMA CM exchange
-    /// (REQ, REP, RTU; see [`super::cm_exchange`]), for elements that learn connections by
-    /// parsing it.
-    fn on_cm_exchange(&mut self, _frames: &[Vec<u8>]) {}
     /// The WAN accelerator's counters, if the element is (the half that reports them).
     fn wan_accel_stats(&self) -> Option<super::wan_accel::AccelStats> {
         None

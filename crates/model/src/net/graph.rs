@@ -87,6 +87,8 @@ pub struct Network {
     pub hooks: Hooks,
     /// Data frames seen by the first switch (for the corruption hook).
     data_frames_seen: u64,
+    /// CM MADs seen by the first switch (for the drop hook).
+    cm_mads_seen: u64,
     emitted: Vec<Emitted>,
     /// Elements' timers scheduled: (link, element) → the time of the pending wake event.
     wakes: std::collections::BTreeMap<(u32, u32), TimePs>,
@@ -109,6 +111,7 @@ impl Network {
             pcap_error: None,
             hooks: Hooks::default(),
             data_frames_seen: 0,
+            cm_mads_seen: 0,
             emitted: Vec::new(),
             wakes: Default::default(),
         }
@@ -134,17 +137,6 @@ impl Network {
             NetEv::ElementWake { link, element } => {
                 self.on_element_wake(now, link as usize, element as usize, q, frames)
             }
-        }
-    }
-
-    /// Hands every element the CM exchange of a connection set up before the run.
-    pub fn announce_connection(&mut self, c: &super::element::Connection) {
-        if self.links.iter().all(|l| l.elements.is_empty()) {
-            return;
-        }
-        let frames = super::cm_exchange::cm_exchange(c);
-        for e in self.links.iter_mut().flat_map(|l| l.elements.iter_mut()) {
-            e.on_cm_exchange(&frames);
         }
     }
 
@@ -287,6 +279,10 @@ impl Network {
             return;
         };
         if s == 0 {
+            if self.drops_cm_mad(frames.get(frame)) {
+                frames.release(frame);
+                return;
+            }
             self.maybe_corrupt(frame, frames);
         }
         let len = frames.get(frame).len();
@@ -299,6 +295,21 @@ impl Network {
         self.transit(link, frame, end, q, frames);
     }
 
+    /// The drop hook: whether this frame is a CM MAD the test asks to lose.
+    fn drops_cm_mad(&mut self, bytes: &[u8]) -> bool {
+        if self.hooks.drop_cm_mads == [None, None] {
+            return false;
+        }
+        let Ok(bth) = rnic_wire::peek_bth(bytes) else {
+            return false;
+        };
+        if bth.dest_qp != rnic_wire::cm::GSI_QPN {
+            return false;
+        }
+        self.cm_mads_seen += 1;
+        self.hooks.drop_cm_mads.contains(&Some(self.cm_mads_seen))
+    }
+
     /// The corruption hook: flips one payload byte of the n-th data frame and fixes the
     /// ICRC, so only the end-to-end payload check can notice.
     fn maybe_corrupt(&mut self, frame: u32, frames: &mut FramePool) {
@@ -308,7 +319,11 @@ impl Network {
         let Ok(h) = rnic_wire::peek_roce(frames.get(frame)) else {
             return;
         };
-        if !h.bth.opcode.has_payload() || h.payload_len == 0 {
+        // RC payloads only: a CM MAD (to QP1) is connection setup, not data.
+        if !h.bth.opcode.has_payload()
+            || h.payload_len == 0
+            || h.bth.dest_qp == rnic_wire::cm::GSI_QPN
+        {
             return;
         }
         self.data_frames_seen += 1;

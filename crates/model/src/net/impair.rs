@@ -32,6 +32,12 @@ pub(crate) fn is_ack(frame: &[u8]) -> bool {
     )
 }
 
+/// Whether a frame is a connection manager's MAD (to QP1), which reordering emulators and
+/// sprayers leave to the fabric's normal path: they act on the QPs' RDMA traffic.
+pub(crate) fn is_cm_mad(frame: &[u8]) -> bool {
+    rnic_wire::peek_bth(frame).is_ok_and(|b| b.dest_qp == rnic_wire::cm::GSI_QPN)
+}
+
 impl Impair {
     /// An element with the settings of `cfg` and its own RNG stream; `slot_ps` is the
     /// reordering unit (one MTU frame at line rate).

@@ -4,7 +4,6 @@
 //! star, back-to-back, or a topology file. It knows frames only as bytes read through
 //! `rnic-wire`; nothing of NIC internals.
 
-pub mod cm_exchange;
 pub mod element;
 pub mod graph;
 pub mod impair;

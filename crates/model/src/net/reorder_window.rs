@@ -59,7 +59,8 @@ impl LinkElement for ReorderWindow {
     fn on_frame(&mut self, now: TimePs, frame: &mut Vec<u8>, _emit: &mut Vec<Emitted>) -> Fate {
         self.stats.frames += 1;
         // Data frames only: a sparse ACK stream would wait for windows it cannot fill.
-        if !self.is_active() || super::impair::is_ack(frame) {
+        // Nor the connection managers' MADs, sent before the traffic.
+        if !self.is_active() || super::impair::is_ack(frame) || super::impair::is_cm_mad(frame) {
             return Fate::default();
         }
         if self.seen >= self.distance {

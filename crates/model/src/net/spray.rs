@@ -61,7 +61,14 @@ impl Spray {
     /// The path of `frame` under the policy.
     fn pick(&mut self, frame: &[u8]) -> usize {
         let n = self.path_delay_ps.len();
-        match self.policy {
+        // A CM MAD takes its flow's hashed path, as the fabric would route it: spraying
+        // is for the QPs' traffic (and leaves the policy's state to it).
+        let policy = if super::impair::is_cm_mad(frame) {
+            SprayPolicy::Ecmp
+        } else {
+            self.policy
+        };
+        match policy {
             SprayPolicy::Random => self.rng.gen_index(n),
             SprayPolicy::RoundRobin => {
                 let p = self.next;

@@ -7,7 +7,7 @@ use rnic_host::SparseMemory;
 use rnic_sim::{EventQueue, TimePs};
 use rnic_wire::Opcode;
 
-use crate::event::{Ev, FramePool, HostEv, NicEv};
+use crate::event::{CmEv, Ev, FramePool, HostEv, NicEv};
 
 /// The network as a NIC's port sees it.
 pub trait Wire {
@@ -66,6 +66,17 @@ impl NicCx<'_> {
         self.q.push(
             t,
             Ev::Host {
+                node: self.node as u32,
+                ev,
+            },
+        );
+    }
+
+    /// Schedules an event of this node's connection manager at `t`.
+    pub fn cm(&mut self, t: TimePs, ev: CmEv) {
+        self.q.push(
+            t,
+            Ev::Cm {
                 node: self.node as u32,
                 ev,
             },

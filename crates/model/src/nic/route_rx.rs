@@ -15,7 +15,7 @@ use super::qpc_manager::{Channel, QpcJob};
 use super::rx_pipeline::not_placed_count;
 use super::translation::{TransJob, TransLane};
 use super::Nic;
-use crate::event::{HostEv, NicEv};
+use crate::event::{CmEv, HostEv, NicEv};
 use crate::host::driver::{encode_cqe, CQE_BYTES};
 
 impl Nic {
@@ -25,8 +25,14 @@ impl Nic {
         let t = self.rx.unit.serve(now);
         self.rx.stats.frames += 1;
         let bytes = cx.frames.get(frame);
-        let known = match peek_bth(bytes) {
-            Ok(bth) if self.qps.get(bth.dest_qp as usize).is_some_and(|q| q.valid) => Some(bth),
+        let bth = peek_bth(bytes).ok();
+        if bth.is_some_and(|b| b.dest_qp == rnic_wire::cm::GSI_QPN) {
+            // A MAD to QP1: the host's connection manager takes it (host/cm).
+            cx.cm(t, CmEv::Mad { frame });
+            return;
+        }
+        let known = match bth {
+            Some(bth) if self.qps.get(bth.dest_qp as usize).is_some_and(|q| q.valid) => Some(bth),
             _ => None,
         };
         match known {

@@ -8,12 +8,14 @@ use std::time::Instant;
 
 use rnic_host::SparseMemory;
 use rnic_sim::{Histogram, Rng, TimePs};
-use rnic_transport::{Access, AddressVector, Device, DeviceConfig, Memory, QpAttr, QpInit};
+use rnic_transport::{Access, Device, DeviceConfig, Memory, QpInit};
 use rnic_wire::PcapWriter;
 
 use super::RunOptions;
-use crate::config::Config;
+use crate::config::{Config, Connect, WanAccelLearn};
 use crate::flow::{FlowSpec, FlowsSpec};
+use crate::host::cm::modify::{to_init, to_rtr, to_rts};
+use crate::host::cm::ConnectionManager;
 use crate::host::driver::{CQ_BASE, CQ_DB_BASE, CQ_SPACING, RQ_BASE, SQ_BASE, SRC_BASE};
 use crate::host::pattern;
 use crate::host::perftest::{Core, CqRing, HostQp, NodeApp, Pair, Perftest, Proc, WindowOpened};
@@ -191,6 +193,17 @@ pub(crate) fn build_flows(
     spec.check(cores as u32).map_err(crate::UsageError)?;
     let wqe_bytes = p.nic.wqe_bytes;
     let root = Rng::new(p.seed);
+    if cfg.net.wan_accel
+        && cfg.net.wan_accel_learn == WanAccelLearn::Setup
+        && cfg.host.connect == Connect::Direct
+    {
+        anyhow::bail!(crate::error::UsageError(
+            "net.wan_accel_learn = \"setup\" learns connections from the RDMA CM MADs that \
+             cross the accelerator, and host.connect = \"direct\" sends none: set \
+             host.connect = \"cm\" or net.wan_accel_learn = \"traffic\""
+                .to_string()
+        ));
+    }
 
     // ---- each flow's resources: cores, buffer region, slot numbers ---------------------
     let mut plans = Vec::with_capacity(spec.flows.len());
@@ -320,6 +333,7 @@ pub(crate) fn build_flows(
     }
 
     // ---- QPs: per flow, one per QP on the server, round robin over its clients ----------
+    let mut cm = (cfg.host.connect == Connect::Cm).then(|| ConnectionManager::new(cfg, n_nodes));
     let mut ring_next = vec![(SQ_BASE, RQ_BASE); n_nodes];
     let mut flow_pairs = Vec::with_capacity(spec.flows.len());
     for (fi, (f, pl)) in spec.flows.iter().zip(&plans).enumerate() {
@@ -401,8 +415,18 @@ pub(crate) fn build_flows(
             let prof = f.profile(cfg, i as u32);
             let c = pr.c_node as usize;
             let s = f.server as usize;
-            connect(&mut nodes, cfg, &prof, s, pr.s_qpn, c, pr.c_qpn)?;
-            connect(&mut nodes, cfg, &prof, c, pr.c_qpn, s, pr.s_qpn)?;
+            match cm.as_mut() {
+                // The pair's client sends the REQ, as perftest's client calls rdma_connect.
+                Some(cm) => {
+                    to_init(&mut nodes[s].1.dev, s, pr.s_qpn)?;
+                    to_init(&mut nodes[c].1.dev, c, pr.c_qpn)?;
+                    cm.add_pair((c, pr.c_qpn), (s, pr.s_qpn), START_PSN, prof);
+                }
+                None => {
+                    connect(&mut nodes, cfg, &prof, s, pr.s_qpn, c, pr.c_qpn)?;
+                    connect(&mut nodes, cfg, &prof, c, pr.c_qpn, s, pr.s_qpn)?;
+                }
+            }
         }
         fill_sources(&mut mems, &pairs, f.server as usize, pl, p.seed);
         flow_pairs.push(pairs);
@@ -426,25 +450,6 @@ pub(crate) fn build_flows(
         }
     }
 
-    // Every connection as its setup states it, for network elements that learn them then.
-    let mut connections = Vec::new();
-    for (f, pairs) in spec.flows.iter().zip(&flow_pairs) {
-        let s = f.server as usize;
-        for pr in pairs {
-            let c = pr.c_node as usize;
-            for (a, aq, b, bq) in [(s, pr.s_qpn, c, pr.c_qpn), (c, pr.c_qpn, s, pr.s_qpn)] {
-                connections.push(crate::net::element::Connection {
-                    requester_ip: topology::node_ip(a),
-                    responder_ip: topology::node_ip(b),
-                    requester_qpn: aq,
-                    responder_qpn: bq,
-                    start_psn: START_PSN,
-                    responder_start_psn: START_PSN,
-                });
-            }
-        }
-    }
-
     // ---- the applications and the world ------------------------------------------------
     let mut perftests = Vec::with_capacity(spec.flows.len());
     let mut window_events = Vec::new();
@@ -455,9 +460,6 @@ pub(crate) fn build_flows(
     }
     let mut net = topology::build(cfg, &p, &root, n_nodes)?;
     net.hooks = opts.hooks;
-    for c in &connections {
-        net.announce_connection(c);
-    }
     if let Some(path) = &spec.pcap {
         let f = File::create(path).map_err(|e| {
             crate::OutputError(format!("cannot create the pcap {}: {e}", path.display()))
@@ -467,7 +469,7 @@ pub(crate) fn build_flows(
         })?);
     }
     let max_events = p.max_events;
-    let mut world = World {
+    let world = World {
         q: rnic_sim::EventQueue::new(),
         nics,
         mems,
@@ -478,10 +480,10 @@ pub(crate) fn build_flows(
         unrouted: 0,
         oracle,
         events: 0,
+        cm,
+        at_start: window_events,
+        origin_ps: 0,
     };
-    for (t, ev) in window_events {
-        world.q.push(t, ev);
-    }
     Ok(Built {
         world,
         p,
@@ -594,6 +596,7 @@ fn application(
         window_min_start: window.0,
         steady: detect.then(|| Steady::new(p.settle, q as usize, if lat { 1 } else { tx_depth })),
         opened: None,
+        origin_ps: 0,
     };
     if let Some(s) = app.steady.as_mut() {
         if lat {
@@ -731,8 +734,7 @@ fn reliability(r: crate::config::Reliability) -> rnic_transport::ReliabilityMode
 const START_PSN: u32 = 0;
 
 /// Takes QP `qpn` of node `a` to RTS with the attributes of `profile`, connected to `rqpn`
-/// on node `b`.
-#[allow(clippy::too_many_arguments)]
+/// on node `b` (`host.connect = "direct"`: modify_qp at build time, nothing on the wire).
 fn connect(
     nodes: &mut [(rnic_transport::PdId, Nic)],
     cfg: &Config,
@@ -743,28 +745,7 @@ fn connect(
     rqpn: u32,
 ) -> anyhow::Result<()> {
     let dev = &mut nodes[a].1.dev;
-    let qc = &cfg.qp;
-    let e = |what: &str, err: rnic_transport::VerbsError| {
-        anyhow::anyhow!("modify_qp {what} (node {a}, QP {qpn}): {err:?}")
-    };
-    dev.modify_qp(qpn, &QpAttr::to_init(Access::all()))
-        .map_err(|x| e("INIT", x))?;
-    let av = AddressVector {
-        dscp_ecn: qc.traffic_class,
-        ttl: qc.hop_limit,
-        ..AddressVector::new(node_mac(b), node_ip(b))
-    };
-    let mut rtr = QpAttr::to_rtr(av, profile.pmtu, rqpn, START_PSN);
-    rtr.max_dest_rd_atomic = Some(qc.max_rd_atomic);
-    rtr.min_rnr_timer = Some(qc.min_rnr_timer);
-    dev.modify_qp(qpn, &rtr).map_err(|x| e("RTR", x))?;
-    let mut rts = QpAttr::to_rts(START_PSN);
-    rts.timeout = Some(qc.timeout);
-    rts.retry_cnt = Some(qc.retry_cnt);
-    rts.rnr_retry = Some(qc.rnr_retry);
-    rts.max_rd_atomic = Some(qc.max_rd_atomic);
-    rts.max_outstanding_psns = Some(profile.window_psns);
-    rts.ack_req_every = Some(profile.ack_req_every);
-    dev.modify_qp(qpn, &rts).map_err(|x| e("RTS", x))?;
-    Ok(())
+    to_init(dev, a, qpn)?;
+    to_rtr(dev, &cfg.qp, profile, a, qpn, b, rqpn, START_PSN)?;
+    to_rts(dev, &cfg.qp, profile, a, qpn, START_PSN)
 }

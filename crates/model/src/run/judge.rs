@@ -36,6 +36,9 @@ pub(crate) fn judge(
     if let Some(e) = &world.net.pcap_error {
         return Err(crate::OutputError(format!("writing the pcap: {e}")).into());
     }
+    if let Some(e) = world.cm.as_ref().and_then(|c| c.error.as_ref()) {
+        anyhow::bail!("{e}");
+    }
     let mut verdict = Verdict::default();
     let stopped_at_limit = world.events >= max_events;
     if stopped_at_limit {

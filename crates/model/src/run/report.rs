@@ -109,7 +109,8 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
         let end = a.window_pcie_busy[1].unwrap_or_else(|| world.server_pcie_busy());
         let (start, span) = match a.window_pcie_busy[0] {
             Some(s) if duration_mode => (s, sim_time_ps),
-            _ => ((0, 0), world.q.now()),
+            // The whole run from the applications' start (connection setup is not measured).
+            _ => ((0, 0), world.q.now() - world.origin_ps),
         };
         let f = |busy: u64| (busy as f64 / span.max(1) as f64).min(1.0);
         (f(end.0 - start.0), f(end.1 - start.1))
@@ -137,6 +138,11 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
     let mut net = Registry::default();
     world.net.report("net", &mut net);
     stats.extend(net.prefixed(""));
+    if let Some(cm) = &world.cm {
+        let mut r = Registry::default();
+        r.record("cm", &cm.stats());
+        stats.extend(r.prefixed(""));
+    }
     let mut tr = Registry::default();
     tr.record("transport", &transport);
     if world.apps.iter().any(|a| a.cq_event_ps.is_some()) {
@@ -173,7 +179,11 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
         verified_bytes,
         status,
         reason: verdict.reason(),
-        window_open_us: a.opened.as_ref().map(|o| o.at_ps as f64 / 1e6),
+        // From the applications' start, after connection setup.
+        window_open_us: a
+            .opened
+            .as_ref()
+            .map(|o| (o.at_ps - world.origin_ps) as f64 / 1e6),
         window_settled: a.opened.as_ref().map(|o| o.settled),
         window_reason: a.opened.as_ref().map(|o| o.reason.clone()),
         seed: p.seed,

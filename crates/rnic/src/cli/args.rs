@@ -390,6 +390,10 @@ pub struct PerfCmd {
     /// waits for them, unmeasured (sets host.perform_warm_up).
     #[arg(long = "perform_warm_up")]
     pub perform_warm_up: bool,
+    /// Connect the QPs by RDMA CM (REQ, REP, RTU MADs on the simulated wire; sets
+    /// host.connect = "cm", which is the default anyway).
+    #[arg(short = 'R', long = "rdma_cm")]
+    pub rdma_cm: bool,
     /// One memory region per QP, as perftest's --mr_per_qp: --mrs = the server's QPs
     /// (QPs x clients).
     #[arg(long = "mr_per_qp")]
@@ -425,6 +429,7 @@ impl PerfCmd {
             self.latency_gap
                 .map(|g| Override::new("host.latency_gap_us", f64::from(g))),
             self.events.then(|| Override::new("host.cq_events", true)),
+            self.rdma_cm.then(|| Override::new("host.connect", "cm")),
             self.tclass
                 .map(|t| Override::new("qp.traffic_class", i64::from(t))),
             self.hop_limit

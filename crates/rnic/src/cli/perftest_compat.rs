@@ -54,7 +54,8 @@ const HW: &str = "it names real hardware; the simulated NIC has one device and p
 const NOT_YET: &str = "not modelled by rnic yet";
 const ENCRYPTION: &str = "rnic models RoCEv2 without inline encryption";
 const DC: &str = "rnic models RC queue pairs, not Dynamically Connected transport";
-const CM: &str = "rnic connects its QPs directly (no connection manager on the wire yet)";
+const TOS: &str =
+    "rdma_cm's type of service is not modelled: --tclass N sets every frame's TOS byte";
 const MULTICAST: &str = "rnic models unicast RC traffic only";
 
 /// Every perftest flag `rnic perf` does not implement as perftest does.
@@ -196,7 +197,7 @@ pub const COMPAT_FLAGS: &[CompatFlag] = &[
              untagged with no priority queues; --tclass sets the DSCP",
         ),
     ),
-    flag("tos", Some('T'), true, Refused(CM)),
+    flag("tos", Some('T'), true, Refused(TOS)),
     flag(
         "ipv6",
         None,
@@ -217,13 +218,20 @@ pub const COMPAT_FLAGS: &[CompatFlag] = &[
     ),
     flag("dualport", Some('O'), false, Refused(HW)),
     flag("report-per-port", None, false, Refused(HW)),
-    flag("rdma_cm", Some('R'), false, Refused(CM)),
-    flag("com_rdma_cm", Some('z'), false, Refused(CM)),
+    flag(
+        "com_rdma_cm",
+        Some('z'),
+        false,
+        Ignored(
+            "the QPs connect by RDMA CM on the simulated wire by default (host.connect); the \
+             out-of-band exchange is not simulated",
+        ),
+    ),
     flag(
         "retry_count",
         None,
         true,
-        Refused("an rdma_cm option; rnic connects directly (qp.retry_cnt sets the retries)"),
+        Refused("not modelled as a flag: --set qp.retry_cnt=N sets the QPs' retries"),
     ),
     flag("mcg", Some('g'), false, Refused(MULTICAST)),
     flag("MGID", Some('M'), true, Refused(MULTICAST)),

@@ -50,6 +50,19 @@ pub struct Analysis {
     pub other_link_types: BTreeMap<u16, u64>,
     pub failures: Vec<FailedFrame>,
     pub flows: Flows,
+    /// Frames to QP1: connection management MADs (RDMA CM REQ, REP, RTU), in no flow.
+    pub cm_mads: u64,
+}
+
+impl Analysis {
+    /// Adds a parsed frame to its flow, or counts it as a MAD to QP1.
+    fn add_packet(&mut self, number: u64, time_ns: u64, p: &decode::RocePacket) {
+        if p.bth.dest_qp == rnic_wire::cm::GSI_QPN {
+            self.cm_mads += 1;
+        } else {
+            self.flows.add(number, time_ns, p);
+        }
+    }
 }
 
 impl Analysis {
@@ -68,12 +81,12 @@ impl Analysis {
                 if p.udp_dst_port != rnic_wire::ROCE_PORT {
                     *self.other_ports.entry(p.udp_dst_port).or_default() += 1;
                 }
-                self.flows.add(r.number, r.time_ns, &p);
+                self.add_packet(r.number, r.time_ns, &p);
             }
             Decoded::Cut(p) => {
                 self.cut += 1;
                 match p {
-                    Some(p) => self.flows.add(r.number, r.time_ns, &p),
+                    Some(p) => self.add_packet(r.number, r.time_ns, &p),
                     None => self.cut_unreadable += 1,
                 }
             }

@@ -33,6 +33,9 @@ pub struct Report {
     pub roce_frames_on_other_udp_ports: u64,
     /// RoCEv2 over IPv6: recognised, not decoded.
     pub roce_ipv6_frames_not_decoded: u64,
+    /// Verified or cut RoCEv2 frames to QP1: connection management MADs (RDMA CM REQ, REP,
+    /// RTU), counted in no flow.
+    pub roce_cm_mads: u64,
     /// Ethernet frames that are not RoCEv2.
     pub non_roce_frames: u64,
     /// Frames of interfaces whose link type is not Ethernet, or of no described interface.
@@ -172,6 +175,7 @@ impl Report {
             roce_frames_cut_by_snaplen: a.cut,
             roce_frames_on_other_udp_ports: a.other_ports.values().sum(),
             roce_ipv6_frames_not_decoded: a.ipv6,
+            roce_cm_mads: a.cm_mads,
             non_roce_frames: a.non_roce,
             skipped_frames: a.other_link_types.values().sum::<u64>()
                 + summary.unknown_interface_records,
@@ -216,6 +220,13 @@ impl Report {
             self.non_roce_frames,
             self.skipped_frames
         )?;
+        if self.roce_cm_mads > 0 {
+            writeln!(
+                s,
+                "connection management: {} MADs to QP1 (RDMA CM), in no flow",
+                self.roce_cm_mads
+            )?;
+        }
         for f in &self.flows {
             write_flow(s, f)?;
         }

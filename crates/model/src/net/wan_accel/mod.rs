@@ -10,11 +10,13 @@
 //! long link costs throughput, never data. Each connection is a state machine without I/O
 //! ([`conn`]).
 //!
-//! How it learns a connection (`net.wan_accel_learn`): the paper parses the RDMA CM
-//! exchange. rnic's hosts connect their QPs directly, without CM on the simulated wire yet,
-//! so with "setup" (the default) the accelerator is handed, before any traffic, the bytes of
-//! each connection's REQ, REP and RTU (built by `rnic-wire`, [`super::cm_exchange`]) and
-//! parses them: addresses, both QPNs, the starting PSN (MSN 0, as every RC QP starts). With "traffic" it learns from the traffic itself: the starting PSN from the
+//! How it learns a connection (`net.wan_accel_learn`): with "setup" (the default), as the
+//! paper's accelerator, by parsing the RDMA CM exchange as it crosses: the hosts' connection
+//! managers (`host/cm`) send REQ, REP and RTU as MADs to QP1 before any traffic; the
+//! accelerator keeps each REQ until the REP of the same transaction passes the other way,
+//! and from the pair learns the connection whose requester is on Local's side: the
+//! addresses, both QPNs, that side's starting PSN (MSN 0, as every RC QP starts). With
+//! "traffic" it learns from the traffic itself: the starting PSN from the
 //! connection's first request, Local's QPN (which no request carries) from Remote's first
 //! response; it buffers meanwhile but acknowledges nothing, so acceleration starts one long
 //! round trip late. A connection is keyed by the IPv4 addresses and the UDP source port
@@ -38,6 +40,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use rnic_sim::TimePs;
+use rnic_wire::cm::{parse_cm_frame_from, CmMessage, CmReq, GSI_QPN};
 use rnic_wire::{AethSyndrome, NakCode, Opcode};
 
 use super::element::{ElementStats, Emitted, Fate, LinkElement};
@@ -68,6 +71,8 @@ pub struct AccelStats {
     pub peak_held_bytes: u64,
     /// When the buffer last became empty (Remote had acknowledged everything), ps.
     pub drained_ps: u64,
+    /// Connections learned from an RDMA CM REQ and REP crossing it.
+    pub learned: u64,
 }
 
 /// Connection key: (Local IP, Remote IP, UDP source port).
@@ -88,6 +93,9 @@ struct Accel {
     stats: AccelStats,
     frames_seen: [u64; 2],
     learn_at_setup: bool,
+    /// REQs seen whose REP has not passed yet, by transaction id: (seen on the outbound
+    /// half, source address, destination address, the REQ).
+    reqs: HashMap<u64, (bool, [u8; 4], [u8; 4], CmReq)>,
 }
 
 impl Accel {
@@ -137,12 +145,68 @@ impl Accel {
         }
     }
 
+    /// A MAD to QP1 (seen on the outbound half if `outbound`): with learning at setup, a
+    /// REQ is kept and the REP of its transaction teaches the connection whose requester is
+    /// on Local's side. It passes on after the core has read it.
+    fn on_cm(&mut self, now: TimePs, outbound: bool, frame: &[u8]) -> Fate {
+        if !self.learn_at_setup {
+            return Fate::default();
+        }
+        let delay = self.process(now);
+        let pass = Fate {
+            drop: false,
+            delay_ps: delay,
+        };
+        let Ok((src, m)) = parse_cm_frame_from(frame) else {
+            return pass;
+        };
+        let Some(dst) = dst_ip(frame) else {
+            return pass;
+        };
+        match m.message {
+            CmMessage::Req(r) => {
+                self.reqs.insert(m.transaction_id, (outbound, src, dst, r));
+            }
+            CmMessage::Rep(rep) => {
+                let Some(&(req_out, req_src, _, req)) = self.reqs.get(&m.transaction_id) else {
+                    return pass;
+                };
+                if rep.remote_comm_id != req.local_comm_id || req_out == outbound {
+                    return pass;
+                }
+                // Local's party: whichever of the two sent its message outbound.
+                let (local_ip, remote_ip, local_qpn, start_psn, remote_qpn) = if outbound {
+                    (src, dst, rep.local_qpn, rep.starting_psn, req.local_qpn)
+                } else {
+                    (req_src, src, req.local_qpn, req.starting_psn, rep.local_qpn)
+                };
+                let key = (
+                    local_ip,
+                    remote_ip,
+                    rnic_wire::udp_entropy_port(local_qpn, remote_qpn),
+                );
+                // A REP sent again (its RTU was lost) teaches nothing new.
+                self.conns
+                    .entry(key)
+                    .or_insert_with(|| (Conn::from_setup(start_psn, local_qpn), None));
+                self.stats.learned += 1;
+            }
+            CmMessage::Rtu(_) => {
+                self.reqs.remove(&m.transaction_id);
+            }
+        }
+        pass
+    }
+
     /// A frame from Local toward Remote.
     fn on_outbound(&mut self, now: TimePs, frame: &[u8], emit: &mut Vec<Emitted>) -> Fate {
         self.frames_seen[0] += 1;
         let Ok(h) = rnic_wire::peek_roce(frame) else {
             return Fate::default();
         };
+        if h.bth.dest_qp == GSI_QPN {
+            return self.on_cm(now, true, frame);
+        }
         let op = h.bth.opcode;
         if !op.is_request() {
             return Fate::default();
@@ -205,6 +269,9 @@ impl Accel {
         let Some(src_ip) = src_ip(frame) else {
             return Fate::default();
         };
+        if h.bth.dest_qp == GSI_QPN {
+            return self.on_cm(now, false, frame);
+        }
         let key = (h.dst_ip, src_ip, h.udp_src_port);
         if !self.conns.contains_key(&key) {
             return Fate::default();
@@ -273,38 +340,16 @@ impl Accel {
     }
 }
 
-/// A connection from its CM exchange, parsed from the frames' bytes as the paper's
-/// accelerator parses them on the wire: the REQ gives the requester's address, QPN and
-/// starting PSN; the REP of the same transaction the responder's QPN. The key is what the
-/// requester's frames will carry: its RoCEv2 entropy port is a function of both QPNs.
-fn learn_from_cm(frames: &[Vec<u8>]) -> Option<(Key, Conn)> {
-    use rnic_wire::cm::{parse_cm_frame, CmMessage};
-    let mut req = None;
-    let mut rep = None;
-    for f in frames {
-        let Ok(m) = parse_cm_frame(f) else { continue };
-        let ip = src_ip(f)?;
-        match m.message {
-            CmMessage::Req(r) => req = Some((m.transaction_id, ip, r)),
-            CmMessage::Rep(r) => rep = Some((m.transaction_id, ip, r)),
-            CmMessage::Rtu(_) => {}
-        }
-    }
-    let ((tid, req_ip, req), (rep_tid, rep_ip, rep)) = (req?, rep?);
-    if tid != rep_tid {
-        return None;
-    }
-    let port = rnic_wire::udp_entropy_port(req.local_qpn, rep.local_qpn);
-    Some((
-        (req_ip, rep_ip, port),
-        Conn::from_setup(req.starting_psn, req.local_qpn),
-    ))
-}
-
 /// The IPv4 source address of a frame (checked by `peek_roce` already).
 fn src_ip(frame: &[u8]) -> Option<[u8; 4]> {
     let ip = frame.get(rnic_wire::frame::IPV4_OFFSET..)?;
     Some(rnic_wire::ipv4::Packet::new_checked(ip).ok()?.src())
+}
+
+/// The IPv4 destination address of a frame.
+fn dst_ip(frame: &[u8]) -> Option<[u8; 4]> {
+    let ip = frame.get(rnic_wire::frame::IPV4_OFFSET..)?;
+    Some(rnic_wire::ipv4::Packet::new_checked(ip).ok()?.dst())
 }
 
 /// Which way a half sees frames.
@@ -343,6 +388,7 @@ pub fn wan_accel(net: &NetConfig, long_rtt_ps: TimePs) -> (WanAccelHalf, WanAcce
         stats: AccelStats::default(),
         frames_seen: [0; 2],
         learn_at_setup: net.wan_accel_learn == WanAccelLearn::Setup,
+        reqs: HashMap::new(),
     }));
     (
         WanAccelHalf {
@@ -409,16 +455,6 @@ impl LinkElement for WanAccelHalf {
         self.side == Side::Inbound && self.shared.borrow().held_bytes > 0
     }
 
-    fn on_cm_exchange(&mut self, frames: &[Vec<u8>]) {
-        let mut a = self.shared.borrow_mut();
-        if self.side != Side::Outbound || !a.learn_at_setup {
-            return;
-        }
-        if let Some((key, conn)) = learn_from_cm(frames) {
-            a.conns.insert(key, (conn, None));
-        }
-    }
-
     fn wan_accel_stats(&self) -> Option<AccelStats> {
         (self.side == Side::Inbound).then(|| self.accel_stats())
     }
@@ -427,30 +463,99 @@ impl LinkElement for WanAccelHalf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::cm_exchange::cm_exchange;
-    use crate::net::element::Connection;
+    use rnic_wire::cm::{cm_frame, CmRep, CmRepr, CmRtu};
+    use rnic_wire::FrameAddr;
+
+    const LOCAL: [u8; 4] = [10, 0, 0, 1];
+    const REMOTE: [u8; 4] = [10, 0, 0, 2];
+
+    fn mad(from: [u8; 4], to: [u8; 4], message: CmMessage) -> Vec<u8> {
+        let addr = FrameAddr {
+            src_mac: [2, 0, 0, 0, 0, from[3]],
+            dst_mac: [2, 0, 0, 0, 0, to[3]],
+            src_ip: from,
+            dst_ip: to,
+            udp_src_port: rnic_wire::udp_entropy_port(1, 1),
+            dscp_ecn: 0,
+            ttl: 64,
+        };
+        let mut buf = Vec::new();
+        let m = CmRepr {
+            transaction_id: 9,
+            message,
+        };
+        cm_frame(addr, 0, 0, &m, &mut buf);
+        buf
+    }
+
+    /// Remote (the client) sends the REQ; Local answers with the REP.
+    fn exchange() -> [Vec<u8>; 3] {
+        let req = CmMessage::Req(CmReq {
+            local_comm_id: 1,
+            local_qpn: 0x22,
+            starting_psn: 7,
+            ..CmReq::default()
+        });
+        let rep = CmMessage::Rep(CmRep {
+            local_comm_id: 5,
+            remote_comm_id: 1,
+            local_qpn: 0x11,
+            starting_psn: 0x1234,
+            ..CmRep::default()
+        });
+        let rtu = CmMessage::Rtu(CmRtu {
+            local_comm_id: 1,
+            remote_comm_id: 5,
+        });
+        [
+            mad(REMOTE, LOCAL, req),
+            mad(LOCAL, REMOTE, rep),
+            mad(REMOTE, LOCAL, rtu),
+        ]
+    }
+
+    fn accel(learn: WanAccelLearn) -> (WanAccelHalf, WanAccelHalf) {
+        let net = NetConfig {
+            wan_accel_learn: learn,
+            ..NetConfig::default()
+        };
+        wan_accel(&net, 1_000_000)
+    }
 
     #[test]
-    fn connections_are_learned_by_parsing_their_cm_exchange() {
-        let c = Connection {
-            requester_ip: [10, 0, 0, 1],
-            responder_ip: [10, 0, 0, 2],
-            requester_qpn: 0x11,
-            responder_qpn: 0x22,
-            start_psn: 0x1234,
-            responder_start_psn: 7,
-        };
-        let frames = cm_exchange(&c);
-        let (key, conn) = learn_from_cm(&frames).unwrap();
-        let port = rnic_wire::udp_entropy_port(0x11, 0x22);
-        assert_eq!(key, ([10, 0, 0, 1], [10, 0, 0, 2], port));
-        assert_eq!(conn.local_qpn, Some(0x11));
-        // Without the REP the responder's QPN (and so the key) is unknown.
-        assert!(learn_from_cm(&frames[..1]).is_none());
-        // A corrupted REQ (its ICRC fails) teaches nothing.
-        let mut bad = frames.clone();
-        let n = bad[0].len();
-        bad[0][n - 10] ^= 1;
-        assert!(learn_from_cm(&bad).is_none());
+    fn connections_are_learned_by_parsing_the_cm_exchange_as_it_crosses() {
+        let (mut out, mut inb) = accel(WanAccelLearn::Setup);
+        let f = exchange();
+        let mut emit = Vec::new();
+        // The REQ alone teaches nothing (the responder's QPN is unknown).
+        assert!(!inb.on_frame(0, &mut f[0].clone(), &mut emit).drop);
+        assert!(out.shared.borrow().conns.is_empty());
+        assert!(!out.on_frame(1, &mut f[1].clone(), &mut emit).drop);
+        assert!(!inb.on_frame(2, &mut f[2].clone(), &mut emit).drop);
+        assert!(emit.is_empty());
+        let a = out.shared.borrow();
+        // Local's QPN and starting PSN from its REP, Remote's QPN from the REQ.
+        let key = (LOCAL, REMOTE, rnic_wire::udp_entropy_port(0x11, 0x22));
+        let (c, _) = a.conns.get(&key).expect("learned");
+        assert_eq!(c.local_qpn, Some(0x11));
+        assert_eq!(a.conns.len(), 1);
+        assert_eq!(a.stats.learned, 1);
+    }
+
+    #[test]
+    fn a_corrupted_rep_or_traffic_learning_teaches_nothing() {
+        let (mut out, mut inb) = accel(WanAccelLearn::Setup);
+        let f = exchange();
+        let mut emit = Vec::new();
+        inb.on_frame(0, &mut f[0].clone(), &mut emit);
+        let mut bad = f[1].clone();
+        let n = bad.len();
+        bad[n - 10] ^= 1;
+        out.on_frame(1, &mut bad, &mut emit);
+        assert!(out.shared.borrow().conns.is_empty());
+        let (mut out, mut inb) = accel(WanAccelLearn::Traffic);
+        inb.on_frame(0, &mut f[0].clone(), &mut emit);
+        out.on_frame(1, &mut f[1].clone(), &mut emit);
+        assert!(out.shared.borrow().conns.is_empty());
     }
 }

@@ -1,0 +1,568 @@
+//! One host's connection manager as a state machine without I/O: MADs in through
+//! [`Agent::handle`], time through [`Agent::on_timer`], the connections it starts through
+//! [`Agent::connect`]; each pushes [`Action`]s (send a MAD, move a QP to RTR or RTS, arm a
+//! timer, report a connection established or failed) and the caller moves the bytes and the
+//! QPs ([`super`]).
+//!
+//! The exchange is IBA's (Vol. 1 §12.6, what rdma_cm drives): the active side sends a REQ
+//! with its QPN and starting PSN; the passive side binds the QP it prepared for that
+//! connection, moves it to RTR toward the REQ's QPN and PSN and answers with a REP carrying
+//! its own; the active side moves its QP to RTR and RTS and sends an RTU; the passive side
+//! moves its QP to RTS. A REQ (or REP) unanswered after the CM response timeout is sent
+//! again, at most `max_retries` times; then the connection fails. A duplicate REP is
+//! answered with the RTU again (the first was lost); a duplicate REQ while the REP is
+//! outstanding with the REP again.
+//!
+//! The passive side finds the QP of a REQ by the connection's number between the two hosts,
+//! which the active side puts in the REQ's private data (as an rdma_cm application puts its
+//! own data there): perftest's server binds its k-th QP to the k-th connection.
+
+use std::collections::HashMap;
+
+use rnic_sim::TimePs;
+use rnic_wire::cm::{ipv4_gid, CmMessage, CmRep, CmRepr, CmReq, CmRtu, REQ_PRIVATE_DATA_USED};
+
+/// A connection's end as the host sets it up before the exchange.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnSpec {
+    /// The local QP (created and in INIT).
+    pub local_qpn: u32,
+    /// The local QP's starting PSN (of its requests).
+    pub start_psn: u32,
+    /// The peer host's IPv4 address.
+    pub peer_ip: [u8; 4],
+    /// The connection's number between the two hosts (the same on both sides).
+    pub index: u32,
+    /// This side sends the REQ.
+    pub active: bool,
+}
+
+/// Where a connection stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// Passive side, no REQ yet (or active side, not started).
+    Idle,
+    /// Active side: REQ sent, waiting for the REP.
+    ReqSent,
+    /// Passive side: REP sent, waiting for the RTU.
+    RepSent,
+    /// Both QPs ready (this side's in RTS).
+    Established,
+    /// Retries exhausted.
+    Failed,
+}
+
+/// What the caller does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Send `msg` to the host at `to` at `at`.
+    Send {
+        at: TimePs,
+        to: [u8; 4],
+        msg: CmRepr,
+    },
+    /// Move connection `conn`'s QP from INIT to RTR toward `remote_qpn`, whose first PSN
+    /// is `remote_psn`.
+    Rtr {
+        conn: usize,
+        remote_qpn: u32,
+        remote_psn: u32,
+    },
+    /// Move connection `conn`'s QP from RTR to RTS.
+    Rts { conn: usize },
+    /// Call [`Agent::on_timer`] for `conn` at `at`.
+    Timer { at: TimePs, conn: usize },
+    /// Connection `conn` is established on this side at `at`.
+    Established { at: TimePs, conn: usize },
+    /// Connection `conn` failed: `reason` says why.
+    Failed { conn: usize, reason: String },
+}
+
+/// What every REQ of a host carries besides the connection's own fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Params {
+    /// This host's IPv4 address.
+    pub ip: [u8; 4],
+    /// Host CPU time per MAD received or sent, ps.
+    pub mad_ps: TimePs,
+    /// CM response timeout, 4.096 µs × 2^n.
+    pub response_timeout: u8,
+    /// Resends of an unanswered REQ or REP.
+    pub max_retries: u8,
+    /// IB MTU code of the path (5 = 4096 B).
+    pub path_mtu: u8,
+    /// The QPs' transport retry count, RNR retry count and local ACK timeout.
+    pub retry_count: u8,
+    pub rnr_retry: u8,
+    pub ack_timeout: u8,
+    /// Outstanding READs/atomics each way.
+    pub rd_atomic: u8,
+    /// IPv4 TOS and TTL of the path.
+    pub traffic_class: u8,
+    pub hop_limit: u8,
+}
+
+impl Params {
+    /// The response timeout, ps.
+    pub fn timeout_ps(&self) -> TimePs {
+        4_096_000u64 << self.response_timeout.min(40)
+    }
+}
+
+/// One connection's end.
+#[derive(Debug, Clone)]
+struct Conn {
+    spec: ConnSpec,
+    state: State,
+    /// The transaction (the active side's id, echoed by the passive side).
+    tid: u64,
+    remote_comm_id: u32,
+    /// How many times the REQ (active) or REP (passive) has been sent.
+    sent: u32,
+    /// When the pending timer is due (a timer event at another time is stale).
+    deadline: Option<TimePs>,
+}
+
+/// One host's connection manager.
+#[derive(Debug)]
+pub struct Agent {
+    params: Params,
+    conns: Vec<Conn>,
+    /// Passive connections by (peer address, connection number).
+    listen: HashMap<([u8; 4], u32), usize>,
+    /// When the CM thread is free.
+    busy_until: TimePs,
+    /// MADs sent again after a timeout.
+    pub resent: u64,
+    /// MADs received that matched no connection or state (duplicates, strays).
+    pub ignored: u64,
+}
+
+/// The communication id of connection `i` (never 0).
+fn comm_id(i: usize) -> u32 {
+    i as u32 + 1
+}
+
+impl Agent {
+    /// An agent with no connections.
+    pub fn new(params: Params) -> Agent {
+        Agent {
+            params,
+            conns: Vec::new(),
+            listen: HashMap::new(),
+            busy_until: 0,
+            resent: 0,
+            ignored: 0,
+        }
+    }
+
+    /// Adds a connection's end; returns its number on this host.
+    pub fn add(&mut self, spec: ConnSpec) -> usize {
+        let i = self.conns.len();
+        if !spec.active {
+            self.listen.insert((spec.peer_ip, spec.index), i);
+        }
+        self.conns.push(Conn {
+            spec,
+            state: State::Idle,
+            tid: 0,
+            remote_comm_id: 0,
+            sent: 0,
+            deadline: None,
+        });
+        i
+    }
+
+    /// Connection `conn`'s end.
+    pub fn spec(&self, conn: usize) -> &ConnSpec {
+        &self.conns[conn].spec
+    }
+
+    /// Connection `conn`'s state.
+    pub fn state(&self, conn: usize) -> State {
+        self.conns[conn].state
+    }
+
+    /// The CM thread handles one MAD from `now`; returns when it is done.
+    fn work(&mut self, now: TimePs) -> TimePs {
+        self.busy_until = self.busy_until.max(now) + self.params.mad_ps;
+        self.busy_until
+    }
+
+    fn req(&self, conn: usize) -> CmRepr {
+        let (c, p) = (&self.conns[conn], &self.params);
+        let mut private_data = [0u8; REQ_PRIVATE_DATA_USED];
+        private_data[..4].copy_from_slice(&c.spec.index.to_be_bytes());
+        CmRepr {
+            transaction_id: c.tid,
+            message: CmMessage::Req(CmReq {
+                local_comm_id: comm_id(conn),
+                local_qpn: c.spec.local_qpn,
+                responder_resources: p.rd_atomic,
+                initiator_depth: p.rd_atomic,
+                remote_cm_response_timeout: p.response_timeout,
+                starting_psn: c.spec.start_psn,
+                local_cm_response_timeout: p.response_timeout,
+                retry_count: p.retry_count,
+                pkey: 0xFFFF,
+                path_mtu: p.path_mtu,
+                rnr_retry_count: p.rnr_retry,
+                max_cm_retries: p.max_retries,
+                local_gid: ipv4_gid(p.ip),
+                remote_gid: ipv4_gid(c.spec.peer_ip),
+                hop_limit: p.hop_limit,
+                traffic_class: p.traffic_class,
+                local_ack_timeout: p.ack_timeout,
+                private_data,
+                ..CmReq::default()
+            }),
+        }
+    }
+
+    fn rep(&self, conn: usize) -> CmRepr {
+        let (c, p) = (&self.conns[conn], &self.params);
+        CmRepr {
+            transaction_id: c.tid,
+            message: CmMessage::Rep(CmRep {
+                local_comm_id: comm_id(conn),
+                remote_comm_id: c.remote_comm_id,
+                local_qpn: c.spec.local_qpn,
+                starting_psn: c.spec.start_psn,
+                responder_resources: p.rd_atomic,
+                initiator_depth: p.rd_atomic,
+                rnr_retry_count: p.rnr_retry,
+                ..CmRep::default()
+            }),
+        }
+    }
+
+    fn rtu(&self, conn: usize) -> CmRepr {
+        let c = &self.conns[conn];
+        CmRepr {
+            transaction_id: c.tid,
+            message: CmMessage::Rtu(CmRtu {
+                local_comm_id: comm_id(conn),
+                remote_comm_id: c.remote_comm_id,
+            }),
+        }
+    }
+
+    /// Sends `msg` of `conn` from `now` (one MAD of CPU time) and, when it waits for an
+    /// answer, arms the timer.
+    fn send(&mut self, now: TimePs, conn: usize, msg: CmRepr, waits: bool, out: &mut Vec<Action>) {
+        let at = self.work(now);
+        out.push(Action::Send {
+            at,
+            to: self.conns[conn].spec.peer_ip,
+            msg,
+        });
+        if waits {
+            let due = at + self.params.timeout_ps();
+            let c = &mut self.conns[conn];
+            c.sent += 1;
+            c.deadline = Some(due);
+            out.push(Action::Timer { at: due, conn });
+        }
+    }
+
+    /// Starts active connection `conn` at `now`: its REQ.
+    pub fn connect(&mut self, now: TimePs, conn: usize, out: &mut Vec<Action>) {
+        let c = &mut self.conns[conn];
+        if !c.spec.active || c.state != State::Idle {
+            return;
+        }
+        c.tid = u64::from(u32::from_be_bytes(self.params.ip)) << 32 | u64::from(comm_id(conn));
+        c.state = State::ReqSent;
+        let req = self.req(conn);
+        self.send(now, conn, req, true, out);
+    }
+
+    /// A MAD from `src` reached this host at `now`.
+    pub fn handle(&mut self, now: TimePs, src: [u8; 4], m: &CmRepr, out: &mut Vec<Action>) {
+        let now = self.work(now);
+        match m.message {
+            CmMessage::Req(r) => self.on_req(now, src, m.transaction_id, &r, out),
+            CmMessage::Rep(r) => self.on_rep(now, &r, out),
+            CmMessage::Rtu(r) => self.on_rtu(now, &r, out),
+        }
+    }
+
+    /// The connection `id` names as this host's communication id, if it is one.
+    fn by_comm_id(&self, id: u32) -> Option<usize> {
+        let i = (id as usize).checked_sub(1)?;
+        (i < self.conns.len()).then_some(i)
+    }
+
+    fn on_req(&mut self, now: TimePs, src: [u8; 4], tid: u64, r: &CmReq, out: &mut Vec<Action>) {
+        let index = u32::from_be_bytes([
+            r.private_data[0],
+            r.private_data[1],
+            r.private_data[2],
+            r.private_data[3],
+        ]);
+        let Some(&conn) = self.listen.get(&(src, index)) else {
+            self.ignored += 1;
+            return;
+        };
+        match self.conns[conn].state {
+            State::Idle => {
+                let c = &mut self.conns[conn];
+                c.tid = tid;
+                c.remote_comm_id = r.local_comm_id;
+                c.state = State::RepSent;
+                out.push(Action::Rtr {
+                    conn,
+                    remote_qpn: r.local_qpn,
+                    remote_psn: r.starting_psn,
+                });
+                let rep = self.rep(conn);
+                self.send(now, conn, rep, true, out);
+            }
+            // The REQ again: our REP was lost or is late; the REP timer resends it anyway.
+            _ => self.ignored += 1,
+        }
+    }
+
+    fn on_rep(&mut self, now: TimePs, r: &CmRep, out: &mut Vec<Action>) {
+        let Some(conn) = self.by_comm_id(r.remote_comm_id) else {
+            self.ignored += 1;
+            return;
+        };
+        match self.conns[conn].state {
+            State::ReqSent if self.conns[conn].spec.active => {
+                let c = &mut self.conns[conn];
+                c.remote_comm_id = r.local_comm_id;
+                c.deadline = None;
+                c.state = State::Established;
+                out.push(Action::Rtr {
+                    conn,
+                    remote_qpn: r.local_qpn,
+                    remote_psn: r.starting_psn,
+                });
+                out.push(Action::Rts { conn });
+                let rtu = self.rtu(conn);
+                self.send(now, conn, rtu, false, out);
+                out.push(Action::Established {
+                    at: self.busy_until,
+                    conn,
+                });
+            }
+            // A duplicate REP: the passive side did not get the RTU; send it again.
+            State::Established
+                if self.conns[conn].spec.active
+                    && self.conns[conn].remote_comm_id == r.local_comm_id =>
+            {
+                let rtu = self.rtu(conn);
+                self.send(now, conn, rtu, false, out);
+            }
+            _ => self.ignored += 1,
+        }
+    }
+
+    fn on_rtu(&mut self, now: TimePs, r: &CmRtu, out: &mut Vec<Action>) {
+        let Some(conn) = self.by_comm_id(r.remote_comm_id) else {
+            self.ignored += 1;
+            return;
+        };
+        let c = &mut self.conns[conn];
+        if c.spec.active || c.state != State::RepSent || c.remote_comm_id != r.local_comm_id {
+            self.ignored += 1;
+            return;
+        }
+        c.deadline = None;
+        c.state = State::Established;
+        out.push(Action::Rts { conn });
+        out.push(Action::Established { at: now, conn });
+    }
+
+    /// Connection `conn`'s timer at `now`: if still due, the REQ (or REP) goes again, or
+    /// the connection fails after `max_retries` resends.
+    pub fn on_timer(&mut self, now: TimePs, conn: usize, out: &mut Vec<Action>) {
+        let c = &self.conns[conn];
+        if c.deadline != Some(now) {
+            return;
+        }
+        let (what, msg) = match c.state {
+            State::ReqSent => ("REP", self.req(conn)),
+            State::RepSent => ("RTU", self.rep(conn)),
+            _ => return,
+        };
+        let max = u32::from(self.params.max_retries);
+        if c.sent > max {
+            let timeout_us = self.params.timeout_ps() as f64 / 1e6;
+            let reason = format!(
+                "no {what} for QP {:#x} (connection {} with {}) after {} {} sent {timeout_us:.1} µs \
+                 apart (host.cm_max_retries = {max}, host.cm_response_timeout = {})",
+                c.spec.local_qpn,
+                c.spec.index,
+                std::net::Ipv4Addr::from(c.spec.peer_ip),
+                c.sent,
+                if c.spec.active { "REQs" } else { "REPs" },
+                self.params.response_timeout,
+            );
+            let c = &mut self.conns[conn];
+            c.state = State::Failed;
+            c.deadline = None;
+            out.push(Action::Failed { conn, reason });
+            return;
+        }
+        self.resent += 1;
+        self.send(now, conn, msg, true, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(ip: [u8; 4]) -> Params {
+        Params {
+            ip,
+            mad_ps: 1_000_000,
+            response_timeout: 10,
+            max_retries: 2,
+            path_mtu: 5,
+            retry_count: 7,
+            rnr_retry: 7,
+            ack_timeout: 14,
+            rd_atomic: 16,
+            traffic_class: 2,
+            hop_limit: 64,
+        }
+    }
+
+    const A: [u8; 4] = [10, 0, 0, 2];
+    const P: [u8; 4] = [10, 0, 0, 1];
+
+    fn pair() -> (Agent, Agent) {
+        let mut a = Agent::new(params(A));
+        let mut p = Agent::new(params(P));
+        for k in 0..2 {
+            a.add(ConnSpec {
+                local_qpn: 0x20 + k,
+                start_psn: 100 + k,
+                peer_ip: P,
+                index: k,
+                active: true,
+            });
+            p.add(ConnSpec {
+                local_qpn: 0x40 + k,
+                start_psn: 500 + k,
+                peer_ip: A,
+                index: k,
+                active: false,
+            });
+        }
+        (a, p)
+    }
+
+    fn sent(out: &[Action]) -> Vec<CmRepr> {
+        out.iter()
+            .filter_map(|a| match a {
+                Action::Send { msg, .. } => Some(*msg),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn req_rep_rtu_moves_both_qps_with_the_peers_qpn_and_psn() {
+        let (mut a, mut p) = pair();
+        let mut out = Vec::new();
+        a.connect(0, 1, &mut out);
+        let req = sent(&out)[0];
+        out.clear();
+        p.handle(5_000_000, A, &req, &mut out);
+        // Connection 1 on the passive side (by the REQ's private data), RTR toward 0x21/101.
+        assert!(out.contains(&Action::Rtr {
+            conn: 1,
+            remote_qpn: 0x21,
+            remote_psn: 101
+        }));
+        let rep = sent(&out)[0];
+        out.clear();
+        a.handle(9_000_000, P, &rep, &mut out);
+        assert!(out.contains(&Action::Rtr {
+            conn: 1,
+            remote_qpn: 0x41,
+            remote_psn: 501
+        }));
+        assert!(out.contains(&Action::Rts { conn: 1 }));
+        assert_eq!(a.state(1), State::Established);
+        let rtu = sent(&out)[0];
+        out.clear();
+        p.handle(12_000_000, A, &rtu, &mut out);
+        assert!(out.contains(&Action::Rts { conn: 1 }));
+        assert_eq!(p.state(1), State::Established);
+        assert_eq!(p.state(0), State::Idle);
+    }
+
+    #[test]
+    fn a_lost_req_is_sent_again_and_retries_end_in_a_clear_failure() {
+        let (mut a, _) = pair();
+        let mut out = Vec::new();
+        a.connect(0, 0, &mut out);
+        let due = |out: &[Action]| {
+            out.iter()
+                .find_map(|x| match x {
+                    Action::Timer { at, .. } => Some(*at),
+                    _ => None,
+                })
+                .unwrap()
+        };
+        let mut t = due(&out);
+        // A stale timer does nothing.
+        out.clear();
+        a.on_timer(t - 1, 0, &mut out);
+        assert!(out.is_empty());
+        for _ in 0..2 {
+            out.clear();
+            a.on_timer(t, 0, &mut out);
+            assert_eq!(sent(&out).len(), 1, "{out:?}");
+            t = due(&out);
+        }
+        out.clear();
+        a.on_timer(t, 0, &mut out);
+        let Some(Action::Failed { reason, .. }) = out.first() else {
+            panic!("{out:?}")
+        };
+        assert!(
+            reason.contains("no REP") && reason.contains("host.cm_max_retries"),
+            "{reason}"
+        );
+        assert_eq!(a.state(0), State::Failed);
+        assert_eq!(a.resent, 2);
+    }
+
+    #[test]
+    fn a_lost_rtu_is_repaired_by_the_rep_timer_and_a_repeated_rtu() {
+        let (mut a, mut p) = pair();
+        let mut out = Vec::new();
+        a.connect(0, 0, &mut out);
+        let req = sent(&out)[0];
+        out.clear();
+        p.handle(1, A, &req, &mut out);
+        let rep = sent(&out)[0];
+        let rep_due = out
+            .iter()
+            .find_map(|x| match x {
+                Action::Timer { at, .. } => Some(*at),
+                _ => None,
+            })
+            .unwrap();
+        out.clear();
+        a.handle(2, P, &rep, &mut out);
+        out.clear();
+        // The RTU is lost: the passive side sends the REP again, the active side the RTU.
+        p.on_timer(rep_due, 0, &mut out);
+        let rep2 = sent(&out)[0];
+        assert_eq!(rep2, rep);
+        out.clear();
+        a.handle(rep_due + 1, P, &rep2, &mut out);
+        let rtu = sent(&out)[0];
+        assert!(matches!(rtu.message, CmMessage::Rtu(_)));
+        out.clear();
+        p.handle(rep_due + 2, A, &rtu, &mut out);
+        assert_eq!(p.state(0), State::Established);
+    }
+}
