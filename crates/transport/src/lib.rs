@@ -42,6 +42,7 @@ mod error;
 mod memory;
 pub mod mr;
 pub mod ooo;
+mod ooo_qp;
 mod op;
 mod pd;
 pub mod psn;
@@ -61,7 +62,7 @@ pub use memory::Memory;
 pub use mr::{Access, MrCheckError, MrKeys};
 pub use pd::PdId;
 pub use qp::{AddressVector, QpAttr, QpInit, QpState, MAX_RD_ATOMIC};
-pub use reliability::ReliabilityMode;
+pub use reliability::{OooParams, ReliabilityMode};
 pub use stats::{DropCounts, NakCounts, TransportStats};
 pub use wr::{AtomicArgs, RecvWr, RemoteAddr, SendWr, Sge, WrOpcode};
 
