@@ -598,7 +598,10 @@ impl Nic {
         };
         let op = meta.opcode;
         let starts = op.is_first() || op.is_only();
-        let cost = if matches!(op, Opcode::RcAck | Opcode::Cnp) {
+        let cost = if matches!(
+            op,
+            Opcode::RcAck | Opcode::Cnp | Opcode::OooAck | Opcode::OooNak
+        ) {
             self.tx.stats.acks += 1;
             ack_ps
         } else if starts {

@@ -345,7 +345,7 @@ pub(crate) fn build_flows(
                         max_send_wr: sq_depth,
                         max_recv_wr: rq_depth,
                     },
-                    reliability(prof.reliability),
+                    reliability(prof.reliability, cfg),
                 )
                 .map_err(|e| anyhow::anyhow!("create_qp on node {i}: {e:?}"))?;
             let (sq_base, rq_base) = ring_next[i];
@@ -709,10 +709,29 @@ fn fill_sources(
     }
 }
 
-/// The transport's reliability mode for a configured one.
-fn reliability(r: crate::config::Reliability) -> rnic_transport::ReliabilityMode {
+/// The transport's reliability mode for a configured one; the out-of-order modes are sized
+/// from the link, the PMTU and `[ooo]` (OTD, bitmap nodes, the requester's timeout of
+/// RTT + OTD / B).
+fn reliability(r: crate::config::Reliability, cfg: &Config) -> rnic_transport::ReliabilityMode {
+    use rnic_transport::{OooParams, ReliabilityMode};
+    let params = || {
+        let s = crate::nic::ornic::sizing_of(cfg);
+        let packet_ps = f64::from(cfg.qp.pmtu) * 8.0 / cfg.eth.gbps * 1000.0;
+        OooParams {
+            block_bits: s.block_bits,
+            nodes: s.nodes,
+            otd: s.otd,
+            // The nodes of one QP's bitmap: an active QP never waits for another's blocks
+            // (the pool is sized for every QP; rnic gives each its share at most).
+            pool_blocks: s.nodes,
+            ack_turn_ps: (cfg.ooo.ack_turn_ns * 1000.0).round().max(1.0) as u64,
+            timeout_ps: (cfg.ooo.rtt_ns * 1000.0 + f64::from(s.otd) * packet_ps).round() as u64,
+        }
+    };
     match r {
-        crate::config::Reliability::Gbn => rnic_transport::ReliabilityMode::GoBackN,
+        crate::config::Reliability::Gbn => ReliabilityMode::GoBackN,
+        crate::config::Reliability::Ornic => ReliabilityMode::Ornic(params()),
+        crate::config::Reliability::MpRdma => ReliabilityMode::MpRdma(params()),
     }
 }
 
