@@ -322,6 +322,22 @@ pub(crate) fn build_flows(
         let mut local_count = vec![0u32; n_nodes];
         let mut qp_of = |i: usize, nodes: &mut Vec<(rnic_transport::PdId, Nic)>, pair: u32| {
             let prof = f.profile(cfg, pair);
+            if prof.reliability != crate::config::Reliability::Gbn
+                && f.test != crate::workload::PerfTest::WriteBw
+            {
+                anyhow::bail!(
+                    "qp.reliability = \"{}\" sends out-of-order WRITE WQEs only, so flow \"{}\" \
+                     cannot run {}: use write-bw, or set qp.reliability = \"gbn\" \
+                     (--set qp.reliability=gbn)",
+                    if prof.reliability == crate::config::Reliability::Ornic {
+                        "ornic"
+                    } else {
+                        "mp_rdma"
+                    },
+                    f.name,
+                    f.test.name()
+                );
+            }
             let local = local_count[i];
             local_count[i] += 1;
             // With --procs, server QP p + kN belongs to process p on the flow's core p.

@@ -161,9 +161,9 @@ fn eval_vs_gbn(o: &Outputs) -> anyhow::Result<Evaluation> {
         "WQE size (bytes)",
         "throughput (Gb/s)",
         vec![
-            ("in order (ECMP)".to_string(), in_order),
-            ("sprayed, round robin".to_string(), rr),
-            ("sprayed, random".to_string(), random),
+            ("go-back-N in order (ECMP)".to_string(), in_order),
+            ("go-back-N sprayed, round robin".to_string(), rr),
+            ("go-back-N sprayed, random".to_string(), random),
             ("ORNIC in order (ECMP)".to_string(), o_in),
             ("ORNIC sprayed, round robin".to_string(), o_rr),
             ("ORNIC sprayed, random".to_string(), o_random),
