@@ -8,7 +8,7 @@
 //! - "ornic-vs-gbn": the committed sweeps (go-back-N and ORNIC) at 1 MB only (the full run:
 //!   1, 4 and 16 MB).
 //! - "ornic-throughput": the committed sweep at 64 MB only (the full run: 1 to 256 MB).
-//! - "ornic-acks": 2 WQEs per arm instead of 8, every turn.
+//! - "ornic-acks": 2 WQEs per arm instead of 8, every turn, on the simulated wire.
 //!
 //! Five claims are known misses of the model (LEFT and LEFT+ without loss in Table 2;
 //! go-back-N under spraying, which stays below 1 Gb/s only up to 4 MB; ORNIC sprayed at 1 MB,

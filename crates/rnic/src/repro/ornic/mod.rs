@@ -12,8 +12,8 @@
 //!   WRITEs, in order and sprayed over four paths by the network's sprayer (`net.spray`).
 //! * [`throughput`] (ornic-throughput, Fig. 10): a sweep of ORNIC's out-of-order WRITE WQEs
 //!   from 1 MB to 256 MB through the paper's reordering emulator.
-//! * [`acks`] (ornic-acks): ACKs per WQE counted from the transport's out-of-order WRITE
-//!   state machines, ORNIC's register-scheduler against MP-RDMA's ACK per packet.
+//! * [`acks`] (ornic-acks): ACK frames per WQE counted on the simulated wire, ORNIC's
+//!   register-scheduler by turn length against MP-RDMA's ACK per packet.
 
 pub mod acks;
 pub mod bitmap_tables;
