@@ -474,6 +474,7 @@ impl Qp {
         resp.handle_write(
             pkt.bth.psn,
             addr,
+            pkt.reth.map(|r| u64::from(r.dma_len)),
             last,
             pkt.payload,
             &mut o.pool,

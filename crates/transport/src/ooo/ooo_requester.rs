@@ -6,7 +6,8 @@
 //! the responder learnt the start address, then none (Spot); the Last packet ends the WQE.
 //! New packets go out while they are within the receive bitmap's width of the cumulative
 //! ACK; a bitmap NAK resends exactly the packets it names; a timeout of RTT + OTD / B
-//! after the latest packet sent, without progress, resends every unacknowledged packet.
+//! after the latest packet sent, without progress, resends every unacknowledged packet,
+//! carrying the address again.
 
 use std::collections::VecDeque;
 
@@ -285,6 +286,9 @@ impl OooRequester {
             return;
         };
         self.stats.timeouts += 1;
+        // No progress for a whole timeout: carry the address again, in case the flag that
+        // stopped it was wrong (a responder that never learnt the start drops every Spot).
+        self.start_learnt = false;
         self.resend = (w.acked..w.next_new).collect();
         self.deadline_ps = Some(now_ps + self.timeout_ps);
     }

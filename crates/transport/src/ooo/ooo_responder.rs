@@ -88,8 +88,11 @@ pub struct OooResponder {
     mr_len: u64,
     /// The WQE's first PSN (the PSN after the previous WQE).
     start_psn: u32,
-    /// Packets in the current WQE, once its Last packet has been seen.
+    /// Packets in the current WQE, once its Last packet has been seen (or the WQE length an
+    /// FSpot carried was learnt with the start address).
     wqe_packets: Option<u32>,
+    /// The packet count the WQE length of the FSpot that gave the start address implies.
+    wqe_packets_from_len: Option<u32>,
     start_addr: Option<u64>,
     design: BitmapDesign,
     nodes: u32,
@@ -128,6 +131,7 @@ impl OooResponder {
             mr_len,
             start_psn: start_psn & PSN_MASK,
             wqe_packets: None,
+            wqe_packets_from_len: None,
             start_addr: None,
             design,
             nodes,
@@ -200,14 +204,19 @@ impl OooResponder {
             len: self.mr_len,
             mem,
         };
-        self.handle_write(psn, addr, last, &payload, pool, &mut target);
+        self.handle_write(psn, addr, None, last, &payload, pool, &mut target);
     }
 
-    /// A data packet arrives at `now_ps`: placed through `target`, recorded in the bitmap.
+    /// A data packet arrives: placed through `target`, recorded in the bitmap. `wqe_len` is
+    /// the WQE length an FSpot carries (its RETH DMA length): learnt with the start address,
+    /// it fixes the WQE's packet count, so a Last packet at another PSN is refused instead
+    /// of ending the WQE early.
+    #[allow(clippy::too_many_arguments)]
     pub fn handle_write(
         &mut self,
         psn: u32,
         addr: Option<u64>,
+        wqe_len: Option<u64>,
         last: bool,
         payload: &[u8],
         pool: &mut BlockPool,
@@ -224,26 +233,31 @@ impl OooResponder {
             }
             return;
         }
-        if self.wqe_packets.is_some_and(|n| offset >= n) {
-            // Beyond the WQE's Last packet: a hostile or corrupt PSN.
+        let known = self.wqe_packets.or(self.wqe_packets_from_len);
+        if known.is_some_and(|n| offset >= n)
+            || (last && self.wqe_packets_from_len.is_some_and(|n| offset + 1 != n))
+        {
+            // Beyond the WQE's Last packet, or a Last packet where the WQE's length says it
+            // cannot be: a hostile or corrupt PSN.
             self.stats.dropped_invalid += 1;
             return;
         }
         let rel = u64::from(offset) * u64::from(self.pmtu);
-        if let Some(a) = addr {
-            if self.start_addr.is_none() {
-                match a.checked_sub(rel) {
-                    Some(s) => self.start_addr = Some(s),
-                    None => {
-                        self.stats.dropped_invalid += 1;
-                        return;
-                    }
+        // The start address a packet implies; learnt only once the packet passed every
+        // check and was recorded, so a forged or corrupt FSpot cannot poison the WQE.
+        let start = match (self.start_addr, addr) {
+            (Some(s), _) => s,
+            (None, Some(a)) => match a.checked_sub(rel) {
+                Some(s) => s,
+                None => {
+                    self.stats.dropped_invalid += 1;
+                    return;
                 }
+            },
+            (None, None) => {
+                self.stats.dropped_unplaceable += 1;
+                return;
             }
-        }
-        let Some(start) = self.start_addr else {
-            self.stats.dropped_unplaceable += 1;
-            return;
         };
         if payload.len() > self.pmtu as usize || (!last && payload.len() != self.pmtu as usize) {
             self.stats.dropped_invalid += 1;
@@ -267,6 +281,11 @@ impl OooResponder {
                 self.stats.dropped_bitmap += 1;
                 return;
             }
+        }
+        if self.start_addr.is_none() {
+            self.start_addr = Some(start);
+            let pmtu = u64::from(self.pmtu);
+            self.wqe_packets_from_len = wqe_len.map(|l| l.div_ceil(pmtu).max(1) as u32);
         }
         if last && self.wqe_packets.is_none() {
             self.wqe_packets = Some(offset + 1);
@@ -320,6 +339,7 @@ impl OooResponder {
         self.next_turn_ps = None;
         self.start_psn = next_start;
         self.start_addr = None;
+        self.wqe_packets_from_len = None;
         self.newest = 0;
         self.nak_for_head = None;
     }
