@@ -85,6 +85,32 @@ fn ooo_write_in_order_sprayed_reordered_and_lossy() {
 }
 
 #[test]
+fn many_qps_with_deep_queues_complete() {
+    // Each QP sends one OOO WQE at a time; the NIC's TX backlog must see every WQE start
+    // (from the transport's `starts_ooo_wqe`), or fetched WQEs pile up until it stalls.
+    let (code, out, err) = rnic(&[
+        "perf",
+        "write-bw",
+        "--profile",
+        "ornic",
+        "-s",
+        "65536",
+        "-n",
+        "200",
+        "-t",
+        "16",
+        "-q",
+        "4",
+        "--json",
+        "-",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["bytes_verified"], true, "{v}");
+    assert_eq!(v["ops_completed"].as_u64(), Some(800), "{v}");
+}
+
+#[test]
 fn other_tests_on_an_ooo_qp_are_refused_with_the_field_named() {
     let (code, _, err) = rnic(&[
         "perf",

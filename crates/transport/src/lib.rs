@@ -79,6 +79,10 @@ pub struct TxMeta {
     pub frame_len: usize,
     /// A request packet sent again, or a READ response / atomic ACK replayed for a duplicate.
     pub is_retransmit: bool,
+    /// The first transmission of an out-of-order WRITE WQE's first packet: where such a WQE
+    /// starts, which its opcode (FSpot/Spot) does not say. False for every other frame
+    /// (a go-back-N message starts where its opcode is FIRST or ONLY).
+    pub starts_ooo_wqe: bool,
 }
 
 /// What the next frame [`Device::poll_transmit_qp`] would build for a QP is, without

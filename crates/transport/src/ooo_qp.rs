@@ -338,6 +338,7 @@ impl Qp {
             payload_len: 0,
             frame_len,
             is_retransmit: false,
+            starts_ooo_wqe: false,
         })
     }
 
@@ -426,6 +427,7 @@ impl Qp {
             payload_len: p.len,
             frame_len,
             is_retransmit: p.retransmit,
+            starts_ooo_wqe: p.offset == 0 && !p.retransmit,
         })
     }
 

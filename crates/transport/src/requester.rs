@@ -413,6 +413,7 @@ impl Qp {
             payload_len: payload_len as u32,
             frame_len,
             is_retransmit,
+            starts_ooo_wqe: false,
         })
     }
 

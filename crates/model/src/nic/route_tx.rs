@@ -597,7 +597,7 @@ impl Nic {
             }
         };
         let op = meta.opcode;
-        let starts = op.is_first() || op.is_only();
+        let starts = op.is_first() || op.is_only() || meta.starts_ooo_wqe;
         let cost = if matches!(
             op,
             Opcode::RcAck | Opcode::Cnp | Opcode::OooAck | Opcode::OooNak
