@@ -85,6 +85,34 @@ fn ooo_write_in_order_sprayed_reordered_and_lossy() {
 }
 
 #[test]
+fn ooo_read_sprayed_and_lossy_lands_every_byte() {
+    let base = [
+        "perf",
+        "read-bw",
+        "--profile",
+        "ornic",
+        "-s",
+        "1048576",
+        "-n",
+        "5",
+        "-t",
+        "1",
+        "--json",
+        "-",
+    ];
+    let lossy = [&SPRAY[..], &["--set", "net.impair.loss=0.01"]].concat();
+    let (code, out, err) = rnic(&[&base[..], &lossy[..]].concat());
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["bytes_verified"], true, "{v}");
+    assert_eq!(v["verified_bytes"].as_u64(), Some(5 << 20), "{v}");
+    assert!(
+        v["retransmissions"].as_u64().unwrap() > 0,
+        "ranges asked again: {v}"
+    );
+}
+
+#[test]
 fn many_qps_with_deep_queues_complete() {
     // Each QP sends one OOO WQE at a time; the NIC's TX backlog must see every WQE start
     // (from the transport's `starts_ooo_wqe`), or fetched WQEs pile up until it stalls.
@@ -114,7 +142,7 @@ fn many_qps_with_deep_queues_complete() {
 fn other_tests_on_an_ooo_qp_are_refused_with_the_field_named() {
     let (code, _, err) = rnic(&[
         "perf",
-        "read-bw",
+        "send-bw",
         "--profile",
         "ornic",
         "-s",

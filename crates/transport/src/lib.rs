@@ -43,6 +43,7 @@ mod memory;
 pub mod mr;
 pub mod ooo;
 mod ooo_qp;
+mod ooo_read;
 mod op;
 mod pd;
 pub mod psn;

@@ -34,11 +34,11 @@ use rnic_wire::{
 
 /// The out-of-order state of one QP.
 pub(crate) struct OooQp {
-    params: OooParams,
-    design: BitmapDesign,
+    pub(crate) params: OooParams,
+    pub(crate) design: BitmapDesign,
     policy: AckPolicy,
     /// Set at RTS (needs the send PSN).
-    req: Option<OooRequester>,
+    pub(crate) req: Option<OooRequester>,
     /// Set at RTR (needs the receive PSN).
     resp: Option<OooResponder>,
     pool: BlockPool,
@@ -48,6 +48,8 @@ pub(crate) struct OooQp {
     posted: bool,
     /// The ACK register's scheduler turn came: send it.
     ack_due: bool,
+    /// The out-of-order READ, both sides (`ooo_read.rs`).
+    pub(crate) read: crate::ooo_read::OooRead,
 }
 
 impl core::fmt::Debug for OooQp {
@@ -82,6 +84,7 @@ impl OooQp {
             rkey: 0,
             posted: false,
             ack_due: false,
+            read: Default::default(),
         })
     }
 
@@ -158,12 +161,12 @@ impl Qp {
         }
     }
 
-    /// An out-of-order QP takes WRITE WRs only.
+    /// An out-of-order QP takes WRITE and READ WRs only.
     pub(crate) fn ooo_check_wr(&self, wr: &SendWr) -> Result<(), VerbsError> {
-        if self.mode.ooo().is_some() && wr.opcode != WrOpcode::Write {
+        if self.mode.ooo().is_some() && !matches!(wr.opcode, WrOpcode::Write | WrOpcode::Read) {
             return Err(VerbsError::InvalidWr {
                 reason: "an out-of-order QP (qp.reliability = \"ornic\" or \"mp_rdma\") posts \
-                         WRITE only; use a go-back-N QP for other verbs",
+                         WRITE and READ only; use a go-back-N QP for other verbs",
             });
         }
         Ok(())
@@ -181,7 +184,13 @@ impl Qp {
         if o.posted || !req.idle() {
             return;
         }
+        if o.read.wqe.is_some() {
+            return;
+        }
         if let Some(w) = self.req.sq.front() {
+            if w.wr.opcode != WrOpcode::Write {
+                return;
+            }
             let remote = w.wr.remote.unwrap_or_default();
             req.post_len(u64::from(w.len), remote.va);
             o.posted = true;
@@ -193,14 +202,20 @@ impl Qp {
         let Some(o) = self.ooo.as_deref() else {
             return false;
         };
-        let resp = o.resp.as_ref().is_some_and(|r| r.has_queued()) || o.ack_due;
-        let req = matches!(self.state, QpState::Rts | QpState::Sqd)
+        let (read_responses, read_requests) = self.ooo_read_wants();
+        let resp = o.resp.as_ref().is_some_and(|r| r.has_queued()) || o.ack_due || read_responses;
+        let sending = matches!(self.state, QpState::Rts | QpState::Sqd);
+        let req = sending
             && match &o.req {
                 Some(r) if o.posted => r.peek_packet().is_some(),
-                Some(_) => !self.req.sq.is_empty(),
+                Some(_) => self
+                    .req
+                    .sq
+                    .front()
+                    .is_some_and(|w| w.wr.opcode == WrOpcode::Write && o.read.wqe.is_none()),
                 None => false,
             };
-        resp || req
+        resp || req || (sending && read_requests)
     }
 
     /// What [`Qp::ooo_next`] would build next.
@@ -213,14 +228,32 @@ impl Qp {
                 is_retransmit: false,
             });
         }
+        if let Some(n) = self.ooo_read_peek_response() {
+            return Some(crate::TxPeek {
+                is_response: true,
+                payload_len: n,
+                is_retransmit: false,
+            });
+        }
         if !matches!(self.state, QpState::Rts | QpState::Sqd) {
             return None;
+        }
+        if self.ooo_read_wants().1 {
+            return Some(crate::TxPeek {
+                is_response: false,
+                payload_len: 0,
+                is_retransmit: false,
+            });
         }
         let req = o.req.as_ref()?;
         let (payload_len, is_retransmit) = if o.posted {
             req.peek_packet()?
         } else {
-            let w = self.req.sq.front()?;
+            let w = self
+                .req
+                .sq
+                .front()
+                .filter(|w| w.wr.opcode == WrOpcode::Write)?;
             (w.len.min(self.cfg.pmtu), false)
         };
         Some(crate::TxPeek {
@@ -240,10 +273,7 @@ impl Qp {
         } else {
             o.resp.as_ref().and_then(|r| r.next_turn_ps())
         };
-        match (a, b) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [a, b, o.read.deadline()].into_iter().flatten().min()
     }
 
     /// Fires the out-of-order deadlines at or before `now_ps`.
@@ -265,6 +295,7 @@ impl Qp {
         {
             o.ack_due = true;
         }
+        self.ooo_read_on_timer(ctx);
     }
 
     /// Builds the next out-of-order frame (responder output first, then data).
@@ -276,6 +307,12 @@ impl Qp {
     ) -> Option<TxMeta> {
         self.ooo.as_ref()?;
         if let Some(m) = self.ooo_next_ack(ctx, out) {
+            return Some(m);
+        }
+        if let Some(m) = self.ooo_read_next_response(ctx, out, mem) {
+            return Some(m);
+        }
+        if let Some(m) = self.ooo_read_next_request(ctx, out) {
             return Some(m);
         }
         self.ooo_next_data(ctx, out, mem)
@@ -342,7 +379,7 @@ impl Qp {
         })
     }
 
-    fn ooo_bth(&self, opcode: Opcode, psn: u32, ack_req: bool) -> BthRepr {
+    pub(crate) fn ooo_bth(&self, opcode: Opcode, psn: u32, ack_req: bool) -> BthRepr {
         BthRepr {
             opcode,
             solicited: false,
@@ -441,6 +478,12 @@ impl Qp {
         let op = pkt.bth.opcode;
         if self.ooo.is_none() {
             return Err(RxDrop::UnsupportedOpcode(op));
+        }
+        if op == Opcode::OooReadRequest {
+            return self.ooo_read_request(ctx, pkt);
+        }
+        if op == Opcode::OooReadResponse {
+            return self.ooo_read_response(ctx, mem, pkt);
         }
         if op.is_request() {
             self.ooo_receive_data(ctx, mem, pkt)

@@ -48,6 +48,10 @@ pub struct OooParams {
     pub ack_turn_ps: u64,
     /// Requester timeout after the latest packet sent, without progress: RTT + OTD / B.
     pub timeout_ps: u64,
+    /// One PMTU packet's time at line rate: a READ request waits, besides the timeout, two
+    /// line-rate passes over its range (the responder reads it from host memory, then sends
+    /// it) before it is asked again.
+    pub packet_ps: u64,
 }
 
 impl Default for OooParams {
@@ -61,6 +65,7 @@ impl Default for OooParams {
             pool_blocks: 20,
             ack_turn_ps: 330_000,
             timeout_ps: 90_000_000 + 64 * 330_000,
+            packet_ps: 330_000,
         }
     }
 }

@@ -89,6 +89,13 @@ struct Outcome {
 }
 
 fn run(mode: ReliabilityMode, sizes: &[u32], net: Net, sq_psn: u32) -> Outcome {
+    let ops: Vec<(bool, u32)> = sizes.iter().map(|&s| (false, s)).collect();
+    run_ops(mode, &ops, net, sq_psn)
+}
+
+/// `ops`: (a READ, bytes), posted on A in order; a WRITE goes from A to B, a READ brings
+/// B's bytes to A.
+fn run_ops(mode: ReliabilityMode, ops: &[(bool, u32)], net: Net, sq_psn: u32) -> Outcome {
     let (mac_a, ip_a) = ([2, 0, 0, 0, 0, 0xA], [10, 0, 0, 1]);
     let (mac_b, ip_b) = ([2, 0, 0, 0, 0, 0xB], [10, 0, 0, 2]);
     let mut a = end(ip_a, mac_a, mode);
@@ -96,26 +103,39 @@ fn run(mode: ReliabilityMode, sizes: &[u32], net: Net, sq_psn: u32) -> Outcome {
     let (qa, qb) = (a.qpn, b.qpn);
     connect(&mut a, mac_b, ip_b, qb, (77, sq_psn));
     connect(&mut b, mac_a, ip_a, qa, (sq_psn, 77));
+    // (on B?, address, bytes)
     let mut expect = Vec::new();
     let mut off = 0u64;
-    for (i, &len) in sizes.iter().enumerate() {
+    for (i, &(read, len)) in ops.iter().enumerate() {
         let src = BASE + off;
         let dst = BASE + (32 << 20) + off;
-        let data = a.mem.fill(src, len as usize, i as u8 ^ 0x5A);
-        let wr = SendWr::write(
-            i as u64,
-            vec![Sge {
+        let seed = i as u8 ^ 0x5A;
+        let (opcode, data) = if read {
+            (WrOpcode::Read, b.mem.fill(dst, len as usize, seed))
+        } else {
+            (WrOpcode::Write, a.mem.fill(src, len as usize, seed))
+        };
+        let wr = SendWr {
+            wr_id: i as u64,
+            opcode,
+            sgl: vec![Sge {
                 addr: src,
                 len,
                 lkey: a.keys.lkey,
             }],
-            RemoteAddr {
+            remote: Some(RemoteAddr {
                 va: dst,
                 rkey: b.keys.rkey,
-            },
-        );
+            }),
+            signaled: true,
+            ..SendWr::default()
+        };
         a.dev.post_send(qa, wr).unwrap();
-        expect.push((dst, data));
+        expect.push(if read {
+            (false, src, data)
+        } else {
+            (true, dst, data)
+        });
         off += u64::from(len).div_ceil(4096) * 4096 + 4096;
     }
     let mut rng = net.seed | 1;
@@ -171,9 +191,10 @@ fn run(mode: ReliabilityMode, sizes: &[u32], net: Net, sq_psn: u32) -> Outcome {
         }
     }
     let completions: Vec<Completion> = std::iter::from_fn(|| a.dev.poll_cq(a.cq)).collect();
-    let bytes_ok = expect
-        .iter()
-        .all(|(dst, data)| b.mem.get(*dst, data.len()) == *data);
+    let bytes_ok = expect.iter().all(|(on_b, at, data)| {
+        let m = if *on_b { &b.mem } else { &a.mem };
+        m.get(*at, data.len()) == *data
+    });
     Outcome {
         wire_frames: log,
         a: a.dev.stats().clone(),
@@ -272,8 +293,53 @@ fn other_verbs_are_refused_on_an_ooo_qp() {
         remote: Some(RemoteAddr { va: BASE, rkey: 1 }),
         ..SendWr::default()
     };
+    let wr = SendWr {
+        opcode: WrOpcode::FetchAdd,
+        atomic: Some(AtomicArgs::default()),
+        ..wr
+    };
     let e = a.dev.post_send(a.qpn, wr).unwrap_err();
-    assert!(e.to_string().contains("WRITE only"), "{e}");
+    assert!(e.to_string().contains("WRITE and READ only"), "{e}");
+}
+
+#[test]
+fn ooo_read_over_sprayed_paths_places_every_byte_by_psn() {
+    let ops = [
+        (true, 1 << 20),
+        (false, 5000),
+        (true, 1),
+        (true, 3 << 20),
+        (false, 4096),
+    ];
+    for mode in [ornic(), mp_rdma()] {
+        let o = run_ops(mode, &ops, SPRAY, 0xFF_FF80);
+        assert!(o.bytes_ok);
+        assert_eq!(o.completions.len(), ops.len());
+        for (i, c) in o.completions.iter().enumerate() {
+            assert_eq!((c.wr_id, c.status), (i as u64, WcStatus::Success));
+            let want = if ops[i].0 {
+                WcOpcode::RdmaRead
+            } else {
+                WcOpcode::RdmaWrite
+            };
+            assert_eq!(c.opcode, want);
+        }
+        assert!(o.wire_frames.iter().all(|(_, op)| op.is_ooo()));
+        assert_eq!(o.a.retransmitted_packets, 0, "no loss, no request again");
+    }
+}
+
+#[test]
+fn a_lost_read_response_is_asked_for_again() {
+    let net = Net {
+        loss_pm: 5,
+        seed: 3,
+        ..SPRAY
+    };
+    let o = run_ops(ornic(), &[(true, 2 << 20), (true, 100_000)], net, 9);
+    assert!(o.bytes_ok);
+    assert_eq!(o.completions.len(), 2);
+    assert!(o.a.retransmitted_packets > 0, "ranges asked again");
 }
 
 proptest! {
@@ -281,7 +347,7 @@ proptest! {
     #[test]
     fn random_spraying_loss_and_duplication_never_corrupt(
         per_packet in any::<bool>(),
-        sizes in prop::collection::vec(1u32..300_000, 1..5),
+        ops in prop::collection::vec((any::<bool>(), 1u32..300_000), 1..5),
         paths in 1u64..6,
         spread_us in 0u64..30,
         loss_pm in 0u64..30,
@@ -291,13 +357,13 @@ proptest! {
     ) {
         let mode = if per_packet { mp_rdma() } else { ornic() };
         let net = Net { paths, spread_ps: spread_us * 1_000_000, loss_pm, dup_pm, seed };
-        let o = run(mode, &sizes, net, sq_psn);
+        let o = run_ops(mode, &ops, net, sq_psn);
         prop_assert!(o.bytes_ok, "bytes differ");
-        prop_assert_eq!(o.completions.len(), sizes.len());
+        prop_assert_eq!(o.completions.len(), ops.len());
         for (i, c) in o.completions.iter().enumerate() {
             prop_assert_eq!(c.wr_id, i as u64);
             prop_assert_eq!(c.status, WcStatus::Success);
-            prop_assert_eq!(c.byte_len, sizes[i]);
+            prop_assert_eq!(c.byte_len, ops[i].1);
         }
         prop_assert_eq!(o.a.drops.malformed + o.b.drops.malformed, 0);
     }

@@ -71,13 +71,19 @@ pub enum Opcode {
     /// OOO bitmap NAK: BTH PSN = first missing PSN, AETH (NAK), OOO ACK ETH with the missing
     /// PSNs of that bitmap block.
     OooNak = 0xC5,
+    /// OOO READ request (RETH: the range's VA, R_Key, length; BTH PSN: the range's first
+    /// response PSN): the whole WQE, or a missing range asked for again.
+    OooReadRequest = 0xC6,
+    /// OOO READ response: a payload at PSN `start + i`, placed by the requester from the
+    /// start PSN and address it cached; no header beyond the BTH.
+    OooReadResponse = 0xC7,
 }
 
 use Opcode::*;
 
 impl Opcode {
     /// Every known opcode, in wire-value order (for tests and tables).
-    pub const ALL: [Opcode; 44] = [
+    pub const ALL: [Opcode; 46] = [
         RcSendFirst,
         RcSendMiddle,
         RcSendLast,
@@ -122,6 +128,8 @@ impl Opcode {
         OooWriteLast,
         OooAck,
         OooNak,
+        OooReadRequest,
+        OooReadResponse,
     ];
 
     /// The out-of-order WRITE data packets (vendor opcodes 0xC0–0xC3).
@@ -176,6 +184,8 @@ impl Opcode {
             0xC3 => OooWriteLast,
             0xC4 => OooAck,
             0xC5 => OooNak,
+            0xC6 => OooReadRequest,
+            0xC7 => OooReadResponse,
             _ => return Err(WireError::UnknownOpcode(v)),
         })
     }
@@ -205,6 +215,7 @@ impl Opcode {
                 | UcWriteOnlyImm
                 | OooWriteFspot
                 | OooWriteLastFspot
+                | OooReadRequest
         )
     }
 
@@ -239,7 +250,14 @@ impl Opcode {
     pub const fn is_ooo(self) -> bool {
         matches!(
             self,
-            OooWriteFspot | OooWriteSpot | OooWriteLastFspot | OooWriteLast | OooAck | OooNak
+            OooWriteFspot
+                | OooWriteSpot
+                | OooWriteLastFspot
+                | OooWriteLast
+                | OooAck
+                | OooNak
+                | OooReadRequest
+                | OooReadResponse
         )
     }
 
@@ -284,6 +302,7 @@ impl Opcode {
                 | Cnp
                 | OooAck
                 | OooNak
+                | OooReadRequest
         )
     }
 
@@ -301,6 +320,7 @@ impl Opcode {
                 | Cnp
                 | OooAck
                 | OooNak
+                | OooReadResponse
         )
     }
 
@@ -324,6 +344,7 @@ impl Opcode {
                 | UcWriteMiddle
                 | OooWriteFspot
                 | OooWriteSpot
+                | OooReadResponse
         )
     }
 
@@ -457,7 +478,8 @@ mod tests {
         assert!(Opcode::ALL.windows(2).all(|w| w[0] < w[1]));
         assert_eq!(Opcode::from_u8(0x15), Err(WireError::UnknownOpcode(0x15)));
         assert_eq!(Opcode::from_u8(0xC0), Ok(OooWriteFspot));
-        assert_eq!(Opcode::from_u8(0xC6), Err(WireError::UnknownOpcode(0xC6)));
+        assert_eq!(Opcode::from_u8(0xC7), Ok(OooReadResponse));
+        assert_eq!(Opcode::from_u8(0xC8), Err(WireError::UnknownOpcode(0xC8)));
     }
 
     #[test]
@@ -479,6 +501,10 @@ mod tests {
         assert_eq!(OooWriteLast.ext_headers_len(), 0);
         assert_eq!(OooAck.ext_headers_len(), 16);
         assert_eq!(OooNak.ext_headers_len(), 16);
+        assert_eq!(OooReadRequest.ext_headers_len(), 16);
+        assert_eq!(OooReadResponse.ext_headers_len(), 0);
+        assert!(OooReadRequest.is_request() && !OooReadRequest.has_payload());
+        assert!(!OooReadResponse.is_request() && OooReadResponse.has_payload());
     }
 
     #[test]

@@ -22,13 +22,15 @@ const LEN: u64 = 1 << 20;
 const PMTU: u32 = 1024;
 
 /// The out-of-order opcodes a forged frame mostly carries.
-const OOO: [Opcode; 6] = [
+const OOO: [Opcode; 8] = [
     Opcode::OooWriteFspot,
     Opcode::OooWriteSpot,
     Opcode::OooWriteLastFspot,
     Opcode::OooWriteLast,
     Opcode::OooAck,
     Opcode::OooNak,
+    Opcode::OooReadRequest,
+    Opcode::OooReadResponse,
 ];
 
 /// What a live out-of-order fuzzing run did.
@@ -157,7 +159,8 @@ fn count_done(pair: &mut Pair) -> u64 {
         .sum()
 }
 
-/// A real OOO WRITE, so requesters have a WQE in flight for forged ACKs and NAKs to hit.
+/// A real OOO WRITE or READ, so requesters have a WQE in flight for forged ACKs, NAKs and
+/// READ responses to hit.
 fn post_write(pair: &mut Pair, rng: &mut Rng, qps: (u32, u32), keys: &[MrKeys]) {
     let from = rng.gen_index(2);
     let qpn = if from == A { qps.0 } else { qps.1 };
@@ -165,7 +168,11 @@ fn post_write(pair: &mut Pair, rng: &mut Rng, qps: (u32, u32), keys: &[MrKeys]) 
     let off = rng.gen_range(0..LEN - 41 * u64::from(PMTU)) & !7;
     let wr = SendWr {
         wr_id: rng.next_u64(),
-        opcode: WrOpcode::Write,
+        opcode: if rng.gen_bool(0.5) {
+            WrOpcode::Write
+        } else {
+            WrOpcode::Read
+        },
         sgl: vec![Sge {
             addr: BASE + off,
             len,

@@ -323,12 +323,15 @@ pub(crate) fn build_flows(
         let mut qp_of = |i: usize, nodes: &mut Vec<(rnic_transport::PdId, Nic)>, pair: u32| {
             let prof = f.profile(cfg, pair);
             if prof.reliability != crate::config::Reliability::Gbn
-                && f.test != crate::workload::PerfTest::WriteBw
+                && !matches!(
+                    f.test,
+                    crate::workload::PerfTest::WriteBw | crate::workload::PerfTest::ReadBw
+                )
             {
                 anyhow::bail!(
-                    "qp.reliability = \"{}\" sends out-of-order WRITE WQEs only, so flow \"{}\" \
-                     cannot run {}: use write-bw, or set qp.reliability = \"gbn\" \
-                     (--set qp.reliability=gbn)",
+                    "qp.reliability = \"{}\" sends out-of-order WRITE and READ WQEs only, so \
+                     flow \"{}\" cannot run {}: use write-bw or read-bw, or set \
+                     qp.reliability = \"gbn\" (--set qp.reliability=gbn)",
                     if prof.reliability == crate::config::Reliability::Ornic {
                         "ornic"
                     } else {
@@ -742,6 +745,7 @@ fn reliability(r: crate::config::Reliability, cfg: &Config) -> rnic_transport::R
             pool_blocks: s.nodes,
             ack_turn_ps: (cfg.ooo.ack_turn_ns * 1000.0).round().max(1.0) as u64,
             timeout_ps: (cfg.ooo.rtt_ns * 1000.0 + f64::from(s.otd) * packet_ps).round() as u64,
+            packet_ps: packet_ps.round() as u64,
         }
     };
     match r {

@@ -57,7 +57,7 @@ impl Messages {
     fn count(&mut self, op: Opcode) {
         use Opcode::*;
         let slot = match op {
-            RcReadRequest => &mut self.read_request,
+            RcReadRequest | OooReadRequest => &mut self.read_request,
             RcReadResponseLast | RcReadResponseOnly => &mut self.read_response,
             RcCompareSwap | RcFetchAdd => &mut self.atomic,
             RcAtomicAck => &mut self.atomic_ack,

@@ -111,6 +111,8 @@ pub fn opcode_name(op: u8) -> String {
         0xC3 => Some("OOO_WRITE_LAST"),
         0xC4 => Some("OOO_ACKNOWLEDGE"),
         0xC5 => Some("OOO_BITMAP_NAK"),
+        0xC6 => Some("OOO_READ_REQUEST"),
+        0xC7 => Some("OOO_READ_RESPONSE"),
         _ => None,
     };
     if let Some(name) = ooo {
