@@ -12,7 +12,7 @@
 //!
 //! Four claims are known misses of the model (LEFT and LEFT+ without loss in Table 2;
 //! go-back-N under spraying, which stays below 1 Gb/s only up to 4 MB; ORNIC sprayed at 1 MB,
-//! 73 % of its in-order rate since one WQE at a time waits for the slowest path twice; see
+//! 72-74 % of its in-order rate since one WQE at a time waits for the slowest path twice; see
 //! the README's ORNIC section): they must still be reported, and every other claim must
 //! pass.
 
@@ -98,7 +98,7 @@ fn vs_gbn() {
     assert_eq!(o.status, RunStatus::Ok);
     check_claims(id, &o.evaluation);
     // At 1 MB the sprayed go-back-N claim holds (its miss is at 16 MB only); ORNIC sprayed
-    // misses its 90 % there (73 %) but stays far above go-back-N's collapse.
+    // misses its 90 % there (72-74 %) but stays far above go-back-N's collapse.
     let pass = |id: &str| o.evaluation.claims.iter().any(|c| c.id == id && c.pass);
     assert!(
         pass("gbn-in-order") && pass("gbn-sprayed"),
