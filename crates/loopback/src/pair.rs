@@ -45,6 +45,8 @@ pub struct QpParams {
     pub rq_depth: u32,
     pub start_psn_a: u32,
     pub start_psn_b: u32,
+    /// Go-back-N (RoCEv2), or an out-of-order mode (ORNIC, MP-RDMA: WRITE only).
+    pub reliability: rnic_transport::ReliabilityMode,
 }
 
 impl Default for QpParams {
@@ -60,6 +62,7 @@ impl Default for QpParams {
             rq_depth: 256,
             start_psn_a: 0,
             start_psn_b: 0,
+            reliability: rnic_transport::ReliabilityMode::GoBackN,
         }
     }
 }
@@ -166,13 +169,16 @@ impl Pair {
     /// Creates one QP on each node and brings both to RTS, connected to each other.
     pub fn connect(&mut self, p: QpParams) -> Result<(u32, u32), VerbsError> {
         let create = |n: &mut Node| {
-            n.dev.create_qp(QpInit {
-                pd: n.pd,
-                send_cq: n.cq,
-                recv_cq: n.cq,
-                max_send_wr: p.sq_depth,
-                max_recv_wr: p.rq_depth,
-            })
+            n.dev.create_qp_with(
+                QpInit {
+                    pd: n.pd,
+                    send_cq: n.cq,
+                    recv_cq: n.cq,
+                    max_send_wr: p.sq_depth,
+                    max_recv_wr: p.rq_depth,
+                },
+                p.reliability,
+            )
         };
         let qa = create(&mut self.nodes[A])?;
         let qb = create(&mut self.nodes[B])?;

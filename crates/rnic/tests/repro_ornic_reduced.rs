@@ -5,12 +5,16 @@
 //! - "ornic-sizing": the whole evaluator (computed, no simulation).
 //! - "ornic-bitmap-cycles" and "ornic-bitmap-blocks": the same bench, designs and claims on
 //!   30 WQEs per cell instead of 100.
-//! - "ornic-vs-gbn": the committed sweep at 1 MB only (the full run: 1, 4 and 16 MB).
-//! - "ornic-acks": 2 WQEs per arm instead of 8, every turn.
+//! - "ornic-vs-gbn": the committed sweeps (go-back-N and ORNIC) at 1 MB only (the full run:
+//!   1, 4 and 16 MB).
+//! - "ornic-throughput": the committed sweep at 64 MB only (the full run: 1 to 256 MB).
+//! - "ornic-acks": 2 WQEs per arm instead of 8, every turn, on the simulated wire.
 //!
-//! Three claims are known misses of the model (LEFT and LEFT+ without loss in Table 2, and
-//! go-back-N under spraying, which stays below 1 Gb/s only up to 4 MB; see the README's
-//! ORNIC section): they must still be reported, and every other claim must pass.
+//! Four claims are known misses of the model (LEFT and LEFT+ without loss in Table 2;
+//! go-back-N under spraying, which stays below 1 Gb/s only up to 4 MB; ORNIC sprayed at 1 MB,
+//! 72-74 % of its in-order rate since one WQE at a time waits for the slowest path twice; see
+//! the README's ORNIC section): they must still be reported, and every other claim must
+//! pass.
 
 use rnic::repro::claims_table;
 use rnic::repro::ornic::{eval_acks, eval_blocks, eval_cycles, eval_sizing, AcksPlan, TablePlan};
@@ -21,6 +25,7 @@ const KNOWN_MISSES: &[&str] = &[
     "ornic-bitmap-cycles/left",
     "ornic-bitmap-cycles/left-plus",
     "ornic-vs-gbn/gbn-sprayed",
+    "ornic-vs-gbn/ornic-sprayed",
 ];
 
 /// Every registered claim of `id` was reported, and passed unless it is a known miss.
@@ -76,6 +81,7 @@ fn vs_gbn() {
     let id = "ornic-vs-gbn";
     let e = repro::select(id).unwrap()[0];
     let mut sweeps = repro::parse(e).unwrap();
+    assert_eq!(sweeps.len(), 2, "go-back-N and ORNIC");
     for sw in &mut sweeps {
         let a = sw.axes.iter_mut().find(|a| a.key == "perf.size").unwrap();
         a.values = vec![toml::Value::Integer(1 << 20)];
@@ -91,12 +97,48 @@ fn vs_gbn() {
     let _ = std::fs::remove_dir_all(&out_dir);
     assert_eq!(o.status, RunStatus::Ok);
     check_claims(id, &o.evaluation);
-    // At 1 MB the sprayed go-back-N claim holds; the miss is at 16 MB only.
+    // At 1 MB the sprayed go-back-N claim holds (its miss is at 16 MB only); ORNIC sprayed
+    // misses its 90 % there (72-74 %) but stays far above go-back-N's collapse.
+    let pass = |id: &str| o.evaluation.claims.iter().any(|c| c.id == id && c.pass);
     assert!(
-        o.evaluation.claims.iter().all(|c| c.pass),
+        pass("gbn-in-order") && pass("gbn-sprayed"),
         "{:?}",
         o.evaluation.claims
     );
+    assert!(!pass("ornic-sprayed"), "{:?}", o.evaluation.claims);
+    assert!(
+        o.evaluation.notes.contains("round robin 69."),
+        "{}",
+        o.evaluation.notes
+    );
+}
+
+#[test]
+fn throughput() {
+    use rnic::perf::ModelRunner;
+    use rnic::report::RunStatus;
+    use rnic::repro::{self, ReproOptions};
+    let id = "ornic-throughput";
+    let e = repro::select(id).unwrap()[0];
+    let mut sweeps = repro::parse(e).unwrap();
+    for sw in &mut sweeps {
+        let a = sw.axes.iter_mut().find(|a| a.key == "perf.size").unwrap();
+        a.values = vec![toml::Value::Integer(64 << 20)];
+    }
+    let out_dir = std::env::temp_dir().join(format!("rnic-reduced-{}-{id}", std::process::id()));
+    let opts = ReproOptions {
+        jobs: 1,
+        out_dir: out_dir.clone(),
+        progress: false,
+        quiet: true,
+    };
+    let o = repro::run_sweeps(e, sweeps, &ModelRunner, &opts, &mut Vec::new()).unwrap();
+    let _ = std::fs::remove_dir_all(&out_dir);
+    assert_eq!(o.status, RunStatus::Ok);
+    check_claims(id, &o.evaluation);
+    let pass = |id: &str| o.evaluation.claims.iter().any(|c| c.id == id && c.pass);
+    assert!(pass("write-95-from-64mb"), "{:?}", o.evaluation.claims);
+    assert!(pass("read-below-write"), "{:?}", o.evaluation.claims);
 }
 
 #[test]

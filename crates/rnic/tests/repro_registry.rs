@@ -28,10 +28,11 @@ const PREFETCH: [&str; 4] = [
     "prefetch-light",
 ];
 
-const ORNIC: [&str; 5] = [
+const ORNIC: [&str; 6] = [
     "ornic-sizing",
     "ornic-bitmap-cycles",
     "ornic-bitmap-blocks",
+    "ornic-throughput",
     "ornic-vs-gbn",
     "ornic-acks",
 ];

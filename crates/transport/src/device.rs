@@ -355,6 +355,7 @@ impl Device {
             });
         }
         let len = validate_send_wr(&wr, max_sge, &qp.cfg)?;
+        qp.ooo_check_wr(&wr)?;
         if qp.state == QpState::Err {
             let mut ctx = Ctx {
                 mrs: &mut self.mrs,
@@ -452,7 +453,7 @@ impl Device {
             return Ok(());
         }
         let is_request = op.is_request();
-        if u8::from(op) >= 0x20 || !(is_request || is_rc_response(op)) {
+        if !op.is_ooo() && (u8::from(op) >= 0x20 || !(is_request || is_rc_response(op))) {
             return Err(RxDrop::UnsupportedOpcode(op));
         }
         let qpn = f.roce.bth.dest_qp;
@@ -476,7 +477,9 @@ impl Device {
             stats: &mut self.stats,
             now_ps,
         };
-        let r = if is_request {
+        let r = if op.is_ooo() {
+            qp.ooo_receive(&mut ctx, mem, &f.roce)
+        } else if is_request {
             ctx.stats.rx_requests += 1;
             qp.handle_request(&mut ctx, mem, &f.roce)
         } else {
@@ -567,6 +570,9 @@ impl Device {
         if let Some(m) = qp.next_response(&mut ctx, &mut out, mem) {
             return Some(m);
         }
+        if let Some(m) = qp.ooo_next(&mut ctx, &mut out, mem) {
+            return Some(m);
+        }
         qp.next_request(&mut ctx, &mut out, mem)
     }
 
@@ -601,6 +607,9 @@ impl Device {
             }
             if qp.req.ack_deadline_ps.is_some_and(|d| d <= now_ps) {
                 qp.on_ack_timeout(&mut ctx);
+            }
+            if qp.ooo_deadline().is_some_and(|d| d <= now_ps) {
+                qp.ooo_on_timer(&mut ctx);
             }
             self.after_qp_change(qpn);
         }

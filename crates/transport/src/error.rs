@@ -97,4 +97,9 @@ pub enum RxDrop {
     /// A response for a PSN never sent, or one that does not fit the outstanding request.
     #[error("unexpected response PSN {0:#x}")]
     UnexpectedResponse(u32),
+    /// An out-of-order data packet not placed: its WQE's start address not yet known (a
+    /// Spot before any FSpot), beyond the receive bitmap or the WQE, no bitmap block free, or
+    /// a write outside the R_Key's region; the requester resends it.
+    #[error("out-of-order packet PSN {0:#x} not placed")]
+    OooNotPlaced(u32),
 }

@@ -42,6 +42,8 @@ mod error;
 mod memory;
 pub mod mr;
 pub mod ooo;
+mod ooo_qp;
+mod ooo_read;
 mod op;
 mod pd;
 pub mod psn;
@@ -61,7 +63,7 @@ pub use memory::Memory;
 pub use mr::{Access, MrCheckError, MrKeys};
 pub use pd::PdId;
 pub use qp::{AddressVector, QpAttr, QpInit, QpState, MAX_RD_ATOMIC};
-pub use reliability::ReliabilityMode;
+pub use reliability::{OooParams, ReliabilityMode};
 pub use stats::{DropCounts, NakCounts, TransportStats};
 pub use wr::{AtomicArgs, RecvWr, RemoteAddr, SendWr, Sge, WrOpcode};
 
@@ -78,6 +80,10 @@ pub struct TxMeta {
     pub frame_len: usize,
     /// A request packet sent again, or a READ response / atomic ACK replayed for a duplicate.
     pub is_retransmit: bool,
+    /// The first transmission of an out-of-order WRITE WQE's first packet: where such a WQE
+    /// starts, which its opcode (FSpot/Spot) does not say. False for every other frame
+    /// (a go-back-N message starts where its opcode is FIRST or ONLY).
+    pub starts_ooo_wqe: bool,
 }
 
 /// What the next frame [`Device::poll_transmit_qp`] would build for a QP is, without

@@ -1,15 +1,11 @@
 //! Reliability modes of a QP: how loss is detected and repaired.
 //!
-//! Only the RoCEv2 / IB reliable-connection baseline exists today. The seam for ORNIC's
-//! out-of-order direct write ("ORNIC: A High-Performance RDMA NIC with Out-of-Order Packet
-//! Direct Write Method for Multipath Transmission", Electronics 2025) is:
-//! - the requester can regenerate any packet from `(WQE, PSN)` by re-reading local memory
-//!   (`Requester::sq` is ordered by start PSN and searched by PSN), so a selective
-//!   retransmission of one PSN is the same call a go-back-N resend makes;
-//! - the responder places every payload through one function,
-//!   [`crate::responder::placement_offset`] (`(psn - start_psn) × PMTU`), which is already the
-//!   ORNIC direct-write equation; an out-of-order mode adds a per-QP bitmap of received PSNs
-//!   and a different loss detector (OTD) instead of the in-order `ePSN` check.
+//! Go-back-N is RoCEv2's (IB reliable connection). The out-of-order modes are those of
+//! "ORNIC: A High-Performance RDMA NIC with Out-of-Order Packet Direct Write Method for
+//! Multipath Transmission" (Electronics 2025) and of MP-RDMA as that paper describes it: a
+//! QP in one of them sends its WRITE WQEs as out-of-order WRITEs (vendor opcodes, see
+//! [`rnic_wire::ooo_eth`]), one WQE at a time, placed by PSN at the responder, repaired by
+//! OTD loss detection, bitmap NAKs and a timeout ([`crate::ooo`], driven by `ooo_qp.rs`).
 
 /// How a QP detects and repairs loss.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -19,4 +15,57 @@ pub enum ReliabilityMode {
     /// Linux rxe behaviour).
     #[default]
     GoBackN,
+    /// ORNIC: direct write by PSN, an array-of-blocks bitmap as wide as OTD + BDP window,
+    /// ACKs aggregated by the register-scheduler.
+    Ornic(OooParams),
+    /// MP-RDMA: direct write by PSN with an OTD-wide static bitmap (packets beyond it are
+    /// dropped and resent) and one ACK per data packet.
+    MpRdma(OooParams),
+}
+
+impl ReliabilityMode {
+    /// The out-of-order parameters, for the out-of-order modes.
+    pub fn ooo(self) -> Option<OooParams> {
+        match self {
+            ReliabilityMode::GoBackN => None,
+            ReliabilityMode::Ornic(p) | ReliabilityMode::MpRdma(p) => Some(p),
+        }
+    }
+}
+
+/// Dimensions of an out-of-order QP (see [`crate::ooo::sizing`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct OooParams {
+    /// Bits of one bitmap block (the ORNIC paper: 16).
+    pub block_bits: u32,
+    /// Block nodes of ORNIC's bitmap: width = nodes × block_bits (the paper: 20).
+    pub nodes: u32,
+    /// OOO tolerance distance in packets (the paper: 64).
+    pub otd: u32,
+    /// Bitmap blocks this QP's responder may hold at once (its share of the pool).
+    pub pool_blocks: u32,
+    /// ORNIC's ACK scheduler turn in ps (one ACK per turn at most; the completion at once).
+    pub ack_turn_ps: u64,
+    /// Requester timeout after the latest packet sent, without progress: RTT + OTD / B.
+    pub timeout_ps: u64,
+    /// One PMTU packet's time at line rate: a READ request waits, besides the timeout, two
+    /// line-rate passes over its range (the responder reads it from host memory, then sends
+    /// it) before it is asked again.
+    pub packet_ps: u64,
+}
+
+impl Default for OooParams {
+    /// The paper's: 16-bit blocks, 20 nodes, OTD 64, a turn of one 4 KB packet time at
+    /// 100 Gb/s, a timeout of 90 µs + 64 packet times.
+    fn default() -> OooParams {
+        OooParams {
+            block_bits: 16,
+            nodes: 20,
+            otd: 64,
+            pool_blocks: 20,
+            ack_turn_ps: 330_000,
+            timeout_ps: 90_000_000 + 64 * 330_000,
+            packet_ps: 330_000,
+        }
+    }
 }

@@ -186,6 +186,10 @@ impl Qp {
 
     /// The requester may put a packet on the wire now.
     pub(crate) fn req_can_send(&self) -> bool {
+        // An out-of-order QP's WRs go through `ooo_qp.rs`.
+        if self.ooo.is_some() {
+            return false;
+        }
         if !matches!(self.state, QpState::Rts | QpState::Sqd) || self.req.rnr_deadline_ps.is_some()
         {
             return false;
@@ -409,6 +413,7 @@ impl Qp {
             payload_len: payload_len as u32,
             frame_len,
             is_retransmit,
+            starts_ooo_wqe: false,
         })
     }
 

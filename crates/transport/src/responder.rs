@@ -767,6 +767,7 @@ impl Qp {
                 payload_len: payload_len as u32,
                 frame_len,
                 is_retransmit: replay,
+                starts_ooo_wqe: false,
             });
         }
     }

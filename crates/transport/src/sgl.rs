@@ -97,6 +97,16 @@ pub(crate) fn scatter(
     })
 }
 
+/// Whether `len` bytes at `offset` of `sgl` may be written locally (the check of
+/// [`scatter`] without the write).
+pub(crate) fn gather_check(mrs: &MrTable, pd: PdId, sgl: &[Sge], offset: u64, len: usize) -> bool {
+    for_each_piece(sgl, offset, len, |sge, addr, piece| {
+        mrs.check(sge.lkey, pd, addr, piece.len() as u64, Access::LOCAL_WRITE)
+            .map_err(SglError::Protection)
+    })
+    .is_ok()
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

@@ -51,6 +51,8 @@ pub struct DropCounts {
     pub responder_busy: u64,
     pub stale_response: u64,
     pub unexpected_response: u64,
+    /// Out-of-order data packets not placed (resent by their requester).
+    pub ooo_not_placed: u64,
 }
 
 impl DropCounts {
@@ -68,6 +70,7 @@ impl DropCounts {
             RxDrop::ResponderBusy => &mut self.responder_busy,
             RxDrop::StaleResponse(_) => &mut self.stale_response,
             RxDrop::UnexpectedResponse(_) => &mut self.unexpected_response,
+            RxDrop::OooNotPlaced(_) => &mut self.ooo_not_placed,
         };
         *c += 1;
     }
@@ -85,6 +88,7 @@ impl DropCounts {
             + self.responder_busy
             + self.stale_response
             + self.unexpected_response
+            + self.ooo_not_placed
     }
 }
 

@@ -2,8 +2,15 @@
 //!
 //! Byte 0 of the BTH: bits 7–5 select the transport (000 RC, 001 UC, 011 UD, 100 CNP), bits
 //! 4–0 the operation. Only the opcodes this simulator sends are known; every other byte parses
-//! as [`WireError::UnknownOpcode`], so vendor opcodes (0xC0–0xFF) can be added as variants
-//! later without changing how unknown bytes are handled.
+//! as [`WireError::UnknownOpcode`].
+//!
+//! The vendor range 0xC0–0xFF holds rnic's encoding of the out-of-order WRITE of "ORNIC: A
+//! High-Performance RDMA NIC with Out-of-Order Packet Direct Write Method for Multipath
+//! Transmission" (Electronics 2025): data packets that carry their write address in a RETH
+//! (FSpot) or none (Spot), each with a Last variant that ends the WQE, and an ACK and a bitmap
+//! NAK that carry an [`crate::ooo_eth`] header after their AETH. A data packet's place in its
+//! message is its PSN, not its opcode, so FSpot and Spot count as middle packets and the Last
+//! packets as last ones.
 
 use crate::error::{Result, WireError};
 
@@ -50,13 +57,33 @@ pub enum Opcode {
     UdSendOnlyImm = 0x65,
     /// RoCEv2 Congestion Notification Packet: BTH (BECN set) and 16 reserved bytes.
     Cnp = 0x81,
+    /// OOO WRITE FSpot: a data packet carrying its write address (RETH: the packet's VA, the
+    /// R_Key, the WQE's length).
+    OooWriteFspot = 0xC0,
+    /// OOO WRITE Spot: a data packet without an address (the responder knows the start).
+    OooWriteSpot = 0xC1,
+    /// OOO WRITE Last carrying its address (RETH, as FSpot): ends the WQE.
+    OooWriteLastFspot = 0xC2,
+    /// OOO WRITE Last without an address: ends the WQE.
+    OooWriteLast = 0xC3,
+    /// OOO ACK: AETH (cumulative PSN in the BTH, MSN) + OOO ACK ETH (start-learnt flag).
+    OooAck = 0xC4,
+    /// OOO bitmap NAK: BTH PSN = first missing PSN, AETH (NAK), OOO ACK ETH with the missing
+    /// PSNs of that bitmap block.
+    OooNak = 0xC5,
+    /// OOO READ request (RETH: the range's VA, R_Key, length; BTH PSN: the range's first
+    /// response PSN): the whole WQE, or a missing range asked for again.
+    OooReadRequest = 0xC6,
+    /// OOO READ response: a payload at PSN `start + i`, placed by the requester from the
+    /// start PSN and address it cached; no header beyond the BTH.
+    OooReadResponse = 0xC7,
 }
 
 use Opcode::*;
 
 impl Opcode {
     /// Every known opcode, in wire-value order (for tests and tables).
-    pub const ALL: [Opcode; 38] = [
+    pub const ALL: [Opcode; 46] = [
         RcSendFirst,
         RcSendMiddle,
         RcSendLast,
@@ -95,7 +122,19 @@ impl Opcode {
         UdSendOnly,
         UdSendOnlyImm,
         Cnp,
+        OooWriteFspot,
+        OooWriteSpot,
+        OooWriteLastFspot,
+        OooWriteLast,
+        OooAck,
+        OooNak,
+        OooReadRequest,
+        OooReadResponse,
     ];
+
+    /// The out-of-order WRITE data packets (vendor opcodes 0xC0–0xC3).
+    pub const OOO_DATA: [Opcode; 4] =
+        [OooWriteFspot, OooWriteSpot, OooWriteLastFspot, OooWriteLast];
 
     /// Maps a wire byte to an opcode; bytes not in [`Opcode::ALL`] are `UnknownOpcode`.
     #[inline]
@@ -139,6 +178,14 @@ impl Opcode {
             0x64 => UdSendOnly,
             0x65 => UdSendOnlyImm,
             0x81 => Cnp,
+            0xC0 => OooWriteFspot,
+            0xC1 => OooWriteSpot,
+            0xC2 => OooWriteLastFspot,
+            0xC3 => OooWriteLast,
+            0xC4 => OooAck,
+            0xC5 => OooNak,
+            0xC6 => OooReadRequest,
+            0xC7 => OooReadResponse,
             _ => return Err(WireError::UnknownOpcode(v)),
         })
     }
@@ -166,6 +213,9 @@ impl Opcode {
                 | UcWriteFirst
                 | UcWriteOnly
                 | UcWriteOnlyImm
+                | OooWriteFspot
+                | OooWriteLastFspot
+                | OooReadRequest
         )
     }
 
@@ -179,7 +229,35 @@ impl Opcode {
     pub const fn has_aeth(self) -> bool {
         matches!(
             self,
-            RcReadResponseFirst | RcReadResponseLast | RcReadResponseOnly | RcAck | RcAtomicAck
+            RcReadResponseFirst
+                | RcReadResponseLast
+                | RcReadResponseOnly
+                | RcAck
+                | RcAtomicAck
+                | OooAck
+                | OooNak
+        )
+    }
+
+    /// OOO ACK ETH: the out-of-order ACK and NAK.
+    #[inline]
+    pub const fn has_ooo_ack_eth(self) -> bool {
+        matches!(self, OooAck | OooNak)
+    }
+
+    /// An out-of-order WRITE data packet or its ACK/NAK (the vendor opcodes).
+    #[inline]
+    pub const fn is_ooo(self) -> bool {
+        matches!(
+            self,
+            OooWriteFspot
+                | OooWriteSpot
+                | OooWriteLastFspot
+                | OooWriteLast
+                | OooAck
+                | OooNak
+                | OooReadRequest
+                | OooReadResponse
         )
     }
 
@@ -216,7 +294,15 @@ impl Opcode {
     pub fn has_payload(self) -> bool {
         !matches!(
             self,
-            RcReadRequest | RcAck | RcAtomicAck | RcCompareSwap | RcFetchAdd | Cnp
+            RcReadRequest
+                | RcAck
+                | RcAtomicAck
+                | RcCompareSwap
+                | RcFetchAdd
+                | Cnp
+                | OooAck
+                | OooNak
+                | OooReadRequest
         )
     }
 
@@ -232,6 +318,9 @@ impl Opcode {
                 | RcAck
                 | RcAtomicAck
                 | Cnp
+                | OooAck
+                | OooNak
+                | OooReadResponse
         )
     }
 
@@ -248,7 +337,14 @@ impl Opcode {
     pub fn is_middle(self) -> bool {
         matches!(
             self,
-            RcSendMiddle | RcWriteMiddle | RcReadResponseMiddle | UcSendMiddle | UcWriteMiddle
+            RcSendMiddle
+                | RcWriteMiddle
+                | RcReadResponseMiddle
+                | UcSendMiddle
+                | UcWriteMiddle
+                | OooWriteFspot
+                | OooWriteSpot
+                | OooReadResponse
         )
     }
 
@@ -267,6 +363,8 @@ impl Opcode {
                 | UcSendLastImm
                 | UcWriteLast
                 | UcWriteLastImm
+                | OooWriteLastFspot
+                | OooWriteLast
         )
     }
 
@@ -288,7 +386,7 @@ impl Opcode {
 
     /// [`Opcode::ext_headers_len`] summed from the presence flags (builds the table).
     const fn ext_headers_len_slow(self) -> usize {
-        use crate::{aeth, atomic_ack_eth, atomic_eth, cnp, deth, ieth, immdt, reth};
+        use crate::{aeth, atomic_ack_eth, atomic_eth, cnp, deth, ieth, immdt, ooo_eth, reth};
         let parts = [
             (self.has_deth(), deth::HEADER_LEN),
             (self.has_reth(), reth::HEADER_LEN),
@@ -298,6 +396,7 @@ impl Opcode {
             (self.has_immdt(), immdt::HEADER_LEN),
             (self.has_ieth(), ieth::HEADER_LEN),
             (matches!(self, Cnp), cnp::HEADER_LEN),
+            (self.has_ooo_ack_eth(), ooo_eth::HEADER_LEN),
         ];
         let mut sum = 0;
         let mut i = 0;
@@ -314,8 +413,8 @@ impl Opcode {
     /// in bytes); CNP's reserved block counts as one. The one table the lengths, the parser's
     /// truncation errors and the peek's offsets all come from.
     #[inline]
-    pub(crate) fn ext_headers(self) -> [(bool, &'static str, usize); 8] {
-        use crate::{aeth, atomic_ack_eth, atomic_eth, cnp, deth, ieth, immdt, reth};
+    pub(crate) fn ext_headers(self) -> [(bool, &'static str, usize); 9] {
+        use crate::{aeth, atomic_ack_eth, atomic_eth, cnp, deth, ieth, immdt, ooo_eth, reth};
         [
             (self.has_deth(), "deth", deth::HEADER_LEN),
             (self.has_reth(), "reth", reth::HEADER_LEN),
@@ -329,6 +428,7 @@ impl Opcode {
             (self.has_immdt(), "immdt", immdt::HEADER_LEN),
             (self.has_ieth(), "ieth", ieth::HEADER_LEN),
             (self == Cnp, "cnp", cnp::HEADER_LEN),
+            (self.has_ooo_ack_eth(), "ooo_ack_eth", ooo_eth::HEADER_LEN),
         ]
     }
 }
@@ -377,7 +477,9 @@ mod tests {
         assert_eq!(known, Opcode::ALL.len());
         assert!(Opcode::ALL.windows(2).all(|w| w[0] < w[1]));
         assert_eq!(Opcode::from_u8(0x15), Err(WireError::UnknownOpcode(0x15)));
-        assert_eq!(Opcode::from_u8(0xC0), Err(WireError::UnknownOpcode(0xC0)));
+        assert_eq!(Opcode::from_u8(0xC0), Ok(OooWriteFspot));
+        assert_eq!(Opcode::from_u8(0xC7), Ok(OooReadResponse));
+        assert_eq!(Opcode::from_u8(0xC8), Err(WireError::UnknownOpcode(0xC8)));
     }
 
     #[test]
@@ -393,6 +495,16 @@ mod tests {
         assert_eq!(RcSendOnlyInv.ext_headers_len(), 4);
         assert_eq!(UdSendOnlyImm.ext_headers_len(), 12);
         assert_eq!(Cnp.ext_headers_len(), 16);
+        assert_eq!(OooWriteFspot.ext_headers_len(), 16);
+        assert_eq!(OooWriteLastFspot.ext_headers_len(), 16);
+        assert_eq!(OooWriteSpot.ext_headers_len(), 0);
+        assert_eq!(OooWriteLast.ext_headers_len(), 0);
+        assert_eq!(OooAck.ext_headers_len(), 16);
+        assert_eq!(OooNak.ext_headers_len(), 16);
+        assert_eq!(OooReadRequest.ext_headers_len(), 16);
+        assert_eq!(OooReadResponse.ext_headers_len(), 0);
+        assert!(OooReadRequest.is_request() && !OooReadRequest.has_payload());
+        assert!(!OooReadResponse.is_request() && OooReadResponse.has_payload());
     }
 
     #[test]

@@ -2,8 +2,10 @@
 //! payload and the pad; everything the ICRC covers after the UDP header, except the ICRC itself.
 
 use crate::error::{check_len, Result, WireError};
-use crate::{aeth, atomic_ack_eth, atomic_eth, bth, cnp, deth, ieth, immdt, reth};
-use crate::{AethRepr, AtomicAckEthRepr, AtomicEthRepr, BthRepr, DethRepr, Opcode, RethRepr};
+use crate::{aeth, atomic_ack_eth, atomic_eth, bth, cnp, deth, ieth, immdt, ooo_eth, reth};
+use crate::{
+    AethRepr, AtomicAckEthRepr, AtomicEthRepr, BthRepr, DethRepr, OooAckEthRepr, Opcode, RethRepr,
+};
 
 /// Everything from the BTH on, plus the payload it carries (pad and ICRC not included).
 ///
@@ -29,6 +31,8 @@ pub struct RoceRepr<'a> {
     pub imm: Option<u32>,
     /// R_Key to invalidate (IETH).
     pub ieth: Option<u32>,
+    /// Start-learnt flag and bitmap of an out-of-order ACK/NAK.
+    pub ooo_ack: Option<OooAckEthRepr>,
     pub payload: &'a [u8],
 }
 
@@ -45,6 +49,7 @@ impl<'a> RoceRepr<'a> {
             atomic_ack: None,
             imm: None,
             ieth: None,
+            ooo_ack: None,
             payload,
         }
     }
@@ -97,6 +102,14 @@ impl<'a> RoceRepr<'a> {
     pub fn with_ieth(self, rkey: impl Into<Option<u32>>) -> RoceRepr<'a> {
         RoceRepr {
             ieth: rkey.into(),
+            ..self
+        }
+    }
+
+    /// Sets the out-of-order ACK ETH.
+    pub fn with_ooo_ack(self, ooo_ack: impl Into<Option<OooAckEthRepr>>) -> RoceRepr<'a> {
+        RoceRepr {
+            ooo_ack: ooo_ack.into(),
             ..self
         }
     }
@@ -214,6 +227,10 @@ impl<'a> RoceRepr<'a> {
         if op == Opcode::Cnp {
             take(&mut rest, cnp::HEADER_LEN, "cnp")?;
         }
+        if op.has_ooo_ack_eth() {
+            let b = take(&mut rest, ooo_eth::HEADER_LEN, "ooo_ack_eth")?;
+            r.ooo_ack = Some(OooAckEthRepr::parse(&ooo_eth::Packet::new_unchecked(b))?);
+        }
         let payload_len = checked_payload_len(&bth, rest.len())?;
         r.payload = rest.get(..payload_len).unwrap_or(&[]);
         Ok(r)
@@ -274,6 +291,12 @@ impl<'a> RoceRepr<'a> {
         if op == Opcode::Cnp {
             cnp::Packet::new_unchecked(next(cnp::HEADER_LEN)).clear_reserved();
         }
+        if op.has_ooo_ack_eth() {
+            let b = next(ooo_eth::HEADER_LEN);
+            self.ooo_ack
+                .unwrap_or_default()
+                .emit(&mut ooo_eth::Packet::new_unchecked(b));
+        }
         let rest = next(self.payload.len() + pad);
         rest[..self.payload.len()].copy_from_slice(self.payload);
         rest[self.payload.len()..].fill(0);
@@ -320,6 +343,7 @@ mod tests {
             atomic_ack: None,
             imm: Some(0xabcd),
             ieth: None,
+            ooo_ack: None,
             payload: b"data",
         };
         assert_eq!(built, literal);

@@ -310,3 +310,57 @@ fn parse_on_port_reads_roce_sent_to_another_port() {
     ));
     assert_eq!(FrameRepr::parse_on_port(&f, 4791), FrameRepr::parse(&f));
 }
+
+#[test]
+fn ooo_write_fspot_layout_by_hand() {
+    // OOO WRITE FSpot (0xC0): BTH, then the RETH-like address (VA 0x1000, R_Key 0x77, WQE
+    // length 8192), then the payload; Spot (0xC1) has no header between BTH and payload.
+    let f = frame(Opcode::OooWriteFspot, &[1, 2, 3, 4]);
+    assert_eq!(f[42], 0xC0);
+    assert_eq!(&f[54..62], &[0, 0, 0, 0, 0, 0, 0x10, 0]);
+    assert_eq!(&f[62..70], &[0, 0, 0, 0x77, 0, 0, 0x20, 0]);
+    assert_eq!(&f[70..74], &[1, 2, 3, 4]);
+    assert_eq!(icrc::verify(&f), Ok(()));
+    let s = frame(Opcode::OooWriteSpot, &[1, 2, 3, 4]);
+    assert_eq!(s[42], 0xC1);
+    assert_eq!(&s[54..58], &[1, 2, 3, 4]);
+    assert_eq!(s.len(), f.len() - 16);
+    let last_frame = frame(Opcode::OooWriteLast, &[7; 8]);
+    let last = FrameRepr::parse(&last_frame).unwrap();
+    assert!(last.roce.bth.opcode.is_last() && last.roce.reth.is_none());
+}
+
+#[test]
+fn ooo_nak_layout_by_hand() {
+    // OOO NAK (0xC5): BTH (PSN = the first missing PSN), AETH, then the OOO ACK ETH: flags
+    // (0x80 = start learnt), 3 reserved bytes, the 64-bit bitmap (PSNs 0x100, 0x102, 0x10F).
+    #[rustfmt::skip]
+    let transport = [
+        0xC5, 0x40, 0xff, 0xff, 0x00, 0x00, 0x00, 0x11, 0x80, 0x00, 0x01, 0x00, // BTH
+        0x1f, 0x00, 0x00, 0x03, // AETH (ACK syndrome of the common builder, MSN 3)
+        0x80, 0x00, 0x00, 0x00, // flags + reserved
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x05, // bitmap
+    ];
+    let f = frame(Opcode::OooNak, &[]);
+    assert_eq!(&f[42..70], &transport);
+    assert_eq!(f.len(), 74);
+    let parsed = FrameRepr::parse(&f).unwrap();
+    assert_eq!(
+        parsed.roce.ooo_ack,
+        Some(OooAckEthRepr {
+            start_learnt: true,
+            bitmap: 0x8005
+        })
+    );
+    // A NAK cut inside its bitmap is truncated, named by the header.
+    let mut cut = f[..66].to_vec();
+    cut.extend_from_slice(&[0; 4]);
+    refresh(&mut cut);
+    assert!(matches!(
+        FrameRepr::parse(&cut),
+        Err(WireError::Truncated {
+            layer: "ooo_ack_eth",
+            ..
+        })
+    ));
+}

@@ -16,6 +16,7 @@ struct Case {
     atomic_eth: AtomicEthRepr,
     aeth: AethRepr,
     atomic_ack: AtomicAckEthRepr,
+    ooo_ack: OooAckEthRepr,
     imm: u32,
     ieth: u32,
     payload: Vec<u8>,
@@ -41,7 +42,8 @@ impl Case {
             .with_aeth(op.has_aeth().then_some(self.aeth))
             .with_atomic_ack(op.has_atomic_ack_eth().then_some(self.atomic_ack))
             .with_imm(op.has_immdt().then_some(self.imm))
-            .with_ieth(op.has_ieth().then_some(self.ieth)),
+            .with_ieth(op.has_ieth().then_some(self.ieth))
+            .with_ooo_ack(op.has_ooo_ack_eth().then_some(self.ooo_ack)),
         }
     }
 
@@ -136,7 +138,13 @@ fn case() -> impl Strategy<Value = Case> {
             compare,
         }),
         aeth(),
-        any::<u64>().prop_map(|orig| AtomicAckEthRepr { orig }),
+        (
+            any::<u64>().prop_map(|orig| AtomicAckEthRepr { orig }),
+            any::<(bool, u64)>().prop_map(|(start_learnt, bitmap)| OooAckEthRepr {
+                start_learnt,
+                bitmap,
+            }),
+        ),
         any::<(u32, u32)>(),
     );
     let payload = prop::collection::vec(any::<u8>(), 0..=4096);
@@ -145,7 +153,7 @@ fn case() -> impl Strategy<Value = Case> {
             addr,
             ip_ident,
             bth,
-            (deth, reth, atomic_eth, aeth, atomic_ack, (imm, ieth)),
+            (deth, reth, atomic_eth, aeth, (atomic_ack, ooo_ack), (imm, ieth)),
             payload,
         )| Case {
             addr,
@@ -156,6 +164,7 @@ fn case() -> impl Strategy<Value = Case> {
             atomic_eth,
             aeth,
             atomic_ack,
+            ooo_ack,
             imm,
             ieth,
             payload,

@@ -1,7 +1,10 @@
-//! Deterministic fuzzers: arbitrary bytes into the parser, hostile packets into a live QP.
+//! Deterministic fuzzers: arbitrary bytes into the parser, hostile packets into a live QP
+//! (go-back-N, or out-of-order: ORNIC and MP-RDMA).
 
+pub mod live_ooo;
 pub mod live_qp;
 pub mod parser;
 
+pub use live_ooo::{fuzz_live_ooo_qps, LiveOooFuzzReport};
 pub use live_qp::{fuzz_live_qps, LiveQpFuzzReport};
 pub use parser::{fuzz_parser, ParserFuzzReport};

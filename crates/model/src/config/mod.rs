@@ -140,6 +140,12 @@ config_enum! {
     pub enum Reliability {
         /// In-order go-back-N, as RoCEv2 NICs (ConnectX, rxe) do.
         Gbn = "gbn",
+        /// ORNIC's out-of-order WRITE: direct write by PSN, an OTD + BDP-wide bitmap of
+        /// block nodes, bitmap NAKs, ACKs aggregated per `ooo.ack_turn_ns` (WRITE only).
+        Ornic = "ornic",
+        /// MP-RDMA's: direct write by PSN, an OTD-wide static bitmap, one ACK per data packet
+        /// (WRITE only).
+        MpRdma = "mp_rdma",
     }
 }
 
@@ -665,7 +671,8 @@ config_section! {
         /// AckReq on every this many packets inside a long message (the last packet of a
         /// message, READs and atomics always ask)
         ack_req_every: u32 = 16; "packets", uint(1, 1 << 23);
-        /// How QPs detect and repair loss: "gbn" (go-back-N, RoCEv2)
+        /// How QPs detect and repair loss: "gbn" (go-back-N, RoCEv2), "ornic" or "mp_rdma"
+        /// (out-of-order WRITE, sized by `[ooo]`; such QPs post WRITEs only)
         reliability: Reliability = Reliability::Gbn; "mode", Kind::Str(Reliability::NAMES);
     }
 }

@@ -128,6 +128,7 @@ topology = "back_to_back"
 
 [qp]
 pmtu = 4096
+reliability = "ornic"
 
 [ooo]
 mdd_ns = 20000.0

@@ -597,8 +597,11 @@ impl Nic {
             }
         };
         let op = meta.opcode;
-        let starts = op.is_first() || op.is_only();
-        let cost = if matches!(op, Opcode::RcAck | Opcode::Cnp) {
+        let starts = op.is_first() || op.is_only() || meta.starts_ooo_wqe;
+        let cost = if matches!(
+            op,
+            Opcode::RcAck | Opcode::Cnp | Opcode::OooAck | Opcode::OooNak
+        ) {
             self.tx.stats.acks += 1;
             ack_ps
         } else if starts {

@@ -342,6 +342,25 @@ pub(crate) fn build_flows(
         let mut local_count = vec![0u32; n_nodes];
         let mut qp_of = |i: usize, nodes: &mut Vec<(rnic_transport::PdId, Nic)>, pair: u32| {
             let prof = f.profile(cfg, pair);
+            if prof.reliability != crate::config::Reliability::Gbn
+                && !matches!(
+                    f.test,
+                    crate::workload::PerfTest::WriteBw | crate::workload::PerfTest::ReadBw
+                )
+            {
+                anyhow::bail!(
+                    "qp.reliability = \"{}\" sends out-of-order WRITE and READ WQEs only, so \
+                     flow \"{}\" cannot run {}: use write-bw or read-bw, or set \
+                     qp.reliability = \"gbn\" (--set qp.reliability=gbn)",
+                    if prof.reliability == crate::config::Reliability::Ornic {
+                        "ornic"
+                    } else {
+                        "mp_rdma"
+                    },
+                    f.name,
+                    f.test.name()
+                );
+            }
             let local = local_count[i];
             local_count[i] += 1;
             // With --procs, server QP p + kN belongs to process p on the flow's core p.
@@ -365,7 +384,7 @@ pub(crate) fn build_flows(
                         max_send_wr: sq_depth,
                         max_recv_wr: rq_depth,
                     },
-                    reliability(prof.reliability),
+                    reliability(prof.reliability, cfg),
                 )
                 .map_err(|e| anyhow::anyhow!("create_qp on node {i}: {e:?}"))?;
             let (sq_base, rq_base) = ring_next[i];
@@ -723,10 +742,30 @@ fn fill_sources(
     }
 }
 
-/// The transport's reliability mode for a configured one.
-fn reliability(r: crate::config::Reliability) -> rnic_transport::ReliabilityMode {
+/// The transport's reliability mode for a configured one; the out-of-order modes are sized
+/// from the link, the PMTU and `[ooo]` (OTD, bitmap nodes, the requester's timeout of
+/// RTT + OTD / B).
+fn reliability(r: crate::config::Reliability, cfg: &Config) -> rnic_transport::ReliabilityMode {
+    use rnic_transport::{OooParams, ReliabilityMode};
+    let params = || {
+        let s = crate::nic::ornic::sizing_of(cfg);
+        let packet_ps = f64::from(cfg.qp.pmtu) * 8.0 / cfg.eth.gbps * 1000.0;
+        OooParams {
+            block_bits: s.block_bits,
+            nodes: s.nodes,
+            otd: s.otd,
+            // The nodes of one QP's bitmap: an active QP never waits for another's blocks
+            // (the pool is sized for every QP; rnic gives each its share at most).
+            pool_blocks: s.nodes,
+            ack_turn_ps: (cfg.ooo.ack_turn_ns * 1000.0).round().max(1.0) as u64,
+            timeout_ps: (cfg.ooo.rtt_ns * 1000.0 + f64::from(s.otd) * packet_ps).round() as u64,
+            packet_ps: packet_ps.round() as u64,
+        }
+    };
     match r {
-        crate::config::Reliability::Gbn => rnic_transport::ReliabilityMode::GoBackN,
+        crate::config::Reliability::Gbn => ReliabilityMode::GoBackN,
+        crate::config::Reliability::Ornic => ReliabilityMode::Ornic(params()),
+        crate::config::Reliability::MpRdma => ReliabilityMode::MpRdma(params()),
     }
 }
 

@@ -57,14 +57,16 @@ impl Messages {
     fn count(&mut self, op: Opcode) {
         use Opcode::*;
         let slot = match op {
-            RcReadRequest => &mut self.read_request,
+            RcReadRequest | OooReadRequest => &mut self.read_request,
             RcReadResponseLast | RcReadResponseOnly => &mut self.read_response,
             RcCompareSwap | RcFetchAdd => &mut self.atomic,
             RcAtomicAck => &mut self.atomic_ack,
             _ if !(op.is_last() || op.is_only()) => return,
             RcWriteLast | RcWriteLastImm | RcWriteOnly | RcWriteOnlyImm | UcWriteLast
-            | UcWriteLastImm | UcWriteOnly | UcWriteOnlyImm => &mut self.write,
-            RcAck | Cnp => return,
+            | UcWriteLastImm | UcWriteOnly | UcWriteOnlyImm | OooWriteLast | OooWriteLastFspot => {
+                &mut self.write
+            }
+            RcAck | Cnp | OooAck | OooNak => return,
             _ => &mut self.send,
         };
         *slot += 1;
@@ -262,7 +264,15 @@ impl Flow {
         let op = p.bth.opcode;
         let psn = p.bth.psn;
         let mut through = Some(psn);
-        if op == Opcode::RcAck {
+        if matches!(op, Opcode::OooAck | Opcode::OooNak) {
+            // Out-of-order ACK / bitmap NAK: the PSN is the first one not yet received.
+            if op == Opcode::OooAck {
+                self.acks += 1;
+            } else {
+                self.naks.psn_sequence_error += 1;
+            }
+            through = Some(psn.wrapping_sub(1) & sequence::PSN_MASK);
+        } else if op == Opcode::RcAck {
             match p.aeth.map(|a| a.syndrome) {
                 Some(AethSyndrome::Ack { .. }) => self.acks += 1,
                 Some(AethSyndrome::RnrNak { .. }) => {

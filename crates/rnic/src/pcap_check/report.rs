@@ -106,6 +106,21 @@ pub fn opcode_name(op: u8) -> String {
     if op == 0x81 {
         return "CNP".to_string();
     }
+    // rnic's vendor opcodes: ORNIC's out-of-order WRITE (see rnic_wire::ooo_eth).
+    let ooo = match op {
+        0xC0 => Some("OOO_WRITE_FSPOT"),
+        0xC1 => Some("OOO_WRITE_SPOT"),
+        0xC2 => Some("OOO_WRITE_LAST_FSPOT"),
+        0xC3 => Some("OOO_WRITE_LAST"),
+        0xC4 => Some("OOO_ACKNOWLEDGE"),
+        0xC5 => Some("OOO_BITMAP_NAK"),
+        0xC6 => Some("OOO_READ_REQUEST"),
+        0xC7 => Some("OOO_READ_RESPONSE"),
+        _ => None,
+    };
+    if let Some(name) = ooo {
+        return format!("ORNIC {name}");
+    }
     let transport = match op >> 5 {
         0 => "RC",
         1 => "UC",

@@ -6,11 +6,13 @@
 //! the responder learnt the start address, then none (Spot); the Last packet ends the WQE.
 //! New packets go out while they are within the receive bitmap's width of the cumulative
 //! ACK; a bitmap NAK resends exactly the packets it names; a timeout of RTT + OTD / B
-//! after the latest packet sent, without progress, resends every unacknowledged packet.
+//! after the latest packet sent, without progress, resends every unacknowledged packet,
+//! carrying the address again.
 
 use std::collections::VecDeque;
 
 use super::OooSegment;
+use crate::psn::PSN_MASK;
 
 /// Counters of a requester.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -27,10 +29,30 @@ pub struct RequesterStats {
     pub completions: u64,
 }
 
+/// One data packet to send: what the caller needs to build it (the payload is bytes
+/// `offset .. offset + len` of the WQE).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OooPacket {
+    pub psn: u32,
+    /// The write address, while the responder has not learnt the start (FSpot).
+    pub addr: Option<u64>,
+    /// The WQE's last packet.
+    pub last: bool,
+    /// Byte offset of the payload in the WQE.
+    pub offset: u64,
+    /// Payload bytes.
+    pub len: u32,
+    /// Sent before (NAK or timeout resend).
+    pub retransmit: bool,
+}
+
 /// The WQE in flight.
 #[derive(Debug, Clone)]
 struct Wqe {
-    data: Vec<u8>,
+    /// The bytes, when the requester holds them (the benches); `None` when the caller
+    /// gathers each payload itself (the device, from host memory).
+    data: Option<Vec<u8>>,
+    len: u64,
     remote: u64,
     start_psn: u32,
     packets: u32,
@@ -45,7 +67,7 @@ pub struct OooRequester {
     window: u32,
     timeout_ps: u64,
     next_psn: u32,
-    queue: VecDeque<(Vec<u8>, u64)>,
+    queue: VecDeque<(Option<Vec<u8>>, u64, u64)>,
     wqe: Option<Wqe>,
     start_learnt: bool,
     resend: VecDeque<u32>,
@@ -62,7 +84,7 @@ impl OooRequester {
             pmtu: pmtu.max(1),
             window: window.max(1),
             timeout_ps,
-            next_psn: start_psn,
+            next_psn: start_psn & PSN_MASK,
             queue: VecDeque::new(),
             wqe: None,
             start_learnt: false,
@@ -75,7 +97,19 @@ impl OooRequester {
 
     /// Posts an OOO WRITE of `data` to remote address `remote`.
     pub fn post_write(&mut self, data: Vec<u8>, remote: u64) {
-        self.queue.push_back((data, remote));
+        let len = data.len() as u64;
+        self.queue.push_back((Some(data), len, remote));
+    }
+
+    /// Posts an OOO WRITE of `len` bytes to remote address `remote` whose payloads the
+    /// caller supplies ([`OooRequester::poll_packet`]).
+    pub fn post_len(&mut self, len: u64, remote: u64) {
+        self.queue.push_back((None, len, remote));
+    }
+
+    /// The PSN the next WQE starts at (after the one in flight completes).
+    pub fn next_psn(&self) -> u32 {
+        self.next_psn
     }
 
     /// A completed WQE's MSN-ordered index (0, 1, ...), once.
@@ -92,10 +126,11 @@ impl OooRequester {
         if self.wqe.is_some() {
             return;
         }
-        if let Some((data, remote)) = self.queue.pop_front() {
-            let packets = (data.len() as u32).div_ceil(self.pmtu).max(1);
+        if let Some((data, len, remote)) = self.queue.pop_front() {
+            let packets = len.div_ceil(u64::from(self.pmtu)).max(1) as u32;
             self.wqe = Some(Wqe {
                 data,
+                len,
                 remote,
                 start_psn: self.next_psn,
                 packets,
@@ -107,25 +142,52 @@ impl OooRequester {
         }
     }
 
-    fn segment(&mut self, i: u32) -> OooSegment {
+    fn packet(&mut self, i: u32, retransmit: bool) -> OooPacket {
         let w = self.wqe.as_ref().expect("a WQE in flight");
-        let from = (i * self.pmtu) as usize;
-        let to = (from + self.pmtu as usize).min(w.data.len());
-        let addr = (!self.start_learnt).then(|| w.remote + u64::from(i) * u64::from(self.pmtu));
+        let offset = u64::from(i) * u64::from(self.pmtu);
+        let len = (w.len - offset.min(w.len)).min(u64::from(self.pmtu)) as u32;
+        let addr = (!self.start_learnt).then(|| w.remote + offset);
         if addr.is_some() {
             self.stats.address_carrying += 1;
         }
-        OooSegment::Write {
-            psn: w.start_psn.wrapping_add(i),
+        OooPacket {
+            psn: w.start_psn.wrapping_add(i) & PSN_MASK,
             addr,
             last: i + 1 == w.packets,
-            payload: w.data[from..to].to_vec(),
+            offset,
+            len,
+            retransmit,
         }
+    }
+
+    /// What [`OooRequester::poll_packet`] would return now, without changing anything:
+    /// `(payload bytes, a resend)`.
+    pub fn peek_packet(&self) -> Option<(u32, bool)> {
+        let (w, i, resend) = match &self.wqe {
+            Some(w) => {
+                if let Some(&i) = self.resend.iter().find(|&&i| i >= w.acked) {
+                    (w, i, true)
+                } else if w.next_new < w.packets && w.next_new < w.acked + self.window {
+                    (w, w.next_new, false)
+                } else {
+                    return None;
+                }
+            }
+            None => return None,
+        };
+        let offset = u64::from(i) * u64::from(self.pmtu);
+        let len = (w.len - offset.min(w.len)).min(u64::from(self.pmtu)) as u32;
+        Some((len, resend))
+    }
+
+    /// Whether a WQE waits to start (the one in flight is done).
+    pub fn has_queued(&self) -> bool {
+        !self.queue.is_empty()
     }
 
     /// The next data packet to send at `now_ps`: resends first, then new packets within the
     /// window.
-    pub fn poll_transmit(&mut self, now_ps: u64) -> Option<OooSegment> {
+    pub fn poll_packet(&mut self, now_ps: u64) -> Option<OooPacket> {
         self.start_next();
         let w = self.wqe.as_ref()?;
         let (acked, next_new, packets) = (w.acked, w.next_new, w.packets);
@@ -134,7 +196,7 @@ impl OooRequester {
                 self.deadline_ps = Some(now_ps + self.timeout_ps);
                 self.stats.resent_packets += 1;
                 self.stats.data_packets += 1;
-                return Some(self.segment(i));
+                return Some(self.packet(i, true));
             }
         }
         if next_new < packets && next_new < acked + self.window {
@@ -145,9 +207,25 @@ impl OooRequester {
             // scheduler turn must not look like loss while the WQE is still going out.
             self.deadline_ps = Some(now_ps + self.timeout_ps);
             self.stats.data_packets += 1;
-            return Some(self.segment(next_new));
+            return Some(self.packet(next_new, false));
         }
         None
+    }
+
+    /// The next data packet as a segment with its payload (the WQE's bytes must be held:
+    /// posted with [`OooRequester::post_write`]).
+    pub fn poll_transmit(&mut self, now_ps: u64) -> Option<OooSegment> {
+        let p = self.poll_packet(now_ps)?;
+        let w = self.wqe.as_ref()?;
+        let data = w.data.as_deref().unwrap_or(&[]);
+        let from = (p.offset as usize).min(data.len());
+        let to = (from + p.len as usize).min(data.len());
+        Some(OooSegment::Write {
+            psn: p.psn,
+            addr: p.addr,
+            last: p.last,
+            payload: data[from..to].to_vec(),
+        })
     }
 
     /// An ACK or NAK arrives at `now_ps`.
@@ -159,7 +237,7 @@ impl OooRequester {
             OooSegment::Ack {
                 psn, start_learnt, ..
             } => {
-                let off = psn.wrapping_sub(w.start_psn);
+                let off = psn.wrapping_sub(w.start_psn) & PSN_MASK;
                 if off > w.packets {
                     return; // stale or hostile
                 }
@@ -169,7 +247,7 @@ impl OooRequester {
                     self.deadline_ps = Some(now_ps + self.timeout_ps);
                 }
                 if w.acked == w.packets {
-                    self.next_psn = w.start_psn.wrapping_add(w.packets);
+                    self.next_psn = w.start_psn.wrapping_add(w.packets) & PSN_MASK;
                     self.wqe = None;
                     self.deadline_ps = None;
                     self.resend.clear();
@@ -178,7 +256,7 @@ impl OooRequester {
                 }
             }
             OooSegment::Nak { head, missing } => {
-                let base = head.wrapping_sub(w.start_psn);
+                let base = head.wrapping_sub(w.start_psn) & PSN_MASK;
                 if base >= w.packets {
                     return;
                 }
@@ -208,6 +286,9 @@ impl OooRequester {
             return;
         };
         self.stats.timeouts += 1;
+        // No progress for a whole timeout: carry the address again, in case the flag that
+        // stopped it was wrong (a responder that never learnt the start drops every Spot).
+        self.start_learnt = false;
         self.resend = (w.acked..w.next_new).collect();
         self.deadline_ps = Some(now_ps + self.timeout_ps);
     }

@@ -14,6 +14,7 @@
 //!   acknowledged at once.
 
 use super::{BitmapDesign, BlockPool, OooSegment, ReceiveBitmap, Recorded};
+use crate::psn::PSN_MASK;
 
 /// When the responder acknowledges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,6 +24,38 @@ pub enum AckPolicy {
     /// ORNIC's register-scheduler: at most one ACK per turn of `turn_ps`, carrying the
     /// latest head; the completion of the WQE is acknowledged at once.
     Aggregated { turn_ps: u64 },
+}
+
+/// Where a responder's payloads go: the region check and the write, so the same state
+/// machine places into a bench's byte slice or, in the device, into host memory after the
+/// memory-region check.
+pub trait PlaceTarget {
+    /// Whether `len` bytes at `addr` may be written (checked before the bitmap records the
+    /// packet, so a refused packet leaves no trace).
+    fn allows(&mut self, addr: u64, len: u64) -> bool;
+    /// Writes `data` at `addr` (allowed by [`PlaceTarget::allows`] just before).
+    fn write(&mut self, addr: u64, data: &[u8]);
+}
+
+/// A byte slice holding `[base, base + mem.len())`.
+struct SliceTarget<'a> {
+    base: u64,
+    len: u64,
+    mem: &'a mut [u8],
+}
+
+impl PlaceTarget for SliceTarget<'_> {
+    fn allows(&mut self, addr: u64, len: u64) -> bool {
+        let end = addr.checked_add(len);
+        addr >= self.base
+            && end.is_some_and(|e| e <= self.base.saturating_add(self.len))
+            && (self.len as usize) <= self.mem.len()
+    }
+
+    fn write(&mut self, addr: u64, data: &[u8]) {
+        let at = (addr - self.base) as usize;
+        self.mem[at..at + data.len()].copy_from_slice(data);
+    }
 }
 
 /// Counters of a responder.
@@ -55,8 +88,11 @@ pub struct OooResponder {
     mr_len: u64,
     /// The WQE's first PSN (the PSN after the previous WQE).
     start_psn: u32,
-    /// Packets in the current WQE, once its Last packet has been seen.
+    /// Packets in the current WQE, once its Last packet has been seen (or the WQE length an
+    /// FSpot carried was learnt with the start address).
     wqe_packets: Option<u32>,
+    /// The packet count the WQE length of the FSpot that gave the start address implies.
+    wqe_packets_from_len: Option<u32>,
     start_addr: Option<u64>,
     design: BitmapDesign,
     nodes: u32,
@@ -93,8 +129,9 @@ impl OooResponder {
             policy,
             mr_base,
             mr_len,
-            start_psn,
+            start_psn: start_psn & PSN_MASK,
             wqe_packets: None,
+            wqe_packets_from_len: None,
             start_addr: None,
             design,
             nodes,
@@ -114,6 +151,42 @@ impl OooResponder {
         self.msn
     }
 
+    /// Whether the responder knows the current WQE's start address.
+    pub fn start_learnt(&self) -> bool {
+        self.start_addr.is_some()
+    }
+
+    /// The current WQE's first PSN.
+    pub fn start_psn(&self) -> u32 {
+        self.start_psn
+    }
+
+    /// Whether a segment waits to be sent now (a NAK or completion ACK), or the ACK
+    /// register waits for a turn at [`OooResponder::next_turn_ps`].
+    pub fn has_queued(&self) -> bool {
+        !self.out.is_empty()
+    }
+
+    /// When the dirty ACK register is sent (aggregated ACKs), if it waits.
+    pub fn next_turn_ps(&self) -> Option<u64> {
+        if self.ack_dirty {
+            self.next_turn_ps
+        } else {
+            None
+        }
+    }
+
+    /// Starts the scheduler turn the dirty ACK register waits for, if none is running
+    /// (aggregated ACKs): it falls on the next multiple of the turn after `now_ps`.
+    pub fn arm_turn(&mut self, now_ps: u64) {
+        if let AckPolicy::Aggregated { turn_ps } = self.policy {
+            if self.ack_dirty && self.next_turn_ps.is_none() {
+                let turn = turn_ps.max(1);
+                self.next_turn_ps = Some((now_ps / turn + 1) * turn);
+            }
+        }
+    }
+
     /// A segment arrives; payloads go to `mem` (the bytes of the region, index 0 =
     /// `mr_base`).
     pub fn handle_segment(&mut self, seg: OooSegment, pool: &mut BlockPool, mem: &mut [u8]) {
@@ -126,7 +199,30 @@ impl OooResponder {
         else {
             return;
         };
-        let offset = psn.wrapping_sub(self.start_psn);
+        let mut target = SliceTarget {
+            base: self.mr_base,
+            len: self.mr_len,
+            mem,
+        };
+        self.handle_write(psn, addr, None, last, &payload, pool, &mut target);
+    }
+
+    /// A data packet arrives: placed through `target`, recorded in the bitmap. `wqe_len` is
+    /// the WQE length an FSpot carries (its RETH DMA length): learnt with the start address,
+    /// it fixes the WQE's packet count, so a Last packet at another PSN is refused instead
+    /// of ending the WQE early.
+    #[allow(clippy::too_many_arguments)]
+    pub fn handle_write(
+        &mut self,
+        psn: u32,
+        addr: Option<u64>,
+        wqe_len: Option<u64>,
+        last: bool,
+        payload: &[u8],
+        pool: &mut BlockPool,
+        target: &mut dyn PlaceTarget,
+    ) {
+        let offset = psn.wrapping_sub(self.start_psn) & PSN_MASK;
         if offset >= 1 << 23 {
             // Behind the WQE (an old duplicate, e.g. after a lost completion ACK):
             // acknowledge again, write nothing.
@@ -137,26 +233,31 @@ impl OooResponder {
             }
             return;
         }
-        if self.wqe_packets.is_some_and(|n| offset >= n) {
-            // Beyond the WQE's Last packet: a hostile or corrupt PSN.
+        let known = self.wqe_packets.or(self.wqe_packets_from_len);
+        if known.is_some_and(|n| offset >= n)
+            || (last && self.wqe_packets_from_len.is_some_and(|n| offset + 1 != n))
+        {
+            // Beyond the WQE's Last packet, or a Last packet where the WQE's length says it
+            // cannot be: a hostile or corrupt PSN.
             self.stats.dropped_invalid += 1;
             return;
         }
         let rel = u64::from(offset) * u64::from(self.pmtu);
-        if let Some(a) = addr {
-            if self.start_addr.is_none() {
-                match a.checked_sub(rel) {
-                    Some(s) => self.start_addr = Some(s),
-                    None => {
-                        self.stats.dropped_invalid += 1;
-                        return;
-                    }
+        // The start address a packet implies; learnt only once the packet passed every
+        // check and was recorded, so a forged or corrupt FSpot cannot poison the WQE.
+        let start = match (self.start_addr, addr) {
+            (Some(s), _) => s,
+            (None, Some(a)) => match a.checked_sub(rel) {
+                Some(s) => s,
+                None => {
+                    self.stats.dropped_invalid += 1;
+                    return;
                 }
+            },
+            (None, None) => {
+                self.stats.dropped_unplaceable += 1;
+                return;
             }
-        }
-        let Some(start) = self.start_addr else {
-            self.stats.dropped_unplaceable += 1;
-            return;
         };
         if payload.len() > self.pmtu as usize || (!last && payload.len() != self.pmtu as usize) {
             self.stats.dropped_invalid += 1;
@@ -166,18 +267,13 @@ impl OooResponder {
             self.stats.dropped_invalid += 1;
             return;
         };
-        let end = dst.checked_add(payload.len() as u64);
-        let inside = dst >= self.mr_base
-            && end.is_some_and(|e| e <= self.mr_base.saturating_add(self.mr_len))
-            && (self.mr_len as usize) <= mem.len();
-        if !inside {
+        if !target.allows(dst, payload.len() as u64) {
             self.stats.dropped_invalid += 1;
             return;
         }
         match self.bitmap.record(offset, pool) {
             Recorded::New { .. } => {
-                let at = (dst - self.mr_base) as usize;
-                mem[at..at + payload.len()].copy_from_slice(&payload);
+                target.write(dst, payload);
                 self.stats.written_packets += 1;
             }
             Recorded::Duplicate { .. } => self.stats.duplicates += 1,
@@ -185,6 +281,11 @@ impl OooResponder {
                 self.stats.dropped_bitmap += 1;
                 return;
             }
+        }
+        if self.start_addr.is_none() {
+            self.start_addr = Some(start);
+            let pmtu = u64::from(self.pmtu);
+            self.wqe_packets_from_len = wqe_len.map(|l| l.div_ceil(pmtu).max(1) as u32);
         }
         if last && self.wqe_packets.is_none() {
             self.wqe_packets = Some(offset + 1);
@@ -204,7 +305,7 @@ impl OooResponder {
             self.nak_for_head = Some(head);
             let missing = self.bitmap.missing_mask(self.block_bits, pool);
             self.out.push_back(OooSegment::Nak {
-                head: self.start_psn.wrapping_add(head),
+                head: self.start_psn.wrapping_add(head) & PSN_MASK,
                 missing,
             });
             self.stats.naks += 1;
@@ -213,7 +314,7 @@ impl OooResponder {
 
     fn queue_ack(&mut self) {
         self.out.push_back(OooSegment::Ack {
-            psn: self.start_psn.wrapping_add(self.bitmap.head()),
+            psn: self.start_psn.wrapping_add(self.bitmap.head()) & PSN_MASK,
             msn: self.msn,
             start_learnt: self.start_addr.is_some(),
         });
@@ -227,7 +328,7 @@ impl OooResponder {
         self.msn = self.msn.wrapping_add(1);
         self.bitmap.release(pool);
         self.bitmap = self.design.build(self.block_bits, self.nodes, self.otd, 2);
-        let next_start = self.start_psn.wrapping_add(n);
+        let next_start = self.start_psn.wrapping_add(n) & PSN_MASK;
         self.out.push_back(OooSegment::Ack {
             psn: next_start,
             msn: self.msn,
@@ -238,6 +339,7 @@ impl OooResponder {
         self.next_turn_ps = None;
         self.start_psn = next_start;
         self.start_addr = None;
+        self.wqe_packets_from_len = None;
         self.newest = 0;
         self.nak_for_head = None;
     }

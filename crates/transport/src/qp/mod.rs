@@ -105,6 +105,8 @@ pub(crate) struct Qp {
     /// Send WRs finished so far (completed, signaled or not, or flushed): how a NIC that
     /// counts its outstanding WQEs learns of the unsignaled ones, which post no CQE.
     pub sq_done: u64,
+    /// The out-of-order engine of an ORNIC / MP-RDMA QP (see `ooo_qp.rs`).
+    pub ooo: Option<Box<crate::ooo_qp::OooQp>>,
 }
 
 impl Qp {
@@ -124,20 +126,25 @@ impl Qp {
             armed_ps: None,
             in_tx_queue: false,
             sq_done: 0,
+            ooo: None,
         }
     }
 
     /// Earliest protocol deadline of this QP.
     pub(crate) fn next_deadline(&self) -> Option<u64> {
-        match (self.req.ack_deadline_ps, self.req.rnr_deadline_ps) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [
+            self.req.ack_deadline_ps,
+            self.req.rnr_deadline_ps,
+            self.ooo_deadline(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// The QP has a packet to send now: queued responses, or requester work it may start.
     pub(crate) fn wants_transmit(&self) -> bool {
-        !self.resp.resp_q.is_empty() || self.req_can_send()
+        !self.resp.resp_q.is_empty() || self.req_can_send() || self.ooo_wants_transmit()
     }
 
     /// What the next transmitted frame would be: the queued response first (as
@@ -154,6 +161,9 @@ impl Qp {
                 payload_len,
                 is_retransmit,
             });
+        }
+        if self.ooo.is_some() {
+            return self.ooo_peek();
         }
         if !self.req_can_send() {
             return None;
@@ -250,6 +260,7 @@ impl Qp {
             _ => {}
         }
         self.state = to;
+        self.ooo_after_modify();
         // A changed timeout applies from the next (re)arm; an armed timer keeps its deadline.
         if ack_timeout_ps(self.cfg.timeout).is_none() {
             self.req.ack_deadline_ps = None;
@@ -281,6 +292,7 @@ impl Qp {
         }
         self.req.clear_progress();
         self.resp.clear_progress();
+        self.ooo = None;
     }
 
     /// Builds and emits one frame to the QP's peer; returns its length.

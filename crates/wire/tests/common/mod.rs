@@ -55,6 +55,10 @@ pub fn roce(op: Opcode, payload: &[u8]) -> RoceRepr<'_> {
             op.has_atomic_ack_eth()
                 .then_some(AtomicAckEthRepr { orig: 42 }),
         )
+        .with_ooo_ack(op.has_ooo_ack_eth().then_some(OooAckEthRepr {
+            start_learnt: true,
+            bitmap: 0x0000_0000_0000_8005,
+        }))
         .with_imm(op.has_immdt().then_some(0xabcd_0123))
         .with_ieth(op.has_ieth().then_some(0x99))
 }

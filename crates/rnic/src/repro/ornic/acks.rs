@@ -1,11 +1,11 @@
-//! ornic-acks: ACKs per WQE, counted from the transport's out-of-order WRITE state
-//! machines: MP-RDMA acknowledges every data packet; ORNIC's register-scheduler sends the
-//! latest ACKed PSN once per turn and the completion at once, so the count falls with the
-//! turn's length down to one ACK per WQE. 1 MB WQEs, sprayed over 4 paths 20 µs apart.
+//! ornic-acks: ACKs per WQE, counted as frames on the simulated wire: `rnic perf write-bw`
+//! through the timed model with out-of-order QPs (`qp.reliability`), one WQE at a time.
+//! MP-RDMA acknowledges every data packet; ORNIC's register-scheduler sends the latest ACKed
+//! PSN once per turn (`ooo.ack_turn_ns`) and the completion at once, so the count falls with
+//! the turn's length down to one ACK per WQE. 1 MB WQEs, sprayed over 4 paths 20 µs apart.
 
-use rnic_model::config::Config;
-use rnic_model::nic::ornic::{run_ack_bench, AckBenchResult, AckBenchSpec};
-use rnic_transport::ooo::{AckPolicy, BitmapDesign};
+use crate::config::{parse_set, Config};
+use crate::model::workload::{AtomicOp, PerfSpec, PerfTest};
 use std::fmt::Write as _;
 
 use super::PROFILE;
@@ -61,37 +61,83 @@ impl AcksPlan {
     }
 }
 
-fn spec(plan: &AcksPlan, design: BitmapDesign, policy: AckPolicy) -> AckBenchSpec {
-    AckBenchSpec {
-        design,
-        policy,
-        wqe_bytes: plan.wqe_bytes,
-        wqes: plan.wqes,
-        paths: 4,
-        mdd_ns: 20_000.0,
+/// What one run put on the wire.
+#[derive(Debug, Clone, Copy)]
+pub struct WireAcks {
+    /// ACK and NAK frames the responder's NIC sent.
+    pub acks: u64,
+    /// Bitmap NAKs among them.
+    pub naks: u64,
+    /// Data frames the requester's NIC sent.
+    pub data_packets: u64,
+    /// WQEs completed.
+    pub wqes_completed: u64,
+    /// Every byte of every WQE placed and checked by the payload oracle.
+    pub bytes_ok: bool,
+}
+
+impl WireAcks {
+    pub fn acks_per_wqe(&self) -> f64 {
+        self.acks as f64 / self.wqes_completed.max(1) as f64
     }
+}
+
+/// `plan.wqes` WRITE WQEs of `plan.wqe_bytes`, one at a time, sprayed over 4 paths 20 µs
+/// apart, with `sets` on the `ornic` profile.
+fn run_wire(plan: &AcksPlan, sets: &[String]) -> anyhow::Result<WireAcks> {
+    let mut all = vec![
+        "net.spray.paths=4".to_string(),
+        "net.spray.mdd_ns=20000".to_string(),
+        "net.spray.policy=random".to_string(),
+    ];
+    all.extend_from_slice(sets);
+    let parsed = all
+        .iter()
+        .map(|s| parse_set(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let cfg = Config::resolve(PROFILE, &parsed)?;
+    let spec = PerfSpec {
+        test: PerfTest::WriteBw,
+        atomic: AtomicOp::default(),
+        sizes: vec![u64::from(plan.wqe_bytes)],
+        iters: u64::from(plan.wqes),
+        qps: 1,
+        tx_depth: 1,
+        duration_us: None,
+        clients: cfg.net.clients,
+        pcap: None,
+        procs: None,
+        qp_profiles: Vec::new(),
+        mrs: 1,
+        direction: Default::default(),
+    };
+    let r = crate::model::run_perf(&cfg, &spec)?;
+    let stat = |k: &str| r.stats.get(k).copied().unwrap_or(0);
+    Ok(WireAcks {
+        acks: stat("clients.nic.tx.acks"),
+        naks: r.naks,
+        data_packets: stat("server.nic.tx.frames"),
+        wqes_completed: r.ops_completed,
+        bytes_ok: r.bytes_verified
+            && r.verified_bytes == u64::from(plan.wqes) * u64::from(plan.wqe_bytes),
+    })
 }
 
 /// Runs MP-RDMA and ORNIC at each turn and checks the claims.
 pub fn eval_acks(plan: &AcksPlan) -> anyhow::Result<Evaluation> {
     let cfg = Config::resolve(PROFILE, &[])?;
-    let mp = run_ack_bench(
-        &cfg,
-        &spec(plan, BitmapDesign::MpRdma, AckPolicy::PerPacket),
-    );
-    let ornic: Vec<(f64, AckBenchResult)> = plan
+    let mp = run_wire(plan, &["qp.reliability=mp_rdma".to_string()])?;
+    let ornic: Vec<(f64, WireAcks)> = plan
         .turns_ns
         .iter()
         .map(|&t| {
-            let policy = AckPolicy::Aggregated {
-                turn_ps: (t * 1000.0) as u64,
-            };
-            (
-                t,
-                run_ack_bench(&cfg, &spec(plan, BitmapDesign::Ornic, policy)),
-            )
+            let sets = [
+                "qp.reliability=ornic".to_string(),
+                format!("ooo.ack_turn_ns={t}"),
+            ];
+            run_wire(plan, &sets).map(|r| (t, r))
         })
-        .collect();
+        .collect::<anyhow::Result<_>>()?;
     let packets_per_wqe = plan.wqe_bytes.div_ceil(cfg.qp.pmtu);
     let mut notes = format!(
         "{} OOO WRITE WQEs of {} B ({packets_per_wqe} packets), sprayed over 4 paths 20 us apart:\n",
@@ -118,11 +164,11 @@ pub fn eval_acks(plan: &AcksPlan) -> anyhow::Result<Evaluation> {
     for (t, r) in &ornic {
         let _ = writeln!(
             notes,
-            "  ORNIC turn {:>7.2} us {:>6.1} ACKs per WQE ({} NAKs, {} packets carried the address), bytes {}",
+            "  ORNIC turn {:>7.2} us {:>6.1} ACKs per WQE ({} NAKs, {} data packets), bytes {}",
             t / 1000.0,
             r.acks_per_wqe(),
             r.naks,
-            r.address_carrying,
+            r.data_packets,
             if r.bytes_ok { "verified" } else { "WRONG" }
         );
         let _ = writeln!(
@@ -135,11 +181,12 @@ pub fn eval_acks(plan: &AcksPlan) -> anyhow::Result<Evaluation> {
             r.bytes_ok
         );
     }
+    let wqes = u64::from(plan.wqes);
     let all_ok = mp.bytes_ok
-        && mp.wqes_completed == plan.wqes
+        && mp.wqes_completed == wqes
         && ornic
             .iter()
-            .all(|(_, r)| r.bytes_ok && r.wqes_completed == plan.wqes);
+            .all(|(_, r)| r.bytes_ok && r.wqes_completed == wqes);
     let per_packet_words = "MP-RDMA sends one ACK per data packet";
     let one_words = "ORNIC sends as few as one ACK per WQE (turn longer than the WQE)";
     let adapt_words = "ORNIC's ACKs per WQE fall as the scheduler's turn grows (>= 10x from \

@@ -8,14 +8,17 @@
 //! * [`bitmap_tables`] (ornic-bitmap-cycles, ornic-bitmap-blocks; the paper's Tables 2 and
 //!   3): the bitmap designs timed by the model's bitmap bench on a WQE whose packets are
 //!   reordered within the OTD, with and without a lost packet.
-//! * [`vs_gbn`] (ornic-vs-gbn, Fig. 11, the go-back-N arm): a sweep of go-back-N WRITEs in
-//!   order and sprayed over four paths by the network's sprayer (`net.spray`).
-//! * [`acks`] (ornic-acks): ACKs per WQE counted from the transport's out-of-order WRITE
-//!   state machines, ORNIC's register-scheduler against MP-RDMA's ACK per packet.
+//! * [`vs_gbn`] (ornic-vs-gbn, Fig. 11): sweeps of go-back-N and of ORNIC's out-of-order
+//!   WRITEs, in order and sprayed over four paths by the network's sprayer (`net.spray`).
+//! * [`throughput`] (ornic-throughput, Fig. 10): a sweep of ORNIC's out-of-order WRITE WQEs
+//!   from 1 MB to 256 MB through the paper's reordering emulator.
+//! * [`acks`] (ornic-acks): ACK frames per WQE counted on the simulated wire, ORNIC's
+//!   register-scheduler by turn length against MP-RDMA's ACK per packet.
 
 pub mod acks;
 pub mod bitmap_tables;
 pub mod sizing;
+pub mod throughput;
 pub mod vs_gbn;
 
 pub use acks::{eval_acks, AcksPlan};
@@ -41,6 +44,7 @@ pub const PAPER: Paper = Paper {
         sizing::EXPERIMENT,
         bitmap_tables::CYCLES,
         bitmap_tables::BLOCKS,
+        throughput::EXPERIMENT,
         vs_gbn::EXPERIMENT,
         acks::EXPERIMENT,
     ],

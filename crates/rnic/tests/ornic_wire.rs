@@ -1,0 +1,170 @@
+//! ORNIC's out-of-order WRITE through the whole timed model (`--profile ornic`, whose
+//! `qp.reliability` is "ornic"): sprayed, reordered, lossy and per-packet-ACK (MP-RDMA) runs
+//! land every byte (the payload oracle checks each placed payload), and a verb the
+//! out-of-order QP cannot run is refused with an error naming the field.
+
+use std::process::Command;
+
+fn rnic(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_rnic"))
+        .args(args)
+        .env("CI", "true")
+        .output()
+        .expect("run rnic");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn write_bw(extra: &[&str]) -> serde_json::Value {
+    let base = [
+        "perf",
+        "write-bw",
+        "--profile",
+        "ornic",
+        "-s",
+        "1048576",
+        "-n",
+        "5",
+        "-t",
+        "1",
+        "--json",
+        "-",
+    ];
+    let (code, out, err) = rnic(&[&base[..], extra].concat());
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["bytes_verified"], true, "{v}");
+    assert_eq!(v["verified_bytes"].as_u64(), Some(5 << 20), "{v}");
+    v
+}
+
+const SPRAY: [&str; 6] = [
+    "--set",
+    "net.spray.paths=4",
+    "--set",
+    "net.spray.mdd_ns=20000",
+    "--set",
+    "net.spray.policy=random",
+];
+
+#[test]
+fn ooo_write_in_order_sprayed_reordered_and_lossy() {
+    let plain = write_bw(&[]);
+    assert_eq!(plain["retransmissions"].as_u64(), Some(0));
+    assert!(plain["goodput_gbps"].as_f64().unwrap() > 90.0, "{plain}");
+    let sprayed = write_bw(&SPRAY);
+    assert_eq!(sprayed["retransmissions"].as_u64(), Some(0), "{sprayed}");
+    assert!(
+        sprayed["goodput_gbps"].as_f64().unwrap() > 50.0,
+        "{sprayed}"
+    );
+    let window = write_bw(&["--set", "net.impair.reorder_window=64"]);
+    assert_eq!(window["retransmissions"].as_u64(), Some(0), "{window}");
+    let lossy = write_bw(&[&SPRAY[..], &["--set", "net.impair.loss=0.01"]].concat());
+    assert!(lossy["retransmissions"].as_u64().unwrap() > 0, "{lossy}");
+    assert!(lossy["naks"].as_u64().unwrap() > 0, "bitmap NAKs: {lossy}");
+    // Deterministic: the same config and seed give the same run.
+    let again = write_bw(&[&SPRAY[..], &["--set", "net.impair.loss=0.01"]].concat());
+    assert_eq!(lossy["simulated_time_us"], again["simulated_time_us"]);
+    let mp = write_bw(
+        &[
+            &SPRAY[..],
+            &[
+                "--set",
+                "qp.reliability=mp_rdma",
+                "--set",
+                "net.impair.loss=0.005",
+            ],
+        ]
+        .concat(),
+    );
+    assert!(mp["retransmissions"].as_u64().unwrap() > 0, "{mp}");
+}
+
+#[test]
+fn ooo_read_sprayed_and_lossy_lands_every_byte() {
+    let base = [
+        "perf",
+        "read-bw",
+        "--profile",
+        "ornic",
+        "-s",
+        "1048576",
+        "-n",
+        "5",
+        "-t",
+        "1",
+        "--json",
+        "-",
+    ];
+    let lossy = [&SPRAY[..], &["--set", "net.impair.loss=0.01"]].concat();
+    let (code, out, err) = rnic(&[&base[..], &lossy[..]].concat());
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["bytes_verified"], true, "{v}");
+    assert_eq!(v["verified_bytes"].as_u64(), Some(5 << 20), "{v}");
+    assert!(
+        v["retransmissions"].as_u64().unwrap() > 0,
+        "ranges asked again: {v}"
+    );
+}
+
+#[test]
+fn many_qps_with_deep_queues_complete() {
+    // Each QP sends one OOO WQE at a time; the NIC's TX backlog must see every WQE start
+    // (from the transport's `starts_ooo_wqe`), or fetched WQEs pile up until it stalls.
+    let (code, out, err) = rnic(&[
+        "perf",
+        "write-bw",
+        "--profile",
+        "ornic",
+        "-s",
+        "65536",
+        "-n",
+        "200",
+        "-t",
+        "16",
+        "-q",
+        "4",
+        "--json",
+        "-",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["bytes_verified"], true, "{v}");
+    assert_eq!(v["ops_completed"].as_u64(), Some(800), "{v}");
+}
+
+#[test]
+fn other_tests_on_an_ooo_qp_are_refused_with_the_field_named() {
+    let (code, _, err) = rnic(&[
+        "perf",
+        "send-bw",
+        "--profile",
+        "ornic",
+        "-s",
+        "4096",
+        "-n",
+        "5",
+    ]);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("qp.reliability") && err.contains("gbn"),
+        "{err}"
+    );
+    let (code, _, err) = rnic(&[
+        "perf",
+        "write-bw",
+        "-s",
+        "4096",
+        "-n",
+        "5",
+        "--set",
+        "qp.reliability=tcp",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("qp.reliability"), "{err}");
+}

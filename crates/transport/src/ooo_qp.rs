@@ -1,0 +1,578 @@
+//! An out-of-order QP in the device: the sans-IO [`OooRequester`] and [`OooResponder`] of
+//! [`crate::ooo`] put on the wire with the vendor opcodes of [`rnic_wire::Opcode`]
+//! (`OooWrite*`, `OooAck`, `OooNak`), reading payloads from and placing them into host memory
+//! through the memory-region checks.
+//!
+//! A QP whose [`ReliabilityMode`] is ORNIC or MP-RDMA sends each WRITE WR as one OOO WRITE
+//! WQE, one at a time (the ORNIC paper's rule: the next WQE is fetched only when the previous
+//! one completed): the WR stays at the head of the send queue until the responder's
+//! cumulative ACK covers its last PSN, then completes. Other verbs are refused at post time
+//! (the paper sends them as standard WQEs; this model has no mixed QP).
+//!
+//! The responder learns the WQE's start address and R_Key from the first FSpot packet
+//! (RETH: the packet's own VA, the R_Key, the WQE length); every placement is checked against
+//! that R_Key's region with REMOTE_WRITE, so a hostile packet writes nothing outside it. The
+//! ACK scheduler's turns and the requester's timeout are deadlines of the QP's timer.
+
+use crate::cq::WcStatus;
+use crate::error::{RxDrop, VerbsError};
+use crate::memory::Memory;
+use crate::mr::{Access, MrTable};
+use crate::ooo::{
+    AckPolicy, BitmapDesign, BlockPool, OooRequester, OooResponder, OooSegment, PlaceTarget,
+};
+use crate::pd::PdId;
+use crate::qp::{post_completion, Ctx, Qp, QpState, TxOut};
+use crate::reliability::{OooParams, ReliabilityMode};
+use crate::sgl::{gather, SglError};
+use crate::wr::{SendWr, WrOpcode};
+use crate::TxMeta;
+use rnic_wire::{
+    AethRepr, AethSyndrome, BthRepr, NakCode, OooAckEthRepr, Opcode, RethRepr, RoceRepr,
+    CREDITS_UNLIMITED,
+};
+
+/// The out-of-order state of one QP.
+pub(crate) struct OooQp {
+    pub(crate) params: OooParams,
+    pub(crate) design: BitmapDesign,
+    policy: AckPolicy,
+    /// Set at RTS (needs the send PSN).
+    pub(crate) req: Option<OooRequester>,
+    /// Set at RTR (needs the receive PSN).
+    resp: Option<OooResponder>,
+    pool: BlockPool,
+    /// The R_Key of the current inbound WQE, from the FSpot its start address came from.
+    rkey: u32,
+    /// The send queue's head WR was handed to the requester.
+    posted: bool,
+    /// The ACK register's scheduler turn came: send it.
+    ack_due: bool,
+    /// The out-of-order READ, both sides (`ooo_read.rs`).
+    pub(crate) read: crate::ooo_read::OooRead,
+}
+
+impl core::fmt::Debug for OooQp {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("OooQp")
+            .field("design", &self.design)
+            .field("posted", &self.posted)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OooQp {
+    fn new(mode: ReliabilityMode) -> Option<OooQp> {
+        let (params, design, policy) = match mode {
+            ReliabilityMode::GoBackN => return None,
+            ReliabilityMode::Ornic(p) => (
+                p,
+                BitmapDesign::Ornic,
+                AckPolicy::Aggregated {
+                    turn_ps: p.ack_turn_ps.max(1),
+                },
+            ),
+            ReliabilityMode::MpRdma(p) => (p, BitmapDesign::MpRdma, AckPolicy::PerPacket),
+        };
+        Some(OooQp {
+            params,
+            design,
+            policy,
+            req: None,
+            resp: None,
+            pool: BlockPool::new(params.pool_blocks.max(1), params.block_bits.clamp(1, 64)),
+            rkey: 0,
+            posted: false,
+            ack_due: false,
+            read: Default::default(),
+        })
+    }
+
+    /// PSNs the requester may have beyond the cumulative ACK: the receive bitmap's reach.
+    fn window(&self) -> u32 {
+        match self.design {
+            BitmapDesign::MpRdma => self.params.otd,
+            _ => self.params.nodes * self.params.block_bits,
+        }
+    }
+}
+
+/// Host memory behind one R_Key, as a responder's placement target.
+struct MrTarget<'a> {
+    mrs: &'a MrTable,
+    pd: PdId,
+    rkey: u32,
+    mem: &'a mut dyn Memory,
+}
+
+impl PlaceTarget for MrTarget<'_> {
+    fn allows(&mut self, addr: u64, len: u64) -> bool {
+        self.mrs
+            .check(self.rkey, self.pd, addr, len, Access::REMOTE_WRITE)
+            .is_ok()
+    }
+
+    fn write(&mut self, addr: u64, data: &[u8]) {
+        self.mem.write(addr, data);
+    }
+}
+
+impl Qp {
+    /// Creates, resets or completes the out-of-order state after a modify_qp to `self.state`.
+    pub(crate) fn ooo_after_modify(&mut self) {
+        if self.mode.ooo().is_none() {
+            return;
+        }
+        match self.state {
+            QpState::Reset | QpState::Err => self.ooo = None,
+            QpState::Init => {
+                if self.ooo.is_none() {
+                    self.ooo = OooQp::new(self.mode).map(Box::new);
+                }
+            }
+            QpState::Rtr | QpState::Rts => {
+                let (epsn, psn, pmtu) = (self.resp.epsn, self.req.psn, self.cfg.pmtu);
+                let o = self.ooo.get_or_insert_with(|| {
+                    Box::new(OooQp::new(self.mode).expect("an out-of-order mode"))
+                });
+                if o.resp.is_none() {
+                    o.resp = Some(OooResponder::new(
+                        o.design,
+                        o.params.block_bits,
+                        o.params.nodes,
+                        o.params.otd,
+                        pmtu,
+                        o.policy,
+                        0,
+                        u64::MAX,
+                        epsn,
+                    ));
+                }
+                if self.state == QpState::Rts && o.req.is_none() {
+                    o.req = Some(OooRequester::new(
+                        pmtu,
+                        o.window(),
+                        o.params.timeout_ps,
+                        psn,
+                    ));
+                }
+            }
+            QpState::Sqd | QpState::Sqe => {}
+        }
+    }
+
+    /// An out-of-order QP takes WRITE and READ WRs only.
+    pub(crate) fn ooo_check_wr(&self, wr: &SendWr) -> Result<(), VerbsError> {
+        if self.mode.ooo().is_some() && !matches!(wr.opcode, WrOpcode::Write | WrOpcode::Read) {
+            return Err(VerbsError::InvalidWr {
+                reason: "an out-of-order QP (qp.reliability = \"ornic\" or \"mp_rdma\") posts \
+                         WRITE and READ only; use a go-back-N QP for other verbs",
+            });
+        }
+        Ok(())
+    }
+
+    /// Hands the send queue's head WR to the requester when it is idle.
+    fn ooo_feed(&mut self) {
+        if !matches!(self.state, QpState::Rts | QpState::Sqd) {
+            return;
+        }
+        let Some(o) = self.ooo.as_deref_mut() else {
+            return;
+        };
+        let Some(req) = o.req.as_mut() else { return };
+        if o.posted || !req.idle() {
+            return;
+        }
+        if o.read.wqe.is_some() {
+            return;
+        }
+        if let Some(w) = self.req.sq.front() {
+            if w.wr.opcode != WrOpcode::Write {
+                return;
+            }
+            let remote = w.wr.remote.unwrap_or_default();
+            req.post_len(u64::from(w.len), remote.va);
+            o.posted = true;
+        }
+    }
+
+    /// The QP has an out-of-order frame to send now.
+    pub(crate) fn ooo_wants_transmit(&self) -> bool {
+        let Some(o) = self.ooo.as_deref() else {
+            return false;
+        };
+        let (read_responses, read_requests) = self.ooo_read_wants();
+        let resp = o.resp.as_ref().is_some_and(|r| r.has_queued()) || o.ack_due || read_responses;
+        let sending = matches!(self.state, QpState::Rts | QpState::Sqd);
+        let req = sending
+            && match &o.req {
+                Some(r) if o.posted => r.peek_packet().is_some(),
+                Some(_) => self
+                    .req
+                    .sq
+                    .front()
+                    .is_some_and(|w| w.wr.opcode == WrOpcode::Write && o.read.wqe.is_none()),
+                None => false,
+            };
+        resp || req || (sending && read_requests)
+    }
+
+    /// What [`Qp::ooo_next`] would build next.
+    pub(crate) fn ooo_peek(&self) -> Option<crate::TxPeek> {
+        let o = self.ooo.as_deref()?;
+        if o.resp.as_ref().is_some_and(|r| r.has_queued()) || o.ack_due {
+            return Some(crate::TxPeek {
+                is_response: true,
+                payload_len: 0,
+                is_retransmit: false,
+            });
+        }
+        if let Some(n) = self.ooo_read_peek_response() {
+            return Some(crate::TxPeek {
+                is_response: true,
+                payload_len: n,
+                is_retransmit: false,
+            });
+        }
+        if !matches!(self.state, QpState::Rts | QpState::Sqd) {
+            return None;
+        }
+        if self.ooo_read_wants().1 {
+            return Some(crate::TxPeek {
+                is_response: false,
+                payload_len: 0,
+                is_retransmit: false,
+            });
+        }
+        let req = o.req.as_ref()?;
+        let (payload_len, is_retransmit) = if o.posted {
+            req.peek_packet()?
+        } else {
+            let w = self
+                .req
+                .sq
+                .front()
+                .filter(|w| w.wr.opcode == WrOpcode::Write)?;
+            (w.len.min(self.cfg.pmtu), false)
+        };
+        Some(crate::TxPeek {
+            is_response: false,
+            payload_len,
+            is_retransmit,
+        })
+    }
+
+    /// Earliest out-of-order deadline: the requester's timeout, the ACK scheduler's turn.
+    pub(crate) fn ooo_deadline(&self) -> Option<u64> {
+        let o = self.ooo.as_deref()?;
+        let a = o.req.as_ref().and_then(|r| r.poll_timeout());
+        // A turn that came is served by the next transmit, not fired again.
+        let b = if o.ack_due {
+            None
+        } else {
+            o.resp.as_ref().and_then(|r| r.next_turn_ps())
+        };
+        [a, b, o.read.deadline()].into_iter().flatten().min()
+    }
+
+    /// Fires the out-of-order deadlines at or before `now_ps`.
+    pub(crate) fn ooo_on_timer(&mut self, ctx: &mut Ctx<'_>) {
+        let now = ctx.now_ps;
+        let Some(o) = self.ooo.as_deref_mut() else {
+            return;
+        };
+        if let Some(r) = o.req.as_mut() {
+            if r.poll_timeout().is_some_and(|d| d <= now) {
+                r.handle_timeout(now);
+                ctx.stats.ack_timeouts += 1;
+            }
+        }
+        if o.resp
+            .as_ref()
+            .and_then(|r| r.next_turn_ps())
+            .is_some_and(|t| t <= now)
+        {
+            o.ack_due = true;
+        }
+        self.ooo_read_on_timer(ctx);
+    }
+
+    /// Builds the next out-of-order frame (responder output first, then data).
+    pub(crate) fn ooo_next(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        out: &mut TxOut<'_>,
+        mem: &dyn Memory,
+    ) -> Option<TxMeta> {
+        self.ooo.as_ref()?;
+        if let Some(m) = self.ooo_next_ack(ctx, out) {
+            return Some(m);
+        }
+        if let Some(m) = self.ooo_read_next_response(ctx, out, mem) {
+            return Some(m);
+        }
+        if let Some(m) = self.ooo_read_next_request(ctx, out) {
+            return Some(m);
+        }
+        self.ooo_next_data(ctx, out, mem)
+    }
+
+    fn ooo_next_ack(&mut self, ctx: &mut Ctx<'_>, out: &mut TxOut<'_>) -> Option<TxMeta> {
+        let o = self.ooo.as_deref_mut()?;
+        let resp = o.resp.as_mut()?;
+        let seg = resp.poll_transmit(ctx.now_ps);
+        o.ack_due = false;
+        let (opcode, psn, syndrome, ooo_ack) = match seg? {
+            OooSegment::Ack {
+                psn, start_learnt, ..
+            } => (
+                Opcode::OooAck,
+                psn,
+                AethSyndrome::Ack {
+                    credits: CREDITS_UNLIMITED,
+                },
+                OooAckEthRepr {
+                    start_learnt,
+                    bitmap: 0,
+                },
+            ),
+            OooSegment::Nak { head, missing } => (
+                Opcode::OooNak,
+                head,
+                AethSyndrome::Nak(NakCode::PsnSequenceError),
+                OooAckEthRepr {
+                    start_learnt: resp.start_learnt(),
+                    bitmap: missing,
+                },
+            ),
+            OooSegment::Write { .. } => return None,
+        };
+        let msn = resp.msn() & crate::psn::PSN_MASK;
+        let bth = self.ooo_bth(opcode, psn, false);
+        let roce = RoceRepr::new(bth, &[])
+            .with_aeth(AethRepr { syndrome, msn })
+            .with_ooo_ack(ooo_ack);
+        let frame_len = Qp::emit(
+            &self.cfg,
+            out.src_mac,
+            out.src_ip,
+            out.ip_ident,
+            roce,
+            out.buf,
+        );
+        let s = &mut *ctx.stats;
+        s.tx_packets += 1;
+        s.tx_bytes += frame_len as u64;
+        s.tx_acks += 1;
+        if opcode == Opcode::OooNak {
+            s.naks_sent.count(NakCode::PsnSequenceError);
+        }
+        Some(TxMeta {
+            qpn: self.qpn,
+            opcode,
+            psn,
+            payload_len: 0,
+            frame_len,
+            is_retransmit: false,
+            starts_ooo_wqe: false,
+        })
+    }
+
+    pub(crate) fn ooo_bth(&self, opcode: Opcode, psn: u32, ack_req: bool) -> BthRepr {
+        BthRepr {
+            opcode,
+            solicited: false,
+            mig_req: false,
+            pad_count: 0,
+            tver: 0,
+            pkey: self.cfg.pkey,
+            fecn: false,
+            becn: false,
+            dest_qp: self.cfg.dest_qpn,
+            ack_req,
+            psn: psn & crate::psn::PSN_MASK,
+        }
+    }
+
+    fn ooo_next_data(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        out: &mut TxOut<'_>,
+        mem: &dyn Memory,
+    ) -> Option<TxMeta> {
+        if !matches!(self.state, QpState::Rts | QpState::Sqd) {
+            return None;
+        }
+        self.ooo_feed();
+        let o = self.ooo.as_deref_mut()?;
+        let p = o.req.as_mut()?.poll_packet(ctx.now_ps)?;
+        let w = self.req.sq.front()?;
+        let remote = w.wr.remote.unwrap_or_default();
+        let len = p.len as usize;
+        out.scratch.resize(len, 0);
+        if len > 0 {
+            if let Err(e) = gather(
+                mem,
+                ctx.mrs,
+                self.pd,
+                &w.wr.sgl,
+                p.offset,
+                &mut out.scratch[..len],
+            ) {
+                let status = match e {
+                    SglError::Protection(_) => WcStatus::LocProtErr,
+                    SglError::TooLong => WcStatus::LocLenErr,
+                };
+                self.fail_wqe(ctx, 0, status);
+                return None;
+            }
+        }
+        let opcode = match (p.addr.is_some(), p.last) {
+            (true, false) => Opcode::OooWriteFspot,
+            (false, false) => Opcode::OooWriteSpot,
+            (true, true) => Opcode::OooWriteLastFspot,
+            (false, true) => Opcode::OooWriteLast,
+        };
+        let reth = p.addr.map(|va| RethRepr {
+            va,
+            rkey: remote.rkey,
+            dma_len: w.len,
+        });
+        let bth = self.ooo_bth(opcode, p.psn, p.last);
+        let roce = RoceRepr::new(bth, &out.scratch[..len]).with_reth(reth);
+        let frame_len = Qp::emit(
+            &self.cfg,
+            out.src_mac,
+            out.src_ip,
+            out.ip_ident,
+            roce,
+            out.buf,
+        );
+        let s = &mut *ctx.stats;
+        s.tx_packets += 1;
+        s.tx_bytes += frame_len as u64;
+        s.tx_payload_bytes += len as u64;
+        s.tx_requests += 1;
+        if p.retransmit {
+            s.retransmitted_packets += 1;
+        }
+        Some(TxMeta {
+            qpn: self.qpn,
+            opcode,
+            psn: p.psn & crate::psn::PSN_MASK,
+            payload_len: p.len,
+            frame_len,
+            is_retransmit: p.retransmit,
+            starts_ooo_wqe: p.offset == 0 && !p.retransmit,
+        })
+    }
+
+    /// An out-of-order frame for this QP: data at the responder, ACK/NAK at the requester.
+    pub(crate) fn ooo_receive(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        mem: &mut dyn Memory,
+        pkt: &RoceRepr<'_>,
+    ) -> Result<(), RxDrop> {
+        let op = pkt.bth.opcode;
+        if self.ooo.is_none() {
+            return Err(RxDrop::UnsupportedOpcode(op));
+        }
+        if op == Opcode::OooReadRequest {
+            return self.ooo_read_request(ctx, pkt);
+        }
+        if op == Opcode::OooReadResponse {
+            return self.ooo_read_response(ctx, mem, pkt);
+        }
+        if op.is_request() {
+            self.ooo_receive_data(ctx, mem, pkt)
+        } else {
+            self.ooo_receive_ack(ctx, pkt)
+        }
+    }
+
+    fn ooo_receive_data(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        mem: &mut dyn Memory,
+        pkt: &RoceRepr<'_>,
+    ) -> Result<(), RxDrop> {
+        let pd = self.pd;
+        let o = self.ooo.as_deref_mut().ok_or(RxDrop::BadQpState)?;
+        let resp = o.resp.as_mut().ok_or(RxDrop::BadQpState)?;
+        let op = pkt.bth.opcode;
+        let last = op.is_last();
+        let addr = pkt.reth.map(|r| r.va);
+        let learnt_before = resp.start_learnt();
+        let rkey = match pkt.reth {
+            Some(r) if !learnt_before => r.rkey,
+            _ => o.rkey,
+        };
+        let before = resp.stats;
+        let mut target = MrTarget {
+            mrs: ctx.mrs,
+            pd,
+            rkey,
+            mem,
+        };
+        resp.handle_write(
+            pkt.bth.psn,
+            addr,
+            pkt.reth.map(|r| u64::from(r.dma_len)),
+            last,
+            pkt.payload,
+            &mut o.pool,
+            &mut target,
+        );
+        if !learnt_before && resp.start_learnt() {
+            o.rkey = rkey;
+        }
+        resp.arm_turn(ctx.now_ps);
+        let after = resp.stats;
+        ctx.stats.rx_requests += 1;
+        if after.written_packets > before.written_packets {
+            return Ok(());
+        }
+        if after.duplicates > before.duplicates {
+            ctx.stats.duplicate_requests += 1;
+            return Ok(());
+        }
+        Err(RxDrop::OooNotPlaced(pkt.bth.psn))
+    }
+
+    fn ooo_receive_ack(&mut self, ctx: &mut Ctx<'_>, pkt: &RoceRepr<'_>) -> Result<(), RxDrop> {
+        let now = ctx.now_ps;
+        let o = self.ooo.as_deref_mut().ok_or(RxDrop::BadQpState)?;
+        let req = o.req.as_mut().ok_or(RxDrop::BadQpState)?;
+        let ext = pkt.ooo_ack.unwrap_or_default();
+        let msn = pkt.aeth.map_or(0, |a| a.msn);
+        ctx.stats.rx_acks += 1;
+        let seg = if pkt.bth.opcode == Opcode::OooNak {
+            ctx.stats.naks_received.count(NakCode::PsnSequenceError);
+            OooSegment::Nak {
+                head: pkt.bth.psn,
+                missing: ext.bitmap,
+            }
+        } else {
+            OooSegment::Ack {
+                psn: pkt.bth.psn,
+                msn,
+                start_learnt: ext.start_learnt,
+            }
+        };
+        req.handle_segment(now, seg);
+        while req.poll_completion().is_some() {
+            o.posted = false;
+            let Some(w) = self.req.sq.pop_front() else {
+                break;
+            };
+            self.sq_done += 1;
+            if w.wr.signaled {
+                let c = w.completion(self.qpn, WcStatus::Success);
+                post_completion(ctx, self.send_cq, c);
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,393 @@
+//! The out-of-order READ of an ORNIC / MP-RDMA QP (see `ooo_qp.rs` for the WRITE).
+//!
+//! The requester caches the READ WQE's start PSN and local SGL and sends one OOO READ
+//! request for the whole range (RETH: VA, R_Key, length; BTH PSN: the first response's PSN).
+//! The responder answers with OOO READ responses at PSN `start + i`, in any order the network
+//! gives them; the requester places each payload at `(PSN − start PSN) × PMTU` in its SGL and
+//! records it in a receive bitmap (the same designs as the WRITE's responder: ORNIC's array,
+//! MP-RDMA's static window). Loss is repaired by asking again: a response OTD beyond the head
+//! (the first missing PSN) sends one request per missing run of the head's bitmap block, and
+//! a timeout of RTT + OTD / B without progress asks again for everything from the head on.
+//! The WQE completes when every PSN is in (after the last payload is placed, as the paper's
+//! READ CQE waits for its last payload).
+//!
+//! The responder keeps a short queue of ranges to serve; every response is read from host
+//! memory through the R_Key's region check (REMOTE_READ), at request time and again at send
+//! time.
+
+use std::collections::VecDeque;
+
+use crate::cq::WcStatus;
+use crate::error::RxDrop;
+use crate::memory::Memory;
+use crate::mr::Access;
+use crate::ooo::{BlockPool, ReceiveBitmap, Recorded};
+use crate::psn::PSN_MASK;
+use crate::qp::{post_completion, Ctx, Qp, QpState, TxOut};
+use crate::sgl::scatter;
+use crate::TxMeta;
+use rnic_wire::{Opcode, RethRepr, RoceRepr};
+
+/// Ranges a responder queues at most; requests beyond are dropped (asked again on timeout).
+const MAX_SERVE_RANGES: usize = 64;
+
+/// A READ WQE in flight at the requester.
+pub(crate) struct ReadWqe {
+    start_psn: u32,
+    packets: u32,
+    len: u64,
+    bitmap: Box<dyn ReceiveBitmap>,
+    pool: BlockPool,
+    newest: u32,
+    nak_for_head: Option<u32>,
+    /// Ranges `(first offset, packets)` to request.
+    ask: VecDeque<(u32, u32)>,
+    deadline_ps: Option<u64>,
+}
+
+/// One range the responder serves: the next response's PSN, its VA, bytes left, the R_Key.
+#[derive(Clone, Copy)]
+pub(crate) struct ServeRange {
+    psn: u32,
+    va: u64,
+    left: u64,
+    rkey: u32,
+}
+
+/// The READ state of an out-of-order QP.
+///
+/// READs number their responses in a PSN space of their own (the WRITE responder's expected
+/// PSN must not move for them): `next_psn` is the first response PSN of the next READ.
+#[derive(Default)]
+pub(crate) struct OooRead {
+    pub wqe: Option<ReadWqe>,
+    pub serve: VecDeque<ServeRange>,
+    pub next_psn: u32,
+}
+
+impl OooRead {
+    pub(crate) fn deadline(&self) -> Option<u64> {
+        self.wqe.as_ref().and_then(|w| w.deadline_ps)
+    }
+}
+
+impl Qp {
+    /// Starts the send queue's head WR if it is a READ and nothing is in flight; returns
+    /// whether it is a READ (in flight or just started).
+    pub(crate) fn ooo_read_feed(&mut self) -> bool {
+        let pmtu = u64::from(self.cfg.pmtu.max(1));
+        let Some(w) = self.req.sq.front() else {
+            return false;
+        };
+        if w.wr.opcode != crate::wr::WrOpcode::Read {
+            return false;
+        }
+        let len = u64::from(w.len);
+        let Some(o) = self.ooo.as_deref_mut() else {
+            return false;
+        };
+        if o.read.wqe.is_some() {
+            return true;
+        }
+        if !o.req.as_ref().is_some_and(|r| r.idle()) {
+            return false;
+        }
+        let packets = len.div_ceil(pmtu).max(1) as u32;
+        let start_psn = o.read.next_psn;
+        o.read.next_psn = start_psn.wrapping_add(packets) & PSN_MASK;
+        let (design, p) = (o.design, o.params);
+        o.read.wqe = Some(ReadWqe {
+            start_psn,
+            packets,
+            len,
+            bitmap: design.build(p.block_bits, p.nodes, p.otd, 2),
+            pool: BlockPool::new(p.pool_blocks.max(1), p.block_bits.clamp(1, 64)),
+            newest: 0,
+            nak_for_head: None,
+            ask: VecDeque::from([(0, packets)]),
+            deadline_ps: None,
+        });
+        true
+    }
+
+    /// Whether a READ request or response waits to be sent.
+    pub(crate) fn ooo_read_wants(&self) -> (bool, bool) {
+        let Some(o) = self.ooo.as_deref() else {
+            return (false, false);
+        };
+        let responses = !o.read.serve.is_empty();
+        let requests = o.read.wqe.as_ref().is_some_and(|w| !w.ask.is_empty())
+            || (o.read.wqe.is_none()
+                && o.req.as_ref().is_some_and(|r| r.idle())
+                && self
+                    .req
+                    .sq
+                    .front()
+                    .is_some_and(|w| w.wr.opcode == crate::wr::WrOpcode::Read));
+        (responses, requests)
+    }
+
+    /// The payload bytes of the next READ response.
+    pub(crate) fn ooo_read_peek_response(&self) -> Option<u32> {
+        let r = self.ooo.as_deref()?.read.serve.front()?;
+        Some(r.left.min(u64::from(self.cfg.pmtu)) as u32)
+    }
+
+    /// Builds the next READ response, if one is queued.
+    pub(crate) fn ooo_read_next_response(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        out: &mut TxOut<'_>,
+        mem: &dyn Memory,
+    ) -> Option<TxMeta> {
+        let pmtu = u64::from(self.cfg.pmtu.max(1));
+        let pd = self.pd;
+        let o = self.ooo.as_deref_mut()?;
+        let r = o.read.serve.front_mut()?;
+        let n = r.left.min(pmtu) as usize;
+        let (psn, va, rkey) = (r.psn, r.va, r.rkey);
+        r.psn = (r.psn + 1) & PSN_MASK;
+        r.va = r.va.wrapping_add(n as u64);
+        r.left -= n as u64;
+        if r.left == 0 {
+            o.read.serve.pop_front();
+        }
+        if ctx
+            .mrs
+            .check(rkey, pd, va, n as u64, Access::REMOTE_READ)
+            .is_err()
+        {
+            // The region went away since the request: nothing is read.
+            o.read.serve.clear();
+            return None;
+        }
+        out.scratch.resize(n, 0);
+        mem.read(va, &mut out.scratch[..n]);
+        let bth = self.ooo_bth(Opcode::OooReadResponse, psn, false);
+        let roce = RoceRepr::new(bth, &out.scratch[..n]);
+        let frame_len = Qp::emit(
+            &self.cfg,
+            out.src_mac,
+            out.src_ip,
+            out.ip_ident,
+            roce,
+            out.buf,
+        );
+        let s = &mut *ctx.stats;
+        s.tx_packets += 1;
+        s.tx_bytes += frame_len as u64;
+        s.tx_payload_bytes += n as u64;
+        s.tx_read_responses += 1;
+        Some(TxMeta {
+            qpn: self.qpn,
+            opcode: Opcode::OooReadResponse,
+            psn,
+            payload_len: n as u32,
+            frame_len,
+            is_retransmit: false,
+            starts_ooo_wqe: false,
+        })
+    }
+
+    /// Builds the next READ request (the whole WQE, or a range asked for again).
+    pub(crate) fn ooo_read_next_request(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        out: &mut TxOut<'_>,
+    ) -> Option<TxMeta> {
+        if !matches!(self.state, QpState::Rts | QpState::Sqd) || !self.ooo_read_feed() {
+            return None;
+        }
+        let pmtu = u64::from(self.cfg.pmtu.max(1));
+        let params = self.ooo.as_deref()?.params;
+        let remote = self.req.sq.front()?.wr.remote.unwrap_or_default();
+        let w = self.ooo.as_deref_mut()?.read.wqe.as_mut()?;
+        let (off, n) = w.ask.pop_front()?;
+        let first_ask = off == 0 && n == w.packets && w.newest == 0 && w.bitmap.head() == 0;
+        let from = u64::from(off) * pmtu;
+        let bytes = (u64::from(n) * pmtu).min(w.len - from.min(w.len));
+        let psn = w.start_psn.wrapping_add(off) & PSN_MASK;
+        let passes = 2 * u64::from(n) * params.packet_ps;
+        w.deadline_ps = Some(ctx.now_ps + params.timeout_ps + passes);
+        let reth = RethRepr {
+            va: remote.va.wrapping_add(from),
+            rkey: remote.rkey,
+            dma_len: bytes as u32,
+        };
+        let bth = self.ooo_bth(Opcode::OooReadRequest, psn, true);
+        let roce = RoceRepr::new(bth, &[]).with_reth(reth);
+        let frame_len = Qp::emit(
+            &self.cfg,
+            out.src_mac,
+            out.src_ip,
+            out.ip_ident,
+            roce,
+            out.buf,
+        );
+        let s = &mut *ctx.stats;
+        s.tx_packets += 1;
+        s.tx_bytes += frame_len as u64;
+        s.tx_requests += 1;
+        if !first_ask {
+            s.retransmitted_packets += 1;
+        }
+        Some(TxMeta {
+            qpn: self.qpn,
+            opcode: Opcode::OooReadRequest,
+            psn,
+            payload_len: 0,
+            frame_len,
+            is_retransmit: !first_ask,
+            starts_ooo_wqe: first_ask,
+        })
+    }
+
+    /// An OOO READ request at the responder: queue its range after the region check.
+    pub(crate) fn ooo_read_request(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        pkt: &RoceRepr<'_>,
+    ) -> Result<(), RxDrop> {
+        let pd = self.pd;
+        let r = pkt.reth.ok_or(RxDrop::OooNotPlaced(pkt.bth.psn))?;
+        let o = self.ooo.as_deref_mut().ok_or(RxDrop::BadQpState)?;
+        ctx.stats.rx_requests += 1;
+        let len = u64::from(r.dma_len);
+        if len > 0
+            && ctx
+                .mrs
+                .check(r.rkey, pd, r.va, len, Access::REMOTE_READ)
+                .is_err()
+        {
+            return Err(RxDrop::OooNotPlaced(pkt.bth.psn));
+        }
+        if o.read.serve.len() >= MAX_SERVE_RANGES {
+            return Err(RxDrop::ResponderBusy);
+        }
+        o.read.serve.push_back(ServeRange {
+            psn: pkt.bth.psn,
+            va: r.va,
+            left: len.max(1),
+            rkey: r.rkey,
+        });
+        Ok(())
+    }
+
+    /// An OOO READ response at the requester: place it by PSN, record it, ask again for what
+    /// OTD says is lost, complete the WQE when whole.
+    pub(crate) fn ooo_read_response(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        mem: &mut dyn Memory,
+        pkt: &RoceRepr<'_>,
+    ) -> Result<(), RxDrop> {
+        let pmtu = u64::from(self.cfg.pmtu.max(1));
+        let pd = self.pd;
+        let psn = pkt.bth.psn;
+        let not_placed = RxDrop::OooNotPlaced(psn);
+        let o = self.ooo.as_deref_mut().ok_or(RxDrop::BadQpState)?;
+        let (block_bits, otd, timeout) = (o.params.block_bits, o.params.otd, o.params.timeout_ps);
+        let w = o.read.wqe.as_mut().ok_or(RxDrop::StaleResponse(psn))?;
+        let sq_front = self.req.sq.front().ok_or(RxDrop::StaleResponse(psn))?;
+        ctx.stats.rx_read_responses += 1;
+        let off = psn.wrapping_sub(w.start_psn) & PSN_MASK;
+        if off >= w.packets {
+            return Err(RxDrop::StaleResponse(psn));
+        }
+        let at = u64::from(off) * pmtu;
+        let want = (w.len - at.min(w.len)).min(pmtu) as usize;
+        if pkt.payload.len() != want && !(w.len == 0 && pkt.payload.is_empty()) {
+            return Err(not_placed);
+        }
+        if w.bitmap.contains(off, &w.pool) {
+            ctx.stats.duplicate_responses += 1;
+            return Ok(());
+        }
+        // Check the local range before recording, so a refused payload leaves no trace.
+        if want > 0 {
+            let probe_ok = crate::sgl::gather_check(ctx.mrs, pd, &sq_front.wr.sgl, at, want);
+            if !probe_ok {
+                return Err(not_placed);
+            }
+        }
+        match w.bitmap.record(off, &mut w.pool) {
+            Recorded::New { .. } => {}
+            Recorded::Duplicate { .. } => {
+                ctx.stats.duplicate_responses += 1;
+                return Ok(());
+            }
+            Recorded::OutOfWindow | Recorded::PoolExhausted => return Err(not_placed),
+        }
+        if want > 0 && scatter(mem, ctx.mrs, pd, &sq_front.wr.sgl, at, pkt.payload).is_err() {
+            return Err(not_placed);
+        }
+        w.newest = w.newest.max(off);
+        w.deadline_ps = Some(ctx.now_ps + timeout);
+        let head = w.bitmap.head();
+        if head >= w.packets {
+            self.ooo_read_complete(ctx);
+            return Ok(());
+        }
+        if w.newest >= head + otd && w.nak_for_head != Some(head) {
+            w.nak_for_head = Some(head);
+            let missing = w.bitmap.missing_mask(block_bits, &w.pool);
+            push_runs(&mut w.ask, head, missing, w.packets);
+        }
+        Ok(())
+    }
+
+    fn ooo_read_complete(&mut self, ctx: &mut Ctx<'_>) {
+        if let Some(o) = self.ooo.as_deref_mut() {
+            if let Some(mut w) = o.read.wqe.take() {
+                w.bitmap.release(&mut w.pool);
+            }
+        }
+        if let Some(w) = self.req.sq.pop_front() {
+            self.sq_done += 1;
+            if w.wr.signaled {
+                post_completion(ctx, self.send_cq, w.completion(self.qpn, WcStatus::Success));
+            }
+        }
+    }
+
+    /// The READ's timeout fired at `now_ps`: ask again for everything from the head on.
+    pub(crate) fn ooo_read_on_timer(&mut self, ctx: &mut Ctx<'_>) {
+        let now = ctx.now_ps;
+        let Some(o) = self.ooo.as_deref_mut() else {
+            return;
+        };
+        let timeout = o.params.timeout_ps;
+        let Some(w) = o.read.wqe.as_mut() else {
+            return;
+        };
+        if w.deadline_ps.is_none_or(|d| d > now) {
+            return;
+        }
+        ctx.stats.ack_timeouts += 1;
+        let head = w.bitmap.head();
+        w.ask.clear();
+        w.ask.push_back((head, w.packets - head));
+        w.nak_for_head = None;
+        w.deadline_ps = Some(now + timeout);
+    }
+}
+
+/// Appends a request per run of set bits of `missing` (bit i = offset `head + i`), within
+/// the WQE.
+fn push_runs(ask: &mut VecDeque<(u32, u32)>, head: u32, missing: u64, packets: u32) {
+    let mut i = 0u32;
+    while i < 64 {
+        if missing & (1u64 << i) == 0 {
+            i += 1;
+            continue;
+        }
+        let from = i;
+        while i < 64 && missing & (1u64 << i) != 0 {
+            i += 1;
+        }
+        let (off, end) = (head + from, (head + i).min(packets));
+        if off < end {
+            ask.push_back((off, end - off));
+        }
+    }
+}
