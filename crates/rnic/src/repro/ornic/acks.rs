@@ -109,6 +109,7 @@ fn run_wire(plan: &AcksPlan, sets: &[String]) -> anyhow::Result<WireAcks> {
         procs: None,
         qp_profiles: Vec::new(),
         mrs: 1,
+        client_mrs: None,
         direction: Default::default(),
     };
     let r = crate::model::run_perf(&cfg, &spec)?;
