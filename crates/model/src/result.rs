@@ -201,6 +201,36 @@ pub struct PerfResult {
     /// top-level figures are their sum); empty otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub directions: Vec<SizeResult>,
+    /// UC and UD runs: the messages the unreliable service lost (absent for RC runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreliable: Option<UnreliableResult>,
+}
+
+/// What a UC or UD run lost: the senders' messages (complete at transmission) against the
+/// receivers' (received whole), with the receivers' counts by cause. Loss is the service's
+/// nature, not an error: what arrived is verified byte for byte, what did not is counted.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnreliableResult {
+    /// `uc` or `ud`.
+    pub transport: String,
+    /// Messages the senders transmitted whole (their send completions).
+    pub messages_sent: u64,
+    /// Messages the receivers took whole (placed, and their receive consumed if any).
+    pub messages_received: u64,
+    /// `messages_sent - messages_received`.
+    pub messages_lost: u64,
+    /// UC messages begun and abandoned after a lost (PSN gap) or refused packet.
+    pub uc_messages_abandoned: u64,
+    /// Messages that found no receive posted (no RNR NAK without ACKs).
+    pub no_recv_messages: u64,
+    /// UD datagrams refused for their Q_Key.
+    pub qkey_mismatches: u64,
+    /// Receives completed in error (too short, refused SGE).
+    pub recv_errors: u64,
+    /// Ping-pong latency tests: iterations the client gave up after `qp.timeout` because
+    /// their ping or pong was lost (no latency sample).
+    pub iterations_given_up: u64,
 }
 
 /// A scalar figure of a result, for CSV and plots.

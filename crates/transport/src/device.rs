@@ -573,6 +573,12 @@ impl Device {
         self.qp(qpn).map_or(0, |q| q.sq_done)
     }
 
+    /// UC/UD messages `qpn` received whole so far (0 for RC QPs and unknown QPs): with
+    /// the sender's `sq_done`, what the unreliable services lost.
+    pub fn qp_messages_received(&self, qpn: u32) -> u64 {
+        self.qp(qpn).map_or(0, |q| q.msgs_received)
+    }
+
     pub fn qp_wants_transmit(&self, qpn: u32) -> bool {
         self.qp(qpn).is_some_and(Qp::wants_transmit)
     }

@@ -195,7 +195,9 @@ impl Qp {
             return Err("UC WRITE shorter than its RETH length");
         }
         self.resp.msn = psn_add(self.resp.msn, 1);
-        if needs_recv {
+        if !needs_recv {
+            self.msgs_received += 1;
+        } else {
             let Some(recv) = self.resp.rq.pop_front() else {
                 return Err(NO_RECV);
             };
@@ -213,6 +215,7 @@ impl Qp {
                 invalidated_rkey: None,
                 src_qp: None,
             };
+            self.msgs_received += 1;
             if !post_completion(ctx, self.recv_cq, c) {
                 // A CQ overrun is a CQ error for every service: the QP goes to ERR.
                 self.enter_error(ctx);

@@ -81,6 +81,7 @@ impl Qp {
         };
         if status == WcStatus::Success {
             self.resp.msn = psn_add(self.resp.msn, 1);
+            self.msgs_received += 1;
         } else {
             ctx.stats.unreliable.recv_errors += 1;
         }

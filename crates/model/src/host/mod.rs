@@ -5,6 +5,7 @@
 //! touch), shared by the application, the driver and the NIC's DMA.
 
 pub mod driver;
+mod lat_give_up;
 pub mod pattern;
 pub mod perftest;
 pub mod routes;

@@ -111,6 +111,8 @@ pub(crate) struct Qp {
     /// Send WRs finished so far (completed, signaled or not, or flushed): how a NIC that
     /// counts its outstanding WQEs learns of the unsignaled ones, which post no CQE.
     pub sq_done: u64,
+    /// UC/UD: messages received whole (the receiver's count of what arrived).
+    pub msgs_received: u64,
 }
 
 impl Qp {
@@ -131,6 +133,7 @@ impl Qp {
             armed_ps: None,
             in_tx_queue: false,
             sq_done: 0,
+            msgs_received: 0,
         }
     }
 
