@@ -233,6 +233,23 @@ pub struct UnreliableResult {
     pub iterations_given_up: u64,
 }
 
+impl UnreliableResult {
+    /// The counts of two runs (the sizes of an `-a` run) added up.
+    pub fn plus(&self, o: &UnreliableResult) -> UnreliableResult {
+        UnreliableResult {
+            transport: self.transport.clone(),
+            messages_sent: self.messages_sent + o.messages_sent,
+            messages_received: self.messages_received + o.messages_received,
+            messages_lost: self.messages_lost + o.messages_lost,
+            uc_messages_abandoned: self.uc_messages_abandoned + o.uc_messages_abandoned,
+            no_recv_messages: self.no_recv_messages + o.no_recv_messages,
+            qkey_mismatches: self.qkey_mismatches + o.qkey_mismatches,
+            recv_errors: self.recv_errors + o.recv_errors,
+            iterations_given_up: self.iterations_given_up + o.iterations_given_up,
+        }
+    }
+}
+
 /// A scalar figure of a result, for CSV and plots.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Metric {
@@ -342,6 +359,11 @@ impl PerfResult {
         out.retransmissions = results.iter().map(|r| r.retransmissions).sum();
         out.naks = results.iter().map(|r| r.naks).sum();
         out.timeouts = results.iter().map(|r| r.timeouts).sum();
+        // UC/UD: every size's losses.
+        out.unreliable = results
+            .iter()
+            .filter_map(|r| r.unreliable.clone())
+            .reduce(|a, b| a.plus(&b));
         out.pcie_rd_bytes = results.iter().map(|r| r.pcie_rd_bytes).sum();
         out.pcie_wr_bytes = results.iter().map(|r| r.pcie_wr_bytes).sum();
         out.events = results.iter().map(|r| r.events).sum();

@@ -39,7 +39,6 @@ impl Qp {
             return Err(RxDrop::QkeyMismatch(deth.qkey));
         }
         if pkt.payload.len() > self.cfg.pmtu as usize {
-            ctx.stats.unreliable.recv_errors += 1;
             return Err(RxDrop::UnreliableDiscard(
                 "UD datagram longer than the path MTU",
             ));

@@ -55,7 +55,7 @@ const NOT_YET: &str = "not modelled by rnic yet";
 const ENCRYPTION: &str = "rnic models RoCEv2 without inline encryption";
 const DC: &str = "rnic models RC queue pairs, not Dynamically Connected transport";
 const CM: &str = "rnic connects its QPs directly (no connection manager on the wire yet)";
-const MULTICAST: &str = "rnic models unicast RC traffic only";
+const MULTICAST: &str = "rnic models unicast traffic only (no UD multicast groups)";
 
 /// Every perftest flag `rnic perf` does not implement as perftest does.
 pub const COMPAT_FLAGS: &[CompatFlag] = &[
