@@ -1,7 +1,8 @@
 //! UC/UD ping-pong latency tests under loss: a lost ping or pong is never resent, so the
 //! client would wait forever (perftest itself hangs there). Each post arms a give-up after
 //! `Perftest::lat_give_up_ps`; if the iteration is still open then, it is counted as given
-//! up (no latency sample) and the next one starts. Iterations that complete are measured
+//! up (no latency sample) and the next one starts. The event carries only the QP (events
+//! stay two words); the post time tells whose give-up it is. Iterations that complete are measured
 //! as always.
 
 use rnic_sim::TimePs;
@@ -25,15 +26,21 @@ impl Perftest {
             at.saturating_add(after),
             Ev::Host {
                 node: node as u32,
-                ev: HostEv::LatGiveUp { qpn, k: self.lat_k },
+                ev: HostEv::LatGiveUp { qpn },
             },
         );
     }
 
-    /// The give-up of iteration `k` is due at `now`: if the client still waits for it, it
-    /// is abandoned and the next iteration starts.
-    pub(crate) fn on_lat_give_up(&mut self, now: TimePs, k: u64, cx: &mut HostCx<'_>) {
-        if self.finished || self.lat_k != k || !self.procs.is_empty() {
+    /// A give-up is due at `now`. It is the current iteration's if that iteration was
+    /// posted one give-up time ago (each post arms one, and posts are strictly later than
+    /// the ones before, so an earlier iteration's give-up comes too early and is stale):
+    /// then the iteration is abandoned and the next one starts.
+    pub(crate) fn on_lat_give_up(&mut self, now: TimePs, cx: &mut HostCx<'_>) {
+        let Some(after) = self.lat_give_up_ps else {
+            return;
+        };
+        let current = now >= self.lat_post.saturating_add(after);
+        if self.finished || !current || !self.procs.is_empty() {
             return;
         }
         self.lat_given_up += 1;

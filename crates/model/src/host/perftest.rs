@@ -311,7 +311,7 @@ impl Perftest {
             HostEv::Fill { core } => self.on_fill(node, now, core, cx),
             HostEv::Landed { qpn } => self.on_landed(node, now, qpn, cx),
             HostEv::CqeLanded { cq } => self.on_cqe(node, now, cq, cx),
-            HostEv::LatGiveUp { k, .. } => self.on_lat_give_up(now, k, cx),
+            HostEv::LatGiveUp { .. } => self.on_lat_give_up(now, cx),
         }
     }
 
