@@ -26,6 +26,8 @@ pub struct FrameSummary {
     /// AtomicAckETH original remote data.
     pub atomic_orig: Option<u64>,
     pub payload_len: usize,
+    /// DETH Q_Key and source QP (UD).
+    pub deth: Option<(u32, u32)>,
 }
 
 /// The capture and what it should decode to.
@@ -74,6 +76,28 @@ pub const RC_OPCODES: [Opcode; 23] = [
     Opcode::RcSendLastInv,
     Opcode::RcSendOnlyInv,
 ];
+
+/// Every UC opcode (SEND and WRITE, first/middle/last/only, with immediate) and both UD
+/// SENDs: the unreliable services' part of the run.
+pub const UNRELIABLE_OPCODES: [Opcode; 14] = [
+    Opcode::UcSendFirst,
+    Opcode::UcSendMiddle,
+    Opcode::UcSendLast,
+    Opcode::UcSendLastImm,
+    Opcode::UcSendOnly,
+    Opcode::UcSendOnlyImm,
+    Opcode::UcWriteFirst,
+    Opcode::UcWriteMiddle,
+    Opcode::UcWriteLast,
+    Opcode::UcWriteLastImm,
+    Opcode::UcWriteOnly,
+    Opcode::UcWriteOnlyImm,
+    Opcode::UdSendOnly,
+    Opcode::UdSendOnlyImm,
+];
+
+/// The Q_Key of the run's UD QPs (perftest's default).
+pub const UD_QKEY: u32 = 0x1111_1111;
 
 const BASE: u64 = 0x4000_0000;
 const LEN: u64 = 1 << 20;
@@ -223,6 +247,44 @@ pub fn run(seed: u64) -> Result<ConformanceRun, String> {
     pair.run(u64::MAX);
     expect_all(&mut pair, A, WcStatus::RemOpErr, "bad RECV buffer")?;
 
+    // 6. UC: every SEND and WRITE opcode, no ACK; 7. UD: SEND ONLY (with immediate),
+    // DETH, GRH area in the receive.
+    for service in [
+        rnic_transport::ServiceType::Uc,
+        rnic_transport::ServiceType::Ud,
+    ] {
+        let ud = service == rnic_transport::ServiceType::Ud;
+        let (qa, qb) = pair.connect_service(params, service, UD_QKEY).map_err(e)?;
+        for i in 0..4 {
+            let r = RecvWr::new(200 + i, sge(BASE + 0xC_0000 + i * 4096, 4096, kb.lkey));
+            pair.post_recv(B, qb, r).map_err(e)?;
+        }
+        let lens: &[u32] = if ud { &[100, PMTU] } else { &[100, 700] };
+        let mut ops = vec![WrOpcode::Send, WrOpcode::SendImm];
+        if !ud {
+            ops.extend([WrOpcode::Write, WrOpcode::WriteImm]);
+        }
+        let mut n = 0;
+        for op in ops {
+            for (k, &len) in lens.iter().enumerate() {
+                let mut w = wr(0, op, src(len));
+                w.imm = matches!(op, WrOpcode::SendImm | WrOpcode::WriteImm).then_some(9);
+                w.remote = op
+                    .needs_remote()
+                    .then(|| remote(0xD000 + k as u64 * 0x1000));
+                n += 1;
+                w.wr_id = n;
+                // Two SEND/SEND-with-immediate pairs per service: UD only has two SENDs.
+                if ud && k == 1 && op == WrOpcode::SendImm {
+                    continue;
+                }
+                pair.post_send(A, qa, w).map_err(e)?;
+            }
+        }
+        pair.run(u64::MAX);
+        expect_all(&mut pair, A, WcStatus::Success, "UC/UD sends")?;
+    }
+
     let pcap = pair.take_capture();
     let frames = summarize(&pcap)?;
     Ok(ConformanceRun { pcap, frames })
@@ -266,6 +328,7 @@ fn summarize(pcap: &[u8]) -> Result<Vec<FrameSummary>, String> {
             atomic: r.atomic_eth.map(|a| (a.va, a.rkey, a.swap_add, a.compare)),
             atomic_orig: r.atomic_ack.map(|a| a.orig),
             payload_len: r.payload.len(),
+            deth: r.deth.map(|d| (d.qkey, d.src_qp)),
         });
         at += 16 + incl;
     }

@@ -206,6 +206,75 @@ impl Pair {
         Ok((qa, qb))
     }
 
+    /// A UC or UD QP on each node, to RTS towards the other with the attributes the
+    /// service's transitions take (UD: Q_Key `qkey` on both, the peer as its address
+    /// handle); `connect` for `ServiceType::Rc`.
+    pub fn connect_service(
+        &mut self,
+        p: QpParams,
+        service: rnic_transport::ServiceType,
+        qkey: u32,
+    ) -> Result<(u32, u32), VerbsError> {
+        use rnic_transport::{QpState, ReliabilityMode, ServiceType};
+        if service == ServiceType::Rc {
+            return self.connect(p);
+        }
+        let create = |n: &mut Node| {
+            let init = QpInit {
+                pd: n.pd,
+                send_cq: n.cq,
+                recv_cq: n.cq,
+                max_send_wr: p.sq_depth,
+                max_recv_wr: p.rq_depth,
+            };
+            n.dev
+                .create_qp_service(init, ReliabilityMode::GoBackN, service)
+        };
+        let qa = create(&mut self.nodes[A])?;
+        let qb = create(&mut self.nodes[B])?;
+        let ud = service == ServiceType::Ud;
+        let ends = [
+            (A, qa, qb, p.start_psn_b, p.start_psn_a),
+            (B, qb, qa, p.start_psn_a, p.start_psn_b),
+        ];
+        for (me, qpn, peer_qpn, rq_psn, sq_psn) in ends {
+            let peer = &self.nodes[1 - me];
+            let av = AddressVector::new(peer.mac, peer.ip);
+            let dev = &mut self.nodes[me].dev;
+            dev.modify_qp(
+                qpn,
+                &QpAttr {
+                    state: QpState::Init,
+                    port: Some(1),
+                    pkey: Some(0xFFFF),
+                    access: (!ud).then_some(Access::all()),
+                    qkey: ud.then_some(qkey),
+                    ..QpAttr::default()
+                },
+            )?;
+            dev.modify_qp(
+                qpn,
+                &QpAttr {
+                    state: QpState::Rtr,
+                    av: Some(av),
+                    path_mtu: Some(p.pmtu),
+                    dest_qp_num: Some(peer_qpn),
+                    rq_psn: (!ud).then_some(rq_psn),
+                    ..QpAttr::default()
+                },
+            )?;
+            dev.modify_qp(
+                qpn,
+                &QpAttr {
+                    state: QpState::Rts,
+                    sq_psn: Some(sq_psn),
+                    ..QpAttr::default()
+                },
+            )?;
+        }
+        Ok((qa, qb))
+    }
+
     pub fn post_send(&mut self, node: usize, qpn: u32, wr: SendWr) -> Result<(), VerbsError> {
         self.nodes[node].dev.post_send(qpn, wr)
     }

@@ -1,4 +1,5 @@
-//! Acceptance 3: every opcode the transport produces, judged by independent tools.
+//! Acceptance 3: every opcode the transport produces (RC, UC and UD), judged by independent
+//! tools.
 //! tshark decodes each frame's opcode, QPN, PSN, RETH and AETH as we meant them, with nothing
 //! malformed; scapy recomputes every ICRC. With RNIC_REQUIRE_EXTERNAL_TOOLS=1 or CI set, a
 //! missing tool fails the test instead of skipping it.
@@ -6,7 +7,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use rnic_loopback::conformance::{run, ConformanceRun, RC_OPCODES};
+use rnic_loopback::conformance::{run, ConformanceRun, RC_OPCODES, UD_QKEY, UNRELIABLE_OPCODES};
 
 fn tools_required() -> bool {
     std::env::var_os("RNIC_REQUIRE_EXTERNAL_TOOLS").is_some_and(|v| v == "1")
@@ -40,7 +41,7 @@ fn capture() -> (ConformanceRun, PathBuf) {
 fn the_run_covers_every_rc_opcode_and_every_nak() {
     let (run, _) = capture();
     let seen = run.opcodes();
-    for op in RC_OPCODES {
+    for op in RC_OPCODES.iter().chain(&UNRELIABLE_OPCODES) {
         assert!(seen.contains(&op.as_u8()), "opcode {op:?} never sent");
     }
     // ACK, RNR NAK, and NAK codes 0x60-0x63.
@@ -84,6 +85,8 @@ fn tshark_decodes_every_frame_as_intended() {
         "infiniband.atomicacketh.origremdt",
         "_ws.malformed",
         "_ws.expert.severity",
+        "infiniband.deth.q_key",
+        "infiniband.deth.srcqp",
     ];
     let mut cmd = Command::new("tshark");
     cmd.arg("-r").arg(&path).args([
@@ -140,6 +143,14 @@ fn tshark_decodes_every_frame_as_intended() {
                 assert_eq!(num(row[7]) as u32, msn, "AETH MSN, {ctx}");
             }
             None => assert!(row[6].is_empty(), "unexpected AETH, {ctx}"),
+        }
+        match want.deth {
+            Some((qkey, src_qp)) => {
+                assert_eq!(num(row[13]) as u32, qkey, "DETH Q_Key, {ctx}");
+                assert_eq!(num(row[14]) as u32, src_qp, "DETH source QP, {ctx}");
+                assert_eq!(qkey, UD_QKEY, "{ctx}");
+            }
+            None => assert!(row[13].is_empty(), "unexpected DETH, {ctx}"),
         }
         assert!(
             row[11].is_empty(),

@@ -76,6 +76,9 @@ pub enum HostEv {
     Landed { qpn: u32 },
     /// A CQE is in host memory (CQ `cq` of the node).
     CqeLanded { cq: u32 },
+    /// UC/UD ping-pong: the client (QP `qpn`) gives its current iteration up if it has
+    /// waited for it the whole give-up time (its ping or pong was lost; nothing resends it).
+    LatGiveUp { qpn: u32 },
 }
 
 /// An event of a host's connection manager.

@@ -209,6 +209,53 @@ pub struct PerfResult {
     /// top-level figures are their sum); empty otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub directions: Vec<SizeResult>,
+    /// UC and UD runs: the messages the unreliable service lost (absent for RC runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreliable: Option<UnreliableResult>,
+}
+
+/// What a UC or UD run lost: the senders' messages (complete at transmission) against the
+/// receivers' (received whole), with the receivers' counts by cause. Loss is the service's
+/// nature, not an error: what arrived is verified byte for byte, what did not is counted.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnreliableResult {
+    /// `uc` or `ud`.
+    pub transport: String,
+    /// Messages the senders transmitted whole (their send completions).
+    pub messages_sent: u64,
+    /// Messages the receivers took whole (placed, and their receive consumed if any).
+    pub messages_received: u64,
+    /// `messages_sent - messages_received`.
+    pub messages_lost: u64,
+    /// UC messages begun and abandoned after a lost (PSN gap) or refused packet.
+    pub uc_messages_abandoned: u64,
+    /// Messages that found no receive posted (no RNR NAK without ACKs).
+    pub no_recv_messages: u64,
+    /// UD datagrams refused for their Q_Key.
+    pub qkey_mismatches: u64,
+    /// Receives completed in error (too short, refused SGE).
+    pub recv_errors: u64,
+    /// Ping-pong latency tests: iterations the client gave up after `qp.timeout` because
+    /// their ping or pong was lost (no latency sample).
+    pub iterations_given_up: u64,
+}
+
+impl UnreliableResult {
+    /// The counts of two runs (the sizes of an `-a` run) added up.
+    pub fn plus(&self, o: &UnreliableResult) -> UnreliableResult {
+        UnreliableResult {
+            transport: self.transport.clone(),
+            messages_sent: self.messages_sent + o.messages_sent,
+            messages_received: self.messages_received + o.messages_received,
+            messages_lost: self.messages_lost + o.messages_lost,
+            uc_messages_abandoned: self.uc_messages_abandoned + o.uc_messages_abandoned,
+            no_recv_messages: self.no_recv_messages + o.no_recv_messages,
+            qkey_mismatches: self.qkey_mismatches + o.qkey_mismatches,
+            recv_errors: self.recv_errors + o.recv_errors,
+            iterations_given_up: self.iterations_given_up + o.iterations_given_up,
+        }
+    }
 }
 
 /// A scalar figure of a result, for CSV and plots.
@@ -321,6 +368,11 @@ impl PerfResult {
         out.retransmissions = results.iter().map(|r| r.retransmissions).sum();
         out.naks = results.iter().map(|r| r.naks).sum();
         out.timeouts = results.iter().map(|r| r.timeouts).sum();
+        // UC/UD: every size's losses.
+        out.unreliable = results
+            .iter()
+            .filter_map(|r| r.unreliable.clone())
+            .reduce(|a, b| a.plus(&b));
         out.pcie_rd_bytes = results.iter().map(|r| r.pcie_rd_bytes).sum();
         out.pcie_wr_bytes = results.iter().map(|r| r.pcie_wr_bytes).sum();
         out.events = results.iter().map(|r| r.events).sum();

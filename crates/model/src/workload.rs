@@ -309,6 +309,46 @@ impl PerfSpec {
     }
 }
 
+/// The rules of the QP service (`qp.transport`, perftest -c): UC carries SEND and WRITE,
+/// UD only SEND, of at most one path MTU (`size`, the largest message, against `pmtu`), as
+/// perftest allows them; READ and atomics need RC. Checked when options are resolved and
+/// again by the model for specs built directly.
+pub fn check_transport(
+    test: PerfTest,
+    transport: crate::config::Transport,
+    size: u64,
+    pmtu: u32,
+) -> Result<(), String> {
+    use crate::config::Transport;
+    let name = match transport {
+        Transport::Rc => return Ok(()),
+        Transport::Uc => "UC",
+        Transport::Ud => "UD",
+    };
+    let ok = match transport {
+        Transport::Ud => test.verb() == Verb::Send,
+        _ => matches!(test.verb(), Verb::Send | Verb::Write),
+    };
+    if !ok {
+        let carries = if transport == Transport::Ud {
+            "send-bw and send-lat"
+        } else {
+            "send-bw, send-lat, write-bw and write-lat"
+        };
+        return Err(format!(
+            "{test} needs an RC QP: -c/--connection {name} (qp.transport) runs {carries}, as \
+             perftest allows; leave out -c or give -c RC"
+        ));
+    }
+    if transport == Transport::Ud && size > u64::from(pmtu) {
+        return Err(format!(
+            "-c UD: a UD message is one packet, but -s/--size = {size} exceeds the path MTU \
+             qp.pmtu = {pmtu}; give -s {pmtu} or less (or raise -m/--mtu, up to 4096)"
+        ));
+    }
+    Ok(())
+}
+
 /// The rules of `--procs n` (csRNA's latency test): a latency test other than send-lat
 /// (the server initiates), a core per process, a QP per process. Checked when options are
 /// resolved and again by the model for specs built directly.

@@ -53,6 +53,11 @@ pub struct World {
     pub at_start: Vec<(TimePs, Ev)>,
     /// When the applications started (after connection setup), ps.
     pub origin_ps: TimePs,
+    /// UC/UD runs: the run ends only once no frame is left anywhere (on a link, in a
+    /// switch, in a NIC's receive pipeline), so a message still travelling at the end is
+    /// not counted as lost (RC runs end when the applications are done and the network is empty: their
+    /// ACKs already say everything arrived).
+    pub drain_rx: bool,
 }
 
 impl World {
@@ -64,13 +69,18 @@ impl World {
             last = t;
             self.events += 1;
             self.dispatch(t, ev);
-            if self.events >= max_events
-                || (self.apps.iter().all(|a| a.finished) && !self.net.holds_frames())
-            {
+            if self.events >= max_events || self.done() {
                 break;
             }
         }
         last
+    }
+
+    /// Every application is done and nothing is left in flight (see [`World::drain_rx`]).
+    pub fn done(&self) -> bool {
+        self.apps.iter().all(|a| a.finished)
+            && !self.net.holds_frames()
+            && !(self.drain_rx && self.frames.live > 0)
     }
 
     fn dispatch(&mut self, now: TimePs, ev: Ev) {

@@ -511,11 +511,20 @@ impl PerfOptions {
             (false, true) => Direction::Reverse,
             (false, false) => Direction::Forward,
         };
+        let ud = cfg.qp.transport == rnic_model::config::Transport::Ud;
         let sizes = if self.all {
+            // perftest -a on UD stops at the MTU: a UD message is one packet.
             all_sizes()
+                .into_iter()
+                .filter(|&s| !ud || s <= u64::from(cfg.qp.pmtu))
+                .collect()
         } else {
             vec![self.size.unwrap_or(test.default_size())]
         };
+        for &s in &sizes {
+            rnic_model::workload::check_transport(test, cfg.qp.transport, s, cfg.qp.pmtu)
+                .map_err(ConfigError::Inconsistent)?;
+        }
         Ok(PerfSpec {
             test,
             atomic: self.atomic_type.unwrap_or_default(),

@@ -480,3 +480,48 @@ fn ornic_capture_checks_clean_and_tshark_calls_nothing_malformed() {
         assert_eq!(cols.get(1).copied().unwrap_or(""), "", "malformed: {l}");
     }
 }
+
+/// UC and UD captures of the model's runs check clean with the runs' own figures, and
+/// tshark (when installed) decodes every UD frame's DETH with perftest's Q_Key.
+#[test]
+fn uc_and_ud_captures_check_clean() {
+    for (c, test, per_msg) in [("UD", "send-bw", 1u64), ("UC", "write-bw", 4)] {
+        let d = scratch(&format!("unreliable-{c}"));
+        let size = if c == "UD" { "1024" } else { "4096" };
+        let (run, chk, out) = run_and_check(
+            &d,
+            &["perf", test, "-c", c, "-s", size, "-n", "40", "-m", "1024"],
+        );
+        assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+        assert_eq!(chk["status"], "ok");
+        assert_eq!(chk["roce_frames_failed"], 0);
+        assert_eq!(sum(&chk, "/messages_total"), 40, "{}", out.stdout);
+        assert_eq!(chk["roce_frames"].as_u64(), Some(40 * per_msg));
+        assert_eq!(
+            sum(&chk, "/payload_bytes"),
+            run["verified_bytes"].as_u64().unwrap()
+        );
+        let opcodes = if c == "UD" {
+            "UD SEND_ONLY 40"
+        } else {
+            "UC RDMA_WRITE_FIRST 40"
+        };
+        assert!(out.stdout.contains(opcodes), "{}", out.stdout);
+        if c == "UD" && Command::new("tshark").arg("--version").output().is_ok() {
+            let ts = Command::new("tshark")
+                .args(["-r", s(&d.join("c.pcap")), "-T", "fields"])
+                .args(["-e", "infiniband.deth.q_key", "-e", "_ws.malformed"])
+                .output()
+                .expect("tshark");
+            let text = String::from_utf8_lossy(&ts.stdout).into_owned();
+            assert_eq!(text.lines().count(), 40, "{text}");
+            // One line per frame: the Q_Key (tshark prints it zero-padded), nothing malformed.
+            let ok = |l: &str| {
+                let mut f = l.split('\t');
+                let key = f.next().unwrap_or("").trim_start_matches("0x");
+                u64::from_str_radix(key, 16) == Ok(0x1111_1111) && f.next().unwrap_or("").is_empty()
+            };
+            assert!(text.lines().all(ok), "{text}");
+        }
+    }
+}

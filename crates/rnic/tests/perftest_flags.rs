@@ -825,3 +825,63 @@ fn rdma_cm_connects_the_qps_by_cm_mads_which_is_the_default() {
     assert_eq!(connections(&[]), Some(3));
     assert_eq!(connections(&["--set", "host.connect=direct"]), None);
 }
+
+/// `-c/--connection UC|UD` runs the test on UC or UD QPs: the information block names the
+/// service, the JSON has the `unreliable` section (nothing lost on a clean link, every byte
+/// that arrived verified), UD frames carry a DETH in the pcap; tests the service cannot run
+/// and UD messages above the PMTU exit 2 naming the field.
+#[test]
+fn connection_runs_uc_and_ud() {
+    let dir = std::env::temp_dir().join(format!("rnic-conn-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (test, c, opcode) in [("send-bw", "UD", 0x64u64), ("write-bw", "UC", 0x2a)] {
+        let json = dir.join(format!("{test}-{c}.json"));
+        let pcap = dir.join(format!("{test}-{c}.pcap"));
+        let (code, table, err) = rnic(&[
+            "perf",
+            test,
+            "-c",
+            c,
+            "-s",
+            "1024",
+            "-n",
+            "50",
+            "--json",
+            json.to_str().unwrap(),
+            "--pcap",
+            pcap.to_str().unwrap(),
+        ]);
+        assert_eq!(code, Some(0), "{err}");
+        assert!(table.contains(&format!("Connection type : {c}")), "{table}");
+        assert!(
+            err.contains(&format!("rnic: {c}: 50 messages sent")),
+            "{err}"
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let u = &v["unreliable"];
+        assert_eq!(u["transport"], c.to_lowercase());
+        assert_eq!(
+            (u["messages_sent"].as_u64(), u["messages_lost"].as_u64()),
+            (Some(50), Some(0))
+        );
+        assert_eq!(v["verified_bytes"].as_u64(), Some(50 * 1024));
+        // The capture holds the service's opcode (BTH byte 0 after Ethernet, IPv4, UDP).
+        let bytes = std::fs::read(&pcap).unwrap();
+        let first = &bytes[24 + 16..];
+        assert_eq!(u64::from(first[14 + 20 + 8]), opcode, "{test} -c {c}");
+    }
+    for (args, needle) in [
+        (&["perf", "read-bw", "-c", "UC"][..], "qp.transport"),
+        (&["perf", "write-bw", "-c", "UD"][..], "qp.transport"),
+        (
+            &["perf", "send-bw", "-c", "UD", "-s", "8192"][..],
+            "qp.pmtu",
+        ),
+        (&["perf", "send-bw", "-c", "XRC"][..], "--connection XRC"),
+    ] {
+        let (code, _, err) = rnic(args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}

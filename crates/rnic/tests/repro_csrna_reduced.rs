@@ -19,7 +19,7 @@
 //! - Placement: one QP count (3,000, ten times the cache, where every visit misses) instead
 //!   of four, and the sizes 64 B, 1 KiB and 4 KiB (small, mid, large) instead of seven.
 //!
-//! Measured: 25 to 45 s for the whole file (its six tests, two sweep workers each) in the
+//! Measured: 25 to 45 s for the whole file (its seven tests, two sweep workers each) in the
 //! test profile on two cores; the full `rnic repro csrna` takes about 8 minutes in release.
 
 use rnic::perf::ModelRunner;
@@ -145,4 +145,13 @@ fn placement_matters_at_mid_sizes_only() {
 fn memory_table_is_computed() {
     // No simulation: Table 1 and Formula 2 from the structures, as `rnic repro` runs them.
     reproduce("csrna-memory", |_| {});
+}
+
+/// Fig. 1c: UD SEND latency, 1 B, flat while the QPs fit the 300-entry cache and higher
+/// past it: the cache size, the first and a far point past it.
+#[test]
+fn ud_send_latency_rises_past_the_cache() {
+    reproduce("csrna-udlat", |sw| {
+        axis(sw, "perf.qp", &[1, 300, 600, 3000]);
+    });
 }

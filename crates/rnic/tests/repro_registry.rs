@@ -4,13 +4,14 @@
 
 use rnic::repro::{self, experiments, PAPERS};
 
-const CSRNA: [&str; 6] = [
+const CSRNA: [&str; 7] = [
     "csrna-peak",
     "csrna-fcfs",
     "csrna-latency",
     "csrna-ooocap",
     "csrna-placement",
     "csrna-memory",
+    "csrna-udlat",
 ];
 
 const ISOLATION: [&str; 5] = [
@@ -76,7 +77,7 @@ fn registry_lists_every_experiment() {
         listing.contains("Ning Kang") && listing.contains("ICCD 2022"),
         "{listing}"
     );
-    assert_eq!(repro::select("csrna").unwrap().len(), 6);
+    assert_eq!(repro::select("csrna").unwrap().len(), 7);
     assert_eq!(repro::select("isolation").unwrap().len(), 5);
     for id in ISOLATION {
         let line = listing

@@ -84,6 +84,8 @@ pub struct Completion {
     pub qpn: u32,
     pub imm: Option<u32>,
     pub invalidated_rkey: Option<u32>,
+    /// UD receives: the sender's QP number from the DETH (`ibv_wc.src_qp`).
+    pub src_qp: Option<u32>,
 }
 
 /// A completion could not be queued: the ring is full.
@@ -172,6 +174,7 @@ mod tests {
             qpn: 0x11,
             imm: None,
             invalidated_rkey: None,
+            src_qp: None,
         }
     }
 

@@ -7,12 +7,11 @@ use crate::mr::{Access, MrKeys, MrTable};
 use crate::op::{is_rc_response, packets_for};
 use crate::pd::PdId;
 use crate::psn::PSN_MASK;
-use crate::qp::{
-    post_completion, recv_completion, transition, Ctx, Qp, QpAttr, QpInit, QpState, TxOut,
-};
+use crate::qp::{post_completion, recv_completion, Ctx, Qp, QpAttr, QpInit, QpState, TxOut};
 use crate::reliability::ReliabilityMode;
 use crate::requester::SendWqe;
 use crate::responder::MAX_MSG_BYTES;
+use crate::service::ServiceType;
 use crate::stats::TransportStats;
 use crate::timer::TimerHeap;
 use crate::wr::{RecvWr, SendWr, WrOpcode};
@@ -22,6 +21,9 @@ use std::collections::VecDeque;
 
 /// First QPN handed out (0 and 1 are the special QPs; Linux rxe starts at 0x11).
 pub const FIRST_QPN: u32 = 0x11;
+/// Bytes of the Ethernet II header before the IPv4 header (rnic's frames are untagged).
+const ETH_HEADER_BYTES: usize = 14;
+
 /// Largest QPN (24 bits).
 pub const MAX_QPN: u32 = PSN_MASK;
 
@@ -213,6 +215,17 @@ impl Device {
         init: QpInit,
         mode: ReliabilityMode,
     ) -> Result<u32, VerbsError> {
+        self.create_qp_service(init, mode, ServiceType::Rc)
+    }
+
+    /// Creates a QP of service `service` (RC, UC or UD; see [`crate::service`]) running
+    /// reliability mode `mode` (which only RC uses).
+    pub fn create_qp_service(
+        &mut self,
+        init: QpInit,
+        mode: ReliabilityMode,
+        service: ServiceType,
+    ) -> Result<u32, VerbsError> {
         self.check_pd(init.pd)?;
         for cq in [init.send_cq, init.recv_cq] {
             if self.cqs.get(cq).is_none() {
@@ -250,7 +263,7 @@ impl Device {
         if self.qps.len() <= idx {
             self.qps.resize_with(idx + 1, || None);
         }
-        self.qps[idx] = Some(Qp::new(qpn, &init, mode));
+        self.qps[idx] = Some(Qp::new(qpn, &init, mode, service));
         self.n_qps += 1;
         Ok(qpn)
     }
@@ -293,6 +306,11 @@ impl Device {
         self.qp(qpn).map(|q| q.state)
     }
 
+    /// The service type (RC, UC, UD) of a QP.
+    pub fn qp_service(&self, qpn: u32) -> Option<ServiceType> {
+        self.qp(qpn).map(|q| q.service)
+    }
+
     /// The reliability mode a QP runs.
     pub fn qp_reliability(&self, qpn: u32) -> Option<ReliabilityMode> {
         self.qp(qpn).map(|q| q.mode)
@@ -310,8 +328,10 @@ impl Device {
             .ok_or(VerbsError::UnknownQp(qpn))?;
         attr.validate_ranges()?;
         let (from, to) = (qp.state, attr.state);
-        let (required, optional) =
-            transition::rules(from, to).ok_or(VerbsError::InvalidTransition { from, to })?;
+        let (required, optional) = qp
+            .service
+            .rules(from, to)
+            .ok_or(VerbsError::InvalidTransition { from, to })?;
         let given = attr.mask();
         if let Some(name) = required.minus(given).first_name() {
             return Err(VerbsError::MissingAttr {
@@ -354,6 +374,7 @@ impl Device {
                 state: qp.state,
             });
         }
+        qp.service.check_wr(&wr, wr.sgl_len(), qp.cfg.pmtu)?;
         let len = validate_send_wr(&wr, max_sge, &qp.cfg)?;
         qp.ooo_check_wr(&wr)?;
         if qp.state == QpState::Err {
@@ -453,7 +474,7 @@ impl Device {
             return Ok(());
         }
         let is_request = op.is_request();
-        if !op.is_ooo() && (u8::from(op) >= 0x20 || !(is_request || is_rc_response(op))) {
+        if !(op.is_ooo() || is_request || is_rc_response(op)) {
             return Err(RxDrop::UnsupportedOpcode(op));
         }
         let qpn = f.roce.bth.dest_qp;
@@ -468,7 +489,14 @@ impl Device {
         if !qp.pkey_matches(f.roce.bth.pkey) {
             return Err(RxDrop::PkeyMismatch(f.roce.bth.pkey));
         }
-        if f.addr.src_ip != qp.cfg.av.dest_ip {
+        // The out-of-order opcodes (vendor range) belong to RC QPs with an out-of-order
+        // reliability mode.
+        let ooo_on_rc = op.is_ooo() && qp.service == ServiceType::Rc;
+        if !qp.service.carries(op) && !ooo_on_rc {
+            return Err(RxDrop::UnsupportedOpcode(op));
+        }
+        // A UD QP takes datagrams from any peer; RC and UC only from the connected one.
+        if qp.service != ServiceType::Ud && f.addr.src_ip != qp.cfg.av.dest_ip {
             return Err(RxDrop::AddressMismatch);
         }
         let mut ctx = Ctx {
@@ -479,6 +507,15 @@ impl Device {
         };
         let r = if op.is_ooo() {
             qp.ooo_receive(&mut ctx, mem, &f.roce)
+        } else if qp.service == ServiceType::Uc {
+            ctx.stats.rx_requests += 1;
+            qp.handle_uc_request(&mut ctx, mem, &f.roce)
+        } else if qp.service == ServiceType::Ud {
+            ctx.stats.rx_requests += 1;
+            let ip = frame
+                .get(ETH_HEADER_BYTES..ETH_HEADER_BYTES + 20)
+                .unwrap_or(&[]);
+            qp.handle_ud_request(&mut ctx, mem, &f.roce, ip)
         } else if is_request {
             ctx.stats.rx_requests += 1;
             qp.handle_request(&mut ctx, mem, &f.roce)
@@ -540,6 +577,12 @@ impl Device {
     /// WRs have none) or flushed. Monotonic; 0 for an unknown QP.
     pub fn sq_done(&self, qpn: u32) -> u64 {
         self.qp(qpn).map_or(0, |q| q.sq_done)
+    }
+
+    /// UC/UD messages `qpn` received whole so far (0 for RC QPs and unknown QPs): with
+    /// the sender's `sq_done`, what the unreliable services lost.
+    pub fn qp_messages_received(&self, qpn: u32) -> u64 {
+        self.qp(qpn).map_or(0, |q| q.msgs_received)
     }
 
     pub fn qp_wants_transmit(&self, qpn: u32) -> bool {

@@ -49,6 +49,17 @@ pub enum VerbsError {
     InvalidWr { reason: &'static str },
     #[error("invalid memory region: {reason}")]
     InvalidMr { reason: &'static str },
+    #[error("{op} is not carried by a {service} QP: it carries {carries}")]
+    NotOnService {
+        op: &'static str,
+        service: &'static str,
+        carries: &'static str,
+    },
+    #[error(
+        "a UD message of {len} bytes exceeds the QP's path_mtu of {pmtu} bytes: a UD message \
+         is one packet; send at most path_mtu bytes or raise path_mtu"
+    )]
+    UdMessageTooLong { len: u64, pmtu: u32 },
     #[error("no more {resource} (limit {max})")]
     ResourceExhausted { resource: &'static str, max: u64 },
 }
@@ -64,7 +75,8 @@ pub enum RxDrop {
     /// The IPv4 destination is not this device.
     #[error("frame addressed to another device")]
     NotForThisDevice,
-    /// UC, UD or another transport this RC transport does not serve.
+    /// An opcode of another service than the QP's (a UC opcode to an RC QP...), or a
+    /// transport this device does not serve.
     #[error("unsupported opcode {0:?}")]
     UnsupportedOpcode(Opcode),
     /// No QP with this number.
@@ -102,4 +114,12 @@ pub enum RxDrop {
     /// a write outside the R_Key's region; the requester resends it.
     #[error("out-of-order packet PSN {0:#x} not placed")]
     OooNotPlaced(u32),
+    /// A UD datagram whose DETH Q_Key is not the QP's.
+    #[error("Q_Key {0:#010x} does not match the UD QP's")]
+    QkeyMismatch(u32),
+    /// A UC or UD packet discarded by design: the rest of a UC message after a lost packet
+    /// or a refused one, a message with no receive posted, a UD datagram too long for the
+    /// path MTU (counted in [`crate::TransportStats::unreliable`]).
+    #[error("unreliable-service packet discarded: {0}")]
+    UnreliableDiscard(&'static str),
 }

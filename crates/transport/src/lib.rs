@@ -1,7 +1,8 @@
-//! Sans-IO RoCEv2 reliable-connection transport.
+//! Sans-IO RoCEv2 transport: reliable connection (RC), and the unreliable services UC and
+//! UD ([`service`], [`uc`], [`ud`]).
 //!
 //! One [`Device`] is the protocol state of one RNIC: protection domains, memory regions,
-//! completion queues and RC queue pairs with their requester and responder state machines.
+//! completion queues and queue pairs with their requester and responder state machines.
 //! Like quinn-proto it owns no clock, socket or thread: the caller hands in time (`now_ps`,
 //! picoseconds) and received frames ([`Device::handle_packet`]), and takes out frames
 //! ([`Device::poll_transmit`]), completions ([`Device::poll_cq`]) and the next timer deadline
@@ -51,9 +52,13 @@ mod qp;
 mod reliability;
 pub mod requester;
 pub mod responder;
+pub mod service;
 mod sgl;
 mod stats;
 pub mod timer;
+pub mod uc;
+pub mod ud;
+mod unreliable_tx;
 mod wr;
 
 pub use cq::{Completion, CqId, WcOpcode, WcStatus};
@@ -64,7 +69,8 @@ pub use mr::{Access, MrCheckError, MrKeys};
 pub use pd::PdId;
 pub use qp::{AddressVector, QpAttr, QpInit, QpState, MAX_RD_ATOMIC};
 pub use reliability::{OooParams, ReliabilityMode};
-pub use stats::{DropCounts, NakCounts, TransportStats};
+pub use service::ServiceType;
+pub use stats::{DropCounts, NakCounts, TransportStats, UnreliableCounts};
 pub use wr::{AtomicArgs, RecvWr, RemoteAddr, SendWr, Sge, WrOpcode};
 
 use rnic_wire::Opcode;

@@ -108,6 +108,7 @@ impl SendWqe {
             qpn,
             imm: None,
             invalidated_rkey: None,
+            src_qp: None,
         }
     }
 }
@@ -255,6 +256,9 @@ impl Qp {
         out: &mut TxOut<'_>,
         mem: &dyn Memory,
     ) -> Option<TxMeta> {
+        if self.service != crate::ServiceType::Rc {
+            return self.next_unreliable_request(ctx, out, mem);
+        }
         if !self.req_can_send() {
             return None;
         }
@@ -502,7 +506,7 @@ impl Qp {
     }
 
     /// Completes (and pops) the front WQE; an error or a CQ overrun takes the QP to ERR.
-    fn complete_front(&mut self, ctx: &mut Ctx<'_>, status: WcStatus) {
+    pub(crate) fn complete_front(&mut self, ctx: &mut Ctx<'_>, status: WcStatus) {
         let Some(w) = self.req.sq.pop_front() else {
             return;
         };

@@ -422,6 +422,7 @@ impl Qp {
                     qpn: self.qpn,
                     imm: pkt.imm,
                     invalidated_rkey: invalidated,
+                    src_qp: None,
                 };
                 if !post_completion(ctx, self.recv_cq, c) {
                     return Err(fatal(NakCode::RemoteOperationalError, None));

@@ -53,6 +53,8 @@ pub struct DropCounts {
     pub unexpected_response: u64,
     /// Out-of-order data packets not placed (resent by their requester).
     pub ooo_not_placed: u64,
+    pub qkey_mismatch: u64,
+    pub unreliable_discard: u64,
 }
 
 impl DropCounts {
@@ -71,6 +73,8 @@ impl DropCounts {
             RxDrop::StaleResponse(_) => &mut self.stale_response,
             RxDrop::UnexpectedResponse(_) => &mut self.unexpected_response,
             RxDrop::OooNotPlaced(_) => &mut self.ooo_not_placed,
+            RxDrop::QkeyMismatch(_) => &mut self.qkey_mismatch,
+            RxDrop::UnreliableDiscard(_) => &mut self.unreliable_discard,
         };
         *c += 1;
     }
@@ -89,7 +93,28 @@ impl DropCounts {
             + self.stale_response
             + self.unexpected_response
             + self.ooo_not_placed
+            + self.qkey_mismatch
+            + self.unreliable_discard
     }
+}
+
+/// Messages the unreliable services lost or refused at the receiver, by cause. A sender
+/// never learns of these (no ACK): they are the receiver's count of what did not arrive.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UnreliableCounts {
+    /// UC messages begun and then abandoned: a PSN gap (lost packet), or a packet refused
+    /// (length, R_Key, bounds) inside the message.
+    pub uc_messages_abandoned: u64,
+    /// UC packets dropped while waiting for the next FIRST/ONLY after an abandoned message.
+    pub uc_packets_skipped: u64,
+    /// UC/UD SENDs (and UC WRITEs with immediate) that found no receive posted: dropped,
+    /// there is no RNR NAK without ACKs.
+    pub no_recv_messages: u64,
+    /// UD datagrams dropped for a Q_Key mismatch.
+    pub ud_qkey_mismatches: u64,
+    /// UC/UD messages completed at the receiver in error (receive too short: LOC_LEN_ERR,
+    /// receive SGE refused: LOC_PROT_ERR).
+    pub recv_errors: u64,
 }
 
 /// Everything the transport counts. Packet counts are frames; byte counts are whole frames
@@ -133,6 +158,8 @@ pub struct TransportStats {
     /// ACKs and responses for PSNs already acknowledged.
     pub duplicate_responses: u64,
     pub drops: DropCounts,
+    /// What the unreliable services (UC, UD) lost by design.
+    pub unreliable: UnreliableCounts,
     pub completions: u64,
     pub completion_errors: u64,
     pub cq_overruns: u64,

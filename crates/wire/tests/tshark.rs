@@ -25,6 +25,8 @@ fn tshark_decodes_every_opcode() {
         "infiniband.bth.padcnt",
         "infiniband.reth.va",
         "infiniband.aeth.msn",
+        "infiniband.deth.q_key",
+        "infiniband.deth.srcqp",
         "_ws.malformed",
     ];
     let text = common::tshark_fields(
@@ -61,6 +63,15 @@ fn tshark_decodes_every_opcode() {
         if op.has_aeth() && !op.is_ooo() {
             assert_eq!(cols[8], "3", "{line}");
         }
-        assert_eq!(cols.get(9).copied().unwrap_or(""), "", "malformed: {line}");
+        // UD SENDs: the DETH's Q_Key and source QP; nothing else has a DETH.
+        if op.has_deth() {
+            let qkey = u64::from_str_radix(cols[9].trim_start_matches("0x"), 16);
+            assert_eq!(qkey, Ok(0x1111_1111), "{line}");
+            let src_qp = u64::from_str_radix(cols[10].trim_start_matches("0x"), 16);
+            assert_eq!(src_qp, Ok(0x12), "{line}");
+        } else {
+            assert_eq!(cols[9], "", "{line}");
+        }
+        assert_eq!(cols.get(11).copied().unwrap_or(""), "", "malformed: {line}");
     }
 }

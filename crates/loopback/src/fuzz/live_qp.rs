@@ -76,7 +76,16 @@ pub fn fuzz_live_qps(seed: u64, inputs: u64) -> Result<LiveQpFuzzReport, String>
         // Requests aim at the responder's window (after the peer's last request); responses
         // at the requester's outstanding PSNs (around its own last request).
         let near = [pair.last_request_psn(B), pair.last_request_psn(A)];
-        forge(&mut rng, &keys, dst, dest_qp, near, &payload, &mut frame);
+        forge(
+            &mut rng,
+            &keys,
+            dst,
+            dest_qp,
+            near,
+            &payload,
+            &RC_OPCODES,
+            &mut frame,
+        );
         let now = pair.now_ps();
         let node = &mut pair.nodes[dst];
         if node.dev.handle_packet(now, &frame, &mut node.mem).is_err() {
@@ -160,18 +169,21 @@ fn post_real_op(
     Ok(())
 }
 
-/// A forged frame from the peer of `dst` to `dest_qp`, with hostile contents and a valid ICRC.
-fn forge(
+/// A forged frame from the peer of `dst` to `dest_qp`, with hostile contents and a valid ICRC:
+/// mostly one of `ops` (the service under attack), sometimes any opcode.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn forge(
     rng: &mut Rng,
     keys: &[MrKeys],
     dst: usize,
     dest_qp: u32,
     near: [u32; 2],
     payload: &[u8],
+    ops: &[Opcode],
     out: &mut Vec<u8>,
 ) {
     let opcode = if rng.gen_bool(0.85) {
-        RC_OPCODES[rng.gen_index(RC_OPCODES.len())]
+        ops[rng.gen_index(ops.len())]
     } else {
         // RoCEv2's opcodes: the vendor (out-of-order) ones sort last in `ALL` and are
         // refused by a go-back-N QP at the opcode check; they are fuzzed against

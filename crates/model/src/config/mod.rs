@@ -150,6 +150,18 @@ config_enum! {
 }
 
 config_enum! {
+    /// The QP service type (perftest -c/--connection).
+    pub enum Transport {
+        /// Reliable connection: ACKs, retransmission, every verb.
+        Rc = "rc",
+        /// Unreliable connection: SEND and WRITE, no ACK; a lost packet loses its message.
+        Uc = "uc",
+        /// Unreliable datagram: SENDs of at most one path MTU with a DETH, no ACK.
+        Ud = "ud",
+    }
+}
+
+config_enum! {
     /// Which frames an impairment element acts on.
     pub enum ImpairDirection {
         /// Every frame.
@@ -674,6 +686,10 @@ config_section! {
         /// How QPs detect and repair loss: "gbn" (go-back-N, RoCEv2), "ornic" or "mp_rdma"
         /// (out-of-order WRITE, sized by `[ooo]`; such QPs post WRITEs only)
         reliability: Reliability = Reliability::Gbn; "mode", Kind::Str(Reliability::NAMES);
+        /// QP service: "rc", "uc" (SEND/WRITE without ACKs) or "ud" (one-packet SENDs with a
+        /// DETH, 40-byte GRH area in receives); perftest -c/--connection. UC and UD lose what
+        /// the network drops: the run counts it and verifies what arrived
+        transport: Transport = Transport::Rc; "service", Kind::Str(Transport::NAMES);
     }
 }
 

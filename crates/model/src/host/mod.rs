@@ -6,6 +6,7 @@
 
 pub mod cm;
 pub mod driver;
+mod lat_give_up;
 pub mod pattern;
 pub mod perftest;
 pub mod routes;

@@ -295,6 +295,17 @@ pub struct Perftest {
     pub opened: Option<WindowOpened>,
     /// When the application started (after connection setup), ps.
     pub origin_ps: TimePs,
+    /// The QPs' service is UC or UD: a message may be lost, never resent. The sender's
+    /// completion (at transmission) drives the test; the receiver only re-posts.
+    pub unreliable: bool,
+    /// Bytes before the payload in each receive buffer (UD's GRH area: 40; else 0).
+    pub grh_bytes: u64,
+    /// UC/UD ping-pong tests: a client still waiting this long after its post gives the
+    /// iteration up (`qp.timeout`, the transport's own bound on a round trip; `None`: wait
+    /// forever).
+    pub lat_give_up_ps: Option<TimePs>,
+    /// UC/UD ping-pong iterations given up (a ping or pong lost).
+    pub lat_given_up: u64,
 }
 
 /// When and why the `-D` window opened.
@@ -316,6 +327,7 @@ impl Perftest {
             HostEv::Fill { core } => self.on_fill(node, now, core, cx),
             HostEv::Landed { qpn } => self.on_landed(node, now, qpn, cx),
             HostEv::CqeLanded { cq } => self.on_cqe(node, now, cq, cx),
+            HostEv::LatGiveUp { .. } => self.on_lat_give_up(now, cx),
         }
     }
 
@@ -675,7 +687,7 @@ impl Perftest {
         let start = at.max(self.nodes[node].cores[core].busy);
         let sge = Sge {
             addr: self.dst(node, hq.pair),
-            len: self.size.max(1),
+            len: self.size.max(1) + self.grh_bytes as u32,
             lkey: self.key(node, hq.pair).0,
         };
         let mut pi = hq.rq_pi;
@@ -931,7 +943,7 @@ impl Perftest {
     }
 
     /// Latency tests: the client of the current iteration's pair posts at `at`.
-    fn lat_post_next(&mut self, at: TimePs, cx: &mut HostCx<'_>) {
+    pub(crate) fn lat_post_next(&mut self, at: TimePs, cx: &mut HostCx<'_>) {
         let q = self.pairs.len() as u64;
         let i = (self.lat_k % q) as u32;
         let p = self.pairs[i as usize];
@@ -948,6 +960,7 @@ impl Perftest {
             cx.oracle.set_last_byte(c, self.oracle_slot(i), v);
         }
         self.post(c, p.c_qpn, start, cx);
+        self.lat_arm_give_up(c, p.c_qpn, start, cx);
     }
 
     /// Latency tests: the client of the current iteration saw the answer at `t`.

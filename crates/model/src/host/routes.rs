@@ -47,7 +47,9 @@ impl FlowRoutes {
         let f = match *ev {
             HostEv::Fill { core } => self.core_flow.get(core as usize),
             HostEv::CqeLanded { cq } => self.core_flow.get(cq as usize / 2),
-            HostEv::Landed { qpn } => self.qpn_flow.get(node).and_then(|v| v.get(qpn as usize)),
+            HostEv::Landed { qpn } | HostEv::LatGiveUp { qpn } => {
+                self.qpn_flow.get(node).and_then(|v| v.get(qpn as usize))
+            }
         };
         f.copied().filter(|&f| f != NONE).map(usize::from)
     }

@@ -154,6 +154,10 @@ impl Nic {
                             | Opcode::RcWriteLast
                             | Opcode::RcWriteOnlyImm
                             | Opcode::RcWriteLastImm
+                            | Opcode::UcWriteOnly
+                            | Opcode::UcWriteLast
+                            | Opcode::UcWriteOnlyImm
+                            | Opcode::UcWriteLastImm
                     );
                     if self.watch_writes && is_write_end {
                         cx.host(land, HostEv::Landed { qpn });

@@ -649,6 +649,10 @@ impl Nic {
         if let Some(qpn) = qpn_used {
             self.tx_after_packet(qpn, op);
         }
+        if op.is_request() && !rnic_transport::ServiceType::Rc.carries(op) {
+            // UC/UD: a WQE completes when its last packet is sent; its CQE goes out now.
+            self.cq_collect(done, meta.qpn, cx);
+        }
         let more = self.tx.has_more();
         cx.send(slot, done);
         if more {

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use rnic_host::SparseMemory;
 use rnic_sim::{Histogram, Rng, TimePs};
-use rnic_transport::{Access, Device, DeviceConfig, Memory, QpInit};
+use rnic_transport::{Access, AddressVector, Device, DeviceConfig, Memory, QpAttr, QpInit};
 use rnic_wire::PcapWriter;
 
 use super::RunOptions;
@@ -163,6 +163,12 @@ struct FlowPlan {
     /// The run-wide number of the flow's slot 0.
     slot_base: u32,
     start_ps: TimePs,
+    /// UC or UD QPs (`qp.transport`).
+    unreliable: bool,
+    /// Bytes before the payload in a receive buffer (UD: 40).
+    grh_bytes: u64,
+    /// UC/UD ping-pong: when a client gives an iteration up (the local ACK timeout).
+    give_up_ps: Option<TimePs>,
 }
 
 impl FlowPlan {
@@ -226,8 +232,17 @@ pub(crate) fn build_flows(
         };
         let send_bw = f.test.verb() == Verb::Send && !f.test.is_latency();
         let rx_depth = p.host.rx_depth;
-        let stride = buffer_stride(u64::from(size32));
-        let slots = buffer_slots(u64::from(size32), q);
+        crate::workload::check_transport(
+            f.test,
+            cfg.qp.transport,
+            u64::from(size32),
+            f.max_pmtu(cfg),
+        )
+        .map_err(crate::UsageError)?;
+        // A UD receive holds the 40-byte GRH area before the payload.
+        let buf_bytes = u64::from(size32) + grh_bytes(cfg);
+        let stride = buffer_stride(buf_bytes);
+        let slots = buffer_slots(buf_bytes, q);
         let layout = Layout {
             stride,
             slots,
@@ -247,6 +262,9 @@ pub(crate) fn build_flows(
             slot_base: slot_next,
             start_ps: rnic_sim::us(f.start_us),
             layout,
+            unreliable: cfg.qp.transport != crate::config::Transport::Rc,
+            grh_bytes: grh_bytes(cfg),
+            give_up_ps: cfg.qp.ack_timeout_ns().map(|ns| (ns * 1e3) as TimePs),
         };
         core_next += f.cores as usize;
         buf_next += 2 * plan.layout.region;
@@ -333,7 +351,10 @@ pub(crate) fn build_flows(
     }
 
     // ---- QPs: per flow, one per QP on the server, round robin over its clients ----------
-    let mut cm = (cfg.host.connect == Connect::Cm).then(|| ConnectionManager::new(cfg, n_nodes));
+    // RDMA CM connects RC QPs (REQ, REP, RTU); UC and UD pairs are brought up directly.
+    let mut cm = (cfg.host.connect == Connect::Cm
+        && cfg.qp.transport == crate::config::Transport::Rc)
+        .then(|| ConnectionManager::new(cfg, n_nodes));
     let mut ring_next = vec![(SQ_BASE, RQ_BASE); n_nodes];
     let mut flow_pairs = Vec::with_capacity(spec.flows.len());
     for (fi, (f, pl)) in spec.flows.iter().zip(&plans).enumerate() {
@@ -376,7 +397,7 @@ pub(crate) fn build_flows(
             let (sq_depth, rq_depth) = (pl.sq_depth, pl.rq_depth);
             let qpn = nic
                 .dev
-                .create_qp_with(
+                .create_qp_service(
                     QpInit {
                         pd: *pd,
                         send_cq,
@@ -385,6 +406,7 @@ pub(crate) fn build_flows(
                         max_recv_wr: rq_depth,
                     },
                     reliability(prof.reliability, cfg),
+                    service(cfg.qp.transport),
                 )
                 .map_err(|e| anyhow::anyhow!("create_qp on node {i}: {e:?}"))?;
             let (sq_base, rq_base) = ring_next[i];
@@ -502,6 +524,7 @@ pub(crate) fn build_flows(
         cm,
         at_start: window_events,
         origin_ps: 0,
+        drain_rx: cfg.qp.transport != crate::config::Transport::Rc,
     };
     Ok(Built {
         world,
@@ -581,6 +604,10 @@ fn application(
         cq_event_ps: p.host.cq_event_ps,
         mem_ps: p.host.mem_latency_ps,
         finished: false,
+        unreliable: pl.unreliable,
+        grh_bytes: pl.grh_bytes,
+        lat_give_up_ps: pl.give_up_ps,
+        lat_given_up: 0,
         ops_in_window: 0,
         bytes_in_window: 0,
         first_post: None,
@@ -769,6 +796,24 @@ fn reliability(r: crate::config::Reliability, cfg: &Config) -> rnic_transport::R
     }
 }
 
+/// The transport's service type for the configured `qp.transport`.
+fn service(t: crate::config::Transport) -> rnic_transport::ServiceType {
+    match t {
+        crate::config::Transport::Rc => rnic_transport::ServiceType::Rc,
+        crate::config::Transport::Uc => rnic_transport::ServiceType::Uc,
+        crate::config::Transport::Ud => rnic_transport::ServiceType::Ud,
+    }
+}
+
+/// Bytes before the payload in every receive buffer: UD's 40-byte GRH area, else 0.
+pub(crate) fn grh_bytes(cfg: &Config) -> u64 {
+    if cfg.qp.transport == crate::config::Transport::Ud {
+        rnic_transport::ud::GRH_BYTES as u64
+    } else {
+        0
+    }
+}
+
 /// The starting PSN of every QP (both directions).
 const START_PSN: u32 = 0;
 
@@ -784,7 +829,56 @@ fn connect(
     rqpn: u32,
 ) -> anyhow::Result<()> {
     let dev = &mut nodes[a].1.dev;
+    let qc = &cfg.qp;
+    if qc.transport != crate::config::Transport::Rc {
+        let av = AddressVector {
+            dscp_ecn: qc.traffic_class,
+            ttl: qc.hop_limit,
+            ..AddressVector::new(node_mac(b), node_ip(b))
+        };
+        return connect_unreliable(dev, qc.transport, profile, qpn, av, rqpn)
+            .map_err(|(what, x)| anyhow::anyhow!("modify_qp {what} (node {a}, QP {qpn}): {x:?}"));
+    }
     to_init(dev, a, qpn)?;
-    to_rtr(dev, &cfg.qp, profile, a, qpn, b, rqpn, START_PSN)?;
-    to_rts(dev, &cfg.qp, profile, a, qpn, START_PSN)
+    to_rtr(dev, qc, profile, a, qpn, b, rqpn, START_PSN)?;
+    to_rts(dev, qc, profile, a, qpn, START_PSN)
+}
+
+/// UC and UD QPs to RTS with the attributes their transitions take (no ACK timer,
+/// retries or READ resources; UD: the Q_Key, perftest's 0x11111111, and the peer as the
+/// QP's one address handle).
+fn connect_unreliable(
+    dev: &mut rnic_transport::Device,
+    transport: crate::config::Transport,
+    profile: &QpProfile,
+    qpn: u32,
+    av: AddressVector,
+    rqpn: u32,
+) -> Result<(), (&'static str, rnic_transport::VerbsError)> {
+    let ud = transport == crate::config::Transport::Ud;
+    let init = QpAttr {
+        state: rnic_transport::QpState::Init,
+        port: Some(1),
+        pkey: Some(0xFFFF),
+        access: (!ud).then_some(Access::all()),
+        qkey: ud.then_some(rnic_transport::service::DEFAULT_QKEY),
+        ..QpAttr::default()
+    };
+    dev.modify_qp(qpn, &init).map_err(|x| ("INIT", x))?;
+    let rtr = QpAttr {
+        state: rnic_transport::QpState::Rtr,
+        av: Some(av),
+        path_mtu: Some(profile.pmtu),
+        dest_qp_num: Some(rqpn),
+        rq_psn: (!ud).then_some(START_PSN),
+        ..QpAttr::default()
+    };
+    dev.modify_qp(qpn, &rtr).map_err(|x| ("RTR", x))?;
+    let rts = QpAttr {
+        state: rnic_transport::QpState::Rts,
+        sq_psn: Some(START_PSN),
+        ..QpAttr::default()
+    };
+    dev.modify_qp(qpn, &rts).map_err(|x| ("RTS", x))?;
+    Ok(())
 }

@@ -8,6 +8,7 @@ mod flows;
 mod judge;
 pub mod progress;
 mod report;
+mod unreliable;
 
 use rnic_sim::TimePs;
 

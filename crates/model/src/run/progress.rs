@@ -105,10 +105,7 @@ pub(crate) fn run_observed(
         }
         // `run_until` stopped for the same reasons a single call would (the application
         // finished, the event limit, an empty queue), or at the chunk's end.
-        if (world.apps.iter().all(|a| a.finished) && !world.net.holds_frames())
-            || world.events >= max_events
-            || world.events < stop
-        {
+        if world.done() || world.events >= max_events || world.events < stop {
             return last;
         }
         let now = Instant::now();

@@ -72,6 +72,10 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
     let status = verdict.status();
     let verified_bytes = if verdict.has(RunStatus::Corrupt) {
         0
+    } else if world.drain_rx {
+        // UC/UD: what arrived, each placed payload compared as it landed (a sender's
+        // completion says nothing about arrival).
+        world.oracle.checked
     } else {
         world.apps.iter().map(|a| a.bytes_moved).sum()
     };
@@ -188,6 +192,7 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
         window_reason: a.opened.as_ref().map(|o| o.reason.clone()),
         seed: p.seed,
         directions,
+        unreliable: super::unreliable::summary(&world),
         ..PerfResult::default()
     };
     result.fill_rates();

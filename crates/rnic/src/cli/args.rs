@@ -440,6 +440,11 @@ impl PerfCmd {
             self.inline_size
                 .filter(|&i| i > 0)
                 .map(|i| Override::new("nic.wqe_bytes", n((64 + i).div_ceil(64) * 64))),
+            // perftest -c/--connection RC|UC|UD (checked by `compat.check`).
+            self.compat
+                .connection
+                .as_ref()
+                .map(|c| Override::new("qp.transport", c.to_ascii_lowercase())),
         ]
         .into_iter()
         .flatten()

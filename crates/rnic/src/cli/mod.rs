@@ -303,9 +303,13 @@ pub fn run_and_report(
         }
     }
     writeln!(err, "{}", text::summary(&result))?;
-    for line in [text::window_line(&result), text::window_warning(&result)]
-        .into_iter()
-        .flatten()
+    for line in [
+        text::window_line(&result),
+        text::unreliable_line(&result),
+        text::window_warning(&result),
+    ]
+    .into_iter()
+    .flatten()
     {
         writeln!(err, "{line}")?;
     }

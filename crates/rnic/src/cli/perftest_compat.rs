@@ -56,7 +56,7 @@ const ENCRYPTION: &str = "rnic models RoCEv2 without inline encryption";
 const DC: &str = "rnic models RC queue pairs, not Dynamically Connected transport";
 const TOS: &str =
     "rdma_cm's type of service is not modelled: --tclass N sets every frame's TOS byte";
-const MULTICAST: &str = "rnic models unicast RC traffic only";
+const MULTICAST: &str = "rnic models unicast traffic only (no UD multicast groups)";
 
 /// Every perftest flag `rnic perf` does not implement as perftest does.
 pub const COMPAT_FLAGS: &[CompatFlag] = &[
@@ -261,10 +261,10 @@ impl PerftestCompat {
     /// notes of the ignored ones (one line each) otherwise.
     pub fn check(&self) -> Result<Vec<String>, crate::UsageError> {
         if let Some(c) = &self.connection {
-            if !c.eq_ignore_ascii_case("RC") {
+            if !["RC", "UC", "UD"].iter().any(|t| c.eq_ignore_ascii_case(t)) {
                 return Err(crate::UsageError(format!(
-                    "--connection {c}: rnic runs RC queue pairs only (UC and UD are not \
-                     modelled yet); leave out -c or give -c RC"
+                    "--connection {c}: rnic runs RC, UC and UD queue pairs (perftest's XRC, \
+                     DC and SRD are not modelled); give -c RC, -c UC or -c UD"
                 )));
             }
         }
@@ -394,14 +394,21 @@ mod tests {
         let e = c.check().unwrap_err().to_string();
         assert!(e.contains("--use-srq") && e.contains("not modelled"), "{e}");
         let c = PerftestCompat {
-            connection: Some("UD".into()),
+            connection: Some("DC".into()),
             ..Default::default()
         };
         assert!(c
             .check()
             .unwrap_err()
             .to_string()
-            .contains("--connection UD"));
+            .contains("--connection DC"));
+        for t in ["UD", "uc"] {
+            let c = PerftestCompat {
+                connection: Some(t.into()),
+                ..Default::default()
+            };
+            assert!(c.check().unwrap().is_empty());
+        }
         let c = PerftestCompat {
             connection: Some("rc".into()),
             ..Default::default()

@@ -699,7 +699,7 @@ fn repro_lists_and_checks() {
     assert_eq!((l.code, &l.out), (0, &r.out));
     let r = rnic(&["repro", "csrna", "--check"]);
     assert_eq!(r.code, 0, "{}", r.err);
-    assert_eq!(r.out.lines().count(), 6, "{}", r.out);
+    assert_eq!(r.out.lines().count(), 7, "{}", r.out);
 }
 
 mod fuzz {

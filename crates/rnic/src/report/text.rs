@@ -50,7 +50,15 @@ pub fn test_info(spec: &PerfSpec, cfg: &Config) -> String {
     let _ = writeln!(o, "{title}Test");
     let _ = writeln!(o, " Dual-port       : OFF\t\tDevice         : rnic0");
     let _ = writeln!(o, " Number of qps   : {}\t\tTransport type : IB", spec.qps);
-    let _ = writeln!(o, " Connection type : RC\t\tUsing SRQ      : OFF");
+    let _ = writeln!(
+        o,
+        " Connection type : {}\t\tUsing SRQ      : OFF",
+        match cfg.qp.transport {
+            crate::config::Transport::Rc => "RC",
+            crate::config::Transport::Uc => "UC",
+            crate::config::Transport::Ud => "UD",
+        }
+    );
     let _ = writeln!(o, " PCIe relax order: OFF");
     let _ = writeln!(o, " ibv_wr* API     : OFF");
     let _ = writeln!(o, " TX depth        : {}", spec.tx_depth);
@@ -282,6 +290,26 @@ pub fn window_line(result: &PerfResult) -> Option<String> {
     let at = result.window_open_us?;
     let why = result.window_reason.as_deref().unwrap_or("");
     Some(format!("rnic: window opened at {at:.3} µs: {why}"))
+}
+
+/// UC/UD runs: the messages sent, received and lost, for stderr after the summary (`None`
+/// for RC runs).
+pub fn unreliable_line(result: &PerfResult) -> Option<String> {
+    let u = result.unreliable.as_ref()?;
+    Some(format!(
+        "rnic: {}: {} messages sent, {} received whole, {} lost (UC messages abandoned after \
+         a lost packet {}, no receive posted {}, Q_Key mismatches {}, receive errors {}; \
+         ping-pong iterations given up {}); what arrived was verified",
+        u.transport.to_uppercase(),
+        u.messages_sent,
+        u.messages_received,
+        u.messages_lost,
+        u.uc_messages_abandoned,
+        u.no_recv_messages,
+        u.qkey_mismatches,
+        u.recv_errors,
+        u.iterations_given_up
+    ))
 }
 
 /// The warning of a `-D` run whose rate never settled (`None` otherwise): the figures are

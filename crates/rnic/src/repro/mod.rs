@@ -284,7 +284,7 @@ mod tests {
     #[test]
     fn paper_keys_select_their_experiments() {
         let g = select("csrna").unwrap();
-        assert_eq!(g.len(), 6);
+        assert_eq!(g.len(), 7);
         assert!(g.iter().all(|r| r.id.starts_with("csrna-")));
         assert_eq!(paper_of("csrna-peak").map(|p| p.key), Some("csrna"));
         assert!(paper_of("nope").is_none());

@@ -105,6 +105,9 @@ pub struct QpAttr {
     /// many packets (1..=2^23; default 16, as rxe); the last packet of a message and every
     /// READ and atomic always ask.
     pub ack_req_every: Option<u32>,
+    /// UD QPs: the Q_Key a received datagram must carry, and the one this QP's datagrams
+    /// carry (RESET -> INIT requires it for UD; RC and UC refuse it).
+    pub qkey: Option<u32>,
 }
 
 /// Upper bound of max_rd_atomic / max_dest_rd_atomic (Linux rxe's RXE_MAX_QP_RD_ATOM).
@@ -177,6 +180,7 @@ impl QpAttr {
                 AttrMask::MAX_OUTSTANDING_PSNS,
             ),
             (self.ack_req_every.is_some(), AttrMask::ACK_REQ_EVERY),
+            (self.qkey.is_some(), AttrMask::QKEY),
         ];
         for (given, bit) in flags {
             if given {
@@ -279,7 +283,7 @@ impl QpAttr {
 
 /// Bit set of modify_qp attributes (the IB attribute mask, for the attributes RC uses).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct AttrMask(u16);
+pub(crate) struct AttrMask(u32);
 
 impl AttrMask {
     pub const EMPTY: AttrMask = AttrMask(0);
@@ -299,8 +303,10 @@ impl AttrMask {
     pub const MAX_RD_ATOMIC: AttrMask = AttrMask(1 << 13);
     pub const MAX_OUTSTANDING_PSNS: AttrMask = AttrMask(1 << 14);
     pub const ACK_REQ_EVERY: AttrMask = AttrMask(1 << 15);
+    /// UD only: the QP's Q_Key.
+    pub const QKEY: AttrMask = AttrMask(1 << 16);
 
-    const NAMES: [&'static str; 16] = [
+    const NAMES: [&'static str; 17] = [
         "port",
         "pkey",
         "access",
@@ -317,6 +323,7 @@ impl AttrMask {
         "max_rd_atomic",
         "max_outstanding_psns",
         "ack_req_every",
+        "qkey",
     ];
 
     pub const fn union(self, other: AttrMask) -> AttrMask {

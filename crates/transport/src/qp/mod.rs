@@ -5,7 +5,7 @@
 //! `VecDeque`s that own no heap memory while empty, attributes are packed integers, and the
 //! per-QP timers are two optional deadlines feeding the device-wide heap.
 
-mod attr;
+pub(crate) mod attr;
 pub(crate) mod transition;
 
 pub use attr::{AddressVector, QpAttr, QpInit, QpState, MAX_RD_ATOMIC};
@@ -16,6 +16,7 @@ use crate::pd::PdId;
 use crate::reliability::ReliabilityMode;
 use crate::requester::Requester;
 use crate::responder::Responder;
+use crate::service::ServiceType;
 use crate::stats::TransportStats;
 use crate::timer::ack_timeout_ps;
 use rnic_wire::{udp_entropy_port, FrameAddr, FrameRepr, RoceRepr};
@@ -60,6 +61,8 @@ pub(crate) struct QpConfig {
     pub max_outstanding_psns: u32,
     /// AckReq on every this many packets inside a long message.
     pub ack_req_every: u32,
+    /// UD: the Q_Key received datagrams must carry and sent ones carry.
+    pub qkey: u32,
 }
 
 impl Default for QpConfig {
@@ -80,6 +83,7 @@ impl Default for QpConfig {
             max_dest_rd_atomic: 0,
             max_outstanding_psns: crate::requester::MAX_OUTSTANDING_PSNS,
             ack_req_every: crate::requester::ACK_REQ_INTERVAL_PKTS,
+            qkey: crate::service::DEFAULT_QKEY,
         }
     }
 }
@@ -95,6 +99,8 @@ pub(crate) struct Qp {
     pub max_send_wr: u32,
     pub max_recv_wr: u32,
     pub mode: ReliabilityMode,
+    /// RC, UC or UD (fixed at creation).
+    pub service: ServiceType,
     pub cfg: QpConfig,
     pub req: Requester,
     pub resp: Responder,
@@ -107,12 +113,15 @@ pub(crate) struct Qp {
     pub sq_done: u64,
     /// The out-of-order engine of an ORNIC / MP-RDMA QP (see `ooo_qp.rs`).
     pub ooo: Option<Box<crate::ooo_qp::OooQp>>,
+    /// UC/UD: messages received whole (the receiver's count of what arrived).
+    pub msgs_received: u64,
 }
 
 impl Qp {
-    pub(crate) fn new(qpn: u32, init: &QpInit, mode: ReliabilityMode) -> Qp {
+    pub(crate) fn new(qpn: u32, init: &QpInit, mode: ReliabilityMode, service: ServiceType) -> Qp {
         Qp {
             qpn,
+            service,
             state: QpState::Reset,
             pd: init.pd,
             send_cq: init.send_cq,
@@ -127,6 +136,7 @@ impl Qp {
             in_tx_queue: false,
             sq_done: 0,
             ooo: None,
+            msgs_received: 0,
         }
     }
 
@@ -235,6 +245,9 @@ impl Qp {
         }
         if let Some(v) = attr.ack_req_every {
             c.ack_req_every = v;
+        }
+        if let Some(v) = attr.qkey {
+            c.qkey = v;
         }
         if attr.av.is_some() || attr.dest_qp_num.is_some() {
             c.udp_sport =
@@ -353,6 +366,7 @@ pub(crate) fn recv_completion(
         qpn,
         imm: None,
         invalidated_rkey: None,
+        src_qp: None,
     }
 }
 

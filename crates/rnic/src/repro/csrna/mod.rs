@@ -1,6 +1,6 @@
 //! csRNA: Kang et al., "Towards Connection-Scalable RNIC Architecture" (published as
 //! "csRNA: Connection-Scalable RDMA NIC Architecture in Datacenter Environment", IEEE ICCD
-//! 2022). Its six experiments, one module each, and their claims.
+//! 2022). Its seven experiments, one module each, and their claims.
 //!
 //! The evaluators (`eval_*`) are plain functions of curves (x = QPs or bytes, y = Mops or µs)
 //! so they can be tested on synthetic data; the `evaluate` wrappers pull the curves out of
@@ -21,12 +21,14 @@ mod memory;
 mod ooocap;
 mod placement;
 mod rate;
+mod ud_latency;
 
 pub use latency::{eval_latency, LatencyCurves};
 pub use memory::eval_memory;
 pub use ooocap::{eval_ooocap, formula2_claim};
 pub use placement::{eval_placement, PlacementPoint, PCIE_BOUND_UTIL, PLACEMENT_EFFECT};
 pub use rate::{eval_fcfs, eval_peak};
+pub use ud_latency::{eval_ud_latency, UD_FLAT_US, UD_RISE_US};
 
 use super::Paper;
 
@@ -57,5 +59,6 @@ pub const PAPER: Paper = Paper {
         ooocap::EXPERIMENT,
         placement::EXPERIMENT,
         memory::EXPERIMENT,
+        ud_latency::EXPERIMENT,
     ],
 };

@@ -1,0 +1,229 @@
+//! Fuzzing live UC and UD QPs: the live-QP attack of [`super::live_qp`] aimed at the
+//! unreliable services. Two UC (or UD) QPs carry real SENDs and WRITEs while forged frames,
+//! mostly of the service's own opcodes (UC SEND/WRITE first/middle/last/only with
+//! immediate; UD SEND ONLY with a DETH whose Q_Key is usually right), with PSNs around and
+//! far from the expected one, hostile RETHs and payloads up to past the PMTU, are injected
+//! at both ends. Nothing may panic, no byte outside a registered region may be read or
+//! written, and the QPs must stay in RTS: the unreliable services drop what they refuse and
+//! never go to ERR for a peer's packet.
+
+use rnic_sim::Rng;
+use rnic_transport::{
+    Access, Memory, MrKeys, QpState, RecvWr, RemoteAddr, SendWr, ServiceType, Sge, WrOpcode,
+};
+use rnic_wire::FrameRepr;
+
+use super::live_qp::forge;
+use crate::conformance::{UD_QKEY, UNRELIABLE_OPCODES};
+use crate::fabric::Impairments;
+use crate::pair::{Pair, QpParams, A, B};
+
+const BASE: u64 = 0x2000_0000;
+const LEN: u64 = 1 << 20;
+const PMTU: u32 = 1024;
+
+/// What an unreliable-service fuzzing run did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UnreliableFuzzReport {
+    pub inputs: u64,
+    /// Frames the devices refused (forged and real).
+    pub refused: u64,
+    pub real_ops_posted: u64,
+    /// Messages the two receivers took whole (real and forged).
+    pub messages_received: u64,
+    pub frames_exchanged: u64,
+}
+
+/// Injects `inputs` hostile frames into a UC or UD pair (`service`). `Err` names the first
+/// access outside a registered region, a changed guard byte or a QP that left RTS.
+pub fn fuzz_unreliable_qps(
+    seed: u64,
+    inputs: u64,
+    service: ServiceType,
+) -> Result<UnreliableFuzzReport, String> {
+    let mut rng = Rng::new(seed);
+    let mut pair = Pair::new(seed, Impairments::clean(500_000));
+    let keys: Vec<MrKeys> = [A, B]
+        .iter()
+        .map(|&n| {
+            pair.reg_mr(n, BASE, LEN, Access::all())
+                .map_err(|e| e.to_string())
+        })
+        .collect::<Result<_, _>>()?;
+    let guard = vec![0xA5u8; 4096];
+    for n in [A, B] {
+        pair.nodes[n].mem.bytes.write(BASE - 4096, &guard);
+        pair.nodes[n].mem.bytes.write(BASE + LEN, &guard);
+    }
+    let params = QpParams {
+        pmtu: PMTU,
+        ..QpParams::default()
+    };
+    let qps = pair
+        .connect_service(params, service, UD_QKEY)
+        .map_err(|e| e.to_string())?;
+    let ops: Vec<_> = UNRELIABLE_OPCODES
+        .iter()
+        .copied()
+        .filter(|op| service.carries(*op))
+        .collect();
+    let mut report = UnreliableFuzzReport::default();
+    let mut frame = Vec::with_capacity(4200);
+    let payload: Vec<u8> = (0..PMTU as usize + 64).map(|i| i as u8).collect();
+    for _ in 0..inputs {
+        report.inputs += 1;
+        if rng.gen_bool(0.05) {
+            post_real_op(&mut pair, &mut rng, qps, &keys, service);
+            report.real_ops_posted += 1;
+        }
+        let dst = rng.gen_index(2);
+        let dest_qp = match rng.gen_range(0..20) {
+            0 => rng.gen_range(0..1 << 24) as u32,
+            _ if dst == A => qps.0,
+            _ => qps.1,
+        };
+        let near = [pair.last_request_psn(B), pair.last_request_psn(A)];
+        forge(
+            &mut rng, &keys, dst, dest_qp, near, &payload, &ops, &mut frame,
+        );
+        if rng.gen_bool(0.7) {
+            set_qkey(&mut frame, UD_QKEY);
+        }
+        let now = pair.now_ps();
+        let node = &mut pair.nodes[dst];
+        if node.dev.handle_packet(now, &frame, &mut node.mem).is_err() {
+            report.refused += 1;
+        }
+        for _ in 0..rng.gen_range(0..4) {
+            if !pair.step() {
+                break;
+            }
+        }
+        for (n, q) in [(A, qps.0), (B, qps.1)] {
+            let st = pair.nodes[n].dev.qp_state(q);
+            if st != Some(QpState::Rts) {
+                return Err(format!("node {n} QP {q:#x} left RTS: {st:?}"));
+            }
+        }
+    }
+    pair.run(pair.now_ps() + 1_000_000_000);
+    report.frames_exchanged = pair.frames_sent();
+    report.refused += pair.nodes.iter().map(|n| n.rx_dropped).sum::<u64>();
+    report.messages_received = [(A, qps.0), (B, qps.1)]
+        .iter()
+        .map(|&(n, q)| pair.nodes[n].dev.qp_messages_received(q))
+        .sum();
+    for n in [A, B] {
+        let v = pair.nodes[n].mem.violations();
+        if let Some(first) = v.first() {
+            return Err(format!(
+                "node {n}: {} accesses outside every MR, first {first:?}",
+                v.len()
+            ));
+        }
+        for at in [BASE - 4096, BASE + LEN] {
+            let mut g = vec![0; 4096];
+            pair.nodes[n].mem.bytes.read(at, &mut g);
+            if g != guard {
+                return Err(format!("node {n}: guard bytes at {at:#x} changed"));
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// Rewrites the DETH Q_Key of a forged UD frame (re-emitted so the ICRC stays valid);
+/// other frames are left alone.
+fn set_qkey(frame: &mut Vec<u8>, qkey: u32) {
+    let Ok(f) = FrameRepr::parse(frame) else {
+        return;
+    };
+    let Some(mut d) = f.roce.deth else {
+        return;
+    };
+    d.qkey = qkey;
+    let payload = f.roce.payload.to_vec();
+    let roce = f.roce.with_deth(d);
+    let roce = rnic_wire::RoceRepr {
+        payload: &payload,
+        ..roce
+    };
+    let out = FrameRepr { roce, ..f };
+    let mut buf = Vec::with_capacity(frame.len());
+    out.emit(&mut buf);
+    *frame = buf;
+}
+
+/// Real traffic: SENDs (with a receive posted at the peer, which the attack may consume
+/// first) and, on UC, WRITEs.
+fn post_real_op(
+    pair: &mut Pair,
+    rng: &mut Rng,
+    qps: (u32, u32),
+    keys: &[MrKeys],
+    service: ServiceType,
+) {
+    let from = rng.gen_index(2);
+    let (qpn, peer_qpn) = if from == A { qps } else { (qps.1, qps.0) };
+    let max = if service == ServiceType::Ud {
+        u64::from(PMTU)
+    } else {
+        3 * u64::from(PMTU)
+    };
+    let len = rng.gen_range(0..max + 1) as u32;
+    let off = rng.gen_range(0..LEN - 4 * u64::from(PMTU)) & !7;
+    let write = service == ServiceType::Uc && rng.gen_bool(0.5);
+    if !write {
+        let r = RecvWr::new(
+            rng.next_u64(),
+            vec![Sge {
+                addr: BASE + off,
+                len: 40 + 3 * PMTU,
+                lkey: keys[1 - from].lkey,
+            }],
+        );
+        let _ = pair.post_recv(1 - from, peer_qpn, r);
+    }
+    let wr = SendWr {
+        wr_id: rng.next_u64(),
+        opcode: if write {
+            WrOpcode::Write
+        } else {
+            WrOpcode::Send
+        },
+        sgl: vec![Sge {
+            addr: BASE + off,
+            len,
+            lkey: keys[from].lkey,
+        }],
+        signaled: true,
+        solicited: false,
+        imm: None,
+        remote: write.then_some(RemoteAddr {
+            va: BASE + off,
+            rkey: keys[1 - from].rkey,
+        }),
+        atomic: None,
+        invalidate_rkey: None,
+    };
+    // A full send queue refuses the post; that is the verbs answer, not a bug.
+    let _ = pair.post_send(from, qpn, wr);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_attacks_on_uc_and_ud_are_survived() {
+        for service in [ServiceType::Uc, ServiceType::Ud] {
+            let r = fuzz_unreliable_qps(5, 5_000, service).unwrap();
+            assert_eq!(r.inputs, 5_000);
+            assert!(
+                r.refused > 100 && r.real_ops_posted > 100,
+                "{service:?} {r:?}"
+            );
+            assert!(r.messages_received > 50, "{service:?} {r:?}");
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! UC/UD ping-pong latency tests under loss: a lost ping or pong is never resent, so the
+//! client would wait forever (perftest itself hangs there). Each post arms a give-up after
+//! `Perftest::lat_give_up_ps`; if the iteration is still open then, it is counted as given
+//! up (no latency sample) and the next one starts. The event carries only the QP (events
+//! stay two words); the post time tells whose give-up it is. Iterations that complete are measured
+//! as always.
+
+use rnic_sim::TimePs;
+
+use super::perftest::{HostCx, Perftest};
+use crate::event::{Ev, HostEv};
+
+impl Perftest {
+    /// The client `node` posted iteration `lat_k` on `qpn` at `at`: arm its give-up.
+    pub(crate) fn lat_arm_give_up(
+        &mut self,
+        node: usize,
+        qpn: u32,
+        at: TimePs,
+        cx: &mut HostCx<'_>,
+    ) {
+        let Some(after) = self.lat_give_up_ps.filter(|_| self.unreliable) else {
+            return;
+        };
+        cx.q.push(
+            at.saturating_add(after),
+            Ev::Host {
+                node: node as u32,
+                ev: HostEv::LatGiveUp { qpn },
+            },
+        );
+    }
+
+    /// A give-up is due at `now`. It is the current iteration's if that iteration was
+    /// posted one give-up time ago (each post arms one, and posts are strictly later than
+    /// the ones before, so an earlier iteration's give-up comes too early and is stale):
+    /// then the iteration is abandoned and the next one starts.
+    pub(crate) fn on_lat_give_up(&mut self, now: TimePs, cx: &mut HostCx<'_>) {
+        let Some(after) = self.lat_give_up_ps else {
+            return;
+        };
+        let current = now >= self.lat_post.saturating_add(after);
+        if self.finished || !current || !self.procs.is_empty() {
+            return;
+        }
+        self.lat_given_up += 1;
+        self.lat_k += 1;
+        let done = if self.duration_mode {
+            now >= self.window.1
+        } else {
+            self.lat_k >= self.iters
+        };
+        if done {
+            self.finished = true;
+            return;
+        }
+        self.lat_post_next(now, cx);
+    }
+}

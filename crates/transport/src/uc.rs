@@ -1,0 +1,237 @@
+//! The receiver of an unreliable-connection (UC) QP (IBA 9.8.4; Linux rxe's UC paths in
+//! `rxe_resp.c`).
+//!
+//! UC keeps RC's in-order PSN and opcode sequence but never answers: no ACK, no NAK, no RNR.
+//! A packet at the expected PSN continues (or opens) a message. A PSN gap means packets were
+//! lost: the message being received is abandoned (its WRITE bytes already placed stay, its
+//! RECV is not consumed and takes the next SEND from its start), and every MIDDLE/LAST is
+//! dropped until a FIRST or ONLY opens a new message, whatever its PSN: the receiver resumes
+//! there. A PSN behind the expected one is a duplicate the network made (UC never resends)
+//! and is dropped. Errors that RC NAKs (opcode sequence, length, R_Key, bounds, access) drop
+//! the message instead and the QP stays in RTS; a SEND longer than its RECV completes the
+//! RECV with LOC_LEN_ERR, a RECV SGE failing its MR check with LOC_PROT_ERR. A SEND that
+//! finds no RECV posted is dropped. Each loss is counted in
+//! [`crate::TransportStats::unreliable`].
+
+use crate::cq::{Completion, WcOpcode, WcStatus};
+use crate::memory::Memory;
+use crate::mr::Access;
+use crate::op::{classify_request, Pos, ReqKind};
+use crate::psn::{psn_add, psn_diff};
+use crate::qp::{post_completion, recv_completion, Ctx, Qp};
+use crate::responder::{placement_offset, OpenMsg, MAX_MSG_BYTES};
+use crate::sgl::{scatter, SglError};
+use crate::RxDrop;
+use rnic_wire::{Opcode, RoceRepr};
+
+/// Why a UC message is dropped (the `RxDrop::UnreliableDiscard` text).
+const GAP: &str = "UC message lost a packet (PSN gap); waiting for the next FIRST/ONLY";
+const SKIPPED: &str = "UC packet after a lost one; waiting for the next FIRST/ONLY";
+const NO_RECV: &str = "UC message with no receive posted";
+const RECV_REFUSED: &str = "UC SEND refused by its receive buffer";
+
+impl Qp {
+    /// A UC SEND/WRITE packet for this QP's receiver.
+    pub(crate) fn handle_uc_request(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        mem: &mut dyn Memory,
+        pkt: &RoceRepr<'_>,
+    ) -> Result<(), RxDrop> {
+        let op = pkt.bth.opcode;
+        // UC opcodes are the RC operation codes with transport bits 001.
+        let (kind, pos) = Opcode::from_u8(op.as_u8() & 0x1F)
+            .ok()
+            .and_then(classify_request)
+            .filter(|(k, _)| matches!(k, ReqKind::Send | ReqKind::Write))
+            .ok_or(RxDrop::UnsupportedOpcode(op))?;
+        let psn = pkt.bth.psn;
+        let d = psn_diff(psn, self.resp.epsn);
+        if d < 0 {
+            ctx.stats.duplicate_requests += 1;
+            return Err(RxDrop::UnreliableDiscard(
+                "UC duplicate (PSN behind the expected)",
+            ));
+        }
+        if d > 0 {
+            // Packets were lost: what was being received cannot complete.
+            self.uc_abandon(ctx);
+        }
+        self.resp.epsn = psn_add(psn, 1);
+        if self.resp.open.is_none() && !pos.starts() {
+            ctx.stats.unreliable.uc_packets_skipped += 1;
+            return Err(RxDrop::UnreliableDiscard(if d > 0 { GAP } else { SKIPPED }));
+        }
+        if self.resp.open.is_some() && pos.starts() {
+            // The last packet of the open message was lost at the PSN just before: a new
+            // message begins here.
+            self.uc_abandon(ctx);
+        }
+        match self.uc_data_packet(ctx, mem, pkt, kind, pos) {
+            Ok(()) => Ok(()),
+            Err(why) => {
+                // One count per lost message, under its cause.
+                self.resp.open = None;
+                if why != NO_RECV && why != RECV_REFUSED {
+                    ctx.stats.unreliable.uc_messages_abandoned += 1;
+                }
+                Err(RxDrop::UnreliableDiscard(why))
+            }
+        }
+    }
+
+    /// Drops the message being received (its RECV stays posted for the next SEND).
+    fn uc_abandon(&mut self, ctx: &mut Ctx<'_>) {
+        if self.resp.open.take().is_some() {
+            ctx.stats.unreliable.uc_messages_abandoned += 1;
+        }
+    }
+
+    /// Places one in-sequence packet; `Err` drops the message it belongs to.
+    fn uc_data_packet(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        mem: &mut dyn Memory,
+        pkt: &RoceRepr<'_>,
+        kind: ReqKind,
+        pos: Pos,
+    ) -> Result<(), &'static str> {
+        let pmtu = u64::from(self.cfg.pmtu);
+        let plen = pkt.payload.len() as u64;
+        if matches!(self.resp.open, Some(o) if o.kind != kind) {
+            return Err("UC opcode sequence error (SEND and WRITE packets mixed)");
+        }
+        let len_ok = match pos {
+            Pos::First | Pos::Middle => plen == pmtu,
+            Pos::Only => plen <= pmtu,
+            Pos::Last => plen >= 1 && plen <= pmtu,
+        };
+        if !len_ok {
+            return Err("UC payload length does not fit its position in the message");
+        }
+        let mut msg = match self.resp.open {
+            Some(o) => o,
+            None => {
+                let mut o = OpenMsg {
+                    kind,
+                    start_psn: pkt.bth.psn,
+                    va: 0,
+                    rkey: 0,
+                    dma_len: 0,
+                    received: 0,
+                };
+                if kind == ReqKind::Write {
+                    if !self.cfg.access.contains(Access::REMOTE_WRITE) {
+                        return Err("UC WRITE to a QP without REMOTE_WRITE access");
+                    }
+                    let reth = pkt.reth.ok_or("UC WRITE FIRST/ONLY without RETH")?;
+                    if reth.dma_len > 0
+                        && ctx
+                            .mrs
+                            .check(
+                                reth.rkey,
+                                self.pd,
+                                reth.va,
+                                u64::from(reth.dma_len),
+                                Access::REMOTE_WRITE,
+                            )
+                            .is_err()
+                    {
+                        return Err("UC WRITE refused by the R_Key check");
+                    }
+                    if u64::from(reth.dma_len) > MAX_MSG_BYTES {
+                        return Err("UC WRITE longer than 2^31 bytes");
+                    }
+                    o.va = reth.va;
+                    o.rkey = reth.rkey;
+                    o.dma_len = reth.dma_len;
+                }
+                o
+            }
+        };
+        let needs_recv = kind == ReqKind::Send || (pos.ends() && pkt.imm.is_some());
+        if needs_recv && self.resp.rq.is_empty() {
+            ctx.stats.unreliable.no_recv_messages += 1;
+            return Err(NO_RECV);
+        }
+        let offset = placement_offset(msg.start_psn, pkt.bth.psn, self.cfg.pmtu);
+        match kind {
+            ReqKind::Write => {
+                if offset + plen > u64::from(msg.dma_len) {
+                    return Err("UC WRITE longer than its RETH length");
+                }
+                if plen > 0 {
+                    let addr = msg
+                        .va
+                        .checked_add(offset)
+                        .ok_or("UC WRITE address overflow")?;
+                    ctx.mrs
+                        .check(msg.rkey, self.pd, addr, plen, Access::REMOTE_WRITE)
+                        .map_err(|_| "UC WRITE outside its memory region")?;
+                    mem.write(addr, pkt.payload);
+                }
+            }
+            _ => {
+                let Some(recv) = self.resp.rq.front() else {
+                    return Err(NO_RECV);
+                };
+                if let Err(e) = scatter(mem, ctx.mrs, self.pd, &recv.sgl, offset, pkt.payload) {
+                    let status = match e {
+                        SglError::TooLong => WcStatus::LocLenErr,
+                        SglError::Protection(_) => WcStatus::LocProtErr,
+                    };
+                    self.uc_recv_error(ctx, status);
+                    return Err(RECV_REFUSED);
+                }
+            }
+        }
+        msg.received = (offset + plen) as u32;
+        if !pos.ends() {
+            self.resp.open = Some(msg);
+            return Ok(());
+        }
+        self.resp.open = None;
+        if kind == ReqKind::Write && msg.received != msg.dma_len {
+            return Err("UC WRITE shorter than its RETH length");
+        }
+        self.resp.msn = psn_add(self.resp.msn, 1);
+        if !needs_recv {
+            self.msgs_received += 1;
+        } else {
+            let Some(recv) = self.resp.rq.pop_front() else {
+                return Err(NO_RECV);
+            };
+            let c = Completion {
+                wr_id: recv.wr_id,
+                status: WcStatus::Success,
+                opcode: if kind == ReqKind::Send {
+                    WcOpcode::Recv
+                } else {
+                    WcOpcode::RecvRdmaWithImm
+                },
+                byte_len: msg.received,
+                qpn: self.qpn,
+                imm: pkt.imm,
+                invalidated_rkey: None,
+                src_qp: None,
+            };
+            self.msgs_received += 1;
+            if !post_completion(ctx, self.recv_cq, c) {
+                // A CQ overrun is a CQ error for every service: the QP goes to ERR.
+                self.enter_error(ctx);
+            }
+        }
+        Ok(())
+    }
+
+    /// The RECV in use failed (too short, or an SGE refused): it completes with `status`.
+    pub(crate) fn uc_recv_error(&mut self, ctx: &mut Ctx<'_>, status: WcStatus) {
+        ctx.stats.unreliable.recv_errors += 1;
+        if let Some(r) = self.resp.rq.pop_front() {
+            let c = recv_completion(self.qpn, r.wr_id, status, WcOpcode::Recv, 0);
+            if !post_completion(ctx, self.recv_cq, c) {
+                self.enter_error(ctx);
+            }
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! The requester of the unreliable services (UC and UD): the RC segmentation without any
+//! acknowledgement.
+//!
+//! A WQE is cut into PMTU packets exactly as RC cuts it (UD messages are one packet, checked
+//! at post time), with the service's opcodes (UC: the RC operation codes with transport bits
+//! 001, a RETH on WRITE FIRST/ONLY; UD: SEND ONLY with a DETH carrying the QP's Q_Key and its
+//! own QPN). AckReq is never set and no ACK timer runs: nothing will answer. The WQE completes
+//! (a CQE if signaled) as soon as its last packet is built, "at transmission" as IBA 9.8.3
+//! and every RNIC do for UC/UD: the sender cannot know whether the message arrived. `una`
+//! follows the sent PSNs, so the RC packet window never closes.
+
+use crate::memory::Memory;
+use crate::op::Pos;
+use crate::psn::{psn_add, psn_diff};
+use crate::qp::{Ctx, Qp, TxOut};
+use crate::sgl::{gather, SglError};
+use crate::wr::WrOpcode;
+use crate::{ServiceType, TxMeta, WcStatus};
+use rnic_wire::{BthRepr, DethRepr, RethRepr, RoceRepr};
+
+impl Qp {
+    /// Builds the next UC or UD request packet into `out.buf`, if there is one to send.
+    pub(crate) fn next_unreliable_request(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        out: &mut TxOut<'_>,
+        mem: &dyn Memory,
+    ) -> Option<TxMeta> {
+        if !self.req_can_send() {
+            return None;
+        }
+        let idx = self.req.cursor as usize;
+        let psn = self.req.psn;
+        {
+            let w = self.req.sq.get_mut(idx)?;
+            if !w.started {
+                w.started = true;
+                w.start_psn = psn;
+                self.req.n_started += 1;
+            }
+        }
+        let pmtu = self.cfg.pmtu;
+        let w = self.req.sq.get(idx)?;
+        let i = psn_diff(psn, w.start_psn);
+        if i < 0 || i as u32 >= w.npkts {
+            self.fail_wqe(ctx, idx, WcStatus::LocQpOpErr);
+            return None;
+        }
+        let i = i as u32;
+        let pos = Pos::of(i, w.npkts);
+        let opcode = self.service.request_opcode(w.wr.opcode, pos);
+        let offset = u64::from(i) * u64::from(pmtu);
+        let payload_len = (u64::from(w.len) - offset).min(u64::from(pmtu)) as usize;
+        let is_write = matches!(w.wr.opcode, WrOpcode::Write | WrOpcode::WriteImm);
+        let reth = (is_write && pos.starts()).then(|| {
+            let remote = w.wr.remote.unwrap_or_default();
+            RethRepr {
+                va: remote.va,
+                rkey: remote.rkey,
+                dma_len: w.len,
+            }
+        });
+        let deth = (self.service == ServiceType::Ud).then_some(DethRepr {
+            qkey: self.cfg.qkey,
+            src_qp: self.qpn,
+        });
+        if payload_len > 0 {
+            out.scratch.resize(payload_len, 0);
+            if let Err(e) = gather(
+                mem,
+                ctx.mrs,
+                self.pd,
+                &w.wr.sgl,
+                offset,
+                &mut out.scratch[..payload_len],
+            ) {
+                let status = match e {
+                    SglError::Protection(_) => WcStatus::LocProtErr,
+                    SglError::TooLong => WcStatus::LocLenErr,
+                };
+                self.fail_wqe(ctx, idx, status);
+                return None;
+            }
+        }
+        let bth = BthRepr {
+            opcode,
+            solicited: w.wr.solicited
+                && pos.ends()
+                && matches!(
+                    w.wr.opcode,
+                    WrOpcode::Send | WrOpcode::SendImm | WrOpcode::WriteImm
+                ),
+            mig_req: false,
+            pad_count: 0,
+            tver: 0,
+            pkey: self.cfg.pkey,
+            fecn: false,
+            becn: false,
+            dest_qp: self.cfg.dest_qpn,
+            ack_req: false,
+            psn,
+        };
+        let roce = RoceRepr::new(bth, &out.scratch[..payload_len])
+            .with_reth(reth)
+            .with_deth(deth)
+            .with_imm(opcode.has_immdt().then(|| w.wr.imm.unwrap_or(0)));
+        let frame_len = Qp::emit(
+            &self.cfg,
+            out.src_mac,
+            out.src_ip,
+            out.ip_ident,
+            roce,
+            out.buf,
+        );
+        let end = w.end_psn();
+        let next_psn = psn_add(psn, 1);
+        self.req.psn = next_psn;
+        self.req.fresh_psn = next_psn;
+        self.req.una = next_psn;
+        if next_psn == end {
+            self.req.cursor += 1;
+            // Sent is done: nothing will acknowledge it.
+            self.complete_front(ctx, WcStatus::Success);
+        }
+        let s = &mut *ctx.stats;
+        s.tx_packets += 1;
+        s.tx_bytes += frame_len as u64;
+        s.tx_payload_bytes += payload_len as u64;
+        s.tx_requests += 1;
+        Some(TxMeta {
+            qpn: self.qpn,
+            opcode,
+            psn,
+            payload_len: payload_len as u32,
+            frame_len,
+            is_retransmit: false,
+            starts_ooo_wqe: false,
+        })
+    }
+}
