@@ -72,7 +72,20 @@ proptest! {
         let mut s = spec(test, size, if big { 1 } else { qps }, 1);
         s.iters = if big { 5 } else { iters };
         s.tx_depth = if test.is_latency() { 1 } else { depth };
-        let r = run(&cfg, &s);
+        let r = match rnic_model::run_perf_detailed(&cfg, &s, &rnic_model::RunOptions::default()) {
+            Ok(mut v) => v.remove(0),
+            // Under loss RDMA CM may run out of retries before the QPs connect (rdma_cm's
+            // 15 resends of a REP whose RTU is lost each time: 0.75^16 per connection at
+            // 50 % loss); the run then fails naming the cause, which is truthful too.
+            Err(e) => {
+                let msg = format!("{e:#}");
+                prop_assert!(
+                    loss > 0.0 && msg.contains("RDMA CM connection setup failed"),
+                    "{msg}"
+                );
+                return Ok(());
+            }
+        };
         let res = &r.result;
         let limit = wire_limit_gbps(test, size, 4096);
         prop_assert!(

@@ -489,10 +489,7 @@ impl Device {
         if !qp.pkey_matches(f.roce.bth.pkey) {
             return Err(RxDrop::PkeyMismatch(f.roce.bth.pkey));
         }
-        // The out-of-order opcodes (vendor range) belong to RC QPs with an out-of-order
-        // reliability mode.
-        let ooo_on_rc = op.is_ooo() && qp.service == ServiceType::Rc;
-        if !qp.service.carries(op) && !ooo_on_rc {
+        if !qp.service.carries(op) {
             return Err(RxDrop::UnsupportedOpcode(op));
         }
         // A UD QP takes datagrams from any peer; RC and UC only from the connected one.

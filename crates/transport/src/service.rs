@@ -52,10 +52,14 @@ impl ServiceType {
         }
     }
 
-    /// A QP of this service takes packets with opcode `op` (RC: requests and responses; UC:
-    /// its SEND/WRITE opcodes; UD: its two SEND opcodes).
+    /// A QP of this service takes packets with opcode `op` (RC: requests and responses, and
+    /// the out-of-order opcodes; UC: its SEND/WRITE opcodes; UD: its two SEND opcodes).
     pub fn carries(self, op: Opcode) -> bool {
-        op != Opcode::Cnp && op.as_u8() & 0xE0 == self.transport_bits()
+        // The out-of-order opcodes (vendor range) travel on RC QPs with an out-of-order
+        // reliability mode.
+        op != Opcode::Cnp
+            && (op.as_u8() & 0xE0 == self.transport_bits()
+                || self == ServiceType::Rc && op.is_ooo())
     }
 
     /// The opcode of a request packet at `pos` of a message of `wr` on this service: the RC
