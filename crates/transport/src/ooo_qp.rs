@@ -360,10 +360,9 @@ impl Qp {
             out.ip_ident,
             roce,
             out.buf,
+            &mut *ctx.stats,
         );
         let s = &mut *ctx.stats;
-        s.tx_packets += 1;
-        s.tx_bytes += frame_len as u64;
         s.tx_acks += 1;
         if opcode == Opcode::OooNak {
             s.naks_sent.count(NakCode::PsnSequenceError);
@@ -448,11 +447,9 @@ impl Qp {
             out.ip_ident,
             roce,
             out.buf,
+            &mut *ctx.stats,
         );
         let s = &mut *ctx.stats;
-        s.tx_packets += 1;
-        s.tx_bytes += frame_len as u64;
-        s.tx_payload_bytes += len as u64;
         s.tx_requests += 1;
         if p.retransmit {
             s.retransmitted_packets += 1;

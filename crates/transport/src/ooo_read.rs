@@ -172,11 +172,9 @@ impl Qp {
             out.ip_ident,
             roce,
             out.buf,
+            &mut *ctx.stats,
         );
         let s = &mut *ctx.stats;
-        s.tx_packets += 1;
-        s.tx_bytes += frame_len as u64;
-        s.tx_payload_bytes += n as u64;
         s.tx_read_responses += 1;
         Some(TxMeta {
             qpn: self.qpn,
@@ -223,10 +221,9 @@ impl Qp {
             out.ip_ident,
             roce,
             out.buf,
+            &mut *ctx.stats,
         );
         let s = &mut *ctx.stats;
-        s.tx_packets += 1;
-        s.tx_bytes += frame_len as u64;
         s.tx_requests += 1;
         if !first_ask {
             s.retransmitted_packets += 1;

@@ -386,6 +386,7 @@ impl Qp {
             out.ip_ident,
             roce,
             out.buf,
+            &mut *ctx.stats,
         );
         let end = w.end_psn();
 
@@ -403,9 +404,6 @@ impl Qp {
                 ack_timeout_ps(self.cfg.timeout).map(|t| ctx.now_ps.saturating_add(t));
         }
         let s = &mut *ctx.stats;
-        s.tx_packets += 1;
-        s.tx_bytes += frame_len as u64;
-        s.tx_payload_bytes += payload_len as u64;
         s.tx_requests += 1;
         if is_retransmit {
             s.retransmitted_packets += 1;

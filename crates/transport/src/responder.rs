@@ -746,11 +746,9 @@ impl Qp {
                 out.ip_ident,
                 roce,
                 out.buf,
+                &mut *ctx.stats,
             );
             let s = &mut *ctx.stats;
-            s.tx_packets += 1;
-            s.tx_bytes += frame_len as u64;
-            s.tx_payload_bytes += payload_len as u64;
             match opcode {
                 Opcode::RcAck => s.tx_acks += 1,
                 Opcode::RcAtomicAck => s.tx_atomic_acks += 1,

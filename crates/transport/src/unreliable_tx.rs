@@ -111,6 +111,7 @@ impl Qp {
             out.ip_ident,
             roce,
             out.buf,
+            &mut *ctx.stats,
         );
         let end = w.end_psn();
         let next_psn = psn_add(psn, 1);
@@ -123,9 +124,6 @@ impl Qp {
             self.complete_front(ctx, WcStatus::Success);
         }
         let s = &mut *ctx.stats;
-        s.tx_packets += 1;
-        s.tx_bytes += frame_len as u64;
-        s.tx_payload_bytes += payload_len as u64;
         s.tx_requests += 1;
         Some(TxMeta {
             qpn: self.qpn,

@@ -316,7 +316,9 @@ impl Qp {
         ip_ident: &mut u16,
         roce: RoceRepr<'_>,
         buf: &mut Vec<u8>,
+        stats: &mut crate::TransportStats,
     ) -> usize {
+        let payload_bytes = roce.payload.len() as u64;
         let frame = FrameRepr {
             addr: FrameAddr {
                 src_mac,
@@ -332,6 +334,9 @@ impl Qp {
         };
         *ip_ident = ip_ident.wrapping_add(1);
         frame.emit(buf);
+        stats.tx_packets += 1;
+        stats.tx_bytes += buf.len() as u64;
+        stats.tx_payload_bytes += payload_bytes;
         buf.len()
     }
 }
