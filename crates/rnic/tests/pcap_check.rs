@@ -355,18 +355,27 @@ fn help_lists_the_exit_statuses_of_pcap_check() {
     }
 }
 
+/// Whether tshark can be run. When it is missing the tshark checks are skipped, unless
+/// RNIC_REQUIRE_EXTERNAL_TOOLS=1 or CI is set: then missing it fails the test.
+fn tshark_installed() -> bool {
+    if Command::new("tshark").arg("--version").output().is_ok() {
+        return true;
+    }
+    let required = std::env::var_os("RNIC_REQUIRE_EXTERNAL_TOOLS").is_some_and(|v| v == "1")
+        || std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
+    assert!(
+        !required,
+        "tshark is required here: run scripts/install-test-deps.sh"
+    );
+    eprintln!("tshark not installed; skipping (scripts/install-test-deps.sh installs it)");
+    false
+}
+
 /// tshark, an independent decoder, counts the same RoCEv2 frames. Skipped when tshark is
 /// missing, unless RNIC_REQUIRE_EXTERNAL_TOOLS=1 or CI is set.
 #[test]
 fn tshark_counts_the_same_roce_frames() {
-    if Command::new("tshark").arg("--version").output().is_err() {
-        let required = std::env::var_os("RNIC_REQUIRE_EXTERNAL_TOOLS").is_some_and(|v| v == "1")
-            || std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
-        assert!(
-            !required,
-            "tshark is required here: run scripts/install-test-deps.sh"
-        );
-        eprintln!("tshark not installed; skipping (scripts/install-test-deps.sh installs it)");
+    if !tshark_installed() {
         return;
     }
     let d = scratch("tshark");
@@ -453,7 +462,7 @@ fn ornic_capture_checks_clean_and_tshark_calls_nothing_malformed() {
         "{}",
         out.stdout
     );
-    if Command::new("tshark").arg("--version").output().is_err() {
+    if !tshark_installed() {
         return;
     }
     let ts = Command::new("tshark")
@@ -512,7 +521,7 @@ fn uc_and_ud_captures_check_clean() {
             "UC RDMA_WRITE_FIRST 40"
         };
         assert!(out.stdout.contains(opcodes), "{}", out.stdout);
-        if c == "UD" && Command::new("tshark").arg("--version").output().is_ok() {
+        if c == "UD" && tshark_installed() {
             let ts = Command::new("tshark")
                 .args(["-r", s(&d.join("c.pcap")), "-T", "fields"])
                 .args(["-e", "infiniband.deth.q_key", "-e", "_ws.malformed"])
