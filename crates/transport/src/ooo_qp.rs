@@ -24,7 +24,7 @@ use crate::ooo::{
 use crate::pd::PdId;
 use crate::qp::{post_completion, Ctx, Qp, QpState, TxOut};
 use crate::reliability::{OooParams, ReliabilityMode};
-use crate::sgl::{gather, SglError};
+use crate::sgl::gather;
 use crate::wr::{SendWr, WrOpcode};
 use crate::TxMeta;
 use rnic_wire::{
@@ -419,11 +419,7 @@ impl Qp {
                 p.offset,
                 &mut out.scratch[..len],
             ) {
-                let status = match e {
-                    SglError::Protection(_) => WcStatus::LocProtErr,
-                    SglError::TooLong => WcStatus::LocLenErr,
-                };
-                self.fail_wqe(ctx, 0, status);
+                self.fail_wqe(ctx, 0, e.local_status());
                 return None;
             }
         }

@@ -44,7 +44,7 @@ use crate::op::{packets_for, request_opcode, Pos};
 use crate::psn::{psn_add, psn_diff, psn_in, psn_le, psn_lt, PSN_HALF_WINDOW};
 use crate::qp::{post_completion, Ctx, Qp, QpState, TxOut};
 use crate::responder::read_response_opcode;
-use crate::sgl::{gather, scatter, SglError};
+use crate::sgl::{gather, scatter};
 use crate::timer::{ack_timeout_ps, rnr_timer_ps};
 use crate::wr::{SendWr, WrOpcode};
 use crate::{RxDrop, TxMeta};
@@ -340,11 +340,7 @@ impl Qp {
                 offset,
                 &mut out.scratch[..payload_len],
             ) {
-                let status = match e {
-                    SglError::Protection(_) => WcStatus::LocProtErr,
-                    SglError::TooLong => WcStatus::LocLenErr,
-                };
-                self.fail_wqe(ctx, idx, status);
+                self.fail_wqe(ctx, idx, e.local_status());
                 return None;
             }
         }
@@ -717,11 +713,7 @@ impl Qp {
             return Err(RxDrop::UnexpectedResponse(q));
         }
         if let Err(e) = scatter(mem, ctx.mrs, self.pd, &w.wr.sgl, offset, payload) {
-            let status = match e {
-                SglError::Protection(_) => WcStatus::LocProtErr,
-                SglError::TooLong => WcStatus::LocLenErr,
-            };
-            self.fail_wqe(ctx, 0, status);
+            self.fail_wqe(ctx, 0, e.local_status());
             return Ok(());
         }
         self.req.una = psn_add(q, 1);
@@ -751,11 +743,7 @@ impl Qp {
             return Err(RxDrop::UnexpectedResponse(q));
         };
         if let Err(e) = scatter(mem, ctx.mrs, self.pd, &w.wr.sgl, 0, &orig.to_le_bytes()) {
-            let status = match e {
-                SglError::Protection(_) => WcStatus::LocProtErr,
-                SglError::TooLong => WcStatus::LocLenErr,
-            };
-            self.fail_wqe(ctx, 0, status);
+            self.fail_wqe(ctx, 0, e.local_status());
             return Ok(());
         }
         self.req.una = psn_add(q, 1);

@@ -19,6 +19,17 @@ pub(crate) enum SglError {
     TooLong,
 }
 
+impl SglError {
+    /// The completion status of a work request whose local SGL was refused: a protection
+    /// error, or a length error when the bytes do not fit.
+    pub(crate) fn local_status(self) -> crate::WcStatus {
+        match self {
+            SglError::Protection(_) => crate::WcStatus::LocProtErr,
+            SglError::TooLong => crate::WcStatus::LocLenErr,
+        }
+    }
+}
+
 /// Calls `f(sge, addr, piece)` for every piece of `[offset, offset + len)` in SGL order, with
 /// `piece` the byte range of the piece in the copied data. Fails with `TooLong` before any
 /// call if the range does not fit.

@@ -20,7 +20,7 @@ use crate::op::{classify_request, Pos, ReqKind};
 use crate::psn::{psn_add, psn_diff};
 use crate::qp::{post_completion, recv_completion, Ctx, Qp};
 use crate::responder::{placement_offset, OpenMsg, MAX_MSG_BYTES};
-use crate::sgl::{scatter, SglError};
+use crate::sgl::scatter;
 use crate::RxDrop;
 use rnic_wire::{Opcode, RoceRepr};
 
@@ -176,11 +176,7 @@ impl Qp {
                     return Err(NO_RECV);
                 };
                 if let Err(e) = scatter(mem, ctx.mrs, self.pd, &recv.sgl, offset, pkt.payload) {
-                    let status = match e {
-                        SglError::TooLong => WcStatus::LocLenErr,
-                        SglError::Protection(_) => WcStatus::LocProtErr,
-                    };
-                    self.uc_recv_error(ctx, status);
+                    self.uc_recv_error(ctx, e.local_status());
                     return Err(RECV_REFUSED);
                 }
             }

@@ -70,8 +70,7 @@ impl Qp {
         };
         let (status, byte_len) = match placed {
             Ok(()) => (WcStatus::Success, total as u32),
-            Err(SglError::TooLong) => (WcStatus::LocLenErr, 0),
-            Err(SglError::Protection(_)) => (WcStatus::LocProtErr, 0),
+            Err(e) => (e.local_status(), 0),
         };
         let Some(recv) = self.resp.rq.pop_front() else {
             return Err(RxDrop::UnreliableDiscard(

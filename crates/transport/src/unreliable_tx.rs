@@ -13,7 +13,7 @@ use crate::memory::Memory;
 use crate::op::Pos;
 use crate::psn::{psn_add, psn_diff};
 use crate::qp::{Ctx, Qp, TxOut};
-use crate::sgl::{gather, SglError};
+use crate::sgl::gather;
 use crate::wr::WrOpcode;
 use crate::{ServiceType, TxMeta, WcStatus};
 use rnic_wire::{BthRepr, DethRepr, RethRepr, RoceRepr};
@@ -74,11 +74,7 @@ impl Qp {
                 offset,
                 &mut out.scratch[..payload_len],
             ) {
-                let status = match e {
-                    SglError::Protection(_) => WcStatus::LocProtErr,
-                    SglError::TooLong => WcStatus::LocLenErr,
-                };
-                self.fail_wqe(ctx, idx, status);
+                self.fail_wqe(ctx, idx, e.local_status());
                 return None;
             }
         }
