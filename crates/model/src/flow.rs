@@ -72,7 +72,7 @@ pub struct FlowSpec {
     pub cores: u32,
     /// `--procs` (latency tests on the server): processes, one per core of the flow.
     pub procs: Option<u32>,
-    /// Memory regions per node over the flow's buffers; QP i uses MR i mod mrs.
+    /// Memory regions per node over the flow's buffers (contiguous groups of buffer slots).
     pub mrs: u32,
     /// Memory regions on the client nodes instead (`None`: `mrs`).
     pub client_mrs: Option<u32>,

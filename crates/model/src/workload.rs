@@ -224,8 +224,9 @@ pub struct PerfSpec {
     /// Attributes of the QP pairs: pair i gets `qp_profiles[i % len]` at both ends; empty:
     /// every pair gets the config's (`qp.*`).
     pub qp_profiles: Vec<QpProfile>,
-    /// Memory regions each node registers over its buffers; pair i uses MR i mod `mrs`, so
-    /// the MPT and MTT caches see that many regions.
+    /// Memory regions each node registers over its buffers: with more than one, the buffer
+    /// slots form `mrs` contiguous groups, each registered as its own regions (source and
+    /// destination buffers), so the MPT and MTT caches see that many regions.
     pub mrs: u32,
     /// Memory regions each client node registers instead (`None`: `mrs`), e.g. one on the
     /// targets while the initiator spreads its buffers over many.

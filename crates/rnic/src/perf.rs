@@ -326,7 +326,7 @@ pub const PERF_FIELDS: &[FieldDoc] = &[
             min: 1,
             max: MAX_MRS,
         },
-        "Memory regions each node registers; QP i uses MR i mod N (--mrs)",
+        "Memory regions each node registers, over N contiguous groups of QP buffers (--mrs)",
     ),
     pf(
         "perf.client_mrs",

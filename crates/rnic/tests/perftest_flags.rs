@@ -370,6 +370,44 @@ fn client_mrs_sets_the_targets_regions_apart() {
     );
 }
 
+/// `--mrs N` splits the QPs' buffers into N contiguous groups, each registered on its own:
+/// with 4,096 64 B buffers over 64 regions, each region spans one page, so the sender's MPT
+/// and MTT caches (256 entries) hold every region after one cold miss each; over 4,096
+/// regions they cannot, and nearly every visit misses both.
+#[test]
+fn mrs_register_contiguous_groups_of_buffers() {
+    let misses = |mrs: &str| {
+        let (code, out, err) = rnic(&[
+            "perf",
+            "write-bw",
+            "-s",
+            "64",
+            "-n",
+            "20",
+            "-q",
+            "4096",
+            "--profile",
+            "prefetch",
+            "--set",
+            "nic.prefetch=none",
+            "--mrs",
+            mrs,
+            "--client-mrs",
+            "1",
+            "--stats",
+        ]);
+        assert_eq!(code, Some(0), "{err}");
+        let get = |key: &str| stat(&out, key).unwrap_or_else(|| panic!("{key} not in\n{out}"));
+        (
+            get("server.nic.translation.mpt.misses"),
+            get("server.nic.translation.mtt.misses"),
+        )
+    };
+    assert_eq!(misses("64"), (64, 64));
+    let (mpt, mtt) = misses("4096");
+    assert!(mpt > 4096 && mtt > 4096, "{mpt} / {mtt}");
+}
+
 /// `-b/--bidirectional` doubles the traffic: the server and the client each write to the
 /// other at once, on QPs and buffers of their own, every byte verified; the table reports
 /// the sum (about twice one direction) and `--report-both` each direction. `--reversed`

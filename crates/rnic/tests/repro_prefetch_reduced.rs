@@ -8,8 +8,9 @@
 //! same claims, same thresholds. Every point must end ok (bytes verified).
 //!
 //! Not every claim of this paper passes in rnic (the README's section on the paper says
-//! why: the receiver's own MPT/MTT misses that a sender's prefetcher cannot reach, and a
-//! window formula that counts four fetches in series where this experiment has two). Each test states the verdict every claim has today, so a change that breaks a
+//! why: at 4,096 MRs the chain of four PCIe reads outlasts the window on a busy PCIe, and a
+//! window formula that counts four fetches in series where that experiment has two). Each
+//! test states the verdict every claim has today, so a change that breaks a
 //! passing claim — or makes a failing one pass — turns the suite red and the README's
 //! claim table must follow.
 

@@ -94,6 +94,15 @@ pub struct HostQp {
     pub core: u16,
 }
 
+/// The lkeys and rkeys of one node's memory regions over a flow's buffers.
+#[derive(Debug, Clone, Default)]
+pub struct MrKeys {
+    /// (lkey, rkey) of the regions over the source buffers, by group.
+    pub src: Vec<(u32, u32)>,
+    /// (lkey, rkey) of the regions over the destination buffers, by group.
+    pub dst: Vec<(u32, u32)>,
+}
+
 /// One node's application state.
 #[derive(Debug, Clone, Default)]
 pub struct NodeApp {
@@ -101,8 +110,8 @@ pub struct NodeApp {
     pub cores: Vec<Core>,
     /// QPs by QPN.
     pub qps: Vec<HostQp>,
-    /// Keys (lkey, rkey) of the node's MRs; pair i uses MR i mod their number.
-    pub keys: Vec<(u32, u32)>,
+    /// Keys of the node's MRs; pair i uses the group of its buffer slot.
+    pub keys: MrKeys,
     /// Source buffers base.
     pub src: u64,
     /// Destination buffers base.
@@ -402,11 +411,25 @@ impl Perftest {
         self.test.is_latency()
     }
 
-    /// The keys (lkey, rkey) of the MR pair `i` uses on `node`.
-    pub fn key(&self, node: usize, i: u32) -> (u32, u32) {
-        match self.nodes[node].keys.as_slice() {
+    /// The keys (lkey, rkey) of the MR over pair `i`'s source buffer on `node`.
+    pub fn src_key(&self, node: usize, i: u32) -> (u32, u32) {
+        self.group_key(&self.nodes[node].keys.src, i)
+    }
+
+    /// The keys (lkey, rkey) of the MR over pair `i`'s destination buffer on `node`.
+    pub fn dst_key(&self, node: usize, i: u32) -> (u32, u32) {
+        self.group_key(&self.nodes[node].keys.dst, i)
+    }
+
+    /// Slot s belongs to group s × groups / slots (contiguous groups of slots).
+    fn group_key(&self, keys: &[(u32, u32)], i: u32) -> (u32, u32) {
+        match keys {
+            [] => (0, 0),
             [one] => *one,
-            k => k[i as usize % k.len().max(1)],
+            k => {
+                let g = u64::from(self.slot(i)) * k.len() as u64 / u64::from(self.slots.max(1));
+                k[(g as usize).min(k.len() - 1)]
+            }
         }
     }
 
@@ -520,8 +543,14 @@ impl Perftest {
     fn wqe(&self, node: usize, i: u32, wr_id: u64, peer: usize, remote_count: u64) -> SqWqe {
         let a = self;
         let size = a.op_size(i, a.pairs[i as usize].posted);
-        let lkey = a.key(node, i).0;
-        let rkey = a.key(peer, i).1;
+        // WRITE and SEND read the local source buffer (and WRITE lands in the peer's
+        // destination); READ lands in the local destination from the peer's source; an
+        // atomic works on both destinations.
+        let (lkey, rkey) = match a.test.verb() {
+            Verb::Write | Verb::Send => (a.src_key(node, i).0, a.dst_key(peer, i).1),
+            Verb::Read => (a.dst_key(node, i).0, a.src_key(peer, i).1),
+            Verb::Atomic => (a.dst_key(node, i).0, a.dst_key(peer, i).1),
+        };
         let mut w = SqWqe {
             signaled: a.signaled(a.pairs[i as usize].posted),
             wr_id,
@@ -688,7 +717,7 @@ impl Perftest {
         let sge = Sge {
             addr: self.dst(node, hq.pair),
             len: self.size.max(1) + self.grh_bytes as u32,
-            lkey: self.key(node, hq.pair).0,
+            lkey: self.dst_key(node, hq.pair).0,
         };
         let mut pi = hq.rq_pi;
         for _ in 0..k {

@@ -131,6 +131,10 @@ pub struct Translation<C> {
     pub observe: bool,
     /// With `observe`: (MPT?, key, hit) — a lookup hit, or (hit false) an entry evicted.
     pub observed: Vec<(bool, u64, bool)>,
+    /// The pages (first, last) of each region whose bounds were noted
+    /// ([`Translation::note_region`]): an MTT line read fills only the entries of its own
+    /// region, so the MTT of a one-page region is one entry, not eight.
+    region_pages: std::collections::HashMap<u32, (u64, u64)>,
 }
 
 /// MTT entries read (and filled) by one miss.
@@ -164,7 +168,20 @@ impl<C: Copy> Translation<C> {
             stats: TranslationStats::default(),
             observe: false,
             observed: Vec::new(),
+            region_pages: std::collections::HashMap::new(),
         }
+    }
+
+    /// Notes that the region of `key` spans `len` bytes from `va`. Its MTT segment has one
+    /// entry per page it touches and no more: the entries a line read brings beyond them are
+    /// not this region's, so they are not filled under its key. Regions without a note fill
+    /// whole lines.
+    pub fn note_region(&mut self, key: u32, va: u64, len: u64) {
+        let first = va / self.page_bytes;
+        let last = (va + len.max(1) - 1) / self.page_bytes;
+        // Keyed as the MTT keys carry the region's key (its low 24 bits).
+        self.region_pages
+            .insert((mtt_key(key, 0) >> 40) as u32, (first, last));
     }
 
     /// Whether the MPT (`mpt`) or MTT cache holds `key` (no counters, no recency change).
@@ -211,7 +228,13 @@ impl<C: Copy> Translation<C> {
             let mask = (1 << 40) - 1;
             let page = key & mask;
             let base = page - page % MTT_LINE_ENTRIES;
-            for pg in base..base + MTT_LINE_ENTRIES {
+            let (lo, hi) = self
+                .region_pages
+                .get(&((key >> 40) as u32))
+                .map_or((base, base + MTT_LINE_ENTRIES - 1), |&(f, l)| {
+                    (base.max(f), (base + MTT_LINE_ENTRIES - 1).min(l))
+                });
+            for pg in lo.min(page)..=hi.max(page) {
                 let k = (key & !mask) | pg;
                 if k == key || !cache.contains(k) {
                     let e = cache.insert(k, false);
@@ -380,6 +403,28 @@ impl<C> crate::stats::Report for Translation<C> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_mtt_line_fills_only_the_entries_of_its_own_region() {
+        let mut t: Translation<u32> = Translation::new(4, 64, 4096, 1000, 1000, 64, 8);
+        // Region 9: one page (page 3); region 7: unknown bounds, whole lines.
+        t.note_region(9, 3 * 4096 + 100, 64);
+        t.prefetch_insert(false, mtt_key(9, 3));
+        t.prefetch_insert(false, mtt_key(7, 3));
+        assert!(t.contains(false, mtt_key(9, 3)));
+        assert!((0..8)
+            .filter(|&p| p != 3)
+            .all(|p| !t.contains(false, mtt_key(9, p))));
+        assert!((0..8).all(|p| t.contains(false, mtt_key(7, p))));
+        // A region of pages 5..=9 fills pages 5..=7 of the first line, 8..=9 of the next.
+        t.note_region(11, 5 * 4096, 5 * 4096);
+        t.prefetch_insert(false, mtt_key(11, 6));
+        t.prefetch_insert(false, mtt_key(11, 8));
+        let held: Vec<u64> = (0..16)
+            .filter(|&p| t.contains(false, mtt_key(11, p)))
+            .collect();
+        assert_eq!(held, vec![5, 6, 7, 8, 9]);
+    }
 
     #[test]
     fn multi_page_job_looks_up_every_page_and_misses_block() {

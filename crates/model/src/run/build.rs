@@ -18,7 +18,9 @@ use crate::host::cm::modify::{to_init, to_rtr, to_rts};
 use crate::host::cm::ConnectionManager;
 use crate::host::driver::{CQ_BASE, CQ_DB_BASE, CQ_SPACING, RQ_BASE, SQ_BASE, SRC_BASE};
 use crate::host::pattern;
-use crate::host::perftest::{Core, CqRing, HostQp, NodeApp, Pair, Perftest, Proc, WindowOpened};
+use crate::host::perftest::{
+    Core, CqRing, HostQp, MrKeys, NodeApp, Pair, Perftest, Proc, WindowOpened,
+};
 use crate::host::routes::FlowRoutes;
 use crate::host::steady::Steady;
 use crate::net::topology::{self, node_ip, node_mac};
@@ -51,6 +53,50 @@ fn log2_ceil(x: u64) -> u32 {
     x.max(1).next_power_of_two().trailing_zeros()
 }
 
+/// Registers `mrs` memory regions over a flow's buffers on one node. One region covers both
+/// buffer areas whole (perftest's single MR). With more, the slots are split into `mrs`
+/// contiguous groups and each group registers its own source and destination buffers, as an
+/// application registering a buffer per group of QPs does: a region then spans only the
+/// pages its QPs use, so its translation entries are its own (an MPT entry and one MTT entry
+/// per page) and the MRs in use grow with `mrs`, which the memory-scalability experiment of
+/// the resource-prefetching paper sweeps. Each registration's bounds go to `regions` as
+/// (key, va, len) for the NIC's translation unit.
+fn register_mrs(
+    dev: &mut Device,
+    pd: rnic_transport::PdId,
+    pl: &FlowPlan,
+    mrs: u32,
+    regions: &mut Vec<(u32, u64, u64)>,
+) -> Result<MrKeys, rnic_transport::VerbsError> {
+    let l = &pl.layout;
+    if mrs <= 1 {
+        let k = dev.reg_mr(pd, pl.buf_base, 2 * l.region, Access::all())?;
+        let one = vec![(k.lkey, k.rkey)];
+        return Ok(MrKeys {
+            src: one.clone(),
+            dst: one,
+        });
+    }
+    let mut keys = MrKeys::default();
+    for g in 0..mrs {
+        let (first, end) = l.group_slots(g, mrs);
+        let len = u64::from(end.max(first + 1) - first) * l.stride;
+        for (base, out) in [
+            (pl.buf_base, &mut keys.src),
+            (pl.buf_base + l.region, &mut keys.dst),
+        ] {
+            let va = base + u64::from(first) * l.stride;
+            let k = dev.reg_mr(pd, va, len, Access::all())?;
+            regions.push((k.lkey, va, len));
+            if k.rkey != k.lkey {
+                regions.push((k.rkey, va, len));
+            }
+            out.push((k.lkey, k.rkey));
+        }
+    }
+    Ok(keys)
+}
+
 /// Where the pairs' buffers are.
 pub(crate) struct Layout {
     /// Bytes between two pairs' buffers.
@@ -65,6 +111,16 @@ impl Layout {
     /// The slot of pair `pair`.
     pub(crate) fn slot(&self, pair: u32) -> u32 {
         pair % self.slots
+    }
+
+    /// The slots [first, end) of group `g` of `groups` contiguous groups (empty when there
+    /// are more groups than slots): slot s is in group s × groups / slots.
+    pub(crate) fn group_slots(&self, g: u32, groups: u32) -> (u32, u32) {
+        let start = |g: u32| {
+            ((u64::from(g) * u64::from(self.slots)).div_ceil(u64::from(groups.max(1))) as u32)
+                .min(self.slots)
+        };
+        (start(g), start(g + 1))
     }
 }
 
@@ -290,13 +346,13 @@ pub(crate) fn build_flows(
             ..DeviceConfig::default()
         });
         let pd = dev.alloc_pd();
-        // Per flow, `mrs` registrations of its buffers (each a region of its own, with its
-        // own keys and translation entries; `client_mrs` on the client nodes); pair i uses
-        // MR i mod the node's count.
+        // Per flow, `mrs` memory regions over its buffers (`client_mrs` on the client
+        // nodes), each with its own keys and translation entries: see [`register_mrs`].
         let mut keys = Vec::with_capacity(spec.flows.len());
+        let mut regions = Vec::new();
         for (f, pl) in spec.flows.iter().zip(&plans) {
             if FlowPlan::node_qps(f, i) == 0 {
-                keys.push(Vec::new());
+                keys.push(MrKeys::default());
                 continue;
             }
             let mrs = if i == f.server as usize {
@@ -304,16 +360,15 @@ pub(crate) fn build_flows(
             } else {
                 f.client_mrs.unwrap_or(f.mrs)
             };
-            let k = (0..mrs.max(1))
-                .map(|_| {
-                    dev.reg_mr(pd, pl.buf_base, 2 * pl.layout.region, Access::all())
-                        .map(|k| (k.lkey, k.rkey))
-                        .map_err(|e| anyhow::anyhow!("reg_mr on node {i}: {e:?}"))
-                })
-                .collect::<anyhow::Result<Vec<_>>>()?;
-            keys.push(k);
+            keys.push(
+                register_mrs(&mut dev, pd, pl, mrs, &mut regions)
+                    .map_err(|e| anyhow::anyhow!("reg_mr on node {i}: {e:?}"))?,
+            );
         }
         let mut nic = Nic::new(&p, dev);
+        for &(key, va, len) in &regions {
+            nic.trans.note_region(key, va, len);
+        }
         nic.watch_writes = spec
             .flows
             .iter()

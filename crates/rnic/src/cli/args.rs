@@ -306,8 +306,8 @@ pub struct PerfCmd {
     #[arg(long, value_name = "N",
           allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=MAX_PROCS as i64))]
     pub procs: Option<u32>,
-    /// Memory regions each node registers over its buffers; QP i uses MR i mod N, so the
-    /// NIC's MPT and MTT caches see N regions [default: 1].
+    /// Memory regions each node registers: the QPs' buffers in N contiguous groups, each
+    /// registered on its own, so the NIC's MPT and MTT caches see N regions [default: 1].
     #[arg(long, value_name = "N",
           allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=MAX_MRS as i64))]
     pub mrs: Option<u32>,
