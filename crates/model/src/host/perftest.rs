@@ -264,6 +264,11 @@ pub struct Perftest {
     pub fill: Vec<Fill>,
     /// write-lat: the server has answered the current iteration.
     pub lat_ponged: bool,
+    /// write-lat and send-lat, per node: sends posted and not yet completed, and the post
+    /// (pair, time) waiting for them. perftest's loop polls the send CQ after each post
+    /// before it waits for the peer, so a node never has two pings (or pongs) in flight: a
+    /// lost ACK holds the next post until the retransmission is acknowledged.
+    pub lat_sends: Vec<(u32, Option<(u32, TimePs)>)>,
     /// write-lat polls that saw an older value (retransmitted or duplicated writes).
     pub stale_polls: u64,
     /// Distinct buffer slots per node (pair i uses slot i mod slots).
@@ -977,6 +982,9 @@ impl Perftest {
         let i = (self.lat_k % q) as u32;
         let p = self.pairs[i as usize];
         let c = p.c_node as usize;
+        if self.lat_defer(c, i, at) {
+            return;
+        }
         let core = usize::from(self.nodes[c].qps[p.c_qpn as usize].core);
         let start = at.max(self.nodes[c].cores[core].busy);
         self.lat_post = start;
@@ -1023,6 +1031,9 @@ impl Perftest {
 
     /// The server answers a ping of pair `i` at `at` (write-lat and send-lat).
     fn lat_pong(&mut self, i: u32, at: TimePs, cx: &mut HostCx<'_>) {
+        if self.lat_defer(self.server, i, at) {
+            return;
+        }
         let p = self.pairs[i as usize];
         if self.test.verb() == Verb::Write {
             let q = self.pairs.len() as u64;
@@ -1229,8 +1240,46 @@ impl Perftest {
             _ => {
                 if !is_recv {
                     self.pairs[i as usize].completed += 1;
+                    self.lat_send_done(node, t, cx);
                 }
             }
+        }
+    }
+
+    /// write-lat and send-lat: whether `node`'s post for pair `i` at `at` must wait for its
+    /// previous send's completion (then it is kept, and made by [`Self::lat_send_done`]);
+    /// otherwise the post is counted as in flight.
+    fn lat_defer(&mut self, node: usize, i: u32, at: TimePs) -> bool {
+        if !matches!(self.test, PerfTest::WriteLat | PerfTest::SendLat) {
+            return false;
+        }
+        if self.lat_sends.len() <= node {
+            self.lat_sends.resize(node + 1, (0, None));
+        }
+        let s = &mut self.lat_sends[node];
+        if s.0 > 0 {
+            s.1 = Some((i, at));
+            return true;
+        }
+        s.0 += 1;
+        false
+    }
+
+    /// write-lat and send-lat: `node`'s send completed (its CQE polled at `t`); a post that
+    /// waited for it goes now.
+    fn lat_send_done(&mut self, node: usize, t: TimePs, cx: &mut HostCx<'_>) {
+        let Some(s) = self.lat_sends.get_mut(node) else {
+            return;
+        };
+        s.0 = s.0.saturating_sub(1);
+        let Some((i, at)) = s.1.take() else {
+            return;
+        };
+        let at = at.max(t);
+        if node == self.server {
+            self.lat_pong(i, at, cx);
+        } else {
+            self.lat_post_next(at, cx);
         }
     }
 }

@@ -684,6 +684,7 @@ fn application(
         slot_base: pl.slot_base,
         stale_polls: 0,
         lat_ponged: false,
+        lat_sends: Vec::new(),
         fill: Vec::new(),
         procs: Vec::new(),
         procs_posted: 0,
