@@ -70,15 +70,15 @@ impl PayloadOracle {
     }
 
     /// QP `qpn` of `node` receives operations of `sizes` from `peer`'s source buffer `slot`
-    /// (a number unique on `peer` across the run's flows), in packets of `pmtu` bytes.
+    /// (`from`: a slot number unique on `peer` across the run's flows), in packets of `pmtu`
+    /// bytes whose PSNs start at `first_psn`.
     pub fn connect(
         &mut self,
-        node: usize,
-        qpn: u32,
-        peer: usize,
-        slot: u32,
+        (node, qpn): (usize, u32),
+        (peer, slot): (usize, u32),
         pmtu: u32,
         sizes: MsgSizes,
+        first_psn: u32,
     ) {
         let v = &mut self.sources[node];
         if v.len() <= qpn as usize {
@@ -89,7 +89,7 @@ impl PayloadOracle {
             slot,
             pmtu: u64::from(pmtu.max(1)),
             sizes,
-            op_psn: 0,
+            op_psn: first_psn & PSN_MASK,
             op_k: 0,
         });
     }

@@ -53,7 +53,12 @@ fn pseudo_acks_are_byte_exact_to_remotes_acks_but_for_the_ip_identification() {
     std::fs::create_dir_all(&dir).unwrap();
     let mut captures = Vec::new();
     for accel in [false, true] {
-        let cfg = wan(&["net.wan_km=2", &format!("net.wan_accel={accel}")]);
+        // PSNs from 0, so that the last 200 PSNs below are 200..400.
+        let cfg = wan(&[
+            "net.wan_km=2",
+            "qp.start_psn=zero",
+            &format!("net.wan_accel={accel}"),
+        ]);
         let mut s = spec(PerfTest::WriteBw, 512, 1, 1);
         s.iters = 400;
         let path = dir.join(format!("accel-{accel}.pcap"));

@@ -149,6 +149,9 @@ impl Qp {
                     ));
                 }
                 if self.state == QpState::Rts && o.req.is_none() {
+                    // READ responses are numbered in a space of their own, which starts,
+                    // like the WRITEs', at the send queue's first PSN.
+                    o.read.next_psn = psn;
                     o.req = Some(OooRequester::new(
                         pmtu,
                         o.window(),

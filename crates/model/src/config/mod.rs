@@ -162,6 +162,20 @@ config_enum! {
 }
 
 config_enum! {
+    /// How a QP's first PSN is chosen.
+    pub enum StartPsn {
+        /// 24 random bits per QP, as rdma_cm and perftest draw them (from the run's seed:
+        /// the same seed gives the same PSNs); runs cross the PSN wrap wherever it falls.
+        Random = "random",
+        /// Every QP starts at PSN 0.
+        Zero = "zero",
+        /// Every QP starts 256 PSNs before the 24-bit PSN space wraps (0xFFFF00), so every
+        /// run crosses the wrap early: a test of the wrap, not of a real peer.
+        NearWrap = "near_wrap",
+    }
+}
+
+config_enum! {
     /// Which frames an impairment element acts on.
     pub enum ImpairDirection {
         /// Every frame.
@@ -690,6 +704,10 @@ config_section! {
         /// DETH, 40-byte GRH area in receives); perftest -c/--connection. UC and UD lose what
         /// the network drops: the run counts it and verifies what arrived
         transport: Transport = Transport::Rc; "service", Kind::Str(Transport::NAMES);
+        /// First PSN of each QP's send queue (and its peer's receive side): "random" (24 bits
+        /// per QP from the run's seed, as rdma_cm and perftest draw them), "zero" or "near_wrap"
+        /// (0xFFFF00, to test the wrap)
+        start_psn: StartPsn = StartPsn::Random; "policy", Kind::Str(StartPsn::NAMES);
     }
 }
 

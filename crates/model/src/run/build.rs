@@ -516,11 +516,16 @@ pub(crate) fn build_flows(
                 Some(cm) => {
                     to_init(&mut nodes[s].1.dev, s, pr.s_qpn)?;
                     to_init(&mut nodes[c].1.dev, c, pr.c_qpn)?;
-                    cm.add_pair((c, pr.c_qpn), (s, pr.s_qpn), START_PSN, prof);
+                    cm.add_pair(
+                        (c, pr.c_qpn, start_psn(cfg, p.seed, c, pr.c_qpn)),
+                        (s, pr.s_qpn, start_psn(cfg, p.seed, s, pr.s_qpn)),
+                        prof,
+                    );
                 }
                 None => {
-                    connect(&mut nodes, cfg, &prof, s, pr.s_qpn, c, pr.c_qpn)?;
-                    connect(&mut nodes, cfg, &prof, c, pr.c_qpn, s, pr.s_qpn)?;
+                    let (sq, cq) = ((s, pr.s_qpn), (c, pr.c_qpn));
+                    connect(&mut nodes, cfg, &prof, p.seed, sq, cq)?;
+                    connect(&mut nodes, cfg, &prof, p.seed, cq, sq)?;
                 }
             }
         }
@@ -540,9 +545,18 @@ pub(crate) fn build_flows(
                 let key = (u64::from(pl.slot_base) << 32) | i as u64;
                 sz = MsgSizes::Mix(std::sync::Arc::new(m.clone()), key);
             }
-            let s = f.server as usize;
-            oracle.connect(s, pr.s_qpn, pr.c_node as usize, slot, pmtu, sz.clone());
-            oracle.connect(pr.c_node as usize, pr.c_qpn, s, slot, pmtu, sz);
+            let (s, c) = (f.server as usize, pr.c_node as usize);
+            // The payloads a QP receives carry its peer's PSNs (WRITE, SEND), or its own
+            // for the responses to its READs.
+            let (s_psn, c_psn) = (
+                start_psn(cfg, p.seed, s, pr.s_qpn),
+                start_psn(cfg, p.seed, c, pr.c_qpn),
+            );
+            let read = f.test.verb() == Verb::Read;
+            let first = |own: u32, peer: u32| if read { own } else { peer };
+            let sz2 = sz.clone();
+            oracle.connect((s, pr.s_qpn), (c, slot), pmtu, sz2, first(s_psn, c_psn));
+            oracle.connect((c, pr.c_qpn), (s, slot), pmtu, sz, first(c_psn, s_psn));
         }
     }
 
@@ -870,20 +884,35 @@ pub(crate) fn grh_bytes(cfg: &Config) -> u64 {
     }
 }
 
-/// The starting PSN of every QP (both directions).
-const START_PSN: u32 = 0;
+/// The fork of the run's seed that draws the QPs' first PSNs.
+const PSN_STREAM: u64 = 0x5053_4E00;
+
+/// The first PSN QP `qpn` of `node` sends from (`qp.start_psn`): 24 random bits drawn, as
+/// rdma_cm and perftest draw them, from a stream of the run's seed of its own, so the
+/// other random streams do not move; or a fixed PSN.
+pub(crate) fn start_psn(cfg: &Config, seed: u64, node: usize, qpn: u32) -> u32 {
+    match cfg.qp.start_psn {
+        crate::config::StartPsn::Zero => 0,
+        crate::config::StartPsn::NearWrap => 0x00FF_FF00,
+        crate::config::StartPsn::Random => {
+            let id = ((node as u64) << 32) | u64::from(qpn);
+            Rng::new(seed).fork(PSN_STREAM).fork(id).next_u32() & 0x00FF_FFFF
+        }
+    }
+}
 
 /// Takes QP `qpn` of node `a` to RTS with the attributes of `profile`, connected to `rqpn`
-/// on node `b` (`host.connect = "direct"`: modify_qp at build time, nothing on the wire).
+/// on node `b` (`host.connect = "direct"`: modify_qp at build time, nothing on the wire);
+/// each sends from its [`start_psn`].
 fn connect(
     nodes: &mut [(rnic_transport::PdId, Nic)],
     cfg: &Config,
     profile: &QpProfile,
-    a: usize,
-    qpn: u32,
-    b: usize,
-    rqpn: u32,
+    seed: u64,
+    (a, qpn): (usize, u32),
+    (b, rqpn): (usize, u32),
 ) -> anyhow::Result<()> {
+    let (sq_psn, rq_psn) = (start_psn(cfg, seed, a, qpn), start_psn(cfg, seed, b, rqpn));
     let dev = &mut nodes[a].1.dev;
     let qc = &cfg.qp;
     if qc.transport != crate::config::Transport::Rc {
@@ -892,12 +921,12 @@ fn connect(
             ttl: qc.hop_limit,
             ..AddressVector::new(node_mac(b), node_ip(b))
         };
-        return connect_unreliable(dev, qc.transport, profile, qpn, av, rqpn)
+        return connect_unreliable(dev, qc.transport, profile, qpn, av, rqpn, (sq_psn, rq_psn))
             .map_err(|(what, x)| anyhow::anyhow!("modify_qp {what} (node {a}, QP {qpn}): {x:?}"));
     }
     to_init(dev, a, qpn)?;
-    to_rtr(dev, qc, profile, a, qpn, b, rqpn, START_PSN)?;
-    to_rts(dev, qc, profile, a, qpn, START_PSN)
+    to_rtr(dev, qc, profile, a, qpn, b, rqpn, rq_psn)?;
+    to_rts(dev, qc, profile, a, qpn, sq_psn)
 }
 
 /// UC and UD QPs to RTS with the attributes their transitions take (no ACK timer,
@@ -910,6 +939,7 @@ fn connect_unreliable(
     qpn: u32,
     av: AddressVector,
     rqpn: u32,
+    (sq_psn, rq_psn): (u32, u32),
 ) -> Result<(), (&'static str, rnic_transport::VerbsError)> {
     let ud = transport == crate::config::Transport::Ud;
     let init = QpAttr {
@@ -926,13 +956,13 @@ fn connect_unreliable(
         av: Some(av),
         path_mtu: Some(profile.pmtu),
         dest_qp_num: Some(rqpn),
-        rq_psn: (!ud).then_some(START_PSN),
+        rq_psn: (!ud).then_some(rq_psn),
         ..QpAttr::default()
     };
     dev.modify_qp(qpn, &rtr).map_err(|x| ("RTR", x))?;
     let rts = QpAttr {
         state: rnic_transport::QpState::Rts,
-        sq_psn: Some(START_PSN),
+        sq_psn: Some(sq_psn),
         ..QpAttr::default()
     };
     dev.modify_qp(qpn, &rts).map_err(|x| ("RTS", x))?;

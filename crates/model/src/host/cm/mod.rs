@@ -141,13 +141,13 @@ impl ConnectionManager {
     }
 
     /// A QP pair to connect: QP `active.1` of node `active.0` (the client, which sends the
-    /// REQ) and QP `passive.1` of node `passive.0`, both in INIT with starting PSN
-    /// `start_psn`, with the attributes `profile`.
+    /// REQ) and QP `passive.1` of node `passive.0`, both in INIT, each sending from its
+    /// starting PSN (`.2`, carried to the peer in the REQ and the REP), with the
+    /// attributes `profile`.
     pub fn add_pair(
         &mut self,
-        active: (usize, u32),
-        passive: (usize, u32),
-        start_psn: u32,
+        active: (usize, u32, u32),
+        passive: (usize, u32, u32),
         profile: QpProfile,
     ) {
         let n = self.numbered.entry((active.0, passive.0)).or_insert(0);
@@ -156,7 +156,7 @@ impl ConnectionManager {
         for (me, peer, is_active) in [(active, passive, true), (passive, active, false)] {
             self.agents[me.0].add(ConnSpec {
                 local_qpn: me.1,
-                start_psn,
+                start_psn: me.2,
                 peer_ip: node_ip(peer.0),
                 index,
                 active: is_active,
