@@ -125,3 +125,19 @@ fn rc_results_have_no_unreliable_section() {
         .unreliable
         .is_none());
 }
+
+/// A UD receive lands 40 bytes of GRH before the payload, and the NIC writes them over PCIe
+/// with it: the receiving side writes messages x (40 + size + a CQE) to its host.
+#[test]
+fn ud_receives_write_the_grh_area_over_pcie() {
+    let mut s = spec(PerfTest::SendBw, 1024, 4, 1);
+    s.iters = 100;
+    let r = run(&cfg(Transport::Ud, 0.0, 1), &s).result;
+    assert_eq!(r.status, RunStatus::Ok, "{}", r.reason);
+    let received = r.unreliable.as_ref().expect("UD result").messages_received;
+    assert_eq!(received, 400);
+    // Per message: the GRH area, the payload and the receive CQE.
+    let cqe = rnic_model::host::driver::CQE_BYTES;
+    let up = r.stats["clients.nic.pcie.up_payload_bytes"];
+    assert_eq!(up, received * (40 + 1024 + cqe), "{received} messages");
+}

@@ -145,9 +145,16 @@ impl Nic {
                     // Scatter to CQE: the payload travels in the completion's write.
                     self.rx.stats.inline_recv_bytes += plen;
                 }
-                _ if plen > 0 => {
+                _ if plen > 0 || is_ud_send(op) => {
+                    // A UD receive buffer starts with the 40-byte GRH area, which the NIC
+                    // writes with the payload.
+                    let grh = if is_ud_send(op) {
+                        rnic_transport::ud::GRH_BYTES as u64
+                    } else {
+                        0
+                    };
                     self.rx.stats.payload_bytes += plen;
-                    let land = self.pcie.posted_write(now, plen);
+                    let land = self.pcie.posted_write(now, plen + grh);
                     let is_write_end = matches!(
                         op,
                         Opcode::RcWriteOnly
@@ -242,6 +249,10 @@ impl Nic {
 }
 
 /// A single-packet SEND, whose whole message can ride in its CQE.
+fn is_ud_send(op: Opcode) -> bool {
+    matches!(op, Opcode::UdSendOnly | Opcode::UdSendOnlyImm)
+}
+
 fn is_send_only(op: Opcode) -> bool {
     matches!(
         op,
