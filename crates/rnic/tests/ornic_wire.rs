@@ -168,3 +168,44 @@ fn other_tests_on_an_ooo_qp_are_refused_with_the_field_named() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("qp.reliability"), "{err}");
 }
+
+/// A counter of `rnic perf ... --stats`.
+fn stat(text: &str, name: &str) -> u64 {
+    text.lines()
+        .find_map(|l| {
+            let mut it = l.split_whitespace();
+            (it.next() == Some(name)).then(|| it.next()?.parse().ok())?
+        })
+        .unwrap_or_else(|| panic!("no {name} in\n{text}"))
+}
+
+#[test]
+fn ooo_read_responses_wait_for_the_responders_host_read() {
+    // The READ's target (the perftest client side) reads each range from host memory before
+    // its responses leave: 5 MB in reads of at most one MRRS (512 B), the TX engine waiting
+    // on them; several QPs at once must all finish.
+    for (qps, threads) in [("1", "1"), ("4", "16")] {
+        let (code, out, err) = rnic(&[
+            "perf",
+            "read-bw",
+            "--profile",
+            "ornic",
+            "-s",
+            "1048576",
+            "-n",
+            "5",
+            "-t",
+            threads,
+            "-q",
+            qps,
+            "--stats",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let text = format!("{out}{err}");
+        assert!(text.contains("payload bytes verified"), "{text}");
+        let reads = stat(&text, "clients.nic.pcie.read_requests");
+        let qps: u64 = qps.parse().unwrap();
+        assert!(reads >= qps * (5 << 20) / 512, "{reads} host reads");
+        assert!(stat(&text, "clients.nic.tx.payload_stalls") > 0);
+    }
+}

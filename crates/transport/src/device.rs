@@ -82,6 +82,8 @@ pub struct Device {
     scratch: Vec<u8>,
     /// Latest time handed in; the clock of verbs that take none (modify_qp).
     now_ps: u64,
+    /// Bitmap block pools shared by the out-of-order QPs (`ooo/shared_pool.rs`).
+    ooo_pools: crate::ooo::DevicePools,
 }
 
 impl Device {
@@ -101,6 +103,7 @@ impl Device {
             ip_ident: 0,
             scratch: Vec::with_capacity(4096),
             now_ps: 0,
+            ooo_pools: Default::default(),
         }
     }
 
@@ -110,6 +113,11 @@ impl Device {
 
     pub fn stats(&self) -> &TransportStats {
         &self.stats
+    }
+
+    /// Bitmap blocks the out-of-order QPs hold now, over the device's shared pools.
+    pub fn ooo_pool_blocks_in_use(&self) -> u32 {
+        self.ooo_pools.in_use()
     }
 
     // ---- verbs ----
@@ -263,7 +271,11 @@ impl Device {
         if self.qps.len() <= idx {
             self.qps.resize_with(idx + 1, || None);
         }
-        self.qps[idx] = Some(Qp::new(qpn, &init, mode, service));
+        let mut qp = Qp::new(qpn, &init, mode, service);
+        qp.ooo_pool = mode
+            .ooo()
+            .map(|p| self.ooo_pools.get(p.block_bits, p.pool_blocks));
+        self.qps[idx] = Some(qp);
         self.n_qps += 1;
         Ok(qpn)
     }

@@ -19,7 +19,7 @@ use crate::error::{RxDrop, VerbsError};
 use crate::memory::Memory;
 use crate::mr::{Access, MrTable};
 use crate::ooo::{
-    AckPolicy, BitmapDesign, BlockPool, OooRequester, OooResponder, OooSegment, PlaceTarget,
+    AckPolicy, BitmapDesign, OooRequester, OooResponder, OooSegment, PlaceTarget, SharedPool,
 };
 use crate::pd::PdId;
 use crate::qp::{post_completion, Ctx, Qp, QpState, TxOut};
@@ -41,7 +41,8 @@ pub(crate) struct OooQp {
     pub(crate) req: Option<OooRequester>,
     /// Set at RTR (needs the receive PSN).
     resp: Option<OooResponder>,
-    pool: BlockPool,
+    /// The device's pool, shared with its other out-of-order QPs.
+    pub(crate) pool: SharedPool,
     /// The R_Key of the current inbound WQE, from the FSpot its start address came from.
     rkey: u32,
     /// The send queue's head WR was handed to the requester.
@@ -62,7 +63,7 @@ impl core::fmt::Debug for OooQp {
 }
 
 impl OooQp {
-    fn new(mode: ReliabilityMode) -> Option<OooQp> {
+    fn new(mode: ReliabilityMode, pool: SharedPool) -> Option<OooQp> {
         let (params, design, policy) = match mode {
             ReliabilityMode::GoBackN => return None,
             ReliabilityMode::Ornic(p) => (
@@ -80,7 +81,7 @@ impl OooQp {
             policy,
             req: None,
             resp: None,
-            pool: BlockPool::new(params.pool_blocks.max(1), params.block_bits.clamp(1, 64)),
+            pool,
             rkey: 0,
             posted: false,
             ack_due: false,
@@ -117,7 +118,30 @@ impl PlaceTarget for MrTarget<'_> {
     }
 }
 
+impl Drop for OooQp {
+    /// Gives the blocks the QP's bitmaps hold back to the device's pool: the other QPs need
+    /// them, whatever ended this QP (reset, error, destroy).
+    fn drop(&mut self) {
+        let mut pool = self.pool.borrow_mut();
+        if let Some(r) = self.resp.as_mut() {
+            r.release_blocks(&mut pool);
+        }
+        if let Some(w) = self.read.wqe.as_mut() {
+            w.bitmap.release(&mut pool);
+        }
+    }
+}
+
 impl Qp {
+    /// The device's shared pool this QP's bitmaps draw from (a pool of its own when the QP
+    /// was built outside a device).
+    fn ooo_pool(&self) -> SharedPool {
+        self.ooo_pool.clone().unwrap_or_else(|| {
+            let p = self.mode.ooo().unwrap_or_default();
+            crate::ooo::DevicePools::default().get(p.block_bits, p.pool_blocks)
+        })
+    }
+
     /// Creates, resets or completes the out-of-order state after a modify_qp to `self.state`.
     pub(crate) fn ooo_after_modify(&mut self) {
         if self.mode.ooo().is_none() {
@@ -127,13 +151,14 @@ impl Qp {
             QpState::Reset | QpState::Err => self.ooo = None,
             QpState::Init => {
                 if self.ooo.is_none() {
-                    self.ooo = OooQp::new(self.mode).map(Box::new);
+                    self.ooo = OooQp::new(self.mode, self.ooo_pool()).map(Box::new);
                 }
             }
             QpState::Rtr | QpState::Rts => {
                 let (epsn, psn, pmtu) = (self.resp.epsn, self.req.psn, self.cfg.pmtu);
+                let pool = self.ooo_pool();
                 let o = self.ooo.get_or_insert_with(|| {
-                    Box::new(OooQp::new(self.mode).expect("an out-of-order mode"))
+                    Box::new(OooQp::new(self.mode, pool).expect("an out-of-order mode"))
                 });
                 if o.resp.is_none() {
                     o.resp = Some(OooResponder::new(
@@ -518,7 +543,7 @@ impl Qp {
             pkt.reth.map(|r| u64::from(r.dma_len)),
             last,
             pkt.payload,
-            &mut o.pool,
+            &mut o.pool.borrow_mut(),
             &mut target,
         );
         if !learnt_before && resp.start_learnt() {

@@ -21,7 +21,7 @@ use crate::cq::WcStatus;
 use crate::error::RxDrop;
 use crate::memory::Memory;
 use crate::mr::Access;
-use crate::ooo::{BlockPool, ReceiveBitmap, Recorded};
+use crate::ooo::{ReceiveBitmap, Recorded};
 use crate::psn::PSN_MASK;
 use crate::qp::{post_completion, Ctx, Qp, QpState, TxOut};
 use crate::sgl::scatter;
@@ -36,8 +36,7 @@ pub(crate) struct ReadWqe {
     start_psn: u32,
     packets: u32,
     len: u64,
-    bitmap: Box<dyn ReceiveBitmap>,
-    pool: BlockPool,
+    pub(crate) bitmap: Box<dyn ReceiveBitmap>,
     newest: u32,
     nak_for_head: Option<u32>,
     /// Ranges `(first offset, packets)` to request.
@@ -101,7 +100,6 @@ impl Qp {
             packets,
             len,
             bitmap: design.build(p.block_bits, p.nodes, p.otd, 2),
-            pool: BlockPool::new(p.pool_blocks.max(1), p.block_bits.clamp(1, 64)),
             newest: 0,
             nak_for_head: None,
             ask: VecDeque::from([(0, packets)]),
@@ -284,6 +282,8 @@ impl Qp {
         let not_placed = RxDrop::OooNotPlaced(psn);
         let o = self.ooo.as_deref_mut().ok_or(RxDrop::BadQpState)?;
         let (block_bits, otd, timeout) = (o.params.block_bits, o.params.otd, o.params.timeout_ps);
+        let shared = o.pool.clone();
+        let mut pool = shared.borrow_mut();
         let w = o.read.wqe.as_mut().ok_or(RxDrop::StaleResponse(psn))?;
         let sq_front = self.req.sq.front().ok_or(RxDrop::StaleResponse(psn))?;
         ctx.stats.rx_read_responses += 1;
@@ -296,7 +296,7 @@ impl Qp {
         if pkt.payload.len() != want && !(w.len == 0 && pkt.payload.is_empty()) {
             return Err(not_placed);
         }
-        if w.bitmap.contains(off, &w.pool) {
+        if w.bitmap.contains(off, &pool) {
             ctx.stats.duplicate_responses += 1;
             return Ok(());
         }
@@ -307,7 +307,7 @@ impl Qp {
                 return Err(not_placed);
             }
         }
-        match w.bitmap.record(off, &mut w.pool) {
+        match w.bitmap.record(off, &mut pool) {
             Recorded::New { .. } => {}
             Recorded::Duplicate { .. } => {
                 ctx.stats.duplicate_responses += 1;
@@ -322,12 +322,13 @@ impl Qp {
         w.deadline_ps = Some(ctx.now_ps + timeout);
         let head = w.bitmap.head();
         if head >= w.packets {
+            drop(pool);
             self.ooo_read_complete(ctx);
             return Ok(());
         }
         if w.newest >= head + otd && w.nak_for_head != Some(head) {
             w.nak_for_head = Some(head);
-            let missing = w.bitmap.missing_mask(block_bits, &w.pool);
+            let missing = w.bitmap.missing_mask(block_bits, &pool);
             push_runs(&mut w.ask, head, missing, w.packets);
         }
         Ok(())
@@ -336,7 +337,7 @@ impl Qp {
     fn ooo_read_complete(&mut self, ctx: &mut Ctx<'_>) {
         if let Some(o) = self.ooo.as_deref_mut() {
             if let Some(mut w) = o.read.wqe.take() {
-                w.bitmap.release(&mut w.pool);
+                w.bitmap.release(&mut o.pool.borrow_mut());
             }
         }
         if let Some(w) = self.req.sq.pop_front() {

@@ -42,7 +42,9 @@ pub struct OooParams {
     pub nodes: u32,
     /// OOO tolerance distance in packets (the paper: 64).
     pub otd: u32,
-    /// Bitmap blocks this QP's responder may hold at once (its share of the pool).
+    /// Bitmap blocks of the pool the device's out-of-order QPs share (the paper: 4096 for
+    /// 2048 QPs); QPs with the same `block_bits` and `pool_blocks` draw from one pool, and a
+    /// QP never holds more than its `nodes`.
     pub pool_blocks: u32,
     /// ORNIC's ACK scheduler turn in ps (one ACK per turn at most; the completion at once).
     pub ack_turn_ps: u64,
@@ -55,14 +57,14 @@ pub struct OooParams {
 }
 
 impl Default for OooParams {
-    /// The paper's: 16-bit blocks, 20 nodes, OTD 64, a turn of one 4 KB packet time at
-    /// 100 Gb/s, a timeout of 90 µs + 64 packet times.
+    /// The paper's: 16-bit blocks, 20 nodes, OTD 64, a pool of 4096 blocks, a turn of one
+    /// 4 KB packet time at 100 Gb/s, a timeout of 90 µs + 64 packet times.
     fn default() -> OooParams {
         OooParams {
             block_bits: 16,
             nodes: 20,
             otd: 64,
-            pool_blocks: 20,
+            pool_blocks: 4096,
             ack_turn_ps: 330_000,
             timeout_ps: 90_000_000 + 64 * 330_000,
             packet_ps: 330_000,

@@ -22,8 +22,9 @@ config_section! {
         qps: u32 = 2048; "QPs", uint(1, 65_536);
         /// Pool blocks per supported QP (the paper: an active QP holds at least two)
         pool_blocks_per_qp: u32 = 2; "blocks", uint(1, 64);
-        /// LEFT and LEFT+: the cache pointer moves to a block reached by walking past more than
-        /// this many blocks (the ORNIC paper gives no value; rnic's choice)
+        /// LEFT and LEFT+: the cache pointer moves to a block reached by a walk that read more
+        /// than this many blocks, the starting block counted (a walk's cycles; the ORNIC
+        /// paper gives no value; rnic's choice)
         left_cache_threshold_blocks: u32 = 2; "blocks", uint(0, 1 << 20);
         /// ORNIC's ACK register-scheduler turn: a QP's ACK register goes out at most once per
         /// turn (the completion at once). The paper gives no value; rnic's choice: 10 µs,

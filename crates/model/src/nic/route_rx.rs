@@ -117,7 +117,11 @@ impl Nic {
         let mut enlist = true;
         if let (Some(op), true) = (op, res.is_ok()) {
             match op {
-                Opcode::RcReadRequest if self.streaming() && dma_len > 0 => {
+                // An out-of-order READ request (ORNIC) reads its range from host memory
+                // like a standard one before its responses leave.
+                Opcode::RcReadRequest | Opcode::OooReadRequest
+                    if self.streaming() && dma_len > 0 =>
+                {
                     // The response data streams: each arrival lets the QP transmit what
                     // it covers.
                     enlist = false;
@@ -127,7 +131,7 @@ impl Nic {
                     s.waiting = true;
                     self.stream_fill(qpn, true, now, cx);
                 }
-                Opcode::RcReadRequest => {
+                Opcode::RcReadRequest | Opcode::OooReadRequest => {
                     enlist = false;
                     let token = DmaToken::ReadResp(qpn);
                     self.host_read(now, dma_len.max(1), token, ReadSource::Other, cx);

@@ -668,7 +668,8 @@ impl Nic {
     }
 }
 
-/// A READ response packet (its payload comes from the responder's stream).
+/// A READ response packet, standard or out-of-order (its payload comes from the responder's
+/// stream).
 fn is_read_response(op: Opcode) -> bool {
     matches!(
         op,
@@ -676,5 +677,6 @@ fn is_read_response(op: Opcode) -> bool {
             | Opcode::RcReadResponseMiddle
             | Opcode::RcReadResponseLast
             | Opcode::RcReadResponseOnly
+            | Opcode::OooReadResponse
     )
 }

@@ -851,9 +851,9 @@ fn reliability(r: crate::config::Reliability, cfg: &Config) -> rnic_transport::R
             block_bits: s.block_bits,
             nodes: s.nodes,
             otd: s.otd,
-            // The nodes of one QP's bitmap: an active QP never waits for another's blocks
-            // (the pool is sized for every QP; rnic gives each its share at most).
-            pool_blocks: s.nodes,
+            // One pool for the NIC's out-of-order QPs: `ooo.qps` × `ooo.pool_blocks_per_qp`
+            // (the paper: 4096 for 2048 QPs).
+            pool_blocks: s.pool_blocks,
             ack_turn_ps: (cfg.ooo.ack_turn_ns * 1000.0).round().max(1.0) as u64,
             timeout_ps: (cfg.ooo.rtt_ns * 1000.0 + f64::from(s.otd) * packet_ps).round() as u64,
             packet_ps: packet_ps.round() as u64,

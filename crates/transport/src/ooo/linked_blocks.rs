@@ -7,8 +7,9 @@
 //! blocks at once, a block in the middle costs a walk along the `next` pointers.
 //! * MELO+ walks from the head.
 //! * LEFT keeps a cache pointer too: a packet in the cached block costs one cycle; any other
-//!   middle block is walked to from the head, and the cache moves to it when the walk passed
-//!   more than `cache_threshold_blocks` blocks.
+//!   middle block is walked to from the head, and the cache moves to it when the walk
+//!   traversed more than `cache_threshold_blocks` blocks (the starting block included: the
+//!   blocks a walk reads are its cycles).
 //! * LEFT+ walks from the cache pointer instead of the head when the block lies beyond it.
 //!
 //! Full blocks stay in the list until the head passes them: behind a lost packet the list
@@ -84,11 +85,14 @@ impl LinkedBlocks {
             }
             _ => 0,
         };
-        let hops = pos - from;
-        if self.access != ListAccess::MeloPlus && hops > self.cache_threshold_blocks {
+        // The blocks the walk traverses: the one the starting pointer names, then one per
+        // `next` pointer followed. It is what the walk costs (one cycle per block), and
+        // what LEFT compares with its threshold ("the number of bitmap blocks to traverse").
+        let traversed = pos - from + 1;
+        if self.access != ListAccess::MeloPlus && traversed > self.cache_threshold_blocks {
             self.cache = Some(block);
         }
-        hops + 1
+        traversed
     }
 
     /// Moves the head over received offsets, unlinking and freeing the blocks it leaves.

@@ -23,7 +23,7 @@
 //! [`OooRequester`] and [`OooResponder`] are the out-of-order WRITE state machines over those
 //! bitmaps (direct write by PSN, the address carried until the responder learns the start,
 //! OTD loss detection, bitmap NAKs, ACK aggregation), exchanging [`OooSegment`]s: they are
-//! not yet wired into [`crate::Device`] or given a wire encoding.
+//! wired into [`crate::Device`] by `ooo_qp.rs`, whose QPs share one [`DevicePools`] pool.
 
 mod bitmap;
 mod block_pool;
@@ -32,6 +32,7 @@ mod ooo_requester;
 mod ooo_responder;
 mod ornic_array;
 mod segment;
+mod shared_pool;
 pub mod sizing;
 mod static_bitmap;
 
@@ -42,6 +43,7 @@ pub use ooo_requester::{OooPacket, OooRequester, RequesterStats};
 pub use ooo_responder::{AckPolicy, OooResponder, PlaceTarget, ResponderStats};
 pub use ornic_array::OrnicArray;
 pub use segment::OooSegment;
+pub use shared_pool::{DevicePools, SharedPool};
 pub use static_bitmap::StaticBitmap;
 
 #[cfg(test)]

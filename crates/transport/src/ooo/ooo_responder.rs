@@ -146,6 +146,12 @@ impl OooResponder {
         }
     }
 
+    /// Returns the blocks the current WQE's bitmap holds to `pool` (the QP is going away:
+    /// reset, error or destroy).
+    pub fn release_blocks(&mut self, pool: &mut BlockPool) {
+        self.bitmap.release(pool);
+    }
+
     /// WQEs completed (the MSN).
     pub fn msn(&self) -> u32 {
         self.msn

@@ -69,6 +69,26 @@ fn left_caches_a_far_block_and_left_plus_walks_from_it() {
 }
 
 #[test]
+fn left_threshold_counts_the_blocks_a_walk_reads() {
+    // Four blocks, head stuck at PSN 1: block 1 is two blocks from the head pointer (head,
+    // block 1), block 2 three. With the threshold at 2 blocks only the longer walk moves
+    // LEFT's cache; MELO+ never caches.
+    for (d, again) in [
+        (BitmapDesign::MeloPlus, 3),
+        (BitmapDesign::Left, 1),
+        (BitmapDesign::LeftPlus, 1),
+    ] {
+        let (mut b, mut pool) = fresh(d);
+        b.record(0, &mut pool);
+        b.record(16 * 3, &mut pool);
+        assert_eq!(b.record(16, &mut pool).cycles(), 2, "{d:?}");
+        assert_eq!(b.record(17, &mut pool).cycles(), 2, "{d:?}: not cached");
+        assert_eq!(b.record(32, &mut pool).cycles(), 3, "{d:?}");
+        assert_eq!(b.record(33, &mut pool).cycles(), again, "{d:?}");
+    }
+}
+
+#[test]
 fn out_of_window_and_pool_exhaustion_degrade() {
     for d in DESIGNS {
         let mut b = d.build(16, 20, 64, 2);

@@ -113,6 +113,8 @@ pub(crate) struct Qp {
     pub sq_done: u64,
     /// The out-of-order engine of an ORNIC / MP-RDMA QP (see `ooo_qp.rs`).
     pub ooo: Option<Box<crate::ooo_qp::OooQp>>,
+    /// The device's bitmap block pool an ORNIC / MP-RDMA QP shares with the others.
+    pub ooo_pool: Option<crate::ooo::SharedPool>,
     /// UC/UD: messages received whole (the receiver's count of what arrived).
     pub msgs_received: u64,
 }
@@ -136,6 +138,7 @@ impl Qp {
             in_tx_queue: false,
             sq_done: 0,
             ooo: None,
+            ooo_pool: None,
             msgs_received: 0,
         }
     }
