@@ -25,14 +25,7 @@ struct End {
 }
 
 fn end(ip: [u8; 4], mac: [u8; 6], mode: ReliabilityMode) -> End {
-    let mut dev = Device::new(DeviceConfig {
-        ip,
-        mac,
-        ..DeviceConfig::default()
-    });
-    let pd = dev.alloc_pd();
-    let cq = dev.create_cq(1 << 16).unwrap();
-    let keys = dev.reg_mr(pd, BASE, MR_LEN, Access::all()).unwrap();
+    let (mut dev, pd, cq, keys) = common::device(ip, mac, 1 << 16, (BASE, MR_LEN));
     let qpn = dev
         .create_qp_with(
             QpInit {

@@ -22,14 +22,7 @@ struct End {
 }
 
 fn end(ip: [u8; 4], mac: [u8; 6], service: ServiceType) -> End {
-    let mut dev = Device::new(DeviceConfig {
-        ip,
-        mac,
-        ..DeviceConfig::default()
-    });
-    let pd = dev.alloc_pd();
-    let cq = dev.create_cq(4096).unwrap();
-    let keys = dev.reg_mr(pd, BASE, MR_LEN, Access::all()).unwrap();
+    let (mut dev, pd, cq, keys) = common::device(ip, mac, 4096, (BASE, MR_LEN));
     let init = QpInit {
         pd,
         send_cq: cq,

@@ -80,16 +80,28 @@ pub struct Node {
     pub keys: MrKeys,
 }
 
+/// A device at `ip`/`mac` with one PD, one CQ of `cq_entries` and one MR of every access
+/// over `region` (base, bytes).
+pub fn device(
+    ip: [u8; 4],
+    mac: [u8; 6],
+    cq_entries: u32,
+    region: (u64, u64),
+) -> (Device, PdId, CqId, MrKeys) {
+    let mut dev = Device::new(DeviceConfig {
+        ip,
+        mac,
+        ..DeviceConfig::default()
+    });
+    let pd = dev.alloc_pd();
+    let cq = dev.create_cq(cq_entries).unwrap();
+    let keys = dev.reg_mr(pd, region.0, region.1, Access::all()).unwrap();
+    (dev, pd, cq, keys)
+}
+
 impl Node {
     pub fn new(ip: [u8; 4], mac: [u8; 6]) -> Node {
-        let mut dev = Device::new(DeviceConfig {
-            ip,
-            mac,
-            ..DeviceConfig::default()
-        });
-        let pd = dev.alloc_pd();
-        let cq = dev.create_cq(1 << 16).unwrap();
-        let keys = dev.reg_mr(pd, BASE, MR_LEN, Access::all()).unwrap();
+        let (mut dev, pd, cq, keys) = device(ip, mac, 1 << 16, (BASE, MR_LEN));
         let qpn = dev
             .create_qp(QpInit {
                 pd,
