@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
 # Every speed figure the README quotes, measured on this machine.
-#   scripts/bench.sh                 all of them (about 7 minutes)
-#   scripts/bench.sh compare [REV]   only the side-by-side comparison of this tree's binary
-#                                    with REV's (default: the last commit before the model
-#                                    became components), each reference run 5 times in turn
-set -euo pipefail
+#   scripts/bench.sh [--base REV] [--runs N] [--repro]
+#                                    side by side, this tree and REV (default afb879c, the
+#                                    commit before the event-count work): events per
+#                                    message, events/s and simulated messages per wall
+#                                    second on the 300-QP reference run (N paired runs,
+#                                    default 3, medians), peak memory at 1 M QPs (one run
+#                                    each, about 1-2 minutes each), and with --repro the
+#                                    wall time of `rnic repro all` (several minutes each)
+#   scripts/bench.sh readme          the other README figures (about 7 minutes)
+#   scripts/bench.sh compare [REV]   wall-time ratios of two reference commands against REV
+#                                    (default: the last commit before the model became
+#                                    components), each 5 times in turn
 cd "$(dirname "$0")/.."
 BASE_REV=77d85bd
+SIDE_BASE_REV=afb879c
 cargo build --release -p rnic --quiet
 NEW=./target/release/rnic
 # The reference runs measure the simulator's speed on a fixed amount of work, so they fix the
@@ -25,15 +33,24 @@ wall() {
     python3 -c "print(f'{$end - $start:.3f}')"
 }
 
-compare() {
-    local rev=${1:-$BASE_REV}
+# The release binary of revision $1, built once into /tmp/rnic-bench-base-REV from the
+# revision's files (`git archive`: no worktree is registered); prints its path.
+base_binary() {
+    local rev=$1
     local dir=/tmp/rnic-bench-base-$rev
     if [ ! -x "$dir/target/release/rnic" ]; then
         rm -rf "$dir"
-        git worktree add --force "$dir" "$rev" >/dev/null
-        (cd "$dir" && CARGO_TARGET_DIR="$dir/target" cargo build --release -p rnic --quiet)
+        mkdir -p "$dir"
+        git archive "$rev" | tar -x -C "$dir"
+        (cd "$dir" && CARGO_TARGET_DIR="$dir/target" cargo build --release -p rnic --quiet) >&2
     fi
-    local OLD=$dir/target/release/rnic
+    echo "$dir/target/release/rnic"
+}
+
+compare() {
+    local rev=${1:-$BASE_REV}
+    local OLD
+    OLD=$(base_binary "$rev")
     for args in "write-bw -s 64 -q 300 --clients 10 -D 0.01 $FIXED" \
                 "write-bw -s 64 -q 51200 --clients 10 -t 16 -D 0.001 --profile csrna $FIXED"; do
         echo "== $args: wall seconds, $rev vs this tree, 5 runs each in turn"
@@ -48,10 +65,91 @@ compare() {
     done
 }
 
-if [ "${1:-}" = compare ]; then
-    compare "${2:-}"
-    exit 0
-fi
+# The side-by-side report (the default): this tree against a base revision.
+side_by_side() {
+    local rev=$SIDE_BASE_REV runs=3 repro=0
+    while [ $# -gt 0 ]; do
+        case $1 in
+            --base) rev=${2:?--base needs a revision}; shift 2 ;;
+            --runs) runs=${2:?--runs needs a count}; shift 2 ;;
+            --repro) repro=1; shift ;;
+            *) echo "bench.sh: unknown argument '$1' (use --base REV, --runs N, --repro, or the subcommands readme / compare)" >&2; exit 2 ;;
+        esac
+    done
+    local OLD out=/tmp/rnic-bench-side
+    OLD=$(base_binary "$rev")
+    rm -rf "$out"
+    mkdir -p "$out"
+    local ref="write-bw -s 64 -q 300 --clients 10 -D 0.01 $FIXED"
+    echo "== rnic perf $ref: $runs paired runs ($rev, this tree, in turn)"
+    for i in $(seq 1 "$runs"); do
+        for side in base tree; do
+            local bin=$NEW
+            [ $side = base ] && bin=$OLD
+            /usr/bin/time -f "%U %S %M" -o "$out/$side-$i.time" \
+                "$bin" perf $ref --json "$out/$side-$i.json" >/dev/null 2>&1
+        done
+    done
+    local mem="write-bw -s 64 -q 1000000 --clients 10 -t 1 -n 5 --profile csrna"
+    echo "== rnic perf $mem: peak memory, one run each"
+    for side in base tree; do
+        local bin=$NEW
+        [ $side = base ] && bin=$OLD
+        /usr/bin/time -f "%U %S %M" -o "$out/$side-mem.time" \
+            "$bin" perf $mem --json "$out/$side-mem.json" >/dev/null 2>&1
+    done
+    if [ $repro = 1 ]; then
+        echo "== rnic repro all: wall time, one run each"
+        for side in base tree; do
+            local bin=$NEW
+            [ $side = base ] && bin=$OLD
+            local start end
+            start=$(date +%s.%N)
+            "$bin" repro all --quiet --out "$out/repro-$side" >/dev/null 2>&1 || true
+            end=$(date +%s.%N)
+            python3 -c "print(f'{$end - $start:.1f}')" >"$out/$side-repro.wall"
+        done
+    fi
+    python3 - "$out" "$runs" "$rev" <<'PY'
+import json, statistics, sys, os
+out, runs, rev = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+def load(side, tag):
+    d = json.load(open(f"{out}/{side}-{tag}.json"))
+    user, sys_, kib = open(f"{out}/{side}-{tag}.time").read().split()[-3:]
+    # Messages of the whole run (warm-up included) whose payload arrived and was verified.
+    msgs = d["verified_bytes"] / d["size_bytes"]
+    return dict(events=d["events"], msgs=msgs, wall=d["wall_seconds"],
+                cpu=float(user) + float(sys_), rss_mb=int(kib) / 1024)
+rows = []
+for side in ("base", "tree"):
+    rs = [load(side, str(i)) for i in range(1, runs + 1)]
+    med = lambda f: statistics.median(f(r) for r in rs)
+    m = load(side, "mem")
+    repro = f"{out}/{side}-repro.wall"
+    rows.append({
+        "events per message": f"{med(lambda r: r['events'] / r['msgs']):.2f}",
+        "events (reference run)": f"{med(lambda r: r['events']) / 1e6:.2f} M",
+        "wall s (simulation loop)": f"{med(lambda r: r['wall']):.3f}",
+        "process CPU s": f"{med(lambda r: r['cpu']):.3f}",
+        "M events per wall s": f"{med(lambda r: r['events'] / r['wall']) / 1e6:.2f}",
+        "K simulated messages per wall s": f"{med(lambda r: r['msgs'] / r['wall']) / 1e3:.0f}",
+        "K simulated messages per CPU s": f"{med(lambda r: r['msgs'] / r['cpu']) / 1e3:.0f}",
+        "peak MB at 1 M QPs": f"{m['rss_mb']:.0f}",
+        "wall s at 1 M QPs": f"{m['wall']:.1f}",
+        "repro all wall s": open(repro).read().strip() if os.path.exists(repro) else "-",
+    })
+print(f"\n{'':34} {rev:>12} {'this tree':>12}")
+for k in rows[0]:
+    print(f"{k:34} {rows[0][k]:>12} {rows[1][k]:>12}")
+print(f"(medians of {runs} paired runs; the machine is shared, so compare within a row)")
+PY
+}
+
+case "${1:-}" in
+    compare) compare "${2:-}"; exit 0 ;;
+    readme) ;;
+    *) side_by_side "$@"; exit 0 ;;
+esac
 
 echo "== simulator: write-bw -s 64 -q 1024 --clients 10, 10 ms simulated"
 $NEW perf write-bw -s 64 -q 1024 --clients 10 -D 0.01 $FIXED --json /tmp/rnic-bench.json >/dev/null

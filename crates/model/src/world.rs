@@ -58,6 +58,9 @@ pub struct World {
     /// not counted as lost (RC runs end when the applications are done and the network is empty: their
     /// ACKs already say everything arrived).
     pub drain_rx: bool,
+    /// The node whose NIC owes a scheduler step right after the event just handled
+    /// (`nic::sched_wake`).
+    pub owed_step: Option<usize>,
 }
 
 impl World {
@@ -65,7 +68,15 @@ impl World {
     /// Returns the time of the last event processed.
     pub fn run_until(&mut self, until: TimePs, max_events: u64) -> TimePs {
         let mut last = 0;
-        while let Some((t, ev)) = self.q.pop_at_or_before(until) {
+        loop {
+            // A scheduler step the previous event owes runs before the next pop, exactly
+            // where its own event would have been popped (see `nic::sched_wake`).
+            while let Some(n) = self.owed_step.take() {
+                self.run_owed_step(n);
+            }
+            let Some((t, ev)) = self.q.pop_at_or_before(until) else {
+                break;
+            };
             last = t;
             self.events += 1;
             self.dispatch(t, ev);
@@ -74,6 +85,23 @@ impl World {
             }
         }
         last
+    }
+
+    /// Runs the scheduler step that node `n`'s NIC owes at the current time.
+    fn run_owed_step(&mut self, n: usize) {
+        let now = self.q.now();
+        let mut cx = NicCx {
+            node: n,
+            q: &mut self.q,
+            mem: &mut self.mems[n],
+            frames: &mut self.frames,
+            wire: &mut self.net,
+            observer: &mut self.oracle,
+        };
+        self.nics[n].run_owed_step(now, &mut cx);
+        if self.nics[n].sched.owed {
+            self.owed_step = Some(n);
+        }
     }
 
     /// Every application is done and nothing is left in flight (see [`World::drain_rx`]).
@@ -96,6 +124,9 @@ impl World {
                     observer: &mut self.oracle,
                 };
                 self.nics[n].handle(now, ev, &mut cx);
+                if self.nics[n].sched.owed {
+                    self.owed_step = Some(n);
+                }
             }
             Ev::Net(ev) => self.net.handle(now, ev, &mut self.q, &mut self.frames),
             Ev::Cm {

@@ -52,6 +52,7 @@ mod route_prefetch;
 mod route_rx;
 mod route_tx;
 pub mod rx_pipeline;
+pub mod sched_wake;
 pub mod scheduler;
 pub mod translation;
 pub mod tx_pipeline;

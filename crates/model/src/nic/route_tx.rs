@@ -81,10 +81,11 @@ impl Nic {
         self.prefetch_poll(at, cx);
     }
 
-    /// Wakes a paused scheduler if its backpressure may have cleared.
+    /// Wakes a paused scheduler if its backpressure may have cleared: its step is due at
+    /// `now`, as an event or owed right after this one ([`super::sched_wake`]).
     pub(crate) fn sched_kick(&mut self, now: TimePs, cx: &mut NicCx<'_>) {
         if self.sched.kick() {
-            cx.at(now, NicEv::Sched);
+            super::sched_wake::wake(&mut self.sched, now, cx);
         }
     }
 

@@ -93,6 +93,9 @@ pub struct Scheduler {
     pending: bool,
     /// Paused by backpressure; woken by [`Scheduler::kick`].
     stalled: bool,
+    /// The pending step is owed right after the current event instead of being an event
+    /// of its own (see [`super::sched_wake`]).
+    pub owed: bool,
     /// The scheduler's unit (II per visit).
     pub unit: Unit,
     /// The prefetch queue mirroring this scheduling queue (resource prefetching; disabled
@@ -109,6 +112,7 @@ impl Scheduler {
             ring: VecDeque::new(),
             pending: false,
             stalled: false,
+            owed: false,
             unit: Unit::new(ii_ps),
             prefetch_queue: PrefetchQueue::default(),
             stats: SchedStats::default(),

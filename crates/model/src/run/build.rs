@@ -594,6 +594,7 @@ pub(crate) fn build_flows(
         at_start: window_events,
         origin_ps: 0,
         drain_rx: cfg.qp.transport != crate::config::Transport::Rc,
+        owed_step: None,
     };
     Ok(Built {
         world,

@@ -44,6 +44,7 @@
 mod csv_out;
 pub mod merge;
 pub mod name;
+mod order;
 mod partial;
 pub mod plot;
 mod run;

@@ -5,7 +5,7 @@
 //! more than [`LARGE_POINTS`] points unless `--allow-large` was given, resolves every point,
 //! asks the runner whether each point fits its limits (the memory budget), and checks that
 //! every output file can be written ([`crate::output`]). [`Plan::run`] then says how many
-//! points and workers there are, runs the points (workers take them in grid order; the
+//! points and workers there are, runs the points (workers take the biggest first, [`super::order`]; the
 //! calling thread does all the writing), shows progress, and streams each finished row to
 //! `<name>.partial.csv` ([`super::partial`]). At the end it writes `<name>.csv` in grid order,
 //! removes the partial file (the CSV now holds every row), then writes `<name>.json` and the
@@ -259,6 +259,7 @@ impl<'a> Plan<'a> {
         let stop = AtomicBool::new(false);
         let (tx, rx) = std::sync::mpsc::channel::<(usize, PerfResult)>();
         let points = &self.points;
+        let order = &super::order::run_order(points);
         self.pool.in_place_scope(|s| {
             for _ in 0..workers {
                 let tx = tx.clone();
@@ -267,10 +268,11 @@ impl<'a> Plan<'a> {
                     if stop.load(Ordering::Relaxed) {
                         break;
                     }
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(p) = points.get(i) else {
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&i) = order.get(k) else {
                         break;
                     };
+                    let p = &points[i];
                     let r = execute(runner, &p.config, &p.spec, &p.profile)
                         .unwrap_or_else(|e| failed_result(p, &e));
                     if tx.send((i, r)).is_err() {
