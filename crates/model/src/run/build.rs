@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use rnic_host::SparseMemory;
 use rnic_sim::{Histogram, Rng, TimePs};
-use rnic_transport::{Access, AddressVector, Device, DeviceConfig, Memory, QpAttr, QpInit};
+use rnic_transport::{Access, AddressVector, Device, DeviceConfig, QpAttr, QpInit};
 use rnic_wire::PcapWriter;
 
 use super::RunOptions;
@@ -289,6 +289,7 @@ pub(crate) fn build_flows(
             max_qps: (node_qps as u32).saturating_add(16),
             ..DeviceConfig::default()
         });
+        dev.reserve_qps(node_qps as u32);
         let pd = dev.alloc_pd();
         // Per flow, `mrs` registrations of its buffers (each a region of its own, with its
         // own keys and translation entries; `client_mrs` on the client nodes); pair i uses
@@ -314,6 +315,8 @@ pub(crate) fn build_flows(
             keys.push(k);
         }
         let mut nic = Nic::new(&p, dev);
+        nic.qps
+            .reserve_exact(rnic_transport::FIRST_QPN as usize + node_qps);
         nic.watch_writes = spec
             .flows
             .iter()
@@ -743,29 +746,29 @@ fn fill_sources(
     seed: u64,
 ) {
     let layout = &pl.layout;
-    let size = pl.size32;
-    let mut used_slots: Vec<Vec<bool>> = vec![vec![false; layout.slots as usize]; mems.len()];
+    let words = (layout.slots as usize).div_ceil(64);
+    let mut used: Vec<Vec<u64>> = vec![vec![0u64; words]; mems.len()];
     for (i, pr) in pairs.iter().enumerate() {
         let s = layout.slot(i as u32) as usize;
-        used_slots[server][s] = true;
-        used_slots[pr.c_node as usize][s] = true;
+        used[server][s / 64] |= 1 << (s % 64);
+        used[pr.c_node as usize][s / 64] |= 1 << (s % 64);
     }
-    let mut buf = vec![0u8; 64 << 10];
-    for (ni, mem) in mems.iter_mut().enumerate() {
-        for (s, used) in used_slots[ni].iter().enumerate() {
-            if !used {
-                continue;
-            }
-            let slot_seed = pattern::buffer_seed(seed, ni, pl.slot_base + s as u32);
-            let base = pl.buf_base + s as u64 * layout.stride;
-            let mut done = 0u64;
-            while done < u64::from(size) {
-                let n = (u64::from(size) - done).min(buf.len() as u64) as usize;
-                pattern::fill(slot_seed, done, &mut buf[..n]);
-                mem.write(base + done, &buf[..n]);
-                done += n as u64;
-            }
+    // The bytes are generated when read (see `pattern::SourceBuffers`), not written here.
+    for (ni, (mem, used)) in mems.iter_mut().zip(used).enumerate() {
+        if used.iter().all(|&w| w == 0) {
+            continue;
         }
+        let src = pattern::SourceBuffers {
+            base: pl.buf_base,
+            stride: layout.stride,
+            size: u64::from(pl.size32),
+            run_seed: seed,
+            node: ni,
+            slot_base: pl.slot_base,
+            used,
+        };
+        let end = pl.buf_base + u64::from(layout.slots) * layout.stride;
+        mem.back(pl.buf_base, end, std::sync::Arc::new(src));
     }
 }
 
