@@ -13,6 +13,8 @@
 
 #![forbid(unsafe_code)]
 
+pub mod interned;
+
 use rnic_transport::Memory;
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
@@ -51,6 +53,16 @@ enum Page {
         lines: Vec<[u8; LINE_BYTES]>,
     },
     Full(Box<[u8; PAGE_BYTES]>),
+    /// In the interned range (see [`interned`]).
+    Interned(interned::LinePage),
+}
+
+/// The address range whose pages are stored as interned lines, and their shared tails.
+#[derive(Debug, Clone, Default)]
+struct InternedRange {
+    start: u64,
+    end: u64,
+    tails: interned::Tails,
 }
 
 /// Sparse host memory: pages in a hash map, allocated on first write.
@@ -58,6 +70,7 @@ enum Page {
 pub struct SparseMemory {
     pages: FxHashMap<u64, Page>,
     backed: Vec<Backed>,
+    interned: Option<InternedRange>,
 }
 
 impl SparseMemory {
@@ -72,6 +85,31 @@ impl SparseMemory {
         self.backed.push(Backed { start, end, source });
     }
 
+    /// Pages of `[start, end)` (whole pages: `start` and `end` are rounded out to pages) are
+    /// stored as interned lines (see [`interned`]): for ranges holding records that repeat
+    /// their last 48 bytes, such as send queue rings. One range per memory; it must not be
+    /// backed (its unwritten bytes read as zero). Set it before writing into it.
+    pub fn intern_lines(&mut self, start: u64, end: u64) {
+        debug_assert!(self.backed.iter().all(|b| end <= b.start || start >= b.end));
+        self.interned = Some(InternedRange {
+            start: start & !PAGE_MASK,
+            end: end.div_ceil(PAGE_BYTES as u64) * PAGE_BYTES as u64,
+            tails: interned::Tails::default(),
+        });
+    }
+
+    /// The page is in the interned range.
+    fn is_interned(&self, page: u64) -> bool {
+        self.interned
+            .as_ref()
+            .is_some_and(|r| (r.start >> PAGE_SHIFT..r.end >> PAGE_SHIFT).contains(&page))
+    }
+
+    /// Distinct tails of the interned range's lines.
+    pub fn interned_tails(&self) -> usize {
+        self.interned.as_ref().map_or(0, |r| r.tails.len())
+    }
+
     /// Pages allocated so far (whole or line by line).
     pub fn page_count(&self) -> usize {
         self.pages.len()
@@ -84,6 +122,9 @@ impl SparseMemory {
             .map(|p| match p {
                 Page::Lines { lines, .. } => (lines.len() * LINE_BYTES) as u64,
                 Page::Full(_) => PAGE_BYTES as u64,
+                Page::Interned(_) => {
+                    (PAGE_BYTES / LINE_BYTES * core::mem::size_of::<interned::Line>()) as u64
+                }
             })
             .sum()
     }
@@ -107,6 +148,19 @@ impl SparseMemory {
         match self.pages.get(&page) {
             Some(Page::Full(p)) => out.copy_from_slice(&p[off..off + out.len()]),
             None => self.fill_unwritten(base | off as u64, out),
+            Some(Page::Interned(lines)) => {
+                let tails = &self.interned.as_ref().expect("an interned page").tails;
+                let mut line = [0u8; LINE_BYTES];
+                let mut done = 0usize;
+                while done < out.len() {
+                    let at = off + done;
+                    let (l, in_line) = (at / LINE_BYTES, at % LINE_BYTES);
+                    let n = (LINE_BYTES - in_line).min(out.len() - done);
+                    tails.read(&lines[l], &mut line);
+                    out[done..done + n].copy_from_slice(&line[in_line..in_line + n]);
+                    done += n;
+                }
+            }
             Some(Page::Lines { present, lines }) => {
                 let mut done = 0usize;
                 while done < out.len() {
@@ -129,6 +183,10 @@ impl SparseMemory {
     /// Writes `data` at offset `off` of page `page` (not crossing its end).
     fn write_in_page(&mut self, page: u64, off: usize, data: &[u8]) {
         let base = page << PAGE_SHIFT;
+        if self.is_interned(page) {
+            self.write_interned(page, off, data);
+            return;
+        }
         if !self.pages.contains_key(&page) {
             if data.len() == PAGE_BYTES {
                 let mut p = Box::new([0u8; PAGE_BYTES]);
@@ -178,8 +236,36 @@ impl SparseMemory {
                     let l = &mut lines[rank];
                     l[lo - line * LINE_BYTES..hi - line * LINE_BYTES].copy_from_slice(src);
                 }
-                None => unreachable!("the page was inserted above"),
+                None | Some(Page::Interned(_)) => {
+                    unreachable!("the page was inserted above, outside the interned range")
+                }
             }
+        }
+    }
+
+    /// [`SparseMemory::write_in_page`] for a page of the interned range.
+    fn write_interned(&mut self, page: u64, off: usize, data: &[u8]) {
+        let lines = match self
+            .pages
+            .entry(page)
+            .or_insert_with(|| Page::Interned(interned::zero_page()))
+        {
+            Page::Interned(l) => l,
+            _ => unreachable!("pages of the interned range are interned"),
+        };
+        let tails = &mut self.interned.as_mut().expect("an interned range").tails;
+        let mut line = [0u8; LINE_BYTES];
+        let mut done = 0usize;
+        while done < data.len() {
+            let at = off + done;
+            let (l, in_line) = (at / LINE_BYTES, at % LINE_BYTES);
+            let n = (LINE_BYTES - in_line).min(data.len() - done);
+            if n < LINE_BYTES {
+                tails.read(&lines[l], &mut line);
+            }
+            line[in_line..in_line + n].copy_from_slice(&data[done..done + n]);
+            tails.write(&mut lines[l], &line);
+            done += n;
         }
     }
 
@@ -402,10 +488,13 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
         #[test]
-        fn matches_a_byte_map(ops in proptest::collection::vec(op(), 1..40), backed in any::<bool>()) {
+        fn matches_a_byte_map(ops in proptest::collection::vec(op(), 1..40), backed in any::<bool>(), interned in any::<bool>()) {
             let mut m = SparseMemory::new();
             if backed {
                 m.back(BACKED_START, BACKED_END, Arc::new(AddrBytes));
+            } else if interned {
+                // The low pages (and the page across 0x7000_0000): interned lines.
+                m.intern_lines(PAGE_BYTES as u64, 0x7000_0000 + PAGE_BYTES as u64);
             }
             let mut model: BTreeMap<u64, u8> = BTreeMap::new();
             for op in ops {

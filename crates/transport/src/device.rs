@@ -320,7 +320,7 @@ impl Device {
 
     /// The reliability mode a QP runs.
     pub fn qp_reliability(&self, qpn: u32) -> Option<ReliabilityMode> {
-        self.qp(qpn).map(|q| q.mode)
+        self.qp(qpn).map(|q| q.mode())
     }
 
     /// Changes QP state and attributes per the IB transition table: the transition must

@@ -120,20 +120,21 @@ impl PlaceTarget for MrTarget<'_> {
 impl Qp {
     /// Creates, resets or completes the out-of-order state after a modify_qp to `self.state`.
     pub(crate) fn ooo_after_modify(&mut self) {
-        if self.mode.ooo().is_none() {
+        if self.mode().ooo().is_none() {
             return;
         }
         match self.state {
             QpState::Reset | QpState::Err => self.ooo = None,
             QpState::Init => {
                 if self.ooo.is_none() {
-                    self.ooo = OooQp::new(self.mode).map(Box::new);
+                    self.ooo = OooQp::new(self.mode()).map(Box::new);
                 }
             }
             QpState::Rtr | QpState::Rts => {
                 let (epsn, psn, pmtu) = (self.resp.epsn, self.req.psn, self.cfg.pmtu);
+                let mode = self.mode();
                 let o = self.ooo.get_or_insert_with(|| {
-                    Box::new(OooQp::new(self.mode).expect("an out-of-order mode"))
+                    Box::new(OooQp::new(mode).expect("an out-of-order mode"))
                 });
                 if o.resp.is_none() {
                     o.resp = Some(OooResponder::new(
@@ -163,7 +164,7 @@ impl Qp {
 
     /// An out-of-order QP takes WRITE and READ WRs only.
     pub(crate) fn ooo_check_wr(&self, wr: &SendWr) -> Result<(), VerbsError> {
-        if self.mode.ooo().is_some() && !matches!(wr.opcode, WrOpcode::Write | WrOpcode::Read) {
+        if self.mode().ooo().is_some() && !matches!(wr.opcode, WrOpcode::Write | WrOpcode::Read) {
             return Err(VerbsError::InvalidWr {
                 reason: "an out-of-order QP (qp.reliability = \"ornic\" or \"mp_rdma\") posts \
                          WRITE and READ only; use a go-back-N QP for other verbs",

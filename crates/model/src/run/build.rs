@@ -278,7 +278,15 @@ pub(crate) fn build_flows(
 
     // ---- nodes: memory, device, MRs, CQs -----------------------------------------------
     let mut nodes = Vec::with_capacity(n_nodes);
-    let mut mems: Vec<SparseMemory> = (0..n_nodes).map(|_| SparseMemory::new()).collect();
+    // The SQ rings are stored as interned lines: the WQEs of one QP repeat their last 48
+    // bytes (SGE, remote address, operands), so 64 bytes become 20 (see `rnic_host::interned`).
+    let mut mems: Vec<SparseMemory> = (0..n_nodes)
+        .map(|_| {
+            let mut m = SparseMemory::new();
+            m.intern_lines(SQ_BASE, RQ_BASE);
+            m
+        })
+        .collect();
     // Per flow, per node: the application's view of the node.
     let mut apps: Vec<Vec<NodeApp>> = vec![Vec::with_capacity(n_nodes); spec.flows.len()];
     for i in 0..n_nodes {
@@ -427,7 +435,7 @@ pub(crate) fn build_flows(
             nic.set_class(qpn, f.class == crate::flow::FlowClass::Ls);
             let a = &mut apps[fi][i];
             if a.qps.len() <= qpn as usize {
-                a.qps.resize(qpn as usize + 1, HostQp::default());
+                crate::per_qp::grow_for(&mut a.qps, qpn as usize, HostQp::default);
             }
             a.qps[qpn as usize] = HostQp {
                 pair,
