@@ -35,12 +35,20 @@ pub fn zero_page() -> LinePage {
     Box::new([Line::default(); LINES])
 }
 
+/// A tail and its reference count.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    bytes: [u8; TAIL_BYTES],
+    refs: u32,
+}
+
 /// The tails in use, each once, with the number of lines holding it. Tail 0 is the zero
 /// tail, always present and never counted.
 #[derive(Debug, Clone)]
 pub struct Tails {
-    bytes: Vec<[u8; TAIL_BYTES]>,
-    refs: Vec<u32>,
+    /// Each tail's bytes and the number of lines holding it, side by side (one cache miss
+    /// to compare and count).
+    entries: Vec<Entry>,
     index: FxHashMap<[u8; TAIL_BYTES], u32>,
     free: Vec<u32>,
 }
@@ -48,8 +56,10 @@ pub struct Tails {
 impl Default for Tails {
     fn default() -> Tails {
         Tails {
-            bytes: vec![[0; TAIL_BYTES]],
-            refs: vec![0],
+            entries: vec![Entry {
+                bytes: [0; TAIL_BYTES],
+                refs: 0,
+            }],
             index: FxHashMap::default(),
             free: Vec::new(),
         }
@@ -70,18 +80,28 @@ impl Tails {
     /// The 64 bytes of `line`.
     pub fn read(&self, line: &Line, out: &mut [u8; LINE_BYTES]) {
         out[..HEAD_BYTES].copy_from_slice(&line.head);
-        out[HEAD_BYTES..].copy_from_slice(&self.bytes[line.tail as usize]);
+        out[HEAD_BYTES..].copy_from_slice(&self.entries[line.tail as usize].bytes);
     }
 
-    /// Stores `bytes` in `line`, releasing the tail it held.
-    pub fn write(&mut self, line: &mut Line, bytes: &[u8; LINE_BYTES]) {
+    /// Stores `bytes` in `line`, releasing the tail it held. `hint`: the tail of a
+    /// neighbouring line, tried before the table (a ring's slots usually share one tail; the
+    /// table lookup hashes 48 bytes and misses the cache at many QPs).
+    pub fn write(&mut self, line: &mut Line, bytes: &[u8; LINE_BYTES], hint: Option<&Line>) {
         line.head.copy_from_slice(&bytes[..HEAD_BYTES]);
         let mut tail = [0u8; TAIL_BYTES];
         tail.copy_from_slice(&bytes[HEAD_BYTES..]);
-        if self.bytes[line.tail as usize] == tail {
+        if self.entries[line.tail as usize].bytes == tail {
             return;
         }
         self.release(line.tail);
+        if let Some(h) = hint.filter(|h| h.tail != 0) {
+            let e = &mut self.entries[h.tail as usize];
+            if e.bytes == tail {
+                e.refs += 1;
+                line.tail = h.tail;
+                return;
+            }
+        }
         line.tail = self.intern(&tail);
     }
 
@@ -90,19 +110,23 @@ impl Tails {
             return 0;
         }
         if let Some(&id) = self.index.get(tail) {
-            self.refs[id as usize] += 1;
+            self.entries[id as usize].refs += 1;
             return id;
         }
         let id = match self.free.pop() {
             Some(id) => {
-                self.bytes[id as usize] = *tail;
-                self.refs[id as usize] = 1;
+                self.entries[id as usize] = Entry {
+                    bytes: *tail,
+                    refs: 1,
+                };
                 id
             }
             None => {
-                self.bytes.push(*tail);
-                self.refs.push(1);
-                (self.bytes.len() - 1) as u32
+                self.entries.push(Entry {
+                    bytes: *tail,
+                    refs: 1,
+                });
+                (self.entries.len() - 1) as u32
             }
         };
         self.index.insert(*tail, id);
@@ -113,10 +137,10 @@ impl Tails {
         if id == 0 {
             return;
         }
-        let r = &mut self.refs[id as usize];
-        *r -= 1;
-        if *r == 0 {
-            self.index.remove(&self.bytes[id as usize]);
+        let e = &mut self.entries[id as usize];
+        e.refs -= 1;
+        if e.refs == 0 {
+            self.index.remove(&e.bytes);
             self.free.push(id);
         }
     }
@@ -135,16 +159,17 @@ mod tests {
         a[40] = 9;
         let mut b = a;
         b[3] = 7;
-        t.write(&mut page[0], &a);
-        t.write(&mut page[1], &b);
+        t.write(&mut page[0], &a, None);
+        let first = page[0];
+        t.write(&mut page[1], &b, Some(&first));
         assert_eq!(t.len(), 1, "same tail, different heads");
         let mut out = [0u8; LINE_BYTES];
         t.read(&page[1], &mut out);
         assert_eq!(out, b);
         b[63] = 5;
-        t.write(&mut page[1], &b);
+        t.write(&mut page[1], &b, Some(&first));
         assert_eq!(t.len(), 2);
-        t.write(&mut page[0], &[0u8; LINE_BYTES]);
+        t.write(&mut page[0], &[0u8; LINE_BYTES], None);
         assert_eq!(t.len(), 1, "a's tail released");
         t.read(&page[0], &mut out);
         assert_eq!(out, [0u8; LINE_BYTES]);

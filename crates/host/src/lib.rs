@@ -48,10 +48,9 @@ struct Backed {
 /// for line i), or the whole page.
 #[derive(Debug, Clone)]
 enum Page {
-    Lines {
-        present: u64,
-        lines: Vec<[u8; LINE_BYTES]>,
-    },
+    /// Boxed, as every variant, so that the page map's entries stay 24 bytes (the map is
+    /// probed on every access; at many QPs it is larger than the caches).
+    Lines(Box<Lines>),
     Full(Box<[u8; PAGE_BYTES]>),
     /// In the interned range (see [`interned`]).
     Interned(interned::LinePage),
@@ -63,6 +62,13 @@ struct InternedRange {
     start: u64,
     end: u64,
     tails: interned::Tails,
+}
+
+/// The lines of a page written so far, in address order (`present` bit i for line i).
+#[derive(Debug, Clone)]
+struct Lines {
+    present: u64,
+    lines: Vec<[u8; LINE_BYTES]>,
 }
 
 /// Sparse host memory: pages in a hash map, allocated on first write.
@@ -120,7 +126,7 @@ impl SparseMemory {
         self.pages
             .values()
             .map(|p| match p {
-                Page::Lines { lines, .. } => (lines.len() * LINE_BYTES) as u64,
+                Page::Lines(l) => (l.lines.len() * LINE_BYTES) as u64,
                 Page::Full(_) => PAGE_BYTES as u64,
                 Page::Interned(_) => {
                     (PAGE_BYTES / LINE_BYTES * core::mem::size_of::<interned::Line>()) as u64
@@ -161,7 +167,8 @@ impl SparseMemory {
                     done += n;
                 }
             }
-            Some(Page::Lines { present, lines }) => {
+            Some(Page::Lines(lp)) => {
+                let (present, lines) = (lp.present, &lp.lines);
                 let mut done = 0usize;
                 while done < out.len() {
                     let at = off + done;
@@ -195,14 +202,16 @@ impl SparseMemory {
                 return;
             }
             let lines = Vec::new();
-            self.pages.insert(page, Page::Lines { present: 0, lines });
+            self.pages
+                .insert(page, Page::Lines(Box::new(Lines { present: 0, lines })));
         }
         // Lines not written yet start as the unwritten bytes (zero or the backing's).
         let mut fresh = [0u8; LINE_BYTES];
         let first_line = off / LINE_BYTES;
         let last_line = (off + data.len() - 1) / LINE_BYTES;
         let mut to_full = false;
-        if let Some(Page::Lines { present, lines }) = self.pages.get(&page) {
+        if let Some(Page::Lines(lp)) = self.pages.get(&page) {
+            let (present, lines) = (lp.present, &lp.lines);
             let missing = (first_line..=last_line)
                 .filter(|l| present & (1u64 << l) == 0)
                 .count();
@@ -218,7 +227,7 @@ impl SparseMemory {
             let hi = ((line + 1) * LINE_BYTES).min(off + data.len());
             let src = &data[lo - off..hi - off];
             let is_missing = match self.pages.get(&page) {
-                Some(Page::Lines { present, .. }) => present & (1u64 << line) == 0,
+                Some(Page::Lines(lp)) => lp.present & (1u64 << line) == 0,
                 _ => false,
             };
             if is_missing && hi - lo < LINE_BYTES {
@@ -226,7 +235,8 @@ impl SparseMemory {
             }
             match self.pages.get_mut(&page) {
                 Some(Page::Full(p)) => p[lo..hi].copy_from_slice(src),
-                Some(Page::Lines { present, lines }) => {
+                Some(Page::Lines(lp)) => {
+                    let Lines { present, lines } = &mut **lp;
                     let rank = (*present & ((1u64 << line) - 1)).count_ones() as usize;
                     if is_missing {
                         *present |= 1u64 << line;
@@ -264,7 +274,8 @@ impl SparseMemory {
                 tails.read(&lines[l], &mut line);
             }
             line[in_line..in_line + n].copy_from_slice(&data[done..done + n]);
-            tails.write(&mut lines[l], &line);
+            let hint = lines[l.saturating_sub(1)];
+            tails.write(&mut lines[l], &line, (l > 0).then_some(&hint));
             done += n;
         }
     }
@@ -435,6 +446,11 @@ mod tests {
         assert_eq!(m.read_vec(90, 20), want2);
         // The written line kept the backing's bytes around the written one.
         assert_eq!(m.resident_bytes(), 64);
+    }
+
+    #[test]
+    fn page_entries_stay_small() {
+        assert_eq!(core::mem::size_of::<Page>(), 16);
     }
 
     #[test]
