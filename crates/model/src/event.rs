@@ -101,6 +101,9 @@ pub struct FramePool {
     pub live: usize,
 }
 
+/// Free frame buffers the pool keeps beyond the number held (see [`FramePool::release`]).
+const SPARE_FRAMES: usize = 4096;
+
 impl FramePool {
     /// Takes an empty buffer.
     pub fn alloc(&mut self) -> u32 {
@@ -114,9 +117,14 @@ impl FramePool {
         }
     }
 
-    /// Returns a buffer.
+    /// Returns a buffer. Past a burst (RDMA CM sends every connection's REQ at once: a
+    /// million frames at a million QPs) the pool would keep every buffer for good; a buffer
+    /// returned while more are free than held (plus a margin) gives its memory back.
     pub fn release(&mut self, i: u32) {
         self.live -= 1;
+        if self.free.len() > self.live + SPARE_FRAMES {
+            self.bufs[i as usize] = Vec::new();
+        }
         self.free.push(i);
     }
 

@@ -29,6 +29,7 @@ pub mod net;
 pub mod nic;
 pub mod oracle;
 pub mod params;
+mod per_qp;
 pub mod result;
 pub mod run;
 pub mod size_mix;

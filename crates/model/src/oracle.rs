@@ -82,7 +82,7 @@ impl PayloadOracle {
     ) {
         let v = &mut self.sources[node];
         if v.len() <= qpn as usize {
-            v.resize(qpn as usize + 1, None);
+            crate::per_qp::grow_for(v, qpn as usize, || None);
         }
         v[qpn as usize] = Some(Source {
             peer,

@@ -107,6 +107,13 @@ impl Device {
         }
     }
 
+    /// Makes room for `n` more QPs at once, so that a caller creating many QPs does not
+    /// leave the QP table with up to twice the room it needs (the table grows by doubling).
+    pub fn reserve_qps(&mut self, n: u32) {
+        let want = (self.next_qpn as usize + n as usize).min(MAX_QPN as usize + 1);
+        self.qps.reserve_exact(want.saturating_sub(self.qps.len()));
+    }
+
     pub fn config(&self) -> &DeviceConfig {
         &self.cfg
     }
@@ -325,7 +332,7 @@ impl Device {
 
     /// The reliability mode a QP runs.
     pub fn qp_reliability(&self, qpn: u32) -> Option<ReliabilityMode> {
-        self.qp(qpn).map(|q| q.mode)
+        self.qp(qpn).map(|q| q.mode())
     }
 
     /// Changes QP state and attributes per the IB transition table: the transition must
@@ -450,6 +457,12 @@ impl Device {
                 queue: "receive",
                 depth: qp.max_recv_wr,
             });
+        }
+        if qp.resp.rq.capacity() == 0 {
+            // No more room than the queue's depth (see `push_send`).
+            qp.resp
+                .rq
+                .reserve_exact(qp.max_recv_wr.clamp(1, 4) as usize);
         }
         qp.resp.rq.push_back(wr);
         Ok(())

@@ -137,28 +137,28 @@ impl Qp {
     /// was built outside a device).
     fn ooo_pool(&self) -> SharedPool {
         self.ooo_pool.clone().unwrap_or_else(|| {
-            let p = self.mode.ooo().unwrap_or_default();
+            let p = self.mode().ooo().unwrap_or_default();
             crate::ooo::DevicePools::default().get(p.block_bits, p.pool_blocks)
         })
     }
 
     /// Creates, resets or completes the out-of-order state after a modify_qp to `self.state`.
     pub(crate) fn ooo_after_modify(&mut self) {
-        if self.mode.ooo().is_none() {
+        if self.mode().ooo().is_none() {
             return;
         }
         match self.state {
             QpState::Reset | QpState::Err => self.ooo = None,
             QpState::Init => {
                 if self.ooo.is_none() {
-                    self.ooo = OooQp::new(self.mode, self.ooo_pool()).map(Box::new);
+                    self.ooo = OooQp::new(self.mode(), self.ooo_pool()).map(Box::new);
                 }
             }
             QpState::Rtr | QpState::Rts => {
                 let (epsn, psn, pmtu) = (self.resp.epsn, self.req.psn, self.cfg.pmtu);
-                let pool = self.ooo_pool();
+                let (mode, pool) = (self.mode(), self.ooo_pool());
                 let o = self.ooo.get_or_insert_with(|| {
-                    Box::new(OooQp::new(self.mode, pool).expect("an out-of-order mode"))
+                    Box::new(OooQp::new(mode, pool).expect("an out-of-order mode"))
                 });
                 if o.resp.is_none() {
                     o.resp = Some(OooResponder::new(
@@ -191,7 +191,7 @@ impl Qp {
 
     /// An out-of-order QP takes WRITE and READ WRs only.
     pub(crate) fn ooo_check_wr(&self, wr: &SendWr) -> Result<(), VerbsError> {
-        if self.mode.ooo().is_some() && !matches!(wr.opcode, WrOpcode::Write | WrOpcode::Read) {
+        if self.mode().ooo().is_some() && !matches!(wr.opcode, WrOpcode::Write | WrOpcode::Read) {
             return Err(VerbsError::InvalidWr {
                 reason: "an out-of-order QP (qp.reliability = \"ornic\" or \"mp_rdma\") posts \
                          WRITE and READ only; use a go-back-N QP for other verbs",

@@ -182,6 +182,15 @@ impl Qp {
     /// Queues a validated WR (post_send in RTS/SQD).
     pub(crate) fn push_send(&mut self, wr: SendWr, len: u32) {
         let wqe = SendWqe::new(wr, len, self.cfg.pmtu);
+        if self.req.sq.capacity() == 0 {
+            // The queue holds the WRs the NIC fetched and the peer has not acknowledged,
+            // usually far fewer than max_send_wr: it starts small and doubles as needed, but
+            // never larger than the queue can get (a VecDeque's first growth takes 4, 480
+            // bytes, at max_send_wr = 2).
+            self.req
+                .sq
+                .reserve_exact(self.max_send_wr.clamp(1, 4) as usize);
+        }
         self.req.sq.push_back(wqe);
     }
 

@@ -158,6 +158,11 @@ impl Responder {
             *p = psn;
             *m = msn;
         } else {
+            if self.resp_q.capacity() == 0 {
+                // Usually one ACK waits: room for one first (a VecDeque's first growth
+                // takes 4, 160 bytes, on every QP that ever answered).
+                self.resp_q.reserve_exact(1);
+            }
             self.resp_q.push_back(RespItem::Ack { psn, msn });
         }
     }

@@ -42,6 +42,54 @@ pub fn fill(seed: u64, offset: u64, out: &mut [u8]) {
     }
 }
 
+/// One node's source buffers of one flow as a [`rnic_host::Backing`]: slot `s` (at
+/// `base + s × stride`) holds the first `size` bytes of the pattern of its seed when a pair
+/// of the node uses it, zeros otherwise. The bytes are generated when read, so a buffer
+/// nobody reads (a WRITE target's sources) costs no memory, and a source buffer costs no
+/// more than its flag however many QPs there are.
+#[derive(Debug)]
+pub struct SourceBuffers {
+    /// Address of slot 0.
+    pub base: u64,
+    /// Bytes between two slots.
+    pub stride: u64,
+    /// Pattern bytes at the start of each slot (the message size).
+    pub size: u64,
+    /// The run's seed.
+    pub run_seed: u64,
+    /// The node.
+    pub node: usize,
+    /// The run-wide number of slot 0.
+    pub slot_base: u32,
+    /// Bit s: a pair of this node uses slot s.
+    pub used: Vec<u64>,
+}
+
+impl rnic_host::Backing for SourceBuffers {
+    fn fill(&self, addr: u64, out: &mut [u8]) {
+        let mut done = 0usize;
+        while done < out.len() {
+            let rel = addr + done as u64 - self.base;
+            let (slot, off) = (rel / self.stride, rel % self.stride);
+            let n = ((self.stride - off) as usize).min(out.len() - done);
+            let piece = &mut out[done..done + n];
+            let used = self
+                .used
+                .get((slot / 64) as usize)
+                .is_some_and(|w| w & (1u64 << (slot % 64)) != 0);
+            if used && off < self.size {
+                let k = ((self.size - off) as usize).min(n);
+                let seed = buffer_seed(self.run_seed, self.node, self.slot_base + slot as u32);
+                fill(seed, off, &mut piece[..k]);
+                piece[k..].fill(0);
+            } else {
+                piece.fill(0);
+            }
+            done += n;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

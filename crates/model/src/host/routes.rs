@@ -37,7 +37,7 @@ impl FlowRoutes {
     pub fn assign_qp(&mut self, node: usize, qpn: u32, flow: usize) {
         let v = &mut self.qpn_flow[node];
         if v.len() <= qpn as usize {
-            v.resize(qpn as usize + 1, NONE);
+            crate::per_qp::grow_for(v, qpn as usize, || NONE);
         }
         v[qpn as usize] = flow as u16;
     }

@@ -34,7 +34,7 @@ impl SlotIndex for DenseIndex {
     fn set(&mut self, key: u64, slot: u32) {
         let k = key as usize;
         if k >= self.0.len() {
-            self.0.resize(k + 1, NIL);
+            crate::per_qp::grow_for(&mut self.0, k, || NIL);
         }
         self.0[k] = slot;
     }

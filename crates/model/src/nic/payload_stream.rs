@@ -52,6 +52,11 @@ impl PayloadStream {
     /// Appends a message of `len` bytes whose reads may start at `at`; `job` becomes ready
     /// once `ready_bytes` of it arrived.
     pub fn push(&mut self, job: Option<u32>, len: u64, ready_bytes: u64, at: TimePs) {
+        if self.msgs.capacity() == 0 {
+            // Most QPs stream one message at a time: room for one first (a VecDeque's
+            // first growth takes 4, 192 bytes).
+            self.msgs.reserve_exact(1);
+        }
         self.msgs.push_back(Msg {
             job,
             len,
@@ -137,7 +142,7 @@ impl Streams {
     pub fn get_mut(&mut self, qpn: u32, resp: bool) -> &mut PayloadStream {
         let i = qpn as usize;
         if i >= self.by_qp.len() {
-            self.by_qp.resize_with(i + 1, Default::default);
+            crate::per_qp::grow_for(&mut self.by_qp, i, Default::default);
         }
         &mut self.by_qp[i][usize::from(resp)]
     }

@@ -618,7 +618,7 @@ impl Nic {
                 let v = &mut self.tx.retransmits_by_qpn;
                 let q = meta.qpn as usize;
                 if v.len() <= q {
-                    v.resize(q + 1, 0);
+                    crate::per_qp::grow_for(v, q, || 0);
                 }
                 v[q] += 1;
             }

@@ -151,7 +151,7 @@ impl TxEngine {
     pub fn posted(&mut self, qpn: u32, at: TimePs) {
         let i = qpn as usize;
         if i >= self.decoded.len() {
-            self.decoded.resize_with(i + 1, VecDeque::new);
+            crate::per_qp::grow_for(&mut self.decoded, i, VecDeque::new);
         }
         self.decoded[i].push_back(at);
     }

@@ -118,7 +118,7 @@ impl WqeFetch {
             });
             let q = queue as usize;
             if self.order.len() <= q {
-                self.order.resize_with(q + 1, VecDeque::new);
+                crate::per_qp::grow_for(&mut self.order, q, VecDeque::new);
             }
             self.order[q].push_back(job);
             let (key, va, len) = match wqe {
@@ -142,7 +142,7 @@ impl WqeFetch {
                 // The payload read needs room in the TX payload buffer; it waits, in
                 // order, while the buffer is full.
                 if self.awaiting_buffer.len() <= q {
-                    self.awaiting_buffer.resize_with(q + 1, VecDeque::new);
+                    crate::per_qp::grow_for(&mut self.awaiting_buffer, q, VecDeque::new);
                 }
                 self.awaiting_buffer[q].push_back((v.qpn, tj));
                 continue;

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use rnic_host::SparseMemory;
 use rnic_sim::{Histogram, Rng, TimePs};
-use rnic_transport::{Access, AddressVector, Device, DeviceConfig, Memory, QpAttr, QpInit};
+use rnic_transport::{Access, AddressVector, Device, DeviceConfig, QpAttr, QpInit};
 use rnic_wire::PcapWriter;
 
 use super::RunOptions;
@@ -334,7 +334,15 @@ pub(crate) fn build_flows(
 
     // ---- nodes: memory, device, MRs, CQs -----------------------------------------------
     let mut nodes = Vec::with_capacity(n_nodes);
-    let mut mems: Vec<SparseMemory> = (0..n_nodes).map(|_| SparseMemory::new()).collect();
+    // The SQ rings are stored as interned lines: the WQEs of one QP repeat their last 48
+    // bytes (SGE, remote address, operands), so 64 bytes become 20 (see `rnic_host::interned`).
+    let mut mems: Vec<SparseMemory> = (0..n_nodes)
+        .map(|_| {
+            let mut m = SparseMemory::new();
+            m.intern_lines(SQ_BASE, RQ_BASE);
+            m
+        })
+        .collect();
     // Per flow, per node: the application's view of the node.
     let mut apps: Vec<Vec<NodeApp>> = vec![Vec::with_capacity(n_nodes); spec.flows.len()];
     for i in 0..n_nodes {
@@ -345,6 +353,7 @@ pub(crate) fn build_flows(
             max_qps: (node_qps as u32).saturating_add(16),
             ..DeviceConfig::default()
         });
+        dev.reserve_qps(node_qps as u32);
         let pd = dev.alloc_pd();
         // Per flow, `mrs` memory regions over its buffers (`client_mrs` on the client
         // nodes), each with its own keys and translation entries: see [`register_mrs`].
@@ -369,6 +378,8 @@ pub(crate) fn build_flows(
         for &(key, va, len) in &regions {
             nic.trans.note_region(key, va, len);
         }
+        nic.qps
+            .reserve_exact(rnic_transport::FIRST_QPN as usize + node_qps);
         nic.watch_writes = spec
             .flows
             .iter()
@@ -479,7 +490,7 @@ pub(crate) fn build_flows(
             nic.set_class(qpn, f.class == crate::flow::FlowClass::Ls);
             let a = &mut apps[fi][i];
             if a.qps.len() <= qpn as usize {
-                a.qps.resize(qpn as usize + 1, HostQp::default());
+                crate::per_qp::grow_for(&mut a.qps, qpn as usize, HostQp::default);
             }
             a.qps[qpn as usize] = HostQp {
                 pair,
@@ -814,29 +825,29 @@ fn fill_sources(
     seed: u64,
 ) {
     let layout = &pl.layout;
-    let size = pl.size32;
-    let mut used_slots: Vec<Vec<bool>> = vec![vec![false; layout.slots as usize]; mems.len()];
+    let words = (layout.slots as usize).div_ceil(64);
+    let mut used: Vec<Vec<u64>> = vec![vec![0u64; words]; mems.len()];
     for (i, pr) in pairs.iter().enumerate() {
         let s = layout.slot(i as u32) as usize;
-        used_slots[server][s] = true;
-        used_slots[pr.c_node as usize][s] = true;
+        used[server][s / 64] |= 1 << (s % 64);
+        used[pr.c_node as usize][s / 64] |= 1 << (s % 64);
     }
-    let mut buf = vec![0u8; 64 << 10];
-    for (ni, mem) in mems.iter_mut().enumerate() {
-        for (s, used) in used_slots[ni].iter().enumerate() {
-            if !used {
-                continue;
-            }
-            let slot_seed = pattern::buffer_seed(seed, ni, pl.slot_base + s as u32);
-            let base = pl.buf_base + s as u64 * layout.stride;
-            let mut done = 0u64;
-            while done < u64::from(size) {
-                let n = (u64::from(size) - done).min(buf.len() as u64) as usize;
-                pattern::fill(slot_seed, done, &mut buf[..n]);
-                mem.write(base + done, &buf[..n]);
-                done += n as u64;
-            }
+    // The bytes are generated when read (see `pattern::SourceBuffers`), not written here.
+    for (ni, (mem, used)) in mems.iter_mut().zip(used).enumerate() {
+        if used.iter().all(|&w| w == 0) {
+            continue;
         }
+        let src = pattern::SourceBuffers {
+            base: pl.buf_base,
+            stride: layout.stride,
+            size: u64::from(pl.size32),
+            run_seed: seed,
+            node: ni,
+            slot_base: pl.slot_base,
+            used,
+        };
+        let end = pl.buf_base + u64::from(layout.slots) * layout.stride;
+        mem.back(pl.buf_base, end, std::sync::Arc::new(src));
     }
 }
 

@@ -84,7 +84,7 @@ impl Isolation {
     pub fn ready(&mut self, qpn: u32, ready: TimePs, now: TimePs) {
         let i = qpn as usize;
         if self.ready_at.len() <= i {
-            self.ready_at.resize_with(i + 1, VecDeque::new);
+            crate::per_qp::grow_for(&mut self.ready_at, i, VecDeque::new);
         }
         self.ready_at[i].push_back((ready, now));
     }
