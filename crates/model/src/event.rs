@@ -15,6 +15,9 @@ pub enum Ev {
     Cm { node: u32, ev: CmEv },
     /// The measurement window opens (duration mode): read the counters it reports.
     WindowOpen,
+    /// A flow that shares its window with the run's other flows is ready to open it
+    /// (`Perftest::joint_window`): the window opens once every such flow is.
+    WindowReady,
     /// End of the measurement window (duration mode).
     End,
 }

@@ -70,6 +70,8 @@ pub struct Measured {
     pub ops: u64,
     /// Time of the measurement, ps.
     pub time_ps: TimePs,
+    /// When it started (the window's opening, or the first post), ps.
+    pub from_ps: TimePs,
 }
 
 /// The measurement of a finished (or stopped) run that ended at `end`: a `-D` window from
@@ -86,6 +88,7 @@ pub fn measured(app: &Perftest, end: TimePs) -> Measured {
         return Measured {
             ops: app.ops_in_window,
             time_ps,
+            from_ps: if t0 == TimePs::MAX { 0 } else { t0 },
         };
     }
     let last = if app.finished {
@@ -98,9 +101,11 @@ pub fn measured(app: &Perftest, end: TimePs) -> Measured {
     } else {
         app.ops_done()
     };
+    let from_ps = app.first_post.unwrap_or(last);
     Measured {
         ops,
-        time_ps: last.saturating_sub(app.first_post.unwrap_or(last)),
+        time_ps: last.saturating_sub(from_ps),
+        from_ps,
     }
 }
 
@@ -228,6 +233,7 @@ mod tests {
         let m = Measured {
             ops: 126,
             time_ps: 200_000_000,
+            from_ps: 0,
         };
         judge_wire_bound(m, op, true, &mut v);
         assert_eq!(v.status(), RunStatus::ModelError);
@@ -238,6 +244,7 @@ mod tests {
             Measured {
                 ops: 59,
                 time_ps: w,
+                from_ps: 0,
             },
             op,
             true,
@@ -248,6 +255,7 @@ mod tests {
             Measured {
                 ops: 61,
                 time_ps: w,
+                from_ps: 0,
             },
             op,
             true,
@@ -260,6 +268,7 @@ mod tests {
             Measured {
                 ops: 5,
                 time_ps: 800_000_000,
+                from_ps: 0,
             },
             op,
             false,

@@ -245,7 +245,7 @@ pub enum Direction {
     /// The clients initiate, towards the server (perftest --reversed).
     Reverse,
     /// Both at once, on separate QPs and buffers (perftest -b/--bidirectional); the rates
-    /// are the sum of both directions, as perftest reports them.
+    /// count both directions' operations over their common span.
     Both,
 }
 

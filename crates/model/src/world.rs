@@ -169,6 +169,21 @@ impl World {
             }
             // The window events carry no flow: with several flows, they belong to the
             // duration-mode flows whose window opens (ends) now.
+            Ev::WindowReady => {
+                let joint = |a: &Perftest| a.joint_window && a.duration_mode;
+                let all_ready = self
+                    .apps
+                    .iter()
+                    .filter(|a| joint(a))
+                    .all(|a| a.window_ready.is_some() || a.opened.is_some());
+                if all_ready {
+                    for a in self.apps.iter_mut().filter(|a| joint(a)) {
+                        if let Some((settled, reason)) = a.window_ready.take() {
+                            a.open_window(now, settled, reason, &mut self.q);
+                        }
+                    }
+                }
+            }
             Ev::WindowOpen => {
                 let busy = self.server_pcie_busy();
                 let single = self.apps.len() == 1;

@@ -307,6 +307,11 @@ pub struct Perftest {
     pub steady: Option<Steady>,
     /// When the window opened and why (`-D` runs, once it has).
     pub opened: Option<WindowOpened>,
+    /// `-b` and `--reversed`: the run's flows are one test, measured over one window that
+    /// opens when the last of them is ready (their rates add up only over a common window).
+    pub joint_window: bool,
+    /// With `joint_window`: this flow is ready to open (settled, and why).
+    pub window_ready: Option<(bool, String)>,
     /// When the application started (after connection setup), ps.
     pub origin_ps: TimePs,
     /// The QPs' service is UC or UD: a message may be lost, never resent. The sender's
@@ -506,15 +511,33 @@ impl Perftest {
                 self.warmup_rounds
             ));
         }
+        if self.joint_window {
+            if self.window_ready.is_none() {
+                self.window_ready = Some((settled, reason));
+                cx.q.push(start, Ev::WindowReady);
+            }
+            return;
+        }
+        self.open_window(start, settled, reason, cx.q);
+    }
+
+    /// Opens the `-D` window at `start`; bandwidth tests schedule its end.
+    pub(crate) fn open_window(
+        &mut self,
+        start: TimePs,
+        settled: bool,
+        reason: String,
+        q: &mut EventQueue<Ev>,
+    ) {
         self.window = (start, start + self.duration_ps);
         self.opened = Some(WindowOpened {
             at_ps: start,
             settled,
             reason,
         });
-        cx.q.push(start, Ev::WindowOpen);
+        q.push(start, Ev::WindowOpen);
         if !self.is_lat() {
-            cx.q.push(self.window.1, Ev::End);
+            q.push(self.window.1, Ev::End);
         }
     }
 

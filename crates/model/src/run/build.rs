@@ -199,7 +199,13 @@ pub(crate) fn build(
         clients: spec.clients.max(1),
         pcap: spec.pcap.clone(),
     };
-    build_flows(cfg, &flows, opts)
+    let mut built = build_flows(cfg, &flows, opts)?;
+    if built.world.apps.len() > 1 {
+        for a in &mut built.world.apps {
+            a.joint_window = true;
+        }
+    }
+    Ok(built)
 }
 
 /// What one flow needs while it is built.
@@ -724,6 +730,8 @@ fn application(
         window_min_start: window.0,
         steady: detect.then(|| Steady::new(p.settle, q as usize, if lat { 1 } else { tx_depth })),
         opened: None,
+        joint_window: false,
+        window_ready: None,
         origin_ps: 0,
     };
     if let Some(s) = app.steady.as_mut() {

@@ -15,25 +15,28 @@ use crate::workload::Verb;
 
 /// The results of the one-flow run `b` (`rnic perf`) that ended at `end`, judged `verdict`,
 /// having measured `measured`.
-/// The measurement of several flows run as one test (`-b`, `--reversed`): their operations,
-/// over the time at which they give the sum of the flows' rates, as perftest adds the two
-/// sides of a bidirectional test.
+/// The measurement of several flows run as one test (`-b`, `--reversed`): their operations
+/// over the span of their measurements, from the first one's start to the last one's end.
+/// perftest adds the rates each side reports, which is the same when the sides measure the
+/// same interval (a `-D` window, which the flows of one test share) and more than went
+/// through the network when they do not: flows that finish apart would add up to more than
+/// the link they share carries.
 fn combined(measured: &[Measured]) -> Measured {
     match measured {
         [one] => *one,
         _ => {
             let ops: u64 = measured.iter().map(|m| m.ops).sum();
-            let per_ps: f64 = measured
+            let from_ps = measured.iter().map(|m| m.from_ps).min().unwrap_or(0);
+            let to_ps = measured
                 .iter()
-                .filter(|m| m.time_ps > 0)
-                .map(|m| m.ops as f64 / m.time_ps as f64)
-                .sum();
-            let time_ps = if per_ps > 0.0 {
-                (ops as f64 / per_ps).round() as TimePs
-            } else {
-                measured.iter().map(|m| m.time_ps).max().unwrap_or(0)
-            };
-            Measured { ops, time_ps }
+                .map(|m| m.from_ps + m.time_ps)
+                .max()
+                .unwrap_or(from_ps);
+            Measured {
+                ops,
+                time_ps: to_ps - from_ps,
+                from_ps,
+            }
         }
     }
 }
