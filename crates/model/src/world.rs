@@ -90,6 +90,12 @@ impl World {
     /// Runs the scheduler step that node `n`'s NIC owes at the current time.
     fn run_owed_step(&mut self, n: usize) {
         let now = self.q.now();
+        self.at_nic(n, |nic, cx| nic.run_owed_step(now, cx));
+    }
+
+    /// Lets node `n`'s NIC act with its context, then notes a scheduler step it owes.
+    #[inline]
+    fn at_nic(&mut self, n: usize, act: impl FnOnce(&mut Nic, &mut NicCx<'_>)) {
         let mut cx = NicCx {
             node: n,
             q: &mut self.q,
@@ -98,7 +104,7 @@ impl World {
             wire: &mut self.net,
             observer: &mut self.oracle,
         };
-        self.nics[n].run_owed_step(now, &mut cx);
+        act(&mut self.nics[n], &mut cx);
         if self.nics[n].sched.owed {
             self.owed_step = Some(n);
         }
@@ -113,21 +119,7 @@ impl World {
 
     fn dispatch(&mut self, now: TimePs, ev: Ev) {
         match ev {
-            Ev::Nic { node, ev } => {
-                let n = node as usize;
-                let mut cx = NicCx {
-                    node: n,
-                    q: &mut self.q,
-                    mem: &mut self.mems[n],
-                    frames: &mut self.frames,
-                    wire: &mut self.net,
-                    observer: &mut self.oracle,
-                };
-                self.nics[n].handle(now, ev, &mut cx);
-                if self.nics[n].sched.owed {
-                    self.owed_step = Some(n);
-                }
-            }
+            Ev::Nic { node, ev } => self.at_nic(node as usize, |nic, cx| nic.handle(now, ev, cx)),
             Ev::Net(ev) => self.net.handle(now, ev, &mut self.q, &mut self.frames),
             Ev::Cm {
                 ev: crate::event::CmEv::Ready,
