@@ -278,11 +278,10 @@ impl Device {
         if self.qps.len() <= idx {
             self.qps.resize_with(idx + 1, || None);
         }
-        let mut qp = Qp::new(qpn, &init, mode, service);
-        qp.ooo_pool = mode
+        let ooo = mode
             .ooo()
-            .map(|p| self.ooo_pools.get(p.block_bits, p.pool_blocks));
-        self.qps[idx] = Some(qp);
+            .map(|p| (mode, self.ooo_pools.get(p.block_bits, p.pool_blocks)));
+        self.qps[idx] = Some(Qp::new(qpn, &init, ooo, service));
         self.n_qps += 1;
         Ok(qpn)
     }

@@ -133,30 +133,20 @@ impl Drop for OooQp {
 }
 
 impl Qp {
-    /// The device's shared pool this QP's bitmaps draw from (a pool of its own when the QP
-    /// was built outside a device).
-    fn ooo_pool(&self) -> SharedPool {
-        self.ooo_pool.clone().unwrap_or_else(|| {
-            let p = self.mode().ooo().unwrap_or_default();
-            crate::ooo::DevicePools::default().get(p.block_bits, p.pool_blocks)
-        })
-    }
-
     /// Creates, resets or completes the out-of-order state after a modify_qp to `self.state`.
     pub(crate) fn ooo_after_modify(&mut self) {
-        if self.mode().ooo().is_none() {
+        let Some((mode, pool)) = self.ooo_setup.as_deref().cloned() else {
             return;
-        }
+        };
         match self.state {
             QpState::Reset | QpState::Err => self.ooo = None,
             QpState::Init => {
                 if self.ooo.is_none() {
-                    self.ooo = OooQp::new(self.mode(), self.ooo_pool()).map(Box::new);
+                    self.ooo = OooQp::new(mode, pool).map(Box::new);
                 }
             }
             QpState::Rtr | QpState::Rts => {
                 let (epsn, psn, pmtu) = (self.resp.epsn, self.req.psn, self.cfg.pmtu);
-                let (mode, pool) = (self.mode(), self.ooo_pool());
                 let o = self.ooo.get_or_insert_with(|| {
                     Box::new(OooQp::new(mode, pool).expect("an out-of-order mode"))
                 });

@@ -98,9 +98,10 @@ pub(crate) struct Qp {
     pub recv_cq: CqId,
     pub max_send_wr: u32,
     pub max_recv_wr: u32,
-    /// The reliability mode when it is not go-back-N (boxed: its parameters take 48 bytes
-    /// that a go-back-N QP, most of them, would carry for nothing).
-    ooo_mode: Option<Box<ReliabilityMode>>,
+    /// An ORNIC / MP-RDMA QP's mode and the device's bitmap block pool it shares with the
+    /// others; `None`: go-back-N (boxed: the parameters take 48 bytes that a go-back-N QP,
+    /// most of them, would carry for nothing).
+    pub ooo_setup: Option<Box<(ReliabilityMode, crate::ooo::SharedPool)>>,
     /// RC, UC or UD (fixed at creation).
     pub service: ServiceType,
     pub cfg: QpConfig,
@@ -115,14 +116,19 @@ pub(crate) struct Qp {
     pub sq_done: u64,
     /// The out-of-order engine of an ORNIC / MP-RDMA QP (see `ooo_qp.rs`).
     pub ooo: Option<Box<crate::ooo_qp::OooQp>>,
-    /// The device's bitmap block pool an ORNIC / MP-RDMA QP shares with the others.
-    pub ooo_pool: Option<crate::ooo::SharedPool>,
     /// UC/UD: messages received whole (the receiver's count of what arrived).
     pub msgs_received: u64,
 }
 
 impl Qp {
-    pub(crate) fn new(qpn: u32, init: &QpInit, mode: ReliabilityMode, service: ServiceType) -> Qp {
+    /// A QP in RESET: go-back-N, or with `ooo` an out-of-order mode and the device's pool
+    /// its bitmaps draw blocks from.
+    pub(crate) fn new(
+        qpn: u32,
+        init: &QpInit,
+        ooo: Option<(ReliabilityMode, crate::ooo::SharedPool)>,
+        service: ServiceType,
+    ) -> Qp {
         Qp {
             qpn,
             service,
@@ -132,7 +138,7 @@ impl Qp {
             recv_cq: init.recv_cq,
             max_send_wr: init.max_send_wr,
             max_recv_wr: init.max_recv_wr,
-            ooo_mode: (mode != ReliabilityMode::GoBackN).then(|| Box::new(mode)),
+            ooo_setup: ooo.map(Box::new),
             cfg: QpConfig::default(),
             req: Requester::default(),
             resp: Responder::default(),
@@ -140,14 +146,15 @@ impl Qp {
             in_tx_queue: false,
             sq_done: 0,
             ooo: None,
-            ooo_pool: None,
             msgs_received: 0,
         }
     }
 
     /// The QP's reliability mode.
     pub(crate) fn mode(&self) -> ReliabilityMode {
-        self.ooo_mode.as_deref().copied().unwrap_or_default()
+        self.ooo_setup
+            .as_deref()
+            .map_or_else(Default::default, |s| s.0)
     }
 
     /// Earliest protocol deadline of this QP.
