@@ -19,6 +19,24 @@ use rnic_transport::Memory;
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
+/// Calls `f(line, range in the line, range in the caller's buffer)` for each 64-byte line
+/// piece of the `len` bytes at offset `off` of a page (as [`SparseMemory::for_each_piece`]
+/// does for the pages of an address range).
+fn for_each_line(
+    off: usize,
+    len: usize,
+    mut f: impl FnMut(usize, core::ops::Range<usize>, core::ops::Range<usize>),
+) {
+    let mut done = 0usize;
+    while done < len {
+        let at = off + done;
+        let (line, in_line) = (at / LINE_BYTES, at % LINE_BYTES);
+        let n = (LINE_BYTES - in_line).min(len - done);
+        f(line, in_line..in_line + n, done..done + n);
+        done += n;
+    }
+}
+
 /// Page size of [`SparseMemory`].
 pub const PAGE_BYTES: usize = 4096;
 const PAGE_SHIFT: u32 = 12;
@@ -157,32 +175,23 @@ impl SparseMemory {
             Some(Page::Interned(lines)) => {
                 let tails = &self.interned.as_ref().expect("an interned page").tails;
                 let mut line = [0u8; LINE_BYTES];
-                let mut done = 0usize;
-                while done < out.len() {
-                    let at = off + done;
-                    let (l, in_line) = (at / LINE_BYTES, at % LINE_BYTES);
-                    let n = (LINE_BYTES - in_line).min(out.len() - done);
+                for_each_line(off, out.len(), |l, in_line, r| {
                     tails.read(&lines[l], &mut line);
-                    out[done..done + n].copy_from_slice(&line[in_line..in_line + n]);
-                    done += n;
-                }
+                    out[r].copy_from_slice(&line[in_line]);
+                });
             }
             Some(Page::Lines(lp)) => {
                 let (present, lines) = (lp.present, &lp.lines);
-                let mut done = 0usize;
-                while done < out.len() {
-                    let at = off + done;
-                    let (line, in_line) = (at / LINE_BYTES, at % LINE_BYTES);
-                    let n = (LINE_BYTES - in_line).min(out.len() - done);
-                    let dst = &mut out[done..done + n];
+                for_each_line(off, out.len(), |line, in_line, r| {
+                    let dst = &mut out[r];
                     if present & (1u64 << line) != 0 {
                         let rank = (present & ((1u64 << line) - 1)).count_ones() as usize;
-                        dst.copy_from_slice(&lines[rank][in_line..in_line + n]);
+                        dst.copy_from_slice(&lines[rank][in_line]);
                     } else {
+                        let at = line * LINE_BYTES + in_line.start;
                         self.fill_unwritten(base | at as u64, dst);
                     }
-                    done += n;
-                }
+                });
             }
         }
     }
@@ -265,19 +274,14 @@ impl SparseMemory {
         };
         let tails = &mut self.interned.as_mut().expect("an interned range").tails;
         let mut line = [0u8; LINE_BYTES];
-        let mut done = 0usize;
-        while done < data.len() {
-            let at = off + done;
-            let (l, in_line) = (at / LINE_BYTES, at % LINE_BYTES);
-            let n = (LINE_BYTES - in_line).min(data.len() - done);
-            if n < LINE_BYTES {
+        for_each_line(off, data.len(), |l, in_line, r| {
+            if in_line.len() < LINE_BYTES {
                 tails.read(&lines[l], &mut line);
             }
-            line[in_line..in_line + n].copy_from_slice(&data[done..done + n]);
+            line[in_line].copy_from_slice(&data[r]);
             let hint = lines[l.saturating_sub(1)];
             tails.write(&mut lines[l], &line, (l > 0).then_some(&hint));
-            done += n;
-        }
+        });
     }
 
     /// Calls `f(page number, offset in page, range in the caller's buffer)` for each page
