@@ -5,12 +5,39 @@
 //! and scapy's ICRC) and compare what they decode with what we meant to send.
 
 use std::collections::BTreeSet;
+use std::process::Command;
 
 use rnic_transport::{Access, AtomicArgs, RecvWr, RemoteAddr, SendWr, Sge, WcStatus, WrOpcode};
 use rnic_wire::{AethSyndrome, FrameRepr, NakCode, Opcode};
 
 use crate::fabric::Impairments;
 use crate::pair::{Pair, QpParams, A, B};
+
+/// Whether the suite must have its external judges (tshark, scapy): `scripts/test.sh` sets
+/// `RNIC_REQUIRE_EXTERNAL_TOOLS=1`, and CI sets `CI`.
+pub fn external_tools_required() -> bool {
+    std::env::var_os("RNIC_REQUIRE_EXTERNAL_TOOLS").is_some_and(|v| v == "1")
+        || std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false")
+}
+
+/// Whether `cmd args` runs and succeeds (a tool's version check or import). A missing tool
+/// skips its check with a note on stderr, unless [`external_tools_required`]: then the
+/// test fails, naming the script that installs it.
+pub fn external_tool(cmd: &str, args: &[&str]) -> bool {
+    let ok = Command::new(cmd)
+        .args(args)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        ok || !external_tools_required(),
+        "`{cmd}` is required (RNIC_REQUIRE_EXTERNAL_TOOLS/CI) but not usable: run \
+         scripts/install-test-deps.sh"
+    );
+    if !ok {
+        eprintln!("skipping: `{cmd}` not installed (scripts/install-test-deps.sh installs it)");
+    }
+    ok
+}
 
 /// What we sent in one frame, as our own parser reads it back.
 #[derive(Clone, Debug, PartialEq, Eq)]

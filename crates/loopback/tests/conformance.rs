@@ -7,26 +7,9 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use rnic_loopback::conformance::{run, ConformanceRun, RC_OPCODES, UD_QKEY, UNRELIABLE_OPCODES};
-
-fn tools_required() -> bool {
-    std::env::var_os("RNIC_REQUIRE_EXTERNAL_TOOLS").is_some_and(|v| v == "1")
-        || std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false")
-}
-
-fn tool_available(cmd: &str, args: &[&str]) -> bool {
-    let ok = Command::new(cmd)
-        .args(args)
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok && tools_required() {
-        panic!("`{cmd}` is required (RNIC_REQUIRE_EXTERNAL_TOOLS/CI) but not usable: run scripts/install-test-deps.sh");
-    }
-    if !ok {
-        eprintln!("skipping: `{cmd}` not installed (scripts/install-test-deps.sh installs it)");
-    }
-    ok
-}
+use rnic_loopback::conformance::{
+    external_tool, run, ConformanceRun, RC_OPCODES, UD_QKEY, UNRELIABLE_OPCODES,
+};
 
 fn capture() -> (ConformanceRun, PathBuf) {
     let run = run(1).expect("scripted run completes as the spec says");
@@ -67,7 +50,7 @@ fn num(s: &str) -> u64 {
 
 #[test]
 fn tshark_decodes_every_frame_as_intended() {
-    if !tool_available("tshark", &["--version"]) {
+    if !external_tool("tshark", &["--version"]) {
         return;
     }
     let (run, path) = capture();
@@ -168,7 +151,7 @@ fn tshark_decodes_every_frame_as_intended() {
 
 #[test]
 fn scapy_finds_every_icrc_valid() {
-    if !tool_available("python3", &["-c", "import scapy.contrib.roce"]) {
+    if !external_tool("python3", &["-c", "import scapy.contrib.roce"]) {
         return;
     }
     let (run, path) = capture();

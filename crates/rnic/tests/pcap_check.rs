@@ -358,17 +358,7 @@ fn help_lists_the_exit_statuses_of_pcap_check() {
 /// Whether tshark can be run. When it is missing the tshark checks are skipped, unless
 /// RNIC_REQUIRE_EXTERNAL_TOOLS=1 or CI is set: then missing it fails the test.
 fn tshark_installed() -> bool {
-    if Command::new("tshark").arg("--version").output().is_ok() {
-        return true;
-    }
-    let required = std::env::var_os("RNIC_REQUIRE_EXTERNAL_TOOLS").is_some_and(|v| v == "1")
-        || std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
-    assert!(
-        !required,
-        "tshark is required here: run scripts/install-test-deps.sh"
-    );
-    eprintln!("tshark not installed; skipping (scripts/install-test-deps.sh installs it)");
-    false
+    rnic_loopback::conformance::external_tool("tshark", &["--version"])
 }
 
 /// tshark, an independent decoder, counts the same RoCEv2 frames. Skipped when tshark is
