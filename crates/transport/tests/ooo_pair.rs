@@ -6,10 +6,9 @@
 
 mod common;
 
-use common::{splitmix, PageMem};
+use common::{next_now, splitmix, PageMem, TimedWire};
 use proptest::prelude::*;
 use rnic_transport::*;
-use std::collections::BTreeMap;
 
 const BASE: u64 = 0x10_0000;
 const MR_LEN: u64 = 64 << 20;
@@ -132,9 +131,7 @@ fn run_ops(mode: ReliabilityMode, ops: &[(bool, u32)], net: Net, sq_psn: u32) ->
         off += u64::from(len).div_ceil(4096) * 4096 + 4096;
     }
     let mut rng = net.seed | 1;
-    // (arrival time, sequence) -> (to b?, frame)
-    let mut wire: BTreeMap<(u64, u64), (bool, Vec<u8>)> = BTreeMap::new();
-    let mut seq = 0u64;
+    let mut wire = TimedWire::default();
     let mut now = 0u64;
     let mut log = Vec::new();
     let mut buf = Vec::new();
@@ -155,32 +152,21 @@ fn run_ops(mode: ReliabilityMode, ops: &[(bool, u32)], net: Net, sq_psn: u32) ->
                     }
                     let path = splitmix(&mut rng) % net.paths.max(1);
                     let delay = SLOT_PS + path * net.spread_ps / net.paths.max(2).saturating_sub(1);
-                    wire.insert((now + delay, seq), (to_b, buf.clone()));
-                    seq += 1;
+                    wire.send(now + delay, to_b, &buf);
                 }
             }
         }
         now += SLOT_PS;
-        while let Some(e) = wire.first_entry() {
-            if e.key().0 > now {
-                break;
-            }
-            let (to_b, f) = e.remove();
+        while let Some((to_b, f)) = wire.pop_due(now) {
             let dst = if to_b { &mut b } else { &mut a };
             let _ = dst.dev.handle_packet(now, &f, &mut dst.mem);
         }
         a.dev.handle_timeout(now);
         b.dev.handle_timeout(now);
         let busy = a.dev.qp_wants_transmit(qa) || b.dev.qp_wants_transmit(qb);
-        if !busy && wire.is_empty() {
-            let next = [a.dev.poll_timeout(), b.dev.poll_timeout()]
-                .into_iter()
-                .flatten()
-                .min();
-            match next {
-                None => break,
-                Some(t) => now = now.max(t.div_ceil(SLOT_PS) * SLOT_PS),
-            }
+        match next_now(now, SLOT_PS, busy, &wire, [&a.dev, &b.dev]) {
+            Some(t) => now = t,
+            None => break,
         }
     }
     let completions: Vec<Completion> = std::iter::from_fn(|| a.dev.poll_cq(a.cq)).collect();

@@ -4,9 +4,8 @@
 
 mod common;
 
-use common::{splitmix, PageMem};
+use common::{next_now, splitmix, PageMem, TimedWire};
 use rnic_transport::*;
-use std::collections::BTreeMap;
 
 const BASE: u64 = 0x10_0000;
 const MR_LEN: u64 = 64 << 20;
@@ -108,27 +107,19 @@ fn run(pool_blocks: u32, slots: u32) -> Outcome {
         }
     }
     let mut rng = 0x5eed_u64;
-    let mut wire: BTreeMap<(u64, u64), (bool, Vec<u8>)> = BTreeMap::new();
-    let (mut seq, mut now, mut not_placed) = (0u64, 0u64, 0u64);
+    let mut wire = TimedWire::default();
+    let (mut now, mut not_placed) = (0u64, 0u64);
     let mut buf = Vec::new();
     for _ in 0..slots {
         for to_b in [true, false] {
             let src = if to_b { &mut a } else { &mut b };
             if src.dev.poll_transmit(now, &src.mem, &mut buf).is_some() {
                 let path = splitmix(&mut rng) % 4;
-                wire.insert(
-                    (now + SLOT_PS + path * 20 * SLOT_PS / 3, seq),
-                    (to_b, buf.clone()),
-                );
-                seq += 1;
+                wire.send(now + SLOT_PS + path * 20 * SLOT_PS / 3, to_b, &buf);
             }
         }
         now += SLOT_PS;
-        while let Some(e) = wire.first_entry() {
-            if e.key().0 > now {
-                break;
-            }
-            let (to_b, f) = e.remove();
+        while let Some((to_b, f)) = wire.pop_due(now) {
             let dst = if to_b { &mut b } else { &mut a };
             if let Err(RxDrop::OooNotPlaced(_)) = dst.dev.handle_packet(now, &f, &mut dst.mem) {
                 not_placed += 1;
@@ -138,15 +129,9 @@ fn run(pool_blocks: u32, slots: u32) -> Outcome {
         b.dev.handle_timeout(now);
         let busy = a.qpns.iter().any(|&q| a.dev.qp_wants_transmit(q))
             || b.qpns.iter().any(|&q| b.dev.qp_wants_transmit(q));
-        if !busy && wire.is_empty() {
-            match [a.dev.poll_timeout(), b.dev.poll_timeout()]
-                .into_iter()
-                .flatten()
-                .min()
-            {
-                None => break,
-                Some(t) => now = now.max(t.div_ceil(SLOT_PS) * SLOT_PS),
-            }
+        match next_now(now, SLOT_PS, busy, &wire, [&a.dev, &b.dev]) {
+            Some(t) => now = t,
+            None => break,
         }
     }
     let successes = std::iter::from_fn(|| a.dev.poll_cq(a.cq))

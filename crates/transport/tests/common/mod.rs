@@ -363,3 +363,46 @@ pub fn splitmix(state: &mut u64) -> u64 {
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
 }
+
+/// A wire between two ends A and B whose frames arrive at times of their own, so paths of
+/// different delays reorder them: (arrival ps, sequence) -> (to B?, frame).
+#[derive(Default)]
+pub struct TimedWire {
+    frames: BTreeMap<(u64, u64), (bool, Vec<u8>)>,
+    seq: u64,
+}
+
+impl TimedWire {
+    /// `frame` leaves for B (`to_b`) or A and arrives at `at`.
+    pub fn send(&mut self, at: u64, to_b: bool, frame: &[u8]) {
+        self.frames.insert((at, self.seq), (to_b, frame.to_vec()));
+        self.seq += 1;
+    }
+
+    /// The next frame due by `now` (to B?, frame), in arrival order.
+    pub fn pop_due(&mut self, now: u64) -> Option<(bool, Vec<u8>)> {
+        let e = self.frames.first_entry()?;
+        (e.key().0 <= now).then(|| e.remove())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.frames.is_empty()
+    }
+}
+
+/// After a slot of `slot_ps` ending at `now`: when nothing waits to be sent (`busy` false)
+/// and the wire is empty, the time jumps to the slot of the devices' next timeout, and
+/// `None` means nothing is left to happen.
+pub fn next_now(
+    now: u64,
+    slot_ps: u64,
+    busy: bool,
+    wire: &TimedWire,
+    devs: [&Device; 2],
+) -> Option<u64> {
+    if busy || !wire.is_empty() {
+        return Some(now);
+    }
+    let next = devs.iter().filter_map(|d| d.poll_timeout()).min()?;
+    Some(now.max(next.div_ceil(slot_ps) * slot_ps))
+}
