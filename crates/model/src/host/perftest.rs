@@ -264,11 +264,11 @@ pub struct Perftest {
     pub fill: Vec<Fill>,
     /// write-lat: the server has answered the current iteration.
     pub lat_ponged: bool,
-    /// write-lat and send-lat, per node: sends posted and not yet completed, and the post
-    /// (pair, time) waiting for them. perftest's loop polls the send CQ after each post
+    /// write-lat and send-lat, per node: a send is posted and not yet completed, and the
+    /// post (pair, time) waiting for it. perftest's loop polls the send CQ after each post
     /// before it waits for the peer, so a node never has two pings (or pongs) in flight: a
     /// lost ACK holds the next post until the retransmission is acknowledged.
-    pub lat_sends: Vec<(u32, Option<(u32, TimePs)>)>,
+    pub lat_sends: Vec<(bool, Option<(u32, TimePs)>)>,
     /// write-lat polls that saw an older value (retransmitted or duplicated writes).
     pub stale_polls: u64,
     /// Distinct buffer slots per node (pair i uses slot i mod slots).
@@ -1271,20 +1271,20 @@ impl Perftest {
 
     /// write-lat and send-lat: whether `node`'s post for pair `i` at `at` must wait for its
     /// previous send's completion (then it is kept, and made by [`Self::lat_send_done`]);
-    /// otherwise the post is counted as in flight.
+    /// otherwise the post is marked in flight.
     fn lat_defer(&mut self, node: usize, i: u32, at: TimePs) -> bool {
         if !matches!(self.test, PerfTest::WriteLat | PerfTest::SendLat) {
             return false;
         }
         if self.lat_sends.len() <= node {
-            self.lat_sends.resize(node + 1, (0, None));
+            self.lat_sends.resize(node + 1, (false, None));
         }
         let s = &mut self.lat_sends[node];
-        if s.0 > 0 {
+        if s.0 {
             s.1 = Some((i, at));
             return true;
         }
-        s.0 += 1;
+        s.0 = true;
         false
     }
 
@@ -1294,7 +1294,7 @@ impl Perftest {
         let Some(s) = self.lat_sends.get_mut(node) else {
             return;
         };
-        s.0 = s.0.saturating_sub(1);
+        s.0 = false;
         let Some((i, at)) = s.1.take() else {
             return;
         };

@@ -252,11 +252,12 @@ impl Nic {
     }
 }
 
-/// A single-packet SEND, whose whole message can ride in its CQE.
+/// A UD SEND, whose receive buffer starts with the GRH area.
 fn is_ud_send(op: Opcode) -> bool {
     matches!(op, Opcode::UdSendOnly | Opcode::UdSendOnlyImm)
 }
 
+/// A single-packet SEND, whose whole message can ride in its CQE.
 fn is_send_only(op: Opcode) -> bool {
     matches!(
         op,

@@ -13,8 +13,6 @@ use crate::stats::{Registry, Report, TransportTotals};
 use crate::verdict::{Measured, Verdict};
 use crate::workload::Verb;
 
-/// The results of the one-flow run `b` (`rnic perf`) that ended at `end`, judged `verdict`,
-/// having measured `measured`.
 /// The measurement of several flows run as one test (`-b`, `--reversed`): their operations
 /// over the span of their measurements, from the first one's start to the last one's end.
 /// perftest adds the rates each side reports, which is the same when the sides measure the
@@ -59,6 +57,8 @@ fn direction_row(size: u64, m: Measured) -> SizeResult {
     }
 }
 
+/// The results of the run `b` (`rnic perf`: one flow, or the flows of `-b`/`--reversed`)
+/// that ended at `end`, judged `verdict`, having measured `per_flow`.
 pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measured]) -> ModelRun {
     let Built {
         world,
