@@ -78,14 +78,16 @@ side_by_side() {
     done
     local OLD out=/tmp/rnic-bench-side
     OLD=$(base_binary "$rev")
+    # The binary of a side: the base revision's or this tree's.
+    side_bin() { if [ "$1" = base ]; then echo "$OLD"; else echo "$NEW"; fi; }
     rm -rf "$out"
     mkdir -p "$out"
     local ref="write-bw -s 64 -q 300 --clients 10 -D 0.01 $FIXED"
     echo "== rnic perf $ref: $runs paired runs ($rev, this tree, in turn)"
     for i in $(seq 1 "$runs"); do
         for side in base tree; do
-            local bin=$NEW
-            [ $side = base ] && bin=$OLD
+            local bin
+            bin=$(side_bin $side)
             /usr/bin/time -f "%U %S %M" -o "$out/$side-$i.time" \
                 "$bin" perf $ref --json "$out/$side-$i.json" >/dev/null 2>&1
         done
@@ -93,16 +95,16 @@ side_by_side() {
     local mem="write-bw -s 64 -q 1000000 --clients 10 -t 1 -n 5 --profile csrna"
     echo "== rnic perf $mem: peak memory, one run each"
     for side in base tree; do
-        local bin=$NEW
-        [ $side = base ] && bin=$OLD
+        local bin
+        bin=$(side_bin $side)
         /usr/bin/time -f "%U %S %M" -o "$out/$side-mem.time" \
             "$bin" perf $mem --json "$out/$side-mem.json" >/dev/null 2>&1
     done
     if [ $repro = 1 ]; then
         echo "== rnic repro all: wall time, one run each"
         for side in base tree; do
-            local bin=$NEW
-            [ $side = base ] && bin=$OLD
+            local bin
+            bin=$(side_bin $side)
             local start end
             start=$(date +%s.%N)
             "$bin" repro all --quiet --out "$out/repro-$side" >/dev/null 2>&1 || true
