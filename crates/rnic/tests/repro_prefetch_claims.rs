@@ -2,7 +2,9 @@
 //! curve shaped as the paper says and fails on one that is not, so no claim is a formality.
 
 use rnic::repro::curve::Curve;
-use rnic::repro::prefetch::{eval_light, eval_memory, eval_scale, eval_window, FormulaInputs};
+use rnic::repro::prefetch::{
+    eval_light, eval_memory, eval_scale, eval_window, ChainReads, FormulaInputs,
+};
 
 fn pts(v: &[(f64, f64)]) -> Curve {
     v.to_vec()
@@ -31,6 +33,14 @@ fn window_pass_and_fail() {
         visit_msgs: 8.0,
         bw_gbps: 100.0,
         delay_fetch_ns: 500.0,
+        // Every resource read, one after the other: n = 4.
+        chain: ChainReads {
+            qpc: 1.0,
+            wqe: 1.0,
+            mpt: 1.0,
+            mtt: 1.0,
+            wqe_beside_qpc: false,
+        },
     };
     // The paper's shape: 35 at 0, rising to 70 at the formula's window (8 msgs at 70 Mops:
     // 114 ns a visit, 4 x 500 / 114 -> 18), flat after.
@@ -56,6 +66,23 @@ fn window_pass_and_fail() {
         !pass(&c, "formula"),
         "knee 4 is far from the predicted 18: {c:?}"
     );
+    // The same knee-at-6 curve against two chains: the prediction follows the reads the
+    // run counted (n = 2: 1000 / 114 -> 9, knee within 50 %), not a constant.
+    let knee6: Curve = (0..=16)
+        .map(|w| (f64::from(w), (35.0 + 35.0 * f64::from(w) / 6.0).min(70.0)))
+        .collect();
+    assert!(!pass(&eval_window(&knee6, &f).0, "formula"), "n = 4: 18");
+    let two = FormulaInputs {
+        chain: ChainReads {
+            qpc: 1.0,
+            wqe: 1.0,
+            ..ChainReads::default()
+        },
+        ..f
+    };
+    let (c, notes) = eval_window(&knee6, &two);
+    assert!(pass(&c, "formula"), "n = 2: 9 {c:?}");
+    assert!(notes.contains("n = 2.00 reads"), "{notes}");
 }
 
 #[test]

@@ -80,6 +80,7 @@ impl Nic {
             if let Some((first, n)) = then {
                 self.pf.wqe_inflight.insert(qpn, (first, n, None));
                 self.pf.wqe_stats.issued += u64::from(n);
+                self.pf.wqe_reads += 1;
             }
             let slot = self.pf.reads.insert(PfRead::Qpc { qpn, wqes: then });
             let bytes = self.p.nic.qpc_entry_bytes;
@@ -88,6 +89,7 @@ impl Nic {
         if let Some((first, n)) = next.filter(|_| !wqe_waits) {
             self.pf.wqe_inflight.insert(qpn, (first, n, None));
             self.pf.wqe_stats.issued += u64::from(n);
+            self.pf.wqe_reads += 1;
             self.prefetch_wqes(qpn, first, n, at, cx);
         }
     }

@@ -120,6 +120,8 @@ pub struct PrefetchStats {
     pub qpc: ResStats,
     /// WQEs (counted per WQE).
     pub wqe: ResStats,
+    /// WQE prefetch reads issued (one read brings a visit's WQEs).
+    pub wqe_reads: u64,
     /// MPT entries.
     pub mpt: ResStats,
     /// MTT lines.
@@ -148,6 +150,8 @@ pub struct Prefetcher {
     pub visit_bytes: FxHashMap<u32, Vec<Vec<u8>>>,
     /// WQE counters (the ledger keeps the others).
     pub wqe_stats: ResStats,
+    /// WQE prefetch reads issued.
+    pub wqe_reads: u64,
     /// Trigger counters.
     pub triggers: (u64, u64, u64),
 }
@@ -170,6 +174,7 @@ impl Prefetcher {
             sw_ignored: self.triggers.2,
             qpc: *self.ledger.stats(Res::Qpc),
             wqe: self.wqe_stats,
+            wqe_reads: self.wqe_reads,
             mpt: *self.ledger.stats(Res::Mpt),
             mtt: *self.ledger.stats(Res::Mtt),
         }

@@ -18,7 +18,7 @@ mod window;
 pub use light::eval_light;
 pub use memory::eval_memory;
 pub use scale::eval_scale;
-pub use window::{eval_window, formula_window, FormulaInputs};
+pub use window::{eval_window, formula_window, ChainReads, FormulaInputs};
 
 use super::Paper;
 
