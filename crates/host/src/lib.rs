@@ -17,6 +17,7 @@ pub mod interned;
 
 use rnic_transport::Memory;
 use rustc_hash::FxHashMap;
+use std::collections::hash_map::Entry;
 use std::sync::Arc;
 
 /// Calls `f(line, range in the line, range in the caller's buffer)` for each 64-byte line
@@ -62,6 +63,20 @@ struct Backed {
     source: Arc<dyn Backing>,
 }
 
+/// [`SparseMemory::fill_unwritten`] over the backed ranges `backed`, so that a writer
+/// holding a page mutably can still fill a fresh line.
+fn fill_unwritten(backed: &[Backed], addr: u64, out: &mut [u8]) {
+    out.fill(0);
+    for b in backed {
+        let end = addr.saturating_add(out.len() as u64);
+        let (lo, hi) = (addr.max(b.start), end.min(b.end));
+        if lo < hi {
+            let at = (lo - addr) as usize;
+            b.source.fill(lo, &mut out[at..at + (hi - lo) as usize]);
+        }
+    }
+}
+
 /// One stored page: the 64-byte lines written so far (in address order, `present` bit i
 /// for line i), or the whole page.
 #[derive(Debug, Clone)]
@@ -87,6 +102,29 @@ struct InternedRange {
 struct Lines {
     present: u64,
     lines: Vec<[u8; LINE_BYTES]>,
+}
+
+impl Lines {
+    /// Position of line `line` in `lines`, if written.
+    fn rank(&self, line: usize) -> Option<usize> {
+        let bit = 1u64 << line;
+        (self.present & bit != 0).then(|| (self.present & (bit - 1)).count_ones() as usize)
+    }
+
+    /// Reads `out.len()` bytes at offset `off` of the page at `base`; lines not written
+    /// read as the unwritten bytes of `backed`.
+    fn read(&self, backed: &[Backed], base: u64, off: usize, out: &mut [u8]) {
+        for_each_line(off, out.len(), |line, in_line, r| {
+            let dst = &mut out[r];
+            match self.rank(line) {
+                Some(rank) => dst.copy_from_slice(&self.lines[rank][in_line]),
+                None => {
+                    let at = line * LINE_BYTES + in_line.start;
+                    fill_unwritten(backed, base | at as u64, dst);
+                }
+            }
+        });
+    }
 }
 
 /// Sparse host memory: pages in a hash map, allocated on first write.
@@ -155,15 +193,7 @@ impl SparseMemory {
 
     /// The bytes `[addr, addr + out.len())` hold when never written: zero, or the backing's.
     fn fill_unwritten(&self, addr: u64, out: &mut [u8]) {
-        out.fill(0);
-        for b in &self.backed {
-            let end = addr.saturating_add(out.len() as u64);
-            let (lo, hi) = (addr.max(b.start), end.min(b.end));
-            if lo < hi {
-                let at = (lo - addr) as usize;
-                b.source.fill(lo, &mut out[at..at + (hi - lo) as usize]);
-            }
-        }
+        fill_unwritten(&self.backed, addr, out);
     }
 
     /// Reads `out.len()` bytes at offset `off` of page `page` (not crossing its end).
@@ -180,85 +210,77 @@ impl SparseMemory {
                     out[r].copy_from_slice(&line[in_line]);
                 });
             }
-            Some(Page::Lines(lp)) => {
-                let (present, lines) = (lp.present, &lp.lines);
-                for_each_line(off, out.len(), |line, in_line, r| {
-                    let dst = &mut out[r];
-                    if present & (1u64 << line) != 0 {
-                        let rank = (present & ((1u64 << line) - 1)).count_ones() as usize;
-                        dst.copy_from_slice(&lines[rank][in_line]);
-                    } else {
-                        let at = line * LINE_BYTES + in_line.start;
-                        self.fill_unwritten(base | at as u64, dst);
-                    }
-                });
-            }
+            Some(Page::Lines(lp)) => lp.read(&self.backed, base, off, out),
         }
     }
 
-    /// Writes `data` at offset `off` of page `page` (not crossing its end).
+    /// Writes `data` at offset `off` of page `page` (not crossing its end), with one lookup
+    /// of the page map (it is probed on every access and, at many QPs, larger than the
+    /// caches).
     fn write_in_page(&mut self, page: u64, off: usize, data: &[u8]) {
-        let base = page << PAGE_SHIFT;
         if self.is_interned(page) {
             self.write_interned(page, off, data);
             return;
         }
-        if !self.pages.contains_key(&page) {
-            if data.len() == PAGE_BYTES {
+        let base = page << PAGE_SHIFT;
+        let SparseMemory { pages, backed, .. } = self;
+        let stored = match pages.entry(page) {
+            Entry::Occupied(o) => o.into_mut(),
+            Entry::Vacant(v) if data.len() == PAGE_BYTES => {
                 let mut p = Box::new([0u8; PAGE_BYTES]);
                 p.copy_from_slice(data);
-                self.pages.insert(page, Page::Full(p));
+                v.insert(Page::Full(p));
                 return;
             }
-            let lines = Vec::new();
-            self.pages
-                .insert(page, Page::Lines(Box::new(Lines { present: 0, lines })));
-        }
-        // Lines not written yet start as the unwritten bytes (zero or the backing's).
-        let mut fresh = [0u8; LINE_BYTES];
+            Entry::Vacant(v) => v.insert(Page::Lines(Box::new(Lines {
+                present: 0,
+                lines: Vec::new(),
+            }))),
+        };
+        let lp = match stored {
+            Page::Full(p) => {
+                p[off..off + data.len()].copy_from_slice(data);
+                return;
+            }
+            Page::Lines(lp) => lp,
+            Page::Interned(_) => unreachable!("interned pages are outside the interned range"),
+        };
         let first_line = off / LINE_BYTES;
         let last_line = (off + data.len() - 1) / LINE_BYTES;
-        let mut to_full = false;
-        if let Some(Page::Lines(lp)) = self.pages.get(&page) {
-            let (present, lines) = (lp.present, &lp.lines);
-            let missing = (first_line..=last_line)
-                .filter(|l| present & (1u64 << l) == 0)
-                .count();
-            to_full = lines.len() + missing >= LINES_PER_FULL_PAGE;
-        }
-        if to_full {
+        let missing = (first_line..=last_line)
+            .filter(|&l| lp.rank(l).is_none())
+            .count();
+        if lp.lines.len() + missing >= LINES_PER_FULL_PAGE {
+            // Past half a page of lines a whole page is smaller: the lines and the unwritten
+            // bytes around them become one.
             let mut full = Box::new([0u8; PAGE_BYTES]);
-            self.read_in_page(page, 0, &mut full[..]);
-            self.pages.insert(page, Page::Full(full));
+            lp.read(backed, base, 0, &mut full[..]);
+            full[off..off + data.len()].copy_from_slice(data);
+            *stored = Page::Full(full);
+            return;
         }
         for line in first_line..=last_line {
             let lo = (line * LINE_BYTES).max(off);
             let hi = ((line + 1) * LINE_BYTES).min(off + data.len());
-            let src = &data[lo - off..hi - off];
-            let is_missing = match self.pages.get(&page) {
-                Some(Page::Lines(lp)) => lp.present & (1u64 << line) == 0,
-                _ => false,
-            };
-            if is_missing && hi - lo < LINE_BYTES {
-                self.fill_unwritten(base | (line * LINE_BYTES) as u64, &mut fresh);
-            }
-            match self.pages.get_mut(&page) {
-                Some(Page::Full(p)) => p[lo..hi].copy_from_slice(src),
-                Some(Page::Lines(lp)) => {
-                    let Lines { present, lines } = &mut **lp;
-                    let rank = (*present & ((1u64 << line) - 1)).count_ones() as usize;
-                    if is_missing {
-                        *present |= 1u64 << line;
-                        lines.reserve_exact(1);
-                        lines.insert(rank, fresh);
+            let rank = match lp.rank(line) {
+                Some(rank) => rank,
+                None => {
+                    // A line not written yet starts as the unwritten bytes (zero or the
+                    // backing's) where `data` does not cover it.
+                    let mut fresh = [0u8; LINE_BYTES];
+                    if hi - lo < LINE_BYTES {
+                        fill_unwritten(backed, base | (line * LINE_BYTES) as u64, &mut fresh);
                     }
-                    let l = &mut lines[rank];
-                    l[lo - line * LINE_BYTES..hi - line * LINE_BYTES].copy_from_slice(src);
+                    let bit = 1u64 << line;
+                    let rank = (lp.present & (bit - 1)).count_ones() as usize;
+                    lp.present |= bit;
+                    lp.lines.reserve_exact(1);
+                    lp.lines.insert(rank, fresh);
+                    rank
                 }
-                None | Some(Page::Interned(_)) => {
-                    unreachable!("the page was inserted above, outside the interned range")
-                }
-            }
+            };
+            let at = line * LINE_BYTES;
+            lp.lines[rank][lo - at..hi - at].copy_from_slice(&data[lo - off..hi - off]);
         }
     }
 
