@@ -111,6 +111,17 @@ impl Lines {
         (self.present & bit != 0).then(|| (self.present & (bit - 1)).count_ones() as usize)
     }
 
+    /// Makes room for one more line: exactly one while the page holds one line (most pages
+    /// of sparsely touched buffers never hold more), then half as many again, so that a
+    /// page filled line by line (a CQ ring) is not copied once per line on its way to a
+    /// whole page; at most a third of a page's line storage is spare.
+    fn grow_for_one(&mut self) {
+        let len = self.lines.len();
+        if len == self.lines.capacity() {
+            self.lines.reserve_exact((len / 2).max(1));
+        }
+    }
+
     /// Reads `out.len()` bytes at offset `off` of the page at `base`; lines not written
     /// read as the unwritten bytes of `backed`.
     fn read(&self, backed: &[Backed], base: u64, off: usize, out: &mut [u8]) {
@@ -177,12 +188,12 @@ impl SparseMemory {
         self.pages.len()
     }
 
-    /// Bytes of page storage allocated (lines count 64 bytes each).
+    /// Bytes of page storage allocated (lines count 64 bytes each, spare capacity included).
     pub fn resident_bytes(&self) -> u64 {
         self.pages
             .values()
             .map(|p| match p {
-                Page::Lines(l) => (l.lines.len() * LINE_BYTES) as u64,
+                Page::Lines(l) => (l.lines.capacity() * LINE_BYTES) as u64,
                 Page::Full(_) => PAGE_BYTES as u64,
                 Page::Interned(_) => {
                     (PAGE_BYTES / LINE_BYTES * core::mem::size_of::<interned::Line>()) as u64
@@ -274,7 +285,7 @@ impl SparseMemory {
                     let bit = 1u64 << line;
                     let rank = (lp.present & (bit - 1)).count_ones() as usize;
                     lp.present |= bit;
-                    lp.lines.reserve_exact(1);
+                    lp.grow_for_one();
                     lp.lines.insert(rank, fresh);
                     rank
                 }
