@@ -64,8 +64,8 @@ pub enum NicEv {
 /// An event of the network.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NetEv {
-    /// A frame's last bit reaches switch `switch`.
-    SwitchIn { frame: u32, switch: u32 },
+    /// A frame's last bit reaches the switch link direction `link` leads to.
+    SwitchIn { frame: u32, link: u32 },
     /// The timer of element `element` on link direction `link` is due.
     ElementWake { link: u32, element: u32 },
 }

@@ -66,6 +66,9 @@ pub struct NetStats {
     /// The WAN accelerator's counters, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wan_accel: Option<super::wan_accel::AccelStats>,
+    /// Flow control's counters, when `net.pfc` is on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pfc: Option<super::pfc::PfcStats>,
 }
 
 /// The network.
@@ -85,6 +88,8 @@ pub struct Network {
     pub pcap_error: Option<String>,
     /// Test hooks.
     pub hooks: Hooks,
+    /// Priority flow control at the switches, when `net.pfc` is on.
+    pub pfc: Option<super::pfc::Pfc>,
     /// Data frames seen by the first switch (for the corruption hook).
     data_frames_seen: u64,
     /// CM MADs seen by the first switch (for the drop hook).
@@ -110,6 +115,7 @@ impl Network {
             pcap: None,
             pcap_error: None,
             hooks: Hooks::default(),
+            pfc: None,
             data_frames_seen: 0,
             cm_mads_seen: 0,
             emitted: Vec::new(),
@@ -131,8 +137,8 @@ impl Network {
         frames: &mut FramePool,
     ) {
         match ev {
-            NetEv::SwitchIn { frame, switch } => {
-                self.on_switch_in(now, frame, switch as usize, q, frames)
+            NetEv::SwitchIn { frame, link } => {
+                self.on_switch_in(now, frame, link as usize, q, frames)
             }
             NetEv::ElementWake { link, element } => {
                 self.on_element_wake(now, link as usize, element as usize, q, frames)
@@ -211,9 +217,9 @@ impl Network {
                 // Sent back from the far end: it crosses the reverse direction.
                 let back_to = self.links[reverse].to;
                 let t = at + e.delay_ps + self.links[reverse].delay_ps;
-                deliver(back_to, copy, t, q);
+                deliver(back_to, reverse, copy, t, q);
             } else {
-                deliver(to, copy, at + e.delay_ps, q);
+                deliver(to, link, copy, at + e.delay_ps, q);
             }
         }
     }
@@ -231,7 +237,7 @@ impl Network {
         let l = &mut self.links[link];
         let arrive = at + l.delay_ps;
         if l.elements.is_empty() {
-            deliver(l.to, frame, arrive, q);
+            deliver(l.to, link, frame, arrive, q);
             return;
         }
         let mut delay = 0;
@@ -247,7 +253,7 @@ impl Network {
         }
         let to = l.to;
         if delay != TimePs::MAX {
-            deliver(to, frame, arrive + delay, q);
+            deliver(to, link, frame, arrive + delay, q);
         }
         self.send_emitted(link, arrive, &mut emitted, q, frames);
         self.emitted = emitted;
@@ -260,15 +266,19 @@ impl Network {
         }
     }
 
-    /// A frame's last bit reaches switch `s` at `now`: forward it toward its node.
+    /// A frame's last bit reaches the switch at the end of link direction `from` at `now`:
+    /// forward it toward its node.
     fn on_switch_in(
         &mut self,
         now: TimePs,
         frame: u32,
-        s: usize,
+        from: usize,
         q: &mut EventQueue<Ev>,
         frames: &mut FramePool,
     ) {
+        let End::Switch(s) = self.links[from].to else {
+            unreachable!("a switch's arrivals come over links that lead to it");
+        };
         let nodes = self.nodes();
         let out = frame_dst_node(frames.get(frame))
             .filter(|&d| d < nodes)
@@ -292,6 +302,14 @@ impl Network {
             return;
         };
         let link = sw.out_link[out as usize];
+        if let Some(pfc) = self.pfc.as_mut() {
+            let back = &self.links[self.links[from].reverse];
+            let sender = match back.to {
+                End::Node(n) => Some((n, back.delay_ps)),
+                End::Switch(_) => None,
+            };
+            pfc.on_queued(now, from, end, len as u64, sender);
+        }
         self.transit(link, frame, end, q, frames);
     }
 
@@ -365,6 +383,7 @@ impl Network {
             .find_map(|e| e.wan_accel_stats());
         NetStats {
             wan_accel,
+            pfc: self.pfc.as_ref().map(|p| p.stats()),
             switch_drops: self
                 .switches
                 .iter()
@@ -377,8 +396,8 @@ impl Network {
     }
 }
 
-/// Schedules the arrival of `frame` at `to` at `t`.
-fn deliver(to: End, frame: u32, t: TimePs, q: &mut EventQueue<Ev>) {
+/// Schedules the arrival of `frame` at `to`, over link direction `link`, at `t`.
+fn deliver(to: End, link: usize, frame: u32, t: TimePs, q: &mut EventQueue<Ev>) {
     match to {
         End::Node(n) => q.push(
             t,
@@ -387,11 +406,11 @@ fn deliver(to: End, frame: u32, t: TimePs, q: &mut EventQueue<Ev>) {
                 ev: NicEv::RxArrive { frame },
             },
         ),
-        End::Switch(s) => q.push(
+        End::Switch(_) => q.push(
             t,
             Ev::Net(NetEv::SwitchIn {
                 frame,
-                switch: s as u32,
+                link: link as u32,
             }),
         ),
     }
@@ -407,6 +426,11 @@ impl Wire for Network {
         frames: &mut FramePool,
     ) {
         let len = frames.get(frame).len();
+        // A paused transmitter starts nothing until its pause ends.
+        let at = match &self.pfc {
+            Some(pfc) => pfc.hold(node, at.max(self.ports[node].free_at())),
+            None => at,
+        };
         let (start, end) = self.ports[node].send(at, len);
         if node == 0 {
             self.capture(start, frames.get(frame));
@@ -415,8 +439,17 @@ impl Wire for Network {
         self.transit(link, frame, end, q, frames);
     }
 
-    fn port_free_at(&self, node: usize) -> TimePs {
-        self.ports[node].free_at()
+    fn port_free_at(&self, node: usize, now: TimePs) -> TimePs {
+        let free = self.ports[node].free_at();
+        let Some(pfc) = &self.pfc else {
+            return free;
+        };
+        // The next frame would start at `next`; a pause it falls in holds it to the end.
+        let next = free.max(now);
+        match pfc.hold(node, next) {
+            held if held != next => held,
+            _ => free,
+        }
     }
 
     fn received(&mut self, node: usize, frame: u32, at: TimePs, frames: &FramePool) {

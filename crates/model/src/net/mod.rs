@@ -1,13 +1,15 @@
 //! The network as a graph ([`graph`]): Ethernet ports, links with their own delay and rate,
 //! output-queued switches, and on any link direction a chain of elements behind one trait
 //! ([`element`]; the impairment element is [`impair`]). [`topology`] builds it from config:
-//! star, back-to-back, or a topology file. It knows frames only as bytes read through
+//! star, back-to-back, or a topology file; [`pfc`] makes the switches' NIC-facing ports
+//! lossless. It knows frames only as bytes read through
 //! `rnic-wire`; nothing of NIC internals.
 
 pub mod element;
 pub mod graph;
 pub mod impair;
 pub mod link;
+pub mod pfc;
 pub mod port;
 pub mod reorder_window;
 pub mod spray;

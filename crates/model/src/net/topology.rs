@@ -104,6 +104,16 @@ fn plan(cfg: &Config, nodes: usize) -> Result<Plan, ConfigError> {
             net.topology
         )));
     }
+    if net.pfc && net.pfc_xon_bytes >= net.pfc_xoff_bytes {
+        return Err(bad(format!(
+            "net.pfc_xon_bytes = {} must be below net.pfc_xoff_bytes = {} (a paused port \
+             resumes once drained below the level that paused it); e.g. --set \
+             net.pfc_xon_bytes={}",
+            net.pfc_xon_bytes,
+            net.pfc_xoff_bytes,
+            net.pfc_xoff_bytes / 2
+        )));
+    }
     match net.topology.as_str() {
         "star" => Ok(Plan {
             nodes,
@@ -259,7 +269,17 @@ impl Plan {
             .into_iter()
             .map(|port| port.unwrap_or_else(|| Port::new(p.eth.clone())))
             .collect();
-        Network::new(ports, uplink, links, switches)
+        let mut net = Network::new(ports, uplink, links, switches);
+        if cfg.net.pfc {
+            let p = super::pfc::PfcParams {
+                xoff_bytes: cfg.net.pfc_xoff_bytes,
+                xon_bytes: cfg.net.pfc_xon_bytes,
+                // A 64-byte PAUSE frame (60 without its FCS) at the line rate.
+                pause_frame_ps: Port::new(p.eth.clone()).wire_time(60),
+            };
+            net.pfc = Some(super::pfc::Pfc::new(p, net.links.len(), self.nodes));
+        }
+        net
     }
 
     /// Hops from each end to node `d` (breadth first over the links).

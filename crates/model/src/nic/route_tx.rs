@@ -529,7 +529,7 @@ impl Nic {
             .tx
             .unit
             .free_at()
-            .max(cx.wire.port_free_at(cx.node).saturating_sub(slack));
+            .max(cx.wire.port_free_at(cx.node, now).saturating_sub(slack));
         if wake_at > now {
             self.tx.wake_pending = true;
             cx.at(wake_at, NicEv::TxWake);

@@ -307,6 +307,7 @@ pub fn run_and_report(
         text::window_line(&result),
         text::unreliable_line(&result),
         text::window_warning(&result),
+        text::drops_note(&result),
     ]
     .into_iter()
     .flatten()

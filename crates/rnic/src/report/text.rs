@@ -312,6 +312,30 @@ pub fn unreliable_line(result: &PerfResult) -> Option<String> {
     ))
 }
 
+/// Runs whose switches dropped frames for lack of buffer (`None` otherwise): the figures
+/// are a lossy fabric's; RoCEv2 is deployed lossless, which `net.pfc` models.
+pub fn drops_note(result: &PerfResult) -> Option<String> {
+    let drops = result.stats.get("net.switch_drops").copied().unwrap_or(0);
+    if drops == 0 {
+        return None;
+    }
+    let pfc_on = result.stats.contains_key("net.pfc.pauses");
+    Some(if pfc_on {
+        format!(
+            "rnic: note: switches dropped {drops} frames with flow control on: a switch's \
+             output buffer (net.switch_buffer_bytes) is smaller than the PFC headroom above \
+             net.pfc_xoff_bytes, or frames came in from another switch, which PFC does not \
+             pause here"
+        )
+    } else {
+        format!(
+            "rnic: note: switches dropped {drops} frames for lack of buffer (a lossy fabric: \
+             the figures include go-back-N and timeout recovery); RoCEv2 fabrics usually run \
+             lossless: --set net.pfc=true"
+        )
+    })
+}
+
 /// The warning of a `-D` run whose rate never settled (`None` otherwise): the figures are
 /// measured anyway, so this is not an error; it says what to change.
 pub fn window_warning(result: &PerfResult) -> Option<String> {
