@@ -82,7 +82,7 @@ impl Nic {
                 self.pf.wqe_stats.issued += u64::from(n);
                 self.pf.wqe_reads += 1;
             }
-            let slot = self.pf.reads.insert(PfRead::Qpc { qpn, wqes: then });
+            let slot = self.pf.reads.insert((PfRead::Qpc { qpn, wqes: then }, at));
             let bytes = self.p.nic.qpc_entry_bytes;
             self.ctx_read(at, bytes, DmaToken::Prefetch(slot), cx);
         }
@@ -90,7 +90,7 @@ impl Nic {
             self.pf.wqe_inflight.insert(qpn, (first, n, None));
             self.pf.wqe_stats.issued += u64::from(n);
             self.pf.wqe_reads += 1;
-            self.prefetch_wqes(qpn, first, n, at, cx);
+            self.prefetch_wqes(qpn, first, n, at, at, cx);
         }
     }
 
@@ -119,8 +119,18 @@ impl Nic {
         Some((first, n))
     }
 
-    fn prefetch_wqes(&mut self, qpn: u32, first: u32, n: u32, at: TimePs, cx: &mut NicCx<'_>) {
-        let slot = self.pf.reads.insert(PfRead::Wqe { qpn, first, n });
+    /// Reads `n` WQEs of `qpn` from SQ index `first` at `at`, for a chain triggered at
+    /// `since`.
+    fn prefetch_wqes(
+        &mut self,
+        qpn: u32,
+        first: u32,
+        n: u32,
+        at: TimePs,
+        since: TimePs,
+        cx: &mut NicCx<'_>,
+    ) {
+        let slot = self.pf.reads.insert((PfRead::Wqe { qpn, first, n }, since));
         let bytes = u64::from(n) * self.p.nic.wqe_bytes;
         self.host_read(at, bytes, DmaToken::Prefetch(slot), ReadSource::Wqe, cx);
     }
@@ -156,9 +166,16 @@ impl Nic {
 
     /// A prefetch read arrived at `now`.
     pub(crate) fn on_prefetch_done(&mut self, now: TimePs, slot: u32, cx: &mut NicCx<'_>) {
-        let Some(read) = self.pf.reads.remove(slot) else {
+        let Some((read, since)) = self.pf.reads.remove(slot) else {
             return;
         };
+        let took = now.saturating_sub(since);
+        match read {
+            PfRead::Qpc { .. } => self.pf.ledger.stats_mut(Res::Qpc).fill_ps += took,
+            PfRead::Wqe { .. } => self.pf.wqe_stats.fill_ps += took,
+            PfRead::Mpt { .. } => self.pf.ledger.stats_mut(Res::Mpt).fill_ps += took,
+            PfRead::Mtt { .. } => self.pf.ledger.stats_mut(Res::Mtt).fill_ps += took,
+        }
         match read {
             PfRead::Qpc { qpn, wqes } => {
                 let waiters = self.pf.ledger.prefetch_filled(Res::Qpc, u64::from(qpn));
@@ -174,13 +191,13 @@ impl Nic {
                 }
                 self.qpc_route(now, cx);
                 if let Some((first, n)) = wqes {
-                    self.prefetch_wqes(qpn, first, n, now, cx);
+                    self.prefetch_wqes(qpn, first, n, now, since, cx);
                 }
             }
-            PfRead::Wqe { qpn, first, n } => self.on_prefetched_wqes(now, qpn, first, n, cx),
+            PfRead::Wqe { qpn, first, n } => self.on_prefetched_wqes(now, qpn, first, n, since, cx),
             PfRead::Mpt { key, va, len } => {
                 self.trans_prefetch_filled(true, u64::from(key), now, cx);
-                self.prefetch_mtt(key, va, len, now, cx);
+                self.prefetch_mtt(key, va, len, now, since, cx);
             }
             PfRead::Mtt { key } => self.trans_prefetch_filled(false, key, now, cx),
         }
@@ -194,6 +211,7 @@ impl Nic {
         qpn: u32,
         first: u32,
         n: u32,
+        since: TimePs,
         cx: &mut NicCx<'_>,
     ) {
         let Some(qp) = self.qps.get(qpn as usize).copied() else {
@@ -243,7 +261,7 @@ impl Nic {
             }
         }
         for (key, va, len) in chain {
-            self.prefetch_translation(key, va, len, now, cx);
+            self.prefetch_translation(key, va, len, now, since, cx);
         }
     }
 
@@ -254,21 +272,30 @@ impl Nic {
         va: u64,
         len: u64,
         at: TimePs,
+        since: TimePs,
         cx: &mut NicCx<'_>,
     ) {
         let k = u64::from(key);
         let cached = self.trans.contains(true, k);
         if self.pf.ledger.start_prefetch(Res::Mpt, k, cached) {
-            let slot = self.pf.reads.insert(PfRead::Mpt { key, va, len });
+            let slot = self.pf.reads.insert((PfRead::Mpt { key, va, len }, since));
             let bytes = self.trans.entry_bytes(true);
             self.ctx_read(at, bytes, DmaToken::Prefetch(slot), cx);
         } else if cached {
-            self.prefetch_mtt(key, va, len, at, cx);
+            self.prefetch_mtt(key, va, len, at, since, cx);
         }
     }
 
     /// The MTT line(s) of `len` bytes at `va` in the region of `key`.
-    fn prefetch_mtt(&mut self, key: u32, va: u64, len: u64, at: TimePs, cx: &mut NicCx<'_>) {
+    fn prefetch_mtt(
+        &mut self,
+        key: u32,
+        va: u64,
+        len: u64,
+        at: TimePs,
+        since: TimePs,
+        cx: &mut NicCx<'_>,
+    ) {
         let first = self.trans.page_of(va);
         let last = self.trans.page_of(va + len.max(1) - 1);
         for page in first..=last {
@@ -278,7 +305,7 @@ impl Nic {
             let k = mtt_key(key, page);
             let cached = self.trans.contains(false, k);
             if self.pf.ledger.start_prefetch(Res::Mtt, k, cached) {
-                let slot = self.pf.reads.insert(PfRead::Mtt { key: k });
+                let slot = self.pf.reads.insert((PfRead::Mtt { key: k }, since));
                 let bytes = self.trans.entry_bytes(false);
                 self.ctx_read(at, bytes, DmaToken::Prefetch(slot), cx);
             }

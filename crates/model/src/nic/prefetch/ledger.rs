@@ -34,6 +34,10 @@ pub struct ResStats {
     pub late: u64,
     /// Prefetched entries evicted before any demand request used them.
     pub useless: u64,
+    /// Time from the trigger of a read's chain to the read's arrival, summed over the
+    /// reads, ps: over the reads issued (WQEs: over `wqe_reads`), the time the chain takes
+    /// to bring this resource, which the window must cover.
+    pub fill_ps: u64,
 }
 
 /// Who a read in flight is for.

@@ -141,8 +141,8 @@ pub struct Prefetcher {
     pub ledger: Ledger,
     /// Prefetched WQEs.
     pub wqes: WqeCache,
-    /// Prefetch reads in flight.
-    pub reads: Slab<PfRead>,
+    /// Prefetch reads in flight, each with the time its chain was triggered.
+    pub reads: Slab<(PfRead, rnic_sim::TimePs)>,
     /// Per QP, its WQE prefetch in flight: (first, n, the visit waiting for it and when
     /// that visit may decode).
     pub wqe_inflight: FxHashMap<u32, WqeInFlight>,
