@@ -451,19 +451,18 @@ impl Device {
             post_completion(&mut ctx, qp.recv_cq, c);
             return Ok(());
         }
-        if qp.resp.rq.len() >= qp.max_recv_wr as usize {
+        if qp.resp.rq().len() >= qp.max_recv_wr as usize {
             return Err(VerbsError::QueueFull {
                 queue: "receive",
                 depth: qp.max_recv_wr,
             });
         }
-        if qp.resp.rq.capacity() == 0 {
+        let rq = &mut qp.resp.cold_mut().rq;
+        if rq.capacity() == 0 {
             // No more room than the queue's depth (see `push_send`).
-            qp.resp
-                .rq
-                .reserve_exact(qp.max_recv_wr.clamp(1, 4) as usize);
+            rq.reserve_exact(qp.max_recv_wr.clamp(1, 4) as usize);
         }
-        qp.resp.rq.push_back(wr);
+        rq.push_back(wr);
         Ok(())
     }
 
@@ -603,7 +602,7 @@ impl Device {
     /// UC/UD messages `qpn` received whole so far (0 for RC QPs and unknown QPs): with
     /// the sender's `sq_done`, what the unreliable services lost.
     pub fn qp_messages_received(&self, qpn: u32) -> u64 {
-        self.qp(qpn).map_or(0, |q| q.msgs_received)
+        self.qp(qpn).map_or(0, |q| q.resp.msgs_received())
     }
 
     pub fn qp_wants_transmit(&self, qpn: u32) -> bool {

@@ -116,8 +116,6 @@ pub(crate) struct Qp {
     pub sq_done: u64,
     /// The out-of-order engine of an ORNIC / MP-RDMA QP (see `ooo_qp.rs`).
     pub ooo: Option<Box<crate::ooo_qp::OooQp>>,
-    /// UC/UD: messages received whole (the receiver's count of what arrived).
-    pub msgs_received: u64,
 }
 
 impl Qp {
@@ -146,7 +144,6 @@ impl Qp {
             in_tx_queue: false,
             sq_done: 0,
             ooo: None,
-            msgs_received: 0,
         }
     }
 
@@ -316,7 +313,7 @@ impl Qp {
             let c = w.completion(self.qpn, WcStatus::WrFlushErr);
             post_completion(ctx, self.send_cq, c);
         }
-        while let Some(r) = self.resp.rq.pop_front() {
+        while let Some(r) = self.resp.rq_pop() {
             let c = recv_completion(self.qpn, r.wr_id, WcStatus::WrFlushErr, WcOpcode::Recv, 0);
             post_completion(ctx, self.recv_cq, c);
         }
@@ -398,8 +395,10 @@ mod tests {
 
     #[test]
     fn qp_stays_small() {
+        // 368 bytes before the responder's receive queue, open message, replay table and
+        // UC/UD count moved out of line (`responder::RespCold`).
         let size = core::mem::size_of::<Qp>();
         println!("size_of::<Qp>() = {size} bytes");
-        assert!(size <= 384, "Qp is {size} bytes");
+        assert!(size <= 272, "Qp is {size} bytes");
     }
 }
