@@ -46,6 +46,7 @@ use crate::qp::{post_completion, Ctx, Qp, QpState, TxOut};
 use crate::responder::read_response_opcode;
 use crate::sgl::{gather, scatter};
 use crate::timer::{ack_timeout_ps, rnr_timer_ps};
+use crate::wqe_sgl::WqeSgl;
 use crate::wr::{SendWr, WrOpcode};
 use crate::{RxDrop, TxMeta};
 use rnic_wire::{AtomicEthRepr, BthRepr, NakCode, Opcode, RethRepr, RoceRepr};
@@ -61,7 +62,10 @@ pub const MAX_OUTSTANDING_PSNS: u32 = PSN_HALF_WINDOW - 1;
 /// A posted send work request and its place in the PSN space.
 #[derive(Debug, Clone)]
 pub(crate) struct SendWqe {
-    pub wr: SendWr,
+    /// The WR without its SGL.
+    pub wr: WrHead,
+    /// The WR's SGL, one element inline ([`WqeSgl`]).
+    pub sgl: WqeSgl,
     /// Message length in bytes.
     pub len: u32,
     /// PSNs the message takes (READ: as many as response packets).
@@ -71,6 +75,19 @@ pub(crate) struct SendWqe {
     pub started: bool,
 }
 
+/// A send WR's fields but its SGL (the same names as [`SendWr`]'s).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct WrHead {
+    pub wr_id: u64,
+    pub opcode: WrOpcode,
+    pub signaled: bool,
+    pub solicited: bool,
+    pub imm: Option<u32>,
+    pub remote: Option<crate::wr::RemoteAddr>,
+    pub atomic: Option<crate::wr::AtomicArgs>,
+    pub invalidate_rkey: Option<u32>,
+}
+
 impl SendWqe {
     pub(crate) fn new(wr: SendWr, len: u32, pmtu: u32) -> SendWqe {
         let npkts = if wr.opcode.is_atomic() {
@@ -78,8 +95,29 @@ impl SendWqe {
         } else {
             packets_for(u64::from(len), pmtu)
         };
+        let SendWr {
+            wr_id,
+            opcode,
+            sgl,
+            signaled,
+            solicited,
+            imm,
+            remote,
+            atomic,
+            invalidate_rkey,
+        } = wr;
         SendWqe {
-            wr,
+            wr: WrHead {
+                wr_id,
+                opcode,
+                signaled,
+                solicited,
+                imm,
+                remote,
+                atomic,
+                invalidate_rkey,
+            },
+            sgl: WqeSgl::from_vec(sgl),
             len,
             npkts: npkts as u32,
             start_psn: 0,
@@ -345,7 +383,7 @@ impl Qp {
                 mem,
                 ctx.mrs,
                 self.pd,
-                &w.wr.sgl,
+                w.sgl.as_slice(),
                 offset,
                 &mut out.scratch[..payload_len],
             ) {
@@ -721,7 +759,7 @@ impl Qp {
             self.fail_wqe(ctx, 0, WcStatus::BadRespErr);
             return Err(RxDrop::UnexpectedResponse(q));
         }
-        if let Err(e) = scatter(mem, ctx.mrs, self.pd, &w.wr.sgl, offset, payload) {
+        if let Err(e) = scatter(mem, ctx.mrs, self.pd, w.sgl.as_slice(), offset, payload) {
             self.fail_wqe(ctx, 0, e.local_status());
             return Ok(());
         }
@@ -751,7 +789,14 @@ impl Qp {
         let Some(w) = self.req.sq.front() else {
             return Err(RxDrop::UnexpectedResponse(q));
         };
-        if let Err(e) = scatter(mem, ctx.mrs, self.pd, &w.wr.sgl, 0, &orig.to_le_bytes()) {
+        if let Err(e) = scatter(
+            mem,
+            ctx.mrs,
+            self.pd,
+            w.sgl.as_slice(),
+            0,
+            &orig.to_le_bytes(),
+        ) {
             self.fail_wqe(ctx, 0, e.local_status());
             return Ok(());
         }
