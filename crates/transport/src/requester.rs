@@ -220,16 +220,17 @@ impl Qp {
     /// Queues a validated WR (post_send in RTS/SQD).
     pub(crate) fn push_send(&mut self, wr: SendWr, len: u32) {
         let wqe = SendWqe::new(wr, len, self.cfg.pmtu);
-        if self.req.sq.capacity() == 0 {
+        let sq = &mut self.req.sq;
+        if sq.len() == sq.capacity() {
             // The queue holds the WRs the NIC fetched and the peer has not acknowledged,
-            // usually far fewer than max_send_wr: it starts small and doubles as needed, but
-            // never larger than the queue can get (a VecDeque's first growth takes 4, 480
-            // bytes, at max_send_wr = 2).
-            self.req
-                .sq
-                .reserve_exact(self.max_send_wr.clamp(1, 4) as usize);
+            // usually far fewer than max_send_wr (one at perftest's -t 1): its room goes 1,
+            // 2, 4, ... as needed, never past max_send_wr (a VecDeque's own first growth
+            // takes 4, 480 bytes, where one WQE waits at a time).
+            let cap = sq.capacity();
+            let limit = (self.max_send_wr as usize).max(cap + 1);
+            sq.reserve_exact(cap.max(1).min(limit - cap));
         }
-        self.req.sq.push_back(wqe);
+        sq.push_back(wqe);
     }
 
     /// The requester may put a packet on the wire now.

@@ -401,4 +401,34 @@ mod tests {
         println!("size_of::<Qp>() = {size} bytes");
         assert!(size <= 272, "Qp is {size} bytes");
     }
+
+    #[test]
+    fn the_send_queue_grows_one_then_doubling_up_to_max_send_wr() {
+        for (max_send_wr, want) in [
+            (2, vec![1, 2]),
+            (3, vec![1, 2, 3]),
+            (8, vec![1, 2, 4, 4, 8]),
+        ] {
+            let init = QpInit {
+                pd: PdId::default(),
+                send_cq: CqId::default(),
+                recv_cq: CqId::default(),
+                max_send_wr,
+                max_recv_wr: 1,
+            };
+            let mut qp = Qp::new(1, &init, None, ServiceType::Rc);
+            let mut caps = Vec::new();
+            for i in 0..want.len() {
+                let sge = crate::Sge {
+                    addr: 0,
+                    len: 64,
+                    lkey: 1,
+                };
+                let remote = crate::wr::RemoteAddr { va: 0, rkey: 2 };
+                qp.push_send(crate::SendWr::write(i as u64, vec![sge], remote), 64);
+                caps.push(qp.req.sq.capacity());
+            }
+            assert_eq!(caps, want, "max_send_wr {max_send_wr}");
+        }
+    }
 }
