@@ -655,20 +655,20 @@ impl Device {
             let Some(qp) = self.qps.get_mut(qpn as usize).and_then(Option::as_mut) else {
                 continue;
             };
-            if qp.armed_ps != Some(deadline) {
+            if qp.armed_ps.get() != Some(deadline) {
                 continue;
             }
-            qp.armed_ps = None;
+            qp.armed_ps = crate::timer::Deadline::NONE;
             let mut ctx = Ctx {
                 mrs: &mut self.mrs,
                 cqs: &mut self.cqs,
                 stats: &mut self.stats,
                 now_ps,
             };
-            if qp.req.rnr_deadline_ps.is_some_and(|d| d <= now_ps) {
+            if qp.req.rnr_deadline_ps.get().is_some_and(|d| d <= now_ps) {
                 qp.on_rnr_timer(&mut ctx);
             }
-            if qp.req.ack_deadline_ps.is_some_and(|d| d <= now_ps) {
+            if qp.req.ack_deadline_ps.get().is_some_and(|d| d <= now_ps) {
                 qp.on_ack_timeout(&mut ctx);
             }
             if qp.ooo_deadline().is_some_and(|d| d <= now_ps) {
@@ -705,8 +705,8 @@ impl Device {
             return;
         };
         if let Some(d) = qp.next_deadline() {
-            if qp.armed_ps.is_none_or(|a| d < a) {
-                qp.armed_ps = Some(d);
+            if qp.armed_ps.get().is_none_or(|a| d < a) {
+                qp.armed_ps = crate::timer::Deadline::at(d);
                 self.timers.push(d, qpn);
             }
         }
@@ -720,18 +720,18 @@ impl Device {
                 self.timers.pop();
                 continue;
             };
-            if qp.armed_ps != Some(e) {
+            if qp.armed_ps.get() != Some(e) {
                 self.timers.pop();
                 continue;
             }
             match qp.next_deadline() {
                 None => {
                     self.timers.pop();
-                    qp.armed_ps = None;
+                    qp.armed_ps = crate::timer::Deadline::NONE;
                 }
                 Some(d) if d > e => {
                     self.timers.pop();
-                    qp.armed_ps = Some(d);
+                    qp.armed_ps = crate::timer::Deadline::at(d);
                     self.timers.push(d, qpn);
                 }
                 Some(_) => break,

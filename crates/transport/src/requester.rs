@@ -45,7 +45,7 @@ use crate::psn::{psn_add, psn_diff, psn_in, psn_le, psn_lt, PSN_HALF_WINDOW};
 use crate::qp::{post_completion, Ctx, Qp, QpState, TxOut};
 use crate::responder::read_response_opcode;
 use crate::sgl::{gather, scatter};
-use crate::timer::{ack_timeout_ps, rnr_timer_ps};
+use crate::timer::{ack_timeout_ps, rnr_timer_ps, Deadline};
 use crate::wqe_sgl::WqeSgl;
 use crate::wr::{SendWr, WrOpcode};
 use crate::{RxDrop, TxMeta};
@@ -171,8 +171,8 @@ pub(crate) struct Requester {
     pub rd_atomic_inflight: u8,
     /// The go-back-N retry running from this PSN (no forward progress since it started).
     pub retry_from: Option<u32>,
-    pub ack_deadline_ps: Option<u64>,
-    pub rnr_deadline_ps: Option<u64>,
+    pub ack_deadline_ps: Deadline,
+    pub rnr_deadline_ps: Deadline,
 }
 
 impl Requester {
@@ -182,8 +182,8 @@ impl Requester {
         self.cursor = 0;
         self.rd_atomic_inflight = 0;
         self.retry_from = None;
-        self.ack_deadline_ps = None;
-        self.rnr_deadline_ps = None;
+        self.ack_deadline_ps = Deadline::NONE;
+        self.rnr_deadline_ps = Deadline::NONE;
         self.psn = self.fresh_psn;
         self.una = self.fresh_psn;
     }
@@ -444,8 +444,9 @@ impl Qp {
             self.req.fresh_psn = next_psn;
         }
         if self.req.ack_deadline_ps.is_none() {
-            self.req.ack_deadline_ps =
-                ack_timeout_ps(self.cfg.timeout).map(|t| ctx.now_ps.saturating_add(t));
+            self.req.ack_deadline_ps = ack_timeout_ps(self.cfg.timeout)
+                .map(|t| ctx.now_ps.saturating_add(t))
+                .into();
         }
         let s = &mut *ctx.stats;
         s.tx_requests += 1;
@@ -541,9 +542,11 @@ impl Qp {
             self.req.cursor = self.req.locate(self.req.una);
         }
         self.req.ack_deadline_ps = if self.req.outstanding() {
-            ack_timeout_ps(self.cfg.timeout).map(|t| ctx.now_ps.saturating_add(t))
+            ack_timeout_ps(self.cfg.timeout)
+                .map(|t| ctx.now_ps.saturating_add(t))
+                .into()
         } else {
-            None
+            Deadline::NONE
         };
     }
 
@@ -591,7 +594,7 @@ impl Qp {
     fn rewind(&mut self, psn: u32) {
         self.req.psn = psn;
         self.req.cursor = self.req.locate(psn);
-        self.req.ack_deadline_ps = None;
+        self.req.ack_deadline_ps = Deadline::NONE;
     }
 
     /// Go-back-N from the oldest unacknowledged PSN, charged to retry_cnt. `dedup`: ignore the
@@ -666,13 +669,13 @@ impl Qp {
         }
         let from = self.req.una;
         self.rewind(from);
-        self.req.rnr_deadline_ps = Some(ctx.now_ps.saturating_add(rnr_timer_ps(timer)));
+        self.req.rnr_deadline_ps = Deadline::at(ctx.now_ps.saturating_add(rnr_timer_ps(timer)));
         Ok(())
     }
 
     /// The ACK timer expired (called by the device when the deadline passed).
     pub(crate) fn on_ack_timeout(&mut self, ctx: &mut Ctx<'_>) {
-        self.req.ack_deadline_ps = None;
+        self.req.ack_deadline_ps = Deadline::NONE;
         if !self.req.outstanding() || self.req.rnr_deadline_ps.is_some() {
             return;
         }
@@ -682,7 +685,7 @@ impl Qp {
 
     /// The RNR wait ended: resend from the NAKed PSN.
     pub(crate) fn on_rnr_timer(&mut self, ctx: &mut Ctx<'_>) {
-        self.req.rnr_deadline_ps = None;
+        self.req.rnr_deadline_ps = Deadline::NONE;
         ctx.stats.rnr_waits += 1;
     }
 
