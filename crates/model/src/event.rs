@@ -131,6 +131,16 @@ impl FramePool {
         self.free.push(i);
     }
 
+    /// Gives back the memory of the free buffers beyond [`SPARE_FRAMES`] (the most recently
+    /// returned are kept): after a burst (RDMA CM's REQs at a million QPs) `release` keeps
+    /// as many free buffers as were held, which the steady state never needs.
+    pub fn trim(&mut self) {
+        let keep_from = self.free.len().saturating_sub(SPARE_FRAMES);
+        for &i in &self.free[..keep_from] {
+            self.bufs[i as usize] = Vec::new();
+        }
+    }
+
     /// The bytes of slot `i`.
     pub fn get(&self, i: u32) -> &[u8] {
         &self.bufs[i as usize]

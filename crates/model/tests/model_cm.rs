@@ -218,6 +218,22 @@ fn a_lost_req_or_rep_is_sent_again_and_every_byte_arrives() {
 }
 
 #[test]
+fn duplicated_mads_after_setup_meet_the_settled_managers_and_every_byte_arrives() {
+    // Every frame twice: each duplicate REP is answered with the RTU again, each duplicate
+    // REQ and RTU ignored; the last RTU's duplicate arrives after every connection is up,
+    // when the managers have given their setup state back (`cm::settled`).
+    let r = hooked([None, None], &["net.impair.dup=1"]).unwrap().result;
+    assert_eq!(r.status, RunStatus::Ok, "{}", r.reason);
+    assert!(r.bytes_verified);
+    assert_eq!(r.verified_bytes, 2 * 40 * 1024);
+    // 2 pairs: 2 REQs, 2 REPs, 2 RTUs and an RTU again per duplicate REP.
+    assert_eq!(r.stats["cm.mads_sent"], 8, "{:?}", r.stats);
+    // The duplicate REQs and RTUs (the RTUs sent again, and their duplicates, too).
+    assert!(r.stats["cm.ignored"] >= 4, "{:?}", r.stats);
+    assert_eq!(r.stats["cm.resent"], 0);
+}
+
+#[test]
 fn with_the_retries_exhausted_the_run_fails_naming_the_connection() {
     let e = hooked(
         [None, None],

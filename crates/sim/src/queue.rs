@@ -672,6 +672,21 @@ impl<E> EventQueue<E> {
         self.overflow.shrink_to_fit();
     }
 
+    /// Drops the events beyond the wheel's window (those waiting in the
+    /// overflow heap) for which `keep` is false, and gives their memory back;
+    /// returns how many were dropped. For far timers the caller knows would
+    /// do nothing when popped (a connection manager's response timers once
+    /// every connection is up: a million of them hold tens of MB for
+    /// seconds of simulated time). The rest pop in the same order as before:
+    /// keys `(time, seq)` are unique, so the heap's order does not depend on
+    /// its layout. Events inside the window are left alone.
+    pub fn retain_far(&mut self, mut keep: impl FnMut(&E) -> bool) -> usize {
+        let before = self.overflow.len();
+        self.overflow.retain(|e| keep(&e.0.ev));
+        self.overflow.shrink_to_fit();
+        before - self.overflow.len()
+    }
+
     /// Inserts into the fine wheel (the event is in the current coarse
     /// bucket).
     #[inline]

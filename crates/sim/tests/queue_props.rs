@@ -180,3 +180,35 @@ fn hold_model_with_far_timeouts_matches_heap() {
         assert!(a == b, "diverged at pending={pending}");
     }
 }
+
+/// `retain_far` drops exactly the far events it is told to and leaves every other event
+/// popping in its old order (ties included), whether near (in the wheel) or far.
+#[test]
+fn retain_far_drops_only_the_rejected_far_events_and_keeps_the_order() {
+    let window = Geometry::DEFAULT.window_ps();
+    let mut q = EventQueue::new();
+    let mut expect = Vec::new();
+    for i in 0u64..2_000 {
+        // Near events, far events (some at equal times), pushed interleaved.
+        let t = match i % 4 {
+            0 => i * 1_000,
+            1 => window * 4 + (i % 7) * 1_000,
+            2 => window * 9,
+            _ => window / 2 + i,
+        };
+        q.push(t, i);
+        // Odd far events are dropped.
+        let far = t >= window;
+        if !(far && i % 2 == 1) {
+            expect.push((t, i));
+        }
+    }
+    let dropped = q.retain_far(|&i| i % 2 == 0);
+    assert_eq!(dropped, 500, "the odd events at window * 4 + ...");
+    expect.sort(); // by (time, push index), i.e. (time, insertion sequence)
+    let mut got = Vec::new();
+    while let Some(e) = q.pop() {
+        got.push(e);
+    }
+    assert_eq!(got, expect);
+}

@@ -451,19 +451,18 @@ impl Device {
             post_completion(&mut ctx, qp.recv_cq, c);
             return Ok(());
         }
-        if qp.resp.rq.len() >= qp.max_recv_wr as usize {
+        if qp.resp.rq().len() >= qp.max_recv_wr as usize {
             return Err(VerbsError::QueueFull {
                 queue: "receive",
                 depth: qp.max_recv_wr,
             });
         }
-        if qp.resp.rq.capacity() == 0 {
+        let rq = &mut qp.resp.cold_mut().rq;
+        if rq.capacity() == 0 {
             // No more room than the queue's depth (see `push_send`).
-            qp.resp
-                .rq
-                .reserve_exact(qp.max_recv_wr.clamp(1, 4) as usize);
+            rq.reserve_exact(qp.max_recv_wr.clamp(1, 4) as usize);
         }
-        qp.resp.rq.push_back(wr);
+        rq.push_back(wr);
         Ok(())
     }
 
@@ -603,7 +602,7 @@ impl Device {
     /// UC/UD messages `qpn` received whole so far (0 for RC QPs and unknown QPs): with
     /// the sender's `sq_done`, what the unreliable services lost.
     pub fn qp_messages_received(&self, qpn: u32) -> u64 {
-        self.qp(qpn).map_or(0, |q| q.msgs_received)
+        self.qp(qpn).map_or(0, |q| q.resp.msgs_received())
     }
 
     pub fn qp_wants_transmit(&self, qpn: u32) -> bool {
@@ -656,20 +655,20 @@ impl Device {
             let Some(qp) = self.qps.get_mut(qpn as usize).and_then(Option::as_mut) else {
                 continue;
             };
-            if qp.armed_ps != Some(deadline) {
+            if qp.armed_ps.get() != Some(deadline) {
                 continue;
             }
-            qp.armed_ps = None;
+            qp.armed_ps = crate::timer::Deadline::NONE;
             let mut ctx = Ctx {
                 mrs: &mut self.mrs,
                 cqs: &mut self.cqs,
                 stats: &mut self.stats,
                 now_ps,
             };
-            if qp.req.rnr_deadline_ps.is_some_and(|d| d <= now_ps) {
+            if qp.req.rnr_deadline_ps.get().is_some_and(|d| d <= now_ps) {
                 qp.on_rnr_timer(&mut ctx);
             }
-            if qp.req.ack_deadline_ps.is_some_and(|d| d <= now_ps) {
+            if qp.req.ack_deadline_ps.get().is_some_and(|d| d <= now_ps) {
                 qp.on_ack_timeout(&mut ctx);
             }
             if qp.ooo_deadline().is_some_and(|d| d <= now_ps) {
@@ -706,8 +705,8 @@ impl Device {
             return;
         };
         if let Some(d) = qp.next_deadline() {
-            if qp.armed_ps.is_none_or(|a| d < a) {
-                qp.armed_ps = Some(d);
+            if qp.armed_ps.get().is_none_or(|a| d < a) {
+                qp.armed_ps = crate::timer::Deadline::at(d);
                 self.timers.push(d, qpn);
             }
         }
@@ -721,18 +720,18 @@ impl Device {
                 self.timers.pop();
                 continue;
             };
-            if qp.armed_ps != Some(e) {
+            if qp.armed_ps.get() != Some(e) {
                 self.timers.pop();
                 continue;
             }
             match qp.next_deadline() {
                 None => {
                     self.timers.pop();
-                    qp.armed_ps = None;
+                    qp.armed_ps = crate::timer::Deadline::NONE;
                 }
                 Some(d) if d > e => {
                     self.timers.pop();
-                    qp.armed_ps = Some(d);
+                    qp.armed_ps = crate::timer::Deadline::at(d);
                     self.timers.push(d, qpn);
                 }
                 Some(_) => break,

@@ -59,6 +59,7 @@ pub mod timer;
 pub mod uc;
 pub mod ud;
 mod unreliable_tx;
+mod wqe_sgl;
 mod wr;
 
 pub use cq::{Completion, CqId, WcOpcode, WcStatus};

@@ -433,7 +433,7 @@ impl Qp {
                 mem,
                 ctx.mrs,
                 self.pd,
-                &w.wr.sgl,
+                w.sgl.as_slice(),
                 p.offset,
                 &mut out.scratch[..len],
             ) {

@@ -302,7 +302,7 @@ impl Qp {
         }
         // Check the local range before recording, so a refused payload leaves no trace.
         if want > 0 {
-            let probe_ok = crate::sgl::gather_check(ctx.mrs, pd, &sq_front.wr.sgl, at, want);
+            let probe_ok = crate::sgl::gather_check(ctx.mrs, pd, sq_front.sgl.as_slice(), at, want);
             if !probe_ok {
                 return Err(not_placed);
             }
@@ -315,7 +315,8 @@ impl Qp {
             }
             Recorded::OutOfWindow | Recorded::PoolExhausted => return Err(not_placed),
         }
-        if want > 0 && scatter(mem, ctx.mrs, pd, &sq_front.wr.sgl, at, pkt.payload).is_err() {
+        if want > 0 && scatter(mem, ctx.mrs, pd, sq_front.sgl.as_slice(), at, pkt.payload).is_err()
+        {
             return Err(not_placed);
         }
         w.newest = w.newest.max(off);

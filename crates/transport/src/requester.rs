@@ -45,7 +45,8 @@ use crate::psn::{psn_add, psn_diff, psn_in, psn_le, psn_lt, PSN_HALF_WINDOW};
 use crate::qp::{post_completion, Ctx, Qp, QpState, TxOut};
 use crate::responder::read_response_opcode;
 use crate::sgl::{gather, scatter};
-use crate::timer::{ack_timeout_ps, rnr_timer_ps};
+use crate::timer::{ack_timeout_ps, rnr_timer_ps, Deadline};
+use crate::wqe_sgl::WqeSgl;
 use crate::wr::{SendWr, WrOpcode};
 use crate::{RxDrop, TxMeta};
 use rnic_wire::{AtomicEthRepr, BthRepr, NakCode, Opcode, RethRepr, RoceRepr};
@@ -61,7 +62,10 @@ pub const MAX_OUTSTANDING_PSNS: u32 = PSN_HALF_WINDOW - 1;
 /// A posted send work request and its place in the PSN space.
 #[derive(Debug, Clone)]
 pub(crate) struct SendWqe {
-    pub wr: SendWr,
+    /// The WR without its SGL.
+    pub wr: WrHead,
+    /// The WR's SGL, one element inline ([`WqeSgl`]).
+    pub sgl: WqeSgl,
     /// Message length in bytes.
     pub len: u32,
     /// PSNs the message takes (READ: as many as response packets).
@@ -71,6 +75,19 @@ pub(crate) struct SendWqe {
     pub started: bool,
 }
 
+/// A send WR's fields but its SGL (the same names as [`SendWr`]'s).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct WrHead {
+    pub wr_id: u64,
+    pub opcode: WrOpcode,
+    pub signaled: bool,
+    pub solicited: bool,
+    pub imm: Option<u32>,
+    pub remote: Option<crate::wr::RemoteAddr>,
+    pub atomic: Option<crate::wr::AtomicArgs>,
+    pub invalidate_rkey: Option<u32>,
+}
+
 impl SendWqe {
     pub(crate) fn new(wr: SendWr, len: u32, pmtu: u32) -> SendWqe {
         let npkts = if wr.opcode.is_atomic() {
@@ -78,8 +95,29 @@ impl SendWqe {
         } else {
             packets_for(u64::from(len), pmtu)
         };
+        let SendWr {
+            wr_id,
+            opcode,
+            sgl,
+            signaled,
+            solicited,
+            imm,
+            remote,
+            atomic,
+            invalidate_rkey,
+        } = wr;
         SendWqe {
-            wr,
+            wr: WrHead {
+                wr_id,
+                opcode,
+                signaled,
+                solicited,
+                imm,
+                remote,
+                atomic,
+                invalidate_rkey,
+            },
+            sgl: WqeSgl::from_vec(sgl),
             len,
             npkts: npkts as u32,
             start_psn: 0,
@@ -133,8 +171,8 @@ pub(crate) struct Requester {
     pub rd_atomic_inflight: u8,
     /// The go-back-N retry running from this PSN (no forward progress since it started).
     pub retry_from: Option<u32>,
-    pub ack_deadline_ps: Option<u64>,
-    pub rnr_deadline_ps: Option<u64>,
+    pub ack_deadline_ps: Deadline,
+    pub rnr_deadline_ps: Deadline,
 }
 
 impl Requester {
@@ -144,8 +182,8 @@ impl Requester {
         self.cursor = 0;
         self.rd_atomic_inflight = 0;
         self.retry_from = None;
-        self.ack_deadline_ps = None;
-        self.rnr_deadline_ps = None;
+        self.ack_deadline_ps = Deadline::NONE;
+        self.rnr_deadline_ps = Deadline::NONE;
         self.psn = self.fresh_psn;
         self.una = self.fresh_psn;
     }
@@ -182,16 +220,17 @@ impl Qp {
     /// Queues a validated WR (post_send in RTS/SQD).
     pub(crate) fn push_send(&mut self, wr: SendWr, len: u32) {
         let wqe = SendWqe::new(wr, len, self.cfg.pmtu);
-        if self.req.sq.capacity() == 0 {
+        let sq = &mut self.req.sq;
+        if sq.len() == sq.capacity() {
             // The queue holds the WRs the NIC fetched and the peer has not acknowledged,
-            // usually far fewer than max_send_wr: it starts small and doubles as needed, but
-            // never larger than the queue can get (a VecDeque's first growth takes 4, 480
-            // bytes, at max_send_wr = 2).
-            self.req
-                .sq
-                .reserve_exact(self.max_send_wr.clamp(1, 4) as usize);
+            // usually far fewer than max_send_wr (one at perftest's -t 1): its room goes 1,
+            // 2, 4, ... as needed, never past max_send_wr (a VecDeque's own first growth
+            // takes 4, 480 bytes, where one WQE waits at a time).
+            let cap = sq.capacity();
+            let limit = (self.max_send_wr as usize).max(cap + 1);
+            sq.reserve_exact(cap.max(1).min(limit - cap));
         }
-        self.req.sq.push_back(wqe);
+        sq.push_back(wqe);
     }
 
     /// The requester may put a packet on the wire now.
@@ -345,7 +384,7 @@ impl Qp {
                 mem,
                 ctx.mrs,
                 self.pd,
-                &w.wr.sgl,
+                w.sgl.as_slice(),
                 offset,
                 &mut out.scratch[..payload_len],
             ) {
@@ -405,8 +444,9 @@ impl Qp {
             self.req.fresh_psn = next_psn;
         }
         if self.req.ack_deadline_ps.is_none() {
-            self.req.ack_deadline_ps =
-                ack_timeout_ps(self.cfg.timeout).map(|t| ctx.now_ps.saturating_add(t));
+            self.req.ack_deadline_ps = ack_timeout_ps(self.cfg.timeout)
+                .map(|t| ctx.now_ps.saturating_add(t))
+                .into();
         }
         let s = &mut *ctx.stats;
         s.tx_requests += 1;
@@ -502,9 +542,11 @@ impl Qp {
             self.req.cursor = self.req.locate(self.req.una);
         }
         self.req.ack_deadline_ps = if self.req.outstanding() {
-            ack_timeout_ps(self.cfg.timeout).map(|t| ctx.now_ps.saturating_add(t))
+            ack_timeout_ps(self.cfg.timeout)
+                .map(|t| ctx.now_ps.saturating_add(t))
+                .into()
         } else {
-            None
+            Deadline::NONE
         };
     }
 
@@ -552,7 +594,7 @@ impl Qp {
     fn rewind(&mut self, psn: u32) {
         self.req.psn = psn;
         self.req.cursor = self.req.locate(psn);
-        self.req.ack_deadline_ps = None;
+        self.req.ack_deadline_ps = Deadline::NONE;
     }
 
     /// Go-back-N from the oldest unacknowledged PSN, charged to retry_cnt. `dedup`: ignore the
@@ -627,13 +669,13 @@ impl Qp {
         }
         let from = self.req.una;
         self.rewind(from);
-        self.req.rnr_deadline_ps = Some(ctx.now_ps.saturating_add(rnr_timer_ps(timer)));
+        self.req.rnr_deadline_ps = Deadline::at(ctx.now_ps.saturating_add(rnr_timer_ps(timer)));
         Ok(())
     }
 
     /// The ACK timer expired (called by the device when the deadline passed).
     pub(crate) fn on_ack_timeout(&mut self, ctx: &mut Ctx<'_>) {
-        self.req.ack_deadline_ps = None;
+        self.req.ack_deadline_ps = Deadline::NONE;
         if !self.req.outstanding() || self.req.rnr_deadline_ps.is_some() {
             return;
         }
@@ -643,7 +685,7 @@ impl Qp {
 
     /// The RNR wait ended: resend from the NAKed PSN.
     pub(crate) fn on_rnr_timer(&mut self, ctx: &mut Ctx<'_>) {
-        self.req.rnr_deadline_ps = None;
+        self.req.rnr_deadline_ps = Deadline::NONE;
         ctx.stats.rnr_waits += 1;
     }
 
@@ -721,7 +763,7 @@ impl Qp {
             self.fail_wqe(ctx, 0, WcStatus::BadRespErr);
             return Err(RxDrop::UnexpectedResponse(q));
         }
-        if let Err(e) = scatter(mem, ctx.mrs, self.pd, &w.wr.sgl, offset, payload) {
+        if let Err(e) = scatter(mem, ctx.mrs, self.pd, w.sgl.as_slice(), offset, payload) {
             self.fail_wqe(ctx, 0, e.local_status());
             return Ok(());
         }
@@ -751,7 +793,14 @@ impl Qp {
         let Some(w) = self.req.sq.front() else {
             return Err(RxDrop::UnexpectedResponse(q));
         };
-        if let Err(e) = scatter(mem, ctx.mrs, self.pd, &w.wr.sgl, 0, &orig.to_le_bytes()) {
+        if let Err(e) = scatter(
+            mem,
+            ctx.mrs,
+            self.pd,
+            w.sgl.as_slice(),
+            0,
+            &orig.to_le_bytes(),
+        ) {
             self.fail_wqe(ctx, 0, e.local_status());
             return Ok(());
         }

@@ -12,6 +12,47 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+/// An optional deadline in ps in 8 bytes, where an `Option<u64>` takes 16: each QP keeps
+/// three (ACK timeout, RNR wait, the heap entry it owns), a million QPs on each side.
+/// `u64::MAX`, a time no run reaches (and a deadline that could never fire), means none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Deadline(u64);
+
+impl Deadline {
+    /// No deadline.
+    pub(crate) const NONE: Deadline = Deadline(u64::MAX);
+
+    /// A deadline at `ps`.
+    pub(crate) fn at(ps: u64) -> Deadline {
+        Deadline(ps)
+    }
+
+    /// The deadline, if there is one.
+    pub(crate) fn get(self) -> Option<u64> {
+        (self.0 != u64::MAX).then_some(self.0)
+    }
+
+    pub(crate) fn is_some(self) -> bool {
+        self.0 != u64::MAX
+    }
+
+    pub(crate) fn is_none(self) -> bool {
+        self.0 == u64::MAX
+    }
+}
+
+impl Default for Deadline {
+    fn default() -> Deadline {
+        Deadline::NONE
+    }
+}
+
+impl From<Option<u64>> for Deadline {
+    fn from(d: Option<u64>) -> Deadline {
+        d.map_or(Deadline::NONE, Deadline)
+    }
+}
+
 /// RNR NAK timer codes 0..=31 in nanoseconds (IBA table 45; code 0 is the longest).
 const RNR_TIMER_NS: [u64; 32] = [
     655_360_000,
@@ -90,6 +131,20 @@ impl TimerHeap {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_deadline_takes_8_bytes_and_reads_back_as_the_option_it_was_given() {
+        assert_eq!(std::mem::size_of::<Deadline>(), 8);
+        for d in [None, Some(0), Some(1), Some(4_096_000 << 31)] {
+            let x = Deadline::from(d);
+            assert_eq!(
+                (x.get(), x.is_some(), x.is_none()),
+                (d, d.is_some(), d.is_none())
+            );
+        }
+        assert_eq!(Deadline::default(), Deadline::NONE);
+        assert_eq!(Deadline::at(7).get(), Some(7));
+    }
 
     #[test]
     fn rnr_table() {

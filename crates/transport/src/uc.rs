@@ -58,11 +58,11 @@ impl Qp {
             self.uc_abandon(ctx);
         }
         self.resp.epsn = psn_add(psn, 1);
-        if self.resp.open.is_none() && !pos.starts() {
+        if self.resp.open().is_none() && !pos.starts() {
             ctx.stats.unreliable.uc_packets_skipped += 1;
             return Err(RxDrop::UnreliableDiscard(if d > 0 { GAP } else { SKIPPED }));
         }
-        if self.resp.open.is_some() && pos.starts() {
+        if self.resp.open().is_some() && pos.starts() {
             // The last packet of the open message was lost at the PSN just before: a new
             // message begins here.
             self.uc_abandon(ctx);
@@ -71,7 +71,7 @@ impl Qp {
             Ok(()) => Ok(()),
             Err(why) => {
                 // One count per lost message, under its cause.
-                self.resp.open = None;
+                self.resp.set_open(None);
                 if why != NO_RECV && why != RECV_REFUSED {
                     ctx.stats.unreliable.uc_messages_abandoned += 1;
                 }
@@ -82,7 +82,7 @@ impl Qp {
 
     /// Drops the message being received (its RECV stays posted for the next SEND).
     fn uc_abandon(&mut self, ctx: &mut Ctx<'_>) {
-        if self.resp.open.take().is_some() {
+        if self.resp.take_open().is_some() {
             ctx.stats.unreliable.uc_messages_abandoned += 1;
         }
     }
@@ -98,7 +98,7 @@ impl Qp {
     ) -> Result<(), &'static str> {
         let pmtu = u64::from(self.cfg.pmtu);
         let plen = pkt.payload.len() as u64;
-        if matches!(self.resp.open, Some(o) if o.kind != kind) {
+        if matches!(self.resp.open(), Some(o) if o.kind != kind) {
             return Err("UC opcode sequence error (SEND and WRITE packets mixed)");
         }
         let len_ok = match pos {
@@ -109,7 +109,7 @@ impl Qp {
         if !len_ok {
             return Err("UC payload length does not fit its position in the message");
         }
-        let mut msg = match self.resp.open {
+        let mut msg = match self.resp.open() {
             Some(o) => o,
             None => {
                 let mut o = OpenMsg {
@@ -150,7 +150,7 @@ impl Qp {
             }
         };
         let needs_recv = kind == ReqKind::Send || (pos.ends() && pkt.imm.is_some());
-        if needs_recv && self.resp.rq.is_empty() {
+        if needs_recv && self.resp.rq().is_empty() {
             ctx.stats.unreliable.no_recv_messages += 1;
             return Err(NO_RECV);
         }
@@ -172,7 +172,7 @@ impl Qp {
                 }
             }
             _ => {
-                let Some(recv) = self.resp.rq.front() else {
+                let Some(recv) = self.resp.rq().front() else {
                     return Err(NO_RECV);
                 };
                 if let Err(e) = scatter(mem, ctx.mrs, self.pd, &recv.sgl, offset, pkt.payload) {
@@ -183,18 +183,18 @@ impl Qp {
         }
         msg.received = (offset + plen) as u32;
         if !pos.ends() {
-            self.resp.open = Some(msg);
+            self.resp.set_open(Some(msg));
             return Ok(());
         }
-        self.resp.open = None;
+        self.resp.set_open(None);
         if kind == ReqKind::Write && msg.received != msg.dma_len {
             return Err("UC WRITE shorter than its RETH length");
         }
         self.resp.msn = psn_add(self.resp.msn, 1);
         if !needs_recv {
-            self.msgs_received += 1;
+            self.resp.cold_mut().msgs_received += 1;
         } else {
-            let Some(recv) = self.resp.rq.pop_front() else {
+            let Some(recv) = self.resp.rq_pop() else {
                 return Err(NO_RECV);
             };
             let c = Completion {
@@ -211,7 +211,7 @@ impl Qp {
                 invalidated_rkey: None,
                 src_qp: None,
             };
-            self.msgs_received += 1;
+            self.resp.cold_mut().msgs_received += 1;
             if !post_completion(ctx, self.recv_cq, c) {
                 // A CQ overrun is a CQ error for every service: the QP goes to ERR.
                 self.enter_error(ctx);
@@ -223,7 +223,7 @@ impl Qp {
     /// The RECV in use failed (too short, or an SGE refused): it completes with `status`.
     pub(crate) fn uc_recv_error(&mut self, ctx: &mut Ctx<'_>, status: WcStatus) {
         ctx.stats.unreliable.recv_errors += 1;
-        if let Some(r) = self.resp.rq.pop_front() {
+        if let Some(r) = self.resp.rq_pop() {
             let c = recv_completion(self.qpn, r.wr_id, status, WcOpcode::Recv, 0);
             if !post_completion(ctx, self.recv_cq, c) {
                 self.enter_error(ctx);

@@ -44,7 +44,7 @@ impl Qp {
             ));
         }
         self.resp.epsn = psn_add(pkt.bth.psn, 1);
-        let Some(recv) = self.resp.rq.front() else {
+        let Some(recv) = self.resp.rq().front() else {
             ctx.stats.unreliable.no_recv_messages += 1;
             return Err(RxDrop::UnreliableDiscard(
                 "UD datagram with no receive posted",
@@ -72,14 +72,14 @@ impl Qp {
             Ok(()) => (WcStatus::Success, total as u32),
             Err(e) => (e.local_status(), 0),
         };
-        let Some(recv) = self.resp.rq.pop_front() else {
+        let Some(recv) = self.resp.rq_pop() else {
             return Err(RxDrop::UnreliableDiscard(
                 "UD datagram with no receive posted",
             ));
         };
         if status == WcStatus::Success {
             self.resp.msn = psn_add(self.resp.msn, 1);
-            self.msgs_received += 1;
+            self.resp.cold_mut().msgs_received += 1;
         } else {
             ctx.stats.unreliable.recv_errors += 1;
         }

@@ -70,7 +70,7 @@ impl Qp {
                 mem,
                 ctx.mrs,
                 self.pd,
-                &w.wr.sgl,
+                w.sgl.as_slice(),
                 offset,
                 &mut out.scratch[..payload_len],
             ) {

@@ -22,6 +22,8 @@ use std::collections::HashMap;
 use rnic_sim::TimePs;
 use rnic_wire::cm::{ipv4_gid, CmMessage, CmRep, CmRepr, CmReq, CmRtu, REQ_PRIVATE_DATA_USED};
 
+use super::settled::Settled;
+
 /// A connection's end as the host sets it up before the exchange.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConnSpec {
@@ -130,6 +132,9 @@ pub struct Agent {
     conns: Vec<Conn>,
     /// Passive connections by (peer address, connection number).
     listen: HashMap<([u8; 4], u32), usize>,
+    /// After [`Agent::settle`] (every connection of the run established), what is left of
+    /// the connections; `conns` and `listen` are then empty.
+    settled: Option<Settled>,
     /// When the CM thread is free.
     busy_until: TimePs,
     /// MADs sent again after a timeout.
@@ -150,6 +155,7 @@ impl Agent {
             params,
             conns: Vec::new(),
             listen: HashMap::new(),
+            settled: None,
             busy_until: 0,
             resent: 0,
             ignored: 0,
@@ -173,14 +179,31 @@ impl Agent {
         i
     }
 
-    /// Connection `conn`'s end.
+    /// Connection `conn`'s end (during setup: after [`Agent::settle`] the specs are gone).
     pub fn spec(&self, conn: usize) -> &ConnSpec {
         &self.conns[conn].spec
     }
 
     /// Connection `conn`'s state.
     pub fn state(&self, conn: usize) -> State {
-        self.conns[conn].state
+        match self.settled {
+            Some(_) => State::Established,
+            None => self.conns[conn].state,
+        }
+    }
+
+    /// Every connection of the run is established (on both sides): keeps only what a late
+    /// MAD needs ([`Settled`]) and gives the rest back. Connections added later, or a
+    /// connection not yet established, are a caller's bug.
+    pub fn settle(&mut self) {
+        debug_assert!(self.conns.iter().all(|c| c.state == State::Established));
+        let mut s = Settled::with_capacity(self.conns.len());
+        for c in &self.conns {
+            s.push(c.spec.peer_ip, c.spec.active, c.remote_comm_id);
+        }
+        self.settled = Some(s);
+        self.conns = Vec::new();
+        self.listen = HashMap::new();
     }
 
     /// The CM thread handles one MAD from `now`; returns when it is done.
@@ -267,11 +290,13 @@ impl Agent {
 
     /// Starts active connection `conn` at `now`: its REQ.
     pub fn connect(&mut self, now: TimePs, conn: usize, out: &mut Vec<Action>) {
-        let c = &mut self.conns[conn];
+        let c = &self.conns[conn];
         if !c.spec.active || c.state != State::Idle {
             return;
         }
-        c.tid = u64::from(u32::from_be_bytes(self.params.ip)) << 32 | u64::from(comm_id(conn));
+        let tid = self.active_tid(conn);
+        let c = &mut self.conns[conn];
+        c.tid = tid;
         c.state = State::ReqSent;
         let req = self.req(conn);
         self.send(now, conn, req, true, out);
@@ -290,7 +315,13 @@ impl Agent {
     /// The connection `id` names as this host's communication id, if it is one.
     fn by_comm_id(&self, id: u32) -> Option<usize> {
         let i = (id as usize).checked_sub(1)?;
-        (i < self.conns.len()).then_some(i)
+        let n = self.settled.as_ref().map_or(self.conns.len(), Settled::len);
+        (i < n).then_some(i)
+    }
+
+    /// The transaction id of active connection `conn` (the REQ's, echoed by the REP and RTU).
+    fn active_tid(&self, conn: usize) -> u64 {
+        u64::from(u32::from_be_bytes(self.params.ip)) << 32 | u64::from(comm_id(conn))
     }
 
     fn on_req(&mut self, now: TimePs, src: [u8; 4], tid: u64, r: &CmReq, out: &mut Vec<Action>) {
@@ -328,6 +359,24 @@ impl Agent {
             self.ignored += 1;
             return;
         };
+        if let Some(s) = &self.settled {
+            // Settled: every connection is established; a duplicate REP gets the RTU again.
+            match s.rtu_again(conn, r.local_comm_id) {
+                Some(to) => {
+                    let rtu = CmRepr {
+                        transaction_id: self.active_tid(conn),
+                        message: CmMessage::Rtu(CmRtu {
+                            local_comm_id: comm_id(conn),
+                            remote_comm_id: r.local_comm_id,
+                        }),
+                    };
+                    let at = self.work(now);
+                    out.push(Action::Send { at, to, msg: rtu });
+                }
+                None => self.ignored += 1,
+            }
+            return;
+        }
         match self.conns[conn].state {
             State::ReqSent if self.conns[conn].spec.active => {
                 let c = &mut self.conns[conn];
@@ -364,6 +413,11 @@ impl Agent {
             self.ignored += 1;
             return;
         };
+        if self.settled.is_some() {
+            // Every connection is established: an RTU is late or duplicated.
+            self.ignored += 1;
+            return;
+        }
         let c = &mut self.conns[conn];
         if c.spec.active || c.state != State::RepSent || c.remote_comm_id != r.local_comm_id {
             self.ignored += 1;
@@ -378,6 +432,10 @@ impl Agent {
     /// Connection `conn`'s timer at `now`: if still due, the REQ (or REP) goes again, or
     /// the connection fails after `max_retries` resends.
     pub fn on_timer(&mut self, now: TimePs, conn: usize, out: &mut Vec<Action>) {
+        if self.settled.is_some() {
+            // Every connection is established: no timer is due any more.
+            return;
+        }
         let c = &self.conns[conn];
         if c.deadline != Some(now) {
             return;
@@ -532,6 +590,67 @@ mod tests {
         );
         assert_eq!(a.state(0), State::Failed);
         assert_eq!(a.resent, 2);
+    }
+
+    #[test]
+    fn settled_agents_answer_late_mads_as_established_connections_did() {
+        // Both connections up, then settled: the setup state is gone.
+        let (mut a, mut p) = pair();
+        let mut out = Vec::new();
+        let (mut reqs, mut reps, mut rtus, mut timers) = (vec![], vec![], vec![], vec![]);
+        for k in 0..2 {
+            out.clear();
+            a.connect(0, k, &mut out);
+            reqs.push(sent(&out)[0]);
+            out.clear();
+            p.handle(1, A, &reqs[k], &mut out);
+            reps.push(sent(&out)[0]);
+            timers.extend(out.iter().filter_map(|x| match x {
+                Action::Timer { at, conn } => Some((*at, *conn)),
+                _ => None,
+            }));
+            out.clear();
+            a.handle(2, P, &reps[k], &mut out);
+            rtus.push(sent(&out)[0]);
+            out.clear();
+            p.handle(3, A, &rtus[k], &mut out);
+        }
+        a.settle();
+        p.settle();
+        assert_eq!(
+            (a.state(1), p.state(0)),
+            (State::Established, State::Established)
+        );
+        // A duplicate REP: the same RTU again, to the peer, one MAD of CPU time later.
+        out.clear();
+        a.handle(10_000_000, P, &reps[1], &mut out);
+        assert_eq!(
+            out,
+            vec![Action::Send {
+                at: 12_000_000,
+                to: P,
+                msg: rtus[1]
+            }]
+        );
+        // A REP whose sender is not the connection's peer end, a late REQ, a late RTU, a
+        // REP sent to the passive side: ignored and counted, nothing sent.
+        let (ai, pi) = (a.ignored, p.ignored);
+        let mut stray = reps[1];
+        if let CmMessage::Rep(r) = &mut stray.message {
+            r.local_comm_id += 1;
+        }
+        out.clear();
+        a.handle(20_000_000, P, &stray, &mut out);
+        p.handle(20_000_000, A, &reqs[0], &mut out);
+        p.handle(20_000_000, A, &rtus[0], &mut out);
+        p.handle(20_000_000, A, &reps[0], &mut out);
+        assert!(out.is_empty(), "{out:?}");
+        assert_eq!((a.ignored - ai, p.ignored - pi), (1, 3));
+        // The REP timers, had they been left in the queue, do nothing.
+        for (at, conn) in timers {
+            p.on_timer(at, conn, &mut out);
+        }
+        assert!(out.is_empty(), "{out:?}");
     }
 
     #[test]

@@ -86,7 +86,7 @@ impl Isolation {
         if self.ready_at.len() <= i {
             crate::per_qp::grow_for(&mut self.ready_at, i, VecDeque::new);
         }
-        self.ready_at[i].push_back((ready, now));
+        crate::per_qp::push_small(&mut self.ready_at[i], (ready, now));
     }
 
     /// The first packet of `qpn`'s oldest ready WQE left at `now`: its waiting time is
