@@ -7,6 +7,7 @@
 pub mod cm;
 pub mod driver;
 mod lat_give_up;
+pub(crate) mod mr_groups;
 pub mod pattern;
 pub mod perftest;
 pub mod routes;

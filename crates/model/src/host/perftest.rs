@@ -431,13 +431,13 @@ impl Perftest {
         self.group_key(&self.nodes[node].keys.dst, i)
     }
 
-    /// Slot s belongs to group s × groups / slots (contiguous groups of slots).
+    /// The keys of the group pair `i`'s slot is in ([`super::mr_groups`]).
     fn group_key(&self, keys: &[(u32, u32)], i: u32) -> (u32, u32) {
         match keys {
             [] => (0, 0),
             [one] => *one,
             k => {
-                let g = u64::from(self.slot(i)) * k.len() as u64 / u64::from(self.slots.max(1));
+                let g = super::mr_groups::group_of_slot(self.slot(i), self.slots, k.len() as u32);
                 k[(g as usize).min(k.len() - 1)]
             }
         }

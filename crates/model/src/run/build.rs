@@ -114,13 +114,13 @@ impl Layout {
     }
 
     /// The slots [first, end) of group `g` of `groups` contiguous groups (empty when there
-    /// are more groups than slots): slot s is in group s × groups / slots.
+    /// are more groups than slots; see [`crate::host::mr_groups`]).
     pub(crate) fn group_slots(&self, g: u32, groups: u32) -> (u32, u32) {
-        let start = |g: u32| {
-            ((u64::from(g) * u64::from(self.slots)).div_ceil(u64::from(groups.max(1))) as u32)
-                .min(self.slots)
-        };
-        (start(g), start(g + 1))
+        use crate::host::mr_groups::first_slot;
+        (
+            first_slot(g, self.slots, groups),
+            first_slot(g + 1, self.slots, groups),
+        )
     }
 }
 
