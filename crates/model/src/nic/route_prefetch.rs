@@ -8,7 +8,7 @@ use super::cx::NicCx;
 use super::dma_arbiter::ReadSource;
 use super::ports::{DmaToken, Visit};
 use super::prefetch::ledger::Res;
-use super::prefetch::PfRead;
+use super::prefetch::{PfRead, Span};
 use super::qpc_manager::QpcAction;
 use super::translation::{mtt_key, TransLane, MTT_LINE_ENTRIES};
 use super::Nic;
@@ -195,9 +195,9 @@ impl Nic {
                 }
             }
             PfRead::Wqe { qpn, first, n } => self.on_prefetched_wqes(now, qpn, first, n, since, cx),
-            PfRead::Mpt { key, va, len } => {
-                self.trans_prefetch_filled(true, u64::from(key), now, cx);
-                self.prefetch_mtt(key, va, len, now, since, cx);
+            PfRead::Mpt(span) => {
+                self.trans_prefetch_filled(true, u64::from(span.key), now, cx);
+                self.prefetch_mtt(span, now, since, cx);
             }
             PfRead::Mtt { key } => self.trans_prefetch_filled(false, key, now, cx),
         }
@@ -218,7 +218,7 @@ impl Nic {
             return;
         };
         let wqe_bytes = self.p.nic.wqe_bytes;
-        let mut chain: Vec<(u32, u64, u64)> = Vec::new();
+        let mut chain: Vec<Span> = Vec::new();
         let mut wqes = Vec::with_capacity(n as usize);
         for i in 0..n {
             let idx = first.wrapping_add(i);
@@ -226,7 +226,11 @@ impl Nic {
             let at = qp.sq_base + u64::from(idx & qp.sq_mask) * wqe_bytes;
             rnic_transport::Memory::read(&*cx.mem, at, &mut bytes);
             if let Some(w) = SqWqe::decode(&bytes[..64]).filter(|w| w.payload_to_read() > 0) {
-                let m = (w.sge.lkey, w.sge.addr, w.payload_to_read());
+                let m = Span {
+                    key: w.sge.lkey,
+                    va: w.sge.addr,
+                    len: w.payload_to_read(),
+                };
                 if chain.last() != Some(&m) {
                     chain.push(m);
                 }
@@ -260,42 +264,28 @@ impl Nic {
                 }
             }
         }
-        for (key, va, len) in chain {
-            self.prefetch_translation(key, va, len, now, since, cx);
+        for span in chain {
+            self.prefetch_translation(span, now, since, cx);
         }
     }
 
-    /// The MPT entry of `key`, then the MTT lines of `len` bytes at `va`.
-    fn prefetch_translation(
-        &mut self,
-        key: u32,
-        va: u64,
-        len: u64,
-        at: TimePs,
-        since: TimePs,
-        cx: &mut NicCx<'_>,
-    ) {
-        let k = u64::from(key);
+    /// The MPT entry of the span's key, then the MTT lines of its bytes, from `at`, for a
+    /// chain triggered at `since`.
+    fn prefetch_translation(&mut self, span: Span, at: TimePs, since: TimePs, cx: &mut NicCx<'_>) {
+        let k = u64::from(span.key);
         let cached = self.trans.contains(true, k);
         if self.pf.ledger.start_prefetch(Res::Mpt, k, cached) {
-            let slot = self.pf.reads.insert((PfRead::Mpt { key, va, len }, since));
+            let slot = self.pf.reads.insert((PfRead::Mpt(span), since));
             let bytes = self.trans.entry_bytes(true);
             self.ctx_read(at, bytes, DmaToken::Prefetch(slot), cx);
         } else if cached {
-            self.prefetch_mtt(key, va, len, at, since, cx);
+            self.prefetch_mtt(span, at, since, cx);
         }
     }
 
-    /// The MTT line(s) of `len` bytes at `va` in the region of `key`.
-    fn prefetch_mtt(
-        &mut self,
-        key: u32,
-        va: u64,
-        len: u64,
-        at: TimePs,
-        since: TimePs,
-        cx: &mut NicCx<'_>,
-    ) {
+    /// The MTT line(s) of the span's bytes.
+    fn prefetch_mtt(&mut self, span: Span, at: TimePs, since: TimePs, cx: &mut NicCx<'_>) {
+        let Span { key, va, len } = span;
         let first = self.trans.page_of(va);
         let last = self.trans.page_of(va + len.max(1) - 1);
         for page in first..=last {

@@ -71,6 +71,18 @@ impl PrefetchParams {
     }
 }
 
+/// The bytes a WQE's payload spans in a memory region: what its MPT entry and MTT lines
+/// translate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    /// Memory key.
+    pub key: u32,
+    /// First byte of the message.
+    pub va: u64,
+    /// Bytes.
+    pub len: u64,
+}
+
 /// One prefetch read in flight: what it brings and what follows in the chain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PfRead {
@@ -91,15 +103,8 @@ pub enum PfRead {
         /// WQEs.
         n: u32,
     },
-    /// The MPT entry of `key`; then the MTT lines of `len` bytes at `va`.
-    Mpt {
-        /// Memory key.
-        key: u32,
-        /// First byte of the message.
-        va: u64,
-        /// Bytes.
-        len: u64,
-    },
+    /// The MPT entry of the span's key; then the MTT lines of its bytes.
+    Mpt(Span),
     /// An MTT line (its cache key).
     Mtt {
         /// The translation unit's MTT cache key of the first page needed in the line.
