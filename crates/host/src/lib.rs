@@ -111,15 +111,21 @@ impl Lines {
         (self.present & bit != 0).then(|| (self.present & (bit - 1)).count_ones() as usize)
     }
 
-    /// Makes room for one more line: exactly one while the page holds one line (most pages
-    /// of sparsely touched buffers never hold more), then half as many again, so that a
-    /// page filled line by line (a CQ ring) is not copied once per line on its way to a
-    /// whole page; at most a third of a page's line storage is spare.
-    fn grow_for_one(&mut self) {
+    /// Stores line `line`, not written before, as `bytes`; returns its position. Room grows
+    /// by exactly one line while the page holds one (most pages of sparsely touched buffers
+    /// never hold more), then by half as many again, so that a page filled line by line (a
+    /// CQ ring) is not copied once per line on its way to a whole page; at most a third of a
+    /// page's line storage is spare.
+    fn insert(&mut self, line: usize, bytes: [u8; LINE_BYTES]) -> usize {
+        let bit = 1u64 << line;
+        let rank = (self.present & (bit - 1)).count_ones() as usize;
+        self.present |= bit;
         let len = self.lines.len();
         if len == self.lines.capacity() {
             self.lines.reserve_exact((len / 2).max(1));
         }
+        self.lines.insert(rank, bytes);
+        rank
     }
 
     /// Reads `out.len()` bytes at offset `off` of the page at `base`; lines not written
@@ -270,29 +276,18 @@ impl SparseMemory {
             *stored = Page::Full(full);
             return;
         }
-        for line in first_line..=last_line {
-            let lo = (line * LINE_BYTES).max(off);
-            let hi = ((line + 1) * LINE_BYTES).min(off + data.len());
-            let rank = match lp.rank(line) {
-                Some(rank) => rank,
-                None => {
-                    // A line not written yet starts as the unwritten bytes (zero or the
-                    // backing's) where `data` does not cover it.
-                    let mut fresh = [0u8; LINE_BYTES];
-                    if hi - lo < LINE_BYTES {
-                        fill_unwritten(backed, base | (line * LINE_BYTES) as u64, &mut fresh);
-                    }
-                    let bit = 1u64 << line;
-                    let rank = (lp.present & (bit - 1)).count_ones() as usize;
-                    lp.present |= bit;
-                    lp.grow_for_one();
-                    lp.lines.insert(rank, fresh);
-                    rank
+        for_each_line(off, data.len(), |line, in_line, r| {
+            let rank = lp.rank(line).unwrap_or_else(|| {
+                // A line not written yet starts as the unwritten bytes (zero or the
+                // backing's) where `data` does not cover it.
+                let mut fresh = [0u8; LINE_BYTES];
+                if in_line.len() < LINE_BYTES {
+                    fill_unwritten(backed, base | (line * LINE_BYTES) as u64, &mut fresh);
                 }
-            };
-            let at = line * LINE_BYTES;
-            lp.lines[rank][lo - at..hi - at].copy_from_slice(&data[lo - off..hi - off]);
-        }
+                lp.insert(line, fresh)
+            });
+            lp.lines[rank][in_line].copy_from_slice(&data[r]);
+        });
     }
 
     /// [`SparseMemory::write_in_page`] for a page of the interned range.
