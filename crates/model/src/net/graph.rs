@@ -396,6 +396,16 @@ impl Network {
     }
 }
 
+impl Network {
+    /// When node `node`'s port starts a frame handed to it at `t`: once the port is free,
+    /// and, under flow control, not inside a pause (a paused transmitter starts nothing
+    /// until its pause ends).
+    fn start_at(&self, node: usize, t: TimePs) -> TimePs {
+        let t = t.max(self.ports[node].free_at());
+        self.pfc.as_ref().map_or(t, |pfc| pfc.hold(node, t))
+    }
+}
+
 /// Schedules the arrival of `frame` at `to`, over link direction `link`, at `t`.
 fn deliver(to: End, link: usize, frame: u32, t: TimePs, q: &mut EventQueue<Ev>) {
     match to {
@@ -426,11 +436,7 @@ impl Wire for Network {
         frames: &mut FramePool,
     ) {
         let len = frames.get(frame).len();
-        // A paused transmitter starts nothing until its pause ends.
-        let at = match &self.pfc {
-            Some(pfc) => pfc.hold(node, at.max(self.ports[node].free_at())),
-            None => at,
-        };
+        let at = self.start_at(node, at);
         let (start, end) = self.ports[node].send(at, len);
         if node == 0 {
             self.capture(start, frames.get(frame));
@@ -440,16 +446,7 @@ impl Wire for Network {
     }
 
     fn port_free_at(&self, node: usize, now: TimePs) -> TimePs {
-        let free = self.ports[node].free_at();
-        let Some(pfc) = &self.pfc else {
-            return free;
-        };
-        // The next frame would start at `next`; a pause it falls in holds it to the end.
-        let next = free.max(now);
-        match pfc.hold(node, next) {
-            held if held != next => held,
-            _ => free,
-        }
+        self.start_at(node, now)
     }
 
     fn received(&mut self, node: usize, frame: u32, at: TimePs, frames: &FramePool) {

@@ -87,8 +87,7 @@ pub struct Pfc {
     ingress: Vec<Ingress>,
     /// Per node: its transmitter's pause, `[from, until)`.
     pause: Vec<Option<(TimePs, TimePs)>>,
-    /// Paused time of finished pauses, ps.
-    paused_done_ps: u64,
+    /// Counters; `paused_ps` holds the finished pauses only (see [`Pfc::stats`]).
     stats: PfcStats,
 }
 
@@ -99,7 +98,6 @@ impl Pfc {
             p,
             ingress: vec![Ingress::default(); links],
             pause: vec![None; nodes],
-            paused_done_ps: 0,
             stats: PfcStats::default(),
         }
     }
@@ -141,7 +139,7 @@ impl Pfc {
         self.stats.pauses += 1;
         let from = now + travel;
         if let Some((f, u)) = self.pause[node].replace((from, until)) {
-            self.paused_done_ps += u - f;
+            self.stats.paused_ps += u - f;
         }
     }
 
@@ -154,7 +152,7 @@ impl Pfc {
         }
     }
 
-    /// Counters.
+    /// Counters, the pauses still standing included.
     pub fn stats(&self) -> PfcStats {
         let open: u64 = self
             .pause
@@ -163,7 +161,7 @@ impl Pfc {
             .map(|&(from, until)| until - from)
             .sum();
         PfcStats {
-            paused_ps: self.paused_done_ps + open,
+            paused_ps: self.stats.paused_ps + open,
             ..self.stats
         }
     }

@@ -20,8 +20,8 @@ pub trait Wire {
         q: &mut EventQueue<Ev>,
         frames: &mut FramePool,
     );
-    /// When node `node`'s transmit port may start its next frame, asked at `now`: once it
-    /// is free and not paused by flow control, ps.
+    /// When node `node`'s transmit port may start its next frame, asked at `now` (`now` or
+    /// later): once it is free and not paused by flow control, ps.
     fn port_free_at(&self, node: usize, now: TimePs) -> TimePs;
     /// A received frame's last bit reached node `node` at `at` (for taps on the port).
     fn received(&mut self, node: usize, frame: u32, at: TimePs, frames: &FramePool);
