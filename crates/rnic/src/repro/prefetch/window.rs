@@ -103,8 +103,9 @@ impl ChainReads {
         head + self.mpt + self.mtt
     }
 
-    /// From a run's counters (`*.nic.prefetch.<res>.issued`, `wqe_reads` and
-    /// `sched_triggers`, summed over the nodes); `None` when nothing was prefetched.
+    /// From a run's counters (`*.nic.prefetch.<res>.issued` and `wqe_reads` over the chains
+    /// started, `sched_triggers` and `sw_triggers`, summed over the nodes); `None` when
+    /// nothing was prefetched.
     pub fn from_stats(
         stats: &std::collections::BTreeMap<String, u64>,
         wqe_beside_qpc: bool,
@@ -116,7 +117,7 @@ impl ChainReads {
                 .map(|(_, v)| *v as f64)
                 .sum()
         };
-        let triggers = sum("nic.prefetch.sched_triggers");
+        let triggers = sum("nic.prefetch.sched_triggers") + sum("nic.prefetch.sw_triggers");
         if triggers <= 0.0 {
             return None;
         }
@@ -339,5 +340,13 @@ mod tests {
             1.75
         );
         assert_eq!(ChainReads::from_stats(&Default::default(), false), None);
+        // Software triggers start chains too (a QPC read each, no WQEs yet).
+        let mut both = stats.clone();
+        both.insert("clients.nic.prefetch.sw_triggers".into(), 100);
+        both.insert("clients.nic.prefetch.qpc.issued".into(), 100);
+        assert_eq!(
+            ChainReads::from_stats(&both, false).unwrap().in_series(),
+            1.875
+        );
     }
 }
