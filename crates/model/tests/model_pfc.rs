@@ -84,3 +84,21 @@ fn below_xoff_flow_control_changes_nothing() {
     assert_eq!(off.simulated_time_us, on.simulated_time_us);
     assert_eq!(off.goodput_gbps, on.goodput_gbps);
 }
+
+#[test]
+fn thresholds_that_cannot_work_are_refused() {
+    let mut cfg = baseline(0.0);
+    cfg.net.pfc = true;
+    cfg.net.pfc_xon_bytes = cfg.net.pfc_xoff_bytes;
+    let e = rnic_model::run::run_perf(&cfg, &incast())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("net.pfc_xon_bytes"), "{e}");
+    let mut cfg = baseline(0.0);
+    cfg.net.pfc = true;
+    cfg.net.pfc_xoff_bytes = cfg.net.switch_buffer_bytes;
+    let e = rnic_model::run::run_perf(&cfg, &incast())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("net.switch_buffer_bytes"), "{e}");
+}

@@ -114,6 +114,16 @@ fn plan(cfg: &Config, nodes: usize) -> Result<Plan, ConfigError> {
             net.pfc_xoff_bytes / 2
         )));
     }
+    if net.pfc && net.pfc_xoff_bytes >= net.switch_buffer_bytes {
+        return Err(bad(format!(
+            "net.pfc_xoff_bytes = {} is not below net.switch_buffer_bytes = {}: the buffer \
+             would overflow before any PAUSE is sent; lower net.pfc_xoff_bytes (e.g. --set \
+             net.pfc_xoff_bytes={}) or raise net.switch_buffer_bytes",
+            net.pfc_xoff_bytes,
+            net.switch_buffer_bytes,
+            net.switch_buffer_bytes / 4
+        )));
+    }
     match net.topology.as_str() {
         "star" => Ok(Plan {
             nodes,
