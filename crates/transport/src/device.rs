@@ -7,7 +7,9 @@ use crate::mr::{Access, MrKeys, MrTable};
 use crate::op::{is_rc_response, packets_for};
 use crate::pd::PdId;
 use crate::psn::PSN_MASK;
-use crate::qp::{post_completion, recv_completion, Ctx, Qp, QpAttr, QpInit, QpState, TxOut};
+use crate::qp::{
+    post_completion, recv_completion, Ctx, FrameSink, Qp, QpAttr, QpInit, QpState, TxOut,
+};
 use crate::reliability::ReliabilityMode;
 use crate::requester::SendWqe;
 use crate::responder::MAX_MSG_BYTES;
@@ -624,11 +626,13 @@ impl Device {
             now_ps,
         };
         let mut out = TxOut {
-            src_mac: self.cfg.mac,
-            src_ip: self.cfg.ip,
-            ip_ident: &mut self.ip_ident,
+            frame: FrameSink {
+                src_mac: self.cfg.mac,
+                src_ip: self.cfg.ip,
+                ip_ident: &mut self.ip_ident,
+                buf,
+            },
             scratch: &mut self.scratch,
-            buf,
         };
         if let Some(m) = qp.next_response(&mut ctx, &mut out, mem) {
             return Some(m);

@@ -371,15 +371,7 @@ impl Qp {
         let roce = RoceRepr::new(bth, &[])
             .with_aeth(AethRepr { syndrome, msn })
             .with_ooo_ack(ooo_ack);
-        let frame_len = Qp::emit(
-            &self.cfg,
-            out.src_mac,
-            out.src_ip,
-            out.ip_ident,
-            roce,
-            out.buf,
-            &mut *ctx.stats,
-        );
+        let frame_len = out.frame.emit(&self.cfg, roce, ctx.stats);
         let s = &mut *ctx.stats;
         s.tx_acks += 1;
         if opcode == Opcode::OooNak {
@@ -454,15 +446,7 @@ impl Qp {
         });
         let bth = self.ooo_bth(opcode, p.psn, p.last);
         let roce = RoceRepr::new(bth, &out.scratch[..len]).with_reth(reth);
-        let frame_len = Qp::emit(
-            &self.cfg,
-            out.src_mac,
-            out.src_ip,
-            out.ip_ident,
-            roce,
-            out.buf,
-            &mut *ctx.stats,
-        );
+        let frame_len = out.frame.emit(&self.cfg, roce, ctx.stats);
         let s = &mut *ctx.stats;
         s.tx_requests += 1;
         if p.retransmit {

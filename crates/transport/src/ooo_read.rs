@@ -163,15 +163,7 @@ impl Qp {
         mem.read(va, &mut out.scratch[..n]);
         let bth = self.ooo_bth(Opcode::OooReadResponse, psn, false);
         let roce = RoceRepr::new(bth, &out.scratch[..n]);
-        let frame_len = Qp::emit(
-            &self.cfg,
-            out.src_mac,
-            out.src_ip,
-            out.ip_ident,
-            roce,
-            out.buf,
-            &mut *ctx.stats,
-        );
+        let frame_len = out.frame.emit(&self.cfg, roce, ctx.stats);
         let s = &mut *ctx.stats;
         s.tx_read_responses += 1;
         Some(TxMeta {
@@ -212,15 +204,7 @@ impl Qp {
         };
         let bth = self.ooo_bth(Opcode::OooReadRequest, psn, true);
         let roce = RoceRepr::new(bth, &[]).with_reth(reth);
-        let frame_len = Qp::emit(
-            &self.cfg,
-            out.src_mac,
-            out.src_ip,
-            out.ip_ident,
-            roce,
-            out.buf,
-            &mut *ctx.stats,
-        );
+        let frame_len = out.frame.emit(&self.cfg, roce, ctx.stats);
         let s = &mut *ctx.stats;
         s.tx_requests += 1;
         if !first_ask {

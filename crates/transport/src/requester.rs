@@ -297,6 +297,36 @@ impl Qp {
         })
     }
 
+    /// The packet at the transmit cursor: marks its WQE started (its first PSN, and a
+    /// READ/atomic counted in flight) and returns (WQE index, PSN, packet index in the WQE,
+    /// position). `None` if the cursor names no WQE, or a PSN outside it (cannot happen; the
+    /// WQE fails with a local QP error then).
+    pub(crate) fn start_cursor_packet(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+    ) -> Option<(usize, u32, u32, Pos)> {
+        let idx = self.req.cursor as usize;
+        let psn = self.req.psn;
+        let w = self.req.sq.get_mut(idx)?;
+        if !w.started {
+            w.started = true;
+            w.start_psn = psn;
+            self.req.n_started += 1;
+            if w.wr.opcode.is_read_or_atomic() {
+                self.req.rd_atomic_inflight += 1;
+            }
+        }
+        let (start_psn, npkts) = (w.start_psn, w.npkts);
+        let i = psn_diff(psn, start_psn);
+        if i < 0 || i as u32 >= npkts {
+            // Cannot happen: the cursor always names the WQE holding `psn`.
+            self.fail_wqe(ctx, idx, WcStatus::LocQpOpErr);
+            return None;
+        }
+        let i = i as u32;
+        Some((idx, psn, i, Pos::of(i, npkts)))
+    }
+
     /// Builds the next request packet into `out.buf`, if the requester may send one.
     pub(crate) fn next_request(
         &mut self,
@@ -310,29 +340,9 @@ impl Qp {
         if !self.req_can_send() {
             return None;
         }
-        let idx = self.req.cursor as usize;
-        let psn = self.req.psn;
-        {
-            let w = self.req.sq.get_mut(idx)?;
-            if !w.started {
-                w.started = true;
-                w.start_psn = psn;
-                self.req.n_started += 1;
-                if w.wr.opcode.is_read_or_atomic() {
-                    self.req.rd_atomic_inflight += 1;
-                }
-            }
-        }
+        let (idx, psn, i, pos) = self.start_cursor_packet(ctx)?;
         let pmtu = self.cfg.pmtu;
         let w = self.req.sq.get(idx)?;
-        let i = psn_diff(psn, w.start_psn);
-        if i < 0 || i as u32 >= w.npkts {
-            // Cannot happen: the cursor always names the WQE holding `psn`.
-            self.fail_wqe(ctx, idx, WcStatus::LocQpOpErr);
-            return None;
-        }
-        let i = i as u32;
-        let pos = Pos::of(i, w.npkts);
         let opcode = request_opcode(w.wr.opcode, pos);
         let offset = u64::from(i) * u64::from(pmtu);
         let remote = w.wr.remote.unwrap_or_default();
@@ -423,15 +433,7 @@ impl Qp {
             .with_atomic_eth(atomic_eth)
             .with_imm(opcode.has_immdt().then(|| w.wr.imm.unwrap_or(0)))
             .with_ieth(opcode.has_ieth().then(|| w.wr.invalidate_rkey.unwrap_or(0)));
-        let frame_len = Qp::emit(
-            &self.cfg,
-            out.src_mac,
-            out.src_ip,
-            out.ip_ident,
-            roce,
-            out.buf,
-            &mut *ctx.stats,
-        );
+        let frame_len = out.frame.emit(&self.cfg, roce, ctx.stats);
         let end = w.end_psn();
 
         // Advance.

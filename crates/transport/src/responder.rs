@@ -24,12 +24,12 @@
 //! error (a RECV buffer failing its MR check, a CQ overrun). READ data, atomic ACKs and ACKs
 //! the responder already owes for earlier requests are sent first, then the NAK.
 
-use crate::cq::{Completion, WcOpcode, WcStatus};
+use crate::cq::{WcOpcode, WcStatus};
 use crate::memory::Memory;
 use crate::mr::Access;
 use crate::op::{classify_request, packets_for, Pos, ReqKind};
 use crate::psn::{psn_add, psn_diff, psn_sub, PSN_MASK};
-use crate::qp::{post_completion, recv_completion, Ctx, Qp, QpState, TxOut};
+use crate::qp::{post_completion, recv_completion, recv_success, Ctx, Qp, QpState, TxOut};
 use crate::sgl::{scatter, SglError};
 use crate::wr::RecvWr;
 use crate::{RxDrop, TxMeta};
@@ -478,20 +478,14 @@ impl Qp {
                 let Some(recv) = self.resp.rq_pop() else {
                     return Err(fatal(NakCode::RemoteOperationalError, None));
                 };
-                let c = Completion {
-                    wr_id: recv.wr_id,
-                    status: WcStatus::Success,
-                    opcode: if kind == ReqKind::Send {
-                        WcOpcode::Recv
-                    } else {
-                        WcOpcode::RecvRdmaWithImm
-                    },
-                    byte_len: msg.received,
-                    qpn: self.qpn,
-                    imm: pkt.imm,
-                    invalidated_rkey: invalidated,
-                    src_qp: None,
-                };
+                let c = recv_success(
+                    self.qpn,
+                    recv.wr_id,
+                    kind,
+                    msg.received,
+                    pkt.imm,
+                    invalidated,
+                );
                 if !post_completion(ctx, self.recv_cq, c) {
                     return Err(fatal(NakCode::RemoteOperationalError, None));
                 }
@@ -807,15 +801,7 @@ impl Qp {
             }
             let opcode = roce.bth.opcode;
             let psn = roce.bth.psn;
-            let frame_len = Qp::emit(
-                &self.cfg,
-                out.src_mac,
-                out.src_ip,
-                out.ip_ident,
-                roce,
-                out.buf,
-                &mut *ctx.stats,
-            );
+            let frame_len = out.frame.emit(&self.cfg, roce, ctx.stats);
             let s = &mut *ctx.stats;
             match opcode {
                 Opcode::RcAck => s.tx_acks += 1,

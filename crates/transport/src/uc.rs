@@ -13,12 +13,12 @@
 //! finds no RECV posted is dropped. Each loss is counted in
 //! [`crate::TransportStats::unreliable`].
 
-use crate::cq::{Completion, WcOpcode, WcStatus};
+use crate::cq::{WcOpcode, WcStatus};
 use crate::memory::Memory;
 use crate::mr::Access;
 use crate::op::{classify_request, Pos, ReqKind};
 use crate::psn::{psn_add, psn_diff};
-use crate::qp::{post_completion, recv_completion, Ctx, Qp};
+use crate::qp::{post_completion, recv_completion, recv_success, Ctx, Qp};
 use crate::responder::{placement_offset, OpenMsg, MAX_MSG_BYTES};
 use crate::sgl::scatter;
 use crate::RxDrop;
@@ -197,20 +197,7 @@ impl Qp {
             let Some(recv) = self.resp.rq_pop() else {
                 return Err(NO_RECV);
             };
-            let c = Completion {
-                wr_id: recv.wr_id,
-                status: WcStatus::Success,
-                opcode: if kind == ReqKind::Send {
-                    WcOpcode::Recv
-                } else {
-                    WcOpcode::RecvRdmaWithImm
-                },
-                byte_len: msg.received,
-                qpn: self.qpn,
-                imm: pkt.imm,
-                invalidated_rkey: None,
-                src_qp: None,
-            };
+            let c = recv_success(self.qpn, recv.wr_id, kind, msg.received, pkt.imm, None);
             self.resp.cold_mut().msgs_received += 1;
             if !post_completion(ctx, self.recv_cq, c) {
                 // A CQ overrun is a CQ error for every service: the QP goes to ERR.

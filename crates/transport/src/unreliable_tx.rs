@@ -10,8 +10,7 @@
 //! follows the sent PSNs, so the RC packet window never closes.
 
 use crate::memory::Memory;
-use crate::op::Pos;
-use crate::psn::{psn_add, psn_diff};
+use crate::psn::psn_add;
 use crate::qp::{Ctx, Qp, TxOut};
 use crate::sgl::gather;
 use crate::wr::WrOpcode;
@@ -29,25 +28,9 @@ impl Qp {
         if !self.req_can_send() {
             return None;
         }
-        let idx = self.req.cursor as usize;
-        let psn = self.req.psn;
-        {
-            let w = self.req.sq.get_mut(idx)?;
-            if !w.started {
-                w.started = true;
-                w.start_psn = psn;
-                self.req.n_started += 1;
-            }
-        }
+        let (idx, psn, i, pos) = self.start_cursor_packet(ctx)?;
         let pmtu = self.cfg.pmtu;
         let w = self.req.sq.get(idx)?;
-        let i = psn_diff(psn, w.start_psn);
-        if i < 0 || i as u32 >= w.npkts {
-            self.fail_wqe(ctx, idx, WcStatus::LocQpOpErr);
-            return None;
-        }
-        let i = i as u32;
-        let pos = Pos::of(i, w.npkts);
         let opcode = self.service.request_opcode(w.wr.opcode, pos);
         let offset = u64::from(i) * u64::from(pmtu);
         let payload_len = (u64::from(w.len) - offset).min(u64::from(pmtu)) as usize;
@@ -100,15 +83,7 @@ impl Qp {
             .with_reth(reth)
             .with_deth(deth)
             .with_imm(opcode.has_immdt().then(|| w.wr.imm.unwrap_or(0)));
-        let frame_len = Qp::emit(
-            &self.cfg,
-            out.src_mac,
-            out.src_ip,
-            out.ip_ident,
-            roce,
-            out.buf,
-            &mut *ctx.stats,
-        );
+        let frame_len = out.frame.emit(&self.cfg, roce, ctx.stats);
         let end = w.end_psn();
         let next_psn = psn_add(psn, 1);
         self.req.psn = next_psn;

@@ -31,11 +31,18 @@ pub(crate) struct Ctx<'a> {
 
 /// Where a transmitted frame goes and the scratch space to build it.
 pub(crate) struct TxOut<'a> {
+    pub frame: FrameSink<'a>,
+    /// Payload staging (one PMTU); reused for every packet.
+    pub scratch: &'a mut Vec<u8>,
+}
+
+/// The device's addresses, its IP identification counter and the buffer a frame is built in:
+/// apart from [`TxOut::scratch`] so a frame can be emitted while its payload borrows the
+/// scratch space.
+pub(crate) struct FrameSink<'a> {
     pub src_mac: [u8; 6],
     pub src_ip: [u8; 4],
     pub ip_ident: &'a mut u16,
-    /// Payload staging (one PMTU); reused for every packet.
-    pub scratch: &'a mut Vec<u8>,
     pub buf: &'a mut Vec<u8>,
 }
 
@@ -321,37 +328,36 @@ impl Qp {
         self.resp.clear_progress();
         self.ooo = None;
     }
+}
 
-    /// Builds and emits one frame to the QP's peer; returns its length.
+impl FrameSink<'_> {
+    /// Builds and emits one frame to the QP's peer (addressed by `cfg`); returns its length.
     pub(crate) fn emit(
+        &mut self,
         cfg: &QpConfig,
-        src_mac: [u8; 6],
-        src_ip: [u8; 4],
-        ip_ident: &mut u16,
         roce: RoceRepr<'_>,
-        buf: &mut Vec<u8>,
         stats: &mut crate::TransportStats,
     ) -> usize {
         let payload_bytes = roce.payload.len() as u64;
         let frame = FrameRepr {
             addr: FrameAddr {
-                src_mac,
+                src_mac: self.src_mac,
                 dst_mac: cfg.av.dest_mac,
-                src_ip,
+                src_ip: self.src_ip,
                 dst_ip: cfg.av.dest_ip,
                 udp_src_port: cfg.udp_sport,
                 dscp_ecn: cfg.av.dscp_ecn,
                 ttl: cfg.av.ttl,
             },
-            ip_ident: *ip_ident,
+            ip_ident: *self.ip_ident,
             roce,
         };
-        *ip_ident = ip_ident.wrapping_add(1);
-        frame.emit(buf);
+        *self.ip_ident = self.ip_ident.wrapping_add(1);
+        frame.emit(self.buf);
         stats.tx_packets += 1;
-        stats.tx_bytes += buf.len() as u64;
+        stats.tx_bytes += self.buf.len() as u64;
         stats.tx_payload_bytes += payload_bytes;
-        buf.len()
+        self.buf.len()
     }
 }
 
@@ -366,6 +372,28 @@ pub(crate) fn post_completion(ctx: &mut Ctx<'_>, cq: CqId, c: Completion) -> boo
     } else {
         ctx.stats.cq_overruns += 1;
         false
+    }
+}
+
+/// The successful completion of a message that consumed a receive WQE: a SEND (`Recv`) or a
+/// WRITE with immediate (`RecvRdmaWithImm`), with its immediate and invalidated rkey.
+pub(crate) fn recv_success(
+    qpn: u32,
+    wr_id: u64,
+    kind: crate::op::ReqKind,
+    byte_len: u32,
+    imm: Option<u32>,
+    invalidated_rkey: Option<u32>,
+) -> Completion {
+    let opcode = if kind == crate::op::ReqKind::Send {
+        WcOpcode::Recv
+    } else {
+        WcOpcode::RecvRdmaWithImm
+    };
+    Completion {
+        imm,
+        invalidated_rkey,
+        ..recv_completion(qpn, wr_id, WcStatus::Success, opcode, byte_len)
     }
 }
 
