@@ -66,6 +66,12 @@ struct Backed {
 /// [`SparseMemory::fill_unwritten`] over the backed ranges `backed`, so that a writer
 /// holding a page mutably can still fill a fresh line.
 fn fill_unwritten(backed: &[Backed], addr: u64, out: &mut [u8]) {
+    let end = addr.saturating_add(out.len() as u64);
+    // The common case, a read inside one backed buffer: the backing writes every byte.
+    if let Some(b) = backed.iter().find(|b| b.start <= addr && end <= b.end) {
+        b.source.fill(addr, out);
+        return;
+    }
     out.fill(0);
     for b in backed {
         let end = addr.saturating_add(out.len() as u64);
