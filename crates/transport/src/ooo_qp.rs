@@ -22,7 +22,7 @@ use crate::ooo::{
     AckPolicy, BitmapDesign, OooRequester, OooResponder, OooSegment, PlaceTarget, SharedPool,
 };
 use crate::pd::PdId;
-use crate::qp::{post_completion, Ctx, Qp, QpState, TxOut};
+use crate::qp::{min_deadline, post_completion, Ctx, Qp, QpState, TxOut};
 use crate::reliability::{OooParams, ReliabilityMode};
 use crate::sgl::gather;
 use crate::wr::{SendWr, WrOpcode};
@@ -291,7 +291,7 @@ impl Qp {
         } else {
             o.resp.as_ref().and_then(|r| r.next_turn_ps())
         };
-        [a, b, o.read.deadline()].into_iter().flatten().min()
+        min_deadline(min_deadline(a, b), o.read.deadline())
     }
 
     /// Fires the out-of-order deadlines at or before `now_ps`.

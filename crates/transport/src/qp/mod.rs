@@ -162,15 +162,19 @@ impl Qp {
     }
 
     /// Earliest protocol deadline of this QP.
+    ///
+    /// Written as plain comparisons: it runs after every packet, and the array-and-flatten
+    /// form compiled to stack stores and a wider reload that stalled on them.
+    #[inline]
     pub(crate) fn next_deadline(&self) -> Option<u64> {
-        [
+        let d = min_deadline(
             self.req.ack_deadline_ps.get(),
             self.req.rnr_deadline_ps.get(),
-            self.ooo_deadline(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        );
+        if self.ooo.is_none() {
+            return d;
+        }
+        min_deadline(d, self.ooo_deadline())
     }
 
     /// The QP has a packet to send now: queued responses, or requester work it may start.
@@ -358,6 +362,16 @@ impl FrameSink<'_> {
         stats.tx_bytes += self.buf.len() as u64;
         stats.tx_payload_bytes += payload_bytes;
         self.buf.len()
+    }
+}
+
+/// The earlier of two optional deadlines.
+#[inline]
+pub(crate) fn min_deadline(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, None) => x,
+        (None, y) => y,
     }
 }
 
