@@ -9,17 +9,16 @@
 
 use rnic_sim::Rng;
 use rnic_transport::{
-    Access, Memory, MrKeys, OooParams, QpState, ReliabilityMode, RemoteAddr, SendWr, Sge, WrOpcode,
+    MrKeys, OooParams, QpState, ReliabilityMode, RemoteAddr, SendWr, Sge, WrOpcode,
 };
-use rnic_wire::{FrameAddr, FrameRepr, OooAckEthRepr, Opcode};
+use rnic_wire::{OooAckEthRepr, Opcode};
 
+use super::arena::{
+    check_memory, dest_qp, emit_to, guarded_pair, hostile_psn, hostile_va, inject, payload_len,
+    BASE, LEN, PMTU,
+};
 use crate::corpus::random_roce;
-use crate::fabric::Impairments;
 use crate::pair::{Pair, QpParams, A, B};
-
-const BASE: u64 = 0x2000_0000;
-const LEN: u64 = 1 << 20;
-const PMTU: u32 = 1024;
 
 /// The out-of-order opcodes a forged frame mostly carries.
 const OOO: [Opcode; 8] = [
@@ -55,19 +54,7 @@ pub fn fuzz_live_ooo_qps(
     mp_rdma: bool,
 ) -> Result<LiveOooFuzzReport, String> {
     let mut rng = Rng::new(seed);
-    let mut pair = Pair::new(seed, Impairments::clean(500_000));
-    let keys: Vec<MrKeys> = [A, B]
-        .iter()
-        .map(|&n| {
-            pair.reg_mr(n, BASE, LEN, Access::all())
-                .map_err(|e| e.to_string())
-        })
-        .collect::<Result<_, _>>()?;
-    let guard = vec![0xA5u8; 4096];
-    for n in [A, B] {
-        pair.nodes[n].mem.bytes.write(BASE - 4096, &guard);
-        pair.nodes[n].mem.bytes.write(BASE + LEN, &guard);
-    }
+    let (mut pair, keys) = guarded_pair(seed)?;
     // Short timers, so forged traffic meets every state: timeouts, turns, resends.
     let ooo = OooParams {
         ack_turn_ps: 2_000_000,
@@ -95,22 +82,11 @@ pub fn fuzz_live_ooo_qps(
             report.real_ops_posted += 1;
         }
         let dst = rng.gen_index(2);
-        let dest_qp = match rng.gen_range(0..20) {
-            0 => rng.gen_range(0..1 << 24) as u32,
-            _ if dst == A => qps.0,
-            _ => qps.1,
-        };
+        let dest_qp = dest_qp(&mut rng, dst, qps);
         let near = [pair.last_request_psn(B), pair.last_request_psn(A)];
         forge(&mut rng, &keys, dst, dest_qp, near, &payload, &mut frame);
-        let now = pair.now_ps();
-        let node = &mut pair.nodes[dst];
-        if node.dev.handle_packet(now, &frame, &mut node.mem).is_err() {
+        if inject(&mut pair, &mut rng, dst, &frame) {
             report.refused += 1;
-        }
-        for _ in 0..rng.gen_range(0..4) {
-            if !pair.step() {
-                break;
-            }
         }
         report.real_ops_completed += count_done(&mut pair);
         let broken = |n: usize, q: u32| pair.nodes[n].dev.qp_state(q) != Some(QpState::Rts);
@@ -127,22 +103,7 @@ pub fn fuzz_live_ooo_qps(
     report.real_ops_completed += count_done(&mut pair);
     report.frames_exchanged = pair.frames_sent();
     report.refused += pair.nodes.iter().map(|n| n.rx_dropped).sum::<u64>();
-    for n in [A, B] {
-        let v = pair.nodes[n].mem.violations();
-        if let Some(first) = v.first() {
-            return Err(format!(
-                "node {n}: {} accesses outside every MR, first {first:?}",
-                v.len()
-            ));
-        }
-        for at in [BASE - 4096, BASE + LEN] {
-            let mut g = vec![0; 4096];
-            pair.nodes[n].mem.bytes.read(at, &mut g);
-            if g != guard {
-                return Err(format!("node {n}: guard bytes at {at:#x} changed"));
-            }
-        }
-    }
+    check_memory(&pair)?;
     Ok(report)
 }
 
@@ -209,28 +170,9 @@ fn forge(
     } else {
         near[dst]
     };
-    let psn = match rng.gen_range(0..8) {
-        0 => rng.gen_range(0..1 << 24) as u32,
-        1 => base.wrapping_add(rng.gen_range(0..1 << 23) as u32),
-        _ => base
-            .wrapping_add(rng.gen_range(0..80) as u32)
-            .wrapping_sub(40),
-    } & 0xff_ffff;
-    let plen = match rng.gen_range(0..4) {
-        0 => 0,
-        1 => PMTU as usize,
-        2 => payload.len(),
-        _ => rng.gen_index(payload.len()),
-    };
+    let psn = hostile_psn(rng, base, 80, 40);
+    let plen = payload_len(rng, payload);
     let mut roce = random_roce(rng, opcode, dest_qp, psn, &payload[..plen]);
-    let hostile_va = |rng: &mut Rng| match rng.gen_range(0..6) {
-        0 => BASE + rng.gen_range(0..LEN),
-        1 => BASE + LEN - rng.gen_range(0..16),
-        2 => BASE - rng.gen_range(1..64),
-        3 => u64::MAX - rng.gen_range(0..4096),
-        4 => BASE,
-        _ => rng.next_u64(),
-    };
     if let Some(r) = roce.reth.as_mut() {
         r.va = hostile_va(rng);
         r.rkey = if rng.gen_bool(0.6) {
@@ -250,23 +192,7 @@ fn forge(
             },
         });
     }
-    let (src, dstn) = (1 - dst, dst);
-    let mac = |n: usize| [0x02, 0, 0, 0, 0, 0x0a + n as u8];
-    let ip = |n: usize| [10, 0, 0, 1 + n as u8];
-    FrameRepr {
-        addr: FrameAddr {
-            src_mac: mac(src),
-            dst_mac: mac(dstn),
-            src_ip: ip(src),
-            dst_ip: ip(dstn),
-            udp_src_port: 0xc000,
-            dscp_ecn: 0,
-            ttl: 64,
-        },
-        ip_ident: 0,
-        roce,
-    }
-    .emit(out);
+    emit_to(dst, roce, out);
 }
 
 #[cfg(test)]

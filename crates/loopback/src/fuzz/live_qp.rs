@@ -8,17 +8,16 @@
 //! destroyed and a fresh pair connected, so the attack keeps hitting live state.
 
 use rnic_sim::Rng;
-use rnic_transport::{Access, Memory, MrKeys, QpState, RemoteAddr, SendWr, Sge, WrOpcode};
-use rnic_wire::{FrameAddr, FrameRepr, Opcode};
+use rnic_transport::{MrKeys, QpState, RemoteAddr, SendWr, Sge, WrOpcode};
+use rnic_wire::Opcode;
 
+use super::arena::{
+    check_memory, dest_qp, emit_to, guarded_pair, hostile_psn, hostile_va, inject, payload_len,
+    BASE, LEN, PMTU,
+};
 use crate::conformance::RC_OPCODES;
 use crate::corpus::random_roce;
-use crate::fabric::Impairments;
 use crate::pair::{Pair, QpParams, A, B};
-
-const BASE: u64 = 0x2000_0000;
-const LEN: u64 = 1 << 20;
-const PMTU: u32 = 1024;
 
 /// What a live-QP fuzzing run did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -36,19 +35,7 @@ pub struct LiveQpFuzzReport {
 /// or a guard byte that changed.
 pub fn fuzz_live_qps(seed: u64, inputs: u64) -> Result<LiveQpFuzzReport, String> {
     let mut rng = Rng::new(seed);
-    let mut pair = Pair::new(seed, Impairments::clean(500_000));
-    let keys: Vec<MrKeys> = [A, B]
-        .iter()
-        .map(|&n| {
-            pair.reg_mr(n, BASE, LEN, Access::all())
-                .map_err(|e| e.to_string())
-        })
-        .collect::<Result<_, _>>()?;
-    let guard = vec![0xA5u8; 4096];
-    for n in [A, B] {
-        pair.nodes[n].mem.bytes.write(BASE - 4096, &guard);
-        pair.nodes[n].mem.bytes.write(BASE + LEN, &guard);
-    }
+    let (mut pair, keys) = guarded_pair(seed)?;
     let params = QpParams {
         pmtu: PMTU,
         timeout: 1,
@@ -68,11 +55,7 @@ pub fn fuzz_live_qps(seed: u64, inputs: u64) -> Result<LiveQpFuzzReport, String>
             report.real_ops_posted += 1;
         }
         let dst = rng.gen_index(2);
-        let dest_qp = match rng.gen_range(0..20) {
-            0 => rng.gen_range(0..1 << 24) as u32,
-            _ if dst == A => qps.0,
-            _ => qps.1,
-        };
+        let dest_qp = dest_qp(&mut rng, dst, qps);
         // Requests aim at the responder's window (after the peer's last request); responses
         // at the requester's outstanding PSNs (around its own last request).
         let near = [pair.last_request_psn(B), pair.last_request_psn(A)];
@@ -86,15 +69,8 @@ pub fn fuzz_live_qps(seed: u64, inputs: u64) -> Result<LiveQpFuzzReport, String>
             &RC_OPCODES,
             &mut frame,
         );
-        let now = pair.now_ps();
-        let node = &mut pair.nodes[dst];
-        if node.dev.handle_packet(now, &frame, &mut node.mem).is_err() {
+        if inject(&mut pair, &mut rng, dst, &frame) {
             report.refused += 1;
-        }
-        for _ in 0..rng.gen_range(0..4) {
-            if !pair.step() {
-                break;
-            }
         }
         let broken = |n: usize, q: u32| pair.nodes[n].dev.qp_state(q) != Some(QpState::Rts);
         if broken(A, qps.0) || broken(B, qps.1) {
@@ -111,22 +87,7 @@ pub fn fuzz_live_qps(seed: u64, inputs: u64) -> Result<LiveQpFuzzReport, String>
     pair.run(pair.now_ps() + 1_000_000_000);
     report.frames_exchanged = pair.frames_sent();
     report.refused += pair.nodes.iter().map(|n| n.rx_dropped).sum::<u64>();
-    for n in [A, B] {
-        let v = pair.nodes[n].mem.violations();
-        if let Some(first) = v.first() {
-            return Err(format!(
-                "node {n}: {} accesses outside every MR, first {first:?}",
-                v.len()
-            ));
-        }
-        for at in [BASE - 4096, BASE + LEN] {
-            let mut g = vec![0; 4096];
-            pair.nodes[n].mem.bytes.read(at, &mut g);
-            if g != guard {
-                return Err(format!("node {n}: guard bytes at {at:#x} changed"));
-            }
-        }
-    }
+    check_memory(&pair)?;
     Ok(report)
 }
 
@@ -198,28 +159,9 @@ pub(crate) fn forge(
     } else {
         near[dst]
     };
-    let psn = match rng.gen_range(0..8) {
-        0 => rng.gen_range(0..1 << 24) as u32,
-        1 => base.wrapping_add(rng.gen_range(0..1 << 23) as u32),
-        _ => base
-            .wrapping_add(rng.gen_range(0..9) as u32)
-            .wrapping_sub(4),
-    } & 0xff_ffff;
-    let plen = match rng.gen_range(0..4) {
-        0 => 0,
-        1 => PMTU as usize,
-        2 => payload.len(),
-        _ => rng.gen_index(payload.len()),
-    };
+    let psn = hostile_psn(rng, base, 9, 4);
+    let plen = payload_len(rng, payload);
     let mut roce = random_roce(rng, opcode, dest_qp, psn, &payload[..plen]);
-    let hostile_va = |rng: &mut Rng| match rng.gen_range(0..6) {
-        0 => BASE + rng.gen_range(0..LEN),
-        1 => BASE + LEN - rng.gen_range(0..16),
-        2 => BASE - rng.gen_range(1..64),
-        3 => u64::MAX - rng.gen_range(0..4096),
-        4 => BASE,
-        _ => rng.next_u64(),
-    };
     let rkey = |rng: &mut Rng| {
         if rng.gen_bool(0.6) {
             keys[dst].rkey
@@ -240,23 +182,7 @@ pub(crate) fn forge(
         a.va = hostile_va(rng);
         a.rkey = rkey(rng);
     }
-    let (src, dstn) = (1 - dst, dst);
-    let mac = |n: usize| [0x02, 0, 0, 0, 0, 0x0a + n as u8];
-    let ip = |n: usize| [10, 0, 0, 1 + n as u8];
-    FrameRepr {
-        addr: FrameAddr {
-            src_mac: mac(src),
-            dst_mac: mac(dstn),
-            src_ip: ip(src),
-            dst_ip: ip(dstn),
-            udp_src_port: 0xc000,
-            dscp_ecn: 0,
-            ttl: 64,
-        },
-        ip_ident: 0,
-        roce,
-    }
-    .emit(out);
+    emit_to(dst, roce, out);
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Deterministic fuzzers: arbitrary bytes into the parser, hostile packets into live RC
 //! (go-back-N, or out-of-order: ORNIC and MP-RDMA), UC and UD QPs.
 
+mod arena;
 pub mod live_ooo;
 pub mod live_qp;
 pub mod parser;

@@ -8,19 +8,13 @@
 //! never go to ERR for a peer's packet.
 
 use rnic_sim::Rng;
-use rnic_transport::{
-    Access, Memory, MrKeys, QpState, RecvWr, RemoteAddr, SendWr, ServiceType, Sge, WrOpcode,
-};
+use rnic_transport::{MrKeys, QpState, RecvWr, RemoteAddr, SendWr, ServiceType, Sge, WrOpcode};
 use rnic_wire::FrameRepr;
 
+use super::arena::{check_memory, dest_qp, guarded_pair, inject, BASE, LEN, PMTU};
 use super::live_qp::forge;
 use crate::conformance::{UD_QKEY, UNRELIABLE_OPCODES};
-use crate::fabric::Impairments;
 use crate::pair::{Pair, QpParams, A, B};
-
-const BASE: u64 = 0x2000_0000;
-const LEN: u64 = 1 << 20;
-const PMTU: u32 = 1024;
 
 /// What an unreliable-service fuzzing run did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -42,19 +36,7 @@ pub fn fuzz_unreliable_qps(
     service: ServiceType,
 ) -> Result<UnreliableFuzzReport, String> {
     let mut rng = Rng::new(seed);
-    let mut pair = Pair::new(seed, Impairments::clean(500_000));
-    let keys: Vec<MrKeys> = [A, B]
-        .iter()
-        .map(|&n| {
-            pair.reg_mr(n, BASE, LEN, Access::all())
-                .map_err(|e| e.to_string())
-        })
-        .collect::<Result<_, _>>()?;
-    let guard = vec![0xA5u8; 4096];
-    for n in [A, B] {
-        pair.nodes[n].mem.bytes.write(BASE - 4096, &guard);
-        pair.nodes[n].mem.bytes.write(BASE + LEN, &guard);
-    }
+    let (mut pair, keys) = guarded_pair(seed)?;
     let params = QpParams {
         pmtu: PMTU,
         ..QpParams::default()
@@ -77,11 +59,7 @@ pub fn fuzz_unreliable_qps(
             report.real_ops_posted += 1;
         }
         let dst = rng.gen_index(2);
-        let dest_qp = match rng.gen_range(0..20) {
-            0 => rng.gen_range(0..1 << 24) as u32,
-            _ if dst == A => qps.0,
-            _ => qps.1,
-        };
+        let dest_qp = dest_qp(&mut rng, dst, qps);
         let near = [pair.last_request_psn(B), pair.last_request_psn(A)];
         forge(
             &mut rng, &keys, dst, dest_qp, near, &payload, &ops, &mut frame,
@@ -89,15 +67,8 @@ pub fn fuzz_unreliable_qps(
         if rng.gen_bool(0.7) {
             set_qkey(&mut frame, UD_QKEY);
         }
-        let now = pair.now_ps();
-        let node = &mut pair.nodes[dst];
-        if node.dev.handle_packet(now, &frame, &mut node.mem).is_err() {
+        if inject(&mut pair, &mut rng, dst, &frame) {
             report.refused += 1;
-        }
-        for _ in 0..rng.gen_range(0..4) {
-            if !pair.step() {
-                break;
-            }
         }
         for (n, q) in [(A, qps.0), (B, qps.1)] {
             let st = pair.nodes[n].dev.qp_state(q);
@@ -113,22 +84,7 @@ pub fn fuzz_unreliable_qps(
         .iter()
         .map(|&(n, q)| pair.nodes[n].dev.qp_messages_received(q))
         .sum();
-    for n in [A, B] {
-        let v = pair.nodes[n].mem.violations();
-        if let Some(first) = v.first() {
-            return Err(format!(
-                "node {n}: {} accesses outside every MR, first {first:?}",
-                v.len()
-            ));
-        }
-        for at in [BASE - 4096, BASE + LEN] {
-            let mut g = vec![0; 4096];
-            pair.nodes[n].mem.bytes.read(at, &mut g);
-            if g != guard {
-                return Err(format!("node {n}: guard bytes at {at:#x} changed"));
-            }
-        }
-    }
+    check_memory(&pair)?;
     Ok(report)
 }
 
