@@ -327,6 +327,41 @@ impl Qp {
         Some((idx, psn, i, Pos::of(i, npkts)))
     }
 
+    /// Gathers `len` payload bytes of the WQE at `idx`, from byte `offset` of its message,
+    /// into `out.scratch`; false (the WQE failed with the local error) if its SGL cannot be
+    /// read.
+    pub(crate) fn gather_payload(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        out: &mut TxOut<'_>,
+        mem: &dyn Memory,
+        idx: usize,
+        offset: u64,
+        len: usize,
+    ) -> bool {
+        if len == 0 {
+            return true;
+        }
+        let Some(w) = self.req.sq.get(idx) else {
+            return false;
+        };
+        out.scratch.resize(len, 0);
+        match gather(
+            mem,
+            ctx.mrs,
+            self.pd,
+            w.sgl.as_slice(),
+            offset,
+            &mut out.scratch[..len],
+        ) {
+            Ok(()) => true,
+            Err(e) => {
+                self.fail_wqe(ctx, idx, e.local_status());
+                false
+            }
+        }
+    }
+
     /// Builds the next request packet into `out.buf`, if the requester may send one.
     pub(crate) fn next_request(
         &mut self,
@@ -388,20 +423,10 @@ impl Qp {
                 next_psn = psn_add(psn, 1);
             }
         }
-        if payload_len > 0 {
-            out.scratch.resize(payload_len, 0);
-            if let Err(e) = gather(
-                mem,
-                ctx.mrs,
-                self.pd,
-                w.sgl.as_slice(),
-                offset,
-                &mut out.scratch[..payload_len],
-            ) {
-                self.fail_wqe(ctx, idx, e.local_status());
-                return None;
-            }
+        if !self.gather_payload(ctx, out, mem, idx, offset, payload_len) {
+            return None;
         }
+        let w = self.req.sq.get(idx)?;
         // The packet that fills the PSN window asks for an ACK too: without one, a window
         // smaller than `ack_req_every` would only move on by retransmission timeouts.
         let fills_window =

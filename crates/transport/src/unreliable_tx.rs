@@ -12,7 +12,6 @@
 use crate::memory::Memory;
 use crate::psn::psn_add;
 use crate::qp::{Ctx, Qp, TxOut};
-use crate::sgl::gather;
 use crate::wr::WrOpcode;
 use crate::{ServiceType, TxMeta, WcStatus};
 use rnic_wire::{BthRepr, DethRepr, RethRepr, RoceRepr};
@@ -47,20 +46,10 @@ impl Qp {
             qkey: self.cfg.qkey,
             src_qp: self.qpn,
         });
-        if payload_len > 0 {
-            out.scratch.resize(payload_len, 0);
-            if let Err(e) = gather(
-                mem,
-                ctx.mrs,
-                self.pd,
-                w.sgl.as_slice(),
-                offset,
-                &mut out.scratch[..payload_len],
-            ) {
-                self.fail_wqe(ctx, idx, e.local_status());
-                return None;
-            }
+        if !self.gather_payload(ctx, out, mem, idx, offset, payload_len) {
+            return None;
         }
+        let w = self.req.sq.get(idx)?;
         let bth = BthRepr {
             opcode,
             solicited: w.wr.solicited
