@@ -102,3 +102,52 @@ fn thresholds_that_cannot_work_are_refused() {
         .to_string();
     assert!(e.contains("net.switch_buffer_bytes"), "{e}");
 }
+
+/// The incast over the committed leaf–spine fabric (see the file): clients under two
+/// leaves, the server under a third, every flow through spine0.
+fn run_leaf_spine(pfc: bool) -> PerfResult {
+    let mut cfg = baseline(0.0);
+    cfg.net.topology = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/topologies/leaf-spine.toml"
+    )
+    .to_string();
+    cfg.net.pfc = pfc;
+    let r = run(&cfg, &incast()).result;
+    assert_eq!(r.status, RunStatus::Ok, "{}", r.reason);
+    assert!(r.bytes_verified);
+    assert_eq!(r.ops_completed, 800);
+    r
+}
+
+#[test]
+fn switches_pause_switches_hop_by_hop() {
+    // Without flow control spine0's port toward leaf0 (two leaves into one) and the
+    // leaves' uplinks (two clients into one) overflow.
+    let lossy = run_leaf_spine(false);
+    assert!(
+        stat(&lossy, "net.switch_drops") > 0,
+        "the incast must overflow"
+    );
+    assert!(lossy.retransmissions > 0);
+
+    // With it, leaf0 pauses spine0's port, spine0 pauses the leaves' uplinks, the leaves
+    // pause the NICs: nothing is dropped and the server's link runs full.
+    let pfc = run_leaf_spine(true);
+    assert_eq!(stat(&pfc, "net.switch_drops"), 0);
+    assert_eq!(pfc.retransmissions, 0);
+    assert_eq!(pfc.timeouts, 0);
+    assert!(
+        stat(&pfc, "net.pfc.switch_pauses") > 0,
+        "switch ports were paused"
+    );
+    assert!(stat(&pfc, "net.pfc.switch_paused_ps") > 0);
+    assert!(stat(&pfc, "net.pfc.pauses") > stat(&pfc, "net.pfc.switch_pauses"));
+    assert!(pfc.goodput_gbps > 95.0, "{:.1} Gb/s", pfc.goodput_gbps);
+    // Each ingress stays within XOFF plus what was on the wire when its PAUSE left.
+    let xoff = baseline(0.0).net.pfc_xoff_bytes;
+    let most = stat(&pfc, "net.pfc.max_ingress_bytes");
+    assert!(most > xoff && most < xoff + 32 * 1024, "{most}");
+    let again = run_leaf_spine(true);
+    assert_eq!(pfc.stats, again.stats, "deterministic");
+}
