@@ -82,7 +82,8 @@ pub struct Network {
     pub links: Vec<LinkDir>,
     /// Switches.
     pub switches: Vec<SwitchNode>,
-    /// Capture of the server's port (both directions), if asked for.
+    /// Capture of the server's port (both directions) and of every PFC frame a switch
+    /// sends, if asked for.
     pub pcap: Option<PcapWriter<BufWriter<File>>>,
     /// First error writing the capture.
     pub pcap_error: Option<String>,
