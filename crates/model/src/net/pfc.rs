@@ -14,11 +14,13 @@
 //!   ([`rnic_wire::pfc`]): sent at once (ahead of any data queued on that port, as switches
 //!   send them), written to the capture when sent, they cross the link (wire time and
 //!   propagation delay) and the receiver parses them and acts on the pause time they carry.
-//! - A NIC's transmitter, paused, finishes the frame on the wire and starts no other until
-//!   the XON lands or the pause time runs out (65535 quanta of 512 bit times: 335 µs at
-//!   100 Gb/s; a switch still above XON re-sends the XOFF once half of that has passed). A
-//!   paused NIC looks again every pause quantum (5.12 ns at 100 Gb/s), so it resumes within
-//!   a quantum of the XON landing.
+//! - A NIC's transmitter, paused, sends the frames its port already holds and starts no
+//!   other until the XON lands or the pause time runs out (65535 quanta of 512 bit times:
+//!   335 µs at 100 Gb/s; a switch still above XON re-sends the XOFF once half of that has
+//!   passed). Its TX engine looks again exactly when the XON lands if the switch's
+//!   departures foretell it (every frame of that ingress has a known departure,
+//!   as behind ports toward NICs), else it looks again every pause quantum (5.12 ns at
+//!   100 Gb/s) and resumes within a quantum of it.
 //! - A switch's output port toward another switch is a pausable queue: frames wait in it
 //!   and leave one at a time when the port is free and not paused, so a pause from the
 //!   switch downstream holds them; the bytes they hold then back up into this switch's
@@ -82,12 +84,36 @@ enum Tx {
 }
 
 /// One ingress port of a switch.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 struct Ingress {
     /// Bytes it brought that are still in the switch.
     bytes: u64,
     /// When the XOFF standing on it was (last) sent; `None` while its sender may send.
     xoff_sent: Option<TimePs>,
+    /// Of its frames, those whose departure is known: (their last bit leaves, bytes).
+    known: Vec<(TimePs, u64)>,
+    /// Bytes of its frames still waiting in a pausable port (departure not known yet).
+    unknown_bytes: u64,
+    /// When the last XON sent lands on the sender.
+    xon_lands: TimePs,
+}
+
+impl Ingress {
+    /// The departure that will bring it down to `xon` bytes, if every departure is known
+    /// (nothing can arrive meanwhile: its sender is paused, apart from frames already on
+    /// the wire, which can only make it later).
+    fn drains_to(&self, xon: u64) -> Option<TimePs> {
+        if self.unknown_bytes > 0 {
+            return None;
+        }
+        let mut left = self.bytes;
+        let mut known = self.known.clone();
+        known.sort_unstable();
+        known.into_iter().find_map(|(t, b)| {
+            left -= b;
+            (left <= xon).then_some(t)
+        })
+    }
 }
 
 /// A pausable output port's queue (ports toward another switch).
@@ -113,6 +139,9 @@ pub struct Pfc {
     quantum_ps: Vec<TimePs>,
     /// Per link direction: the lead of its NIC's TX engine at its rate, ps (0: a switch).
     lead_ps: Vec<TimePs>,
+    /// Per link direction into a switch: a PFC frame's time from that switch back to the
+    /// link's transmitter (its wire time and the propagation delay), ps.
+    back_ps: Vec<TimePs>,
     /// Per link direction leading into a switch: that ingress port.
     ingress: Vec<Ingress>,
     /// Per link direction: the pause its transmitter holds, `[from, until)`.
@@ -140,11 +169,24 @@ impl Pfc {
                 quantum_ps[l] = ser_ps(QUANTUM_BITS / 8, sw.outs[out].port.mbps());
             }
         }
+        let back_ps = (0..links)
+            .map(|l| {
+                let r = net.links[l].reverse;
+                match tx[r] {
+                    Tx::Switch { switch, out } => {
+                        let port = &net.switches[switch].outs[out].port;
+                        port.wire_time(rnic_wire::pfc::FRAME_LEN) + net.links[r].delay_ps
+                    }
+                    Tx::Nic => 0,
+                }
+            })
+            .collect();
         Pfc {
             p,
             tx,
             quantum_ps,
             lead_ps,
+            back_ps,
             ingress: vec![Ingress::default(); links],
             pause: vec![None; links],
             egress: vec![Egress::default(); links],
@@ -153,12 +195,22 @@ impl Pfc {
     }
 
     /// The time the NIC feeding link direction `link` may start a frame it would start at
-    /// `t`: `t`, or, inside a pause, the pause's end or the time its TX engine, running its
-    /// lead ahead, looks again for an XON one quantum later, whichever comes first.
+    /// `t`: `t`, or, inside a pause, the earliest the pause can end: its pause time running
+    /// out, or the XON landing. When the XON is on its way, or the switch's ingress will
+    /// drain to XON at departures already known, that is its landing time; otherwise the
+    /// NIC's TX engine, running its lead ahead, looks again one quantum later.
     pub fn hold(&self, link: usize, t: TimePs) -> TimePs {
         match self.pause.get(link).copied().flatten() {
             Some((from, until)) if (from..until).contains(&t) => {
-                until.min(t + self.quantum_ps[link].max(1) + self.lead_ps[link])
+                let ing = &self.ingress[link];
+                let xon = match ing.xoff_sent {
+                    None => Some(ing.xon_lands),
+                    Some(_) => ing
+                        .drains_to(self.p.xon_bytes)
+                        .map(|d| d + self.back_ps[link]),
+                };
+                let look = t + self.quantum_ps[link].max(1) + self.lead_ps[link];
+                until.min(xon.unwrap_or(look)).max(t)
             }
             _ => t,
         }
@@ -205,9 +257,20 @@ impl Pfc {
     /// `bytes` more came in over ingress `link` at `now`. Returns the pause time of the PFC
     /// frame to send up the link, if one is due: a first XOFF, or the refresh of one sent
     /// half its pause time ago.
-    fn on_queued(&mut self, now: TimePs, link: usize, bytes: u64) -> Option<u16> {
+    /// `leaves`: when its last bit leaves the switch, if known (not in a pausable port).
+    fn on_queued(
+        &mut self,
+        now: TimePs,
+        link: usize,
+        bytes: u64,
+        leaves: Option<TimePs>,
+    ) -> Option<u16> {
         let ing = &mut self.ingress[link];
         ing.bytes += bytes;
+        match leaves {
+            Some(t) => ing.known.push((t, bytes)),
+            None => ing.unknown_bytes += bytes,
+        }
         self.stats.max_ingress_bytes = self.stats.max_ingress_bytes.max(ing.bytes);
         self.xoff_due(now, link)
     }
@@ -237,11 +300,23 @@ impl Pfc {
     fn on_left(&mut self, now: TimePs, link: usize, bytes: u64) -> Option<u16> {
         let ing = &mut self.ingress[link];
         ing.bytes -= bytes;
+        if let Some(i) = ing.known.iter().position(|&k| k == (now, bytes)) {
+            ing.known.swap_remove(i);
+        }
         if ing.xoff_sent.is_some() && ing.bytes <= self.p.xon_bytes {
             ing.xoff_sent = None;
+            ing.xon_lands = now + self.back_ps[link];
             return Some(0);
         }
         self.xoff_due(now, link)
+    }
+
+    /// A frame of `bytes` from ingress `link`, held in a pausable port, starts at last: its
+    /// last bit leaves at `leaves`.
+    fn on_started(&mut self, link: usize, leaves: TimePs, bytes: u64) {
+        let ing = &mut self.ingress[link];
+        ing.unknown_bytes -= bytes;
+        ing.known.push((leaves, bytes));
     }
 
     /// Counters, the pauses still standing included.
@@ -308,6 +383,9 @@ impl Network {
             eg.waiting
                 .push_back((frame, len as u32, from as u32, now + latency_ps));
             self.pfc_kick(link, now + latency_ps, q);
+            if let Some(quanta) = self.pfc_mut().on_queued(now, from, len as u64, None) {
+                self.send_pfc(now, from, quanta, q, frames);
+            }
         } else {
             let sw = &mut self.switches[s];
             let Some((_, end)) = sw.outs[out].forward(now, latency_ps, len) else {
@@ -316,9 +394,9 @@ impl Network {
             };
             self.pfc_left_at(end, from, len, q);
             self.transit(link, frame, end, q, frames);
-        }
-        if let Some(quanta) = self.pfc_mut().on_queued(now, from, len as u64) {
-            self.send_pfc(now, from, quanta, q, frames);
+            if let Some(quanta) = self.pfc_mut().on_queued(now, from, len as u64, Some(end)) {
+                self.send_pfc(now, from, quanta, q, frames);
+            }
         }
     }
 
@@ -373,7 +451,9 @@ impl Network {
             return self.pfc_kick(link, at, q);
         }
         let (_, end) = port.send(now, len as usize);
-        let eg = &mut self.pfc_mut().egress[link];
+        let pfc = self.pfc_mut();
+        pfc.on_started(from as usize, end, u64::from(len));
+        let eg = &mut pfc.egress[link];
         eg.waiting.pop_front();
         eg.sending.push_back((end, u64::from(len)));
         let more = !eg.waiting.is_empty();
@@ -482,6 +562,7 @@ mod tests {
             tx: vec![Tx::Nic, Tx::Switch { switch: 0, out: 0 }],
             quantum_ps: vec![5, 5],
             lead_ps: vec![0, 0],
+            back_ps: vec![7, 0],
             ingress: vec![Ingress::default(); 2],
             pause: vec![None; 2],
             egress: vec![Egress::default(); 2],
@@ -492,33 +573,72 @@ mod tests {
     #[test]
     fn xoff_above_the_threshold_xon_at_the_lower_one() {
         let mut f = pfc();
-        assert_eq!(f.on_queued(0, 0, 4 * KB), None);
-        assert_eq!(f.on_queued(1, 0, 4 * KB), None, "8 KB is not above XOFF");
-        assert_eq!(f.on_queued(2, 0, 4 * KB), Some(XOFF_QUANTA));
-        assert_eq!(f.on_queued(3, 0, 4 * KB), None, "the XOFF stands");
+        // Four 4 KB frames, leaving at 10, 11, 12, 13.
+        assert_eq!(f.on_queued(0, 0, 4 * KB, Some(10)), None);
+        assert_eq!(
+            f.on_queued(1, 0, 4 * KB, Some(11)),
+            None,
+            "8 KB is not above XOFF"
+        );
+        assert_eq!(f.on_queued(2, 0, 4 * KB, Some(12)), Some(XOFF_QUANTA));
+        assert_eq!(f.on_queued(3, 0, 4 * KB, Some(13)), None, "the XOFF stands");
         assert_eq!(f.stats().pauses, 1);
         assert_eq!(f.stats().max_ingress_bytes, 16 * KB);
+        // Known departures: down to 4 KB when the third leaves, at 12.
+        assert_eq!(f.ingress[0].drains_to(4 * KB), Some(12));
         assert_eq!(f.on_left(10, 0, 4 * KB), None);
         assert_eq!(f.on_left(11, 0, 4 * KB), None, "8 KB is above XON");
         assert_eq!(f.on_left(12, 0, 4 * KB), Some(0), "4 KB: the XON");
+        assert_eq!(f.ingress[0].xon_lands, 12 + 7);
         assert_eq!(f.on_left(13, 0, 4 * KB), None);
-        assert_eq!(f.on_queued(14, 0, 12 * KB), Some(XOFF_QUANTA));
+        assert!(f.ingress[0].known.is_empty());
+        assert_eq!(f.on_queued(14, 0, 12 * KB, Some(20)), Some(XOFF_QUANTA));
         assert_eq!(f.stats().pauses, 2);
+    }
+
+    #[test]
+    fn a_frame_in_a_pausable_port_has_no_known_departure_until_it_starts() {
+        let mut f = pfc();
+        f.on_queued(0, 0, 8 * KB, Some(10));
+        f.on_queued(1, 0, 4 * KB, None);
+        assert_eq!(f.ingress[0].drains_to(4 * KB), None);
+        f.on_started(0, 30, 4 * KB);
+        assert_eq!(f.ingress[0].drains_to(4 * KB), Some(10));
+        assert_eq!(f.ingress[0].drains_to(0), Some(30));
     }
 
     #[test]
     fn a_standing_xoff_is_refreshed_before_it_runs_out() {
         let mut f = pfc();
-        assert_eq!(f.on_queued(0, 0, 12 * KB), Some(XOFF_QUANTA));
+        assert_eq!(f.on_queued(0, 0, 12 * KB, None), Some(XOFF_QUANTA));
         let half = u64::from(XOFF_QUANTA) * 5 / 2;
-        assert_eq!(f.on_queued(half - 1, 0, 1), None);
-        assert_eq!(f.on_queued(half, 0, 1), Some(XOFF_QUANTA));
+        assert_eq!(f.on_queued(half - 1, 0, 1, None), None);
+        assert_eq!(f.on_queued(half, 0, 1, None), Some(XOFF_QUANTA));
         assert_eq!(f.stats().pauses, 1, "a refresh is no new pause");
+    }
+
+    #[test]
+    fn a_paused_nic_waits_for_the_xon_it_can_foresee() {
+        let mut f = pfc();
+        f.on_queued(0, 0, 12 * KB, Some(50));
+        f.on_queued(0, 0, 4 * KB, Some(60));
+        f.on_pause_time(20, 0, XOFF_QUANTA);
+        // Drained to 4 KB at 50; the XON takes 7 ps back.
+        assert_eq!(f.hold(0, 25), 57);
+        f.on_left(50, 0, 12 * KB);
+        assert_eq!(f.hold(0, 51), 57, "the XON is on its way");
+        // With a departure unknown, the NIC looks again a quantum later.
+        let mut f = pfc();
+        f.on_queued(0, 0, 12 * KB, None);
+        f.on_pause_time(20, 0, XOFF_QUANTA);
+        assert_eq!(f.hold(0, 25), 30);
     }
 
     #[test]
     fn a_pause_holds_the_transmitter_until_the_xon_or_its_time() {
         let mut f = pfc();
+        // The switch's ingress holds bytes of unknown departure: no XON can be foreseen.
+        f.on_queued(0, 0, 12 * KB, None);
         f.on_pause_time(100, 0, 10); // 10 quanta of 5 ps
         assert_eq!(f.hold(0, 99), 99, "before it lands");
         assert_eq!(f.hold(0, 100), 105, "looks again a quantum later");
