@@ -29,7 +29,10 @@
 //!   departures.
 //!
 //! Limits: the switch buffer (`net.switch_buffer_bytes`) must hold the in-flight headroom
-//! above XOFF, as a real switch's headroom buffer does. Deadlock from a cyclic buffer
+//! above XOFF, as a real switch's headroom buffer does. PFC frames cross their link clean
+//! (no link element sees them), and go out at once rather than after the frame the port is
+//! sending. A paused NIC's counted pause runs to the XON, or to the end of its pause time
+//! if the run ends first. Deadlock from a cyclic buffer
 //! dependency (a routing loop, or routes that turn down and up again) is neither modelled
 //! away nor detected: on the shipped topologies (star, back-to-back, trees and leaf–spine
 //! with shortest-path routes) every route climbs then descends, so no cycle can form.
