@@ -151,3 +151,56 @@ fn switches_pause_switches_hop_by_hop() {
     let again = run_leaf_spine(true);
     assert_eq!(pfc.stats, again.stats, "deterministic");
 }
+
+/// Builds the network of `topology` for `nodes` nodes.
+fn network(topology: &str, nodes: usize) -> rnic_model::net::graph::Network {
+    let mut cfg = baseline(0.0);
+    cfg.net.topology = topology.to_string();
+    cfg.net.pfc = true;
+    let p = rnic_model::params::ModelParams::from_config(&cfg);
+    rnic_model::net::topology::build(&cfg, &p, &rnic_sim::Rng::new(1), nodes).unwrap()
+}
+
+fn shipped(file: &str) -> String {
+    format!(
+        "{}/../../scenarios/topologies/{file}",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+#[test]
+fn the_shipped_topologies_cannot_deadlock() {
+    use rnic_model::net::pfc::buffer_dependency_cycle;
+    for (topology, nodes) in [
+        ("star".to_string(), 11),
+        ("back_to_back".to_string(), 2),
+        ("wan".to_string(), 2),
+        (shipped("two-tor.toml"), 3),
+        (shipped("leaf-spine.toml"), 5),
+    ] {
+        let net = network(&topology, nodes);
+        assert_eq!(buffer_dependency_cycle(&net), None, "{topology}");
+    }
+    // A ring of five switches, one node under each: every two-hop route goes the same way
+    // round, so the ring's links wait on each other.
+    let mut ring = String::new();
+    for i in 0..5 {
+        ring += &format!("[[switch]]\nname = \"s{i}\"\n\n");
+        ring += &format!("[[link]]\nends = [\"node{i}\", \"s{i}\"]\n\n");
+        ring += &format!("[[link]]\nends = [\"s{i}\", \"s{}\"]\n\n", (i + 1) % 5);
+    }
+    let path = std::env::temp_dir().join(format!("rnic-pfc-ring-{}.toml", std::process::id()));
+    std::fs::write(&path, ring).unwrap();
+    let net = network(path.to_str().unwrap(), 5);
+    let _ = std::fs::remove_file(&path);
+    let cycle = buffer_dependency_cycle(&net).expect("the ring's routes form a cycle");
+    assert!(cycle.len() >= 3, "{cycle:?}");
+    for (i, &l) in cycle.iter().enumerate() {
+        let next = cycle[(i + 1) % cycle.len()];
+        assert!(
+            matches!(net.links[l].to, rnic_model::net::graph::End::Switch(_)),
+            "{cycle:?}"
+        );
+        assert_ne!(l, next);
+    }
+}
