@@ -68,6 +68,13 @@ pub enum NetEv {
     SwitchIn { frame: u32, link: u32 },
     /// The timer of element `element` on link direction `link` is due.
     ElementWake { link: u32, element: u32 },
+    /// Flow control: a PFC frame's last bit reaches the end of link direction `link`.
+    PfcFrame { frame: u32, link: u32 },
+    /// Flow control: `bytes` that came into a switch over link direction `link` have left it.
+    PfcLeft { link: u32, bytes: u32 },
+    /// Flow control: the pausable switch port feeding link direction `link` may start its
+    /// next frame.
+    PfcEgress { link: u32 },
 }
 
 /// An event of a host's application.

@@ -102,3 +102,105 @@ fn thresholds_that_cannot_work_are_refused() {
         .to_string();
     assert!(e.contains("net.switch_buffer_bytes"), "{e}");
 }
+
+/// The incast over the committed leaf–spine fabric (see the file): clients under two
+/// leaves, the server under a third, every flow through spine0.
+fn run_leaf_spine(pfc: bool) -> PerfResult {
+    let mut cfg = baseline(0.0);
+    cfg.net.topology = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/topologies/leaf-spine.toml"
+    )
+    .to_string();
+    cfg.net.pfc = pfc;
+    let r = run(&cfg, &incast()).result;
+    assert_eq!(r.status, RunStatus::Ok, "{}", r.reason);
+    assert!(r.bytes_verified);
+    assert_eq!(r.ops_completed, 800);
+    r
+}
+
+#[test]
+fn switches_pause_switches_hop_by_hop() {
+    // Without flow control spine0's port toward leaf0 (two leaves into one) and the
+    // leaves' uplinks (two clients into one) overflow.
+    let lossy = run_leaf_spine(false);
+    assert!(
+        stat(&lossy, "net.switch_drops") > 0,
+        "the incast must overflow"
+    );
+    assert!(lossy.retransmissions > 0);
+
+    // With it, leaf0 pauses spine0's port, spine0 pauses the leaves' uplinks, the leaves
+    // pause the NICs: nothing is dropped and the server's link runs full.
+    let pfc = run_leaf_spine(true);
+    assert_eq!(stat(&pfc, "net.switch_drops"), 0);
+    assert_eq!(pfc.retransmissions, 0);
+    assert_eq!(pfc.timeouts, 0);
+    assert!(
+        stat(&pfc, "net.pfc.switch_pauses") > 0,
+        "switch ports were paused"
+    );
+    assert!(stat(&pfc, "net.pfc.switch_paused_ps") > 0);
+    assert!(stat(&pfc, "net.pfc.pauses") > stat(&pfc, "net.pfc.switch_pauses"));
+    assert!(pfc.goodput_gbps > 95.0, "{:.1} Gb/s", pfc.goodput_gbps);
+    // Each ingress stays within XOFF plus what was on the wire when its PAUSE left.
+    let xoff = baseline(0.0).net.pfc_xoff_bytes;
+    let most = stat(&pfc, "net.pfc.max_ingress_bytes");
+    assert!(most > xoff && most < xoff + 32 * 1024, "{most}");
+    let again = run_leaf_spine(true);
+    assert_eq!(pfc.stats, again.stats, "deterministic");
+}
+
+/// Builds the network of `topology` for `nodes` nodes.
+fn network(topology: &str, nodes: usize) -> rnic_model::net::graph::Network {
+    let mut cfg = baseline(0.0);
+    cfg.net.topology = topology.to_string();
+    cfg.net.pfc = true;
+    let p = rnic_model::params::ModelParams::from_config(&cfg);
+    rnic_model::net::topology::build(&cfg, &p, &rnic_sim::Rng::new(1), nodes).unwrap()
+}
+
+fn shipped(file: &str) -> String {
+    format!(
+        "{}/../../scenarios/topologies/{file}",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+#[test]
+fn the_shipped_topologies_cannot_deadlock() {
+    use rnic_model::net::pfc::buffer_dependency_cycle;
+    for (topology, nodes) in [
+        ("star".to_string(), 11),
+        ("back_to_back".to_string(), 2),
+        ("wan".to_string(), 2),
+        (shipped("two-tor.toml"), 3),
+        (shipped("leaf-spine.toml"), 5),
+    ] {
+        let net = network(&topology, nodes);
+        assert_eq!(buffer_dependency_cycle(&net), None, "{topology}");
+    }
+    // A ring of five switches, one node under each: every two-hop route goes the same way
+    // round, so the ring's links wait on each other.
+    let mut ring = String::new();
+    for i in 0..5 {
+        ring += &format!("[[switch]]\nname = \"s{i}\"\n\n");
+        ring += &format!("[[link]]\nends = [\"node{i}\", \"s{i}\"]\n\n");
+        ring += &format!("[[link]]\nends = [\"s{i}\", \"s{}\"]\n\n", (i + 1) % 5);
+    }
+    let path = std::env::temp_dir().join(format!("rnic-pfc-ring-{}.toml", std::process::id()));
+    std::fs::write(&path, ring).unwrap();
+    let net = network(path.to_str().unwrap(), 5);
+    let _ = std::fs::remove_file(&path);
+    let cycle = buffer_dependency_cycle(&net).expect("the ring's routes form a cycle");
+    assert!(cycle.len() >= 3, "{cycle:?}");
+    for (i, &l) in cycle.iter().enumerate() {
+        let next = cycle[(i + 1) % cycle.len()];
+        assert!(
+            matches!(net.links[l].to, rnic_model::net::graph::End::Switch(_)),
+            "{cycle:?}"
+        );
+        assert_ne!(l, next);
+    }
+}

@@ -495,10 +495,10 @@ config_section! {
         /// Fixed forwarding latency of the switch, added to store-and-forward serialization
         /// (cut-through switching is not modelled)
         switch_latency_ns: f64 = 0.0; "ns", NS;
-        /// Priority flow control (IEEE 802.1Qbb) on the switch ports facing NICs: a lossless
-        /// fabric, as RoCEv2 is deployed. An ingress whose queued bytes pass
-        /// net.pfc_xoff_bytes pauses its NIC until they drain to net.pfc_xon_bytes; false: a
-        /// full buffer drops
+        /// Priority flow control (IEEE 802.1Qbb) on every switch port: a lossless fabric, as
+        /// RoCEv2 is deployed. An ingress whose queued bytes pass net.pfc_xoff_bytes pauses
+        /// its sender (a NIC or another switch's port) until they drain to
+        /// net.pfc_xon_bytes; false: a full buffer drops
         pfc: bool = false; "switch", Kind::Bool;
         /// PFC: queued bytes of one ingress port that pause its sender (an assumption: a
         /// quarter of a MiB; the switch buffer must hold the headroom above it)
@@ -506,6 +506,9 @@ config_section! {
         /// PFC: queued bytes of a paused ingress port at which its sender resumes (below
         /// net.pfc_xoff_bytes)
         pfc_xon_bytes: u64 = 128 << 10; "bytes", uint(0, 1 << 40);
+        /// PFC: the priority (traffic class) RoCE traffic is mapped to, whose pause time the
+        /// PAUSE frames carry (3, as common RoCE deployments configure)
+        pfc_priority: u8 = 3; "priority", uint(0, 7);
         /// Topology "wan" (Local, node 0 — the accelerator site — a long link — Remote, node 1):
         /// the long link's length, 5 µs per km one way (the long-distance RDMA paper's fibre)
         wan_km: f64 = 100.0; "km", float(0.0, 1e6);

@@ -82,7 +82,8 @@ pub struct Network {
     pub links: Vec<LinkDir>,
     /// Switches.
     pub switches: Vec<SwitchNode>,
-    /// Capture of the server's port (both directions), if asked for.
+    /// Capture of the server's port (both directions) and of every PFC frame a switch
+    /// sends, if asked for.
     pub pcap: Option<PcapWriter<BufWriter<File>>>,
     /// First error writing the capture.
     pub pcap_error: Option<String>,
@@ -143,6 +144,13 @@ impl Network {
             NetEv::ElementWake { link, element } => {
                 self.on_element_wake(now, link as usize, element as usize, q, frames)
             }
+            NetEv::PfcFrame { frame, link } => {
+                self.on_pfc_frame(now, frame, link as usize, q, frames)
+            }
+            NetEv::PfcLeft { link, bytes } => {
+                self.on_pfc_left(now, link as usize, bytes, q, frames)
+            }
+            NetEv::PfcEgress { link } => self.on_pfc_egress(now, link as usize, q, frames),
         }
     }
 
@@ -226,7 +234,7 @@ impl Network {
 
     /// Frame `frame` has left a port onto link direction `link` at `at` (its last bit):
     /// it crosses the link and its elements and arrives at the far end.
-    fn transit(
+    pub(super) fn transit(
         &mut self,
         link: usize,
         frame: u32,
@@ -295,6 +303,9 @@ impl Network {
             }
             self.maybe_corrupt(frame, frames);
         }
+        if self.pfc.is_some() {
+            return self.pfc_forward(now, s, out as usize, from, frame, q, frames);
+        }
         let len = frames.get(frame).len();
         let sw = &mut self.switches[s];
         let Some((_, end)) = sw.outs[out as usize].forward(now, sw.latency_ps, len) else {
@@ -302,14 +313,6 @@ impl Network {
             return;
         };
         let link = sw.out_link[out as usize];
-        if let Some(pfc) = self.pfc.as_mut() {
-            let back = &self.links[self.links[from].reverse];
-            let sender = match back.to {
-                End::Node(n) => Some((n, back.delay_ps)),
-                End::Switch(_) => None,
-            };
-            pfc.on_queued(now, from, end, len as u64, sender);
-        }
         self.transit(link, frame, end, q, frames);
     }
 
@@ -357,7 +360,7 @@ impl Network {
     }
 
     /// Writes a frame of node 0's port into the capture.
-    fn capture(&mut self, t: TimePs, bytes: &[u8]) {
+    pub(super) fn capture(&mut self, t: TimePs, bytes: &[u8]) {
         if let Some(w) = self.pcap.as_mut() {
             if let Err(e) = w.write_packet(t, bytes) {
                 self.pcap_error.get_or_insert_with(|| e.to_string());
@@ -402,7 +405,9 @@ impl Network {
     /// until its pause ends).
     fn start_at(&self, node: usize, t: TimePs) -> TimePs {
         let t = t.max(self.ports[node].free_at());
-        self.pfc.as_ref().map_or(t, |pfc| pfc.hold(node, t))
+        self.pfc
+            .as_ref()
+            .map_or(t, |pfc| pfc.hold(self.uplink[node], t))
     }
 }
 

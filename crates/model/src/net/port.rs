@@ -44,6 +44,11 @@ impl Port {
         ser_ps(b, self.p.mbps)
     }
 
+    /// Line rate, Mbps.
+    pub fn mbps(&self) -> u64 {
+        self.p.mbps
+    }
+
     /// Time the port finishes what it has queued.
     pub fn free_at(&self) -> TimePs {
         self.free_at

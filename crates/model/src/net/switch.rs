@@ -41,6 +41,11 @@ impl OutPort {
         }
     }
 
+    /// The buffer's size, bytes.
+    pub fn buffer_bytes(&self) -> u64 {
+        self.buffer_bytes
+    }
+
     /// A frame of `len` bytes fully received at `now` wants this port; it may start
     /// `latency_ps` later. Returns its (start, end) on the wire, or `None` if dropped.
     pub fn forward(

@@ -284,10 +284,10 @@ impl Plan {
             let p = super::pfc::PfcParams {
                 xoff_bytes: cfg.net.pfc_xoff_bytes,
                 xon_bytes: cfg.net.pfc_xon_bytes,
-                // A 64-byte PAUSE frame (60 without its FCS) at the line rate.
-                pause_frame_ps: Port::new(p.eth.clone()).wire_time(60),
+                priority: cfg.net.pfc_priority,
+                nic_lead_bytes: p.nic.tx_port_slack_bytes,
             };
-            net.pfc = Some(super::pfc::Pfc::new(p, net.links.len(), self.nodes));
+            net.pfc = Some(super::pfc::Pfc::new(p, &net));
         }
         net
     }

@@ -322,10 +322,11 @@ pub fn drops_note(result: &PerfResult) -> Option<String> {
     let pfc_on = result.stats.contains_key("net.pfc.pauses");
     Some(if pfc_on {
         format!(
-            "rnic: note: switches dropped {drops} frames with flow control on: a switch's \
-             output buffer (net.switch_buffer_bytes) is smaller than the PFC headroom above \
-             net.pfc_xoff_bytes, or frames came in from another switch, which PFC does not \
-             pause here"
+            "rnic: note: switches dropped {drops} frames with flow control on: an output \
+             buffer (net.switch_buffer_bytes) filled before the ingresses feeding it passed \
+             net.pfc_xoff_bytes plus their headroom (the frames on the wire, and those a NIC \
+             already handed to its port, when the PAUSE leaves): raise \
+             net.switch_buffer_bytes or lower net.pfc_xoff_bytes"
         )
     } else {
         format!(

@@ -1,0 +1,168 @@
+//! Priority flow control's PAUSE frames in the capture: the README's incast (four clients
+//! writing 64 KB messages into the server) with `--set net.pfc=true --pcap`. The capture
+//! must hold the PFC frames the switch sent, as IEEE 802.1Qbb lays them out: read back with
+//! rnic-wire's PFC parser (an XOFF of the RoCE priority for 0xFFFF quanta, then its XON,
+//! from each paused port, as many as the run counted), decoded by tshark as MAC control
+//! PFC frames when it is installed, and byte for byte the same for the same seed.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use rnic_loopback::conformance::external_tool;
+use rnic_wire::pfc::{self, Packet, PfcRepr, XOFF_QUANTA};
+use serde_json::Value;
+
+const INCAST: [&str; 12] = [
+    "perf",
+    "write-bw",
+    "-s",
+    "65536",
+    "-q",
+    "4",
+    "--clients",
+    "4",
+    "--reversed",
+    "-n",
+    "200",
+    "--quiet",
+];
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rnic-pfc-capture-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch directory");
+    d
+}
+
+/// Runs the incast with `extra` settings; returns the capture's bytes and the JSON result.
+fn incast(dir: &Path, name: &str, extra: &[&str]) -> (Vec<u8>, Value) {
+    let pcap = dir.join(format!("{name}.pcap"));
+    let json = dir.join(format!("{name}.json"));
+    let out = Command::new(env!("CARGO_BIN_EXE_rnic"))
+        .args(INCAST)
+        .args(extra)
+        .arg("--pcap")
+        .arg(&pcap)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .expect("run rnic");
+    assert!(
+        out.status.success(),
+        "rnic failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = serde_json::from_slice(&std::fs::read(&json).expect("json written")).expect("json");
+    (std::fs::read(&pcap).expect("pcap written"), v)
+}
+
+/// The frames of a classic pcap file (rnic writes little-endian, nanosecond timestamps).
+fn frames(pcap: &[u8]) -> Vec<&[u8]> {
+    assert_eq!(
+        &pcap[..4],
+        &0xa1b2_3c4du32.to_le_bytes(),
+        "rnic's pcap magic"
+    );
+    let mut out = Vec::new();
+    let mut at = 24;
+    while at < pcap.len() {
+        let incl = u32::from_le_bytes(pcap[at + 8..at + 12].try_into().unwrap()) as usize;
+        out.push(&pcap[at + 16..at + 16 + incl]);
+        at += 16 + incl;
+    }
+    out
+}
+
+fn stat(v: &Value, key: &str) -> u64 {
+    v["stats"][key]
+        .as_u64()
+        .unwrap_or_else(|| panic!("stat {key} in {}", v["stats"]))
+}
+
+/// The PFC frames of a capture, parsed; every MAC control frame must parse.
+fn pfc_frames(pcap: &[u8]) -> Vec<PfcRepr> {
+    frames(pcap)
+        .into_iter()
+        .filter(|f| pfc::is_mac_control(f))
+        .map(|f| {
+            assert_eq!(f.len(), pfc::FRAME_LEN, "padded to the minimum frame");
+            PfcRepr::parse(&Packet::new_checked(f).unwrap()).expect("a valid PFC frame")
+        })
+        .collect()
+}
+
+#[test]
+fn the_incast_capture_holds_its_pause_frames() {
+    let dir = scratch("incast");
+    let (pcap, v) = incast(&dir, "a", &["--set", "net.pfc=true"]);
+    let pfc = pfc_frames(&pcap);
+    assert!(!pfc.is_empty(), "the incast pauses its clients");
+    assert_eq!(pfc.len() as u64, stat(&v, "net.pfc.frames"));
+    assert_eq!(stat(&v, "net.switch_drops"), 0);
+    // Each paused port gets an XOFF of priority 3 (the default RoCE class), then its XON.
+    let mut xoffs = 0;
+    let mut standing = std::collections::BTreeMap::new();
+    for r in &pfc {
+        let enabled: Vec<usize> = (0..8).filter(|&i| r.quanta[i].is_some()).collect();
+        assert_eq!(enabled, [3], "only the RoCE priority: {r:?}");
+        match r.quanta[3] {
+            Some(XOFF_QUANTA) => {
+                xoffs += 1;
+                assert_ne!(standing.insert(r.src, ()), Some(()), "XOFF twice: {r:?}");
+            }
+            Some(0) => assert!(standing.remove(&r.src).is_some(), "XON unpaused: {r:?}"),
+            q => panic!("pause time {q:?} is neither XOFF nor XON"),
+        }
+    }
+    assert_eq!(xoffs, stat(&v, "net.pfc.pauses"));
+    assert!(standing.is_empty(), "every pause was resumed");
+    // Same seed, same capture.
+    let (again, _) = incast(&dir, "b", &["--set", "net.pfc=true"]);
+    assert!(
+        pcap == again,
+        "the capture differs between two runs of one seed"
+    );
+
+    if external_tool("tshark", &["--version"]) {
+        let out = Command::new("tshark")
+            .arg("-r")
+            .arg(dir.join("a.pcap"))
+            .args(["-Y", "macc.opcode == 0x0101", "-T", "fields", "-E"])
+            .args(["separator=|", "-e", "macc.cbfc.enbv", "-e"])
+            .args(["macc.cbfc.pause_time.c3", "-e", "_ws.malformed"])
+            .output()
+            .expect("tshark runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        let rows: Vec<&str> = text.lines().collect();
+        assert_eq!(rows.len(), pfc.len(), "tshark's PFC frames");
+        for (row, r) in rows.iter().zip(&pfc) {
+            let want = format!("0x0008|{}|", r.quanta[3].unwrap());
+            assert_eq!(*row, want, "tshark decodes {r:?}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_roce_priority_is_configurable() {
+    let dir = scratch("priority");
+    let (pcap, _) = incast(
+        &dir,
+        "p5",
+        &["--set", "net.pfc=true", "--set", "net.pfc_priority=5"],
+    );
+    let pfc = pfc_frames(&pcap);
+    assert!(!pfc.is_empty());
+    for r in &pfc {
+        assert!(r.quanta[5].is_some() && r.quanta[3].is_none(), "{r:?}");
+    }
+    // Without flow control there is none.
+    let (pcap, _) = incast(&dir, "off", &[]);
+    assert!(pfc_frames(&pcap).is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
