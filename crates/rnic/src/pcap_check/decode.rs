@@ -22,7 +22,7 @@
 //! its ICRC checked; its BTH (and AETH, RETH) are still read when captured, and it is counted
 //! apart, neither passed nor failed.
 
-use rnic_wire::{aeth, bth, reth, AethRepr, BthRepr, FrameRepr, Opcode, ROCE_PORT};
+use rnic_wire::{aeth, bth, reth, AethRepr, BthRepr, FrameRepr, Opcode, PfcRepr, ROCE_PORT};
 use std::borrow::Cow;
 
 const ETH_HEADER: usize = 14;
@@ -59,6 +59,9 @@ pub struct RocePacket {
 pub enum Decoded {
     /// Not RoCEv2 (another protocol, another UDP port, too short for a UDP header).
     NotRoce,
+    /// An IEEE 802.1Qbb priority flow control frame (not RoCEv2): `pausing` when it pauses
+    /// at least one priority (an XOFF), else it resumes them (an XON).
+    Pfc { pausing: bool },
     /// RoCEv2 over IPv6: recognised (UDP to 4791), not decoded.
     RoceIpv6,
     /// RoCEv2 that parsed and passed its ICRC.
@@ -78,6 +81,14 @@ pub fn decode(data: &[u8], orig_len: u32) -> Decoded {
     let Some(ethertype) = be16(f, 12) else {
         return Decoded::NotRoce;
     };
+    if ethertype == rnic_wire::pfc::ETHERTYPE_MAC_CONTROL {
+        return match rnic_wire::pfc::Packet::new_checked(f).and_then(|p| PfcRepr::parse(&p)) {
+            Ok(r) => Decoded::Pfc {
+                pausing: r.quanta.iter().any(|q| q.is_some_and(|t| t > 0)),
+            },
+            Err(_) => Decoded::NotRoce,
+        };
+    }
     if ethertype == ETHERTYPE_IPV6 {
         // Fixed header: next header at 6, UDP after 40 bytes (extension headers not followed).
         let udp = ETH_HEADER + 40;

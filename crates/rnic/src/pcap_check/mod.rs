@@ -52,6 +52,10 @@ pub struct Analysis {
     pub flows: Flows,
     /// Frames to QP1: connection management MADs (RDMA CM REQ, REP, RTU), in no flow.
     pub cm_mads: u64,
+    /// Priority flow control frames that pause (XOFF), counted in `non_roce` too.
+    pub pfc_pauses: u64,
+    /// Priority flow control frames that resume (XON), counted in `non_roce` too.
+    pub pfc_resumes: u64,
 }
 
 impl Analysis {
@@ -75,6 +79,14 @@ impl Analysis {
         }
         match decode::decode(r.data, r.orig_len) {
             Decoded::NotRoce => self.non_roce += 1,
+            Decoded::Pfc { pausing } => {
+                self.non_roce += 1;
+                if pausing {
+                    self.pfc_pauses += 1;
+                } else {
+                    self.pfc_resumes += 1;
+                }
+            }
             Decoded::RoceIpv6 => self.ipv6 += 1,
             Decoded::Verified(p) => {
                 self.verified += 1;

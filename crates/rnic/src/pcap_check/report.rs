@@ -38,6 +38,10 @@ pub struct Report {
     pub roce_cm_mads: u64,
     /// Ethernet frames that are not RoCEv2.
     pub non_roce_frames: u64,
+    /// Of those, IEEE 802.1Qbb priority flow control frames that pause a priority (XOFF).
+    pub pfc_pause_frames: u64,
+    /// Of those, priority flow control frames that resume (XON: every pause time zero).
+    pub pfc_resume_frames: u64,
     /// Frames of interfaces whose link type is not Ethernet, or of no described interface.
     pub skipped_frames: u64,
     pub flows: Vec<FlowReport>,
@@ -192,6 +196,8 @@ impl Report {
             roce_ipv6_frames_not_decoded: a.ipv6,
             roce_cm_mads: a.cm_mads,
             non_roce_frames: a.non_roce,
+            pfc_pause_frames: a.pfc_pauses,
+            pfc_resume_frames: a.pfc_resumes,
             skipped_frames: a.other_link_types.values().sum::<u64>()
                 + summary.unknown_interface_records,
             flows,
@@ -235,6 +241,14 @@ impl Report {
             self.non_roce_frames,
             self.skipped_frames
         )?;
+        if self.pfc_pause_frames + self.pfc_resume_frames > 0 {
+            writeln!(
+                s,
+                "priority flow control: {} PAUSE frames (XOFF), {} resumes (XON), among the \
+                 frames not RoCEv2",
+                self.pfc_pause_frames, self.pfc_resume_frames
+            )?;
+        }
         if self.roce_cm_mads > 0 {
             writeln!(
                 s,

@@ -432,3 +432,24 @@ fn records_larger_than_the_buffer_and_simple_packet_blocks() {
     assert_eq!((r.roce_frames_verified, r.frames), (1, 2));
     assert_eq!(r.flows[0].duration_us, 0.0);
 }
+
+#[test]
+fn pfc_frames_are_counted_as_pauses_and_resumes() {
+    let src = [0x02, 0x50, 0, 0, 0, 7];
+    let xoff = rnic_wire::PfcRepr::xoff(src, 3, 0xffff).to_bytes().to_vec();
+    let xon = rnic_wire::PfcRepr::xon(src, 3).to_bytes().to_vec();
+    // A MAC control frame with another opcode (802.3x PAUSE) is not PFC.
+    let mut pause_8023x = xoff.clone();
+    pause_8023x[14..16].copy_from_slice(&1u16.to_be_bytes());
+    let data = frame(A, B, 0x22, Opcode::RcSendOnly, 0, b"data");
+    let r = check(&pcap(&[(1, xoff), (2, data), (3, xon), (4, pause_8023x)]));
+    assert!(r.passed(), "{}", r.to_text());
+    assert_eq!((r.roce_frames, r.non_roce_frames), (1, 3));
+    assert_eq!((r.pfc_pause_frames, r.pfc_resume_frames), (1, 1));
+    assert!(
+        r.to_text()
+            .contains("1 PAUSE frames (XOFF), 1 resumes (XON)"),
+        "{}",
+        r.to_text()
+    );
+}
