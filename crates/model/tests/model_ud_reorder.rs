@@ -1,7 +1,10 @@
-//! UD datagrams that the network reorders. A UD receiver checks no PSN: each datagram is a
-//! message of its own and takes the next posted receive in arrival order. Reordered
-//! datagrams are therefore exact messages, and the run must say so (status ok, every byte
-//! verified, nothing lost), not call them corrupt.
+//! UD datagrams that the network reorders or duplicates. A UD receiver checks no PSN: each
+//! datagram is a message of its own and takes the next posted receive in arrival order.
+//! Reordered datagrams are therefore exact messages, and the run must say so (status ok,
+//! every byte verified, nothing lost), not call them corrupt. A duplicated datagram would be
+//! delivered twice, taking a receive meant for a later message (a ping-pong would complete
+//! an iteration with the copy, faster than the wire): rnic refuses that combination before
+//! the run, naming both fields.
 
 mod model_common;
 
@@ -9,6 +12,7 @@ use model_common::*;
 use rnic_model::config::{Config, Transport};
 use rnic_model::result::RunStatus;
 use rnic_model::workload::PerfTest;
+use rnic_model::{run_perf_detailed, RunOptions};
 
 fn ud() -> Config {
     let mut c = baseline(0.0);
@@ -45,4 +49,29 @@ fn reordered_ud_datagrams_are_exact_messages() {
             assert_eq!(u.messages_lost, 0, "{msg}");
         }
     }
+}
+
+#[test]
+fn ud_with_duplicating_network_is_refused_naming_both_fields() {
+    let mut c = ud();
+    c.net.impair.dup = 0.3;
+    for test in [PerfTest::SendBw, PerfTest::SendLat] {
+        let mut s = spec(test, 1024, 1, 1);
+        s.iters = 20;
+        let e = run_perf_detailed(&c, &s, &RunOptions::default())
+            .err()
+            .unwrap_or_else(|| panic!("{test}: UD with net.impair.dup = 0.3 ran"))
+            .to_string();
+        assert!(
+            e.contains("net.impair.dup") && e.contains("qp.transport"),
+            "{test}: {e}"
+        );
+    }
+    // UC drops a duplicate (its PSN is behind the expected one): allowed.
+    let mut uc = c.clone();
+    uc.qp.transport = Transport::Uc;
+    let mut s = spec(PerfTest::WriteBw, 1024, 1, 1);
+    s.iters = 20;
+    let r = run(&uc, &s).result;
+    assert_eq!(r.status, RunStatus::Ok, "{}", r.reason);
 }

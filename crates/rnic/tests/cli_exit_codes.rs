@@ -25,6 +25,19 @@ fn usage_errors_exit_2() {
         (&["perf", "nope"], "write-bw"),
         (&["config", "show", "--profile", "nope"], "unknown profile"),
         (&["run", "/nonexistent.toml"], "cannot read"),
+        (
+            &[
+                "perf",
+                "send-lat",
+                "-c",
+                "UD",
+                "-n",
+                "5",
+                "--set",
+                "net.impair.dup=0.3",
+            ],
+            "net.impair.dup",
+        ),
     ] {
         let (code, _, err) = rnic(args);
         assert_eq!(code, 2, "{args:?}: {err}");
