@@ -186,7 +186,9 @@ pub fn check_run(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
         if let Some(window_us) = spec.duration_us {
             let m = op_wire_ps(&p, spec.test.verb(), size, spec.max_pmtu(cfg));
             let need_ps = m.saturating_mul(MIN_WINDOW_MESSAGES);
-            if rnic_sim::us(window_us) < need_ps {
+            if spec.test.is_latency() {
+                check_latency_window(cfg, spec, size, m, window_us)?;
+            } else if rnic_sim::us(window_us) < need_ps {
                 return Err(UsageError(format!(
                     "-D/--duration {:.6} s is too short to measure {size}-byte messages: one \
                      takes {:.3} µs on the {} Gb/s port, and a window must hold at least \
@@ -199,24 +201,81 @@ pub fn check_run(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
                 )));
             }
         }
-        let need = memory_estimate_bytes(cfg, spec, size);
-        let budget = memory_budget_bytes(cfg);
-        if need > budget {
-            return Err(UsageError(format!(
-                "this run needs about {} of memory ({size}-byte buffers for {} QPs, rings of \
+        check_memory(cfg, spec, size)?;
+    }
+    Ok(())
+}
+
+/// The least one-way propagation between the server and a client, ps: a star's two links,
+/// back to back's one, the WAN topology's long link; 0 for a topology file (its paths are
+/// known only once it is built).
+fn min_one_way_ps(cfg: &Config) -> TimePs {
+    let link_ps = (cfg.net.effective_link_delay_ns() * 1e3) as TimePs;
+    match cfg.net.topology.as_str() {
+        "star" => 2 * link_ps,
+        "back_to_back" => link_ps,
+        "wan" => (cfg.net.wan_km * crate::config::NS_PER_KM * 1e3) as TimePs,
+        _ => 0,
+    }
+}
+
+/// A latency test's `-D` window must hold [`MIN_WINDOW_MESSAGES`] iterations, and an
+/// iteration is a round trip, not one message on the wire: at least both messages' wire
+/// time (WRITE/SEND ping-pong; READ and atomics: the longer direction once) and the
+/// propagation each way. `--procs` processes run theirs side by side.
+fn check_latency_window(
+    cfg: &Config,
+    spec: &PerfSpec,
+    size: u64,
+    op_wire: TimePs,
+    window_us: f64,
+) -> Result<(), UsageError> {
+    let ping_pong = matches!(spec.test.verb(), Verb::Write | Verb::Send);
+    let wire = if ping_pong { 2 * op_wire } else { op_wire };
+    let round_trip = wire + 2 * min_one_way_ps(cfg);
+    let parallel = u64::from(spec.procs.unwrap_or(1).max(1));
+    let need_ps = round_trip.saturating_mul(MIN_WINDOW_MESSAGES) / parallel;
+    if rnic_sim::us(window_us) < need_ps {
+        let side_by_side = if parallel > 1 {
+            format!(" (--procs {parallel} run theirs side by side)")
+        } else {
+            String::new()
+        };
+        return Err(UsageError(format!(
+            "-D/--duration {:.6} s is too short to measure {} with {size}-byte messages: one \
+             iteration is a round trip of at least {:.3} µs (the messages on the {} Gb/s \
+             wire and the propagation each way), and a window must hold at least \
+             {MIN_WINDOW_MESSAGES} of them{side_by_side} for whole iterations to give the \
+             rate within 1 %; use -D {:.6} or more, or -n",
+            window_us / 1e6,
+            spec.test.name(),
+            round_trip as f64 / 1e6,
+            cfg.eth.gbps,
+            need_ps as f64 / 1e12
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses a footprint above the memory budget.
+fn check_memory(cfg: &Config, spec: &PerfSpec, size: u64) -> Result<(), UsageError> {
+    let need = memory_estimate_bytes(cfg, spec, size);
+    let budget = memory_budget_bytes(cfg);
+    if need > budget {
+        return Err(UsageError(format!(
+            "this run needs about {} of memory ({size}-byte buffers for {} QPs, rings of \
                  depth {}), above the budget of {} (sim.max_memory_gb{}); use fewer QPs \
                  (-q), a smaller -s or -t, or raise it with --set sim.max_memory_gb=N",
-                gb(need),
-                spec.qps,
-                spec.tx_depth,
-                gb(budget),
-                if cfg.sim.max_memory_gb > 0.0 {
-                    String::new()
-                } else {
-                    " = 0: half of this machine's memory".to_string()
-                }
-            )));
-        }
+            gb(need),
+            spec.qps,
+            spec.tx_depth,
+            gb(budget),
+            if cfg.sim.max_memory_gb > 0.0 {
+                String::new()
+            } else {
+                " = 0: half of this machine's memory".to_string()
+            }
+        )));
     }
     Ok(())
 }
@@ -269,5 +328,59 @@ mod tests {
         assert!(e.contains("sim.max_memory_gb"), "{e}");
         spec.sizes = vec![MAX_MSG_BYTES + 1];
         assert!(check_run(&cfg, &spec).is_err());
+    }
+
+    fn lat_spec(test: crate::workload::PerfTest, window_us: f64) -> PerfSpec {
+        PerfSpec {
+            test,
+            atomic: Default::default(),
+            sizes: vec![2],
+            iters: 5,
+            qps: 1,
+            tx_depth: 1,
+            duration_us: Some(window_us),
+            clients: 1,
+            pcap: None,
+            procs: None,
+            qp_profiles: Vec::new(),
+            mrs: 1,
+            client_mrs: None,
+            direction: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_latency_window_must_hold_100_round_trips() {
+        use crate::workload::PerfTest;
+        let cfg = Config::default();
+        // A 2-byte ping-pong through the star: each message 6.88 ns (SEND) or 8.16 ns
+        // (WRITE, with its RETH) on the wire and 2 x 500 ns of links each way, so a round
+        // trip takes at least 2 x 1006.88 ns and 100 of them 201.4 µs (201.6 µs). A 10 µs
+        // window held one iteration: tps 100,000 where the run does 184,000.
+        for test in [PerfTest::WriteLat, PerfTest::SendLat] {
+            let e = check_run(&cfg, &lat_spec(test, 10.0)).unwrap_err().0;
+            assert!(
+                e.contains("-D/--duration")
+                    && e.contains("round trip")
+                    && e.contains("use -D 0.0002"),
+                "{e}"
+            );
+            check_run(&cfg, &lat_spec(test, 202.0)).unwrap();
+        }
+        // READ and atomics: the response's wire time once, the propagation both ways.
+        for test in [PerfTest::ReadLat, PerfTest::AtomicLat] {
+            assert!(check_run(&cfg, &lat_spec(test, 150.0)).is_err(), "{test}");
+            check_run(&cfg, &lat_spec(test, 202.0)).unwrap();
+        }
+        // --procs 10: ten processes run their ping-pongs side by side.
+        let mut procs = lat_spec(PerfTest::WriteLat, 25.0);
+        procs.procs = Some(10);
+        procs.qps = 10;
+        check_run(&cfg, &procs).unwrap();
+        // Back to back: one link each way.
+        let mut b2b = cfg.clone();
+        b2b.net.topology = "back_to_back".into();
+        check_run(&b2b, &lat_spec(PerfTest::WriteLat, 102.0)).unwrap();
+        assert!(check_run(&b2b, &lat_spec(PerfTest::WriteLat, 90.0)).is_err());
     }
 }

@@ -38,6 +38,7 @@ fn usage_errors_exit_2() {
             ],
             "net.impair.dup",
         ),
+        (&["perf", "write-lat", "-D", "0.00001"], "round trip"),
     ] {
         let (code, _, err) = rnic(args);
         assert_eq!(code, 2, "{args:?}: {err}");
