@@ -183,6 +183,9 @@ pub fn check_run(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
                 "-s/--size {size}: the largest RDMA message is {MAX_MSG_BYTES} bytes (2 GiB, the InfiniBand limit)"
             )));
         }
+        if spec.test.verb() == Verb::Read {
+            check_read_window(cfg, spec, size)?;
+        }
         if let Some(window_us) = spec.duration_us {
             let m = op_wire_ps(&p, spec.test.verb(), size, spec.max_pmtu(cfg));
             let need_ps = m.saturating_mul(MIN_WINDOW_MESSAGES);
@@ -202,6 +205,29 @@ pub fn check_run(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
             }
         }
         check_memory(cfg, spec, size)?;
+    }
+    Ok(())
+}
+
+/// A READ's response packets all fall inside its QP's packet window (`qp.window_psns`), so
+/// the transport refuses to post a longer one: without this check the run posted nothing
+/// and stalled.
+fn check_read_window(cfg: &Config, spec: &PerfSpec, size: u64) -> Result<(), UsageError> {
+    let profiles = spec.qp_profiles.len().max(1) as u32;
+    for i in 0..profiles {
+        let prof = spec.profile(cfg, i);
+        let pmtu = u64::from(prof.pmtu.max(1));
+        let packets = size.div_ceil(pmtu).max(1);
+        if packets > u64::from(prof.window_psns) {
+            return Err(UsageError(format!(
+                "-s/--size {size}: a READ of it takes {packets} response packets at a path MTU \
+                 of {pmtu} B, more than the packet window qp.window_psns = {} lets a QP have \
+                 outstanding, so it could never be posted; raise qp.window_psns to {packets} \
+                 or more, or use -s {} or less",
+                prof.window_psns,
+                u64::from(prof.window_psns) * pmtu
+            )));
+        }
     }
     Ok(())
 }
@@ -328,6 +354,32 @@ mod tests {
         assert!(e.contains("sim.max_memory_gb"), "{e}");
         spec.sizes = vec![MAX_MSG_BYTES + 1];
         assert!(check_run(&cfg, &spec).is_err());
+    }
+
+    #[test]
+    fn a_read_longer_than_the_packet_window_is_refused_naming_the_field() {
+        use crate::workload::PerfTest;
+        let mut cfg = Config::default();
+        cfg.qp.window_psns = 4;
+        let mut spec = lat_spec(PerfTest::ReadBw, 0.0);
+        spec.duration_us = None;
+        // 64 KiB at a 4096 B path MTU: 16 response packets, 4 fit the window. The transport
+        // refuses such a post, so the run used to stall with nothing completed (exit 3).
+        spec.sizes = vec![65536];
+        let e = check_run(&cfg, &spec).unwrap_err().0;
+        assert!(
+            e.contains("qp.window_psns") && e.contains("16") && e.contains("-s"),
+            "{e}"
+        );
+        spec.sizes = vec![16384];
+        check_run(&cfg, &spec).unwrap();
+        spec.test = PerfTest::ReadLat;
+        spec.sizes = vec![16385];
+        assert!(check_run(&cfg, &spec).is_err());
+        // WRITEs move on ACKs: any length goes.
+        spec.test = PerfTest::WriteBw;
+        spec.sizes = vec![65536];
+        check_run(&cfg, &spec).unwrap();
     }
 
     fn lat_spec(test: crate::workload::PerfTest, window_us: f64) -> PerfSpec {

@@ -39,6 +39,19 @@ fn usage_errors_exit_2() {
             "net.impair.dup",
         ),
         (&["perf", "write-lat", "-D", "0.00001"], "round trip"),
+        (
+            &[
+                "perf",
+                "read-bw",
+                "-s",
+                "65536",
+                "-n",
+                "5",
+                "--set",
+                "qp.window_psns=4",
+            ],
+            "qp.window_psns",
+        ),
     ] {
         let (code, _, err) = rnic(args);
         assert_eq!(code, 2, "{args:?}: {err}");
