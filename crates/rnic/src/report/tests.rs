@@ -156,6 +156,11 @@ fn the_information_block_says_how_the_qps_were_connected() {
     let d = test_info(&spec(PerfTest::WriteBw), &direct);
     assert!(d.contains(" rdma_cm QPs\t : OFF\n"), "{d}");
     assert!(d.contains(" Data ex. method : Ethernet\n"), "{d}");
+    // UC and UD pairs are brought up without MADs whatever host.connect says.
+    let mut ud = Config::default();
+    ud.qp.transport = crate::config::Transport::Ud;
+    let u = test_info(&spec(PerfTest::SendBw), &ud);
+    assert!(u.contains(" rdma_cm QPs\t : OFF\n"), "{u}");
 }
 
 #[test]
