@@ -186,6 +186,7 @@ pub fn check_run(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
         if spec.test.verb() == Verb::Read {
             check_read_window(cfg, spec, size)?;
         }
+        check_switch_buffer(cfg, spec, size)?;
         if let Some(window_us) = spec.duration_us {
             let m = op_wire_ps(&p, spec.test.verb(), size, spec.max_pmtu(cfg));
             let need_ps = m.saturating_mul(MIN_WINDOW_MESSAGES);
@@ -228,6 +229,45 @@ fn check_read_window(cfg: &Config, spec: &PerfSpec, size: u64) -> Result<(), Usa
                 u64::from(prof.window_psns) * pmtu
             )));
         }
+    }
+    Ok(())
+}
+
+/// Bytes of an RDMA CM MAD's frame (UD SEND to QP1: headers, DETH, the 256-byte MAD).
+const CM_MAD_FRAME_BYTES: u64 = PACKET_HEADER_BYTES + 8 + 256;
+
+/// The star's switch stores a whole frame before it forwards it, so a buffer
+/// (`net.switch_buffer_bytes`) smaller than the run's longest frame drops every such frame:
+/// the run used to fail with the RDMA CM blaming the impairments, or its WQEs with
+/// RETRY_EXC_ERR. Topology files give their switches their own buffers; back to back has
+/// no switch.
+fn check_switch_buffer(cfg: &Config, spec: &PerfSpec, size: u64) -> Result<(), UsageError> {
+    use crate::config::{Connect, Transport};
+    if cfg.net.topology != "star" {
+        return Ok(());
+    }
+    let payload = size.min(u64::from(spec.max_pmtu(cfg).max(1))).div_ceil(4) * 4;
+    let data = PACKET_HEADER_BYTES
+        + match spec.test.verb() {
+            Verb::Write => RETH_BYTES + payload,
+            Verb::Send if cfg.qp.transport == Transport::Ud => 8 + payload,
+            Verb::Send => payload,
+            Verb::Read => RETH_BYTES.max(AETH_BYTES + payload),
+            Verb::Atomic => ATOMIC_ETH_BYTES,
+        };
+    let cm = cfg.host.connect == Connect::Cm && cfg.qp.transport == Transport::Rc;
+    let (longest, what) = if cm && CM_MAD_FRAME_BYTES > data {
+        (CM_MAD_FRAME_BYTES, "an RDMA CM MAD")
+    } else {
+        (data, "a data packet with its headers")
+    };
+    if cfg.net.switch_buffer_bytes < longest {
+        return Err(UsageError(format!(
+            "net.switch_buffer_bytes = {} cannot hold one frame of this run ({longest} bytes: \
+             {what}): the store-and-forward switch would drop every such frame; raise it to \
+             {longest} or more",
+            cfg.net.switch_buffer_bytes
+        )));
     }
     Ok(())
 }
@@ -379,6 +419,34 @@ mod tests {
         // WRITEs move on ACKs: any length goes.
         spec.test = PerfTest::WriteBw;
         spec.sizes = vec![65536];
+        check_run(&cfg, &spec).unwrap();
+    }
+
+    #[test]
+    fn a_switch_buffer_smaller_than_one_frame_is_refused() {
+        use crate::workload::PerfTest;
+        let mut spec = lat_spec(PerfTest::WriteBw, 0.0);
+        spec.duration_us = None;
+        spec.sizes = vec![65536];
+        let mut cfg = Config::default();
+        // A 4096 B WRITE FIRST: 58 B of headers, 16 B RETH, 4096 B payload = 4170 B.
+        cfg.net.switch_buffer_bytes = 4169;
+        let e = check_run(&cfg, &spec).unwrap_err().0;
+        assert!(
+            e.contains("net.switch_buffer_bytes") && e.contains("4170"),
+            "{e}"
+        );
+        cfg.net.switch_buffer_bytes = 4170;
+        check_run(&cfg, &spec).unwrap();
+        // 64 B WRITEs: the RDMA CM's 322 B MADs are the longest frames.
+        spec.sizes = vec![64];
+        cfg.net.switch_buffer_bytes = 321;
+        assert!(check_run(&cfg, &spec).unwrap_err().0.contains("322"));
+        cfg.host.connect = crate::config::Connect::Direct;
+        check_run(&cfg, &spec).unwrap();
+        // Back to back has no switch.
+        cfg.net.switch_buffer_bytes = 0;
+        cfg.net.topology = "back_to_back".into();
         check_run(&cfg, &spec).unwrap();
     }
 

@@ -52,6 +52,17 @@ fn usage_errors_exit_2() {
             ],
             "qp.window_psns",
         ),
+        (
+            &[
+                "perf",
+                "write-bw",
+                "-n",
+                "5",
+                "--set",
+                "net.switch_buffer_bytes=0",
+            ],
+            "net.switch_buffer_bytes",
+        ),
     ] {
         let (code, _, err) = rnic(args);
         assert_eq!(code, 2, "{args:?}: {err}");
