@@ -177,6 +177,7 @@ pub fn check_run(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
             cfg.host.cq_mod, spec.tx_depth
         )));
     }
+    check_latency_gaps(cfg, spec)?;
     for &size in &spec.sizes {
         if size > MAX_MSG_BYTES {
             return Err(UsageError(format!(
@@ -267,6 +268,31 @@ fn check_switch_buffer(cfg: &Config, spec: &PerfSpec, size: u64) -> Result<(), U
              {what}): the store-and-forward switch would drop every such frame; raise it to \
              {longest} or more",
             cfg.net.switch_buffer_bytes
+        )));
+    }
+    Ok(())
+}
+
+/// The most simulated time a run may ask for, µs: an hour, as `-D` and `sim.duration_us`.
+const MAX_SIM_US: f64 = 3.6e9;
+
+/// A latency test in iteration mode idles `host.latency_gap_us` after each of its `-n`
+/// iterations; the gaps alone must fit in an hour of simulated time (2000 gaps of 10^10
+/// µs passed the picosecond clock's range and the run ended as a model error).
+fn check_latency_gaps(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
+    let gap_us = cfg.host.latency_gap_us;
+    if !spec.test.is_latency() || spec.duration_us.is_some() || gap_us <= 0.0 {
+        return Ok(());
+    }
+    let total_us = gap_us * spec.iters as f64;
+    if total_us > MAX_SIM_US {
+        return Err(UsageError(format!(
+            "host.latency_gap_us = {gap_us} (--latency_gap) after each of -n {} iterations \
+             idles {:.0} s of simulated time, more than an hour (-D's limit too): lower the \
+             gap or -n (at most {} iterations with this gap)",
+            spec.iters,
+            total_us / 1e6,
+            (MAX_SIM_US / gap_us).floor() as u64
         )));
     }
     Ok(())
@@ -447,6 +473,26 @@ mod tests {
         // Back to back has no switch.
         cfg.net.switch_buffer_bytes = 0;
         cfg.net.topology = "back_to_back".into();
+        check_run(&cfg, &spec).unwrap();
+    }
+
+    #[test]
+    fn latency_gaps_beyond_an_hour_of_simulated_time_are_refused() {
+        use crate::workload::PerfTest;
+        let mut spec = lat_spec(PerfTest::WriteLat, 0.0);
+        spec.duration_us = None;
+        spec.iters = 2000;
+        let mut cfg = Config::default();
+        // 2000 gaps of 10^10 µs: 2 x 10^13 µs = 2 x 10^19 ps, past the picosecond clock
+        // (the run ended as a model error: events scheduled in the past).
+        cfg.host.latency_gap_us = 1e10;
+        let e = check_run(&cfg, &spec).unwrap_err().0;
+        assert!(e.contains("host.latency_gap_us") && e.contains("-n"), "{e}");
+        cfg.host.latency_gap_us = 1e6; // 2000 s
+        check_run(&cfg, &spec).unwrap();
+        // Bandwidth tests have no gap.
+        cfg.host.latency_gap_us = 1e10;
+        spec.test = PerfTest::WriteBw;
         check_run(&cfg, &spec).unwrap();
     }
 

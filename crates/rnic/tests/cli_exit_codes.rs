@@ -63,6 +63,17 @@ fn usage_errors_exit_2() {
             ],
             "net.switch_buffer_bytes",
         ),
+        (
+            &[
+                "perf",
+                "write-lat",
+                "-n",
+                "2000",
+                "--set",
+                "host.latency_gap_us=1e10",
+            ],
+            "host.latency_gap_us",
+        ),
     ] {
         let (code, _, err) = rnic(args);
         assert_eq!(code, 2, "{args:?}: {err}");
