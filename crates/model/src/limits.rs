@@ -178,6 +178,14 @@ pub fn check_run(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
         )));
     }
     check_latency_gaps(cfg, spec)?;
+    let rate = cfg.qp.rate_limit_gbps;
+    if rate > 0.0 && rate < MIN_RATE_LIMIT_GBPS {
+        return Err(UsageError(format!(
+            "qp.rate_limit_gbps = {rate} (--rate_limit) is below 0.000001 Gb/s (1 kb/s), the \
+             slowest limit rnic models: one frame's tokens would take longer than the \
+             simulated clock can count; give 0 (no limit) or 0.000001 or more"
+        )));
+    }
     for &size in &spec.sizes {
         if size > MAX_MSG_BYTES {
             return Err(UsageError(format!(
@@ -272,6 +280,10 @@ fn check_switch_buffer(cfg: &Config, spec: &PerfSpec, size: u64) -> Result<(), U
     }
     Ok(())
 }
+
+/// The slowest per-QP rate limit, Gb/s (1 kb/s: a 4 KiB frame's tokens take 34 s). Far
+/// slower, they overflowed the clock (10^-12 Gb/s: 3 x 10^19 ps for 4 KiB).
+const MIN_RATE_LIMIT_GBPS: f64 = 1e-6;
 
 /// The most simulated time a run may ask for, µs: an hour, as `-D` and `sim.duration_us`.
 const MAX_SIM_US: f64 = 3.6e9;
@@ -493,6 +505,26 @@ mod tests {
         // Bandwidth tests have no gap.
         cfg.host.latency_gap_us = 1e10;
         spec.test = PerfTest::WriteBw;
+        check_run(&cfg, &spec).unwrap();
+    }
+
+    #[test]
+    fn a_rate_limit_below_one_kbps_is_refused() {
+        use crate::workload::PerfTest;
+        let mut spec = lat_spec(PerfTest::WriteBw, 0.0);
+        spec.duration_us = None;
+        let mut cfg = Config::default();
+        // 10^-12 Gb/s: one 4 KiB frame's tokens take 3 x 10^19 ps, past the clock; the
+        // wake-up time wrapped and the run spun forever.
+        cfg.qp.rate_limit_gbps = 1e-12;
+        let e = check_run(&cfg, &spec).unwrap_err().0;
+        assert!(
+            e.contains("qp.rate_limit_gbps") && e.contains("0.000001 Gb/s"),
+            "{e}"
+        );
+        cfg.qp.rate_limit_gbps = 1e-6;
+        check_run(&cfg, &spec).unwrap();
+        cfg.qp.rate_limit_gbps = 0.0; // off
         check_run(&cfg, &spec).unwrap();
     }
 

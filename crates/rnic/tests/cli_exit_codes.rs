@@ -74,6 +74,17 @@ fn usage_errors_exit_2() {
             ],
             "host.latency_gap_us",
         ),
+        (
+            &[
+                "perf",
+                "write-bw",
+                "-n",
+                "5",
+                "--set",
+                "qp.rate_limit_gbps=1e-12",
+            ],
+            "qp.rate_limit_gbps",
+        ),
     ] {
         let (code, _, err) = rnic(args);
         assert_eq!(code, 2, "{args:?}: {err}");
