@@ -100,6 +100,10 @@ pub enum CmEv {
     Timeout { conn: u32 },
     /// Every connection is established: the applications start.
     Ready,
+    /// A MAD the manager built (frame `frame`) goes to the port now, when the CM thread's
+    /// work on it is done; handed over earlier with a later start, it would hold the port
+    /// idle until then and delay every frame behind it.
+    Send { frame: u32 },
 }
 
 /// Frame buffers in flight, reused (no allocation per frame once warmed up).

@@ -142,6 +142,7 @@ pub fn check_run(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
     let p = ModelParams::from_config(cfg);
     let nodes = spec.clients.max(1) as usize + 1;
     crate::net::topology::check(cfg, nodes).map_err(|e| UsageError(e.to_string()))?;
+    crate::workload::check_ud_duplicates(cfg).map_err(UsageError)?;
     let inline = u64::from(cfg.host.inline_bytes);
     if inline > 0 && u64::from(cfg.nic.wqe_bytes) < 64 + inline {
         return Err(UsageError(format!(
@@ -176,16 +177,31 @@ pub fn check_run(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
             cfg.host.cq_mod, spec.tx_depth
         )));
     }
+    check_latency_gaps(cfg, spec)?;
+    let rate = cfg.qp.rate_limit_gbps;
+    if rate > 0.0 && rate < MIN_RATE_LIMIT_GBPS {
+        return Err(UsageError(format!(
+            "qp.rate_limit_gbps = {rate} (--rate_limit) is below 0.000001 Gb/s (1 kb/s), the \
+             slowest limit rnic models: one frame's tokens would take longer than the \
+             simulated clock can count; give 0 (no limit) or 0.000001 or more"
+        )));
+    }
     for &size in &spec.sizes {
         if size > MAX_MSG_BYTES {
             return Err(UsageError(format!(
                 "-s/--size {size}: the largest RDMA message is {MAX_MSG_BYTES} bytes (2 GiB, the InfiniBand limit)"
             )));
         }
+        if spec.test.verb() == Verb::Read {
+            check_read_window(cfg, spec, size)?;
+        }
+        check_switch_buffer(cfg, spec, size)?;
         if let Some(window_us) = spec.duration_us {
             let m = op_wire_ps(&p, spec.test.verb(), size, spec.max_pmtu(cfg));
             let need_ps = m.saturating_mul(MIN_WINDOW_MESSAGES);
-            if rnic_sim::us(window_us) < need_ps {
+            if spec.test.is_latency() {
+                check_latency_window(cfg, spec, size, m, window_us)?;
+            } else if rnic_sim::us(window_us) < need_ps {
                 return Err(UsageError(format!(
                     "-D/--duration {:.6} s is too short to measure {size}-byte messages: one \
                      takes {:.3} µs on the {} Gb/s port, and a window must hold at least \
@@ -198,24 +214,172 @@ pub fn check_run(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
                 )));
             }
         }
-        let need = memory_estimate_bytes(cfg, spec, size);
-        let budget = memory_budget_bytes(cfg);
-        if need > budget {
+        check_memory(cfg, spec, size)?;
+    }
+    Ok(())
+}
+
+/// A READ's response packets all fall inside its QP's packet window (`qp.window_psns`), so
+/// the transport refuses to post a longer one: without this check the run posted nothing
+/// and stalled.
+fn check_read_window(cfg: &Config, spec: &PerfSpec, size: u64) -> Result<(), UsageError> {
+    let profiles = spec.qp_profiles.len().max(1) as u32;
+    for i in 0..profiles {
+        let prof = spec.profile(cfg, i);
+        let pmtu = u64::from(prof.pmtu.max(1));
+        let packets = size.div_ceil(pmtu).max(1);
+        if packets > u64::from(prof.window_psns) {
             return Err(UsageError(format!(
-                "this run needs about {} of memory ({size}-byte buffers for {} QPs, rings of \
-                 depth {}), above the budget of {} (sim.max_memory_gb{}); use fewer QPs \
-                 (-q), a smaller -s or -t, or raise it with --set sim.max_memory_gb=N",
-                gb(need),
-                spec.qps,
-                spec.tx_depth,
-                gb(budget),
-                if cfg.sim.max_memory_gb > 0.0 {
-                    String::new()
-                } else {
-                    " = 0: half of this machine's memory".to_string()
-                }
+                "-s/--size {size}: a READ of it takes {packets} response packets at a path MTU \
+                 of {pmtu} B, more than the packet window qp.window_psns = {} lets a QP have \
+                 outstanding, so it could never be posted; raise qp.window_psns to {packets} \
+                 or more, or use -s {} or less",
+                prof.window_psns,
+                u64::from(prof.window_psns) * pmtu
             )));
         }
+    }
+    Ok(())
+}
+
+/// Bytes of an RDMA CM MAD's frame (UD SEND to QP1: headers, DETH, the 256-byte MAD).
+const CM_MAD_FRAME_BYTES: u64 = PACKET_HEADER_BYTES + 8 + 256;
+
+/// The star's switch stores a whole frame before it forwards it, so a buffer
+/// (`net.switch_buffer_bytes`) smaller than the run's longest frame drops every such frame:
+/// the run used to fail with the RDMA CM blaming the impairments, or its WQEs with
+/// RETRY_EXC_ERR. Topology files give their switches their own buffers; back to back has
+/// no switch.
+fn check_switch_buffer(cfg: &Config, spec: &PerfSpec, size: u64) -> Result<(), UsageError> {
+    use crate::config::{Connect, Transport};
+    if cfg.net.topology != "star" {
+        return Ok(());
+    }
+    let payload = size.min(u64::from(spec.max_pmtu(cfg).max(1))).div_ceil(4) * 4;
+    let data = PACKET_HEADER_BYTES
+        + match spec.test.verb() {
+            Verb::Write => RETH_BYTES + payload,
+            Verb::Send if cfg.qp.transport == Transport::Ud => 8 + payload,
+            Verb::Send => payload,
+            Verb::Read => RETH_BYTES.max(AETH_BYTES + payload),
+            Verb::Atomic => ATOMIC_ETH_BYTES,
+        };
+    let cm = cfg.host.connect == Connect::Cm && cfg.qp.transport == Transport::Rc;
+    let (longest, what) = if cm && CM_MAD_FRAME_BYTES > data {
+        (CM_MAD_FRAME_BYTES, "an RDMA CM MAD")
+    } else {
+        (data, "a data packet with its headers")
+    };
+    if cfg.net.switch_buffer_bytes < longest {
+        return Err(UsageError(format!(
+            "net.switch_buffer_bytes = {} cannot hold one frame of this run ({longest} bytes: \
+             {what}): the store-and-forward switch would drop every such frame; raise it to \
+             {longest} or more",
+            cfg.net.switch_buffer_bytes
+        )));
+    }
+    Ok(())
+}
+
+/// The slowest per-QP rate limit, Gb/s (1 kb/s: a 4 KiB frame's tokens take 34 s). Far
+/// slower, they overflowed the clock (10^-12 Gb/s: 3 x 10^19 ps for 4 KiB).
+const MIN_RATE_LIMIT_GBPS: f64 = 1e-6;
+
+/// The most simulated time a run may ask for, µs: an hour, as `-D` and `sim.duration_us`.
+const MAX_SIM_US: f64 = 3.6e9;
+
+/// A latency test in iteration mode idles `host.latency_gap_us` after each of its `-n`
+/// iterations; the gaps alone must fit in an hour of simulated time (2000 gaps of 10^10
+/// µs passed the picosecond clock's range and the run ended as a model error).
+fn check_latency_gaps(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
+    let gap_us = cfg.host.latency_gap_us;
+    if !spec.test.is_latency() || spec.duration_us.is_some() || gap_us <= 0.0 {
+        return Ok(());
+    }
+    let total_us = gap_us * spec.iters as f64;
+    if total_us > MAX_SIM_US {
+        return Err(UsageError(format!(
+            "host.latency_gap_us = {gap_us} (--latency_gap) after each of -n {} iterations \
+             idles {:.0} s of simulated time, more than an hour (-D's limit too): lower the \
+             gap or -n (at most {} iterations with this gap)",
+            spec.iters,
+            total_us / 1e6,
+            (MAX_SIM_US / gap_us).floor() as u64
+        )));
+    }
+    Ok(())
+}
+
+/// The least one-way propagation between the server and a client, ps: a star's two links,
+/// back to back's one, the WAN topology's long link; 0 for a topology file (its paths are
+/// known only once it is built).
+fn min_one_way_ps(cfg: &Config) -> TimePs {
+    let link_ps = (cfg.net.effective_link_delay_ns() * 1e3) as TimePs;
+    match cfg.net.topology.as_str() {
+        "star" => 2 * link_ps,
+        "back_to_back" => link_ps,
+        "wan" => (cfg.net.wan_km * crate::config::NS_PER_KM * 1e3) as TimePs,
+        _ => 0,
+    }
+}
+
+/// A latency test's `-D` window must hold [`MIN_WINDOW_MESSAGES`] iterations, and an
+/// iteration is a round trip, not one message on the wire: at least both messages' wire
+/// time (WRITE/SEND ping-pong; READ and atomics: the longer direction once) and the
+/// propagation each way. `--procs` processes run theirs side by side.
+fn check_latency_window(
+    cfg: &Config,
+    spec: &PerfSpec,
+    size: u64,
+    op_wire: TimePs,
+    window_us: f64,
+) -> Result<(), UsageError> {
+    let ping_pong = matches!(spec.test.verb(), Verb::Write | Verb::Send);
+    let wire = if ping_pong { 2 * op_wire } else { op_wire };
+    let round_trip = wire + 2 * min_one_way_ps(cfg);
+    let parallel = u64::from(spec.procs.unwrap_or(1).max(1));
+    let need_ps = round_trip.saturating_mul(MIN_WINDOW_MESSAGES) / parallel;
+    if rnic_sim::us(window_us) < need_ps {
+        let side_by_side = if parallel > 1 {
+            format!(" (--procs {parallel} run theirs side by side)")
+        } else {
+            String::new()
+        };
+        return Err(UsageError(format!(
+            "-D/--duration {:.6} s is too short to measure {} with {size}-byte messages: one \
+             iteration is a round trip of at least {:.3} µs (the messages on the {} Gb/s \
+             wire and the propagation each way), and a window must hold at least \
+             {MIN_WINDOW_MESSAGES} of them{side_by_side} for whole iterations to give the \
+             rate within 1 %; use -D {:.6} or more, or -n",
+            window_us / 1e6,
+            spec.test.name(),
+            round_trip as f64 / 1e6,
+            cfg.eth.gbps,
+            need_ps as f64 / 1e12
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses a footprint above the memory budget.
+fn check_memory(cfg: &Config, spec: &PerfSpec, size: u64) -> Result<(), UsageError> {
+    let need = memory_estimate_bytes(cfg, spec, size);
+    let budget = memory_budget_bytes(cfg);
+    if need > budget {
+        return Err(UsageError(format!(
+            "this run needs about {} of memory ({size}-byte buffers for {} QPs, rings of \
+                 depth {}), above the budget of {} (sim.max_memory_gb{}); use fewer QPs \
+                 (-q), a smaller -s or -t, or raise it with --set sim.max_memory_gb=N",
+            gb(need),
+            spec.qps,
+            spec.tx_depth,
+            gb(budget),
+            if cfg.sim.max_memory_gb > 0.0 {
+                String::new()
+            } else {
+                " = 0: half of this machine's memory".to_string()
+            }
+        )));
     }
     Ok(())
 }
@@ -268,5 +432,153 @@ mod tests {
         assert!(e.contains("sim.max_memory_gb"), "{e}");
         spec.sizes = vec![MAX_MSG_BYTES + 1];
         assert!(check_run(&cfg, &spec).is_err());
+    }
+
+    #[test]
+    fn a_read_longer_than_the_packet_window_is_refused_naming_the_field() {
+        use crate::workload::PerfTest;
+        let mut cfg = Config::default();
+        cfg.qp.window_psns = 4;
+        let mut spec = lat_spec(PerfTest::ReadBw, 0.0);
+        spec.duration_us = None;
+        // 64 KiB at a 4096 B path MTU: 16 response packets, 4 fit the window. The transport
+        // refuses such a post, so the run used to stall with nothing completed (exit 3).
+        spec.sizes = vec![65536];
+        let e = check_run(&cfg, &spec).unwrap_err().0;
+        assert!(
+            e.contains("qp.window_psns") && e.contains("16") && e.contains("-s"),
+            "{e}"
+        );
+        spec.sizes = vec![16384];
+        check_run(&cfg, &spec).unwrap();
+        spec.test = PerfTest::ReadLat;
+        spec.sizes = vec![16385];
+        assert!(check_run(&cfg, &spec).is_err());
+        // WRITEs move on ACKs: any length goes.
+        spec.test = PerfTest::WriteBw;
+        spec.sizes = vec![65536];
+        check_run(&cfg, &spec).unwrap();
+    }
+
+    #[test]
+    fn a_switch_buffer_smaller_than_one_frame_is_refused() {
+        use crate::workload::PerfTest;
+        let mut spec = lat_spec(PerfTest::WriteBw, 0.0);
+        spec.duration_us = None;
+        spec.sizes = vec![65536];
+        let mut cfg = Config::default();
+        // A 4096 B WRITE FIRST: 58 B of headers, 16 B RETH, 4096 B payload = 4170 B.
+        cfg.net.switch_buffer_bytes = 4169;
+        let e = check_run(&cfg, &spec).unwrap_err().0;
+        assert!(
+            e.contains("net.switch_buffer_bytes") && e.contains("4170"),
+            "{e}"
+        );
+        cfg.net.switch_buffer_bytes = 4170;
+        check_run(&cfg, &spec).unwrap();
+        // 64 B WRITEs: the RDMA CM's 322 B MADs are the longest frames.
+        spec.sizes = vec![64];
+        cfg.net.switch_buffer_bytes = 321;
+        assert!(check_run(&cfg, &spec).unwrap_err().0.contains("322"));
+        cfg.host.connect = crate::config::Connect::Direct;
+        check_run(&cfg, &spec).unwrap();
+        // Back to back has no switch.
+        cfg.net.switch_buffer_bytes = 0;
+        cfg.net.topology = "back_to_back".into();
+        check_run(&cfg, &spec).unwrap();
+    }
+
+    #[test]
+    fn latency_gaps_beyond_an_hour_of_simulated_time_are_refused() {
+        use crate::workload::PerfTest;
+        let mut spec = lat_spec(PerfTest::WriteLat, 0.0);
+        spec.duration_us = None;
+        spec.iters = 2000;
+        let mut cfg = Config::default();
+        // 2000 gaps of 10^10 µs: 2 x 10^13 µs = 2 x 10^19 ps, past the picosecond clock
+        // (the run ended as a model error: events scheduled in the past).
+        cfg.host.latency_gap_us = 1e10;
+        let e = check_run(&cfg, &spec).unwrap_err().0;
+        assert!(e.contains("host.latency_gap_us") && e.contains("-n"), "{e}");
+        cfg.host.latency_gap_us = 1e6; // 2000 s
+        check_run(&cfg, &spec).unwrap();
+        // Bandwidth tests have no gap.
+        cfg.host.latency_gap_us = 1e10;
+        spec.test = PerfTest::WriteBw;
+        check_run(&cfg, &spec).unwrap();
+    }
+
+    #[test]
+    fn a_rate_limit_below_one_kbps_is_refused() {
+        use crate::workload::PerfTest;
+        let mut spec = lat_spec(PerfTest::WriteBw, 0.0);
+        spec.duration_us = None;
+        let mut cfg = Config::default();
+        // 10^-12 Gb/s: one 4 KiB frame's tokens take 3 x 10^19 ps, past the clock; the
+        // wake-up time wrapped and the run spun forever.
+        cfg.qp.rate_limit_gbps = 1e-12;
+        let e = check_run(&cfg, &spec).unwrap_err().0;
+        assert!(
+            e.contains("qp.rate_limit_gbps") && e.contains("0.000001 Gb/s"),
+            "{e}"
+        );
+        cfg.qp.rate_limit_gbps = 1e-6;
+        check_run(&cfg, &spec).unwrap();
+        cfg.qp.rate_limit_gbps = 0.0; // off
+        check_run(&cfg, &spec).unwrap();
+    }
+
+    fn lat_spec(test: crate::workload::PerfTest, window_us: f64) -> PerfSpec {
+        PerfSpec {
+            test,
+            atomic: Default::default(),
+            sizes: vec![2],
+            iters: 5,
+            qps: 1,
+            tx_depth: 1,
+            duration_us: Some(window_us),
+            clients: 1,
+            pcap: None,
+            procs: None,
+            qp_profiles: Vec::new(),
+            mrs: 1,
+            client_mrs: None,
+            direction: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_latency_window_must_hold_100_round_trips() {
+        use crate::workload::PerfTest;
+        let cfg = Config::default();
+        // A 2-byte ping-pong through the star: each message 6.88 ns (SEND) or 8.16 ns
+        // (WRITE, with its RETH) on the wire and 2 x 500 ns of links each way, so a round
+        // trip takes at least 2 x 1006.88 ns and 100 of them 201.4 µs (201.6 µs). A 10 µs
+        // window held one iteration: tps 100,000 where the run does 184,000.
+        for test in [PerfTest::WriteLat, PerfTest::SendLat] {
+            let e = check_run(&cfg, &lat_spec(test, 10.0)).unwrap_err().0;
+            assert!(
+                e.contains("-D/--duration")
+                    && e.contains("round trip")
+                    && e.contains("use -D 0.0002"),
+                "{e}"
+            );
+            check_run(&cfg, &lat_spec(test, 202.0)).unwrap();
+        }
+        // READ and atomics: the response's wire time once, the propagation both ways.
+        for test in [PerfTest::ReadLat, PerfTest::AtomicLat] {
+            assert!(check_run(&cfg, &lat_spec(test, 150.0)).is_err(), "{test}");
+            check_run(&cfg, &lat_spec(test, 202.0)).unwrap();
+        }
+        // --procs 10: ten processes run their ping-pongs side by side.
+        let mut procs = lat_spec(PerfTest::WriteLat, 25.0);
+        procs.procs = Some(10);
+        procs.qps = 10;
+        check_run(&cfg, &procs).unwrap();
+        // Back to back: one link each way.
+        let mut b2b = cfg.clone();
+        b2b.net.topology = "back_to_back".into();
+        check_run(&b2b, &lat_spec(PerfTest::WriteLat, 102.0)).unwrap();
+        assert!(check_run(&b2b, &lat_spec(PerfTest::WriteLat, 90.0)).is_err());
     }
 }

@@ -40,6 +40,21 @@ struct Source {
     op_psn: u32,
     /// Its index among the QP's operations.
     op_k: u64,
+    /// How the QP's payloads arrive: in PSN order, or as datagrams in any order.
+    delivery: Delivery,
+}
+
+/// How a QP's payloads may arrive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Delivery {
+    /// RC and UC: placed in PSN order (a receiver drops what is behind), so an operation's
+    /// start only moves forward and a payload behind it is a fault.
+    #[default]
+    InOrder,
+    /// UD: every datagram is a one-packet message and the receiver checks no PSN, so
+    /// datagrams the network reordered are placed in arrival order, each at the start of
+    /// its own receive buffer: each is checked against its source from offset 0.
+    Datagram,
 }
 
 /// The payload oracle.
@@ -71,7 +86,7 @@ impl PayloadOracle {
 
     /// QP `qpn` of `node` receives operations of `sizes` from `peer`'s source buffer `slot`
     /// (`from`: a slot number unique on `peer` across the run's flows), in packets of `pmtu`
-    /// bytes whose PSNs start at `first_psn`.
+    /// bytes whose PSNs start at `first_psn`, delivered as `delivery` says.
     pub fn connect(
         &mut self,
         (node, qpn): (usize, u32),
@@ -79,6 +94,7 @@ impl PayloadOracle {
         pmtu: u32,
         sizes: MsgSizes,
         first_psn: u32,
+        delivery: Delivery,
     ) {
         let v = &mut self.sources[node];
         if v.len() <= qpn as usize {
@@ -91,6 +107,7 @@ impl PayloadOracle {
             sizes,
             op_psn: first_psn & PSN_MASK,
             op_k: 0,
+            delivery,
         });
     }
 
@@ -125,6 +142,16 @@ impl RxObserver for PayloadOracle {
         let seed = self.seed;
         let pkts = |bytes: u64, pmtu: u64| bytes.max(1).div_ceil(pmtu).max(1) as u32;
         let ahead = psn.wrapping_sub(src.op_psn) & PSN_MASK;
+        if src.delivery == Delivery::Datagram {
+            // One packet per message, placed at its buffer's start whatever its PSN.
+            let msg_bytes = match &src.sizes {
+                MsgSizes::Fixed(bytes) => *bytes,
+                MsgSizes::Mix(..) => payload.len() as u64,
+            };
+            let (peer, slot) = (src.peer, src.slot);
+            self.check(node, qpn, psn, (peer, slot), 0, msg_bytes, payload);
+            return;
+        }
         if ahead > PSN_MASK / 2 {
             let start = src.op_psn;
             self.fail(|| {
@@ -156,6 +183,24 @@ impl RxObserver for PayloadOracle {
         };
         let offset = u64::from(in_op) * src.pmtu;
         let (peer, slot) = (src.peer, src.slot);
+        self.check(node, qpn, psn, (peer, slot), offset, msg_bytes, payload);
+    }
+}
+
+impl PayloadOracle {
+    /// Compares `payload`, placed at `offset` of a `msg_bytes` message, with `peer`'s
+    /// source buffer `slot` (its last byte as the application last wrote it).
+    #[allow(clippy::too_many_arguments)]
+    fn check(
+        &mut self,
+        node: usize,
+        qpn: u32,
+        psn: u32,
+        (peer, slot): (usize, u32),
+        offset: u64,
+        msg_bytes: u64,
+        payload: &[u8],
+    ) {
         let mut want = std::mem::take(&mut self.expected);
         want.resize(payload.len(), 0);
         pattern::fill(

@@ -145,7 +145,8 @@ pub struct PerfResult {
     pub goodput_gbps: f64,
     /// Payload MB/s with MB = 2^20 bytes (perftest's BW average[MB/sec]).
     pub bw_avg_mb_s: f64,
-    /// perftest's BW peak[MB/sec]: best bandwidth over any window of completions.
+    /// perftest's BW peak[MB/sec] column. rnic reports the average here: perftest's peak,
+    /// the best rate over any run of consecutive operations, is not computed.
     pub bw_peak_mb_s: f64,
     /// Latency, µs.
     pub latency_us: LatencyStats,

@@ -350,6 +350,24 @@ pub fn check_transport(
     Ok(())
 }
 
+/// UD on a network that duplicates frames (`net.impair.dup`) is refused: a UD receiver
+/// checks no PSN, so a copy is delivered as a message of its own and takes a receive meant
+/// for a later one. A ping-pong then completes an iteration with a stale copy, faster than
+/// the wire allows, and the counts of messages sent, received and lost no longer balance.
+pub fn check_ud_duplicates(cfg: &crate::config::Config) -> Result<(), String> {
+    if cfg.qp.transport == crate::config::Transport::Ud && cfg.net.impair.dup > 0.0 {
+        return Err(format!(
+            "net.impair.dup = {} with qp.transport = \"ud\" (-c UD): a UD receiver checks no \
+             PSN, so every copy the network makes would be delivered as a message of its own, \
+             taking a receive meant for a later message (a ping-pong would complete with the \
+             copy, faster than the wire); rnic does not model that: set net.impair.dup = 0 \
+             for UD runs, or use -c UC or RC, whose receivers drop duplicates",
+            cfg.net.impair.dup
+        ));
+    }
+    Ok(())
+}
+
 /// The rules of `--procs n` (csRNA's latency test): a latency test other than send-lat
 /// (the server initiates), a core per process, a QP per process. Checked when options are
 /// resolved and again by the model for specs built directly.

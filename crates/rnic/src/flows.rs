@@ -124,11 +124,20 @@ fn num(t: &Table, sec: &str, key: &str) -> Result<Option<f64>, ConfigError> {
         Some(Value::Float(f)) => *f,
         Some(v) => return Err(wrong(path, v, "a number")),
     };
-    if !(x.is_finite() && x >= 0.0) {
-        return Err(range(path, x, "a number >= 0"));
+    if !(x.is_finite() && (0.0..=MAX_SIM_US).contains(&x)) {
+        return Err(range(
+            path,
+            x,
+            "a number of µs from 0 to 3600000000 (an hour of simulated time, as -D)",
+        ));
     }
     Ok(Some(x))
 }
+
+/// The longest simulated time a flow's `start_us` or `duration_us` may name, µs: an hour,
+/// as `-D` and `sim.duration_us` (and far inside the picosecond clock's range: a start of
+/// 10^15 µs overflowed it and the run ended as a model error).
+const MAX_SIM_US: f64 = 3.6e9;
 
 /// Reads `[[flow]]` table `i`.
 pub fn parse_flow(t: &Table, i: usize) -> Result<FlowOptions, ConfigError> {
@@ -494,6 +503,8 @@ mod tests {
             ("[[flow]]\ntest = \"write-bw\"\ncores = 11", "host.cores"),
             ("[[flow]]\nname = \"a\"\ntest = \"write-bw\"\n[[flow]]\nname = \"a\"\ntest = \"write-bw\"", "flow[1].name"),
             ("[[flow]]\ntest = \"atomic-bw\"\nsize = 64", "8 bytes"),
+            ("[[flow]]\ntest = \"write-bw\"\nstart_us = 1e15", "flow[0].start_us"),
+            ("[[flow]]\ntest = \"write-bw\"\nduration_us = 1e300", "flow[0].duration_us"),
         ] {
             let e = flows(src).unwrap_err().to_string();
             assert!(e.contains(want), "{src:?}: {e}");

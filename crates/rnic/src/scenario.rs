@@ -119,6 +119,13 @@ pub struct Scenario {
 /// Parses scenario text; `origin` names it in errors and gives the default name.
 pub fn parse_scenario(src: &str, origin: &str) -> Result<Scenario, ConfigError> {
     let t = parse_toml_table(src, origin)?;
+    if t.contains_key("axis") {
+        return Err(ConfigError::Inconsistent(
+            "this is a sweep file ([[axis]] tables): `rnic run` runs one scenario; run it with \
+             `rnic sweep FILE --out DIR`"
+                .into(),
+        ));
+    }
     let mut known: Vec<&str> = BASE_KEYS.to_vec();
     known.push("output");
     known.push("flow");
@@ -205,6 +212,10 @@ json = "x.json"
             ("[output]\njsn = \"a\"", "output.jsn"),
             ("seed = \"x\"", "`seed`"),
             ("[perf\n", "line 1"),
+            (
+                "[perf]\ntest = \"write-bw\"\n[[axis]]\nkey = \"perf.qp\"\nvalues = [1]",
+                "rnic sweep",
+            ),
         ] {
             let e = parse_scenario(src, "s.toml").unwrap_err().to_string();
             assert!(e.contains(want), "{src:?}: {e}");

@@ -116,6 +116,18 @@ fn bad_input_exits_2_naming_the_flag() {
             &["calc", "frame", "--payload-bytes", "8", "--opcode", "nope"][..],
             "--opcode",
         ),
+        (
+            &[
+                "calc",
+                "frame",
+                "--payload-bytes",
+                "5000",
+                "--opcode",
+                "write-only",
+            ][..],
+            "--payload-bytes",
+        ),
+        (&["calc", "frame", "--payload-bytes", "100"][..], "path MTU"),
     ] {
         let (code, _, err) = rnic(args);
         assert_eq!(code, 2, "{args:?}: {err}");

@@ -25,6 +25,66 @@ fn usage_errors_exit_2() {
         (&["perf", "nope"], "write-bw"),
         (&["config", "show", "--profile", "nope"], "unknown profile"),
         (&["run", "/nonexistent.toml"], "cannot read"),
+        (
+            &[
+                "perf",
+                "send-lat",
+                "-c",
+                "UD",
+                "-n",
+                "5",
+                "--set",
+                "net.impair.dup=0.3",
+            ],
+            "net.impair.dup",
+        ),
+        (&["perf", "write-lat", "-D", "0.00001"], "round trip"),
+        (
+            &[
+                "perf",
+                "read-bw",
+                "-s",
+                "65536",
+                "-n",
+                "5",
+                "--set",
+                "qp.window_psns=4",
+            ],
+            "qp.window_psns",
+        ),
+        (
+            &[
+                "perf",
+                "write-bw",
+                "-n",
+                "5",
+                "--set",
+                "net.switch_buffer_bytes=0",
+            ],
+            "net.switch_buffer_bytes",
+        ),
+        (
+            &[
+                "perf",
+                "write-lat",
+                "-n",
+                "2000",
+                "--set",
+                "host.latency_gap_us=1e10",
+            ],
+            "host.latency_gap_us",
+        ),
+        (
+            &[
+                "perf",
+                "write-bw",
+                "-n",
+                "5",
+                "--set",
+                "qp.rate_limit_gbps=1e-12",
+            ],
+            "qp.rate_limit_gbps",
+        ),
     ] {
         let (code, _, err) = rnic(args);
         assert_eq!(code, 2, "{args:?}: {err}");

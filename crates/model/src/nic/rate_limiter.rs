@@ -89,7 +89,8 @@ impl RateLimiter {
         if b.tokens >= 0.0 {
             return Ok(());
         }
-        let at = now + (-b.tokens / rate).ceil() as TimePs;
+        // Saturating: a wake-up past the clock's end must not wrap into the past.
+        let at = now.saturating_add((-b.tokens / rate).ceil() as TimePs);
         let schedule = !b.wake_pending;
         b.wake_pending = true;
         self.stats.deferrals += 1;

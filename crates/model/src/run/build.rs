@@ -26,7 +26,7 @@ use crate::host::steady::Steady;
 use crate::net::topology::{self, node_ip, node_mac};
 use crate::nic::cq::CqCtx;
 use crate::nic::Nic;
-use crate::oracle::{MsgSizes, PayloadOracle};
+use crate::oracle::{Delivery, MsgSizes, PayloadOracle};
 use crate::params::ModelParams;
 use crate::workload::{Direction, PerfSpec, PerfTest, QpProfile, Verb};
 use crate::world::World;
@@ -301,6 +301,7 @@ pub(crate) fn build_flows(
             f.max_pmtu(cfg),
         )
         .map_err(crate::UsageError)?;
+        crate::workload::check_ud_duplicates(cfg).map_err(crate::UsageError)?;
         // A UD receive holds the 40-byte GRH area before the payload.
         let buf_bytes = u64::from(size32) + grh_bytes(cfg);
         let stride = buffer_stride(buf_bytes);
@@ -553,6 +554,11 @@ pub(crate) fn build_flows(
 
     // ---- the payload oracle: each QP receives the bytes of its peer's source buffer ------
     let mut oracle = PayloadOracle::new(p.seed, n_nodes);
+    let delivery = if cfg.qp.transport == crate::config::Transport::Ud {
+        Delivery::Datagram
+    } else {
+        Delivery::InOrder
+    };
     for ((f, pl), pairs) in spec.flows.iter().zip(&plans).zip(&flow_pairs) {
         for (i, pr) in pairs.iter().enumerate() {
             let slot = pl.slot_base + pl.layout.slot(i as u32);
@@ -572,8 +578,9 @@ pub(crate) fn build_flows(
             let read = f.test.verb() == Verb::Read;
             let first = |own: u32, peer: u32| if read { own } else { peer };
             let sz2 = sz.clone();
-            oracle.connect((s, pr.s_qpn), (c, slot), pmtu, sz2, first(s_psn, c_psn));
-            oracle.connect((c, pr.c_qpn), (s, slot), pmtu, sz, first(c_psn, s_psn));
+            let d = delivery;
+            oracle.connect((s, pr.s_qpn), (c, slot), pmtu, sz2, first(s_psn, c_psn), d);
+            oracle.connect((c, pr.c_qpn), (s, slot), pmtu, sz, first(c_psn, s_psn), d);
         }
     }
 

@@ -93,6 +93,18 @@ pub(crate) fn judge(
     for (fi, app) in world.apps.iter().enumerate() {
         let mut v = Verdict::default();
         verdict::judge_completion(app, end, stopped_at_limit, &mut v);
+        if !app.finished && !stopped_at_limit && cfg.qp.ack_timeout_ns().is_none() {
+            // IBA's infinite local ACK timeout: what was lost with nothing behind it is
+            // never resent (nor a lost ping-pong iteration given up), so the QP waits
+            // forever, as it would on real hardware.
+            v.add(
+                RunStatus::Incomplete,
+                "qp.timeout = 0 (-u 0) is the infinite local ACK timeout: a lost packet with \
+                 nothing sent behind it is never resent, so the QP waits forever; give -u 1 \
+                 to 31 (4.096 µs × 2^n)"
+                    .to_string(),
+            );
+        }
         add(&mut verdict, &mut own[fi], fi, v);
     }
     if let Some(m) = &world.oracle.first_mismatch {

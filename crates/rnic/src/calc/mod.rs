@@ -19,6 +19,11 @@ const ETHERNET_BYTES: u64 = rnic_wire::ethernet::HEADER_LEN as u64;
 const VLAN_TAG_BYTES: u64 = 4;
 /// The Ethernet frame check sequence, bytes (on the wire, not in rnic's captures).
 const FCS_BYTES: u64 = 4;
+/// The shortest Ethernet frame, FCS included: the MAC pads shorter ones (IEEE 802.3).
+const MIN_FRAME_BYTES: u64 = 64;
+/// The path MTUs RoCE allows, bytes: a packet's payload is at most the largest, and a FIRST
+/// or MIDDLE packet carries exactly one.
+const PMTUS: &[u64] = crate::config::schema::PMTUS;
 
 /// The inputs of the queue-depth rule.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -126,7 +131,9 @@ pub const FRAME_OPCODES: [(&str, Opcode); 8] = [
 
 /// The bytes a RoCEv2 (IPv4) packet of `opcode` with `payload_bytes` occupies on the link:
 /// Ethernet (+ 802.1Q tag if `vlan`), IPv4, UDP, BTH, the opcode's extension headers, the
-/// payload padded to 4 bytes, ICRC and FCS.
+/// payload padded to 4 bytes, ICRC and FCS, and the MAC's pad up to the 64-byte minimum
+/// frame. A packet carries at most one path MTU (4096 B at most), and a FIRST or MIDDLE
+/// packet exactly one.
 pub fn frame_bytes(opcode: Opcode, payload_bytes: u64, vlan: bool) -> Result<FrameSize, String> {
     if payload_bytes > 0 && !opcode.has_payload() {
         return Err(format!(
@@ -134,9 +141,28 @@ pub fn frame_bytes(opcode: Opcode, payload_bytes: u64, vlan: bool) -> Result<Fra
              data-carrying --opcode"
         ));
     }
-    if payload_bytes > 1 << 31 {
+    let max_pmtu = PMTUS[PMTUS.len() - 1];
+    if payload_bytes > max_pmtu {
         return Err(format!(
-            "--payload-bytes {payload_bytes} is larger than one RoCEv2 message may be (2 GiB)"
+            "--payload-bytes {payload_bytes}: one RoCEv2 packet carries at most one path MTU, \
+             {max_pmtu} bytes at most (a longer message is cut into packets of the path MTU): \
+             give one packet's payload"
+        ));
+    }
+    let exactly_one_pmtu = matches!(
+        opcode,
+        Opcode::RcWriteFirst
+            | Opcode::RcWriteMiddle
+            | Opcode::RcSendFirst
+            | Opcode::RcSendMiddle
+            | Opcode::RcReadResponseFirst
+            | Opcode::RcReadResponseMiddle
+    );
+    if exactly_one_pmtu && !PMTUS.contains(&payload_bytes) {
+        return Err(format!(
+            "--payload-bytes {payload_bytes}: a {opcode:?} packet carries exactly one path MTU \
+             (256, 512, 1024, 2048 or 4096 bytes); a shorter payload ends a message (a LAST \
+             or ONLY packet: --opcode write-last, write-only or send-only)"
         ));
     }
     let mut parts = vec![FramePart {
@@ -183,16 +209,22 @@ pub fn frame_bytes(opcode: Opcode, payload_bytes: u64, vlan: bool) -> Result<Fra
             bytes: pad,
         });
     }
-    parts.extend([
-        FramePart {
-            name: "ICRC",
-            bytes: rnic_wire::icrc::ICRC_LEN as u64,
-        },
-        FramePart {
-            name: "FCS",
-            bytes: FCS_BYTES,
-        },
-    ]);
+    parts.push(FramePart {
+        name: "ICRC",
+        bytes: rnic_wire::icrc::ICRC_LEN as u64,
+    });
+    let short =
+        MIN_FRAME_BYTES.saturating_sub(parts.iter().map(|p| p.bytes).sum::<u64>() + FCS_BYTES);
+    if short > 0 {
+        parts.push(FramePart {
+            name: "Ethernet pad",
+            bytes: short,
+        });
+    }
+    parts.push(FramePart {
+        name: "FCS",
+        bytes: FCS_BYTES,
+    });
     Ok(FrameSize {
         opcode: format!("{opcode:?}"),
         frame_bytes: parts.iter().map(|p| p.bytes).sum(),
@@ -229,6 +261,43 @@ mod tests {
         assert_eq!(ack.frame_bytes, 14 + 20 + 8 + 12 + 4 + 4 + 4);
         let odd = frame_bytes(Opcode::RcSendOnly, 1, false).unwrap();
         assert_eq!(odd.frame_bytes, 14 + 20 + 8 + 12 + 1 + 3 + 4 + 4);
+    }
+
+    #[test]
+    fn a_short_frame_is_padded_to_the_ethernet_minimum() {
+        // 14 + 20 + 8 + 12 + 4 + 4 = 62 B: the MAC pads it to 64 B (60 + FCS) on the link.
+        let f = frame_bytes(Opcode::RcSendOnly, 0, false).unwrap();
+        assert_eq!(f.frame_bytes, 64);
+        assert!(f
+            .parts
+            .iter()
+            .any(|p| p.name == "Ethernet pad" && p.bytes == 2));
+        // Already 66 B: nothing added.
+        let f = frame_bytes(Opcode::RcSendOnly, 1, false).unwrap();
+        assert_eq!(f.frame_bytes, 66);
+    }
+
+    #[test]
+    fn a_packet_carries_at_most_one_path_mtu_and_first_or_middle_exactly_one() {
+        let e = frame_bytes(Opcode::RcWriteOnly, 5000, false).unwrap_err();
+        assert!(
+            e.contains("--payload-bytes 5000") && e.contains("4096"),
+            "{e}"
+        );
+        for op in [
+            Opcode::RcWriteFirst,
+            Opcode::RcWriteMiddle,
+            Opcode::RcSendFirst,
+            Opcode::RcReadResponseMiddle,
+        ] {
+            let e = frame_bytes(op, 100, false).unwrap_err();
+            assert!(
+                e.contains("--payload-bytes 100") && e.contains("path MTU"),
+                "{e}"
+            );
+            assert!(frame_bytes(op, 1024, false).is_ok());
+        }
+        assert!(frame_bytes(Opcode::RcWriteOnly, 100, false).is_ok());
     }
 
     #[test]

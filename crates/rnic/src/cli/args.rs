@@ -217,7 +217,8 @@ pub struct PerfCmd {
     #[arg(short = 's', long = "size", value_name = "BYTES",
           allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..=MAX_MSG_BYTES))]
     pub size: Option<u64>,
-    /// Number of exchanges per QP [default: 5000 for bw, 1000 for lat].
+    /// Number of exchanges: per QP for bandwidth tests; in all for latency tests, whose QPs
+    /// (and --procs processes) share them [default: 5000 for bw, 1000 for lat].
     #[arg(short = 'n', long = "iters", value_name = "ITERS",
           allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(MIN_ITERS..=MAX_ITERS))]
     pub iters: Option<u64>,

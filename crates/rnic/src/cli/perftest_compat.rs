@@ -152,7 +152,7 @@ pub const COMPAT_FLAGS: &[CompatFlag] = &[
         "noPeak",
         Some('N'),
         false,
-        Ignored("the peak column costs nothing to compute"),
+        Ignored("rnic's BW peak column is the average already: it does not compute perftest's peak"),
     ),
     flag(
         "cpu_util",

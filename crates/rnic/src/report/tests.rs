@@ -124,8 +124,8 @@ fn full_bw_report_layout() {
  Mtu             : 4096[B]
  Link type       : Ethernet
  Max inline data : 0[B]
- rdma_cm QPs\t : OFF
- Data ex. method : Ethernet
+ rdma_cm QPs\t : ON
+ Data ex. method : rdma_cm
 ---------------------------------------------------------------------------------------
  #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]
  65536      5000             11030.62            11027.65\t\t   0.176442
@@ -142,6 +142,25 @@ fn full_bw_report_layout() {
     assert!(g.contains(RESULT_FMT_G));
     // 11027.651 MiB/s = 92.51 Gb/s
     assert!(g.contains("92.51"), "{g}");
+}
+
+#[test]
+fn the_information_block_says_how_the_qps_were_connected() {
+    // perftest prints ON and rdma_cm with -R; rnic connects by RDMA CM unless
+    // host.connect = "direct", which is perftest's out-of-band exchange.
+    let cm = test_info(&spec(PerfTest::WriteBw), &Config::default());
+    assert!(cm.contains(" rdma_cm QPs\t : ON\n"), "{cm}");
+    assert!(cm.contains(" Data ex. method : rdma_cm\n"), "{cm}");
+    let mut direct = Config::default();
+    direct.host.connect = crate::config::Connect::Direct;
+    let d = test_info(&spec(PerfTest::WriteBw), &direct);
+    assert!(d.contains(" rdma_cm QPs\t : OFF\n"), "{d}");
+    assert!(d.contains(" Data ex. method : Ethernet\n"), "{d}");
+    // UC and UD pairs are brought up without MADs whatever host.connect says.
+    let mut ud = Config::default();
+    ud.qp.transport = crate::config::Transport::Ud;
+    let u = test_info(&spec(PerfTest::SendBw), &ud);
+    assert!(u.contains(" rdma_cm QPs\t : OFF\n"), "{u}");
 }
 
 #[test]

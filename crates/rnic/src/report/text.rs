@@ -73,8 +73,17 @@ pub fn test_info(spec: &PerfSpec, cfg: &Config) -> String {
     } else {
         let _ = writeln!(o, " Max inline data : {}[B]", cfg.host.inline_bytes);
     }
-    let _ = writeln!(o, " rdma_cm QPs\t : OFF");
-    let _ = writeln!(o, " Data ex. method : Ethernet");
+    // As perftest with -R: the QPs were connected by RDMA CM MADs on the simulated wire
+    // (host.connect = "cm", rnic's default, for RC QPs; UC and UD pairs are brought up
+    // directly); "direct" is perftest's out-of-band exchange.
+    let cm = cfg.host.connect == crate::config::Connect::Cm
+        && cfg.qp.transport == crate::config::Transport::Rc;
+    let _ = writeln!(o, " rdma_cm QPs\t : {}", if cm { "ON" } else { "OFF" });
+    let _ = writeln!(
+        o,
+        " Data ex. method : {}",
+        if cm { "rdma_cm" } else { "Ethernet" }
+    );
     let _ = writeln!(o, "{RESULT_LINE}");
     o
 }

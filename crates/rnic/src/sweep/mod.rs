@@ -183,8 +183,9 @@ fn parse_axis(i: usize, v: &Value) -> Result<Axis, ConfigError> {
              config field (see `rnic config show`)"
         )));
     };
-    // Check each value against the field it sets.
-    let mut seen: Vec<&Value> = Vec::new();
+    // Check each value against the field it sets; a value is a duplicate when the field
+    // reads it the same (64 and 64.0 are one size, 1 and 1.0 one clock).
+    let mut seen: Vec<Value> = Vec::new();
     for (j, v) in values.iter().enumerate() {
         if matches!(v, Value::Table(_) | Value::Array(_)) {
             return Err(ConfigError::WrongType {
@@ -194,13 +195,6 @@ fn parse_axis(i: usize, v: &Value) -> Result<Axis, ConfigError> {
                 hint: String::new(),
             });
         }
-        if seen.contains(&v) {
-            return Err(ConfigError::Inconsistent(format!(
-                "`{section}.values` lists {} twice",
-                short_value(v)
-            )));
-        }
-        seen.push(v);
         let mut probe = v.clone();
         match &target {
             AxisTarget::Profile => {
@@ -221,6 +215,13 @@ fn parse_axis(i: usize, v: &Value) -> Result<Axis, ConfigError> {
                 }
             }
         }
+        if seen.contains(&probe) {
+            return Err(ConfigError::Inconsistent(format!(
+                "`{section}.values` lists {} twice",
+                short_value(v)
+            )));
+        }
+        seen.push(probe);
     }
     Ok(Axis {
         key,

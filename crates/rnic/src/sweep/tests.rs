@@ -470,6 +470,8 @@ fn bad_sweep_files_name_the_field() {
         ("", Some("[[axis]]\nkey = \"qp.pmtu\"\nvalues = [4096, 300]\n"), "`qp.pmtu` = 300"),
         ("", Some("[[axis]]\nkey = \"perf.qp\"\nvalues = []\n"), "axis[0].values"),
         ("", Some("[[axis]]\nkey = \"perf.qp\"\nvalues = [1, 1]\n"), "twice"),
+        ("", Some("[[axis]]\nkey = \"perf.size\"\nvalues = [64, 64.0]\n"), "twice"),
+        ("", Some("[[axis]]\nkey = \"nic.clock_ghz\"\nvalues = [1, 1.0]\n"), "twice"),
         ("", Some("[[axis]]\nkey = \"perf.sise\"\nvalues = [1]\n"), "perf.sise"),
         ("", Some("[[axis]]\nkey = \"profile\"\nvalues = [\"nope\"]\n"), "unknown profile `nope`"),
         ("", Some("[[axis]]\nkey = \"perf.qp\"\nvalue = [1]\n"), "axis[0].value"),

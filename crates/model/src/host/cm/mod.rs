@@ -217,6 +217,7 @@ impl ConnectionManager {
             }
             CmEv::Timeout { conn } => self.agents[node].on_timer(now, conn as usize, &mut out),
             CmEv::Ready => {}
+            CmEv::Send { frame } => cx.net.send(node, frame, now, cx.q, cx.frames),
         }
         self.apply(now, node, &mut out, cx);
         self.out = out;
@@ -278,7 +279,18 @@ impl ConnectionManager {
                     self.ip_ident[node] = self.ip_ident[node].wrapping_add(1);
                     self.psn[node] = (self.psn[node] + 1) & 0x00FF_FFFF;
                     self.stats.mads_sent += 1;
-                    cx.net.send(node, slot, at.max(now), cx.q, cx.frames);
+                    if at > now {
+                        // The port takes it once the CM thread has done its work.
+                        cx.q.push(
+                            at,
+                            Ev::Cm {
+                                node: node as u32,
+                                ev: CmEv::Send { frame: slot },
+                            },
+                        );
+                    } else {
+                        cx.net.send(node, slot, now, cx.q, cx.frames);
+                    }
                 }
                 Action::Rtr {
                     conn,
