@@ -367,6 +367,30 @@ pub fn resolve(opts: &[FlowOptions], cfg: &Config) -> Result<FlowsSpec, ConfigEr
             tenant: o.tenant,
             ..QpProfile::from_config(cfg)
         };
+        if test.verb() == crate::perf::Verb::Read {
+            // A READ's response packets all fall inside its QP's packet window: a longer
+            // one could never be posted and the run would stall.
+            let pmtu = u64::from(profile.pmtu.max(1));
+            if let Some(&s) = sizes
+                .iter()
+                .find(|&&s| s.div_ceil(pmtu).max(1) > u64::from(profile.window_psns))
+            {
+                let packets = s.div_ceil(pmtu).max(1);
+                let from = if o.window_psns.is_some() {
+                    format!("`{sec}.window_psns`")
+                } else {
+                    "`qp.window_psns` (the flows' default)".to_string()
+                };
+                return Err(bad(format!(
+                    "`{sec}.size` = {s}: a READ of it takes {packets} response packets at a \
+                     path MTU of {pmtu} B, more than the packet window {from} = {} lets a QP \
+                     have outstanding, so it could never be posted; set `{sec}.window_psns` \
+                     to {packets} or more, or a size of {} or less",
+                    profile.window_psns,
+                    u64::from(profile.window_psns) * pmtu
+                )));
+            }
+        }
         for &size in &sizes {
             flows.push(FlowSpec {
                 name: if sizes.len() > 1 {
@@ -504,6 +528,8 @@ mod tests {
             ("[[flow]]\nname = \"a\"\ntest = \"write-bw\"\n[[flow]]\nname = \"a\"\ntest = \"write-bw\"", "flow[1].name"),
             ("[[flow]]\ntest = \"atomic-bw\"\nsize = 64", "8 bytes"),
             ("[[flow]]\ntest = \"write-bw\"\nstart_us = 1e15", "flow[0].start_us"),
+            ("[[flow]]\ntest = \"read-bw\"\nsize = 65536\nwindow_psns = 4", "flow[0].window_psns` = 4"),
+            ("[[flow]]\ntest = \"write-bw\"\n[[flow]]\ntest = \"read-bw\"\nsize = {values = [64, 65536]}\nwindow_psns = 8", "set `flow[1].window_psns` to 16"),
             ("[[flow]]\ntest = \"write-bw\"\nduration_us = 1e300", "flow[0].duration_us"),
         ] {
             let e = flows(src).unwrap_err().to_string();
