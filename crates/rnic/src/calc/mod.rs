@@ -149,20 +149,13 @@ pub fn frame_bytes(opcode: Opcode, payload_bytes: u64, vlan: bool) -> Result<Fra
              give one packet's payload"
         ));
     }
-    let exactly_one_pmtu = matches!(
-        opcode,
-        Opcode::RcWriteFirst
-            | Opcode::RcWriteMiddle
-            | Opcode::RcSendFirst
-            | Opcode::RcSendMiddle
-            | Opcode::RcReadResponseFirst
-            | Opcode::RcReadResponseMiddle
-    );
-    if exactly_one_pmtu && !PMTUS.contains(&payload_bytes) {
+    if (opcode.is_first() || opcode.is_middle()) && !PMTUS.contains(&payload_bytes) {
+        let pmtus: Vec<String> = PMTUS.iter().map(u64::to_string).collect();
         return Err(format!(
             "--payload-bytes {payload_bytes}: a {opcode:?} packet carries exactly one path MTU \
-             (256, 512, 1024, 2048 or 4096 bytes); a shorter payload ends a message (a LAST \
-             or ONLY packet: --opcode write-last, write-only or send-only)"
+             ({} bytes); a shorter payload ends a message (a LAST or ONLY packet: --opcode \
+             write-last, write-only or send-only)",
+            pmtus.join(", ")
         ));
     }
     let mut parts = vec![FramePart {
