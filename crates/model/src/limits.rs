@@ -226,9 +226,7 @@ fn check_read_window(cfg: &Config, spec: &PerfSpec, size: u64) -> Result<(), Usa
     let profiles = spec.qp_profiles.len().max(1) as u32;
     for i in 0..profiles {
         let prof = spec.profile(cfg, i);
-        let pmtu = u64::from(prof.pmtu.max(1));
-        let packets = size.div_ceil(pmtu).max(1);
-        if packets > u64::from(prof.window_psns) {
+        if let Some((packets, pmtu)) = read_beyond_window(size, &prof) {
             return Err(UsageError(format!(
                 "-s/--size {size}: a READ of it takes {packets} response packets at a path MTU \
                  of {pmtu} B, more than the packet window qp.window_psns = {} lets a QP have \
@@ -240,6 +238,15 @@ fn check_read_window(cfg: &Config, spec: &PerfSpec, size: u64) -> Result<(), Usa
         }
     }
     Ok(())
+}
+
+/// The response packets of a `size`-byte READ and the path MTU they are cut at, if they are
+/// more than the packet window of a QP of `prof` lets it have outstanding (such a READ can
+/// never be posted).
+pub fn read_beyond_window(size: u64, prof: &crate::workload::QpProfile) -> Option<(u64, u64)> {
+    let pmtu = u64::from(prof.pmtu.max(1));
+    let packets = size.div_ceil(pmtu).max(1);
+    (packets > u64::from(prof.window_psns)).then_some((packets, pmtu))
 }
 
 /// Bytes of an RDMA CM MAD's frame (UD SEND to QP1: headers, DETH, the 256-byte MAD).
@@ -404,20 +411,9 @@ mod tests {
     fn a_short_window_and_a_huge_footprint_are_refused() {
         let cfg = Config::default();
         let mut spec = PerfSpec {
-            test: crate::workload::PerfTest::WriteBw,
-            atomic: Default::default(),
             sizes: vec![2 << 20],
-            iters: 5,
-            qps: 1,
             tx_depth: 128,
-            duration_us: Some(200.0),
-            clients: 1,
-            pcap: None,
-            procs: None,
-            qp_profiles: Vec::new(),
-            mrs: 1,
-            client_mrs: None,
-            direction: Default::default(),
+            ..spec_of(crate::workload::PerfTest::WriteBw, 200.0)
         };
         let e = check_run(&cfg, &spec).unwrap_err().0;
         assert!(
@@ -439,7 +435,7 @@ mod tests {
         use crate::workload::PerfTest;
         let mut cfg = Config::default();
         cfg.qp.window_psns = 4;
-        let mut spec = lat_spec(PerfTest::ReadBw, 0.0);
+        let mut spec = spec_of(PerfTest::ReadBw, 0.0);
         spec.duration_us = None;
         // 64 KiB at a 4096 B path MTU: 16 response packets, 4 fit the window. The transport
         // refuses such a post, so the run used to stall with nothing completed (exit 3).
@@ -463,7 +459,7 @@ mod tests {
     #[test]
     fn a_switch_buffer_smaller_than_one_frame_is_refused() {
         use crate::workload::PerfTest;
-        let mut spec = lat_spec(PerfTest::WriteBw, 0.0);
+        let mut spec = spec_of(PerfTest::WriteBw, 0.0);
         spec.duration_us = None;
         spec.sizes = vec![65536];
         let mut cfg = Config::default();
@@ -491,7 +487,7 @@ mod tests {
     #[test]
     fn latency_gaps_beyond_an_hour_of_simulated_time_are_refused() {
         use crate::workload::PerfTest;
-        let mut spec = lat_spec(PerfTest::WriteLat, 0.0);
+        let mut spec = spec_of(PerfTest::WriteLat, 0.0);
         spec.duration_us = None;
         spec.iters = 2000;
         let mut cfg = Config::default();
@@ -511,7 +507,7 @@ mod tests {
     #[test]
     fn a_rate_limit_below_one_kbps_is_refused() {
         use crate::workload::PerfTest;
-        let mut spec = lat_spec(PerfTest::WriteBw, 0.0);
+        let mut spec = spec_of(PerfTest::WriteBw, 0.0);
         spec.duration_us = None;
         let mut cfg = Config::default();
         // 10^-12 Gb/s: one 4 KiB frame's tokens take 3 x 10^19 ps, past the clock; the
@@ -528,7 +524,8 @@ mod tests {
         check_run(&cfg, &spec).unwrap();
     }
 
-    fn lat_spec(test: crate::workload::PerfTest, window_us: f64) -> PerfSpec {
+    /// One QP, one client, 2-byte messages, 5 iterations, a `-D` window of `window_us`.
+    fn spec_of(test: crate::workload::PerfTest, window_us: f64) -> PerfSpec {
         PerfSpec {
             test,
             atomic: Default::default(),
@@ -556,29 +553,29 @@ mod tests {
         // trip takes at least 2 x 1006.88 ns and 100 of them 201.4 µs (201.6 µs). A 10 µs
         // window held one iteration: tps 100,000 where the run does 184,000.
         for test in [PerfTest::WriteLat, PerfTest::SendLat] {
-            let e = check_run(&cfg, &lat_spec(test, 10.0)).unwrap_err().0;
+            let e = check_run(&cfg, &spec_of(test, 10.0)).unwrap_err().0;
             assert!(
                 e.contains("-D/--duration")
                     && e.contains("round trip")
                     && e.contains("use -D 0.0002"),
                 "{e}"
             );
-            check_run(&cfg, &lat_spec(test, 202.0)).unwrap();
+            check_run(&cfg, &spec_of(test, 202.0)).unwrap();
         }
         // READ and atomics: the response's wire time once, the propagation both ways.
         for test in [PerfTest::ReadLat, PerfTest::AtomicLat] {
-            assert!(check_run(&cfg, &lat_spec(test, 150.0)).is_err(), "{test}");
-            check_run(&cfg, &lat_spec(test, 202.0)).unwrap();
+            assert!(check_run(&cfg, &spec_of(test, 150.0)).is_err(), "{test}");
+            check_run(&cfg, &spec_of(test, 202.0)).unwrap();
         }
         // --procs 10: ten processes run their ping-pongs side by side.
-        let mut procs = lat_spec(PerfTest::WriteLat, 25.0);
+        let mut procs = spec_of(PerfTest::WriteLat, 25.0);
         procs.procs = Some(10);
         procs.qps = 10;
         check_run(&cfg, &procs).unwrap();
         // Back to back: one link each way.
         let mut b2b = cfg.clone();
         b2b.net.topology = "back_to_back".into();
-        check_run(&b2b, &lat_spec(PerfTest::WriteLat, 102.0)).unwrap();
-        assert!(check_run(&b2b, &lat_spec(PerfTest::WriteLat, 90.0)).is_err());
+        check_run(&b2b, &spec_of(PerfTest::WriteLat, 102.0)).unwrap();
+        assert!(check_run(&b2b, &spec_of(PerfTest::WriteLat, 90.0)).is_err());
     }
 }

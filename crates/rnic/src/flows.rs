@@ -31,6 +31,7 @@ use crate::config::{Config, ConfigError};
 use crate::input::{check_keys, check_misplaced, opt_array, opt_str, opt_u64};
 use crate::perf::{AtomicOp, PerfTest, QpProfile, MAX_ITERS, MAX_MRS, MAX_QPS, MAX_TX_DEPTH};
 use rnic_model::flow::{FlowClass, FlowSpec, FlowsSpec};
+use rnic_model::limits::read_beyond_window;
 use rnic_model::size_mix::SizeMix;
 use toml::{Table, Value};
 
@@ -370,12 +371,10 @@ pub fn resolve(opts: &[FlowOptions], cfg: &Config) -> Result<FlowsSpec, ConfigEr
         if test.verb() == crate::perf::Verb::Read {
             // A READ's response packets all fall inside its QP's packet window: a longer
             // one could never be posted and the run would stall.
-            let pmtu = u64::from(profile.pmtu.max(1));
-            if let Some(&s) = sizes
+            let beyond = sizes
                 .iter()
-                .find(|&&s| s.div_ceil(pmtu).max(1) > u64::from(profile.window_psns))
-            {
-                let packets = s.div_ceil(pmtu).max(1);
+                .find_map(|&s| read_beyond_window(s, &profile).map(|b| (s, b)));
+            if let Some((s, (packets, pmtu))) = beyond {
                 let from = if o.window_psns.is_some() {
                     format!("`{sec}.window_psns`")
                 } else {
