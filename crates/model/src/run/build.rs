@@ -301,7 +301,6 @@ pub(crate) fn build_flows(
             f.max_pmtu(cfg),
         )
         .map_err(crate::UsageError)?;
-        crate::workload::check_ud_duplicates(cfg).map_err(crate::UsageError)?;
         // A UD receive holds the 40-byte GRH area before the payload.
         let buf_bytes = u64::from(size32) + grh_bytes(cfg);
         let stride = buffer_stride(buf_bytes);
