@@ -244,11 +244,8 @@ impl Pfc {
 
     /// Moves the finished pause of `link` into the counters.
     fn finish(&mut self, link: usize) {
-        if let Some((from, until)) = self.pause[link].take() {
-            match self.tx[link] {
-                Tx::Nic => self.stats.paused_ps += until - from,
-                Tx::Switch { .. } => self.stats.switch_paused_ps += until - from,
-            }
+        if let Some(pause) = self.pause[link].take() {
+            add_pause(&mut self.stats, self.tx[link], pause);
         }
     }
 
@@ -326,14 +323,19 @@ impl Pfc {
     pub fn stats(&self) -> PfcStats {
         let mut s = self.stats;
         for (l, p) in self.pause.iter().enumerate() {
-            if let Some((from, until)) = *p {
-                match self.tx[l] {
-                    Tx::Nic => s.paused_ps += until - from,
-                    Tx::Switch { .. } => s.switch_paused_ps += until - from,
-                }
+            if let Some(pause) = *p {
+                add_pause(&mut s, self.tx[l], pause);
             }
         }
         s
+    }
+}
+
+/// Adds one pause `(from, until)` of a transmitter of kind `tx` to the counter its kind keeps.
+fn add_pause(stats: &mut PfcStats, tx: Tx, (from, until): (TimePs, TimePs)) {
+    match tx {
+        Tx::Nic => stats.paused_ps += until - from,
+        Tx::Switch { .. } => stats.switch_paused_ps += until - from,
     }
 }
 
