@@ -41,7 +41,7 @@ pub fn check_flows(cfg: &Config, spec: &FlowsSpec) -> Result<(), UsageError> {
         let tenants = std::iter::once(f.tenant).chain(f.qp_profiles.iter().map(|p| p.tenant));
         if let Some(t) = tenants.into_iter().find(|&t| t > tag_max) {
             return Err(UsageError(format!(
-                "flow[{i}] ({}): tenant {t} does not fit the 7-bit tenant field of the QP                  number (nic.isolation's QPN layout); use a tenant id from 0 to {tag_max}",
+                "flow[{i}] ({}): tenant {t} does not fit the 7-bit tenant field of the QP number (nic.isolation's QPN layout); use a tenant id from 0 to {tag_max}",
                 f.name
             )));
         }
