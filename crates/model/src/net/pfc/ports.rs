@@ -1,0 +1,229 @@
+//! Flow control at the switch ports: the pausable queues of ports toward other switches,
+//! the departures that bring an ingress down to XON, and the PFC frames themselves (built,
+//! captured, sent up the link, parsed where they land).
+
+use rnic_sim::{EventQueue, TimePs};
+use rnic_wire::pfc::{Packet, PfcRepr};
+
+use super::{Pfc, Tx};
+use crate::event::{Ev, FramePool, NetEv};
+use crate::net::graph::{End, Network};
+
+/// The MAC address of the switch port sending on link direction `link`: locally
+/// administered, naming the link direction.
+fn port_mac(link: usize) -> [u8; 6] {
+    let l = (link as u32).to_be_bytes();
+    [0x02, 0x50, l[0], l[1], l[2], l[3]]
+}
+
+impl Network {
+    fn pfc_mut(&mut self) -> &mut Pfc {
+        self.pfc
+            .as_mut()
+            .expect("flow control events come only with net.pfc")
+    }
+
+    /// Switch `s` forwards `frame`, fully received over ingress `from` at `now`, on its
+    /// output port `out`, under flow control.
+    #[allow(clippy::too_many_arguments)]
+    pub(in crate::net) fn pfc_forward(
+        &mut self,
+        now: TimePs,
+        s: usize,
+        out: usize,
+        from: usize,
+        frame: u32,
+        q: &mut EventQueue<Ev>,
+        frames: &mut FramePool,
+    ) {
+        let len = frames.get(frame).len();
+        let link = self.switches[s].out_link[out];
+        let latency_ps = self.switches[s].latency_ps;
+        if matches!(self.links[link].to, End::Switch(_)) {
+            // Toward another switch: the pausable queue.
+            let o = &mut self.switches[s].outs[out];
+            let pfc = self.pfc.as_mut().expect("pfc_forward runs under net.pfc");
+            let eg = &mut pfc.egress[link];
+            while eg.sending.front().is_some_and(|&(end, _)| end <= now) {
+                let (_, b) = eg.sending.pop_front().unwrap_or_default();
+                eg.bytes -= b;
+            }
+            if eg.bytes + len as u64 > o.buffer_bytes() {
+                o.stats.drops += 1;
+                frames.release(frame);
+                return;
+            }
+            eg.bytes += len as u64;
+            o.stats.max_occupancy = o.stats.max_occupancy.max(eg.bytes);
+            eg.waiting
+                .push_back((frame, len as u32, from as u32, now + latency_ps));
+            self.pfc_kick(link, now + latency_ps, q);
+            if let Some(quanta) = self.pfc_mut().on_queued(now, from, len as u64, None) {
+                self.send_pfc(now, from, quanta, q, frames);
+            }
+        } else {
+            let sw = &mut self.switches[s];
+            let Some((_, end)) = sw.outs[out].forward(now, latency_ps, len) else {
+                frames.release(frame);
+                return;
+            };
+            self.pfc_left_at(end, from, len, q);
+            self.transit(link, frame, end, q, frames);
+            if let Some(quanta) = self.pfc_mut().on_queued(now, from, len as u64, Some(end)) {
+                self.send_pfc(now, from, quanta, q, frames);
+            }
+        }
+    }
+
+    /// Schedules the departure of a frame from ingress `from` at `end`.
+    fn pfc_left_at(&mut self, end: TimePs, from: usize, len: usize, q: &mut EventQueue<Ev>) {
+        q.push(
+            end,
+            Ev::Net(NetEv::PfcLeft {
+                link: from as u32,
+                bytes: len as u32,
+            }),
+        );
+    }
+
+    /// Makes the pausable port feeding `link` look at its queue at `at` (or earlier, if it
+    /// will already).
+    fn pfc_kick(&mut self, link: usize, at: TimePs, q: &mut EventQueue<Ev>) {
+        let eg = &mut self.pfc_mut().egress[link];
+        if eg.kick_at.is_some_and(|k| k <= at) {
+            return;
+        }
+        eg.kick_at = Some(at);
+        q.push(at, Ev::Net(NetEv::PfcEgress { link: link as u32 }));
+    }
+
+    /// The pausable port feeding `link` starts its next frame, if it may at `now`.
+    pub(in crate::net) fn on_pfc_egress(
+        &mut self,
+        now: TimePs,
+        link: usize,
+        q: &mut EventQueue<Ev>,
+        frames: &mut FramePool,
+    ) {
+        let pfc = self.pfc_mut();
+        if pfc.egress[link].kick_at != Some(now) {
+            return; // a later kick replaced this one
+        }
+        pfc.egress[link].kick_at = None;
+        let Some(&(frame, len, from, ready)) = pfc.egress[link].waiting.front() else {
+            return;
+        };
+        let Tx::Switch { switch, out } = pfc.tx[link] else {
+            unreachable!("pausable ports are switch ports");
+        };
+        if let Some(until) = pfc.paused_until(link, now) {
+            // The XON's arrival kicks earlier; else the pause time runs out.
+            return self.pfc_kick(link, until, q);
+        }
+        let port = &mut self.switches[switch].outs[out].port;
+        let at = ready.max(port.free_at());
+        if at > now {
+            return self.pfc_kick(link, at, q);
+        }
+        let (_, end) = port.send(now, len as usize);
+        let pfc = self.pfc_mut();
+        pfc.on_started(from as usize, end, u64::from(len));
+        let eg = &mut pfc.egress[link];
+        eg.waiting.pop_front();
+        eg.sending.push_back((end, u64::from(len)));
+        let more = !eg.waiting.is_empty();
+        self.pfc_left_at(end, from as usize, len as usize, q);
+        self.transit(link, frame, end, q, frames);
+        if more {
+            self.pfc_kick(link, end, q);
+        }
+    }
+
+    /// Bytes from ingress `link` left their switch at `now`.
+    pub(in crate::net) fn on_pfc_left(
+        &mut self,
+        now: TimePs,
+        link: usize,
+        bytes: u32,
+        q: &mut EventQueue<Ev>,
+        frames: &mut FramePool,
+    ) {
+        if let Some(quanta) = self.pfc_mut().on_left(now, link, u64::from(bytes)) {
+            self.send_pfc(now, link, quanta, q, frames);
+        }
+    }
+
+    /// The switch at the end of ingress `link` sends a PFC frame with pause time `quanta`
+    /// for the RoCE priority back up the link at `now`.
+    fn send_pfc(
+        &mut self,
+        now: TimePs,
+        link: usize,
+        quanta: u16,
+        q: &mut EventQueue<Ev>,
+        frames: &mut FramePool,
+    ) {
+        let back = self.links[link].reverse;
+        let pfc = self.pfc_mut();
+        pfc.stats.frames += 1;
+        let (priority, tx) = (pfc.p.priority, pfc.tx[back]);
+        let repr = if quanta == 0 {
+            PfcRepr::xon(port_mac(back), priority)
+        } else {
+            PfcRepr::xoff(port_mac(back), priority, quanta)
+        };
+        let bytes = repr.to_bytes();
+        self.capture(now, &bytes);
+        let Tx::Switch { switch, out } = tx else {
+            unreachable!("PFC frames are sent by switches");
+        };
+        let wire_ps = self.switches[switch].outs[out].port.wire_time(bytes.len());
+        let f = frames.alloc();
+        frames.buf_mut(f).extend_from_slice(&bytes);
+        let t = now + wire_ps + self.links[back].delay_ps;
+        q.push(
+            t,
+            Ev::Net(NetEv::PfcFrame {
+                frame: f,
+                link: back as u32,
+            }),
+        );
+    }
+
+    /// A PFC frame's last bit reaches the end of link direction `link` at `now`: the
+    /// receiver parses it and pauses (or resumes) its transmitter on the way back.
+    pub(in crate::net) fn on_pfc_frame(
+        &mut self,
+        now: TimePs,
+        frame: u32,
+        link: usize,
+        q: &mut EventQueue<Ev>,
+        frames: &mut FramePool,
+    ) {
+        let parsed = Packet::new_checked(frames.get(frame))
+            .and_then(|p| PfcRepr::parse(&p))
+            .map(|r| r.quanta);
+        frames.release(frame);
+        let data_link = self.links[link].reverse;
+        let pfc = self.pfc_mut();
+        // Priorities other than RoCE's carry no traffic here: their times change nothing.
+        let Ok(Some(quanta)) = parsed.map(|q| q[usize::from(pfc.p.priority)]) else {
+            return;
+        };
+        pfc.on_pause_time(now, data_link, quanta);
+        if matches!(pfc.tx[data_link], Tx::Switch { .. }) {
+            self.pfc_kick(data_link, now, q);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn port_macs_are_local_and_distinct() {
+        assert_ne!(port_mac(1), port_mac(2));
+        assert_eq!(port_mac(1)[0] & 0x03, 0x02, "locally administered unicast");
+    }
+}
