@@ -180,6 +180,7 @@ fn the_shipped_topologies_cannot_deadlock() {
     ] {
         let net = network(&topology, nodes);
         assert_eq!(buffer_dependency_cycle(&net), None, "{topology}");
+        assert_eq!(net.stats().pfc.map(|s| s.buffer_cycle_links), Some(0));
     }
     // A ring of five switches, one node under each: every two-hop route goes the same way
     // round, so the ring's links wait on each other.
@@ -203,4 +204,10 @@ fn the_shipped_topologies_cannot_deadlock() {
         );
         assert_ne!(l, next);
     }
+    let counted = net.stats().pfc.expect("net.pfc is on").buffer_cycle_links;
+    assert_eq!(
+        counted,
+        cycle.len() as u64,
+        "the run's statistics count the cycle"
+    );
 }

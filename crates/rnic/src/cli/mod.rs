@@ -308,6 +308,7 @@ pub fn run_and_report(
         text::unreliable_line(&result),
         text::window_warning(&result),
         text::drops_note(&result),
+        text::pfc_cycle_note(&result),
     ]
     .into_iter()
     .flatten()

@@ -390,3 +390,15 @@ fn fmt_g_prints_as_c_does() {
         assert_eq!(fmt_g(v), want, "{v}");
     }
 }
+
+#[test]
+fn a_cyclic_buffer_dependency_under_pfc_is_noted() {
+    let mut r = PerfResult::default();
+    assert_eq!(pfc_cycle_note(&r), None, "no flow control");
+    r.stats.insert("net.pfc.buffer_cycle_links".into(), 0);
+    assert_eq!(pfc_cycle_note(&r), None, "no cycle");
+    r.stats.insert("net.pfc.buffer_cycle_links".into(), 5);
+    let note = pfc_cycle_note(&r).expect("a cycle of 5 links");
+    assert!(note.contains("(5 link directions"), "{note}");
+    assert!(note.contains("net.pfc"), "{note}");
+}

@@ -346,6 +346,26 @@ pub fn drops_note(result: &PerfResult) -> Option<String> {
     })
 }
 
+/// Runs with flow control on a topology whose routes let pauses wait on each other round
+/// a cycle of links (`None` otherwise): a PFC deadlock is possible there, whether or not
+/// this run's traffic met it.
+pub fn pfc_cycle_note(result: &PerfResult) -> Option<String> {
+    let links = result
+        .stats
+        .get("net.pfc.buffer_cycle_links")
+        .copied()
+        .unwrap_or(0);
+    (links > 0).then(|| {
+        format!(
+            "rnic: note: with net.pfc on, this topology's routes form a cyclic buffer \
+             dependency ({links} link directions whose buffers can each wait on the next): \
+             pauses can then hold each other forever (a PFC deadlock), which traffic crossing \
+             the cycle all at once can trigger; route so that every path climbs then \
+             descends (a tree, or leaf-spine), or keep the traffic off the cycle"
+        )
+    })
+}
+
 /// The warning of a `-D` run whose rate never settled (`None` otherwise): the figures are
 /// measured anyway, so this is not an error; it says what to change.
 pub fn window_warning(result: &PerfResult) -> Option<String> {

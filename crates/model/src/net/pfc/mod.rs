@@ -33,9 +33,11 @@
 //! (no link element sees them), and go out at once rather than after the frame the port is
 //! sending. A paused NIC's counted pause runs to the XON, or to the end of its pause time
 //! if the run ends first. Deadlock from a cyclic buffer
-//! dependency (a routing loop, or routes that turn down and up again) is neither modelled
-//! away nor detected: on the shipped topologies (star, back-to-back, trees and leaf–spine
-//! with shortest-path routes) every route climbs then descends, so no cycle can form.
+//! dependency (a routing loop, or routes that turn down and up again) is not modelled
+//! away; its possibility is detected ([`buffer_dependency_cycle`], counted in
+//! `buffer_cycle_links`, and the run notes it): on the shipped topologies (star,
+//! back-to-back, trees and leaf–spine with shortest-path routes) every route climbs then
+//! descends, so no cycle can form.
 
 mod deadlock;
 mod ports;
@@ -79,6 +81,10 @@ pub struct PfcStats {
     pub switch_paused_ps: u64,
     /// Most bytes one ingress port had queued at once.
     pub max_ingress_bytes: u64,
+    /// Link directions in a cyclic buffer dependency of the routes
+    /// ([`buffer_dependency_cycle`]), 0 when there is none: pauses could then wait on each
+    /// other round the cycle (a PFC deadlock), which traffic may or may not trigger.
+    pub buffer_cycle_links: u64,
 }
 
 /// Who transmits onto a link direction.
@@ -197,7 +203,10 @@ impl Pfc {
             ingress: vec![Ingress::default(); links],
             pause: vec![None; links],
             egress: vec![Egress::default(); links],
-            stats: PfcStats::default(),
+            stats: PfcStats {
+                buffer_cycle_links: buffer_dependency_cycle(net).map_or(0, |c| c.len() as u64),
+                ..PfcStats::default()
+            },
         }
     }
 
