@@ -195,6 +195,7 @@ pub fn check_run(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
         if spec.test.verb() == Verb::Read {
             check_read_window(cfg, spec, size)?;
         }
+        check_perf_mrs(cfg, spec, size)?;
         check_switch_buffer(cfg, spec, size)?;
         if let Some(window_us) = spec.duration_us {
             let m = op_wire_ps(&p, spec.test.verb(), size, spec.max_pmtu(cfg));
@@ -247,6 +248,79 @@ pub fn read_beyond_window(size: u64, prof: &crate::workload::QpProfile) -> Optio
     let pmtu = u64::from(prof.pmtu.max(1));
     let packets = size.div_ceil(pmtu).max(1);
     (packets > u64::from(prof.window_psns)).then_some((packets, pmtu))
+}
+
+/// The most memory regions a flow of `qps` QPs with `size`-byte messages can register
+/// without leaving one over no QP's buffer: its distinct buffer slots (`--mrs` splits the
+/// slots into contiguous groups, one region per group; past 256 MiB of buffers per node,
+/// QPs share slots).
+pub fn max_mrs(cfg: &Config, size: u64, qps: u32) -> u32 {
+    let size = if size == 0 { 1 } else { size };
+    super::run::buffer_slots(size + super::run::grh_bytes(cfg), qps)
+}
+
+/// `--mrs` and `--client-mrs` against the fewest buffer slots of the run's flows: the
+/// server's flow of `-q` QPs and, with `-b` or `--reversed`, each client's flow of its
+/// share of them (its own buffers; node 0 registers `--client-mrs` regions over them).
+/// Without this, `--mrs 1000000` on one QP registered a million empty regions in silence.
+fn check_perf_mrs(cfg: &Config, spec: &PerfSpec, size: u64) -> Result<(), UsageError> {
+    let size = if spec.test.verb() == Verb::Atomic {
+        8
+    } else {
+        size
+    };
+    let clients = spec.clients.max(1);
+    let mut fewest_qps = spec.qps.max(1);
+    if spec.direction.reverse() {
+        fewest_qps = fewest_qps.min((spec.qps / clients).max(1));
+    }
+    let most = max_mrs(cfg, size, fewest_qps);
+    let asked = [
+        (spec.mrs, "--mrs (perf.mrs; --mr_per_qp sets it to -q)"),
+        (
+            spec.client_mrs.unwrap_or(1),
+            "--client-mrs (perf.client_mrs)",
+        ),
+    ];
+    for (mrs, flag) in asked {
+        if mrs > most {
+            let share = if fewest_qps < spec.qps.max(1) {
+                format!(" (each client's flow of -b/--reversed has {fewest_qps} of the -q QPs)")
+            } else {
+                String::new()
+            };
+            return Err(UsageError(format!(
+                "{flag} = {mrs}: the QPs' buffers of {size}-byte messages form {most} \
+                 distinct buffer slot(s){share}, split into contiguous groups of one region \
+                 each, so {} region(s) would cover no QP's buffer; give at most {most}, or \
+                 raise -q",
+                mrs - most
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A flow's `mrs` against its buffer slots (see [`check_perf_mrs`]), naming `flow[i].mrs`.
+pub fn check_flow_mrs(cfg: &Config, i: usize, f: &crate::flow::FlowSpec) -> Result<(), UsageError> {
+    let size = if f.test.verb() == Verb::Atomic {
+        8
+    } else {
+        f.size
+    };
+    let most = max_mrs(cfg, size, f.qps.max(1));
+    if f.mrs > most {
+        return Err(UsageError(format!(
+            "flow[{i}].mrs = {}: the flow's {} QP(s) with {size}-byte messages have {most} \
+             distinct buffer slot(s), split into contiguous groups of one region each, so {} \
+             region(s) would cover no QP's buffer; give mrs at most {most}, or raise the \
+             flow's qp",
+            f.mrs,
+            f.qps,
+            f.mrs - most
+        )));
+    }
+    Ok(())
 }
 
 /// Bytes of an RDMA CM MAD's frame (UD SEND to QP1: headers, DETH, the 256-byte MAD).
