@@ -326,16 +326,19 @@ pub fn check_flow_mrs(cfg: &Config, i: usize, f: &crate::flow::FlowSpec) -> Resu
 /// Bytes of an RDMA CM MAD's frame (UD SEND to QP1: headers, DETH, the 256-byte MAD).
 const CM_MAD_FRAME_BYTES: u64 = PACKET_HEADER_BYTES + 8 + 256;
 
-/// The star's switch stores a whole frame before it forwards it, so a buffer
-/// (`net.switch_buffer_bytes`) smaller than the run's longest frame drops every such frame:
-/// the run used to fail with the RDMA CM blaming the impairments, or its WQEs with
-/// RETRY_EXC_ERR. Topology files give their switches their own buffers; back to back has
-/// no switch.
+/// A switch stores a whole frame before it forwards it, so a buffer smaller than the run's
+/// longest frame drops every such frame: the run used to fail with the RDMA CM blaming the
+/// impairments, or its WQEs with RETRY_EXC_ERR. Every switch of the topology is held to it:
+/// the star's and the wan topology's (`net.switch_buffer_bytes`) and each of a topology
+/// file's (its own `buffer_bytes`, else `net.switch_buffer_bytes`); back to back has none.
 fn check_switch_buffer(cfg: &Config, spec: &PerfSpec, size: u64) -> Result<(), UsageError> {
     use crate::config::{Connect, Transport};
-    if cfg.net.topology != "star" {
+    let nodes = spec.clients.max(1) as usize + 1;
+    let switches =
+        crate::net::topology::switch_buffers(cfg, nodes).map_err(|e| UsageError(e.to_string()))?;
+    let Some(smallest) = switches.iter().min_by_key(|s| s.bytes) else {
         return Ok(());
-    }
+    };
     let payload = size.min(u64::from(spec.max_pmtu(cfg).max(1))).div_ceil(4) * 4;
     let data = PACKET_HEADER_BYTES
         + match spec.test.verb() {
@@ -346,17 +349,28 @@ fn check_switch_buffer(cfg: &Config, spec: &PerfSpec, size: u64) -> Result<(), U
             Verb::Atomic => ATOMIC_ETH_BYTES,
         };
     let cm = cfg.host.connect == Connect::Cm && cfg.qp.transport == Transport::Rc;
-    let (longest, what) = if cm && CM_MAD_FRAME_BYTES > data {
-        (CM_MAD_FRAME_BYTES, "an RDMA CM MAD")
+    let (longest, what, or) = if cm && CM_MAD_FRAME_BYTES > data {
+        (
+            CM_MAD_FRAME_BYTES,
+            "an RDMA CM MAD".to_string(),
+            "connect without MADs (--set host.connect=direct)",
+        )
     } else {
-        (data, "a data packet with its headers")
+        (
+            data,
+            format!(
+                "a data packet with its headers, path MTU {} B",
+                spec.max_pmtu(cfg)
+            ),
+            "send shorter packets (-m/--mtu, -s)",
+        )
     };
-    if cfg.net.switch_buffer_bytes < longest {
+    if smallest.bytes < longest {
         return Err(UsageError(format!(
-            "net.switch_buffer_bytes = {} cannot hold one frame of this run ({longest} bytes: \
-             {what}): the store-and-forward switch would drop every such frame; raise it to \
-             {longest} or more",
-            cfg.net.switch_buffer_bytes
+            "{} = {} cannot hold one frame of this run ({longest} bytes: {what}): the \
+             store-and-forward switch would drop every such frame; raise it to {longest} or \
+             more, or {or}",
+            smallest.field, smallest.bytes
         )));
     }
     Ok(())
@@ -556,6 +570,57 @@ mod tests {
         cfg.net.switch_buffer_bytes = 0;
         cfg.net.topology = "back_to_back".into();
         check_run(&cfg, &spec).unwrap();
+    }
+
+    #[test]
+    fn every_switch_of_every_topology_must_hold_one_frame() {
+        use crate::workload::PerfTest;
+        let mut spec = spec_of(PerfTest::WriteBw, 0.0);
+        spec.duration_us = None;
+        spec.sizes = vec![65536];
+        let mut cfg = Config::default();
+        cfg.host.connect = crate::config::Connect::Direct;
+        // The WAN topology stores and forwards at the accelerator's site.
+        cfg.net.topology = "wan".into();
+        cfg.net.switch_buffer_bytes = 4169;
+        let e = check_run(&cfg, &spec).unwrap_err().0;
+        assert!(
+            e.contains("net.switch_buffer_bytes") && e.contains("4170"),
+            "{e}"
+        );
+        cfg.net.switch_buffer_bytes = 4170;
+        check_run(&cfg, &spec).unwrap();
+        // A topology file: the second of two switches has a buffer of its own, too small
+        // for a 4170 B WRITE FIRST; the first takes net.switch_buffer_bytes.
+        let path =
+            std::env::temp_dir().join(format!("rnic-small-switch-{}.toml", std::process::id()));
+        std::fs::write(
+            &path,
+            "[[switch]]\nname = \"tor0\"\n[[switch]]\nname = \"tor1\"\nbuffer_bytes = 4000\n\
+             [[link]]\nends = [\"node0\", \"tor0\"]\n[[link]]\nends = [\"tor0\", \"tor1\"]\n\
+             [[link]]\nends = [\"tor1\", \"node1\"]\n",
+        )
+        .unwrap();
+        cfg.net.topology = path.to_str().unwrap().into();
+        let e = check_run(&cfg, &spec).unwrap_err().0;
+        assert!(
+            e.contains("switch[1]")
+                && e.contains("tor1")
+                && e.contains("buffer_bytes = 4000")
+                && e.contains("4170"),
+            "{e}"
+        );
+        // 2 KiB packets fit.
+        cfg.qp.pmtu = 2048;
+        check_run(&cfg, &spec).unwrap();
+        // The first switch's inherited buffer is named as net.switch_buffer_bytes.
+        cfg.net.switch_buffer_bytes = 1000;
+        let e = check_run(&cfg, &spec).unwrap_err().0;
+        assert!(
+            e.contains("tor0") && e.contains("net.switch_buffer_bytes = 1000"),
+            "{e}"
+        );
+        let _ = std::fs::remove_file(&path);
     }
 
     #[test]

@@ -75,6 +75,29 @@ struct LinkPlan {
 struct SwitchPlan {
     buffer_bytes: u64,
     latency_ps: TimePs,
+    /// The switch and the field its buffer comes from, for errors that name what to change.
+    buffer_field: String,
+}
+
+/// One switch's shared buffer, with the switch and the field it comes from named (e.g.
+/// `net.switch_buffer_bytes`, or a topology file's `switch[1] ("tor1").buffer_bytes`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SwitchBuffer {
+    pub bytes: u64,
+    pub field: String,
+}
+
+/// The buffer of every switch of the topology `cfg` names for `nodes` nodes (none for
+/// back to back).
+pub fn switch_buffers(cfg: &Config, nodes: usize) -> Result<Vec<SwitchBuffer>, ConfigError> {
+    Ok(plan(cfg, nodes)?
+        .switches
+        .into_iter()
+        .map(|s| SwitchBuffer {
+            bytes: s.buffer_bytes,
+            field: s.buffer_field,
+        })
+        .collect())
 }
 
 /// A topology before it is built: switches and links.
@@ -130,6 +153,7 @@ fn plan(cfg: &Config, nodes: usize) -> Result<Plan, ConfigError> {
             switches: vec![SwitchPlan {
                 buffer_bytes: net.switch_buffer_bytes,
                 latency_ps: rnic_sim::ns(net.switch_latency_ns),
+                buffer_field: "the star's switch: net.switch_buffer_bytes".into(),
             }],
             links: (0..nodes)
                 .map(|i| LinkPlan {
@@ -374,6 +398,9 @@ fn wan_plan(cfg: &Config, nodes: usize, mbps: u64) -> Result<Plan, ConfigError> 
         switches: vec![SwitchPlan {
             buffer_bytes: cfg.net.switch_buffer_bytes,
             latency_ps: rnic_sim::ns(cfg.net.switch_latency_ns),
+            buffer_field: "the wan topology's switch (the accelerator's site): \
+                           net.switch_buffer_bytes"
+                .into(),
         }],
         links: vec![
             LinkPlan {
@@ -469,9 +496,17 @@ fn read_file(
             )));
         }
         names.push(name.to_string());
+        let own_buffer = num(sw, &what, "buffer_bytes")?;
+        let buffer_field = match own_buffer {
+            Some(_) => format!("topology file {path}: {what} (\"{name}\").buffer_bytes"),
+            None => format!(
+                "topology file {path}: {what} (\"{name}\", no buffer_bytes of its own): \
+                 net.switch_buffer_bytes"
+            ),
+        };
         switches.push(SwitchPlan {
-            buffer_bytes: num(sw, &what, "buffer_bytes")?
-                .map_or(cfg.net.switch_buffer_bytes, |b| b as u64),
+            buffer_bytes: own_buffer.map_or(cfg.net.switch_buffer_bytes, |b| b as u64),
+            buffer_field,
             latency_ps: rnic_sim::ns(
                 num(sw, &what, "latency_ns")?.unwrap_or(cfg.net.switch_latency_ns),
             ),
