@@ -197,6 +197,7 @@ pub fn check_run(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
         }
         check_perf_mrs(cfg, spec, size)?;
         check_switch_buffer(cfg, spec, size)?;
+        check_clock_range(cfg, spec, size, &p)?;
         if let Some(window_us) = spec.duration_us {
             let m = op_wire_ps(&p, spec.test.verb(), size, spec.max_pmtu(cfg));
             let need_ps = m.saturating_mul(MIN_WINDOW_MESSAGES);
@@ -400,6 +401,110 @@ fn check_latency_gaps(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
             spec.iters,
             total_us / 1e6,
             (MAX_SIM_US / gap_us).floor() as u64
+        )));
+    }
+    Ok(())
+}
+
+/// The simulated time a run may reach, ps: half of what the u64 picosecond clock counts
+/// (2^63 ps, 106.75 days of its 213.5). A run stops there (`run::progress`), so no step an
+/// event takes beyond it can wrap the clock: with every field in its range the longest is
+/// hours (a 2 GiB message at 1 Mb/s: 4.8 h; a 2^31 ACK timeout: 2.4 h), not 106 days.
+pub const CLOCK_HORIZON_PS: TimePs = 1 << 63;
+
+/// Days of simulated time, for messages.
+fn days(ps: u128) -> f64 {
+    ps as f64 / 86_400e12
+}
+
+/// An iteration-mode run whose least simulated time is beyond [`CLOCK_HORIZON_PS`] is
+/// refused: its operations one after another on the server's wire (bandwidth tests: every
+/// operation crosses its port; latency tests: every iteration is a round trip with the
+/// links' propagation), through the initiating NIC's TX pipeline (`nic.tx_msg_cycles` at
+/// `nic.clock_ghz` per message) and through the posting cores (`host.post_send_ns` per
+/// WQE). These are lower bounds, so a refused run would certainly have overrun the clock
+/// (`nic.clock_ghz = 0.001` with `nic.tx_msg_cycles = 1000000` and `-n 100000000`: 10^8 s,
+/// where the clock counts 1.8 x 10^7 s; the addition overflowed). `-D` runs are bounded by
+/// their hour-long window and warm-up.
+fn check_clock_range(
+    cfg: &Config,
+    spec: &PerfSpec,
+    size: u64,
+    p: &ModelParams,
+) -> Result<(), UsageError> {
+    if spec.duration_us.is_some() {
+        return Ok(());
+    }
+    let verb = spec.test.verb();
+    let iters = u128::from(spec.iters);
+    let op_wire = u128::from(op_wire_ps(p, verb, size, spec.max_pmtu(cfg)));
+    let tx_msg = u128::from(rnic_sim::cycles(
+        u64::from(cfg.nic.tx_msg_cycles),
+        cfg.nic.clock_ghz,
+    ));
+    let post = u128::from(rnic_sim::ns(cfg.host.post_send_ns));
+    let wire_what = format!("-s {size} on the {} Gb/s port (eth.gbps)", cfg.eth.gbps);
+    let (per_op, ops, wire_bound, tx_parallel, post_parallel) = if spec.test.is_latency() {
+        let ping_pong = matches!(verb, Verb::Write | Verb::Send);
+        let wire = if ping_pong { 2 * op_wire } else { op_wire };
+        let round_trip = wire + 2 * u128::from(min_one_way_ps(cfg));
+        let parallel = u128::from(spec.procs.unwrap_or(1).max(1));
+        let what = format!(
+            "a round trip of {wire_what} and the links' propagation (net.link_delay_ns, \
+             net.link_km, net.wan_km)"
+        );
+        (
+            "iterations",
+            iters,
+            (iters * round_trip / parallel, what),
+            parallel,
+            parallel,
+        )
+    } else {
+        let ops = iters * u128::from(spec.qps.max(1));
+        let initiators = if spec.direction.forward() {
+            1
+        } else {
+            u128::from(spec.clients.max(1))
+        };
+        let nodes = u128::from(spec.clients.max(1)) + 1;
+        let cores = (u128::from(cfg.host.cores.max(1)) * nodes).min(u128::from(spec.qps.max(1)));
+        (
+            "operations",
+            ops,
+            (ops * op_wire, wire_what),
+            initiators,
+            cores,
+        )
+    };
+    let bounds = [
+        wire_bound,
+        (
+            ops * tx_msg / tx_parallel,
+            format!(
+                "nic.tx_msg_cycles = {} at nic.clock_ghz = {} per message",
+                cfg.nic.tx_msg_cycles, cfg.nic.clock_ghz
+            ),
+        ),
+        (
+            ops * post / post_parallel,
+            format!(
+                "host.post_send_ns = {} per WQE on the posting cores",
+                cfg.host.post_send_ns
+            ),
+        ),
+    ];
+    let (least, what) = bounds
+        .into_iter()
+        .max_by_key(|b| b.0)
+        .expect("three bounds");
+    if least > u128::from(CLOCK_HORIZON_PS) {
+        return Err(UsageError(format!(
+            "this run needs at least {:.0} days of simulated time ({ops} {per_op}, bound \
+             by {what}), beyond the {:.0} days the picosecond clock lets a run reach: lower \
+             -n or -q, or bring that setting nearer to real hardware",
+            days(least),
+            days(u128::from(CLOCK_HORIZON_PS))
         )));
     }
     Ok(())
