@@ -408,8 +408,9 @@ fn check_latency_gaps(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
 
 /// The simulated time a run may reach, ps: half of what the u64 picosecond clock counts
 /// (2^63 ps, 106.75 days of its 213.5). A run stops there (`run::progress`), so no step an
-/// event takes beyond it can wrap the clock: with every field in its range the longest is
-/// hours (a 2 GiB message at 1 Mb/s: 4.8 h; a 2^31 ACK timeout: 2.4 h), not 106 days.
+/// event takes beyond it can wrap the clock: with every field in its range the longest are
+/// hours to days (a 2 GiB message at 1 Mb/s: 4.8 h; a 2^31 ACK timeout: 2.4 h; a 1 GiB
+/// message's 262,144 page translations at 10^6 cycles of 1 MHz: 3 days), not 106.
 pub const CLOCK_HORIZON_PS: TimePs = 1 << 63;
 
 /// Days of simulated time, for messages.
@@ -421,7 +422,8 @@ fn days(ps: u128) -> f64 {
 /// refused: its operations one after another on the server's wire (bandwidth tests: every
 /// operation crosses its port; latency tests: every iteration is a round trip with the
 /// links' propagation), through the initiating NIC's TX pipeline (`nic.tx_msg_cycles` at
-/// `nic.clock_ghz` per message) and through the posting cores (`host.post_send_ns` per
+/// `nic.clock_ghz` per message, `nic.tx_pkt_cycles` per packet, the nodes' pipelines side
+/// by side) and through the posting cores (`host.post_send_ns` per
 /// WQE). These are lower bounds, so a refused run would certainly have overrun the clock
 /// (`nic.clock_ghz = 0.001` with `nic.tx_msg_cycles = 1000000` and `-n 100000000`: 10^8 s,
 /// where the clock counts 1.8 x 10^7 s; the addition overflowed). `-D` runs are bounded by
@@ -443,6 +445,18 @@ fn check_clock_range(
         cfg.nic.clock_ghz,
     ));
     let post = u128::from(rnic_sim::ns(cfg.host.post_send_ns));
+    // Data packets per operation, each through a TX pipeline (`nic.tx_pkt_cycles`) of one
+    // of the nodes.
+    let packets = if verb == Verb::Atomic {
+        1
+    } else {
+        u128::from(size.div_ceil(u64::from(spec.max_pmtu(cfg).max(1))).max(1))
+    };
+    let tx_pkt = u128::from(rnic_sim::cycles(
+        u64::from(cfg.nic.tx_pkt_cycles),
+        cfg.nic.clock_ghz,
+    ));
+    let nodes = u128::from(spec.clients.max(1)) + 1;
     let wire_what = format!("-s {size} on the {} Gb/s port (eth.gbps)", cfg.eth.gbps);
     let (per_op, ops, wire_bound, tx_parallel, post_parallel) = if spec.test.is_latency() {
         let ping_pong = matches!(verb, Verb::Write | Verb::Send);
@@ -467,7 +481,6 @@ fn check_clock_range(
         } else {
             u128::from(spec.clients.max(1))
         };
-        let nodes = u128::from(spec.clients.max(1)) + 1;
         let cores = (u128::from(cfg.host.cores.max(1)) * nodes).min(u128::from(spec.qps.max(1)));
         (
             "operations",
@@ -484,6 +497,13 @@ fn check_clock_range(
             format!(
                 "nic.tx_msg_cycles = {} at nic.clock_ghz = {} per message",
                 cfg.nic.tx_msg_cycles, cfg.nic.clock_ghz
+            ),
+        ),
+        (
+            ops * packets * tx_pkt / nodes,
+            format!(
+                "nic.tx_pkt_cycles = {} at nic.clock_ghz = {} for each of {packets} packet(s)",
+                cfg.nic.tx_pkt_cycles, cfg.nic.clock_ghz
             ),
         ),
         (

@@ -115,6 +115,24 @@ fn runs_longer_than_the_clock_can_count_exit_2() {
             ],
             "eth.gbps",
         ),
+        // 1 s per packet in the TX pipeline, 4 Mi packets of 256 B per 1 GiB WRITE.
+        (
+            &[
+                "perf",
+                "write-bw",
+                "-s",
+                "1073741824",
+                "-m",
+                "256",
+                "-n",
+                "5",
+                "--set",
+                "nic.clock_ghz=0.001",
+                "--set",
+                "nic.tx_pkt_cycles=1000000",
+            ],
+            "nic.tx_pkt_cycles",
+        ),
         // 10 s of CPU per post.
         (
             &[
