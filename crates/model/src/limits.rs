@@ -749,6 +749,30 @@ mod tests {
     }
 
     #[test]
+    fn only_runs_whose_least_time_passes_the_clock_horizon_are_refused() {
+        use crate::workload::PerfTest;
+        let mut spec = spec_of(PerfTest::WriteBw, 0.0);
+        spec.duration_us = None;
+        spec.sizes = vec![64];
+        spec.iters = 100_000_000;
+        spec.qps = 1024;
+        let mut cfg = Config::default();
+        // 1.0 x 10^11 operations of 64 B: 8.8 ns each on the 100 Gb/s port, 15 minutes.
+        check_run(&cfg, &spec).unwrap();
+        // 1 ms per message in the TX pipeline (1000 cycles at 1 MHz): 1.0 x 10^8 s.
+        cfg.nic.clock_ghz = 0.001;
+        cfg.nic.tx_msg_cycles = 1000;
+        let e = check_run(&cfg, &spec).unwrap_err().0;
+        assert!(
+            e.contains("nic.tx_msg_cycles") && e.contains("1185 days"),
+            "{e}"
+        );
+        // -D runs end with their window.
+        spec.duration_us = Some(3.6e9);
+        check_run(&cfg, &spec).unwrap();
+    }
+
+    #[test]
     fn latency_gaps_beyond_an_hour_of_simulated_time_are_refused() {
         use crate::workload::PerfTest;
         let mut spec = spec_of(PerfTest::WriteLat, 0.0);
