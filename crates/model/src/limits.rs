@@ -195,7 +195,9 @@ pub fn check_run(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
         if spec.test.verb() == Verb::Read {
             check_read_window(cfg, spec, size)?;
         }
+        check_perf_mrs(cfg, spec, size)?;
         check_switch_buffer(cfg, spec, size)?;
+        check_clock_range(cfg, spec, size, &p)?;
         if let Some(window_us) = spec.duration_us {
             let m = op_wire_ps(&p, spec.test.verb(), size, spec.max_pmtu(cfg));
             let need_ps = m.saturating_mul(MIN_WINDOW_MESSAGES);
@@ -249,19 +251,95 @@ pub fn read_beyond_window(size: u64, prof: &crate::workload::QpProfile) -> Optio
     (packets > u64::from(prof.window_psns)).then_some((packets, pmtu))
 }
 
+/// The most memory regions a flow of `qps` QPs with `size`-byte messages can register
+/// without leaving one over no QP's buffer: its distinct buffer slots (`--mrs` splits the
+/// slots into contiguous groups, one region per group; past 256 MiB of buffers per node,
+/// QPs share slots).
+pub fn max_mrs(cfg: &Config, size: u64, qps: u32) -> u32 {
+    let size = if size == 0 { 1 } else { size };
+    super::run::buffer_slots(size + super::run::grh_bytes(cfg), qps)
+}
+
+/// `--mrs` and `--client-mrs` against the fewest buffer slots of the run's flows: the
+/// server's flow of `-q` QPs and, with `-b` or `--reversed`, each client's flow of its
+/// share of them (its own buffers; node 0 registers `--client-mrs` regions over them).
+/// Without this, `--mrs 1000000` on one QP registered a million empty regions in silence.
+fn check_perf_mrs(cfg: &Config, spec: &PerfSpec, size: u64) -> Result<(), UsageError> {
+    let size = if spec.test.verb() == Verb::Atomic {
+        8
+    } else {
+        size
+    };
+    let clients = spec.clients.max(1);
+    let mut fewest_qps = spec.qps.max(1);
+    if spec.direction.reverse() {
+        fewest_qps = fewest_qps.min((spec.qps / clients).max(1));
+    }
+    let most = max_mrs(cfg, size, fewest_qps);
+    let asked = [
+        (spec.mrs, "--mrs (perf.mrs; --mr_per_qp sets it to -q)"),
+        (
+            spec.client_mrs.unwrap_or(1),
+            "--client-mrs (perf.client_mrs)",
+        ),
+    ];
+    for (mrs, flag) in asked {
+        if mrs > most {
+            let share = if fewest_qps < spec.qps.max(1) {
+                format!(" (each client's flow of -b/--reversed has {fewest_qps} of the -q QPs)")
+            } else {
+                String::new()
+            };
+            return Err(UsageError(format!(
+                "{flag} = {mrs}: the QPs' buffers of {size}-byte messages form {most} \
+                 distinct buffer slot(s){share}, split into contiguous groups of one region \
+                 each, so {} region(s) would cover no QP's buffer; give at most {most}, or \
+                 raise -q",
+                mrs - most
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A flow's `mrs` against its buffer slots (see [`check_perf_mrs`]), naming `flow[i].mrs`.
+pub fn check_flow_mrs(cfg: &Config, i: usize, f: &crate::flow::FlowSpec) -> Result<(), UsageError> {
+    let size = if f.test.verb() == Verb::Atomic {
+        8
+    } else {
+        f.size
+    };
+    let most = max_mrs(cfg, size, f.qps.max(1));
+    if f.mrs > most {
+        return Err(UsageError(format!(
+            "flow[{i}].mrs = {}: the flow's {} QP(s) with {size}-byte messages have {most} \
+             distinct buffer slot(s), split into contiguous groups of one region each, so {} \
+             region(s) would cover no QP's buffer; give mrs at most {most}, or raise the \
+             flow's qp",
+            f.mrs,
+            f.qps,
+            f.mrs - most
+        )));
+    }
+    Ok(())
+}
+
 /// Bytes of an RDMA CM MAD's frame (UD SEND to QP1: headers, DETH, the 256-byte MAD).
 const CM_MAD_FRAME_BYTES: u64 = PACKET_HEADER_BYTES + 8 + 256;
 
-/// The star's switch stores a whole frame before it forwards it, so a buffer
-/// (`net.switch_buffer_bytes`) smaller than the run's longest frame drops every such frame:
-/// the run used to fail with the RDMA CM blaming the impairments, or its WQEs with
-/// RETRY_EXC_ERR. Topology files give their switches their own buffers; back to back has
-/// no switch.
+/// A switch stores a whole frame before it forwards it, so a buffer smaller than the run's
+/// longest frame drops every such frame: the run used to fail with the RDMA CM blaming the
+/// impairments, or its WQEs with RETRY_EXC_ERR. Every switch of the topology is held to it:
+/// the star's and the wan topology's (`net.switch_buffer_bytes`) and each of a topology
+/// file's (its own `buffer_bytes`, else `net.switch_buffer_bytes`); back to back has none.
 fn check_switch_buffer(cfg: &Config, spec: &PerfSpec, size: u64) -> Result<(), UsageError> {
     use crate::config::{Connect, Transport};
-    if cfg.net.topology != "star" {
+    let nodes = spec.clients.max(1) as usize + 1;
+    let switches =
+        crate::net::topology::switch_buffers(cfg, nodes).map_err(|e| UsageError(e.to_string()))?;
+    let Some(smallest) = switches.iter().min_by_key(|s| s.bytes) else {
         return Ok(());
-    }
+    };
     let payload = size.min(u64::from(spec.max_pmtu(cfg).max(1))).div_ceil(4) * 4;
     let data = PACKET_HEADER_BYTES
         + match spec.test.verb() {
@@ -272,17 +350,28 @@ fn check_switch_buffer(cfg: &Config, spec: &PerfSpec, size: u64) -> Result<(), U
             Verb::Atomic => ATOMIC_ETH_BYTES,
         };
     let cm = cfg.host.connect == Connect::Cm && cfg.qp.transport == Transport::Rc;
-    let (longest, what) = if cm && CM_MAD_FRAME_BYTES > data {
-        (CM_MAD_FRAME_BYTES, "an RDMA CM MAD")
+    let (longest, what, or) = if cm && CM_MAD_FRAME_BYTES > data {
+        (
+            CM_MAD_FRAME_BYTES,
+            "an RDMA CM MAD".to_string(),
+            "connect without MADs (--set host.connect=direct)",
+        )
     } else {
-        (data, "a data packet with its headers")
+        (
+            data,
+            format!(
+                "a data packet with its headers, path MTU {} B",
+                spec.max_pmtu(cfg)
+            ),
+            "send shorter packets (-m/--mtu, -s)",
+        )
     };
-    if cfg.net.switch_buffer_bytes < longest {
+    if smallest.bytes < longest {
         return Err(UsageError(format!(
-            "net.switch_buffer_bytes = {} cannot hold one frame of this run ({longest} bytes: \
-             {what}): the store-and-forward switch would drop every such frame; raise it to \
-             {longest} or more",
-            cfg.net.switch_buffer_bytes
+            "{} = {} cannot hold one frame of this run ({longest} bytes: {what}): the \
+             store-and-forward switch would drop every such frame; raise it to {longest} or \
+             more, or {or}",
+            smallest.field, smallest.bytes
         )));
     }
     Ok(())
@@ -312,6 +401,130 @@ fn check_latency_gaps(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
             spec.iters,
             total_us / 1e6,
             (MAX_SIM_US / gap_us).floor() as u64
+        )));
+    }
+    Ok(())
+}
+
+/// The simulated time a run may reach, ps: half of what the u64 picosecond clock counts
+/// (2^63 ps, 106.75 days of its 213.5). A run stops there (`run::progress`), so no step an
+/// event takes beyond it can wrap the clock: with every field in its range the longest are
+/// hours to days (a 2 GiB message at 1 Mb/s: 4.8 h; a 2^31 ACK timeout: 2.4 h; a 1 GiB
+/// message's 262,144 page translations at 10^6 cycles of 1 MHz: 3 days), not 106.
+pub const CLOCK_HORIZON_PS: TimePs = 1 << 63;
+
+/// Days of simulated time, for messages.
+fn days(ps: u128) -> f64 {
+    ps as f64 / 86_400e12
+}
+
+/// An iteration-mode run whose least simulated time is beyond [`CLOCK_HORIZON_PS`] is
+/// refused: its operations one after another on the server's wire (bandwidth tests: every
+/// operation crosses its port; latency tests: every iteration is a round trip with the
+/// links' propagation), through the initiating NIC's TX pipeline (`nic.tx_msg_cycles` at
+/// `nic.clock_ghz` per message, `nic.tx_pkt_cycles` per packet, the nodes' pipelines side
+/// by side) and through the posting cores (`host.post_send_ns` per
+/// WQE). These are lower bounds, so a refused run would certainly have overrun the clock
+/// (`nic.clock_ghz = 0.001` with `nic.tx_msg_cycles = 1000000` and `-n 100000000`: 10^8 s,
+/// where the clock counts 1.8 x 10^7 s; the addition overflowed). `-D` runs are bounded by
+/// their hour-long window and warm-up.
+fn check_clock_range(
+    cfg: &Config,
+    spec: &PerfSpec,
+    size: u64,
+    p: &ModelParams,
+) -> Result<(), UsageError> {
+    if spec.duration_us.is_some() {
+        return Ok(());
+    }
+    let verb = spec.test.verb();
+    let iters = u128::from(spec.iters);
+    let op_wire = u128::from(op_wire_ps(p, verb, size, spec.max_pmtu(cfg)));
+    let tx_msg = u128::from(rnic_sim::cycles(
+        u64::from(cfg.nic.tx_msg_cycles),
+        cfg.nic.clock_ghz,
+    ));
+    let post = u128::from(rnic_sim::ns(cfg.host.post_send_ns));
+    // Data packets per operation, each through a TX pipeline (`nic.tx_pkt_cycles`) of one
+    // of the nodes.
+    let packets = if verb == Verb::Atomic {
+        1
+    } else {
+        u128::from(size.div_ceil(u64::from(spec.max_pmtu(cfg).max(1))).max(1))
+    };
+    let tx_pkt = u128::from(rnic_sim::cycles(
+        u64::from(cfg.nic.tx_pkt_cycles),
+        cfg.nic.clock_ghz,
+    ));
+    let nodes = u128::from(spec.clients.max(1)) + 1;
+    let wire_what = format!("-s {size} on the {} Gb/s port (eth.gbps)", cfg.eth.gbps);
+    let (per_op, ops, wire_bound, tx_parallel, post_parallel) = if spec.test.is_latency() {
+        let ping_pong = matches!(verb, Verb::Write | Verb::Send);
+        let wire = if ping_pong { 2 * op_wire } else { op_wire };
+        let round_trip = wire + 2 * u128::from(min_one_way_ps(cfg));
+        let parallel = u128::from(spec.procs.unwrap_or(1).max(1));
+        let what = format!(
+            "a round trip of {wire_what} and the links' propagation (net.link_delay_ns, \
+             net.link_km, net.wan_km)"
+        );
+        (
+            "iterations",
+            iters,
+            (iters * round_trip / parallel, what),
+            parallel,
+            parallel,
+        )
+    } else {
+        let ops = iters * u128::from(spec.qps.max(1));
+        let initiators = if spec.direction.forward() {
+            1
+        } else {
+            u128::from(spec.clients.max(1))
+        };
+        let cores = (u128::from(cfg.host.cores.max(1)) * nodes).min(u128::from(spec.qps.max(1)));
+        (
+            "operations",
+            ops,
+            (ops * op_wire, wire_what),
+            initiators,
+            cores,
+        )
+    };
+    let bounds = [
+        wire_bound,
+        (
+            ops * tx_msg / tx_parallel,
+            format!(
+                "nic.tx_msg_cycles = {} at nic.clock_ghz = {} per message",
+                cfg.nic.tx_msg_cycles, cfg.nic.clock_ghz
+            ),
+        ),
+        (
+            ops * packets * tx_pkt / nodes,
+            format!(
+                "nic.tx_pkt_cycles = {} at nic.clock_ghz = {} for each of {packets} packet(s)",
+                cfg.nic.tx_pkt_cycles, cfg.nic.clock_ghz
+            ),
+        ),
+        (
+            ops * post / post_parallel,
+            format!(
+                "host.post_send_ns = {} per WQE on the posting cores",
+                cfg.host.post_send_ns
+            ),
+        ),
+    ];
+    let (least, what) = bounds
+        .into_iter()
+        .max_by_key(|b| b.0)
+        .expect("three bounds");
+    if least > u128::from(CLOCK_HORIZON_PS) {
+        return Err(UsageError(format!(
+            "this run needs at least {:.0} days of simulated time ({ops} {per_op}, bound \
+             by {what}), beyond the {:.0} days the picosecond clock lets a run reach: lower \
+             -n or -q, or bring that setting nearer to real hardware",
+            days(least),
+            days(u128::from(CLOCK_HORIZON_PS))
         )));
     }
     Ok(())
@@ -481,6 +694,81 @@ mod tests {
         // Back to back has no switch.
         cfg.net.switch_buffer_bytes = 0;
         cfg.net.topology = "back_to_back".into();
+        check_run(&cfg, &spec).unwrap();
+    }
+
+    #[test]
+    fn every_switch_of_every_topology_must_hold_one_frame() {
+        use crate::workload::PerfTest;
+        let mut spec = spec_of(PerfTest::WriteBw, 0.0);
+        spec.duration_us = None;
+        spec.sizes = vec![65536];
+        let mut cfg = Config::default();
+        cfg.host.connect = crate::config::Connect::Direct;
+        // The WAN topology stores and forwards at the accelerator's site.
+        cfg.net.topology = "wan".into();
+        cfg.net.switch_buffer_bytes = 4169;
+        let e = check_run(&cfg, &spec).unwrap_err().0;
+        assert!(
+            e.contains("net.switch_buffer_bytes") && e.contains("4170"),
+            "{e}"
+        );
+        cfg.net.switch_buffer_bytes = 4170;
+        check_run(&cfg, &spec).unwrap();
+        // A topology file: the second of two switches has a buffer of its own, too small
+        // for a 4170 B WRITE FIRST; the first takes net.switch_buffer_bytes.
+        let path =
+            std::env::temp_dir().join(format!("rnic-small-switch-{}.toml", std::process::id()));
+        std::fs::write(
+            &path,
+            "[[switch]]\nname = \"tor0\"\n[[switch]]\nname = \"tor1\"\nbuffer_bytes = 4000\n\
+             [[link]]\nends = [\"node0\", \"tor0\"]\n[[link]]\nends = [\"tor0\", \"tor1\"]\n\
+             [[link]]\nends = [\"tor1\", \"node1\"]\n",
+        )
+        .unwrap();
+        cfg.net.topology = path.to_str().unwrap().into();
+        let e = check_run(&cfg, &spec).unwrap_err().0;
+        assert!(
+            e.contains("switch[1]")
+                && e.contains("tor1")
+                && e.contains("buffer_bytes = 4000")
+                && e.contains("4170"),
+            "{e}"
+        );
+        // 2 KiB packets fit.
+        cfg.qp.pmtu = 2048;
+        check_run(&cfg, &spec).unwrap();
+        // The first switch's inherited buffer is named as net.switch_buffer_bytes.
+        cfg.net.switch_buffer_bytes = 1000;
+        let e = check_run(&cfg, &spec).unwrap_err().0;
+        assert!(
+            e.contains("tor0") && e.contains("net.switch_buffer_bytes = 1000"),
+            "{e}"
+        );
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn only_runs_whose_least_time_passes_the_clock_horizon_are_refused() {
+        use crate::workload::PerfTest;
+        let mut spec = spec_of(PerfTest::WriteBw, 0.0);
+        spec.duration_us = None;
+        spec.sizes = vec![64];
+        spec.iters = 100_000_000;
+        spec.qps = 1024;
+        let mut cfg = Config::default();
+        // 1.0 x 10^11 operations of 64 B: 8.8 ns each on the 100 Gb/s port, 15 minutes.
+        check_run(&cfg, &spec).unwrap();
+        // 1 ms per message in the TX pipeline (1000 cycles at 1 MHz): 1.0 x 10^8 s.
+        cfg.nic.clock_ghz = 0.001;
+        cfg.nic.tx_msg_cycles = 1000;
+        let e = check_run(&cfg, &spec).unwrap_err().0;
+        assert!(
+            e.contains("nic.tx_msg_cycles") && e.contains("1185 days"),
+            "{e}"
+        );
+        // -D runs end with their window.
+        spec.duration_us = Some(3.6e9);
         check_run(&cfg, &spec).unwrap();
     }
 

@@ -341,7 +341,7 @@ pub const PERF_FIELDS: &[FieldDoc] = &[
         "perf.mr_per_qp",
         "switch",
         Kind::Bool,
-        "One memory region per QP: mrs = QPs x clients, the server's QPs (--mr_per_qp)",
+        "One memory region per QP: mrs = the server's QPs, -q (--mr_per_qp)",
     ),
     pf(
         "perf.bidirectional",
@@ -460,16 +460,9 @@ impl PerfOptions {
                      give one of them"
                 ))
             }
-            (true, None) => {
-                let n = u64::from(qps) * u64::from(cfg.net.clients);
-                if n > MAX_MRS {
-                    return bad(format!(
-                        "--mr_per_qp needs {n} MRs ({qps} QPs x {} clients), more than {MAX_MRS}",
-                        cfg.net.clients
-                    ));
-                }
-                n as u32
-            }
+            // -q counts the server's QPs (the clients share them), so one region per QP
+            // is -q regions; QPs x clients left regions over no QP's buffer.
+            (true, None) => qps,
             (false, n) => n.unwrap_or(1),
         };
         if cfg.host.inline_recv_bytes > cfg.nic.cqe_bytes / 2 {

@@ -230,3 +230,29 @@ fn a_d_run_says_when_its_window_opened_and_warns_if_it_never_settled() {
         "{out}"
     );
 }
+
+/// A topology file whose one switch's buffer cannot hold the run's frame is refused before
+/// the run, naming the switch and its field (the check used to cover the star only, and the
+/// run failed with RETRY_EXC_ERR or a CM timeout instead).
+#[test]
+fn a_topology_switch_too_small_for_one_frame_exits_2() {
+    let path = std::env::temp_dir().join(format!("rnic-tiny-switch-{}.toml", std::process::id()));
+    std::fs::write(
+        &path,
+        "[[switch]]\nname = \"edge\"\nbuffer_bytes = 300\n\
+         [[link]]\nends = [\"node0\", \"edge\"]\n[[link]]\nends = [\"node1\", \"edge\"]\n",
+    )
+    .unwrap();
+    let topology = format!("net.topology={}", path.display());
+    let (code, _, err) = rnic(&[
+        "perf", "write-bw", "-s", "64", "-n", "5", "--set", &topology,
+    ]);
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("switch[0] (\"edge\").buffer_bytes = 300")
+            && err.contains("322")
+            && !err.contains("panicked"),
+        "{err}"
+    );
+}

@@ -114,6 +114,10 @@ fn bad_flow_files_exit_2_naming_the_field() {
         ),
         ("[[flow]]\ntest = \"write-bw\"\nqps = 2\n", "flow[0].qps"),
         (
+            "[[flow]]\ntest = \"write-bw\"\nsize = 64\nqp = 2\nmrs = 3\n",
+            "flow[0].mrs = 3",
+        ),
+        (
             "[perf]\ntest = \"write-bw\"\n[[flow]]\ntest = \"write-bw\"\n",
             "not both",
         ),

@@ -75,6 +75,29 @@ struct LinkPlan {
 struct SwitchPlan {
     buffer_bytes: u64,
     latency_ps: TimePs,
+    /// The switch and the field its buffer comes from, for errors that name what to change.
+    buffer_field: String,
+}
+
+/// One switch's shared buffer, with the switch and the field it comes from named (e.g.
+/// `net.switch_buffer_bytes`, or a topology file's `switch[1] ("tor1").buffer_bytes`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SwitchBuffer {
+    pub bytes: u64,
+    pub field: String,
+}
+
+/// The buffer of every switch of the topology `cfg` names for `nodes` nodes (none for
+/// back to back).
+pub fn switch_buffers(cfg: &Config, nodes: usize) -> Result<Vec<SwitchBuffer>, ConfigError> {
+    Ok(plan(cfg, nodes)?
+        .switches
+        .into_iter()
+        .map(|s| SwitchBuffer {
+            bytes: s.buffer_bytes,
+            field: s.buffer_field,
+        })
+        .collect())
 }
 
 /// A topology before it is built: switches and links.
@@ -130,6 +153,7 @@ fn plan(cfg: &Config, nodes: usize) -> Result<Plan, ConfigError> {
             switches: vec![SwitchPlan {
                 buffer_bytes: net.switch_buffer_bytes,
                 latency_ps: rnic_sim::ns(net.switch_latency_ns),
+                buffer_field: "the star's switch: net.switch_buffer_bytes".into(),
             }],
             links: (0..nodes)
                 .map(|i| LinkPlan {
@@ -374,6 +398,9 @@ fn wan_plan(cfg: &Config, nodes: usize, mbps: u64) -> Result<Plan, ConfigError> 
         switches: vec![SwitchPlan {
             buffer_bytes: cfg.net.switch_buffer_bytes,
             latency_ps: rnic_sim::ns(cfg.net.switch_latency_ns),
+            buffer_field: "the wan topology's switch (the accelerator's site): \
+                           net.switch_buffer_bytes"
+                .into(),
         }],
         links: vec![
             LinkPlan {
@@ -394,6 +421,14 @@ fn wan_plan(cfg: &Config, nodes: usize, mbps: u64) -> Result<Plan, ConfigError> 
         impair_uplinks: false,
     })
 }
+
+/// The longest delay a topology file may give a link or a switch, ns (10 s, as the
+/// config's `*_ns` fields).
+const MAX_DELAY_NS: f64 = 1e10;
+/// The longest link, km (as `net.link_km`).
+const MAX_KM: f64 = 1e6;
+/// The fastest link, Gb/s (as `eth.gbps`).
+const MAX_GBPS: f64 = 10_000.0;
 
 /// Reads a topology file: `[[switch]]` tables (`name`, optional `buffer_bytes` and
 /// `latency_ns`) and `[[link]]` tables (`ends = ["node0", "tor"]`, optional `km` or
@@ -447,6 +482,23 @@ fn read_file(
                 .ok_or_else(|| err(format!("{what}.{key} must be a number >= 0"))),
         }
     };
+    // The config's ranges for the same quantities (net.link_delay_ns, net.link_km,
+    // net.switch_latency_ns, eth.gbps, net.switch_buffer_bytes): beyond them a delay could
+    // pass the picosecond clock's range.
+    let bounded = |tb: &toml::Table,
+                   what: &str,
+                   key: &str,
+                   max: f64,
+                   unit: &str|
+     -> Result<Option<f64>, ConfigError> {
+        match num(tb, what, key)? {
+            Some(x) if x > max => Err(err(format!(
+                "{what}.{key} = {x} is beyond {max} {unit}, the most rnic models (the \
+                 config's range for the same quantity); give at most {max}"
+            ))),
+            x => Ok(x),
+        }
+    };
     let mut names: Vec<String> = Vec::new();
     let mut switches = Vec::new();
     for (i, sw) in tables("switch")?.iter().enumerate() {
@@ -469,11 +521,20 @@ fn read_file(
             )));
         }
         names.push(name.to_string());
+        let own_buffer = bounded(sw, &what, "buffer_bytes", (1u64 << 40) as f64, "bytes")?;
+        let buffer_field = match own_buffer {
+            Some(_) => format!("topology file {path}: {what} (\"{name}\").buffer_bytes"),
+            None => format!(
+                "topology file {path}: {what} (\"{name}\", no buffer_bytes of its own): \
+                 net.switch_buffer_bytes"
+            ),
+        };
         switches.push(SwitchPlan {
-            buffer_bytes: num(sw, &what, "buffer_bytes")?
-                .map_or(cfg.net.switch_buffer_bytes, |b| b as u64),
+            buffer_bytes: own_buffer.map_or(cfg.net.switch_buffer_bytes, |b| b as u64),
+            buffer_field,
             latency_ps: rnic_sim::ns(
-                num(sw, &what, "latency_ns")?.unwrap_or(cfg.net.switch_latency_ns),
+                bounded(sw, &what, "latency_ns", MAX_DELAY_NS, "ns")?
+                    .unwrap_or(cfg.net.switch_latency_ns),
             ),
         });
     }
@@ -529,8 +590,8 @@ fn read_file(
                 node_links[n] += 1;
             }
         }
-        let km = num(l, &what, "km")?;
-        let delay_ns = num(l, &what, "delay_ns")?;
+        let km = bounded(l, &what, "km", MAX_KM, "km")?;
+        let delay_ns = bounded(l, &what, "delay_ns", MAX_DELAY_NS, "ns")?;
         let delay_ps = match (km, delay_ns) {
             (Some(_), Some(_)) => {
                 return Err(err(format!("{what}: give `km` or `delay_ns`, not both")))
@@ -539,7 +600,7 @@ fn read_file(
             (None, Some(ns)) => rnic_sim::ns(ns),
             (None, None) => default_delay_ps,
         };
-        let gbps = num(l, &what, "gbps")?;
+        let gbps = bounded(l, &what, "gbps", MAX_GBPS, "Gb/s")?;
         if gbps.is_some_and(|g| g < 0.001) {
             return Err(err(format!("{what}.gbps must be at least 0.001")));
         }

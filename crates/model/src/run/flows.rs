@@ -47,6 +47,7 @@ pub fn check_flows(cfg: &Config, spec: &FlowsSpec) -> Result<(), UsageError> {
         }
     }
     for (i, f) in spec.flows.iter().enumerate() {
+        crate::limits::check_flow_mrs(cfg, i, f)?;
         let mut one = f.as_perf();
         one.clients = spec.clients;
         crate::limits::check_run(cfg, &one)

@@ -51,6 +51,21 @@ pub(crate) fn judge(
             ),
         );
     }
+    let horizon = crate::limits::CLOCK_HORIZON_PS;
+    let stopped_at_horizon =
+        !stopped_at_limit && !world.done() && world.q.peek_time().is_some_and(|t| t > horizon);
+    if stopped_at_horizon {
+        verdict.add(
+            RunStatus::Incomplete,
+            format!(
+                "stopped at {:.2} days of simulated time, the most a run may reach so that \
+                 the picosecond clock (213 days) cannot wrap: its latencies, rates or clock \
+                 are too slow for what it asks; lower -n or -q, or bring them nearer to real \
+                 hardware",
+                horizon as f64 / 86_400e12
+            ),
+        );
+    }
     if world.q.clamped_pushes() > 0 {
         verdict.add(
             RunStatus::ModelError,
@@ -92,8 +107,10 @@ pub(crate) fn judge(
     let mut own: Vec<Verdict> = vec![Verdict::default(); b.flows.len()];
     for (fi, app) in world.apps.iter().enumerate() {
         let mut v = Verdict::default();
-        verdict::judge_completion(app, end, stopped_at_limit, &mut v);
-        if !app.finished && !stopped_at_limit && cfg.qp.ack_timeout_ns().is_none() {
+        // A run stopped at the event limit or the clock's horizon did not stall.
+        let stopped_early = stopped_at_limit || stopped_at_horizon;
+        verdict::judge_completion(app, end, stopped_early, &mut v);
+        if !app.finished && !stopped_early && cfg.qp.ack_timeout_ns().is_none() {
             // IBA's infinite local ACK timeout: what was lost with nothing behind it is
             // never resent (nor a lost ping-pong iteration given up), so the QP waits
             // forever, as it would on real hardware.

@@ -20,7 +20,7 @@ use crate::workload::PerfSpec;
 use crate::world::Hooks;
 use anyhow::bail;
 
-pub(crate) use build::{buffer_slots, buffer_stride};
+pub(crate) use build::{buffer_slots, buffer_stride, grh_bytes};
 pub use flows::{check_flows, run_flows, run_flows_observed, FlowsRun};
 pub use progress::Progress;
 

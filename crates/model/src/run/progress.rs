@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use rnic_sim::TimePs;
 
+use crate::limits::CLOCK_HORIZON_PS;
 use crate::world::World;
 
 /// Events run between two looks at the wall clock.
@@ -82,7 +83,8 @@ fn progress(world: &World, at: Position, now: TimePs, wall: Duration) -> Progres
     }
 }
 
-/// Runs `world` as [`World::run_until`]`(TimePs::MAX, max_events)` does, telling `observer`
+/// Runs `world` as [`World::run_until`]`(CLOCK_HORIZON_PS, max_events)` does (a run stops
+/// at the clock's horizon rather than wrap it; see [`CLOCK_HORIZON_PS`]), telling `observer`
 /// how far it has come about every [`REPORT_INTERVAL`]; returns the time of the last event.
 pub(crate) fn run_observed(
     world: &mut World,
@@ -91,7 +93,7 @@ pub(crate) fn run_observed(
     observer: Option<&mut dyn FnMut(&Progress)>,
 ) -> TimePs {
     let Some(observer) = observer else {
-        return world.run_until(TimePs::MAX, max_events);
+        return world.run_until(CLOCK_HORIZON_PS, max_events);
     };
     let start = Instant::now();
     let mut last_report = start;
@@ -99,7 +101,7 @@ pub(crate) fn run_observed(
     loop {
         let before = world.events;
         let stop = max_events.min(before.saturating_add(CHECK_EVENTS));
-        let t = world.run_until(TimePs::MAX, stop);
+        let t = world.run_until(CLOCK_HORIZON_PS, stop);
         if world.events > before {
             last = t;
         }

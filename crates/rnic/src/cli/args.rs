@@ -395,8 +395,7 @@ pub struct PerfCmd {
     /// host.connect = "cm", which is the default anyway).
     #[arg(short = 'R', long = "rdma_cm")]
     pub rdma_cm: bool,
-    /// One memory region per QP, as perftest's --mr_per_qp: --mrs = the server's QPs
-    /// (QPs x clients).
+    /// One memory region per QP, as perftest's --mr_per_qp: --mrs = the server's QPs (-q).
     #[arg(long = "mr_per_qp")]
     pub mr_per_qp: bool,
     /// Write every frame on the wire to a pcap file.
