@@ -101,6 +101,27 @@ fn thresholds_that_cannot_work_are_refused() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("net.switch_buffer_bytes"), "{e}");
+    // A topology file's switch with a buffer of its own is held to XOFF too.
+    let file = std::env::temp_dir().join(format!("rnic-pfc-small-{}.toml", std::process::id()));
+    let mut topo = String::from("[[switch]]\nname = \"big\"\n\n");
+    topo += "[[switch]]\nname = \"small\"\nbuffer_bytes = 262144\n\n";
+    topo += "[[link]]\nends = [\"big\", \"small\"]\n\n";
+    for i in 0..5 {
+        topo += &format!(
+            "[[link]]\nends = [\"node{i}\", \"{}\"]\n\n",
+            ["big", "small"][i % 2]
+        );
+    }
+    std::fs::write(&file, topo).unwrap();
+    let mut cfg = baseline(0.0);
+    cfg.net.pfc = true;
+    cfg.net.topology = file.to_string_lossy().into_owned();
+    let e = rnic_model::run::run_perf(&cfg, &incast())
+        .unwrap_err()
+        .to_string();
+    let _ = std::fs::remove_file(&file);
+    assert!(e.contains("(\"small\").buffer_bytes"), "{e}");
+    assert!(e.contains("net.pfc_xoff_bytes = 262144"), "{e}");
 }
 
 /// The incast over the committed leaf–spine fabric (see the file): clients under two

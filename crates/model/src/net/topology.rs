@@ -137,16 +137,29 @@ fn plan(cfg: &Config, nodes: usize) -> Result<Plan, ConfigError> {
             net.pfc_xoff_bytes / 2
         )));
     }
-    if net.pfc && net.pfc_xoff_bytes >= net.switch_buffer_bytes {
-        return Err(bad(format!(
-            "net.pfc_xoff_bytes = {} is not below net.switch_buffer_bytes = {}: the buffer \
-             would overflow before any PAUSE is sent; lower net.pfc_xoff_bytes (e.g. --set \
-             net.pfc_xoff_bytes={}) or raise net.switch_buffer_bytes",
-            net.pfc_xoff_bytes,
-            net.switch_buffer_bytes,
-            net.switch_buffer_bytes / 4
-        )));
+    let plan = plan_of(cfg, nodes, delay_ps, mbps)?;
+    if net.pfc {
+        for s in &plan.switches {
+            if net.pfc_xoff_bytes >= s.buffer_bytes {
+                return Err(bad(format!(
+                    "net.pfc_xoff_bytes = {} is not below the buffer of {} = {}: the buffer \
+                     would overflow before any PAUSE is sent; lower net.pfc_xoff_bytes (e.g. \
+                     --set net.pfc_xoff_bytes={}) or raise the buffer",
+                    net.pfc_xoff_bytes,
+                    s.buffer_field,
+                    s.buffer_bytes,
+                    s.buffer_bytes / 4
+                )));
+            }
+        }
     }
+    Ok(plan)
+}
+
+/// The plan of the topology `cfg` names for `nodes` nodes, links of `delay_ps` and `mbps`
+/// where the topology does not set its own.
+fn plan_of(cfg: &Config, nodes: usize, delay_ps: TimePs, mbps: u64) -> Result<Plan, ConfigError> {
+    let net = &cfg.net;
     match net.topology.as_str() {
         "star" => Ok(Plan {
             nodes,
