@@ -84,6 +84,8 @@ struct Round {
 struct Held {
     psn: u32,
     bytes: Vec<u8>,
+    /// It has been sent toward Remote (false while it waits behind a round).
+    sent: bool,
 }
 
 /// A connection (one RC QP pair, Local requester to Remote responder).
@@ -202,12 +204,13 @@ impl Conn {
         if self.held.is_empty() {
             self.progress_at = now;
         }
+        let behind_round = self.round.is_some();
         self.held.push_back(Held {
             psn,
             bytes: bytes.to_vec(),
+            sent: !behind_round,
         });
         self.held_bytes += bytes.len() as u64;
-        let behind_round = self.round.is_some();
         if !self.accelerating() {
             // Kept (Remote may miss it) but not acknowledged: an earlier packet is
             // unbuffered, or Local's QPN is not known yet.
@@ -305,18 +308,20 @@ impl Conn {
         self.round = Some(Round { from, next: from });
     }
 
-    /// The next frame of the round under way, oldest first; `None` when there is none (the
+    /// The next frame of the round under way, oldest first, and whether it was sent before
+    /// (false for a packet that waited behind the round); `None` when there is none (the
     /// round has sent the newest buffered frame and ends).
-    pub fn next_resend(&mut self) -> Option<&[u8]> {
+    pub fn next_resend(&mut self) -> Option<(&[u8], bool)> {
         let r = self.round.as_mut()?;
         let next = r.next;
         let i = self.held.partition_point(|h| psn_diff(h.psn, next) < 0);
-        let Some(h) = self.held.get(i) else {
+        let Some(h) = self.held.get_mut(i) else {
             self.round = None;
             return None;
         };
         r.next = psn_add(h.psn, 1);
-        Some(h.bytes.as_slice())
+        let again = std::mem::replace(&mut h.sent, true);
+        Some((h.bytes.as_slice(), again))
     }
 }
 
@@ -359,7 +364,7 @@ mod tests {
             c.handle_response(9, 0x11, Answer::SeqNak { psn: 102 }),
             ResponseAction::AbsorbAndRetransmit { from: 102 }
         );
-        let again: Vec<u8> = std::iter::from_fn(|| c.next_resend().map(|f| f[0])).collect();
+        let again: Vec<u8> = std::iter::from_fn(|| c.next_resend().map(|(f, _)| f[0])).collect();
         assert_eq!(again, vec![102, 103]);
         assert!(!c.resending());
     }
@@ -378,7 +383,7 @@ mod tests {
             c.handle_response(10, 0x11, Answer::SeqNak { psn: 102 }),
             ResponseAction::AbsorbCoveredNak
         );
-        let again: Vec<u8> = std::iter::from_fn(|| c.next_resend().map(|f| f[0])).collect();
+        let again: Vec<u8> = std::iter::from_fn(|| c.next_resend().map(|(f, _)| f[0])).collect();
         assert_eq!(again, vec![102, 103], "one round, each frame once");
     }
 
@@ -390,7 +395,7 @@ mod tests {
         }
         c.handle_response(1, 0x11, Answer::SeqNak { psn: 101 });
         let first: Vec<u8> = (0..4)
-            .filter_map(|_| c.next_resend().map(|f| f[0]))
+            .filter_map(|_| c.next_resend().map(|(f, _)| f[0]))
             .collect();
         assert_eq!(first, vec![101, 102, 103, 104]);
         // 103 was lost again: Remote NAKs it; a PSN not yet reached is already covered.
@@ -398,7 +403,7 @@ mod tests {
             c.handle_response(2, 0x11, Answer::SeqNak { psn: 103 }),
             ResponseAction::AbsorbAndRetransmit { from: 103 }
         );
-        let rest: Vec<u8> = std::iter::from_fn(|| c.next_resend().map(|f| f[0])).collect();
+        let rest: Vec<u8> = std::iter::from_fn(|| c.next_resend().map(|(f, _)| f[0])).collect();
         assert_eq!(rest, (103..110).collect::<Vec<u8>>(), "gap to tail, once");
     }
 
@@ -409,7 +414,7 @@ mod tests {
             c.handle_request(0, p, true, true, &[p as u8; 4], true);
         }
         c.handle_response(1, 0x11, Answer::SeqNak { psn: 2 });
-        assert_eq!(c.next_resend().map(|f| f[0]), Some(2));
+        assert_eq!(c.next_resend().map(|(f, _)| f[0]), Some(2));
         // Remote got 2 and 3 and NAKs 4, which the round has not resent yet.
         assert_eq!(
             c.handle_response(2, 0x11, Answer::SeqNak { psn: 4 }),
@@ -419,8 +424,10 @@ mod tests {
             c.handle_request(3, 6, true, true, &[6; 4], true),
             RequestAction::HoldAndAck { psn: 6, msn: 7 }
         );
-        let rest: Vec<u8> = std::iter::from_fn(|| c.next_resend().map(|f| f[0])).collect();
-        assert_eq!(rest, vec![4, 5, 6]);
+        let rest: Vec<(u8, bool)> =
+            std::iter::from_fn(|| c.next_resend().map(|(f, again)| (f[0], again))).collect();
+        // 6 waited behind the round: its first sending, not a resend.
+        assert_eq!(rest, vec![(4, true), (5, true), (6, false)]);
         assert_eq!(
             c.handle_request(4, 7, true, true, &[7; 4], true),
             RequestAction::ForwardAndAck { psn: 7, msn: 8 }
@@ -459,7 +466,10 @@ mod tests {
         assert_eq!(c.poll_timeout(50, 100), None);
         assert_eq!(c.poll_timeout(110, 100), Some(7));
         assert_eq!(c.deadline(100), Some(210));
-        assert_eq!(c.next_resend().map(|f| f.len()), Some(4));
+        assert_eq!(
+            c.next_resend().map(|(f, again)| (f.len(), again)),
+            Some((4, true))
+        );
         assert_eq!(c.next_resend(), None);
     }
 

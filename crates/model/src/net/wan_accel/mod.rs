@@ -64,8 +64,7 @@ pub struct AccelStats {
     pub absorbed: u64,
     /// Remote's responses forwarded to Local.
     pub forwarded: u64,
-    /// Frames sent from the buffer by go-back-N rounds (again, or for the first time when
-    /// Local's packet was held behind a round).
+    /// Frames sent again from the buffer by go-back-N rounds.
     pub retransmitted: u64,
     /// Retransmission rounds started by a NAK, or moved back by one (a gap in the round).
     pub nak_rounds: u64,
@@ -73,7 +72,8 @@ pub struct AccelStats {
     pub nak_rewinds: u64,
     /// Sequence NAKs the round under way already answered, ignored.
     pub naks_covered: u64,
-    /// Local's packets held (buffered, pseudo-ACKed, not forwarded) behind a round.
+    /// Local's packets held (buffered, pseudo-ACKed, not forwarded) behind a round, which
+    /// then sends them for the first time.
     pub held_behind_round: u64,
     /// Retransmission rounds started by the timer.
     pub timeout_rounds: u64,
@@ -109,6 +109,8 @@ struct Accel {
     resend_at: TimePs,
     /// The connection that sent the last resend (rounds of several take turns).
     last_resender: Option<Key>,
+    /// Held-behind packets a round has sent (their first sending).
+    held_sent: u64,
     ip_ident: u16,
     stats: AccelStats,
     frames_seen: [u64; 2],
@@ -161,7 +163,7 @@ impl Accel {
             let Some((c, _)) = self.conns.get_mut(&key) else {
                 continue;
             };
-            let Some(frame) = c.next_resend() else {
+            let Some((frame, again)) = c.next_resend() else {
                 continue;
             };
             let bytes = frame.to_vec();
@@ -174,7 +176,11 @@ impl Accel {
                 delay_ps: self.busy_until - now + self.latency_ps,
                 back: true,
             });
-            self.stats.retransmitted += 1;
+            if again {
+                self.stats.retransmitted += 1;
+            } else {
+                self.held_sent += 1;
+            }
             self.last_resender = Some(key);
             return;
         }
@@ -468,6 +474,7 @@ pub fn wan_accel(
         long_link,
         resend_at: 0,
         last_resender: None,
+        held_sent: 0,
         ip_ident: 0,
         stats: AccelStats::default(),
         frames_seen: [0; 2],
@@ -516,7 +523,7 @@ impl LinkElement for WanAccelHalf {
             Side::Inbound => ElementStats {
                 frames: a.frames_seen[1],
                 dropped: s.absorbed,
-                emitted: s.retransmitted,
+                emitted: s.retransmitted + a.held_sent,
                 ..ElementStats::default()
             },
         }
