@@ -296,3 +296,37 @@ fn flows_run_between_any_nodes() {
     assert!(incast < 100.0, "incast {incast} Gb/s");
     assert!(each < 45.0, "one writer of three {each} Gb/s");
 }
+
+/// The run's simulated time covers every flow's measurement: a flow's last completion is
+/// counted when its core has polled the CQE (`host.poll_cq_ns` after the CQE's event), which
+/// can be after the run's last event.
+#[test]
+fn the_simulated_time_covers_every_flows_measurement() {
+    // Connected directly, the flows post from their start: `start_us + measured_us` is
+    // where each measurement ends.
+    let mut cfg = baseline(10.0);
+    cfg.host.connect = rnic_model::config::Connect::Direct;
+    for (test, size, qps, clients) in [
+        (PerfTest::WriteBw, 4096, 4, 2),
+        (PerfTest::WriteLat, 64, 1, 1),
+        (PerfTest::ReadBw, 65536, 3, 3),
+        (PerfTest::SendBw, 1024, 2, 1),
+    ] {
+        let mut s = spec(test, size, qps, clients);
+        s.iters = 100;
+        let f = FlowSpec::from_perf(&s, size, cfg.host.cores);
+        let r = run(&cfg, vec![f], clients);
+        assert_eq!(r.status, RunStatus::Ok, "{test}: {}", r.reason);
+        for f in &r.flows {
+            let end_us = f.start_us + f.measured_us;
+            assert!(
+                r.simulated_time_us >= end_us,
+                "{test}: the run's {} µs end before flow {}'s measurement ({} µs from {} µs)",
+                r.simulated_time_us,
+                f.name,
+                f.measured_us,
+                f.start_us
+            );
+        }
+    }
+}

@@ -307,7 +307,8 @@ impl Plan {
             // Both halves of the accelerator on Local's link (link 0): its way out sees
             // Local's requests, its way in Remote's acknowledgements.
             let long_rtt_ps = 2 * self.links[1].delay_ps;
-            let (out, inb) = super::wan_accel::wan_accel(&cfg.net, long_rtt_ps);
+            let long_link = Port::new(eth(self.links[1].mbps));
+            let (out, inb) = super::wan_accel::wan_accel(&cfg.net, long_rtt_ps, long_link);
             links[0].elements.push(Box::new(out));
             links[1].elements.push(Box::new(inb));
         }

@@ -1,7 +1,18 @@
 //! One connection as the RDMA WAN accelerator sees it: a state machine without I/O. Local's
 //! requests go in through [`Conn::handle_request`], Remote's acknowledgements through
 //! [`Conn::handle_response`], time through [`Conn::poll_timeout`]; each returns what to do
-//! (forward, drop, pseudo-ACK, retransmit), and the element around it moves the bytes.
+//! (forward, hold, drop, pseudo-ACK, go back), and the element around it moves the bytes,
+//! taking the frames of a go-back-N round one at a time from [`Conn::next_resend`].
+//!
+//! Go-back-N, as rnic's RC requester does it: a sequence NAK or the timer starts one round,
+//! a cursor that walks the buffer from the missing PSN to its newest frame. Only one round
+//! runs at a time. A NAK the round already answers (for the PSN it started from, or for a
+//! PSN it has not reached yet) is ignored; a NAK for a PSN it has already resent (a new
+//! gap, lost from the round itself) moves the cursor back to it, so what the round had not
+//! yet sent is not sent twice. While a round runs, Local's new packets are buffered and
+//! pseudo-ACKed but not forwarded: the cursor sends them in PSN order after the older ones
+//! (a go-back-N responder drops whatever arrives after a gap, so forwarding them at once
+//! would waste them). A packet that cannot be buffered still passes at once.
 //!
 //! Invariant: while the connection is accelerated, every PSN from the oldest one Remote has
 //! not acknowledged (`una`) up to the newest one seen (`next_psn - 1`) is in the buffer, so
@@ -32,6 +43,12 @@ pub enum Answer {
 pub enum RequestAction {
     /// Buffered: forward it and answer Local with a pseudo-ACK of `psn` carrying `msn`.
     ForwardAndAck { psn: u32, msn: u32 },
+    /// Buffered behind a go-back-N round under way (which will send it in order): do not
+    /// forward it now; answer Local with a pseudo-ACK of `psn` carrying `msn`.
+    HoldAndAck { psn: u32, msn: u32 },
+    /// Buffered behind a round under way but not acknowledged (the connection is not
+    /// accelerating): do not forward it now.
+    Hold,
     /// A retransmission of a PSN already pseudo-ACKed: drop it and repeat the pseudo-ACK
     /// of the newest acknowledged PSN.
     DropAndAck { psn: u32, msn: u32 },
@@ -46,8 +63,20 @@ pub enum ResponseAction {
     Absorb,
     /// Local must see it.
     Forward,
-    /// Absorb it and send the buffered frames again from PSN `from` (go-back-N).
+    /// Absorb it; a go-back-N round from PSN `from` starts (or the running one moves back
+    /// to `from`): take its frames from [`Conn::next_resend`].
     AbsorbAndRetransmit { from: u32 },
+    /// A sequence NAK the round under way already answers: absorb it, change nothing.
+    AbsorbCoveredNak,
+}
+
+/// A go-back-N round under way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Round {
+    /// The PSN it started (or last moved back) from.
+    from: u32,
+    /// The PSN of the next frame it sends.
+    next: u32,
 }
 
 /// One buffered frame.
@@ -55,6 +84,8 @@ pub enum ResponseAction {
 struct Held {
     psn: u32,
     bytes: Vec<u8>,
+    /// It has been sent toward Remote (false while it waits behind a round).
+    sent: bool,
 }
 
 /// A connection (one RC QP pair, Local requester to Remote responder).
@@ -76,8 +107,11 @@ pub struct Conn {
     told_msn: u32,
     held: VecDeque<Held>,
     held_bytes: u64,
-    /// When Remote's acknowledgements last made progress (or the buffer became non-empty).
+    /// When Remote's acknowledgements last made progress (or the buffer became non-empty,
+    /// or a round started).
     progress_at: TimePs,
+    /// The go-back-N round under way, if any.
+    round: Option<Round>,
 }
 
 impl Conn {
@@ -95,6 +129,7 @@ impl Conn {
             held: VecDeque::new(),
             held_bytes: 0,
             progress_at: 0,
+            round: None,
         }
     }
 
@@ -114,6 +149,11 @@ impl Conn {
     /// Frames still owed to Remote (buffered, not yet acknowledged by it).
     pub fn holds_frames(&self) -> bool {
         !self.held.is_empty()
+    }
+
+    /// Whether a go-back-N round is under way (frames to take from [`Conn::next_resend`]).
+    pub fn resending(&self) -> bool {
+        self.round.is_some()
     }
 
     /// Whether a new packet may be buffered and pseudo-ACKed now.
@@ -164,21 +204,29 @@ impl Conn {
         if self.held.is_empty() {
             self.progress_at = now;
         }
+        let behind_round = self.round.is_some();
         self.held.push_back(Held {
             psn,
             bytes: bytes.to_vec(),
+            sent: !behind_round,
         });
         self.held_bytes += bytes.len() as u64;
         if !self.accelerating() {
             // Kept (Remote may miss it) but not acknowledged: an earlier packet is
             // unbuffered, or Local's QPN is not known yet.
-            return RequestAction::Forward;
+            return if behind_round {
+                RequestAction::Hold
+            } else {
+                RequestAction::Forward
+            };
         }
         self.told = self.next_psn;
         self.told_msn = self.msn_next;
-        RequestAction::ForwardAndAck {
-            psn,
-            msn: self.msn_next,
+        let msn = self.msn_next;
+        if behind_round {
+            RequestAction::HoldAndAck { psn, msn }
+        } else {
+            RequestAction::ForwardAndAck { psn, msn }
         }
     }
 
@@ -200,6 +248,15 @@ impl Conn {
                 self.held_bytes -= h.bytes.len() as u64;
                 self.held.pop_front();
             }
+            if let Some(r) = self.round.as_mut() {
+                // Remote has what the round was about to resend: skip it.
+                if psn_diff(r.next, self.una) < 0 {
+                    r.next = self.una;
+                }
+            }
+            if self.held.is_empty() {
+                self.round = None;
+            }
         }
         let news_for_local = psn_diff(acked_to, self.told) > 0;
         match ans {
@@ -210,13 +267,18 @@ impl Conn {
             Answer::Ack { .. } => ResponseAction::Absorb,
             Answer::SeqNak { psn } => {
                 let buffered = self.held.front().is_some_and(|h| h.psn == psn);
-                if buffered {
-                    self.progress_at = now;
-                    ResponseAction::AbsorbAndRetransmit { from: psn }
-                } else {
+                if !buffered {
                     // The missing packet passed unbuffered: Local resends it itself.
-                    ResponseAction::Forward
+                    return ResponseAction::Forward;
                 }
+                let covered = self
+                    .round
+                    .is_some_and(|r| r.from == psn || psn_diff(psn, r.next) >= 0);
+                if covered {
+                    return ResponseAction::AbsorbCoveredNak;
+                }
+                self.go_back(now, psn);
+                ResponseAction::AbsorbAndRetransmit { from: psn }
             }
             Answer::Other => ResponseAction::Forward,
         }
@@ -228,23 +290,38 @@ impl Conn {
             .then(|| self.progress_at.saturating_add(timeout_ps))
     }
 
-    /// At `now`: if Remote's acknowledgements made no progress for `timeout_ps`, the PSN
-    /// to resend from (every buffered frame from it on); the timer restarts.
+    /// At `now`: if Remote's acknowledgements made no progress for `timeout_ps`, a round
+    /// (re)starts from the oldest buffered frame; returns its PSN. The timer restarts.
     pub fn poll_timeout(&mut self, now: TimePs, timeout_ps: TimePs) -> Option<u32> {
         let due = self.deadline(timeout_ps)?;
         if now < due {
             return None;
         }
-        self.progress_at = now;
-        self.held.front().map(|h| h.psn)
+        let from = self.held.front()?.psn;
+        self.go_back(now, from);
+        Some(from)
     }
 
-    /// The buffered frames from PSN `from` on, oldest first.
-    pub fn frames_from(&self, from: u32) -> impl Iterator<Item = &[u8]> {
-        self.held
-            .iter()
-            .filter(move |h| psn_diff(h.psn, from) >= 0)
-            .map(|h| h.bytes.as_slice())
+    /// Starts a round from `from`, or moves the running one back to it.
+    fn go_back(&mut self, now: TimePs, from: u32) {
+        self.progress_at = now;
+        self.round = Some(Round { from, next: from });
+    }
+
+    /// The next frame of the round under way, oldest first, and whether it was sent before
+    /// (false for a packet that waited behind the round); `None` when there is none (the
+    /// round has sent the newest buffered frame and ends).
+    pub fn next_resend(&mut self) -> Option<(&[u8], bool)> {
+        let r = self.round.as_mut()?;
+        let next = r.next;
+        let i = self.held.partition_point(|h| psn_diff(h.psn, next) < 0);
+        let Some(h) = self.held.get_mut(i) else {
+            self.round = None;
+            return None;
+        };
+        r.next = psn_add(h.psn, 1);
+        let again = std::mem::replace(&mut h.sent, true);
+        Some((h.bytes.as_slice(), again))
     }
 }
 
@@ -287,8 +364,74 @@ mod tests {
             c.handle_response(9, 0x11, Answer::SeqNak { psn: 102 }),
             ResponseAction::AbsorbAndRetransmit { from: 102 }
         );
-        let again: Vec<u8> = c.frames_from(102).map(|f| f[0]).collect();
+        let again: Vec<u8> = std::iter::from_fn(|| c.next_resend().map(|(f, _)| f[0])).collect();
         assert_eq!(again, vec![102, 103]);
+        assert!(!c.resending());
+    }
+
+    #[test]
+    fn a_second_nak_for_the_gap_being_resent_starts_no_second_round() {
+        let mut c = learned(100);
+        for p in 100..104 {
+            c.handle_request(0, p, true, true, &[p as u8; 4], true);
+        }
+        assert_eq!(
+            c.handle_response(9, 0x11, Answer::SeqNak { psn: 102 }),
+            ResponseAction::AbsorbAndRetransmit { from: 102 }
+        );
+        assert_eq!(
+            c.handle_response(10, 0x11, Answer::SeqNak { psn: 102 }),
+            ResponseAction::AbsorbCoveredNak
+        );
+        let again: Vec<u8> = std::iter::from_fn(|| c.next_resend().map(|(f, _)| f[0])).collect();
+        assert_eq!(again, vec![102, 103], "one round, each frame once");
+    }
+
+    #[test]
+    fn a_nak_for_a_psn_the_round_already_resent_moves_it_back_without_a_second_round() {
+        let mut c = learned(100);
+        for p in 100..110 {
+            c.handle_request(0, p, true, true, &[p as u8; 4], true);
+        }
+        c.handle_response(1, 0x11, Answer::SeqNak { psn: 101 });
+        let first: Vec<u8> = (0..4)
+            .filter_map(|_| c.next_resend().map(|(f, _)| f[0]))
+            .collect();
+        assert_eq!(first, vec![101, 102, 103, 104]);
+        // 103 was lost again: Remote NAKs it; a PSN not yet reached is already covered.
+        assert_eq!(
+            c.handle_response(2, 0x11, Answer::SeqNak { psn: 103 }),
+            ResponseAction::AbsorbAndRetransmit { from: 103 }
+        );
+        let rest: Vec<u8> = std::iter::from_fn(|| c.next_resend().map(|(f, _)| f[0])).collect();
+        assert_eq!(rest, (103..110).collect::<Vec<u8>>(), "gap to tail, once");
+    }
+
+    #[test]
+    fn a_nak_beyond_the_cursor_is_covered_and_new_packets_wait_behind_the_round() {
+        let mut c = learned(0);
+        for p in 0..6 {
+            c.handle_request(0, p, true, true, &[p as u8; 4], true);
+        }
+        c.handle_response(1, 0x11, Answer::SeqNak { psn: 2 });
+        assert_eq!(c.next_resend().map(|(f, _)| f[0]), Some(2));
+        // Remote got 2 and 3 and NAKs 4, which the round has not resent yet.
+        assert_eq!(
+            c.handle_response(2, 0x11, Answer::SeqNak { psn: 4 }),
+            ResponseAction::AbsorbCoveredNak
+        );
+        assert_eq!(
+            c.handle_request(3, 6, true, true, &[6; 4], true),
+            RequestAction::HoldAndAck { psn: 6, msn: 7 }
+        );
+        let rest: Vec<(u8, bool)> =
+            std::iter::from_fn(|| c.next_resend().map(|(f, again)| (f[0], again))).collect();
+        // 6 waited behind the round: its first sending, not a resend.
+        assert_eq!(rest, vec![(4, true), (5, true), (6, false)]);
+        assert_eq!(
+            c.handle_request(4, 7, true, true, &[7; 4], true),
+            RequestAction::ForwardAndAck { psn: 7, msn: 8 }
+        );
     }
 
     #[test]
@@ -323,6 +466,11 @@ mod tests {
         assert_eq!(c.poll_timeout(50, 100), None);
         assert_eq!(c.poll_timeout(110, 100), Some(7));
         assert_eq!(c.deadline(100), Some(210));
+        assert_eq!(
+            c.next_resend().map(|(f, again)| (f.len(), again)),
+            Some((4, true))
+        );
+        assert_eq!(c.next_resend(), None);
     }
 
     #[test]

@@ -8,7 +8,13 @@
 //! are covered, and on a sequence NAK or when Remote's ACKs stop making progress sends its
 //! copies again (go-back-N from the missing PSN): with the accelerator in place, loss on the
 //! long link costs throughput, never data. Each connection is a state machine without I/O
-//! ([`conn`]).
+//! ([`conn`]), with at most one go-back-N round under way.
+//!
+//! A round's frames leave one at a time on the accelerator's timer, each after the core has
+//! handled it (`net.wan_accel_frame_ns`) and no faster than the long link's line rate: the
+//! accelerator has one port toward Remote, and a burst faster than that port would only
+//! queue (and, past the switch's buffer, be dropped) at the switch in front of the long
+//! link, and every drop there is one more gap for Remote to NAK.
 //!
 //! How it learns a connection (`net.wan_accel_learn`): with "setup" (the default), as the
 //! paper's accelerator, by parsing the RDMA CM exchange as it crosses: the hosts' connection
@@ -44,6 +50,7 @@ use rnic_wire::cm::{parse_cm_frame_from, CmMessage, CmReq, GSI_QPN};
 use rnic_wire::{AethSyndrome, NakCode, Opcode};
 
 use super::element::{ElementStats, Emitted, Fate, LinkElement};
+use super::port::Port;
 use crate::config::{NetConfig, WanAccelLearn};
 use conn::{Answer, Conn, RequestAction, ResponseAction};
 use pseudo_ack::AckTemplate;
@@ -57,10 +64,17 @@ pub struct AccelStats {
     pub absorbed: u64,
     /// Remote's responses forwarded to Local.
     pub forwarded: u64,
-    /// Frames sent again from the buffer.
+    /// Frames sent again from the buffer by go-back-N rounds.
     pub retransmitted: u64,
-    /// Retransmission rounds started by a NAK.
+    /// Retransmission rounds started by a NAK, or moved back by one (a gap in the round).
     pub nak_rounds: u64,
+    /// Of those, rounds moved back while under way.
+    pub nak_rewinds: u64,
+    /// Sequence NAKs the round under way already answered, ignored.
+    pub naks_covered: u64,
+    /// Local's packets held (buffered, pseudo-ACKed, not forwarded) behind a round, which
+    /// then sends them for the first time.
+    pub held_behind_round: u64,
     /// Retransmission rounds started by the timer.
     pub timeout_rounds: u64,
     /// Requests that passed unaccelerated.
@@ -89,6 +103,14 @@ struct Accel {
     timeout_ps: TimePs,
     /// When the core is free.
     busy_until: TimePs,
+    /// The wire time of a frame on the long link (resends are paced by it).
+    long_link: Port,
+    /// When the next resend may leave (the core and the long link's line rate allowing).
+    resend_at: TimePs,
+    /// The connection that sent the last resend (rounds of several take turns).
+    last_resender: Option<Key>,
+    /// Held-behind packets a round has sent (their first sending).
+    held_sent: u64,
     ip_ident: u16,
     stats: AccelStats,
     frames_seen: [u64; 2],
@@ -116,24 +138,52 @@ impl Accel {
         Some(buf)
     }
 
-    /// Sends the buffered frames of `key` from `from` on again, through the core's queue:
-    /// frames from Local that arrive meanwhile queue behind them, so Remote sees the PSNs in
-    /// order again (a go-back-N responder drops anything after a gap).
-    fn resend(&mut self, now: TimePs, key: &Key, from: u32, emit: &mut Vec<Emitted>) {
-        let Some((c, _)) = self.conns.get(key) else {
-            return;
-        };
-        let mut t = self.busy_until.max(now);
-        for f in c.frames_from(from) {
-            t += self.frame_ps;
+    /// A round has started: its first frame may leave from `now` on.
+    fn round_started(&mut self, now: TimePs) {
+        self.resend_at = self.resend_at.max(now);
+    }
+
+    /// Sends the next frame of one round under way (connections take turns, in key order),
+    /// through the core's queue; the next may leave when the core has handled this one and
+    /// the long link has had the time to carry it.
+    fn resend_one(&mut self, now: TimePs, emit: &mut Vec<Emitted>) {
+        let mut keys: Vec<Key> = self
+            .conns
+            .iter()
+            .filter(|(_, (c, _))| c.resending())
+            .map(|(k, _)| *k)
+            .collect();
+        keys.sort_unstable();
+        let turn = keys
+            .iter()
+            .position(|k| Some(*k) > self.last_resender)
+            .unwrap_or(0);
+        keys.rotate_left(turn);
+        for key in keys {
+            let Some((c, _)) = self.conns.get_mut(&key) else {
+                continue;
+            };
+            let Some((frame, again)) = c.next_resend() else {
+                continue;
+            };
+            let bytes = frame.to_vec();
+            self.busy_until = self.busy_until.max(now) + self.frame_ps;
+            self.resend_at = self
+                .busy_until
+                .max(now + self.long_link.wire_time(bytes.len()));
             emit.push(Emitted {
-                bytes: f.to_vec(),
-                delay_ps: t - now + self.latency_ps,
+                bytes,
+                delay_ps: self.busy_until - now + self.latency_ps,
                 back: true,
             });
-            self.stats.retransmitted += 1;
+            if again {
+                self.stats.retransmitted += 1;
+            } else {
+                self.held_sent += 1;
+            }
+            self.last_resender = Some(key);
+            return;
         }
-        self.busy_until = t;
     }
 
     fn sum_held(&mut self, now: TimePs) {
@@ -242,10 +292,19 @@ impl Accel {
                 self.stats.passed += 1;
                 fate(false)
             }
-            RequestAction::ForwardAndAck { psn, msn } | RequestAction::DropAndAck { psn, msn } => {
-                let drop = matches!(action, RequestAction::DropAndAck { .. });
-                if drop {
-                    self.stats.dropped_dups += 1;
+            RequestAction::Hold => {
+                self.stats.held_behind_round += 1;
+                self.sum_held(now);
+                fate(true)
+            }
+            RequestAction::ForwardAndAck { psn, msn }
+            | RequestAction::HoldAndAck { psn, msn }
+            | RequestAction::DropAndAck { psn, msn } => {
+                let drop = !matches!(action, RequestAction::ForwardAndAck { .. });
+                match action {
+                    RequestAction::DropAndAck { .. } => self.stats.dropped_dups += 1,
+                    RequestAction::HoldAndAck { .. } => self.stats.held_behind_round += 1,
+                    _ => {}
                 }
                 self.sum_held(now);
                 if let Some(bytes) = self.pseudo_ack(&key, psn, msn) {
@@ -261,7 +320,7 @@ impl Accel {
     }
 
     /// A frame from Remote toward Local.
-    fn on_inbound(&mut self, now: TimePs, frame: &[u8], emit: &mut Vec<Emitted>) -> Fate {
+    fn on_inbound(&mut self, now: TimePs, frame: &[u8]) -> Fate {
         self.frames_seen[1] += 1;
         let Ok(h) = rnic_wire::peek_roce(frame) else {
             return Fate::default();
@@ -287,6 +346,7 @@ impl Accel {
         let Some((c, _)) = self.conns.get_mut(&key) else {
             return Fate::default();
         };
+        let was_resending = c.resending();
         let action = c.handle_response(now, h.bth.dest_qp, ans);
         self.sum_held(now);
         match action {
@@ -304,10 +364,21 @@ impl Accel {
                     delay_ps: 0,
                 }
             }
-            ResponseAction::AbsorbAndRetransmit { from } => {
+            ResponseAction::AbsorbCoveredNak => {
+                self.stats.absorbed += 1;
+                self.stats.naks_covered += 1;
+                Fate {
+                    drop: true,
+                    delay_ps: 0,
+                }
+            }
+            ResponseAction::AbsorbAndRetransmit { .. } => {
                 self.stats.absorbed += 1;
                 self.stats.nak_rounds += 1;
-                self.resend(now, &key, from, emit);
+                if was_resending {
+                    self.stats.nak_rewinds += 1;
+                }
+                self.round_started(now);
                 Fate {
                     drop: true,
                     delay_ps: 0,
@@ -316,26 +387,37 @@ impl Accel {
         }
     }
 
+    /// The earliest of the retransmission timers and, while a round is under way, the
+    /// next resend.
     fn next_deadline(&self) -> Option<TimePs> {
+        let resend = self
+            .conns
+            .values()
+            .any(|(c, _)| c.resending())
+            .then_some(self.resend_at);
         self.conns
             .values()
             .filter_map(|(c, _)| c.deadline(self.timeout_ps))
+            .chain(resend)
             .min()
     }
 
-    /// The timer: every connection whose ACKs stalled sends its buffer again (toward
-    /// Remote: `back` for the inbound half).
+    /// The timer: every connection whose ACKs stalled starts a round from its oldest
+    /// buffered frame; then, when due, one frame of a round leaves (toward Remote: `back`
+    /// for the inbound half).
     fn on_timer(&mut self, now: TimePs, emit: &mut Vec<Emitted>) {
-        let mut due = Vec::new();
-        for (k, (c, _)) in self.conns.iter_mut() {
-            if let Some(from) = c.poll_timeout(now, self.timeout_ps) {
-                due.push((*k, from));
+        let mut timed_out = 0;
+        for (c, _) in self.conns.values_mut() {
+            if c.poll_timeout(now, self.timeout_ps).is_some() {
+                timed_out += 1;
             }
         }
-        due.sort_unstable();
-        for (k, from) in due {
-            self.stats.timeout_rounds += 1;
-            self.resend(now, &k, from, emit);
+        if timed_out > 0 {
+            self.stats.timeout_rounds += timed_out;
+            self.round_started(now);
+        }
+        if now >= self.resend_at {
+            self.resend_one(now, emit);
         }
     }
 }
@@ -369,8 +451,13 @@ pub struct WanAccelHalf {
 }
 
 /// The two halves of one accelerator: (on Local's link toward Remote, on it toward Local).
-/// `long_rtt_ps` is the long link's round trip (for the default timeout).
-pub fn wan_accel(net: &NetConfig, long_rtt_ps: TimePs) -> (WanAccelHalf, WanAccelHalf) {
+/// `long_rtt_ps` is the long link's round trip (for the default timeout); `long_link` a
+/// port at its line rate (resends are paced by its wire time).
+pub fn wan_accel(
+    net: &NetConfig,
+    long_rtt_ps: TimePs,
+    long_link: Port,
+) -> (WanAccelHalf, WanAccelHalf) {
     let timeout_ps = if net.wan_accel_timeout_ns > 0.0 {
         rnic_sim::ns(net.wan_accel_timeout_ns)
     } else {
@@ -384,6 +471,10 @@ pub fn wan_accel(net: &NetConfig, long_rtt_ps: TimePs) -> (WanAccelHalf, WanAcce
         latency_ps: rnic_sim::ns(net.wan_accel_latency_ns),
         timeout_ps,
         busy_until: 0,
+        long_link,
+        resend_at: 0,
+        last_resender: None,
+        held_sent: 0,
         ip_ident: 0,
         stats: AccelStats::default(),
         frames_seen: [0; 2],
@@ -414,7 +505,7 @@ impl LinkElement for WanAccelHalf {
         let mut a = self.shared.borrow_mut();
         match self.side {
             Side::Outbound => a.on_outbound(now, frame, emit),
-            Side::Inbound => a.on_inbound(now, frame, emit),
+            Side::Inbound => a.on_inbound(now, frame),
         }
     }
 
@@ -424,14 +515,15 @@ impl LinkElement for WanAccelHalf {
         match self.side {
             Side::Outbound => ElementStats {
                 frames: a.frames_seen[0],
-                dropped: s.dropped_dups,
+                // Held-behind packets do not pass here; the inbound half emits them.
+                dropped: s.dropped_dups + s.held_behind_round,
                 emitted: s.pseudo_acks,
                 ..ElementStats::default()
             },
             Side::Inbound => ElementStats {
                 frames: a.frames_seen[1],
                 dropped: s.absorbed,
-                emitted: s.retransmitted,
+                emitted: s.retransmitted + a.held_sent,
                 ..ElementStats::default()
             },
         }
@@ -519,7 +611,11 @@ mod tests {
             wan_accel_learn: learn,
             ..NetConfig::default()
         };
-        wan_accel(&net, 1_000_000)
+        wan_accel(
+            &net,
+            1_000_000,
+            Port::new(crate::params::ModelParams::baseline().eth),
+        )
     }
 
     #[test]
