@@ -72,6 +72,9 @@ pub struct Measured {
     pub time_ps: TimePs,
     /// When it started (the window's opening, or the first post), ps.
     pub from_ps: TimePs,
+    /// perftest's BW peak as operations per second: the best rate over any run of
+    /// consecutive operations (`None`: not measured: latency tests, `-D`, `-N`).
+    pub peak_ops_per_s: Option<f64>,
 }
 
 /// The measurement of a finished (or stopped) run that ended at `end`: a `-D` window from
@@ -89,6 +92,7 @@ pub fn measured(app: &Perftest, end: TimePs) -> Measured {
             ops: app.ops_in_window,
             time_ps,
             from_ps: if t0 == TimePs::MAX { 0 } else { t0 },
+            peak_ops_per_s: None,
         };
     }
     let last = if app.finished {
@@ -106,6 +110,11 @@ pub fn measured(app: &Perftest, end: TimePs) -> Measured {
         ops,
         time_ps: last.saturating_sub(from_ps),
         from_ps,
+        peak_ops_per_s: app
+            .peak
+            .as_ref()
+            .and_then(|p| p.best())
+            .map(|b| b.ops_per_s()),
     }
 }
 
@@ -234,6 +243,7 @@ mod tests {
             ops: 126,
             time_ps: 200_000_000,
             from_ps: 0,
+            peak_ops_per_s: None,
         };
         judge_wire_bound(m, op, true, &mut v);
         assert_eq!(v.status(), RunStatus::ModelError);
@@ -245,6 +255,7 @@ mod tests {
                 ops: 59,
                 time_ps: w,
                 from_ps: 0,
+                peak_ops_per_s: None,
             },
             op,
             true,
@@ -256,6 +267,7 @@ mod tests {
                 ops: 61,
                 time_ps: w,
                 from_ps: 0,
+                peak_ops_per_s: None,
             },
             op,
             true,
@@ -269,6 +281,7 @@ mod tests {
                 ops: 5,
                 time_ps: 800_000_000,
                 from_ps: 0,
+                peak_ops_per_s: None,
             },
             op,
             false,

@@ -739,6 +739,9 @@ fn application(
         joint_window: false,
         window_ready: None,
         origin_ps: 0,
+        // perftest measures the peak in iteration mode only (-D turns it off).
+        peak: (p.host.bw_peak && !lat && pl.procs == 0 && !duration_mode)
+            .then(crate::host::bw_peak::BwPeak::default),
     };
     if let Some(s) = app.steady.as_mut() {
         if lat {

@@ -18,7 +18,8 @@ use crate::workload::Verb;
 /// perftest adds the rates each side reports, which is the same when the sides measure the
 /// same interval (a `-D` window, which the flows of one test share) and more than went
 /// through the network when they do not: flows that finish apart would add up to more than
-/// the link they share carries.
+/// the link they share carries. The BW peak is the sum of the flows' peaks, as perftest
+/// adds its two sides' (each side's best stretch, wherever it fell).
 fn combined(measured: &[Measured]) -> Measured {
     match measured {
         [one] => *one,
@@ -30,13 +31,22 @@ fn combined(measured: &[Measured]) -> Measured {
                 .map(|m| m.from_ps + m.time_ps)
                 .max()
                 .unwrap_or(from_ps);
+            let peaks: Vec<f64> = measured.iter().filter_map(|m| m.peak_ops_per_s).collect();
             Measured {
                 ops,
                 time_ps: to_ps - from_ps,
                 from_ps,
+                peak_ops_per_s: (!peaks.is_empty()).then(|| peaks.iter().sum()),
             }
         }
     }
+}
+
+/// perftest's BW peak of operations of `size` bytes at `m`'s peak rate, MB/s (MB = 2^20
+/// bytes); 0 when it was not measured, as perftest prints it under `-N` and `-D`.
+fn peak_mb_s(size: u64, m: &Measured) -> f64 {
+    m.peak_ops_per_s
+        .map_or(0.0, |r| r * size as f64 / crate::result::MB)
 }
 
 /// The row of operations `ops` of `size` bytes over `time_ps`.
@@ -51,7 +61,7 @@ fn direction_row(size: u64, m: Measured) -> SizeResult {
         msg_rate_mops: mops,
         goodput_gbps: gbps,
         bw_avg_mb_s: mb_s,
-        bw_peak_mb_s: mb_s,
+        bw_peak_mb_s: peak_mb_s(size, &m),
         latency_us: LatencyStats::default(),
         latency_samples_us: Vec::new(),
     }
@@ -194,6 +204,10 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
         window_settled: a.opened.as_ref().map(|o| o.settled),
         window_reason: a.opened.as_ref().map(|o| o.reason.clone()),
         seed: p.seed,
+        bw_peak_mb_s: peak_mb_s(
+            if test.verb() == Verb::Atomic { 8 } else { size },
+            &measured,
+        ),
         directions,
         unreliable: super::unreliable::summary(&world),
         ..PerfResult::default()
