@@ -29,11 +29,6 @@ pub struct PeakSpan {
 }
 
 impl PeakSpan {
-    /// Operations per second.
-    pub fn ops_per_s(self) -> f64 {
-        self.ops as f64 * 1e12 / self.span_ps as f64
-    }
-
     /// Whether `self` has a shorter time per operation than `o` (exact, no rounding).
     fn faster_than(self, o: PeakSpan) -> bool {
         u128::from(self.span_ps) * u128::from(o.ops) < u128::from(o.span_ps) * u128::from(self.ops)

@@ -18,8 +18,7 @@ use crate::workload::Verb;
 /// perftest adds the rates each side reports, which is the same when the sides measure the
 /// same interval (a `-D` window, which the flows of one test share) and more than went
 /// through the network when they do not: flows that finish apart would add up to more than
-/// the link they share carries. The BW peak is the sum of the flows' peaks, as perftest
-/// adds its two sides' (each side's best stretch, wherever it fell).
+/// the link they share carries.
 fn combined(measured: &[Measured]) -> Measured {
     match measured {
         [one] => *one,
@@ -31,26 +30,34 @@ fn combined(measured: &[Measured]) -> Measured {
                 .map(|m| m.from_ps + m.time_ps)
                 .max()
                 .unwrap_or(from_ps);
-            let peaks: Vec<f64> = measured.iter().filter_map(|m| m.peak_ops_per_s).collect();
             Measured {
                 ops,
                 time_ps: to_ps - from_ps,
                 from_ps,
-                peak_ops_per_s: (!peaks.is_empty()).then(|| peaks.iter().sum()),
+                // Not one run of operations: see peak_mb_s.
+                peak: None,
             }
         }
     }
 }
 
-/// perftest's BW peak of operations of `size` bytes at `m`'s peak rate, MB/s (MB = 2^20
-/// bytes); 0 when it was not measured, as perftest prints it under `-N` and `-D`.
-fn peak_mb_s(size: u64, m: &Measured) -> f64 {
-    m.peak_ops_per_s
-        .map_or(0.0, |r| r * size as f64 / crate::result::MB)
+/// perftest's BW peak of `flows` moving `size`-byte operations, MB/s (MB = 2^20 bytes):
+/// each flow's best run of consecutive operations at the average's own arithmetic (so a
+/// peak that is the whole run equals the average to the last bit), added up over the flows
+/// as perftest adds its two sides' (each side's best stretch, wherever it fell); 0 when
+/// none was measured, as perftest prints it under `-N` and `-D`.
+fn peak_mb_s(size: u64, flows: &[Measured]) -> f64 {
+    flows
+        .iter()
+        .filter_map(|m| m.peak)
+        .map(|p| rates(size, p.ops, p.span_ps as f64 / 1e6).2)
+        // From +0.0: an empty f64 sum is -0.0, which prints as "-0.00".
+        .fold(0.0, |sum, mb_s| sum + mb_s)
 }
 
-/// The row of operations `ops` of `size` bytes over `time_ps`.
-fn direction_row(size: u64, m: Measured) -> SizeResult {
+/// The row of the operations of `flows` (one direction), `size` bytes each.
+fn direction_row(size: u64, flows: &[Measured]) -> SizeResult {
+    let m = combined(flows);
     let t_us = m.time_ps as f64 / 1e6;
     let (mops, gbps, mb_s) = rates(size, m.ops, t_us);
     SizeResult {
@@ -61,7 +68,7 @@ fn direction_row(size: u64, m: Measured) -> SizeResult {
         msg_rate_mops: mops,
         goodput_gbps: gbps,
         bw_avg_mb_s: mb_s,
-        bw_peak_mb_s: peak_mb_s(size, &m),
+        bw_peak_mb_s: peak_mb_s(size, flows),
         latency_us: LatencyStats::default(),
         latency_samples_us: Vec::new(),
     }
@@ -113,10 +120,9 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
     // -b: the server's and the clients' directions, each its own row (--report-both).
     let directions = if flows.len() > 1 && flows.iter().any(|f| f.server == 0) {
         let size = if test.verb() == Verb::Atomic { 8 } else { size };
-        let back: Vec<Measured> = per_flow[1..].to_vec();
         vec![
-            direction_row(size, per_flow[0]),
-            direction_row(size, combined(&back)),
+            direction_row(size, &per_flow[..1]),
+            direction_row(size, &per_flow[1..]),
         ]
     } else {
         Vec::new()
@@ -204,10 +210,7 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
         window_settled: a.opened.as_ref().map(|o| o.settled),
         window_reason: a.opened.as_ref().map(|o| o.reason.clone()),
         seed: p.seed,
-        bw_peak_mb_s: peak_mb_s(
-            if test.verb() == Verb::Atomic { 8 } else { size },
-            &measured,
-        ),
+        bw_peak_mb_s: peak_mb_s(if test.verb() == Verb::Atomic { 8 } else { size }, per_flow),
         directions,
         unreliable: super::unreliable::summary(&world),
         ..PerfResult::default()
