@@ -61,19 +61,27 @@ impl Stamps {
         }
     }
 
-    fn len(&self) -> usize {
-        self.words.len() + self.wide.len()
+    /// Puts the stamps in time order, in place (no copy of millions of them).
+    fn sort(&mut self) {
+        self.words.sort_unstable();
+        self.wide.sort_unstable();
     }
 
-    /// Every stamp as (time, operations), in time order.
-    fn sorted(self) -> Vec<(TimePs, u64)> {
+    /// Every stamp as (time, operations), in time order once [`Stamps::sort`] has run: the
+    /// packed and the wide stamps merged.
+    fn iter(&self) -> impl Iterator<Item = (TimePs, u64)> + '_ {
         let mask = (1u64 << OPS_BITS) - 1;
-        let mut all: Vec<(TimePs, u64)> = Vec::with_capacity(self.len());
-        all.extend(self.words.iter().map(|w| (w >> OPS_BITS, (w & mask) + 1)));
-        drop(self.words);
-        all.extend_from_slice(&self.wide);
-        all.sort_unstable();
-        all
+        let mut packed = self
+            .words
+            .iter()
+            .map(move |w| (w >> OPS_BITS, (w & mask) + 1))
+            .peekable();
+        let mut wide = self.wide.iter().copied().peekable();
+        std::iter::from_fn(move || match (packed.peek(), wide.peek()) {
+            (Some(p), Some(w)) if w < p => wide.next(),
+            (Some(_), _) => packed.next(),
+            (None, _) => wide.next(),
+        })
     }
 }
 
@@ -100,9 +108,11 @@ impl BwPeak {
 
     /// After the run: finds the best run of consecutive operations and frees the stamps.
     pub fn finish(&mut self) {
-        let posts = std::mem::take(&mut self.posts).sorted();
-        let completions = std::mem::take(&mut self.completions).sorted();
-        self.best = least_time_per_op(&posts, &completions);
+        self.posts.sort();
+        self.completions.sort();
+        self.best = least_time_per_op(self.posts.iter(), self.completions.iter());
+        self.posts = Stamps::default();
+        self.completions = Stamps::default();
     }
 
     /// The best run of consecutive operations found by [`BwPeak::finish`] (`None`: nothing
@@ -126,19 +136,19 @@ fn cross(a: Point, b: Point, c: Point) -> i128 {
 /// the operations from the post's first to the completion's last (`j - i + 1`). Exact, in
 /// O(n log n). `None` when nothing completed or no pair has a positive span.
 pub fn least_time_per_op(
-    posts: &[(TimePs, u64)],
-    completions: &[(TimePs, u64)],
+    posts: impl IntoIterator<Item = (TimePs, u64)>,
+    completions: impl IntoIterator<Item = (TimePs, u64)>,
 ) -> Option<PeakSpan> {
     // The upper hull of the post points (i, tposted[i]) with i at most the completed count
     // so far, left to right.
     let mut hull: Vec<Point> = Vec::new();
-    let (mut next_post, mut post_index) = (posts.iter().peekable(), 0u64);
+    let (mut next_post, mut post_index) = (posts.into_iter().peekable(), 0u64);
     let mut completed = 0u64;
     let mut best: Option<PeakSpan> = None;
-    for &(done_at, ops) in completions {
+    for (done_at, ops) in completions {
         completed += ops;
         let j = completed - 1;
-        while let Some(&&(at, k)) = next_post.peek() {
+        while let Some(&(at, k)) = next_post.peek() {
             if post_index > j {
                 break;
             }
@@ -283,7 +293,7 @@ mod tests {
             lat in proptest::collection::vec(0u64..400, 1..8),
         ) {
             let (posts, completions) = run(n, list, cq, &gaps, &lat);
-            let fast = least_time_per_op(&posts, &completions);
+            let fast = least_time_per_op(posts.iter().copied(), completions.iter().copied());
             let slow = brute_force(&posts, &completions);
             prop_assert_eq!(ratio(fast), ratio(slow));
         }
@@ -314,7 +324,7 @@ mod tests {
         // One post every 10 ps, each done 1000 ps later: the best run is all of them.
         let posts: Vec<_> = (0..100).map(|i| (i * 10, 1)).collect();
         let completions: Vec<_> = (0..100).map(|i| (i * 10 + 1000, 1)).collect();
-        let best = least_time_per_op(&posts, &completions).unwrap();
+        let best = least_time_per_op(posts.iter().copied(), completions.iter().copied()).unwrap();
         assert_eq!((best.ops, best.span_ps), (100, 1990));
         // Operations 40..60 complete in a burst: posted 400..590, all done at 1000.
         let mut completions = completions;
@@ -322,14 +332,14 @@ mod tests {
             c.0 = 1000;
         }
         completions.sort_unstable();
-        let best = least_time_per_op(&posts, &completions).unwrap();
+        let best = least_time_per_op(posts.iter().copied(), completions.iter().copied()).unwrap();
         let brute = brute_force(&posts, &completions).unwrap();
         assert_eq!(ratio(Some(best)), ratio(Some(brute)));
     }
 
     #[test]
     fn nothing_completed_has_no_peak() {
-        assert_eq!(least_time_per_op(&[(0, 4)], &[]), None);
+        assert_eq!(least_time_per_op([(0, 4)], []), None);
         let mut none = BwPeak::default();
         none.finish();
         assert_eq!(none.best(), None);
@@ -340,7 +350,11 @@ mod tests {
         let mut s = Stamps::default();
         let late = 1u64 << 60;
         s.push(late, 1);
-        s.push(5, 4096);
-        assert_eq!(s.sorted(), vec![(5, 4096), (late, 1)]);
+        s.push(9, 4096);
+        s.push(7, 5000);
+        s.push(3, 1);
+        s.sort();
+        let all: Vec<_> = s.iter().collect();
+        assert_eq!(all, vec![(3, 1), (7, 5000), (9, 4096), (late, 1)]);
     }
 }
