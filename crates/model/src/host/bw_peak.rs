@@ -96,6 +96,19 @@ pub struct BwPeak {
 }
 
 impl BwPeak {
+    /// Room for `posts` post lists and `completions` CQEs (more still fit, by growing).
+    pub fn with_capacity(posts: u64, completions: u64) -> BwPeak {
+        let room = |n: u64| Stamps {
+            words: Vec::with_capacity(usize::try_from(n).unwrap_or(0)),
+            wide: Vec::new(),
+        };
+        BwPeak {
+            posts: room(posts),
+            completions: room(completions),
+            best: None,
+        }
+    }
+
     /// A post of `ops` operations (one post list) that started at `at`.
     pub fn post(&mut self, at: TimePs, ops: u64) {
         self.posts.push(at, ops);
