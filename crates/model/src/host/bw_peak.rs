@@ -229,7 +229,8 @@ mod tests {
             let mut done = 0u64;
             for &(c, ops) in completions {
                 done += ops;
-                if done - 1 >= i && c > p {
+                // The completion counts operation i (done > i) and comes after the post.
+                if done > i && c > p {
                     let cand = PeakSpan {
                         ops: done - i,
                         span_ps: c - p,
@@ -260,16 +261,13 @@ mod tests {
         }
     }
 
+    /// Stamps as (time, operations).
+    type Stamped = Vec<(TimePs, u64)>;
+
     /// A run of `n` operations posted in lists of `list` and reported by CQEs of `cq`, each
     /// post `gaps` after the last, each operation done `lat` after its post and a CQE
     /// polled when its last operation is done: stamps as a host would record them.
-    fn run(
-        n: u64,
-        list: u64,
-        cq: u64,
-        gaps: &[u64],
-        lat: &[u64],
-    ) -> (Vec<(u64, u64)>, Vec<(u64, u64)>) {
+    fn run(n: u64, list: u64, cq: u64, gaps: &[u64], lat: &[u64]) -> (Stamped, Stamped) {
         let (mut posts, mut done_at) = (Vec::new(), Vec::new());
         let mut t = 0;
         let mut i = 0;
