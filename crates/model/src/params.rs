@@ -180,6 +180,8 @@ pub struct HostParams {
     pub recv_post_list: u32,
     /// Bandwidth tests: warm every QP up before measuring (perftest --perform_warm_up).
     pub perform_warm_up: bool,
+    /// Bandwidth tests in iteration mode: record the stamps of perftest's BW peak.
+    pub bw_peak: bool,
     /// CPU time of building one WQE before its doorbell, ps (0: part of `post_send_ps`).
     pub wqe_prep_ps: TimePs,
     /// Latency tests: idle time between an iteration's end and the next post, ps.
@@ -412,6 +414,7 @@ impl ModelParams {
                 inline_recv_bytes: u64::from(cfg.host.inline_recv_bytes),
                 cq_mod: cfg.host.cq_mod.max(1),
                 perform_warm_up: cfg.host.perform_warm_up,
+                bw_peak: cfg.host.bw_peak,
                 rx_depth: cfg.host.rx_depth.max(1),
                 recv_post_list: cfg.host.recv_post_list.clamp(1, cfg.host.rx_depth.max(1)),
                 wqe_prep_ps: ns(cfg.host.wqe_prep_ns),

@@ -145,8 +145,10 @@ pub struct PerfResult {
     pub goodput_gbps: f64,
     /// Payload MB/s with MB = 2^20 bytes (perftest's BW average[MB/sec]).
     pub bw_avg_mb_s: f64,
-    /// perftest's BW peak[MB/sec] column. rnic reports the average here: perftest's peak,
-    /// the best rate over any run of consecutive operations, is not computed.
+    /// perftest's BW peak[MB/sec] column: the best rate over any run of consecutive
+    /// operations, from one's post to a later one's completion (`host/bw_peak.rs`); 0 when
+    /// not measured, as perftest prints it: `-N`/`host.bw_peak = false`, `-D`, latency
+    /// tests. With several sides (`-b`, `--reversed`) the sum of their peaks.
     pub bw_peak_mb_s: f64,
     /// Latency, µs.
     pub latency_us: LatencyStats,
@@ -314,15 +316,12 @@ pub fn is_metric_name(name: &str) -> bool {
 
 impl PerfResult {
     /// Sets `msg_rate_mops`, `goodput_gbps` and `bw_avg_mb_s` from `size_bytes`,
-    /// `ops_completed` and `simulated_time_us` (and `bw_peak_mb_s` if it is still 0).
+    /// `ops_completed` and `simulated_time_us` (`bw_peak_mb_s` is measured, not derived).
     pub fn fill_rates(&mut self) {
         let (mops, gbps, mb_s) = rates(self.size_bytes, self.ops_completed, self.simulated_time_us);
         self.msg_rate_mops = mops;
         self.goodput_gbps = gbps;
         self.bw_avg_mb_s = mb_s;
-        if self.bw_peak_mb_s == 0.0 {
-            self.bw_peak_mb_s = mb_s;
-        }
     }
 
     /// This result as one size row.

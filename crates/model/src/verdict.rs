@@ -13,6 +13,7 @@
 
 use rnic_sim::TimePs;
 
+use super::host::bw_peak::PeakSpan;
 use super::host::perftest::Perftest;
 use crate::result::RunStatus;
 
@@ -72,6 +73,9 @@ pub struct Measured {
     pub time_ps: TimePs,
     /// When it started (the window's opening, or the first post), ps.
     pub from_ps: TimePs,
+    /// perftest's BW peak: the run of consecutive operations with the best rate (`None`:
+    /// not measured: latency tests, `-D`, `-N`).
+    pub peak: Option<PeakSpan>,
 }
 
 /// The measurement of a finished (or stopped) run that ended at `end`: a `-D` window from
@@ -89,6 +93,7 @@ pub fn measured(app: &Perftest, end: TimePs) -> Measured {
             ops: app.ops_in_window,
             time_ps,
             from_ps: if t0 == TimePs::MAX { 0 } else { t0 },
+            peak: None,
         };
     }
     let last = if app.finished {
@@ -106,6 +111,7 @@ pub fn measured(app: &Perftest, end: TimePs) -> Measured {
         ops,
         time_ps: last.saturating_sub(from_ps),
         from_ps,
+        peak: app.peak.as_ref().and_then(|p| p.best()),
     }
 }
 
@@ -234,6 +240,7 @@ mod tests {
             ops: 126,
             time_ps: 200_000_000,
             from_ps: 0,
+            peak: None,
         };
         judge_wire_bound(m, op, true, &mut v);
         assert_eq!(v.status(), RunStatus::ModelError);
@@ -245,6 +252,7 @@ mod tests {
                 ops: 59,
                 time_ps: w,
                 from_ps: 0,
+                peak: None,
             },
             op,
             true,
@@ -256,6 +264,7 @@ mod tests {
                 ops: 61,
                 time_ps: w,
                 from_ps: 0,
+                peak: None,
             },
             op,
             true,
@@ -269,6 +278,7 @@ mod tests {
                 ops: 5,
                 time_ps: 800_000_000,
                 from_ps: 0,
+                peak: None,
             },
             op,
             false,

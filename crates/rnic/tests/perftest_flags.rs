@@ -293,6 +293,7 @@ fn out_json_writes_perftests_report() {
     assert_eq!(r["MsgSize"], 4096);
     assert_eq!(r["n_iterations"], own["iterations"]);
     assert_eq!(r["BW_average"], own["bw_avg_mb_s"]);
+    assert_eq!(r["BW_peak"], own["bw_peak_mb_s"]);
     assert_eq!(r["MsgRate"], own["msg_rate_mops"]);
     // A latency test reports perftest's latency figures.
     let (code, out, err) = rnic(&[
@@ -958,4 +959,71 @@ fn more_regions_than_buffers_are_refused() {
     };
     ok(&["--mrs", "4", "-q", "4"]);
     ok(&["--mr_per_qp", "-q", "4", "--clients", "2"]);
+}
+
+/// perftest's BW peak is the best rate over any run of consecutive operations, from one's
+/// post to a later one's completion: never below the average (the whole run is one such
+/// run), above it when the rate varies, and far above it when losses stall a run whose
+/// other stretches go at line rate.
+#[test]
+fn bw_peak_is_the_best_run_of_consecutive_operations() {
+    let figures = |args: &[&str]| {
+        let base = ["perf", "write-bw", "--json", "-"];
+        let (code, out, err) = rnic(&[&base[..], args].concat());
+        assert_eq!(code, Some(0), "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let f = |k: &str| v[k].as_f64().unwrap();
+        (f("bw_peak_mb_s"), f("bw_avg_mb_s"))
+    };
+    // Deep queues at a steady rate: the whole run is the best stretch.
+    let (peak, avg) = figures(&["-s", "65536", "-n", "1000"]);
+    assert!(peak >= avg && peak < avg * 1.001, "peak {peak}, avg {avg}");
+    // One operation in flight: the post of one to the completion of the next leaves out
+    // the idle time between a completion and the next post, so a stretch beats the run.
+    let (peak, avg) = figures(&["-s", "64", "-n", "1000", "-t", "1"]);
+    assert!(peak > avg, "peak {peak}, avg {avg}");
+    // 1 % loss: retransmission timeouts stall the run; the stretches between them do not.
+    let (peak, avg) = figures(&[
+        "-s",
+        "4096",
+        "-n",
+        "2000",
+        "-q",
+        "8",
+        "--set",
+        "net.impair.loss=0.01",
+    ]);
+    assert!(peak > 5.0 * avg, "peak {peak}, avg {avg}");
+}
+
+/// `-N/--noPeak` turns the peak off, and perftest then prints 0.00 in its column; `-D`
+/// never measures it (perftest forces -N there and warns). Latency tests have no peak.
+#[test]
+fn no_peak_and_duration_mode_print_a_zero_peak() {
+    let (code, out, err) = rnic(&["perf", "write-bw", "-s", "4096", "-n", "200", "-N"]);
+    assert_eq!(code, Some(0), "{err}");
+    let row = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("4096"))
+        .unwrap_or_else(|| panic!("{out}"));
+    let cols: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cols[2], "0.00", "{row}");
+    assert_ne!(cols[3], "0.00", "{row}");
+    let (code, out, err) = rnic(&[
+        "perf", "write-bw", "-s", "4096", "-D", "0.0002", "--json", "-",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["bw_peak_mb_s"], 0.0);
+    assert!(v["bw_avg_mb_s"].as_f64().unwrap() > 0.0);
+    assert!(
+        err.contains("BW peak is not measured in duration mode"),
+        "{err}"
+    );
+    let (code, _, err) = rnic(&["perf", "write-lat", "-n", "10", "-N"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("-N/--noPeak has no effect on write-lat"),
+        "{err}"
+    );
 }

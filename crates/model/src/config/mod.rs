@@ -630,6 +630,11 @@ config_section! {
         /// operations (a post list, with post_list > 1) and waits for their completions, so
         /// caches start warm and none of it is measured (perftest --perform_warm_up)
         perform_warm_up: bool = false; "switch", Kind::Bool;
+        /// Bandwidth tests in iteration mode: stamp every post list and every CQE of the
+        /// measured operations and report perftest's BW peak, the best rate over any run of
+        /// consecutive operations (8 bytes per post list and per CQE); false: the peak is
+        /// reported as 0, as perftest's -N/--noPeak (duration mode never measures it)
+        bw_peak: bool = true; "switch", Kind::Bool;
         /// CPU time of building one WQE and copying it into the SQ, before the doorbell (the
         /// resource-prefetching paper: "at least several hundreds of nanoseconds"); with
         /// software-triggered prefetch the NIC fetches the QPC meanwhile; 0 = folded into

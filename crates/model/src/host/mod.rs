@@ -4,6 +4,7 @@
 //! Host memory itself is [`rnic_host::SparseMemory`] (real bytes, pages allocated on first
 //! touch), shared by the application, the driver and the NIC's DMA.
 
+pub mod bw_peak;
 pub mod cm;
 pub mod driver;
 mod lat_give_up;

@@ -31,6 +31,7 @@ use rnic_host::SparseMemory;
 use rnic_sim::{EventQueue, Histogram, TimePs};
 use rnic_transport::{RemoteAddr, Sge, WrOpcode};
 
+use super::bw_peak::BwPeak;
 use super::driver::{decode_cqe, encode_rq_wqe, wc_status_name, SqWqe, CQE_BYTES};
 use super::steady::Steady;
 use crate::event::{Ev, HostEv, NicEv};
@@ -325,6 +326,9 @@ pub struct Perftest {
     pub lat_give_up_ps: Option<TimePs>,
     /// UC/UD ping-pong iterations given up (a ping or pong lost).
     pub lat_given_up: u64,
+    /// Bandwidth tests in iteration mode with `host.bw_peak`: the measured operations'
+    /// post and completion stamps, for perftest's BW peak (`None`: not measured).
+    pub peak: Option<BwPeak>,
 }
 
 /// When and why the `-D` window opened.
@@ -667,6 +671,13 @@ impl Perftest {
         at: TimePs,
         cx: &mut HostCx<'_>,
     ) -> TimePs {
+        if self.warming.is_none() {
+            if let Some(peak) = self.peak.as_mut() {
+                // perftest's tposted: once per list, as its first WQE is begun.
+                let core = usize::from(self.nodes[node].qps[qpn as usize].core);
+                peak.post(at.max(self.nodes[node].cores[core].busy), u64::from(k));
+            }
+        }
         let mut end = at;
         for _ in 0..k {
             end = self.write_wqe(node, qpn, end, cx);
@@ -1199,6 +1210,10 @@ impl Perftest {
             return;
         }
         self.last_completion = t;
+        if let Some(peak) = self.peak.as_mut() {
+            // perftest's tcompleted: once per CQE, as it is polled.
+            peak.complete(t, ops);
+        }
         if self.in_window(t) {
             self.ops_in_window += ops;
             self.bytes_in_window += bytes;

@@ -651,6 +651,16 @@ fn application(
     };
     let detect = duration_mode && p.warmup_ps.is_none();
     let tx_depth = if lat { 1 } else { pl.tx_depth };
+    // perftest measures the peak in iteration mode only (-D turns it off). Its stamps are
+    // reserved up front, so millions of them carry no growth slack: one per post list and
+    // one per CQE (a signaled WQE every cq_mod, each pair's last, and the warm-up's last).
+    let peak = (p.host.bw_peak && !lat && pl.procs == 0 && !duration_mode).then(|| {
+        let (n, iters) = (pairs.len() as u64, f.iters.max(1));
+        crate::host::bw_peak::BwPeak::with_capacity(
+            n * iters.div_ceil(u64::from(p.host.post_list)),
+            n * (iters.div_ceil(u64::from(p.host.cq_mod)) + 1),
+        )
+    });
     let mut app = Perftest {
         test: f.test,
         server: f.server as usize,
@@ -739,6 +749,7 @@ fn application(
         joint_window: false,
         window_ready: None,
         origin_ps: 0,
+        peak,
     };
     if let Some(s) = app.steady.as_mut() {
         if lat {

@@ -73,6 +73,10 @@ pub fn run_flows_observed(
 ) -> anyhow::Result<FlowsRun> {
     check_flows(cfg, spec)?;
     let mut b = build_flows(cfg, spec, opts)?;
+    for app in &mut b.world.apps {
+        // Flows report no BW peak: record no stamps for it.
+        app.peak = None;
+    }
     b.world.start();
     let at = super::progress::Position {
         size_bytes: 0,

@@ -124,6 +124,11 @@ fn run_one(
             .map_err(|e| crate::OutputError(format!("cannot write the pcap: {e}")))?;
     }
 
+    for app in &mut b.world.apps {
+        if let Some(peak) = app.peak.as_mut() {
+            peak.finish();
+        }
+    }
     let (verdict, flows) = judge::judge(&b, cfg, end)?;
     let measured: Vec<_> = flows.iter().map(|f| f.measured).collect();
     Ok(report::report(b, end, verdict, &measured))

@@ -34,13 +34,30 @@ fn combined(measured: &[Measured]) -> Measured {
                 ops,
                 time_ps: to_ps - from_ps,
                 from_ps,
+                // Not one run of operations: see peak_mb_s.
+                peak: None,
             }
         }
     }
 }
 
-/// The row of operations `ops` of `size` bytes over `time_ps`.
-fn direction_row(size: u64, m: Measured) -> SizeResult {
+/// perftest's BW peak of `flows` moving `size`-byte operations, MB/s (MB = 2^20 bytes):
+/// each flow's best run of consecutive operations at the average's own arithmetic (so a
+/// peak that is the whole run equals the average to the last bit), added up over the flows
+/// as perftest adds its two sides' (each side's best stretch, wherever it fell); 0 when
+/// none was measured, as perftest prints it under `-N` and `-D`.
+fn peak_mb_s(size: u64, flows: &[Measured]) -> f64 {
+    flows
+        .iter()
+        .filter_map(|m| m.peak)
+        .map(|p| rates(size, p.ops, p.span_ps as f64 / 1e6).2)
+        // From +0.0: an empty f64 sum is -0.0, which prints as "-0.00".
+        .fold(0.0, |sum, mb_s| sum + mb_s)
+}
+
+/// The row of the operations of `flows` (one direction), `size` bytes each.
+fn direction_row(size: u64, flows: &[Measured]) -> SizeResult {
+    let m = combined(flows);
     let t_us = m.time_ps as f64 / 1e6;
     let (mops, gbps, mb_s) = rates(size, m.ops, t_us);
     SizeResult {
@@ -51,7 +68,7 @@ fn direction_row(size: u64, m: Measured) -> SizeResult {
         msg_rate_mops: mops,
         goodput_gbps: gbps,
         bw_avg_mb_s: mb_s,
-        bw_peak_mb_s: mb_s,
+        bw_peak_mb_s: peak_mb_s(size, flows),
         latency_us: LatencyStats::default(),
         latency_samples_us: Vec::new(),
     }
@@ -103,10 +120,9 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
     // -b: the server's and the clients' directions, each its own row (--report-both).
     let directions = if flows.len() > 1 && flows.iter().any(|f| f.server == 0) {
         let size = if test.verb() == Verb::Atomic { 8 } else { size };
-        let back: Vec<Measured> = per_flow[1..].to_vec();
         vec![
-            direction_row(size, per_flow[0]),
-            direction_row(size, combined(&back)),
+            direction_row(size, &per_flow[..1]),
+            direction_row(size, &per_flow[1..]),
         ]
     } else {
         Vec::new()
@@ -194,6 +210,7 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
         window_settled: a.opened.as_ref().map(|o| o.settled),
         window_reason: a.opened.as_ref().map(|o| o.reason.clone()),
         seed: p.seed,
+        bw_peak_mb_s: peak_mb_s(if test.verb() == Verb::Atomic { 8 } else { size }, per_flow),
         directions,
         unreliable: super::unreliable::summary(&world),
         ..PerfResult::default()

@@ -391,6 +391,10 @@ pub struct PerfCmd {
     /// waits for them, unmeasured (sets host.perform_warm_up).
     #[arg(long = "perform_warm_up")]
     pub perform_warm_up: bool,
+    /// Bandwidth tests: measure no BW peak, which then reads 0.00 as in perftest, and keep
+    /// no per-operation stamps for it (sets host.bw_peak = false).
+    #[arg(short = 'N', long = "noPeak")]
+    pub no_peak: bool,
     /// Connect the QPs by RDMA CM (REQ, REP, RTU MADs on the simulated wire; sets
     /// host.connect = "cm", which is the default anyway).
     #[arg(short = 'R', long = "rdma_cm")]
@@ -426,6 +430,7 @@ impl PerfCmd {
                 .map(|r| Override::new("host.inline_recv_bytes", n(r))),
             self.perform_warm_up
                 .then(|| Override::new("host.perform_warm_up", true)),
+            self.no_peak.then(|| Override::new("host.bw_peak", false)),
             self.latency_gap
                 .map(|g| Override::new("host.latency_gap_us", f64::from(g))),
             self.events.then(|| Override::new("host.cq_events", true)),

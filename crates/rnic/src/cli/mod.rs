@@ -178,6 +178,19 @@ fn cmd_perf(
             c.test.name()
         )?;
     }
+    if c.no_peak && c.test.is_latency() {
+        writeln!(
+            err,
+            "rnic: -N/--noPeak has no effect on {}: only bandwidth tests report a BW peak",
+            c.test.name()
+        )?;
+    } else if !c.no_peak && !c.test.is_latency() && c.duration.is_some() {
+        writeln!(
+            err,
+            "rnic: the BW peak is not measured in duration mode (-D), as in perftest: its \
+             column reads 0.00; run iterations (-n) for it"
+        )?;
+    }
     if c.perform_warm_up && c.test.is_latency() {
         writeln!(
             err,

@@ -5,7 +5,7 @@
 //! with a message naming the flag (never silently run a different experiment).
 //!
 //! The implemented flags are `rnic perf`'s own arguments (`-s -n -q -t -a -m -D -u -A
-//! --report_gbits -o -l -I -c RC --output -w -y -H -U --latency_gap -e --recv_post_list --inline_recv`, and `-V`/`-h`, which every rnic command has). The list below and those arguments together cover every flag
+//! --report_gbits -o -l -I -c RC --output -w -y -H -U --latency_gap -e --recv_post_list --inline_recv -N`, and `-V`/`-h`, which every rnic command has). The list below and those arguments together cover every flag
 //! in the help texts of perftest 4.5's `ib_{write,read,send,atomic}_{bw,lat}`
 //! (`tests/fixtures/perftest/`, checked by `tests/perftest_flags.rs`).
 
@@ -147,12 +147,6 @@ pub const COMPAT_FLAGS: &[CompatFlag] = &[
         None,
         true,
         Ignored("resources are freed when the simulation ends"),
-    ),
-    flag(
-        "noPeak",
-        Some('N'),
-        false,
-        Ignored("rnic's BW peak column is the average already: it does not compute perftest's peak"),
     ),
     flag(
         "cpu_util",
