@@ -209,3 +209,20 @@ fn a_run_reaching_the_clock_horizon_stops_and_says_so() {
     assert_eq!(code, 3, "{err}");
     assert!(err.contains("picosecond clock"), "{err}");
 }
+
+/// A field in microseconds is bounded in microseconds: at most an hour (3.6e9 µs), the
+/// bound of every `*_us` setting, not the nanosecond fields' 10^10 read as µs (2.8 hours).
+#[test]
+fn microsecond_fields_are_bounded_in_microseconds() {
+    for (path, kind) in time_and_rate_fields() {
+        if !path.ends_with("_us") {
+            continue;
+        }
+        let max = match kind {
+            Kind::Float { max, .. } => max,
+            Kind::UInt { max, .. } => max as f64,
+            _ => continue,
+        };
+        assert!(max <= 3.6e9, "{path}: at most {max} µs");
+    }
+}

@@ -643,7 +643,7 @@ config_section! {
         /// Latency tests: the client idles this long after an iteration ends before it
         /// posts the next (perftest --latency_gap, in µs); the idle time is not part of the
         /// samples, which run from post to completion
-        latency_gap_us: f64 = 0.0; "us", NS;
+        latency_gap_us: f64 = 0.0; "µs", float(0.0, 3.6e9);
         /// Completions by event instead of polling (perftest -e/--events): a core with
         /// nothing to do sleeps on its completion channel, and a CQE that finds it asleep
         /// wakes it after host.cq_event_ns; a core still busy polls as usual
