@@ -78,13 +78,16 @@ fn direction_row(size: u64, flows: &[Measured]) -> SizeResult {
 /// that ended at `end`, judged `verdict`, having measured `per_flow`.
 pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measured]) -> ModelRun {
     let Built {
-        world,
+        mut world,
         p,
         clients,
         flows,
         wall,
         ..
     } = b;
+    if let Some(pfc) = world.net.pfc.as_mut() {
+        pfc.end_pauses(end);
+    }
     let flow = &flows[0];
     let (test, size, q) = (flow.test, flow.size, flow.qps.max(1));
     let duration_mode = flow.duration_us.is_some();

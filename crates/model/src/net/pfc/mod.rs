@@ -31,8 +31,8 @@
 //! Limits: the switch buffer (`net.switch_buffer_bytes`) must hold the in-flight headroom
 //! above XOFF, as a real switch's headroom buffer does. PFC frames cross their link clean
 //! (no link element sees them), and go out at once rather than after the frame the port is
-//! sending. A paused NIC's counted pause runs to the XON, or to the end of its pause time
-//! if the run ends first. Deadlock from a cyclic buffer
+//! sending. A counted pause runs to the XON or the end of its pause time, and a pause
+//! still standing when the run ends is counted up to the run's end. Deadlock from a cyclic buffer
 //! dependency (a routing loop, or routes that turn down and up again) is not modelled
 //! away; its possibility is detected ([`buffer_dependency_cycle`], counted in
 //! `buffer_cycle_links`, and the run notes it): on the shipped topologies (star,
@@ -332,7 +332,19 @@ impl Pfc {
         ing.known.push((leaves, bytes));
     }
 
-    /// Counters, the pauses still standing included.
+    /// The run ended at `end`: every pause still standing is counted up to `end` (not to
+    /// the end of its pause time, up to 335 µs later) and closed.
+    pub fn end_pauses(&mut self, end: TimePs) {
+        for l in 0..self.pause.len() {
+            if let Some((from, until)) = self.pause[l] {
+                self.pause[l] = Some((from.min(end), until.min(end)));
+                self.finish(l);
+            }
+        }
+    }
+
+    /// Counters, the pauses still standing included (up to the end of their pause time;
+    /// [`Pfc::end_pauses`] cuts them at the run's end).
     pub fn stats(&self) -> PfcStats {
         let mut s = self.stats;
         for (l, p) in self.pause.iter().enumerate() {
@@ -465,5 +477,24 @@ mod tests {
         assert_eq!(f.stats().switch_paused_ps, 0);
         f.on_pause_time(300, 1, 2);
         assert_eq!(f.stats().switch_paused_ps, 10);
+    }
+
+    #[test]
+    fn a_pause_standing_when_the_run_ends_counts_up_to_the_end() {
+        let mut f = pfc();
+        f.on_pause_time(100, 0, XOFF_QUANTA); // until 100 + 65535 × 5 ps
+        assert_eq!(
+            f.stats().paused_ps,
+            u64::from(XOFF_QUANTA) * 5,
+            "its whole pause time"
+        );
+        f.end_pauses(130);
+        assert_eq!(f.stats().paused_ps, 30, "cut at the run's end");
+        assert_eq!(f.hold(0, 130), 130, "closed");
+        // A pause that ended before the run did is counted whole.
+        let mut f = pfc();
+        f.on_pause_time(100, 0, 2);
+        f.end_pauses(500);
+        assert_eq!(f.stats().paused_ps, 10);
     }
 }
