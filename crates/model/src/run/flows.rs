@@ -50,6 +50,19 @@ pub fn check_flows(cfg: &Config, spec: &FlowsSpec) -> Result<(), UsageError> {
         crate::limits::check_flow_mrs(cfg, i, f)?;
         let mut one = f.as_perf();
         one.clients = spec.clients;
+        // Named by the flow's own key (perftest's -D and -n are no keys of a flow).
+        for &size in &one.sizes {
+            if let Some(short) = crate::limits::short_window(cfg, &one, size) {
+                return Err(UsageError(format!(
+                    "`flow[{i}].duration_us` = {} µs is too short to measure {}; use \
+                     duration_us = {} or more, or iters",
+                    short.window_us,
+                    short.why,
+                    // Whole ns, rounded up: the least window that measures.
+                    short.need_ps.div_ceil(1000) as f64 / 1e3
+                )));
+            }
+        }
         crate::limits::check_run(cfg, &one)
             .map_err(|e| UsageError(format!("flow[{i}] ({}): {}", f.name, e.0)))?;
     }
