@@ -320,7 +320,7 @@ pub fn run_and_report(
         text::window_line(&result),
         text::unreliable_line(&result),
         text::window_warning(&result),
-        text::drops_note(&result),
+        text::drops_note(&result, &switch_buffer_fields(&cfg, &result)),
         text::pfc_cycle_note(&result),
     ]
     .into_iter()
@@ -336,6 +336,15 @@ pub fn run_and_report(
         .into());
     }
     Ok(result)
+}
+
+/// The field each switch of the run's topology takes its buffer from, for the drop note's
+/// fix (empty when the topology cannot be planned again, which the run already did).
+fn switch_buffer_fields(cfg: &Config, result: &PerfResult) -> Vec<String> {
+    let nodes = result.clients.max(1) as usize + 1;
+    rnic_model::net::topology::switch_buffers(cfg, nodes)
+        .map(|switches| switches.into_iter().map(|s| s.field).collect())
+        .unwrap_or_default()
 }
 
 fn cmd_config_show(
