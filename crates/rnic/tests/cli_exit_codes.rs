@@ -256,3 +256,28 @@ fn a_topology_switch_too_small_for_one_frame_exits_2() {
         "{err}"
     );
 }
+
+/// A huge number is shown as it was written, in exponent form, not as its hundreds of
+/// digits, in `--set` errors and in a flow file's.
+#[test]
+fn huge_numbers_are_shown_in_exponent_form() {
+    for value in ["eth.gbps=1e300", "host.cores=1e300"] {
+        let (code, _, err) = rnic(&["perf", "write-bw", "-n", "5", "--set", value]);
+        assert_eq!(code, 2, "{value}: {err}");
+        assert!(err.contains("= 1e300 is not accepted"), "{value}: {err}");
+    }
+    let dir = scratch("huge-number");
+    let file = dir.join("flows.toml");
+    std::fs::write(
+        &file,
+        "[[flow]]\ntest = \"write-bw\"\nsize = 64\nstart_us = 1e300\n",
+    )
+    .unwrap();
+    let (code, _, err) = rnic(&["run", file.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("`flow[0].start_us` = 1e300 is not accepted"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
