@@ -1064,3 +1064,34 @@ fn bw_peak_of_several_clients_stays_under_the_link_they_share() {
         "-b: peak {peak} > both links {link_mb_s}"
     );
 }
+
+/// `--output` names a figure the test measures, as perftest checks it: bandwidth tests give
+/// `bandwidth` or `message_rate`, latency tests `latency`; the others are refused (exit 2,
+/// naming the flag) instead of printing a figure the test does not report. With `-a` each
+/// size prints its own figure, one line per row of the table.
+#[test]
+fn output_names_a_figure_of_the_test_and_prints_one_per_size() {
+    for (test, figure) in [
+        ("write-bw", "latency"),
+        ("write-lat", "bandwidth"),
+        ("read-lat", "message_rate"),
+    ] {
+        let (code, out, err) = rnic(&["perf", test, "-n", "20", "--output", figure]);
+        assert_eq!(code, Some(2), "{test} --output {figure}: {out} {err}");
+        assert!(err.contains("--output"), "{err}");
+    }
+    let (code, out, err) = rnic(&[
+        "perf",
+        "write-bw",
+        "-a",
+        "-n",
+        "20",
+        "--output",
+        "bandwidth",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let figures: Vec<f64> = out.lines().map(|l| l.trim().parse().unwrap()).collect();
+    // Sizes 2 B to 8 MB.
+    assert_eq!(figures.len(), 23, "{out}");
+    assert!(figures[0] < figures[22], "{out}");
+}
