@@ -77,6 +77,12 @@ fn runs_that_do_not_complete_exit_3_with_the_reason() {
             "RETRY_EXC_ERR",
         ),
         (
+            // Connected by RDMA CM (the default): every MAD lost, no QP connects, and the
+            // run says so as an incomplete run, not as a failure of the model.
+            &["write-bw", "-n", "5", "--set", "net.impair.loss=1.0"][..],
+            "RDMA CM connection setup failed",
+        ),
+        (
             &["write-bw", "-n", "5", "--set", "sim.max_events=100"],
             "sim.max_events = 100",
         ),
