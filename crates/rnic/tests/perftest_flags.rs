@@ -1095,3 +1095,12 @@ fn output_names_a_figure_of_the_test_and_prints_one_per_size() {
     assert_eq!(figures.len(), 23, "{out}");
     assert!(figures[0] < figures[22], "{out}");
 }
+
+/// `-b` with `--reversed` is refused (exit 2, naming both): `-b` already has both sides
+/// initiate, and the run silently ignored `--reversed`.
+#[test]
+fn bidirectional_and_reversed_together_are_refused() {
+    let (code, _, err) = rnic(&["perf", "write-bw", "-n", "10", "-b", "--reversed"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("-b/--bidirectional and --reversed"), "{err}");
+}
