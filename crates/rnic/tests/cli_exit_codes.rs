@@ -281,3 +281,27 @@ fn huge_numbers_are_shown_in_exponent_form() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `-` means standard output for `--json`; a pcap or perftest's JSON file cannot go there,
+/// so `--pcap -` and `--out_json_file -` exit 4 before simulating instead of writing a file
+/// named `-` in the working directory (tcpdump's `-w -` is standard output).
+#[test]
+fn a_dash_names_standard_output_only_where_it_can_go() {
+    let d = scratch("dash");
+    for args in [
+        &["perf", "write-bw", "-n", "5", "--pcap", "-"][..],
+        &["perf", "write-bw", "-n", "5", "--out_json_file", "-"],
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_rnic"))
+            .args(args)
+            .current_dir(&d)
+            .env("CI", "true")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(4), "{args:?}: {err}");
+        assert!(err.contains("standard output"), "{args:?}: {err}");
+        assert!(!d.join("-").exists(), "{args:?} wrote a file named -");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
