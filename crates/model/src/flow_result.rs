@@ -90,7 +90,8 @@ pub struct FlowsResult {
     pub reason: String,
     /// Client nodes in the network.
     pub clients: u32,
-    /// Simulated time at the end of the run, µs.
+    /// Simulated time from the applications' start (after connection setup) to the end of
+    /// the run, µs.
     pub simulated_time_us: f64,
     /// Each flow, in file order.
     pub flows: Vec<FlowResult>,

@@ -198,23 +198,13 @@ pub fn check_run(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
         check_perf_mrs(cfg, spec, size)?;
         check_switch_buffer(cfg, spec, size)?;
         check_clock_range(cfg, spec, size, &p)?;
-        if let Some(window_us) = spec.duration_us {
-            let m = op_wire_ps(&p, spec.test.verb(), size, spec.max_pmtu(cfg));
-            let need_ps = m.saturating_mul(MIN_WINDOW_MESSAGES);
-            if spec.test.is_latency() {
-                check_latency_window(cfg, spec, size, m, window_us)?;
-            } else if rnic_sim::us(window_us) < need_ps {
-                return Err(UsageError(format!(
-                    "-D/--duration {:.6} s is too short to measure {size}-byte messages: one \
-                     takes {:.3} µs on the {} Gb/s port, and a window must hold at least \
-                     {MIN_WINDOW_MESSAGES} of them for whole completions to give the rate \
-                     within 1 %; use -D {:.6} or more, or -n",
-                    window_us / 1e6,
-                    m as f64 / 1e6,
-                    cfg.eth.gbps,
-                    need_ps as f64 / 1e12
-                )));
-            }
+        if let Some(short) = short_window(cfg, spec, size) {
+            return Err(UsageError(format!(
+                "-D/--duration {:.6} s is too short to measure {}; use -D {:.6} or more, or -n",
+                short.window_us / 1e6,
+                short.why,
+                short.need_ps as f64 / 1e12
+            )));
         }
         check_memory(cfg, spec, size)?;
     }
@@ -543,42 +533,61 @@ fn min_one_way_ps(cfg: &Config) -> TimePs {
     }
 }
 
-/// A latency test's `-D` window must hold [`MIN_WINDOW_MESSAGES`] iterations, and an
-/// iteration is a round trip, not one message on the wire: at least both messages' wire
-/// time (WRITE/SEND ping-pong; READ and atomics: the longer direction once) and the
-/// propagation each way. `--procs` processes run theirs side by side.
-fn check_latency_window(
-    cfg: &Config,
-    spec: &PerfSpec,
-    size: u64,
-    op_wire: TimePs,
-    window_us: f64,
-) -> Result<(), UsageError> {
+/// A `-D` window (a flow's `duration_us`) too short to measure: its length, the least that
+/// measures, and why, in words that fit after "too short to measure", so that `rnic perf`
+/// and a flows scenario can each name their own field.
+pub struct ShortWindow {
+    pub window_us: f64,
+    pub need_ps: TimePs,
+    pub why: String,
+}
+
+/// Whether `spec`'s `-D` window is too short to measure `size`-byte messages: a bandwidth
+/// test's must hold [`MIN_WINDOW_MESSAGES`] messages on the wire, a latency test's as many
+/// iterations, each a round trip: at least both messages' wire time (WRITE/SEND ping-pong;
+/// READ and atomics: the longer direction once) and the propagation each way. `--procs`
+/// processes run theirs side by side.
+pub fn short_window(cfg: &Config, spec: &PerfSpec, size: u64) -> Option<ShortWindow> {
+    let window_us = spec.duration_us?;
+    let p = ModelParams::from_config(cfg);
+    let op_wire = op_wire_ps(&p, spec.test.verb(), size, spec.max_pmtu(cfg));
+    if !spec.test.is_latency() {
+        let need_ps = op_wire.saturating_mul(MIN_WINDOW_MESSAGES);
+        return (rnic_sim::us(window_us) < need_ps).then(|| ShortWindow {
+            window_us,
+            need_ps,
+            why: format!(
+                "{size}-byte messages: one takes {:.3} µs on the {} Gb/s port, and a window \
+                 must hold at least {MIN_WINDOW_MESSAGES} of them for whole completions to \
+                 give the rate within 1 %",
+                op_wire as f64 / 1e6,
+                cfg.eth.gbps
+            ),
+        });
+    }
     let ping_pong = matches!(spec.test.verb(), Verb::Write | Verb::Send);
     let wire = if ping_pong { 2 * op_wire } else { op_wire };
     let round_trip = wire + 2 * min_one_way_ps(cfg);
     let parallel = u64::from(spec.procs.unwrap_or(1).max(1));
     let need_ps = round_trip.saturating_mul(MIN_WINDOW_MESSAGES) / parallel;
-    if rnic_sim::us(window_us) < need_ps {
-        let side_by_side = if parallel > 1 {
-            format!(" (--procs {parallel} run theirs side by side)")
-        } else {
-            String::new()
-        };
-        return Err(UsageError(format!(
-            "-D/--duration {:.6} s is too short to measure {} with {size}-byte messages: one \
-             iteration is a round trip of at least {:.3} µs (the messages on the {} Gb/s \
-             wire and the propagation each way), and a window must hold at least \
-             {MIN_WINDOW_MESSAGES} of them{side_by_side} for whole iterations to give the \
-             rate within 1 %; use -D {:.6} or more, or -n",
-            window_us / 1e6,
+    let side_by_side = if parallel > 1 {
+        format!(" (--procs {parallel} run theirs side by side)")
+    } else {
+        String::new()
+    };
+    (rnic_sim::us(window_us) < need_ps).then(|| ShortWindow {
+        window_us,
+        need_ps,
+        why: format!(
+            "{} with {size}-byte messages: one iteration is a round trip of at least {:.3} µs \
+             (the messages on the {} Gb/s wire and the propagation each way), and a window \
+             must hold at least {MIN_WINDOW_MESSAGES} of them{side_by_side} for whole \
+             iterations to give the rate within 1 %",
             spec.test.name(),
             round_trip as f64 / 1e6,
-            cfg.eth.gbps,
-            need_ps as f64 / 1e12
-        )));
-    }
-    Ok(())
+            cfg.eth.gbps
+        ),
+    })
 }
 
 /// Refuses a footprint above the memory budget.

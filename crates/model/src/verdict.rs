@@ -217,6 +217,39 @@ pub fn judge_wire_bound(m: Measured, op_ps: TimePs, window: bool, v: &mut Verdic
     }
 }
 
+/// A PCIe direction of node `node` cannot have been busy longer than the run lasted
+/// (`end`, from time 0): its transfers go one after another, so a busier lane still had
+/// bytes queued when the run ended. That happens when a NIC takes in data faster than PCIe
+/// carries it to the host (a topology link faster than `pcie.gbps`): the model places
+/// received payload at once and queues its PCIe writes without holding the next frames
+/// back, so the senders' ACKs, and the rates, run ahead of the host's memory.
+pub fn judge_pcie_bound(
+    node: usize,
+    pcie: &crate::nic::pcie::Pcie,
+    end: TimePs,
+    pcie_gbps: f64,
+    v: &mut Verdict,
+) {
+    for (busy_ps, lane) in [
+        (pcie.up.busy_ps, "NIC to host"),
+        (pcie.down.busy_ps, "host to NIC"),
+    ] {
+        if busy_ps > end {
+            v.add(
+                RunStatus::ModelError,
+                format!(
+                    "internal: node {node}'s PCIe link ({lane}) was busy {:.3} µs in a run of \
+                     {:.3} µs: the NIC moved data faster than pcie.gbps = {pcie_gbps} \
+                     carries it (received frames do not wait for PCIe), so the rates are \
+                     above PCIe; keep the links at or below the PCIe rate, or raise pcie.gbps",
+                    busy_ps as f64 / 1e6,
+                    end as f64 / 1e6
+                ),
+            );
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -145,6 +145,14 @@ fn bad_topologies_are_refused_with_the_reason() {
             "unknown key `lenght`",
         ),
         ("bignode", "[[link]]\nends = [\"node0\", \"node7\"]\n", "node7 does not exist"),
+        // A loop is named as the file names its end, not by the model's own enum.
+        (
+            "selfloop",
+            "[[switch]]\nname = \"s\"\n[[link]]\nends = [\"s\", \"s\"]\n",
+            "link[0] joins \"s\" to itself",
+        ),
+        // A name no link can tell from another is refused where it is given.
+        ("noname", "[[switch]]\nname = \"\"\n", "switch[0].name is empty"),
     ];
     for (name, text, want) in cases {
         let path = dir.join(format!("rnic-bad-{}-{name}.toml", std::process::id()));

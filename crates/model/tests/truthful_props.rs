@@ -74,15 +74,8 @@ proptest! {
         s.tx_depth = if test.is_latency() { 1 } else { depth };
         let r = match rnic_model::run_perf_detailed(&cfg, &s, &rnic_model::RunOptions::default()) {
             Ok(mut v) => v.remove(0),
-            // Under loss RDMA CM may run out of retries before the QPs connect (rdma_cm's
-            // 15 resends of a REP whose RTU is lost each time: 0.75^16 per connection at
-            // 50 % loss); the run then fails naming the cause, which is truthful too.
             Err(e) => {
-                let msg = format!("{e:#}");
-                prop_assert!(
-                    loss > 0.0 && msg.contains("RDMA CM connection setup failed"),
-                    "{msg}"
-                );
+                prop_assert!(false, "{e:#}");
                 return Ok(());
             }
         };

@@ -128,7 +128,7 @@ fn num(t: &Table, sec: &str, key: &str) -> Result<Option<f64>, ConfigError> {
     if !(x.is_finite() && (0.0..=MAX_SIM_US).contains(&x)) {
         return Err(range(
             path,
-            x,
+            rnic_model::config::schema::shown_number(x),
             "a number of µs from 0 to 3600000000 (an hour of simulated time, as -D)",
         ));
     }

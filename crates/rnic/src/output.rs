@@ -45,6 +45,14 @@ fn create_dirs(what: &str, path: &Path, dir: &Path) -> Result<(), OutputError> {
 /// opens the existing file for writing (without truncating it) or creates it and removes it
 /// again. `what` names the output in errors, e.g. "JSON output".
 pub fn check_file(what: &str, path: &Path) -> Result<(), OutputError> {
+    // Outputs that can go to standard output (`--json -`) take `-` before this check; for
+    // the others `-` would be a file of that name, where `tcpdump -w -` means stdout.
+    if path == Path::new("-") {
+        return Err(OutputError(format!(
+            "the {what} cannot go to standard output (\"-\"): name a file (only --json takes \
+             - for standard output)"
+        )));
+    }
     if let Some(dir) = parent_of(path) {
         create_dirs(what, path, dir)?;
     }

@@ -499,6 +499,14 @@ impl PerfOptions {
                 "--report-both reports the two directions of -b/--bidirectional: add -b".into(),
             );
         }
+        if self.bidirectional && self.reversed {
+            return bad(
+                "-b/--bidirectional and --reversed (perf.bidirectional, perf.reversed) together: \
+                 -b already has both sides initiate, so --reversed would change nothing; give \
+                 -b for both directions or --reversed for the clients' only"
+                    .into(),
+            );
+        }
         let direction = match (self.bidirectional, self.reversed) {
             (true, _) => Direction::Both,
             (false, true) => Direction::Reverse,

@@ -256,3 +256,52 @@ fn a_topology_switch_too_small_for_one_frame_exits_2() {
         "{err}"
     );
 }
+
+/// A huge number is shown as it was written, in exponent form, not as its hundreds of
+/// digits, in `--set` errors and in a flow file's.
+#[test]
+fn huge_numbers_are_shown_in_exponent_form() {
+    for value in ["eth.gbps=1e300", "host.cores=1e300"] {
+        let (code, _, err) = rnic(&["perf", "write-bw", "-n", "5", "--set", value]);
+        assert_eq!(code, 2, "{value}: {err}");
+        assert!(err.contains("= 1e300 is not accepted"), "{value}: {err}");
+    }
+    let dir = scratch("huge-number");
+    let file = dir.join("flows.toml");
+    std::fs::write(
+        &file,
+        "[[flow]]\ntest = \"write-bw\"\nsize = 64\nstart_us = 1e300\n",
+    )
+    .unwrap();
+    let (code, _, err) = rnic(&["run", file.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("`flow[0].start_us` = 1e300 is not accepted"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `-` means standard output for `--json`; a pcap or perftest's JSON file cannot go there,
+/// so `--pcap -` and `--out_json_file -` exit 4 before simulating instead of writing a file
+/// named `-` in the working directory (tcpdump's `-w -` is standard output).
+#[test]
+fn a_dash_names_standard_output_only_where_it_can_go() {
+    let d = scratch("dash");
+    for args in [
+        &["perf", "write-bw", "-n", "5", "--pcap", "-"][..],
+        &["perf", "write-bw", "-n", "5", "--out_json_file", "-"],
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_rnic"))
+            .args(args)
+            .current_dir(&d)
+            .env("CI", "true")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(4), "{args:?}: {err}");
+        assert!(err.contains("standard output"), "{args:?}: {err}");
+        assert!(!d.join("-").exists(), "{args:?} wrote a file named -");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}

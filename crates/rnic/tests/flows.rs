@@ -121,6 +121,20 @@ fn bad_flow_files_exit_2_naming_the_field() {
             "[perf]\ntest = \"write-bw\"\n[[flow]]\ntest = \"write-bw\"\n",
             "not both",
         ),
+        // A window too short is named by the flow's own key, in µs, with the least that
+        // measures (perftest's -D and -n are no keys of a flow).
+        (
+            "[[flow]]\ntest = \"write-bw\"\nsize = 4096\nduration_us = 0.001\n",
+            "`flow[0].duration_us` = 0.001 µs is too short",
+        ),
+        (
+            "[[flow]]\ntest = \"write-bw\"\nsize = 4096\nduration_us = 0.001\n",
+            "use duration_us = 33.552 or more, or iters",
+        ),
+        (
+            "[[flow]]\ntest = \"write-lat\"\nsize = 64\nduration_us = 5\n",
+            "`flow[0].duration_us` = 5 µs is too short to measure write-lat",
+        ),
     ] {
         let file = dir.join("bad.toml");
         std::fs::write(&file, src).unwrap();

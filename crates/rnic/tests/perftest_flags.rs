@@ -1027,3 +1027,80 @@ fn no_peak_and_duration_mode_print_a_zero_peak() {
         "{err}"
     );
 }
+
+/// The peak is a rate some stretch of the run really achieved, so it can never pass the
+/// link the operations share. Under `--reversed` every client writes into the server's one
+/// 100 Gb/s port: the clients' stamps are one side's, read as one sequence in time order,
+/// not each client's best stretch added (they peak at different times, and their sum
+/// passed the port). With `-b` the two directions add, each at most its link.
+#[test]
+fn bw_peak_of_several_clients_stays_under_the_link_they_share() {
+    // 100 Gb/s in MB/s (2^20 B), before headers: no payload rate can pass it.
+    let link_mb_s = 100e9 / 8.0 / 1048576.0;
+    let figures = |args: &[&str]| {
+        let base = ["perf", "write-bw", "--json", "-"];
+        let (code, out, err) = rnic(&[&base[..], args].concat());
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let f = |k: &str| v[k].as_f64().unwrap();
+        (f("bw_peak_mb_s"), f("bw_avg_mb_s"))
+    };
+    let incast = ["-s", "65536", "-n", "200", "-q", "4", "--clients", "4"];
+    for extra in [
+        &["--reversed"][..],
+        &["--reversed", "--set", "net.pfc=true"],
+    ] {
+        let (peak, avg) = figures(&[&incast[..], extra].concat());
+        assert!(peak >= avg, "{extra:?}: peak {peak} < avg {avg}");
+        assert!(
+            peak <= link_mb_s,
+            "{extra:?}: peak {peak} > link {link_mb_s}"
+        );
+    }
+    let (peak, avg) = figures(&[&incast[..], &["-b", "--set", "net.pfc=true"]].concat());
+    assert!(peak >= avg, "-b: peak {peak} < avg {avg}");
+    assert!(
+        peak <= 2.0 * link_mb_s,
+        "-b: peak {peak} > both links {link_mb_s}"
+    );
+}
+
+/// `--output` names a figure the test measures, as perftest checks it: bandwidth tests give
+/// `bandwidth` or `message_rate`, latency tests `latency`; the others are refused (exit 2,
+/// naming the flag) instead of printing a figure the test does not report. With `-a` each
+/// size prints its own figure, one line per row of the table.
+#[test]
+fn output_names_a_figure_of_the_test_and_prints_one_per_size() {
+    for (test, figure) in [
+        ("write-bw", "latency"),
+        ("write-lat", "bandwidth"),
+        ("read-lat", "message_rate"),
+    ] {
+        let (code, out, err) = rnic(&["perf", test, "-n", "20", "--output", figure]);
+        assert_eq!(code, Some(2), "{test} --output {figure}: {out} {err}");
+        assert!(err.contains("--output"), "{err}");
+    }
+    let (code, out, err) = rnic(&[
+        "perf",
+        "write-bw",
+        "-a",
+        "-n",
+        "20",
+        "--output",
+        "bandwidth",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let figures: Vec<f64> = out.lines().map(|l| l.trim().parse().unwrap()).collect();
+    // Sizes 2 B to 8 MB.
+    assert_eq!(figures.len(), 23, "{out}");
+    assert!(figures[0] < figures[22], "{out}");
+}
+
+/// `-b` with `--reversed` is refused (exit 2, naming both): `-b` already has both sides
+/// initiate, and the run silently ignored `--reversed`.
+#[test]
+fn bidirectional_and_reversed_together_are_refused() {
+    let (code, _, err) = rnic(&["perf", "write-bw", "-n", "10", "-b", "--reversed"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("-b/--bidirectional and --reversed"), "{err}");
+}

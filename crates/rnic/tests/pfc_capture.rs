@@ -166,3 +166,42 @@ fn the_roce_priority_is_configurable() {
     assert!(pfc_frames(&pcap).is_empty());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A switch of a topology file takes its buffer from its own `buffer_bytes`: when it
+/// drops frames with flow control on, the note names that field, the one that changes the
+/// run, not `net.switch_buffer_bytes`, which that switch does not read.
+#[test]
+fn drops_under_flow_control_name_the_buffer_that_dropped_them() {
+    let dir = scratch("topology-buffer");
+    let topo = dir.join("one-switch.toml");
+    std::fs::write(
+        &topo,
+        "[[switch]]\nname = \"s\"\nbuffer_bytes = 300000\n\
+         [[link]]\nends = [\"node0\", \"s\"]\n\
+         [[link]]\nends = [\"node1\", \"s\"]\n\
+         [[link]]\nends = [\"node2\", \"s\"]\n",
+    )
+    .unwrap();
+    let topology = format!("net.topology={}", topo.display());
+    let out = Command::new(env!("CARGO_BIN_EXE_rnic"))
+        .args(["perf", "write-bw", "-s", "65536", "-n", "50", "-q", "2"])
+        .args(["--clients", "2", "--reversed", "--set", "net.pfc=true"])
+        .args(["--set", &topology])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let note = err
+        .lines()
+        .find(|l| l.contains("switches dropped"))
+        .unwrap_or_else(|| panic!("no drop note: {err}"));
+    assert!(
+        note.contains("switch[0] (\"s\").buffer_bytes"),
+        "the note names the file's field: {note}"
+    );
+    assert!(
+        !note.contains("raise net.switch_buffer_bytes"),
+        "the star's field does not set this switch's buffer: {note}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -77,6 +77,12 @@ fn runs_that_do_not_complete_exit_3_with_the_reason() {
             "RETRY_EXC_ERR",
         ),
         (
+            // Connected by RDMA CM (the default): every MAD lost, no QP connects, and the
+            // run says so as an incomplete run, not as a failure of the model.
+            &["write-bw", "-n", "5", "--set", "net.impair.loss=1.0"][..],
+            "RDMA CM connection setup failed",
+        ),
+        (
             &["write-bw", "-n", "5", "--set", "sim.max_events=100"],
             "sim.max_events = 100",
         ),
@@ -197,4 +203,51 @@ fn standard_output_that_cannot_be_written_exits_4() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(4), "{err}");
     assert!(err.contains("standard output"), "{err}");
+}
+
+/// A host takes received data through its PCIe link (128 Gb/s each way by default): four
+/// clients writing into a server whose topology link runs at 400 Gb/s cannot deliver more
+/// than that link carries to the server's memory. The model does not hold received frames
+/// back when PCIe falls behind, so such a run must not report the rate as true: it ends as
+/// a model error naming PCIe (or, once received frames wait for PCIe, at most its rate).
+#[test]
+fn received_data_never_passes_the_pcie_link_into_the_host() {
+    let dir = std::env::temp_dir().join(format!("rnic-pcie-bound-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let topo = dir.join("fat-server-link.toml");
+    let mut text =
+        String::from("[[switch]]\nname = \"s\"\n[[link]]\nends = [\"node0\", \"s\"]\ngbps = 400\n");
+    for n in 1..=4 {
+        text.push_str(&format!("[[link]]\nends = [\"node{n}\", \"s\"]\n"));
+    }
+    std::fs::write(&topo, text).unwrap();
+    let topology = format!("net.topology={}", topo.display());
+    let (code, r, err) = perf_json(&[
+        "write-bw",
+        "-s",
+        "65536",
+        "-n",
+        "200",
+        "-q",
+        "4",
+        "--clients",
+        "4",
+        "--reversed",
+        "--set",
+        "net.pfc=true",
+        "--set",
+        &topology,
+    ]);
+    let _ = std::fs::remove_dir_all(&dir);
+    if code == 0 {
+        assert!(
+            r.goodput_gbps <= 128.0,
+            "{} Gb/s into 128 Gb/s of PCIe",
+            r.goodput_gbps
+        );
+    } else {
+        assert_eq!(code, 1, "{err}");
+        assert_eq!(r.status, RunStatus::ModelError, "{err}");
+        assert!(r.reason.contains("pcie.gbps"), "{}", r.reason);
+    }
 }

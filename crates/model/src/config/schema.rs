@@ -323,6 +323,16 @@ fn edit_distance(a: &str, b: &str) -> usize {
 }
 
 /// A value as written in TOML, shortened for error messages.
+/// A number as an error message shows it: as written for everyday magnitudes, in exponent
+/// form from 10^15 on (`1e300`, not its 301 digits).
+pub fn shown_number(x: f64) -> String {
+    if x.is_finite() && x.abs() >= 1e15 {
+        format!("{x:e}")
+    } else {
+        x.to_string()
+    }
+}
+
 pub fn short_value(v: &Value) -> String {
     let s = match v {
         Value::Table(_) => "a table".to_string(),
@@ -373,8 +383,12 @@ pub fn check_value(doc: &FieldDoc, v: &mut Value, hints: HintStyle) -> Result<()
                 Value::Float(x) if x.is_finite() && x.fract() == 0.0 && x.abs() < 9.2e18 => {
                     x as i128
                 }
+                // Whole but beyond any integer field's range: no note about fractions.
+                Value::Float(x) if x.is_finite() && x.fract() == 0.0 => {
+                    return Err(out_of_range(shown_number(x)))
+                }
                 Value::Float(x) if x.is_finite() => {
-                    return Err(out_of_range(x.to_string()).with_note_integer(x))
+                    return Err(out_of_range(shown_number(x)).with_note_integer(x))
                 }
                 _ => return Err(wrong_type(v)),
             };
@@ -403,7 +417,12 @@ pub fn check_value(doc: &FieldDoc, v: &mut Value, hints: HintStyle) -> Result<()
             };
             let low_ok = if min_exclusive { x > min } else { x >= min };
             if !x.is_finite() || !low_ok || x > max {
-                return Err(out_of_range(v.to_string()));
+                let shown = if x.is_finite() {
+                    shown_number(x)
+                } else {
+                    v.to_string()
+                };
+                return Err(out_of_range(shown));
             }
             *v = Value::Float(x);
         }
@@ -459,7 +478,7 @@ impl ConfigError {
                 ..
             } => ConfigError::OutOfRange {
                 path,
-                value: x.to_string(),
+                value: shown_number(x),
                 accepted: format!("{accepted} (whole numbers only)"),
                 hint,
             },

@@ -119,6 +119,19 @@ impl BwPeak {
         self.completions.push(at, ops);
     }
 
+    /// Takes `other`'s stamps into this one's, so they are read as one sequence: the flows
+    /// of one side of a test (every client's under `--reversed`) share the link they go
+    /// through, and perftest's side numbers all its operations in the order it sees them.
+    pub fn absorb(&mut self, other: BwPeak) {
+        for (mine, theirs) in [
+            (&mut self.posts, other.posts),
+            (&mut self.completions, other.completions),
+        ] {
+            mine.words.extend(theirs.words);
+            mine.wide.extend(theirs.wide);
+        }
+    }
+
     /// After the run: finds the best run of consecutive operations and frees the stamps.
     pub fn finish(&mut self) {
         self.posts.sort();

@@ -529,6 +529,11 @@ fn read_file(
             .get("name")
             .and_then(|v| v.as_str())
             .ok_or_else(|| err(format!("{what} needs a `name`")))?;
+        if name.trim().is_empty() {
+            return Err(err(format!(
+                "{what}.name is empty: give the switch a name its links can use in `ends`"
+            )));
+        }
         if name.starts_with("node") || names.iter().any(|n| n == name) {
             return Err(err(format!(
                 "{what}: the name \"{name}\" is taken (node names are node0, node1, ...)"
@@ -595,9 +600,11 @@ fn read_file(
                 "{what} needs `ends = [\"A\", \"B\"]`, two node or switch names"
             )));
         };
-        let (a, b) = (end(&what, a)?, end(&what, b)?);
+        let (a_name, (a, b)) = (a, (end(&what, a)?, end(&what, b)?));
         if a == b {
-            return Err(err(format!("{what} joins {a:?} to itself")));
+            return Err(err(format!(
+                "{what} joins \"{a_name}\" to itself: a link joins two different ends"
+            )));
         }
         for e in [a, b] {
             if let End::Node(n) = e {

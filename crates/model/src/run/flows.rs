@@ -50,6 +50,19 @@ pub fn check_flows(cfg: &Config, spec: &FlowsSpec) -> Result<(), UsageError> {
         crate::limits::check_flow_mrs(cfg, i, f)?;
         let mut one = f.as_perf();
         one.clients = spec.clients;
+        // Named by the flow's own key (perftest's -D and -n are no keys of a flow).
+        for &size in &one.sizes {
+            if let Some(short) = crate::limits::short_window(cfg, &one, size) {
+                return Err(UsageError(format!(
+                    "`flow[{i}].duration_us` = {} µs is too short to measure {}; use \
+                     duration_us = {} or more, or iters",
+                    short.window_us,
+                    short.why,
+                    // Whole ns, rounded up: the least window that measures.
+                    short.need_ps.div_ceil(1000) as f64 / 1e3
+                )));
+            }
+        }
         crate::limits::check_run(cfg, &one)
             .map_err(|e| UsageError(format!("flow[{i}] ({}): {}", f.name, e.0)))?;
     }
@@ -199,7 +212,8 @@ fn report_flows(b: &Built, end: TimePs, verdict: &Verdict, judged: &[FlowJudged]
         status: verdict.status(),
         reason: verdict.reason(),
         clients: b.clients as u32,
-        simulated_time_us: end as f64 / 1e6,
+        // From the applications' start: connection setup is not measured, as in `rnic perf`.
+        simulated_time_us: end.saturating_sub(w.origin_ps) as f64 / 1e6,
         flows,
         total,
         events: w.events,

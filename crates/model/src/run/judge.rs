@@ -36,10 +36,12 @@ pub(crate) fn judge(
     if let Some(e) = &world.net.pcap_error {
         return Err(crate::OutputError(format!("writing the pcap: {e}")).into());
     }
-    if let Some(e) = world.cm.as_ref().and_then(|c| c.error.as_ref()) {
-        anyhow::bail!("{e}");
-    }
     let mut verdict = Verdict::default();
+    if let Some(e) = world.cm.as_ref().and_then(|c| c.error.as_ref()) {
+        // The network lost the connection's MADs: the run could not do what was asked,
+        // which is an incomplete run (its reason first), not a failure of the model.
+        verdict.add(RunStatus::Incomplete, e.clone());
+    }
     let stopped_at_limit = world.events >= max_events;
     if stopped_at_limit {
         verdict.add(
@@ -90,6 +92,9 @@ pub(crate) fn judge(
                 world.unrouted
             ),
         );
+    }
+    for (node, nic) in world.nics.iter().enumerate() {
+        verdict::judge_pcie_bound(node, &nic.pcie, end, cfg.pcie.gbps, &mut verdict);
     }
     let several = b.flows.len() > 1;
     // A flow's finding goes to its own verdict and, named, to the run's.

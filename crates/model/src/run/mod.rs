@@ -107,6 +107,37 @@ fn run_sizes(
     Ok(runs)
 }
 
+/// perftest's peak is one side's: the flows that go the same way (every client's under
+/// `--reversed`, the clients' half of `-b`) go through the server's one port, and a peak
+/// read from each flow's stamps alone and added would count stretches that fell at
+/// different times as if they overlapped, passing the port's rate. Their stamps are
+/// merged into the side's first flow and read as one sequence; the other flows keep none.
+fn one_peak_per_side(b: &mut build::Built) {
+    let mut first_of_side: [Option<usize>; 2] = [None, None];
+    for (i, f) in b.flows.iter().enumerate() {
+        let side = usize::from(f.server != 0);
+        let Some(peak) = b.world.apps[i].peak.take() else {
+            continue;
+        };
+        match first_of_side[side] {
+            None => {
+                first_of_side[side] = Some(i);
+                b.world.apps[i].peak = Some(peak);
+            }
+            Some(first) => {
+                if let Some(into) = b.world.apps[first].peak.as_mut() {
+                    into.absorb(peak);
+                }
+            }
+        }
+    }
+    for app in &mut b.world.apps {
+        if let Some(peak) = app.peak.as_mut() {
+            peak.finish();
+        }
+    }
+}
+
 /// One size: build, simulate, judge, report.
 fn run_one(
     cfg: &Config,
@@ -124,11 +155,7 @@ fn run_one(
             .map_err(|e| crate::OutputError(format!("cannot write the pcap: {e}")))?;
     }
 
-    for app in &mut b.world.apps {
-        if let Some(peak) = app.peak.as_mut() {
-            peak.finish();
-        }
-    }
+    one_peak_per_side(&mut b);
     let (verdict, flows) = judge::judge(&b, cfg, end)?;
     let measured: Vec<_> = flows.iter().map(|f| f.measured).collect();
     Ok(report::report(b, end, verdict, &measured))

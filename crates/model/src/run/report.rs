@@ -42,10 +42,11 @@ fn combined(measured: &[Measured]) -> Measured {
 }
 
 /// perftest's BW peak of `flows` moving `size`-byte operations, MB/s (MB = 2^20 bytes):
-/// each flow's best run of consecutive operations at the average's own arithmetic (so a
-/// peak that is the whole run equals the average to the last bit), added up over the flows
-/// as perftest adds its two sides' (each side's best stretch, wherever it fell); 0 when
-/// none was measured, as perftest prints it under `-N` and `-D`.
+/// each side's best run of consecutive operations at the average's own arithmetic (so a
+/// peak that is the whole run equals the average to the last bit), added up over the two
+/// sides of `-b` as perftest adds them (the flows of one side carry one peak between them,
+/// see `one_peak_per_side`); 0 when none was measured, as perftest prints it under `-N`
+/// and `-D`.
 fn peak_mb_s(size: u64, flows: &[Measured]) -> f64 {
     flows
         .iter()

@@ -191,6 +191,25 @@ fn cmd_perf(
              column reads 0.00; run iterations (-n) for it"
         )?;
     }
+    // perftest's --output names a figure the test measures: bandwidth tests give the
+    // bandwidth or the message rate, latency tests the latency.
+    match (c.output.as_deref(), c.test.is_latency()) {
+        (Some(figure @ ("bandwidth" | "message_rate")), true) => {
+            anyhow::bail!(crate::UsageError(format!(
+                "--output={figure}: {} is a latency test, which reports latency only; give \
+                 --output=latency, or a bandwidth test (e.g. {})",
+                c.test.name(),
+                c.test.name().replace("-lat", "-bw")
+            )))
+        }
+        (Some("latency"), false) => anyhow::bail!(crate::UsageError(format!(
+            "--output=latency: {} is a bandwidth test, which reports bandwidth and message \
+             rate; give --output=bandwidth or --output=message_rate, or a latency test (e.g. {})",
+            c.test.name(),
+            c.test.name().replace("-bw", "-lat")
+        ))),
+        _ => {}
+    }
     if c.perform_warm_up && c.test.is_latency() {
         writeln!(
             err,
@@ -252,12 +271,20 @@ fn perftest_verdict(c: &PerfCmd, r: &PerfResult, out: &mut dyn Write) -> anyhow:
         r.bw_avg_mb_s
     };
     let json_to_stdout = c.sim.json.as_deref() == Some(Path::new("-"));
-    match c.output.as_deref() {
-        Some(_) if json_to_stdout => {}
-        Some("bandwidth") => writeln!(out, "{bw:.2}")?,
-        Some("message_rate") => writeln!(out, "{:.6}", r.msg_rate_mops)?,
-        Some(_) => writeln!(out, "{:.2}", r.latency_us.avg)?,
-        None => {}
+    // One figure per row of the table (each size of -a), as perftest prints one per size.
+    for row in r.rows() {
+        let row_bw = if c.report_gbits {
+            row.bw_avg_mb_s * crate::model::result::MB * 8.0 / 1e9
+        } else {
+            row.bw_avg_mb_s
+        };
+        match c.output.as_deref() {
+            Some(_) if json_to_stdout => {}
+            Some("bandwidth") => writeln!(out, "{row_bw:.2}")?,
+            Some("message_rate") => writeln!(out, "{:.6}", row.msg_rate_mops)?,
+            Some(_) => writeln!(out, "{:.2}", row.latency_us.avg)?,
+            None => {}
+        }
     }
     if let Some(limit) = c.limit_bw.filter(|&l| bw < l) {
         anyhow::bail!("the BW average {bw:.2} {unit} is below the -w/--limit_bw {limit} {unit}");
@@ -320,7 +347,7 @@ pub fn run_and_report(
         text::window_line(&result),
         text::unreliable_line(&result),
         text::window_warning(&result),
-        text::drops_note(&result),
+        text::drops_note(&result, &switch_buffer_fields(&cfg, &result)),
         text::pfc_cycle_note(&result),
     ]
     .into_iter()
@@ -336,6 +363,15 @@ pub fn run_and_report(
         .into());
     }
     Ok(result)
+}
+
+/// The field each switch of the run's topology takes its buffer from, for the drop note's
+/// fix (empty when the topology cannot be planned again, which the run already did).
+fn switch_buffer_fields(cfg: &Config, result: &PerfResult) -> Vec<String> {
+    let nodes = result.clients.max(1) as usize + 1;
+    rnic_model::net::topology::switch_buffers(cfg, nodes)
+        .map(|switches| switches.into_iter().map(|s| s.field).collect())
+        .unwrap_or_default()
 }
 
 fn cmd_config_show(

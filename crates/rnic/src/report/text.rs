@@ -322,20 +322,28 @@ pub fn unreliable_line(result: &PerfResult) -> Option<String> {
 }
 
 /// Runs whose switches dropped frames for lack of buffer (`None` otherwise): the figures
-/// are a lossy fabric's; RoCEv2 is deployed lossless, which `net.pfc` models.
-pub fn drops_note(result: &PerfResult) -> Option<String> {
+/// are a lossy fabric's; RoCEv2 is deployed lossless, which `net.pfc` models. Under flow
+/// control the fix is a larger buffer, named by the field each switch takes it from
+/// (`buffer_fields`: `net.switch_buffer_bytes`, or a topology file's own `buffer_bytes`,
+/// which `net.switch_buffer_bytes` does not change).
+pub fn drops_note(result: &PerfResult, buffer_fields: &[String]) -> Option<String> {
     let drops = result.stats.get("net.switch_drops").copied().unwrap_or(0);
     if drops == 0 {
         return None;
     }
     let pfc_on = result.stats.contains_key("net.pfc.pauses");
     Some(if pfc_on {
+        let buffers = if buffer_fields.is_empty() {
+            "net.switch_buffer_bytes".to_string()
+        } else {
+            buffer_fields.join("; ")
+        };
         format!(
             "rnic: note: switches dropped {drops} frames with flow control on: an output \
-             buffer (net.switch_buffer_bytes) filled before the ingresses feeding it passed \
-             net.pfc_xoff_bytes plus their headroom (the frames on the wire, and those a NIC \
-             already handed to its port, when the PAUSE leaves): raise \
-             net.switch_buffer_bytes or lower net.pfc_xoff_bytes"
+             buffer filled before the ingresses feeding it passed net.pfc_xoff_bytes plus \
+             their headroom (the frames on the wire, and those a NIC already handed to its \
+             port, when the PAUSE leaves): raise the switch buffers ({buffers}) or lower \
+             net.pfc_xoff_bytes"
         )
     } else {
         format!(
