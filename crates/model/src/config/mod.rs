@@ -526,7 +526,7 @@ config_section! {
         wan_accel_latency_ns: f64 = 0.0; "ns", NS;
         /// The accelerator retransmits its oldest unacknowledged frame (and all after it) when
         /// Remote's acknowledgements make no progress for this long; 0 = twice the long link's
-        /// round trip plus 100 µs
+        /// round trip plus 100 µs; at least the long link's round trip
         wan_accel_timeout_ns: f64 = 0.0; "ns", NS;
         /// When the accelerator learns a connection: "setup" (what the RDMA CM REQ and REP
         /// crossing it carry, before traffic) or "traffic" (from the first request and

@@ -407,6 +407,17 @@ fn wan_plan(cfg: &Config, nodes: usize, mbps: u64) -> Result<Plan, ConfigError> 
             nodes - 1
         )));
     }
+    let long_rtt_ns = 2.0 * cfg.net.wan_km * NS_PER_KM;
+    let timeout_ns = cfg.net.wan_accel_timeout_ns;
+    if cfg.net.wan_accel && timeout_ns > 0.0 && timeout_ns < long_rtt_ns {
+        return Err(bad(format!(
+            "net.wan_accel_timeout_ns = {timeout_ns} is shorter than the long link's round \
+             trip ({long_rtt_ns} ns at net.wan_km = {}): the accelerator would resend every \
+             frame before Remote's acknowledgement could return; give at least \
+             {long_rtt_ns}, or 0 for the default (twice the round trip plus 100 µs)",
+            cfg.net.wan_km
+        )));
+    }
     Ok(Plan {
         nodes,
         switches: vec![SwitchPlan {
