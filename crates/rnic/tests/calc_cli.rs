@@ -1,19 +1,8 @@
 //! `rnic calc` on the command line: the list, the long-distance paper's queue depth, the
 //! frame size it divides by, JSON, and errors that name the flag.
 
-use std::process::Command;
-
-fn rnic(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rnic"))
-        .args(args)
-        .output()
-        .expect("run rnic");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+use common::rnic;
 
 #[test]
 fn calc_alone_lists_what_it_computes() {

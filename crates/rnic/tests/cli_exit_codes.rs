@@ -1,20 +1,8 @@
 //! The `rnic` binary: usage errors exit 2 with a message naming the flag or field, never a
 //! panic; `config show` works without the model.
 
-use std::process::Command;
-
-fn rnic(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rnic"))
-        .args(args)
-        .env("CI", "true")
-        .output()
-        .expect("run rnic");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+use common::rnic;
 
 #[test]
 fn usage_errors_exit_2() {
@@ -311,35 +299,19 @@ fn a_dash_names_standard_output_only_where_it_can_go() {
 /// 40 s of wall time): refused, naming the field and the least value.
 #[test]
 fn a_wan_accelerator_timer_shorter_than_the_round_trip_exits_2() {
-    let (code, _, err) = rnic(&[
-        "perf",
-        "write-bw",
-        "-n",
-        "5",
-        "--profile",
-        "wan",
-        "--set",
-        "net.wan_accel=true",
-        "--set",
-        "net.wan_accel_timeout_ns=1",
-    ]);
+    let with_timer = |ns: &str| {
+        let timer = format!("net.wan_accel_timeout_ns={ns}");
+        let args = ["perf", "write-bw", "-n", "5", "--profile", "wan"];
+        let sets = ["--set", "net.wan_accel=true", "--set", &timer];
+        rnic(&[&args[..], &sets[..]].concat())
+    };
+    let (code, _, err) = with_timer("1");
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("net.wan_accel_timeout_ns = 1 ") && err.contains("round trip"),
         "{err}"
     );
-    let (code, _, err) = rnic(&[
-        "perf",
-        "write-bw",
-        "-n",
-        "5",
-        "--profile",
-        "wan",
-        "--set",
-        "net.wan_accel=true",
-        "--set",
-        "net.wan_accel_timeout_ns=2000000",
-    ]);
+    let (code, _, err) = with_timer("2000000");
     assert_eq!(
         code, 0,
         "a timer above the 1 ms round trip of 100 km runs: {err}"

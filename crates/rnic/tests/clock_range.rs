@@ -3,21 +3,10 @@
 //! time than the clock can count, is refused with exit 2 naming the field; a run that
 //! reaches the clock's horizon anyway stops there and says so (exit 3).
 
-use rnic_model::config::schema::{Kind, FIELDS};
-use std::process::Command;
+mod common;
+use common::rnic;
 
-fn rnic(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rnic"))
-        .args(args)
-        .env("CI", "true")
-        .output()
-        .expect("run rnic");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use rnic_model::config::schema::{Kind, FIELDS};
 
 /// Every field counted in time or rate units.
 fn time_and_rate_fields() -> Vec<(&'static str, Kind)> {

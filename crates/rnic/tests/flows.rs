@@ -2,20 +2,8 @@
 //! beside the streams than alone, every byte verified, the same JSON twice) and a one-flow
 //! scenario that gives the numbers of `rnic perf` with the same flags.
 
-use std::process::Command;
-
-fn rnic(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rnic"))
-        .args(args)
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-        .output()
-        .expect("run rnic");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+use common::rnic_at_root as rnic;
 
 fn json(args: &[&str]) -> serde_json::Value {
     let (code, out, err) = rnic(args);

@@ -3,20 +3,8 @@
 //! land every byte (the payload oracle checks each placed payload), and a verb the
 //! out-of-order QP cannot run is refused with an error naming the field.
 
-use std::process::Command;
-
-fn rnic(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rnic"))
-        .args(args)
-        .env("CI", "true")
-        .output()
-        .expect("run rnic");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+use common::rnic;
 
 fn write_bw(extra: &[&str]) -> serde_json::Value {
     let base = [

@@ -3,23 +3,11 @@
 //! values and shard files that do not make up one sweep are usage errors (exit 2) that say
 //! what to do, and a refused merge writes nothing.
 
+mod common;
+use common::rnic_in as rnic;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// Runs rnic (as in CI: no progress bar) and returns exit status, stdout and stderr.
-fn rnic(args: &[&str], cwd: &Path) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rnic"))
-        .args(args)
-        .current_dir(cwd)
-        .env("CI", "true")
-        .output()
-        .expect("run rnic");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 /// Runs rnic and insists on exit status 0.
 fn ok(args: &[&str], cwd: &Path) -> String {

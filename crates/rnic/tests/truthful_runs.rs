@@ -2,22 +2,12 @@
 //! that did not complete say so (exit 3, with the reason), bad requests are refused before
 //! the work (exit 2), each moved byte is counted once.
 
+mod common;
+use common::rnic;
+
 use std::process::Command;
 
 use rnic::report::{PerfResult, RunStatus};
-
-fn rnic(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rnic"))
-        .args(args)
-        .env("CI", "true")
-        .output()
-        .expect("run rnic");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 /// Runs `rnic perf ARGS --json -` and returns the exit code, the result and stderr.
 fn perf_json(args: &[&str]) -> (i32, PerfResult, String) {

@@ -1,0 +1,37 @@
+//! What the binary's tests share: running `rnic` as a user would, as CI does (`CI=true`: no
+//! progress bar), and reading back its exit code and both outputs.
+
+// Each test binary includes this module and uses part of it.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::Command;
+
+/// Runs `rnic args` in `cwd`: (exit code, -1 when a signal ended it; stdout; stderr).
+pub fn rnic_in(args: &[&str], cwd: &Path) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_rnic"))
+        .args(args)
+        .current_dir(cwd)
+        .env("CI", "true")
+        .output()
+        .expect("run rnic");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Runs `rnic args` in the crate's directory (where `cargo test` runs it).
+pub fn rnic(args: &[&str]) -> (i32, String, String) {
+    rnic_in(args, Path::new(env!("CARGO_MANIFEST_DIR")))
+}
+
+/// Runs `rnic args` from the repository's root, where the README's commands and the
+/// committed scenario files' relative paths start.
+pub fn rnic_at_root(args: &[&str]) -> (i32, String, String) {
+    rnic_in(
+        args,
+        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")),
+    )
+}
