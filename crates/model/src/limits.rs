@@ -678,22 +678,33 @@ mod tests {
         check_run(&cfg, &spec).unwrap();
     }
 
-    #[test]
-    fn a_switch_buffer_smaller_than_one_frame_is_refused() {
-        use crate::workload::PerfTest;
-        let mut spec = spec_of(PerfTest::WriteBw, 0.0);
+    /// An iteration-mode test of 64 KiB WRITEs: its longest frame is a 4096 B WRITE FIRST,
+    /// 58 B of headers, 16 B RETH and 4096 B of payload = 4170 B.
+    fn write_64k() -> PerfSpec {
+        let mut spec = spec_of(crate::workload::PerfTest::WriteBw, 0.0);
         spec.duration_us = None;
         spec.sizes = vec![65536];
-        let mut cfg = Config::default();
-        // A 4096 B WRITE FIRST: 58 B of headers, 16 B RETH, 4096 B payload = 4170 B.
+        spec
+    }
+
+    /// `net.switch_buffer_bytes` is refused one byte short of that frame, naming the field
+    /// and the size needed, and taken at 4170.
+    fn holds_exactly_one_write_first(cfg: &mut Config, spec: &PerfSpec) {
         cfg.net.switch_buffer_bytes = 4169;
-        let e = check_run(&cfg, &spec).unwrap_err().0;
+        let e = check_run(cfg, spec).unwrap_err().0;
         assert!(
             e.contains("net.switch_buffer_bytes") && e.contains("4170"),
             "{e}"
         );
         cfg.net.switch_buffer_bytes = 4170;
-        check_run(&cfg, &spec).unwrap();
+        check_run(cfg, spec).unwrap();
+    }
+
+    #[test]
+    fn a_switch_buffer_smaller_than_one_frame_is_refused() {
+        let mut spec = write_64k();
+        let mut cfg = Config::default();
+        holds_exactly_one_write_first(&mut cfg, &spec);
         // 64 B WRITEs: the RDMA CM's 322 B MADs are the longest frames.
         spec.sizes = vec![64];
         cfg.net.switch_buffer_bytes = 321;
@@ -708,22 +719,12 @@ mod tests {
 
     #[test]
     fn every_switch_of_every_topology_must_hold_one_frame() {
-        use crate::workload::PerfTest;
-        let mut spec = spec_of(PerfTest::WriteBw, 0.0);
-        spec.duration_us = None;
-        spec.sizes = vec![65536];
+        let spec = write_64k();
         let mut cfg = Config::default();
         cfg.host.connect = crate::config::Connect::Direct;
         // The WAN topology stores and forwards at the accelerator's site.
         cfg.net.topology = "wan".into();
-        cfg.net.switch_buffer_bytes = 4169;
-        let e = check_run(&cfg, &spec).unwrap_err().0;
-        assert!(
-            e.contains("net.switch_buffer_bytes") && e.contains("4170"),
-            "{e}"
-        );
-        cfg.net.switch_buffer_bytes = 4170;
-        check_run(&cfg, &spec).unwrap();
+        holds_exactly_one_write_first(&mut cfg, &spec);
         // A topology file: the second of two switches has a buffer of its own, too small
         // for a 4170 B WRITE FIRST; the first takes net.switch_buffer_bytes.
         let path =

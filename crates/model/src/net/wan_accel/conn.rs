@@ -335,6 +335,20 @@ mod tests {
         c
     }
 
+    /// A connection holding one 4-byte frame per PSN of `psns`, each filled with its PSN.
+    fn holding(psns: std::ops::Range<u32>) -> Conn {
+        let mut c = learned(psns.start);
+        for p in psns {
+            c.handle_request(0, p, true, true, &[p as u8; 4], true);
+        }
+        c
+    }
+
+    /// The first bytes of the frames the running round still has to send.
+    fn rest_of_round(c: &mut Conn) -> Vec<u8> {
+        std::iter::from_fn(|| c.next_resend().map(|(f, _)| f[0])).collect()
+    }
+
     #[test]
     fn pseudo_acks_count_messages_and_real_acks_are_absorbed() {
         let mut c = learned(0);
@@ -356,25 +370,18 @@ mod tests {
 
     #[test]
     fn a_sequence_nak_resends_from_the_buffer() {
-        let mut c = learned(100);
-        for p in 100..104 {
-            c.handle_request(0, p, true, true, &[p as u8; 4], true);
-        }
+        let mut c = holding(100..104);
         assert_eq!(
             c.handle_response(9, 0x11, Answer::SeqNak { psn: 102 }),
             ResponseAction::AbsorbAndRetransmit { from: 102 }
         );
-        let again: Vec<u8> = std::iter::from_fn(|| c.next_resend().map(|(f, _)| f[0])).collect();
-        assert_eq!(again, vec![102, 103]);
+        assert_eq!(rest_of_round(&mut c), vec![102, 103]);
         assert!(!c.resending());
     }
 
     #[test]
     fn a_second_nak_for_the_gap_being_resent_starts_no_second_round() {
-        let mut c = learned(100);
-        for p in 100..104 {
-            c.handle_request(0, p, true, true, &[p as u8; 4], true);
-        }
+        let mut c = holding(100..104);
         assert_eq!(
             c.handle_response(9, 0x11, Answer::SeqNak { psn: 102 }),
             ResponseAction::AbsorbAndRetransmit { from: 102 }
@@ -383,16 +390,16 @@ mod tests {
             c.handle_response(10, 0x11, Answer::SeqNak { psn: 102 }),
             ResponseAction::AbsorbCoveredNak
         );
-        let again: Vec<u8> = std::iter::from_fn(|| c.next_resend().map(|(f, _)| f[0])).collect();
-        assert_eq!(again, vec![102, 103], "one round, each frame once");
+        assert_eq!(
+            rest_of_round(&mut c),
+            vec![102, 103],
+            "one round, each frame once"
+        );
     }
 
     #[test]
     fn a_nak_for_a_psn_the_round_already_resent_moves_it_back_without_a_second_round() {
-        let mut c = learned(100);
-        for p in 100..110 {
-            c.handle_request(0, p, true, true, &[p as u8; 4], true);
-        }
+        let mut c = holding(100..110);
         c.handle_response(1, 0x11, Answer::SeqNak { psn: 101 });
         let first: Vec<u8> = (0..4)
             .filter_map(|_| c.next_resend().map(|(f, _)| f[0]))
@@ -403,16 +410,13 @@ mod tests {
             c.handle_response(2, 0x11, Answer::SeqNak { psn: 103 }),
             ResponseAction::AbsorbAndRetransmit { from: 103 }
         );
-        let rest: Vec<u8> = std::iter::from_fn(|| c.next_resend().map(|(f, _)| f[0])).collect();
-        assert_eq!(rest, (103..110).collect::<Vec<u8>>(), "gap to tail, once");
+        let gap_to_tail: Vec<u8> = (103..110).collect();
+        assert_eq!(rest_of_round(&mut c), gap_to_tail, "gap to tail, once");
     }
 
     #[test]
     fn a_nak_beyond_the_cursor_is_covered_and_new_packets_wait_behind_the_round() {
-        let mut c = learned(0);
-        for p in 0..6 {
-            c.handle_request(0, p, true, true, &[p as u8; 4], true);
-        }
+        let mut c = holding(0..6);
         c.handle_response(1, 0x11, Answer::SeqNak { psn: 2 });
         assert_eq!(c.next_resend().map(|(f, _)| f[0]), Some(2));
         // Remote got 2 and 3 and NAKs 4, which the round has not resent yet.
