@@ -97,6 +97,31 @@ fn pseudo_acks_are_byte_exact_to_remotes_acks_but_for_the_ip_identification() {
     assert_eq!(compared, 200);
 }
 
+/// The accelerator takes Remote's ACKs off the link on purpose: counted as absorbed, not
+/// as lost, so on a clean long link nothing reads as dropped.
+#[test]
+fn absorbed_frames_are_not_counted_as_lost() {
+    let cfg = wan(&["net.wan_accel=true"]);
+    let mut s = spec(PerfTest::WriteBw, 4096, 1, 1);
+    s.iters = 200;
+    let r = run(&cfg, &s).result;
+    assert_eq!(r.status, RunStatus::Ok, "{}", r.reason);
+    assert_eq!(
+        r.stats["net.elements.dropped"], 0,
+        "a clean link loses nothing"
+    );
+    assert!(
+        r.stats["net.wan_accel.absorbed"] > 0,
+        "Remote's ACKs were absorbed"
+    );
+    assert_eq!(
+        r.stats["net.elements.absorbed"],
+        r.stats["net.wan_accel.absorbed"]
+            + r.stats["net.wan_accel.dropped_dups"]
+            + r.stats["net.wan_accel.held_behind_round"]
+    );
+}
+
 #[test]
 fn with_loss_on_the_long_link_nothing_is_lost_and_the_run_ends() {
     for loss in ["0.001", "0.01"] {

@@ -31,8 +31,12 @@ pub struct Fate {
 pub struct ElementStats {
     /// Frames seen.
     pub frames: u64,
-    /// Frames dropped.
+    /// Frames lost (an impairment's drop).
     pub dropped: u64,
+    /// Frames taken off the link on purpose, not lost: consumed or held to be sent again
+    /// later (the WAN accelerator's absorbed ACKs, duplicates it answered itself, packets it
+    /// held behind a go-back-N round).
+    pub absorbed: u64,
     /// Frames emitted (duplicates included).
     pub emitted: u64,
     /// Frames delayed (held back for reordering).

@@ -375,6 +375,7 @@ impl Network {
             let s = e.stats();
             el.frames += s.frames;
             el.dropped += s.dropped;
+            el.absorbed += s.absorbed;
             el.emitted += s.emitted;
             el.delayed += s.delayed;
             el.corrupted += s.corrupted;

@@ -516,13 +516,13 @@ impl LinkElement for WanAccelHalf {
             Side::Outbound => ElementStats {
                 frames: a.frames_seen[0],
                 // Held-behind packets do not pass here; the inbound half emits them.
-                dropped: s.dropped_dups + s.held_behind_round,
+                absorbed: s.dropped_dups + s.held_behind_round,
                 emitted: s.pseudo_acks,
                 ..ElementStats::default()
             },
             Side::Inbound => ElementStats {
                 frames: a.frames_seen[1],
-                dropped: s.absorbed,
+                absorbed: s.absorbed,
                 emitted: s.retransmitted + a.held_sent,
                 ..ElementStats::default()
             },
