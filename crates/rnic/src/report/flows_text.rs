@@ -90,11 +90,16 @@ pub fn render(r: &FlowsResult) -> String {
 /// The one-line summary for standard error.
 pub fn summary(r: &FlowsResult) -> String {
     let verified = r.flows.iter().filter(|f| f.bytes_verified).count();
+    let n = r.flows.len();
     let mut s = format!(
-        "rnic: {} flows, {} of them with every byte verified ({} B), {:.3} µs simulated, \
+        "rnic: {n} flow{}, {} with every byte verified ({} B), {:.3} µs simulated, \
          {} events, seed {}, status {}",
-        r.flows.len(),
-        verified,
+        if n == 1 { "" } else { "s" },
+        if n == 1 && verified == 1 {
+            "it".to_string()
+        } else {
+            format!("{verified} of them")
+        },
         r.total.verified_bytes,
         r.simulated_time_us,
         r.events,
@@ -105,4 +110,28 @@ pub fn summary(r: &FlowsResult) -> String {
         let _ = write!(s, ": {}", r.reason);
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rnic_model::flow_result::FlowResult;
+
+    #[test]
+    fn the_summary_counts_flows_in_words_that_agree() {
+        let verified = FlowResult {
+            bytes_verified: true,
+            ..FlowResult::default()
+        };
+        let mut r = FlowsResult {
+            flows: vec![verified.clone()],
+            ..FlowsResult::default()
+        };
+        assert!(summary(&r).starts_with("rnic: 1 flow, it with every byte verified"));
+        r.flows.push(verified);
+        assert!(summary(&r).starts_with("rnic: 2 flows, 2 of them with every byte verified"));
+        r.flows.truncate(1);
+        r.flows[0].bytes_verified = false;
+        assert!(summary(&r).starts_with("rnic: 1 flow, 0 of them with every byte verified"));
+    }
 }
