@@ -825,20 +825,11 @@ mod tests {
     /// One QP, one client, 2-byte messages, 5 iterations, a `-D` window of `window_us`.
     fn spec_of(test: crate::workload::PerfTest, window_us: f64) -> PerfSpec {
         PerfSpec {
-            test,
-            atomic: Default::default(),
             sizes: vec![2],
             iters: 5,
-            qps: 1,
             tx_depth: 1,
             duration_us: Some(window_us),
-            clients: 1,
-            pcap: None,
-            procs: None,
-            qp_profiles: Vec::new(),
-            mrs: 1,
-            client_mrs: None,
-            direction: Default::default(),
+            ..PerfSpec::perftest(test)
         }
     }
 

@@ -291,6 +291,28 @@ impl QpProfile {
 }
 
 impl PerfSpec {
+    /// `test` as perftest runs it with no flags: its default size, iterations and tx depth,
+    /// one QP, one client, iteration mode, one memory region, the server initiating. Callers
+    /// change what they need with struct update syntax.
+    pub fn perftest(test: PerfTest) -> PerfSpec {
+        PerfSpec {
+            test,
+            atomic: AtomicOp::default(),
+            sizes: vec![test.default_size()],
+            iters: test.default_iters(),
+            qps: 1,
+            tx_depth: test.default_tx_depth(),
+            duration_us: None,
+            clients: 1,
+            pcap: None,
+            procs: None,
+            qp_profiles: Vec::new(),
+            mrs: 1,
+            client_mrs: None,
+            direction: Direction::default(),
+        }
+    }
+
     /// The profile of pair `i`.
     pub fn profile(&self, cfg: &crate::config::Config, i: u32) -> QpProfile {
         if self.qp_profiles.is_empty() {

@@ -2,26 +2,16 @@
 #![allow(dead_code)]
 
 use rnic_model::config::Config;
-use rnic_model::workload::{AtomicOp, PerfSpec, PerfTest};
+use rnic_model::workload::{PerfSpec, PerfTest};
 use rnic_model::{run_perf_detailed, ModelRun, RunOptions};
 
 /// A perf spec with perftest's defaults for `test`.
 pub fn spec(test: PerfTest, size: u64, qps: u32, clients: u32) -> PerfSpec {
     PerfSpec {
-        test,
-        atomic: AtomicOp::FetchAndAdd,
         sizes: vec![size],
-        iters: test.default_iters(),
         qps,
-        tx_depth: test.default_tx_depth(),
-        duration_us: None,
         clients,
-        pcap: None,
-        procs: None,
-        qp_profiles: Vec::new(),
-        mrs: 1,
-        client_mrs: None,
-        direction: Default::default(),
+        ..PerfSpec::perftest(test)
     }
 }
 

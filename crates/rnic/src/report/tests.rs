@@ -1,7 +1,7 @@
 use super::text::*;
 use super::*;
 use crate::config::Config;
-use crate::perf::{AtomicOp, PerfSpec, PerfTest};
+use crate::perf::{PerfSpec, PerfTest};
 
 fn row(size: u64, iters: u64, peak: f64, avg: f64, mops: f64) -> SizeResult {
     SizeResult {
@@ -15,22 +15,7 @@ fn row(size: u64, iters: u64, peak: f64, avg: f64, mops: f64) -> SizeResult {
 }
 
 fn spec(test: PerfTest) -> PerfSpec {
-    PerfSpec {
-        test,
-        atomic: AtomicOp::FetchAndAdd,
-        sizes: vec![test.default_size()],
-        iters: test.default_iters(),
-        qps: 1,
-        tx_depth: test.default_tx_depth(),
-        duration_us: None,
-        clients: 1,
-        pcap: None,
-        procs: None,
-        qp_profiles: Vec::new(),
-        mrs: 1,
-        client_mrs: None,
-        direction: Default::default(),
-    }
+    PerfSpec::perftest(test)
 }
 
 // Expected strings below were produced by glibc printf with perftest's format macros.

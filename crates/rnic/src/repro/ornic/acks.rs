@@ -5,7 +5,7 @@
 //! the turn's length down to one ACK per WQE. 1 MB WQEs, sprayed over 4 paths 20 µs apart.
 
 use crate::config::{parse_set, Config};
-use crate::model::workload::{AtomicOp, PerfSpec, PerfTest};
+use crate::model::workload::{PerfSpec, PerfTest};
 use std::fmt::Write as _;
 
 use super::PROFILE;
@@ -97,20 +97,11 @@ fn run_wire(plan: &AcksPlan, sets: &[String]) -> anyhow::Result<WireAcks> {
         .collect::<Result<Vec<_>, _>>()?;
     let cfg = Config::resolve(PROFILE, &parsed)?;
     let spec = PerfSpec {
-        test: PerfTest::WriteBw,
-        atomic: AtomicOp::default(),
         sizes: vec![u64::from(plan.wqe_bytes)],
         iters: u64::from(plan.wqes),
-        qps: 1,
         tx_depth: 1,
-        duration_us: None,
         clients: cfg.net.clients,
-        pcap: None,
-        procs: None,
-        qp_profiles: Vec::new(),
-        mrs: 1,
-        client_mrs: None,
-        direction: Default::default(),
+        ..PerfSpec::perftest(PerfTest::WriteBw)
     };
     let r = crate::model::run_perf(&cfg, &spec)?;
     let stat = |k: &str| r.stats.get(k).copied().unwrap_or(0);

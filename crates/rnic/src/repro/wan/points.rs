@@ -4,7 +4,7 @@
 
 use crate::config::{parse_set, Config};
 use crate::model::result::{PerfResult, RunStatus};
-use crate::model::workload::{AtomicOp, PerfSpec, PerfTest};
+use crate::model::workload::{PerfSpec, PerfTest};
 
 use super::PROFILE;
 
@@ -107,20 +107,12 @@ impl WanPoint {
         }
         let cfg = Config::resolve(PROFILE, &sets)?;
         let spec = PerfSpec {
-            test: PerfTest::WriteBw,
-            atomic: AtomicOp::default(),
             sizes: vec![self.size],
             iters: self.iters,
-            qps: 1,
             tx_depth: self.arm.tx_depth(),
             duration_us: self.duration_us,
             clients: cfg.net.clients,
-            pcap: None,
-            procs: None,
-            qp_profiles: Vec::new(),
-            mrs: 1,
-            client_mrs: None,
-            direction: Default::default(),
+            ..PerfSpec::perftest(PerfTest::WriteBw)
         };
         Ok((cfg, spec))
     }
