@@ -20,14 +20,19 @@ fn stat(r: &PerfResult, key: &str) -> u64 {
     r.stats.get(key).copied().unwrap_or(0)
 }
 
-fn run_incast(pfc: bool) -> PerfResult {
-    let mut cfg = baseline(0.0);
-    cfg.net.pfc = pfc;
-    let r = run(&cfg, &incast()).result;
+/// The incast under `cfg`: it must complete, every byte verified.
+fn run_incast_with(cfg: &rnic_model::config::Config) -> PerfResult {
+    let r = run(cfg, &incast()).result;
     assert_eq!(r.status, RunStatus::Ok, "{}", r.reason);
     assert!(r.bytes_verified);
     assert_eq!(r.ops_completed, 800);
     r
+}
+
+fn run_incast(pfc: bool) -> PerfResult {
+    let mut cfg = baseline(0.0);
+    cfg.net.pfc = pfc;
+    run_incast_with(&cfg)
 }
 
 #[test]
@@ -134,11 +139,7 @@ fn run_leaf_spine(pfc: bool) -> PerfResult {
     )
     .to_string();
     cfg.net.pfc = pfc;
-    let r = run(&cfg, &incast()).result;
-    assert_eq!(r.status, RunStatus::Ok, "{}", r.reason);
-    assert!(r.bytes_verified);
-    assert_eq!(r.ops_completed, 800);
-    r
+    run_incast_with(&cfg)
 }
 
 #[test]
