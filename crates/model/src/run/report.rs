@@ -91,6 +91,8 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
     }
     let flow = &flows[0];
     let (test, size, q) = (flow.test, flow.size, flow.qps.max(1));
+    // Bytes one operation moves: an atomic's 8, whatever -s says.
+    let op_bytes = if test.verb() == Verb::Atomic { 8 } else { size };
     let duration_mode = flow.duration_us.is_some();
     let lat = test.is_latency();
     let status = verdict.status();
@@ -123,10 +125,9 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
     };
     // -b: the server's and the clients' directions, each its own row (--report-both).
     let directions = if flows.len() > 1 && flows.iter().any(|f| f.server == 0) {
-        let size = if test.verb() == Verb::Atomic { 8 } else { size };
         vec![
-            direction_row(size, &per_flow[..1]),
-            direction_row(size, &per_flow[1..]),
+            direction_row(op_bytes, &per_flow[..1]),
+            direction_row(op_bytes, &per_flow[1..]),
         ]
     } else {
         Vec::new()
@@ -182,7 +183,7 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
     stats.extend(tr.prefixed(""));
     let mut result = PerfResult {
         test: test.name().to_string(),
-        size_bytes: if test.verb() == Verb::Atomic { 8 } else { size },
+        size_bytes: op_bytes,
         iterations: ops,
         qps: q,
         clients: clients as u32,
@@ -214,7 +215,7 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
         window_settled: a.opened.as_ref().map(|o| o.settled),
         window_reason: a.opened.as_ref().map(|o| o.reason.clone()),
         seed: p.seed,
-        bw_peak_mb_s: peak_mb_s(if test.verb() == Verb::Atomic { 8 } else { size }, per_flow),
+        bw_peak_mb_s: peak_mb_s(op_bytes, per_flow),
         directions,
         unreliable: super::unreliable::summary(&world),
         ..PerfResult::default()
