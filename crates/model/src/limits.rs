@@ -255,11 +255,7 @@ pub fn max_mrs(cfg: &Config, size: u64, qps: u32) -> u32 {
 /// share of them (its own buffers; node 0 registers `--client-mrs` regions over them).
 /// Without this, `--mrs 1000000` on one QP registered a million empty regions in silence.
 fn check_perf_mrs(cfg: &Config, spec: &PerfSpec, size: u64) -> Result<(), UsageError> {
-    let size = if spec.test.verb() == Verb::Atomic {
-        8
-    } else {
-        size
-    };
+    let size = spec.test.op_bytes(size);
     let clients = spec.clients.max(1);
     let mut fewest_qps = spec.qps.max(1);
     if spec.direction.reverse() {
@@ -294,11 +290,7 @@ fn check_perf_mrs(cfg: &Config, spec: &PerfSpec, size: u64) -> Result<(), UsageE
 
 /// A flow's `mrs` against its buffer slots (see [`check_perf_mrs`]), naming `flow[i].mrs`.
 pub fn check_flow_mrs(cfg: &Config, i: usize, f: &crate::flow::FlowSpec) -> Result<(), UsageError> {
-    let size = if f.test.verb() == Verb::Atomic {
-        8
-    } else {
-        f.size
-    };
+    let size = f.test.op_bytes(f.size);
     let most = max_mrs(cfg, size, f.qps.max(1));
     if f.mrs > most {
         return Err(UsageError(format!(

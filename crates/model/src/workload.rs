@@ -110,6 +110,16 @@ impl PerfTest {
         }
     }
 
+    /// Payload bytes one operation of `size` bytes moves: an atomic always moves its 8
+    /// (`ATOMIC_SIZE`), whatever `-s` says.
+    pub fn op_bytes(self, size: u64) -> u64 {
+        if self.verb() == Verb::Atomic {
+            ATOMIC_SIZE
+        } else {
+            size
+        }
+    }
+
     /// perftest's default iteration count: 5000 for bandwidth, 1000 for latency.
     pub fn default_iters(self) -> u64 {
         if self.is_latency() {

@@ -387,11 +387,7 @@ impl Perftest {
 
     /// Payload bytes one operation moves (the largest, with a size mix).
     pub fn op_bytes(&self) -> u64 {
-        if self.test.verb() == Verb::Atomic {
-            8
-        } else {
-            u64::from(self.size)
-        }
+        self.test.op_bytes(u64::from(self.size))
     }
 
     /// Operations the run was asked to complete (iteration mode): `iters` per QP for

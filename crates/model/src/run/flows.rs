@@ -13,7 +13,6 @@ use crate::flow_result::{FlowResult, FlowsResult, FlowsTotal};
 use crate::result::{rates, LatencyStats, RunStatus};
 use crate::stats::TransportTotals;
 use crate::verdict::Verdict;
-use crate::workload::Verb;
 use crate::UsageError;
 
 /// A run of flows with what the model measured beyond the result.
@@ -163,11 +162,7 @@ fn report_flows(b: &Built, end: TimePs, verdict: &Verdict, judged: &[FlowJudged]
             test: f.test.name().to_string(),
             tenant: f.tenant,
             class: f.class.name().to_string(),
-            size_bytes: if f.test.verb() == Verb::Atomic {
-                8
-            } else {
-                f.size
-            },
+            size_bytes: f.test.op_bytes(f.size),
             size_mix: f.size_mix.clone(),
             qps: f.qps,
             server: f.server,

@@ -11,7 +11,6 @@ use crate::result::RunStatus;
 use crate::result::{rates, CacheStats as ReportCache, LatencyStats, PerfResult, SizeResult};
 use crate::stats::{Registry, Report, TransportTotals};
 use crate::verdict::{Measured, Verdict};
-use crate::workload::Verb;
 
 /// The measurement of several flows run as one test (`-b`, `--reversed`): their operations
 /// over the span of their measurements, from the first one's start to the last one's end.
@@ -91,8 +90,7 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
     }
     let flow = &flows[0];
     let (test, size, q) = (flow.test, flow.size, flow.qps.max(1));
-    // Bytes one operation moves: an atomic's 8, whatever -s says.
-    let op_bytes = if test.verb() == Verb::Atomic { 8 } else { size };
+    let op_bytes = test.op_bytes(size);
     let duration_mode = flow.duration_us.is_some();
     let lat = test.is_latency();
     let status = verdict.status();
