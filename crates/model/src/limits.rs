@@ -237,7 +237,7 @@ fn check_read_window(cfg: &Config, spec: &PerfSpec, size: u64) -> Result<(), Usa
 /// never be posted).
 pub fn read_beyond_window(size: u64, prof: &crate::workload::QpProfile) -> Option<(u64, u64)> {
     let pmtu = u64::from(prof.pmtu.max(1));
-    let packets = size.div_ceil(pmtu).max(1);
+    let packets = rnic_transport::packets_for(size, prof.pmtu);
     (packets > u64::from(prof.window_psns)).then_some((packets, pmtu))
 }
 
@@ -432,7 +432,7 @@ fn check_clock_range(
     let packets = if verb == Verb::Atomic {
         1
     } else {
-        u128::from(size.div_ceil(u64::from(spec.max_pmtu(cfg).max(1))).max(1))
+        u128::from(rnic_transport::packets_for(size, spec.max_pmtu(cfg)))
     };
     let tx_pkt = u128::from(rnic_sim::cycles(
         u64::from(cfg.nic.tx_pkt_cycles),
@@ -499,7 +499,7 @@ fn check_clock_range(
     let (least, what) = bounds
         .into_iter()
         .max_by_key(|b| b.0)
-        .expect("three bounds");
+        .expect("the bounds are a non-empty array");
     if least > u128::from(CLOCK_HORIZON_PS) {
         return Err(UsageError(format!(
             "this run needs at least {:.0} days of simulated time ({ops} {per_op}, bound \

@@ -67,6 +67,7 @@ pub use device::{Device, DeviceConfig, FIRST_QPN, MAX_QPN};
 pub use error::{RxDrop, VerbsError};
 pub use memory::Memory;
 pub use mr::{Access, MrCheckError, MrKeys};
+pub use op::packets_for;
 pub use pd::PdId;
 pub use qp::{AddressVector, QpAttr, QpInit, QpState, MAX_RD_ATOMIC};
 pub use reliability::{OooParams, ReliabilityMode};

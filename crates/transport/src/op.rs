@@ -104,7 +104,7 @@ pub(crate) fn request_opcode(wr: WrOpcode, pos: Pos) -> Opcode {
 }
 
 /// Packets (and PSNs) a message of `len_bytes` takes at `pmtu`: at least one.
-pub(crate) fn packets_for(len_bytes: u64, pmtu: u32) -> u64 {
+pub fn packets_for(len_bytes: u64, pmtu: u32) -> u64 {
     let pmtu = u64::from(pmtu.max(1));
     len_bytes.div_ceil(pmtu).max(1)
 }
