@@ -147,22 +147,26 @@ impl Accel {
     /// through the core's queue; the next may leave when the core has handled this one and
     /// the long link has had the time to carry it.
     fn resend_one(&mut self, now: TimePs, emit: &mut Vec<Emitted>) {
-        let mut keys: Vec<Key> = self
-            .conns
-            .iter()
-            .filter(|(_, (c, _))| c.resending())
-            .map(|(k, _)| *k)
-            .collect();
-        keys.sort_unstable();
-        let turn = keys
-            .iter()
-            .position(|k| Some(*k) > self.last_resender)
-            .unwrap_or(0);
-        keys.rotate_left(turn);
-        for key in keys {
-            let Some((c, _)) = self.conns.get_mut(&key) else {
-                continue;
+        loop {
+            // The next connection in key order after the last one that resent, wrapping.
+            let after = self.last_resender;
+            let resending = || {
+                self.conns
+                    .iter()
+                    .filter(|(_, (c, _))| c.resending())
+                    .map(|(k, _)| *k)
             };
+            let Some(key) = resending()
+                .filter(|k| Some(*k) > after)
+                .min()
+                .or_else(|| resending().min())
+            else {
+                return;
+            };
+            let Some((c, _)) = self.conns.get_mut(&key) else {
+                return;
+            };
+            // A round with nothing left ends here; take the next connection's turn.
             let Some((frame, again)) = c.next_resend() else {
                 continue;
             };
