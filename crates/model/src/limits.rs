@@ -8,6 +8,7 @@
 use rnic_sim::{bytes_time_ps_mbps, TimePs};
 
 use super::params::ModelParams;
+use crate::config::schema::MAX_SIM_US;
 use crate::config::Config;
 use crate::workload::{PerfSpec, Verb, MAX_MSG_BYTES};
 use crate::UsageError;
@@ -362,9 +363,6 @@ fn check_switch_buffer(cfg: &Config, spec: &PerfSpec, size: u64) -> Result<(), U
 /// The slowest per-QP rate limit, Gb/s (1 kb/s: a 4 KiB frame's tokens take 34 s). Far
 /// slower, they overflowed the clock (10^-12 Gb/s: 3 x 10^19 ps for 4 KiB).
 const MIN_RATE_LIMIT_GBPS: f64 = 1e-6;
-
-/// The most simulated time a run may ask for, µs: an hour, as `-D` and `sim.duration_us`.
-const MAX_SIM_US: f64 = 3.6e9;
 
 /// A latency test in iteration mode idles `host.latency_gap_us` after each of its `-n`
 /// iterations; the gaps alone must fit in an hour of simulated time (2000 gaps of 10^10

@@ -31,6 +31,9 @@ use crate::config::{Config, ConfigError};
 use crate::input::{check_keys, check_misplaced, opt_array, opt_str, opt_u64};
 use crate::perf::{AtomicOp, PerfTest, QpProfile, MAX_ITERS, MAX_MRS, MAX_QPS, MAX_TX_DEPTH};
 use rnic_model::flow::{FlowClass, FlowSpec, FlowsSpec};
+// A flow's `start_us` and `duration_us` are bounded by MAX_SIM_US: a start of 10^15 µs
+// overflowed the picosecond clock and the run ended as a model error.
+use rnic_model::config::schema::MAX_SIM_US;
 use rnic_model::limits::read_beyond_window;
 use rnic_model::size_mix::SizeMix;
 use toml::{Table, Value};
@@ -134,11 +137,6 @@ fn num(t: &Table, sec: &str, key: &str) -> Result<Option<f64>, ConfigError> {
     }
     Ok(Some(x))
 }
-
-/// The longest simulated time a flow's `start_us` or `duration_us` may name, µs: an hour,
-/// as `-D` and `sim.duration_us` (and far inside the picosecond clock's range: a start of
-/// 10^15 µs overflowed it and the run ended as a model error).
-const MAX_SIM_US: f64 = 3.6e9;
 
 /// Reads `[[flow]]` table `i`.
 pub fn parse_flow(t: &Table, i: usize) -> Result<FlowOptions, ConfigError> {

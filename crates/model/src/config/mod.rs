@@ -26,7 +26,7 @@ pub use error::ConfigError;
 pub use ooo::OooConfig;
 pub use overrides::{parse_set, Override};
 pub use profiles::{profile, profile_names, PROFILES};
-use schema::{float, positive, uint, Kind, CYCLES, ENTRIES, NS, PMTUS, TOML_INT_MAX};
+use schema::{float, positive, uint, Kind, CYCLES, ENTRIES, MAX_SIM_US, NS, PMTUS, TOML_INT_MAX};
 pub use spray::{SprayConfig, SprayPolicy};
 
 use serde::{Deserialize, Serialize};
@@ -56,13 +56,13 @@ config_section! {
         seed: u64 = 1; "seed", uint(0, TOML_INT_MAX);
         /// Simulated measurement window of duration-mode runs (perf -D sets it from seconds);
         /// iteration-mode runs end after -n iterations instead
-        duration_us: f64 = 100.0; "µs", positive(3.6e9);
+        duration_us: f64 = 100.0; "µs", positive(MAX_SIM_US);
         /// Fixed warm-up of -D runs, an override: when set, the window opens after this much
         /// simulated time (and after sim.warmup_rounds) instead of when the rate settles;
         /// unset (the default), the run finds its steady state itself (sim.settle_*). Operations,
         /// rates and latencies count only inside the window (cache, PCIe and wire counters cover
         /// the whole run)
-        warmup_us: Option<f64> = None; "µs", float(0.0, 3.6e9);
+        warmup_us: Option<f64> = None; "µs", float(0.0, MAX_SIM_US);
         /// Runs with -D: the window never opens before every QP has completed this many
         /// operations (latency tests: rounds over the QPs; bandwidth tests: counted once the
         /// initial -t posts are all made); a floor under both sim.warmup_us and the detection,
@@ -73,7 +73,7 @@ config_section! {
         /// keeps in flight (-t; 1 for latency tests) and holds sim.settle_min_ops completions, so
         /// this matters for few QPs: READ on 8 QPs, whose reads come back in beats, varies by
         /// 4 % between 20 µs sub-windows and by 0.7 % between 100 µs ones
-        settle_subwindow_us: f64 = 100.0; "µs", positive(3.6e9);
+        settle_subwindow_us: f64 = 100.0; "µs", positive(MAX_SIM_US);
         /// Steady-state detection: the fewest completions in a sub-window, so that bursts
         /// (coalesced ACKs, a blocking QPC manager) do not read as rate changes
         settle_min_ops: u64 = 1000; "operations", uint(1, TOML_INT_MAX);
@@ -93,7 +93,7 @@ config_section! {
         /// Steady-state detection: a run still unsettled at this simulated time opens its window
         /// at the next completion and warns that it never settled (the slowest committed point,
         /// 51,200 QPs x 16 WQEs of 4 KiB, settles after about 0.95 s)
-        max_warmup_us: f64 = 2_000_000.0; "µs", positive(3.6e9);
+        max_warmup_us: f64 = 2_000_000.0; "µs", positive(MAX_SIM_US);
         /// Safety limit: a run that would process more events stops with an error instead of
         /// running away
         max_events: u64 = 2_000_000_000; "events", uint(1, TOML_INT_MAX);
@@ -643,7 +643,7 @@ config_section! {
         /// Latency tests: the client idles this long after an iteration ends before it
         /// posts the next (perftest --latency_gap, in µs); the idle time is not part of the
         /// samples, which run from post to completion
-        latency_gap_us: f64 = 0.0; "µs", float(0.0, 3.6e9);
+        latency_gap_us: f64 = 0.0; "µs", float(0.0, MAX_SIM_US);
         /// Completions by event instead of polling (perftest -e/--events): a core with
         /// nothing to do sleeps on its completion channel, and a CQE that finds it asleep
         /// wakes it after host.cq_event_ns; a core still busy polls as usual

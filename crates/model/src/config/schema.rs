@@ -140,7 +140,13 @@ pub(crate) const fn positive(max: f64) -> Kind {
 /// Largest integer TOML can hold (i64::MAX).
 pub const TOML_INT_MAX: u64 = i64::MAX as u64;
 pub(crate) const CYCLES: Kind = uint(0, 1_000_000);
-pub(crate) const NS: Kind = float(0.0, 1e10);
+/// The longest simulated time any setting or run may name, µs: an hour (`-D`, every
+/// `*_us` field, a flow's start and duration), far inside the picosecond clock's range.
+pub const MAX_SIM_US: f64 = 3.6e9;
+/// The longest delay a `*_ns` setting may give, ns (10 s): the config's and a topology
+/// file's.
+pub const MAX_DELAY_NS: f64 = 1e10;
+pub(crate) const NS: Kind = float(0.0, MAX_DELAY_NS);
 pub(crate) const ENTRIES: Kind = uint(0, 1 << 24);
 /// Accepted path MTUs (IB MTU enumeration).
 pub const PMTUS: &[u64] = &[256, 512, 1024, 2048, 4096];

@@ -12,6 +12,7 @@ use super::graph::{End, LinkDir, Network, SwitchNode};
 use super::impair::Impair;
 use super::port::Port;
 use super::switch::OutPort;
+use crate::config::schema::MAX_DELAY_NS;
 use crate::config::{Config, ConfigError};
 use crate::params::{EthParams, ModelParams};
 
@@ -447,9 +448,6 @@ fn wan_plan(cfg: &Config, nodes: usize, mbps: u64) -> Result<Plan, ConfigError> 
     })
 }
 
-/// The longest delay a topology file may give a link or a switch, ns (10 s, as the
-/// config's `*_ns` fields).
-const MAX_DELAY_NS: f64 = 1e10;
 /// The longest link, km (as `net.link_km`).
 const MAX_KM: f64 = 1e6;
 /// The fastest link, Gb/s (as `eth.gbps`).
