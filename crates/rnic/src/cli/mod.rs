@@ -273,8 +273,9 @@ fn perftest_verdict(c: &PerfCmd, r: &PerfResult, out: &mut dyn Write) -> anyhow:
         }
     };
     let json_to_stdout = c.sim.json.as_deref() == Some(Path::new("-"));
+    let rows = r.rows();
     // One figure per row of the table (each size of -a), as perftest prints one per size.
-    for row in r.rows() {
+    for row in &rows {
         match c.output.as_deref() {
             Some(_) if json_to_stdout => {}
             Some("bandwidth") => writeln!(out, "{:.2}", in_unit(row.bw_avg_mb_s))?,
@@ -285,7 +286,6 @@ fn perftest_verdict(c: &PerfCmd, r: &PerfResult, out: &mut dyn Write) -> anyhow:
     }
     // perftest's verifier passes when any row of the table meets the limit (with -a, any
     // size; it accumulates the verdict over the sizes).
-    let rows = r.rows();
     let best_bw = rows
         .iter()
         .map(|row| in_unit(row.bw_avg_mb_s))
@@ -362,7 +362,7 @@ pub fn run_and_report(
         text::window_line(&result),
         text::unreliable_line(&result),
         text::window_warning(&result),
-        text::drops_note(&result, &switch_buffer_fields(&cfg, &result)),
+        text::drops_note(&result, || switch_buffer_fields(&cfg, &result)),
         text::pfc_cycle_note(&result),
     ]
     .into_iter()

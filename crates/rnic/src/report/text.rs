@@ -324,19 +324,24 @@ pub fn unreliable_line(result: &PerfResult) -> Option<String> {
 /// Runs whose switches dropped frames for lack of buffer (`None` otherwise): the figures
 /// are a lossy fabric's; RoCEv2 is deployed lossless, which `net.pfc` models. Under flow
 /// control the fix is a larger buffer, named by the field each switch takes it from
-/// (`buffer_fields`: `net.switch_buffer_bytes`, or a topology file's own `buffer_bytes`,
-/// which `net.switch_buffer_bytes` does not change).
-pub fn drops_note(result: &PerfResult, buffer_fields: &[String]) -> Option<String> {
+/// (`buffer_fields`, asked only then, since it plans the topology again:
+/// `net.switch_buffer_bytes`, or a topology file's own `buffer_bytes`, which
+/// `net.switch_buffer_bytes` does not change).
+pub fn drops_note(
+    result: &PerfResult,
+    buffer_fields: impl FnOnce() -> Vec<String>,
+) -> Option<String> {
     let drops = result.stats.get("net.switch_drops").copied().unwrap_or(0);
     if drops == 0 {
         return None;
     }
     let pfc_on = result.stats.contains_key("net.pfc.pauses");
     Some(if pfc_on {
-        let buffers = if buffer_fields.is_empty() {
+        let fields = buffer_fields();
+        let buffers = if fields.is_empty() {
             "net.switch_buffer_bytes".to_string()
         } else {
-            buffer_fields.join("; ")
+            fields.join("; ")
         };
         format!(
             "rnic: note: switches dropped {drops} frames with flow control on: an output \
