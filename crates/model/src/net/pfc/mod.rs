@@ -103,7 +103,8 @@ struct Ingress {
     bytes: u64,
     /// When the XOFF standing on it was (last) sent; `None` while its sender may send.
     xoff_sent: Option<TimePs>,
-    /// Of its frames, those whose departure is known: (their last bit leaves, bytes).
+    /// Of its frames, those whose departure is known: (their last bit leaves, bytes), in
+    /// departure order (kept so, not sorted on each look).
     known: Vec<(TimePs, u64)>,
     /// Bytes of its frames still waiting in a pausable port (departure not known yet).
     unknown_bytes: u64,
@@ -112,6 +113,13 @@ struct Ingress {
 }
 
 impl Ingress {
+    /// A frame of `bytes` whose last bit leaves at `leaves`, in departure order (departures
+    /// come mostly in order, so this is mostly a push).
+    fn add_known(&mut self, leaves: TimePs, bytes: u64) {
+        let i = self.known.partition_point(|&k| k <= (leaves, bytes));
+        self.known.insert(i, (leaves, bytes));
+    }
+
     /// The departure that will bring it down to `xon` bytes, if every departure is known
     /// (nothing can arrive meanwhile: its sender is paused, apart from frames already on
     /// the wire, which can only make it later).
@@ -120,9 +128,7 @@ impl Ingress {
             return None;
         }
         let mut left = self.bytes;
-        let mut known = self.known.clone();
-        known.sort_unstable();
-        known.into_iter().find_map(|(t, b)| {
+        self.known.iter().find_map(|&(t, b)| {
             left -= b;
             (left <= xon).then_some(t)
         })
@@ -281,7 +287,7 @@ impl Pfc {
         let ing = &mut self.ingress[link];
         ing.bytes += bytes;
         match leaves {
-            Some(t) => ing.known.push((t, bytes)),
+            Some(t) => ing.add_known(t, bytes),
             None => ing.unknown_bytes += bytes,
         }
         self.stats.max_ingress_bytes = self.stats.max_ingress_bytes.max(ing.bytes);
@@ -313,8 +319,8 @@ impl Pfc {
     fn on_left(&mut self, now: TimePs, link: usize, bytes: u64) -> Option<u16> {
         let ing = &mut self.ingress[link];
         ing.bytes -= bytes;
-        if let Some(i) = ing.known.iter().position(|&k| k == (now, bytes)) {
-            ing.known.swap_remove(i);
+        if let Ok(i) = ing.known.binary_search(&(now, bytes)) {
+            ing.known.remove(i);
         }
         if ing.xoff_sent.is_some() && ing.bytes <= self.p.xon_bytes {
             ing.xoff_sent = None;
@@ -329,7 +335,7 @@ impl Pfc {
     fn on_started(&mut self, link: usize, leaves: TimePs, bytes: u64) {
         let ing = &mut self.ingress[link];
         ing.unknown_bytes -= bytes;
-        ing.known.push((leaves, bytes));
+        ing.add_known(leaves, bytes);
     }
 
     /// The run ended at `end`: every pause still standing is counted up to `end` (not to
