@@ -15,6 +15,11 @@ mod field {
 
 /// Length of the Ethernet II header in bytes.
 pub const HEADER_LEN: usize = field::ETHERTYPE.end;
+/// The frame check sequence a MAC appends on the wire, bytes (not in captures).
+pub const FCS_LEN: usize = 4;
+/// The shortest frame a MAC sends, without its FCS, bytes: IEEE 802.3's 64-byte minimum
+/// less the FCS; a MAC pads shorter frames to it.
+pub const MIN_FRAME_LEN: usize = 64 - FCS_LEN;
 
 packet_view! {
     /// Zero-copy view of an Ethernet II frame: the header and the bytes after it.

@@ -38,8 +38,8 @@ mod field {
 
 /// Bytes up to the last pause time.
 pub const HEADER_LEN: usize = field::TIMES_END;
-/// Length of the frame on the wire without its FCS: the 64-byte minimum minus 4.
-pub const FRAME_LEN: usize = 60;
+/// Length of the frame on the wire without its FCS: the minimum frame.
+pub const FRAME_LEN: usize = super::ethernet::MIN_FRAME_LEN;
 
 packet_view! {
     /// Zero-copy view of a PFC frame, from its Ethernet destination to the pause times.

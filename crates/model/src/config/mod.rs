@@ -464,9 +464,9 @@ config_section! {
         /// inter-frame gap (12)
         preamble_ifg_bytes: u32 = 20; "bytes", uint(0, 64);
         /// Ethernet frame check sequence per frame
-        fcs_bytes: u32 = 4; "bytes", uint(0, 8);
+        fcs_bytes: u32 = rnic_wire::ethernet::FCS_LEN as u32; "bytes", uint(0, 8);
         /// Minimum Ethernet frame without FCS; shorter frames are padded on the wire
-        min_frame_bytes: u32 = 60; "bytes", uint(0, 4096);
+        min_frame_bytes: u32 = rnic_wire::ethernet::MIN_FRAME_LEN as u32; "bytes", uint(0, 4096);
     }
 }
 

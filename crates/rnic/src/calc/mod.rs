@@ -18,9 +18,9 @@ const ETHERNET_BYTES: u64 = rnic_wire::ethernet::HEADER_LEN as u64;
 /// An 802.1Q tag, bytes (RoCE deployments carry one for PFC priority).
 const VLAN_TAG_BYTES: u64 = 4;
 /// The Ethernet frame check sequence, bytes (on the wire, not in rnic's captures).
-const FCS_BYTES: u64 = 4;
+const FCS_BYTES: u64 = rnic_wire::ethernet::FCS_LEN as u64;
 /// The shortest Ethernet frame, FCS included: the MAC pads shorter ones (IEEE 802.3).
-const MIN_FRAME_BYTES: u64 = 64;
+const MIN_FRAME_BYTES: u64 = rnic_wire::ethernet::MIN_FRAME_LEN as u64 + FCS_BYTES;
 /// The path MTUs RoCE allows, bytes: a packet's payload is at most the largest, and a FIRST
 /// or MIDDLE packet carries exactly one.
 const PMTUS: &[u64] = crate::config::schema::PMTUS;
