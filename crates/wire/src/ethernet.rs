@@ -6,7 +6,7 @@ use crate::view::packet_view;
 /// Ethertype of IPv4, the only network layer RoCEv2 frames here use.
 pub const ETHERTYPE_IPV4: u16 = 0x0800;
 
-mod field {
+pub(crate) mod field {
     use core::ops::Range;
     pub const DST: Range<usize> = 0..6;
     pub const SRC: Range<usize> = 6..12;

@@ -24,10 +24,9 @@ pub const QUANTUM_BITS: u64 = 512;
 pub const XOFF_QUANTA: u16 = 0xffff;
 
 mod field {
+    /// The Ethernet header's (a PFC frame is a MAC control frame on Ethernet).
+    pub use crate::ethernet::field::{DST, ETHERTYPE, SRC};
     use core::ops::Range;
-    pub const DST: Range<usize> = 0..6;
-    pub const SRC: Range<usize> = 6..12;
-    pub const ETHERTYPE: Range<usize> = 12..14;
     pub const OPCODE: Range<usize> = 14..16;
     /// High byte reserved (zero), low byte one enable bit per priority.
     pub const CLASS_ENABLE: Range<usize> = 16..18;
