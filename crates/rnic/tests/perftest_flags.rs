@@ -173,6 +173,10 @@ fn output_and_the_verifier_limits_act_as_in_perftest() {
     let (code, _, err) = rnic(&[&all[..], &["-y", "1000"]].concat());
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("best of the sizes' message rate"), "{err}");
+    // A huge limit is shown as written, not as its hundreds of digits.
+    let (code, _, err) = rnic(&[&base[..], &["-w", "1e300"]].concat());
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("-w/--limit_bw 1e300 Gbit/s"), "{err}");
 }
 
 /// `-l/--post_list 8` posts lists of 8 WQEs with one doorbell each: 8× fewer doorbells for

@@ -299,12 +299,14 @@ fn perftest_verdict(c: &PerfCmd, r: &PerfResult, out: &mut dyn Write) -> anyhow:
     } else {
         ""
     };
-    if let Some(limit) = c.limit_bw.filter(|&l| best_bw < l) {
+    // A limit as the user wrote it (1e300, not its 301 digits).
+    let shown = rnic_model::config::schema::shown_number;
+    if let Some(limit) = c.limit_bw.filter(|&l| best_bw < l).map(shown) {
         anyhow::bail!(
             "the {what}BW average {best_bw:.2} {unit} is below the -w/--limit_bw {limit} {unit}"
         );
     }
-    if let Some(limit) = c.limit_msgrate.filter(|&l| best_rate < l) {
+    if let Some(limit) = c.limit_msgrate.filter(|&l| best_rate < l).map(shown) {
         anyhow::bail!(
             "the {what}message rate {best_rate:.6} Mpps is below the -y/--limit_msgrate \
              {limit} Mpps"
