@@ -51,6 +51,8 @@ pub enum NicEv {
     RxArrive { frame: u32 },
     /// The RX pipeline hands a frame to the transport (QPC and translation done).
     RxHandle { frame: u32 },
+    /// The receive buffer, pausing its link peer, looks whether it may resume it.
+    RxBufferLook,
     /// A transport timer may have expired.
     Timer,
     /// A host core stores a QPN into the prefetch register: the MMIO write enters PCIe.

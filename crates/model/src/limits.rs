@@ -198,6 +198,7 @@ pub fn check_run(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
         }
         check_perf_mrs(cfg, spec, size)?;
         check_switch_buffer(cfg, spec, size)?;
+        check_rx_buffer(cfg, spec, size)?;
         check_clock_range(cfg, spec, size, &p)?;
         if let Some(short) = short_window(cfg, spec, size) {
             return Err(UsageError(format!(
@@ -310,19 +311,17 @@ pub fn check_flow_mrs(cfg: &Config, i: usize, f: &crate::flow::FlowSpec) -> Resu
 /// Bytes of an RDMA CM MAD's frame (UD SEND to QP1: headers, DETH, the 256-byte MAD).
 const CM_MAD_FRAME_BYTES: u64 = PACKET_HEADER_BYTES + 8 + 256;
 
-/// A switch stores a whole frame before it forwards it, so a buffer smaller than the run's
-/// longest frame drops every such frame: the run used to fail with the RDMA CM blaming the
-/// impairments, or its WQEs with RETRY_EXC_ERR. Every switch of the topology is held to it:
-/// the star's and the wan topology's (`net.switch_buffer_bytes`) and each of a topology
-/// file's (its own `buffer_bytes`, else `net.switch_buffer_bytes`); back to back has none.
-fn check_switch_buffer(cfg: &Config, spec: &PerfSpec, size: u64) -> Result<(), UsageError> {
+/// The longest frame of a run: its bytes, what it is, and how to make it shorter.
+struct LongestFrame {
+    bytes: u64,
+    what: String,
+    or: &'static str,
+}
+
+/// The longest frame a run of `size`-byte messages sends: a data packet with its headers,
+/// or an RDMA CM MAD when those are longer.
+fn longest_frame(cfg: &Config, spec: &PerfSpec, size: u64) -> LongestFrame {
     use crate::config::{Connect, Transport};
-    let nodes = spec.clients.max(1) as usize + 1;
-    let switches =
-        crate::net::topology::switch_buffers(cfg, nodes).map_err(|e| UsageError(e.to_string()))?;
-    let Some(smallest) = switches.iter().min_by_key(|s| s.bytes) else {
-        return Ok(());
-    };
     let payload = size.min(u64::from(spec.max_pmtu(cfg).max(1))).div_ceil(4) * 4;
     let data = PACKET_HEADER_BYTES
         + match spec.test.verb() {
@@ -333,28 +332,58 @@ fn check_switch_buffer(cfg: &Config, spec: &PerfSpec, size: u64) -> Result<(), U
             Verb::Atomic => ATOMIC_ETH_BYTES,
         };
     let cm = cfg.host.connect == Connect::Cm && cfg.qp.transport == Transport::Rc;
-    let (longest, what, or) = if cm && CM_MAD_FRAME_BYTES > data {
-        (
-            CM_MAD_FRAME_BYTES,
-            "an RDMA CM MAD".to_string(),
-            "connect without MADs (--set host.connect=direct)",
-        )
+    if cm && CM_MAD_FRAME_BYTES > data {
+        LongestFrame {
+            bytes: CM_MAD_FRAME_BYTES,
+            what: "an RDMA CM MAD".to_string(),
+            or: "connect without MADs (--set host.connect=direct)",
+        }
     } else {
-        (
-            data,
-            format!(
+        LongestFrame {
+            bytes: data,
+            what: format!(
                 "a data packet with its headers, path MTU {} B",
                 spec.max_pmtu(cfg)
             ),
-            "send shorter packets (-m/--mtu, -s)",
-        )
+            or: "send shorter packets (-m/--mtu, -s)",
+        }
+    }
+}
+
+/// A switch stores a whole frame before it forwards it, so a buffer smaller than the run's
+/// longest frame drops every such frame: the run used to fail with the RDMA CM blaming the
+/// impairments, or its WQEs with RETRY_EXC_ERR. Every switch of the topology is held to it:
+/// the star's and the wan topology's (`net.switch_buffer_bytes`) and each of a topology
+/// file's (its own `buffer_bytes`, else `net.switch_buffer_bytes`); back to back has none.
+fn check_switch_buffer(cfg: &Config, spec: &PerfSpec, size: u64) -> Result<(), UsageError> {
+    let nodes = spec.clients.max(1) as usize + 1;
+    let switches =
+        crate::net::topology::switch_buffers(cfg, nodes).map_err(|e| UsageError(e.to_string()))?;
+    let Some(smallest) = switches.iter().min_by_key(|s| s.bytes) else {
+        return Ok(());
     };
-    if smallest.bytes < longest {
+    let LongestFrame { bytes, what, or } = longest_frame(cfg, spec, size);
+    if smallest.bytes < bytes {
         return Err(UsageError(format!(
-            "{} = {} cannot hold one frame of this run ({longest} bytes: {what}): the \
-             store-and-forward switch would drop every such frame; raise it to {longest} or \
+            "{} = {} cannot hold one frame of this run ({bytes} bytes: {what}): the \
+             store-and-forward switch would drop every such frame; raise it to {bytes} or \
              more, or {or}",
             smallest.field, smallest.bytes
+        )));
+    }
+    Ok(())
+}
+
+/// A NIC's receive buffer holds every received frame whole until the NIC is done with it,
+/// so one smaller than the run's longest frame would drop every such frame.
+fn check_rx_buffer(cfg: &Config, spec: &PerfSpec, size: u64) -> Result<(), UsageError> {
+    let LongestFrame { bytes, what, or } = longest_frame(cfg, spec, size);
+    let have = cfg.nic.rx_buffer_bytes;
+    if have < bytes {
+        return Err(UsageError(format!(
+            "nic.rx_buffer_bytes = {have} cannot hold one frame of this run ({bytes} bytes: \
+             {what}): the NIC's receive buffer would drop every such frame; raise it to \
+             {bytes} or more (--set nic.rx_buffer_bytes={bytes}), or {or}"
         )));
     }
     Ok(())

@@ -259,6 +259,9 @@ pub struct NicParams {
     pub tx_buffer_bytes: u64,
     /// Bytes the TX engine may run ahead of the port (one 4 KB frame + headers; 8192).
     pub tx_port_slack_bytes: u64,
+    /// The receive buffer ([`crate::nic::rx_buffer`]): its size, and with PFC its XOFF and
+    /// XON levels (262144, 196608, 131072 bytes).
+    pub rx_buffer: crate::nic::rx_buffer::RxBufferParams,
     /// How waiting DMA reads are ordered, and whether payload is streamed per packet.
     pub dma_read_arbiter: DmaReadArbiter,
     /// Per payload stream: bytes requested from host memory and not yet sent (16 KiB).
@@ -365,6 +368,15 @@ impl ModelParams {
                 tx_backlog_cap: n.tx_backlog_cap.max(1),
                 tx_buffer_bytes: n.tx_buffer_bytes.max(1),
                 tx_port_slack_bytes: n.tx_port_slack_bytes,
+                rx_buffer: crate::nic::rx_buffer::RxBufferParams {
+                    capacity_bytes: n.rx_buffer_bytes,
+                    lossless: net.pfc,
+                    xoff_bytes: n.rx_buffer_bytes.saturating_sub(n.rx_pfc_headroom_bytes),
+                    xon_bytes: n.rx_pfc_xon_bytes,
+                    pcie_mbps: mbps(cfg.pcie.gbps),
+                    mps_bytes: u64::from(cfg.pcie.mps_bytes),
+                    tlp_header_bytes: u64::from(cfg.pcie.tlp_header_bytes),
+                },
                 dma_read_arbiter: n.dma_read_arbiter,
                 payload_read_ahead_bytes: n.payload_read_ahead_bytes.max(4096),
                 ooo_cap: n.ooo_cap.clamp(1, 256),

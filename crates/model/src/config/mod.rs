@@ -380,6 +380,22 @@ config_section! {
         tx_buffer_bytes: u64 = 65536; "bytes", uint(1, 1 << 30);
         /// Bytes the TX engine may run ahead of the Ethernet port
         tx_port_slack_bytes: u64 = 8192; "bytes", uint(0, 1 << 30);
+        /// Receive buffer: received frames that carry payload for host memory, from their
+        /// arrival until that payload has gone out over PCIe (it drains at the PCIe link's
+        /// write rate). When it cannot take a frame, the frame is dropped (net.pfc = false)
+        /// or, with PFC, the NIC has paused its link peer before (nic.rx_pfc_*). 256 KiB: the
+        /// port buffer a ConnectX-4/5-class 100 Gb/s NIC reports (262,016 bytes), 21 us of
+        /// its link
+        rx_buffer_bytes: u64 = 262144; "bytes", uint(1, 1 << 40);
+        /// With net.pfc: the receive buffer space kept free above the XOFF level, for what is
+        /// already on its way when the NIC pauses its link peer (the PFC frame's trip, the
+        /// cable both ways, the frame the peer is sending); the NIC sends XOFF once more than
+        /// nic.rx_buffer_bytes minus this is buffered. 64 KiB covers 400 Gb/s over 100 m of
+        /// fibre with 4 KiB frames
+        rx_pfc_headroom_bytes: u64 = 65536; "bytes", uint(1, 1 << 40);
+        /// With net.pfc: a NIC that paused its link peer resumes it (XON) once its receive
+        /// buffer has drained to this many bytes (below the XOFF level)
+        rx_pfc_xon_bytes: u64 = 131072; "bytes", uint(0, 1 << 40);
         /// DMA read arbitration: round_robin = per MRRS request between sources (contexts,
         /// WQEs, each QP's payload stream), payload streamed packet by packet; fifo = one queue
         /// of whole reads, a message's payload read in one DMA before its first packet

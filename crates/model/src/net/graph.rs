@@ -460,6 +460,20 @@ impl Wire for Network {
             self.capture(at, frames.get(frame));
         }
     }
+
+    fn pause_peer(
+        &mut self,
+        node: usize,
+        quanta: u16,
+        at: TimePs,
+        q: &mut EventQueue<Ev>,
+        frames: &mut FramePool,
+    ) -> TimePs {
+        if self.pfc.is_none() {
+            return 0;
+        }
+        self.nic_pause_peer(at, node, quanta, q, frames)
+    }
 }
 
 impl crate::stats::Report for Network {

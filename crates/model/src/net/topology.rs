@@ -138,6 +138,9 @@ fn plan(cfg: &Config, nodes: usize) -> Result<Plan, ConfigError> {
             net.pfc_xoff_bytes / 2
         )));
     }
+    if net.pfc {
+        check_rx_pfc_levels(&cfg.nic)?;
+    }
     let plan = plan_of(cfg, nodes, delay_ps, mbps)?;
     if net.pfc {
         for s in &plan.switches {
@@ -155,6 +158,38 @@ fn plan(cfg: &Config, nodes: usize) -> Result<Plan, ConfigError> {
         }
     }
     Ok(plan)
+}
+
+/// With flow control, a NIC's receive buffer pauses its link peer above
+/// `nic.rx_buffer_bytes - nic.rx_pfc_headroom_bytes` and resumes it at
+/// `nic.rx_pfc_xon_bytes`: both levels must exist and be in that order.
+fn check_rx_pfc_levels(nic: &crate::config::NicConfig) -> Result<(), ConfigError> {
+    let (buffer, headroom, xon) = (
+        nic.rx_buffer_bytes,
+        nic.rx_pfc_headroom_bytes,
+        nic.rx_pfc_xon_bytes,
+    );
+    if headroom >= buffer {
+        return Err(bad(format!(
+            "nic.rx_pfc_headroom_bytes = {headroom} is not below nic.rx_buffer_bytes = \
+             {buffer}: with net.pfc the NIC pauses its link peer once the buffer holds more \
+             than their difference, so nothing would be left to fill; lower \
+             nic.rx_pfc_headroom_bytes (e.g. --set nic.rx_pfc_headroom_bytes={}) or raise \
+             nic.rx_buffer_bytes",
+            buffer / 4
+        )));
+    }
+    let xoff = buffer - headroom;
+    if xon >= xoff {
+        return Err(bad(format!(
+            "nic.rx_pfc_xon_bytes = {xon} must be below the receive buffer's XOFF level, \
+             nic.rx_buffer_bytes - nic.rx_pfc_headroom_bytes = {xoff} (a paused peer resumes \
+             once the buffer drained below the level that paused it); e.g. --set \
+             nic.rx_pfc_xon_bytes={}",
+            xoff / 2
+        )));
+    }
+    Ok(())
 }
 
 /// The plan of the topology `cfg` names for `nodes` nodes, links of `delay_ps` and `mbps`
@@ -320,13 +355,26 @@ impl Plan {
             .collect();
         let mut net = Network::new(ports, uplink, links, switches);
         if cfg.net.pfc {
+            let p_model = p;
             let p = super::pfc::PfcParams {
                 xoff_bytes: cfg.net.pfc_xoff_bytes,
                 xon_bytes: cfg.net.pfc_xon_bytes,
                 priority: cfg.net.pfc_priority,
                 nic_lead_bytes: p.nic.tx_port_slack_bytes,
             };
-            net.pfc = Some(super::pfc::Pfc::new(p, &net));
+            let mut pfc = super::pfc::Pfc::new(p, &net);
+            // A port that brings frames faster than its NIC's PCIe link writes payload to
+            // the host fills the NIC's receive buffer: the switch port feeding it queues its
+            // frames where the NIC's pauses hold them from the start.
+            let pcie = &p_model.pcie;
+            let pcie_payload_mbps =
+                pcie.mbps * pcie.mps_bytes / (pcie.mps_bytes + pcie.tlp_header_bytes).max(1);
+            for (n, port) in net.ports.iter().enumerate() {
+                if port.mbps() > pcie_payload_mbps {
+                    pfc.queue_toward_nic(net.links[net.uplink[n]].reverse);
+                }
+            }
+            net.pfc = Some(pfc);
         }
         net
     }

@@ -25,6 +25,17 @@ pub trait Wire {
     fn port_free_at(&self, node: usize, now: TimePs) -> TimePs;
     /// A received frame's last bit reached node `node` at `at` (for taps on the port).
     fn received(&mut self, node: usize, frame: u32, at: TimePs, frames: &FramePool);
+    /// Node `node`'s NIC sends its link peer a PFC frame for the RoCE priority at `at`:
+    /// pause time `quanta` (0 resumes the peer). Returns the pause time of an XOFF at the
+    /// peer's rate, ps (0 without flow control).
+    fn pause_peer(
+        &mut self,
+        node: usize,
+        quanta: u16,
+        at: TimePs,
+        q: &mut EventQueue<Ev>,
+        frames: &mut FramePool,
+    ) -> TimePs;
 }
 
 /// Watches the payloads the transport places (the end-to-end payload oracle).

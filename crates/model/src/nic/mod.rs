@@ -51,6 +51,7 @@ mod route_mem;
 mod route_prefetch;
 mod route_rx;
 mod route_tx;
+pub mod rx_buffer;
 pub mod rx_pipeline;
 pub mod sched_wake;
 pub mod scheduler;
@@ -127,6 +128,8 @@ pub struct Nic {
     pub pf: prefetch::Prefetcher,
     /// RX pipeline.
     pub rx: RxPipeline,
+    /// Receive buffer: received frames until their payload has left for the host.
+    pub rx_buffer: rx_buffer::RxBuffer,
     /// CQ unit.
     pub cq: CqUnit,
     /// Per-QP state, indexed by QPN.
@@ -171,6 +174,7 @@ impl Nic {
             }
             NicEv::RxArrive { frame } => self.on_rx_arrive(now, frame, cx),
             NicEv::RxHandle { frame } => self.on_rx_handle(now, frame, cx),
+            NicEv::RxBufferLook => self.on_rx_buffer_look(now, cx),
             NicEv::Timer => self.on_timer(now, cx),
             NicEv::PrefetchMmio { qpn } => self.on_prefetch_mmio(now, qpn, cx),
             NicEv::PrefetchReg { qpn } => self.on_prefetch_reg(now, qpn, cx),
@@ -226,6 +230,7 @@ impl Nic {
             rate: rate_limiter::RateLimiter::new(p.rate_limit_gbps, p.rate_limit_burst_bytes),
             pf: prefetch::Prefetcher::new(n.prefetch),
             rx: RxPipeline::new(n.rx_pkt_ps),
+            rx_buffer: rx_buffer::RxBuffer::new(n.rx_buffer),
             cq: CqUnit::new(n.cqe_ps),
             qps: Vec::new(),
             rq_reads: Slab::new(),
@@ -316,6 +321,7 @@ impl crate::stats::Report for Nic {
             self.pf.report(&at("prefetch"), reg);
         }
         self.rx.report(&at("rx"), reg);
+        reg.record(&at("rx_buffer"), &self.rx_buffer.stats());
         self.cq.report(&at("cq"), reg);
     }
 }

@@ -12,6 +12,7 @@ use super::cx::NicCx;
 use super::dma_arbiter::ReadSource;
 use super::ports::{DmaToken, QpcCont, TransCont};
 use super::qpc_manager::{Channel, QpcJob};
+use super::rx_buffer::{Admit, PfcDue};
 use super::rx_pipeline::not_placed_count;
 use super::translation::{TransJob, TransLane};
 use super::Nic;
@@ -30,6 +31,24 @@ impl Nic {
             // A MAD to QP1: the host's connection manager takes it (host/cm).
             cx.cm(t, CmEv::Mad { frame });
             return;
+        }
+        if bth.is_some_and(|b| b.opcode.has_payload()) {
+            // Payload for host memory: it waits in the receive buffer until written.
+            let payload = peek_roce(bytes).map_or(0, |h| h.payload_len as u64)
+                + if bth.is_some_and(|b| is_ud_send(b.opcode)) {
+                    rnic_transport::ud::GRH_BYTES as u64
+                } else {
+                    0
+                };
+            match self.rx_buffer.admit(now, bytes.len() as u64, payload) {
+                Admit::Taken => {}
+                Admit::TakenPause => self.rx_pause_peer(now, PfcDue::Refresh, cx),
+                Admit::Dropped => {
+                    // Lost at the port: the sender's go-back-N resends it.
+                    cx.frames.release(frame);
+                    return;
+                }
+            }
         }
         let known = match bth {
             Some(bth) if self.qps.get(bth.dest_qp as usize).is_some_and(|q| q.valid) => Some(bth),
@@ -185,6 +204,48 @@ impl Nic {
             self.cq_collect(now, qpn, cx);
         }
         self.arm_timer(now, cx);
+    }
+
+    /// The receive buffer's pending look at `now`.
+    pub(crate) fn on_rx_buffer_look(&mut self, now: TimePs, cx: &mut NicCx<'_>) {
+        if self.rx_buffer.look_at != Some(now) {
+            return; // an earlier look replaced this one
+        }
+        self.rx_buffer.look_at = None;
+        self.rx_buffer_look(now, cx);
+    }
+
+    /// While the NIC pauses its link peer: sends the XON once the receive buffer has
+    /// drained to its XON level (or refreshes the XOFF), and looks again at the next PCIe
+    /// departure otherwise.
+    fn rx_buffer_look(&mut self, now: TimePs, cx: &mut NicCx<'_>) {
+        if !self.rx_buffer.pausing() {
+            return;
+        }
+        if let Some(due) = self.rx_buffer.pfc_due(now) {
+            self.rx_pause_peer(now, due, cx);
+        }
+        let Some(t) = self.rx_buffer.next_look() else {
+            return;
+        };
+        let t = t.max(now);
+        if self.rx_buffer.look_at.is_some_and(|l| l <= t) {
+            return;
+        }
+        self.rx_buffer.look_at = Some(t);
+        cx.at(t, NicEv::RxBufferLook);
+    }
+
+    /// Sends the link peer a PFC frame at `now`: an XOFF (the first or a refresh) or the XON.
+    fn rx_pause_peer(&mut self, now: TimePs, due: PfcDue, cx: &mut NicCx<'_>) {
+        let quanta = match due {
+            PfcDue::Xon => 0,
+            PfcDue::Refresh => rnic_wire::pfc::XOFF_QUANTA,
+        };
+        self.rx_buffer.xoff_ps = cx.wire.pause_peer(cx.node, quanta, now, cx.q, cx.frames);
+        if quanta > 0 {
+            self.rx_buffer_look(now, cx);
+        }
     }
 
     /// Moves the completions of `qpn`'s CQs from the transport into CQEs at `now`.

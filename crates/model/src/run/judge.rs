@@ -94,7 +94,13 @@ pub(crate) fn judge(
         );
     }
     for (node, nic) in world.nics.iter().enumerate() {
-        verdict::judge_pcie_bound(node, &nic.pcie, end, cfg.pcie.gbps, &mut verdict);
+        verdict::judge_pcie_bound(
+            node,
+            &nic.pcie,
+            end,
+            nic.rx_buffer.params().capacity_bytes,
+            &mut verdict,
+        );
     }
     let several = b.flows.len() > 1;
     // A flow's finding goes to its own verdict and, named, to the run's.

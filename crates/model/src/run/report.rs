@@ -88,6 +88,9 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
     if let Some(pfc) = world.net.pfc.as_mut() {
         pfc.end_pauses(end);
     }
+    for nic in world.nics.iter_mut() {
+        nic.rx_buffer.end_pauses(end);
+    }
     let flow = &flows[0];
     let (test, size, q) = (flow.test, flow.size, flow.qps.max(1));
     let op_bytes = test.op_bytes(size);

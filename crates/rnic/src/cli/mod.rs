@@ -366,6 +366,7 @@ pub fn run_and_report(
         text::window_warning(&result),
         text::drops_note(&result, || switch_buffer_fields(&cfg, &result)),
         text::pfc_cycle_note(&result),
+        text::rx_buffer_note(&result),
     ]
     .into_iter()
     .flatten()

@@ -359,6 +359,35 @@ pub fn drops_note(
     })
 }
 
+/// Runs whose NICs dropped received frames because their receive buffer was full (`None`
+/// otherwise): the link brought frames faster than PCIe took their payload to the host.
+pub fn rx_buffer_note(result: &PerfResult) -> Option<String> {
+    let drops: u64 = result
+        .stats
+        .iter()
+        .filter(|(k, _)| k.ends_with(".nic.rx_buffer.drops"))
+        .map(|(_, v)| *v)
+        .sum();
+    if drops == 0 {
+        return None;
+    }
+    let pfc_on = result.stats.contains_key("net.pfc.pauses");
+    Some(if pfc_on {
+        format!(
+            "rnic: note: NICs dropped {drops} received frames with flow control on: the \
+             receive buffer filled beyond the XOFF level plus its headroom before the pause \
+             held the sender; raise nic.rx_pfc_headroom_bytes or nic.rx_buffer_bytes"
+        )
+    } else {
+        format!(
+            "rnic: note: NICs dropped {drops} received frames for lack of receive buffer \
+             (nic.rx_buffer_bytes): the links brought data faster than PCIe took it to the \
+             host, and go-back-N recovered them; a lossless fabric pauses instead: --set \
+             net.pfc=true"
+        )
+    })
+}
+
 /// Runs with flow control on a topology whose routes let pauses wait on each other round
 /// a cycle of links (`None` otherwise): a PFC deadlock is possible there, whether or not
 /// this run's traffic met it.

@@ -25,8 +25,15 @@
 //!   and leave one at a time when the port is free and not paused, so a pause from the
 //!   switch downstream holds them; the bytes they hold then back up into this switch's
 //!   ingress accounting, which pauses its own senders: backpressure hop by hop to the NICs.
-//!   Ports toward NICs are never paused (NICs send no PFC) and keep their precomputed
-//!   departures.
+//! - A NIC whose receive buffer fills ([`crate::nic::rx_buffer`]: its link brings data
+//!   faster than PCIe takes it to the host) sends its link peer the same XOFF, and the XON
+//!   once drained to `nic.rx_pfc_xon_bytes`. A switch port toward a NIC keeps precomputed
+//!   departures while nothing can pause it; it becomes a pausable queue like the ports
+//!   toward switches from the start when its link is faster than the NIC's PCIe link carries
+//!   payload (`pcie.gbps` less the TLP headers), else from the first XOFF its NIC sends
+//!   (the frames it had already scheduled still arrive: the NIC's headroom takes them). A
+//!   NIC's own transmitter, paused by the NIC at the other end of a back-to-back cable,
+//!   looks again every pause quantum.
 //!
 //! Limits: the switch buffer (`net.switch_buffer_bytes`) must hold the in-flight headroom
 //! above XOFF, as a real switch's headroom buffer does. PFC frames cross their link clean
@@ -73,11 +80,13 @@ pub struct PfcStats {
     pub pauses: u64,
     /// Of those, the ones sent to another switch's port.
     pub switch_pauses: u64,
-    /// PFC frames sent: XOFFs, their refreshes and XONs.
+    /// PFC frames sent, by switches and by NICs whose receive buffer filled: XOFFs, their
+    /// refreshes and XONs.
     pub frames: u64,
     /// Time NIC transmitters spent paused, summed over NICs, ps.
     pub paused_ps: u64,
-    /// Time switch ports spent paused, summed over ports, ps.
+    /// Time switch ports spent paused (by the next switch, or by the NIC they feed), summed
+    /// over ports, ps.
     pub switch_paused_ps: u64,
     /// Most bytes one ingress port had queued at once.
     pub max_ingress_bytes: u64,
@@ -165,8 +174,13 @@ pub struct Pfc {
     ingress: Vec<Ingress>,
     /// Per link direction: the pause its transmitter holds, `[from, until)`.
     pause: Vec<Option<(TimePs, TimePs)>>,
-    /// Per link direction fed by a switch toward a switch: the port's queue.
+    /// Per link direction fed by a switch toward a switch, or toward a NIC that has paused
+    /// it: the port's queue.
     egress: Vec<Egress>,
+    /// Per link direction fed by a switch toward a NIC: whether that NIC has paused it (its
+    /// frames go through the pausable queue from then on; before, their departures are
+    /// fixed when they are forwarded).
+    nic_paused_port: Vec<bool>,
     /// Counters; the paused times hold finished pauses only (see [`Pfc::stats`]).
     stats: PfcStats,
 }
@@ -196,7 +210,10 @@ impl Pfc {
                         let port = &net.switches[switch].outs[out].port;
                         port.wire_time(rnic_wire::pfc::FRAME_LEN) + net.links[r].delay_ps
                     }
-                    Tx::Nic => 0,
+                    // A NIC pausing its link peer (its receive buffer is full).
+                    Tx::Nic => net.uplink.iter().position(|&u| u == r).map_or(0, |n| {
+                        net.ports[n].wire_time(rnic_wire::pfc::FRAME_LEN) + net.links[r].delay_ps
+                    }),
                 }
             })
             .collect();
@@ -209,6 +226,7 @@ impl Pfc {
             ingress: vec![Ingress::default(); links],
             pause: vec![None; links],
             egress: vec![Egress::default(); links],
+            nic_paused_port: vec![false; links],
             stats: PfcStats {
                 buffer_cycle_links: buffer_dependency_cycle(net).map_or(0, |c| c.len() as u64),
                 ..PfcStats::default()
@@ -265,6 +283,27 @@ impl Pfc {
     fn finish(&mut self, link: usize) {
         if let Some(pause) = self.pause[link].take() {
             add_pause(&mut self.stats, self.tx[link], pause);
+        }
+    }
+
+    /// The switch port feeding `link` toward a NIC queues its frames where the NIC's pauses
+    /// hold them (else only once that NIC has paused it).
+    pub fn queue_toward_nic(&mut self, link: usize) {
+        if matches!(self.tx[link], Tx::Switch { .. }) {
+            self.nic_paused_port[link] = true;
+        }
+    }
+
+    /// The NIC at the end of `link` sent its transmitter a PFC frame with `quanta` at `now`,
+    /// whose XON (`quanta` 0) lands `back_ps` later: kept where a paused NIC transmitter
+    /// (back to back) looks for its resumption, as a switch's ingress keeps its own.
+    fn on_nic_pfc_sent(&mut self, now: TimePs, link: usize, quanta: u16) {
+        let ing = &mut self.ingress[link];
+        if quanta > 0 {
+            ing.xoff_sent = Some(now);
+        } else {
+            ing.xoff_sent = None;
+            ing.xon_lands = now + self.back_ps[link];
         }
     }
 
@@ -394,6 +433,7 @@ mod tests {
             ingress: vec![Ingress::default(); 2],
             pause: vec![None; 2],
             egress: vec![Egress::default(); 2],
+            nic_paused_port: vec![false; 2],
             stats: PfcStats::default(),
         }
     }

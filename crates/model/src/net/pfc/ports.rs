@@ -39,8 +39,9 @@ impl Network {
         let len = frames.get(frame).len();
         let link = self.switches[s].out_link[out];
         let latency_ps = self.switches[s].latency_ps;
-        if matches!(self.links[link].to, End::Switch(_)) {
-            // Toward another switch: the pausable queue.
+        let pfc = self.pfc.as_ref().expect("pfc_forward runs under net.pfc");
+        if matches!(self.links[link].to, End::Switch(_)) || pfc.nic_paused_port[link] {
+            // Toward another switch, or a NIC that pauses: the pausable queue.
             let o = &mut self.switches[s].outs[out];
             let pfc = self.pfc.as_mut().expect("pfc_forward runs under net.pfc");
             let eg = &mut pfc.egress[link];
@@ -153,8 +154,8 @@ impl Network {
         }
     }
 
-    /// The switch at the end of ingress `link` sends a PFC frame with pause time `quanta`
-    /// for the RoCE priority back up the link at `now`.
+    /// The switch (or the NIC) at the end of ingress `link` sends a PFC frame with pause time
+    /// `quanta` for the RoCE priority back up the link at `now`.
     fn send_pfc(
         &mut self,
         now: TimePs,
@@ -167,17 +168,30 @@ impl Network {
         let pfc = self.pfc_mut();
         pfc.stats.frames += 1;
         let (priority, tx) = (pfc.p.priority, pfc.tx[back]);
+        let mac = match tx {
+            Tx::Switch { .. } => port_mac(back),
+            Tx::Nic => self
+                .uplink
+                .iter()
+                .position(|&u| u == back)
+                .map_or(port_mac(back), crate::net::topology::node_mac),
+        };
         let repr = if quanta == 0 {
-            PfcRepr::xon(port_mac(back), priority)
+            PfcRepr::xon(mac, priority)
         } else {
-            PfcRepr::xoff(port_mac(back), priority, quanta)
+            PfcRepr::xoff(mac, priority, quanta)
         };
         let bytes = repr.to_bytes();
         self.capture(now, &bytes);
-        let Tx::Switch { switch, out } = tx else {
-            unreachable!("PFC frames are sent by switches");
+        let wire_ps = match tx {
+            Tx::Switch { switch, out } => {
+                self.switches[switch].outs[out].port.wire_time(bytes.len())
+            }
+            Tx::Nic => {
+                let node = self.uplink.iter().position(|&u| u == back);
+                node.map_or(0, |n| self.ports[n].wire_time(bytes.len()))
+            }
         };
-        let wire_ps = self.switches[switch].outs[out].port.wire_time(bytes.len());
         let f = frames.alloc();
         frames.buf_mut(f).extend_from_slice(&bytes);
         let t = now + wire_ps + self.links[back].delay_ps;
@@ -205,15 +219,39 @@ impl Network {
             .map(|r| r.quanta);
         frames.release(frame);
         let data_link = self.links[link].reverse;
+        let to_nic = matches!(self.links[data_link].to, End::Node(_));
         let pfc = self.pfc_mut();
         // Priorities other than RoCE's carry no traffic here: their times change nothing.
         let Ok(Some(quanta)) = parsed.map(|q| q[usize::from(pfc.p.priority)]) else {
             return;
         };
         pfc.on_pause_time(now, data_link, quanta);
+        if quanta > 0 && to_nic {
+            // A NIC paused the port feeding it: from now on its frames wait in the port.
+            pfc.nic_paused_port[data_link] = true;
+        }
         if matches!(pfc.tx[data_link], Tx::Switch { .. }) {
             self.pfc_kick(data_link, now, q);
         }
+    }
+
+    /// Node `node`'s NIC sends a PFC frame with pause time `quanta` up its link at `now`
+    /// (its receive buffer passed XOFF, or drained to XON). Returns the pause time of an
+    /// XOFF at the rate of the transmitter it pauses, ps.
+    pub(in crate::net) fn nic_pause_peer(
+        &mut self,
+        now: TimePs,
+        node: usize,
+        quanta: u16,
+        q: &mut EventQueue<Ev>,
+        frames: &mut FramePool,
+    ) -> TimePs {
+        let data_link = self.links[self.uplink[node]].reverse;
+        let pfc = self.pfc_mut();
+        pfc.on_nic_pfc_sent(now, data_link, quanta);
+        let xoff_ps = pfc.xoff_ps(data_link);
+        self.send_pfc(now, data_link, quanta, q, frames);
+        xoff_ps
     }
 }
 
