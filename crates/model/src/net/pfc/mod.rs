@@ -526,6 +526,23 @@ mod tests {
     }
 
     #[test]
+    fn a_nic_pausing_its_peer_holds_it_until_its_xon_lands() {
+        // Link 0's far end is a NIC here (back to back): its ingress holds no switch bytes,
+        // so no departure foretells the XON.
+        let mut f = pfc();
+        f.on_nic_pfc_sent(10, 0, XOFF_QUANTA);
+        f.on_pause_time(20, 0, XOFF_QUANTA);
+        assert_eq!(f.hold(0, 25), 30, "looks again a quantum later");
+        // The XON leaves at 40 and takes 7 ps back.
+        f.on_nic_pfc_sent(40, 0, 0);
+        assert_eq!(f.hold(0, 41), 47, "the XON is on its way");
+        // Only a switch's port toward a NIC becomes a pausable queue.
+        f.queue_toward_nic(0);
+        f.queue_toward_nic(1);
+        assert_eq!(f.nic_paused_port, vec![false, true]);
+    }
+
+    #[test]
     fn a_pause_standing_when_the_run_ends_counts_up_to_the_end() {
         let mut f = pfc();
         f.on_pause_time(100, 0, XOFF_QUANTA); // until 100 + 65535 × 5 ps
