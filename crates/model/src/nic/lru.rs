@@ -131,8 +131,12 @@ impl<I: SlotIndex> Lru<I> {
     pub fn touch(&mut self, key: u64, dirty: bool) -> bool {
         match self.index.get(key) {
             Some(s) => {
-                self.unlink(s);
-                self.push_front(s);
+                // Already the most recent (a burst on one QP or page): relinking it in place
+                // would leave the list as it is.
+                if s != self.head {
+                    self.unlink(s);
+                    self.push_front(s);
+                }
                 if dirty {
                     self.dirty[s as usize] = true;
                 }
