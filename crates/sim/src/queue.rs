@@ -775,29 +775,36 @@ impl<E> EventQueue<E> {
     }
 
     /// Appends to coarse bucket number `c` (ahead of `cur`, inside the window).
-    #[inline]
+    /// Always inlined into `push` (most pushes land here): the call cost a third of it.
+    #[inline(always)]
     fn coarse_append(&mut self, c: u64, e: Slot<E>) {
         let i = (c as usize) & self.coarse_mask;
-        let b = &mut self.coarse[i];
-        if b.filling.len() == b.filling.capacity() {
-            // Full (or never given a chunk): start a chunk, preferably the one
-            // freed most recently, whose memory is still in cache.
-            if b.filling.is_empty() && b.full.is_empty() {
-                self.coarse_bits.set(i);
-            }
-            let chunk_len = self.chunk_len;
-            let fresh = self
-                .pool
-                .pop()
-                .unwrap_or_else(|| Vec::with_capacity(chunk_len));
-            let full = std::mem::replace(&mut b.filling, fresh);
-            if full.capacity() > 0 {
-                b.full.push(full);
-            }
+        if self.coarse[i].filling.len() == self.coarse[i].filling.capacity() {
+            self.coarse_start_chunk(i);
         }
+        let b = &mut self.coarse[i];
         b.min = b.min.min(e.time);
         b.filling.push(e);
         self.coarse_len += 1;
+    }
+
+    /// Coarse bucket `i`'s chunk is full (or it never had one): starts a chunk, preferably
+    /// the one freed most recently, whose memory is still in cache.
+    #[inline(never)]
+    fn coarse_start_chunk(&mut self, i: usize) {
+        let b = &mut self.coarse[i];
+        if b.filling.is_empty() && b.full.is_empty() {
+            self.coarse_bits.set(i);
+        }
+        let chunk_len = self.chunk_len;
+        let fresh = self
+            .pool
+            .pop()
+            .unwrap_or_else(|| Vec::with_capacity(chunk_len));
+        let full = std::mem::replace(&mut b.filling, fresh);
+        if full.capacity() > 0 {
+            b.full.push(full);
+        }
     }
 
     /// Makes the next occupied coarse bucket (or, if the wheel is empty, the
