@@ -596,10 +596,19 @@ impl<E> EventQueue<E> {
         if self.fine[open].is_empty() {
             self.refill_open_from_near();
         }
+        // The open bucket is looked up (and bounds-checked) once from here.
+        let Self {
+            fine,
+            near,
+            fine_len,
+            fine_bits,
+            ..
+        } = self;
+        let bucket = &mut fine[open];
         // Everything in `near` was pushed after the open bucket was sorted,
         // so on equal times the bucket's event is older and goes first.
-        let slot_time = self.fine[open].last().map(|e| e.time);
-        let near_time = self.near.peek().map(|m| m.0.time);
+        let slot_time = bucket.last().map(|e| e.time);
+        let near_time = near.peek().map(|m| m.0.time);
         let (time, take_near) = match (slot_time, near_time) {
             (Some(a), Some(b)) if b < a => (b, true),
             (Some(a), _) => (a, false),
@@ -611,15 +620,15 @@ impl<E> EventQueue<E> {
             return None;
         }
         let e = if take_near {
-            Slot::from(self.near.pop()?.0)
+            Slot::from(near.pop()?.0)
         } else {
-            self.fine[open].pop()?
+            bucket.pop()?
         };
-        self.fine_len -= 1;
-        if self.fine[open].is_empty() && self.near.is_empty() {
-            self.fine_bits.clear(open);
-            if self.fine_len > 0 {
-                if let Some(next) = self.fine_bits.next_from(open + 1) {
+        *fine_len -= 1;
+        if bucket.is_empty() && near.is_empty() {
+            fine_bits.clear(open);
+            if *fine_len > 0 {
+                if let Some(next) = fine_bits.next_from(open + 1) {
                     self.open_fine(next);
                 }
             }
