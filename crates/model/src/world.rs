@@ -96,17 +96,29 @@ impl World {
     /// Lets node `n`'s NIC act with its context, then notes a scheduler step it owes.
     #[inline]
     fn at_nic(&mut self, n: usize, act: impl FnOnce(&mut Nic, &mut NicCx<'_>)) {
+        // Split borrows: the NIC is looked up once for the event and its owed step.
+        let World {
+            q,
+            nics,
+            mems,
+            frames,
+            net,
+            oracle,
+            owed_step,
+            ..
+        } = self;
+        let nic = &mut nics[n];
         let mut cx = NicCx {
             node: n,
-            q: &mut self.q,
-            mem: &mut self.mems[n],
-            frames: &mut self.frames,
-            wire: &mut self.net,
-            observer: &mut self.oracle,
+            q,
+            mem: &mut mems[n],
+            frames,
+            wire: net,
+            observer: oracle,
         };
-        act(&mut self.nics[n], &mut cx);
-        if self.nics[n].sched.owed {
-            self.owed_step = Some(n);
+        act(nic, &mut cx);
+        if nic.sched.owed {
+            *owed_step = Some(n);
         }
     }
 

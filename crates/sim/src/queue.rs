@@ -575,47 +575,66 @@ impl<E> EventQueue<E> {
 
     /// See [`TimeQueue::pop`]. Amortised O(1) for events inside the window.
     pub fn pop(&mut self) -> Option<(u64, E)> {
+        self.pop_at_or_before(u64::MAX)
+    }
+
+    /// Pops the earliest event only if it is due at or before `limit_ps`.
+    ///
+    /// The event loop's one call per event: while the fine wheel holds events, the head is
+    /// found once, checked against the limit and taken, instead of a `peek_time` call
+    /// followed by a `pop` that finds it again.
+    #[inline]
+    pub fn pop_at_or_before(&mut self, limit_ps: u64) -> Option<(u64, E)> {
         if self.fine_len == 0 {
+            // The next event waits in a coarse bucket or the overflow heap.
+            if self.peek_time()? > limit_ps {
+                return None;
+            }
             self.load_next_coarse()?;
         }
         let open = self.fine_open;
         if self.fine[open].is_empty() {
             self.refill_open_from_near();
         }
-        let slot = &mut self.fine[open];
+        // The open bucket is looked up (and bounds-checked) once from here.
+        let Self {
+            fine,
+            near,
+            fine_len,
+            fine_bits,
+            ..
+        } = self;
+        let bucket = &mut fine[open];
         // Everything in `near` was pushed after the open bucket was sorted,
         // so on equal times the bucket's event is older and goes first.
-        let take_near = match (slot.last(), self.near.peek()) {
-            (Some(a), Some(b)) => b.0.time < a.time,
-            (None, _) => true,
-            (Some(_), None) => false,
+        let slot_time = bucket.last().map(|e| e.time);
+        let near_time = near.peek().map(|m| m.0.time);
+        let (time, take_near) = match (slot_time, near_time) {
+            (Some(a), Some(b)) if b < a => (b, true),
+            (Some(a), _) => (a, false),
+            (None, Some(b)) => (b, true),
+            // `fine_len > 0` guarantees the open bucket or `near` is non-empty.
+            (None, None) => return None,
         };
-        let popped = if take_near {
-            self.near.pop().map(|m| Slot::from(m.0))
+        if time > limit_ps {
+            return None;
+        }
+        let e = if take_near {
+            Slot::from(near.pop()?.0)
         } else {
-            slot.pop()
+            bucket.pop()?
         };
-        // `fine_len > 0` guarantees the open bucket or `near` is non-empty.
-        let e = popped?;
-        self.fine_len -= 1;
-        if self.fine[open].is_empty() && self.near.is_empty() {
-            self.fine_bits.clear(open);
-            if self.fine_len > 0 {
-                if let Some(next) = self.fine_bits.next_from(open + 1) {
+        *fine_len -= 1;
+        if bucket.is_empty() && near.is_empty() {
+            fine_bits.clear(open);
+            if *fine_len > 0 {
+                if let Some(next) = fine_bits.next_from(open + 1) {
                     self.open_fine(next);
                 }
             }
         }
         self.now = e.time;
         Some((e.time, e.ev))
-    }
-
-    /// Pops the earliest event only if it is due at or before `limit_ps`.
-    pub fn pop_at_or_before(&mut self, limit_ps: u64) -> Option<(u64, E)> {
-        if self.peek_time()? > limit_ps {
-            return None;
-        }
-        self.pop()
     }
 
     /// See [`TimeQueue::peek_time`]. O(1).
@@ -755,35 +774,46 @@ impl<E> EventQueue<E> {
     /// Makes fine bucket `i` the open one: orders it by descending time
     /// and, among equal times, by descending insertion order, so that popping
     /// from the end yields `(time, seq)` order.
+    #[inline]
     fn open_fine(&mut self, i: usize) {
         self.fine_open = i;
-        sort_for_popping(&mut self.fine[i]);
+        // Most fine buckets hold one event (128 ps each): nothing to sort, no call.
+        if self.fine[i].len() > 1 {
+            sort_for_popping(&mut self.fine[i]);
+        }
     }
 
     /// Appends to coarse bucket number `c` (ahead of `cur`, inside the window).
-    #[inline]
+    /// Always inlined into `push` (most pushes land here): the call cost a third of it.
+    #[inline(always)]
     fn coarse_append(&mut self, c: u64, e: Slot<E>) {
         let i = (c as usize) & self.coarse_mask;
-        let b = &mut self.coarse[i];
-        if b.filling.len() == b.filling.capacity() {
-            // Full (or never given a chunk): start a chunk, preferably the one
-            // freed most recently, whose memory is still in cache.
-            if b.filling.is_empty() && b.full.is_empty() {
-                self.coarse_bits.set(i);
-            }
-            let chunk_len = self.chunk_len;
-            let fresh = self
-                .pool
-                .pop()
-                .unwrap_or_else(|| Vec::with_capacity(chunk_len));
-            let full = std::mem::replace(&mut b.filling, fresh);
-            if full.capacity() > 0 {
-                b.full.push(full);
-            }
+        if self.coarse[i].filling.len() == self.coarse[i].filling.capacity() {
+            self.coarse_start_chunk(i);
         }
+        let b = &mut self.coarse[i];
         b.min = b.min.min(e.time);
         b.filling.push(e);
         self.coarse_len += 1;
+    }
+
+    /// Coarse bucket `i`'s chunk is full (or it never had one): starts a chunk, preferably
+    /// the one freed most recently, whose memory is still in cache.
+    #[inline(never)]
+    fn coarse_start_chunk(&mut self, i: usize) {
+        let b = &mut self.coarse[i];
+        if b.filling.is_empty() && b.full.is_empty() {
+            self.coarse_bits.set(i);
+        }
+        let chunk_len = self.chunk_len;
+        let fresh = self
+            .pool
+            .pop()
+            .unwrap_or_else(|| Vec::with_capacity(chunk_len));
+        let full = std::mem::replace(&mut b.filling, fresh);
+        if full.capacity() > 0 {
+            b.full.push(full);
+        }
     }
 
     /// Makes the next occupied coarse bucket (or, if the wheel is empty, the

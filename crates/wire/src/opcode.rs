@@ -137,57 +137,11 @@ impl Opcode {
         [OooWriteFspot, OooWriteSpot, OooWriteLastFspot, OooWriteLast];
 
     /// Maps a wire byte to an opcode; bytes not in [`Opcode::ALL`] are `UnknownOpcode`.
+    /// One load from a table built out of [`Opcode::ALL`] at compile time: every received
+    /// frame is peeked several times, and the branchy match this replaces was not inlined.
     #[inline]
     pub fn from_u8(v: u8) -> Result<Opcode> {
-        Ok(match v {
-            0x00 => RcSendFirst,
-            0x01 => RcSendMiddle,
-            0x02 => RcSendLast,
-            0x03 => RcSendLastImm,
-            0x04 => RcSendOnly,
-            0x05 => RcSendOnlyImm,
-            0x06 => RcWriteFirst,
-            0x07 => RcWriteMiddle,
-            0x08 => RcWriteLast,
-            0x09 => RcWriteLastImm,
-            0x0A => RcWriteOnly,
-            0x0B => RcWriteOnlyImm,
-            0x0C => RcReadRequest,
-            0x0D => RcReadResponseFirst,
-            0x0E => RcReadResponseMiddle,
-            0x0F => RcReadResponseLast,
-            0x10 => RcReadResponseOnly,
-            0x11 => RcAck,
-            0x12 => RcAtomicAck,
-            0x13 => RcCompareSwap,
-            0x14 => RcFetchAdd,
-            0x16 => RcSendLastInv,
-            0x17 => RcSendOnlyInv,
-            0x20 => UcSendFirst,
-            0x21 => UcSendMiddle,
-            0x22 => UcSendLast,
-            0x23 => UcSendLastImm,
-            0x24 => UcSendOnly,
-            0x25 => UcSendOnlyImm,
-            0x26 => UcWriteFirst,
-            0x27 => UcWriteMiddle,
-            0x28 => UcWriteLast,
-            0x29 => UcWriteLastImm,
-            0x2A => UcWriteOnly,
-            0x2B => UcWriteOnlyImm,
-            0x64 => UdSendOnly,
-            0x65 => UdSendOnlyImm,
-            0x81 => Cnp,
-            0xC0 => OooWriteFspot,
-            0xC1 => OooWriteSpot,
-            0xC2 => OooWriteLastFspot,
-            0xC3 => OooWriteLast,
-            0xC4 => OooAck,
-            0xC5 => OooNak,
-            0xC6 => OooReadRequest,
-            0xC7 => OooReadResponse,
-            _ => return Err(WireError::UnknownOpcode(v)),
-        })
+        FROM_U8[usize::from(v)].ok_or(WireError::UnknownOpcode(v))
     }
 
     /// The wire byte.
@@ -384,36 +338,19 @@ impl Opcode {
         usize::from(EXT_HEADERS_LEN[self as usize])
     }
 
-    /// [`Opcode::ext_headers_len`] summed from the presence flags (builds the table).
-    const fn ext_headers_len_slow(self) -> usize {
-        use crate::{aeth, atomic_ack_eth, atomic_eth, cnp, deth, ieth, immdt, ooo_eth, reth};
-        let parts = [
-            (self.has_deth(), deth::HEADER_LEN),
-            (self.has_reth(), reth::HEADER_LEN),
-            (self.has_atomic_eth(), atomic_eth::HEADER_LEN),
-            (self.has_aeth(), aeth::HEADER_LEN),
-            (self.has_atomic_ack_eth(), atomic_ack_eth::HEADER_LEN),
-            (self.has_immdt(), immdt::HEADER_LEN),
-            (self.has_ieth(), ieth::HEADER_LEN),
-            (matches!(self, Cnp), cnp::HEADER_LEN),
-            (self.has_ooo_ack_eth(), ooo_eth::HEADER_LEN),
-        ];
-        let mut sum = 0;
-        let mut i = 0;
-        while i < parts.len() {
-            if parts[i].0 {
-                sum += parts[i].1;
-            }
-            i += 1;
-        }
-        sum
+    /// Offset in bytes, from the end of the BTH, of extension header `index` of
+    /// [`Opcode::ext_headers`] (where it would start if the opcode has none), from a table
+    /// computed at compile time (the peek reads three of them per frame).
+    #[inline]
+    pub(crate) fn ext_offset(self, index: usize) -> usize {
+        usize::from(EXT_OFFSETS[self as usize][index])
     }
 
     /// Every extension header in wire order as (present for this opcode, layer name, length
     /// in bytes); CNP's reserved block counts as one. The one table the lengths, the parser's
     /// truncation errors and the peek's offsets all come from.
     #[inline]
-    pub(crate) fn ext_headers(self) -> [(bool, &'static str, usize); 9] {
+    pub(crate) const fn ext_headers(self) -> [(bool, &'static str, usize); 9] {
         use crate::{aeth, atomic_ack_eth, atomic_eth, cnp, deth, ieth, immdt, ooo_eth, reth};
         [
             (self.has_deth(), "deth", deth::HEADER_LEN),
@@ -427,19 +364,55 @@ impl Opcode {
             ),
             (self.has_immdt(), "immdt", immdt::HEADER_LEN),
             (self.has_ieth(), "ieth", ieth::HEADER_LEN),
-            (self == Cnp, "cnp", cnp::HEADER_LEN),
+            (matches!(self, Cnp), "cnp", cnp::HEADER_LEN),
             (self.has_ooo_ack_eth(), "ooo_ack_eth", ooo_eth::HEADER_LEN),
         ]
     }
 }
 
+/// Number of extension headers [`Opcode::ext_headers`] lists.
+const EXT_HEADERS: usize = 9;
+
+/// Offsets of each opcode's extension headers from the end of the BTH, by wire value; the
+/// last column is their total length (see [`Opcode::ext_offset`]).
+const EXT_OFFSETS: [[u8; EXT_HEADERS + 1]; 256] = {
+    let mut t = [[0u8; EXT_HEADERS + 1]; 256];
+    let mut i = 0;
+    while i < Opcode::ALL.len() {
+        let op = Opcode::ALL[i];
+        let headers = op.ext_headers();
+        let mut offset = 0;
+        let mut h = 0;
+        while h < EXT_HEADERS {
+            t[op as usize][h] = offset as u8;
+            if headers[h].0 {
+                offset += headers[h].2;
+            }
+            h += 1;
+        }
+        t[op as usize][EXT_HEADERS] = offset as u8;
+        i += 1;
+    }
+    t
+};
+
 /// Extension-header bytes of each opcode, by wire value.
 const EXT_HEADERS_LEN: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut i = 0;
+    while i < 256 {
+        t[i] = EXT_OFFSETS[i][EXT_HEADERS];
+        i += 1;
+    }
+    t
+};
+
+/// The opcode of each wire byte (`None`: unknown), from [`Opcode::ALL`].
+const FROM_U8: [Option<Opcode>; 256] = {
+    let mut t = [None; 256];
+    let mut i = 0;
     while i < Opcode::ALL.len() {
-        let op = Opcode::ALL[i];
-        t[op as usize] = op.ext_headers_len_slow() as u8;
+        t[Opcode::ALL[i] as usize] = Some(Opcode::ALL[i]);
         i += 1;
     }
     t

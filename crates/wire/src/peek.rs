@@ -107,12 +107,7 @@ const AETH: usize = 3;
 /// Offset in bytes, from the end of the BTH, of extension header `index` of `op`.
 #[inline]
 fn ext_offset(op: Opcode, index: usize) -> usize {
-    op.ext_headers()
-        .iter()
-        .take(index)
-        .filter(|(has, _, _)| *has)
-        .map(|(_, _, len)| len)
-        .sum()
+    op.ext_offset(index)
 }
 
 /// Reads the BTH of a frame cheaply, without ICRC verification or extension-header parsing:

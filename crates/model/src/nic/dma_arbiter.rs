@@ -12,9 +12,10 @@
 //! payload stream (a QP's SEND/WRITE payload, or its READ responses) and other reads
 //! (atomic operands, whole payload reads of the `fifo` policy).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 use rnic_sim::TimePs;
+use rustc_hash::FxHashMap;
 
 use crate::config::DmaReadArbiter;
 
@@ -61,6 +62,10 @@ pub enum ReadClass {
     Other,
 }
 
+/// Emptied per-source queues the arbiter keeps for reuse (enough for the sources that wait
+/// at once in a busy NIC; more would only hold memory).
+const SPARE_QUEUES: usize = 64;
+
 /// A read waiting for tags.
 #[derive(Debug, Clone, Copy)]
 pub struct Waiting<T> {
@@ -80,8 +85,13 @@ pub struct Arbiter<T> {
     policy: DmaReadArbiter,
     /// `fifo`: every waiting read in arrival order.
     fifo: VecDeque<Waiting<T>>,
-    /// `round_robin`: each source's waiting reads, in its own order.
-    queues: HashMap<ReadSource, VecDeque<Waiting<T>>>,
+    /// `round_robin`: each source's waiting reads, in its own order. A fixed hasher: every
+    /// read looks its source up here (SipHash cost more than the rest of the arbiter), and
+    /// the map is never iterated, so its order cannot reach the results.
+    queues: FxHashMap<ReadSource, VecDeque<Waiting<T>>>,
+    /// Emptied queues kept for the next source that starts waiting, so a source's first
+    /// read does not allocate (a payload stream empties its queue about once per message).
+    spare: Vec<VecDeque<Waiting<T>>>,
     /// `round_robin`: sources with waiting reads, the next to serve first.
     ring: VecDeque<ReadSource>,
     waiting: usize,
@@ -93,7 +103,8 @@ impl<T: Copy> Arbiter<T> {
         Arbiter {
             policy,
             fifo: VecDeque::new(),
-            queues: HashMap::new(),
+            queues: FxHashMap::default(),
+            spare: Vec::new(),
             ring: VecDeque::new(),
             waiting: 0,
         }
@@ -115,7 +126,11 @@ impl<T: Copy> Arbiter<T> {
         match self.policy {
             DmaReadArbiter::Fifo => self.fifo.push_back(w),
             DmaReadArbiter::RoundRobin => {
-                let q = self.queues.entry(w.source).or_default();
+                let spare = &mut self.spare;
+                let q = self
+                    .queues
+                    .entry(w.source)
+                    .or_insert_with(|| spare.pop().unwrap_or_default());
                 if q.is_empty() {
                     self.ring.push_back(w.source);
                 }
@@ -146,7 +161,11 @@ impl<T: Copy> Arbiter<T> {
                 let w = q.pop_front()?;
                 self.ring.pop_front();
                 if q.is_empty() {
-                    self.queues.remove(&src);
+                    if let Some(q) = self.queues.remove(&src) {
+                        if self.spare.len() < SPARE_QUEUES {
+                            self.spare.push(q);
+                        }
+                    }
                 } else {
                     self.ring.push_back(src);
                 }

@@ -67,6 +67,13 @@ impl SlotIndex for HashIndex {
     }
 }
 
+/// A slot's neighbours in recency order (`NIL`: none).
+#[derive(Debug, Clone, Copy)]
+struct Link {
+    prev: u32,
+    next: u32,
+}
+
 /// Outcome of [`Lru::insert`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Evicted {
@@ -81,8 +88,9 @@ pub struct Evicted {
 pub struct Lru<I: SlotIndex> {
     cap: u32,
     keys: Vec<u64>,
-    prev: Vec<u32>,
-    next: Vec<u32>,
+    /// Each slot's neighbours, side by side: relinking a slot touches one place per
+    /// neighbour instead of two arrays.
+    links: Vec<Link>,
     dirty: Vec<bool>,
     head: u32,
     tail: u32,
@@ -95,8 +103,7 @@ impl<I: SlotIndex + Default> Lru<I> {
         Lru {
             cap,
             keys: Vec::new(),
-            prev: Vec::new(),
-            next: Vec::new(),
+            links: Vec::new(),
             dirty: Vec::new(),
             head: NIL,
             tail: NIL,
@@ -131,8 +138,12 @@ impl<I: SlotIndex> Lru<I> {
     pub fn touch(&mut self, key: u64, dirty: bool) -> bool {
         match self.index.get(key) {
             Some(s) => {
-                self.unlink(s);
-                self.push_front(s);
+                // Already the most recent (a burst on one QP or page): relinking it in place
+                // would leave the list as it is.
+                if s != self.head {
+                    self.unlink(s);
+                    self.push_front(s);
+                }
                 if dirty {
                     self.dirty[s as usize] = true;
                 }
@@ -154,8 +165,10 @@ impl<I: SlotIndex> Lru<I> {
         if (self.keys.len() as u32) < self.cap {
             let s = self.keys.len() as u32;
             self.keys.push(key);
-            self.prev.push(NIL);
-            self.next.push(NIL);
+            self.links.push(Link {
+                prev: NIL,
+                next: NIL,
+            });
             self.dirty.push(dirty);
             self.index.set(key, s);
             self.push_front(s);
@@ -178,30 +191,34 @@ impl<I: SlotIndex> Lru<I> {
 
     /// Heap bytes of the simulator's data structure (not the modelled on-chip bytes).
     pub fn heap_bytes(&self) -> usize {
-        self.keys.capacity() * 17 + self.prev.capacity() * 8 + self.index.heap_bytes()
+        self.keys.capacity() * 17 + self.links.capacity() * 8 + self.index.heap_bytes()
     }
 
     fn unlink(&mut self, s: u32) {
-        let (p, n) = (self.prev[s as usize], self.next[s as usize]);
+        let Link { prev: p, next: n } = self.links[s as usize];
         if p != NIL {
-            self.next[p as usize] = n;
+            self.links[p as usize].next = n;
         } else {
             self.head = n;
         }
         if n != NIL {
-            self.prev[n as usize] = p;
+            self.links[n as usize].prev = p;
         } else {
             self.tail = p;
         }
-        self.prev[s as usize] = NIL;
-        self.next[s as usize] = NIL;
+        self.links[s as usize] = Link {
+            prev: NIL,
+            next: NIL,
+        };
     }
 
     fn push_front(&mut self, s: u32) {
-        self.prev[s as usize] = NIL;
-        self.next[s as usize] = self.head;
+        self.links[s as usize] = Link {
+            prev: NIL,
+            next: self.head,
+        };
         if self.head != NIL {
-            self.prev[self.head as usize] = s;
+            self.links[self.head as usize].prev = s;
         }
         self.head = s;
         if self.tail == NIL {

@@ -77,7 +77,7 @@ use pcie::Pcie;
 pub use ports::{DmaToken, QpcCont, TransCont};
 pub use qp_table::QpHw;
 use qpc_cache::QpcCache;
-use qpc_manager::{fcfs::Fcfs, nonblocking::NonBlocking, QpcManager, QpcOutputs};
+use qpc_manager::{any::AnyQpcManager, fcfs::Fcfs, nonblocking::NonBlocking, QpcOutputs};
 use rx_pipeline::RxPipeline;
 use scheduler::Scheduler;
 use translation::{TransFetch, Translation};
@@ -103,7 +103,7 @@ pub struct Nic {
     /// Payload streams of every QP (`nic.dma_read_arbiter = "round_robin"`).
     pub streams: payload_stream::Streams,
     /// QPC manager (owns the QPC cache).
-    pub qpc: Box<dyn QpcManager>,
+    pub qpc: AnyQpcManager,
     /// Reused output buffers of the QPC manager.
     pub qpc_out: QpcOutputs,
     /// MPT/MTT unit.
@@ -186,9 +186,11 @@ impl Nic {
     pub fn new(p: &ModelParams, dev: Device) -> Self {
         let n = &p.nic;
         let cache = QpcCache::new(n.qpc_cache_entries, n.qpc_entry_bytes);
-        let qpc: Box<dyn QpcManager> = match n.qpc_manager {
-            QpcManagerKind::Fcfs => Box::new(Fcfs::new(cache, n.qpc_lookup_ps, n.qpc_fifo_depth)),
-            QpcManagerKind::Nonblocking => Box::new(NonBlocking::new(
+        let qpc = match n.qpc_manager {
+            QpcManagerKind::Fcfs => {
+                AnyQpcManager::Fcfs(Fcfs::new(cache, n.qpc_lookup_ps, n.qpc_fifo_depth))
+            }
+            QpcManagerKind::Nonblocking => AnyQpcManager::NonBlocking(NonBlocking::new(
                 cache,
                 [n.descriptor_ooo_cap, n.ooo_cap, n.ooo_cap],
                 n.cycle_ps,

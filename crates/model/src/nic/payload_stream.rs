@@ -138,13 +138,22 @@ pub struct Streams {
 }
 
 impl Streams {
-    /// The stream of `qpn` (`resp`: its READ responses).
+    /// The stream of `qpn` (`resp`: its READ responses). Inlined: several calls per packet,
+    /// each a few instructions once the table has grown.
+    #[inline]
     pub fn get_mut(&mut self, qpn: u32, resp: bool) -> &mut PayloadStream {
         let i = qpn as usize;
         if i >= self.by_qp.len() {
-            crate::per_qp::grow_for(&mut self.by_qp, i, Default::default);
+            self.grow_for(i);
         }
         &mut self.by_qp[i][usize::from(resp)]
+    }
+
+    /// Makes room for QPN `i` (rare: the table grows by an eighth at a time).
+    #[cold]
+    #[inline(never)]
+    fn grow_for(&mut self, i: usize) {
+        crate::per_qp::grow_for(&mut self.by_qp, i, Default::default);
     }
 
     /// The stream of `qpn`, if it exists.

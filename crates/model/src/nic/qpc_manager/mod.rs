@@ -22,6 +22,7 @@
 //! scheduler issues the WQE read without waiting for the descriptor channel's response, so
 //! that request acts as a prefetch overlapping the WQE read (see [`super::scheduler`]).
 
+pub mod any;
 pub mod fcfs;
 pub mod nonblocking;
 
