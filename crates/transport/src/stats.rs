@@ -4,7 +4,7 @@ use crate::error::RxDrop;
 use rnic_wire::NakCode;
 
 /// NAKs by kind (sent or received).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct NakCounts {
     pub psn_sequence_error: u64,
     pub invalid_request: u64,
@@ -37,7 +37,7 @@ impl NakCounts {
 }
 
 /// Received packets dropped, by [`RxDrop`] reason.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct DropCounts {
     pub malformed: u64,
     pub not_for_this_device: u64,
@@ -100,7 +100,7 @@ impl DropCounts {
 
 /// Messages the unreliable services lost or refused at the receiver, by cause. A sender
 /// never learns of these (no ACK): they are the receiver's count of what did not arrive.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct UnreliableCounts {
     /// UC messages begun and then abandoned: a PSN gap (lost packet), or a packet refused
     /// (length, R_Key, bounds) inside the message.
@@ -119,7 +119,7 @@ pub struct UnreliableCounts {
 
 /// Everything the transport counts. Packet counts are frames; byte counts are whole frames
 /// (without FCS) unless named `payload`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct TransportStats {
     pub tx_packets: u64,
     pub tx_bytes: u64,

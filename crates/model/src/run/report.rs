@@ -258,6 +258,9 @@ pub(crate) fn node_registries(world: &crate::world::World) -> Vec<Registry> {
         .map(|n| {
             let mut r = Registry::default();
             n.report("nic", &mut r);
+            // The transport's own counters: NAKs by code, drops by reason, timeouts, RNR
+            // waits (what a NIC's hardware counters tell, and the run's totals do not).
+            r.record("transport", n.dev.stats());
             r
         })
         .collect()
