@@ -148,6 +148,37 @@ fn the_information_block_says_how_the_qps_were_connected() {
     assert!(u.contains(" rdma_cm QPs\t : OFF\n"), "{u}");
 }
 
+/// perftest's JSON (`--out_json`) describes the run as the information block does: the
+/// QP service of `-c`, and RDMA CM when the QPs were connected by it.
+#[test]
+fn perftest_json_test_info_follows_the_run() {
+    let info = |test: PerfTest, cfg: &Config| {
+        let r = PerfResult::default();
+        let rep = perftest_json::report(&r, &spec(test), cfg, false);
+        serde_json::to_value(&rep).unwrap()["test_info"].clone()
+    };
+    let rc = info(PerfTest::WriteBw, &Config::default());
+    assert_eq!(rc["Connection_type"], "RC");
+    assert_eq!(rc["rdma_cm_QPs"], "ON");
+    assert_eq!(rc["Data_ex_method"], "rdma_cm");
+    let mut direct = Config::default();
+    direct.host.connect = crate::config::Connect::Direct;
+    let d = info(PerfTest::WriteBw, &direct);
+    assert_eq!(d["rdma_cm_QPs"], "OFF");
+    assert_eq!(d["Data_ex_method"], "Ethernet");
+    for (transport, name) in [
+        (crate::config::Transport::Uc, "UC"),
+        (crate::config::Transport::Ud, "UD"),
+    ] {
+        let mut cfg = Config::default();
+        cfg.qp.transport = transport;
+        let u = info(PerfTest::SendBw, &cfg);
+        assert_eq!(u["Connection_type"], name);
+        assert_eq!(u["rdma_cm_QPs"], "OFF");
+        assert_eq!(u["Data_ex_method"], "Ethernet");
+    }
+}
+
 #[test]
 fn lat_and_atomic_headers() {
     let r = PerfResult::default();
