@@ -179,6 +179,21 @@ fn output_and_the_verifier_limits_act_as_in_perftest() {
     assert!(err.contains("-w/--limit_bw 1e300 Gbit/s"), "{err}");
 }
 
+/// A latency test reports no bandwidth and no message rate, so perftest's verifier limits
+/// cannot judge it: `-w`/`-y` on one are refused before the run (exit 2, naming the flag),
+/// not checked against a figure the table never shows.
+#[test]
+fn verifier_limits_are_refused_on_latency_tests() {
+    for test in ["write-lat", "read-lat", "send-lat", "atomic-lat"] {
+        for (flag, name) in [("-w", "-w/--limit_bw"), ("-y", "-y/--limit_msgrate")] {
+            let (code, out, err) = rnic(&["perf", test, "-n", "10", flag, "0.001"]);
+            assert_eq!(code, Some(2), "{test} {flag}: {err}");
+            assert!(err.contains(name) && err.contains("latency test"), "{err}");
+            assert!(out.is_empty(), "{test} {flag} ran: {out}");
+        }
+    }
+}
+
 /// `-l/--post_list 8` posts lists of 8 WQEs with one doorbell each: 8× fewer doorbells for
 /// the same operations, every byte verified; a list longer than the tx depth is refused.
 #[test]

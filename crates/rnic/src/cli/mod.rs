@@ -210,6 +210,25 @@ fn cmd_perf(
         ))),
         _ => {}
     }
+    // perftest's verifier judges the BW average and the message rate of bandwidth tests;
+    // a latency test reports neither, so a limit there could only be checked against a
+    // figure its table never shows.
+    if c.test.is_latency() {
+        let flag = match (c.limit_bw, c.limit_msgrate) {
+            (Some(_), _) => Some("-w/--limit_bw"),
+            (None, Some(_)) => Some("-y/--limit_msgrate"),
+            (None, None) => None,
+        };
+        if let Some(flag) = flag {
+            anyhow::bail!(crate::UsageError(format!(
+                "{flag}: {} is a latency test, which reports no bandwidth or message rate \
+                 for the limit to judge (perftest checks it on bandwidth tests only); leave \
+                 it out, or run a bandwidth test (e.g. {})",
+                c.test.name(),
+                c.test.name().replace("-lat", "-bw")
+            )));
+        }
+    }
     if c.perform_warm_up && c.test.is_latency() {
         writeln!(
             err,
