@@ -407,6 +407,27 @@ fn fmt_g_prints_as_c_does() {
     }
 }
 
+/// A lossy fabric's drops cost an RC run go-back-N and timeouts; a UC or UD run resends
+/// nothing, so the note says the messages were lost instead.
+#[test]
+fn the_drops_note_names_what_a_drop_costs() {
+    let mut r = PerfResult::default();
+    assert_eq!(drops_note(&r, Vec::new), None, "no drops");
+    r.stats.insert("net.switch_drops".into(), 7);
+    let rc = drops_note(&r, Vec::new).expect("drops");
+    assert!(
+        rc.contains("dropped 7 frames") && rc.contains("go-back-N"),
+        "{rc}"
+    );
+    r.unreliable = Some(UnreliableResult {
+        transport: "uc".into(),
+        ..Default::default()
+    });
+    let uc = drops_note(&r, Vec::new).expect("drops");
+    assert!(!uc.contains("go-back-N"), "{uc}");
+    assert!(uc.contains("UC never resends"), "{uc}");
+}
+
 #[test]
 fn a_cyclic_buffer_dependency_under_pfc_is_noted() {
     let mut r = PerfResult::default();

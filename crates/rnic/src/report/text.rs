@@ -359,6 +359,15 @@ pub fn drops_note(
              port, when the PAUSE leaves): raise the switch buffers ({buffers}) or lower \
              net.pfc_xoff_bytes"
         )
+    } else if let Some(u) = &result.unreliable {
+        // UC and UD resend nothing: a dropped frame's message is lost.
+        format!(
+            "rnic: note: switches dropped {drops} frames for lack of buffer (a lossy fabric: \
+             {} never resends, so their messages are lost, counted in the {} line); RoCEv2 \
+             fabrics usually run lossless: --set net.pfc=true",
+            u.transport.to_uppercase(),
+            u.transport.to_uppercase()
+        )
     } else {
         format!(
             "rnic: note: switches dropped {drops} frames for lack of buffer (a lossy fabric: \
