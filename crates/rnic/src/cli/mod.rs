@@ -355,6 +355,9 @@ pub fn run_and_report(
     if let Some(path) = &spec.pcap {
         output::check_file("pcap", path)?;
     }
+    if let Some(note) = idle_clients_note(&spec) {
+        writeln!(err, "{note}")?;
+    }
     let show_progress = bar && !json_to_stdout;
     let result = progress::execute_with_bar(runner, &cfg, &spec, &inputs.profile, show_progress)?;
     if table && !json_to_stdout {
@@ -399,6 +402,25 @@ pub fn run_and_report(
         .into());
     }
     Ok(result)
+}
+
+/// A run with fewer QPs than clients (`None` otherwise): the QPs go round robin over the
+/// clients, so the clients past the `-q`-th have none and send and receive nothing; an
+/// incast of `--clients N --reversed` with fewer QPs has fewer senders than it says.
+fn idle_clients_note(spec: &crate::perf::PerfSpec) -> Option<String> {
+    let (qps, clients) = (spec.qps.max(1), spec.clients.max(1));
+    (qps < clients).then(|| {
+        let idle = if clients - qps == 1 {
+            format!("client {clients} has")
+        } else {
+            format!("clients {}..{clients} have", qps + 1)
+        };
+        format!(
+            "rnic: note: --clients {clients} with -q {qps}: the QPs go round robin over the \
+             clients, so {idle} no QP and take no part; give -q {clients} (or more) to use \
+             every client"
+        )
+    })
 }
 
 /// The field each switch of the run's topology takes its buffer from, for the drop note's

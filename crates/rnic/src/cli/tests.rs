@@ -51,6 +51,40 @@ fn perf_prints_perftest_table() {
     assert!(r.out.contains("BW average[Gb/sec]") && r.out.contains("Mtu             : 1024[B]"));
 }
 
+/// The QPs go round robin over the clients: with fewer QPs than clients, the clients
+/// past the `-q`-th take no part, which a note says (an incast of four clients on two QPs
+/// has two senders).
+#[test]
+fn clients_without_a_qp_are_noted() {
+    let note = "take no part";
+    let r = rnic(&[
+        "perf",
+        "write-bw",
+        "-q",
+        "2",
+        "--clients",
+        "4",
+        "--reversed",
+        "-n",
+        "10",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(
+        r.err.contains("--clients 4 with -q 2") && r.err.contains("clients 3..4 have no QP"),
+        "{}",
+        r.err
+    );
+    let r = rnic(&["perf", "write-lat", "--clients", "2", "-n", "10"]);
+    assert!(r.err.contains("client 2 has no QP"), "{}", r.err);
+    for args in [
+        &["perf", "write-bw", "-q", "4", "--clients", "4", "-n", "10"][..],
+        &["perf", "write-bw", "-q", "1", "-n", "10"][..],
+    ] {
+        let r = rnic(args);
+        assert!(!r.err.contains(note), "{args:?}: {}", r.err);
+    }
+}
+
 #[test]
 fn perf_all_sizes() {
     let r = rnic(&["perf", "send-bw", "-a", "-n", "5"]);
