@@ -52,6 +52,18 @@ impl LatencyStats {
             max: s[n - 1],
             stdev: var.sqrt(),
         }
+        .rounding_settled()
+    }
+
+    /// The average put back between the extremes, where floating-point summation
+    /// rounding left it (n equal samples summed may come out a few ulps above their value),
+    /// and no spread when every sample is equal.
+    pub fn rounding_settled(mut self) -> LatencyStats {
+        self.avg = self.avg.clamp(self.min, self.max);
+        if self.min == self.max {
+            self.stdev = 0.0;
+        }
+        self
     }
 }
 

@@ -245,6 +245,7 @@ pub(crate) fn hist_stats(h: &Histogram, sum: f64, sumsq: f64) -> LatencyStats {
         max: us(h.max()),
         stdev: (sumsq / n as f64 - avg * avg).max(0.0).sqrt(),
     }
+    .rounding_settled()
 }
 
 /// Every node's NIC counters, by dotted name (`nic.dma.payload_reads`; node 0 = server).

@@ -285,6 +285,24 @@ fn latency_stats_follow_perftest_percentiles() {
     assert_eq!(LatencyStats::from_samples_us(&[]), LatencyStats::default());
 }
 
+/// Identical samples have that value as their average and no spread: summing 271 of
+/// 3.689705 µs in floating point gave an average of 3.689705000000003, above the maximum,
+/// and a standard deviation of 3e-15.
+#[test]
+fn latency_stats_of_equal_samples_are_exact() {
+    for (v, n) in [(3.689705, 271), (2.70507, 184), (0.1, 1000)] {
+        let l = LatencyStats::from_samples_us(&vec![v; n]);
+        assert_eq!(
+            (l.min, l.avg, l.p50, l.max, l.stdev),
+            (v, v, v, v, 0.0),
+            "{v} x {n}"
+        );
+    }
+    // The average always lies between the extremes.
+    let l = LatencyStats::from_samples_us(&[0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1]);
+    assert!(l.min <= l.avg && l.avg <= l.max, "{l:?}");
+}
+
 fn sample() -> PerfResult {
     let mut r = PerfResult {
         test: "write-bw".into(),
