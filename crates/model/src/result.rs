@@ -67,6 +67,22 @@ impl LatencyStats {
     }
 }
 
+/// One statistic of consecutive runs (the sizes of `-a`) from the value so far and the next
+/// run's: counts and busy times add up; a maximum or peak ([`crate::stats::is_extreme`])
+/// and the properties every run shares
+/// (`buffer_cycle_links`; `cm.done_ps`, when each run's setup ended) take the largest;
+/// what a run leaves at its end (`buffer_left_bytes`) is the last run's.
+pub fn merge_stat(key: &str, so_far: u64, next: u64) -> u64 {
+    let name = key.rsplit('.').next().unwrap_or(key);
+    if name == "buffer_left_bytes" {
+        next
+    } else if crate::stats::is_extreme(key) || name == "buffer_cycle_links" || name == "done_ps" {
+        so_far.max(next)
+    } else {
+        so_far.saturating_add(next)
+    }
+}
+
 /// How a run ended. A command-line tool maps it to its exit status.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
@@ -364,7 +380,7 @@ impl PerfResult {
     /// Combines the results of several sizes (run in order) into one: `per_size` gets every
     /// size's row; the per-size figures at the top level are the last size's; counters
     /// (retransmissions, NAKs, timeouts, cache hits/misses, PCIe bytes, events, verified bytes,
-    /// wall seconds) are summed; `simulated_time_us` is summed; on-chip bytes take the maximum
+    /// wall seconds, and the `stats` registry as [`merge_stat`] combines it) are summed; `simulated_time_us` is summed; on-chip bytes take the maximum
     /// per structure; `bytes_verified` holds only if every size verified. A single result is
     /// returned unchanged.
     pub fn from_sizes(results: Vec<PerfResult>) -> PerfResult {
@@ -409,6 +425,13 @@ impl PerfResult {
                     .collect::<Vec<_>>()
                     .join("; "),
             );
+        }
+        out.stats = BTreeMap::new();
+        for r in &results {
+            for (k, &v) in &r.stats {
+                let e = out.stats.entry(k.clone()).or_insert(0);
+                *e = merge_stat(k, *e, v);
+            }
         }
         out.caches = BTreeMap::new();
         out.onchip_bytes = BTreeMap::new();

@@ -84,6 +84,15 @@ impl Registry {
     }
 }
 
+/// Whether counter `name` is an extreme (a maximum or a peak) rather than a count: its last
+/// dotted part starts with `max_` or contains `_max` or `peak` (`dma.max_tags_in_use`,
+/// `dma.wqe_latency_max_ps`, `tx.buffer_peak_bytes`, `pfc.max_ingress_bytes`). Extremes of
+/// several nodes or runs combine by the largest, counts by their sum.
+pub fn is_extreme(name: &str) -> bool {
+    let last = name.rsplit('.').next().unwrap_or(name);
+    last.starts_with("max_") || last.contains("_max") || last.contains("peak")
+}
+
 fn join(prefix: &str, name: &str) -> String {
     if prefix.is_empty() {
         name.to_string()

@@ -227,6 +227,63 @@ fn lat_and_atomic_headers() {
     assert!(t.contains(RESULT_FMT_LAT_DUR));
 }
 
+/// `-a` runs each size on its own: the statistics cover them all, as the counters at the
+/// top level do (`--stats` printed the last size's counters only, beside a retransmission
+/// count of every size): counts and busy times add up, maxima and peaks take the largest,
+/// and what the end of a run leaves (`tx.buffer_left_bytes`) is the last size's.
+#[test]
+fn all_sizes_statistics_cover_every_size() {
+    let sizes = [(2u64, 1u64), (4, 10), (8, 100)];
+    let per: Vec<PerfResult> = sizes
+        .iter()
+        .map(|&(s, k)| {
+            let mut r = PerfResult {
+                size_bytes: s,
+                retransmissions: k,
+                ..Default::default()
+            };
+            for (name, v) in [
+                ("transport.retransmissions", k),
+                ("server.nic.tx.frames", 3 * k),
+                ("server.nic.tx.unit.busy_ps", 7 * k),
+                (
+                    "server.nic.dma.wqe_latency_max_ps",
+                    [50, 900, 70][k.ilog10() as usize],
+                ),
+                (
+                    "server.nic.dma.max_tags_in_use",
+                    [5, 2, 3][k.ilog10() as usize],
+                ),
+                (
+                    "server.nic.tx.buffer_peak_bytes",
+                    [10, 30, 20][k.ilog10() as usize],
+                ),
+                ("net.pfc.max_ingress_bytes", [1, 9, 4][k.ilog10() as usize]),
+                (
+                    "server.nic.tx.buffer_left_bytes",
+                    [6, 0, 4][k.ilog10() as usize],
+                ),
+            ] {
+                r.stats.insert(name.into(), v);
+            }
+            r
+        })
+        .collect();
+    let only_last = per[2].stats.get("server.nic.tx.frames").copied();
+    assert_eq!(only_last, Some(300));
+    let all = PerfResult::from_sizes(per);
+    let stat = |k: &str| all.stats.get(k).copied();
+    assert_eq!(stat("transport.retransmissions"), Some(all.retransmissions));
+    assert_eq!(stat("transport.retransmissions"), Some(111));
+    assert_eq!(stat("server.nic.tx.frames"), Some(333));
+    assert_eq!(stat("server.nic.tx.unit.busy_ps"), Some(777));
+    assert_eq!(stat("server.nic.dma.wqe_latency_max_ps"), Some(900));
+    assert_eq!(stat("server.nic.dma.max_tags_in_use"), Some(5));
+    assert_eq!(stat("server.nic.tx.buffer_peak_bytes"), Some(30));
+    assert_eq!(stat("net.pfc.max_ingress_bytes"), Some(9));
+    assert_eq!(stat("server.nic.tx.buffer_left_bytes"), Some(4));
+}
+
 #[test]
 fn all_sizes_print_one_row_each() {
     let per: Vec<PerfResult> = [2u64, 4, 8]
