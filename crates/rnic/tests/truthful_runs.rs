@@ -118,6 +118,34 @@ fn runs_that_do_not_complete_exit_3_with_the_reason() {
             assert!(r.ops_completed < 20, "{args:?}");
         }
     }
+    // The event limit's reason counts from the run's start, RDMA CM setup included, while
+    // the summary's simulated time counts from the applications' start: the reason says
+    // how much went to connecting, and the rest is the summary's time.
+    let (code, r, _) = perf_json(&["write-lat", "-n", "100", "--set", "sim.max_events=50"]);
+    assert_eq!(code, 3);
+    let number_after = |text: &str, key: &str| -> f64 {
+        let at = text.find(key).unwrap_or_else(|| panic!("{key} in {text}")) + key.len();
+        text[at..]
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let total = number_after(&r.reason, "sim.max_events = 50 after");
+    let connecting = number_after(&r.reason, "µs simulated (");
+    let app = number_after(&r.reason, "connecting the QPs by RDMA CM,");
+    assert!(connecting > 0.0 && app > 0.0, "{}", r.reason);
+    assert!((connecting + app - total).abs() < 0.002, "{}", r.reason);
+    assert_eq!(format!("{app:.3}"), format!("{:.3}", r.simulated_time_us));
+    // Stopped before every QP was connected: all of it went to connecting.
+    let (code, r, _) = perf_json(&["write-bw", "-n", "5", "--set", "sim.max_events=10"]);
+    assert_eq!(code, 3);
+    assert!(
+        r.reason.contains("all of it connecting the QPs by RDMA CM"),
+        "{}",
+        r.reason
+    );
 }
 
 #[test]
