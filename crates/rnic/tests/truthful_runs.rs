@@ -118,6 +118,35 @@ fn runs_that_do_not_complete_exit_3_with_the_reason() {
             assert!(r.ops_completed < 20, "{args:?}");
         }
     }
+    // A bandwidth run whose every QP failed ends when the last of them has reported all
+    // its work requests: RNR retries exhausted at once (rnr_retry 0) ended after tens of
+    // µs, but the run went on to 67 ms, the ACK timer (-u 14) its QPs had armed before
+    // failing, and reported that time and a rate over it.
+    let args = [
+        "send-bw",
+        "-s",
+        "4096",
+        "-q",
+        "4",
+        "-t",
+        "64",
+        "-r",
+        "4",
+        "-n",
+        "200",
+        "--set",
+        "qp.rnr_retry=0",
+    ];
+    let (code, r, err) = perf_json(&args);
+    assert_eq!(code, 3, "{err}");
+    assert!(r.reason.contains("RNR_RETRY_EXC_ERR"), "{}", r.reason);
+    assert!(r.ops_completed > 0, "{r:?}");
+    assert!(
+        r.simulated_time_us < 1000.0,
+        "{} µs simulated for {} operations",
+        r.simulated_time_us,
+        r.ops_completed
+    );
     // The event limit's reason counts from the run's start, RDMA CM setup included, while
     // the summary's simulated time counts from the applications' start: the reason says
     // how much went to connecting, and the rest is the summary's time.

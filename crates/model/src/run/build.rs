@@ -522,6 +522,7 @@ pub(crate) fn build_flows(
                 c_qpn,
                 posted: 0,
                 completed: 0,
+                failed: 0,
             });
         }
         for (i, pr) in pairs.iter().enumerate() {
