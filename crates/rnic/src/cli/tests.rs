@@ -85,6 +85,57 @@ fn clients_without_a_qp_are_noted() {
     }
 }
 
+/// With `-a` each size is a run of its own, connected anew on the same QP numbers and
+/// PSNs, and a capture held only the last size's frames (the file was rewritten for each):
+/// `--pcap` with `-a` is refused, naming both, before anything runs.
+#[test]
+fn a_capture_of_all_sizes_is_refused() {
+    let d = tmp("pcap-all");
+    let pcap = d.join("all.pcap");
+    let r = rnic(&[
+        "perf",
+        "write-bw",
+        "-a",
+        "-n",
+        "5",
+        "--pcap",
+        pcap.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 2, "{}", r.err);
+    assert!(
+        r.err.contains("--pcap") && r.err.contains("-a/--all"),
+        "{}",
+        r.err
+    );
+    assert!(r.err.contains("-s"), "{}", r.err);
+    assert!(!pcap.exists());
+    // A scenario's [output] pcap with perf.all likewise.
+    let f = d.join("s.toml");
+    std::fs::write(
+        &f,
+        format!(
+            "[perf]\ntest = \"write-bw\"\nall = true\niters = 5\n[output]\npcap = {:?}\n",
+            pcap.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let r = rnic(&["run", f.to_str().unwrap()]);
+    assert_eq!(r.code, 2, "{}", r.err);
+    assert!(r.err.contains("--pcap"), "{}", r.err);
+    // One size captures as before.
+    let r = rnic(&[
+        "perf",
+        "write-bw",
+        "-s",
+        "64",
+        "-n",
+        "5",
+        "--pcap",
+        pcap.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+}
+
 #[test]
 fn perf_all_sizes() {
     let r = rnic(&["perf", "send-bw", "-a", "-n", "5"]);
