@@ -171,6 +171,25 @@ fn cmd_perf(
             c.test.name()
         )?;
     }
+    {
+        use rnic_model::workload::Verb;
+        let verb = c.test.verb();
+        if c.inline_size.is_some() && matches!(verb, Verb::Read | Verb::Atomic) {
+            writeln!(
+                err,
+                "rnic: -I/--inline_size has no effect on {}: only SEND and WRITE payloads \
+                 are posted inline",
+                c.test.name()
+            )?;
+        }
+        if c.outs.is_some() && matches!(verb, Verb::Write | Verb::Send) {
+            writeln!(
+                err,
+                "rnic: -o/--outs has no effect on {}: it bounds outstanding READs and atomics",
+                c.test.name()
+            )?;
+        }
+    }
     if c.recv_post_list.is_some() && c.test != rnic_model::workload::PerfTest::SendBw {
         writeln!(
             err,

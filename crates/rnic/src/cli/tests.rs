@@ -136,6 +136,42 @@ fn a_capture_of_all_sizes_is_refused() {
     assert_eq!(r.code, 0, "{}", r.err);
 }
 
+/// `-I` inlines SEND and WRITE payloads and `-o` bounds outstanding READs and atomics:
+/// given to a test of the other verbs they change nothing, and a note says so instead of
+/// the run taking them in silence.
+#[test]
+fn flags_of_other_verbs_are_noted() {
+    for (args, note) in [
+        (
+            &["perf", "read-bw", "-I", "64", "-n", "10"][..],
+            "-I/--inline_size has no effect on read-bw",
+        ),
+        (
+            &["perf", "atomic-lat", "-I", "64", "-n", "10"][..],
+            "-I/--inline_size has no effect on atomic-lat",
+        ),
+        (
+            &["perf", "write-bw", "-o", "4", "-n", "10"][..],
+            "-o/--outs has no effect on write-bw",
+        ),
+        (
+            &["perf", "send-lat", "-o", "4", "-n", "10"][..],
+            "-o/--outs has no effect on send-lat",
+        ),
+    ] {
+        let r = rnic(args);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.err);
+        assert!(r.err.contains(note), "{args:?}: {}", r.err);
+    }
+    for args in [
+        &["perf", "write-bw", "-I", "64", "-n", "10"][..],
+        &["perf", "read-bw", "-o", "4", "-n", "10"][..],
+    ] {
+        let r = rnic(args);
+        assert!(!r.err.contains("has no effect"), "{args:?}: {}", r.err);
+    }
+}
+
 #[test]
 fn perf_all_sizes() {
     let r = rnic(&["perf", "send-bw", "-a", "-n", "5"]);
