@@ -606,6 +606,25 @@ fn rate_limit_holds_each_qp_to_its_rate() {
         assert_eq!(code, Some(2), "{err}");
         assert!(err.contains("not"), "{err}");
     }
+    // --burst_size counts messages of -s bytes; -a changes the size, and the burst was
+    // taken in bytes of the default 64 KiB message, 4096 messages of 64 B past the limit.
+    let (code, out, err) = rnic(&[
+        "perf",
+        "write-bw",
+        "-a",
+        "-n",
+        "5",
+        "--rate_limit",
+        "10",
+        "--burst_size",
+        "4",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--burst_size") && err.contains("-a/--all"),
+        "{err}"
+    );
+    assert!(out.is_empty(), "{out}");
 }
 
 /// `--perform_warm_up`: each QP first does a tx depth of operations, one QP after another,

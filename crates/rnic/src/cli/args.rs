@@ -495,6 +495,16 @@ impl PerfCmd {
                 "--rate_limit {rate}: give a rate above 0"
             )));
         }
+        if self.all && self.burst_size.is_some() {
+            // The burst is N messages of -s bytes, set once for the run in bytes; -a runs
+            // every size with the same field.
+            anyhow::bail!(crate::UsageError(
+                "--burst_size counts messages of -s bytes, but -a/--all runs every size \
+                 under one burst in bytes (N messages of 64 KiB would let 2-byte messages \
+                 burst 32768 times longer); give -s SIZE, or leave out --burst_size"
+                    .into()
+            ));
+        }
         let mut v = vec![Override::new("qp.rate_limit_gbps", gbps)];
         if let Some(n) = self.burst_size {
             let size = self.size.unwrap_or(self.test.default_size());
