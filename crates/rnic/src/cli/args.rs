@@ -192,10 +192,11 @@ fn duration_parser(s: &str) -> Result<f64, String> {
 /// Options of every simulating command.
 #[derive(Debug, Args, Clone, Default)]
 pub struct SimArgs {
-    /// Configuration profile (`rnic config profiles` lists them) [default: baseline].
+    /// Configuration profile (`rnic config profiles` lists them; overrides a scenario
+    /// file's `profile`) [default: the scenario file's, else baseline].
     #[arg(long, value_name = "NAME")]
     pub profile: Option<String>,
-    /// Random seed (sets sim.seed).
+    /// Random seed (sets sim.seed; overrides a scenario file's `seed`).
     #[arg(long, value_name = "N", allow_negative_numbers = true,
           value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
     pub seed: Option<u64>,

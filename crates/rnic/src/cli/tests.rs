@@ -364,6 +364,18 @@ fn help_and_version_exit_0() {
         assert_eq!(r.code, 0, "{args:?}");
         assert!(!r.out.is_empty());
     }
+    // `rnic run` takes a scenario file's profile and seed unless the flags are given: its
+    // help does not claim the baseline profile as the default.
+    let r = rnic(&["run", "--help"]);
+    let profile = r
+        .out
+        .lines()
+        .skip_while(|l| !l.contains("--profile"))
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(profile.contains("scenario file's"), "{}", r.out);
+    assert!(!profile.contains("[default: baseline]"), "{}", r.out);
 }
 
 #[test]
