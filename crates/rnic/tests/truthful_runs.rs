@@ -204,6 +204,34 @@ fn requests_the_model_cannot_honour_are_refused_before_running() {
             "sim.max_memory_gb",
         ),
         (&["write-bw", "-n", "10", "-D", "1"], "-n/--iters and -D"),
+        // ORNIC's out-of-order WRITEs and MP-RDMA are acknowledged schemes: on UC QPs,
+        // which send no ACK, the run went on for 2 billion events (2,813 simulated s).
+        (
+            &[
+                "write-bw",
+                "-c",
+                "UC",
+                "-n",
+                "5",
+                "--set",
+                "qp.reliability=ornic",
+            ],
+            "qp.reliability",
+        ),
+        (
+            &[
+                "send-bw",
+                "-c",
+                "UD",
+                "-s",
+                "64",
+                "-n",
+                "5",
+                "--set",
+                "qp.reliability=mp_rdma",
+            ],
+            "qp.reliability",
+        ),
     ] {
         let mut a = vec!["perf"];
         a.extend_from_slice(args);
