@@ -204,6 +204,16 @@ fn requests_the_model_cannot_honour_are_refused_before_running() {
             "sim.max_memory_gb",
         ),
         (&["write-bw", "-n", "10", "-D", "1"], "-n/--iters and -D"),
+        // The ornic profile's out-of-order WQEs are WRITE and READ only: a latency or SEND
+        // test under it is a bad request (it exited 1, as a failure of the model).
+        (
+            &["read-lat", "-n", "5", "--profile", "ornic"],
+            "qp.reliability",
+        ),
+        (
+            &["send-bw", "-n", "5", "--profile", "ornic"],
+            "qp.reliability",
+        ),
         // ORNIC's out-of-order WRITEs and MP-RDMA are acknowledged schemes: on UC QPs,
         // which send no ACK, the run went on for 2 billion events (2,813 simulated s).
         (
