@@ -472,6 +472,20 @@ fn bidirectional_and_reversed_turn_the_traffic() {
         .map(|d| d["bw_avg_mb_s"].as_f64().unwrap())
         .sum();
     assert!((sum - both["bw_avg_mb_s"].as_f64().unwrap()).abs() < 1e-6 * sum);
+    // Each direction's row has its own operations' latencies (they were all 0), and the
+    // run's are both directions' together.
+    let lat = |v: &serde_json::Value, k: &str| v["latency_us"][k].as_f64().unwrap();
+    for d in dirs {
+        assert!(lat(d, "min") > 0.0 && lat(d, "min") <= lat(d, "p50"), "{d}");
+        assert!(
+            lat(d, "p50") <= lat(d, "max") && lat(d, "avg") <= lat(d, "max"),
+            "{d}"
+        );
+    }
+    let (mins, maxs): (Vec<f64>, Vec<f64>) =
+        dirs.iter().map(|d| (lat(d, "min"), lat(d, "max"))).unzip();
+    assert_eq!(lat(&both, "min"), mins[0].min(mins[1]));
+    assert_eq!(lat(&both, "max"), maxs[0].max(maxs[1]));
     for v in [&one, &both] {
         assert!(v["stats"]["server.nic.tx.messages"].as_u64().unwrap() > 0);
     }
