@@ -276,6 +276,11 @@ fn cmd_perf(
         .out_json_file
         .clone()
         .or_else(|| c.out_json.then(|| PathBuf::from("perftest_out.json")));
+    output::check_distinct(&[
+        ("--json", c.sim.json.as_deref()),
+        ("--out_json_file", out_json.as_deref()),
+        ("--pcap", c.pcap.as_deref()),
+    ])?;
     if let Some(path) = &out_json {
         output::check_file("--out_json_file", path)?;
     }
@@ -494,6 +499,13 @@ fn cmd_run(
         .with_context(|| format!("in scenario file {origin}"))?;
     inputs.pcap = c.pcap.clone().or(scenario.pcap.clone());
     let json_path: Option<PathBuf> = c.sim.json.clone().or(scenario.json.clone());
+    output::check_distinct(&[
+        (
+            "the JSON output (--json or [output] json)",
+            json_path.as_deref(),
+        ),
+        ("the pcap (--pcap or [output] pcap)", inputs.pcap.as_deref()),
+    ])?;
     writeln!(err, "rnic: scenario {}", scenario.name)?;
     if let Some(flows) = &scenario.flows {
         return run_flows_and_report(

@@ -172,6 +172,64 @@ fn flags_of_other_verbs_are_noted() {
     }
 }
 
+/// Two outputs naming one file would overwrite each other (the pcap was replaced by the
+/// JSON, rnic's JSON by perftest's): refused before anything runs, naming both flags.
+#[test]
+fn two_outputs_to_one_file_are_refused() {
+    let d = tmp("same-file");
+    let f = d.join("same.out");
+    let f = f.to_str().unwrap();
+    for (args, flags) in [
+        (
+            vec!["perf", "write-bw", "-n", "5", "--json", f, "--pcap", f],
+            ("--json", "--pcap"),
+        ),
+        (
+            vec![
+                "perf",
+                "write-bw",
+                "-n",
+                "5",
+                "--json",
+                f,
+                "--out_json_file",
+                f,
+            ],
+            ("--json", "--out_json_file"),
+        ),
+    ] {
+        let r = rnic(&args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.err);
+        assert!(
+            r.err.contains(flags.0) && r.err.contains(flags.1),
+            "{}",
+            r.err
+        );
+        assert!(!Path::new(f).exists(), "{args:?} wrote {f}");
+    }
+    let s = d.join("s.toml");
+    std::fs::write(
+        &s,
+        format!("[perf]\ntest = \"write-bw\"\niters = 5\n[output]\njson = {f:?}\npcap = {f:?}\n"),
+    )
+    .unwrap();
+    let r = rnic(&["run", s.to_str().unwrap()]);
+    assert_eq!(r.code, 2, "{}", r.err);
+    assert!(r.err.contains("both name"), "{}", r.err);
+    // `--json -` is standard output, no file.
+    let r = rnic(&[
+        "perf",
+        "write-bw",
+        "-n",
+        "5",
+        "--json",
+        "-",
+        "--out_json_file",
+        f,
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+}
+
 #[test]
 fn perf_all_sizes() {
     let r = rnic(&["perf", "send-bw", "-a", "-n", "5"]);
