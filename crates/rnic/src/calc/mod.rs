@@ -74,7 +74,7 @@ pub fn queue_depth(input: QdInput) -> Result<QdResult, String> {
     let bytes_in_flight = input.gbps * 1e9 / 8.0 * input.rtt_us * 1e-6;
     let exact = bytes_in_flight / input.frame_bytes as f64;
     // 2^64: the first queue depth a u64 cannot hold (the cast would print u64::MAX).
-    if !(exact < 18_446_744_073_709_551_616.0) {
+    if exact.is_nan() || exact >= 18_446_744_073_709_551_616.0 {
         return Err(format!(
             "the queue depth would be {exact:e} frames ({} Gbit/s × {} µs / {} B), more \
              than can be counted: give a line rate, round trip or frame size a link can have",
