@@ -626,6 +626,26 @@ fn cmd_sweep(
     // `--json -` puts the results on standard output instead of the table, as for perf.
     let json_to_stdout = c.json.as_deref() == Some(Path::new("-"));
     let opts = sweep_options(&c, progress, json_to_stdout);
+    if let Some(path) = c.json.as_deref().filter(|_| !json_to_stdout) {
+        // The sweep writes <name>.csv, .json, .partial.csv, the plots <name>-<metric>.* and
+        // shard files <name>.shard-* in --out: --json there would replace one (or be).
+        let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        let file = path.file_name().map(|f| f.to_string_lossy().into_owned());
+        let clashes = abs(path).parent() == Some(abs(&c.out).as_path())
+            && file.is_some_and(|f| {
+                f.starts_with(&format!("{}.", sw.name)) || f.starts_with(&format!("{}-", sw.name))
+            });
+        if clashes {
+            anyhow::bail!(crate::UsageError(format!(
+                "--json {}: the sweep writes its own files <name>.csv, .json and the plots \
+                 (name `{}`) in --out {}, and this one would overwrite or be overwritten by \
+                 one of them; name another file",
+                path.display(),
+                sw.name,
+                c.out.display()
+            )));
+        }
+    }
     let plan = sweep::Plan::new(&sw, &cli, runner, &opts)?;
     if let Some(path) = c.json.as_deref().filter(|_| !json_to_stdout) {
         output::check_file("sweep JSON output", path)?;

@@ -539,6 +539,53 @@ fn sweep_command() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// `--json` naming one of the sweep's own files in `--out` (its `<name>.json`, which the
+/// merge of shards reads) replaced it with a list of results: refused before any point runs.
+#[test]
+fn sweep_json_over_the_sweeps_own_files_is_refused() {
+    let d = tmp("sweep-json-clash");
+    let f = d.join("sw.toml");
+    std::fs::write(
+        &f,
+        "[perf]\ntest = \"write-bw\"\niters = 5\n[[axis]]\nkey = \"perf.qp\"\nvalues = [1, 2]\n",
+    )
+    .unwrap();
+    let out_dir = d.join("o");
+    for name in ["sw.json", "sw.csv", "sw-msg_rate_mops.svg"] {
+        let json = out_dir.join(name);
+        let runner = FakeRunner::default();
+        let r = run_with(
+            &runner,
+            &[
+                "sweep",
+                f.to_str().unwrap(),
+                "--out",
+                out_dir.to_str().unwrap(),
+                "--json",
+                json.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(r.code, 2, "{name}: {}", r.err);
+        assert!(
+            r.err.contains("--json") && r.err.contains("sw"),
+            "{}",
+            r.err
+        );
+        assert_eq!(calls(&runner), 0, "{name}: points ran");
+    }
+    // Another name in the same directory is fine.
+    let r = rnic(&[
+        "sweep",
+        f.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--json",
+        out_dir.join("all-results.json").to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 fn calls(runner: &FakeRunner) -> usize {
     runner.calls.load(std::sync::atomic::Ordering::Relaxed)
 }
