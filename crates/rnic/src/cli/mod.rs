@@ -182,6 +182,14 @@ fn cmd_perf(
                 c.test.name()
             )?;
         }
+        if c.latency_gap.is_some() && !c.test.is_latency() {
+            writeln!(
+                err,
+                "rnic: --latency_gap has no effect on {}: it idles a latency test between \
+                 iterations",
+                c.test.name()
+            )?;
+        }
         if c.outs.is_some() && matches!(verb, Verb::Write | Verb::Send) {
             writeln!(
                 err,

@@ -158,6 +158,10 @@ fn flags_of_other_verbs_are_noted() {
             &["perf", "send-lat", "-o", "4", "-n", "10"][..],
             "-o/--outs has no effect on send-lat",
         ),
+        (
+            &["perf", "write-bw", "--latency_gap", "10", "-n", "10"][..],
+            "--latency_gap has no effect on write-bw",
+        ),
     ] {
         let r = rnic(args);
         assert_eq!(r.code, 0, "{args:?}: {}", r.err);
@@ -166,6 +170,7 @@ fn flags_of_other_verbs_are_noted() {
     for args in [
         &["perf", "write-bw", "-I", "64", "-n", "10"][..],
         &["perf", "read-bw", "-o", "4", "-n", "10"][..],
+        &["perf", "write-lat", "--latency_gap", "10", "-n", "10"][..],
     ] {
         let r = rnic(args);
         assert!(!r.err.contains("has no effect"), "{args:?}: {}", r.err);
