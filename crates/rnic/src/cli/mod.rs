@@ -182,6 +182,29 @@ fn cmd_perf(
                 c.test.name()
             )?;
         }
+        if c.test.is_latency() {
+            for (given, flag) in [
+                (c.cq_mod.is_some(), "-Q/--cq-mod"),
+                (c.post_list.is_some(), "-l/--post_list"),
+            ] {
+                if given {
+                    writeln!(
+                        err,
+                        "rnic: {flag} has no effect on {}: a latency test posts and polls one \
+                         operation at a time (bandwidth tests take it)",
+                        c.test.name()
+                    )?;
+                }
+            }
+        }
+        if c.rx_depth.is_some() && c.test != rnic_model::workload::PerfTest::SendBw {
+            writeln!(
+                err,
+                "rnic: -r/--rx-depth has no effect on {}: only send-bw's target keeps \
+                 receives posted to that depth",
+                c.test.name()
+            )?;
+        }
         if c.latency_gap.is_some() && !c.test.is_latency() {
             writeln!(
                 err,

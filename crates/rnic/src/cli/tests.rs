@@ -162,6 +162,18 @@ fn flags_of_other_verbs_are_noted() {
             &["perf", "write-bw", "--latency_gap", "10", "-n", "10"][..],
             "--latency_gap has no effect on write-bw",
         ),
+        (
+            &["perf", "write-lat", "-Q", "4", "-n", "10"][..],
+            "-Q/--cq-mod has no effect on write-lat",
+        ),
+        (
+            &["perf", "read-lat", "-l", "4", "-n", "10"][..],
+            "-l/--post_list has no effect on read-lat",
+        ),
+        (
+            &["perf", "write-bw", "-r", "16", "-n", "10"][..],
+            "-r/--rx-depth has no effect on write-bw",
+        ),
     ] {
         let r = rnic(args);
         assert_eq!(r.code, 0, "{args:?}: {}", r.err);
@@ -171,6 +183,8 @@ fn flags_of_other_verbs_are_noted() {
         &["perf", "write-bw", "-I", "64", "-n", "10"][..],
         &["perf", "read-bw", "-o", "4", "-n", "10"][..],
         &["perf", "write-lat", "--latency_gap", "10", "-n", "10"][..],
+        &["perf", "write-bw", "-Q", "4", "-l", "4", "-n", "10"][..],
+        &["perf", "send-bw", "-r", "16", "-n", "10"][..],
     ] {
         let r = rnic(args);
         assert!(!r.err.contains("has no effect"), "{args:?}: {}", r.err);
