@@ -144,6 +144,7 @@ pub fn check_run(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
     let nodes = spec.clients.max(1) as usize + 1;
     crate::net::topology::check(cfg, nodes).map_err(|e| UsageError(e.to_string()))?;
     crate::workload::check_ud_duplicates(cfg).map_err(UsageError)?;
+    crate::workload::check_reliability_transport(cfg).map_err(UsageError)?;
     let inline = u64::from(cfg.host.inline_bytes);
     if inline > 0 && u64::from(cfg.nic.wqe_bytes) < 64 + inline {
         return Err(UsageError(format!(

@@ -52,6 +52,34 @@ impl LatencyStats {
             max: s[n - 1],
             stdev: var.sqrt(),
         }
+        .rounding_settled()
+    }
+
+    /// The average put back between the extremes, where floating-point summation
+    /// rounding left it (n equal samples summed may come out a few ulps above their value),
+    /// and no spread when every sample is equal.
+    pub fn rounding_settled(mut self) -> LatencyStats {
+        self.avg = self.avg.clamp(self.min, self.max);
+        if self.min == self.max {
+            self.stdev = 0.0;
+        }
+        self
+    }
+}
+
+/// One statistic of consecutive runs (the sizes of `-a`) from the value so far and the next
+/// run's: counts and busy times add up; a maximum or peak ([`crate::stats::is_extreme`])
+/// and the properties every run shares
+/// (`buffer_cycle_links`; `cm.done_ps`, when each run's setup ended) take the largest;
+/// what a run leaves at its end (`buffer_left_bytes`) is the last run's.
+pub fn merge_stat(key: &str, so_far: u64, next: u64) -> u64 {
+    let name = key.rsplit('.').next().unwrap_or(key);
+    if name == "buffer_left_bytes" {
+        next
+    } else if crate::stats::is_extreme(key) || name == "buffer_cycle_links" || name == "done_ps" {
+        so_far.max(next)
+    } else {
+        so_far.saturating_add(next)
     }
 }
 
@@ -352,7 +380,7 @@ impl PerfResult {
     /// Combines the results of several sizes (run in order) into one: `per_size` gets every
     /// size's row; the per-size figures at the top level are the last size's; counters
     /// (retransmissions, NAKs, timeouts, cache hits/misses, PCIe bytes, events, verified bytes,
-    /// wall seconds) are summed; `simulated_time_us` is summed; on-chip bytes take the maximum
+    /// wall seconds, and the `stats` registry as [`merge_stat`] combines it) are summed; `simulated_time_us` is summed; on-chip bytes take the maximum
     /// per structure; `bytes_verified` holds only if every size verified. A single result is
     /// returned unchanged.
     pub fn from_sizes(results: Vec<PerfResult>) -> PerfResult {
@@ -397,6 +425,13 @@ impl PerfResult {
                     .collect::<Vec<_>>()
                     .join("; "),
             );
+        }
+        out.stats = BTreeMap::new();
+        for r in &results {
+            for (k, &v) in &r.stats {
+                let e = out.stats.entry(k.clone()).or_insert(0);
+                *e = merge_stat(k, *e, v);
+            }
         }
         out.caches = BTreeMap::new();
         out.onchip_bytes = BTreeMap::new();

@@ -63,10 +63,17 @@ impl Registry {
         self.values.get(name).copied()
     }
 
-    /// Adds every counter of `other` (sums nodes).
+    /// Adds every counter of `other` (sums nodes): counts add up, while a maximum or a
+    /// peak ([`is_extreme`]) takes the larger of the two, since ten clients' largest DMA
+    /// waits or buffer peaks added up were never reached by any of them.
     pub fn add(&mut self, other: &Registry) {
         for (k, v) in &other.values {
-            *self.values.entry(k.clone()).or_default() += v;
+            let e = self.values.entry(k.clone()).or_default();
+            *e = if is_extreme(k) {
+                (*e).max(*v)
+            } else {
+                e.saturating_add(*v)
+            };
         }
     }
 
@@ -82,6 +89,15 @@ impl Registry {
     pub fn values(&self) -> &BTreeMap<String, u64> {
         &self.values
     }
+}
+
+/// Whether counter `name` is an extreme (a maximum or a peak) rather than a count: its last
+/// dotted part starts with `max_` or contains `_max` or `peak` (`dma.max_tags_in_use`,
+/// `dma.wqe_latency_max_ps`, `tx.buffer_peak_bytes`, `pfc.max_ingress_bytes`). Extremes of
+/// several nodes or runs combine by the largest, counts by their sum.
+pub fn is_extreme(name: &str) -> bool {
+    let last = name.rsplit('.').next().unwrap_or(name);
+    last.starts_with("max_") || last.contains("_max") || last.contains("peak")
 }
 
 fn join(prefix: &str, name: &str) -> String {
@@ -156,5 +172,34 @@ mod tests {
         sum.add(&r);
         assert_eq!(sum.get("nic.rx.frames"), Some(6));
         assert_eq!(r.prefixed("server").get("server.nic.rx.frames"), Some(&3));
+    }
+
+    /// Summing nodes adds their counts, but a maximum or peak of several nodes is the
+    /// largest of them: ten clients' DMA tags in use at their busiest added up to 960, past
+    /// the 256 tags one PCIe link has, and their 64 KiB TX buffers' peaks to 640 KiB.
+    #[test]
+    fn nodes_sum_counts_and_keep_the_largest_extreme() {
+        let node = |tags: u64, peak: u64, wait: u64, frames: u64| {
+            let mut r = Registry::default();
+            r.set("nic.dma.max_tags_in_use", tags);
+            r.set("nic.tx.buffer_peak_bytes", peak);
+            r.set("nic.dma.wqe_wait_max_ps", wait);
+            r.set("nic.qpc.max_queued", tags / 2);
+            r.set("nic.tx.frames", frames);
+            r.set("nic.dma.wqe_wait_sum_ps", wait);
+            r
+        };
+        let mut sum = Registry::default();
+        for (tags, peak, wait, frames) in
+            [(96, 65536, 700, 10), (200, 4096, 900, 20), (5, 0, 3, 30)]
+        {
+            sum.add(&node(tags, peak, wait, frames));
+        }
+        assert_eq!(sum.get("nic.dma.max_tags_in_use"), Some(200));
+        assert_eq!(sum.get("nic.tx.buffer_peak_bytes"), Some(65536));
+        assert_eq!(sum.get("nic.dma.wqe_wait_max_ps"), Some(900));
+        assert_eq!(sum.get("nic.qpc.max_queued"), Some(100));
+        assert_eq!(sum.get("nic.tx.frames"), Some(60));
+        assert_eq!(sum.get("nic.dma.wqe_wait_sum_ps"), Some(1603));
     }
 }

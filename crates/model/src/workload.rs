@@ -400,6 +400,28 @@ pub fn check_ud_duplicates(cfg: &crate::config::Config) -> Result<(), String> {
     Ok(())
 }
 
+/// `qp.reliability` other than go-back-N (ORNIC's out-of-order WRITE WQEs, MP-RDMA) is a
+/// scheme of acknowledged, resent WRITEs on RC QPs: UC and UD send no acknowledgement, so
+/// the sender waited for ones that never came (2 billion events on a 5-WRITE UC run).
+pub fn check_reliability_transport(cfg: &crate::config::Config) -> Result<(), String> {
+    use crate::config::{Reliability, Transport};
+    let scheme = match cfg.qp.reliability {
+        Reliability::Gbn => return Ok(()),
+        Reliability::Ornic => "ornic",
+        Reliability::MpRdma => "mp_rdma",
+    };
+    let service = match cfg.qp.transport {
+        Transport::Rc => return Ok(()),
+        Transport::Uc => "UC",
+        Transport::Ud => "UD",
+    };
+    Err(format!(
+        "qp.reliability = \"{scheme}\" acknowledges and resends out-of-order WRITEs on RC QPs, \
+         but -c {service} (qp.transport) sends no acknowledgement: leave out -c (RC), or set \
+         qp.reliability = \"gbn\" (--set qp.reliability=gbn)"
+    ))
+}
+
 /// The rules of `--procs n` (csRNA's latency test): a latency test other than send-lat
 /// (the server initiates), a core per process, a QP per process. Checked when options are
 /// resolved and again by the model for specs built directly.

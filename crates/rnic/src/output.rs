@@ -41,6 +41,29 @@ fn create_dirs(what: &str, path: &Path, dir: &Path) -> Result<(), OutputError> {
     })
 }
 
+/// Refuses two outputs of one command that name the same file (`--json x --pcap x`): the
+/// later write would replace the earlier one in silence. `outputs` pairs each flag with its
+/// path, if given; `-` (standard output) is no file. Paths are compared made absolute.
+pub fn check_distinct(outputs: &[(&str, Option<&Path>)]) -> Result<(), crate::UsageError> {
+    let given: Vec<(&str, PathBuf)> = outputs
+        .iter()
+        .filter_map(|(flag, p)| {
+            let p = (*p)?;
+            (p != Path::new("-")).then(|| (*flag, std::path::absolute(p).unwrap_or(p.into())))
+        })
+        .collect();
+    for (i, (flag, path)) in given.iter().enumerate() {
+        if let Some((first, _)) = given[..i].iter().find(|(_, q)| q == path) {
+            return Err(crate::UsageError(format!(
+                "{first} and {flag} both name {}: one would overwrite the other; give each \
+                 output a file of its own",
+                path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Checks that the file `path` can be written: creates its parent directories, then either
 /// opens the existing file for writing (without truncating it) or creates it and removes it
 /// again. `what` names the output in errors, e.g. "JSON output".

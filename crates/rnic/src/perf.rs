@@ -432,6 +432,16 @@ impl PerfOptions {
         if self.all && self.duration.is_some() {
             return bad("-a/--all cannot be combined with -D/--duration (as perftest)".into());
         }
+        if self.all && pcap.is_some() {
+            // Each size is a run of its own, connected anew on the same QP numbers and PSNs:
+            // one file cannot hold them as one wire (it held the last size's frames alone).
+            return bad(
+                "--pcap (output.pcap) with -a/--all (perf.all): every size is a run of its \
+                 own, connected anew on the same QP numbers and PSNs, so one capture cannot \
+                 hold them; capture one size with -s SIZE instead of -a"
+                    .into(),
+            );
+        }
         if test.verb() == Verb::Atomic {
             if self.all {
                 return bad(format!(

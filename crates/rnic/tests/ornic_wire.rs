@@ -138,7 +138,7 @@ fn other_tests_on_an_ooo_qp_are_refused_with_the_field_named() {
         "-n",
         "5",
     ]);
-    assert_ne!(code, 0);
+    assert_eq!(code, 2, "a bad request exits 2: {err}");
     assert!(
         err.contains("qp.reliability") && err.contains("gbn"),
         "{err}"

@@ -179,6 +179,21 @@ fn output_and_the_verifier_limits_act_as_in_perftest() {
     assert!(err.contains("-w/--limit_bw 1e300 Gbit/s"), "{err}");
 }
 
+/// A latency test reports no bandwidth and no message rate, so perftest's verifier limits
+/// cannot judge it: `-w`/`-y` on one are refused before the run (exit 2, naming the flag),
+/// not checked against a figure the table never shows.
+#[test]
+fn verifier_limits_are_refused_on_latency_tests() {
+    for test in ["write-lat", "read-lat", "send-lat", "atomic-lat"] {
+        for (flag, name) in [("-w", "-w/--limit_bw"), ("-y", "-y/--limit_msgrate")] {
+            let (code, out, err) = rnic(&["perf", test, "-n", "10", flag, "0.001"]);
+            assert_eq!(code, Some(2), "{test} {flag}: {err}");
+            assert!(err.contains(name) && err.contains("latency test"), "{err}");
+            assert!(out.is_empty(), "{test} {flag} ran: {out}");
+        }
+    }
+}
+
 /// `-l/--post_list 8` posts lists of 8 WQEs with one doorbell each: 8× fewer doorbells for
 /// the same operations, every byte verified; a list longer than the tx depth is refused.
 #[test]
@@ -457,6 +472,20 @@ fn bidirectional_and_reversed_turn_the_traffic() {
         .map(|d| d["bw_avg_mb_s"].as_f64().unwrap())
         .sum();
     assert!((sum - both["bw_avg_mb_s"].as_f64().unwrap()).abs() < 1e-6 * sum);
+    // Each direction's row has its own operations' latencies (they were all 0), and the
+    // run's are both directions' together.
+    let lat = |v: &serde_json::Value, k: &str| v["latency_us"][k].as_f64().unwrap();
+    for d in dirs {
+        assert!(lat(d, "min") > 0.0 && lat(d, "min") <= lat(d, "p50"), "{d}");
+        assert!(
+            lat(d, "p50") <= lat(d, "max") && lat(d, "avg") <= lat(d, "max"),
+            "{d}"
+        );
+    }
+    let (mins, maxs): (Vec<f64>, Vec<f64>) =
+        dirs.iter().map(|d| (lat(d, "min"), lat(d, "max"))).unzip();
+    assert_eq!(lat(&both, "min"), mins[0].min(mins[1]));
+    assert_eq!(lat(&both, "max"), maxs[0].max(maxs[1]));
     for v in [&one, &both] {
         assert!(v["stats"]["server.nic.tx.messages"].as_u64().unwrap() > 0);
     }
@@ -591,6 +620,25 @@ fn rate_limit_holds_each_qp_to_its_rate() {
         assert_eq!(code, Some(2), "{err}");
         assert!(err.contains("not"), "{err}");
     }
+    // --burst_size counts messages of -s bytes; -a changes the size, and the burst was
+    // taken in bytes of the default 64 KiB message, 4096 messages of 64 B past the limit.
+    let (code, out, err) = rnic(&[
+        "perf",
+        "write-bw",
+        "-a",
+        "-n",
+        "5",
+        "--rate_limit",
+        "10",
+        "--burst_size",
+        "4",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--burst_size") && err.contains("-a/--all"),
+        "{err}"
+    );
+    assert!(out.is_empty(), "{out}");
 }
 
 /// `--perform_warm_up`: each QP first does a tx depth of operations, one QP after another,

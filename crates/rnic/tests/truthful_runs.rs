@@ -118,6 +118,63 @@ fn runs_that_do_not_complete_exit_3_with_the_reason() {
             assert!(r.ops_completed < 20, "{args:?}");
         }
     }
+    // A bandwidth run whose every QP failed ends when the last of them has reported all
+    // its work requests: RNR retries exhausted at once (rnr_retry 0) ended after tens of
+    // µs, but the run went on to 67 ms, the ACK timer (-u 14) its QPs had armed before
+    // failing, and reported that time and a rate over it.
+    let args = [
+        "send-bw",
+        "-s",
+        "4096",
+        "-q",
+        "4",
+        "-t",
+        "64",
+        "-r",
+        "4",
+        "-n",
+        "200",
+        "--set",
+        "qp.rnr_retry=0",
+    ];
+    let (code, r, err) = perf_json(&args);
+    assert_eq!(code, 3, "{err}");
+    assert!(r.reason.contains("RNR_RETRY_EXC_ERR"), "{}", r.reason);
+    assert!(r.ops_completed > 0, "{r:?}");
+    assert!(
+        r.simulated_time_us < 1000.0,
+        "{} µs simulated for {} operations",
+        r.simulated_time_us,
+        r.ops_completed
+    );
+    // The event limit's reason counts from the run's start, RDMA CM setup included, while
+    // the summary's simulated time counts from the applications' start: the reason says
+    // how much went to connecting, and the rest is the summary's time.
+    let (code, r, _) = perf_json(&["write-lat", "-n", "100", "--set", "sim.max_events=50"]);
+    assert_eq!(code, 3);
+    let number_after = |text: &str, key: &str| -> f64 {
+        let at = text.find(key).unwrap_or_else(|| panic!("{key} in {text}")) + key.len();
+        text[at..]
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let total = number_after(&r.reason, "sim.max_events = 50 after");
+    let connecting = number_after(&r.reason, "µs simulated (");
+    let app = number_after(&r.reason, "connecting the QPs by RDMA CM,");
+    assert!(connecting > 0.0 && app > 0.0, "{}", r.reason);
+    assert!((connecting + app - total).abs() < 0.002, "{}", r.reason);
+    assert_eq!(format!("{app:.3}"), format!("{:.3}", r.simulated_time_us));
+    // Stopped before every QP was connected: all of it went to connecting.
+    let (code, r, _) = perf_json(&["write-bw", "-n", "5", "--set", "sim.max_events=10"]);
+    assert_eq!(code, 3);
+    assert!(
+        r.reason.contains("all of it connecting the QPs by RDMA CM"),
+        "{}",
+        r.reason
+    );
 }
 
 #[test]
@@ -147,6 +204,44 @@ fn requests_the_model_cannot_honour_are_refused_before_running() {
             "sim.max_memory_gb",
         ),
         (&["write-bw", "-n", "10", "-D", "1"], "-n/--iters and -D"),
+        // The ornic profile's out-of-order WQEs are WRITE and READ only: a latency or SEND
+        // test under it is a bad request (it exited 1, as a failure of the model).
+        (
+            &["read-lat", "-n", "5", "--profile", "ornic"],
+            "qp.reliability",
+        ),
+        (
+            &["send-bw", "-n", "5", "--profile", "ornic"],
+            "qp.reliability",
+        ),
+        // ORNIC's out-of-order WRITEs and MP-RDMA are acknowledged schemes: on UC QPs,
+        // which send no ACK, the run went on for 2 billion events (2,813 simulated s).
+        (
+            &[
+                "write-bw",
+                "-c",
+                "UC",
+                "-n",
+                "5",
+                "--set",
+                "qp.reliability=ornic",
+            ],
+            "qp.reliability",
+        ),
+        (
+            &[
+                "send-bw",
+                "-c",
+                "UD",
+                "-s",
+                "64",
+                "-n",
+                "5",
+                "--set",
+                "qp.reliability=mp_rdma",
+            ],
+            "qp.reliability",
+        ),
     ] {
         let mut a = vec!["perf"];
         a.extend_from_slice(args);

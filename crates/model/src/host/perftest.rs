@@ -32,7 +32,7 @@ use rnic_sim::{EventQueue, Histogram, TimePs};
 use rnic_transport::{RemoteAddr, Sge, WrOpcode};
 
 use super::bw_peak::BwPeak;
-use super::driver::{decode_cqe, encode_rq_wqe, wc_status_name, SqWqe, CQE_BYTES};
+use super::driver::{decode_cqe, encode_rq_wqe, wc_status_name, Cqe, SqWqe, CQE_BYTES};
 use super::steady::Steady;
 use crate::event::{Ev, HostEv, NicEv};
 use crate::oracle::PayloadOracle;
@@ -132,6 +132,10 @@ pub struct Pair {
     pub posted: u64,
     /// Operations completed at the initiator.
     pub completed: u64,
+    /// Bandwidth tests: the initiator's work requests that completed in error (the QP went
+    /// to ERR and flushed the rest); once every posted one is accounted for, the pair can do
+    /// nothing more.
+    pub failed: u64,
 }
 
 /// A core's initial fill of its QPs (bandwidth tests).
@@ -1111,6 +1115,32 @@ impl Perftest {
         }
     }
 
+    /// Bandwidth tests in iteration mode: an initiator's work request of a pair completed
+    /// in error. Its QP is in ERR and flushes what it holds, so once every operation the
+    /// pair posted is either completed or failed, the pair is done (it can post nothing
+    /// more), and with every pair done the application is finished: the run ends at the
+    /// last report, polled at `t`, instead of at a timer its QPs armed before they failed.
+    /// An error report is a completion the application waited for, so the measured time
+    /// runs to it (the retransmission timeouts a failed QP waited out stay in it).
+    fn bw_pair_failed(&mut self, node: usize, cqe: &Cqe, t: TimePs) {
+        if self.is_lat() || !self.procs.is_empty() || self.duration_mode || cqe.is_recv {
+            return;
+        }
+        self.last_completion = self.last_completion.max(t);
+        let Some(hq) = self.nodes[node].qps.get(cqe.qpn as usize).copied() else {
+            return;
+        };
+        let p = &mut self.pairs[hq.pair as usize];
+        let was_open = p.completed + p.failed < p.posted;
+        p.failed += 1;
+        if was_open && p.completed + p.failed == p.posted {
+            self.pairs_done += 1;
+            if self.pairs_done == self.pairs.len() {
+                self.finished = true;
+            }
+        }
+    }
+
     /// A CQE landed in CQ `cq` of `node`: the core polls and consumes it.
     pub(crate) fn on_cqe(&mut self, node: usize, now: TimePs, cq: u32, cx: &mut HostCx<'_>) {
         let core = (cq / 2) as usize;
@@ -1149,6 +1179,7 @@ impl Perftest {
                 cqe.qpn
             ));
             *self.error_statuses.entry(name).or_default() += 1;
+            self.bw_pair_failed(node, &cqe, t);
             return;
         }
         if self.finished {

@@ -441,7 +441,8 @@ pub(crate) fn build_flows(
                     crate::workload::PerfTest::WriteBw | crate::workload::PerfTest::ReadBw
                 )
             {
-                anyhow::bail!(
+                // A request the model cannot run (bad input, exit 2), not a model failure.
+                anyhow::bail!(crate::error::UsageError(format!(
                     "qp.reliability = \"{}\" sends out-of-order WRITE and READ WQEs only, so \
                      flow \"{}\" cannot run {}: use write-bw or read-bw, or set \
                      qp.reliability = \"gbn\" (--set qp.reliability=gbn)",
@@ -452,7 +453,7 @@ pub(crate) fn build_flows(
                     },
                     f.name,
                     f.test.name()
-                );
+                )));
             }
             let local = local_count[i];
             local_count[i] += 1;
@@ -522,6 +523,7 @@ pub(crate) fn build_flows(
                 c_qpn,
                 posted: 0,
                 completed: 0,
+                failed: 0,
             });
         }
         for (i, pr) in pairs.iter().enumerate() {

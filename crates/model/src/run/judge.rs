@@ -44,12 +44,29 @@ pub(crate) fn judge(
     }
     let stopped_at_limit = world.events >= max_events;
     if stopped_at_limit {
+        // The summary counts simulated time from the applications' start, after RDMA CM
+        // connected the QPs; this time counts from the run's start, so say how much of it
+        // went to connecting.
+        let connecting = world.cm.as_ref().map(|cm| {
+            let done = cm.stats().done_ps;
+            if done == 0 {
+                ", all of it connecting the QPs by RDMA CM".to_string()
+            } else {
+                format!(
+                    " ({:.3} µs of it connecting the QPs by RDMA CM, {:.3} µs after the \
+                     applications started)",
+                    done as f64 / 1e6,
+                    end.saturating_sub(world.origin_ps) as f64 / 1e6
+                )
+            }
+        });
         verdict.add(
             RunStatus::Incomplete,
             format!(
                 "stopped at the event limit sim.max_events = {max_events} after {:.3} µs \
-                 simulated; raise it (--set sim.max_events=N) or ask for less",
-                end as f64 / 1e6
+                 simulated{}; raise it (--set sim.max_events=N) or ask for less",
+                end as f64 / 1e6,
+                connecting.unwrap_or_default()
             ),
         );
     }

@@ -111,24 +111,22 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
     let (sim_time_ps, ops) = (measured.time_ps, measured.ops);
     let latency = if lat {
         LatencyStats::from_samples_us(&a.samples)
-    } else if world.apps.len() > 1 {
-        // Every direction's operations.
-        let mut h = a.hist.clone();
-        let (mut sum, mut sumsq) = (a.lat_sum_us, a.lat_sumsq_us);
-        for o in &world.apps[1..] {
-            h.merge(&o.hist);
-            sum += o.lat_sum_us;
-            sumsq += o.lat_sumsq_us;
-        }
-        hist_stats(&h, sum, sumsq)
     } else {
-        hist_stats(&a.hist, a.lat_sum_us, a.lat_sumsq_us)
+        // Every direction's operations.
+        bw_latency(&world.apps)
     };
-    // -b: the server's and the clients' directions, each its own row (--report-both).
+    // -b: the server's and the clients' directions, each its own row (--report-both),
+    // with its own operations' latencies.
     let directions = if flows.len() > 1 && flows.iter().any(|f| f.server == 0) {
         vec![
-            direction_row(op_bytes, &per_flow[..1]),
-            direction_row(op_bytes, &per_flow[1..]),
+            SizeResult {
+                latency_us: bw_latency(&world.apps[..1]),
+                ..direction_row(op_bytes, &per_flow[..1])
+            },
+            SizeResult {
+                latency_us: bw_latency(&world.apps[1..]),
+                ..direction_row(op_bytes, &per_flow[1..])
+            },
         ]
     } else {
         Vec::new()
@@ -232,6 +230,22 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
     }
 }
 
+/// The per-operation latencies of bandwidth applications `apps` together (post to
+/// completion, of the operations each measured).
+fn bw_latency(apps: &[crate::host::perftest::Perftest]) -> LatencyStats {
+    let Some((a, rest)) = apps.split_first() else {
+        return LatencyStats::default();
+    };
+    let mut h = a.hist.clone();
+    let (mut sum, mut sumsq) = (a.lat_sum_us, a.lat_sumsq_us);
+    for o in rest {
+        h.merge(&o.hist);
+        sum += o.lat_sum_us;
+        sumsq += o.lat_sumsq_us;
+    }
+    hist_stats(&h, sum, sumsq)
+}
+
 pub(crate) fn hist_stats(h: &Histogram, sum: f64, sumsq: f64) -> LatencyStats {
     let n = h.count();
     if n == 0 {
@@ -248,6 +262,7 @@ pub(crate) fn hist_stats(h: &Histogram, sum: f64, sumsq: f64) -> LatencyStats {
         max: us(h.max()),
         stdev: (sumsq / n as f64 - avg * avg).max(0.0).sqrt(),
     }
+    .rounding_settled()
 }
 
 /// Every node's NIC counters, by dotted name (`nic.dma.payload_reads`; node 0 = server).

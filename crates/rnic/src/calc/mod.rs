@@ -73,6 +73,14 @@ pub fn queue_depth(input: QdInput) -> Result<QdResult, String> {
     }
     let bytes_in_flight = input.gbps * 1e9 / 8.0 * input.rtt_us * 1e-6;
     let exact = bytes_in_flight / input.frame_bytes as f64;
+    // 2^64: the first queue depth a u64 cannot hold (the cast would print u64::MAX).
+    if exact.is_nan() || exact >= 18_446_744_073_709_551_616.0 {
+        return Err(format!(
+            "the queue depth would be {exact:e} frames ({} Gbit/s × {} µs / {} B), more \
+             than can be counted: give a line rate, round trip or frame size a link can have",
+            input.gbps, input.rtt_us, input.frame_bytes
+        ));
+    }
     Ok(QdResult {
         input,
         bytes_in_flight,
@@ -314,6 +322,21 @@ mod tests {
         })
         .unwrap_err();
         assert!(e.contains("--rtt-us"), "{e}");
+        // A depth past what a u64 counts is refused, not printed as 18446744073709551615.
+        let e = queue_depth(QdInput {
+            gbps: 1e30,
+            rtt_us: 1e31,
+            frame_bytes: 1,
+        })
+        .unwrap_err();
+        assert!(e.contains("more than can be counted"), "{e}");
+        let big = queue_depth(QdInput {
+            gbps: 10_000.0,
+            rtt_us: 1e7,
+            frame_bytes: 64,
+        })
+        .unwrap();
+        assert_eq!(big.queue_depth, 195_312_500_000);
         assert!(rtt_us(-1.0, 5.0).unwrap_err().contains("--km"));
         assert!(rtt_us(10.0, 0.0).unwrap_err().contains("--us-per-km"));
         let e = frame_bytes(Opcode::RcAck, 8, false).unwrap_err();

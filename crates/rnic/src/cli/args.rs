@@ -192,10 +192,11 @@ fn duration_parser(s: &str) -> Result<f64, String> {
 /// Options of every simulating command.
 #[derive(Debug, Args, Clone, Default)]
 pub struct SimArgs {
-    /// Configuration profile (`rnic config profiles` lists them) [default: baseline].
+    /// Configuration profile (`rnic config profiles` lists them; overrides a scenario
+    /// file's `profile`) [default: the scenario file's, else baseline].
     #[arg(long, value_name = "NAME")]
     pub profile: Option<String>,
-    /// Random seed (sets sim.seed).
+    /// Random seed (sets sim.seed; overrides a scenario file's `seed`).
     #[arg(long, value_name = "N", allow_negative_numbers = true,
           value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
     pub seed: Option<u64>,
@@ -494,6 +495,16 @@ impl PerfCmd {
             anyhow::bail!(crate::UsageError(format!(
                 "--rate_limit {rate}: give a rate above 0"
             )));
+        }
+        if self.all && self.burst_size.is_some() {
+            // The burst is N messages of -s bytes, set once for the run in bytes; -a runs
+            // every size with the same field.
+            anyhow::bail!(crate::UsageError(
+                "--burst_size counts messages of -s bytes, but -a/--all runs every size \
+                 under one burst in bytes (N messages of 64 KiB would let 2-byte messages \
+                 burst 32768 times longer); give -s SIZE, or leave out --burst_size"
+                    .into()
+            ));
         }
         let mut v = vec![Override::new("qp.rate_limit_gbps", gbps)];
         if let Some(n) = self.burst_size {

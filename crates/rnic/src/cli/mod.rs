@@ -171,6 +171,56 @@ fn cmd_perf(
             c.test.name()
         )?;
     }
+    {
+        use rnic_model::workload::Verb;
+        let verb = c.test.verb();
+        if c.inline_size.is_some() && matches!(verb, Verb::Read | Verb::Atomic) {
+            writeln!(
+                err,
+                "rnic: -I/--inline_size has no effect on {}: only SEND and WRITE payloads \
+                 are posted inline",
+                c.test.name()
+            )?;
+        }
+        if c.test.is_latency() {
+            for (given, flag) in [
+                (c.cq_mod.is_some(), "-Q/--cq-mod"),
+                (c.post_list.is_some(), "-l/--post_list"),
+            ] {
+                if given {
+                    writeln!(
+                        err,
+                        "rnic: {flag} has no effect on {}: a latency test posts and polls one \
+                         operation at a time (bandwidth tests take it)",
+                        c.test.name()
+                    )?;
+                }
+            }
+        }
+        if c.rx_depth.is_some() && c.test != rnic_model::workload::PerfTest::SendBw {
+            writeln!(
+                err,
+                "rnic: -r/--rx-depth has no effect on {}: only send-bw's target keeps \
+                 receives posted to that depth",
+                c.test.name()
+            )?;
+        }
+        if c.latency_gap.is_some() && !c.test.is_latency() {
+            writeln!(
+                err,
+                "rnic: --latency_gap has no effect on {}: it idles a latency test between \
+                 iterations",
+                c.test.name()
+            )?;
+        }
+        if c.outs.is_some() && matches!(verb, Verb::Write | Verb::Send) {
+            writeln!(
+                err,
+                "rnic: -o/--outs has no effect on {}: it bounds outstanding READs and atomics",
+                c.test.name()
+            )?;
+        }
+    }
     if c.recv_post_list.is_some() && c.test != rnic_model::workload::PerfTest::SendBw {
         writeln!(
             err,
@@ -210,6 +260,25 @@ fn cmd_perf(
         ))),
         _ => {}
     }
+    // perftest's verifier judges the BW average and the message rate of bandwidth tests;
+    // a latency test reports neither, so a limit there could only be checked against a
+    // figure its table never shows.
+    if c.test.is_latency() {
+        let flag = match (c.limit_bw, c.limit_msgrate) {
+            (Some(_), _) => Some("-w/--limit_bw"),
+            (None, Some(_)) => Some("-y/--limit_msgrate"),
+            (None, None) => None,
+        };
+        if let Some(flag) = flag {
+            anyhow::bail!(crate::UsageError(format!(
+                "{flag}: {} is a latency test, which reports no bandwidth or message rate \
+                 for the limit to judge (perftest checks it on bandwidth tests only); leave \
+                 it out, or run a bandwidth test (e.g. {})",
+                c.test.name(),
+                c.test.name().replace("-lat", "-bw")
+            )));
+        }
+    }
     if c.perform_warm_up && c.test.is_latency() {
         writeln!(
             err,
@@ -238,6 +307,11 @@ fn cmd_perf(
         .out_json_file
         .clone()
         .or_else(|| c.out_json.then(|| PathBuf::from("perftest_out.json")));
+    output::check_distinct(&[
+        ("--json", c.sim.json.as_deref()),
+        ("--out_json_file", out_json.as_deref()),
+        ("--pcap", c.pcap.as_deref()),
+    ])?;
     if let Some(path) = &out_json {
         output::check_file("--out_json_file", path)?;
     }
@@ -336,6 +410,9 @@ pub fn run_and_report(
     if let Some(path) = &spec.pcap {
         output::check_file("pcap", path)?;
     }
+    if let Some(note) = idle_clients_note(&spec) {
+        writeln!(err, "{note}")?;
+    }
     let show_progress = bar && !json_to_stdout;
     let result = progress::execute_with_bar(runner, &cfg, &spec, &inputs.profile, show_progress)?;
     if table && !json_to_stdout {
@@ -381,6 +458,25 @@ pub fn run_and_report(
         .into());
     }
     Ok(result)
+}
+
+/// A run with fewer QPs than clients (`None` otherwise): the QPs go round robin over the
+/// clients, so the clients past the `-q`-th have none and send and receive nothing; an
+/// incast of `--clients N --reversed` with fewer QPs has fewer senders than it says.
+fn idle_clients_note(spec: &crate::perf::PerfSpec) -> Option<String> {
+    let (qps, clients) = (spec.qps.max(1), spec.clients.max(1));
+    (qps < clients).then(|| {
+        let idle = if clients - qps == 1 {
+            format!("client {clients} has")
+        } else {
+            format!("clients {}..{clients} have", qps + 1)
+        };
+        format!(
+            "rnic: note: --clients {clients} with -q {qps}: the QPs go round robin over the \
+             clients, so {idle} no QP and take no part; give -q {clients} (or more) to use \
+             every client"
+        )
+    })
 }
 
 /// The field each switch of the run's topology takes its buffer from, for the drop note's
@@ -435,6 +531,13 @@ fn cmd_run(
         .with_context(|| format!("in scenario file {origin}"))?;
     inputs.pcap = c.pcap.clone().or(scenario.pcap.clone());
     let json_path: Option<PathBuf> = c.sim.json.clone().or(scenario.json.clone());
+    output::check_distinct(&[
+        (
+            "the JSON output (--json or [output] json)",
+            json_path.as_deref(),
+        ),
+        ("the pcap (--pcap or [output] pcap)", inputs.pcap.as_deref()),
+    ])?;
     writeln!(err, "rnic: scenario {}", scenario.name)?;
     if let Some(flows) = &scenario.flows {
         return run_flows_and_report(
@@ -555,6 +658,26 @@ fn cmd_sweep(
     // `--json -` puts the results on standard output instead of the table, as for perf.
     let json_to_stdout = c.json.as_deref() == Some(Path::new("-"));
     let opts = sweep_options(&c, progress, json_to_stdout);
+    if let Some(path) = c.json.as_deref().filter(|_| !json_to_stdout) {
+        // The sweep writes <name>.csv, .json, .partial.csv, the plots <name>-<metric>.* and
+        // shard files <name>.shard-* in --out: --json there would replace one (or be).
+        let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        let file = path.file_name().map(|f| f.to_string_lossy().into_owned());
+        let clashes = abs(path).parent() == Some(abs(&c.out).as_path())
+            && file.is_some_and(|f| {
+                f.starts_with(&format!("{}.", sw.name)) || f.starts_with(&format!("{}-", sw.name))
+            });
+        if clashes {
+            anyhow::bail!(crate::UsageError(format!(
+                "--json {}: the sweep writes its own files <name>.csv, .json and the plots \
+                 (name `{}`) in --out {}, and this one would overwrite or be overwritten by \
+                 one of them; name another file",
+                path.display(),
+                sw.name,
+                c.out.display()
+            )));
+        }
+    }
     let plan = sweep::Plan::new(&sw, &cli, runner, &opts)?;
     if let Some(path) = c.json.as_deref().filter(|_| !json_to_stdout) {
         output::check_file("sweep JSON output", path)?;

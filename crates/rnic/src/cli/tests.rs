@@ -51,6 +51,204 @@ fn perf_prints_perftest_table() {
     assert!(r.out.contains("BW average[Gb/sec]") && r.out.contains("Mtu             : 1024[B]"));
 }
 
+/// The QPs go round robin over the clients: with fewer QPs than clients, the clients
+/// past the `-q`-th take no part, which a note says (an incast of four clients on two QPs
+/// has two senders).
+#[test]
+fn clients_without_a_qp_are_noted() {
+    let note = "take no part";
+    let r = rnic(&[
+        "perf",
+        "write-bw",
+        "-q",
+        "2",
+        "--clients",
+        "4",
+        "--reversed",
+        "-n",
+        "10",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(
+        r.err.contains("--clients 4 with -q 2") && r.err.contains("clients 3..4 have no QP"),
+        "{}",
+        r.err
+    );
+    let r = rnic(&["perf", "write-lat", "--clients", "2", "-n", "10"]);
+    assert!(r.err.contains("client 2 has no QP"), "{}", r.err);
+    for args in [
+        &["perf", "write-bw", "-q", "4", "--clients", "4", "-n", "10"][..],
+        &["perf", "write-bw", "-q", "1", "-n", "10"][..],
+    ] {
+        let r = rnic(args);
+        assert!(!r.err.contains(note), "{args:?}: {}", r.err);
+    }
+}
+
+/// With `-a` each size is a run of its own, connected anew on the same QP numbers and
+/// PSNs, and a capture held only the last size's frames (the file was rewritten for each):
+/// `--pcap` with `-a` is refused, naming both, before anything runs.
+#[test]
+fn a_capture_of_all_sizes_is_refused() {
+    let d = tmp("pcap-all");
+    let pcap = d.join("all.pcap");
+    let r = rnic(&[
+        "perf",
+        "write-bw",
+        "-a",
+        "-n",
+        "5",
+        "--pcap",
+        pcap.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 2, "{}", r.err);
+    assert!(
+        r.err.contains("--pcap") && r.err.contains("-a/--all"),
+        "{}",
+        r.err
+    );
+    assert!(r.err.contains("-s"), "{}", r.err);
+    assert!(!pcap.exists());
+    // A scenario's [output] pcap with perf.all likewise.
+    let f = d.join("s.toml");
+    std::fs::write(
+        &f,
+        format!(
+            "[perf]\ntest = \"write-bw\"\nall = true\niters = 5\n[output]\npcap = {:?}\n",
+            pcap.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let r = rnic(&["run", f.to_str().unwrap()]);
+    assert_eq!(r.code, 2, "{}", r.err);
+    assert!(r.err.contains("--pcap"), "{}", r.err);
+    // One size captures as before.
+    let r = rnic(&[
+        "perf",
+        "write-bw",
+        "-s",
+        "64",
+        "-n",
+        "5",
+        "--pcap",
+        pcap.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+}
+
+/// `-I` inlines SEND and WRITE payloads and `-o` bounds outstanding READs and atomics:
+/// given to a test of the other verbs they change nothing, and a note says so instead of
+/// the run taking them in silence.
+#[test]
+fn flags_of_other_verbs_are_noted() {
+    for (args, note) in [
+        (
+            &["perf", "read-bw", "-I", "64", "-n", "10"][..],
+            "-I/--inline_size has no effect on read-bw",
+        ),
+        (
+            &["perf", "atomic-lat", "-I", "64", "-n", "10"][..],
+            "-I/--inline_size has no effect on atomic-lat",
+        ),
+        (
+            &["perf", "write-bw", "-o", "4", "-n", "10"][..],
+            "-o/--outs has no effect on write-bw",
+        ),
+        (
+            &["perf", "send-lat", "-o", "4", "-n", "10"][..],
+            "-o/--outs has no effect on send-lat",
+        ),
+        (
+            &["perf", "write-bw", "--latency_gap", "10", "-n", "10"][..],
+            "--latency_gap has no effect on write-bw",
+        ),
+        (
+            &["perf", "write-lat", "-Q", "4", "-n", "10"][..],
+            "-Q/--cq-mod has no effect on write-lat",
+        ),
+        (
+            &["perf", "read-lat", "-l", "4", "-n", "10"][..],
+            "-l/--post_list has no effect on read-lat",
+        ),
+        (
+            &["perf", "write-bw", "-r", "16", "-n", "10"][..],
+            "-r/--rx-depth has no effect on write-bw",
+        ),
+    ] {
+        let r = rnic(args);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.err);
+        assert!(r.err.contains(note), "{args:?}: {}", r.err);
+    }
+    for args in [
+        &["perf", "write-bw", "-I", "64", "-n", "10"][..],
+        &["perf", "read-bw", "-o", "4", "-n", "10"][..],
+        &["perf", "write-lat", "--latency_gap", "10", "-n", "10"][..],
+        &["perf", "write-bw", "-Q", "4", "-l", "4", "-n", "10"][..],
+        &["perf", "send-bw", "-r", "16", "-n", "10"][..],
+    ] {
+        let r = rnic(args);
+        assert!(!r.err.contains("has no effect"), "{args:?}: {}", r.err);
+    }
+}
+
+/// Two outputs naming one file would overwrite each other (the pcap was replaced by the
+/// JSON, rnic's JSON by perftest's): refused before anything runs, naming both flags.
+#[test]
+fn two_outputs_to_one_file_are_refused() {
+    let d = tmp("same-file");
+    let f = d.join("same.out");
+    let f = f.to_str().unwrap();
+    for (args, flags) in [
+        (
+            vec!["perf", "write-bw", "-n", "5", "--json", f, "--pcap", f],
+            ("--json", "--pcap"),
+        ),
+        (
+            vec![
+                "perf",
+                "write-bw",
+                "-n",
+                "5",
+                "--json",
+                f,
+                "--out_json_file",
+                f,
+            ],
+            ("--json", "--out_json_file"),
+        ),
+    ] {
+        let r = rnic(&args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.err);
+        assert!(
+            r.err.contains(flags.0) && r.err.contains(flags.1),
+            "{}",
+            r.err
+        );
+        assert!(!Path::new(f).exists(), "{args:?} wrote {f}");
+    }
+    let s = d.join("s.toml");
+    std::fs::write(
+        &s,
+        format!("[perf]\ntest = \"write-bw\"\niters = 5\n[output]\njson = {f:?}\npcap = {f:?}\n"),
+    )
+    .unwrap();
+    let r = rnic(&["run", s.to_str().unwrap()]);
+    assert_eq!(r.code, 2, "{}", r.err);
+    assert!(r.err.contains("both name"), "{}", r.err);
+    // `--json -` is standard output, no file.
+    let r = rnic(&[
+        "perf",
+        "write-bw",
+        "-n",
+        "5",
+        "--json",
+        "-",
+        "--out_json_file",
+        f,
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+}
+
 #[test]
 fn perf_all_sizes() {
     let r = rnic(&["perf", "send-bw", "-a", "-n", "5"]);
@@ -243,6 +441,18 @@ fn help_and_version_exit_0() {
         assert_eq!(r.code, 0, "{args:?}");
         assert!(!r.out.is_empty());
     }
+    // `rnic run` takes a scenario file's profile and seed unless the flags are given: its
+    // help does not claim the baseline profile as the default.
+    let r = rnic(&["run", "--help"]);
+    let profile = r
+        .out
+        .lines()
+        .skip_while(|l| !l.contains("--profile"))
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(profile.contains("scenario file's"), "{}", r.out);
+    assert!(!profile.contains("[default: baseline]"), "{}", r.out);
 }
 
 #[test]
@@ -345,6 +555,53 @@ fn sweep_command() {
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v.as_array().unwrap().len(), 2);
     assert_eq!(v[1]["caches"]["qpc"]["misses"], 300);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `--json` naming one of the sweep's own files in `--out` (its `<name>.json`, which the
+/// merge of shards reads) replaced it with a list of results: refused before any point runs.
+#[test]
+fn sweep_json_over_the_sweeps_own_files_is_refused() {
+    let d = tmp("sweep-json-clash");
+    let f = d.join("sw.toml");
+    std::fs::write(
+        &f,
+        "[perf]\ntest = \"write-bw\"\niters = 5\n[[axis]]\nkey = \"perf.qp\"\nvalues = [1, 2]\n",
+    )
+    .unwrap();
+    let out_dir = d.join("o");
+    for name in ["sw.json", "sw.csv", "sw-msg_rate_mops.svg"] {
+        let json = out_dir.join(name);
+        let runner = FakeRunner::default();
+        let r = run_with(
+            &runner,
+            &[
+                "sweep",
+                f.to_str().unwrap(),
+                "--out",
+                out_dir.to_str().unwrap(),
+                "--json",
+                json.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(r.code, 2, "{name}: {}", r.err);
+        assert!(
+            r.err.contains("--json") && r.err.contains("sw"),
+            "{}",
+            r.err
+        );
+        assert_eq!(calls(&runner), 0, "{name}: points ran");
+    }
+    // Another name in the same directory is fine.
+    let r = rnic(&[
+        "sweep",
+        f.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--json",
+        out_dir.join("all-results.json").to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
     let _ = std::fs::remove_dir_all(&d);
 }
 

@@ -154,6 +154,8 @@ fn row(r: &SizeResult, spec: &PerfSpec, report_gbits: bool) -> Row {
 pub fn report(result: &PerfResult, spec: &PerfSpec, cfg: &Config, report_gbits: bool) -> Report {
     let lat = spec.test.is_latency();
     let reads = matches!(spec.test.verb(), Verb::Read | Verb::Atomic);
+    // As the information block says it.
+    let cm = super::text::connected_by_cm(cfg);
     let rows: Vec<Row> = result
         .rows()
         .iter()
@@ -171,7 +173,7 @@ pub fn report(result: &PerfResult, spec: &PerfSpec, cfg: &Config, report_gbits: 
             device: "rnic0",
             number_of_qps: spec.qps,
             transport_type: "IB",
-            connection_type: "RC",
+            connection_type: super::text::connection_type(cfg),
             using_srq: "OFF",
             pcie_relax_order: "OFF",
             ibv_wr_api: "OFF",
@@ -181,8 +183,8 @@ pub fn report(result: &PerfResult, spec: &PerfSpec, cfg: &Config, report_gbits: 
             link_type: "Ethernet",
             max_inline_data: (!reads).then_some(cfg.host.inline_bytes),
             outstand_reads: reads.then_some(cfg.qp.max_rd_atomic),
-            rdma_cm_qps: "OFF",
-            data_ex_method: "Ethernet",
+            rdma_cm_qps: if cm { "ON" } else { "OFF" },
+            data_ex_method: if cm { "rdma_cm" } else { "Ethernet" },
         },
         results,
     }

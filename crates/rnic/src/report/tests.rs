@@ -148,6 +148,37 @@ fn the_information_block_says_how_the_qps_were_connected() {
     assert!(u.contains(" rdma_cm QPs\t : OFF\n"), "{u}");
 }
 
+/// perftest's JSON (`--out_json`) describes the run as the information block does: the
+/// QP service of `-c`, and RDMA CM when the QPs were connected by it.
+#[test]
+fn perftest_json_test_info_follows_the_run() {
+    let info = |test: PerfTest, cfg: &Config| {
+        let r = PerfResult::default();
+        let rep = perftest_json::report(&r, &spec(test), cfg, false);
+        serde_json::to_value(&rep).unwrap()["test_info"].clone()
+    };
+    let rc = info(PerfTest::WriteBw, &Config::default());
+    assert_eq!(rc["Connection_type"], "RC");
+    assert_eq!(rc["rdma_cm_QPs"], "ON");
+    assert_eq!(rc["Data_ex_method"], "rdma_cm");
+    let mut direct = Config::default();
+    direct.host.connect = crate::config::Connect::Direct;
+    let d = info(PerfTest::WriteBw, &direct);
+    assert_eq!(d["rdma_cm_QPs"], "OFF");
+    assert_eq!(d["Data_ex_method"], "Ethernet");
+    for (transport, name) in [
+        (crate::config::Transport::Uc, "UC"),
+        (crate::config::Transport::Ud, "UD"),
+    ] {
+        let mut cfg = Config::default();
+        cfg.qp.transport = transport;
+        let u = info(PerfTest::SendBw, &cfg);
+        assert_eq!(u["Connection_type"], name);
+        assert_eq!(u["rdma_cm_QPs"], "OFF");
+        assert_eq!(u["Data_ex_method"], "Ethernet");
+    }
+}
+
 #[test]
 fn lat_and_atomic_headers() {
     let r = PerfResult::default();
@@ -194,6 +225,63 @@ fn lat_and_atomic_headers() {
     s.duration_us = Some(1.0);
     let t = render(&r, &s, &Config::default(), false, Samples::Off);
     assert!(t.contains(RESULT_FMT_LAT_DUR));
+}
+
+/// `-a` runs each size on its own: the statistics cover them all, as the counters at the
+/// top level do (`--stats` printed the last size's counters only, beside a retransmission
+/// count of every size): counts and busy times add up, maxima and peaks take the largest,
+/// and what the end of a run leaves (`tx.buffer_left_bytes`) is the last size's.
+#[test]
+fn all_sizes_statistics_cover_every_size() {
+    let sizes = [(2u64, 1u64), (4, 10), (8, 100)];
+    let per: Vec<PerfResult> = sizes
+        .iter()
+        .map(|&(s, k)| {
+            let mut r = PerfResult {
+                size_bytes: s,
+                retransmissions: k,
+                ..Default::default()
+            };
+            for (name, v) in [
+                ("transport.retransmissions", k),
+                ("server.nic.tx.frames", 3 * k),
+                ("server.nic.tx.unit.busy_ps", 7 * k),
+                (
+                    "server.nic.dma.wqe_latency_max_ps",
+                    [50, 900, 70][k.ilog10() as usize],
+                ),
+                (
+                    "server.nic.dma.max_tags_in_use",
+                    [5, 2, 3][k.ilog10() as usize],
+                ),
+                (
+                    "server.nic.tx.buffer_peak_bytes",
+                    [10, 30, 20][k.ilog10() as usize],
+                ),
+                ("net.pfc.max_ingress_bytes", [1, 9, 4][k.ilog10() as usize]),
+                (
+                    "server.nic.tx.buffer_left_bytes",
+                    [6, 0, 4][k.ilog10() as usize],
+                ),
+            ] {
+                r.stats.insert(name.into(), v);
+            }
+            r
+        })
+        .collect();
+    let only_last = per[2].stats.get("server.nic.tx.frames").copied();
+    assert_eq!(only_last, Some(300));
+    let all = PerfResult::from_sizes(per);
+    let stat = |k: &str| all.stats.get(k).copied();
+    assert_eq!(stat("transport.retransmissions"), Some(all.retransmissions));
+    assert_eq!(stat("transport.retransmissions"), Some(111));
+    assert_eq!(stat("server.nic.tx.frames"), Some(333));
+    assert_eq!(stat("server.nic.tx.unit.busy_ps"), Some(777));
+    assert_eq!(stat("server.nic.dma.wqe_latency_max_ps"), Some(900));
+    assert_eq!(stat("server.nic.dma.max_tags_in_use"), Some(5));
+    assert_eq!(stat("server.nic.tx.buffer_peak_bytes"), Some(30));
+    assert_eq!(stat("net.pfc.max_ingress_bytes"), Some(9));
+    assert_eq!(stat("server.nic.tx.buffer_left_bytes"), Some(4));
 }
 
 #[test]
@@ -252,6 +340,24 @@ fn latency_stats_follow_perftest_percentiles() {
     assert_eq!(l.p99, 991.0); // index ceil(1000 * 0.99) = 990
     assert_eq!(l.p999, 1000.0);
     assert_eq!(LatencyStats::from_samples_us(&[]), LatencyStats::default());
+}
+
+/// Identical samples have that value as their average and no spread: summing 271 of
+/// 3.689705 µs in floating point gave an average of 3.689705000000003, above the maximum,
+/// and a standard deviation of 3e-15.
+#[test]
+fn latency_stats_of_equal_samples_are_exact() {
+    for (v, n) in [(3.689705, 271), (2.70507, 184), (0.1, 1000)] {
+        let l = LatencyStats::from_samples_us(&vec![v; n]);
+        assert_eq!(
+            (l.min, l.avg, l.p50, l.max, l.stdev),
+            (v, v, v, v, 0.0),
+            "{v} x {n}"
+        );
+    }
+    // The average always lies between the extremes.
+    let l = LatencyStats::from_samples_us(&[0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1]);
+    assert!(l.min <= l.avg && l.avg <= l.max, "{l:?}");
 }
 
 fn sample() -> PerfResult {
@@ -374,6 +480,27 @@ fn fmt_g_prints_as_c_does() {
     ] {
         assert_eq!(fmt_g(v), want, "{v}");
     }
+}
+
+/// A lossy fabric's drops cost an RC run go-back-N and timeouts; a UC or UD run resends
+/// nothing, so the note says the messages were lost instead.
+#[test]
+fn the_drops_note_names_what_a_drop_costs() {
+    let mut r = PerfResult::default();
+    assert_eq!(drops_note(&r, Vec::new), None, "no drops");
+    r.stats.insert("net.switch_drops".into(), 7);
+    let rc = drops_note(&r, Vec::new).expect("drops");
+    assert!(
+        rc.contains("dropped 7 frames") && rc.contains("go-back-N"),
+        "{rc}"
+    );
+    r.unreliable = Some(UnreliableResult {
+        transport: "uc".into(),
+        ..Default::default()
+    });
+    let uc = drops_note(&r, Vec::new).expect("drops");
+    assert!(!uc.contains("go-back-N"), "{uc}");
+    assert!(uc.contains("UC never resends"), "{uc}");
 }
 
 #[test]

@@ -34,6 +34,23 @@ pub(crate) fn verb_name(v: Verb) -> &'static str {
     }
 }
 
+/// perftest's name of the QP service (`-c`): RC, UC or UD.
+pub(crate) fn connection_type(cfg: &Config) -> &'static str {
+    match cfg.qp.transport {
+        crate::config::Transport::Rc => "RC",
+        crate::config::Transport::Uc => "UC",
+        crate::config::Transport::Ud => "UD",
+    }
+}
+
+/// Whether the QPs were connected by RDMA CM, as perftest's with -R: by MADs on the
+/// simulated wire (host.connect = "cm", rnic's default, for RC QPs; UC and UD pairs are
+/// brought up directly); "direct" is perftest's out-of-band exchange.
+pub(crate) fn connected_by_cm(cfg: &Config) -> bool {
+    cfg.host.connect == crate::config::Connect::Cm
+        && cfg.qp.transport == crate::config::Transport::Rc
+}
+
 /// The information block (ctx_print_test_info), ending with a dashed line.
 pub fn test_info(spec: &PerfSpec, cfg: &Config) -> String {
     let mut o = String::new();
@@ -53,11 +70,7 @@ pub fn test_info(spec: &PerfSpec, cfg: &Config) -> String {
     let _ = writeln!(
         o,
         " Connection type : {}\t\tUsing SRQ      : OFF",
-        match cfg.qp.transport {
-            crate::config::Transport::Rc => "RC",
-            crate::config::Transport::Uc => "UC",
-            crate::config::Transport::Ud => "UD",
-        }
+        connection_type(cfg)
     );
     let _ = writeln!(o, " PCIe relax order: OFF");
     let _ = writeln!(o, " ibv_wr* API     : OFF");
@@ -73,11 +86,7 @@ pub fn test_info(spec: &PerfSpec, cfg: &Config) -> String {
     } else {
         let _ = writeln!(o, " Max inline data : {}[B]", cfg.host.inline_bytes);
     }
-    // As perftest with -R: the QPs were connected by RDMA CM MADs on the simulated wire
-    // (host.connect = "cm", rnic's default, for RC QPs; UC and UD pairs are brought up
-    // directly); "direct" is perftest's out-of-band exchange.
-    let cm = cfg.host.connect == crate::config::Connect::Cm
-        && cfg.qp.transport == crate::config::Transport::Rc;
+    let cm = connected_by_cm(cfg);
     let _ = writeln!(o, " rdma_cm QPs\t : {}", if cm { "ON" } else { "OFF" });
     let _ = writeln!(
         o,
@@ -349,6 +358,15 @@ pub fn drops_note(
              their headroom (the frames on the wire, and those a NIC already handed to its \
              port, when the PAUSE leaves): raise the switch buffers ({buffers}) or lower \
              net.pfc_xoff_bytes"
+        )
+    } else if let Some(u) = &result.unreliable {
+        // UC and UD resend nothing: a dropped frame's message is lost.
+        format!(
+            "rnic: note: switches dropped {drops} frames for lack of buffer (a lossy fabric: \
+             {} never resends, so their messages are lost, counted in the {} line); RoCEv2 \
+             fabrics usually run lossless: --set net.pfc=true",
+            u.transport.to_uppercase(),
+            u.transport.to_uppercase()
         )
     } else {
         format!(

@@ -262,6 +262,26 @@ pub fn parse_sweep(src: &str, origin: &str) -> Result<Sweep, ConfigError> {
                 a.key
             )));
         }
+        // A value the file also fixes would be replaced by the axis at every point.
+        let fixed = match &a.target {
+            AxisTarget::Profile => base.profile.as_ref().map(|_| "`profile`".to_string()),
+            AxisTarget::Perf(opt) => base
+                .perf
+                .contains_key(opt.as_str())
+                .then(|| format!("`perf.{opt}` in [perf]")),
+            AxisTarget::Config(path) => base
+                .set
+                .iter()
+                .any(|o| o.key == *path)
+                .then(|| format!("`{path}` in [set]")),
+        };
+        if let Some(fixed) = fixed {
+            return Err(ConfigError::Inconsistent(format!(
+                "axis[{i}] sweeps `{}`, which the file also sets ({fixed}); every point would \
+                 take the axis value and ignore that one: remove one of them",
+                a.key
+            )));
+        }
     }
     let keys: Vec<&str> = axes.iter().map(|a| a.key.as_str()).collect();
     let find_axis = |field: &str, name: String| -> Result<usize, ConfigError> {

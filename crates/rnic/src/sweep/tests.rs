@@ -139,7 +139,6 @@ fn categorical_and_single_axis_sweeps_plot() {
     let src = r#"
 metrics = ["goodput_gbps"]
 [perf]
-test = "write-bw"
 iters = 10
 [[axis]]
 key = "perf.test"
@@ -167,6 +166,35 @@ values = ["baseline"]
             > 1000
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A key the file fixes and also sweeps would take the axis value at every point, the
+/// fixed one ignored in silence: refused, naming the axis and where the file sets it.
+#[test]
+fn an_axis_over_a_key_the_file_fixes_is_refused() {
+    for (text, want) in [
+        (
+            "[perf]\ntest = \"write-bw\"\nsize = 64\niters = 5\n[[axis]]\nkey = \"perf.size\"\nvalues = [128]",
+            "`perf.size` in [perf]",
+        ),
+        (
+            "[perf]\ntest = \"write-bw\"\niters = 5\n[set]\nnic.qpc_cache_entries = 5\n[[axis]]\nkey = \"nic.qpc_cache_entries\"\nvalues = [100, 200]",
+            "`nic.qpc_cache_entries` in [set]",
+        ),
+        (
+            "profile = \"csrna\"\n[perf]\ntest = \"write-bw\"\niters = 5\n[[axis]]\nkey = \"profile\"\nvalues = [\"baseline\"]",
+            "`profile`",
+        ),
+    ] {
+        let e = parse_sweep(text, "f.toml").unwrap_err().to_string();
+        assert!(e.contains("axis[0]") && e.contains(want), "{e}");
+    }
+    // The same keys fixed with no axis over them, or swept with none fixed, stay accepted.
+    assert!(parse_sweep(
+        "[perf]\ntest = \"write-bw\"\nsize = 64\niters = 5\n[[axis]]\nkey = \"perf.qp\"\nvalues = [1, 2]",
+        "f.toml"
+    )
+    .is_ok());
 }
 
 #[test]
@@ -484,7 +512,7 @@ fn bad_sweep_files_name_the_field() {
         ("metrics = [1]\n", None, "metrics[0]"),
         ("x_log = \"yes\"\n", None, "`x_log`"),
         ("axes = 1\n", None, "did you mean `axis`"),
-        ("x_log = true\n", Some("[[axis]]\nkey = \"perf.test\"\nvalues = [\"write-bw\"]\n"), "positive numbers"),
+        ("x_log = true\n", Some("[[axis]]\nkey = \"profile\"\nvalues = [\"baseline\"]\n"), "positive numbers"),
         ("", Some("[[axis]]\nkey = \"perf.qp\"\nvalues = [1]\nmetrics = [\"x\"]\n"), "`axis.metrics`: `metrics` is a top-level key"),
         ("", Some("[set]\nnic.ooo_cap = 3\nx = \"perf.qp\"\n[[axis]]\nkey = \"perf.qp\"\nvalues = [1]\n"), "`set.x`: `x` is a top-level key"),
     ];
