@@ -597,20 +597,18 @@ pub(crate) fn build_flows(
             let client_posts = app.is_lat() && app.procs.is_empty();
             for (i, pr) in app.pairs.iter().enumerate() {
                 let (s, c, i) = (app.server, pr.c_node as usize, i as u32);
-                let init = if client_posts {
+                let ((node, qpn), peer) = if client_posts {
                     ((c, pr.c_qpn), s)
                 } else {
                     ((s, pr.s_qpn), c)
                 };
-                for ((node, qpn), peer) in [init] {
-                    let target = app.dst(peer, i);
-                    let mut b = [0u8; 8];
-                    rnic_transport::Memory::read(&mems[peer], target, &mut b);
-                    let initial = u64::from_le_bytes(b);
-                    oracle
-                        .atomics
-                        .connect((node, qpn), app.dst(node, i), (peer, target), initial);
-                }
+                let target = app.dst(peer, i);
+                let mut b = [0u8; 8];
+                rnic_transport::Memory::read(&mems[peer], target, &mut b);
+                let initial = u64::from_le_bytes(b);
+                oracle
+                    .atomics
+                    .connect((node, qpn), app.dst(node, i), (peer, target), initial);
             }
         }
         perftests.push(app);
