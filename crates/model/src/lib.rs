@@ -17,6 +17,7 @@
 //! * [`run`]: `run_perf` — set up, run, verify every byte, report.
 //! * [`breakdown`]: the uncontended write-lat latency as a sum of modelled components.
 
+pub mod atomic_oracle;
 pub mod breakdown;
 pub mod config;
 mod error;

@@ -9,6 +9,9 @@ use rnic_wire::Opcode;
 
 use std::sync::Arc;
 
+use rnic_host::SparseMemory;
+
+use crate::atomic_oracle::AtomicOracle;
 use crate::host::pattern;
 use crate::nic::cx::RxObserver;
 use crate::size_mix::SizeMix;
@@ -72,6 +75,8 @@ pub struct PayloadOracle {
     pub mismatches: u64,
     /// The first of them.
     pub first_mismatch: Option<String>,
+    /// The values atomics return.
+    pub atomics: AtomicOracle,
 }
 
 impl PayloadOracle {
@@ -125,6 +130,17 @@ impl PayloadOracle {
 }
 
 impl RxObserver for PayloadOracle {
+    fn atomic_returned(
+        &mut self,
+        node: usize,
+        qpn: u32,
+        psn: u32,
+        wire: [u8; 8],
+        mem: &SparseMemory,
+    ) {
+        self.atomics.returned(node, qpn, psn, wire, mem);
+    }
+
     /// The offset comes from PSNs alone, never from opcodes: the QP's operations have known
     /// sizes (one size, or the k-th draw of a mix), so operation k takes `npkts(k)` PSNs
     /// after operation k − 1, and a packet's offset is its PSN distance from its

@@ -718,6 +718,15 @@ impl Perftest {
             );
         }
         let w = self.wqe(node, i, start, peer, pair.posted);
+        if w.opcode.is_atomic() {
+            // The atomic oracle checks the value it returns against these operands.
+            let ops = crate::atomic_oracle::AtomicOperands {
+                fetch_add: w.opcode == WrOpcode::FetchAdd,
+                compare_add: w.compare_add,
+                swap: w.swap,
+            };
+            cx.oracle.atomics.posted(node, qpn, ops);
+        }
         let slot = hq.sq_pi & hq.sq_mask;
         let at_slot = hq.sq_base + u64::from(slot) * self.wqe_bytes;
         rnic_transport::Memory::write(&mut cx.mems[node], at_slot, &w.encode());

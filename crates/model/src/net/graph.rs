@@ -93,6 +93,8 @@ pub struct Network {
     pub pfc: Option<super::pfc::Pfc>,
     /// Data frames seen by the first switch (for the corruption hook).
     data_frames_seen: u64,
+    /// ATOMIC ACKNOWLEDGEs seen by the atomic corruption hook.
+    atomic_acks_seen: u64,
     /// CM MADs seen by the first switch (for the drop hook).
     cm_mads_seen: u64,
     emitted: Vec<Emitted>,
@@ -118,6 +120,7 @@ impl Network {
             hooks: Hooks::default(),
             pfc: None,
             data_frames_seen: 0,
+            atomic_acks_seen: 0,
             cm_mads_seen: 0,
             emitted: Vec::new(),
             wakes: Default::default(),
@@ -334,10 +337,27 @@ impl Network {
     /// The corruption hook: flips one payload byte of the n-th data frame and fixes the
     /// ICRC, so only the end-to-end payload check can notice.
     fn maybe_corrupt(&mut self, frame: u32, frames: &mut FramePool) {
-        let Some(target) = self.hooks.corrupt_data_frame else {
+        if self.hooks.corrupt_data_frame.is_none() && self.hooks.corrupt_atomic_ack.is_none() {
+            return;
+        }
+        let Ok(h) = rnic_wire::peek_roce(frames.get(frame)) else {
             return;
         };
-        let Ok(h) = rnic_wire::peek_roce(frames.get(frame)) else {
+        if h.bth.opcode == rnic_wire::Opcode::RcAtomicAck {
+            self.atomic_acks_seen += 1;
+            if self.hooks.corrupt_atomic_ack == Some(self.atomic_acks_seen) {
+                // The AtomicAckETH ends the headers; its last byte is the value's least
+                // significant (big-endian).
+                let buf = frames.buf_mut(frame);
+                buf[h.payload_offset - 1] ^= 0x04;
+                if let Ok(c) = rnic_wire::icrc::compute(buf) {
+                    let l = buf.len();
+                    buf[l - 4..].copy_from_slice(&c.to_le_bytes());
+                }
+            }
+            return;
+        }
+        let Some(target) = self.hooks.corrupt_data_frame else {
             return;
         };
         // RC payloads only: a CM MAD (to QP1) is connection setup, not data.

@@ -43,6 +43,17 @@ pub trait RxObserver {
     /// The transport of `node` placed `payload`, carried by packet `psn` (opcode `op`) of
     /// its QP `qpn`, in host memory.
     fn placed(&mut self, node: usize, qpn: u32, op: Opcode, psn: u32, payload: &[u8]);
+
+    /// The transport of `node` accepted the ATOMIC ACKNOWLEDGE `psn` of its QP `qpn`, whose
+    /// AtomicAckETH held the bytes `wire`, and wrote the returned value into `mem`.
+    fn atomic_returned(
+        &mut self,
+        node: usize,
+        qpn: u32,
+        psn: u32,
+        wire: [u8; 8],
+        mem: &SparseMemory,
+    );
 }
 
 /// A NIC's surroundings during one event.

@@ -129,6 +129,17 @@ impl Nic {
                     .placed(cx.node, qpn, h.bth.opcode, h.bth.psn, payload);
             }
         }
+        if res.is_ok() && bth.is_some_and(|b| b.opcode == Opcode::RcAtomicAck) {
+            // The AtomicAckETH ends the headers: the value as it travelled.
+            if let Ok(h) = peek_roce(bytes) {
+                let mut wire = [0u8; 8];
+                if let Some(b) = bytes.get(h.payload_offset - 8..h.payload_offset) {
+                    wire.copy_from_slice(b);
+                }
+                cx.observer
+                    .atomic_returned(cx.node, qpn, h.bth.psn, wire, cx.mem);
+            }
+        }
         cx.frames.release(frame);
         if res.is_err() {
             self.rx.stats.dropped += 1;

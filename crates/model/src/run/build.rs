@@ -590,6 +590,27 @@ pub(crate) fn build_flows(
     let mut window_events = Vec::new();
     for (((f, pl), pairs), nodes_app) in spec.flows.iter().zip(&plans).zip(flow_pairs).zip(apps) {
         let (app, events) = application(&p, f, pl, pairs, nodes_app);
+        if f.test.verb() == Verb::Atomic {
+            // The initiator's QP of a pair (the client in ping-pong latency tests, the
+            // server otherwise) works on its peer's destination, and the values its atomics
+            // return land in its own.
+            let client_posts = app.is_lat() && app.procs.is_empty();
+            for (i, pr) in app.pairs.iter().enumerate() {
+                let (s, c, i) = (app.server, pr.c_node as usize, i as u32);
+                let ((node, qpn), peer) = if client_posts {
+                    ((c, pr.c_qpn), s)
+                } else {
+                    ((s, pr.s_qpn), c)
+                };
+                let target = app.dst(peer, i);
+                let mut b = [0u8; 8];
+                rnic_transport::Memory::read(&mems[peer], target, &mut b);
+                let initial = u64::from_le_bytes(b);
+                oracle
+                    .atomics
+                    .connect((node, qpn), app.dst(node, i), (peer, target), initial);
+            }
+        }
         perftests.push(app);
         window_events.extend(events);
     }

@@ -161,6 +161,25 @@ pub(crate) fn judge(
             ),
         );
     }
+    if let Some(m) = &world.oracle.atomics.first_mismatch {
+        verdict.add(
+            RunStatus::Corrupt,
+            format!(
+                "{} atomic(s) returned a wrong value; first: {m}",
+                world.oracle.atomics.mismatches
+            ),
+        );
+    }
+    let finals = world.oracle.atomics.check_final(&world.mems);
+    if let Some(first) = finals.first() {
+        verdict.add(
+            RunStatus::Corrupt,
+            format!(
+                "{} atomic target(s) hold a wrong value at the end; first: {first}",
+                finals.len()
+            ),
+        );
+    }
     let mut judged = Vec::with_capacity(b.flows.len());
     for (fi, (app, f)) in world.apps.iter().zip(&b.flows).enumerate() {
         let mut v = Verdict::default();
@@ -210,7 +229,7 @@ fn first_difference(
 }
 
 /// Checks every target: WRITE/SEND destinations equal the sender's source, READ
-/// destinations equal the remote source, atomic counters equal the operations executed.
+/// destinations equal the remote source, every completed atomic's returned value was checked.
 /// Differences are recorded as corrupt; a flow that moved nothing as incomplete (unless the
 /// run already has findings, `run_ok` false, which say why).
 fn verify(w: &World, a: &Perftest, layout: &Layout, run_ok: bool, verdict: &mut Verdict) {
@@ -261,19 +280,18 @@ fn verify(w: &World, a: &Perftest, layout: &Layout, run_ok: bool, verdict: &mut 
             (Verb::Read, true) if pr.completed > 0 => copies.push((sv, c)),
             (Verb::Atomic, _) if pr.posted > 0 => {
                 // The initiator is the server in bw tests, the client in latency tests.
-                let (init, target) = if lat { (c, sv) } else { (sv, c) };
-                let mut v = [0u8; 8];
-                w.mems[target].read(dst(target), &mut v);
-                let le = u64::from_le_bytes(v);
-                let be = u64::from_be_bytes(v);
-                let ok = |x: u64| x >= pr.completed && x <= pr.posted;
-                checked += 8;
-                if !(ok(le) || ok(be)) {
+                // Every value its atomics returned was checked as it landed (and the
+                // target's final value after the run, above): each completed atomic must
+                // have had its value checked.
+                let (init, qpn) = if lat { (c, pr.c_qpn) } else { (sv, pr.s_qpn) };
+                let returns = w.oracle.atomics.returns(init, qpn);
+                checked += 8 * returns;
+                if returns < pr.completed {
                     note(
                         format!(
-                            "pair {i}: atomic counter on node {target} is {le} (LE) / {be} (BE), \
-                             expected between {} completed and {} posted by node {init}",
-                            pr.completed, pr.posted
+                            "pair {i}: node {init} QP {qpn} completed {} atomic(s) but only \
+                             {returns} returned a value that was checked",
+                            pr.completed
                         ),
                         &mut bad,
                     );
