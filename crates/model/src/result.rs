@@ -101,7 +101,7 @@ impl LatencyStats {
                 (d * d).trunc()
             })
             .sum();
-        let p50 = if c % 2 == 0 {
+        let p50 = if c.is_multiple_of(2) {
             (s[c / 2 - 1] + s[c / 2]) / 2.0
         } else {
             s[c / 2]
