@@ -55,6 +55,70 @@ impl LatencyStats {
         .rounding_settled()
     }
 
+    /// The summary a latency test prints, computed from `samples` (µs, one per iteration in
+    /// measurement order, already in the test's convention: half the round trip for WRITE
+    /// and SEND ping-pong, the full operation for READ and atomics) as perftest computes it.
+    ///
+    /// What perftest does (`print_report_lat` in its `src/perftest_parameters.c`, with
+    /// `get_median` and `LAT_MEASURE_TAIL`): it stamps the time of every post, so `n`
+    /// iterations give `n − 1` gaps between consecutive post stamps (the last post has no
+    /// successor); those gaps, divided by 2 for WRITE and SEND, are its samples. It sorts
+    /// them, then keeps all but the `LAT_MEASURE_TAIL` = 2 largest: `c = n − 3` samples.
+    /// * t_avg is the mean of the `c` kept samples;
+    /// * t_typical is their median: the middle one when `c` is odd, the mean of the two
+    ///   middle ones when `c` is even;
+    /// * t_stdev is `sqrt(Σ d² / c)` over the kept samples, where each deviation
+    ///   `d = t_avg − sample` is stored in a C `int` before and after squaring, so it is
+    ///   truncated toward zero to whole microseconds: deviations under 1 µs count as 0;
+    /// * t_min is the smallest sample; t_max is the sample at index `c` of the sorted
+    ///   `n − 1`, which is the second largest (only the largest is out of sight);
+    /// * the 99 % and 99.9 % percentiles are the samples at index `⌈c·0.99⌉` and
+    ///   `⌈c·0.999⌉` of the sorted `n − 1` (at most `c`, so always one of them).
+    ///
+    /// In rnic an iteration's sample runs from its post to the moment the client sees the
+    /// answer, after which the next post follows at once, so iteration `k`'s sample stands
+    /// for perftest's gap from post `k` to post `k + 1`; the last iteration's sample has no
+    /// such gap and is left out, as perftest leaves it out. (One difference remains:
+    /// perftest waits `--latency_gap` before stamping a post, so its gaps include that
+    /// wait; rnic's samples do not.)
+    /// perftest refuses fewer than 5 iterations, so there are at least 4 gaps; a run that
+    /// stopped early with 3 gaps or fewer (not enough to drop the tail and keep one) is
+    /// summarised from every gap it has, without the drop. No samples give all zeros.
+    pub fn perftest_lat(samples: &[f64]) -> LatencyStats {
+        let gaps = perftest_gaps(samples);
+        if gaps.len() <= LAT_MEASURE_TAIL {
+            return LatencyStats::from_samples_us(gaps);
+        }
+        let mut s = gaps.to_vec();
+        s.sort_by(f64::total_cmp);
+        let c = s.len() - LAT_MEASURE_TAIL;
+        let kept = &s[..c];
+        let avg = kept.iter().sum::<f64>() / c as f64;
+        let sum_sq: f64 = kept
+            .iter()
+            .map(|x| {
+                let d = (avg - x).trunc();
+                (d * d).trunc()
+            })
+            .sum();
+        let p50 = if c.is_multiple_of(2) {
+            (s[c / 2 - 1] + s[c / 2]) / 2.0
+        } else {
+            s[c / 2]
+        };
+        let at = |q: f64| s[((c as f64 * q).ceil() as usize).min(c)];
+        LatencyStats {
+            min: s[0],
+            avg,
+            p50,
+            p99: at(0.99),
+            p999: at(0.999),
+            max: s[c],
+            stdev: (sum_sq / c as f64).sqrt(),
+        }
+        .rounding_settled()
+    }
+
     /// The average put back between the extremes, where floating-point summation
     /// rounding left it (n equal samples summed may come out a few ulps above their value),
     /// and no spread when every sample is equal.
@@ -65,6 +129,26 @@ impl LatencyStats {
         }
         self
     }
+}
+
+/// perftest's `LAT_MEASURE_TAIL`: the largest samples a latency summary leaves out.
+pub const LAT_MEASURE_TAIL: usize = 2;
+
+/// The samples of a latency test that stand for perftest's gaps between consecutive posts:
+/// every iteration's but the last (see [`LatencyStats::perftest_lat`]).
+pub fn perftest_gaps(samples: &[f64]) -> &[f64] {
+    &samples[..samples.len().saturating_sub(1)]
+}
+
+/// The sorted samples perftest lists under `-H`: the gaps, sorted, without the
+/// `LAT_MEASURE_TAIL` largest (all of them when there are too few to drop any).
+pub fn perftest_sorted_kept(samples: &[f64]) -> Vec<f64> {
+    let mut s = perftest_gaps(samples).to_vec();
+    s.sort_by(f64::total_cmp);
+    if s.len() > LAT_MEASURE_TAIL {
+        s.truncate(s.len() - LAT_MEASURE_TAIL);
+    }
+    s
 }
 
 /// One statistic of consecutive runs (the sizes of `-a`) from the value so far and the next
@@ -143,8 +227,9 @@ pub struct SizeResult {
     pub bw_avg_mb_s: f64,
     pub bw_peak_mb_s: f64,
     pub latency_us: LatencyStats,
-    /// Latency tests: every measured sample, µs, in measurement order (perftest's `-H` and
-    /// `-U` print them). Not written to JSON.
+    /// Latency tests: every measured sample, µs, in measurement order (`-H` and `-U` print
+    /// the ones perftest would: see [`perftest_gaps`] and [`perftest_sorted_kept`]). Not
+    /// written to JSON.
     #[serde(skip)]
     pub latency_samples_us: Vec<f64>,
 }
@@ -180,8 +265,9 @@ pub struct PerfResult {
     pub bw_peak_mb_s: f64,
     /// Latency, µs.
     pub latency_us: LatencyStats,
-    /// Latency tests: every measured sample, µs, in measurement order (perftest's `-H` and
-    /// `-U` print them). Not written to JSON.
+    /// Latency tests: every measured sample, µs, in measurement order (`-H` and `-U` print
+    /// the ones perftest would: see [`perftest_gaps`] and [`perftest_sorted_kept`]). Not
+    /// written to JSON.
     #[serde(skip)]
     pub latency_samples_us: Vec<f64>,
     /// Packets retransmitted (all QPs, both directions).

@@ -136,7 +136,10 @@ fn report_flows(b: &Built, end: TimePs, verdict: &Verdict, judged: &[FlowJudged]
             gbps = rates(bytes, 1, time_us).1;
         }
         total_bits += bytes as f64 * 8.0;
-        let latency_us = if f.test.is_latency() {
+        let latency_us = if f.test.is_latency() && a.procs.is_empty() && !a.duration_mode {
+            // As `rnic perf` summarises it: perftest's way.
+            LatencyStats::perftest_lat(&a.samples)
+        } else if f.test.is_latency() {
             LatencyStats::from_samples_us(&a.samples)
         } else {
             hist_stats(&a.hist, a.lat_sum_us, a.lat_sumsq_us)

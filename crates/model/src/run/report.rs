@@ -109,7 +109,12 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
     let a = &world.apps[0];
     let measured = combined(per_flow);
     let (sim_time_ps, ops) = (measured.time_ps, measured.ops);
-    let latency = if lat {
+    let latency = if lat && a.procs.is_empty() && !duration_mode {
+        // perftest's summary of a ping-pong or post-and-poll latency test.
+        LatencyStats::perftest_lat(&a.samples)
+    } else if lat {
+        // `--procs` (csRNA's test, not perftest's) and duration mode (whose table shows
+        // only the average): every sample.
         LatencyStats::from_samples_us(&a.samples)
     } else {
         // Every direction's operations.

@@ -342,6 +342,52 @@ fn latency_stats_follow_perftest_percentiles() {
     assert_eq!(LatencyStats::from_samples_us(&[]), LatencyStats::default());
 }
 
+/// perftest's latency summary, by hand: 13 iterations whose first is a cold 100 µs and
+/// whose 12th is a 50 µs outlier, the others 1..=10 µs, the last 999 µs. perftest has 12
+/// gaps between the 13 posts (the last iteration's sample has none), sorted
+/// 1..=10, 50, 100; it keeps 10 (the largest two dropped): t_avg 5.5, t_typical the mean of
+/// the 5th and 6th (5.5); t_max the sorted gap at index 10 (50), the percentiles at
+/// index ⌈10·0.99⌉ = ⌈10·0.999⌉ = 10 (50); t_stdev from deviations truncated to whole µs
+/// (4, 3, 2, 1, 0, 0, 1, 2, 3, 4: squares sum to 60), √(60 / 10).
+#[test]
+fn perftest_latency_summary_drops_the_tail_as_perftest_does() {
+    let mut samples = vec![100.0];
+    samples.extend((1..=10).map(f64::from));
+    samples.extend([50.0, 999.0]);
+    let l = LatencyStats::perftest_lat(&samples);
+    assert_eq!((l.min, l.max, l.p50, l.avg), (1.0, 50.0, 5.5, 5.5));
+    assert_eq!((l.p99, l.p999), (50.0, 50.0));
+    assert_eq!(l.stdev, 6f64.sqrt());
+    // The -H list: the kept ten, sorted; the gaps: all but the last sample.
+    assert_eq!(
+        perftest_sorted_kept(&samples),
+        (1..=10).map(f64::from).collect::<Vec<_>>()
+    );
+    assert_eq!(perftest_gaps(&samples), &samples[..12]);
+
+    // 1000 iterations of 1..=1000 µs: 999 gaps, 997 kept (1..=997), odd, so the median is
+    // the middle one (499); t_max the gap at index 997 (998); 99 % at index ⌈987.03⌉ = 988
+    // (989), 99.9 % at ⌈996.003⌉ = 997 (998).
+    let samples: Vec<f64> = (1..=1000).map(f64::from).collect();
+    let l = LatencyStats::perftest_lat(&samples);
+    assert_eq!((l.min, l.max, l.p50, l.avg), (1.0, 998.0, 499.0, 499.0));
+    assert_eq!((l.p99, l.p999), (989.0, 998.0));
+
+    // Deviations under a microsecond truncate to 0, as in perftest: no spread shown.
+    let l = LatencyStats::perftest_lat(&[2.0, 2.9, 2.1, 2.5, 2.2, 2.8, 9.0]);
+    assert_eq!(l.stdev, 0.0);
+    assert_eq!((l.min, l.max), (2.0, 2.8));
+
+    // The minimum perftest allows (5 iterations, 4 gaps, 2 kept), and fewer (a run that
+    // stopped early): every gap, nothing dropped.
+    let l = LatencyStats::perftest_lat(&[4.0, 1.0, 3.0, 2.0, 7.0]);
+    assert_eq!((l.min, l.max, l.avg, l.p50), (1.0, 3.0, 1.5, 1.5));
+    let l = LatencyStats::perftest_lat(&[4.0, 1.0, 7.0]);
+    assert_eq!((l.min, l.max, l.avg), (1.0, 4.0, 2.5));
+    assert_eq!(LatencyStats::perftest_lat(&[3.0]), LatencyStats::default());
+    assert_eq!(LatencyStats::perftest_lat(&[]), LatencyStats::default());
+}
+
 /// Identical samples have that value as their average and no spread: summing 271 of
 /// 3.689705 µs in floating point gave an average of 3.689705000000003, above the maximum,
 /// and a standard deviation of 3e-15.

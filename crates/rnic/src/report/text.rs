@@ -5,7 +5,7 @@
 //! Left out: the `local address:` / `remote address:` / `GID:` lines (hardware identifiers
 //! with no meaning here) and the CPU-utilization column.
 
-use super::{PerfResult, SizeResult, MB};
+use super::{perftest_gaps, perftest_sorted_kept, PerfResult, SizeResult, MB};
 use crate::config::Config;
 use crate::perf::{PerfSpec, PerfTest, Verb};
 use std::fmt::Write as _;
@@ -225,13 +225,14 @@ pub fn render(
     };
     let _ = writeln!(o, "{header}");
     for row in result.rows() {
-        if lat && samples != Samples::Off {
+        // perftest lists samples only in iteration mode (its duration-mode report keeps no
+        // samples): under -U the gaps between consecutive posts in measurement order, then
+        // (-U implies -H) the ones its summary keeps, sorted, without the largest two.
+        if lat && !dur && samples != Samples::Off {
             if samples == Samples::Unsorted {
-                o.push_str(&sample_list(&row.latency_samples_us));
+                o.push_str(&sample_list(perftest_gaps(&row.latency_samples_us)));
             }
-            let mut sorted = row.latency_samples_us.clone();
-            sorted.sort_by(f64::total_cmp);
-            o.push_str(&sample_list(&sorted));
+            o.push_str(&sample_list(&perftest_sorted_kept(&row.latency_samples_us)));
             let _ = writeln!(o, "{RESULT_LINE}");
             let _ = writeln!(o, "{header}");
         }
