@@ -113,16 +113,7 @@ fn a_pcie_bound_incast_without_pfc_drops_and_recovers() {
 fn a_server_link_faster_than_pcie_runs_at_the_pcie_rate() {
     // The server's link runs at 400 Gb/s, four times its clients' and three times its
     // PCIe link's 128 Gb/s.
-    let dir = std::env::temp_dir().join(format!("rnic-rx-buffer-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let topo = dir.join("fat-server-link.toml");
-    let mut text =
-        String::from("[[switch]]\nname = \"s\"\n[[link]]\nends = [\"node0\", \"s\"]\ngbps = 400\n");
-    for n in 1..=4 {
-        text.push_str(&format!("[[link]]\nends = [\"node{n}\", \"s\"]\n"));
-    }
-    std::fs::write(&topo, text).unwrap();
-    let topology = format!("net.topology={}", topo.display());
+    let (dir, topology) = common::fat_server_link_topology("rx-buffer");
     let args = [
         "write-bw",
         "-s",

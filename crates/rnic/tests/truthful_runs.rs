@@ -298,16 +298,7 @@ fn standard_output_that_cannot_be_written_exits_4() {
 /// exactly.
 #[test]
 fn received_data_never_passes_the_pcie_link_into_the_host() {
-    let dir = std::env::temp_dir().join(format!("rnic-pcie-bound-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let topo = dir.join("fat-server-link.toml");
-    let mut text =
-        String::from("[[switch]]\nname = \"s\"\n[[link]]\nends = [\"node0\", \"s\"]\ngbps = 400\n");
-    for n in 1..=4 {
-        text.push_str(&format!("[[link]]\nends = [\"node{n}\", \"s\"]\n"));
-    }
-    std::fs::write(&topo, text).unwrap();
-    let topology = format!("net.topology={}", topo.display());
+    let (dir, topology) = common::fat_server_link_topology("pcie-bound");
     let (code, r, err) = perf_json(&[
         "write-bw",
         "-s",

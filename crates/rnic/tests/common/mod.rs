@@ -35,3 +35,21 @@ pub fn rnic_at_root(args: &[&str]) -> (i32, String, String) {
         Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")),
     )
 }
+
+/// Writes a star topology whose server link (node 0) runs at 400 Gb/s, four times its four
+/// clients' and faster than the server's PCIe link, into a directory of its own named by
+/// `tag`; returns that directory (for the test to remove) and the `--set` argument that
+/// selects the topology.
+pub fn fat_server_link_topology(tag: &str) -> (std::path::PathBuf, String) {
+    let dir = std::env::temp_dir().join(format!("rnic-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temporary directory");
+    let topo = dir.join("fat-server-link.toml");
+    let mut text =
+        String::from("[[switch]]\nname = \"s\"\n[[link]]\nends = [\"node0\", \"s\"]\ngbps = 400\n");
+    for n in 1..=4 {
+        text.push_str(&format!("[[link]]\nends = [\"node{n}\", \"s\"]\n"));
+    }
+    std::fs::write(&topo, text).expect("write the topology");
+    let arg = format!("net.topology={}", topo.display());
+    (dir, arg)
+}
