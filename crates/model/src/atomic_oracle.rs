@@ -218,15 +218,17 @@ impl AtomicOracle {
     /// wrong.
     pub fn check_final(&self, mems: &[SparseMemory]) -> Vec<String> {
         let mut bad = Vec::new();
-        for (ti, t) in self.targets.iter().enumerate() {
+        // Each target's requesters, grouped in one pass (a target is not searched for among
+        // every requester: a million QPs' run has a million of each).
+        let mut users_of: Vec<Vec<(&(usize, u32), &Requester)>> =
+            vec![Vec::new(); self.targets.len()];
+        for (k, r) in &self.requesters {
+            users_of[r.target].push((k, r));
+        }
+        for (t, mut users) in self.targets.iter().zip(users_of) {
             let mut b = [0u8; 8];
             mems[t.node].read(t.addr, &mut b);
             let fin = u64::from_le_bytes(b);
-            let mut users: Vec<(&(usize, u32), &Requester)> = self
-                .requesters
-                .iter()
-                .filter(|(_, r)| r.target == ti)
-                .collect();
             users.sort_by_key(|(k, _)| **k);
             let where_ = format!("node {} target {:#x}", t.node, t.addr);
             if t.users == 1 {
