@@ -328,7 +328,6 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
-/// A value as written in TOML, shortened for error messages.
 /// A number as an error message shows it: as written for everyday magnitudes, in exponent
 /// form from 10^15 on (`1e300`, not its 301 digits).
 pub fn shown_number(x: f64) -> String {
@@ -339,6 +338,7 @@ pub fn shown_number(x: f64) -> String {
     }
 }
 
+/// A value as written in TOML, shortened for error messages.
 pub fn short_value(v: &Value) -> String {
     let s = match v {
         Value::Table(_) => "a table".to_string(),
