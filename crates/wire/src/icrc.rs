@@ -80,6 +80,15 @@ pub fn compute(frame: &[u8]) -> Result<u32> {
     Ok(crc_at(frame, off))
 }
 
+/// Recomputes the ICRC of a frame whose covered bytes were changed and stores it (a test
+/// hook that alters a frame in flight so that only an end-to-end check can notice).
+pub fn reseal(frame: &mut [u8]) -> Result<()> {
+    let off = icrc_offset(frame)?;
+    let crc = crc_at(frame, off);
+    frame[off..off + ICRC_LEN].copy_from_slice(&crc.to_le_bytes());
+    Ok(())
+}
+
 /// The ICRC stored in the frame, read little-endian.
 pub fn stated(frame: &[u8]) -> Result<u32> {
     let off = icrc_offset(frame)?;
@@ -135,6 +144,18 @@ mod tests {
                 computed: compute(&g).unwrap()
             })
         );
+    }
+
+    #[test]
+    fn reseal_stores_the_changed_frames_icrc_before_any_padding() {
+        let mut f = capture();
+        f.extend_from_slice(&[0xEE; 10]);
+        f[42] ^= 1;
+        assert!(verify(&f).is_err());
+        reseal(&mut f).unwrap();
+        assert_eq!(verify(&f), Ok(()));
+        assert_eq!(&f[f.len() - 10..], &[0xEE; 10], "the padding is left alone");
+        assert!(reseal(&mut f[..33]).is_err());
     }
 
     #[test]

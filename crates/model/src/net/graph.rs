@@ -350,10 +350,7 @@ impl Network {
                 // significant (big-endian).
                 let buf = frames.buf_mut(frame);
                 buf[h.payload_offset - 1] ^= 0x04;
-                if let Ok(c) = rnic_wire::icrc::compute(buf) {
-                    let l = buf.len();
-                    buf[l - 4..].copy_from_slice(&c.to_le_bytes());
-                }
+                let _ = rnic_wire::icrc::reseal(buf);
             }
             return;
         }
@@ -373,10 +370,7 @@ impl Network {
         }
         let buf = frames.buf_mut(frame);
         buf[h.payload_offset] ^= 0x5a;
-        if let Ok(c) = rnic_wire::icrc::compute(buf) {
-            let l = buf.len();
-            buf[l - 4..].copy_from_slice(&c.to_le_bytes());
-        }
+        let _ = rnic_wire::icrc::reseal(buf);
     }
 
     /// Writes a frame of node 0's port into the capture.
