@@ -103,6 +103,11 @@ pub struct Network {
 }
 
 impl Network {
+    /// The node whose NIC transmits onto link direction `link` (its uplink), if any.
+    pub(crate) fn node_on_uplink(&self, link: usize) -> Option<usize> {
+        self.uplink.iter().position(|&u| u == link)
+    }
+
     /// A network of `ports` (one per node), their `uplink`s, `links` and `switches`.
     pub fn new(
         ports: Vec<Port>,

@@ -105,6 +105,17 @@ enum Tx {
     Switch { switch: usize, out: usize },
 }
 
+impl Tx {
+    /// The port that transmits onto link direction `link` when this is its transmitter: the
+    /// switch's output port, or the NIC port of the node whose uplink it is.
+    fn port(self, net: &Network, link: usize) -> Option<&super::port::Port> {
+        match self {
+            Tx::Switch { switch, out } => Some(&net.switches[switch].outs[out].port),
+            Tx::Nic => net.node_on_uplink(link).map(|n| &net.ports[n]),
+        }
+    }
+}
+
 /// One ingress port of a switch.
 #[derive(Debug, Clone, Default)]
 struct Ingress {
@@ -204,17 +215,11 @@ impl Pfc {
         }
         let back_ps = (0..links)
             .map(|l| {
+                // A switch pausing its sender, or a NIC whose receive buffer is full.
                 let r = net.links[l].reverse;
-                match tx[r] {
-                    Tx::Switch { switch, out } => {
-                        let port = &net.switches[switch].outs[out].port;
-                        port.wire_time(rnic_wire::pfc::FRAME_LEN) + net.links[r].delay_ps
-                    }
-                    // A NIC pausing its link peer (its receive buffer is full).
-                    Tx::Nic => net.uplink.iter().position(|&u| u == r).map_or(0, |n| {
-                        net.ports[n].wire_time(rnic_wire::pfc::FRAME_LEN) + net.links[r].delay_ps
-                    }),
-                }
+                tx[r].port(net, r).map_or(0, |port| {
+                    port.wire_time(rnic_wire::pfc::FRAME_LEN) + net.links[r].delay_ps
+                })
             })
             .collect();
         Pfc {

@@ -171,9 +171,7 @@ impl Network {
         let mac = match tx {
             Tx::Switch { .. } => port_mac(back),
             Tx::Nic => self
-                .uplink
-                .iter()
-                .position(|&u| u == back)
+                .node_on_uplink(back)
                 .map_or(port_mac(back), crate::net::topology::node_mac),
         };
         let repr = if quanta == 0 {
@@ -183,15 +181,7 @@ impl Network {
         };
         let bytes = repr.to_bytes();
         self.capture(now, &bytes);
-        let wire_ps = match tx {
-            Tx::Switch { switch, out } => {
-                self.switches[switch].outs[out].port.wire_time(bytes.len())
-            }
-            Tx::Nic => {
-                let node = self.uplink.iter().position(|&u| u == back);
-                node.map_or(0, |n| self.ports[n].wire_time(bytes.len()))
-            }
-        };
+        let wire_ps = tx.port(self, back).map_or(0, |p| p.wire_time(bytes.len()));
         let f = frames.alloc();
         frames.buf_mut(f).extend_from_slice(&bytes);
         let t = now + wire_ps + self.links[back].delay_ps;
@@ -228,7 +218,7 @@ impl Network {
         pfc.on_pause_time(now, data_link, quanta);
         if quanta > 0 && to_nic {
             // A NIC paused the port feeding it: from now on its frames wait in the port.
-            pfc.nic_paused_port[data_link] = true;
+            pfc.queue_toward_nic(data_link);
         }
         if matches!(pfc.tx[data_link], Tx::Switch { .. }) {
             self.pfc_kick(data_link, now, q);
