@@ -32,14 +32,10 @@ impl Nic {
             cx.cm(t, CmEv::Mad { frame });
             return;
         }
-        if bth.is_some_and(|b| b.opcode.has_payload()) {
+        if let Some(b) = bth.filter(|b| b.opcode.has_payload()) {
             // Payload for host memory: it waits in the receive buffer until written.
-            let payload = peek_roce(bytes).map_or(0, |h| h.payload_len as u64)
-                + if bth.is_some_and(|b| is_ud_send(b.opcode)) {
-                    rnic_transport::ud::GRH_BYTES as u64
-                } else {
-                    0
-                };
+            let plen = peek_roce(bytes).map_or(0, |h| h.payload_len as u64);
+            let payload = host_write_bytes(b.opcode, plen);
             match self.rx_buffer.admit(now, bytes.len() as u64, payload) {
                 Admit::Taken => {}
                 Admit::TakenPause => self.rx_pause_peer(now, PfcDue::Refresh, cx),
@@ -180,15 +176,8 @@ impl Nic {
                     self.rx.stats.inline_recv_bytes += plen;
                 }
                 _ if plen > 0 || is_ud_send(op) => {
-                    // A UD receive buffer starts with the 40-byte GRH area, which the NIC
-                    // writes with the payload.
-                    let grh = if is_ud_send(op) {
-                        rnic_transport::ud::GRH_BYTES as u64
-                    } else {
-                        0
-                    };
                     self.rx.stats.payload_bytes += plen;
-                    let land = self.pcie.posted_write(now, plen + grh);
+                    let land = self.pcie.posted_write(now, host_write_bytes(op, plen));
                     let is_write_end = matches!(
                         op,
                         Opcode::RcWriteOnly
@@ -322,6 +311,18 @@ impl Nic {
         qp.outstanding = qp.outstanding.saturating_sub(d as u32);
         d > 0
     }
+}
+
+/// Bytes the NIC writes to host memory for a packet of opcode `op` carrying `payload_len`
+/// bytes: the payload, and before a UD SEND's payload the 40-byte GRH area its receive
+/// buffer starts with.
+fn host_write_bytes(op: Opcode, payload_len: u64) -> u64 {
+    let grh = if is_ud_send(op) {
+        rnic_transport::ud::GRH_BYTES as u64
+    } else {
+        0
+    };
+    payload_len + grh
 }
 
 /// A UD SEND, whose receive buffer starts with the GRH area.
