@@ -92,6 +92,12 @@ fn chunks(len: u64, size: u64) -> u64 {
     len.div_ceil(size).max(1)
 }
 
+/// Bytes `len` data bytes put on the link in TLPs of at most `mps_bytes` (a posted write,
+/// or a read's completions): the data and a header of `tlp_header_bytes` per TLP.
+pub fn data_tlps_wire_bytes(len: u64, mps_bytes: u64, tlp_header_bytes: u64) -> u64 {
+    len + chunks(len, mps_bytes) * tlp_header_bytes
+}
+
 impl Pcie {
     /// A link with parameters `p`.
     pub fn new(p: PcieParams) -> Self {
@@ -122,8 +128,8 @@ impl Pcie {
     /// byte is in the NIC.
     pub fn read_completion(&mut self, at: TimePs, len: u64) -> TimePs {
         let n = chunks(len, self.p.mps_bytes);
-        self.down
-            .reserve(at, len + n * self.p.tlp_header_bytes, len, n)
+        let wire = data_tlps_wire_bytes(len, self.p.mps_bytes, self.p.tlp_header_bytes);
+        self.down.reserve(at, wire, len, n)
     }
 
     /// A DMA write of `len` bytes NIC → host issued at `at`; returns when it is visible in
@@ -131,9 +137,8 @@ impl Pcie {
     pub fn posted_write(&mut self, at: TimePs, len: u64) -> TimePs {
         let n = chunks(len, self.p.mps_bytes);
         self.write_tlps += n;
-        self.up
-            .reserve(at, len + n * self.p.tlp_header_bytes, len, n)
-            + self.p.posted_write_ps
+        let wire = data_tlps_wire_bytes(len, self.p.mps_bytes, self.p.tlp_header_bytes);
+        self.up.reserve(at, wire, len, n) + self.p.posted_write_ps
     }
 
     /// An MMIO write (doorbell) host → NIC at `at`; returns when the NIC sees it.
@@ -144,16 +149,16 @@ impl Pcie {
     /// Uncontended time of a `len`-byte read from issue to last byte (for breakdowns).
     pub fn read_latency(&self, len: u64) -> TimePs {
         let n = chunks(len, self.p.mrrs_bytes);
-        let m = chunks(len, self.p.mps_bytes);
+        let completions = data_tlps_wire_bytes(len, self.p.mps_bytes, self.p.tlp_header_bytes);
         bytes_time_ps_mbps(n * self.p.tlp_header_bytes, self.p.mbps)
             + self.p.read_rtt_ps
-            + bytes_time_ps_mbps(len + m * self.p.tlp_header_bytes, self.p.mbps)
+            + bytes_time_ps_mbps(completions, self.p.mbps)
     }
 
     /// Uncontended time of a `len`-byte posted write until visible.
     pub fn write_latency(&self, len: u64) -> TimePs {
-        let m = chunks(len, self.p.mps_bytes);
-        bytes_time_ps_mbps(len + m * self.p.tlp_header_bytes, self.p.mbps) + self.p.posted_write_ps
+        let wire = data_tlps_wire_bytes(len, self.p.mps_bytes, self.p.tlp_header_bytes);
+        bytes_time_ps_mbps(wire, self.p.mbps) + self.p.posted_write_ps
     }
 
     /// Uncontended time of a doorbell MMIO write until the NIC sees it.

@@ -133,8 +133,9 @@ impl RxBuffer {
     /// Time on the PCIe link of a posted write of `payload` bytes (its TLPs and their
     /// headers), ps.
     fn write_ps(&self, payload: u64) -> TimePs {
-        let tlps = payload.div_ceil(self.p.mps_bytes.max(1)).max(1);
-        super::pcie::ser_ps(payload + tlps * self.p.tlp_header_bytes, self.p.pcie_mbps)
+        let wire =
+            super::pcie::data_tlps_wire_bytes(payload, self.p.mps_bytes, self.p.tlp_header_bytes);
+        super::pcie::ser_ps(wire, self.p.pcie_mbps)
     }
 
     /// Frees the bytes whose PCIe writes have left by `now`.
