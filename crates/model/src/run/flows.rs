@@ -5,12 +5,12 @@ use rnic_sim::TimePs;
 
 use super::build::{build_flows, Built};
 use super::judge::{judge, FlowJudged};
-use super::report::hist_stats;
+use super::report::{hist_stats, latency_test_stats};
 use super::RunOptions;
 use crate::config::Config;
 use crate::flow::FlowsSpec;
 use crate::flow_result::{FlowResult, FlowsResult, FlowsTotal};
-use crate::result::{rates, LatencyStats, RunStatus};
+use crate::result::{rates, RunStatus};
 use crate::stats::TransportTotals;
 use crate::verdict::Verdict;
 use crate::UsageError;
@@ -136,11 +136,9 @@ fn report_flows(b: &Built, end: TimePs, verdict: &Verdict, judged: &[FlowJudged]
             gbps = rates(bytes, 1, time_us).1;
         }
         total_bits += bytes as f64 * 8.0;
-        let latency_us = if f.test.is_latency() && a.procs.is_empty() && !a.duration_mode {
-            // As `rnic perf` summarises it: perftest's way.
-            LatencyStats::perftest_lat(&a.samples)
-        } else if f.test.is_latency() {
-            LatencyStats::from_samples_us(&a.samples)
+        let latency_us = if f.test.is_latency() {
+            // As `rnic perf` summarises it.
+            latency_test_stats(a)
         } else {
             hist_stats(&a.hist, a.lat_sum_us, a.lat_sumsq_us)
         };

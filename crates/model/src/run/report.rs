@@ -109,13 +109,8 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
     let a = &world.apps[0];
     let measured = combined(per_flow);
     let (sim_time_ps, ops) = (measured.time_ps, measured.ops);
-    let latency = if lat && a.procs.is_empty() && !duration_mode {
-        // perftest's summary of a ping-pong or post-and-poll latency test.
-        LatencyStats::perftest_lat(&a.samples)
-    } else if lat {
-        // `--procs` (csRNA's test, not perftest's) and duration mode (whose table shows
-        // only the average): every sample.
-        LatencyStats::from_samples_us(&a.samples)
+    let latency = if lat {
+        latency_test_stats(a)
     } else {
         // Every direction's operations.
         bw_latency(&world.apps)
@@ -232,6 +227,18 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
         nodes: node_stats,
         transport,
         end_ps: end,
+    }
+}
+
+/// The summary of latency-test application `a`: perftest's for a ping-pong or post-and-poll
+/// test in iteration mode (`rnic perf` and a latency flow alike); every sample under
+/// `--procs` (csRNA's test, not perftest's) and in duration mode (whose table shows only
+/// the average).
+pub(crate) fn latency_test_stats(a: &crate::host::perftest::Perftest) -> LatencyStats {
+    if a.procs.is_empty() && !a.duration_mode {
+        LatencyStats::perftest_lat(&a.samples)
+    } else {
+        LatencyStats::from_samples_us(&a.samples)
     }
 }
 
