@@ -164,67 +164,10 @@ fn cmd_perf(
     for note in c.compat.check()? {
         writeln!(err, "{note}")?;
     }
-    if c.inline_recv.is_some() && c.test.verb() != rnic_model::workload::Verb::Send {
+    for (flag, why) in no_effect_flags(&c) {
         writeln!(
             err,
-            "rnic: --inline_recv has no effect on {}: only received SENDs ride in their CQE",
-            c.test.name()
-        )?;
-    }
-    {
-        use rnic_model::workload::Verb;
-        let verb = c.test.verb();
-        if c.inline_size.is_some() && matches!(verb, Verb::Read | Verb::Atomic) {
-            writeln!(
-                err,
-                "rnic: -I/--inline_size has no effect on {}: only SEND and WRITE payloads \
-                 are posted inline",
-                c.test.name()
-            )?;
-        }
-        if c.test.is_latency() {
-            for (given, flag) in [
-                (c.cq_mod.is_some(), "-Q/--cq-mod"),
-                (c.post_list.is_some(), "-l/--post_list"),
-            ] {
-                if given {
-                    writeln!(
-                        err,
-                        "rnic: {flag} has no effect on {}: a latency test posts and polls one \
-                         operation at a time (bandwidth tests take it)",
-                        c.test.name()
-                    )?;
-                }
-            }
-        }
-        if c.rx_depth.is_some() && c.test != rnic_model::workload::PerfTest::SendBw {
-            writeln!(
-                err,
-                "rnic: -r/--rx-depth has no effect on {}: only send-bw's target keeps \
-                 receives posted to that depth",
-                c.test.name()
-            )?;
-        }
-        if c.latency_gap.is_some() && !c.test.is_latency() {
-            writeln!(
-                err,
-                "rnic: --latency_gap has no effect on {}: it idles a latency test between \
-                 iterations",
-                c.test.name()
-            )?;
-        }
-        if c.outs.is_some() && matches!(verb, Verb::Write | Verb::Send) {
-            writeln!(
-                err,
-                "rnic: -o/--outs has no effect on {}: it bounds outstanding READs and atomics",
-                c.test.name()
-            )?;
-        }
-    }
-    if c.recv_post_list.is_some() && c.test != rnic_model::workload::PerfTest::SendBw {
-        writeln!(
-            err,
-            "rnic: --recv_post_list has no effect on {}: only send-bw's target reposts receives",
+            "rnic: {flag} has no effect on {}: {why}",
             c.test.name()
         )?;
     }
@@ -458,6 +401,58 @@ pub fn run_and_report(
         .into());
     }
     Ok(result)
+}
+
+/// The flags given to `c` that its test does not use, each with why (perftest takes them and
+/// they change nothing there either): a note each instead of taking them in silence.
+fn no_effect_flags(c: &PerfCmd) -> Vec<(&'static str, &'static str)> {
+    use rnic_model::workload::{PerfTest, Verb};
+    let verb = c.test.verb();
+    let lat = c.test.is_latency();
+    let one_at_a_time =
+        "a latency test posts and polls one operation at a time (bandwidth tests take it)";
+    [
+        (
+            c.inline_recv.is_some() && verb != Verb::Send,
+            "--inline_recv",
+            "only received SENDs ride in their CQE",
+        ),
+        (
+            c.inline_size.is_some() && matches!(verb, Verb::Read | Verb::Atomic),
+            "-I/--inline_size",
+            "only SEND and WRITE payloads are posted inline",
+        ),
+        (lat && c.cq_mod.is_some(), "-Q/--cq-mod", one_at_a_time),
+        (
+            lat && c.post_list.is_some(),
+            "-l/--post_list",
+            one_at_a_time,
+        ),
+        (
+            c.rx_depth.is_some() && c.test != PerfTest::SendBw,
+            "-r/--rx-depth",
+            "only send-bw's target keeps receives posted to that depth",
+        ),
+        (
+            c.latency_gap.is_some() && !lat,
+            "--latency_gap",
+            "it idles a latency test between iterations",
+        ),
+        (
+            c.outs.is_some() && matches!(verb, Verb::Write | Verb::Send),
+            "-o/--outs",
+            "it bounds outstanding READs and atomics",
+        ),
+        (
+            c.recv_post_list.is_some() && c.test != PerfTest::SendBw,
+            "--recv_post_list",
+            "only send-bw's target reposts receives",
+        ),
+    ]
+    .into_iter()
+    .filter(|&(given, _, _)| given)
+    .map(|(_, flag, why)| (flag, why))
+    .collect()
 }
 
 /// A run with fewer QPs than clients (`None` otherwise): the QPs go round robin over the
