@@ -135,7 +135,7 @@ fn row(r: &SizeResult, spec: &PerfSpec, report_gbits: bool) -> Row {
         (true, true) => Row::LatDuration {
             msg_size: r.size_bytes,
             n_iterations: r.iterations,
-            t_avg: l.avg,
+            t_avg: super::text::duration_t_avg_us(r, spec),
         },
         (false, _) => {
             let to = if report_gbits { MB * 8.0 / 1e9 } else { 1.0 };

@@ -71,12 +71,38 @@ fn lat_rows_match_perftest_printf() {
         lat_row(&r),
         " 8388608 1000          1234.50        12345.68      1.00     \t       1.00        \t0.00   \t\t1.00    \t\t1.00   \n"
     );
-    let mut r = row(2, 123456, 0.0, 0.0, 0.666666666);
-    r.latency_us.avg = 1.5;
+    let r = row(2, 123456, 0.0, 0.0, 0.666666666);
     assert_eq!(
-        lat_dur_row(&r),
+        lat_dur_row(&r, 1.5),
         " 2             123456            1.50           666666.67\n"
     );
+}
+
+#[test]
+fn duration_average_is_the_window_over_the_iterations_as_perftest_computes_it() {
+    // 183 round trips of 5.44 us in a 1,000 us window: the samples' mean is 2.72 us, but
+    // the window also holds 4.5 us of the 184th round trip.
+    let mut r = row(64, 183, 0.0, 0.0, 0.183);
+    r.simulated_time_us = 1000.0;
+    r.latency_us.avg = 2.72;
+    let ping_pong = duration_t_avg_us(&r, &spec(PerfTest::WriteLat));
+    assert!(
+        (ping_pong - 1000.0 / 2.0 / 183.0).abs() < 1e-12,
+        "{ping_pong}"
+    );
+    assert!((duration_t_avg_us(&r, &spec(PerfTest::SendLat)) - ping_pong).abs() < 1e-12);
+    // READ and atomic iterations are one operation each, not a round trip of two.
+    let one_way = duration_t_avg_us(&r, &spec(PerfTest::ReadLat));
+    assert!((one_way - 1000.0 / 183.0).abs() < 1e-12, "{one_way}");
+    assert!((duration_t_avg_us(&r, &spec(PerfTest::AtomicLat)) - one_way).abs() < 1e-12);
+    // csRNA's many-process test keeps the samples' mean.
+    let mut procs = spec(PerfTest::WriteLat);
+    procs.procs = Some(10);
+    assert_eq!(duration_t_avg_us(&r, &procs), 2.72);
+    // Nothing completed: no division by zero.
+    let mut none = row(64, 0, 0.0, 0.0, 0.0);
+    none.simulated_time_us = 1000.0;
+    assert_eq!(duration_t_avg_us(&none, &spec(PerfTest::WriteLat)), 0.0);
 }
 
 #[test]

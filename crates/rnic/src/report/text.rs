@@ -136,15 +136,33 @@ pub fn lat_row(r: &SizeResult) -> String {
     )
 }
 
-/// One duration-mode latency row (REPORT_FMT_LAT_DUR), with newline.
-pub fn lat_dur_row(r: &SizeResult) -> String {
+/// One duration-mode latency row (REPORT_FMT_LAT_DUR) with average `t_avg_us` (see
+/// [`duration_t_avg_us`]), with newline.
+pub fn lat_dur_row(r: &SizeResult, t_avg_us: f64) -> String {
     format!(
         " {:<7}       {}            {:<7.2}        {:<7.2}\n",
         r.size_bytes,
         r.iterations,
-        r.latency_us.avg,
+        t_avg_us,
         r.msg_rate_mops * 1e6
     )
+}
+
+/// The average of a duration-mode (`-D`) latency test as perftest computes it: the
+/// measurement window over the iterations completed in it, halved for the ping-pong tests
+/// (WRITE and SEND, whose iteration is a round trip), not the mean of the samples: the
+/// window also holds the part of the iteration it cuts off, so this is slightly larger.
+/// csRNA's `--procs` test runs many processes at once, whose window is not one process's
+/// iterations end to end: it keeps the samples' mean.
+pub fn duration_t_avg_us(r: &SizeResult, spec: &PerfSpec) -> f64 {
+    if spec.procs.is_some() || r.iterations == 0 {
+        return r.latency_us.avg;
+    }
+    let rtt_factor = match spec.test.verb() {
+        Verb::Write | Verb::Send => 2.0,
+        Verb::Read | Verb::Atomic => 1.0,
+    };
+    r.simulated_time_us / rtt_factor / r.iterations as f64
 }
 
 /// Which latency samples the report lists before each row (perftest's -H and -U).
@@ -238,7 +256,7 @@ pub fn render(
         }
         o.push_str(&match (lat, dur) {
             (true, false) => lat_row(&row),
-            (true, true) => lat_dur_row(&row),
+            (true, true) => lat_dur_row(&row, duration_t_avg_us(&row, spec)),
             (false, _) => bw_row(&row, report_gbits),
         });
     }
