@@ -175,8 +175,14 @@ impl FramePool {
 
     /// The RoCEv2 headers of slot `i`, as [`rnic_wire::peek_roce`] reads them: read once
     /// while the frame travels a NIC's receive path, whose stages each need them.
-    pub fn roce(&mut self, i: u32) -> Result<RoceHeaders, WireError> {
+    pub fn roce(&mut self, i: u32) -> Result<&RoceHeaders, WireError> {
         self.headers.read(i, &self.bufs[i as usize])
+    }
+
+    /// The headers [`FramePool::roce`] last read from slot `i`, if still remembered (a
+    /// shared borrow, to read them next to the frame's bytes).
+    pub fn remembered_roce(&self, i: u32) -> Option<&RoceHeaders> {
+        self.headers.remembered(i)
     }
 
     /// Copies slot `i` into a new slot.

@@ -31,19 +31,27 @@ const NO_SLOT: u32 = u32::MAX;
 impl HeaderMemo {
     /// The headers of slot `slot`, whose bytes are `bytes`: remembered, or read and
     /// remembered. An error is not remembered (the frame is dropped and never read again).
-    pub fn read(&mut self, slot: u32, bytes: &[u8]) -> Result<RoceHeaders, WireError> {
+    /// Returned by reference: the stages read a field or two, and a copy of the whole
+    /// headers cost more than the lookup.
+    pub fn read(&mut self, slot: u32, bytes: &[u8]) -> Result<&RoceHeaders, WireError> {
         let at = slot as usize % MEMO_ENTRIES;
-        if self.slots.get(at) == Some(&slot) {
-            return Ok(self.headers[at]);
+        if self.slots.get(at) != Some(&slot) {
+            let h = peek_roce(bytes)?;
+            if self.slots.is_empty() {
+                self.slots = vec![NO_SLOT; MEMO_ENTRIES];
+                self.headers = vec![h; MEMO_ENTRIES];
+            }
+            self.slots[at] = slot;
+            self.headers[at] = h;
         }
-        let h = peek_roce(bytes)?;
-        if self.slots.is_empty() {
-            self.slots = vec![NO_SLOT; MEMO_ENTRIES];
-            self.headers = vec![h; MEMO_ENTRIES];
-        }
-        self.slots[at] = slot;
-        self.headers[at] = h;
-        Ok(h)
+        Ok(&self.headers[at])
+    }
+
+    /// The headers of slot `slot` if remembered (after a successful [`HeaderMemo::read`]
+    /// of the slot's current bytes, unless another slot took the entry since).
+    pub fn remembered(&self, slot: u32) -> Option<&RoceHeaders> {
+        let at = slot as usize % MEMO_ENTRIES;
+        (self.slots.get(at) == Some(&slot)).then(|| &self.headers[at])
     }
 
     /// Forgets slot `slot`'s headers: its bytes are about to change (or the slot is reused).
@@ -102,7 +110,7 @@ mod tests {
         let mut memo = HeaderMemo::default();
         let f = frame(5, 64);
         let first = memo.read(3, &f).unwrap();
-        assert_eq!(first, peek_roce(&f).unwrap());
+        assert_eq!(*first, peek_roce(&f).unwrap());
         // Remembered: other bytes under the same slot still read as the first frame's.
         let g = frame(6, 64);
         assert_eq!(memo.read(3, &g).unwrap().bth.psn, 5);
@@ -130,6 +138,8 @@ mod tests {
         let mut memo = HeaderMemo::default();
         let f = frame(9, 8);
         assert!(memo.read(1, &f[..20]).is_err());
+        assert!(memo.remembered(1).is_none());
         assert_eq!(memo.read(1, &f).unwrap().bth.psn, 9);
+        assert_eq!(memo.remembered(1).map(|h| h.bth.psn), Some(9));
     }
 }

@@ -16,7 +16,7 @@ use super::rx_buffer::{Admit, PfcDue};
 use super::rx_pipeline::not_placed_count;
 use super::translation::{TransJob, TransLane};
 use super::Nic;
-use crate::event::{CmEv, HostEv, NicEv};
+use crate::event::{CmEv, FramePool, HostEv, NicEv};
 use crate::host::driver::{encode_cqe, CQE_BYTES};
 
 impl Nic {
@@ -106,8 +106,10 @@ impl Nic {
         let bth = peek_bth(cx.frames.get(frame)).ok();
         // The whole header chain only for what carries data or a target (not for ACKs).
         let full = bth.is_some_and(|b| b.opcode.has_payload() || b.opcode.has_reth());
-        let headers = full.then(|| cx.frames.roce(frame).ok()).flatten();
-        let bytes = cx.frames.get(frame);
+        let read = full && cx.frames.roce(frame).is_ok();
+        let frames: &FramePool = cx.frames;
+        let headers = read.then(|| frames.remembered_roce(frame)).flatten();
+        let bytes = frames.get(frame);
         let before = not_placed_count(self.dev.stats());
         let res = self.dev.handle_packet(now, bytes, cx.mem);
         let placed = res.is_ok() && not_placed_count(self.dev.stats()) == before;
