@@ -2,6 +2,10 @@
 //! slots they carry. Every event names the component it is for: a node's NIC, the network,
 //! a node's application, or the run's measurement.
 
+use rnic_wire::{RoceHeaders, WireError};
+
+use crate::header_memo::HeaderMemo;
+
 /// One event. `node` indexes the topology's nodes; `frame` a [`FramePool`] slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ev {
@@ -115,6 +119,8 @@ pub struct FramePool {
     free: Vec<u32>,
     /// Frames currently held.
     pub live: usize,
+    /// The headers of recently read frames (see [`FramePool::roce`]).
+    headers: HeaderMemo,
 }
 
 /// Free frame buffers the pool keeps beyond the number held (see [`FramePool::release`]).
@@ -125,6 +131,7 @@ impl FramePool {
     pub fn alloc(&mut self) -> u32 {
         self.live += 1;
         if let Some(i) = self.free.pop() {
+            self.headers.forget(i);
             self.bufs[i as usize].clear();
             i
         } else {
@@ -159,9 +166,23 @@ impl FramePool {
         &self.bufs[i as usize]
     }
 
-    /// The buffer of slot `i`.
+    /// The buffer of slot `i` (its bytes may change: the headers read from them are
+    /// forgotten).
     pub fn buf_mut(&mut self, i: u32) -> &mut Vec<u8> {
+        self.headers.forget(i);
         &mut self.bufs[i as usize]
+    }
+
+    /// The RoCEv2 headers of slot `i`, as [`rnic_wire::peek_roce`] reads them: read once
+    /// while the frame travels a NIC's receive path, whose stages each need them.
+    pub fn roce(&mut self, i: u32) -> Result<&RoceHeaders, WireError> {
+        self.headers.read(i, &self.bufs[i as usize])
+    }
+
+    /// The headers [`FramePool::roce`] last read from slot `i`, if still remembered (a
+    /// shared borrow, to read them next to the frame's bytes).
+    pub fn remembered_roce(&self, i: u32) -> Option<&RoceHeaders> {
+        self.headers.remembered(i)
     }
 
     /// Copies slot `i` into a new slot.

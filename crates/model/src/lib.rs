@@ -24,6 +24,7 @@ mod error;
 pub mod event;
 pub mod flow;
 pub mod flow_result;
+mod header_memo;
 pub mod host;
 pub mod limits;
 pub mod net;

@@ -447,6 +447,21 @@ fn atomic_ack_for_a_read_is_a_bad_response() {
     assert_eq!(p.a.completions()[0].status, WcStatus::BadRespErr);
 }
 
+/// Hands `frame` to `dev` and checks that the drop counters grow by one when the packet is
+/// refused (`Err`) and stay put when it is taken: a NIC model tells a placed packet from a
+/// duplicate or NAKed one by the other counters alone, for packets taken.
+fn handle_counted(
+    dev: &mut Device,
+    now_ps: u64,
+    frame: &[u8],
+    mem: &mut dyn Memory,
+) -> core::result::Result<(), TestCaseError> {
+    let before = dev.stats().drops.total();
+    let res = dev.handle_packet(now_ps, frame, mem);
+    prop_assert_eq!(dev.stats().drops.total() - before, u64::from(res.is_err()));
+    Ok(())
+}
+
 fn any_opcode() -> impl Strategy<Value = Opcode> {
     proptest::sample::select(Opcode::ALL.to_vec())
 }
@@ -503,11 +518,11 @@ proptest! {
             r.payload = &payload;
             if i % 2 == 0 {
                 r.bth.dest_qp = if dest_ok { p.b.qpn } else { p.b.qpn + 1 };
-                let _ = p.b.dev.handle_packet(i as u64, &frame_to_b(r), &mut mem_b);
+                handle_counted(&mut p.b.dev, i as u64, &frame_to_b(r), &mut mem_b)?;
             } else {
                 // Responses to A use A's outstanding PSNs (A's sq_psn is EPSN too).
                 r.bth.dest_qp = if dest_ok { p.a.qpn } else { p.a.qpn + 1 };
-                let _ = p.a.dev.handle_packet(i as u64, &frame_to_a(r), &mut mem_a);
+                handle_counted(&mut p.a.dev, i as u64, &frame_to_a(r), &mut mem_a)?;
             }
             while p.b.dev.poll_transmit(i as u64, &mem_b, &mut buf).is_some() {
                 prop_assert!(FrameRepr::parse(&buf).is_ok());

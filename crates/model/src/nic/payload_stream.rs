@@ -36,6 +36,10 @@ struct Msg {
 pub struct PayloadStream {
     /// Messages not yet fully arrived, oldest first.
     msgs: VecDeque<Msg>,
+    /// Index in `msgs` before which every message is fully requested (`to_request` only
+    /// shrinks), so the next request looks from here instead of from the oldest message:
+    /// at a deep read-ahead of small messages, most of the queue is requested and waiting.
+    requested_upto: usize,
     /// Bytes requested and not arrived.
     in_flight: u64,
     /// Bytes arrived minus fresh bytes sent (negative after a retransmission sweep sent a
@@ -71,7 +75,14 @@ impl PayloadStream {
     /// most `mrrs` bytes, never across a message boundary (each message is its own buffer).
     pub fn next_request(&mut self, read_ahead: u64, mrrs: u64) -> Option<(TimePs, u64)> {
         let outstanding = self.in_flight + self.credit.max(0) as u64;
-        let m = self.msgs.iter_mut().find(|m| m.to_request > 0)?;
+        while self
+            .msgs
+            .get(self.requested_upto)
+            .is_some_and(|m| m.to_request == 0)
+        {
+            self.requested_upto += 1;
+        }
+        let m = self.msgs.get_mut(self.requested_upto)?;
         let chunk = m.to_request.min(mrrs);
         if outstanding > 0 && outstanding + chunk > read_ahead {
             return None;
@@ -99,6 +110,7 @@ impl PayloadStream {
         let job = if ready { m.job } else { None };
         if m.arrived >= m.len {
             self.msgs.pop_front();
+            self.requested_upto = self.requested_upto.saturating_sub(1);
         }
         job
     }
@@ -125,6 +137,7 @@ impl PayloadStream {
             .filter_map(|m| m.job)
             .collect();
         self.msgs.clear();
+        self.requested_upto = 0;
         self.discard = self.in_flight;
         self.credit = 0;
         waiting
@@ -200,6 +213,83 @@ mod tests {
         assert!(s.next_request(16384, 512).is_none());
         s.sent(4096);
         assert_eq!(std::iter::from_fn(|| s.next_request(16384, 512)).count(), 8);
+    }
+
+    /// The requests a stream issues: those of its oldest message with bytes left to request,
+    /// as found by a scan from the oldest message (what the cursor saves).
+    #[derive(Default)]
+    struct ScanStream {
+        msgs: VecDeque<(u64, u64, u64, TimePs)>, // (len, to_request, arrived, at)
+        in_flight: u64,
+    }
+
+    impl ScanStream {
+        fn next_request(
+            &mut self,
+            read_ahead: u64,
+            mrrs: u64,
+            credit: i64,
+        ) -> Option<(TimePs, u64)> {
+            let outstanding = self.in_flight + credit.max(0) as u64;
+            let m = self.msgs.iter_mut().find(|m| m.1 > 0)?;
+            let chunk = m.1.min(mrrs);
+            if outstanding > 0 && outstanding + chunk > read_ahead {
+                return None;
+            }
+            m.1 -= chunk;
+            self.in_flight += chunk;
+            Some((m.3, chunk))
+        }
+
+        fn arrive(&mut self, bytes: u64) {
+            self.in_flight = self.in_flight.saturating_sub(bytes);
+            if let Some(m) = self.msgs.front_mut() {
+                m.2 += bytes;
+                if m.2 >= m.0 {
+                    self.msgs.pop_front();
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn requests_follow_message_order_as_messages_come_and_go() {
+        let mut s = PayloadStream::default();
+        let mut r = ScanStream::default();
+        let mut x = 12345u64;
+        let mut rand = |n: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        let mut requested = VecDeque::new();
+        for step in 0..5000u64 {
+            match rand(4) {
+                0 => {
+                    // Zero-length messages too: the cursor must step over them.
+                    let len = [0, 64, 512, 700, 4096][rand(5) as usize];
+                    s.push(None, len, 0, step);
+                    r.msgs.push_back((len, len, 0, step));
+                }
+                1 | 2 => {
+                    let (ahead, mrrs) = (2048, 256);
+                    let got = s.next_request(ahead, mrrs);
+                    assert_eq!(got, r.next_request(ahead, mrrs, s.credit), "step {step}");
+                    if let Some((_, n)) = got {
+                        requested.push_back(n);
+                    }
+                }
+                _ => {
+                    if let Some(n) = requested.pop_front() {
+                        s.arrive(n);
+                        r.arrive(n);
+                        s.sent(n);
+                    }
+                }
+            }
+            assert_eq!(s.msgs.len(), r.msgs.len(), "step {step}");
+        }
     }
 
     #[test]

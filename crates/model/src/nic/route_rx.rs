@@ -16,7 +16,7 @@ use super::rx_buffer::{Admit, PfcDue};
 use super::rx_pipeline::not_placed_count;
 use super::translation::{TransJob, TransLane};
 use super::Nic;
-use crate::event::{CmEv, HostEv, NicEv};
+use crate::event::{CmEv, FramePool, HostEv, NicEv};
 use crate::host::driver::{encode_cqe, CQE_BYTES};
 
 impl Nic {
@@ -26,6 +26,7 @@ impl Nic {
         let t = self.rx.unit.serve(now);
         self.rx.stats.frames += 1;
         let bytes = cx.frames.get(frame);
+        let frame_bytes = bytes.len() as u64;
         let bth = peek_bth(bytes).ok();
         if bth.is_some_and(|b| b.dest_qp == rnic_wire::cm::GSI_QPN) {
             // A MAD to QP1: the host's connection manager takes it (host/cm).
@@ -34,9 +35,9 @@ impl Nic {
         }
         if let Some(b) = bth.filter(|b| b.opcode.has_payload()) {
             // Payload for host memory: it waits in the receive buffer until written.
-            let plen = peek_roce(bytes).map_or(0, |h| h.payload_len as u64);
+            let plen = cx.frames.roce(frame).map_or(0, |h| h.payload_len as u64);
             let payload = host_write_bytes(b.opcode, plen);
-            match self.rx_buffer.admit(now, bytes.len() as u64, payload) {
+            match self.rx_buffer.admit(now, frame_bytes, payload) {
                 Admit::Taken => {}
                 Admit::TakenPause => self.rx_pause_peer(now, PfcDue::Refresh, cx),
                 Admit::Dropped => {
@@ -72,7 +73,6 @@ impl Nic {
 
     /// The QPC of received frame `frame` is ready at `at`: translate its target, if any.
     pub(crate) fn rx_after_qpc(&mut self, frame: u32, at: TimePs, cx: &mut NicCx<'_>) {
-        let bytes = cx.frames.get(frame);
         let mut job = TransJob {
             key: 0,
             va: 0,
@@ -82,9 +82,9 @@ impl Nic {
             at,
         };
         // Only a frame with a RETH or AtomicETH names a target: parse the rest only then.
-        let has_target =
-            peek_bth(bytes).is_ok_and(|b| b.opcode.has_reth() || b.opcode.has_atomic_eth());
-        if let Some(h) = has_target.then(|| peek_roce(bytes).ok()).flatten() {
+        let has_target = peek_bth(cx.frames.get(frame))
+            .is_ok_and(|b| b.opcode.has_reth() || b.opcode.has_atomic_eth());
+        if let Some(h) = has_target.then(|| cx.frames.roce(frame).ok()).flatten() {
             if let Some(reth) = h.reth {
                 job.va = reth.va;
                 job.key = reth.rkey;
@@ -103,11 +103,13 @@ impl Nic {
 
     /// The transport handles received frame `frame` at `now`.
     pub(crate) fn on_rx_handle(&mut self, now: TimePs, frame: u32, cx: &mut NicCx<'_>) {
-        let bytes = cx.frames.get(frame);
-        let bth = peek_bth(bytes).ok();
+        let bth = peek_bth(cx.frames.get(frame)).ok();
         // The whole header chain only for what carries data or a target (not for ACKs).
         let full = bth.is_some_and(|b| b.opcode.has_payload() || b.opcode.has_reth());
-        let headers = full.then(|| peek_roce(bytes).ok()).flatten();
+        let read = full && cx.frames.roce(frame).is_ok();
+        let frames: &FramePool = cx.frames;
+        let headers = read.then(|| frames.remembered_roce(frame)).flatten();
+        let bytes = frames.get(frame);
         let before = not_placed_count(self.dev.stats());
         let res = self.dev.handle_packet(now, bytes, cx.mem);
         let placed = res.is_ok() && not_placed_count(self.dev.stats()) == before;

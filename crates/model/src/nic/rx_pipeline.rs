@@ -47,10 +47,12 @@ impl RxPipeline {
     }
 }
 
-/// Transport counters that grow when a received packet is not placed (dropped, duplicate,
-/// NAKed).
+/// Transport counters that grow when a received packet the transport took (`Ok` from
+/// `handle_packet`) is not placed: a duplicate, or NAKed. A dropped packet is the other case,
+/// an `Err`, and the drop counters grow only then, so they are not summed here (fifteen
+/// more loads, twice per received frame).
 pub fn not_placed_count(s: &rnic_transport::TransportStats) -> u64 {
-    s.drops.total() + s.duplicate_requests + s.naks_sent.total() + s.duplicate_responses
+    s.duplicate_requests + s.naks_sent.total() + s.duplicate_responses
 }
 
 impl crate::stats::Report for RxPipeline {
