@@ -80,7 +80,7 @@ use qpc_cache::QpcCache;
 use qpc_manager::{any::AnyQpcManager, fcfs::Fcfs, nonblocking::NonBlocking, QpcOutputs};
 use rx_pipeline::RxPipeline;
 use scheduler::Scheduler;
-use translation::{TransFetch, Translation};
+use translation::{TransFetch, Translation, TranslationParams};
 use tx_pipeline::TxEngine;
 use wqe_fetch::WqeFetch;
 
@@ -201,15 +201,16 @@ impl Nic {
         if n.prefetch.sched {
             sched.prefetch_queue = prefetch::queue::PrefetchQueue::new(n.prefetch.window);
         }
-        let mut trans = Translation::new(
-            n.mpt_cache_entries,
-            n.mtt_cache_entries,
-            n.page_bytes,
-            n.mpt_lookup_ps,
-            n.mtt_lookup_ps,
-            n.mpt_entry_bytes,
-            n.mtt_entry_bytes,
-        );
+        let mut trans = Translation::new(TranslationParams {
+            mpt_entries: n.mpt_cache_entries,
+            mtt_entries: n.mtt_cache_entries,
+            page_bytes: n.page_bytes,
+            mpt_ps: n.mpt_lookup_ps,
+            mtt_ps: n.mtt_lookup_ps,
+            mpt_entry_bytes: n.mpt_entry_bytes,
+            mtt_entry_bytes: n.mtt_entry_bytes,
+            max_read_bytes: p.pcie.mrrs_bytes,
+        });
         trans.observe = n.prefetch.enabled();
         Nic {
             p: p.clone(),

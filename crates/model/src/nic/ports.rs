@@ -3,7 +3,7 @@
 //! of a scheduler visit, a prefetch nobody waits for, the context of a fetched WQE or of a
 //! received frame, the MPT/MTT entry a translation lane needs), never bits inside an index.
 
-use super::translation::TransLane;
+use super::translation::{TransLane, TransRead};
 use crate::host::driver::SqWqe;
 
 /// One scheduler visit: `n` WQEs of `qpn` from SQ index `first`.
@@ -62,14 +62,12 @@ pub enum TransCont {
 pub enum DmaToken {
     /// The QPC entry of a QPN, for the QPC manager.
     QpcFill(u32),
-    /// The MPT or MTT entry a translation lane waits for (the entry's cache key).
+    /// The MPT entry or MTT lines a translation lane reads.
     TransFill {
-        /// The waiting lane.
+        /// The lane that reads them.
         lane: TransLane,
-        /// The entry's cache key.
-        key: u64,
-        /// An MPT entry (else an MTT line).
-        mpt: bool,
+        /// What was read.
+        read: TransRead,
     },
     /// The WQEs of a scheduler visit.
     Wqe(u32),

@@ -11,6 +11,7 @@ use super::ports::{DmaToken, QpcCont, TransCont};
 use super::prefetch::ledger::Res;
 use super::qpc_manager::QpcAction;
 use super::route_prefetch::{lane_bit, QPC_WAITER};
+use super::translation::{TransFetch, TransLane, TransRead};
 use super::Nic;
 use crate::event::NicEv;
 use crate::host::driver::decode_rq_wqe;
@@ -81,18 +82,11 @@ impl Nic {
         let mut done = std::mem::take(&mut self.trans_done);
         self.trans_observed();
         for f in fetch.drain(..) {
-            let res = if f.mpt { Res::Mpt } else { Res::Mtt };
-            if self.pf.p.enabled() && !self.pf.ledger.demand_miss(res, f.key, lane_bit(f.lane)) {
-                // Its prefetch is in flight: the lane waits for that fill.
-                continue;
+            if self.pf.p.enabled() {
+                self.trans_read_past_prefetches(f, cx);
+            } else {
+                self.trans_read(f.at, f.lane, f.read, cx);
             }
-            let bytes = self.trans.entry_bytes(f.mpt);
-            let token = DmaToken::TransFill {
-                lane: f.lane,
-                key: f.key,
-                mpt: f.mpt,
-            };
-            self.ctx_read(f.at, bytes, token, cx);
         }
         for (c, t) in done.drain(..) {
             match c {
@@ -102,6 +96,41 @@ impl Nic {
         }
         self.trans_fetch = fetch;
         self.trans_done = done;
+    }
+
+    /// Reads what `f` asks for but the entries or lines whose prefetch is in flight: the
+    /// lane waits for those fills instead, and the lines between them are read in runs.
+    fn trans_read_past_prefetches(&mut self, f: TransFetch, cx: &mut NicCx<'_>) {
+        let res = if f.read.mpt { Res::Mpt } else { Res::Mtt };
+        // The run of lines being gathered: its first key and its lines.
+        let mut run: Option<(u64, u32)> = None;
+        for key in f.read.line_keys() {
+            if self.pf.ledger.demand_miss(res, key, lane_bit(f.lane)) {
+                let r = run.get_or_insert((key, 0));
+                r.1 += 1;
+            } else if let Some((key, lines)) = run.take() {
+                let read = TransRead {
+                    lines,
+                    key,
+                    ..f.read
+                };
+                self.trans_read(f.at, f.lane, read, cx);
+            }
+        }
+        if let Some((key, lines)) = run {
+            let read = TransRead {
+                lines,
+                key,
+                ..f.read
+            };
+            self.trans_read(f.at, f.lane, read, cx);
+        }
+    }
+
+    /// Reads `read` for `lane` from its backing store from `at`.
+    fn trans_read(&mut self, at: TimePs, lane: TransLane, read: TransRead, cx: &mut NicCx<'_>) {
+        let bytes = self.trans.read_bytes(read);
+        self.ctx_read(at, bytes, DmaToken::TransFill { lane, read }, cx);
     }
 
     /// Reads `len` bytes of host memory (over PCIe) for `source` from `at`; `token` says
@@ -152,11 +181,13 @@ impl Nic {
                 self.qpc.on_fill(now, qpn, &mut self.qpc_out);
                 self.qpc_route(now, cx);
             }
-            DmaToken::TransFill { lane, key, mpt } => {
-                let res = if mpt { Res::Mpt } else { Res::Mtt };
-                self.pf.ledger.demand_filled(res, key);
+            DmaToken::TransFill { lane, read } => {
+                let res = if read.mpt { Res::Mpt } else { Res::Mtt };
+                for key in read.line_keys() {
+                    self.pf.ledger.demand_filled(res, key);
+                }
                 self.trans
-                    .on_fill(lane, key, now, &mut self.trans_done, &mut self.trans_fetch);
+                    .on_fill(lane, read, now, &mut self.trans_done, &mut self.trans_fetch);
                 self.trans_route(cx);
             }
             DmaToken::Wqe(visit) => self.on_wqes_fetched(now, visit, cx),

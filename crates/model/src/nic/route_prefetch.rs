@@ -10,7 +10,7 @@ use super::ports::{DmaToken, Visit};
 use super::prefetch::ledger::Res;
 use super::prefetch::{PfRead, Span};
 use super::qpc_manager::QpcAction;
-use super::translation::{mtt_key, TransLane, MTT_LINE_ENTRIES};
+use super::translation::{mtt_key, TransLane, TransRead, MTT_LINE_ENTRIES};
 use super::Nic;
 use crate::event::NicEv;
 use crate::host::driver::SqWqe;
@@ -314,8 +314,13 @@ impl Nic {
         }
         for lane in LANES {
             if waiters & lane_bit(lane) != 0 {
+                let read = if mpt {
+                    TransRead { mpt, key, lines: 1 }
+                } else {
+                    TransRead::mtt_line(key)
+                };
                 self.trans
-                    .on_fill(lane, key, now, &mut self.trans_done, &mut self.trans_fetch);
+                    .on_fill(lane, read, now, &mut self.trans_done, &mut self.trans_fetch);
             }
         }
         self.trans_route(cx);
