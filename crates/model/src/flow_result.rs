@@ -55,12 +55,12 @@ pub struct FlowResult {
     pub bytes_verified: bool,
 }
 
-/// All flows together, over the span from the first flow's measurement start to the last
-/// one's end.
+/// All flows together: every operation they completed (a duration flow's outside its window
+/// too), over the span from the first flow's first post to the last one's last completion.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowsTotal {
-    /// Operations completed in the flows' measurements.
+    /// Operations the flows completed in the span.
     pub ops_completed: u64,
     /// The span, µs.
     pub measured_us: f64,
