@@ -448,6 +448,31 @@ pub fn resolve(opts: &[FlowOptions], cfg: &Config) -> Result<FlowsSpec, ConfigEr
     Ok(spec)
 }
 
+/// Notes for a captured run: the capture records node 0's port (the frames `rnic perf`'s
+/// server sends and receives), so a flow between two other nodes is not in it. One line per
+/// such flow, naming it and its nodes, so the capture's silence about it is not read as the
+/// flow having sent nothing.
+pub fn uncaptured_flow_notes(spec: &FlowsSpec) -> Vec<String> {
+    spec.flows
+        .iter()
+        .filter(|f| f.server != 0 && !f.clients.contains(&0))
+        .map(|f| {
+            let mut clients = f.clients.clone();
+            clients.sort_unstable();
+            clients.dedup();
+            let list: Vec<String> = clients.iter().map(u32::to_string).collect();
+            format!(
+                "rnic: note: flow {} (node {} with node{} {}) does not cross node 0's port, \
+                 the one the capture records: its frames are not in it",
+                f.name,
+                f.server,
+                if clients.len() == 1 { "" } else { "s" },
+                list.join(", ")
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -160,3 +160,38 @@ fn the_size_mix_example_verifies_its_drawn_sizes() {
         "{text}"
     );
 }
+
+/// The capture holds node 0's port: a flow between two other nodes never crosses it, and
+/// the run says so instead of writing a capture that silently lacks that flow.
+#[test]
+fn a_flow_that_does_not_cross_node_0_is_named_when_capturing() {
+    let dir = std::env::temp_dir().join(format!("rnic-flows-pcap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("away.toml");
+    std::fs::write(
+        &file,
+        "[set]\nnet.clients = 3\n\
+         [[flow]]\nname = \"near\"\ntest = \"write-bw\"\nsize = 1024\niters = 20\nclients = [1]\n\
+         [[flow]]\nname = \"away\"\ntest = \"write-bw\"\nsize = 1024\niters = 20\nserver = 2\n\
+         clients = [3]\n",
+    )
+    .unwrap();
+    let pcap = dir.join("away.pcap");
+    let (code, _, err) = rnic(&[
+        "run",
+        file.to_str().unwrap(),
+        "--pcap",
+        pcap.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("flow away (node 2 with node 3) does not cross node 0's port"),
+        "{err}"
+    );
+    assert!(!err.contains("flow near"), "{err}");
+    // Without a capture there is nothing to say.
+    let (code, _, err) = rnic(&["run", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("node 0's port"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -580,6 +580,9 @@ fn run_flows_and_report(
     }
     if let Some(path) = &spec.pcap {
         output::check_file("pcap", path)?;
+        for note in crate::flows::uncaptured_flow_notes(&spec) {
+            writeln!(err, "{note}")?;
+        }
     }
     let start = std::time::Instant::now();
     // A bar only on a terminal, and never with the JSON on stdout.
