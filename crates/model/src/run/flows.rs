@@ -97,7 +97,7 @@ pub fn run_flows_observed(
     };
     let end = super::progress::run_observed(&mut b.world, b.max_events, at, observer);
     if let Some(w) = b.world.net.pcap.as_mut() {
-        w.flush()
+        w.finish()
             .map_err(|e| crate::OutputError(format!("cannot write the pcap: {e}")))?;
     }
     let (verdict, judged) = judge(&b, cfg, end)?;
