@@ -424,6 +424,11 @@ fn no_effect_flags(c: &PerfCmd) -> Vec<(&'static str, &'static str)> {
         ),
         (lat && c.cq_mod.is_some(), "-Q/--cq-mod", one_at_a_time),
         (
+            lat && c.tx_depth.is_some(),
+            "-t/--tx-depth",
+            "a latency test has one operation in flight (perftest's latency tests have no -t)",
+        ),
+        (
             lat && c.post_list.is_some(),
             "-l/--post_list",
             one_at_a_time,
