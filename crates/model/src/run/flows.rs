@@ -178,7 +178,22 @@ fn report_flows(b: &Built, end: TimePs, verdict: &Verdict, judged: &[FlowJudged]
             .map(|p| retx(a.server, p.s_qpn) + retx(p.c_node as usize, p.c_qpn))
             .sum();
         let bad = corrupt || j.verdict.has(RunStatus::Corrupt);
-        let verified_bytes = if bad { 0 } else { a.bytes_moved };
+        let verified_bytes = if bad {
+            0
+        } else if w.drain_rx {
+            // UC/UD: what the flow's QPs received, each placed payload compared as it
+            // landed (as `rnic perf` counts it; a sender's completion says nothing about
+            // arrival).
+            a.pairs
+                .iter()
+                .map(|p| {
+                    w.oracle.checked_on(a.server, p.s_qpn)
+                        + w.oracle.checked_on(p.c_node as usize, p.c_qpn)
+                })
+                .sum()
+        } else {
+            a.bytes_moved
+        };
         flows.push(FlowResult {
             name: f.name.clone(),
             test: f.test.name().to_string(),
