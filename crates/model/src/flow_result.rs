@@ -97,6 +97,10 @@ pub struct FlowsResult {
     pub flows: Vec<FlowResult>,
     /// All flows together.
     pub total: FlowsTotal,
+    /// UC and UD runs: the messages the unreliable service lost, all flows together
+    /// (absent for RC runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreliable: Option<crate::result::UnreliableResult>,
     /// Events processed.
     pub events: u64,
     /// Wall-clock time of the run, s.

@@ -195,3 +195,35 @@ fn a_flow_that_does_not_cross_node_0_is_named_when_capturing() {
     assert!(!err.contains("node 0's port"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A run of flows over UD says what it lost, as `rnic perf` does: the line on standard
+/// error and `unreliable` in the JSON, and its verified bytes are what arrived.
+#[test]
+fn an_unreliable_run_of_flows_says_what_it_lost() {
+    let dir = std::env::temp_dir().join(format!("rnic-flows-ud-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("ud.toml");
+    std::fs::write(
+        &file,
+        "[set]\nqp.transport = \"ud\"\nnet.impair.loss = 0.1\n\
+         [[flow]]\ntest = \"send-bw\"\nsize = 1024\nqp = 2\niters = 500\n",
+    )
+    .unwrap();
+    let (code, out, err) = rnic(&["run", file.to_str().unwrap(), "--json", "-"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("rnic: UD: 1000 messages sent, "), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let u = &v["unreliable"];
+    let (sent, received) = (
+        u["messages_sent"].as_u64().unwrap(),
+        u["messages_received"].as_u64().unwrap(),
+    );
+    assert_eq!(sent, 1000, "{u}");
+    assert!(received < sent, "{u}");
+    assert_eq!(u["messages_lost"].as_u64().unwrap(), sent - received);
+    assert_eq!(
+        v["total"]["verified_bytes"].as_u64().unwrap(),
+        received * 1024
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -247,6 +247,7 @@ fn report_flows(b: &Built, end: TimePs, verdict: &Verdict, judged: &[FlowJudged]
         simulated_time_us: end.saturating_sub(w.origin_ps) as f64 / 1e6,
         flows,
         total,
+        unreliable: super::unreliable::summary(w),
         events: w.events,
         wall_seconds: b.wall.elapsed().as_secs_f64(),
         ..FlowsResult::default()

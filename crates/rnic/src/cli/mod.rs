@@ -615,6 +615,9 @@ fn run_flows_and_report(
         }
     }
     writeln!(err, "{}", crate::report::flows_text::summary(&result))?;
+    if let Some(u) = &result.unreliable {
+        writeln!(err, "{}", text::unreliable_text(u))?;
+    }
     if result.status != RunStatus::Ok {
         return Err(RunFailed {
             status: result.status,
