@@ -123,6 +123,18 @@ fn bad_flow_files_exit_2_naming_the_field() {
             "[[flow]]\ntest = \"write-lat\"\nsize = 64\nduration_us = 5\n",
             "`flow[0].duration_us` = 5 µs is too short to measure write-lat",
         ),
+        // The QP service's rules, named by the flow's keys (a flow has no -c, -s or -m).
+        (
+            "[set]\nqp.transport = \"ud\"\n[[flow]]\ntest = \"write-bw\"\n",
+            "`flow[0].test` = write-bw needs an RC QP: qp.transport = \"ud\" carries send-bw \
+             and send-lat",
+        ),
+        (
+            "[set]\nqp.transport = \"ud\"\n[[flow]]\ntest = \"send-bw\"\nsize = 8192\n\
+             mtu = 2048\n",
+            "`flow[0].size` = 8192: a UD message is one packet, at most the path MTU \
+             (`flow[0].mtu` = 2048)",
+        ),
     ] {
         let file = dir.join("bad.toml");
         std::fs::write(&file, src).unwrap();
