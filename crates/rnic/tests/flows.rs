@@ -123,6 +123,20 @@ fn bad_flow_files_exit_2_naming_the_field() {
             "[[flow]]\ntest = \"write-lat\"\nsize = 64\nduration_us = 5\n",
             "`flow[0].duration_us` = 5 µs is too short to measure write-lat",
         ),
+        // --procs's rules, named by the flow's keys: the cores are the flow's own, not
+        // host.cores (which it said was 1 while it was 10).
+        (
+            "[[flow]]\ntest = \"write-lat\"\nprocs = 4\nqp = 4\n",
+            "`flow[0].procs` = 4 needs a core per process, but `flow[0].cores` = 1",
+        ),
+        (
+            "[[flow]]\ntest = \"write-lat\"\nprocs = 4\ncores = 4\n",
+            "`flow[0].procs` = 4 needs at least one QP per process, but `flow[0].qp` = 1",
+        ),
+        (
+            "[[flow]]\ntest = \"write-bw\"\nprocs = 2\n",
+            "`flow[0].procs` applies to write-lat, read-lat and atomic-lat flows, not write-bw",
+        ),
         // The QP service's rules, named by the flow's keys (a flow has no -c, -s or -m).
         (
             "[set]\nqp.transport = \"ud\"\n[[flow]]\ntest = \"write-bw\"\n",
