@@ -230,8 +230,7 @@ impl FlowsSpec {
                 }
             }
             if let Some(n) = f.procs {
-                crate::workload::check_procs(f.test, n, f.cores, f.qps)
-                    .map_err(|e| format!("flow[{i}]: {e}"))?;
+                check_flow_procs(i, f, n)?;
             }
             cores += u64::from(f.cores);
         }
@@ -244,4 +243,35 @@ impl FlowsSpec {
         }
         Ok(())
     }
+}
+
+/// `procs` of flow `i`, under `rnic perf --procs`'s rules
+/// ([`crate::workload::check_procs`]) but named by the flow's own keys: its processes run
+/// on the flow's `cores`, not on all of `host.cores`.
+fn check_flow_procs(i: usize, f: &FlowSpec, n: u32) -> Result<(), String> {
+    if crate::workload::check_procs(f.test, n, f.cores, f.qps).is_ok() {
+        return Ok(());
+    }
+    let sec = format!("flow[{i}]");
+    if !matches!(
+        f.test,
+        PerfTest::WriteLat | PerfTest::ReadLat | PerfTest::AtomicLat
+    ) {
+        return Err(format!(
+            "`{sec}.procs` applies to write-lat, read-lat and atomic-lat flows, not {}",
+            f.test
+        ));
+    }
+    if n > f.cores {
+        return Err(format!(
+            "`{sec}.procs` = {n} needs a core per process, but `{sec}.cores` = {}: set \
+             `{sec}.cores` = {n} (the flows' cores together within host.cores) or lower \
+             `{sec}.procs`",
+            f.cores
+        ));
+    }
+    Err(format!(
+        "`{sec}.procs` = {n} needs at least one QP per process, but `{sec}.qp` = {}",
+        f.qps
+    ))
 }

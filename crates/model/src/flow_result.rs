@@ -55,12 +55,12 @@ pub struct FlowResult {
     pub bytes_verified: bool,
 }
 
-/// All flows together, over the span from the first flow's measurement start to the last
-/// one's end.
+/// All flows together: every operation they completed (a duration flow's outside its window
+/// too), over the span from the first flow's first post to the last one's last completion.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowsTotal {
-    /// Operations completed in the flows' measurements.
+    /// Operations the flows completed in the span.
     pub ops_completed: u64,
     /// The span, µs.
     pub measured_us: f64,
@@ -97,6 +97,10 @@ pub struct FlowsResult {
     pub flows: Vec<FlowResult>,
     /// All flows together.
     pub total: FlowsTotal,
+    /// UC and UD runs: the messages the unreliable service lost, all flows together
+    /// (absent for RC runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreliable: Option<crate::result::UnreliableResult>,
     /// Events processed.
     pub events: u64,
     /// Wall-clock time of the run, s.

@@ -45,6 +45,8 @@ struct Source {
     op_k: u64,
     /// How the QP's payloads arrive: in PSN order, or as datagrams in any order.
     delivery: Delivery,
+    /// Payload bytes placed on this QP and compared (a flow's share of `checked`).
+    checked: u64,
 }
 
 /// How a QP's payloads may arrive.
@@ -113,7 +115,18 @@ impl PayloadOracle {
             op_psn: first_psn & PSN_MASK,
             op_k: 0,
             delivery,
+            checked: 0,
         });
+    }
+
+    /// Payload bytes QP `qpn` of `node` placed and compared: over UC and UD, what a flow's
+    /// QP received (a sender's completion says nothing about arrival).
+    pub fn checked_on(&self, node: usize, qpn: u32) -> u64 {
+        self.sources
+            .get(node)
+            .and_then(|v| v.get(qpn as usize))
+            .and_then(|s| s.as_ref())
+            .map_or(0, |s| s.checked)
     }
 
     /// The application wrote `v` into the last byte of `node`'s source buffer `slot`.
@@ -164,6 +177,7 @@ impl RxObserver for PayloadOracle {
                 MsgSizes::Fixed(bytes) => *bytes,
                 MsgSizes::Mix(..) => payload.len() as u64,
             };
+            src.checked += payload.len() as u64;
             let (peer, slot) = (src.peer, src.slot);
             self.check(node, qpn, psn, (peer, slot), 0, msg_bytes, payload);
             return;
@@ -198,6 +212,7 @@ impl RxObserver for PayloadOracle {
             }
         };
         let offset = u64::from(in_op) * src.pmtu;
+        src.checked += payload.len() as u64;
         let (peer, slot) = (src.peer, src.slot);
         self.check(node, qpn, psn, (peer, slot), offset, msg_bytes, payload);
     }

@@ -224,7 +224,7 @@ pub struct PerfSpec {
     pub duration_us: Option<f64>,
     /// Client hosts (= `config.net.clients`).
     pub clients: u32,
-    /// Write every frame on the wire to this pcap file.
+    /// Write the frames on the server's (node 0's) port to this pcap file.
     pub pcap: Option<PathBuf>,
     /// `Some(n)` (`--procs`, latency tests only): csRNA's latency test. The server runs
     /// `n` processes on cores 0..n; process p owns QPs p, p+n, p+2n, ... and posts one

@@ -350,3 +350,73 @@ fn connection_setup_is_not_in_the_simulated_time() {
     let direct = time_us(rnic_model::config::Connect::Direct);
     assert_eq!(cm, direct);
 }
+
+/// The total counts every operation the flows completed over its span. A duration flow
+/// runs from its start, and its window opens later: the operations it completed before
+/// the window are in the span too. Here both flows leave node 0's port, which the 1 KB
+/// SENDs keep busy from start to end (92.6 Gb/s of payload alone), so the total is near
+/// that rate; counting only the window's operations over the whole span reported 36 Gb/s.
+#[test]
+fn the_total_counts_every_operation_in_its_span() {
+    // The duration flow's window opens 200 µs after its start, long after the WRITEs end.
+    let cfg = baseline(200.0);
+    let writes = flow("writes", PerfTest::WriteBw, 4096, 1, &[1]);
+    let mut sends = flow("sends", PerfTest::SendBw, 1024, 1, &[2]);
+    sends.iters = 0;
+    sends.duration_us = Some(100.0);
+    let r = run(&cfg, vec![writes, sends], 2);
+    assert_eq!(r.status, RunStatus::Ok, "{}", r.reason);
+    let (w, s) = (&r.flows[0], &r.flows[1]);
+    let sends_all = s.verified_bytes / 1024;
+    assert!(
+        sends_all > s.ops_completed,
+        "the SENDs before the window: {sends_all} in all, {} in the window",
+        s.ops_completed
+    );
+    assert_eq!(r.total.ops_completed, w.ops_completed + sends_all);
+    let bits = (w.verified_bytes + s.verified_bytes) as f64 * 8.0;
+    let gbps = bits / (r.total.measured_us * 1e3);
+    assert!(
+        (r.total.goodput_gbps - gbps).abs() < 1e-9 * gbps,
+        "{} vs {gbps}",
+        r.total.goodput_gbps
+    );
+    assert!(
+        r.total.goodput_gbps > 85.0 && r.total.goodput_gbps < 100.0,
+        "node 0's port over the span: {} Gb/s",
+        r.total.goodput_gbps
+    );
+}
+
+/// Over UC and UD a flow's verified bytes are what arrived and was compared, as
+/// `rnic perf` reports them: a sender's completion says nothing about arrival. At 10 %
+/// loss the flow claimed every sent byte verified (1,024,000 B for 1,000 UD SENDs of
+/// which 98 were lost).
+#[test]
+fn an_unreliable_flow_verifies_what_arrived() {
+    use rnic_model::config::Transport;
+    for (transport, test, size) in [
+        (Transport::Ud, PerfTest::SendBw, 1024),
+        (Transport::Uc, PerfTest::WriteBw, 8192),
+        (Transport::Ud, PerfTest::SendLat, 256),
+    ] {
+        let mut cfg = baseline(0.0);
+        cfg.qp.transport = transport;
+        cfg.net.impair.loss = 0.1;
+        let mut s = spec(test, size, 2, 1);
+        s.iters = 500;
+        // A lost ping or pong gives its iteration up after 65 µs.
+        cfg.qp.timeout = 4;
+        let perf = model_common::run(&cfg, &s).result;
+        let f = FlowSpec::from_perf(&s, size, cfg.host.cores);
+        let r = run(&cfg, vec![f], 1);
+        let lost = perf
+            .unreliable
+            .as_ref()
+            .expect("a UC/UD result")
+            .messages_lost;
+        assert!(lost > 0, "{test}: nothing lost");
+        assert_eq!(r.flows[0].verified_bytes, perf.verified_bytes, "{test}");
+        assert_eq!(r.total.verified_bytes, perf.verified_bytes, "{test}");
+    }
+}

@@ -366,6 +366,7 @@ pub fn resolve(opts: &[FlowOptions], cfg: &Config) -> Result<FlowsSpec, ConfigEr
             tenant: o.tenant,
             ..QpProfile::from_config(cfg)
         };
+        check_service(&sec, test, &sizes, o.mtu, &profile, cfg).map_err(bad)?;
         if test.verb() == crate::perf::Verb::Read {
             // A READ's response packets all fall inside its QP's packet window: a longer
             // one could never be posted and the run would stall.
@@ -446,6 +447,75 @@ pub fn resolve(opts: &[FlowOptions], cfg: &Config) -> Result<FlowsSpec, ConfigEr
         bad(e)
     })?;
     Ok(spec)
+}
+
+/// The QP service's rules (`qp.transport`: UC carries SEND and WRITE, UD only SEND of one
+/// path MTU at most, as `rnic_model::workload::check_transport` enforces for `rnic perf`),
+/// named by the flow's own keys: a flow has no -c, -s or -m.
+fn check_service(
+    sec: &str,
+    test: PerfTest,
+    sizes: &[u64],
+    mtu: Option<u32>,
+    profile: &QpProfile,
+    cfg: &Config,
+) -> Result<(), String> {
+    use rnic_model::config::Transport;
+    let largest = sizes.iter().copied().max().unwrap_or(0);
+    if rnic_model::workload::check_transport(test, cfg.qp.transport, largest, profile.pmtu).is_ok()
+    {
+        return Ok(());
+    }
+    let (name, carries) = match cfg.qp.transport {
+        Transport::Ud => ("ud", "send-bw and send-lat"),
+        Transport::Uc => ("uc", "send-bw, send-lat, write-bw and write-lat"),
+        Transport::Rc => return Ok(()),
+    };
+    let verb = test.verb();
+    let allowed = match cfg.qp.transport {
+        Transport::Ud => verb == crate::perf::Verb::Send,
+        _ => matches!(verb, crate::perf::Verb::Send | crate::perf::Verb::Write),
+    };
+    if !allowed {
+        return Err(format!(
+            "`{sec}.test` = {test} needs an RC QP: qp.transport = \"{name}\" carries {carries}; \
+             use one of them or set qp.transport = \"rc\""
+        ));
+    }
+    let pmtu = profile.pmtu;
+    let from = match mtu {
+        Some(m) => format!("`{sec}.mtu` = {m}"),
+        None => format!("qp.pmtu = {pmtu}, the flows' default"),
+    };
+    Err(format!(
+        "`{sec}.size` = {largest}: a UD message is one packet, at most the path MTU ({from}); \
+         give a size of {pmtu} or less, or raise `{sec}.mtu` (up to 4096)"
+    ))
+}
+
+/// Notes for a captured run: the capture records node 0's port (the frames `rnic perf`'s
+/// server sends and receives), so a flow between two other nodes is not in it. One line per
+/// such flow, naming it and its nodes, so the capture's silence about it is not read as the
+/// flow having sent nothing.
+pub fn uncaptured_flow_notes(spec: &FlowsSpec) -> Vec<String> {
+    spec.flows
+        .iter()
+        .filter(|f| f.server != 0 && !f.clients.contains(&0))
+        .map(|f| {
+            let mut clients = f.clients.clone();
+            clients.sort_unstable();
+            clients.dedup();
+            let list: Vec<String> = clients.iter().map(u32::to_string).collect();
+            format!(
+                "rnic: note: flow {} (node {} with node{} {}) does not cross node 0's port, \
+                 the one the capture records: its frames are not in it",
+                f.name,
+                f.server,
+                if clients.len() == 1 { "" } else { "s" },
+                list.join(", ")
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -123,6 +123,32 @@ fn bad_flow_files_exit_2_naming_the_field() {
             "[[flow]]\ntest = \"write-lat\"\nsize = 64\nduration_us = 5\n",
             "`flow[0].duration_us` = 5 µs is too short to measure write-lat",
         ),
+        // --procs's rules, named by the flow's keys: the cores are the flow's own, not
+        // host.cores (which it said was 1 while it was 10).
+        (
+            "[[flow]]\ntest = \"write-lat\"\nprocs = 4\nqp = 4\n",
+            "`flow[0].procs` = 4 needs a core per process, but `flow[0].cores` = 1",
+        ),
+        (
+            "[[flow]]\ntest = \"write-lat\"\nprocs = 4\ncores = 4\n",
+            "`flow[0].procs` = 4 needs at least one QP per process, but `flow[0].qp` = 1",
+        ),
+        (
+            "[[flow]]\ntest = \"write-bw\"\nprocs = 2\n",
+            "`flow[0].procs` applies to write-lat, read-lat and atomic-lat flows, not write-bw",
+        ),
+        // The QP service's rules, named by the flow's keys (a flow has no -c, -s or -m).
+        (
+            "[set]\nqp.transport = \"ud\"\n[[flow]]\ntest = \"write-bw\"\n",
+            "`flow[0].test` = write-bw needs an RC QP: qp.transport = \"ud\" carries send-bw \
+             and send-lat",
+        ),
+        (
+            "[set]\nqp.transport = \"ud\"\n[[flow]]\ntest = \"send-bw\"\nsize = 8192\n\
+             mtu = 2048\n",
+            "`flow[0].size` = 8192: a UD message is one packet, at most the path MTU \
+             (`flow[0].mtu` = 2048)",
+        ),
     ] {
         let file = dir.join("bad.toml");
         std::fs::write(&file, src).unwrap();
@@ -159,4 +185,71 @@ fn the_size_mix_example_verifies_its_drawn_sizes() {
             .any(|l| l.starts_with("storage") && l.contains("<=1048576")),
         "{text}"
     );
+}
+
+/// The capture holds node 0's port: a flow between two other nodes never crosses it, and
+/// the run says so instead of writing a capture that silently lacks that flow.
+#[test]
+fn a_flow_that_does_not_cross_node_0_is_named_when_capturing() {
+    let dir = std::env::temp_dir().join(format!("rnic-flows-pcap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("away.toml");
+    std::fs::write(
+        &file,
+        "[set]\nnet.clients = 3\n\
+         [[flow]]\nname = \"near\"\ntest = \"write-bw\"\nsize = 1024\niters = 20\nclients = [1]\n\
+         [[flow]]\nname = \"away\"\ntest = \"write-bw\"\nsize = 1024\niters = 20\nserver = 2\n\
+         clients = [3]\n",
+    )
+    .unwrap();
+    let pcap = dir.join("away.pcap");
+    let (code, _, err) = rnic(&[
+        "run",
+        file.to_str().unwrap(),
+        "--pcap",
+        pcap.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("flow away (node 2 with node 3) does not cross node 0's port"),
+        "{err}"
+    );
+    assert!(!err.contains("flow near"), "{err}");
+    // Without a capture there is nothing to say.
+    let (code, _, err) = rnic(&["run", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("node 0's port"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A run of flows over UD says what it lost, as `rnic perf` does: the line on standard
+/// error and `unreliable` in the JSON, and its verified bytes are what arrived.
+#[test]
+fn an_unreliable_run_of_flows_says_what_it_lost() {
+    let dir = std::env::temp_dir().join(format!("rnic-flows-ud-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("ud.toml");
+    std::fs::write(
+        &file,
+        "[set]\nqp.transport = \"ud\"\nnet.impair.loss = 0.1\n\
+         [[flow]]\ntest = \"send-bw\"\nsize = 1024\nqp = 2\niters = 500\n",
+    )
+    .unwrap();
+    let (code, out, err) = rnic(&["run", file.to_str().unwrap(), "--json", "-"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("rnic: UD: 1000 messages sent, "), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let u = &v["unreliable"];
+    let (sent, received) = (
+        u["messages_sent"].as_u64().unwrap(),
+        u["messages_received"].as_u64().unwrap(),
+    );
+    assert_eq!(sent, 1000, "{u}");
+    assert!(received < sent, "{u}");
+    assert_eq!(u["messages_lost"].as_u64().unwrap(), sent - received);
+    assert_eq!(
+        v["total"]["verified_bytes"].as_u64().unwrap(),
+        received * 1024
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -5,11 +5,7 @@
 //! that forwards it on the output port its routing table names for the destination node
 //! (read from the frame's IPv4 destination through `rnic-wire`).
 
-use std::fs::File;
-use std::io::BufWriter;
-
 use rnic_sim::{EventQueue, TimePs};
-use rnic_wire::PcapWriter;
 
 use super::element::{ElementStats, Emitted, LinkElement};
 use super::port::{Port, PortStats};
@@ -83,8 +79,8 @@ pub struct Network {
     /// Switches.
     pub switches: Vec<SwitchNode>,
     /// Capture of the server's port (both directions) and of every PFC frame a switch
-    /// sends, if asked for.
-    pub pcap: Option<PcapWriter<BufWriter<File>>>,
+    /// sends, if asked for; written in time order.
+    pub pcap: Option<super::capture::Capture>,
     /// First error writing the capture.
     pub pcap_error: Option<String>,
     /// Test hooks.
@@ -378,10 +374,18 @@ impl Network {
         let _ = rnic_wire::icrc::reseal(buf);
     }
 
-    /// Writes a frame of node 0's port into the capture.
+    /// Captures a frame of node 0's port (or a PFC frame), on the wire at `t`.
     pub(super) fn capture(&mut self, t: TimePs, bytes: &[u8]) {
-        if let Some(w) = self.pcap.as_mut() {
-            if let Err(e) = w.write_packet(t, bytes) {
+        if let Some(c) = self.pcap.as_mut() {
+            c.record(t, bytes);
+        }
+    }
+
+    /// Writes the captured frames on the wire at `now` or before: the simulation is at
+    /// `now`, so every frame captured from here on is on the wire at `now` or later.
+    fn capture_until(&mut self, now: TimePs) {
+        if let Some(c) = self.pcap.as_mut() {
+            if let Err(e) = c.write_until(now) {
                 self.pcap_error.get_or_insert_with(|| e.to_string());
             }
         }
@@ -465,6 +469,7 @@ impl Wire for Network {
         let (start, end) = self.ports[node].send(at, len);
         if node == 0 {
             self.capture(start, frames.get(frame));
+            self.capture_until(q.now());
         }
         let link = self.uplink[node];
         self.transit(link, frame, end, q, frames);
@@ -477,6 +482,7 @@ impl Wire for Network {
     fn received(&mut self, node: usize, frame: u32, at: TimePs, frames: &FramePool) {
         if node == 0 {
             self.capture(at, frames.get(frame));
+            self.capture_until(at);
         }
     }
 

@@ -5,6 +5,7 @@
 //! IEEE 802.1Qbb PAUSE frames, hop by hop. It knows frames only as bytes read through
 //! `rnic-wire`; nothing of NIC internals.
 
+pub mod capture;
 pub mod element;
 pub mod graph;
 pub mod impair;

@@ -620,9 +620,10 @@ pub(crate) fn build_flows(
         let f = File::create(path).map_err(|e| {
             crate::OutputError(format!("cannot create the pcap {}: {e}", path.display()))
         })?;
-        net.pcap = Some(PcapWriter::new(BufWriter::new(f)).map_err(|e| {
+        let writer = PcapWriter::new(BufWriter::new(f)).map_err(|e| {
             crate::OutputError(format!("cannot write the pcap {}: {e}", path.display()))
-        })?);
+        })?;
+        net.pcap = Some(crate::net::capture::Capture::new(writer));
     }
     let max_events = p.max_events;
     let world = World {

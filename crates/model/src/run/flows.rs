@@ -97,11 +97,27 @@ pub fn run_flows_observed(
     };
     let end = super::progress::run_observed(&mut b.world, b.max_events, at, observer);
     if let Some(w) = b.world.net.pcap.as_mut() {
-        w.flush()
+        w.finish()
             .map_err(|e| crate::OutputError(format!("cannot write the pcap: {e}")))?;
     }
     let (verdict, judged) = judge(&b, cfg, end)?;
     Ok(report_flows(&b, end, &verdict, &judged))
+}
+
+/// Payload bytes of every operation a flow completed (`Perftest::ops_done`), one way (a
+/// ping-pong iteration counts its message once, as the flow's rate does): with a size mix,
+/// each pair's drawn sizes after its warm-up.
+fn traffic_bytes(a: &crate::host::perftest::Perftest) -> u64 {
+    if a.size_mix.is_none() {
+        return a.op_bytes() * a.ops_done();
+    }
+    (0..a.pairs.len() as u32)
+        .map(|i| {
+            (a.warm_up..a.pairs[i as usize].completed)
+                .map(|k| u64::from(a.op_size(i, k)))
+                .sum::<u64>()
+        })
+        .sum()
 }
 
 /// The figures of every flow and their total.
@@ -110,9 +126,10 @@ fn report_flows(b: &Built, end: TimePs, verdict: &Verdict, judged: &[FlowJudged]
     let corrupt = verdict.has(RunStatus::Corrupt);
     let transport = TransportTotals::of(w.nics.iter().map(|n| n.dev.stats()));
     let mut flows = Vec::with_capacity(b.flows.len());
-    // (start, end) of the flows' measurements, ps, for the total's span.
+    // The total's span, ps: from the first post of any flow to the last completion (or
+    // measured end) of any; and every operation the flows completed in it.
     let (mut span0, mut span1) = (TimePs::MAX, 0);
-    let mut total_bits = 0.0;
+    let (mut total_ops, mut total_bits) = (0, 0.0);
     for ((f, a), j) in b.flows.iter().zip(&w.apps).zip(judged) {
         let m = j.measured;
         let from = if a.duration_mode {
@@ -120,10 +137,15 @@ fn report_flows(b: &Built, end: TimePs, verdict: &Verdict, judged: &[FlowJudged]
         } else {
             a.first_post.unwrap_or(0)
         };
-        if m.time_ps > 0 {
-            span0 = span0.min(from);
-            span1 = span1.max(from + m.time_ps);
+        if m.time_ps > 0 || a.first_post.is_some() {
+            span0 = span0.min(a.first_post.unwrap_or(from).min(from));
+            span1 = span1.max((from + m.time_ps).max(a.last_completion));
         }
+        // A duration flow runs before its window opens and drains after it closes: those
+        // operations are in the total's span, so the total counts them (an iteration
+        // flow's measurement holds all of its own).
+        total_ops += a.ops_done();
+        total_bits += traffic_bytes(a) as f64 * 8.0;
         let time_us = m.time_ps as f64 / 1e6;
         // A size mix: the bytes its measured operations moved (`ops` of them, all in the
         // window); one size: `ops` × that size.
@@ -135,7 +157,6 @@ fn report_flows(b: &Built, end: TimePs, verdict: &Verdict, judged: &[FlowJudged]
         if f.size_mix.is_some() {
             gbps = rates(bytes, 1, time_us).1;
         }
-        total_bits += bytes as f64 * 8.0;
         let latency_us = if f.test.is_latency() {
             // As `rnic perf` summarises it.
             latency_test_stats(a)
@@ -157,7 +178,22 @@ fn report_flows(b: &Built, end: TimePs, verdict: &Verdict, judged: &[FlowJudged]
             .map(|p| retx(a.server, p.s_qpn) + retx(p.c_node as usize, p.c_qpn))
             .sum();
         let bad = corrupt || j.verdict.has(RunStatus::Corrupt);
-        let verified_bytes = if bad { 0 } else { a.bytes_moved };
+        let verified_bytes = if bad {
+            0
+        } else if w.drain_rx {
+            // UC/UD: what the flow's QPs received, each placed payload compared as it
+            // landed (as `rnic perf` counts it; a sender's completion says nothing about
+            // arrival).
+            a.pairs
+                .iter()
+                .map(|p| {
+                    w.oracle.checked_on(a.server, p.s_qpn)
+                        + w.oracle.checked_on(p.c_node as usize, p.c_qpn)
+                })
+                .sum()
+        } else {
+            a.bytes_moved
+        };
         flows.push(FlowResult {
             name: f.name.clone(),
             test: f.test.name().to_string(),
@@ -186,12 +222,11 @@ fn report_flows(b: &Built, end: TimePs, verdict: &Verdict, judged: &[FlowJudged]
     // after the CQE's event), which can be after the run's last event: the run's time
     // covers every flow's measurement.
     let end = end.max(span1);
-    let ops: u64 = flows.iter().map(|f| f.ops_completed).sum();
     let total = FlowsTotal {
-        ops_completed: ops,
+        ops_completed: total_ops,
         measured_us: span_us,
         msg_rate_mops: if span_us > 0.0 {
-            ops as f64 / span_us
+            total_ops as f64 / span_us
         } else {
             0.0
         },
@@ -212,6 +247,7 @@ fn report_flows(b: &Built, end: TimePs, verdict: &Verdict, judged: &[FlowJudged]
         simulated_time_us: end.saturating_sub(w.origin_ps) as f64 / 1e6,
         flows,
         total,
+        unreliable: super::unreliable::summary(w),
         events: w.events,
         wall_seconds: b.wall.elapsed().as_secs_f64(),
         ..FlowsResult::default()

@@ -151,7 +151,7 @@ fn run_one(
     b.world.start();
     let end = progress::run_observed(&mut b.world, b.max_events, at, observer);
     if let Some(w) = b.world.net.pcap.as_mut() {
-        w.flush()
+        w.finish()
             .map_err(|e| crate::OutputError(format!("cannot write the pcap: {e}")))?;
     }
 

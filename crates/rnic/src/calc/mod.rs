@@ -125,15 +125,29 @@ pub struct FrameSize {
     pub frame_bytes: u64,
 }
 
-/// The opcodes `rnic calc frame --opcode` knows, by the names it accepts.
-pub const FRAME_OPCODES: [(&str, Opcode); 8] = [
+/// The opcodes `rnic calc frame --opcode` knows, by the names it accepts: every RC packet
+/// a RoCEv2 link carries (UC's have the same headers, UD's SEND adds a DETH).
+/// `read-response` is the MIDDLE packet (no AETH), as it was before the others were named.
+pub const FRAME_OPCODES: [(&str, Opcode); 20] = [
     ("write-first", Opcode::RcWriteFirst),
     ("write-middle", Opcode::RcWriteMiddle),
     ("write-last", Opcode::RcWriteLast),
+    ("write-last-imm", Opcode::RcWriteLastImm),
     ("write-only", Opcode::RcWriteOnly),
+    ("write-only-imm", Opcode::RcWriteOnlyImm),
     ("send-first", Opcode::RcSendFirst),
+    ("send-middle", Opcode::RcSendMiddle),
+    ("send-last", Opcode::RcSendLast),
     ("send-only", Opcode::RcSendOnly),
+    ("send-only-imm", Opcode::RcSendOnlyImm),
+    ("read-request", Opcode::RcReadRequest),
     ("read-response", Opcode::RcReadResponseMiddle),
+    ("read-response-first", Opcode::RcReadResponseFirst),
+    ("read-response-middle", Opcode::RcReadResponseMiddle),
+    ("read-response-last", Opcode::RcReadResponseLast),
+    ("read-response-only", Opcode::RcReadResponseOnly),
+    ("atomic", Opcode::RcFetchAdd),
+    ("atomic-ack", Opcode::RcAtomicAck),
     ("ack", Opcode::RcAck),
 ];
 
@@ -299,6 +313,36 @@ mod tests {
             assert!(frame_bytes(op, 1024, false).is_ok());
         }
         assert!(frame_bytes(Opcode::RcWriteOnly, 100, false).is_ok());
+    }
+
+    /// Every opcode a RoCEv2 link carries, by the name `--opcode` takes, against its size
+    /// added up by hand: Ethernet 14, IPv4 20, UDP 8, BTH 12, its extension headers
+    /// (RETH 16, AETH 4, ImmDt 4, AtomicETH 28, AtomicAckETH 8), payload and pad, ICRC 4,
+    /// FCS 4.
+    #[test]
+    fn every_opcode_by_name_has_its_headers() {
+        let base = 14 + 20 + 8 + 12 + 4 + 4;
+        for (name, payload, bytes) in [
+            ("send-middle", 1024, base + 1024),
+            ("send-last", 100, base + 100),
+            ("send-only-imm", 100, base + 4 + 100),
+            ("write-only-imm", 64, base + 16 + 4 + 64),
+            ("write-last-imm", 64, base + 4 + 64),
+            ("read-request", 0, base + 16),
+            ("read-response-first", 4096, base + 4 + 4096),
+            ("read-response-middle", 4096, base + 4096),
+            ("read-response-last", 100, base + 4 + 100),
+            ("read-response-only", 100, base + 4 + 100),
+            ("atomic", 0, base + 28),
+            ("atomic-ack", 0, base + 4 + 8),
+        ] {
+            let (_, op) = FRAME_OPCODES
+                .iter()
+                .find(|(n, _)| *n == name)
+                .unwrap_or_else(|| panic!("--opcode {name} is missing"));
+            let f = frame_bytes(*op, payload, false).unwrap();
+            assert_eq!(f.frame_bytes, bytes, "{name}");
+        }
     }
 
     #[test]

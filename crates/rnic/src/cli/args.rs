@@ -403,7 +403,8 @@ pub struct PerfCmd {
     /// One memory region per QP, as perftest's --mr_per_qp: --mrs = the server's QPs (-q).
     #[arg(long = "mr_per_qp")]
     pub mr_per_qp: bool,
-    /// Write every frame on the wire to a pcap file.
+    /// Write the frames on the server's (node 0's) port, and the PFC frames switches send,
+    /// to a pcap file.
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
     #[command(flatten)]
@@ -568,7 +569,9 @@ pub struct RunCmd {
     /// The scenario file.
     #[arg(value_name = "SCENARIO.toml")]
     pub scenario: PathBuf,
-    /// Write every frame on the wire to a pcap file (overrides [output] pcap).
+    /// Write the frames on node 0's port, and the PFC frames switches send, to a pcap file
+    /// (overrides [output] pcap); a flow between two other nodes is not in it (a note says
+    /// which).
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
     #[command(flatten)]

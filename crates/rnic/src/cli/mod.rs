@@ -424,6 +424,11 @@ fn no_effect_flags(c: &PerfCmd) -> Vec<(&'static str, &'static str)> {
         ),
         (lat && c.cq_mod.is_some(), "-Q/--cq-mod", one_at_a_time),
         (
+            lat && c.tx_depth.is_some(),
+            "-t/--tx-depth",
+            "a latency test has one operation in flight (perftest's latency tests have no -t)",
+        ),
+        (
             lat && c.post_list.is_some(),
             "-l/--post_list",
             one_at_a_time,
@@ -580,6 +585,9 @@ fn run_flows_and_report(
     }
     if let Some(path) = &spec.pcap {
         output::check_file("pcap", path)?;
+        for note in crate::flows::uncaptured_flow_notes(&spec) {
+            writeln!(err, "{note}")?;
+        }
     }
     let start = std::time::Instant::now();
     // A bar only on a terminal, and never with the JSON on stdout.
@@ -607,6 +615,9 @@ fn run_flows_and_report(
         }
     }
     writeln!(err, "{}", crate::report::flows_text::summary(&result))?;
+    if let Some(u) = &result.unreliable {
+        writeln!(err, "{}", text::unreliable_text(u))?;
+    }
     if result.status != RunStatus::Ok {
         return Err(RunFailed {
             status: result.status,

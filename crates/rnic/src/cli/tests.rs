@@ -174,6 +174,11 @@ fn flags_of_other_verbs_are_noted() {
             &["perf", "write-bw", "-r", "16", "-n", "10"][..],
             "-r/--rx-depth has no effect on write-bw",
         ),
+        // perftest's latency tests have no -t: one operation is in flight at a time.
+        (
+            &["perf", "read-lat", "-t", "8", "-n", "10"][..],
+            "-t/--tx-depth has no effect on read-lat",
+        ),
     ] {
         let r = rnic(args);
         assert_eq!(r.code, 0, "{args:?}: {}", r.err);
@@ -185,6 +190,7 @@ fn flags_of_other_verbs_are_noted() {
         &["perf", "write-lat", "--latency_gap", "10", "-n", "10"][..],
         &["perf", "write-bw", "-Q", "4", "-l", "4", "-n", "10"][..],
         &["perf", "send-bw", "-r", "16", "-n", "10"][..],
+        &["perf", "read-bw", "-t", "8", "-n", "10"][..],
     ] {
         let r = rnic(args);
         assert!(!r.err.contains("has no effect"), "{args:?}: {}", r.err);

@@ -332,8 +332,12 @@ pub fn window_line(result: &PerfResult) -> Option<String> {
 /// UC/UD runs: the messages sent, received and lost, for stderr after the summary (`None`
 /// for RC runs).
 pub fn unreliable_line(result: &PerfResult) -> Option<String> {
-    let u = result.unreliable.as_ref()?;
-    Some(format!(
+    result.unreliable.as_ref().map(unreliable_text)
+}
+
+/// The messages a UC/UD run sent, received and lost, by cause (also for runs of flows).
+pub fn unreliable_text(u: &rnic_model::result::UnreliableResult) -> String {
+    format!(
         "rnic: {}: {} messages sent, {} received whole, {} lost (UC messages abandoned after \
          a lost packet {}, no receive posted {}, Q_Key mismatches {}, receive errors {}; \
          ping-pong iterations given up {}); what arrived was verified",
@@ -346,7 +350,7 @@ pub fn unreliable_line(result: &PerfResult) -> Option<String> {
         u.qkey_mismatches,
         u.recv_errors,
         u.iterations_given_up
-    ))
+    )
 }
 
 /// Runs whose switches dropped frames for lack of buffer (`None` otherwise): the figures
