@@ -191,7 +191,7 @@ pub fn check_run(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
     for &size in &spec.sizes {
         if size > MAX_MSG_BYTES {
             return Err(UsageError(format!(
-                "-s/--size {size}: the largest RDMA message is {MAX_MSG_BYTES} bytes (2 GiB, the InfiniBand limit)"
+                "-s/--size (perf.size) {size}: the largest RDMA message is {MAX_MSG_BYTES} bytes (2 GiB, the InfiniBand limit)"
             )));
         }
         if spec.test.verb() == Verb::Read {
@@ -203,7 +203,7 @@ pub fn check_run(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
         check_clock_range(cfg, spec, size, &p)?;
         if let Some(short) = short_window(cfg, spec, size) {
             return Err(UsageError(format!(
-                "-D/--duration {:.6} s is too short to measure {}; use -D {:.6} or more, or -n",
+                "-D/--duration (perf.duration) {:.6} s is too short to measure {}; use -D {:.6} or more, or -n",
                 short.window_us / 1e6,
                 short.why,
                 short.need_ps as f64 / 1e12
@@ -223,7 +223,7 @@ fn check_read_window(cfg: &Config, spec: &PerfSpec, size: u64) -> Result<(), Usa
         let prof = spec.profile(cfg, i);
         if let Some((packets, pmtu)) = read_beyond_window(size, &prof) {
             return Err(UsageError(format!(
-                "-s/--size {size}: a READ of it takes {packets} response packets at a path MTU \
+                "-s/--size (perf.size) {size}: a READ of it takes {packets} response packets at a path MTU \
                  of {pmtu} B, more than the packet window qp.window_psns = {} lets a QP have \
                  outstanding, so it could never be posted; raise qp.window_psns to {packets} \
                  or more, or use -s {} or less",
@@ -346,7 +346,7 @@ fn longest_frame(cfg: &Config, spec: &PerfSpec, size: u64) -> LongestFrame {
                 "a data packet with its headers, path MTU {} B",
                 spec.max_pmtu(cfg)
             ),
-            or: "send shorter packets (-m/--mtu, -s)",
+            or: "send shorter packets (-m/--mtu (perf.mtu), -s)",
         }
     }
 }

@@ -375,8 +375,8 @@ pub fn check_transport(
     }
     if transport == Transport::Ud && size > u64::from(pmtu) {
         return Err(format!(
-            "-c UD: a UD message is one packet, but -s/--size = {size} exceeds the path MTU \
-             qp.pmtu = {pmtu}; give -s {pmtu} or less (or raise -m/--mtu, up to 4096)"
+            "-c UD: a UD message is one packet, but -s/--size (perf.size) = {size} exceeds the path MTU \
+             qp.pmtu = {pmtu}; give -s {pmtu} or less (or raise -m/--mtu (perf.mtu), up to 4096)"
         ));
     }
     Ok(())

@@ -420,17 +420,19 @@ impl PerfOptions {
         })?;
         let bad = |m: String| Err(ConfigError::Inconsistent(m));
         if self.all && self.size.is_some() {
-            return bad("-a/--all (perf.all) runs every size: leave out -s/--size".into());
+            return bad(
+                "-a/--all (perf.all) runs every size: leave out -s/--size (perf.size)".into(),
+            );
         }
         if self.iters.is_some() && self.duration.is_some() {
             return bad(
-                "-n/--iters and -D/--duration exclude each other (as in perftest): -D runs \
+                "-n/--iters (perf.iters) and -D/--duration (perf.duration) exclude each other (as in perftest): -D runs \
                  for a time and counts the iterations that complete in it; leave out one"
                     .into(),
             );
         }
         if self.all && self.duration.is_some() {
-            return bad("-a/--all cannot be combined with -D/--duration (as perftest)".into());
+            return bad("-a/--all (perf.all) cannot be combined with -D/--duration (perf.duration) (as perftest)".into());
         }
         if self.all && pcap.is_some() {
             // Each size is a run of its own, connected anew on the same QP numbers and PSNs:
@@ -445,12 +447,12 @@ impl PerfOptions {
         if test.verb() == Verb::Atomic {
             if self.all {
                 return bad(format!(
-                    "{test}: atomic operations are 8 bytes; -a/--all does not apply"
+                    "{test}: atomic operations are 8 bytes; -a/--all (perf.all) does not apply"
                 ));
             }
             if let Some(s) = self.size.filter(|&s| s != ATOMIC_SIZE) {
                 return bad(format!(
-                    "{test}: -s/--size = {s}, but atomic operations are always {ATOMIC_SIZE} bytes"
+                    "{test}: -s/--size (perf.size) = {s}, but atomic operations are always {ATOMIC_SIZE} bytes"
                 ));
             }
         } else if self.atomic_type.is_some() {

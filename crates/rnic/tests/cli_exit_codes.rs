@@ -317,3 +317,16 @@ fn a_wan_accelerator_timer_shorter_than_the_round_trip_exits_2() {
         "a timer above the 1 ms round trip of 100 km runs: {err}"
     );
 }
+
+/// A scenario file's `[perf]` has no flags: a cross-field refusal names the key as well
+/// as the flag (it named `-s/--size` alone).
+#[test]
+fn a_scenario_refusal_names_the_perf_key() {
+    let dir = scratch("perf-key");
+    let file = dir.join("atomic.toml");
+    std::fs::write(&file, "[perf]\ntest = \"atomic-bw\"\nsize = 16\n").unwrap();
+    let (code, _, err) = rnic(&["run", file.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("(perf.size) = 16"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -203,7 +203,10 @@ fn requests_the_model_cannot_honour_are_refused_before_running() {
             ],
             "sim.max_memory_gb",
         ),
-        (&["write-bw", "-n", "10", "-D", "1"], "-n/--iters and -D"),
+        (
+            &["write-bw", "-n", "10", "-D", "1"],
+            "-n/--iters (perf.iters) and -D/--duration (perf.duration)",
+        ),
         // The ornic profile's out-of-order WQEs are WRITE and READ only: a latency or SEND
         // test under it is a bad request (it exited 1, as a failure of the model).
         (

@@ -501,7 +501,7 @@ impl PerfCmd {
             // The burst is N messages of -s bytes, set once for the run in bytes; -a runs
             // every size with the same field.
             anyhow::bail!(crate::UsageError(
-                "--burst_size counts messages of -s bytes, but -a/--all runs every size \
+                "--burst_size counts messages of -s bytes, but -a/--all (perf.all) runs every size \
                  under one burst in bytes (N messages of 64 KiB would let 2-byte messages \
                  burst 32768 times longer); give -s SIZE, or leave out --burst_size"
                     .into()
