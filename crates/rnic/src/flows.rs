@@ -223,6 +223,17 @@ pub fn parse_flow(t: &Table, i: usize) -> Result<FlowOptions, ConfigError> {
                 .collect::<Result<Vec<_>, _>>()?,
         ),
     };
+    // QP i goes to clients[i % len]: a node named twice takes two shares of the QPs, which
+    // is a typo far more often than a wish (give `qp` and list each node once).
+    if let Some(c) = &clients {
+        if let Some((k, n)) = c.iter().enumerate().find(|(k, n)| c[..*k].contains(n)) {
+            return Err(range(
+                format!("{sec}.clients[{k}]"),
+                n,
+                "a node not listed before in the same flow (each client once)",
+            ));
+        }
+    }
     let class = match opt_str(t, &sec, "class")?.as_deref() {
         None => None,
         Some("ls") => Some(FlowClass::Ls),
@@ -356,6 +367,13 @@ pub fn resolve(opts: &[FlowOptions], cfg: &Config) -> Result<FlowsSpec, ConfigEr
         } else if o.atomic.is_some() {
             return Err(bad(format!(
                 "`{sec}.atomic_type` applies to atomic tests only, not {test}"
+            )));
+        }
+        if test.is_latency() && o.tx_depth.is_some() {
+            // perftest's latency tests have no -t: one operation is in flight at a time.
+            return Err(bad(format!(
+                "`{sec}.tx_depth` has no effect on {test}, a latency test, which keeps one \
+                 operation in flight; leave it out"
             )));
         }
         let name = o.name.clone().unwrap_or_else(|| format!("flow{i}"));
@@ -594,6 +612,11 @@ mod tests {
             ("[[flow]]\ntest = \"write-bw\"\ncores = 11", "host.cores"),
             ("[[flow]]\nname = \"a\"\ntest = \"write-bw\"\n[[flow]]\nname = \"a\"\ntest = \"write-bw\"", "flow[1].name"),
             ("[[flow]]\ntest = \"atomic-bw\"\nsize = 64", "8 bytes"),
+            ("[[flow]]\ntest = \"write-bw\"\nclients = [1, 2, 1]", "`flow[0].clients[2]` = 1"),
+            (
+                "[[flow]]\ntest = \"write-lat\"\ntx_depth = 4",
+                "`flow[0].tx_depth` has no effect on write-lat",
+            ),
             ("[[flow]]\ntest = \"write-bw\"\nstart_us = 1e15", "flow[0].start_us"),
             ("[[flow]]\ntest = \"read-bw\"\nsize = 65536\nwindow_psns = 4", "flow[0].window_psns` = 4"),
             ("[[flow]]\ntest = \"write-bw\"\n[[flow]]\ntest = \"read-bw\"\nsize = {values = [64, 65536]}\nwindow_psns = 8", "set `flow[1].window_psns` to 16"),
