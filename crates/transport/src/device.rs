@@ -607,6 +607,15 @@ impl Device {
         self.qp(qpn).map_or(0, |q| q.resp.msgs_received())
     }
 
+    /// Where the payload of a received out-of-order data frame of `qpn` without a write
+    /// address would go, as the QP's state knows it now, before the frame is handled: a Spot
+    /// packet's `(R_Key, address)` at the WRITE responder, an OOO READ response's
+    /// `(L_Key, address)` at the requester. `None` when nothing would be written, and for
+    /// other QPs and opcodes. The NIC translates that page before the frame is placed.
+    pub fn ooo_payload_target(&self, qpn: u32, opcode: Opcode, psn: u32) -> Option<(u32, u64)> {
+        self.qp(qpn)?.ooo_payload_target(opcode, psn)
+    }
+
     pub fn qp_wants_transmit(&self, qpn: u32) -> bool {
         self.qp(qpn).is_some_and(Qp::wants_transmit)
     }

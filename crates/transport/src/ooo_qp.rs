@@ -487,6 +487,26 @@ impl Qp {
         }
     }
 
+    /// The `(R_Key, address)` a Spot packet (an OOO WRITE without a RETH) of PSN `psn` would
+    /// be written at, from the responder's learnt start address, or where an OOO READ
+    /// response of PSN `psn` lands in the local buffer (`(L_Key, address)`, from the READ
+    /// WQE's start PSN and SGL the requester caches). `None` when nothing would be written
+    /// (start not learnt, PSN outside the WQE, no READ in flight).
+    pub(crate) fn ooo_payload_target(&self, opcode: Opcode, psn: u32) -> Option<(u32, u64)> {
+        let o = self.ooo.as_deref()?;
+        match opcode {
+            Opcode::OooReadResponse => {
+                let sgl = self.req.sq.front()?.sgl.as_slice();
+                o.read.response_target(psn, self.cfg.pmtu, sgl)
+            }
+            Opcode::OooWriteSpot | Opcode::OooWriteLast => {
+                let addr = o.resp.as_ref()?.place_addr(psn)?;
+                Some((o.rkey, addr))
+            }
+            _ => None,
+        }
+    }
+
     fn ooo_receive_data(
         &mut self,
         ctx: &mut Ctx<'_>,

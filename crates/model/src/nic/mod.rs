@@ -53,6 +53,7 @@ mod route_rx;
 mod route_tx;
 pub mod rx_buffer;
 pub mod rx_pipeline;
+pub mod rx_translate;
 pub mod sched_wake;
 pub mod scheduler;
 pub mod translation;

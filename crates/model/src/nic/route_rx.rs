@@ -1,9 +1,10 @@
 //! The NIC's receive path, unit to unit: RX parse → QPC (responder channel for requests,
-//! requester channel for ACKs and responses) → translation of the RETH/AtomicETH target
-//! (MPT + one MTT lookup per page of the whole message, on its first packet) → the
-//! transport's checks and data placement (`handle_packet`) → payload DMA write, READ/atomic
-//! response data read, ACK generation → CQ unit (CQE DMA write). All stages are in order,
-//! so the transport sees each QP's packets in arrival order.
+//! requester channel for ACKs and responses) → translation of what the frame writes or
+//! reads (`rx_translate.rs`: MPT + one MTT lookup per page; a RoCEv2 message on its first
+//! packet, an out-of-order packet its own payload) → the transport's checks and data
+//! placement (`handle_packet`) → payload DMA write, READ/atomic response data read, ACK
+//! generation → CQ unit (CQE DMA write). All stages are in order, so the transport sees each
+//! QP's packets in arrival order.
 
 use rnic_sim::TimePs;
 use rnic_wire::{peek_bth, peek_roce, Opcode};
@@ -14,6 +15,7 @@ use super::ports::{DmaToken, QpcCont, TransCont};
 use super::qpc_manager::{Channel, QpcJob};
 use super::rx_buffer::{Admit, PfcDue};
 use super::rx_pipeline::not_placed_count;
+use super::rx_translate::{may_translate, rx_span};
 use super::translation::{TransJob, TransLane};
 use super::Nic;
 use crate::event::{CmEv, FramePool, HostEv, NicEv};
@@ -71,7 +73,9 @@ impl Nic {
         }
     }
 
-    /// The QPC of received frame `frame` is ready at `at`: translate its target, if any.
+    /// The QPC of received frame `frame` is ready at `at`: translate what it will write or
+    /// read, if anything ([`super::rx_translate`]: a RoCEv2 message once on its first
+    /// packet, an out-of-order packet its own payload's pages).
     pub(crate) fn rx_after_qpc(&mut self, frame: u32, at: TimePs, cx: &mut NicCx<'_>) {
         let mut job = TransJob {
             key: 0,
@@ -81,19 +85,18 @@ impl Nic {
             cont: TransCont::Rx(frame),
             at,
         };
-        // Only a frame with a RETH or AtomicETH names a target: parse the rest only then.
-        let has_target = peek_bth(cx.frames.get(frame))
-            .is_ok_and(|b| b.opcode.has_reth() || b.opcode.has_atomic_eth());
-        if let Some(h) = has_target.then(|| cx.frames.roce(frame).ok()).flatten() {
-            if let Some(reth) = h.reth {
-                job.va = reth.va;
-                job.key = reth.rkey;
-                job.len = u64::from(reth.dma_len);
-                job.needs = true;
-            } else if let Some(a) = h.atomic_eth {
-                job.va = a.va;
-                job.key = a.rkey;
-                job.len = 8;
+        // Parse the rest of the headers only for a frame that may need a translation.
+        let bth = peek_bth(cx.frames.get(frame))
+            .ok()
+            .filter(|b| may_translate(b.opcode));
+        let headers = bth.and_then(|_| cx.frames.roce(frame).ok());
+        if let (Some(b), Some(h)) = (bth, headers) {
+            let dev = &self.dev;
+            let ooo_target = || dev.ooo_payload_target(b.dest_qp, b.opcode, b.psn);
+            if let Some(span) = rx_span(h, ooo_target) {
+                job.key = span.key;
+                job.va = span.va;
+                job.len = span.len_bytes;
                 job.needs = true;
             }
         }

@@ -89,7 +89,24 @@ pub(super) fn transfer(
             if e.key().0 > now {
                 break;
             }
-            resp.handle_segment(e.remove(), &mut pool, &mut mem);
+            let seg = e.remove();
+            // What the responder says, before the packet, about where it would write it
+            // (the NIC translates that page first) must be where it writes it.
+            let (predicted, carried, payload) = match &seg {
+                OooSegment::Write {
+                    psn, addr, payload, ..
+                } => (resp.place_addr(*psn), *addr, payload.clone()),
+                _ => (None, None, Vec::new()),
+            };
+            let written = resp.stats.written_packets;
+            resp.handle_segment(seg, &mut pool, &mut mem);
+            if resp.stats.written_packets > written {
+                let at = predicted
+                    .or(carried)
+                    .expect("a Spot is written at a known start");
+                let from = (at - mr_base) as usize;
+                assert_eq!(&mem[from..from + payload.len()], &payload[..], "at {at:#x}");
+            }
         }
         while let Some(s) = resp.poll_transmit(now) {
             acks += 1;

@@ -167,6 +167,21 @@ impl OooResponder {
         self.start_psn
     }
 
+    /// Where a packet of PSN `psn` of the current WQE would be written,
+    /// `start + (PSN − start PSN) × PMTU`, once the start address is learnt; `None` before,
+    /// and for a PSN behind the WQE or beyond its known last packet (nothing is written for
+    /// those). Reads the state only: the NIC asks it to translate a Spot packet's target
+    /// before the packet is handled.
+    pub fn place_addr(&self, psn: u32) -> Option<u64> {
+        let start = self.start_addr?;
+        let offset = psn.wrapping_sub(self.start_psn) & PSN_MASK;
+        let known = self.wqe_packets.or(self.wqe_packets_from_len);
+        if offset >= 1 << 23 || known.is_some_and(|n| offset >= n) {
+            return None;
+        }
+        start.checked_add(u64::from(offset) * u64::from(self.pmtu))
+    }
+
     /// Whether a segment waits to be sent now (a NAK or completion ACK), or the ACK
     /// register waits for a turn at [`OooResponder::next_turn_ps`].
     pub fn has_queued(&self) -> bool {

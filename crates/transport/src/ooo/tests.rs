@@ -176,3 +176,37 @@ fn sizing_stays_bounded_on_extreme_inputs() {
     assert_eq!(s.bitmap_width, 2 * super::sizing::MAX_WINDOW);
     assert_eq!(s.pool_blocks, 1 << 22);
 }
+
+/// The address the responder would write a packet at, asked before the packet arrives (the
+/// NIC translates a Spot packet's page from it): known once an FSpot taught the start, and
+/// only for PSNs of the current WQE.
+#[test]
+fn place_addr_follows_the_learnt_start_within_the_wqe() {
+    let mut pool = BlockPool::new(8, 16);
+    let base = 0x4000u64;
+    let mut mem = vec![0u8; 16 * 256];
+    let mut resp = OooResponder::new(
+        BitmapDesign::Ornic,
+        16,
+        20,
+        64,
+        256,
+        AckPolicy::PerPacket,
+        base,
+        mem.len() as u64,
+        100,
+    );
+    assert_eq!(resp.place_addr(100), None, "start not learnt yet");
+    let write = |psn: u32, addr: Option<u64>, last: bool| OooSegment::Write {
+        psn,
+        addr,
+        last,
+        payload: vec![psn as u8; 256],
+    };
+    resp.handle_segment(write(102, Some(base + 2 * 256), false), &mut pool, &mut mem);
+    assert_eq!(resp.place_addr(105), Some(base + 5 * 256));
+    assert_eq!(resp.place_addr(99), None, "behind the WQE");
+    resp.handle_segment(write(109, None, true), &mut pool, &mut mem);
+    assert_eq!(resp.place_addr(109), Some(base + 9 * 256));
+    assert_eq!(resp.place_addr(110), None, "beyond the WQE's Last packet");
+}
