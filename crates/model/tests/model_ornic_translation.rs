@@ -119,3 +119,16 @@ fn rocev2_write_translates_the_message_on_its_first_packet_only() {
     let mtt = mtt_lookups(resp);
     assert!((pages..=pages + ITERS).contains(&mtt), "{mtt} for {pages}");
 }
+
+/// A RoCEv2 READ's responses are written into the requester's local buffer, which the
+/// requester's NIC translates once, on the READ's first response, as a responder does a
+/// WRITE's on its RETH. It translated nothing: no lookup at all on the requester.
+#[test]
+fn rocev2_read_translates_the_local_buffer_on_its_first_response_only() {
+    let nodes = nodes("baseline", PerfTest::ReadBw);
+    let req = receiver(&nodes, "transport.rx_read_responses");
+    let pages = ITERS * MSG_BYTES / PAGE_BYTES;
+    assert_eq!(mpt_lookups(req), ITERS, "one job per READ");
+    let mtt = mtt_lookups(req);
+    assert!((pages..=pages + ITERS).contains(&mtt), "{mtt} for {pages}");
+}

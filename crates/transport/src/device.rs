@@ -616,6 +616,14 @@ impl Device {
         self.qp(qpn)?.ooo_payload_target(opcode, psn)
     }
 
+    /// The local buffer of the RoCEv2 READ whose first response has PSN `psn` on `qpn`:
+    /// `(L_Key, address, bytes)`, asked before the response is handled, so that the NIC
+    /// translates it once; `None` for any other PSN, QP or service (see
+    /// `Qp::read_response_target`).
+    pub fn read_response_target(&self, qpn: u32, psn: u32) -> Option<(u32, u64, u64)> {
+        self.qp(qpn)?.read_response_target(psn)
+    }
+
     pub fn qp_wants_transmit(&self, qpn: u32) -> bool {
         self.qp(qpn).is_some_and(Qp::wants_transmit)
     }

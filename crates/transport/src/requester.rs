@@ -756,6 +756,25 @@ impl Qp {
         Ok(true)
     }
 
+    /// The local buffer a RoCEv2 READ's responses fill, asked at the response of PSN `psn`
+    /// before it is handled: `(L_Key, address, bytes)` of the READ's first SGE (capped at
+    /// the READ's length) when `psn` is the first PSN of a started READ WQE, so that the
+    /// NIC translates the buffer once, on the response's first packet, as a responder does
+    /// a WRITE's on its RETH. `None` for any other PSN (the later responses ride on that
+    /// translation) and when no started READ begins there.
+    pub(crate) fn read_response_target(&self, psn: u32) -> Option<(u32, u64, u64)> {
+        let i = self.req.locate(psn);
+        if i >= self.req.n_started {
+            return None;
+        }
+        let w = self.req.sq.get(i as usize)?;
+        if w.wr.opcode != WrOpcode::Read || w.start_psn != psn {
+            return None;
+        }
+        let sge = w.sgl.as_slice().first()?;
+        Some((sge.lkey, sge.addr, u64::from(sge.len).min(u64::from(w.len))))
+    }
+
     fn on_read_response(
         &mut self,
         ctx: &mut Ctx<'_>,

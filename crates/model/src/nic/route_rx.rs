@@ -93,7 +93,8 @@ impl Nic {
         if let (Some(b), Some(h)) = (bth, headers) {
             let dev = &self.dev;
             let ooo_target = || dev.ooo_payload_target(b.dest_qp, b.opcode, b.psn);
-            if let Some(span) = rx_span(h, ooo_target) {
+            let read_target = || dev.read_response_target(b.dest_qp, b.psn);
+            if let Some(span) = rx_span(h, ooo_target, read_target) {
                 job.key = span.key;
                 job.va = span.va;
                 job.len = span.len_bytes;

@@ -3,7 +3,9 @@
 //!
 //! * In-order RoCEv2: a WRITE FIRST/ONLY's RETH names the whole message, which is translated
 //!   once, on that packet; the later packets of the message ride on it (no lookup). A READ
-//!   request translates the range its responses will read, an atomic its 8-byte word.
+//!   request translates the range its responses will read, an atomic its 8-byte word. At
+//!   the requester a READ RESPONSE FIRST/ONLY translates the READ's local buffer (its first
+//!   SGE, as the transport reports it), once per READ, which its later responses ride on.
 //! * ORNIC / MP-RDMA out-of-order data: every packet is placed on its own at
 //!   `start + (PSN − start PSN) × PMTU`, in any order, so each one translates the pages its
 //!   own payload touches: an FSpot from its RETH address (the packet's own VA; the RETH's
@@ -31,7 +33,10 @@ pub struct RxSpan {
 /// AtomicETH) or is out-of-order data placed by PSN. The others pass through untranslated
 /// without a look at their headers beyond the BTH.
 pub fn may_translate(op: Opcode) -> bool {
-    op.has_reth() || op.has_atomic_eth() || is_ooo_placed(op)
+    op.has_reth()
+        || op.has_atomic_eth()
+        || is_ooo_placed(op)
+        || matches!(op, Opcode::RcReadResponseFirst | Opcode::RcReadResponseOnly)
 }
 
 /// Out-of-order data placed by its PSN: the OOO WRITE packets and OOO READ responses.
@@ -41,9 +46,19 @@ fn is_ooo_placed(op: Opcode) -> bool {
 
 /// The span frame `h` translates (see the module doc), or `None` for nothing.
 /// `ooo_target` gives, when asked, the `(key, address)` the transport would place an
-/// out-of-order packet without an address at (`None` when it would place nothing).
-pub fn rx_span(h: &RoceHeaders, ooo_target: impl FnOnce() -> Option<(u32, u64)>) -> Option<RxSpan> {
+/// out-of-order packet without an address at (`None` when it would place nothing);
+/// `read_target` the `(L_Key, address, bytes)` of the local buffer of the READ whose first
+/// response this is (`None` when no READ starts at its PSN).
+pub fn rx_span(
+    h: &RoceHeaders,
+    ooo_target: impl FnOnce() -> Option<(u32, u64)>,
+    read_target: impl FnOnce() -> Option<(u32, u64, u64)>,
+) -> Option<RxSpan> {
     let op = h.bth.opcode;
+    if matches!(op, Opcode::RcReadResponseFirst | Opcode::RcReadResponseOnly) {
+        let (key, va, len_bytes) = read_target()?;
+        return Some(RxSpan { key, va, len_bytes });
+    }
     if is_ooo_placed(op) {
         let (key, va) = match h.reth {
             Some(r) => (r.rkey, r.va),
@@ -109,7 +124,7 @@ mod tests {
     #[test]
     fn a_rocev2_write_first_translates_the_whole_message() {
         let h = headers(Opcode::RcWriteFirst, Some(WQE_RETH), 4096);
-        let span = rx_span(&h, || panic!("not out-of-order"));
+        let span = rx_span(&h, || panic!("not out-of-order"), no_read);
         assert_eq!(
             span,
             Some(RxSpan {
@@ -120,7 +135,10 @@ mod tests {
         );
         let middle = headers(Opcode::RcWriteMiddle, None, 4096);
         assert!(!may_translate(middle.bth.opcode));
-        assert_eq!(rx_span(&middle, || panic!("not out-of-order")), None);
+        assert_eq!(
+            rx_span(&middle, || panic!("not out-of-order"), no_read),
+            None
+        );
     }
 
     #[test]
@@ -128,7 +146,7 @@ mod tests {
         for op in [Opcode::OooWriteFspot, Opcode::OooWriteLastFspot] {
             let h = headers(op, Some(WQE_RETH), 4096);
             assert!(may_translate(op));
-            let span = rx_span(&h, || panic!("the RETH gives the address"));
+            let span = rx_span(&h, || panic!("the RETH gives the address"), no_read);
             assert_eq!(
                 span,
                 Some(RxSpan {
@@ -149,7 +167,7 @@ mod tests {
         ] {
             assert!(may_translate(op));
             let h = headers(op, None, 1000);
-            let span = rx_span(&h, || Some((5, 0x2000)));
+            let span = rx_span(&h, || Some((5, 0x2000)), no_read);
             assert_eq!(
                 span,
                 Some(RxSpan {
@@ -159,7 +177,7 @@ mod tests {
                 })
             );
             // Not placeable: nothing written, nothing translated.
-            assert_eq!(rx_span(&h, || None), None);
+            assert_eq!(rx_span(&h, || None, no_read), None);
         }
     }
 
@@ -171,7 +189,7 @@ mod tests {
             rkey: 3,
             ..AtomicEthRepr::default()
         });
-        let span = rx_span(&h, || panic!("not out-of-order"));
+        let span = rx_span(&h, || panic!("not out-of-order"), no_read);
         assert_eq!(
             span,
             Some(RxSpan {
@@ -181,7 +199,41 @@ mod tests {
             })
         );
         let h = headers(Opcode::OooReadRequest, Some(WQE_RETH), 0);
-        let span = rx_span(&h, || panic!("the RETH gives the range"));
+        let span = rx_span(&h, || panic!("the RETH gives the range"), no_read);
         assert_eq!(span.map(|s| s.len_bytes), Some(4 << 20));
+    }
+
+    /// A READ target that a frame which is no READ response's first packet never asks.
+    fn no_read() -> Option<(u32, u64, u64)> {
+        panic!("not the first response of a READ")
+    }
+
+    #[test]
+    fn a_read_response_first_or_only_translates_the_reads_local_buffer_once() {
+        for op in [Opcode::RcReadResponseFirst, Opcode::RcReadResponseOnly] {
+            let h = headers(op, None, 1024);
+            let span = rx_span(
+                &h,
+                || panic!("not out-of-order"),
+                || Some((4, 0x9000, 8192)),
+            );
+            assert_eq!(
+                span,
+                Some(RxSpan {
+                    key: 4,
+                    va: 0x9000,
+                    len_bytes: 8192
+                })
+            );
+            // No READ starts at the PSN (a duplicate, or one retried from the middle).
+            assert_eq!(rx_span(&h, || panic!("not out-of-order"), || None), None);
+            assert!(may_translate(op));
+        }
+        // The later responses ride on the first one's translation.
+        for op in [Opcode::RcReadResponseMiddle, Opcode::RcReadResponseLast] {
+            let h = headers(op, None, 1024);
+            assert_eq!(rx_span(&h, || panic!("not out-of-order"), no_read), None);
+            assert!(!may_translate(op));
+        }
     }
 }
