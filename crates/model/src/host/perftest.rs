@@ -415,6 +415,22 @@ impl Perftest {
         }
     }
 
+    /// Payload bytes of the operations [`Perftest::ops_done`] counts, one way (a ping-pong
+    /// iteration counts its message once, as the rate does): with a size mix, each pair's
+    /// drawn sizes after its warm-up.
+    pub fn bytes_done(&self) -> u64 {
+        if self.size_mix.is_none() {
+            return self.op_bytes() * self.ops_done();
+        }
+        (0..self.pairs.len() as u32)
+            .map(|i| {
+                (self.warm_up..self.pairs[i as usize].completed)
+                    .map(|k| u64::from(self.op_size(i, k)))
+                    .sum::<u64>()
+            })
+            .sum()
+    }
+
     /// Operations each pair does in iteration mode: the warm-up's, then `iters`.
     fn per_pair_ops(&self) -> u64 {
         self.iters + self.warm_up

@@ -102,28 +102,25 @@ impl Nic {
     /// lane waits for those fills instead, and the lines between them are read in runs.
     fn trans_read_past_prefetches(&mut self, f: TransFetch, cx: &mut NicCx<'_>) {
         let res = if f.read.mpt { Res::Mpt } else { Res::Mtt };
-        // The run of lines being gathered: its first key and its lines.
+        // The run of lines being gathered: its first key and its lines. A final `None`
+        // ends the last run.
         let mut run: Option<(u64, u32)> = None;
-        for key in f.read.line_keys() {
-            if self.pf.ledger.demand_miss(res, key, lane_bit(f.lane)) {
-                let r = run.get_or_insert((key, 0));
-                r.1 += 1;
-            } else if let Some((key, lines)) = run.take() {
-                let read = TransRead {
-                    lines,
-                    key,
-                    ..f.read
-                };
-                self.trans_read(f.at, f.lane, read, cx);
+        for key in f.read.line_keys().map(Some).chain([None]) {
+            match key {
+                Some(key) if self.pf.ledger.demand_miss(res, key, lane_bit(f.lane)) => {
+                    run.get_or_insert((key, 0)).1 += 1;
+                }
+                _ => {
+                    if let Some((key, lines)) = run.take() {
+                        let read = TransRead {
+                            lines,
+                            key,
+                            ..f.read
+                        };
+                        self.trans_read(f.at, f.lane, read, cx);
+                    }
+                }
             }
-        }
-        if let Some((key, lines)) = run {
-            let read = TransRead {
-                lines,
-                key,
-                ..f.read
-            };
-            self.trans_read(f.at, f.lane, read, cx);
         }
     }
 

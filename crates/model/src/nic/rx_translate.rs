@@ -33,10 +33,12 @@ pub struct RxSpan {
 /// AtomicETH) or is out-of-order data placed by PSN. The others pass through untranslated
 /// without a look at their headers beyond the BTH.
 pub fn may_translate(op: Opcode) -> bool {
-    op.has_reth()
-        || op.has_atomic_eth()
-        || is_ooo_placed(op)
-        || matches!(op, Opcode::RcReadResponseFirst | Opcode::RcReadResponseOnly)
+    op.has_reth() || op.has_atomic_eth() || is_ooo_placed(op) || starts_read_response(op)
+}
+
+/// The first packet of a RoCEv2 READ's responses, which translates the READ's local buffer.
+fn starts_read_response(op: Opcode) -> bool {
+    matches!(op, Opcode::RcReadResponseFirst | Opcode::RcReadResponseOnly)
 }
 
 /// Out-of-order data placed by its PSN: the OOO WRITE packets and OOO READ responses.
@@ -55,7 +57,7 @@ pub fn rx_span(
     read_target: impl FnOnce() -> Option<(u32, u64, u64)>,
 ) -> Option<RxSpan> {
     let op = h.bth.opcode;
-    if matches!(op, Opcode::RcReadResponseFirst | Opcode::RcReadResponseOnly) {
+    if starts_read_response(op) {
         let (key, va, len_bytes) = read_target()?;
         return Some(RxSpan { key, va, len_bytes });
     }

@@ -555,13 +555,10 @@ impl<C: Copy> Translation<C> {
         }
     }
 
-    /// Bytes `read` moves from the backing store (and its completions carry).
+    /// Bytes `read` moves from the backing store (and its completions carry): its entry or
+    /// lines (an MPT read is one entry).
     pub fn read_bytes(&self, read: TransRead) -> u64 {
-        if read.mpt {
-            self.mpt_entry_bytes
-        } else {
-            self.entry_bytes(false) * u64::from(read.lines.max(1))
-        }
+        self.entry_bytes(read.mpt) * u64::from(read.lines.max(1))
     }
 
     /// Modelled on-chip bytes (MPT cache, MTT cache).

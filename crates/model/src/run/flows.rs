@@ -104,22 +104,6 @@ pub fn run_flows_observed(
     Ok(report_flows(&b, end, &verdict, &judged))
 }
 
-/// Payload bytes of every operation a flow completed (`Perftest::ops_done`), one way (a
-/// ping-pong iteration counts its message once, as the flow's rate does): with a size mix,
-/// each pair's drawn sizes after its warm-up.
-fn traffic_bytes(a: &crate::host::perftest::Perftest) -> u64 {
-    if a.size_mix.is_none() {
-        return a.op_bytes() * a.ops_done();
-    }
-    (0..a.pairs.len() as u32)
-        .map(|i| {
-            (a.warm_up..a.pairs[i as usize].completed)
-                .map(|k| u64::from(a.op_size(i, k)))
-                .sum::<u64>()
-        })
-        .sum()
-}
-
 /// The figures of every flow and their total.
 fn report_flows(b: &Built, end: TimePs, verdict: &Verdict, judged: &[FlowJudged]) -> FlowsRun {
     let w = &b.world;
@@ -145,7 +129,7 @@ fn report_flows(b: &Built, end: TimePs, verdict: &Verdict, judged: &[FlowJudged]
         // operations are in the total's span, so the total counts them (an iteration
         // flow's measurement holds all of its own).
         total_ops += a.ops_done();
-        total_bits += traffic_bytes(a) as f64 * 8.0;
+        total_bits += a.bytes_done() as f64 * 8.0;
         let time_us = m.time_ps as f64 / 1e6;
         // A size mix: the bytes its measured operations moved (`ops` of them, all in the
         // window); one size: `ops` × that size.
