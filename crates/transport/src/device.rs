@@ -16,7 +16,7 @@ use crate::responder::MAX_MSG_BYTES;
 use crate::service::ServiceType;
 use crate::stats::TransportStats;
 use crate::timer::TimerHeap;
-use crate::wr::{RecvWr, SendWr, WrOpcode};
+use crate::wr::{RecvWr, SendWr, Sge, WrOpcode};
 use crate::{TxMeta, WcOpcode, WcStatus};
 use rnic_wire::{FrameRepr, Opcode};
 use std::collections::VecDeque;
@@ -617,11 +617,24 @@ impl Device {
     }
 
     /// The local buffer of the RoCEv2 READ whose first response has PSN `psn` on `qpn`:
-    /// `(L_Key, address, bytes)`, asked before the response is handled, so that the NIC
-    /// translates it once; `None` for any other PSN, QP or service (see
-    /// `Qp::read_response_target`).
-    pub fn read_response_target(&self, qpn: u32, psn: u32) -> Option<(u32, u64, u64)> {
+    /// its scatter list and the READ's length in bytes, asked before the response is
+    /// handled, so that the NIC translates every element the READ fills once; `None` for
+    /// any other PSN, QP or service (see `Qp::read_response_target`).
+    pub fn read_response_target(&self, qpn: u32, psn: u32) -> Option<(&[Sge], u64)> {
         self.qp(qpn)?.read_response_target(psn)
+    }
+
+    /// The scatter list of the receive WQE the next message of `qpn` that consumes one
+    /// will land in, when `ahead` messages received before it (their frames still on their
+    /// way to [`Device::handle_packet`]) will each consume one first: the WQE `ahead` places
+    /// behind the receive queue's head, as the responder will find it at its head once
+    /// those messages are placed. `None` when that many receive WQEs are not posted (the
+    /// message will find none: RNR NAK for RC, dropped for UC and UD), and for unknown QPs.
+    /// Asked before a SEND's first packet is handled, so that the NIC translates the
+    /// buffer before it writes into it.
+    pub fn recv_target(&self, qpn: u32, ahead: u32) -> Option<&[Sge]> {
+        let recv = self.qp(qpn)?.resp.rq().get(ahead as usize)?;
+        Some(recv.sgl.as_slice())
     }
 
     pub fn qp_wants_transmit(&self, qpn: u32) -> bool {

@@ -47,7 +47,7 @@ use crate::responder::read_response_opcode;
 use crate::sgl::{gather, scatter};
 use crate::timer::{ack_timeout_ps, rnr_timer_ps, Deadline};
 use crate::wqe_sgl::WqeSgl;
-use crate::wr::{SendWr, WrOpcode};
+use crate::wr::{SendWr, Sge, WrOpcode};
 use crate::{RxDrop, TxMeta};
 use rnic_wire::{AtomicEthRepr, BthRepr, NakCode, Opcode, RethRepr, RoceRepr};
 use std::collections::VecDeque;
@@ -757,12 +757,13 @@ impl Qp {
     }
 
     /// The local buffer a RoCEv2 READ's responses fill, asked at the response of PSN `psn`
-    /// before it is handled: `(L_Key, address, bytes)` of the READ's first SGE (capped at
-    /// the READ's length) when `psn` is the first PSN of a started READ WQE, so that the
-    /// NIC translates the buffer once, on the response's first packet, as a responder does
-    /// a WRITE's on its RETH. `None` for any other PSN (the later responses ride on that
-    /// translation) and when no started READ begins there.
-    pub(crate) fn read_response_target(&self, psn: u32) -> Option<(u32, u64, u64)> {
+    /// before it is handled: the READ's scatter list and its length in bytes (the bytes the
+    /// responses place, from the list's start) when `psn` is the first PSN of a started
+    /// READ WQE, so that the NIC translates every element the READ fills once, on the
+    /// response's first packet, as a responder does a WRITE's on its RETH. `None` for any
+    /// other PSN (the later responses ride on that translation) and when no started READ
+    /// begins there.
+    pub(crate) fn read_response_target(&self, psn: u32) -> Option<(&[Sge], u64)> {
         let i = self.req.locate(psn);
         if i >= self.req.n_started {
             return None;
@@ -771,8 +772,7 @@ impl Qp {
         if w.wr.opcode != WrOpcode::Read || w.start_psn != psn {
             return None;
         }
-        let sge = w.sgl.as_slice().first()?;
-        Some((sge.lkey, sge.addr, u64::from(sge.len).min(u64::from(w.len))))
+        Some((w.sgl.as_slice(), u64::from(w.len)))
     }
 
     fn on_read_response(

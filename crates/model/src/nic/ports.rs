@@ -55,6 +55,10 @@ pub enum TransCont {
     TxJob(u32),
     /// A received frame (frame slot).
     Rx(u32),
+    /// One span of a received frame that translates several (the elements of a scatter
+    /// list), before its last: nobody continues; the frame goes on with its last span's
+    /// `Rx`, which the in-order lane finishes after this one.
+    RxSpan,
 }
 
 /// What to do when a DMA read completes.

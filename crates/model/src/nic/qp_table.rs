@@ -49,6 +49,11 @@ pub struct QpHw {
     pub sq_done_seen: u64,
     /// Slicing: packets sent in the current slice.
     pub slice_pkts: u32,
+    /// Received frames that end a message consuming a receive WQE (a SEND's or WRITE with
+    /// immediate's last or only packet, a UD datagram) past the receive translation step
+    /// and not yet handled by the transport: a SEND starting now lands in the receive WQE
+    /// this many places behind the RQ head ([`super::rx_translate::consumes_recv`]).
+    pub rx_recvs_ahead: u32,
 }
 
 #[cfg(test)]

@@ -92,6 +92,7 @@ impl Nic {
             match c {
                 TransCont::TxJob(job) => self.tx_job_translated(job, t, cx),
                 TransCont::Rx(frame) => cx.at(t, NicEv::RxHandle { frame }),
+                TransCont::RxSpan => {}
             }
         }
         self.trans_fetch = fetch;

@@ -15,8 +15,11 @@ use super::ports::{DmaToken, QpcCont, TransCont};
 use super::qpc_manager::{Channel, QpcJob};
 use super::rx_buffer::{Admit, PfcDue};
 use super::rx_pipeline::not_placed_count;
-use super::rx_translate::{may_translate, rx_span};
-use super::translation::{TransJob, TransLane};
+use super::rx_translate::{
+    consumes_recv, is_ud_send, may_translate, rx_target, scatters_to_cqe, sgl_spans, RxSpan,
+    RxTarget,
+};
+use super::translation::{TransJob, TransLane, Translation};
 use super::Nic;
 use crate::event::{CmEv, FramePool, HostEv, NicEv};
 use crate::host::driver::{encode_cqe, CQE_BYTES};
@@ -75,33 +78,56 @@ impl Nic {
 
     /// The QPC of received frame `frame` is ready at `at`: translate what it will write or
     /// read, if anything ([`super::rx_translate`]: a RoCEv2 message once on its first
-    /// packet, an out-of-order packet its own payload's pages).
+    /// packet, one span per element of a scatter list it lands in, an out-of-order packet
+    /// its own payload's pages).
     pub(crate) fn rx_after_qpc(&mut self, frame: u32, at: TimePs, cx: &mut NicCx<'_>) {
-        let mut job = TransJob {
-            key: 0,
-            va: 0,
-            len: 0,
-            needs: false,
-            cont: TransCont::Rx(frame),
-            at,
-        };
+        let bth = peek_bth(cx.frames.get(frame)).ok();
+        // Receive WQEs the messages ahead of this frame will consume before it.
+        let mut recvs_ahead = 0;
+        if let Some(qp) = bth.and_then(|b| self.qps.get_mut(b.dest_qp as usize)) {
+            recvs_ahead = qp.rx_recvs_ahead;
+            if bth.is_some_and(|b| consumes_recv(b.opcode)) {
+                qp.rx_recvs_ahead += 1;
+            }
+        }
         // Parse the rest of the headers only for a frame that may need a translation.
-        let bth = peek_bth(cx.frames.get(frame))
-            .ok()
-            .filter(|b| may_translate(b.opcode));
+        let bth = bth.filter(|b| may_translate(b.opcode));
         let headers = bth.and_then(|_| cx.frames.roce(frame).ok());
+        let mut submitted = false;
         if let (Some(b), Some(h)) = (bth, headers) {
             let dev = &self.dev;
             let ooo_target = || dev.ooo_payload_target(b.dest_qp, b.opcode, b.psn);
-            let read_target = || dev.read_response_target(b.dest_qp, b.psn);
-            if let Some(span) = rx_span(h, ooo_target, read_target) {
-                job.key = span.key;
-                job.va = span.va;
-                job.len = span.len_bytes;
-                job.needs = true;
-            }
+            let inline_recv_bytes = self.p.host.inline_recv_bytes;
+            let trans = &mut self.trans;
+            submitted = match rx_target(h, ooo_target, inline_recv_bytes) {
+                Some(RxTarget::Span(span)) => {
+                    submit_rx_spans(trans, std::iter::once(span), frame, at)
+                }
+                Some(RxTarget::RecvBuffer { len_bytes }) => {
+                    dev.recv_target(b.dest_qp, recvs_ahead).is_some_and(|sgl| {
+                        submit_rx_spans(trans, sgl_spans(sgl, len_bytes), frame, at)
+                    })
+                }
+                Some(RxTarget::ReadBuffer) => dev
+                    .read_response_target(b.dest_qp, b.psn)
+                    .is_some_and(|(sgl, len_bytes)| {
+                        submit_rx_spans(trans, sgl_spans(sgl, len_bytes), frame, at)
+                    }),
+                None => false,
+            };
         }
-        self.trans.submit(TransLane::Rx, job);
+        if !submitted {
+            // Nothing to translate: the frame keeps its place in the lane at no cost.
+            let pass = TransJob {
+                key: 0,
+                va: 0,
+                len: 0,
+                needs: false,
+                cont: TransCont::Rx(frame),
+                at,
+            };
+            self.trans.submit(TransLane::Rx, pass);
+        }
         self.trans_pump(cx);
     }
 
@@ -125,6 +151,12 @@ impl Nic {
             Some(b) => (Some(b.opcode), b.dest_qp),
             None => (None, 0),
         };
+        if op.is_some_and(consumes_recv) {
+            // Its receive WQE, if it takes one, is off the RQ now.
+            if let Some(qp) = self.qps.get_mut(qpn as usize) {
+                qp.rx_recvs_ahead = qp.rx_recvs_ahead.saturating_sub(1);
+            }
+        }
         if let (Some(h), true) = (headers, placed && plen > 0) {
             if let Some(payload) = bytes.get(h.payload_range()) {
                 cx.observer
@@ -177,7 +209,7 @@ impl Nic {
                 Opcode::RcAtomicAck => {
                     self.pcie.posted_write(now, 8);
                 }
-                _ if plen > 0 && plen <= self.p.host.inline_recv_bytes && is_send_only(op) => {
+                _ if scatters_to_cqe(op, plen, self.p.host.inline_recv_bytes) => {
                     // Scatter to CQE: the payload travels in the completion's write.
                     self.rx.stats.inline_recv_bytes += plen;
                 }
@@ -331,21 +363,35 @@ fn host_write_bytes(op: Opcode, payload_len: u64) -> u64 {
     payload_len + grh
 }
 
-/// A UD SEND, whose receive buffer starts with the GRH area.
-fn is_ud_send(op: Opcode) -> bool {
-    matches!(op, Opcode::UdSendOnly | Opcode::UdSendOnlyImm)
-}
-
-/// A single-packet SEND, whose whole message can ride in its CQE.
-fn is_send_only(op: Opcode) -> bool {
-    matches!(
-        op,
-        Opcode::RcSendOnly
-            | Opcode::RcSendOnlyImm
-            | Opcode::RcSendOnlyInv
-            | Opcode::UcSendOnly
-            | Opcode::UcSendOnlyImm
-            | Opcode::UdSendOnly
-            | Opcode::UdSendOnlyImm
-    )
+/// Queues on the receive lane the spans of received frame `frame` at `at`, in order: the
+/// last continues the frame, the others no one. Returns whether there was any span (a
+/// frame without one still needs its place in the lane).
+fn submit_rx_spans(
+    trans: &mut Translation<TransCont>,
+    spans: impl Iterator<Item = RxSpan>,
+    frame: u32,
+    at: TimePs,
+) -> bool {
+    let mut spans = spans.peekable();
+    let mut any = false;
+    while let Some(span) = spans.next() {
+        let cont = if spans.peek().is_some() {
+            TransCont::RxSpan
+        } else {
+            TransCont::Rx(frame)
+        };
+        trans.submit(
+            TransLane::Rx,
+            TransJob {
+                key: span.key,
+                va: span.va,
+                len: span.len_bytes,
+                needs: true,
+                cont,
+                at,
+            },
+        );
+        any = true;
+    }
+    any
 }

@@ -236,6 +236,7 @@ mod tests {
         let order: Vec<u32> = std::iter::from_fn(|| f.next_awaiting_buffer())
             .map(|(_, j)| match j.cont {
                 TransCont::TxJob(id) | TransCont::Rx(id) => id,
+                TransCont::RxSpan => unreachable!("no receive span waits for buffer room"),
             })
             .collect();
         assert_eq!(order, [20, 0, 10, 1, 2]);
