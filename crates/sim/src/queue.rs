@@ -556,7 +556,35 @@ impl<E> EventQueue<E> {
     }
 
     /// See [`TimeQueue::push`]. O(1) inside the window, O(log n) beyond.
+    ///
+    /// Inlined into the callers with only its common case: an event for a later coarse
+    /// bucket whose chunk has room ([`Self::coarse_append`] without a new chunk). Every other
+    /// push goes to [`Self::push_slow`]; as one function, the callee-saved registers its
+    /// rare paths need were saved and restored on every push (a tenth of its cost).
+    #[inline]
     pub fn push(&mut self, time_ps: u64, ev: E) {
+        if time_ps >= self.now {
+            let c = time_ps >> self.coarse_shift;
+            let ahead = c.wrapping_sub(self.cur);
+            if ahead != 0 && ahead <= self.coarse_mask as u64 {
+                let b = &mut self.coarse[(c as usize) & self.coarse_mask];
+                if b.filling.len() < b.filling.capacity() {
+                    // The sequence number counts every push, as on the slow path; the wheel
+                    // keeps the order by position (see `Slot`).
+                    self.seq += 1;
+                    b.min = b.min.min(time_ps);
+                    b.filling.push(Slot { time: time_ps, ev });
+                    self.coarse_len += 1;
+                    return;
+                }
+            }
+        }
+        self.push_slow(time_ps, ev);
+    }
+
+    /// [`Self::push`] for every case but a later coarse bucket with room in its chunk.
+    #[inline(never)]
+    fn push_slow(&mut self, time_ps: u64, ev: E) {
         let time = clamp_to_now(time_ps, self.now, &mut self.clamped);
         let seq = self.seq;
         self.seq += 1;

@@ -242,10 +242,8 @@ impl Opcode {
         matches!(self, RcSendLastInv | RcSendOnlyInv)
     }
 
-    /// May carry payload bytes: SEND, WRITE and READ response packets. READ requests, ACKs,
-    /// atomics and CNPs carry none.
-    #[inline]
-    pub fn has_payload(self) -> bool {
+    /// Definition of [`Opcode::has_payload`].
+    const fn has_payload_by_kind(self) -> bool {
         !matches!(
             self,
             RcReadRequest
@@ -260,9 +258,8 @@ impl Opcode {
         )
     }
 
-    /// Sent by a requester: SEND, WRITE, READ request and atomic packets.
-    #[inline]
-    pub fn is_request(self) -> bool {
+    /// Definition of [`Opcode::is_request`].
+    const fn is_request_by_kind(self) -> bool {
         !matches!(
             self,
             RcReadResponseFirst
@@ -278,17 +275,16 @@ impl Opcode {
         )
     }
 
-    /// First packet of a multi-packet message.
-    #[inline]
-    pub fn is_first(self) -> bool {
+    /// Definition of [`Opcode::is_first`].
+    const fn is_first_by_kind(self) -> bool {
         matches!(
             self,
             RcSendFirst | RcWriteFirst | RcReadResponseFirst | UcSendFirst | UcWriteFirst
         )
     }
 
-    #[inline]
-    pub fn is_middle(self) -> bool {
+    /// Definition of [`Opcode::is_middle`].
+    const fn is_middle_by_kind(self) -> bool {
         matches!(
             self,
             RcSendMiddle
@@ -302,9 +298,8 @@ impl Opcode {
         )
     }
 
-    /// Last packet of a multi-packet message.
-    #[inline]
-    pub fn is_last(self) -> bool {
+    /// Definition of [`Opcode::is_last`].
+    const fn is_last_by_kind(self) -> bool {
         matches!(
             self,
             RcSendLast
@@ -320,6 +315,47 @@ impl Opcode {
                 | OooWriteLastFspot
                 | OooWriteLast
         )
+    }
+
+    /// May carry payload bytes: SEND, WRITE and READ response packets. READ requests, ACKs,
+    /// atomics and CNPs carry none.
+    ///
+    /// This and the other packet-kind predicates read one byte of [`KIND`], built at compile
+    /// time from their definitions (`*_by_kind`): every frame asks several of them on its
+    /// way, and the matches over sparse wire values compiled to chains of compares.
+    #[inline]
+    pub fn has_payload(self) -> bool {
+        self.kind(KIND_PAYLOAD)
+    }
+
+    /// Sent by a requester: SEND, WRITE, READ request and atomic packets.
+    #[inline]
+    pub fn is_request(self) -> bool {
+        self.kind(KIND_REQUEST)
+    }
+
+    /// First packet of a multi-packet message.
+    #[inline]
+    pub fn is_first(self) -> bool {
+        self.kind(KIND_FIRST)
+    }
+
+    /// A middle packet (for the out-of-order WRITE: FSpot, Spot and READ responses).
+    #[inline]
+    pub fn is_middle(self) -> bool {
+        self.kind(KIND_MIDDLE)
+    }
+
+    /// Last packet of a multi-packet message.
+    #[inline]
+    pub fn is_last(self) -> bool {
+        self.kind(KIND_LAST)
+    }
+
+    /// Whether this opcode's [`KIND`] byte has `bit`.
+    #[inline]
+    fn kind(self, bit: u8) -> bool {
+        KIND[self as usize] & bit != 0
     }
 
     /// The packet is a whole message by itself: the *ONLY opcodes and the single-packet
@@ -407,6 +443,39 @@ const EXT_HEADERS_LEN: [u8; 256] = {
     t
 };
 
+/// Bits of [`KIND`].
+const KIND_PAYLOAD: u8 = 1;
+const KIND_REQUEST: u8 = 2;
+const KIND_FIRST: u8 = 4;
+const KIND_MIDDLE: u8 = 8;
+const KIND_LAST: u8 = 16;
+
+/// The packet-kind predicates of each opcode, by wire value (0 for unknown bytes, which
+/// never become an [`Opcode`]), from their `*_by_kind` definitions.
+const KIND: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < Opcode::ALL.len() {
+        let op = Opcode::ALL[i];
+        let bits = [
+            (op.has_payload_by_kind(), KIND_PAYLOAD),
+            (op.is_request_by_kind(), KIND_REQUEST),
+            (op.is_first_by_kind(), KIND_FIRST),
+            (op.is_middle_by_kind(), KIND_MIDDLE),
+            (op.is_last_by_kind(), KIND_LAST),
+        ];
+        let mut b = 0;
+        while b < bits.len() {
+            if bits[b].0 {
+                t[op as usize] |= bits[b].1;
+            }
+            b += 1;
+        }
+        i += 1;
+    }
+    t
+};
+
 /// The opcode of each wire byte (`None`: unknown), from [`Opcode::ALL`].
 const FROM_U8: [Option<Opcode>; 256] = {
     let mut t = [None; 256];
@@ -434,6 +503,17 @@ impl TryFrom<u8> for Opcode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kind_table_answers_as_the_definitions() {
+        for op in Opcode::ALL {
+            assert_eq!(op.has_payload(), op.has_payload_by_kind(), "{op:?}");
+            assert_eq!(op.is_request(), op.is_request_by_kind(), "{op:?}");
+            assert_eq!(op.is_first(), op.is_first_by_kind(), "{op:?}");
+            assert_eq!(op.is_middle(), op.is_middle_by_kind(), "{op:?}");
+            assert_eq!(op.is_last(), op.is_last_by_kind(), "{op:?}");
+        }
+    }
 
     #[test]
     fn every_byte_maps_back_or_is_unknown() {

@@ -48,9 +48,15 @@ pub struct Isolation {
     /// Separate WQE FIFOs' occupancy.
     pub fifos: TenantFifos,
     /// Per QPN: when each WQE handed to the transport and not yet started became ready,
-    /// and when it was handed to the transport.
+    /// and when it was handed to the transport. Kept only while [`Isolation::reporting`]:
+    /// it feeds the waiting-time samples and nothing else (without a mechanism, no WQE
+    /// waits in an isolation FIFO, so [`Isolation::forget`] has none to give back).
     ready_at: Vec<VecDeque<(TimePs, TimePs)>>,
     /// Report the isolation counters (a mechanism runs, or a QP has a tenant other than 0).
+    /// Final before the first event: the mechanisms are set when the NIC is built and every
+    /// QP is added before the run starts. Without it, no waiting time is sampled: the
+    /// samples would grow by one per message (megabytes of page faults in long runs) for
+    /// a report that is never printed.
     pub reporting: bool,
     /// Counters.
     pub stats: IsoStats,
@@ -82,6 +88,9 @@ impl Isolation {
 
     /// A WQE of `qpn` that became ready at `ready` went to the transport at `now`.
     pub fn ready(&mut self, qpn: u32, ready: TimePs, now: TimePs) {
+        if !self.reporting {
+            return;
+        }
         let i = qpn as usize;
         if self.ready_at.len() <= i {
             crate::per_qp::grow_for(&mut self.ready_at, i, VecDeque::new);
@@ -188,5 +197,36 @@ impl crate::stats::Report for Isolation {
                 reg.set(&format!("{prefix}.bs_fifo{t}_peak"), u64::from(p));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waits_are_sampled_only_while_reporting() {
+        let mut quiet = Isolation::new(IsoParts::default(), 1000);
+        assert!(!quiet.reporting);
+        quiet.ready(3, 10, 20);
+        assert!(quiet.started(3, 0, 50).is_empty());
+        assert!(quiet.stats.ls_wait.is_empty() && quiet.stats.bs_wait.is_empty());
+        assert_eq!(quiet.forget(3), 0);
+
+        let mut reporting = Isolation::new(IsoParts::default(), 1000);
+        reporting.reporting = true;
+        reporting.ready(3, 10, 20);
+        reporting.ready(3, 15, 30);
+        assert_eq!(reporting.forget(3), 2);
+        reporting.ready(3, 10, 20);
+        assert!(reporting.started(3, 0, 50).is_empty());
+        assert_eq!(
+            reporting.stats.ls_wait.len() + reporting.stats.bs_wait.len(),
+            1
+        );
+        assert_eq!(
+            reporting.stats.ls_wait.mean_ps() + reporting.stats.bs_wait.mean_ps(),
+            40
+        );
     }
 }
