@@ -1170,6 +1170,31 @@ fn output_names_a_figure_of_the_test_and_prints_one_per_size() {
     assert!(figures[0] < figures[22], "{out}");
 }
 
+/// `--output=latency` prints the table's average: under `-D` that is perftest's window
+/// average (the window over the iterations, halved for a ping-pong), which the table and
+/// `--out_json` print, not the mean of the samples (2.72 where the table read 2.73).
+#[test]
+fn output_latency_under_duration_is_the_tables_average() {
+    for test in ["write-lat", "read-lat"] {
+        let base = ["perf", test, "-s", "64", "-D", "0.001"];
+        let (code, table, err) = rnic(&base);
+        assert_eq!(code, Some(0), "{err}");
+        let row = table
+            .lines()
+            .find(|l| l.trim_start().starts_with("64 "))
+            .unwrap();
+        // #bytes, #iterations, t_avg, tps average.
+        let t_avg: f64 = row.split_whitespace().nth(2).unwrap().parse().unwrap();
+        let (code, only, err) = rnic(&[&base[..], &["--output", "latency"]].concat());
+        assert_eq!(code, Some(0), "{err}");
+        assert_eq!(
+            only.trim().parse::<f64>().unwrap(),
+            t_avg,
+            "{test}: {only} vs {row}"
+        );
+    }
+}
+
 /// `-b` with `--reversed` is refused (exit 2, naming both): `-b` already has both sides
 /// initiate, and the run silently ignored `--reversed`.
 #[test]
