@@ -81,6 +81,47 @@ fn usage_errors_exit_2() {
     }
 }
 
+/// A queue is a power-of-two ring of at most the device's `max_qp_wr` (32,768 WQEs), so a
+/// send depth (`-t`) or receive depth (`-r`, `host.rx_depth`, a flow's `tx_depth`) that
+/// rounds up past it is bad input, refused naming the flag (exit 2); `-t 32769` failed
+/// inside the model with exit 1 and a debug dump (`AttrOutOfRange { attr: "max_send_wr",
+/// value: 65536, .. }`). The largest depth still runs.
+#[test]
+fn queue_depths_beyond_the_device_limit_exit_2() {
+    for (args, want) in [
+        (
+            &["perf", "write-bw", "-s", "2", "-n", "5", "-t", "32769"][..],
+            "--tx-depth",
+        ),
+        (
+            &["perf", "send-bw", "-s", "2", "-n", "5", "-r", "65536"],
+            "--rx-depth",
+        ),
+        (
+            &[
+                "perf",
+                "send-bw",
+                "-s",
+                "2",
+                "-n",
+                "5",
+                "--set",
+                "host.rx_depth=40000",
+            ],
+            "host.rx_depth",
+        ),
+    ] {
+        let (code, _, err) = rnic(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(
+            err.contains(want) && err.contains("32768"),
+            "{args:?}: {err}"
+        );
+    }
+    let (code, _, err) = rnic(&["perf", "write-bw", "-s", "2", "-n", "5", "-t", "32768"]);
+    assert_eq!(code, 0, "{err}");
+}
+
 #[test]
 fn config_show_prints_the_documented_config() {
     let (code, out, err) = rnic(&["config", "show", "--set", "nic.qpc_cache_entries=3000"]);
