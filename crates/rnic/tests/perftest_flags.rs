@@ -1070,6 +1070,29 @@ fn bw_peak_is_the_best_run_of_consecutive_operations() {
     assert!(peak > 5.0 * avg, "peak {peak}, avg {avg}");
 }
 
+/// The average's span ends at the latest completion the host polled, whichever core polled
+/// it: with QPs on several cores a core that was busy polls a CQE later than another core
+/// polls a later CQE, and the span ended at the last one handled instead, so the average
+/// (`send-bw -s 4 -n 20 -q 3`: 22.2555 MB/s) passed the peak (22.2512), whose whole-run
+/// stretch ends at the latest poll: the peak is never below the average.
+#[test]
+fn the_average_never_passes_the_peak_with_qps_on_several_cores() {
+    for test in ["send-bw", "write-bw", "read-bw"] {
+        for size in ["4", "128"] {
+            let (code, out, err) = rnic(&[
+                "perf", test, "-s", size, "-n", "20", "-q", "3", "--json", "-",
+            ]);
+            assert_eq!(code, Some(0), "{err}");
+            let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+            let (peak, avg) = (
+                v["bw_peak_mb_s"].as_f64().unwrap(),
+                v["bw_avg_mb_s"].as_f64().unwrap(),
+            );
+            assert!(peak >= avg, "{test} -s {size}: peak {peak}, avg {avg}");
+        }
+    }
+}
+
 /// `-N/--noPeak` turns the peak off, and perftest then prints 0.00 in its column; `-D`
 /// never measures it (perftest forces -N there and warns). Latency tests have no peak.
 #[test]
