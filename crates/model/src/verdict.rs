@@ -225,7 +225,10 @@ pub fn judge_wire_bound(m: Measured, op_ps: TimePs, window: bool, v: &mut Verdic
 /// headers and a CQE write per frame, at most `3 × rx_buffer_bytes` of lane time (a 64 B
 /// payload, two 24 B headers, a 64 B CQE). A busier lane means the NIC took in data faster
 /// than PCIe carries it without holding frames back: a simulator bug. The host → NIC
-/// lane's reads are issued only as the NIC's buffers make room, so it has no slack.
+/// lane's reads are issued only as the NIC's buffers make room and hold a read tag each,
+/// so its backlog is at most the completions of every tag's read (`max_read_tags` reads
+/// of `mrrs_bytes` with their TLP headers): a run that ends with reads outstanding (its
+/// QPs failed, so it stopped before their data arrived) may leave that much queued.
 pub fn judge_pcie_bound(
     node: usize,
     pcie: &crate::nic::pcie::Pcie,
@@ -234,18 +237,39 @@ pub fn judge_pcie_bound(
     v: &mut Verdict,
 ) {
     let up_slack_ps = crate::nic::pcie::ser_ps(rx_buffer_bytes.saturating_mul(3), pcie.p.mbps);
-    for (busy_ps, slack_ps, lane) in [
-        (pcie.up.busy_ps, up_slack_ps, "NIC to host"),
-        (pcie.down.busy_ps, 0, "host to NIC"),
+    let one_read_bytes = crate::nic::pcie::data_tlps_wire_bytes(
+        pcie.p.mrrs_bytes,
+        pcie.p.mps_bytes,
+        pcie.p.tlp_header_bytes,
+    );
+    let down_slack_ps = crate::nic::pcie::ser_ps(
+        one_read_bytes.saturating_mul(u64::from(pcie.p.max_read_tags)),
+        pcie.p.mbps,
+    );
+    let up_backlog = format!(
+        "what the receive buffer (nic.rx_buffer_bytes = {rx_buffer_bytes}) can leave queued \
+         allow: received frames did not wait for PCIe"
+    );
+    let down_backlog = format!(
+        "the completions of its {} read tags (pcie.max_read_tags) allow: reads were issued \
+         faster than PCIe returns them",
+        pcie.p.max_read_tags
+    );
+    for (busy_ps, slack_ps, lane, backlog) in [
+        (pcie.up.busy_ps, up_slack_ps, "NIC to host", up_backlog),
+        (
+            pcie.down.busy_ps,
+            down_slack_ps,
+            "host to NIC",
+            down_backlog,
+        ),
     ] {
         if busy_ps > end.saturating_add(slack_ps) {
             v.add(
                 RunStatus::ModelError,
                 format!(
                     "internal: node {node}'s PCIe link ({lane}) was busy {:.3} µs in a run of \
-                     {:.3} µs, more than its transfers one after another and what the \
-                     receive buffer (nic.rx_buffer_bytes = {rx_buffer_bytes}) can leave \
-                     queued allow: received frames did not wait for PCIe",
+                     {:.3} µs, more than its transfers one after another and {backlog}",
                     busy_ps as f64 / 1e6,
                     end as f64 / 1e6
                 ),
@@ -257,6 +281,34 @@ pub fn judge_pcie_bound(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The host → NIC lane may end a run with every read tag's completions still queued
+    /// (a run whose QPs failed stops before they arrive), and no more: a backlog within
+    /// that is no finding, one past it is a model error that names the read tags.
+    #[test]
+    fn the_host_to_nic_lane_may_hold_every_tags_completions_at_the_end() {
+        let p = crate::params::ModelParams::baseline().pcie;
+        let tags_bytes =
+            crate::nic::pcie::data_tlps_wire_bytes(p.mrrs_bytes, p.mps_bytes, p.tlp_header_bytes)
+                * u64::from(p.max_read_tags);
+        let mut pcie = crate::nic::pcie::Pcie::new(p.clone());
+        let end: TimePs = 1_000_000;
+        // Busy from 0 to the end, then every tag's completions queued behind it.
+        let run_bytes = end * p.mbps / 8_000_000;
+        pcie.down.reserve(0, run_bytes + tags_bytes, 0, 1);
+        let mut ok = Verdict::default();
+        judge_pcie_bound(1, &pcie, end, 262_144, &mut ok);
+        assert_eq!(ok.status(), RunStatus::Ok, "{}", ok.reason());
+        pcie.down.reserve(0, 4096, 0, 1);
+        let mut bad = Verdict::default();
+        judge_pcie_bound(1, &pcie, end, 262_144, &mut bad);
+        assert_eq!(bad.status(), RunStatus::ModelError);
+        assert!(
+            bad.reason().contains("pcie.max_read_tags"),
+            "{}",
+            bad.reason()
+        );
+    }
 
     #[test]
     fn the_worst_finding_decides_and_leads_the_reason() {

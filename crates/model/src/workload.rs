@@ -184,8 +184,10 @@ pub const MAX_MSG_BYTES: u64 = 1 << 31;
 pub const MAX_ALL_SIZE: u64 = 1 << 23;
 /// Most QPs a run may use.
 pub const MAX_QPS: u64 = 1 << 20;
-/// Largest TX depth.
-pub const MAX_TX_DEPTH: u64 = 1 << 16;
+/// Largest send or receive queue depth (`-t`, `-r`): each queue is a power-of-two ring of at
+/// most the device's `max_qp_wr` WQEs (32,768, as ConnectX reports), so a deeper one could
+/// not be created.
+pub const MAX_TX_DEPTH: u64 = 1 << 15;
 /// Iteration limits (perftest: at least 5, at most 10^8).
 pub const MIN_ITERS: u64 = 5;
 pub const MAX_ITERS: u64 = 100_000_000;
@@ -446,4 +448,16 @@ pub fn check_procs(test: PerfTest, n: u32, cores: u32, qps: u32) -> Result<(), S
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod depth_tests {
+    /// The depth bound is the device's: a ring rounded up to a power of two within it is
+    /// created, one past it is refused by the device (`max_qp_wr`).
+    #[test]
+    fn the_queue_depth_bound_is_the_devices_max_qp_wr() {
+        let max_qp_wr = rnic_transport::DeviceConfig::default().max_qp_wr;
+        assert_eq!(super::MAX_TX_DEPTH, u64::from(max_qp_wr));
+        assert!(super::MAX_TX_DEPTH.is_power_of_two());
+    }
 }

@@ -81,6 +81,73 @@ fn usage_errors_exit_2() {
     }
 }
 
+/// A queue is a power-of-two ring of at most the device's `max_qp_wr` (32,768 WQEs), so a
+/// send depth (`-t`) or receive depth (`-r`, `host.rx_depth`, a flow's `tx_depth`) that
+/// rounds up past it is bad input, refused naming the flag (exit 2); `-t 32769` failed
+/// inside the model with exit 1 and a debug dump (`AttrOutOfRange { attr: "max_send_wr",
+/// value: 65536, .. }`). The largest depth still runs.
+#[test]
+fn queue_depths_beyond_the_device_limit_exit_2() {
+    for (args, want) in [
+        (
+            &["perf", "write-bw", "-s", "2", "-n", "5", "-t", "32769"][..],
+            "--tx-depth",
+        ),
+        (
+            &["perf", "send-bw", "-s", "2", "-n", "5", "-r", "65536"],
+            "--rx-depth",
+        ),
+        (
+            &[
+                "perf",
+                "send-bw",
+                "-s",
+                "2",
+                "-n",
+                "5",
+                "--set",
+                "host.rx_depth=40000",
+            ],
+            "host.rx_depth",
+        ),
+    ] {
+        let (code, _, err) = rnic(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(
+            err.contains(want) && err.contains("32768"),
+            "{args:?}: {err}"
+        );
+    }
+    let (code, _, err) = rnic(&["perf", "write-bw", "-s", "2", "-n", "5", "-t", "32768"]);
+    assert_eq!(code, 0, "{err}");
+}
+
+/// A PCIe link so slow that the ACK timers give up is an incomplete run (exit 3, the QPs'
+/// error completions named), not a simulator bug: the host-to-NIC lane may still hold the
+/// completions of reads the NIC issued (at most its read tags') when the failed QPs end the
+/// run. It was judged a `model_error` (exit 1, "node 1's PCIe link (host to NIC) was busy
+/// 576192.000 µs in a run of 574387.913 µs").
+#[test]
+fn reads_still_queued_on_pcie_when_a_failed_run_ends_are_no_model_error() {
+    let (code, _, err) = rnic(&[
+        "perf",
+        "send-bw",
+        "-s",
+        "1024",
+        "-n",
+        "5",
+        "-q",
+        "2",
+        "--set",
+        "pcie.gbps=0.001",
+    ]);
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        err.contains("RETRY_EXC_ERR") && !err.contains("model error"),
+        "{err}"
+    );
+}
+
 #[test]
 fn config_show_prints_the_documented_config() {
     let (code, out, err) = rnic(&["config", "show", "--set", "nic.qpc_cache_entries=3000"]);

@@ -1070,6 +1070,29 @@ fn bw_peak_is_the_best_run_of_consecutive_operations() {
     assert!(peak > 5.0 * avg, "peak {peak}, avg {avg}");
 }
 
+/// The average's span ends at the latest completion the host polled, whichever core polled
+/// it: with QPs on several cores a core that was busy polls a CQE later than another core
+/// polls a later CQE, and the span ended at the last one handled instead, so the average
+/// (`send-bw -s 4 -n 20 -q 3`: 22.2555 MB/s) passed the peak (22.2512), whose whole-run
+/// stretch ends at the latest poll: the peak is never below the average.
+#[test]
+fn the_average_never_passes_the_peak_with_qps_on_several_cores() {
+    for test in ["send-bw", "write-bw", "read-bw"] {
+        for size in ["4", "128"] {
+            let (code, out, err) = rnic(&[
+                "perf", test, "-s", size, "-n", "20", "-q", "3", "--json", "-",
+            ]);
+            assert_eq!(code, Some(0), "{err}");
+            let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+            let (peak, avg) = (
+                v["bw_peak_mb_s"].as_f64().unwrap(),
+                v["bw_avg_mb_s"].as_f64().unwrap(),
+            );
+            assert!(peak >= avg, "{test} -s {size}: peak {peak}, avg {avg}");
+        }
+    }
+}
+
 /// `-N/--noPeak` turns the peak off, and perftest then prints 0.00 in its column; `-D`
 /// never measures it (perftest forces -N there and warns). Latency tests have no peak.
 #[test]
@@ -1168,6 +1191,31 @@ fn output_names_a_figure_of_the_test_and_prints_one_per_size() {
     // Sizes 2 B to 8 MB.
     assert_eq!(figures.len(), 23, "{out}");
     assert!(figures[0] < figures[22], "{out}");
+}
+
+/// `--output=latency` prints the table's average: under `-D` that is perftest's window
+/// average (the window over the iterations, halved for a ping-pong), which the table and
+/// `--out_json` print, not the mean of the samples (2.72 where the table read 2.73).
+#[test]
+fn output_latency_under_duration_is_the_tables_average() {
+    for test in ["write-lat", "read-lat"] {
+        let base = ["perf", test, "-s", "64", "-D", "0.001"];
+        let (code, table, err) = rnic(&base);
+        assert_eq!(code, Some(0), "{err}");
+        let row = table
+            .lines()
+            .find(|l| l.trim_start().starts_with("64 "))
+            .unwrap();
+        // #bytes, #iterations, t_avg, tps average.
+        let t_avg: f64 = row.split_whitespace().nth(2).unwrap().parse().unwrap();
+        let (code, only, err) = rnic(&[&base[..], &["--output", "latency"]].concat());
+        assert_eq!(code, Some(0), "{err}");
+        assert_eq!(
+            only.trim().parse::<f64>().unwrap(),
+            t_avg,
+            "{test}: {only} vs {row}"
+        );
+    }
 }
 
 /// `-b` with `--reversed` is refused (exit 2, naming both): `-b` already has both sides

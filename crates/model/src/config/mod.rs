@@ -637,8 +637,9 @@ config_section! {
         cq_mod: u32 = 1; "WQEs", uint(1, 4096);
         /// SEND bandwidth tests: receive WQEs the target keeps posted on each QP, so the
         /// sender's next messages find a receive while the last ones' are reposted
-        /// (perftest -r/--rx-depth, whose default is 512)
-        rx_depth: u32 = 512; "WQEs", uint(1, 65536);
+        /// (perftest -r/--rx-depth, whose default is 512); at most the device's 32768
+        /// WQEs per queue (max_qp_wr)
+        rx_depth: u32 = 512; "WQEs", uint(1, 32768);
         /// SEND bandwidth tests: the target reposts consumed receives in lists of this many,
         /// one doorbell per list (perftest --recv_post_list); at most host.rx_depth
         recv_post_list: u32 = 1; "WQEs", uint(1, 65536);

@@ -151,6 +151,18 @@ pub const FRAME_OPCODES: [(&str, Opcode); 20] = [
     ("ack", Opcode::RcAck),
 ];
 
+/// The `--opcode` names of the LAST and ONLY packets of `opcode`'s kind of message (WRITE,
+/// SEND or READ response): what a payload shorter than the path MTU is carried in.
+fn message_end_names(opcode: Opcode) -> &'static str {
+    match opcode {
+        Opcode::RcReadResponseFirst | Opcode::RcReadResponseMiddle => {
+            "read-response-last or read-response-only"
+        }
+        Opcode::RcSendFirst | Opcode::RcSendMiddle => "send-last or send-only",
+        _ => "write-last or write-only",
+    }
+}
+
 /// The bytes a RoCEv2 (IPv4) packet of `opcode` with `payload_bytes` occupies on the link:
 /// Ethernet (+ 802.1Q tag if `vlan`), IPv4, UDP, BTH, the opcode's extension headers, the
 /// payload padded to 4 bytes, ICRC and FCS, and the MAC's pad up to the 64-byte minimum
@@ -176,8 +188,9 @@ pub fn frame_bytes(opcode: Opcode, payload_bytes: u64, vlan: bool) -> Result<Fra
         return Err(format!(
             "--payload-bytes {payload_bytes}: a {opcode:?} packet carries exactly one path MTU \
              ({} bytes); a shorter payload ends a message (a LAST or ONLY packet: --opcode \
-             write-last, write-only or send-only)",
-            pmtus.join(", ")
+             {})",
+            pmtus.join(", "),
+            message_end_names(opcode)
         ));
     }
     let mut parts = vec![FramePart {
@@ -313,6 +326,27 @@ mod tests {
             assert!(frame_bytes(op, 1024, false).is_ok());
         }
         assert!(frame_bytes(Opcode::RcWriteOnly, 100, false).is_ok());
+    }
+
+    /// A short payload on a FIRST or MIDDLE packet is refused with the opcodes that end a
+    /// message of the same kind: a READ response's hint named WRITE and SEND packets.
+    #[test]
+    fn a_short_first_or_middle_names_its_own_last_and_only() {
+        for (op, names) in [
+            (Opcode::RcWriteMiddle, "--opcode write-last or write-only"),
+            (Opcode::RcSendFirst, "--opcode send-last or send-only"),
+            (
+                Opcode::RcReadResponseMiddle,
+                "--opcode read-response-last or read-response-only",
+            ),
+            (
+                Opcode::RcReadResponseFirst,
+                "--opcode read-response-last or read-response-only",
+            ),
+        ] {
+            let e = frame_bytes(op, 100, false).unwrap_err();
+            assert!(e.contains(names), "{op:?}: {e}");
+        }
     }
 
     /// Every opcode a RoCEv2 link carries, by the name `--opcode` takes, against its size

@@ -376,7 +376,7 @@ pub struct PerfCmd {
     /// SEND bandwidth tests: receives the target keeps posted per QP (sets host.rx_depth)
     /// [default: 512].
     #[arg(short = 'r', long = "rx-depth", value_name = "DEPTH",
-          allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=65536))]
+          allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=MAX_TX_DEPTH as i64))]
     pub rx_depth: Option<u32>,
     /// SEND bandwidth tests: the target reposts consumed receives in lists of N, one
     /// doorbell per list (sets host.recv_post_list; at most -r).

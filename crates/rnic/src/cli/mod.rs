@@ -274,12 +274,19 @@ fn cmd_perf(
         std::fs::write(path, text)
             .map_err(|e| anyhow::anyhow!("--out_json_file {}: {e}", path.display()))?;
     }
-    perftest_verdict(&c, &r, out)
+    let spec = inputs.resolve()?.1;
+    perftest_verdict(&c, &spec, &r, out)
 }
 
 /// perftest's `--output` (the one figure, unless the JSON went to stdout) and its verifier
-/// (`-w`/`-y`: below the limit is a failure, exit status 1).
-fn perftest_verdict(c: &PerfCmd, r: &PerfResult, out: &mut dyn Write) -> anyhow::Result<()> {
+/// (`-w`/`-y`: below the limit is a failure, exit status 1). Each figure is the table's:
+/// under `-D` a latency test's average is perftest's window average, as its row prints it.
+fn perftest_verdict(
+    c: &PerfCmd,
+    spec: &crate::perf::PerfSpec,
+    r: &PerfResult,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
     let unit = if c.report_gbits { "Gbit/s" } else { "MiB/s" };
     // The table's BW average: MiB/s, or Gbit/s as perftest converts it.
     let in_unit = |mb_s: f64| {
@@ -297,6 +304,9 @@ fn perftest_verdict(c: &PerfCmd, r: &PerfResult, out: &mut dyn Write) -> anyhow:
             Some(_) if json_to_stdout => {}
             Some("bandwidth") => writeln!(out, "{:.2}", in_unit(row.bw_avg_mb_s))?,
             Some("message_rate") => writeln!(out, "{:.6}", row.msg_rate_mops)?,
+            Some(_) if spec.duration_us.is_some() => {
+                writeln!(out, "{:.2}", text::duration_t_avg_us(row, spec))?
+            }
             Some(_) => writeln!(out, "{:.2}", row.latency_us.avg)?,
             None => {}
         }

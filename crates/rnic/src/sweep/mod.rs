@@ -474,8 +474,13 @@ impl Sweep {
             let resolved = self
                 .inputs(&p, cli)
                 .and_then(|inputs| Ok((inputs.resolve()?, inputs.profile)));
-            let ((config, spec), profile) =
-                resolved.map_err(anyhow::Error::from).with_context(|| {
+            let ((config, spec), profile) = resolved
+                .map_err(anyhow::Error::from)
+                .and_then(|(resolved, profile)| {
+                    one_row_per_point(&resolved.1)?;
+                    Ok((resolved, profile))
+                })
+                .with_context(|| {
                     format!(
                         "sweep point {} of {total} ({})",
                         p.index + 1,
@@ -491,6 +496,21 @@ impl Sweep {
         }
         Ok(out)
     }
+}
+
+/// A point is one row of the CSV and one result in the JSON. `-a` runs every size from 2 B
+/// to 8 MB, whose figures one row cannot hold (the row mixed the last size's rates and
+/// operations with every size's simulated time), so it is refused with the axis that runs
+/// the sizes as points of their own.
+fn one_row_per_point(spec: &crate::perf::PerfSpec) -> anyhow::Result<()> {
+    if let [first, .., last] = spec.sizes[..] {
+        anyhow::bail!(crate::UsageError(format!(
+            "`perf.all` = true (-a): a sweep point is one row, but -a runs every size from \
+             {first} B to {last} B, which one row cannot hold; sweep the sizes instead, an \
+             [[axis]] with key = \"perf.size\" and the sizes as its values"
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -583,3 +583,23 @@ fn example_files_in_scenarios_dir_are_valid() {
     }
     assert!(n > 0);
 }
+
+/// A sweep point is one row of the CSV, but `-a` (`perf.all`) runs every size from 2 B to
+/// 8 MB, which one row cannot hold: the row mixed the last size's rates and operations with
+/// every size's simulated time (5 operations at 0.00145 Mops over 7,006 µs). Refused before
+/// any point runs, naming the point and the field, with the axis that does it instead.
+#[test]
+fn a_sweep_point_with_all_sizes_is_refused() {
+    for text in [
+        "[perf]\ntest = \"write-bw\"\niters = 5\nall = true\n[[axis]]\nkey = \"perf.qp\"\nvalues = [1, 2]",
+        "[perf]\ntest = \"write-bw\"\niters = 5\n[[axis]]\nkey = \"perf.all\"\nvalues = [false, true]",
+    ] {
+        let sw = parse_sweep(text, "f.toml").unwrap();
+        let e = format!(
+            "{:#}",
+            sw.resolve_points(&CliOverrides::default()).unwrap_err()
+        );
+        assert!(e.contains("sweep point") && e.contains("`perf.all`"), "{e}");
+        assert!(e.contains("perf.size"), "{e}");
+    }
+}
