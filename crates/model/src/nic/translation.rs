@@ -362,13 +362,17 @@ impl<C: Copy> Translation<C> {
             }
             for pg in lo..=hi {
                 let k = region | pg;
-                if !self.mtt.contains(k) {
+                if k != read.key && !self.mtt.contains(k) {
                     let e = self.mtt.insert(k, false);
                     self.evicted(false, e);
                 }
             }
         }
-        self.mtt.touch(read.key, false);
+        // Last, so that a cache smaller than the read keeps this page, not the line's last.
+        if !self.mtt.touch(read.key, false) {
+            let e = self.mtt.insert(read.key, false);
+            self.evicted(false, e);
+        }
     }
 
     /// Queues a job on `lane`.
@@ -715,6 +719,20 @@ mod tests {
             .filter(|&p| t.contains(false, mtt_key(11, p)))
             .collect();
         assert_eq!(held, vec![5, 6, 7, 8, 9]);
+    }
+
+    /// A cache smaller than a line keeps the page the read was for: the fill's other
+    /// entries go in first and the read's own page last, so the next lookup of that page
+    /// hits (before, the line's later pages evicted it and every lookup of a reused page
+    /// missed with an MTT cache under 8 entries).
+    #[test]
+    fn a_fill_larger_than_the_cache_keeps_the_page_it_was_for() {
+        for entries in [1, 2, 7] {
+            let mut t = unit(entries);
+            t.prefetch_insert(false, mtt_key(7, 2));
+            assert!(t.contains(false, mtt_key(7, 2)), "{entries} entries");
+            assert_eq!(t.mtt.len(), entries as usize);
+        }
     }
 
     #[test]
