@@ -34,21 +34,6 @@ fn config(profile: &str) -> Config {
     Config::resolve(profile, &sets).unwrap()
 }
 
-fn get(node: &Registry, name: &str) -> u64 {
-    node.get(name)
-        .unwrap_or_else(|| panic!("no counter {name}"))
-}
-
-/// MPT lookups of a node (one per translation job that needs one).
-fn mpt_lookups(node: &Registry) -> u64 {
-    get(node, "nic.translation.mpt.hits") + get(node, "nic.translation.mpt.misses")
-}
-
-/// MTT lookups of a node (one per page a job spans).
-fn mtt_lookups(node: &Registry) -> u64 {
-    get(node, "nic.translation.mtt.hits") + get(node, "nic.translation.mtt.misses")
-}
-
 /// Runs `test` one QP, `ITERS` messages of `MSG_BYTES`, and returns the nodes' counters
 /// (bytes verified).
 fn nodes(profile: &str, test: PerfTest) -> Vec<Registry> {
@@ -64,10 +49,10 @@ fn nodes(profile: &str, test: PerfTest) -> Vec<Registry> {
     r.nodes
 }
 
-/// The node whose transport received `counter` (the WRITE responder, the READ requester).
-fn receiver<'a>(nodes: &'a [Registry], counter: &str) -> &'a Registry {
-    let got: Vec<_> = nodes.iter().filter(|n| get(n, counter) > 0).collect();
-    assert_eq!(got.len(), 1, "one node receives {counter}");
+/// The node whose transport received counter `name` (the WRITE responder, the READ requester).
+fn receiver<'a>(nodes: &'a [Registry], name: &str) -> &'a Registry {
+    let got: Vec<_> = nodes.iter().filter(|n| counter(n, name) > 0).collect();
+    assert_eq!(got.len(), 1, "one node receives {name}");
     got[0]
 }
 
@@ -75,7 +60,7 @@ fn receiver<'a>(nodes: &'a [Registry], counter: &str) -> &'a Registry {
 fn ornic_write_translates_each_packets_own_pages_once() {
     let nodes = nodes("ornic", PerfTest::WriteBw);
     let resp = receiver(&nodes, "transport.rx_requests");
-    let packets = get(resp, "transport.rx_requests");
+    let packets = counter(resp, "transport.rx_requests");
     let pages = ITERS * MSG_BYTES / PAGE_BYTES;
     assert_eq!(
         packets,
@@ -97,7 +82,7 @@ fn ornic_write_translates_each_packets_own_pages_once() {
 fn ornic_read_translates_each_response_where_it_lands() {
     let nodes = nodes("ornic", PerfTest::ReadBw);
     let req = receiver(&nodes, "transport.rx_read_responses");
-    let responses = get(req, "transport.rx_read_responses");
+    let responses = counter(req, "transport.rx_read_responses");
     let pages = ITERS * MSG_BYTES / PAGE_BYTES;
     assert_eq!(responses, ITERS * MSG_BYTES / 4096);
     // The requester issues no payload read for a READ: its lookups are the responses'.

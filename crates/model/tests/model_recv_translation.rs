@@ -31,19 +31,6 @@ fn config(sets: &[&str]) -> Config {
     Config::resolve("baseline", &sets).unwrap()
 }
 
-fn get(node: &Registry, name: &str) -> u64 {
-    node.get(name)
-        .unwrap_or_else(|| panic!("no counter {name}"))
-}
-
-fn mpt_lookups(node: &Registry) -> u64 {
-    get(node, "nic.translation.mpt.hits") + get(node, "nic.translation.mpt.misses")
-}
-
-fn mtt_lookups(node: &Registry) -> u64 {
-    get(node, "nic.translation.mtt.hits") + get(node, "nic.translation.mtt.misses")
-}
-
 /// Runs `test` (`qps` QPs, `mrs` regions, `iters` messages of `size`), checks that it ended
 /// well with every byte verified, and returns the receiving node's counters.
 fn receiver(cfg: &Config, test: PerfTest, size: u64, qps: u32, mrs: u32, iters: u64) -> Registry {
@@ -61,7 +48,7 @@ fn receiver(cfg: &Config, test: PerfTest, size: u64, qps: u32, mrs: u32, iters: 
     let got: Vec<_> = r
         .nodes
         .into_iter()
-        .filter(|n| get(n, "transport.rx_requests") > 0)
+        .filter(|n| counter(n, "transport.rx_requests") > 0)
         .collect();
     assert_eq!(got.len(), 1, "one node receives the SENDs");
     got.into_iter().next().unwrap()
@@ -74,14 +61,14 @@ fn each_send_translates_its_receive_buffer_on_the_receiver() {
     // other's entries.
     let cfg = config(&["nic.mpt_cache_entries=1", "nic.mtt_cache_entries=1"]);
     let rx = receiver(&cfg, PerfTest::SendBw, PAGE_BYTES, 4, 4, 200);
-    let messages = get(&rx, "transport.rx_requests");
-    assert_eq!(get(&rx, "transport.retransmitted_packets"), 0);
+    let messages = counter(&rx, "transport.rx_requests");
+    assert_eq!(counter(&rx, "transport.retransmitted_packets"), 0);
     assert!(messages >= 4 * 200, "{messages}");
     assert_eq!(mpt_lookups(&rx), messages);
     assert_eq!(mtt_lookups(&rx), messages, "one page a buffer");
-    assert!(get(&rx, "nic.translation.mpt.misses") > 0);
-    assert!(get(&rx, "nic.translation.mtt.misses") > 0);
-    assert!(get(&rx, "nic.translation.blocked_ps") > 0);
+    assert!(counter(&rx, "nic.translation.mpt.misses") > 0);
+    assert!(counter(&rx, "nic.translation.mtt.misses") > 0);
+    assert!(counter(&rx, "nic.translation.blocked_ps") > 0);
 }
 
 #[test]
@@ -92,7 +79,7 @@ fn a_multi_packet_send_translates_once_on_its_first_packet() {
     let pages = size / PAGE_BYTES;
     let cfg = config(&["qp.pmtu=4096"]);
     let rx = receiver(&cfg, PerfTest::SendBw, size, 1, 1, 50);
-    let packets = get(&rx, "transport.rx_requests");
+    let packets = counter(&rx, "transport.rx_requests");
     assert_eq!(packets % pages, 0, "{packets}");
     let messages = packets / pages;
     assert!(messages >= 50);
@@ -106,7 +93,7 @@ fn a_ud_datagram_translates_its_grh_area_and_payload() {
     // 4096 bytes of it, one page when the buffer is page-aligned, two otherwise.
     let cfg = config(&["qp.transport=ud", "qp.pmtu=4096"]);
     let rx = receiver(&cfg, PerfTest::SendBw, 4056, 2, 2, 100);
-    let datagrams = get(&rx, "transport.rx_requests");
+    let datagrams = counter(&rx, "transport.rx_requests");
     assert!(datagrams >= 200, "{datagrams}");
     assert_eq!(mpt_lookups(&rx), datagrams);
     let mtt = mtt_lookups(&rx);
@@ -121,7 +108,7 @@ fn a_uc_send_translates_its_receive_buffer() {
     let cfg = config(&["qp.transport=uc", "qp.pmtu=1024"]);
     // 3000 bytes: three packets, one page (or two) of the receive buffer, translated once.
     let rx = receiver(&cfg, PerfTest::SendBw, 3000, 1, 1, 100);
-    let messages = get(&rx, "transport.rx_requests") / 3;
+    let messages = counter(&rx, "transport.rx_requests") / 3;
     assert!(messages >= 100);
     assert_eq!(mpt_lookups(&rx), messages);
 }
@@ -138,8 +125,8 @@ fn a_send_that_finds_no_receive_translates_nothing_and_is_rnr_naked() {
         "nic.mtt_cache_entries=0",
     ]);
     let rx = receiver(&cfg, PerfTest::SendBw, 1024, 1, 1, 100);
-    let arrived = get(&rx, "transport.rx_requests");
-    let rnr = get(&rx, "transport.naks_sent.rnr");
+    let arrived = counter(&rx, "transport.rx_requests");
+    let rnr = counter(&rx, "transport.naks_sent.rnr");
     assert!(rnr > 0, "the receiver never ran out of receives");
     assert!(mpt_lookups(&rx) > 0);
     assert!(
@@ -170,10 +157,10 @@ fn a_datagram_translates_the_receive_it_will_take_behind_those_in_flight() {
     let rx = r
         .nodes
         .iter()
-        .find(|n| get(n, "transport.rx_requests") > 0)
+        .find(|n| counter(n, "transport.rx_requests") > 0)
         .expect("a receiver");
-    let arrived = get(rx, "transport.rx_requests");
-    let no_recv = get(rx, "transport.unreliable.no_recv_messages");
+    let arrived = counter(rx, "transport.rx_requests");
+    let no_recv = counter(rx, "transport.unreliable.no_recv_messages");
     let placed = arrived - no_recv;
     assert!(no_recv > 0, "the receiver never ran out of receives");
     assert!(mpt_lookups(rx) > 0);

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use rnic_model::config::Config;
+use rnic_model::stats::Registry;
 use rnic_model::workload::{PerfSpec, PerfTest};
 use rnic_model::{run_perf_detailed, ModelRun, RunOptions};
 
@@ -31,4 +32,20 @@ pub fn run(cfg: &Config, spec: &PerfSpec) -> ModelRun {
 pub fn run_with(cfg: &Config, spec: &PerfSpec, opts: &RunOptions) -> ModelRun {
     let mut v = run_perf_detailed(cfg, spec, opts).expect("model run");
     v.remove(0)
+}
+
+/// Counter `name` of a node's registry (the test fails naming it if it is missing).
+pub fn counter(node: &Registry, name: &str) -> u64 {
+    node.get(name)
+        .unwrap_or_else(|| panic!("no counter {name}"))
+}
+
+/// MPT lookups of a node (one per translation job that needs one).
+pub fn mpt_lookups(node: &Registry) -> u64 {
+    counter(node, "nic.translation.mpt.hits") + counter(node, "nic.translation.mpt.misses")
+}
+
+/// MTT lookups of a node (one per page a job spans).
+pub fn mtt_lookups(node: &Registry) -> u64 {
+    counter(node, "nic.translation.mtt.hits") + counter(node, "nic.translation.mtt.misses")
 }
