@@ -123,3 +123,29 @@ fn bad_input_exits_2_naming_the_flag() {
         assert!(err.contains(flag), "{args:?}: {err}");
     }
 }
+
+/// A round trip that holds less than one frame still needs one outstanding frame: the
+/// paper's rounding down would answer 0, a queue no QP can have.
+#[test]
+fn a_round_trip_under_one_frame_needs_a_queue_of_one() {
+    let args = [
+        "calc",
+        "qd",
+        "--gbps",
+        "100",
+        "--rtt-us",
+        "0.2",
+        "--frame-bytes",
+        "4178",
+    ];
+    let (code, out, err) = rnic(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("queue depth      1 frames"), "{out}");
+    assert!(out.contains("0.598, under one frame: at least 1"), "{out}");
+    let mut json_args = args.to_vec();
+    json_args.extend(["--json", "-"]);
+    let (code, json, _) = rnic(&json_args);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["queue_depth"], 1, "{json}");
+}

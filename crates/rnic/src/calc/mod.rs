@@ -46,7 +46,8 @@ pub struct QdResult {
     /// bandwidth × RTT / frame size, unrounded.
     pub exact: f64,
     /// The queue depth, rounded down as the paper states it (2991 for 100 Gbit/s, 100 km,
-    /// 4178 B); one more packet covers the fraction.
+    /// 4178 B); one more packet covers the fraction. At least 1: a round trip that holds
+    /// less than one frame still needs the frame outstanding, and a queue of 0 holds none.
     pub queue_depth: u64,
 }
 
@@ -85,7 +86,7 @@ pub fn queue_depth(input: QdInput) -> Result<QdResult, String> {
         input,
         bytes_in_flight,
         exact,
-        queue_depth: exact.floor() as u64,
+        queue_depth: (exact.floor() as u64).max(1),
     })
 }
 

@@ -43,9 +43,14 @@ fn qd(c: &CalcQdCmd, out: &mut dyn Write) -> anyhow::Result<()> {
     .map_err(UsageError)?;
     let mut t = String::new();
     writeln!(t, "queue depth      {} frames", r.queue_depth)?;
+    let rounding = if r.exact < 1.0 {
+        "under one frame: at least 1"
+    } else {
+        "rounded down"
+    };
     writeln!(
         t,
-        "                 = {} Gbit/s × {} µs / ({} B × 8) = {:.3}, rounded down",
+        "                 = {} Gbit/s × {} µs / ({} B × 8) = {:.3}, {rounding}",
         c.gbps, rtt_us, c.frame_bytes, r.exact
     )?;
     writeln!(t, "round trip       {rtt_us} µs ({rtt_from})")?;
