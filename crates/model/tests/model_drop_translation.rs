@@ -87,8 +87,11 @@ fn a_duplicate_read_request_is_still_translated() {
     let cfg = config(&["net.impair.loss=0.02", "sim.seed=5"]);
     let rx = responder(&cfg, PerfTest::ReadBw, PAGE_BYTES, iters);
     let duplicates = counter(&rx, "transport.duplicate_requests");
-    assert!(duplicates > 0, "no duplicate READ request: the run proves nothing");
-    let executed = counter(&rx, "transport.rx_requests")
-        - counter(&rx, "transport.drops.out_of_sequence");
+    assert!(
+        duplicates > 0,
+        "no duplicate READ request: the run proves nothing"
+    );
+    let executed =
+        counter(&rx, "transport.rx_requests") - counter(&rx, "transport.drops.out_of_sequence");
     assert_eq!(mpt_lookups(&rx), executed, "{duplicates} duplicates");
 }
