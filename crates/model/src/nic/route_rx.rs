@@ -1,7 +1,8 @@
 //! The NIC's receive path, unit to unit: RX parse → QPC (responder channel for requests,
 //! requester channel for ACKs and responses) → translation of what the frame writes or
 //! reads (`rx_translate.rs`: MPT + one MTT lookup per page; a RoCEv2 message on its first
-//! packet, an out-of-order packet its own payload) → the transport's checks and data
+//! packet, an out-of-order packet its own payload; nothing for an RC request the responder
+//! will drop, `rx_sequence.rs`) → the transport's checks and data
 //! placement (`handle_packet`) → payload DMA write, READ/atomic response data read, ACK
 //! generation → CQ unit (CQE DMA write). All stages are in order, so the transport sees each
 //! QP's packets in arrival order.
