@@ -637,6 +637,30 @@ impl Device {
         Some(recv.sgl.as_slice())
     }
 
+    /// Where an RC request of `qpn` stands in its responder's sequence before it is handled:
+    /// the PSN the responder expects now, and how many PSNs a request of `opcode` moving
+    /// `dma_len` bytes takes when executed in sequence (a READ request its response
+    /// packets, any other request one). `None` for UC, UD and unknown QPs and for opcodes
+    /// that are not RC requests. Asked before a request is translated, so that the NIC
+    /// translates only requests the responder will execute (see `Qp::handle_request`).
+    pub fn rc_request_sequence(
+        &self,
+        qpn: u32,
+        opcode: Opcode,
+        dma_len: u32,
+    ) -> Option<(u32, u32)> {
+        let qp = self.qp(qpn)?;
+        if qp.service != ServiceType::Rc || !opcode.is_request() || opcode.is_ooo() {
+            return None;
+        }
+        let span_psns = if opcode == Opcode::RcReadRequest {
+            packets_for(u64::from(dma_len), qp.cfg.pmtu) as u32
+        } else {
+            1
+        };
+        Some((qp.resp.epsn, span_psns))
+    }
+
     pub fn qp_wants_transmit(&self, qpn: u32) -> bool {
         self.qp(qpn).is_some_and(Qp::wants_transmit)
     }

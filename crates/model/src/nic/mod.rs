@@ -53,6 +53,7 @@ mod route_rx;
 mod route_tx;
 pub mod rx_buffer;
 pub mod rx_pipeline;
+pub mod rx_sequence;
 pub mod rx_translate;
 pub mod sched_wake;
 pub mod scheduler;
@@ -131,6 +132,9 @@ pub struct Nic {
     pub rx: RxPipeline,
     /// Receive buffer: received frames until their payload has left for the host.
     pub rx_buffer: rx_buffer::RxBuffer,
+    /// The RC requests in the receive lane the responder will execute: only they are
+    /// translated ([`rx_sequence`]).
+    pub rx_sequence: rx_sequence::RxSequence,
     /// CQ unit.
     pub cq: CqUnit,
     /// Per-QP state, indexed by QPN.
@@ -235,6 +239,7 @@ impl Nic {
             pf: prefetch::Prefetcher::new(n.prefetch),
             rx: RxPipeline::new(n.rx_pkt_ps),
             rx_buffer: rx_buffer::RxBuffer::new(n.rx_buffer),
+            rx_sequence: rx_sequence::RxSequence::default(),
             cq: CqUnit::new(n.cqe_ps),
             qps: Vec::new(),
             rq_reads: Slab::new(),

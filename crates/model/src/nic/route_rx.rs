@@ -1,13 +1,14 @@
 //! The NIC's receive path, unit to unit: RX parse → QPC (responder channel for requests,
 //! requester channel for ACKs and responses) → translation of what the frame writes or
 //! reads (`rx_translate.rs`: MPT + one MTT lookup per page; a RoCEv2 message on its first
-//! packet, an out-of-order packet its own payload) → the transport's checks and data
+//! packet, an out-of-order packet its own payload; nothing for an RC request the responder
+//! will drop, `rx_sequence.rs`) → the transport's checks and data
 //! placement (`handle_packet`) → payload DMA write, READ/atomic response data read, ACK
 //! generation → CQ unit (CQE DMA write). All stages are in order, so the transport sees each
 //! QP's packets in arrival order.
 
 use rnic_sim::TimePs;
-use rnic_wire::{peek_bth, peek_roce, Opcode};
+use rnic_wire::{peek_bth, peek_roce, BthRepr, Opcode};
 
 use super::cx::NicCx;
 use super::dma_arbiter::ReadSource;
@@ -15,6 +16,7 @@ use super::ports::{DmaToken, QpcCont, TransCont};
 use super::qpc_manager::{Channel, QpcJob};
 use super::rx_buffer::{Admit, PfcDue};
 use super::rx_pipeline::not_placed_count;
+use super::rx_sequence::RequestFate;
 use super::rx_translate::{
     consumes_recv, is_ud_send, may_translate, rx_target, scatters_to_cqe, sgl_spans, RxSpan,
     RxTarget,
@@ -91,8 +93,12 @@ impl Nic {
             }
         }
         // Parse the rest of the headers only for a frame that may need a translation.
-        let bth = bth.filter(|b| may_translate(b.opcode));
-        let headers = bth.and_then(|_| cx.frames.roce(frame).ok());
+        let may = bth.filter(|b| may_translate(b.opcode));
+        let headers = may.and_then(|_| cx.frames.roce(frame).ok());
+        // An RC request the responder will drop places nothing: no translation for it.
+        let dma_len = headers.and_then(|h| h.reth).map_or(0, |r| r.dma_len);
+        let executes = bth.is_none_or(|b| self.rx_executes(b, dma_len));
+        let bth = may.filter(|_| executes);
         let mut submitted = false;
         if let (Some(b), Some(h)) = (bth, headers) {
             let dev = &self.dev;
@@ -131,6 +137,29 @@ impl Nic {
         self.trans_pump(cx);
     }
 
+    /// Whether the transport will execute received frame `frame` as far as its translation
+    /// matters: `false` only for an RC request predicted beyond the expected PSN, or a
+    /// duplicate that is not a READ request (a duplicate READ is executed again; a WRITE or
+    /// SEND is re-ACKed and an atomic answered from the replay table, placing nothing).
+    /// Every RC request passes here once, on its way to the translation step, so that
+    /// the prediction counts the in-sequence ones ahead ([`super::rx_sequence`]).
+    /// `dma_len` is a READ request's length (it sets the PSNs the READ takes).
+    fn rx_executes(&mut self, b: BthRepr, dma_len: u32) -> bool {
+        let Some((expected_psn, span_psns)) =
+            self.dev.rc_request_sequence(b.dest_qp, b.opcode, dma_len)
+        else {
+            return true;
+        };
+        match self
+            .rx_sequence
+            .admit(b.dest_qp, b.psn, span_psns, expected_psn)
+        {
+            RequestFate::InSequence => true,
+            RequestFate::Duplicate => b.opcode == Opcode::RcReadRequest,
+            RequestFate::Beyond => false,
+        }
+    }
+
     /// The transport handles received frame `frame` at `now`.
     pub(crate) fn on_rx_handle(&mut self, now: TimePs, frame: u32, cx: &mut NicCx<'_>) {
         let bth = peek_bth(cx.frames.get(frame)).ok();
@@ -140,6 +169,9 @@ impl Nic {
         let frames: &FramePool = cx.frames;
         let headers = read.then(|| frames.remembered_roce(frame)).flatten();
         let bytes = frames.get(frame);
+        if let Some(b) = bth.filter(|b| b.opcode.is_request()) {
+            self.rx_sequence.handled(b.dest_qp, b.psn);
+        }
         let before = not_placed_count(self.dev.stats());
         let res = self.dev.handle_packet(now, bytes, cx.mem);
         let placed = res.is_ok() && not_placed_count(self.dev.stats()) == before;
