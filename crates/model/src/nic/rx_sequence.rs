@@ -43,6 +43,9 @@ struct Ahead {
 #[derive(Debug, Default)]
 pub struct RxSequence {
     ahead: FxHashMap<u32, VecDeque<Ahead>>,
+    /// Emptied queues kept for reuse, so that a QP entering the lane allocates nothing
+    /// once as many QPs have been in it at once before (their number bounds this).
+    spare: Vec<VecDeque<Ahead>>,
 }
 
 impl RxSequence {
@@ -50,7 +53,11 @@ impl RxSequence {
     /// responder expects `expected_psn`: its predicted fate. An in-sequence one is
     /// remembered until [`RxSequence::handled`].
     pub fn admit(&mut self, qpn: u32, psn: u32, span_psns: u32, expected_psn: u32) -> RequestFate {
-        let queue = self.ahead.entry(qpn).or_default();
+        let spare = &mut self.spare;
+        let queue = self
+            .ahead
+            .entry(qpn)
+            .or_insert_with(|| spare.pop().unwrap_or_default());
         let expected = queue
             .back()
             .map_or(expected_psn, |a| psn_add(a.psn, a.span_psns));
@@ -64,7 +71,7 @@ impl RxSequence {
             RequestFate::Beyond
         };
         if queue.is_empty() {
-            self.ahead.remove(&qpn);
+            self.retire(qpn);
         }
         fate
     }
@@ -79,7 +86,14 @@ impl RxSequence {
             queue.pop_front();
         }
         if queue.is_empty() {
-            self.ahead.remove(&qpn);
+            self.retire(qpn);
+        }
+    }
+
+    /// `qpn` has no in-sequence request in the lane: its emptied queue goes to the spares.
+    fn retire(&mut self, qpn: u32) {
+        if let Some(queue) = self.ahead.remove(&qpn) {
+            self.spare.push(queue);
         }
     }
 }
