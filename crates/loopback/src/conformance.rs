@@ -138,7 +138,7 @@ fn wr(wr_id: u64, opcode: WrOpcode, sgl: Vec<Sge>) -> SendWr {
     SendWr {
         wr_id,
         opcode,
-        sgl,
+        sgl: sgl.into(),
         signaled: true,
         solicited: false,
         imm: None,
@@ -191,7 +191,7 @@ pub fn run(seed: u64) -> Result<ConformanceRun, String> {
     let mut w = wr(0, WrOpcode::SendImm, src(100));
     w.imm = Some(0xdead_beef);
     post(&mut pair, w.clone())?;
-    w.sgl = src(700);
+    w.sgl = src(700).into();
     post(&mut pair, w)?;
     let mut w = wr(0, WrOpcode::SendInv, src(100));
     w.invalidate_rkey = Some(kb_inv.rkey);
@@ -199,7 +199,7 @@ pub fn run(seed: u64) -> Result<ConformanceRun, String> {
     let kb_inv2 = pair
         .reg_mr(B, BASE + LEN + 4096, 4096, Access::all())
         .map_err(e)?;
-    w.sgl = src(700);
+    w.sgl = src(700).into();
     w.invalidate_rkey = Some(kb_inv2.rkey);
     post(&mut pair, w)?;
     pair.drop_next(A, Opcode::RcWriteMiddle);

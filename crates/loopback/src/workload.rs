@@ -306,7 +306,7 @@ fn send_wr(p: &Placed, lkey: u32, rkey: u32) -> SendWr {
     SendWr {
         wr_id: p.wr_id,
         opcode,
-        sgl: vec![sge],
+        sgl: [sge].into(),
         signaled: true,
         solicited: false,
         imm: matches!(p.spec.kind, OpKind::WriteImm | OpKind::SendImm).then_some(p.imm),

@@ -40,6 +40,7 @@
 mod cq;
 mod device;
 mod error;
+mod inline_sgl;
 mod memory;
 pub mod mr;
 pub mod ooo;
@@ -59,12 +60,12 @@ pub mod timer;
 pub mod uc;
 pub mod ud;
 mod unreliable_tx;
-mod wqe_sgl;
 mod wr;
 
 pub use cq::{Completion, CqId, WcOpcode, WcStatus};
 pub use device::{Device, DeviceConfig, FIRST_QPN, MAX_QPN};
 pub use error::{RxDrop, VerbsError};
+pub use inline_sgl::Sgl;
 pub use memory::Memory;
 pub use mr::{Access, MrCheckError, MrKeys};
 pub use op::packets_for;

@@ -39,6 +39,7 @@
 //! `BadRespErr` and takes the QP to ERR, as rxe's completer does.
 
 use crate::cq::{Completion, WcOpcode, WcStatus};
+use crate::inline_sgl::Sgl;
 use crate::memory::Memory;
 use crate::op::{packets_for, request_opcode, Pos};
 use crate::psn::{psn_add, psn_diff, psn_in, psn_le, psn_lt, PSN_HALF_WINDOW};
@@ -46,7 +47,6 @@ use crate::qp::{post_completion, Ctx, Qp, QpState, TxOut};
 use crate::responder::read_response_opcode;
 use crate::sgl::{gather, scatter};
 use crate::timer::{ack_timeout_ps, rnr_timer_ps, Deadline};
-use crate::wqe_sgl::WqeSgl;
 use crate::wr::{SendWr, Sge, WrOpcode};
 use crate::{RxDrop, TxMeta};
 use rnic_wire::{AtomicEthRepr, BthRepr, NakCode, Opcode, RethRepr, RoceRepr};
@@ -64,8 +64,8 @@ pub const MAX_OUTSTANDING_PSNS: u32 = PSN_HALF_WINDOW - 1;
 pub(crate) struct SendWqe {
     /// The WR without its SGL.
     pub wr: WrHead,
-    /// The WR's SGL, one element inline ([`WqeSgl`]).
-    pub sgl: WqeSgl,
+    /// The WR's SGL, moved from it (one element inline, see [`Sgl`]).
+    pub sgl: Sgl,
     /// Message length in bytes.
     pub len: u32,
     /// PSNs the message takes (READ: as many as response packets).
@@ -117,7 +117,7 @@ impl SendWqe {
                 atomic,
                 invalidate_rkey,
             },
-            sgl: WqeSgl::from_vec(sgl),
+            sgl,
             len,
             npkts: npkts as u32,
             start_psn: 0,

@@ -1,5 +1,7 @@
 //! Work requests as the application posts them.
 
+use crate::inline_sgl::Sgl;
+
 /// A scatter/gather element: `len` bytes at `addr`, inside the region of `lkey`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Sge {
@@ -62,7 +64,8 @@ impl WrOpcode {
 pub struct SendWr {
     pub wr_id: u64,
     pub opcode: WrOpcode,
-    pub sgl: Vec<Sge>,
+    /// One element inline: posting a one-element WR allocates nothing.
+    pub sgl: Sgl,
     /// Generate a completion on success (errors always complete).
     pub signaled: bool,
     /// Set the solicited-event bit on the last packet of a SEND.
@@ -77,22 +80,22 @@ pub struct SendWr {
 
 impl SendWr {
     /// A signaled SEND of `sgl`.
-    pub fn send(wr_id: u64, sgl: Vec<Sge>) -> SendWr {
+    pub fn send(wr_id: u64, sgl: impl Into<Sgl>) -> SendWr {
         SendWr {
             wr_id,
             opcode: WrOpcode::Send,
-            sgl,
+            sgl: sgl.into(),
             signaled: true,
             ..SendWr::default()
         }
     }
 
     /// A signaled RDMA WRITE of `sgl` to `remote`.
-    pub fn write(wr_id: u64, sgl: Vec<Sge>, remote: RemoteAddr) -> SendWr {
+    pub fn write(wr_id: u64, sgl: impl Into<Sgl>, remote: RemoteAddr) -> SendWr {
         SendWr {
             wr_id,
             opcode: WrOpcode::Write,
-            sgl,
+            sgl: sgl.into(),
             signaled: true,
             remote: Some(remote),
             ..SendWr::default()
@@ -100,11 +103,11 @@ impl SendWr {
     }
 
     /// A signaled RDMA READ from `remote` into `sgl`.
-    pub fn read(wr_id: u64, sgl: Vec<Sge>, remote: RemoteAddr) -> SendWr {
+    pub fn read(wr_id: u64, sgl: impl Into<Sgl>, remote: RemoteAddr) -> SendWr {
         SendWr {
             wr_id,
             opcode: WrOpcode::Read,
-            sgl,
+            sgl: sgl.into(),
             signaled: true,
             remote: Some(remote),
             ..SendWr::default()

@@ -110,11 +110,12 @@ fn run_ops(mode: ReliabilityMode, ops: &[(bool, u32)], net: Net, sq_psn: u32) ->
         let wr = SendWr {
             wr_id: i as u64,
             opcode,
-            sgl: vec![Sge {
+            sgl: [Sge {
                 addr: src,
                 len,
                 lkey: a.keys.lkey,
-            }],
+            }]
+            .into(),
             remote: Some(RemoteAddr {
                 va: dst,
                 rkey: b.keys.rkey,
@@ -264,11 +265,12 @@ fn other_verbs_are_refused_on_an_ooo_qp() {
     connect(&mut a, [2, 0, 0, 0, 0, 2], [10, 0, 0, 2], 0x11, (0, 0));
     let wr = SendWr {
         opcode: WrOpcode::Read,
-        sgl: vec![Sge {
+        sgl: [Sge {
             addr: BASE,
             len: 8,
             lkey: a.keys.lkey,
-        }],
+        }]
+        .into(),
         remote: Some(RemoteAddr { va: BASE, rkey: 1 }),
         ..SendWr::default()
     };

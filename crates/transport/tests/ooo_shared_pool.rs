@@ -90,11 +90,12 @@ fn run(pool_blocks: u32, slots: u32) -> Outcome {
             let wr = SendWr {
                 wr_id: off,
                 opcode: WrOpcode::Write,
-                sgl: vec![Sge {
+                sgl: [Sge {
                     addr: src,
                     len: WQE_BYTES,
                     lkey: a.keys.lkey,
-                }],
+                }]
+                .into(),
                 remote: Some(RemoteAddr {
                     va: dst,
                     rkey: b.keys.rkey,

@@ -191,7 +191,7 @@ fn atomics() {
     let mk = |p: &Pair, id, op, compare_add, swap, local| SendWr {
         wr_id: id,
         opcode: op,
-        sgl: vec![p.a.sge(local, 8)],
+        sgl: [p.a.sge(local, 8)].into(),
         signaled: true,
         remote: Some(p.b.remote(target)),
         atomic: Some(AtomicArgs { compare_add, swap }),
@@ -543,7 +543,7 @@ fn protection_read_and_atomic() {
     let wr = SendWr {
         wr_id: 1,
         opcode: WrOpcode::FetchAdd,
-        sgl: vec![p.a.sge(BASE, 8)],
+        sgl: [p.a.sge(BASE, 8)].into(),
         signaled: true,
         remote: Some(RemoteAddr {
             va: BASE,
@@ -568,7 +568,7 @@ fn misaligned_atomic_is_an_invalid_request() {
     let wr = SendWr {
         wr_id: 1,
         opcode: WrOpcode::FetchAdd,
-        sgl: vec![p.a.sge(BASE, 8)],
+        sgl: [p.a.sge(BASE, 8)].into(),
         signaled: true,
         remote: Some(p.b.remote(BASE + 4)),
         atomic: Some(AtomicArgs {
@@ -614,7 +614,7 @@ fn duplicate_atomic_is_not_executed_again() {
     let wr = SendWr {
         wr_id: 1,
         opcode: WrOpcode::FetchAdd,
-        sgl: vec![p.a.sge(BASE, 8)],
+        sgl: [p.a.sge(BASE, 8)].into(),
         signaled: true,
         remote: Some(p.b.remote(BASE)),
         atomic: Some(AtomicArgs {
@@ -924,7 +924,7 @@ mod random_loss {
                         let wr = SendWr {
                             wr_id: id,
                             opcode: WrOpcode::FetchAdd,
-                            sgl: vec![p.a.sge(a_src, 8)],
+                            sgl: [p.a.sge(a_src, 8)].into(),
                             signaled: true,
                             remote: Some(p.b.remote(counter)),
                             atomic: Some(AtomicArgs { compare_add: v, swap: 0 }),

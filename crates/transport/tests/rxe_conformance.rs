@@ -263,7 +263,7 @@ fn fatal_nak_comes_after_the_atomic_ack_already_owed() {
     let add = SendWr {
         wr_id: 1,
         opcode: WrOpcode::FetchAdd,
-        sgl: vec![p.a.sge(BASE, 8)],
+        sgl: [p.a.sge(BASE, 8)].into(),
         signaled: true,
         remote: Some(p.b.remote(counter)),
         atomic: Some(AtomicArgs {

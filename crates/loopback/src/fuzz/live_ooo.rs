@@ -134,11 +134,12 @@ fn post_write(pair: &mut Pair, rng: &mut Rng, qps: (u32, u32), keys: &[MrKeys]) 
         } else {
             WrOpcode::Read
         },
-        sgl: vec![Sge {
+        sgl: [Sge {
             addr: BASE + off,
             len,
             lkey: keys[from].lkey,
-        }],
+        }]
+        .into(),
         signaled: true,
         remote: Some(RemoteAddr {
             va: BASE + off,

@@ -107,11 +107,12 @@ fn post_real_op(
     let wr = SendWr {
         wr_id: rng.next_u64(),
         opcode,
-        sgl: vec![Sge {
+        sgl: [Sge {
             addr: BASE + off,
             len,
             lkey: keys[from].lkey,
-        }],
+        }]
+        .into(),
         signaled: true,
         solicited: false,
         imm: None,

@@ -147,11 +147,12 @@ fn post_real_op(
         } else {
             WrOpcode::Send
         },
-        sgl: vec![Sge {
+        sgl: [Sge {
             addr: BASE + off,
             len,
             lkey: keys[from].lkey,
-        }],
+        }]
+        .into(),
         signaled: true,
         solicited: false,
         imm: None,

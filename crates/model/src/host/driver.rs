@@ -47,7 +47,7 @@
 //! | 23 | 1 | owner: the ring's pass parity + 1 (1 on even passes, 2 on odd), 0 = never written |
 
 use rnic_transport::{
-    AtomicArgs, Completion, RemoteAddr, SendWr, Sge, WcOpcode, WcStatus, WrOpcode,
+    AtomicArgs, Completion, RemoteAddr, SendWr, Sge, Sgl, WcOpcode, WcStatus, WrOpcode,
 };
 
 /// Bytes of a WQE.
@@ -193,9 +193,9 @@ impl SqWqe {
             wr_id: self.wr_id,
             opcode: self.opcode,
             sgl: if self.sge.len > 0 || self.opcode.is_atomic() {
-                vec![self.sge]
+                Sgl::one(self.sge)
             } else {
-                Vec::new()
+                Sgl::new()
             },
             signaled: self.signaled,
             solicited: self.solicited,
