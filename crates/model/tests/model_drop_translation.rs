@@ -41,13 +41,7 @@ fn responder(cfg: &Config, test: PerfTest, size: u64, iters: u64) -> Registry {
     );
     assert_eq!(r.result.ops_completed, iters);
     assert!(r.result.bytes_verified, "{test:?}: {:?}", r.failures);
-    let got: Vec<_> = r
-        .nodes
-        .into_iter()
-        .filter(|n| counter(n, "transport.rx_requests") > 0)
-        .collect();
-    assert_eq!(got.len(), 1, "one node receives the requests");
-    got.into_iter().next().unwrap()
+    the_requests_receiver(r.nodes)
 }
 
 /// Request packets the responder executed in sequence: all it received but the

@@ -49,3 +49,13 @@ pub fn mpt_lookups(node: &Registry) -> u64 {
 pub fn mtt_lookups(node: &Registry) -> u64 {
     counter(node, "nic.translation.mtt.hits") + counter(node, "nic.translation.mtt.misses")
 }
+
+/// The one node of `nodes` whose transport received requests (the test fails otherwise).
+pub fn the_requests_receiver(nodes: Vec<Registry>) -> Registry {
+    let got: Vec<_> = nodes
+        .into_iter()
+        .filter(|n| counter(n, "transport.rx_requests") > 0)
+        .collect();
+    assert_eq!(got.len(), 1, "one node receives the requests");
+    got.into_iter().next().unwrap()
+}
