@@ -10,22 +10,17 @@
 //! - "ornic-throughput": the committed sweep at 64 MB only (the full run: 1 to 256 MB).
 //! - "ornic-acks": 2 WQEs per arm instead of 8, every turn, on the simulated wire.
 //!
-//! Three claims are known misses of the model (LEFT+ with loss in Table 2, whose cache moves
-//! past blocks still filling; go-back-N under spraying, which stays below 1 Gb/s only up to
-//! 4 MB; ORNIC sprayed at 1 MB, 72-76 % of its in-order rate since one WQE at a time waits
-//! for the slowest path twice; see the README's ORNIC section): they must still be reported,
-//! and every other claim must pass.
+//! Two claims are known misses of the model (go-back-N under spraying, which stays below
+//! 1 Gb/s only up to 4 MB; ORNIC sprayed at 1 MB, 72-76 % of its in-order rate since one WQE
+//! at a time waits for the slowest path twice; see the README's ORNIC section): they must
+//! still be reported, and every other claim must pass.
 
 use rnic::repro::claims_table;
 use rnic::repro::ornic::{eval_acks, eval_blocks, eval_cycles, eval_sizing, AcksPlan, TablePlan};
 use rnic::repro::Evaluation;
 
 /// Claims the model misses, reported as FAIL by `rnic repro ornic`.
-const KNOWN_MISSES: &[&str] = &[
-    "ornic-bitmap-cycles/left-plus",
-    "ornic-vs-gbn/gbn-sprayed",
-    "ornic-vs-gbn/ornic-sprayed",
-];
+const KNOWN_MISSES: &[&str] = &["ornic-vs-gbn/gbn-sprayed", "ornic-vs-gbn/ornic-sprayed"];
 
 /// Every registered claim of `id` was reported, and passed unless it is a known miss.
 fn check(id: &str, e: anyhow::Result<Evaluation>) {

@@ -65,7 +65,7 @@ pub enum BitmapDesign {
     MeloPlus,
     /// LEFT: MELO plus a last-hit cache pointer; misses traverse from the head.
     Left,
-    /// LEFT+: LEFT whose misses beyond the cache traverse from the cache pointer.
+    /// LEFT+: LEFT whose misses traverse from the cache pointer, either way along the list.
     LeftPlus,
     /// MP-RDMA: a static OTD-wide bitmap per QP.
     MpRdma,

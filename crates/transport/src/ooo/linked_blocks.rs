@@ -10,7 +10,11 @@
 //!   middle block is walked to from the head, and the cache moves to it when the walk
 //!   traversed more than `cache_threshold_blocks` blocks (the starting block included: the
 //!   blocks a walk reads are its cycles).
-//! * LEFT+ walks from the cache pointer instead of the head when the block lies beyond it.
+//! * LEFT+ walks to every other middle block from the cache pointer instead of the head
+//!   pointer, as the paper words its upgrade ("access the corresponding bitmap block from the
+//!   cache pointer instead of the header pointer"), in whichever direction the block lies:
+//!   its list is linked both ways. (An earlier reading walked from the cache only to blocks
+//!   beyond it and from the head to the others; see the README's Table 2 notes.)
 //!
 //! Full blocks stay in the list until the head passes them: behind a lost packet the list
 //! grows towards the whole bitmap width.
@@ -26,7 +30,8 @@ pub enum ListAccess {
     MeloPlus,
     /// Cache pointer to a recently walked-to block; other blocks are walked to from the head.
     Left,
-    /// As LEFT, but blocks beyond the cache are walked to from the cache pointer.
+    /// As LEFT, but a block other than the cached one is walked to from the cache pointer,
+    /// forwards or backwards (a list linked both ways); from the head while no cache is set.
     LeftPlus,
 }
 
@@ -78,17 +83,17 @@ impl LinkedBlocks {
         if self.access != ListAccess::MeloPlus && self.cache == Some(block) {
             return 1;
         }
-        // Walk: one cycle for the starting pointer, one per `next` pointer followed.
+        // Walk: one cycle for the starting pointer, one per link followed. LEFT+ starts at
+        // its cache pointer (a block in the list: `advance` clears it once the head passes
+        // it), LEFT and MELO+ at the head.
         let from = match (self.access, self.cache) {
-            (ListAccess::LeftPlus, Some(c)) if c < block && c >= self.head_block() => {
-                c - self.head_block()
-            }
+            (ListAccess::LeftPlus, Some(c)) => c.saturating_sub(self.head_block()),
             _ => 0,
         };
         // The blocks the walk traverses: the one the starting pointer names, then one per
-        // `next` pointer followed. It is what the walk costs (one cycle per block), and
-        // what LEFT compares with its threshold ("the number of bitmap blocks to traverse").
-        let traversed = pos - from + 1;
+        // link followed. It is what the walk costs (one cycle per block), and what LEFT
+        // compares with its threshold ("the number of bitmap blocks to traverse").
+        let traversed = pos.abs_diff(from) + 1;
         if self.access != ListAccess::MeloPlus && traversed > self.cache_threshold_blocks {
             self.cache = Some(block);
         }

@@ -69,6 +69,21 @@ fn left_caches_a_far_block_and_left_plus_walks_from_it() {
 }
 
 #[test]
+fn left_plus_walks_from_the_cache_pointer_in_either_direction() {
+    // A 9-block list, head stuck at PSN 1; the cache moves to block 6 (a walk of 7 blocks).
+    // A packet for block 5, one block before the cache, is walked to from the cache pointer
+    // (cache block + one link: 2 cycles) by LEFT+, from the head (6 blocks) by LEFT.
+    for (d, before_cache) in [(BitmapDesign::Left, 6), (BitmapDesign::LeftPlus, 2)] {
+        let (mut b, mut pool) = fresh(d);
+        b.record(0, &mut pool);
+        b.record(16 * 8, &mut pool);
+        assert_eq!(b.record(16 * 6, &mut pool).cycles(), 7, "{d:?}");
+        assert_eq!(b.record(16 * 6 + 1, &mut pool).cycles(), 1, "{d:?}: cached");
+        assert_eq!(b.record(16 * 5, &mut pool).cycles(), before_cache, "{d:?}");
+    }
+}
+
+#[test]
 fn left_threshold_counts_the_blocks_a_walk_reads() {
     // Four blocks, head stuck at PSN 1: block 1 is two blocks from the head pointer (head,
     // block 1), block 2 three. With the threshold at 2 blocks only the longer walk moves
