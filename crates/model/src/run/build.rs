@@ -629,7 +629,7 @@ pub(crate) fn build_flows(
     }
     let max_events = p.max_events;
     let world = World {
-        q: rnic_sim::EventQueue::new(),
+        q: rnic_sim::EventQueue::with_geometry(crate::world::QUEUE_GEOMETRY),
         nics,
         mems,
         net,
