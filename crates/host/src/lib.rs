@@ -156,6 +156,9 @@ pub struct SparseMemory {
     pages: FxHashMap<u64, Page>,
     backed: Vec<Backed>,
     interned: Option<InternedRange>,
+    /// Page numbers `[start, end)` stored whole from their first write (see
+    /// [`SparseMemory::whole_pages`]); empty by default.
+    whole: (u64, u64),
 }
 
 impl SparseMemory {
@@ -181,6 +184,17 @@ impl SparseMemory {
             end: end.div_ceil(PAGE_BYTES as u64) * PAGE_BYTES as u64,
             tails: interned::Tails::default(),
         });
+    }
+
+    /// Pages of `[start, end)` (rounded out to whole pages) are stored whole from their first
+    /// write instead of line by line: for ranges written from start to end, such as CQ
+    /// rings, whose every page is filled (a page kept as lines until half full cost a copy
+    /// of its lines at each growth and at the change to a whole page: twice the
+    /// instructions of a write to a whole page). One range per memory; it must not be
+    /// backed (its unwritten bytes read as zero).
+    pub fn whole_pages(&mut self, start: u64, end: u64) {
+        debug_assert!(self.backed.iter().all(|b| end <= b.start || start >= b.end));
+        self.whole = (start >> PAGE_SHIFT, end.div_ceil(PAGE_BYTES as u64));
     }
 
     /// The page is in the interned range.
@@ -246,12 +260,19 @@ impl SparseMemory {
             return;
         }
         let base = page << PAGE_SHIFT;
+        let whole = self.whole;
         let SparseMemory { pages, backed, .. } = self;
         let stored = match pages.entry(page) {
             Entry::Occupied(o) => o.into_mut(),
             Entry::Vacant(v) if data.len() == PAGE_BYTES => {
                 let mut p = Box::new([0u8; PAGE_BYTES]);
                 p.copy_from_slice(data);
+                v.insert(Page::Full(p));
+                return;
+            }
+            Entry::Vacant(v) if (whole.0..whole.1).contains(&page) => {
+                let mut p = Box::new([0u8; PAGE_BYTES]);
+                p[off..off + data.len()].copy_from_slice(data);
                 v.insert(Page::Full(p));
                 return;
             }
@@ -487,6 +508,21 @@ mod tests {
     }
 
     #[test]
+    fn whole_pages_are_whole_from_the_first_write() {
+        let mut m = SparseMemory::new();
+        m.whole_pages(2 * PAGE_BYTES as u64, 4 * PAGE_BYTES as u64);
+        m.write(2 * PAGE_BYTES as u64 + 64, &[1, 2, 3]);
+        assert_eq!(m.resident_bytes(), PAGE_BYTES as u64);
+        assert_eq!(
+            m.read_vec(2 * PAGE_BYTES as u64 + 63, 5),
+            vec![0, 1, 2, 3, 0]
+        );
+        // Outside the range, pages still start as lines.
+        m.write(4 * PAGE_BYTES as u64, &[4]);
+        assert_eq!(m.resident_bytes(), PAGE_BYTES as u64 + LINE_BYTES as u64);
+    }
+
+    #[test]
     fn page_entries_stay_small() {
         assert_eq!(core::mem::size_of::<Page>(), 16);
     }
@@ -542,8 +578,12 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
         #[test]
-        fn matches_a_byte_map(ops in proptest::collection::vec(op(), 1..40), backed in any::<bool>(), interned in any::<bool>()) {
+        fn matches_a_byte_map(ops in proptest::collection::vec(op(), 1..40), backed in any::<bool>(), interned in any::<bool>(), whole in any::<bool>()) {
             let mut m = SparseMemory::new();
+            if whole {
+                // The top pages: whole from their first write.
+                m.whole_pages(u64::MAX - 2 * PAGE_BYTES as u64 + 1, u64::MAX);
+            }
             if backed {
                 m.back(BACKED_START, BACKED_END, Arc::new(AddrBytes));
             } else if interned {

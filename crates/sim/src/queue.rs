@@ -557,8 +557,9 @@ impl<E> EventQueue<E> {
 
     /// See [`TimeQueue::push`]. O(1) inside the window, O(log n) beyond.
     ///
-    /// Inlined into the callers with only its common case: an event for a later coarse
-    /// bucket whose chunk has room ([`Self::coarse_append`] without a new chunk). Every other
+    /// Inlined into the callers with only its common cases: an event for a later coarse
+    /// bucket whose chunk has room ([`Self::coarse_append`] without a new chunk), or for a
+    /// fine bucket of the current coarse bucket after the open one, with room. Every other
     /// push goes to [`Self::push_slow`]; as one function, the callee-saved registers its
     /// rare paths need were saved and restored on every push (a tenth of its cost).
     #[inline]
@@ -566,7 +567,22 @@ impl<E> EventQueue<E> {
         if time_ps >= self.now {
             let c = time_ps >> self.coarse_shift;
             let ahead = c.wrapping_sub(self.cur);
-            if ahead != 0 && ahead <= self.coarse_mask as u64 {
+            if ahead == 0 {
+                // The current coarse bucket (most pushes, with coarse buckets wider than the
+                // common delays): a fine bucket after the open one, with room, is appended
+                // to as `fine_insert` would.
+                let i = ((time_ps >> self.geometry.fine_width_log2) as usize) & self.fine_mask;
+                if self.fine_len > 0 && i > self.fine_open {
+                    let b = &mut self.fine[i];
+                    if b.len() < b.capacity() {
+                        self.seq += 1;
+                        b.push(Slot { time: time_ps, ev });
+                        self.fine_bits.set(i);
+                        self.fine_len += 1;
+                        return;
+                    }
+                }
+            } else if ahead <= self.coarse_mask as u64 {
                 let b = &mut self.coarse[(c as usize) & self.coarse_mask];
                 if b.filling.len() < b.filling.capacity() {
                     // The sequence number counts every push, as on the slow path; the wheel
@@ -582,7 +598,7 @@ impl<E> EventQueue<E> {
         self.push_slow(time_ps, ev);
     }
 
-    /// [`Self::push`] for every case but a later coarse bucket with room in its chunk.
+    /// [`Self::push`] for every case but its two common ones.
     #[inline(never)]
     fn push_slow(&mut self, time_ps: u64, ev: E) {
         let time = clamp_to_now(time_ps, self.now, &mut self.clamped);

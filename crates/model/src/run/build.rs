@@ -342,10 +342,12 @@ pub(crate) fn build_flows(
     let mut nodes = Vec::with_capacity(n_nodes);
     // The SQ rings are stored as interned lines: the WQEs of one QP repeat their last 48
     // bytes (SGE, remote address, operands), so 64 bytes become 20 (see `rnic_host::interned`).
+    // The CQ rings are written CQE after CQE, filling every page they pass: stored whole.
     let mut mems: Vec<SparseMemory> = (0..n_nodes)
         .map(|_| {
             let mut m = SparseMemory::new();
             m.intern_lines(SQ_BASE, RQ_BASE);
+            m.whole_pages(CQ_BASE, CQ_DB_BASE);
             m
         })
         .collect();
@@ -627,7 +629,7 @@ pub(crate) fn build_flows(
     }
     let max_events = p.max_events;
     let world = World {
-        q: rnic_sim::EventQueue::new(),
+        q: rnic_sim::EventQueue::with_geometry(crate::world::QUEUE_GEOMETRY),
         nics,
         mems,
         net,
