@@ -289,6 +289,9 @@ pub struct Perftest {
     /// Busy time of the server's PCIe link (host → NIC, NIC → host), ps, when the window
     /// opened and when it closed (duration mode), for the window's utilisation.
     pub window_pcie_busy: [Option<(u64, u64)>; 2],
+    /// Busy time of the server's PCIe link when `first_post` was stamped (iteration mode):
+    /// what setup and warm-up used is not in the measured span's utilisation.
+    pub pcie_busy_at_first_post: Option<(u64, u64)>,
     /// Latency tests in duration mode: the window opens only after every QP has been used
     /// this many times (`sim.warmup_rounds`), so caches reach their steady state first.
     pub warmup_rounds: u64,
