@@ -253,3 +253,47 @@ fn an_unreliable_run_of_flows_says_what_it_lost() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The total counts the operations the flows completed: a UC ping-pong iteration given up
+/// (its ping or pong lost) completed nothing and moved no message whole, so it is in neither
+/// the flow's row nor the total (the total counted every iteration: 300 operations where the
+/// rows held 200 + 57).
+#[test]
+fn the_total_of_unreliable_flows_leaves_out_given_up_iterations() {
+    let dir = std::env::temp_dir().join(format!("rnic-flows-uc-total-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("uc.toml");
+    std::fs::write(
+        &file,
+        "[set]\nnet.clients = 2\nqp.transport = \"uc\"\nnet.impair.loss = 0.2\nqp.timeout = 4\n\
+         [[flow]]\nname = \"w\"\ntest = \"write-bw\"\nsize = 8192\niters = 200\nclients = [1]\n\
+         [[flow]]\nname = \"s\"\ntest = \"send-lat\"\nsize = 64\niters = 100\nclients = [2]\n",
+    )
+    .unwrap();
+    let (code, out, err) = rnic(&["run", file.to_str().unwrap(), "--json", "-"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let given_up = v["unreliable"]["iterations_given_up"].as_u64().unwrap();
+    assert!(given_up > 0, "{}", v["unreliable"]);
+    let flows = v["flows"].as_array().unwrap();
+    let ops: Vec<u64> = flows
+        .iter()
+        .map(|f| f["ops_completed"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ops, [200, 100 - given_up], "{flows:?}");
+    let total = &v["total"];
+    assert_eq!(
+        total["ops_completed"].as_u64().unwrap(),
+        ops.iter().sum::<u64>(),
+        "{total}"
+    );
+    // Payload over the span: the WRITEs' and the completed iterations' (one way each).
+    let bits = ((200 * 8192 + ops[1] * 64) * 8) as f64;
+    let gbps = bits / (total["measured_us"].as_f64().unwrap() * 1e3);
+    let got = total["goodput_gbps"].as_f64().unwrap();
+    assert!(
+        (got - gbps).abs() <= 1e-9 * gbps,
+        "{got} vs {gbps}: {total}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
