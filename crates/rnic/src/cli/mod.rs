@@ -713,6 +713,9 @@ fn cmd_sweep(
     if !json_to_stdout {
         write_sweep_table(&sw, &outcome, out)?;
     }
+    for note in &outcome.notes {
+        writeln!(err, "rnic: note: {note}")?;
+    }
     match c.shard {
         Some(s) => writeln!(
             err,
@@ -750,6 +753,9 @@ fn cmd_sweep_merge(
 ) -> anyhow::Result<()> {
     let (sw, outcome) = sweep::merge(&m.dirs, &m.out, err)?;
     write_sweep_table(&sw, &outcome, out)?;
+    for note in &outcome.notes {
+        writeln!(err, "rnic: note: {note}")?;
+    }
     writeln!(
         err,
         "rnic: sweep merge {}: wrote {}, {} and {} plot files",
