@@ -237,7 +237,10 @@ impl Flow {
         // learnt from FIRST/MIDDLE packets; unknown until one was seen, unless the READ fits
         // the smallest MTU (256 bytes). An unknown span makes the next jump no gap, and is
         // taken once the MTU is known.
-        let span = if op == Opcode::RcReadRequest {
+        // (An out-of-order READ request names its range's first response PSN; its responses
+        // take one PSN each, as an RC READ's.)
+        let is_read = matches!(op, Opcode::RcReadRequest | Opcode::OooReadRequest);
+        let span = if is_read {
             let len = u64::from(p.reth_dma_len_bytes.unwrap_or(0));
             if len <= MIN_PMTU_BYTES {
                 Some(1)
@@ -270,7 +273,7 @@ impl Flow {
         } else {
             self.repeated_payload_bytes += p.payload_bytes;
         }
-        let answered = p.bth.ack_req || op == Opcode::RcReadRequest || op.has_atomic_eth();
+        let answered = p.bth.ack_req || is_read || op.has_atomic_eth();
         if answered || !seen.is_first_sight() {
             self.rtt_requests.push(rtt::Sent {
                 frame,
