@@ -101,6 +101,12 @@ fn bad_flow_files_exit_2_naming_the_field() {
             "flow[0].clients names node 5",
         ),
         ("[[flow]]\ntest = \"write-bw\"\nqps = 2\n", "flow[0].qps"),
+        // A size listed twice is named as the size list's, not as two flows' names (it said
+        // "`flow[0].name` = \"flow0-64B\" is also flow[0]'s name", a key the file lacks).
+        (
+            "[[flow]]\ntest = \"send-bw\"\nsize = [64, 4096, 64]\n",
+            "`flow[0].size[2]` = 64 is not accepted: must be a size not listed before",
+        ),
         (
             "[[flow]]\ntest = \"write-bw\"\nsize = 64\nqp = 2\nmrs = 3\n",
             "flow[0].mrs = 3",
