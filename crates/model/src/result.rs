@@ -359,6 +359,20 @@ pub struct UnreliableResult {
 }
 
 impl UnreliableResult {
+    /// Every count by its JSON name, in JSON order (the metrics `unreliable.<name>`).
+    pub fn counts(&self) -> [(&'static str, u64); 8] {
+        [
+            ("messages_sent", self.messages_sent),
+            ("messages_received", self.messages_received),
+            ("messages_lost", self.messages_lost),
+            ("uc_messages_abandoned", self.uc_messages_abandoned),
+            ("no_recv_messages", self.no_recv_messages),
+            ("qkey_mismatches", self.qkey_mismatches),
+            ("recv_errors", self.recv_errors),
+            ("iterations_given_up", self.iterations_given_up),
+        ]
+    }
+
     /// The counts of two runs (the sizes of an `-a` run) added up.
     pub fn plus(&self, o: &UnreliableResult) -> UnreliableResult {
         UnreliableResult {
@@ -420,6 +434,13 @@ pub const WINDOW_METRIC_NAMES: [&str; 2] = ["window_open_us", "window_settled"];
 pub fn is_metric_name(name: &str) -> bool {
     fixed_metric_names().iter().any(|n| n == name)
         || WINDOW_METRIC_NAMES.contains(&name)
+        // UC and UD runs: what the service lost.
+        || name.strip_prefix("unreliable.").is_some_and(|k| {
+            UnreliableResult::default()
+                .counts()
+                .iter()
+                .any(|(n, _)| *n == k)
+        })
         || name
             .strip_prefix("caches.")
             .is_some_and(|r| r.ends_with(".hits") || r.ends_with(".misses"))
@@ -587,6 +608,11 @@ impl PerfResult {
             push("window_settled", Bool(b));
         }
         push("seed", Int(self.seed));
+        if let Some(u) = &self.unreliable {
+            for (k, v) in u.counts() {
+                push(&format!("unreliable.{k}"), Int(v));
+            }
+        }
         m
     }
 

@@ -186,7 +186,13 @@ impl World {
                     mems: &mut self.mems,
                     oracle: &mut self.oracle,
                 };
+                let unposted = self.apps[f].first_post.is_none();
                 self.apps[f].handle(now, n, ev, &mut cx);
+                if unposted && self.apps[f].first_post.is_some() {
+                    // The measured span starts: what PCIe was busy for before it (setup,
+                    // warm-up) is not in its utilisation.
+                    self.apps[f].pcie_busy_at_first_post = Some(self.server_pcie_busy());
+                }
             }
             // The window events carry no flow: with several flows, they belong to the
             // duration-mode flows whose window opens (ends) now.

@@ -141,3 +141,29 @@ fn ud_receives_write_the_grh_area_over_pcie() {
     let up = r.stats["clients.nic.pcie.up_payload_bytes"];
     assert_eq!(up, received * (40 + 1024 + cqe), "{received} messages");
 }
+
+/// A ping-pong iteration given up after the QP's timeout took that time: the run's
+/// simulated time covers every iteration, completed or given up. With every ping lost the
+/// client gives 20 iterations up, one local ACK timeout each (65.5 µs at qp.timeout 4), so
+/// the loop ran for 20 of them (it reported 0.000 µs simulated: the span ended at the last
+/// completion, and there was none).
+#[test]
+fn given_up_iterations_are_in_the_simulated_time() {
+    for loss in [1.0, 0.5] {
+        let mut c = cfg(Transport::Uc, loss, 1);
+        c.qp.timeout = 4;
+        c.host.connect = rnic_model::config::Connect::Direct;
+        let mut s = spec(PerfTest::SendLat, 64, 1, 1);
+        s.iters = 20;
+        let r = run(&c, &s).result;
+        let u = r.unreliable.clone().expect("UC result");
+        let give_up_us = 4.096 * 16.0;
+        assert!(u.iterations_given_up > 0, "{u:?}");
+        assert!(
+            r.simulated_time_us >= u.iterations_given_up as f64 * give_up_us,
+            "loss {loss}: {} iterations given up after {give_up_us} µs each in {} µs",
+            u.iterations_given_up,
+            r.simulated_time_us
+        );
+    }
+}

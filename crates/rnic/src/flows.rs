@@ -172,7 +172,8 @@ pub fn parse_flow(t: &Table, i: usize) -> Result<FlowOptions, ConfigError> {
                     "a size or a list of sizes",
                 ));
             }
-            a.iter()
+            let sizes = a
+                .iter()
                 .enumerate()
                 .map(|(k, v)| match v {
                     Value::Integer(x) if (1..=crate::perf::MAX_MSG_BYTES as i64).contains(x) => {
@@ -184,7 +185,17 @@ pub fn parse_flow(t: &Table, i: usize) -> Result<FlowOptions, ConfigError> {
                         "a size in bytes from 1 to 2147483648",
                     )),
                 })
-                .collect::<Result<Vec<_>, _>>()?
+                .collect::<Result<Vec<_>, _>>()?;
+            // Each size of a list runs as a flow of its own, named by its size.
+            if let Some(k) = (1..sizes.len()).find(|&k| sizes[..k].contains(&sizes[k])) {
+                return Err(range(
+                    format!("{sec}.size[{k}]"),
+                    sizes[k],
+                    "a size not listed before in the same flow (each size of a list runs \
+                     as a flow of its own)",
+                ));
+            }
+            sizes
         }
         Some(Value::Table(_)) => Vec::new(),
         Some(v) => return Err(wrong(format!("{sec}.size"), v, "a size or a list of sizes")),

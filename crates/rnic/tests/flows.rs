@@ -101,6 +101,12 @@ fn bad_flow_files_exit_2_naming_the_field() {
             "flow[0].clients names node 5",
         ),
         ("[[flow]]\ntest = \"write-bw\"\nqps = 2\n", "flow[0].qps"),
+        // A size listed twice is named as the size list's, not as two flows' names (it said
+        // "`flow[0].name` = \"flow0-64B\" is also flow[0]'s name", a key the file lacks).
+        (
+            "[[flow]]\ntest = \"send-bw\"\nsize = [64, 4096, 64]\n",
+            "`flow[0].size[2]` = 64 is not accepted: must be a size not listed before",
+        ),
         (
             "[[flow]]\ntest = \"write-bw\"\nsize = 64\nqp = 2\nmrs = 3\n",
             "flow[0].mrs = 3",
@@ -250,6 +256,50 @@ fn an_unreliable_run_of_flows_says_what_it_lost() {
     assert_eq!(
         v["total"]["verified_bytes"].as_u64().unwrap(),
         received * 1024
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The total counts the operations the flows completed: a UC ping-pong iteration given up
+/// (its ping or pong lost) completed nothing and moved no message whole, so it is in neither
+/// the flow's row nor the total (the total counted every iteration: 300 operations where the
+/// rows held 200 + 57).
+#[test]
+fn the_total_of_unreliable_flows_leaves_out_given_up_iterations() {
+    let dir = std::env::temp_dir().join(format!("rnic-flows-uc-total-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("uc.toml");
+    std::fs::write(
+        &file,
+        "[set]\nnet.clients = 2\nqp.transport = \"uc\"\nnet.impair.loss = 0.2\nqp.timeout = 4\n\
+         [[flow]]\nname = \"w\"\ntest = \"write-bw\"\nsize = 8192\niters = 200\nclients = [1]\n\
+         [[flow]]\nname = \"s\"\ntest = \"send-lat\"\nsize = 64\niters = 100\nclients = [2]\n",
+    )
+    .unwrap();
+    let (code, out, err) = rnic(&["run", file.to_str().unwrap(), "--json", "-"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let given_up = v["unreliable"]["iterations_given_up"].as_u64().unwrap();
+    assert!(given_up > 0, "{}", v["unreliable"]);
+    let flows = v["flows"].as_array().unwrap();
+    let ops: Vec<u64> = flows
+        .iter()
+        .map(|f| f["ops_completed"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ops, [200, 100 - given_up], "{flows:?}");
+    let total = &v["total"];
+    assert_eq!(
+        total["ops_completed"].as_u64().unwrap(),
+        ops.iter().sum::<u64>(),
+        "{total}"
+    );
+    // Payload over the span: the WRITEs' and the completed iterations' (one way each).
+    let bits = ((200 * 8192 + ops[1] * 64) * 8) as f64;
+    let gbps = bits / (total["measured_us"].as_f64().unwrap() * 1e3);
+    let got = total["goodput_gbps"].as_f64().unwrap();
+    assert!(
+        (got - gbps).abs() <= 1e-9 * gbps,
+        "{got} vs {gbps}: {total}"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -45,6 +45,9 @@ impl Perftest {
         }
         self.lat_given_up += 1;
         self.lat_k += 1;
+        // The iteration ended here, without a completion: the loop's measured time runs to
+        // its last iteration's end, completed or given up.
+        self.last_completion = self.last_completion.max(now);
         let done = if self.duration_mode {
             now >= self.window.1
         } else {

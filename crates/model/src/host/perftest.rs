@@ -289,6 +289,9 @@ pub struct Perftest {
     /// Busy time of the server's PCIe link (host → NIC, NIC → host), ps, when the window
     /// opened and when it closed (duration mode), for the window's utilisation.
     pub window_pcie_busy: [Option<(u64, u64)>; 2],
+    /// Busy time of the server's PCIe link when `first_post` was stamped (iteration mode):
+    /// what setup and warm-up used is not in the measured span's utilisation.
+    pub pcie_busy_at_first_post: Option<(u64, u64)>,
     /// Latency tests in duration mode: the window opens only after every QP has been used
     /// this many times (`sim.warmup_rounds`), so caches reach their steady state first.
     pub warmup_rounds: u64,
@@ -415,12 +418,22 @@ impl Perftest {
         }
     }
 
-    /// Payload bytes of the operations [`Perftest::ops_done`] counts, one way (a ping-pong
-    /// iteration counts its message once, as the rate does): with a size mix, each pair's
-    /// drawn sizes after its warm-up.
+    /// Operations completed: [`Perftest::ops_done`] less the ping-pong iterations given up
+    /// (UC/UD: a lost ping or pong; no sample, no message moved whole).
+    pub fn ops_completed(&self) -> u64 {
+        if self.is_lat() && self.procs.is_empty() {
+            self.lat_k.saturating_sub(self.lat_given_up)
+        } else {
+            self.ops_done()
+        }
+    }
+
+    /// Payload bytes of the operations [`Perftest::ops_completed`] counts, one way (a
+    /// ping-pong iteration counts its message once, as the rate does): with a size mix, each
+    /// pair's drawn sizes after its warm-up.
     pub fn bytes_done(&self) -> u64 {
         if self.size_mix.is_none() {
-            return self.op_bytes() * self.ops_done();
+            return self.op_bytes() * self.ops_completed();
         }
         (0..self.pairs.len() as u32)
             .map(|i| {

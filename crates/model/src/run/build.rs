@@ -764,6 +764,7 @@ fn application(
         procs_posted: 0,
         procs_active: 0,
         window_pcie_busy: [None, None],
+        pcie_busy_at_first_post: None,
         warmup_rounds: p.warmup_rounds,
         warming_procs: 0,
         warming_pairs: 0,

@@ -127,8 +127,9 @@ fn report_flows(b: &Built, end: TimePs, verdict: &Verdict, judged: &[FlowJudged]
         }
         // A duration flow runs before its window opens and drains after it closes: those
         // operations are in the total's span, so the total counts them (an iteration
-        // flow's measurement holds all of its own).
-        total_ops += a.ops_done();
+        // flow's measurement holds all of its own). Ping-pong iterations given up (UC/UD)
+        // completed nothing: they are in neither the flow's row nor the total.
+        total_ops += a.ops_completed();
         total_bits += a.bytes_done() as f64 * 8.0;
         let time_us = m.time_ps as f64 / 1e6;
         // A size mix: the bytes its measured operations moved (`ops` of them, all in the

@@ -131,16 +131,26 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
     } else {
         Vec::new()
     };
-    // PCIe utilisation over the window (duration mode) or the whole run.
+    // PCIe utilisation over the measured time: the window (duration mode), or from the
+    // first post to the last completion (the span the rates are over), with the busy time
+    // from the first post on. The run may go on after its last completion (a WAN
+    // accelerator draining its buffer to Remote, frames still in flight): not measured.
     let pcie_util = {
         let end = a.window_pcie_busy[1].unwrap_or_else(|| world.server_pcie_busy());
-        let (start, span) = match a.window_pcie_busy[0] {
-            Some(s) if duration_mode => (s, sim_time_ps),
-            // The whole run from the applications' start (connection setup is not measured).
-            _ => ((0, 0), world.q.now() - world.origin_ps),
+        let start = match a.window_pcie_busy[0] {
+            Some(s) if duration_mode => s,
+            _ => world
+                .apps
+                .iter()
+                .filter_map(|a| Some((a.first_post?, a.pcie_busy_at_first_post?)))
+                .min()
+                .map_or((0, 0), |(_, busy)| busy),
         };
-        let f = |busy: u64| (busy as f64 / span.max(1) as f64).min(1.0);
-        (f(end.0 - start.0), f(end.1 - start.1))
+        let f = |busy: u64| (busy as f64 / sim_time_ps.max(1) as f64).min(1.0);
+        (
+            f(end.0.saturating_sub(start.0)),
+            f(end.1.saturating_sub(start.1)),
+        )
     };
     let node_stats = node_registries(&world);
     let transport = TransportTotals::of(world.nics.iter().map(|n| n.dev.stats()));

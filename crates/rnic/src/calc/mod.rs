@@ -72,6 +72,14 @@ pub fn queue_depth(input: QdInput) -> Result<QdResult, String> {
                 .into(),
         );
     }
+    if input.frame_bytes < MIN_FRAME_BYTES {
+        return Err(format!(
+            "--frame-bytes {}: an Ethernet frame is at least {MIN_FRAME_BYTES} B with its \
+             FCS (the MAC pads a shorter one, as `rnic calc frame` shows); give the frame's \
+             bytes on the link, e.g. --frame-bytes 4178",
+            input.frame_bytes
+        ));
+    }
     let bytes_in_flight = input.gbps * 1e9 / 8.0 * input.rtt_us * 1e-6;
     let exact = bytes_in_flight / input.frame_bytes as f64;
     // 2^64: the first queue depth a u64 cannot hold (the cast would print u64::MAX).
@@ -405,7 +413,7 @@ mod tests {
         let e = queue_depth(QdInput {
             gbps: 1e30,
             rtt_us: 1e31,
-            frame_bytes: 1,
+            frame_bytes: 64,
         })
         .unwrap_err();
         assert!(e.contains("more than can be counted"), "{e}");

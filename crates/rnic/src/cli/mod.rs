@@ -477,14 +477,13 @@ fn idle_clients_note(spec: &crate::perf::PerfSpec) -> Option<String> {
     let (qps, clients) = (spec.qps.max(1), spec.clients.max(1));
     (qps < clients).then(|| {
         let idle = if clients - qps == 1 {
-            format!("client {clients} has")
+            format!("client {clients} has no QP and takes")
         } else {
-            format!("clients {}..{clients} have", qps + 1)
+            format!("clients {}..{clients} have no QP and take", qps + 1)
         };
         format!(
             "rnic: note: --clients {clients} with -q {qps}: the QPs go round robin over the \
-             clients, so {idle} no QP and take no part; give -q {clients} (or more) to use \
-             every client"
+             clients, so {idle} no part; give -q {clients} (or more) to use every client"
         )
     })
 }
@@ -713,6 +712,9 @@ fn cmd_sweep(
     if !json_to_stdout {
         write_sweep_table(&sw, &outcome, out)?;
     }
+    for note in &outcome.notes {
+        writeln!(err, "rnic: note: {note}")?;
+    }
     match c.shard {
         Some(s) => writeln!(
             err,
@@ -750,6 +752,9 @@ fn cmd_sweep_merge(
 ) -> anyhow::Result<()> {
     let (sw, outcome) = sweep::merge(&m.dirs, &m.out, err)?;
     write_sweep_table(&sw, &outcome, out)?;
+    for note in &outcome.notes {
+        writeln!(err, "rnic: note: {note}")?;
+    }
     writeln!(
         err,
         "rnic: sweep merge {}: wrote {}, {} and {} plot files",

@@ -23,6 +23,10 @@ use sequence::{Novelty, Sequence};
 /// The smallest path MTU RoCE allows, in bytes.
 const MIN_PMTU_BYTES: u64 = 256;
 
+/// READ requests of unknown span kept until the path MTU is known (the oldest go past it);
+/// as many as the PSN window [`Sequence`] keeps.
+const MAX_UNRESOLVED_READS: usize = 1 << 14;
+
 /// Identifies a flow: packets from `src_ip` to `dst_ip` for QP `dest_qp` there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct FlowKey {
@@ -135,6 +139,9 @@ pub struct Flow {
     /// know how many PSNs their response takes).
     pub pmtu_bytes: Option<u64>,
     requests: Sequence,
+    /// READ requests seen before the path MTU was known, `(psn, length)`: their spans are
+    /// taken once it is (see [`Sequence::resolve_span`]).
+    unresolved_reads: Vec<(u32, u64)>,
     responses: Sequence,
     /// Round-trip material, matched with the other direction by [`rtt`].
     pub(crate) rtt_requests: Vec<rtt::Sent>,
@@ -216,16 +223,35 @@ impl Flow {
     /// A SEND, WRITE, READ request or atomic of an RC or UC QP.
     fn request(&mut self, frame: u64, time_ns: u64, p: &RocePacket, pmtu: Option<u64>) {
         let op = p.bth.opcode;
+        let pmtu = pmtu.filter(|m| *m > 0);
+        let read_span =
+            |len: u64, m: u64| len.div_ceil(m).min(u64::from(sequence::PSN_MASK)) as u32;
+        // READ requests seen before the path MTU was known take their spans now (on the
+        // requester's port every READ leaves before its first response shows the MTU).
+        if let Some(m) = pmtu {
+            for (psn, len) in std::mem::take(&mut self.unresolved_reads) {
+                self.requests.resolve_span(psn, read_span(len, m));
+            }
+        }
         // A READ request takes one PSN per response packet: its length over the path MTU,
         // learnt from FIRST/MIDDLE packets; unknown until one was seen, unless the READ fits
-        // the smallest MTU (256 bytes). An unknown span makes the next jump no gap.
-        let span = if op == Opcode::RcReadRequest {
+        // the smallest MTU (256 bytes). An unknown span makes the next jump no gap, and is
+        // taken once the MTU is known.
+        // (An out-of-order READ request names its range's first response PSN; its responses
+        // take one PSN each, as an RC READ's.)
+        let is_read = matches!(op, Opcode::RcReadRequest | Opcode::OooReadRequest);
+        let span = if is_read {
             let len = u64::from(p.reth_dma_len_bytes.unwrap_or(0));
             if len <= MIN_PMTU_BYTES {
                 Some(1)
+            } else if let Some(m) = pmtu {
+                Some(read_span(len, m))
             } else {
-                pmtu.filter(|m| *m > 0)
-                    .map(|m| len.div_ceil(m).min(u64::from(sequence::PSN_MASK)) as u32)
+                if self.unresolved_reads.len() == MAX_UNRESOLVED_READS {
+                    self.unresolved_reads.remove(0);
+                }
+                self.unresolved_reads.push((p.bth.psn, len));
+                None
             }
         } else {
             Some(1)
@@ -247,7 +273,7 @@ impl Flow {
         } else {
             self.repeated_payload_bytes += p.payload_bytes;
         }
-        let answered = p.bth.ack_req || op == Opcode::RcReadRequest || op.has_atomic_eth();
+        let answered = p.bth.ack_req || is_read || op.has_atomic_eth();
         if answered || !seen.is_first_sight() {
             self.rtt_requests.push(rtt::Sent {
                 frame,

@@ -326,13 +326,16 @@ fn write_flow(s: &mut String, f: &FlowReport) -> std::fmt::Result {
     .map(|(k, n)| format!("{k} {n}"))
     .collect();
     if f.messages_total + f.payload_bytes + f.repeated_payload_bytes > 0 {
+        // No kind to list: data with no message end in it (out-of-order READ responses).
+        let kinds = if kinds.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", kinds.join(", "))
+        };
         writeln!(
             s,
-            "  messages     {} ({}); payload {} bytes, {} bytes repeated",
-            f.messages_total,
-            kinds.join(", "),
-            f.payload_bytes,
-            f.repeated_payload_bytes
+            "  messages     {}{kinds}; payload {} bytes, {} bytes repeated",
+            f.messages_total, f.payload_bytes, f.repeated_payload_bytes
         )?;
     }
     let requests = m.send + m.write + m.read_request + m.atomic;

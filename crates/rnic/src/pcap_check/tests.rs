@@ -453,3 +453,117 @@ fn pfc_frames_are_counted_as_pauses_and_resumes() {
         r.to_text()
     );
 }
+
+/// A READ request from A to B at `psn` asking for `len` bytes.
+fn read_request(psn: u32, len: u32) -> Vec<u8> {
+    read_request_op(Opcode::RcReadRequest, psn, len)
+}
+
+/// A READ request (`op`: RC or out-of-order) from A to B at `psn` asking for `len` bytes.
+fn read_request_op(op: Opcode, psn: u32, len: u32) -> Vec<u8> {
+    let f = frame(A, B, 0x22, op, psn, &[]);
+    let repr = FrameRepr::parse(&f).unwrap();
+    let reth = RethRepr {
+        va: 0x1000,
+        rkey: 5,
+        dma_len: len,
+    };
+    let roce = repr.roce.with_reth(Some(reth));
+    let mut out = Vec::new();
+    FrameRepr { roce, ..repr }.emit(&mut out);
+    out
+}
+
+#[test]
+fn a_read_re_requested_from_its_middle_on_the_requesters_port_is_a_repeat() {
+    // The requester's port sees its READ requests before any response: two 3 KiB READs at
+    // 10 (10..12) and 13 (13..15) leave before the path MTU is known. Response 11 is lost,
+    // so the requester re-reads 2 KiB from 11 after LAST 12; the second READ's responses
+    // arrive, then the re-read's. Two READs, one request sent again: the re-read is no
+    // message of its own, and no round trip (its PSN was asked for before; the answer at 13
+    // that follows it 1 µs later belongs to the READ at 13).
+    let k = [7u8; 1024];
+    let resp = |psn, op| frame(B, A, 0x11, op, psn, &k);
+    let frames = vec![
+        (10, read_request(10, 3072)),
+        (11, read_request(13, 3072)),
+        (20, resp(10, Opcode::RcReadResponseFirst)),
+        (22, resp(12, Opcode::RcReadResponseLast)),
+        (23, read_request(11, 2048)),
+        (24, resp(13, Opcode::RcReadResponseFirst)),
+        (25, resp(14, Opcode::RcReadResponseMiddle)),
+        (26, resp(15, Opcode::RcReadResponseLast)),
+        (30, resp(11, Opcode::RcReadResponseMiddle)),
+        (31, resp(12, Opcode::RcReadResponseLast)),
+    ];
+    // Times above in µs.
+    let frames: Vec<(u64, Vec<u8>)> = frames.into_iter().map(|(t, f)| (t * 1_000, f)).collect();
+    let r = check(&pcap(&frames));
+    assert!(r.passed(), "{}", r.to_text());
+    let req = flow(&r, "10.0.0.1", 0x22);
+    assert_eq!(
+        (req.messages.read_request, req.retransmitted_packets),
+        (2, 1),
+        "{}",
+        r.to_text()
+    );
+    assert_eq!((req.psn_gaps, req.psns_skipped), (0, 0));
+    // READ 10 answered by FIRST 10 after 10 µs, READ 13 by FIRST 13 after 13 µs.
+    let rtt = req.rtt_us.unwrap();
+    assert_eq!(
+        (rtt.samples, rtt.min, rtt.max),
+        (2, 10.0, 13.0),
+        "{}",
+        r.to_text()
+    );
+}
+
+#[test]
+fn an_out_of_order_read_takes_its_psn_span_and_its_re_requests_are_repeats() {
+    // ORNIC's OOO READ: the request's PSN is its range's first response PSN, one PSN per
+    // path-MTU response (1 KiB here). Two 3 KiB READs at 10 and 13, the response at 11 lost,
+    // the missing run asked for again from 11; the responses carry no end marker. Two
+    // READs (not three), no gap (the READ at 13 follows 10..12), one request sent again, and
+    // round trips only for the first requests: the re-request is answered by nothing of its
+    // own (it counted as a message, read 0.29 us round trips off rnic's own captures, and
+    // every READ's span as a gap).
+    let k = [7u8; 1024];
+    let req = |psn, len| read_request_op(Opcode::OooReadRequest, psn, len);
+    let resp = |psn| frame(B, A, 0x11, Opcode::OooReadResponse, psn, &k);
+    let frames: Vec<(u64, Vec<u8>)> = vec![
+        (10, req(10, 3072)),
+        (11, req(13, 3072)),
+        (20, resp(10)),
+        (22, resp(12)),
+        (23, req(11, 1024)),
+        (24, resp(13)),
+        (25, resp(14)),
+        (26, resp(15)),
+        (30, resp(11)),
+    ]
+    .into_iter()
+    .map(|(t, f)| (t * 1_000, f))
+    .collect();
+    let r = check(&pcap(&frames));
+    assert!(r.passed(), "{}", r.to_text());
+    let q = flow(&r, "10.0.0.1", 0x22);
+    assert_eq!(
+        (q.messages.read_request, q.retransmitted_packets),
+        (2, 1),
+        "{}",
+        r.to_text()
+    );
+    assert_eq!((q.psn_gaps, q.psns_skipped), (0, 0), "{}", r.to_text());
+    let rtt = q.rtt_us.unwrap();
+    assert_eq!(
+        (rtt.samples, rtt.min, rtt.max),
+        (2, 10.0, 13.0),
+        "{}",
+        r.to_text()
+    );
+    // The responses' flow: every payload once, no message it could count, and no empty
+    // list of kinds.
+    let back = flow(&r, "10.0.0.2", 0x11);
+    assert_eq!((back.payload_bytes, back.messages_total), (6 * 1024, 0));
+    assert!(!r.to_text().contains("()"), "{}", r.to_text());
+}

@@ -521,14 +521,35 @@ fn metrics_cover_every_scalar_json_field() {
             _ => {}
         }
     }
+    // A UC/UD run's `unreliable` counts are metrics too (a sweep over UD loss had no
+    // column of the messages lost, which its JSON holds); so are a -D run's window fields.
+    let unreliable = PerfResult {
+        unreliable: Some(rnic_model::result::UnreliableResult {
+            transport: "ud".into(),
+            messages_sent: 100,
+            messages_received: 89,
+            messages_lost: 11,
+            ..Default::default()
+        }),
+        window_open_us: Some(12.5),
+        window_settled: Some(true),
+        ..sample()
+    };
+    for r in [sample(), unreliable.clone()] {
+        let mut from_json = Vec::new();
+        flatten("", &serde_json::to_value(&r).unwrap(), &mut from_json);
+        from_json.retain(|k| k != "wall_seconds");
+        from_json.sort();
+        let mut ours: Vec<String> = r.metrics().into_iter().map(|(k, _)| k).collect();
+        ours.sort();
+        assert_eq!(ours, from_json);
+    }
+    assert_eq!(
+        unreliable.metric("unreliable.messages_lost"),
+        Some(Metric::Int(11))
+    );
+    assert!(is_metric_name("unreliable.messages_lost") && !is_metric_name("unreliable.lost"));
     let r = sample();
-    let mut from_json = Vec::new();
-    flatten("", &serde_json::to_value(&r).unwrap(), &mut from_json);
-    from_json.retain(|k| k != "wall_seconds");
-    from_json.sort();
-    let mut ours: Vec<String> = r.metrics().into_iter().map(|(k, _)| k).collect();
-    ours.sort();
-    assert_eq!(ours, from_json);
     assert!(is_metric_name("latency_us.avg") && is_metric_name("caches.qpc.hits"));
     assert!(
         is_metric_name("onchip_bytes.qpc_cache")

@@ -339,8 +339,13 @@ pub fn parse_sweep(src: &str, origin: &str) -> Result<Sweep, ConfigError> {
                 .unwrap_or_default();
             return Err(ConfigError::Inconsistent(format!(
                 "`metrics[{i}]` = \"{m}\" is not a result metric; {hint}metrics: {}, \
-                 caches.<name>.hits, caches.<name>.misses, onchip_bytes.<name>",
-                names.join(", ")
+                 caches.<name>.hits, caches.<name>.misses, onchip_bytes.<name>, -D runs' \
+                 window_open_us and window_settled, UC/UD runs' unreliable.<count> ({})",
+                names.join(", "),
+                rnic_model::result::UnreliableResult::default()
+                    .counts()
+                    .map(|(n, _)| n)
+                    .join(", ")
             )));
         }
     }

@@ -81,6 +81,9 @@ pub struct SweepOutcome {
     pub results: Vec<(Point, PerfResult)>,
     /// Points that did not end `ok`, in grid order.
     pub failed: Vec<FailedPoint>,
+    /// What the outputs leave out and why (a plot with no point its axes can show), for
+    /// standard error.
+    pub notes: Vec<String>,
 }
 
 impl SweepOutcome {
@@ -429,11 +432,17 @@ pub(super) fn write_outputs(
 
     let any_ok = results.iter().any(|(_, r)| r.status == RunStatus::Ok);
     let mut plots = Vec::new();
+    let mut notes = Vec::new();
     for metric in &sweep.metrics {
         let data = plot::plot_data(sweep, &results, metric);
         if data.series.iter().all(|s| s.points.is_empty()) {
             if !any_ok {
                 // No point ended ok: nothing trustworthy to plot; the failure says why.
+                continue;
+            }
+            if let Some(why) = unplottable(sweep, &results, metric) {
+                // The figures are in the CSV and JSON; only the plot cannot show them.
+                notes.push(format!("no plot of `{metric}`: {why}"));
                 continue;
             }
             anyhow::bail!(
@@ -448,7 +457,32 @@ pub(super) fn write_outputs(
         plots.push(png);
         plots.push(svg);
     }
-    Ok(outcome(sweep, results, csv_path, json_path, plots))
+    let mut outcome = outcome(sweep, results, csv_path, json_path, plots);
+    outcome.notes = notes;
+    Ok(outcome)
+}
+
+/// Why the points that ended ok give `metric` no point a log y axis can show (`None`:
+/// another cause).
+fn unplottable(sweep: &Sweep, results: &[(Point, PerfResult)], metric: &str) -> Option<String> {
+    let ok = || results.iter().filter(|(_, r)| r.status == RunStatus::Ok);
+    let ys: Vec<f64> = ok()
+        .filter_map(|(_, r)| r.metric(metric).map(|m| m.as_f64()))
+        .collect();
+    if sweep.y_log && !ys.is_empty() && ys.iter().all(|y| y.is_finite() && *y <= 0.0) {
+        let max = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let values = if ys.iter().all(|y| *y == 0.0) {
+            "it is 0 at every point".to_string()
+        } else {
+            format!("its largest value is {max}")
+        };
+        return Some(format!(
+            "{values}, which a log y axis (y_log = true) cannot show; its values are in the \
+             CSV and JSON (leave out y_log to plot it)"
+        ));
+    }
+    // (x_log over values that are not all positive is refused with the file.)
+    None
 }
 
 /// A shard's outputs: `<name>.shard-I-of-N.csv` (with the `point` column) and `.json`;
@@ -498,6 +532,7 @@ fn outcome(
         })
         .collect();
     SweepOutcome {
+        notes: Vec::new(),
         points: results.len(),
         csv,
         json,

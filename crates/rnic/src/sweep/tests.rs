@@ -603,3 +603,40 @@ fn a_sweep_point_with_all_sizes_is_refused() {
         assert!(e.contains("perf.size"), "{e}");
     }
 }
+
+/// A log y axis cannot show a metric that is 0 at every point (no retransmission): that
+/// plot is left out with a note naming the metric and `y_log`, the other plots are written
+/// and the sweep's status is its points' (it failed with exit 1, after writing nothing past
+/// the CSV and JSON, saying the metric was "missing from every result").
+#[test]
+fn a_log_axis_leaves_out_a_metric_that_is_zero_everywhere() {
+    let sw = parse_sweep(
+        "name = \"ylog\"\nx = \"perf.qp\"\ny_log = true\n\
+         metrics = [\"retransmissions\", \"msg_rate_mops\"]\n\
+         [perf]\ntest = \"write-bw\"\niters = 5\n\
+         [[axis]]\nkey = \"perf.qp\"\nvalues = [1, 10]",
+        "ylog.toml",
+    )
+    .unwrap();
+    let dir = tmp("ylog");
+    let out = run_sweep(
+        &sw,
+        &CliOverrides::default(),
+        &FakeRunner::default(),
+        &opts(&dir, 1),
+        &mut std::io::sink(),
+    )
+    .unwrap();
+    assert!(out.failure().is_none());
+    assert!(out.results.iter().all(|(_, r)| r.retransmissions == 0));
+    assert_eq!(out.plots.len(), 2, "{:?}", out.plots);
+    assert!(dir.join("ylog-msg_rate_mops.png").exists());
+    assert!(!dir.join("ylog-retransmissions.png").exists());
+    assert_eq!(out.notes.len(), 1, "{:?}", out.notes);
+    assert!(
+        out.notes[0].contains("`retransmissions`") && out.notes[0].contains("y_log"),
+        "{}",
+        out.notes[0]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

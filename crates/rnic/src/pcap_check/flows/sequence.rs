@@ -78,6 +78,33 @@ impl Sequence {
         Novelty::Filled
     }
 
+    /// The packet seen at `psn` with an unknown span (a READ request before the path MTU was
+    /// known) takes `span` PSNs: the ones after it count as seen from now on, so a request
+    /// re-sent from its middle is a repeat, and a jump past its end is a gap.
+    pub fn resolve_span(&mut self, psn: u32, span: u32) {
+        let psn = psn & PSN_MASK;
+        let Some(last) = self.last else {
+            return;
+        };
+        let end = psn.wrapping_add(span.clamp(1, PSN_MASK >> 1) - 1) & PSN_MASK;
+        if psn == last && self.span_unknown {
+            // Nothing was seen after it yet: as if its span had been known.
+            self.advance(end, psn);
+            self.span_unknown = false;
+            return;
+        }
+        // Seen behind the highest PSN: its PSNs up to that one (a later packet within its
+        // span would be a peer's error; it keeps its own mark).
+        let upto = if psn_diff(end, last) > 0 { last } else { end };
+        let n = psn_diff(upto, psn).max(0) as u32;
+        for i in 1..=n {
+            let x = psn.wrapping_add(i) & PSN_MASK;
+            if psn_diff(last, x).unsigned_abs() < WINDOW {
+                self.put(x, true);
+            }
+        }
+    }
+
     /// Marks the PSNs after `psn` that its packet takes.
     fn take_span(&mut self, psn: u32, span: Option<u32>) {
         self.span_unknown = span.is_none();
