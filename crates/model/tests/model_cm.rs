@@ -266,3 +266,17 @@ fn the_wan_accelerator_learns_its_connection_from_the_mads_crossing_it() {
     let e = run_perf_detailed(&direct, &s, &RunOptions::default()).unwrap_err();
     assert!(format!("{e}").contains("host.connect"), "{e}");
 }
+
+#[test]
+fn nic_frame_counters_leave_out_the_cm_mads_the_host_sends_and_takes() {
+    // The connection managers' MADs go from host to host past the NICs' TX engines, so the
+    // RX side must not count them either: without loss every frame a NIC sent is a frame a
+    // NIC received. The MADs have their own count: three per connection (REQ, REP, RTU).
+    let mut s = spec(PerfTest::WriteBw, 4096, 4, 2);
+    s.iters = 20;
+    let r = run(&cfg("baseline", &[]), &s);
+    assert_eq!(r.result.status, RunStatus::Ok, "{}", r.result.reason);
+    let sum = |name: &str| r.nodes.iter().map(|n| counter(n, name)).sum::<u64>();
+    assert_eq!(sum("nic.tx.frames"), sum("nic.rx.frames"));
+    assert_eq!(sum("nic.rx.cm_mads"), 3 * 4);
+}

@@ -31,15 +31,16 @@ impl Nic {
     pub(crate) fn on_rx_arrive(&mut self, now: TimePs, frame: u32, cx: &mut NicCx<'_>) {
         cx.wire.received(cx.node, frame, now, cx.frames);
         let t = self.rx.unit.serve(now);
-        self.rx.stats.frames += 1;
         let bytes = cx.frames.get(frame);
         let frame_bytes = bytes.len() as u64;
         let bth = peek_bth(bytes).ok();
         if bth.is_some_and(|b| b.dest_qp == rnic_wire::cm::GSI_QPN) {
             // A MAD to QP1: the host's connection manager takes it (host/cm).
+            self.rx.stats.cm_mads += 1;
             cx.cm(t, CmEv::Mad { frame });
             return;
         }
+        self.rx.stats.frames += 1;
         if let Some(b) = bth.filter(|b| b.opcode.has_payload()) {
             // Payload for host memory: it waits in the receive buffer until written.
             let plen = cx.frames.roce(frame).map_or(0, |h| h.payload_len as u64);

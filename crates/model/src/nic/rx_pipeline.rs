@@ -12,8 +12,11 @@ use super::unit::Unit;
 /// Counters of the RX pipeline.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct RxStats {
-    /// Frames received.
+    /// RoCE frames received (RDMA CM MADs not included: they are `cm_mads`).
     pub frames: u64,
+    /// RDMA CM MADs received and handed to the host's connection manager. The host sends
+    /// its MADs past the TX engine, so `nic.tx.frames` has no such share either.
+    pub cm_mads: u64,
     /// Frames the transport dropped (malformed, bad PSN state, unknown QP, ...).
     pub dropped: u64,
     /// Payload bytes DMA-written into host memory.
