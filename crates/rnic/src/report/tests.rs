@@ -607,3 +607,26 @@ fn a_cyclic_buffer_dependency_under_pfc_is_noted() {
     assert!(note.contains("(5 link directions"), "{note}");
     assert!(note.contains("net.pfc"), "{note}");
 }
+
+#[test]
+fn the_unreliable_line_accounts_for_every_lost_message() {
+    // 6 lost: 5 UC messages the receiver began and abandoned, and one it never began (its
+    // first packet lost on the wire): the causes listed must add up to the lost count.
+    let u = rnic_model::result::UnreliableResult {
+        transport: "uc".into(),
+        messages_sent: 20,
+        messages_received: 14,
+        messages_lost: 6,
+        uc_messages_abandoned: 5,
+        ..Default::default()
+    };
+    let line = unreliable_text(&u);
+    assert!(
+        line.contains("6 lost (UC messages abandoned after a lost packet 5"),
+        "{line}"
+    );
+    assert!(
+        line.contains("not begun by the receiver (lost on the wire) or unfinished at the end 1"),
+        "{line}"
+    );
+}

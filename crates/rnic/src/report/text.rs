@@ -336,10 +336,15 @@ pub fn unreliable_line(result: &PerfResult) -> Option<String> {
 }
 
 /// The messages a UC/UD run sent, received and lost, by cause (also for runs of flows).
+/// The receivers count the causes they saw; the rest of the lost messages never reached a
+/// receiver as a message it began (their first packet, or the whole datagram, was lost on
+/// the wire) or were still open when the run ended, so the causes add up to the lost count.
 pub fn unreliable_text(u: &rnic_model::result::UnreliableResult) -> String {
+    let seen = u.uc_messages_abandoned + u.no_recv_messages + u.qkey_mismatches + u.recv_errors;
     format!(
         "rnic: {}: {} messages sent, {} received whole, {} lost (UC messages abandoned after \
-         a lost packet {}, no receive posted {}, Q_Key mismatches {}, receive errors {}; \
+         a lost packet {}, no receive posted {}, Q_Key mismatches {}, receive errors {}, \
+         not begun by the receiver (lost on the wire) or unfinished at the end {}; \
          ping-pong iterations given up {}); what arrived was verified",
         u.transport.to_uppercase(),
         u.messages_sent,
@@ -349,6 +354,7 @@ pub fn unreliable_text(u: &rnic_model::result::UnreliableResult) -> String {
         u.no_recv_messages,
         u.qkey_mismatches,
         u.recv_errors,
+        u.messages_lost.saturating_sub(seen),
         u.iterations_given_up
     )
 }
