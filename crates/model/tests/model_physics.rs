@@ -134,3 +134,37 @@ fn model_small_message_rate_is_bounded_by_the_pipeline_and_the_wire() {
         "{m:.2} Mops: a faster TX engine should lift the rate"
     );
 }
+
+/// `nic.cqe_bytes` is the size of the CQE the NIC writes over PCIe: the requester's PCIe
+/// writes of a READ run are its payload and one CQE per READ, and a 2-byte READ's latency
+/// grows by the larger CQE's serialization on the 128 Gb/s link (16 B per ns).
+#[test]
+fn model_cqe_bytes_sets_the_pcie_write_of_each_completion() {
+    let measure = |cqe_bytes: u32| {
+        let mut cfg = baseline(10.0);
+        cfg.nic.cqe_bytes = cqe_bytes;
+        let mut s = spec(PerfTest::ReadBw, 64, 1, 1);
+        s.iters = 200;
+        let r = run(&cfg, &s);
+        assert!(r.result.bytes_verified, "{:?}", r.failures);
+        let server = &r.nodes[0];
+        let cqes = counter(server, "nic.cq.cqes");
+        assert_eq!(cqes, 200);
+        let up = counter(server, "nic.pcie.up_payload_bytes");
+        assert_eq!(
+            up,
+            200 * 64 + cqes * u64::from(cqe_bytes),
+            "cqe {cqe_bytes} B"
+        );
+        let lat = run(&cfg, &spec(PerfTest::ReadLat, 2, 1, 1));
+        assert!(lat.result.bytes_verified, "{:?}", lat.failures);
+        lat.result.latency_us.p50 * 1000.0
+    };
+    let small = measure(64);
+    let large = measure(256);
+    // 192 more bytes at 16 B/ns.
+    assert!(
+        (large - small - 12.0).abs() < 0.01,
+        "read-lat {small:.3} ns with 64 B CQEs, {large:.3} ns with 256 B"
+    );
+}
