@@ -168,3 +168,34 @@ fn model_cqe_bytes_sets_the_pcie_write_of_each_completion() {
         "read-lat {small:.3} ns with 64 B CQEs, {large:.3} ns with 256 B"
     );
 }
+
+/// `host.mem_latency_ns` is the time a polling core takes to see a DMA write, a CQE as much
+/// as a received byte: every latency test pays it once per half round trip (write-lat:
+/// the byte; send-lat: the receive CQE) or per operation (read-lat, atomic-lat: the CQE),
+/// so moving it moves each test's latency by exactly as much.
+#[test]
+fn model_a_polling_core_sees_a_cqe_after_the_host_memory_latency() {
+    let lat_ns = |test: PerfTest, mem_ns: f64| {
+        let mut cfg = baseline(10.0);
+        cfg.host.mem_latency_ns = mem_ns;
+        let size = if test == PerfTest::AtomicLat { 8 } else { 2 };
+        let r = run(&cfg, &spec(test, size, 1, 1));
+        assert!(r.result.bytes_verified, "{:?}", r.failures);
+        r.result.latency_us.p50 * 1000.0
+    };
+    for test in [
+        PerfTest::WriteLat,
+        PerfTest::SendLat,
+        PerfTest::ReadLat,
+        PerfTest::AtomicLat,
+    ] {
+        let (none, some) = (lat_ns(test, 0.0), lat_ns(test, 80.0));
+        assert!(
+            (some - none - 80.0).abs() < 0.01,
+            "{test:?}: {none:.3} ns with host.mem_latency_ns = 0, {some:.3} ns with 80"
+        );
+    }
+    // A SEND's receiver sees its CQE, written after the payload, no sooner than a WRITE's
+    // receiver sees the payload's last byte.
+    assert!(lat_ns(PerfTest::SendLat, 80.0) >= lat_ns(PerfTest::WriteLat, 80.0) - 3.0);
+}
