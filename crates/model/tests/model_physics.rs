@@ -199,3 +199,32 @@ fn model_a_polling_core_sees_a_cqe_after_the_host_memory_latency() {
     // receiver sees the payload's last byte.
     assert!(lat_ns(PerfTest::SendLat, 80.0) >= lat_ns(PerfTest::WriteLat, 80.0) - 3.0);
 }
+
+/// The per-QP rate limit (`qp.rate_limit_gbps`, perftest --rate_limit) holds a QP to that
+/// rate on the wire: every request frame is charged its bytes on the wire (frame, FCS,
+/// preamble and inter-frame gap, as the port serializes it), so 64 B WRITEs at 1 Gb/s
+/// leave at 1 Gb/s / (162 B x 8) = 0.772 Mpps, not 1 Gb/s / (138 B x 8) = 0.906 Mpps.
+#[test]
+fn model_the_rate_limit_counts_bytes_on_the_wire() {
+    let mut cfg = baseline(50.0);
+    cfg.qp.rate_limit_gbps = 1.0;
+    let mut s = spec(PerfTest::WriteBw, 64, 1, 1);
+    s.duration_us = Some(2000.0);
+    let r = run(&cfg, &s);
+    assert!(r.result.bytes_verified, "{:?}", r.failures);
+    let wire = write_only_frame_len(64) as u64 + 4 + 20;
+    assert_eq!(wire, 162);
+    let server = &r.nodes[0];
+    let frames = counter(server, "nic.tx.frames");
+    assert_eq!(
+        counter(server, "nic.rate_limit.charged_bytes"),
+        frames * wire,
+        "{frames} frames"
+    );
+    let limit_mpps = 1e3 / (wire as f64 * 8.0);
+    let m = r.result.msg_rate_mops;
+    assert!(
+        (m - limit_mpps).abs() < 0.01 * limit_mpps,
+        "{m:.4} Mops under a 1 Gb/s limit: {limit_mpps:.4} Mpps of {wire} B on the wire"
+    );
+}
