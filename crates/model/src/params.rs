@@ -141,6 +141,14 @@ pub struct EthParams {
     pub min_frame_bytes: u64,
 }
 
+impl EthParams {
+    /// Bytes a frame of `frame_len` bytes (without FCS) occupies on the wire: padded to the
+    /// minimum frame, with its FCS, preamble, SFD and inter-frame gap.
+    pub fn wire_bytes(&self, frame_len: u64) -> u64 {
+        frame_len.max(self.min_frame_bytes) + self.fcs_bytes + self.preamble_ifg_bytes
+    }
+}
+
 /// Network parameters.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NetParams {

@@ -134,3 +134,97 @@ fn model_small_message_rate_is_bounded_by_the_pipeline_and_the_wire() {
         "{m:.2} Mops: a faster TX engine should lift the rate"
     );
 }
+
+/// `nic.cqe_bytes` is the size of the CQE the NIC writes over PCIe: the requester's PCIe
+/// writes of a READ run are its payload and one CQE per READ, and a 2-byte READ's latency
+/// grows by the larger CQE's serialization on the 128 Gb/s link (16 B per ns).
+#[test]
+fn model_cqe_bytes_sets_the_pcie_write_of_each_completion() {
+    let measure = |cqe_bytes: u32| {
+        let mut cfg = baseline(10.0);
+        cfg.nic.cqe_bytes = cqe_bytes;
+        let mut s = spec(PerfTest::ReadBw, 64, 1, 1);
+        s.iters = 200;
+        let r = run(&cfg, &s);
+        assert!(r.result.bytes_verified, "{:?}", r.failures);
+        let server = &r.nodes[0];
+        let cqes = counter(server, "nic.cq.cqes");
+        assert_eq!(cqes, 200);
+        let up = counter(server, "nic.pcie.up_payload_bytes");
+        assert_eq!(
+            up,
+            200 * 64 + cqes * u64::from(cqe_bytes),
+            "cqe {cqe_bytes} B"
+        );
+        let lat = run(&cfg, &spec(PerfTest::ReadLat, 2, 1, 1));
+        assert!(lat.result.bytes_verified, "{:?}", lat.failures);
+        lat.result.latency_us.p50 * 1000.0
+    };
+    let small = measure(64);
+    let large = measure(256);
+    // 192 more bytes at 16 B/ns.
+    assert!(
+        (large - small - 12.0).abs() < 0.01,
+        "read-lat {small:.3} ns with 64 B CQEs, {large:.3} ns with 256 B"
+    );
+}
+
+/// `host.mem_latency_ns` is the time a polling core takes to see a DMA write, a CQE as much
+/// as a received byte: every latency test pays it once per half round trip (write-lat:
+/// the byte; send-lat: the receive CQE) or per operation (read-lat, atomic-lat: the CQE),
+/// so moving it moves each test's latency by exactly as much.
+#[test]
+fn model_a_polling_core_sees_a_cqe_after_the_host_memory_latency() {
+    let lat_ns = |test: PerfTest, mem_ns: f64| {
+        let mut cfg = baseline(10.0);
+        cfg.host.mem_latency_ns = mem_ns;
+        let size = if test == PerfTest::AtomicLat { 8 } else { 2 };
+        let r = run(&cfg, &spec(test, size, 1, 1));
+        assert!(r.result.bytes_verified, "{:?}", r.failures);
+        r.result.latency_us.p50 * 1000.0
+    };
+    for test in [
+        PerfTest::WriteLat,
+        PerfTest::SendLat,
+        PerfTest::ReadLat,
+        PerfTest::AtomicLat,
+    ] {
+        let (none, some) = (lat_ns(test, 0.0), lat_ns(test, 80.0));
+        assert!(
+            (some - none - 80.0).abs() < 0.01,
+            "{test:?}: {none:.3} ns with host.mem_latency_ns = 0, {some:.3} ns with 80"
+        );
+    }
+    // A SEND's receiver sees its CQE, written after the payload, no sooner than a WRITE's
+    // receiver sees the payload's last byte.
+    assert!(lat_ns(PerfTest::SendLat, 80.0) >= lat_ns(PerfTest::WriteLat, 80.0) - 3.0);
+}
+
+/// The per-QP rate limit (`qp.rate_limit_gbps`, perftest --rate_limit) holds a QP to that
+/// rate on the wire: every request frame is charged its bytes on the wire (frame, FCS,
+/// preamble and inter-frame gap, as the port serializes it), so 64 B WRITEs at 1 Gb/s
+/// leave at 1 Gb/s / (162 B x 8) = 0.772 Mpps, not 1 Gb/s / (138 B x 8) = 0.906 Mpps.
+#[test]
+fn model_the_rate_limit_counts_bytes_on_the_wire() {
+    let mut cfg = baseline(50.0);
+    cfg.qp.rate_limit_gbps = 1.0;
+    let mut s = spec(PerfTest::WriteBw, 64, 1, 1);
+    s.duration_us = Some(2000.0);
+    let r = run(&cfg, &s);
+    assert!(r.result.bytes_verified, "{:?}", r.failures);
+    let wire = write_only_frame_len(64) as u64 + 4 + 20;
+    assert_eq!(wire, 162);
+    let server = &r.nodes[0];
+    let frames = counter(server, "nic.tx.frames");
+    assert_eq!(
+        counter(server, "nic.rate_limit.charged_bytes"),
+        frames * wire,
+        "{frames} frames"
+    );
+    let limit_mpps = 1e3 / (wire as f64 * 8.0);
+    let m = r.result.msg_rate_mops;
+    assert!(
+        (m - limit_mpps).abs() < 0.01 * limit_mpps,
+        "{m:.4} Mops under a 1 Gb/s limit: {limit_mpps:.4} Mpps of {wire} B on the wire"
+    );
+}

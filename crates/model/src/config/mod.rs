@@ -506,7 +506,9 @@ config_section! {
         /// Link length; when set it replaces net.link_delay_ns by 5000 ns per km (fibre, as the long-distance RDMA paper);
         /// unset by default (--set net.link_km=none)
         link_km: Option<f64> = None; "km", float(0.0, 1e6);
-        /// Shared packet buffer of the switch; packets arriving when it is full are dropped
+        /// Packet buffer of each switch output port (frames queued on it or in transmission);
+        /// a frame arriving for a port whose buffer it does not fit is dropped. Each port has
+        /// this much of its own: the ports do not share one pool
         switch_buffer_bytes: u64 = 16 << 20; "bytes", uint(0, 1 << 40);
         /// Fixed forwarding latency of the switch, added to store-and-forward serialization
         /// (cut-through switching is not modelled)

@@ -1207,7 +1207,9 @@ impl Perftest {
                 self.cq_wakeups += 1;
                 now + wake
             }
-            _ => now.max(c.busy),
+            // Polling: the core sees the CQE's DMA write after the host memory latency,
+            // as it sees a received byte (write-lat), or when it is next free.
+            _ => (now + self.mem_ps).max(c.busy),
         };
         let t = start + self.poll_ps;
         c.busy = t;

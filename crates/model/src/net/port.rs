@@ -38,10 +38,7 @@ impl Port {
 
     /// Wire time of a frame of `frame_len` bytes (without FCS).
     pub fn wire_time(&self, frame_len: usize) -> TimePs {
-        let b = (frame_len as u64).max(self.p.min_frame_bytes)
-            + self.p.fcs_bytes
-            + self.p.preamble_ifg_bytes;
-        ser_ps(b, self.p.mbps)
+        ser_ps(self.p.wire_bytes(frame_len as u64), self.p.mbps)
     }
 
     /// Line rate, Mbps.

@@ -1,6 +1,7 @@
 //! The CQ unit: a completion from the transport passes the CQ context (CQC: ring address,
-//! producer index; `cqe_cycles`) and is DMA-written as a 64 B CQE into the CQ ring in host
-//! memory (real bytes, format in [`crate::host::driver`]); the application polls the
+//! producer index; `cqe_cycles`) and is DMA-written as a CQE into the CQ ring in host
+//! memory (real bytes, the 64 B format in [`crate::host::driver`]; the PCIe write is
+//! `nic.cqe_bytes` long); the application polls the
 //! ring when the write has landed. The driver publishes its consumer index in a doorbell
 //! record in host memory (as mlx5 does); the unit reads it there to refuse a CQE the full
 //! ring has no room for.

@@ -1,5 +1,7 @@
 //! The per-QP rate limiter of the TX engine (perftest `--rate_limit`, the NIC's own
-//! limiter, "HW" or packet pacing "PP"): a token bucket per QP in bytes on the wire.
+//! limiter, "HW" or packet pacing "PP"): a token bucket per QP in bytes on the wire (each
+//! frame padded to the minimum, with its FCS, preamble and inter-frame gap, as the port
+//! serializes it).
 //!
 //! A QP's request packet may leave when its bucket is not in debt; the frame's bytes are then
 //! taken from it (it may go into debt by at most one frame, so a frame larger than the burst
@@ -15,7 +17,7 @@ use rnic_sim::TimePs;
 pub struct RateStats {
     /// Times a QP was held back for want of tokens.
     pub deferrals: u64,
-    /// Frame bytes charged.
+    /// Bytes on the wire charged (frame, FCS, preamble and inter-frame gap).
     pub charged_bytes: u64,
 }
 

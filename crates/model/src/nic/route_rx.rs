@@ -24,7 +24,7 @@ use super::rx_translate::{
 use super::translation::{TransJob, TransLane, Translation};
 use super::Nic;
 use crate::event::{CmEv, FramePool, HostEv, NicEv};
-use crate::host::driver::{encode_cqe, CQE_BYTES};
+use crate::host::driver::encode_cqe;
 
 impl Nic {
     /// A frame's last bit reaches the NIC at `now`.
@@ -344,7 +344,9 @@ impl Nic {
                 };
                 let bytes = encode_cqe(&c, write.pass);
                 rnic_transport::Memory::write(cx.mem, write.addr, &bytes);
-                let land = self.pcie.posted_write(write.at, CQE_BYTES);
+                // The CQE goes over PCIe at its configured size (`nic.cqe_bytes`); the
+                // ring keeps the driver's 64-byte encoding.
+                let land = self.pcie.posted_write(write.at, self.p.nic.cqe_bytes);
                 if !matches!(
                     c.opcode,
                     rnic_transport::WcOpcode::Recv | rnic_transport::WcOpcode::RecvRdmaWithImm

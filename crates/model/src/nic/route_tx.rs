@@ -624,7 +624,9 @@ impl Nic {
             }
         }
         if op.is_request() {
-            self.rate.charge(meta.qpn, meta.frame_len as u64, now);
+            // The limit is on the wire: the frame as the port serializes it.
+            let wire = self.p.eth.wire_bytes(meta.frame_len as u64);
+            self.rate.charge(meta.qpn, wire, now);
         }
         let mut kick_sched = false;
         // A fresh request's payload leaves the TX buffer whichever way it was polled: the
