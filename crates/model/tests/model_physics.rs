@@ -228,3 +228,23 @@ fn model_the_rate_limit_counts_bytes_on_the_wire() {
         "{m:.4} Mops under a 1 Gb/s limit: {limit_mpps:.4} Mpps of {wire} B on the wire"
     );
 }
+
+/// `host.cpu_busy_ps` is the CPU time the application spent on a node: a WRITE initiator
+/// pays `host.post_send_ns` per WQE and `host.poll_cq_ns` per CQE, its target nothing.
+#[test]
+fn model_host_cpu_time_is_a_post_per_wqe_and_a_poll_per_cqe() {
+    let cpu = |test: PerfTest, list: u32| {
+        let mut cfg = baseline(10.0);
+        cfg.host.recv_post_list = list;
+        let mut s = spec(test, 64, 1, 1);
+        s.iters = 96;
+        let r = run(&cfg, &s);
+        assert!(r.result.bytes_verified, "{:?}", r.failures);
+        (
+            counter(&r.nodes[0], "host.cpu_busy_ps"),
+            counter(&r.nodes[1], "host.cpu_busy_ps"),
+        )
+    };
+    // 96 posts of 50 ns and 96 polls of 20 ns.
+    assert_eq!(cpu(PerfTest::WriteBw, 1), (6_720_000, 0));
+}

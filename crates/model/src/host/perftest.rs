@@ -117,6 +117,10 @@ pub struct NodeApp {
     pub src: u64,
     /// Destination buffers base.
     pub dst: u64,
+    /// CPU time the application's cores spent on this node, ps: building and posting send
+    /// WQEs (`host.wqe_prep_ns` + `host.post_send_ns` each), posting receives and polling
+    /// CQEs (`host.poll_cq_ns` each); `host.cpu_busy_ps` in `--stats`.
+    pub cpu_busy_ps: TimePs,
 }
 
 /// A connected QP pair: the server's QP and its peer on a client.
@@ -772,6 +776,7 @@ impl Perftest {
         self.pairs[i as usize].posted += 1;
         let end = start + self.wqe_prep_ps + self.post_ps;
         self.nodes[node].cores[core].busy = end;
+        self.nodes[node].cpu_busy_ps += end - start;
         if self.warming.is_none() && self.first_post.is_none_or(|f| start < f) {
             self.first_post = Some(start);
         }
@@ -810,6 +815,7 @@ impl Perftest {
         self.receives_posted += u64::from(k);
         let end = start + self.post_ps;
         self.nodes[node].cores[core].busy = end;
+        self.nodes[node].cpu_busy_ps += end - start;
         cx.q.push(
             end,
             Ev::Nic {
@@ -1213,6 +1219,7 @@ impl Perftest {
         };
         let t = start + self.poll_ps;
         c.busy = t;
+        self.nodes[node].cpu_busy_ps += self.poll_ps;
         if cqe.status != 0 {
             let name = wc_status_name(cqe.status);
             self.err(format!(

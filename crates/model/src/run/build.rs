@@ -419,6 +419,7 @@ pub(crate) fn build_flows(
                 keys: std::mem::take(&mut keys[fi]),
                 src: pl.buf_base,
                 dst: pl.buf_base + pl.layout.region,
+                cpu_busy_ps: 0,
             });
         }
         nodes.push((pd, nic));

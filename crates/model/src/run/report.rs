@@ -300,5 +300,17 @@ pub(crate) fn node_registries(world: &crate::world::World) -> Vec<Registry> {
             r.record("transport", n.dev.stats());
             r
         })
+        .enumerate()
+        .map(|(i, mut r)| {
+            // The applications' CPU time on the node (every flow's).
+            let cpu = world
+                .apps
+                .iter()
+                .filter_map(|a| a.nodes.get(i))
+                .map(|n| n.cpu_busy_ps)
+                .sum();
+            r.set("host.cpu_busy_ps", cpu);
+            r
+        })
         .collect()
 }

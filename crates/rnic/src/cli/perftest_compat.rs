@@ -152,7 +152,7 @@ pub const COMPAT_FLAGS: &[CompatFlag] = &[
         "cpu_util",
         None,
         false,
-        Ignored("host CPU utilisation is not reported (see --stats for the cores' busy time)"),
+        Ignored("host CPU utilisation is not reported as a percentage; --stats gives the applications' CPU time (host.cpu_busy_ps)"),
     ),
     flag(
         "report-counters",
