@@ -230,7 +230,10 @@ fn model_the_rate_limit_counts_bytes_on_the_wire() {
 }
 
 /// `host.cpu_busy_ps` is the CPU time the application spent on a node: a WRITE initiator
-/// pays `host.post_send_ns` per WQE and `host.poll_cq_ns` per CQE, its target nothing.
+/// pays `host.post_send_ns` per WQE and `host.poll_cq_ns` per CQE, its target nothing; a
+/// SEND target pays a post per receive it reposts, in lists or one at a time, and a poll
+/// per receive CQE (the receives pre-posted before the test are setup, as in perftest,
+/// which posts them before its barrier).
 #[test]
 fn model_host_cpu_time_is_a_post_per_wqe_and_a_poll_per_cqe() {
     let cpu = |test: PerfTest, list: u32| {
@@ -247,4 +250,15 @@ fn model_host_cpu_time_is_a_post_per_wqe_and_a_poll_per_cqe() {
     };
     // 96 posts of 50 ns and 96 polls of 20 ns.
     assert_eq!(cpu(PerfTest::WriteBw, 1), (6_720_000, 0));
+    let one = cpu(PerfTest::SendBw, 1);
+    assert_eq!(
+        one,
+        (6_720_000, 6_720_000),
+        "SEND target, one receive per post"
+    );
+    let listed = cpu(PerfTest::SendBw, 8);
+    assert_eq!(
+        listed.1, one.1,
+        "a list of 8 receives costs 8 posts of the core, as 8 single posts do"
+    );
 }

@@ -784,13 +784,16 @@ impl Perftest {
     }
 
     /// Posts `k` receive WQEs on `qpn` of `node` (into the pair's destination buffer) with
-    /// one doorbell.
+    /// one doorbell. Each WQE costs the core `host.post_send_ns`, as a send list's do; the
+    /// receives pre-posted before the test (`setup`) cost nothing, as perftest posts them
+    /// before its barrier.
     pub(crate) fn post_recv(
         &mut self,
         node: usize,
         qpn: u32,
         k: u32,
         at: TimePs,
+        setup: bool,
         cx: &mut HostCx<'_>,
     ) -> TimePs {
         let hq = self.nodes[node].qps[qpn as usize];
@@ -813,7 +816,11 @@ impl Perftest {
         }
         self.nodes[node].qps[qpn as usize].rq_pi = pi;
         self.receives_posted += u64::from(k);
-        let end = start + self.post_ps;
+        let end = if setup {
+            start
+        } else {
+            start + self.post_ps * TimePs::from(k)
+        };
         self.nodes[node].cores[core].busy = end;
         self.nodes[node].cpu_busy_ps += end - start;
         cx.q.push(
@@ -859,9 +866,9 @@ impl Perftest {
             let depth = if test.is_latency() { 2 } else { self.rx_depth };
             for i in 0..self.pairs.len() {
                 let p = self.pairs[i];
-                self.post_recv(p.c_node as usize, p.c_qpn, depth, at, cx);
+                self.post_recv(p.c_node as usize, p.c_qpn, depth, at, true, cx);
                 if test.is_latency() {
-                    self.post_recv(self.server, p.s_qpn, depth, at, cx);
+                    self.post_recv(self.server, p.s_qpn, depth, at, true, cx);
                 }
             }
         }
@@ -1253,7 +1260,7 @@ impl Perftest {
             q.rq_owed += 1;
             if q.rq_owed >= self.recv_post_list {
                 let k = std::mem::take(&mut q.rq_owed);
-                self.post_recv(node, cqe.qpn, k, t, cx);
+                self.post_recv(node, cqe.qpn, k, t, false, cx);
             }
             return;
         }
@@ -1338,7 +1345,7 @@ impl Perftest {
     ) {
         match self.test.verb() {
             Verb::Send if is_recv => {
-                self.post_recv(node, qpn, 1, t, cx);
+                self.post_recv(node, qpn, 1, t, false, cx);
                 let t = self.nodes[node].cores
                     [usize::from(self.nodes[node].qps[qpn as usize].core)]
                 .busy;
