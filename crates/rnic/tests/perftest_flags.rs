@@ -151,8 +151,10 @@ fn output_and_the_verifier_limits_act_as_in_perftest() {
         .find(|l| l.trim_start().starts_with("4096"))
         .unwrap();
     let avg: f64 = row.split_whitespace().nth(3).unwrap().parse().unwrap();
+    // The figure with perftest's six decimals; the table rounds it to two.
     let (code, only, _) = rnic(&[&base[..], &["--output", "bandwidth"]].concat());
-    assert_eq!((code, only.trim().parse::<f64>().unwrap()), (Some(0), avg));
+    let only: f64 = only.trim().parse().unwrap();
+    assert_eq!((code, format!("{only:.2}")), (Some(0), format!("{avg:.2}")));
     let (code, rate, _) = rnic(&[&base[..], &["--output", "message_rate"]].concat());
     assert_eq!(code, Some(0));
     assert!(rate.trim().parse::<f64>().unwrap() > 1.0, "{rate}");
@@ -1210,9 +1212,10 @@ fn output_latency_under_duration_is_the_tables_average() {
         let t_avg: f64 = row.split_whitespace().nth(2).unwrap().parse().unwrap();
         let (code, only, err) = rnic(&[&base[..], &["--output", "latency"]].concat());
         assert_eq!(code, Some(0), "{err}");
+        let figure: f64 = only.trim().parse().unwrap();
         assert_eq!(
-            only.trim().parse::<f64>().unwrap(),
-            t_avg,
+            format!("{figure:.2}"),
+            format!("{t_avg:.2}"),
             "{test}: {only} vs {row}"
         );
     }
@@ -1274,5 +1277,34 @@ fn duration_mode_lists_no_samples() {
             .find(|l| l.trim_start().starts_with("64 "))
             .expect("the summary row");
         assert_eq!(row.split_whitespace().count(), 4, "{row}");
+    }
+}
+
+/// `--output` prints its one figure as perftest's `printf("%lf\n", ...)` does: six decimals
+/// (C's `%lf` is `%.6f`), not the table's two; the value is the table's before rounding.
+#[test]
+fn output_prints_its_figure_with_six_decimals_as_perftest() {
+    let six = |s: &str| {
+        let t = s.trim();
+        let (int, frac) = t.split_once('.').unwrap_or((t, ""));
+        !int.is_empty() && int.bytes().all(|b| b.is_ascii_digit()) && frac.len() == 6
+    };
+    for (args, figure) in [
+        (&["write-bw", "-s", "4096", "-n", "100"][..], "bandwidth"),
+        (
+            &["write-bw", "-s", "4096", "-n", "100", "--report_gbits"][..],
+            "bandwidth",
+        ),
+        (&["write-bw", "-s", "4096", "-n", "100"][..], "message_rate"),
+        (&["write-lat", "-s", "64", "-n", "100"][..], "latency"),
+        (&["read-lat", "-s", "64", "-D", "0.001"][..], "latency"),
+    ] {
+        let full = [&["perf"][..], args, &["--output", figure]].concat();
+        let (code, out, err) = rnic(&full);
+        assert_eq!(code, Some(0), "{full:?}: {err}");
+        assert!(
+            six(&out),
+            "{full:?} printed {out:?}, not %lf's six decimals"
+        );
     }
 }

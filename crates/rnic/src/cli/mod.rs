@@ -298,16 +298,17 @@ fn perftest_verdict(
     };
     let json_to_stdout = c.sim.json.as_deref() == Some(Path::new("-"));
     let rows = r.rows();
-    // One figure per row of the table (each size of -a), as perftest prints one per size.
+    // One figure per row of the table (each size of -a), as perftest prints one per size,
+    // with its printf("%lf\n", ...): six decimals, where the table rounds to two.
     for row in &rows {
         match c.output.as_deref() {
             Some(_) if json_to_stdout => {}
-            Some("bandwidth") => writeln!(out, "{:.2}", in_unit(row.bw_avg_mb_s))?,
+            Some("bandwidth") => writeln!(out, "{:.6}", in_unit(row.bw_avg_mb_s))?,
             Some("message_rate") => writeln!(out, "{:.6}", row.msg_rate_mops)?,
             Some(_) if spec.duration_us.is_some() => {
-                writeln!(out, "{:.2}", text::duration_t_avg_us(row, spec))?
+                writeln!(out, "{:.6}", text::duration_t_avg_us(row, spec))?
             }
-            Some(_) => writeln!(out, "{:.2}", row.latency_us.avg)?,
+            Some(_) => writeln!(out, "{:.6}", row.latency_us.avg)?,
             None => {}
         }
     }
