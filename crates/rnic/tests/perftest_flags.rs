@@ -1308,3 +1308,62 @@ fn output_prints_its_figure_with_six_decimals_as_perftest() {
         );
     }
 }
+
+/// The information block (and `--out_json`'s `test_info`) shows the depths the run used, as
+/// perftest's force_dependecies sets them: a latency test's TX depth is 1 whatever `-t`
+/// says (rnic notes that `-t` has no effect there); an iteration-mode bandwidth test's
+/// depth is at most `-n`, and its CQ moderation at most that depth; `-D` keeps `-t`.
+#[test]
+fn the_information_block_shows_the_depths_the_run_used() {
+    let line = |out: &str, key: &str| -> String {
+        out.lines()
+            .find(|l| l.trim_start().starts_with(key))
+            .unwrap_or_else(|| panic!("no {key} line in {out}"))
+            .split(':')
+            .nth(1)
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    let dir = std::env::temp_dir().join(format!("rnic-depths-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("perftest.json");
+    let json_s = json.to_str().unwrap();
+    for (args, depth, cq_mod) in [
+        (&["write-lat", "-n", "100", "-t", "64"][..], "1", None),
+        (&["read-lat", "-n", "100", "-t", "16"][..], "1", None),
+        (&["write-bw", "-n", "20", "-Q", "64"][..], "20", Some("20")),
+        (
+            &["write-bw", "-n", "200", "-t", "64", "-Q", "8"][..],
+            "64",
+            Some("8"),
+        ),
+        (
+            &["write-bw", "-D", "0.001", "-t", "64"][..],
+            "64",
+            Some("1"),
+        ),
+    ] {
+        let full = [
+            &["perf"][..],
+            args,
+            &["--out_json", "--out_json_file", json_s],
+        ]
+        .concat();
+        let (code, out, err) = rnic(&full);
+        assert_eq!(code, Some(0), "{full:?}: {err}");
+        assert_eq!(line(&out, "TX depth"), depth, "{args:?}");
+        let info: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(info["test_info"]["TX_depth"].to_string(), depth, "{args:?}");
+        if let Some(m) = cq_mod {
+            assert_eq!(line(&out, "CQ Moderation"), m, "{args:?}");
+            assert_eq!(
+                info["test_info"]["CQ_Moderation"].to_string(),
+                m,
+                "{args:?}"
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

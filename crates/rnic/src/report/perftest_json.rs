@@ -156,6 +156,7 @@ pub fn report(result: &PerfResult, spec: &PerfSpec, cfg: &Config, report_gbits: 
     let reads = matches!(spec.test.verb(), Verb::Read | Verb::Atomic);
     // As the information block says it.
     let cm = super::text::connected_by_cm(cfg);
+    let (depth, cq_mod) = super::text::shown_depths(spec, cfg);
     let rows: Vec<Row> = result
         .rows()
         .iter()
@@ -177,8 +178,8 @@ pub fn report(result: &PerfResult, spec: &PerfSpec, cfg: &Config, report_gbits: 
             using_srq: "OFF",
             pcie_relax_order: "OFF",
             ibv_wr_api: "OFF",
-            tx_depth: spec.tx_depth,
-            cq_moderation: (!lat).then_some(cfg.host.cq_mod),
+            tx_depth: depth,
+            cq_moderation: (!lat).then_some(cq_mod),
             mtu: cfg.qp.pmtu,
             link_type: "Ethernet",
             max_inline_data: (!reads).then_some(cfg.host.inline_bytes),

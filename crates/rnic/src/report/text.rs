@@ -51,6 +51,25 @@ pub(crate) fn connected_by_cm(cfg: &Config) -> bool {
         && cfg.qp.transport == crate::config::Transport::Rc
 }
 
+/// The TX depth and CQ moderation the information block shows, as perftest's
+/// force_dependecies leaves them: a latency test keeps one operation in flight (the run's
+/// depth is 1 whatever `-t` says); an iteration-mode bandwidth test has at most its
+/// iterations in flight per QP (perftest lowers the depth to `-n`), and signals at least
+/// once per depth (perftest lowers the moderation to the depth).
+pub(crate) fn shown_depths(spec: &PerfSpec, cfg: &Config) -> (u32, u32) {
+    if spec.test.is_latency() {
+        return (1, 1);
+    }
+    let depth = match spec.duration_us {
+        Some(_) => spec.tx_depth,
+        None => spec
+            .tx_depth
+            .min(u32::try_from(spec.iters).unwrap_or(u32::MAX))
+            .max(1),
+    };
+    (depth, cfg.host.cq_mod.min(depth))
+}
+
 /// The information block (ctx_print_test_info), ending with a dashed line.
 pub fn test_info(spec: &PerfSpec, cfg: &Config) -> String {
     let mut o = String::new();
@@ -74,10 +93,11 @@ pub fn test_info(spec: &PerfSpec, cfg: &Config) -> String {
     );
     let _ = writeln!(o, " PCIe relax order: OFF");
     let _ = writeln!(o, " ibv_wr* API     : OFF");
-    let _ = writeln!(o, " TX depth        : {}", spec.tx_depth);
+    let (depth, cq_mod) = shown_depths(spec, cfg);
+    let _ = writeln!(o, " TX depth        : {depth}");
     if !t.is_latency() {
         // The run's own (-Q, host.cq_mod): perftest defaults to 100, rnic to 1.
-        let _ = writeln!(o, " CQ Moderation   : {}", cfg.host.cq_mod);
+        let _ = writeln!(o, " CQ Moderation   : {cq_mod}");
     }
     let _ = writeln!(o, " Mtu             : {}[B]", cfg.qp.pmtu);
     let _ = writeln!(o, " Link type       : Ethernet");
