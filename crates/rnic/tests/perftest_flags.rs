@@ -1367,3 +1367,42 @@ fn the_information_block_shows_the_depths_the_run_used() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `-l N` as perftest's force_dependecies and ctx_print_test_info take it: without `-Q`
+/// the CQ moderation is the list's size (one CQE per list); with `-Q` the list must be a
+/// multiple of it (perftest exits; rnic refuses with exit 2, naming both flags); the title
+/// reads `... Post List BW Test` and a `Post List` line follows the TX depth.
+#[test]
+fn a_post_list_sets_the_cq_moderation_and_shows_in_the_information_block() {
+    let run = |extra: &[&str]| {
+        let base = ["perf", "write-bw", "-s", "64", "-n", "200", "--stats"];
+        rnic(&[&base[..], extra].concat())
+    };
+    let (code, out, err) = run(&["-l", "8"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("RDMA_Write Post List BW Test\n"), "{out}");
+    assert!(
+        out.contains(" TX depth        : 128\n Post List       : 8\n CQ Moderation   : 8\n"),
+        "{out}"
+    );
+    assert_eq!(stat(&out, "server.nic.cq.cqes"), Some(200 / 8), "{out}");
+    assert!(
+        err.contains("CQ moderation will be the size of the post list"),
+        "{err}"
+    );
+    // -Q given: it stays, and the list must be a multiple of it.
+    let (code, out, err) = run(&["-l", "8", "-Q", "4"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains(" CQ Moderation   : 4\n"), "{out}");
+    assert_eq!(stat(&out, "server.nic.cq.cqes"), Some(200 / 4), "{out}");
+    let (code, _, err) = run(&["-l", "8", "-Q", "3"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("-l/--post_list 8") && err.contains("-Q/--cq-mod 3"),
+        "{err}"
+    );
+    // No list: neither the title word nor the line.
+    let (code, out, err) = run(&[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!out.contains("Post List"), "{out}");
+}

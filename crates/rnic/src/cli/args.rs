@@ -415,6 +415,13 @@ pub struct PerfCmd {
 }
 
 impl PerfCmd {
+    /// The CQ moderation a post list sets, as perftest's force_dependecies does: `-l N`
+    /// (N > 1) on a bandwidth test without `-Q` signals one WQE per list, N.
+    pub fn list_sets_cq_mod(&self) -> Option<u32> {
+        self.post_list
+            .filter(|&l| l > 1 && self.cq_mod.is_none() && !self.test.is_latency())
+    }
+
     /// The config overrides of perftest's -o, -l and -I (config fields in rnic), then
     /// those of --set, which win.
     pub fn config_sets(&self) -> Vec<Override> {
@@ -425,6 +432,9 @@ impl PerfCmd {
             self.post_list
                 .map(|l| Override::new("host.post_list", n(l))),
             self.cq_mod.map(|q| Override::new("host.cq_mod", n(q))),
+            // perftest's force_dependecies: a post list without -Q signals once per list.
+            self.list_sets_cq_mod()
+                .map(|l| Override::new("host.cq_mod", n(l))),
             self.rx_depth.map(|r| Override::new("host.rx_depth", n(r))),
             self.recv_post_list
                 .map(|r| Override::new("host.recv_post_list", n(r))),

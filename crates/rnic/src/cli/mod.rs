@@ -222,6 +222,24 @@ fn cmd_perf(
             )));
         }
     }
+    // perftest's force_dependecies: a post list without -Q sets the CQ moderation to its
+    // size; with -Q the list must be a multiple of it.
+    if let Some(l) = c.list_sets_cq_mod() {
+        writeln!(
+            err,
+            "rnic: -l/--post_list {l} without -Q/--cq-mod: CQ moderation will be the size of \
+             the post list, {l}, as perftest sets it"
+        )?;
+    }
+    if let (Some(l), Some(q)) = (c.post_list, c.cq_mod) {
+        if l > 1 && !c.test.is_latency() && l % q != 0 {
+            anyhow::bail!(crate::UsageError(format!(
+                "-l/--post_list {l} with -Q/--cq-mod {q}: the post list size must be a \
+                 multiple of the CQ moderation, as perftest requires (it signals the last WQE \
+                 of a list); give a -Q that divides {l}, or leave -Q out to signal once per list"
+            )));
+        }
+    }
     if c.perform_warm_up && c.test.is_latency() {
         writeln!(
             err,

@@ -79,8 +79,13 @@ pub fn test_info(spec: &PerfSpec, cfg: &Config) -> String {
     if t.verb() == Verb::Atomic {
         let _ = write!(title, "{} ", spec.atomic.perftest_name());
     }
+    // perftest's post list: bandwidth tests only (a note on latency tests, which ignore it).
+    let post_list = (!t.is_latency() && cfg.host.post_list > 1).then_some(cfg.host.post_list);
     if spec.direction == crate::perf::Direction::Both {
         title.push_str("Bidirectional ");
+    }
+    if post_list.is_some() {
+        title.push_str("Post List ");
     }
     title.push_str(if t.is_latency() { "Latency " } else { "BW " });
     let _ = writeln!(o, "{title}Test");
@@ -95,6 +100,9 @@ pub fn test_info(spec: &PerfSpec, cfg: &Config) -> String {
     let _ = writeln!(o, " ibv_wr* API     : OFF");
     let (depth, cq_mod) = shown_depths(spec, cfg);
     let _ = writeln!(o, " TX depth        : {depth}");
+    if let Some(l) = post_list {
+        let _ = writeln!(o, " Post List       : {l}");
+    }
     if !t.is_latency() {
         // The run's own (-Q, host.cq_mod): perftest defaults to 100, rnic to 1.
         let _ = writeln!(o, " CQ Moderation   : {cq_mod}");
