@@ -1406,3 +1406,35 @@ fn a_post_list_sets_the_cq_moderation_and_shows_in_the_information_block() {
     assert_eq!(code, Some(0), "{err}");
     assert!(!out.contains("Post List"), "{out}");
 }
+
+/// A bidirectional SEND test's information block has perftest's `RX depth` line after the
+/// TX depth (ctx_print_test_info prints it for SEND on the receiving side and with `-b`,
+/// where the block's side receives too), at most `-n` in iteration mode as perftest lowers
+/// it; one-way SEND and other tests have none (the block is the initiator's).
+#[test]
+fn a_bidirectional_send_test_shows_its_rx_depth() {
+    for (args, want) in [
+        (
+            &["send-bw", "-n", "100", "-b"][..],
+            Some(" TX depth        : 100\n RX depth        : 100\n"),
+        ),
+        (
+            &["send-bw", "-n", "1000", "-b", "-r", "64"][..],
+            Some(" RX depth        : 64\n"),
+        ),
+        (
+            &["send-bw", "-n", "1000", "-b"][..],
+            Some(" RX depth        : 512\n"),
+        ),
+        (&["send-bw", "-n", "100"][..], None),
+        (&["write-bw", "-n", "100", "-b"][..], None),
+    ] {
+        let full = [&["perf"][..], args].concat();
+        let (code, out, err) = rnic(&full);
+        assert_eq!(code, Some(0), "{full:?}: {err}");
+        match want {
+            Some(w) => assert!(out.contains(w), "{args:?}: {out}"),
+            None => assert!(!out.contains("RX depth"), "{args:?}: {out}"),
+        }
+    }
+}

@@ -103,6 +103,18 @@ pub fn test_info(spec: &PerfSpec, cfg: &Config) -> String {
     if let Some(l) = post_list {
         let _ = writeln!(o, " Post List       : {l}");
     }
+    // perftest prints the receive depth of SEND tests on the receiving side, and with -b,
+    // where this block's side receives too; in iteration mode at most -n, as it lowers it.
+    if t.verb() == Verb::Send && !t.is_latency() && spec.direction == crate::perf::Direction::Both {
+        let rx = match spec.duration_us {
+            Some(_) => cfg.host.rx_depth,
+            None => cfg
+                .host
+                .rx_depth
+                .min(u32::try_from(spec.iters).unwrap_or(u32::MAX)),
+        };
+        let _ = writeln!(o, " RX depth        : {rx}");
+    }
     if !t.is_latency() {
         // The run's own (-Q, host.cq_mod): perftest defaults to 100, rnic to 1.
         let _ = writeln!(o, " CQ Moderation   : {cq_mod}");
