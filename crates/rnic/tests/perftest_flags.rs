@@ -1438,3 +1438,34 @@ fn a_bidirectional_send_test_shows_its_rx_depth() {
         }
     }
 }
+
+/// `-R/--rdma_cm` with an unreliable service: perftest exits on `-c UC -R` (librdmacm does
+/// not connect UC QPs), so rnic refuses it (exit 2, naming both) instead of running UC
+/// pairs brought up directly; with `-c UD` rnic also brings the pairs up directly, and says
+/// so on standard error (the information block reads `rdma_cm QPs : OFF`).
+#[test]
+fn rdma_cm_with_uc_is_refused_and_with_ud_noted() {
+    let (code, _, err) = rnic(&["perf", "write-bw", "-c", "UC", "-R", "-n", "10"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("-R/--rdma_cm") && err.contains("UC"), "{err}");
+    let (code, _, err) = rnic(&[
+        "perf",
+        "write-bw",
+        "-R",
+        "-n",
+        "10",
+        "--set",
+        "qp.transport=uc",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    let (code, out, err) = rnic(&[
+        "perf", "send-bw", "-c", "UD", "-R", "-s", "1024", "-n", "10",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("-R/--rdma_cm has no effect on UD"), "{err}");
+    assert!(out.contains(" rdma_cm QPs\t : OFF\n"), "{out}");
+    // RC takes it as before.
+    let (code, _, err) = rnic(&["perf", "write-bw", "-R", "-n", "10"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains("rdma_cm"), "{err}");
+}

@@ -263,6 +263,9 @@ fn cmd_perf(
         perf: c.options(),
         pcap: c.pcap.clone(),
     };
+    if c.rdma_cm {
+        rdma_cm_service(&inputs, err)?;
+    }
     let table = c.output.is_none();
     let out_json = c
         .out_json_file
@@ -294,6 +297,33 @@ fn cmd_perf(
     }
     let spec = inputs.resolve()?.1;
     perftest_verdict(&c, &spec, &r, out)
+}
+
+/// `-R/--rdma_cm` with the run's QP service: librdmacm connects no UC QP, so perftest exits
+/// on `-c UC -R` and rnic refuses it (it ran UC pairs brought up directly in silence); a UD
+/// run's pairs are brought up directly too, which a note says (its information block reads
+/// `rdma_cm QPs : OFF`, where perftest would have resolved them by RDMA CM).
+fn rdma_cm_service(inputs: &RunInputs, err: &mut dyn Write) -> anyhow::Result<()> {
+    use rnic_model::config::Transport;
+    let Ok((cfg, _)) = inputs.resolve() else {
+        // The run reports its own configuration error.
+        return Ok(());
+    };
+    match cfg.qp.transport {
+        Transport::Rc => {}
+        Transport::Uc => anyhow::bail!(crate::UsageError(
+            "-R/--rdma_cm with UC QPs (-c/--connection UC, qp.transport): librdmacm does not \
+             connect UC QPs, and perftest exits ('UC is not supported in librdmacm'); leave \
+             out -R (rnic brings UC pairs up directly) or run RC"
+                .to_string()
+        )),
+        Transport::Ud => writeln!(
+            err,
+            "rnic: -R/--rdma_cm has no effect on UD: rnic brings UD QPs up directly, without \
+             RDMA CM MADs (the information block reads 'rdma_cm QPs : OFF')"
+        )?,
+    }
+    Ok(())
 }
 
 /// perftest's `--output` (the one figure, unless the JSON went to stdout) and its verifier
