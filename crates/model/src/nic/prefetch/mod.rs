@@ -28,7 +28,7 @@ pub mod ledger;
 pub mod queue;
 pub mod wqe_cache;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::config::{NicConfig, PrefetchMode};
 use crate::slab::Slab;
@@ -153,6 +153,9 @@ pub struct Prefetcher {
     pub wqe_inflight: FxHashMap<u32, WqeInFlight>,
     /// WQE bytes a visit took from the cache, until it is decoded.
     pub visit_bytes: FxHashMap<u32, Vec<Vec<u8>>>,
+    /// Visits whose WQEs come in two reads (a late prefetch of the first ones and a read of
+    /// the rest), until the first of the two arrives.
+    pub split_visits: FxHashSet<u32>,
     /// WQE counters (the ledger keeps the others).
     pub wqe_stats: ResStats,
     /// WQE prefetch reads issued.
