@@ -90,7 +90,21 @@ impl Nic {
             self.pf.wqe_inflight.insert(qpn, (first, n, None));
             self.pf.wqe_stats.issued += u64::from(n);
             self.pf.wqe_reads += 1;
-            self.prefetch_wqes(qpn, first, n, at, at, cx);
+            if cached || self.p.nic.latency_hiding {
+                self.prefetch_wqes(qpn, first, n, at, at, cx);
+            } else {
+                // The context is being read already (an earlier trigger's prefetch or a
+                // demand miss): the WQE read needs its SQ address and waits for that fill.
+                self.pf.wqes_after_qpc.insert(qpn, (first, n, at));
+            }
+        }
+    }
+
+    /// `qpn`'s context arrived at `now` (a prefetch or a demand read): the WQE prefetch that
+    /// waits for its SQ address, if any, starts.
+    pub(crate) fn prefetch_wqes_after_qpc(&mut self, qpn: u32, now: TimePs, cx: &mut NicCx<'_>) {
+        if let Some((first, n, since)) = self.pf.wqes_after_qpc.remove(&qpn) {
+            self.prefetch_wqes(qpn, first, n, now, since, cx);
         }
     }
 
@@ -215,6 +229,7 @@ impl Nic {
                 if let Some((first, n)) = wqes {
                     self.prefetch_wqes(qpn, first, n, now, since, cx);
                 }
+                self.prefetch_wqes_after_qpc(qpn, now, cx);
             }
             PfRead::Wqe { qpn, first, n } => self.on_prefetched_wqes(now, qpn, first, n, since, cx),
             PfRead::Mpt(span) => {
