@@ -8,7 +8,9 @@
 //! same claims, same thresholds. Every point must end ok (bytes verified).
 //!
 //! Not every claim of this paper passes in rnic (the README's section on the paper says
-//! why: at 4,096 MRs the chain of four PCIe reads outlasts the window on a busy PCIe). Each
+//! why: at 4,096 MRs the chain of four PCIe reads outlasts the window on a busy PCIe; at
+//! light load the receiver's context miss, which no sender-side prefetch can hide, is more
+//! than half the rise past the cache). Each
 //! test states the verdict every claim has today, so a change that breaks a
 //! passing claim — or makes a failing one pass — turns the suite red and the README's
 //! claim table must follow.
@@ -100,6 +102,9 @@ fn light_load_latency() {
             axis(sw, "perf.qp", &[4, 64, 128, 256]);
             sw.base.perf.insert("iters".into(), Value::Integer(1000));
         },
-        &[("flat", true), ("rise", true), ("sw-removes", true)],
+        // sw-removes misses: the software trigger hides 0.36 of the sender's 0.52 us miss,
+        // not the receiver's (it passed while the scheduler trigger read the WQEs before
+        // the context that holds their address had arrived).
+        &[("flat", true), ("rise", true), ("sw-removes", false)],
     );
 }

@@ -315,7 +315,8 @@ config_section! {
         /// csRNA latency hiding: SQ address table on chip, QPC prefetch overlapped with the WQE
         /// read (false = QPC read before WQE read)
         latency_hiding: bool = false; "switch", Kind::Bool;
-        /// Where QPCs live when not cached: host memory over PCIe, or the NIC's on-board DDR
+        /// Where the context tables live when not cached (QPCs, and the MPT and MTT with them):
+        /// host memory over PCIe, or the NIC's on-board DDR
         qpc_placement: QpcPlacement = QpcPlacement::Host; "place", Kind::Str(QpcPlacement::NAMES);
         /// Size of one WQE slot in the send and receive queues (the WQE format takes 64 B; larger
         /// slots are read whole)

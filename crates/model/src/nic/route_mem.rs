@@ -178,6 +178,9 @@ impl Nic {
                 self.pf.ledger.demand_filled(Res::Qpc, u64::from(qpn));
                 self.qpc.on_fill(now, qpn, &mut self.qpc_out);
                 self.qpc_route(now, cx);
+                if !self.pf.wqes_after_qpc.is_empty() {
+                    self.prefetch_wqes_after_qpc(qpn, now, cx);
+                }
             }
             DmaToken::TransFill { lane, read } => {
                 let res = if read.mpt { Res::Mpt } else { Res::Mtt };

@@ -90,7 +90,21 @@ impl Nic {
             self.pf.wqe_inflight.insert(qpn, (first, n, None));
             self.pf.wqe_stats.issued += u64::from(n);
             self.pf.wqe_reads += 1;
-            self.prefetch_wqes(qpn, first, n, at, at, cx);
+            if cached || self.p.nic.latency_hiding {
+                self.prefetch_wqes(qpn, first, n, at, at, cx);
+            } else {
+                // The context is being read already (an earlier trigger's prefetch or a
+                // demand miss): the WQE read needs its SQ address and waits for that fill.
+                self.pf.wqes_after_qpc.insert(qpn, (first, n, at));
+            }
+        }
+    }
+
+    /// `qpn`'s context arrived at `now` (a prefetch or a demand read): the WQE prefetch that
+    /// waits for its SQ address, if any, starts.
+    pub(crate) fn prefetch_wqes_after_qpc(&mut self, qpn: u32, now: TimePs, cx: &mut NicCx<'_>) {
+        if let Some((first, n, since)) = self.pf.wqes_after_qpc.remove(&qpn) {
+            self.prefetch_wqes(qpn, first, n, now, since, cx);
         }
     }
 
@@ -136,7 +150,11 @@ impl Nic {
     }
 
     /// Visit `visit` may read its WQEs from `at`: if the prefetcher has them (or is reading
-    /// them), the visit takes them from there instead. Returns whether it did.
+    /// them), the visit takes them from there instead. Returns whether it did. A visit may
+    /// take more WQEs than the prefetch brought (more were posted after its trigger): it
+    /// takes the prefetched ones and reads only the rest, `nic.wqe_bytes` each, so no WQE
+    /// crosses PCIe twice and every prefetched WQE is used (hit or late) or evicted
+    /// (useless).
     pub(crate) fn prefetched_wqes(
         &mut self,
         visit: u32,
@@ -144,24 +162,42 @@ impl Nic {
         at: TimePs,
         cx: &mut NicCx<'_>,
     ) -> bool {
-        let all = (0..v.n).all(|i| self.pf.wqes.contains(v.qpn, v.first.wrapping_add(i)));
-        if all {
-            let bytes = (0..v.n)
+        let cached = (0..v.n)
+            .take_while(|&i| self.pf.wqes.contains(v.qpn, v.first.wrapping_add(i)))
+            .count() as u32;
+        if cached > 0 {
+            let bytes = (0..cached)
                 .filter_map(|i| self.pf.wqes.take(v.qpn, v.first.wrapping_add(i)))
                 .collect();
             self.pf.visit_bytes.insert(visit, bytes);
-            self.pf.wqe_stats.hits += u64::from(v.n);
-            cx.at(at, NicEv::WqesCached { visit });
+            self.pf.wqe_stats.hits += u64::from(cached);
+            if cached == v.n {
+                cx.at(at, NicEv::WqesCached { visit });
+            } else {
+                self.read_rest_of_visit(visit, v.n - cached, at, cx);
+            }
             return true;
         }
         if let Some(e) = self.pf.wqe_inflight.get_mut(&v.qpn) {
-            if e.0 == v.first && v.n <= e.1 && e.2.is_none() {
+            if e.0 == v.first && e.2.is_none() {
                 e.2 = Some((visit, at));
-                self.pf.wqe_stats.late += u64::from(v.n);
+                let covered = v.n.min(e.1);
+                self.pf.wqe_stats.late += u64::from(covered);
+                if covered < v.n {
+                    // Two reads bring this visit's WQEs: it is decoded after both.
+                    self.pf.split_visits.insert(visit);
+                    self.read_rest_of_visit(visit, v.n - covered, at, cx);
+                }
                 return true;
             }
         }
         false
+    }
+
+    /// Reads the last `n` WQEs of visit `visit` (those no prefetch brought) from `at`.
+    fn read_rest_of_visit(&mut self, visit: u32, n: u32, at: TimePs, cx: &mut NicCx<'_>) {
+        let bytes = u64::from(n) * self.p.nic.wqe_bytes;
+        self.host_read(at, bytes, DmaToken::Wqe(visit), ReadSource::Wqe, cx);
     }
 
     /// A prefetch read arrived at `now`.
@@ -193,6 +229,7 @@ impl Nic {
                 if let Some((first, n)) = wqes {
                     self.prefetch_wqes(qpn, first, n, now, since, cx);
                 }
+                self.prefetch_wqes_after_qpc(qpn, now, cx);
             }
             PfRead::Wqe { qpn, first, n } => self.on_prefetched_wqes(now, qpn, first, n, since, cx),
             PfRead::Mpt(span) => {

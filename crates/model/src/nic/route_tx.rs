@@ -143,6 +143,10 @@ impl Nic {
 
     /// The WQEs of `visit` are in the NIC: decode them and start their translation.
     pub(crate) fn on_wqes_fetched(&mut self, now: TimePs, visit: u32, cx: &mut NicCx<'_>) {
+        if !self.pf.split_visits.is_empty() && self.pf.split_visits.remove(&visit) {
+            // The first of the visit's two reads (see `prefetched_wqes`): wait for the other.
+            return;
+        }
         let Some(v) = self.fetch.visits.remove(visit) else {
             return;
         };

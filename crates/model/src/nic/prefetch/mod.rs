@@ -28,7 +28,7 @@ pub mod ledger;
 pub mod queue;
 pub mod wqe_cache;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::config::{NicConfig, PrefetchMode};
 use crate::slab::Slab;
@@ -151,8 +151,14 @@ pub struct Prefetcher {
     /// Per QP, its WQE prefetch in flight: (first, n, the visit waiting for it and when
     /// that visit may decode).
     pub wqe_inflight: FxHashMap<u32, WqeInFlight>,
+    /// Per QP, a WQE prefetch (first, n, its chain's trigger time) waiting for the QP's
+    /// context, which another read is bringing: the WQEs' address is in it.
+    pub wqes_after_qpc: FxHashMap<u32, (u32, u32, rnic_sim::TimePs)>,
     /// WQE bytes a visit took from the cache, until it is decoded.
     pub visit_bytes: FxHashMap<u32, Vec<Vec<u8>>>,
+    /// Visits whose WQEs come in two reads (a late prefetch of the first ones and a read of
+    /// the rest), until the first of the two arrives.
+    pub split_visits: FxHashSet<u32>,
     /// WQE counters (the ledger keeps the others).
     pub wqe_stats: ResStats,
     /// WQE prefetch reads issued.
