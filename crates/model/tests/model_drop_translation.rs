@@ -10,7 +10,6 @@ mod model_common;
 
 use model_common::*;
 use rnic_model::config::{parse_set, Config};
-use rnic_model::result::RunStatus;
 use rnic_model::stats::Registry;
 use rnic_model::workload::PerfTest;
 
@@ -32,15 +31,8 @@ fn config(sets: &[&str]) -> Config {
 fn responder(cfg: &Config, test: PerfTest, size: u64, iters: u64) -> Registry {
     let mut s = spec(test, size, 1, 1);
     s.iters = iters;
-    let r = run(cfg, &s);
-    assert_eq!(
-        r.result.status,
-        RunStatus::Ok,
-        "{test:?}: {}",
-        r.result.reason
-    );
+    let r = run_verified(cfg, &s, &format!("{test:?}"));
     assert_eq!(r.result.ops_completed, iters);
-    assert!(r.result.bytes_verified, "{test:?}: {:?}", r.failures);
     the_requests_receiver(r.nodes)
 }
 

@@ -11,7 +11,6 @@ mod model_common;
 
 use model_common::*;
 use rnic_model::config::{parse_set, Config};
-use rnic_model::result::RunStatus;
 use rnic_model::stats::Registry;
 use rnic_model::workload::PerfTest;
 
@@ -37,14 +36,7 @@ fn receiver(cfg: &Config, test: PerfTest, size: u64, qps: u32, mrs: u32, iters: 
     let mut s = spec(test, size, qps, 1);
     s.iters = iters;
     s.mrs = mrs;
-    let r = run(cfg, &s);
-    assert_eq!(
-        r.result.status,
-        RunStatus::Ok,
-        "{test:?}: {}",
-        r.result.reason
-    );
-    assert!(r.result.bytes_verified, "{test:?}: {:?}", r.failures);
+    let r = run_verified(cfg, &s, &format!("{test:?}"));
     the_requests_receiver(r.nodes)
 }
 

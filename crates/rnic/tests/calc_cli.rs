@@ -155,32 +155,26 @@ fn a_round_trip_under_one_frame_needs_a_queue_of_one() {
 /// minimum (it answered 12,500 frames for --frame-bytes 10 over a 10 µs round trip).
 #[test]
 fn a_frame_under_ethernets_minimum_is_refused() {
-    let (code, out, err) = rnic(&[
-        "calc",
-        "qd",
-        "--gbps",
-        "100",
-        "--rtt-us",
-        "10",
-        "--frame-bytes",
-        "10",
-    ]);
+    let qd_over_10us = |frame_bytes: &str| {
+        rnic(&[
+            "calc",
+            "qd",
+            "--gbps",
+            "100",
+            "--rtt-us",
+            "10",
+            "--frame-bytes",
+            frame_bytes,
+        ])
+    };
+    let (code, out, err) = qd_over_10us("10");
     assert_eq!(code, 2, "{out}{err}");
     assert!(
         err.contains("--frame-bytes 10") && err.contains("64 B"),
         "{err}"
     );
     // 64 B, the smallest frame, is an answer.
-    let (code, out, err) = rnic(&[
-        "calc",
-        "qd",
-        "--gbps",
-        "100",
-        "--rtt-us",
-        "10",
-        "--frame-bytes",
-        "64",
-    ]);
+    let (code, out, err) = qd_over_10us("64");
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("queue depth      1953 frames"), "{out}");
 }

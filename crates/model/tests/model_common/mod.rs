@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use rnic_model::config::Config;
+use rnic_model::result::RunStatus;
 use rnic_model::stats::Registry;
 use rnic_model::workload::{PerfSpec, PerfTest};
 use rnic_model::{run_perf_detailed, ModelRun, RunOptions};
@@ -32,6 +33,20 @@ pub fn run(cfg: &Config, spec: &PerfSpec) -> ModelRun {
 pub fn run_with(cfg: &Config, spec: &PerfSpec, opts: &RunOptions) -> ModelRun {
     let mut v = run_perf_detailed(cfg, spec, opts).expect("model run");
     v.remove(0)
+}
+
+/// Runs one size and checks that it ended well with every byte verified (the test fails
+/// naming `label`, the run's reason and its failures otherwise).
+pub fn run_verified(cfg: &Config, spec: &PerfSpec, label: &str) -> ModelRun {
+    let r = run(cfg, spec);
+    assert_eq!(
+        r.result.status,
+        RunStatus::Ok,
+        "{label}: {}",
+        r.result.reason
+    );
+    assert!(r.result.bytes_verified, "{label}: {:?}", r.failures);
+    r
 }
 
 /// Counter `name` of a node's registry (the test fails naming it if it is missing).
