@@ -1001,6 +1001,21 @@ fn connection_runs_uc_and_ud() {
     }
 }
 
+/// `rnic perf --help` names every service `-c` runs: it read "RC, the only one rnic
+/// models" after UC and UD were modelled.
+#[test]
+fn help_of_connection_names_rc_uc_and_ud() {
+    let (code, out, _) = rnic(&["perf", "--help"]);
+    assert_eq!(code, Some(0));
+    let at = out.find("--connection <TYPE>").expect("-c in the help");
+    let text: String = out[at..].lines().take(4).collect::<Vec<_>>().join(" ");
+    assert!(
+        text.contains("RC") && text.contains("UC") && text.contains("UD"),
+        "{text}"
+    );
+    assert!(!text.contains("the only one"), "{text}");
+}
+
 /// More memory regions than the flow has buffer slots would register regions over no QP's
 /// buffer (`--mrs 1000000` on one QP used to take 1.8 s and say nothing): refused, naming
 /// the flag and the largest count that works. `--mr_per_qp` with several clients gives one
