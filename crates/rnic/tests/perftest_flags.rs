@@ -181,6 +181,58 @@ fn output_and_the_verifier_limits_act_as_in_perftest() {
     assert!(err.contains("-w/--limit_bw 1e300 Gbit/s"), "{err}");
 }
 
+/// `--output` prints one figure instead of the table, and `--json -` puts the JSON on
+/// standard output instead of it: what prints into the table would vanish in silence there
+/// (`--output=bandwidth --json -` printed the JSON alone; `--stats`, `--report-both` and
+/// `-H` beside `--output` printed the figure alone; `-H --json -` the JSON, which has no
+/// samples), so each pair is refused before the run, naming both flags.
+#[test]
+fn output_and_json_to_stdout_refuse_what_they_would_drop() {
+    for (args, names) in [
+        (
+            &["write-bw", "--output", "bandwidth", "--json", "-"][..],
+            &["--output", "--json -"][..],
+        ),
+        (
+            &["write-bw", "--output", "bandwidth", "--stats"][..],
+            &["--output", "--stats"][..],
+        ),
+        (
+            &["write-bw", "-b", "--report-both", "--output", "bandwidth"][..],
+            &["--output", "--report-both"][..],
+        ),
+        (
+            &["write-lat", "-H", "--output", "latency"][..],
+            &["--output", "-H/--report-histogram"][..],
+        ),
+        (
+            &["write-lat", "-U", "--json", "-"][..],
+            &["--json -", "-U/--report-unsorted"][..],
+        ),
+    ] {
+        let mut a = vec!["perf"];
+        a.extend_from_slice(args);
+        a.extend(["-n", "10"]);
+        let (code, out, err) = rnic(&a);
+        assert_eq!(code, Some(2), "{a:?}: {out}{err}");
+        for n in names {
+            assert!(err.contains(n), "{a:?}: {err}");
+        }
+        assert!(out.is_empty(), "{a:?} ran: {out}");
+    }
+    // Each alone, and --stats with --json - (the JSON has the counters), still run.
+    for args in [
+        &["write-bw", "--output", "bandwidth"][..],
+        &["write-bw", "--stats", "--json", "-"][..],
+        &["write-lat", "-H"][..],
+    ] {
+        let mut a = vec!["perf"];
+        a.extend_from_slice(args);
+        a.extend(["-n", "10"]);
+        assert_eq!(rnic(&a).0, Some(0), "{a:?}");
+    }
+}
+
 /// A latency test reports no bandwidth and no message rate, so perftest's verifier limits
 /// cannot judge it: `-w`/`-y` on one are refused before the run (exit 2, naming the flag),
 /// not checked against a figure the table never shows.
