@@ -233,6 +233,19 @@ fn output_and_json_to_stdout_refuse_what_they_would_drop() {
     }
 }
 
+/// Under `-D` perftest keeps no samples, so `-H`/`-U` list none: a note says so, where
+/// the run said nothing about the flags it was given.
+#[test]
+fn histogram_flags_under_duration_say_they_list_nothing() {
+    let (code, out, err) = rnic(&["perf", "write-lat", "-H", "-D", "0.001"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("-H/--report-histogram has no effect") && err.contains("-D"),
+        "{err}"
+    );
+    assert!(!out.contains("#, usec"), "{out}");
+}
+
 /// A latency test reports no bandwidth and no message rate, so perftest's verifier limits
 /// cannot judge it: `-w`/`-y` on one are refused before the run (exit 2, naming the flag),
 /// not checked against a figure the table never shows.

@@ -557,6 +557,16 @@ fn no_effect_flags(c: &PerfCmd) -> Vec<(&'static str, &'static str)> {
             "--recv_post_list",
             "only send-bw's target reposts receives",
         ),
+        (
+            lat && c.duration.is_some() && c.report_histogram,
+            "-H/--report-histogram",
+            "under -D perftest keeps no samples, so none are listed (run iterations, -n, for them)",
+        ),
+        (
+            lat && c.duration.is_some() && c.report_unsorted,
+            "-U/--report-unsorted",
+            "under -D perftest keeps no samples, so none are listed (run iterations, -n, for them)",
+        ),
     ]
     .into_iter()
     .filter(|&(given, _, _)| given)
