@@ -84,6 +84,21 @@ pub fn op_wire_ps(p: &ModelParams, verb: Verb, size: u64, pmtu: u32) -> TimePs {
     bytes_time_ps_mbps(bytes, p.eth.mbps)
 }
 
+/// How far a sender's completions may run ahead of its frames on the server's port, ps: a
+/// UC or UD message completes as its last packet is built ("at transmission"), and the TX
+/// engine hands frames to the port while at most `nic.tx_port_slack_bytes` wait there, so
+/// the slack and the frame handed over may still be ahead of the wire when the CQE is
+/// written. RC completes on the answer, after its frames: 0.
+pub fn unreliable_lead_ps(p: &ModelParams, cfg: &Config, pmtu: u32) -> TimePs {
+    if cfg.qp.transport == crate::config::Transport::Rc {
+        return 0;
+    }
+    // The longest frame: every RoCEv2 header, a RETH or DETH, and the path MTU's payload.
+    let frame = PACKET_HEADER_BYTES + RETH_BYTES + u64::from(pmtu);
+    let bytes = p.nic.tx_port_slack_bytes + p.wire_bytes(frame as usize);
+    bytes_time_ps_mbps(bytes, p.eth.mbps)
+}
+
 /// The memory budget in bytes: `sim.max_memory_gb`, or half of this machine's memory when
 /// it is 0 (8 GB when the machine's memory cannot be read).
 pub fn memory_budget_bytes(cfg: &Config) -> u64 {

@@ -191,8 +191,18 @@ pub fn judge_completion(app: &Perftest, end: TimePs, stopped_at_limit: bool, v: 
 /// The wire's bound: `ops` operations that each occupy the server's port for at least
 /// `op_ps` cannot complete in less time than they take on the wire. A `-D` window counts
 /// whole completions, so it may hold one operation more than its length, plus 1 % for
-/// completions whose delay after the wire varies (ACK coalescing, queueing).
-pub fn judge_wire_bound(m: Measured, op_ps: TimePs, window: bool, v: &mut Verdict) {
+/// completions whose delay after the wire varies (ACK coalescing, queueing). `lead_ps` is
+/// how far a sender's completions may run ahead of its frames on the wire: 0 for RC, whose
+/// completions wait for the answer; for UC and UD, which complete a message as its last
+/// packet is built, the port's wire time of what the TX engine may have queued ahead of it
+/// (`nic.tx_port_slack_bytes` and the frame it hands over).
+pub fn judge_wire_bound(
+    m: Measured,
+    op_ps: TimePs,
+    window: bool,
+    lead_ps: TimePs,
+    v: &mut Verdict,
+) {
     if m.ops == 0 || op_ps == 0 {
         return;
     }
@@ -201,7 +211,7 @@ pub fn judge_wire_bound(m: Measured, op_ps: TimePs, window: bool, v: &mut Verdic
         u128::from(m.time_ps) * 101 / 100 + u128::from(op_ps)
     } else {
         u128::from(m.time_ps) + u128::from(m.time_ps) / 1000
-    };
+    } + u128::from(lead_ps);
     if wire_ps > allowed {
         v.add(
             RunStatus::ModelError,
@@ -331,7 +341,7 @@ mod tests {
             from_ps: 0,
             peak: None,
         };
-        judge_wire_bound(m, op, true, &mut v);
+        judge_wire_bound(m, op, true, 0, &mut v);
         assert_eq!(v.status(), RunStatus::ModelError);
         // 59 in 10 ms fits; 61 does not.
         let mut ok = Verdict::default();
@@ -345,6 +355,7 @@ mod tests {
             },
             op,
             true,
+            0,
             &mut ok,
         );
         assert_eq!(ok.status(), RunStatus::Ok);
@@ -357,6 +368,7 @@ mod tests {
             },
             op,
             true,
+            0,
             &mut ok,
         );
         assert_eq!(ok.status(), RunStatus::ModelError);
@@ -371,8 +383,30 @@ mod tests {
             },
             op,
             false,
+            0,
             &mut it,
         );
         assert_eq!(it.status(), RunStatus::ModelError);
+        // An unreliable sender's completions may lead the wire by the port's lead, and
+        // by no more: 5 × 171 µs in 800 µs needs a lead of 55 µs.
+        for (lead, status) in [
+            (55_000_000, RunStatus::Ok),
+            (54_000_000, RunStatus::ModelError),
+        ] {
+            let mut u = Verdict::default();
+            judge_wire_bound(
+                Measured {
+                    ops: 5,
+                    time_ps: 800_000_000,
+                    from_ps: 0,
+                    peak: None,
+                },
+                op,
+                false,
+                lead,
+                &mut u,
+            );
+            assert_eq!(u.status(), status, "lead {lead} ps");
+        }
     }
 }

@@ -123,6 +123,82 @@ fn a_corrupted_frame_fails_its_icrc_and_is_resent() {
     assert!(r.result.retransmissions > 0);
 }
 
+/// A topology file's impairments act on the links it marks `impair = true` (the sprayer and
+/// the reordering window on those a node sends on): an impairment no link takes would run
+/// clean in silence (`net.impair.loss = 0.5` over a file with no marked link gave 0
+/// retransmissions, exit 0), so it is refused naming the field and the fix.
+#[test]
+fn impairments_no_link_of_a_topology_file_takes_are_refused() {
+    let dir = std::env::temp_dir();
+    let write = |name: &str, text: &str| {
+        let path = dir.join(format!("rnic-imp-{}-{name}.toml", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let star = |mark: &str| {
+        format!(
+            "[[switch]]\nname = \"s\"\n[[switch]]\nname = \"t\"\n\
+             [[link]]\nends = [\"node0\", \"s\"]\n{}\
+             [[link]]\nends = [\"s\", \"t\"]\n{}\
+             [[link]]\nends = [\"node1\", \"t\"]\n",
+            if mark == "node" {
+                "impair = true\n"
+            } else {
+                ""
+            },
+            if mark == "switch" {
+                "impair = true\n"
+            } else {
+                ""
+            },
+        )
+    };
+    let unmarked = write("none", &star(""));
+    let between_switches = write("switch", &star("switch"));
+    let on_node = write("node", &star("node"));
+    let s = spec(PerfTest::WriteBw, 4096, 1, 1);
+    let refused = |topology: &str, set: &dyn Fn(&mut rnic_model::config::Config)| {
+        let mut cfg = baseline(10.0);
+        cfg.net.topology = topology.to_string();
+        set(&mut cfg);
+        rnic_model::run_perf_detailed(&cfg, &s, &Default::default())
+            .err()
+            .map(|e| e.to_string())
+    };
+    let e = refused(&unmarked, &|c| c.net.impair.loss = 0.5).expect("loss on no link");
+    assert!(
+        e.contains("net.impair.loss") && e.contains("impair = true"),
+        "{e}"
+    );
+    let e = refused(&unmarked, &|c| c.net.impair.extra_delay_ns = 1000.0).expect("delay");
+    assert!(e.contains("net.impair.extra_delay_ns"), "{e}");
+    // Loss on a link between switches is taken; spraying needs a node's marked link.
+    assert_eq!(
+        refused(&between_switches, &|c| c.net.impair.loss = 0.01),
+        None
+    );
+    let e = refused(&between_switches, &|c| c.net.spray.paths = 4).expect("spray");
+    assert!(
+        e.contains("net.spray.paths") && e.contains("impair = true"),
+        "{e}"
+    );
+    let e = refused(&unmarked, &|c| c.net.impair.reorder_window = 8).expect("window");
+    assert!(e.contains("net.impair.reorder_window"), "{e}");
+    // A node's marked link takes all of them, and a clean run needs no mark.
+    assert_eq!(
+        refused(&on_node, &|c| {
+            c.net.impair.loss = 0.01;
+            c.net.spray.paths = 2;
+            c.net.impair.reorder_window = 4;
+        }),
+        None
+    );
+    assert_eq!(refused(&unmarked, &|_| {}), None);
+    for f in [unmarked, between_switches, on_node] {
+        let _ = std::fs::remove_file(f);
+    }
+}
+
 #[test]
 fn bad_topologies_are_refused_with_the_reason() {
     let dir = std::env::temp_dir();

@@ -262,7 +262,15 @@ pub fn parse_flow(t: &Table, i: usize) -> Result<FlowOptions, ConfigError> {
         })?),
     };
     Ok(FlowOptions {
-        name: opt_str(t, &sec, "name")?,
+        name: match opt_str(t, &sec, "name")? {
+            Some(n) if n.trim().is_empty() => {
+                return Err(ConfigError::Inconsistent(format!(
+                    "`{sec}.name` is empty: it labels the flow's row and its JSON; give it a \
+                     name, or leave `name` out for the default flow{i}"
+                )))
+            }
+            n => n,
+        },
         test: Some(test),
         sizes,
         size_mix,
@@ -632,6 +640,8 @@ mod tests {
             ("[[flow]]\ntest = \"read-bw\"\nsize = 65536\nwindow_psns = 4", "flow[0].window_psns` = 4"),
             ("[[flow]]\ntest = \"write-bw\"\n[[flow]]\ntest = \"read-bw\"\nsize = {values = [64, 65536]}\nwindow_psns = 8", "set `flow[1].window_psns` to 16"),
             ("[[flow]]\ntest = \"write-bw\"\nduration_us = 1e300", "flow[0].duration_us"),
+            // An empty name left the flow's table row and JSON `name` blank.
+            ("[[flow]]\nname = \"\"\ntest = \"write-bw\"", "`flow[0].name` is empty"),
         ] {
             let e = flows(src).unwrap_err().to_string();
             assert!(e.contains(want), "{src:?}: {e}");

@@ -146,10 +146,23 @@ pub fn parse_scenario(src: &str, origin: &str) -> Result<Scenario, ConfigError> 
         name: opt_str(&t, "", "name")?.unwrap_or_else(|| file_stem(origin)),
         description: opt_str(&t, "", "description")?,
         base,
-        json: opt_str(&output, "output", "json")?.map(PathBuf::from),
-        pcap: opt_str(&output, "output", "pcap")?.map(PathBuf::from),
+        json: output_path(&output, "json")?,
+        pcap: output_path(&output, "pcap")?,
         flows,
     })
+}
+
+/// `[output]`'s `key`: a file's path, which an empty string is not (it failed later as an
+/// output that cannot be written, exit 4).
+fn output_path(output: &Table, key: &str) -> Result<Option<PathBuf>, ConfigError> {
+    match opt_str(output, "output", key)? {
+        Some(p) if p.is_empty() => Err(ConfigError::Inconsistent(format!(
+            "`output.{key}` is empty: give the path of the {} file to write, or leave \
+             `{key}` out",
+            if key == "json" { "JSON" } else { "pcap" }
+        ))),
+        p => Ok(p.map(PathBuf::from)),
+    }
 }
 
 /// The stem of a path, for default names.
@@ -216,6 +229,10 @@ json = "x.json"
                 "[perf]\ntest = \"write-bw\"\n[[axis]]\nkey = \"perf.qp\"\nvalues = [1]",
                 "rnic sweep",
             ),
+            // An empty path names no file: it failed as an unwritable output (exit 4,
+            // "cannot write the JSON output : creating the file").
+            ("[output]\njson = \"\"", "`output.json`"),
+            ("[output]\npcap = \"\"", "`output.pcap`"),
         ] {
             let e = parse_scenario(src, "s.toml").unwrap_err().to_string();
             assert!(e.contains(want), "{src:?}: {e}");

@@ -178,3 +178,42 @@ fn a_frame_under_ethernets_minimum_is_refused() {
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("queue depth      1953 frames"), "{out}");
 }
+
+/// `--us-per-km` turns `--km` into a round trip; with `--rtt-us` the round trip is given, so
+/// a delay per km would change nothing: it is refused, naming both flags (it was ignored in
+/// silence: `--rtt-us 5 --us-per-km 7` answered as if it were not there).
+#[test]
+fn a_delay_per_km_with_a_given_round_trip_is_refused() {
+    let (code, out, err) = rnic(&[
+        "calc",
+        "qd",
+        "--gbps",
+        "100",
+        "--rtt-us",
+        "5",
+        "--us-per-km",
+        "7",
+        "--frame-bytes",
+        "4178",
+    ]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("--us-per-km") && err.contains("--rtt-us"),
+        "{err}"
+    );
+    // With --km it is the fibre's delay: 2 × 100 km × 7 µs/km.
+    let (code, out, err) = rnic(&[
+        "calc",
+        "qd",
+        "--gbps",
+        "100",
+        "--km",
+        "100",
+        "--us-per-km",
+        "7",
+        "--frame-bytes",
+        "4178",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("round trip       1400 µs"), "{out}");
+}

@@ -181,6 +181,71 @@ fn output_and_the_verifier_limits_act_as_in_perftest() {
     assert!(err.contains("-w/--limit_bw 1e300 Gbit/s"), "{err}");
 }
 
+/// `--output` prints one figure instead of the table, and `--json -` puts the JSON on
+/// standard output instead of it: what prints into the table would vanish in silence there
+/// (`--output=bandwidth --json -` printed the JSON alone; `--stats`, `--report-both` and
+/// `-H` beside `--output` printed the figure alone; `-H --json -` the JSON, which has no
+/// samples), so each pair is refused before the run, naming both flags.
+#[test]
+fn output_and_json_to_stdout_refuse_what_they_would_drop() {
+    for (args, names) in [
+        (
+            &["write-bw", "--output", "bandwidth", "--json", "-"][..],
+            &["--output", "--json -"][..],
+        ),
+        (
+            &["write-bw", "--output", "bandwidth", "--stats"][..],
+            &["--output", "--stats"][..],
+        ),
+        (
+            &["write-bw", "-b", "--report-both", "--output", "bandwidth"][..],
+            &["--output", "--report-both"][..],
+        ),
+        (
+            &["write-lat", "-H", "--output", "latency"][..],
+            &["--output", "-H/--report-histogram"][..],
+        ),
+        (
+            &["write-lat", "-U", "--json", "-"][..],
+            &["--json -", "-U/--report-unsorted"][..],
+        ),
+    ] {
+        let mut a = vec!["perf"];
+        a.extend_from_slice(args);
+        a.extend(["-n", "10"]);
+        let (code, out, err) = rnic(&a);
+        assert_eq!(code, Some(2), "{a:?}: {out}{err}");
+        for n in names {
+            assert!(err.contains(n), "{a:?}: {err}");
+        }
+        assert!(out.is_empty(), "{a:?} ran: {out}");
+    }
+    // Each alone, and --stats with --json - (the JSON has the counters), still run.
+    for args in [
+        &["write-bw", "--output", "bandwidth"][..],
+        &["write-bw", "--stats", "--json", "-"][..],
+        &["write-lat", "-H"][..],
+    ] {
+        let mut a = vec!["perf"];
+        a.extend_from_slice(args);
+        a.extend(["-n", "10"]);
+        assert_eq!(rnic(&a).0, Some(0), "{a:?}");
+    }
+}
+
+/// Under `-D` perftest keeps no samples, so `-H`/`-U` list none: a note says so, where
+/// the run said nothing about the flags it was given.
+#[test]
+fn histogram_flags_under_duration_say_they_list_nothing() {
+    let (code, out, err) = rnic(&["perf", "write-lat", "-H", "-D", "0.001"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("-H/--report-histogram has no effect") && err.contains("-D"),
+        "{err}"
+    );
+    assert!(!out.contains("#, usec"), "{out}");
+}
+
 /// A latency test reports no bandwidth and no message rate, so perftest's verifier limits
 /// cannot judge it: `-w`/`-y` on one are refused before the run (exit 2, naming the flag),
 /// not checked against a figure the table never shows.
@@ -999,6 +1064,21 @@ fn connection_runs_uc_and_ud() {
         assert_eq!(code, Some(2), "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err}");
     }
+}
+
+/// `rnic perf --help` names every service `-c` runs: it read "RC, the only one rnic
+/// models" after UC and UD were modelled.
+#[test]
+fn help_of_connection_names_rc_uc_and_ud() {
+    let (code, out, _) = rnic(&["perf", "--help"]);
+    assert_eq!(code, Some(0));
+    let at = out.find("--connection <TYPE>").expect("-c in the help");
+    let text: String = out[at..].lines().take(4).collect::<Vec<_>>().join(" ");
+    assert!(
+        text.contains("RC") && text.contains("UC") && text.contains("UD"),
+        "{text}"
+    );
+    assert!(!text.contains("the only one"), "{text}");
 }
 
 /// More memory regions than the flow has buffer slots would register regions over no QP's

@@ -239,6 +239,7 @@ fn plan_of(cfg: &Config, nodes: usize, delay_ps: TimePs, mbps: u64) -> Result<Pl
         "wan" => wan_plan(cfg, nodes, mbps),
         path => {
             let plan = read_file(path, cfg, nodes, delay_ps, mbps)?;
+            check_file_impairments(path, cfg, &plan)?;
             if let Some((a, b)) = plan.unreachable() {
                 return Err(bad(format!(
                     "topology file {path}: node{a} cannot reach node{b}: connect them through \
@@ -248,6 +249,71 @@ fn plan_of(cfg: &Config, nodes: usize, delay_ps: TimePs, mbps: u64) -> Result<Pl
             Ok(plan)
         }
     }
+}
+
+/// A topology file's impairments act only on the links it marks `impair = true`, and the
+/// sprayer and the reordering window only where a node sends on such a link: a setting no
+/// link takes would change nothing, so it is refused with the field and the fix (it ran
+/// clean in silence).
+fn check_file_impairments(path: &str, cfg: &Config, plan: &Plan) -> Result<(), ConfigError> {
+    let imp = &cfg.net.impair;
+    let set: Vec<String> = [
+        ("loss", imp.loss > 0.0, imp.loss.to_string()),
+        ("dup", imp.dup > 0.0, imp.dup.to_string()),
+        ("corrupt", imp.corrupt > 0.0, imp.corrupt.to_string()),
+        (
+            "reorder_depth",
+            imp.reorder_depth > 0,
+            imp.reorder_depth.to_string(),
+        ),
+        (
+            "extra_delay_ns",
+            imp.extra_delay_ns > 0.0,
+            imp.extra_delay_ns.to_string(),
+        ),
+    ]
+    .into_iter()
+    .filter(|&(_, on, _)| on)
+    .map(|(k, _, v)| format!("net.impair.{k} = {v}"))
+    .collect();
+    if !set.is_empty() && !plan.links.iter().any(|l| l.impair) {
+        return Err(bad(format!(
+            "{} acts on the links a topology file marks `impair = true`, and {path} marks \
+             none, so no frame would meet it: add `impair = true` to the [[link]] tables to \
+             impair, or leave net.impair.* at 0",
+            set.join(", ")
+        )));
+    }
+    let node_side: Vec<String> = [
+        (
+            "net.spray.paths",
+            cfg.net.spray.paths > 1,
+            cfg.net.spray.paths.to_string(),
+        ),
+        (
+            "net.impair.reorder_window",
+            imp.reorder_window > 1,
+            imp.reorder_window.to_string(),
+        ),
+    ]
+    .into_iter()
+    .filter(|&(_, on, _)| on)
+    .map(|(k, _, v)| format!("{k} = {v}"))
+    .collect();
+    let node_marked = plan
+        .links
+        .iter()
+        .any(|l| l.impair && (matches!(l.a, End::Node(_)) || matches!(l.b, End::Node(_))));
+    if !node_side.is_empty() && !node_marked {
+        return Err(bad(format!(
+            "{} acts on what a node sends on its link when a topology file marks that link \
+             `impair = true`, and {path} marks no node's link, so no frame would meet it: \
+             add `impair = true` to the [[link]] of each node to act on (e.g. ends = \
+             [\"node0\", ...]), or leave it at its default",
+            node_side.join(", ")
+        )));
+    }
+    Ok(())
 }
 
 fn mbps(gbps: f64) -> u64 {

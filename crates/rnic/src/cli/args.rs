@@ -98,9 +98,10 @@ pub struct CalcQdCmd {
         conflicts_with = "rtt_us"
     )]
     pub km: Option<f64>,
-    /// One-way fibre delay per km, µs (5: light in glass, the paper's 100 µs RTT per 10 km).
-    #[arg(long, value_name = "US", default_value_t = crate::calc::FIBRE_US_PER_KM)]
-    pub us_per_km: f64,
+    /// One-way fibre delay per km, µs (5: light in glass, the paper's 100 µs RTT per 10 km);
+    /// with --km only [default: 5]
+    #[arg(long, value_name = "US")]
+    pub us_per_km: Option<f64>,
     /// The round trip itself, µs, instead of --km.
     #[arg(long, value_name = "US")]
     pub rtt_us: Option<f64>,

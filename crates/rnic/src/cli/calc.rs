@@ -28,10 +28,24 @@ pub(super) fn run(c: CalcCmd, out: &mut dyn Write) -> anyhow::Result<()> {
 
 fn qd(c: &CalcQdCmd, out: &mut dyn Write) -> anyhow::Result<()> {
     let (rtt_us, rtt_from) = match (c.km, c.rtt_us) {
-        (Some(km), _) => (
-            calc::rtt_us(km, c.us_per_km).map_err(UsageError)?,
-            format!("2 × {km} km × {} µs/km", c.us_per_km),
-        ),
+        (Some(km), _) => {
+            let us_per_km = c.us_per_km.unwrap_or(calc::FIBRE_US_PER_KM);
+            (
+                calc::rtt_us(km, us_per_km).map_err(UsageError)?,
+                format!("2 × {km} km × {us_per_km} µs/km"),
+            )
+        }
+        // The delay per km only turns --km into a round trip: beside a given round trip it
+        // would change nothing, so it is refused rather than ignored.
+        (None, Some(_)) if c.us_per_km.is_some() => {
+            return Err(UsageError(
+                "--us-per-km turns --km into a round trip, but --rtt-us gives the round trip \
+                 itself, so it would change nothing: leave out --us-per-km, or give --km \
+                 instead of --rtt-us"
+                    .into(),
+            )
+            .into())
+        }
         (None, Some(rtt)) => (rtt, "--rtt-us".to_string()),
         (None, None) => return Err(UsageError("give --km or --rtt-us".into()).into()),
     };

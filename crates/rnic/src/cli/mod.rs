@@ -203,6 +203,29 @@ fn cmd_perf(
         ))),
         _ => {}
     }
+    // --output prints one figure instead of the table: the JSON on standard output, and
+    // what prints into or after the table, would have nowhere to go. Refused, not dropped.
+    if let Some(figure) = c.output.as_deref() {
+        if c.sim.json.as_deref() == Some(Path::new("-")) {
+            anyhow::bail!(crate::UsageError(format!(
+                "--output={figure} prints its figure on standard output, which --json - \
+                 takes for the JSON: give --json a file, or leave out one of them"
+            )));
+        }
+        let table_only = [
+            (c.stats, "--stats"),
+            (c.report_both, "--report-both"),
+            (c.report_histogram, "-H/--report-histogram"),
+            (c.report_unsorted, "-U/--report-unsorted"),
+        ];
+        if let Some((_, flag)) = table_only.into_iter().find(|&(given, _)| given) {
+            anyhow::bail!(crate::UsageError(format!(
+                "{flag} prints into the table, which --output={figure} replaces by one \
+                 figure: leave out one of them (--json FILE also writes the counters and \
+                 each direction)"
+            )));
+        }
+    }
     // perftest's verifier judges the BW average and the message rate of bandwidth tests;
     // a latency test reports neither, so a limit there could only be checked against a
     // figure its table never shows.
@@ -406,6 +429,28 @@ pub fn run_and_report(
     let (cfg, spec) = inputs.resolve()?;
     runner.check(&cfg, &spec)?;
     let json_to_stdout = json_path.is_some_and(|p| p == Path::new("-"));
+    // The samples of -H/-U are listed in the table, which the JSON replaces on standard
+    // output, and the JSON holds no list of them: refused, not dropped.
+    let listed = [
+        (
+            inputs.perf.report_unsorted,
+            "-U/--report-unsorted (perf.report_unsorted)",
+        ),
+        (
+            inputs.perf.report_histogram,
+            "-H/--report-histogram (perf.report_histogram)",
+        ),
+    ];
+    if let Some((_, flag)) = listed
+        .into_iter()
+        .find(|&(given, _)| given && json_to_stdout)
+    {
+        return Err(crate::UsageError(format!(
+            "{flag} lists the samples in the table, which --json - replaces on standard \
+             output, and the JSON holds no list of them: give --json a file, or leave it out"
+        ))
+        .into());
+    }
     if let Some(path) = json_path.filter(|_| !json_to_stdout) {
         output::check_file("JSON output", path)?;
     }
@@ -511,6 +556,16 @@ fn no_effect_flags(c: &PerfCmd) -> Vec<(&'static str, &'static str)> {
             c.recv_post_list.is_some() && c.test != PerfTest::SendBw,
             "--recv_post_list",
             "only send-bw's target reposts receives",
+        ),
+        (
+            lat && c.duration.is_some() && c.report_histogram,
+            "-H/--report-histogram",
+            "under -D perftest keeps no samples, so none are listed (run iterations, -n, for them)",
+        ),
+        (
+            lat && c.duration.is_some() && c.report_unsorted,
+            "-U/--report-unsorted",
+            "under -D perftest keeps no samples, so none are listed (run iterations, -n, for them)",
         ),
     ]
     .into_iter()

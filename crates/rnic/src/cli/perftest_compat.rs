@@ -298,7 +298,10 @@ impl Args for PerftestCompat {
                 .short('c')
                 .long("connection")
                 .value_name("TYPE")
-                .help("Connection type (perftest's -c): RC, the only one rnic models"),
+                .help(
+                    "Connection type (perftest's -c): RC, UC (send and write tests) or UD \
+                     (send tests, messages of at most one MTU) (sets qp.transport) [default: RC]",
+                ),
         );
         for f in COMPAT_FLAGS {
             let mut a = Arg::new(f.long).long(f.long).hide(true);

@@ -230,6 +230,15 @@ fn parse_axis(i: usize, v: &Value) -> Result<Axis, ConfigError> {
     })
 }
 
+/// `[perf]` options that only choose what `rnic perf`'s table prints.
+const TABLE_ONLY_PERF_KEYS: &[&str] = &[
+    "report_gbits",
+    "stats",
+    "report_both",
+    "report_histogram",
+    "report_unsorted",
+];
+
 /// Keys of a sweep file.
 pub fn sweep_keys() -> Vec<&'static str> {
     let mut k = BASE_KEYS.to_vec();
@@ -255,6 +264,24 @@ pub fn parse_sweep(src: &str, origin: &str) -> Result<Sweep, ConfigError> {
         .enumerate()
         .map(|(i, v)| parse_axis(i, v))
         .collect::<Result<Vec<_>, _>>()?;
+    // What only `rnic perf`'s table prints: a sweep writes no table, and its CSV and JSON
+    // are the same whatever these say, so each would be ignored in silence.
+    for opt in TABLE_ONLY_PERF_KEYS {
+        let axis = axes
+            .iter()
+            .position(|a| matches!(&a.target, AxisTarget::Perf(o) if o == opt));
+        let at = match axis {
+            Some(i) => format!("axis[{i}]"),
+            None if base.perf.contains_key(*opt) => "[perf]".to_string(),
+            None => continue,
+        };
+        return Err(ConfigError::Inconsistent(format!(
+            "{at}: `perf.{opt}` chooses what `rnic perf`'s table prints, but a sweep writes \
+             no table: its CSV and JSON hold every point's figures (bw_avg_mb_s in MiB/s, \
+             goodput_gbps in Gb/s, the counters in `stats`, each direction of -b in \
+             `directions`, the latency percentiles) whatever it says; remove it"
+        )));
+    }
     for (i, a) in axes.iter().enumerate() {
         if axes[..i].iter().any(|b| b.key == a.key) {
             return Err(ConfigError::Inconsistent(format!(

@@ -604,6 +604,38 @@ fn a_sweep_point_with_all_sizes_is_refused() {
     }
 }
 
+/// `perf.report_gbits`, `stats`, `report_both`, `report_histogram` and `report_unsorted`
+/// choose what `rnic perf`'s table prints; a sweep writes no table, and its CSV and JSON
+/// are the same whatever they say (an axis over `perf.report_gbits` gave two identical
+/// rows, exit 0). Refused in [perf] and as an axis, naming the key.
+#[test]
+fn table_only_perf_keys_are_refused_in_a_sweep() {
+    for key in [
+        "report_gbits",
+        "stats",
+        "report_both",
+        "report_histogram",
+        "report_unsorted",
+    ] {
+        for text in [
+            format!(
+                "[perf]\ntest = \"write-lat\"\niters = 5\n{key} = true\n\
+                 [[axis]]\nkey = \"perf.qp\"\nvalues = [1, 2]"
+            ),
+            format!(
+                "[perf]\ntest = \"write-lat\"\niters = 5\n\
+                 [[axis]]\nkey = \"perf.{key}\"\nvalues = [true, false]"
+            ),
+        ] {
+            let e = parse_sweep(&text, "f.toml")
+                .map(|_| ())
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(&format!("perf.{key}")), "{key}: {e}");
+        }
+    }
+}
+
 /// A log y axis cannot show a metric that is 0 at every point (no retransmission): that
 /// plot is left out with a note naming the metric and `y_log`, the other plots are written
 /// and the sweep's status is its points' (it failed with exit 1, after writing nothing past
