@@ -429,13 +429,26 @@ pub fn pattern_byte(seed: u64, offset: u64) -> u8 {
 }
 
 impl Memory for SparseMemory {
+    /// An access inside one page (every WQE, CQE and payload of a message up to the page
+    /// size that does not cross a page boundary) goes to its page directly, without the
+    /// piece loop of [`SparseMemory::for_each_piece`].
     fn read(&self, addr: u64, out: &mut [u8]) {
+        let off = (addr & PAGE_MASK) as usize;
+        if !out.is_empty() && out.len() <= PAGE_BYTES - off {
+            self.read_in_page(addr >> PAGE_SHIFT, off, out);
+            return;
+        }
         SparseMemory::for_each_piece(addr, out.len(), |page, off, r| {
             self.read_in_page(page, off, &mut out[r]);
         });
     }
 
     fn write(&mut self, addr: u64, data: &[u8]) {
+        let off = (addr & PAGE_MASK) as usize;
+        if !data.is_empty() && data.len() <= PAGE_BYTES - off {
+            self.write_in_page(addr >> PAGE_SHIFT, off, data);
+            return;
+        }
         SparseMemory::for_each_piece(addr, data.len(), |page, off, r| {
             self.write_in_page(page, off, &data[r]);
         });

@@ -83,7 +83,7 @@ impl<'a> FrameRepr<'a> {
         let roce_len = rest.len() - ICRC_LEN;
         self.roce.emit(&mut rest[..roce_len]);
         let icrc_off = len - ICRC_LEN;
-        let crc = icrc::crc_at(buf, icrc_off);
+        let crc = icrc::crc_in_place(buf, icrc_off);
         buf[icrc_off..].copy_from_slice(&crc.to_le_bytes());
     }
 

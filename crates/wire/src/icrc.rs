@@ -74,6 +74,33 @@ pub(crate) fn crc_at(frame: &[u8], icrc_off: usize) -> u32 {
     hasher.finalize()
 }
 
+/// [`crc_at`] for a frame the caller may change: the eight bytes before the IPv4 header
+/// (the end of the Ethernet header) and the masked fields are set to all ones where they
+/// lie, the CRC runs over `frame[IP_START - 8..icrc_off]` in one pass, and every byte is
+/// put back, so the frame is unchanged and the CRC is the one [`crc_at`] computes.
+///
+/// Why: building a frame is where it is writable. One pass instead of the copied masked
+/// headers and then the rest saves the copy and a second CRC call with its final reduction
+/// (crc32fast folds 16-byte blocks and reduces to 32 bits at the end of every call); the
+/// receiver's check cannot change the frame it reads and keeps [`crc_at`]. The caller
+/// guarantees `BTH_END <= icrc_off <= frame.len()`.
+pub(crate) fn crc_in_place(frame: &mut [u8], icrc_off: usize) -> u32 {
+    const LRH_AT: usize = IP_START - 8;
+    // One bounds check; the masked offsets are constants into the array.
+    let head: &mut [u8; 8 + MASKED_LEN] = (&mut frame[LRH_AT..BTH_END])
+        .try_into()
+        .expect("a 56-byte range");
+    let saved = *head;
+    head[..8].fill(0xFF);
+    for i in MASKED_BYTES {
+        head[8 + i] = 0xFF;
+    }
+    let mut hasher = fresh_hasher();
+    hasher.update(&frame[LRH_AT..icrc_off]);
+    frame[LRH_AT..BTH_END].copy_from_slice(&saved);
+    hasher.finalize()
+}
+
 /// Computes the ICRC of a whole Ethernet frame (the stored ICRC itself is not read).
 pub fn compute(frame: &[u8]) -> Result<u32> {
     let off = icrc_offset(frame)?;
@@ -92,15 +119,21 @@ pub fn reseal(frame: &mut [u8]) -> Result<()> {
 /// The ICRC stored in the frame, read little-endian.
 pub fn stated(frame: &[u8]) -> Result<u32> {
     let off = icrc_offset(frame)?;
-    let mut le = [0u8; ICRC_LEN];
-    le.copy_from_slice(frame.get(off..off + ICRC_LEN).unwrap_or(&[0; ICRC_LEN]));
-    Ok(u32::from_le_bytes(le))
+    Ok(stated_at(frame, off))
 }
 
-/// Checks the stored ICRC against the computed one.
+/// The ICRC stored at `off` (from [`icrc_offset`]), read little-endian.
+fn stated_at(frame: &[u8], off: usize) -> u32 {
+    let mut le = [0u8; ICRC_LEN];
+    le.copy_from_slice(frame.get(off..off + ICRC_LEN).unwrap_or(&[0; ICRC_LEN]));
+    u32::from_le_bytes(le)
+}
+
+/// Checks the stored ICRC against the computed one (the IPv4 header is read once for both).
 pub fn verify(frame: &[u8]) -> Result<()> {
-    let stated = stated(frame)?;
-    let computed = compute(frame)?;
+    let off = icrc_offset(frame)?;
+    let stated = stated_at(frame, off);
+    let computed = crc_at(frame, off);
     if stated == computed {
         Ok(())
     } else {
@@ -156,6 +189,31 @@ mod tests {
         assert_eq!(verify(&f), Ok(()));
         assert_eq!(&f[f.len() - 10..], &[0xEE; 10], "the padding is left alone");
         assert!(reseal(&mut f[..33]).is_err());
+    }
+
+    #[test]
+    fn in_place_crc_equals_the_copied_one_and_leaves_the_frame_unchanged() {
+        let f = capture();
+        let off = icrc_offset(&f).unwrap();
+        for flip in [
+            None,
+            Some(6),
+            Some(13),
+            Some(15),
+            Some(22),
+            Some(40),
+            Some(46),
+            Some(60),
+        ] {
+            let mut g = f.clone();
+            if let Some(i) = flip {
+                g[i] ^= 0xA5;
+            }
+            let want = crc_at(&g, off);
+            let before = g.clone();
+            assert_eq!(crc_in_place(&mut g, off), want, "flip {flip:?}");
+            assert_eq!(g, before, "flip {flip:?}: the frame is put back");
+        }
     }
 
     #[test]

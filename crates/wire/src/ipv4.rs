@@ -177,14 +177,17 @@ fn addr(bytes: &[u8]) -> [u8; 4] {
 }
 
 /// RFC 1071 Internet checksum: the complement of the ones'-complement sum of 16-bit words.
+///
+/// Whole words first, then an odd last byte as the high half of a word: with the header's
+/// constant length the word loop unrolls into ten loads (it ran once per emitted and once
+/// per received frame, byte by byte).
 fn checksum(bytes: &[u8]) -> u16 {
-    let mut sum: u32 = bytes
-        .chunks(2)
-        .map(|w| {
-            u32::from(w.first().copied().unwrap_or(0)) << 8
-                | u32::from(w.get(1).copied().unwrap_or(0))
-        })
-        .sum();
+    let words = bytes.chunks_exact(2);
+    let odd = words.remainder().first().map_or(0, |&b| u32::from(b) << 8);
+    let mut sum: u32 = words
+        .map(|w| u32::from(u16::from_be_bytes([w[0], w[1]])))
+        .sum::<u32>()
+        + odd;
     while sum > 0xFFFF {
         sum = (sum & 0xFFFF) + (sum >> 16);
     }
@@ -286,6 +289,21 @@ impl Ipv4Repr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn checksum_matches_the_bytewise_sum_at_every_length() {
+        let data: Vec<u8> = (0..21u32).map(|i| (i * 37 + 200) as u8).collect();
+        for n in 0..=data.len() {
+            let mut sum: u32 = 0;
+            for (i, &b) in data[..n].iter().enumerate() {
+                sum += u32::from(b) << if i % 2 == 0 { 8 } else { 0 };
+            }
+            while sum > 0xFFFF {
+                sum = (sum & 0xFFFF) + (sum >> 16);
+            }
+            assert_eq!(checksum(&data[..n]), !(sum as u16), "{n} bytes");
+        }
+    }
 
     // IPv4 header of a CNP captured from a ConnectX-4 Lx, plus the
     // 40 bytes it covers (zeros here: only the header matters).

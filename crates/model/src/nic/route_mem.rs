@@ -26,10 +26,32 @@ impl Nic {
 
     /// Performs the QPC manager's memory actions and hands each answer to who waits for it.
     pub(crate) fn qpc_route(&mut self, now: TimePs, cx: &mut NicCx<'_>) {
+        // Memory actions are rare (a miss, a write-back): most calls skip their buffer.
+        if !self.qpc_out.actions.is_empty() {
+            self.qpc_actions(cx);
+        }
+        let mut responses = std::mem::take(&mut self.qpc_out.responses);
+        for r in responses.drain(..) {
+            if r.hit && self.pf.p.enabled() {
+                self.pf.ledger.demand_hit(Res::Qpc, u64::from(r.req.qpn));
+            }
+            match r.req.cont {
+                // A latency-hiding prefetch: the context is cached now, nobody waits.
+                QpcCont::Prefetch => {}
+                QpcCont::Visit(visit) => self.wqe_fetch_issue(visit, r.ready_at, cx),
+                QpcCont::TxJob(job) => cx.at(r.ready_at, NicEv::TxPost { job }),
+                QpcCont::RxFrame(frame) => self.rx_after_qpc(frame, r.ready_at, cx),
+            }
+        }
+        self.qpc_out.responses = responses;
+        self.sched_kick(now, cx);
+    }
+
+    /// Performs the QPC manager's memory actions (reads of missed contexts, write-backs).
+    fn qpc_actions(&mut self, cx: &mut NicCx<'_>) {
         let entry = self.p.nic.qpc_entry_bytes;
         let placement = self.p.nic.placement;
         let mut actions = std::mem::take(&mut self.qpc_out.actions);
-        let mut responses = std::mem::take(&mut self.qpc_out.responses);
         for a in actions.drain(..) {
             match a {
                 QpcAction::Fetch { qpn, at } => {
@@ -53,21 +75,7 @@ impl Nic {
                 },
             }
         }
-        for r in responses.drain(..) {
-            if r.hit && self.pf.p.enabled() {
-                self.pf.ledger.demand_hit(Res::Qpc, u64::from(r.req.qpn));
-            }
-            match r.req.cont {
-                // A latency-hiding prefetch: the context is cached now, nobody waits.
-                QpcCont::Prefetch => {}
-                QpcCont::Visit(visit) => self.wqe_fetch_issue(visit, r.ready_at, cx),
-                QpcCont::TxJob(job) => cx.at(r.ready_at, NicEv::TxPost { job }),
-                QpcCont::RxFrame(frame) => self.rx_after_qpc(frame, r.ready_at, cx),
-            }
-        }
         self.qpc_out.actions = actions;
-        self.qpc_out.responses = responses;
-        self.sched_kick(now, cx);
     }
 
     /// Lets the translation unit work and routes its outputs.
@@ -78,16 +86,20 @@ impl Nic {
 
     /// Reads the entries the translation lanes miss; hands finished jobs on.
     pub(crate) fn trans_route(&mut self, cx: &mut NicCx<'_>) {
-        let mut fetch = std::mem::take(&mut self.trans_fetch);
-        let mut done = std::mem::take(&mut self.trans_done);
         self.trans_observed();
-        for f in fetch.drain(..) {
-            if self.pf.p.enabled() {
-                self.trans_read_past_prefetches(f, cx);
-            } else {
-                self.trans_read(f.at, f.lane, f.read, cx);
+        // Reads of missed entries are rare: most calls skip their buffer.
+        if !self.trans_fetch.is_empty() {
+            let mut fetch = std::mem::take(&mut self.trans_fetch);
+            for f in fetch.drain(..) {
+                if self.pf.p.enabled() {
+                    self.trans_read_past_prefetches(f, cx);
+                } else {
+                    self.trans_read(f.at, f.lane, f.read, cx);
+                }
             }
+            self.trans_fetch = fetch;
         }
+        let mut done = std::mem::take(&mut self.trans_done);
         for (c, t) in done.drain(..) {
             match c {
                 TransCont::TxJob(job) => self.tx_job_translated(job, t, cx),
@@ -95,7 +107,6 @@ impl Nic {
                 TransCont::RxSpan => {}
             }
         }
-        self.trans_fetch = fetch;
         self.trans_done = done;
     }
 

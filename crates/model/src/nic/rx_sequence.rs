@@ -15,6 +15,7 @@
 //! been handled and the lane holds none of the QP's in-sequence requests, when it starts
 //! again from the transport's expected PSN.
 
+use std::collections::hash_map::Entry;
 use std::collections::VecDeque;
 
 use rnic_transport::psn::{psn_add, psn_diff};
@@ -79,14 +80,16 @@ impl RxSequence {
     /// The transport handled request `psn` of `qpn`: if it is the oldest in-sequence one in
     /// the lane, it no longer is ahead.
     pub fn handled(&mut self, qpn: u32, psn: u32) {
-        let Some(queue) = self.ahead.get_mut(&qpn) else {
+        // One probe of the map: the entry found is the one retired.
+        let Entry::Occupied(mut entry) = self.ahead.entry(qpn) else {
             return;
         };
+        let queue = entry.get_mut();
         if queue.front().is_some_and(|a| a.psn == psn) {
             queue.pop_front();
         }
         if queue.is_empty() {
-            self.retire(qpn);
+            self.spare.push(entry.remove());
         }
     }
 
