@@ -234,15 +234,36 @@ fn output_and_json_to_stdout_refuse_what_they_would_drop() {
 }
 
 /// Under `-D` perftest keeps no samples, so `-H`/`-U` list none: a note says so, where
-/// the run said nothing about the flags it was given.
+/// the run said nothing about the flags it was given; a scenario's `[perf]` keys get the
+/// same note from `rnic run` (which said nothing).
 #[test]
 fn histogram_flags_under_duration_say_they_list_nothing() {
     let (code, out, err) = rnic(&["perf", "write-lat", "-H", "-D", "0.001"]);
     assert_eq!(code, Some(0), "{err}");
     assert!(
-        err.contains("-H/--report-histogram has no effect") && err.contains("-D"),
+        err.contains("-H/--report-histogram (perf.report_histogram) has no effect")
+            && err.contains("-D"),
         "{err}"
     );
+    assert!(!out.contains("#, usec"), "{out}");
+    let dir = std::env::temp_dir().join(format!("rnic-hist-d-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("lat.toml");
+    std::fs::write(
+        &file,
+        "name = \"lat\"\n[perf]\ntest = \"write-lat\"\nduration = 0.001\n\
+         report_unsorted = true\nreport_histogram = true\n",
+    )
+    .unwrap();
+    let (code, out, err) = rnic(&["run", file.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(code, Some(0), "{err}");
+    for key in [
+        "-U/--report-unsorted (perf.report_unsorted) has no effect on write-lat",
+        "-H/--report-histogram (perf.report_histogram) has no effect on write-lat",
+    ] {
+        assert!(err.contains(key) && err.contains("perf.duration"), "{err}");
+    }
     assert!(!out.contains("#, usec"), "{out}");
 }
 
