@@ -668,9 +668,9 @@ pub struct ReproCmd {
     #[arg(short = 'j', long, value_name = "N",
           allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub jobs: Option<u32>,
-    /// Output directory: one directory per experiment and REPORT.md.
-    #[arg(long, value_name = "DIR", default_value = "out/repro")]
-    pub out: PathBuf,
+    /// Output directory: one directory per experiment and REPORT.md [default: out/repro].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
     /// Parse every sweep file and resolve every point without simulating.
     #[arg(long)]
     pub check: bool,

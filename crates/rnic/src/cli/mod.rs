@@ -930,9 +930,41 @@ fn cmd_repro(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> anyhow::Result<()> {
+    // Listing runs and writes nothing, and --check resolves the points without running
+    // or writing any: a flag for running taken there would be ignored, so it is refused.
+    let listing = matches!(c.id.as_deref(), None | Some("list"));
+    let mode = if listing {
+        "`rnic repro list` (and `rnic repro` alone) only lists the experiments"
+    } else {
+        "--check resolves every point without simulating"
+    };
+    let unused = [
+        (
+            listing && c.check,
+            "--check",
+            "name an experiment, a paper or `all` to check (e.g. rnic repro csrna --check)",
+        ),
+        (
+            (listing || c.check) && c.out.is_some(),
+            "--out",
+            "it writes no file: leave --out out, or run an experiment (e.g. rnic repro \
+             csrna-peak --out DIR)",
+        ),
+        (
+            (listing || c.check) && c.jobs.is_some(),
+            "-j/--jobs",
+            "it runs no points: leave -j out, or run an experiment (e.g. rnic repro \
+             csrna-peak -j 2)",
+        ),
+    ];
+    if let Some((_, flag, fix)) = unused.into_iter().find(|&(given, _, _)| given) {
+        anyhow::bail!(crate::UsageError(format!(
+            "{flag} has no effect here: {mode}; {fix}"
+        )));
+    }
     let opts = repro::ReproOptions {
         jobs: c.jobs.map(|j| j as usize).unwrap_or(0),
-        out_dir: c.out,
+        out_dir: c.out.unwrap_or_else(|| PathBuf::from("out/repro")),
         progress: progress.bar,
         quiet: progress.quiet,
     };
