@@ -214,6 +214,7 @@ pub fn check_run(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
         )));
     }
     check_latency_gaps(cfg, spec)?;
+    check_fixed_warm_up(cfg, spec)?;
     let rate = cfg.qp.rate_limit_gbps;
     if rate > 0.0 && rate < MIN_RATE_LIMIT_GBPS {
         return Err(UsageError(format!(
@@ -445,6 +446,30 @@ fn check_latency_gaps(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
             spec.iters,
             total_us / 1e6,
             (MAX_SIM_US / gap_us).floor() as u64
+        )));
+    }
+    Ok(())
+}
+
+/// A `-D` run with a fixed warm-up (`sim.warmup_us`) simulates the warm-up and then the
+/// window; together they must fit in an hour of simulated time, the limit of each alone and
+/// of an iteration-mode run's gaps (an hour of warm-up before a 0.6 ms window passed, and
+/// the run simulated the hour, for hours of wall time).
+fn check_fixed_warm_up(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
+    let (Some(window_us), Some(warmup_us)) = (spec.duration_us, cfg.sim.warmup_us) else {
+        return Ok(());
+    };
+    let total_us = warmup_us + window_us;
+    if total_us > MAX_SIM_US {
+        return Err(UsageError(format!(
+            "sim.warmup_us = {warmup_us} of fixed warm-up before the -D/--duration \
+             (perf.duration) window of {} s comes to {:.6} s of simulated time, more than an \
+             hour (the longest a run may simulate): lower sim.warmup_us or -D so that together \
+             they stay within 3600 s (with this -D, sim.warmup_us at most {}), or leave \
+             sim.warmup_us unset for the run to find its steady state",
+            window_us / 1e6,
+            total_us / 1e6,
+            MAX_SIM_US - window_us
         )));
     }
     Ok(())

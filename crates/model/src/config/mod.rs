@@ -61,7 +61,7 @@ config_section! {
         /// simulated time (and after sim.warmup_rounds) instead of when the rate settles;
         /// unset (the default), the run finds its steady state itself (sim.settle_*). Operations,
         /// rates and latencies count only inside the window (cache, PCIe and wire counters cover
-        /// the whole run)
+        /// the whole run); with -D, at most an hour together
         warmup_us: Option<f64> = None; "µs", float(0.0, MAX_SIM_US);
         /// Runs with -D: the window never opens before every QP has completed this many
         /// operations (latency tests: rounds over the QPs; bandwidth tests: counted once the
