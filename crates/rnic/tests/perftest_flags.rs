@@ -909,6 +909,30 @@ fn latency_gap_spaces_the_iterations_without_entering_the_samples() {
     assert!((p1 - p0).abs() < 0.05 * p0, "median {p0} -> {p1} us");
 }
 
+/// `--latency_gap` takes whole microseconds up to an hour and says so (`1e20` got only
+/// "invalid digit found in string"); `--rate_limit` refuses 0 and `nan` with one message
+/// (they said "give a rate above 0" and "not a number >= 0", the second accepting 0).
+#[test]
+fn latency_gap_and_rate_limit_say_what_they_take() {
+    for gap in ["1e20", "1.5", "-1", "3600000001"] {
+        let (code, _, err) = rnic(&["perf", "write-lat", "--latency_gap", gap]);
+        assert_eq!(code, Some(2), "{gap}: {err}");
+        assert!(
+            err.contains("--latency_gap")
+                && err.contains("whole number of microseconds from 0 to 3600000000"),
+            "{gap}: {err}"
+        );
+    }
+    for rate in ["0", "nan", "-1"] {
+        let (code, _, err) = rnic(&["perf", "write-bw", "--rate_limit", rate]);
+        assert_eq!(code, Some(2), "{rate}: {err}");
+        assert!(
+            err.contains("--rate_limit") && err.contains("is not a rate above 0"),
+            "{rate}: {err}"
+        );
+    }
+}
+
 /// `-e/--events`: a completion that finds its core asleep costs host.cq_event_ns (4 µs) of
 /// interrupt and wakeup before the poll: read-lat's one completion per iteration adds that
 /// to every sample, counted in `host.cq_wakeups`; WRITE tests refuse it, as perftest's.
