@@ -32,6 +32,8 @@ const RETH_BYTES: u64 = 16;
 const AETH_BYTES: u64 = 4;
 const ATOMIC_ETH_BYTES: u64 = 28;
 const ATOMIC_ACK_ETH_BYTES: u64 = 8;
+/// The Datagram Extended Transport Header every UD packet carries (Q_Key, source QP).
+const DETH_BYTES: u64 = rnic_wire::deth::HEADER_LEN as u64;
 
 /// Bytes on the wire (frame, padding to the minimum, FCS, preamble and gap) of the packets
 /// of a `size`-byte message cut at `pmtu`, with `first_ext` extra header bytes on the first
@@ -66,13 +68,26 @@ fn message_wire_bytes(
 }
 
 /// The least time one operation of `verb` with `size`-byte messages occupies the busier
-/// direction of the server's port (every operation's data crosses it), ps. A measured rate
-/// above `1 / op_wire_ps` would have carried more than the wire can.
-pub fn op_wire_ps(p: &ModelParams, verb: Verb, size: u64, pmtu: u32) -> TimePs {
+/// direction of the server's port (every operation's data crosses it), ps, over the QP
+/// service `transport` (UD packets carry a DETH each). A measured rate above
+/// `1 / op_wire_ps` would have carried more than the wire can.
+pub fn op_wire_ps(
+    p: &ModelParams,
+    verb: Verb,
+    size: u64,
+    pmtu: u32,
+    transport: crate::config::Transport,
+) -> TimePs {
     let pmtu = u64::from(pmtu.max(1));
+    let deth = if transport == crate::config::Transport::Ud {
+        DETH_BYTES
+    } else {
+        0
+    };
     let bytes = match verb {
         Verb::Write => message_wire_bytes(p, size, pmtu, RETH_BYTES, 0, 0),
-        Verb::Send => message_wire_bytes(p, size, pmtu, 0, 0, 0),
+        // UD carries only SENDs, each packet with its DETH.
+        Verb::Send => message_wire_bytes(p, size, pmtu, deth, deth, deth),
         // The responses carry the data; AETH on the first and last (or only) response.
         Verb::Read => message_wire_bytes(p, size, pmtu, AETH_BYTES, 0, AETH_BYTES),
         Verb::Atomic => {
@@ -90,11 +105,15 @@ pub fn op_wire_ps(p: &ModelParams, verb: Verb, size: u64, pmtu: u32) -> TimePs {
 /// the slack and the frame handed over may still be ahead of the wire when the CQE is
 /// written. RC completes on the answer, after its frames: 0.
 pub fn unreliable_lead_ps(p: &ModelParams, cfg: &Config, pmtu: u32) -> TimePs {
-    if cfg.qp.transport == crate::config::Transport::Rc {
-        return 0;
-    }
-    // The longest frame: every RoCEv2 header, a RETH or DETH, and the path MTU's payload.
-    let frame = PACKET_HEADER_BYTES + RETH_BYTES + u64::from(pmtu);
+    use crate::config::Transport;
+    // The longest frame: every RoCEv2 header, a RETH (a UC WRITE's first) or a DETH (every
+    // UD packet's), and the path MTU's payload.
+    let ext = match cfg.qp.transport {
+        Transport::Rc => return 0,
+        Transport::Uc => RETH_BYTES,
+        Transport::Ud => DETH_BYTES,
+    };
+    let frame = PACKET_HEADER_BYTES + ext + u64::from(pmtu);
     let bytes = p.nic.tx_port_slack_bytes + p.wire_bytes(frame as usize);
     bytes_time_ps_mbps(bytes, p.eth.mbps)
 }
@@ -195,6 +214,7 @@ pub fn check_run(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
         )));
     }
     check_latency_gaps(cfg, spec)?;
+    check_fixed_warm_up(cfg, spec)?;
     let rate = cfg.qp.rate_limit_gbps;
     if rate > 0.0 && rate < MIN_RATE_LIMIT_GBPS {
         return Err(UsageError(format!(
@@ -431,6 +451,30 @@ fn check_latency_gaps(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
     Ok(())
 }
 
+/// A `-D` run with a fixed warm-up (`sim.warmup_us`) simulates the warm-up and then the
+/// window; together they must fit in an hour of simulated time, the limit of each alone and
+/// of an iteration-mode run's gaps (an hour of warm-up before a 0.6 ms window passed, and
+/// the run simulated the hour, for hours of wall time).
+fn check_fixed_warm_up(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
+    let (Some(window_us), Some(warmup_us)) = (spec.duration_us, cfg.sim.warmup_us) else {
+        return Ok(());
+    };
+    let total_us = warmup_us + window_us;
+    if total_us > MAX_SIM_US {
+        return Err(UsageError(format!(
+            "sim.warmup_us = {warmup_us} of fixed warm-up before the -D/--duration \
+             (perf.duration) window of {} s comes to {:.6} s of simulated time, more than an \
+             hour (the longest a run may simulate): lower sim.warmup_us or -D so that together \
+             they stay within 3600 s (with this -D, sim.warmup_us at most {}), or leave \
+             sim.warmup_us unset for the run to find its steady state",
+            window_us / 1e6,
+            total_us / 1e6,
+            MAX_SIM_US - window_us
+        )));
+    }
+    Ok(())
+}
+
 /// The simulated time a run may reach, ps: half of what the u64 picosecond clock counts
 /// (2^63 ps, 106.75 days of its 213.5). A run stops there (`run::progress`), so no step an
 /// event takes beyond it can wrap the clock: with every field in its range the longest are
@@ -464,7 +508,13 @@ fn check_clock_range(
     }
     let verb = spec.test.verb();
     let iters = u128::from(spec.iters);
-    let op_wire = u128::from(op_wire_ps(p, verb, size, spec.max_pmtu(cfg)));
+    let op_wire = u128::from(op_wire_ps(
+        p,
+        verb,
+        size,
+        spec.max_pmtu(cfg),
+        cfg.qp.transport,
+    ));
     let tx_msg = u128::from(rnic_sim::cycles(
         u64::from(cfg.nic.tx_msg_cycles),
         cfg.nic.clock_ghz,
@@ -585,7 +635,13 @@ pub struct ShortWindow {
 pub fn short_window(cfg: &Config, spec: &PerfSpec, size: u64) -> Option<ShortWindow> {
     let window_us = spec.duration_us?;
     let p = ModelParams::from_config(cfg);
-    let op_wire = op_wire_ps(&p, spec.test.verb(), size, spec.max_pmtu(cfg));
+    let op_wire = op_wire_ps(
+        &p,
+        spec.test.verb(),
+        size,
+        spec.max_pmtu(cfg),
+        cfg.qp.transport,
+    );
     if !spec.test.is_latency() {
         let need_ps = op_wire.saturating_mul(MIN_WINDOW_MESSAGES);
         return (rnic_sim::us(window_us) < need_ps).then(|| ShortWindow {
@@ -651,17 +707,42 @@ fn check_memory(cfg: &Config, spec: &PerfSpec, size: u64) -> Result<(), UsageErr
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Transport::{Rc, Uc, Ud};
 
     #[test]
     fn a_64k_write_takes_its_header_limited_wire_time() {
         let p = ModelParams::baseline();
         // 16 packets of 4096 B: 58 B of headers each, RETH on the first, 24 B FCS +
         // preamble + gap each: 65536 + 16 × 82 + 16 = 66864 B = 5349.12 ns at 100 Gb/s.
-        assert_eq!(op_wire_ps(&p, Verb::Write, 65536, 4096), 5_349_120);
+        assert_eq!(op_wire_ps(&p, Verb::Write, 65536, 4096, Rc), 5_349_120);
         // A 2-byte SEND: 58 B of headers + 2 B padded to 4: 62 B + 24 B = 86 B.
-        assert_eq!(op_wire_ps(&p, Verb::Send, 2, 4096), 6_880);
+        assert_eq!(op_wire_ps(&p, Verb::Send, 2, 4096, Rc), 6_880);
         // An 8 B atomic: the 86 B request frame (AtomicETH) is the longer direction.
-        assert_eq!(op_wire_ps(&p, Verb::Atomic, 8, 4096), 8_800);
+        assert_eq!(op_wire_ps(&p, Verb::Atomic, 8, 4096, Rc), 8_800);
+    }
+
+    /// Every UD packet carries an 8-byte DETH, which the wire bound left out: a UD SEND
+    /// took as long as an RC one (86 B for 2 B), a `-D` window of 100 such SENDs was long
+    /// enough, and the UD lead allowed a 16-byte RETH (a UC WRITE's) where UD has the DETH.
+    #[test]
+    fn ud_packets_carry_their_deth_in_the_wire_bound() {
+        use crate::workload::PerfTest;
+        let p = ModelParams::baseline();
+        // 94 B on the wire at 100 Gb/s.
+        assert_eq!(op_wire_ps(&p, Verb::Send, 2, 4096, Ud), 7_520);
+        let mut cfg = Config::default();
+        cfg.qp.transport = Ud;
+        // 100 RC-sized SENDs (688 ns) no longer fill a window: it takes 752 ns.
+        let spec = PerfSpec {
+            sizes: vec![2],
+            ..spec_of(PerfTest::SendBw, 0.688)
+        };
+        let short = short_window(&cfg, &spec, 2).expect("0.688 us is too short for UD");
+        assert_eq!(short.need_ps, 752_000);
+        // The lead: the longest UD frame has a DETH (8 B), a UC one a RETH (16 B).
+        let ud = unreliable_lead_ps(&p, &cfg, 4096);
+        cfg.qp.transport = Uc;
+        assert_eq!(unreliable_lead_ps(&p, &cfg, 4096), ud + 640);
     }
 
     #[test]

@@ -229,6 +229,23 @@ fn bad_topologies_are_refused_with_the_reason() {
         ),
         // A name no link can tell from another is refused where it is given.
         ("noname", "[[switch]]\nname = \"\"\n", "switch[0].name is empty"),
+        // A switch no link joins was taken in silence.
+        (
+            "idle",
+            "[[switch]]\nname = \"s\"\n[[switch]]\nname = \"spare\"\n[[link]]\nends = [\"node0\", \"s\"]\n[[link]]\nends = [\"node1\", \"s\"]\n",
+            "switch[1] (\"spare\") has no links",
+        ),
+        // "node00" and "node+1" were read as node0 and node1.
+        (
+            "zeros",
+            "[[link]]\nends = [\"node00\", \"node1\"]\n",
+            "link[0].ends: \"node00\" is not a node name",
+        ),
+        (
+            "sign",
+            "[[link]]\nends = [\"node0\", \"node+1\"]\n",
+            "write \"node1\"",
+        ),
     ];
     for (name, text, want) in cases {
         let path = dir.join(format!("rnic-bad-{}-{name}.toml", std::process::id()));

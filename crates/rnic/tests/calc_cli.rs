@@ -179,6 +179,37 @@ fn a_frame_under_ethernets_minimum_is_refused() {
     assert!(out.starts_with("queue depth      1953 frames"), "{out}");
 }
 
+/// A frame longer than 9,216 B, the largest Ethernet jumbo frame rnic takes (its config has
+/// no Ethernet MTU), is refused, naming the flag and the limit: `--frame-bytes
+/// 18446744073709551615` answered a queue of 1 frame.
+#[test]
+fn a_frame_beyond_the_largest_jumbo_frame_is_refused() {
+    let qd = |frame_bytes: &str| {
+        rnic(&[
+            "calc",
+            "qd",
+            "--gbps",
+            "100",
+            "--km",
+            "10",
+            "--frame-bytes",
+            frame_bytes,
+        ])
+    };
+    for big in ["18446744073709551615", "9217"] {
+        let (code, out, err) = qd(big);
+        assert_eq!(code, 2, "{big}: {out}{err}");
+        assert!(
+            err.contains(&format!("--frame-bytes {big}")) && err.contains("9,216 B"),
+            "{err}"
+        );
+    }
+    // 9,216 B itself is an answer.
+    let (code, out, err) = qd("9216");
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("queue depth      135 frames"), "{out}");
+}
+
 /// `--us-per-km` turns `--km` into a round trip; with `--rtt-us` the round trip is given, so
 /// a delay per km would change nothing: it is refused, naming both flags (it was ignored in
 /// silence: `--rtt-us 5 --us-per-km 7` answered as if it were not there).

@@ -146,6 +146,22 @@ fn runs_longer_than_the_clock_can_count_exit_2() {
     }
 }
 
+/// A `-D` run simulates its fixed warm-up (`sim.warmup_us`) and then its window: beyond an
+/// hour together (the limit of each, and of an iteration-mode run's gaps) it is refused
+/// before it starts, naming both, where it ran for hours.
+#[test]
+fn a_fixed_warm_up_and_window_past_an_hour_exit_2() {
+    for (d, warmup) in [("0.0006", "3600000000"), ("1800", "1800000001")] {
+        let set = format!("sim.warmup_us={warmup}");
+        let (code, _, err) = rnic(&["perf", "write-bw", "-D", d, "--set", &set]);
+        assert_eq!(code, 2, "-D {d} {set}: {err}");
+        assert!(
+            err.contains("sim.warmup_us") && err.contains("-D/--duration") && err.contains("hour"),
+            "-D {d} {set}: {err}"
+        );
+    }
+}
+
 /// A topology file's lengths, delays and rates have the config's ranges: 10^30 ns used to
 /// overflow the clock (a panic in debug builds).
 #[test]

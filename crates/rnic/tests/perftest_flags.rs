@@ -234,15 +234,36 @@ fn output_and_json_to_stdout_refuse_what_they_would_drop() {
 }
 
 /// Under `-D` perftest keeps no samples, so `-H`/`-U` list none: a note says so, where
-/// the run said nothing about the flags it was given.
+/// the run said nothing about the flags it was given; a scenario's `[perf]` keys get the
+/// same note from `rnic run` (which said nothing).
 #[test]
 fn histogram_flags_under_duration_say_they_list_nothing() {
     let (code, out, err) = rnic(&["perf", "write-lat", "-H", "-D", "0.001"]);
     assert_eq!(code, Some(0), "{err}");
     assert!(
-        err.contains("-H/--report-histogram has no effect") && err.contains("-D"),
+        err.contains("-H/--report-histogram (perf.report_histogram) has no effect")
+            && err.contains("-D"),
         "{err}"
     );
+    assert!(!out.contains("#, usec"), "{out}");
+    let dir = std::env::temp_dir().join(format!("rnic-hist-d-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("lat.toml");
+    std::fs::write(
+        &file,
+        "name = \"lat\"\n[perf]\ntest = \"write-lat\"\nduration = 0.001\n\
+         report_unsorted = true\nreport_histogram = true\n",
+    )
+    .unwrap();
+    let (code, out, err) = rnic(&["run", file.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(code, Some(0), "{err}");
+    for key in [
+        "-U/--report-unsorted (perf.report_unsorted) has no effect on write-lat",
+        "-H/--report-histogram (perf.report_histogram) has no effect on write-lat",
+    ] {
+        assert!(err.contains(key) && err.contains("perf.duration"), "{err}");
+    }
     assert!(!out.contains("#, usec"), "{out}");
 }
 
@@ -886,6 +907,30 @@ fn latency_gap_spaces_the_iterations_without_entering_the_samples() {
     // 99 gaps of 10 µs between 100 iterations.
     assert!((t1 - t0 - 990.0).abs() < 20.0, "{t0} -> {t1} us");
     assert!((p1 - p0).abs() < 0.05 * p0, "median {p0} -> {p1} us");
+}
+
+/// `--latency_gap` takes whole microseconds up to an hour and says so (`1e20` got only
+/// "invalid digit found in string"); `--rate_limit` refuses 0 and `nan` with one message
+/// (they said "give a rate above 0" and "not a number >= 0", the second accepting 0).
+#[test]
+fn latency_gap_and_rate_limit_say_what_they_take() {
+    for gap in ["1e20", "1.5", "-1", "3600000001"] {
+        let (code, _, err) = rnic(&["perf", "write-lat", "--latency_gap", gap]);
+        assert_eq!(code, Some(2), "{gap}: {err}");
+        assert!(
+            err.contains("--latency_gap")
+                && err.contains("whole number of microseconds from 0 to 3600000000"),
+            "{gap}: {err}"
+        );
+    }
+    for rate in ["0", "nan", "-1"] {
+        let (code, _, err) = rnic(&["perf", "write-bw", "--rate_limit", rate]);
+        assert_eq!(code, Some(2), "{rate}: {err}");
+        assert!(
+            err.contains("--rate_limit") && err.contains("is not a rate above 0"),
+            "{rate}: {err}"
+        );
+    }
 }
 
 /// `-e/--events`: a completion that finds its core asleep costs host.cq_event_ns (4 µs) of

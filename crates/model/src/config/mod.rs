@@ -61,7 +61,7 @@ config_section! {
         /// simulated time (and after sim.warmup_rounds) instead of when the rate settles;
         /// unset (the default), the run finds its steady state itself (sim.settle_*). Operations,
         /// rates and latencies count only inside the window (cache, PCIe and wire counters cover
-        /// the whole run)
+        /// the whole run); with -D, at most an hour together
         warmup_us: Option<f64> = None; "µs", float(0.0, MAX_SIM_US);
         /// Runs with -D: the window never opens before every QP has completed this many
         /// operations (latency tests: rounds over the QPs; bandwidth tests: counted once the
@@ -377,7 +377,9 @@ config_section! {
         tx_backlog_cap: u32 = 256; "messages", uint(1, 1 << 20);
         /// TX payload buffer: SEND/WRITE payload read into the NIC and not yet sent on the wire,
         /// above which payload reads wait and the scheduler pauses (covers the payload reads'
-        /// latency at line rate with PCIe 90 % busy)
+        /// latency at line rate with PCIe 90 % busy). A read starts whenever the buffer holds
+        /// less than this, so it always takes at least one packet (a message, or one path
+        /// MTU of a longer one): a value below a packet acts as one packet's worth
         tx_buffer_bytes: u64 = 65536; "bytes", uint(1, 1 << 30);
         /// Bytes the TX engine may run ahead of the Ethernet port
         tx_port_slack_bytes: u64 = 8192; "bytes", uint(0, 1 << 30);

@@ -681,10 +681,18 @@ fn read_file(
         });
     }
     let end = |what: &str, name: &str| -> Result<End, ConfigError> {
-        if let Some(i) = name
+        if let Some((digits, i)) = name
             .strip_prefix("node")
-            .and_then(|n| n.parse::<usize>().ok())
+            .and_then(|n| Some((n, n.parse::<usize>().ok()?)))
         {
+            // "node00" or "node+1" would be read as node0 or node1: a name that is not the
+            // node's own is refused, not taken as another's.
+            if digits != i.to_string() {
+                return Err(err(format!(
+                    "{what}.ends: \"{name}\" is not a node name: nodes are node0 (the server), \
+                     node1, ..., written without leading zeros or a sign; write \"node{i}\""
+                )));
+            }
             if i < nodes {
                 return Ok(End::Node(i));
             }
@@ -703,6 +711,7 @@ fn read_file(
     };
     let mut links = Vec::new();
     let mut node_links = vec![0u32; nodes];
+    let mut switch_links = vec![0u32; switches.len()];
     for (i, l) in tables("link")?.iter().enumerate() {
         let what = format!("link[{i}]");
         if let Some(k) = l
@@ -730,8 +739,9 @@ fn read_file(
             )));
         }
         for e in [a, b] {
-            if let End::Node(n) = e {
-                node_links[n] += 1;
+            match e {
+                End::Node(n) => node_links[n] += 1,
+                End::Switch(s) => switch_links[s] += 1,
             }
         }
         let km = bounded(l, &what, "km", MAX_KM, "km")?;
@@ -766,6 +776,13 @@ fn read_file(
         return Err(err(format!(
             "node{n} has {} links; every node has exactly one (a NIC has one port)",
             node_links[n]
+        )));
+    }
+    if let Some(i) = switch_links.iter().position(|&c| c == 0) {
+        return Err(err(format!(
+            "switch[{i}] (\"{}\") has no links: no frame could reach it; connect it with a \
+             [[link]] (ends = [\"{}\", ...]) or remove it",
+            names[i], names[i]
         )));
     }
     Ok(Plan {

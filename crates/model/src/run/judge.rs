@@ -191,7 +191,13 @@ pub(crate) fn judge(
             &mut v,
         );
         let measured = verdict::measured(app, end);
-        let op_ps = limits::op_wire_ps(p, f.test.verb(), f.min_size(), f.max_pmtu(cfg));
+        let op_ps = limits::op_wire_ps(
+            p,
+            f.test.verb(),
+            f.min_size(),
+            f.max_pmtu(cfg),
+            cfg.qp.transport,
+        );
         let lead_ps = limits::unreliable_lead_ps(p, cfg, f.max_pmtu(cfg));
         verdict::judge_wire_bound(measured, op_ps, f.duration_us.is_some(), lead_ps, &mut v);
         add(&mut verdict, &mut own[fi], fi, v);

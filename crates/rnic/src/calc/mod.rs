@@ -21,6 +21,10 @@ const VLAN_TAG_BYTES: u64 = 4;
 const FCS_BYTES: u64 = rnic_wire::ethernet::FCS_LEN as u64;
 /// The shortest Ethernet frame, FCS included: the MAC pads shorter ones (IEEE 802.3).
 const MIN_FRAME_BYTES: u64 = rnic_wire::ethernet::MIN_FRAME_LEN as u64 + FCS_BYTES;
+/// The longest frame `qd` takes, FCS included: rnic's config sets no Ethernet MTU (only
+/// `qp.pmtu`, at most 4096 B of payload per packet), so the largest jumbo frame common
+/// switches carry, 9,216 B, stands in for it.
+const MAX_FRAME_BYTES: u64 = 9216;
 /// The path MTUs RoCE allows, bytes: a packet's payload is at most the largest, and a FIRST
 /// or MIDDLE packet carries exactly one.
 const PMTUS: &[u64] = crate::config::schema::PMTUS;
@@ -77,6 +81,15 @@ pub fn queue_depth(input: QdInput) -> Result<QdResult, String> {
             "--frame-bytes {}: an Ethernet frame is at least {MIN_FRAME_BYTES} B with its \
              FCS (the MAC pads a shorter one, as `rnic calc frame` shows); give the frame's \
              bytes on the link, e.g. --frame-bytes 4178",
+            input.frame_bytes
+        ));
+    }
+    if input.frame_bytes > MAX_FRAME_BYTES {
+        return Err(format!(
+            "--frame-bytes {}: more than 9,216 B, the largest Ethernet jumbo frame rnic takes \
+             (its config sets no Ethernet MTU; qp.pmtu caps a RoCE packet's payload at 4096 B, \
+             a 4178 B frame with its RETH and an 802.1Q tag, as `rnic calc frame` shows); give \
+             the frame's bytes on the link, e.g. --frame-bytes 4178",
             input.frame_bytes
         ));
     }

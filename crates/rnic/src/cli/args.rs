@@ -176,6 +176,30 @@ fn limit_parser(s: &str) -> Result<f64, String> {
     }
 }
 
+/// What `--rate_limit` takes, for its two refusals (a value that is not a positive number,
+/// and one too small to survive the unit's conversion).
+const RATE_LIMIT_WANTED: &str =
+    "give a number above 0 in --rate_units (Gb/s by default, M for MiB/s), e.g. --rate_limit 10";
+
+fn rate_limit_parser(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("`{s}` is not a rate above 0: {RATE_LIMIT_WANTED}")),
+    }
+}
+
+/// `--latency_gap`: whole microseconds, at most an hour (`host.latency_gap_us`'s range).
+fn latency_gap_parser(s: &str) -> Result<u32, String> {
+    let max = rnic_model::config::schema::MAX_SIM_US;
+    match s.trim().parse::<u32>() {
+        Ok(v) if f64::from(v) <= max => Ok(v),
+        _ => Err(format!(
+            "`{s}` is not a whole number of microseconds from 0 to {max:.0} (an hour), as \
+             perftest takes it; give e.g. --latency_gap 10"
+        )),
+    }
+}
+
 fn duration_parser(s: &str) -> Result<f64, String> {
     let v: f64 = s
         .trim()
@@ -339,7 +363,7 @@ pub struct PerfCmd {
     /// Latency tests: idle time between an iteration's end and the next post, µs (sets
     /// host.latency_gap_us; not part of the samples).
     #[arg(long = "latency_gap", value_name = "USEC",
-          allow_negative_numbers = true, value_parser = clap::value_parser!(u32))]
+          allow_negative_numbers = true, value_parser = latency_gap_parser)]
     pub latency_gap: Option<u32>,
     /// Bandwidth tests: the clients initiate, towards the server (rnic's server initiates
     /// by default).
@@ -357,7 +381,7 @@ pub struct PerfCmd {
     /// The NIC's per-QP rate limit on what each QP sends, in --rate_units (sets
     /// qp.rate_limit_gbps) [default: none].
     #[arg(long = "rate_limit", value_name = "RATE", allow_negative_numbers = true,
-          value_parser = limit_parser)]
+          value_parser = rate_limit_parser)]
     pub rate_limit: Option<f64>,
     /// Unit of --rate_limit: M (MiB/s) or g (Gb/s); p (packets/s) is refused, as perftest
     /// refuses it for the NIC's limiter [default: g].
@@ -505,7 +529,8 @@ impl PerfCmd {
         };
         if gbps <= 0.0 {
             anyhow::bail!(crate::UsageError(format!(
-                "--rate_limit {rate}: give a rate above 0"
+                "--rate_limit {rate}: not a rate above 0 in Gb/s ({gbps}) once converted \
+                 from --rate_units; {RATE_LIMIT_WANTED}"
             )));
         }
         if self.all && self.burst_size.is_some() {
@@ -668,9 +693,9 @@ pub struct ReproCmd {
     #[arg(short = 'j', long, value_name = "N",
           allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub jobs: Option<u32>,
-    /// Output directory: one directory per experiment and REPORT.md.
-    #[arg(long, value_name = "DIR", default_value = "out/repro")]
-    pub out: PathBuf,
+    /// Output directory: one directory per experiment and REPORT.md [default: out/repro].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
     /// Parse every sweep file and resolve every point without simulating.
     #[arg(long)]
     pub check: bool,

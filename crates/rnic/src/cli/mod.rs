@@ -457,6 +457,19 @@ pub fn run_and_report(
     if let Some(path) = &spec.pcap {
         output::check_file("pcap", path)?;
     }
+    // Under -D perftest keeps no samples, so -H/-U list none: a note says so, for
+    // `rnic perf`'s flags and a scenario's [perf] keys alike.
+    if spec.duration_us.is_some() && spec.test.is_latency() {
+        for (_, flag) in listed.into_iter().filter(|&(given, _)| given) {
+            writeln!(
+                err,
+                "rnic: {flag} has no effect on {}: under -D/--duration (perf.duration) \
+                 perftest keeps no samples, so none are listed (run iterations, -n or \
+                 perf.iters, for them)",
+                spec.test.name()
+            )?;
+        }
+    }
     if let Some(note) = idle_clients_note(&spec) {
         writeln!(err, "{note}")?;
     }
@@ -556,16 +569,6 @@ fn no_effect_flags(c: &PerfCmd) -> Vec<(&'static str, &'static str)> {
             c.recv_post_list.is_some() && c.test != PerfTest::SendBw,
             "--recv_post_list",
             "only send-bw's target reposts receives",
-        ),
-        (
-            lat && c.duration.is_some() && c.report_histogram,
-            "-H/--report-histogram",
-            "under -D perftest keeps no samples, so none are listed (run iterations, -n, for them)",
-        ),
-        (
-            lat && c.duration.is_some() && c.report_unsorted,
-            "-U/--report-unsorted",
-            "under -D perftest keeps no samples, so none are listed (run iterations, -n, for them)",
         ),
     ]
     .into_iter()
@@ -927,9 +930,41 @@ fn cmd_repro(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> anyhow::Result<()> {
+    // Listing runs and writes nothing, and --check resolves the points without running
+    // or writing any: a flag for running taken there would be ignored, so it is refused.
+    let listing = matches!(c.id.as_deref(), None | Some("list"));
+    let mode = if listing {
+        "`rnic repro list` (and `rnic repro` alone) only lists the experiments"
+    } else {
+        "--check resolves every point without simulating"
+    };
+    let unused = [
+        (
+            listing && c.check,
+            "--check",
+            "name an experiment, a paper or `all` to check (e.g. rnic repro csrna --check)",
+        ),
+        (
+            (listing || c.check) && c.out.is_some(),
+            "--out",
+            "it writes no file: leave --out out, or run an experiment (e.g. rnic repro \
+             csrna-peak --out DIR)",
+        ),
+        (
+            (listing || c.check) && c.jobs.is_some(),
+            "-j/--jobs",
+            "it runs no points: leave -j out, or run an experiment (e.g. rnic repro \
+             csrna-peak -j 2)",
+        ),
+    ];
+    if let Some((_, flag, fix)) = unused.into_iter().find(|&(given, _, _)| given) {
+        anyhow::bail!(crate::UsageError(format!(
+            "{flag} has no effect here: {mode}; {fix}"
+        )));
+    }
     let opts = repro::ReproOptions {
         jobs: c.jobs.map(|j| j as usize).unwrap_or(0),
-        out_dir: c.out,
+        out_dir: c.out.unwrap_or_else(|| PathBuf::from("out/repro")),
         progress: progress.bar,
         quiet: progress.quiet,
     };

@@ -969,6 +969,37 @@ fn repro_lists_and_checks() {
     assert_eq!(r.out.lines().count(), 7, "{}", r.out);
 }
 
+/// Listing and `--check` run no point and write no file: `--out`, `-j` (and `--check` on
+/// a listing) there are refused, naming the flag, where they were taken in silence
+/// (`rnic repro list --out DIR -j 3` listed, `rnic repro csrna --check --out DIR` checked).
+#[test]
+fn repro_list_and_check_refuse_flags_they_ignore() {
+    for (args, flag) in [
+        (
+            &["repro", "list", "--out", "x"][..],
+            "--out has no effect here",
+        ),
+        (&["repro", "-j", "3"][..], "-j/--jobs has no effect here"),
+        (
+            &["repro", "list", "--check"][..],
+            "--check has no effect here",
+        ),
+        (
+            &["repro", "csrna", "--check", "--out", "x"][..],
+            "--out has no effect here",
+        ),
+        (
+            &["repro", "csrna-peak", "--check", "-j", "2"][..],
+            "-j/--jobs has no effect here",
+        ),
+    ] {
+        let r = rnic(args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.err);
+        assert!(r.err.contains(flag), "{args:?}: {}", r.err);
+        assert!(r.out.is_empty(), "{args:?}: {}", r.out);
+    }
+}
+
 mod fuzz {
     use super::*;
     use proptest::prelude::*;
