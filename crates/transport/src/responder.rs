@@ -19,7 +19,8 @@
 //! # Errors
 //! Class C errors (IBA 9.9.3; rxe `do_class_ac_error`) NAK the offending PSN, complete a RECV
 //! in use with an error and take the QP to ERR: invalid request (opcode sequence, length,
-//! operation not enabled, misaligned atomic, message longer than the RETH), remote access
+//! operation not enabled, misaligned atomic, a WRITE longer or shorter than its RETH, refused
+//! before its packet is placed), remote access
 //! error (R_Key, PD, access right or bounds of a WRITE, READ or atomic), remote operational
 //! error (a RECV buffer failing its MR check, a CQ overrun). READ data, atomic ACKs and ACKs
 //! the responder already owes for earlier requests are sent first, then the NAK.
@@ -426,7 +427,11 @@ impl Qp {
         }
         match kind {
             ReqKind::Write => {
-                if offset + plen > u64::from(msg.dma_len) {
+                // Too long for the RETH, or a last packet that leaves the message short:
+                // refused before anything is placed (rxe's length check, pktlen == resid
+                // for the last packet, comes before it writes).
+                let end = offset + plen;
+                if end > u64::from(msg.dma_len) || (pos.ends() && end != u64::from(msg.dma_len)) {
                     return Err(inv_req(self));
                 }
                 if plen > 0 {
@@ -462,9 +467,6 @@ impl Qp {
         self.resp.epsn = psn_add(psn, 1);
 
         if pos.ends() {
-            if kind == ReqKind::Write && msg.received != msg.dma_len {
-                return Err(inv_req(self));
-            }
             let mut invalidated = None;
             if let Some(rkey) = pkt.ieth {
                 if ctx.mrs.invalidate(rkey, self.pd).is_err() {

@@ -171,6 +171,63 @@ fn write_longer_than_its_reth_is_an_invalid_request() {
     );
 }
 
+/// A WRITE whose last packet leaves it shorter than its RETH's DMA length: NAK invalid
+/// request, QP to ERR, and that packet places nothing (rxe checks a last packet's length
+/// against the bytes still owed before it writes), for ONLY and for LAST.
+#[test]
+fn write_shorter_than_its_reth_is_refused_before_it_is_placed() {
+    let nak = Some(AethSyndrome::Nak(NakCode::InvalidRequest));
+    // WRITE ONLY of 100 bytes announcing 200.
+    let mut p = Pair::with_default();
+    let mut r = roce(bth(Opcode::RcWriteOnly, p.b.qpn, EPSN));
+    r.reth = Some(RethRepr {
+        va: BASE,
+        rkey: p.b.keys.rkey,
+        dma_len: 200,
+    });
+    let short = vec![9u8; 100];
+    r.payload = &short;
+    p.b.dev
+        .handle_packet(0, &frame_to_b(r), &mut p.b.mem)
+        .unwrap();
+    assert_eq!(responses(&mut p.b), vec![(Opcode::RcAck, EPSN, nak)]);
+    assert_eq!(
+        p.b.mem.get(BASE, 100),
+        vec![0; 100],
+        "the refused packet wrote nothing"
+    );
+    assert_eq!(p.b.dev.qp_state(p.b.qpn), Some(QpState::Err));
+
+    // FIRST of 1024 bytes announcing 1500, then a LAST of 100.
+    let mut p = Pair::with_default();
+    let mut r = roce(bth(Opcode::RcWriteFirst, p.b.qpn, EPSN));
+    r.reth = Some(RethRepr {
+        va: BASE,
+        rkey: p.b.keys.rkey,
+        dma_len: 1500,
+    });
+    let first = vec![7u8; 1024];
+    r.payload = &first;
+    p.b.dev
+        .handle_packet(0, &frame_to_b(r), &mut p.b.mem)
+        .unwrap();
+    let mut r = roce(bth(Opcode::RcWriteLast, p.b.qpn, EPSN + 1));
+    r.payload = &short;
+    p.b.dev
+        .handle_packet(0, &frame_to_b(r), &mut p.b.mem)
+        .unwrap();
+    assert_eq!(
+        responses(&mut p.b).last(),
+        Some(&(Opcode::RcAck, EPSN + 1, nak))
+    );
+    assert_eq!(
+        p.b.mem.get(BASE + 1024, 100),
+        vec![0; 100],
+        "the refused packet wrote nothing"
+    );
+    assert_eq!(p.b.dev.qp_state(p.b.qpn), Some(QpState::Err));
+}
+
 #[test]
 fn opcode_sequence_errors() {
     // MIDDLE without FIRST, FIRST inside an open message, short FIRST.
