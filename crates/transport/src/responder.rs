@@ -6,8 +6,9 @@
 //! Only the expected PSN (`epsn`) is executed. A PSN ahead of it gets one PSN-sequence-error
 //! NAK carrying `epsn`; later ones are dropped silently until `epsn` arrives (`nak_sent`,
 //! also set by an RNR NAK, which likewise tells the requester where to resume). A PSN behind
-//! it is a duplicate: SEND/WRITE are re-ACKed, READs are replayed from memory, atomics are
-//! answered from the replay table without executing them again.
+//! it is a duplicate: SEND/WRITE are re-ACKed (at the last SEND/WRITE/atomic PSN executed,
+//! never at a READ's), READs are replayed from memory, atomics are answered from the replay
+//! table without executing them again.
 //!
 //! # ACK coalescing
 //! An ACK is generated for every in-order packet with AckReq set and for every duplicate.
@@ -29,7 +30,7 @@ use crate::cq::{WcOpcode, WcStatus};
 use crate::memory::Memory;
 use crate::mr::Access;
 use crate::op::{classify_request, packets_for, Pos, ReqKind};
-use crate::psn::{psn_add, psn_diff, psn_sub, PSN_MASK};
+use crate::psn::{psn_add, psn_diff, PSN_MASK};
 use crate::qp::{post_completion, recv_completion, recv_success, Ctx, Qp, QpState, TxOut};
 use crate::sgl::{scatter, SglError};
 use crate::wr::RecvWr;
@@ -135,6 +136,10 @@ pub(crate) enum RespItem {
 pub(crate) struct Responder {
     /// Expected PSN.
     pub epsn: u32,
+    /// The PSN a duplicate SEND or WRITE is re-ACKed at: the last SEND/WRITE packet or atomic
+    /// executed. READs do not move it (rxe's `ack_psn`): an ACK at a READ's PSN would tell
+    /// the requester the READ's responses were lost.
+    pub ack_psn: u32,
     /// Message sequence number: requests completed (24 bit).
     pub msn: u32,
     /// A sequence-error or RNR NAK was sent for `epsn`; drop later out-of-order packets.
@@ -465,6 +470,7 @@ impl Qp {
         }
         msg.received = (offset + plen) as u32;
         self.resp.epsn = psn_add(psn, 1);
+        self.resp.ack_psn = psn;
 
         if pos.ends() {
             let mut invalidated = None;
@@ -598,6 +604,7 @@ impl Qp {
             mem.write(ae.va, &v.to_le_bytes());
         }
         self.resp.epsn = psn_add(psn, 1);
+        self.resp.ack_psn = psn;
         self.resp.msn = psn_add(self.resp.msn, 1);
         let msn = self.resp.msn;
         self.resp.remember(
@@ -624,7 +631,7 @@ impl Qp {
         let replay_cap = 2 * usize::from(self.cfg.max_dest_rd_atomic) + 16;
         match kind {
             ReqKind::Send | ReqKind::Write => {
-                let (last, msn) = (psn_sub(self.resp.epsn, 1), self.resp.msn);
+                let (last, msn) = (self.resp.ack_psn, self.resp.msn);
                 self.resp.push_ack(last, msn);
                 Ok(())
             }

@@ -358,3 +358,92 @@ fn reads_beyond_max_dest_rd_atomic_are_served_not_naked() {
     assert!(p.b.completions().is_empty());
     assert_eq!(p.b.dev.qp_state(p.b.qpn), Some(QpState::Rts));
 }
+
+/// A WRITE at PSN 100 (ACKed), a READ at 101–102 (answered), then the WRITE again as a
+/// duplicate: the re-ACK carries PSN 100, the last SEND/WRITE/atomic PSN the responder
+/// executed, never a PSN of the READ (rxe's `ack_psn`, which READs do not move), and the MSN
+/// that counts both. An ACK at 102 would tell the requester the READ's responses were
+/// lost (implicit NAK, IBA 9.7.5.1.3) when they may be on their way.
+#[test]
+fn duplicate_write_after_a_read_is_acked_at_the_write_not_the_read() {
+    // Scripted requester.
+    let mut p = Pair::with_default();
+    p.b.mem.fill(BASE, 2 * PMTU as usize, 4);
+    let mut w = roce(bth(Opcode::RcWriteOnly, p.b.qpn, PSN0));
+    w.reth = Some(RethRepr {
+        va: BASE + (1 << 20),
+        rkey: p.b.keys.rkey,
+        dma_len: 16,
+    });
+    w.payload = &[1; 16];
+    let write = frame_to_b(w);
+    p.b.dev.handle_packet(0, &write, &mut p.b.mem).unwrap();
+    let f = read_request(p.b.qpn, PSN0 + 1, BASE, p.b.keys.rkey, 2 * PMTU);
+    p.b.dev.handle_packet(0, &f, &mut p.b.mem).unwrap();
+    assert_eq!(
+        opcodes_and_psns(&sent_frames(&mut p.b)),
+        vec![
+            (Opcode::RcAck, PSN0),
+            (Opcode::RcReadResponseFirst, PSN0 + 1),
+            (Opcode::RcReadResponseLast, PSN0 + 2)
+        ]
+    );
+    p.b.dev.handle_packet(0, &write, &mut p.b.mem).unwrap();
+    let sent = sent_frames(&mut p.b);
+    assert_eq!(
+        sent.iter()
+            .map(|f| (f.opcode, f.psn, f.syndrome))
+            .collect::<Vec<_>>(),
+        vec![(Opcode::RcAck, PSN0, ACK)],
+        "the duplicate WRITE is re-ACKed at its own PSN"
+    );
+    // An atomic moves the PSN a duplicate is ACKed at (rxe: atomics set ack_psn).
+    let mut a = roce(bth(Opcode::RcFetchAdd, p.b.qpn, PSN0 + 3));
+    a.atomic_eth = Some(AtomicEthRepr {
+        va: BASE + (2 << 20),
+        rkey: p.b.keys.rkey,
+        swap_add: 1,
+        compare: 0,
+    });
+    p.b.dev
+        .handle_packet(0, &frame_to_b(a), &mut p.b.mem)
+        .unwrap();
+    let f = read_request(p.b.qpn, PSN0 + 4, BASE, p.b.keys.rkey, PMTU);
+    p.b.dev.handle_packet(0, &f, &mut p.b.mem).unwrap();
+    assert_eq!(sent_frames(&mut p.b).len(), 2);
+    p.b.dev.handle_packet(0, &write, &mut p.b.mem).unwrap();
+    assert_eq!(
+        opcodes_and_psns(&sent_frames(&mut p.b)),
+        vec![(Opcode::RcAck, PSN0 + 3)]
+    );
+
+    // Two rnic devices: the WRITE's ACK and the READ's response are lost; after the
+    // timeout the requester resends both, and the replayed response completes the READ
+    // without a second retry.
+    let mut p = Pair::with_default();
+    let data = p.b.mem.fill(BASE, PMTU as usize, 4);
+    p.drop = Box::new(|s| s.dir == Dir::BtoA && s.nth < 2);
+    let write = SendWr::write(1, vec![p.a.sge(BASE, 16)], p.b.remote(BASE + (1 << 20)));
+    let read = SendWr::read(2, vec![p.a.sge(BASE + (1 << 20), PMTU)], p.b.remote(BASE));
+    p.a.dev.post_send(p.a.qpn, write).unwrap();
+    p.a.dev.post_send(p.a.qpn, read).unwrap();
+    p.run(1000);
+    let c = p.a.completions();
+    assert_eq!(
+        c.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(),
+        vec![(1, WcStatus::Success), (2, WcStatus::Success)]
+    );
+    assert_eq!(p.a.mem.get(BASE + (1 << 20), PMTU as usize), data);
+    let a = p.a.dev.stats();
+    assert_eq!(
+        (a.ack_timeouts, a.go_back_n),
+        (1, 1),
+        "one retry, by the timeout"
+    );
+    assert_eq!(
+        p.sent(Dir::AtoB)
+            .filter(|s| s.meta.opcode == Opcode::RcReadRequest)
+            .count(),
+        2
+    );
+}

@@ -13,6 +13,7 @@ pub use attr::{AddressVector, QpAttr, QpInit, QpState, MAX_RD_ATOMIC};
 use crate::cq::{Completion, CqId, CqTable, WcOpcode, WcStatus};
 use crate::mr::{Access, MrTable};
 use crate::pd::PdId;
+use crate::psn::psn_sub;
 use crate::reliability::ReliabilityMode;
 use crate::requester::Requester;
 use crate::responder::Responder;
@@ -285,6 +286,7 @@ impl Qp {
             QpState::Rtr => {
                 if let Some(psn) = attr.rq_psn {
                     self.resp.epsn = psn;
+                    self.resp.ack_psn = psn_sub(psn, 1);
                 }
                 self.resp.msn = 0;
             }
