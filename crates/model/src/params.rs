@@ -453,6 +453,7 @@ impl ModelParams {
                 windows: cfg.sim.settle_windows.max(2) as usize,
                 max_warmup_ps: ns(cfg.sim.max_warmup_us * 1000.0),
                 max_windows: cfg.sim.settle_max_windows.max(cfg.sim.settle_windows),
+                capped_for_window_us: None,
             },
             warmup_rounds: u64::from(cfg.sim.warmup_rounds),
             duration_ps: ns(cfg.sim.duration_us * 1000.0),

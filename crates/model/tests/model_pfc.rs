@@ -233,3 +233,33 @@ fn the_shipped_topologies_cannot_deadlock() {
         "the run's statistics count the cycle"
     );
 }
+
+/// A PAUSE frame may not cut the frame its port is serializing (IEEE 802.3 Annex 31B,
+/// 802.1Qbb): it goes out once that frame has left, ahead of what waits behind it. Node 0's
+/// NIC starts a 4 KiB frame at 0 and, 100 ns into its 330 ns on the wire, pauses its link
+/// peer: the XOFF lands one PFC frame's wire time and the link's delay after the data
+/// frame's end. It used to start at once, on top of the data frame.
+#[test]
+fn a_pause_waits_for_the_frame_on_the_wire() {
+    use rnic_model::event::{Ev, FramePool, NetEv};
+    use rnic_model::nic::cx::Wire;
+    let mut net = network("star", 2);
+    let mut q = rnic_sim::EventQueue::<Ev>::new();
+    let mut frames = FramePool::default();
+    let data = frames.alloc();
+    frames.buf_mut(data).resize(4096, 0);
+    let port = &net.ports[0];
+    let (data_ps, pfc_ps) = (port.wire_time(4096), port.wire_time(60));
+    let delay_ps = net.links[net.uplink[0]].delay_ps;
+    net.send(0, data, 0, &mut q, &mut frames);
+    let decided = 100_000;
+    assert!(decided < data_ps);
+    net.pause_peer(0, 0xFFFF, decided, &mut q, &mut frames);
+    let mut landed = None;
+    while let Some((t, ev)) = q.pop() {
+        if matches!(ev, Ev::Net(NetEv::PfcFrame { .. })) {
+            landed = Some(t);
+        }
+    }
+    assert_eq!(landed, Some(data_ps + pfc_ps + delay_ps));
+}

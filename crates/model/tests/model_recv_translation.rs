@@ -57,6 +57,33 @@ fn each_send_translates_its_receive_buffer_on_the_receiver() {
     assert!(counter(&rx, "nic.translation.blocked_ps") > 0);
 }
 
+/// `nic.translation.jobs` counts every job through the lanes, translations and
+/// pass-throughs alike; `pass_throughs` the ones that translated nothing (received ACKs
+/// here), so that `jobs - pass_throughs` is the translations, one MPT lookup each. Before,
+/// `jobs` alone counted the sender's ACKs as if they had been translated.
+#[test]
+fn translation_jobs_split_translations_from_pass_throughs() {
+    let cfg = config(&[]);
+    let mut s = spec(PerfTest::SendBw, PAGE_BYTES, 2, 1);
+    s.iters = 100;
+    let r = run_verified(&cfg, &s, "send-bw");
+    for (i, n) in r.nodes.iter().enumerate() {
+        let jobs = counter(n, "nic.translation.jobs");
+        let pass = counter(n, "nic.translation.pass_throughs");
+        assert_eq!(
+            jobs - pass,
+            mpt_lookups(n),
+            "node {i}: {jobs} jobs, {pass} passed"
+        );
+        if counter(n, "transport.rx_requests") == 0 {
+            // The sender receives ACKs only: each passes through, none is translated.
+            let acks = counter(n, "transport.rx_acks");
+            assert!(acks > 0, "node {i}");
+            assert_eq!(pass, acks, "node {i}: every received ACK passes through");
+        }
+    }
+}
+
 #[test]
 fn a_multi_packet_send_translates_once_on_its_first_packet() {
     // 64 KiB SENDs at a 4 KiB PMTU: 16 packets, 16 pages; one MPT lookup and 16 MTT

@@ -395,6 +395,7 @@ pub fn resolve(opts: &[FlowOptions], cfg: &Config) -> Result<FlowsSpec, ConfigEr
                  operation in flight; leave it out"
             )));
         }
+        check_flow_time(&sec, o, cfg).map_err(bad)?;
         let name = o.name.clone().unwrap_or_else(|| format!("flow{i}"));
         let profile = QpProfile {
             pmtu: o.mtu.unwrap_or(cfg.qp.pmtu),
@@ -484,6 +485,44 @@ pub fn resolve(opts: &[FlowOptions], cfg: &Config) -> Result<FlowsSpec, ConfigEr
         bad(e)
     })?;
     Ok(spec)
+}
+
+/// A duration flow simulates up to its `start_us`, then its warm-up (a fixed
+/// `sim.warmup_us`, else until its rate settles), then its `duration_us` window: together
+/// they must fit in the hour a run may simulate, the limit of each alone (`-D` with
+/// `sim.warmup_us` is bounded so too). The automatic warm-up gives up in time
+/// (`SettleParams::within_hour`), so only the start and a fixed warm-up are checked.
+fn check_flow_time(sec: &str, o: &FlowOptions, cfg: &Config) -> Result<(), String> {
+    let Some(window_us) = o.duration_us else {
+        return Ok(());
+    };
+    let warmup_us = cfg.sim.warmup_us.unwrap_or(0.0);
+    let total_us = o.start_us + warmup_us + window_us;
+    if total_us <= MAX_SIM_US {
+        return Ok(());
+    }
+    let (warm_up, fix) = match cfg.sim.warmup_us {
+        Some(w) => (
+            format!(", sim.warmup_us = {w} of fixed warm-up"),
+            ", sim.warmup_us",
+        ),
+        None => (String::new(), ""),
+    };
+    let room_us = MAX_SIM_US - o.start_us - warmup_us;
+    let most = if room_us > 0.0 {
+        format!("with these, `{sec}.duration_us` at most {room_us}")
+    } else {
+        format!("with these, no window fits after `{sec}.start_us`{fix}")
+    };
+    Err(format!(
+        "`{sec}.start_us` = {}{warm_up} and `{sec}.duration_us` = {} come to {:.6} s of \
+         simulated time, more than an hour (the longest a run may simulate): lower \
+         `{sec}.start_us`{fix} or `{sec}.duration_us` so that together they stay within \
+         3600 s ({most})",
+        o.start_us,
+        window_us,
+        total_us / 1e6,
+    ))
 }
 
 /// The QP service's rules (`qp.transport`: UC carries SEND and WRITE, UD only SEND of one
@@ -593,6 +632,35 @@ mod tests {
         );
     }
 
+    /// A duration flow's start, fixed warm-up and window run one after another: beyond an
+    /// hour together they are refused naming all three, where the run simulated them all.
+    #[test]
+    fn a_flow_start_warm_up_and_window_past_an_hour_are_refused() {
+        let cfg = Config::resolve(
+            "baseline",
+            &[crate::config::Override::new("sim.warmup_us", 1.8e9)],
+        )
+        .unwrap();
+        let resolve_src = |src: &str| {
+            let t: Table = src.parse().unwrap();
+            resolve(&parse_flows(&t).unwrap().unwrap(), &cfg)
+        };
+        let e = resolve_src("[[flow]]\ntest = \"write-bw\"\nstart_us = 1e9\nduration_us = 1e9")
+            .unwrap_err()
+            .to_string();
+        for want in [
+            "`flow[0].start_us` = 1000000000, sim.warmup_us = 1800000000 of fixed warm-up",
+            "`flow[0].duration_us` = 1000000000 come to 3800.000000 s",
+            "`flow[0].duration_us` at most 800000000",
+        ] {
+            assert!(e.contains(want), "{e}");
+        }
+        resolve_src("[[flow]]\ntest = \"write-bw\"\nstart_us = 8e8\nduration_us = 1e9")
+            .expect("an hour exactly");
+        resolve_src("[[flow]]\ntest = \"write-bw\"\nstart_us = 3e9\niters = 10")
+            .expect("an iteration flow has no window");
+    }
+
     #[test]
     fn a_size_mix_is_one_flow_sized_by_its_largest_value() {
         let s = flows(
@@ -640,6 +708,11 @@ mod tests {
             ("[[flow]]\ntest = \"read-bw\"\nsize = 65536\nwindow_psns = 4", "flow[0].window_psns` = 4"),
             ("[[flow]]\ntest = \"write-bw\"\n[[flow]]\ntest = \"read-bw\"\nsize = {values = [64, 65536]}\nwindow_psns = 8", "set `flow[1].window_psns` to 16"),
             ("[[flow]]\ntest = \"write-bw\"\nduration_us = 1e300", "flow[0].duration_us"),
+            // A start and a window of an hour each passed; the run simulated both.
+            (
+                "[[flow]]\ntest = \"write-bw\"\n[[flow]]\ntest = \"write-bw\"\nstart_us = 3.6e9\nduration_us = 1",
+                "`flow[1].start_us` = 3600000000 and `flow[1].duration_us` = 1 come to",
+            ),
             // An empty name left the flow's table row and JSON `name` blank.
             ("[[flow]]\nname = \"\"\ntest = \"write-bw\"", "`flow[0].name` is empty"),
         ] {

@@ -162,6 +162,40 @@ fn a_fixed_warm_up_and_window_past_an_hour_exit_2() {
     }
 }
 
+/// With the automatic warm-up, the detection gives up no later than an hour less the `-D`
+/// window, so that warm-up and window stay within the hour: with sim.max_warmup_us at
+/// an hour and a window of 3599.999 s it gave up after the hour and the run simulated two
+/// (latency gaps of 1 s keep the events few; the window opens at the first completion
+/// after the give-up, at most a gap later).
+#[test]
+fn the_automatic_warm_up_leaves_the_window_room_within_an_hour() {
+    let (code, out, err) = rnic(&[
+        "perf",
+        "write-lat",
+        "-D",
+        "3599.999",
+        "--latency_gap",
+        "1000000",
+        "--set",
+        "sim.max_warmup_us=3600000000",
+        "--json",
+        "-",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let r = &v;
+    let open_us = r["window_open_us"].as_f64().expect("window_open_us");
+    assert!(
+        open_us + 3_599_999_000.0 <= 3.6e9 + 1e6,
+        "window opened at {open_us} µs: {r}"
+    );
+    let why = r["window_reason"].as_str().unwrap_or_default();
+    assert!(
+        why.starts_with("never settled by 1000 µs, an hour (the longest a run may simulate) less the 3599999000 µs window"),
+        "{why}"
+    );
+}
+
 /// A topology file's lengths, delays and rates have the config's ranges: 10^30 ns used to
 /// overflow the clock (a panic in debug builds).
 #[test]

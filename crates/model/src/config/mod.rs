@@ -92,7 +92,9 @@ config_section! {
         settle_max_windows: u32 = 12; "sub-windows", uint(2, 1_000_000);
         /// Steady-state detection: a run still unsettled at this simulated time opens its window
         /// at the next completion and warns that it never settled (the slowest committed point,
-        /// 51,200 QPs x 16 WQEs of 4 KiB, settles after about 0.95 s)
+        /// 51,200 QPs x 16 WQEs of 4 KiB, settles after about 0.95 s); earlier if an hour less
+        /// the window (-D, a flow's duration_us) is earlier, so that warm-up and window stay
+        /// within the hour a run may simulate
         max_warmup_us: f64 = 2_000_000.0; "µs", positive(MAX_SIM_US);
         /// Safety limit: a run that would process more events stops with an error instead of
         /// running away

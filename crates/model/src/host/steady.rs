@@ -60,10 +60,32 @@ pub struct SettleParams {
     pub tolerance: f64,
     /// Consecutive sub-windows that must agree (at least 2).
     pub windows: usize,
-    /// Give up waiting at this simulated time, ps.
+    /// Give up waiting at this simulated time, ps (counted from the application's start).
     pub max_warmup_ps: TimePs,
     /// Give up waiting once this many sub-windows have closed without agreeing.
     pub max_windows: u32,
+    /// Set by [`SettleParams::within_hour`] when it lowered `max_warmup_ps` below
+    /// `sim.max_warmup_us`: the length of the window that follows the warm-up, µs.
+    pub capped_for_window_us: Option<f64>,
+}
+
+impl SettleParams {
+    /// These parameters for a window of `window_us` after the warm-up: the give-up time
+    /// moves to an hour (`MAX_SIM_US`, the longest a run may simulate) less the window when
+    /// `sim.max_warmup_us` is later, so that warm-up and window together stay within the
+    /// hour (the window opens at the first completion from then on). A window of the whole
+    /// hour gives up at once: it opens at the first completion.
+    pub fn within_hour(self, window_us: f64) -> SettleParams {
+        let cap = rnic_sim::us((crate::config::schema::MAX_SIM_US - window_us).max(0.0));
+        if self.max_warmup_ps <= cap {
+            return self;
+        }
+        SettleParams {
+            max_warmup_ps: cap,
+            capped_for_window_us: Some(window_us),
+            ..self
+        }
+    }
 }
 
 /// One closed sub-window.
@@ -224,15 +246,23 @@ impl Steady {
                 spread,
                 closed,
             } => {
-                let bound = if at_ps >= self.origin + self.p.max_warmup_ps {
-                    format!(
-                        "by sim.max_warmup_us = {} µs",
-                        self.p.max_warmup_ps as f64 / 1e6
-                    )
-                } else {
+                let bound = if at_ps < self.origin + self.p.max_warmup_ps {
                     format!(
                         "within sim.settle_max_windows = {} sub-windows",
                         self.p.max_windows
+                    )
+                } else if let Some(window_us) = self.p.capped_for_window_us {
+                    format!(
+                        "by {} µs, an hour (the longest a run may simulate) less the {} µs \
+                         window, earlier than sim.max_warmup_us (a shorter window leaves the \
+                         warm-up longer)",
+                        self.p.max_warmup_ps as f64 / 1e6,
+                        window_us
+                    )
+                } else {
+                    format!(
+                        "by sim.max_warmup_us = {} µs",
+                        self.p.max_warmup_ps as f64 / 1e6
                     )
                 };
                 let detail = match spread {
@@ -344,7 +374,35 @@ mod tests {
             windows: 3,
             max_warmup_ps: 10_000 * US,
             max_windows: 1000,
+            capped_for_window_us: None,
         }
+    }
+
+    #[test]
+    fn the_give_up_leaves_the_window_room_within_an_hour() {
+        let hour = rnic_sim::us(crate::config::schema::MAX_SIM_US);
+        let p = params();
+        assert_eq!(p.within_hour(1000.0), p, "10 ms is well within the hour");
+        let q = p.within_hour(3.6e9 - 5000.0);
+        assert_eq!(q.max_warmup_ps, 5000 * US);
+        assert_eq!(q.capped_for_window_us, Some(3.6e9 - 5000.0));
+        assert_eq!(
+            p.within_hour(3.6e9).max_warmup_ps,
+            0,
+            "a window of the hour"
+        );
+        let mut s = Steady::new(q, 1, 1);
+        s.arm(0);
+        let d = s
+            .completion(5000 * US, 0)
+            .expect("gives up at the capped time");
+        assert!(!d.settled() && d.at_ps() + 3_599_995_000 * US <= hour);
+        assert!(
+            s.describe(&d)
+                .starts_with("never settled by 5000 µs, an hour"),
+            "{}",
+            s.describe(&d)
+        );
     }
 
     /// Feeds `n` completions at `rate` per µs over `pairs` pairs round robin from `t0`;

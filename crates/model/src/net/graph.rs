@@ -466,6 +466,7 @@ impl Wire for Network {
     ) {
         let len = frames.get(frame).len();
         let at = self.start_at(node, at);
+        self.ports[node].forget_gone(q.now());
         let (start, end) = self.ports[node].send(at, len);
         if node == 0 {
             self.capture(start, frames.get(frame));

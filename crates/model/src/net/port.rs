@@ -1,6 +1,8 @@
 //! An Ethernet transmit port: frames leave one after another at line rate. Wire time is
 //! (max(frame, 60) + FCS + preamble/SFD + IFG) × 8 / rate.
 
+use std::collections::VecDeque;
+
 use rnic_sim::TimePs;
 
 use crate::nic::pcie::ser_ps;
@@ -24,6 +26,16 @@ pub struct Port {
     free_at: TimePs,
     /// Counters.
     pub stats: PortStats,
+    /// Under flow control ([`Port::track_frames`]): the frames handed over and not yet
+    /// gone, (first bit out, last bit out), so a PAUSE frame can wait for the one on the
+    /// wire; `None` otherwise.
+    frames: Option<Box<TrackedFrames>>,
+}
+
+#[derive(Debug, Clone)]
+struct TrackedFrames {
+    /// In send order (so by start and by end).
+    on: VecDeque<(TimePs, TimePs)>,
 }
 
 impl Port {
@@ -33,6 +45,7 @@ impl Port {
             p,
             free_at: 0,
             stats: PortStats::default(),
+            frames: None,
         }
     }
 
@@ -59,7 +72,42 @@ impl Port {
         self.stats.frames += 1;
         self.stats.frame_bytes += frame_len as u64;
         self.stats.busy_ps += d;
+        if let Some(f) = self.frames.as_deref_mut() {
+            f.on.push_back((start, self.free_at));
+        }
         (start, self.free_at)
+    }
+
+    /// Keeps the frames handed over until they are gone ([`Port::forget_gone`]), for
+    /// [`Port::frame_on_wire_ends`].
+    pub fn track_frames(&mut self) {
+        self.frames = Some(Box::new(TrackedFrames {
+            on: VecDeque::new(),
+        }));
+    }
+
+    /// The simulation is at `now`: the tracked frames that have left by then are forgotten
+    /// (no later question can be about them).
+    pub fn forget_gone(&mut self, now: TimePs) {
+        if let Some(f) = self.frames.as_deref_mut() {
+            while f.on.front().is_some_and(|&(_, end)| end <= now) {
+                f.on.pop_front();
+            }
+        }
+    }
+
+    /// When the frame being serialized at `t` (its last bit, preamble and gap included)
+    /// has left: the earliest a frame that may not preempt it, such as a PAUSE, can start;
+    /// `t` when none is (or frames are not tracked).
+    pub fn frame_on_wire_ends(&self, t: TimePs) -> TimePs {
+        let Some(f) = self.frames.as_deref() else {
+            return t;
+        };
+        let i = f.on.partition_point(|&(_, end)| end <= t);
+        match f.on.get(i) {
+            Some(&(start, end)) if start <= t => end,
+            _ => t,
+        }
     }
 }
 
@@ -75,5 +123,23 @@ mod tests {
         assert_eq!(port.wire_time(138), 12_960);
         // minimum frame padding
         assert_eq!(port.wire_time(58), port.wire_time(60));
+    }
+
+    #[test]
+    fn a_tracked_port_knows_the_frame_on_the_wire() {
+        let mut port = Port::new(ModelParams::baseline().eth);
+        port.track_frames();
+        let (s1, e1) = port.send(1_000, 138);
+        let (s2, e2) = port.send(1_000, 138); // queued behind the first
+        assert_eq!((s1, s2), (1_000, e1));
+        assert_eq!(port.frame_on_wire_ends(500), 500, "idle");
+        assert_eq!(port.frame_on_wire_ends(1_000), e1);
+        assert_eq!(port.frame_on_wire_ends(e1 - 1), e1);
+        assert_eq!(
+            port.frame_on_wire_ends(e1),
+            e2,
+            "the second starts as the first ends"
+        );
+        assert_eq!(port.frame_on_wire_ends(e2 + 5), e2 + 5);
     }
 }

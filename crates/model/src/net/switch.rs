@@ -66,6 +66,7 @@ impl OutPort {
             self.stats.drops += 1;
             return None;
         }
+        self.port.forget_gone(now);
         let (start, end) = self.port.send(now + latency_ps, len);
         self.queued.push_back((end, b));
         self.occupancy += b;

@@ -440,6 +440,15 @@ impl Plan {
                     pfc.queue_toward_nic(net.links[net.uplink[n]].reverse);
                 }
             }
+            // A PAUSE waits for the frame on the wire: the ports remember their frames.
+            for port in net.ports.iter_mut() {
+                port.track_frames();
+            }
+            for sw in net.switches.iter_mut() {
+                for o in sw.outs.iter_mut() {
+                    o.port.track_frames();
+                }
+            }
             net.pfc = Some(pfc);
         }
         net

@@ -130,8 +130,20 @@ pub struct TranslationStats {
     /// MTT cache: a miss is a lookup that found its page absent and waited for it (read
     /// then, or already being read ahead).
     pub mtt: CacheStats,
-    /// Jobs processed.
+    /// Jobs that went through a lane, in order: translations (an MPT lookup and the MTT
+    /// lookups of the job's pages: a fetched WQE's payload; at the receiver, on a message's
+    /// first packet, its target: a WRITE's RETH span, a SEND's receive buffer, a READ
+    /// request's source at the responder, a READ's local buffer on its first response, an
+    /// atomic's target; every packet placed out of order; one job per region the target
+    /// spans) and pass-throughs alike. The
+    /// translations are `jobs - pass_throughs`, one MPT lookup each.
     pub jobs: u64,
+    /// Of `jobs`, those that translated nothing and only kept their place in the lane:
+    /// received packets with nothing to translate (ACKs and NAKs, atomic ACKs, a message's
+    /// packets after its first, a SEND scattered into its CQE, a request the responder
+    /// will drop) and WQEs with no payload to read (a READ's, an atomic's, an inline or
+    /// zero-byte message's).
+    pub pass_throughs: u64,
     /// Time blocked on misses, ps.
     pub blocked_ps: u64,
 }
@@ -497,6 +509,9 @@ impl<C: Copy> Translation<C> {
             l.head_next_page = 0;
             l.head_read_to = 0;
             self.stats.jobs += 1;
+            if !job.needs {
+                self.stats.pass_throughs += 1;
+            }
             done.push((job.cont, t));
         }
     }
@@ -800,6 +815,11 @@ mod tests {
         t.on_fill(TransLane::Tx, r, 50_000, &mut done, &mut fetch);
         assert!(fetch.is_empty());
         assert_eq!(done, vec![(1, 52_000), (2, 52_000)]);
+        assert_eq!(
+            (t.stats.jobs, t.stats.pass_throughs),
+            (2, 1),
+            "a translation and a pass-through"
+        );
         assert_eq!(t.stats.mpt.misses, 1);
         assert_eq!(t.stats.mtt.misses, 1);
         assert_eq!(t.stats.mtt.hits, 2);

@@ -772,7 +772,14 @@ fn application(
         filling_cores: 0,
         duration_ps: window.1 - window.0,
         window_min_start: window.0,
-        steady: detect.then(|| Steady::new(p.settle, q as usize, if lat { 1 } else { tx_depth })),
+        // The give-up time leaves room for the window within the hour a run may simulate.
+        steady: f.duration_us.filter(|_| detect).map(|d| {
+            Steady::new(
+                p.settle.within_hour(d),
+                q as usize,
+                if lat { 1 } else { tx_depth },
+            )
+        }),
         opened: None,
         joint_window: false,
         window_ready: None,

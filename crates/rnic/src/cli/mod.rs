@@ -931,7 +931,8 @@ fn cmd_repro(
     err: &mut dyn Write,
 ) -> anyhow::Result<()> {
     // Listing runs and writes nothing, and --check resolves the points without running
-    // or writing any: a flag for running taken there would be ignored, so it is refused.
+    // or writing any: a flag for running (--out, -j, the global --quiet, which silences a
+    // run's progress) taken there would be ignored, so it is refused.
     let listing = matches!(c.id.as_deref(), None | Some("list"));
     let mode = if listing {
         "`rnic repro list` (and `rnic repro` alone) only lists the experiments"
@@ -955,6 +956,13 @@ fn cmd_repro(
             "-j/--jobs",
             "it runs no points: leave -j out, or run an experiment (e.g. rnic repro \
              csrna-peak -j 2)",
+        ),
+        (
+            (listing || c.check) && progress.quiet,
+            "--quiet",
+            "it prints no progress to silence (its lines on standard output are the \
+             results): leave --quiet out, or run an experiment (e.g. rnic repro csrna-peak \
+             --quiet)",
         ),
     ];
     if let Some((_, flag, fix)) = unused.into_iter().find(|&(given, _, _)| given) {

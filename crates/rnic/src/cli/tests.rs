@@ -969,9 +969,10 @@ fn repro_lists_and_checks() {
     assert_eq!(r.out.lines().count(), 7, "{}", r.out);
 }
 
-/// Listing and `--check` run no point and write no file: `--out`, `-j` (and `--check` on
-/// a listing) there are refused, naming the flag, where they were taken in silence
-/// (`rnic repro list --out DIR -j 3` listed, `rnic repro csrna --check --out DIR` checked).
+/// Listing and `--check` run no point and write no file: `--out`, `-j`, `--quiet` (and
+/// `--check` on a listing) there are refused, naming the flag, where they were taken in
+/// silence (`rnic repro list --out DIR -j 3` listed, `rnic repro csrna --check --out DIR`
+/// checked, `rnic repro list --quiet` listed).
 #[test]
 fn repro_list_and_check_refuse_flags_they_ignore() {
     for (args, flag) in [
@@ -991,6 +992,16 @@ fn repro_list_and_check_refuse_flags_they_ignore() {
         (
             &["repro", "csrna-peak", "--check", "-j", "2"][..],
             "-j/--jobs has no effect here",
+        ),
+        // The global --quiet silences a run's progress; these print none.
+        (
+            &["repro", "list", "--quiet"][..],
+            "--quiet has no effect here",
+        ),
+        (&["--quiet", "repro"][..], "--quiet has no effect here"),
+        (
+            &["repro", "csrna", "--check", "--quiet"][..],
+            "--quiet has no effect here",
         ),
     ] {
         let r = rnic(args);

@@ -11,9 +11,11 @@
 //!   switch sends a PFC frame (XOFF: the RoCE priority's pause time 0xFFFF quanta) up that
 //!   link; when the last bit of enough of them has left an output port to bring the ingress
 //!   down to `net.pfc_xon_bytes`, the XON (pause time 0). Both are real 60-byte frames
-//!   ([`rnic_wire::pfc`]): sent at once (ahead of any data queued on that port, as switches
-//!   send them), written to the capture when sent, they cross the link (wire time and
-//!   propagation delay) and the receiver parses them and acts on the pause time they carry.
+//!   ([`rnic_wire::pfc`]): sent ahead of any data queued on that port, as switches send
+//!   them, but only once the frame the port is serializing has left (IEEE 802.3 Annex 31B,
+//!   802.1Qbb: a frame is never cut; [`super::port::Port::frame_on_wire_ends`]), written to
+//!   the capture when they start, they cross the link (wire time and propagation delay) and
+//!   the receiver parses them and acts on the pause time they carry.
 //! - A NIC's transmitter, paused, sends the frames its port already holds and starts no
 //!   other until the XON lands or the pause time runs out (65535 quanta of 512 bit times:
 //!   335 µs at 100 Gb/s; a switch still above XON re-sends the XOFF once half of that has
@@ -37,8 +39,8 @@
 //!
 //! Limits: the switch buffer (`net.switch_buffer_bytes`) must hold the in-flight headroom
 //! above XOFF, as a real switch's headroom buffer does. PFC frames cross their link clean
-//! (no link element sees them), and go out at once rather than after the frame the port is
-//! sending. A counted pause runs to the XON or the end of its pause time, and a pause
+//! (no link element sees them), and their 84 bytes of wire time do not delay the data
+//! frames queued behind them (whose departures are already scheduled). A counted pause runs to the XON or the end of its pause time, and a pause
 //! still standing when the run ends is counted up to the run's end. Deadlock from a cyclic buffer
 //! dependency (a routing loop, or routes that turn down and up again) is not modelled
 //! away; its possibility is detected ([`buffer_dependency_cycle`], counted in

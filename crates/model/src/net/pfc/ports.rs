@@ -126,6 +126,7 @@ impl Network {
         if at > now {
             return self.pfc_kick(link, at, q);
         }
+        port.forget_gone(now);
         let (_, end) = port.send(now, len as usize);
         let pfc = self.pfc_mut();
         pfc.on_started(from as usize, end, u64::from(len));
@@ -155,7 +156,8 @@ impl Network {
     }
 
     /// The switch (or the NIC) at the end of ingress `link` sends a PFC frame with pause time
-    /// `quanta` for the RoCE priority back up the link at `now`.
+    /// `quanta` for the RoCE priority back up the link, decided at `now`: it starts once the
+    /// frame its port is serializing at `now` has left.
     fn send_pfc(
         &mut self,
         now: TimePs,
@@ -180,11 +182,15 @@ impl Network {
             PfcRepr::xoff(mac, priority, quanta)
         };
         let bytes = repr.to_bytes();
-        self.capture(now, &bytes);
-        let wire_ps = tx.port(self, back).map_or(0, |p| p.wire_time(bytes.len()));
+        // It goes ahead of the frames waiting in the port, but after the one being
+        // serialized (IEEE 802.3 Annex 31B, 802.1Qbb: a frame is never cut).
+        let (start, wire_ps) = tx.port(self, back).map_or((now, 0), |p| {
+            (p.frame_on_wire_ends(now), p.wire_time(bytes.len()))
+        });
+        self.capture(start, &bytes);
         let f = frames.alloc();
         frames.buf_mut(f).extend_from_slice(&bytes);
-        let t = now + wire_ps + self.links[back].delay_ps;
+        let t = start + wire_ps + self.links[back].delay_ps;
         q.push(
             t,
             Ev::Net(NetEv::PfcFrame {
