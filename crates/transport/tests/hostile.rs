@@ -135,8 +135,9 @@ fn write_near_the_top_of_the_address_space() {
     }
 }
 
-#[test]
-fn write_longer_than_its_reth_is_an_invalid_request() {
+/// A fresh pair whose B has received a WRITE FIRST of 1,024 bytes (one PMTU) announcing
+/// 1,500 in its RETH, at `EPSN`: the message's LAST is owed 476 bytes.
+fn write_first_of_1500_to_b() -> Pair {
     let mut p = Pair::with_default();
     let mut r = roce(bth(Opcode::RcWriteFirst, p.b.qpn, EPSN));
     r.reth = Some(RethRepr {
@@ -149,6 +150,12 @@ fn write_longer_than_its_reth_is_an_invalid_request() {
     p.b.dev
         .handle_packet(0, &frame_to_b(r), &mut p.b.mem)
         .unwrap();
+    p
+}
+
+#[test]
+fn write_longer_than_its_reth_is_an_invalid_request() {
+    let mut p = write_first_of_1500_to_b();
     let mut r = roce(bth(Opcode::RcWriteLast, p.b.qpn, EPSN + 1));
     let too_long = vec![8u8; 1000];
     r.payload = &too_long;
@@ -199,18 +206,7 @@ fn write_shorter_than_its_reth_is_refused_before_it_is_placed() {
     assert_eq!(p.b.dev.qp_state(p.b.qpn), Some(QpState::Err));
 
     // FIRST of 1024 bytes announcing 1500, then a LAST of 100.
-    let mut p = Pair::with_default();
-    let mut r = roce(bth(Opcode::RcWriteFirst, p.b.qpn, EPSN));
-    r.reth = Some(RethRepr {
-        va: BASE,
-        rkey: p.b.keys.rkey,
-        dma_len: 1500,
-    });
-    let first = vec![7u8; 1024];
-    r.payload = &first;
-    p.b.dev
-        .handle_packet(0, &frame_to_b(r), &mut p.b.mem)
-        .unwrap();
+    let mut p = write_first_of_1500_to_b();
     let mut r = roce(bth(Opcode::RcWriteLast, p.b.qpn, EPSN + 1));
     r.payload = &short;
     p.b.dev

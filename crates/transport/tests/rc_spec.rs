@@ -181,11 +181,7 @@ fn read_response_implicitly_acks_the_write_before_it() {
     p.a.dev
         .handle_packet(0, &frame_to_a(r), &mut p.a.mem)
         .unwrap();
-    let c: Vec<_> =
-        p.a.completions()
-            .iter()
-            .map(|c| (c.wr_id, c.status))
-            .collect();
+    let c = p.a.completion_statuses();
     assert_eq!(c, vec![(1, WcStatus::Success), (2, WcStatus::Success)]);
     assert!(sent_frames(&mut p.a).is_empty());
 }
@@ -214,11 +210,7 @@ fn rnr_retry_7_retries_forever() {
         .post_recv(p.b.qpn, RecvWr::new(9, vec![p.b.sge(BASE, 4096)]))
         .unwrap();
     p.run(1000);
-    let c: Vec<_> =
-        p.a.completions()
-            .iter()
-            .map(|c| (c.wr_id, c.status))
-            .collect();
+    let c = p.a.completion_statuses();
     assert_eq!(c, vec![(1, WcStatus::Success)]);
 }
 
@@ -248,11 +240,7 @@ fn fatal_nak_codes_map_to_their_completion_status() {
             msn: 1,
         });
         let _ = p.a.dev.handle_packet(0, &frame_to_a(r), &mut p.a.mem);
-        let c: Vec<_> =
-            p.a.completions()
-                .iter()
-                .map(|c| (c.wr_id, c.status))
-                .collect();
+        let c = p.a.completion_statuses();
         assert_eq!(
             c,
             vec![(1, WcStatus::Success), (2, st), (3, WcStatus::WrFlushErr)]
@@ -317,11 +305,7 @@ fn rnr_on_the_last_packet_of_a_write_with_immediate_resends_only_it() {
     assert_eq!(p.b.dev.stats().naks_sent.rnr, 1);
     p.b.dev.post_recv(p.b.qpn, RecvWr::new(9, vec![])).unwrap();
     p.run(1000);
-    let c: Vec<_> =
-        p.a.completions()
-            .iter()
-            .map(|c| (c.wr_id, c.status))
-            .collect();
+    let c = p.a.completion_statuses();
     assert_eq!(c, vec![(1, WcStatus::Success)]);
     let rc = p.b.completions();
     assert_eq!(rc.len(), 1);

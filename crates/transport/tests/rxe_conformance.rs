@@ -240,9 +240,8 @@ fn fatal_nak_comes_after_the_read_data_already_owed() {
     p.a.dev.post_send(p.a.qpn, read).unwrap();
     p.a.dev.post_send(p.a.qpn, write).unwrap();
     p.run(1000);
-    let c = p.a.completions();
     assert_eq!(
-        c.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(),
+        p.a.completion_statuses(),
         vec![(1, WcStatus::Success), (2, WcStatus::RemAccessErr)]
     );
     assert_eq!(p.a.mem.get(BASE, 8 * PMTU as usize), data);
@@ -287,9 +286,8 @@ fn fatal_nak_comes_after_the_atomic_ack_already_owed() {
         vec![(Opcode::RcAtomicAck, PSN0), (Opcode::RcAck, PSN0 + 1)]
     );
     assert_eq!(p.b.dev.stats().naks_sent.remote_access_error, 1);
-    let c = p.a.completions();
     assert_eq!(
-        c.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(),
+        p.a.completion_statuses(),
         vec![(1, WcStatus::Success), (2, WcStatus::RemAccessErr)]
     );
     assert_eq!(p.a.mem.u64_at(BASE), 40, "the original value reached A");
@@ -348,9 +346,8 @@ fn reads_beyond_max_dest_rd_atomic_are_served_not_naked() {
         p.a.dev.post_send(p.a.qpn, wr).unwrap();
     }
     p.run(10_000);
-    let c = p.a.completions();
     assert_eq!(
-        c.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(),
+        p.a.completion_statuses(),
         (0..4).map(|i| (i, WcStatus::Success)).collect::<Vec<_>>()
     );
     assert_eq!(p.a.mem.get(BASE, data.len()), data);
@@ -428,9 +425,8 @@ fn duplicate_write_after_a_read_is_acked_at_the_write_not_the_read() {
     p.a.dev.post_send(p.a.qpn, write).unwrap();
     p.a.dev.post_send(p.a.qpn, read).unwrap();
     p.run(1000);
-    let c = p.a.completions();
     assert_eq!(
-        c.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(),
+        p.a.completion_statuses(),
         vec![(1, WcStatus::Success), (2, WcStatus::Success)]
     );
     assert_eq!(p.a.mem.get(BASE + (1 << 20), PMTU as usize), data);

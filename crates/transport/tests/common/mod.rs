@@ -125,6 +125,14 @@ impl Node {
         std::iter::from_fn(|| self.dev.poll_cq(self.cq)).collect()
     }
 
+    /// The completions polled now, as (wr_id, status) in completion order.
+    pub fn completion_statuses(&mut self) -> Vec<(u64, WcStatus)> {
+        self.completions()
+            .iter()
+            .map(|c| (c.wr_id, c.status))
+            .collect()
+    }
+
     pub fn sge(&self, addr: u64, len: u32) -> Sge {
         Sge {
             addr,
