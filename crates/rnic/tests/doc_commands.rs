@@ -50,29 +50,15 @@ const TOO_SLOW: &[(&str, &str, &str)] = &[
     ),
 ];
 
+mod common;
+
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("repository root")
+    common::repo_root()
 }
 
 /// README.md and the book's chapters.
 fn docs(root: &Path) -> Vec<PathBuf> {
-    let mut files = vec![root.join("README.md")];
-    let mut dirs = vec![root.join("docs/book/src")];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).expect("read the book").flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "md") {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
+    common::readme_and_markdown_under(root, "docs/book/src")
 }
 
 fn copy_dir(from: &Path, to: &Path) {

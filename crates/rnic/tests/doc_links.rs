@@ -11,31 +11,15 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
+mod common;
+
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("repository root")
+    common::repo_root()
 }
 
-/// README.md and every Markdown file under docs/, except mdBook's build output.
+/// README.md and every Markdown file under docs/.
 fn doc_files(root: &Path) -> Vec<PathBuf> {
-    let mut files = vec![root.join("README.md")];
-    let mut dirs = vec![root.join("docs")];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).expect("read docs/").flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                if path != root.join("docs/book/book") {
-                    dirs.push(path);
-                }
-            } else if path.extension().is_some_and(|e| e == "md") {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
+    common::readme_and_markdown_under(root, "docs")
 }
 
 /// The lines of `text` outside fenced code blocks, numbered from 1.
