@@ -195,6 +195,48 @@ const QUOTES: &[Quote] = &[
         args: &["perf", "write-bw", "--profile", "ornic", "-s", "1048576", "-n", "5", "-t", "1", "--report_gbits"],
         output: &[" 1048576    5                94.68              94.34"],
     },
+    Quote {
+        chapter: NET,
+        words: "#  11,668 MB/s: no drop; 188 pauses",
+        args: &[
+            "perf", "write-bw", "-s", "65536", "-q", "4", "--clients", "4", "--reversed", "-n",
+            "200", "--set", "net.pfc=true", "--stats",
+        ],
+        output: &[
+            "11668.05            11668.05",
+            "net.pfc.pauses                                            188",
+            "0 retransmissions",
+        ],
+    },
+    Quote {
+        chapter: NET,
+        words: "#  712 MB/s: 2,365 frames dropped by the switches, 3,517 resent, 1 ACK timeout",
+        args: &[
+            "perf", "write-bw", "-s", "65536", "-q", "4", "--clients", "4", "--reversed", "-n",
+            "200", "--set", "net.topology=scenarios/topologies/leaf-spine.toml",
+        ],
+        output: &[
+            "11647.03            712.11",
+            "3517 retransmissions, 2 NAKs, 1 timeouts",
+            "switches dropped 2365 frames",
+        ],
+    },
+    Quote {
+        chapter: NET,
+        words: "#  11,661 MB/s: no drop; 387 pauses, 176 of them to switch ports (paused 4.3 ms in all)",
+        args: &[
+            "perf", "write-bw", "-s", "65536", "-q", "4", "--clients", "4", "--reversed", "-n",
+            "200", "--set", "net.topology=scenarios/topologies/leaf-spine.toml", "--set",
+            "net.pfc=true", "--stats",
+        ],
+        output: &[
+            "11660.74            11660.74",
+            "net.pfc.pauses                                            387",
+            "net.pfc.switch_paused_ps                                  4294689600",
+            "net.pfc.switch_pauses                                     176",
+            "0 retransmissions",
+        ],
+    },
 ];
 
 /// Rows left out as too slow for the unoptimised suite: (chapter, words, command, cost).
