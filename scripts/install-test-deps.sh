@@ -22,7 +22,7 @@ fi
 
 # mdbook: the distribution's package when it has one, else built from crates.io at a pinned
 # version (without its `serve`/`watch` features, which the build does not need; about
-# MDBOOK_INSTALL_MINUTES on two cores, once: cargo keeps it in ~/.cargo/bin).
+# 2 minutes on two quiet cores, once: cargo keeps it in ~/.cargo/bin).
 MDBOOK_VERSION=0.5.4
 if ! command -v mdbook >/dev/null 2>&1; then
   if apt-cache policy mdbook 2>/dev/null | grep -q 'Candidate: [0-9]'; then
