@@ -62,6 +62,11 @@ fn window_pass_and_fail() {
         .collect();
     let (c, _) = eval_window(&early, &f);
     assert!(pass(&c, "window0-low") && pass(&c, "rises"));
+    // Two-sided: window 0 at a fifth of the peak is not "about half".
+    let fifth: Curve = (0..=16)
+        .map(|w| (f64::from(w), (14.0 + 56.0 * f64::from(w) / 4.0).min(70.0)))
+        .collect();
+    assert!(!pass(&eval_window(&fifth, &f).0, "window0-low"));
     assert!(
         !pass(&c, "formula"),
         "knee 4 is far from the predicted 18: {c:?}"
@@ -93,6 +98,9 @@ fn memory_pass_and_fail() {
     assert!(c.iter().all(|c| c.pass), "{c:?}");
     let c = eval_memory(&cs, &pf);
     assert!(c.iter().all(|c| !c.pass), "{c:?}");
+    // Two-sided: a fall far below "about 40" of 70 is not the paper's either.
+    let deep = pts(&[(1.0, 70.0), (256.0, 70.0), (4096.0, 8.6)]);
+    assert!(!pass(&eval_memory(&pf, &deep), "csrna-falls"));
 }
 
 #[test]

