@@ -156,3 +156,22 @@ fn a_bad_prefetch_value_names_the_field() {
         "{msg}"
     );
 }
+
+/// A QPC cache of one end's own (`nic.server_qpc_cache_entries`, the paper's light-load
+/// setup): past its 100 entries the requester misses on every operation, while the target,
+/// with the profile's 300, misses only once per QP. With one size for both ends (the former
+/// experiment) the target missed on every operation too.
+#[test]
+fn a_per_node_qpc_cache_misses_at_its_own_end_only() {
+    let mut cfg = prefetch_cfg();
+    cfg.nic.prefetch = PrefetchMode::None;
+    cfg.nic.server_qpc_cache_entries = Some(100);
+    let mut s = spec(PerfTest::WriteLat, 64, 128, 1);
+    s.iters = 600;
+    s.procs = Some(1);
+    let r = run(&cfg, &s);
+    assert!(r.result.bytes_verified, "{:?}", r.failures);
+    let misses = |node: usize| counter(&r.nodes[node], "nic.qpc.cache.misses");
+    assert!(misses(0) >= 600, "requester misses {}", misses(0));
+    assert_eq!(misses(1), 128, "target misses: its cold reads only");
+}
