@@ -344,28 +344,3 @@ fn qp_timeout_helper() {
     q.timeout = 0;
     assert_eq!(q.ack_timeout_ns(), None);
 }
-
-#[test]
-fn per_node_qpc_caches_override_the_shared_one_and_refuse_bad_input() {
-    let cfg = Config::resolve("baseline", &[set("nic.server_qpc_cache_entries=100")]).unwrap();
-    let p = crate::params::ModelParams::from_config(&cfg);
-    assert_eq!(p.for_node(0).nic.qpc_cache_entries, 100);
-    assert_eq!(
-        p.for_node(1).nic.qpc_cache_entries,
-        300,
-        "clients keep the shared size"
-    );
-    let cfg = Config::resolve("baseline", &[set("nic.client_qpc_cache_entries=7")]).unwrap();
-    let p = crate::params::ModelParams::from_config(&cfg);
-    assert_eq!(p.for_node(0).nic.qpc_cache_entries, 300);
-    assert_eq!(p.for_node(2).nic.qpc_cache_entries, 7);
-    for bad in [
-        "nic.server_qpc_cache_entries=-1",
-        "nic.client_qpc_cache_entries=\"many\"",
-        "nic.server_qpc_cache_entries=99999999999",
-    ] {
-        let e = resolve_err(&[bad]);
-        let field = bad.split('=').next().unwrap();
-        assert!(e.contains(&format!("`{field}`")), "{bad}: {e}");
-    }
-}
