@@ -26,9 +26,10 @@ fn scale_pass_and_fail() {
     );
 }
 
-/// A curve at `low` Mops at window 0 rising linearly to 70 at window `knee`, flat after.
+/// A curve at `low` Mops at window 0 rising linearly to 70 at window `knee`, flat after,
+/// over windows 0 to 20.
 fn rising(low: f64, knee: f64) -> Curve {
-    (0..=16)
+    (0..=20)
         .map(|w| {
             let w = f64::from(w);
             (w, (low + (70.0 - low) * w / knee).min(70.0))
