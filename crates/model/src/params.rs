@@ -208,6 +208,10 @@ pub struct NicParams {
     pub qpc_entry_bytes: u64,
     /// QPC cache capacity, entries (300). 0 = no cache (every access misses).
     pub qpc_cache_entries: u32,
+    /// Node 0's QPC cache capacity when it differs (`nic.server_qpc_cache_entries`).
+    pub server_qpc_cache_entries: Option<u32>,
+    /// The clients' QPC cache capacity when it differs (`nic.client_qpc_cache_entries`).
+    pub client_qpc_cache_entries: Option<u32>,
     /// Which QPC manager runs: FCFS (baseline) or csRNA's non-blocking manager.
     pub qpc_manager: QpcManagerKind,
     /// Where QPC/MPT/MTT tables live.
@@ -345,6 +349,8 @@ impl ModelParams {
                 cycle_ps: rnic_sim::cycles(1, clock),
                 qpc_entry_bytes: u64::from(n.qpc_entry_bytes),
                 qpc_cache_entries: n.qpc_cache_entries,
+                server_qpc_cache_entries: n.server_qpc_cache_entries,
+                client_qpc_cache_entries: n.client_qpc_cache_entries,
                 qpc_manager: n.qpc_manager,
                 placement: match n.qpc_placement {
                     QpcPlacement::Host => Placement::Host,
@@ -458,6 +464,20 @@ impl ModelParams {
             warmup_rounds: u64::from(cfg.sim.warmup_rounds),
             duration_ps: ns(cfg.sim.duration_us * 1000.0),
         }
+    }
+
+    /// The parameters of node `node` (0: the server, others: clients): the run's, with the
+    /// QPC cache capacity the node's own where the config gives the two ends different
+    /// caches (`nic.server_qpc_cache_entries`, `nic.client_qpc_cache_entries`).
+    pub fn for_node(&self, node: usize) -> ModelParams {
+        let own = if node == 0 {
+            self.nic.server_qpc_cache_entries
+        } else {
+            self.nic.client_qpc_cache_entries
+        };
+        let mut p = self.clone();
+        p.nic.qpc_cache_entries = own.unwrap_or(self.nic.qpc_cache_entries);
+        p
     }
 
     /// The model's parameters of the `baseline` profile.

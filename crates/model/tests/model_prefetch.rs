@@ -156,3 +156,50 @@ fn a_bad_prefetch_value_names_the_field() {
         "{msg}"
     );
 }
+
+/// A QPC cache of one end's own (`nic.server_qpc_cache_entries`, the paper's light-load
+/// setup): past its 100 entries the requester misses on every operation, while the target,
+/// with the profile's 300, misses only once per QP. With one size for both ends (the former
+/// experiment) the target missed on every operation too.
+#[test]
+fn a_per_node_qpc_cache_misses_at_its_own_end_only() {
+    let mut cfg = prefetch_cfg();
+    cfg.nic.prefetch = PrefetchMode::None;
+    cfg.nic.server_qpc_cache_entries = Some(100);
+    let mut s = spec(PerfTest::WriteLat, 64, 128, 1);
+    s.iters = 600;
+    s.procs = Some(1);
+    let r = run(&cfg, &s);
+    assert!(r.result.bytes_verified, "{:?}", r.failures);
+    let misses = |node: usize| counter(&r.nodes[node], "nic.qpc.cache.misses");
+    assert!(misses(0) >= 600, "requester misses {}", misses(0));
+    assert_eq!(misses(1), 128, "target misses: its cold reads only");
+}
+
+/// The per-node QPC cache sizes override the shared one at their own end only, and bad
+/// values are refused with the field named.
+#[test]
+fn per_node_qpc_caches_override_the_shared_one_and_refuse_bad_input() {
+    use rnic_model::config::{parse_set, Config};
+    use rnic_model::params::ModelParams;
+    let resolve = |arg: &str| Config::resolve("baseline", &[parse_set(arg).unwrap()]);
+    let p = ModelParams::from_config(&resolve("nic.server_qpc_cache_entries=100").unwrap());
+    assert_eq!(p.for_node(0).nic.qpc_cache_entries, 100);
+    assert_eq!(
+        p.for_node(1).nic.qpc_cache_entries,
+        300,
+        "clients keep the shared size"
+    );
+    let p = ModelParams::from_config(&resolve("nic.client_qpc_cache_entries=7").unwrap());
+    assert_eq!(p.for_node(0).nic.qpc_cache_entries, 300);
+    assert_eq!(p.for_node(2).nic.qpc_cache_entries, 7);
+    for bad in [
+        "nic.server_qpc_cache_entries=-1",
+        "nic.client_qpc_cache_entries=\"many\"",
+        "nic.server_qpc_cache_entries=99999999999",
+    ] {
+        let e = resolve(bad).unwrap_err().to_string();
+        let field = bad.split('=').next().unwrap();
+        assert!(e.contains(&format!("`{field}`")), "{bad}: {e}");
+    }
+}

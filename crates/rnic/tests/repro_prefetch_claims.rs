@@ -26,14 +26,25 @@ fn scale_pass_and_fail() {
     );
 }
 
+/// A curve at `low` Mops at window 0 rising linearly to 70 at window `knee`, flat after,
+/// over windows 0 to 20.
+fn rising(low: f64, knee: f64) -> Curve {
+    (0..=20)
+        .map(|w| {
+            let w = f64::from(w);
+            (w, (low + (70.0 - low) * w / knee).min(70.0))
+        })
+        .collect()
+}
+
 #[test]
 fn window_pass_and_fail() {
     let f = FormulaInputs {
-        chunk_bytes: 1024.0,
-        visit_msgs: 8.0,
+        // The prefetch profile's chunk: 56 x 64 B, 287 ns at 100 Gb/s; 4 x 500 / 287 -> 7.
+        chunk_bytes: 3584.0,
+        visit_msgs: 50.0,
         bw_gbps: 100.0,
         delay_fetch_ns: 500.0,
-        // Every resource read, one after the other: n = 4.
         chain: ChainReads {
             qpc: 1.0,
             wqe: 1.0,
@@ -42,36 +53,20 @@ fn window_pass_and_fail() {
             wqe_beside_qpc: false,
         },
     };
-    // The paper's shape: 35 at 0, rising to 70 at the formula's window (8 msgs at 70 Mops:
-    // 114 ns a visit, 4 x 500 / 114 -> 18), flat after.
-    let paper: Curve = (0..=20)
-        .map(|w| (f64::from(w), (35.0 + 35.0 * f64::from(w) / 18.0).min(70.0)))
-        .collect();
-    let (c, notes) = eval_window(&paper, &f);
-    assert!(
-        c.iter().filter(|c| c.id != "rises").all(|c| c.pass),
-        "{c:?}"
-    );
-    assert!(
-        !pass(&c, "rises"),
-        "knee at 18 is past the paper's axis of 16"
-    );
-    assert!(notes.contains("literal"), "{notes}");
-    let early: Curve = (0..=16)
-        .map(|w| (f64::from(w), (35.0 + 35.0 * f64::from(w) / 4.0).min(70.0)))
-        .collect();
-    let (c, _) = eval_window(&early, &f);
+    // The paper's shape: 35 at 0, rising to 70 at window 7, flat after.
+    let (c, notes) = eval_window(&rising(35.0, 7.0), &f);
+    assert!(c.iter().all(|c| c.pass), "{c:?}");
+    assert!(notes.contains("wnd >= 7"), "{notes}");
+    // A knee at 2 is far from the formula's 7.
+    let (c, _) = eval_window(&rising(35.0, 2.0), &f);
     assert!(pass(&c, "window0-low") && pass(&c, "rises"));
-    assert!(
-        !pass(&c, "formula"),
-        "knee 4 is far from the predicted 18: {c:?}"
-    );
-    // The same knee-at-6 curve against two chains: the prediction follows the reads the
-    // run counted (n = 2: 1000 / 114 -> 9, knee within 50 %), not a constant.
-    let knee6: Curve = (0..=16)
-        .map(|w| (f64::from(w), (35.0 + 35.0 * f64::from(w) / 6.0).min(70.0)))
-        .collect();
-    assert!(!pass(&eval_window(&knee6, &f).0, "formula"), "n = 4: 18");
+    assert!(!pass(&c, "formula"), "knee 2 against 7: {c:?}");
+    // Two-sided: window 0 at a fifth of the peak is not "about half".
+    assert!(!pass(&eval_window(&rising(14.0, 7.0), &f).0, "window0-low"));
+    // A knee past the paper's axis.
+    assert!(!pass(&eval_window(&rising(35.0, 18.0), &f).0, "rises"));
+    // The prediction takes nothing from the run: another chain count changes the
+    // diagnosis, not the verdict.
     let two = FormulaInputs {
         chain: ChainReads {
             qpc: 1.0,
@@ -80,9 +75,15 @@ fn window_pass_and_fail() {
         },
         ..f
     };
-    let (c, notes) = eval_window(&knee6, &two);
-    assert!(pass(&c, "formula"), "n = 2: 9 {c:?}");
-    assert!(notes.contains("n = 2.00 reads"), "{notes}");
+    let (c, notes) = eval_window(&rising(35.0, 7.0), &two);
+    assert!(pass(&c, "formula"), "{c:?}");
+    assert!(notes.contains("n = 2.00 resources"), "{notes}");
+    // A smaller chunk asks for a larger window: 1 KiB at 100 Gb/s, 82 ns -> 25.
+    let small = FormulaInputs {
+        chunk_bytes: 1024.0,
+        ..f
+    };
+    assert!(!pass(&eval_window(&rising(35.0, 7.0), &small).0, "formula"));
 }
 
 #[test]
@@ -93,6 +94,9 @@ fn memory_pass_and_fail() {
     assert!(c.iter().all(|c| c.pass), "{c:?}");
     let c = eval_memory(&cs, &pf);
     assert!(c.iter().all(|c| !c.pass), "{c:?}");
+    // Two-sided: a fall far below "about 40" of 70 is not the paper's either.
+    let deep = pts(&[(1.0, 70.0), (256.0, 70.0), (4096.0, 8.6)]);
+    assert!(!pass(&eval_memory(&pf, &deep), "csrna-falls"));
 }
 
 #[test]

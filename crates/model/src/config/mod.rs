@@ -300,6 +300,12 @@ config_section! {
         /// Capacity of the on-chip QPC cache; 0 means no cache, every access fetches the QPC
         /// (csRNA: 300)
         qpc_cache_entries: u32 = 300; "entries", ENTRIES;
+        /// Capacity of node 0's QPC cache (the server: the requester of perftest's runs and of
+        /// csRNA's latency test), where a paper's two ends differ; unset: nic.qpc_cache_entries
+        server_qpc_cache_entries: Option<u32> = None; "entries", ENTRIES;
+        /// Capacity of the client nodes' QPC caches, where a paper's two ends differ; unset:
+        /// nic.qpc_cache_entries
+        client_qpc_cache_entries: Option<u32> = None; "entries", ENTRIES;
         /// Replacement policy of the QPC cache
         qpc_cache_policy: CachePolicy = CachePolicy::Lru; "policy", Kind::Str(CachePolicy::NAMES);
         /// QPC manager: fcfs = first come first served, a miss blocks every later request

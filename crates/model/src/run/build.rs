@@ -382,7 +382,7 @@ pub(crate) fn build_flows(
                     .map_err(|e| anyhow::anyhow!("reg_mr on node {i}: {e:?}"))?,
             );
         }
-        let mut nic = Nic::new(&p, dev);
+        let mut nic = Nic::new(&p.for_node(i), dev);
         for &(key, va, len) in &regions {
             nic.trans.note_region(key, va, len);
         }

@@ -7,6 +7,11 @@ use crate::repro::{sweep_file, Evaluation, Experiment, Figure, Outputs};
 
 /// The MPT/MTT cache size of the experiment.
 pub const TRANSLATION_CACHE: f64 = 256.0;
+/// "From about 70 to about 40" (57 %): the lowest and highest fraction of csRNA's rate at
+/// 256 MRs accepted at 4,096.
+pub const CSRNA_FALL_LOW: f64 = 0.45;
+/// See [`CSRNA_FALL_LOW`].
+pub const CSRNA_FALL_HIGH: f64 = 0.70;
 /// The largest MR count of the figure.
 pub const MAX_MRS: f64 = 4096.0;
 
@@ -25,24 +30,32 @@ pub const EXPERIMENT: Experiment = Experiment {
             id: "csrna-falls",
             source: "§IV-B and Fig. 5: MPT and MTT caches of 256 items; \"when the number of \
                 memory regions exceeds 256, csRNA's throughput drops significantly from 70 \
-                Mop/s to about 40 Mop/s\". rnic reads \"significantly\" as at 4,096 MRs at \
-                most 75 % of its rate at 256 MRs (the paper's 40/70 is 57 %).",
+                Mop/s to about 40 Mop/s\". rnic reads \"from about 70 to about 40\" (57 %) as \
+                at 4,096 MRs 45 to 70 % of its rate at 256 MRs (two-sided: the paper gives \
+                both numbers). Both arms run on the prefetching paper's NIC (the prefetch \
+                profile), as the paper ran them on its one simulator; csRNA's arm sets its \
+                mechanisms (non-blocking QPC manager with out-of-order descriptor fetch, \
+                latency hiding) and no prefetch. Until this arm ran under the csrna profile \
+                (csRNA's 1 KiB chunk, 8 WQEs a visit), it fell to 12 % and missed the \
+                two-sided threshold (it had passed the former one-sided 75 %).",
         },
         ClaimSource {
             id: "prefetch-flat",
             source: "§IV-B and Fig. 5: \"our prefetching-based approach is unaffected by the \
                 number of memory regions\". rnic reads \"unaffected\" as at 4,096 MRs at least \
-                90 % of its rate with one MR.",
+                90 % of its rate with one MR. It missed (84 %) while a visit took 8 x 64 B \
+                WQEs and paid its MPT and MTT reads per 8 messages; it passes since the \
+                prefetch profile took the paper's chunk (3,584 B, see the profile).",
         },
     ],
     evaluate: evaluate_memory,
 };
 
-/// Fig. 5: csRNA at 4,096 MRs ≤ 75 % of itself at 256; prefetching at 4,096 ≥ 90 % of
+/// Fig. 5: csRNA at 4,096 MRs 45–70 % of itself at 256; prefetching at 4,096 ≥ 90 % of
 /// itself at 1 MR.
 pub fn eval_memory(prefetch: &Curve, csrna: &Curve) -> Vec<Claim> {
     let mut out = Vec::new();
-    let words = "csRNA (QPC only) falls past 256 MRs (4,096 MRs <= 75 % of 256 MRs)";
+    let words = "csRNA (QPC only) falls past 256 MRs (4,096 MRs 45-70 % of 256 MRs)";
     match (at(csrna, TRANSLATION_CACHE), at(csrna, MAX_MRS)) {
         (Some(fit), Some(many)) => out.push(claim(
             "csrna-falls",
@@ -51,7 +64,7 @@ pub fn eval_memory(prefetch: &Curve, csrna: &Curve) -> Vec<Claim> {
                 "{fit:.1} Mops at 256 MRs -> {many:.1} at 4,096 ({:.1} %)",
                 pct(many, fit)
             ),
-            many <= 0.75 * fit,
+            (CSRNA_FALL_LOW..=CSRNA_FALL_HIGH).contains(&(many / fit)),
         )),
         _ => out.push(missing("csrna-falls", words, "need 256 and 4,096 MRs")),
     }

@@ -1,14 +1,13 @@
 //! prefetch-window (Fig. 4): message rate vs prefetch window at 4,096 QPs, and the paper's
-//! window condition `chunk_size / BW × wnd ≥ n × delay_fetch` evaluated with the model's
+//! window condition `chunk_size / BW × wnd ≥ n × delay_fetch` evaluated with the paper's
 //! own inputs beside the measured knee.
 //!
-//! The paper's `n` is the number of resources the pipeline uses (four: QPC, WQE, MPT, MTT),
-//! each fetched in turn. The condition is about time: the window must cover the reads the
-//! prefetcher actually waits for. In this experiment every QP writes through one memory
-//! region, so its MPT entry and MTT line stay on chip and the prefetcher skips them: the
-//! chain is two reads, not four. rnic therefore takes `n` from the run — the chain reads
-//! the prefetcher issued per QP it prefetched, at the peak point — and prints the paper's
-//! four beside it.
+//! The prediction takes nothing from the run it predicts: `n` is the paper's four
+//! resources (QPC, WQE, MPT, MTT), `delay_fetch` its PCIe round trip (500 ns), `BW` its
+//! 100 Gb/s line (the rate the paper says limits the pipeline) and `chunk_size` the
+//! `prefetch` profile's `nic.chunk_bytes`, itself derived from the paper (its knee of 7
+//! through this condition: see the profile). The reads the run's prefetcher actually issued
+//! and the visit's length at the measured peak are printed beside it as a diagnosis only.
 
 use crate::model::config::Config;
 use crate::repro::claim::{claim, missing, pct, Claim, ClaimSource};
@@ -20,6 +19,10 @@ use std::fmt::Write as _;
 pub const CHAIN_RESOURCES: f64 = 4.0;
 /// The paper's knee.
 pub const PAPER_KNEE: f64 = 7.0;
+/// "About half" of the peak at window 0: the lowest and highest fraction accepted.
+pub const WINDOW0_LOW: f64 = 0.35;
+/// See [`WINDOW0_LOW`].
+pub const WINDOW0_HIGH: f64 = 0.65;
 /// Message size of the experiment, bytes.
 pub const MSG_BYTES: f64 = 64.0;
 
@@ -35,8 +38,11 @@ pub const EXPERIMENT: Experiment = Experiment {
             id: "window0-low",
             source: "§IV-A and Fig. 4: \"in the absence of prefetching, i.e. the window size is \
                 set to zero, the message rate of the RNIC is about 35 Mop/s, which is only half \
-                of the peak value\". rnic reads \"about half\" as at most 60 % of the sweep's \
-                highest rate.",
+                of the peak value\". rnic reads \"about half\" as 35 to 65 % of the sweep's \
+                highest rate (two-sided: the paper gives a number, half). With 8-WQE \
+                visits window 0 ran at 19.9 % (it passed the former one-sided 60 % and \
+                missed the two-sided reading); since the prefetch profile took the paper's \
+                chunk (3,584 B), a visit takes up to 56 messages and the claim passes.",
         },
         ClaimSource {
             id: "rises",
@@ -50,17 +56,22 @@ pub const EXPERIMENT: Experiment = Experiment {
             source: "§III-A: the window must satisfy chunk_size / BW x wnd >= n x delay_fetch, \
                 and \"should be as small as possible under the premise of meeting the \
                 condition\"; Fig. 4 reaches the peak from window 7. rnic evaluates the \
-                condition with the model's own inputs (n = the reads in series the prefetcher \
-                issues per QP, counted in the run: the chain's resources not already on chip; \
-                delay_fetch = the PCIe read round trip; chunk_size / BW = one visit's \
-                messages at the measured peak rate) and requires the measured knee within \
-                +-50 % of that prediction.",
+                condition with the paper's inputs only, none taken from the run: n = 4 \
+                (QPC, WQE, MPT, MTT), delay_fetch = 500 ns (its PCIe round trip), BW = \
+                100 Gb/s (its line, which it says limits the pipeline), chunk_size = the \
+                prefetch profile's nic.chunk_bytes, 3,584 B, which the profile derives from \
+                this very condition at the paper's knee of 7 (so the formula gives 7 by \
+                construction, a calculation; what is tested is the model's knee). rnic \
+                requires the measured knee within +-50 % of the formula's window. Until the \
+                profile took the paper's chunk this claim took n and the visit's length from \
+                the run (n = 2.00 reads, 131 ns visits: 8, knee 6, PASS).",
         },
     ],
     evaluate: evaluate_window,
 };
 
-/// The inputs of the paper's window condition, read from the model's configuration.
+/// The inputs of the paper's window condition (the paper's, and the profile's chunk), and the
+/// run's chain reads for the diagnosis printed beside the prediction.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FormulaInputs {
     /// `nic.chunk_bytes`.
@@ -71,11 +82,13 @@ pub struct FormulaInputs {
     pub bw_gbps: f64,
     /// One fetch: the PCIe read round trip, ns.
     pub delay_fetch_ns: f64,
-    /// The chain reads in series per prefetched QP, counted in the run ([`ChainReads`]).
+    /// The chain reads in series per prefetched QP, counted in the run ([`ChainReads`]):
+    /// a diagnosis printed beside the prediction, never its input.
     pub chain: ChainReads,
 }
 
-/// The chain reads the prefetcher issued per QP it prefetched: the model's `n`.
+/// The chain reads the prefetcher issued per QP it prefetched: the reads in series the run
+/// actually waited for (resources already on chip are not read), printed as a diagnosis.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct ChainReads {
     /// QPC reads per prefetched QP.
@@ -146,7 +159,7 @@ impl FormulaInputs {
     }
 }
 
-/// The smallest window meeting the condition: with a visit lasting `visit_ns`,
+/// The smallest window meeting the condition: with a chunk (or a visit) lasting `visit_ns`,
 /// `visit_ns × wnd ≥ n × delay_fetch`.
 pub fn formula_window(visit_ns: f64, n: f64, delay_fetch_ns: f64) -> f64 {
     if visit_ns <= 0.0 {
@@ -156,11 +169,11 @@ pub fn formula_window(visit_ns: f64, n: f64, delay_fetch_ns: f64) -> f64 {
 }
 
 /// Fig. 4 on the curve (Mops vs window) with the formula's inputs; also returns the notes
-/// (the formula's prediction beside the measured knee).
+/// (the formula's prediction beside the measured knee, and the run's diagnosis).
 pub fn eval_window(c: &Curve, f: &FormulaInputs) -> (Vec<Claim>, String) {
     let mut out = Vec::new();
     let mut notes = String::new();
-    let w0_words = "window 0 is about half the peak (<= 60 % of the highest rate)";
+    let w0_words = "window 0 is about half the peak (35-65 % of the highest rate)";
     let rise_words = "the rate rises with the window to the peak (knee <= 16, no dip > 3 %)";
     let f_words = "the knee is where chunk/BW x wnd >= n x delay_fetch puts it (+-50 %)";
     let (Some((_, peak)), Some(r0)) = (max_point(c), at(c, 0.0)) else {
@@ -176,7 +189,7 @@ pub fn eval_window(c: &Curve, f: &FormulaInputs) -> (Vec<Claim>, String) {
             "{r0:.1} Mops at window 0 = {:.1} % of the peak {peak:.1}",
             pct(r0, peak)
         ),
-        r0 <= 0.6 * peak,
+        (WINDOW0_LOW..=WINDOW0_HIGH).contains(&(r0 / peak)),
     ));
     let knee = c.iter().find(|p| p.1 >= 0.95 * peak).map(|p| p.0);
     let dips = c
@@ -192,66 +205,47 @@ pub fn eval_window(c: &Curve, f: &FormulaInputs) -> (Vec<Claim>, String) {
         ),
         knee.is_some_and(|k| k <= 16.0) && dips == 0,
     ));
-    // The condition with the model's inputs: the reads in series the run's prefetcher
-    // issued, a visit of `visit_msgs` messages at the measured peak rate; for comparison,
-    // the paper's four resources with the same visit, and the paper's literal reading
-    // (chunk_bytes at the line rate).
-    let n = f.chain.in_series();
-    let visit_ns = f.visit_msgs / peak * 1e3;
-    let predicted = formula_window(visit_ns, n, f.delay_fetch_ns);
-    let four = formula_window(visit_ns, CHAIN_RESOURCES, f.delay_fetch_ns);
-    let literal_ns = f.chunk_bytes * 8.0 / f.bw_gbps;
-    let literal = formula_window(literal_ns, CHAIN_RESOURCES, f.delay_fetch_ns);
+    // The condition with the paper's inputs: n = 4 resources, the profile's chunk at the
+    // paper's line rate. Beside it, as a diagnosis, what the run did: the reads in series
+    // its prefetcher issued and a visit's length at the measured peak.
+    let chunk_ns = f.chunk_bytes * 8.0 / f.bw_gbps;
+    let predicted = formula_window(chunk_ns, CHAIN_RESOURCES, f.delay_fetch_ns);
     let paper_chunk = CHAIN_RESOURCES * f.delay_fetch_ns / PAPER_KNEE * f.bw_gbps / 8.0;
+    let run_n = f.chain.in_series();
+    let visit_ns = f.visit_msgs / peak * 1e3;
+    let run_window = formula_window(visit_ns, run_n, f.delay_fetch_ns);
     let knee_text = knee.map_or("none".into(), |k| format!("{k}"));
     let _ = writeln!(
         notes,
-        "Window condition chunk_size / BW x wnd >= n x delay_fetch, delay_fetch = {:.0} ns \
-         (PCIe read round trip):",
-        f.delay_fetch_ns
+        "Window condition chunk_size / BW x wnd >= n x delay_fetch, with the paper's inputs: \
+         n = {CHAIN_RESOURCES}, delay_fetch = {:.0} ns, chunk_size {} B at {} Gb/s = \
+         {chunk_ns:.0} ns -> wnd >= {predicted}; measured knee: {knee_text} (the paper's \
+         knee {PAPER_KNEE} implies a chunk of at least {paper_chunk:.0} B)",
+        f.delay_fetch_ns, f.chunk_bytes, f.bw_gbps
     );
     let c = &f.chain;
     let _ = writeln!(
         notes,
-        "  model: n = {n:.2} reads in series per prefetched QP (QPC {:.2}, WQE {:.2}, MPT \
-         {:.2}, MTT {:.2}; resources already on chip are not read); a visit takes {} x \
-         {MSG_BYTES} B messages (nic.chunk_bytes {} B, at most nic.wqes_per_fetch), \
-         {visit_ns:.0} ns at the measured peak {peak:.1} Mops -> wnd >= {predicted}; \
-         measured knee: {knee_text}",
-        c.qpc, c.wqe, c.mpt, c.mtt, f.visit_msgs, f.chunk_bytes,
-    );
-    let _ = writeln!(
-        notes,
-        "  the paper's n = {CHAIN_RESOURCES} (every resource read) with the same visit: \
-         wnd >= {four}"
-    );
-    let _ = writeln!(
-        notes,
-        "  literal: n = {CHAIN_RESOURCES}, chunk_bytes {} B at {} Gb/s = {literal_ns:.0} ns \
-         -> wnd >= {literal}; the paper's knee {PAPER_KNEE} implies a chunk of \
-         {paper_chunk:.0} B at that rate",
-        f.chunk_bytes, f.bw_gbps
-    );
-    let visit_bytes = f.visit_msgs * MSG_BYTES;
-    let _ = writeln!(
-        notes,
-        "  inputs against the paper's: delay_fetch is the same; n is {n:.2} reads, not \
-         {CHAIN_RESOURCES} (resources found on chip are not read); a \
-         visit carries {visit_bytes:.0} B (x{:.2} of the {paper_chunk:.0} B the knee \
-         implies) and lasts {visit_ns:.0} ns, a payload rate of {:.1} Gb/s instead of the {} \
-         Gb/s line (the message rate, not the line, paces 64 B messages)",
-        visit_bytes / paper_chunk,
-        visit_bytes * 8.0 / visit_ns,
-        f.bw_gbps
+        "  diagnosis, not an input: the run's prefetcher read n = {run_n:.2} resources in \
+         series per prefetched QP (QPC {:.2}, WQE {:.2}, MPT {:.2}, MTT {:.2}; resources on \
+         chip are not read); a visit of up to {} x {MSG_BYTES} B messages lasts up to \
+         {visit_ns:.0} ns at the measured peak {peak:.1} Mops (a payload rate of {:.1} Gb/s: the message rate, \
+         not the line, paces 64 B messages) -> with those the condition gives {run_window}",
+        c.qpc,
+        c.wqe,
+        c.mpt,
+        c.mtt,
+        f.visit_msgs,
+        f.visit_msgs * MSG_BYTES * 8.0 / visit_ns,
     );
     let ok = knee.is_some_and(|k| (k - predicted).abs() <= 0.5 * predicted);
     out.push(claim(
         "formula",
         f_words,
         format!(
-            "predicted {predicted} (n = {n:.2} reads of {:.0} ns, visit {visit_ns:.0} ns), \
-             measured knee {knee_text}",
-            f.delay_fetch_ns
+            "predicted {predicted} (n = {CHAIN_RESOURCES} reads of {:.0} ns, chunk {} B at \
+             {} Gb/s = {chunk_ns:.0} ns), measured knee {knee_text}",
+            f.delay_fetch_ns, f.chunk_bytes, f.bw_gbps
         ),
         ok,
     ));
@@ -316,6 +310,7 @@ mod tests {
         };
         let (claims, notes) = eval_window(&c, &f);
         assert!(!claims[0].pass && !claims[2].pass, "{claims:?}");
+        assert!(notes.contains("diagnosis, not an input"), "{notes}");
         assert!(notes.contains("wnd >="), "{notes}");
     }
 
