@@ -66,6 +66,8 @@ pub struct DepthMapPlan {
     /// Messages per BS tenant beyond its posting depth (`None`: enough to outlast the LS
     /// tenant at line rate, [`Bs::posting`]).
     pub bs_extra_iters: Option<u64>,
+    /// Further `--set` overrides at every point, the LS tenant alone included.
+    pub sets: Vec<String>,
 }
 
 impl DepthMapPlan {
@@ -90,6 +92,7 @@ impl DepthMapPlan {
             counts: vec![1, 4, 8],
             archs: vec![Arch::Baseline, Arch::V1, Arch::V2],
             bs_extra_iters: None,
+            sets: Vec::new(),
         }
     }
 
@@ -100,14 +103,21 @@ impl DepthMapPlan {
             arch,
             ls: true,
             bs: vec![bs; n],
-            sets: Vec::new(),
+            sets: self.sets.clone(),
+        }
+    }
+
+    fn alone(&self, arch: Arch) -> PointSpec {
+        PointSpec {
+            sets: self.sets.clone(),
+            ..PointSpec::ls_alone(arch)
         }
     }
 }
 
 /// Runs the grid and checks where v1 and v2 keep the LS tenant isolated end to end.
 pub fn eval_depth_map(plan: &DepthMapPlan) -> anyhow::Result<Evaluation> {
-    let mut points: Vec<PointSpec> = plan.archs.iter().map(|&a| PointSpec::ls_alone(a)).collect();
+    let mut points: Vec<PointSpec> = plan.archs.iter().map(|&a| plan.alone(a)).collect();
     for &arch in &plan.archs {
         for &n in &plan.counts {
             for &d in &plan.depths {
