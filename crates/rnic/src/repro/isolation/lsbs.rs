@@ -482,12 +482,18 @@ fn baseline_grows(c: &Curve, all_ok: bool, res: &[PointResult]) -> Claim {
     }
 }
 
+/// One number of a point's result.
+type Metric<'a> = &'a dyn Fn(&PointResult) -> f64;
+
+/// A metric's curve for an architecture, by size (`true`) or by tenant count.
+type CurveOf<'a> = &'a dyn Fn(Arch, bool, Metric) -> Curve;
+
 /// v1-wait: v1's LS waiting p99 within 2 of rnic's transport iterations at every size and
 /// count.
 fn v1_wait(
     plan: &LsBsPlan,
-    curve_of: &dyn Fn(Arch, bool, &dyn Fn(&PointResult) -> f64) -> Curve,
-    wait_p99: &dyn Fn(&PointResult) -> f64,
+    curve_of: CurveOf,
+    wait_p99: Metric,
     it_ns: f64,
     all_ok: bool,
     res: &[PointResult],
