@@ -47,7 +47,11 @@ pub const LS_BS: Experiment = Experiment {
                 decoded into the WQE buffer, to its one packet leaving the TX engine), p99 \
                 beside BS over p99 alone under the same architecture. Regime of the RTL's \
                 runs: the BS tenant keeps 128 WQEs posted (its testbench fills a send queue \
-                of 128 and keeps it active) and every WQE FIFO is 16 deep. Ours: the \
+                of 128 and keeps it active) and every WQE FIFO is 16 deep. The isolation \
+                profile therefore takes the RTL's 16 (nic.iso_bs_fifo_depth), not the \
+                slides' \"shallow (e.g. depth = 2)\": the figures come from the RTL, and \
+                with 128 posted the depth decides where v1's coupled backpressure acts (see \
+                isolation-depth-map). Ours: the \
                 baseline's ratio within a factor of 2 of the RTL's at both ends (10 to 40 x \
                 at 4 KB, 1,930 to 7,720 x at 1 MB) and never more than 10 % lower from one \
                 size to the next.",
