@@ -14,9 +14,10 @@ const CSRNA: [&str; 7] = [
     "csrna-udlat",
 ];
 
-const ISOLATION: [&str; 5] = [
+const ISOLATION: [&str; 6] = [
     "isolation-ls-alone",
     "isolation-ls-bs",
+    "isolation-depth-map",
     "isolation-bs-bs",
     "isolation-backpressure",
     "isolation-linerate",
@@ -78,7 +79,7 @@ fn registry_lists_every_experiment() {
         "{listing}"
     );
     assert_eq!(repro::select("csrna").unwrap().len(), 7);
-    assert_eq!(repro::select("isolation").unwrap().len(), 5);
+    assert_eq!(repro::select("isolation").unwrap().len(), 6);
     for id in ISOLATION {
         let line = listing
             .lines()

@@ -427,7 +427,8 @@ config_section! {
         iso_backpressure: IsoBackpressure = IsoBackpressure::Auto; "policy", Kind::Str(IsoBackpressure::NAMES);
         /// TX isolation part: arbitration between BS tenants (auto follows nic.tx_isolation)
         iso_bs_arbiter: IsoBsArbiter = IsoBsArbiter::Auto; "policy", Kind::Str(IsoBsArbiter::NAMES);
-        /// Separate caching: depth of each BS tenant's WQE FIFO (the paper: 2)
+        /// Separate caching: depth of each BS tenant's WQE FIFO (the slides' example: 2; the
+        /// authors' RTL and the isolation profile: 16)
         iso_bs_fifo_depth: u32 = 2; "WQEs", uint(1, 1024);
         /// Slicing execution: packets a BS WQE sends before it yields the transport
         iso_slice_packets: u32 = 1; "packets", uint(1, 1 << 20);

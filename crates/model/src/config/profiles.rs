@@ -53,13 +53,18 @@ cores = 10
     ProfileDef {
         name: "isolation",
         description: "TX performance isolation: optimized-v2 TX architecture (separate WQE \
-                      caching, slicing execution, isolated backpressure, adaptive WRR), PMTU \
-                      1 KB, 9 client nodes: up to 8 BS tenants and an LS tenant each on its own",
+                      caching, slicing execution, isolated backpressure, adaptive WRR), BS WQE \
+                      FIFOs of 16, PMTU 1 KB, 9 client nodes: up to 8 BS tenants and an LS \
+                      tenant each on its own",
         // The paper's setup: PMTU 1 KB unless stated, 100 Gb/s; the architecture under test
-        // is v2, and `rnic repro isolation` sets nic.tx_isolation to compare each arm.
+        // is v2, and `rnic repro isolation` sets nic.tx_isolation to compare each arm. The BS
+        // WQE FIFO is 16 deep: the slides' "shallow (e.g. depth = 2)" is an example, the
+        // authors' RTL that produced the figures has 16-entry FIFOs (and its BS tenant keeps
+        // 128 WQEs posted, so the FIFO depth decides where v1's coupled backpressure bites).
         overlay: r#"
 [nic]
 tx_isolation = "v2"
+iso_bs_fifo_depth = 16
 
 [qp]
 pmtu = 1024

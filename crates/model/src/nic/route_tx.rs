@@ -393,7 +393,7 @@ impl Nic {
         }
         self.tx.backlog += 1;
         self.tx.posted(j.qpn, j.decoded_at);
-        self.iso.ready(j.qpn, j.ready_at, now);
+        self.iso.ready(j.qpn, j.decoded_at, j.ready_at, now);
         self.tx_enlist(j.qpn);
         self.tx_kick(now, cx);
         // The WQE left the WQE buffer: a paused scheduler may have room again.

@@ -40,6 +40,14 @@ use stats::IsoStats;
 /// 3 B, payload offset 4 B, slice count 1 B).
 pub const STATION_ENTRY_BYTES: u64 = 72;
 
+/// When a WQE handed to the transport entered the NIC, became ready and was handed over.
+#[derive(Debug, Clone, Copy)]
+struct WqeTimes {
+    in_nic: TimePs,
+    ready: TimePs,
+    handed: TimePs,
+}
+
 /// State of the TX isolation units of one NIC.
 #[derive(Debug, Default)]
 pub struct Isolation {
@@ -47,11 +55,12 @@ pub struct Isolation {
     pub parts: IsoParts,
     /// Separate WQE FIFOs' occupancy.
     pub fifos: TenantFifos,
-    /// Per QPN: when each WQE handed to the transport and not yet started became ready,
-    /// and when it was handed to the transport. Kept only while [`Isolation::reporting`]:
+    /// Per QPN: when each WQE handed to the transport and not yet started entered the NIC
+    /// (decoded into the WQE buffer), became ready, and was handed to the transport. Kept
+    /// only while [`Isolation::reporting`]:
     /// it feeds the waiting-time samples and nothing else (without a mechanism, no WQE
     /// waits in an isolation FIFO, so [`Isolation::forget`] has none to give back).
-    ready_at: Vec<VecDeque<(TimePs, TimePs)>>,
+    ready_at: Vec<VecDeque<WqeTimes>>,
     /// Report the isolation counters (a mechanism runs, or a QP has a tenant other than 0).
     /// Final before the first event: the mechanisms are set when the NIC is built and every
     /// QP is added before the run starts. Without it, no waiting time is sampled: the
@@ -86,8 +95,9 @@ impl Isolation {
         }
     }
 
-    /// A WQE of `qpn` that became ready at `ready` went to the transport at `now`.
-    pub fn ready(&mut self, qpn: u32, ready: TimePs, now: TimePs) {
+    /// A WQE of `qpn` that entered the NIC at `in_nic` (decoded into the WQE buffer) and
+    /// became ready at `ready` went to the transport at `now`.
+    pub fn ready(&mut self, qpn: u32, in_nic: TimePs, ready: TimePs, now: TimePs) {
         if !self.reporting {
             return;
         }
@@ -95,23 +105,31 @@ impl Isolation {
         if self.ready_at.len() <= i {
             crate::per_qp::grow_for(&mut self.ready_at, i, VecDeque::new);
         }
-        crate::per_qp::push_small(&mut self.ready_at[i], (ready, now));
+        let times = WqeTimes {
+            in_nic,
+            ready,
+            handed: now,
+        };
+        crate::per_qp::push_small(&mut self.ready_at[i], times);
     }
 
     /// The first packet of `qpn`'s oldest ready WQE left at `now`: its waiting time is
     /// counted and it leaves its FIFO. Returns QPs to re-activate (their FIFO has room).
     pub fn started(&mut self, qpn: u32, tag: u32, now: TimePs) -> Vec<u32> {
         let ls = tenant::is_ls(tag);
-        if let Some((ready, posted)) = self
+        if let Some(t) = self
             .ready_at
             .get_mut(qpn as usize)
             .and_then(|d| d.pop_front())
         {
-            let w = now.saturating_sub(ready);
+            let w = now.saturating_sub(t.ready);
             if ls {
                 self.stats.ls_wait.push(w);
-                self.stats.ls_wait_fifo.push(posted.saturating_sub(ready));
-                self.stats.ls_wait_engine.push(now.saturating_sub(posted));
+                self.stats
+                    .ls_wait_fifo
+                    .push(t.handed.saturating_sub(t.ready));
+                self.stats.ls_wait_engine.push(now.saturating_sub(t.handed));
+                self.stats.ls_in_nic.push(now.saturating_sub(t.in_nic));
             } else {
                 self.stats.bs_wait.push(w);
             }
@@ -179,6 +197,7 @@ impl crate::stats::Report for Isolation {
         s.ls_wait_engine
             .report(&format!("{prefix}.ls_wait_engine"), c, reg);
         s.bs_wait.report(&format!("{prefix}.bs_wait"), c, reg);
+        s.ls_in_nic.report(&format!("{prefix}.ls_in_nic"), c, reg);
         for (t, &b) in s.tenant_tx_bytes.iter().enumerate() {
             if b > 0 {
                 reg.set(&format!("{prefix}.tenant{t}.tx_bytes"), b);
@@ -208,17 +227,17 @@ mod tests {
     fn waits_are_sampled_only_while_reporting() {
         let mut quiet = Isolation::new(IsoParts::default(), 1000);
         assert!(!quiet.reporting);
-        quiet.ready(3, 10, 20);
+        quiet.ready(3, 5, 10, 20);
         assert!(quiet.started(3, 0, 50).is_empty());
         assert!(quiet.stats.ls_wait.is_empty() && quiet.stats.bs_wait.is_empty());
         assert_eq!(quiet.forget(3), 0);
 
         let mut reporting = Isolation::new(IsoParts::default(), 1000);
         reporting.reporting = true;
-        reporting.ready(3, 10, 20);
-        reporting.ready(3, 15, 30);
+        reporting.ready(3, 5, 10, 20);
+        reporting.ready(3, 5, 15, 30);
         assert_eq!(reporting.forget(3), 2);
-        reporting.ready(3, 10, 20);
+        reporting.ready(3, 5, 10, 20);
         assert!(reporting.started(3, 0, 50).is_empty());
         assert_eq!(
             reporting.stats.ls_wait.len() + reporting.stats.bs_wait.len(),

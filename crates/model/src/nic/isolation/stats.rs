@@ -83,6 +83,12 @@ pub struct IsoStats {
     pub ls_wait_engine: Waits,
     /// BS waiting times (same definition).
     pub bs_wait: Waits,
+    /// LS WQEs' time from entering the NIC (decoded into the WQE buffer) to their first
+    /// packet leaving the TX engine: the latency the paper's RTL records (from the WQE's
+    /// write into its WQE cache to the transport's last packet descriptor of it; an LS
+    /// message is one packet). It holds the payload read and the waiting time, and leaves
+    /// out the time the WQE waits to be read at all (coupled backpressure).
+    pub ls_in_nic: Waits,
     /// Payload bytes of first transmissions, per tenant.
     pub tenant_tx_bytes: Vec<u64>,
     /// BS slices that ended with the WQE unfinished (written back to the slicing station).

@@ -11,21 +11,23 @@
 //!
 //! Setup shared by every experiment (the paper's words; rnic's choices are marked):
 //! LS tenant: 64 B messages (write-lat, 40 round trips from 20 µs, tenant 9, to client node
-//! 9); BS tenants: 4 KB to 1 MB WRITE messages, 8 in flight per QP (rnic's choice: enough
-//! to keep the port busy from 16 KB), tenants 1..=8 each to its own client node; PMTU 1 KB
-//! unless stated.
+//! 9); BS tenants: 4 KB to 1 MB WRITE messages, 128 posted per QP (the authors' RTL
+//! testbench fills the BS tenant's send queue of 128 WQEs and keeps it active), tenants
+//! 1..=8 each to its own client node; PMTU 1 KB unless stated.
 
 mod backpressure;
 mod bsbs;
+mod depthmap;
 mod linerate;
 mod lsbs;
 mod points;
 
 pub use backpressure::{eval_backpressure, BackpressurePlan};
 pub use bsbs::{eval_bs_bs, BsBsPlan};
+pub use depthmap::{eval_depth_map, DepthMapPlan};
 pub use linerate::{eval_linerate, header_limited_gbps, LineratePlan};
-pub use lsbs::{eval_ls_alone, eval_ls_bs, LsAlonePlan, LsBsPlan};
-pub use points::{build, run_points, Arch, Bs, PointResult, PointSpec};
+pub use lsbs::{eval_ls_alone, eval_ls_bs, ratios, LsAlonePlan, LsBsPlan};
+pub use points::{alone_label, build, run_points, Arch, Bs, PointResult, PointSpec};
 
 use super::Paper;
 
@@ -54,8 +56,9 @@ pub const LS_CLIENT: u32 = 9;
 pub const LS_ITERS: u64 = 40;
 /// When the LS flow starts, µs (the BS streams are running by then).
 pub const LS_START_US: f64 = 20.0;
-/// BS messages in flight per QP.
-pub const BS_DEPTH: u32 = 8;
+/// BS WQEs posted per QP: the authors' RTL testbench writes a whole send queue of 128
+/// WQEs for its BS tenant and keeps the queue active for the whole run.
+pub const BS_DEPTH: u32 = 128;
 /// The paper's LS waiting time under v1: one iteration of the transport, cycles.
 pub const PAPER_V1_WAIT_CYCLES: f64 = 16.0;
 
@@ -72,6 +75,7 @@ pub const PAPER: Paper = Paper {
     experiments: &[
         lsbs::LS_ALONE,
         lsbs::LS_BS,
+        depthmap::EXPERIMENT,
         bsbs::EXPERIMENT,
         backpressure::EXPERIMENT,
         linerate::EXPERIMENT,

@@ -43,21 +43,48 @@ pub struct Bs {
     pub window_psns: Option<u32>,
     /// `Some`: measure goodput over this window once the flow has settled, µs.
     pub duration_us: Option<f64>,
+    /// WQEs the tenant keeps posted (perftest's `tx_depth`).
+    pub depth: u32,
 }
 
 impl Bs {
-    /// A BS tenant of `size`-byte messages at the profile's PMTU, with enough messages to
-    /// outlast the LS flow beside it (at least twice its round trips, and at least
-    /// `LS_ITERS` × 5 µs at line rate).
+    /// A BS tenant of `size`-byte messages at the profile's PMTU keeping [`BS_DEPTH`]
+    /// posted, with enough messages to meet the LS flow beside it: twice its posted ones
+    /// and `LS_ITERS` × 5 µs at line rate beyond them. An LS round trip blocked behind the
+    /// whole BS queue ends when that queue has been sent; the next must still meet a full
+    /// queue (the first round trip is perftest's warm-up, outside the latency samples),
+    /// while the p99 of 40 round trips is their longest, so the tenant need not outlast
+    /// every later round trip.
     pub fn beside_ls(size: u64) -> Bs {
+        Bs::posting(size, BS_DEPTH)
+    }
+
+    /// [`Bs::beside_ls`] keeping `depth` WQEs posted.
+    pub fn posting(size: u64, depth: u32) -> Bs {
         let line_bytes_per_us = 12_500.0;
         let cover = (LS_ITERS as f64 * 5.0 * line_bytes_per_us / size as f64).ceil() as u64;
         Bs {
             size,
             pmtu: 1024,
-            iters: (2 * LS_ITERS + 10).max(cover),
+            iters: cover + 2 * u64::from(depth),
             window_psns: None,
             duration_us: None,
+            depth,
+        }
+    }
+}
+
+impl Bs {
+    /// The tenant with `extra` messages beyond the ones it keeps posted, when `Some` (the
+    /// suite's short runs; a tenant that ends early leaves the LS tenant alone, so the
+    /// LS tenant's first round trips must still meet it).
+    pub fn with_iters_beyond_depth(self, extra: Option<u64>) -> Bs {
+        match extra {
+            Some(e) => Bs {
+                iters: u64::from(self.depth) + e,
+                ..self
+            },
+            None => self,
         }
     }
 }
@@ -76,6 +103,25 @@ pub struct PointSpec {
     pub sets: Vec<String>,
 }
 
+impl PointSpec {
+    /// The LS tenant alone under `arch`, labelled `{arch}-alone`: the reference of every
+    /// latency increase ratio.
+    pub fn ls_alone(arch: Arch) -> PointSpec {
+        PointSpec {
+            label: alone_label(arch),
+            arch,
+            ls: true,
+            bs: Vec::new(),
+            sets: Vec::new(),
+        }
+    }
+}
+
+/// The label of [`PointSpec::ls_alone`].
+pub fn alone_label(arch: Arch) -> String {
+    format!("{}-alone", arch.name())
+}
+
 /// What one point measured.
 #[derive(Debug, Clone, Default)]
 pub struct PointResult {
@@ -91,6 +137,9 @@ pub struct PointResult {
     /// The longest of each part of it, ns: in the WQE FIFO (ready until handed to the
     /// transport), at the TX engine (handed over until the first packet left).
     pub ls_wait_parts_max_ns: (f64, f64),
+    /// LS WQEs from entering the NIC to their packet leaving the TX engine (the latency
+    /// the paper's RTL records), ns: p50, p99.
+    pub ls_in_nic_ns: (f64, f64),
     /// Goodput of each BS tenant, Gb/s.
     pub bs_gbps: Vec<f64>,
     /// Server NIC counters.
@@ -128,6 +177,7 @@ pub fn build(p: &PointSpec) -> anyhow::Result<(Config, FlowsSpec)> {
             },
             None,
             LS_START_US,
+            1,
         ));
     }
     for (i, b) in p.bs.iter().enumerate() {
@@ -154,6 +204,7 @@ pub fn build(p: &PointSpec) -> anyhow::Result<(Config, FlowsSpec)> {
             prof,
             b.duration_us,
             0.0,
+            b.depth,
         ));
     }
     let spec = FlowsSpec {
@@ -176,6 +227,7 @@ fn flow(
     prof: QpProfile,
     duration_us: Option<f64>,
     start_us: f64,
+    tx_depth: u32,
 ) -> FlowSpec {
     FlowSpec {
         name: name.to_string(),
@@ -185,11 +237,7 @@ fn flow(
         size_mix: None,
         iters,
         qps: 1,
-        tx_depth: if test == PerfTest::WriteLat {
-            1
-        } else {
-            BS_DEPTH
-        },
+        tx_depth,
         duration_us,
         start_us,
         server: 0,
@@ -225,6 +273,10 @@ pub fn run_point(p: &PointSpec) -> anyhow::Result<PointResult> {
     }
     let ns = |k: &str| out.stat(&format!("nic.iso.ls_wait.{k}")) as f64 / 1e3;
     out.ls_wait_ns = (ns("p50_ps"), ns("p99_ps"), ns("max_ps"));
+    out.ls_in_nic_ns = (
+        out.stat("nic.iso.ls_in_nic.p50_ps") as f64 / 1e3,
+        out.stat("nic.iso.ls_in_nic.p99_ps") as f64 / 1e3,
+    );
     out.ls_wait_parts_max_ns = (
         out.stat("nic.iso.ls_wait_fifo.max_ps") as f64 / 1e3,
         out.stat("nic.iso.ls_wait_engine.max_ps") as f64 / 1e3,
