@@ -144,7 +144,11 @@ fn paths_arms_share_path_delays() {
     use rnic::scenario::CliOverrides;
     let e = repro::select("ornic-vs-gbn-paths").unwrap()[0];
     let sweeps = repro::parse(e).unwrap();
-    assert_eq!(sweeps.len(), 3, "in order, go-back-N sprayed, ORNIC sprayed");
+    assert_eq!(
+        sweeps.len(),
+        3,
+        "in order, go-back-N sprayed, ORNIC sprayed"
+    );
     let mut delays = std::collections::BTreeSet::new();
     let mut pinned = std::collections::BTreeSet::new();
     let mut sprayed = std::collections::BTreeSet::new();
@@ -175,7 +179,10 @@ fn paths_arms_share_path_delays() {
     assert_eq!(sprayed.len(), 2, "go-back-N and ORNIC sprayed: {sprayed:?}");
     for r in &sprayed {
         for path in 0..paths {
-            assert!(pinned.contains(&(r.clone(), path)), "{r} not in order on path {path}");
+            assert!(
+                pinned.contains(&(r.clone(), path)),
+                "{r} not in order on path {path}"
+            );
         }
     }
 }

@@ -92,7 +92,11 @@ fn accel() {
         })
         .unwrap_or_default();
     assert_eq!(steady.len(), 2, "{}", exception.ours);
-    assert!((steady[0] - steady[1]).abs() <= 0.01 * steady[1], "{}", exception.ours);
+    assert!(
+        (steady[0] - steady[1]).abs() <= 0.01 * steady[1],
+        "{}",
+        exception.ours
+    );
     assert!(steady[1] > 90.0, "{}", exception.ours);
 }
 

@@ -152,12 +152,7 @@ fn eval_vs_gbn(o: &Outputs) -> anyhow::Result<Evaluation> {
             x / 1024.0,
             header_limited_gbps(&cfg, x as u64, pmtu)
         );
-        let _ = writeln!(
-            csv,
-            "{x},{g},{r},{n},{t},{},{}",
-            val(&o_in),
-            val(&o_re)
-        );
+        let _ = writeln!(csv, "{x},{g},{r},{n},{t},{},{}", val(&o_in), val(&o_re));
     }
     let _ = writeln!(notes, "ORNIC out-of-order WRITE, {SIZES_NOTE}:");
     for &(x, g) in &o_in {
@@ -169,7 +164,8 @@ fn eval_vs_gbn(o: &Outputs) -> anyhow::Result<Evaluation> {
             100.0 * r / g
         );
     }
-    let order_words = "in order, go-back-N reaches >= 90 % of the header-limited rate at every size";
+    let order_words =
+        "in order, go-back-N reaches >= 90 % of the header-limited rate at every size";
     let reordered_words = "through the emulator (OOO distance < 64), go-back-N falls below 1 Gb/s \
                            at every size";
     let ornic_words = "ORNIC through the emulator >= 90 % of ORNIC in order at every size";
@@ -185,7 +181,12 @@ fn eval_vs_gbn(o: &Outputs) -> anyhow::Result<Evaluation> {
                 iterations: &iterations,
             },
         ),
-        unaffected_claim("ornic-reordered", ornic_words, &o_in, &[("reordered", &o_re)]),
+        unaffected_claim(
+            "ornic-reordered",
+            ornic_words,
+            &o_in,
+            &[("reordered", &o_re)],
+        ),
     ];
     let figures = vec![Figure::line(
         "ornic-vs-gbn",
