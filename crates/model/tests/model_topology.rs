@@ -299,10 +299,10 @@ fn a_pinned_path_outside_the_paths_is_refused() {
     cfg.net.spray.policy = SprayPolicy::Pinned;
     cfg.net.spray.path = 4;
     let p = rnic_model::params::ModelParams::from_config(&cfg);
-    let e = rnic_model::net::topology::build(&cfg, &p, &rnic_sim::Rng::new(1), 2)
-        .err()
-        .expect("path 4 of 4 accepted")
-        .to_string();
+    let Err(e) = rnic_model::net::topology::build(&cfg, &p, &rnic_sim::Rng::new(1), 2) else {
+        panic!("path 4 of 4 accepted");
+    };
+    let e = e.to_string();
     assert!(
         e.contains("net.spray.path = 4") && e.contains("0 to 3"),
         "{e}"
