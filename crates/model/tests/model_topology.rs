@@ -287,3 +287,26 @@ fn the_committed_example_topology_runs_with_its_fibre_in_the_latency() {
     let p50 = r.result.latency_us.p50;
     assert!((52.5..53.5).contains(&p50), "{p50} µs");
 }
+
+/// A pinned sprayer's path must be one of its paths: one beyond them is refused with the
+/// field named, never silently another path.
+#[test]
+fn a_pinned_path_outside_the_paths_is_refused() {
+    use rnic_model::config::{Config, SprayPolicy};
+    let mut cfg = Config::resolve("ornic", &[]).unwrap();
+    cfg.net.spray.paths = 4;
+    cfg.net.spray.mdd_ns = 20_000.0;
+    cfg.net.spray.policy = SprayPolicy::Pinned;
+    cfg.net.spray.path = 4;
+    let p = rnic_model::params::ModelParams::from_config(&cfg);
+    let Err(e) = rnic_model::net::topology::build(&cfg, &p, &rnic_sim::Rng::new(1), 2) else {
+        panic!("path 4 of 4 accepted");
+    };
+    let e = e.to_string();
+    assert!(
+        e.contains("net.spray.path = 4") && e.contains("0 to 3"),
+        "{e}"
+    );
+    cfg.net.spray.path = 3;
+    assert!(rnic_model::net::topology::build(&cfg, &p, &rnic_sim::Rng::new(1), 2).is_ok());
+}

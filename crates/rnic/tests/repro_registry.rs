@@ -30,12 +30,13 @@ const PREFETCH: [&str; 4] = [
     "prefetch-light",
 ];
 
-const ORNIC: [&str; 6] = [
+const ORNIC: [&str; 7] = [
     "ornic-sizing",
     "ornic-bitmap-cycles",
     "ornic-bitmap-blocks",
     "ornic-throughput",
     "ornic-vs-gbn",
+    "ornic-vs-gbn-paths",
     "ornic-acks",
 ];
 

@@ -16,6 +16,10 @@ config_enum! {
         /// Per flow: a hash of the UDP source port, so a QP keeps one path (ECMP, the
         /// single-path baseline).
         Ecmp = "ecmp",
+        /// Every frame on path `net.spray.path`: in order over one chosen path of the set,
+        /// so an in-order arm can be run on each path in turn instead of the one its hash
+        /// happens to pick.
+        Pinned = "pinned",
     }
 }
 
@@ -27,8 +31,11 @@ config_section! {
         /// Largest one-way delay difference between the paths (MDD): path i of N adds
         /// i x mdd_ns / (N - 1) (the ORNIC paper: 20 µs)
         mdd_ns: f64 = 0.0; "ns", NS;
-        /// How each frame's path is chosen: "random", "round_robin" or "ecmp" (per flow, by
-        /// UDP source port)
+        /// How each frame's path is chosen: "random", "round_robin", "ecmp" (per flow, by
+        /// UDP source port) or "pinned" (every frame on `path`)
         policy: SprayPolicy = SprayPolicy::Random; "policy", Kind::Str(SprayPolicy::NAMES);
+        /// With policy = "pinned": the path every frame takes, 0 (no added delay) to paths - 1
+        /// (mdd_ns added)
+        path: u32 = 0; "path", uint(0, 1023);
     }
 }

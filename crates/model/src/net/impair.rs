@@ -24,11 +24,13 @@ pub struct Impair {
     stats: ElementStats,
 }
 
-/// Whether a frame is a pure acknowledgement (ACK/NAK, atomic ACK, CNP).
+/// Whether a frame is a pure acknowledgement (ACK/NAK, atomic ACK, CNP, and the
+/// out-of-order ACK and bitmap NAK: without them the reordering emulator shuffled ORNIC's
+/// ACKs as if they were data).
 pub(crate) fn is_ack(frame: &[u8]) -> bool {
     matches!(
         rnic_wire::peek_bth(frame).map(|b| b.opcode),
-        Ok(Opcode::RcAck | Opcode::RcAtomicAck | Opcode::Cnp)
+        Ok(Opcode::RcAck | Opcode::RcAtomicAck | Opcode::Cnp | Opcode::OooAck | Opcode::OooNak)
     )
 }
 

@@ -109,6 +109,31 @@ mod tests {
         }
     }
 
+    /// A RoCEv2 frame (Ethernet, IPv4, UDP to 4791, BTH) with `opcode` and nothing after.
+    fn roce_frame(opcode: rnic_wire::Opcode) -> Vec<u8> {
+        let mut f = vec![0u8; 42 + 12];
+        f[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
+        f[14] = 0x45;
+        f[23] = 17;
+        f[36..38].copy_from_slice(&4791u16.to_be_bytes());
+        f[42] = opcode as u8;
+        f
+    }
+
+    /// The emulator reorders data: RoCEv2 ACKs and ORNIC's out-of-order ACKs and bitmap NAKs
+    /// pass at once (they used to be shuffled as data when out of order).
+    #[test]
+    fn acknowledgements_pass_untouched_data_waits() {
+        use rnic_wire::Opcode;
+        let mut e = ReorderWindow::new(Rng::new(5), 64, 1000);
+        for op in [Opcode::RcAck, Opcode::OooAck, Opcode::OooNak] {
+            let f = e.on_frame(0, &mut roce_frame(op), &mut Vec::new());
+            assert_eq!(f, Fate::default(), "{op:?}");
+        }
+        let f = e.on_frame(0, &mut roce_frame(Opcode::OooWriteSpot), &mut Vec::new());
+        assert!(f.delay_ps >= 64 * 1000, "{f:?}");
+    }
+
     #[test]
     fn distance_one_is_in_order() {
         let mut e = ReorderWindow::new(Rng::new(5), 1, 1000);

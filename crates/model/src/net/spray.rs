@@ -20,6 +20,8 @@ pub struct Spray {
     policy: SprayPolicy,
     path_delay_ps: Vec<TimePs>,
     next: usize,
+    /// The path of policy `Pinned`.
+    pinned: usize,
     stats: ElementStats,
     per_path: Vec<u64>,
 }
@@ -43,6 +45,7 @@ impl Spray {
             policy: cfg.policy,
             path_delay_ps,
             next: 0,
+            pinned: (cfg.path as usize).min(n - 1),
             stats: ElementStats::default(),
             per_path: vec![0; n],
         }
@@ -75,6 +78,7 @@ impl Spray {
                 self.next = (self.next + 1) % n;
                 p
             }
+            SprayPolicy::Pinned => self.pinned,
             SprayPolicy::Ecmp => {
                 let port = frame
                     .get(UDP_SRC_PORT_AT..UDP_SRC_PORT_AT + 2)
@@ -122,6 +126,7 @@ mod tests {
             paths: 4,
             mdd_ns: 20_000.0,
             policy,
+            path: 2,
         };
         Spray::new(Rng::new(3), &cfg)
     }
@@ -138,6 +143,7 @@ mod tests {
             (SprayPolicy::RoundRobin, 4),
             (SprayPolicy::Random, 4),
             (SprayPolicy::Ecmp, 1),
+            (SprayPolicy::Pinned, 1),
         ] {
             let mut s = spray(policy);
             for _ in 0..400 {
@@ -183,6 +189,16 @@ mod tests {
                 "{policy:?}: PSN distance {psn_distance}, overtaken by {most_overtaken}"
             );
         }
+    }
+
+    #[test]
+    fn pinned_puts_every_frame_on_its_path() {
+        let mut s = spray(SprayPolicy::Pinned);
+        for port in 49152..49552u16 {
+            let f = s.on_frame(0, &mut frame(port), &mut Vec::new());
+            assert_eq!(f.delay_ps, 13_333_333);
+        }
+        assert_eq!(s.per_path(), &[0, 0, 400, 0]);
     }
 
     #[test]

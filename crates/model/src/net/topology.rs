@@ -141,6 +141,7 @@ fn plan(cfg: &Config, nodes: usize) -> Result<Plan, ConfigError> {
     if net.pfc {
         check_rx_pfc_levels(&cfg.nic)?;
     }
+    check_pinned_path(&net.spray)?;
     let plan = plan_of(cfg, nodes, delay_ps, mbps)?;
     if net.pfc {
         for s in &plan.switches {
@@ -158,6 +159,22 @@ fn plan(cfg: &Config, nodes: usize) -> Result<Plan, ConfigError> {
         }
     }
     Ok(plan)
+}
+
+/// A pinned sprayer's path must be one of its paths (a path beyond them would silently
+/// become another).
+fn check_pinned_path(spray: &crate::config::SprayConfig) -> Result<(), ConfigError> {
+    if spray.policy == crate::config::SprayPolicy::Pinned && spray.path >= spray.paths {
+        return Err(bad(format!(
+            "net.spray.path = {} is not one of the net.spray.paths = {} paths (0 to {}) that \
+             net.spray.policy = \"pinned\" puts every frame on; e.g. --set net.spray.path={}",
+            spray.path,
+            spray.paths,
+            spray.paths - 1,
+            spray.paths - 1
+        )));
+    }
+    Ok(())
 }
 
 /// With flow control, a NIC's receive buffer pauses its link peer above

@@ -9,7 +9,11 @@
 //!   3): the bitmap designs timed by the model's bitmap bench on a WQE whose packets are
 //!   reordered within the OTD, with and without a lost packet.
 //! * [`vs_gbn`] (ornic-vs-gbn, Fig. 11): sweeps of go-back-N and of ORNIC's out-of-order
-//!   WRITEs, in order and sprayed over four paths by the network's sprayer (`net.spray`).
+//!   WRITEs, in order and through the paper's reordering emulator (OOO distance < 64);
+//!   [`gbn_nak`] judges go-back-N there beside the local ACK timeout it depends on.
+//! * [`paths`] (ornic-vs-gbn-paths, Fig. 11 on the multipath fabric the paper designs for):
+//!   the same WRITEs sprayed over four paths 20 µs apart by the network's sprayer
+//!   (`net.spray`), against in order on each of the same four paths in turn.
 //! * [`throughput`] (ornic-throughput, Fig. 10): a sweep of ORNIC's out-of-order WRITE WQEs
 //!   from 1 MB to 256 MB through the paper's reordering emulator.
 //! * [`acks`] (ornic-acks): ACK frames per WQE counted on the simulated wire, ORNIC's
@@ -17,6 +21,8 @@
 
 pub mod acks;
 pub mod bitmap_tables;
+pub mod gbn_nak;
+pub mod paths;
 pub mod sizing;
 pub mod throughput;
 pub mod vs_gbn;
@@ -46,6 +52,7 @@ pub const PAPER: Paper = Paper {
         bitmap_tables::BLOCKS,
         throughput::EXPERIMENT,
         vs_gbn::EXPERIMENT,
+        paths::EXPERIMENT,
         acks::EXPERIMENT,
     ],
 };
