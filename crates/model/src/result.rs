@@ -232,6 +232,58 @@ pub struct SizeResult {
     /// written to JSON.
     #[serde(skip)]
     pub latency_samples_us: Vec<f64>,
+    /// `-D` runs whose window cannot stand for the run: the rate over the run (absent
+    /// otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub long_run: Option<LongRun>,
+}
+
+/// The rate of a `-D` run from its first post to its window's end, reported beside a
+/// window that cannot stand for the run (it never settled, or it is too short for the
+/// retransmission timeouts the run saw): the window's figures are what happened in it, this
+/// is what the run held over its whole length.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LongRun {
+    /// The rate settled before the window opened (false: the settle test gave up).
+    pub rate_settled: bool,
+    /// The window is long enough for the timeouts the run saw (false: too short).
+    pub window_long_enough: bool,
+    /// Operations completed from the first post to the window's end.
+    pub ops_completed: u64,
+    /// From the first post to the window's end, µs.
+    pub time_us: f64,
+    pub msg_rate_mops: f64,
+    pub goodput_gbps: f64,
+    /// MB = 2^20 B.
+    pub bw_avg_mb_s: f64,
+    /// Retransmission (ACK) timeouts the run saw.
+    pub timeouts: u64,
+    /// A `-D` long enough for the timeouts this run saw, seconds (`None` when it saw none:
+    /// then the rate varied by itself, and more sub-windows or more spread are the remedy,
+    /// not a longer window).
+    pub long_enough_duration_s: Option<f64>,
+}
+
+impl LongRun {
+    /// Its scalar figures in JSON order (`long_enough_duration_s` when it has one).
+    pub fn metrics(&self) -> Vec<(&'static str, Metric)> {
+        use Metric::{Bool, Float, Int};
+        let mut m = vec![
+            ("rate_settled", Bool(self.rate_settled)),
+            ("window_long_enough", Bool(self.window_long_enough)),
+            ("ops_completed", Int(self.ops_completed)),
+            ("time_us", Float(self.time_us)),
+            ("msg_rate_mops", Float(self.msg_rate_mops)),
+            ("goodput_gbps", Float(self.goodput_gbps)),
+            ("bw_avg_mb_s", Float(self.bw_avg_mb_s)),
+            ("timeouts", Int(self.timeouts)),
+        ];
+        if let Some(d) = self.long_enough_duration_s {
+            m.push(("long_enough_duration_s", Float(d)));
+        }
+        m
+    }
 }
 
 /// The result of one run, as written by `--json`.
@@ -242,7 +294,12 @@ pub struct PerfResult {
     pub test: String,
     /// Message size. For `-a` runs, the largest size (perftest's last row).
     pub size_bytes: u64,
-    /// perftest's `#iterations` column: operations measured (bandwidth: iters × QPs).
+    /// perftest's `#iterations` column, as perftest 4.5 prints it: one side's operations
+    /// measured. Bandwidth tests in iteration mode: `-n` × `-q` (perftest multiplies its
+    /// per-QP count by the QPs; the QPs of all clients, which share `-q`); under `-b`, one
+    /// direction's (perftest adds the two sides' rates, not their iterations; rnic's is
+    /// the server's direction); with `-D`, the operations completed in the window. Latency
+    /// tests: the iterations. `ops_completed` counts every direction's operations.
     pub iterations: u64,
     /// QPs per client.
     pub qps: u32,
@@ -310,14 +367,21 @@ pub struct PerfResult {
     /// lasts this warm-up plus `-D`). Absent in iteration mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_open_us: Option<f64>,
-    /// `-D` runs: whether the window opened on a settled rate (or after a fixed
-    /// `sim.warmup_us`); false when the rate never settled (within `sim.settle_max_windows`
-    /// sub-windows or by `sim.max_warmup_us`) and the window was measured anyway.
+    /// `-D` runs: whether the window's figures stand for the run: it opened on a settled
+    /// rate (or after a fixed `sim.warmup_us`) and is long enough for the retransmission
+    /// timeouts the run saw. False when the rate never settled (within
+    /// `sim.settle_max_windows` sub-windows or by `sim.max_warmup_us`) and the window was
+    /// measured anyway, or when the window is too short (`window_reason` says which, and
+    /// `long_run` gives the rate over the run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_settled: Option<bool>,
-    /// `-D` runs: why the window opened when it did.
+    /// `-D` runs: why the window opened when it did (and why it is too short, if it is).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_reason: Option<String>,
+    /// `-D` runs whose window cannot stand for the run (`window_settled` false): the rate
+    /// from the first post to the window's end, and a `-D` long enough (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub long_run: Option<LongRun>,
     pub seed: u64,
     pub profile: String,
     /// One entry per size for `-a` runs, empty otherwise.
@@ -434,6 +498,16 @@ pub const WINDOW_METRIC_NAMES: [&str; 2] = ["window_open_us", "window_settled"];
 pub fn is_metric_name(name: &str) -> bool {
     fixed_metric_names().iter().any(|n| n == name)
         || WINDOW_METRIC_NAMES.contains(&name)
+        // -D runs whose window cannot stand for the run: the rate over the run.
+        || name.strip_prefix("long_run.").is_some_and(|k| {
+            LongRun {
+                long_enough_duration_s: Some(0.0),
+                ..LongRun::default()
+            }
+            .metrics()
+            .iter()
+            .any(|(n, _)| *n == k)
+        })
         // UC and UD runs: what the service lost.
         || name.strip_prefix("unreliable.").is_some_and(|k| {
             UnreliableResult::default()
@@ -472,6 +546,7 @@ impl PerfResult {
             bw_peak_mb_s: self.bw_peak_mb_s,
             latency_us: self.latency_us,
             latency_samples_us: self.latency_samples_us.clone(),
+            long_run: self.long_run.clone(),
         }
     }
 
@@ -606,6 +681,11 @@ impl PerfResult {
         }
         if let Some(b) = self.window_settled {
             push("window_settled", Bool(b));
+        }
+        if let Some(l) = &self.long_run {
+            for (k, v) in l.metrics() {
+                push(&format!("long_run.{k}"), v);
+            }
         }
         push("seed", Int(self.seed));
         if let Some(u) = &self.unreliable {

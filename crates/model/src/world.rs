@@ -70,6 +70,8 @@ pub struct World {
     pub at_start: Vec<(TimePs, Ev)>,
     /// When the applications started (after connection setup), ps.
     pub origin_ps: TimePs,
+    /// The applications have started: connection setup is over.
+    pub started: bool,
     /// UC/UD runs: the run ends only once no frame is left anywhere (on a link, in a
     /// switch, in a NIC's receive pipeline), so a message still travelling at the end is
     /// not counted as lost (RC runs end when the applications are done and the network is empty: their
@@ -255,6 +257,7 @@ impl World {
     /// measure counts from `t0`.
     fn start_apps(&mut self, t0: TimePs) {
         self.origin_ps = t0;
+        self.started = true;
         for (t, ev) in std::mem::take(&mut self.at_start) {
             self.q.push(t + t0, ev);
         }

@@ -275,7 +275,10 @@ fn a_d_run_says_when_its_window_opened_and_warns_if_it_never_settled() {
         "{err}"
     );
     assert!(
-        err.contains("rnic: warning: the rate never settled") && err.contains("sim.warmup_us"),
+        err.contains(
+            "rnic: warning: the -D window's figures do not stand for the run: the rate never \
+             settled"
+        ) && err.contains("sim.warmup_us"),
         "{err}"
     );
     let v: serde_json::Value = serde_json::from_str(&out).expect("JSON on stdout");
@@ -284,6 +287,80 @@ fn a_d_run_says_when_its_window_opened_and_warns_if_it_never_settled() {
         v["window_open_us"].as_f64().is_some_and(|t| t >= 100.0),
         "{out}"
     );
+    // Beside the window's figures, the rate over the run; no timeout, so no -D to give.
+    assert_eq!(v["long_run"]["rate_settled"], false, "{out}");
+    assert!(
+        v["long_run"]["goodput_gbps"]
+            .as_f64()
+            .is_some_and(|g| g > 0.0),
+        "{out}"
+    );
+    assert!(v["long_run"]["long_enough_duration_s"].is_null(), "{out}");
+}
+
+/// A `-D` window shorter than the retransmission timeouts its run saw is marked: the table
+/// row carries the rate over the run and a `-D` long enough, the JSON says
+/// `window_settled: false` with the reason and `long_run`, and standard error warns. The
+/// window is fixed (`sim.warmup_us`), so it opened on a settled rate: only its length is at
+/// fault. One lost packet's timeout (1 ms at `qp.timeout` 8) stalls a QP for as long as the
+/// whole window, so the window read 3.67 Gb/s where the run held 7.57 Gb/s. The same run
+/// without loss sees no timeout and is left alone, its row as perftest prints it.
+#[test]
+fn a_window_too_short_for_the_runs_timeouts_is_marked_with_the_rate_over_the_run() {
+    let base = [
+        "perf",
+        "write-bw",
+        "-s",
+        "4096",
+        "-q",
+        "2",
+        "-D",
+        "0.001",
+        "--set",
+        "qp.timeout=8",
+        "--set",
+        "sim.warmup_us=100",
+    ];
+    let lossy = [&base[..], &["--set", "net.impair.loss=0.05"]].concat();
+    let (code, out, err) = rnic(&lossy);
+    assert_eq!(code, 0, "{err}");
+    let row = out
+        .lines()
+        .find(|l| l.starts_with(" 4096"))
+        .unwrap_or_default();
+    assert!(
+        row.contains("[window not settled: ") && row.contains("over the run (1.100 ms); -D "),
+        "{out}"
+    );
+    assert!(
+        err.contains("; too short: the 1.000 ms window is shorter than")
+            && err.contains("the window is too short for the")
+            && err.contains(" or longer."),
+        "{err}"
+    );
+    let (code, out, err) = rnic(&[&lossy[..], &["--json", "-"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON on stdout");
+    assert_eq!(v["window_settled"], false, "{out}");
+    let l = &v["long_run"];
+    assert_eq!(
+        (l["rate_settled"].clone(), l["window_long_enough"].clone()),
+        (true.into(), false.into())
+    );
+    let longer = l["long_enough_duration_s"]
+        .as_f64()
+        .expect("a -D long enough");
+    assert!(longer > 0.001, "{out}");
+    assert!(v["timeouts"].as_u64().is_some_and(|t| t > 0), "{out}");
+    // The window's own figures are still what it measured.
+    assert!(v["goodput_gbps"].as_f64().is_some_and(|g| g > 0.0), "{out}");
+    // Without loss: no timeout, no mark.
+    let (code, out, err) = rnic(&[&base[..], &["--json", "-"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON on stdout");
+    assert_eq!(v["window_settled"], true, "{out}");
+    assert!(v.get("long_run").is_none(), "{out}");
+    assert!(!err.contains("warning"), "{err}");
 }
 
 /// A topology file whose one switch's buffer cannot hold the run's frame is refused before

@@ -1594,3 +1594,58 @@ fn rdma_cm_with_uc_is_refused_and_with_ud_noted() {
     assert_eq!(code, Some(0), "{err}");
     assert!(!err.contains("rdma_cm"), "{err}");
 }
+
+/// `#iterations` (and `n_iterations` in `--out_json`, `iterations` in `--json`) holds what
+/// perftest 4.5 prints there. Its bandwidth report multiplies the per-QP `-n` by the QPs in
+/// iteration mode, so `write-bw -n 100 -q 4` prints 400; rnic's `--clients` share `-q`,
+/// so two clients print 400 too. Under `-b` perftest prints one side's count beside the two
+/// sides' summed rates: 400, not the 800 operations both directions completed (which
+/// `ops_completed` still counts). A latency test prints its iterations.
+#[test]
+fn iterations_column_is_one_sides_iters_times_qps_as_perftest_prints_it() {
+    let dir = std::env::temp_dir().join(format!("rnic-iterations-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("report.json");
+    let f = file.to_str().unwrap();
+    // (extra arguments, #iterations, ops_completed)
+    let cases: [(&[&str], u64, u64); 5] = [
+        (&["write-bw", "-q", "4"], 400, 400),
+        (&["write-bw", "-q", "4", "--clients", "2"], 400, 400),
+        (
+            &["write-bw", "-q", "4", "--clients", "2", "--reversed"],
+            400,
+            400,
+        ),
+        (&["write-bw", "-q", "4", "-b"], 400, 800),
+        (&["write-lat", "-s", "64"], 100, 100),
+    ];
+    for (extra, iterations, ops) in cases {
+        let args = [
+            &["perf"][..],
+            extra,
+            &["-n", "100", "--out_json", "--out_json_file", f],
+        ]
+        .concat();
+        let (code, out, err) = rnic(&args);
+        assert_eq!(code, Some(0), "{extra:?}: {err}");
+        let row = out
+            .lines()
+            .skip_while(|l| !l.contains("#iterations"))
+            .nth(1)
+            .unwrap_or_default();
+        let column: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(
+            column.get(1),
+            Some(&iterations.to_string().as_str()),
+            "{extra:?}: {out}"
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!(v["results"]["n_iterations"], iterations, "{extra:?}");
+        let (_, own, _) = rnic(&[&args[..args.len() - 3], &["--json", "-"]].concat());
+        let own: serde_json::Value = serde_json::from_str(&own).unwrap();
+        assert_eq!(own["iterations"], iterations, "{extra:?}");
+        assert_eq!(own["ops_completed"], ops, "{extra:?}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -238,6 +238,10 @@ pub struct Perftest {
     pub ops_in_window: u64,
     /// Payload bytes of the bandwidth operations completed inside the window.
     pub bytes_in_window: u64,
+    /// Duration mode: operations completed from the first post to the window's end, for
+    /// the long-run rate beside a window too short to stand for its run
+    /// (`run/long_run.rs`).
+    pub ops_to_window_end: u64,
     /// First post, ps (`None` before it: a post at time 0 is a post).
     pub first_post: Option<TimePs>,
     /// Last completion, ps.
@@ -505,9 +509,17 @@ impl Perftest {
         t >= self.window.0 && t < self.window.1
     }
 
+    /// Counts `ops` measured operations completed at `t` if it is before the window's end
+    /// (every one while the window waits).
+    fn count_to_window_end(&mut self, t: TimePs, ops: u64) {
+        if t < self.window.1 {
+            self.ops_to_window_end += ops;
+        }
+    }
+
     /// Every QP has completed `sim.warmup_rounds` operations (bandwidth tests: counted once
     /// the initial posting is over).
-    fn rounds_done(&self) -> bool {
+    pub(crate) fn rounds_done(&self) -> bool {
         if !self.procs.is_empty() {
             self.warming_procs == 0
         } else if self.is_lat() {
@@ -1045,6 +1057,7 @@ impl Perftest {
             self.samples.push(t.saturating_sub(posted) as f64 / 1e6);
             self.ops_in_window += 1;
         }
+        self.count_to_window_end(t, 1);
         // Each process polls on its own core: the latest poll, not the last handled.
         self.last_completion = self.last_completion.max(t);
         self.observe(t, i);
@@ -1099,6 +1112,7 @@ impl Perftest {
             self.samples.push(sample / 1e6);
             self.ops_in_window += 1;
         }
+        self.count_to_window_end(t, 1);
         self.last_completion = self.last_completion.max(t);
         self.observe(t, (self.lat_k % self.pairs.len() as u64) as u32);
         self.lat_k += 1;
@@ -1298,6 +1312,7 @@ impl Perftest {
             // perftest's tcompleted: once per CQE, as it is polled.
             peak.complete(t, ops);
         }
+        self.count_to_window_end(t, ops);
         if self.in_window(t) {
             self.ops_in_window += ops;
             self.bytes_in_window += bytes;

@@ -150,6 +150,24 @@ impl Decision {
     }
 }
 
+/// Where the settle test stands while it waits ([`Steady::status`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SettleStatus {
+    /// Sub-windows closed so far.
+    pub closed: u32,
+    /// It gives up once this many have closed without agreeing (`sim.settle_max_windows`).
+    pub max_subwindows: u32,
+    /// Consecutive sub-windows that must agree (`sim.settle_windows`).
+    pub agreeing: u32,
+    /// Relative spread of the last `agreeing` sub-windows' rates, once that many closed.
+    pub spread: Option<f64>,
+    /// The spread at which they agree (`sim.settle_tolerance`).
+    pub tolerance: f64,
+    /// It gives up at this simulated time at the latest (`sim.max_warmup_us` from the
+    /// application's start), ps.
+    pub give_up_ps: TimePs,
+}
+
 /// A fraction as a percentage without trailing zeros (0.02 → `2`, 0.0125 → `1.25`).
 fn percent(x: f64) -> String {
     let p = (x * 100.0 * 1000.0).round() / 1000.0;
@@ -277,6 +295,19 @@ impl Steady {
                 };
                 format!("never settled {bound}: measured anyway ({detail})")
             }
+        }
+    }
+
+    /// Where the settle test stands, for a progress report: how far it has come and the
+    /// bounds at which it gives up.
+    pub fn status(&self) -> SettleStatus {
+        SettleStatus {
+            closed: self.current - 1,
+            max_subwindows: self.p.max_windows,
+            agreeing: self.p.windows as u32,
+            spread: self.spread(),
+            tolerance: self.p.tolerance,
+            give_up_ps: self.origin.saturating_add(self.p.max_warmup_ps),
         }
     }
 

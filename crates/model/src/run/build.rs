@@ -643,6 +643,7 @@ pub(crate) fn build_flows(
         cm,
         at_start: window_events,
         origin_ps: 0,
+        started: false,
         drain_rx: cfg.qp.transport != crate::config::Transport::Rc,
         owed_step: None,
     };
@@ -740,6 +741,7 @@ fn application(
         lat_given_up: 0,
         ops_in_window: 0,
         bytes_in_window: 0,
+        ops_to_window_end: 0,
         first_post: None,
         last_completion: 0,
         hist: Histogram::new(),

@@ -6,6 +6,7 @@
 mod build;
 mod flows;
 mod judge;
+pub mod long_run;
 pub mod progress;
 mod report;
 mod unreliable;
@@ -22,7 +23,7 @@ use anyhow::bail;
 
 pub(crate) use build::{buffer_slots, buffer_stride, grh_bytes};
 pub use flows::{check_flows, run_flows, run_flows_observed, FlowsRun};
-pub use progress::Progress;
+pub use progress::{Phase, Progress, SettleStatus, WarmUp};
 
 /// Options of a model run beyond the config and the perf spec.
 #[derive(Debug, Clone, Default)]
@@ -158,5 +159,12 @@ fn run_one(
     one_peak_per_side(&mut b);
     let (verdict, flows) = judge::judge(&b, cfg, end)?;
     let measured: Vec<_> = flows.iter().map(|f| f.measured).collect();
-    Ok(report::report(b, end, verdict, &measured))
+    let span = long_run::run_span(&b.world.apps, end);
+    let mut run = report::report(b, end, verdict, &measured);
+    if let Some(span) = span {
+        let ack_timeout_ps = cfg.qp.ack_timeout_ns().map(|ns| (ns * 1e3) as TimePs);
+        let op_bytes = run.result.size_bytes;
+        long_run::judge(&mut run.result, span, op_bytes, ack_timeout_ps);
+    }
+    Ok(run)
 }

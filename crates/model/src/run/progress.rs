@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use rnic_sim::TimePs;
 
+use crate::host::perftest::Perftest;
+pub use crate::host::steady::SettleStatus;
 use crate::limits::CLOCK_HORIZON_PS;
 use crate::world::World;
 
@@ -42,6 +44,47 @@ pub struct Progress {
     pub events: u64,
     /// Wall time since this size's run started.
     pub wall: Duration,
+    /// What the run is doing.
+    pub phase: Phase,
+}
+
+/// What a run is doing: setting up its connections, warming up before a `-D` window,
+/// measuring in that window, or running its iterations.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Phase {
+    /// RDMA CM is connecting the QPs: `established` of `ends` connection ends (two per QP
+    /// pair) so far.
+    Connecting {
+        /// Ends established.
+        established: u64,
+        /// Ends in all.
+        ends: u64,
+    },
+    /// A `-D` run whose window has not opened yet.
+    WarmUp(WarmUp),
+    /// A `-D` run measuring in its window (several flows: the latest window).
+    Window {
+        /// When it opened, ps.
+        start_ps: TimePs,
+        /// When it ends, ps.
+        end_ps: TimePs,
+    },
+    /// An iteration run (`-n`): [`Progress::ops_done`] of [`Progress::ops_asked`].
+    Iterations,
+}
+
+/// A `-D` run before its window opens: what it waits for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WarmUp {
+    /// The length of the window that follows, ps.
+    pub window_ps: TimePs,
+    /// A fixed warm-up (`sim.warmup_us`): the window opens at this time at the earliest.
+    pub fixed_until_ps: Option<TimePs>,
+    /// The settle test (`None` with a fixed warm-up).
+    pub settle: Option<SettleStatus>,
+    /// The window also waits until every QP has completed `sim.warmup_rounds` operations
+    /// (with the initial posting done): not yet.
+    pub rounds_pending: bool,
 }
 
 /// Where a run is: `size` of the run's `sizes` sizes.
@@ -71,6 +114,7 @@ fn progress(world: &World, at: Position, now: TimePs, wall: Duration) -> Progres
         }
     }
     Progress {
+        phase: phase(world),
         size_bytes: at.size_bytes,
         size_index: at.size_index,
         sizes: at.sizes,
@@ -80,6 +124,43 @@ fn progress(world: &World, at: Position, now: TimePs, wall: Duration) -> Progres
         ops_asked,
         events: world.events,
         wall,
+    }
+}
+
+/// The phase of `world`'s run: connection setup until the applications start; then, if a
+/// duration flow still waits for its window, its warm-up; else the latest open window;
+/// else iterations.
+fn phase(world: &World) -> Phase {
+    if !world.started {
+        if let Some(cm) = &world.cm {
+            let (established, ends) = cm.ends_established();
+            return Phase::Connecting { established, ends };
+        }
+    }
+    let duration = || world.apps.iter().filter(|a| a.duration_mode);
+    if let Some(a) = duration().find(|a| a.opened.is_none()) {
+        return Phase::WarmUp(warm_up(a));
+    }
+    duration()
+        .map(|a| Phase::Window {
+            start_ps: a.window.0,
+            end_ps: a.window.1,
+        })
+        .max_by_key(|w| match w {
+            Phase::Window { end_ps, .. } => *end_ps,
+            _ => 0,
+        })
+        .unwrap_or(Phase::Iterations)
+}
+
+/// What duration application `a`, whose window has not opened, waits for.
+fn warm_up(a: &Perftest) -> WarmUp {
+    let settle = a.steady.as_ref().map(|s| s.status());
+    WarmUp {
+        window_ps: a.duration_ps,
+        fixed_until_ps: settle.is_none().then_some(a.window_min_start),
+        settle,
+        rounds_pending: !a.rounds_done(),
     }
 }
 
@@ -115,5 +196,89 @@ pub(crate) fn run_observed(
             last_report = now;
             observer(&progress(world, at, last, now.duration_since(start)));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::workload::{PerfSpec, PerfTest};
+
+    /// The phases a run reports, in order, each once (stepping the world a few events at a
+    /// time as the observed loop does).
+    fn phases(spec: &PerfSpec) -> Vec<Phase> {
+        let cfg = Config::default();
+        let opts = super::super::RunOptions::default();
+        let mut b = super::super::build::build(&cfg, spec, spec.sizes[0], &opts).expect("build");
+        b.world.start();
+        let at = Position {
+            size_bytes: spec.sizes[0],
+            size_index: 0,
+            sizes: 1,
+        };
+        let mut seen: Vec<Phase> = Vec::new();
+        while !b.world.done() && b.world.events < b.max_events {
+            let before = b.world.events;
+            let t = b.world.run_until(CLOCK_HORIZON_PS, before + 4);
+            if b.world.events == before {
+                break;
+            }
+            let p = progress(&b.world, at, t, Duration::ZERO).phase;
+            let kind = |p: &Phase| std::mem::discriminant(p);
+            if seen.last().is_none_or(|s| kind(s) != kind(&p)) {
+                seen.push(p);
+            }
+        }
+        seen
+    }
+
+    /// A `-D` run goes from connection setup (RDMA CM, rnic's default) through the warm-up's
+    /// settle test to its window, in that order: the progress bar names each phase instead
+    /// of reading "done" while the warm-up goes on.
+    #[test]
+    fn a_duration_run_reports_setup_then_warm_up_then_its_window() {
+        let spec = PerfSpec {
+            sizes: vec![64],
+            qps: 2,
+            duration_us: Some(200.0),
+            ..PerfSpec::perftest(PerfTest::WriteBw)
+        };
+        let seen = phases(&spec);
+        assert!(
+            matches!(
+                seen.as_slice(),
+                [
+                    Phase::Connecting { .. },
+                    Phase::WarmUp(_),
+                    Phase::Window { .. }
+                ]
+            ),
+            "{seen:?}"
+        );
+        let Phase::WarmUp(w) = seen[1] else {
+            unreachable!()
+        };
+        let s = w.settle.expect("the settle test");
+        assert_eq!((s.max_subwindows, s.agreeing), (12, 3));
+        assert_eq!(w.window_ps, 200_000_000);
+        let Phase::Window { start_ps, end_ps } = seen[2] else {
+            unreachable!()
+        };
+        assert_eq!(end_ps - start_ps, 200_000_000);
+        // An iteration run has no warm-up.
+        let spec = PerfSpec {
+            sizes: vec![64],
+            iters: 200,
+            ..PerfSpec::perftest(PerfTest::WriteBw)
+        };
+        let seen = phases(&spec);
+        assert!(
+            matches!(
+                seen.as_slice(),
+                [Phase::Connecting { .. }, Phase::Iterations]
+            ),
+            "{seen:?}"
+        );
     }
 }

@@ -71,6 +71,7 @@ fn direction_row(size: u64, flows: &[Measured]) -> SizeResult {
         bw_peak_mb_s: peak_mb_s(size, flows),
         latency_us: LatencyStats::default(),
         latency_samples_us: Vec::new(),
+        long_run: None,
     }
 }
 
@@ -131,6 +132,9 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
     } else {
         Vec::new()
     };
+    // perftest's `#iterations` is one side's count (its `-b` report adds the two sides'
+    // rates, not their iterations): under -b, the server's direction's operations.
+    let iterations = directions.first().map_or(ops, |d| d.ops_completed);
     // PCIe utilisation over the measured time: the window (duration mode), or from the
     // first post to the last completion (the span the rates are over), with the busy time
     // from the first post on. The run may go on after its last completion (a WAN
@@ -193,7 +197,7 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
     let mut result = PerfResult {
         test: test.name().to_string(),
         size_bytes: op_bytes,
-        iterations: ops,
+        iterations,
         qps: q,
         clients: clients as u32,
         simulated_time_us: sim_time_ps as f64 / 1e6,

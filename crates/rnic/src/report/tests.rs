@@ -535,7 +535,17 @@ fn metrics_cover_every_scalar_json_field() {
         window_settled: Some(true),
         ..sample()
     };
-    for r in [sample(), unreliable.clone()] {
+    let short_window = PerfResult {
+        window_settled: Some(false),
+        long_run: Some(rnic_model::result::LongRun {
+            ops_completed: 10,
+            long_enough_duration_s: Some(0.5),
+            ..Default::default()
+        }),
+        ..unreliable.clone()
+    };
+    assert!(is_metric_name("long_run.goodput_gbps") && !is_metric_name("long_run.gbps"));
+    for r in [sample(), unreliable.clone(), short_window] {
         let mut from_json = Vec::new();
         flatten("", &serde_json::to_value(&r).unwrap(), &mut from_json);
         from_json.retain(|k| k != "wall_seconds");

@@ -5,7 +5,7 @@
 //! Left out: the `local address:` / `remote address:` / `GID:` lines (hardware identifiers
 //! with no meaning here) and the CPU-utilization column.
 
-use super::{perftest_gaps, perftest_sorted_kept, PerfResult, SizeResult, MB};
+use super::{perftest_gaps, perftest_sorted_kept, LongRun, PerfResult, SizeResult, MB};
 use crate::config::Config;
 use crate::perf::{PerfSpec, PerfTest, Verb};
 use std::fmt::Write as _;
@@ -294,11 +294,17 @@ pub fn render(
             let _ = writeln!(o, "{RESULT_LINE}");
             let _ = writeln!(o, "{header}");
         }
-        o.push_str(&match (lat, dur) {
+        let mut line = match (lat, dur) {
             (true, false) => lat_row(&row),
             (true, true) => lat_dur_row(&row, duration_t_avg_us(&row, spec)),
             (false, _) => bw_row(&row, report_gbits),
-        });
+        };
+        if let Some(l) = &row.long_run {
+            line.pop();
+            line.push_str(&long_run_mark(l, spec, report_gbits));
+            line.push('\n');
+        }
+        o.push_str(&line);
     }
     let _ = writeln!(o, "{RESULT_LINE}");
     o
@@ -495,19 +501,82 @@ pub fn pfc_cycle_note(result: &PerfResult) -> Option<String> {
     })
 }
 
-/// The warning of a `-D` run whose rate never settled (`None` otherwise): the figures are
-/// measured anyway, so this is not an error; it says what to change.
+/// The mark at the end of a table row whose `-D` window cannot stand for the run: the rate
+/// over the run in the row's unit and a `-D` long enough, so the row is not read as the
+/// answer (perftest prints text after its figures too, its CPU utilisation).
+pub fn long_run_mark(l: &LongRun, spec: &PerfSpec, report_gbits: bool) -> String {
+    let rate = if spec.test.is_latency() {
+        let rtt_factor = match spec.test.verb() {
+            Verb::Write | Verb::Send => 2.0,
+            Verb::Read | Verb::Atomic => 1.0,
+        };
+        let t_avg = l.time_us / rtt_factor / l.ops_completed.max(1) as f64;
+        format!("t_avg {t_avg:.2} usec")
+    } else if report_gbits {
+        format!("{:.2} Gb/sec", l.bw_avg_mb_s * MB * 8.0 / 1e9)
+    } else {
+        format!("{:.2} MB/sec", l.bw_avg_mb_s)
+    };
+    let longer = l
+        .long_enough_duration_s
+        .filter(|_| !l.window_long_enough)
+        .map(|d| format!("; -D {d} or longer"))
+        .unwrap_or_default();
+    format!(
+        "   [window not settled: {rate}, {:.6} Mpps over the run ({:.3} ms){longer}]",
+        l.msg_rate_mops,
+        l.time_us / 1e3
+    )
+}
+
+/// The warning of a `-D` run whose window cannot stand for the run (`None` otherwise): its
+/// rate never settled, or the window is too short for the retransmission timeouts the run
+/// saw. The figures are measured anyway, so this is not an error; it gives the rate over
+/// the run beside the window's and says what to change.
 pub fn window_warning(result: &PerfResult) -> Option<String> {
     if result.window_settled != Some(false) {
         return None;
     }
-    Some(
-        "rnic: warning: the rate never settled (still in its start-up transient, or varying \
-         by nature, as under loss); the window was measured anyway. Give it longer (--set \
-         sim.settle_max_windows=N, sim.max_warmup_us=N), accept more spread (--set \
-         sim.settle_tolerance=F) or fix the warm-up (--set sim.warmup_us=N)"
-            .to_string(),
-    )
+    let mut o = String::from("rnic: warning: the -D window's figures do not stand for the run: ");
+    let l = result.long_run.as_ref();
+    if l.is_none_or(|l| !l.rate_settled) {
+        o.push_str(
+            "the rate never settled (still in its start-up transient, or varying by nature, \
+             as under loss)",
+        );
+    }
+    if let Some(l) = l {
+        if !l.window_long_enough {
+            if !l.rate_settled {
+                o.push_str(", and ");
+            }
+            let _ = write!(
+                o,
+                "the window is too short for the {} retransmission timeouts the run saw",
+                l.timeouts
+            );
+        }
+        let _ = write!(
+            o,
+            ". The window measured {:.2} Gb/s; over the run, from the first post to the \
+             window's end ({:.3} ms), it held {:.2} Gb/s ({:.6} Mpps).",
+            result.goodput_gbps,
+            l.time_us / 1e3,
+            l.goodput_gbps,
+            l.msg_rate_mops
+        );
+        if let Some(d) = l.long_enough_duration_s.filter(|_| !l.window_long_enough) {
+            let _ = write!(o, " Give -D {d} or longer.");
+            return Some(o);
+        }
+    } else {
+        o.push_str("; the window was measured anyway.");
+    }
+    o.push_str(
+        " Give it longer (--set sim.settle_max_windows=N, sim.max_warmup_us=N), accept more \
+         spread (--set sim.settle_tolerance=F) or fix the warm-up (--set sim.warmup_us=N)",
+    );
+    Some(o)
 }
 
 /// Just the test name as perftest titles it, e.g. `RDMA_Write BW`.

@@ -179,6 +179,13 @@ impl ConnectionManager {
         s
     }
 
+    /// Connection ends established so far and in all (two per QP pair), for a progress
+    /// report.
+    pub fn ends_established(&self) -> (u64, u64) {
+        let all = 2 * self.stats.connections;
+        (all.saturating_sub(self.pending as u64), all)
+    }
+
     /// Every client starts its connections at time 0, one REQ after another.
     pub fn start(&mut self, cx: &mut CmCx<'_>) {
         if self.pending == 0 {

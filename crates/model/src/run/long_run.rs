@@ -1,0 +1,225 @@
+//! A `-D` window too short to stand for its run.
+//!
+//! The window opens once the rate has settled (`host/steady.rs`) or when the settle test
+//! gives up, and then measures for `-D`. Under loss a run's rate is set by its
+//! retransmission timeouts: a QP that loses the tail of what it sent waits out a whole ACK
+//! timeout (67 ms at `qp.timeout` 14) before it resends, so its rate is bursts of progress
+//! between long stalls. A window that holds few of those stalls reads whatever phase it
+//! fell in: `send-bw -s 1024 -q 16 --clients 2 -D 0.001` at 2 % loss read 65.5 Gb/s from
+//! its 1 ms window, where the run held about 1.2 Gb/s. Such a result is marked
+//! (`window_settled` false, the reason appended to `window_reason`) and carries the rate
+//! over the run beside the window's ([`LongRun`]), with a `-D` long enough.
+//!
+//! Long enough, for a run that saw timeouts (rnic's rule, not perftest's), is the longer of
+//! * [`TIMEOUTS_IN_WINDOW`] timeouts at the run's mean interval between them: the rate
+//!   follows the number of stalls a window holds, and a count of about 100 varies by about
+//!   10 % (one standard deviation of a Poisson count, 1/√100) from one window to the next;
+//! * [`ACK_TIMEOUTS_IN_WINDOW`] ACK timeouts: a window's edges cut at most a stall each,
+//!   a tenth of the window at most.
+//!
+//! A run that never settled without any timeout is marked too, with the rate over the run
+//! and no `-D` to suggest: its rate varied by itself, which more sub-windows or more
+//! spread address (the warning says which fields).
+
+use rnic_sim::TimePs;
+
+use crate::host::perftest::Perftest;
+use crate::result::{rates, LongRun, PerfResult};
+
+/// Timeouts a window long enough holds at the run's mean interval between them.
+pub const TIMEOUTS_IN_WINDOW: u64 = 100;
+
+/// ACK timeouts a window long enough lasts at least.
+pub const ACK_TIMEOUTS_IN_WINDOW: u64 = 10;
+
+/// A duration run from its first post to its window's end.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct RunSpan {
+    /// Operations completed in it.
+    pub ops: u64,
+    /// The first post, ps.
+    pub from_ps: TimePs,
+    /// The window's end (or the run's, if it stopped first), ps.
+    pub to_ps: TimePs,
+    /// The window's length as measured, ps.
+    pub window_ps: TimePs,
+}
+
+/// The span of the duration applications `apps` whose window opened (several flows of one
+/// test share one window), the run having ended at `end`; `None` in iteration mode or when
+/// no window opened.
+pub(crate) fn run_span(apps: &[Perftest], end: TimePs) -> Option<RunSpan> {
+    let open: Vec<&Perftest> = apps
+        .iter()
+        .filter(|a| a.duration_mode && a.window.0 != TimePs::MAX)
+        .collect();
+    let from_ps = open.iter().filter_map(|a| a.first_post).min()?;
+    let (start, stop) = open
+        .iter()
+        .map(|a| (a.window.0, a.window.1.min(end.max(a.window.0))))
+        .fold((TimePs::MAX, 0), |(s, e), (s1, e1)| (s.min(s1), e.max(e1)));
+    Some(RunSpan {
+        ops: open.iter().map(|a| a.ops_to_window_end).sum(),
+        from_ps,
+        to_ps: stop,
+        window_ps: stop.saturating_sub(start),
+    })
+}
+
+/// A window long enough for `timeouts` timeouts over `span_ps` with ACK timeouts of
+/// `ack_timeout_ps`, ps (`None` without timeouts).
+pub fn long_enough_ps(
+    timeouts: u64,
+    span_ps: TimePs,
+    ack_timeout_ps: Option<TimePs>,
+) -> Option<TimePs> {
+    if timeouts == 0 {
+        return None;
+    }
+    let by_count = span_ps.saturating_mul(TIMEOUTS_IN_WINDOW) / timeouts;
+    let by_length = ack_timeout_ps
+        .unwrap_or(0)
+        .saturating_mul(ACK_TIMEOUTS_IN_WINDOW);
+    Some(by_count.max(by_length))
+}
+
+/// A `-D` value for `ps`, in seconds, rounded up to two significant digits.
+fn duration_s(ps: TimePs) -> f64 {
+    let s = ps as f64 / 1e12;
+    let scale = 10f64.powi(1 - s.log10().floor() as i32);
+    // Less a hair, so that a value already at two digits (0.1 s) is not rounded past.
+    (s * scale - 1e-9).ceil() / scale
+}
+
+/// Marks `result` (a `-D` run of `op_bytes`-byte operations over `span`, with ACK timeouts
+/// of `ack_timeout_ps`) when its window cannot stand for the run: it never settled, or it
+/// is shorter than the timeouts the run saw need. The window's figures stay as measured.
+pub(crate) fn judge(
+    result: &mut PerfResult,
+    span: RunSpan,
+    op_bytes: u64,
+    ack_timeout_ps: Option<TimePs>,
+) {
+    let run_ps = span.to_ps.saturating_sub(span.from_ps);
+    let long_enough = long_enough_ps(result.timeouts, run_ps, ack_timeout_ps);
+    let too_short = long_enough.filter(|&need| span.window_ps < need);
+    let settled = result.window_settled != Some(false);
+    if settled && too_short.is_none() {
+        return;
+    }
+    if let Some(need) = too_short {
+        let why = format!(
+            "too short: the {:.3} ms window is shorter than the {:.3} ms that the run's {} \
+             retransmission timeouts need (about {TIMEOUTS_IN_WINDOW} of them at their mean \
+             interval, and at least {ACK_TIMEOUTS_IN_WINDOW} ACK timeouts of {:.3} ms): \
+             -D {} or longer",
+            span.window_ps as f64 / 1e9,
+            need as f64 / 1e9,
+            result.timeouts,
+            ack_timeout_ps.unwrap_or(0) as f64 / 1e9,
+            duration_s(need)
+        );
+        let reason = result.window_reason.get_or_insert_with(String::new);
+        if !reason.is_empty() {
+            reason.push_str("; ");
+        }
+        reason.push_str(&why);
+    }
+    result.window_settled = Some(false);
+    let time_us = run_ps as f64 / 1e6;
+    let (mops, gbps, mb_s) = rates(op_bytes, span.ops, time_us);
+    result.long_run = Some(LongRun {
+        rate_settled: settled,
+        window_long_enough: too_short.is_none(),
+        ops_completed: span.ops,
+        time_us,
+        msg_rate_mops: mops,
+        goodput_gbps: gbps,
+        bw_avg_mb_s: mb_s,
+        timeouts: result.timeouts,
+        long_enough_duration_s: long_enough.map(duration_s),
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: TimePs = 1_000_000_000;
+
+    #[test]
+    fn long_enough_holds_a_hundred_timeouts_and_ten_ack_timeouts() {
+        // 287 timeouts over 1.216 s: one every 4.24 ms, so 100 take 424 ms; ten ACK
+        // timeouts of 67.1 ms take 671 ms, the longer.
+        let rto = 67_108_864_000;
+        assert_eq!(long_enough_ps(287, 1216 * MS, Some(rto)), Some(10 * rto));
+        // Frequent timeouts: the count decides.
+        assert_eq!(long_enough_ps(1000, 1000 * MS, Some(MS)), Some(100 * MS));
+        assert_eq!(long_enough_ps(0, 1000 * MS, Some(rto)), None);
+        assert_eq!(duration_s(10 * rto), 0.68);
+        assert_eq!(duration_s(424 * MS), 0.43);
+        assert_eq!(duration_s(3 * MS), 0.003);
+    }
+
+    fn result(settled: bool, timeouts: u64) -> PerfResult {
+        PerfResult {
+            timeouts,
+            window_settled: Some(settled),
+            window_reason: Some("settled: rate within 2 %".into()),
+            ..PerfResult::default()
+        }
+    }
+
+    fn span(window_ps: TimePs) -> RunSpan {
+        RunSpan {
+            ops: 1_000_000,
+            from_ps: 0,
+            to_ps: 1000 * MS,
+            window_ps,
+        }
+    }
+
+    #[test]
+    fn a_short_window_under_timeouts_is_marked_with_the_rate_over_the_run() {
+        let mut r = result(true, 1000);
+        judge(&mut r, span(MS), 1024, Some(MS));
+        assert_eq!(r.window_settled, Some(false));
+        let why = r.window_reason.as_deref().unwrap_or_default();
+        assert!(
+            why.starts_with("settled: rate within 2 %; too short: the 1.000 ms window"),
+            "{why}"
+        );
+        assert!(why.ends_with("-D 0.1 or longer"), "{why}");
+        let l = r.long_run.expect("the rate over the run");
+        // A million 1 KiB operations in a second.
+        assert_eq!(l.ops_completed, 1_000_000);
+        assert!((l.msg_rate_mops - 1.0).abs() < 1e-9, "{}", l.msg_rate_mops);
+        assert!((l.goodput_gbps - 8.192).abs() < 1e-9, "{}", l.goodput_gbps);
+        assert_eq!(l.long_enough_duration_s, Some(0.1));
+        assert!(l.rate_settled && !l.window_long_enough);
+    }
+
+    #[test]
+    fn a_long_enough_settled_window_is_left_alone() {
+        let mut r = result(true, 1000);
+        judge(&mut r, span(100 * MS), 1024, Some(MS));
+        assert_eq!(r, result(true, 1000));
+        let mut r = result(true, 0);
+        judge(&mut r, span(MS), 1024, Some(MS));
+        assert_eq!(
+            r,
+            result(true, 0),
+            "no timeout: nothing to be too short for"
+        );
+    }
+
+    #[test]
+    fn a_window_that_never_settled_carries_the_rate_over_the_run() {
+        let mut r = result(false, 0);
+        judge(&mut r, span(100 * MS), 1024, Some(MS));
+        assert_eq!(r.window_reason.as_deref(), Some("settled: rate within 2 %"));
+        let l = r.long_run.expect("the rate over the run");
+        assert_eq!(l.long_enough_duration_s, None);
+        assert!(!l.rate_settled && l.window_long_enough);
+    }
+}
