@@ -26,6 +26,7 @@ pub mod flow;
 pub mod flow_result;
 mod header_memo;
 pub mod host;
+pub mod input_file;
 pub mod limits;
 pub mod net;
 pub mod nic;

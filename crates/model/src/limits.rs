@@ -427,7 +427,7 @@ fn check_rx_buffer(cfg: &Config, spec: &PerfSpec, size: u64) -> Result<(), Usage
 
 /// The slowest per-QP rate limit, Gb/s (1 kb/s: a 4 KiB frame's tokens take 34 s). Far
 /// slower, they overflowed the clock (10^-12 Gb/s: 3 x 10^19 ps for 4 KiB).
-const MIN_RATE_LIMIT_GBPS: f64 = 1e-6;
+pub const MIN_RATE_LIMIT_GBPS: f64 = 1e-6;
 
 /// A latency test in iteration mode idles `host.latency_gap_us` after each of its `-n`
 /// iterations; the gaps alone must fit in an hour of simulated time (2000 gaps of 10^10

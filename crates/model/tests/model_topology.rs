@@ -309,4 +309,75 @@ fn a_pinned_path_outside_the_paths_is_refused() {
     );
     cfg.net.spray.path = 3;
     assert!(rnic_model::net::topology::build(&cfg, &p, &rnic_sim::Rng::new(1), 2).is_ok());
+
+/// Routing runs one breadth-first search per destination node, linear in the links: a chain
+/// of 10,000 switches (which routing by relaxing every link until nothing changed, once per
+/// switch and node, could not finish: about 10^12 steps) and a fabric of 32 spines and 256
+/// leaves with a node on each leaf are routed, and every route is the shortest, the chain's
+/// switches forwarding each way along it and the fabric's leaves up to spine 0 (the
+/// lowest-numbered link among equals).
+#[test]
+fn large_topologies_route_in_one_search_per_destination() {
+    use rnic_model::net::topology;
+    let p = |name: &str| {
+        std::env::temp_dir().join(format!("rnic-topo-{}-{name}.toml", std::process::id()))
+    };
+    let build = |path: &std::path::Path, text: String, clients: u32| {
+        std::fs::write(path, text).unwrap();
+        let mut cfg = baseline(10.0);
+        cfg.net.topology = path.to_str().unwrap().to_string();
+        cfg.net.clients = clients;
+        let params = rnic_model::ModelParams::from_config(&cfg);
+        let net = topology::build(&cfg, &params, &rnic_sim::Rng::new(1), clients as usize + 1);
+        let _ = std::fs::remove_file(path);
+        net.unwrap()
+    };
+    const CHAIN: usize = 10_000;
+    let mut t = String::new();
+    for s in 0..CHAIN {
+        t += &format!("[[switch]]\nname = \"s{s}\"\n");
+    }
+    t += "[[link]]\nends = [\"node0\", \"s0\"]\n";
+    for s in 1..CHAIN {
+        t += &format!("[[link]]\nends = [\"s{}\", \"s{s}\"]\n", s - 1);
+    }
+    t += &format!("[[link]]\nends = [\"s{}\", \"node1\"]\n", CHAIN - 1);
+    let chain = build(&p("chain"), t, 1);
+    for (s, sw) in chain.switches.iter().enumerate() {
+        // Each switch's ports in link order: toward node0 first, then toward node1.
+        assert_eq!(sw.route, [0, 1], "switch s{s}");
+    }
+    let hop_ps = chain.links[0].delay_ps;
+    assert_eq!(chain.path_delay_ps(0, 1), Some((CHAIN as u64 + 1) * hop_ps));
+
+    let (spines, leaves) = (32, 256);
+    let mut t = String::new();
+    for s in 0..spines {
+        t += &format!("[[switch]]\nname = \"spine{s}\"\n");
+    }
+    for l in 0..leaves {
+        t += &format!(
+            "[[switch]]\nname = \"leaf{l}\"\n[[link]]\nends = [\"node{l}\", \"leaf{l}\"]\n"
+        );
+    }
+    for l in 0..leaves {
+        for s in 0..spines {
+            t += &format!("[[link]]\nends = [\"leaf{l}\", \"spine{s}\"]\n");
+        }
+    }
+    let fabric = build(&p("fabric"), t, leaves as u32 - 1);
+    for l in 0..leaves {
+        let leaf = &fabric.switches[spines + l];
+        for d in 0..leaves {
+            // Port 0 is the leaf's node; ports 1.. its spines in order.
+            let want = if d == l { 0 } else { 1 };
+            assert_eq!(leaf.route[d], want, "leaf{l} toward node{d}");
+        }
+    }
+    for s in 0..spines {
+        // A spine's port l leads to leaf l.
+        let routes: Vec<u32> = (0..leaves as u32).collect();
+        assert_eq!(fabric.switches[s].route, routes, "spine{s}");
+    }
+    assert_eq!(fabric.path_delay_ps(3, 200), Some(4 * hop_ps));
 }

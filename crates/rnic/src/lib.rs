@@ -40,7 +40,8 @@ pub mod exit {
     /// Bad input or usage: flags, config fields, scenario, sweep or capture files.
     pub const USAGE: u8 = 2;
     /// The run ended without completing what was asked (a limit, error completions, a
-    /// stall); the reason is printed and in the JSON.
+    /// stall); the reason is printed and in the JSON. For `pcap check`, the capture holds no
+    /// RoCEv2 frame, so nothing was checked.
     pub const INCOMPLETE: u8 = 3;
     /// An output (JSON, CSV, pcap, plot, directory) could not be written.
     pub const OUTPUT: u8 = 4;
@@ -78,6 +79,12 @@ pub fn status_exit_code(status: report::RunStatus) -> u8 {
     }
 }
 
+/// A command that found nothing to do what was asked with (`pcap check` of a capture with
+/// no RoCEv2 frame); exits [`exit::INCOMPLETE`].
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct NothingChecked(pub String);
+
 /// Exit status of a failed command: [`exit::USAGE`] for usage and configuration errors,
 /// [`exit::OUTPUT`] for outputs that cannot be written, the run's own status for runs that
 /// did not end `ok`, [`exit::FAILED`] otherwise.
@@ -91,6 +98,9 @@ pub fn exit_status(err: &anyhow::Error) -> u8 {
         }
         if let Some(f) = e.downcast_ref::<RunFailed>() {
             return status_exit_code(f.status);
+        }
+        if e.is::<NothingChecked>() {
+            return exit::INCOMPLETE;
         }
     }
     exit::FAILED

@@ -3,10 +3,12 @@
 //! Every command that writes files (`--json`, `--pcap`, a sweep's `--out`, a reproduction's
 //! `--out`) calls [`check_file`] or [`check_dir`] for each output *before* it simulates
 //! anything, so an unwritable location fails in a moment rather than after an hour of
-//! simulation. A check creates the missing parent directories (they would be created anyway),
-//! then creates and removes a probe file; it leaves no empty output behind. An output that
-//! already exists is opened for writing without truncation, so its contents survive a failed
-//! check. Later writes go through [`write_file`]. Every failure is an [`OutputError`] (exit
+//! simulation. A file's directory must exist: rnic creates only the file, as `tcpdump -w`
+//! does, so a mistyped directory is refused rather than created (a scenario file's `[output]`
+//! paths are the exception: [`create_parent`] makes their directories, which ship with the
+//! scenario's layout). A directory output (`--out`) is created with its parents. A check
+//! creates and removes a probe file; it leaves no empty output behind. An output that already
+//! exists is opened for writing without truncation, so its contents survive a failed check. Later writes go through [`write_file`]. Every failure is an [`OutputError`] (exit
 //! status 4) naming the path and the operating system's error.
 
 use crate::OutputError;
@@ -64,7 +66,15 @@ pub fn check_distinct(outputs: &[(&str, Option<&Path>)]) -> Result<(), crate::Us
     Ok(())
 }
 
-/// Checks that the file `path` can be written: creates its parent directories, then either
+/// Creates the directories above the file `path` (for a scenario file's `[output]` paths).
+pub fn create_parent(what: &str, path: &Path) -> Result<(), OutputError> {
+    match parent_of(path) {
+        Some(dir) => create_dirs(what, path, dir),
+        None => Ok(()),
+    }
+}
+
+/// Checks that the file `path` can be written: its directory must exist; then it either
 /// opens the existing file for writing (without truncating it) or creates it and removes it
 /// again. `what` names the output in errors, e.g. "JSON output".
 pub fn check_file(what: &str, path: &Path) -> Result<(), OutputError> {
@@ -76,8 +86,18 @@ pub fn check_file(what: &str, path: &Path) -> Result<(), OutputError> {
              - for standard output)"
         )));
     }
-    if let Some(dir) = parent_of(path) {
-        create_dirs(what, path, dir)?;
+    if let Some(dir) = parent_of(path).filter(|d| !d.is_dir()) {
+        let is = if dir.exists() {
+            "is not a directory"
+        } else {
+            "does not exist"
+        };
+        return Err(OutputError(format!(
+            "cannot write the {what} {}: {} {is}; rnic creates only the file (as tcpdump -w \
+             does): create the directory first, or name a file in an existing one",
+            path.display(),
+            dir.display()
+        )));
     }
     if path.is_dir() {
         return Err(OutputError(format!(
@@ -102,6 +122,13 @@ pub fn check_file(what: &str, path: &Path) -> Result<(), OutputError> {
 /// Checks that files can be written in `dir`: creates it (and its parents), then creates,
 /// writes and removes a probe file in it.
 pub fn check_dir(what: &str, dir: &Path) -> Result<(), OutputError> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(OutputError(format!(
+            "cannot write the {what} {}: it is a file, not a directory; name a directory (it \
+             is created if missing)",
+            dir.display()
+        )));
+    }
     create_dirs(what, dir, dir)?;
     // Unique per process and call, so concurrent checks of one directory do not collide.
     static PROBES: AtomicUsize = AtomicUsize::new(0);
@@ -150,6 +177,15 @@ mod tests {
     fn checks_create_directories_and_leave_no_files() {
         let d = tmp("ok");
         let f = d.join("a/b/r.json");
+        // A file's missing directory is refused, not created (as tcpdump -w).
+        let e = check_file("pcap", &f).unwrap_err();
+        assert!(
+            e.0.contains(&format!("{} does not exist", d.join("a/b").display()))
+                && e.0.contains("creates only the file"),
+            "{e}"
+        );
+        assert!(!d.exists(), "the check created {}", d.display());
+        create_parent("JSON output", &f).unwrap();
         check_file("JSON output", &f).unwrap();
         assert!(d.join("a/b").is_dir() && !f.exists());
         check_dir("sweep output directory", &d.join("c")).unwrap();
@@ -165,8 +201,7 @@ mod tests {
     fn unwritable_locations_are_output_errors_naming_the_path() {
         let e = check_file("JSON output", Path::new("/proc/x/y.json")).unwrap_err();
         assert!(
-            e.0.contains("JSON output /proc/x/y.json")
-                && e.0.contains("creating directory /proc/x"),
+            e.0.contains("JSON output /proc/x/y.json") && e.0.contains("/proc/x does not exist"),
             "{e}"
         );
         let e = check_dir("sweep output directory", Path::new("/proc/x")).unwrap_err();
@@ -175,6 +210,13 @@ mod tests {
         std::fs::create_dir_all(&d).unwrap();
         let e = check_file("pcap", &d).unwrap_err();
         assert!(e.0.contains("is a directory"), "{e}");
+        // A file where a directory output should be is named as such (not "File exists").
+        let file = d.join("afile");
+        std::fs::write(&file, "x").unwrap();
+        let e = check_dir("sweep output directory (--out)", &file).unwrap_err();
+        assert!(e.0.contains("it is a file, not a directory"), "{e}");
+        let e = check_file("pcap", &file.join("x.pcap")).unwrap_err();
+        assert!(e.0.contains("afile is not a directory"), "{e}");
         let e = write_file(Path::new("/proc/x/z"), b"1").unwrap_err();
         assert!(e.0.contains("/proc/x"), "{e}");
         let _ = std::fs::remove_dir_all(&d);

@@ -173,15 +173,16 @@ pub fn file_stem(origin: &str) -> String {
         .unwrap_or_else(|| "scenario".to_string())
 }
 
-/// Reads a user-named input file; a missing or unreadable file is a usage error.
-pub fn read_input(path: &Path) -> anyhow::Result<String> {
-    std::fs::read_to_string(path)
-        .map_err(|e| UsageError(format!("cannot read {}: {e}", path.display())).into())
+/// Reads a user-named input file (`what`: "a scenario file", ...) under the input cap
+/// ([`rnic_model::input_file::MAX_INPUT_BYTES`]); a missing, unreadable or too large file is
+/// a usage error that names it.
+pub fn read_input(path: &Path, what: &str) -> anyhow::Result<String> {
+    rnic_model::input_file::read_text(path, what).map_err(|e| UsageError(e.to_string()).into())
 }
 
 /// Reads and parses a scenario file.
 pub fn load_scenario(path: &Path) -> anyhow::Result<Scenario> {
-    let src = read_input(path)?;
+    let src = read_input(path, "a scenario file")?;
     let origin = path.display().to_string();
     parse_scenario(&src, &origin).with_context(|| format!("in scenario file {origin}"))
 }

@@ -353,7 +353,7 @@ fn files_that_are_not_captures_exit_2_naming_the_file() {
 fn help_lists_the_exit_statuses_of_pcap_check() {
     let out = rnic(&["pcap", "check", "--help"]);
     assert_eq!(out.code, 0);
-    for code in ["\n  0  ", "\n  1  ", "\n  2  ", "\n  4  "] {
+    for code in ["\n  0  ", "\n  1  ", "\n  2  ", "\n  3  ", "\n  4  "] {
         assert!(out.stdout.contains(code), "{}", out.stdout);
     }
 }
@@ -531,4 +531,33 @@ fn uc_and_ud_captures_check_clean() {
             assert!(text.lines().all(ok), "{text}");
         }
     }
+}
+
+/// A capture of other traffic (here ARP and TCP) is not "ok": nothing was checked. It exits
+/// 3 with status `no_roce_frames` and says what the capture holds instead.
+#[test]
+fn a_capture_without_roce_exits_3_saying_what_it_holds() {
+    let d = scratch("noroce");
+    let mut arp = vec![0u8; 12];
+    arp.extend_from_slice(&[0x08, 0x06]);
+    arp.resize(42, 0);
+    let mut tcp = vec![0u8; 12];
+    tcp.extend_from_slice(&[0x08, 0x00, 0x45, 0, 0, 40, 0, 0, 0, 0, 64, 6]);
+    tcp.resize(54, 0);
+    let path = d.join("other.pcap");
+    write_pcap(&path, &[arp, tcp.clone(), tcp]);
+    let json_path = d.join("other.json");
+    let out = rnic(&["pcap", "check", s(&path), "--json", s(&json_path)]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stdout.trim_end().ends_with(
+            "no RoCEv2 frame found, so nothing was checked: its 3 frames are TCP 2, ARP 1"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("ok:"), "{}", out.stdout);
+    let v = json(&json_path);
+    assert_eq!(v["status"], "no_roce_frames");
+    assert_eq!(v["non_roce_frames_by_type"]["TCP"], 2);
 }

@@ -133,6 +133,27 @@ impl Network {
         self.ports.len()
     }
 
+    /// Propagation delay from node `a` to node `b` along the switches' routes, ps (`None`
+    /// when no route leads there). Serialisation, queueing and elements are not counted.
+    pub fn path_delay_ps(&self, a: usize, b: usize) -> Option<TimePs> {
+        let mut link = *self.uplink.get(a)?;
+        let mut total: TimePs = 0;
+        // A route visits each link direction at most once.
+        for _ in 0..self.links.len() {
+            let l = self.links.get(link)?;
+            total = total.saturating_add(l.delay_ps);
+            match l.to {
+                End::Node(n) => return (n == b).then_some(total),
+                End::Switch(s) => {
+                    let sw = &self.switches[s];
+                    let out = *sw.route.get(b).filter(|&&o| o != u32::MAX)?;
+                    link = sw.out_link[out as usize];
+                }
+            }
+        }
+        None
+    }
+
     /// Handles one network event at `now`.
     pub fn handle(
         &mut self,

@@ -415,13 +415,7 @@ impl Plan {
                 }
             }
         }
-        for sw in switches.iter_mut() {
-            for d in 0..self.nodes {
-                if let Some(out) = self.next_hop(d, &links, sw) {
-                    sw.route[d] = out;
-                }
-            }
-        }
+        self.route(&links, &mut switches);
         if cfg.net.topology == "wan" && cfg.net.wan_accel {
             // Both halves of the accelerator on Local's link (link 0): its way out sees
             // Local's requests, its way in Remote's acknowledgements.
@@ -471,67 +465,91 @@ impl Plan {
         net
     }
 
-    /// Hops from each end to node `d` (breadth first over the links).
-    fn hops_to(&self, d: usize) -> (Vec<u32>, Vec<u32>) {
-        let mut node_h = vec![u32::MAX; self.nodes];
-        let mut sw_h = vec![u32::MAX; self.switches.len()];
-        node_h[d] = 0;
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for l in &self.links {
-                for (x, y) in [(l.a, l.b), (l.b, l.a)] {
-                    let hx = match x {
-                        End::Node(i) => node_h[i],
-                        End::Switch(s) => sw_h[s],
-                    };
-                    // Only switches forward: a path may pass through a switch, not a node.
-                    let passable = matches!(x, End::Switch(_)) || x == End::Node(d);
-                    if hx == u32::MAX || !passable {
-                        continue;
-                    }
-                    let hy = match y {
-                        End::Node(i) => &mut node_h[i],
-                        End::Switch(s) => &mut sw_h[s],
-                    };
-                    if hx + 1 < *hy {
-                        *hy = hx + 1;
-                        changed = true;
-                    }
+    /// Each end's neighbours, in link order: node `i`'s at `i`, switch `s`'s at
+    /// `nodes + s` (what the breadth-first searches of [`Plan::hops_to`] walk).
+    fn adjacency(&self) -> Vec<Vec<End>> {
+        let mut adj = vec![Vec::new(); self.nodes + self.switches.len()];
+        for l in &self.links {
+            adj[self.end_index(l.a)].push(l.b);
+            adj[self.end_index(l.b)].push(l.a);
+        }
+        adj
+    }
+
+    fn end_index(&self, e: End) -> usize {
+        match e {
+            End::Node(i) => i,
+            End::Switch(s) => self.nodes + s,
+        }
+    }
+
+    /// Hops from each end to node `d`, found by one breadth-first search from `d` over
+    /// `adj` ([`Plan::adjacency`]): linear in the links, so routing every destination of a
+    /// fabric of thousands of switches takes moments (repeated relaxation over every link
+    /// took minutes). Returns the nodes' hops and the switches'; `u32::MAX`: unreachable.
+    fn hops_to(&self, adj: &[Vec<End>], d: usize) -> (Vec<u32>, Vec<u32>) {
+        let mut hops = vec![u32::MAX; adj.len()];
+        let mut queue = std::collections::VecDeque::from([End::Node(d)]);
+        hops[d] = 0;
+        while let Some(x) = queue.pop_front() {
+            // Only switches forward: a path may pass through a switch, not a node.
+            if matches!(x, End::Node(i) if i != d) {
+                continue;
+            }
+            let hx = hops[self.end_index(x)];
+            for &y in &adj[self.end_index(x)] {
+                let hy = &mut hops[self.end_index(y)];
+                if *hy == u32::MAX {
+                    *hy = hx + 1;
+                    queue.push_back(y);
                 }
             }
         }
-        (node_h, sw_h)
+        let sw_h = hops.split_off(self.nodes);
+        (hops, sw_h)
     }
 
-    /// Switch `s`'s output port toward node `d`: the first link on a shortest path (the
-    /// lowest-numbered link among equals).
-    fn next_hop(&self, d: usize, links: &[LinkDir], sw: &SwitchNode) -> Option<u32> {
-        let (_, sw_h) = self.hops_to(d);
-        let mut best: Option<(u32, u32)> = None;
-        for (o, &link) in sw.out_link.iter().enumerate() {
-            let h = match links[link].to {
-                End::Node(i) if i == d => 0,
-                End::Node(_) => continue,
-                End::Switch(t) => sw_h[t],
-            };
-            if h != u32::MAX && best.is_none_or(|(bh, _)| h < bh) {
-                best = Some((h, o as u32));
+    /// Fills every switch's routing table: one search per destination node.
+    fn route(&self, links: &[LinkDir], switches: &mut [SwitchNode]) {
+        let adj = self.adjacency();
+        for d in 0..self.nodes {
+            let (_, sw_h) = self.hops_to(&adj, d);
+            for sw in switches.iter_mut() {
+                if let Some(out) = next_hop(d, &sw_h, links, sw) {
+                    sw.route[d] = out;
+                }
             }
         }
-        best.map(|(_, o)| o)
     }
 
     /// A node that cannot reach another: `(from, to)` (for errors).
     fn unreachable(&self) -> Option<(usize, usize)> {
+        let adj = self.adjacency();
         for d in 0..self.nodes {
-            let (node_h, _) = self.hops_to(d);
+            let (node_h, _) = self.hops_to(&adj, d);
             if let Some(n) = (0..self.nodes).find(|&n| node_h[n] == u32::MAX) {
                 return Some((n, d));
             }
         }
         None
     }
+}
+
+/// Switch `sw`'s output port toward node `d`, given every switch's hops to it (`sw_h`):
+/// the first link on a shortest path (the lowest-numbered link among equals).
+fn next_hop(d: usize, sw_h: &[u32], links: &[LinkDir], sw: &SwitchNode) -> Option<u32> {
+    let mut best: Option<(u32, u32)> = None;
+    for (o, &link) in sw.out_link.iter().enumerate() {
+        let h = match links[link].to {
+            End::Node(i) if i == d => 0,
+            End::Node(_) => continue,
+            End::Switch(t) => sw_h[t],
+        };
+        if h != u32::MAX && best.is_none_or(|(bh, _)| h < bh) {
+            best = Some((h, o as u32));
+        }
+    }
+    best.map(|(_, o)| o)
 }
 
 /// The `wan` topology: Local (node 0, the sender in rnic's bandwidth tests) on a short link
@@ -606,11 +624,14 @@ fn read_file(
 ) -> Result<Plan, ConfigError> {
     use crate::config::NS_PER_KM;
     let err = |m: String| bad(format!("topology file {path}: {m}"));
-    let src = std::fs::read_to_string(path).map_err(|e| {
-        err(format!(
-            "cannot read it ({e}); net.topology names a .toml file"
-        ))
-    })?;
+    let src = crate::input_file::read_text(std::path::Path::new(path), "a topology file").map_err(
+        |e| match e {
+            crate::input_file::InputFileError::Io { source, .. } => err(format!(
+                "cannot read it ({source}); net.topology names a .toml file"
+            )),
+            too_large => bad(format!("net.topology: {too_large}")),
+        },
+    )?;
     let t = crate::config::parse_toml_table(&src, path)?;
     if let Some(k) = t.keys().find(|k| !matches!(k.as_str(), "switch" | "link")) {
         return Err(err(format!(
@@ -663,6 +684,9 @@ fn read_file(
         }
     };
     let mut names: Vec<String> = Vec::new();
+    // Each switch's index by name: a fabric of thousands of switches and links looks its
+    // names up in constant time.
+    let mut index: std::collections::HashMap<String, usize> = Default::default();
     let mut switches = Vec::new();
     for (i, sw) in tables("switch")?.iter().enumerate() {
         let what = format!("switch[{i}]");
@@ -683,11 +707,12 @@ fn read_file(
                 "{what}.name is empty: give the switch a name its links can use in `ends`"
             )));
         }
-        if name.starts_with("node") || names.iter().any(|n| n == name) {
+        if name.starts_with("node") || index.contains_key(name) {
             return Err(err(format!(
                 "{what}: the name \"{name}\" is taken (node names are node0, node1, ...)"
             )));
         }
+        index.insert(name.to_string(), names.len());
         names.push(name.to_string());
         let own_buffer = bounded(sw, &what, "buffer_bytes", (1u64 << 40) as f64, "bytes")?;
         let buffer_field = match own_buffer {
@@ -729,10 +754,9 @@ fn read_file(
                 nodes - 1
             )));
         }
-        names
-            .iter()
-            .position(|n| n == name)
-            .map(End::Switch)
+        index
+            .get(name)
+            .map(|&s| End::Switch(s))
             .ok_or_else(|| err(format!("{what}: no switch or node named \"{name}\"")))
     };
     let mut links = Vec::new();

@@ -138,6 +138,11 @@ pub(crate) fn judge(
         // A run stopped at the event limit or the clock's horizon did not stall.
         let stopped_early = stopped_at_limit || stopped_at_horizon;
         verdict::judge_completion(app, end, stopped_early, &mut v);
+        if app.error_statuses.contains_key("RETRY_EXC_ERR") {
+            if let Some(hint) = ack_timeout_hint(world, cfg) {
+                v.add(RunStatus::Incomplete, hint);
+            }
+        }
         if !app.finished && !stopped_early && cfg.qp.ack_timeout_ns().is_none() {
             // IBA's infinite local ACK timeout: what was lost with nothing behind it is
             // never resent (nor a lost ping-pong iteration given up), so the QP waits
@@ -348,4 +353,34 @@ fn verify(w: &World, a: &Perftest, layout: &Layout, run_ok: bool, verdict: &mut 
         };
         verdict.add(RunStatus::Incomplete, why.to_string());
     }
+}
+
+/// Why every request may have timed out: the propagation round trip between the server and
+/// its farthest client is longer than the local ACK timeout (`qp.timeout`), so no ACK can
+/// come back in time and the QP retries until RETRY_EXC_ERR. `None` when it is shorter.
+fn ack_timeout_hint(world: &World, cfg: &Config) -> Option<String> {
+    let timeout_ns = cfg.qp.ack_timeout_ns()?;
+    let net = &world.net;
+    let rtt_ps = (1..net.nodes())
+        .filter_map(|c| Some(net.path_delay_ps(0, c)? + net.path_delay_ps(c, 0)?))
+        .max()?;
+    let rtt_ns = rtt_ps as f64 / 1e3;
+    if rtt_ns < timeout_ns {
+        return None;
+    }
+    // The least exponent whose timeout is longer than the round trip.
+    let fix = (1..=31u8)
+        .find(|&n| 4096.0 * f64::from(1u32 << n) > rtt_ns)
+        .map_or(
+            "no qp.timeout is that long (31, the most, is 8796 s)".to_string(),
+            |n| format!("raise qp.timeout (-u) to at least {n}"),
+        );
+    Some(format!(
+        "the round trip between the server and its farthest client, {:.3} µs of propagation \
+         alone, is longer than the local ACK timeout, qp.timeout = {} ({:.3} µs): no ACK can \
+         return before the request is resent, so the QP exhausts its retries; {fix}",
+        rtt_ns / 1e3,
+        cfg.qp.timeout,
+        timeout_ns / 1e3
+    ))
 }

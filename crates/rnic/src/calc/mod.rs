@@ -60,7 +60,7 @@ pub fn queue_depth(input: QdInput) -> Result<QdResult, String> {
     if !(input.gbps.is_finite() && input.gbps > 0.0) {
         return Err(format!(
             "--gbps {} is not a line rate: give a positive number of Gbit/s, e.g. --gbps 100",
-            input.gbps
+            short_num(input.gbps)
         ));
     }
     if !(input.rtt_us.is_finite() && input.rtt_us > 0.0) {
@@ -111,17 +111,50 @@ pub fn queue_depth(input: QdInput) -> Result<QdResult, String> {
     })
 }
 
+/// The longest distance `qd` takes, km: a million, the most rnic's links model
+/// (`net.link_km`, `net.wan_km`), 25 times round the Earth.
+pub const MAX_KM: f64 = 1e6;
+/// The largest one-way delay per km `qd` takes, µs: a thousand times fibre's; with
+/// [`MAX_KM`] it keeps the round trip finite.
+pub const MAX_US_PER_KM: f64 = 1000.0 * FIBRE_US_PER_KM;
+
+/// A number as a message shows it: in exponent form when plain digits would run long
+/// (1e308, not three hundred digits).
+pub fn short_num(x: f64) -> String {
+    if x != 0.0 && x.is_finite() && (x.abs() >= 1e9 || x.abs() < 1e-4) {
+        format!("{x:e}")
+    } else {
+        x.to_string()
+    }
+}
+
 /// Round trip over `km` of fibre at `us_per_km` one way, µs.
 pub fn rtt_us(km: f64, us_per_km: f64) -> Result<f64, String> {
+    if km.is_finite() && km > MAX_KM || km == f64::INFINITY {
+        return Err(format!(
+            "--km {} is too large: the most is {MAX_KM} km (as net.link_km and net.wan_km); \
+             give a distance up to that, or the round trip itself with --rtt-us",
+            short_num(km)
+        ));
+    }
     if !(km.is_finite() && km > 0.0) {
         return Err(format!(
-            "--km {km} is not a distance: give a positive number of kilometres, e.g. --km 100"
+            "--km {} is not a distance: give a positive number of kilometres, e.g. --km 100",
+            short_num(km)
+        ));
+    }
+    if us_per_km.is_finite() && us_per_km > MAX_US_PER_KM || us_per_km == f64::INFINITY {
+        return Err(format!(
+            "--us-per-km {} is too large: the most is {MAX_US_PER_KM} µs per km, a \
+             thousand times fibre's {FIBRE_US_PER_KM}; give the round trip itself with --rtt-us",
+            short_num(us_per_km)
         ));
     }
     if !(us_per_km.is_finite() && us_per_km > 0.0) {
         return Err(format!(
-            "--us-per-km {us_per_km} is not a delay: give a positive one-way delay per km \
-             (fibre: {FIBRE_US_PER_KM})"
+            "--us-per-km {} is not a delay: give a positive one-way delay per km \
+             (fibre: {FIBRE_US_PER_KM})",
+            short_num(us_per_km)
         ));
     }
     Ok(2.0 * km * us_per_km)

@@ -38,7 +38,8 @@ Exit status:
   1  data did not verify, or the model contradicted physics (a simulator bug); for
      `pcap check`: a RoCEv2 frame failed to parse or failed its ICRC
   2  bad input or usage: flags, config fields, scenario, sweep or capture files
-  3  a run (or a sweep point) ended without completing what was asked; the reason is printed
+  3  a run (or a sweep point) ended without completing what was asked; the reason is printed;
+     for `pcap check`: the capture holds no RoCEv2 frame
   4  an output (JSON, CSV, pcap, plot, directory) cannot be written";
 
 #[derive(Debug, Subcommand)]
@@ -87,26 +88,29 @@ pub enum CalcWhat {
 /// `rnic calc qd`.
 #[derive(Debug, Args)]
 pub struct CalcQdCmd {
+    // Negative values are taken as values (not as flags), so the range checks of
+    // `crate::calc` name the flag and what it takes.
     /// Line rate, Gbit/s.
-    #[arg(long, value_name = "GBPS")]
+    #[arg(long, value_name = "GBPS", allow_negative_numbers = true)]
     pub gbps: f64,
     /// Fibre distance, km (the round trip is 2 × km × --us-per-km).
     #[arg(
         long,
         value_name = "KM",
         required_unless_present = "rtt_us",
-        conflicts_with = "rtt_us"
+        conflicts_with = "rtt_us",
+        allow_negative_numbers = true
     )]
     pub km: Option<f64>,
     /// One-way fibre delay per km, µs (5: light in glass, the paper's 100 µs RTT per 10 km);
     /// with --km only [default: 5]
-    #[arg(long, value_name = "US")]
+    #[arg(long, value_name = "US", allow_negative_numbers = true)]
     pub us_per_km: Option<f64>,
     /// The round trip itself, µs, instead of --km.
-    #[arg(long, value_name = "US")]
+    #[arg(long, value_name = "US", allow_negative_numbers = true)]
     pub rtt_us: Option<f64>,
     /// Bytes of one frame on the wire (`rnic calc frame` computes it; the paper: 4178).
-    #[arg(long, value_name = "BYTES")]
+    #[arg(long, value_name = "BYTES", allow_negative_numbers = true)]
     pub frame_bytes: u64,
     /// Write the answer as JSON to FILE (`-` for stdout instead of the text).
     #[arg(long, value_name = "FILE")]
@@ -117,7 +121,7 @@ pub struct CalcQdCmd {
 #[derive(Debug, Args)]
 pub struct CalcFrameCmd {
     /// Payload bytes in the packet (at most one PMTU on a real link).
-    #[arg(long, value_name = "BYTES")]
+    #[arg(long, value_name = "BYTES", allow_negative_numbers = true)]
     pub payload_bytes: u64,
     /// The packet's opcode.
     #[arg(
@@ -152,6 +156,7 @@ Exit status:
   1  a RoCEv2 frame failed to parse or failed its ICRC, or the file is damaged (cut short);
      the last line says which frames
   2  the file cannot be read or is not a pcap or pcapng file
+  3  the file holds no RoCEv2 frame, so nothing was checked (the last line says what it holds)
   4  the --json output cannot be written";
 
 /// `rnic pcap check FILE`.
@@ -531,6 +536,33 @@ impl PerfCmd {
             anyhow::bail!(crate::UsageError(format!(
                 "--rate_limit {rate}: not a rate above 0 in Gb/s ({gbps}) once converted \
                  from --rate_units; {RATE_LIMIT_WANTED}"
+            )));
+        }
+        // The field's own range starts at 0 (no limit), which the flag refuses: its message
+        // would say "from 0", so the flag names its own range.
+        let max_gbps = match rnic_model::config::schema::field("qp.rate_limit_gbps").map(|d| d.kind)
+        {
+            Some(rnic_model::config::schema::Kind::Float { max, .. }) => max,
+            _ => f64::INFINITY,
+        };
+        let min_gbps = rnic_model::limits::MIN_RATE_LIMIT_GBPS;
+        if gbps < min_gbps {
+            anyhow::bail!(crate::UsageError(format!(
+                "--rate_limit {}: {} Gb/s once converted from --rate_units, below the \
+                 {min_gbps} Gb/s (1 kb/s) the NIC's limiter (qp.rate_limit_gbps) takes at the \
+                 least; give a rate of at least {min_gbps} and at most {max_gbps} Gb/s in \
+                 --rate_units (Gb/s by default, M for MiB/s)",
+                crate::calc::short_num(rate),
+                crate::calc::short_num(gbps)
+            )));
+        }
+        if gbps > max_gbps {
+            anyhow::bail!(crate::UsageError(format!(
+                "--rate_limit {}: {} Gb/s is more than the {max_gbps} Gb/s the NIC's limiter \
+                 (qp.rate_limit_gbps) takes at the most; give a rate of at least {min_gbps} and \
+                 at most {max_gbps} Gb/s in --rate_units (Gb/s by default, M for MiB/s)",
+                crate::calc::short_num(rate),
+                crate::calc::short_num(gbps)
             )));
         }
         if self.all && self.burst_size.is_some() {

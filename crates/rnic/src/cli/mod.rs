@@ -647,6 +647,18 @@ fn cmd_run(
         .with_context(|| format!("in scenario file {origin}"))?;
     inputs.pcap = c.pcap.clone().or(scenario.pcap.clone());
     let json_path: Option<PathBuf> = c.sim.json.clone().or(scenario.json.clone());
+    // A scenario's [output] paths come with its layout (`out/x.json`): their directories are
+    // made; a path given by flag must name an existing directory (as tcpdump -w).
+    for (flag, from_file, what) in [
+        (&c.sim.json, &scenario.json, "JSON output"),
+        (&c.pcap, &scenario.pcap, "pcap"),
+    ] {
+        if let (None, Some(path)) = (flag, from_file) {
+            if path != Path::new("-") {
+                output::create_parent(what, path)?;
+            }
+        }
+    }
     output::check_distinct(&[
         (
             "the JSON output (--json or [output] json)",

@@ -32,9 +32,12 @@ pub(super) fn check(
             json::write_file(path, s.as_bytes())?;
         }
     }
+    let why = format!("{}: {}", report.file, report.verdict);
     if report.passed() {
         Ok(())
+    } else if report.found_no_roce() {
+        Err(crate::NothingChecked(why).into())
     } else {
-        Err(CheckFailed(format!("{}: {}", report.file, report.verdict)).into())
+        Err(CheckFailed(why).into())
     }
 }

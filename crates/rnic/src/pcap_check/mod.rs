@@ -10,6 +10,7 @@
 
 pub mod decode;
 pub mod flows;
+pub mod kinds;
 pub mod read;
 pub mod report;
 
@@ -44,6 +45,13 @@ pub struct Analysis {
     pub cut_unreadable: u64,
     pub ipv6: u64,
     pub non_roce: u64,
+    /// The frames not RoCEv2, by kind ([`kinds::other_kind`]).
+    pub other_kinds: BTreeMap<String, u64>,
+    /// Frames whose timestamp is earlier than the frame's before them, and the first such.
+    pub time_backwards: u64,
+    pub first_time_backwards: Option<u64>,
+    /// The timestamp of the last frame that had one, ns.
+    last_time_ns: Option<u64>,
     /// Verified frames to a UDP port other than 4791, by port.
     pub other_ports: BTreeMap<u16, u64>,
     /// Frames of interfaces whose link type is not Ethernet, by link type.
@@ -59,6 +67,12 @@ pub struct Analysis {
 }
 
 impl Analysis {
+    /// Counts a frame that is not RoCEv2, by its kind.
+    fn add_other(&mut self, data: &[u8]) {
+        self.non_roce += 1;
+        *self.other_kinds.entry(kinds::other_kind(data)).or_default() += 1;
+    }
+
     /// Adds a parsed frame to its flow, or counts it as a MAD to QP1.
     fn add_packet(&mut self, number: u64, time_ns: u64, p: &decode::RocePacket) {
         if p.bth.dest_qp == rnic_wire::cm::GSI_QPN {
@@ -73,14 +87,21 @@ impl Analysis {
     /// Takes one record.
     pub fn add(&mut self, r: Record<'_>) {
         self.frames += 1;
+        if r.timestamped {
+            if self.last_time_ns.is_some_and(|last| r.time_ns < last) {
+                self.time_backwards += 1;
+                self.first_time_backwards.get_or_insert(r.number);
+            }
+            self.last_time_ns = Some(r.time_ns);
+        }
         if r.link_type != LINKTYPE_ETHERNET {
             *self.other_link_types.entry(r.link_type).or_default() += 1;
             return;
         }
         match decode::decode(r.data, r.orig_len) {
-            Decoded::NotRoce => self.non_roce += 1,
+            Decoded::NotRoce => self.add_other(r.data),
             Decoded::Pfc { pausing } => {
-                self.non_roce += 1;
+                self.add_other(r.data);
                 if pausing {
                     self.pfc_pauses += 1;
                 } else {

@@ -35,6 +35,8 @@ pub struct Record<'a> {
     pub number: u64,
     /// Capture time in nanoseconds since the Unix epoch (resolution as the file gives it).
     pub time_ns: u64,
+    /// Whether the record carries a timestamp (a pcapng simple packet block has none).
+    pub timestamped: bool,
     /// The captured bytes: the first `data.len()` of `orig_len`.
     pub data: &'a [u8],
     /// The frame's length on the wire, in bytes.
@@ -96,13 +98,15 @@ pub fn read_capture<R: Read>(
         )));
     };
     let magic = [magic[0], magic[1], magic[2], magic[3]];
+    let probed = probe.len();
     let stream = Cursor::new(probe).chain(input);
     let bad = |what: String| NotACapture(format!("{name} is not a readable capture: {what}"));
     match magic {
         [0x0a, 0x0d, 0x0d, 0x0a] => {
             let reader = PcapNGReader::new(BUFFER_BYTES, stream).map_err(|e| {
                 bad(format!(
-                    "its pcapng section header block is invalid ({e:?})"
+                    "its pcapng section header block is invalid: {}",
+                    reason(&e, "section header block")
                 ))
             })?;
             Ok(drive(Box::new(reader), "pcapng".to_string(), &mut each))
@@ -110,13 +114,41 @@ pub fn read_capture<R: Read>(
         _ if pcap_magic(magic).is_some() => {
             let format = pcap_magic(magic).unwrap_or_default();
             let reader = LegacyPcapReader::new(BUFFER_BYTES, stream)
-                .map_err(|e| bad(format!("its 24-byte pcap header is cut short ({e:?})")))?;
+                .map_err(|e| bad(header_cut(&e, probed)))?;
             Ok(drive(Box::new(reader), format, &mut each))
         }
         _ => Err(NotACapture(format!(
             "{name} is not a capture file: it starts with {}, {expected}",
             magic.map(|b| format!("{b:02x}")).join("")
         ))),
+    }
+}
+
+/// Why the 24-byte header of a classic pcap could not be read; `probed` bytes of the file
+/// were read (all of it, when fewer than [`PROBE_BYTES`]).
+fn header_cut<I>(e: &PcapError<I>, probed: usize) -> String {
+    if probed < 24 {
+        return format!("its 24-byte pcap header is cut short: the file has only {probed} bytes");
+    }
+    format!(
+        "its 24-byte pcap header is invalid: {}",
+        reason(e, "header")
+    )
+}
+
+/// A reader error in words (the crate's own text shows Rust values, "Incomplete(2)"); `what`
+/// names the structure being read.
+fn reason<I>(e: &PcapError<I>, what: &str) -> String {
+    match e {
+        PcapError::Eof | PcapError::UnexpectedEof | PcapError::Incomplete(_) => {
+            format!("the file ends inside the {what} (cut short)")
+        }
+        PcapError::BufferTooSmall => format!("the {what} is longer than any captured frame"),
+        PcapError::ReadError => "reading the file failed".into(),
+        PcapError::HeaderNotRecognized => "the header is neither pcap nor pcapng".into(),
+        PcapError::NomError(..) | PcapError::OwnedNomError(..) => {
+            format!("its bytes are not a valid {what} (a length or type field is wrong)")
+        }
     }
 }
 
@@ -169,7 +201,10 @@ fn drive(
             Err(PcapError::BufferTooSmall) => Err(Some(false)),
             Err(PcapError::UnexpectedEof) => Err(Some(true)),
             Err(e) => {
-                st.damage(offset, format!("the block there is corrupt ({e:?})"));
+                st.damage(
+                    offset,
+                    format!("the block there is corrupt: {}", reason(&e, "block")),
+                );
                 break;
             }
         };
@@ -252,6 +287,7 @@ impl State {
                 each(Record {
                     number,
                     time_ns: u64::from(b.ts_sec) * 1_000_000_000 + frac_ns,
+                    timestamped: true,
                     data: &b.data[..len],
                     orig_len: b.origlen,
                     link_type,
@@ -277,6 +313,7 @@ impl State {
                 each(Record {
                     number,
                     time_ns: ng_time_ns(ts, iface.tsresol, iface.tsoffset_s),
+                    timestamped: true,
                     data: &epb.data[..len],
                     orig_len: epb.origlen,
                     link_type: iface.link_type,
@@ -298,6 +335,7 @@ impl State {
                 each(Record {
                     number,
                     time_ns: 0,
+                    timestamped: false,
                     data: &spb.data[..len],
                     orig_len: spb.origlen,
                     link_type: iface.link_type,

@@ -10,6 +10,8 @@ use std::fmt::Write as _;
 
 /// Failed frames shown in the text (the JSON lists every one kept).
 const TEXT_FAILURES: usize = 50;
+/// The status of a capture read to its end that holds no RoCEv2 frame.
+const NO_ROCE: &str = "no_roce_frames";
 
 /// The whole result of `rnic pcap check`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -17,7 +19,8 @@ pub struct Report {
     pub file: String,
     pub format: String,
     /// `ok` when every RoCEv2 frame parsed and passed its ICRC and the file was read to its
-    /// end; `failed` otherwise.
+    /// end; `failed` when one did not or the file is damaged; `no_roce_frames` when the file
+    /// was read to its end and holds no RoCEv2 frame, so nothing was checked.
     pub status: &'static str,
     /// Every packet record of the file.
     pub frames: u64,
@@ -38,6 +41,11 @@ pub struct Report {
     pub roce_cm_mads: u64,
     /// Ethernet frames that are not RoCEv2.
     pub non_roce_frames: u64,
+    /// Those frames by kind ("TCP", "ARP", "IPv6", "EtherType 0x88e5", ...).
+    pub non_roce_frames_by_type: BTreeMap<String, u64>,
+    /// Frames whose timestamp is earlier than the frame's before them (the capture is not in
+    /// time order: durations and round trips may be wrong).
+    pub frames_earlier_than_the_one_before: u64,
     /// Of those, IEEE 802.1Qbb priority flow control frames that pause a priority (XOFF).
     pub pfc_pause_frames: u64,
     /// Of those, priority flow control frames that resume (XON: every pause time zero).
@@ -183,10 +191,17 @@ impl Report {
         let roce_frames = a.verified + a.failed + a.cut + a.ipv6;
         let failed = a.failed > 0 || summary.damage.is_some();
         let verdict = verdict(&a, roce_frames, summary, &failures);
+        let status = if failed {
+            "failed"
+        } else if roce_frames == 0 {
+            NO_ROCE
+        } else {
+            "ok"
+        };
         Report {
             file: file.to_string(),
             format: summary.format.clone(),
-            status: if failed { "failed" } else { "ok" },
+            status,
             frames: a.frames.max(summary.records),
             roce_frames,
             roce_frames_verified: a.verified,
@@ -196,6 +211,8 @@ impl Report {
             roce_ipv6_frames_not_decoded: a.ipv6,
             roce_cm_mads: a.cm_mads,
             non_roce_frames: a.non_roce,
+            non_roce_frames_by_type: a.other_kinds.clone(),
+            frames_earlier_than_the_one_before: a.time_backwards,
             pfc_pause_frames: a.pfc_pauses,
             pfc_resume_frames: a.pfc_resumes,
             skipped_frames: a.other_link_types.values().sum::<u64>()
@@ -210,6 +227,11 @@ impl Report {
     /// Whether the check passed (exit status 0).
     pub fn passed(&self) -> bool {
         self.status == "ok"
+    }
+
+    /// Whether the capture was read to its end and holds no RoCEv2 frame (exit status 3).
+    pub fn found_no_roce(&self) -> bool {
+        self.status == NO_ROCE
     }
 
     /// The JSON form, pretty-printed, with a final newline.
@@ -231,7 +253,7 @@ impl Report {
         writeln!(
             s,
             "frames {}: RoCEv2 {} (verified {}, failed {}, cut by snaplen {}, IPv6 not decoded {}), \
-             not RoCEv2 {}, skipped {}",
+             not RoCEv2 {}{}, skipped {}",
             self.frames,
             self.roce_frames,
             self.roce_frames_verified,
@@ -239,6 +261,9 @@ impl Report {
             self.roce_frames_cut_by_snaplen,
             self.roce_ipv6_frames_not_decoded,
             self.non_roce_frames,
+            by_type(&self.non_roce_frames_by_type)
+                .map(|t| format!(" ({t})"))
+                .unwrap_or_default(),
             self.skipped_frames
         )?;
         if self.pfc_pause_frames + self.pfc_resume_frames > 0 {
@@ -280,6 +305,14 @@ impl Report {
         }
         writeln!(s, "\n{}", self.verdict)
     }
+}
+
+/// `TCP 10, IPv6 4, ARP 4`: the kinds by count, most first (`None` when there are none).
+fn by_type(kinds: &BTreeMap<String, u64>) -> Option<String> {
+    let mut v: Vec<(&String, &u64)> = kinds.iter().collect();
+    v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let parts: Vec<String> = v.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    (!parts.is_empty()).then(|| parts.join(", "))
 }
 
 fn write_flow(s: &mut String, f: &FlowReport) -> std::fmt::Result {
@@ -499,6 +532,14 @@ fn notes(summary: &ReadSummary, a: &Analysis) -> Vec<String> {
             a.ipv6
         ));
     }
+    if let Some(first) = a.first_time_backwards {
+        notes.push(format!(
+            "{} frames have a timestamp earlier than the frame before them (the first: frame \
+             {first}): the capture is not in time order, so flow durations and ACK round trips \
+             may be wrong",
+            a.time_backwards
+        ));
+    }
     if a.failed as usize > a.failures.len() {
         notes.push(format!(
             "only the first {} failed frames are listed",
@@ -518,6 +559,9 @@ fn verdict(a: &Analysis, roce: u64, summary: &ReadSummary, failures: &[FailedFra
         String::new()
     };
     if a.failed == 0 && summary.damage.is_none() {
+        if roce == 0 {
+            return no_roce_verdict(a, summary);
+        }
         return format!(
             "ok: every RoCEv2 frame parsed and passed its ICRC: {} of {roce}{unchecked}",
             a.verified
@@ -529,13 +573,40 @@ fn verdict(a: &Analysis, roce: u64, summary: &ReadSummary, failures: &[FailedFra
         .map(|f| f.frame.to_string())
         .collect();
     let more = if failures.len() > 10 { ", ..." } else { "" };
-    let mut v = format!(
-        "FAILED: {} of {roce} RoCEv2 frames failed to parse or failed the ICRC",
-        a.failed
-    );
-    if summary.damage.is_some() {
-        v.push_str("; the file is damaged and was not read to its end");
+    let listed = format!("(frame {}{more})", frames.join(", "));
+    let damaged = match summary.records {
+        0 => "the file is damaged: reading stopped before its first frame".to_string(),
+        n => format!("the file is damaged: reading stopped after frame {n}"),
+    };
+    match (a.failed, summary.damage.is_some()) {
+        (0, _) if roce == 0 => {
+            format!("FAILED: {damaged}, and no RoCEv2 frame came before it {listed}")
+        }
+        (0, _) => format!(
+            "FAILED: {damaged}; the {roce} RoCEv2 frames before it parsed and passed their \
+             ICRC{unchecked} {listed}"
+        ),
+        (failed, true) => format!(
+            "FAILED: {failed} of {roce} RoCEv2 frames failed to parse or failed the ICRC, and \
+             {damaged} {listed}"
+        ),
+        (failed, false) => format!(
+            "FAILED: {failed} of {roce} RoCEv2 frames failed to parse or failed the ICRC {listed}"
+        ),
     }
-    let _ = write!(v, " (frame {}{more})", frames.join(", "));
-    v
+}
+
+/// The verdict of a capture read to its end with no RoCEv2 frame: what it holds instead.
+fn no_roce_verdict(a: &Analysis, summary: &ReadSummary) -> String {
+    let frames = a.frames.max(summary.records);
+    let held = match by_type(&a.other_kinds) {
+        _ if frames == 0 => "the capture holds no frames".to_string(),
+        Some(kinds) if a.non_roce == frames => format!("its {frames} frames are {kinds}"),
+        Some(kinds) => format!(
+            "of its {frames} frames, {kinds}; the other {} skipped (see the notes)",
+            frames - a.non_roce
+        ),
+        None => format!("its {frames} frames were all skipped (see the notes)"),
+    };
+    format!("no RoCEv2 frame found, so nothing was checked: {held}")
 }

@@ -567,3 +567,139 @@ fn an_out_of_order_read_takes_its_psn_span_and_its_re_requests_are_repeats() {
     assert_eq!((back.payload_bytes, back.messages_total), (6 * 1024, 0));
     assert!(!r.to_text().contains("()"), "{}", r.to_text());
 }
+
+/// An Ethernet frame of EtherType `ethertype` whose next bytes are `rest`.
+fn eth(ethertype: u16, rest: &[u8]) -> Vec<u8> {
+    let mut f = vec![0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1];
+    f.extend_from_slice(&ethertype.to_be_bytes());
+    f.extend_from_slice(rest);
+    f
+}
+
+/// An IPv4 frame of protocol `proto` (20-byte header, then 20 bytes of zeros).
+fn ipv4(proto: u8) -> Vec<u8> {
+    let mut ip = vec![0x45, 0, 0, 40, 0, 0, 0, 0, 64, proto];
+    ip.resize(40, 0);
+    eth(0x0800, &ip)
+}
+
+/// TCP 10, IPv6 4, ARP 4, times 1 µs apart.
+fn no_roce_traffic() -> Vec<(u64, Vec<u8>)> {
+    let mut frames = vec![ipv4(6); 10];
+    frames.extend(vec![eth(0x86DD, &[0x60; 60]); 4]);
+    frames.extend(vec![eth(0x0806, &[0; 28]); 4]);
+    frames
+        .into_iter()
+        .enumerate()
+        .map(|(i, f)| ((i as u64 + 1) * 1_000, f))
+        .collect()
+}
+
+#[test]
+fn a_capture_without_roce_says_so_and_what_it_holds_instead() {
+    let r = check(&pcap(&no_roce_traffic()));
+    assert_eq!(r.status, "no_roce_frames");
+    assert!(!r.passed() && r.found_no_roce());
+    assert_eq!(
+        r.verdict,
+        "no RoCEv2 frame found, so nothing was checked: its 18 frames are TCP 10, ARP 4, IPv6 4"
+    );
+    assert!(!r.verdict.contains("ok"), "{}", r.verdict);
+    let by_type: Vec<(&str, u64)> = r
+        .non_roce_frames_by_type
+        .iter()
+        .map(|(k, n)| (k.as_str(), *n))
+        .collect();
+    assert_eq!(by_type, [("ARP", 4), ("IPv6", 4), ("TCP", 10)]);
+    assert!(
+        r.to_text()
+            .contains("not RoCEv2 18 (TCP 10, ARP 4, IPv6 4)"),
+        "{}",
+        r.to_text()
+    );
+    // A header and no records; a pcapng whose packets name no interface block.
+    let empty = check(&pcap(&[]));
+    assert_eq!(empty.status, "no_roce_frames");
+    assert!(
+        empty.verdict.ends_with("the capture holds no frames"),
+        "{}",
+        empty.verdict
+    );
+    let mut ng = Vec::new();
+    let mut shb = 0x1A2B_3C4Du32.to_le_bytes().to_vec();
+    shb.extend_from_slice(&[1, 0, 0, 0]);
+    shb.extend_from_slice(&(-1i64).to_le_bytes());
+    ng_block(&mut ng, 0x0A0D_0D0A, &shb);
+    let f = frame(A, B, 0x22, Opcode::RcSendOnly, 0, b"hi");
+    let mut epb = vec![0u8; 12];
+    epb.extend_from_slice(&(f.len() as u32).to_le_bytes());
+    epb.extend_from_slice(&(f.len() as u32).to_le_bytes());
+    epb.extend_from_slice(&f);
+    epb.resize(epb.len().div_ceil(4) * 4, 0);
+    ng_block(&mut ng, 6, &epb);
+    let r = check(&ng);
+    assert_eq!((r.status, r.skipped_frames), ("no_roce_frames", 1));
+    assert!(
+        r.verdict
+            .ends_with("its 1 frames were all skipped (see the notes)"),
+        "{}",
+        r.verdict
+    );
+}
+
+#[test]
+fn timestamps_that_go_backwards_are_noted() {
+    let mut frames = conversation();
+    frames[3].0 = 500;
+    let r = check(&pcap(&frames));
+    assert_eq!(r.frames_earlier_than_the_one_before, 1);
+    assert!(
+        r.notes.iter().any(|n| n.starts_with(
+            "1 frames have a timestamp earlier than the frame before \
+                                    them (the first: frame 4)"
+        )),
+        "{:?}",
+        r.notes
+    );
+    assert_eq!(
+        check(&pcap(&conversation())).frames_earlier_than_the_one_before,
+        0
+    );
+}
+
+#[test]
+fn a_cut_record_is_worded_without_contradiction_or_rust_values() {
+    // One whole non-RoCE frame, then a record cut short: no "0 of 0 ... failed".
+    let file = pcap(&no_roce_traffic()[..2]);
+    let r = check(&file[..file.len() - 3]);
+    assert_eq!(r.status, "failed");
+    assert_eq!(
+        r.verdict,
+        "FAILED: the file is damaged: reading stopped after frame 1, and no RoCEv2 frame came \
+         before it (frame 2)"
+    );
+    // RoCEv2 frames before the damage: how many, and that they passed.
+    let file = pcap(&conversation());
+    let r = check(&file[..file.len() - 5]);
+    assert!(
+        r.verdict.starts_with(
+            "FAILED: the file is damaged: reading stopped after frame 9; the 9 RoCEv2 frames \
+             before it parsed and passed their ICRC"
+        ),
+        "{}",
+        r.verdict
+    );
+    // Damage of every kind is described in words, never as the parser's Rust values.
+    let header = check_reader(Cursor::new(&[0xd4, 0xc3, 0xb2, 0xa1, 2, 0]), "h.pcap").unwrap_err();
+    let whole = pcap(&conversation());
+    let mut texts = vec![header.0];
+    for cut in [30, 60, whole.len() - 1] {
+        texts.push(check(&whole[..cut]).to_text());
+    }
+    for t in texts {
+        assert!(
+            !t.contains("Incomplete(") && !t.contains("NomError") && !t.contains(" 0 of 0 "),
+            "{t}"
+        );
+    }
+}

@@ -4,87 +4,109 @@ use super::RunStatus;
 use rnic_model::flow_result::FlowsResult;
 use std::fmt::Write as _;
 
+/// The table's columns: heading, least width and whether the text is left-aligned. A
+/// column widens to its longest cell, so a flow that starts an hour in (3.5e9 µs) or a name
+/// longer than the heading keeps every column aligned.
+const COLUMNS: [(&str, usize, bool); 15] = [
+    ("flow", 5, true),
+    ("test", 10, true),
+    ("class", 5, false),
+    ("tenant", 6, false),
+    ("size[B]", 9, false),
+    ("QPs", 5, false),
+    ("ops", 10, false),
+    ("time[us]", 11, false),
+    ("Mops", 9, false),
+    ("Gbit/s", 9, false),
+    ("p50[us]", 9, false),
+    ("p99[us]", 9, false),
+    ("max[us]", 9, false),
+    ("retx", 6, false),
+    ("verified[B]", 13, false),
+];
+
 /// The table: per flow its test, class, tenant, size, QPs, operations, rate, goodput,
 /// latency percentiles (µs), retransmissions, verified bytes and status; then the total.
 pub fn render(r: &FlowsResult) -> String {
-    let mut s = String::new();
-    let w = r
+    let mut rows: Vec<(Vec<String>, String)> = r
         .flows
         .iter()
-        .map(|f| f.name.len())
-        .max()
-        .unwrap_or(4)
-        .max(5);
-    let rule = "-".repeat(w + 140);
-    let _ = writeln!(s, "{rule}");
-    let _ = writeln!(
-        s,
-        "{:<w$} {:<10} {:>5} {:>6} {:>9} {:>5} {:>10} {:>11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>6} {:>13}  status",
-        "flow",
-        "test",
-        "class",
-        "tenant",
-        "size[B]",
-        "QPs",
-        "ops",
-        "time[us]",
-        "Mops",
-        "Gbit/s",
-        "p50[us]",
-        "p99[us]",
-        "max[us]",
-        "retx",
-        "verified[B]",
-    );
-    for f in &r.flows {
-        let _ = writeln!(
-            s,
-            "{:<w$} {:<10} {:>5} {:>6} {:>9} {:>5} {:>10} {:>11.3} {:>9.4} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>6} {:>13}  {}",
-            f.name,
-            f.test,
-            f.class,
-            f.tenant,
-            // A size mix shows its largest size.
-            match f.size_mix {
-                Some(_) => format!("<={}", f.size_bytes),
-                None => f.size_bytes.to_string(),
-            },
-            f.qps,
-            f.ops_completed,
-            f.measured_us,
-            f.msg_rate_mops,
-            f.goodput_gbps,
-            f.latency_us.p50,
-            f.latency_us.p99,
-            f.latency_us.max,
-            f.retransmissions,
-            f.verified_bytes,
-            f.status
-        );
-    }
+        .map(|f| {
+            let cells = vec![
+                f.name.clone(),
+                f.test.clone(),
+                f.class.clone(),
+                f.tenant.to_string(),
+                // A size mix shows its largest size.
+                match f.size_mix {
+                    Some(_) => format!("<={}", f.size_bytes),
+                    None => f.size_bytes.to_string(),
+                },
+                f.qps.to_string(),
+                f.ops_completed.to_string(),
+                format!("{:.3}", f.measured_us),
+                format!("{:.4}", f.msg_rate_mops),
+                format!("{:.3}", f.goodput_gbps),
+                format!("{:.3}", f.latency_us.p50),
+                format!("{:.3}", f.latency_us.p99),
+                format!("{:.3}", f.latency_us.max),
+                f.retransmissions.to_string(),
+                f.verified_bytes.to_string(),
+            ];
+            (cells, f.status.to_string())
+        })
+        .collect();
     let t = &r.total;
-    let _ = writeln!(
-        s,
-        "{:<w$} {:<10} {:>5} {:>6} {:>9} {:>5} {:>10} {:>11.3} {:>9.4} {:>9.3} {:>9} {:>9} {:>9} {:>6} {:>13}  {}",
-        "total",
-        "",
-        "",
-        "",
-        "",
-        r.flows.iter().map(|f| f.qps).sum::<u32>(),
-        t.ops_completed,
-        t.measured_us,
-        t.msg_rate_mops,
-        t.goodput_gbps,
-        "",
-        "",
-        "",
-        t.retransmissions,
-        t.verified_bytes,
-        r.status
-    );
+    let total = vec![
+        "total".to_string(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        r.flows.iter().map(|f| f.qps).sum::<u32>().to_string(),
+        t.ops_completed.to_string(),
+        format!("{:.3}", t.measured_us),
+        format!("{:.4}", t.msg_rate_mops),
+        format!("{:.3}", t.goodput_gbps),
+        String::new(),
+        String::new(),
+        String::new(),
+        t.retransmissions.to_string(),
+        t.verified_bytes.to_string(),
+    ];
+    rows.push((total, r.status.to_string()));
+    let heading: Vec<String> = COLUMNS.iter().map(|c| c.0.to_string()).collect();
+    let widths: Vec<usize> = COLUMNS
+        .iter()
+        .enumerate()
+        .map(|(i, &(_, least, _))| {
+            rows.iter()
+                .map(|(cells, _)| cells[i].chars().count())
+                .fold(least, usize::max)
+        })
+        .collect();
+    let rule = "-".repeat(widths.iter().sum::<usize>() + widths.len() - 1 + "status".len());
+    let mut s = String::new();
+    let _ = writeln!(s, "{rule}");
+    write_row(&mut s, &heading, &widths, "status");
+    for (cells, status) in &rows {
+        write_row(&mut s, cells, &widths, status);
+    }
     let _ = writeln!(s, "{rule}");
     s
+}
+
+/// One line of the table: each cell padded to its column's width, then the status.
+fn write_row(s: &mut String, cells: &[String], widths: &[usize], status: &str) {
+    for (i, (cell, &w)) in cells.iter().zip(widths).enumerate() {
+        let sep = if i == 0 { "" } else { " " };
+        let _ = if COLUMNS[i].2 {
+            write!(s, "{sep}{cell:<w$}")
+        } else {
+            write!(s, "{sep}{cell:>w$}")
+        };
+    }
+    let _ = writeln!(s, "  {status}");
 }
 
 /// The one-line summary for standard error.
@@ -116,6 +138,56 @@ pub fn summary(r: &FlowsResult) -> String {
 mod tests {
     use super::*;
     use rnic_model::flow_result::FlowResult;
+
+    /// A flow an hour in (3.5e9 µs) makes the span and its latencies wider than their
+    /// headings: the columns widen, and every line keeps them aligned.
+    #[test]
+    fn columns_stay_aligned_whatever_the_widths() {
+        let mut late = FlowResult {
+            name: "late-flow-with-a-long-name".into(),
+            test: "write-lat".into(),
+            class: "ls".into(),
+            start_us: 3.5e9,
+            measured_us: 3_500_000_123.25,
+            ..FlowResult::default()
+        };
+        late.latency_us.max = 3.5e9;
+        let r = FlowsResult {
+            flows: vec![FlowResult::default(), late],
+            total: rnic_model::flow_result::FlowsTotal {
+                measured_us: 3_500_000_123.25,
+                ..Default::default()
+            },
+            ..FlowsResult::default()
+        };
+        let table = render(&r);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines.len(), 6, "{table}");
+        // The numeric columns (ops to verified[B]) are right-aligned: each cell of every
+        // line ends where its heading does.
+        let b = lines[1].as_bytes();
+        let ends: Vec<usize> = (1..b.len())
+            .filter(|&i| b[i] == b' ' && b[i - 1] != b' ')
+            .collect();
+        for (i, l) in lines[2..5].iter().enumerate() {
+            let row = l.as_bytes();
+            for (col, &end) in ends.iter().enumerate().take(15).skip(6) {
+                // The total has no latency percentiles.
+                if i == 2 && (10..13).contains(&col) {
+                    continue;
+                }
+                assert!(
+                    row[end - 1] != b' ' && row[end] == b' ',
+                    "column {} of\n{table}",
+                    col + 1
+                );
+            }
+        }
+        assert!(lines[3].contains(" 3500000123.250 ") && lines[3].contains(" 3500000000.000 "));
+        // The rule widens with the columns (it stops short of the heading's last two
+        // spaces, as it always has).
+        assert_eq!(lines[0].len() + 2, lines[1].len(), "{table}");
+    }
 
     #[test]
     fn the_summary_counts_flows_in_words_that_agree() {

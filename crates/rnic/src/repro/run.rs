@@ -226,6 +226,7 @@ pub fn command(
         }
         return Ok(());
     }
+    crate::output::check_dir("reproduction output directory (--out)", &opts.out_dir)?;
     for e in &selected {
         crate::output::check_dir("reproduction output directory", &opts.out_dir.join(e.id))?;
     }

@@ -22,6 +22,12 @@ use std::path::{Path, PathBuf};
 /// Positions listed in a message before the rest are counted.
 const LISTED: usize = 20;
 
+/// The most bytes of one shard file read back: 1 GiB. Shards are rnic's own output, a few
+/// kilobytes per point, so a shard of a million-point sweep split in a few fits; a file past
+/// it is not a shard (the text input cap, [`rnic_model::input_file::MAX_INPUT_BYTES`], is
+/// for files people write).
+const MAX_SHARD_BYTES: u64 = 1 << 30;
+
 /// A shard file read from disk.
 struct Found {
     path: PathBuf,
@@ -83,8 +89,9 @@ fn read_shards(dirs: &[PathBuf]) -> anyhow::Result<(Vec<Found>, Vec<PathBuf>)> {
             let Some((_, named)) = shard::parse_file_name(&name) else {
                 continue;
             };
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| usage(format!("cannot read {}: {e}", path.display())))?;
+            let text =
+                rnic_model::input_file::read_text_capped(&path, "a shard file", MAX_SHARD_BYTES)
+                    .map_err(|e| usage(e.to_string()))?;
             let file: ShardFile = serde_json::from_str(&text).map_err(|e| {
                 usage(format!(
                     "{} is not a shard file of `rnic sweep FILE --shard I/N` ({e}); move it \
@@ -364,7 +371,7 @@ pub fn merge(
         results.push((p, r));
     }
 
-    output::check_dir("merge output directory", out_dir)?;
+    output::check_dir("merge output directory (--out)", out_dir)?;
     for f in output_files(&sweep, out_dir, None)
         .into_iter()
         .filter(|f| !f.to_string_lossy().ends_with(".partial.csv"))

@@ -132,6 +132,32 @@ pub fn value_text(v: &Value) -> String {
     }
 }
 
+/// A scalar axis value as a hashable key, equal exactly when the values are (`==` on
+/// [`Value`]: 0.0 and -0.0 are one value), so duplicates are found in one pass over an axis,
+/// however long. A NaN equals nothing and has no key.
+#[derive(Debug, PartialEq, Eq, Hash)]
+enum ValueKey {
+    Str(String),
+    Int(i64),
+    /// The bits of a float, -0.0 read as 0.0.
+    Float(u64),
+    Bool(bool),
+    Other(String),
+}
+
+impl ValueKey {
+    fn of(v: &Value) -> Option<ValueKey> {
+        Some(match v {
+            Value::String(s) => ValueKey::Str(s.clone()),
+            Value::Integer(i) => ValueKey::Int(*i),
+            Value::Float(f) if f.is_nan() => return None,
+            Value::Float(f) => ValueKey::Float(if *f == 0.0 { 0 } else { f.to_bits() }),
+            Value::Boolean(b) => ValueKey::Bool(*b),
+            other => ValueKey::Other(other.to_string()),
+        })
+    }
+}
+
 fn axis_error(i: usize, key: &str, e: ConfigError) -> ConfigError {
     ConfigError::Inconsistent(format!("axis[{i}] (`{key}`): {e}"))
 }
@@ -185,7 +211,7 @@ fn parse_axis(i: usize, v: &Value) -> Result<Axis, ConfigError> {
     };
     // Check each value against the field it sets; a value is a duplicate when the field
     // reads it the same (64 and 64.0 are one size, 1 and 1.0 one clock).
-    let mut seen: Vec<Value> = Vec::new();
+    let mut seen = std::collections::HashSet::with_capacity(values.len());
     for (j, v) in values.iter().enumerate() {
         if matches!(v, Value::Table(_) | Value::Array(_)) {
             return Err(ConfigError::WrongType {
@@ -215,19 +241,42 @@ fn parse_axis(i: usize, v: &Value) -> Result<Axis, ConfigError> {
                 }
             }
         }
-        if seen.contains(&probe) {
+        if ValueKey::of(&probe).is_some_and(|k| !seen.insert(k)) {
             return Err(ConfigError::Inconsistent(format!(
                 "`{section}.values` lists {} twice",
                 short_value(v)
             )));
         }
-        seen.push(probe);
     }
     Ok(Axis {
         key,
         target,
         values,
     })
+}
+
+/// Refuses a grid of more than [`MAX_POINTS`] points from the axes' raw value arrays, before
+/// any value is checked or any point made: an axis of ten million values is refused at
+/// once rather than checked value by value first.
+fn check_grid_size(raw_axes: &[Value]) -> Result<(), ConfigError> {
+    let values = |a: &Value| {
+        a.get("values")
+            .and_then(Value::as_array)
+            .map_or(1, |v| v.len())
+    };
+    let count = raw_axes
+        .iter()
+        .try_fold(1usize, |acc, a| acc.checked_mul(values(a)))
+        .filter(|&n| n <= MAX_POINTS);
+    if count.is_none() {
+        let sizes: Vec<String> = raw_axes.iter().map(|a| values(a).to_string()).collect();
+        return Err(ConfigError::Inconsistent(format!(
+            "the grid has more than {MAX_POINTS} points ({} values), the most a sweep may \
+             have, even with --allow-large; split the sweep",
+            sizes.join(" × ")
+        )));
+    }
+    Ok(())
 }
 
 /// `[perf]` options that only choose what `rnic perf`'s table prints.
@@ -259,6 +308,7 @@ pub fn parse_sweep(src: &str, origin: &str) -> Result<Sweep, ConfigError> {
             "a sweep needs at least one [[axis]] with `key` and `values`".into(),
         ));
     }
+    check_grid_size(&raw_axes)?;
     let axes = raw_axes
         .iter()
         .enumerate()
@@ -377,16 +427,6 @@ pub fn parse_sweep(src: &str, origin: &str) -> Result<Sweep, ConfigError> {
         }
     }
     name::check_metric_files(&metrics)?;
-    let count = axes
-        .iter()
-        .try_fold(1usize, |acc, a| acc.checked_mul(a.values.len()))
-        .filter(|&n| n <= MAX_POINTS);
-    if count.is_none() {
-        return Err(ConfigError::Inconsistent(format!(
-            "the grid has more than {MAX_POINTS} points (the most a sweep may have, even with \
-             --allow-large); split the sweep"
-        )));
-    }
     let name = match opt_str(&t, "", "name")? {
         Some(n) => {
             name::check_name(&n, true, origin)?;
@@ -416,7 +456,7 @@ pub fn parse_sweep(src: &str, origin: &str) -> Result<Sweep, ConfigError> {
 
 /// Reads and parses a sweep file.
 pub fn load_sweep(path: &Path) -> anyhow::Result<Sweep> {
-    let src = read_input(path)?;
+    let src = read_input(path, "a sweep file")?;
     let origin = path.display().to_string();
     parse_sweep(&src, &origin).with_context(|| format!("in sweep file {origin}"))
 }

@@ -199,7 +199,7 @@ impl<'a> Plan<'a> {
             }
             None => None,
         };
-        output::check_dir("sweep output directory", &opts.out_dir)?;
+        output::check_dir("sweep output directory (--out)", &opts.out_dir)?;
         for f in output_files(sweep, &opts.out_dir, opts.shard) {
             output::check_file("sweep output", &f)?;
         }

@@ -672,3 +672,44 @@ fn a_log_axis_leaves_out_a_metric_that_is_zero_everywhere() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A grid past [`MAX_POINTS`] is refused from the axes' lengths before any value is looked
+/// at (here every value of the first axis is of the wrong type, which would be the error
+/// were they checked first), and duplicates are found in one pass: an axis of 200,000 sizes
+/// (20 billion comparisons for the pairwise check) parses, and its one repeat is named.
+#[test]
+fn huge_axes_are_refused_at_once_and_duplicates_found_in_linear_time() {
+    let bad: Vec<String> = (0..1001).map(|i| format!("\"x{i}\"")).collect();
+    let v1001: Vec<String> = (1..=1001).map(|i| i.to_string()).collect();
+    let huge = format!(
+        "[perf]\ntest = \"write-bw\"\n[[axis]]\nkey = \"perf.qp\"\nvalues = [{}]\n[[axis]]\nkey = \"perf.size\"\nvalues = [{}]",
+        bad.join(","),
+        v1001.join(",")
+    );
+    let e = parse_sweep(&huge, "huge.toml").unwrap_err().to_string();
+    assert!(
+        e.contains("more than 1000000 points (1001 × 1001 values)"),
+        "{e}"
+    );
+    let sizes: Vec<String> = (1..=200_000).map(|i| i.to_string()).collect();
+    let long = |extra: &str| {
+        format!(
+            "[perf]\ntest = \"write-bw\"\n[[axis]]\nkey = \"perf.size\"\nvalues = [{}{extra}]",
+            sizes.join(",")
+        )
+    };
+    let sw = parse_sweep(&long(""), "long.toml").unwrap();
+    assert_eq!(sw.point_count(), 200_000);
+    let e = parse_sweep(&long(",64.0"), "long.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("lists 64.0 twice"), "{e}");
+    // 0.0 and -0.0 are one value; a key per float keeps that.
+    let e = parse_sweep(
+        "[perf]\ntest = \"write-bw\"\n[[axis]]\nkey = \"net.impair.loss\"\nvalues = [0.0, -0.0]",
+        "z.toml",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("twice"), "{e}");
+}
