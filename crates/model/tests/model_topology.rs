@@ -309,6 +309,7 @@ fn a_pinned_path_outside_the_paths_is_refused() {
     );
     cfg.net.spray.path = 3;
     assert!(rnic_model::net::topology::build(&cfg, &p, &rnic_sim::Rng::new(1), 2).is_ok());
+}
 
 /// Routing runs one breadth-first search per destination node, linear in the links: a chain
 /// of 10,000 switches (which routing by relaxing every link until nothing changed, once per
