@@ -1,7 +1,7 @@
 //! isolation-bs-bs: two BS tenants with PMTU 1 KB and 2 KB share the port; round robin of
 //! packets follows the PMTU, adaptive WRR equalises their bandwidth.
 
-use crate::repro::claim::{claim, missing, ClaimSource};
+use crate::repro::claim::{claim, missing, ClaimKind, ClaimSource};
 use crate::repro::{Evaluation, Experiment, Outputs};
 use std::fmt::Write as _;
 
@@ -18,6 +18,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     claims: &[
         ClaimSource {
             id: "rr-follows-pmtu",
+            kind: ClaimKind::Structural,
             source: "Adaptive WRR slide: \"BS tenant with a larger PMTU value can get more \
                 bandwidth\" (message segmented into packets by PMTU), which with round robin \
                 over packets means about twice for 2 KB vs 1 KB. Ours: under v2 with nic.iso_bs_arbiter = round_robin (one \
@@ -25,13 +26,18 @@ pub const EXPERIMENT: Experiment = Experiment {
                 2 KB tenant's goodput is 1.7 to 2.3 times the 1 KB tenant's. Baseline and v1 \
                 are reported beside it: run to completion alternates whole messages, and v1's \
                 coupled backpressure ties the tenants' message rates together, so both give \
-                equal bandwidth whatever the PMTU.",
+                equal bandwidth whatever the PMTU. \
+                     Structural: round robin over packets gives each backlogged tenant one packet \
+                     per turn, so the bytes follow the PMTU by construction.",
         },
         ClaimSource {
             id: "wrr-equal",
+            kind: ClaimKind::Structural,
             source: "BS-BS results: \"the adaptive WRR can solve the unfairness caused by \
                 packet size\" (weights 4 and 2 for PMTU 1 KB and 2 KB). Ours: under v2 the \
-                two goodputs within 10 % of each other.",
+                two goodputs within 10 % of each other. \
+                     Structural: weights of 4 and 2 packets per turn give both backlogged tenants 4 \
+                     KB per turn by construction.",
         },
     ],
     evaluate: |o: &Outputs| eval_bs_bs(&super::plan_of(o, BsBsPlan::full, BsBsPlan::none)),

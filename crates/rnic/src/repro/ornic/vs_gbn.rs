@@ -3,7 +3,7 @@
 //! one WQE at a time, in order (ECMP keeps the QP on one path) and with every packet sprayed
 //! over four paths that differ by up to 20 µs.
 
-use crate::repro::claim::{claim, missing, ClaimSource};
+use crate::repro::claim::{claim, missing, ClaimKind, ClaimSource};
 use crate::repro::isolation::header_limited_gbps;
 use crate::repro::{sweep_file, Evaluation, Experiment, Figure, Outputs};
 use rnic_model::config::Config;
@@ -25,18 +25,21 @@ pub const EXPERIMENT: Experiment = Experiment {
     claims: &[
         ClaimSource {
             id: "gbn-in-order",
+            kind: ClaimKind::Prediction,
             source: "Fig. 11a: in the sequential scenario the NICs run near the line rate. \
                      rnic's reading: go-back-N reaches at least 90 % of the header-limited \
                      rate at every WQE size (1, 4, 16 MB).",
         },
         ClaimSource {
             id: "gbn-sprayed",
+            kind: ClaimKind::Prediction,
             source: "Sec. 4.1, Fig. 11b: with out-of-order packets \"the performance of ERNIC \
                      and Mellanox CX-5 dropped below 1 Gbps\". Below 1 Gb/s at every WQE size, \
                      for round-robin and random spraying.",
         },
         ClaimSource {
             id: "ornic-sprayed",
+            kind: ClaimKind::Prediction,
             source: "Sec. 4.1, Fig. 11: under the same reordering \"ORNIC's performance \
                      remained largely unaffected\". rnic's reading: ORNIC sprayed (round \
                      robin and random) reaches at least 90 % of ORNIC in order at every WQE \

@@ -1,7 +1,7 @@
 //! prefetch-light (Fig. 6): light load, one QP at a time, QPC cache of 100: latency vs QPs
 //! without prefetching and with the software trigger (post_send's prefetch register).
 
-use crate::repro::claim::{claim, missing, pct, Claim, ClaimSource};
+use crate::repro::claim::{claim, missing, pct, Claim, ClaimKind, ClaimSource};
 use crate::repro::curve::{at, Curve};
 use crate::repro::{sweep_file, Evaluation, Experiment, Figure, Outputs};
 
@@ -22,6 +22,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     claims: &[
         ClaimSource {
             id: "flat",
+            kind: ClaimKind::Prediction,
             source: "§IV-C and Fig. 6: \"when the number of QPs ranges from 4 to 64, no cache \
                 miss occurred, resulting in a latency of approximately 2.4 microseconds, \
                 regardless of whether prefetching was used\". The level depends on the \
@@ -29,6 +30,7 @@ pub const EXPERIMENT: Experiment = Experiment {
         },
         ClaimSource {
             id: "rise",
+            kind: ClaimKind::Prediction,
             source: "§IV-C and Fig. 6: \"when the number of QPs increased to 128 or more, cache \
                 misses caused the latency to rise to around 2.9 microseconds\" (+21 %). rnic \
                 reads the rise as at least 10 % above the 64-QP level at 128 and 256 QPs, \
@@ -36,6 +38,7 @@ pub const EXPERIMENT: Experiment = Experiment {
         },
         ClaimSource {
             id: "sw-removes",
+            kind: ClaimKind::Prediction,
             source: "§IV-C and Fig. 6: \"software prefetching significantly reduces this \
                 increase in latency\"; the paper's figure shows most of it removed. rnic reads \
                 \"most\" as more than half of the rise at 128 QPs.",

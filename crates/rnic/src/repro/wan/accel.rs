@@ -3,7 +3,7 @@
 //! about 35 times standard RDMA at 512 B and beats the large-QD framework from 256 B up at
 //! nearly every size.
 
-use crate::repro::claim::{claim, missing, within, ClaimSource};
+use crate::repro::claim::{claim, missing, within, ClaimKind, ClaimSource};
 use crate::repro::curve::at;
 use crate::repro::figure::Figure;
 use crate::repro::{Evaluation, Experiment, Outputs};
@@ -24,6 +24,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     claims: &[
         ClaimSource {
             id: "x35-at-512",
+            kind: ClaimKind::Calibration,
             source: "Abstract and §5.3: \"for data transfer of 512-byte messages, the RDMA \
                 WAN accelerator has about 35 times performance improvement compared with \
                 standard RDMA\". ±10 %. The accelerator's time per frame (a software DPDK \
@@ -32,6 +33,7 @@ pub const EXPERIMENT: Experiment = Experiment {
         },
         ClaimSource {
             id: "beats-apn",
+            kind: ClaimKind::Prediction,
             source: "§5.3 and Fig. 6: \"the RDMA WAN accelerator starts to improve network \
                 throughput for smaller message sizes, i.e., 256 bytes, and in almost all \
                 message sizes except 8192 bytes, the RDMA WAN accelerator performed \
