@@ -967,6 +967,25 @@ fn repro_writes_one_report_and_refreshes_it() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// A claim that misses is a result: the run exits 0 and prints the headline and the report's
+/// path; `--strict` (tests, CI) exits 1 on the same run.
+#[test]
+fn repro_misses_exit_0_unless_strict() {
+    let d = tmp("repro-strict");
+    let o = d.join("o");
+    let o = o.to_str().unwrap();
+    let r = rnic(&["repro", "csrna-peak", "--out", o]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    let missed = r.out.lines().filter(|l| l.ends_with("FAIL")).count();
+    assert!(missed > 0, "the fake runner's rates miss a csrna-peak claim: {}", r.out);
+    assert!(r.out.contains("\ncsRNA: ") && r.out.contains("\nreport: "), "{}", r.out);
+    let strict = rnic(&["repro", "csrna-peak", "--out", o, "--strict"]);
+    assert_eq!(strict.code, 1, "{}", strict.err);
+    assert!(strict.err.contains("claims missed in csrna-peak (--strict)"), "{}", strict.err);
+    assert_eq!(strict.out, r.out);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 #[test]
 fn repro_lists_and_checks() {
     let r = rnic(&["repro"]);
