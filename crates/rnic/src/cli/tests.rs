@@ -977,11 +977,25 @@ fn repro_misses_exit_0_unless_strict() {
     let r = rnic(&["repro", "csrna-peak", "--out", o]);
     assert_eq!(r.code, 0, "{}", r.err);
     let missed = r.out.lines().filter(|l| l.ends_with("FAIL")).count();
-    assert!(missed > 0, "the fake runner's rates miss a csrna-peak claim: {}", r.out);
-    assert!(r.out.contains("\ncsRNA: ") && r.out.contains("\nreport: "), "{}", r.out);
+    assert!(
+        missed > 0,
+        "the fake runner's rates miss a csrna-peak claim: {}",
+        r.out
+    );
+    assert!(
+        r.out.contains("\ncsRNA: ") && r.out.contains("\nreport: "),
+        "{}",
+        r.out
+    );
     let strict = rnic(&["repro", "csrna-peak", "--out", o, "--strict"]);
     assert_eq!(strict.code, 1, "{}", strict.err);
-    assert!(strict.err.contains("claims missed in csrna-peak (--strict)"), "{}", strict.err);
+    assert!(
+        strict
+            .err
+            .contains("claims missed in csrna-peak (--strict)"),
+        "{}",
+        strict.err
+    );
     assert_eq!(strict.out, r.out);
     let _ = std::fs::remove_dir_all(&d);
 }
