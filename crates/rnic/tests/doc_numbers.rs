@@ -30,6 +30,23 @@ const WAN: &str = "docs/book/src/repro/wan.md";
 
 const QUOTES: &[Quote] = &[
     Quote {
+        chapter: "docs/book/src/repro/index.md",
+        words: "`ooo.left_cache_threshold_blocks`, rnic's 2 blocks: LEFT flips at 1 and at 3, LEFT+ at 3",
+        args: &[
+            "repro",
+            "ornic-bitmap-cycles",
+            "--sensitivity",
+            "--quiet",
+            "--out",
+            "target/doc-numbers/repro",
+        ],
+        output: &[
+            "PASS     flips at ooo.left_cache_threshold_blocks 2 -> 1 (-20 %); \
+             ooo.left_cache_threshold_blocks 2 -> 3 (+20 %)",
+            "PASS     flips at ooo.left_cache_threshold_blocks 2 -> 3 (+20 %)",
+        ],
+    },
+    Quote {
         chapter: FLAGS,
         words: "`write-bw -s 64 -n 2000 -q 4 -l 8`: 1,000 doorbells instead of 8,000",
         args: &["perf", "write-bw", "-s", "64", "-n", "2000", "-q", "4", "-l", "8", "--stats"],

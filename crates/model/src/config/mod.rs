@@ -16,6 +16,7 @@ pub mod declare;
 mod error;
 mod ooo;
 pub mod overrides;
+pub mod perturb;
 pub mod profiles;
 pub mod schema;
 pub mod show;
@@ -786,6 +787,7 @@ impl Config {
     pub fn from_table(table: toml::Table) -> Result<Config, ConfigError> {
         let mut table = table;
         schema::check_and_normalize_config_table(&mut table)?;
+        perturb::apply(&mut table)?;
         let cfg: Config = toml::Value::Table(table)
             .try_into()
             .map_err(|e: toml::de::Error| ConfigError::Internal(e.message().to_string()))?;

@@ -731,6 +731,15 @@ pub struct ReproCmd {
     /// Parse every sweep file and resolve every point without simulating.
     #[arg(long)]
     pub check: bool,
+    /// Exit 1 when a claim misses (for tests and CI). Without it a miss is a result: a run
+    /// in which every experiment ran and every claim was judged exits 0.
+    #[arg(long)]
+    pub strict: bool,
+    /// Rerun each experiment with every parameter its paper does not state at -20 % and
+    /// +20 %, and add a column per claim: robust, or the parameter and value at which its
+    /// verdict flips (multiplies the run time).
+    #[arg(long)]
+    pub sensitivity: bool,
 }
 
 /// Parses a test name (`write-bw`, ...) and lists the tests in `--help`.

@@ -970,6 +970,18 @@ fn cmd_repro(
              csrna-peak -j 2)",
         ),
         (
+            (listing || c.check) && c.strict,
+            "--strict",
+            "it judges no claim: leave --strict out, or run an experiment (e.g. rnic repro \
+             csrna-peak --strict)",
+        ),
+        (
+            (listing || c.check) && c.sensitivity,
+            "--sensitivity",
+            "it runs no experiment: leave --sensitivity out, or run one (e.g. rnic repro \
+             isolation-linerate --sensitivity)",
+        ),
+        (
             (listing || c.check) && progress.quiet,
             "--quiet",
             "it prints no progress to silence (its lines on standard output are the \
@@ -988,7 +1000,11 @@ fn cmd_repro(
         progress: progress.bar,
         quiet: progress.quiet,
     };
-    repro::command(c.id.as_deref(), c.check, runner, &opts, out, err)
+    let judging = repro::Judging {
+        strict: c.strict,
+        sensitivity: c.sensitivity,
+    };
+    repro::command(c.id.as_deref(), c.check, judging, runner, &opts, out, err)
 }
 
 #[cfg(test)]

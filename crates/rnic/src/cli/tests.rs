@@ -929,17 +929,31 @@ fn repro_writes_one_report_and_refreshes_it() {
         "Ning Kang",
         "IEEE ICCD 2022",
         "### csrna-memory: ",
-        "| `csrna-1.4MB` | csRNA: 1.4 MB",
         "![memory](csrna-memory/memory.png)",
         "[memory.svg](csrna-memory/memory.svg)",
         "Not run yet: `rnic repro csrna-peak`",
-        "**3 of 3 claims pass**",
+        "**0 of 0 predictions pass; 3 of 3 calculations match**",
+        "| `csrna-1.4MB` | calculation | csRNA: 1.4 MB",
     ] {
         assert!(report.contains(want), "{want}: {report}");
     }
-    // `all` replaces every section; the fake runner's figures fail some claims (exit 1).
+    assert!(
+        r.out
+            .contains("csRNA: 0 of 0 predictions pass; 3 of 3 calculations match\n")
+            && r.out
+                .ends_with(&format!("report: {}\n", out.join("REPORT.md").display())),
+        "{}",
+        r.out
+    );
+    // `all` replaces every section; the fake runner's figures fail some claims, which are
+    // results: every experiment ran and every claim was judged, so it exits 0.
     let r = rnic(&["repro", "all", "--out", o]);
-    assert_eq!(r.code, 1, "{}", r.err);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(
+        r.out.contains("\ntotal: ") && r.out.contains(" predictions pass; "),
+        "{}",
+        r.out
+    );
     let report = std::fs::read_to_string(out.join("REPORT.md")).unwrap();
     assert!(
         !report.contains("Not run yet") && !report.contains("Earlier run"),
@@ -953,6 +967,39 @@ fn repro_writes_one_report_and_refreshes_it() {
     let report = std::fs::read_to_string(out.join("REPORT.md")).unwrap();
     let others = crate::repro::experiments().count() - 1;
     assert_eq!(report.matches("*Earlier run:").count(), others, "{report}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A claim that misses is a result: the run exits 0 and prints the headline and the report's
+/// path; `--strict` (tests, CI) exits 1 on the same run.
+#[test]
+fn repro_misses_exit_0_unless_strict() {
+    let d = tmp("repro-strict");
+    let o = d.join("o");
+    let o = o.to_str().unwrap();
+    let r = rnic(&["repro", "csrna-peak", "--out", o]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    let missed = r.out.lines().filter(|l| l.ends_with("FAIL")).count();
+    assert!(
+        missed > 0,
+        "the fake runner's rates miss a csrna-peak claim: {}",
+        r.out
+    );
+    assert!(
+        r.out.contains("\ncsRNA: ") && r.out.contains("\nreport: "),
+        "{}",
+        r.out
+    );
+    let strict = rnic(&["repro", "csrna-peak", "--out", o, "--strict"]);
+    assert_eq!(strict.code, 1, "{}", strict.err);
+    assert!(
+        strict
+            .err
+            .contains("claims missed in csrna-peak (--strict)"),
+        "{}",
+        strict.err
+    );
+    assert_eq!(strict.out, r.out);
     let _ = std::fs::remove_dir_all(&d);
 }
 
@@ -995,6 +1042,14 @@ fn repro_list_and_check_refuse_flags_they_ignore() {
         (
             &["repro", "csrna-peak", "--check", "-j", "2"][..],
             "-j/--jobs has no effect here",
+        ),
+        (
+            &["repro", "list", "--strict"][..],
+            "--strict has no effect here",
+        ),
+        (
+            &["repro", "csrna", "--check", "--sensitivity"][..],
+            "--sensitivity has no effect here",
         ),
         // The global --quiet silences a run's progress; these print none.
         (

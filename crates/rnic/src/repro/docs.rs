@@ -7,7 +7,10 @@
 //! the threshold in the document is the one the code applies; the source is the
 //! experiment's [`ClaimSource`](super::ClaimSource) for that claim.
 
-use super::{parse, Claim, Experiment, Outputs, Paper, PAPERS};
+use super::{
+    disclosures, parse, profile_params, sensitivity, Claim, ClaimKind, ClaimSource, Experiment,
+    Outputs, Paper, PAPERS,
+};
 use std::fmt::Write as _;
 
 /// The claims `e` reports, as its evaluator words them: the evaluator on its sweeps with no
@@ -51,18 +54,101 @@ fn experiment(s: &mut String, e: &Experiment) -> anyhow::Result<()> {
             e.id
         );
     }
-    s.push_str("| claim | what rnic checks | where it comes from |\n|---|---|---|\n");
+    unstated(s, e);
+    s.push_str("| claim | kind | what rnic checks | where it comes from |\n|---|---|---|---|\n");
     for (c, src) in claims.iter().zip(e.claims) {
         let _ = writeln!(
             s,
-            "| `{}` | {} | {} |",
+            "| `{}` | {} | {} | {} |",
             c.id,
+            kind_cell(e, src),
             cell(&c.paper),
             cell(src.source)
         );
     }
     s.push('\n');
     Ok(())
+}
+
+/// The kind, with the commits of any post-hoc change that flipped the claim.
+fn kind_cell(e: &Experiment, src: &ClaimSource) -> String {
+    let commits: Vec<String> = disclosures::of(e.id, src.id)
+        .into_iter()
+        .map(|p| format!("[{0}](#post-hoc-changes-that-flipped-a-verdict)", p.commit))
+        .collect();
+    if commits.is_empty() {
+        src.kind.name().to_string()
+    } else {
+        format!("{}; post-hoc: {}", src.kind.name(), commits.join(", "))
+    }
+}
+
+/// The parameters `--sensitivity` varies for `e`.
+fn unstated(s: &mut String, e: &Experiment) {
+    let params = sensitivity::unstated(e.id);
+    if params.is_empty() {
+        return;
+    }
+    let keys: Vec<String> = params.iter().map(|u| format!("`{}`", u.key)).collect();
+    let _ = writeln!(
+        s,
+        "Parameters the paper does not state, varied by `--sensitivity`: {}.\n",
+        keys.join(", ")
+    );
+}
+
+/// The kinds' legend.
+fn kinds_legend() -> String {
+    let mut s = String::from(
+        "Each claim has a kind, which says what its pass is worth; the headline of `rnic \
+         repro` counts each kind apart:\n\n",
+    );
+    for k in ClaimKind::ALL {
+        let _ = writeln!(s, "- **{}**: {}.", k.name(), k.meaning());
+    }
+    let mut counts = String::new();
+    for k in ClaimKind::ALL {
+        let n = super::experiments()
+            .flat_map(|e| e.claims)
+            .filter(|c| c.kind == k)
+            .count();
+        let _ = write!(
+            counts,
+            "{}{n} {}",
+            if counts.is_empty() { "" } else { ", " },
+            k.name()
+        );
+    }
+    let _ = writeln!(s, "\nRegistered: {counts}.\n");
+    s
+}
+
+/// The post-hoc changes section.
+fn post_hoc() -> String {
+    let mut s = String::from(
+        "## Post-hoc changes that flipped a verdict\n\n\
+         Model or profile changes made after the claim had been measured to miss, each of \
+         which flipped its verdict (the numbers are the commits' own measurements). The \
+         claims stay in the kind they are, marked with the commit, since a reading chosen \
+         after the miss makes a weaker pass than one the model gave first.\n\n\
+         | commit | claim | what changed |\n|---|---|---|\n",
+    );
+    for p in disclosures::POST_HOC {
+        let claims: Vec<String> = p
+            .claims
+            .iter()
+            .map(|c| format!("`{}/{c}`", p.experiment))
+            .collect();
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} |",
+            p.commit,
+            claims.join(", "),
+            cell(p.what)
+        );
+    }
+    s.push('\n');
+    s
 }
 
 fn paper(s: &mut String, p: &Paper) -> anyhow::Result<()> {
@@ -95,8 +181,11 @@ pub fn claims_markdown() -> anyhow::Result<String> {
          paper's words, never from what a run measured, and do not move to make a run \
          pass.\n\n",
     );
+    s.push_str(&kinds_legend());
     for p in PAPERS {
         paper(&mut s, p)?;
     }
+    s.push_str(&post_hoc());
+    s.push_str(&profile_params::markdown()?);
     Ok(s.trim_end().to_string() + "\n")
 }

@@ -27,18 +27,21 @@
 pub mod claim;
 pub mod csrna;
 pub mod curve;
+pub mod disclosures;
 pub mod docs;
 pub mod figure;
 pub mod isolation;
 pub mod ornic;
 pub mod prefetch;
+pub mod profile_params;
 pub mod report;
 mod run;
+pub mod sensitivity;
 pub mod wan;
 
-pub use claim::{claims_table, Claim, ClaimSource};
+pub use claim::{claims_table, headline, Claim, ClaimKind, ClaimSource};
 pub use figure::Figure;
-pub use run::{check, command, parse, run, run_sweeps, ReproOptions, ReproOutcome};
+pub use run::{check, command, parse, run, run_sweeps, Judging, ReproOptions, ReproOutcome};
 
 use crate::report::PerfResult;
 use crate::sweep::{Point, Sweep};

@@ -7,7 +7,7 @@
 //! keeps the others from earlier runs, marked as such, instead of dropping them. Links are
 //! relative to the report, so the directory can be moved or published as it is.
 
-use super::claim::{parse_claims_csv, verdict, Claim};
+use super::claim::{headline, kind_name, parse_claims_csv, verdict, Claim};
 use super::{Evaluation, Experiment, Paper, PAPERS};
 use crate::report::RunStatus;
 use std::fmt::Write as _;
@@ -34,18 +34,34 @@ fn heading(e: &Experiment) -> String {
     format!("### {}: {} ({})\n", e.id, e.title, e.figure)
 }
 
-/// Markdown table of claims: claim, the paper's words, rnic's number, verdict.
+/// Markdown table of claims: claim, its kind, the paper's words, rnic's number, verdict, and
+/// what flips it when `--sensitivity` was given.
 pub fn claims_markdown(claims: &[Claim]) -> String {
-    let mut s = String::from("| claim | the paper | rnic | verdict |\n|---|---|---|---|\n");
+    let sensitivity = claims.iter().any(|c| c.sensitivity.is_some());
+    let mut s = String::from("| claim | kind | the paper | rnic | verdict |");
+    s.push_str(if sensitivity {
+        " sensitivity |\n|---|---|---|---|---|---|\n"
+    } else {
+        "\n|---|---|---|---|---|\n"
+    });
     for c in claims {
-        let _ = writeln!(
+        let _ = write!(
             s,
-            "| `{}` | {} | {} | {} |",
+            "| `{}` | {} | {} | {} | {} |",
             c.id,
+            kind_name(c),
             cell(&c.paper),
             cell(&c.ours),
             verdict(c.pass)
         );
+        if sensitivity {
+            let _ = write!(
+                s,
+                " {} |",
+                cell(c.sensitivity.as_deref().unwrap_or_default())
+            );
+        }
+        s.push('\n');
     }
     s
 }
@@ -55,8 +71,7 @@ pub fn claims_markdown(claims: &[Claim]) -> String {
 /// links to the data. Links are relative to the report (`<id>/<file>`).
 pub fn section(e: &Experiment, ev: &Evaluation, status: RunStatus, sweeps: &[String]) -> String {
     let mut s = heading(e);
-    let pass = ev.claims.iter().filter(|c| c.pass).count();
-    let _ = writeln!(s, "\n{pass} of {} claims pass.\n", ev.claims.len());
+    let _ = writeln!(s, "\n{}.\n", headline(&ev.claims));
     if status != RunStatus::Ok {
         let _ = writeln!(
             s,
@@ -151,29 +166,27 @@ fn paper_header(p: &Paper) -> String {
 /// paper with its experiments' sections found on disk, in registry order.
 pub fn render(out_dir: &Path, command: &str, ran: &[&str]) -> anyhow::Result<String> {
     let mut body = String::new();
-    let (mut pass, mut total, mut earlier, mut missing) = (0, 0, 0, 0);
+    let (mut all, mut earlier, mut missing) = (Vec::new(), 0, 0);
     for p in PAPERS {
-        body.push_str(&paper_header(p));
-        let mut any = false;
+        let (mut sections, mut paper_claims, mut any) = (String::new(), Vec::new(), false);
         let mut not_run = Vec::new();
         for e in p.experiments {
             match found(out_dir, e, ran)? {
                 Found::Section { text, claims, now } => {
                     any = true;
-                    pass += claims.iter().filter(|c| c.pass).count();
-                    total += claims.len();
+                    paper_claims.extend(claims);
                     let (head, rest) = text.split_once('\n').unwrap_or((&text, ""));
-                    body.push_str(head);
-                    body.push('\n');
+                    sections.push_str(head);
+                    sections.push('\n');
                     if !now {
                         earlier += 1;
-                        body.push_str(
+                        sections.push_str(
                             "\n*Earlier run: not run by this command; its files are from an \
                              earlier run into this directory.*\n",
                         );
                     }
-                    body.push_str(rest);
-                    body.push('\n');
+                    sections.push_str(rest);
+                    sections.push('\n');
                 }
                 Found::NotRun => {
                     missing += 1;
@@ -181,14 +194,18 @@ pub fn render(out_dir: &Path, command: &str, ran: &[&str]) -> anyhow::Result<Str
                 }
             }
         }
+        body.push_str(&paper_header(p));
         if !any {
             let _ = writeln!(body, "Not run yet: `rnic repro {}`.\n", p.key);
-        } else {
-            for e in not_run {
-                body.push_str(&heading(e));
-                let _ = writeln!(body, "\nNot run yet: `rnic repro {}`.\n", e.id);
-            }
+            continue;
         }
+        let _ = writeln!(body, "**{}: {}.**\n", p.short, headline(&paper_claims));
+        body.push_str(&sections);
+        for e in not_run {
+            body.push_str(&heading(e));
+            let _ = writeln!(body, "\nNot run yet: `rnic repro {}`.\n", e.id);
+        }
+        all.extend(paper_claims);
     }
     let mut s = String::from("# rnic reproduction report\n\n");
     let _ = writeln!(
@@ -201,8 +218,12 @@ pub fn render(out_dir: &Path, command: &str, ran: &[&str]) -> anyhow::Result<Str
     let ran_sections = PAPERS.iter().flat_map(|p| p.experiments.iter()).count() - earlier - missing;
     let _ = writeln!(
         s,
-        "**{pass} of {total} claims pass** ({ran_sections} experiment(s) run by this command, \
-         {earlier} from earlier runs, {missing} not run yet).\n"
+        "**{}** ({ran_sections} experiment(s) run by this command, {earlier} from earlier \
+         runs, {missing} not run yet). A prediction is a simulated number the model was not \
+         fitted to; a calibration a number a model parameter was set from; a calculation a \
+         closed form on the paper's inputs; a structural check holds by construction of the \
+         model or workload (`docs/claims.md` classifies every claim).\n",
+        headline(&all)
     );
     s.push_str(&body);
     Ok(s)
@@ -229,14 +250,16 @@ mod tests {
     #[test]
     fn cells_stay_in_their_column() {
         let t = claims_markdown(&[claim("a", "x | y", "1\n2".into(), false)]);
-        assert!(t.ends_with("| `a` | x \\| y | 1 2 | FAIL |\n"), "{t}");
+        assert!(t.ends_with("| `a` | - | x \\| y | 1 2 | FAIL |\n"), "{t}");
     }
 
     #[test]
     fn report_keeps_earlier_sections_and_names_the_missing() {
         let d = tmp("merge");
         let e = select("csrna-peak").unwrap()[0];
-        let ev = Evaluation::new(vec![claim("c", "p", "o".into(), true)], vec![]);
+        let mut c = claim("c", "p", "o".into(), true);
+        c.kind = Some(crate::repro::ClaimKind::Prediction);
+        let ev = Evaluation::new(vec![c], vec![]);
         write_section(e, &ev, RunStatus::Ok, &["peak".into()], &d).unwrap();
         crate::report::json::write_file(
             &d.join(e.id).join("claims.csv"),
@@ -245,12 +268,13 @@ mod tests {
         .unwrap();
         let now = render(&d, "csrna-peak", &["csrna-peak"]).unwrap();
         let others = crate::repro::experiments().count() - 1;
-        assert!(now.contains(&format!("**1 of 1 claims pass** (1 experiment(s) run by this command, 0 from earlier runs, {others} not run yet)")), "{now}");
+        assert!(now.contains(&format!("**1 of 1 predictions pass** (1 experiment(s) run by this command, 0 from earlier runs, {others} not run yet)")), "{now}");
         assert!(
             now.contains("### csrna-fcfs: ")
                 && now.contains("Not run yet: `rnic repro csrna-fcfs`"),
             "{now}"
         );
+        assert!(now.contains("**csRNA: 1 of 1 predictions pass.**"), "{now}");
         assert!(
             now.contains("[sweep peak](csrna-peak/peak.csv)") && !now.contains("Earlier run"),
             "{now}"

@@ -1,7 +1,7 @@
 //! Running experiments: their sweeps, their evaluators, their output files, and the
 //! `rnic repro` command around them.
 
-use super::claim::{claims_csv, claims_table, one_line, Claim};
+use super::claim::{claims_csv, claims_table, headline, one_line, Claim};
 use super::{figure, listing, report, select, Evaluation, Experiment, Outputs};
 use crate::perf::PerfRunner;
 use crate::report::RunStatus;
@@ -48,6 +48,8 @@ pub struct ReproOutcome {
     pub files: Vec<PathBuf>,
     /// The worst status of any sweep point (`ok` when every point completed and verified).
     pub status: RunStatus,
+    /// The experiment ran and its evaluator judged every claim (not a failed `run` claim).
+    pub judged: bool,
 }
 
 impl ReproOutcome {
@@ -55,6 +57,18 @@ impl ReproOutcome {
     pub fn passed(&self) -> bool {
         self.evaluation.claims.iter().all(|c| c.pass)
     }
+}
+
+/// How `rnic repro` judges a run, beyond where it writes ([`ReproOptions`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Judging {
+    /// `--strict`: a claim that misses fails the command (exit 1), for tests and CI. Without
+    /// it a miss is a result: a run in which every experiment ran and every claim was judged
+    /// exits 0.
+    pub strict: bool,
+    /// `--sensitivity`: rerun each experiment with every parameter its paper does not state
+    /// at −20 % and +20 % ([`super::sensitivity`]) and say which flips a verdict.
+    pub sensitivity: bool,
 }
 
 /// How to run experiments.
@@ -73,12 +87,12 @@ pub struct ReproOptions {
 
 fn failed_run(e: &Experiment, err: &anyhow::Error) -> Evaluation {
     Evaluation {
-        claims: vec![Claim {
-            id: "run".into(),
-            paper: format!("{} runs", e.figure),
-            ours: format!("the run failed: {}", one_line(&format!("{err:#}"))),
-            pass: false,
-        }],
+        claims: vec![super::claim::claim(
+            "run",
+            format!("{} runs", e.figure),
+            format!("the run failed: {}", one_line(&format!("{err:#}"))),
+            false,
+        )],
         ..Evaluation::default()
     }
 }
@@ -150,12 +164,15 @@ pub fn run_sweeps(
             }
         }
     }
-    let mut evaluation = match failure {
-        Some(err) => failed_run(e, &err),
-        None => (e.evaluate)(&outputs).unwrap_or_else(|err| failed_run(e, &err)),
+    let judged_evaluation = match failure {
+        Some(err) => Err(err),
+        None => (e.evaluate)(&outputs),
     };
+    let judged = judged_evaluation.is_ok();
+    let mut evaluation = judged_evaluation.unwrap_or_else(|err| failed_run(e, &err));
     evaluation.claims.iter_mut().for_each(|c| {
         c.ours = one_line(&c.ours);
+        c.kind = e.claims.iter().find(|s| s.id == c.id).map(|s| s.kind);
     });
     files.extend(write_evaluation(e.id, &evaluation, &dir)?);
     files.push(report::write_section(
@@ -170,7 +187,22 @@ pub fn run_sweeps(
         evaluation,
         files,
         status,
+        judged,
     })
+}
+
+/// Rewrites the claims and the report section of an outcome whose claims changed after
+/// the run (`--sensitivity` adds a column).
+pub fn rewrite_claims(
+    e: &Experiment,
+    o: &ReproOutcome,
+    sweeps: &[String],
+    opts: &ReproOptions,
+) -> anyhow::Result<()> {
+    let dir = opts.out_dir.join(e.id);
+    crate::report::json::write_file(&dir.join("claims.csv"), &claims_csv(&o.evaluation.claims)?)?;
+    report::write_section(e, &o.evaluation, o.status, sweeps, &opts.out_dir)?;
+    Ok(())
 }
 
 /// Writes `<id>.csv`, the figures and `claims.csv` into `dir`.
@@ -189,14 +221,18 @@ pub fn write_evaluation(id: &str, ev: &Evaluation, dir: &Path) -> anyhow::Result
     Ok(files)
 }
 
-/// `rnic repro [ID|all|list] [--check]`: lists, checks or runs; prints each experiment's
-/// claims table and a summary, and writes `REPORT.md`. Every output directory and the report
-/// are checked writable before anything runs. After writing everything, fails with the worst
-/// point status's exit status when some sweep point did not end `ok`, else with exit status
-/// 1 if any claim fails.
+/// `rnic repro [ID|all|list] [--check] [--strict] [--sensitivity]`: lists, checks or runs;
+/// prints each experiment's claims table, then the headline (per paper and in total: "N of M
+/// predictions pass; K of K calibrations hold; ...") and where the report is, and writes
+/// `REPORT.md`. Every output directory and the report are checked writable before anything
+/// runs. A claim that misses is a result, not an error: after writing everything, the
+/// command fails only when an experiment did not run to its claims (with the worst point
+/// status's exit status when sweep points did not end `ok`, else 1), or, with `--strict`,
+/// when a claim missed (1).
 pub fn command(
     id: Option<&str>,
     check_only: bool,
+    judging: Judging,
     runner: &dyn PerfRunner,
     opts: &ReproOptions,
     out: &mut dyn Write,
@@ -232,13 +268,20 @@ pub fn command(
     }
     let report_path = report::path(&opts.out_dir);
     crate::output::check_file("reproduction report", &report_path)?;
-    let (mut pass, mut total, mut failed) = (0usize, 0usize, Vec::new());
+    let mut claims: Vec<(&str, Claim)> = Vec::new();
+    let (mut failed, mut unjudged) = (Vec::new(), Vec::new());
     let (mut worst, mut broken) = (RunStatus::Ok, Vec::new());
     for e in &selected {
-        let o = run(e, runner, opts, err)?;
+        let o = if judging.sensitivity {
+            super::sensitivity::run_with_sensitivity(e, runner, opts, err)?
+        } else {
+            run(e, runner, opts, err)?
+        };
         if o.status != RunStatus::Ok {
             worst = worst.max(o.status);
             broken.push(e.id);
+        } else if !o.judged {
+            unjudged.push(e.id);
         }
         writeln!(out, "== {}: {} ({})", e.id, e.title, e.figure)?;
         if !o.evaluation.notes.is_empty() {
@@ -247,16 +290,17 @@ pub fn command(
         out.write_all(claims_table(e.id, &o.evaluation.claims).as_bytes())?;
         writeln!(out)?;
         writeln!(err, "rnic: wrote {}", opts.out_dir.join(e.id).display())?;
-        total += o.evaluation.claims.len();
-        pass += o.evaluation.claims.iter().filter(|c| c.pass).count();
         if !o.passed() {
             failed.push(e.id);
         }
+        let paper = super::paper_of(e.id).map_or("", |p| p.short);
+        claims.extend(o.evaluation.claims.into_iter().map(|c| (paper, c)));
     }
     let ran: Vec<&str> = selected.iter().map(|e| e.id).collect();
     report::write_report(&opts.out_dir, id, &ran)?;
     writeln!(err, "rnic: wrote {}", report_path.display())?;
-    writeln!(out, "{pass} of {total} claims pass")?;
+    out.write_all(headlines(&claims).as_bytes())?;
+    writeln!(out, "report: {}", report_path.display())?;
     if !broken.is_empty() {
         return Err(RunFailed {
             status: worst,
@@ -268,11 +312,39 @@ pub fn command(
         }
         .into());
     }
-    if failed.is_empty() {
-        Ok(())
-    } else {
-        anyhow::bail!("claims failed in {}", failed.join(", "))
+    if !unjudged.is_empty() {
+        anyhow::bail!(
+            "the evaluation failed in {}, so their claims were not judged (the `run` claim \
+             says why)",
+            unjudged.join(", ")
+        );
     }
+    if judging.strict && !failed.is_empty() {
+        anyhow::bail!("claims missed in {} (--strict)", failed.join(", "));
+    }
+    Ok(())
+}
+
+/// The headline of each paper that ran (`<paper>: N of M predictions pass; ...`), and of
+/// all of them when more than one ran.
+fn headlines(claims: &[(&str, Claim)]) -> String {
+    let mut papers: Vec<&str> = claims.iter().map(|(p, _)| *p).collect();
+    papers.dedup();
+    let of = |paper: Option<&str>| -> Vec<Claim> {
+        claims
+            .iter()
+            .filter(|(p, _)| paper.is_none_or(|want| *p == want))
+            .map(|(_, c)| c.clone())
+            .collect()
+    };
+    let mut s = String::new();
+    for p in &papers {
+        s.push_str(&format!("{p}: {}\n", headline(&of(Some(p)))));
+    }
+    if papers.len() > 1 {
+        s.push_str(&format!("total: {}\n", headline(&of(None))));
+    }
+    s
 }
 
 /// Runs `run` on every point on two worker threads (the machine the reproductions are sized

@@ -2,7 +2,7 @@
 //! WRITE and READ, and the abstract's 3.89 µs beyond 50k QPs.
 
 use super::{CACHE, LH_LATENCY_US};
-use crate::repro::claim::{claim, missing, pct, within, Claim, ClaimSource};
+use crate::repro::claim::{claim, missing, pct, within, Claim, ClaimKind, ClaimSource};
 use crate::repro::curve::{at, Curve};
 use crate::repro::{sweep_file, Evaluation, Experiment, Figure, Outputs};
 use std::fmt::Write as _;
@@ -22,38 +22,47 @@ pub const EXPERIMENT: Experiment = Experiment {
     claims: &[
         ClaimSource {
             id: "write-fcfs-steep",
+            kind: ClaimKind::Prediction,
             source: FCFS_STEEP,
         },
         ClaimSource {
             id: "write-nb-rtt",
+            kind: ClaimKind::Prediction,
             source: NB_RTT,
         },
         ClaimSource {
             id: "write-lh-flat",
+            kind: ClaimKind::Prediction,
             source: LH_FLAT,
         },
         ClaimSource {
             id: "write-lh-below",
+            kind: ClaimKind::Prediction,
             source: LH_BELOW,
         },
         ClaimSource {
             id: "write-lh-level",
+            kind: ClaimKind::Prediction,
             source: LH_LEVEL,
         },
         ClaimSource {
             id: "read-fcfs-steep",
+            kind: ClaimKind::Prediction,
             source: FCFS_STEEP,
         },
         ClaimSource {
             id: "read-nb-rtt",
+            kind: ClaimKind::Prediction,
             source: NB_RTT,
         },
         ClaimSource {
             id: "read-lh-flat",
+            kind: ClaimKind::Prediction,
             source: LH_FLAT,
         },
         ClaimSource {
             id: "read-lh-below",
+            kind: ClaimKind::Prediction,
             source: LH_BELOW,
         },
     ],

@@ -4,7 +4,7 @@
 use super::ooocap::{formula2_claim, FORMULA2_SOURCE};
 use super::CSRNA_ONCHIP_BYTES;
 use crate::model::nic::csrna::onchip;
-use crate::repro::claim::{claim, pct, within, ClaimSource};
+use crate::repro::claim::{claim, pct, within, ClaimKind, ClaimSource};
 use crate::repro::{Evaluation, Experiment, Figure, Outputs};
 use std::fmt::Write as _;
 
@@ -18,6 +18,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     claims: &[
         ClaimSource {
             id: "csrna-1.4MB",
+            kind: ClaimKind::Calculation,
             source: "§5.1, Table 1: csRNA uses 1.4 MB of on-chip memory for 128K QPs; §5.2: \
                 a 300-entry QPC cache and an SQ address table of 128K entries; §4.7: 10 B per \
                 QP in that table and Formula 2 for the pending structures. ±10 % is rnic's \
@@ -25,12 +26,14 @@ pub const EXPERIMENT: Experiment = Experiment {
         },
         ClaimSource {
             id: "less-than-cx5",
+            kind: ClaimKind::Calculation,
             source: "§5.1, Table 1 and §5.2: \"despite maintaining more active connections, \
                 csRNA occupies less memory footprint\": as many QPs as ConnectX-5 (128K) in \
                 less on-chip memory than its 2 MB.",
         },
         ClaimSource {
             id: "formula2",
+            kind: ClaimKind::Calculation,
             source: FORMULA2_SOURCE,
         },
     ],

@@ -2,7 +2,7 @@
 //! on-chip memory that capacity costs.
 
 use crate::model::nic::csrna::onchip;
-use crate::repro::claim::{claim, missing, pct, within, Claim, ClaimSource};
+use crate::repro::claim::{claim, missing, pct, within, Claim, ClaimKind, ClaimSource};
 use crate::repro::curve::{at, curve, max_point, Curve};
 use crate::repro::{sweep_file, Evaluation, Experiment, Figure, Outputs};
 use crate::sweep::value_text;
@@ -17,6 +17,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     claims: &[
         ClaimSource {
             id: "monotone",
+            kind: ClaimKind::Prediction,
             source: "§5.3 and Fig. 8a: the message rate \"increases as the out-of-order \
                 capacity grows, while still maintaining a substantial number of \
                 connections\". Checked at the sweep's largest QP count. Ours: no step down by \
@@ -25,12 +26,14 @@ pub const EXPERIMENT: Experiment = Experiment {
         },
         ClaimSource {
             id: "cap16-peak",
+            kind: ClaimKind::Prediction,
             source: "§5.3 and Fig. 8a: \"when the out-of-order capacity is 16, csRNA can \
                 achieve peak performance during connection scaling\". Ours: within 5 % of \
                 the best rate of any capacity at any QP count.",
         },
         ClaimSource {
             id: "formula2",
+            kind: ClaimKind::Calculation,
             source: FORMULA2_SOURCE,
         },
     ],

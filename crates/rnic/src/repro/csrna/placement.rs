@@ -1,7 +1,7 @@
 //! csrna-placement (Fig. 9a-e): QPCs in on-board DDR vs host memory, message rate vs QPs by
 //! message size, and where the placement matters.
 
-use crate::repro::claim::{claim, missing, within, Claim, ClaimSource};
+use crate::repro::claim::{claim, missing, within, Claim, ClaimKind, ClaimSource};
 use crate::repro::curve::curve;
 use crate::repro::{sweep_file, Evaluation, Experiment, Figure, Outputs};
 use crate::sweep::value_text;
@@ -16,6 +16,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     claims: &[
         ClaimSource {
             id: "small",
+            kind: ClaimKind::Prediction,
             source: "§5.3 and Fig. 9a-e: \"when the message size is small (below 64 bytes), \
                 QPC placement has little effect on performance\", packet processing being the \
                 bottleneck. The paper gives no magnitude. Ours: the DDR/host ratio within 5 % \
@@ -23,6 +24,7 @@ pub const EXPERIMENT: Experiment = Experiment {
         },
         ClaimSource {
             id: "mid",
+            kind: ClaimKind::Prediction,
             source: "§4.6, §5.3 and Fig. 9: as messages grow the bottleneck shifts to PCIe \
                 bandwidth, which host-memory QPCs consume and on-board ones do not. Ours: the \
                 largest ratio at a size above 64 B and below the largest, above 1.05, where \
@@ -30,6 +32,7 @@ pub const EXPERIMENT: Experiment = Experiment {
         },
         ClaimSource {
             id: "large",
+            kind: ClaimKind::Prediction,
             source: "§5.3 and Fig. 9c-e: \"as message sizes continue to increase, the impact \
                 of QPC placement on RNIC message rates decreases\", because QPC access is per \
                 message. The largest size's ratio below the mid-size peak.",

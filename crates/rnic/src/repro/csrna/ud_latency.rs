@@ -3,7 +3,7 @@
 //! cache, higher once they exceed it, each message then paying its QPC misses.
 
 use super::CACHE;
-use crate::repro::claim::{claim, missing, Claim, ClaimSource};
+use crate::repro::claim::{claim, missing, Claim, ClaimKind, ClaimSource};
 use crate::repro::curve::Curve;
 use crate::repro::{sweep_file, Evaluation, Experiment, Figure, Outputs};
 
@@ -16,6 +16,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     runs_flows: false,
     claims: &[ClaimSource {
         id: "ud-rise",
+        kind: ClaimKind::Prediction,
         source: UD_RISE,
     }],
     evaluate: evaluate_ud_latency,

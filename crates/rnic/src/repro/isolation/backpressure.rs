@@ -3,7 +3,7 @@
 //! backpressure then pauses WQE reads for every QP; isolated backpressure parks only that
 //! tenant.
 
-use crate::repro::claim::{claim, missing, ClaimSource};
+use crate::repro::claim::{claim, missing, ClaimKind, ClaimSource};
 use crate::repro::{Evaluation, Experiment, Outputs};
 use std::fmt::Write as _;
 
@@ -22,6 +22,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     claims: &[
         ClaimSource {
             id: "coupled-stalls-all",
+            kind: ClaimKind::Prediction,
             source: "Isolated backpressure slide: \"any full queue will prevent \
                 wqe_read_schedule from scheduling\". Ours: under v2 with \
                 nic.iso_backpressure = coupled, the scheduler pauses for the slow tenant's \
@@ -30,6 +31,7 @@ pub const EXPERIMENT: Experiment = Experiment {
         },
         ClaimSource {
             id: "isolated-confined",
+            kind: ClaimKind::Prediction,
             source: "Isolated backpressure slide: \"a BS QP is eligible only when its state \
                 is eligible, and its corresponding BS_queue is not full\". Ours: under v2 the \
                 scheduler never pauses for a full FIFO, the slow tenant's QP is parked, and \

@@ -2,7 +2,7 @@
 //! with messages twice as long; round robin (of messages under run to completion, of
 //! packets under slicing) gives it twice the bandwidth, adaptive WRR equalises them.
 
-use crate::repro::claim::{claim, missing, ClaimSource};
+use crate::repro::claim::{claim, missing, ClaimKind, ClaimSource};
 use crate::repro::{Evaluation, Experiment, Outputs};
 use std::fmt::Write as _;
 
@@ -19,6 +19,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     claims: &[
         ClaimSource {
             id: "rr-follows-pmtu",
+            kind: ClaimKind::Structural,
             source: "Adaptive WRR slide: \"BS tenant with a larger PMTU value can get more \
                 bandwidth\" (message segmented into packets by PMTU), which with round robin \
                 over packets means about twice for 2 KB vs 1 KB. Ours: under v2 with nic.iso_bs_arbiter = round_robin (one \
@@ -30,15 +31,20 @@ pub const EXPERIMENT: Experiment = Experiment {
                 two tenants' message rates together, so both gave equal bandwidth whatever \
                 the PMTU (1.00, measured); with the 2 KB tenant's messages twice as long, \
                 every round robin, of messages or of packets, gives it twice the bandwidth, \
-                as the paper's is unfair.",
+                as the paper's is unfair. \
+                     Structural: round robin over packets gives each backlogged tenant one packet \
+                     per turn, so the bytes follow the PMTU by construction.",
         },
         ClaimSource {
             id: "wrr-equal",
+            kind: ClaimKind::Structural,
             source: "BS-BS results: \"the adaptive WRR can solve the unfairness caused by \
                 packet size\" (weights 4 and 2 for PMTU 1 KB and 2 KB). Ours, in the setup of \
                 rr-follows-pmtu: under v2 the two goodputs within 10 % of each other, while \
                 round robin in the same setup is not (baseline and v1, where run, outside \
-                0.9 to 1.1), so that the claim fails for an arbiter that equalises nothing.",
+                0.9 to 1.1), so that the claim fails for an arbiter that equalises nothing. \
+                     Structural: weights of 4 and 2 packets per turn give both backlogged tenants 4 \
+                     KB per turn by construction.",
         },
     ],
     evaluate: |o: &Outputs| eval_bs_bs(&super::plan_of(o, BsBsPlan::full, BsBsPlan::none)),

@@ -9,7 +9,7 @@
 //! BS WQE starts. Isolated backpressure (v2) parks only the full tenant's QPs.
 
 use crate::config::Config;
-use crate::repro::claim::{claim, missing, Claim, ClaimSource};
+use crate::repro::claim::{claim, missing, Claim, ClaimKind, ClaimSource};
 use crate::repro::curve::Curve;
 use crate::repro::{Evaluation, Experiment, Figure, Outputs};
 use std::fmt::Write as _;
@@ -29,6 +29,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     claims: &[
         ClaimSource {
             id: "v1-regime",
+            kind: ClaimKind::Prediction,
             source: "Beyond the paper. Its sentence (\"the optimized-v1 can well isolate LS \
                 and BS tenants irrespective of the number of BS tenants and the message \
                 size\") read end to end: the LS tenant's P99 latency from post to \
@@ -41,6 +42,7 @@ pub const EXPERIMENT: Experiment = Experiment {
         },
         ClaimSource {
             id: "v2-any-depth",
+            kind: ClaimKind::Prediction,
             source: "Beyond the paper. Isolated backpressure (\"a BS QP is eligible only when \
                 its state is eligible, and its corresponding BS_queue is not full\") leaves \
                 the LS tenant's WQE reads alone whatever the BS tenants keep posted. Ours: \

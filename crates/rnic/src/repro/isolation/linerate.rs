@@ -2,7 +2,7 @@
 
 use crate::config::Config;
 use crate::model::ModelParams;
-use crate::repro::claim::{claim, missing, pct, ClaimSource};
+use crate::repro::claim::{claim, missing, pct, ClaimKind, ClaimSource};
 use crate::repro::{Evaluation, Experiment, Outputs};
 use std::fmt::Write as _;
 
@@ -18,6 +18,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     runs_flows: true,
     claims: &[ClaimSource {
         id: "line-rate",
+        kind: ClaimKind::Prediction,
         source: "Overheads: \"Can the bandwidth-sensitive tenant still achieve a 100Gbps \
             line rate? Yes\". Ours: a lone BS tenant of 1 MB WRITEs at PMTU 1 KB reaches at \
             least 95 % of the header-limited rate (the payload share of the wire's bytes at \

@@ -9,7 +9,7 @@ use crate::model::workload::{PerfSpec, PerfTest};
 use std::fmt::Write as _;
 
 use super::PROFILE;
-use crate::repro::claim::{claim, missing, ClaimSource};
+use crate::repro::claim::{claim, missing, ClaimKind, ClaimSource};
 use crate::repro::{Evaluation, Experiment, Figure, Outputs};
 
 /// ornic-acks.
@@ -22,19 +22,27 @@ pub const EXPERIMENT: Experiment = Experiment {
     claims: &[
         ClaimSource {
             id: "mp-rdma-per-packet",
+            kind: ClaimKind::Structural,
             source: "Sec. 3.5: for MP-RDMA \"the number of ACK packets is equal to the number \
-                     of RDMA data packets\". Exact, without loss.",
+                     of RDMA data packets\". Exact, without loss. \
+                     Structural: the MP-RDMA arm acknowledges every packet by construction.",
         },
         ClaimSource {
             id: "ornic-one-per-wqe",
+            kind: ClaimKind::Structural,
             source: "Sec. 3.5: ORNIC's ACKs \"can be as low as one ACK for each WQE\". Exactly \
-                     one per WQE once the scheduler's turn outlasts the WQE.",
+                     one per WQE once the scheduler's turn outlasts the WQE. \
+                     Structural: the register-scheduler sends a QP's ACK once per turn, so a turn \
+                     longer than the WQE sends one.",
         },
         ClaimSource {
             id: "ornic-adapts",
+            kind: ClaimKind::Structural,
             source: "Sec. 3.5: ORNIC \"is able to adaptively adjust the number of ACK packets \
                      sent\". rnic's reading: ACKs per WQE never rise as the turn grows, and the \
-                     shortest turn (one packet time) sends at least 10x as many as the longest.",
+                     shortest turn (one packet time) sends at least 10x as many as the longest. \
+                     Structural: one ACK per turn, so ACKs per WQE follow the WQE's time over the \
+                     turn.",
         },
     ],
     evaluate: |_: &Outputs| eval_acks(&AcksPlan::full()),

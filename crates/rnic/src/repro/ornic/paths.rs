@@ -9,7 +9,7 @@
 //! sprayed arms here, not a claim (the sequential scenario of Fig. 11a is
 //! `ornic-vs-gbn/gbn-in-order`, on the emulator's single link).
 
-use crate::repro::claim::{claim, missing, ClaimSource};
+use crate::repro::claim::{claim, missing, ClaimKind, ClaimSource};
 use crate::repro::curve::{at, Curve};
 use crate::repro::{sweep_file, Evaluation, Experiment, Figure, Outputs};
 use std::fmt::Write as _;
@@ -34,6 +34,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     claims: &[
         ClaimSource {
             id: "gbn-sprayed",
+            kind: ClaimKind::Prediction,
             source: "Sec. 4.1, Fig. 11b, applied to the paper's multipath setting (four paths \
                      20 µs apart: the MDD its OTD of 64 is sized for) instead of its emulator: \
                      go-back-N \"dropped below 1 Gbps\". Below 1 Gb/s at every WQE size, for \
@@ -41,6 +42,7 @@ pub const EXPERIMENT: Experiment = Experiment {
         },
         ClaimSource {
             id: "ornic-sprayed",
+            kind: ClaimKind::Prediction,
             source: "Sec. 4.1, Fig. 11, applied to the paper's multipath setting: \"ORNIC's \
                      performance remained largely unaffected\". rnic's reading: ORNIC sprayed \
                      (round robin and random) reaches at least 90 % of ORNIC in order over the \

@@ -8,7 +8,7 @@ use rnic_transport::ooo::sizing::Sizing;
 use std::fmt::Write as _;
 
 use super::PROFILE;
-use crate::repro::claim::{claim, within, ClaimSource};
+use crate::repro::claim::{claim, within, ClaimKind, ClaimSource};
 use crate::repro::{Evaluation, Experiment, Outputs};
 
 /// ornic-sizing.
@@ -21,28 +21,33 @@ pub const EXPERIMENT: Experiment = Experiment {
     claims: &[
         ClaimSource {
             id: "otd",
+            kind: ClaimKind::Calculation,
             source: "Sec. 3.3, Eq. 3: OTD = MDD x B / packet length, 64 for 100 Gb/s, 4096 B \
                      and 20 us. The exact quotient must be within 10 % of 64 and the register \
                      value 64.",
         },
         ClaimSource {
             id: "bdp-window",
+            kind: ClaimKind::Calculation,
             source: "Sec. 3.4, Eq. 5: BDP window = B x RTT / packet length, \"about 256\" at \
                      90 us. The exact quotient must be within 10 % of 256 and the register \
                      value 256.",
         },
         ClaimSource {
             id: "bitmap-width",
+            kind: ClaimKind::Calculation,
             source: "Sec. 3.4, Eq. 6: bitmap width = OTD + BDP window = 320, 320 / 16 = 20 \
                      block nodes per QP. Exact.",
         },
         ClaimSource {
             id: "pool-bits",
+            kind: ClaimKind::Calculation,
             source: "Sec. 3.4: 2048 x 2 = 4096 pool blocks of 16 bits = 65,536 bits, 12-bit \
                      block ids. Exact.",
         },
         ClaimSource {
             id: "node-array-bits",
+            kind: ClaimKind::Calculation,
             source: "Sec. 3.4: 20 x (12 + 1 + 1) = 280 bits per QP, 573,440 bits for 2048 \
                      QPs. Exact.",
         },

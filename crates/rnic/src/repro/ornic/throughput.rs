@@ -5,7 +5,7 @@
 //! from its cached start); in the timed model its responses leave without waiting for the
 //! responder's host-memory read, a simplification.
 
-use crate::repro::claim::{claim, missing, ClaimSource};
+use crate::repro::claim::{claim, missing, ClaimKind, ClaimSource};
 use crate::repro::{sweep_file, Evaluation, Experiment, Figure, Outputs};
 use std::fmt::Write as _;
 
@@ -27,12 +27,14 @@ pub const EXPERIMENT: Experiment = Experiment {
     claims: &[
         ClaimSource {
             id: "write-95-from-64mb",
+            kind: ClaimKind::Prediction,
             source: "Sec. 4.1, Fig. 10: \"when WQE size exceeded 64MB, ORNIC's RDMA throughput \
                      approached 95 Gbps\". rnic's reading: OOO WRITE within 5 % of 95 Gb/s \
                      (90.25 to 99.75) at every WQE size from 64 MB to 256 MB.",
         },
         ClaimSource {
             id: "read-below-write",
+            kind: ClaimKind::Prediction,
             source: "Sec. 4.1: \"the RDMA performance of READ is slightly lower than that of \
                      WRITE\" (a READ's CQE waits for its last payload to reach host memory). \
                      rnic's reading: OOO READ below OOO WRITE at every WQE size, and at least \

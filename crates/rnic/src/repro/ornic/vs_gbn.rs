@@ -5,7 +5,7 @@
 //! was less than 64"). Both arms run on the same single link; they differ only in the
 //! reordering. The multipath variant (four sprayed paths) is [`super::paths`].
 
-use crate::repro::claim::{claim, missing, ClaimSource};
+use crate::repro::claim::{claim, missing, ClaimKind, ClaimSource};
 use crate::repro::curve::{at, Curve};
 use crate::repro::isolation::header_limited_gbps;
 use crate::repro::{sweep_file, Evaluation, Experiment, Figure, Outputs};
@@ -36,12 +36,14 @@ pub const EXPERIMENT: Experiment = Experiment {
     claims: &[
         ClaimSource {
             id: "gbn-in-order",
+            kind: ClaimKind::Prediction,
             source: "Fig. 11a: in the sequential scenario the NICs run near the line rate. \
                      rnic's reading: go-back-N reaches at least 90 % of the header-limited \
                      rate at every WQE size (1, 4, 16 MB).",
         },
         ClaimSource {
             id: "gbn-reordered",
+            kind: ClaimKind::Prediction,
             source: "Sec. 4.1, Fig. 11b: with packets \"disordered by the network emulator, \
                      which OOO distance was less than 64\", \"the performance of ERNIC and \
                      Mellanox CX-5 dropped below 1 Gbps\". Below 1 Gb/s at every WQE size \
@@ -52,6 +54,7 @@ pub const EXPERIMENT: Experiment = Experiment {
         },
         ClaimSource {
             id: "ornic-reordered",
+            kind: ClaimKind::Prediction,
             source: "Sec. 4.1, Fig. 11: under the same reordering \"ORNIC's performance \
                      remained largely unaffected\". rnic's reading: ORNIC through the emulator \
                      reaches at least 90 % of ORNIC in order on the same link at every WQE \

@@ -2,7 +2,7 @@
 //! latency vs QPs without prefetching and with the software trigger (post_send's prefetch
 //! register).
 
-use crate::repro::claim::{claim, missing, pct, Claim, ClaimSource};
+use crate::repro::claim::{claim, missing, pct, Claim, ClaimKind, ClaimSource};
 use crate::repro::curve::{at, Curve};
 use crate::repro::{sweep_file, Evaluation, Experiment, Figure, Outputs};
 
@@ -23,6 +23,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     claims: &[
         ClaimSource {
             id: "flat",
+            kind: ClaimKind::Prediction,
             source: "§IV-C and Fig. 6: \"when the number of QPs ranges from 4 to 64, no cache \
                 miss occurred, resulting in a latency of approximately 2.4 microseconds, \
                 regardless of whether prefetching was used\". The level depends on the \
@@ -30,6 +31,7 @@ pub const EXPERIMENT: Experiment = Experiment {
         },
         ClaimSource {
             id: "rise",
+            kind: ClaimKind::Prediction,
             source: "§IV-C and Fig. 6: \"when the number of QPs increased to 128 or more, cache \
                 misses caused the latency to rise to around 2.9 microseconds\" (+21 %). rnic \
                 reads the rise as at least 10 % above the 64-QP level at 128 and 256 QPs, \
@@ -39,6 +41,7 @@ pub const EXPERIMENT: Experiment = Experiment {
         },
         ClaimSource {
             id: "sw-removes",
+            kind: ClaimKind::Prediction,
             source: "§IV-C and Fig. 6: \"software prefetching significantly reduces this \
                 increase in latency\"; the paper's figure shows most of it removed. rnic reads \
                 \"most\" as more than half of the rise at 128 QPs. The prefetch register is \

@@ -1,7 +1,7 @@
 //! prefetch-memory (Fig. 5): message rate vs memory regions (MPT and MTT caches of 256
 //! entries): csRNA, which manages only the QPC, against chain prefetching.
 
-use crate::repro::claim::{claim, missing, pct, Claim, ClaimSource};
+use crate::repro::claim::{claim, missing, pct, Claim, ClaimKind, ClaimSource};
 use crate::repro::curve::{at, Curve};
 use crate::repro::{sweep_file, Evaluation, Experiment, Figure, Outputs};
 
@@ -28,6 +28,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     claims: &[
         ClaimSource {
             id: "csrna-falls",
+            kind: ClaimKind::Prediction,
             source: "§IV-B and Fig. 5: MPT and MTT caches of 256 items; \"when the number of \
                 memory regions exceeds 256, csRNA's throughput drops significantly from 70 \
                 Mop/s to about 40 Mop/s\". rnic reads \"from about 70 to about 40\" (57 %) as \
@@ -41,6 +42,7 @@ pub const EXPERIMENT: Experiment = Experiment {
         },
         ClaimSource {
             id: "prefetch-flat",
+            kind: ClaimKind::Prediction,
             source: "§IV-B and Fig. 5: \"our prefetching-based approach is unaffected by the \
                 number of memory regions\". rnic reads \"unaffected\" as at 4,096 MRs at least \
                 90 % of its rate with one MR. It missed (84 %) while a visit took 8 x 64 B \

@@ -2,7 +2,7 @@
 //! prefetching, beside rnic's baseline (demand fetch, FCFS QPC manager) where the paper
 //! shows a commodity NIC.
 
-use crate::repro::claim::{claim, missing, pct, Claim, ClaimSource};
+use crate::repro::claim::{claim, missing, pct, Claim, ClaimKind, ClaimSource};
 use crate::repro::curve::{at, max_point, Curve};
 use crate::repro::{sweep_file, Evaluation, Experiment, Figure, Outputs};
 
@@ -21,6 +21,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     runs_flows: false,
     claims: &[ClaimSource {
         id: "flat",
+        kind: ClaimKind::Prediction,
         source: "§IV-A and Fig. 3: each QP sends 50 messages of 64 B; \"our platform \
             maintains a stable throughput at the peak value under large-scale QPs\", up to \
             16,384. The paper states no tolerance: rnic reads \"at the peak\" as at least \

@@ -10,7 +10,7 @@
 //! and the visit's length at the measured peak are printed beside it as a diagnosis only.
 
 use crate::model::config::Config;
-use crate::repro::claim::{claim, missing, pct, Claim, ClaimSource};
+use crate::repro::claim::{claim, missing, pct, Claim, ClaimKind, ClaimSource};
 use crate::repro::curve::{at, max_point, Curve};
 use crate::repro::{sweep_file, Evaluation, Experiment, Figure, Outputs};
 use std::fmt::Write as _;
@@ -36,6 +36,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     claims: &[
         ClaimSource {
             id: "window0-low",
+            kind: ClaimKind::Prediction,
             source: "§IV-A and Fig. 4: \"in the absence of prefetching, i.e. the window size is \
                 set to zero, the message rate of the RNIC is about 35 Mop/s, which is only half \
                 of the peak value\". rnic reads \"about half\" as 35 to 65 % of the sweep's \
@@ -46,6 +47,7 @@ pub const EXPERIMENT: Experiment = Experiment {
         },
         ClaimSource {
             id: "rises",
+            kind: ClaimKind::Prediction,
             source: "§IV-A and Fig. 4: \"with the window size expands from zero to 7, the \
                 message rate increases continuously\". rnic: no step down by more than 3 % \
                 before the knee (the first window at 95 % of the highest rate), and a knee \
@@ -53,6 +55,7 @@ pub const EXPERIMENT: Experiment = Experiment {
         },
         ClaimSource {
             id: "formula",
+            kind: ClaimKind::Prediction,
             source: "§III-A: the window must satisfy chunk_size / BW x wnd >= n x delay_fetch, \
                 and \"should be as small as possible under the premise of meeting the \
                 condition\"; Fig. 4 reaches the peak from window 7. rnic evaluates the \

@@ -3,7 +3,7 @@
 //! about 35 times standard RDMA at 512 B and beats the large-QD framework from 256 B up at
 //! every size but 8 KB, where the paper's framework performed better (its own claim).
 
-use crate::repro::claim::{claim, missing, within, Claim, ClaimSource};
+use crate::repro::claim::{claim, missing, within, Claim, ClaimKind, ClaimSource};
 use crate::repro::curve::{at, Curve};
 use crate::repro::figure::Figure;
 use crate::repro::{Evaluation, Experiment, Outputs};
@@ -26,6 +26,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     claims: &[
         ClaimSource {
             id: "x35-at-512",
+            kind: ClaimKind::Calibration,
             source: "Abstract and §5.3: \"for data transfer of 512-byte messages, the RDMA \
                 WAN accelerator has about 35 times performance improvement compared with \
                 standard RDMA\". ±10 %. The accelerator's time per frame (a software DPDK \
@@ -34,6 +35,7 @@ pub const EXPERIMENT: Experiment = Experiment {
         },
         ClaimSource {
             id: "beats-apn",
+            kind: ClaimKind::Prediction,
             source: "§5.3 and Fig. 6: \"the RDMA WAN accelerator starts to improve network \
                 throughput for smaller message sizes, i.e., 256 bytes, and in almost all \
                 message sizes except 8192 bytes, the RDMA WAN accelerator performed \
@@ -43,6 +45,7 @@ pub const EXPERIMENT: Experiment = Experiment {
         },
         ClaimSource {
             id: "apn-wins-8k",
+            kind: ClaimKind::Prediction,
             source: "§5.3 and Fig. 6: \"in almost all message sizes except 8192 bytes, the \
                 RDMA WAN accelerator performed better\": at 8192 B the large-QD framework's \
                 throughput is at least the accelerator's. The paper gives no number and no \

@@ -1,7 +1,7 @@
 //! wan-apn (Fig. 4): the large-queue-depth framework (QD 16,384, tx depth 2048) raises
 //! WRITE throughput over 500 µs one way far above standard RDMA at every size.
 
-use crate::repro::claim::{claim, missing, ClaimSource};
+use crate::repro::claim::{claim, missing, ClaimKind, ClaimSource};
 use crate::repro::curve::at;
 use crate::repro::figure::Figure;
 use crate::repro::{Evaluation, Experiment, Outputs};
@@ -21,6 +21,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     runs_flows: true,
     claims: &[ClaimSource {
         id: "far-above",
+        kind: ClaimKind::Prediction,
         source: "§4.2 and Fig. 4: with the QD of the ConnectX-6 Dx set to 16,384, perftest's \
             tx depth 2048 and 500 µs added one way, \"the overall performance of RDMA for \
             long-distance communication can be increased more than with standard RDMA\" (the \

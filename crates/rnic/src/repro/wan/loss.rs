@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use crate::repro::claim::{claim, missing, ClaimSource};
+use crate::repro::claim::{claim, missing, ClaimKind, ClaimSource};
 use crate::repro::figure::Figure;
 use crate::repro::{Evaluation, Experiment, Outputs};
 
@@ -20,6 +20,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     runs_flows: true,
     claims: &[ClaimSource {
         id: "no-data-lost",
+        kind: ClaimKind::Structural,
         source: "Beyond the paper (its accelerator keeps RC's reliability by design, §5.1 \
             and §5.2, but it measures no loss). Ours: 4 KB WRITEs through the accelerator \
             at 100 km with 0.01 %, 0.1 % and 1 % of frames lost on the long link in each \
@@ -27,7 +28,9 @@ pub const EXPERIMENT: Experiment = Experiment {
             retransmits (the accelerator repairs every loss from its buffer) and the \
             accelerator did resend at the highest loss rate. Throughput is reported \
             twice: perftest's (Local's, paced by pseudo-ACKs) and delivered (bytes verified \
-            at Remote over the whole run, until the accelerator's buffer is empty).",
+            at Remote over the whole run, until the accelerator's buffer is empty). \
+                 Structural: the accelerator's buffer and resending are the model's \
+                 construction; the claim checks that the implementation keeps them.",
     }],
     evaluate: |o: &Outputs| eval_loss(&super::plan_of(o, LossPlan::full, LossPlan::none)),
 };

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use crate::calc::{queue_depth, rtt_us, QdInput, FIBRE_US_PER_KM};
 use crate::config::Config;
-use crate::repro::claim::{claim, missing, within, ClaimSource};
+use crate::repro::claim::{claim, missing, within, ClaimKind, ClaimSource};
 use crate::repro::figure::Figure;
 use crate::repro::{Evaluation, Experiment, Outputs};
 
@@ -30,12 +30,14 @@ pub const EXPERIMENT: Experiment = Experiment {
     claims: &[
         ClaimSource {
             id: "formula",
+            kind: ClaimKind::Calculation,
             source: "§4.1: \"For 100 km, an ideal QD is about 2991 when the total frame size \
                 is 4178\" at 100 Gbit/s, QD = bandwidth × RTT / frame size, RTT 1 ms for \
                 100 km (5 µs/km one way). Checked on `rnic calc qd` within ±1 %.",
         },
         ClaimSource {
             id: "knee",
+            kind: ClaimKind::Prediction,
             source: "§4.1: the formula gives the QD that sends \"without stalling\". Ours: at \
                 100 km (WRITEs of 64 KB, tx depth 2048 so the packet window is the only \
                 limit), the smallest swept QD whose goodput reaches 95 % of the \

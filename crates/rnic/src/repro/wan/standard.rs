@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::repro::claim::{claim, missing, within, ClaimSource};
+use crate::repro::claim::{claim, missing, within, ClaimKind, ClaimSource};
 use crate::repro::figure::Figure;
 use crate::repro::{Evaluation, Experiment, Outputs};
 
@@ -22,6 +22,7 @@ pub const EXPERIMENT: Experiment = Experiment {
     claims: &[
         ClaimSource {
             id: "10km",
+            kind: ClaimKind::Calibration,
             source: "§2.2 and Fig. 3: \"For 10-km communication, network throughput dropped \
                 to 25.0 Gbit/s\" (perftest ib_write_bw defaults, 100 Gbit/s line). ±10 % is \
                 rnic's tolerance for a number the paper states. The queue depth of the \
@@ -30,11 +31,13 @@ pub const EXPERIMENT: Experiment = Experiment {
         },
         ClaimSource {
             id: "100km",
+            kind: ClaimKind::Calibration,
             source: "§2.2 and Fig. 3: \"the throughput decreased to 3.0 Gbit/s at 100 km\". \
                 ±10 %; calibration point (see 10km).",
         },
         ClaimSource {
             id: "1000km",
+            kind: ClaimKind::Calibration,
             source: "§2.2 and Fig. 3: \"performance degradation to 0.3 Gbit/s for 1000-km \
                 communication\". ±10 %; calibration point (see 10km).",
         },
