@@ -380,7 +380,7 @@ pub fn eval_ls_bs(plan: &LsBsPlan) -> anyhow::Result<Evaluation> {
             "ls-latency-by-size",
             "LS latency p99 (half round trip) beside one BS tenant",
             "BS message size (bytes)",
-            "LS latency p99 (us)",
+            "LS latency p99 (µs)",
             series(true, &|r: &PointResult| r.ls_lat_us.1),
             true,
         ),
