@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what the test suite needs beyond cargo: tshark (independent RoCEv2 dissector) and
-# scapy (independent ICRC computation). Idempotent: does nothing when both are present.
+# Installs what the test suite needs beyond cargo: tshark (independent RoCEv2 dissector),
+# scapy (independent ICRC computation) and mdbook (builds the book in docs/book/).
+# Idempotent: does nothing when all three are present.
 set -euo pipefail
 
 SUDO=""
@@ -19,5 +20,20 @@ if ! python3 -c "import scapy.contrib.roce" >/dev/null 2>&1; then
   python3 -m pip install --quiet --disable-pip-version-check scapy
 fi
 
+# mdbook: the distribution's package when it has one, else built from crates.io at a pinned
+# version (without its `serve`/`watch` features, which the build does not need; about
+# 2 minutes on two quiet cores, once: cargo keeps it in ~/.cargo/bin).
+MDBOOK_VERSION=0.5.4
+if ! command -v mdbook >/dev/null 2>&1; then
+  if apt-cache policy mdbook 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+    echo "install-test-deps: installing mdbook (Debian package)"
+    $SUDO apt-get install -y -qq mdbook >/dev/null
+  else
+    echo "install-test-deps: building mdbook $MDBOOK_VERSION (crates.io)"
+    cargo install mdbook --locked --version "$MDBOOK_VERSION" --no-default-features --features search --quiet
+  fi
+fi
+
 tshark --version | head -n 1
 python3 -c "import scapy; print('scapy', scapy.VERSION)"
+mdbook --version

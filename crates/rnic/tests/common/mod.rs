@@ -53,3 +53,32 @@ pub fn fat_server_link_topology(tag: &str) -> (std::path::PathBuf, String) {
     let arg = format!("net.topology={}", topo.display());
     (dir, arg)
 }
+
+/// The repository's root, resolved (the docs tests compare paths under it).
+pub fn repo_root() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("repository root")
+}
+
+/// README.md and every Markdown file under `dir` (relative to the root), sorted; mdBook's
+/// build output, `docs/book/book/`, is not documentation.
+pub fn readme_and_markdown_under(root: &Path, dir: &str) -> Vec<std::path::PathBuf> {
+    let mut files = vec![root.join("README.md")];
+    let mut dirs = vec![root.join(dir)];
+    while let Some(d) = dirs.pop() {
+        for entry in std::fs::read_dir(&d).expect("read a docs folder").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                if path != root.join("docs/book/book") {
+                    dirs.push(path);
+                }
+            } else if path.extension().is_some_and(|e| e == "md") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
