@@ -33,6 +33,7 @@ pub mod nic;
 pub mod oracle;
 pub mod params;
 mod per_qp;
+pub mod quantity;
 pub mod result;
 pub mod run;
 pub mod size_mix;

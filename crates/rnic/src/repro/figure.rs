@@ -4,86 +4,143 @@
 //! shows is what was checked; these helpers keep that to one call per figure.
 
 use super::curve::Curve;
-use crate::sweep::plot::{self, PlotData, Series};
+use crate::sweep::plot::table::TableData;
+use crate::sweep::plot::{self, PlotData, Scale, Series};
+use rnic_model::quantity::Quantity;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-/// One figure: a plot written as `<stem>.png` and `<stem>.svg`.
+/// One figure: a plot or a table, written as `<stem>.png` and `<stem>.svg`.
 #[derive(Debug, Clone)]
 pub struct Figure {
     pub stem: String,
-    pub plot: PlotData,
+    pub content: Content,
+}
+
+/// What a figure draws.
+#[derive(Debug, Clone)]
+pub enum Content {
+    Plot(PlotData),
+    /// A table of numbers, for experiments that compute rather than run.
+    Table(TableData),
 }
 
 impl Figure {
-    /// A line plot: one series per `(label, curve)`, linear y, log x when `x_log`.
+    /// A line plot: one series per `(label, curve)`. Axes are quantities (a
+    /// [`Quantity::of_metric`] or [`Quantity::of_axis`] entry, or a "name (unit)" label).
+    /// `x_log` declares the log x axis of the paper's figure; without it, and for y, the
+    /// data decides ([`Scale::Auto`]); [`Figure::y_log`] declares a log y axis.
     pub fn line(
         stem: impl Into<String>,
         title: &str,
-        x_label: &str,
-        y_label: &str,
+        x: impl Into<Quantity>,
+        y: impl Into<Quantity>,
         series: Vec<(String, Curve)>,
         x_log: bool,
     ) -> Figure {
         Figure {
             stem: stem.into(),
-            plot: PlotData {
+            content: Content::Plot(PlotData {
                 title: title.to_string(),
-                x_label: x_label.to_string(),
-                y_label: y_label.to_string(),
+                subtitle: None,
+                x: x.into(),
+                y: y.into(),
                 series: series
                     .into_iter()
                     .map(|(label, points)| Series { label, points })
                     .collect(),
-                x_log,
-                y_log: false,
+                x_scale: if x_log { Scale::Log } else { Scale::Auto },
+                y_scale: Scale::Auto,
                 x_categories: None,
-            },
+            }),
         }
     }
 
-    /// One series over named x positions (a table drawn as a plot, e.g. one value per RNIC).
+    /// The paper's figure has a log y axis.
+    pub fn y_log(mut self) -> Figure {
+        if let Content::Plot(p) = &mut self.content {
+            p.y_scale = Scale::Log;
+        }
+        self
+    }
+
+    /// Bars over named x positions (a table drawn as a plot, e.g. one value per RNIC): one
+    /// series per `(label, values)`, a value per name.
     pub fn categories(
         stem: impl Into<String>,
         title: &str,
-        x_label: &str,
-        y_label: &str,
-        label: &str,
-        values: Vec<(String, f64)>,
+        x: impl Into<Quantity>,
+        y: impl Into<Quantity>,
+        names: Vec<String>,
+        series: Vec<(String, Vec<f64>)>,
     ) -> Figure {
-        let (names, points) = values
+        let series = series
             .into_iter()
-            .enumerate()
-            .map(|(i, (name, y))| (name, (i as f64, y)))
-            .unzip();
+            .map(|(label, ys)| Series {
+                label,
+                points: ys
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, y)| (i as f64, y))
+                    .collect(),
+            })
+            .collect();
         Figure {
             stem: stem.into(),
-            plot: PlotData {
+            content: Content::Plot(PlotData {
                 title: title.to_string(),
-                x_label: x_label.to_string(),
-                y_label: y_label.to_string(),
-                series: vec![Series {
-                    label: label.to_string(),
-                    points,
-                }],
-                x_log: false,
-                y_log: false,
+                subtitle: None,
+                x: x.into(),
+                y: y.into(),
+                series,
+                x_scale: Scale::Linear,
+                y_scale: Scale::Auto,
                 x_categories: Some(names),
-            },
+            }),
         }
     }
 
-    /// Nothing to draw: every series is empty.
+    /// A table: a header and rows of cells (names first, numbers after).
+    pub fn table(
+        stem: impl Into<String>,
+        title: &str,
+        header: &[&str],
+        rows: Vec<Vec<String>>,
+    ) -> Figure {
+        Figure {
+            stem: stem.into(),
+            content: Content::Table(TableData {
+                title: title.to_string(),
+                header: header.iter().map(|h| h.to_string()).collect(),
+                rows,
+            }),
+        }
+    }
+
+    /// The plot, when the figure is one.
+    pub fn plot(&self) -> Option<&PlotData> {
+        match &self.content {
+            Content::Plot(p) => Some(p),
+            Content::Table(_) => None,
+        }
+    }
+
+    /// Nothing to draw: every series is empty, or the table has no row.
     pub fn is_empty(&self) -> bool {
-        self.plot.series.iter().all(|s| s.points.is_empty())
+        match &self.content {
+            Content::Plot(p) => p.series.iter().all(|s| s.points.is_empty()),
+            Content::Table(t) => t.rows.is_empty(),
+        }
     }
 }
 
-/// The figures' data, long form: `figure,series,x,y`.
+/// The figures' data, long form: `figure,series,x,y` (a table's data is the experiment's own
+/// CSV).
 pub fn figures_csv(figures: &[Figure]) -> String {
     let mut s = String::from("figure,series,x,y\n");
     for f in figures {
-        for series in &f.plot.series {
+        let Some(p) = f.plot() else { continue };
+        for series in &p.series {
             for (x, y) in &series.points {
                 let _ = writeln!(s, "{},{},{x},{y}", f.stem, series.label);
             }
@@ -100,8 +157,12 @@ pub fn write_figures(dir: &Path, figures: &[Figure]) -> anyhow::Result<Vec<PathB
     for f in figures.iter().filter(|f| !f.is_empty()) {
         let png = dir.join(format!("{}.png", f.stem));
         let svg = dir.join(format!("{}.svg", f.stem));
-        write_file(&png, &plot::render_png(&f.plot)?)?;
-        write_file(&svg, plot::render_svg(&f.plot)?.as_bytes())?;
+        let (png_bytes, svg_text) = match &f.content {
+            Content::Plot(p) => (plot::render_png(p)?, plot::render_svg(p)?),
+            Content::Table(t) => (plot::render_png(t)?, plot::render_svg(t)?),
+        };
+        write_file(&png, &png_bytes)?;
+        write_file(&svg, svg_text.as_bytes())?;
         files.push(png);
         files.push(svg);
     }
@@ -123,9 +184,17 @@ mod tests {
             true,
         );
         assert_eq!(figures_csv(&[f]), "figure,series,x,y\nf,a,1,2.5\n");
-        let c = Figure::categories("c", "t", "x", "y", "s", vec![("A".into(), 3.0)]);
-        assert_eq!(c.plot.x_categories, Some(vec!["A".to_string()]));
-        assert_eq!(c.plot.series[0].points, vec![(0.0, 3.0)]);
+        let c = Figure::categories(
+            "c",
+            "t",
+            "x",
+            "y",
+            vec!["A".into()],
+            vec![("s".into(), vec![3.0])],
+        );
+        let p = c.plot().unwrap();
+        assert_eq!(p.x_categories, Some(vec!["A".to_string()]));
+        assert_eq!(p.series[0].points, vec![(0.0, 3.0)]);
         assert!(Figure::line("e", "t", "x", "y", vec![], false).is_empty());
     }
 }

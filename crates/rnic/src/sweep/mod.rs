@@ -25,7 +25,9 @@
 //! ```toml
 //! x = "perf.qp"                        # x axis of the plots (default: the first axis)
 //! series = "nic.qpc_manager"           # optional: the axis that labels the lines first
-//! x_log = true                         # log-scale x (and y_log for y)
+//! x_log = true                         # log-scale x (and y_log for y); false: linear;
+//!                                      # absent: log when the data is positive and spans
+//!                                      # more than 30x (plot::axis::AUTO_LOG_RATIO)
 //! metrics = ["msg_rate_mops", "latency_us.avg"]   # one plot per metric (default:
 //!                                      # msg_rate_mops, goodput_gbps, latency_us.avg)
 //! ```
@@ -104,8 +106,10 @@ pub struct Sweep {
     pub x: usize,
     /// Index of the series axis in `axes`.
     pub series: Option<usize>,
-    pub x_log: bool,
-    pub y_log: bool,
+    /// `x_log`/`y_log`: true a log axis, false a linear one, absent the data decides
+    /// ([`plot::Scale::Auto`]).
+    pub x_scale: plot::Scale,
+    pub y_scale: plot::Scale,
     pub metrics: Vec<String>,
     /// The text the sweep was parsed from and where it came from (a shard carries both to
     /// `rnic sweep merge`, which parses them again).
@@ -386,9 +390,14 @@ pub fn parse_sweep(src: &str, origin: &str) -> Result<Sweep, ConfigError> {
         }
         None => None,
     };
-    let x_log = opt_bool(&t, "", "x_log")?.unwrap_or(false);
-    let y_log = opt_bool(&t, "", "y_log")?.unwrap_or(false);
-    if x_log {
+    let scale = |log: Option<bool>| match log {
+        Some(true) => plot::Scale::Log,
+        Some(false) => plot::Scale::Linear,
+        None => plot::Scale::Auto,
+    };
+    let x_scale = scale(opt_bool(&t, "", "x_log")?);
+    let y_scale = scale(opt_bool(&t, "", "y_log")?);
+    if x_scale == plot::Scale::Log {
         let bad = axes[x].values.iter().find(|v| {
             !matches!(v, Value::Integer(i) if *i > 0) && !matches!(v, Value::Float(f) if *f > 0.0)
         });
@@ -446,8 +455,8 @@ pub fn parse_sweep(src: &str, origin: &str) -> Result<Sweep, ConfigError> {
         axes,
         x,
         series,
-        x_log,
-        y_log,
+        x_scale,
+        y_scale,
         metrics,
         source: src.to_string(),
         origin: origin.to_string(),

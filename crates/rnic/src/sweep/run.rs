@@ -469,7 +469,10 @@ fn unplottable(sweep: &Sweep, results: &[(Point, PerfResult)], metric: &str) -> 
     let ys: Vec<f64> = ok()
         .filter_map(|(_, r)| r.metric(metric).map(|m| m.as_f64()))
         .collect();
-    if sweep.y_log && !ys.is_empty() && ys.iter().all(|y| y.is_finite() && *y <= 0.0) {
+    if sweep.y_scale == plot::Scale::Log
+        && !ys.is_empty()
+        && ys.iter().all(|y| y.is_finite() && *y <= 0.0)
+    {
         let max = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let values = if ys.iter().all(|y| *y == 0.0) {
             "it is 0 at every point".to_string()

@@ -276,7 +276,7 @@ fn evaluate_latency(o: &Outputs) -> anyhow::Result<Evaluation> {
                 verb.to_uppercase()
             ),
             "QPs",
-            "latency (us)",
+            "latency (µs)",
             vec![
                 ("fcfs, qcap 3000".into(), c.fcfs),
                 ("nb, qcap 300".into(), c.nb),

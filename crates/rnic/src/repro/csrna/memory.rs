@@ -114,13 +114,14 @@ pub fn eval_memory(cfg: &onchip::CsrnaMemoryConfig) -> anyhow::Result<Evaluation
         ));
     }
     claims.push(formula2_claim(&[cfg.ooo_cap]));
+    let (names, megabytes) = bars.into_iter().unzip();
     let figures = vec![Figure::categories(
         "memory",
         "Table 1: on-chip memory for connection state",
         "RNIC",
-        "on-chip memory (MB)",
-        "on-chip MB",
-        bars,
+        "on-chip memory (MB = 10⁶ B)",
+        names,
+        vec![("on-chip MB".into(), megabytes)],
     )];
     Ok(Evaluation {
         notes,

@@ -181,7 +181,7 @@ fn evaluate_ooocap(o: &Outputs) -> anyhow::Result<Evaluation> {
             "ooocap-latency",
             "csRNA, RDMA WRITE 64 B: per-operation latency under load by ooo_cap",
             "QPs",
-            "latency (us)",
+            "latency (µs)",
             lat,
             true,
         ),

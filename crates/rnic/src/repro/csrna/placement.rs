@@ -194,7 +194,7 @@ fn evaluate_placement(o: &Outputs) -> anyhow::Result<Evaluation> {
         "placement-ratio",
         &format!("DDR / host message-rate ratio at {qps} QPs"),
         "message size (B)",
-        "ddr / host",
+        "DDR / host message-rate ratio",
         vec![(
             "ddr/host".into(),
             points.iter().map(|p| (p.size as f64, p.ratio)).collect(),

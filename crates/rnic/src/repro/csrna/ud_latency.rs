@@ -72,7 +72,7 @@ fn evaluate_ud_latency(o: &Outputs) -> anyhow::Result<Evaluation> {
         "ud-latency".to_string(),
         "UD SEND, 1 B: average latency vs QPs, 300-entry QPC cache (Fig. 1c)",
         "QPs",
-        "latency (us)",
+        "latency (µs)",
         vec![("fcfs, qcap 300".into(), c)],
         true,
     )];

@@ -216,7 +216,7 @@ pub fn eval_depth_map(plan: &DepthMapPlan) -> anyhow::Result<Evaluation> {
             &|_| true,
         ),
     ];
-    let mut fig = Figure::line(
+    let fig = Figure::line(
         "ls-ratio-by-depth",
         &format!(
             "LS end-to-end P99 latency increase ratio beside BS tenants of {} B",
@@ -226,8 +226,8 @@ pub fn eval_depth_map(plan: &DepthMapPlan) -> anyhow::Result<Evaluation> {
         "LS P99 latency / LS alone",
         series,
         true,
-    );
-    fig.plot.y_log = true;
+    )
+    .y_log();
     Ok(Evaluation {
         notes,
         claims,

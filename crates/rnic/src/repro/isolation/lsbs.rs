@@ -394,10 +394,7 @@ pub fn eval_ls_bs(plan: &LsBsPlan) -> anyhow::Result<Evaluation> {
             .map(|&a| (a.name().to_string(), curve_of(a, by_size, f)))
             .collect()
     };
-    let log_y = |mut f: Figure| {
-        f.plot.y_log = true;
-        f
-    };
+    let log_y = |f: Figure| f.y_log();
     let figures = vec![
         log_y(Figure::line(
             "ls-ratio-by-size",

@@ -17,7 +17,6 @@ use std::fmt::Write as _;
 use super::PROFILE;
 use crate::repro::claim::{claim, missing, within, ClaimKind, ClaimSource};
 use crate::repro::{Evaluation, Experiment, Figure, Outputs};
-use crate::sweep::plot::{PlotData, Series};
 
 /// The designs of the paper's tables, in its order.
 pub const TABLE_DESIGNS: [BitmapDesign; 4] = [
@@ -161,26 +160,17 @@ fn workload_note(plan: &TablePlan) -> String {
 }
 
 fn bars(stem: &str, title: &str, y: &str, rows: &[(String, f64, f64)]) -> Figure {
-    let series = |label: &str, pick: fn(&(String, f64, f64)) -> f64| Series {
-        label: label.to_string(),
-        points: rows
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (i as f64, pick(r)))
-            .collect(),
-    };
-    Figure {
-        stem: stem.to_string(),
-        plot: PlotData {
-            title: title.to_string(),
-            x_label: "bitmap".to_string(),
-            y_label: y.to_string(),
-            series: vec![series("no loss", |r| r.1), series("with loss", |r| r.2)],
-            x_log: false,
-            y_log: false,
-            x_categories: Some(rows.iter().map(|r| r.0.clone()).collect()),
-        },
-    }
+    Figure::categories(
+        stem,
+        title,
+        "bitmap",
+        y,
+        rows.iter().map(|r| r.0.clone()).collect(),
+        vec![
+            ("no loss".into(), rows.iter().map(|r| r.1).collect()),
+            ("with loss".into(), rows.iter().map(|r| r.2).collect()),
+        ],
+    )
 }
 
 /// All WQEs whole, or a claim-failing note.

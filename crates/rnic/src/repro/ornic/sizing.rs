@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 use super::PROFILE;
 use crate::repro::claim::{claim, within, ClaimKind, ClaimSource};
-use crate::repro::{Evaluation, Experiment, Outputs};
+use crate::repro::{Evaluation, Experiment, Figure, Outputs};
 
 /// ornic-sizing.
 pub const EXPERIMENT: Experiment = Experiment {
@@ -157,10 +157,18 @@ pub fn eval_sizing() -> anyhow::Result<Evaluation> {
             s.node_array_bits_per_qp == 280 && s.node_array_bits == 573_440,
         ),
     ];
+    let figures = vec![Figure::table(
+        "ornic-sizing",
+        "ORNIC out-of-order structures for 2048 QPs, rnic vs paper (Sec. 3.3-3.4)",
+        &["quantity", "rnic", "paper"],
+        rows.iter()
+            .map(|(name, ours, paper)| vec![name.to_string(), ours.clone(), paper.clone()])
+            .collect(),
+    )];
     Ok(Evaluation {
         notes,
         claims,
-        figures: Vec::new(),
+        figures,
         csv,
     })
 }

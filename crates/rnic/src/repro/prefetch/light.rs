@@ -121,7 +121,7 @@ fn evaluate_light(o: &Outputs) -> anyhow::Result<Evaluation> {
         "light",
         "Light load, 64 B WRITE, QPC cache 100: latency vs QPs (Fig. 6)",
         "QPs",
-        "latency (us)",
+        "latency (µs)",
         vec![
             ("no prefetch".into(), none),
             ("software-triggered prefetch".into(), sw),
