@@ -66,7 +66,13 @@ fn reproduce(id: &str, reduce: impl Fn(&mut Sweep), want: &[(&str, bool)]) -> Ev
 /// The y value of series `label` of figure `stem` at `x`.
 fn point(e: &Evaluation, stem: &str, label: &str, x: f64) -> f64 {
     let fig = e.figures.iter().find(|f| f.stem == stem).unwrap();
-    let series = fig.plot().expect("a plot, not a table").series.iter().find(|s| s.label == label).unwrap();
+    let series = fig
+        .plot()
+        .expect("a plot, not a table")
+        .series
+        .iter()
+        .find(|s| s.label == label)
+        .unwrap();
     series.points.iter().find(|p| p.0 == x).unwrap().1
 }
 
