@@ -9,7 +9,7 @@
 //!   tenants keeping 128 WQEs posted, too long for the suite); BS sizes 4 KB and 64 KB
 //!   beside one BS tenant and 4 BS tenants of 64 KB, each BS tenant ending two messages
 //!   after its 128 posted ones.
-//! - "isolation-depth-map" (issue 33's acceptance): the LS tenant's end-to-end P99 ratio
+//! - "isolation-depth-map": the LS tenant's end-to-end P99 ratio
 //!   under v1 within 2 x of alone at 4 KB and 256 KB for 1, 4 and 8 BS tenants and at 1 MB
 //!   (1 tenant; 4 and 8 with a 4,096-entry MTT cache) while their posted WQEs fit the
 //!   FIFOs (depth 16); under v2 at depths 1, 32 and 128 (1 and 4 BS tenants of 64 KB;

@@ -61,6 +61,8 @@ fn every_field_is_documented_and_every_doc_is_a_field() {
     let mut cfg = Config::default();
     cfg.net.link_km = Some(1.0); // make optional fields appear
     cfg.sim.warmup_us = Some(10.0);
+    cfg.nic.server_qpc_cache_entries = Some(100);
+    cfg.nic.client_qpc_cache_entries = Some(100);
     let leaves = leaf_paths(&cfg.to_table().unwrap());
     for leaf in &leaves {
         assert!(

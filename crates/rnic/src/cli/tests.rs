@@ -685,6 +685,7 @@ fn unwritable_outputs_exit_4_before_anything_runs() {
 fn json_probe_leaves_no_empty_file_and_keeps_an_old_one() {
     let d = tmp("probe");
     let j = d.join("new/r.json");
+    std::fs::create_dir_all(j.parent().unwrap()).unwrap();
     let r = run_with(
         &FakeRunner {
             fail_on_size: Some(65536),

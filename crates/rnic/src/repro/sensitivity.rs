@@ -97,6 +97,7 @@ pub const UNSTATED: &[(&str, &[Unstated])] = &[
     ("csrna-udlat", &[MEM_LATENCY, RX_PKT]),
     ("isolation-ls-alone", &[BS_FIFO, TX_PKT, MEM_LATENCY]),
     ("isolation-ls-bs", &[BS_FIFO, TX_PKT, MEM_LATENCY]),
+    ("isolation-depth-map", &[BS_FIFO, TX_PKT, MEM_LATENCY]),
     ("isolation-bs-bs", &[BS_FIFO, TX_PKT]),
     ("isolation-backpressure", &[BS_FIFO, TX_PKT]),
     ("isolation-linerate", &[BS_FIFO, TX_PKT]),
@@ -135,6 +136,7 @@ pub const UNSTATED: &[(&str, &[Unstated])] = &[
     ("ornic-bitmap-blocks", &[LEFT_THRESHOLD]),
     ("ornic-throughput", &[ACK_TURN, MEM_LATENCY, TX_PKT]),
     ("ornic-vs-gbn", &[TIMEOUT, ACK_TURN, MEM_LATENCY]),
+    ("ornic-vs-gbn-paths", &[TIMEOUT, ACK_TURN, MEM_LATENCY]),
     ("ornic-acks", &[]),
 ];
 
