@@ -53,6 +53,18 @@ pub struct FlowResult {
     pub verified_bytes: u64,
     /// Every byte the flow moved verified.
     pub bytes_verified: bool,
+    /// Duration flows: whether the window's figures stand for the flow, as for a `-D` run
+    /// of `rnic perf` (`run/long_run.rs`): false when the rate never settled or the window
+    /// is shorter than the run's retransmission timeouts need. Absent for iteration flows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_settled: Option<bool>,
+    /// Duration flows: why the window opened when it did (and why it is too short).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_reason: Option<String>,
+    /// Duration flows whose window cannot stand for the flow: its rate from its first post
+    /// to its window's end, and a `duration_us` long enough.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub long_run: Option<crate::result::LongRun>,
 }
 
 /// All flows together: every operation they completed (a duration flow's outside its window

@@ -420,3 +420,33 @@ fn an_unreliable_flow_verifies_what_arrived() {
         assert_eq!(r.total.verified_bytes, perf.verified_bytes, "{test}");
     }
 }
+
+/// A duration flow whose window is far shorter than the timeouts its run saw is marked as
+/// `rnic perf -D` marks such a run: not settled, why, the rate over the run, and a
+/// `duration_us` long enough; a lossless duration flow beside it is not.
+#[test]
+fn a_window_shorter_than_the_runs_timeouts_is_marked_not_settled() {
+    // The settle test opens the window: under loss it waits out timeouts first.
+    let mut cfg = Config::default();
+    cfg.net.clients = 1;
+    cfg.net.impair.loss = 0.02;
+    let mut f = flow("lossy", PerfTest::SendBw, 1024, 4, &[1]);
+    f.duration_us = Some(200.0);
+    let r = run(&cfg, vec![f], 1);
+    assert_eq!(r.status, RunStatus::Ok, "{}", r.reason);
+    let row = &r.flows[0];
+    assert_eq!(row.window_settled, Some(false), "{row:?}");
+    let why = row.window_reason.as_deref().unwrap_or_default();
+    assert!(why.contains("too short") && why.ends_with("or longer"), "{why}");
+    assert!(why.contains("duration_us = "), "{why}");
+    let l = row.long_run.as_ref().expect("the rate over the run");
+    assert!(!l.window_long_enough && l.timeouts > 0, "{l:?}");
+    assert!(l.time_us > row.measured_us, "{l:?}");
+
+    cfg.net.impair.loss = 0.0;
+    let mut f = flow("clean", PerfTest::SendBw, 1024, 4, &[1]);
+    f.duration_us = Some(200.0);
+    let r = run(&cfg, vec![f], 1);
+    assert_eq!(r.flows[0].window_settled, Some(true), "{:?}", r.flows[0]);
+    assert_eq!(r.flows[0].long_run, None);
+}

@@ -6,7 +6,7 @@ use rnic_sim::TimePs;
 use super::build::{build_flows, Built};
 use super::judge::{judge, FlowJudged};
 use super::report::{hist_stats, latency_test_stats};
-use super::RunOptions;
+use super::{long_run, RunOptions};
 use crate::config::Config;
 use crate::flow::FlowsSpec;
 use crate::flow_result::{FlowResult, FlowsResult, FlowsTotal};
@@ -101,11 +101,54 @@ pub fn run_flows_observed(
             .map_err(|e| crate::OutputError(format!("cannot write the pcap: {e}")))?;
     }
     let (verdict, judged) = judge(&b, cfg, end)?;
-    Ok(report_flows(&b, end, &verdict, &judged))
+    let ack_timeout_ps = cfg.qp.ack_timeout_ns().map(|ns| (ns * 1e3) as TimePs);
+    Ok(report_flows(&b, end, &verdict, &judged, ack_timeout_ps))
+}
+
+/// Marks a duration flow's row whose window cannot stand for the flow, as `rnic perf`
+/// marks a `-D` run (`long_run.rs`), with the run's `timeouts` (the flows share the
+/// network that caused them).
+fn mark_window(
+    row: &mut FlowResult,
+    a: &crate::host::perftest::Perftest,
+    end: TimePs,
+    timeouts: u64,
+    ack_timeout_ps: Option<TimePs>,
+) {
+    let Some(opened) = a.opened.as_ref() else {
+        return;
+    };
+    row.window_settled = Some(opened.settled);
+    row.window_reason = Some(opened.reason.clone());
+    let Some(span) = long_run::run_span(std::slice::from_ref(a), end) else {
+        return;
+    };
+    let ask = long_run::Ask::DurationUs;
+    let mark = long_run::unsettled(
+        timeouts,
+        opened.settled,
+        span,
+        a.op_bytes(),
+        ack_timeout_ps,
+        ask,
+    );
+    if let Some(mark) = mark {
+        mark.apply(
+            &mut row.window_settled,
+            &mut row.window_reason,
+            &mut row.long_run,
+        );
+    }
 }
 
 /// The figures of every flow and their total.
-fn report_flows(b: &Built, end: TimePs, verdict: &Verdict, judged: &[FlowJudged]) -> FlowsRun {
+fn report_flows(
+    b: &Built,
+    end: TimePs,
+    verdict: &Verdict,
+    judged: &[FlowJudged],
+    ack_timeout_ps: Option<TimePs>,
+) -> FlowsRun {
     let w = &b.world;
     let corrupt = verdict.has(RunStatus::Corrupt);
     let transport = TransportTotals::of(w.nics.iter().map(|n| n.dev.stats()));
@@ -200,7 +243,10 @@ fn report_flows(b: &Built, end: TimePs, verdict: &Verdict, judged: &[FlowJudged]
             retransmissions,
             verified_bytes,
             bytes_verified: !bad && verified_bytes > 0,
+            ..FlowResult::default()
         });
+        let row = flows.last_mut().expect("just pushed");
+        mark_window(row, a, end, transport.timeouts, ack_timeout_ps);
     }
     let span_us = span1.saturating_sub(span0.min(span1)) as f64 / 1e6;
     // A flow's last completion counts when its core has polled the CQE (`host.poll_cq_ns`

@@ -100,45 +100,117 @@ pub(crate) fn judge(
     op_bytes: u64,
     ack_timeout_ps: Option<TimePs>,
 ) {
-    let run_ps = span.to_ps.saturating_sub(span.from_ps);
-    let long_enough = long_enough_ps(result.timeouts, run_ps, ack_timeout_ps);
-    let too_short = long_enough.filter(|&need| span.window_ps < need);
     let settled = result.window_settled != Some(false);
-    if settled && too_short.is_none() {
-        return;
+    let mark = unsettled(
+        result.timeouts,
+        settled,
+        span,
+        op_bytes,
+        ack_timeout_ps,
+        Ask::DashD,
+    );
+    if let Some(mark) = mark {
+        mark.apply(
+            &mut result.window_settled,
+            &mut result.window_reason,
+            &mut result.long_run,
+        );
     }
-    if let Some(need) = too_short {
-        let why = format!(
-            "too short: the {:.3} ms window is shorter than the {:.3} ms that the run's {} \
-             retransmission timeouts need (about {TIMEOUTS_IN_WINDOW} of them at their mean \
-             interval, and at least {ACK_TIMEOUTS_IN_WINDOW} ACK timeouts of {:.3} ms): \
-             -D {} or longer",
+}
+
+/// Why a window cannot stand for its run, and the rate over the run.
+pub(crate) struct Unsettled {
+    /// Appended to the window's reason when the window is too short.
+    too_short: Option<String>,
+    long_run: LongRun,
+}
+
+impl Unsettled {
+    /// Writes the mark into a result's three window fields.
+    pub(crate) fn apply(
+        self,
+        settled: &mut Option<bool>,
+        reason: &mut Option<String>,
+        long_run: &mut Option<LongRun>,
+    ) {
+        if let Some(why) = self.too_short {
+            let reason = reason.get_or_insert_with(String::new);
+            if !reason.is_empty() {
+                reason.push_str("; ");
+            }
+            reason.push_str(&why);
+        }
+        *settled = Some(false);
+        *long_run = Some(self.long_run);
+    }
+}
+
+/// How a user asks for a longer window, in the words of the reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ask {
+    /// `rnic perf`'s `-D`, seconds.
+    DashD,
+    /// A scenario flow's `duration_us`.
+    DurationUs,
+}
+
+impl Ask {
+    fn longer_than(self, ps: TimePs) -> String {
+        match self {
+            Ask::DashD => format!("-D {} or longer", duration_s(ps)),
+            Ask::DurationUs => {
+                let us = (duration_s(ps) * 1e6).round() as u64;
+                format!("duration_us = {us} or longer")
+            }
+        }
+    }
+}
+
+/// The mark of a window over `span` (of `op_bytes`-byte operations, in a run that saw
+/// `timeouts` retransmission timeouts with ACK timeouts of `ack_timeout_ps`) that opened
+/// `settled` or not; `None` when the window stands for the run.
+pub(crate) fn unsettled(
+    timeouts: u64,
+    settled: bool,
+    span: RunSpan,
+    op_bytes: u64,
+    ack_timeout_ps: Option<TimePs>,
+    ask: Ask,
+) -> Option<Unsettled> {
+    let run_ps = span.to_ps.saturating_sub(span.from_ps);
+    let long_enough = long_enough_ps(timeouts, run_ps, ack_timeout_ps);
+    let too_short = long_enough.filter(|&need| span.window_ps < need);
+    if settled && too_short.is_none() {
+        return None;
+    }
+    let why = too_short.map(|need| {
+        format!(
+            "too short: the {:.3} ms window is shorter than the {:.3} ms that the run's \
+             {timeouts} retransmission timeouts need (about {TIMEOUTS_IN_WINDOW} of them at \
+             their mean interval, and at least {ACK_TIMEOUTS_IN_WINDOW} ACK timeouts of \
+             {:.3} ms): {}",
             span.window_ps as f64 / 1e9,
             need as f64 / 1e9,
-            result.timeouts,
             ack_timeout_ps.unwrap_or(0) as f64 / 1e9,
-            duration_s(need)
-        );
-        let reason = result.window_reason.get_or_insert_with(String::new);
-        if !reason.is_empty() {
-            reason.push_str("; ");
-        }
-        reason.push_str(&why);
-    }
-    result.window_settled = Some(false);
+            ask.longer_than(need)
+        )
+    });
     let time_us = run_ps as f64 / 1e6;
     let (mops, gbps, mb_s) = rates(op_bytes, span.ops, time_us);
-    result.long_run = Some(LongRun {
-        rate_settled: settled,
-        window_long_enough: too_short.is_none(),
-        ops_completed: span.ops,
-        time_us,
-        msg_rate_mops: mops,
-        goodput_gbps: gbps,
-        bw_avg_mb_s: mb_s,
-        timeouts: result.timeouts,
-        long_enough_duration_s: long_enough.map(duration_s),
-    });
+    Some(Unsettled {
+        too_short: why,
+        long_run: LongRun {
+            rate_settled: settled,
+            window_long_enough: too_short.is_none(),
+            ops_completed: span.ops,
+            time_us,
+            msg_rate_mops: mops,
+            goodput_gbps: gbps,
+            bw_avg_mb_s: mb_s,
+            timeouts,
+            long_enough_duration_s: long_enough.map(duration_s),
+        },
+    })
 }
 
 #[cfg(test)]

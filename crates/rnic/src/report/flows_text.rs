@@ -1,7 +1,7 @@
 //! The text table of a run of flows: one line per flow and a total line.
 
 use super::RunStatus;
-use rnic_model::flow_result::FlowsResult;
+use rnic_model::flow_result::{FlowResult, FlowsResult};
 use std::fmt::Write as _;
 
 /// The table's columns: heading, least width and whether the text is left-aligned. A
@@ -53,7 +53,13 @@ pub fn render(r: &FlowsResult) -> String {
                 f.retransmissions.to_string(),
                 f.verified_bytes.to_string(),
             ];
-            (cells, f.status.to_string())
+            // A window that cannot stand for its flow is marked where the eye reads the
+            // row's verdict; the note below the table gives the rate over the run.
+            let status = match f.long_run {
+                Some(_) => format!("{} (window not settled, see below)", f.status),
+                None => f.status.to_string(),
+            };
+            (cells, status)
         })
         .collect();
     let t = &r.total;
@@ -93,7 +99,29 @@ pub fn render(r: &FlowsResult) -> String {
         write_row(&mut s, cells, &widths, status);
     }
     let _ = writeln!(s, "{rule}");
+    for f in &r.flows {
+        if let Some(note) = window_note(f) {
+            let _ = writeln!(s, "{note}");
+        }
+    }
     s
+}
+
+/// The note under the table for a duration flow whose window cannot stand for it: why,
+/// its rate over the run, and a `duration_us` long enough.
+fn window_note(f: &FlowResult) -> Option<String> {
+    let l = f.long_run.as_ref()?;
+    Some(format!(
+        "flow {}: the window's figures do not stand for the flow ({}); over the run \
+         ({:.3} ms) it held {:.3} Gbit/s, {:.4} Mops",
+        f.name,
+        f.window_reason
+            .as_deref()
+            .unwrap_or("the rate never settled"),
+        l.time_us / 1e3,
+        l.goodput_gbps,
+        l.msg_rate_mops,
+    ))
 }
 
 /// One line of the table: each cell padded to its column's width, then the status.
@@ -137,7 +165,7 @@ pub fn summary(r: &FlowsResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rnic_model::flow_result::FlowResult;
+    use rnic_model::result::LongRun;
 
     /// A flow an hour in (3.5e9 µs) makes the span and its latencies wider than their
     /// headings: the columns widen, and every line keeps them aligned.
@@ -205,5 +233,40 @@ mod tests {
         r.flows.truncate(1);
         r.flows[0].bytes_verified = false;
         assert!(summary(&r).starts_with("rnic: 1 flow, 0 of them with every byte verified"));
+    }
+
+    #[test]
+    fn an_unsettled_window_marks_its_row_and_gives_the_rate_over_the_run() {
+        let marked = FlowResult {
+            name: "lossy".into(),
+            window_settled: Some(false),
+            window_reason: Some("too short: duration_us = 430000 or longer".into()),
+            long_run: Some(LongRun {
+                time_us: 1216.0,
+                goodput_gbps: 1.22,
+                msg_rate_mops: 0.149,
+                long_enough_duration_s: Some(0.43),
+                ..LongRun::default()
+            }),
+            ..FlowResult::default()
+        };
+        let r = FlowsResult {
+            flows: vec![FlowResult::default(), marked],
+            ..FlowsResult::default()
+        };
+        let table = render(&r);
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(
+            lines[3].ends_with("(window not settled, see below)"),
+            "{table}"
+        );
+        assert!(!lines[2].contains("window"), "{table}");
+        let note = lines.last().copied().unwrap_or_default();
+        assert_eq!(
+            note,
+            "flow lossy: the window's figures do not stand for the flow (too short: \
+             duration_us = 430000 or longer); over the run (1.216 ms) it held 1.220 Gbit/s, \
+             0.1490 Mops"
+        );
     }
 }

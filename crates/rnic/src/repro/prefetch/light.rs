@@ -16,7 +16,7 @@ pub const MIN_QPS: f64 = 4.0;
 /// prefetch-light.
 pub const EXPERIMENT: Experiment = Experiment {
     id: "prefetch-light",
-    title: "light load: latency rises past the QPC cache; software prefetch removes most of it",
+    title: "light load: latency rises past the requester's QPC cache; software prefetch removes most of it",
     figure: "Fig. 6",
     sweeps: &[sweep_file!("prefetch/light.toml")],
     runs_flows: false,
