@@ -437,7 +437,10 @@ fn a_window_shorter_than_the_runs_timeouts_is_marked_not_settled() {
     let row = &r.flows[0];
     assert_eq!(row.window_settled, Some(false), "{row:?}");
     let why = row.window_reason.as_deref().unwrap_or_default();
-    assert!(why.contains("too short") && why.ends_with("or longer"), "{why}");
+    assert!(
+        why.contains("too short") && why.ends_with("or longer"),
+        "{why}"
+    );
     assert!(why.contains("duration_us = "), "{why}");
     let l = row.long_run.as_ref().expect("the rate over the run");
     assert!(!l.window_long_enough && l.timeouts > 0, "{l:?}");
