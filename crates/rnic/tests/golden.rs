@@ -1,5 +1,6 @@
-//! Golden outputs: a fixed set of runs (both profiles; WRITE, READ, SEND and atomics;
-//! bandwidth and latency; 1 to 3,000 QPs; loss with reordering; a capture) whose JSON and
+//! Golden outputs: a fixed set of runs (every profile and each paper's mechanism; WRITE,
+//! READ, SEND and atomics; bandwidth and latency; 1 to 3,000 QPs; loss with reordering; RC
+//! and UC/UD; PFC; captures of go-back-N and of ORNIC's out-of-order wire) whose JSON and
 //! pcap bytes were recorded from the model and must not change. A restructuring that moves
 //! a number is a bug until the number is explained; then the files are re-recorded with
 //! `RNIC_BLESS=1 cargo test -p rnic --test golden` in the same commit as the explanation.
@@ -166,11 +167,247 @@ const RUNS: &[(&str, &[&str])] = &[
     ),
 ];
 
-/// The run whose capture is compared byte for byte.
-const PCAP_RUN: (&str, &[&str]) = (
-    "send-bw-4K-pcap",
-    &["send-bw", "-s", "4096", "-n", "20", "-t", "8"],
-);
+/// Runs of each paper's mechanism and of the network's features, recorded before the NIC is
+/// restructured into stages (each `rnic perf` run's JSON carries every statistic): csRNA's
+/// are in [`RUNS`]; here prefetching (scheduler and software triggers), ORNIC (reordered,
+/// sprayed with loss), the long link with and without the WAN accelerator, PFC on a
+/// leaf-spine incast, UC and UD under loss, RDMA CM under loss and reordering, and TX
+/// isolation on one tenant (its flows with tenants are [`FLOW_RUNS`]).
+const MECHANISM_RUNS: &[(&str, &[&str])] = &[
+    (
+        "prefetch-sched-1024qp",
+        &[
+            "write-bw",
+            "-s",
+            "64",
+            "-q",
+            "1024",
+            "--clients",
+            "4",
+            "-n",
+            "20",
+            "-t",
+            "4",
+            "--profile",
+            "prefetch",
+        ],
+    ),
+    (
+        "prefetch-sched-sw-1024qp",
+        &[
+            "write-bw",
+            "-s",
+            "64",
+            "-q",
+            "1024",
+            "--clients",
+            "4",
+            "-n",
+            "20",
+            "-t",
+            "4",
+            "--profile",
+            "prefetch",
+            "--set",
+            "nic.prefetch=sched+sw",
+        ],
+    ),
+    (
+        "ornic-reordered-1M",
+        &[
+            "write-bw",
+            "-s",
+            "1048576",
+            "-n",
+            "5",
+            "-q",
+            "2",
+            "--profile",
+            "ornic",
+            "--set",
+            "net.impair.reorder_window=64",
+        ],
+    ),
+    (
+        "ornic-sprayed-loss",
+        &[
+            "write-bw",
+            "-s",
+            "262144",
+            "-n",
+            "8",
+            "-q",
+            "2",
+            "--profile",
+            "ornic",
+            "--set",
+            "net.spray.policy=round_robin",
+            "--set",
+            "net.impair.loss=0.01",
+        ],
+    ),
+    (
+        "wan-100km",
+        &[
+            "write-bw",
+            "-s",
+            "4096",
+            "-n",
+            "400",
+            "-t",
+            "64",
+            "--profile",
+            "wan",
+        ],
+    ),
+    (
+        "wan-100km-accel-loss",
+        &[
+            "write-bw",
+            "-s",
+            "4096",
+            "-n",
+            "400",
+            "-t",
+            "64",
+            "--profile",
+            "wan",
+            "--set",
+            "net.wan_accel=true",
+            "--set",
+            "net.impair.loss=0.001",
+        ],
+    ),
+    (
+        "pfc-leaf-spine-incast",
+        &[
+            "write-bw",
+            "-s",
+            "65536",
+            "-q",
+            "4",
+            "--clients",
+            "4",
+            "--reversed",
+            "-n",
+            "50",
+            "--set",
+            "net.pfc=true",
+            "--set",
+            "net.topology=../../scenarios/topologies/leaf-spine.toml",
+        ],
+    ),
+    (
+        "ud-send-loss",
+        &[
+            "send-bw",
+            "-c",
+            "UD",
+            "-s",
+            "1024",
+            "-q",
+            "4",
+            "--clients",
+            "2",
+            "-n",
+            "200",
+            "--set",
+            "net.impair.loss=0.01",
+        ],
+    ),
+    (
+        "uc-write-loss",
+        &[
+            "write-bw",
+            "-c",
+            "UC",
+            "-s",
+            "8192",
+            "-q",
+            "2",
+            "-n",
+            "100",
+            "--set",
+            "net.impair.loss=0.01",
+        ],
+    ),
+    (
+        "rc-cm-loss-reorder",
+        &[
+            "write-bw",
+            "-s",
+            "1024",
+            "-q",
+            "2",
+            "-n",
+            "100",
+            "-R",
+            "--set",
+            "net.impair.loss=0.01",
+            "--set",
+            "net.impair.reorder_depth=3",
+        ],
+    ),
+    (
+        "isolation-v2-one-tenant",
+        &[
+            "write-bw",
+            "-s",
+            "65536",
+            "-q",
+            "4",
+            "-n",
+            "40",
+            "--profile",
+            "isolation",
+        ],
+    ),
+];
+
+/// Runs of the scenario `golden/mechanisms/ls-beside-bs.toml` (an LS ping-pong beside two
+/// BS streams, three tenants) under each TX architecture: (name, `rnic run` flags).
+const FLOW_RUNS: &[(&str, &[&str])] = &[
+    ("iso-baseline", &["--profile", "baseline"]),
+    (
+        "iso-v1",
+        &["--profile", "isolation", "--set", "nic.tx_isolation=v1"],
+    ),
+    ("iso-v2", &["--profile", "isolation"]),
+    (
+        "iso-v2-coupled-rtc",
+        &[
+            "--profile",
+            "isolation",
+            "--set",
+            "nic.iso_backpressure=coupled",
+            "--set",
+            "nic.iso_transport=run_to_completion",
+        ],
+    ),
+];
+
+/// The runs whose captures are compared byte for byte: go-back-N RC, and ORNIC's
+/// out-of-order wire (its packets through the reordering emulator).
+const CAPTURE_RUNS: &[(&str, &[&str])] = &[
+    (
+        "send-bw-4K-pcap",
+        &["send-bw", "-s", "4096", "-n", "20", "-t", "8"],
+    ),
+    (
+        "mechanisms/ornic-reordered-pcap",
+        &[
+            "write-bw",
+            "-s",
+            "16384",
+            "-n",
+            "5",
+            "--profile",
+            "ornic",
+            "--set",
+            "net.impair.reorder_window=64",
+        ],
+    ),
+];
 
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
@@ -181,11 +418,18 @@ fn bless() -> bool {
 }
 
 fn perf(args: &[&str], extra: &[&str]) -> serde_json::Value {
+    rnic_json("perf", args, extra)
+}
+
+/// `rnic COMMAND ARGS EXTRA --json -` from this crate's folder, its JSON without the fields
+/// that vary from run to run.
+fn rnic_json(command: &str, args: &[&str], extra: &[&str]) -> serde_json::Value {
     let out = Command::new(env!("CARGO_BIN_EXE_rnic"))
-        .arg("perf")
+        .arg(command)
         .args(args)
         .args(extra)
         .args(["--json", "-"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("CI", "true")
         .output()
         .expect("run rnic");
@@ -253,25 +497,48 @@ fn results_match_the_recorded_runs() {
 }
 
 #[test]
-fn the_capture_matches_the_recorded_bytes() {
-    let (name, args) = PCAP_RUN;
-    let tmp = std::env::temp_dir().join(format!("rnic-golden-{}.pcap", std::process::id()));
-    let result = perf(args, &["--pcap", tmp.to_str().unwrap()]);
-    let bytes = std::fs::read(&tmp).unwrap();
-    let _ = std::fs::remove_file(&tmp);
-    let path = dir().join(format!("{name}.pcap"));
-    if bless() {
-        std::fs::write(&path, &bytes).unwrap();
-    }
-    let diffs = check(name, &result);
+fn each_mechanism_matches_its_recorded_runs() {
+    let diffs: Vec<String> = MECHANISM_RUNS
+        .iter()
+        .flat_map(|(name, args)| check(&format!("mechanisms/{name}"), &perf(args, &[])))
+        .collect();
     assert!(diffs.is_empty(), "changed:\n{}", diffs.join("\n"));
-    let want = std::fs::read(&path).unwrap();
-    assert!(
-        want == bytes,
-        "{name}: the capture changed ({} bytes, was {})",
-        bytes.len(),
-        want.len()
-    );
+}
+
+#[test]
+fn each_tx_architecture_matches_its_recorded_flows() {
+    let scenario = "tests/golden/mechanisms/ls-beside-bs.toml";
+    let diffs: Vec<String> = FLOW_RUNS
+        .iter()
+        .flat_map(|(name, args)| {
+            let got = rnic_json("run", &[scenario], args);
+            check(&format!("mechanisms/{name}"), &got)
+        })
+        .collect();
+    assert!(diffs.is_empty(), "changed:\n{}", diffs.join("\n"));
+}
+
+#[test]
+fn the_captures_match_the_recorded_bytes() {
+    for (name, args) in CAPTURE_RUNS {
+        let tmp = std::env::temp_dir().join(format!("rnic-golden-{}.pcap", std::process::id()));
+        let result = perf(args, &["--pcap", tmp.to_str().unwrap()]);
+        let bytes = std::fs::read(&tmp).unwrap();
+        let _ = std::fs::remove_file(&tmp);
+        let path = dir().join(format!("{name}.pcap"));
+        if bless() {
+            std::fs::write(&path, &bytes).unwrap();
+        }
+        let diffs = check(name, &result);
+        assert!(diffs.is_empty(), "changed:\n{}", diffs.join("\n"));
+        let want = std::fs::read(&path).unwrap();
+        assert!(
+            want == bytes,
+            "{name}: the capture changed ({} bytes, was {})",
+            bytes.len(),
+            want.len()
+        );
+    }
 }
 
 /// `nic.dma_read_arbiter = "fifo"` is the model before payload streaming: every recorded
