@@ -173,241 +173,43 @@ const RUNS: &[(&str, &[&str])] = &[
 /// sprayed with loss), the long link with and without the WAN accelerator, PFC on a
 /// leaf-spine incast, UC and UD under loss, RDMA CM under loss and reordering, and TX
 /// isolation on one tenant (its flows with tenants are [`FLOW_RUNS`]).
-const MECHANISM_RUNS: &[(&str, &[&str])] = &[
-    (
-        "prefetch-sched-1024qp",
-        &[
-            "write-bw",
-            "-s",
-            "64",
-            "-q",
-            "1024",
-            "--clients",
-            "4",
-            "-n",
-            "20",
-            "-t",
-            "4",
-            "--profile",
-            "prefetch",
-        ],
-    ),
-    (
-        "prefetch-sched-sw-1024qp",
-        &[
-            "write-bw",
-            "-s",
-            "64",
-            "-q",
-            "1024",
-            "--clients",
-            "4",
-            "-n",
-            "20",
-            "-t",
-            "4",
-            "--profile",
-            "prefetch",
-            "--set",
-            "nic.prefetch=sched+sw",
-        ],
-    ),
-    (
-        "ornic-reordered-1M",
-        &[
-            "write-bw",
-            "-s",
-            "1048576",
-            "-n",
-            "5",
-            "-q",
-            "2",
-            "--profile",
-            "ornic",
-            "--set",
-            "net.impair.reorder_window=64",
-        ],
-    ),
-    (
-        "ornic-sprayed-loss",
-        &[
-            "write-bw",
-            "-s",
-            "262144",
-            "-n",
-            "8",
-            "-q",
-            "2",
-            "--profile",
-            "ornic",
-            "--set",
-            "net.spray.policy=round_robin",
-            "--set",
-            "net.impair.loss=0.01",
-        ],
-    ),
-    (
-        "wan-100km",
-        &[
-            "write-bw",
-            "-s",
-            "4096",
-            "-n",
-            "400",
-            "-t",
-            "64",
-            "--profile",
-            "wan",
-        ],
-    ),
-    (
-        "wan-100km-accel-loss",
-        &[
-            "write-bw",
-            "-s",
-            "4096",
-            "-n",
-            "400",
-            "-t",
-            "64",
-            "--profile",
-            "wan",
-            "--set",
-            "net.wan_accel=true",
-            "--set",
-            "net.impair.loss=0.001",
-        ],
-    ),
-    (
-        "pfc-leaf-spine-incast",
-        &[
-            "write-bw",
-            "-s",
-            "65536",
-            "-q",
-            "4",
-            "--clients",
-            "4",
-            "--reversed",
-            "-n",
-            "50",
-            "--set",
-            "net.pfc=true",
-            "--set",
-            "net.topology=../../scenarios/topologies/leaf-spine.toml",
-        ],
-    ),
-    (
-        "ud-send-loss",
-        &[
-            "send-bw",
-            "-c",
-            "UD",
-            "-s",
-            "1024",
-            "-q",
-            "4",
-            "--clients",
-            "2",
-            "-n",
-            "200",
-            "--set",
-            "net.impair.loss=0.01",
-        ],
-    ),
-    (
-        "uc-write-loss",
-        &[
-            "write-bw",
-            "-c",
-            "UC",
-            "-s",
-            "8192",
-            "-q",
-            "2",
-            "-n",
-            "100",
-            "--set",
-            "net.impair.loss=0.01",
-        ],
-    ),
-    (
-        "rc-cm-loss-reorder",
-        &[
-            "write-bw",
-            "-s",
-            "1024",
-            "-q",
-            "2",
-            "-n",
-            "100",
-            "-R",
-            "--set",
-            "net.impair.loss=0.01",
-            "--set",
-            "net.impair.reorder_depth=3",
-        ],
-    ),
-    (
-        "isolation-v2-one-tenant",
-        &[
-            "write-bw",
-            "-s",
-            "65536",
-            "-q",
-            "4",
-            "-n",
-            "40",
-            "--profile",
-            "isolation",
-        ],
-    ),
+const MECHANISM_RUNS: &[(&str, &str)] = &[
+    ("prefetch-sched-1024qp", "write-bw -s 64 -q 1024 --clients 4 -n 20 -t 4 --profile prefetch"),
+    ("prefetch-sched-sw-1024qp", "write-bw -s 64 -q 1024 --clients 4 -n 20 -t 4 --profile prefetch --set nic.prefetch=sched+sw"),
+    ("ornic-reordered-1M", "write-bw -s 1048576 -n 5 -q 2 --profile ornic --set net.impair.reorder_window=64"),
+    ("ornic-sprayed-loss", "write-bw -s 262144 -n 8 -q 2 --profile ornic --set net.spray.policy=round_robin --set net.impair.loss=0.01"),
+    ("wan-100km", "write-bw -s 4096 -n 400 -t 64 --profile wan"),
+    ("wan-100km-accel-loss", "write-bw -s 4096 -n 400 -t 64 --profile wan --set net.wan_accel=true --set net.impair.loss=0.001"),
+    ("pfc-leaf-spine-incast", "write-bw -s 65536 -q 4 --clients 4 --reversed -n 50 --set net.pfc=true --set net.topology=../../scenarios/topologies/leaf-spine.toml"),
+    ("ud-send-loss", "send-bw -c UD -s 1024 -q 4 --clients 2 -n 200 --set net.impair.loss=0.01"),
+    ("uc-write-loss", "write-bw -c UC -s 8192 -q 2 -n 100 --set net.impair.loss=0.01"),
+    ("rc-cm-loss-reorder", "write-bw -s 1024 -q 2 -n 100 -R --set net.impair.loss=0.01 --set net.impair.reorder_depth=3"),
+    ("isolation-v2-one-tenant", "write-bw -s 65536 -q 4 -n 40 --profile isolation"),
 ];
 
 /// Runs of the scenario `golden/mechanisms/ls-beside-bs.toml` (an LS ping-pong beside two
 /// BS streams, three tenants) under each TX architecture: (name, `rnic run` flags).
-const FLOW_RUNS: &[(&str, &[&str])] = &[
-    ("iso-baseline", &["--profile", "baseline"]),
-    (
-        "iso-v1",
-        &["--profile", "isolation", "--set", "nic.tx_isolation=v1"],
-    ),
-    ("iso-v2", &["--profile", "isolation"]),
-    (
-        "iso-v2-coupled-rtc",
-        &[
-            "--profile",
-            "isolation",
-            "--set",
-            "nic.iso_backpressure=coupled",
-            "--set",
-            "nic.iso_transport=run_to_completion",
-        ],
-    ),
+const FLOW_RUNS: &[(&str, &str)] = &[
+    ("iso-baseline", "--profile baseline"),
+    ("iso-v1", "--profile isolation --set nic.tx_isolation=v1"),
+    ("iso-v2", "--profile isolation"),
+    ("iso-v2-coupled-rtc", "--profile isolation --set nic.iso_backpressure=coupled --set nic.iso_transport=run_to_completion"),
 ];
 
 /// The runs whose captures are compared byte for byte: go-back-N RC, and ORNIC's
 /// out-of-order wire (its packets through the reordering emulator).
-const CAPTURE_RUNS: &[(&str, &[&str])] = &[
-    (
-        "send-bw-4K-pcap",
-        &["send-bw", "-s", "4096", "-n", "20", "-t", "8"],
-    ),
+const CAPTURE_RUNS: &[(&str, &str)] = &[
+    ("send-bw-4K-pcap", "send-bw -s 4096 -n 20 -t 8"),
     (
         "mechanisms/ornic-reordered-pcap",
-        &[
-            "write-bw",
-            "-s",
-            "16384",
-            "-n",
-            "5",
-            "--profile",
-            "ornic",
-            "--set",
-            "net.impair.reorder_window=64",
-        ],
+        "write-bw -s 16384 -n 5 --profile ornic --set net.impair.reorder_window=64",
     ),
 ];
+
+/// A command line's arguments, split at spaces (no argument here holds one).
+fn words(args: &str) -> Vec<&str> {
+    args.split_whitespace().collect()
+}
 
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
@@ -500,7 +302,7 @@ fn results_match_the_recorded_runs() {
 fn each_mechanism_matches_its_recorded_runs() {
     let diffs: Vec<String> = MECHANISM_RUNS
         .iter()
-        .flat_map(|(name, args)| check(&format!("mechanisms/{name}"), &perf(args, &[])))
+        .flat_map(|(name, args)| check(&format!("mechanisms/{name}"), &perf(&words(args), &[])))
         .collect();
     assert!(diffs.is_empty(), "changed:\n{}", diffs.join("\n"));
 }
@@ -511,7 +313,7 @@ fn each_tx_architecture_matches_its_recorded_flows() {
     let diffs: Vec<String> = FLOW_RUNS
         .iter()
         .flat_map(|(name, args)| {
-            let got = rnic_json("run", &[scenario], args);
+            let got = rnic_json("run", &[scenario], &words(args));
             check(&format!("mechanisms/{name}"), &got)
         })
         .collect();
@@ -522,7 +324,7 @@ fn each_tx_architecture_matches_its_recorded_flows() {
 fn the_captures_match_the_recorded_bytes() {
     for (name, args) in CAPTURE_RUNS {
         let tmp = std::env::temp_dir().join(format!("rnic-golden-{}.pcap", std::process::id()));
-        let result = perf(args, &["--pcap", tmp.to_str().unwrap()]);
+        let result = perf(&words(args), &["--pcap", tmp.to_str().unwrap()]);
         let bytes = std::fs::read(&tmp).unwrap();
         let _ = std::fs::remove_file(&tmp);
         let path = dir().join(format!("{name}.pcap"));
