@@ -3,7 +3,7 @@
 //!
 //! `docs/book/src/repro/measured/EXPERIMENT/` holds, for every experiment, the
 //! `claims.csv` and the figure data (`EXPERIMENT.csv`) of the last `repro all` run the
-//! chapters were written from. Two checks:
+//! chapters were written from. The checks:
 //!
 //! * always: every number in the "rnic" column of a chapter's claim table (a row whose
 //!   first cell names an experiment) is in that experiment's claims as written, or is one
@@ -12,6 +12,7 @@
 //!   verdicts agree: a row marked FAIL names an experiment with a failing claim, and every
 //!   failing claim's experiment has a row marked FAIL. A number that is not a measurement
 //!   (a parameter the row recalls) is listed in [`NOT_MEASURED`] with the reason.
+//! * always: the README's headline and per-paper counts are the snapshot's.
 //! * with `RNIC_DOCS_ALL=1` (it runs `repro all`, minutes on an optimised build, much
 //!   longer on the test profile): a fresh run's claims and figure data equal the snapshot,
 //!   byte for byte; with `RNIC_BLESS=1` as well, the snapshot is rewritten from the run.
@@ -70,6 +71,8 @@ const NOT_MEASURED: &[(&str, &str, &str)] = &[
 struct Measured {
     claims: String,
     verdicts: Vec<(String, String)>,
+    /// (kind, verdict) of each claim.
+    kinds: Vec<(String, String)>,
     figure_values: Vec<f64>,
 }
 
@@ -83,7 +86,8 @@ fn load(dir: &Path) -> BTreeMap<String, Measured> {
         let path = entry.expect("an entry").path();
         let exp = path.file_name().unwrap().to_string_lossy().to_string();
         let claims = std::fs::read_to_string(path.join("claims.csv")).expect("claims.csv");
-        let verdicts = read_verdicts(&path.join("claims.csv"));
+        let verdicts = read_column_pair(&path.join("claims.csv"), "claim", "verdict");
+        let kinds = read_column_pair(&path.join("claims.csv"), "kind", "verdict");
         let figure = std::fs::read_to_string(path.join(format!("{exp}.csv"))).unwrap_or_default();
         let figure_values = figure
             .split([',', '\n'])
@@ -94,6 +98,7 @@ fn load(dir: &Path) -> BTreeMap<String, Measured> {
             Measured {
                 claims: claims.replace(',', " "),
                 verdicts,
+                kinds,
                 figure_values,
             },
         );
@@ -101,16 +106,16 @@ fn load(dir: &Path) -> BTreeMap<String, Measured> {
     out
 }
 
-/// (claim id, verdict) of a claims file.
-fn read_verdicts(path: &Path) -> Vec<(String, String)> {
+/// The columns `a` and `b` of every row of a claims file.
+fn read_column_pair(path: &Path, a: &str, b: &str) -> Vec<(String, String)> {
     let mut r = csv::Reader::from_path(path).expect("claims.csv parses");
     let headers = r.headers().expect("a header").clone();
     let col = |name: &str| headers.iter().position(|h| h == name).expect(name);
-    let (id, verdict) = (col("claim"), col("verdict"));
+    let (a, b) = (col(a), col(b));
     r.records()
         .map(|rec| {
             let rec = rec.expect("a record");
-            (rec[id].to_string(), rec[verdict].to_string())
+            (rec[a].to_string(), rec[b].to_string())
         })
         .collect()
 }
@@ -328,4 +333,81 @@ fn a_fresh_repro_all_measures_the_snapshot() {
         bless || differ.is_empty(),
         "the snapshot differs from a fresh run: {differ:?}"
     );
+}
+
+/// The README's headline and per-paper counts are the snapshot's: each kind's passing
+/// claims of all, and each paper's predictions.
+#[test]
+fn the_readme_counts_what_repro_all_judged() {
+    let known = load(&snapshot_dir());
+    // (kind, what a pass is called in the headline)
+    let kinds = [
+        ("prediction", "predictions pass"),
+        ("calibration", "calibrations hold"),
+        ("calculation", "calculations match"),
+        ("structural", "structural checks hold"),
+    ];
+    let count = |exp_prefix: &str, kind: &str| {
+        let claims = known
+            .iter()
+            .filter(|(e, _)| e.starts_with(exp_prefix))
+            .flat_map(|(_, m)| m.kinds.iter());
+        let of_kind: Vec<&(String, String)> = claims.filter(|(k, _)| k == kind).collect();
+        let pass = of_kind.iter().filter(|(_, v)| v == "PASS").count();
+        (pass, of_kind.len())
+    };
+    let headline: Vec<String> = kinds
+        .iter()
+        .map(|(kind, words)| {
+            let (pass, all) = count("", kind);
+            format!("{pass} of {all} {words}")
+        })
+        .collect();
+    let papers = [
+        ("csrna-", "csRNA"),
+        ("isolation-", "TX isolation"),
+        ("prefetch-", "prefetching"),
+        ("wan-", "long distance"),
+        ("ornic-", "ORNIC"),
+    ];
+    let per_paper: Vec<String> = papers
+        .iter()
+        .map(|(prefix, name)| {
+            let (pass, all) = count(prefix, "prediction");
+            format!("{name} {pass}/{all}")
+        })
+        .collect();
+    let readme = std::fs::read_to_string(common::repo_root().join("README.md")).unwrap();
+    let flat = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+    let want = [
+        format!("runs the {} experiments", known.len()),
+        headline.join("; "),
+        format!("(predictions: {})", per_paper.join(", ")),
+    ];
+    for w in &want {
+        assert!(flat.contains(w.as_str()), "the README does not say \"{w}\"");
+    }
+    // The table of papers: each paper's predictions, in the table's order.
+    let table: Vec<String> = papers
+        .iter()
+        .map(|(prefix, _)| {
+            let (pass, all) = count(prefix, "prediction");
+            format!("| {pass} of {all} |")
+        })
+        .collect();
+    let rows: Vec<&str> = readme
+        .lines()
+        .filter(|l| l.starts_with("| ") && l.contains("[`repro "))
+        .collect();
+    for (cell, paper) in table.iter().zip(papers) {
+        let row = rows
+            .iter()
+            .find(|r| r.contains(&format!("`repro {}`", paper.0.trim_end_matches('-'))))
+            .unwrap_or_else(|| panic!("no README row for {}", paper.1));
+        assert!(
+            row.ends_with(cell.as_str()),
+            "README row for {}: want {cell}: {row}",
+            paper.1
+        );
+    }
 }
