@@ -336,3 +336,73 @@ fn resolve(module: &[String], path: &[String]) -> Option<Vec<String>> {
     base.extend(rest.iter().cloned());
     Some(base)
 }
+
+/// A function and its length in lines, from its `fn` line to its closing brace.
+pub struct FunctionLength {
+    pub file: String,
+    pub name: String,
+    pub lines: usize,
+}
+
+/// Every function with a body in the non-test code under `src_dir`.
+pub fn function_lengths(src_dir: &Path) -> Vec<FunctionLength> {
+    let mut files = Vec::new();
+    collect_rs_files(src_dir, &mut files);
+    files.sort();
+    let mut out = Vec::new();
+    for path in files
+        .iter()
+        .filter(|f| f.file_name().is_some_and(|n| n != "tests.rs"))
+    {
+        let text = fs::read_to_string(path).expect("source file is readable");
+        let file = path
+            .strip_prefix(src_dir)
+            .expect("under src")
+            .to_string_lossy()
+            .replace('\\', "/");
+        let code: Vec<char> = strip_comments_and_strings(&without_test_module(&text))
+            .chars()
+            .collect();
+        for (name, lines) in functions_in(&code) {
+            out.push(FunctionLength {
+                file: file.clone(),
+                name,
+                lines,
+            });
+        }
+    }
+    out
+}
+
+/// `(name, lines)` of each `fn` with a body in `code` (nested ones too).
+fn functions_in(code: &[char]) -> Vec<(String, usize)> {
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = Vec::new();
+    for i in 0..code.len().saturating_sub(3) {
+        let starts_fn = code[i..i + 3] == ['f', 'n', ' '] && (i == 0 || !is_ident(code[i - 1]));
+        if !starts_fn {
+            continue;
+        }
+        let name: String = code[i + 3..].iter().take_while(|&&c| is_ident(c)).collect();
+        let Some(open) = (i..code.len()).find(|&j| code[j] == '{' || code[j] == ';') else {
+            continue;
+        };
+        if code[open] == ';' {
+            continue;
+        }
+        let mut depth = 0usize;
+        let close = (open..code.len()).find(|&j| {
+            match code[j] {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                _ => {}
+            }
+            depth == 0
+        });
+        if let Some(close) = close {
+            let lines = code[i..=close].iter().filter(|&&c| c == '\n').count() + 1;
+            out.push((name, lines));
+        }
+    }
+    out
+}
