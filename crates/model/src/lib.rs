@@ -19,6 +19,7 @@
 
 pub mod atomic_oracle;
 pub mod breakdown;
+pub mod buffers;
 pub mod config;
 mod error;
 pub mod event;

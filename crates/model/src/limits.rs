@@ -142,8 +142,8 @@ fn machine_memory_bytes() -> Option<u64> {
 pub fn memory_estimate_bytes(cfg: &Config, spec: &PerfSpec, size: u64) -> u64 {
     let q = u64::from(spec.qps.max(1));
     let clients = u64::from(spec.clients.max(1));
-    let stride = super::run::buffer_stride(size);
-    let server_slots = u64::from(super::run::buffer_slots(size, spec.qps));
+    let stride = crate::buffers::buffer_stride(size);
+    let server_slots = u64::from(crate::buffers::buffer_slots(size, spec.qps));
     // Pair i uses slot i mod slots on the server and on its client.
     let client_slots = clients * server_slots.min(q.div_ceil(clients));
     let lands_on_server = spec.test.is_latency() || spec.test.verb() == Verb::Read;
@@ -285,7 +285,7 @@ pub fn read_beyond_window(size: u64, prof: &crate::workload::QpProfile) -> Optio
 /// QPs share slots).
 pub fn max_mrs(cfg: &Config, size: u64, qps: u32) -> u32 {
     let size = if size == 0 { 1 } else { size };
-    super::run::buffer_slots(size + super::run::grh_bytes(cfg), qps)
+    crate::buffers::buffer_slots(size + crate::buffers::grh_bytes(cfg), qps)
 }
 
 /// `--mrs` and `--client-mrs` against the fewest buffer slots of the run's flows: the

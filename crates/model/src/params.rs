@@ -81,6 +81,11 @@
 //! Measurements need a warm-up that covers the initial posting (`tx_depth` WQEs on every
 //! QP, one doorbell each): during it the doorbells alone take 40 % of PCIe.
 
+pub mod isolation;
+pub mod prefetch;
+pub mod rx_buffer;
+pub mod settle;
+
 use rnic_sim::{bytes_time_ps_mbps, ns, TimePs};
 
 use crate::config::{
@@ -94,6 +99,12 @@ pub enum Placement {
     Host,
     /// On-board DDR with its own latency and bandwidth.
     Ddr,
+}
+
+/// Bytes `len` data bytes put on the link in TLPs of at most `mps_bytes` (a posted write,
+/// or a read's completions): the data and a header of `tlp_header_bytes` per TLP.
+pub fn data_tlps_wire_bytes(len: u64, mps_bytes: u64, tlp_header_bytes: u64) -> u64 {
+    len + len.div_ceil(mps_bytes).max(1) * tlp_header_bytes
 }
 
 /// PCIe link parameters, one direction each way with the same rate.
@@ -273,7 +284,7 @@ pub struct NicParams {
     pub tx_port_slack_bytes: u64,
     /// The receive buffer ([`crate::nic::rx_buffer`]): its size, and with PFC its XOFF and
     /// XON levels (262144, 196608, 131072 bytes).
-    pub rx_buffer: crate::nic::rx_buffer::RxBufferParams,
+    pub rx_buffer: rx_buffer::RxBufferParams,
     /// How waiting DMA reads are ordered, and whether payload is streamed per packet.
     pub dma_read_arbiter: DmaReadArbiter,
     /// Per payload stream: bytes requested from host memory and not yet sent (16 KiB).
@@ -291,9 +302,9 @@ pub struct NicParams {
     /// SQ address table read, ps (1 cycle).
     pub sq_table_ps: TimePs,
     /// TX performance isolation: the mechanisms that run ([`crate::nic::isolation`]).
-    pub iso: crate::nic::isolation::IsoParts,
+    pub iso: isolation::IsoParts,
     /// Resource prefetching: triggers, window and WQE cache ([`crate::nic::prefetch`]).
-    pub prefetch: crate::nic::prefetch::PrefetchParams,
+    pub prefetch: prefetch::PrefetchParams,
 }
 
 /// All parameters of the timed model.
@@ -325,7 +336,7 @@ pub struct ModelParams {
     /// detection with `settle`.
     pub warmup_ps: Option<TimePs>,
     /// Steady-state detection.
-    pub settle: crate::host::steady::SettleParams,
+    pub settle: settle::SettleParams,
     /// Latency tests: uses of every QP before the window opens.
     pub warmup_rounds: u64,
     /// Measurement window of duration-mode runs, ps.
@@ -382,7 +393,7 @@ impl ModelParams {
                 tx_backlog_cap: n.tx_backlog_cap.max(1),
                 tx_buffer_bytes: n.tx_buffer_bytes.max(1),
                 tx_port_slack_bytes: n.tx_port_slack_bytes,
-                rx_buffer: crate::nic::rx_buffer::RxBufferParams {
+                rx_buffer: rx_buffer::RxBufferParams {
                     capacity_bytes: n.rx_buffer_bytes,
                     lossless: net.pfc,
                     xoff_bytes: n.rx_buffer_bytes.saturating_sub(n.rx_pfc_headroom_bytes),
@@ -401,8 +412,8 @@ impl ModelParams {
                 latency_hiding: n.latency_hiding,
                 sq_table_entry_bytes: u64::from(n.sq_table_entry_bytes),
                 sq_table_ps: cyc(n.sq_table_cycles),
-                iso: crate::nic::isolation::IsoParts::from_config(n),
-                prefetch: crate::nic::prefetch::PrefetchParams::from_config(n),
+                iso: isolation::IsoParts::from_config(n),
+                prefetch: prefetch::PrefetchParams::from_config(n),
             },
             pcie: PcieParams {
                 mbps: mbps(cfg.pcie.gbps),
@@ -452,7 +463,7 @@ impl ModelParams {
             rate_limit_burst_bytes: cfg.qp.rate_limit_burst_bytes,
             max_events: cfg.sim.max_events,
             warmup_ps: cfg.sim.warmup_us.map(|w| ns(w * 1000.0)),
-            settle: crate::host::steady::SettleParams {
+            settle: settle::SettleParams {
                 subwindow_min_ps: ns(cfg.sim.settle_subwindow_us * 1000.0),
                 subwindow_min_ops: cfg.sim.settle_min_ops.max(1),
                 tolerance: cfg.sim.settle_tolerance,

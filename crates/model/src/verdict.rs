@@ -246,13 +246,13 @@ pub fn judge_pcie_bound(
     rx_buffer_bytes: u64,
     v: &mut Verdict,
 ) {
-    let up_slack_ps = crate::nic::pcie::ser_ps(rx_buffer_bytes.saturating_mul(3), pcie.p.mbps);
-    let one_read_bytes = crate::nic::pcie::data_tlps_wire_bytes(
+    let up_slack_ps = rnic_sim::ser_ps(rx_buffer_bytes.saturating_mul(3), pcie.p.mbps);
+    let one_read_bytes = crate::params::data_tlps_wire_bytes(
         pcie.p.mrrs_bytes,
         pcie.p.mps_bytes,
         pcie.p.tlp_header_bytes,
     );
-    let down_slack_ps = crate::nic::pcie::ser_ps(
+    let down_slack_ps = rnic_sim::ser_ps(
         one_read_bytes.saturating_mul(u64::from(pcie.p.max_read_tags)),
         pcie.p.mbps,
     );
@@ -299,7 +299,7 @@ mod tests {
     fn the_host_to_nic_lane_may_hold_every_tags_completions_at_the_end() {
         let p = crate::params::ModelParams::baseline().pcie;
         let tags_bytes =
-            crate::nic::pcie::data_tlps_wire_bytes(p.mrrs_bytes, p.mps_bytes, p.tlp_header_bytes)
+            crate::params::data_tlps_wire_bytes(p.mrrs_bytes, p.mps_bytes, p.tlp_header_bytes)
                 * u64::from(p.max_read_tags);
         let mut pcie = crate::nic::pcie::Pcie::new(p.clone());
         let end: TimePs = 1_000_000;

@@ -27,18 +27,13 @@ pub const QUEUE_GEOMETRY: Geometry = Geometry {
     coarse_buckets_log2: 8,
 };
 
-/// Test hooks (used by tests to prove that checks can fail).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Hooks {
-    /// Flip one payload byte of the n-th payload-carrying frame in the switch (and fix
-    /// up the ICRC, so the corruption is invisible to the transport).
-    pub corrupt_data_frame: Option<u64>,
-    /// Flip one byte of the value carried by the n-th ATOMIC ACKNOWLEDGE in the switch (and
-    /// fix up the ICRC): the requester receives a wrong original value.
-    pub corrupt_atomic_ack: Option<u64>,
-    /// Drop the CM MADs with these numbers (1 = the first) that reach the first switch
-    /// (connection setup must repair it).
-    pub drop_cm_mads: [Option<u64>; 2],
+pub use crate::net::hooks::Hooks;
+
+/// The connection managers reach each node's transport, not its NIC.
+impl crate::host::cm::NodeDevices for Vec<Nic> {
+    fn device(&mut self, node: usize) -> &mut rnic_transport::Device {
+        &mut self[node].dev
+    }
 }
 
 /// The world.
@@ -160,7 +155,7 @@ impl World {
                 let Some(cm) = self.cm.as_mut() else { return };
                 let mut cx = crate::host::cm::CmCx {
                     q: &mut self.q,
-                    nics: &mut self.nics,
+                    devices: &mut self.nics,
                     net: &mut self.net,
                     frames: &mut self.frames,
                 };
@@ -242,7 +237,7 @@ impl World {
             Some(cm) => {
                 let mut cx = crate::host::cm::CmCx {
                     q: &mut self.q,
-                    nics: &mut self.nics,
+                    devices: &mut self.nics,
                     net: &mut self.net,
                     frames: &mut self.frames,
                 };

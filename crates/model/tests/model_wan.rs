@@ -34,7 +34,7 @@ fn pcap_frames(path: &std::path::Path) -> Vec<Vec<u8>> {
 
 /// Remote's (node 1's) ACKs that Local's port received, by PSN (the last one per PSN).
 fn acks_from_remote(path: &std::path::Path) -> BTreeMap<u32, Vec<u8>> {
-    let remote_ip = rnic_model::net::topology::node_ip(1);
+    let remote_ip = rnic_model::net::addr::node_ip(1);
     let mut m = BTreeMap::new();
     for f in pcap_frames(path) {
         let Ok(p) = FrameRepr::parse(&f) else {

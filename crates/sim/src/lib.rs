@@ -45,6 +45,6 @@ pub use queue::{EventQueue, Geometry, HeapQueue, TimeQueue};
 pub use rng::Rng;
 pub use stats::{Counter, Histogram, Summary};
 pub use time::{
-    bytes_time_ps, bytes_time_ps_mbps, cycles, ms, ns, secs, to_ms, to_ns, to_s, to_us, us, TimePs,
-    PS_PER_MS, PS_PER_NS, PS_PER_S, PS_PER_US,
+    bytes_time_ps, bytes_time_ps_mbps, cycles, ms, ns, secs, ser_ps, to_ms, to_ns, to_s, to_us, us,
+    TimePs, PS_PER_MS, PS_PER_NS, PS_PER_S, PS_PER_US,
 };

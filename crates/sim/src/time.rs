@@ -104,6 +104,18 @@ pub fn bytes_time_ps_mbps(bytes: u64, mbps: u64) -> TimePs {
     div_ceil_sat(u128::from(bytes) * 8_000_000, u128::from(mbps))
 }
 
+/// Serialisation time of `bytes` at `mbps`, ps, rounded up: the same value as
+/// [`bytes_time_ps_mbps`] with 64-bit arithmetic on the hot path (u128 beyond 2^40 bytes).
+/// Every serial resource (a link, a port, a PCIe lane) charges its frames with it.
+#[inline]
+pub fn ser_ps(bytes: u64, mbps: u64) -> TimePs {
+    if bytes < (1 << 40) && mbps > 0 {
+        (bytes * 8_000_000).div_ceil(mbps)
+    } else {
+        bytes_time_ps_mbps(bytes, mbps)
+    }
+}
+
 /// `ceil(num / den)` saturated to `u64`; `den == 0` gives `u64::MAX`.
 fn div_ceil_sat(num: u128, den: u128) -> TimePs {
     if den == 0 {

@@ -46,7 +46,7 @@ pub struct ElementStats {
 }
 
 /// An element on one direction of a link.
-pub trait LinkElement: std::fmt::Debug {
+pub trait LinkElement: std::fmt::Debug + AsAny {
     /// Frame `frame` reaches the element at `now`: decide its fate; it may change the bytes
     /// and push frames to emit.
     fn on_frame(&mut self, now: TimePs, frame: &mut Vec<u8>, emit: &mut Vec<Emitted>) -> Fate;
@@ -63,8 +63,17 @@ pub trait LinkElement: std::fmt::Debug {
     fn holds_frames(&self) -> bool {
         false
     }
-    /// The WAN accelerator's counters, if the element is (the half that reports them).
-    fn wan_accel_stats(&self) -> Option<super::wan_accel::AccelStats> {
-        None
+}
+
+/// Any element as `Any`, so the network can read a concrete element's own counters (the
+/// WAN accelerator's) without the generic trait naming any element.
+pub trait AsAny {
+    /// `self` as `Any`.
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+impl<T: std::any::Any> AsAny for T {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }

@@ -7,13 +7,13 @@
 
 use rnic_sim::{EventQueue, TimePs};
 
+use super::addr::frame_dst_node;
 use super::element::{ElementStats, Emitted, LinkElement};
+use super::hooks::Hooks;
 use super::port::{Port, PortStats};
 use super::switch::OutPort;
-use super::topology::frame_dst_node;
 use crate::event::{Ev, FramePool, NetEv, NicEv};
 use crate::nic::cx::Wire;
-use crate::world::Hooks;
 
 /// The far end of a link direction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -428,7 +428,12 @@ impl Network {
             .links
             .iter()
             .flat_map(|l| l.elements.iter())
-            .find_map(|e| e.wan_accel_stats());
+            .find_map(|e| {
+                let accel = (**e)
+                    .as_any()
+                    .downcast_ref::<super::wan_accel::WanAccelHalf>()?;
+                accel.reported_stats()
+            });
         NetStats {
             wan_accel,
             pfc: self.pfc.as_ref().map(|p| p.stats()),

@@ -5,9 +5,11 @@
 //! IEEE 802.1Qbb PAUSE frames, hop by hop. It knows frames only as bytes read through
 //! `rnic-wire`; nothing of NIC internals.
 
+pub mod addr;
 pub mod capture;
 pub mod element;
 pub mod graph;
+pub mod hooks;
 pub mod impair;
 pub mod link;
 pub mod pfc;

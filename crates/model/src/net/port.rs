@@ -5,8 +5,8 @@ use std::collections::VecDeque;
 
 use rnic_sim::TimePs;
 
-use crate::nic::pcie::ser_ps;
 use crate::params::EthParams;
+use rnic_sim::ser_ps;
 
 /// Counters of a port.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]

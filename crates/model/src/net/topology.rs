@@ -1,9 +1,8 @@
 //! Topologies, built from config into a [`Network`]: `star` (node 0 the server, nodes
 //! 1..=N the clients, each on one link to one output-queued switch), `back_to_back` (the
 //! server and one client on one cable), or a topology file (switches and links, each link
-//! with its own length or delay, rate and impairment). Addresses: node i has MAC
-//! 02:00:00:00:hi:lo and IPv4 10.0.hi.lo (hi:lo = i + 1), so switches route on the
-//! destination IP.
+//! with its own length or delay, rate and impairment). Addresses are
+//! [`super::addr`]'s.
 
 use rnic_sim::{Rng, TimePs};
 
@@ -15,34 +14,6 @@ use super::switch::OutPort;
 use crate::config::schema::MAX_DELAY_NS;
 use crate::config::{Config, ConfigError};
 use crate::params::{EthParams, ModelParams};
-
-/// MAC address of node `i`.
-pub fn node_mac(i: usize) -> [u8; 6] {
-    let v = (i + 1) as u16;
-    [0x02, 0, 0, 0, (v >> 8) as u8, v as u8]
-}
-
-/// IPv4 address of node `i`.
-pub fn node_ip(i: usize) -> [u8; 4] {
-    let v = (i + 1) as u16;
-    [10, 0, (v >> 8) as u8, v as u8]
-}
-
-/// Node index of an IPv4 address (inverse of [`node_ip`]).
-pub fn ip_node(ip: [u8; 4]) -> Option<usize> {
-    if ip[0] != 10 || ip[1] != 0 {
-        return None;
-    }
-    let v = (usize::from(ip[2]) << 8) | usize::from(ip[3]);
-    v.checked_sub(1)
-}
-
-/// Destination node of a frame (its IPv4 destination address).
-pub fn frame_dst_node(frame: &[u8]) -> Option<usize> {
-    let ip = frame.get(rnic_wire::frame::IPV4_OFFSET..)?;
-    let ip = rnic_wire::ipv4::Packet::new_checked(ip).ok()?;
-    ip_node(ip.dst())
-}
 
 /// Builds the network `cfg.net.topology` names for `nodes` nodes.
 pub fn build(
@@ -841,16 +812,4 @@ fn read_file(
         links,
         impair_uplinks: false,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn addresses_round_trip() {
-        for i in [0usize, 1, 10, 300] {
-            assert_eq!(ip_node(node_ip(i)), Some(i));
-        }
-    }
 }

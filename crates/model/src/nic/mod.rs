@@ -117,11 +117,11 @@ pub struct Nic {
     /// Doorbell unit.
     pub doorbell: DoorbellUnit,
     /// QP scheduler.
-    pub sched: Scheduler,
+    pub sched: Scheduler<prefetch::queue::PrefetchQueue>,
     /// WQE fetch and decode.
     pub fetch: WqeFetch,
     /// TX engine.
-    pub tx: TxEngine,
+    pub tx: TxEngine<isolation::tenant_ring::TenantRing>,
     /// TX performance isolation units.
     pub iso: isolation::Isolation,
     /// The per-QP rate limiter of the TX engine.
@@ -204,7 +204,7 @@ impl Nic {
         };
         let mut sched = Scheduler::new(n.sched_ps);
         if n.prefetch.sched {
-            sched.prefetch_queue = prefetch::queue::PrefetchQueue::new(n.prefetch.window);
+            sched.mirror = prefetch::queue::PrefetchQueue::new(n.prefetch.window);
         }
         let mut trans = Translation::new(TranslationParams {
             mpt_entries: n.mpt_cache_entries,

@@ -5,20 +5,9 @@
 //! Directions: *upstream* is NIC → host (read requests, DMA writes of payload and CQEs, QPC
 //! write-backs); *downstream* is host → NIC (read completions carrying data, MMIO doorbells).
 
-use rnic_sim::{bytes_time_ps_mbps, TimePs};
+use rnic_sim::{bytes_time_ps_mbps, ser_ps, TimePs};
 
-use crate::params::PcieParams;
-
-/// Serialization time of `bytes` at `mbps`, ps, rounded up: the same value as
-/// [`bytes_time_ps_mbps`] with 64-bit arithmetic on the hot path (u128 beyond 2^40 bytes).
-#[inline]
-pub fn ser_ps(bytes: u64, mbps: u64) -> TimePs {
-    if bytes < (1 << 40) && mbps > 0 {
-        (bytes * 8_000_000).div_ceil(mbps)
-    } else {
-        bytes_time_ps_mbps(bytes, mbps)
-    }
-}
+use crate::params::{data_tlps_wire_bytes, PcieParams};
 
 /// One direction of a serial link: a FIFO server at a fixed rate.
 #[derive(Debug, Clone, Default)]
@@ -90,12 +79,6 @@ pub struct Pcie {
 
 fn chunks(len: u64, size: u64) -> u64 {
     len.div_ceil(size).max(1)
-}
-
-/// Bytes `len` data bytes put on the link in TLPs of at most `mps_bytes` (a posted write,
-/// or a read's completions): the data and a header of `tlp_header_bytes` per TLP.
-pub fn data_tlps_wire_bytes(len: u64, mps_bytes: u64, tlp_header_bytes: u64) -> u64 {
-    len + chunks(len, mps_bytes) * tlp_header_bytes
 }
 
 impl Pcie {

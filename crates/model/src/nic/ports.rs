@@ -91,3 +91,33 @@ pub enum DmaToken {
         resp: bool,
     },
 }
+
+/// What a mechanism may say about the scheduler's WQE reads (TX isolation's WQE FIFOs): the
+/// scheduler asks before each visit, and the mechanism keeps its own state.
+pub trait WqeAdmission {
+    /// Whether WQE reads pause for every QP now (coupled backpressure); counts the stall.
+    fn pauses_all(&mut self) -> bool;
+    /// How many of `k` (at least 1) WQEs of `qpn`, tagged `iso_tag`, may be read now: `k`,
+    /// fewer, or 0 when the QP must wait (the mechanism parks it and wakes it later).
+    fn admit(&mut self, qpn: u32, iso_tag: u32, k: u32) -> u32;
+}
+
+/// What a mechanism sees of the scheduling queue (resource prefetching mirrors it): each QP
+/// pushed onto its tail and each pop from its head.
+pub trait SchedQueueMirror {
+    /// `qpn` was pushed onto the scheduling queue.
+    fn pushed(&mut self, qpn: u32);
+    /// The scheduling queue's head was popped.
+    fn popped(&mut self);
+}
+
+/// The queue of BS QPs the TX engine serves between latency-sensitive ones (TX isolation's
+/// slicing keeps it per tenant).
+pub trait BsQueue {
+    /// Enlists `qpn` of `tenant`.
+    fn push(&mut self, qpn: u32, tenant: u16);
+    /// The next QP to serve, if any.
+    fn pop(&mut self) -> Option<u32>;
+    /// No QP is enlisted.
+    fn is_empty(&self) -> bool;
+}

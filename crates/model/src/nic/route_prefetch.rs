@@ -33,7 +33,7 @@ impl Nic {
     /// Scheduler trigger: prefetches every QP that came within the window of the scheduling
     /// queue's head.
     pub(crate) fn prefetch_poll(&mut self, now: TimePs, cx: &mut NicCx<'_>) {
-        while let Some(qpn) = self.sched.prefetch_queue.poll() {
+        while let Some(qpn) = self.sched.mirror.poll() {
             self.pf.triggers.0 += 1;
             self.prefetch_chain(qpn, now, true, cx);
         }

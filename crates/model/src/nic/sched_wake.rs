@@ -29,7 +29,7 @@ use crate::event::NicEv;
 
 /// The scheduler's step is due at `now` (it is `pending`): queue it as an event if other
 /// events of `now` are queued before it, else owe it right after the current event.
-pub(crate) fn wake(sched: &mut Scheduler, now: TimePs, cx: &mut NicCx<'_>) {
+pub(crate) fn wake<M>(sched: &mut Scheduler<M>, now: TimePs, cx: &mut NicCx<'_>) {
     // A wake-up for a later time (none today) or behind other events of `now` is queued.
     if now != cx.q.now() || cx.q.peek_time() == Some(now) {
         cx.at(now, NicEv::Sched);

@@ -24,18 +24,17 @@
 //! messages wait for the TX engine, or while the TX payload buffer (`tx_buffer_bytes`,
 //! [`super::tx_pipeline`]) is full.
 //!
-//! TX isolation ([`super::isolation::fifos`]): with separate WQE caching a visit to a BS QP
-//! reads no more WQEs than its tenant's FIFO has room for; a full BS FIFO pauses the
+//! Mechanisms reach the scheduler through the seams of [`super::ports`], never as its
+//! fields' types: TX isolation is a [`WqeAdmission`] (with separate WQE caching a visit to a
+//! BS QP reads no more WQEs than its tenant's FIFO has room for; a full BS FIFO pauses the
 //! scheduler (coupled backpressure) or parks that tenant's QPs while the others read
-//! (isolated backpressure).
+//! (isolated backpressure)); resource prefetching's prefetch queue is a [`SchedQueueMirror`].
 
 use std::collections::VecDeque;
 
 use rnic_sim::TimePs;
 
-use super::isolation::{tenant, Isolation};
-use super::ports::Visit;
-use super::prefetch::queue::PrefetchQueue;
+use super::ports::{SchedQueueMirror, Visit, WqeAdmission};
 use super::qp_table::QpHw;
 use super::unit::Unit;
 use crate::params::NicParams;
@@ -87,7 +86,7 @@ pub enum SchedStep {
 
 /// The round-robin scheduler.
 #[derive(Debug)]
-pub struct Scheduler {
+pub struct Scheduler<M> {
     ring: VecDeque<u32>,
     /// A `Sched` event is pending.
     pending: bool,
@@ -98,14 +97,14 @@ pub struct Scheduler {
     pub owed: bool,
     /// The scheduler's unit (II per visit).
     pub unit: Unit,
-    /// The prefetch queue mirroring this scheduling queue (resource prefetching; disabled
-    /// unless `nic.prefetch` has the scheduler trigger).
-    pub prefetch_queue: PrefetchQueue,
+    /// The mechanism mirroring this scheduling queue (resource prefetching's prefetch queue;
+    /// disabled unless `nic.prefetch` has the scheduler trigger).
+    pub mirror: M,
     /// Counters.
     pub stats: SchedStats,
 }
 
-impl Scheduler {
+impl<M: SchedQueueMirror + Default> Scheduler<M> {
     /// A scheduler whose unit serves a visit every `ii_ps`.
     pub fn new(ii_ps: TimePs) -> Self {
         Scheduler {
@@ -114,7 +113,7 @@ impl Scheduler {
             stalled: false,
             owed: false,
             unit: Unit::new(ii_ps),
-            prefetch_queue: PrefetchQueue::default(),
+            mirror: M::default(),
             stats: SchedStats::default(),
         }
     }
@@ -131,7 +130,7 @@ impl Scheduler {
         }
         qp.active = true;
         self.ring.push_back(qpn);
-        self.prefetch_queue.pushed(qpn);
+        self.mirror.pushed(qpn);
         if !self.pending && !self.stalled {
             self.pending = true;
             return true;
@@ -159,7 +158,7 @@ impl Scheduler {
         qps: &mut [QpHw],
         bp: &Backpressure,
         p: &NicParams,
-        iso: &mut Isolation,
+        admission: &mut impl WqeAdmission,
     ) -> SchedStep {
         let per = p.wqes_per_fetch;
         let max_visits = p.max_visits_in_flight as usize;
@@ -180,19 +179,16 @@ impl Scheduler {
             self.stats.stalls += 1;
             return SchedStep::Stalled;
         }
-        let separate = iso.parts.separate_caching;
-        if separate && !iso.parts.isolated_backpressure && iso.fifos.any_full() {
-            // Coupled backpressure: a full BS FIFO pauses WQE reads for every QP.
+        if admission.pauses_all() {
             self.stalled = true;
             self.stats.stalls += 1;
-            iso.stats.coupled_stalls += 1;
             return SchedStep::Stalled;
         }
         loop {
             let Some(qpn) = self.ring.pop_front() else {
                 return SchedStep::Idle;
             };
-            self.prefetch_queue.popped();
+            self.mirror.popped();
             let qp = &mut qps[qpn as usize];
             let avail = qp.sq_pi.wrapping_sub(qp.sq_fetched);
             let room = p.max_outstanding_wqes_per_qp.saturating_sub(qp.outstanding);
@@ -207,21 +203,10 @@ impl Scheduler {
                 qp.active = false;
                 continue;
             }
-            let ls = tenant::is_ls(qp.iso_tag);
-            let t = tenant::tenant(qp.iso_tag);
-            if separate && !ls {
-                let fifo_room = iso.fifos.room(t);
-                if fifo_room == 0 {
-                    // Isolated backpressure: only this tenant waits for its FIFO.
-                    qp.active = false;
-                    iso.fifos.park(t, qpn);
-                    iso.stats.parks += 1;
-                    continue;
-                }
-                k = k.min(fifo_room);
-            }
-            if separate {
-                iso.fifos.take(ls, t, k);
+            k = admission.admit(qpn, qp.iso_tag, k);
+            if k == 0 {
+                qp.active = false;
+                continue;
             }
             let first = qp.sq_fetched;
             qp.sq_fetched = first.wrapping_add(k);
@@ -229,7 +214,7 @@ impl Scheduler {
             let more = qp.sq_pi != qp.sq_fetched && qp.outstanding < p.max_outstanding_wqes_per_qp;
             if more {
                 self.ring.push_back(qpn);
-                self.prefetch_queue.pushed(qpn);
+                self.mirror.pushed(qpn);
             } else {
                 qp.active = false;
             }
@@ -247,7 +232,7 @@ impl Scheduler {
     }
 }
 
-impl crate::stats::Report for Scheduler {
+impl<M> crate::stats::Report for Scheduler<M> {
     fn report(&self, prefix: &str, reg: &mut crate::stats::Registry) {
         reg.record(prefix, &self.stats);
         reg.record(&format!("{prefix}.unit"), &self.unit.stats);

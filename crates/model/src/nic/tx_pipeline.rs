@@ -19,7 +19,7 @@ use std::collections::VecDeque;
 
 use rnic_sim::TimePs;
 
-use super::isolation::tenant_ring::TenantRing;
+use super::ports::BsQueue;
 use super::unit::Unit;
 
 /// Counters of the TX engine.
@@ -48,15 +48,15 @@ pub struct TxStats {
 
 /// The TX engine.
 #[derive(Debug, Default)]
-pub struct TxEngine {
+pub struct TxEngine<B> {
     /// QPs with something to send.
     pub queue: VecDeque<u32>,
-    /// LS QPs with something to send, served before `queue` (slicing execution only,
-    /// [`super::isolation::slicing`]; empty otherwise).
+    /// LS QPs with something to send, served before `queue` (TX isolation's slicing
+    /// execution only; empty otherwise).
     pub priority: VecDeque<u32>,
     /// BS QPs with something to send, by tenant, served after both queues (slicing
-    /// execution only; empty otherwise).
-    pub bs: TenantRing,
+    /// execution only; empty otherwise): the mechanism's [`BsQueue`].
+    pub bs: B,
     current: Option<u32>,
     /// Messages posted to the transport and not yet started on the wire.
     pub backlog: u32,
@@ -77,7 +77,7 @@ pub struct TxEngine {
     decoded: Vec<VecDeque<TimePs>>,
 }
 
-impl TxEngine {
+impl<B: BsQueue> TxEngine<B> {
     /// Reserves `bytes` of the TX payload buffer for a QP holding `qp_bytes` of it.
     pub fn reserve(&mut self, qp_bytes: &mut u32, bytes: u64) {
         let b = bytes.min(u64::from(u32::MAX - *qp_bytes));
@@ -193,7 +193,7 @@ impl TxEngine {
     }
 }
 
-impl crate::stats::Report for TxEngine {
+impl<B> crate::stats::Report for TxEngine<B> {
     fn report(&self, prefix: &str, reg: &mut crate::stats::Registry) {
         reg.record(prefix, &self.stats);
         reg.record(&format!("{prefix}.unit"), &self.unit.stats);

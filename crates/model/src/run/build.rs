@@ -11,7 +11,8 @@ use rnic_sim::{Histogram, Rng, TimePs};
 use rnic_transport::{Access, AddressVector, Device, DeviceConfig, QpAttr, QpInit};
 use rnic_wire::PcapWriter;
 
-use super::RunOptions;
+use super::options::RunOptions;
+use crate::buffers::{align_up, buffer_slots, buffer_stride, grh_bytes};
 use crate::config::{Config, Connect, WanAccelLearn};
 use crate::flow::{FlowSpec, FlowsSpec};
 use crate::host::cm::modify::{to_init, to_rtr, to_rts};
@@ -23,31 +24,14 @@ use crate::host::perftest::{
 };
 use crate::host::routes::FlowRoutes;
 use crate::host::steady::Steady;
-use crate::net::topology::{self, node_ip, node_mac};
+use crate::net::addr::{node_ip, node_mac};
+use crate::net::topology;
 use crate::nic::cq::CqCtx;
 use crate::nic::Nic;
 use crate::oracle::{Delivery, MsgSizes, PayloadOracle};
 use crate::params::ModelParams;
 use crate::workload::{Direction, PerfSpec, PerfTest, QpProfile, Verb};
 use crate::world::World;
-
-/// Bytes of distinct buffers per node; pairs beyond share buffer slots (same pattern).
-const BUFFER_BUDGET: u64 = 256 << 20;
-
-/// Bytes between two pairs' buffers of `size`-byte messages.
-pub(crate) fn buffer_stride(size: u64) -> u64 {
-    align_up(size.max(8), 64)
-}
-
-/// Distinct buffer slots per node for `size`-byte messages on `qps` pairs (pair i uses slot
-/// i mod slots).
-pub(crate) fn buffer_slots(size: u64, qps: u32) -> u32 {
-    (BUFFER_BUDGET / buffer_stride(size)).clamp(1, u64::from(qps.max(1))) as u32
-}
-
-fn align_up(x: u64, a: u64) -> u64 {
-    x.div_ceil(a) * a
-}
 
 fn log2_ceil(x: u64) -> u32 {
     x.max(1).next_power_of_two().trailing_zeros()
@@ -946,15 +930,6 @@ fn service(t: crate::config::Transport) -> rnic_transport::ServiceType {
         crate::config::Transport::Rc => rnic_transport::ServiceType::Rc,
         crate::config::Transport::Uc => rnic_transport::ServiceType::Uc,
         crate::config::Transport::Ud => rnic_transport::ServiceType::Ud,
-    }
-}
-
-/// Bytes before the payload in every receive buffer: UD's 40-byte GRH area, else 0.
-pub(crate) fn grh_bytes(cfg: &Config) -> u64 {
-    if cfg.qp.transport == crate::config::Transport::Ud {
-        rnic_transport::ud::GRH_BYTES as u64
-    } else {
-        0
     }
 }
 

@@ -5,8 +5,9 @@ use rnic_sim::TimePs;
 
 use super::build::{build_flows, Built};
 use super::judge::{judge, FlowJudged};
+use super::long_run;
+use super::options::RunOptions;
 use super::report::{hist_stats, latency_test_stats};
-use super::{long_run, RunOptions};
 use crate::config::Config;
 use crate::flow::FlowsSpec;
 use crate::flow_result::{FlowResult, FlowsResult, FlowsTotal};
@@ -74,14 +75,14 @@ pub fn run_flows(cfg: &Config, spec: &FlowsSpec, opts: &RunOptions) -> anyhow::R
     run_flows_observed(cfg, spec, opts, None)
 }
 
-/// Like [`run_flows`], calling `observer` with the run's [`super::Progress`] about every
+/// Like [`run_flows`], calling `observer` with the run's [`super::progress::Progress`] about every
 /// 100 ms of wall time (iterations of every iteration flow, or simulated time against the
 /// latest window's end). The results are those of [`run_flows`].
 pub fn run_flows_observed(
     cfg: &Config,
     spec: &FlowsSpec,
     opts: &RunOptions,
-    observer: Option<&mut dyn FnMut(&super::Progress)>,
+    observer: Option<&mut dyn FnMut(&super::progress::Progress)>,
 ) -> anyhow::Result<FlowsRun> {
     check_flows(cfg, spec)?;
     let mut b = build_flows(cfg, spec, opts)?;

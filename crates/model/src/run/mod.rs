@@ -7,6 +7,7 @@ mod build;
 mod flows;
 mod judge;
 pub mod long_run;
+mod options;
 pub mod progress;
 mod report;
 mod unreliable;
@@ -14,40 +15,13 @@ mod unreliable;
 use rnic_sim::TimePs;
 
 use crate::config::Config;
-use crate::net::graph::NetStats;
 use crate::result::PerfResult;
-use crate::stats::{Registry, TransportTotals};
 use crate::workload::PerfSpec;
-use crate::world::Hooks;
 use anyhow::bail;
 
-pub(crate) use build::{buffer_slots, buffer_stride, grh_bytes};
 pub use flows::{check_flows, run_flows, run_flows_observed, FlowsRun};
+pub use options::{ModelRun, RunOptions};
 pub use progress::{Phase, Progress, SettleStatus, WarmUp};
-
-/// Options of a model run beyond the config and the perf spec.
-#[derive(Debug, Clone, Default)]
-pub struct RunOptions {
-    /// Test hooks.
-    pub hooks: Hooks,
-}
-
-/// A run with everything the model measured.
-#[derive(Debug, Clone)]
-pub struct ModelRun {
-    /// The perftest-style result.
-    pub result: PerfResult,
-    /// Why verification failed (empty when `result.bytes_verified`).
-    pub failures: Vec<String>,
-    /// Every node's NIC counters, by dotted name (`nic.qpc.cache.hits`; node 0 = server).
-    pub nodes: Vec<Registry>,
-    /// Network statistics.
-    pub net: NetStats,
-    /// Transport statistics summed over nodes.
-    pub transport: TransportTotals,
-    /// Simulated time at the end of the run, ps.
-    pub end_ps: TimePs,
-}
 
 /// Runs a perftest-style benchmark on the timed model (every size of `spec.sizes` in
 /// turn). Setup problems are errors; a run whose bytes do not verify returns a result with

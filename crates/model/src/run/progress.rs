@@ -209,7 +209,7 @@ mod tests {
     /// time as the observed loop does).
     fn phases(spec: &PerfSpec) -> Vec<Phase> {
         let cfg = Config::default();
-        let opts = super::super::RunOptions::default();
+        let opts = super::super::options::RunOptions::default();
         let mut b = super::super::build::build(&cfg, spec, spec.sizes[0], &opts).expect("build");
         b.world.start();
         let at = Position {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use rnic_sim::{Histogram, TimePs};
 
 use super::build::Built;
-use super::ModelRun;
+use super::options::ModelRun;
 use crate::result::RunStatus;
 use crate::result::{rates, CacheStats as ReportCache, LatencyStats, PerfResult, SizeResult};
 use crate::stats::{Registry, Report, TransportTotals};

@@ -31,19 +31,25 @@ use rnic_wire::FrameAddr;
 
 use crate::config::{Config, QpConfig};
 use crate::event::{CmEv, Ev, FramePool};
+use crate::net::addr::{ip_node, node_ip, node_mac};
 use crate::net::graph::Network;
-use crate::net::topology::{ip_node, node_ip, node_mac};
 use crate::nic::cx::Wire;
-use crate::nic::Nic;
 use crate::workload::QpProfile;
 use agent::{Action, Agent, ConnSpec, Params};
+
+/// The transports the connection managers drive, one per node: the world hands them over
+/// without the NICs around them (the CM modifies QPs through the verbs, as a host does).
+pub trait NodeDevices {
+    /// Node `node`'s transport.
+    fn device(&mut self, node: usize) -> &mut rnic_transport::Device;
+}
 
 /// What the connection manager touches while it handles an event.
 pub struct CmCx<'a> {
     /// The event queue.
     pub q: &'a mut EventQueue<Ev>,
-    /// Every node's NIC (their transports' QPs).
-    pub nics: &'a mut [Nic],
+    /// Every node's transport (its QPs move to RTR and RTS).
+    pub devices: &'a mut dyn NodeDevices,
     /// The network (the MADs leave through the nodes' ports).
     pub net: &'a mut Network,
     /// Frames in flight.
@@ -308,7 +314,7 @@ impl ConnectionManager {
                         self.ends[node][conn],
                         self.agents[node].spec(conn).local_qpn,
                     );
-                    let dev = &mut cx.nics[node].dev;
+                    let dev = cx.devices.device(node);
                     let r = modify::to_rtr(
                         dev, &self.qp, &e.profile, node, qpn, e.peer, remote_qpn, remote_psn,
                     );
@@ -317,7 +323,7 @@ impl ConnectionManager {
                 Action::Rts { conn } => {
                     let e = self.ends[node][conn];
                     let spec = *self.agents[node].spec(conn);
-                    let dev = &mut cx.nics[node].dev;
+                    let dev = cx.devices.device(node);
                     let r = modify::to_rts(
                         dev,
                         &self.qp,

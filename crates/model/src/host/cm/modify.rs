@@ -5,7 +5,7 @@
 use rnic_transport::{Access, AddressVector, Device, QpAttr};
 
 use crate::config::QpConfig;
-use crate::net::topology::{node_ip, node_mac};
+use crate::net::addr::{node_ip, node_mac};
 use crate::workload::QpProfile;
 
 fn err(what: &str, node: usize, qpn: u32, e: rnic_transport::VerbsError) -> anyhow::Error {

@@ -59,7 +59,7 @@ use rnic_sim::TimePs;
 use rnic_wire::pfc::{QUANTUM_BITS, XOFF_QUANTA};
 
 use super::graph::Network;
-use crate::nic::pcie::ser_ps;
+use rnic_sim::ser_ps;
 
 /// Thresholds of [`Pfc`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

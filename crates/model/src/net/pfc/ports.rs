@@ -174,7 +174,7 @@ impl Network {
             Tx::Switch { .. } => port_mac(back),
             Tx::Nic => self
                 .node_on_uplink(back)
-                .map_or(port_mac(back), crate::net::topology::node_mac),
+                .map_or(port_mac(back), crate::net::addr::node_mac),
         };
         let repr = if quanta == 0 {
             PfcRepr::xon(mac, priority)

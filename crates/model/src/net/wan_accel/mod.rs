@@ -550,8 +550,11 @@ impl LinkElement for WanAccelHalf {
     fn holds_frames(&self) -> bool {
         self.side == Side::Inbound && self.shared.borrow().held_bytes > 0
     }
+}
 
-    fn wan_accel_stats(&self) -> Option<AccelStats> {
+impl WanAccelHalf {
+    /// The accelerator's counters, from the half that reports them (the inbound one).
+    pub fn reported_stats(&self) -> Option<AccelStats> {
         (self.side == Side::Inbound).then(|| self.accel_stats())
     }
 }

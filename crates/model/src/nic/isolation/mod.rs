@@ -21,7 +21,6 @@
 //! part at its baseline and no tenant but 0, nothing here changes a number or a report.
 
 pub mod fifos;
-pub mod parts;
 pub mod slicing;
 pub mod stats;
 pub mod tenant;
@@ -31,7 +30,7 @@ use std::collections::VecDeque;
 
 use rnic_sim::TimePs;
 
-pub use parts::{wrr_weight, IsoParts};
+pub use crate::params::isolation::{wrr_weight, IsoParts};
 
 use fifos::TenantFifos;
 use stats::IsoStats;
@@ -216,6 +215,42 @@ impl crate::stats::Report for Isolation {
                 reg.set(&format!("{prefix}.bs_fifo{t}_peak"), u64::from(p));
             }
         }
+    }
+}
+
+/// TX isolation's WQE FIFOs as the scheduler's admission: with separate caching, a BS QP
+/// reads no more WQEs than its tenant's FIFO has room for, and a full BS FIFO pauses every
+/// QP (coupled backpressure) or parks the tenant's QPs (isolated backpressure).
+impl crate::nic::ports::WqeAdmission for Isolation {
+    fn pauses_all(&mut self) -> bool {
+        let coupled_stall = self.parts.separate_caching
+            && !self.parts.isolated_backpressure
+            && self.fifos.any_full();
+        if coupled_stall {
+            self.stats.coupled_stalls += 1;
+        }
+        coupled_stall
+    }
+
+    fn admit(&mut self, qpn: u32, iso_tag: u32, k: u32) -> u32 {
+        if !self.parts.separate_caching {
+            return k;
+        }
+        let ls = tenant::is_ls(iso_tag);
+        let t = tenant::tenant(iso_tag);
+        let mut k = k;
+        if !ls {
+            let fifo_room = self.fifos.room(t);
+            if fifo_room == 0 {
+                // Isolated backpressure: only this tenant waits for its FIFO.
+                self.fifos.park(t, qpn);
+                self.stats.parks += 1;
+                return 0;
+            }
+            k = k.min(fifo_room);
+        }
+        self.fifos.take(ls, t, k);
+        k
     }
 }
 

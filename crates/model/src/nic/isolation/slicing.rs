@@ -11,7 +11,7 @@
 //! of their messages.
 //!
 //! Round robin gives each BS tenant one slice per turn; adaptive WRR gives it
-//! [`super::parts::wrr_weight`] slices per turn (the tenant's credit in
+//! [`crate::params::isolation::wrr_weight`] slices per turn (the tenant's credit in
 //! [`super::tenant_ring::TenantRing`] counts what is left of the turn), so tenants with a
 //! small PMTU send as many bytes per turn as those with a large one.
 

@@ -162,6 +162,20 @@ impl TenantRing {
     }
 }
 
+impl crate::nic::ports::BsQueue for TenantRing {
+    fn push(&mut self, qpn: u32, tenant: u16) {
+        TenantRing::push(self, qpn, tenant);
+    }
+
+    fn pop(&mut self) -> Option<u32> {
+        TenantRing::pop(self)
+    }
+
+    fn is_empty(&self) -> bool {
+        TenantRing::is_empty(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

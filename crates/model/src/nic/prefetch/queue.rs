@@ -77,6 +77,16 @@ impl PrefetchQueue {
     }
 }
 
+impl crate::nic::ports::SchedQueueMirror for PrefetchQueue {
+    fn pushed(&mut self, qpn: u32) {
+        PrefetchQueue::pushed(self, qpn);
+    }
+
+    fn popped(&mut self) {
+        PrefetchQueue::popped(self);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

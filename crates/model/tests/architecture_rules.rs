@@ -1,0 +1,303 @@
+//! The rules of `docs/architecture.md` ("Rules of the imports"), held against the code of
+//! `crates/model/src`: each rule is a row of [`RULES`], and the import graph has no cycles
+//! beyond the ones [`KNOWN_CYCLES`] lists (which may only shrink).
+
+mod architecture;
+
+use std::path::Path;
+
+use architecture::graph::{cycles, imports, Import};
+use architecture::scan::{function_lengths, read_sources};
+
+/// One rule: a module matching `from` never imports a module matching `never`, unless it
+/// matches `except`. A pattern is a module (`nic/scheduler`) or a folder and everything in
+/// it (`nic/**`).
+struct Rule {
+    doc: &'static str,
+    from: &'static [&'static str],
+    never: &'static [&'static str],
+    except: &'static [&'static str],
+}
+
+/// The NIC's units (the components table of `docs/architecture.md`).
+const NIC_UNITS: &[&str] = &[
+    "nic/doorbell",
+    "nic/scheduler",
+    "nic/latency_hiding",
+    "nic/qpc_manager",
+    "nic/wqe_fetch",
+    "nic/translation",
+    "nic/dma",
+    "nic/pcie",
+    "nic/ddr",
+    "nic/tx_pipeline",
+    "nic/rx_pipeline",
+    "nic/rx_buffer",
+    "nic/cq",
+];
+
+/// The rules, in the order `docs/architecture.md` states them.
+const RULES: &[Rule] = &[
+    Rule {
+        doc:
+            "1. a NIC unit imports its ports, its parameters and the sim kernel, never a neighbour \
+              (the DMA row is one unit: DMA, PCIe, DDR and the read arbiter; a QPC manager owns \
+              its cache and csRNA's parts; port types still defined in a unit are listed)",
+        from: NIC_UNITS,
+        never: &["nic", "nic/**"],
+        except: &[
+            "nic/ports",
+            "nic/qp_table",
+            "nic/unit",
+            "nic/lru",
+            "nic/pcie",
+            "nic/ddr",
+            "nic/dma_arbiter",
+            "nic/qpc_cache",
+            "nic/csrna",
+            // Port types still defined in the unit that produces them: `TransJob`,
+            // `TransLane` (translation) and `Channel` (qpc_manager).
+            "nic/translation",
+            "nic/qpc_manager",
+        ],
+    },
+    Rule {
+        doc: "2. a NIC unit never imports a paper's mechanism: mechanisms reach it through the \
+              seams of nic/ports.rs (WqeAdmission, SchedQueueMirror, BsQueue)",
+        from: NIC_UNITS,
+        never: &["nic/isolation", "nic/prefetch", "nic/ornic", "nic/route_*"],
+        except: &[],
+    },
+    Rule {
+        doc: "3. the NIC sees the world only through NicCx: nothing in nic/ imports the network, \
+              the application, the world or the run (the driver's WQE and CQE formats in \
+              host/driver.rs are the bytes both sides agree on)",
+        from: &["nic", "nic/**"],
+        never: &[
+            "net/**", "host/**", "world", "run", "run/**", "limits", "verdict", "result",
+        ],
+        except: &["host/driver"],
+    },
+    Rule {
+        doc: "4. the application and the connection managers know no NIC internals: host/ \
+              imports of nic/ only the NIC's side of the seam (nic/cx.rs)",
+        from: &["host/**"],
+        never: &["nic", "nic/**", "world", "run", "run/**"],
+        except: &["nic/cx"],
+    },
+    Rule {
+        doc: "5. the network knows frames only as bytes: net/ imports nothing of the NIC but the \
+              Wire it implements (nic/cx.rs), nothing of the hosts, the world or the run",
+        from: &["net/**"],
+        never: &["nic", "nic/**", "host/**", "world", "run", "run/**"],
+        except: &["nic/cx"],
+    },
+    Rule {
+        doc: "6. the generic link element names no element (each element imports it, not back)",
+        from: &["net/element"],
+        never: &["net/**"],
+        except: &[],
+    },
+    Rule {
+        doc: "7. params.rs converts a config into picosecond parameters: it imports the config \
+              and nothing of the model",
+        from: &["params"],
+        never: &["**"],
+        except: &["config"],
+    },
+    Rule {
+        doc: "8. the config declares fields and profiles and imports nothing of the model",
+        from: &["config"],
+        never: &["**"],
+        except: &[],
+    },
+    Rule {
+        doc: "9. the world only dispatches, and only the run builds and runs it: nothing below \
+              imports the world or the run",
+        from: &["**"],
+        never: &["world", "run", "run/**"],
+        except: &[],
+    },
+];
+
+/// Cycles known today, to be broken (this list may only shrink): PFC extends the network
+/// (`net/pfc/ports.rs` is an `impl Network`) and the network holds its PFC state.
+const KNOWN_CYCLES: &[&[&str]] = &[&["net/graph", "net/pfc"]];
+
+/// Whether module `unit` matches `pattern` (`nic/**`: the folder and everything in it;
+/// `**`: every module; `nic/route_*`: every module of that prefix).
+fn matches(unit: &str, pattern: &str) -> bool {
+    if pattern == "**" {
+        return true;
+    }
+    if let Some(folder) = pattern.strip_suffix("/**") {
+        return unit == folder || unit.starts_with(&format!("{folder}/"));
+    }
+    if let Some(prefix) = pattern.strip_suffix('*') {
+        return unit.starts_with(prefix);
+    }
+    unit == pattern
+}
+
+/// Rule 9 exempts the run and the crate root (`lib.rs` re-exports the run's entry points);
+/// other rules exempt nothing.
+fn exempt(rule: &Rule, import: &Import) -> bool {
+    rule.from == ["**"] && (matches(&import.from, "run/**") || import.from == "lib")
+}
+
+fn broken_rules(imports: &[Import]) -> Vec<String> {
+    let mut out = Vec::new();
+    for rule in RULES {
+        for i in imports {
+            let applies = rule.from.iter().any(|p| matches(&i.from, p)) && !exempt(rule, i);
+            let forbidden = rule.never.iter().any(|p| matches(&i.to, p))
+                && !rule.except.iter().any(|p| matches(&i.to, p));
+            if applies && forbidden {
+                out.push(format!(
+                    "{}\n    {}: {} -> {} ({})",
+                    rule.doc, i.file, i.from, i.to, i.path
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_rule_of_the_architecture_holds() {
+    let broken = broken_rules(&model_imports());
+    assert!(
+        broken.is_empty(),
+        "imports that break docs/architecture.md:\n{}",
+        broken.join("\n")
+    );
+}
+
+#[test]
+fn the_import_graph_has_no_cycles_beyond_the_known_ones() {
+    let cycles = cycles(&model_imports());
+    let known: Vec<Vec<String>> = KNOWN_CYCLES
+        .iter()
+        .map(|c| c.iter().map(|s| s.to_string()).collect())
+        .collect();
+    let new: Vec<&Vec<String>> = cycles.iter().filter(|c| !known.contains(c)).collect();
+    assert!(
+        new.is_empty(),
+        "import cycles among the modules of crates/model/src: {new:?}"
+    );
+    let gone: Vec<&Vec<String>> = known.iter().filter(|k| !cycles.contains(k)).collect();
+    assert!(
+        gone.is_empty(),
+        "broken cycles still listed in KNOWN_CYCLES (remove them): {gone:?}"
+    );
+}
+
+/// The rules cannot pass by seeing nothing: the scanner finds imports of every kind the
+/// rules are about (a `use` tree, an inline path, a `super::` path).
+#[test]
+fn the_scanner_sees_the_imports() {
+    let imports = model_imports();
+    let has = |from: &str, to: &str| imports.iter().any(|i| i.from == from && i.to == to);
+    assert!(has("world", "nic"), "use super::nic::Nic in world.rs");
+    assert!(
+        has("nic/scheduler", "nic/ports"),
+        "use super::ports::{{...}} in nic/scheduler.rs"
+    );
+    assert!(
+        has("nic/rx_buffer", "params"),
+        "crate::params::data_tlps_wire_bytes inline"
+    );
+    assert!(
+        has("net/topology", "net/graph"),
+        "use super::graph::{{...}}"
+    );
+    assert!(imports.len() > 300, "only {} imports seen", imports.len());
+}
+
+/// Each rule catches what it is for: the imports issue 35 found, fed back in.
+#[test]
+fn the_rules_catch_the_imports_they_forbid() {
+    let old = [
+        ("nic/scheduler", "nic/isolation"),
+        ("nic/scheduler", "nic/prefetch"),
+        ("nic/tx_pipeline", "nic/isolation"),
+        ("host/cm", "nic"),
+        ("net/pfc", "nic/pcie"),
+        ("net/port", "nic/pcie"),
+        ("params", "nic/rx_buffer"),
+        ("params", "nic/isolation"),
+        ("params", "host/steady"),
+        ("net/graph", "world"),
+        ("limits", "run"),
+        ("net/element", "net/wan_accel"),
+    ];
+    for (from, to) in old {
+        let import = Import {
+            from: from.into(),
+            to: to.into(),
+            file: "(test)".into(),
+            path: "(test)".into(),
+        };
+        assert!(
+            !broken_rules(&[import]).is_empty(),
+            "{from} -> {to} passes the rules"
+        );
+    }
+}
+
+/// Longest a function outside tests may be, lines.
+const MAX_FUNCTION_LINES: usize = 150;
+
+/// Functions still longer than [`MAX_FUNCTION_LINES`], to be split into named steps (this
+/// list may only shrink).
+const KNOWN_LONG_FUNCTIONS: &[(&str, &str)] = &[
+    ("net/topology.rs", "read_file"),
+    ("run/build.rs", "build_flows"),
+    ("run/build.rs", "application"),
+    ("run/judge.rs", "judge"),
+    ("run/report.rs", "report"),
+];
+
+#[test]
+fn no_function_outside_tests_is_longer_than_150_lines_beyond_the_known_ones() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let long: Vec<(String, String, usize)> = function_lengths(&src)
+        .into_iter()
+        .filter(|f| f.lines > MAX_FUNCTION_LINES)
+        .map(|f| (f.file, f.name, f.lines))
+        .collect();
+    let is_known = |file: &str, name: &str| KNOWN_LONG_FUNCTIONS.contains(&(file, name));
+    let new: Vec<_> = long.iter().filter(|(f, n, _)| !is_known(f, n)).collect();
+    assert!(
+        new.is_empty(),
+        "functions over {MAX_FUNCTION_LINES} lines: {new:?}"
+    );
+    let split: Vec<_> = KNOWN_LONG_FUNCTIONS
+        .iter()
+        .filter(|(f, n)| !long.iter().any(|(lf, ln, _)| lf == f && ln == n))
+        .collect();
+    assert!(
+        split.is_empty(),
+        "split, remove from KNOWN_LONG_FUNCTIONS: {split:?}"
+    );
+}
+
+fn model_imports() -> Vec<Import> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    imports(&read_sources(&src))
+}
+
+/// `cargo test -p rnic-model --test architecture_rules -- --ignored --nocapture print_imports`
+/// prints the graph: one line per pair of modules, with a file and path that ties them.
+#[test]
+#[ignore]
+fn print_imports() {
+    let mut seen = std::collections::BTreeMap::new();
+    for i in model_imports() {
+        seen.entry((i.from.clone(), i.to.clone())).or_insert(i);
+    }
+    for ((from, to), i) in &seen {
+        println!("{from} -> {to}    ({}: {})", i.file, i.path);
+    }
+    println!("cycles: {:?}", cycles(&model_imports()));
+}
