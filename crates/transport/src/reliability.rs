@@ -48,7 +48,9 @@ pub struct OooParams {
     pub pool_blocks: u32,
     /// ORNIC's ACK scheduler turn in ps (one ACK per turn at most; the completion at once).
     pub ack_turn_ps: u64,
-    /// Requester timeout after the latest packet sent, without progress: RTT + OTD / B.
+    /// Requester timeout after the latest packet sent, without progress: RTT + OTD / B, the
+    /// initial and least value of the QP's retransmission timer (a longer measured round
+    /// trip stretches it: [`crate::ooo::RtoEstimator`]).
     pub timeout_ps: u64,
     /// One PMTU packet's time at line rate: a READ request waits, besides the timeout, two
     /// line-rate passes over its range (the responder reads it from host memory, then sends

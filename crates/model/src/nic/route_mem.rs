@@ -259,9 +259,12 @@ impl Nic {
         }
         if self.dev.poll_timeout().is_some_and(|d| d <= now) {
             self.dev.handle_timeout(now);
-            if self.rate.on() {
-                // The sweep pulls frames from any QP and would pass the rate limiter: each QP
-                // with something to resend goes through the TX engine's queue instead.
+            if self.rate.on() || self.iso.parts.slicing {
+                // The sweep pulls frames from any QP and would pass the rate limiter and
+                // slicing execution (a WQE's last packet sent by the sweep would leave its
+                // p_wqe in the slicing station for good, and its tenant waiting for it):
+                // each QP with something to resend goes through the TX engine's queue
+                // instead.
                 for q in 0..self.qps.len() as u32 {
                     if self.dev.qp_wants_transmit(q) {
                         self.tx_enlist(q);

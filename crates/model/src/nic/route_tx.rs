@@ -434,8 +434,9 @@ impl Nic {
     /// After a frame of `qpn` with opcode `op`: stay on its WQE (run to completion, or the
     /// slice goes on), or put the QP back in its queue if it has more to send
     /// ([`slicing::after_packet`]). Under slicing, BS QPs go back to their tenant's place in
-    /// the [`TenantRing`](super::isolation::tenant_ring::TenantRing).
-    fn tx_after_packet(&mut self, qpn: u32, op: Opcode) {
+    /// the [`TenantRing`](super::isolation::tenant_ring::TenantRing); `resent`: the frame
+    /// was a retransmission.
+    fn tx_after_packet(&mut self, qpn: u32, op: Opcode, resent: bool) {
         let mid = op.is_first() || op.is_middle();
         let parts = self.iso.parts;
         let Some(qp) = self.qps.get(qpn as usize) else {
@@ -489,10 +490,15 @@ impl Nic {
                 slicing::After::Requeue { front } => front,
             };
             // A slice that ends inside its WQE writes it back to the slicing station (or
-            // leaves it there); the WQE's last packet frees the entry.
-            self.tx.bs.after_slice(qpn, t, mid, keep_turn, wants);
-            if mid {
-                self.iso.written_back(self.tx.bs.station_len());
+            // leaves it there); the WQE's last packet frees the entry. A resent packet
+            // leaves the station as it is ([`TenantRing::after_resend`](super::isolation::tenant_ring::TenantRing::after_resend)).
+            if resent {
+                self.tx.bs.after_resend(qpn, t, mid, keep_turn, wants);
+            } else {
+                self.tx.bs.after_slice(qpn, t, mid, keep_turn, wants);
+                if mid {
+                    self.iso.written_back(self.tx.bs.station_len());
+                }
             }
         }
         if !wants {
@@ -654,7 +660,7 @@ impl Nic {
             kick_sched = true;
         }
         if let Some(qpn) = qpn_used {
-            self.tx_after_packet(qpn, op);
+            self.tx_after_packet(qpn, op, meta.is_retransmit);
         }
         if op.is_request() && !rnic_transport::ServiceType::Rc.carries(op) {
             // UC/UD: a WQE completes when its last packet is sent; its CQE goes out now.

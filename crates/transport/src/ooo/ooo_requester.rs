@@ -5,12 +5,14 @@
 //! the previous one completed. Packets carry their write address (FSpot) until an ACK says
 //! the responder learnt the start address, then none (Spot); the Last packet ends the WQE.
 //! New packets go out while they are within the receive bitmap's width of the cumulative
-//! ACK; a bitmap NAK resends exactly the packets it names; a timeout of RTT + OTD / B
-//! after the latest packet sent, without progress, resends every unacknowledged packet,
-//! carrying the address again.
+//! ACK; a bitmap NAK resends exactly the packets it names; a timeout after the latest packet
+//! sent, without progress, resends every unacknowledged packet, carrying the address again.
+//! The timeout is the paper's RTT + OTD / B until the QP has measured its round trip, and
+//! never less; a longer measured round trip stretches it ([`RtoEstimator`]).
 
 use std::collections::VecDeque;
 
+use super::rto::RtoEstimator;
 use super::OooSegment;
 use crate::psn::PSN_MASK;
 
@@ -65,7 +67,8 @@ struct Wqe {
 pub struct OooRequester {
     pmtu: u32,
     window: u32,
-    timeout_ps: u64,
+    /// The retransmission timer's length, from the measured round trip.
+    rto: RtoEstimator,
     next_psn: u32,
     queue: VecDeque<(Option<Vec<u8>>, u64, u64)>,
     wqe: Option<Wqe>,
@@ -78,12 +81,13 @@ pub struct OooRequester {
 
 impl OooRequester {
     /// A requester sending `pmtu`-byte packets, at most `window` PSNs beyond the cumulative
-    /// ACK (the receive bitmap's width), resending after `timeout_ps` without progress.
+    /// ACK (the receive bitmap's width), resending after `timeout_ps` without progress, or
+    /// after the measured round trip's timeout when that is longer.
     pub fn new(pmtu: u32, window: u32, timeout_ps: u64, start_psn: u32) -> OooRequester {
         OooRequester {
             pmtu: pmtu.max(1),
             window: window.max(1),
-            timeout_ps,
+            rto: RtoEstimator::new(timeout_ps),
             next_psn: start_psn & PSN_MASK,
             queue: VecDeque::new(),
             wqe: None,
@@ -139,7 +143,13 @@ impl OooRequester {
             });
             self.start_learnt = false;
             self.resend.clear();
+            self.rto.discard();
         }
+    }
+
+    /// The retransmission timer's state (its timeout and round-trip samples).
+    pub fn rto(&self) -> &RtoEstimator {
+        &self.rto
     }
 
     fn packet(&mut self, i: u32, retransmit: bool) -> OooPacket {
@@ -193,7 +203,8 @@ impl OooRequester {
         let (acked, next_new, packets) = (w.acked, w.next_new, w.packets);
         while let Some(i) = self.resend.pop_front() {
             if i >= acked {
-                self.deadline_ps = Some(now_ps + self.timeout_ps);
+                self.rto.discard();
+                self.deadline_ps = Some(now_ps + self.rto.timeout_ps());
                 self.stats.resent_packets += 1;
                 self.stats.data_packets += 1;
                 return Some(self.packet(i, true));
@@ -205,7 +216,8 @@ impl OooRequester {
             }
             // The timer runs from the latest packet sent: ACKs aggregated over a long
             // scheduler turn must not look like loss while the WQE is still going out.
-            self.deadline_ps = Some(now_ps + self.timeout_ps);
+            self.rto.sent_new(next_new, now_ps);
+            self.deadline_ps = Some(now_ps + self.rto.timeout_ps());
             self.stats.data_packets += 1;
             return Some(self.packet(next_new, false));
         }
@@ -244,7 +256,8 @@ impl OooRequester {
                 self.start_learnt |= start_learnt;
                 if off > w.acked {
                     w.acked = off;
-                    self.deadline_ps = Some(now_ps + self.timeout_ps);
+                    self.rto.acked(off, now_ps);
+                    self.deadline_ps = Some(now_ps + self.rto.timeout_ps());
                 }
                 if w.acked == w.packets {
                     self.next_psn = w.start_psn.wrapping_add(w.packets) & PSN_MASK;
@@ -290,6 +303,7 @@ impl OooRequester {
         // stopped it was wrong (a responder that never learnt the start drops every Spot).
         self.start_learnt = false;
         self.resend = (w.acked..w.next_new).collect();
-        self.deadline_ps = Some(now_ps + self.timeout_ps);
+        self.rto.timed_out();
+        self.deadline_ps = Some(now_ps + self.rto.timeout_ps());
     }
 }

@@ -110,8 +110,29 @@ impl TenantRing {
             }
             _ => {}
         }
+        self.requeue_after(qpn, tenant, mid, keep_turn, wants);
+    }
+
+    /// A slice of `qpn` that ended with a resent packet (a retransmission of a WQE whose
+    /// packets all went out before, or of one whose p_wqe is already in the station): the
+    /// station is left as it is. A resend is neither a write-back nor the end of a WQE:
+    /// out-of-order reliability resends single packets from the middle of a WQE, and its
+    /// ACK can complete the WQE with no further packet sent, so an entry written back by a
+    /// resend would never be freed and its tenant's other QPs would wait for it forever.
+    /// The resend still uses the tenant's turn.
+    pub fn after_resend(&mut self, qpn: u32, tenant: u16, mid: bool, keep_turn: bool, wants: bool) {
+        self.grow(tenant);
+        self.requeue_after(qpn, tenant, mid, keep_turn, wants);
+    }
+
+    /// After a slice: `qpn` goes back to its tenant's QPs if it `wants` to send (first when
+    /// its WQE is unfinished, `mid`, or is the tenant's p_wqe: a resent last packet of an
+    /// older WQE leaves the p_wqe in the station, and the tenant waits for its QP at the
+    /// head), and the tenant's turn ends unless `keep_turn`.
+    fn requeue_after(&mut self, qpn: u32, tenant: u16, mid: bool, keep_turn: bool, wants: bool) {
+        let t = usize::from(tenant);
         if wants {
-            if mid {
+            if mid || self.station[t] == Some(qpn) {
                 self.queued[t].push_front(qpn);
             } else {
                 self.queued[t].push_back(qpn);
@@ -258,6 +279,41 @@ mod tests {
         r.after_slice(0, 1, false, false, false);
         assert_eq!(r.station_len(), 0, "QP 0's last packet freed the entry");
         assert_eq!(r.pop(), Some(1));
+    }
+
+    /// A resend neither writes a WQE back nor frees the entry: the entry a resend would
+    /// write back is never freed when the ACK completes the WQE with no new packet sent,
+    /// and a resent last packet of an older WQE must not free the entry of the p_wqe (its
+    /// QP stays at the head of its tenant's QPs, or the tenant waits for it forever).
+    #[test]
+    fn resends_leave_the_station_as_it_is() {
+        let mut r = TenantRing::default();
+        r.push(0, 1);
+        r.push(1, 1);
+        assert_eq!(r.pop(), Some(0));
+        r.after_resend(0, 1, true, false, false);
+        assert_eq!(
+            r.station_len(),
+            0,
+            "a resent middle packet writes nothing back"
+        );
+        assert_eq!(r.pop(), Some(1), "QP 1 may start: QP 0 has no p_wqe");
+        r.after_slice(1, 1, true, false, true);
+        assert_eq!(r.station_len(), 1, "QP 1's new packet wrote its WQE back");
+        r.push(0, 1);
+        assert_eq!(r.pop(), Some(1));
+        // QP 1 resends the last packet of an older WQE (go-back-N): the entry stays and
+        // QP 1 goes back ahead of QP 0, so the tenant is not left waiting behind it.
+        r.after_resend(1, 1, false, false, true);
+        assert_eq!(r.station_len(), 1);
+        assert_eq!(r.pop(), Some(1));
+        r.after_slice(1, 1, false, false, false);
+        assert_eq!(
+            r.station_len(),
+            0,
+            "the p_wqe's own last packet frees the entry"
+        );
+        assert_eq!(r.pop(), Some(0));
     }
 
     #[test]
