@@ -23,7 +23,9 @@
 #   build          build the guest (cached under target/rxe-guest/; done by `start` too)
 #   start          boot the guest and wait until rxe0 is ACTIVE
 #   run CMD...     run CMD in the guest (its words joined by spaces and given to `sh -c`, as
-#                  ssh does); prints its output (stdout and stderr merged), exits with its status
+#                  ssh does); prints its output (stdout and stderr merged), exits with its status.
+#                  The guest's sh is busybox's, which runs its own applet for a bare name that is
+#                  one (tc, ip, ...): call iproute2's tools by path (/sbin/tc, /bin/ip)
 #   netem ARGS...  set the guest NIC's root qdisc to `netem ARGS` (e.g. `loss 1% reorder 25% 50%
 #                  delay 1ms`); `netem off` removes it
 #   stop           stop the guest and delete the namespace (safe to call twice)
@@ -244,7 +246,7 @@ cmd_start() {
   command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing (scripts/install-test-deps.sh installs it)"
   local gdir; gdir="$(cmd_build)"
   mkdir -p "$RUN_DIR"
-  exec 8>"$RUN_DIR/start.lock"
+  exec 8>"$RUN_DIR.lock"   # beside the run directory, which stop deletes
   flock 8
   if qemu_alive && agent_ready; then
     log "instance $PEER_ID already running"
@@ -317,7 +319,7 @@ cmd_stop() {
     for i in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -9 "$pid" 2>/dev/null || true
   fi
-  rm -f "$RUN_DIR/qemu.pid"
+  rm -rf "$RUN_DIR"
   if ip netns list 2>/dev/null | grep -qw "^$NETNS"; then
     ip netns delete "$NETNS"
   fi
@@ -355,9 +357,9 @@ cmd_run() {
 cmd_netem() {
   [ "$#" -gt 0 ] || die "netem needs arguments (e.g. loss 1% reorder 25% 50% delay 1ms) or off"
   if [ "$1" = off ]; then
-    run_in_guest 'tc qdisc del dev eth0 root 2>/dev/null; true'
+    run_in_guest '/sbin/tc qdisc del dev eth0 root 2>/dev/null; true'
   else
-    run_in_guest "tc qdisc replace dev eth0 root netem $*"
+    run_in_guest "/sbin/tc qdisc replace dev eth0 root netem $*"
   fi
 }
 
