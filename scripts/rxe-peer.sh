@@ -96,7 +96,12 @@ cmd_build() {
   exec 9>"$RXE_DIR/build.lock"
   flock 9
   local kpkg; kpkg="$(kernel_package)"
-  [ -n "$kpkg" ] || die "apt-cache knows no linux-image-amd64 (run apt-get update?)"
+  if [ -z "$kpkg" ]; then
+    # A fresh machine may have no package lists yet.
+    apt-get update -qq >/dev/null 2>&1 || true
+    kpkg="$(kernel_package)"
+  fi
+  [ -n "$kpkg" ] || die "apt-cache knows no linux-image-amd64 (is the Debian archive reachable?)"
   local kver="${kpkg#linux-image-}"
   local out; out="$(guest_dir "$kver")"
   if [ -f "$out/initrd.cpio.gz" ] && [ -f "$out/vmlinuz" ]; then
