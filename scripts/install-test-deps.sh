@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs beyond cargo: tshark (independent RoCEv2 dissector),
 # scapy (independent ICRC computation) and mdbook (builds the book in docs/book/).
-# Idempotent: does nothing when all three are present.
+# and the rxe interop peer's host tools (scripts/rxe-peer.sh: QEMU, iproute2's ip).
+# Idempotent: does nothing when all are present.
 set -euo pipefail
 
 SUDO=""
@@ -34,6 +35,20 @@ if ! command -v mdbook >/dev/null 2>&1; then
   fi
 fi
 
+# The rxe peer (crates/rnic/tests/rxe_interop.rs) boots a Debian guest under QEMU in a network
+# namespace; its guest packages are fetched by the script itself with apt-get download.
+RXE_PEER_PACKAGES=()
+command -v qemu-system-x86_64 >/dev/null 2>&1 || RXE_PEER_PACKAGES+=(qemu-system-x86)
+command -v ip >/dev/null 2>&1 || RXE_PEER_PACKAGES+=(iproute2)
+command -v dpkg-deb >/dev/null 2>&1 || RXE_PEER_PACKAGES+=(dpkg)
+if [ "${#RXE_PEER_PACKAGES[@]}" -gt 0 ]; then
+  echo "install-test-deps: installing ${RXE_PEER_PACKAGES[*]} (Debian packages, for the rxe peer)"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${RXE_PEER_PACKAGES[@]}" >/dev/null
+fi
+
 tshark --version | head -n 1
 python3 -c "import scapy; print('scapy', scapy.VERSION)"
 mdbook --version
+qemu-system-x86_64 --version | head -n 1

@@ -48,6 +48,11 @@ const TOO_SLOW: &[(&str, &str, &str)] = &[
         "rnic perf write-bw -s 64 -q 8 --clients 2 -D 0.001 --set net.impair.loss=0.01",
         "6.8 M events, 1.4 s optimised",
     ),
+    (
+        "docs/book/src/live/rxe-peer.md",
+        "sudo scripts/rxe-peer.sh start",
+        "boots a QEMU guest (root, about 25 s); crates/rnic/tests/rxe_interop.rs runs it",
+    ),
 ];
 
 mod common;

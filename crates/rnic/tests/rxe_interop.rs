@@ -1,0 +1,527 @@
+//! rnic against a RoCEv2 implementation nobody here wrote: Linux soft-RoCE (`rdma_rxe`) in a
+//! Debian guest under QEMU, booted by `scripts/rxe-peer.sh` (see the book's "rxe peer" chapter).
+//!
+//! One guest serves the whole test binary: booting takes tens of seconds under TCG, so the first
+//! test boots it and the rest reuse it, one at a time (they share its rxe0 and its qdisc). The
+//! guest is started with this process as its owner: the script's watchdog stops it and deletes
+//! its network namespace when the binary exits, also after a panic or a kill.
+//!
+//! Where the guest cannot run (no root, no QEMU, no /dev/net/tun, or a boot that fails) the tests
+//! print why and pass, unless `RNIC_REQUIRE_RXE=1`: then they fail.
+//!
+//! The `rnic live` interop tests (rnic as client and as server against perftest and
+//! `ibv_rc_pingpong` in the guest, PMTU 1024 and 4096, and with loss and reordering from netem)
+//! are ignored until `rnic live` lands.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// The guest's instance of `scripts/rxe-peer.sh`, private to this process.
+struct Guest {
+    instance: String,
+    netns: String,
+    host_ip: String,
+    guest_ip: String,
+}
+
+static GUEST: OnceLock<Result<Guest, String>> = OnceLock::new();
+/// Held by each test while it uses the guest.
+static GUEST_IN_USE: Mutex<()> = Mutex::new(());
+/// perftest handshake ports, a fresh one per run so no run meets an earlier one's socket.
+static NEXT_PORT: AtomicU16 = AtomicU16::new(18600);
+
+fn script() -> PathBuf {
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scripts/rxe-peer.sh"
+    ))
+}
+
+fn rxe_required() -> bool {
+    std::env::var("RNIC_REQUIRE_RXE").is_ok_and(|v| v == "1")
+}
+
+/// The shared guest, booted on first use, and the right to use it; `None` (after printing why)
+/// when it cannot run here and `RNIC_REQUIRE_RXE` is not set.
+fn guest() -> Option<(MutexGuard<'static, ()>, &'static Guest)> {
+    let in_use = GUEST_IN_USE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    match GUEST.get_or_init(boot_guest) {
+        Ok(guest) => {
+            guest.reset();
+            Some((in_use, guest))
+        }
+        Err(reason) if rxe_required() => panic!("rxe peer required (RNIC_REQUIRE_RXE=1): {reason}"),
+        Err(reason) => {
+            eprintln!(
+                "skipped: rxe peer unavailable: {reason} (RNIC_REQUIRE_RXE=1 makes this fail)"
+            );
+            None
+        }
+    }
+}
+
+fn boot_guest() -> Result<Guest, String> {
+    unavailable_reason().map_or(Ok(()), Err)?;
+    let instance = format!("rxe-interop-{}", std::process::id());
+    let started = Instant::now();
+    let out = peer_command(&instance, &["start"])
+        .env("RXE_PEER_OWNER_PID", std::process::id().to_string())
+        .output()
+        .map_err(|e| format!("running {}: {e}", script().display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "guest did not boot: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    eprintln!(
+        "rxe peer: guest ready after {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    let query = |what: &str| peer_text(&instance, what);
+    Ok(Guest {
+        netns: query("netns")?,
+        host_ip: query("host-ip")?,
+        guest_ip: query("guest-ip")?,
+        instance,
+    })
+}
+
+/// Why the guest cannot run on this machine, if it cannot.
+fn unavailable_reason() -> Option<String> {
+    if !cfg!(target_os = "linux") {
+        return Some("not Linux".into());
+    }
+    let is_root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout == b"0\n");
+    if !is_root {
+        return Some("needs root for network namespaces and tap devices".into());
+    }
+    if !std::path::Path::new("/dev/net/tun").exists() {
+        return Some("no /dev/net/tun".into());
+    }
+    let qemu = Command::new("qemu-system-x86_64").arg("--version").output();
+    if !qemu.is_ok_and(|o| o.status.success()) {
+        return Some(
+            "qemu-system-x86_64 missing (scripts/install-test-deps.sh installs it)".into(),
+        );
+    }
+    None
+}
+
+fn peer_command(instance: &str, args: &[&str]) -> Command {
+    let mut cmd = Command::new("bash");
+    cmd.arg(script()).args(args).env("RXE_PEER_ID", instance);
+    cmd
+}
+
+fn peer_text(instance: &str, what: &str) -> Result<String, String> {
+    let out = peer_command(instance, &[what])
+        .output()
+        .map_err(|e| e.to_string())?;
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// A finished command's exit status and its stdout and stderr, for assertions.
+struct Ran {
+    ok: bool,
+    text: String,
+}
+
+impl From<Output> for Ran {
+    fn from(out: Output) -> Self {
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Ran {
+            ok: out.status.success(),
+            text,
+        }
+    }
+}
+
+impl Guest {
+    /// Runs a shell command line in the guest and waits for it.
+    fn run(&self, line: &str) -> Ran {
+        peer_command(&self.instance, &["run", line])
+            .output()
+            .expect("run rxe-peer.sh")
+            .into()
+    }
+
+    /// Starts a shell command line in the guest; `finish` waits for it.
+    fn spawn(&self, line: &str) -> Child {
+        peer_command(&self.instance, &["run", line])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run rxe-peer.sh")
+    }
+
+    fn netem(&self, args: &str) -> Ran {
+        let mut cmd = peer_command(&self.instance, &["netem"]);
+        cmd.args(args.split_whitespace());
+        cmd.output().expect("run rxe-peer.sh").into()
+    }
+
+    /// Back to the state every test starts from: no qdisc impairment.
+    fn reset(&self) {
+        self.netem("off");
+    }
+
+    /// Waits until a TCP port listens in the guest (a perftest server is ready for its client).
+    fn wait_listening(&self, port: u16) {
+        let check = format!("netstat -ltn | grep -q ':{port} '");
+        wait_until(&format!("guest port {port} listening"), || {
+            self.run(&check).ok
+        });
+    }
+
+    /// A host command run inside the guest's network namespace.
+    fn host_command(&self, program: &str) -> Command {
+        let mut cmd = Command::new("ip");
+        cmd.args(["netns", "exec", &self.netns, program]);
+        cmd
+    }
+
+    /// Waits until a TCP port listens on the host side of the namespace.
+    fn wait_host_listening(&self, port: u16) {
+        wait_until(&format!("host port {port} listening"), || {
+            let out = self
+                .host_command("ss")
+                .args(["-ltnH"])
+                .output()
+                .expect("run ss");
+            String::from_utf8_lossy(&out.stdout).contains(&format!(":{port} "))
+        });
+    }
+}
+
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn finish(child: Child) -> Ran {
+    child
+        .wait_with_output()
+        .expect("wait for rxe-peer.sh")
+        .into()
+}
+
+fn next_port() -> u16 {
+    NEXT_PORT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// perftest's result row: the first line under the `#bytes` header, as numbers.
+fn perftest_row(text: &str) -> Vec<f64> {
+    let mut lines = text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("#bytes"));
+    let row = lines
+        .nth(1)
+        .unwrap_or_else(|| panic!("no perftest result row in:\n{text}"));
+    row.split_whitespace()
+        .map(|w| w.parse().unwrap_or(f64::NAN))
+        .collect()
+}
+
+#[test]
+fn guest_boots_with_rxe0_active_and_reaches_the_host() {
+    let Some((_in_use, guest)) = guest() else {
+        return;
+    };
+    let link = guest.run("rdma link show rxe0/1");
+    assert!(
+        link.ok && link.text.contains("state ACTIVE"),
+        "{}",
+        link.text
+    );
+    let port = guest.run("ibv_devinfo -d rxe0");
+    assert!(
+        port.ok && port.text.contains("PORT_ACTIVE"),
+        "{}",
+        port.text
+    );
+    assert!(
+        port.text.contains("active_mtu:\t\t4096"),
+        "eth0's MTU allows 4096:\n{}",
+        port.text
+    );
+    let ping = guest.run(&format!("ping -c 1 -W 5 {}", guest.host_ip));
+    assert!(
+        ping.ok,
+        "guest cannot reach the host side of the namespace:\n{}",
+        ping.text
+    );
+    let failed = guest.run("exit 7");
+    assert!(!failed.ok, "the agent must pass a command's failure on");
+}
+
+/// rxe against itself inside the guest: both ends of `ib_write_bw` on rxe0, at each PMTU.
+#[test]
+fn rxe_to_rxe_write_bw_completes_in_the_guest() {
+    let Some((_in_use, guest)) = guest() else {
+        return;
+    };
+    for mtu in [1024, 4096] {
+        let port = next_port();
+        let args = format!("-d rxe0 -x 1 -m {mtu} -p {port} -n 100 -s 4096");
+        let server = guest.spawn(&format!("timeout 120 ib_write_bw {args}"));
+        guest.wait_listening(port);
+        let client = guest.run(&format!(
+            "timeout 120 ib_write_bw {args} {}",
+            guest.guest_ip
+        ));
+        let server = finish(server);
+        assert!(client.ok, "client failed:\n{}", client.text);
+        assert!(server.ok, "server failed:\n{}", server.text);
+        assert!(
+            client.text.contains(&format!("Mtu             : {mtu}[B]")),
+            "{}",
+            client.text
+        );
+        let row = perftest_row(&client.text);
+        assert_eq!(
+            row[..2],
+            [4096.0, 100.0],
+            "bytes and iterations:\n{}",
+            client.text
+        );
+        assert!(
+            row[3] > 0.0,
+            "average bandwidth must be positive:\n{}",
+            client.text
+        );
+    }
+}
+
+/// The impairment the loss tests rely on is really installed on the guest's NIC, and removed.
+#[test]
+fn netem_loss_and_reordering_apply_to_the_guest_nic() {
+    let Some((_in_use, guest)) = guest() else {
+        return;
+    };
+    let set = guest.netem("loss 1% reorder 25% 50% delay 1ms");
+    assert!(set.ok, "{}", set.text);
+    let shown = guest.run("/sbin/tc qdisc show dev eth0");
+    assert!(
+        shown.text.contains("netem") && shown.text.contains("loss 1%"),
+        "{}",
+        shown.text
+    );
+    guest.reset();
+    let shown = guest.run("/sbin/tc qdisc show dev eth0");
+    assert!(!shown.text.contains("netem"), "{}", shown.text);
+}
+
+// ---------------------------------------------------------------------------------------------
+// rnic live against rxe (ignored until `rnic live` lands)
+// ---------------------------------------------------------------------------------------------
+
+/// One interop run: which tool in the guest, which `rnic live` subcommand on the host, and how.
+struct Interop {
+    guest_tool: &'static str,
+    live_test: &'static str,
+    size_bytes: u32,
+    iters: u32,
+    mtu: u32,
+    /// netem arguments for the guest NIC, if the run is impaired.
+    netem: Option<&'static str>,
+}
+
+impl Interop {
+    const fn new(guest_tool: &'static str, live_test: &'static str, size_bytes: u32) -> Self {
+        Interop {
+            guest_tool,
+            live_test,
+            size_bytes,
+            iters: 20,
+            mtu: 1024,
+            netem: None,
+        }
+    }
+
+    const fn mtu(self, mtu: u32) -> Self {
+        Interop { mtu, ..self }
+    }
+
+    const fn impaired(self, netem: &'static str) -> Self {
+        Interop {
+            netem: Some(netem),
+            ..self
+        }
+    }
+
+    fn guest_args(&self, port: u16) -> String {
+        let (size, iters, mtu) = (self.size_bytes, self.iters, self.mtu);
+        if self.guest_tool == "ibv_rc_pingpong" {
+            format!("-d rxe0 -g 1 -m {mtu} -p {port} -s {size} -n {iters}")
+        } else {
+            format!("-d rxe0 -x 1 -m {mtu} -p {port} -s {size} -n {iters}")
+        }
+    }
+
+    fn live_args(&self, port: u16, bind: &str) -> Vec<String> {
+        let words = format!(
+            "live {} -p {port} --bind {bind} -s {} -n {} -m {}",
+            self.live_test, self.size_bytes, self.iters, self.mtu
+        );
+        words.split_whitespace().map(str::to_string).collect()
+    }
+
+    fn apply_netem(&self, guest: &Guest) {
+        if let Some(args) = self.netem {
+            let set = guest.netem(args);
+            assert!(set.ok, "netem {args}: {}", set.text);
+        }
+    }
+
+    /// rnic live as the client, the guest's tool as the server.
+    fn rnic_client(&self) {
+        let Some((_in_use, guest)) = guest() else {
+            return;
+        };
+        self.apply_netem(guest);
+        let port = next_port();
+        let server = guest.spawn(&format!(
+            "timeout 120 {} {}",
+            self.guest_tool,
+            self.guest_args(port)
+        ));
+        guest.wait_listening(port);
+        let json = json_path(port);
+        let mut args = self.live_args(port, &guest.host_ip);
+        args.splice(2..2, [guest.guest_ip.clone()]);
+        args.extend(["--json".to_string(), json.display().to_string()]);
+        let client: Ran = guest
+            .host_command(env!("CARGO_BIN_EXE_rnic"))
+            .args(&args)
+            .output()
+            .unwrap()
+            .into();
+        let server = finish(server);
+        guest.reset();
+        assert!(client.ok, "rnic {}:\n{}", args.join(" "), client.text);
+        assert!(
+            server.ok,
+            "{} (server) in the guest:\n{}",
+            self.guest_tool, server.text
+        );
+        assert_live_report(&json);
+    }
+
+    /// rnic live as the server, the guest's tool as the client.
+    fn rnic_server(&self) {
+        let Some((_in_use, guest)) = guest() else {
+            return;
+        };
+        self.apply_netem(guest);
+        let port = next_port();
+        let mut args = self.live_args(port, &guest.host_ip);
+        args.insert(2, "--server".to_string());
+        let server = guest
+            .host_command(env!("CARGO_BIN_EXE_rnic"))
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        guest.wait_host_listening(port);
+        let line = format!(
+            "timeout 120 {} {} {}",
+            self.guest_tool,
+            self.guest_args(port),
+            guest.host_ip
+        );
+        let client = guest.run(&line);
+        let server: Ran = server.wait_with_output().unwrap().into();
+        guest.reset();
+        assert!(
+            client.ok,
+            "{} (client) in the guest:\n{}",
+            self.guest_tool, client.text
+        );
+        assert!(server.ok, "rnic {}:\n{}", args.join(" "), server.text);
+    }
+}
+
+fn json_path(port: u16) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("rxe_interop");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(format!("client-{}-{port}.json", std::process::id()))
+}
+
+/// The client's JSON: the run finished and no byte it could check was wrong.
+fn assert_live_report(json: &std::path::Path) {
+    let text = std::fs::read_to_string(json).unwrap_or_else(|e| panic!("{}: {e}", json.display()));
+    let report: serde_json::Value = serde_json::from_str(&text).expect("client JSON parses");
+    let status = report["status"].as_str().unwrap_or_default();
+    assert!(
+        matches!(status, "ok" | "unverified"),
+        "status {status:?} in {text}"
+    );
+}
+
+const LOSS_AND_REORDER: &str = "loss 1% reorder 25% 50% delay 1ms";
+
+/// Declares, for one guest tool, the four runs rnic client/server x PMTU 1024/4096.
+macro_rules! interop_tests {
+    ($($name:ident: $tool:literal, $live:literal, $size:literal;)*) => {$(
+        mod $name {
+            use super::*;
+            const RUN: Interop = Interop::new($tool, $live, $size);
+            #[test]
+            #[ignore = "needs rnic live"]
+            fn rnic_client_pmtu_1024() { RUN.mtu(1024).rnic_client() }
+            #[test]
+            #[ignore = "needs rnic live"]
+            fn rnic_client_pmtu_4096() { RUN.mtu(4096).rnic_client() }
+            #[test]
+            #[ignore = "needs rnic live"]
+            fn rnic_server_pmtu_1024() { RUN.mtu(1024).rnic_server() }
+            #[test]
+            #[ignore = "needs rnic live"]
+            fn rnic_server_pmtu_4096() { RUN.mtu(4096).rnic_server() }
+        }
+    )*};
+}
+
+interop_tests! {
+    ib_write_bw: "ib_write_bw", "write-bw", 4096;
+    ib_read_bw: "ib_read_bw", "read-bw", 4096;
+    ib_send_bw: "ib_send_bw", "send-bw", 4096;
+    ib_write_lat: "ib_write_lat", "write-lat", 2;
+    ib_read_lat: "ib_read_lat", "read-lat", 2;
+    ib_atomic_bw: "ib_atomic_bw", "atomic-bw", 8;
+    ibv_rc_pingpong: "ibv_rc_pingpong", "rc-pingpong", 4096;
+}
+
+#[test]
+#[ignore = "needs rnic live"]
+fn write_bw_rnic_client_with_loss_and_reordering() {
+    Interop::new("ib_write_bw", "write-bw", 4096)
+        .impaired(LOSS_AND_REORDER)
+        .rnic_client()
+}
+
+#[test]
+#[ignore = "needs rnic live"]
+fn write_bw_rnic_server_with_loss_and_reordering() {
+    Interop::new("ib_write_bw", "write-bw", 4096)
+        .impaired(LOSS_AND_REORDER)
+        .rnic_server()
+}
