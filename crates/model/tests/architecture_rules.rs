@@ -214,7 +214,7 @@ fn the_scanner_sees_the_imports() {
     assert!(imports.len() > 300, "only {} imports seen", imports.len());
 }
 
-/// Each rule catches what it is for: the imports issue 35 found, fed back in.
+/// Each rule catches what it is for: the imports the restructuring removed, fed back in.
 #[test]
 fn the_rules_catch_the_imports_they_forbid() {
     let old = [
