@@ -10,6 +10,7 @@
 //! (re-exported as [`model`] and [`config`]); it plugs in behind [`perf::PerfRunner`], see
 //! [`perf::ModelRunner`].
 
+pub mod accel;
 pub mod calc;
 pub mod cli;
 pub mod flows;

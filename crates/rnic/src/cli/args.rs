@@ -66,6 +66,42 @@ pub enum Command {
     /// Compute sizing numbers in closed form (`rnic calc` lists them): the queue depth that
     /// keeps a long link busy, a RoCEv2 frame's bytes on the wire.
     Calc(CalcCmd),
+    /// Run the long-distance paper's pseudo-ACK accelerator as a bump in the wire between
+    /// two interfaces (raw Ethernet frames; needs root), optionally emulating the long link.
+    Accel(AccelCmd),
+}
+
+/// `rnic accel --local IFACE --remote IFACE`.
+#[derive(Debug, Args)]
+pub struct AccelCmd {
+    /// Interface toward Local, the requesters' side (pseudo-ACKs go out of it).
+    #[arg(long)]
+    pub local: String,
+    /// Interface toward Remote, across the long link (resends go out of it).
+    #[arg(long)]
+    pub remote: String,
+    /// Emulate the long link on the Remote port: one-way delay and loss each way, e.g.
+    /// `5ms,1%` (the host kernel has no netem).
+    #[arg(long, value_name = "DELAY,LOSS")]
+    pub emulate_link: Option<String>,
+    /// Seed of the emulated link's losses.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Learn connections from the RDMA CM exchange (`setup`) or from the traffic (`traffic`).
+    #[arg(long, default_value = "setup")]
+    pub learn: String,
+    /// Go-back-N timeout, ms (default: two round trips of the emulated link and 1 ms, else 100).
+    #[arg(long)]
+    pub timeout_ms: Option<f64>,
+    /// Most bytes of unacknowledged WRITEs held.
+    #[arg(long, default_value_t = 64 << 20)]
+    pub buffer_bytes: u64,
+    /// Pass frames only (with the emulated link, if any): the arm without the accelerator.
+    #[arg(long)]
+    pub off: bool,
+    /// Exit after this long without a frame and print the counters as JSON.
+    #[arg(long)]
+    pub idle_exit_ms: Option<u64>,
 }
 
 /// `rnic calc [WHAT]`.
