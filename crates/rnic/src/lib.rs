@@ -14,6 +14,7 @@ pub mod calc;
 pub mod cli;
 pub mod flows;
 pub mod input;
+pub mod live;
 pub mod output;
 pub mod pcap_check;
 pub mod perf;

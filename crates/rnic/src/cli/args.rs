@@ -66,6 +66,9 @@ pub enum Command {
     /// Compute sizing numbers in closed form (`rnic calc` lists them): the queue depth that
     /// keeps a long link busy, a RoCEv2 frame's bytes on the wire.
     Calc(CalcCmd),
+    /// Run a perftest test against a real peer: a software RoCEv2 endpoint on this host's
+    /// network (`rnic live write-bw --server`, `rnic live write-bw HOST`).
+    Live(crate::live::LiveCmd),
 }
 
 /// `rnic calc [WHAT]`.

@@ -146,6 +146,7 @@ fn dispatch(
         Command::Repro(c) => cmd_repro(c, progress, runner, out, err),
         Command::Pcap(args::PcapCmd::Check(c)) => pcap::check(&c, out, err),
         Command::Calc(c) => calc::run(c, out),
+        Command::Live(c) => crate::live::run(&c, out),
     }
 }
 
