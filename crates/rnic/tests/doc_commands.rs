@@ -48,6 +48,16 @@ const TOO_SLOW: &[(&str, &str, &str)] = &[
         "rnic perf write-bw -s 64 -q 8 --clients 2 -D 0.001 --set net.impair.loss=0.01",
         "6.8 M events, 1.4 s optimised",
     ),
+    (
+        "docs/book/src/live/index.md",
+        "rnic live write-bw --server --bind 127.0.0.1",
+        "two processes, root and real sockets (tests/live_loopback.rs runs them)",
+    ),
+    (
+        "docs/book/src/live/index.md",
+        "rnic live write-bw --server --bind 127.0.0.1 -p 18611 &",
+        "a speed measurement: two processes, root, seconds of wall time",
+    ),
 ];
 
 mod common;

@@ -139,12 +139,10 @@ impl Endpoint {
     /// timers that are due.
     pub fn turn(&mut self, wait: Duration) -> anyhow::Result<()> {
         self.transmit_all()?;
-        let now = self.now_ps();
-        let until_timer = self
-            .dev
-            .poll_timeout()
-            .map_or(wait, |t| Duration::from_nanos(t.saturating_sub(now) / 1000));
-        let mut wait = wait.min(until_timer);
+        // A timer due within `wait` fires up to `wait` late (a turn waits 1 ms at most, the
+        // ACK timeout is 67 ms): one receive timeout for every turn, set once.
+        let timer_due = self.dev.poll_timeout().is_some_and(|t| t <= self.now_ps());
+        let mut wait = if timer_due { Duration::ZERO } else { wait };
         for _ in 0..RX_BATCH {
             let Some(n) = self.sock.recv(&mut self.frame, wait)? else {
                 break;

@@ -3,6 +3,7 @@
 //! sockets ([`endpoint`], [`net`]), with perftest's out-of-band exchange ([`oob`]) so that
 //! perftest on a real or soft-RoCE NIC can be the other end.
 
+mod bw;
 mod endpoint;
 #[cfg(test)]
 mod fuzz;
@@ -10,7 +11,6 @@ pub mod net;
 pub mod oob;
 mod report;
 mod session;
-mod write_bw;
 mod write_lat;
 
 use std::io::Write;
@@ -184,7 +184,7 @@ impl LiveCmd {
 pub fn run(cmd: &LiveCmd, out: &mut dyn Write) -> anyhow::Result<()> {
     let o = cmd.options()?;
     let r = match o.test {
-        LiveTest::WriteBw => write_bw::run(&o)?,
+        LiveTest::WriteBw => bw::run(&o, bw::Verb::Write)?,
         LiveTest::WriteLat => write_lat::run(&o)?,
     };
     r.print(out)?;

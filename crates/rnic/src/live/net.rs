@@ -13,6 +13,7 @@
 //! unreachable and two endpoints cannot share an address; its copies are never read.
 
 use std::io;
+use std::mem::MaybeUninit;
 use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
 use std::time::Duration;
 
@@ -23,6 +24,8 @@ use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 pub const ETH_BYTES: usize = 14;
 /// Receive buffer asked for (the kernel caps it at `net.core.rmem_max`).
 const RCVBUF_BYTES: usize = 4 << 20;
+/// `recv` flag: do not block (Linux's value).
+const MSG_DONTWAIT: i32 = 0x40;
 /// Offset of the IPv4 identification field in an IPv4 header.
 const IP_IDENT_AT: usize = 4;
 
@@ -30,9 +33,10 @@ const IP_IDENT_AT: usize = 4;
 pub struct RoceSocket {
     local_ip: Ipv4Addr,
     tx: Socket,
-    /// The raw receive socket, as a `UdpSocket` for its `recv`/timeout calls (they are the
-    /// plain socket calls and work on any datagram socket).
-    rx: UdpSocket,
+    /// The raw receive socket (blocking; see [`RoceSocket::recv_once`]).
+    rx: Socket,
+    /// Its receive timeout as last set.
+    rx_timeout: std::cell::Cell<Option<Duration>>,
     _port_claim: UdpSocket,
 }
 
@@ -74,9 +78,30 @@ impl RoceSocket {
         Ok(RoceSocket {
             local_ip,
             tx,
-            rx: rx.into(),
+            rx,
+            rx_timeout: std::cell::Cell::new(None),
             _port_claim: claim,
         })
+    }
+
+    /// Sets the receive timeout of blocking receives, with a system call only when it
+    /// changes (the event loop asks for the same wait turn after turn).
+    fn set_timeout(&self, wait: Duration) -> io::Result<()> {
+        if self.rx_timeout.get() != Some(wait) {
+            self.rx.set_read_timeout(Some(wait))?;
+            self.rx_timeout.set(Some(wait));
+        }
+        Ok(())
+    }
+
+    /// One `recv`: blocking up to the socket's timeout, or, for `dont_wait`, with
+    /// `MSG_DONTWAIT`, so that draining a batch needs no mode switch.
+    fn recv_once(&self, buf: &mut [u8], dont_wait: bool) -> io::Result<usize> {
+        let flags = if dont_wait { MSG_DONTWAIT } else { 0 };
+        // SAFETY: `[u8]` and `[MaybeUninit<u8>]` have the same layout, and `recv` only
+        // writes initialised bytes into the buffer, so `buf` stays initialised.
+        let uninit = unsafe { &mut *(buf as *mut [u8] as *mut [MaybeUninit<u8>]) };
+        self.rx.recv_with_flags(uninit, flags)
     }
 
     pub fn local_ip(&self) -> Ipv4Addr {
@@ -118,15 +143,10 @@ impl RoceSocket {
     /// addresses or ports (the raw socket sees every UDP datagram to the address) are skipped.
     pub fn recv(&self, buf: &mut [u8], wait: Duration) -> io::Result<Option<usize>> {
         loop {
-            let got = if wait.is_zero() {
-                self.rx.set_nonblocking(true)?;
-                let r = self.rx.recv(&mut buf[ETH_BYTES..]);
-                self.rx.set_nonblocking(false)?;
-                r
-            } else {
-                self.rx.set_read_timeout(Some(wait))?;
-                self.rx.recv(&mut buf[ETH_BYTES..])
-            };
+            if !wait.is_zero() {
+                self.set_timeout(wait)?;
+            }
+            let got = self.recv_once(&mut buf[ETH_BYTES..], wait.is_zero());
             let n = match got {
                 Ok(n) => n,
                 Err(e)

@@ -23,6 +23,9 @@ const VERSION: &[u8; 16] = b"6.06\0rnic-live\0\0";
 const RNIC_MARK: &[u8] = b"rnic-live";
 /// Bytes of one QP key line with a GID (perftest's KEY_MSG_SIZE_GID).
 const KEY_MSG_BYTES: usize = 108;
+/// perftest's cycle buffer, the page size this side announces: perftest's clients move the
+/// remote address through this many bytes for messages up to half of it.
+pub const CYCLE_BUFFER_BYTES: u32 = 4096;
 /// How long a peer may take to answer one exchange before the run gives up.
 const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -274,7 +277,7 @@ impl Oob {
                 String::from_utf8_lossy(&theirs[..version_end])
             );
         }
-        self.exchange(&4096u32.to_be_bytes(), &mut idle)?; // cycle buffer (page size)
+        self.exchange(&CYCLE_BUFFER_BYTES.to_be_bytes(), &mut idle)?;
         self.exchange(&64u32.to_be_bytes(), &mut idle)?; // cache line
         let mine = [b'0' + mtu_code(mtu_bytes), 0];
         let theirs = self.exchange(&mine, &mut idle)?;
