@@ -15,6 +15,7 @@ pub mod calc;
 pub mod cli;
 pub mod flows;
 pub mod input;
+pub mod live;
 pub mod output;
 pub mod pcap_check;
 pub mod perf;

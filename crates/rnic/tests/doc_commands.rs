@@ -53,6 +53,16 @@ const TOO_SLOW: &[(&str, &str, &str)] = &[
         "sudo scripts/rxe-peer.sh start",
         "boots a QEMU guest (root, about 25 s); crates/rnic/tests/rxe_interop.rs runs it",
     ),
+    (
+        "docs/book/src/live/index.md",
+        "rnic live write-bw --server --bind 127.0.0.1",
+        "two processes, root and real sockets (tests/live_loopback.rs runs them)",
+    ),
+    (
+        "docs/book/src/live/index.md",
+        "rnic live write-bw --server --bind 127.0.0.1 -p 18611 &",
+        "a speed measurement: two processes, root, seconds of wall time",
+    ),
 ];
 
 mod common;

@@ -69,6 +69,9 @@ pub enum Command {
     /// Run the long-distance paper's pseudo-ACK accelerator as a bump in the wire between
     /// two interfaces (raw Ethernet frames; needs root), optionally emulating the long link.
     Accel(AccelCmd),
+    /// Run a perftest test against a real peer: a software RoCEv2 endpoint on this host's
+    /// network (`rnic live write-bw --server`, `rnic live write-bw HOST`).
+    Live(crate::live::LiveCmd),
 }
 
 /// `rnic accel --local IFACE --remote IFACE`.

@@ -147,6 +147,7 @@ fn dispatch(
         Command::Pcap(args::PcapCmd::Check(c)) => pcap::check(&c, out, err),
         Command::Calc(c) => calc::run(c, out),
         Command::Accel(c) => crate::accel::run(&c, out),
+        Command::Live(c) => crate::live::run(&c, out),
     }
 }
 

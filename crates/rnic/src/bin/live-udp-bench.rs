@@ -1,0 +1,132 @@
+//! The raw baseline `rnic live` is measured against: the same datagrams through the same
+//! socket calls ([`rnic::live::net::RoceSocket`]), with no RoCE work at either end.
+//!
+//! `live-udp-bench blast [-s BYTES] [-m MTU] [--secs S]`: one thread sends MTU-sized RoCEv2
+//! datagrams from 127.0.0.2 to 127.0.0.1 as fast as the socket takes them, another counts
+//! what arrives; prints the payload goodput that arrived (Gbit/s).
+//! `live-udp-bench ping [-n ITERS]`: 2-byte-payload datagrams bounce between the two
+//! addresses; prints half the median round trip (µs), as perftest's latency.
+//! Needs root (raw sockets), as `rnic live`.
+
+use std::net::Ipv4Addr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rnic::live::net::RoceSocket;
+use rnic_wire::{BthRepr, FrameAddr, FrameRepr, Opcode, RoceRepr};
+
+const A: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 1);
+const B: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 2);
+
+/// A RoCEv2 WRITE MIDDLE datagram from `src` to `dst` with `payload` bytes.
+fn datagram(src: Ipv4Addr, dst: Ipv4Addr, payload: usize) -> Vec<u8> {
+    let bytes = vec![0x5A; payload];
+    let bth = BthRepr {
+        opcode: Opcode::RcWriteMiddle,
+        solicited: false,
+        mig_req: false,
+        pad_count: 0,
+        tver: 0,
+        pkey: 0xFFFF,
+        fecn: false,
+        becn: false,
+        dest_qp: 0x11,
+        ack_req: false,
+        psn: 0,
+    };
+    let mut frame = Vec::new();
+    FrameRepr {
+        addr: FrameAddr {
+            src_ip: src.octets(),
+            dst_ip: dst.octets(),
+            udp_src_port: 0xC011,
+            ttl: 64,
+            ..FrameAddr::default()
+        },
+        ip_ident: 1,
+        roce: RoceRepr::new(bth, &bytes),
+    }
+    .emit(&mut frame);
+    frame
+}
+
+fn arg(args: &[String], flag: &str, default: u64) -> u64 {
+    args.iter()
+        .position(|a| a == flag)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn blast(args: &[String]) -> anyhow::Result<()> {
+    let mtu = arg(args, "-m", 1024) as usize;
+    let secs = arg(args, "--secs", 2);
+    let rx = RoceSocket::open(A)?;
+    let tx = RoceSocket::open(B)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let stop_tx = stop.clone();
+    let sender = std::thread::spawn(move || -> anyhow::Result<u64> {
+        let mut frame = datagram(B, A, mtu);
+        let mut sent = 0u64;
+        while !stop_tx.load(Ordering::Relaxed) {
+            tx.send(&mut frame)?;
+            sent += 1;
+        }
+        Ok(sent)
+    });
+    let mut buf = vec![0u8; 9000];
+    let (mut got, start) = (0u64, Instant::now());
+    while start.elapsed() < Duration::from_secs(secs) {
+        if rx.recv(&mut buf, Duration::from_millis(10))?.is_some() {
+            got += 1;
+        }
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    stop.store(true, Ordering::Relaxed);
+    let sent = sender.join().expect("the sender thread")?;
+    let gbps = got as f64 * mtu as f64 * 8.0 / elapsed / 1e9;
+    println!("raw datagrams: {mtu}-byte payloads, {got} of {sent} arrived in {elapsed:.2} s: {gbps:.3} Gbit/s payload");
+    Ok(())
+}
+
+fn ping(args: &[String]) -> anyhow::Result<()> {
+    let iters = arg(args, "-n", 10_000) as usize;
+    let a = RoceSocket::open(A)?;
+    let b = RoceSocket::open(B)?;
+    let echo = std::thread::spawn(move || -> anyhow::Result<()> {
+        let mut buf = vec![0u8; 2048];
+        let mut reply = datagram(B, A, 2);
+        for _ in 0..iters {
+            while b.recv(&mut buf, Duration::from_secs(5))?.is_none() {}
+            b.send(&mut reply)?;
+        }
+        Ok(())
+    });
+    let mut buf = vec![0u8; 2048];
+    let mut msg = datagram(A, B, 2);
+    let mut half_rtt_us = Vec::with_capacity(iters);
+    for _ in 0..iters {
+        let t = Instant::now();
+        a.send(&mut msg)?;
+        while a.recv(&mut buf, Duration::from_secs(5))?.is_none() {}
+        half_rtt_us.push(t.elapsed().as_secs_f64() * 1e6 / 2.0);
+    }
+    echo.join().expect("the echo thread")?;
+    half_rtt_us.sort_by(f64::total_cmp);
+    println!(
+        "raw ping-pong: 2-byte payloads, {iters} round trips: half round trip median {:.2} us, min {:.2} us",
+        half_rtt_us[iters / 2],
+        half_rtt_us[0]
+    );
+    Ok(())
+}
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("blast") => blast(&args),
+        Some("ping") => ping(&args),
+        _ => anyhow::bail!("usage: live-udp-bench blast [-m MTU] [--secs S] | ping [-n ITERS]"),
+    }
+}

@@ -1,0 +1,200 @@
+//! One live RoCEv2 endpoint: the sans-IO transport engine (`rnic_transport::Device`) driven
+//! by the real clock and a [`RoceSocket`], with its memory regions in process memory.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::net::Ipv4Addr;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use rnic_host::SparseMemory;
+use rnic_transport::{
+    Access, AddressVector, Completion, CqId, Device, DeviceConfig, MrKeys, PdId, QpAttr, QpInit,
+};
+use rnic_wire::PcapWriter;
+
+use super::net::RoceSocket;
+use super::oob::Dest;
+
+/// Largest frame the endpoint builds or accepts (4096-byte MTU plus headers, with room).
+const FRAME_BYTES: usize = 9000;
+/// Datagrams handed to the engine per turn before it transmits again.
+const RX_BATCH: usize = 64;
+
+/// QP attributes of a live run, perftest's defaults where it has them.
+#[derive(Debug, Clone, Copy)]
+pub struct QpTuning {
+    pub mtu_bytes: u32,
+    /// Local ACK timeout code (perftest's default 14: 4.096 µs × 2^14 ≈ 67 ms).
+    pub timeout: u8,
+    pub retry_cnt: u8,
+    pub rnr_retry: u8,
+    /// PSNs the requester may have unacknowledged: the receive buffers of the two sockets
+    /// hold about this many full frames, so a burst does not overrun them.
+    pub window_psns: u32,
+    pub sq_depth: u32,
+}
+
+/// Takes QP `qpn` of `dev` from RESET to RTS towards `peer` (see [`Endpoint::connect`]).
+pub fn connect_qp(
+    dev: &mut Device,
+    qpn: u32,
+    my_psn: u32,
+    peer: &Dest,
+    t: &QpTuning,
+) -> anyhow::Result<()> {
+    let peer_ip = peer.ipv4()?;
+    let av = AddressVector::new([0x02, 0, 0, 0, 0, 0x02], peer_ip.octets());
+    dev.modify_qp(qpn, &QpAttr::to_init(Access::all()))?;
+    let mut rtr = QpAttr::to_rtr(av, t.mtu_bytes, peer.qpn, peer.psn);
+    rtr.max_dest_rd_atomic = Some(16);
+    dev.modify_qp(qpn, &rtr)?;
+    let mut rts = QpAttr::to_rts(my_psn);
+    rts.timeout = Some(t.timeout);
+    rts.retry_cnt = Some(t.retry_cnt);
+    rts.rnr_retry = Some(t.rnr_retry);
+    rts.max_rd_atomic = Some(peer.out_reads.clamp(1, 16) as u8);
+    rts.max_outstanding_psns = Some(t.window_psns);
+    dev.modify_qp(qpn, &rts)?;
+    Ok(())
+}
+
+/// The engine, its memory and its wire.
+pub struct Endpoint {
+    pub dev: Device,
+    pub mem: SparseMemory,
+    pub pd: PdId,
+    pub cq: CqId,
+    pub qpn: u32,
+    sock: RoceSocket,
+    start: Instant,
+    frame: Vec<u8>,
+    pcap: Option<PcapWriter<BufWriter<File>>>,
+    /// Frames the engine refused (bad ICRC, unknown QP, ...): hostile or stray traffic.
+    pub rx_refused: u64,
+}
+
+impl Endpoint {
+    /// An engine on `ip` with one RC QP (in RESET), writing `pcap` when given.
+    pub fn open(ip: Ipv4Addr, sq_depth: u32, pcap: Option<&Path>) -> anyhow::Result<Endpoint> {
+        let sock = RoceSocket::open(ip)?;
+        let mut dev = Device::new(DeviceConfig {
+            ip: ip.octets(),
+            ..DeviceConfig::default()
+        });
+        let pd = dev.alloc_pd();
+        let cq = dev.create_cq(1 << 16)?;
+        let qpn = dev.create_qp(QpInit {
+            pd,
+            send_cq: cq,
+            recv_cq: cq,
+            max_send_wr: sq_depth,
+            max_recv_wr: sq_depth,
+        })?;
+        let pcap = match pcap {
+            Some(p) => {
+                let f = File::create(p)
+                    .with_context(|| format!("cannot create --pcap {}", p.display()))?;
+                Some(PcapWriter::new(BufWriter::new(f))?)
+            }
+            None => None,
+        };
+        Ok(Endpoint {
+            dev,
+            mem: SparseMemory::new(),
+            pd,
+            cq,
+            qpn,
+            sock,
+            start: Instant::now(),
+            frame: vec![0; FRAME_BYTES],
+            pcap,
+            rx_refused: 0,
+        })
+    }
+
+    pub fn local_ip(&self) -> Ipv4Addr {
+        self.sock.local_ip()
+    }
+
+    /// Registers `[addr, addr + len)` with every access right.
+    pub fn reg_mr(&mut self, addr: u64, len: u64) -> anyhow::Result<MrKeys> {
+        Ok(self.dev.reg_mr(self.pd, addr, len, Access::all())?)
+    }
+
+    /// Real time since the endpoint opened, in the engine's unit (picoseconds).
+    pub fn now_ps(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64 * 1000
+    }
+
+    /// RESET → INIT → RTR → RTS towards `peer`, as perftest's `ctx_connect` does: the
+    /// requester starts at `my_psn`, the responder expects the peer's PSN.
+    pub fn connect(&mut self, my_psn: u32, peer: &Dest, t: &QpTuning) -> anyhow::Result<()> {
+        connect_qp(&mut self.dev, self.qpn, my_psn, peer, t)
+    }
+
+    /// One turn of the event loop: sends every frame the engine has, waits up to `wait` (less
+    /// when a protocol timer is due sooner) for datagrams and hands them in, then fires the
+    /// timers that are due.
+    pub fn turn(&mut self, wait: Duration) -> anyhow::Result<()> {
+        self.transmit_all()?;
+        // A timer due within `wait` fires up to `wait` late (a turn waits 1 ms at most, the
+        // ACK timeout is 67 ms): one receive timeout for every turn, set once.
+        let timer_due = self.dev.poll_timeout().is_some_and(|t| t <= self.now_ps());
+        let mut wait = if timer_due { Duration::ZERO } else { wait };
+        for _ in 0..RX_BATCH {
+            let Some(n) = self.sock.recv(&mut self.frame, wait)? else {
+                break;
+            };
+            wait = Duration::ZERO;
+            let now = self.now_ps();
+            if let Some(p) = self.pcap.as_mut() {
+                p.write_packet(now, &self.frame[..n])?;
+            }
+            if self
+                .dev
+                .handle_packet(now, &self.frame[..n], &mut self.mem)
+                .is_err()
+            {
+                self.rx_refused += 1;
+            }
+        }
+        let now = self.now_ps();
+        if self.dev.poll_timeout().is_some_and(|t| t <= now) {
+            self.dev.handle_timeout(now);
+        }
+        self.transmit_all()
+    }
+
+    fn transmit_all(&mut self) -> anyhow::Result<()> {
+        let mut buf = std::mem::take(&mut self.frame);
+        loop {
+            let now = self.now_ps();
+            if self.dev.poll_transmit(now, &self.mem, &mut buf).is_none() {
+                break;
+            }
+            self.sock.send(&mut buf)?;
+            if let Some(p) = self.pcap.as_mut() {
+                p.write_packet(now, &buf)?;
+            }
+        }
+        buf.resize(FRAME_BYTES, 0);
+        self.frame = buf;
+        Ok(())
+    }
+
+    /// The next completion, if any.
+    pub fn poll_cq(&mut self) -> Option<Completion> {
+        self.dev.poll_cq(self.cq)
+    }
+
+    /// Flushes the capture.
+    pub fn finish(&mut self) -> anyhow::Result<()> {
+        if let Some(p) = self.pcap.take() {
+            let mut w = p.into_inner();
+            std::io::Write::flush(&mut w)?;
+        }
+        Ok(())
+    }
+}

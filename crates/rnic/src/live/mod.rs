@@ -1,0 +1,201 @@
+//! `rnic live`: a software RoCEv2 endpoint on a real network. The same sans-IO transport
+//! engine the simulator runs (`rnic_transport::Device`) is driven by the real clock and real
+//! sockets ([`endpoint`], [`net`]), with perftest's out-of-band exchange ([`oob`]) so that
+//! perftest on a real or soft-RoCE NIC can be the other end.
+
+mod bw;
+mod endpoint;
+#[cfg(test)]
+mod fuzz;
+pub mod net;
+pub mod oob;
+mod report;
+mod session;
+mod write_lat;
+
+use std::io::Write;
+use std::net::Ipv4Addr;
+use std::path::PathBuf;
+
+use crate::UsageError;
+
+/// Seed of rnic's payload pattern in live runs (both sides know it).
+pub const PATTERN_SEED: u64 = 0x726e_6963_6c69_7665;
+
+/// `rnic live TEST [HOST] ...`: perftest's command line.
+#[derive(Debug, clap::Args)]
+pub struct LiveCmd {
+    /// Test: write-bw or write-lat (read-bw, send-bw, read-lat, send-lat and atomic-bw are
+    /// not implemented yet)
+    pub test: String,
+    /// The server to connect to (client mode); omit with --server
+    pub host: Option<String>,
+    /// Wait for a client (perftest's server side)
+    #[arg(long)]
+    pub server: bool,
+    /// TCP port of perftest's exchange
+    #[arg(short = 'p', long = "port", default_value_t = 18515)]
+    pub port: u16,
+    /// Local IPv4 address to use (default: the one the route to the peer uses)
+    #[arg(long, value_name = "IPV4")]
+    pub bind: Option<String>,
+    /// Message size, bytes [default: 65536 for bandwidth tests, 2 for latency tests]
+    #[arg(short = 's', long = "size")]
+    pub size: Option<u64>,
+    /// Iterations [default: 5000 for bandwidth tests, 1000 for latency tests]
+    #[arg(short = 'n', long = "iters")]
+    pub iters: Option<u64>,
+    /// QPs (only 1 today)
+    #[arg(short = 'q', long = "qp", default_value_t = 1)]
+    pub qps: u32,
+    /// Path MTU, bytes: 256, 512, 1024, 2048 or 4096 (the smaller of the two sides' is used)
+    #[arg(short = 'm', long = "mtu", default_value_t = 1024)]
+    pub mtu: u32,
+    /// WRITEs in flight (bandwidth tests)
+    #[arg(short = 't', long = "tx-depth", default_value_t = 128)]
+    pub tx_depth: u32,
+    /// Write the results as JSON
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write every RoCEv2 datagram sent and received (with Ethernet/IPv4/UDP headers)
+    #[arg(long, value_name = "FILE")]
+    pub pcap: Option<PathBuf>,
+}
+
+/// The tests perftest has, and whether rnic live runs them yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LiveTest {
+    WriteBw,
+    WriteLat,
+}
+
+/// perftest's other tests, refused until they are implemented.
+const NOT_YET: [&str; 5] = ["read-bw", "send-bw", "read-lat", "send-lat", "atomic-bw"];
+
+/// Checked options of a run.
+#[derive(Debug, Clone)]
+pub struct LiveOptions {
+    pub test: LiveTest,
+    pub host: Option<String>,
+    pub port: u16,
+    pub bind: Option<Ipv4Addr>,
+    pub size: u64,
+    pub iters: u64,
+    pub mtu_bytes: u32,
+    pub tx_depth: u32,
+    /// PSNs a requester may have unacknowledged (see `endpoint::QpTuning::window_psns`).
+    pub window_psns: u32,
+    pub json: Option<PathBuf>,
+    pub pcap: Option<PathBuf>,
+}
+
+/// Largest message: what one buffer of process memory holds here.
+const MAX_SIZE: u64 = 1 << 30;
+
+impl LiveCmd {
+    /// Checks the flags; every refusal names its flag.
+    pub fn options(&self) -> Result<LiveOptions, UsageError> {
+        let test = match self.test.as_str() {
+            "write-bw" => LiveTest::WriteBw,
+            "write-lat" => LiveTest::WriteLat,
+            t if NOT_YET.contains(&t) => {
+                return Err(UsageError(format!(
+                    "rnic live {t} is not implemented yet (write-bw and write-lat are)"
+                )))
+            }
+            t => {
+                return Err(UsageError(format!(
+                    "unknown test {t:?}: rnic live runs write-bw and write-lat"
+                )))
+            }
+        };
+        if self.server == self.host.is_some() {
+            return Err(UsageError(
+                "give either --server or HOST (the server to connect to)".into(),
+            ));
+        }
+        let bind = self
+            .bind
+            .as_deref()
+            .map(|b| match b.parse::<std::net::IpAddr>() {
+                Ok(std::net::IpAddr::V4(ip)) => Ok(ip),
+                Ok(std::net::IpAddr::V6(_)) => Err(UsageError(format!(
+                    "--bind {b}: IPv6 is not supported (rnic live speaks RoCEv2 over IPv4)"
+                ))),
+                Err(_) => Err(UsageError(format!("--bind {b:?} is not an IPv4 address"))),
+            })
+            .transpose()?;
+        if let Some(h) = &self.host {
+            if h.parse::<std::net::Ipv6Addr>().is_ok() {
+                return Err(UsageError(format!(
+                    "HOST {h}: IPv6 is not supported (rnic live speaks RoCEv2 over IPv4)"
+                )));
+            }
+        }
+        if self.qps != 1 {
+            return Err(UsageError(format!(
+                "-q/--qp {}: rnic live runs one QP today",
+                self.qps
+            )));
+        }
+        if ![256, 512, 1024, 2048, 4096].contains(&self.mtu) {
+            return Err(UsageError(format!(
+                "-m/--mtu {}: must be 256, 512, 1024, 2048 or 4096",
+                self.mtu
+            )));
+        }
+        let latency = test == LiveTest::WriteLat;
+        let size = self.size.unwrap_or(if latency { 2 } else { 65536 });
+        if size == 0 || size > MAX_SIZE {
+            return Err(UsageError(format!(
+                "-s/--size {size}: must be 1..={MAX_SIZE} bytes"
+            )));
+        }
+        let iters = self.iters.unwrap_or(if latency { 1000 } else { 5000 });
+        if iters < 2 {
+            return Err(UsageError(format!(
+                "-n/--iters {iters}: must be at least 2"
+            )));
+        }
+        if self.tx_depth == 0 || self.tx_depth > 4096 {
+            return Err(UsageError(format!(
+                "-t/--tx-depth {}: must be 1..=4096",
+                self.tx_depth
+            )));
+        }
+        Ok(LiveOptions {
+            test,
+            host: self.host.clone(),
+            port: self.port,
+            bind,
+            size,
+            iters,
+            mtu_bytes: self.mtu,
+            tx_depth: self.tx_depth,
+            window_psns: 256,
+            json: self.json.clone(),
+            pcap: self.pcap.clone(),
+        })
+    }
+}
+
+/// Runs `rnic live`: prints perftest's table, writes `--json`; a run whose bytes did not
+/// verify fails with exit status 1 after printing.
+pub fn run(cmd: &LiveCmd, out: &mut dyn Write) -> anyhow::Result<()> {
+    let o = cmd.options()?;
+    let r = match o.test {
+        LiveTest::WriteBw => bw::run(&o, bw::Verb::Write)?,
+        LiveTest::WriteLat => write_lat::run(&o)?,
+    };
+    r.print(out)?;
+    if let Some(p) = &o.json {
+        r.write_json(p)?;
+    }
+    if let report::Verification::Mismatch { offset } = r.verification {
+        anyhow::bail!(crate::RunFailed {
+            status: crate::report::RunStatus::Corrupt,
+            reason: format!("the data that arrived differs from what was sent (byte {offset})"),
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,399 @@
+//! perftest's out-of-band exchange over TCP (its "Ethernet" data-exchange method, no RDMA
+//! CM), byte for byte as perftest 4.5-0.17 (version string 6.06) writes it, so that
+//! `ib_write_bw` and friends can be the other end.
+//!
+//! Every exchange is symmetric: the client writes its message first and then reads the
+//! server's, the server reads first. The sequence: version strings (16 bytes); page size and
+//! cache line (4 bytes each, big-endian, both ≥ 5.32); the path MTU as perftest's
+//! `sprintf("%d", enum ibv_mtu)` cut to 2 bytes (≥ 5.31); then the QP keys as 108-byte text
+//! lines (`lid:out_reads:qpn:psn:rkey:vaddr:` 16 GID bytes `:srqn:`), as often as the test
+//! program calls `ctx_hand_shake`; bandwidth tests end with five big-endian 8-byte report
+//! fields and the 5 bytes `done\0`.
+
+use std::io::{self, Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener, TcpStream, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+
+/// perftest's version string as rnic sends it: "6.06" (what perftest 4.5-0.17 sends), then,
+/// after the terminating NUL that perftest's string functions stop at, a mark that tells
+/// another rnic that the payload follows rnic's pattern.
+const VERSION: &[u8; 16] = b"6.06\0rnic-live\0\0";
+const RNIC_MARK: &[u8] = b"rnic-live";
+/// Bytes of one QP key line with a GID (perftest's KEY_MSG_SIZE_GID).
+const KEY_MSG_BYTES: usize = 108;
+/// perftest's cycle buffer, the page size this side announces: perftest's clients move the
+/// remote address through this many bytes for messages up to half of it.
+pub const CYCLE_BUFFER_BYTES: u32 = 4096;
+/// How long a peer may take to answer one exchange before the run gives up.
+const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One side's QP description (perftest's `struct pingpong_dest`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Dest {
+    pub lid: u16,
+    pub out_reads: u32,
+    pub qpn: u32,
+    pub psn: u32,
+    pub rkey: u32,
+    pub vaddr: u64,
+    pub gid: [u8; 16],
+    pub srqn: u32,
+}
+
+/// The RoCEv2 GID of an IPv4 address: the IPv4-mapped IPv6 address `::ffff:a.b.c.d`.
+pub fn gid_of(ip: Ipv4Addr) -> [u8; 16] {
+    ip.to_ipv6_mapped().octets()
+}
+
+impl Dest {
+    /// perftest's KEY_PRINT_FMT_GID, NUL-terminated, 108 bytes.
+    pub fn encode(&self) -> [u8; KEY_MSG_BYTES] {
+        use std::fmt::Write as _;
+        let mut s = format!(
+            "{:04x}:{:04x}:{:06x}:{:06x}:{:08x}:{:016x}:",
+            self.lid, self.out_reads, self.qpn, self.psn, self.rkey, self.vaddr
+        );
+        for b in self.gid {
+            let _ = write!(s, "{b:02x}:");
+        }
+        let _ = write!(s, "{:08x}:", self.srqn);
+        let mut out = [0u8; KEY_MSG_BYTES];
+        let n = s.len().min(KEY_MSG_BYTES - 1);
+        out[..n].copy_from_slice(&s.as_bytes()[..n]);
+        out
+    }
+
+    /// Parses a key line; every field must be hexadecimal and in range.
+    pub fn decode(msg: &[u8]) -> anyhow::Result<Dest> {
+        let end = msg.iter().position(|&b| b == 0).unwrap_or(msg.len());
+        let text = std::str::from_utf8(&msg[..end]).context("the peer's QP keys are not text")?;
+        let fields: Vec<&str> = text.split(':').collect();
+        if fields.len() < 23 {
+            bail!(
+                "the peer's QP keys have {} fields, want 23: {text:?}",
+                fields.len()
+            );
+        }
+        let hex = |i: usize, what: &str, max: u64| -> anyhow::Result<u64> {
+            let v = u64::from_str_radix(fields[i], 16)
+                .with_context(|| format!("the peer's {what} {:?} is not hexadecimal", fields[i]))?;
+            if v > max {
+                bail!("the peer's {what} {v:#x} is out of range (max {max:#x})");
+            }
+            Ok(v)
+        };
+        let mut gid = [0u8; 16];
+        for (k, g) in gid.iter_mut().enumerate() {
+            *g = hex(6 + k, "GID byte", 0xFF)? as u8;
+        }
+        Ok(Dest {
+            lid: hex(0, "LID", 0xFFFF)? as u16,
+            out_reads: hex(1, "out_reads", 0xFFFF)? as u32,
+            qpn: hex(2, "QPN", 0xFF_FFFF)? as u32,
+            psn: hex(3, "PSN", 0xFF_FFFF)? as u32,
+            rkey: hex(4, "rkey", u64::from(u32::MAX))? as u32,
+            vaddr: hex(5, "vaddr", u64::MAX)?,
+            gid,
+            srqn: hex(22, "SRQN", u64::from(u32::MAX))? as u32,
+        })
+    }
+
+    /// The peer's IPv4 address from its GID; IPv6 GIDs are refused.
+    pub fn ipv4(&self) -> anyhow::Result<Ipv4Addr> {
+        let v6 = std::net::Ipv6Addr::from(self.gid);
+        v6.to_ipv4_mapped().with_context(|| {
+            format!("the peer's GID {v6} is not an IPv4-mapped address: rnic live speaks RoCEv2 over IPv4 only")
+        })
+    }
+}
+
+/// What the peer said before the QP keys.
+#[derive(Debug, Clone, Copy)]
+pub struct Preamble {
+    /// The peer is rnic (its payload follows rnic's pattern).
+    pub peer_is_rnic: bool,
+    /// The path MTU both sides use, bytes: the smaller of the two.
+    pub mtu_bytes: u32,
+}
+
+/// The TCP connection of the exchange.
+pub struct Oob {
+    stream: TcpStream,
+    is_client: bool,
+}
+
+/// perftest's `enum ibv_mtu` code of an MTU in bytes (256 → 1 … 4096 → 5).
+pub fn mtu_code(bytes: u32) -> u8 {
+    (bytes.trailing_zeros().saturating_sub(7)) as u8
+}
+
+impl Oob {
+    /// Connects to a server, from `bind` when given; gives up after `timeout`.
+    pub fn connect(
+        host: &str,
+        port: u16,
+        bind: Option<Ipv4Addr>,
+        timeout: Duration,
+    ) -> anyhow::Result<Oob> {
+        let addrs: Vec<SocketAddr> = (host, port)
+            .to_socket_addrs()
+            .with_context(|| format!("cannot resolve {host}"))?
+            .filter(SocketAddr::is_ipv4)
+            .collect();
+        let Some(&addr) = addrs.first() else {
+            bail!("{host} has no IPv4 address: rnic live speaks RoCEv2 over IPv4 only");
+        };
+        // A server started a moment ago may not listen yet: refused connections are tried
+        // again until `timeout`, then reported.
+        let start = Instant::now();
+        let stream: TcpStream = loop {
+            let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)?;
+            if let Some(ip) = bind {
+                sock.bind(&SocketAddrV4::new(ip, 0).into())
+                    .with_context(|| format!("cannot bind the TCP socket to {ip}"))?;
+            }
+            match sock.connect_timeout(&addr.into(), timeout) {
+                Ok(()) => break sock.into(),
+                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused && start.elapsed() < timeout => {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                Err(e) => {
+                    return Err(anyhow::Error::new(e).context(format!(
+                        "cannot connect to the server at {addr} within {} s (perftest's exchange port; is `rnic live --server` or ib_*_bw running there?)",
+                        timeout.as_secs()
+                    )))
+                }
+            }
+        };
+        stream.set_nodelay(true)?;
+        Ok(Oob {
+            stream,
+            is_client: true,
+        })
+    }
+
+    /// Listens on `bind:port` (all addresses without `bind`) and takes one client.
+    pub fn accept(bind: Option<Ipv4Addr>, port: u16) -> anyhow::Result<Oob> {
+        let ip = bind.unwrap_or(Ipv4Addr::UNSPECIFIED);
+        let listener = TcpListener::bind(SocketAddrV4::new(ip, port))
+            .with_context(|| format!("cannot listen on {ip}:{port}"))?;
+        let (stream, _) = listener.accept()?;
+        stream.set_nodelay(true)?;
+        Ok(Oob {
+            stream,
+            is_client: false,
+        })
+    }
+
+    /// The local IPv4 address of the connection: the address the route to the peer uses.
+    pub fn local_ip(&self) -> anyhow::Result<Ipv4Addr> {
+        match self.stream.local_addr()? {
+            SocketAddr::V4(a) => Ok(*a.ip()),
+            SocketAddr::V6(a) => bail!(
+                "the exchange connection is IPv6 ({a}): rnic live speaks RoCEv2 over IPv4 only"
+            ),
+        }
+    }
+
+    /// Writes `mine` and reads as many bytes from the peer, in perftest's order, calling
+    /// `pump` while it waits so the RoCE engine keeps answering.
+    pub fn exchange(
+        &mut self,
+        mine: &[u8],
+        pump: &mut dyn FnMut() -> anyhow::Result<()>,
+    ) -> anyhow::Result<Vec<u8>> {
+        self.exchange_within(mine, pump, Some(EXCHANGE_TIMEOUT))
+    }
+
+    /// [`Oob::exchange`] that waits for the peer up to `timeout` (`None`: until it answers
+    /// or closes the connection).
+    fn exchange_within(
+        &mut self,
+        mine: &[u8],
+        pump: &mut dyn FnMut() -> anyhow::Result<()>,
+        timeout: Option<Duration>,
+    ) -> anyhow::Result<Vec<u8>> {
+        if self.is_client {
+            self.stream.write_all(mine)?;
+            self.read_exact(mine.len(), pump, timeout)
+        } else {
+            let theirs = self.read_exact(mine.len(), pump, timeout)?;
+            self.stream.write_all(mine)?;
+            Ok(theirs)
+        }
+    }
+
+    fn read_exact(
+        &mut self,
+        n: usize,
+        pump: &mut dyn FnMut() -> anyhow::Result<()>,
+        timeout: Option<Duration>,
+    ) -> anyhow::Result<Vec<u8>> {
+        let mut got = vec![0u8; n];
+        let mut have = 0;
+        let start = Instant::now();
+        self.stream.set_nonblocking(true)?;
+        let r = loop {
+            if have == n {
+                break Ok(got);
+            }
+            match self.stream.read(&mut got[have..]) {
+                Ok(0) => break Err(anyhow::anyhow!("the peer closed the exchange connection")),
+                Ok(k) => have += k,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if let Some(t) = timeout.filter(|t| start.elapsed() > *t) {
+                        break Err(anyhow::anyhow!(
+                            "the peer did not answer the exchange within {} s",
+                            t.as_secs()
+                        ));
+                    }
+                    if let Err(e) = pump() {
+                        break Err(e);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => break Err(e.into()),
+            }
+        };
+        self.stream.set_nonblocking(false)?;
+        r
+    }
+
+    /// Versions, page size and cache line, path MTU (`mtu_bytes` is this side's).
+    pub fn preamble(&mut self, mtu_bytes: u32) -> anyhow::Result<Preamble> {
+        let mut idle = idle_wait;
+        let theirs = self.exchange(VERSION, &mut idle)?;
+        let peer_is_rnic = theirs.windows(RNIC_MARK.len()).any(|w| w == RNIC_MARK);
+        let version_end = theirs.iter().position(|&b| b == 0).unwrap_or(theirs.len());
+        let version: f64 = std::str::from_utf8(&theirs[..version_end])
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0.0);
+        if version < 5.33 {
+            bail!(
+                "the peer's perftest version {:?} is older than 5.33: rnic live speaks the exchange of perftest 4.5-0.17 (version 6.06)",
+                String::from_utf8_lossy(&theirs[..version_end])
+            );
+        }
+        self.exchange(&CYCLE_BUFFER_BYTES.to_be_bytes(), &mut idle)?;
+        self.exchange(&64u32.to_be_bytes(), &mut idle)?; // cache line
+        let mine = [b'0' + mtu_code(mtu_bytes), 0];
+        let theirs = self.exchange(&mine, &mut idle)?;
+        let peer_code = (theirs[0] as char).to_digit(10).unwrap_or(0) as u8;
+        let mtu_bytes = if (1..=5).contains(&peer_code) {
+            mtu_bytes.min(128 << peer_code)
+        } else {
+            mtu_bytes
+        };
+        Ok(Preamble {
+            peer_is_rnic,
+            mtu_bytes,
+        })
+    }
+
+    /// One `ctx_hand_shake`: this side's keys out, the peer's in.
+    pub fn keys(
+        &mut self,
+        mine: &Dest,
+        pump: &mut dyn FnMut() -> anyhow::Result<()>,
+    ) -> anyhow::Result<Dest> {
+        let theirs = self.exchange(&mine.encode(), pump)?;
+        Dest::decode(&theirs)
+    }
+
+    /// [`Oob::keys`] without a time limit: the server waits in it while the client runs.
+    pub fn keys_waiting(
+        &mut self,
+        mine: &Dest,
+        pump: &mut dyn FnMut() -> anyhow::Result<()>,
+    ) -> anyhow::Result<Dest> {
+        let theirs = self.exchange_within(&mine.encode(), pump, None)?;
+        Dest::decode(&theirs)
+    }
+
+    /// `xchg_bw_reports`: size, iterations, peak and average MB/s, Mpps; returns the peer's.
+    pub fn bw_reports(&mut self, mine: &BwReport) -> anyhow::Result<BwReport> {
+        let mut idle = idle_wait;
+        let mut field = |v: [u8; 8]| -> anyhow::Result<[u8; 8]> {
+            let t = self.exchange(&v, &mut idle)?;
+            Ok(t.try_into().expect("8 bytes were read"))
+        };
+        Ok(BwReport {
+            size: u64::from_be_bytes(field(mine.size.to_be_bytes())?),
+            iters: u64::from_be_bytes(field(mine.iters.to_be_bytes())?),
+            bw_peak: f64::from_be_bytes(field(mine.bw_peak.to_be_bytes())?),
+            bw_avg: f64::from_be_bytes(field(mine.bw_avg.to_be_bytes())?),
+            msg_rate: f64::from_be_bytes(field(mine.msg_rate.to_be_bytes())?),
+        })
+    }
+
+    /// `ctx_close_connection`: a last key exchange, then `done\0`.
+    pub fn close(&mut self, mine: &Dest) -> anyhow::Result<()> {
+        self.keys(mine, &mut idle_wait)?;
+        self.stream.write_all(b"done\0")?;
+        Ok(())
+    }
+}
+
+/// What an exchange with no engine to turn does while it waits: sleep a little.
+fn idle_wait() -> anyhow::Result<()> {
+    std::thread::sleep(Duration::from_micros(200));
+    Ok(())
+}
+
+/// perftest's `struct bw_report_data` as exchanged (MB = 2^20 bytes).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct BwReport {
+    pub size: u64,
+    pub iters: u64,
+    pub bw_peak: f64,
+    pub bw_avg: f64,
+    pub msg_rate: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_line_has_perftests_length_and_round_trips() {
+        let d = Dest {
+            lid: 0,
+            out_reads: 16,
+            qpn: 0x11,
+            psn: 0xABCDEF,
+            rkey: 0x1234,
+            vaddr: 0x7f00_0000_1000,
+            gid: gid_of(Ipv4Addr::new(127, 0, 0, 2)),
+            srqn: 0,
+        };
+        let msg = d.encode();
+        let text_len = msg.iter().position(|&b| b == 0).unwrap();
+        assert_eq!(text_len, KEY_MSG_BYTES - 1, "107 characters and a NUL");
+        assert!(std::str::from_utf8(&msg[..text_len]).unwrap().starts_with(
+            "0000:0010:000011:abcdef:00001234:00007f0000001000:00:00:00:00:00:00:00:00:00:00:ff:ff:7f:00:00:02:00000000:"
+        ));
+        assert_eq!(Dest::decode(&msg).unwrap(), d);
+        assert_eq!(d.ipv4().unwrap(), Ipv4Addr::new(127, 0, 0, 2));
+    }
+
+    #[test]
+    fn bad_key_lines_are_errors_naming_the_field() {
+        let mut msg = Dest::default().encode();
+        msg[0] = b'z';
+        assert!(Dest::decode(&msg).unwrap_err().to_string().contains("LID"));
+        assert!(Dest::decode(b"1:2:3\0").is_err());
+        let v6 = Dest {
+            gid: [0x20, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
+            ..Dest::default()
+        };
+        assert!(v6.ipv4().unwrap_err().to_string().contains("IPv4 only"));
+    }
+
+    #[test]
+    fn mtu_codes_are_perftests() {
+        assert_eq!([256, 512, 1024, 2048, 4096].map(mtu_code), [1, 2, 3, 4, 5]);
+    }
+}

@@ -1,0 +1,196 @@
+//! What a live run prints and writes: perftest's table (the simulator's printers) and the
+//! simulator's JSON keys where they apply.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::Context;
+use rnic_model::result::{LatencyStats, SizeResult};
+use serde_json::json;
+
+use super::session::Session;
+use crate::report::text::{bw_header, bw_row, lat_row, RESULT_FMT_LAT, RESULT_LINE};
+
+/// Whether the bytes that travelled are the bytes that were sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verification {
+    Verified,
+    /// The first byte that differs from the pattern, from the buffer's start.
+    Mismatch {
+        offset: u64,
+    },
+    /// The peer is perftest: its payload has no pattern to check against.
+    PeerIsPerftest,
+}
+
+impl Verification {
+    pub fn of(first_mismatch: Option<u64>) -> Verification {
+        first_mismatch.map_or(Verification::Verified, |offset| Verification::Mismatch {
+            offset,
+        })
+    }
+
+    /// The simulator's `status` values (`ok`, `corrupt`), and `unverified`.
+    pub fn status(self) -> &'static str {
+        match self {
+            Verification::Verified => "ok",
+            Verification::Mismatch { .. } => "corrupt",
+            Verification::PeerIsPerftest => "unverified",
+        }
+    }
+}
+
+/// The figures of one live run.
+#[derive(Debug, Clone)]
+pub struct LiveResult {
+    pub test: &'static str,
+    pub row: SizeResult,
+    pub is_latency: bool,
+    pub bw_avg_mb_s: f64,
+    pub bw_peak_mb_s: f64,
+    pub msg_rate_mops: f64,
+    pub goodput_gbps: f64,
+    pub verification: Verification,
+    pub mtu_bytes: u32,
+    pub peer_is_rnic: bool,
+    pub local_ip: String,
+    pub peer_ip: String,
+    pub retransmissions: u64,
+    pub naks: u64,
+    pub timeouts: u64,
+    pub rx_refused: u64,
+}
+
+const MB: f64 = 1_048_576.0;
+
+impl LiveResult {
+    /// `iters` messages of `size` bytes in `elapsed_s` seconds of wall time.
+    pub fn bandwidth(test: &'static str, size: u64, iters: u64, elapsed_s: f64) -> LiveResult {
+        let bytes = (size * iters) as f64;
+        let per_s = |x: f64| if elapsed_s > 0.0 { x / elapsed_s } else { 0.0 };
+        let mut r = LiveResult::empty(test, size, iters, elapsed_s);
+        r.bw_avg_mb_s = per_s(bytes) / MB;
+        r.msg_rate_mops = per_s(iters as f64) / 1e6;
+        r.goodput_gbps = per_s(bytes) * 8.0 / 1e9;
+        r
+    }
+
+    pub fn latency(test: &'static str, size: u64, iters: u64, samples_us: &[f64]) -> LiveResult {
+        let mut r = LiveResult::empty(test, size, iters, samples_us.iter().sum::<f64>() * 2e-6);
+        r.is_latency = true;
+        r.row.latency_us = LatencyStats::from_samples_us(samples_us);
+        r.row.latency_samples_us = samples_us.to_vec();
+        r
+    }
+
+    fn empty(test: &'static str, size: u64, iters: u64, elapsed_s: f64) -> LiveResult {
+        LiveResult {
+            test,
+            row: SizeResult {
+                size_bytes: size,
+                iterations: iters,
+                simulated_time_us: elapsed_s * 1e6,
+                ops_completed: iters,
+                ..SizeResult::default()
+            },
+            is_latency: false,
+            bw_avg_mb_s: 0.0,
+            bw_peak_mb_s: 0.0,
+            msg_rate_mops: 0.0,
+            goodput_gbps: 0.0,
+            verification: Verification::Verified,
+            mtu_bytes: 0,
+            peer_is_rnic: false,
+            local_ip: String::new(),
+            peer_ip: String::new(),
+            retransmissions: 0,
+            naks: 0,
+            timeouts: 0,
+            rx_refused: 0,
+        }
+    }
+
+    /// Takes the engine's counters and the session's facts.
+    pub fn finish(&mut self, s: &mut Session, v: Verification) {
+        let st = s.ep.dev.stats();
+        self.verification = v;
+        self.mtu_bytes = s.pre.mtu_bytes;
+        self.peer_is_rnic = s.pre.peer_is_rnic;
+        self.local_ip = s.ep.local_ip().to_string();
+        self.peer_ip = s.peer.ipv4().map(|ip| ip.to_string()).unwrap_or_default();
+        self.retransmissions = st.retransmitted_packets;
+        self.naks = st.naks_sent.total();
+        self.timeouts = st.ack_timeouts;
+        self.rx_refused = s.ep.rx_refused;
+        self.row.msg_rate_mops = self.msg_rate_mops;
+        self.row.goodput_gbps = self.goodput_gbps;
+        self.row.bw_avg_mb_s = self.bw_avg_mb_s;
+        self.row.bw_peak_mb_s = self.bw_peak_mb_s;
+    }
+
+    /// perftest's table.
+    pub fn print(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        writeln!(out, "{RESULT_LINE}")?;
+        if self.is_latency {
+            writeln!(out, "{RESULT_FMT_LAT}")?;
+            write!(out, "{}", lat_row(&self.row))?;
+        } else {
+            writeln!(out, "{}", bw_header(false))?;
+            write!(out, "{}", bw_row(&self.row, false))?;
+        }
+        writeln!(out, "{RESULT_LINE}")?;
+        let note = match self.verification {
+            Verification::Verified => "every byte verified".to_string(),
+            Verification::Mismatch { offset } => format!("DATA MISMATCH at byte {offset}"),
+            Verification::PeerIsPerftest => "bytes not verified (the peer is perftest)".to_string(),
+        };
+        writeln!(
+            out,
+            " {} ↔ {}, MTU {}, {} retransmitted, {} NAKs, {} timeouts: {note}",
+            self.local_ip,
+            self.peer_ip,
+            self.mtu_bytes,
+            self.retransmissions,
+            self.naks,
+            self.timeouts
+        )
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        let l = &self.row.latency_us;
+        json!({
+            "test": self.test,
+            "status": self.verification.status(),
+            "bytes_verified": self.verification == Verification::Verified,
+            "size_bytes": self.row.size_bytes,
+            "iterations": self.row.iterations,
+            "ops_completed": self.row.ops_completed,
+            "wall_time_us": self.row.simulated_time_us,
+            "msg_rate_mops": self.msg_rate_mops,
+            "goodput_gbps": self.goodput_gbps,
+            "bw_avg_mb_s": self.bw_avg_mb_s,
+            "bw_peak_mb_s": self.bw_peak_mb_s,
+            "latency_us": {
+                "min": l.min, "avg": l.avg, "p50": l.p50, "p99": l.p99,
+                "p999": l.p999, "max": l.max, "stdev": l.stdev,
+            },
+            "retransmissions": self.retransmissions,
+            "naks": self.naks,
+            "timeouts": self.timeouts,
+            "live": {
+                "local_ip": self.local_ip,
+                "peer_ip": self.peer_ip,
+                "mtu_bytes": self.mtu_bytes,
+                "peer_is_rnic": self.peer_is_rnic,
+                "datagrams_refused": self.rx_refused,
+            },
+        })
+    }
+
+    pub fn write_json(&self, path: &Path) -> anyhow::Result<()> {
+        let text = serde_json::to_string_pretty(&self.to_json())? + "\n";
+        std::fs::write(path, text)
+            .with_context(|| format!("cannot write --json {}", path.display()))
+            .map_err(|e| crate::OutputError(format!("{e:#}")).into())
+    }
+}

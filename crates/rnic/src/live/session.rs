@@ -1,0 +1,119 @@
+//! Setting a live run up as perftest does: the TCP exchange, the endpoint, the QP keys and
+//! the connection, in `ib_write_bw`'s and `ib_write_lat`'s order.
+
+use std::net::Ipv4Addr;
+use std::time::{Duration, Instant};
+
+use super::endpoint::{Endpoint, QpTuning};
+use super::oob::{gid_of, Dest, Oob, Preamble};
+use super::LiveOptions;
+
+/// One turn's longest wait while the caller waits for something else (the TCP exchange).
+pub const IDLE_TURN: Duration = Duration::from_millis(1);
+/// How long a run may go without progress before it is declared stalled.
+pub const STALL: Duration = Duration::from_secs(10);
+
+/// A connected live run: the engine with its QP in RTS, and the exchange connection.
+pub struct Session {
+    pub ep: Endpoint,
+    pub oob: Oob,
+    pub pre: Preamble,
+    pub me: Dest,
+    pub peer: Dest,
+    pub is_client: bool,
+}
+
+/// Where a test's buffers lie: the region registered (one MR over both buffers) and the
+/// address the peer is told to write to or read from.
+pub struct Layout {
+    pub mr_addr: u64,
+    pub mr_len: u64,
+    pub advertised: u64,
+}
+
+impl Session {
+    /// Connects (client) or accepts (server), then runs perftest's exchange up to the last
+    /// handshake before the measurement. `extra_first_handshake`: the latency programs
+    /// exchange the keys once more before the per-QP exchange.
+    pub fn open(
+        o: &LiveOptions,
+        layout: &Layout,
+        extra_first_handshake: bool,
+    ) -> anyhow::Result<Session> {
+        let mut oob = match &o.host {
+            Some(h) => Oob::connect(h, o.port, o.bind, Duration::from_secs(5))?,
+            None => Oob::accept(o.bind, o.port)?,
+        };
+        let local_ip: Ipv4Addr = match o.bind {
+            Some(ip) => ip,
+            None => oob.local_ip()?,
+        };
+        let pre = oob.preamble(o.mtu_bytes)?;
+        let tuning = QpTuning {
+            mtu_bytes: pre.mtu_bytes,
+            timeout: 14,
+            retry_cnt: 7,
+            rnr_retry: 7,
+            window_psns: o.window_psns,
+            sq_depth: o.tx_depth.max(16),
+        };
+        let mut ep = Endpoint::open(local_ip, tuning.sq_depth, o.pcap.as_deref())?;
+        let keys = ep.reg_mr(layout.mr_addr, layout.mr_len)?;
+        let me = Dest {
+            lid: 0,
+            out_reads: 16,
+            qpn: ep.qpn,
+            psn: random_psn(),
+            rkey: keys.rkey,
+            vaddr: layout.advertised,
+            gid: gid_of(local_ip),
+            srqn: 0,
+        };
+        let pump = |ep: &mut Endpoint| ep.turn(IDLE_TURN);
+        if extra_first_handshake {
+            oob.keys(&me, &mut || pump(&mut ep))?;
+        }
+        let peer = oob.keys(&me, &mut || pump(&mut ep))?;
+        ep.connect(me.psn, &peer, &tuning)?;
+        oob.keys(&me, &mut || pump(&mut ep))?;
+        // "An additional handshake is required after moving qp to RTR."
+        oob.keys(&me, &mut || pump(&mut ep))?;
+        Ok(Session {
+            ep,
+            oob,
+            pre,
+            me,
+            peer,
+            is_client: o.host.is_some(),
+        })
+    }
+
+    /// Turns the engine until `done` holds; fails when nothing changes `progress` for
+    /// [`STALL`], or when `done` fails.
+    pub fn turn_until(
+        &mut self,
+        mut done: impl FnMut(&mut Endpoint) -> anyhow::Result<bool>,
+        what: &str,
+    ) -> anyhow::Result<()> {
+        let start = Instant::now();
+        while !done(&mut self.ep)? {
+            if start.elapsed() > STALL {
+                anyhow::bail!("no progress for {} s while {what}", STALL.as_secs());
+            }
+            self.ep.turn(IDLE_TURN)?;
+        }
+        Ok(())
+    }
+}
+
+/// A start PSN that differs from run to run, as perftest's `lrand48() & 0xffffff`.
+fn random_psn() -> u32 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let mut x = nanos ^ u64::from(std::process::id()) << 32;
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
+    x ^= x >> 33;
+    (x & 0xFF_FFFF) as u32
+}

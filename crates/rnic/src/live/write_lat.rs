@@ -1,0 +1,130 @@
+//! `rnic live write-lat`: ib_write_lat's ping-pong. Each side WRITEs `size` bytes into the
+//! other's buffer, the last byte carrying the iteration number (mod 256), and waits for the
+//! peer's WRITE of the same number to land in its own buffer before the next; the server
+//! sends first. Latency is half the time between two of one side's posts (perftest's
+//! `rtt_factor` 2).
+//!
+//! Verification: every message that lands is checked, its last byte against the iteration
+//! and, when the peer is rnic, the rest against rnic's pattern.
+
+use std::time::Instant;
+
+use anyhow::bail;
+use rnic_transport::{Memory, RemoteAddr, SendWr, Sge, WcStatus};
+
+use super::report::{LiveResult, Verification};
+use super::session::{Layout, Session, IDLE_TURN};
+use super::{LiveOptions, PATTERN_SEED};
+
+/// This side's source buffer and, right after it, the buffer the peer writes to.
+const SRC_ADDR: u64 = 0x1000_0000;
+const DST_ADDR: u64 = 0x2000_0000;
+/// How long a side keeps answering after its last iteration, so that an ACK the peer
+/// still waits for (a lost one, resent) is not left without a responder.
+const LINGER: std::time::Duration = std::time::Duration::from_millis(20);
+
+pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
+    let layout = Layout {
+        mr_addr: SRC_ADDR,
+        mr_len: DST_ADDR - SRC_ADDR + o.size,
+        advertised: DST_ADDR,
+    };
+    let mut s = Session::open(o, &layout, true)?;
+    s.ep.mem.fill_pattern(SRC_ADDR, o.size, PATTERN_SEED);
+    let posts = ping_pong(&mut s, o)?;
+    let start = Instant::now();
+    while start.elapsed() < LINGER {
+        s.ep.turn(IDLE_TURN)?;
+    }
+    let samples_us: Vec<f64> = posts
+        .windows(2)
+        .map(|w| (w[1] - w[0]).as_secs_f64() * 1e6 / 2.0)
+        .collect();
+    let mut r = LiveResult::latency("write-lat", o.size, o.iters, &samples_us);
+    let v = if s.pre.peer_is_rnic {
+        posts.verified
+    } else {
+        Verification::PeerIsPerftest
+    };
+    r.finish(&mut s, v);
+    s.ep.finish()?;
+    Ok(r)
+}
+
+/// Post times of every iteration, and whether every landed message verified.
+struct Posts {
+    at: Vec<Instant>,
+    verified: Verification,
+}
+
+impl Posts {
+    fn windows(&self, n: usize) -> std::slice::Windows<'_, Instant> {
+        self.at.windows(n)
+    }
+}
+
+fn ping_pong(s: &mut Session, o: &LiveOptions) -> anyhow::Result<Posts> {
+    let last = o.size - 1;
+    let sge = Sge {
+        addr: SRC_ADDR,
+        len: o.size as u32,
+        lkey: s.me.rkey,
+    };
+    let remote = RemoteAddr {
+        va: s.peer.vaddr,
+        rkey: s.peer.rkey,
+    };
+    let (mut scnt, mut ccnt, mut rcnt) = (0u64, 0u64, 0u64);
+    let mut posts = Posts {
+        at: Vec::with_capacity(o.iters as usize),
+        verified: Verification::Verified,
+    };
+    let server = !s.is_client;
+    while scnt < o.iters || ccnt < o.iters || rcnt < o.iters {
+        if rcnt < o.iters && !(scnt < 1 && server) {
+            rcnt += 1;
+            let want = rcnt as u8;
+            s.turn_until(
+                |ep| Ok(last_byte(ep, DST_ADDR + last) == want),
+                "waiting for the peer's WRITE",
+            )?;
+            if s.pre.peer_is_rnic && !matches!(posts.verified, Verification::Mismatch { .. }) {
+                if let Some(at) =
+                    s.ep.mem
+                        .first_pattern_mismatch(DST_ADDR, last, PATTERN_SEED)
+                {
+                    posts.verified = Verification::Mismatch { offset: at };
+                }
+            }
+        }
+        if scnt < o.iters {
+            posts.at.push(Instant::now());
+            scnt += 1;
+            s.ep.mem.write(SRC_ADDR + last, &[scnt as u8]);
+            s.ep.dev
+                .post_send(s.ep.qpn, SendWr::write(scnt, sge, remote))?;
+            s.ep.turn(std::time::Duration::ZERO)?;
+        }
+        if ccnt < o.iters {
+            let mut status = None;
+            s.turn_until(
+                |ep| {
+                    status = ep.poll_cq().map(|c| c.status);
+                    Ok(status.is_some())
+                },
+                "waiting for a WRITE to complete",
+            )?;
+            if status != Some(WcStatus::Success) {
+                bail!("WRITE {} completed with {status:?}", ccnt + 1);
+            }
+            ccnt += 1;
+        }
+    }
+    Ok(posts)
+}
+
+fn last_byte(ep: &super::endpoint::Endpoint, addr: u64) -> u8 {
+    let mut b = [0u8];
+    ep.mem.read(addr, &mut b);
+    b[0]
+}

@@ -1,0 +1,262 @@
+//! `rnic live` against itself: a server and a client process on two loopback addresses,
+//! RoCEv2 over the real kernel (raw IPv4 sockets, so the tests need root or CAP_NET_RAW and
+//! skip with the reason otherwise), perftest's TCP exchange between them.
+
+use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const RNIC: &str = env!("CARGO_BIN_EXE_rnic");
+/// A run that takes longer than this is a hang.
+const RUN_LIMIT: Duration = Duration::from_secs(60);
+
+/// Why live runs cannot happen here, if they cannot.
+fn skip_reason(addrs: &[Ipv4Addr]) -> Option<String> {
+    for ip in addrs {
+        if let Err(e) = UdpSocket::bind(SocketAddrV4::new(*ip, 0)) {
+            return Some(format!("{ip} is not usable on this machine: {e}"));
+        }
+    }
+    let raw = socket2::Socket::new(
+        socket2::Domain::IPV4,
+        socket2::Type::RAW,
+        Some(socket2::Protocol::UDP),
+    );
+    if let Err(e) = raw {
+        return Some(format!(
+            "raw IPv4 sockets are not allowed here ({e}): run as root"
+        ));
+    }
+    None
+}
+
+fn spawn(args: &[&str]) -> Child {
+    Command::new(RNIC)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("rnic starts")
+}
+
+/// Waits for `child` up to [`RUN_LIMIT`]; kills it and fails when it hangs.
+fn finish(mut child: Child, who: &str) -> Output {
+    let start = Instant::now();
+    while child.try_wait().expect("waitable").is_none() {
+        if start.elapsed() > RUN_LIMIT {
+            let _ = child.kill();
+            panic!("{who} did not finish within {RUN_LIMIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("the JSON was written"))
+        .expect("the JSON parses")
+}
+
+/// Runs `test` between a server on `server_ip` and a client on `client_ip`; returns the
+/// client's and the server's JSON and the client's pcap path.
+fn pair(
+    test: &str,
+    server_ip: &str,
+    client_ip: &str,
+    port: &str,
+    extra: &[&str],
+) -> Option<(serde_json::Value, serde_json::Value, std::path::PathBuf)> {
+    let ips: Vec<Ipv4Addr> = [server_ip, client_ip]
+        .iter()
+        .map(|s| s.parse().unwrap())
+        .collect();
+    if let Some(why) = skip_reason(&ips) {
+        eprintln!("skipped: {why}");
+        return None;
+    }
+    let dir = std::env::temp_dir().join(format!("rnic-live-{test}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (cj, sj, pcap) = (
+        dir.join("client.json"),
+        dir.join("server.json"),
+        dir.join("client.pcap"),
+    );
+    let mut sargs = vec![
+        "live",
+        test,
+        "--server",
+        "--bind",
+        server_ip,
+        "-p",
+        port,
+        "--json",
+        sj.to_str().unwrap(),
+    ];
+    sargs.extend_from_slice(extra);
+    let server = spawn(&sargs);
+    let mut cargs = vec![
+        "live",
+        test,
+        server_ip,
+        "--bind",
+        client_ip,
+        "-p",
+        port,
+        "--json",
+        cj.to_str().unwrap(),
+        "--pcap",
+        pcap.to_str().unwrap(),
+    ];
+    cargs.extend_from_slice(extra);
+    let client = finish(spawn(&cargs), "the client");
+    let server = finish(server, "the server");
+    assert!(client.status.success(), "client failed: {}", text(&client));
+    assert!(server.status.success(), "server failed: {}", text(&server));
+    let out = String::from_utf8_lossy(&client.stdout);
+    assert!(out.contains("#bytes"), "perftest's table is printed: {out}");
+    Some((json(&cj), json(&sj), pcap))
+}
+
+fn assert_verified(j: &serde_json::Value, who: &str) {
+    for key in [
+        "test",
+        "status",
+        "bytes_verified",
+        "goodput_gbps",
+        "iterations",
+        "size_bytes",
+        "msg_rate_mops",
+        "latency_us",
+        "retransmissions",
+    ] {
+        assert!(j.get(key).is_some(), "{who}'s JSON has `{key}`: {j}");
+    }
+    assert_eq!(j["bytes_verified"], true, "{who}: {j}");
+    assert_eq!(j["status"], "ok", "{who}: {j}");
+    assert_eq!(j["live"]["peer_is_rnic"], true, "{who}: {j}");
+}
+
+fn assert_pcap_checks(pcap: &Path) {
+    let o = Command::new(RNIC)
+        .args(["pcap", "check"])
+        .arg(pcap)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "rnic pcap check accepts the capture: {}",
+        text(&o)
+    );
+}
+
+#[test]
+fn write_bw_between_two_processes_verifies_every_byte() {
+    let Some((c, s, pcap)) = pair(
+        "write-bw",
+        "127.0.0.1",
+        "127.0.0.2",
+        "18701",
+        &["-n", "300", "-s", "65536"],
+    ) else {
+        return;
+    };
+    assert_verified(&c, "client");
+    assert_verified(&s, "server");
+    assert_eq!(c["iterations"], 300);
+    assert!(c["goodput_gbps"].as_f64().unwrap() > 0.0);
+    assert_eq!(
+        s["iterations"], 300,
+        "the server reports the client's figures, as perftest"
+    );
+    assert_pcap_checks(&pcap);
+}
+
+#[test]
+fn write_lat_between_two_processes_verifies_every_message() {
+    let Some((c, s, pcap)) = pair(
+        "write-lat",
+        "127.0.0.3",
+        "127.0.0.4",
+        "18702",
+        &["-n", "200", "-s", "64"],
+    ) else {
+        return;
+    };
+    assert_verified(&c, "client");
+    assert_verified(&s, "server");
+    let lat = &c["latency_us"];
+    let (min, p50, max) = (
+        lat["min"].as_f64().unwrap(),
+        lat["p50"].as_f64().unwrap(),
+        lat["max"].as_f64().unwrap(),
+    );
+    assert!(
+        0.0 < min && min <= p50 && p50 <= max,
+        "latency figures are ordered: {lat}"
+    );
+    assert_pcap_checks(&pcap);
+}
+
+#[test]
+fn a_client_without_a_server_fails_clearly_and_soon() {
+    let start = Instant::now();
+    let o = finish(
+        spawn(&["live", "write-bw", "127.0.0.1", "-p", "18799"]),
+        "the client",
+    );
+    assert!(!o.status.success(), "{}", text(&o));
+    assert!(
+        start.elapsed() < Duration::from_secs(15),
+        "it gave up in {:?}",
+        start.elapsed()
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("cannot connect to the server at 127.0.0.1:18799"),
+        "{err}"
+    );
+}
+
+#[test]
+fn bad_flags_exit_2_naming_the_flag() {
+    for (args, want) in [
+        (&["live", "write-bw", "--server", "-m", "1000"][..], "--mtu"),
+        (
+            &["live", "write-bw", "--server", "--bind", "::1"][..],
+            "IPv6",
+        ),
+        (
+            &["live", "write-bw", "--server", "--bind", "nowhere"][..],
+            "--bind",
+        ),
+        (&["live", "write-bw", "--server", "-s", "0"][..], "--size"),
+        (&["live", "write-bw", "--server", "-q", "2"][..], "--qp"),
+        (&["live", "write-bw", "--server", "-n", "1"][..], "--iters"),
+        (&["live", "write-bw", "--server", "--bogus"][..], "--bogus"),
+        (&["live", "write-bw"][..], "--server or HOST"),
+        (
+            &["live", "read-bw", "--server"][..],
+            "read-bw is not implemented yet",
+        ),
+        (
+            &["live", "atomic-bw", "host"][..],
+            "atomic-bw is not implemented yet",
+        ),
+        (&["live", "flood", "--server"][..], "unknown test"),
+    ] {
+        let o = Command::new(RNIC).args(args).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(want), "{args:?}: stderr names {want}: {err}");
+    }
+}
