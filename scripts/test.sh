@@ -6,6 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-test-deps.sh
 export RNIC_REQUIRE_EXTERNAL_TOOLS=1
+# The rxe interop tests (crates/rnic/tests/rxe_interop.rs) boot Linux soft-RoCE under QEMU;
+# with this set, a missing QEMU or a guest that does not boot fails them instead of skipping.
+export RNIC_REQUIRE_RXE="${RNIC_REQUIRE_RXE:-1}"
 # The property tests draw the same cases on every run of this command, so a red run can be
 # re-run and a green one stays green; `cargo test` alone draws new cases each time.
 export PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-20261124}"

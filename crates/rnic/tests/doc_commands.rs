@@ -54,6 +54,16 @@ const TOO_SLOW: &[(&str, &str, &str)] = &[
         "boots a QEMU guest (root, about 25 s); crates/rnic/tests/rxe_interop.rs runs it",
     ),
     (
+        "README.md",
+        "sudo rnic live write-bw --server --bind 10.0.0.1            # on one host",
+        "two hosts and root (tests/rxe_interop.rs runs rnic live against rxe)",
+    ),
+    (
+        "docs/book/src/live/accel.md",
+        "rnic accel --local veth-l --remote veth-r --emulate-link 5ms,1% --seed 1 --idle-exit-ms 2000",
+        "root and two interfaces between network namespaces",
+    ),
+    (
         "docs/book/src/live/index.md",
         "rnic live write-bw --server --bind 127.0.0.1",
         "two processes, root and real sockets (tests/live_loopback.rs runs them)",

@@ -11,7 +11,8 @@
 //!
 //! The `rnic live` interop tests (rnic as client and as server against perftest and
 //! `ibv_rc_pingpong` in the guest, PMTU 1024 and 4096, and with loss and reordering from netem)
-//! are ignored until `rnic live` lands.
+//! run where `rnic live` has the test (WRITE bandwidth and latency today); the others are
+//! ignored, each with what `rnic live` lacks.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
@@ -478,23 +479,24 @@ fn assert_live_report(json: &std::path::Path) {
 
 const LOSS_AND_REORDER: &str = "loss 1% reorder 25% 50% delay 1ms";
 
-/// Declares, for one guest tool, the four runs rnic client/server x PMTU 1024/4096.
+/// Declares, for one guest tool, the four runs rnic client/server x PMTU 1024/4096; with a
+/// reason after the tool, they are ignored for it (what `rnic live` does not do yet).
 macro_rules! interop_tests {
-    ($($name:ident: $tool:literal, $live:literal, $size:literal;)*) => {$(
+    ($($name:ident: $tool:literal, $live:literal, $size:literal $(, ignore = $why:literal)?;)*) => {$(
         mod $name {
             use super::*;
             const RUN: Interop = Interop::new($tool, $live, $size);
             #[test]
-            #[ignore = "needs rnic live"]
+            $(#[ignore = $why])?
             fn rnic_client_pmtu_1024() { RUN.mtu(1024).rnic_client() }
             #[test]
-            #[ignore = "needs rnic live"]
+            $(#[ignore = $why])?
             fn rnic_client_pmtu_4096() { RUN.mtu(4096).rnic_client() }
             #[test]
-            #[ignore = "needs rnic live"]
+            $(#[ignore = $why])?
             fn rnic_server_pmtu_1024() { RUN.mtu(1024).rnic_server() }
             #[test]
-            #[ignore = "needs rnic live"]
+            $(#[ignore = $why])?
             fn rnic_server_pmtu_4096() { RUN.mtu(4096).rnic_server() }
         }
     )*};
@@ -502,16 +504,15 @@ macro_rules! interop_tests {
 
 interop_tests! {
     ib_write_bw: "ib_write_bw", "write-bw", 4096;
-    ib_read_bw: "ib_read_bw", "read-bw", 4096;
-    ib_send_bw: "ib_send_bw", "send-bw", 4096;
     ib_write_lat: "ib_write_lat", "write-lat", 2;
-    ib_read_lat: "ib_read_lat", "read-lat", 2;
-    ib_atomic_bw: "ib_atomic_bw", "atomic-bw", 8;
-    ibv_rc_pingpong: "ibv_rc_pingpong", "rc-pingpong", 4096;
+    ib_read_bw: "ib_read_bw", "read-bw", 4096, ignore = "rnic live refuses read-bw: its loopback run fails";
+    ib_send_bw: "ib_send_bw", "send-bw", 4096, ignore = "rnic live has no send-bw yet";
+    ib_read_lat: "ib_read_lat", "read-lat", 2, ignore = "rnic live has no read-lat yet";
+    ib_atomic_bw: "ib_atomic_bw", "atomic-bw", 8, ignore = "rnic live has no atomic-bw yet";
+    ibv_rc_pingpong: "ibv_rc_pingpong", "rc-pingpong", 4096, ignore = "rnic live has no rc-pingpong yet";
 }
 
 #[test]
-#[ignore = "needs rnic live"]
 fn write_bw_rnic_client_with_loss_and_reordering() {
     Interop::new("ib_write_bw", "write-bw", 4096)
         .impaired(LOSS_AND_REORDER)
@@ -519,7 +520,6 @@ fn write_bw_rnic_client_with_loss_and_reordering() {
 }
 
 #[test]
-#[ignore = "needs rnic live"]
 fn write_bw_rnic_server_with_loss_and_reordering() {
     Interop::new("ib_write_bw", "write-bw", 4096)
         .impaired(LOSS_AND_REORDER)
