@@ -24,6 +24,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use rnic::repro::claim::{headline, parse_claims_csv, Claim, ClaimKind};
+
 mod common;
 
 /// Numbers in claim-table rows that recall a parameter or an earlier run, not this run's
@@ -67,12 +69,11 @@ const NOT_MEASURED: &[(&str, &str, &str)] = &[
     ),
 ];
 
-/// One experiment's snapshot: its claims file as text and its figure data's numbers.
+/// One experiment's snapshot: its claims file as text and as read back by `repro`, and its
+/// figure data's numbers.
 struct Measured {
-    claims: String,
-    verdicts: Vec<(String, String)>,
-    /// (kind, verdict) of each claim.
-    kinds: Vec<(String, String)>,
+    text: String,
+    claims: Vec<Claim>,
     figure_values: Vec<f64>,
 }
 
@@ -85,9 +86,8 @@ fn load(dir: &Path) -> BTreeMap<String, Measured> {
     for entry in std::fs::read_dir(dir).expect("the snapshot directory") {
         let path = entry.expect("an entry").path();
         let exp = path.file_name().unwrap().to_string_lossy().to_string();
-        let claims = std::fs::read_to_string(path.join("claims.csv")).expect("claims.csv");
-        let verdicts = read_column_pair(&path.join("claims.csv"), "claim", "verdict");
-        let kinds = read_column_pair(&path.join("claims.csv"), "kind", "verdict");
+        let text = std::fs::read_to_string(path.join("claims.csv")).expect("claims.csv");
+        let claims = parse_claims_csv(text.as_bytes()).expect("claims.csv parses");
         let figure = std::fs::read_to_string(path.join(format!("{exp}.csv"))).unwrap_or_default();
         let figure_values = figure
             .split([',', '\n'])
@@ -96,28 +96,13 @@ fn load(dir: &Path) -> BTreeMap<String, Measured> {
         out.insert(
             exp,
             Measured {
-                claims: claims.replace(',', " "),
-                verdicts,
-                kinds,
+                text: text.replace(',', " "),
+                claims,
                 figure_values,
             },
         );
     }
     out
-}
-
-/// The columns `a` and `b` of every row of a claims file.
-fn read_column_pair(path: &Path, a: &str, b: &str) -> Vec<(String, String)> {
-    let mut r = csv::Reader::from_path(path).expect("claims.csv parses");
-    let headers = r.headers().expect("a header").clone();
-    let col = |name: &str| headers.iter().position(|h| h == name).expect(name);
-    let (a, b) = (col(a), col(b));
-    r.records()
-        .map(|rec| {
-            let rec = rec.expect("a record");
-            (rec[a].to_string(), rec[b].to_string())
-        })
-        .collect()
 }
 
 /// The numbers of `text` as written, commas removed ("16,384" → "16384"; "4.31" stays).
@@ -240,7 +225,7 @@ fn the_claim_tables_quote_what_repro_all_measured() {
         for n in numbers(&row.rnic) {
             let measured = row.experiments.iter().any(|e| {
                 let m = &known[e];
-                appears(&m.claims, &n) || is_a_value(&m.figure_values, &n)
+                appears(&m.text, &n) || is_a_value(&m.figure_values, &n)
             });
             let exempt = NOT_MEASURED
                 .iter()
@@ -268,7 +253,7 @@ fn the_claim_tables_fail_what_repro_all_failed() {
     let rows = rows(&known);
     let failing: BTreeSet<&String> = known
         .iter()
-        .filter(|(_, m)| m.verdicts.iter().any(|(_, v)| v == "FAIL"))
+        .filter(|(_, m)| m.claims.iter().any(|c| !c.pass))
         .map(|(e, _)| e)
         .collect();
     for row in rows.iter().filter(|r| r.fails) {
@@ -284,9 +269,10 @@ fn the_claim_tables_fail_what_repro_all_failed() {
             rows.iter().any(|r| r.fails && r.experiments.contains(e)),
             "{e} has a failing claim ({:?}) that no chapter row marks FAIL",
             known[e]
-                .verdicts
+                .claims
                 .iter()
-                .filter(|(_, v)| v == "FAIL")
+                .filter(|c| !c.pass)
+                .map(|c| &c.id)
                 .collect::<Vec<_>>()
         );
     }
@@ -340,29 +326,17 @@ fn a_fresh_repro_all_measures_the_snapshot() {
 #[test]
 fn the_readme_counts_what_repro_all_judged() {
     let known = load(&snapshot_dir());
-    // (kind, what a pass is called in the headline)
-    let kinds = [
-        ("prediction", "predictions pass"),
-        ("calibration", "calibrations hold"),
-        ("calculation", "calculations match"),
-        ("structural", "structural checks hold"),
-    ];
-    let count = |exp_prefix: &str, kind: &str| {
-        let claims = known
-            .iter()
-            .filter(|(e, _)| e.starts_with(exp_prefix))
-            .flat_map(|(_, m)| m.kinds.iter());
-        let of_kind: Vec<&(String, String)> = claims.filter(|(k, _)| k == kind).collect();
-        let pass = of_kind.iter().filter(|(_, v)| v == "PASS").count();
-        (pass, of_kind.len())
+    let of = |exp_prefix: &str| -> Vec<Claim> {
+        let claims = known.iter().filter(|(e, _)| e.starts_with(exp_prefix));
+        claims.flat_map(|(_, m)| m.claims.iter().cloned()).collect()
     };
-    let headline: Vec<String> = kinds
-        .iter()
-        .map(|(kind, words)| {
-            let (pass, all) = count("", kind);
-            format!("{pass} of {all} {words}")
-        })
-        .collect();
+    let predictions = |exp_prefix: &str| {
+        let all: Vec<Claim> = of(exp_prefix)
+            .into_iter()
+            .filter(|c| c.kind == Some(ClaimKind::Prediction))
+            .collect();
+        (all.iter().filter(|c| c.pass).count(), all.len())
+    };
     let papers = [
         ("csrna-", "csRNA"),
         ("isolation-", "TX isolation"),
@@ -373,7 +347,7 @@ fn the_readme_counts_what_repro_all_judged() {
     let per_paper: Vec<String> = papers
         .iter()
         .map(|(prefix, name)| {
-            let (pass, all) = count(prefix, "prediction");
+            let (pass, all) = predictions(prefix);
             format!("{name} {pass}/{all}")
         })
         .collect();
@@ -381,7 +355,7 @@ fn the_readme_counts_what_repro_all_judged() {
     let flat = readme.split_whitespace().collect::<Vec<_>>().join(" ");
     let want = [
         format!("runs the {} experiments", known.len()),
-        headline.join("; "),
+        headline(&of("")),
         format!("(predictions: {})", per_paper.join(", ")),
     ];
     for w in &want {
@@ -391,7 +365,7 @@ fn the_readme_counts_what_repro_all_judged() {
     let table: Vec<String> = papers
         .iter()
         .map(|(prefix, _)| {
-            let (pass, all) = count(prefix, "prediction");
+            let (pass, all) = predictions(prefix);
             format!("| {pass} of {all} |")
         })
         .collect();
