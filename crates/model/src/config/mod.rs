@@ -767,6 +767,12 @@ impl QpConfig {
     pub fn ack_timeout_ns(&self) -> Option<f64> {
         (self.timeout != 0).then(|| 4096.0 * f64::from(1u32 << self.timeout.min(31)))
     }
+
+    /// [`QpConfig::ack_timeout_ns`] in ps, the simulator's unit.
+    pub fn ack_timeout_ps(&self) -> Option<rnic_sim::TimePs> {
+        self.ack_timeout_ns()
+            .map(|ns| (ns * 1e3) as rnic_sim::TimePs)
+    }
 }
 
 impl Config {

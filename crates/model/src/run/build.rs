@@ -310,7 +310,7 @@ pub(crate) fn build_flows(
             layout,
             unreliable: cfg.qp.transport != crate::config::Transport::Rc,
             grh_bytes: grh_bytes(cfg),
-            give_up_ps: cfg.qp.ack_timeout_ns().map(|ns| (ns * 1e3) as TimePs),
+            give_up_ps: cfg.qp.ack_timeout_ps(),
         };
         core_next += f.cores as usize;
         buf_next += 2 * plan.layout.region;

@@ -102,7 +102,7 @@ pub fn run_flows_observed(
             .map_err(|e| crate::OutputError(format!("cannot write the pcap: {e}")))?;
     }
     let (verdict, judged) = judge(&b, cfg, end)?;
-    let ack_timeout_ps = cfg.qp.ack_timeout_ns().map(|ns| (ns * 1e3) as TimePs);
+    let ack_timeout_ps = cfg.qp.ack_timeout_ps();
     Ok(report_flows(&b, end, &verdict, &judged, ack_timeout_ps))
 }
 

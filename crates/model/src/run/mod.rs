@@ -12,8 +12,6 @@ pub mod progress;
 mod report;
 mod unreliable;
 
-use rnic_sim::TimePs;
-
 use crate::config::Config;
 use crate::result::PerfResult;
 use crate::workload::PerfSpec;
@@ -136,7 +134,7 @@ fn run_one(
     let span = long_run::run_span(&b.world.apps, end);
     let mut run = report::report(b, end, verdict, &measured);
     if let Some(span) = span {
-        let ack_timeout_ps = cfg.qp.ack_timeout_ns().map(|ns| (ns * 1e3) as TimePs);
+        let ack_timeout_ps = cfg.qp.ack_timeout_ps();
         let op_bytes = run.result.size_bytes;
         long_run::judge(&mut run.result, span, op_bytes, ack_timeout_ps);
     }
