@@ -44,10 +44,29 @@ pub struct SwitchNode {
     pub outs: Vec<OutPort>,
     /// The link direction each output port feeds.
     pub out_link: Vec<usize>,
-    /// Output port toward each node (`u32::MAX`: unreachable).
+    /// Output port toward each node (`u32::MAX`: unreachable); with ECMP, the lowest-numbered
+    /// of the equal-cost ones.
     pub route: Vec<u32>,
+    /// Equal-cost output ports toward the nodes reached over several (empty: ECMP off).
+    pub ecmp: super::ecmp::EcmpTable,
     /// Fixed forwarding latency after store-and-forward, ps.
     pub latency_ps: TimePs,
+}
+
+impl SwitchNode {
+    /// The output port a frame toward node `d` takes: ECMP's pick among equal-cost ports, or
+    /// the route's one.
+    #[inline]
+    pub fn out_toward(&self, d: usize, frame: &[u8]) -> u32 {
+        self.ecmp.pick(d, frame).unwrap_or(self.route[d])
+    }
+
+    /// Every output port a frame toward node `d` may take.
+    pub fn outs_toward(&self, d: usize) -> &[u32] {
+        self.ecmp
+            .outs_toward(d)
+            .unwrap_or(std::slice::from_ref(&self.route[d]))
+    }
 }
 
 /// Network statistics.
@@ -313,9 +332,10 @@ impl Network {
             unreachable!("a switch's arrivals come over links that lead to it");
         };
         let nodes = self.nodes();
-        let out = frame_dst_node(frames.get(frame))
+        let bytes = frames.get(frame);
+        let out = frame_dst_node(bytes)
             .filter(|&d| d < nodes)
-            .map(|d| self.switches[s].route[d])
+            .map(|d| self.switches[s].out_toward(d, bytes))
             .filter(|&o| o != u32::MAX);
         let Some(out) = out else {
             frames.release(frame);
