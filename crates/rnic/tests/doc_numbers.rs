@@ -186,6 +186,15 @@ const QUOTES: &[Quote] = &[
     },
     Quote {
         chapter: NET,
+        words: "#  256 frames marked: four PFC-paced ingresses",
+        args: &[
+            "perf", "write-bw", "-s", "65536", "-q", "4", "--clients", "4", "-n", "50",
+            "--reversed", "--set", "net.pfc=true", "--set", "net.ecn.enabled=true", "--stats",
+        ],
+        output: &["net.ecn_marks                                             256"],
+    },
+    Quote {
+        chapter: NET,
         words: "#  total 250.6 Gbit/s: sixteen QPs hashed over the four spine links",
         args: &["run", "scenarios/fabrics/leaf-spine-ecmp.toml"],
         output: &["total                                      16       1600    3347.629    0.4780   250.584"],

@@ -13,6 +13,7 @@
 //! the schema, so an error names the full field path, the value and what is accepted.
 
 pub mod declare;
+mod ecn;
 mod error;
 mod fabric;
 mod ooo;
@@ -24,6 +25,7 @@ pub mod show;
 mod spray;
 
 use declare::{config_enum, config_section};
+pub use ecn::EcnConfig;
 pub use error::ConfigError;
 pub use fabric::{FabricConfig, FabricRouting};
 pub use ooo::OooConfig;
@@ -574,6 +576,8 @@ config_section! {
         spray: SprayConfig,
         /// Generated fabrics and multipath routing.
         fabric: FabricConfig,
+        /// ECN marking on the switches' egress queues.
+        ecn: EcnConfig,
     }
 }
 

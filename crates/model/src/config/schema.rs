@@ -166,6 +166,7 @@ pub static FIELDS: std::sync::LazyLock<Vec<FieldDoc>> = std::sync::LazyLock::new
         ImpairConfig::FIELDS,
         SprayConfig::FIELDS,
         FabricConfig::FIELDS,
+        EcnConfig::FIELDS,
         HostConfig::FIELDS,
         QpConfig::FIELDS,
         OooConfig::FIELDS,

@@ -84,6 +84,9 @@ pub struct NetStats {
     /// Flow control's counters, when `net.pfc` is on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pfc: Option<super::pfc::PfcStats>,
+    /// Frames the switches marked CE, when `net.ecn.enabled` is on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn_marks: Option<u64>,
 }
 
 /// The network.
@@ -106,6 +109,8 @@ pub struct Network {
     pub hooks: Hooks,
     /// Priority flow control at the switches, when `net.pfc` is on.
     pub pfc: Option<super::pfc::Pfc>,
+    /// ECN marking on the switches' egress queues, when `net.ecn.enabled` is on.
+    pub ecn: Option<super::ecn::Ecn>,
     /// Data frames seen by the first switch (for the corruption hook).
     data_frames_seen: u64,
     /// ATOMIC ACKNOWLEDGEs seen by the atomic corruption hook.
@@ -139,6 +144,7 @@ impl Network {
             pcap_error: None,
             hooks: Hooks::default(),
             pfc: None,
+            ecn: None,
             data_frames_seen: 0,
             atomic_acks_seen: 0,
             cm_mads_seen: 0,
@@ -353,10 +359,15 @@ impl Network {
         }
         let len = frames.get(frame).len();
         let sw = &mut self.switches[s];
-        let Some((_, end)) = sw.outs[out as usize].forward(now, sw.latency_ps, len) else {
+        let o = &mut sw.outs[out as usize];
+        let Some((_, end)) = o.forward(now, sw.latency_ps, len) else {
             frames.release(frame);
             return;
         };
+        if let Some(ecn) = self.ecn.as_mut() {
+            let ahead = o.occupancy() - len as u64;
+            ecn.on_queued(s, out as usize, ahead, frames.buf_mut(frame));
+        }
         let link = sw.out_link[out as usize];
         self.transit(link, frame, end, q, frames);
     }
@@ -457,6 +468,7 @@ impl Network {
         NetStats {
             wan_accel,
             pfc: self.pfc.as_ref().map(|p| p.stats()),
+            ecn_marks: self.ecn.as_ref().map(|e| e.total_marks()),
             switch_drops: self
                 .switches
                 .iter()

@@ -9,6 +9,7 @@
 pub mod addr;
 pub mod capture;
 pub mod ecmp;
+pub mod ecn;
 pub mod element;
 pub mod fabric;
 pub mod graph;

@@ -114,6 +114,7 @@ fn plan(cfg: &Config, nodes: usize) -> Result<Plan, ConfigError> {
     }
     check_pinned_path(&net.spray)?;
     let plan = plan_of(cfg, nodes, delay_ps, mbps)?;
+    check_ecn(&net.ecn, &plan)?;
     if net.pfc {
         for s in &plan.switches {
             if net.pfc_xoff_bytes >= s.buffer_bytes {
@@ -130,6 +131,30 @@ fn plan(cfg: &Config, nodes: usize) -> Result<Plan, ConfigError> {
         }
     }
     Ok(plan)
+}
+
+/// ECN marking needs its thresholds in order and a switch to mark in.
+fn check_ecn(ecn: &crate::config::EcnConfig, plan: &Plan) -> Result<(), ConfigError> {
+    if !ecn.enabled {
+        return Ok(());
+    }
+    if ecn.kmin_bytes >= ecn.kmax_bytes {
+        return Err(bad(format!(
+            "net.ecn.kmin_bytes = {} must be below net.ecn.kmax_bytes = {} (marking rises \
+             from 0 at kmin to net.ecn.pmax at kmax); e.g. --set net.ecn.kmax_bytes={}",
+            ecn.kmin_bytes,
+            ecn.kmax_bytes,
+            ecn.kmin_bytes.saturating_mul(4).max(1)
+        )));
+    }
+    if plan.switches.is_empty() {
+        return Err(bad(
+            "net.ecn.enabled = true marks frames in switches, and this topology has none \
+             (back to back): use a topology with a switch, or leave net.ecn.enabled off"
+                .into(),
+        ));
+    }
+    Ok(())
 }
 
 /// A pinned sprayer's path must be one of its paths (a path beyond them would silently
@@ -409,6 +434,10 @@ impl Plan {
             .map(|port| port.unwrap_or_else(|| Port::new(p.eth.clone())))
             .collect();
         let mut net = Network::new(ports, uplink, links, switches);
+        if cfg.net.ecn.enabled {
+            let outs: Vec<usize> = net.switches.iter().map(|s| s.outs.len()).collect();
+            net.ecn = Some(super::ecn::Ecn::new(&cfg.net.ecn, rng, &outs));
+        }
         if cfg.net.pfc {
             let p_model = p;
             let p = super::pfc::PfcParams {
