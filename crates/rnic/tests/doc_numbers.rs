@@ -186,6 +186,30 @@ const QUOTES: &[Quote] = &[
     },
     Quote {
         chapter: NET,
+        words: "#  256 frames marked: four PFC-paced ingresses",
+        args: &[
+            "perf", "write-bw", "-s", "65536", "-q", "4", "--clients", "4", "-n", "50",
+            "--reversed", "--set", "net.pfc=true", "--set", "net.ecn.enabled=true", "--stats",
+        ],
+        output: &["net.ecn_marks                                             256"],
+    },
+    Quote {
+        chapter: NET,
+        words: "#  total 250.6 Gbit/s: sixteen QPs hashed over the four spine links",
+        args: &["run", "scenarios/fabrics/leaf-spine-ecmp.toml"],
+        output: &["total                                      16       1600    3347.629    0.4780   250.584"],
+    },
+    Quote {
+        chapter: NET,
+        words: "#  total 97.9 Gbit/s: every flow through spine 0's one link",
+        args: &[
+            "run", "scenarios/fabrics/leaf-spine-ecmp.toml", "--set",
+            "net.fabric.routing=lowest_link",
+        ],
+        output: &["total                                      16       1600    8567.369    0.1868    97.913"],
+    },
+    Quote {
+        chapter: NET,
         words: "#  708 MB/s: 7,493 frames dropped, 13,080 resent, 2 ACK timeouts of 67 ms",
         args: &["perf", "write-bw", "-s", "65536", "-q", "4", "--clients", "4", "--reversed", "-n", "200"],
         output: &[

@@ -13,7 +13,9 @@
 //! the schema, so an error names the full field path, the value and what is accepted.
 
 pub mod declare;
+mod ecn;
 mod error;
+mod fabric;
 mod ooo;
 pub mod overrides;
 pub mod perturb;
@@ -23,7 +25,9 @@ pub mod show;
 mod spray;
 
 use declare::{config_enum, config_section};
+pub use ecn::EcnConfig;
 pub use error::ConfigError;
+pub use fabric::{FabricConfig, FabricRouting};
 pub use ooo::OooConfig;
 pub use overrides::{parse_set, Override};
 pub use profiles::{profile, profile_names, PROFILES};
@@ -505,10 +509,11 @@ config_section! {
         /// How the nodes are wired: "star" (the server and the clients each on one link to one
         /// switch), "back_to_back" (the server and one client on one cable, no switch), "wan"
         /// (the server, Local, then the WAN accelerator's site, then a long link of
-        /// net.wan_km to one client, Remote), or the
+        /// net.wan_km to one client, Remote), "fat_tree" or "leaf_spine" (generated
+        /// fabrics, see net.fabric), or the
         /// path of a topology file (.toml: switches and links, each link with its own length
         /// or delay, rate and impairment; see the README)
-        topology: String = "star".to_string(); "topology", Kind::NameOrFile(&["star", "back_to_back", "wan"], ".toml");
+        topology: String = "star".to_string(); "topology", Kind::NameOrFile(&["star", "back_to_back", "wan", "fat_tree", "leaf_spine"], ".toml");
         /// Client hosts, all sending to one server through the switch (perf --clients; csRNA:
         /// 10)
         clients: u32 = 1; "hosts", uint(1, 4096);
@@ -569,6 +574,10 @@ config_section! {
         impair: ImpairConfig,
         /// Per-packet multipath spraying.
         spray: SprayConfig,
+        /// Generated fabrics and multipath routing.
+        fabric: FabricConfig,
+        /// ECN marking on the switches' egress queues.
+        ecn: EcnConfig,
     }
 }
 

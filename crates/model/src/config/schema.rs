@@ -165,6 +165,8 @@ pub static FIELDS: std::sync::LazyLock<Vec<FieldDoc>> = std::sync::LazyLock::new
         NetConfig::FIELDS,
         ImpairConfig::FIELDS,
         SprayConfig::FIELDS,
+        FabricConfig::FIELDS,
+        EcnConfig::FIELDS,
         HostConfig::FIELDS,
         QpConfig::FIELDS,
         OooConfig::FIELDS,

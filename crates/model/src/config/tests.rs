@@ -63,6 +63,10 @@ fn every_field_is_documented_and_every_doc_is_a_field() {
     cfg.sim.warmup_us = Some(10.0);
     cfg.nic.server_qpc_cache_entries = Some(100);
     cfg.nic.client_qpc_cache_entries = Some(100);
+    cfg.net.fabric.host_link_gbps = Some(100.0);
+    cfg.net.fabric.fabric_link_gbps = Some(100.0);
+    cfg.net.fabric.host_link_delay_ns = Some(100.0);
+    cfg.net.fabric.fabric_link_delay_ns = Some(100.0);
     let leaves = leaf_paths(&cfg.to_table().unwrap());
     for leaf in &leaves {
         assert!(

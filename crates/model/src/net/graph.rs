@@ -44,10 +44,29 @@ pub struct SwitchNode {
     pub outs: Vec<OutPort>,
     /// The link direction each output port feeds.
     pub out_link: Vec<usize>,
-    /// Output port toward each node (`u32::MAX`: unreachable).
+    /// Output port toward each node (`u32::MAX`: unreachable); with ECMP, the lowest-numbered
+    /// of the equal-cost ones.
     pub route: Vec<u32>,
+    /// Equal-cost output ports toward the nodes reached over several (empty: ECMP off).
+    pub ecmp: super::ecmp::EcmpTable,
     /// Fixed forwarding latency after store-and-forward, ps.
     pub latency_ps: TimePs,
+}
+
+impl SwitchNode {
+    /// The output port a frame toward node `d` takes: ECMP's pick among equal-cost ports, or
+    /// the route's one.
+    #[inline]
+    pub fn out_toward(&self, d: usize, frame: &[u8]) -> u32 {
+        self.ecmp.pick(d, frame).unwrap_or(self.route[d])
+    }
+
+    /// Every output port a frame toward node `d` may take.
+    pub fn outs_toward(&self, d: usize) -> &[u32] {
+        self.ecmp
+            .outs_toward(d)
+            .unwrap_or(std::slice::from_ref(&self.route[d]))
+    }
 }
 
 /// Network statistics.
@@ -65,6 +84,9 @@ pub struct NetStats {
     /// Flow control's counters, when `net.pfc` is on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pfc: Option<super::pfc::PfcStats>,
+    /// Frames the switches marked CE, when `net.ecn.enabled` is on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn_marks: Option<u64>,
 }
 
 /// The network.
@@ -87,6 +109,8 @@ pub struct Network {
     pub hooks: Hooks,
     /// Priority flow control at the switches, when `net.pfc` is on.
     pub pfc: Option<super::pfc::Pfc>,
+    /// ECN marking on the switches' egress queues, when `net.ecn.enabled` is on.
+    pub ecn: Option<super::ecn::Ecn>,
     /// Data frames seen by the first switch (for the corruption hook).
     data_frames_seen: u64,
     /// ATOMIC ACKNOWLEDGEs seen by the atomic corruption hook.
@@ -120,6 +144,7 @@ impl Network {
             pcap_error: None,
             hooks: Hooks::default(),
             pfc: None,
+            ecn: None,
             data_frames_seen: 0,
             atomic_acks_seen: 0,
             cm_mads_seen: 0,
@@ -313,9 +338,10 @@ impl Network {
             unreachable!("a switch's arrivals come over links that lead to it");
         };
         let nodes = self.nodes();
-        let out = frame_dst_node(frames.get(frame))
+        let bytes = frames.get(frame);
+        let out = frame_dst_node(bytes)
             .filter(|&d| d < nodes)
-            .map(|d| self.switches[s].route[d])
+            .map(|d| self.switches[s].out_toward(d, bytes))
             .filter(|&o| o != u32::MAX);
         let Some(out) = out else {
             frames.release(frame);
@@ -333,10 +359,15 @@ impl Network {
         }
         let len = frames.get(frame).len();
         let sw = &mut self.switches[s];
-        let Some((_, end)) = sw.outs[out as usize].forward(now, sw.latency_ps, len) else {
+        let o = &mut sw.outs[out as usize];
+        let Some((_, end)) = o.forward(now, sw.latency_ps, len) else {
             frames.release(frame);
             return;
         };
+        if let Some(ecn) = self.ecn.as_mut() {
+            let ahead = o.occupancy() - len as u64;
+            ecn.on_queued(s, out as usize, ahead, frames.buf_mut(frame));
+        }
         let link = sw.out_link[out as usize];
         self.transit(link, frame, end, q, frames);
     }
@@ -437,6 +468,7 @@ impl Network {
         NetStats {
             wan_accel,
             pfc: self.pfc.as_ref().map(|p| p.stats()),
+            ecn_marks: self.ecn.as_ref().map(|e| e.total_marks()),
             switch_drops: self
                 .switches
                 .iter()

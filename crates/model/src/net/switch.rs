@@ -41,6 +41,12 @@ impl OutPort {
         }
     }
 
+    /// Bytes queued or in transmission as of the last [`OutPort::forward`], the frame it
+    /// took included.
+    pub fn occupancy(&self) -> u64 {
+        self.occupancy
+    }
+
     /// The buffer's size, bytes.
     pub fn buffer_bytes(&self) -> u64 {
         self.buffer_bytes

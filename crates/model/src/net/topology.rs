@@ -34,21 +34,21 @@ pub fn check(cfg: &Config, nodes: usize) -> Result<(), ConfigError> {
 
 /// A link of a plan: its ends, delay, rate and whether it carries the impairment element.
 #[derive(Debug, Clone, PartialEq)]
-struct LinkPlan {
-    a: End,
-    b: End,
-    delay_ps: TimePs,
-    mbps: u64,
-    impair: bool,
+pub(super) struct LinkPlan {
+    pub(super) a: End,
+    pub(super) b: End,
+    pub(super) delay_ps: TimePs,
+    pub(super) mbps: u64,
+    pub(super) impair: bool,
 }
 
 /// A switch of a plan.
 #[derive(Debug, Clone, PartialEq)]
-struct SwitchPlan {
-    buffer_bytes: u64,
-    latency_ps: TimePs,
+pub(super) struct SwitchPlan {
+    pub(super) buffer_bytes: u64,
+    pub(super) latency_ps: TimePs,
     /// The switch and the field its buffer comes from, for errors that name what to change.
-    buffer_field: String,
+    pub(super) buffer_field: String,
 }
 
 /// One switch's shared buffer, with the switch and the field it comes from named (e.g.
@@ -74,13 +74,13 @@ pub fn switch_buffers(cfg: &Config, nodes: usize) -> Result<Vec<SwitchBuffer>, C
 
 /// A topology before it is built: switches and links.
 #[derive(Debug, Clone, PartialEq)]
-struct Plan {
-    nodes: usize,
-    switches: Vec<SwitchPlan>,
-    links: Vec<LinkPlan>,
+pub(super) struct Plan {
+    pub(super) nodes: usize,
+    pub(super) switches: Vec<SwitchPlan>,
+    pub(super) links: Vec<LinkPlan>,
     /// Impairment elements on each node's uplink only (each frame meets one), as the star
     /// and back-to-back topologies place them; a file marks its links instead.
-    impair_uplinks: bool,
+    pub(super) impair_uplinks: bool,
 }
 
 fn bad(msg: String) -> ConfigError {
@@ -114,6 +114,7 @@ fn plan(cfg: &Config, nodes: usize) -> Result<Plan, ConfigError> {
     }
     check_pinned_path(&net.spray)?;
     let plan = plan_of(cfg, nodes, delay_ps, mbps)?;
+    check_ecn(&net.ecn, &plan)?;
     if net.pfc {
         for s in &plan.switches {
             if net.pfc_xoff_bytes >= s.buffer_bytes {
@@ -130,6 +131,30 @@ fn plan(cfg: &Config, nodes: usize) -> Result<Plan, ConfigError> {
         }
     }
     Ok(plan)
+}
+
+/// ECN marking needs its thresholds in order and a switch to mark in.
+fn check_ecn(ecn: &crate::config::EcnConfig, plan: &Plan) -> Result<(), ConfigError> {
+    if !ecn.enabled {
+        return Ok(());
+    }
+    if ecn.kmin_bytes >= ecn.kmax_bytes {
+        return Err(bad(format!(
+            "net.ecn.kmin_bytes = {} must be below net.ecn.kmax_bytes = {} (marking rises \
+             from 0 at kmin to net.ecn.pmax at kmax); e.g. --set net.ecn.kmax_bytes={}",
+            ecn.kmin_bytes,
+            ecn.kmax_bytes,
+            ecn.kmin_bytes.saturating_mul(4).max(1)
+        )));
+    }
+    if plan.switches.is_empty() {
+        return Err(bad(
+            "net.ecn.enabled = true marks frames in switches, and this topology has none \
+             (back to back): use a topology with a switch, or leave net.ecn.enabled off"
+                .into(),
+        ));
+    }
+    Ok(())
 }
 
 /// A pinned sprayer's path must be one of its paths (a path beyond them would silently
@@ -225,6 +250,8 @@ fn plan_of(cfg: &Config, nodes: usize, delay_ps: TimePs, mbps: u64) -> Result<Pl
             })
         }
         "wan" => wan_plan(cfg, nodes, mbps),
+        "fat_tree" => super::fabric::fat_tree(cfg, nodes, delay_ps, mbps),
+        "leaf_spine" => super::fabric::leaf_spine(cfg, nodes, delay_ps, mbps),
         path => {
             let plan = read_file(path, cfg, nodes, delay_ps, mbps)?;
             check_file_impairments(path, cfg, &plan)?;
@@ -304,7 +331,7 @@ fn check_file_impairments(path: &str, cfg: &Config, plan: &Plan) -> Result<(), C
     Ok(())
 }
 
-fn mbps(gbps: f64) -> u64 {
+pub(super) fn mbps(gbps: f64) -> u64 {
     (gbps * 1000.0).round().max(1.0) as u64
 }
 
@@ -326,6 +353,7 @@ impl Plan {
                 outs: Vec::new(),
                 out_link: Vec::new(),
                 route: vec![u32::MAX; self.nodes],
+                ecmp: Default::default(),
                 latency_ps: s.latency_ps,
             })
             .collect();
@@ -386,7 +414,11 @@ impl Plan {
                 }
             }
         }
-        self.route(&links, &mut switches);
+        self.route(
+            &links,
+            &mut switches,
+            cfg.net.fabric.ecmp_on(&cfg.net.topology),
+        );
         if cfg.net.topology == "wan" && cfg.net.wan_accel {
             // Both halves of the accelerator on Local's link (link 0): its way out sees
             // Local's requests, its way in Remote's acknowledgements.
@@ -402,6 +434,10 @@ impl Plan {
             .map(|port| port.unwrap_or_else(|| Port::new(p.eth.clone())))
             .collect();
         let mut net = Network::new(ports, uplink, links, switches);
+        if cfg.net.ecn.enabled {
+            let outs: Vec<usize> = net.switches.iter().map(|s| s.outs.len()).collect();
+            net.ecn = Some(super::ecn::Ecn::new(&cfg.net.ecn, rng, &outs));
+        }
         if cfg.net.pfc {
             let p_model = p;
             let p = super::pfc::PfcParams {
@@ -481,13 +517,25 @@ impl Plan {
     }
 
     /// Fills every switch's routing table: one search per destination node.
-    fn route(&self, links: &[LinkDir], switches: &mut [SwitchNode]) {
+    /// Fills every switch's route toward every node: one breadth-first search per node.
+    /// With `ecmp`, also the equal-cost output ports where a switch has several.
+    fn route(&self, links: &[LinkDir], switches: &mut [SwitchNode], ecmp: bool) {
         let adj = self.adjacency();
+        if ecmp {
+            for (s, sw) in switches.iter_mut().enumerate() {
+                sw.ecmp = super::ecmp::EcmpTable::new(self.nodes, s as u64);
+            }
+        }
+        let mut equal = Vec::new();
         for d in 0..self.nodes {
             let (_, sw_h) = self.hops_to(&adj, d);
             for sw in switches.iter_mut() {
-                if let Some(out) = next_hop(d, &sw_h, links, sw) {
+                shortest_next_hops(d, &sw_h, links, sw, &mut equal);
+                if let Some(&out) = equal.first() {
                     sw.route[d] = out;
+                }
+                if ecmp {
+                    sw.ecmp.set(d, &equal);
                 }
             }
         }
@@ -506,21 +554,33 @@ impl Plan {
     }
 }
 
-/// Switch `sw`'s output port toward node `d`, given every switch's hops to it (`sw_h`):
-/// the first link on a shortest path (the lowest-numbered link among equals).
-fn next_hop(d: usize, sw_h: &[u32], links: &[LinkDir], sw: &SwitchNode) -> Option<u32> {
-    let mut best: Option<(u32, u32)> = None;
+/// Switch `sw`'s output ports toward node `d` on a shortest path, given every switch's hops
+/// to it (`sw_h`), into `equal` in port order (the first: the lowest-numbered link among
+/// equals; none: unreachable).
+fn shortest_next_hops(
+    d: usize,
+    sw_h: &[u32],
+    links: &[LinkDir],
+    sw: &SwitchNode,
+    equal: &mut Vec<u32>,
+) {
+    equal.clear();
+    let mut best = u32::MAX;
     for (o, &link) in sw.out_link.iter().enumerate() {
         let h = match links[link].to {
             End::Node(i) if i == d => 0,
             End::Node(_) => continue,
             End::Switch(t) => sw_h[t],
         };
-        if h != u32::MAX && best.is_none_or(|(bh, _)| h < bh) {
-            best = Some((h, o as u32));
+        if h == u32::MAX || h > best {
+            continue;
         }
+        if h < best {
+            best = h;
+            equal.clear();
+        }
+        equal.push(o as u32);
     }
-    best.map(|(_, o)| o)
 }
 
 /// The `wan` topology: Local (node 0, the sender in rnic's bandwidth tests) on a short link

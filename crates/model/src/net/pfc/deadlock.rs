@@ -12,21 +12,31 @@ pub fn buffer_dependency_cycle(net: &Network) -> Option<Vec<usize>> {
     let links = net.links.len();
     let mut next: Vec<std::collections::BTreeSet<usize>> = vec![Default::default(); links];
     let nodes = net.nodes();
-    for a in 0..nodes {
-        for d in (0..nodes).filter(|&d| d != a) {
-            // Follow a frame from a to d through the routing tables, at most once per link.
-            let mut link = net.uplink[a];
-            for _ in 0..links {
-                let End::Switch(s) = net.links[link].to else {
-                    break;
-                };
-                let out = net.switches[s].route[d];
-                if out == u32::MAX {
-                    break;
-                }
-                let on = net.switches[s].out_link[out as usize];
+    // Per destination, every link direction a frame toward it can cross (a breadth-first
+    // walk from every other node's uplink through every output port the switches may pick,
+    // one or, with ECMP, several), and where it can go next.
+    let mut seen = vec![false; links];
+    let mut frontier = Vec::new();
+    for d in 0..nodes {
+        seen.iter_mut().for_each(|s| *s = false);
+        frontier.clear();
+        for a in (0..nodes).filter(|&a| a != d) {
+            let up = net.uplink[a];
+            if !std::mem::replace(&mut seen[up], true) {
+                frontier.push(up);
+            }
+        }
+        while let Some(link) = frontier.pop() {
+            let End::Switch(s) = net.links[link].to else {
+                continue;
+            };
+            let sw = &net.switches[s];
+            for &out in sw.outs_toward(d).iter().filter(|&&o| o != u32::MAX) {
+                let on = sw.out_link[out as usize];
                 next[link].insert(on);
-                link = on;
+                if !std::mem::replace(&mut seen[on], true) {
+                    frontier.push(on);
+                }
             }
         }
     }

@@ -54,6 +54,9 @@ impl Network {
                 frames.release(frame);
                 return;
             }
+            if let Some(ecn) = self.ecn.as_mut() {
+                ecn.on_queued(s, out, eg.bytes, frames.buf_mut(frame));
+            }
             eg.bytes += len as u64;
             o.stats.max_occupancy = o.stats.max_occupancy.max(eg.bytes);
             eg.waiting
@@ -63,11 +66,15 @@ impl Network {
                 self.send_pfc(now, from, quanta, q, frames);
             }
         } else {
-            let sw = &mut self.switches[s];
-            let Some((_, end)) = sw.outs[out].forward(now, latency_ps, len) else {
+            let o = &mut self.switches[s].outs[out];
+            let Some((_, end)) = o.forward(now, latency_ps, len) else {
                 frames.release(frame);
                 return;
             };
+            if let Some(ecn) = self.ecn.as_mut() {
+                let ahead = o.occupancy() - len as u64;
+                ecn.on_queued(s, out, ahead, frames.buf_mut(frame));
+            }
             self.pfc_left_at(end, from, len, q);
             self.transit(link, frame, end, q, frames);
             if let Some(quanta) = self.pfc_mut().on_queued(now, from, len as u64, Some(end)) {

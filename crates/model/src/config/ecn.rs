@@ -1,0 +1,23 @@
+//! `[net.ecn]`: RED/ECN marking on the switches' egress queues. Off by default, so no
+//! existing result moves.
+
+use super::declare::config_section;
+use super::schema::{float, uint, Kind};
+
+config_section! {
+    /// ECN marking on every switch output port.
+    pub struct EcnConfig in "net.ecn" {
+        /// Mark ECN-capable frames CE on every switch output port whose queue is long: with
+        /// probability 0 up to kmin_bytes, rising linearly to pmax at kmax_bytes, and always
+        /// above (RED on the instantaneous queue, as DCQCN's switches are configured)
+        enabled: bool = false; "switch", Kind::Bool;
+        /// Queued bytes where marking starts (400 KB: the ns-3 HPCC simulator's DCQCN
+        /// configuration for 100 Gb/s links)
+        kmin_bytes: u64 = 400_000; "bytes", uint(0, 1 << 40);
+        /// Queued bytes above which every ECN-capable frame is marked (1600 KB: the same
+        /// configuration)
+        kmax_bytes: u64 = 1_600_000; "bytes", uint(1, 1 << 40);
+        /// Marking probability at kmax_bytes (0.2: the same configuration)
+        pmax: f64 = 0.2; "probability", float(0.0, 1.0);
+    }
+}
