@@ -40,6 +40,7 @@ pub mod run;
 pub mod size_mix;
 pub mod slab;
 pub mod stats;
+pub mod traffic;
 pub mod verdict;
 pub mod workload;
 pub mod world;
