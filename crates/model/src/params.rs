@@ -301,7 +301,7 @@ pub struct NicParams {
     pub sq_table_entry_bytes: u64,
     /// SQ address table read, ps (1 cycle).
     pub sq_table_ps: TimePs,
-    /// TX performance isolation: the mechanisms that run ([`crate::nic::isolation`]).
+    /// TX performance isolation: the mechanisms that run ([`crate::nic::mech::isolation`]).
     pub iso: isolation::IsoParts,
     /// Resource prefetching: triggers, window and WQE cache ([`crate::nic::prefetch`]).
     pub prefetch: prefetch::PrefetchParams,

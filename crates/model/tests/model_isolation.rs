@@ -1,4 +1,4 @@
-//! TX performance isolation (`nic/isolation/`), each part alone and the three architectures,
+//! TX performance isolation (`nic/mech/isolation/`), each part alone and the three architectures,
 //! on a mix of flows (an LS ping-pong, BS WRITE streams of different PMTUs, a READ stream,
 //! a SEND stream): every flow completes with every byte verified by the payload oracle, no
 //! WRITE or READ is resent (a slice that reordered a QP's packets would break its PSN order
@@ -176,7 +176,7 @@ fn every_part_keeps_order_and_bytes() {
                 assert!(*v <= depth, "{name}: {k} = {v} > depth {depth}");
             }
         }
-        let parts = rnic_model::nic::isolation::IsoParts::from_config(&cfg.nic);
+        let parts = rnic_model::nic::mech::isolation::IsoParts::from_config(&cfg.nic);
         if parts.slicing {
             assert!(s.get("nic.iso.write_backs").unwrap_or(0) > 0, "{name}");
             assert!(s.get("nic.iso.ls_wait.count").unwrap_or(0) > 0, "{name}");

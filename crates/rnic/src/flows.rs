@@ -285,13 +285,13 @@ pub fn parse_flow(t: &Table, i: usize) -> Result<FlowOptions, ConfigError> {
         procs: int(t, &sec, "procs", 1, crate::perf::MAX_PROCS)?.map(|x| x as u32),
         server: int(t, &sec, "server", 0, u64::from(u32::MAX))?.unwrap_or(0) as u32,
         clients,
-        // The tenant field of the tagged QPN (nic/isolation/tenant.rs) has 7 bits.
+        // The tenant field of the tagged QPN (nic/mech/isolation/tenant.rs) has 7 bits.
         tenant: int(
             t,
             &sec,
             "tenant",
             0,
-            u64::from(crate::model::nic::isolation::tenant::MAX_TENANT),
+            u64::from(crate::model::nic::mech::isolation::tenant::MAX_TENANT),
         )?
         .unwrap_or(0) as u16,
         class,

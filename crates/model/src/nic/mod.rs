@@ -19,10 +19,12 @@
 //! (the descriptor request becomes a prefetch, [`scheduler`]); `nic.qpc_placement` puts the
 //! QPC/MPT/MTT backing store in host memory (PCIe) or on-board DDR ([`ddr`]).
 //!
-//! TX isolation switches ([`isolation`]): `nic.tx_isolation` selects the baseline TX
+//! TX isolation switches ([`mech::isolation`]): `nic.tx_isolation` selects the baseline TX
 //! architecture (shared WQE FIFO, run to completion, coupled backpressure, round robin) or
 //! the TX-isolation paper's optimized-v1/v2 (separate WQE caching, slicing execution,
-//! isolated backpressure, adaptive WRR), each part also switchable alone (`nic.iso_*`).
+//! isolated backpressure, adaptive WRR), each part also switchable alone (`nic.iso_*`). The
+//! TX path reaches them through two hooks chosen here once ([`ports::WqeAdmission`] for the
+//! scheduler, [`ports::TxOrder`] for the TX engine), whose baseline kinds are no-ops.
 //!
 //! Every unit has an initiation interval in NIC cycles, reports its counters, and every
 //! on-chip structure reports its bytes ([`onchip`]).
@@ -34,9 +36,9 @@ pub mod ddr;
 pub mod dma;
 pub mod dma_arbiter;
 pub mod doorbell;
-pub mod isolation;
 pub mod latency_hiding;
 pub mod lru;
+pub mod mech;
 pub mod onchip;
 pub mod ornic;
 pub mod payload_stream;
@@ -75,6 +77,7 @@ use cx::NicCx;
 use ddr::Ddr;
 use dma::Dma;
 use doorbell::DoorbellUnit;
+use mech::isolation::{self, hooks::AnyTxOrder, Isolation};
 use pcie::Pcie;
 pub use ports::{DmaToken, QpcCont, TransCont};
 pub use qp_table::QpHw;
@@ -120,10 +123,10 @@ pub struct Nic {
     pub sched: Scheduler<prefetch::queue::PrefetchQueue>,
     /// WQE fetch and decode.
     pub fetch: WqeFetch,
-    /// TX engine.
-    pub tx: TxEngine<isolation::tenant_ring::TenantRing>,
-    /// TX performance isolation units.
-    pub iso: isolation::Isolation,
+    /// TX engine, serving QPs in TX isolation's order (its [`ports::TxOrder`] hook).
+    pub tx: TxEngine<AnyTxOrder>,
+    /// TX performance isolation: its WQE admission hook and waiting-time samples.
+    pub iso: Isolation,
     /// The per-QP rate limiter of the TX engine.
     pub rate: rate_limiter::RateLimiter,
     /// Resource prefetching ([`prefetch`]).
@@ -233,8 +236,8 @@ impl Nic {
             doorbell: DoorbellUnit::new(n.doorbell_ps),
             sched,
             fetch: WqeFetch::new(n.wqe_decode_ps),
-            tx: TxEngine::default(),
-            iso: isolation::Isolation::new(n.iso, n.cycle_ps),
+            tx: TxEngine::with_order(Isolation::tx_order(&n.iso)),
+            iso: Isolation::new(n.iso, n.cycle_ps),
             rate: rate_limiter::RateLimiter::new(p.rate_limit_gbps, p.rate_limit_burst_bytes),
             pf: prefetch::Prefetcher::new(n.prefetch),
             rx: RxPipeline::new(n.rx_pkt_ps),
@@ -324,7 +327,7 @@ impl crate::stats::Report for Nic {
         self.sched.report(&at("sched"), reg);
         self.fetch.report(&at("fetch"), reg);
         self.tx.report(&at("tx"), reg);
-        self.iso.report(&at("iso"), reg);
+        self.iso.report(&self.tx.order, &at("iso"), reg);
         self.rate.report(&at("rate_limit"), reg);
         if self.pf.p.enabled() {
             self.pf.report(&at("prefetch"), reg);

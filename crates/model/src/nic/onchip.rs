@@ -14,7 +14,7 @@
 //! | `qpc_requester_index_fifos`, `qpc_pending_fifo`, `qpc_pending_record_table` | non-blocking manager: 3 × QR + PF + PRT, bit-exact from the structures (csRNA Formula 2, [`super::csrna::onchip`]) |
 //! | `qpc_waiting_srams` | non-blocking requesters: 3 × `ooo_cap` × 8 B (replaces the waiting FIFOs) |
 //! | `sq_address_table` | latency hiding: `sq_table_entry_bytes` (10 B) per QP in use |
-//! | `iso_bs_wqe_fifos`, `iso_slicing_station`, `iso_wrr_weights` | TX isolation: per BS tenant in use, `iso_bs_fifo_depth` × `wqe_bytes`, one 72 B p_wqe, a 1 B weight ([`super::isolation`]) |
+//! | `iso_bs_wqe_fifos`, `iso_slicing_station`, `iso_wrr_weights` | TX isolation: per BS tenant in use, `iso_bs_fifo_depth` × `wqe_bytes`, one 72 B p_wqe, a 1 B weight ([`super::mech::isolation`]) |
 
 use std::collections::BTreeMap;
 

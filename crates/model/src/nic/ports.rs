@@ -3,6 +3,7 @@
 //! of a scheduler visit, a prefetch nobody waits for, the context of a fetched WQE or of a
 //! received frame, the MPT/MTT entry a translation lane needs), never bits inside an index.
 
+use super::qp_table::QpHw;
 use super::translation::{TransLane, TransRead};
 use crate::host::driver::SqWqe;
 
@@ -30,8 +31,7 @@ pub struct TxJob {
     pub decoded_at: rnic_sim::TimePs,
     /// When it became ready (payload, or its first packet's, in the NIC), ps.
     pub ready_at: rnic_sim::TimePs,
-    /// The WQE-cache FIFO it waits in (0: the shared one; see
-    /// [`super::isolation::Isolation::queue_of`]).
+    /// The WQE-cache FIFO it waits in (0: the shared one; see [`WqeAdmission::queue_of`]).
     pub queue: u32,
 }
 
@@ -92,14 +92,25 @@ pub enum DmaToken {
     },
 }
 
-/// What a mechanism may say about the scheduler's WQE reads (TX isolation's WQE FIFOs): the
-/// scheduler asks before each visit, and the mechanism keeps its own state.
+/// What a mechanism may say about the scheduler's WQE reads and the WQE FIFOs they fill
+/// (TX isolation's separate WQE caching): the scheduler asks before each visit, the TX path
+/// asks where a fetched WQE waits and says when it leaves; the mechanism keeps its own state.
+/// The baseline (one shared FIFO) admits everything and pauses nothing.
 pub trait WqeAdmission {
     /// Whether WQE reads pause for every QP now (coupled backpressure); counts the stall.
     fn pauses_all(&mut self) -> bool;
     /// How many of `k` (at least 1) WQEs of `qpn`, tagged `iso_tag`, may be read now: `k`,
     /// fewer, or 0 when the QP must wait (the mechanism parks it and wakes it later).
     fn admit(&mut self, qpn: u32, iso_tag: u32, k: u32) -> u32;
+    /// The WQE FIFO a fetched WQE of the QP tagged `iso_tag` waits in (0: the shared one):
+    /// WQEs go on to the transport in fetch order within their FIFO.
+    fn queue_of(&self, iso_tag: u32) -> u32;
+    /// Whether the WQEs of the QP tagged `iso_tag` are translated in a lane of their own
+    /// ([`TransLane::TxLs`]) instead of behind every other fetched WQE.
+    fn own_lane(&self, iso_tag: u32) -> bool;
+    /// `n` WQEs of the QP tagged `iso_tag` left their FIFO (their first packet left, or they
+    /// were refused or flushed): the parked QPs that may read again.
+    fn left(&mut self, iso_tag: u32, n: u32) -> Vec<u32>;
 }
 
 /// What a mechanism sees of the scheduling queue (resource prefetching mirrors it): each QP
@@ -111,13 +122,53 @@ pub trait SchedQueueMirror {
     fn popped(&mut self);
 }
 
-/// The queue of BS QPs the TX engine serves between latency-sensitive ones (TX isolation's
-/// slicing keeps it per tenant).
-pub trait BsQueue {
-    /// Enlists `qpn` of `tenant`.
-    fn push(&mut self, qpn: u32, tenant: u16);
+/// A frame the TX engine sent, as its [`TxOrder`] sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SentFrame {
+    /// A request packet (not an ACK or a READ response).
+    pub request: bool,
+    /// Not the last packet of its message (a first or middle packet).
+    pub mid: bool,
+    /// A retransmission.
+    pub resent: bool,
+}
+
+/// What the TX engine does with a QP after one of its frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AfterFrame {
+    /// Serve the same QP next (run to completion, or its slice goes on).
+    Stay,
+    /// The order took the QP back: it has more to send.
+    Queued,
+    /// The QP has nothing more to send now: it leaves the engine's queue.
+    Leave,
+}
+
+/// The order in which the TX engine serves QPs with something to send (TX isolation's
+/// slicing execution serves LS QPs first and BS tenants in turns of slices; the baseline is
+/// one FIFO of QPs, each message run to completion).
+pub trait TxOrder {
+    /// Queues `qpn`, tagged `iso_tag`, which is not queued.
+    fn enlist(&mut self, qpn: u32, iso_tag: u32);
     /// The next QP to serve, if any.
     fn pop(&mut self) -> Option<u32>;
-    /// No QP is enlisted.
+    /// No QP is queued.
     fn is_empty(&self) -> bool;
+    /// `frame` of `qpn` (record `qp`) left: stay on it, or queue it again if `wants` (it
+    /// has more to send; asked only when needed), or let it leave.
+    fn after_frame(
+        &mut self,
+        qpn: u32,
+        qp: &QpHw,
+        frame: SentFrame,
+        wants: impl FnOnce() -> bool,
+    ) -> AfterFrame;
+    /// `qpn`, tagged `iso_tag`, went to error: what the order keeps of its WQE goes.
+    fn forget(&mut self, qpn: u32, iso_tag: u32);
+    /// Whether a QP tagged `iso_tag`, in the middle of a message whose next packet's payload
+    /// is not in yet, gives the engine up (slicing) instead of holding it (run to completion).
+    fn yields_mid_message(&self, iso_tag: u32) -> bool;
+    /// Whether resends after a timeout must go through this order: a sweep of every QP
+    /// would pass it.
+    fn orders_resends(&self) -> bool;
 }

@@ -42,13 +42,11 @@ pub struct QpHw {
     pub pmtu: u32,
     /// The tenant the QP belongs to.
     pub tenant: u16,
-    /// The QPN tagged with class and tenant ([`super::isolation::tenant`]).
+    /// The QPN tagged with class and tenant ([`super::mech::isolation::tenant`]).
     pub iso_tag: u32,
     /// Send WRs the transport had finished when the NIC last looked (`Device::sq_done`):
     /// the outstanding count drops by what it finished since, CQE or not.
     pub sq_done_seen: u64,
-    /// Slicing: packets sent in the current slice.
-    pub slice_pkts: u32,
     /// Received frames that end a message consuming a receive WQE (a SEND's or WRITE with
     /// immediate's last or only packet, a UD datagram) past the receive translation step
     /// and not yet handled by the transport: a SEND starting now lands in the receive WQE

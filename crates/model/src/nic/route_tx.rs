@@ -7,9 +7,8 @@ use rnic_wire::Opcode;
 
 use super::cx::NicCx;
 use super::dma_arbiter::ReadSource;
-use super::isolation::{slicing, tenant};
 use super::latency_hiding::DescriptorPath;
-use super::ports::{DmaToken, QpcCont, TxJob};
+use super::ports::{AfterFrame, DmaToken, QpcCont, SentFrame, TxJob, TxOrder, WqeAdmission};
 use super::qpc_manager::{Channel, QpcJob};
 use super::scheduler::{Backpressure, SchedStep};
 use super::translation::TransLane;
@@ -104,9 +103,13 @@ impl Nic {
     /// (the QPC first, or latency hiding's overlap) allows.
     pub(crate) fn on_sched(&mut self, now: TimePs, cx: &mut NicCx<'_>) {
         let bp = self.backpressure();
-        let step = self
-            .sched
-            .step(now, &mut self.qps, &bp, &self.p.nic, &mut self.iso);
+        let step = self.sched.step(
+            now,
+            &mut self.qps,
+            &bp,
+            &self.p.nic,
+            &mut self.iso.admission,
+        );
         self.prefetch_poll(now, cx);
         let SchedStep::Visit {
             visit: v,
@@ -151,7 +154,7 @@ impl Nic {
             return;
         };
         let qp = self.qps[v.qpn as usize];
-        let queue = self.iso.queue_of(qp.iso_tag);
+        let queue = self.iso.admission.queue_of(qp.iso_tag);
         let mut to_translate = std::mem::take(&mut self.scratch_trans);
         let cached = self.pf.visit_bytes.remove(&visit).unwrap_or_default();
         let fit = self.fetch.decode_visit(
@@ -173,14 +176,14 @@ impl Nic {
         self.tx_buffer_pump(now, cx);
     }
 
-    /// The translation lane of `qpn`'s WQEs: LS WQEs get their own when TX isolation caches
-    /// them separately.
+    /// The translation lane of `qpn`'s WQEs: their own when the WQE admission says so (LS
+    /// WQEs when TX isolation caches them separately).
     fn tx_lane(&self, qpn: u32) -> TransLane {
-        let ls = self
+        let own = self
             .qps
             .get(qpn as usize)
-            .is_some_and(|q| tenant::is_ls(q.iso_tag));
-        if self.iso.parts.separate_caching && ls {
+            .is_some_and(|q| self.iso.admission.own_lane(q.iso_tag));
+        if own {
             TransLane::TxLs
         } else {
             TransLane::Tx
@@ -324,7 +327,7 @@ impl Nic {
         }
         self.tx.forget(qpn);
         if let Some(qp) = self.qps.get(qpn as usize) {
-            self.tx.bs.forget(qpn, tenant::tenant(qp.iso_tag));
+            self.tx.order.forget(qpn, qp.iso_tag);
         }
         let n = self.iso.forget(qpn);
         self.iso_left_fifo(qpn, n, now, cx);
@@ -334,7 +337,7 @@ impl Nic {
     /// read again.
     fn iso_left_fifo(&mut self, qpn: u32, n: u32, now: TimePs, cx: &mut NicCx<'_>) {
         let tag = self.qps.get(qpn as usize).map_or(0, |q| q.iso_tag);
-        let parked = self.iso.left_fifo(tag, n);
+        let parked = self.iso.admission.left(tag, n);
         self.iso_unpark(parked, now, cx);
     }
 
@@ -421,104 +424,46 @@ impl Nic {
         self.stream_fill(qpn, resp, now, cx);
     }
 
-    /// Whether `qpn`'s WQEs are sliced (a BS QP under slicing execution): such a WQE waiting
-    /// for its next packet's payload yields the engine instead of holding it.
-    fn sliced(&self, qpn: u32) -> bool {
-        self.iso.parts.slicing
-            && self
-                .qps
-                .get(qpn as usize)
-                .is_some_and(|q| !tenant::is_ls(q.iso_tag))
+    /// Whether `qpn`, waiting mid-message for its next packet's payload, gives the engine
+    /// up instead of holding it (a BS QP under slicing execution).
+    fn yields_mid_message(&self, qpn: u32) -> bool {
+        self.qps
+            .get(qpn as usize)
+            .is_some_and(|q| self.tx.order.yields_mid_message(q.iso_tag))
     }
 
-    /// After a frame of `qpn` with opcode `op`: stay on its WQE (run to completion, or the
-    /// slice goes on), or put the QP back in its queue if it has more to send
-    /// ([`slicing::after_packet`]). Under slicing, BS QPs go back to their tenant's place in
-    /// the [`TenantRing`](super::isolation::tenant_ring::TenantRing); `resent`: the frame
-    /// was a retransmission.
+    /// After a frame of `qpn` with opcode `op` (`resent`: a retransmission), the TX order
+    /// decides: stay on its message, queue the QP again, or let it leave the queue.
     fn tx_after_packet(&mut self, qpn: u32, op: Opcode, resent: bool) {
-        let mid = op.is_first() || op.is_middle();
-        let parts = self.iso.parts;
         let Some(qp) = self.qps.get(qpn as usize) else {
             return;
         };
-        let ls = tenant::is_ls(qp.iso_tag);
-        let (t, pmtu) = (tenant::tenant(qp.iso_tag), qp.pmtu);
-        if !parts.slicing || ls {
-            if mid {
-                // Run to completion (LS messages too: they are one slice long).
-                self.tx.stay_on(qpn);
-                return;
-            }
-            if self.dev.qp_wants_transmit(qpn) {
-                self.tx.requeue(qpn, parts.slicing, false);
-            } else if let Some(qp) = self.qps.get_mut(qpn as usize) {
-                qp.in_tx = false;
-            }
-            return;
-        }
-        let wants = self.dev.qp_wants_transmit(qpn);
-        if !op.is_request() {
-            if mid {
-                // READ responses run to completion, as before slicing.
-                self.tx.stay_on(qpn);
-                return;
-            }
-            self.tx.bs.after_other(qpn, t, wants);
-        } else {
-            let weight = if parts.adaptive_wrr {
-                super::isolation::wrr_weight(pmtu)
-            } else {
-                1
-            };
-            let Some(qp) = self.qps.get_mut(qpn as usize) else {
-                return;
-            };
-            let after = slicing::after_packet(
-                true,
-                parts.slice_packets,
-                mid,
-                weight,
-                &mut qp.slice_pkts,
-                self.tx.bs.credit_mut(t),
-            );
-            let keep_turn = match after {
-                slicing::After::Stay => {
-                    self.tx.stay_on(qpn);
-                    return;
+        let frame = SentFrame {
+            request: op.is_request(),
+            mid: op.is_first() || op.is_middle(),
+            resent,
+        };
+        let dev = &self.dev;
+        let after = self
+            .tx
+            .order
+            .after_frame(qpn, qp, frame, || dev.qp_wants_transmit(qpn));
+        match after {
+            AfterFrame::Stay => self.tx.stay_on(qpn),
+            AfterFrame::Queued => {}
+            AfterFrame::Leave => {
+                if let Some(qp) = self.qps.get_mut(qpn as usize) {
+                    qp.in_tx = false;
                 }
-                slicing::After::Requeue { front } => front,
-            };
-            // A slice that ends inside its WQE writes it back to the slicing station (or
-            // leaves it there); the WQE's last packet frees the entry. A resent packet
-            // leaves the station as it is ([`TenantRing::after_resend`](super::isolation::tenant_ring::TenantRing::after_resend)).
-            if resent {
-                self.tx.bs.after_resend(qpn, t, mid, keep_turn, wants);
-            } else {
-                self.tx.bs.after_slice(qpn, t, mid, keep_turn, wants);
-                if mid {
-                    self.iso.written_back(self.tx.bs.station_len());
-                }
-            }
-        }
-        if !wants {
-            if let Some(qp) = self.qps.get_mut(qpn as usize) {
-                qp.in_tx = false;
             }
         }
     }
 
     /// Puts `qpn` in the TX engine's queue if it is not there.
     pub fn tx_enlist(&mut self, qpn: u32) {
-        let slicing = self.iso.parts.slicing;
         if let Some(qp) = self.qps.get_mut(qpn as usize) {
             let tag = qp.iso_tag;
-            if slicing && !tenant::is_ls(tag) {
-                self.tx.enlist_bs(qpn, &mut qp.in_tx, tenant::tenant(tag));
-            } else {
-                // Slicing execution serves LS QPs from a queue of their own, first.
-                self.tx.enlist(qpn, &mut qp.in_tx, slicing);
-            }
+            self.tx.enlist(qpn, &mut qp.in_tx, tag);
         }
     }
 
@@ -564,7 +509,7 @@ impl Nic {
                 return;
             };
             if self.payload_gated(qpn) {
-                if mid && !self.sliced(qpn) {
+                if mid && !self.yields_mid_message(qpn) {
                     // Run to completion: the engine waits for this message's next packet;
                     // its payload's arrival wakes it (`on_chunk`).
                     self.tx.stay_on(qpn);
@@ -648,13 +593,13 @@ impl Nic {
         self.stream_sent(meta.qpn, op, meta.payload_len, meta.is_retransmit, now, cx);
         if op.is_request() && !meta.is_retransmit && meta.payload_len > 0 {
             let t = self.qps.get(meta.qpn as usize).map_or(0, |q| q.tenant);
-            self.iso.stats.sent(t, u64::from(meta.payload_len));
+            self.iso.sent(t, u64::from(meta.payload_len));
         }
         if op.is_request() && starts && !meta.is_retransmit {
             self.tx.started(meta.qpn, now);
             let tag = self.qps.get(meta.qpn as usize).map_or(0, |q| q.iso_tag);
-            let parked = self.iso.started(meta.qpn, tag, now);
-            self.iso_unpark(parked, now, cx);
+            self.iso.started(meta.qpn, tag, now);
+            self.iso_left_fifo(meta.qpn, 1, now, cx);
             self.tx.stats.messages += 1;
             self.tx.backlog = self.tx.backlog.saturating_sub(1);
             kick_sched = true;

@@ -42,7 +42,7 @@ pub enum TransLane {
     /// Received packets, before the transport places them.
     Rx,
     /// Fetched WQEs of LS tenants when TX isolation caches them separately
-    /// ([`super::isolation`]): an LS WQE does not wait for the page-by-page translation of
+    /// ([`super::mech::isolation`]): an LS WQE does not wait for the page-by-page translation of
     /// the BS messages fetched before it.
     TxLs,
 }

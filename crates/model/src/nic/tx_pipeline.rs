@@ -1,7 +1,8 @@
 //! The TX engine: pulls frames from the transport (`poll_transmit_qp`), one QP at a time,
-//! and hands them to the Ethernet port. It runs each message to completion (the baseline
-//! transport FSM of the TX-isolation paper): after the first packet of a multi-packet message it stays on
-//! that QP until the last. Occupancy per frame: `tx_msg_cycles` for the first packet of a
+//! and hands them to the Ethernet port. Which QP it serves next is its [`TxOrder`]'s choice:
+//! the baseline runs each message to completion (the baseline transport FSM of the
+//! TX-isolation paper): after the first packet of a multi-packet message it stays on that
+//! QP until the last; TX isolation's slicing execution plugs in through the same seam. Occupancy per frame: `tx_msg_cycles` for the first packet of a
 //! message (the calibrated bottleneck of the 64 B path), `tx_pkt_cycles` for each further
 //! packet, `ack_cycles` for ACKs/NAKs. The engine runs at most `tx_port_slack_bytes` ahead
 //! of the port. After a retransmission timeout it sweeps all QPs (`poll_transmit`).
@@ -19,7 +20,7 @@ use std::collections::VecDeque;
 
 use rnic_sim::TimePs;
 
-use super::ports::BsQueue;
+use super::ports::TxOrder;
 use super::unit::Unit;
 
 /// Counters of the TX engine.
@@ -48,15 +49,10 @@ pub struct TxStats {
 
 /// The TX engine.
 #[derive(Debug, Default)]
-pub struct TxEngine<B> {
-    /// QPs with something to send.
-    pub queue: VecDeque<u32>,
-    /// LS QPs with something to send, served before `queue` (TX isolation's slicing
-    /// execution only; empty otherwise).
-    pub priority: VecDeque<u32>,
-    /// BS QPs with something to send, by tenant, served after both queues (slicing
-    /// execution only; empty otherwise): the mechanism's [`BsQueue`].
-    pub bs: B,
+pub struct TxEngine<O> {
+    /// QPs with something to send, in the mechanism's order ([`TxOrder`]).
+    pub order: O,
+    /// The QP whose message (or slice) goes on: served before the order's next.
     current: Option<u32>,
     /// Messages posted to the transport and not yet started on the wire.
     pub backlog: u32,
@@ -77,7 +73,14 @@ pub struct TxEngine<B> {
     decoded: Vec<VecDeque<TimePs>>,
 }
 
-impl<B: BsQueue> TxEngine<B> {
+impl<O: TxOrder + Default> TxEngine<O> {
+    /// An idle engine serving QPs in `order`.
+    pub fn with_order(order: O) -> Self {
+        TxEngine {
+            order,
+            ..TxEngine::default()
+        }
+    }
     /// Reserves `bytes` of the TX payload buffer for a QP holding `qp_bytes` of it.
     pub fn reserve(&mut self, qp_bytes: &mut u32, bytes: u64) {
         let b = bytes.min(u64::from(u32::MAX - *qp_bytes));
@@ -95,32 +98,11 @@ impl<B: BsQueue> TxEngine<B> {
         b > 0
     }
 
-    /// Queues `qpn` (whose `in_tx` flag is given) if it is not queued; `first`: in the LS
-    /// queue served first.
-    pub fn enlist(&mut self, qpn: u32, in_tx: &mut bool, first: bool) {
+    /// Queues `qpn`, tagged `iso_tag` (whose `in_tx` flag is given), if it is not queued.
+    pub fn enlist(&mut self, qpn: u32, in_tx: &mut bool, iso_tag: u32) {
         if !*in_tx {
             *in_tx = true;
-            self.requeue(qpn, first, false);
-        }
-    }
-
-    /// Queues the BS QP `qpn` of `tenant` (slicing execution) if it is not queued.
-    pub fn enlist_bs(&mut self, qpn: u32, in_tx: &mut bool, tenant: u16) {
-        if !*in_tx {
-            *in_tx = true;
-            self.bs.push(qpn, tenant);
-        }
-    }
-
-    /// Puts a queued QP back: in the LS queue (`ls`), or in the other queue at its head
-    /// (`front`: a BS QP with slices left in its WRR turn) or its tail.
-    pub fn requeue(&mut self, qpn: u32, ls: bool, front: bool) {
-        if ls {
-            self.priority.push_back(qpn);
-        } else if front {
-            self.queue.push_front(qpn);
-        } else {
-            self.queue.push_back(qpn);
+            self.order.enlist(qpn, iso_tag);
         }
     }
 
@@ -133,17 +115,12 @@ impl<B: BsQueue> TxEngine<B> {
         Some(now.max(self.unit.free_at()))
     }
 
-    /// The QP to serve next: the one in the middle of a message (`true`), else the queue's
-    /// head.
+    /// The QP to serve next: the one in the middle of a message (`true`), else the order's
+    /// next.
     pub fn next_qp(&mut self) -> Option<(u32, bool)> {
         match self.current.take() {
             Some(q) => Some((q, true)),
-            None => self
-                .priority
-                .pop_front()
-                .or_else(|| self.queue.pop_front())
-                .or_else(|| self.bs.pop())
-                .map(|q| (q, false)),
+            None => self.order.pop().map(|q| (q, false)),
         }
     }
 
@@ -185,15 +162,11 @@ impl<B: BsQueue> TxEngine<B> {
 
     /// Whether anything is left to send.
     pub fn has_more(&self) -> bool {
-        self.sweep
-            || self.current.is_some()
-            || !self.queue.is_empty()
-            || !self.priority.is_empty()
-            || !self.bs.is_empty()
+        self.sweep || self.current.is_some() || !self.order.is_empty()
     }
 }
 
-impl<B> crate::stats::Report for TxEngine<B> {
+impl<O> crate::stats::Report for TxEngine<O> {
     fn report(&self, prefix: &str, reg: &mut crate::stats::Registry) {
         reg.record(prefix, &self.stats);
         reg.record(&format!("{prefix}.unit"), &self.unit.stats);

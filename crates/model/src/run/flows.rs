@@ -36,7 +36,7 @@ pub struct FlowsRun {
 /// window, memory budget).
 pub fn check_flows(cfg: &Config, spec: &FlowsSpec) -> Result<(), UsageError> {
     spec.check(cfg.host.cores.max(1)).map_err(UsageError)?;
-    let tag_max = crate::nic::isolation::tenant::MAX_TENANT;
+    let tag_max = crate::nic::mech::isolation::tenant::MAX_TENANT;
     for (i, f) in spec.flows.iter().enumerate() {
         let tenants = std::iter::once(f.tenant).chain(f.qp_profiles.iter().map(|p| p.tenant));
         if let Some(t) = tenants.into_iter().find(|&t| t > tag_max) {

@@ -1,7 +1,7 @@
 //! The import graph of `crates/model/src` at the granularity `docs/architecture.md` uses: a
 //! file of `src/`, `nic/`, `net/`, `host/` or `run/` is one module, a folder below those
-//! (`nic/isolation/`, `net/pfc/`, `host/cm/`) is one module, and so are `config/` and
-//! `params/` with `params.rs`.
+//! (`net/pfc/`, `host/cm/`) is one module, each paper's folder in `nic/mech/`
+//! (`nic/mech/isolation/`) is one module, and so are `config/` and `params/` with `params.rs`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -9,6 +9,10 @@ use super::scan::SourceFile;
 
 /// Folders whose files are modules of their own (one level down; deeper folders are one).
 const FOLDERS_OF_MODULES: [&str; 4] = ["nic", "net", "host", "run"];
+
+/// Folders (below [`FOLDERS_OF_MODULES`]) whose folders are modules of their own: one per
+/// paper's mechanism.
+const FOLDERS_OF_MECHANISMS: [&str; 1] = ["nic/mech"];
 
 /// One import: `from` names something of `to`, in `file` (as `path`).
 #[derive(Debug, Clone)]
@@ -19,13 +23,18 @@ pub struct Import {
     pub path: String,
 }
 
-/// The module (in the doc's granularity) a crate module path belongs to: `nic/isolation/fifos`
-/// → `nic/isolation`, `config/schema` → `config`, `world` → `world`, the crate root → `lib`.
+/// The module (in the doc's granularity) a crate module path belongs to: `net/pfc/ports` →
+/// `net/pfc`, `nic/mech/isolation/fifos` → `nic/mech/isolation`, `config/schema` → `config`,
+/// `world` → `world`, the crate root → `lib`.
 pub fn unit_of(module: &[String]) -> String {
     match module.first() {
         None => "lib".into(),
         Some(top) if FOLDERS_OF_MODULES.contains(&top.as_str()) => {
-            module[..module.len().min(2)].join("/")
+            let two = module[..module.len().min(2)].join("/");
+            if FOLDERS_OF_MECHANISMS.contains(&two.as_str()) {
+                return module[..module.len().min(3)].join("/");
+            }
+            two
         }
         Some(top) => top.clone(),
     }

@@ -1,5 +1,6 @@
-//! Per-class statistics of TX isolation: the LS waiting time the paper plots, per-tenant
-//! bytes, FIFO and station occupancy.
+//! Per-class statistics of TX isolation: the LS waiting time the paper plots and per-tenant
+//! bytes (the FIFOs' and the slicing station's counters are kept by the hooks that fill them,
+//! [`super::admission`] and [`super::order`]).
 //!
 //! Waiting time: from the WQE being ready (decoded, and its payload — with streaming its
 //! first packet's — in the NIC: it could be executed) to its first packet leaving the TX
@@ -70,7 +71,7 @@ impl Waits {
     }
 }
 
-/// Counters of the isolation units.
+/// Waiting times and bytes of the isolation units.
 #[derive(Debug, Default, Clone)]
 pub struct IsoStats {
     /// LS waiting times.
@@ -91,14 +92,6 @@ pub struct IsoStats {
     pub ls_in_nic: Waits,
     /// Payload bytes of first transmissions, per tenant.
     pub tenant_tx_bytes: Vec<u64>,
-    /// BS slices that ended with the WQE unfinished (written back to the slicing station).
-    pub write_backs: u64,
-    /// Scheduler pauses because a BS FIFO was full (coupled backpressure).
-    pub coupled_stalls: u64,
-    /// QPs skipped because their own BS FIFO was full (isolated backpressure).
-    pub parks: u64,
-    /// Most p_wqes the slicing station held at once.
-    pub station_peak: u32,
 }
 
 impl IsoStats {

@@ -183,24 +183,10 @@ impl TenantRing {
     }
 }
 
-impl crate::nic::ports::BsQueue for TenantRing {
-    fn push(&mut self, qpn: u32, tenant: u16) {
-        TenantRing::push(self, qpn, tenant);
-    }
-
-    fn pop(&mut self) -> Option<u32> {
-        TenantRing::pop(self)
-    }
-
-    fn is_empty(&self) -> bool {
-        TenantRing::is_empty(self)
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::slicing::{after_packet, After};
     use super::*;
-    use crate::nic::isolation::slicing::{after_packet, After};
     use proptest::prelude::*;
 
     /// Serves one slice of one packet: returns the QP served and updates the ring as the

@@ -9,18 +9,28 @@
 //! each `auto` by default) resolved into [`IsoParts`]:
 //! - [`tenant`]: tenant id and class (LS or BS) in the QP number;
 //! - [`fifos`]: v1 separate WQE caching (a shallow FIFO per BS tenant, one shared LS FIFO)
-//!   and the backpressure of full FIFOs (coupled, or v2's isolated);
+//!   and the backpressure of full FIFOs (coupled, or v2's isolated); [`admission`] makes
+//!   them the scheduler's [`WqeAdmission`](crate::nic::ports::WqeAdmission);
 //! - [`slicing`]: v1 slicing execution (BS WQEs yield the transport after a slice, LS first)
 //!   and v2 adaptive WRR between BS tenants (weights from PMTU);
 //! - [`tenant_ring`]: under slicing, BS tenants (not QPs) take turns at the transport, and
-//!   each has one slicing-station entry;
+//!   each has one slicing-station entry; [`order`] makes it the TX engine's
+//!   [`TxOrder`](crate::nic::ports::TxOrder);
 //! - [`stats`]: LS/BS waiting time, per-tenant bytes, FIFO and station occupancy.
 //!
-//! The units are driven from the TX path ([`super::route_tx`], [`super::scheduler`],
-//! [`super::wqe_fetch`], [`super::tx_pipeline`]); this type keeps their state. With every
-//! part at its baseline and no tenant but 0, nothing here changes a number or a report.
+//! The shared TX path reaches the mechanism only through two hooks, the seams of
+//! [`crate::nic::ports`]: the scheduler's [`WqeAdmission`](crate::nic::ports::WqeAdmission)
+//! (which FIFO a WQE waits in, whether a visit may read, which parked QPs may read again) and
+//! the TX engine's [`TxOrder`](crate::nic::ports::TxOrder) (enlist a QP, pick the next, what
+//! follows a frame). [`hooks`] holds each as an enum of its baseline kind and the paper's,
+//! chosen once in `Nic::new` from [`IsoParts`]; the baseline kinds are a FIFO and a no-op.
+//! [`Isolation`] keeps the admission and the waiting-time samples. With every part at its
+//! baseline and no tenant but 0, nothing here changes a number or a report.
 
+pub mod admission;
 pub mod fifos;
+pub mod hooks;
+pub mod order;
 pub mod slicing;
 pub mod stats;
 pub mod tenant;
@@ -32,7 +42,7 @@ use rnic_sim::TimePs;
 
 pub use crate::params::isolation::{wrr_weight, IsoParts};
 
-use fifos::TenantFifos;
+use hooks::{AnyTxOrder, AnyWqeAdmission};
 use stats::IsoStats;
 
 /// Bytes of one slicing-station entry: the pending WQE (64 B) and its progress (next PSN
@@ -47,13 +57,15 @@ struct WqeTimes {
     handed: TimePs,
 }
 
-/// State of the TX isolation units of one NIC.
+/// TX isolation in one NIC: the scheduler's WQE admission and the waiting-time samples.
+/// (The TX engine's order, the other hook, lives in the TX engine.)
 #[derive(Debug, Default)]
 pub struct Isolation {
-    /// Which mechanisms run.
-    pub parts: IsoParts,
-    /// Separate WQE FIFOs' occupancy.
-    pub fifos: TenantFifos,
+    /// Which mechanisms run (read here for the on-chip bytes only: the TX path asks the
+    /// hooks, never the switches).
+    parts: IsoParts,
+    /// The WQE FIFOs: the scheduler's admission.
+    pub admission: AnyWqeAdmission,
     /// Per QPN: when each WQE handed to the transport and not yet started entered the NIC
     /// (decoded into the WQE buffer), became ready, and was handed to the transport. Kept
     /// only while [`Isolation::reporting`]:
@@ -78,20 +90,15 @@ impl Isolation {
         Isolation {
             parts,
             cycle_ps,
-            fifos: TenantFifos::new(parts.bs_fifo_depth),
+            admission: AnyWqeAdmission::for_parts(&parts),
             reporting: parts.any(),
             ..Isolation::default()
         }
     }
 
-    /// The WQE-cache queue a WQE of the QP tagged `tag` goes to: 0 is the shared FIFO (and
-    /// the LS FIFO when caching is separate), `1 + tenant` a BS tenant's FIFO.
-    pub fn queue_of(&self, tag: u32) -> u32 {
-        if self.parts.separate_caching && !tenant::is_ls(tag) {
-            1 + u32::from(tenant::tenant(tag))
-        } else {
-            0
-        }
+    /// The TX engine's order for `parts` (the hook [`Isolation`] does not keep).
+    pub fn tx_order(parts: &IsoParts) -> AnyTxOrder {
+        AnyTxOrder::for_parts(parts)
     }
 
     /// A WQE of `qpn` that entered the NIC at `in_nic` (decoded into the WQE buffer) and
@@ -112,37 +119,33 @@ impl Isolation {
         crate::per_qp::push_small(&mut self.ready_at[i], times);
     }
 
-    /// The first packet of `qpn`'s oldest ready WQE left at `now`: its waiting time is
-    /// counted and it leaves its FIFO. Returns QPs to re-activate (their FIFO has room).
-    pub fn started(&mut self, qpn: u32, tag: u32, now: TimePs) -> Vec<u32> {
-        let ls = tenant::is_ls(tag);
-        if let Some(t) = self
+    /// The first packet of `qpn`'s oldest ready WQE (the QP tagged `tag`) left at `now`:
+    /// its waiting time is counted. (Its leaving its FIFO is the admission's
+    /// [`WqeAdmission::left`](crate::nic::ports::WqeAdmission::left).)
+    pub fn started(&mut self, qpn: u32, tag: u32, now: TimePs) {
+        let Some(t) = self
             .ready_at
             .get_mut(qpn as usize)
             .and_then(|d| d.pop_front())
-        {
-            let w = now.saturating_sub(t.ready);
-            if ls {
-                self.stats.ls_wait.push(w);
-                self.stats
-                    .ls_wait_fifo
-                    .push(t.handed.saturating_sub(t.ready));
-                self.stats.ls_wait_engine.push(now.saturating_sub(t.handed));
-                self.stats.ls_in_nic.push(now.saturating_sub(t.in_nic));
-            } else {
-                self.stats.bs_wait.push(w);
-            }
+        else {
+            return;
+        };
+        let w = now.saturating_sub(t.ready);
+        if tenant::is_ls(tag) {
+            self.stats.ls_wait.push(w);
+            self.stats
+                .ls_wait_fifo
+                .push(t.handed.saturating_sub(t.ready));
+            self.stats.ls_wait_engine.push(now.saturating_sub(t.handed));
+            self.stats.ls_in_nic.push(now.saturating_sub(t.in_nic));
+        } else {
+            self.stats.bs_wait.push(w);
         }
-        self.left_fifo(tag, 1)
     }
 
-    /// `n` WQEs of the QP tagged `tag` left their FIFO without starting (refused or
-    /// flushed). Returns QPs to re-activate.
-    pub fn left_fifo(&mut self, tag: u32, n: u32) -> Vec<u32> {
-        if !self.parts.separate_caching || n == 0 {
-            return Vec::new();
-        }
-        self.fifos.give(tenant::is_ls(tag), tenant::tenant(tag), n)
+    /// `bytes` of first transmissions of `tenant` left.
+    pub fn sent(&mut self, tenant: u16, bytes: u64) {
+        self.stats.sent(tenant, bytes);
     }
 
     /// `qpn` went to error: its ready WQEs will not start.
@@ -154,18 +157,11 @@ impl Isolation {
         })
     }
 
-    /// A BS slice ended inside its WQE: the WQE was written back to the slicing station,
-    /// which now holds `occupancy` p_wqes ([`tenant_ring::TenantRing::station_len`]).
-    pub fn written_back(&mut self, occupancy: u32) {
-        self.stats.write_backs += 1;
-        self.stats.station_peak = self.stats.station_peak.max(occupancy);
-    }
-
     /// Bytes of the structures the mechanisms add: the BS FIFOs (depth × WQE per BS tenant
     /// in use), the slicing station (one p_wqe per BS tenant in use) and the WRR weights
     /// (1 B per BS tenant). The LS FIFO reuses the shared WQE buffer.
     pub fn onchip(&self, wqe_bytes: u64) -> Vec<(&'static str, u64)> {
-        let bs = self.fifos.bs_tenants() as u64;
+        let bs = self.admission.bs_tenants() as u64;
         let mut v = Vec::new();
         if self.parts.separate_caching {
             v.push((
@@ -181,10 +177,10 @@ impl Isolation {
         }
         v
     }
-}
 
-impl crate::stats::Report for Isolation {
-    fn report(&self, prefix: &str, reg: &mut crate::stats::Registry) {
+    /// Records the isolation counters under `prefix`, with those of the TX engine's
+    /// `order`, when [`Isolation::reporting`].
+    pub fn report(&self, order: &AnyTxOrder, prefix: &str, reg: &mut crate::stats::Registry) {
         if !self.reporting {
             return;
         }
@@ -202,55 +198,8 @@ impl crate::stats::Report for Isolation {
                 reg.set(&format!("{prefix}.tenant{t}.tx_bytes"), b);
             }
         }
-        reg.set(&format!("{prefix}.write_backs"), s.write_backs);
-        reg.set(&format!("{prefix}.coupled_stalls"), s.coupled_stalls);
-        reg.set(&format!("{prefix}.parks"), s.parks);
-        reg.set(&format!("{prefix}.station_peak"), u64::from(s.station_peak));
-        reg.set(
-            &format!("{prefix}.ls_fifo_peak"),
-            u64::from(self.fifos.ls_peak),
-        );
-        for (t, &p) in self.fifos.peak.iter().enumerate() {
-            if p > 0 {
-                reg.set(&format!("{prefix}.bs_fifo{t}_peak"), u64::from(p));
-            }
-        }
-    }
-}
-
-/// TX isolation's WQE FIFOs as the scheduler's admission: with separate caching, a BS QP
-/// reads no more WQEs than its tenant's FIFO has room for, and a full BS FIFO pauses every
-/// QP (coupled backpressure) or parks the tenant's QPs (isolated backpressure).
-impl crate::nic::ports::WqeAdmission for Isolation {
-    fn pauses_all(&mut self) -> bool {
-        let coupled_stall = self.parts.separate_caching
-            && !self.parts.isolated_backpressure
-            && self.fifos.any_full();
-        if coupled_stall {
-            self.stats.coupled_stalls += 1;
-        }
-        coupled_stall
-    }
-
-    fn admit(&mut self, qpn: u32, iso_tag: u32, k: u32) -> u32 {
-        if !self.parts.separate_caching {
-            return k;
-        }
-        let ls = tenant::is_ls(iso_tag);
-        let t = tenant::tenant(iso_tag);
-        let mut k = k;
-        if !ls {
-            let fifo_room = self.fifos.room(t);
-            if fifo_room == 0 {
-                // Isolated backpressure: only this tenant waits for its FIFO.
-                self.fifos.park(t, qpn);
-                self.stats.parks += 1;
-                return 0;
-            }
-            k = k.min(fifo_room);
-        }
-        self.fifos.take(ls, t, k);
-        k
+        order.report(prefix, reg);
+        self.admission.report(prefix, reg);
     }
 }
 
@@ -263,7 +212,7 @@ mod tests {
         let mut quiet = Isolation::new(IsoParts::default(), 1000);
         assert!(!quiet.reporting);
         quiet.ready(3, 5, 10, 20);
-        assert!(quiet.started(3, 0, 50).is_empty());
+        quiet.started(3, 0, 50);
         assert!(quiet.stats.ls_wait.is_empty() && quiet.stats.bs_wait.is_empty());
         assert_eq!(quiet.forget(3), 0);
 
@@ -273,7 +222,7 @@ mod tests {
         reporting.ready(3, 5, 15, 30);
         assert_eq!(reporting.forget(3), 2);
         reporting.ready(3, 5, 10, 20);
-        assert!(reporting.started(3, 0, 50).is_empty());
+        reporting.started(3, 0, 50);
         assert_eq!(
             reporting.stats.ls_wait.len() + reporting.stats.bs_wait.len(),
             1
