@@ -9,9 +9,11 @@
 //! Needs root (namespaces, raw sockets). Skips with the reason otherwise, unless
 //! RNIC_REQUIRE_EXTERNAL_TOOLS=1, which makes a missing prerequisite a failure.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const RNIC: &str = env!("CARGO_BIN_EXE_rnic");
 /// A process that runs longer than this hangs.
@@ -125,25 +127,12 @@ impl Drop for Topology {
 }
 
 /// Waits for `child` up to [`RUN_LIMIT`]; kills it and fails when it hangs.
-fn finish(mut child: Child, who: &str) -> Output {
-    let start = Instant::now();
-    while child.try_wait().expect("waitable").is_none() {
-        if start.elapsed() > RUN_LIMIT {
-            let _ = child.kill();
-            panic!("{who} did not finish within {RUN_LIMIT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().expect("output")
+fn finish(child: Child, who: &str) -> Output {
+    common::finish_within(child, RUN_LIMIT, who)
 }
 
 fn text(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
+    common::output_text(o)
 }
 
 fn json_file(path: &Path) -> serde_json::Value {
