@@ -2,6 +2,8 @@
 //! RoCEv2 over the real kernel (raw IPv4 sockets, so the tests need root or CAP_NET_RAW and
 //! skip with the reason otherwise), perftest's TCP exchange between them.
 
+mod common;
+
 use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
@@ -41,25 +43,12 @@ fn spawn(args: &[&str]) -> Child {
 }
 
 /// Waits for `child` up to [`RUN_LIMIT`]; kills it and fails when it hangs.
-fn finish(mut child: Child, who: &str) -> Output {
-    let start = Instant::now();
-    while child.try_wait().expect("waitable").is_none() {
-        if start.elapsed() > RUN_LIMIT {
-            let _ = child.kill();
-            panic!("{who} did not finish within {RUN_LIMIT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().expect("output")
+fn finish(child: Child, who: &str) -> Output {
+    common::finish_within(child, RUN_LIMIT, who)
 }
 
 fn text(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
+    common::output_text(o)
 }
 
 fn json(path: &Path) -> serde_json::Value {

@@ -24,8 +24,9 @@ use crate::UsageError;
 use link::{LinkDirection, LinkSpec};
 use packet::PacketSocket;
 
-/// The largest frame handled (jumbo frames included).
-const FRAME_BUF_BYTES: usize = 16 * 1024;
+/// The largest frame handled: a virtio-net header and a TCP super-frame of up to 64 KiB
+/// (veth hands segmentation over to the sending socket, see [`packet`]).
+const FRAME_BUF_BYTES: usize = packet::VNET_HDR_BYTES + (64 << 10) + 1024;
 
 /// Runs the accelerator until `--idle-exit-ms` passes without a frame (else forever), then
 /// prints its counters as JSON.
@@ -203,27 +204,34 @@ impl Bump {
         self.handle(Direction::RemoteToLocal, frame)
     }
 
-    fn handle(&mut self, direction: Direction, frame: &[u8]) -> anyhow::Result<()> {
+    /// `packet`: a virtio-net header and the frame; the accelerator reads the frame, and a
+    /// frame that passes keeps its header (what the kernel still has to do for it).
+    fn handle(&mut self, direction: Direction, packet: &[u8]) -> anyhow::Result<()> {
         let now_ps = self.now_ps(Instant::now());
         let mut emits = Vec::new();
+        let frame = packet.get(packet::VNET_HDR_BYTES..).unwrap_or_default();
         let drop = match &mut self.accel {
             Some(a) => a.handle(now_ps, direction, frame, &mut emits).drop,
             None => false,
         };
         if !drop {
-            self.send(direction, frame.to_vec())?;
+            self.send(direction, packet.to_vec())?;
         }
         self.emit(emits)
     }
 
+    /// The accelerator's own frames, complete as built: an all-zero virtio-net header.
     fn emit(&mut self, emits: Vec<Emit>) -> anyhow::Result<()> {
         for e in emits {
-            self.send(e.direction, e.bytes)?;
+            let mut packet = vec![0u8; packet::VNET_HDR_BYTES];
+            packet.extend_from_slice(&e.bytes);
+            self.send(e.direction, packet)?;
         }
         Ok(())
     }
 
-    /// Sends a frame on in `direction`: toward Remote through the emulated link if any.
+    /// Sends a packet (virtio-net header and frame) on in `direction`: toward Remote through
+    /// the emulated link if any.
     fn send(&mut self, direction: Direction, frame: Vec<u8>) -> anyhow::Result<()> {
         match direction {
             Direction::RemoteToLocal => {

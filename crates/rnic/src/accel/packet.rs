@@ -1,5 +1,12 @@
 //! Raw Ethernet frames on one interface: an AF_PACKET socket bound to it, in promiscuous
 //! mode, that sees every frame arriving (not the ones it sends) and sends frames unchanged.
+//!
+//! Every frame read or written starts with a virtio-net header ([`VNET_HDR_BYTES`],
+//! `PACKET_VNET_HDR`): on veth, TCP segments arrive with their checksum left to the
+//! sender's offload (and, with TSO, as one super-frame of many segments). Without the header
+//! a forwarded segment would leave with a checksum nobody fills in and the peer would drop
+//! it (perftest's TCP exchange never connected through the bump); with it the kernel
+//! finishes the checksum and the segmentation on the way out, as it would have.
 //! Written against libc because no maintained crate binds AF_PACKET sockets to an interface
 //! with the options a bump in the wire needs (promiscuous membership, outgoing frames
 //! ignored); the unsafe calls are confined here.
@@ -10,6 +17,11 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 /// Frames the Linux kernel hands a packet socket that the socket itself sent.
 const PACKET_OUTGOING: u8 = 4;
+/// `setsockopt` option: frames carry a `struct virtio_net_hdr` in front.
+const PACKET_VNET_HDR: libc::c_int = 15;
+/// Bytes of `struct virtio_net_hdr` in front of every frame; all zero means "nothing left
+/// to the kernel" (a frame of the accelerator's own).
+pub const VNET_HDR_BYTES: usize = 10;
 
 /// An AF_PACKET socket on one interface, non-blocking.
 #[derive(Debug)]
@@ -78,14 +90,25 @@ impl PacketSocket {
                 std::mem::size_of::<libc::packet_mreq>() as u32,
             )
         })?;
+        let on: libc::c_int = 1;
+        // SAFETY: a valid int and its size.
+        check(unsafe {
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_PACKET,
+                PACKET_VNET_HDR,
+                std::ptr::addr_of!(on).cast(),
+                std::mem::size_of::<libc::c_int>() as u32,
+            )
+        })?;
         Ok(PacketSocket {
             fd,
             interface: interface.to_string(),
         })
     }
 
-    /// The next frame that arrived on the interface into `buf`, its length; `None` when
-    /// none is waiting. Frames this host sent on the interface are skipped.
+    /// The next frame that arrived on the interface into `buf` (after its virtio-net
+    /// header), its length with the header; `None` when none is waiting. Frames this host sent on the interface are skipped.
     pub fn recv(&self, buf: &mut [u8]) -> io::Result<Option<usize>> {
         loop {
             // SAFETY: all-zero is a valid sockaddr_ll.
@@ -128,7 +151,8 @@ impl PacketSocket {
         }
     }
 
-    /// Sends `frame` (a whole Ethernet frame without FCS) out of the interface unchanged.
+    /// Sends `frame` (a virtio-net header, then a whole Ethernet frame without FCS) out of
+    /// the interface unchanged.
     pub fn send(&self, frame: &[u8]) -> io::Result<()> {
         loop {
             // SAFETY: `frame` is valid for its length.

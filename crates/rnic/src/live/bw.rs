@@ -99,6 +99,9 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
         }
     }
     let elapsed_s = start.elapsed().as_secs_f64();
+    // Before the READ-back: a WAN accelerator answers WRITEs, never READs, so a READ-back
+    // resent over a long lossy link is not a WRITE the client had to send again.
+    let write_retransmissions = s.ep.dev.stats().retransmitted_packets;
     let verification = match (s.pre.peer_is_rnic, verb) {
         (false, _) => Verification::PeerIsPerftest,
         (true, Verb::Write) => read_back(&mut s, o.size, remote)?,
@@ -122,6 +125,7 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     s.oob.bw_reports(&mine)?;
     s.oob.close(&me)?;
     r.finish(&mut s, verification);
+    r.write_retransmissions = Some(write_retransmissions);
     s.ep.finish()?;
     Ok(r)
 }

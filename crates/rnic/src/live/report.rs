@@ -56,6 +56,9 @@ pub struct LiveResult {
     pub local_ip: String,
     pub peer_ip: String,
     pub retransmissions: u64,
+    /// A bandwidth client's retransmissions up to its last measured completion (before the
+    /// READ-back that verifies the bytes).
+    pub write_retransmissions: Option<u64>,
     pub naks: u64,
     pub timeouts: u64,
     pub rx_refused: u64,
@@ -104,6 +107,7 @@ impl LiveResult {
             local_ip: String::new(),
             peer_ip: String::new(),
             retransmissions: 0,
+            write_retransmissions: None,
             naks: 0,
             timeouts: 0,
             rx_refused: 0,
@@ -175,6 +179,7 @@ impl LiveResult {
                 "p999": l.p999, "max": l.max, "stdev": l.stdev,
             },
             "retransmissions": self.retransmissions,
+            "retransmissions_before_read_back": self.write_retransmissions,
             "naks": self.naks,
             "timeouts": self.timeouts,
             "live": {

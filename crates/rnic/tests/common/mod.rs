@@ -82,3 +82,30 @@ pub fn readme_and_markdown_under(root: &Path, dir: &str) -> Vec<std::path::PathB
     files.sort();
     files
 }
+
+/// Waits for `child` up to `limit`; kills it and fails naming `who` when it hangs.
+pub fn finish_within(
+    mut child: std::process::Child,
+    limit: std::time::Duration,
+    who: &str,
+) -> std::process::Output {
+    let start = std::time::Instant::now();
+    while child.try_wait().expect("waitable").is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("{who} did not finish within {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
+/// A finished process's status and both outputs, for a failure message.
+pub fn output_text(o: &std::process::Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
