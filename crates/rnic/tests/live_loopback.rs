@@ -208,6 +208,26 @@ fn write_lat_between_two_processes_verifies_every_message() {
 }
 
 #[test]
+fn send_bw_between_two_processes_verifies_every_message() {
+    let Some((c, s, pcap)) = pair(
+        "send-bw",
+        "127.0.0.5",
+        "127.0.0.6",
+        "18703",
+        &["-n", "600", "-s", "65536"],
+    ) else {
+        return;
+    };
+    assert_verified(&c, "client");
+    assert_verified(&s, "server");
+    assert_eq!(c["test"], "send-bw");
+    assert_eq!(c["iterations"], 600);
+    assert!(c["goodput_gbps"].as_f64().unwrap() > 0.0, "client: {c}");
+    assert!(s["goodput_gbps"].as_f64().unwrap() > 0.0, "server: {s}");
+    assert_pcap_checks(&pcap);
+}
+
+#[test]
 fn a_client_without_a_server_fails_clearly_and_soon() {
     let start = Instant::now();
     let o = finish(

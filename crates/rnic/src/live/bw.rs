@@ -13,11 +13,12 @@
 use std::time::Instant;
 
 use anyhow::bail;
-use rnic_transport::{RemoteAddr, SendWr, Sge, WcStatus};
+use rnic_transport::{Completion, RemoteAddr, SendWr, Sge, WcStatus};
 
+use super::endpoint::Endpoint;
 use super::oob::{BwReport, CYCLE_BUFFER_BYTES};
 use super::report::{LiveResult, Verification};
-use super::session::{Layout, Session};
+use super::session::{Layout, Session, IDLE_TURN, STALL};
 use super::{LiveOptions, PATTERN_SEED};
 
 /// The client's source buffer, and where its READ-back lands.
@@ -73,32 +74,15 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
         va: s.peer.vaddr,
         rkey: s.peer.rkey,
     };
-    let (mut posted, mut completed) = (0u64, 0u64);
-    let start = Instant::now();
-    let mut last_progress = Instant::now();
-    while completed < o.iters {
-        while posted < o.iters && posted - completed < u64::from(o.tx_depth) {
-            s.ep.dev
-                .post_send(s.ep.qpn, SendWr::write(posted, sge, remote))?;
-            posted += 1;
-        }
-        s.ep.turn(super::session::IDLE_TURN)?;
-        while let Some(c) = s.ep.poll_cq() {
-            if c.status != WcStatus::Success {
-                bail!("{verb:?} {} completed with {:?}", c.wr_id, c.status);
-            }
-            completed += 1;
-            last_progress = Instant::now();
-        }
-        if last_progress.elapsed() > super::session::STALL {
-            bail!(
-                "no WRITE completed for {} s ({completed} of {} done)",
-                super::session::STALL.as_secs(),
-                o.iters
-            );
-        }
-    }
-    let elapsed_s = start.elapsed().as_secs_f64();
+    let elapsed_s = keep_in_flight(
+        &mut s,
+        o,
+        |i| match verb {
+            Verb::Write => SendWr::write(i, sge, remote),
+            Verb::Read => SendWr::read(i, sge, remote),
+        },
+        |_, _| Ok(()),
+    )?;
     let verification = match (s.pre.peer_is_rnic, verb) {
         (false, _) => Verification::PeerIsPerftest,
         (true, Verb::Write) => read_back(&mut s, o.size, remote)?,
@@ -117,13 +101,50 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
         msg_rate: r.msg_rate_mops,
     };
     let me = s.me;
-    s.oob
-        .keys(&me, &mut || s.ep.turn(super::session::IDLE_TURN))?;
+    s.oob.keys(&me, &mut || s.ep.turn(IDLE_TURN))?;
     s.oob.bw_reports(&mine)?;
-    s.oob.close(&me)?;
+    s.oob.close(&me, &mut || s.ep.turn(IDLE_TURN), None)?;
     r.finish(&mut s, verification);
     s.ep.finish()?;
     Ok(r)
+}
+
+/// Keeps `o.tx_depth` work requests (`wr_for(i)` is the `i`-th, its `wr_id` `i`) in flight
+/// until `o.iters` completed, as perftest's `run_iter_bw`; `check` sees every successful
+/// completion in order. Returns the seconds from the first post to the last completion.
+pub fn keep_in_flight(
+    s: &mut Session,
+    o: &LiveOptions,
+    mut wr_for: impl FnMut(u64) -> SendWr,
+    mut check: impl FnMut(&mut Endpoint, &Completion) -> anyhow::Result<()>,
+) -> anyhow::Result<f64> {
+    let (mut posted, mut completed) = (0u64, 0u64);
+    let start = Instant::now();
+    let mut last_progress = Instant::now();
+    while completed < o.iters {
+        while posted < o.iters && posted - completed < u64::from(o.tx_depth) {
+            let wr = wr_for(posted);
+            s.ep.dev.post_send(s.ep.qpn, wr)?;
+            posted += 1;
+        }
+        s.ep.turn(IDLE_TURN)?;
+        while let Some(c) = s.ep.poll_cq() {
+            if c.status != WcStatus::Success {
+                bail!("{:?} {} completed with {:?}", c.opcode, c.wr_id, c.status);
+            }
+            check(&mut s.ep, &c)?;
+            completed += 1;
+            last_progress = Instant::now();
+        }
+        if last_progress.elapsed() > STALL {
+            bail!(
+                "no work request completed for {} s ({completed} of {} done)",
+                STALL.as_secs(),
+                o.iters
+            );
+        }
+    }
+    Ok(start.elapsed().as_secs_f64())
 }
 
 /// READs the server's buffer into `CHECK_ADDR` and compares it with the pattern.
@@ -170,10 +191,9 @@ fn server(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     let me = s.me;
     // The client's closing handshake comes when its WRITEs or READs are done; until then the
     // engine answers them (and the READ-back).
-    s.oob
-        .keys_waiting(&me, &mut || s.ep.turn(super::session::IDLE_TURN))?;
+    s.oob.keys_waiting(&me, &mut || s.ep.turn(IDLE_TURN))?;
     let theirs = s.oob.bw_reports(&BwReport::default())?;
-    s.oob.close(&me)?;
+    s.oob.close(&me, &mut || s.ep.turn(IDLE_TURN), None)?;
     let verification = if s.pre.peer_is_rnic {
         Verification::of(
             s.ep.mem

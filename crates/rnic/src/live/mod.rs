@@ -9,7 +9,9 @@ mod endpoint;
 mod fuzz;
 pub mod net;
 pub mod oob;
+mod recv_ring;
 mod report;
+mod send_bw;
 mod session;
 mod write_lat;
 
@@ -25,7 +27,7 @@ pub const PATTERN_SEED: u64 = 0x726e_6963_6c69_7665;
 /// `rnic live TEST [HOST] ...`: perftest's command line.
 #[derive(Debug, clap::Args)]
 pub struct LiveCmd {
-    /// Test: write-bw or write-lat (read-bw, send-bw, read-lat, send-lat and atomic-bw are
+    /// Test: write-bw, write-lat or send-bw (read-bw, read-lat, send-lat and atomic-bw are
     /// not implemented yet)
     pub test: String,
     /// The server to connect to (client mode); omit with --server
@@ -67,10 +69,19 @@ pub struct LiveCmd {
 pub enum LiveTest {
     WriteBw,
     WriteLat,
+    SendBw,
 }
 
+impl LiveTest {
+    fn is_latency(self) -> bool {
+        self == LiveTest::WriteLat
+    }
+}
+
+/// The tests `rnic live` runs, as its messages list them.
+const RUNS: &str = "write-bw, write-lat and send-bw";
 /// perftest's other tests, refused until they are implemented.
-const NOT_YET: [&str; 5] = ["read-bw", "send-bw", "read-lat", "send-lat", "atomic-bw"];
+const NOT_YET: [&str; 4] = ["read-bw", "read-lat", "send-lat", "atomic-bw"];
 
 /// Checked options of a run.
 #[derive(Debug, Clone)]
@@ -98,14 +109,15 @@ impl LiveCmd {
         let test = match self.test.as_str() {
             "write-bw" => LiveTest::WriteBw,
             "write-lat" => LiveTest::WriteLat,
+            "send-bw" => LiveTest::SendBw,
             t if NOT_YET.contains(&t) => {
                 return Err(UsageError(format!(
-                    "rnic live {t} is not implemented yet (write-bw and write-lat are)"
+                    "rnic live {t} is not implemented yet ({RUNS} are)"
                 )))
             }
             t => {
                 return Err(UsageError(format!(
-                    "unknown test {t:?}: rnic live runs write-bw and write-lat"
+                    "unknown test {t:?}: rnic live runs {RUNS}"
                 )))
             }
         };
@@ -144,7 +156,7 @@ impl LiveCmd {
                 self.mtu
             )));
         }
-        let latency = test == LiveTest::WriteLat;
+        let latency = test.is_latency();
         let size = self.size.unwrap_or(if latency { 2 } else { 65536 });
         if size == 0 || size > MAX_SIZE {
             return Err(UsageError(format!(
@@ -186,6 +198,7 @@ pub fn run(cmd: &LiveCmd, out: &mut dyn Write) -> anyhow::Result<()> {
     let r = match o.test {
         LiveTest::WriteBw => bw::run(&o, bw::Verb::Write)?,
         LiveTest::WriteLat => write_lat::run(&o)?,
+        LiveTest::SendBw => send_bw::run(&o)?,
     };
     r.print(out)?;
     if let Some(p) = &o.json {

@@ -329,11 +329,26 @@ impl Oob {
         })
     }
 
-    /// `ctx_close_connection`: a last key exchange, then `done\0`.
-    pub fn close(&mut self, mine: &Dest) -> anyhow::Result<()> {
-        self.keys(mine, &mut idle_wait)?;
+    /// `ctx_close_connection`: a last key exchange, then `done\0`, calling `pump` while it
+    /// waits (the peer may still need an ACK resent). Between two rnic endpoints
+    /// (`verdict` given) each side's verdict on the bytes it checked goes across after the
+    /// keys (see [`Verdict`]); returns the peer's.
+    pub fn close(
+        &mut self,
+        mine: &Dest,
+        pump: &mut dyn FnMut() -> anyhow::Result<()>,
+        verdict: Option<Verdict>,
+    ) -> anyhow::Result<Option<Verdict>> {
+        self.keys(mine, pump)?;
+        let theirs = match verdict {
+            Some(v) => {
+                let t = self.exchange(&v.encode(), pump)?;
+                Some(Verdict::decode(&t)?)
+            }
+            None => None,
+        };
         self.stream.write_all(b"done\0")?;
-        Ok(())
+        Ok(theirs)
     }
 }
 
@@ -341,6 +356,44 @@ impl Oob {
 fn idle_wait() -> anyhow::Result<()> {
     std::thread::sleep(Duration::from_micros(200));
     Ok(())
+}
+
+/// What one rnic endpoint found when it checked the bytes it received, told to its rnic peer
+/// at the close (8 bytes, big-endian): the side that only sends learns from it whether what it
+/// sent arrived intact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every byte checked was right.
+    Verified,
+    /// This side checked nothing (it only sent).
+    NothingChecked,
+    /// The first wrong byte, counted from the start of what this side checked.
+    Mismatch(u64),
+}
+
+const VERDICT_VERIFIED: u64 = u64::MAX;
+const VERDICT_NOTHING_CHECKED: u64 = u64::MAX - 1;
+
+impl Verdict {
+    fn encode(self) -> [u8; 8] {
+        let code = match self {
+            Verdict::Verified => VERDICT_VERIFIED,
+            Verdict::NothingChecked => VERDICT_NOTHING_CHECKED,
+            Verdict::Mismatch(at) => at.min(VERDICT_NOTHING_CHECKED - 1),
+        };
+        code.to_be_bytes()
+    }
+
+    fn decode(bytes: &[u8]) -> anyhow::Result<Verdict> {
+        let Ok(code) = <[u8; 8]>::try_from(bytes) else {
+            bail!("the peer's verdict has {} bytes, want 8", bytes.len());
+        };
+        Ok(match u64::from_be_bytes(code) {
+            VERDICT_VERIFIED => Verdict::Verified,
+            VERDICT_NOTHING_CHECKED => Verdict::NothingChecked,
+            at => Verdict::Mismatch(at),
+        })
+    }
 }
 
 /// perftest's `struct bw_report_data` as exchanged (MB = 2^20 bytes).

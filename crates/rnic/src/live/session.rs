@@ -5,7 +5,8 @@ use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
 
 use super::endpoint::{Endpoint, QpTuning};
-use super::oob::{gid_of, Dest, Oob, Preamble};
+use super::oob::{gid_of, Dest, Oob, Preamble, Verdict};
+use super::report::Verification;
 use super::LiveOptions;
 
 /// One turn's longest wait while the caller waits for something else (the TCP exchange).
@@ -85,6 +86,29 @@ impl Session {
             me,
             peer,
             is_client: o.host.is_some(),
+        })
+    }
+
+    /// One more `ctx_hand_shake`, the engine answering while it waits.
+    pub fn handshake(&mut self) -> anyhow::Result<Dest> {
+        let me = self.me;
+        self.oob.keys(&me, &mut || self.ep.turn(IDLE_TURN))
+    }
+
+    /// perftest's close (a last handshake, `done`), the engine answering while it waits.
+    /// Between two rnic endpoints each side tells the other its verdict on the bytes it
+    /// received (`mine`); returns what the peer's says about this side's bytes:
+    /// `PeerIsPerftest` when the peer is perftest.
+    pub fn close(&mut self, mine: Verification) -> anyhow::Result<Verification> {
+        let me = self.me;
+        let verdict = self.pre.peer_is_rnic.then_some(mine.verdict());
+        let theirs = self
+            .oob
+            .close(&me, &mut || self.ep.turn(IDLE_TURN), verdict)?;
+        Ok(match theirs {
+            None | Some(Verdict::NothingChecked) => Verification::PeerIsPerftest,
+            Some(Verdict::Verified) => Verification::Verified,
+            Some(Verdict::Mismatch(offset)) => Verification::Mismatch { offset },
         })
     }
 
