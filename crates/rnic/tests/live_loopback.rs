@@ -228,6 +228,25 @@ fn send_bw_between_two_processes_verifies_every_message() {
 }
 
 #[test]
+fn read_bw_between_two_processes_verifies_every_byte() {
+    let Some((c, s, pcap)) = pair(
+        "read-bw",
+        "127.0.0.7",
+        "127.0.0.8",
+        "18704",
+        &["-n", "300", "-s", "65536"],
+    ) else {
+        return;
+    };
+    assert_verified(&c, "client");
+    assert_verified(&s, "server");
+    assert_eq!(c["test"], "read-bw");
+    assert_eq!(c["iterations"], 300);
+    assert!(c["goodput_gbps"].as_f64().unwrap() > 0.0, "client: {c}");
+    assert_pcap_checks(&pcap);
+}
+
+#[test]
 fn a_client_without_a_server_fails_clearly_and_soon() {
     let start = Instant::now();
     let o = finish(
@@ -264,10 +283,6 @@ fn bad_flags_exit_2_naming_the_flag() {
         (&["live", "write-bw", "--server", "-n", "1"][..], "--iters"),
         (&["live", "write-bw", "--server", "--bogus"][..], "--bogus"),
         (&["live", "write-bw"][..], "--server or HOST"),
-        (
-            &["live", "read-bw", "--server"][..],
-            "read-bw is not implemented yet",
-        ),
         (
             &["live", "atomic-bw", "host"][..],
             "atomic-bw is not implemented yet",

@@ -505,7 +505,7 @@ macro_rules! interop_tests {
 interop_tests! {
     ib_write_bw: "ib_write_bw", "write-bw", 4096;
     ib_write_lat: "ib_write_lat", "write-lat", 2;
-    ib_read_bw: "ib_read_bw", "read-bw", 4096, ignore = "rnic live refuses read-bw: its loopback run fails";
+    ib_read_bw: "ib_read_bw", "read-bw", 4096;
     ib_send_bw: "ib_send_bw", "send-bw", 4096;
     ib_read_lat: "ib_read_lat", "read-lat", 2, ignore = "rnic live has no read-lat yet";
     ib_atomic_bw: "ib_atomic_bw", "atomic-bw", 8, ignore = "rnic live has no atomic-bw yet";
@@ -522,6 +522,20 @@ fn write_bw_rnic_client_with_loss_and_reordering() {
 #[test]
 fn write_bw_rnic_server_with_loss_and_reordering() {
     Interop::new("ib_write_bw", "write-bw", 4096)
+        .impaired(LOSS_AND_REORDER)
+        .rnic_server()
+}
+
+#[test]
+fn read_bw_rnic_client_with_loss_and_reordering() {
+    Interop::new("ib_read_bw", "read-bw", 4096)
+        .impaired(LOSS_AND_REORDER)
+        .rnic_client()
+}
+
+#[test]
+fn read_bw_rnic_server_with_loss_and_reordering() {
+    Interop::new("ib_read_bw", "read-bw", 4096)
         .impaired(LOSS_AND_REORDER)
         .rnic_server()
 }

@@ -33,8 +33,6 @@ const MB: f64 = 1_048_576.0;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verb {
     Write,
-    /// Not reachable from the command line yet: its loopback test failed (see the docs).
-    #[allow(dead_code)]
     Read,
 }
 

@@ -27,7 +27,7 @@ pub const PATTERN_SEED: u64 = 0x726e_6963_6c69_7665;
 /// `rnic live TEST [HOST] ...`: perftest's command line.
 #[derive(Debug, clap::Args)]
 pub struct LiveCmd {
-    /// Test: write-bw, write-lat or send-bw (read-bw, read-lat, send-lat and atomic-bw are
+    /// Test: write-bw, write-lat, send-bw or read-bw (read-lat, send-lat and atomic-bw are
     /// not implemented yet)
     pub test: String,
     /// The server to connect to (client mode); omit with --server
@@ -70,6 +70,7 @@ pub enum LiveTest {
     WriteBw,
     WriteLat,
     SendBw,
+    ReadBw,
 }
 
 impl LiveTest {
@@ -79,9 +80,9 @@ impl LiveTest {
 }
 
 /// The tests `rnic live` runs, as its messages list them.
-const RUNS: &str = "write-bw, write-lat and send-bw";
+const RUNS: &str = "write-bw, write-lat, send-bw and read-bw";
 /// perftest's other tests, refused until they are implemented.
-const NOT_YET: [&str; 4] = ["read-bw", "read-lat", "send-lat", "atomic-bw"];
+const NOT_YET: [&str; 3] = ["read-lat", "send-lat", "atomic-bw"];
 
 /// Checked options of a run.
 #[derive(Debug, Clone)]
@@ -110,6 +111,7 @@ impl LiveCmd {
             "write-bw" => LiveTest::WriteBw,
             "write-lat" => LiveTest::WriteLat,
             "send-bw" => LiveTest::SendBw,
+            "read-bw" => LiveTest::ReadBw,
             t if NOT_YET.contains(&t) => {
                 return Err(UsageError(format!(
                     "rnic live {t} is not implemented yet ({RUNS} are)"
@@ -199,6 +201,7 @@ pub fn run(cmd: &LiveCmd, out: &mut dyn Write) -> anyhow::Result<()> {
         LiveTest::WriteBw => bw::run(&o, bw::Verb::Write)?,
         LiveTest::WriteLat => write_lat::run(&o)?,
         LiveTest::SendBw => send_bw::run(&o)?,
+        LiveTest::ReadBw => bw::run(&o, bw::Verb::Read)?,
     };
     r.print(out)?;
     if let Some(p) = &o.json {
