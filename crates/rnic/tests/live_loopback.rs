@@ -247,6 +247,33 @@ fn read_bw_between_two_processes_verifies_every_byte() {
 }
 
 #[test]
+fn read_lat_between_two_processes_verifies_every_read() {
+    let Some((c, s, pcap)) = pair(
+        "read-lat",
+        "127.0.0.9",
+        "127.0.0.10",
+        "18705",
+        &["-n", "200", "-s", "64"],
+    ) else {
+        return;
+    };
+    assert_verified(&c, "client");
+    assert_verified(&s, "server");
+    assert_eq!(c["test"], "read-lat");
+    let lat = &c["latency_us"];
+    let (min, p50, max) = (
+        lat["min"].as_f64().unwrap(),
+        lat["p50"].as_f64().unwrap(),
+        lat["max"].as_f64().unwrap(),
+    );
+    assert!(
+        0.0 < min && min <= p50 && p50 <= max,
+        "latency figures are ordered: {lat}"
+    );
+    assert_pcap_checks(&pcap);
+}
+
+#[test]
 fn a_client_without_a_server_fails_clearly_and_soon() {
     let start = Instant::now();
     let o = finish(

@@ -507,7 +507,7 @@ interop_tests! {
     ib_write_lat: "ib_write_lat", "write-lat", 2;
     ib_read_bw: "ib_read_bw", "read-bw", 4096;
     ib_send_bw: "ib_send_bw", "send-bw", 4096;
-    ib_read_lat: "ib_read_lat", "read-lat", 2, ignore = "rnic live has no read-lat yet";
+    ib_read_lat: "ib_read_lat", "read-lat", 2;
     ib_atomic_bw: "ib_atomic_bw", "atomic-bw", 8, ignore = "rnic live has no atomic-bw yet";
     ibv_rc_pingpong: "ibv_rc_pingpong", "rc-pingpong", 4096, ignore = "rnic live has no rc-pingpong yet";
 }

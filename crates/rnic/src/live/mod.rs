@@ -9,6 +9,7 @@ mod endpoint;
 mod fuzz;
 pub mod net;
 pub mod oob;
+mod read_lat;
 mod recv_ring;
 mod report;
 mod send_bw;
@@ -27,7 +28,7 @@ pub const PATTERN_SEED: u64 = 0x726e_6963_6c69_7665;
 /// `rnic live TEST [HOST] ...`: perftest's command line.
 #[derive(Debug, clap::Args)]
 pub struct LiveCmd {
-    /// Test: write-bw, write-lat, send-bw or read-bw (read-lat, send-lat and atomic-bw are
+    /// Test: write-bw, write-lat, send-bw, read-bw or read-lat (send-lat and atomic-bw are
     /// not implemented yet)
     pub test: String,
     /// The server to connect to (client mode); omit with --server
@@ -71,18 +72,19 @@ pub enum LiveTest {
     WriteLat,
     SendBw,
     ReadBw,
+    ReadLat,
 }
 
 impl LiveTest {
     fn is_latency(self) -> bool {
-        self == LiveTest::WriteLat
+        matches!(self, LiveTest::WriteLat | LiveTest::ReadLat)
     }
 }
 
 /// The tests `rnic live` runs, as its messages list them.
-const RUNS: &str = "write-bw, write-lat, send-bw and read-bw";
+const RUNS: &str = "write-bw, write-lat, send-bw, read-bw and read-lat";
 /// perftest's other tests, refused until they are implemented.
-const NOT_YET: [&str; 3] = ["read-lat", "send-lat", "atomic-bw"];
+const NOT_YET: [&str; 2] = ["send-lat", "atomic-bw"];
 
 /// Checked options of a run.
 #[derive(Debug, Clone)]
@@ -112,6 +114,7 @@ impl LiveCmd {
             "write-lat" => LiveTest::WriteLat,
             "send-bw" => LiveTest::SendBw,
             "read-bw" => LiveTest::ReadBw,
+            "read-lat" => LiveTest::ReadLat,
             t if NOT_YET.contains(&t) => {
                 return Err(UsageError(format!(
                     "rnic live {t} is not implemented yet ({RUNS} are)"
@@ -202,6 +205,7 @@ pub fn run(cmd: &LiveCmd, out: &mut dyn Write) -> anyhow::Result<()> {
         LiveTest::WriteLat => write_lat::run(&o)?,
         LiveTest::SendBw => send_bw::run(&o)?,
         LiveTest::ReadBw => bw::run(&o, bw::Verb::Read)?,
+        LiveTest::ReadLat => read_lat::run(&o)?,
     };
     r.print(out)?;
     if let Some(p) = &o.json {

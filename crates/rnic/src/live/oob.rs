@@ -339,7 +339,29 @@ impl Oob {
         pump: &mut dyn FnMut() -> anyhow::Result<()>,
         verdict: Option<Verdict>,
     ) -> anyhow::Result<Option<Verdict>> {
-        self.keys(mine, pump)?;
+        self.close_within(mine, pump, verdict, Some(EXCHANGE_TIMEOUT))
+    }
+
+    /// [`Oob::close`] that waits for the peer's closing handshake without a time limit (a
+    /// server whose client runs the test), until the peer answers or drops the connection.
+    pub fn close_waiting(
+        &mut self,
+        mine: &Dest,
+        pump: &mut dyn FnMut() -> anyhow::Result<()>,
+        verdict: Option<Verdict>,
+    ) -> anyhow::Result<Option<Verdict>> {
+        self.close_within(mine, pump, verdict, None)
+    }
+
+    fn close_within(
+        &mut self,
+        mine: &Dest,
+        pump: &mut dyn FnMut() -> anyhow::Result<()>,
+        verdict: Option<Verdict>,
+        timeout: Option<Duration>,
+    ) -> anyhow::Result<Option<Verdict>> {
+        let theirs = self.exchange_within(&mine.encode(), pump, timeout)?;
+        Dest::decode(&theirs)?;
         let theirs = match verdict {
             Some(v) => {
                 let t = self.exchange(&v.encode(), pump)?;

@@ -124,7 +124,7 @@ impl RecvRing {
 }
 
 /// Zeroes `len` bytes at `addr`.
-fn clear(mem: &mut impl Memory, addr: u64, len: u64) {
+pub fn clear(mem: &mut impl Memory, addr: u64, len: u64) {
     const ZEROS: [u8; 4096] = [0; 4096];
     let mut done = 0;
     while done < len {

@@ -100,11 +100,23 @@ impl Session {
     /// received (`mine`); returns what the peer's says about this side's bytes:
     /// `PeerIsPerftest` when the peer is perftest.
     pub fn close(&mut self, mine: Verification) -> anyhow::Result<Verification> {
+        self.close_after(mine, false)
+    }
+
+    /// [`Session::close`] for a server that waits in it while its client runs the test.
+    pub fn close_waiting(&mut self, mine: Verification) -> anyhow::Result<Verification> {
+        self.close_after(mine, true)
+    }
+
+    fn close_after(&mut self, mine: Verification, no_limit: bool) -> anyhow::Result<Verification> {
         let me = self.me;
         let verdict = self.pre.peer_is_rnic.then_some(mine.verdict());
-        let theirs = self
-            .oob
-            .close(&me, &mut || self.ep.turn(IDLE_TURN), verdict)?;
+        let mut pump = || self.ep.turn(IDLE_TURN);
+        let theirs = if no_limit {
+            self.oob.close_waiting(&me, &mut pump, verdict)?
+        } else {
+            self.oob.close(&me, &mut pump, verdict)?
+        };
         Ok(match theirs {
             None | Some(Verdict::NothingChecked) => Verification::PeerIsPerftest,
             Some(Verdict::Verified) => Verification::Verified,
