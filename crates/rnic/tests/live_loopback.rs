@@ -274,6 +274,25 @@ fn read_lat_between_two_processes_verifies_every_read() {
 }
 
 #[test]
+fn atomic_bw_between_two_processes_verifies_every_fetched_value() {
+    let Some((c, s, pcap)) = pair(
+        "atomic-bw",
+        "127.0.0.11",
+        "127.0.0.12",
+        "18706",
+        &["-n", "1000"],
+    ) else {
+        return;
+    };
+    assert_verified(&c, "client");
+    assert_verified(&s, "server");
+    assert_eq!(c["test"], "atomic-bw");
+    assert_eq!(c["size_bytes"], 8, "perftest's atomic operand");
+    assert_eq!(s["iterations"], 1000);
+    assert_pcap_checks(&pcap);
+}
+
+#[test]
 fn a_client_without_a_server_fails_clearly_and_soon() {
     let start = Instant::now();
     let o = finish(
@@ -311,9 +330,10 @@ fn bad_flags_exit_2_naming_the_flag() {
         (&["live", "write-bw", "--server", "--bogus"][..], "--bogus"),
         (&["live", "write-bw"][..], "--server or HOST"),
         (
-            &["live", "atomic-bw", "host"][..],
-            "atomic-bw is not implemented yet",
+            &["live", "send-lat", "host"][..],
+            "send-lat is not implemented yet",
         ),
+        (&["live", "atomic-bw", "host", "-s", "16"][..], "--size"),
         (&["live", "flood", "--server"][..], "unknown test"),
     ] {
         let o = Command::new(RNIC).args(args).output().unwrap();

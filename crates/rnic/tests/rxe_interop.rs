@@ -508,7 +508,7 @@ interop_tests! {
     ib_read_bw: "ib_read_bw", "read-bw", 4096;
     ib_send_bw: "ib_send_bw", "send-bw", 4096;
     ib_read_lat: "ib_read_lat", "read-lat", 2;
-    ib_atomic_bw: "ib_atomic_bw", "atomic-bw", 8, ignore = "rnic live has no atomic-bw yet";
+    ib_atomic_bw: "ib_atomic_bw", "atomic-bw", 8;
     ibv_rc_pingpong: "ibv_rc_pingpong", "rc-pingpong", 4096, ignore = "rnic live has no rc-pingpong yet";
 }
 
@@ -536,6 +536,20 @@ fn read_bw_rnic_client_with_loss_and_reordering() {
 #[test]
 fn read_bw_rnic_server_with_loss_and_reordering() {
     Interop::new("ib_read_bw", "read-bw", 4096)
+        .impaired(LOSS_AND_REORDER)
+        .rnic_server()
+}
+
+#[test]
+fn atomic_bw_rnic_client_with_loss_and_reordering() {
+    Interop::new("ib_atomic_bw", "atomic-bw", 8)
+        .impaired(LOSS_AND_REORDER)
+        .rnic_client()
+}
+
+#[test]
+fn atomic_bw_rnic_server_with_loss_and_reordering() {
+    Interop::new("ib_atomic_bw", "atomic-bw", 8)
         .impaired(LOSS_AND_REORDER)
         .rnic_server()
 }

@@ -34,6 +34,8 @@ const MB: f64 = 1_048_576.0;
 pub enum Verb {
     Write,
     Read,
+    /// FETCH&ADD (see [`super::atomic_bw`]).
+    Atomic,
 }
 
 impl Verb {
@@ -41,6 +43,7 @@ impl Verb {
         match self {
             Verb::Write => "write-bw",
             Verb::Read => "read-bw",
+            Verb::Atomic => "atomic-bw",
         }
     }
 }
@@ -56,7 +59,7 @@ pub fn run(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
 fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     let layout = Layout {
         mr_addr: SRC_ADDR,
-        mr_len: CHECK_ADDR - SRC_ADDR + o.size,
+        mr_len: CHECK_ADDR - SRC_ADDR + o.size.max(u64::from(o.tx_depth) * 8),
         advertised: SRC_ADDR,
     };
     let mut s = Session::open(o, &layout, false)?;
@@ -72,23 +75,29 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
         va: s.peer.vaddr,
         rkey: s.peer.rkey,
     };
-    let elapsed_s = keep_in_flight(
-        &mut s,
-        o,
-        |i| match verb {
-            Verb::Write => SendWr::write(i, sge, remote),
-            Verb::Read => SendWr::read(i, sge, remote),
-        },
-        |_, _| Ok(()),
-    )?;
-    let verification = match (s.pre.peer_is_rnic, verb) {
-        (false, _) => Verification::PeerIsPerftest,
-        (true, Verb::Write) => read_back(&mut s, o.size, remote)?,
-        (true, Verb::Read) => Verification::of(s.ep.mem.first_pattern_mismatch(
-            SRC_ADDR,
-            o.size,
-            PATTERN_SEED,
-        )),
+    let (elapsed_s, verification) = match verb {
+        Verb::Atomic => super::atomic_bw::fetch_adds(&mut s, o, SRC_ADDR)?,
+        Verb::Write | Verb::Read => {
+            let elapsed_s = keep_in_flight(
+                &mut s,
+                o,
+                |i| match verb {
+                    Verb::Read => SendWr::read(i, sge, remote),
+                    _ => SendWr::write(i, sge, remote),
+                },
+                |_, _| Ok(()),
+            )?;
+            let verification = match (s.pre.peer_is_rnic, verb) {
+                (false, _) => Verification::PeerIsPerftest,
+                (true, Verb::Read) => Verification::of(s.ep.mem.first_pattern_mismatch(
+                    SRC_ADDR,
+                    o.size,
+                    PATTERN_SEED,
+                )),
+                (true, _) => read_back(&mut s, o.size, remote)?,
+            };
+            (elapsed_s, verification)
+        }
     };
     let mut r = LiveResult::bandwidth(verb.test_name(), o.size, o.iters, elapsed_s);
     let mine = BwReport {
@@ -183,7 +192,7 @@ fn server(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
         advertised: DST_ADDR,
     };
     let mut s = Session::open(o, &layout, false)?;
-    if verb == Verb::Read {
+    if verb != Verb::Write {
         s.ep.mem.fill_pattern(DST_ADDR, layout.mr_len, PATTERN_SEED);
     }
     let me = s.me;
@@ -192,7 +201,10 @@ fn server(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     s.oob.keys_waiting(&me, &mut || s.ep.turn(IDLE_TURN))?;
     let theirs = s.oob.bw_reports(&BwReport::default())?;
     s.oob.close(&me, &mut || s.ep.turn(IDLE_TURN), None)?;
-    let verification = if s.pre.peer_is_rnic {
+    let verification = if verb == Verb::Atomic {
+        // The server knows its buffer's first contents, whoever the client is.
+        super::atomic_bw::check_served(&s.ep.mem, DST_ADDR, layout.mr_len, theirs.iters)
+    } else if s.pre.peer_is_rnic {
         Verification::of(
             s.ep.mem
                 .first_pattern_mismatch(DST_ADDR, o.size, PATTERN_SEED),

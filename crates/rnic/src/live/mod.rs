@@ -3,6 +3,7 @@
 //! sockets ([`endpoint`], [`net`]), with perftest's out-of-band exchange ([`oob`]) so that
 //! perftest on a real or soft-RoCE NIC can be the other end.
 
+mod atomic_bw;
 mod bw;
 mod endpoint;
 #[cfg(test)]
@@ -28,8 +29,8 @@ pub const PATTERN_SEED: u64 = 0x726e_6963_6c69_7665;
 /// `rnic live TEST [HOST] ...`: perftest's command line.
 #[derive(Debug, clap::Args)]
 pub struct LiveCmd {
-    /// Test: write-bw, write-lat, send-bw, read-bw or read-lat (send-lat and atomic-bw are
-    /// not implemented yet)
+    /// Test: write-bw, write-lat, send-bw, read-bw, read-lat or atomic-bw (FETCH&ADD of 8
+    /// bytes; send-lat is not implemented yet)
     pub test: String,
     /// The server to connect to (client mode); omit with --server
     pub host: Option<String>,
@@ -73,6 +74,7 @@ pub enum LiveTest {
     SendBw,
     ReadBw,
     ReadLat,
+    AtomicBw,
 }
 
 impl LiveTest {
@@ -82,9 +84,9 @@ impl LiveTest {
 }
 
 /// The tests `rnic live` runs, as its messages list them.
-const RUNS: &str = "write-bw, write-lat, send-bw, read-bw and read-lat";
+const RUNS: &str = "write-bw, write-lat, send-bw, read-bw, read-lat and atomic-bw";
 /// perftest's other tests, refused until they are implemented.
-const NOT_YET: [&str; 2] = ["send-lat", "atomic-bw"];
+const NOT_YET: [&str; 1] = ["send-lat"];
 
 /// Checked options of a run.
 #[derive(Debug, Clone)]
@@ -115,6 +117,7 @@ impl LiveCmd {
             "send-bw" => LiveTest::SendBw,
             "read-bw" => LiveTest::ReadBw,
             "read-lat" => LiveTest::ReadLat,
+            "atomic-bw" => LiveTest::AtomicBw,
             t if NOT_YET.contains(&t) => {
                 return Err(UsageError(format!(
                     "rnic live {t} is not implemented yet ({RUNS} are)"
@@ -162,7 +165,18 @@ impl LiveCmd {
             )));
         }
         let latency = test.is_latency();
-        let size = self.size.unwrap_or(if latency { 2 } else { 65536 });
+        let atomic = test == LiveTest::AtomicBw;
+        let size = self.size.unwrap_or(match (latency, atomic) {
+            (_, true) => atomic_bw::ATOMIC_BYTES,
+            (true, false) => 2,
+            (false, false) => 65536,
+        });
+        if atomic && size != atomic_bw::ATOMIC_BYTES {
+            return Err(UsageError(format!(
+                "-s/--size {size}: atomic-bw's operands are {} bytes",
+                atomic_bw::ATOMIC_BYTES
+            )));
+        }
         if size == 0 || size > MAX_SIZE {
             return Err(UsageError(format!(
                 "-s/--size {size}: must be 1..={MAX_SIZE} bytes"
@@ -206,6 +220,7 @@ pub fn run(cmd: &LiveCmd, out: &mut dyn Write) -> anyhow::Result<()> {
         LiveTest::SendBw => send_bw::run(&o)?,
         LiveTest::ReadBw => bw::run(&o, bw::Verb::Read)?,
         LiveTest::ReadLat => read_lat::run(&o)?,
+        LiveTest::AtomicBw => bw::run(&o, bw::Verb::Atomic)?,
     };
     r.print(out)?;
     if let Some(p) = &o.json {
