@@ -293,6 +293,24 @@ fn atomic_bw_between_two_processes_verifies_every_fetched_value() {
 }
 
 #[test]
+fn rc_pingpong_between_two_processes_verifies_every_message() {
+    let Some((c, s, pcap)) = pair(
+        "rc-pingpong",
+        "127.0.0.13",
+        "127.0.0.14",
+        "18707",
+        &["-n", "600", "-s", "4096"],
+    ) else {
+        return;
+    };
+    assert_verified(&c, "client");
+    assert_verified(&s, "server");
+    assert_eq!(c["test"], "rc-pingpong");
+    assert_eq!(c["iterations"], 600);
+    assert_pcap_checks(&pcap);
+}
+
+#[test]
 fn a_client_without_a_server_fails_clearly_and_soon() {
     let start = Instant::now();
     let o = finish(

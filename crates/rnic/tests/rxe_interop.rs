@@ -10,9 +10,9 @@
 //! print why and pass, unless `RNIC_REQUIRE_RXE=1`: then they fail.
 //!
 //! The `rnic live` interop tests (rnic as client and as server against perftest and
-//! `ibv_rc_pingpong` in the guest, PMTU 1024 and 4096, and with loss and reordering from netem)
-//! run where `rnic live` has the test (WRITE bandwidth and latency today); the others are
-//! ignored, each with what `rnic live` lacks.
+//! `ibv_rc_pingpong` in the guest, PMTU 1024 and 4096, and the bandwidth tests with loss and
+//! reordering from netem) run for every tool `rnic live` has a test for; a tool it had none
+//! for would be ignored, naming what `rnic live` lacks.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
@@ -330,7 +330,7 @@ fn netem_loss_and_reordering_apply_to_the_guest_nic() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// rnic live against rxe (ignored until `rnic live` lands)
+// rnic live against rxe
 // ---------------------------------------------------------------------------------------------
 
 /// One interop run: which tool in the guest, which `rnic live` subcommand on the host, and how.
@@ -509,7 +509,7 @@ interop_tests! {
     ib_send_bw: "ib_send_bw", "send-bw", 4096;
     ib_read_lat: "ib_read_lat", "read-lat", 2;
     ib_atomic_bw: "ib_atomic_bw", "atomic-bw", 8;
-    ibv_rc_pingpong: "ibv_rc_pingpong", "rc-pingpong", 4096, ignore = "rnic live has no rc-pingpong yet";
+    ibv_rc_pingpong: "ibv_rc_pingpong", "rc-pingpong", 4096;
 }
 
 #[test]

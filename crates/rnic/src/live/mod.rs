@@ -10,6 +10,7 @@ mod endpoint;
 mod fuzz;
 pub mod net;
 pub mod oob;
+mod rc_pingpong;
 mod read_lat;
 mod recv_ring;
 mod report;
@@ -29,8 +30,8 @@ pub const PATTERN_SEED: u64 = 0x726e_6963_6c69_7665;
 /// `rnic live TEST [HOST] ...`: perftest's command line.
 #[derive(Debug, clap::Args)]
 pub struct LiveCmd {
-    /// Test: write-bw, write-lat, send-bw, read-bw, read-lat or atomic-bw (FETCH&ADD of 8
-    /// bytes; send-lat is not implemented yet)
+    /// Test: write-bw, write-lat, send-bw, read-bw, read-lat, atomic-bw (FETCH&ADD of 8
+    /// bytes) or rc-pingpong (ibv_rc_pingpong's; send-lat is not implemented yet)
     pub test: String,
     /// The server to connect to (client mode); omit with --server
     pub host: Option<String>,
@@ -75,16 +76,21 @@ pub enum LiveTest {
     ReadBw,
     ReadLat,
     AtomicBw,
+    /// rdma-core's `ibv_rc_pingpong` (its own exchange, not perftest's).
+    RcPingpong,
 }
 
 impl LiveTest {
     fn is_latency(self) -> bool {
-        matches!(self, LiveTest::WriteLat | LiveTest::ReadLat)
+        matches!(
+            self,
+            LiveTest::WriteLat | LiveTest::ReadLat | LiveTest::RcPingpong
+        )
     }
 }
 
 /// The tests `rnic live` runs, as its messages list them.
-const RUNS: &str = "write-bw, write-lat, send-bw, read-bw, read-lat and atomic-bw";
+const RUNS: &str = "write-bw, write-lat, send-bw, read-bw, read-lat, atomic-bw and rc-pingpong";
 /// perftest's other tests, refused until they are implemented.
 const NOT_YET: [&str; 1] = ["send-lat"];
 
@@ -118,6 +124,7 @@ impl LiveCmd {
             "read-bw" => LiveTest::ReadBw,
             "read-lat" => LiveTest::ReadLat,
             "atomic-bw" => LiveTest::AtomicBw,
+            "rc-pingpong" => LiveTest::RcPingpong,
             t if NOT_YET.contains(&t) => {
                 return Err(UsageError(format!(
                     "rnic live {t} is not implemented yet ({RUNS} are)"
@@ -167,6 +174,7 @@ impl LiveCmd {
         let latency = test.is_latency();
         let atomic = test == LiveTest::AtomicBw;
         let size = self.size.unwrap_or(match (latency, atomic) {
+            _ if test == LiveTest::RcPingpong => 4096,
             (_, true) => atomic_bw::ATOMIC_BYTES,
             (true, false) => 2,
             (false, false) => 65536,
@@ -221,6 +229,7 @@ pub fn run(cmd: &LiveCmd, out: &mut dyn Write) -> anyhow::Result<()> {
         LiveTest::ReadBw => bw::run(&o, bw::Verb::Read)?,
         LiveTest::ReadLat => read_lat::run(&o)?,
         LiveTest::AtomicBw => bw::run(&o, bw::Verb::Atomic)?,
+        LiveTest::RcPingpong => rc_pingpong::run(&o)?,
     };
     r.print(out)?;
     if let Some(p) = &o.json {

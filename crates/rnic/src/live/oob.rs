@@ -261,6 +261,17 @@ impl Oob {
         r
     }
 
+    /// Writes `bytes` as they are (ibv_rc_pingpong's closing `done`).
+    pub fn write_raw(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
+        self.stream.write_all(bytes)?;
+        Ok(())
+    }
+
+    /// Reads exactly `n` bytes, waiting up to the exchange timeout.
+    pub fn read_raw(&mut self, n: usize) -> anyhow::Result<Vec<u8>> {
+        self.read_exact(n, &mut idle_wait, Some(EXCHANGE_TIMEOUT))
+    }
+
     /// Versions, page size and cache line, path MTU (`mtu_bytes` is this side's).
     pub fn preamble(&mut self, mtu_bytes: u32) -> anyhow::Result<Preamble> {
         let mut idle = idle_wait;

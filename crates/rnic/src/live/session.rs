@@ -143,7 +143,7 @@ impl Session {
 }
 
 /// A start PSN that differs from run to run, as perftest's `lrand48() & 0xffffff`.
-fn random_psn() -> u32 {
+pub fn random_psn() -> u32 {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64);
