@@ -146,6 +146,20 @@ fn assert_verified(j: &serde_json::Value, who: &str) {
     assert_eq!(j["live"]["peer_is_rnic"], true, "{who}: {j}");
 }
 
+/// The latency figures are positive and ordered.
+fn assert_latency_ordered(j: &serde_json::Value) {
+    let lat = &j["latency_us"];
+    let (min, p50, max) = (
+        lat["min"].as_f64().unwrap(),
+        lat["p50"].as_f64().unwrap(),
+        lat["max"].as_f64().unwrap(),
+    );
+    assert!(
+        0.0 < min && min <= p50 && p50 <= max,
+        "latency figures are ordered: {lat}"
+    );
+}
+
 fn assert_pcap_checks(pcap: &Path) {
     let o = Command::new(RNIC)
         .args(["pcap", "check"])
@@ -194,16 +208,7 @@ fn write_lat_between_two_processes_verifies_every_message() {
     };
     assert_verified(&c, "client");
     assert_verified(&s, "server");
-    let lat = &c["latency_us"];
-    let (min, p50, max) = (
-        lat["min"].as_f64().unwrap(),
-        lat["p50"].as_f64().unwrap(),
-        lat["max"].as_f64().unwrap(),
-    );
-    assert!(
-        0.0 < min && min <= p50 && p50 <= max,
-        "latency figures are ordered: {lat}"
-    );
+    assert_latency_ordered(&c);
     assert_pcap_checks(&pcap);
 }
 
@@ -260,16 +265,7 @@ fn read_lat_between_two_processes_verifies_every_read() {
     assert_verified(&c, "client");
     assert_verified(&s, "server");
     assert_eq!(c["test"], "read-lat");
-    let lat = &c["latency_us"];
-    let (min, p50, max) = (
-        lat["min"].as_f64().unwrap(),
-        lat["p50"].as_f64().unwrap(),
-        lat["max"].as_f64().unwrap(),
-    );
-    assert!(
-        0.0 < min && min <= p50 && p50 <= max,
-        "latency figures are ordered: {lat}"
-    );
+    assert_latency_ordered(&c);
     assert_pcap_checks(&pcap);
 }
 

@@ -11,14 +11,13 @@
 //! before each receive is posted again). The example's buffer holds no pattern, so against it
 //! the bytes are not verified.
 
-use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use rnic_transport::{SendWr, Sge, WcOpcode, WcStatus};
 
 use super::endpoint::{Endpoint, QpTuning};
-use super::oob::{gid_of, Dest, Oob};
+use super::oob::{gid_of, Dest};
 use super::recv_ring::RecvRing;
 use super::report::LiveResult;
 use super::session::{IDLE_TURN, STALL};
@@ -80,14 +79,7 @@ fn decode(line: &[u8]) -> anyhow::Result<(u16, Dest)> {
 
 pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
     let is_client = o.host.is_some();
-    let mut oob = match &o.host {
-        Some(h) => Oob::connect(h, o.port, o.bind, Duration::from_secs(5))?,
-        None => Oob::accept(o.bind, o.port)?,
-    };
-    let local_ip: Ipv4Addr = match o.bind {
-        Some(ip) => ip,
-        None => oob.local_ip()?,
-    };
+    let (mut oob, local_ip) = super::session::open_exchange(o)?;
     let tuning = QpTuning {
         mtu_bytes: o.mtu_bytes,
         timeout: 14,
@@ -203,7 +195,7 @@ mod tests {
 
     #[test]
     fn the_line_has_the_examples_length_and_round_trips() {
-        let gid = gid_of(Ipv4Addr::new(10, 47, 0, 2));
+        let gid = gid_of(std::net::Ipv4Addr::new(10, 47, 0, 2));
         let line = encode(RNIC_LID, 0x11, 0xABCDEF, gid);
         let text_len = line.iter().position(|&b| b == 0).unwrap();
         assert_eq!(text_len, LINE_BYTES - 1);

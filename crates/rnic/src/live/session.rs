@@ -41,14 +41,7 @@ impl Session {
         layout: &Layout,
         extra_first_handshake: bool,
     ) -> anyhow::Result<Session> {
-        let mut oob = match &o.host {
-            Some(h) => Oob::connect(h, o.port, o.bind, Duration::from_secs(5))?,
-            None => Oob::accept(o.bind, o.port)?,
-        };
-        let local_ip: Ipv4Addr = match o.bind {
-            Some(ip) => ip,
-            None => oob.local_ip()?,
-        };
+        let (mut oob, local_ip) = open_exchange(o)?;
         let pre = oob.preamble(o.mtu_bytes)?;
         let tuning = QpTuning {
             mtu_bytes: pre.mtu_bytes,
@@ -140,6 +133,20 @@ impl Session {
         }
         Ok(())
     }
+}
+
+/// The exchange's TCP connection (the client connects, the server accepts one client), and
+/// the local address: `--bind`'s, else the one the connection uses.
+pub fn open_exchange(o: &LiveOptions) -> anyhow::Result<(Oob, Ipv4Addr)> {
+    let oob = match &o.host {
+        Some(h) => Oob::connect(h, o.port, o.bind, Duration::from_secs(5))?,
+        None => Oob::accept(o.bind, o.port)?,
+    };
+    let local_ip: Ipv4Addr = match o.bind {
+        Some(ip) => ip,
+        None => oob.local_ip()?,
+    };
+    Ok((oob, local_ip))
 }
 
 /// A start PSN that differs from run to run, as perftest's `lrand48() & 0xffffff`.
