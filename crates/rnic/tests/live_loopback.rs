@@ -135,6 +135,20 @@ fn assert_verified(j: &serde_json::Value, who: &str) {
     assert_eq!(j["live"]["peer_is_rnic"], true, "{who}: {j}");
 }
 
+/// The latency figures are positive and ordered.
+fn assert_latency_ordered(j: &serde_json::Value) {
+    let lat = &j["latency_us"];
+    let (min, p50, max) = (
+        lat["min"].as_f64().unwrap(),
+        lat["p50"].as_f64().unwrap(),
+        lat["max"].as_f64().unwrap(),
+    );
+    assert!(
+        0.0 < min && min <= p50 && p50 <= max,
+        "latency figures are ordered: {lat}"
+    );
+}
+
 fn assert_pcap_checks(pcap: &Path) {
     let o = Command::new(RNIC)
         .args(["pcap", "check"])
@@ -183,16 +197,101 @@ fn write_lat_between_two_processes_verifies_every_message() {
     };
     assert_verified(&c, "client");
     assert_verified(&s, "server");
-    let lat = &c["latency_us"];
-    let (min, p50, max) = (
-        lat["min"].as_f64().unwrap(),
-        lat["p50"].as_f64().unwrap(),
-        lat["max"].as_f64().unwrap(),
-    );
-    assert!(
-        0.0 < min && min <= p50 && p50 <= max,
-        "latency figures are ordered: {lat}"
-    );
+    assert_latency_ordered(&c);
+    assert_pcap_checks(&pcap);
+}
+
+#[test]
+fn send_bw_between_two_processes_verifies_every_message() {
+    let Some((c, s, pcap)) = pair(
+        "send-bw",
+        "127.0.0.5",
+        "127.0.0.6",
+        "18703",
+        &["-n", "600", "-s", "65536"],
+    ) else {
+        return;
+    };
+    assert_verified(&c, "client");
+    assert_verified(&s, "server");
+    assert_eq!(c["test"], "send-bw");
+    assert_eq!(c["iterations"], 600);
+    assert!(c["goodput_gbps"].as_f64().unwrap() > 0.0, "client: {c}");
+    assert!(s["goodput_gbps"].as_f64().unwrap() > 0.0, "server: {s}");
+    assert_pcap_checks(&pcap);
+}
+
+#[test]
+fn read_bw_between_two_processes_verifies_every_byte() {
+    let Some((c, s, pcap)) = pair(
+        "read-bw",
+        "127.0.0.7",
+        "127.0.0.8",
+        "18704",
+        &["-n", "300", "-s", "65536"],
+    ) else {
+        return;
+    };
+    assert_verified(&c, "client");
+    assert_verified(&s, "server");
+    assert_eq!(c["test"], "read-bw");
+    assert_eq!(c["iterations"], 300);
+    assert!(c["goodput_gbps"].as_f64().unwrap() > 0.0, "client: {c}");
+    assert_pcap_checks(&pcap);
+}
+
+#[test]
+fn read_lat_between_two_processes_verifies_every_read() {
+    let Some((c, s, pcap)) = pair(
+        "read-lat",
+        "127.0.0.9",
+        "127.0.0.10",
+        "18705",
+        &["-n", "200", "-s", "64"],
+    ) else {
+        return;
+    };
+    assert_verified(&c, "client");
+    assert_verified(&s, "server");
+    assert_eq!(c["test"], "read-lat");
+    assert_latency_ordered(&c);
+    assert_pcap_checks(&pcap);
+}
+
+#[test]
+fn atomic_bw_between_two_processes_verifies_every_fetched_value() {
+    let Some((c, s, pcap)) = pair(
+        "atomic-bw",
+        "127.0.0.11",
+        "127.0.0.12",
+        "18706",
+        &["-n", "1000"],
+    ) else {
+        return;
+    };
+    assert_verified(&c, "client");
+    assert_verified(&s, "server");
+    assert_eq!(c["test"], "atomic-bw");
+    assert_eq!(c["size_bytes"], 8, "perftest's atomic operand");
+    assert_eq!(s["iterations"], 1000);
+    assert_pcap_checks(&pcap);
+}
+
+#[test]
+fn rc_pingpong_between_two_processes_verifies_every_message() {
+    let Some((c, s, pcap)) = pair(
+        "rc-pingpong",
+        "127.0.0.13",
+        "127.0.0.14",
+        "18707",
+        &["-n", "600", "-s", "4096"],
+    ) else {
+        return;
+    };
+    assert_verified(&c, "client");
+    assert_verified(&s, "server");
+    assert_eq!(c["test"], "rc-pingpong");
+    assert_eq!(c["iterations"], 600);
     assert_pcap_checks(&pcap);
 }
 
@@ -234,13 +333,10 @@ fn bad_flags_exit_2_naming_the_flag() {
         (&["live", "write-bw", "--server", "--bogus"][..], "--bogus"),
         (&["live", "write-bw"][..], "--server or HOST"),
         (
-            &["live", "read-bw", "--server"][..],
-            "read-bw is not implemented yet",
+            &["live", "send-lat", "host"][..],
+            "send-lat is not implemented yet",
         ),
-        (
-            &["live", "atomic-bw", "host"][..],
-            "atomic-bw is not implemented yet",
-        ),
+        (&["live", "atomic-bw", "host", "-s", "16"][..], "--size"),
         (&["live", "flood", "--server"][..], "unknown test"),
     ] {
         let o = Command::new(RNIC).args(args).output().unwrap();

@@ -10,9 +10,9 @@
 //! print why and pass, unless `RNIC_REQUIRE_RXE=1`: then they fail.
 //!
 //! The `rnic live` interop tests (rnic as client and as server against perftest and
-//! `ibv_rc_pingpong` in the guest, PMTU 1024 and 4096, and with loss and reordering from netem)
-//! run where `rnic live` has the test (WRITE bandwidth and latency today); the others are
-//! ignored, each with what `rnic live` lacks.
+//! `ibv_rc_pingpong` in the guest, PMTU 1024 and 4096, and the bandwidth tests with loss and
+//! reordering from netem) run for every tool `rnic live` has a test for; a tool it had none
+//! for would be ignored, naming what `rnic live` lacks.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
@@ -330,7 +330,7 @@ fn netem_loss_and_reordering_apply_to_the_guest_nic() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// rnic live against rxe (ignored until `rnic live` lands)
+// rnic live against rxe
 // ---------------------------------------------------------------------------------------------
 
 /// One interop run: which tool in the guest, which `rnic live` subcommand on the host, and how.
@@ -505,11 +505,11 @@ macro_rules! interop_tests {
 interop_tests! {
     ib_write_bw: "ib_write_bw", "write-bw", 4096;
     ib_write_lat: "ib_write_lat", "write-lat", 2;
-    ib_read_bw: "ib_read_bw", "read-bw", 4096, ignore = "rnic live refuses read-bw: its loopback run fails";
-    ib_send_bw: "ib_send_bw", "send-bw", 4096, ignore = "rnic live has no send-bw yet";
-    ib_read_lat: "ib_read_lat", "read-lat", 2, ignore = "rnic live has no read-lat yet";
-    ib_atomic_bw: "ib_atomic_bw", "atomic-bw", 8, ignore = "rnic live has no atomic-bw yet";
-    ibv_rc_pingpong: "ibv_rc_pingpong", "rc-pingpong", 4096, ignore = "rnic live has no rc-pingpong yet";
+    ib_read_bw: "ib_read_bw", "read-bw", 4096;
+    ib_send_bw: "ib_send_bw", "send-bw", 4096;
+    ib_read_lat: "ib_read_lat", "read-lat", 2;
+    ib_atomic_bw: "ib_atomic_bw", "atomic-bw", 8;
+    ibv_rc_pingpong: "ibv_rc_pingpong", "rc-pingpong", 4096;
 }
 
 #[test]
@@ -522,6 +522,48 @@ fn write_bw_rnic_client_with_loss_and_reordering() {
 #[test]
 fn write_bw_rnic_server_with_loss_and_reordering() {
     Interop::new("ib_write_bw", "write-bw", 4096)
+        .impaired(LOSS_AND_REORDER)
+        .rnic_server()
+}
+
+#[test]
+fn read_bw_rnic_client_with_loss_and_reordering() {
+    Interop::new("ib_read_bw", "read-bw", 4096)
+        .impaired(LOSS_AND_REORDER)
+        .rnic_client()
+}
+
+#[test]
+fn read_bw_rnic_server_with_loss_and_reordering() {
+    Interop::new("ib_read_bw", "read-bw", 4096)
+        .impaired(LOSS_AND_REORDER)
+        .rnic_server()
+}
+
+#[test]
+fn atomic_bw_rnic_client_with_loss_and_reordering() {
+    Interop::new("ib_atomic_bw", "atomic-bw", 8)
+        .impaired(LOSS_AND_REORDER)
+        .rnic_client()
+}
+
+#[test]
+fn atomic_bw_rnic_server_with_loss_and_reordering() {
+    Interop::new("ib_atomic_bw", "atomic-bw", 8)
+        .impaired(LOSS_AND_REORDER)
+        .rnic_server()
+}
+
+#[test]
+fn send_bw_rnic_client_with_loss_and_reordering() {
+    Interop::new("ib_send_bw", "send-bw", 4096)
+        .impaired(LOSS_AND_REORDER)
+        .rnic_client()
+}
+
+#[test]
+fn send_bw_rnic_server_with_loss_and_reordering() {
+    Interop::new("ib_send_bw", "send-bw", 4096)
         .impaired(LOSS_AND_REORDER)
         .rnic_server()
 }

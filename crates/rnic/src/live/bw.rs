@@ -13,11 +13,12 @@
 use std::time::Instant;
 
 use anyhow::bail;
-use rnic_transport::{RemoteAddr, SendWr, Sge, WcStatus};
+use rnic_transport::{Completion, RemoteAddr, SendWr, Sge, WcStatus};
 
+use super::endpoint::Endpoint;
 use super::oob::{BwReport, CYCLE_BUFFER_BYTES};
 use super::report::{LiveResult, Verification};
-use super::session::{Layout, Session};
+use super::session::{Layout, Session, IDLE_TURN, STALL};
 use super::{LiveOptions, PATTERN_SEED};
 
 /// The client's source buffer, and where its READ-back lands.
@@ -32,9 +33,9 @@ const MB: f64 = 1_048_576.0;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verb {
     Write,
-    /// Not reachable from the command line yet: its loopback test failed (see the docs).
-    #[allow(dead_code)]
     Read,
+    /// FETCH&ADD (see [`super::atomic_bw`]).
+    Atomic,
 }
 
 impl Verb {
@@ -42,6 +43,7 @@ impl Verb {
         match self {
             Verb::Write => "write-bw",
             Verb::Read => "read-bw",
+            Verb::Atomic => "atomic-bw",
         }
     }
 }
@@ -57,7 +59,7 @@ pub fn run(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
 fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     let layout = Layout {
         mr_addr: SRC_ADDR,
-        mr_len: CHECK_ADDR - SRC_ADDR + o.size,
+        mr_len: CHECK_ADDR - SRC_ADDR + o.size.max(u64::from(o.tx_depth) * 8),
         advertised: SRC_ADDR,
     };
     let mut s = Session::open(o, &layout, false)?;
@@ -73,43 +75,38 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
         va: s.peer.vaddr,
         rkey: s.peer.rkey,
     };
-    let (mut posted, mut completed) = (0u64, 0u64);
-    let start = Instant::now();
-    let mut last_progress = Instant::now();
-    while completed < o.iters {
-        while posted < o.iters && posted - completed < u64::from(o.tx_depth) {
-            s.ep.dev
-                .post_send(s.ep.qpn, SendWr::write(posted, sge, remote))?;
-            posted += 1;
+    let mut write_retransmissions = 0;
+    let (elapsed_s, verification) = match verb {
+        Verb::Atomic => {
+            let done = super::atomic_bw::fetch_adds(&mut s, o, SRC_ADDR)?;
+            write_retransmissions = s.ep.dev.stats().retransmitted_packets;
+            done
         }
-        s.ep.turn(super::session::IDLE_TURN)?;
-        while let Some(c) = s.ep.poll_cq() {
-            if c.status != WcStatus::Success {
-                bail!("{verb:?} {} completed with {:?}", c.wr_id, c.status);
-            }
-            completed += 1;
-            last_progress = Instant::now();
+        Verb::Write | Verb::Read => {
+            let elapsed_s = keep_in_flight(
+                &mut s,
+                o,
+                |i| match verb {
+                    Verb::Read => SendWr::read(i, sge, remote),
+                    _ => SendWr::write(i, sge, remote),
+                },
+                |_, _| Ok(()),
+            )?;
+            // Before the READ-back: a WAN accelerator answers WRITEs, never READs, so a
+            // READ-back resent over a long lossy link is not a WRITE the client had to send
+            // again.
+            write_retransmissions = s.ep.dev.stats().retransmitted_packets;
+            let verification = match (s.pre.peer_is_rnic, verb) {
+                (false, _) => Verification::PeerIsPerftest,
+                (true, Verb::Read) => Verification::of(s.ep.mem.first_pattern_mismatch(
+                    SRC_ADDR,
+                    o.size,
+                    PATTERN_SEED,
+                )),
+                (true, _) => read_back(&mut s, o.size, remote)?,
+            };
+            (elapsed_s, verification)
         }
-        if last_progress.elapsed() > super::session::STALL {
-            bail!(
-                "no WRITE completed for {} s ({completed} of {} done)",
-                super::session::STALL.as_secs(),
-                o.iters
-            );
-        }
-    }
-    let elapsed_s = start.elapsed().as_secs_f64();
-    // Before the READ-back: a WAN accelerator answers WRITEs, never READs, so a READ-back
-    // resent over a long lossy link is not a WRITE the client had to send again.
-    let write_retransmissions = s.ep.dev.stats().retransmitted_packets;
-    let verification = match (s.pre.peer_is_rnic, verb) {
-        (false, _) => Verification::PeerIsPerftest,
-        (true, Verb::Write) => read_back(&mut s, o.size, remote)?,
-        (true, Verb::Read) => Verification::of(s.ep.mem.first_pattern_mismatch(
-            SRC_ADDR,
-            o.size,
-            PATTERN_SEED,
-        )),
     };
     let mut r = LiveResult::bandwidth(verb.test_name(), o.size, o.iters, elapsed_s);
     let mine = BwReport {
@@ -120,14 +117,51 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
         msg_rate: r.msg_rate_mops,
     };
     let me = s.me;
-    s.oob
-        .keys(&me, &mut || s.ep.turn(super::session::IDLE_TURN))?;
+    s.oob.keys(&me, &mut || s.ep.turn(IDLE_TURN))?;
     s.oob.bw_reports(&mine)?;
-    s.oob.close(&me)?;
+    s.oob.close(&me, &mut || s.ep.turn(IDLE_TURN), None)?;
     r.finish(&mut s, verification);
     r.write_retransmissions = Some(write_retransmissions);
     s.ep.finish()?;
     Ok(r)
+}
+
+/// Keeps `o.tx_depth` work requests (`wr_for(i)` is the `i`-th, its `wr_id` `i`) in flight
+/// until `o.iters` completed, as perftest's `run_iter_bw`; `check` sees every successful
+/// completion in order. Returns the seconds from the first post to the last completion.
+pub fn keep_in_flight(
+    s: &mut Session,
+    o: &LiveOptions,
+    mut wr_for: impl FnMut(u64) -> SendWr,
+    mut check: impl FnMut(&mut Endpoint, &Completion) -> anyhow::Result<()>,
+) -> anyhow::Result<f64> {
+    let (mut posted, mut completed) = (0u64, 0u64);
+    let start = Instant::now();
+    let mut last_progress = Instant::now();
+    while completed < o.iters {
+        while posted < o.iters && posted - completed < u64::from(o.tx_depth) {
+            let wr = wr_for(posted);
+            s.ep.dev.post_send(s.ep.qpn, wr)?;
+            posted += 1;
+        }
+        s.ep.turn(IDLE_TURN)?;
+        while let Some(c) = s.ep.poll_cq() {
+            if c.status != WcStatus::Success {
+                bail!("{:?} {} completed with {:?}", c.opcode, c.wr_id, c.status);
+            }
+            check(&mut s.ep, &c)?;
+            completed += 1;
+            last_progress = Instant::now();
+        }
+        if last_progress.elapsed() > STALL {
+            bail!(
+                "no work request completed for {} s ({completed} of {} done)",
+                STALL.as_secs(),
+                o.iters
+            );
+        }
+    }
+    Ok(start.elapsed().as_secs_f64())
 }
 
 /// READs the server's buffer into `CHECK_ADDR` and compares it with the pattern.
@@ -168,17 +202,19 @@ fn server(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
         advertised: DST_ADDR,
     };
     let mut s = Session::open(o, &layout, false)?;
-    if verb == Verb::Read {
+    if verb != Verb::Write {
         s.ep.mem.fill_pattern(DST_ADDR, layout.mr_len, PATTERN_SEED);
     }
     let me = s.me;
     // The client's closing handshake comes when its WRITEs or READs are done; until then the
     // engine answers them (and the READ-back).
-    s.oob
-        .keys_waiting(&me, &mut || s.ep.turn(super::session::IDLE_TURN))?;
+    s.oob.keys_waiting(&me, &mut || s.ep.turn(IDLE_TURN))?;
     let theirs = s.oob.bw_reports(&BwReport::default())?;
-    s.oob.close(&me)?;
-    let verification = if s.pre.peer_is_rnic {
+    s.oob.close(&me, &mut || s.ep.turn(IDLE_TURN), None)?;
+    let verification = if verb == Verb::Atomic {
+        // The server knows its buffer's first contents, whoever the client is.
+        super::atomic_bw::check_served(&s.ep.mem, DST_ADDR, layout.mr_len, theirs.iters)
+    } else if s.pre.peer_is_rnic {
         Verification::of(
             s.ep.mem
                 .first_pattern_mismatch(DST_ADDR, o.size, PATTERN_SEED),

@@ -21,6 +21,8 @@ use super::oob::Dest;
 const FRAME_BYTES: usize = 9000;
 /// Datagrams handed to the engine per turn before it transmits again.
 const RX_BATCH: usize = 64;
+/// Receive WQEs the QP can hold: perftest's receive depth of its SEND tests.
+pub const RECV_DEPTH: u32 = 512;
 
 /// QP attributes of a live run, perftest's defaults where it has them.
 #[derive(Debug, Clone, Copy)]
@@ -90,7 +92,7 @@ impl Endpoint {
             send_cq: cq,
             recv_cq: cq,
             max_send_wr: sq_depth,
-            max_recv_wr: sq_depth,
+            max_recv_wr: sq_depth.max(RECV_DEPTH),
         })?;
         let pcap = match pcap {
             Some(p) => {

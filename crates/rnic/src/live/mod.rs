@@ -3,13 +3,18 @@
 //! sockets ([`endpoint`], [`net`]), with perftest's out-of-band exchange ([`oob`]) so that
 //! perftest on a real or soft-RoCE NIC can be the other end.
 
+mod atomic_bw;
 mod bw;
 mod endpoint;
 #[cfg(test)]
 mod fuzz;
 pub mod net;
 pub mod oob;
+mod rc_pingpong;
+mod read_lat;
+mod recv_ring;
 mod report;
+mod send_bw;
 mod session;
 mod write_lat;
 
@@ -25,8 +30,8 @@ pub const PATTERN_SEED: u64 = 0x726e_6963_6c69_7665;
 /// `rnic live TEST [HOST] ...`: perftest's command line.
 #[derive(Debug, clap::Args)]
 pub struct LiveCmd {
-    /// Test: write-bw or write-lat (read-bw, send-bw, read-lat, send-lat and atomic-bw are
-    /// not implemented yet)
+    /// Test: write-bw, write-lat, send-bw, read-bw, read-lat, atomic-bw (FETCH&ADD of 8
+    /// bytes) or rc-pingpong (ibv_rc_pingpong's; send-lat is not implemented yet)
     pub test: String,
     /// The server to connect to (client mode); omit with --server
     pub host: Option<String>,
@@ -67,10 +72,27 @@ pub struct LiveCmd {
 pub enum LiveTest {
     WriteBw,
     WriteLat,
+    SendBw,
+    ReadBw,
+    ReadLat,
+    AtomicBw,
+    /// rdma-core's `ibv_rc_pingpong` (its own exchange, not perftest's).
+    RcPingpong,
 }
 
+impl LiveTest {
+    fn is_latency(self) -> bool {
+        matches!(
+            self,
+            LiveTest::WriteLat | LiveTest::ReadLat | LiveTest::RcPingpong
+        )
+    }
+}
+
+/// The tests `rnic live` runs, as its messages list them.
+const RUNS: &str = "write-bw, write-lat, send-bw, read-bw, read-lat, atomic-bw and rc-pingpong";
 /// perftest's other tests, refused until they are implemented.
-const NOT_YET: [&str; 5] = ["read-bw", "send-bw", "read-lat", "send-lat", "atomic-bw"];
+const NOT_YET: [&str; 1] = ["send-lat"];
 
 /// Checked options of a run.
 #[derive(Debug, Clone)]
@@ -98,14 +120,19 @@ impl LiveCmd {
         let test = match self.test.as_str() {
             "write-bw" => LiveTest::WriteBw,
             "write-lat" => LiveTest::WriteLat,
+            "send-bw" => LiveTest::SendBw,
+            "read-bw" => LiveTest::ReadBw,
+            "read-lat" => LiveTest::ReadLat,
+            "atomic-bw" => LiveTest::AtomicBw,
+            "rc-pingpong" => LiveTest::RcPingpong,
             t if NOT_YET.contains(&t) => {
                 return Err(UsageError(format!(
-                    "rnic live {t} is not implemented yet (write-bw and write-lat are)"
+                    "rnic live {t} is not implemented yet ({RUNS} are)"
                 )))
             }
             t => {
                 return Err(UsageError(format!(
-                    "unknown test {t:?}: rnic live runs write-bw and write-lat"
+                    "unknown test {t:?}: rnic live runs {RUNS}"
                 )))
             }
         };
@@ -144,8 +171,20 @@ impl LiveCmd {
                 self.mtu
             )));
         }
-        let latency = test == LiveTest::WriteLat;
-        let size = self.size.unwrap_or(if latency { 2 } else { 65536 });
+        let latency = test.is_latency();
+        let atomic = test == LiveTest::AtomicBw;
+        let size = self.size.unwrap_or(match (latency, atomic) {
+            _ if test == LiveTest::RcPingpong => 4096,
+            (_, true) => atomic_bw::ATOMIC_BYTES,
+            (true, false) => 2,
+            (false, false) => 65536,
+        });
+        if atomic && size != atomic_bw::ATOMIC_BYTES {
+            return Err(UsageError(format!(
+                "-s/--size {size}: atomic-bw's operands are {} bytes",
+                atomic_bw::ATOMIC_BYTES
+            )));
+        }
         if size == 0 || size > MAX_SIZE {
             return Err(UsageError(format!(
                 "-s/--size {size}: must be 1..={MAX_SIZE} bytes"
@@ -186,6 +225,11 @@ pub fn run(cmd: &LiveCmd, out: &mut dyn Write) -> anyhow::Result<()> {
     let r = match o.test {
         LiveTest::WriteBw => bw::run(&o, bw::Verb::Write)?,
         LiveTest::WriteLat => write_lat::run(&o)?,
+        LiveTest::SendBw => send_bw::run(&o)?,
+        LiveTest::ReadBw => bw::run(&o, bw::Verb::Read)?,
+        LiveTest::ReadLat => read_lat::run(&o)?,
+        LiveTest::AtomicBw => bw::run(&o, bw::Verb::Atomic)?,
+        LiveTest::RcPingpong => rc_pingpong::run(&o)?,
     };
     r.print(out)?;
     if let Some(p) = &o.json {

@@ -261,6 +261,17 @@ impl Oob {
         r
     }
 
+    /// Writes `bytes` as they are (ibv_rc_pingpong's closing `done`).
+    pub fn write_raw(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
+        self.stream.write_all(bytes)?;
+        Ok(())
+    }
+
+    /// Reads exactly `n` bytes, waiting up to the exchange timeout.
+    pub fn read_raw(&mut self, n: usize) -> anyhow::Result<Vec<u8>> {
+        self.read_exact(n, &mut idle_wait, Some(EXCHANGE_TIMEOUT))
+    }
+
     /// Versions, page size and cache line, path MTU (`mtu_bytes` is this side's).
     pub fn preamble(&mut self, mtu_bytes: u32) -> anyhow::Result<Preamble> {
         let mut idle = idle_wait;
@@ -329,11 +340,48 @@ impl Oob {
         })
     }
 
-    /// `ctx_close_connection`: a last key exchange, then `done\0`.
-    pub fn close(&mut self, mine: &Dest) -> anyhow::Result<()> {
-        self.keys(mine, &mut idle_wait)?;
+    /// `ctx_close_connection`: a last key exchange, then `done\0`, calling `pump` while it
+    /// waits (the peer may still need an ACK resent). Between two rnic endpoints
+    /// (`verdict` given) each side's verdict on the bytes it checked goes across after the
+    /// keys (see [`Verdict`]); returns the peer's.
+    pub fn close(
+        &mut self,
+        mine: &Dest,
+        pump: &mut dyn FnMut() -> anyhow::Result<()>,
+        verdict: Option<Verdict>,
+    ) -> anyhow::Result<Option<Verdict>> {
+        self.close_within(mine, pump, verdict, Some(EXCHANGE_TIMEOUT))
+    }
+
+    /// [`Oob::close`] that waits for the peer's closing handshake without a time limit (a
+    /// server whose client runs the test), until the peer answers or drops the connection.
+    pub fn close_waiting(
+        &mut self,
+        mine: &Dest,
+        pump: &mut dyn FnMut() -> anyhow::Result<()>,
+        verdict: Option<Verdict>,
+    ) -> anyhow::Result<Option<Verdict>> {
+        self.close_within(mine, pump, verdict, None)
+    }
+
+    fn close_within(
+        &mut self,
+        mine: &Dest,
+        pump: &mut dyn FnMut() -> anyhow::Result<()>,
+        verdict: Option<Verdict>,
+        timeout: Option<Duration>,
+    ) -> anyhow::Result<Option<Verdict>> {
+        let theirs = self.exchange_within(&mine.encode(), pump, timeout)?;
+        Dest::decode(&theirs)?;
+        let theirs = match verdict {
+            Some(v) => {
+                let t = self.exchange(&v.encode(), pump)?;
+                Some(Verdict::decode(&t)?)
+            }
+            None => None,
+        };
         self.stream.write_all(b"done\0")?;
-        Ok(())
+        Ok(theirs)
     }
 }
 
@@ -341,6 +389,44 @@ impl Oob {
 fn idle_wait() -> anyhow::Result<()> {
     std::thread::sleep(Duration::from_micros(200));
     Ok(())
+}
+
+/// What one rnic endpoint found when it checked the bytes it received, told to its rnic peer
+/// at the close (8 bytes, big-endian): the side that only sends learns from it whether what it
+/// sent arrived intact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every byte checked was right.
+    Verified,
+    /// This side checked nothing (it only sent).
+    NothingChecked,
+    /// The first wrong byte, counted from the start of what this side checked.
+    Mismatch(u64),
+}
+
+const VERDICT_VERIFIED: u64 = u64::MAX;
+const VERDICT_NOTHING_CHECKED: u64 = u64::MAX - 1;
+
+impl Verdict {
+    fn encode(self) -> [u8; 8] {
+        let code = match self {
+            Verdict::Verified => VERDICT_VERIFIED,
+            Verdict::NothingChecked => VERDICT_NOTHING_CHECKED,
+            Verdict::Mismatch(at) => at.min(VERDICT_NOTHING_CHECKED - 1),
+        };
+        code.to_be_bytes()
+    }
+
+    fn decode(bytes: &[u8]) -> anyhow::Result<Verdict> {
+        let Ok(code) = <[u8; 8]>::try_from(bytes) else {
+            bail!("the peer's verdict has {} bytes, want 8", bytes.len());
+        };
+        Ok(match u64::from_be_bytes(code) {
+            VERDICT_VERIFIED => Verdict::Verified,
+            VERDICT_NOTHING_CHECKED => Verdict::NothingChecked,
+            at => Verdict::Mismatch(at),
+        })
+    }
 }
 
 /// perftest's `struct bw_report_data` as exchanged (MB = 2^20 bytes).

@@ -8,6 +8,7 @@ use anyhow::Context;
 use rnic_model::result::{LatencyStats, SizeResult};
 use serde_json::json;
 
+use super::oob::Verdict;
 use super::session::Session;
 use crate::report::text::{bw_header, bw_row, lat_row, RESULT_FMT_LAT, RESULT_LINE};
 
@@ -28,6 +29,15 @@ impl Verification {
         first_mismatch.map_or(Verification::Verified, |offset| Verification::Mismatch {
             offset,
         })
+    }
+
+    /// What this side tells an rnic peer at the close.
+    pub fn verdict(self) -> Verdict {
+        match self {
+            Verification::Verified => Verdict::Verified,
+            Verification::Mismatch { offset } => Verdict::Mismatch(offset),
+            Verification::PeerIsPerftest => Verdict::NothingChecked,
+        }
     }
 
     /// The simulator's `status` values (`ok`, `corrupt`), and `unverified`.

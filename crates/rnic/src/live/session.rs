@@ -5,7 +5,8 @@ use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
 
 use super::endpoint::{Endpoint, QpTuning};
-use super::oob::{gid_of, Dest, Oob, Preamble};
+use super::oob::{gid_of, Dest, Oob, Preamble, Verdict};
+use super::report::Verification;
 use super::LiveOptions;
 
 /// One turn's longest wait while the caller waits for something else (the TCP exchange).
@@ -40,14 +41,7 @@ impl Session {
         layout: &Layout,
         extra_first_handshake: bool,
     ) -> anyhow::Result<Session> {
-        let mut oob = match &o.host {
-            Some(h) => Oob::connect(h, o.port, o.bind, Duration::from_secs(5))?,
-            None => Oob::accept(o.bind, o.port)?,
-        };
-        let local_ip: Ipv4Addr = match o.bind {
-            Some(ip) => ip,
-            None => oob.local_ip()?,
-        };
+        let (mut oob, local_ip) = open_exchange(o)?;
         let pre = oob.preamble(o.mtu_bytes)?;
         let tuning = QpTuning {
             mtu_bytes: pre.mtu_bytes,
@@ -88,6 +82,41 @@ impl Session {
         })
     }
 
+    /// One more `ctx_hand_shake`, the engine answering while it waits.
+    pub fn handshake(&mut self) -> anyhow::Result<Dest> {
+        let me = self.me;
+        self.oob.keys(&me, &mut || self.ep.turn(IDLE_TURN))
+    }
+
+    /// perftest's close (a last handshake, `done`), the engine answering while it waits.
+    /// Between two rnic endpoints each side tells the other its verdict on the bytes it
+    /// received (`mine`); returns what the peer's says about this side's bytes:
+    /// `PeerIsPerftest` when the peer is perftest.
+    pub fn close(&mut self, mine: Verification) -> anyhow::Result<Verification> {
+        self.close_after(mine, false)
+    }
+
+    /// [`Session::close`] for a server that waits in it while its client runs the test.
+    pub fn close_waiting(&mut self, mine: Verification) -> anyhow::Result<Verification> {
+        self.close_after(mine, true)
+    }
+
+    fn close_after(&mut self, mine: Verification, no_limit: bool) -> anyhow::Result<Verification> {
+        let me = self.me;
+        let verdict = self.pre.peer_is_rnic.then_some(mine.verdict());
+        let mut pump = || self.ep.turn(IDLE_TURN);
+        let theirs = if no_limit {
+            self.oob.close_waiting(&me, &mut pump, verdict)?
+        } else {
+            self.oob.close(&me, &mut pump, verdict)?
+        };
+        Ok(match theirs {
+            None | Some(Verdict::NothingChecked) => Verification::PeerIsPerftest,
+            Some(Verdict::Verified) => Verification::Verified,
+            Some(Verdict::Mismatch(offset)) => Verification::Mismatch { offset },
+        })
+    }
+
     /// Turns the engine until `done` holds; fails when nothing changes `progress` for
     /// [`STALL`], or when `done` fails.
     pub fn turn_until(
@@ -106,8 +135,22 @@ impl Session {
     }
 }
 
+/// The exchange's TCP connection (the client connects, the server accepts one client), and
+/// the local address: `--bind`'s, else the one the connection uses.
+pub fn open_exchange(o: &LiveOptions) -> anyhow::Result<(Oob, Ipv4Addr)> {
+    let oob = match &o.host {
+        Some(h) => Oob::connect(h, o.port, o.bind, Duration::from_secs(5))?,
+        None => Oob::accept(o.bind, o.port)?,
+    };
+    let local_ip: Ipv4Addr = match o.bind {
+        Some(ip) => ip,
+        None => oob.local_ip()?,
+    };
+    Ok((oob, local_ip))
+}
+
 /// A start PSN that differs from run to run, as perftest's `lrand48() & 0xffffff`.
-fn random_psn() -> u32 {
+pub fn random_psn() -> u32 {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64);

@@ -1,0 +1,208 @@
+//! `rnic live atomic-bw`: ib_atomic_bw's test with perftest's default operation,
+//! FETCH&ADD of 1 on 8 bytes. As perftest's client, the `i`-th atomic goes to the cell
+//! `i mod 64` of the server's buffer, one cell every 64 bytes (a cache line) through a
+//! 4096-byte cycle buffer. The exchange is ib_write_bw's.
+//!
+//! Verification, against any peer: each atomic's fetched value lands in a slot of its own,
+//! and the values fetched from one cell must rise by exactly 1 from one atomic to the next;
+//! against rnic the first value fetched from each cell must be the server's pattern there.
+//! The server (whose buffer starts as rnic's pattern) checks after the run that its cells
+//! gained exactly the client's iteration count in all, and that no byte outside the cells
+//! changed.
+
+use anyhow::bail;
+use rnic_transport::{AtomicArgs, Completion, Memory, RemoteAddr, SendWr, Sge, WcOpcode, WrOpcode};
+
+use super::bw::keep_in_flight;
+use super::endpoint::Endpoint;
+use super::report::Verification;
+use super::session::Session;
+use super::LiveOptions;
+
+/// Bytes of an atomic operand.
+pub const ATOMIC_BYTES: u64 = 8;
+/// perftest's step between the cells its atomics target (its cache line).
+const CELL_STRIDE: u64 = 64;
+/// Cells the client cycles through (perftest's cycle buffer over the stride).
+const CELLS: u64 = 4096 / CELL_STRIDE;
+/// perftest's `ATOMIC_ADD_VALUE`.
+const ADD: u64 = 1;
+
+/// What the client has seen of each cell: the last value fetched from it.
+struct Cells {
+    last: [Option<u64>; CELLS as usize],
+    /// The first value fetched from each cell is the pattern (the server is rnic).
+    initial_known: bool,
+    verification: Verification,
+}
+
+/// Runs `o.iters` FETCH&ADDs with `o.tx_depth` in flight; fetched values land at
+/// `results_addr + 8 * (i mod tx_depth)`. Returns the seconds taken and the verdict.
+pub fn fetch_adds(
+    s: &mut Session,
+    o: &LiveOptions,
+    results_addr: u64,
+) -> anyhow::Result<(f64, Verification)> {
+    let remote = RemoteAddr {
+        va: s.peer.vaddr,
+        rkey: s.peer.rkey,
+    };
+    let lkey = s.me.rkey;
+    let depth = u64::from(o.tx_depth);
+    let slot = move |i: u64| results_addr + ATOMIC_BYTES * (i % depth);
+    let mut cells = Cells {
+        last: [None; CELLS as usize],
+        initial_known: s.pre.peer_is_rnic,
+        verification: Verification::Verified,
+    };
+    let elapsed_s = keep_in_flight(
+        s,
+        o,
+        |i| fetch_add(i, slot(i), lkey, remote),
+        |ep, c| cells.take(ep, c, slot(c.wr_id)),
+    )?;
+    let verification = match cells.verification {
+        Verification::Verified if !cells.initial_known => Verification::PeerIsPerftest,
+        v => v,
+    };
+    Ok((elapsed_s, verification))
+}
+
+fn fetch_add(i: u64, result_addr: u64, lkey: u32, remote: RemoteAddr) -> SendWr {
+    let sge = Sge {
+        addr: result_addr,
+        len: ATOMIC_BYTES as u32,
+        lkey,
+    };
+    SendWr {
+        wr_id: i,
+        opcode: WrOpcode::FetchAdd,
+        sgl: sge.into(),
+        signaled: true,
+        remote: Some(RemoteAddr {
+            va: remote.va + (i % CELLS) * CELL_STRIDE,
+            rkey: remote.rkey,
+        }),
+        atomic: Some(AtomicArgs {
+            compare_add: ADD,
+            swap: 0,
+        }),
+        ..SendWr::default()
+    }
+}
+
+impl Cells {
+    /// Checks the value atomic `c.wr_id` fetched (at `result_addr`) against the cell's last.
+    fn take(&mut self, ep: &mut Endpoint, c: &Completion, result_addr: u64) -> anyhow::Result<()> {
+        if c.opcode != WcOpcode::FetchAdd {
+            bail!(
+                "atomic {} completed as {:?}, want FetchAdd",
+                c.wr_id,
+                c.opcode
+            );
+        }
+        let mut bytes = [0u8; 8];
+        ep.mem.read(result_addr, &mut bytes);
+        let fetched = u64::from_le_bytes(bytes);
+        let cell = c.wr_id % CELLS;
+        let want = match self.last[cell as usize] {
+            Some(last) => Some(last.wrapping_add(ADD)),
+            None if self.initial_known => Some(host_pattern_u64(cell * CELL_STRIDE)),
+            None => None,
+        };
+        if want.is_some_and(|w| w != fetched) && self.verification == Verification::Verified {
+            self.verification = Verification::Mismatch {
+                offset: c.wr_id * ATOMIC_BYTES,
+            };
+        }
+        self.last[cell as usize] = Some(fetched);
+        Ok(())
+    }
+}
+
+/// The server's check of its buffer (`len` bytes at `base`, filled with rnic's pattern before
+/// the run) after `iters` FETCH&ADDs of 1: the cells gained `iters` in all, and every other
+/// byte is still the pattern.
+pub fn check_served(mem: &impl Memory, base: u64, len: u64, iters: u64) -> Verification {
+    let mut gained = 0u64;
+    let mut offset = 0;
+    while offset < len {
+        let cell_end = if offset % CELL_STRIDE == 0 && offset + ATOMIC_BYTES <= len {
+            let mut bytes = [0u8; 8];
+            mem.read(base + offset, &mut bytes);
+            let now = u64::from_le_bytes(bytes);
+            gained = gained.wrapping_add(now.wrapping_sub(host_pattern_u64(offset)));
+            offset + ATOMIC_BYTES
+        } else {
+            offset
+        };
+        let next_cell = (offset / CELL_STRIDE + 1) * CELL_STRIDE;
+        let gap_end = next_cell.min(len);
+        let mut gap = vec![0u8; (gap_end - cell_end) as usize];
+        mem.read(base + cell_end, &mut gap);
+        if let Some(i) = (0..gap.len()).find(|&i| gap[i] != pattern_at(cell_end + i as u64)) {
+            return Verification::Mismatch {
+                offset: cell_end + i as u64,
+            };
+        }
+        offset = gap_end;
+    }
+    if gained != iters.wrapping_mul(ADD) {
+        // The cells' first byte: where the count went wrong.
+        return Verification::Mismatch { offset: 0 };
+    }
+    Verification::Verified
+}
+
+fn pattern_at(offset: u64) -> u8 {
+    rnic_host::pattern_byte(super::PATTERN_SEED, offset)
+}
+
+/// The u64 (little-endian, as host memory holds it) that rnic's pattern puts at `offset`.
+fn host_pattern_u64(offset: u64) -> u64 {
+    let bytes: [u8; 8] = std::array::from_fn(|k| pattern_at(offset + k as u64));
+    u64::from_le_bytes(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rnic_host::SparseMemory;
+
+    const BASE: u64 = 0x2000_0000;
+
+    /// A served buffer after `adds[k]` FETCH&ADDs on cell `k`.
+    fn served(adds: &[u64]) -> SparseMemory {
+        let mut mem = SparseMemory::new();
+        mem.fill_pattern(BASE, 4096, super::super::PATTERN_SEED);
+        for (k, n) in adds.iter().enumerate() {
+            let at = k as u64 * CELL_STRIDE;
+            let v = host_pattern_u64(at).wrapping_add(*n);
+            mem.write(BASE + at, &v.to_le_bytes());
+        }
+        mem
+    }
+
+    #[test]
+    fn the_served_check_passes_the_right_count_and_fails_a_wrong_one() {
+        let mem = served(&[3, 2, 0, 5]);
+        assert_eq!(check_served(&mem, BASE, 4096, 10), Verification::Verified);
+        assert!(matches!(
+            check_served(&mem, BASE, 4096, 11),
+            Verification::Mismatch { .. }
+        ));
+    }
+
+    #[test]
+    fn the_served_check_finds_a_byte_changed_outside_the_cells() {
+        let mut mem = served(&[1]);
+        let at = 2 * CELL_STRIDE + 9;
+        let mut b = [0u8];
+        mem.read(BASE + at, &mut b);
+        mem.write(BASE + at, &[b[0] ^ 1]);
+        assert_eq!(
+            check_served(&mem, BASE, 4096, 1),
+            Verification::Mismatch { offset: at }
+        );
+    }
+}
