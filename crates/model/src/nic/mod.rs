@@ -37,18 +37,17 @@ pub mod doorbell;
 pub mod isolation;
 pub mod latency_hiding;
 pub mod lru;
+pub mod mech;
 pub mod onchip;
 pub mod ornic;
 pub mod payload_stream;
 pub mod pcie;
 pub mod ports;
-pub mod prefetch;
 pub mod qp_table;
 pub mod qpc_cache;
 pub mod qpc_manager;
 pub mod rate_limiter;
 mod route_mem;
-mod route_prefetch;
 mod route_rx;
 mod route_tx;
 pub mod rx_buffer;
@@ -117,7 +116,7 @@ pub struct Nic {
     /// Doorbell unit.
     pub doorbell: DoorbellUnit,
     /// QP scheduler.
-    pub sched: Scheduler<prefetch::queue::PrefetchQueue>,
+    pub sched: Scheduler<mech::prefetch::queue::PrefetchQueue>,
     /// WQE fetch and decode.
     pub fetch: WqeFetch,
     /// TX engine.
@@ -126,8 +125,8 @@ pub struct Nic {
     pub iso: isolation::Isolation,
     /// The per-QP rate limiter of the TX engine.
     pub rate: rate_limiter::RateLimiter,
-    /// Resource prefetching ([`prefetch`]).
-    pub pf: prefetch::Prefetcher,
+    /// Resource prefetching ([`mech::prefetch`]).
+    pub pf: mech::prefetch::Prefetcher,
     /// RX pipeline.
     pub rx: RxPipeline,
     /// Receive buffer: received frames until their payload has left for the host.
@@ -204,7 +203,7 @@ impl Nic {
         };
         let mut sched = Scheduler::new(n.sched_ps);
         if n.prefetch.sched {
-            sched.mirror = prefetch::queue::PrefetchQueue::new(n.prefetch.window);
+            sched.mirror = mech::prefetch::queue::PrefetchQueue::new(n.prefetch.window);
         }
         let mut trans = Translation::new(TranslationParams {
             mpt_entries: n.mpt_cache_entries,
@@ -236,7 +235,7 @@ impl Nic {
             tx: TxEngine::default(),
             iso: isolation::Isolation::new(n.iso, n.cycle_ps),
             rate: rate_limiter::RateLimiter::new(p.rate_limit_gbps, p.rate_limit_burst_bytes),
-            pf: prefetch::Prefetcher::new(n.prefetch),
+            pf: mech::prefetch::Prefetcher::new(n.prefetch),
             rx: RxPipeline::new(n.rx_pkt_ps),
             rx_buffer: rx_buffer::RxBuffer::new(n.rx_buffer),
             rx_sequence: rx_sequence::RxSequence::default(),

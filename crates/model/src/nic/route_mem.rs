@@ -7,10 +7,10 @@ use rnic_transport::RecvWr;
 
 use super::cx::NicCx;
 use super::dma_arbiter::ReadSource;
+use super::mech::prefetch::ledger::Res;
+use super::mech::prefetch::route::{lane_bit, QPC_WAITER};
 use super::ports::{DmaToken, QpcCont, TransCont};
-use super::prefetch::ledger::Res;
 use super::qpc_manager::QpcAction;
-use super::route_prefetch::{lane_bit, QPC_WAITER};
 use super::translation::{TransFetch, TransLane, TransRead};
 use super::Nic;
 use crate::event::NicEv;

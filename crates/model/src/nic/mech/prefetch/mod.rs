@@ -26,6 +26,7 @@
 
 pub mod ledger;
 pub mod queue;
+pub(crate) mod route;
 pub mod wqe_cache;
 
 use rustc_hash::{FxHashMap, FxHashSet};

@@ -1,19 +1,19 @@
-//! The NIC's routing of resource prefetching ([`super::prefetch`]): the two triggers, the
+//! The NIC's routing of resource prefetching ([`super`]): the two triggers, the
 //! chain QPC → WQEs → MPT → MTT, keyed fills, and the scheduler visit that finds its WQEs
 //! already on chip.
 
 use rnic_sim::TimePs;
 
-use super::cx::NicCx;
-use super::dma_arbiter::ReadSource;
-use super::ports::{DmaToken, Visit};
-use super::prefetch::ledger::Res;
-use super::prefetch::{PfRead, Span};
-use super::qpc_manager::QpcAction;
-use super::translation::{mtt_key, TransLane, TransRead, MTT_LINE_ENTRIES};
-use super::Nic;
+use super::ledger::Res;
+use super::{PfRead, Span};
 use crate::event::NicEv;
 use crate::host::driver::SqWqe;
+use crate::nic::cx::NicCx;
+use crate::nic::dma_arbiter::ReadSource;
+use crate::nic::ports::{DmaToken, Visit};
+use crate::nic::qpc_manager::QpcAction;
+use crate::nic::translation::{mtt_key, TransLane, TransRead, MTT_LINE_ENTRIES};
+use crate::nic::Nic;
 
 /// The ledger's waiter bit of a demand QPC request (the QPC manager).
 pub(crate) const QPC_WAITER: u8 = 1;
