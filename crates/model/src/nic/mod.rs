@@ -74,6 +74,7 @@ use cx::NicCx;
 use ddr::Ddr;
 use dma::Dma;
 use doorbell::DoorbellUnit;
+use mech::prefetch::hook::{AnyPrefetch, SchedMirror};
 use pcie::Pcie;
 pub use ports::{DmaToken, QpcCont, TransCont};
 pub use qp_table::QpHw;
@@ -116,7 +117,7 @@ pub struct Nic {
     /// Doorbell unit.
     pub doorbell: DoorbellUnit,
     /// QP scheduler.
-    pub sched: Scheduler<mech::prefetch::queue::PrefetchQueue>,
+    pub sched: Scheduler<SchedMirror>,
     /// WQE fetch and decode.
     pub fetch: WqeFetch,
     /// TX engine.
@@ -125,8 +126,8 @@ pub struct Nic {
     pub iso: isolation::Isolation,
     /// The per-QP rate limiter of the TX engine.
     pub rate: rate_limiter::RateLimiter,
-    /// Resource prefetching ([`mech::prefetch`]).
-    pub pf: mech::prefetch::Prefetcher,
+    /// Resource prefetching ([`mech::prefetch`]), behind its hook.
+    pub pf: AnyPrefetch,
     /// RX pipeline.
     pub rx: RxPipeline,
     /// Receive buffer: received frames until their payload has left for the host.
@@ -147,6 +148,7 @@ pub struct Nic {
     scratch_dma: Vec<(u32, TimePs)>,
     scratch_qpns: Vec<u32>,
     scratch_trans: Vec<translation::TransJob<TransCont>>,
+    scratch_reads: Vec<translation::TransRead>,
 }
 
 impl std::fmt::Debug for Nic {
@@ -180,9 +182,7 @@ impl Nic {
             NicEv::RxHandle { frame } => self.on_rx_handle(now, frame, cx),
             NicEv::RxBufferLook => self.on_rx_buffer_look(now, cx),
             NicEv::Timer => self.on_timer(now, cx),
-            NicEv::PrefetchMmio { qpn } => self.on_prefetch_mmio(now, qpn, cx),
-            NicEv::PrefetchReg { qpn } => self.on_prefetch_reg(now, qpn, cx),
-            NicEv::WqesCached { visit } => self.on_wqes_fetched(now, visit, cx),
+            NicEv::Prefetch(ev) => self.on_prefetch_event(now, ev, cx),
         }
     }
 
@@ -201,10 +201,9 @@ impl Nic {
                 n.qpc_lookup_ps,
             )),
         };
+        let (pf, mirror) = AnyPrefetch::new(n.prefetch);
         let mut sched = Scheduler::new(n.sched_ps);
-        if n.prefetch.sched {
-            sched.mirror = mech::prefetch::queue::PrefetchQueue::new(n.prefetch.window);
-        }
+        sched.mirror = mirror;
         let mut trans = Translation::new(TranslationParams {
             mpt_entries: n.mpt_cache_entries,
             mtt_entries: n.mtt_cache_entries,
@@ -215,7 +214,7 @@ impl Nic {
             mtt_entry_bytes: n.mtt_entry_bytes,
             max_read_bytes: p.pcie.mrrs_bytes,
         });
-        trans.observe = n.prefetch.enabled();
+        trans.observe = pf.is_on();
         Nic {
             p: p.clone(),
             dev,
@@ -235,7 +234,7 @@ impl Nic {
             tx: TxEngine::default(),
             iso: isolation::Isolation::new(n.iso, n.cycle_ps),
             rate: rate_limiter::RateLimiter::new(p.rate_limit_gbps, p.rate_limit_burst_bytes),
-            pf: mech::prefetch::Prefetcher::new(n.prefetch),
+            pf,
             rx: RxPipeline::new(n.rx_pkt_ps),
             rx_buffer: rx_buffer::RxBuffer::new(n.rx_buffer),
             rx_sequence: rx_sequence::RxSequence::default(),
@@ -247,6 +246,7 @@ impl Nic {
             scratch_dma: Vec::new(),
             scratch_qpns: Vec::new(),
             scratch_trans: Vec::new(),
+            scratch_reads: Vec::new(),
         }
     }
 
@@ -325,9 +325,7 @@ impl crate::stats::Report for Nic {
         self.tx.report(&at("tx"), reg);
         self.iso.report(&at("iso"), reg);
         self.rate.report(&at("rate_limit"), reg);
-        if self.pf.p.enabled() {
-            self.pf.report(&at("prefetch"), reg);
-        }
+        self.pf.report(&at("prefetch"), reg);
         self.rx.report(&at("rx"), reg);
         reg.record(&at("rx_buffer"), &self.rx_buffer.stats());
         self.cq.report(&at("cq"), reg);
