@@ -5,6 +5,7 @@
 use rnic_wire::{RoceHeaders, WireError};
 
 use crate::header_memo::HeaderMemo;
+pub use crate::nic::mech::prefetch::hook::Ev as PrefetchEv;
 
 /// One event. `node` indexes the topology's nodes; `frame` a [`FramePool`] slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,12 +60,8 @@ pub enum NicEv {
     RxBufferLook,
     /// A transport timer may have expired.
     Timer,
-    /// A host core stores a QPN into the prefetch register: the MMIO write enters PCIe.
-    PrefetchMmio { qpn: u32 },
-    /// A prefetch-register write reaches the NIC (software-triggered prefetch).
-    PrefetchReg { qpn: u32 },
-    /// A scheduler visit found all its WQEs in the WQE cache: decode them.
-    WqesCached { visit: u32 },
+    /// Resource prefetching's own events.
+    Prefetch(PrefetchEv),
 }
 
 /// An event of the network.

@@ -303,7 +303,7 @@ pub struct NicParams {
     pub sq_table_ps: TimePs,
     /// TX performance isolation: the mechanisms that run ([`crate::nic::mech::isolation`]).
     pub iso: isolation::IsoParts,
-    /// Resource prefetching: triggers, window and WQE cache ([`crate::nic::prefetch`]).
+    /// Resource prefetching: triggers, window and WQE cache ([`crate::nic::mech::prefetch`]).
     pub prefetch: prefetch::PrefetchParams,
 }
 

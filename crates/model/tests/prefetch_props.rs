@@ -1,4 +1,4 @@
-//! Property tests of the resource prefetcher alone ([`rnic_model::nic::prefetch`]): a small
+//! Property tests of the resource prefetcher alone ([`rnic_model::nic::mech::prefetch`]): a small
 //! event-driven harness drives the prefetch queue, the ledger and an LRU cache with random
 //! QP streams, windows, cache sizes and fill latencies, as the NIC does, and checks:
 //! - every demand request is answered exactly once, and a QP's requests in the order made;
@@ -12,9 +12,9 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use proptest::prelude::*;
 use rnic_model::nic::lru::{HashIndex, Lru};
-use rnic_model::nic::prefetch::ledger::{Ledger, Res};
-use rnic_model::nic::prefetch::queue::PrefetchQueue;
-use rnic_model::nic::prefetch::wqe_cache::WqeCache;
+use rnic_model::nic::mech::prefetch::ledger::{Ledger, Res};
+use rnic_model::nic::mech::prefetch::queue::PrefetchQueue;
+use rnic_model::nic::mech::prefetch::wqe_cache::WqeCache;
 
 /// What an event in the harness does.
 #[derive(Debug, Clone, Copy)]

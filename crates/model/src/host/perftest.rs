@@ -34,7 +34,7 @@ use rnic_transport::{RemoteAddr, Sge, WrOpcode};
 use super::bw_peak::BwPeak;
 use super::driver::{decode_cqe, encode_rq_wqe, wc_status_name, Cqe, SqWqe, CQE_BYTES};
 use super::steady::Steady;
-use crate::event::{Ev, HostEv, NicEv};
+use crate::event::{Ev, HostEv, NicEv, PrefetchEv};
 use crate::oracle::PayloadOracle;
 use crate::workload::{AtomicOp, PerfTest, Verb};
 
@@ -758,7 +758,7 @@ impl Perftest {
                 start,
                 Ev::Nic {
                     node: node as u32,
-                    ev: NicEv::PrefetchMmio { qpn },
+                    ev: NicEv::Prefetch(PrefetchEv::Mmio { qpn }),
                 },
             );
         }

@@ -44,13 +44,11 @@ pub mod ornic;
 pub mod payload_stream;
 pub mod pcie;
 pub mod ports;
-pub mod prefetch;
 pub mod qp_table;
 pub mod qpc_cache;
 pub mod qpc_manager;
 pub mod rate_limiter;
 mod route_mem;
-mod route_prefetch;
 mod route_rx;
 mod route_tx;
 pub mod rx_buffer;
@@ -78,6 +76,7 @@ use ddr::Ddr;
 use dma::Dma;
 use doorbell::DoorbellUnit;
 use mech::isolation::{self, hooks::AnyTxOrder, Isolation};
+use mech::prefetch::hook::{AnyPrefetch, SchedMirror};
 use pcie::Pcie;
 pub use ports::{DmaToken, QpcCont, TransCont};
 pub use qp_table::QpHw;
@@ -120,7 +119,7 @@ pub struct Nic {
     /// Doorbell unit.
     pub doorbell: DoorbellUnit,
     /// QP scheduler.
-    pub sched: Scheduler<prefetch::queue::PrefetchQueue>,
+    pub sched: Scheduler<SchedMirror>,
     /// WQE fetch and decode.
     pub fetch: WqeFetch,
     /// TX engine, serving QPs in TX isolation's order (its [`ports::TxOrder`] hook).
@@ -129,8 +128,8 @@ pub struct Nic {
     pub iso: Isolation,
     /// The per-QP rate limiter of the TX engine.
     pub rate: rate_limiter::RateLimiter,
-    /// Resource prefetching ([`prefetch`]).
-    pub pf: prefetch::Prefetcher,
+    /// Resource prefetching ([`mech::prefetch`]), behind its hook.
+    pub pf: AnyPrefetch,
     /// RX pipeline.
     pub rx: RxPipeline,
     /// Receive buffer: received frames until their payload has left for the host.
@@ -151,6 +150,7 @@ pub struct Nic {
     scratch_dma: Vec<(u32, TimePs)>,
     scratch_qpns: Vec<u32>,
     scratch_trans: Vec<translation::TransJob<TransCont>>,
+    scratch_reads: Vec<translation::TransRead>,
 }
 
 impl std::fmt::Debug for Nic {
@@ -184,9 +184,7 @@ impl Nic {
             NicEv::RxHandle { frame } => self.on_rx_handle(now, frame, cx),
             NicEv::RxBufferLook => self.on_rx_buffer_look(now, cx),
             NicEv::Timer => self.on_timer(now, cx),
-            NicEv::PrefetchMmio { qpn } => self.on_prefetch_mmio(now, qpn, cx),
-            NicEv::PrefetchReg { qpn } => self.on_prefetch_reg(now, qpn, cx),
-            NicEv::WqesCached { visit } => self.on_wqes_fetched(now, visit, cx),
+            NicEv::Prefetch(ev) => self.on_prefetch_event(now, ev, cx),
         }
     }
 
@@ -205,10 +203,9 @@ impl Nic {
                 n.qpc_lookup_ps,
             )),
         };
+        let (pf, mirror) = AnyPrefetch::new(n.prefetch);
         let mut sched = Scheduler::new(n.sched_ps);
-        if n.prefetch.sched {
-            sched.mirror = prefetch::queue::PrefetchQueue::new(n.prefetch.window);
-        }
+        sched.mirror = mirror;
         let mut trans = Translation::new(TranslationParams {
             mpt_entries: n.mpt_cache_entries,
             mtt_entries: n.mtt_cache_entries,
@@ -219,7 +216,7 @@ impl Nic {
             mtt_entry_bytes: n.mtt_entry_bytes,
             max_read_bytes: p.pcie.mrrs_bytes,
         });
-        trans.observe = n.prefetch.enabled();
+        trans.observe = pf.is_on();
         Nic {
             p: p.clone(),
             dev,
@@ -239,7 +236,7 @@ impl Nic {
             tx: TxEngine::with_order(Isolation::tx_order(&n.iso)),
             iso: Isolation::new(n.iso, n.cycle_ps),
             rate: rate_limiter::RateLimiter::new(p.rate_limit_gbps, p.rate_limit_burst_bytes),
-            pf: prefetch::Prefetcher::new(n.prefetch),
+            pf,
             rx: RxPipeline::new(n.rx_pkt_ps),
             rx_buffer: rx_buffer::RxBuffer::new(n.rx_buffer),
             rx_sequence: rx_sequence::RxSequence::default(),
@@ -251,6 +248,7 @@ impl Nic {
             scratch_dma: Vec::new(),
             scratch_qpns: Vec::new(),
             scratch_trans: Vec::new(),
+            scratch_reads: Vec::new(),
         }
     }
 
@@ -329,9 +327,7 @@ impl crate::stats::Report for Nic {
         self.tx.report(&at("tx"), reg);
         self.iso.report(&self.tx.order, &at("iso"), reg);
         self.rate.report(&at("rate_limit"), reg);
-        if self.pf.p.enabled() {
-            self.pf.report(&at("prefetch"), reg);
-        }
+        self.pf.report(&at("prefetch"), reg);
         self.rx.report(&at("rx"), reg);
         reg.record(&at("rx_buffer"), &self.rx_buffer.stats());
         self.cq.report(&at("cq"), reg);

@@ -81,7 +81,7 @@ pub enum DmaToken {
     RqWqe(u32),
     /// READ response / atomic data of a QP is in the NIC: it may transmit.
     ReadResp(u32),
-    /// A prefetch read (slot in the prefetcher's reads, [`super::prefetch`]).
+    /// A prefetch read (slot in the prefetcher's reads, [`super::mech::prefetch`]).
     Prefetch(u32),
     /// One request of a QP's payload stream (`resp`: its READ responses) arrived.
     Chunk {

@@ -8,10 +8,8 @@ use rnic_transport::RecvWr;
 use super::cx::NicCx;
 use super::dma_arbiter::ReadSource;
 use super::ports::{DmaToken, QpcCont, TransCont, TxOrder};
-use super::prefetch::ledger::Res;
 use super::qpc_manager::QpcAction;
-use super::route_prefetch::{lane_bit, QPC_WAITER};
-use super::translation::{TransFetch, TransLane, TransRead};
+use super::translation::{TransLane, TransRead};
 use super::Nic;
 use crate::event::NicEv;
 use crate::host::driver::decode_rq_wqe;
@@ -32,8 +30,8 @@ impl Nic {
         }
         let mut responses = std::mem::take(&mut self.qpc_out.responses);
         for r in responses.drain(..) {
-            if r.hit && self.pf.p.enabled() {
-                self.pf.ledger.demand_hit(Res::Qpc, u64::from(r.req.qpn));
+            if r.hit {
+                self.pf.qpc_demand_hit(r.req.qpn);
             }
             match r.req.cont {
                 // A latency-hiding prefetch: the context is cached now, nobody waits.
@@ -56,12 +54,7 @@ impl Nic {
             match a {
                 QpcAction::Fetch { qpn, at } => {
                     // A prefetch of this context in flight answers the miss (late).
-                    let read = !self.pf.p.enabled()
-                        || self
-                            .pf
-                            .ledger
-                            .demand_miss(Res::Qpc, u64::from(qpn), QPC_WAITER);
-                    if read {
+                    if self.pf.qpc_demand_miss(qpn) {
                         self.ctx_read(at, entry, DmaToken::QpcFill(qpn), cx);
                     }
                 }
@@ -86,17 +79,19 @@ impl Nic {
 
     /// Reads the entries the translation lanes miss; hands finished jobs on.
     pub(crate) fn trans_route(&mut self, cx: &mut NicCx<'_>) {
-        self.trans_observed();
+        self.pf.trans_observed(&mut self.trans.observed);
         // Reads of missed entries are rare: most calls skip their buffer.
         if !self.trans_fetch.is_empty() {
             let mut fetch = std::mem::take(&mut self.trans_fetch);
+            let mut reads = std::mem::take(&mut self.scratch_reads);
             for f in fetch.drain(..) {
-                if self.pf.p.enabled() {
-                    self.trans_read_past_prefetches(f, cx);
-                } else {
-                    self.trans_read(f.at, f.lane, f.read, cx);
+                // Prefetching keeps back the lines whose prefetch is in flight.
+                self.pf.trans_demand_reads(f, &mut reads);
+                for read in reads.drain(..) {
+                    self.trans_read(f.at, f.lane, read, cx);
                 }
             }
+            self.scratch_reads = reads;
             self.trans_fetch = fetch;
         }
         let mut done = std::mem::take(&mut self.trans_done);
@@ -108,32 +103,6 @@ impl Nic {
             }
         }
         self.trans_done = done;
-    }
-
-    /// Reads what `f` asks for but the entries or lines whose prefetch is in flight: the
-    /// lane waits for those fills instead, and the lines between them are read in runs.
-    fn trans_read_past_prefetches(&mut self, f: TransFetch, cx: &mut NicCx<'_>) {
-        let res = if f.read.mpt { Res::Mpt } else { Res::Mtt };
-        // The run of lines being gathered: its first key and its lines. A final `None`
-        // ends the last run.
-        let mut run: Option<(u64, u32)> = None;
-        for key in f.read.line_keys().map(Some).chain([None]) {
-            match key {
-                Some(key) if self.pf.ledger.demand_miss(res, key, lane_bit(f.lane)) => {
-                    run.get_or_insert((key, 0)).1 += 1;
-                }
-                _ => {
-                    if let Some((key, lines)) = run.take() {
-                        let read = TransRead {
-                            lines,
-                            key,
-                            ..f.read
-                        };
-                        self.trans_read(f.at, f.lane, read, cx);
-                    }
-                }
-            }
-        }
     }
 
     /// Reads `read` for `lane` from its backing store from `at`.
@@ -186,18 +155,13 @@ impl Nic {
         self.scratch_dma = started;
         match token {
             DmaToken::QpcFill(qpn) => {
-                self.pf.ledger.demand_filled(Res::Qpc, u64::from(qpn));
+                self.pf.qpc_demand_filled(qpn);
                 self.qpc.on_fill(now, qpn, &mut self.qpc_out);
                 self.qpc_route(now, cx);
-                if !self.pf.wqes_after_qpc.is_empty() {
-                    self.prefetch_wqes_after_qpc(qpn, now, cx);
-                }
+                self.prefetch_wqes_after_qpc(qpn, now, cx);
             }
             DmaToken::TransFill { lane, read } => {
-                let res = if read.mpt { Res::Mpt } else { Res::Mtt };
-                for key in read.line_keys() {
-                    self.pf.ledger.demand_filled(res, key);
-                }
+                self.pf.trans_demand_filled(read);
                 self.trans
                     .on_fill(lane, read, now, &mut self.trans_done, &mut self.trans_fetch);
                 self.trans_route(cx);

@@ -137,7 +137,7 @@ impl Nic {
         let Some(v) = self.fetch.visits.get(visit).copied() else {
             return;
         };
-        if self.pf.p.enabled() && self.prefetched_wqes(visit, v, at, cx) {
+        if self.pf.is_on() && self.prefetched_wqes(visit, v, at, cx) {
             return;
         }
         let bytes = u64::from(v.n) * self.p.nic.wqe_bytes;
@@ -146,7 +146,7 @@ impl Nic {
 
     /// The WQEs of `visit` are in the NIC: decode them and start their translation.
     pub(crate) fn on_wqes_fetched(&mut self, now: TimePs, visit: u32, cx: &mut NicCx<'_>) {
-        if !self.pf.split_visits.is_empty() && self.pf.split_visits.remove(&visit) {
+        if self.pf.visit_awaits_other_read(visit) {
             // The first of the visit's two reads (see `prefetched_wqes`): wait for the other.
             return;
         }
@@ -156,7 +156,7 @@ impl Nic {
         let qp = self.qps[v.qpn as usize];
         let queue = self.iso.admission.queue_of(qp.iso_tag);
         let mut to_translate = std::mem::take(&mut self.scratch_trans);
-        let cached = self.pf.visit_bytes.remove(&visit).unwrap_or_default();
+        let cached = self.pf.visit_wqes(visit);
         let fit = self.fetch.decode_visit(
             now,
             v,

@@ -76,7 +76,7 @@ impl WqeFetch {
     /// the TX payload buffer ([`WqeFetch::next_awaiting_buffer`]), the others go to
     /// translation at once (`to_translate`, in order). Returns the QP's new chunk estimate:
     /// how many messages of the largest size seen fit in `nic.chunk_bytes`. `cached` holds
-    /// the visit's WQE bytes when the prefetcher read them ([`super::prefetch`]; empty: the
+    /// the visit's WQE bytes when the prefetcher read them ([`super::mech::prefetch`]; empty: the
     /// visit's own read brought them, take them from the SQ ring).
     #[allow(clippy::too_many_arguments)]
     pub fn decode_visit(

@@ -1,7 +1,7 @@
 //! The import graph of `crates/model/src` at the granularity `docs/architecture.md` uses: a
 //! file of `src/`, `nic/`, `net/`, `host/` or `run/` is one module, a folder below those
-//! (`net/pfc/`, `host/cm/`) is one module, each paper's folder in `nic/mech/`
-//! (`nic/mech/isolation/`) is one module, and so are `config/` and `params/` with `params.rs`.
+//! (`net/pfc/`, `host/cm/`) is one module, and so are `config/` and `params/` with
+//! `params.rs`; a mechanism's folder `nic/mech/NAME/` is a folder of modules.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -10,9 +10,10 @@ use super::scan::SourceFile;
 /// Folders whose files are modules of their own (one level down; deeper folders are one).
 const FOLDERS_OF_MODULES: [&str; 4] = ["nic", "net", "host", "run"];
 
-/// Folders (below [`FOLDERS_OF_MODULES`]) whose folders are modules of their own: one per
-/// paper's mechanism.
-const FOLDERS_OF_MECHANISMS: [&str; 1] = ["nic/mech"];
+/// The folder of the papers' mechanisms: each mechanism's folder below it is a folder of
+/// modules, so that its hook (what the NIC holds and calls) and its router (an `impl Nic`,
+/// like `nic/route_*.rs`) are modules of their own and a rule can tell them apart.
+const MECHANISMS: [&str; 2] = ["nic", "mech"];
 
 /// One import: `from` names something of `to`, in `file` (as `path`).
 #[derive(Debug, Clone)]
@@ -23,18 +24,17 @@ pub struct Import {
     pub path: String,
 }
 
-/// The module (in the doc's granularity) a crate module path belongs to: `net/pfc/ports` →
-/// `net/pfc`, `nic/mech/isolation/fifos` → `nic/mech/isolation`, `config/schema` → `config`,
-/// `world` → `world`, the crate root → `lib`.
+/// The module (in the doc's granularity) a crate module path belongs to: `net/pfc/ports`
+/// → `net/pfc`, `nic/mech/prefetch/hook` → itself, `config/schema` → `config`, `world` →
+/// `world`, the crate root → `lib`.
 pub fn unit_of(module: &[String]) -> String {
     match module.first() {
         None => "lib".into(),
+        Some(_) if module.starts_with(&MECHANISMS.map(String::from)) => {
+            module[..module.len().min(4)].join("/")
+        }
         Some(top) if FOLDERS_OF_MODULES.contains(&top.as_str()) => {
-            let two = module[..module.len().min(2)].join("/");
-            if FOLDERS_OF_MECHANISMS.contains(&two.as_str()) {
-                return module[..module.len().min(3)].join("/");
-            }
-            two
+            module[..module.len().min(2)].join("/")
         }
         Some(top) => top.clone(),
     }

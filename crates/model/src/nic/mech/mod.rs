@@ -1,1 +1,2 @@
 pub mod isolation;
+pub mod prefetch;

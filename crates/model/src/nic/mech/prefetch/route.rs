@@ -1,30 +1,32 @@
-//! The NIC's routing of resource prefetching ([`super::prefetch`]): the two triggers, the
-//! chain QPC → WQEs → MPT → MTT, keyed fills, and the scheduler visit that finds its WQEs
-//! already on chip.
+//! The router of resource prefetching ([`super`]): an `impl Nic` that performs what the
+//! mechanism does with the NIC's units — the two triggers, the chain QPC → WQEs → MPT → MTT,
+//! keyed fills, and the scheduler visit that finds its WQEs already on chip. The rest of the
+//! NIC enters it only at its trigger points (`prefetch_poll`, `prefetched_wqes`,
+//! `prefetch_wqes_after_qpc`), its events ([`Ev`]) and its DMA token; each step does nothing
+//! while prefetching is off.
 
 use rnic_sim::TimePs;
 
-use super::cx::NicCx;
-use super::dma_arbiter::ReadSource;
-use super::ports::{DmaToken, Visit};
-use super::prefetch::ledger::Res;
-use super::prefetch::{PfRead, Span};
-use super::qpc_manager::QpcAction;
-use super::translation::{mtt_key, TransLane, TransRead, MTT_LINE_ENTRIES};
-use super::Nic;
+use super::hook::{lane_bit, AnyPrefetch, Ev, QPC_WAITER};
+use super::ledger::Res;
+use super::{PfRead, Span};
 use crate::event::NicEv;
 use crate::host::driver::SqWqe;
+use crate::nic::cx::NicCx;
+use crate::nic::dma_arbiter::ReadSource;
+use crate::nic::ports::{DmaToken, Visit};
+use crate::nic::qpc_manager::QpcAction;
+use crate::nic::translation::{mtt_key, TransLane, TransRead, MTT_LINE_ENTRIES};
+use crate::nic::Nic;
 
-/// The ledger's waiter bit of a demand QPC request (the QPC manager).
-pub(crate) const QPC_WAITER: u8 = 1;
-
-/// The ledger's waiter bit of a translation lane.
-pub(crate) fn lane_bit(lane: TransLane) -> u8 {
-    match lane {
-        TransLane::Tx => 1,
-        TransLane::Rx => 2,
-        TransLane::TxLs => 4,
-    }
+/// The prefetcher of `$nic`, or (prefetching off) return from the step doing nothing.
+macro_rules! pf {
+    ($nic:ident) => {
+        match &mut $nic.pf {
+            AnyPrefetch::On(p) => p,
+            AnyPrefetch::Off(_) => return Default::default(),
+        }
+    };
 }
 
 const LANES: [TransLane; 3] = [TransLane::Tx, TransLane::Rx, TransLane::TxLs];
@@ -34,29 +36,38 @@ impl Nic {
     /// queue's head.
     pub(crate) fn prefetch_poll(&mut self, now: TimePs, cx: &mut NicCx<'_>) {
         while let Some(qpn) = self.sched.mirror.poll() {
-            self.pf.triggers.0 += 1;
+            pf!(self).triggers.0 += 1;
             self.prefetch_chain(qpn, now, true, cx);
         }
     }
 
+    /// One of prefetching's own events.
+    pub(crate) fn on_prefetch_event(&mut self, now: TimePs, ev: Ev, cx: &mut NicCx<'_>) {
+        match ev {
+            Ev::Mmio { qpn } => self.on_prefetch_mmio(now, qpn, cx),
+            Ev::Reg { qpn } => self.on_prefetch_reg(now, qpn, cx),
+            Ev::WqesCached { visit } => self.on_wqes_fetched(now, visit, cx),
+        }
+    }
+
     /// A host core stores `qpn` into the prefetch register: the MMIO write crosses PCIe.
-    pub(crate) fn on_prefetch_mmio(&mut self, now: TimePs, qpn: u32, cx: &mut NicCx<'_>) {
+    fn on_prefetch_mmio(&mut self, now: TimePs, qpn: u32, cx: &mut NicCx<'_>) {
         let at = self.pcie.mmio_write(now, self.p.pcie.doorbell_bytes);
-        cx.at(at, NicEv::PrefetchReg { qpn });
+        cx.at(at, NicEv::Prefetch(Ev::Reg { qpn }));
     }
 
     /// Software trigger: with fewer QPs active than the window, the QP's QPC is fetched now
     /// (its WQE is still being built).
-    pub(crate) fn on_prefetch_reg(&mut self, now: TimePs, qpn: u32, cx: &mut NicCx<'_>) {
-        let p = self.pf.p;
+    fn on_prefetch_reg(&mut self, now: TimePs, qpn: u32, cx: &mut NicCx<'_>) {
+        let p = pf!(self).p;
         if !p.sw || self.qps.get(qpn as usize).is_none_or(|q| !q.valid) {
             return;
         }
         if self.sched.active() < p.window as usize {
-            self.pf.triggers.1 += 1;
+            pf!(self).triggers.1 += 1;
             self.prefetch_chain(qpn, now, false, cx);
         } else {
-            self.pf.triggers.2 += 1;
+            pf!(self).triggers.2 += 1;
         }
     }
 
@@ -64,8 +75,7 @@ impl Nic {
     /// visit; MPT and MTT follow from the WQEs' contents.
     fn prefetch_chain(&mut self, qpn: u32, at: TimePs, wqes: bool, cx: &mut NicCx<'_>) {
         let cached = self.qpc.cache().contains(qpn);
-        let qpc_read = self
-            .pf
+        let qpc_read = pf!(self)
             .ledger
             .start_prefetch(Res::Qpc, u64::from(qpn), cached);
         let next = if wqes {
@@ -78,24 +88,26 @@ impl Nic {
         if qpc_read {
             let then = if wqe_waits { next } else { None };
             if let Some((first, n)) = then {
-                self.pf.wqe_inflight.insert(qpn, (first, n, None));
-                self.pf.wqe_stats.issued += u64::from(n);
-                self.pf.wqe_reads += 1;
+                pf!(self).wqe_inflight.insert(qpn, (first, n, None));
+                pf!(self).wqe_stats.issued += u64::from(n);
+                pf!(self).wqe_reads += 1;
             }
-            let slot = self.pf.reads.insert((PfRead::Qpc { qpn, wqes: then }, at));
+            let slot = pf!(self)
+                .reads
+                .insert((PfRead::Qpc { qpn, wqes: then }, at));
             let bytes = self.p.nic.qpc_entry_bytes;
             self.ctx_read(at, bytes, DmaToken::Prefetch(slot), cx);
         }
         if let Some((first, n)) = next.filter(|_| !wqe_waits) {
-            self.pf.wqe_inflight.insert(qpn, (first, n, None));
-            self.pf.wqe_stats.issued += u64::from(n);
-            self.pf.wqe_reads += 1;
+            pf!(self).wqe_inflight.insert(qpn, (first, n, None));
+            pf!(self).wqe_stats.issued += u64::from(n);
+            pf!(self).wqe_reads += 1;
             if cached || self.p.nic.latency_hiding {
                 self.prefetch_wqes(qpn, first, n, at, at, cx);
             } else {
                 // The context is being read already (an earlier trigger's prefetch or a
                 // demand miss): the WQE read needs its SQ address and waits for that fill.
-                self.pf.wqes_after_qpc.insert(qpn, (first, n, at));
+                pf!(self).wqes_after_qpc.insert(qpn, (first, n, at));
             }
         }
     }
@@ -103,7 +115,11 @@ impl Nic {
     /// `qpn`'s context arrived at `now` (a prefetch or a demand read): the WQE prefetch that
     /// waits for its SQ address, if any, starts.
     pub(crate) fn prefetch_wqes_after_qpc(&mut self, qpn: u32, now: TimePs, cx: &mut NicCx<'_>) {
-        if let Some((first, n, since)) = self.pf.wqes_after_qpc.remove(&qpn) {
+        let pf = pf!(self);
+        if pf.wqes_after_qpc.is_empty() {
+            return;
+        }
+        if let Some((first, n, since)) = pf.wqes_after_qpc.remove(&qpn) {
             self.prefetch_wqes(qpn, first, n, now, since, cx);
         }
     }
@@ -127,7 +143,8 @@ impl Nic {
             .min(to_wrap)
             .min(chunk);
         let first = qp.sq_fetched;
-        if n == 0 || self.pf.wqe_inflight.contains_key(&qpn) || self.pf.wqes.contains(qpn, first) {
+        let pf = self.pf.on()?;
+        if n == 0 || pf.wqe_inflight.contains_key(&qpn) || pf.wqes.contains(qpn, first) {
             return None;
         }
         Some((first, n))
@@ -144,7 +161,9 @@ impl Nic {
         since: TimePs,
         cx: &mut NicCx<'_>,
     ) {
-        let slot = self.pf.reads.insert((PfRead::Wqe { qpn, first, n }, since));
+        let slot = pf!(self)
+            .reads
+            .insert((PfRead::Wqe { qpn, first, n }, since));
         let bytes = u64::from(n) * self.p.nic.wqe_bytes;
         self.host_read(at, bytes, DmaToken::Prefetch(slot), ReadSource::Wqe, cx);
     }
@@ -162,30 +181,31 @@ impl Nic {
         at: TimePs,
         cx: &mut NicCx<'_>,
     ) -> bool {
+        let pf = pf!(self);
         let cached = (0..v.n)
-            .take_while(|&i| self.pf.wqes.contains(v.qpn, v.first.wrapping_add(i)))
+            .take_while(|&i| pf.wqes.contains(v.qpn, v.first.wrapping_add(i)))
             .count() as u32;
         if cached > 0 {
             let bytes = (0..cached)
-                .filter_map(|i| self.pf.wqes.take(v.qpn, v.first.wrapping_add(i)))
+                .filter_map(|i| pf.wqes.take(v.qpn, v.first.wrapping_add(i)))
                 .collect();
-            self.pf.visit_bytes.insert(visit, bytes);
-            self.pf.wqe_stats.hits += u64::from(cached);
+            pf.visit_bytes.insert(visit, bytes);
+            pf.wqe_stats.hits += u64::from(cached);
             if cached == v.n {
-                cx.at(at, NicEv::WqesCached { visit });
+                cx.at(at, NicEv::Prefetch(Ev::WqesCached { visit }));
             } else {
                 self.read_rest_of_visit(visit, v.n - cached, at, cx);
             }
             return true;
         }
-        if let Some(e) = self.pf.wqe_inflight.get_mut(&v.qpn) {
+        if let Some(e) = pf.wqe_inflight.get_mut(&v.qpn) {
             if e.0 == v.first && e.2.is_none() {
                 e.2 = Some((visit, at));
                 let covered = v.n.min(e.1);
-                self.pf.wqe_stats.late += u64::from(covered);
+                pf.wqe_stats.late += u64::from(covered);
                 if covered < v.n {
                     // Two reads bring this visit's WQEs: it is decoded after both.
-                    self.pf.split_visits.insert(visit);
+                    pf.split_visits.insert(visit);
                     self.read_rest_of_visit(visit, v.n - covered, at, cx);
                 }
                 return true;
@@ -202,24 +222,24 @@ impl Nic {
 
     /// A prefetch read arrived at `now`.
     pub(crate) fn on_prefetch_done(&mut self, now: TimePs, slot: u32, cx: &mut NicCx<'_>) {
-        let Some((read, since)) = self.pf.reads.remove(slot) else {
+        let Some((read, since)) = pf!(self).reads.remove(slot) else {
             return;
         };
         let took = now.saturating_sub(since);
         match read {
-            PfRead::Qpc { .. } => self.pf.ledger.stats_mut(Res::Qpc).fill_ps += took,
-            PfRead::Wqe { .. } => self.pf.wqe_stats.fill_ps += took,
-            PfRead::Mpt { .. } => self.pf.ledger.stats_mut(Res::Mpt).fill_ps += took,
-            PfRead::Mtt { .. } => self.pf.ledger.stats_mut(Res::Mtt).fill_ps += took,
+            PfRead::Qpc { .. } => pf!(self).ledger.stats_mut(Res::Qpc).fill_ps += took,
+            PfRead::Wqe { .. } => pf!(self).wqe_stats.fill_ps += took,
+            PfRead::Mpt { .. } => pf!(self).ledger.stats_mut(Res::Mpt).fill_ps += took,
+            PfRead::Mtt { .. } => pf!(self).ledger.stats_mut(Res::Mtt).fill_ps += took,
         }
         match read {
             PfRead::Qpc { qpn, wqes } => {
-                let waiters = self.pf.ledger.prefetch_filled(Res::Qpc, u64::from(qpn));
+                let waiters = pf!(self).ledger.prefetch_filled(Res::Qpc, u64::from(qpn));
                 if waiters & QPC_WAITER != 0 {
                     // A demand miss waits for exactly this context.
                     self.qpc.on_fill(now, qpn, &mut self.qpc_out);
                 } else if let Some(victim) = self.qpc.cache_mut().fill(qpn) {
-                    self.pf.ledger.evicted(Res::Qpc, u64::from(victim));
+                    pf!(self).ledger.evicted(Res::Qpc, u64::from(victim));
                     self.qpc_out.actions.push(QpcAction::WriteBack {
                         qpn: victim,
                         at: now,
@@ -274,30 +294,29 @@ impl Nic {
             }
             wqes.push(bytes);
         }
-        let waiting = self.pf.wqe_inflight.remove(&qpn).and_then(|e| e.2);
+        let waiting = pf!(self).wqe_inflight.remove(&qpn).and_then(|e| e.2);
         match waiting {
             Some((visit, at)) => {
                 // A late prefetch: the visit that waits takes its WQEs at once; any the
                 // prefetch read beyond them wait in the cache for the next visit.
                 let take = self.fetch.visits.get(visit).map_or(n, |v| v.n.min(n));
+                let pf = pf!(self);
                 for (i, bytes) in wqes.split_off(take as usize).into_iter().enumerate() {
                     let idx = first.wrapping_add(take + i as u32);
-                    self.pf.wqe_stats.useless += self.pf.wqes.insert(qpn, idx, bytes);
+                    pf.wqe_stats.useless += pf.wqes.insert(qpn, idx, bytes);
                 }
-                self.pf.visit_bytes.insert(visit, wqes);
+                pf.visit_bytes.insert(visit, wqes);
                 if at > now {
-                    cx.at(at, NicEv::WqesCached { visit });
+                    cx.at(at, NicEv::Prefetch(Ev::WqesCached { visit }));
                 } else {
                     self.on_wqes_fetched(now, visit, cx);
                 }
             }
             None => {
+                let pf = pf!(self);
                 for (i, bytes) in wqes.into_iter().enumerate() {
-                    let evicted = self
-                        .pf
-                        .wqes
-                        .insert(qpn, first.wrapping_add(i as u32), bytes);
-                    self.pf.wqe_stats.useless += evicted;
+                    let evicted = pf.wqes.insert(qpn, first.wrapping_add(i as u32), bytes);
+                    pf.wqe_stats.useless += evicted;
                 }
             }
         }
@@ -311,8 +330,8 @@ impl Nic {
     fn prefetch_translation(&mut self, span: Span, at: TimePs, since: TimePs, cx: &mut NicCx<'_>) {
         let k = u64::from(span.key);
         let cached = self.trans.contains(true, k);
-        if self.pf.ledger.start_prefetch(Res::Mpt, k, cached) {
-            let slot = self.pf.reads.insert((PfRead::Mpt(span), since));
+        if pf!(self).ledger.start_prefetch(Res::Mpt, k, cached) {
+            let slot = pf!(self).reads.insert((PfRead::Mpt(span), since));
             let bytes = self.trans.entry_bytes(true);
             self.ctx_read(at, bytes, DmaToken::Prefetch(slot), cx);
         } else if cached {
@@ -331,8 +350,8 @@ impl Nic {
             }
             let k = mtt_key(key, page);
             let cached = self.trans.contains(false, k);
-            if self.pf.ledger.start_prefetch(Res::Mtt, k, cached) {
-                let slot = self.pf.reads.insert((PfRead::Mtt { key: k }, since));
+            if pf!(self).ledger.start_prefetch(Res::Mtt, k, cached) {
+                let slot = pf!(self).reads.insert((PfRead::Mtt { key: k }, since));
                 let bytes = self.trans.entry_bytes(false);
                 self.ctx_read(at, bytes, DmaToken::Prefetch(slot), cx);
             }
@@ -343,10 +362,10 @@ impl Nic {
     /// its cache.
     fn trans_prefetch_filled(&mut self, mpt: bool, key: u64, now: TimePs, cx: &mut NicCx<'_>) {
         let res = if mpt { Res::Mpt } else { Res::Mtt };
-        let waiters = self.pf.ledger.prefetch_filled(res, key);
+        let waiters = pf!(self).ledger.prefetch_filled(res, key);
         if waiters == 0 {
             self.trans.prefetch_insert(mpt, key);
-            self.trans_observed();
+            self.pf.trans_observed(&mut self.trans.observed);
             return;
         }
         for lane in LANES {
@@ -361,20 +380,5 @@ impl Nic {
             }
         }
         self.trans_route(cx);
-    }
-
-    /// Hands the translation unit's observed hits and evictions to the ledger.
-    pub(crate) fn trans_observed(&mut self) {
-        if !self.trans.observe {
-            return;
-        }
-        for (mpt, key, hit) in self.trans.observed.drain(..) {
-            let res = if mpt { Res::Mpt } else { Res::Mtt };
-            if hit {
-                self.pf.ledger.demand_hit(res, key);
-            } else {
-                self.pf.ledger.evicted(res, key);
-            }
-        }
     }
 }

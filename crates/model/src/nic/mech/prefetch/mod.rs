@@ -23,9 +23,15 @@
 //! demand request that finds a prefetched entry counts a *hit*; one evicted before use counts
 //! *useless*. Prefetch reads are ordinary context reads on the DMA engine, so they never hold
 //! a demand request of another entry behind them.
+//!
+//! The NIC holds the mechanism behind its [`hook`] (`AnyPrefetch`, the baseline no-op or the
+//! [`Prefetcher`], chosen in `Nic::new` from `nic.prefetch`); its work with the NIC's units is
+//! its router (`route.rs`). Nothing else in `nic/` imports this folder's other modules.
 
+pub mod hook;
 pub mod ledger;
 pub mod queue;
+mod route;
 pub mod wqe_cache;
 
 use rustc_hash::{FxHashMap, FxHashSet};
