@@ -200,7 +200,13 @@ fn every_rule_of_the_architecture_holds() {
 
 #[test]
 fn the_import_graph_has_no_cycles_beyond_the_known_ones() {
-    let cycles = cycles(&model_imports());
+    // A mechanism's folder is one module to the rest of the crate (its files are told apart
+    // only so the rules can name its hook): imports among its own files are not cycles.
+    let between_modules: Vec<Import> = model_imports()
+        .into_iter()
+        .filter(|i| !within_one_mechanism(i))
+        .collect();
+    let cycles = cycles(&between_modules);
     let known: Vec<Vec<String>> = KNOWN_CYCLES
         .iter()
         .map(|c| c.iter().map(|s| s.to_string()).collect())

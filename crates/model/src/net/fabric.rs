@@ -8,7 +8,7 @@
 use rnic_sim::TimePs;
 
 use super::graph::End;
-use super::topology::{mbps, LinkPlan, Plan, SwitchPlan};
+use super::plan::{mbps, LinkPlan, Plan, SwitchPlan};
 use crate::config::{Config, ConfigError, FabricConfig};
 
 /// The rates and delays of a fabric's two kinds of link.

@@ -17,6 +17,7 @@ pub mod hooks;
 pub mod impair;
 pub mod link;
 pub mod pfc;
+pub mod plan;
 pub mod port;
 pub mod reorder_window;
 pub mod spray;

@@ -9,6 +9,7 @@ use rnic_sim::{Rng, TimePs};
 use super::element::LinkElement;
 use super::graph::{End, LinkDir, Network, SwitchNode};
 use super::impair::Impair;
+use super::plan::{mbps, LinkPlan, Plan, SwitchPlan};
 use super::port::Port;
 use super::switch::OutPort;
 use crate::config::schema::MAX_DELAY_NS;
@@ -32,25 +33,6 @@ pub fn check(cfg: &Config, nodes: usize) -> Result<(), ConfigError> {
     plan(cfg, nodes).map(|_| ())
 }
 
-/// A link of a plan: its ends, delay, rate and whether it carries the impairment element.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) struct LinkPlan {
-    pub(super) a: End,
-    pub(super) b: End,
-    pub(super) delay_ps: TimePs,
-    pub(super) mbps: u64,
-    pub(super) impair: bool,
-}
-
-/// A switch of a plan.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) struct SwitchPlan {
-    pub(super) buffer_bytes: u64,
-    pub(super) latency_ps: TimePs,
-    /// The switch and the field its buffer comes from, for errors that name what to change.
-    pub(super) buffer_field: String,
-}
-
 /// One switch's shared buffer, with the switch and the field it comes from named (e.g.
 /// `net.switch_buffer_bytes`, or a topology file's `switch[1] ("tor1").buffer_bytes`).
 #[derive(Debug, Clone, PartialEq)]
@@ -70,17 +52,6 @@ pub fn switch_buffers(cfg: &Config, nodes: usize) -> Result<Vec<SwitchBuffer>, C
             field: s.buffer_field,
         })
         .collect())
-}
-
-/// A topology before it is built: switches and links.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) struct Plan {
-    pub(super) nodes: usize,
-    pub(super) switches: Vec<SwitchPlan>,
-    pub(super) links: Vec<LinkPlan>,
-    /// Impairment elements on each node's uplink only (each frame meets one), as the star
-    /// and back-to-back topologies place them; a file marks its links instead.
-    pub(super) impair_uplinks: bool,
 }
 
 fn bad(msg: String) -> ConfigError {
@@ -329,10 +300,6 @@ fn check_file_impairments(path: &str, cfg: &Config, plan: &Plan) -> Result<(), C
         )));
     }
     Ok(())
-}
-
-pub(super) fn mbps(gbps: f64) -> u64 {
-    (gbps * 1000.0).round().max(1.0) as u64
 }
 
 impl Plan {
