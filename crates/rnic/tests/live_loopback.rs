@@ -259,6 +259,25 @@ fn read_lat_between_two_processes_verifies_every_read() {
 }
 
 #[test]
+fn send_lat_between_two_processes_verifies_every_message() {
+    let Some((c, s, pcap)) = pair(
+        "send-lat",
+        "127.0.0.15",
+        "127.0.0.16",
+        "18708",
+        &["-n", "200", "-s", "64"],
+    ) else {
+        return;
+    };
+    assert_verified(&c, "client");
+    assert_verified(&s, "server");
+    assert_eq!(c["test"], "send-lat");
+    assert_latency_ordered(&c);
+    assert_latency_ordered(&s);
+    assert_pcap_checks(&pcap);
+}
+
+#[test]
 fn atomic_bw_between_two_processes_verifies_every_fetched_value() {
     let Some((c, s, pcap)) = pair(
         "atomic-bw",
@@ -332,10 +351,7 @@ fn bad_flags_exit_2_naming_the_flag() {
         (&["live", "write-bw", "--server", "-n", "1"][..], "--iters"),
         (&["live", "write-bw", "--server", "--bogus"][..], "--bogus"),
         (&["live", "write-bw"][..], "--server or HOST"),
-        (
-            &["live", "send-lat", "host"][..],
-            "send-lat is not implemented yet",
-        ),
+        (&["live", "send-lat", "--server", "-s", "0"][..], "--size"),
         (&["live", "atomic-bw", "host", "-s", "16"][..], "--size"),
         (&["live", "flood", "--server"][..], "unknown test"),
     ] {

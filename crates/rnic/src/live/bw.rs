@@ -75,7 +75,7 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
         va: s.peer.vaddr,
         rkey: s.peer.rkey,
     };
-    let mut write_retransmissions = 0;
+    let write_retransmissions;
     let (elapsed_s, verification) = match verb {
         Verb::Atomic => {
             let done = super::atomic_bw::fetch_adds(&mut s, o, SRC_ADDR)?;

@@ -15,6 +15,7 @@ mod read_lat;
 mod recv_ring;
 mod report;
 mod send_bw;
+mod send_lat;
 mod session;
 mod write_lat;
 
@@ -30,8 +31,8 @@ pub const PATTERN_SEED: u64 = 0x726e_6963_6c69_7665;
 /// `rnic live TEST [HOST] ...`: perftest's command line.
 #[derive(Debug, clap::Args)]
 pub struct LiveCmd {
-    /// Test: write-bw, write-lat, send-bw, read-bw, read-lat, atomic-bw (FETCH&ADD of 8
-    /// bytes) or rc-pingpong (ibv_rc_pingpong's; send-lat is not implemented yet)
+    /// Test: write-bw, write-lat, send-bw, send-lat, read-bw, read-lat, atomic-bw (FETCH&ADD
+    /// of 8 bytes) or rc-pingpong (ibv_rc_pingpong's)
     pub test: String,
     /// The server to connect to (client mode); omit with --server
     pub host: Option<String>,
@@ -73,6 +74,7 @@ pub enum LiveTest {
     WriteBw,
     WriteLat,
     SendBw,
+    SendLat,
     ReadBw,
     ReadLat,
     AtomicBw,
@@ -84,16 +86,14 @@ impl LiveTest {
     fn is_latency(self) -> bool {
         matches!(
             self,
-            LiveTest::WriteLat | LiveTest::ReadLat | LiveTest::RcPingpong
+            LiveTest::WriteLat | LiveTest::SendLat | LiveTest::ReadLat | LiveTest::RcPingpong
         )
     }
 }
 
 /// The tests `rnic live` runs, as its messages list them.
-const RUNS: &str = "write-bw, write-lat, send-bw, read-bw, read-lat, atomic-bw and rc-pingpong";
-/// perftest's other tests, refused until they are implemented.
-const NOT_YET: [&str; 1] = ["send-lat"];
-
+const RUNS: &str =
+    "write-bw, write-lat, send-bw, send-lat, read-bw, read-lat, atomic-bw and rc-pingpong";
 /// Checked options of a run.
 #[derive(Debug, Clone)]
 pub struct LiveOptions {
@@ -121,15 +121,11 @@ impl LiveCmd {
             "write-bw" => LiveTest::WriteBw,
             "write-lat" => LiveTest::WriteLat,
             "send-bw" => LiveTest::SendBw,
+            "send-lat" => LiveTest::SendLat,
             "read-bw" => LiveTest::ReadBw,
             "read-lat" => LiveTest::ReadLat,
             "atomic-bw" => LiveTest::AtomicBw,
             "rc-pingpong" => LiveTest::RcPingpong,
-            t if NOT_YET.contains(&t) => {
-                return Err(UsageError(format!(
-                    "rnic live {t} is not implemented yet ({RUNS} are)"
-                )))
-            }
             t => {
                 return Err(UsageError(format!(
                     "unknown test {t:?}: rnic live runs {RUNS}"
@@ -226,6 +222,7 @@ pub fn run(cmd: &LiveCmd, out: &mut dyn Write) -> anyhow::Result<()> {
         LiveTest::WriteBw => bw::run(&o, bw::Verb::Write)?,
         LiveTest::WriteLat => write_lat::run(&o)?,
         LiveTest::SendBw => send_bw::run(&o)?,
+        LiveTest::SendLat => send_lat::run(&o)?,
         LiveTest::ReadBw => bw::run(&o, bw::Verb::Read)?,
         LiveTest::ReadLat => read_lat::run(&o)?,
         LiveTest::AtomicBw => bw::run(&o, bw::Verb::Atomic)?,
