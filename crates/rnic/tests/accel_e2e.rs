@@ -1,7 +1,7 @@
 //! `rnic accel` end to end: `rnic live write-bw` client and server in two network
 //! namespaces, `rnic accel` in a third bridging them over two veth pairs, its Remote port
 //! emulating a 500 km link (5 ms one way). The arms differ only in the mechanism: the same
-//! bump, the same emulated link, pseudo-ACKs on or off (`--off`). Claims (issue 36, from the
+//! bump, the same emulated link, pseudo-ACKs on or off (`--off`). Claims (from the
 //! long-distance RDMA paper's accelerator): WRITE throughput at 4 KB messages and the same
 //! queue depth is at least 10× with the accelerator; every byte verified; at 1 % loss on the
 //! long link nothing is lost and the client never sends a WRITE again.
