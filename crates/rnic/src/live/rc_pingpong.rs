@@ -11,7 +11,7 @@
 //! before each receive is posted again). The example's buffer holds no pattern, so against it
 //! the bytes are not verified.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{bail, Context};
 use rnic_transport::{SendWr, Sge, WcOpcode, WcStatus};
@@ -20,7 +20,7 @@ use super::endpoint::{Endpoint, QpTuning};
 use super::oob::{gid_of, Dest};
 use super::recv_ring::RecvRing;
 use super::report::LiveResult;
-use super::session::{IDLE_TURN, STALL};
+use super::session::{linger, IDLE_TURN, STALL};
 use super::{LiveOptions, PATTERN_SEED};
 
 /// The LID rnic announces, so that another rnic knows its messages carry rnic's pattern.
@@ -31,8 +31,6 @@ const LINE_BYTES: usize = 52;
 const DONE: &[u8; 5] = b"done\0";
 const SRC_ADDR: u64 = 0x1000_0000;
 const DST_ADDR: u64 = 0x2000_0000;
-/// How long a side keeps answering after its last message (a lost ACK resent).
-const LINGER: Duration = Duration::from_millis(20);
 
 /// One side's line.
 fn encode(lid: u16, qpn: u32, psn: u32, gid: [u8; 16]) -> [u8; LINE_BYTES] {
@@ -118,15 +116,8 @@ pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
         lkey: keys.lkey,
     };
     let posts = ping_pong(&mut ep, &mut ring, o, sge, is_client)?;
-    let start = Instant::now();
-    while start.elapsed() < LINGER {
-        ep.turn(IDLE_TURN)?;
-    }
-    let samples_us: Vec<f64> = posts
-        .windows(2)
-        .map(|w| (w[1] - w[0]).as_secs_f64() * 1e6 / 2.0)
-        .collect();
-    let mut r = LiveResult::latency("rc-pingpong", o.size, o.iters, &samples_us);
+    linger(&mut ep)?;
+    let mut r = LiveResult::latency("rc-pingpong", o.size, o.iters, &posts, 2.0);
     let st = ep.dev.stats();
     r.verification = ring.verification;
     r.mtu_bytes = o.mtu_bytes;

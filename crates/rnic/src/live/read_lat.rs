@@ -42,7 +42,7 @@ fn server(o: &LiveOptions) -> anyhow::Result<LiveResult> {
         .fill_pattern(SERVED_ADDR, layout.mr_len, PATTERN_SEED);
     let verification = s.close_waiting(Verification::PeerIsPerftest)?;
     // perftest's READ server measures nothing.
-    let mut r = LiveResult::latency("read-lat", o.size, o.iters, &[]);
+    let mut r = LiveResult::latency("read-lat", o.size, o.iters, &[], 1.0);
     r.finish(&mut s, verification);
     s.ep.finish()?;
     Ok(r)
@@ -104,11 +104,7 @@ fn client(o: &LiveOptions) -> anyhow::Result<LiveResult> {
         }
     }
     posts.push(Instant::now());
-    let samples_us: Vec<f64> = posts
-        .windows(2)
-        .map(|w| (w[1] - w[0]).as_secs_f64() * 1e6)
-        .collect();
-    let mut r = LiveResult::latency("read-lat", o.size, o.iters, &samples_us);
+    let mut r = LiveResult::latency("read-lat", o.size, o.iters, &posts, 1.0);
     s.close(verification)?;
     r.finish(&mut s, verification);
     s.ep.finish()?;

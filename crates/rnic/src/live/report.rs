@@ -88,11 +88,24 @@ impl LiveResult {
         r
     }
 
-    pub fn latency(test: &'static str, size: u64, iters: u64, samples_us: &[f64]) -> LiveResult {
+    /// A latency run whose side posted at `posts`: perftest's samples, the gaps between
+    /// consecutive posts over `rtt_factor` (2 for a ping-pong, where a gap is a round trip;
+    /// 1 for READ, whose completion is the answer).
+    pub fn latency(
+        test: &'static str,
+        size: u64,
+        iters: u64,
+        posts: &[std::time::Instant],
+        rtt_factor: f64,
+    ) -> LiveResult {
+        let samples_us: Vec<f64> = posts
+            .windows(2)
+            .map(|w| (w[1] - w[0]).as_secs_f64() * 1e6 / rtt_factor)
+            .collect();
         let mut r = LiveResult::empty(test, size, iters, samples_us.iter().sum::<f64>() * 2e-6);
         r.is_latency = true;
-        r.row.latency_us = LatencyStats::from_samples_us(samples_us);
-        r.row.latency_samples_us = samples_us.to_vec();
+        r.row.latency_us = LatencyStats::from_samples_us(&samples_us);
+        r.row.latency_samples_us = samples_us;
         r
     }
 

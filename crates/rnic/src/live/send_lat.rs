@@ -15,14 +15,12 @@ use rnic_transport::{SendWr, Sge, WcOpcode, WcStatus};
 
 use super::recv_ring::RecvRing;
 use super::report::{LiveResult, Verification};
-use super::session::{Layout, Session, IDLE_TURN};
+use super::session::{linger, Layout, Session};
 use super::{LiveOptions, PATTERN_SEED};
 
 /// This side's source buffer, then its receive buffers.
 const SRC_ADDR: u64 = 0x1000_0000;
 const DST_ADDR: u64 = 0x2000_0000;
-/// How long a side keeps answering after its last message (see `write_lat`).
-const LINGER: std::time::Duration = std::time::Duration::from_millis(20);
 
 pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
     let layout = Layout {
@@ -37,15 +35,8 @@ pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
     // perftest's peer has posted its receive WQEs when it answers this handshake.
     s.handshake()?;
     let posts = ping_pong(&mut s, o, &mut ring)?;
-    let start = Instant::now();
-    while start.elapsed() < LINGER {
-        s.ep.turn(IDLE_TURN)?;
-    }
-    let samples_us: Vec<f64> = posts
-        .windows(2)
-        .map(|w| (w[1] - w[0]).as_secs_f64() * 1e6 / 2.0)
-        .collect();
-    let mut r = LiveResult::latency("send-lat", o.size, o.iters, &samples_us);
+    linger(&mut s.ep)?;
+    let mut r = LiveResult::latency("send-lat", o.size, o.iters, &posts, 2.0);
     let theirs = s.close(ring.verification)?;
     r.finish(&mut s, worse(ring.verification, theirs));
     s.ep.finish()?;

@@ -13,6 +13,18 @@ use super::LiveOptions;
 pub const IDLE_TURN: Duration = Duration::from_millis(1);
 /// How long a run may go without progress before it is declared stalled.
 pub const STALL: Duration = Duration::from_secs(10);
+/// How long a ping-pong side keeps answering after its last message, so that an ACK the
+/// peer still waits for (a lost one, resent) is not left without a responder.
+const LINGER: Duration = Duration::from_millis(20);
+
+/// Keeps the engine answering for [`LINGER`] after a ping-pong's last message.
+pub fn linger(ep: &mut Endpoint) -> anyhow::Result<()> {
+    let start = Instant::now();
+    while start.elapsed() < LINGER {
+        ep.turn(IDLE_TURN)?;
+    }
+    Ok(())
+}
 
 /// A connected live run: the engine with its QP in RTS, and the exchange connection.
 pub struct Session {

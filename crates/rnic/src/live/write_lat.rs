@@ -13,15 +13,12 @@ use anyhow::bail;
 use rnic_transport::{Memory, RemoteAddr, SendWr, Sge, WcStatus};
 
 use super::report::{LiveResult, Verification};
-use super::session::{Layout, Session, IDLE_TURN};
+use super::session::{linger, Layout, Session};
 use super::{LiveOptions, PATTERN_SEED};
 
 /// This side's source buffer and, right after it, the buffer the peer writes to.
 const SRC_ADDR: u64 = 0x1000_0000;
 const DST_ADDR: u64 = 0x2000_0000;
-/// How long a side keeps answering after its last iteration, so that an ACK the peer
-/// still waits for (a lost one, resent) is not left without a responder.
-const LINGER: std::time::Duration = std::time::Duration::from_millis(20);
 
 pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
     let layout = Layout {
@@ -32,15 +29,8 @@ pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
     let mut s = Session::open(o, &layout, true)?;
     s.ep.mem.fill_pattern(SRC_ADDR, o.size, PATTERN_SEED);
     let posts = ping_pong(&mut s, o)?;
-    let start = Instant::now();
-    while start.elapsed() < LINGER {
-        s.ep.turn(IDLE_TURN)?;
-    }
-    let samples_us: Vec<f64> = posts
-        .windows(2)
-        .map(|w| (w[1] - w[0]).as_secs_f64() * 1e6 / 2.0)
-        .collect();
-    let mut r = LiveResult::latency("write-lat", o.size, o.iters, &samples_us);
+    linger(&mut s.ep)?;
+    let mut r = LiveResult::latency("write-lat", o.size, o.iters, &posts.at, 2.0);
     let v = if s.pre.peer_is_rnic {
         posts.verified
     } else {
@@ -55,12 +45,6 @@ pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
 struct Posts {
     at: Vec<Instant>,
     verified: Verification,
-}
-
-impl Posts {
-    fn windows(&self, n: usize) -> std::slice::Windows<'_, Instant> {
-        self.at.windows(n)
-    }
 }
 
 fn ping_pong(s: &mut Session, o: &LiveOptions) -> anyhow::Result<Posts> {
