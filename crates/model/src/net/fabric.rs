@@ -20,15 +20,16 @@ struct Tiers {
 }
 
 impl Tiers {
-    /// The tiers `[net.fabric]` sets, falling back to links of `delay_ps` and `mbps`;
-    /// `fabric_gbps` is the switch-to-switch rate when `net.fabric.fabric_link_gbps` is unset.
-    fn of(f: &FabricConfig, delay_ps: TimePs, mbps_default: u64, fabric_gbps: f64) -> Tiers {
-        let host_mbps = f.host_link_gbps.map_or(mbps_default, mbps);
+    /// The tiers `[net.fabric]` sets, falling back to links of `delay_ps` and `mbps`; when
+    /// `net.fabric.fabric_link_gbps` is unset a switch-to-switch link carries
+    /// `fabric_per_host` times a host link's rate.
+    fn of(f: &FabricConfig, delay_ps: TimePs, mbps_default: u64, fabric_per_host: f64) -> Tiers {
+        let host_gbps = f.host_link_gbps.unwrap_or(mbps_default as f64 / 1000.0);
         let host_delay_ps = f.host_link_delay_ns.map_or(delay_ps, rnic_sim::ns);
         Tiers {
-            host_mbps,
+            host_mbps: mbps(host_gbps),
             host_delay_ps,
-            fabric_mbps: mbps(f.fabric_link_gbps.unwrap_or(fabric_gbps)),
+            fabric_mbps: mbps(f.fabric_link_gbps.unwrap_or(host_gbps * fabric_per_host)),
             fabric_delay_ps: f.fabric_link_delay_ns.map_or(host_delay_ps, rnic_sim::ns),
         }
     }
@@ -108,8 +109,7 @@ pub(super) fn fat_tree(
         &format!("\"fat_tree\" with net.fabric.k = {k}"),
         "net.fabric.k",
     )?;
-    let host_gbps = f.host_link_gbps.unwrap_or(mbps_default as f64 / 1000.0);
-    let tiers = Tiers::of(f, delay_ps, mbps_default, host_gbps);
+    let tiers = Tiers::of(f, delay_ps, mbps_default, 1.0);
     let edge = |pod: usize, e: usize| pod * half + e;
     let agg = |pod: usize, a: usize| k * half + pod * half + a;
     let core = |c: usize| k * k + c;
@@ -171,9 +171,8 @@ pub(super) fn leaf_spine(
         ),
         "net.fabric.leaves or net.fabric.hosts_per_leaf",
     )?;
-    let host_gbps = f.host_link_gbps.unwrap_or(mbps_default as f64 / 1000.0);
-    let spine_gbps = host_gbps * per_leaf as f64 / (spines as f64 * f.oversubscription);
-    let tiers = Tiers::of(f, delay_ps, mbps_default, spine_gbps);
+    let spine_per_host = per_leaf as f64 / (spines as f64 * f.oversubscription);
+    let tiers = Tiers::of(f, delay_ps, mbps_default, spine_per_host);
     let names = (0..leaves)
         .map(|i| format!("leaf{i}"))
         .chain((0..spines).map(|i| format!("spine{i}")));
