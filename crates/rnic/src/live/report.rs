@@ -102,7 +102,10 @@ impl LiveResult {
             .windows(2)
             .map(|w| (w[1] - w[0]).as_secs_f64() * 1e6 / rtt_factor)
             .collect();
-        let mut r = LiveResult::empty(test, size, iters, samples_us.iter().sum::<f64>() * 2e-6);
+        // The run's time is the span of the posts: the samples times the factor they were
+        // divided by (a fixed 2 doubled a READ run's time).
+        let span_s = samples_us.iter().sum::<f64>() * rtt_factor * 1e-6;
+        let mut r = LiveResult::empty(test, size, iters, span_s);
         r.is_latency = true;
         r.row.latency_us = LatencyStats::from_samples_us(&samples_us);
         r.row.latency_samples_us = samples_us;
@@ -220,5 +223,27 @@ impl LiveResult {
         std::fs::write(path, text)
             .with_context(|| format!("cannot write --json {}", path.display()))
             .map_err(|e| crate::OutputError(format!("{e:#}")).into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn a_latency_run_spans_its_posts_whatever_its_rtt_factor() {
+        let t0 = Instant::now();
+        let posts: Vec<Instant> = [0, 10, 20]
+            .map(|us| t0 + Duration::from_micros(us))
+            .to_vec();
+        for (factor, sample) in [(1.0, 10.0), (2.0, 5.0)] {
+            let r = LiveResult::latency("t", 2, 2, &posts, factor);
+            for s in &r.row.latency_samples_us {
+                assert!((s - sample).abs() < 1e-9, "factor {factor}: {s}");
+            }
+            let t = r.row.simulated_time_us;
+            assert!((t - 20.0).abs() < 1e-9, "factor {factor}: {t} us");
+        }
     }
 }
