@@ -46,7 +46,7 @@ pub struct Layout {
 
 impl Session {
     /// Connects (client) or accepts (server), then runs perftest's exchange up to the last
-    /// handshake before the measurement. `extra_first_handshake`: the latency programs
+    /// handshake before the measurement. `extra_first_handshake`: ib_write_lat and ib_read_lat
     /// exchange the keys once more before the per-QP exchange.
     pub fn open(
         o: &LiveOptions,
