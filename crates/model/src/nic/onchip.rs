@@ -14,6 +14,7 @@
 //! | `qpc_requester_index_fifos`, `qpc_pending_fifo`, `qpc_pending_record_table` | non-blocking manager: 3 × QR + PF + PRT, bit-exact from the structures (csRNA Formula 2, [`super::csrna::onchip`]) |
 //! | `qpc_waiting_srams` | non-blocking requesters: 3 × `ooo_cap` × 8 B (replaces the waiting FIFOs) |
 //! | `sq_address_table` | latency hiding: `sq_table_entry_bytes` (10 B) per QP in use |
+//! | `wqe_cache`, `prefetch_queue` | resource prefetching: `wqe_cache_entries` × `wqe_bytes`, and a 3 B QPN per QP in use when the scheduler triggers prefetches ([`super::mech::prefetch`]) |
 //! | `iso_bs_wqe_fifos`, `iso_slicing_station`, `iso_wrr_weights` | TX isolation: per BS tenant in use, `iso_bs_fifo_depth` × `wqe_bytes`, one 72 B p_wqe, a 1 B weight ([`super::mech::isolation`]) |
 
 use std::collections::BTreeMap;
@@ -52,6 +53,9 @@ impl Nic {
         );
         m.insert("tx_payload_buffer".to_string(), p.nic.tx_buffer_bytes);
         m.insert("cq_contexts".to_string(), 32 * self.cq.ctxs.len() as u64);
+        for (k, v) in self.pf.onchip(p.nic.wqe_bytes, qps) {
+            m.insert(k.to_string(), v);
+        }
         for (k, v) in self.iso.onchip(p.nic.wqe_bytes) {
             m.insert(k.to_string(), v);
         }

@@ -223,6 +223,14 @@ impl AnyPrefetch {
         }
     }
 
+    /// The prefetcher's on-chip structures and their bytes (none when off): its WQE cache
+    /// and its prefetch queue, counted at `qps` QPs.
+    pub fn onchip(&self, wqe_bytes: u64, qps: u64) -> Vec<(&'static str, u64)> {
+        self.on()
+            .map(|p| p.onchip(wqe_bytes, qps).to_vec())
+            .unwrap_or_default()
+    }
+
     /// The prefetcher, when on.
     pub fn on(&self) -> Option<&Prefetcher> {
         match self {
