@@ -314,6 +314,57 @@ fn rc_pingpong_between_two_processes_verifies_every_message() {
     assert_pcap_checks(&pcap);
 }
 
+/// UC (`-c UC`): each of the tests rnic live runs over UC, between two processes, every
+/// byte verified (a write-bw client learns the server's check at the close, having no READ
+/// to read the buffer back with), the JSON saying UC and the capture holding UC opcodes.
+#[test]
+fn uc_runs_between_two_processes_verify_every_byte() {
+    for (test, server_ip, client_ip, port, extra) in [
+        (
+            "write-bw",
+            "127.0.0.17",
+            "127.0.0.18",
+            "18709",
+            &["-n", "300", "-s", "65536"][..],
+        ),
+        (
+            "write-lat",
+            "127.0.0.19",
+            "127.0.0.20",
+            "18710",
+            &["-n", "200", "-s", "64"][..],
+        ),
+        (
+            "send-lat",
+            "127.0.0.21",
+            "127.0.0.22",
+            "18711",
+            &["-n", "200", "-s", "64"][..],
+        ),
+    ] {
+        let args: Vec<&str> = ["-c", "UC"].iter().chain(extra).copied().collect();
+        let Some((c, s, pcap)) = pair(test, server_ip, client_ip, port, &args) else {
+            return;
+        };
+        assert_verified(&c, "client");
+        assert_verified(&s, "server");
+        assert_eq!(c["live"]["connection"], "UC", "{test}: {c}");
+        assert_eq!(c["retransmissions"], 0, "{test}: UC resends nothing");
+        assert_pcap_checks(&pcap);
+        let o = Command::new(RNIC)
+            .args(["pcap", "check"])
+            .arg(&pcap)
+            .output()
+            .unwrap();
+        let report = text(&o);
+        assert!(
+            report.contains("UC "),
+            "{test}: the capture holds UC opcodes: {report}"
+        );
+        assert!(!report.contains("RC "), "{test}: and no RC ones: {report}");
+    }
+}
+
 #[test]
 fn a_client_without_a_server_fails_clearly_and_soon() {
     let start = Instant::now();
@@ -354,6 +405,22 @@ fn bad_flags_exit_2_naming_the_flag() {
         (&["live", "send-lat", "--server", "-s", "0"][..], "--size"),
         (&["live", "atomic-bw", "host", "-s", "16"][..], "--size"),
         (&["live", "flood", "--server"][..], "unknown test"),
+        (
+            &["live", "read-bw", "--server", "-c", "UC"][..],
+            "--connection UC",
+        ),
+        (
+            &["live", "send-bw", "--server", "-c", "UC"][..],
+            "--connection UC",
+        ),
+        (
+            &["live", "send-lat", "--server", "-c", "UD"][..],
+            "--connection UD",
+        ),
+        (
+            &["live", "write-bw", "--server", "-c", "XRC"][..],
+            "--connection",
+        ),
     ] {
         let o = Command::new(RNIC).args(args).output().unwrap();
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));

@@ -342,6 +342,8 @@ struct Interop {
     mtu: u32,
     /// netem arguments for the guest NIC, if the run is impaired.
     netem: Option<&'static str>,
+    /// perftest's `-c`, given to both sides: `RC` or `UC`.
+    connection: &'static str,
 }
 
 impl Interop {
@@ -353,6 +355,15 @@ impl Interop {
             iters: 20,
             mtu: 1024,
             netem: None,
+            connection: "RC",
+        }
+    }
+
+    /// Over UC (`-c UC` on both sides).
+    const fn uc(self) -> Self {
+        Interop {
+            connection: "UC",
+            ..self
         }
     }
 
@@ -372,14 +383,15 @@ impl Interop {
         if self.guest_tool == "ibv_rc_pingpong" {
             format!("-d rxe0 -g 1 -m {mtu} -p {port} -s {size} -n {iters}")
         } else {
-            format!("-d rxe0 -x 1 -m {mtu} -p {port} -s {size} -n {iters}")
+            let c = self.connection;
+            format!("-d rxe0 -x 1 -m {mtu} -p {port} -s {size} -n {iters} -c {c}")
         }
     }
 
     fn live_args(&self, port: u16, bind: &str) -> Vec<String> {
         let words = format!(
-            "live {} -p {port} --bind {bind} -s {} -n {} -m {}",
-            self.live_test, self.size_bytes, self.iters, self.mtu
+            "live {} -p {port} --bind {bind} -s {} -n {} -m {} -c {}",
+            self.live_test, self.size_bytes, self.iters, self.mtu, self.connection
         );
         words.split_whitespace().map(str::to_string).collect()
     }
@@ -511,6 +523,53 @@ interop_tests! {
     ib_send_lat: "ib_send_lat", "send-lat", 2;
     ib_atomic_bw: "ib_atomic_bw", "atomic-bw", 8;
     ibv_rc_pingpong: "ibv_rc_pingpong", "rc-pingpong", 4096;
+}
+
+/// UC, for the tests rnic live runs over it (PMTU 1024; no impairment: UC resends nothing).
+mod uc {
+    use super::*;
+
+    #[test]
+    fn ib_write_bw_rnic_client() {
+        Interop::new("ib_write_bw", "write-bw", 4096)
+            .uc()
+            .rnic_client()
+    }
+
+    #[test]
+    fn ib_write_bw_rnic_server() {
+        Interop::new("ib_write_bw", "write-bw", 4096)
+            .uc()
+            .rnic_server()
+    }
+
+    #[test]
+    fn ib_write_lat_rnic_client() {
+        Interop::new("ib_write_lat", "write-lat", 2)
+            .uc()
+            .rnic_client()
+    }
+
+    #[test]
+    fn ib_write_lat_rnic_server() {
+        Interop::new("ib_write_lat", "write-lat", 2)
+            .uc()
+            .rnic_server()
+    }
+
+    #[test]
+    fn ib_send_lat_rnic_client() {
+        Interop::new("ib_send_lat", "send-lat", 2)
+            .uc()
+            .rnic_client()
+    }
+
+    #[test]
+    fn ib_send_lat_rnic_server() {
+        Interop::new("ib_send_lat", "send-lat", 2)
+            .uc()
+            .rnic_server()
+    }
 }
 
 #[test]

@@ -13,12 +13,12 @@
 use std::time::Instant;
 
 use anyhow::bail;
-use rnic_transport::{Completion, RemoteAddr, SendWr, Sge, WcStatus};
+use rnic_transport::{Completion, RemoteAddr, SendWr, ServiceType, Sge, WcStatus};
 
 use super::endpoint::Endpoint;
-use super::oob::{BwReport, CYCLE_BUFFER_BYTES};
+use super::oob::{BwReport, Verdict, CYCLE_BUFFER_BYTES};
 use super::report::{LiveResult, Verification};
-use super::session::{Layout, Session, IDLE_TURN, STALL};
+use super::session::{linger, Layout, Session, IDLE_TURN, STALL};
 use super::{LiveOptions, PATTERN_SEED};
 
 /// The client's source buffer, and where its READ-back lands.
@@ -103,6 +103,8 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
                     o.size,
                     PATTERN_SEED,
                 )),
+                // UC has no READ: the server checks its buffer and says so at the close.
+                (true, _) if o.service == ServiceType::Uc => Verification::PeerIsPerftest,
                 (true, _) => read_back(&mut s, o.size, remote)?,
             };
             (elapsed_s, verification)
@@ -119,7 +121,14 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     let me = s.me;
     s.oob.keys(&me, &mut || s.ep.turn(IDLE_TURN))?;
     s.oob.bw_reports(&mine)?;
-    s.oob.close(&me, &mut || s.ep.turn(IDLE_TURN), None)?;
+    let server_checks = server_tells_verdict(o, &s, verb);
+    let verdict = server_checks.then_some(Verdict::NothingChecked);
+    let theirs = s.oob.close(&me, &mut || s.ep.turn(IDLE_TURN), verdict)?;
+    let verification = if server_checks {
+        Verification::from_peer(theirs)
+    } else {
+        verification
+    };
     r.finish(&mut s, verification);
     r.write_retransmissions = Some(write_retransmissions);
     s.ep.finish()?;
@@ -162,6 +171,12 @@ pub fn keep_in_flight(
         }
     }
     Ok(start.elapsed().as_secs_f64())
+}
+
+/// Whether the server's check of its buffer is the run's verification, told to the client at
+/// the close: a UC WRITE between two rnic endpoints (the client cannot READ it back).
+fn server_tells_verdict(o: &LiveOptions, s: &Session, verb: Verb) -> bool {
+    o.service == ServiceType::Uc && s.pre.peer_is_rnic && verb == Verb::Write
 }
 
 /// READs the server's buffer into `CHECK_ADDR` and compares it with the pattern.
@@ -210,7 +225,10 @@ fn server(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     // engine answers them (and the READ-back).
     s.oob.keys_waiting(&me, &mut || s.ep.turn(IDLE_TURN))?;
     let theirs = s.oob.bw_reports(&BwReport::default())?;
-    s.oob.close(&me, &mut || s.ep.turn(IDLE_TURN), None)?;
+    if o.service == ServiceType::Uc {
+        // No ACK told the client its last WRITEs arrived: take in what is still on its way.
+        linger(&mut s.ep)?;
+    }
     let verification = if verb == Verb::Atomic {
         // The server knows its buffer's first contents, whoever the client is.
         super::atomic_bw::check_served(&s.ep.mem, DST_ADDR, layout.mr_len, theirs.iters)
@@ -222,6 +240,8 @@ fn server(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     } else {
         Verification::PeerIsPerftest
     };
+    let verdict = server_tells_verdict(o, &s, verb).then_some(verification.verdict());
+    s.oob.close(&me, &mut || s.ep.turn(IDLE_TURN), verdict)?;
     // perftest's server prints the client's report.
     let mut r = LiveResult::bandwidth(verb.test_name(), theirs.size, theirs.iters, 0.0);
     r.bw_avg_mb_s = theirs.bw_avg;

@@ -11,6 +11,7 @@ use anyhow::Context;
 use rnic_host::SparseMemory;
 use rnic_transport::{
     Access, AddressVector, Completion, CqId, Device, DeviceConfig, MrKeys, PdId, QpAttr, QpInit,
+    ServiceType,
 };
 use rnic_wire::PcapWriter;
 
@@ -27,6 +28,8 @@ pub const RECV_DEPTH: u32 = 512;
 /// QP attributes of a live run, perftest's defaults where it has them.
 #[derive(Debug, Clone, Copy)]
 pub struct QpTuning {
+    /// RC or UC (perftest's `-c`); the ACK, retry and READ attributes below are RC's only.
+    pub service: ServiceType,
     pub mtu_bytes: u32,
     /// Local ACK timeout code (perftest's default 14: 4.096 µs × 2^14 ≈ 67 ms).
     pub timeout: u8,
@@ -50,14 +53,30 @@ pub fn connect_qp(
     let av = AddressVector::new([0x02, 0, 0, 0, 0, 0x02], peer_ip.octets());
     dev.modify_qp(qpn, &QpAttr::to_init(Access::all()))?;
     let mut rtr = QpAttr::to_rtr(av, t.mtu_bytes, peer.qpn, peer.psn);
-    rtr.max_dest_rd_atomic = Some(16);
-    dev.modify_qp(qpn, &rtr)?;
     let mut rts = QpAttr::to_rts(my_psn);
-    rts.timeout = Some(t.timeout);
-    rts.retry_cnt = Some(t.retry_cnt);
-    rts.rnr_retry = Some(t.rnr_retry);
-    rts.max_rd_atomic = Some(peer.out_reads.clamp(1, 16) as u8);
-    rts.max_outstanding_psns = Some(t.window_psns);
+    if t.service == ServiceType::Rc {
+        rtr.max_dest_rd_atomic = Some(16);
+        rts.timeout = Some(t.timeout);
+        rts.retry_cnt = Some(t.retry_cnt);
+        rts.rnr_retry = Some(t.rnr_retry);
+        rts.max_rd_atomic = Some(peer.out_reads.clamp(1, 16) as u8);
+        rts.max_outstanding_psns = Some(t.window_psns);
+    } else {
+        // UC has no ACKs, retries, RNR or READs: IBA's UC transitions refuse those attributes.
+        rtr = QpAttr {
+            max_dest_rd_atomic: None,
+            min_rnr_timer: None,
+            ..rtr
+        };
+        rts = QpAttr {
+            timeout: None,
+            retry_cnt: None,
+            rnr_retry: None,
+            max_rd_atomic: None,
+            ..rts
+        };
+    }
+    dev.modify_qp(qpn, &rtr)?;
     dev.modify_qp(qpn, &rts)?;
     Ok(())
 }
@@ -78,8 +97,9 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
-    /// An engine on `ip` with one RC QP (in RESET), writing `pcap` when given.
-    pub fn open(ip: Ipv4Addr, sq_depth: u32, pcap: Option<&Path>) -> anyhow::Result<Endpoint> {
+    /// An engine on `ip` with one QP of `t`'s service (in RESET), writing `pcap` when given.
+    pub fn open(ip: Ipv4Addr, t: &QpTuning, pcap: Option<&Path>) -> anyhow::Result<Endpoint> {
+        let sq_depth = t.sq_depth;
         let sock = RoceSocket::open(ip)?;
         let mut dev = Device::new(DeviceConfig {
             ip: ip.octets(),
@@ -87,13 +107,15 @@ impl Endpoint {
         });
         let pd = dev.alloc_pd();
         let cq = dev.create_cq(1 << 16)?;
-        let qpn = dev.create_qp(QpInit {
+        let init = QpInit {
             pd,
             send_cq: cq,
             recv_cq: cq,
             max_send_wr: sq_depth,
             max_recv_wr: sq_depth.max(RECV_DEPTH),
-        })?;
+        };
+        let reliability = DeviceConfig::default().reliability;
+        let qpn = dev.create_qp_service(init, reliability, t.service)?;
         let pcap = match pcap {
             Some(p) => {
                 let f = File::create(p)
@@ -114,6 +136,11 @@ impl Endpoint {
             pcap,
             rx_refused: 0,
         })
+    }
+
+    /// The QP's service (RC or UC).
+    pub fn service(&self) -> ServiceType {
+        self.dev.qp_service(self.qpn).unwrap_or(ServiceType::Rc)
     }
 
     pub fn local_ip(&self) -> Ipv4Addr {

@@ -36,6 +36,7 @@ struct Target {
 
 fn tuning() -> QpTuning {
     QpTuning {
+        service: rnic_transport::ServiceType::Rc,
         mtu_bytes: 1024,
         timeout: 1,
         retry_cnt: 2,

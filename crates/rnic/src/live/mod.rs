@@ -23,6 +23,8 @@ use std::io::Write;
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
 
+use rnic_transport::ServiceType;
+
 use crate::UsageError;
 
 /// Seed of rnic's payload pattern in live runs (both sides know it).
@@ -54,6 +56,9 @@ pub struct LiveCmd {
     /// QPs (only 1 today)
     #[arg(short = 'q', long = "qp", default_value_t = 1)]
     pub qps: u32,
+    /// Connection type, as perftest's `-c`: RC, or UC for write-bw, write-lat and send-lat
+    #[arg(short = 'c', long = "connection", default_value = "RC")]
+    pub connection: String,
     /// Path MTU, bytes: 256, 512, 1024, 2048 or 4096 (the smaller of the two sides' is used)
     #[arg(short = 'm', long = "mtu", default_value_t = 1024)]
     pub mtu: u32,
@@ -83,6 +88,20 @@ pub enum LiveTest {
 }
 
 impl LiveTest {
+    /// The test's name on the command line.
+    fn name(self) -> &'static str {
+        match self {
+            LiveTest::WriteBw => "write-bw",
+            LiveTest::WriteLat => "write-lat",
+            LiveTest::SendBw => "send-bw",
+            LiveTest::SendLat => "send-lat",
+            LiveTest::ReadBw => "read-bw",
+            LiveTest::ReadLat => "read-lat",
+            LiveTest::AtomicBw => "atomic-bw",
+            LiveTest::RcPingpong => "rc-pingpong",
+        }
+    }
+
     fn is_latency(self) -> bool {
         matches!(
             self,
@@ -98,6 +117,8 @@ const RUNS: &str =
 #[derive(Debug, Clone)]
 pub struct LiveOptions {
     pub test: LiveTest,
+    /// RC or UC.
+    pub service: ServiceType,
     pub host: Option<String>,
     pub port: u16,
     pub bind: Option<Ipv4Addr>,
@@ -161,6 +182,7 @@ impl LiveCmd {
                 self.qps
             )));
         }
+        let service = connection(&self.connection, test)?;
         if ![256, 512, 1024, 2048, 4096].contains(&self.mtu) {
             return Err(UsageError(format!(
                 "-m/--mtu {}: must be 256, 512, 1024, 2048 or 4096",
@@ -200,6 +222,7 @@ impl LiveCmd {
         }
         Ok(LiveOptions {
             test,
+            service,
             host: self.host.clone(),
             port: self.port,
             bind,
@@ -211,6 +234,33 @@ impl LiveCmd {
             json: self.json.clone(),
             pcap: self.pcap.clone(),
         })
+    }
+}
+
+/// The service `-c` names, refused for a test that cannot run over it. perftest runs UC
+/// WRITE and SEND tests; of those, `rnic live` runs the ones whose receiver needs no
+/// receive WQE it could lack (UC drops a SEND that finds none, with no RNR to wait for):
+/// write-bw, write-lat, and send-lat, whose ping-pong never has two SENDs in flight.
+fn connection(name: &str, test: LiveTest) -> Result<ServiceType, UsageError> {
+    match name.to_ascii_uppercase().as_str() {
+        "RC" => Ok(ServiceType::Rc),
+        "UC" if matches!(
+            test,
+            LiveTest::WriteBw | LiveTest::WriteLat | LiveTest::SendLat
+        ) =>
+        {
+            Ok(ServiceType::Uc)
+        }
+        "UC" => Err(UsageError(format!(
+            "-c/--connection UC: rnic live runs UC for write-bw, write-lat and send-lat only, not {}",
+            test.name()
+        ))),
+        "UD" => Err(UsageError(
+            "-c/--connection UD: rnic live does not run UD yet (RC or UC)".into(),
+        )),
+        other => Err(UsageError(format!(
+            "-c/--connection {other:?}: must be RC or UC"
+        ))),
     }
 }
 

@@ -79,6 +79,7 @@ pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
     let is_client = o.host.is_some();
     let (mut oob, local_ip) = super::session::open_exchange(o)?;
     let tuning = QpTuning {
+        service: o.service,
         mtu_bytes: o.mtu_bytes,
         timeout: 14,
         retry_cnt: 7,
@@ -86,7 +87,7 @@ pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
         window_psns: o.window_psns,
         sq_depth: 16,
     };
-    let mut ep = Endpoint::open(local_ip, tuning.sq_depth, o.pcap.as_deref())?;
+    let mut ep = Endpoint::open(local_ip, &tuning, o.pcap.as_deref())?;
     let ring_bytes = RecvRing::bytes(o.iters, o.size);
     let keys = ep.reg_mr(SRC_ADDR, DST_ADDR - SRC_ADDR + ring_bytes)?;
     ep.mem.fill_pattern(SRC_ADDR, o.size, PATTERN_SEED);
@@ -121,6 +122,7 @@ pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
     let st = ep.dev.stats();
     r.verification = ring.verification;
     r.mtu_bytes = o.mtu_bytes;
+    r.connection = ep.service().name().to_ascii_uppercase();
     r.peer_is_rnic = peer_is_rnic;
     r.local_ip = local_ip.to_string();
     r.peer_ip = peer.ipv4().map(|ip| ip.to_string()).unwrap_or_default();

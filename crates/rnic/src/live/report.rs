@@ -31,6 +31,16 @@ impl Verification {
         })
     }
 
+    /// What the peer's verdict at the close says about the bytes this side sent (`None`:
+    /// the peer is perftest, which gives none).
+    pub fn from_peer(theirs: Option<Verdict>) -> Verification {
+        match theirs {
+            None | Some(Verdict::NothingChecked) => Verification::PeerIsPerftest,
+            Some(Verdict::Verified) => Verification::Verified,
+            Some(Verdict::Mismatch(offset)) => Verification::Mismatch { offset },
+        }
+    }
+
     /// What this side tells an rnic peer at the close.
     pub fn verdict(self) -> Verdict {
         match self {
@@ -62,6 +72,8 @@ pub struct LiveResult {
     pub goodput_gbps: f64,
     pub verification: Verification,
     pub mtu_bytes: u32,
+    /// `RC` or `UC`.
+    pub connection: String,
     pub peer_is_rnic: bool,
     pub local_ip: String,
     pub peer_ip: String,
@@ -129,6 +141,7 @@ impl LiveResult {
             goodput_gbps: 0.0,
             verification: Verification::Verified,
             mtu_bytes: 0,
+            connection: String::new(),
             peer_is_rnic: false,
             local_ip: String::new(),
             peer_ip: String::new(),
@@ -145,6 +158,7 @@ impl LiveResult {
         let st = s.ep.dev.stats();
         self.verification = v;
         self.mtu_bytes = s.pre.mtu_bytes;
+        self.connection = s.ep.service().name().to_ascii_uppercase();
         self.peer_is_rnic = s.pre.peer_is_rnic;
         self.local_ip = s.ep.local_ip().to_string();
         self.peer_ip = s.peer.ipv4().map(|ip| ip.to_string()).unwrap_or_default();
@@ -176,9 +190,10 @@ impl LiveResult {
         };
         writeln!(
             out,
-            " {} ↔ {}, MTU {}, {} retransmitted, {} NAKs, {} timeouts: {note}",
+            " {} ↔ {}, {}, MTU {}, {} retransmitted, {} NAKs, {} timeouts: {note}",
             self.local_ip,
             self.peer_ip,
+            self.connection,
             self.mtu_bytes,
             self.retransmissions,
             self.naks,
@@ -211,6 +226,7 @@ impl LiveResult {
             "live": {
                 "local_ip": self.local_ip,
                 "peer_ip": self.peer_ip,
+                "connection": self.connection,
                 "mtu_bytes": self.mtu_bytes,
                 "peer_is_rnic": self.peer_is_rnic,
                 "datagrams_refused": self.rx_refused,

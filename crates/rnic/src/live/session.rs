@@ -5,7 +5,7 @@ use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
 
 use super::endpoint::{Endpoint, QpTuning};
-use super::oob::{gid_of, Dest, Oob, Preamble, Verdict};
+use super::oob::{gid_of, Dest, Oob, Preamble};
 use super::report::Verification;
 use super::LiveOptions;
 
@@ -56,6 +56,7 @@ impl Session {
         let (mut oob, local_ip) = open_exchange(o)?;
         let pre = oob.preamble(o.mtu_bytes)?;
         let tuning = QpTuning {
+            service: o.service,
             mtu_bytes: pre.mtu_bytes,
             timeout: 14,
             retry_cnt: 7,
@@ -63,7 +64,7 @@ impl Session {
             window_psns: o.window_psns,
             sq_depth: o.tx_depth.max(16),
         };
-        let mut ep = Endpoint::open(local_ip, tuning.sq_depth, o.pcap.as_deref())?;
+        let mut ep = Endpoint::open(local_ip, &tuning, o.pcap.as_deref())?;
         let keys = ep.reg_mr(layout.mr_addr, layout.mr_len)?;
         let me = Dest {
             lid: 0,
@@ -122,11 +123,7 @@ impl Session {
         } else {
             self.oob.close(&me, &mut pump, verdict)?
         };
-        Ok(match theirs {
-            None | Some(Verdict::NothingChecked) => Verification::PeerIsPerftest,
-            Some(Verdict::Verified) => Verification::Verified,
-            Some(Verdict::Mismatch(offset)) => Verification::Mismatch { offset },
-        })
+        Ok(Verification::from_peer(theirs))
     }
 
     /// Turns the engine until `done` holds; fails when nothing changes `progress` for
