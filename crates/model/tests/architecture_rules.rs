@@ -302,7 +302,6 @@ const KNOWN_LONG_FUNCTIONS: &[(&str, &str)] = &[
     ("rnic/repro/isolation/lsbs.rs", "eval_ls_bs"),
     ("rnic/sweep/merge.rs", "merge"),
     ("rnic/sweep/mod.rs", "parse_sweep"),
-    ("transport/responder.rs", "data_packet"),
 ];
 
 /// Every function over [`MAX_FUNCTION_LINES`] in the `src/` of every crate of the workspace,
