@@ -296,7 +296,6 @@ const KNOWN_LONG_FUNCTIONS: &[(&str, &str)] = &[
     ("model/run/build.rs", "application"),
     ("model/run/judge.rs", "judge"),
     ("model/run/report.rs", "report"),
-    ("rnic/cli/mod.rs", "cmd_perf"),
     ("rnic/flows.rs", "parse_flow"),
     ("rnic/repro/isolation/lsbs.rs", "eval_ls_bs"),
     ("rnic/sweep/merge.rs", "merge"),
