@@ -297,7 +297,6 @@ const KNOWN_LONG_FUNCTIONS: &[(&str, &str)] = &[
     ("model/run/judge.rs", "judge"),
     ("model/run/report.rs", "report"),
     ("rnic/flows.rs", "parse_flow"),
-    ("rnic/sweep/mod.rs", "parse_sweep"),
 ];
 
 /// Every function over [`MAX_FUNCTION_LINES`] in the `src/` of every crate of the workspace,
