@@ -291,7 +291,6 @@ const MAX_FUNCTION_LINES: usize = 150;
 /// Functions still longer than [`MAX_FUNCTION_LINES`], as `(crate/path in src, name)`, to be
 /// split into named steps (this list may only shrink).
 const KNOWN_LONG_FUNCTIONS: &[(&str, &str)] = &[
-    ("model/net/topology.rs", "read_file"),
     ("model/run/build.rs", "build_flows"),
     ("model/run/build.rs", "application"),
     ("model/run/judge.rs", "judge"),
