@@ -293,7 +293,6 @@ const MAX_FUNCTION_LINES: usize = 150;
 const KNOWN_LONG_FUNCTIONS: &[(&str, &str)] = &[
     ("model/run/build.rs", "build_flows"),
     ("model/run/build.rs", "application"),
-    ("model/run/judge.rs", "judge"),
     ("model/run/report.rs", "report"),
     ("rnic/flows.rs", "parse_flow"),
 ];
