@@ -7,7 +7,9 @@
 use std::collections::BTreeSet;
 use std::process::Command;
 
-use rnic_transport::{Access, AtomicArgs, RecvWr, RemoteAddr, SendWr, Sge, WcStatus, WrOpcode};
+use rnic_transport::{
+    Access, AtomicArgs, MrKeys, RecvWr, RemoteAddr, SendWr, Sge, WcStatus, WrOpcode,
+};
 use rnic_wire::{AethSyndrome, FrameRepr, NakCode, Opcode};
 
 use crate::fabric::Impairments;
@@ -150,141 +152,220 @@ fn wr(wr_id: u64, opcode: WrOpcode, sgl: Vec<Sge>) -> SendWr {
 
 /// Runs the script. `Err` names the step whose completion was not what the spec says.
 pub fn run(seed: u64) -> Result<ConformanceRun, String> {
-    let mut pair = Pair::new(seed, Impairments::clean(1_000_000));
-    pair.capture();
-    let e = |e: rnic_transport::VerbsError| e.to_string();
-    let ka = pair.reg_mr(A, BASE, LEN, Access::all()).map_err(e)?;
-    let kb = pair.reg_mr(B, BASE, LEN, Access::all()).map_err(e)?;
-    // A second MR on B, for SEND with invalidate to invalidate.
-    let kb_inv = pair.reg_mr(B, BASE + LEN, 4096, Access::all()).map_err(e)?;
-    for node in [A, B] {
-        pair.nodes[node]
-            .mem
-            .bytes
-            .fill_pattern(BASE, LEN, node as u64 + 1);
-    }
-    let params = QpParams {
-        pmtu: PMTU,
-        min_rnr_timer: 1,
-        ..QpParams::default()
-    };
-
-    // 1. Every data opcode, one lost WRITE MIDDLE forcing a PSN-sequence NAK and go-back-N.
-    let (qa, qb) = pair.connect(params).map_err(e)?;
-    let remote = |off: u64| RemoteAddr {
-        va: BASE + off,
-        rkey: kb.rkey,
-    };
-    for i in 0..8 {
-        let r = RecvWr::new(100 + i, sge(BASE + 0x8_0000 + i * 4096, 4096, kb.lkey));
-        pair.post_recv(B, qb, r).map_err(e)?;
-    }
-    let mut id = 0;
-    let mut post = |pair: &mut Pair, mut w: SendWr| {
-        id += 1;
-        w.wr_id = id;
-        pair.post_send(A, qa, w).map_err(e)
-    };
-    let src = |len: u32| sge(BASE, len, ka.lkey);
-    post(&mut pair, wr(0, WrOpcode::Send, src(0)))?;
-    post(&mut pair, wr(0, WrOpcode::Send, src(700)))?;
-    let mut w = wr(0, WrOpcode::SendImm, src(100));
-    w.imm = Some(0xdead_beef);
-    post(&mut pair, w.clone())?;
-    w.sgl = src(700).into();
-    post(&mut pair, w)?;
-    let mut w = wr(0, WrOpcode::SendInv, src(100));
-    w.invalidate_rkey = Some(kb_inv.rkey);
-    post(&mut pair, w.clone())?;
-    let kb_inv2 = pair
-        .reg_mr(B, BASE + LEN + 4096, 4096, Access::all())
-        .map_err(e)?;
-    w.sgl = src(700).into();
-    w.invalidate_rkey = Some(kb_inv2.rkey);
-    post(&mut pair, w)?;
-    pair.drop_next(A, Opcode::RcWriteMiddle);
-    for (op, len, off) in [
-        (WrOpcode::Write, 100, 0x1000),
-        (WrOpcode::Write, 700, 0x2000),
-    ] {
-        let mut w = wr(0, op, src(len));
-        w.remote = Some(remote(off));
-        post(&mut pair, w)?;
-    }
-    for (len, off) in [(50, 0x3000), (700, 0x4000)] {
-        let mut w = wr(0, WrOpcode::WriteImm, src(len));
-        w.remote = Some(remote(off));
-        w.imm = Some(7);
-        post(&mut pair, w)?;
-    }
-    for (len, off) in [(100u32, 0x5000u64), (700, 0x6000)] {
-        let mut w = wr(0, WrOpcode::Read, sge(BASE + 0x7_0000 + off, len, ka.lkey));
-        w.remote = Some(remote(off));
-        post(&mut pair, w)?;
-    }
-    for op in [WrOpcode::CompareSwap, WrOpcode::FetchAdd] {
-        let mut w = wr(0, op, sge(BASE + 0x9_0000, 8, ka.lkey));
-        w.remote = Some(remote(0x9000));
-        w.atomic = Some(AtomicArgs {
-            compare_add: 3,
-            swap: 4,
-        });
-        post(&mut pair, w)?;
-    }
-    pair.run(u64::MAX);
-    expect_all(&mut pair, A, WcStatus::Success, "data opcodes")?;
-
-    // 2. RNR NAK: a SEND before any RECV, then the RECV; the retry succeeds.
-    let (qa, qb) = pair.connect(params).map_err(e)?;
-    pair.post_send(A, qa, wr(1, WrOpcode::Send, src(10)))
-        .map_err(e)?;
-    let until = pair.now_ps() + 30_000_000; // 30 µs: a few RNR retries at 10 µs
-    pair.run(until);
-    let r = RecvWr::new(1, sge(BASE + 0xA_0000, 64, kb.lkey));
-    pair.post_recv(B, qb, r).map_err(e)?;
-    pair.run(u64::MAX);
-    expect_all(&mut pair, A, WcStatus::Success, "RNR retry")?;
-
-    // 3. NAK invalid request: a SEND longer than the posted RECV.
-    let (qa, qb) = pair.connect(params).map_err(e)?;
-    let r = RecvWr::new(1, sge(BASE + 0xB_0000, 10, kb.lkey));
-    pair.post_recv(B, qb, r).map_err(e)?;
-    pair.post_send(A, qa, wr(1, WrOpcode::Send, src(100)))
-        .map_err(e)?;
-    pair.run(u64::MAX);
-    expect_all(&mut pair, A, WcStatus::RemInvReqErr, "oversized SEND")?;
-
-    // 4. NAK remote access error: a WRITE with a wrong rkey.
-    let (qa, _) = pair.connect(params).map_err(e)?;
-    let mut w = wr(1, WrOpcode::Write, src(100));
-    w.remote = Some(RemoteAddr {
-        va: BASE,
-        rkey: kb.rkey ^ 0x5a5a,
-    });
-    pair.post_send(A, qa, w).map_err(e)?;
-    pair.run(u64::MAX);
-    expect_all(&mut pair, A, WcStatus::RemAccessErr, "bad rkey")?;
-
-    // 5. NAK remote operational error: the RECV's own buffer fails its protection check.
-    let (qa, qb) = pair.connect(params).map_err(e)?;
-    let r = RecvWr::new(1, sge(BASE, 64, kb.lkey ^ 0x77));
-    pair.post_recv(B, qb, r).map_err(e)?;
-    pair.post_send(A, qa, wr(1, WrOpcode::Send, src(10)))
-        .map_err(e)?;
-    pair.run(u64::MAX);
-    expect_all(&mut pair, A, WcStatus::RemOpErr, "bad RECV buffer")?;
-
-    // 6. UC: every SEND and WRITE opcode, no ACK; 7. UD: SEND ONLY (with immediate),
-    // DETH, GRH area in the receive.
+    let mut script = Script::new(seed).map_err(verbs)?;
+    script.every_data_opcode()?;
+    script.rnr_retry()?;
+    script.oversized_send()?;
+    script.bad_rkey()?;
+    script.bad_recv_buffer()?;
     for service in [
         rnic_transport::ServiceType::Uc,
         rnic_transport::ServiceType::Ud,
     ] {
+        script.unreliable_sends(service)?;
+    }
+    let pcap = script.pair.take_capture();
+    let frames = summarize(&pcap)?;
+    Ok(ConformanceRun { pcap, frames })
+}
+
+/// A verbs error as the step error the run returns.
+fn verbs(e: rnic_transport::VerbsError) -> String {
+    e.to_string()
+}
+
+/// The capturing pair and the MRs the script's steps share; each step connects a fresh QP
+/// pair with `params`, so one step's error state never leaks into the next.
+struct Script {
+    pair: Pair,
+    /// A's MR over its whole buffer (sources of sends, READ targets).
+    ka: MrKeys,
+    /// B's MR over its whole buffer (RECV buffers, WRITE/READ/atomic remote).
+    kb: MrKeys,
+    /// A second MR on B, for SEND with invalidate to invalidate.
+    kb_inv: MrKeys,
+    params: QpParams,
+}
+
+impl Script {
+    /// Both nodes' memory registered and filled with a per-node pattern, capture on.
+    fn new(seed: u64) -> Result<Self, rnic_transport::VerbsError> {
+        let mut pair = Pair::new(seed, Impairments::clean(1_000_000));
+        pair.capture();
+        let ka = pair.reg_mr(A, BASE, LEN, Access::all())?;
+        let kb = pair.reg_mr(B, BASE, LEN, Access::all())?;
+        let kb_inv = pair.reg_mr(B, BASE + LEN, 4096, Access::all())?;
+        for node in [A, B] {
+            pair.nodes[node]
+                .mem
+                .bytes
+                .fill_pattern(BASE, LEN, node as u64 + 1);
+        }
+        let params = QpParams {
+            pmtu: PMTU,
+            min_rnr_timer: 1,
+            ..QpParams::default()
+        };
+        Ok(Self {
+            pair,
+            ka,
+            kb,
+            kb_inv,
+            params,
+        })
+    }
+
+    /// `len` bytes at the start of A's buffer.
+    fn src(&self, len: u32) -> Vec<Sge> {
+        sge(BASE, len, self.ka.lkey)
+    }
+
+    /// B's buffer at `off`, as a remote address.
+    fn remote(&self, off: u64) -> RemoteAddr {
+        RemoteAddr {
+            va: BASE + off,
+            rkey: self.kb.rkey,
+        }
+    }
+
+    /// 1. Every data opcode, one lost WRITE MIDDLE forcing a PSN-sequence NAK and go-back-N.
+    fn every_data_opcode(&mut self) -> Result<(), String> {
+        let (qa, qb) = self.pair.connect(self.params).map_err(verbs)?;
+        for i in 0..8 {
+            let r = RecvWr::new(100 + i, sge(BASE + 0x8_0000 + i * 4096, 4096, self.kb.lkey));
+            self.pair.post_recv(B, qb, r).map_err(verbs)?;
+        }
+        let mut id = 0;
+        let mut post = |pair: &mut Pair, mut w: SendWr| {
+            id += 1;
+            w.wr_id = id;
+            pair.post_send(A, qa, w).map_err(verbs)
+        };
+        let pair = &mut self.pair;
+        let src = |len: u32| sge(BASE, len, self.ka.lkey);
+        let remote = |off: u64| RemoteAddr {
+            va: BASE + off,
+            rkey: self.kb.rkey,
+        };
+        post(pair, wr(0, WrOpcode::Send, src(0)))?;
+        post(pair, wr(0, WrOpcode::Send, src(700)))?;
+        let mut w = wr(0, WrOpcode::SendImm, src(100));
+        w.imm = Some(0xdead_beef);
+        post(pair, w.clone())?;
+        w.sgl = src(700).into();
+        post(pair, w)?;
+        let mut w = wr(0, WrOpcode::SendInv, src(100));
+        w.invalidate_rkey = Some(self.kb_inv.rkey);
+        post(pair, w.clone())?;
+        let kb_inv2 = pair
+            .reg_mr(B, BASE + LEN + 4096, 4096, Access::all())
+            .map_err(verbs)?;
+        w.sgl = src(700).into();
+        w.invalidate_rkey = Some(kb_inv2.rkey);
+        post(pair, w)?;
+        pair.drop_next(A, Opcode::RcWriteMiddle);
+        for (op, len, off) in [
+            (WrOpcode::Write, 100, 0x1000),
+            (WrOpcode::Write, 700, 0x2000),
+        ] {
+            let mut w = wr(0, op, src(len));
+            w.remote = Some(remote(off));
+            post(pair, w)?;
+        }
+        for (len, off) in [(50, 0x3000), (700, 0x4000)] {
+            let mut w = wr(0, WrOpcode::WriteImm, src(len));
+            w.remote = Some(remote(off));
+            w.imm = Some(7);
+            post(pair, w)?;
+        }
+        for (len, off) in [(100u32, 0x5000u64), (700, 0x6000)] {
+            let mut w = wr(
+                0,
+                WrOpcode::Read,
+                sge(BASE + 0x7_0000 + off, len, self.ka.lkey),
+            );
+            w.remote = Some(remote(off));
+            post(pair, w)?;
+        }
+        for op in [WrOpcode::CompareSwap, WrOpcode::FetchAdd] {
+            let mut w = wr(0, op, sge(BASE + 0x9_0000, 8, self.ka.lkey));
+            w.remote = Some(remote(0x9000));
+            w.atomic = Some(AtomicArgs {
+                compare_add: 3,
+                swap: 4,
+            });
+            post(pair, w)?;
+        }
+        pair.run(u64::MAX);
+        expect_all(pair, A, WcStatus::Success, "data opcodes")
+    }
+
+    /// 2. RNR NAK: a SEND before any RECV, then the RECV; the retry succeeds.
+    fn rnr_retry(&mut self) -> Result<(), String> {
+        let (qa, qb) = self.pair.connect(self.params).map_err(verbs)?;
+        let w = wr(1, WrOpcode::Send, self.src(10));
+        self.pair.post_send(A, qa, w).map_err(verbs)?;
+        let until = self.pair.now_ps() + 30_000_000; // 30 µs: a few RNR retries at 10 µs
+        self.pair.run(until);
+        let r = RecvWr::new(1, sge(BASE + 0xA_0000, 64, self.kb.lkey));
+        self.pair.post_recv(B, qb, r).map_err(verbs)?;
+        self.pair.run(u64::MAX);
+        expect_all(&mut self.pair, A, WcStatus::Success, "RNR retry")
+    }
+
+    /// 3. NAK invalid request: a SEND longer than the posted RECV.
+    fn oversized_send(&mut self) -> Result<(), String> {
+        let r = RecvWr::new(1, sge(BASE + 0xB_0000, 10, self.kb.lkey));
+        self.send_into(r, 100, WcStatus::RemInvReqErr, "oversized SEND")
+    }
+
+    /// 4. NAK remote access error: a WRITE with a wrong rkey.
+    fn bad_rkey(&mut self) -> Result<(), String> {
+        let (qa, _) = self.pair.connect(self.params).map_err(verbs)?;
+        let mut w = wr(1, WrOpcode::Write, self.src(100));
+        w.remote = Some(RemoteAddr {
+            va: BASE,
+            rkey: self.kb.rkey ^ 0x5a5a,
+        });
+        self.pair.post_send(A, qa, w).map_err(verbs)?;
+        self.pair.run(u64::MAX);
+        expect_all(&mut self.pair, A, WcStatus::RemAccessErr, "bad rkey")
+    }
+
+    /// 5. NAK remote operational error: the RECV's own buffer fails its protection check.
+    fn bad_recv_buffer(&mut self) -> Result<(), String> {
+        let r = RecvWr::new(1, sge(BASE, 64, self.kb.lkey ^ 0x77));
+        self.send_into(r, 10, WcStatus::RemOpErr, "bad RECV buffer")
+    }
+
+    /// On a fresh QP pair, posts `recv` on B, then a `len`-byte SEND from A, and expects
+    /// every completion on A to be `status`.
+    fn send_into(
+        &mut self,
+        recv: RecvWr,
+        len: u32,
+        status: WcStatus,
+        step: &str,
+    ) -> Result<(), String> {
+        let (qa, qb) = self.pair.connect(self.params).map_err(verbs)?;
+        self.pair.post_recv(B, qb, recv).map_err(verbs)?;
+        let w = wr(1, WrOpcode::Send, self.src(len));
+        self.pair.post_send(A, qa, w).map_err(verbs)?;
+        self.pair.run(u64::MAX);
+        expect_all(&mut self.pair, A, status, step)
+    }
+
+    /// Steps 6 (UC: every SEND and WRITE opcode, no ACK) and 7 (UD: SEND ONLY with and
+    /// without immediate, DETH, GRH area in the receive), one `service` at a time.
+    fn unreliable_sends(&mut self, service: rnic_transport::ServiceType) -> Result<(), String> {
         let ud = service == rnic_transport::ServiceType::Ud;
-        let (qa, qb) = pair.connect_service(params, service, UD_QKEY).map_err(e)?;
+        let (qa, qb) = self
+            .pair
+            .connect_service(self.params, service, UD_QKEY)
+            .map_err(verbs)?;
         for i in 0..4 {
-            let r = RecvWr::new(200 + i, sge(BASE + 0xC_0000 + i * 4096, 4096, kb.lkey));
-            pair.post_recv(B, qb, r).map_err(e)?;
+            let r = RecvWr::new(200 + i, sge(BASE + 0xC_0000 + i * 4096, 4096, self.kb.lkey));
+            self.pair.post_recv(B, qb, r).map_err(verbs)?;
         }
         let lens: &[u32] = if ud { &[100, PMTU] } else { &[100, 700] };
         let mut ops = vec![WrOpcode::Send, WrOpcode::SendImm];
@@ -294,27 +375,23 @@ pub fn run(seed: u64) -> Result<ConformanceRun, String> {
         let mut n = 0;
         for op in ops {
             for (k, &len) in lens.iter().enumerate() {
-                let mut w = wr(0, op, src(len));
+                let mut w = wr(0, op, self.src(len));
                 w.imm = matches!(op, WrOpcode::SendImm | WrOpcode::WriteImm).then_some(9);
                 w.remote = op
                     .needs_remote()
-                    .then(|| remote(0xD000 + k as u64 * 0x1000));
+                    .then(|| self.remote(0xD000 + k as u64 * 0x1000));
                 n += 1;
                 w.wr_id = n;
                 // Two SEND/SEND-with-immediate pairs per service: UD only has two SENDs.
                 if ud && k == 1 && op == WrOpcode::SendImm {
                     continue;
                 }
-                pair.post_send(A, qa, w).map_err(e)?;
+                self.pair.post_send(A, qa, w).map_err(verbs)?;
             }
         }
-        pair.run(u64::MAX);
-        expect_all(&mut pair, A, WcStatus::Success, "UC/UD sends")?;
+        self.pair.run(u64::MAX);
+        expect_all(&mut self.pair, A, WcStatus::Success, "UC/UD sends")
     }
-
-    let pcap = pair.take_capture();
-    let frames = summarize(&pcap)?;
-    Ok(ConformanceRun { pcap, frames })
 }
 
 /// Drains `node`'s completions and checks each has `status`, except flushes after an error.

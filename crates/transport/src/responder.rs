@@ -342,7 +342,8 @@ impl Qp {
         }
     }
 
-    /// SEND and WRITE packets, in order.
+    /// SEND and WRITE packets, in order: checked, opened (or continued), placed, and on the
+    /// last packet completed; each step below is one of these.
     fn data_packet(
         &mut self,
         ctx: &mut Ctx<'_>,
@@ -352,71 +353,9 @@ impl Qp {
         pos: Pos,
     ) -> Result<(), Fatal> {
         let psn = pkt.bth.psn;
-        let pmtu = self.cfg.pmtu;
         let plen = pkt.payload.len() as u64;
-        let inv_req = |s: &Qp| {
-            fatal(
-                NakCode::InvalidRequest,
-                s.open_send_status(WcStatus::RemInvReqErr),
-            )
-        };
-
-        // Opcode sequence: FIRST/ONLY open a message, MIDDLE/LAST continue one of the same kind.
-        match (pos.starts(), self.resp.open()) {
-            (true, Some(_)) => return Err(inv_req(self)),
-            (false, None) => return Err(inv_req(self)),
-            (false, Some(o)) if o.kind != kind => return Err(inv_req(self)),
-            _ => {}
-        }
-        // Payload length by position (rxe check_length).
-        let len_ok = match pos {
-            Pos::First | Pos::Middle => plen == u64::from(pmtu),
-            Pos::Only => plen <= u64::from(pmtu),
-            Pos::Last => plen >= 1 && plen <= u64::from(pmtu),
-        };
-        if !len_ok {
-            return Err(inv_req(self));
-        }
-        if kind == ReqKind::Write && !self.cfg.access.contains(Access::REMOTE_WRITE) {
-            return Err(inv_req(self));
-        }
-
-        let mut msg = match self.resp.open() {
-            Some(o) => o,
-            None => {
-                let mut o = OpenMsg {
-                    kind,
-                    start_psn: psn,
-                    va: 0,
-                    rkey: 0,
-                    dma_len: 0,
-                    received: 0,
-                };
-                if kind == ReqKind::Write {
-                    let reth = pkt.reth.ok_or_else(|| inv_req(self))?;
-                    // A zero-length WRITE needs no valid R_Key (IBA 9.4.3, rxe). The R_Key
-                    // check comes before the length checks, as in rxe.
-                    if reth.dma_len > 0 {
-                        ctx.mrs
-                            .check(
-                                reth.rkey,
-                                self.pd,
-                                reth.va,
-                                u64::from(reth.dma_len),
-                                Access::REMOTE_WRITE,
-                            )
-                            .map_err(|_| fatal(NakCode::RemoteAccessError, None))?;
-                    }
-                    if u64::from(reth.dma_len) > MAX_MSG_BYTES {
-                        return Err(inv_req(self));
-                    }
-                    o.va = reth.va;
-                    o.rkey = reth.rkey;
-                    o.dma_len = reth.dma_len;
-                }
-                o
-            }
-        };
+        self.check_data_packet(kind, pos, plen)?;
+        let mut msg = self.open_or_continue(ctx, pkt, kind)?;
         // A SEND, or the last packet of a WRITE with immediate, needs a RECV.
         let needs_recv = kind == ReqKind::Send || (pos.ends() && pkt.imm.is_some());
         if needs_recv && self.resp.rq().is_empty() {
@@ -426,84 +365,197 @@ impl Qp {
             return Ok(());
         }
 
-        let offset = placement_offset(msg.start_psn, psn, pmtu);
+        let offset = placement_offset(msg.start_psn, psn, self.cfg.pmtu);
         if offset + plen > MAX_MSG_BYTES {
-            return Err(inv_req(self));
+            return Err(self.invalid_data_request());
         }
         match kind {
-            ReqKind::Write => {
-                // Too long for the RETH, or a last packet that leaves the message short:
-                // refused before anything is placed (rxe's length check, pktlen == resid
-                // for the last packet, comes before it writes).
-                let end = offset + plen;
-                if end > u64::from(msg.dma_len) || (pos.ends() && end != u64::from(msg.dma_len)) {
-                    return Err(inv_req(self));
-                }
-                if plen > 0 {
-                    let addr = msg
-                        .va
-                        .checked_add(offset)
-                        .ok_or(fatal(NakCode::RemoteAccessError, None))?;
-                    ctx.mrs
-                        .check(msg.rkey, self.pd, addr, plen, Access::REMOTE_WRITE)
-                        .map_err(|_| fatal(NakCode::RemoteAccessError, None))?;
-                    mem.write(addr, pkt.payload);
-                }
-            }
-            _ => {
-                let Some(recv) = self.resp.rq().front() else {
-                    return Err(fatal(NakCode::RemoteOperationalError, None));
-                };
-                match scatter(mem, ctx.mrs, self.pd, &recv.sgl, offset, pkt.payload) {
-                    Ok(()) => {}
-                    Err(SglError::TooLong) => {
-                        return Err(fatal(NakCode::InvalidRequest, Some(WcStatus::LocLenErr)));
-                    }
-                    Err(SglError::Protection(_)) => {
-                        return Err(fatal(
-                            NakCode::RemoteOperationalError,
-                            Some(WcStatus::LocProtErr),
-                        ));
-                    }
-                }
-            }
+            ReqKind::Write => self.place_write(ctx, mem, pkt, pos, &msg, offset)?,
+            _ => self.place_send(ctx, mem, pkt, offset)?,
         }
         msg.received = (offset + plen) as u32;
         self.resp.epsn = psn_add(psn, 1);
         self.resp.ack_psn = psn;
 
         if pos.ends() {
-            let mut invalidated = None;
-            if let Some(rkey) = pkt.ieth {
-                if ctx.mrs.invalidate(rkey, self.pd).is_err() {
-                    return Err(fatal(NakCode::InvalidRequest, Some(WcStatus::RemInvReqErr)));
-                }
-                invalidated = Some(rkey);
-            }
-            self.resp.msn = psn_add(self.resp.msn, 1);
-            self.resp.set_open(None);
-            if needs_recv {
-                let Some(recv) = self.resp.rq_pop() else {
-                    return Err(fatal(NakCode::RemoteOperationalError, None));
-                };
-                let c = recv_success(
-                    self.qpn,
-                    recv.wr_id,
-                    kind,
-                    msg.received,
-                    pkt.imm,
-                    invalidated,
-                );
-                if !post_completion(ctx, self.recv_cq, c) {
-                    return Err(fatal(NakCode::RemoteOperationalError, None));
-                }
-            }
+            self.complete_message(ctx, pkt, kind, &msg, needs_recv)?;
         } else {
             self.resp.set_open(Some(msg));
         }
         if pkt.bth.ack_req {
             let msn = self.resp.msn;
             self.resp.push_ack(psn, msn);
+        }
+        Ok(())
+    }
+
+    /// The class C error of a malformed SEND or WRITE packet: invalid request, and the RECV
+    /// of an open SEND completes with a remote invalid-request error.
+    fn invalid_data_request(&self) -> Fatal {
+        fatal(
+            NakCode::InvalidRequest,
+            self.open_send_status(WcStatus::RemInvReqErr),
+        )
+    }
+
+    /// Refuses a SEND or WRITE packet out of opcode sequence, of a length its position does
+    /// not allow, or a WRITE the QP does not enable, before anything about it is kept.
+    fn check_data_packet(&self, kind: ReqKind, pos: Pos, plen: u64) -> Result<(), Fatal> {
+        // Opcode sequence: FIRST/ONLY open a message, MIDDLE/LAST continue one of the same kind.
+        match (pos.starts(), self.resp.open()) {
+            (true, Some(_)) => return Err(self.invalid_data_request()),
+            (false, None) => return Err(self.invalid_data_request()),
+            (false, Some(o)) if o.kind != kind => return Err(self.invalid_data_request()),
+            _ => {}
+        }
+        // Payload length by position (rxe check_length).
+        let pmtu = u64::from(self.cfg.pmtu);
+        let len_ok = match pos {
+            Pos::First | Pos::Middle => plen == pmtu,
+            Pos::Only => plen <= pmtu,
+            Pos::Last => plen >= 1 && plen <= pmtu,
+        };
+        if !len_ok {
+            return Err(self.invalid_data_request());
+        }
+        if kind == ReqKind::Write && !self.cfg.access.contains(Access::REMOTE_WRITE) {
+            return Err(self.invalid_data_request());
+        }
+        Ok(())
+    }
+
+    /// The message this packet belongs to: the open one, or a new one starting at its PSN
+    /// (a WRITE's from its RETH, whose R_Key and length are checked here, once per message).
+    fn open_or_continue(
+        &self,
+        ctx: &mut Ctx<'_>,
+        pkt: &RoceRepr<'_>,
+        kind: ReqKind,
+    ) -> Result<OpenMsg, Fatal> {
+        if let Some(o) = self.resp.open() {
+            return Ok(o);
+        }
+        let mut o = OpenMsg {
+            kind,
+            start_psn: pkt.bth.psn,
+            va: 0,
+            rkey: 0,
+            dma_len: 0,
+            received: 0,
+        };
+        if kind == ReqKind::Write {
+            let reth = pkt.reth.ok_or_else(|| self.invalid_data_request())?;
+            // A zero-length WRITE needs no valid R_Key (IBA 9.4.3, rxe). The R_Key
+            // check comes before the length checks, as in rxe.
+            if reth.dma_len > 0 {
+                ctx.mrs
+                    .check(
+                        reth.rkey,
+                        self.pd,
+                        reth.va,
+                        u64::from(reth.dma_len),
+                        Access::REMOTE_WRITE,
+                    )
+                    .map_err(|_| fatal(NakCode::RemoteAccessError, None))?;
+            }
+            if u64::from(reth.dma_len) > MAX_MSG_BYTES {
+                return Err(self.invalid_data_request());
+            }
+            o.va = reth.va;
+            o.rkey = reth.rkey;
+            o.dma_len = reth.dma_len;
+        }
+        Ok(o)
+    }
+
+    /// Writes a WRITE packet's payload at `offset` into the message's RETH buffer.
+    fn place_write(
+        &self,
+        ctx: &mut Ctx<'_>,
+        mem: &mut dyn Memory,
+        pkt: &RoceRepr<'_>,
+        pos: Pos,
+        msg: &OpenMsg,
+        offset: u64,
+    ) -> Result<(), Fatal> {
+        let plen = pkt.payload.len() as u64;
+        // Too long for the RETH, or a last packet that leaves the message short:
+        // refused before anything is placed (rxe's length check, pktlen == resid
+        // for the last packet, comes before it writes).
+        let end = offset + plen;
+        if end > u64::from(msg.dma_len) || (pos.ends() && end != u64::from(msg.dma_len)) {
+            return Err(self.invalid_data_request());
+        }
+        if plen > 0 {
+            let addr = msg
+                .va
+                .checked_add(offset)
+                .ok_or(fatal(NakCode::RemoteAccessError, None))?;
+            ctx.mrs
+                .check(msg.rkey, self.pd, addr, plen, Access::REMOTE_WRITE)
+                .map_err(|_| fatal(NakCode::RemoteAccessError, None))?;
+            mem.write(addr, pkt.payload);
+        }
+        Ok(())
+    }
+
+    /// Scatters a SEND packet's payload at `offset` into the SGL of the RECV in use.
+    fn place_send(
+        &self,
+        ctx: &mut Ctx<'_>,
+        mem: &mut dyn Memory,
+        pkt: &RoceRepr<'_>,
+        offset: u64,
+    ) -> Result<(), Fatal> {
+        let Some(recv) = self.resp.rq().front() else {
+            return Err(fatal(NakCode::RemoteOperationalError, None));
+        };
+        match scatter(mem, ctx.mrs, self.pd, &recv.sgl, offset, pkt.payload) {
+            Ok(()) => Ok(()),
+            Err(SglError::TooLong) => {
+                Err(fatal(NakCode::InvalidRequest, Some(WcStatus::LocLenErr)))
+            }
+            Err(SglError::Protection(_)) => Err(fatal(
+                NakCode::RemoteOperationalError,
+                Some(WcStatus::LocProtErr),
+            )),
+        }
+    }
+
+    /// The last packet of a SEND or WRITE is placed: invalidates the R_Key an IETH names,
+    /// counts the message (MSN), closes it and, if it used a RECV, completes that RECV.
+    fn complete_message(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        pkt: &RoceRepr<'_>,
+        kind: ReqKind,
+        msg: &OpenMsg,
+        needs_recv: bool,
+    ) -> Result<(), Fatal> {
+        let mut invalidated = None;
+        if let Some(rkey) = pkt.ieth {
+            if ctx.mrs.invalidate(rkey, self.pd).is_err() {
+                return Err(fatal(NakCode::InvalidRequest, Some(WcStatus::RemInvReqErr)));
+            }
+            invalidated = Some(rkey);
+        }
+        self.resp.msn = psn_add(self.resp.msn, 1);
+        self.resp.set_open(None);
+        if needs_recv {
+            let Some(recv) = self.resp.rq_pop() else {
+                return Err(fatal(NakCode::RemoteOperationalError, None));
+            };
+            let c = recv_success(
+                self.qpn,
+                recv.wr_id,
+                kind,
+                msg.received,
+                pkt.imm,
+                invalidated,
+            );
+            if !post_completion(ctx, self.recv_cq, c) {
+                return Err(fatal(NakCode::RemoteOperationalError, None));
+            }
         }
         Ok(())
     }

@@ -620,24 +620,88 @@ fn read_file(
     default_delay_ps: TimePs,
     default_mbps: u64,
 ) -> Result<Plan, ConfigError> {
-    use crate::config::NS_PER_KM;
-    let err = |m: String| bad(format!("topology file {path}: {m}"));
-    let src = crate::input_file::read_text(std::path::Path::new(path), "a topology file").map_err(
-        |e| match e {
-            crate::input_file::InputFileError::Io { source, .. } => err(format!(
-                "cannot read it ({source}); net.topology names a .toml file"
-            )),
-            too_large => bad(format!("net.topology: {too_large}")),
-        },
-    )?;
-    let t = crate::config::parse_toml_table(&src, path)?;
-    if let Some(k) = t.keys().find(|k| !matches!(k.as_str(), "switch" | "link")) {
-        return Err(err(format!(
-            "unknown key `{k}`; a topology file has [[switch]] and [[link]] tables"
+    let file = TopologyFile::open(path)?;
+    let switches = FileSwitches::read(&file, cfg)?;
+    let reader = LinkReader {
+        file: &file,
+        switches: &switches,
+        nodes,
+        default_delay_ps,
+        default_mbps,
+    };
+    let mut links = Vec::new();
+    let mut node_links = vec![0u32; nodes];
+    let mut switch_links = vec![0u32; switches.plans.len()];
+    for (i, l) in file.tables("link")?.iter().enumerate() {
+        let link = reader.read(i, l)?;
+        for e in [link.a, link.b] {
+            match e {
+                End::Node(n) => node_links[n] += 1,
+                End::Switch(s) => switch_links[s] += 1,
+            }
+        }
+        links.push(link);
+    }
+    if let Some(n) = node_links.iter().position(|&c| c != 1) {
+        return Err(file.err(format!(
+            "node{n} has {} links; every node has exactly one (a NIC has one port)",
+            node_links[n]
         )));
     }
-    let tables = |key: &str| -> Result<Vec<toml::Table>, ConfigError> {
-        match t.get(key) {
+    if let Some(i) = switch_links.iter().position(|&c| c == 0) {
+        let name = &switches.names[i];
+        return Err(file.err(format!(
+            "switch[{i}] (\"{name}\") has no links: no frame could reach it; connect it with a \
+             [[link]] (ends = [\"{name}\", ...]) or remove it"
+        )));
+    }
+    Ok(Plan {
+        nodes,
+        switches: switches.plans,
+        links,
+        impair_uplinks: false,
+    })
+}
+
+/// A topology file's table, with the path every error about it names.
+struct TopologyFile<'a> {
+    path: &'a str,
+    table: toml::Table,
+}
+
+impl<'a> TopologyFile<'a> {
+    /// Reads and parses `path`; refuses a key other than `switch` and `link`.
+    fn open(path: &'a str) -> Result<Self, ConfigError> {
+        let src = crate::input_file::read_text(std::path::Path::new(path), "a topology file")
+            .map_err(|e| match e {
+                crate::input_file::InputFileError::Io { source, .. } => bad(format!(
+                    "topology file {path}: cannot read it ({source}); net.topology names a \
+                     .toml file"
+                )),
+                too_large => bad(format!("net.topology: {too_large}")),
+            })?;
+        let table = crate::config::parse_toml_table(&src, path)?;
+        let file = TopologyFile { path, table };
+        if let Some(k) = file
+            .table
+            .keys()
+            .find(|k| !matches!(k.as_str(), "switch" | "link"))
+        {
+            return Err(file.err(format!(
+                "unknown key `{k}`; a topology file has [[switch]] and [[link]] tables"
+            )));
+        }
+        Ok(file)
+    }
+
+    /// An error about this file.
+    fn err(&self, m: String) -> ConfigError {
+        bad(format!("topology file {}: {m}", self.path))
+    }
+
+    /// The `[[key]]` tables (none when the key is absent).
+    fn tables(&self, key: &str) -> Result<Vec<toml::Table>, ConfigError> {
+        match self.table.get(key) {
             None => Ok(Vec::new()),
             Some(toml::Value::Array(a)) => a
                 .iter()
@@ -645,15 +709,15 @@ fn read_file(
                 .map(|(i, v)| {
                     v.as_table()
                         .cloned()
-                        .ok_or_else(|| err(format!("{key}[{i}] must be a table ([[{key}]])")))
+                        .ok_or_else(|| self.err(format!("{key}[{i}] must be a table ([[{key}]])")))
                 })
                 .collect(),
-            Some(_) => Err(err(format!(
-                "`{key}` must be an array of tables ([[{key}]])"
-            ))),
+            Some(_) => Err(self.err(format!("`{key}` must be an array of tables ([[{key}]])"))),
         }
-    };
-    let num = |tb: &toml::Table, what: &str, key: &str| -> Result<Option<f64>, ConfigError> {
+    }
+
+    /// `tb.key`, a number >= 0 (integer or float), if given; `what` names the table.
+    fn num(&self, tb: &toml::Table, what: &str, key: &str) -> Result<Option<f64>, ConfigError> {
         match tb.get(key) {
             None => Ok(None),
             Some(v) => v
@@ -661,112 +725,145 @@ fn read_file(
                 .or_else(|| v.as_integer().map(|i| i as f64))
                 .filter(|x| x.is_finite() && *x >= 0.0)
                 .map(Some)
-                .ok_or_else(|| err(format!("{what}.{key} must be a number >= 0"))),
+                .ok_or_else(|| self.err(format!("{what}.{key} must be a number >= 0"))),
         }
-    };
-    // The config's ranges for the same quantities (net.link_delay_ns, net.link_km,
-    // net.switch_latency_ns, eth.gbps, net.switch_buffer_bytes): beyond them a delay could
-    // pass the picosecond clock's range.
-    let bounded = |tb: &toml::Table,
-                   what: &str,
-                   key: &str,
-                   max: f64,
-                   unit: &str|
-     -> Result<Option<f64>, ConfigError> {
-        match num(tb, what, key)? {
-            Some(x) if x > max => Err(err(format!(
+    }
+
+    /// [`Self::num`] at most `max` `unit`: the config's ranges for the same quantities
+    /// (net.link_delay_ns, net.link_km, net.switch_latency_ns, eth.gbps,
+    /// net.switch_buffer_bytes); beyond them a delay could pass the picosecond clock's range.
+    fn bounded(
+        &self,
+        tb: &toml::Table,
+        what: &str,
+        key: &str,
+        max: f64,
+        unit: &str,
+    ) -> Result<Option<f64>, ConfigError> {
+        match self.num(tb, what, key)? {
+            Some(x) if x > max => Err(self.err(format!(
                 "{what}.{key} = {x} is beyond {max} {unit}, the most rnic models (the \
                  config's range for the same quantity); give at most {max}"
             ))),
             x => Ok(x),
         }
-    };
-    let mut names: Vec<String> = Vec::new();
-    // Each switch's index by name: a fabric of thousands of switches and links looks its
-    // names up in constant time.
-    let mut index: std::collections::HashMap<String, usize> = Default::default();
-    let mut switches = Vec::new();
-    for (i, sw) in tables("switch")?.iter().enumerate() {
-        let what = format!("switch[{i}]");
+    }
+}
+
+/// A topology file's switches, in file order.
+struct FileSwitches {
+    names: Vec<String>,
+    /// Each switch's index by name: a fabric of thousands of switches and links looks its
+    /// names up in constant time.
+    index: std::collections::HashMap<String, usize>,
+    plans: Vec<SwitchPlan>,
+}
+
+impl FileSwitches {
+    /// The `[[switch]]` tables, each name given once and none a node's.
+    fn read(file: &TopologyFile<'_>, cfg: &Config) -> Result<Self, ConfigError> {
+        let mut switches = FileSwitches {
+            names: Vec::new(),
+            index: Default::default(),
+            plans: Vec::new(),
+        };
+        for (i, sw) in file.tables("switch")?.iter().enumerate() {
+            let what = format!("switch[{i}]");
+            let name = switches.new_name(file, &what, sw)?;
+            switches
+                .index
+                .insert(name.to_string(), switches.names.len());
+            switches.names.push(name.to_string());
+            switches
+                .plans
+                .push(switch_plan(file, cfg, &what, name, sw)?);
+        }
+        Ok(switches)
+    }
+
+    /// The switch's `name`, checked: no unknown key in its table, not empty, not a node's
+    /// or an earlier switch's.
+    fn new_name<'t>(
+        &self,
+        file: &TopologyFile<'_>,
+        what: &str,
+        sw: &'t toml::Table,
+    ) -> Result<&'t str, ConfigError> {
         if let Some(k) = sw
             .keys()
             .find(|k| !matches!(k.as_str(), "name" | "buffer_bytes" | "latency_ns"))
         {
-            return Err(err(format!(
+            return Err(file.err(format!(
                 "{what}: unknown key `{k}` (name, buffer_bytes, latency_ns)"
             )));
         }
         let name = sw
             .get("name")
             .and_then(|v| v.as_str())
-            .ok_or_else(|| err(format!("{what} needs a `name`")))?;
+            .ok_or_else(|| file.err(format!("{what} needs a `name`")))?;
         if name.trim().is_empty() {
-            return Err(err(format!(
+            return Err(file.err(format!(
                 "{what}.name is empty: give the switch a name its links can use in `ends`"
             )));
         }
-        if name.starts_with("node") || index.contains_key(name) {
-            return Err(err(format!(
+        if name.starts_with("node") || self.index.contains_key(name) {
+            return Err(file.err(format!(
                 "{what}: the name \"{name}\" is taken (node names are node0, node1, ...)"
             )));
         }
-        index.insert(name.to_string(), names.len());
-        names.push(name.to_string());
-        let own_buffer = bounded(sw, &what, "buffer_bytes", (1u64 << 40) as f64, "bytes")?;
-        let buffer_field = match own_buffer {
-            Some(_) => format!("topology file {path}: {what} (\"{name}\").buffer_bytes"),
-            None => format!(
-                "topology file {path}: {what} (\"{name}\", no buffer_bytes of its own): \
-                 net.switch_buffer_bytes"
-            ),
-        };
-        switches.push(SwitchPlan {
-            buffer_bytes: own_buffer.map_or(cfg.net.switch_buffer_bytes, |b| b as u64),
-            buffer_field,
-            latency_ps: rnic_sim::ns(
-                bounded(sw, &what, "latency_ns", MAX_DELAY_NS, "ns")?
-                    .unwrap_or(cfg.net.switch_latency_ns),
-            ),
-        });
+        Ok(name)
     }
-    let end = |what: &str, name: &str| -> Result<End, ConfigError> {
-        if let Some((digits, i)) = name
-            .strip_prefix("node")
-            .and_then(|n| Some((n, n.parse::<usize>().ok()?)))
-        {
-            // "node00" or "node+1" would be read as node0 or node1: a name that is not the
-            // node's own is refused, not taken as another's.
-            if digits != i.to_string() {
-                return Err(err(format!(
-                    "{what}.ends: \"{name}\" is not a node name: nodes are node0 (the server), \
-                     node1, ..., written without leading zeros or a sign; write \"node{i}\""
-                )));
-            }
-            if i < nodes {
-                return Ok(End::Node(i));
-            }
-            return Err(err(format!(
-                "{what}: {name} does not exist: this run has node0 (the server) to node{} \
-                 (net.clients = {}); raise --clients or use a lower node",
-                nodes - 1,
-                nodes - 1
-            )));
-        }
-        index
-            .get(name)
-            .map(|&s| End::Switch(s))
-            .ok_or_else(|| err(format!("{what}: no switch or node named \"{name}\"")))
+}
+
+/// A switch's buffer and latency: its own, or the config's (`net.switch_buffer_bytes`,
+/// `net.switch_latency_ns`); the buffer's field names where its size came from, for the
+/// errors about it.
+fn switch_plan(
+    file: &TopologyFile<'_>,
+    cfg: &Config,
+    what: &str,
+    name: &str,
+    sw: &toml::Table,
+) -> Result<SwitchPlan, ConfigError> {
+    let path = file.path;
+    let own_buffer = file.bounded(sw, what, "buffer_bytes", (1u64 << 40) as f64, "bytes")?;
+    let buffer_field = match own_buffer {
+        Some(_) => format!("topology file {path}: {what} (\"{name}\").buffer_bytes"),
+        None => format!(
+            "topology file {path}: {what} (\"{name}\", no buffer_bytes of its own): \
+             net.switch_buffer_bytes"
+        ),
     };
-    let mut links = Vec::new();
-    let mut node_links = vec![0u32; nodes];
-    let mut switch_links = vec![0u32; switches.len()];
-    for (i, l) in tables("link")?.iter().enumerate() {
-        let what = format!("link[{i}]");
+    Ok(SwitchPlan {
+        buffer_bytes: own_buffer.map_or(cfg.net.switch_buffer_bytes, |b| b as u64),
+        buffer_field,
+        latency_ps: rnic_sim::ns(
+            file.bounded(sw, what, "latency_ns", MAX_DELAY_NS, "ns")?
+                .unwrap_or(cfg.net.switch_latency_ns),
+        ),
+    })
+}
+
+/// What a `[[link]]` table is read against: the file, its switches, the run's nodes, and
+/// the delay and rate of a link that gives none (`net.link_*`, `eth.gbps`).
+struct LinkReader<'a> {
+    file: &'a TopologyFile<'a>,
+    switches: &'a FileSwitches,
+    nodes: usize,
+    default_delay_ps: TimePs,
+    default_mbps: u64,
+}
+
+impl LinkReader<'_> {
+    /// `link[i]`: two different ends, `km` or `delay_ns` (not both), `gbps`, `impair`.
+    fn read(&self, i: usize, l: &toml::Table) -> Result<LinkPlan, ConfigError> {
+        use crate::config::NS_PER_KM;
+        let (file, what) = (self.file, format!("link[{i}]"));
         if let Some(k) = l
             .keys()
             .find(|k| !matches!(k.as_str(), "ends" | "km" | "delay_ns" | "gbps" | "impair"))
         {
-            return Err(err(format!(
+            return Err(file.err(format!(
                 "{what}: unknown key `{k}` (ends, km, delay_ns, gbps, impair)"
             )));
         }
@@ -776,67 +873,75 @@ fn read_file(
             .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
             .unwrap_or_default();
         let [a, b] = ends[..] else {
-            return Err(err(format!(
+            return Err(file.err(format!(
                 "{what} needs `ends = [\"A\", \"B\"]`, two node or switch names"
             )));
         };
-        let (a_name, (a, b)) = (a, (end(&what, a)?, end(&what, b)?));
+        let (a_name, (a, b)) = (a, (self.end(&what, a)?, self.end(&what, b)?));
         if a == b {
-            return Err(err(format!(
+            return Err(file.err(format!(
                 "{what} joins \"{a_name}\" to itself: a link joins two different ends"
             )));
         }
-        for e in [a, b] {
-            match e {
-                End::Node(n) => node_links[n] += 1,
-                End::Switch(s) => switch_links[s] += 1,
-            }
-        }
-        let km = bounded(l, &what, "km", MAX_KM, "km")?;
-        let delay_ns = bounded(l, &what, "delay_ns", MAX_DELAY_NS, "ns")?;
+        let km = file.bounded(l, &what, "km", MAX_KM, "km")?;
+        let delay_ns = file.bounded(l, &what, "delay_ns", MAX_DELAY_NS, "ns")?;
         let delay_ps = match (km, delay_ns) {
             (Some(_), Some(_)) => {
-                return Err(err(format!("{what}: give `km` or `delay_ns`, not both")))
+                return Err(file.err(format!("{what}: give `km` or `delay_ns`, not both")))
             }
             (Some(km), None) => rnic_sim::ns(km * NS_PER_KM),
             (None, Some(ns)) => rnic_sim::ns(ns),
-            (None, None) => default_delay_ps,
+            (None, None) => self.default_delay_ps,
         };
-        let gbps = bounded(l, &what, "gbps", MAX_GBPS, "Gb/s")?;
+        let gbps = file.bounded(l, &what, "gbps", MAX_GBPS, "Gb/s")?;
         if gbps.is_some_and(|g| g < 0.001) {
-            return Err(err(format!("{what}.gbps must be at least 0.001")));
+            return Err(file.err(format!("{what}.gbps must be at least 0.001")));
         }
         let impair = match l.get("impair") {
             None => false,
             Some(v) => v
                 .as_bool()
-                .ok_or_else(|| err(format!("{what}.impair must be true or false")))?,
+                .ok_or_else(|| file.err(format!("{what}.impair must be true or false")))?,
         };
-        links.push(LinkPlan {
+        Ok(LinkPlan {
             a,
             b,
             delay_ps,
-            mbps: gbps.map_or(default_mbps, mbps),
+            mbps: gbps.map_or(self.default_mbps, mbps),
             impair,
-        });
+        })
     }
-    if let Some(n) = node_links.iter().position(|&c| c != 1) {
-        return Err(err(format!(
-            "node{n} has {} links; every node has exactly one (a NIC has one port)",
-            node_links[n]
-        )));
+
+    /// The end a link names: `nodeI` of this run (written as the node's own name), or a
+    /// switch of the file.
+    fn end(&self, what: &str, name: &str) -> Result<End, ConfigError> {
+        let (file, nodes) = (self.file, self.nodes);
+        if let Some((digits, i)) = name
+            .strip_prefix("node")
+            .and_then(|n| Some((n, n.parse::<usize>().ok()?)))
+        {
+            // "node00" or "node+1" would be read as node0 or node1: a name that is not the
+            // node's own is refused, not taken as another's.
+            if digits != i.to_string() {
+                return Err(file.err(format!(
+                    "{what}.ends: \"{name}\" is not a node name: nodes are node0 (the server), \
+                     node1, ..., written without leading zeros or a sign; write \"node{i}\""
+                )));
+            }
+            if i < nodes {
+                return Ok(End::Node(i));
+            }
+            return Err(file.err(format!(
+                "{what}: {name} does not exist: this run has node0 (the server) to node{} \
+                 (net.clients = {}); raise --clients or use a lower node",
+                nodes - 1,
+                nodes - 1
+            )));
+        }
+        self.switches
+            .index
+            .get(name)
+            .map(|&s| End::Switch(s))
+            .ok_or_else(|| file.err(format!("{what}: no switch or node named \"{name}\"")))
     }
-    if let Some(i) = switch_links.iter().position(|&c| c == 0) {
-        return Err(err(format!(
-            "switch[{i}] (\"{}\") has no links: no frame could reach it; connect it with a \
-             [[link]] (ends = [\"{}\", ...]) or remove it",
-            names[i], names[i]
-        )));
-    }
-    Ok(Plan {
-        nodes,
-        switches,
-        links,
-        impair_uplinks: false,
-    })
 }

@@ -32,7 +32,6 @@ pub(crate) fn judge(
     end: TimePs,
 ) -> anyhow::Result<(Verdict, Vec<FlowJudged>)> {
     let (world, p) = (&b.world, &b.p);
-    let max_events = b.max_events;
     if let Some(e) = &world.net.pcap_error {
         return Err(crate::OutputError(format!("writing the pcap: {e}")).into());
     }
@@ -42,6 +41,51 @@ pub(crate) fn judge(
         // which is an incomplete run (its reason first), not a failure of the model.
         verdict.add(RunStatus::Incomplete, e.clone());
     }
+    // A run stopped at the event limit or the clock's horizon did not stall.
+    let stopped_early = judge_stop(world, b.max_events, end, &mut verdict);
+    judge_internal(world, end, &mut verdict);
+    let mut flows = FlowVerdicts::new(b);
+    for (fi, app) in world.apps.iter().enumerate() {
+        let v = judge_flow_completion(world, cfg, app, end, stopped_early);
+        flows.add(&mut verdict, fi, v);
+    }
+    judge_oracle(world, &mut verdict);
+    let mut judged = Vec::with_capacity(b.flows.len());
+    for (fi, (app, f)) in world.apps.iter().zip(&b.flows).enumerate() {
+        let mut v = Verdict::default();
+        verify(
+            world,
+            app,
+            &b.layouts[fi],
+            verdict.status() == RunStatus::Ok,
+            &mut v,
+        );
+        let measured = verdict::measured(app, end);
+        let op_ps = limits::op_wire_ps(
+            p,
+            f.test.verb(),
+            f.min_size(),
+            f.max_pmtu(cfg),
+            cfg.qp.transport,
+        );
+        let lead_ps = limits::unreliable_lead_ps(p, cfg, f.max_pmtu(cfg));
+        verdict::judge_wire_bound(measured, op_ps, f.duration_us.is_some(), lead_ps, &mut v);
+        flows.add(&mut verdict, fi, v);
+        judged.push(measured);
+    }
+    let judged = flows
+        .own
+        .into_iter()
+        .zip(judged)
+        .map(|(verdict, measured)| FlowJudged { verdict, measured })
+        .collect();
+    Ok((verdict, judged))
+}
+
+/// Records a run that stopped before it was done: at the event limit `max_events` (saying
+/// how much of the simulated time went to connecting by RDMA CM) or at the clock's horizon.
+/// Returns whether it stopped so.
+fn judge_stop(world: &World, max_events: u64, end: TimePs, verdict: &mut Verdict) -> bool {
     let stopped_at_limit = world.events >= max_events;
     if stopped_at_limit {
         // The summary counts simulated time from the applications' start, after RDMA CM
@@ -85,6 +129,12 @@ pub(crate) fn judge(
             ),
         );
     }
+    stopped_at_limit || stopped_at_horizon
+}
+
+/// Records the model's own faults (events scheduled in the past, CQEs lost to a ring
+/// overrun, host events of no flow) and each NIC's PCIe bound.
+fn judge_internal(world: &World, end: TimePs, verdict: &mut Verdict) {
     if world.q.clamped_pushes() > 0 {
         verdict.add(
             RunStatus::ModelError,
@@ -116,47 +166,75 @@ pub(crate) fn judge(
             &nic.pcie,
             end,
             nic.rx_buffer.params().capacity_bytes,
-            &mut verdict,
+            verdict,
         );
     }
-    let several = b.flows.len() > 1;
-    // A flow's finding goes to its own verdict and, named, to the run's.
-    let add = |run: &mut Verdict, own: &mut Verdict, fi: usize, v: Verdict| {
+}
+
+/// Each flow's own verdict, and how its findings also go to the run's.
+struct FlowVerdicts<'a> {
+    b: &'a Built,
+    own: Vec<Verdict>,
+}
+
+impl<'a> FlowVerdicts<'a> {
+    fn new(b: &'a Built) -> Self {
+        FlowVerdicts {
+            b,
+            own: vec![Verdict::default(); b.flows.len()],
+        }
+    }
+
+    /// Adds flow `fi`'s findings `v` to its own verdict and to the run's, named by the flow
+    /// when the run has several.
+    fn add(&mut self, run: &mut Verdict, fi: usize, v: Verdict) {
+        let several = self.b.flows.len() > 1;
         for (status, reason) in v.findings() {
-            own.add(*status, reason.clone());
+            self.own[fi].add(*status, reason.clone());
             let r = if several {
-                format!("flow {} ({}): {reason}", fi, b.flows[fi].name)
+                format!("flow {} ({}): {reason}", fi, self.b.flows[fi].name)
             } else {
                 reason.clone()
             };
             run.add(*status, r);
         }
-    };
-    let mut own: Vec<Verdict> = vec![Verdict::default(); b.flows.len()];
-    for (fi, app) in world.apps.iter().enumerate() {
-        let mut v = Verdict::default();
-        // A run stopped at the event limit or the clock's horizon did not stall.
-        let stopped_early = stopped_at_limit || stopped_at_horizon;
-        verdict::judge_completion(app, end, stopped_early, &mut v);
-        if app.error_statuses.contains_key("RETRY_EXC_ERR") {
-            if let Some(hint) = ack_timeout_hint(world, cfg) {
-                v.add(RunStatus::Incomplete, hint);
-            }
-        }
-        if !app.finished && !stopped_early && cfg.qp.ack_timeout_ns().is_none() {
-            // IBA's infinite local ACK timeout: what was lost with nothing behind it is
-            // never resent (nor a lost ping-pong iteration given up), so the QP waits
-            // forever, as it would on real hardware.
-            v.add(
-                RunStatus::Incomplete,
-                "qp.timeout = 0 (-u 0) is the infinite local ACK timeout: a lost packet with \
-                 nothing sent behind it is never resent, so the QP waits forever; give -u 1 \
-                 to 31 (4.096 µs × 2^n)"
-                    .to_string(),
-            );
-        }
-        add(&mut verdict, &mut own[fi], fi, v);
     }
+}
+
+/// Whether flow `app` completed (or stalled), with why its requests may have timed out,
+/// and what an infinite ACK timeout does to a flow left waiting.
+fn judge_flow_completion(
+    world: &World,
+    cfg: &Config,
+    app: &Perftest,
+    end: TimePs,
+    stopped_early: bool,
+) -> Verdict {
+    let mut v = Verdict::default();
+    verdict::judge_completion(app, end, stopped_early, &mut v);
+    if app.error_statuses.contains_key("RETRY_EXC_ERR") {
+        if let Some(hint) = ack_timeout_hint(world, cfg) {
+            v.add(RunStatus::Incomplete, hint);
+        }
+    }
+    if !app.finished && !stopped_early && cfg.qp.ack_timeout_ns().is_none() {
+        // IBA's infinite local ACK timeout: what was lost with nothing behind it is
+        // never resent (nor a lost ping-pong iteration given up), so the QP waits
+        // forever, as it would on real hardware.
+        v.add(
+            RunStatus::Incomplete,
+            "qp.timeout = 0 (-u 0) is the infinite local ACK timeout: a lost packet with \
+             nothing sent behind it is never resent, so the QP waits forever; give -u 1 \
+             to 31 (4.096 µs × 2^n)"
+                .to_string(),
+        );
+    }
+    v
+}
+
+/// Records what the payload oracle found as it ran: placed payloads that differ from their
+/// source, atomics that returned a wrong value, atomic targets wrong at the end.
+fn judge_oracle(world: &World, verdict: &mut Verdict) {
     if let Some(m) = &world.oracle.first_mismatch {
         verdict.add(
             RunStatus::Corrupt,
@@ -185,35 +263,6 @@ pub(crate) fn judge(
             ),
         );
     }
-    let mut judged = Vec::with_capacity(b.flows.len());
-    for (fi, (app, f)) in world.apps.iter().zip(&b.flows).enumerate() {
-        let mut v = Verdict::default();
-        verify(
-            world,
-            app,
-            &b.layouts[fi],
-            verdict.status() == RunStatus::Ok,
-            &mut v,
-        );
-        let measured = verdict::measured(app, end);
-        let op_ps = limits::op_wire_ps(
-            p,
-            f.test.verb(),
-            f.min_size(),
-            f.max_pmtu(cfg),
-            cfg.qp.transport,
-        );
-        let lead_ps = limits::unreliable_lead_ps(p, cfg, f.max_pmtu(cfg));
-        verdict::judge_wire_bound(measured, op_ps, f.duration_us.is_some(), lead_ps, &mut v);
-        add(&mut verdict, &mut own[fi], fi, v);
-        judged.push(measured);
-    }
-    let judged = own
-        .into_iter()
-        .zip(judged)
-        .map(|(verdict, measured)| FlowJudged { verdict, measured })
-        .collect();
-    Ok((verdict, judged))
 }
 
 /// The first offset at which `len` bytes at `a` in `ma` and at `b` in `mb` differ, compared

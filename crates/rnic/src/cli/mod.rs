@@ -156,6 +156,9 @@ fn demo(seed: u64) -> anyhow::Result<String> {
     rnic_loopback::demo::run_demo(seed).map_err(|e| anyhow::anyhow!("loopback demo failed: {e}"))
 }
 
+/// `rnic perf`: perftest's flags checked as perftest checks them (notes for flags with no
+/// effect, usage errors for combinations it refuses), then the run, its table or figure, the
+/// optional perftest JSON, and the verifier's verdict.
 fn cmd_perf(
     c: PerfCmd,
     progress: Progress,
@@ -163,108 +166,10 @@ fn cmd_perf(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> anyhow::Result<()> {
-    for note in c.compat.check()? {
-        writeln!(err, "{note}")?;
-    }
-    for (flag, why) in no_effect_flags(&c) {
-        writeln!(
-            err,
-            "rnic: {flag} has no effect on {}: {why}",
-            c.test.name()
-        )?;
-    }
-    if c.no_peak && c.test.is_latency() {
-        writeln!(
-            err,
-            "rnic: -N/--noPeak has no effect on {}: only bandwidth tests report a BW peak",
-            c.test.name()
-        )?;
-    } else if !c.no_peak && !c.test.is_latency() && c.duration.is_some() {
-        writeln!(
-            err,
-            "rnic: the BW peak is not measured in duration mode (-D), as in perftest: its \
-             column reads 0.00; run iterations (-n) for it"
-        )?;
-    }
-    // perftest's --output names a figure the test measures: bandwidth tests give the
-    // bandwidth or the message rate, latency tests the latency.
-    match (c.output.as_deref(), c.test.is_latency()) {
-        (Some(figure @ ("bandwidth" | "message_rate")), true) => {
-            anyhow::bail!(crate::UsageError(format!(
-                "--output={figure}: {} is a latency test, which reports latency only; give \
-                 --output=latency, or a bandwidth test (e.g. {})",
-                c.test.name(),
-                c.test.name().replace("-lat", "-bw")
-            )))
-        }
-        (Some("latency"), false) => anyhow::bail!(crate::UsageError(format!(
-            "--output=latency: {} is a bandwidth test, which reports bandwidth and message \
-             rate; give --output=bandwidth or --output=message_rate, or a latency test (e.g. {})",
-            c.test.name(),
-            c.test.name().replace("-bw", "-lat")
-        ))),
-        _ => {}
-    }
-    // --output prints one figure instead of the table: the JSON on standard output, and
-    // what prints into or after the table, would have nowhere to go. Refused, not dropped.
-    if let Some(figure) = c.output.as_deref() {
-        if c.sim.json.as_deref() == Some(Path::new("-")) {
-            anyhow::bail!(crate::UsageError(format!(
-                "--output={figure} prints its figure on standard output, which --json - \
-                 takes for the JSON: give --json a file, or leave out one of them"
-            )));
-        }
-        let table_only = [
-            (c.stats, "--stats"),
-            (c.report_both, "--report-both"),
-            (c.report_histogram, "-H/--report-histogram"),
-            (c.report_unsorted, "-U/--report-unsorted"),
-        ];
-        if let Some((_, flag)) = table_only.into_iter().find(|&(given, _)| given) {
-            anyhow::bail!(crate::UsageError(format!(
-                "{flag} prints into the table, which --output={figure} replaces by one \
-                 figure: leave out one of them (--json FILE also writes the counters and \
-                 each direction)"
-            )));
-        }
-    }
-    // perftest's verifier judges the BW average and the message rate of bandwidth tests;
-    // a latency test reports neither, so a limit there could only be checked against a
-    // figure its table never shows.
-    if c.test.is_latency() {
-        let flag = match (c.limit_bw, c.limit_msgrate) {
-            (Some(_), _) => Some("-w/--limit_bw"),
-            (None, Some(_)) => Some("-y/--limit_msgrate"),
-            (None, None) => None,
-        };
-        if let Some(flag) = flag {
-            anyhow::bail!(crate::UsageError(format!(
-                "{flag}: {} is a latency test, which reports no bandwidth or message rate \
-                 for the limit to judge (perftest checks it on bandwidth tests only); leave \
-                 it out, or run a bandwidth test (e.g. {})",
-                c.test.name(),
-                c.test.name().replace("-lat", "-bw")
-            )));
-        }
-    }
-    // perftest's force_dependecies: a post list without -Q sets the CQ moderation to its
-    // size; with -Q the list must be a multiple of it.
-    if let Some(l) = c.list_sets_cq_mod() {
-        writeln!(
-            err,
-            "rnic: -l/--post_list {l} without -Q/--cq-mod: CQ moderation will be the size of \
-             the post list, {l}, as perftest sets it"
-        )?;
-    }
-    if let (Some(l), Some(q)) = (c.post_list, c.cq_mod) {
-        if l > 1 && !c.test.is_latency() && l % q != 0 {
-            anyhow::bail!(crate::UsageError(format!(
-                "-l/--post_list {l} with -Q/--cq-mod {q}: the post list size must be a \
-                 multiple of the CQ moderation, as perftest requires (it signals the last WQE \
-                 of a list); give a -Q that divides {l}, or leave -Q out to signal once per list"
-            )));
-        }
-    }
+    note_flags_without_effect(&c, err)?;
+    check_output_figure(&c)?;
+    check_limits_have_a_figure(&c)?;
+    check_post_list(&c, err)?;
     if c.perform_warm_up && c.test.is_latency() {
         writeln!(
             err,
@@ -272,22 +177,7 @@ fn cmd_perf(
             c.test.name()
         )?;
     }
-    let inputs = RunInputs {
-        profile: c
-            .sim
-            .profile
-            .clone()
-            .unwrap_or_else(|| "baseline".to_string()),
-        sets: {
-            // The rate limiter's fields first: --set, in config_sets, wins.
-            let mut sets = c.rate_limit_sets()?;
-            sets.extend(c.config_sets());
-            sets
-        },
-        seed: c.sim.seed,
-        perf: c.options(),
-        pcap: c.pcap.clone(),
-    };
+    let inputs = perf_inputs(&c)?;
     if c.rdma_cm {
         rdma_cm_service(&inputs, err)?;
     }
@@ -314,14 +204,164 @@ fn cmd_perf(
         err,
     )?;
     if let Some(path) = &out_json {
-        let (cfg, spec) = inputs.resolve()?;
-        let report = crate::report::perftest_json::report(&r, &spec, &cfg, c.report_gbits);
-        let text = serde_json::to_string_pretty(&report)? + "\n";
-        std::fs::write(path, text)
-            .map_err(|e| anyhow::anyhow!("--out_json_file {}: {e}", path.display()))?;
+        write_perftest_json(path, &inputs, &r, c.report_gbits)?;
     }
     let spec = inputs.resolve()?.1;
     perftest_verdict(&c, &spec, &r, out)
+}
+
+/// Notes on standard error for the compatibility flags rnic accepts but does not model, and
+/// for flags the chosen test ignores (perftest ignores them too, silently).
+fn note_flags_without_effect(c: &PerfCmd, err: &mut dyn Write) -> anyhow::Result<()> {
+    for note in c.compat.check()? {
+        writeln!(err, "{note}")?;
+    }
+    for (flag, why) in no_effect_flags(c) {
+        writeln!(
+            err,
+            "rnic: {flag} has no effect on {}: {why}",
+            c.test.name()
+        )?;
+    }
+    if c.no_peak && c.test.is_latency() {
+        writeln!(
+            err,
+            "rnic: -N/--noPeak has no effect on {}: only bandwidth tests report a BW peak",
+            c.test.name()
+        )?;
+    } else if !c.no_peak && !c.test.is_latency() && c.duration.is_some() {
+        writeln!(
+            err,
+            "rnic: the BW peak is not measured in duration mode (-D), as in perftest: its \
+             column reads 0.00; run iterations (-n) for it"
+        )?;
+    }
+    Ok(())
+}
+
+/// perftest's `--output` names a figure the test measures: bandwidth tests give the
+/// bandwidth or the message rate, latency tests the latency. It prints one figure instead
+/// of the table, so the JSON on standard output, and what prints into or after the table,
+/// would have nowhere to go: refused, not dropped.
+fn check_output_figure(c: &PerfCmd) -> anyhow::Result<()> {
+    match (c.output.as_deref(), c.test.is_latency()) {
+        (Some(figure @ ("bandwidth" | "message_rate")), true) => {
+            anyhow::bail!(crate::UsageError(format!(
+                "--output={figure}: {} is a latency test, which reports latency only; give \
+                 --output=latency, or a bandwidth test (e.g. {})",
+                c.test.name(),
+                c.test.name().replace("-lat", "-bw")
+            )))
+        }
+        (Some("latency"), false) => anyhow::bail!(crate::UsageError(format!(
+            "--output=latency: {} is a bandwidth test, which reports bandwidth and message \
+             rate; give --output=bandwidth or --output=message_rate, or a latency test (e.g. {})",
+            c.test.name(),
+            c.test.name().replace("-bw", "-lat")
+        ))),
+        _ => {}
+    }
+    let Some(figure) = c.output.as_deref() else {
+        return Ok(());
+    };
+    if c.sim.json.as_deref() == Some(Path::new("-")) {
+        anyhow::bail!(crate::UsageError(format!(
+            "--output={figure} prints its figure on standard output, which --json - \
+             takes for the JSON: give --json a file, or leave out one of them"
+        )));
+    }
+    let table_only = [
+        (c.stats, "--stats"),
+        (c.report_both, "--report-both"),
+        (c.report_histogram, "-H/--report-histogram"),
+        (c.report_unsorted, "-U/--report-unsorted"),
+    ];
+    if let Some((_, flag)) = table_only.into_iter().find(|&(given, _)| given) {
+        anyhow::bail!(crate::UsageError(format!(
+            "{flag} prints into the table, which --output={figure} replaces by one \
+             figure: leave out one of them (--json FILE also writes the counters and \
+             each direction)"
+        )));
+    }
+    Ok(())
+}
+
+/// perftest's verifier judges the BW average and the message rate of bandwidth tests; a
+/// latency test reports neither, so a limit there could only be checked against a figure
+/// its table never shows.
+fn check_limits_have_a_figure(c: &PerfCmd) -> anyhow::Result<()> {
+    if !c.test.is_latency() {
+        return Ok(());
+    }
+    let flag = match (c.limit_bw, c.limit_msgrate) {
+        (Some(_), _) => Some("-w/--limit_bw"),
+        (None, Some(_)) => Some("-y/--limit_msgrate"),
+        (None, None) => None,
+    };
+    if let Some(flag) = flag {
+        anyhow::bail!(crate::UsageError(format!(
+            "{flag}: {} is a latency test, which reports no bandwidth or message rate \
+             for the limit to judge (perftest checks it on bandwidth tests only); leave \
+             it out, or run a bandwidth test (e.g. {})",
+            c.test.name(),
+            c.test.name().replace("-lat", "-bw")
+        )));
+    }
+    Ok(())
+}
+
+/// perftest's force_dependecies: a post list without -Q sets the CQ moderation to its size
+/// (a note says so); with -Q the list must be a multiple of it.
+fn check_post_list(c: &PerfCmd, err: &mut dyn Write) -> anyhow::Result<()> {
+    if let Some(l) = c.list_sets_cq_mod() {
+        writeln!(
+            err,
+            "rnic: -l/--post_list {l} without -Q/--cq-mod: CQ moderation will be the size of \
+             the post list, {l}, as perftest sets it"
+        )?;
+    }
+    if let (Some(l), Some(q)) = (c.post_list, c.cq_mod) {
+        if l > 1 && !c.test.is_latency() && l % q != 0 {
+            anyhow::bail!(crate::UsageError(format!(
+                "-l/--post_list {l} with -Q/--cq-mod {q}: the post list size must be a \
+                 multiple of the CQ moderation, as perftest requires (it signals the last WQE \
+                 of a list); give a -Q that divides {l}, or leave -Q out to signal once per list"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// What the run is made of: the profile (baseline unless `--profile`), the rate limiter's
+/// fields then `--set` (which wins), the seed, perftest's options and the pcap path.
+fn perf_inputs(c: &PerfCmd) -> anyhow::Result<RunInputs> {
+    let mut sets = c.rate_limit_sets()?;
+    sets.extend(c.config_sets());
+    Ok(RunInputs {
+        profile: c
+            .sim
+            .profile
+            .clone()
+            .unwrap_or_else(|| "baseline".to_string()),
+        sets,
+        seed: c.sim.seed,
+        perf: c.options(),
+        pcap: c.pcap.clone(),
+    })
+}
+
+/// `--out_json`/`--out_json_file`: the result in perftest's own JSON format, at `path`.
+fn write_perftest_json(
+    path: &Path,
+    inputs: &RunInputs,
+    r: &PerfResult,
+    report_gbits: bool,
+) -> anyhow::Result<()> {
+    let (cfg, spec) = inputs.resolve()?;
+    let report = crate::report::perftest_json::report(r, &spec, &cfg, report_gbits);
+    let text = serde_json::to_string_pretty(&report)? + "\n";
+    std::fs::write(path, text)
+        .map_err(|e| anyhow::anyhow!("--out_json_file {}: {e}", path.display()))
 }
 
 /// `-R/--rdma_cm` with the run's QP service: librdmacm connects no UC QP, so perftest exits

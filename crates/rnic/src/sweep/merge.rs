@@ -200,80 +200,148 @@ pub fn merge(
 ) -> anyhow::Result<(Sweep, SweepOutcome)> {
     let (found, partials) = read_shards(dirs)?;
     let Some(first) = found.first() else {
-        let unfinished = if partials.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " (only partial files of shards that did not finish: {})",
-                partials
-                    .iter()
-                    .map(|p| p.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        };
-        return Err(usage(format!(
-            "no shard files in {}{unfinished}: `rnic sweep FILE --shard I/N --out DIR` writes \
-             <name>.shard-I-of-N.json there; give the directories it wrote to",
-            dirs_text(dirs)
-        )));
+        return Err(no_shard_files(dirs, &partials));
     };
     check_one_sweep(&found)?;
-    let (name, count, total) = (
-        first.file.name.clone(),
-        first.file.shard.count,
-        first.file.shard.grid_points,
-    );
+    let set = ShardSet {
+        dirs,
+        found: &found,
+        partials: &partials,
+        first,
+        name: &first.file.name,
+        count: first.file.shard.count,
+        total: first.file.shard.grid_points,
+    };
+    let by_shard = set.each_shard_once()?;
+    let slots = set.each_point_once()?;
+    set.check_no_point_missing(&slots, &by_shard)?;
+    let sweep = set.stored_sweep()?;
+    let results = read_results(&sweep, &slots)?;
 
-    // Each shard once.
-    let mut by_shard: BTreeMap<usize, Vec<&Found>> = BTreeMap::new();
-    for f in &found {
-        by_shard.entry(f.file.shard.index).or_default().push(f);
+    output::check_dir("merge output directory (--out)", out_dir)?;
+    for f in output_files(&sweep, out_dir, None)
+        .into_iter()
+        .filter(|f| !f.to_string_lossy().ends_with(".partial.csv"))
+    {
+        output::check_file("merge output", &f)?;
     }
-    if let Some((i, fs)) = by_shard.iter().find(|(_, fs)| fs.len() > 1) {
-        return Err(usage(format!(
-            "shard {i} of {count} of sweep `{name}` is in more than one file: {}; keep one",
-            fs.iter()
-                .map(|f| f.path.display().to_string())
+    let (name, total, count) = (set.name, set.total, set.count);
+    let _ = writeln!(
+        log,
+        "rnic: sweep merge {name}: {total} points from {count} shard{}",
+        if count == 1 { "" } else { "s" }
+    );
+    let outcome = write_outputs(&sweep, results, out_dir, None)?;
+    Ok((sweep, outcome))
+}
+
+/// The usage error for directories without a shard file, naming the partial files of shards
+/// that did not finish, if any.
+fn no_shard_files(dirs: &[PathBuf], partials: &[PathBuf]) -> anyhow::Error {
+    let unfinished = if partials.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (only partial files of shards that did not finish: {})",
+            partials
+                .iter()
+                .map(|p| p.display().to_string())
                 .collect::<Vec<_>>()
                 .join(", ")
-        )));
+        )
+    };
+    usage(format!(
+        "no shard files in {}{unfinished}: `rnic sweep FILE --shard I/N --out DIR` writes \
+         <name>.shard-I-of-N.json there; give the directories it wrote to",
+        dirs_text(dirs)
+    ))
+}
+
+/// One grid point's place in the merge: the shard file it came from, its axis values and
+/// its result (`None` while no shard has given it).
+type Slot<'a> = Option<(&'a Found, &'a serde_json::Value, &'a serde_json::Value)>;
+
+/// The shard files of one sweep ([`check_one_sweep`] passed), and what the first says about
+/// the sweep: its name, number of shards and grid points.
+struct ShardSet<'a> {
+    dirs: &'a [PathBuf],
+    found: &'a [Found],
+    partials: &'a [PathBuf],
+    first: &'a Found,
+    name: &'a str,
+    count: usize,
+    total: usize,
+}
+
+impl<'a> ShardSet<'a> {
+    /// The files by shard index; refuses a shard in more than one file.
+    fn each_shard_once(&self) -> anyhow::Result<BTreeMap<usize, Vec<&'a Found>>> {
+        let (name, count) = (self.name, self.count);
+        let mut by_shard: BTreeMap<usize, Vec<&Found>> = BTreeMap::new();
+        for f in self.found {
+            by_shard.entry(f.file.shard.index).or_default().push(f);
+        }
+        if let Some((i, fs)) = by_shard.iter().find(|(_, fs)| fs.len() > 1) {
+            return Err(usage(format!(
+                "shard {i} of {count} of sweep `{name}` is in more than one file: {}; keep one",
+                fs.iter()
+                    .map(|f| f.path.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        Ok(by_shard)
     }
 
-    // Each point once, in the shard that owns it.
-    let mut slots: Vec<Option<(&Found, &serde_json::Value, &serde_json::Value)>> =
-        vec![None; total];
-    for f in &found {
-        let s = f.file.shard();
-        for p in &f.file.points {
-            let pos = p.position;
-            if pos == 0 || pos > total {
-                return Err(usage(format!(
-                    "{}: point {pos} is outside the grid of {total} points",
-                    f.path.display()
-                )));
+    /// Every point in its slot; refuses a point outside the grid, in a shard that does not
+    /// own it, or given twice.
+    fn each_point_once(&self) -> anyhow::Result<Vec<Slot<'a>>> {
+        let total = self.total;
+        let mut slots: Vec<Slot<'a>> = vec![None; total];
+        for f in self.found {
+            let s = f.file.shard();
+            for p in &f.file.points {
+                let pos = p.position;
+                if pos == 0 || pos > total {
+                    return Err(usage(format!(
+                        "{}: point {pos} is outside the grid of {total} points",
+                        f.path.display()
+                    )));
+                }
+                if !s.owns(pos - 1) {
+                    return Err(usage(format!(
+                        "{}: point {pos} belongs to {}, not to {s}",
+                        f.path.display(),
+                        Shard::of_point(pos - 1, self.count)
+                    )));
+                }
+                if slots[pos - 1].is_some() {
+                    return Err(usage(format!(
+                        "{}: point {pos} is there twice",
+                        f.path.display()
+                    )));
+                }
+                slots[pos - 1] = Some((f, &p.point, &p.result));
             }
-            if !s.owns(pos - 1) {
-                return Err(usage(format!(
-                    "{}: point {pos} belongs to {}, not to {s}",
-                    f.path.display(),
-                    Shard::of_point(pos - 1, count)
-                )));
-            }
-            if slots[pos - 1].is_some() {
-                return Err(usage(format!(
-                    "{}: point {pos} is there twice",
-                    f.path.display()
-                )));
-            }
-            slots[pos - 1] = Some((f, &p.point, &p.result));
         }
+        Ok(slots)
     }
-    let missing: Vec<usize> = (0..total)
-        .filter(|&i| slots[i].is_none())
-        .map(|i| i + 1)
-        .collect();
-    if !missing.is_empty() {
+
+    /// Refuses a merge with points missing, saying for each shard that lacks some whether
+    /// its file lacks them or it has no file (and then whether it did not finish).
+    fn check_no_point_missing(
+        &self,
+        slots: &[Slot<'_>],
+        by_shard: &BTreeMap<usize, Vec<&Found>>,
+    ) -> anyhow::Result<()> {
+        let (name, count, total) = (self.name, self.count, self.total);
+        let missing: Vec<usize> = (0..total)
+            .filter(|&i| slots[i].is_none())
+            .map(|i| i + 1)
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
         let mut per_shard: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
         for &pos in &missing {
             per_shard
@@ -283,72 +351,91 @@ pub fn merge(
         }
         let why: Vec<String> = per_shard
             .iter()
-            .map(|(&i, pos)| {
-                let s = Shard { index: i, count };
-                let stem = shard::stem(&name, Some(s));
-                match by_shard.get(&i) {
-                    Some(fs) => format!(
-                        "{s} (points {}): {} lacks them",
-                        list(pos),
-                        fs[0].path.display()
-                    ),
-                    None => {
-                        let partial = format!("{stem}.partial.csv");
-                        let unfinished = partials
-                            .iter()
-                            .find(|p| p.file_name().is_some_and(|n| n == partial.as_str()))
-                            .map(|p| {
-                                format!(
-                                    " (only {}: the shard did not finish; run it again)",
-                                    p.display()
-                                )
-                            })
-                            .unwrap_or_default();
-                        format!(
-                            "{s} (points {}): no {stem}.json in {}{unfinished}; run \
-                             `rnic sweep {} --shard {i}/{count}` and give its --out directory \
-                             too",
-                            list(pos),
-                            dirs_text(dirs),
-                            first.file.sweep.file
-                        )
-                    }
-                }
+            .map(|(&i, pos)| match by_shard.get(&i) {
+                Some(fs) => format!(
+                    "{} (points {}): {} lacks them",
+                    Shard { index: i, count },
+                    list(pos),
+                    fs[0].path.display()
+                ),
+                None => self.shard_without_file(i, pos),
             })
             .collect();
-        return Err(usage(format!(
+        Err(usage(format!(
             "cannot merge sweep `{name}`: {} of {total} points are missing ({}); {}",
             missing.len(),
             list(&missing),
             why.join("; ")
-        )));
+        )))
     }
 
-    // The sweep itself, from the text the shards ran.
-    let sweep = parse_sweep(&first.file.sweep.source, &first.file.sweep.file).map_err(|e| {
-        usage(format!(
-            "the sweep file stored in {} ({}) does not parse with this rnic: {e}",
-            first.path.display(),
-            first.file.sweep.file
-        ))
-    })?;
-    let axes: Vec<String> = sweep.axes.iter().map(|a| a.key.clone()).collect();
-    if sweep.name != name || sweep.point_count() != total || axes != first.file.axes {
-        return Err(usage(format!(
-            "the sweep file stored in {} gives sweep `{}` of {} points, but its shards say \
-             `{name}` of {total}: were the shard files edited?",
-            first.path.display(),
-            sweep.name,
-            sweep.point_count()
-        )));
+    /// Why shard `i`, with no file, lacks the points `pos`: its partial file if it left one,
+    /// and the command that runs it.
+    fn shard_without_file(&self, i: usize, pos: &[usize]) -> String {
+        let s = Shard {
+            index: i,
+            count: self.count,
+        };
+        let stem = shard::stem(self.name, Some(s));
+        let partial = format!("{stem}.partial.csv");
+        let unfinished = self
+            .partials
+            .iter()
+            .find(|p| p.file_name().is_some_and(|n| n == partial.as_str()))
+            .map(|p| {
+                format!(
+                    " (only {}: the shard did not finish; run it again)",
+                    p.display()
+                )
+            })
+            .unwrap_or_default();
+        format!(
+            "{s} (points {}): no {stem}.json in {}{unfinished}; run \
+             `rnic sweep {} --shard {i}/{}` and give its --out directory \
+             too",
+            list(pos),
+            dirs_text(self.dirs),
+            self.first.file.sweep.file,
+            self.count
+        )
     }
-    let mut results: Vec<(Point, PerfResult)> = Vec::with_capacity(total);
-    for (p, slot) in sweep.points().into_iter().zip(&slots) {
+
+    /// The sweep itself, from the text the shards ran; refuses one that does not parse or
+    /// does not match what the shards say of it.
+    fn stored_sweep(&self) -> anyhow::Result<Sweep> {
+        let (first, name, total) = (self.first, self.name, self.total);
+        let sweep = parse_sweep(&first.file.sweep.source, &first.file.sweep.file).map_err(|e| {
+            usage(format!(
+                "the sweep file stored in {} ({}) does not parse with this rnic: {e}",
+                first.path.display(),
+                first.file.sweep.file
+            ))
+        })?;
+        let axes: Vec<String> = sweep.axes.iter().map(|a| a.key.clone()).collect();
+        if sweep.name != name || sweep.point_count() != total || axes != first.file.axes {
+            return Err(usage(format!(
+                "the sweep file stored in {} gives sweep `{}` of {} points, but its shards say \
+                 `{name}` of {total}: were the shard files edited?",
+                first.path.display(),
+                sweep.name,
+                sweep.point_count()
+            )));
+        }
+        Ok(sweep)
+    }
+}
+
+/// Each point's result read back, in grid order; refuses a point whose axis values are not
+/// the grid's there, or whose result does not read back. A shard stores results without
+/// their wall time (the sweep's JSON leaves it out), so it reads back as 0.
+fn read_results(sweep: &Sweep, slots: &[Slot<'_>]) -> anyhow::Result<Vec<(Point, PerfResult)>> {
+    let mut results: Vec<(Point, PerfResult)> = Vec::with_capacity(slots.len());
+    for (p, slot) in sweep.points().into_iter().zip(slots) {
         // Missing points were refused above; an empty slot here is this function's bug.
         let Some((f, at, value)) = slot else {
             anyhow::bail!("internal error: point {} lost while merging", p.index + 1);
         };
-        if **at != super::run::point_value(&sweep, &p)? {
+        if **at != super::run::point_value(sweep, &p)? {
             return Err(usage(format!(
                 "{}: point {} has the axis values {at}, but the sweep's grid has {} there",
                 f.path.display(),
@@ -370,19 +457,5 @@ pub fn merge(
         })?;
         results.push((p, r));
     }
-
-    output::check_dir("merge output directory (--out)", out_dir)?;
-    for f in output_files(&sweep, out_dir, None)
-        .into_iter()
-        .filter(|f| !f.to_string_lossy().ends_with(".partial.csv"))
-    {
-        output::check_file("merge output", &f)?;
-    }
-    let _ = writeln!(
-        log,
-        "rnic: sweep merge {name}: {total} points from {count} shard{}",
-        if count == 1 { "" } else { "s" }
-    );
-    let outcome = write_outputs(&sweep, results, out_dir, None)?;
-    Ok((sweep, outcome))
+    Ok(results)
 }

@@ -318,8 +318,32 @@ pub fn parse_sweep(src: &str, origin: &str) -> Result<Sweep, ConfigError> {
         .enumerate()
         .map(|(i, v)| parse_axis(i, v))
         .collect::<Result<Vec<_>, _>>()?;
-    // What only `rnic perf`'s table prints: a sweep writes no table, and its CSV and JSON
-    // are the same whatever these say, so each would be ignored in silence.
+    check_no_table_only_option(&axes, &base)?;
+    check_axes_distinct_and_free(&axes, &base)?;
+    let (x, series) = plot_axes(&t, &axes)?;
+    let (x_scale, y_scale) = plot_scales(&t, &axes[x])?;
+    let metrics = parse_metrics(&t)?;
+    name::check_metric_files(&metrics)?;
+    Ok(Sweep {
+        name: sweep_name(&t, origin)?,
+        title: opt_str(&t, "", "title")?,
+        description: opt_str(&t, "", "description")?,
+        base,
+        axes,
+        x,
+        series,
+        x_scale,
+        y_scale,
+        metrics,
+        source: src.to_string(),
+        origin: origin.to_string(),
+    })
+}
+
+/// Refuses what only `rnic perf`'s table prints, as an axis or in `[perf]`: a sweep writes
+/// no table, and its CSV and JSON are the same whatever these say, so each would be ignored
+/// in silence.
+fn check_no_table_only_option(axes: &[Axis], base: &Base) -> Result<(), ConfigError> {
     for opt in TABLE_ONLY_PERF_KEYS {
         let axis = axes
             .iter()
@@ -336,6 +360,12 @@ pub fn parse_sweep(src: &str, origin: &str) -> Result<Sweep, ConfigError> {
              `directions`, the latency percentiles) whatever it says; remove it"
         )));
     }
+    Ok(())
+}
+
+/// Refuses an axis given twice, and an axis over a value the file also fixes (`profile`,
+/// `[perf]` or `[set]`): the axis would replace it at every point.
+fn check_axes_distinct_and_free(axes: &[Axis], base: &Base) -> Result<(), ConfigError> {
     for (i, a) in axes.iter().enumerate() {
         if axes[..i].iter().any(|b| b.key == a.key) {
             return Err(ConfigError::Inconsistent(format!(
@@ -343,7 +373,6 @@ pub fn parse_sweep(src: &str, origin: &str) -> Result<Sweep, ConfigError> {
                 a.key
             )));
         }
-        // A value the file also fixes would be replaced by the axis at every point.
         let fixed = match &a.target {
             AxisTarget::Profile => base.profile.as_ref().map(|_| "`profile`".to_string()),
             AxisTarget::Perf(opt) => base
@@ -364,6 +393,12 @@ pub fn parse_sweep(src: &str, origin: &str) -> Result<Sweep, ConfigError> {
             )));
         }
     }
+    Ok(())
+}
+
+/// The plots' x axis (`x`, the first axis by default) and series axis (`series`, none by
+/// default), as axis indices; each must name an axis, and not the same one.
+fn plot_axes(t: &toml::Table, axes: &[Axis]) -> Result<(usize, Option<usize>), ConfigError> {
     let keys: Vec<&str> = axes.iter().map(|a| a.key.as_str()).collect();
     let find_axis = |field: &str, name: String| -> Result<usize, ConfigError> {
         keys.iter().position(|k| *k == name).ok_or_else(|| {
@@ -373,11 +408,11 @@ pub fn parse_sweep(src: &str, origin: &str) -> Result<Sweep, ConfigError> {
             ))
         })
     };
-    let x = match opt_str(&t, "", "x")? {
+    let x = match opt_str(t, "", "x")? {
         Some(name) => find_axis("x", name)?,
         None => 0,
     };
-    let series = match opt_str(&t, "", "series")? {
+    let series = match opt_str(t, "", "series")? {
         Some(name) => {
             let s = find_axis("series", name)?;
             if s == x {
@@ -390,26 +425,37 @@ pub fn parse_sweep(src: &str, origin: &str) -> Result<Sweep, ConfigError> {
         }
         None => None,
     };
+    Ok((x, series))
+}
+
+/// The plots' x and y scales (`x_log`, `y_log`; automatic when not given). A log x axis
+/// needs positive numbers on `x_axis`.
+fn plot_scales(t: &toml::Table, x_axis: &Axis) -> Result<(plot::Scale, plot::Scale), ConfigError> {
     let scale = |log: Option<bool>| match log {
         Some(true) => plot::Scale::Log,
         Some(false) => plot::Scale::Linear,
         None => plot::Scale::Auto,
     };
-    let x_scale = scale(opt_bool(&t, "", "x_log")?);
-    let y_scale = scale(opt_bool(&t, "", "y_log")?);
+    let x_scale = scale(opt_bool(t, "", "x_log")?);
+    let y_scale = scale(opt_bool(t, "", "y_log")?);
     if x_scale == plot::Scale::Log {
-        let bad = axes[x].values.iter().find(|v| {
+        let bad = x_axis.values.iter().find(|v| {
             !matches!(v, Value::Integer(i) if *i > 0) && !matches!(v, Value::Float(f) if *f > 0.0)
         });
         if let Some(v) = bad {
             return Err(ConfigError::Inconsistent(format!(
                 "`x_log = true` needs positive numbers on the x axis `{}`, but it has {}",
-                keys[x],
+                x_axis.key,
                 short_value(v)
             )));
         }
     }
-    let metrics = opt_str_array(&t, "", "metrics")?
+    Ok((x_scale, y_scale))
+}
+
+/// `metrics` ([`DEFAULT_METRICS`] when not given): at least one, each a result metric.
+fn parse_metrics(t: &toml::Table) -> Result<Vec<String>, ConfigError> {
+    let metrics = opt_str_array(t, "", "metrics")?
         .unwrap_or_else(|| DEFAULT_METRICS.iter().map(|s| s.to_string()).collect());
     if metrics.is_empty() {
         return Err(ConfigError::Inconsistent(
@@ -435,32 +481,22 @@ pub fn parse_sweep(src: &str, origin: &str) -> Result<Sweep, ConfigError> {
             )));
         }
     }
-    name::check_metric_files(&metrics)?;
-    let name = match opt_str(&t, "", "name")? {
+    Ok(metrics)
+}
+
+/// The sweep's name: `name`, or the file's stem; either must make good file names.
+fn sweep_name(t: &toml::Table, origin: &str) -> Result<String, ConfigError> {
+    match opt_str(t, "", "name")? {
         Some(n) => {
             name::check_name(&n, true, origin)?;
-            n
+            Ok(n)
         }
         None => {
             let n = file_stem(origin);
             name::check_name(&n, false, origin)?;
-            n
+            Ok(n)
         }
-    };
-    Ok(Sweep {
-        name,
-        title: opt_str(&t, "", "title")?,
-        description: opt_str(&t, "", "description")?,
-        base,
-        axes,
-        x,
-        series,
-        x_scale,
-        y_scale,
-        metrics,
-        source: src.to_string(),
-        origin: origin.to_string(),
-    })
+    }
 }
 
 /// Reads and parses a sweep file.

@@ -279,170 +279,244 @@ pub fn ratios(r: &PointResult, alone: &PointResult) -> (f64, f64) {
 
 /// Runs the LS tenant alone and beside BS tenants and checks the ratio and waiting claims.
 pub fn eval_ls_bs(plan: &LsBsPlan) -> anyhow::Result<Evaluation> {
-    let mut points: Vec<PointSpec> = plan.archs.iter().map(|&a| PointSpec::ls_alone(a)).collect();
-    for &arch in &plan.archs {
-        for &s in &plan.sizes {
-            points.push(plan.point(arch, 1, s));
-        }
-        for &n in &plan.counts {
-            if !(n == 1 && plan.sizes.contains(&plan.count_size)) {
-                points.push(plan.point(arch, n, plan.count_size));
-            }
-        }
-    }
-    let res = run_points(&points)?;
+    let results = LsBsResults {
+        plan,
+        res: run_points(&plan.points())?,
+    };
     let cfg = Config::resolve(PROFILE, &[])?;
     let it_ns = iteration_ns(&cfg);
-    let find = |label: &str| res.iter().find(|r| r.label == label);
-    let get = |arch: Arch, n: usize, s: u64| find(&plan.point(arch, n, s).label);
-    let alone = |arch: Arch| find(&alone_label(arch));
-    let in_nic_ratio = |r: &PointResult| alone(arch_of(r)).map_or(f64::NAN, |a| ratios(r, a).0);
-    let e2e_ratio = |r: &PointResult| alone(arch_of(r)).map_or(f64::NAN, |a| ratios(r, a).1);
-    let curve_of = |arch: Arch, by_size: bool, f: &dyn Fn(&PointResult) -> f64| -> Curve {
+    let (notes, csv) = results.notes_and_csv(&cfg, it_ns);
+    let res = &results.res;
+    let all_ok = res.iter().all(|r| r.ok);
+    let in_nic_ratio = |r: &PointResult| results.in_nic_ratio(r);
+    let mut claims = vec![baseline_grows(
+        &results.curve_of(Arch::Baseline, true, &in_nic_ratio),
+        all_ok,
+        res,
+    )];
+    claims.extend(results.v1_ratio_claims(all_ok));
+    let curve_of = |arch: Arch, by_size: bool, f: Metric| results.curve_of(arch, by_size, f);
+    claims.push(v1_wait(plan, &curve_of, &wait_p99, it_ns, all_ok, res));
+    Ok(Evaluation {
+        notes,
+        claims,
+        figures: results.figures(),
+        csv,
+    })
+}
+
+impl LsBsPlan {
+    /// Each architecture's LS-alone point, then its points by BS size beside one tenant and
+    /// by tenant count (the count axis's one-tenant point only if the size axis lacks it).
+    fn points(&self) -> Vec<PointSpec> {
+        let mut points: Vec<PointSpec> =
+            self.archs.iter().map(|&a| PointSpec::ls_alone(a)).collect();
+        for &arch in &self.archs {
+            for &s in &self.sizes {
+                points.push(self.point(arch, 1, s));
+            }
+            for &n in &self.counts {
+                if !(n == 1 && self.sizes.contains(&self.count_size)) {
+                    points.push(self.point(arch, n, self.count_size));
+                }
+            }
+        }
+        points
+    }
+}
+
+/// The LS waiting p99 of a point, ns.
+fn wait_p99(r: &PointResult) -> f64 {
+    r.ls_wait_ns.1
+}
+
+/// isolation-ls-bs's results with their plan: finds a point's result by what it is, its
+/// ratios over its architecture's LS-alone point, and the curves the claims and figures
+/// read.
+struct LsBsResults<'a> {
+    plan: &'a LsBsPlan,
+    res: Vec<PointResult>,
+}
+
+impl LsBsResults<'_> {
+    fn find(&self, label: &str) -> Option<&PointResult> {
+        self.res.iter().find(|r| r.label == label)
+    }
+
+    /// The point of `arch` with `n` BS tenants of `size` bytes.
+    fn get(&self, arch: Arch, n: usize, size: u64) -> Option<&PointResult> {
+        self.find(&self.plan.point(arch, n, size).label)
+    }
+
+    /// The LS tenant alone under `arch`.
+    fn alone(&self, arch: Arch) -> Option<&PointResult> {
+        self.find(&alone_label(arch))
+    }
+
+    /// The ratio over the LS-alone point in the RTL's span (NaN without that point).
+    fn in_nic_ratio(&self, r: &PointResult) -> f64 {
+        self.alone(arch_of(r)).map_or(f64::NAN, |a| ratios(r, a).0)
+    }
+
+    /// The ratio over the LS-alone point end to end (NaN without that point).
+    fn e2e_ratio(&self, r: &PointResult) -> f64 {
+        self.alone(arch_of(r)).map_or(f64::NAN, |a| ratios(r, a).1)
+    }
+
+    /// `f` of `arch`'s points, by BS size beside one tenant (`by_size`) or by tenant count.
+    fn curve_of(&self, arch: Arch, by_size: bool, f: Metric) -> Curve {
+        let plan = self.plan;
         if by_size {
             plan.sizes
                 .iter()
-                .filter_map(|&s| get(arch, 1, s).map(|r| (s as f64, f(r))))
+                .filter_map(|&s| self.get(arch, 1, s).map(|r| (s as f64, f(r))))
                 .collect()
         } else {
             plan.counts
                 .iter()
-                .filter_map(|&n| get(arch, n, plan.count_size).map(|r| (n as f64, f(r))))
+                .filter_map(|&n| self.get(arch, n, plan.count_size).map(|r| (n as f64, f(r))))
                 .collect()
         }
-    };
-    let wait_p99 = |r: &PointResult| r.ls_wait_ns.1;
-    let mut notes = format!(
-        "LS P99 latency increase ratio: the authors' RTL's span (WQE in the NIC -> its packet \
-         leaves the TX engine) and end to end (post to completion), each over the LS tenant \
-         alone under the same architecture; BS tenants keep {} WQEs posted, BS FIFOs of {}. \
-         LS waiting time (WQE ready -> first packet leaves the TX engine); one transport \
-         iteration in rnic = {it_ns:.0} ns ({:.0} cycles at {} GHz; the paper: {} cycles)\n",
-        super::BS_DEPTH,
-        cfg.nic.iso_bs_fifo_depth,
-        it_ns * cfg.nic.clock_ghz,
-        cfg.nic.clock_ghz,
-        PAPER_V1_WAIT_CYCLES
-    );
-    let mut csv = String::from(
-        "point,in_nic_p50_ns,in_nic_p99_ns,in_nic_ratio,lat_p50_us,lat_p99_us,e2e_ratio,\
-         wait_p50_ns,wait_p99_ns,wait_max_ns,wait_fifo_max_ns,wait_engine_max_ns,\
-         bs_gbps_total,ok\n",
-    );
-    for r in &res {
-        let bs: f64 = r.bs_gbps.iter().sum();
-        let (ri, re) = (in_nic_ratio(r), e2e_ratio(r));
-        let _ = writeln!(
-            notes,
-            "  {:<24} in NIC p99 {:>10.0} ns ({ri:>7.1} x) | end to end p99 {:>9.3} us \
-             ({re:>6.1} x) | waiting p99 {:>9.0} ns max {:>9.0} (FIFO {:>9.0}, engine {:>7.0}) \
-             | BS {bs:>5.1} Gb/s{}",
-            r.label,
-            r.ls_in_nic_ns.1,
-            r.ls_lat_us.1,
-            r.ls_wait_ns.1,
-            r.ls_wait_ns.2,
-            r.ls_wait_parts_max_ns.0,
-            r.ls_wait_parts_max_ns.1,
-            if r.ok { "" } else { " NOT OK" }
-        );
-        let _ = writeln!(
-            csv,
-            "{},{},{},{ri},{},{},{re},{},{},{},{},{},{bs},{}",
-            r.label,
-            r.ls_in_nic_ns.0,
-            r.ls_in_nic_ns.1,
-            r.ls_lat_us.0,
-            r.ls_lat_us.1,
-            r.ls_wait_ns.0,
-            r.ls_wait_ns.1,
-            r.ls_wait_ns.2,
-            r.ls_wait_parts_max_ns.0,
-            r.ls_wait_parts_max_ns.1,
-            r.ok
-        );
     }
-    let all_ok = res.iter().all(|r| r.ok);
-    let mut claims = Vec::new();
-    claims.push(baseline_grows(
-        &curve_of(Arch::Baseline, true, &in_nic_ratio),
-        all_ok,
-        &res,
-    ));
-    for (id, by_size, axis) in [("v1-sizes", true, "size"), ("v1-counts", false, "count")] {
-        let words = format!(
-            "v1 LS P99 latency increase ratio (RTL span) between 1 and 2 x whatever the BS \
-             {axis}"
+
+    /// The notes (regime, one transport iteration, a line per point) and the CSV.
+    fn notes_and_csv(&self, cfg: &Config, it_ns: f64) -> (String, String) {
+        let mut notes = format!(
+            "LS P99 latency increase ratio: the authors' RTL's span (WQE in the NIC -> its packet \
+             leaves the TX engine) and end to end (post to completion), each over the LS tenant \
+             alone under the same architecture; BS tenants keep {} WQEs posted, BS FIFOs of {}. \
+             LS waiting time (WQE ready -> first packet leaves the TX engine); one transport \
+             iteration in rnic = {it_ns:.0} ns ({:.0} cycles at {} GHz; the paper: {} cycles)\n",
+            super::BS_DEPTH,
+            cfg.nic.iso_bs_fifo_depth,
+            it_ns * cfg.nic.clock_ghz,
+            cfg.nic.clock_ghz,
+            PAPER_V1_WAIT_CYCLES
         );
-        let c = curve_of(Arch::V1, by_size, &in_nic_ratio);
-        claims.push(if all_ok && c.len() > 1 {
-            let (lo, hi) = span(&c);
-            claim(
-                id,
-                words,
-                format!("{lo:.2} to {hi:.2} x over {} points", c.len()),
-                lo >= 1.0 && hi <= 2.0,
-            )
-        } else {
-            failed_or_missing(id, &words, &res)
-        });
+        let mut csv = String::from(
+            "point,in_nic_p50_ns,in_nic_p99_ns,in_nic_ratio,lat_p50_us,lat_p99_us,e2e_ratio,\
+             wait_p50_ns,wait_p99_ns,wait_max_ns,wait_fifo_max_ns,wait_engine_max_ns,\
+             bs_gbps_total,ok\n",
+        );
+        for r in &self.res {
+            let bs: f64 = r.bs_gbps.iter().sum();
+            let (ri, re) = (self.in_nic_ratio(r), self.e2e_ratio(r));
+            let _ = writeln!(
+                notes,
+                "  {:<24} in NIC p99 {:>10.0} ns ({ri:>7.1} x) | end to end p99 {:>9.3} us \
+                 ({re:>6.1} x) | waiting p99 {:>9.0} ns max {:>9.0} (FIFO {:>9.0}, engine {:>7.0}) \
+                 | BS {bs:>5.1} Gb/s{}",
+                r.label,
+                r.ls_in_nic_ns.1,
+                r.ls_lat_us.1,
+                r.ls_wait_ns.1,
+                r.ls_wait_ns.2,
+                r.ls_wait_parts_max_ns.0,
+                r.ls_wait_parts_max_ns.1,
+                if r.ok { "" } else { " NOT OK" }
+            );
+            let _ = writeln!(
+                csv,
+                "{},{},{},{ri},{},{},{re},{},{},{},{},{},{bs},{}",
+                r.label,
+                r.ls_in_nic_ns.0,
+                r.ls_in_nic_ns.1,
+                r.ls_lat_us.0,
+                r.ls_lat_us.1,
+                r.ls_wait_ns.0,
+                r.ls_wait_ns.1,
+                r.ls_wait_ns.2,
+                r.ls_wait_parts_max_ns.0,
+                r.ls_wait_parts_max_ns.1,
+                r.ok
+            );
+        }
+        (notes, csv)
     }
-    claims.push(v1_wait(plan, &curve_of, &wait_p99, it_ns, all_ok, &res));
-    let series = |by_size: bool, f: &dyn Fn(&PointResult) -> f64| -> Vec<(String, Curve)> {
-        plan.archs
-            .iter()
-            .map(|&a| (a.name().to_string(), curve_of(a, by_size, f)))
+
+    /// v1-sizes and v1-counts: v1's ratio (RTL span) between 1 and 2 x along each axis.
+    fn v1_ratio_claims(&self, all_ok: bool) -> Vec<Claim> {
+        let in_nic_ratio = |r: &PointResult| self.in_nic_ratio(r);
+        [("v1-sizes", true, "size"), ("v1-counts", false, "count")]
+            .into_iter()
+            .map(|(id, by_size, axis)| {
+                let words = format!(
+                    "v1 LS P99 latency increase ratio (RTL span) between 1 and 2 x whatever the BS \
+                     {axis}"
+                );
+                let c = self.curve_of(Arch::V1, by_size, &in_nic_ratio);
+                if all_ok && c.len() > 1 {
+                    let (lo, hi) = span(&c);
+                    claim(
+                        id,
+                        words,
+                        format!("{lo:.2} to {hi:.2} x over {} points", c.len()),
+                        lo >= 1.0 && hi <= 2.0,
+                    )
+                } else {
+                    failed_or_missing(id, &words, &self.res)
+                }
+            })
             .collect()
-    };
-    let log_y = |f: Figure| f.y_log();
-    let figures = vec![
-        log_y(Figure::line(
-            "ls-ratio-by-size",
-            "LS P99 latency increase ratio beside one BS tenant (WQE in NIC to packet out)",
-            "BS message size (bytes)",
-            "LS P99 latency / LS alone",
-            series(true, &in_nic_ratio),
-            true,
-        )),
-        log_y(Figure::line(
-            "ls-ratio-by-tenants",
-            "LS P99 latency increase ratio beside BS tenants of 1 MB (WQE in NIC to packet out)",
-            "BS tenants",
-            "LS P99 latency / LS alone",
-            series(false, &in_nic_ratio),
-            false,
-        )),
-        Figure::line(
-            "ls-wait-by-size",
-            "LS waiting time p99 beside one BS tenant, by BS message size",
-            "BS message size (bytes)",
-            "LS waiting p99 (ns)",
-            series(true, &wait_p99),
-            true,
-        ),
-        Figure::line(
-            "ls-wait-by-tenants",
-            "LS waiting time p99 beside BS tenants of 1 MB messages",
-            "BS tenants",
-            "LS waiting p99 (ns)",
-            series(false, &wait_p99),
-            false,
-        ),
-        log_y(Figure::line(
-            "ls-latency-by-size",
-            "LS end-to-end P99 latency increase ratio beside one BS tenant (post to completion)",
-            "BS message size (bytes)",
-            "LS P99 latency / LS alone",
-            series(true, &e2e_ratio),
-            true,
-        )),
-    ];
-    Ok(Evaluation {
-        notes,
-        claims,
-        figures,
-        csv,
-    })
+    }
+
+    /// `f` by size (`by_size`) or by tenant count, one series per architecture.
+    fn series(&self, by_size: bool, f: Metric) -> Vec<(String, Curve)> {
+        self.plan
+            .archs
+            .iter()
+            .map(|&a| (a.name().to_string(), self.curve_of(a, by_size, f)))
+            .collect()
+    }
+
+    /// The ratio figures (log scale) and the waiting-time figures, by size and by count.
+    fn figures(&self) -> Vec<Figure> {
+        let in_nic_ratio = |r: &PointResult| self.in_nic_ratio(r);
+        let e2e_ratio = |r: &PointResult| self.e2e_ratio(r);
+        let log_y = |f: Figure| f.y_log();
+        vec![
+            log_y(Figure::line(
+                "ls-ratio-by-size",
+                "LS P99 latency increase ratio beside one BS tenant (WQE in NIC to packet out)",
+                "BS message size (bytes)",
+                "LS P99 latency / LS alone",
+                self.series(true, &in_nic_ratio),
+                true,
+            )),
+            log_y(Figure::line(
+                "ls-ratio-by-tenants",
+                "LS P99 latency increase ratio beside BS tenants of 1 MB (WQE in NIC to packet out)",
+                "BS tenants",
+                "LS P99 latency / LS alone",
+                self.series(false, &in_nic_ratio),
+                false,
+            )),
+            Figure::line(
+                "ls-wait-by-size",
+                "LS waiting time p99 beside one BS tenant, by BS message size",
+                "BS message size (bytes)",
+                "LS waiting p99 (ns)",
+                self.series(true, &wait_p99),
+                true,
+            ),
+            Figure::line(
+                "ls-wait-by-tenants",
+                "LS waiting time p99 beside BS tenants of 1 MB messages",
+                "BS tenants",
+                "LS waiting p99 (ns)",
+                self.series(false, &wait_p99),
+                false,
+            ),
+            log_y(Figure::line(
+                "ls-latency-by-size",
+                "LS end-to-end P99 latency increase ratio beside one BS tenant (post to completion)",
+                "BS message size (bytes)",
+                "LS P99 latency / LS alone",
+                self.series(true, &e2e_ratio),
+                true,
+            )),
+        ]
+    }
 }
 
 /// The architecture of a result, from its label.
