@@ -4,8 +4,9 @@
 //! QP, a valid ICRC), as many as the run counted, decoded by tshark as InfiniBand CNPs
 //! when it is installed, and byte for byte the same for the same seed.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use rnic_loopback::conformance::external_tool;
 use rnic_wire::frame::FrameRepr;
@@ -30,49 +31,19 @@ const TWO_FLOWS: [&str; 14] = [
 ];
 
 fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rnic-dcqcn-capture-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("scratch directory");
-    d
+    common::capture_scratch("dcqcn-capture", name)
 }
 
 /// Runs the two flows with `cc`; returns the capture's bytes and the JSON result.
 fn two_flows(dir: &Path, name: &str, cc: &str) -> (Vec<u8>, Value) {
-    let pcap = dir.join(format!("{name}.pcap"));
-    let json = dir.join(format!("{name}.json"));
-    let out = Command::new(env!("CARGO_BIN_EXE_rnic"))
-        .args(TWO_FLOWS)
-        .args(["--set", &format!("net.cc={cc}")])
-        .arg("--pcap")
-        .arg(&pcap)
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .expect("run rnic");
-    assert!(
-        out.status.success(),
-        "rnic failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v = serde_json::from_slice(&std::fs::read(&json).expect("json written")).expect("json");
-    (std::fs::read(&pcap).expect("pcap written"), v)
-}
-
-/// The frames of a classic pcap file (rnic writes little-endian, nanosecond timestamps).
-fn frames(pcap: &[u8]) -> Vec<&[u8]> {
-    let mut out = Vec::new();
-    let mut at = 24;
-    while at < pcap.len() {
-        let incl = u32::from_le_bytes(pcap[at + 8..at + 12].try_into().unwrap()) as usize;
-        out.push(&pcap[at + 16..at + 16 + incl]);
-        at += 16 + incl;
-    }
-    out
+    let cc = format!("net.cc={cc}");
+    let args: Vec<&str> = TWO_FLOWS.iter().copied().chain(["--set", &cc]).collect();
+    common::run_captured(&args, dir, name)
 }
 
 /// The CNPs of a capture, parsed.
 fn cnps(pcap: &[u8]) -> Vec<FrameRepr<'_>> {
-    frames(pcap)
+    common::pcap_frames(pcap)
         .into_iter()
         .filter_map(|f| FrameRepr::parse(f).ok())
         .filter(|f| f.roce.bth.opcode == Opcode::Cnp)
@@ -80,9 +51,7 @@ fn cnps(pcap: &[u8]) -> Vec<FrameRepr<'_>> {
 }
 
 fn stat(v: &Value, key: &str) -> u64 {
-    v["stats"][key]
-        .as_u64()
-        .unwrap_or_else(|| panic!("stat {key} in {}", v["stats"]))
+    common::json_stat(v, key)
 }
 
 #[test]
@@ -108,23 +77,26 @@ fn the_server_capture_holds_the_cnps_it_sent() {
     assert!(cnps(&none).is_empty(), "no CNPs with net.cc = none");
 
     if external_tool("tshark", &["--version"]) {
-        let out = Command::new("tshark")
-            .arg("-r")
-            .arg(dir.join("a.pcap"))
-            .args(["-o", "ip.check_checksum:TRUE"])
-            .args(["-Y", "infiniband.bth.opcode == 129", "-T", "fields", "-E"])
-            .args(["separator=|", "-e", "infiniband.bth.destqp", "-e"])
-            .args(["ip.checksum.status", "-e", "_ws.malformed"])
-            .output()
-            .expect("tshark runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let rows = common::tshark_rows(
+            &dir.join("a.pcap"),
+            &[
+                "-o",
+                "ip.check_checksum:TRUE",
+                "-Y",
+                "infiniband.bth.opcode == 129",
+                "-T",
+                "fields",
+                "-E",
+                "separator=|",
+                "-e",
+                "infiniband.bth.destqp",
+                "-e",
+                "ip.checksum.status",
+                "-e",
+                "_ws.malformed",
+            ],
         );
-        let text = String::from_utf8(out.stdout).unwrap();
-        let rows: Vec<&str> = text.lines().collect();
-        assert_eq!(rows.len(), got.len(), "tshark's CNPs: {text}");
+        assert_eq!(rows.len(), got.len(), "tshark's CNPs: {rows:?}");
         for (row, f) in rows.iter().zip(&got) {
             let want = format!("0x{:06x}|1|", f.roce.bth.dest_qp);
             assert_eq!(*row, want, "tshark decodes {f:?}");

@@ -19,13 +19,9 @@ pub fn answer(marked: &[u8], dest_qpn: u32, buf: &mut Vec<u8>) -> bool {
     let a = f.addr;
     let cnp = FrameRepr {
         addr: FrameAddr {
-            src_mac: a.dst_mac,
-            dst_mac: a.src_mac,
-            src_ip: a.dst_ip,
-            dst_ip: a.src_ip,
-            udp_src_port: a.udp_src_port,
             dscp_ecn: CNP_TOS,
             ttl: a.ttl.max(64),
+            ..a.reversed()
         },
         ip_ident: 0,
         roce: rnic_wire::cnp::cnp_repr(dest_qpn),
