@@ -5,6 +5,7 @@
 use rnic_wire::{RoceHeaders, WireError};
 
 use crate::header_memo::HeaderMemo;
+pub use crate::nic::mech::cc::hook::Ev as CcEv;
 pub use crate::nic::mech::prefetch::hook::Ev as PrefetchEv;
 
 /// One event. `node` indexes the topology's nodes; `frame` a [`FramePool`] slot.
@@ -62,6 +63,8 @@ pub enum NicEv {
     Timer,
     /// Resource prefetching's own events.
     Prefetch(PrefetchEv),
+    /// Congestion control's own events (its pacing wake-ups and timers).
+    Cc(CcEv),
 }
 
 /// An event of the network.

@@ -81,6 +81,7 @@
 //! Measurements need a warm-up that covers the initial posting (`tx_depth` WQEs on every
 //! QP, one doorbell each): during it the doorbells alone take 40 % of PCIe.
 
+pub mod cc;
 pub mod isolation;
 pub mod prefetch;
 pub mod rx_buffer;
@@ -330,6 +331,8 @@ pub struct ModelParams {
     pub rate_limit_gbps: f64,
     /// The rate limiter's burst, bytes.
     pub rate_limit_burst_bytes: u64,
+    /// Congestion control in the NICs (`net.cc`).
+    pub cc: cc::CcParams,
     /// Safety limit on processed events.
     pub max_events: u64,
     /// Fixed warm-up before measurement (`sim.warmup_us`), ps; `None`: steady-state
@@ -461,6 +464,7 @@ impl ModelParams {
             pmtu: cfg.qp.pmtu,
             rate_limit_gbps: cfg.qp.rate_limit_gbps,
             rate_limit_burst_bytes: cfg.qp.rate_limit_burst_bytes,
+            cc: cc::CcParams::from_config(cfg),
             max_events: cfg.sim.max_events,
             warmup_ps: cfg.sim.warmup_us.map(|w| ns(w * 1000.0)),
             settle: settle::SettleParams {

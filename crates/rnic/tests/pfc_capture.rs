@@ -5,6 +5,8 @@
 //! from each paused port, as many as the run counted), decoded by tshark as MAC control
 //! PFC frames when it is installed, and byte for byte the same for the same seed.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -28,60 +30,22 @@ const INCAST: [&str; 12] = [
 ];
 
 fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rnic-pfc-capture-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("scratch directory");
-    d
+    common::capture_scratch("pfc-capture", name)
 }
 
 /// Runs the incast with `extra` settings; returns the capture's bytes and the JSON result.
 fn incast(dir: &Path, name: &str, extra: &[&str]) -> (Vec<u8>, Value) {
-    let pcap = dir.join(format!("{name}.pcap"));
-    let json = dir.join(format!("{name}.json"));
-    let out = Command::new(env!("CARGO_BIN_EXE_rnic"))
-        .args(INCAST)
-        .args(extra)
-        .arg("--pcap")
-        .arg(&pcap)
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .expect("run rnic");
-    assert!(
-        out.status.success(),
-        "rnic failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v = serde_json::from_slice(&std::fs::read(&json).expect("json written")).expect("json");
-    (std::fs::read(&pcap).expect("pcap written"), v)
-}
-
-/// The frames of a classic pcap file (rnic writes little-endian, nanosecond timestamps).
-fn frames(pcap: &[u8]) -> Vec<&[u8]> {
-    assert_eq!(
-        &pcap[..4],
-        &0xa1b2_3c4du32.to_le_bytes(),
-        "rnic's pcap magic"
-    );
-    let mut out = Vec::new();
-    let mut at = 24;
-    while at < pcap.len() {
-        let incl = u32::from_le_bytes(pcap[at + 8..at + 12].try_into().unwrap()) as usize;
-        out.push(&pcap[at + 16..at + 16 + incl]);
-        at += 16 + incl;
-    }
-    out
+    let args: Vec<&str> = INCAST.iter().chain(extra).copied().collect();
+    common::run_captured(&args, dir, name)
 }
 
 fn stat(v: &Value, key: &str) -> u64 {
-    v["stats"][key]
-        .as_u64()
-        .unwrap_or_else(|| panic!("stat {key} in {}", v["stats"]))
+    common::json_stat(v, key)
 }
 
 /// The PFC frames of a capture, parsed; every MAC control frame must parse.
 fn pfc_frames(pcap: &[u8]) -> Vec<PfcRepr> {
-    frames(pcap)
+    common::pcap_frames(pcap)
         .into_iter()
         .filter(|f| pfc::is_mac_control(f))
         .map(|f| {
@@ -124,21 +88,23 @@ fn the_incast_capture_holds_its_pause_frames() {
     );
 
     if external_tool("tshark", &["--version"]) {
-        let out = Command::new("tshark")
-            .arg("-r")
-            .arg(dir.join("a.pcap"))
-            .args(["-Y", "macc.opcode == 0x0101", "-T", "fields", "-E"])
-            .args(["separator=|", "-e", "macc.cbfc.enbv", "-e"])
-            .args(["macc.cbfc.pause_time.c3", "-e", "_ws.malformed"])
-            .output()
-            .expect("tshark runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let rows = common::tshark_rows(
+            &dir.join("a.pcap"),
+            &[
+                "-Y",
+                "macc.opcode == 0x0101",
+                "-T",
+                "fields",
+                "-E",
+                "separator=|",
+                "-e",
+                "macc.cbfc.enbv",
+                "-e",
+                "macc.cbfc.pause_time.c3",
+                "-e",
+                "_ws.malformed",
+            ],
         );
-        let text = String::from_utf8(out.stdout).unwrap();
-        let rows: Vec<&str> = text.lines().collect();
         assert_eq!(rows.len(), pfc.len(), "tshark's PFC frames");
         for (row, r) in rows.iter().zip(&pfc) {
             let want = format!("0x0008|{}|", r.quanta[3].unwrap());

@@ -336,6 +336,15 @@ impl Device {
         self.qp(qpn).map(|q| q.mode())
     }
 
+    /// The connected peer's QPN of `qpn`, for a frame the NIC sends to it on the QP's
+    /// behalf (a CNP answering ECN-marked traffic): `None` for an unknown QP or a UD QP,
+    /// which has no one peer.
+    pub fn qp_dest_qpn(&self, qpn: u32) -> Option<u32> {
+        self.qp(qpn)
+            .filter(|q| q.service != ServiceType::Ud)
+            .map(|q| q.cfg.dest_qpn)
+    }
+
     /// Changes QP state and attributes per the IB transition table: the transition must
     /// exist, every required attribute must be given, no attribute outside the required and
     /// optional sets may be given, and every value must be in range.

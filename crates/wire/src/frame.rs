@@ -32,6 +32,20 @@ pub struct FrameAddr {
     pub ttl: u8,
 }
 
+impl FrameAddr {
+    /// The addresses of a frame answering one sent with these (an ACK, a CNP): source and
+    /// destination MAC and IP swapped, the UDP source port, TOS byte and TTL kept.
+    pub fn reversed(self) -> FrameAddr {
+        FrameAddr {
+            src_mac: self.dst_mac,
+            dst_mac: self.src_mac,
+            src_ip: self.dst_ip,
+            dst_ip: self.src_ip,
+            ..self
+        }
+    }
+}
+
 /// One whole RoCEv2 frame (without FCS).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FrameRepr<'a> {

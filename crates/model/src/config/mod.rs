@@ -12,6 +12,7 @@
 //! dedicated flags (`--seed`, `--clients`, `-m`, `-D`, `-u`). Every step is checked against
 //! the schema, so an error names the full field path, the value and what is accepted.
 
+mod cc;
 pub mod declare;
 mod ecn;
 mod error;
@@ -24,6 +25,7 @@ pub mod schema;
 pub mod show;
 mod spray;
 
+pub use cc::{check_cc, CcKind, DcqcnConfig};
 use declare::{config_enum, config_section};
 pub use ecn::EcnConfig;
 pub use error::ConfigError;
@@ -568,6 +570,10 @@ config_section! {
         /// crossing it carry, before traffic) or "traffic" (from the first request and
         /// response)
         wan_accel_learn: WanAccelLearn = WanAccelLearn::Setup; "when", Kind::Str(WanAccelLearn::NAMES);
+        /// Congestion control in the NICs: "none" or "dcqcn" (the receiver answers CE-marked
+        /// data with CNPs, the sender's rate limiter cuts and recovers each QP's rate; see
+        /// net.dcqcn and net.ecn)
+        cc: CcKind = CcKind::None; "algorithm", Kind::Str(CcKind::NAMES);
     }
     sections {
         /// Wire impairments, applied per packet with the seeded RNG.
@@ -578,6 +584,8 @@ config_section! {
         fabric: FabricConfig,
         /// ECN marking on the switches' egress queues.
         ecn: EcnConfig,
+        /// DCQCN's parameters.
+        dcqcn: DcqcnConfig,
     }
 }
 

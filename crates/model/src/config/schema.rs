@@ -167,6 +167,7 @@ pub static FIELDS: std::sync::LazyLock<Vec<FieldDoc>> = std::sync::LazyLock::new
         SprayConfig::FIELDS,
         FabricConfig::FIELDS,
         EcnConfig::FIELDS,
+        DcqcnConfig::FIELDS,
         HostConfig::FIELDS,
         QpConfig::FIELDS,
         OooConfig::FIELDS,

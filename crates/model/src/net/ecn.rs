@@ -16,6 +16,40 @@ use crate::config::EcnConfig;
 const NOT_ECT: u8 = 0b00;
 const CE: u8 = 0b11;
 
+/// One switch output port as the marker saw it: its marks and the queue each frame joined
+/// (where it stood against the thresholds), the occupancy congestion control is judged by.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct EcnPortStats {
+    /// The switch (index among the switches).
+    pub switch: u32,
+    /// Its output port.
+    pub port: u32,
+    /// Frames marked CE.
+    pub marks: u64,
+    /// Frames queued.
+    pub frames: u64,
+    /// Frames that joined a queue of at most kmin_bytes.
+    pub below_kmin: u64,
+    /// Frames that joined a queue above kmin_bytes and at most kmax_bytes.
+    pub in_band: u64,
+    /// Frames that joined a queue above kmax_bytes.
+    pub above_kmax: u64,
+    /// Mean queue a frame joined, bytes.
+    pub mean_queue_bytes: u64,
+    /// Longest queue a frame joined, bytes.
+    pub max_queue_bytes: u64,
+}
+
+/// The queue frames joined on one port.
+#[derive(Debug, Clone, Copy, Default)]
+struct QueueSeen {
+    frames: u64,
+    below_kmin: u64,
+    above_kmax: u64,
+    sum_bytes: u128,
+    max_bytes: u64,
+}
+
 /// The marker of every switch: its thresholds, one random stream per switch, and marks per
 /// switch output port.
 #[derive(Debug)]
@@ -26,6 +60,8 @@ pub struct Ecn {
     rngs: Vec<Rng>,
     /// Frames marked CE, per switch and output port.
     pub marks: Vec<Vec<u64>>,
+    /// The queues frames joined, per switch and output port.
+    queues: Vec<Vec<QueueSeen>>,
 }
 
 impl Ecn {
@@ -40,6 +76,10 @@ impl Ecn {
                 .map(|s| rng.fork(0x4000 + s as u64))
                 .collect(),
             marks: ports_per_switch.iter().map(|&n| vec![0; n]).collect(),
+            queues: ports_per_switch
+                .iter()
+                .map(|&n| vec![QueueSeen::default(); n])
+                .collect(),
         }
     }
 
@@ -60,6 +100,7 @@ impl Ecn {
     /// Marks `frame`, queued on output port `out` of switch `s` behind `queued_bytes`, CE
     /// when RED says so and the frame is ECN-capable.
     pub fn on_queued(&mut self, s: usize, out: usize, queued_bytes: u64, frame: &mut [u8]) {
+        self.seen(s, out, queued_bytes);
         let Some(tos) = frame.get(IPV4_OFFSET + 1).copied() else {
             return;
         };
@@ -77,6 +118,38 @@ impl Ecn {
     /// Frames marked on every port.
     pub fn total_marks(&self) -> u64 {
         self.marks.iter().flatten().sum()
+    }
+
+    /// A frame joined a queue of `queued_bytes` on port `out` of switch `s`.
+    fn seen(&mut self, s: usize, out: usize, queued_bytes: u64) {
+        let (kmin, kmax) = (self.kmin_bytes, self.kmax_bytes);
+        let q = &mut self.queues[s][out];
+        q.frames += 1;
+        q.below_kmin += u64::from(queued_bytes <= kmin);
+        q.above_kmax += u64::from(queued_bytes > kmax);
+        q.sum_bytes += u128::from(queued_bytes);
+        q.max_bytes = q.max_bytes.max(queued_bytes);
+    }
+
+    /// Every switch output port that queued a frame: its marks and queue.
+    pub fn port_stats(&self) -> Vec<EcnPortStats> {
+        let mut out = Vec::new();
+        for (s, ports) in self.queues.iter().enumerate() {
+            for (p, q) in ports.iter().enumerate().filter(|(_, q)| q.frames > 0) {
+                out.push(EcnPortStats {
+                    switch: s as u32,
+                    port: p as u32,
+                    marks: self.marks[s][p],
+                    frames: q.frames,
+                    below_kmin: q.below_kmin,
+                    in_band: q.frames - q.below_kmin - q.above_kmax,
+                    above_kmax: q.above_kmax,
+                    mean_queue_bytes: (q.sum_bytes / u128::from(q.frames)) as u64,
+                    max_queue_bytes: q.max_bytes,
+                });
+            }
+        }
+        out
     }
 }
 
@@ -128,5 +201,19 @@ mod tests {
         let mut not_ect = frame(NOT_ECT);
         e.on_queued(0, 0, 10, &mut not_ect);
         assert_eq!(e.total_marks(), 1, "a Not-ECT frame is never marked");
+    }
+
+    #[test]
+    fn each_port_reports_the_queues_its_frames_joined() {
+        let mut e = ecn(1000, 3000, 0.0);
+        for q in [0, 1000, 2000, 3000, 3001] {
+            e.on_queued(0, 1, q, &mut frame(NOT_ECT));
+        }
+        let got = e.port_stats();
+        assert_eq!(got.len(), 1, "port 0 queued nothing");
+        let p = got[0];
+        assert_eq!((p.switch, p.port, p.frames), (0, 1, 5));
+        assert_eq!((p.below_kmin, p.in_band, p.above_kmax), (2, 2, 1));
+        assert_eq!((p.mean_queue_bytes, p.max_queue_bytes), (1800, 3001));
     }
 }

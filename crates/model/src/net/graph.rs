@@ -87,6 +87,10 @@ pub struct NetStats {
     /// Frames the switches marked CE, when `net.ecn.enabled` is on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ecn_marks: Option<u64>,
+    /// Per switch output port that queued a frame: its marks and the queue its frames
+    /// joined, when `net.ecn.enabled` is on.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ecn_ports: Vec<super::ecn::EcnPortStats>,
 }
 
 /// The network.
@@ -469,6 +473,7 @@ impl Network {
             wan_accel,
             pfc: self.pfc.as_ref().map(|p| p.stats()),
             ecn_marks: self.ecn.as_ref().map(|e| e.total_marks()),
+            ecn_ports: self.ecn.as_ref().map_or_else(Vec::new, |e| e.port_stats()),
             switch_drops: self
                 .switches
                 .iter()

@@ -86,6 +86,7 @@ fn plan(cfg: &Config, nodes: usize) -> Result<Plan, ConfigError> {
     check_pinned_path(&net.spray)?;
     let plan = plan_of(cfg, nodes, delay_ps, mbps)?;
     check_ecn(&net.ecn, &plan)?;
+    crate::config::check_cc(cfg)?;
     if net.pfc {
         for s in &plan.switches {
             if net.pfc_xoff_bytes >= s.buffer_bytes {

@@ -75,6 +75,7 @@ use cx::NicCx;
 use ddr::Ddr;
 use dma::Dma;
 use doorbell::DoorbellUnit;
+use mech::cc::hook::AnyCc;
 use mech::isolation::{self, hooks::AnyTxOrder, Isolation};
 use mech::prefetch::hook::{AnyPrefetch, SchedMirror};
 use pcie::Pcie;
@@ -130,6 +131,8 @@ pub struct Nic {
     pub rate: rate_limiter::RateLimiter,
     /// Resource prefetching ([`mech::prefetch`]), behind its hook.
     pub pf: AnyPrefetch,
+    /// Congestion control ([`mech::cc`], `net.cc`), behind its hook.
+    pub cc: AnyCc,
     /// RX pipeline.
     pub rx: RxPipeline,
     /// Receive buffer: received frames until their payload has left for the host.
@@ -185,6 +188,7 @@ impl Nic {
             NicEv::RxBufferLook => self.on_rx_buffer_look(now, cx),
             NicEv::Timer => self.on_timer(now, cx),
             NicEv::Prefetch(ev) => self.on_prefetch_event(now, ev, cx),
+            NicEv::Cc(ev) => self.on_cc_event(now, ev, cx),
         }
     }
 
@@ -237,6 +241,7 @@ impl Nic {
             iso: Isolation::new(n.iso, n.cycle_ps),
             rate: rate_limiter::RateLimiter::new(p.rate_limit_gbps, p.rate_limit_burst_bytes),
             pf,
+            cc: AnyCc::new(p.cc, p.eth.mbps),
             rx: RxPipeline::new(n.rx_pkt_ps),
             rx_buffer: rx_buffer::RxBuffer::new(n.rx_buffer),
             rx_sequence: rx_sequence::RxSequence::default(),
@@ -328,6 +333,7 @@ impl crate::stats::Report for Nic {
         self.iso.report(&self.tx.order, &at("iso"), reg);
         self.rate.report(&at("rate_limit"), reg);
         self.pf.report(&at("prefetch"), reg);
+        self.cc.report(&at("cc"), reg);
         self.rx.report(&at("rx"), reg);
         reg.record(&at("rx_buffer"), &self.rx_buffer.stats());
         self.cq.report(&at("cq"), reg);

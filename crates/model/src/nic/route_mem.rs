@@ -7,6 +7,7 @@ use rnic_transport::RecvWr;
 
 use super::cx::NicCx;
 use super::dma_arbiter::ReadSource;
+use super::mech::cc::hook::CongestionControl;
 use super::ports::{DmaToken, QpcCont, TransCont, TxOrder};
 use super::qpc_manager::QpcAction;
 use super::translation::{TransLane, TransRead};
@@ -223,7 +224,7 @@ impl Nic {
         }
         if self.dev.poll_timeout().is_some_and(|d| d <= now) {
             self.dev.handle_timeout(now);
-            if self.rate.on() || self.tx.order.orders_resends() {
+            if self.rate.on() || self.cc.is_on() || self.tx.order.orders_resends() {
                 // The sweep pulls frames from any QP and would pass the rate limiter and
                 // slicing execution (a WQE's last packet sent by the sweep would leave its
                 // p_wqe in the slicing station for good, and its tenant waiting for it):

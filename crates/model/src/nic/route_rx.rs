@@ -41,6 +41,7 @@ impl Nic {
             return;
         }
         self.rx.stats.frames += 1;
+        self.cc_on_arrival(t, frame, bth, cx);
         if let Some(b) = bth.filter(|b| b.opcode.has_payload()) {
             // Payload for host memory: it waits in the receive buffer until written.
             let plen = cx.frames.roce(frame).map_or(0, |h| h.payload_len as u64);

@@ -8,12 +8,13 @@ use rnic_wire::Opcode;
 use super::cx::NicCx;
 use super::dma_arbiter::ReadSource;
 use super::latency_hiding::DescriptorPath;
+use super::mech::cc::hook::CongestionControl;
 use super::ports::{AfterFrame, DmaToken, QpcCont, SentFrame, TxJob, TxOrder, WqeAdmission};
 use super::qpc_manager::{Channel, QpcJob};
 use super::scheduler::{Backpressure, SchedStep};
 use super::translation::TransLane;
 use super::Nic;
-use crate::event::NicEv;
+use crate::event::{CcEv, NicEv};
 
 impl Nic {
     /// A host core stores a doorbell: the MMIO write crosses PCIe host → NIC.
@@ -459,6 +460,28 @@ impl Nic {
         }
     }
 
+    /// Whether `qpn`'s next frame, a request, must wait for its rate: the rate limiter's
+    /// (`qp.rate_limit_gbps`) or congestion control's. `Some(wake)`: it waits, and `wake` is
+    /// the event to schedule, if none is pending yet. Responses are never held.
+    fn request_held(&mut self, qpn: u32, now: TimePs) -> Option<Option<(TimePs, NicEv)>> {
+        let limited = self.rate.on() || self.cc.is_on();
+        let request = || {
+            self.dev
+                .peek_transmit_qp(qpn)
+                .is_some_and(|p| !p.is_response)
+        };
+        if !(limited && request()) {
+            return None;
+        }
+        if let Err((at, schedule)) = self.rate.check(qpn, now) {
+            return Some(schedule.then_some((at, NicEv::RateWake { qpn })));
+        }
+        match self.cc.may_send(qpn, now) {
+            Ok(()) => None,
+            Err((at, schedule)) => Some(schedule.then_some((at, NicEv::Cc(CcEv::Wake { qpn })))),
+        }
+    }
+
     /// Puts `qpn` in the TX engine's queue if it is not there.
     pub fn tx_enlist(&mut self, qpn: u32) {
         if let Some(qp) = self.qps.get_mut(qpn as usize) {
@@ -523,22 +546,15 @@ impl Nic {
                 }
                 continue;
             }
-            if self.rate.on()
-                && self
-                    .dev
-                    .peek_transmit_qp(qpn)
-                    .is_some_and(|p| !p.is_response)
-            {
-                if let Err((at, schedule)) = self.rate.check(qpn, now) {
-                    // The QP's rate limit: it waits, out of the queue, until it may send.
-                    if let Some(qp) = self.qps.get_mut(qpn as usize) {
-                        qp.in_tx = false;
-                    }
-                    if schedule {
-                        cx.at(at, NicEv::RateWake { qpn });
-                    }
-                    continue;
+            if let Some(wake) = self.request_held(qpn, now) {
+                // The QP's rate: it waits, out of the queue, until it may send.
+                if let Some(qp) = self.qps.get_mut(qpn as usize) {
+                    qp.in_tx = false;
                 }
+                if let Some((at, ev)) = wake {
+                    cx.at(at, ev);
+                }
+                continue;
             }
             match self
                 .dev
@@ -582,6 +598,7 @@ impl Nic {
             // The limit is on the wire: the frame as the port serializes it.
             let wire = self.p.eth.wire_bytes(meta.frame_len as u64);
             self.rate.charge(meta.qpn, wire, now);
+            self.cc.sent(meta.qpn, wire, now);
         }
         let mut kick_sched = false;
         // A fresh request's payload leaves the TX buffer whichever way it was polled: the

@@ -109,3 +109,74 @@ pub fn output_text(o: &std::process::Output) -> String {
         String::from_utf8_lossy(&o.stderr)
     )
 }
+
+/// A fresh scratch directory for a capture test (`tag`: the test file, `name`: the case).
+pub fn capture_scratch(tag: &str, name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("rnic-{tag}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch directory");
+    d
+}
+
+/// Runs `rnic args --pcap DIR/NAME.pcap --json DIR/NAME.json`, which must succeed; returns
+/// the capture's bytes and the JSON result.
+pub fn run_captured(args: &[&str], dir: &Path, name: &str) -> (Vec<u8>, serde_json::Value) {
+    let pcap = dir.join(format!("{name}.pcap"));
+    let json = dir.join(format!("{name}.json"));
+    let out = Command::new(env!("CARGO_BIN_EXE_rnic"))
+        .args(args)
+        .arg("--pcap")
+        .arg(&pcap)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .expect("run rnic");
+    assert!(
+        out.status.success(),
+        "rnic failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = serde_json::from_slice(&std::fs::read(&json).expect("json written")).expect("json");
+    (std::fs::read(&pcap).expect("pcap written"), v)
+}
+
+/// The frames of a classic pcap file (rnic writes little-endian, nanosecond timestamps).
+pub fn pcap_frames(pcap: &[u8]) -> Vec<&[u8]> {
+    assert_eq!(
+        &pcap[..4],
+        &0xa1b2_3c4du32.to_le_bytes(),
+        "rnic's pcap magic"
+    );
+    let mut out = Vec::new();
+    let mut at = 24;
+    while at < pcap.len() {
+        let incl = u32::from_le_bytes(pcap[at + 8..at + 12].try_into().unwrap()) as usize;
+        out.push(&pcap[at + 16..at + 16 + incl]);
+        at += 16 + incl;
+    }
+    out
+}
+
+/// Counter `key` of a JSON result's `stats`.
+pub fn json_stat(v: &serde_json::Value, key: &str) -> u64 {
+    v["stats"][key]
+        .as_u64()
+        .unwrap_or_else(|| panic!("stat {key} in {}", v["stats"]))
+}
+
+/// The rows tshark prints for `pcap` with `args` (`-r pcap` first), which must succeed.
+pub fn tshark_rows(pcap: &Path, args: &[&str]) -> Vec<String> {
+    let out = Command::new("tshark")
+        .arg("-r")
+        .arg(pcap)
+        .args(args)
+        .output()
+        .expect("tshark runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    text.lines().map(str::to_string).collect()
+}

@@ -30,15 +30,10 @@ impl AckTemplate {
         let a = f.addr;
         Some(AckTemplate {
             addr: FrameAddr {
-                src_mac: a.dst_mac,
-                dst_mac: a.src_mac,
-                src_ip: a.dst_ip,
-                dst_ip: a.src_ip,
-                udp_src_port: a.udp_src_port,
                 // rnic's hosts mark their ACKs as their requests (one address vector); an
                 // ECN mark a switch set on the request is not Remote's to echo.
                 dscp_ecn: a.dscp_ecn & !0x03 | (a.dscp_ecn & 0x03).min(2),
-                ttl: a.ttl,
+                ..a.reversed()
             },
             pkey: f.roce.bth.pkey,
         })

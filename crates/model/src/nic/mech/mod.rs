@@ -1,2 +1,3 @@
+pub mod cc;
 pub mod isolation;
 pub mod prefetch;

@@ -1,0 +1,259 @@
+//! DCQCN in one NIC: the notification point for the QPs that receive, the reaction point
+//! and its pacer for the QPs that send (the DCQCN paper; [`super::rp`], [`super::np`]).
+//!
+//! The pacer is the rate limiter's per-QP rate: a throttled QP's next request frame may
+//! leave once the previous one's wire bytes have passed at its current rate (the ns-3 HPCC
+//! simulator's `rdma-hw` paces the same way); a QP at line rate is not paced at all, so
+//! the port alone sets its pace, as without congestion control.
+
+use rnic_sim::TimePs;
+
+use super::hook::{CcStats, CongestionControl, Ev, Timers};
+use super::np::CnpPacer;
+use super::rp::{Increase, Rp};
+use crate::params::cc::DcqcnParams;
+
+/// One QP's sending state.
+#[derive(Debug, Clone, Copy)]
+struct QpCc {
+    rp: Rp,
+    /// When its next request frame may leave, ps.
+    next_send_ps: TimePs,
+    /// A wake-up to re-enlist it is pending.
+    wake_pending: bool,
+    /// Generation of its α timer (an event of another generation is stale).
+    alpha_gen: u32,
+    /// Its α timer runs.
+    alpha_on: bool,
+    /// When its α was last brought up to date, ps (`None`: never cut, α is its initial 1).
+    alpha_at: Option<TimePs>,
+    /// Generation of its rate-increase timer.
+    increase_gen: u32,
+    /// Its rate-increase timer runs.
+    increase_on: bool,
+}
+
+/// DCQCN's state in one NIC.
+#[derive(Debug)]
+pub struct Dcqcn {
+    p: DcqcnParams,
+    line_mbps: f64,
+    qps: Vec<QpCc>,
+    np: CnpPacer,
+    /// Counters.
+    pub stats: CcStats,
+}
+
+impl Dcqcn {
+    /// DCQCN with parameters `p` on a port of `line_mbps`.
+    pub fn new(p: DcqcnParams, line_mbps: f64) -> Self {
+        Dcqcn {
+            p,
+            line_mbps,
+            qps: Vec::new(),
+            np: CnpPacer::new(p.cnp_interval_ps),
+            stats: CcStats::default(),
+        }
+    }
+
+    fn qp(&mut self, qpn: u32) -> &mut QpCc {
+        let i = qpn as usize;
+        let line = self.line_mbps;
+        crate::per_qp::grow_for(&mut self.qps, i, || QpCc {
+            rp: Rp::new(line),
+            next_send_ps: 0,
+            wake_pending: false,
+            alpha_gen: 0,
+            alpha_on: false,
+            alpha_at: None,
+            increase_gen: 0,
+            increase_on: false,
+        });
+        &mut self.qps[i]
+    }
+
+    /// The current rate of `qpn`, Mb/s (line rate for a QP never cut).
+    pub fn rate_mbps(&self, qpn: u32) -> f64 {
+        self.qps
+            .get(qpn as usize)
+            .map_or(self.line_mbps, |q| q.rp.current_mbps)
+    }
+
+    fn count(&mut self, inc: Increase) {
+        match inc {
+            Increase::FastRecovery => self.stats.fast_recovery += 1,
+            Increase::Additive => self.stats.additive_increases += 1,
+            Increase::Hyper => self.stats.hyper_increases += 1,
+        }
+    }
+}
+
+impl CongestionControl for Dcqcn {
+    fn is_on(&self) -> bool {
+        true
+    }
+
+    fn data_marked(&mut self, qpn: u32, now: TimePs) -> bool {
+        let due = self.np.marked(qpn, now);
+        if due {
+            self.stats.cnps_sent += 1;
+        } else {
+            self.stats.cnps_paced += 1;
+        }
+        due
+    }
+
+    fn cnp_received(&mut self, qpn: u32, now: TimePs, timers: &mut Timers) {
+        self.stats.cnps_received += 1;
+        self.stats.rate_cuts += 1;
+        let (p, period) = (self.p, self.p.alpha_period_ps);
+        let q = self.qp(qpn);
+        if !q.alpha_on {
+            // α decays by the periods its timer would have run without a CNP.
+            if let Some(at) = q.alpha_at {
+                q.rp.alpha_idle(p.g, now.saturating_sub(at) / period.max(1));
+            }
+            q.alpha_on = true;
+            q.alpha_at = Some(now);
+            q.alpha_gen = q.alpha_gen.wrapping_add(1);
+            timers.push((
+                now + period,
+                Ev::Alpha {
+                    qpn,
+                    gen: q.alpha_gen,
+                },
+            ));
+        }
+        q.rp.on_cnp(&p);
+        // The cut restarts the rate-increase timer.
+        q.increase_on = true;
+        q.increase_gen = q.increase_gen.wrapping_add(1);
+        let gen = q.increase_gen;
+        timers.push((now + p.increase_period_ps, Ev::Increase { qpn, gen }));
+    }
+
+    fn may_send(&mut self, qpn: u32, now: TimePs) -> Result<(), (TimePs, bool)> {
+        let line = self.line_mbps;
+        let q = self.qp(qpn);
+        if !q.rp.throttled(line) || now >= q.next_send_ps {
+            return Ok(());
+        }
+        let schedule = !q.wake_pending;
+        q.wake_pending = true;
+        let at = q.next_send_ps;
+        self.stats.deferrals += 1;
+        Err((at, schedule))
+    }
+
+    fn sent(&mut self, qpn: u32, wire_bytes: u64, now: TimePs) {
+        let (p, line) = (self.p, self.line_mbps);
+        let q = self.qp(qpn);
+        if !q.rp.throttled(line) {
+            return;
+        }
+        // bytes × 8 bit / (Mb/s × 10^6 bit/s) s = bytes × 8 × 10^6 / Mb/s ps.
+        let gap_ps = (wire_bytes as f64 * 8e6 / q.rp.current_mbps).ceil() as TimePs;
+        q.next_send_ps = q.next_send_ps.max(now).saturating_add(gap_ps);
+        for inc in q.rp.sent(wire_bytes, &p, line) {
+            self.count(inc);
+        }
+    }
+
+    fn on_event(&mut self, ev: Ev, now: TimePs, timers: &mut Timers) -> Option<u32> {
+        let (p, line) = (self.p, self.line_mbps);
+        match ev {
+            Ev::Wake { qpn } => {
+                self.qp(qpn).wake_pending = false;
+                return Some(qpn);
+            }
+            Ev::Alpha { qpn, gen } => {
+                let q = self.qp(qpn);
+                if !q.alpha_on || gen != q.alpha_gen {
+                    return None;
+                }
+                q.rp.alpha_period(p.g);
+                q.alpha_at = Some(now);
+                q.alpha_on = q.rp.throttled(line);
+                if q.alpha_on {
+                    timers.push((now + p.alpha_period_ps, Ev::Alpha { qpn, gen }));
+                }
+            }
+            Ev::Increase { qpn, gen } => {
+                let q = self.qp(qpn);
+                if !q.increase_on || gen != q.increase_gen {
+                    return None;
+                }
+                let inc = q.rp.timer_fired(&p, line);
+                q.increase_on = q.rp.throttled(line);
+                if q.increase_on {
+                    timers.push((now + p.increase_period_ps, Ev::Increase { qpn, gen }));
+                }
+                self.count(inc);
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dcqcn() -> Dcqcn {
+        let mut cfg = crate::config::Config::default();
+        cfg.net.cc = crate::config::CcKind::Dcqcn;
+        let p = crate::params::cc::CcParams::from_config(&cfg)
+            .dcqcn()
+            .unwrap();
+        Dcqcn::new(p, 100_000.0)
+    }
+
+    #[test]
+    fn a_qp_at_line_rate_is_not_paced() {
+        let mut d = dcqcn();
+        for _ in 0..10 {
+            assert!(d.may_send(1, 0).is_ok());
+            d.sent(1, 4200, 0);
+        }
+    }
+
+    #[test]
+    fn a_cut_qp_is_paced_at_its_rate_and_its_timers_run_until_line_rate() {
+        let mut d = dcqcn();
+        let mut timers = Vec::new();
+        d.cnp_received(1, 1_000, &mut timers);
+        assert_eq!(d.rate_mbps(1), 50_000.0);
+        assert_eq!(timers.len(), 2, "the alpha and the increase timer");
+        d.sent(1, 5000, 1_000);
+        // 5000 B at 50 Gb/s = 800 ns.
+        let (at, schedule) = d.may_send(1, 1_000).unwrap_err();
+        assert_eq!((at, schedule), (801_000, true));
+        assert!(!d.may_send(1, 2_000).unwrap_err().1, "one wake-up");
+        assert_eq!(d.on_event(Ev::Wake { qpn: 1 }, at, &mut timers), Some(1));
+        assert!(d.may_send(1, at).is_ok());
+        // Run the timers until none is left: the QP is back at line rate.
+        let mut fired = 0;
+        while let Some(i) = (0..timers.len()).min_by_key(|&i| timers[i].0) {
+            let (t, ev) = timers.swap_remove(i);
+            d.on_event(ev, t, &mut timers);
+            fired += 1;
+            assert!(fired < 1_000_000, "timers never stop");
+        }
+        assert_eq!(d.rate_mbps(1), 100_000.0);
+        assert!(d.stats.fast_recovery >= 5 && d.stats.additive_increases > 0);
+    }
+
+    #[test]
+    fn a_later_cnp_restarts_the_increase_timer_and_stale_events_do_nothing() {
+        let mut d = dcqcn();
+        let mut timers = Vec::new();
+        d.cnp_received(1, 0, &mut timers);
+        let stale = timers[1];
+        timers.clear();
+        d.cnp_received(1, 10, &mut timers);
+        assert_eq!(timers.len(), 1, "the alpha timer runs already");
+        let r = d.rate_mbps(1);
+        d.on_event(stale.1, stale.0, &mut timers);
+        assert_eq!(d.rate_mbps(1), r, "a stale increase event does nothing");
+    }
+}

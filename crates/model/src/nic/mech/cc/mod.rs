@@ -1,0 +1,23 @@
+//! Congestion control in the NIC (`net.cc`), DCQCN first (the DCQCN paper, "Congestion
+//! Control for Large-Scale RDMA Deployments", SIGCOMM '15).
+//!
+//! The switches mark (RED/ECN on their egress queues, `net/ecn.rs`); the NICs do the rest:
+//!
+//! * **Notification point** ([`np`]): a NIC receiving a CE-marked RoCEv2 data packet sends a
+//!   CNP ([`cnp`]: BTH opcode 0x81, to the sender's QP) at most once per QP per
+//!   `net.dcqcn.cnp_interval_us`.
+//! * **Reaction point** ([`rp`]): the sending NIC cuts the QP's rate on a CNP by α/2 and
+//!   recovers it by timer and byte counter (fast recovery, additive, hyper increase);
+//!   [`dcqcn`] paces each throttled QP's request frames at its rate, in the TX engine's
+//!   rate-limit step, and runs the α and increase timers as NIC events.
+//!
+//! The NIC holds the mechanism behind its [`hook`] (`AnyCc`, the no-op or DCQCN, chosen in
+//! `Nic::new` from `net.cc`); its work with the NIC's units is its router (`route.rs`).
+//! Nothing else in `nic/` imports this folder's other modules.
+
+pub mod cnp;
+pub mod dcqcn;
+pub mod hook;
+pub mod np;
+mod route;
+pub mod rp;
