@@ -22,6 +22,7 @@ pub(super) struct Attack {
 
 /// Where a forged frame goes: node `dst`, QP `dest_qp`, and the PSNs it aims near (each
 /// node's last request, [`Pair::last_request_psn`]).
+#[derive(Debug, Clone, Copy)]
 pub(super) struct Target {
     pub dst: usize,
     pub dest_qp: u32,
@@ -50,6 +51,12 @@ impl Attack {
         // at the requester's outstanding PSNs (around its own last request).
         let near = [self.pair.last_request_psn(B), self.pair.last_request_psn(A)];
         Target { dst, dest_qp, near }
+    }
+
+    /// What a forger draws from and writes to: the RNG, the nodes' keys, the payload bytes
+    /// and the frame.
+    pub fn forge_parts(&mut self) -> (&mut Rng, &[MrKeys], &[u8], &mut Vec<u8>) {
+        (&mut self.rng, &self.keys, &self.payload, &mut self.frame)
     }
 
     /// Injects the forged frame at `dst`; whether the device refused it.

@@ -12,7 +12,7 @@ use rnic_transport::{MrKeys, OooParams, ReliabilityMode, WrOpcode};
 use rnic_wire::{OooAckEthRepr, Opcode};
 
 use super::arena::{emit_to, hostile_psn, hostile_va, payload_len, LEN, PMTU};
-use super::attack::{real_wr, Attack};
+use super::attack::{real_wr, Attack, Target};
 use crate::corpus::random_roce;
 use crate::pair::{Pair, QpParams, A, B};
 
@@ -75,15 +75,7 @@ pub fn fuzz_live_ooo_qps(
             report.real_ops_posted += 1;
         }
         let t = at.aim(qps);
-        forge(
-            &mut at.rng,
-            &at.keys,
-            t.dst,
-            t.dest_qp,
-            t.near,
-            &at.payload,
-            &mut at.frame,
-        );
+        forge(&mut at, t);
         if at.inject(t.dst) {
             report.refused += 1;
         }
@@ -135,15 +127,9 @@ fn post_write(pair: &mut Pair, rng: &mut Rng, qps: (u32, u32), keys: &[MrKeys]) 
 }
 
 /// A forged frame from the peer of `dst` to `dest_qp`, with hostile contents and a valid ICRC.
-fn forge(
-    rng: &mut Rng,
-    keys: &[MrKeys],
-    dst: usize,
-    dest_qp: u32,
-    near: [u32; 2],
-    payload: &[u8],
-    out: &mut Vec<u8>,
-) {
+fn forge(at: &mut Attack, t: Target) {
+    let (rng, keys, payload, out) = at.forge_parts();
+    let Target { dst, dest_qp, near } = t;
     let opcode = if rng.gen_bool(0.85) {
         OOO[rng.gen_index(OOO.len())]
     } else {

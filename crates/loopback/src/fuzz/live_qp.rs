@@ -12,7 +12,7 @@ use rnic_transport::{MrKeys, WrOpcode};
 use rnic_wire::Opcode;
 
 use super::arena::{emit_to, hostile_psn, hostile_va, payload_len, LEN, PMTU};
-use super::attack::{real_wr, Attack};
+use super::attack::{real_wr, Attack, Target};
 use crate::conformance::RC_OPCODES;
 use crate::corpus::random_roce;
 use crate::pair::{Pair, QpParams, A, B};
@@ -50,16 +50,7 @@ pub fn fuzz_live_qps(seed: u64, inputs: u64) -> Result<LiveQpFuzzReport, String>
             report.real_ops_posted += 1;
         }
         let t = at.aim(qps);
-        forge(
-            &mut at.rng,
-            &at.keys,
-            t.dst,
-            t.dest_qp,
-            t.near,
-            &at.payload,
-            &RC_OPCODES,
-            &mut at.frame,
-        );
+        forge(&mut at, t, &RC_OPCODES);
         if at.inject(t.dst) {
             report.refused += 1;
         }
@@ -96,17 +87,9 @@ fn post_real_op(pair: &mut Pair, rng: &mut Rng, qps: (u32, u32), keys: &[MrKeys]
 
 /// A forged frame from the peer of `dst` to `dest_qp`, with hostile contents and a valid ICRC:
 /// mostly one of `ops` (the service under attack), sometimes any opcode.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn forge(
-    rng: &mut Rng,
-    keys: &[MrKeys],
-    dst: usize,
-    dest_qp: u32,
-    near: [u32; 2],
-    payload: &[u8],
-    ops: &[Opcode],
-    out: &mut Vec<u8>,
-) {
+pub(super) fn forge(at: &mut Attack, t: Target, ops: &[Opcode]) {
+    let (rng, keys, payload, out) = at.forge_parts();
+    let Target { dst, dest_qp, near } = t;
     let opcode = if rng.gen_bool(0.85) {
         ops[rng.gen_index(ops.len())]
     } else {

@@ -58,16 +58,7 @@ pub fn fuzz_unreliable_qps(
             report.real_ops_posted += 1;
         }
         let t = at.aim(qps);
-        forge(
-            &mut at.rng,
-            &at.keys,
-            t.dst,
-            t.dest_qp,
-            t.near,
-            &at.payload,
-            &ops,
-            &mut at.frame,
-        );
+        forge(&mut at, t, &ops);
         if at.rng.gen_bool(0.7) {
             set_qkey(&mut at.frame, UD_QKEY);
         }
