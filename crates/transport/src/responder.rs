@@ -65,6 +65,31 @@ pub(crate) struct OpenMsg {
     pub received: u32,
 }
 
+impl OpenMsg {
+    /// A `kind` message whose first packet is `start_psn`, nothing received yet (a WRITE's
+    /// RETH fields are set by the caller once checked).
+    pub(crate) fn starting(kind: ReqKind, start_psn: u32) -> Self {
+        OpenMsg {
+            kind,
+            start_psn,
+            va: 0,
+            rkey: 0,
+            dma_len: 0,
+            received: 0,
+        }
+    }
+}
+
+/// Whether a SEND or WRITE payload of `plen` bytes fits its packet's position (rxe
+/// check_length): FIRST and MIDDLE carry exactly `pmtu`, LAST 1 to `pmtu`, ONLY up to `pmtu`.
+pub(crate) fn payload_fits(pos: Pos, plen: u64, pmtu: u64) -> bool {
+    match pos {
+        Pos::First | Pos::Middle => plen == pmtu,
+        Pos::Only => plen <= pmtu,
+        Pos::Last => plen >= 1 && plen <= pmtu,
+    }
+}
+
 /// A READ or atomic kept for duplicate replay.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ReplayEntry {
@@ -408,14 +433,7 @@ impl Qp {
             (false, Some(o)) if o.kind != kind => return Err(self.invalid_data_request()),
             _ => {}
         }
-        // Payload length by position (rxe check_length).
-        let pmtu = u64::from(self.cfg.pmtu);
-        let len_ok = match pos {
-            Pos::First | Pos::Middle => plen == pmtu,
-            Pos::Only => plen <= pmtu,
-            Pos::Last => plen >= 1 && plen <= pmtu,
-        };
-        if !len_ok {
+        if !payload_fits(pos, plen, u64::from(self.cfg.pmtu)) {
             return Err(self.invalid_data_request());
         }
         if kind == ReqKind::Write && !self.cfg.access.contains(Access::REMOTE_WRITE) {
@@ -435,14 +453,7 @@ impl Qp {
         if let Some(o) = self.resp.open() {
             return Ok(o);
         }
-        let mut o = OpenMsg {
-            kind,
-            start_psn: pkt.bth.psn,
-            va: 0,
-            rkey: 0,
-            dma_len: 0,
-            received: 0,
-        };
+        let mut o = OpenMsg::starting(kind, pkt.bth.psn);
         if kind == ReqKind::Write {
             let reth = pkt.reth.ok_or_else(|| self.invalid_data_request())?;
             // A zero-length WRITE needs no valid R_Key (IBA 9.4.3, rxe). The R_Key

@@ -19,7 +19,7 @@ use crate::mr::Access;
 use crate::op::{classify_request, Pos, ReqKind};
 use crate::psn::{psn_add, psn_diff};
 use crate::qp::{post_completion, recv_completion, recv_success, Ctx, Qp};
-use crate::responder::{placement_offset, OpenMsg, MAX_MSG_BYTES};
+use crate::responder::{payload_fits, placement_offset, OpenMsg, MAX_MSG_BYTES};
 use crate::sgl::scatter;
 use crate::RxDrop;
 use rnic_wire::{Opcode, RoceRepr};
@@ -101,25 +101,13 @@ impl Qp {
         if matches!(self.resp.open(), Some(o) if o.kind != kind) {
             return Err("UC opcode sequence error (SEND and WRITE packets mixed)");
         }
-        let len_ok = match pos {
-            Pos::First | Pos::Middle => plen == pmtu,
-            Pos::Only => plen <= pmtu,
-            Pos::Last => plen >= 1 && plen <= pmtu,
-        };
-        if !len_ok {
+        if !payload_fits(pos, plen, pmtu) {
             return Err("UC payload length does not fit its position in the message");
         }
         let mut msg = match self.resp.open() {
             Some(o) => o,
             None => {
-                let mut o = OpenMsg {
-                    kind,
-                    start_psn: pkt.bth.psn,
-                    va: 0,
-                    rkey: 0,
-                    dma_len: 0,
-                    received: 0,
-                };
+                let mut o = OpenMsg::starting(kind, pkt.bth.psn);
                 if kind == ReqKind::Write {
                     if !self.cfg.access.contains(Access::REMOTE_WRITE) {
                         return Err("UC WRITE to a QP without REMOTE_WRITE access");

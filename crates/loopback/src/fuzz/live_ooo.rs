@@ -8,15 +8,11 @@
 //! registered region may be read or written.
 
 use rnic_sim::Rng;
-use rnic_transport::{
-    MrKeys, OooParams, QpState, ReliabilityMode, RemoteAddr, SendWr, Sge, WrOpcode,
-};
+use rnic_transport::{MrKeys, OooParams, ReliabilityMode, WrOpcode};
 use rnic_wire::{OooAckEthRepr, Opcode};
 
-use super::arena::{
-    check_memory, dest_qp, emit_to, guarded_pair, hostile_psn, hostile_va, inject, payload_len,
-    BASE, LEN, PMTU,
-};
+use super::arena::{emit_to, hostile_psn, hostile_va, payload_len, LEN, PMTU};
+use super::attack::{real_wr, Attack, Target};
 use crate::corpus::random_roce;
 use crate::pair::{Pair, QpParams, A, B};
 
@@ -53,8 +49,7 @@ pub fn fuzz_live_ooo_qps(
     inputs: u64,
     mp_rdma: bool,
 ) -> Result<LiveOooFuzzReport, String> {
-    let mut rng = Rng::new(seed);
-    let (mut pair, keys) = guarded_pair(seed)?;
+    let mut at = Attack::new(seed)?;
     // Short timers, so forged traffic meets every state: timeouts, turns, resends.
     let ooo = OooParams {
         ack_turn_ps: 2_000_000,
@@ -70,40 +65,33 @@ pub fn fuzz_live_ooo_qps(
         },
         ..QpParams::default()
     };
-    let mut qps = pair.connect(params).map_err(|e| e.to_string())?;
+    let mut qps = at.pair.connect(params).map_err(|e| e.to_string())?;
     let mut report = LiveOooFuzzReport::default();
-    let mut frame = Vec::with_capacity(4200);
-    let payload: Vec<u8> = (0..PMTU as usize + 64).map(|i| i as u8).collect();
 
     for _ in 0..inputs {
         report.inputs += 1;
-        if rng.gen_bool(0.02) {
-            post_write(&mut pair, &mut rng, qps, &keys);
+        if at.rng.gen_bool(0.02) {
+            post_write(&mut at.pair, &mut at.rng, qps, &at.keys);
             report.real_ops_posted += 1;
         }
-        let dst = rng.gen_index(2);
-        let dest_qp = dest_qp(&mut rng, dst, qps);
-        let near = [pair.last_request_psn(B), pair.last_request_psn(A)];
-        forge(&mut rng, &keys, dst, dest_qp, near, &payload, &mut frame);
-        if inject(&mut pair, &mut rng, dst, &frame) {
+        let t = at.aim(qps);
+        forge(&mut at, t);
+        if at.inject(t.dst) {
             report.refused += 1;
         }
-        report.real_ops_completed += count_done(&mut pair);
-        let broken = |n: usize, q: u32| pair.nodes[n].dev.qp_state(q) != Some(QpState::Rts);
-        if broken(A, qps.0) || broken(B, qps.1) {
-            pair.run(pair.now_ps() + 200_000_000);
-            report.real_ops_completed += count_done(&mut pair);
-            let _ = pair.nodes[A].dev.destroy_qp(qps.0);
-            let _ = pair.nodes[B].dev.destroy_qp(qps.1);
-            qps = pair.connect(params).map_err(|e| e.to_string())?;
+        report.real_ops_completed += count_done(&mut at.pair);
+        if at.broken(qps) {
+            let mut done = 0;
+            qps = at.reconnect(qps, params, |pair| done = count_done(pair))?;
+            report.real_ops_completed += done;
             report.reconnects += 1;
         }
     }
-    pair.run(pair.now_ps() + 1_000_000_000);
-    report.real_ops_completed += count_done(&mut pair);
-    report.frames_exchanged = pair.frames_sent();
-    report.refused += pair.nodes.iter().map(|n| n.rx_dropped).sum::<u64>();
-    check_memory(&pair)?;
+    let mut done = 0;
+    let (frames, dropped) = at.finish(|pair| done = count_done(pair))?;
+    report.real_ops_completed += done;
+    report.frames_exchanged = frames;
+    report.refused += dropped;
     Ok(report)
 }
 
@@ -127,40 +115,21 @@ fn post_write(pair: &mut Pair, rng: &mut Rng, qps: (u32, u32), keys: &[MrKeys]) 
     let qpn = if from == A { qps.0 } else { qps.1 };
     let len = rng.gen_range(0..40 * u64::from(PMTU)) as u32;
     let off = rng.gen_range(0..LEN - 41 * u64::from(PMTU)) & !7;
-    let wr = SendWr {
-        wr_id: rng.next_u64(),
-        opcode: if rng.gen_bool(0.5) {
-            WrOpcode::Write
-        } else {
-            WrOpcode::Read
-        },
-        sgl: [Sge {
-            addr: BASE + off,
-            len,
-            lkey: keys[from].lkey,
-        }]
-        .into(),
-        signaled: true,
-        remote: Some(RemoteAddr {
-            va: BASE + off,
-            rkey: keys[1 - from].rkey,
-        }),
-        ..SendWr::default()
+    let wr_id = rng.next_u64();
+    let opcode = if rng.gen_bool(0.5) {
+        WrOpcode::Write
+    } else {
+        WrOpcode::Read
     };
+    let wr = real_wr(keys, from, (off, len), opcode, wr_id);
     // A full send queue or a QP in ERR refuses the post; that is the verbs answer.
     let _ = pair.post_send(from, qpn, wr);
 }
 
 /// A forged frame from the peer of `dst` to `dest_qp`, with hostile contents and a valid ICRC.
-fn forge(
-    rng: &mut Rng,
-    keys: &[MrKeys],
-    dst: usize,
-    dest_qp: u32,
-    near: [u32; 2],
-    payload: &[u8],
-    out: &mut Vec<u8>,
-) {
+fn forge(at: &mut Attack, t: Target) {
+    let (rng, keys, payload, out) = at.forge_parts();
+    let Target { dst, dest_qp, near } = t;
     let opcode = if rng.gen_bool(0.85) {
         OOO[rng.gen_index(OOO.len())]
     } else {

@@ -8,13 +8,11 @@
 //! destroyed and a fresh pair connected, so the attack keeps hitting live state.
 
 use rnic_sim::Rng;
-use rnic_transport::{MrKeys, QpState, RemoteAddr, SendWr, Sge, WrOpcode};
+use rnic_transport::{MrKeys, WrOpcode};
 use rnic_wire::Opcode;
 
-use super::arena::{
-    check_memory, dest_qp, emit_to, guarded_pair, hostile_psn, hostile_va, inject, payload_len,
-    BASE, LEN, PMTU,
-};
+use super::arena::{emit_to, hostile_psn, hostile_va, payload_len, LEN, PMTU};
+use super::attack::{real_wr, Attack, Target};
 use crate::conformance::RC_OPCODES;
 use crate::corpus::random_roce;
 use crate::pair::{Pair, QpParams, A, B};
@@ -34,8 +32,7 @@ pub struct LiveQpFuzzReport {
 /// Injects `inputs` hostile frames. `Err` names the first access outside a registered region
 /// or a guard byte that changed.
 pub fn fuzz_live_qps(seed: u64, inputs: u64) -> Result<LiveQpFuzzReport, String> {
-    let mut rng = Rng::new(seed);
-    let (mut pair, keys) = guarded_pair(seed)?;
+    let mut at = Attack::new(seed)?;
     let params = QpParams {
         pmtu: PMTU,
         timeout: 1,
@@ -43,107 +40,56 @@ pub fn fuzz_live_qps(seed: u64, inputs: u64) -> Result<LiveQpFuzzReport, String>
         rnr_retry: 1,
         ..QpParams::default()
     };
-    let mut qps = pair.connect(params).map_err(|e| e.to_string())?;
+    let mut qps = at.pair.connect(params).map_err(|e| e.to_string())?;
     let mut report = LiveQpFuzzReport::default();
-    let mut frame = Vec::with_capacity(4200);
-    let payload: Vec<u8> = (0..PMTU as usize + 64).map(|i| i as u8).collect();
 
     for _ in 0..inputs {
         report.inputs += 1;
-        if rng.gen_bool(0.05) {
-            post_real_op(&mut pair, &mut rng, qps, &keys)?;
+        if at.rng.gen_bool(0.05) {
+            post_real_op(&mut at.pair, &mut at.rng, qps, &at.keys);
             report.real_ops_posted += 1;
         }
-        let dst = rng.gen_index(2);
-        let dest_qp = dest_qp(&mut rng, dst, qps);
-        // Requests aim at the responder's window (after the peer's last request); responses
-        // at the requester's outstanding PSNs (around its own last request).
-        let near = [pair.last_request_psn(B), pair.last_request_psn(A)];
-        forge(
-            &mut rng,
-            &keys,
-            dst,
-            dest_qp,
-            near,
-            &payload,
-            &RC_OPCODES,
-            &mut frame,
-        );
-        if inject(&mut pair, &mut rng, dst, &frame) {
+        let t = at.aim(qps);
+        forge(&mut at, t, &RC_OPCODES);
+        if at.inject(t.dst) {
             report.refused += 1;
         }
-        let broken = |n: usize, q: u32| pair.nodes[n].dev.qp_state(q) != Some(QpState::Rts);
-        if broken(A, qps.0) || broken(B, qps.1) {
-            pair.run(pair.now_ps() + 200_000_000);
-            pair.completions(A);
-            pair.completions(B);
-            // Destroying may be refused while work is in flight; a leaked QP is harmless here.
-            let _ = pair.nodes[A].dev.destroy_qp(qps.0);
-            let _ = pair.nodes[B].dev.destroy_qp(qps.1);
-            qps = pair.connect(params).map_err(|e| e.to_string())?;
+        if at.broken(qps) {
+            qps = at.reconnect(qps, params, |pair| {
+                pair.completions(A);
+                pair.completions(B);
+            })?;
             report.reconnects += 1;
         }
     }
-    pair.run(pair.now_ps() + 1_000_000_000);
-    report.frames_exchanged = pair.frames_sent();
-    report.refused += pair.nodes.iter().map(|n| n.rx_dropped).sum::<u64>();
-    check_memory(&pair)?;
+    let (frames, dropped) = at.finish(|_| {})?;
+    report.frames_exchanged = frames;
+    report.refused += dropped;
     Ok(report)
 }
 
 /// Real traffic, so requesters have outstanding work for forged responses to hit.
-fn post_real_op(
-    pair: &mut Pair,
-    rng: &mut Rng,
-    qps: (u32, u32),
-    keys: &[MrKeys],
-) -> Result<(), String> {
+fn post_real_op(pair: &mut Pair, rng: &mut Rng, qps: (u32, u32), keys: &[MrKeys]) {
     let from = rng.gen_index(2);
     let qpn = if from == A { qps.0 } else { qps.1 };
     let len = rng.gen_range(0..3 * u64::from(PMTU)) as u32;
     let off = rng.gen_range(0..LEN - 4 * u64::from(PMTU)) & !7;
     let opcode = [WrOpcode::Write, WrOpcode::Read, WrOpcode::FetchAdd][rng.gen_index(3)];
     let len = if opcode == WrOpcode::FetchAdd { 8 } else { len };
-    let wr = SendWr {
-        wr_id: rng.next_u64(),
-        opcode,
-        sgl: [Sge {
-            addr: BASE + off,
-            len,
-            lkey: keys[from].lkey,
-        }]
-        .into(),
-        signaled: true,
-        solicited: false,
-        imm: None,
-        remote: Some(RemoteAddr {
-            va: BASE + off,
-            rkey: keys[1 - from].rkey,
-        }),
-        atomic: (opcode == WrOpcode::FetchAdd).then_some(rnic_transport::AtomicArgs {
-            compare_add: 1,
-            swap: 0,
-        }),
-        invalidate_rkey: None,
-    };
+    let mut wr = real_wr(keys, from, (off, len), opcode, rng.next_u64());
+    wr.atomic = (opcode == WrOpcode::FetchAdd).then_some(rnic_transport::AtomicArgs {
+        compare_add: 1,
+        swap: 0,
+    });
     // A full send queue or a QP in ERR refuses the post; that is the verbs answer, not a bug.
     let _ = pair.post_send(from, qpn, wr);
-    Ok(())
 }
 
 /// A forged frame from the peer of `dst` to `dest_qp`, with hostile contents and a valid ICRC:
 /// mostly one of `ops` (the service under attack), sometimes any opcode.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn forge(
-    rng: &mut Rng,
-    keys: &[MrKeys],
-    dst: usize,
-    dest_qp: u32,
-    near: [u32; 2],
-    payload: &[u8],
-    ops: &[Opcode],
-    out: &mut Vec<u8>,
-) {
+pub(super) fn forge(at: &mut Attack, t: Target, ops: &[Opcode]) {
+    let (rng, keys, payload, out) = at.forge_parts();
+    let Target { dst, dest_qp, near } = t;
     let opcode = if rng.gen_bool(0.85) {
         ops[rng.gen_index(ops.len())]
     } else {

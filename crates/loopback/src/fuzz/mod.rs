@@ -2,6 +2,7 @@
 //! (go-back-N, or out-of-order: ORNIC and MP-RDMA), UC and UD QPs.
 
 mod arena;
+mod attack;
 pub mod live_ooo;
 pub mod live_qp;
 pub mod parser;

@@ -8,10 +8,11 @@
 //! never go to ERR for a peer's packet.
 
 use rnic_sim::Rng;
-use rnic_transport::{MrKeys, QpState, RecvWr, RemoteAddr, SendWr, ServiceType, Sge, WrOpcode};
+use rnic_transport::{MrKeys, QpState, RecvWr, ServiceType, Sge, WrOpcode};
 use rnic_wire::FrameRepr;
 
-use super::arena::{check_memory, dest_qp, guarded_pair, inject, BASE, LEN, PMTU};
+use super::arena::{BASE, LEN, PMTU};
+use super::attack::{real_wr, Attack};
 use super::live_qp::forge;
 use crate::conformance::{UD_QKEY, UNRELIABLE_OPCODES};
 use crate::pair::{Pair, QpParams, A, B};
@@ -35,13 +36,13 @@ pub fn fuzz_unreliable_qps(
     inputs: u64,
     service: ServiceType,
 ) -> Result<UnreliableFuzzReport, String> {
-    let mut rng = Rng::new(seed);
-    let (mut pair, keys) = guarded_pair(seed)?;
+    let mut at = Attack::new(seed)?;
     let params = QpParams {
         pmtu: PMTU,
         ..QpParams::default()
     };
-    let qps = pair
+    let qps = at
+        .pair
         .connect_service(params, service, UD_QKEY)
         .map_err(|e| e.to_string())?;
     let ops: Vec<_> = UNRELIABLE_OPCODES
@@ -50,41 +51,35 @@ pub fn fuzz_unreliable_qps(
         .filter(|op| service.carries(*op))
         .collect();
     let mut report = UnreliableFuzzReport::default();
-    let mut frame = Vec::with_capacity(4200);
-    let payload: Vec<u8> = (0..PMTU as usize + 64).map(|i| i as u8).collect();
     for _ in 0..inputs {
         report.inputs += 1;
-        if rng.gen_bool(0.05) {
-            post_real_op(&mut pair, &mut rng, qps, &keys, service);
+        if at.rng.gen_bool(0.05) {
+            post_real_op(&mut at.pair, &mut at.rng, qps, &at.keys, service);
             report.real_ops_posted += 1;
         }
-        let dst = rng.gen_index(2);
-        let dest_qp = dest_qp(&mut rng, dst, qps);
-        let near = [pair.last_request_psn(B), pair.last_request_psn(A)];
-        forge(
-            &mut rng, &keys, dst, dest_qp, near, &payload, &ops, &mut frame,
-        );
-        if rng.gen_bool(0.7) {
-            set_qkey(&mut frame, UD_QKEY);
+        let t = at.aim(qps);
+        forge(&mut at, t, &ops);
+        if at.rng.gen_bool(0.7) {
+            set_qkey(&mut at.frame, UD_QKEY);
         }
-        if inject(&mut pair, &mut rng, dst, &frame) {
+        if at.inject(t.dst) {
             report.refused += 1;
         }
         for (n, q) in [(A, qps.0), (B, qps.1)] {
-            let st = pair.nodes[n].dev.qp_state(q);
+            let st = at.pair.nodes[n].dev.qp_state(q);
             if st != Some(QpState::Rts) {
                 return Err(format!("node {n} QP {q:#x} left RTS: {st:?}"));
             }
         }
     }
-    pair.run(pair.now_ps() + 1_000_000_000);
-    report.frames_exchanged = pair.frames_sent();
-    report.refused += pair.nodes.iter().map(|n| n.rx_dropped).sum::<u64>();
-    report.messages_received = [(A, qps.0), (B, qps.1)]
-        .iter()
-        .map(|&(n, q)| pair.nodes[n].dev.qp_messages_received(q))
-        .sum();
-    check_memory(&pair)?;
+    let (frames, dropped) = at.finish(|pair| {
+        report.messages_received = [(A, qps.0), (B, qps.1)]
+            .iter()
+            .map(|&(n, q)| pair.nodes[n].dev.qp_messages_received(q))
+            .sum();
+    })?;
+    report.frames_exchanged = frames;
+    report.refused += dropped;
     Ok(report)
 }
 
@@ -140,29 +135,16 @@ fn post_real_op(
         );
         let _ = pair.post_recv(1 - from, peer_qpn, r);
     }
-    let wr = SendWr {
-        wr_id: rng.next_u64(),
-        opcode: if write {
-            WrOpcode::Write
-        } else {
-            WrOpcode::Send
-        },
-        sgl: [Sge {
-            addr: BASE + off,
-            len,
-            lkey: keys[from].lkey,
-        }]
-        .into(),
-        signaled: true,
-        solicited: false,
-        imm: None,
-        remote: write.then_some(RemoteAddr {
-            va: BASE + off,
-            rkey: keys[1 - from].rkey,
-        }),
-        atomic: None,
-        invalidate_rkey: None,
+    let wr_id = rng.next_u64();
+    let opcode = if write {
+        WrOpcode::Write
+    } else {
+        WrOpcode::Send
     };
+    let mut wr = real_wr(keys, from, (off, len), opcode, wr_id);
+    if !write {
+        wr.remote = None;
+    }
     // A full send queue refuses the post; that is the verbs answer, not a bug.
     let _ = pair.post_send(from, qpn, wr);
 }
