@@ -151,6 +151,11 @@ fn a_websearch_run_verifies_every_flow_and_reports_slowdowns() {
     assert_eq!(flows_csv.lines().count() as u64, started + 1);
     let buckets_csv = std::fs::read_to_string(dir.join("ws-fct-buckets.csv")).unwrap();
     assert_eq!(buckets_csv.lines().count(), buckets.len() + 1);
+    let svg = std::fs::read_to_string(dir.join("ws-slowdown.svg")).unwrap();
+    assert!(
+        svg.starts_with("<svg") && svg.contains("\np99\n") && svg.contains("KB"),
+        "{svg}"
+    );
     // Deterministic: the same file and seed give the same JSON but for the wall time.
     let (code, _, err) = rnic_in(&["run", s.to_str().unwrap(), "--json", "again.json"], &dir);
     assert_eq!(code, 0, "{err}");

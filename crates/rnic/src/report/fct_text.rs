@@ -54,12 +54,47 @@ pub fn csv_paths(json: &Path) -> (PathBuf, PathBuf) {
     )
 }
 
-/// Writes both CSV files beside `json`.
+/// Writes both CSV files and the figure (`NAME-slowdown.svg`) beside `json`.
 pub fn write_csv(w: &WorkloadResult, json: &Path) -> anyhow::Result<()> {
     let (flows, buckets) = csv_paths(json);
     crate::report::json::write_file(&flows, fct::flows_csv(&w.flows).as_bytes())?;
     crate::report::json::write_file(&buckets, fct::buckets_csv(&w.buckets).as_bytes())?;
+    let svg = crate::sweep::plot::render_svg(&figure(w))?;
+    crate::report::json::write_file(&flows.with_file_name(figure_name(json)), svg.as_bytes())?;
     Ok(())
+}
+
+fn figure_name(json: &Path) -> String {
+    let stem = json.file_stem().map(|s| s.to_string_lossy().into_owned());
+    format!("{}-slowdown.svg", stem.as_deref().unwrap_or("run"))
+}
+
+/// Slowdown against flow size, as the HPCC paper draws it: the p50 and p99 lines over the
+/// buckets, each point at its bucket's upper edge, both axes logarithmic (bytes in KB/MB).
+pub fn figure(w: &WorkloadResult) -> crate::sweep::plot::PlotData {
+    use crate::sweep::plot::{PlotData, Scale, Series};
+    use rnic_model::quantity::Quantity;
+    let line = |label: &str, pick: fn(&fct::SizeBucket) -> f64| Series {
+        label: label.into(),
+        points: w
+            .buckets
+            .iter()
+            .map(|b| (b.up_to_bytes as f64, pick(b)))
+            .collect(),
+    };
+    PlotData {
+        title: "FCT slowdown vs flow size".into(),
+        subtitle: Some(format!("{} at {} load ({})", w.cdf, w.load, w.pattern)),
+        x: Quantity::new("flow size (bucket upper edge)", "bytes"),
+        y: Quantity::new("slowdown (FCT / ideal FCT)", ""),
+        series: vec![
+            line("p50", |b| b.slowdown_p50),
+            line("p99", |b| b.slowdown_p99),
+        ],
+        x_scale: Scale::Log,
+        y_scale: Scale::Log,
+        x_categories: None,
+    }
 }
 
 #[cfg(test)]
