@@ -113,6 +113,10 @@ pub struct FlowsResult {
     /// (absent for RC runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unreliable: Option<crate::result::UnreliableResult>,
+    /// Runs with a `[workload]`: each workload flow's completion time and slowdown, and
+    /// the slowdowns by flow size (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<crate::traffic::fct::WorkloadResult>,
     /// Events processed.
     pub events: u64,
     /// Wall-clock time of the run, s.

@@ -24,6 +24,7 @@ pub mod report;
 pub mod repro;
 pub mod scenario;
 pub mod sweep;
+pub mod traffic;
 
 pub use rnic_model as model;
 pub use rnic_model::config;

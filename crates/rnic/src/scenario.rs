@@ -114,6 +114,8 @@ pub struct Scenario {
     pub pcap: Option<PathBuf>,
     /// `[[flow]]` tables (instead of `[perf]`): concurrent flows.
     pub flows: Option<Vec<crate::flows::FlowOptions>>,
+    /// `[workload]`: open-loop flows, expanded into more flows before the run.
+    pub workload: Option<crate::traffic::WorkloadOptions>,
 }
 
 /// Parses scenario text; `origin` names it in errors and gives the default name.
@@ -129,9 +131,15 @@ pub fn parse_scenario(src: &str, origin: &str) -> Result<Scenario, ConfigError> 
     let mut known: Vec<&str> = BASE_KEYS.to_vec();
     known.push("output");
     known.push("flow");
+    known.push("workload");
     check_keys(&t, "", &known)?;
     let base = parse_base(&t)?;
-    let flows = crate::flows::parse_flows(&t)?;
+    let workload = crate::traffic::parse_workload(&t)?;
+    // A workload is flows too: with or without [[flow]] tables beside it.
+    let flows = match crate::flows::parse_flows(&t)? {
+        None if workload.is_some() => Some(Vec::new()),
+        flows => flows,
+    };
     if flows.is_some() && t.contains_key("perf") {
         return Err(ConfigError::Inconsistent(
             "a scenario has either a [perf] table (one run) or [[flow]] tables (concurrent \
@@ -149,6 +157,7 @@ pub fn parse_scenario(src: &str, origin: &str) -> Result<Scenario, ConfigError> 
         json: output_path(&output, "json")?,
         pcap: output_path(&output, "pcap")?,
         flows,
+        workload,
     })
 }
 

@@ -16,6 +16,7 @@ pub mod graph;
 pub mod hooks;
 pub mod impair;
 pub mod link;
+pub mod path;
 pub mod pfc;
 pub mod plan;
 pub mod port;

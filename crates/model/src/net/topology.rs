@@ -58,7 +58,7 @@ fn bad(msg: String) -> ConfigError {
     ConfigError::Inconsistent(msg)
 }
 
-fn plan(cfg: &Config, nodes: usize) -> Result<Plan, ConfigError> {
+pub(super) fn plan(cfg: &Config, nodes: usize) -> Result<Plan, ConfigError> {
     let net = &cfg.net;
     let delay_ps = rnic_sim::ns(net.effective_link_delay_ns());
     let mbps = mbps(cfg.eth.gbps);

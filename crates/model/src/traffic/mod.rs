@@ -4,3 +4,5 @@
 
 pub mod arrivals;
 pub mod cdf;
+pub mod fct;
+pub mod ideal;

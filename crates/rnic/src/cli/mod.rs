@@ -711,7 +711,7 @@ fn cmd_run(
     writeln!(err, "rnic: scenario {}", scenario.name)?;
     if let Some(flows) = &scenario.flows {
         return run_flows_and_report(
-            (&scenario.name, flows),
+            (&scenario.name, flows, scenario.workload.as_ref()),
             &inputs,
             json_path.as_deref(),
             progress.bar,
@@ -737,7 +737,11 @@ fn cmd_run(
 /// A scenario of `[[flow]]`s: resolves them under the config, runs them concurrently,
 /// prints the per-flow table (unless JSON goes to stdout) and writes the JSON.
 fn run_flows_and_report(
-    (name, flows): (&str, &[crate::flows::FlowOptions]),
+    (name, flows, workload): (
+        &str,
+        &[crate::flows::FlowOptions],
+        Option<&crate::traffic::WorkloadOptions>,
+    ),
     inputs: &RunInputs,
     json_path: Option<&Path>,
     bar: bool,
@@ -745,8 +749,9 @@ fn run_flows_and_report(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> anyhow::Result<()> {
-    let cfg = Config::resolve(&inputs.profile, &inputs.overrides()?)?;
-    let mut spec = crate::flows::resolve(flows, &cfg)?;
+    let mut cfg = Config::resolve(&inputs.profile, &inputs.overrides()?)?;
+    let (flows, workload) = crate::traffic::with_workload(flows, workload, &mut cfg)?;
+    let mut spec = crate::flows::resolve(&flows, &cfg)?;
     spec.pcap = inputs.pcap.clone();
     runner.check_flows(&cfg, &spec)?;
     let json_to_stdout = json_path.is_some_and(|p| p == Path::new("-"));
@@ -772,8 +777,17 @@ fn run_flows_and_report(
     result.name = name.to_string();
     result.profile = inputs.profile.clone();
     result.wall_seconds = start.elapsed().as_secs_f64();
+    if let Some(e) = &workload {
+        result.workload = Some(crate::traffic::summarise(e, &cfg, &result)?);
+    }
     if !json_to_stdout {
         out.write_all(crate::report::flows_text::render(&result).as_bytes())?;
+        if let Some(w) = &result.workload {
+            out.write_all(crate::report::fct_text::render(w).as_bytes())?;
+        }
+    }
+    if let (Some(w), Some(path)) = (&result.workload, json_path.filter(|_| !json_to_stdout)) {
+        crate::report::fct_text::write_csv(w, path)?;
     }
     if let Some(path) = json_path {
         let mut s = serde_json::to_string_pretty(&result)?;

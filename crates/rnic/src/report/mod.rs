@@ -5,6 +5,7 @@
 //! byte-identical JSON (except `wall_seconds`). Numbers are written exactly (shortest
 //! round-trip form of each `f64`).
 
+pub mod fct_text;
 pub mod flows_text;
 pub mod json;
 pub mod perftest_json;
