@@ -1,2 +1,3 @@
+pub mod csrna;
 pub mod isolation;
 pub mod prefetch;
