@@ -38,7 +38,6 @@ pub mod doorbell;
 pub mod lru;
 pub mod mech;
 pub mod onchip;
-pub mod ornic;
 pub mod payload_stream;
 pub mod pcie;
 pub mod ports;

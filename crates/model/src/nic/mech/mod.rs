@@ -1,3 +1,4 @@
 pub mod csrna;
 pub mod isolation;
+pub mod ornic;
 pub mod prefetch;
