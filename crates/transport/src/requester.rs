@@ -235,7 +235,7 @@ impl Qp {
 
     /// The requester may put a packet on the wire now.
     pub(crate) fn req_can_send(&self) -> bool {
-        // An out-of-order QP's WRs go through `ooo_qp.rs`.
+        // An out-of-order QP's WRs go through `ooo/ooo_qp.rs`.
         if self.ooo.is_some() {
             return false;
         }

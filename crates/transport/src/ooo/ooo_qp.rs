@@ -50,7 +50,7 @@ pub(crate) struct OooQp {
     /// The ACK register's scheduler turn came: send it.
     ack_due: bool,
     /// The out-of-order READ, both sides (`ooo_read.rs`).
-    pub(crate) read: crate::ooo_read::OooRead,
+    pub(crate) read: super::ooo_read::OooRead,
 }
 
 impl core::fmt::Debug for OooQp {
