@@ -8,7 +8,7 @@ mod csrna_fcfs_reference;
 
 use csrna_fcfs_reference::FcfsQpcManager;
 use proptest::prelude::*;
-use rnic_model::nic::csrna::*;
+use rnic_model::nic::mech::csrna::*;
 
 // ---------------------------------------------------------------------------------------
 // Harness

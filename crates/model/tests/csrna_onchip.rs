@@ -1,7 +1,7 @@
 //! Acceptance of csRNA's on-chip memory accounting: Formula 2 (§4.7) and Table 1 (§5.1),
 //! computed from the csRNA structures' sizes.
 
-use rnic_model::nic::csrna::onchip::*;
+use rnic_model::nic::mech::csrna::onchip::*;
 
 #[test]
 fn formula2_increment_is_close_to_40_bytes_per_ooo_cap() {

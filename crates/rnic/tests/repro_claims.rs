@@ -200,7 +200,7 @@ fn memory_runs_for_real_and_passes() {
         assert!(notes.contains(row), "{notes}");
     }
     // A config far from the paper's fails the 1.4 MB claim.
-    let big = rnic::model::nic::csrna::onchip::CsrnaMemoryConfig {
+    let big = rnic::model::nic::mech::csrna::onchip::CsrnaMemoryConfig {
         qps: 1 << 20,
         ..Default::default()
     };

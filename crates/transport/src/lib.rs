@@ -44,8 +44,6 @@ mod inline_sgl;
 mod memory;
 pub mod mr;
 pub mod ooo;
-mod ooo_qp;
-mod ooo_read;
 mod op;
 mod pd;
 pub mod psn;

@@ -5,7 +5,7 @@
 //! Multipath Transmission" (Electronics 2025) and of MP-RDMA as that paper describes it: a
 //! QP in one of them sends its WRITE WQEs as out-of-order WRITEs (vendor opcodes, see
 //! [`rnic_wire::ooo_eth`]), one WQE at a time, placed by PSN at the responder, repaired by
-//! OTD loss detection, bitmap NAKs and a timeout ([`crate::ooo`], driven by `ooo_qp.rs`).
+//! OTD loss detection, bitmap NAKs and a timeout ([`crate::ooo`], driven by `ooo/ooo_qp.rs`).
 
 /// How a QP detects and repairs loss.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

@@ -217,6 +217,31 @@ struct AckOutcome {
 }
 
 impl Qp {
+    /// The BTH of a packet this QP sends its peer (in-order requests, unreliable sends and
+    /// the out-of-order path alike): the peer's QPN and this QP's P_Key; no migration, no
+    /// padding, no congestion marks (the network sets ECN in the IP header).
+    pub(crate) fn peer_bth(
+        &self,
+        opcode: Opcode,
+        psn: u32,
+        ack_req: bool,
+        solicited: bool,
+    ) -> BthRepr {
+        BthRepr {
+            opcode,
+            solicited,
+            mig_req: false,
+            pad_count: 0,
+            tver: 0,
+            pkey: self.cfg.pkey,
+            fecn: false,
+            becn: false,
+            dest_qp: self.cfg.dest_qpn,
+            ack_req,
+            psn,
+        }
+    }
+
     /// Queues a validated WR (post_send in RTS/SQD).
     pub(crate) fn push_send(&mut self, wr: SendWr, len: u32) {
         let wqe = SendWqe::new(wr, len, self.cfg.pmtu);
@@ -235,7 +260,7 @@ impl Qp {
 
     /// The requester may put a packet on the wire now.
     pub(crate) fn req_can_send(&self) -> bool {
-        // An out-of-order QP's WRs go through `ooo_qp.rs`.
+        // An out-of-order QP's WRs go through `ooo/ooo_qp.rs`.
         if self.ooo.is_some() {
             return false;
         }
@@ -435,24 +460,13 @@ impl Qp {
             || w.wr.opcode.is_read_or_atomic()
             || (i + 1).is_multiple_of(self.cfg.ack_req_every)
             || fills_window;
-        let bth = BthRepr {
-            opcode,
-            solicited: w.wr.solicited
-                && pos.ends()
-                && matches!(
-                    w.wr.opcode,
-                    WrOpcode::Send | WrOpcode::SendImm | WrOpcode::SendInv | WrOpcode::WriteImm
-                ),
-            mig_req: false,
-            pad_count: 0,
-            tver: 0,
-            pkey: self.cfg.pkey,
-            fecn: false,
-            becn: false,
-            dest_qp: self.cfg.dest_qpn,
-            ack_req,
-            psn,
-        };
+        let solicited = w.wr.solicited
+            && pos.ends()
+            && matches!(
+                w.wr.opcode,
+                WrOpcode::Send | WrOpcode::SendImm | WrOpcode::SendInv | WrOpcode::WriteImm
+            );
+        let bth = self.peer_bth(opcode, psn, ack_req, solicited);
         let roce = RoceRepr::new(bth, &out.scratch[..payload_len])
             .with_reth(reth)
             .with_atomic_eth(atomic_eth)

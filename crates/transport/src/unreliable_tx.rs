@@ -14,7 +14,7 @@ use crate::psn::psn_add;
 use crate::qp::{Ctx, Qp, TxOut};
 use crate::wr::WrOpcode;
 use crate::{ServiceType, TxMeta, WcStatus};
-use rnic_wire::{BthRepr, DethRepr, RethRepr, RoceRepr};
+use rnic_wire::{DethRepr, RethRepr, RoceRepr};
 
 impl Qp {
     /// Builds the next UC or UD request packet into `out.buf`, if there is one to send.
@@ -50,24 +50,13 @@ impl Qp {
             return None;
         }
         let w = self.req.sq.get(idx)?;
-        let bth = BthRepr {
-            opcode,
-            solicited: w.wr.solicited
-                && pos.ends()
-                && matches!(
-                    w.wr.opcode,
-                    WrOpcode::Send | WrOpcode::SendImm | WrOpcode::WriteImm
-                ),
-            mig_req: false,
-            pad_count: 0,
-            tver: 0,
-            pkey: self.cfg.pkey,
-            fecn: false,
-            becn: false,
-            dest_qp: self.cfg.dest_qpn,
-            ack_req: false,
-            psn,
-        };
+        let solicited = w.wr.solicited
+            && pos.ends()
+            && matches!(
+                w.wr.opcode,
+                WrOpcode::Send | WrOpcode::SendImm | WrOpcode::WriteImm
+            );
+        let bth = self.peer_bth(opcode, psn, false, solicited);
         let roce = RoceRepr::new(bth, &out.scratch[..payload_len])
             .with_reth(reth)
             .with_deth(deth)

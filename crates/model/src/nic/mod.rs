@@ -14,7 +14,7 @@
 //!
 //! csRNA switches, each one config field: `nic.qpc_manager` selects the FCFS
 //! baseline or the non-blocking manager with its `nic.ooo_cap`-index requesters
-//! ([`qpc_manager::nonblocking`] over [`csrna`]); `nic.latency_hiding` lets the scheduler read
+//! ([`mech::csrna::nonblocking`] over [`mech::csrna`]); `nic.latency_hiding` lets the scheduler read
 //! the SQ address from an on-chip table and issue the WQE read without waiting for the QPC
 //! (the descriptor request becomes a prefetch, [`scheduler`]); `nic.qpc_placement` puts the
 //! QPC/MPT/MTT backing store in host memory (PCIe) or on-board DDR ([`ddr`]).
@@ -30,17 +30,14 @@
 //! on-chip structure reports its bytes ([`onchip`]).
 
 pub mod cq;
-pub mod csrna;
 pub mod cx;
 pub mod ddr;
 pub mod dma;
 pub mod dma_arbiter;
 pub mod doorbell;
-pub mod latency_hiding;
 pub mod lru;
 pub mod mech;
 pub mod onchip;
-pub mod ornic;
 pub mod payload_stream;
 pub mod pcie;
 pub mod ports;
@@ -76,13 +73,14 @@ use ddr::Ddr;
 use dma::Dma;
 use doorbell::DoorbellUnit;
 use mech::cc::hook::AnyCc;
+use mech::csrna::nonblocking::NonBlocking;
 use mech::isolation::{self, hooks::AnyTxOrder, Isolation};
 use mech::prefetch::hook::{AnyPrefetch, SchedMirror};
 use pcie::Pcie;
 pub use ports::{DmaToken, QpcCont, TransCont};
 pub use qp_table::QpHw;
 use qpc_cache::QpcCache;
-use qpc_manager::{any::AnyQpcManager, fcfs::Fcfs, nonblocking::NonBlocking, QpcOutputs};
+use qpc_manager::{any::AnyQpcManager, fcfs::Fcfs, QpcOutputs};
 use rx_pipeline::RxPipeline;
 use scheduler::Scheduler;
 use translation::{TransFetch, Translation, TranslationParams};

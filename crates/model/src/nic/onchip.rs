@@ -11,7 +11,7 @@
 //! | `tx_backlog` | `tx_backlog_cap` × 16 B message descriptors |
 //! | `tx_payload_buffer` | `tx_buffer_bytes` |
 //! | `cq_contexts` | 32 B per CQ |
-//! | `qpc_requester_index_fifos`, `qpc_pending_fifo`, `qpc_pending_record_table` | non-blocking manager: 3 × QR + PF + PRT, bit-exact from the structures (csRNA Formula 2, [`super::csrna::onchip`]) |
+//! | `qpc_requester_index_fifos`, `qpc_pending_fifo`, `qpc_pending_record_table` | non-blocking manager: 3 × QR + PF + PRT, bit-exact from the structures (csRNA Formula 2, [`super::mech::csrna::onchip`]) |
 //! | `qpc_waiting_srams` | non-blocking requesters: 3 × `ooo_cap` × 8 B (replaces the waiting FIFOs) |
 //! | `sq_address_table` | latency hiding: `sq_table_entry_bytes` (10 B) per QP in use |
 //! | `wqe_cache`, `prefetch_queue` | resource prefetching: `wqe_cache_entries` × `wqe_bytes`, and a 3 B QPN per QP in use when the scheduler triggers prefetches ([`super::mech::prefetch`]) |

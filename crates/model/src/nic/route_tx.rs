@@ -7,8 +7,8 @@ use rnic_wire::Opcode;
 
 use super::cx::NicCx;
 use super::dma_arbiter::ReadSource;
-use super::latency_hiding::DescriptorPath;
 use super::mech::cc::hook::CongestionControl;
+use super::mech::csrna::latency_hiding::DescriptorPath;
 use super::ports::{AfterFrame, DmaToken, QpcCont, SentFrame, TxJob, TxOrder, WqeAdmission};
 use super::qpc_manager::{Channel, QpcJob};
 use super::scheduler::{Backpressure, SchedStep};

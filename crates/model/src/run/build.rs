@@ -903,7 +903,7 @@ fn fill_sources(
 fn reliability(r: crate::config::Reliability, cfg: &Config) -> rnic_transport::ReliabilityMode {
     use rnic_transport::{OooParams, ReliabilityMode};
     let params = || {
-        let s = crate::nic::ornic::sizing_of(cfg);
+        let s = crate::nic::mech::ornic::sizing_of(cfg);
         let packet_ps = f64::from(cfg.qp.pmtu) * 8.0 / cfg.eth.gbps * 1000.0;
         OooParams {
             block_bits: s.block_bits,

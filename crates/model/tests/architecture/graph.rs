@@ -15,6 +15,12 @@ const FOLDERS_OF_MODULES: [&str; 4] = ["nic", "net", "host", "run"];
 /// like `nic/route_*.rs`) are modules of their own and a rule can tell them apart.
 const MECHANISMS: [&str; 2] = ["nic", "mech"];
 
+/// Seams that choose an implementation by one config field and name a mechanism's, each a
+/// module of its own although it sits in a folder that is one: the QPC manager's kinds
+/// (`nic/qpc_manager/any.rs` names csRNA's non-blocking manager, which implements the
+/// manager trait of `nic/qpc_manager/mod.rs`), as `nic/mod.rs` (`Nic::new`) chooses hooks.
+const CHOOSERS: [&str; 1] = ["nic/qpc_manager/any"];
+
 /// One import: `from` names something of `to`, in `file` (as `path`).
 #[derive(Debug, Clone)]
 pub struct Import {
@@ -25,9 +31,13 @@ pub struct Import {
 }
 
 /// The module (in the doc's granularity) a crate module path belongs to: `net/pfc/ports`
-/// → `net/pfc`, `nic/mech/prefetch/hook` → itself, `config/schema` → `config`, `world` →
-/// `world`, the crate root → `lib`.
+/// → `net/pfc`, `nic/mech/prefetch/hook` and `nic/qpc_manager/any` → themselves,
+/// `config/schema` → `config`, `world` → `world`, the crate root → `lib`.
 pub fn unit_of(module: &[String]) -> String {
+    let joined = module.join("/");
+    if CHOOSERS.contains(&joined.as_str()) {
+        return joined;
+    }
     match module.first() {
         None => "lib".into(),
         Some(_) if module.starts_with(&MECHANISMS.map(String::from)) => {

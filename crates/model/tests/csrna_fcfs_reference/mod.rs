@@ -11,8 +11,8 @@
 //! requesters keep their waiting information in FIFOs, which only works because responses
 //! come back in request order (see [`FcfsRequester`](super::FcfsRequester)).
 
-use rnic_model::nic::csrna::ChannelArbiter;
-use rnic_model::nic::csrna::{
+use rnic_model::nic::mech::csrna::ChannelArbiter;
+use rnic_model::nic::mech::csrna::{
     DmaReturnError, ManagerError, ManagerStats, QpcManager, QpcManagerConfig, QpcRequest,
     QpcResponse, QpcStore, ServedBy, StepOutput, SubmitError,
 };

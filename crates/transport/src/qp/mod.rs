@@ -122,8 +122,8 @@ pub(crate) struct Qp {
     /// Send WRs finished so far (completed, signaled or not, or flushed): how a NIC that
     /// counts its outstanding WQEs learns of the unsignaled ones, which post no CQE.
     pub sq_done: u64,
-    /// The out-of-order engine of an ORNIC / MP-RDMA QP (see `ooo_qp.rs`).
-    pub ooo: Option<Box<crate::ooo_qp::OooQp>>,
+    /// The out-of-order engine of an ORNIC / MP-RDMA QP (see `ooo/ooo_qp.rs`).
+    pub ooo: Option<Box<crate::ooo::ooo_qp::OooQp>>,
 }
 
 impl Qp {

@@ -8,8 +8,8 @@
 use rnic_sim::TimePs;
 
 use super::fcfs::Fcfs;
-use super::nonblocking::NonBlocking;
 use super::{Channel, QpcJob, QpcManager, QpcManagerStats, QpcOutputs};
+use crate::nic::mech::csrna::nonblocking::NonBlocking;
 use crate::nic::qpc_cache::QpcCache;
 
 /// One of the QPC manager kinds (`nic.qpc_manager`). Neither is boxed: a NIC holds exactly

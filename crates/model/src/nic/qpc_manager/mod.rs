@@ -5,7 +5,7 @@
 //! answer), the NIC [`pump`](QpcManager::pump)s the manager, performs the memory reads it
 //! asks for ([`QpcAction`]), hands back each fill with [`on_fill`](QpcManager::on_fill),
 //! and routes each [`QpcReady`] by its continuation. Inside the non-blocking manager a job
-//! becomes the hardware request of [`super::csrna`] ([`super::csrna::QpcRequest`]: QPN,
+//! becomes the hardware request of [`csrna`](super::mech::csrna) ([`super::mech::csrna::QpcRequest`]: QPN,
 //! channel, the requester's 8-bit index), the job itself waiting in the requester's SRAM.
 //!
 //! Implementations:
@@ -13,22 +13,23 @@
 //!   requests are served strictly in arrival order, so one outstanding miss blocks every
 //!   later request, hits included (head-of-line blocking).
 //!
-//! * [`nonblocking::NonBlocking`] — csRNA's non-blocking manager (§4.3–§4.4): the
-//!   clock-free [`csrna::NonBlockingQpcManager`](super::csrna::NonBlockingQpcManager)
+//! * [`NonBlocking`](super::mech::csrna::nonblocking::NonBlocking) — csRNA's non-blocking
+//!   manager (§4.3–§4.4), in the paper's folder and named only by [`any`]: the clock-free
+//!   [`csrna::NonBlockingQpcManager`](super::mech::csrna::NonBlockingQpcManager)
 //!   stepped once per manager cycle, behind three non-blocking QPC requesters of `ooo_cap`
 //!   indices each. Requests of different QPs overtake a miss; requests of one QP never do.
 //!
 //! csRNA's latency-hiding QPC scheduling (§4.5) needs nothing more from the managers: the
 //! scheduler issues the WQE read without waiting for the descriptor channel's response, so
-//! that request acts as a prefetch overlapping the WQE read (see [`super::scheduler`]).
+//! that request acts as a prefetch overlapping the WQE read (see
+//! [`super::mech::csrna::latency_hiding`]).
 
 pub mod any;
 pub mod fcfs;
-pub mod nonblocking;
 
 use rnic_sim::TimePs;
 
-pub use super::csrna::Channel;
+pub use super::mech::csrna::Channel;
 use super::ports::QpcCont;
 use super::qpc_cache::{CacheStats, QpcCache};
 

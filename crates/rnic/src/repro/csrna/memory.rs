@@ -3,7 +3,7 @@
 
 use super::ooocap::{formula2_claim, FORMULA2_SOURCE};
 use super::CSRNA_ONCHIP_BYTES;
-use crate::model::nic::csrna::onchip;
+use crate::model::nic::mech::csrna::onchip;
 use crate::repro::claim::{claim, pct, within, ClaimKind, ClaimSource};
 use crate::repro::{Evaluation, Experiment, Figure, Outputs};
 use std::fmt::Write as _;

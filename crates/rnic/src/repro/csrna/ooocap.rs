@@ -1,7 +1,7 @@
 //! csrna-ooocap (Fig. 8a, Formula 2): message rate vs QPs by out-of-order capacity, and the
 //! on-chip memory that capacity costs.
 
-use crate::model::nic::csrna::onchip;
+use crate::model::nic::mech::csrna::onchip;
 use crate::repro::claim::{claim, missing, pct, within, Claim, ClaimKind, ClaimSource};
 use crate::repro::curve::{at, curve, max_point, Curve};
 use crate::repro::{sweep_file, Evaluation, Experiment, Figure, Outputs};

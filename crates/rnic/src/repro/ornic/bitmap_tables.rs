@@ -10,7 +10,7 @@
 //! detection to its repair, which is when the designs differ. Every WQE must end whole.
 
 use rnic_model::config::Config;
-use rnic_model::nic::ornic::{run_bitmap_bench, sizing_of, BenchResult, BenchSpec};
+use rnic_model::nic::mech::ornic::{run_bitmap_bench, sizing_of, BenchResult, BenchSpec};
 use rnic_transport::ooo::BitmapDesign;
 use std::fmt::Write as _;
 

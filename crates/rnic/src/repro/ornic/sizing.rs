@@ -3,7 +3,7 @@
 //! QPs) by the same sizing the bitmaps are built from, printed beside the paper's numbers.
 
 use rnic_model::config::Config;
-use rnic_model::nic::ornic::sizing_of;
+use rnic_model::nic::mech::ornic::sizing_of;
 use rnic_transport::ooo::sizing::Sizing;
 use std::fmt::Write as _;
 

@@ -11,8 +11,8 @@
 
 use rnic_sim::TimePs;
 
-use super::ports::QpcCont;
-use super::qpc_manager::{Channel, QpcJob};
+use crate::nic::ports::QpcCont;
+use crate::nic::qpc_manager::{Channel, QpcJob};
 use crate::params::NicParams;
 
 /// How a scheduler visit reaches its WQEs.

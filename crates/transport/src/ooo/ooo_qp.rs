@@ -50,7 +50,7 @@ pub(crate) struct OooQp {
     /// The ACK register's scheduler turn came: send it.
     ack_due: bool,
     /// The out-of-order READ, both sides (`ooo_read.rs`).
-    pub(crate) read: crate::ooo_read::OooRead,
+    pub(crate) read: super::ooo_read::OooRead,
 }
 
 impl core::fmt::Debug for OooQp {
@@ -389,19 +389,7 @@ impl Qp {
     }
 
     pub(crate) fn ooo_bth(&self, opcode: Opcode, psn: u32, ack_req: bool) -> BthRepr {
-        BthRepr {
-            opcode,
-            solicited: false,
-            mig_req: false,
-            pad_count: 0,
-            tver: 0,
-            pkey: self.cfg.pkey,
-            fecn: false,
-            becn: false,
-            dest_qp: self.cfg.dest_qpn,
-            ack_req,
-            psn: psn & crate::psn::PSN_MASK,
-        }
+        self.peer_bth(opcode, psn & crate::psn::PSN_MASK, ack_req, false)
     }
 
     fn ooo_next_data(

@@ -1,5 +1,17 @@
-//! csRNA's non-blocking QPC management (Kang et al., "Towards Connection-Scalable
-//! RNIC Architecture", §3–§5) as pure, clock-free state machines.
+//! csRNA (Kang et al., "Towards Connection-Scalable RNIC Architecture"), all of it: the
+//! non-blocking QPC management as pure, clock-free state machines (§3–§5), its timed
+//! manager, and latency-hiding QPC scheduling (§4.5).
+//!
+//! The NIC reaches the paper through two seams, each switched by one config field:
+//! * `nic.qpc_manager` — [`crate::nic::qpc_manager::any::AnyQpcManager`] names the timed
+//!   [`nonblocking::NonBlocking`] manager; the pipeline stages see only the
+//!   [`crate::nic::qpc_manager::QpcManager`] seam and the requester [`Channel`]s.
+//! * `nic.latency_hiding` — the scheduler route asks [`latency_hiding::DescriptorPath`] how a
+//!   visit reaches its WQEs.
+//!
+//! QPC placement in on-board DDR (§4.6) is not here: the DDR is a memory device of the NIC's
+//! memory path (`nic/ddr.rs`, reached by the DMA unit), and `nic.qpc_placement` only says
+//! which backing store the QPC manager's reads go to.
 //!
 //! With a QPC cache instead of all contexts on chip, a first-come-first-served manager lets
 //! one miss block every later request (head-of-line blocking, §3, Fig. 2). csRNA keeps the
@@ -16,6 +28,8 @@
 //!   (Algorithm 2) behind the channel arbiter ([`arbiter`]). The baseline FCFS manager the
 //!   model runs is the timed [`crate::nic::qpc_manager::fcfs`].
 //! * [`onchip`] — their on-chip bytes (Formula 2) and Table 1.
+//! * [`nonblocking`] — the manager in the timed model: requesters, clock and DMA reads.
+//! * [`latency_hiding`] — the descriptor path of a scheduler visit (§4.5, Fig. 6).
 //!
 //! Sans-IO: the managers own neither the QPC cache nor the DMA engine. The timed model
 //! submits requests, calls [`QpcManager::step`] once per manager cycle with its cache as a
@@ -23,7 +37,9 @@
 //! issue order, with [`QpcManager::dma_returned`] after putting the context in its cache.
 
 pub mod arbiter;
+pub mod latency_hiding;
 pub mod manager;
+pub mod nonblocking;
 pub mod onchip;
 pub mod pending_fifo;
 pub mod pending_record_table;

@@ -9,6 +9,13 @@
 //! round trip later, counting the cycles each packet spends locating its block and the
 //! blocks the QP holds. [`ack_bench`] runs the transport's out-of-order WRITE requester and
 //! responder over a sprayed channel and counts the ACKs per WQE.
+//!
+//! No hook: the NIC reaches ORNIC through the transport's reliability mode (`qp.reliability
+//! = "ornic"`, [`rnic_transport::ooo`]), so nothing else in `nic/` imports this folder. What
+//! ORNIC uses but other modes use too stays where it is: the packet sprayer
+//! (`net/spray.rs`) and the reordering emulator (`net/impair.rs`) are network elements, and
+//! placing out-of-order data by its PSN is a lane of the receive translation
+//! (`nic/rx_translate.rs`, shared with MP-RDMA style placement).
 
 pub mod ack_bench;
 pub mod bitmap_bench;

@@ -29,12 +29,14 @@ use std::collections::VecDeque;
 
 use rnic_sim::TimePs;
 
-use super::{Channel, QpcAction, QpcJob, QpcManager, QpcManagerStats, QpcOutputs, QpcReady};
-use crate::nic::csrna::{
+use crate::nic::mech::csrna::{
     self, NonBlockingQpcManager, NonBlockingRequester, QpcManager as _, QpcManagerConfig,
     QpcRequester, QpcStore, ServedBy, StepOutput,
 };
 use crate::nic::qpc_cache::QpcCache;
+use crate::nic::qpc_manager::{
+    Channel, QpcAction, QpcJob, QpcManager, QpcManagerStats, QpcOutputs, QpcReady,
+};
 
 impl QpcStore for QpcCache {
     fn lookup(&mut self, qpn: u32) -> bool {
