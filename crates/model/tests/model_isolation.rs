@@ -2,8 +2,9 @@
 //! on a mix of flows (an LS ping-pong, BS WRITE streams of different PMTUs, a READ stream,
 //! a SEND stream): every flow completes with every byte verified by the payload oracle, no
 //! WRITE or READ is resent (a slice that reordered a QP's packets would break its PSN order
-//! and be NAKed and resent), the BS FIFOs never hold more than their depth, and the mechanisms
-//! actually ran (slices written back, parks or pauses). The baseline reports nothing new.
+//! and be NAKed and resent), the BS FIFOs never hold more than their depth (the baseline's
+//! bounded shared FIFO, its almost-full level), and the mechanisms actually ran (slices
+//! written back, parks or pauses). The baseline reports nothing new.
 
 use rnic_model::config::{
     Config, IsoBackpressure, IsoBsArbiter, IsoCaching, IsoTransport, TxIsolation,
@@ -147,10 +148,13 @@ fn configs() -> Vec<(String, Config)> {
     c.nic.iso_backpressure = IsoBackpressure::Isolated;
     c.nic.iso_bs_fifo_depth = 1;
     out.push(("isolated backpressure, depth 1".into(), c));
-    let mut c = base;
+    let mut c = base.clone();
     c.nic.iso_transport = IsoTransport::Slicing;
     c.nic.iso_bs_arbiter = IsoBsArbiter::AdaptiveWrr;
     out.push(("slicing with adaptive WRR".into(), c));
+    let mut c = base;
+    c.nic.iso_shared_fifo_depth = 4;
+    out.push(("baseline, shared FIFO of 4".into(), c));
     out
 }
 
@@ -180,6 +184,14 @@ fn every_part_keeps_order_and_bytes() {
         if parts.slicing {
             assert!(s.get("nic.iso.write_backs").unwrap_or(0) > 0, "{name}");
             assert!(s.get("nic.iso.ls_wait.count").unwrap_or(0) > 0, "{name}");
+        }
+        if parts.bounded_shared_fifo() {
+            // The RTL's shared WQE cache: never past its almost-full level (depth - 1), the
+            // flag paused every QP's reads, and WQEs starting freed room (the run finished).
+            let almost_full = u64::from(cfg.nic.iso_shared_fifo_depth - 1);
+            let peak = s.get("nic.iso.shared_fifo_peak").expect("reported");
+            assert!(peak > 0 && peak <= almost_full, "{name}: peak {peak}");
+            assert!(s.get("nic.iso.coupled_stalls").unwrap_or(0) > 0, "{name}");
         }
         if parts.separate_caching {
             let moved =

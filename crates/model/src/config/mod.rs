@@ -437,6 +437,11 @@ config_section! {
         /// Separate caching: depth of each BS tenant's WQE FIFO (the slides' example: 2; the
         /// authors' RTL and the isolation profile: 16)
         iso_bs_fifo_depth: u32 = 2; "WQEs", uint(1, 1024);
+        /// Shared caching (the baseline): depth of the one WQE FIFO every QP shares; WQE
+        /// reads stop for every QP while it is almost full (depth - 1 WQEs held or being
+        /// read), as in the authors' RTL, whose WQE cache is 16 deep (the isolation profile);
+        /// 0 = unbounded (only the WQE buffer bounds it)
+        iso_shared_fifo_depth: u32 = 0; "WQEs", uint(0, 1024);
         /// Slicing execution: packets a BS WQE sends before it yields the transport
         iso_slice_packets: u32 = 1; "packets", uint(1, 1 << 20);
         /// Latency hiding: bytes per QP of the on-chip SQ address table (SQ address and WQE offset;

@@ -18,6 +18,9 @@ pub struct IsoParts {
     pub adaptive_wrr: bool,
     /// Depth of each BS tenant's FIFO, WQEs.
     pub bs_fifo_depth: u32,
+    /// Depth of the one WQE FIFO every QP shares without separate caching, WQEs (0:
+    /// unbounded, only the WQE buffer bounds it).
+    pub shared_fifo_depth: u32,
     /// Packets per slice.
     pub slice_packets: u32,
 }
@@ -31,6 +34,7 @@ impl Default for IsoParts {
             isolated_backpressure: false,
             adaptive_wrr: false,
             bs_fifo_depth: 2,
+            shared_fifo_depth: 0,
             slice_packets: 1,
         }
     }
@@ -66,13 +70,24 @@ impl IsoParts {
                 IsoBsArbiter::AdaptiveWrr => true,
             },
             bs_fifo_depth: n.iso_bs_fifo_depth.max(1),
+            shared_fifo_depth: n.iso_shared_fifo_depth,
             slice_packets: n.iso_slice_packets.max(1),
         }
     }
 
-    /// Any mechanism differs from the baseline.
+    /// Any mechanism differs from rnic's default (a bounded shared FIFO is the paper's
+    /// baseline, but not rnic's default: its WQEs are counted like the separate FIFOs').
     pub fn any(&self) -> bool {
-        self.separate_caching || self.slicing || self.isolated_backpressure || self.adaptive_wrr
+        self.separate_caching
+            || self.slicing
+            || self.isolated_backpressure
+            || self.adaptive_wrr
+            || self.bounded_shared_fifo()
+    }
+
+    /// The shared WQE FIFO has a depth (and its almost-full flag pauses every QP's reads).
+    pub fn bounded_shared_fifo(&self) -> bool {
+        !self.separate_caching && self.shared_fifo_depth > 0
     }
 }
 
@@ -100,6 +115,12 @@ mod tests {
         n.iso_transport = IsoTransport::Slicing;
         let one = IsoParts::from_config(&n);
         assert!(one.slicing && !one.separate_caching);
+        n.iso_transport = IsoTransport::Auto;
+        n.iso_shared_fifo_depth = 16;
+        let bounded = IsoParts::from_config(&n);
+        assert!(bounded.bounded_shared_fifo() && bounded.any());
+        n.tx_isolation = TxIsolation::V1;
+        assert!(!IsoParts::from_config(&n).bounded_shared_fifo());
     }
 
     #[test]

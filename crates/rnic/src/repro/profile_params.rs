@@ -97,6 +97,16 @@ pub const PROFILE_PARAMS: &[ProfileParam] = &[
     ),
     p(
         "isolation",
+        "nic.iso_shared_fifo_depth",
+        Paper(
+            "16: the baseline the paper's figures compare against is the authors' RTL, whose \
+         WQE cache is one FIFO of 16 that every QP shares; it is almost full at 15, and that \
+         flag stops the WQE read scheduler for every QP until the transport starts a WQE \
+         (rnic's default, 0, leaves the shared FIFO unbounded; it was unbounded here before)",
+        ),
+    ),
+    p(
+        "isolation",
         "qp.pmtu",
         Ours(
             "the slides state no PMTU for their runs; their WRR example uses 1 KB and 2 KB, and \

@@ -53,7 +53,8 @@ pub const LS_BS: Experiment = Experiment {
                 beside BS over p99 alone under the same architecture. Regime of the RTL's \
                 runs: the BS tenant keeps 128 WQEs posted (its testbench fills a send queue \
                 of 128 and keeps it active) and every WQE FIFO is 16 deep. The isolation \
-                profile therefore takes the RTL's 16 (nic.iso_bs_fifo_depth), not the \
+                profile therefore takes the RTL's 16 (nic.iso_bs_fifo_depth, and \
+                nic.iso_shared_fifo_depth for the baseline's one shared FIFO), not the \
                 slides' \"shallow (e.g. depth = 2)\": the figures come from the RTL, and \
                 with 128 posted the depth decides where v1's coupled backpressure acts (see \
                 isolation-depth-map). Ours: the \

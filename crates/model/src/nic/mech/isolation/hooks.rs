@@ -108,7 +108,7 @@ pub enum AnyWqeAdmission {
 
 impl Default for AnyWqeAdmission {
     fn default() -> Self {
-        AnyWqeAdmission::Shared(SharedFifo)
+        AnyWqeAdmission::Shared(SharedFifo::default())
     }
 }
 
@@ -121,7 +121,7 @@ impl AnyWqeAdmission {
                 parts.isolated_backpressure,
             ))
         } else {
-            AnyWqeAdmission::default()
+            AnyWqeAdmission::Shared(SharedFifo::new(parts.shared_fifo_depth))
         }
     }
 
@@ -135,11 +135,19 @@ impl AnyWqeAdmission {
 
     /// Records the FIFOs' counters under `prefix` (zero with the shared FIFO).
     pub fn report(&self, prefix: &str, reg: &mut Registry) {
-        let AnyWqeAdmission::Separate(s) = self else {
-            for key in ["coupled_stalls", "parks", "ls_fifo_peak"] {
-                reg.set(&format!("{prefix}.{key}"), 0);
+        let s = match self {
+            AnyWqeAdmission::Shared(shared) => {
+                reg.set(&format!("{prefix}.coupled_stalls"), shared.stalls);
+                for key in ["parks", "ls_fifo_peak"] {
+                    reg.set(&format!("{prefix}.{key}"), 0);
+                }
+                if shared.bounded() {
+                    let peak = u64::from(shared.peak);
+                    reg.set(&format!("{prefix}.shared_fifo_peak"), peak);
+                }
+                return;
             }
-            return;
+            AnyWqeAdmission::Separate(s) => s,
         };
         reg.set(&format!("{prefix}.coupled_stalls"), s.coupled_stalls);
         reg.set(&format!("{prefix}.parks"), s.parks);
