@@ -49,6 +49,11 @@ const TOO_SLOW: &[(&str, &str, &str)] = &[
         "6.8 M events, 1.4 s optimised",
     ),
     (
+        "docs/book/src/flows.md",
+        "rnic run scenarios/fabrics/websearch-small.toml --json out/websearch-small.json",
+        "2.1 M events, 1.3 s optimised; tests/workload.rs runs a reduced version",
+    ),
+    (
         "docs/book/src/live/rxe-peer.md",
         "sudo scripts/rxe-peer.sh start",
         "boots a QEMU guest (root, about 25 s); crates/rnic/tests/rxe_interop.rs runs it",
