@@ -193,10 +193,11 @@ pub(super) fn leaf_spine(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn cfg(set: &[(&str, &str)]) -> Config {
+    /// The baseline profile with `set`'s `--set`s (the fabric and path tests' configs).
+    pub(crate) fn cfg(set: &[(&str, &str)]) -> Config {
         let sets: Vec<_> = set
             .iter()
             .map(|(k, v)| crate::config::parse_set(&format!("{k}={v}")).unwrap())

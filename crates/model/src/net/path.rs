@@ -110,14 +110,7 @@ fn fewest_links(plan: &Plan, src: usize, dst: usize, nic_mbps: u64) -> Option<Id
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn cfg(set: &[(&str, &str)]) -> Config {
-        let sets: Vec<_> = set
-            .iter()
-            .map(|(k, v)| crate::config::parse_set(&format!("{k}={v}")).unwrap())
-            .collect();
-        Config::resolve("baseline", &sets).unwrap()
-    }
+    use crate::net::fabric::tests::cfg;
 
     #[test]
     fn fat_tree_paths_cross_one_three_or_five_switches() {
