@@ -1,0 +1,130 @@
+//! DCQCN end to end: two long WRITE flows into one server share the switch port toward it.
+//! With `net.cc = "dcqcn"` they split it fairly and the port's queue stays in the ECN band
+//! (Kmin–Kmax); with `net.cc = "none"` and PFC the queue climbs to where PFC pauses the
+//! senders. Both arms differ only in `net.cc`; every byte is verified in both.
+//!
+//! PFC pauses an ingress at 2 MB here, above Kmax (1.6 MB), as DCQCN deployments set it:
+//! marking must start before PFC does (the DCQCN paper, §3), or PFC acts first.
+
+use crate::common::*;
+use rnic_model::config::CcKind;
+use rnic_model::net::ecn::EcnPortStats;
+use rnic_model::workload::{Direction, PerfTest};
+use rnic_model::ModelRun;
+
+/// Bytes of the PFC pause level per ingress (above Kmax).
+const XOFF_BYTES: u64 = 2_000_000;
+
+/// Two clients, one QP each (two QPs in all), writing 64 KiB messages to the server for `window_us`.
+fn two_flows(cc: CcKind, window_us: f64) -> ModelRun {
+    let mut cfg = baseline(10.0);
+    cfg.net.clients = 2;
+    cfg.net.pfc = true;
+    cfg.net.pfc_xoff_bytes = XOFF_BYTES;
+    cfg.net.pfc_xon_bytes = XOFF_BYTES / 2;
+    cfg.net.ecn.enabled = true;
+    cfg.net.cc = cc;
+    let mut s = spec(PerfTest::WriteBw, 65536, 2, 2);
+    s.direction = Direction::Reverse;
+    s.duration_us = Some(window_us);
+    run_verified(&cfg, &s, &format!("two flows, cc {cc:?}"))
+}
+
+/// The switch port that queued the most frames: the one toward the server.
+fn bottleneck(r: &ModelRun) -> EcnPortStats {
+    r.net
+        .ecn_ports
+        .iter()
+        .copied()
+        .max_by_key(|p| p.frames)
+        .expect("ECN port statistics with net.ecn.enabled")
+}
+
+/// Payload bytes each client sent.
+fn per_client_payload(r: &ModelRun) -> Vec<u64> {
+    r.nodes[1..]
+        .iter()
+        .map(|n| counter(n, "transport.tx_payload_bytes"))
+        .collect()
+}
+
+#[test]
+fn dcqcn_shares_the_bottleneck_fairly_with_its_queue_in_the_ecn_band() {
+    let r = two_flows(CcKind::Dcqcn, 3000.0);
+    let cfg = rnic_model::config::Config::default();
+    let (kmin, kmax) = (cfg.net.ecn.kmin_bytes, cfg.net.ecn.kmax_bytes);
+    let sent = per_client_payload(&r);
+    let fair = sent.iter().sum::<u64>() as f64 / 2.0;
+    for (c, s) in sent.iter().enumerate() {
+        let off = (*s as f64 - fair).abs() / fair;
+        assert!(
+            off <= 0.10,
+            "client {c} sent {s} B, {off:.3} off the fair share {fair}"
+        );
+    }
+    let q = bottleneck(&r);
+    eprintln!(
+        "dcqcn: sent {sent:?}, goodput {} Gb/s, bottleneck {q:?}",
+        r.result.goodput_gbps
+    );
+    assert!(
+        (kmin..=kmax).contains(&q.mean_queue_bytes),
+        "mean queue {} outside [{kmin}, {kmax}]",
+        q.mean_queue_bytes
+    );
+    assert!(
+        q.above_kmax * 10 <= q.frames,
+        "{} of {} frames joined a queue above Kmax",
+        q.above_kmax,
+        q.frames
+    );
+    let sender = |n: usize| counter(&r.nodes[n], "nic.cc.cnps_received");
+    assert!(sender(1) > 0 && sender(2) > 0, "both senders were cut");
+    assert!(
+        counter(&r.nodes[0], "nic.cc.cnps_sent") > 0,
+        "the server sent CNPs"
+    );
+    let pauses = r.net.pfc.as_ref().map_or(0, |p| p.pauses + p.switch_pauses);
+    assert_eq!(pauses, 0, "the queue never reached PFC's level");
+}
+
+#[test]
+fn without_congestion_control_pfc_holds_the_queue_at_its_pause_level() {
+    let r = two_flows(CcKind::None, 1000.0);
+    let q = bottleneck(&r);
+    eprintln!(
+        "none: goodput {} Gb/s, bottleneck {q:?}",
+        r.result.goodput_gbps
+    );
+    let cfg = rnic_model::config::Config::default();
+    assert!(
+        q.mean_queue_bytes > cfg.net.ecn.kmax_bytes,
+        "mean queue {} not above Kmax: PFC, not marking, bounds it",
+        q.mean_queue_bytes
+    );
+    let pfc = r.net.pfc.expect("PFC statistics with net.pfc");
+    assert!(pfc.pauses + pfc.switch_pauses > 0, "PFC paused the senders");
+    assert!(
+        r.nodes.iter().all(|n| n.get("nic.cc.cnps_sent").is_none()),
+        "no congestion control counters with net.cc = none"
+    );
+}
+
+#[test]
+fn a_dcqcn_run_is_deterministic() {
+    let a = two_flows(CcKind::Dcqcn, 600.0);
+    let b = two_flows(CcKind::Dcqcn, 600.0);
+    assert_eq!(a.nodes, b.nodes);
+    assert_eq!(a.net.ecn_ports, b.net.ecn_ports);
+}
+
+#[test]
+fn dcqcn_without_ecn_capable_packets_is_refused_naming_the_field() {
+    let mut cfg = baseline(10.0);
+    cfg.net.cc = CcKind::Dcqcn;
+    cfg.qp.traffic_class = 0;
+    let s = spec(PerfTest::WriteBw, 65536, 1, 1);
+    let err = rnic_model::run_perf_detailed(&cfg, &s, &Default::default())
+        .expect_err("Not-ECT with DCQCN");
+    assert!(err.to_string().contains("qp.traffic_class"), "{err}");
+}

@@ -1,0 +1,263 @@
+//! Priority flow control (`net.pfc`): an incast of four clients writing 64 KB messages into
+//! one server port. Without flow control the switch buffer overflows and go-back-N with
+//! the ACK timeout collapses the rate; with it the clients are paused instead, nothing is
+//! dropped and the server's link runs full.
+
+use crate::common::*;
+use rnic_model::result::{PerfResult, RunStatus};
+use rnic_model::workload::{Direction, PerfSpec, PerfTest};
+
+fn incast() -> PerfSpec {
+    let mut s = spec(PerfTest::WriteBw, 65536, 4, 4);
+    s.iters = 200;
+    s.direction = Direction::Reverse;
+    s
+}
+
+fn stat(r: &PerfResult, key: &str) -> u64 {
+    r.stats.get(key).copied().unwrap_or(0)
+}
+
+/// The incast under `cfg`: it must complete, every byte verified.
+fn run_incast_with(cfg: &rnic_model::config::Config) -> PerfResult {
+    let r = run(cfg, &incast()).result;
+    assert_eq!(r.status, RunStatus::Ok, "{}", r.reason);
+    assert!(r.bytes_verified);
+    assert_eq!(r.ops_completed, 800);
+    r
+}
+
+fn run_incast(pfc: bool) -> PerfResult {
+    let mut cfg = baseline(0.0);
+    cfg.net.pfc = pfc;
+    run_incast_with(&cfg)
+}
+
+#[test]
+fn an_incast_is_paused_not_dropped() {
+    let lossy = run_incast(false);
+    assert!(
+        stat(&lossy, "net.switch_drops") > 0,
+        "the incast must overflow"
+    );
+    assert!(lossy.retransmissions > 0);
+    assert!(!lossy.stats.contains_key("net.pfc.pauses"));
+
+    let pfc = run_incast(true);
+    assert_eq!(stat(&pfc, "net.switch_drops"), 0);
+    assert_eq!(pfc.retransmissions, 0);
+    assert_eq!(pfc.timeouts, 0);
+    assert!(stat(&pfc, "net.pfc.pauses") > 0);
+    // The server's link is full: 64 KB WRITEs at 4 KB PMTU carry 4096 of 4174 wire bytes
+    // (Ethernet, IPv4, UDP, BTH, ICRC, FCS, preamble and gap) per packet: 98.1 Gb/s.
+    assert!(pfc.goodput_gbps > 95.0, "{:.1} Gb/s", pfc.goodput_gbps);
+    assert!(pfc.goodput_gbps > 10.0 * lossy.goodput_gbps);
+    // Each of the four senders waits about three quarters of the run: its share is a
+    // quarter of the link.
+    let paused_share = stat(&pfc, "net.pfc.paused_ps") as f64 / 4.0 / (pfc.simulated_time_us * 1e6);
+    assert!(
+        (0.6..0.8).contains(&paused_share),
+        "each sender paused {:.0} % of the run",
+        paused_share * 100.0
+    );
+    // The pause comes in time: no ingress holds more than XOFF plus the bytes in flight on
+    // a 500 ns link (about 6 KB each way at 100 Gb/s) and a frame.
+    let xoff = baseline(0.0).net.pfc_xoff_bytes;
+    let most = stat(&pfc, "net.pfc.max_ingress_bytes");
+    assert!(most > xoff && most < xoff + 32 * 1024, "{most}");
+}
+
+#[test]
+fn flow_control_is_deterministic() {
+    let a = run_incast(true);
+    let b = run_incast(true);
+    assert_eq!(a.simulated_time_us, b.simulated_time_us);
+    assert_eq!(a.stats, b.stats);
+}
+
+#[test]
+fn below_xoff_flow_control_changes_nothing() {
+    // One client, one QP: nothing queues in the switch, so nothing pauses.
+    let mut cfg = baseline(0.0);
+    let s = spec(PerfTest::WriteBw, 65536, 1, 1);
+    let off = run(&cfg, &s).result;
+    cfg.net.pfc = true;
+    let on = run(&cfg, &s).result;
+    assert_eq!(stat(&on, "net.pfc.pauses"), 0);
+    assert_eq!(off.simulated_time_us, on.simulated_time_us);
+    assert_eq!(off.goodput_gbps, on.goodput_gbps);
+}
+
+#[test]
+fn thresholds_that_cannot_work_are_refused() {
+    let mut cfg = baseline(0.0);
+    cfg.net.pfc = true;
+    cfg.net.pfc_xon_bytes = cfg.net.pfc_xoff_bytes;
+    let e = rnic_model::run::run_perf(&cfg, &incast())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("net.pfc_xon_bytes"), "{e}");
+    let mut cfg = baseline(0.0);
+    cfg.net.pfc = true;
+    cfg.net.pfc_xoff_bytes = cfg.net.switch_buffer_bytes;
+    let e = rnic_model::run::run_perf(&cfg, &incast())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("net.switch_buffer_bytes"), "{e}");
+    // A topology file's switch with a buffer of its own is held to XOFF too.
+    let file = std::env::temp_dir().join(format!("rnic-pfc-small-{}.toml", std::process::id()));
+    let mut topo = String::from("[[switch]]\nname = \"big\"\n\n");
+    topo += "[[switch]]\nname = \"small\"\nbuffer_bytes = 262144\n\n";
+    topo += "[[link]]\nends = [\"big\", \"small\"]\n\n";
+    for i in 0..5 {
+        topo += &format!(
+            "[[link]]\nends = [\"node{i}\", \"{}\"]\n\n",
+            ["big", "small"][i % 2]
+        );
+    }
+    std::fs::write(&file, topo).unwrap();
+    let mut cfg = baseline(0.0);
+    cfg.net.pfc = true;
+    cfg.net.topology = file.to_string_lossy().into_owned();
+    let e = rnic_model::run::run_perf(&cfg, &incast())
+        .unwrap_err()
+        .to_string();
+    let _ = std::fs::remove_file(&file);
+    assert!(e.contains("(\"small\").buffer_bytes"), "{e}");
+    assert!(e.contains("net.pfc_xoff_bytes = 262144"), "{e}");
+}
+
+/// The incast over the committed leaf–spine fabric (see the file): clients under two
+/// leaves, the server under a third, every flow through spine0.
+fn run_leaf_spine(pfc: bool) -> PerfResult {
+    let mut cfg = baseline(0.0);
+    cfg.net.topology = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/topologies/leaf-spine.toml"
+    )
+    .to_string();
+    cfg.net.pfc = pfc;
+    run_incast_with(&cfg)
+}
+
+#[test]
+fn switches_pause_switches_hop_by_hop() {
+    // Without flow control spine0's port toward leaf0 (two leaves into one) and the
+    // leaves' uplinks (two clients into one) overflow.
+    let lossy = run_leaf_spine(false);
+    assert!(
+        stat(&lossy, "net.switch_drops") > 0,
+        "the incast must overflow"
+    );
+    assert!(lossy.retransmissions > 0);
+
+    // With it, leaf0 pauses spine0's port, spine0 pauses the leaves' uplinks, the leaves
+    // pause the NICs: nothing is dropped and the server's link runs full.
+    let pfc = run_leaf_spine(true);
+    assert_eq!(stat(&pfc, "net.switch_drops"), 0);
+    assert_eq!(pfc.retransmissions, 0);
+    assert_eq!(pfc.timeouts, 0);
+    assert!(
+        stat(&pfc, "net.pfc.switch_pauses") > 0,
+        "switch ports were paused"
+    );
+    assert!(stat(&pfc, "net.pfc.switch_paused_ps") > 0);
+    assert!(stat(&pfc, "net.pfc.pauses") > stat(&pfc, "net.pfc.switch_pauses"));
+    assert!(pfc.goodput_gbps > 95.0, "{:.1} Gb/s", pfc.goodput_gbps);
+    // Each ingress stays within XOFF plus what was on the wire when its PAUSE left.
+    let xoff = baseline(0.0).net.pfc_xoff_bytes;
+    let most = stat(&pfc, "net.pfc.max_ingress_bytes");
+    assert!(most > xoff && most < xoff + 32 * 1024, "{most}");
+    let again = run_leaf_spine(true);
+    assert_eq!(pfc.stats, again.stats, "deterministic");
+}
+
+/// Builds the network of `topology` for `nodes` nodes.
+fn network(topology: &str, nodes: usize) -> rnic_model::net::graph::Network {
+    let mut cfg = baseline(0.0);
+    cfg.net.topology = topology.to_string();
+    cfg.net.pfc = true;
+    let p = rnic_model::params::ModelParams::from_config(&cfg);
+    rnic_model::net::topology::build(&cfg, &p, &rnic_sim::Rng::new(1), nodes).unwrap()
+}
+
+fn shipped(file: &str) -> String {
+    format!(
+        "{}/../../scenarios/topologies/{file}",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+#[test]
+fn the_shipped_topologies_cannot_deadlock() {
+    use rnic_model::net::pfc::buffer_dependency_cycle;
+    for (topology, nodes) in [
+        ("star".to_string(), 11),
+        ("back_to_back".to_string(), 2),
+        ("wan".to_string(), 2),
+        (shipped("two-tor.toml"), 3),
+        (shipped("leaf-spine.toml"), 5),
+    ] {
+        let net = network(&topology, nodes);
+        assert_eq!(buffer_dependency_cycle(&net), None, "{topology}");
+        assert_eq!(net.stats().pfc.map(|s| s.buffer_cycle_links), Some(0));
+    }
+    // A ring of five switches, one node under each: every two-hop route goes the same way
+    // round, so the ring's links wait on each other.
+    let mut ring = String::new();
+    for i in 0..5 {
+        ring += &format!("[[switch]]\nname = \"s{i}\"\n\n");
+        ring += &format!("[[link]]\nends = [\"node{i}\", \"s{i}\"]\n\n");
+        ring += &format!("[[link]]\nends = [\"s{i}\", \"s{}\"]\n\n", (i + 1) % 5);
+    }
+    let path = std::env::temp_dir().join(format!("rnic-pfc-ring-{}.toml", std::process::id()));
+    std::fs::write(&path, ring).unwrap();
+    let net = network(path.to_str().unwrap(), 5);
+    let _ = std::fs::remove_file(&path);
+    let cycle = buffer_dependency_cycle(&net).expect("the ring's routes form a cycle");
+    assert!(cycle.len() >= 3, "{cycle:?}");
+    for (i, &l) in cycle.iter().enumerate() {
+        let next = cycle[(i + 1) % cycle.len()];
+        assert!(
+            matches!(net.links[l].to, rnic_model::net::graph::End::Switch(_)),
+            "{cycle:?}"
+        );
+        assert_ne!(l, next);
+    }
+    let counted = net.stats().pfc.expect("net.pfc is on").buffer_cycle_links;
+    assert_eq!(
+        counted,
+        cycle.len() as u64,
+        "the run's statistics count the cycle"
+    );
+}
+
+/// A PAUSE frame may not cut the frame its port is serializing (IEEE 802.3 Annex 31B,
+/// 802.1Qbb): it goes out once that frame has left, ahead of what waits behind it. Node 0's
+/// NIC starts a 4 KiB frame at 0 and, 100 ns into its 330 ns on the wire, pauses its link
+/// peer: the XOFF lands one PFC frame's wire time and the link's delay after the data
+/// frame's end. It used to start at once, on top of the data frame.
+#[test]
+fn a_pause_waits_for_the_frame_on_the_wire() {
+    use rnic_model::event::{Ev, FramePool, NetEv};
+    use rnic_model::nic::cx::Wire;
+    let mut net = network("star", 2);
+    let mut q = rnic_sim::EventQueue::<Ev>::new();
+    let mut frames = FramePool::default();
+    let data = frames.alloc();
+    frames.buf_mut(data).resize(4096, 0);
+    let port = &net.ports[0];
+    let (data_ps, pfc_ps) = (port.wire_time(4096), port.wire_time(60));
+    let delay_ps = net.links[net.uplink[0]].delay_ps;
+    net.send(0, data, 0, &mut q, &mut frames);
+    let decided = 100_000;
+    assert!(decided < data_ps);
+    net.pause_peer(0, 0xFFFF, decided, &mut q, &mut frames);
+    let mut landed = None;
+    while let Some((t, ev)) = q.pop() {
+        if matches!(ev, Ev::Net(NetEv::PfcFrame { .. })) {
+            landed = Some(t);
+        }
+    }
+    assert_eq!(landed, Some(data_ps + pfc_ps + delay_ps));
+}
