@@ -7,7 +7,8 @@
 //! latency-sensitive flow feel the tenants streaming beside it.
 //!
 //! Host cores are per flow, like processes pinned to cores of their own: flow k gets cores
-//! `base_k .. base_k + cores_k` on every node, so the flows' core counts must fit in
+//! `base_k .. base_k + cores_k` on every node it uses, and flows that share a node never
+//! share a core there ([`pack_cores`]), so the flows on any one node must fit in
 //! `host.cores`. `rnic perf` is the one-flow case whose flow has every core and every
 //! client.
 
@@ -181,7 +182,6 @@ impl FlowsSpec {
         if self.flows.is_empty() {
             return Err("no flow given: add a [[flow]] table".into());
         }
-        let mut cores = 0u64;
         for (i, f) in self.flows.iter().enumerate() {
             if f.qps == 0 {
                 return Err(format!("flow[{i}].qp = 0: a flow needs at least one QP"));
@@ -232,17 +232,52 @@ impl FlowsSpec {
             if let Some(n) = f.procs {
                 check_flow_procs(i, f, n)?;
             }
-            cores += u64::from(f.cores);
         }
-        if cores > u64::from(host_cores) {
+        let (_, cores) = self.core_bases();
+        if cores > host_cores as usize {
             return Err(format!(
-                "the flows use {cores} host cores (each flow's `cores`, default 1), but \
-                 host.cores = {host_cores}: raise host.cores ([set] host.cores = {cores}) or \
-                 give the flows fewer cores"
+                "the flows use {cores} host cores on a node (each flow's `cores` on every \
+                 node it uses, default 1), but host.cores = {host_cores}: raise host.cores \
+                 ([set] host.cores = {cores}) or give the flows fewer cores"
             ));
         }
         Ok(())
     }
+
+    /// Each flow's first host core, and the cores a node needs ([`pack_cores`]).
+    pub fn core_bases(&self) -> (Vec<usize>, usize) {
+        let nodes: Vec<(u32, Vec<u32>)> = self
+            .flows
+            .iter()
+            .map(|f| {
+                let mut on = f.clients.clone();
+                on.push(f.server);
+                (f.cores, on)
+            })
+            .collect();
+        pack_cores(&nodes, self.clients as usize + 1)
+    }
+}
+
+/// Host cores for flows of `(cores, nodes it uses)`, in order: a flow's cores start at the
+/// first number free on every node it uses after the flows before it, so flows that share a
+/// node never share a core and flows on other nodes reuse the numbers (a fabric's workload
+/// of thousands of flows needs a core per flow only on the nodes each uses). When every
+/// flow uses node 0 (`rnic perf`, most scenarios) this is the running sum of their cores.
+/// Returns each flow's first core and the cores the busiest node needs.
+pub fn pack_cores(flows: &[(u32, Vec<u32>)], nodes: usize) -> (Vec<usize>, usize) {
+    let mut next_free = vec![0usize; nodes];
+    let bases = flows
+        .iter()
+        .map(|(cores, on)| {
+            let base = on.iter().map(|&n| next_free[n as usize]).max().unwrap_or(0);
+            for &n in on {
+                next_free[n as usize] = base + *cores as usize;
+            }
+            base
+        })
+        .collect();
+    (bases, next_free.into_iter().max().unwrap_or(0))
 }
 
 /// `procs` of flow `i`, under `rnic perf --procs`'s rules
@@ -274,4 +309,45 @@ fn check_flow_procs(i: usize, f: &FlowSpec, n: u32) -> Result<(), String> {
         "`{sec}.procs` = {n} needs at least one QP per process, but `{sec}.qp` = {}",
         f.qps
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pack_cores;
+    use proptest::prelude::*;
+
+    #[test]
+    fn flows_through_node_0_get_the_running_sum_of_cores() {
+        let flows = vec![(2, vec![1, 0]), (3, vec![2, 0]), (1, vec![1, 2, 0])];
+        assert_eq!(pack_cores(&flows, 3), (vec![0, 2, 5], 6));
+    }
+
+    #[test]
+    fn flows_on_other_nodes_reuse_the_numbers() {
+        let flows = vec![(1, vec![1, 0]), (1, vec![3, 2]), (1, vec![2, 1])];
+        // The third shares node 1 with the first and node 2 with the second.
+        assert_eq!(pack_cores(&flows, 4), (vec![0, 0, 1], 2));
+    }
+
+    proptest! {
+        /// Two flows that share a node never share a core there, and no node needs more
+        /// than the reported count.
+        #[test]
+        fn flows_sharing_a_node_never_share_a_core(
+            flows in prop::collection::vec((1u32..4, prop::collection::btree_set(0u32..6, 1..4)), 1..30)
+        ) {
+            let flows: Vec<(u32, Vec<u32>)> =
+                flows.into_iter().map(|(c, on)| (c, on.into_iter().collect())).collect();
+            let (bases, need) = pack_cores(&flows, 6);
+            for (i, (ci, on_i)) in flows.iter().enumerate() {
+                prop_assert!(bases[i] + *ci as usize <= need);
+                for (j, (cj, on_j)) in flows.iter().enumerate().take(i) {
+                    if on_i.iter().any(|n| on_j.contains(n)) {
+                        let (a, b) = (bases[i], bases[j]);
+                        prop_assert!(a >= b + *cj as usize || b >= a + *ci as usize);
+                    }
+                }
+            }
+        }
+    }
 }

@@ -16,14 +16,15 @@
 //!
 //! Every host (node 0 ..= net.clients) starts flows as a Poisson process at `load` of its
 //! link ([`rnic_model::traffic::arrivals`]); each flow is one WRITE (or SEND) of the drawn
-//! size on a QP of its own, on a host core of its own (so `host.cores` is raised to the
-//! flows' count when it is lower), posted at its arrival time. The flows' bytes are checked
-//! end to end as every flow's are.
+//! size on a QP of its own, on a host core of its own on each of its two nodes (so
+//! `host.cores` is raised to the busiest node's flows when it is lower), posted at its
+//! arrival time. The flows' bytes are checked end to end as every flow's are.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 
 use rnic_model::config::{Config, ConfigError};
+use rnic_model::flow::pack_cores;
 use rnic_model::flow_result::FlowsResult;
 use rnic_model::net::path::idle_path;
 use rnic_model::traffic::arrivals::{poisson_all_to_all, Arrival};
@@ -482,14 +483,29 @@ fn incast_bursts(
     Ok(bursts)
 }
 
-/// Raises `cfg.host.cores` to the flows' cores (each workload flow has one of its own),
-/// refusing more than a host may have.
+/// Raises `cfg.host.cores` to the cores the busiest node needs (each workload flow has one
+/// of its own on its two nodes: [`rnic_model::flow::pack_cores`]), refusing more than a host
+/// may have.
 pub fn fit_cores(cfg: &mut Config, flows: &[FlowOptions]) -> Result<(), UsageError> {
-    let need: u64 = flows.iter().map(|f| u64::from(f.cores)).sum();
+    let nodes = cfg.net.clients + 1;
+    let uses: Vec<(u32, Vec<u32>)> = flows
+        .iter()
+        .map(|f| {
+            let mut on = match &f.clients {
+                Some(c) => c.clone(),
+                None => (0..nodes).filter(|&n| n != f.server).collect(),
+            };
+            on.push(f.server);
+            on.retain(|&n| n < nodes);
+            (f.cores, on)
+        })
+        .collect();
+    let (_, need) = pack_cores(&uses, nodes as usize);
     if need > 4096 {
         return Err(UsageError(format!(
-            "the workload expands into flows needing {need} host cores (one per flow), more \
-             than the 4096 a host may have: lower workload.load or workload.duration_us"
+            "the workload expands into flows needing {need} host cores on one node (one per \
+             flow on each node it uses), more than the 4096 a host may have: lower \
+             workload.load or workload.duration_us"
         )));
     }
     cfg.host.cores = cfg.host.cores.max(need as u32);

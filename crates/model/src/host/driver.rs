@@ -64,10 +64,17 @@ pub const SQ_BASE: u64 = 0x0000_2000_0000_0000;
 pub const RQ_BASE: u64 = 0x0000_3000_0000_0000;
 /// Base of the CQ rings.
 pub const CQ_BASE: u64 = 0x0000_4000_0000_0000;
-/// Spacing of CQ rings.
-pub const CQ_SPACING: u64 = 0x0000_0010_0000_0000;
+/// Spacing of CQ rings: 16 MiB, room for the largest ring (2^16 CQEs of 64 bytes, 4 MiB),
+/// so the 2 × 4096 rings of a host with `host.cores` at its maximum end below
+/// `CQ_DB_BASE` (2^20 rings fit).
+pub const CQ_SPACING: u64 = 0x0000_0000_0100_0000;
 /// Base of the CQ doorbell records (the consumer index of CQ k at `CQ_DB_BASE + 8 k`).
 pub const CQ_DB_BASE: u64 = 0x0000_5000_0000_0000;
+
+// Every CQ ring of the largest host ends before the doorbell records: `host.cores` is at
+// most 4096, two CQs each, and a ring at most 2^16 CQEs.
+const _: () = assert!((1 << 16) * CQE_BYTES <= CQ_SPACING);
+const _: () = assert!(CQ_BASE + 2 * 4096 * CQ_SPACING <= CQ_DB_BASE);
 
 fn wr_code(op: WrOpcode) -> u8 {
     match op {

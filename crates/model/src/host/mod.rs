@@ -6,6 +6,7 @@
 
 pub mod bw_peak;
 pub mod cm;
+pub mod core_set;
 pub mod driver;
 mod lat_give_up;
 pub(crate) mod mr_groups;

@@ -32,6 +32,7 @@ use rnic_sim::{EventQueue, Histogram, TimePs};
 use rnic_transport::{RemoteAddr, Sge, WrOpcode};
 
 use super::bw_peak::BwPeak;
+use super::core_set::CoreSet;
 use super::driver::{decode_cqe, encode_rq_wqe, wc_status_name, Cqe, SqWqe, CQE_BYTES};
 use super::steady::Steady;
 use crate::event::{Ev, HostEv, NicEv, PrefetchEv};
@@ -107,8 +108,8 @@ pub struct MrKeys {
 /// One node's application state.
 #[derive(Debug, Clone, Default)]
 pub struct NodeApp {
-    /// Cores.
-    pub cores: Vec<Core>,
+    /// The flow's cores on this node.
+    pub cores: CoreSet,
     /// QPs by QPN.
     pub qps: Vec<HostQp>,
     /// Keys of the node's MRs; pair i uses the group of its buffer slot.
@@ -858,7 +859,7 @@ impl Perftest {
         self.window = (later(self.window.0), later(self.window.1));
         self.window_min_start = later(self.window_min_start);
         for n in &mut self.nodes {
-            for c in &mut n.cores {
+            for c in n.cores.iter_mut() {
                 c.busy = later(c.busy);
             }
         }
@@ -933,11 +934,11 @@ impl Perftest {
         // Bandwidth: each core fills its QPs round robin, one WQE per QP per round, one post
         // per `AppFill` event (so a million initial posts never sit in the queue at once).
         let s = self.server;
-        let cores = self.nodes[s].cores.len().max(1);
-        let mut per_core: Vec<Vec<u32>> = vec![Vec::new(); cores];
+        let cores = self.nodes[s].cores.range();
+        let mut per_core: Vec<Vec<u32>> = vec![Vec::new(); cores.len().max(1)];
         for p in &self.pairs {
             let c = usize::from(self.nodes[s].qps[p.s_qpn as usize].core);
-            per_core[c].push(p.s_qpn);
+            per_core[c - cores.start].push(p.s_qpn);
         }
         self.fill = per_core
             .into_iter()
@@ -949,8 +950,8 @@ impl Perftest {
             })
             .collect();
         self.filling_cores = self.fill.iter().filter(|f| !f.done).count();
-        for c in 0..cores {
-            if !self.fill[c].qpns.is_empty() {
+        for (i, c) in cores.enumerate() {
+            if !self.fill[i].qpns.is_empty() {
                 cx.q.push(
                     at,
                     Ev::Host {
@@ -964,7 +965,8 @@ impl Perftest {
 
     /// One step of a core's initial fill at `now`.
     pub(crate) fn on_fill(&mut self, node: usize, now: TimePs, core: u32, cx: &mut HostCx<'_>) {
-        let c = core as usize;
+        // `self.fill` holds the server's cores from the first of the flow's on.
+        let c = core as usize - self.nodes[self.server].cores.range().start;
         // Rounds of one list per QP fill the tx depth.
         let depth = u64::from(self.tx_depth.div_ceil(self.post_list));
         loop {

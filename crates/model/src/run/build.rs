@@ -17,6 +17,7 @@ use crate::config::{Config, Connect, WanAccelLearn};
 use crate::flow::{FlowSpec, FlowsSpec};
 use crate::host::cm::modify::{to_init, to_rtr, to_rts};
 use crate::host::cm::ConnectionManager;
+use crate::host::core_set::CoreSet;
 use crate::host::driver::{CQ_BASE, CQ_DB_BASE, CQ_SPACING, RQ_BASE, SQ_BASE, SRC_BASE};
 use crate::host::pattern;
 use crate::host::perftest::{
@@ -259,8 +260,9 @@ pub(crate) fn build_flows(
 
     // ---- each flow's resources: cores, buffer region, slot numbers ---------------------
     let mut plans = Vec::with_capacity(spec.flows.len());
-    let (mut core_next, mut buf_next, mut slot_next) = (0usize, SRC_BASE, 0u32);
-    for f in &spec.flows {
+    let (core_bases, _) = spec.core_bases();
+    let (mut buf_next, mut slot_next) = (SRC_BASE, 0u32);
+    for (f, &core_base) in spec.flows.iter().zip(&core_bases) {
         let size32 = if f.test.verb() == Verb::Atomic {
             8
         } else {
@@ -303,7 +305,7 @@ pub(crate) fn build_flows(
                 .next_power_of_two(),
             rx_depth,
             procs,
-            core_base: core_next,
+            core_base,
             buf_base: buf_next,
             slot_base: slot_next,
             start_ps: rnic_sim::us(f.start_us),
@@ -312,14 +314,15 @@ pub(crate) fn build_flows(
             grh_bytes: grh_bytes(cfg),
             give_up_ps: cfg.qp.ack_timeout_ps(),
         };
-        core_next += f.cores as usize;
         buf_next += 2 * plan.layout.region;
         slot_next += slots;
         plans.push(plan);
     }
     let mut routes = FlowRoutes::new(n_nodes, cores);
     for (fi, (f, pl)) in spec.flows.iter().zip(&plans).enumerate() {
-        routes.assign_cores(pl.core_base, f.cores as usize, fi);
+        for &node in f.clients.iter().chain([&f.server]) {
+            routes.assign_cores(node as usize, pl.core_base, f.cores as usize, fi);
+        }
     }
 
     // ---- nodes: memory, device, MRs, CQs -----------------------------------------------
@@ -392,9 +395,10 @@ pub(crate) fn build_flows(
         let log_depth = log2_ceil(ring_entries);
         let app_cores = create_cqs(&mut nic, i, cores, log_depth)?;
         for (fi, (f, pl)) in spec.flows.iter().zip(&plans).enumerate() {
-            let mut c = app_cores.clone();
+            let own = pl.core_base..pl.core_base + f.cores as usize;
+            let mut c = CoreSet::new(pl.core_base, app_cores[own].to_vec());
             // A flow that starts later: its cores are busy until then.
-            for core in &mut c[pl.core_base..pl.core_base + f.cores as usize] {
+            for core in c.iter_mut() {
                 core.busy = pl.start_ps;
             }
             apps[fi].push(NodeApp {

@@ -1,0 +1,65 @@
+//! The application cores one flow runs on. A host numbers its cores host-wide (a QP's core,
+//! its CQs' contexts), but each flow runs on a range of its own, so a flow keeps only that
+//! range: with a workload of thousands of flows on a fabric of a hundred hosts, a copy of
+//! every host core per flow per host grew as nodes × flows² (gigabytes at a thousand flows).
+
+use std::ops::{Index, IndexMut, Range};
+
+use super::perftest::Core;
+
+/// Cores `first .. first + len` of a host, indexed by their host-wide number.
+#[derive(Debug, Clone, Default)]
+pub struct CoreSet {
+    first: usize,
+    cores: Vec<Core>,
+}
+
+impl CoreSet {
+    /// The cores numbered from `first` on.
+    pub fn new(first: usize, cores: Vec<Core>) -> Self {
+        CoreSet { first, cores }
+    }
+
+    /// The host-wide numbers of the cores.
+    pub fn range(&self) -> Range<usize> {
+        self.first..self.first + self.cores.len()
+    }
+
+    pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, Core> {
+        self.cores.iter_mut()
+    }
+}
+
+impl Index<usize> for CoreSet {
+    type Output = Core;
+    fn index(&self, core: usize) -> &Core {
+        &self.cores[core - self.first]
+    }
+}
+
+impl IndexMut<usize> for CoreSet {
+    fn index_mut(&mut self, core: usize) -> &mut Core {
+        &mut self.cores[core - self.first]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cores_are_indexed_by_their_host_wide_number() {
+        let mut set = CoreSet::new(5, vec![Core::default(); 2]);
+        set[6].busy = 7;
+        assert_eq!(set.range(), 5..7);
+        assert_eq!(set[5].busy, 0);
+        assert_eq!(set[6].busy, 7);
+    }
+
+    #[test]
+    #[should_panic]
+    fn a_core_outside_the_set_is_a_bug_not_a_wrong_answer() {
+        let set = CoreSet::new(5, vec![Core::default(); 2]);
+        let _ = &set[4];
+    }
+}
