@@ -9,6 +9,9 @@
 #                                    each, about 1-2 minutes each), and with --repro the
 #                                    wall time of `rnic repro all` (several minutes each)
 #   scripts/bench.sh readme          the other README figures (about 7 minutes)
+#   scripts/bench.sh fabric          the fabric point: WebSearch at 50 % load on a k = 8
+#                                    fat-tree for 10 ms and a k = 16 one for 1 ms (one run
+#                                    each, several minutes and about 9 GB each)
 #   scripts/bench.sh compare [REV]   wall-time ratios of two reference commands against REV
 #                                    (default: the last commit before the model became
 #                                    components), each 5 times in turn
@@ -147,8 +150,34 @@ print(f"(medians of {runs} paired runs; the machine is shared, so compare within
 PY
 }
 
+# One fabric scenario: wall and CPU time, peak memory, events per simulated data packet
+# (each flow's bytes in PMTU-sized packets; ACKs, CNPs and pauses are not counted as
+# packets) and data packets per wall and per CPU second.
+fabric_point() {
+    local scenario=$1 json=/tmp/rnic-bench-fabric.json times=/tmp/rnic-bench-fabric.time
+    echo "== $scenario"
+    /usr/bin/time -f "%e %U %S %M" -o "$times" $NEW run "$scenario" --quiet --json "$json" >/dev/null
+    python3 - "$json" "$times" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+wall, user, sys_s, rss_kib = (float(x) for x in open(sys.argv[2]).read().split())
+pmtu = 4096
+packets = sum(-(-f["size_bytes"] // pmtu) for f in d["workload"]["flows"])
+cpu = user + sys_s
+print(f"{len(d['workload']['flows'])} flows, {d['simulated_time_us'] / 1e3:.1f} ms simulated, "
+      f"{packets / 1e6:.2f} M data packets, {d['events'] / 1e6:.1f} M events "
+      f"({d['events'] / packets:.0f} per data packet)")
+print(f"{wall:.1f} s wall, {cpu:.1f} s CPU: {packets / wall / 1e3:.0f} K data packets per wall "
+      f"second, {packets / cpu / 1e3:.0f} K per CPU second; peak memory {rss_kib / 2**20:.1f} GiB")
+PY
+}
+
 case "${1:-}" in
     compare) compare "${2:-}"; exit 0 ;;
+    fabric)
+        fabric_point scenarios/fabrics/bench-k8.toml
+        fabric_point scenarios/fabrics/bench-k16.toml
+        exit 0 ;;
     readme) ;;
     *) side_by_side "$@"; exit 0 ;;
 esac

@@ -174,9 +174,21 @@ fn gb(bytes: u64) -> String {
 /// window shorter than [`MIN_WINDOW_MESSAGES`] messages on the wire, a footprint above
 /// the memory budget.
 pub fn check_run(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
-    let p = ModelParams::from_config(cfg);
     let nodes = spec.clients.max(1) as usize + 1;
-    crate::net::topology::check(cfg, nodes).map_err(|e| UsageError(e.to_string()))?;
+    let switches =
+        crate::net::topology::switch_buffers(cfg, nodes).map_err(|e| UsageError(e.to_string()))?;
+    check_run_on(cfg, spec, &switches)
+}
+
+/// [`check_run`] on a topology planned once for every flow of a run (planning a fabric of a
+/// thousand hosts for each of its thousands of flows took longer than the run): `switches`
+/// are its switches' buffers.
+pub fn check_run_on(
+    cfg: &Config,
+    spec: &PerfSpec,
+    switches: &[crate::net::topology::SwitchBuffer],
+) -> Result<(), UsageError> {
+    let p = ModelParams::from_config(cfg);
     crate::workload::check_ud_duplicates(cfg).map_err(UsageError)?;
     crate::workload::check_reliability_transport(cfg).map_err(UsageError)?;
     let inline = u64::from(cfg.host.inline_bytes);
@@ -233,7 +245,7 @@ pub fn check_run(cfg: &Config, spec: &PerfSpec) -> Result<(), UsageError> {
             check_read_window(cfg, spec, size)?;
         }
         check_perf_mrs(cfg, spec, size)?;
-        check_switch_buffer(cfg, spec, size)?;
+        check_switch_buffer(cfg, spec, size, switches)?;
         check_rx_buffer(cfg, spec, size)?;
         check_clock_range(cfg, spec, size, &p)?;
         if let Some(short) = short_window(cfg, spec, size) {
@@ -391,10 +403,12 @@ fn longest_frame(cfg: &Config, spec: &PerfSpec, size: u64) -> LongestFrame {
 /// impairments, or its WQEs with RETRY_EXC_ERR. Every switch of the topology is held to it:
 /// the star's and the wan topology's (`net.switch_buffer_bytes`) and each of a topology
 /// file's (its own `buffer_bytes`, else `net.switch_buffer_bytes`); back to back has none.
-fn check_switch_buffer(cfg: &Config, spec: &PerfSpec, size: u64) -> Result<(), UsageError> {
-    let nodes = spec.clients.max(1) as usize + 1;
-    let switches =
-        crate::net::topology::switch_buffers(cfg, nodes).map_err(|e| UsageError(e.to_string()))?;
+fn check_switch_buffer(
+    cfg: &Config,
+    spec: &PerfSpec,
+    size: u64,
+    switches: &[crate::net::topology::SwitchBuffer],
+) -> Result<(), UsageError> {
     let Some(smallest) = switches.iter().min_by_key(|s| s.bytes) else {
         return Ok(());
     };

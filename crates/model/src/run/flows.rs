@@ -46,10 +46,14 @@ pub fn check_flows(cfg: &Config, spec: &FlowsSpec) -> Result<(), UsageError> {
             )));
         }
     }
+    // The topology is planned once for the run's nodes; each flow is checked as the perf
+    // run of its own clients (its buffers, its windows).
+    let nodes = spec.clients.max(1) as usize + 1;
+    let switches =
+        crate::net::topology::switch_buffers(cfg, nodes).map_err(|e| UsageError(e.to_string()))?;
     for (i, f) in spec.flows.iter().enumerate() {
         crate::limits::check_flow_mrs(cfg, i, f)?;
-        let mut one = f.as_perf();
-        one.clients = spec.clients;
+        let one = f.as_perf();
         // Named by the flow's own key (perftest's -D and -n are no keys of a flow).
         for &size in &one.sizes {
             if let Some(short) = crate::limits::short_window(cfg, &one, size) {
@@ -63,7 +67,7 @@ pub fn check_flows(cfg: &Config, spec: &FlowsSpec) -> Result<(), UsageError> {
                 )));
             }
         }
-        crate::limits::check_run(cfg, &one)
+        crate::limits::check_run_on(cfg, &one, &switches)
             .map_err(|e| UsageError(format!("flow[{i}] ({}): {}", f.name, e.0)))?;
     }
     Ok(())

@@ -451,3 +451,31 @@ fn a_window_shorter_than_the_runs_timeouts_is_marked_not_settled() {
     assert_eq!(r.flows[0].window_settled, Some(true), "{:?}", r.flows[0]);
     assert_eq!(r.flows[0].long_run, None);
 }
+
+/// A flow is checked against the memory budget for its own clients, not for every node of
+/// the network: a 64 MiB WRITE between two of 200 nodes needs about 200 MB, not the 13 GB
+/// of 200 clients' buffers that refused it before.
+#[test]
+fn a_flow_between_two_of_many_nodes_is_budgeted_for_its_own_two() {
+    let mut cfg = baseline(10.0);
+    cfg.sim.max_memory_gb = 1.0;
+    let mut f = flow("big", PerfTest::WriteBw, 64 << 20, 1, &[7]);
+    f.server = 3;
+    let spec = FlowsSpec {
+        flows: vec![f.clone()],
+        clients: 199,
+        pcap: None,
+    };
+    rnic_model::run::check_flows(&cfg, &spec).expect("two nodes' buffers fit in 1 GB");
+    // The same flow to every other node does not.
+    f.clients = (0..200).filter(|&n| n != 3).collect();
+    let all = FlowsSpec {
+        flows: vec![f],
+        ..spec
+    };
+    let e = rnic_model::run::check_flows(&cfg, &all).unwrap_err().0;
+    assert!(
+        e.contains("flow[0] (big)") && e.contains("sim.max_memory_gb"),
+        "{e}"
+    );
+}
