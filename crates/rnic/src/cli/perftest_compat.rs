@@ -7,7 +7,7 @@
 //! The implemented flags are `rnic perf`'s own arguments (`-s -n -q -t -a -m -D -u -A
 //! --report_gbits -o -l -I -c RC --output -w -y -H -U --latency_gap -e --recv_post_list --inline_recv -N`, and `-V`/`-h`, which every rnic command has). The list below and those arguments together cover every flag
 //! in the help texts of perftest 4.5's `ib_{write,read,send,atomic}_{bw,lat}`
-//! (`tests/fixtures/perftest/`, checked by `tests/perftest_flags.rs`).
+//! (`tests/fixtures/perftest/`, checked by `tests/cli/perftest_flags.rs`).
 
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 use Treatment::{Ignored, Refused};

@@ -13,7 +13,7 @@
 //! Every claim, with its threshold and its source, is listed in `docs/claims.md`, generated
 //! from this registry ([`docs`]) and kept in sync by a test. Every experiment also has a
 //! reduced run through the model in `tests/repro_<key>_reduced.rs` (a few points per claim,
-//! the same evaluator; [`run_sweeps`] runs it), which `tests/repro_registry.rs` requires.
+//! the same evaluator; [`run_sweeps`] runs it), which `tests/cli/repro_registry.rs` requires.
 //!
 //! Outputs go to `<out>/<id>/`: the sweeps' own CSV, JSON and per-metric plots, plus
 //! `<id>.csv` (the figures' data), `<stem>.png`/`.svg` (the figures), `claims.csv` and

@@ -12,8 +12,6 @@
 
 use std::path::{Path, PathBuf};
 
-mod common;
-
 /// One quoted number: where, the words, the command, and what its output must contain.
 struct Quote {
     chapter: &'static str,
@@ -338,7 +336,7 @@ fn the_quoted_words_are_still_in_the_chapters() {
 fn each_quoted_number_is_what_its_command_prints() {
     let mut wrong = Vec::new();
     for q in QUOTES {
-        let (code, out, err) = common::rnic_at_root(q.args);
+        let (code, out, err) = crate::common::rnic_at_root(q.args);
         let both = format!("{out}{err}");
         let absent: Vec<_> = q.output.iter().filter(|o| !both.contains(**o)).collect();
         if code != 0 || !absent.is_empty() {

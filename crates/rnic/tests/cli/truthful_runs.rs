@@ -2,8 +2,7 @@
 //! that did not complete say so (exit 3, with the reason), bad requests are refused before
 //! the work (exit 2), each moved byte is counted once.
 
-mod common;
-use common::rnic;
+use crate::common::rnic;
 
 use std::process::Command;
 

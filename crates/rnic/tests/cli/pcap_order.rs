@@ -4,8 +4,7 @@
 //! possibly before frames that arrive in the meantime; the capture still has to be written
 //! in the order the frames were on the wire.
 
-mod common;
-use common::rnic;
+use crate::common::rnic;
 
 /// Every record's timestamp (ns) of a classic little-endian nanosecond pcap.
 fn timestamps_ns(path: &std::path::Path) -> Vec<u64> {

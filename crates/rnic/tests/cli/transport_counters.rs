@@ -3,8 +3,7 @@
 //! adding up to the run's totals and matching between the side that sends a NAK and the
 //! side that receives it.
 
-mod common;
-use common::rnic;
+use crate::common::rnic;
 
 use rnic::report::PerfResult;
 

@@ -3,8 +3,7 @@
 //! land every byte (the payload oracle checks each placed payload), and a verb the
 //! out-of-order QP cannot run is refused with an error naming the field.
 
-mod common;
-use common::rnic;
+use crate::common::rnic;
 
 fn write_bw(extra: &[&str]) -> serde_json::Value {
     let base = [

@@ -5,8 +5,6 @@
 //! from each paused port, as many as the run counted), decoded by tshark as MAC control
 //! PFC frames when it is installed, and byte for byte the same for the same seed.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -30,22 +28,22 @@ const INCAST: [&str; 12] = [
 ];
 
 fn scratch(name: &str) -> PathBuf {
-    common::capture_scratch("pfc-capture", name)
+    crate::common::capture_scratch("pfc-capture", name)
 }
 
 /// Runs the incast with `extra` settings; returns the capture's bytes and the JSON result.
 fn incast(dir: &Path, name: &str, extra: &[&str]) -> (Vec<u8>, Value) {
     let args: Vec<&str> = INCAST.iter().chain(extra).copied().collect();
-    common::run_captured(&args, dir, name)
+    crate::common::run_captured(&args, dir, name)
 }
 
 fn stat(v: &Value, key: &str) -> u64 {
-    common::json_stat(v, key)
+    crate::common::json_stat(v, key)
 }
 
 /// The PFC frames of a capture, parsed; every MAC control frame must parse.
 fn pfc_frames(pcap: &[u8]) -> Vec<PfcRepr> {
-    common::pcap_frames(pcap)
+    crate::common::pcap_frames(pcap)
         .into_iter()
         .filter(|f| pfc::is_mac_control(f))
         .map(|f| {
@@ -88,7 +86,7 @@ fn the_incast_capture_holds_its_pause_frames() {
     );
 
     if external_tool("tshark", &["--version"]) {
-        let rows = common::tshark_rows(
+        let rows = crate::common::tshark_rows(
             &dir.join("a.pcap"),
             &[
                 "-Y",

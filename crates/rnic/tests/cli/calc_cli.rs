@@ -1,8 +1,7 @@
 //! `rnic calc` on the command line: the list, the long-distance paper's queue depth, the
 //! frame size it divides by, JSON, and errors that name the flag.
 
-mod common;
-use common::rnic;
+use crate::common::rnic;
 
 #[test]
 fn calc_alone_lists_what_it_computes() {

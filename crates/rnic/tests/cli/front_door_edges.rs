@@ -3,8 +3,7 @@
 //! of flags given values out of range; each refused with its exit status and a message that
 //! names the file, the flag and the limit, never a hang or a guess.
 
-mod common;
-use common::rnic;
+use crate::common::rnic;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 

@@ -1,8 +1,7 @@
 //! The `rnic` binary: usage errors exit 2 with a message naming the flag or field, never a
 //! panic; `config show` works without the model.
 
-mod common;
-use common::rnic;
+use crate::common::rnic;
 
 #[test]
 fn usage_errors_exit_2() {

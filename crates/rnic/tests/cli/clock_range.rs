@@ -3,8 +3,7 @@
 //! time than the clock can count, is refused with exit 2 naming the field; a run that
 //! reaches the clock's horizon anyway stops there and says so (exit 3).
 
-mod common;
-use common::rnic;
+use crate::common::rnic;
 
 use rnic_model::config::schema::{Kind, FIELDS};
 

@@ -18,15 +18,13 @@
 //!   byte for byte; with `RNIC_BLESS=1` as well, the snapshot is rewritten from the run.
 //!
 //! After a model change, rerun `repro all`, refresh the snapshot (`RNIC_DOCS_ALL=1
-//! RNIC_BLESS=1 cargo test -p rnic --test doc_repro_numbers`, or copy `out/repro/*/claims.csv`
+//! RNIC_BLESS=1 cargo test -p rnic --test cli doc_repro_numbers::`, or copy `out/repro/*/claims.csv`
 //! and `out/repro/EXP/EXP.csv`), then fix the chapters this test names.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use rnic::repro::claim::{headline, parse_claims_csv, Claim, ClaimKind};
-
-mod common;
 
 /// Numbers in claim-table rows that recall a parameter or an earlier run, not this run's
 /// measurement: (experiment, number as written without commas, why).
@@ -78,7 +76,7 @@ struct Measured {
 }
 
 fn snapshot_dir() -> PathBuf {
-    common::repo_root().join("docs/book/src/repro/measured")
+    crate::common::repo_root().join("docs/book/src/repro/measured")
 }
 
 fn load(dir: &Path) -> BTreeMap<String, Measured> {
@@ -169,7 +167,7 @@ struct Row {
 }
 
 fn rows(known: &BTreeMap<String, Measured>) -> Vec<Row> {
-    let dir = common::repo_root().join("docs/book/src/repro");
+    let dir = crate::common::repo_root().join("docs/book/src/repro");
     let mut out = Vec::new();
     for entry in std::fs::read_dir(&dir).expect("the chapters") {
         let path = entry.expect("an entry").path();
@@ -296,9 +294,9 @@ fn a_fresh_repro_all_measures_the_snapshot() {
         eprintln!("skipped: set RNIC_DOCS_ALL=1 to run repro all and compare");
         return;
     }
-    let out = common::repo_root().join("target/doc-repro");
+    let out = crate::common::repo_root().join("target/doc-repro");
     let (code, _, err) =
-        common::rnic_at_root(&["repro", "all", "--quiet", "--out", out.to_str().unwrap()]);
+        crate::common::rnic_at_root(&["repro", "all", "--quiet", "--out", out.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     let bless = std::env::var_os("RNIC_BLESS").is_some();
     let mut differ = Vec::new();
@@ -351,7 +349,7 @@ fn the_readme_counts_what_repro_all_judged() {
             format!("{name} {pass}/{all}")
         })
         .collect();
-    let readme = std::fs::read_to_string(common::repo_root().join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(crate::common::repo_root().join("README.md")).unwrap();
     let flat = readme.split_whitespace().collect::<Vec<_>>().join(" ");
     let want = [
         format!("runs the {} experiments", known.len()),

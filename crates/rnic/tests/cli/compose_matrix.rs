@@ -12,8 +12,7 @@
 //! of frames lost (every mechanism's retransmission path: go-back-N's NAKs and timeouts,
 //! ORNIC's bitmap NAKs and timeouts, the accelerator's resends).
 
-mod common;
-use common::rnic;
+use crate::common::rnic;
 
 use rnic::report::{PerfResult, RunStatus};
 

@@ -125,9 +125,9 @@ fn message_rate_points_reach_51200_qps() {
 
 #[test]
 fn every_experiment_has_a_reduced_run_in_the_suite() {
-    // A paper's reduced reproductions live in tests/repro_<key>_reduced.rs and name each of
-    // its experiments, so a new experiment cannot land without one.
-    let tests = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    // A paper's reduced reproductions live in tests/cli/repro_<key>_reduced.rs and name each
+    // of its experiments, so a new experiment cannot land without one.
+    let tests = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli");
     for p in PAPERS {
         let file = tests.join(format!("repro_{}_reduced.rs", p.key));
         let text =

@@ -3,8 +3,7 @@
 //! it pauses its link peer (`net.pfc = true`) or drops and lets go-back-N recover. Either
 //! way the run ends `ok` with every byte verified and a rate PCIe can carry.
 
-mod common;
-use common::rnic;
+use crate::common::rnic;
 
 use rnic::config::Config;
 use rnic::report::{PerfResult, RunStatus};
@@ -118,7 +117,7 @@ fn a_pcie_bound_incast_without_pfc_drops_and_recovers() {
 fn a_server_link_faster_than_pcie_runs_at_the_pcie_rate() {
     // The server's link runs at 400 Gb/s, four times its clients' and three times its
     // PCIe link's 128 Gb/s.
-    let (dir, topology) = common::fat_server_link_topology("rx-buffer");
+    let (dir, topology) = crate::common::fat_server_link_topology("rx-buffer");
     let args = [
         "write-bw",
         "-s",

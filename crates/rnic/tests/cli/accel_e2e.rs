@@ -9,8 +9,6 @@
 //! Needs root (namespaces, raw sockets). Skips with the reason otherwise, unless
 //! RNIC_REQUIRE_EXTERNAL_TOOLS=1, which makes a missing prerequisite a failure.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
@@ -128,11 +126,11 @@ impl Drop for Topology {
 
 /// Waits for `child` up to [`RUN_LIMIT`]; kills it and fails when it hangs.
 fn finish(child: Child, who: &str) -> Output {
-    common::finish_within(child, RUN_LIMIT, who)
+    crate::common::finish_within(child, RUN_LIMIT, who)
 }
 
 fn text(o: &Output) -> String {
-    common::output_text(o)
+    crate::common::output_text(o)
 }
 
 fn json_file(path: &Path) -> serde_json::Value {
