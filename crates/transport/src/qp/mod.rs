@@ -6,6 +6,7 @@
 //! per-QP timers are two optional deadlines feeding the device-wide heap.
 
 pub(crate) mod attr;
+mod service_attr;
 pub(crate) mod transition;
 
 pub use attr::{AddressVector, QpAttr, QpInit, QpState, MAX_RD_ATOMIC};
