@@ -17,14 +17,19 @@ pub struct SourceFile {
 
 /// Every non-test source file under `src_dir`, sorted by path.
 pub fn read_sources(src_dir: &Path) -> Vec<SourceFile> {
+    non_test_files(src_dir)
+        .iter()
+        .map(|f| read_source(src_dir, f))
+        .collect()
+}
+
+/// The source files under `src_dir` but `tests.rs` files, sorted by path.
+fn non_test_files(src_dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     collect_rs_files(src_dir, &mut files);
     files.sort();
+    files.retain(|f| f.file_name().is_some_and(|n| n != "tests.rs"));
     files
-        .iter()
-        .filter(|f| f.file_name().is_some_and(|n| n != "tests.rs"))
-        .map(|f| read_source(src_dir, f))
-        .collect()
 }
 
 fn collect_rs_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -363,12 +368,8 @@ pub fn function_lengths(src_dir: &Path) -> Vec<FunctionLength> {
 /// `(path in src, code)` of every source file under `src_dir` but `tests.rs` files, without
 /// its test module, comments and strings; sorted by path.
 fn non_test_code(src_dir: &Path) -> Vec<(String, String)> {
-    let mut files = Vec::new();
-    collect_rs_files(src_dir, &mut files);
-    files.sort();
-    files
+    non_test_files(src_dir)
         .iter()
-        .filter(|f| f.file_name().is_some_and(|n| n != "tests.rs"))
         .map(|path| {
             let text = fs::read_to_string(path).expect("source file is readable");
             let file = path
