@@ -215,7 +215,7 @@ impl Pair {
         service: rnic_transport::ServiceType,
         qkey: u32,
     ) -> Result<(u32, u32), VerbsError> {
-        use rnic_transport::{QpState, ReliabilityMode, ServiceType};
+        use rnic_transport::{ReliabilityMode, ServiceType};
         if service == ServiceType::Rc {
             return self.connect(p);
         }
@@ -232,7 +232,6 @@ impl Pair {
         };
         let qa = create(&mut self.nodes[A])?;
         let qb = create(&mut self.nodes[B])?;
-        let ud = service == ServiceType::Ud;
         let ends = [
             (A, qa, qb, p.start_psn_b, p.start_psn_a),
             (B, qb, qa, p.start_psn_a, p.start_psn_b),
@@ -241,36 +240,9 @@ impl Pair {
             let peer = &self.nodes[1 - me];
             let av = AddressVector::new(peer.mac, peer.ip);
             let dev = &mut self.nodes[me].dev;
-            dev.modify_qp(
-                qpn,
-                &QpAttr {
-                    state: QpState::Init,
-                    port: Some(1),
-                    pkey: Some(0xFFFF),
-                    access: (!ud).then_some(Access::all()),
-                    qkey: ud.then_some(qkey),
-                    ..QpAttr::default()
-                },
-            )?;
-            dev.modify_qp(
-                qpn,
-                &QpAttr {
-                    state: QpState::Rtr,
-                    av: Some(av),
-                    path_mtu: Some(p.pmtu),
-                    dest_qp_num: Some(peer_qpn),
-                    rq_psn: (!ud).then_some(rq_psn),
-                    ..QpAttr::default()
-                },
-            )?;
-            dev.modify_qp(
-                qpn,
-                &QpAttr {
-                    state: QpState::Rts,
-                    sq_psn: Some(sq_psn),
-                    ..QpAttr::default()
-                },
-            )?;
+            dev.modify_qp(qpn, &QpAttr::init_for(service, Access::all(), qkey))?;
+            dev.modify_qp(qpn, &QpAttr::rtr_for(service, av, p.pmtu, peer_qpn, rq_psn))?;
+            dev.modify_qp(qpn, &QpAttr::rts_for(service, sq_psn))?;
         }
         Ok((qa, qb))
     }

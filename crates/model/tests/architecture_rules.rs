@@ -6,8 +6,10 @@ mod architecture;
 
 use std::path::Path;
 
-use architecture::graph::{cycles, imports, Import};
-use architecture::scan::{function_lengths, read_sources};
+use architecture::graph::{cycles, imports, imports_by_file, Import};
+use architecture::scan::{
+    function_lengths, inherent_impl_files, inherent_impl_types, read_sources,
+};
 
 /// One rule: a module matching `from` never imports a module matching `never`, unless it
 /// matches `except`. A pattern is a module (`nic/scheduler`) or a folder and everything in
@@ -391,6 +393,58 @@ fn no_function_outside_tests_is_longer_than_150_lines_beyond_the_known_ones() {
         split.is_empty(),
         "split, remove from KNOWN_LONG_FUNCTIONS: {split:?}"
     );
+}
+
+/// Most files one type of the transport may have inherent `impl` blocks in: its own, and
+/// at most two parts that are too close to it to own their state (the queue pair's
+/// requester and responder). A reliability mode or a service is a part with a type and a
+/// folder of its own, not one more `impl Qp` file.
+const MAX_IMPL_FILES_PER_TYPE: usize = 3;
+
+#[test]
+fn no_transport_type_has_inherent_impl_blocks_in_more_than_3_files() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../transport/src");
+    let spread = inherent_impl_files(&src);
+    assert!(
+        spread.contains_key("Qp"),
+        "the scanner sees `impl Qp`: {spread:?}"
+    );
+    let wide: Vec<_> = spread
+        .iter()
+        .filter(|(_, files)| files.len() > MAX_IMPL_FILES_PER_TYPE)
+        .collect();
+    assert!(
+        wide.is_empty(),
+        "types with impl blocks in over {MAX_IMPL_FILES_PER_TYPE} files: {wide:?}"
+    );
+}
+
+/// The transport's import graph, a file a module, has no cycles: the queue pair holds its
+/// parts' state (`requester/state.rs`, `responder/state.rs`, `ooo/qp_state.rs`), which
+/// imports nothing of the QP, and the parts' behaviour imports the QP. A file naming a
+/// sibling through its folder's re-exports (`ooo/bitmap.rs` → `crate::ooo::BlockPool`) is
+/// not an import of the folder's `mod.rs`, and is left out.
+#[test]
+fn the_transport_import_graph_has_no_cycles() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../transport/src");
+    let mut imports = imports_by_file(&read_sources(&src));
+    imports.retain(|i| !i.from.starts_with(&format!("{}/", i.to)));
+    let qp_state = |i: &Import| i.from == "qp" && i.to == "requester/state";
+    assert!(
+        imports.iter().any(qp_state),
+        "the scanner sees the QP's imports"
+    );
+    assert_eq!(cycles(&imports), Vec::<Vec<String>>::new());
+}
+
+/// The impl scanner tells an inherent block from a trait's and from `impl Trait` in a
+/// signature, so the rule above cannot pass by seeing nothing or fail on the wrong things.
+#[test]
+fn the_impl_scanner_finds_inherent_blocks_only() {
+    let code = "impl Qp {\n    fn f() -> impl Iterator<Item = u8> {\n    }\n}\n\
+                impl<'a> FrameSink<'a> {\n}\nimpl Drop for Qp {\n}\n\
+                impl crate::x::Part {\n}\n";
+    assert_eq!(inherent_impl_types(code), ["Qp", "FrameSink", "Part"]);
 }
 
 fn model_imports() -> Vec<Import> {

@@ -4,6 +4,7 @@ use crate::cq::{Completion, CqId, CqTable};
 use crate::error::{RxDrop, VerbsError};
 use crate::memory::Memory;
 use crate::mr::{Access, MrKeys, MrTable};
+use crate::ooo::qp_state::OooQp;
 use crate::op::{is_rc_response, packets_for};
 use crate::pd::PdId;
 use crate::psn::PSN_MASK;
@@ -11,8 +12,8 @@ use crate::qp::{
     post_completion, recv_completion, Ctx, FrameSink, Qp, QpAttr, QpInit, QpState, TxOut,
 };
 use crate::reliability::ReliabilityMode;
-use crate::requester::SendWqe;
-use crate::responder::MAX_MSG_BYTES;
+use crate::requester::state::SendWqe;
+use crate::responder::state::MAX_MSG_BYTES;
 use crate::service::ServiceType;
 use crate::stats::TransportStats;
 use crate::timer::TimerHeap;
@@ -405,7 +406,7 @@ impl Device {
         }
         qp.service.check_wr(&wr, wr.sgl_len(), qp.cfg.pmtu)?;
         let len = validate_send_wr(&wr, max_sge, &qp.cfg)?;
-        qp.ooo_check_wr(&wr)?;
+        OooQp::check_wr(qp, &wr)?;
         if qp.state == QpState::Err {
             let mut ctx = Ctx {
                 mrs: &mut self.mrs,
@@ -537,16 +538,16 @@ impl Device {
             now_ps,
         };
         let r = if op.is_ooo() {
-            qp.ooo_receive(&mut ctx, mem, &f.roce)
+            OooQp::receive(qp, &mut ctx, mem, &f.roce)
         } else if qp.service == ServiceType::Uc {
             ctx.stats.rx_requests += 1;
-            qp.handle_uc_request(&mut ctx, mem, &f.roce)
+            crate::uc::handle_request(qp, &mut ctx, mem, &f.roce)
         } else if qp.service == ServiceType::Ud {
             ctx.stats.rx_requests += 1;
             let ip = frame
                 .get(ETH_HEADER_BYTES..ETH_HEADER_BYTES + 20)
                 .unwrap_or(&[]);
-            qp.handle_ud_request(&mut ctx, mem, &f.roce, ip)
+            crate::ud::handle_request(qp, &mut ctx, mem, &f.roce, ip)
         } else if is_request {
             ctx.stats.rx_requests += 1;
             qp.handle_request(&mut ctx, mem, &f.roce)
@@ -622,7 +623,7 @@ impl Device {
     /// `(L_Key, address)` at the requester. `None` when nothing would be written, and for
     /// other QPs and opcodes. The NIC translates that page before the frame is placed.
     pub fn ooo_payload_target(&self, qpn: u32, opcode: Opcode, psn: u32) -> Option<(u32, u64)> {
-        self.qp(qpn)?.ooo_payload_target(opcode, psn)
+        OooQp::payload_target(self.qp(qpn)?, opcode, psn)
     }
 
     /// The local buffer of the RoCEv2 READ whose first response has PSN `psn` on `qpn`:
@@ -700,7 +701,7 @@ impl Device {
         if let Some(m) = qp.next_response(&mut ctx, &mut out, mem) {
             return Some(m);
         }
-        if let Some(m) = qp.ooo_next(&mut ctx, &mut out, mem) {
+        if let Some(m) = OooQp::next(qp, &mut ctx, &mut out, mem) {
             return Some(m);
         }
         qp.next_request(&mut ctx, &mut out, mem)
@@ -738,8 +739,8 @@ impl Device {
             if qp.req.ack_deadline_ps.get().is_some_and(|d| d <= now_ps) {
                 qp.on_ack_timeout(&mut ctx);
             }
-            if qp.ooo_deadline().is_some_and(|d| d <= now_ps) {
-                qp.ooo_on_timer(&mut ctx);
+            if OooQp::deadline(qp).is_some_and(|d| d <= now_ps) {
+                OooQp::on_timer(qp, &mut ctx);
             }
             self.after_qp_change(qpn);
         }

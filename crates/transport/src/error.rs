@@ -2,7 +2,7 @@
 
 use crate::cq::CqId;
 use crate::pd::PdId;
-use crate::qp::QpState;
+use crate::qp::state::QpState;
 use rnic_wire::{Opcode, WireError};
 use thiserror::Error;
 

@@ -4,8 +4,15 @@
 //! WQE; a million QPs with one WQE each would keep a million of those blocks. The same
 //! list moves from the WR into the queued WQE without being copied or reallocated.
 
-use crate::wr::Sge;
 use core::ops::{Deref, DerefMut};
+
+/// A scatter/gather element: `len` bytes at `addr`, inside the region of `lkey`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Sge {
+    pub addr: u64,
+    pub len: u32,
+    pub lkey: u32,
+}
 
 /// The scatter/gather list of a [`SendWr`](crate::SendWr). Builds from a `Vec`, a slice, an
 /// array or one [`Sge`] (`.into()`), and reads as a `&[Sge]`.

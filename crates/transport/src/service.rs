@@ -14,7 +14,8 @@
 use crate::error::VerbsError;
 use crate::op::{request_opcode, Pos};
 use crate::qp::attr::AttrMask;
-use crate::qp::{transition, QpState};
+use crate::qp::state::QpState;
+use crate::qp::transition;
 use crate::wr::{SendWr, WrOpcode};
 use rnic_wire::Opcode;
 

@@ -1,14 +1,7 @@
 //! Work requests as the application posts them.
 
+pub use crate::inline_sgl::Sge;
 use crate::inline_sgl::Sgl;
-
-/// A scatter/gather element: `len` bytes at `addr`, inside the region of `lkey`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct Sge {
-    pub addr: u64,
-    pub len: u32,
-    pub lkey: u32,
-}
 
 /// Remote buffer of a WRITE, READ or atomic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

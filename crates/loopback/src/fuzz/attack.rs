@@ -1,13 +1,14 @@
-//! The loop every live-QP fuzzer runs: a guarded pair and a seeded RNG, each forged frame
+//! The one loop every live-QP fuzzer runs: a guarded pair and a seeded RNG, each forged frame
 //! aimed at one end and injected there, a broken QP pair replaced, and at the end a second of
-//! simulated time and the memory check. The fuzzers differ in what they forge and in the
-//! real traffic they post, not in this.
+//! simulated time and the memory check. The fuzzers are [`Mode`]s: they differ in how their
+//! pair connects, the real traffic they post and the frames they forge (each mode's frame
+//! generator), and in what a QP leaving RTS means; not in this loop.
 
 use rnic_sim::Rng;
 use rnic_transport::{MrKeys, QpState, RemoteAddr, SendWr, Sge, WrOpcode};
 
 use super::arena::{check_memory, dest_qp, guarded_pair, inject, BASE, PMTU};
-use crate::pair::{Pair, QpParams, A, B};
+use crate::pair::{Pair, A, B};
 
 /// A fuzzing run's state: the pair under attack (guard bytes around its registered regions)
 /// with each node's MR keys, the RNG every choice draws from, the frame being forged and the
@@ -70,33 +71,97 @@ impl Attack {
         broken(A, qps.0) || broken(B, qps.1)
     }
 
-    /// Replaces the broken pair `qps` by a fresh one connected with `params` (after
-    /// `drain`, which runs once the old pair has had 200 µs to finish what it can).
-    pub fn reconnect(
-        &mut self,
-        qps: (u32, u32),
-        params: QpParams,
-        drain: impl FnOnce(&mut Pair),
-    ) -> Result<(u32, u32), String> {
+    /// Replaces the broken pair `qps` by a fresh one of `mode` (after its drain, which runs
+    /// once the old pair has had 200 µs to finish what it can).
+    fn reconnect(&mut self, qps: (u32, u32), mode: &mut impl Mode) -> Result<(u32, u32), String> {
         self.pair.run(self.pair.now_ps() + 200_000_000);
-        drain(&mut self.pair);
+        mode.drain(&mut self.pair);
         // Destroying may be refused while work is in flight; a leaked QP is harmless here.
         let _ = self.pair.nodes[A].dev.destroy_qp(qps.0);
         let _ = self.pair.nodes[B].dev.destroy_qp(qps.1);
-        self.pair.connect(params).map_err(|e| e.to_string())
+        mode.connect(&mut self.pair)
     }
 
-    /// Ends the attack: a simulated second for what is in flight, `drain` (which may poll
-    /// and count), then the memory check. Returns the frames the pair exchanged and the
+    /// Ends the attack: a simulated second for what is in flight, the mode's drain (which may
+    /// poll and count), then the memory check. Returns the frames the pair exchanged and the
     /// frames the devices dropped.
-    pub fn finish(&mut self, drain: impl FnOnce(&mut Pair)) -> Result<(u64, u64), String> {
+    fn finish(&mut self, mode: &mut impl Mode) -> Result<(u64, u64), String> {
         self.pair.run(self.pair.now_ps() + 1_000_000_000);
-        drain(&mut self.pair);
+        mode.drain(&mut self.pair);
         let frames = self.pair.frames_sent();
         let dropped = self.pair.nodes.iter().map(|n| n.rx_dropped).sum::<u64>();
         check_memory(&self.pair)?;
         Ok((frames, dropped))
     }
+}
+
+/// What one live fuzzer adds to the loop of [`run`]: its QP pair, its real traffic, its
+/// frame generator and what it counts beside the loop's [`Counts`].
+pub(super) trait Mode {
+    /// Chance per input that a real operation is posted before the forged frame.
+    const POST_CHANCE: f64;
+
+    /// Creates and connects the QP pair under attack.
+    fn connect(&mut self, pair: &mut Pair) -> Result<(u32, u32), String>;
+
+    /// Posts one real operation, so forged frames meet work in flight.
+    fn post_real_op(&mut self, at: &mut Attack, qps: (u32, u32));
+
+    /// The mode's frame generator: forges the next hostile frame into `at.frame`.
+    fn forge(&mut self, at: &mut Attack, t: Target);
+
+    /// After each injection (the pair as the frame left it).
+    fn after_inject(&mut self, _pair: &mut Pair) {}
+
+    /// A QP of the pair left RTS: `Ok` replaces the pair, `Err` ends the run with it.
+    fn on_broken(&mut self, _pair: &Pair, _qps: (u32, u32)) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Polls what is left of a pair before it is replaced, and at the end of the run.
+    fn drain(&mut self, _pair: &mut Pair) {}
+}
+
+/// What the loop of [`run`] counts for every mode.
+#[derive(Debug, Default)]
+pub(super) struct Counts {
+    pub inputs: u64,
+    /// Frames the devices refused (forged at injection, and any dropped by the end).
+    pub refused: u64,
+    /// QP pairs connected because an earlier pair left RTS.
+    pub reconnects: u64,
+    pub real_ops_posted: u64,
+    pub frames_exchanged: u64,
+}
+
+/// Attacks a pair of `mode`'s QPs with `inputs` forged frames from `seed`. `Err` names the
+/// first access outside a registered region, a changed guard byte, or what the mode refused.
+pub(super) fn run<M: Mode>(seed: u64, inputs: u64, mode: &mut M) -> Result<Counts, String> {
+    let mut at = Attack::new(seed)?;
+    let mut qps = mode.connect(&mut at.pair)?;
+    let mut counts = Counts::default();
+    for _ in 0..inputs {
+        counts.inputs += 1;
+        if at.rng.gen_bool(M::POST_CHANCE) {
+            mode.post_real_op(&mut at, qps);
+            counts.real_ops_posted += 1;
+        }
+        let t = at.aim(qps);
+        mode.forge(&mut at, t);
+        if at.inject(t.dst) {
+            counts.refused += 1;
+        }
+        mode.after_inject(&mut at.pair);
+        if at.broken(qps) {
+            mode.on_broken(&at.pair, qps)?;
+            qps = at.reconnect(qps, mode)?;
+            counts.reconnects += 1;
+        }
+    }
+    let (frames, dropped) = at.finish(mode)?;
+    counts.frames_exchanged = frames;
+    counts.refused += dropped;
+    Ok(counts)
 }
 
 /// A real, signaled work request from node `from` of `len` bytes at `BASE + off`, aimed at

@@ -12,7 +12,7 @@ use rnic_transport::{MrKeys, OooParams, ReliabilityMode, WrOpcode};
 use rnic_wire::{OooAckEthRepr, Opcode};
 
 use super::arena::{emit_to, hostile_psn, hostile_va, payload_len, LEN, PMTU};
-use super::attack::{real_wr, Attack, Target};
+use super::attack::{real_wr, run, Attack, Mode, Target};
 use crate::corpus::random_roce;
 use crate::pair::{Pair, QpParams, A, B};
 
@@ -49,50 +49,64 @@ pub fn fuzz_live_ooo_qps(
     inputs: u64,
     mp_rdma: bool,
 ) -> Result<LiveOooFuzzReport, String> {
-    let mut at = Attack::new(seed)?;
-    // Short timers, so forged traffic meets every state: timeouts, turns, resends.
-    let ooo = OooParams {
-        ack_turn_ps: 2_000_000,
-        timeout_ps: 20_000_000,
-        ..OooParams::default()
+    let mut mode = OutOfOrder {
+        mp_rdma,
+        completed: 0,
     };
-    let params = QpParams {
-        pmtu: PMTU,
-        reliability: if mp_rdma {
-            ReliabilityMode::MpRdma(ooo)
-        } else {
-            ReliabilityMode::Ornic(ooo)
-        },
-        ..QpParams::default()
-    };
-    let mut qps = at.pair.connect(params).map_err(|e| e.to_string())?;
-    let mut report = LiveOooFuzzReport::default();
+    let c = run(seed, inputs, &mut mode)?;
+    Ok(LiveOooFuzzReport {
+        inputs: c.inputs,
+        refused: c.refused,
+        reconnects: c.reconnects,
+        real_ops_posted: c.real_ops_posted,
+        real_ops_completed: mode.completed,
+        frames_exchanged: c.frames_exchanged,
+    })
+}
 
-    for _ in 0..inputs {
-        report.inputs += 1;
-        if at.rng.gen_bool(0.02) {
-            post_write(&mut at.pair, &mut at.rng, qps, &at.keys);
-            report.real_ops_posted += 1;
-        }
-        let t = at.aim(qps);
-        forge(&mut at, t);
-        if at.inject(t.dst) {
-            report.refused += 1;
-        }
-        report.real_ops_completed += count_done(&mut at.pair);
-        if at.broken(qps) {
-            let mut done = 0;
-            qps = at.reconnect(qps, params, |pair| done = count_done(pair))?;
-            report.real_ops_completed += done;
-            report.reconnects += 1;
-        }
+/// ORNIC (or MP-RDMA) QPs with short timers, so forged traffic meets every state: timeouts,
+/// turns, resends; counting the real WQEs that complete.
+struct OutOfOrder {
+    mp_rdma: bool,
+    completed: u64,
+}
+
+impl Mode for OutOfOrder {
+    const POST_CHANCE: f64 = 0.02;
+
+    fn connect(&mut self, pair: &mut Pair) -> Result<(u32, u32), String> {
+        let ooo = OooParams {
+            ack_turn_ps: 2_000_000,
+            timeout_ps: 20_000_000,
+            ..OooParams::default()
+        };
+        let params = QpParams {
+            pmtu: PMTU,
+            reliability: if self.mp_rdma {
+                ReliabilityMode::MpRdma(ooo)
+            } else {
+                ReliabilityMode::Ornic(ooo)
+            },
+            ..QpParams::default()
+        };
+        pair.connect(params).map_err(|e| e.to_string())
     }
-    let mut done = 0;
-    let (frames, dropped) = at.finish(|pair| done = count_done(pair))?;
-    report.real_ops_completed += done;
-    report.frames_exchanged = frames;
-    report.refused += dropped;
-    Ok(report)
+
+    fn post_real_op(&mut self, at: &mut Attack, qps: (u32, u32)) {
+        post_write(&mut at.pair, &mut at.rng, qps, &at.keys);
+    }
+
+    fn forge(&mut self, at: &mut Attack, t: Target) {
+        forge(at, t);
+    }
+
+    fn after_inject(&mut self, pair: &mut Pair) {
+        self.completed += count_done(pair);
+    }
+
+    fn drain(&mut self, pair: &mut Pair) {
+        self.completed += count_done(pair);
+    }
 }
 
 /// Successful completions polled from both nodes.

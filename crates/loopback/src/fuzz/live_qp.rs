@@ -12,7 +12,7 @@ use rnic_transport::{MrKeys, WrOpcode};
 use rnic_wire::Opcode;
 
 use super::arena::{emit_to, hostile_psn, hostile_va, payload_len, LEN, PMTU};
-use super::attack::{real_wr, Attack, Target};
+use super::attack::{real_wr, run, Attack, Mode, Target};
 use crate::conformance::RC_OPCODES;
 use crate::corpus::random_roce;
 use crate::pair::{Pair, QpParams, A, B};
@@ -32,40 +32,45 @@ pub struct LiveQpFuzzReport {
 /// Injects `inputs` hostile frames. `Err` names the first access outside a registered region
 /// or a guard byte that changed.
 pub fn fuzz_live_qps(seed: u64, inputs: u64) -> Result<LiveQpFuzzReport, String> {
-    let mut at = Attack::new(seed)?;
-    let params = QpParams {
-        pmtu: PMTU,
-        timeout: 1,
-        retry_cnt: 2,
-        rnr_retry: 1,
-        ..QpParams::default()
-    };
-    let mut qps = at.pair.connect(params).map_err(|e| e.to_string())?;
-    let mut report = LiveQpFuzzReport::default();
+    let c = run(seed, inputs, &mut GoBackN)?;
+    Ok(LiveQpFuzzReport {
+        inputs: c.inputs,
+        refused: c.refused,
+        reconnects: c.reconnects,
+        real_ops_posted: c.real_ops_posted,
+        frames_exchanged: c.frames_exchanged,
+    })
+}
 
-    for _ in 0..inputs {
-        report.inputs += 1;
-        if at.rng.gen_bool(0.05) {
-            post_real_op(&mut at.pair, &mut at.rng, qps, &at.keys);
-            report.real_ops_posted += 1;
-        }
-        let t = at.aim(qps);
-        forge(&mut at, t, &RC_OPCODES);
-        if at.inject(t.dst) {
-            report.refused += 1;
-        }
-        if at.broken(qps) {
-            qps = at.reconnect(qps, params, |pair| {
-                pair.completions(A);
-                pair.completions(B);
-            })?;
-            report.reconnects += 1;
-        }
+/// Go-back-N RC QPs with short timers and few retries, so the attack breaks them often.
+struct GoBackN;
+
+impl Mode for GoBackN {
+    const POST_CHANCE: f64 = 0.05;
+
+    fn connect(&mut self, pair: &mut Pair) -> Result<(u32, u32), String> {
+        let params = QpParams {
+            pmtu: PMTU,
+            timeout: 1,
+            retry_cnt: 2,
+            rnr_retry: 1,
+            ..QpParams::default()
+        };
+        pair.connect(params).map_err(|e| e.to_string())
     }
-    let (frames, dropped) = at.finish(|_| {})?;
-    report.frames_exchanged = frames;
-    report.refused += dropped;
-    Ok(report)
+
+    fn post_real_op(&mut self, at: &mut Attack, qps: (u32, u32)) {
+        post_real_op(&mut at.pair, &mut at.rng, qps, &at.keys);
+    }
+
+    fn forge(&mut self, at: &mut Attack, t: Target) {
+        forge(at, t, &RC_OPCODES);
+    }
+
+    fn drain(&mut self, pair: &mut Pair) {
+        pair.completions(A);
+        pair.completions(B);
+    }
 }
 
 /// Real traffic, so requesters have outstanding work for forged responses to hit.

@@ -9,10 +9,10 @@
 
 use rnic_sim::Rng;
 use rnic_transport::{MrKeys, QpState, RecvWr, ServiceType, Sge, WrOpcode};
-use rnic_wire::FrameRepr;
+use rnic_wire::{FrameRepr, Opcode};
 
 use super::arena::{BASE, LEN, PMTU};
-use super::attack::{real_wr, Attack};
+use super::attack::{real_wr, run, Attack, Mode, Target};
 use super::live_qp::forge;
 use crate::conformance::{UD_QKEY, UNRELIABLE_OPCODES};
 use crate::pair::{Pair, QpParams, A, B};
@@ -36,51 +36,82 @@ pub fn fuzz_unreliable_qps(
     inputs: u64,
     service: ServiceType,
 ) -> Result<UnreliableFuzzReport, String> {
-    let mut at = Attack::new(seed)?;
-    let params = QpParams {
-        pmtu: PMTU,
-        ..QpParams::default()
-    };
-    let qps = at
-        .pair
-        .connect_service(params, service, UD_QKEY)
-        .map_err(|e| e.to_string())?;
-    let ops: Vec<_> = UNRELIABLE_OPCODES
+    let ops = UNRELIABLE_OPCODES
         .iter()
         .copied()
         .filter(|op| service.carries(*op))
         .collect();
-    let mut report = UnreliableFuzzReport::default();
-    for _ in 0..inputs {
-        report.inputs += 1;
-        if at.rng.gen_bool(0.05) {
-            post_real_op(&mut at.pair, &mut at.rng, qps, &at.keys, service);
-            report.real_ops_posted += 1;
-        }
-        let t = at.aim(qps);
-        forge(&mut at, t, &ops);
+    let mut mode = Unreliable {
+        service,
+        ops,
+        qps: (0, 0),
+        messages_received: 0,
+    };
+    let c = run(seed, inputs, &mut mode)?;
+    Ok(UnreliableFuzzReport {
+        inputs: c.inputs,
+        refused: c.refused,
+        real_ops_posted: c.real_ops_posted,
+        messages_received: mode.messages_received,
+        frames_exchanged: c.frames_exchanged,
+    })
+}
+
+/// A UC or UD pair, attacked mostly with its service's opcodes; a QP leaving RTS is a
+/// failure, not a pair to replace.
+struct Unreliable {
+    service: ServiceType,
+    /// The service's own opcodes, which forged frames mostly carry.
+    ops: Vec<Opcode>,
+    /// The pair, for the messages its receivers count.
+    qps: (u32, u32),
+    messages_received: u64,
+}
+
+impl Mode for Unreliable {
+    const POST_CHANCE: f64 = 0.05;
+
+    fn connect(&mut self, pair: &mut Pair) -> Result<(u32, u32), String> {
+        let params = QpParams {
+            pmtu: PMTU,
+            ..QpParams::default()
+        };
+        self.qps = pair
+            .connect_service(params, self.service, UD_QKEY)
+            .map_err(|e| e.to_string())?;
+        Ok(self.qps)
+    }
+
+    fn post_real_op(&mut self, at: &mut Attack, qps: (u32, u32)) {
+        post_real_op(&mut at.pair, &mut at.rng, qps, &at.keys, self.service);
+    }
+
+    /// The live-QP frame generator over the service's opcodes; mostly with the right Q_Key,
+    /// so UD's checks past the Q_Key are reached.
+    fn forge(&mut self, at: &mut Attack, t: Target) {
+        forge(at, t, &self.ops);
         if at.rng.gen_bool(0.7) {
             set_qkey(&mut at.frame, UD_QKEY);
         }
-        if at.inject(t.dst) {
-            report.refused += 1;
-        }
+    }
+
+    fn on_broken(&mut self, pair: &Pair, qps: (u32, u32)) -> Result<(), String> {
         for (n, q) in [(A, qps.0), (B, qps.1)] {
-            let st = at.pair.nodes[n].dev.qp_state(q);
+            let st = pair.nodes[n].dev.qp_state(q);
             if st != Some(QpState::Rts) {
                 return Err(format!("node {n} QP {q:#x} left RTS: {st:?}"));
             }
         }
+        Ok(())
     }
-    let (frames, dropped) = at.finish(|pair| {
-        report.messages_received = [(A, qps.0), (B, qps.1)]
+
+    fn drain(&mut self, pair: &mut Pair) {
+        let (a, b) = self.qps;
+        self.messages_received = [(A, a), (B, b)]
             .iter()
             .map(|&(n, q)| pair.nodes[n].dev.qp_messages_received(q))
             .sum();
-    })?;
-    report.frames_exchanged = frames;
-    report.refused += dropped;
-    Ok(report)
+    }
 }
 
 /// Rewrites the DETH Q_Key of a forged UD frame (re-emitted so the ICRC stays valid);

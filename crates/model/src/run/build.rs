@@ -994,30 +994,13 @@ fn connect_unreliable(
     rqpn: u32,
     (sq_psn, rq_psn): (u32, u32),
 ) -> Result<(), (&'static str, rnic_transport::VerbsError)> {
-    let ud = transport == crate::config::Transport::Ud;
-    let init = QpAttr {
-        state: rnic_transport::QpState::Init,
-        port: Some(1),
-        pkey: Some(0xFFFF),
-        access: (!ud).then_some(Access::all()),
-        qkey: ud.then_some(rnic_transport::service::DEFAULT_QKEY),
-        ..QpAttr::default()
-    };
+    let service = service(transport);
+    let qkey = rnic_transport::service::DEFAULT_QKEY;
+    let init = QpAttr::init_for(service, Access::all(), qkey);
     dev.modify_qp(qpn, &init).map_err(|x| ("INIT", x))?;
-    let rtr = QpAttr {
-        state: rnic_transport::QpState::Rtr,
-        av: Some(av),
-        path_mtu: Some(profile.pmtu),
-        dest_qp_num: Some(rqpn),
-        rq_psn: (!ud).then_some(rq_psn),
-        ..QpAttr::default()
-    };
+    let rtr = QpAttr::rtr_for(service, av, profile.pmtu, rqpn, rq_psn);
     dev.modify_qp(qpn, &rtr).map_err(|x| ("RTR", x))?;
-    let rts = QpAttr {
-        state: rnic_transport::QpState::Rts,
-        sq_psn: Some(sq_psn),
-        ..QpAttr::default()
-    };
+    let rts = QpAttr::rts_for(service, sq_psn);
     dev.modify_qp(qpn, &rts).map_err(|x| ("RTS", x))?;
     Ok(())
 }

@@ -52,12 +52,31 @@ pub fn unit_of(module: &[String]) -> String {
 
 /// Every import between two different modules, in file order.
 pub fn imports(sources: &[SourceFile]) -> Vec<Import> {
+    imports_between(sources, unit_of)
+}
+
+/// Every import between two different files (`qp/mod.rs` is `qp`, `lib.rs` is `lib`): the
+/// granularity of a crate whose folders hold a type's state apart from its behaviour (the
+/// transport's `requester/state.rs` beside `requester/mod.rs`).
+pub fn imports_by_file(sources: &[SourceFile]) -> Vec<Import> {
+    let file_unit = |module: &[String]| {
+        if module.is_empty() {
+            "lib".to_string()
+        } else {
+            module.join("/")
+        }
+    };
+    imports_between(sources, file_unit)
+}
+
+/// Every import between two different units of `unit`, in file order.
+fn imports_between(sources: &[SourceFile], unit: impl Fn(&[String]) -> String) -> Vec<Import> {
     let modules: BTreeSet<Vec<String>> = sources.iter().map(|s| s.module.clone()).collect();
     let mut out = Vec::new();
     for source in sources {
-        let from = unit_of(&source.module);
+        let from = unit(&source.module);
         for path in &source.named_paths {
-            let to = unit_of(&longest_module_prefix(&modules, path));
+            let to = unit(&longest_module_prefix(&modules, path));
             if to != from && to != "lib" {
                 out.push(Import {
                     from: from.clone(),

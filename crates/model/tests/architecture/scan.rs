@@ -17,14 +17,19 @@ pub struct SourceFile {
 
 /// Every non-test source file under `src_dir`, sorted by path.
 pub fn read_sources(src_dir: &Path) -> Vec<SourceFile> {
+    non_test_files(src_dir)
+        .iter()
+        .map(|f| read_source(src_dir, f))
+        .collect()
+}
+
+/// The source files under `src_dir` but `tests.rs` files, sorted by path.
+fn non_test_files(src_dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     collect_rs_files(src_dir, &mut files);
     files.sort();
+    files.retain(|f| f.file_name().is_some_and(|n| n != "tests.rs"));
     files
-        .iter()
-        .filter(|f| f.file_name().is_some_and(|n| n != "tests.rs"))
-        .map(|f| read_source(src_dir, f))
-        .collect()
 }
 
 fn collect_rs_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -346,23 +351,9 @@ pub struct FunctionLength {
 
 /// Every function with a body in the non-test code under `src_dir`.
 pub fn function_lengths(src_dir: &Path) -> Vec<FunctionLength> {
-    let mut files = Vec::new();
-    collect_rs_files(src_dir, &mut files);
-    files.sort();
     let mut out = Vec::new();
-    for path in files
-        .iter()
-        .filter(|f| f.file_name().is_some_and(|n| n != "tests.rs"))
-    {
-        let text = fs::read_to_string(path).expect("source file is readable");
-        let file = path
-            .strip_prefix(src_dir)
-            .expect("under src")
-            .to_string_lossy()
-            .replace('\\', "/");
-        let code: Vec<char> = strip_comments_and_strings(&without_test_module(&text))
-            .chars()
-            .collect();
+    for (file, code) in non_test_code(src_dir) {
+        let code: Vec<char> = code.chars().collect();
         for (name, lines) in functions_in(&code) {
             out.push(FunctionLength {
                 file: file.clone(),
@@ -372,6 +363,26 @@ pub fn function_lengths(src_dir: &Path) -> Vec<FunctionLength> {
         }
     }
     out
+}
+
+/// `(path in src, code)` of every source file under `src_dir` but `tests.rs` files, without
+/// its test module, comments and strings; sorted by path.
+fn non_test_code(src_dir: &Path) -> Vec<(String, String)> {
+    non_test_files(src_dir)
+        .iter()
+        .map(|path| {
+            let text = fs::read_to_string(path).expect("source file is readable");
+            let file = path
+                .strip_prefix(src_dir)
+                .expect("under src")
+                .to_string_lossy()
+                .replace('\\', "/");
+            (
+                file,
+                strip_comments_and_strings(&without_test_module(&text)),
+            )
+        })
+        .collect()
 }
 
 /// `(name, lines)` of each `fn` with a body in `code` (nested ones too).
@@ -402,6 +413,63 @@ fn functions_in(code: &[char]) -> Vec<(String, usize)> {
         if let Some(close) = close {
             let lines = code[i..=close].iter().filter(|&&c| c == '\n').count() + 1;
             out.push((name, lines));
+        }
+    }
+    out
+}
+
+/// For each type with an inherent `impl` block (not a trait's) in the non-test code under
+/// `src_dir`, the files that hold one: a type whose methods spread over many files is one
+/// object the import graph cannot see into (every file is the same `impl`).
+pub fn inherent_impl_files(
+    src_dir: &Path,
+) -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+    let mut out: std::collections::BTreeMap<_, std::collections::BTreeSet<_>> = Default::default();
+    for (file, code) in non_test_code(src_dir) {
+        for name in inherent_impl_types(&code) {
+            out.entry(name).or_default().insert(file.clone());
+        }
+    }
+    out
+}
+
+/// The type of each `impl ... {` header in `code` that names no trait (`impl<'a> Qp<'a>`
+/// gives `Qp`; `impl Trait for Qp` nothing).
+pub fn inherent_impl_types(code: &str) -> Vec<String> {
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = Vec::new();
+    for (i, _) in code.match_indices("impl") {
+        // An impl item starts its line (`-> impl Trait` and `x: impl Fn` do not).
+        let line_start = code[..i].rfind('\n').map_or(0, |n| n + 1);
+        let after = code[i + 4..].chars().next();
+        if !code[line_start..i].trim().is_empty() || !after.is_some_and(|c| c == ' ' || c == '<') {
+            continue;
+        }
+        let Some(len) = code[i..].find(['{', ';']) else {
+            continue;
+        };
+        let header = &code[i + 4..i + len];
+        if header.split_whitespace().any(|w| w == "for") || code[i + len..].starts_with(';') {
+            continue;
+        }
+        let mut depth = 0i32;
+        let rest: String = header
+            .chars()
+            .skip_while(|&c| {
+                match c {
+                    '<' => depth += 1,
+                    '>' => depth -= 1,
+                    _ => {}
+                }
+                depth > 0 || c == '>' || c.is_whitespace()
+            })
+            .collect();
+        let path: String = rest
+            .chars()
+            .take_while(|&c| is_ident(c) || c == ':')
+            .collect();
+        if let Some(name) = path.rsplit("::").next().filter(|n| !n.is_empty()) {
+            out.push(name.to_string());
         }
     }
     out

@@ -33,6 +33,8 @@ pub(crate) mod ooo_read;
 mod ooo_requester;
 mod ooo_responder;
 mod ornic_array;
+pub(crate) mod qp_state;
+pub(crate) mod read_state;
 mod rto;
 mod segment;
 mod shared_pool;

@@ -18,12 +18,10 @@ use crate::cq::WcStatus;
 use crate::error::{RxDrop, VerbsError};
 use crate::memory::Memory;
 use crate::mr::{Access, MrTable};
-use crate::ooo::{
-    AckPolicy, BitmapDesign, OooRequester, OooResponder, OooSegment, PlaceTarget, SharedPool,
-};
+use crate::ooo::qp_state::OooQp;
+use crate::ooo::{OooRequester, OooResponder, OooSegment, PlaceTarget};
 use crate::pd::PdId;
 use crate::qp::{min_deadline, post_completion, Ctx, Qp, QpState, TxOut};
-use crate::reliability::{OooParams, ReliabilityMode};
 use crate::sgl::gather;
 use crate::wr::{SendWr, WrOpcode};
 use crate::TxMeta;
@@ -31,72 +29,6 @@ use rnic_wire::{
     AethRepr, AethSyndrome, BthRepr, NakCode, OooAckEthRepr, Opcode, RethRepr, RoceRepr,
     CREDITS_UNLIMITED,
 };
-
-/// The out-of-order state of one QP.
-pub(crate) struct OooQp {
-    pub(crate) params: OooParams,
-    pub(crate) design: BitmapDesign,
-    policy: AckPolicy,
-    /// Set at RTS (needs the send PSN).
-    pub(crate) req: Option<OooRequester>,
-    /// Set at RTR (needs the receive PSN).
-    resp: Option<OooResponder>,
-    /// The device's pool, shared with its other out-of-order QPs.
-    pub(crate) pool: SharedPool,
-    /// The R_Key of the current inbound WQE, from the FSpot its start address came from.
-    rkey: u32,
-    /// The send queue's head WR was handed to the requester.
-    posted: bool,
-    /// The ACK register's scheduler turn came: send it.
-    ack_due: bool,
-    /// The out-of-order READ, both sides (`ooo_read.rs`).
-    pub(crate) read: super::ooo_read::OooRead,
-}
-
-impl core::fmt::Debug for OooQp {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("OooQp")
-            .field("design", &self.design)
-            .field("posted", &self.posted)
-            .finish_non_exhaustive()
-    }
-}
-
-impl OooQp {
-    fn new(mode: ReliabilityMode, pool: SharedPool) -> Option<OooQp> {
-        let (params, design, policy) = match mode {
-            ReliabilityMode::GoBackN => return None,
-            ReliabilityMode::Ornic(p) => (
-                p,
-                BitmapDesign::Ornic,
-                AckPolicy::Aggregated {
-                    turn_ps: p.ack_turn_ps.max(1),
-                },
-            ),
-            ReliabilityMode::MpRdma(p) => (p, BitmapDesign::MpRdma, AckPolicy::PerPacket),
-        };
-        Some(OooQp {
-            params,
-            design,
-            policy,
-            req: None,
-            resp: None,
-            pool,
-            rkey: 0,
-            posted: false,
-            ack_due: false,
-            read: Default::default(),
-        })
-    }
-
-    /// PSNs the requester may have beyond the cumulative ACK: the receive bitmap's reach.
-    fn window(&self) -> u32 {
-        match self.design {
-            BitmapDesign::MpRdma => self.params.otd,
-            _ => self.params.nodes * self.params.block_bits,
-        }
-    }
-}
 
 /// Host memory behind one R_Key, as a responder's placement target.
 struct MrTarget<'a> {
@@ -118,36 +50,22 @@ impl PlaceTarget for MrTarget<'_> {
     }
 }
 
-impl Drop for OooQp {
-    /// Gives the blocks the QP's bitmaps hold back to the device's pool: the other QPs need
-    /// them, whatever ended this QP (reset, error, destroy).
-    fn drop(&mut self) {
-        let mut pool = self.pool.borrow_mut();
-        if let Some(r) = self.resp.as_mut() {
-            r.release_blocks(&mut pool);
-        }
-        if let Some(w) = self.read.wqe.as_mut() {
-            w.bitmap.release(&mut pool);
-        }
-    }
-}
-
-impl Qp {
-    /// Creates, resets or completes the out-of-order state after a modify_qp to `self.state`.
-    pub(crate) fn ooo_after_modify(&mut self) {
-        let Some((mode, pool)) = self.ooo_setup.as_deref().cloned() else {
+impl OooQp {
+    /// Creates, resets or completes the out-of-order state after a modify_qp to `qp.state`.
+    pub(crate) fn after_modify(qp: &mut Qp) {
+        let Some((mode, pool)) = qp.ooo_setup.as_deref().cloned() else {
             return;
         };
-        match self.state {
-            QpState::Reset | QpState::Err => self.ooo = None,
+        match qp.state {
+            QpState::Reset | QpState::Err => qp.ooo = None,
             QpState::Init => {
-                if self.ooo.is_none() {
-                    self.ooo = OooQp::new(mode, pool).map(Box::new);
+                if qp.ooo.is_none() {
+                    qp.ooo = OooQp::new(mode, pool).map(Box::new);
                 }
             }
             QpState::Rtr | QpState::Rts => {
-                let (epsn, psn, pmtu) = (self.resp.epsn, self.req.psn, self.cfg.pmtu);
-                let o = self.ooo.get_or_insert_with(|| {
+                let (epsn, psn, pmtu) = (qp.resp.epsn, qp.req.psn, qp.cfg.pmtu);
+                let o = qp.ooo.get_or_insert_with(|| {
                     Box::new(OooQp::new(mode, pool).expect("an out-of-order mode"))
                 });
                 if o.resp.is_none() {
@@ -163,7 +81,7 @@ impl Qp {
                         epsn,
                     ));
                 }
-                if self.state == QpState::Rts && o.req.is_none() {
+                if qp.state == QpState::Rts && o.req.is_none() {
                     // READ responses are numbered in a space of their own, which starts,
                     // like the WRITEs', at the send queue's first PSN.
                     o.read.next_psn = psn;
@@ -180,8 +98,8 @@ impl Qp {
     }
 
     /// An out-of-order QP takes WRITE and READ WRs only.
-    pub(crate) fn ooo_check_wr(&self, wr: &SendWr) -> Result<(), VerbsError> {
-        if self.mode().ooo().is_some() && !matches!(wr.opcode, WrOpcode::Write | WrOpcode::Read) {
+    pub(crate) fn check_wr(qp: &Qp, wr: &SendWr) -> Result<(), VerbsError> {
+        if qp.mode().ooo().is_some() && !matches!(wr.opcode, WrOpcode::Write | WrOpcode::Read) {
             return Err(VerbsError::InvalidWr {
                 reason: "an out-of-order QP (qp.reliability = \"ornic\" or \"mp_rdma\") posts \
                          WRITE and READ only; use a go-back-N QP for other verbs",
@@ -191,11 +109,11 @@ impl Qp {
     }
 
     /// Hands the send queue's head WR to the requester when it is idle.
-    fn ooo_feed(&mut self) {
-        if !matches!(self.state, QpState::Rts | QpState::Sqd) {
+    fn feed(qp: &mut Qp) {
+        if !matches!(qp.state, QpState::Rts | QpState::Sqd) {
             return;
         }
-        let Some(o) = self.ooo.as_deref_mut() else {
+        let Some(o) = qp.ooo.as_deref_mut() else {
             return;
         };
         let Some(req) = o.req.as_mut() else { return };
@@ -205,7 +123,7 @@ impl Qp {
         if o.read.wqe.is_some() {
             return;
         }
-        if let Some(w) = self.req.sq.front() {
+        if let Some(w) = qp.req.sq.front() {
             if w.wr.opcode != WrOpcode::Write {
                 return;
             }
@@ -216,17 +134,17 @@ impl Qp {
     }
 
     /// The QP has an out-of-order frame to send now.
-    pub(crate) fn ooo_wants_transmit(&self) -> bool {
-        let Some(o) = self.ooo.as_deref() else {
+    pub(crate) fn wants_transmit(qp: &Qp) -> bool {
+        let Some(o) = qp.ooo.as_deref() else {
             return false;
         };
-        let (read_responses, read_requests) = self.ooo_read_wants();
+        let (read_responses, read_requests) = OooQp::read_wants(qp);
         let resp = o.resp.as_ref().is_some_and(|r| r.has_queued()) || o.ack_due || read_responses;
-        let sending = matches!(self.state, QpState::Rts | QpState::Sqd);
+        let sending = matches!(qp.state, QpState::Rts | QpState::Sqd);
         let req = sending
             && match &o.req {
                 Some(r) if o.posted => r.peek_packet().is_some(),
-                Some(_) => self
+                Some(_) => qp
                     .req
                     .sq
                     .front()
@@ -236,9 +154,9 @@ impl Qp {
         resp || req || (sending && read_requests)
     }
 
-    /// What [`Qp::ooo_next`] would build next.
-    pub(crate) fn ooo_peek(&self) -> Option<crate::TxPeek> {
-        let o = self.ooo.as_deref()?;
+    /// What [`OooQp::next`] would build next.
+    pub(crate) fn peek(qp: &Qp) -> Option<crate::TxPeek> {
+        let o = qp.ooo.as_deref()?;
         if o.resp.as_ref().is_some_and(|r| r.has_queued()) || o.ack_due {
             return Some(crate::TxPeek {
                 is_response: true,
@@ -246,17 +164,17 @@ impl Qp {
                 is_retransmit: false,
             });
         }
-        if let Some(n) = self.ooo_read_peek_response() {
+        if let Some(n) = OooQp::read_peek_response(qp) {
             return Some(crate::TxPeek {
                 is_response: true,
                 payload_len: n,
                 is_retransmit: false,
             });
         }
-        if !matches!(self.state, QpState::Rts | QpState::Sqd) {
+        if !matches!(qp.state, QpState::Rts | QpState::Sqd) {
             return None;
         }
-        if self.ooo_read_wants().1 {
+        if OooQp::read_wants(qp).1 {
             return Some(crate::TxPeek {
                 is_response: false,
                 payload_len: 0,
@@ -267,12 +185,12 @@ impl Qp {
         let (payload_len, is_retransmit) = if o.posted {
             req.peek_packet()?
         } else {
-            let w = self
+            let w = qp
                 .req
                 .sq
                 .front()
                 .filter(|w| w.wr.opcode == WrOpcode::Write)?;
-            (w.len.min(self.cfg.pmtu), false)
+            (w.len.min(qp.cfg.pmtu), false)
         };
         Some(crate::TxPeek {
             is_response: false,
@@ -282,8 +200,8 @@ impl Qp {
     }
 
     /// Earliest out-of-order deadline: the requester's timeout, the ACK scheduler's turn.
-    pub(crate) fn ooo_deadline(&self) -> Option<u64> {
-        let o = self.ooo.as_deref()?;
+    pub(crate) fn deadline(qp: &Qp) -> Option<u64> {
+        let o = qp.ooo.as_deref()?;
         let a = o.req.as_ref().and_then(|r| r.poll_timeout());
         // A turn that came is served by the next transmit, not fired again.
         let b = if o.ack_due {
@@ -295,9 +213,9 @@ impl Qp {
     }
 
     /// Fires the out-of-order deadlines at or before `now_ps`.
-    pub(crate) fn ooo_on_timer(&mut self, ctx: &mut Ctx<'_>) {
+    pub(crate) fn on_timer(qp: &mut Qp, ctx: &mut Ctx<'_>) {
         let now = ctx.now_ps;
-        let Some(o) = self.ooo.as_deref_mut() else {
+        let Some(o) = qp.ooo.as_deref_mut() else {
             return;
         };
         if let Some(r) = o.req.as_mut() {
@@ -313,31 +231,31 @@ impl Qp {
         {
             o.ack_due = true;
         }
-        self.ooo_read_on_timer(ctx);
+        OooQp::read_on_timer(qp, ctx);
     }
 
     /// Builds the next out-of-order frame (responder output first, then data).
-    pub(crate) fn ooo_next(
-        &mut self,
+    pub(crate) fn next(
+        qp: &mut Qp,
         ctx: &mut Ctx<'_>,
         out: &mut TxOut<'_>,
         mem: &dyn Memory,
     ) -> Option<TxMeta> {
-        self.ooo.as_ref()?;
-        if let Some(m) = self.ooo_next_ack(ctx, out) {
+        qp.ooo.as_ref()?;
+        if let Some(m) = OooQp::next_ack(qp, ctx, out) {
             return Some(m);
         }
-        if let Some(m) = self.ooo_read_next_response(ctx, out, mem) {
+        if let Some(m) = OooQp::read_next_response(qp, ctx, out, mem) {
             return Some(m);
         }
-        if let Some(m) = self.ooo_read_next_request(ctx, out) {
+        if let Some(m) = OooQp::read_next_request(qp, ctx, out) {
             return Some(m);
         }
-        self.ooo_next_data(ctx, out, mem)
+        OooQp::next_data(qp, ctx, out, mem)
     }
 
-    fn ooo_next_ack(&mut self, ctx: &mut Ctx<'_>, out: &mut TxOut<'_>) -> Option<TxMeta> {
-        let o = self.ooo.as_deref_mut()?;
+    fn next_ack(qp: &mut Qp, ctx: &mut Ctx<'_>, out: &mut TxOut<'_>) -> Option<TxMeta> {
+        let o = qp.ooo.as_deref_mut()?;
         let resp = o.resp.as_mut()?;
         let seg = resp.poll_transmit(ctx.now_ps);
         o.ack_due = false;
@@ -367,18 +285,18 @@ impl Qp {
             OooSegment::Write { .. } => return None,
         };
         let msn = resp.msn() & crate::psn::PSN_MASK;
-        let bth = self.ooo_bth(opcode, psn, false);
+        let bth = OooQp::bth(qp, opcode, psn, false);
         let roce = RoceRepr::new(bth, &[])
             .with_aeth(AethRepr { syndrome, msn })
             .with_ooo_ack(ooo_ack);
-        let frame_len = out.frame.emit(&self.cfg, roce, ctx.stats);
+        let frame_len = out.frame.emit(&qp.cfg, roce, ctx.stats);
         let s = &mut *ctx.stats;
         s.tx_acks += 1;
         if opcode == Opcode::OooNak {
             s.naks_sent.count(NakCode::PsnSequenceError);
         }
         Some(TxMeta {
-            qpn: self.qpn,
+            qpn: qp.qpn,
             opcode,
             psn,
             payload_len: 0,
@@ -388,23 +306,23 @@ impl Qp {
         })
     }
 
-    pub(crate) fn ooo_bth(&self, opcode: Opcode, psn: u32, ack_req: bool) -> BthRepr {
-        self.peer_bth(opcode, psn & crate::psn::PSN_MASK, ack_req, false)
+    pub(crate) fn bth(qp: &Qp, opcode: Opcode, psn: u32, ack_req: bool) -> BthRepr {
+        qp.peer_bth(opcode, psn & crate::psn::PSN_MASK, ack_req, false)
     }
 
-    fn ooo_next_data(
-        &mut self,
+    fn next_data(
+        qp: &mut Qp,
         ctx: &mut Ctx<'_>,
         out: &mut TxOut<'_>,
         mem: &dyn Memory,
     ) -> Option<TxMeta> {
-        if !matches!(self.state, QpState::Rts | QpState::Sqd) {
+        if !matches!(qp.state, QpState::Rts | QpState::Sqd) {
             return None;
         }
-        self.ooo_feed();
-        let o = self.ooo.as_deref_mut()?;
+        OooQp::feed(qp);
+        let o = qp.ooo.as_deref_mut()?;
         let p = o.req.as_mut()?.poll_packet(ctx.now_ps)?;
-        let w = self.req.sq.front()?;
+        let w = qp.req.sq.front()?;
         let remote = w.wr.remote.unwrap_or_default();
         let len = p.len as usize;
         out.scratch.resize(len, 0);
@@ -412,12 +330,12 @@ impl Qp {
             if let Err(e) = gather(
                 mem,
                 ctx.mrs,
-                self.pd,
+                qp.pd,
                 w.sgl.as_slice(),
                 p.offset,
                 &mut out.scratch[..len],
             ) {
-                self.fail_wqe(ctx, 0, e.local_status());
+                qp.fail_wqe(ctx, 0, e.local_status());
                 return None;
             }
         }
@@ -432,46 +350,33 @@ impl Qp {
             rkey: remote.rkey,
             dma_len: w.len,
         });
-        let bth = self.ooo_bth(opcode, p.psn, p.last);
+        let bth = OooQp::bth(qp, opcode, p.psn, p.last);
         let roce = RoceRepr::new(bth, &out.scratch[..len]).with_reth(reth);
-        let frame_len = out.frame.emit(&self.cfg, roce, ctx.stats);
-        let s = &mut *ctx.stats;
-        s.tx_requests += 1;
-        if p.retransmit {
-            s.retransmitted_packets += 1;
-        }
-        Some(TxMeta {
-            qpn: self.qpn,
-            opcode,
-            psn: p.psn & crate::psn::PSN_MASK,
-            payload_len: p.len,
-            frame_len,
-            is_retransmit: p.retransmit,
-            starts_ooo_wqe: p.offset == 0 && !p.retransmit,
-        })
+        let starts_wqe = p.offset == 0 && !p.retransmit;
+        Some(qp.send_request(&mut out.frame, ctx.stats, roce, p.retransmit, starts_wqe))
     }
 
     /// An out-of-order frame for this QP: data at the responder, ACK/NAK at the requester.
-    pub(crate) fn ooo_receive(
-        &mut self,
+    pub(crate) fn receive(
+        qp: &mut Qp,
         ctx: &mut Ctx<'_>,
         mem: &mut dyn Memory,
         pkt: &RoceRepr<'_>,
     ) -> Result<(), RxDrop> {
         let op = pkt.bth.opcode;
-        if self.ooo.is_none() {
+        if qp.ooo.is_none() {
             return Err(RxDrop::UnsupportedOpcode(op));
         }
         if op == Opcode::OooReadRequest {
-            return self.ooo_read_request(ctx, pkt);
+            return OooQp::read_request(qp, ctx, pkt);
         }
         if op == Opcode::OooReadResponse {
-            return self.ooo_read_response(ctx, mem, pkt);
+            return OooQp::read_response(qp, ctx, mem, pkt);
         }
         if op.is_request() {
-            self.ooo_receive_data(ctx, mem, pkt)
+            OooQp::receive_data(qp, ctx, mem, pkt)
         } else {
-            self.ooo_receive_ack(ctx, pkt)
+            OooQp::receive_ack(qp, ctx, pkt)
         }
     }
 
@@ -480,12 +385,12 @@ impl Qp {
     /// response of PSN `psn` lands in the local buffer (`(L_Key, address)`, from the READ
     /// WQE's start PSN and SGL the requester caches). `None` when nothing would be written
     /// (start not learnt, PSN outside the WQE, no READ in flight).
-    pub(crate) fn ooo_payload_target(&self, opcode: Opcode, psn: u32) -> Option<(u32, u64)> {
-        let o = self.ooo.as_deref()?;
+    pub(crate) fn payload_target(qp: &Qp, opcode: Opcode, psn: u32) -> Option<(u32, u64)> {
+        let o = qp.ooo.as_deref()?;
         match opcode {
             Opcode::OooReadResponse => {
-                let sgl = self.req.sq.front()?.sgl.as_slice();
-                o.read.response_target(psn, self.cfg.pmtu, sgl)
+                let sgl = qp.req.sq.front()?.sgl.as_slice();
+                o.read.response_target(psn, qp.cfg.pmtu, sgl)
             }
             Opcode::OooWriteSpot | Opcode::OooWriteLast => {
                 let addr = o.resp.as_ref()?.place_addr(psn)?;
@@ -495,14 +400,14 @@ impl Qp {
         }
     }
 
-    fn ooo_receive_data(
-        &mut self,
+    fn receive_data(
+        qp: &mut Qp,
         ctx: &mut Ctx<'_>,
         mem: &mut dyn Memory,
         pkt: &RoceRepr<'_>,
     ) -> Result<(), RxDrop> {
-        let pd = self.pd;
-        let o = self.ooo.as_deref_mut().ok_or(RxDrop::BadQpState)?;
+        let pd = qp.pd;
+        let o = qp.ooo.as_deref_mut().ok_or(RxDrop::BadQpState)?;
         let resp = o.resp.as_mut().ok_or(RxDrop::BadQpState)?;
         let op = pkt.bth.opcode;
         let last = op.is_last();
@@ -544,9 +449,9 @@ impl Qp {
         Err(RxDrop::OooNotPlaced(pkt.bth.psn))
     }
 
-    fn ooo_receive_ack(&mut self, ctx: &mut Ctx<'_>, pkt: &RoceRepr<'_>) -> Result<(), RxDrop> {
+    fn receive_ack(qp: &mut Qp, ctx: &mut Ctx<'_>, pkt: &RoceRepr<'_>) -> Result<(), RxDrop> {
         let now = ctx.now_ps;
-        let o = self.ooo.as_deref_mut().ok_or(RxDrop::BadQpState)?;
+        let o = qp.ooo.as_deref_mut().ok_or(RxDrop::BadQpState)?;
         let req = o.req.as_mut().ok_or(RxDrop::BadQpState)?;
         let ext = pkt.ooo_ack.unwrap_or_default();
         let msn = pkt.aeth.map_or(0, |a| a.msn);
@@ -567,13 +472,13 @@ impl Qp {
         req.handle_segment(now, seg);
         while req.poll_completion().is_some() {
             o.posted = false;
-            let Some(w) = self.req.sq.pop_front() else {
+            let Some(w) = qp.req.sq.pop_front() else {
                 break;
             };
-            self.sq_done += 1;
+            qp.sq_done += 1;
             if w.wr.signaled {
-                let c = w.completion(self.qpn, WcStatus::Success);
-                post_completion(ctx, self.send_cq, c);
+                let c = w.completion(qp.qpn, WcStatus::Success);
+                post_completion(ctx, qp.send_cq, c);
             }
         }
         Ok(())

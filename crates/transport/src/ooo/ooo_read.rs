@@ -21,89 +21,31 @@ use crate::cq::WcStatus;
 use crate::error::RxDrop;
 use crate::memory::Memory;
 use crate::mr::Access;
-use crate::ooo::{ReceiveBitmap, Recorded};
+use crate::ooo::qp_state::OooQp;
+use crate::ooo::read_state::{ReadWqe, ServeRange};
+use crate::ooo::Recorded;
 use crate::psn::PSN_MASK;
 use crate::qp::{post_completion, Ctx, Qp, QpState, TxOut};
 use crate::sgl::scatter;
-use crate::wr::Sge;
 use crate::TxMeta;
 use rnic_wire::{Opcode, RethRepr, RoceRepr};
 
 /// Ranges a responder queues at most; requests beyond are dropped (asked again on timeout).
 const MAX_SERVE_RANGES: usize = 64;
 
-/// A READ WQE in flight at the requester.
-pub(crate) struct ReadWqe {
-    start_psn: u32,
-    packets: u32,
-    len: u64,
-    pub(crate) bitmap: Box<dyn ReceiveBitmap>,
-    newest: u32,
-    nak_for_head: Option<u32>,
-    /// Ranges `(first offset, packets)` to request.
-    ask: VecDeque<(u32, u32)>,
-    deadline_ps: Option<u64>,
-}
-
-/// One range the responder serves: the next response's PSN, its VA, bytes left, the R_Key.
-#[derive(Clone, Copy)]
-pub(crate) struct ServeRange {
-    psn: u32,
-    va: u64,
-    left: u64,
-    rkey: u32,
-}
-
-/// The READ state of an out-of-order QP.
-///
-/// READs number their responses in a PSN space of their own (the WRITE responder's expected
-/// PSN must not move for them): `next_psn` is the first response PSN of the next READ.
-#[derive(Default)]
-pub(crate) struct OooRead {
-    pub wqe: Option<ReadWqe>,
-    pub serve: VecDeque<ServeRange>,
-    pub next_psn: u32,
-}
-
-impl OooRead {
-    pub(crate) fn deadline(&self) -> Option<u64> {
-        self.wqe.as_ref().and_then(|w| w.deadline_ps)
-    }
-
-    /// Where the response of PSN `psn` lands in the READ's local buffer `sgl`: the L_Key
-    /// and address of byte `(PSN − start PSN) × pmtu` of the SGL. `None` without a READ in
-    /// flight, for a PSN outside it, or beyond the SGL.
-    pub(crate) fn response_target(&self, psn: u32, pmtu: u32, sgl: &[Sge]) -> Option<(u32, u64)> {
-        let w = self.wqe.as_ref()?;
-        let off = psn.wrapping_sub(w.start_psn) & PSN_MASK;
-        if off >= w.packets {
-            return None;
-        }
-        let mut at = u64::from(off) * u64::from(pmtu.max(1));
-        for sge in sgl {
-            let len = u64::from(sge.len);
-            if at < len {
-                return Some((sge.lkey, sge.addr.checked_add(at)?));
-            }
-            at -= len;
-        }
-        None
-    }
-}
-
-impl Qp {
+impl OooQp {
     /// Starts the send queue's head WR if it is a READ and nothing is in flight; returns
     /// whether it is a READ (in flight or just started).
-    pub(crate) fn ooo_read_feed(&mut self) -> bool {
-        let pmtu = u64::from(self.cfg.pmtu.max(1));
-        let Some(w) = self.req.sq.front() else {
+    pub(crate) fn read_feed(qp: &mut Qp) -> bool {
+        let pmtu = u64::from(qp.cfg.pmtu.max(1));
+        let Some(w) = qp.req.sq.front() else {
             return false;
         };
         if w.wr.opcode != crate::wr::WrOpcode::Read {
             return false;
         }
         let len = u64::from(w.len);
-        let Some(o) = self.ooo.as_deref_mut() else {
+        let Some(o) = qp.ooo.as_deref_mut() else {
             return false;
         };
         if o.read.wqe.is_some() {
@@ -130,15 +72,15 @@ impl Qp {
     }
 
     /// Whether a READ request or response waits to be sent.
-    pub(crate) fn ooo_read_wants(&self) -> (bool, bool) {
-        let Some(o) = self.ooo.as_deref() else {
+    pub(crate) fn read_wants(qp: &Qp) -> (bool, bool) {
+        let Some(o) = qp.ooo.as_deref() else {
             return (false, false);
         };
         let responses = !o.read.serve.is_empty();
         let requests = o.read.wqe.as_ref().is_some_and(|w| !w.ask.is_empty())
             || (o.read.wqe.is_none()
                 && o.req.as_ref().is_some_and(|r| r.idle())
-                && self
+                && qp
                     .req
                     .sq
                     .front()
@@ -147,21 +89,21 @@ impl Qp {
     }
 
     /// The payload bytes of the next READ response.
-    pub(crate) fn ooo_read_peek_response(&self) -> Option<u32> {
-        let r = self.ooo.as_deref()?.read.serve.front()?;
-        Some(r.left.min(u64::from(self.cfg.pmtu)) as u32)
+    pub(crate) fn read_peek_response(qp: &Qp) -> Option<u32> {
+        let r = qp.ooo.as_deref()?.read.serve.front()?;
+        Some(r.left.min(u64::from(qp.cfg.pmtu)) as u32)
     }
 
     /// Builds the next READ response, if one is queued.
-    pub(crate) fn ooo_read_next_response(
-        &mut self,
+    pub(crate) fn read_next_response(
+        qp: &mut Qp,
         ctx: &mut Ctx<'_>,
         out: &mut TxOut<'_>,
         mem: &dyn Memory,
     ) -> Option<TxMeta> {
-        let pmtu = u64::from(self.cfg.pmtu.max(1));
-        let pd = self.pd;
-        let o = self.ooo.as_deref_mut()?;
+        let pmtu = u64::from(qp.cfg.pmtu.max(1));
+        let pd = qp.pd;
+        let o = qp.ooo.as_deref_mut()?;
         let r = o.read.serve.front_mut()?;
         let n = r.left.min(pmtu) as usize;
         let (psn, va, rkey) = (r.psn, r.va, r.rkey);
@@ -182,13 +124,13 @@ impl Qp {
         }
         out.scratch.resize(n, 0);
         mem.read(va, &mut out.scratch[..n]);
-        let bth = self.ooo_bth(Opcode::OooReadResponse, psn, false);
+        let bth = OooQp::bth(qp, Opcode::OooReadResponse, psn, false);
         let roce = RoceRepr::new(bth, &out.scratch[..n]);
-        let frame_len = out.frame.emit(&self.cfg, roce, ctx.stats);
+        let frame_len = out.frame.emit(&qp.cfg, roce, ctx.stats);
         let s = &mut *ctx.stats;
         s.tx_read_responses += 1;
         Some(TxMeta {
-            qpn: self.qpn,
+            qpn: qp.qpn,
             opcode: Opcode::OooReadResponse,
             psn,
             payload_len: n as u32,
@@ -199,18 +141,18 @@ impl Qp {
     }
 
     /// Builds the next READ request (the whole WQE, or a range asked for again).
-    pub(crate) fn ooo_read_next_request(
-        &mut self,
+    pub(crate) fn read_next_request(
+        qp: &mut Qp,
         ctx: &mut Ctx<'_>,
         out: &mut TxOut<'_>,
     ) -> Option<TxMeta> {
-        if !matches!(self.state, QpState::Rts | QpState::Sqd) || !self.ooo_read_feed() {
+        if !matches!(qp.state, QpState::Rts | QpState::Sqd) || !OooQp::read_feed(qp) {
             return None;
         }
-        let pmtu = u64::from(self.cfg.pmtu.max(1));
-        let params = self.ooo.as_deref()?.params;
-        let remote = self.req.sq.front()?.wr.remote.unwrap_or_default();
-        let w = self.ooo.as_deref_mut()?.read.wqe.as_mut()?;
+        let pmtu = u64::from(qp.cfg.pmtu.max(1));
+        let params = qp.ooo.as_deref()?.params;
+        let remote = qp.req.sq.front()?.wr.remote.unwrap_or_default();
+        let w = qp.ooo.as_deref_mut()?.read.wqe.as_mut()?;
         let (off, n) = w.ask.pop_front()?;
         let first_ask = off == 0 && n == w.packets && w.newest == 0 && w.bitmap.head() == 0;
         let from = u64::from(off) * pmtu;
@@ -223,34 +165,20 @@ impl Qp {
             rkey: remote.rkey,
             dma_len: bytes as u32,
         };
-        let bth = self.ooo_bth(Opcode::OooReadRequest, psn, true);
+        let bth = OooQp::bth(qp, Opcode::OooReadRequest, psn, true);
         let roce = RoceRepr::new(bth, &[]).with_reth(reth);
-        let frame_len = out.frame.emit(&self.cfg, roce, ctx.stats);
-        let s = &mut *ctx.stats;
-        s.tx_requests += 1;
-        if !first_ask {
-            s.retransmitted_packets += 1;
-        }
-        Some(TxMeta {
-            qpn: self.qpn,
-            opcode: Opcode::OooReadRequest,
-            psn,
-            payload_len: 0,
-            frame_len,
-            is_retransmit: !first_ask,
-            starts_ooo_wqe: first_ask,
-        })
+        Some(qp.send_request(&mut out.frame, ctx.stats, roce, !first_ask, first_ask))
     }
 
     /// An OOO READ request at the responder: queue its range after the region check.
-    pub(crate) fn ooo_read_request(
-        &mut self,
+    pub(crate) fn read_request(
+        qp: &mut Qp,
         ctx: &mut Ctx<'_>,
         pkt: &RoceRepr<'_>,
     ) -> Result<(), RxDrop> {
-        let pd = self.pd;
+        let pd = qp.pd;
         let r = pkt.reth.ok_or(RxDrop::OooNotPlaced(pkt.bth.psn))?;
-        let o = self.ooo.as_deref_mut().ok_or(RxDrop::BadQpState)?;
+        let o = qp.ooo.as_deref_mut().ok_or(RxDrop::BadQpState)?;
         ctx.stats.rx_requests += 1;
         let len = u64::from(r.dma_len);
         if len > 0
@@ -275,22 +203,22 @@ impl Qp {
 
     /// An OOO READ response at the requester: place it by PSN, record it, ask again for what
     /// OTD says is lost, complete the WQE when whole.
-    pub(crate) fn ooo_read_response(
-        &mut self,
+    pub(crate) fn read_response(
+        qp: &mut Qp,
         ctx: &mut Ctx<'_>,
         mem: &mut dyn Memory,
         pkt: &RoceRepr<'_>,
     ) -> Result<(), RxDrop> {
-        let pmtu = u64::from(self.cfg.pmtu.max(1));
-        let pd = self.pd;
+        let pmtu = u64::from(qp.cfg.pmtu.max(1));
+        let pd = qp.pd;
         let psn = pkt.bth.psn;
         let not_placed = RxDrop::OooNotPlaced(psn);
-        let o = self.ooo.as_deref_mut().ok_or(RxDrop::BadQpState)?;
+        let o = qp.ooo.as_deref_mut().ok_or(RxDrop::BadQpState)?;
         let (block_bits, otd, timeout) = (o.params.block_bits, o.params.otd, o.params.timeout_ps);
         let shared = o.pool.clone();
         let mut pool = shared.borrow_mut();
         let w = o.read.wqe.as_mut().ok_or(RxDrop::StaleResponse(psn))?;
-        let sq_front = self.req.sq.front().ok_or(RxDrop::StaleResponse(psn))?;
+        let sq_front = qp.req.sq.front().ok_or(RxDrop::StaleResponse(psn))?;
         ctx.stats.rx_read_responses += 1;
         let off = psn.wrapping_sub(w.start_psn) & PSN_MASK;
         if off >= w.packets {
@@ -329,7 +257,7 @@ impl Qp {
         let head = w.bitmap.head();
         if head >= w.packets {
             drop(pool);
-            self.ooo_read_complete(ctx);
+            OooQp::read_complete(qp, ctx);
             return Ok(());
         }
         if w.newest >= head + otd && w.nak_for_head != Some(head) {
@@ -340,24 +268,24 @@ impl Qp {
         Ok(())
     }
 
-    fn ooo_read_complete(&mut self, ctx: &mut Ctx<'_>) {
-        if let Some(o) = self.ooo.as_deref_mut() {
+    fn read_complete(qp: &mut Qp, ctx: &mut Ctx<'_>) {
+        if let Some(o) = qp.ooo.as_deref_mut() {
             if let Some(mut w) = o.read.wqe.take() {
                 w.bitmap.release(&mut o.pool.borrow_mut());
             }
         }
-        if let Some(w) = self.req.sq.pop_front() {
-            self.sq_done += 1;
+        if let Some(w) = qp.req.sq.pop_front() {
+            qp.sq_done += 1;
             if w.wr.signaled {
-                post_completion(ctx, self.send_cq, w.completion(self.qpn, WcStatus::Success));
+                post_completion(ctx, qp.send_cq, w.completion(qp.qpn, WcStatus::Success));
             }
         }
     }
 
     /// The READ's timeout fired at `now_ps`: ask again for everything from the head on.
-    pub(crate) fn ooo_read_on_timer(&mut self, ctx: &mut Ctx<'_>) {
+    pub(crate) fn read_on_timer(qp: &mut Qp, ctx: &mut Ctx<'_>) {
         let now = ctx.now_ps;
-        let Some(o) = self.ooo.as_deref_mut() else {
+        let Some(o) = qp.ooo.as_deref_mut() else {
             return;
         };
         let timeout = o.params.timeout_ps;
@@ -393,52 +321,5 @@ fn push_runs(ask: &mut VecDeque<(u32, u32)>, head: u32, missing: u64, packets: u
         if off < end {
             ask.push_back((off, end - off));
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::ooo::BitmapDesign;
-
-    /// Where a response lands, asked before it arrives (the NIC translates that page): its
-    /// offset `(PSN − start PSN) × PMTU` in the READ's SGL, through the SGE holding it.
-    #[test]
-    fn response_target_walks_the_sgl_by_psn() {
-        let mut read = OooRead::default();
-        let sgl = [
-            Sge {
-                addr: 0x1_0000,
-                len: 2 * 256,
-                lkey: 7,
-            },
-            Sge {
-                addr: 0x9_0000,
-                len: 2 * 256,
-                lkey: 8,
-            },
-        ];
-        assert_eq!(read.response_target(50, 256, &sgl), None, "no READ");
-        read.wqe = Some(ReadWqe {
-            start_psn: PSN_MASK - 1,
-            packets: 4,
-            len: 4 * 256,
-            bitmap: BitmapDesign::Ornic.build(16, 20, 64, 2),
-            newest: 0,
-            nak_for_head: None,
-            ask: VecDeque::new(),
-            deadline_ps: None,
-        });
-        let at = |psn| read.response_target(psn, 256, &sgl);
-        assert_eq!(at(PSN_MASK - 1), Some((7, 0x1_0000)));
-        assert_eq!(at(PSN_MASK), Some((7, 0x1_0100)));
-        assert_eq!(
-            at(0),
-            Some((8, 0x9_0000)),
-            "across the PSN wrap, second SGE"
-        );
-        assert_eq!(at(1), Some((8, 0x9_0100)));
-        assert_eq!(at(2), None, "beyond the READ");
-        assert_eq!(at(PSN_MASK - 2), None, "before the READ");
     }
 }

@@ -6,22 +6,7 @@ use crate::mr::Access;
 use crate::pd::PdId;
 use crate::psn::PSN_MASK;
 
-/// QP states of the IB state machine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum QpState {
-    #[default]
-    Reset,
-    Init,
-    /// Ready to receive: the responder runs.
-    Rtr,
-    /// Ready to send: requester and responder run.
-    Rts,
-    /// Send queue drained: messages already started finish, new ones wait.
-    Sqd,
-    /// Send queue error (UC/UD only; an RC QP goes to ERR instead).
-    Sqe,
-    Err,
-}
+use super::state::QpState;
 
 /// Parameters of create_qp.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -262,7 +247,7 @@ impl QpAttr {
         check(
             "max_outstanding_psns",
             self.max_outstanding_psns.map(u64::from),
-            |v| v >= 1 && v <= u64::from(crate::requester::MAX_OUTSTANDING_PSNS),
+            |v| v >= 1 && v <= u64::from(crate::requester::state::MAX_OUTSTANDING_PSNS),
             "1..=8388607",
         )?;
         check(

@@ -1,22 +1,36 @@
 //! The queue pair: its state machine, attributes, and the glue shared by the requester
 //! ([`crate::requester`]) and the responder ([`crate::responder`]).
 //!
+//! `impl Qp` lives in three files: here (state, modify_qp, and [`Qp::send_request`], the
+//! send step of every requester), the go-back-N requester and the responder. The parts
+//! around them name who handles a packet at the call: the out-of-order reliability mode is
+//! [`OooQp`]'s (`OooQp::next(qp, ..)`, in `ooo/`), the unreliable services are functions of
+//! their modules (`uc::handle_request(qp, ..)`, `ud::`, `unreliable_tx::`). The state of
+//! each part the QP holds sits in a module that imports nothing of the QP
+//! (`requester/state.rs`, `responder/state.rs`, `ooo/qp_state.rs`), so the import graph has
+//! no loop. The model's architecture test holds both: the three-file bound for every type of
+//! this crate, and no import cycle.
+//!
 //! A QP is kept small (368 bytes when idle, at most 384 by the size test): queues are
 //! `VecDeque`s that own no heap memory while empty, attributes are packed integers, and the
 //! per-QP timers are two optional deadlines feeding the device-wide heap.
 
 pub(crate) mod attr;
+mod service_attr;
+pub(crate) mod state;
 pub(crate) mod transition;
 
-pub use attr::{AddressVector, QpAttr, QpInit, QpState, MAX_RD_ATOMIC};
+pub use attr::{AddressVector, QpAttr, QpInit, MAX_RD_ATOMIC};
+pub use state::QpState;
 
 use crate::cq::{Completion, CqId, CqTable, WcOpcode, WcStatus};
 use crate::mr::{Access, MrTable};
+use crate::ooo::qp_state::OooQp;
 use crate::pd::PdId;
 use crate::psn::psn_sub;
 use crate::reliability::ReliabilityMode;
-use crate::requester::Requester;
-use crate::responder::Responder;
+use crate::requester::state::Requester;
+use crate::responder::state::{RespItem, Responder};
 use crate::service::ServiceType;
 use crate::stats::TransportStats;
 use crate::timer::ack_timeout_ps;
@@ -89,8 +103,8 @@ impl Default for QpConfig {
             rnr_retry: 0,
             max_rd_atomic: 0,
             max_dest_rd_atomic: 0,
-            max_outstanding_psns: crate::requester::MAX_OUTSTANDING_PSNS,
-            ack_req_every: crate::requester::ACK_REQ_INTERVAL_PKTS,
+            max_outstanding_psns: crate::requester::state::MAX_OUTSTANDING_PSNS,
+            ack_req_every: crate::requester::state::ACK_REQ_INTERVAL_PKTS,
             qkey: crate::service::DEFAULT_QKEY,
         }
     }
@@ -123,7 +137,7 @@ pub(crate) struct Qp {
     /// counts its outstanding WQEs learns of the unsignaled ones, which post no CQE.
     pub sq_done: u64,
     /// The out-of-order engine of an ORNIC / MP-RDMA QP (see `ooo/ooo_qp.rs`).
-    pub ooo: Option<Box<crate::ooo::ooo_qp::OooQp>>,
+    pub ooo: Option<Box<crate::ooo::qp_state::OooQp>>,
 }
 
 impl Qp {
@@ -175,12 +189,12 @@ impl Qp {
         if self.ooo.is_none() {
             return d;
         }
-        min_deadline(d, self.ooo_deadline())
+        min_deadline(d, OooQp::deadline(self))
     }
 
     /// The QP has a packet to send now: queued responses, or requester work it may start.
     pub(crate) fn wants_transmit(&self) -> bool {
-        !self.resp.resp_q.is_empty() || self.req_can_send() || self.ooo_wants_transmit()
+        !self.resp.resp_q.is_empty() || self.req_can_send() || OooQp::wants_transmit(self)
     }
 
     /// What the next transmitted frame would be: the queued response first (as
@@ -188,8 +202,8 @@ impl Qp {
     pub(crate) fn peek_transmit(&self) -> Option<crate::TxPeek> {
         if let Some(item) = self.resp.resp_q.front() {
             let (payload_len, is_retransmit) = match item {
-                crate::responder::RespItem::Read(r) => (r.remaining.min(self.cfg.pmtu), r.replay),
-                crate::responder::RespItem::AtomicAck { replay, .. } => (0, *replay),
+                RespItem::Read(r) => (r.remaining.min(self.cfg.pmtu), r.replay),
+                RespItem::AtomicAck { replay, .. } => (0, *replay),
                 _ => (0, false),
             };
             return Some(crate::TxPeek {
@@ -199,7 +213,7 @@ impl Qp {
             });
         }
         if self.ooo.is_some() {
-            return self.ooo_peek();
+            return OooQp::peek(self);
         }
         if !self.req_can_send() {
             return None;
@@ -300,10 +314,39 @@ impl Qp {
             _ => {}
         }
         self.state = to;
-        self.ooo_after_modify();
+        OooQp::after_modify(self);
         // A changed timeout applies from the next (re)arm; an armed timer keeps its deadline.
         if ack_timeout_ps(self.cfg.timeout).is_none() {
             self.req.ack_deadline_ps = crate::timer::Deadline::NONE;
+        }
+    }
+
+    /// Puts one request packet on the wire to the peer, counts it (and a retransmission)
+    /// and describes it: the one send step of the go-back-N, unreliable and out-of-order
+    /// requesters, so the three count and describe their packets alike.
+    pub(crate) fn send_request(
+        &self,
+        frame: &mut FrameSink<'_>,
+        stats: &mut TransportStats,
+        roce: RoceRepr<'_>,
+        is_retransmit: bool,
+        starts_ooo_wqe: bool,
+    ) -> crate::TxMeta {
+        let (opcode, psn) = (roce.bth.opcode, roce.bth.psn);
+        let payload_len = roce.payload.len() as u32;
+        let frame_len = frame.emit(&self.cfg, roce, stats);
+        stats.tx_requests += 1;
+        if is_retransmit {
+            stats.retransmitted_packets += 1;
+        }
+        crate::TxMeta {
+            qpn: self.qpn,
+            opcode,
+            psn,
+            payload_len,
+            frame_len,
+            is_retransmit,
+            starts_ooo_wqe,
         }
     }
 

@@ -1,7 +1,8 @@
 //! The IB modify_qp transition table for RC QPs (IBA 1.4 table 91 / Linux `qp_state_table`):
 //! which state changes exist and which attributes each requires and accepts.
 
-use super::attr::{AttrMask, QpState};
+use super::attr::AttrMask;
+use super::state::QpState;
 
 /// `(required, optional)` attributes of `from -> to`, or `None` if there is no such
 /// transition. Every state can go to RESET and to ERR without attributes.

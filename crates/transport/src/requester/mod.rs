@@ -38,176 +38,22 @@
 //! exactly the length that position holds. Anything else completes the READ with
 //! `BadRespErr` and takes the QP to ERR, as rxe's completer does.
 
-use crate::cq::{Completion, WcOpcode, WcStatus};
-use crate::inline_sgl::Sgl;
+pub(crate) mod state;
+
+use crate::cq::WcStatus;
 use crate::memory::Memory;
-use crate::op::{packets_for, request_opcode, Pos};
-use crate::psn::{psn_add, psn_diff, psn_in, psn_le, psn_lt, PSN_HALF_WINDOW};
+use crate::op::{request_opcode, Pos};
+use crate::psn::{psn_add, psn_diff, psn_in, psn_le, psn_lt};
 use crate::qp::{post_completion, Ctx, Qp, QpState, TxOut};
-use crate::responder::read_response_opcode;
+use crate::responder::state::read_response_opcode;
 use crate::sgl::{gather, scatter};
 use crate::timer::{ack_timeout_ps, rnr_timer_ps, Deadline};
 use crate::wr::{SendWr, Sge, WrOpcode};
 use crate::{RxDrop, TxMeta};
 use rnic_wire::{AtomicEthRepr, BthRepr, NakCode, Opcode, RethRepr, RoceRepr};
-use std::collections::VecDeque;
 
-/// AckReq is set on every this-many-th packet inside a long message.
-pub const ACK_REQ_INTERVAL_PKTS: u32 = 16;
-
-/// Most PSNs outstanding (sent, unacknowledged) at once: below half the PSN space, so PSN
-/// comparisons are never ambiguous.
-pub const MAX_OUTSTANDING_PSNS: u32 = PSN_HALF_WINDOW - 1;
-
-/// A posted send work request and its place in the PSN space.
-#[derive(Debug, Clone)]
-pub(crate) struct SendWqe {
-    /// The WR without its SGL.
-    pub wr: WrHead,
-    /// The WR's SGL, moved from it (one element inline, see [`Sgl`]).
-    pub sgl: Sgl,
-    /// Message length in bytes.
-    pub len: u32,
-    /// PSNs the message takes (READ: as many as response packets).
-    pub npkts: u32,
-    /// First PSN; valid once `started`.
-    pub start_psn: u32,
-    pub started: bool,
-}
-
-/// A send WR's fields but its SGL (the same names as [`SendWr`]'s).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct WrHead {
-    pub wr_id: u64,
-    pub opcode: WrOpcode,
-    pub signaled: bool,
-    pub solicited: bool,
-    pub imm: Option<u32>,
-    pub remote: Option<crate::wr::RemoteAddr>,
-    pub atomic: Option<crate::wr::AtomicArgs>,
-    pub invalidate_rkey: Option<u32>,
-}
-
-impl SendWqe {
-    pub(crate) fn new(wr: SendWr, len: u32, pmtu: u32) -> SendWqe {
-        let npkts = if wr.opcode.is_atomic() {
-            1
-        } else {
-            packets_for(u64::from(len), pmtu)
-        };
-        let SendWr {
-            wr_id,
-            opcode,
-            sgl,
-            signaled,
-            solicited,
-            imm,
-            remote,
-            atomic,
-            invalidate_rkey,
-        } = wr;
-        SendWqe {
-            wr: WrHead {
-                wr_id,
-                opcode,
-                signaled,
-                solicited,
-                imm,
-                remote,
-                atomic,
-                invalidate_rkey,
-            },
-            sgl,
-            len,
-            npkts: npkts as u32,
-            start_psn: 0,
-            started: false,
-        }
-    }
-
-    /// One past the last PSN.
-    pub(crate) fn end_psn(&self) -> u32 {
-        psn_add(self.start_psn, self.npkts)
-    }
-
-    pub(crate) fn completion(&self, qpn: u32, status: WcStatus) -> Completion {
-        let opcode = match self.wr.opcode {
-            WrOpcode::Send | WrOpcode::SendImm | WrOpcode::SendInv => WcOpcode::Send,
-            WrOpcode::Write | WrOpcode::WriteImm => WcOpcode::RdmaWrite,
-            WrOpcode::Read => WcOpcode::RdmaRead,
-            WrOpcode::CompareSwap => WcOpcode::CompSwap,
-            WrOpcode::FetchAdd => WcOpcode::FetchAdd,
-        };
-        Completion {
-            wr_id: self.wr.wr_id,
-            status,
-            opcode,
-            byte_len: self.len,
-            qpn,
-            imm: None,
-            invalidated_rkey: None,
-            src_qp: None,
-        }
-    }
-}
-
-/// Requester state of one QP.
-#[derive(Debug, Default)]
-pub(crate) struct Requester {
-    pub sq: VecDeque<SendWqe>,
-    /// `sq[..n_started]` have PSN ranges.
-    pub n_started: u32,
-    /// Index in `sq` of the WQE `psn` belongs to (or of the next WQE to start).
-    pub cursor: u32,
-    /// Next PSN to transmit.
-    pub psn: u32,
-    /// One past the highest PSN ever transmitted.
-    pub fresh_psn: u32,
-    /// Oldest unacknowledged PSN.
-    pub una: u32,
-    pub retry_left: u8,
-    pub rnr_left: u8,
-    /// Started READs/atomics not yet completed.
-    pub rd_atomic_inflight: u8,
-    /// The go-back-N retry running from this PSN (no forward progress since it started).
-    pub retry_from: Option<u32>,
-    pub ack_deadline_ps: Deadline,
-    pub rnr_deadline_ps: Deadline,
-}
-
-impl Requester {
-    /// Forgets every WQE position and timer (the queue itself is drained by the caller).
-    pub(crate) fn clear_progress(&mut self) {
-        self.n_started = 0;
-        self.cursor = 0;
-        self.rd_atomic_inflight = 0;
-        self.retry_from = None;
-        self.ack_deadline_ps = Deadline::NONE;
-        self.rnr_deadline_ps = Deadline::NONE;
-        self.psn = self.fresh_psn;
-        self.una = self.fresh_psn;
-    }
-
-    /// Index of the started WQE whose PSN range holds `psn`, or `n_started` if none does
-    /// (`psn` at or past the end of the started ones). Binary search: started WQEs are in
-    /// PSN order.
-    pub(crate) fn locate(&self, psn: u32) -> u32 {
-        let (mut lo, mut hi) = (0u32, self.n_started);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            match self.sq.get(mid as usize) {
-                Some(w) if psn_le(w.end_psn(), psn) => lo = mid + 1,
-                _ => hi = mid,
-            }
-        }
-        lo
-    }
-
-    /// Some PSN is sent and unacknowledged.
-    fn outstanding(&self) -> bool {
-        psn_lt(self.una, self.fresh_psn)
-    }
-}
+use state::SendWqe;
+pub use state::{ACK_REQ_INTERVAL_PKTS, MAX_OUTSTANDING_PSNS};
 
 /// Outcome of acknowledging the PSNs before some limit.
 struct AckOutcome {
@@ -395,7 +241,7 @@ impl Qp {
         mem: &dyn Memory,
     ) -> Option<TxMeta> {
         if self.service != crate::ServiceType::Rc {
-            return self.next_unreliable_request(ctx, out, mem);
+            return crate::unreliable_tx::next_request(self, ctx, out, mem);
         }
         if !self.req_can_send() {
             return None;
@@ -472,11 +318,11 @@ impl Qp {
             .with_atomic_eth(atomic_eth)
             .with_imm(opcode.has_immdt().then(|| w.wr.imm.unwrap_or(0)))
             .with_ieth(opcode.has_ieth().then(|| w.wr.invalidate_rkey.unwrap_or(0)));
-        let frame_len = out.frame.emit(&self.cfg, roce, ctx.stats);
+        let is_retransmit = psn_lt(psn, self.req.fresh_psn);
+        let meta = self.send_request(&mut out.frame, ctx.stats, roce, is_retransmit, false);
         let end = w.end_psn();
 
         // Advance.
-        let is_retransmit = psn_lt(psn, self.req.fresh_psn);
         self.req.psn = next_psn;
         if next_psn == end {
             self.req.cursor += 1;
@@ -489,20 +335,7 @@ impl Qp {
                 .map(|t| ctx.now_ps.saturating_add(t))
                 .into();
         }
-        let s = &mut *ctx.stats;
-        s.tx_requests += 1;
-        if is_retransmit {
-            s.retransmitted_packets += 1;
-        }
-        Some(TxMeta {
-            qpn: self.qpn,
-            opcode,
-            psn,
-            payload_len: payload_len as u32,
-            frame_len,
-            is_retransmit,
-            starts_ooo_wqe: false,
-        })
+        Some(meta)
     }
 
     /// An ACK, atomic ACK or READ response for this QP's requester.
