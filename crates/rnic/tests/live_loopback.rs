@@ -317,6 +317,8 @@ fn rc_pingpong_between_two_processes_verifies_every_message() {
 /// UC (`-c UC`): each of the tests rnic live runs over UC, between two processes, every
 /// byte verified (a write-bw client learns the server's check at the close, having no READ
 /// to read the buffer back with), the JSON saying UC and the capture holding UC opcodes.
+/// send-bw's run is small enough that the server's socket buffer holds all of it (200
+/// messages of 4 packets), so nothing may be lost even when the server is slow to run.
 #[test]
 fn uc_runs_between_two_processes_verify_every_byte() {
     for (test, server_ip, client_ip, port, extra) in [
@@ -341,28 +343,100 @@ fn uc_runs_between_two_processes_verify_every_byte() {
             "18711",
             &["-n", "200", "-s", "64"][..],
         ),
+        (
+            "send-bw",
+            "127.0.0.23",
+            "127.0.0.24",
+            "18712",
+            &["-n", "200", "-s", "4096"][..],
+        ),
     ] {
         let args: Vec<&str> = ["-c", "UC"].iter().chain(extra).copied().collect();
         let Some((c, s, pcap)) = pair(test, server_ip, client_ip, port, &args) else {
             return;
         };
-        assert_verified(&c, "client");
-        assert_verified(&s, "server");
-        assert_eq!(c["live"]["connection"], "UC", "{test}: {c}");
-        assert_eq!(c["retransmissions"], 0, "{test}: UC resends nothing");
-        assert_pcap_checks(&pcap);
-        let o = Command::new(RNIC)
-            .args(["pcap", "check"])
-            .arg(&pcap)
-            .output()
-            .unwrap();
-        let report = text(&o);
-        assert!(
-            report.contains("UC "),
-            "{test}: the capture holds UC opcodes: {report}"
-        );
-        assert!(!report.contains("RC "), "{test}: and no RC ones: {report}");
+        assert_unreliable_run(&c, &s, &pcap, "UC");
+        if test == "send-bw" {
+            assert_nothing_lost(&c, &s, 200);
+        }
     }
+}
+
+/// UD (`-c UD`): send-bw and send-lat between two processes, every datagram's payload
+/// verified after the 40-byte GRH area, the JSON saying UD and the capture holding only UD
+/// SEND ONLY packets. send-bw's default message is the path MTU (as perftest's), and its 500
+/// datagrams fit the server's socket buffer, so none may be lost.
+#[test]
+fn ud_runs_between_two_processes_verify_every_byte() {
+    for (test, server_ip, client_ip, port, extra) in [
+        (
+            "send-bw",
+            "127.0.0.25",
+            "127.0.0.26",
+            "18713",
+            &["-n", "500"][..],
+        ),
+        (
+            "send-lat",
+            "127.0.0.27",
+            "127.0.0.28",
+            "18714",
+            &["-n", "200", "-s", "64"][..],
+        ),
+    ] {
+        let args: Vec<&str> = ["-c", "UD"].iter().chain(extra).copied().collect();
+        let Some((c, s, pcap)) = pair(test, server_ip, client_ip, port, &args) else {
+            return;
+        };
+        assert_unreliable_run(&c, &s, &pcap, "UD");
+        if test == "send-bw" {
+            assert_eq!(c["size_bytes"], 1024, "UD's default size is the MTU: {c}");
+            assert_nothing_lost(&c, &s, 500);
+        } else {
+            assert_latency_ordered(&c);
+        }
+    }
+}
+
+/// Both sides verified, named `service`, resent nothing, and the capture holds that
+/// service's opcodes only.
+fn assert_unreliable_run(c: &serde_json::Value, s: &serde_json::Value, pcap: &Path, service: &str) {
+    let test = &c["test"];
+    assert_verified(c, "client");
+    assert_verified(s, "server");
+    assert_eq!(c["live"]["connection"], service, "{test}: {c}");
+    assert_eq!(s["live"]["connection"], service, "{test}: {s}");
+    assert_eq!(c["retransmissions"], 0, "{test}: {service} resends nothing");
+    assert_pcap_checks(pcap);
+    let o = Command::new(RNIC)
+        .args(["pcap", "check"])
+        .arg(pcap)
+        .output()
+        .unwrap();
+    let report = text(&o);
+    assert!(
+        report.contains(&format!("{service} ")),
+        "{test}: the capture holds {service} opcodes: {report}"
+    );
+    for other in ["RC ", "UC ", "UD "] {
+        if other.trim() != service {
+            assert!(
+                !report.contains(other),
+                "{test}: and no {other}ones: {report}"
+            );
+        }
+    }
+}
+
+/// A UC/UD send-bw's loss count on both sides: `iters` sent, all received.
+fn assert_nothing_lost(c: &serde_json::Value, s: &serde_json::Value, iters: u64) {
+    for (who, j) in [("client", c), ("server", s)] {
+        let u = &j["unreliable"];
+        assert_eq!(u["messages_sent"], iters, "{who}: {j}");
+        assert_eq!(u["messages_received"], iters, "{who}: {j}");
+        assert_eq!(u["messages_lost"], 0, "{who}: {j}");
+    }
+    assert_eq!(s["ops_completed"], iters, "server: {s}");
 }
 
 #[test]
@@ -410,12 +484,16 @@ fn bad_flags_exit_2_naming_the_flag() {
             "--connection UC",
         ),
         (
-            &["live", "send-bw", "--server", "-c", "UC"][..],
+            &["live", "read-lat", "--server", "-c", "UC"][..],
             "--connection UC",
         ),
         (
-            &["live", "send-lat", "--server", "-c", "UD"][..],
+            &["live", "write-bw", "--server", "-c", "UD"][..],
             "--connection UD",
+        ),
+        (
+            &["live", "send-bw", "--server", "-c", "UD", "-s", "2048"][..],
+            "--size 2048",
         ),
         (
             &["live", "write-bw", "--server", "-c", "XRC"][..],

@@ -342,7 +342,7 @@ struct Interop {
     mtu: u32,
     /// netem arguments for the guest NIC, if the run is impaired.
     netem: Option<&'static str>,
-    /// perftest's `-c`, given to both sides: `RC` or `UC`.
+    /// perftest's `-c`, given to both sides: `RC`, `UC` or `UD`.
     connection: &'static str,
 }
 
@@ -365,6 +365,18 @@ impl Interop {
             connection: "UC",
             ..self
         }
+    }
+
+    /// Over UD (`-c UD` on both sides).
+    const fn ud(self) -> Self {
+        Interop {
+            connection: "UD",
+            ..self
+        }
+    }
+
+    const fn iters(self, iters: u32) -> Self {
+        Interop { iters, ..self }
     }
 
     const fn mtu(self, mtu: u32) -> Self {
@@ -439,13 +451,19 @@ impl Interop {
 
     /// rnic live as the server, the guest's tool as the client.
     fn rnic_server(&self) {
-        let Some((_in_use, guest)) = guest() else {
-            return;
-        };
+        self.rnic_server_report();
+    }
+
+    /// [`Interop::rnic_server`], returning the server's JSON (`None`: no guest here).
+    fn rnic_server_report(&self) -> Option<serde_json::Value> {
+        let (_in_use, guest) = guest()?;
         self.apply_netem(guest);
         let port = next_port();
+        let json =
+            json_path(port).with_file_name(format!("server-{}-{port}.json", std::process::id()));
         let mut args = self.live_args(port, &guest.host_ip);
         args.insert(2, "--server".to_string());
+        args.extend(["--json".to_string(), json.display().to_string()]);
         let server = guest
             .host_command(env!("CARGO_BIN_EXE_rnic"))
             .args(&args)
@@ -469,6 +487,7 @@ impl Interop {
             self.guest_tool, client.text
         );
         assert!(server.ok, "rnic {}:\n{}", args.join(" "), server.text);
+        Some(assert_live_report(&json))
     }
 }
 
@@ -478,15 +497,16 @@ fn json_path(port: u16) -> PathBuf {
     dir.join(format!("client-{}-{port}.json", std::process::id()))
 }
 
-/// The client's JSON: the run finished and no byte it could check was wrong.
-fn assert_live_report(json: &std::path::Path) {
+/// A side's JSON: the run finished and no byte it could check was wrong; returns it.
+fn assert_live_report(json: &std::path::Path) -> serde_json::Value {
     let text = std::fs::read_to_string(json).unwrap_or_else(|e| panic!("{}: {e}", json.display()));
-    let report: serde_json::Value = serde_json::from_str(&text).expect("client JSON parses");
+    let report: serde_json::Value = serde_json::from_str(&text).expect("the JSON parses");
     let status = report["status"].as_str().unwrap_or_default();
     assert!(
         matches!(status, "ok" | "unverified"),
         "status {status:?} in {text}"
     );
+    report
 }
 
 const LOSS_AND_REORDER: &str = "loss 1% reorder 25% 50% delay 1ms";
@@ -530,6 +550,20 @@ mod uc {
     use super::*;
 
     #[test]
+    fn ib_send_bw_rnic_client() {
+        Interop::new("ib_send_bw", "send-bw", 4096)
+            .uc()
+            .rnic_client()
+    }
+
+    #[test]
+    fn ib_send_bw_rnic_server() {
+        Interop::new("ib_send_bw", "send-bw", 4096)
+            .uc()
+            .rnic_server()
+    }
+
+    #[test]
     fn ib_write_bw_rnic_client() {
         Interop::new("ib_write_bw", "write-bw", 4096)
             .uc()
@@ -569,6 +603,83 @@ mod uc {
         Interop::new("ib_send_lat", "send-lat", 2)
             .uc()
             .rnic_server()
+    }
+}
+
+/// UD, for perftest's UD tests (SEND only): each message one datagram of the path MTU, the
+/// receive buffers 40 bytes longer for the GRH. No impairment but in the last test: UD
+/// resends nothing, and perftest's server waits for every datagram (a lost one makes it
+/// give up after a minute or two), while rnic's counts what arrived.
+mod ud {
+    use super::*;
+
+    fn run(tool: &'static str, live: &'static str, mtu: u32) -> Interop {
+        Interop::new(tool, live, mtu).ud().mtu(mtu)
+    }
+
+    #[test]
+    fn ib_send_bw_rnic_client_pmtu_1024() {
+        run("ib_send_bw", "send-bw", 1024).rnic_client()
+    }
+
+    #[test]
+    fn ib_send_bw_rnic_client_pmtu_4096() {
+        run("ib_send_bw", "send-bw", 4096).rnic_client()
+    }
+
+    #[test]
+    fn ib_send_bw_rnic_server_pmtu_1024() {
+        run("ib_send_bw", "send-bw", 1024).rnic_server()
+    }
+
+    #[test]
+    fn ib_send_bw_rnic_server_pmtu_4096() {
+        run("ib_send_bw", "send-bw", 4096).rnic_server()
+    }
+
+    #[test]
+    fn ib_send_lat_rnic_client_pmtu_1024() {
+        run("ib_send_lat", "send-lat", 1024).rnic_client()
+    }
+
+    #[test]
+    fn ib_send_lat_rnic_client_pmtu_4096() {
+        run("ib_send_lat", "send-lat", 4096).rnic_client()
+    }
+
+    #[test]
+    fn ib_send_lat_rnic_server_pmtu_1024() {
+        run("ib_send_lat", "send-lat", 1024).rnic_server()
+    }
+
+    #[test]
+    fn ib_send_lat_rnic_server_pmtu_4096() {
+        run("ib_send_lat", "send-lat", 4096).rnic_server()
+    }
+
+    /// 1 % loss on the guest's side of the link: rxe's ib_send_bw sends 1000 datagrams and
+    /// finishes (a UD sender never learns what arrived); rnic's server counts what arrived,
+    /// the lost ones among the 1000, and exits 0. 1 % of 1000 is 10 on average; fewer than
+    /// 1 or more than 40 has a probability below 1e-4 (binomial), so either is a fault.
+    #[test]
+    fn ib_send_bw_rnic_server_counts_what_arrives_under_loss() {
+        let Some(report) = run("ib_send_bw", "send-bw", 1024)
+            .iters(1000)
+            .impaired("loss 1%")
+            .rnic_server_report()
+        else {
+            return;
+        };
+        let u = &report["unreliable"];
+        let count = |k: &str| u[k].as_u64().unwrap_or_else(|| panic!("{k} in {report}"));
+        assert_eq!(count("messages_sent"), 1000, "{report}");
+        let (received, lost) = (count("messages_received"), count("messages_lost"));
+        assert_eq!(received + lost, 1000, "{report}");
+        assert!(
+            (1..=40).contains(&lost),
+            "{lost} lost of 1000 at 1 %: {report}"
+        );
+        assert_eq!(report["ops_completed"], received, "{report}");
     }
 }
 

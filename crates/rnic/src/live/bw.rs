@@ -147,13 +147,21 @@ pub fn keep_in_flight(
     let (mut posted, mut completed) = (0u64, 0u64);
     let start = Instant::now();
     let mut last_progress = Instant::now();
+    // Over UC and UD a work request completes when its last packet is on the wire: nothing
+    // comes back to wait for, and a blocking wait (a whole kernel tick, often 10 ms, however
+    // short it is asked to be) would idle the sender between bursts.
+    let wait = if o.service == ServiceType::Rc {
+        IDLE_TURN
+    } else {
+        std::time::Duration::ZERO
+    };
     while completed < o.iters {
         while posted < o.iters && posted - completed < u64::from(o.tx_depth) {
             let wr = wr_for(posted);
             s.ep.dev.post_send(s.ep.qpn, wr)?;
             posted += 1;
         }
-        s.ep.turn(IDLE_TURN)?;
+        s.ep.turn(wait)?;
         while let Some(c) = s.ep.poll_cq() {
             if c.status != WcStatus::Success {
                 bail!("{:?} {} completed with {:?}", c.opcode, c.wr_id, c.status);

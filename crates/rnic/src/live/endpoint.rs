@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use rnic_host::SparseMemory;
 use rnic_transport::{
-    Access, AddressVector, Completion, CqId, Device, DeviceConfig, MrKeys, PdId, QpAttr, QpInit,
-    ServiceType,
+    service::DEFAULT_QKEY, Access, AddressVector, Completion, CqId, Device, DeviceConfig, MrKeys,
+    PdId, QpAttr, QpInit, QpState, ServiceType,
 };
 use rnic_wire::PcapWriter;
 
@@ -24,11 +24,23 @@ const FRAME_BYTES: usize = 9000;
 const RX_BATCH: usize = 64;
 /// Receive WQEs the QP can hold: perftest's receive depth of its SEND tests.
 pub const RECV_DEPTH: u32 = 512;
+/// The same over UC and UD (perftest's `UC_MAX_RX`): a SEND that finds no receive is lost
+/// there, with no RNR NAK to make the sender wait, so perftest posts a receive for every
+/// message up to this many.
+pub const RECV_DEPTH_UNRELIABLE: u32 = 16_000;
+
+/// Receive WQEs a QP of `service` keeps posted at most.
+pub fn recv_depth(service: ServiceType) -> u32 {
+    match service {
+        ServiceType::Rc => RECV_DEPTH,
+        ServiceType::Uc | ServiceType::Ud => RECV_DEPTH_UNRELIABLE,
+    }
+}
 
 /// QP attributes of a live run, perftest's defaults where it has them.
 #[derive(Debug, Clone, Copy)]
 pub struct QpTuning {
-    /// RC or UC (perftest's `-c`); the ACK, retry and READ attributes below are RC's only.
+    /// RC, UC or UD (perftest's `-c`); the ACK, retry and READ attributes below are RC's only.
     pub service: ServiceType,
     pub mtu_bytes: u32,
     /// Local ACK timeout code (perftest's default 14: 4.096 µs × 2^14 ≈ 67 ms).
@@ -51,34 +63,76 @@ pub fn connect_qp(
 ) -> anyhow::Result<()> {
     let peer_ip = peer.ipv4()?;
     let av = AddressVector::new([0x02, 0, 0, 0, 0, 0x02], peer_ip.octets());
-    dev.modify_qp(qpn, &QpAttr::to_init(Access::all()))?;
-    let mut rtr = QpAttr::to_rtr(av, t.mtu_bytes, peer.qpn, peer.psn);
-    let mut rts = QpAttr::to_rts(my_psn);
-    if t.service == ServiceType::Rc {
-        rtr.max_dest_rd_atomic = Some(16);
-        rts.timeout = Some(t.timeout);
-        rts.retry_cnt = Some(t.retry_cnt);
-        rts.rnr_retry = Some(t.rnr_retry);
-        rts.max_rd_atomic = Some(peer.out_reads.clamp(1, 16) as u8);
-        rts.max_outstanding_psns = Some(t.window_psns);
-    } else {
-        // UC has no ACKs, retries, RNR or READs: IBA's UC transitions refuse those attributes.
-        rtr = QpAttr {
-            max_dest_rd_atomic: None,
-            min_rnr_timer: None,
-            ..rtr
-        };
-        rts = QpAttr {
-            timeout: None,
-            retry_cnt: None,
-            rnr_retry: None,
-            max_rd_atomic: None,
-            ..rts
-        };
-    }
+    let (init, rtr, rts) = match t.service {
+        ServiceType::Rc => rc_transitions(av, my_psn, peer, t),
+        ServiceType::Uc => uc_transitions(av, my_psn, peer, t),
+        ServiceType::Ud => ud_transitions(av, my_psn, peer, t),
+    };
+    dev.modify_qp(qpn, &init)?;
     dev.modify_qp(qpn, &rtr)?;
     dev.modify_qp(qpn, &rts)?;
     Ok(())
+}
+
+/// RESET→INIT, INIT→RTR and RTR→RTS attributes of one service.
+type Transitions = (QpAttr, QpAttr, QpAttr);
+
+/// RC: perftest's ACK timeout, retries, RNR retries and READ resources.
+fn rc_transitions(av: AddressVector, my_psn: u32, peer: &Dest, t: &QpTuning) -> Transitions {
+    let mut rtr = QpAttr::to_rtr(av, t.mtu_bytes, peer.qpn, peer.psn);
+    let mut rts = QpAttr::to_rts(my_psn);
+    rtr.max_dest_rd_atomic = Some(16);
+    rts.timeout = Some(t.timeout);
+    rts.retry_cnt = Some(t.retry_cnt);
+    rts.rnr_retry = Some(t.rnr_retry);
+    rts.max_rd_atomic = Some(peer.out_reads.clamp(1, 16) as u8);
+    rts.max_outstanding_psns = Some(t.window_psns);
+    (QpAttr::to_init(Access::all()), rtr, rts)
+}
+
+/// UC has no ACKs, retries, RNR or READs: IBA's UC transitions refuse those attributes.
+fn uc_transitions(av: AddressVector, my_psn: u32, peer: &Dest, t: &QpTuning) -> Transitions {
+    let rtr = QpAttr {
+        max_dest_rd_atomic: None,
+        min_rnr_timer: None,
+        ..QpAttr::to_rtr(av, t.mtu_bytes, peer.qpn, peer.psn)
+    };
+    (
+        QpAttr::to_init(Access::all()),
+        rtr,
+        rts_with_psn_only(my_psn),
+    )
+}
+
+/// RTR→RTS of the unreliable services: the send PSN, nothing about ACKs.
+fn rts_with_psn_only(my_psn: u32) -> QpAttr {
+    QpAttr {
+        state: QpState::Rts,
+        sq_psn: Some(my_psn),
+        ..QpAttr::default()
+    }
+}
+
+/// UD, as perftest sets its QP up: the Q_Key (perftest's default, which both ends' datagrams
+/// carry) instead of access rights; no receive PSN (datagrams have no order). The peer's
+/// address, QPN and the path MTU are the QP's one address handle (perftest's `ibv_create_ah`
+/// from the peer's GID, and the QPN its work requests name).
+fn ud_transitions(av: AddressVector, my_psn: u32, peer: &Dest, t: &QpTuning) -> Transitions {
+    let init = QpAttr {
+        state: QpState::Init,
+        port: Some(1),
+        pkey: Some(0xFFFF),
+        qkey: Some(DEFAULT_QKEY),
+        ..QpAttr::default()
+    };
+    let rtr = QpAttr {
+        state: QpState::Rtr,
+        av: Some(av),
+        path_mtu: Some(t.mtu_bytes),
+        dest_qp_num: Some(peer.qpn),
+        ..QpAttr::default()
+    };
+    (init, rtr, rts_with_psn_only(my_psn))
 }
 
 /// The engine, its memory and its wire.
@@ -112,7 +166,7 @@ impl Endpoint {
             send_cq: cq,
             recv_cq: cq,
             max_send_wr: sq_depth,
-            max_recv_wr: sq_depth.max(RECV_DEPTH),
+            max_recv_wr: sq_depth.max(recv_depth(t.service)),
         };
         let reliability = DeviceConfig::default().reliability;
         let qpn = dev.create_qp_service(init, reliability, t.service)?;
@@ -138,7 +192,7 @@ impl Endpoint {
         })
     }
 
-    /// The QP's service (RC or UC).
+    /// The QP's service (RC, UC or UD).
     pub fn service(&self) -> ServiceType {
         self.dev.qp_service(self.qpn).unwrap_or(ServiceType::Rc)
     }

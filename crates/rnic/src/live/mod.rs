@@ -47,7 +47,8 @@ pub struct LiveCmd {
     /// Local IPv4 address to use (default: the one the route to the peer uses)
     #[arg(long, value_name = "IPV4")]
     pub bind: Option<String>,
-    /// Message size, bytes [default: 65536 for bandwidth tests, 2 for latency tests]
+    /// Message size, bytes [default: 65536 for bandwidth tests (UD: the MTU), 2 for latency
+    /// tests]
     #[arg(short = 's', long = "size")]
     pub size: Option<u64>,
     /// Iterations [default: 5000 for bandwidth tests, 1000 for latency tests]
@@ -56,7 +57,8 @@ pub struct LiveCmd {
     /// QPs (only 1 today)
     #[arg(short = 'q', long = "qp", default_value_t = 1)]
     pub qps: u32,
-    /// Connection type, as perftest's `-c`: RC, or UC for write-bw, write-lat and send-lat
+    /// Connection type, as perftest's `-c`: RC; UC for write-bw, write-lat, send-bw and
+    /// send-lat; UD for send-bw and send-lat
     #[arg(short = 'c', long = "connection", default_value = "RC")]
     pub connection: String,
     /// Path MTU, bytes: 256, 512, 1024, 2048 or 4096 (the smaller of the two sides' is used)
@@ -117,12 +119,15 @@ const RUNS: &str =
 #[derive(Debug, Clone)]
 pub struct LiveOptions {
     pub test: LiveTest,
-    /// RC or UC.
+    /// RC, UC or UD.
     pub service: ServiceType,
     pub host: Option<String>,
     pub port: u16,
     pub bind: Option<Ipv4Addr>,
     pub size: u64,
+    /// `-s` was given (a UD message too long for the path MTU is then refused, as perftest
+    /// does, instead of cut to it).
+    pub size_given: bool,
     pub iters: u64,
     pub mtu_bytes: u32,
     pub tx_depth: u32,
@@ -130,6 +135,29 @@ pub struct LiveOptions {
     pub window_psns: u32,
     pub json: Option<PathBuf>,
     pub pcap: Option<PathBuf>,
+}
+
+impl LiveOptions {
+    /// The options of a UD run over the path MTU both sides agreed on (`mtu_bytes`, which
+    /// may be below `-m`): as perftest, a size chosen by default shrinks to the MTU, one
+    /// given with `-s` that exceeds it is refused. Other services are unchanged.
+    pub fn fit_to_mtu(&self, mtu_bytes: u32) -> anyhow::Result<LiveOptions> {
+        let mtu = u64::from(mtu_bytes);
+        if self.service != ServiceType::Ud || self.size <= mtu {
+            return Ok(self.clone());
+        }
+        if self.size_given {
+            anyhow::bail!(
+                "-s/--size {}: the path MTU agreed with the peer is {mtu_bytes} bytes, and a UD \
+                 message is one packet of at most that",
+                self.size
+            );
+        }
+        Ok(LiveOptions {
+            size: mtu,
+            ..self.clone()
+        })
+    }
 }
 
 /// Largest message: what one buffer of process memory holds here.
@@ -193,6 +221,7 @@ impl LiveCmd {
         let atomic = test == LiveTest::AtomicBw;
         let size = self.size.unwrap_or(match (latency, atomic) {
             _ if test == LiveTest::RcPingpong => 4096,
+            (false, _) if service == ServiceType::Ud => u64::from(self.mtu),
             (_, true) => atomic_bw::ATOMIC_BYTES,
             (true, false) => 2,
             (false, false) => 65536,
@@ -206,6 +235,12 @@ impl LiveCmd {
         if size == 0 || size > MAX_SIZE {
             return Err(UsageError(format!(
                 "-s/--size {size}: must be 1..={MAX_SIZE} bytes"
+            )));
+        }
+        if service == ServiceType::Ud && size > u64::from(self.mtu) {
+            return Err(UsageError(format!(
+                "-s/--size {size}: a UD message is one packet of at most the path MTU (-m/--mtu {})",
+                self.mtu
             )));
         }
         let iters = self.iters.unwrap_or(if latency { 1000 } else { 5000 });
@@ -227,6 +262,7 @@ impl LiveCmd {
             port: self.port,
             bind,
             size,
+            size_given: self.size.is_some(),
             iters,
             mtu_bytes: self.mtu,
             tx_depth: self.tx_depth,
@@ -238,28 +274,28 @@ impl LiveCmd {
 }
 
 /// The service `-c` names, refused for a test that cannot run over it. perftest runs UC
-/// WRITE and SEND tests; of those, `rnic live` runs the ones whose receiver needs no
-/// receive WQE it could lack (UC drops a SEND that finds none, with no RNR to wait for):
-/// write-bw, write-lat, and send-lat, whose ping-pong never has two SENDs in flight.
+/// WRITE and SEND tests and UD SEND tests. Over UC `rnic live` runs write-bw, write-lat,
+/// send-lat and send-bw (whose receivers post a receive for every message up to perftest's
+/// 16000, since UC drops a SEND that finds none, with no RNR to wait for); over UD
+/// send-bw and send-lat, one datagram per message.
 fn connection(name: &str, test: LiveTest) -> Result<ServiceType, UsageError> {
+    use LiveTest::*;
     match name.to_ascii_uppercase().as_str() {
         "RC" => Ok(ServiceType::Rc),
-        "UC" if matches!(
-            test,
-            LiveTest::WriteBw | LiveTest::WriteLat | LiveTest::SendLat
-        ) =>
-        {
-            Ok(ServiceType::Uc)
-        }
+        "UC" if matches!(test, WriteBw | WriteLat | SendLat | SendBw) => Ok(ServiceType::Uc),
         "UC" => Err(UsageError(format!(
-            "-c/--connection UC: rnic live runs UC for write-bw, write-lat and send-lat only, not {}",
+            "-c/--connection UC: rnic live runs UC for write-bw, write-lat, send-bw and \
+             send-lat only, not {}",
             test.name()
         ))),
-        "UD" => Err(UsageError(
-            "-c/--connection UD: rnic live does not run UD yet (RC or UC)".into(),
-        )),
+        "UD" if matches!(test, SendBw | SendLat) => Ok(ServiceType::Ud),
+        "UD" => Err(UsageError(format!(
+            "-c/--connection UD: UD carries SENDs only; rnic live runs it for send-bw and \
+             send-lat, not {}",
+            test.name()
+        ))),
         other => Err(UsageError(format!(
-            "-c/--connection {other:?}: must be RC or UC"
+            "-c/--connection {other:?}: must be RC, UC or UD"
         ))),
     }
 }
@@ -289,4 +325,65 @@ pub fn run(cmd: &LiveCmd, out: &mut dyn Write) -> anyhow::Result<()> {
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        live: LiveCmd,
+    }
+
+    fn options(args: &str) -> Result<LiveOptions, UsageError> {
+        let words = std::iter::once("rnic").chain(args.split_whitespace());
+        Cli::try_parse_from(words).unwrap().live.options()
+    }
+
+    #[test]
+    fn ud_runs_send_tests_with_messages_of_at_most_the_mtu() {
+        let o = options("send-bw --server -c UD -m 2048").unwrap();
+        assert_eq!(
+            (o.service, o.size, o.size_given),
+            (ServiceType::Ud, 2048, false)
+        );
+        let o = options("send-lat --server -c ud").unwrap();
+        assert_eq!((o.service, o.size), (ServiceType::Ud, 2));
+        let e = options("send-bw --server -c UD -s 1025").unwrap_err().0;
+        assert!(e.contains("--size 1025") && e.contains("--mtu 1024"), "{e}");
+        let e = options("write-bw --server -c UD").unwrap_err().0;
+        assert!(
+            e.contains("--connection UD") && e.contains("write-bw"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn uc_runs_send_bw_and_other_names_are_refused() {
+        let o = options("send-bw --server -c UC").unwrap();
+        assert_eq!((o.service, o.size), (ServiceType::Uc, 65536));
+        let e = options("read-lat --server -c UC").unwrap_err().0;
+        assert!(e.contains("--connection UC"), "{e}");
+        let e = options("send-bw --server -c XRC").unwrap_err().0;
+        assert!(e.contains("RC, UC or UD"), "{e}");
+    }
+
+    #[test]
+    fn a_ud_size_fits_the_agreed_mtu_as_perftests_does() {
+        let chosen = options("send-bw --server -c UD -m 4096").unwrap();
+        assert_eq!(chosen.fit_to_mtu(1024).unwrap().size, 1024, "shrunk");
+        let given = options("send-bw --server -c UD -m 4096 -s 4096").unwrap();
+        let e = given.fit_to_mtu(1024).unwrap_err().to_string();
+        assert!(e.contains("--size 4096") && e.contains("1024"), "{e}");
+        assert_eq!(given.fit_to_mtu(4096).unwrap().size, 4096);
+        let rc = options("send-bw --server -s 65536").unwrap();
+        assert_eq!(
+            rc.fit_to_mtu(1024).unwrap().size,
+            65536,
+            "RC messages span packets"
+        );
+    }
 }

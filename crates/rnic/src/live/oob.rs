@@ -261,6 +261,20 @@ impl Oob {
         r
     }
 
+    /// Whether the peer has written something this side has not read yet (or closed the
+    /// connection): its next exchange message, sent once it is done with the test.
+    pub fn peer_has_written(&self) -> anyhow::Result<bool> {
+        let mut byte = [0u8; 1];
+        self.stream.set_nonblocking(true)?;
+        let r = self.stream.peek(&mut byte);
+        self.stream.set_nonblocking(false)?;
+        match r {
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// Writes `bytes` as they are (ibv_rc_pingpong's closing `done`).
     pub fn write_raw(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
         self.stream.write_all(bytes)?;

@@ -18,7 +18,7 @@ use rnic_transport::{SendWr, Sge, WcOpcode, WcStatus};
 
 use super::endpoint::{Endpoint, QpTuning};
 use super::oob::{gid_of, Dest};
-use super::recv_ring::RecvRing;
+use super::recv_ring::{RecvLayout, RecvRing};
 use super::report::LiveResult;
 use super::session::{linger, IDLE_TURN, STALL};
 use super::{LiveOptions, PATTERN_SEED};
@@ -88,7 +88,7 @@ pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
         sq_depth: 16,
     };
     let mut ep = Endpoint::open(local_ip, &tuning, o.pcap.as_deref())?;
-    let ring_bytes = RecvRing::bytes(o.iters, o.size);
+    let ring_bytes = RecvLayout::rc(o.size).bytes(o.iters);
     let keys = ep.reg_mr(SRC_ADDR, DST_ADDR - SRC_ADDR + ring_bytes)?;
     ep.mem.fill_pattern(SRC_ADDR, o.size, PATTERN_SEED);
     let my_psn = super::session::random_psn();
@@ -101,7 +101,13 @@ pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
     let (peer_lid, peer) = decode(&oob.read_raw(LINE_BYTES)?)?;
     let peer_is_rnic = peer_lid == RNIC_LID;
     ep.connect(my_psn, &peer, &tuning)?;
-    let mut ring = RecvRing::new(DST_ADDR, o.size, keys.lkey, o.iters, peer_is_rnic);
+    let mut ring = RecvRing::new(
+        DST_ADDR,
+        RecvLayout::rc(o.size),
+        keys.lkey,
+        o.iters,
+        peer_is_rnic,
+    );
     ring.post_all(&mut ep)?;
     if is_client {
         oob.write_raw(DONE)?;

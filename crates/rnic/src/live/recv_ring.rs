@@ -3,25 +3,85 @@
 //!
 //! Clearing matters for the oracle: a receive that completed without its bytes would
 //! otherwise pass on the previous message's.
+//!
+//! Over UD every buffer starts with the 40 bytes of the GRH area (verbs: the receiver writes
+//! the packet's network header there, the payload follows), as perftest's `UD_ADDITION`.
 
 use anyhow::bail;
-use rnic_transport::{Completion, Memory, RecvWr, Sge, WcOpcode, WcStatus};
+use rnic_transport::{
+    ud::GRH_BYTES, Completion, Memory, RecvWr, ServiceType, Sge, WcOpcode, WcStatus,
+};
 
-use super::endpoint::{Endpoint, RECV_DEPTH};
+use super::endpoint::{recv_depth, Endpoint};
 use super::report::Verification;
-use super::PATTERN_SEED;
+use super::{LiveOptions, PATTERN_SEED};
 
 /// Most bytes of receive buffers kept posted: fewer WQEs for large messages (the peer's RNR
 /// retries cover the rest).
 const RECV_BYTES_MAX: u64 = 64 << 20;
 
-/// Receive buffers at `base`, `slots` of `size` bytes; WQE `slot` (its `wr_id`) lands at
-/// `base + slot * size`.
+/// How messages of one size land in receive buffers of one service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecvLayout {
+    pub service: ServiceType,
+    /// Payload bytes of a message.
+    pub size: u64,
+}
+
+impl RecvLayout {
+    /// RC or UC messages of `size` bytes.
+    pub fn rc(size: u64) -> RecvLayout {
+        RecvLayout {
+            service: ServiceType::Rc,
+            size,
+        }
+    }
+
+    /// The messages of a SEND test's options.
+    pub fn of(o: &LiveOptions) -> RecvLayout {
+        RecvLayout {
+            service: o.service,
+            size: o.size,
+        }
+    }
+
+    /// Bytes before the payload in each buffer: UD's GRH area.
+    fn grh_bytes(&self) -> u64 {
+        if self.service == ServiceType::Ud {
+            GRH_BYTES as u64
+        } else {
+            0
+        }
+    }
+
+    /// Bytes of one buffer, and of one receive completion.
+    fn stride(&self) -> u64 {
+        self.grh_bytes() + self.size
+    }
+
+    /// How many buffers a run of `total` SENDs keeps posted: perftest's receive depth of the
+    /// service, fewer for a short run or large messages.
+    pub fn slots_for(&self, total: u64) -> u64 {
+        total
+            .min(u64::from(recv_depth(self.service)))
+            .min((RECV_BYTES_MAX / self.stride()).max(1))
+    }
+
+    /// The bytes the buffers of a run of `total` SENDs take.
+    pub fn bytes(&self, total: u64) -> u64 {
+        self.slots_for(total) * self.stride()
+    }
+}
+
+/// Receive buffers at `base`, `slots` of the layout's stride; WQE `slot` (its `wr_id`)
+/// lands at `base + slot * stride`.
 pub struct RecvRing {
     base: u64,
     slots: u64,
-    size: u64,
+    layout: RecvLayout,
     lkey: u32,
+    /// UD: the QP every datagram must come from (the completion's source QP).
+    peer_qpn: Option<u32>,
     /// SENDs the run takes in all: no receive is posted beyond them.
     total: u64,
     /// Check every message against rnic's pattern (the peer is rnic).
@@ -32,25 +92,15 @@ pub struct RecvRing {
 }
 
 impl RecvRing {
-    /// How many buffers a run of `total` SENDs of `size` bytes keeps posted: perftest's
-    /// receive depth, fewer for a short run or large messages.
-    pub fn slots_for(total: u64, size: u64) -> u64 {
-        total
-            .min(u64::from(RECV_DEPTH))
-            .min((RECV_BYTES_MAX / size).max(1))
-    }
-
-    /// The bytes the ring's buffers take.
-    pub fn bytes(total: u64, size: u64) -> u64 {
-        RecvRing::slots_for(total, size) * size
-    }
-
-    pub fn new(base: u64, size: u64, lkey: u32, total: u64, check: bool) -> RecvRing {
+    /// A ring of `layout`'s buffers at `base` for `total` SENDs; `check`: compare every
+    /// message with rnic's pattern (the peer is rnic).
+    pub fn new(base: u64, layout: RecvLayout, lkey: u32, total: u64, check: bool) -> RecvRing {
         RecvRing {
             base,
-            slots: RecvRing::slots_for(total, size),
-            size,
+            slots: layout.slots_for(total),
+            layout,
             lkey,
+            peer_qpn: None,
             total,
             check,
             posted: 0,
@@ -63,14 +113,22 @@ impl RecvRing {
         }
     }
 
+    /// Over UD: refuses datagrams whose source QP is not `qpn` (the peer's).
+    pub fn only_from_qp(self, qpn: u32) -> RecvRing {
+        RecvRing {
+            peer_qpn: (self.layout.service == ServiceType::Ud).then_some(qpn),
+            ..self
+        }
+    }
+
     fn addr(&self, slot: u64) -> u64 {
-        self.base + slot * self.size
+        self.base + slot * self.layout.stride()
     }
 
     fn post(&mut self, ep: &mut Endpoint, slot: u64) -> anyhow::Result<()> {
         let sge = Sge {
             addr: self.addr(slot),
-            len: self.size as u32,
+            len: self.layout.stride() as u32,
             lkey: self.lkey,
         };
         ep.dev.post_recv(ep.qpn, RecvWr::new(slot, vec![sge]))?;
@@ -96,25 +154,41 @@ impl RecvRing {
         if c.opcode != WcOpcode::Recv {
             bail!("receive {n} completed as {:?}, want Recv", c.opcode);
         }
-        if u64::from(c.byte_len) != self.size {
+        let (size, grh) = (self.layout.size, self.layout.grh_bytes());
+        if u64::from(c.byte_len) != grh + size {
             bail!(
-                "SEND {n} carried {} bytes, want -s/--size {}",
-                c.byte_len,
-                self.size
+                "SEND {n} carried {} bytes, want -s/--size {size}{}",
+                u64::from(c.byte_len).saturating_sub(grh),
+                if grh > 0 {
+                    " (after the 40-byte GRH area)"
+                } else {
+                    ""
+                }
             );
+        }
+        if let Some(want) = self.peer_qpn {
+            if c.src_qp != Some(want) {
+                bail!(
+                    "datagram {n} came from QP {:?}, want the peer's {want:#x}",
+                    c.src_qp
+                );
+            }
         }
         if c.wr_id >= self.slots {
             bail!("a receive completed with wr_id {}, never posted", c.wr_id);
         }
         let addr = self.addr(c.wr_id);
         if self.check && self.verification == Verification::Verified {
-            if let Some(at) = ep.mem.first_pattern_mismatch(addr, self.size, PATTERN_SEED) {
+            if let Some(at) = ep
+                .mem
+                .first_pattern_mismatch(addr + grh, size, PATTERN_SEED)
+            {
                 self.verification = Verification::Mismatch {
-                    offset: n * self.size + at,
+                    offset: n * size + at,
                 };
             }
         }
-        clear(&mut ep.mem, addr, self.size);
+        clear(&mut ep.mem, addr, self.layout.stride());
         self.received += 1;
         if self.posted < self.total {
             self.post(ep, c.wr_id)?;
@@ -131,5 +205,37 @@ pub fn clear(mem: &mut impl Memory, addr: u64, len: u64) {
         let n = (len - done).min(ZEROS.len() as u64);
         mem.write(addr + done, &ZEROS[..n as usize]);
         done += n;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ud_buffers_hold_the_grh_area_before_the_payload() {
+        let ud = RecvLayout {
+            service: ServiceType::Ud,
+            size: 1024,
+        };
+        assert_eq!(ud.stride(), 40 + 1024);
+        assert_eq!(ud.bytes(10), 10 * 1064);
+        assert_eq!(RecvLayout::rc(1024).stride(), 1024);
+    }
+
+    #[test]
+    fn unreliable_services_post_a_receive_per_message_up_to_perftests_16000() {
+        let ud = RecvLayout {
+            service: ServiceType::Ud,
+            size: 1024,
+        };
+        assert_eq!(ud.slots_for(5000), 5000);
+        assert_eq!(ud.slots_for(50_000), 16_000);
+        assert_eq!(RecvLayout::rc(1024).slots_for(5000), 512);
+        let uc = RecvLayout {
+            service: ServiceType::Uc,
+            size: 65536,
+        };
+        assert_eq!(uc.slots_for(5000), 1024, "64 MiB of buffers at most");
     }
 }

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::Context;
-use rnic_model::result::{LatencyStats, SizeResult};
+use rnic_model::result::{LatencyStats, SizeResult, UnreliableResult};
 use serde_json::json;
 
 use super::oob::Verdict;
@@ -84,6 +84,9 @@ pub struct LiveResult {
     pub naks: u64,
     pub timeouts: u64,
     pub rx_refused: u64,
+    /// UC/UD send-bw: the messages sent, received whole and lost (the simulator's
+    /// `unreliable` object; `None` otherwise).
+    pub unreliable: Option<UnreliableResult>,
 }
 
 const MB: f64 = 1_048_576.0;
@@ -150,6 +153,7 @@ impl LiveResult {
             naks: 0,
             timeouts: 0,
             rx_refused: 0,
+            unreliable: None,
         }
     }
 
@@ -198,10 +202,31 @@ impl LiveResult {
             self.retransmissions,
             self.naks,
             self.timeouts
-        )
+        )?;
+        if let Some(u) = &self.unreliable {
+            writeln!(
+                out,
+                " {}: {} messages sent, {} received whole, {} lost ({} does not resend; the \
+                 figures are over what arrived)",
+                self.connection,
+                u.messages_sent,
+                u.messages_received,
+                u.messages_lost,
+                self.connection
+            )?;
+        }
+        Ok(())
     }
 
     pub fn to_json(&self) -> serde_json::Value {
+        let mut j = self.base_json();
+        if let Some(u) = &self.unreliable {
+            j["unreliable"] = serde_json::to_value(u).unwrap_or_default();
+        }
+        j
+    }
+
+    fn base_json(&self) -> serde_json::Value {
         let l = &self.row.latency_us;
         json!({
             "test": self.test,

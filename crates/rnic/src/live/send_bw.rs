@@ -8,15 +8,25 @@
 //! the server checks every message that lands against it (its length too) and clears the
 //! buffer before it reposts the receive, so a receive that completes without its bytes cannot
 //! pass on a previous message's. The server's verdict goes to the client at the close.
+//!
+//! Over UC and UD (`-c UC|UD`) nothing is resent and a sender never learns what arrived: the
+//! server posts a receive for every message (up to perftest's 16000, as perftest does over
+//! these services), takes what arrives until it has all or the client, done sending (its next
+//! exchange message is waiting), has had nothing arrive for [`DRAIN`], and counts the rest
+//! as lost. Its figures are over the messages that arrived; between rnic endpoints the two
+//! sides exchange the messages sent and received before the close, so both JSONs carry the
+//! count (`unreliable`). perftest's own server waits for every message instead and gives up
+//! after a minute or two without one.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::bail;
-use rnic_transport::{Completion, SendWr, Sge, WcOpcode};
+use rnic_model::result::UnreliableResult;
+use rnic_transport::{Completion, SendWr, ServiceType, Sge, WcOpcode};
 
 use super::bw::keep_in_flight;
 use super::oob::CYCLE_BUFFER_BYTES;
-use super::recv_ring::RecvRing;
+use super::recv_ring::{RecvLayout, RecvRing};
 use super::report::LiveResult;
 use super::session::{Layout, Session, IDLE_TURN, STALL};
 use super::{LiveOptions, PATTERN_SEED};
@@ -25,6 +35,10 @@ use super::{LiveOptions, PATTERN_SEED};
 const SRC_ADDR: u64 = 0x1000_0000;
 /// The server's receive buffers.
 const DST_ADDR: u64 = 0x2000_0000;
+/// UC/UD: how long the server waits for more messages once the client is done sending.
+/// The client's exchange message follows its last send completion, which over UC and UD
+/// comes when the packet is on the wire, so only datagrams in flight or in a queue remain.
+const DRAIN: Duration = Duration::from_millis(300);
 
 pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
     if o.host.is_some() {
@@ -41,6 +55,7 @@ fn client(o: &LiveOptions) -> anyhow::Result<LiveResult> {
         advertised: SRC_ADDR,
     };
     let mut s = Session::open(o, &layout, false)?;
+    let o = &o.fit_to_mtu(s.pre.mtu_bytes)?;
     s.ep.mem.fill_pattern(SRC_ADDR, o.size, PATTERN_SEED);
     // perftest's server has posted its receive WQEs when it answers this handshake.
     s.handshake()?;
@@ -56,6 +71,10 @@ fn client(o: &LiveOptions) -> anyhow::Result<LiveResult> {
         |_, c| expect_opcode(c, WcOpcode::Send),
     )?;
     let mut r = LiveResult::bandwidth("send-bw", o.size, o.iters, elapsed_s);
+    if counts_exchanged(o, &s) {
+        let received = s.exchange_count(o.iters)?;
+        r.unreliable = Some(loss(o.service, o.iters, received));
+    }
     let verification = s.close(super::report::Verification::PeerIsPerftest)?;
     r.finish(&mut s, verification);
     s.ep.finish()?;
@@ -65,19 +84,66 @@ fn client(o: &LiveOptions) -> anyhow::Result<LiveResult> {
 fn server(o: &LiveOptions) -> anyhow::Result<LiveResult> {
     let layout = Layout {
         mr_addr: DST_ADDR,
-        mr_len: RecvRing::bytes(o.iters, o.size),
+        mr_len: RecvLayout::of(o).bytes(o.iters),
         advertised: DST_ADDR,
     };
     let mut s = Session::open(o, &layout, false)?;
-    let mut ring = RecvRing::new(DST_ADDR, o.size, s.me.rkey, o.iters, s.pre.peer_is_rnic);
+    let o = &o.fit_to_mtu(s.pre.mtu_bytes)?;
+    let check = s.pre.peer_is_rnic;
+    let mut ring = RecvRing::new(DST_ADDR, RecvLayout::of(o), s.me.rkey, o.iters, check)
+        .only_from_qp(s.peer.qpn);
     ring.post_all(&mut s.ep)?;
     s.handshake()?;
-    let elapsed_s = receive_all(&mut s, o, &mut ring)?;
-    let mut r = LiveResult::bandwidth("send-bw", o.size, o.iters, elapsed_s);
+    let lossy = o.service != ServiceType::Rc;
+    let elapsed_s = receive(&mut s, o, &mut ring, lossy)?;
+    let mut r = LiveResult::bandwidth("send-bw", o.size, ring.received, elapsed_s);
+    r.row.iterations = o.iters;
+    if lossy {
+        r.unreliable = Some(server_loss(&mut s, o, ring.received)?);
+    }
     s.close(ring.verification)?;
     r.finish(&mut s, ring.verification);
     s.ep.finish()?;
     Ok(r)
+}
+
+/// What a UC/UD server lost: the client's count of messages sent (an rnic client's, else
+/// `-n`) against those received whole, with the engine's causes.
+fn server_loss(
+    s: &mut Session,
+    o: &LiveOptions,
+    received: u64,
+) -> anyhow::Result<UnreliableResult> {
+    let sent = if counts_exchanged(o, s) {
+        s.exchange_count(received)?
+    } else {
+        o.iters
+    };
+    let counts = s.ep.dev.stats().unreliable;
+    Ok(UnreliableResult {
+        uc_messages_abandoned: counts.uc_messages_abandoned,
+        no_recv_messages: counts.no_recv_messages,
+        qkey_mismatches: counts.ud_qkey_mismatches,
+        recv_errors: counts.recv_errors,
+        ..loss(o.service, sent, received)
+    })
+}
+
+/// Whether the two sides exchange the messages sent and received before the close: UC and
+/// UD between rnic endpoints (perftest has no such message).
+fn counts_exchanged(o: &LiveOptions, s: &Session) -> bool {
+    o.service != ServiceType::Rc && s.pre.peer_is_rnic
+}
+
+/// The loss of a UC/UD run: `sent` messages against `received` whole.
+fn loss(service: ServiceType, sent: u64, received: u64) -> UnreliableResult {
+    UnreliableResult {
+        transport: service.name().to_string(),
+        messages_sent: sent,
+        messages_received: received,
+        messages_lost: sent.saturating_sub(received),
+        ..UnreliableResult::default()
+    }
 }
 
 /// A send-side completion is the operation posted.
@@ -92,25 +158,41 @@ pub fn expect_opcode(c: &Completion, want: WcOpcode) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Takes `o.iters` SENDs into `ring`; returns the seconds from the first to the last.
-fn receive_all(s: &mut Session, o: &LiveOptions, ring: &mut RecvRing) -> anyhow::Result<f64> {
+/// Takes SENDs into `ring` until `o.iters` arrived; returns the seconds from the first
+/// arrival to the last. `lossy` (UC/UD, which resend nothing): also stops once the client is
+/// done sending and nothing arrived for [`DRAIN`].
+fn receive(
+    s: &mut Session,
+    o: &LiveOptions,
+    ring: &mut RecvRing,
+    lossy: bool,
+) -> anyhow::Result<f64> {
     let mut first: Option<Instant> = None;
-    let mut last_progress = Instant::now();
+    let mut last = Instant::now();
     while ring.received < o.iters {
         s.ep.turn(IDLE_TURN)?;
         while let Some(c) = s.ep.poll_cq() {
             first.get_or_insert_with(Instant::now);
             ring.take(&mut s.ep, &c)?;
-            last_progress = Instant::now();
+            last = Instant::now();
         }
-        if last_progress.elapsed() > STALL {
+        let quiet = last.elapsed();
+        if lossy && quiet > DRAIN && s.oob.peer_has_written()? {
+            break;
+        }
+        if quiet > STALL {
             bail!(
-                "no SEND arrived for {} s ({} of {} received)",
+                "no SEND arrived for {} s ({} of {} received{})",
                 STALL.as_secs(),
                 ring.received,
-                o.iters
+                o.iters,
+                if lossy {
+                    ", and the client is not done"
+                } else {
+                    ""
+                }
             );
         }
     }
-    Ok(first.map_or(0.0, |t| t.elapsed().as_secs_f64()))
+    Ok(first.map_or(0.0, |f| (last - f).as_secs_f64()))
 }

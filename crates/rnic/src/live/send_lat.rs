@@ -1,7 +1,8 @@
 //! `rnic live send-lat`: ib_send_lat's ping-pong. Both sides post receive WQEs (perftest's
 //! receive depth, or fewer for a short run) and say so with one more handshake; the client
 //! SENDs `size` bytes first, and each side SENDs its next message once the peer's has
-//! arrived, reposting the receive it took. Latency is half the time between two of one
+//! arrived, reposting the receive it took. Over UD each message is one datagram of at most
+//! the path MTU, landing after the 40-byte GRH area of its receive buffer. Latency is half the time between two of one
 //! side's posts (perftest's `rtt_factor` 2).
 //!
 //! Verification, when the peer is rnic: both sides' source buffers hold rnic's pattern, and
@@ -11,9 +12,9 @@
 use std::time::Instant;
 
 use anyhow::bail;
-use rnic_transport::{SendWr, Sge, WcOpcode, WcStatus};
+use rnic_transport::{SendWr, ServiceType, Sge, WcOpcode, WcStatus};
 
-use super::recv_ring::RecvRing;
+use super::recv_ring::{RecvLayout, RecvRing};
 use super::report::{LiveResult, Verification};
 use super::session::{linger, Layout, Session};
 use super::{LiveOptions, PATTERN_SEED};
@@ -25,14 +26,17 @@ const DST_ADDR: u64 = 0x2000_0000;
 pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
     let layout = Layout {
         mr_addr: SRC_ADDR,
-        mr_len: DST_ADDR - SRC_ADDR + RecvRing::bytes(o.iters, o.size),
+        mr_len: DST_ADDR - SRC_ADDR + RecvLayout::of(o).bytes(o.iters),
         advertised: DST_ADDR,
     };
     // ib_send_lat, unlike ib_write_lat and ib_read_lat, has no key exchange before the per-QP
     // one: its fourth handshake is the one after posting the receives, below.
     let mut s = Session::open(o, &layout, false)?;
+    let o = &o.fit_to_mtu(s.pre.mtu_bytes)?;
     s.ep.mem.fill_pattern(SRC_ADDR, o.size, PATTERN_SEED);
-    let mut ring = RecvRing::new(DST_ADDR, o.size, s.me.rkey, o.iters, s.pre.peer_is_rnic);
+    let check = s.pre.peer_is_rnic;
+    let mut ring = RecvRing::new(DST_ADDR, RecvLayout::of(o), s.me.rkey, o.iters, check)
+        .only_from_qp(s.peer.qpn);
     ring.post_all(&mut s.ep)?;
     // perftest's peer has posted its receive WQEs when it answers this handshake.
     s.handshake()?;
@@ -86,7 +90,11 @@ fn ping_pong(
                     }
                     Ok(ring.received >= want || ring.received >= o.iters)
                 },
-                "waiting for the peer's SEND",
+                if o.service == ServiceType::Rc {
+                    "waiting for the peer's SEND"
+                } else {
+                    "waiting for the peer's SEND (UC and UD do not resend a lost one)"
+                },
             )?;
         }
         if sent < o.iters {

@@ -101,6 +101,19 @@ impl Session {
         self.oob.keys(&me, &mut || self.ep.turn(IDLE_TURN))
     }
 
+    /// One exchange of a count between rnic endpoints (UC/UD send-bw: the client's messages
+    /// sent for the server's received), the engine answering while it waits; returns the
+    /// peer's.
+    pub fn exchange_count(&mut self, mine: u64) -> anyhow::Result<u64> {
+        let theirs = self
+            .oob
+            .exchange(&mine.to_be_bytes(), &mut || self.ep.turn(IDLE_TURN))?;
+        let bytes: [u8; 8] = theirs
+            .try_into()
+            .map_err(|_| anyhow::anyhow!("the peer's message count is not 8 bytes"))?;
+        Ok(u64::from_be_bytes(bytes))
+    }
+
     /// perftest's close (a last handshake, `done`), the engine answering while it waits.
     /// Between two rnic endpoints each side tells the other its verdict on the bytes it
     /// received (`mine`); returns what the peer's says about this side's bytes:
