@@ -11,7 +11,7 @@ use anyhow::Context;
 use rnic_host::SparseMemory;
 use rnic_transport::{
     service::DEFAULT_QKEY, Access, AddressVector, Completion, CqId, Device, DeviceConfig, MrKeys,
-    PdId, QpAttr, QpInit, QpState, ServiceType,
+    PdId, QpAttr, QpInit, ServiceType,
 };
 use rnic_wire::PcapWriter;
 
@@ -63,76 +63,23 @@ pub fn connect_qp(
 ) -> anyhow::Result<()> {
     let peer_ip = peer.ipv4()?;
     let av = AddressVector::new([0x02, 0, 0, 0, 0, 0x02], peer_ip.octets());
-    let (init, rtr, rts) = match t.service {
-        ServiceType::Rc => rc_transitions(av, my_psn, peer, t),
-        ServiceType::Uc => uc_transitions(av, my_psn, peer, t),
-        ServiceType::Ud => ud_transitions(av, my_psn, peer, t),
-    };
+    // The service's own attribute sets (UC: no ACKs, retries, RNR or READs; UD: perftest's
+    // Q_Key instead of access rights, the peer as its one address handle, no receive PSN),
+    // and for RC perftest's ACK timeout, retries, RNR retries and READ resources.
+    let init = QpAttr::init_for(t.service, Access::all(), DEFAULT_QKEY);
+    let rtr = QpAttr::rtr_for(t.service, av, t.mtu_bytes, peer.qpn, peer.psn);
+    let mut rts = QpAttr::rts_for(t.service, my_psn);
+    if t.service == ServiceType::Rc {
+        rts.timeout = Some(t.timeout);
+        rts.retry_cnt = Some(t.retry_cnt);
+        rts.rnr_retry = Some(t.rnr_retry);
+        rts.max_rd_atomic = Some(peer.out_reads.clamp(1, 16) as u8);
+        rts.max_outstanding_psns = Some(t.window_psns);
+    }
     dev.modify_qp(qpn, &init)?;
     dev.modify_qp(qpn, &rtr)?;
     dev.modify_qp(qpn, &rts)?;
     Ok(())
-}
-
-/// RESET→INIT, INIT→RTR and RTR→RTS attributes of one service.
-type Transitions = (QpAttr, QpAttr, QpAttr);
-
-/// RC: perftest's ACK timeout, retries, RNR retries and READ resources.
-fn rc_transitions(av: AddressVector, my_psn: u32, peer: &Dest, t: &QpTuning) -> Transitions {
-    let mut rtr = QpAttr::to_rtr(av, t.mtu_bytes, peer.qpn, peer.psn);
-    let mut rts = QpAttr::to_rts(my_psn);
-    rtr.max_dest_rd_atomic = Some(16);
-    rts.timeout = Some(t.timeout);
-    rts.retry_cnt = Some(t.retry_cnt);
-    rts.rnr_retry = Some(t.rnr_retry);
-    rts.max_rd_atomic = Some(peer.out_reads.clamp(1, 16) as u8);
-    rts.max_outstanding_psns = Some(t.window_psns);
-    (QpAttr::to_init(Access::all()), rtr, rts)
-}
-
-/// UC has no ACKs, retries, RNR or READs: IBA's UC transitions refuse those attributes.
-fn uc_transitions(av: AddressVector, my_psn: u32, peer: &Dest, t: &QpTuning) -> Transitions {
-    let rtr = QpAttr {
-        max_dest_rd_atomic: None,
-        min_rnr_timer: None,
-        ..QpAttr::to_rtr(av, t.mtu_bytes, peer.qpn, peer.psn)
-    };
-    (
-        QpAttr::to_init(Access::all()),
-        rtr,
-        rts_with_psn_only(my_psn),
-    )
-}
-
-/// RTR→RTS of the unreliable services: the send PSN, nothing about ACKs.
-fn rts_with_psn_only(my_psn: u32) -> QpAttr {
-    QpAttr {
-        state: QpState::Rts,
-        sq_psn: Some(my_psn),
-        ..QpAttr::default()
-    }
-}
-
-/// UD, as perftest sets its QP up: the Q_Key (perftest's default, which both ends' datagrams
-/// carry) instead of access rights; no receive PSN (datagrams have no order). The peer's
-/// address, QPN and the path MTU are the QP's one address handle (perftest's `ibv_create_ah`
-/// from the peer's GID, and the QPN its work requests name).
-fn ud_transitions(av: AddressVector, my_psn: u32, peer: &Dest, t: &QpTuning) -> Transitions {
-    let init = QpAttr {
-        state: QpState::Init,
-        port: Some(1),
-        pkey: Some(0xFFFF),
-        qkey: Some(DEFAULT_QKEY),
-        ..QpAttr::default()
-    };
-    let rtr = QpAttr {
-        state: QpState::Rtr,
-        av: Some(av),
-        path_mtu: Some(t.mtu_bytes),
-        dest_qp_num: Some(peer.qpn),
-        ..QpAttr::default()
-    };
-    (init, rtr, rts_with_psn_only(my_psn))
 }
 
 /// The engine, its memory and its wire.
