@@ -1,11 +1,34 @@
-//! The application cores one flow runs on. A host numbers its cores host-wide (a QP's core,
+//! The application cores one flow runs on (and what a core is: its busy time and its two CQ
+//! rings). A host numbers its cores host-wide (a QP's core,
 //! its CQs' contexts), but each flow runs on a range of its own, so a flow keeps only that
 //! range: with a workload of thousands of flows on a fabric of a hundred hosts, a copy of
 //! every host core per flow per host grew as nodes × flows² (gigabytes at a thousand flows).
 
 use std::ops::{Index, IndexMut, Range};
 
-use super::perftest::Core;
+use rnic_sim::TimePs;
+
+/// A CQ ring as the application sees it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CqRing {
+    /// Base address.
+    pub base: u64,
+    /// log2 depth.
+    pub log_depth: u32,
+    /// CQEs consumed.
+    pub ci: u64,
+    /// Address of the doorbell record where the consumer index is published for the NIC.
+    pub ci_record: u64,
+}
+
+/// One application core.
+#[derive(Debug, Clone, Default)]
+pub struct Core {
+    /// Busy until, ps.
+    pub busy: TimePs,
+    /// Send CQ (index 0) and receive CQ (index 1).
+    pub cq: [CqRing; 2],
+}
 
 /// Cores `first .. first + len` of a host, indexed by their host-wide number.
 #[derive(Debug, Clone, Default)]

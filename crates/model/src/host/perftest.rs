@@ -32,25 +32,12 @@ use rnic_sim::{EventQueue, Histogram, TimePs};
 use rnic_transport::{RemoteAddr, Sge, WrOpcode};
 
 use super::bw_peak::BwPeak;
-use super::core_set::CoreSet;
+pub use super::core_set::{Core, CoreSet, CqRing};
 use super::driver::{decode_cqe, encode_rq_wqe, wc_status_name, Cqe, SqWqe, CQE_BYTES};
 use super::steady::Steady;
 use crate::event::{Ev, HostEv, NicEv, PrefetchEv};
 use crate::oracle::PayloadOracle;
 use crate::workload::{AtomicOp, PerfTest, Verb};
-
-/// A CQ ring as the application sees it.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct CqRing {
-    /// Base address.
-    pub base: u64,
-    /// log2 depth.
-    pub log_depth: u32,
-    /// CQEs consumed.
-    pub ci: u64,
-    /// Address of the doorbell record where the consumer index is published for the NIC.
-    pub ci_record: u64,
-}
 
 /// What the application may touch while it handles an event: the event queue, every
 /// host's memory, and the payload oracle (told when a poll byte changes a source buffer).
@@ -61,15 +48,6 @@ pub struct HostCx<'a> {
     pub mems: &'a mut [SparseMemory],
     /// The payload oracle.
     pub oracle: &'a mut PayloadOracle,
-}
-
-/// One application core.
-#[derive(Debug, Clone, Default)]
-pub struct Core {
-    /// Busy until, ps.
-    pub busy: TimePs,
-    /// Send CQ (index 0) and receive CQ (index 1).
-    pub cq: [CqRing; 2],
 }
 
 /// Host-side state of one QP.
