@@ -194,6 +194,13 @@ pub struct Pfc {
     /// frames go through the pausable queue from then on; before, their departures are
     /// fixed when they are forwarded).
     nic_paused_port: Vec<bool>,
+    /// Per link direction into a switch: that ingress's (XOFF, XON) levels, bytes.
+    levels: Vec<(u64, u64)>,
+    /// Per switch: its ingresses' XOFF when derived from its shared pool (0: the config's).
+    switch_xoff: Vec<u64>,
+    /// Per link direction, its transmitter's finished pauses `[from, until)`, kept for the
+    /// queue trace ([`Pfc::keep_pauses`]); `None`: not kept.
+    history: Option<Vec<Vec<(TimePs, TimePs)>>>,
     /// Counters; the paused times hold finished pauses only (see [`Pfc::stats`]).
     stats: PfcStats,
 }
@@ -234,11 +241,35 @@ impl Pfc {
             pause: vec![None; links],
             egress: vec![Egress::default(); links],
             nic_paused_port: vec![false; links],
+            levels: vec![(p.xoff_bytes, p.xon_bytes); links],
+            switch_xoff: vec![0; net.switches.len()],
+            history: None,
             stats: PfcStats {
                 buffer_cycle_links: buffer_dependency_cycle(net).map_or(0, |c| c.len() as u64),
                 ..PfcStats::default()
             },
         }
+    }
+
+    /// Every ingress of switch `switch` (the link directions of `net` leading to it) pauses
+    /// and resumes at `levels` (derived from its shared pool) instead of the config's.
+    pub fn set_switch_levels(
+        &mut self,
+        net: &Network,
+        switch: usize,
+        levels: super::shared_buffer::PfcLevels,
+    ) {
+        for (l, link) in net.links.iter().enumerate() {
+            if link.to == super::graph::End::Switch(switch) {
+                self.levels[l] = (levels.xoff_bytes, levels.xon_bytes);
+            }
+        }
+        self.switch_xoff[switch] = levels.xoff_bytes;
+    }
+
+    /// The XOFF level of switch `switch`'s ingresses when derived from its pool (0: none).
+    pub fn switch_xoff_bytes(&self, switch: usize) -> u64 {
+        self.switch_xoff.get(switch).copied().unwrap_or(0)
     }
 
     /// The time the NIC feeding link direction `link` may start a frame it would start at
@@ -253,7 +284,7 @@ impl Pfc {
                 let xon = match ing.xoff_sent {
                     None => Some(ing.xon_lands),
                     Some(_) => ing
-                        .drains_to(self.p.xon_bytes)
+                        .drains_to(self.levels[link].1)
                         .map(|d| d + self.back_ps[link]),
                 };
                 let look = t + self.quantum_ps[link].max(1) + self.lead_ps[link];
@@ -286,11 +317,28 @@ impl Pfc {
         self.pause[link] = Some((from, until.max(from)));
     }
 
-    /// Moves the finished pause of `link` into the counters.
+    /// Moves the finished pause of `link` into the counters (and the kept pauses).
     fn finish(&mut self, link: usize) {
         if let Some(pause) = self.pause[link].take() {
             add_pause(&mut self.stats, self.tx[link], pause);
+            if let Some(h) = self.history.as_mut() {
+                h[link].push(pause);
+            }
         }
+    }
+
+    /// Keeps every finished pause, per link direction, for the queue trace.
+    pub fn keep_pauses(&mut self) {
+        self.history = Some(vec![Vec::new(); self.pause.len()]);
+    }
+
+    /// The finished pauses of the transmitter feeding `link`, `[from, until)` in time
+    /// order (empty unless [`Pfc::keep_pauses`]; [`Pfc::end_pauses`] finishes the rest).
+    pub fn pauses_of(&self, link: usize) -> &[(TimePs, TimePs)] {
+        self.history
+            .as_ref()
+            .and_then(|h| h.get(link))
+            .map_or(&[], Vec::as_slice)
     }
 
     /// The switch port feeding `link` toward a NIC queues its frames where the NIC's pauses
@@ -342,9 +390,10 @@ impl Pfc {
 
     fn xoff_due(&mut self, now: TimePs, link: usize) -> Option<u16> {
         let refresh_ps = self.xoff_ps(link) / 2;
+        let (xoff, xon) = self.levels[link];
         let ing = &mut self.ingress[link];
         match ing.xoff_sent {
-            None if ing.bytes > self.p.xoff_bytes => {
+            None if ing.bytes > xoff => {
                 ing.xoff_sent = Some(now);
                 self.stats.pauses += 1;
                 if matches!(self.tx[link], Tx::Switch { .. }) {
@@ -352,7 +401,7 @@ impl Pfc {
                 }
                 Some(XOFF_QUANTA)
             }
-            Some(t) if now >= t + refresh_ps && ing.bytes > self.p.xon_bytes => {
+            Some(t) if now >= t + refresh_ps && ing.bytes > xon => {
                 ing.xoff_sent = Some(now);
                 Some(XOFF_QUANTA)
             }
@@ -368,7 +417,7 @@ impl Pfc {
         if let Ok(i) = ing.known.binary_search(&(now, bytes)) {
             ing.known.remove(i);
         }
-        if ing.xoff_sent.is_some() && ing.bytes <= self.p.xon_bytes {
+        if ing.xoff_sent.is_some() && ing.bytes <= self.levels[link].1 {
             ing.xoff_sent = None;
             ing.xon_lands = now + self.back_ps[link];
             return Some(0);
@@ -441,6 +490,9 @@ mod tests {
             pause: vec![None; 2],
             egress: vec![Egress::default(); 2],
             nic_paused_port: vec![false; 2],
+            levels: vec![(p.xoff_bytes, p.xon_bytes); 2],
+            switch_xoff: vec![0],
+            history: None,
             stats: PfcStats::default(),
         }
     }
