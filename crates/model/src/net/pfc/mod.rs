@@ -524,6 +524,55 @@ mod tests {
     }
 
     #[test]
+    fn an_ingress_pauses_and_resumes_at_the_levels_its_switch_derived() {
+        let mut f = pfc();
+        // The shared pool's levels for ingress 0: XOFF 16 KB, XON 3 KB below.
+        f.levels[0] = (16 * KB, 13 * KB);
+        for t in 0..4 {
+            assert_eq!(
+                f.on_queued(t, 0, 4 * KB, Some(100 + t)),
+                None,
+                "not above 16 KB"
+            );
+        }
+        assert_eq!(f.on_queued(4, 0, KB, Some(104)), Some(XOFF_QUANTA));
+        assert_eq!(f.ingress[0].drains_to(13 * KB), Some(100));
+        assert_eq!(f.on_left(100, 0, 4 * KB), Some(0), "13 KB: the XON");
+    }
+
+    proptest::proptest! {
+        /// Whatever frames come in (with known departures), once they have all left the
+        /// ingress is resumed: every XOFF is followed by an XON.
+        #[test]
+        fn a_paused_ingress_resumes_once_drained(
+            frames in proptest::collection::vec((1u64..9000, 1u64..50), 1..200),
+        ) {
+            let mut f = pfc();
+            let mut departures = Vec::new();
+            let (mut xoffs, mut xons) = (0, 0);
+            for (i, &(bytes, stay)) in frames.iter().enumerate() {
+                let t = i as u64;
+                let leaves = t + stay;
+                departures.push((leaves, bytes));
+                if f.on_queued(t, 0, bytes, Some(leaves)).is_some_and(|q| q > 0) {
+                    xoffs += 1;
+                }
+            }
+            departures.sort();
+            for (t, b) in departures {
+                match f.on_left(t, 0, b) {
+                    Some(0) => xons += 1,
+                    Some(_) => xoffs += 1,
+                    None => {}
+                }
+            }
+            proptest::prop_assert_eq!(f.ingress[0].bytes, 0);
+            proptest::prop_assert!(f.ingress[0].xoff_sent.is_none());
+            proptest::prop_assert_eq!(xons, u64::from(xoffs > 0));
+        }
+    }
+
+    #[test]
     fn a_frame_in_a_pausable_port_has_no_known_departure_until_it_starts() {
         let mut f = pfc();
         f.on_queued(0, 0, 8 * KB, Some(10));
