@@ -117,6 +117,14 @@ pub struct FlowsResult {
     /// the slowdowns by flow size (absent otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload: Option<crate::traffic::fct::WorkloadResult>,
+    /// Per switch output port that queued a frame: its queue's percentiles over time
+    /// (weighted by time), when ECN, PFC, a shared buffer or the queue trace is on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub queues: Vec<crate::net::queue_stats::QueuePortStats>,
+    /// The queue trace, when `net.trace_interval_us` asks for one (written as its own CSV
+    /// file, not in the JSON).
+    #[serde(skip)]
+    pub queue_trace: Option<crate::net::queue_trace::QueueTrace>,
     /// Events processed.
     pub events: u64,
     /// Wall-clock time of the run, s.

@@ -393,6 +393,10 @@ pub struct PerfResult {
     /// UC and UD runs: the messages the unreliable service lost (absent for RC runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unreliable: Option<UnreliableResult>,
+    /// The queue trace, when `net.trace_interval_us` asks for one (written as its own CSV
+    /// file, not in the JSON).
+    #[serde(skip)]
+    pub queue_trace: Option<crate::net::queue_trace::QueueTrace>,
 }
 
 /// What a UC or UD run lost: the senders' messages (complete at transmission) against the

@@ -12,6 +12,7 @@
 //! dedicated flags (`--seed`, `--clients`, `-m`, `-D`, `-u`). Every step is checked against
 //! the schema, so an error names the full field path, the value and what is accepted.
 
+mod buffer;
 mod cc;
 pub mod declare;
 mod ecn;
@@ -25,6 +26,7 @@ pub mod schema;
 pub mod show;
 mod spray;
 
+pub use buffer::SwitchBufferMode;
 pub use cc::{check_cc, CcKind, DcqcnConfig};
 use declare::{config_enum, config_section};
 pub use ecn::EcnConfig;
@@ -533,8 +535,15 @@ config_section! {
         link_km: Option<f64> = None; "km", float(0.0, 1e6);
         /// Packet buffer of each switch output port (frames queued on it or in transmission);
         /// a frame arriving for a port whose buffer it does not fit is dropped. Each port has
-        /// this much of its own: the ports do not share one pool
+        /// this much of its own (net.switch_buffer = "per_port"), or it is the pool all
+        /// of a switch's ports share ("shared")
         switch_buffer_bytes: u64 = 16 << 20; "bytes", uint(0, 1 << 40);
+        /// How a switch's ports hold frames: "per_port" (each output port has
+        /// net.switch_buffer_bytes of its own) or "shared" (net.switch_buffer_bytes, or a
+        /// topology file's buffer_bytes, is one pool per switch: with net.pfc each ingress
+        /// pauses at a threshold derived from the pool, without it each egress queue may hold
+        /// at most the pool's free bytes; see the networks chapter)
+        switch_buffer: SwitchBufferMode = SwitchBufferMode::PerPort; "mode", Kind::Str(SwitchBufferMode::NAMES);
         /// Fixed forwarding latency of the switch, added to store-and-forward serialization
         /// (cut-through switching is not modelled)
         switch_latency_ns: f64 = 0.0; "ns", NS;
@@ -544,7 +553,10 @@ config_section! {
         /// net.pfc_xon_bytes; false: a full buffer drops
         pfc: bool = false; "switch", Kind::Bool;
         /// PFC: queued bytes of one ingress port that pause its sender (an assumption: a
-        /// quarter of a MiB; the switch buffer must hold the headroom above it)
+        /// quarter of a MiB; the switch buffer must hold the headroom above it). Below
+        /// net.ecn.kmin_bytes's default, so with both on a flow pauses before it is marked
+        /// (a run says so); net.switch_buffer = "shared" derives the level from the pool
+        /// instead, above kmin
         pfc_xoff_bytes: u64 = 256 << 10; "bytes", uint(1, 1 << 40);
         /// PFC: queued bytes of a paused ingress port at which its sender resumes (below
         /// net.pfc_xoff_bytes)
@@ -552,6 +564,10 @@ config_section! {
         /// PFC: the priority (traffic class) RoCE traffic is mapped to, whose pause time the
         /// PAUSE frames carry (3, as common RoCE deployments configure)
         pfc_priority: u8 = 3; "priority", uint(0, 7);
+        /// Queue trace: every this many µs, the queue of every switch output port and whether
+        /// it and each NIC transmitter is paused, written as FILE-queues.csv beside the JSON
+        /// (`rnic run`/`rnic perf --json FILE`); 0 = off
+        trace_interval_us: f64 = 0.0; "µs", float(0.0, 1e9);
         /// Topology "wan" (Local, node 0 — the accelerator site — a long link — Remote, node 1):
         /// the long link's length, 5 µs per km one way (the long-distance RDMA paper's fibre)
         wan_km: f64 = 100.0; "km", float(0.0, 1e6);

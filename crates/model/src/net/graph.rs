@@ -51,6 +51,9 @@ pub struct SwitchNode {
     pub ecmp: super::ecmp::EcmpTable,
     /// Fixed forwarding latency after store-and-forward, ps.
     pub latency_ps: TimePs,
+    /// The pool its ports share (`net.switch_buffer = "shared"`); `None`: each port has a
+    /// buffer of its own.
+    pub pool: Option<super::shared_buffer::SharedPool>,
 }
 
 impl SwitchNode {
@@ -91,6 +94,13 @@ pub struct NetStats {
     /// joined, when `net.ecn.enabled` is on.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ecn_ports: Vec<super::ecn::EcnPortStats>,
+    /// Per switch output port that queued a frame: its queue's percentiles over time, when
+    /// ECN, PFC, a shared buffer or the queue trace is on.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub queues: Vec<super::queue_stats::QueuePortStats>,
+    /// Each switch's shared pool, when `net.switch_buffer = "shared"`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub switch_pools: Vec<super::shared_buffer::PoolStats>,
 }
 
 /// The network.
@@ -115,6 +125,9 @@ pub struct Network {
     pub pfc: Option<super::pfc::Pfc>,
     /// ECN marking on the switches' egress queues, when `net.ecn.enabled` is on.
     pub ecn: Option<super::ecn::Ecn>,
+    /// The switches' egress queues over time, when ECN, PFC, a shared buffer or the queue
+    /// trace is on.
+    pub queues: Option<super::queue_stats::Queues>,
     /// Data frames seen by the first switch (for the corruption hook).
     data_frames_seen: u64,
     /// ATOMIC ACKNOWLEDGEs seen by the atomic corruption hook.
@@ -149,6 +162,7 @@ impl Network {
             hooks: Hooks::default(),
             pfc: None,
             ecn: None,
+            queues: None,
             data_frames_seen: 0,
             atomic_acks_seen: 0,
             cm_mads_seen: 0,
@@ -364,13 +378,18 @@ impl Network {
         let len = frames.get(frame).len();
         let sw = &mut self.switches[s];
         let o = &mut sw.outs[out as usize];
-        let Some((_, end)) = o.forward(now, sw.latency_ps, len) else {
+        let Some((_, end)) = forward_in_buffer(now, sw.latency_ps, len, o, sw.pool.as_mut()) else {
             frames.release(frame);
             return;
         };
         if let Some(ecn) = self.ecn.as_mut() {
             let ahead = o.occupancy() - len as u64;
             ecn.on_queued(s, out as usize, ahead, frames.buf_mut(frame));
+        }
+        if let Some(qs) = self.queues.as_mut() {
+            let q = qs.port(s, out as usize);
+            q.joined(now, len as u64);
+            q.leaves_at(end, len as u64);
         }
         let link = sw.out_link[out as usize];
         self.transit(link, frame, end, q, frames);
@@ -477,9 +496,13 @@ impl Network {
             switch_drops: self
                 .switches
                 .iter()
-                .flat_map(|s| s.outs.iter())
-                .map(|o| o.stats.drops)
+                .map(|s| {
+                    let own: u64 = s.outs.iter().map(|o| o.stats.drops).sum();
+                    own + s.pool.as_ref().map_or(0, |p| p.stats.drops)
+                })
                 .sum(),
+            switch_pools: self.pool_stats(),
+            queues: self.queues.as_ref().map_or_else(Vec::new, |q| q.stats()),
             elements: el,
             nic_ports: self.ports.iter().map(|p| p.stats).collect(),
         }
@@ -495,6 +518,47 @@ impl Network {
         self.pfc
             .as_ref()
             .map_or(t, |pfc| pfc.hold(self.uplink[node], t))
+    }
+}
+
+/// Output port `o` takes a frame of `len` bytes fully received at `now`, within its own
+/// buffer or, when its switch's ports share one, within the pool's limits; returns its
+/// (start, end) on the wire, or `None` if dropped (counted by the port or the pool).
+pub(super) fn forward_in_buffer(
+    now: TimePs,
+    latency_ps: TimePs,
+    len: usize,
+    o: &mut OutPort,
+    pool: Option<&mut super::shared_buffer::SharedPool>,
+) -> Option<(TimePs, TimePs)> {
+    let Some(pool) = pool else {
+        return o.forward(now, latency_ps, len);
+    };
+    pool.settle(now);
+    o.settle(now);
+    if !pool.admits(o.occupancy(), len as u64) {
+        pool.refused();
+        return None;
+    }
+    let sent = o.forward(now, latency_ps, len)?;
+    pool.take(len as u64);
+    pool.leaves_at(sent.1, len as u64);
+    Some(sent)
+}
+
+impl Network {
+    /// Each shared pool's counters, with its ingresses' pause level under PFC.
+    fn pool_stats(&self) -> Vec<super::shared_buffer::PoolStats> {
+        let mut out = Vec::new();
+        for (s, sw) in self.switches.iter().enumerate() {
+            let Some(pool) = sw.pool.as_ref() else {
+                continue;
+            };
+            let mut st = pool.stats;
+            st.pfc_xoff_bytes = self.pfc.as_ref().map_or(0, |p| p.switch_xoff_bytes(s));
+            out.push(st);
+        }
+        out
     }
 }
 

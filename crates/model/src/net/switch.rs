@@ -52,6 +52,17 @@ impl OutPort {
         self.buffer_bytes
     }
 
+    /// The simulation is at `now`: the frames that have left by then no longer occupy it.
+    pub fn settle(&mut self, now: TimePs) {
+        while let Some(&(end, b)) = self.queued.front() {
+            if end > now {
+                break;
+            }
+            self.queued.pop_front();
+            self.occupancy -= b;
+        }
+    }
+
     /// A frame of `len` bytes fully received at `now` wants this port; it may start
     /// `latency_ps` later. Returns its (start, end) on the wire, or `None` if dropped.
     pub fn forward(
@@ -60,13 +71,7 @@ impl OutPort {
         latency_ps: TimePs,
         len: usize,
     ) -> Option<(TimePs, TimePs)> {
-        while let Some(&(end, b)) = self.queued.front() {
-            if end > now {
-                break;
-            }
-            self.queued.pop_front();
-            self.occupancy -= b;
-        }
+        self.settle(now);
         let b = len as u64;
         if self.occupancy + b > self.buffer_bytes {
             self.stats.drops += 1;

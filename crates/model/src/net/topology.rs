@@ -11,9 +11,10 @@ use super::graph::{End, LinkDir, Network, SwitchNode};
 use super::impair::Impair;
 use super::plan::{mbps, LinkPlan, Plan, SwitchPlan};
 use super::port::Port;
+use super::shared_buffer::{derive_pfc_levels, IngressLink, PfcLevels, SharedPool};
 use super::switch::OutPort;
 use crate::config::schema::MAX_DELAY_NS;
-use crate::config::{Config, ConfigError};
+use crate::config::{Config, ConfigError, SwitchBufferMode};
 use crate::params::{EthParams, ModelParams};
 
 /// Builds the network `cfg.net.topology` names for `nodes` nodes.
@@ -87,7 +88,9 @@ pub(super) fn plan(cfg: &Config, nodes: usize) -> Result<Plan, ConfigError> {
     let plan = plan_of(cfg, nodes, delay_ps, mbps)?;
     check_ecn(&net.ecn, &plan)?;
     crate::config::check_cc(cfg)?;
-    if net.pfc {
+    if net.switch_buffer == SwitchBufferMode::Shared {
+        check_shared_buffer(cfg, &plan)?;
+    } else if net.pfc {
         for s in &plan.switches {
             if net.pfc_xoff_bytes >= s.buffer_bytes {
                 return Err(bad(format!(
@@ -103,6 +106,39 @@ pub(super) fn plan(cfg: &Config, nodes: usize) -> Result<Plan, ConfigError> {
         }
     }
     Ok(plan)
+}
+
+/// Under PFC, every switch's shared pool must hold its ingresses' headroom and leave a
+/// shared part to pause on, and with ECN marking on, an ingress must mark before it pauses:
+/// its pause level above net.ecn.kmin_bytes (so a queue fed by one ingress passes kmin
+/// before that ingress pauses).
+fn check_shared_buffer(cfg: &Config, plan: &Plan) -> Result<(), ConfigError> {
+    if !cfg.net.pfc {
+        return Ok(());
+    }
+    let kmin = cfg.net.ecn.enabled.then_some(cfg.net.ecn.kmin_bytes);
+    for (sw, levels) in plan.switches.iter().zip(plan.shared_pfc_levels(cfg)) {
+        let levels = levels.map_err(|why| {
+            bad(format!(
+                "net.switch_buffer = \"shared\": the pool of {} = {} cannot hold PFC's \
+                 headroom: {why}",
+                sw.buffer_field, sw.buffer_bytes
+            ))
+        })?;
+        if let Some(kmin) = kmin.filter(|&k| levels.xoff_bytes <= k) {
+            return Err(bad(format!(
+                "net.switch_buffer = \"shared\" with net.pfc: the pool of {} = {} gives its \
+                 ingresses a pause level of {} bytes, not above net.ecn.kmin_bytes = {kmin}, \
+                 so PFC would pause before ECN marks; raise the buffer or lower \
+                 net.ecn.kmin_bytes (e.g. --set net.ecn.kmin_bytes={})",
+                sw.buffer_field,
+                sw.buffer_bytes,
+                levels.xoff_bytes,
+                levels.xoff_bytes / 2
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// ECN marking needs its thresholds in order and a switch to mark in.
@@ -323,8 +359,15 @@ impl Plan {
                 route: vec![u32::MAX; self.nodes],
                 ecmp: Default::default(),
                 latency_ps: s.latency_ps,
+                pool: None,
             })
             .collect();
+        if cfg.net.switch_buffer == SwitchBufferMode::Shared {
+            for (i, sw) in switches.iter_mut().enumerate() {
+                let size = self.switches[i].buffer_bytes;
+                sw.pool = Some(SharedPool::new(i, size, cfg.net.pfc));
+            }
+        }
         for (k, l) in self.links.iter().enumerate() {
             for (dir, (from, to)) in [(l.a, l.b), (l.b, l.a)].into_iter().enumerate() {
                 let id = 2 * k + dir;
@@ -402,9 +445,15 @@ impl Plan {
             .map(|port| port.unwrap_or_else(|| Port::new(p.eth.clone())))
             .collect();
         let mut net = Network::new(ports, uplink, links, switches);
+        let outs: Vec<usize> = net.switches.iter().map(|s| s.outs.len()).collect();
         if cfg.net.ecn.enabled {
-            let outs: Vec<usize> = net.switches.iter().map(|s| s.outs.len()).collect();
             net.ecn = Some(super::ecn::Ecn::new(&cfg.net.ecn, rng, &outs));
+        }
+        let trace_ps = rnic_sim::ns(cfg.net.trace_interval_us * 1000.0);
+        let shared = cfg.net.switch_buffer == SwitchBufferMode::Shared;
+        if cfg.net.ecn.enabled || cfg.net.pfc || shared || trace_ps > 0 {
+            let interval = (trace_ps > 0).then_some(trace_ps);
+            net.queues = Some(super::queue_stats::Queues::new(&outs, interval));
         }
         if cfg.net.pfc {
             let p_model = p;
@@ -415,6 +464,17 @@ impl Plan {
                 nic_lead_bytes: p.nic.tx_port_slack_bytes,
             };
             let mut pfc = super::pfc::Pfc::new(p, &net);
+            if trace_ps > 0 {
+                pfc.keep_pauses();
+            }
+            if cfg.net.switch_buffer == SwitchBufferMode::Shared {
+                // The plan was checked: every switch's levels derive.
+                for (s, levels) in self.shared_pfc_levels(cfg).into_iter().enumerate() {
+                    if let Ok(levels) = levels {
+                        pfc.set_switch_levels(&net, s, levels);
+                    }
+                }
+            }
             // A port that brings frames faster than its NIC's PCIe link writes payload to
             // the host fills the NIC's receive buffer: the switch port feeding it queues its
             // frames where the NIC's pauses hold them from the start.
@@ -438,6 +498,45 @@ impl Plan {
             net.pfc = Some(pfc);
         }
         net
+    }
+
+    /// The links into switch `s`, with what each sender hands its port ahead of a pause.
+    fn switch_ingresses(&self, s: usize, nic_lead_bytes: u64) -> Vec<IngressLink> {
+        let me = End::Switch(s);
+        let from = |other: End| IngressLink {
+            delay_ps: 0,
+            mbps: 0,
+            sender_lead_bytes: match other {
+                End::Node(_) => nic_lead_bytes,
+                End::Switch(_) => 0,
+            },
+        };
+        self.links
+            .iter()
+            .filter_map(|l| {
+                match (l.a == me, l.b == me) {
+                    (true, false) => Some(from(l.b)),
+                    (false, true) => Some(from(l.a)),
+                    _ => None,
+                }
+                .map(|i| IngressLink {
+                    delay_ps: l.delay_ps,
+                    mbps: l.mbps,
+                    ..i
+                })
+            })
+            .collect()
+    }
+
+    /// Each switch's PFC levels derived from its shared pool, or why its pool cannot hold
+    /// them.
+    fn shared_pfc_levels(&self, cfg: &Config) -> Vec<Result<PfcLevels, String>> {
+        (0..self.switches.len())
+            .map(|s| {
+                let ingresses = self.switch_ingresses(s, cfg.nic.tx_port_slack_bytes);
+                derive_pfc_levels(self.switches[s].buffer_bytes, &ingresses)
+            })
+            .collect()
     }
 
     /// Each end's neighbours, in link order: node `i`'s at `i`, switch `s`'s at

@@ -105,6 +105,10 @@ pub fn run_flows_observed(
         w.finish()
             .map_err(|e| crate::OutputError(format!("cannot write the pcap: {e}")))?;
     }
+    if let Some(pfc) = b.world.net.pfc.as_mut() {
+        pfc.end_pauses(end);
+    }
+    b.world.net.end_queues(end);
     let (verdict, judged) = judge(&b, cfg, end)?;
     let ack_timeout_ps = cfg.qp.ack_timeout_ps();
     Ok(report_flows(&b, end, &verdict, &judged, ack_timeout_ps))
@@ -286,6 +290,8 @@ fn report_flows(
         unreliable: super::unreliable::summary(w),
         events: w.events,
         wall_seconds: b.wall.elapsed().as_secs_f64(),
+        queues: w.net.queues.as_ref().map_or_else(Vec::new, |q| q.stats()),
+        queue_trace: w.net.queue_trace(),
         ..FlowsResult::default()
     };
     FlowsRun {

@@ -89,6 +89,7 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
     if let Some(pfc) = world.net.pfc.as_mut() {
         pfc.end_pauses(end);
     }
+    world.net.end_queues(end);
     for nic in world.nics.iter_mut() {
         nic.rx_buffer.end_pauses(end);
     }
@@ -231,6 +232,7 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
         bw_peak_mb_s: peak_mb_s(op_bytes, per_flow),
         directions,
         unreliable: super::unreliable::summary(&world),
+        queue_trace: world.net.queue_trace(),
         ..PerfResult::default()
     };
     result.fill_rates();

@@ -536,6 +536,7 @@ pub fn run_and_report(
             out.write_all(s.as_bytes())?;
         } else {
             json::write_file(path, s.as_bytes())?;
+            crate::report::queues_csv::write(result.queue_trace.as_ref(), path)?;
         }
     }
     writeln!(err, "{}", text::summary(&result))?;
@@ -545,6 +546,7 @@ pub fn run_and_report(
         text::window_warning(&result),
         text::drops_note(&result, || switch_buffer_fields(&cfg, &result)),
         text::pfc_cycle_note(&result),
+        text::pfc_before_ecn_note(&cfg),
         text::rx_buffer_note(&result),
     ]
     .into_iter()
@@ -789,6 +791,9 @@ fn run_flows_and_report(
     if let (Some(w), Some(path)) = (&result.workload, json_path.filter(|_| !json_to_stdout)) {
         crate::report::fct_text::write_csv(w, path)?;
     }
+    if let Some(path) = json_path.filter(|_| !json_to_stdout) {
+        crate::report::queues_csv::write(result.queue_trace.as_ref(), path)?;
+    }
     if let Some(path) = json_path {
         let mut s = serde_json::to_string_pretty(&result)?;
         s.push('\n');
@@ -801,6 +806,9 @@ fn run_flows_and_report(
     writeln!(err, "{}", crate::report::flows_text::summary(&result))?;
     if let Some(u) = &result.unreliable {
         writeln!(err, "{}", text::unreliable_text(u))?;
+    }
+    if let Some(note) = text::pfc_before_ecn_note(&cfg) {
+        writeln!(err, "{note}")?;
     }
     if result.status != RunStatus::Ok {
         return Err(RunFailed {

@@ -9,6 +9,7 @@ pub mod fct_text;
 pub mod flows_text;
 pub mod json;
 pub mod perftest_json;
+pub mod queues_csv;
 pub mod text;
 
 pub use rnic_model::result::*;

@@ -481,6 +481,27 @@ pub fn rx_buffer_note(result: &PerfResult) -> Option<String> {
     })
 }
 
+/// Runs with ECN marking and PFC on per-port buffers whose XOFF level is at or below the
+/// marking threshold (the defaults: 256 KiB against 400 KB): an ingress then pauses its
+/// sender before a queue it alone feeds reaches kmin, so DCQCN hears little and PFC does
+/// the work. The defaults stay (moving them would move every recorded PFC run); the note
+/// says so, and `net.switch_buffer = "shared"` derives levels that mark first.
+pub fn pfc_before_ecn_note(cfg: &rnic_model::config::Config) -> Option<String> {
+    let net = &cfg.net;
+    let per_port = net.switch_buffer == rnic_model::config::SwitchBufferMode::PerPort;
+    (per_port && net.pfc && net.ecn.enabled && net.pfc_xoff_bytes <= net.ecn.kmin_bytes).then(
+        || {
+            format!(
+                "rnic: note: net.pfc_xoff_bytes = {} is not above net.ecn.kmin_bytes = {}: an \
+             ingress pauses its sender before a queue it alone feeds is marked, so PFC acts \
+             before ECN; raise net.pfc_xoff_bytes (and the buffer) above kmin, lower kmin, or \
+             use net.switch_buffer = \"shared\", whose derived levels mark first",
+                net.pfc_xoff_bytes, net.ecn.kmin_bytes
+            )
+        },
+    )
+}
+
 /// Runs with flow control on a topology whose routes let pauses wait on each other round
 /// a cycle of links (`None` otherwise): a PFC deadlock is possible there, whether or not
 /// this run's traffic met it.

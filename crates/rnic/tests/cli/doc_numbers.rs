@@ -193,6 +193,19 @@ const QUOTES: &[Quote] = &[
     },
     Quote {
         chapter: NET,
+        words: "pauses its clients at a derived level of 1,279,502 bytes (16 MiB, five ingresses of 100 Gb/s and 500 ns), holds at most 5,181,254 bytes in the pool and drops nothing",
+        args: &[
+            "perf", "write-bw", "-s", "65536", "-q", "4", "--clients", "4", "-n", "50",
+            "--reversed", "--set", "net.pfc=true", "--set", "net.switch_buffer=shared", "--stats",
+        ],
+        output: &[
+            "net.switch_pools.0.pfc_xoff_bytes                         1279502",
+            "net.switch_pools.0.max_used_bytes                         5181254",
+            "net.switch_drops                                          0",
+        ],
+    },
+    Quote {
+        chapter: NET,
         words: "#  total 250.6 Gbit/s: sixteen QPs hashed over the four spine links",
         args: &["run", "scenarios/fabrics/leaf-spine-ecmp.toml"],
         output: &["total                                      16       1600    3347.629    0.4780   250.584"],

@@ -194,6 +194,13 @@ pub struct Pfc {
     /// frames go through the pausable queue from then on; before, their departures are
     /// fixed when they are forwarded).
     nic_paused_port: Vec<bool>,
+    /// Per link direction into a switch: that ingress's (XOFF, XON) levels, bytes.
+    levels: Vec<(u64, u64)>,
+    /// Per switch: its ingresses' XOFF when derived from its shared pool (0: the config's).
+    switch_xoff: Vec<u64>,
+    /// Per link direction, its transmitter's finished pauses `[from, until)`, kept for the
+    /// queue trace ([`Pfc::keep_pauses`]); `None`: not kept.
+    history: Option<Vec<Vec<(TimePs, TimePs)>>>,
     /// Counters; the paused times hold finished pauses only (see [`Pfc::stats`]).
     stats: PfcStats,
 }
@@ -234,11 +241,35 @@ impl Pfc {
             pause: vec![None; links],
             egress: vec![Egress::default(); links],
             nic_paused_port: vec![false; links],
+            levels: vec![(p.xoff_bytes, p.xon_bytes); links],
+            switch_xoff: vec![0; net.switches.len()],
+            history: None,
             stats: PfcStats {
                 buffer_cycle_links: buffer_dependency_cycle(net).map_or(0, |c| c.len() as u64),
                 ..PfcStats::default()
             },
         }
+    }
+
+    /// Every ingress of switch `switch` (the link directions of `net` leading to it) pauses
+    /// and resumes at `levels` (derived from its shared pool) instead of the config's.
+    pub fn set_switch_levels(
+        &mut self,
+        net: &Network,
+        switch: usize,
+        levels: super::shared_buffer::PfcLevels,
+    ) {
+        for (l, link) in net.links.iter().enumerate() {
+            if link.to == super::graph::End::Switch(switch) {
+                self.levels[l] = (levels.xoff_bytes, levels.xon_bytes);
+            }
+        }
+        self.switch_xoff[switch] = levels.xoff_bytes;
+    }
+
+    /// The XOFF level of switch `switch`'s ingresses when derived from its pool (0: none).
+    pub fn switch_xoff_bytes(&self, switch: usize) -> u64 {
+        self.switch_xoff.get(switch).copied().unwrap_or(0)
     }
 
     /// The time the NIC feeding link direction `link` may start a frame it would start at
@@ -253,7 +284,7 @@ impl Pfc {
                 let xon = match ing.xoff_sent {
                     None => Some(ing.xon_lands),
                     Some(_) => ing
-                        .drains_to(self.p.xon_bytes)
+                        .drains_to(self.levels[link].1)
                         .map(|d| d + self.back_ps[link]),
                 };
                 let look = t + self.quantum_ps[link].max(1) + self.lead_ps[link];
@@ -286,11 +317,28 @@ impl Pfc {
         self.pause[link] = Some((from, until.max(from)));
     }
 
-    /// Moves the finished pause of `link` into the counters.
+    /// Moves the finished pause of `link` into the counters (and the kept pauses).
     fn finish(&mut self, link: usize) {
         if let Some(pause) = self.pause[link].take() {
             add_pause(&mut self.stats, self.tx[link], pause);
+            if let Some(h) = self.history.as_mut() {
+                h[link].push(pause);
+            }
         }
+    }
+
+    /// Keeps every finished pause, per link direction, for the queue trace.
+    pub fn keep_pauses(&mut self) {
+        self.history = Some(vec![Vec::new(); self.pause.len()]);
+    }
+
+    /// The finished pauses of the transmitter feeding `link`, `[from, until)` in time
+    /// order (empty unless [`Pfc::keep_pauses`]; [`Pfc::end_pauses`] finishes the rest).
+    pub fn pauses_of(&self, link: usize) -> &[(TimePs, TimePs)] {
+        self.history
+            .as_ref()
+            .and_then(|h| h.get(link))
+            .map_or(&[], Vec::as_slice)
     }
 
     /// The switch port feeding `link` toward a NIC queues its frames where the NIC's pauses
@@ -342,9 +390,10 @@ impl Pfc {
 
     fn xoff_due(&mut self, now: TimePs, link: usize) -> Option<u16> {
         let refresh_ps = self.xoff_ps(link) / 2;
+        let (xoff, xon) = self.levels[link];
         let ing = &mut self.ingress[link];
         match ing.xoff_sent {
-            None if ing.bytes > self.p.xoff_bytes => {
+            None if ing.bytes > xoff => {
                 ing.xoff_sent = Some(now);
                 self.stats.pauses += 1;
                 if matches!(self.tx[link], Tx::Switch { .. }) {
@@ -352,7 +401,7 @@ impl Pfc {
                 }
                 Some(XOFF_QUANTA)
             }
-            Some(t) if now >= t + refresh_ps && ing.bytes > self.p.xon_bytes => {
+            Some(t) if now >= t + refresh_ps && ing.bytes > xon => {
                 ing.xoff_sent = Some(now);
                 Some(XOFF_QUANTA)
             }
@@ -368,7 +417,7 @@ impl Pfc {
         if let Ok(i) = ing.known.binary_search(&(now, bytes)) {
             ing.known.remove(i);
         }
-        if ing.xoff_sent.is_some() && ing.bytes <= self.p.xon_bytes {
+        if ing.xoff_sent.is_some() && ing.bytes <= self.levels[link].1 {
             ing.xoff_sent = None;
             ing.xon_lands = now + self.back_ps[link];
             return Some(0);
@@ -441,6 +490,9 @@ mod tests {
             pause: vec![None; 2],
             egress: vec![Egress::default(); 2],
             nic_paused_port: vec![false; 2],
+            levels: vec![(p.xoff_bytes, p.xon_bytes); 2],
+            switch_xoff: vec![0],
+            history: None,
             stats: PfcStats::default(),
         }
     }
@@ -469,6 +521,55 @@ mod tests {
         assert!(f.ingress[0].known.is_empty());
         assert_eq!(f.on_queued(14, 0, 12 * KB, Some(20)), Some(XOFF_QUANTA));
         assert_eq!(f.stats().pauses, 2);
+    }
+
+    #[test]
+    fn an_ingress_pauses_and_resumes_at_the_levels_its_switch_derived() {
+        let mut f = pfc();
+        // The shared pool's levels for ingress 0: XOFF 16 KB, XON 3 KB below.
+        f.levels[0] = (16 * KB, 13 * KB);
+        for t in 0..4 {
+            assert_eq!(
+                f.on_queued(t, 0, 4 * KB, Some(100 + t)),
+                None,
+                "not above 16 KB"
+            );
+        }
+        assert_eq!(f.on_queued(4, 0, KB, Some(104)), Some(XOFF_QUANTA));
+        assert_eq!(f.ingress[0].drains_to(13 * KB), Some(100));
+        assert_eq!(f.on_left(100, 0, 4 * KB), Some(0), "13 KB: the XON");
+    }
+
+    proptest::proptest! {
+        /// Whatever frames come in (with known departures), once they have all left the
+        /// ingress is resumed: every XOFF is followed by an XON.
+        #[test]
+        fn a_paused_ingress_resumes_once_drained(
+            frames in proptest::collection::vec((1u64..9000, 1u64..50), 1..200),
+        ) {
+            let mut f = pfc();
+            let mut departures = Vec::new();
+            let (mut xoffs, mut xons) = (0, 0);
+            for (i, &(bytes, stay)) in frames.iter().enumerate() {
+                let t = i as u64;
+                let leaves = t + stay;
+                departures.push((leaves, bytes));
+                if f.on_queued(t, 0, bytes, Some(leaves)).is_some_and(|q| q > 0) {
+                    xoffs += 1;
+                }
+            }
+            departures.sort();
+            for (t, b) in departures {
+                match f.on_left(t, 0, b) {
+                    Some(0) => xons += 1,
+                    Some(_) => xoffs += 1,
+                    None => {}
+                }
+            }
+            proptest::prop_assert_eq!(f.ingress[0].bytes, 0);
+            proptest::prop_assert!(f.ingress[0].xoff_sent.is_none());
+            proptest::prop_assert_eq!(xons, u64::from(xoffs > 0));
+        }
     }
 
     #[test]

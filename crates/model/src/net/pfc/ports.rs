@@ -42,15 +42,32 @@ impl Network {
         let pfc = self.pfc.as_ref().expect("pfc_forward runs under net.pfc");
         if matches!(self.links[link].to, End::Switch(_)) || pfc.nic_paused_port[link] {
             // Toward another switch, or a NIC that pauses: the pausable queue.
-            let o = &mut self.switches[s].outs[out];
+            let sw = &mut self.switches[s];
+            let o = &mut sw.outs[out];
             let pfc = self.pfc.as_mut().expect("pfc_forward runs under net.pfc");
             let eg = &mut pfc.egress[link];
             while eg.sending.front().is_some_and(|&(end, _)| end <= now) {
                 let (_, b) = eg.sending.pop_front().unwrap_or_default();
                 eg.bytes -= b;
             }
-            if eg.bytes + len as u64 > o.buffer_bytes() {
-                o.stats.drops += 1;
+            let fits = match sw.pool.as_mut() {
+                Some(pool) => {
+                    pool.settle(now);
+                    let fits = pool.admits(eg.bytes, len as u64);
+                    if fits {
+                        pool.take(len as u64);
+                    } else {
+                        pool.refused();
+                    }
+                    fits
+                }
+                None => {
+                    let fits = eg.bytes + len as u64 <= o.buffer_bytes();
+                    o.stats.drops += u64::from(!fits);
+                    fits
+                }
+            };
+            if !fits {
                 frames.release(frame);
                 return;
             }
@@ -59,6 +76,9 @@ impl Network {
             }
             eg.bytes += len as u64;
             o.stats.max_occupancy = o.stats.max_occupancy.max(eg.bytes);
+            if let Some(qs) = self.queues.as_mut() {
+                qs.port(s, out).joined(now, len as u64);
+            }
             eg.waiting
                 .push_back((frame, len as u32, from as u32, now + latency_ps));
             self.pfc_kick(link, now + latency_ps, q);
@@ -66,14 +86,22 @@ impl Network {
                 self.send_pfc(now, from, quanta, q, frames);
             }
         } else {
-            let o = &mut self.switches[s].outs[out];
-            let Some((_, end)) = o.forward(now, latency_ps, len) else {
+            let sw = &mut self.switches[s];
+            let o = &mut sw.outs[out];
+            let Some((_, end)) =
+                crate::net::graph::forward_in_buffer(now, latency_ps, len, o, sw.pool.as_mut())
+            else {
                 frames.release(frame);
                 return;
             };
             if let Some(ecn) = self.ecn.as_mut() {
                 let ahead = o.occupancy() - len as u64;
                 ecn.on_queued(s, out, ahead, frames.buf_mut(frame));
+            }
+            if let Some(qs) = self.queues.as_mut() {
+                let q = qs.port(s, out);
+                q.joined(now, len as u64);
+                q.leaves_at(end, len as u64);
             }
             self.pfc_left_at(end, from, len, q);
             self.transit(link, frame, end, q, frames);
@@ -128,13 +156,20 @@ impl Network {
             // The XON's arrival kicks earlier; else the pause time runs out.
             return self.pfc_kick(link, until, q);
         }
-        let port = &mut self.switches[switch].outs[out].port;
+        let sw = &mut self.switches[switch];
+        let port = &mut sw.outs[out].port;
         let at = ready.max(port.free_at());
         if at > now {
             return self.pfc_kick(link, at, q);
         }
         port.forget_gone(now);
         let (_, end) = port.send(now, len as usize);
+        if let Some(pool) = sw.pool.as_mut() {
+            pool.leaves_at(end, u64::from(len));
+        }
+        if let Some(qs) = self.queues.as_mut() {
+            qs.port(switch, out).leaves_at(end, u64::from(len));
+        }
         let pfc = self.pfc_mut();
         pfc.on_started(from as usize, end, u64::from(len));
         let eg = &mut pfc.egress[link];

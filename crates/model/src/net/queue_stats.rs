@@ -1,0 +1,272 @@
+//! The occupancy of every switch output port over time: percentiles weighted by time (the
+//! fraction of the run a queue spent at or below a level, what an operator's queue monitor
+//! reports; a percentile over enqueues would weigh a burst's many arrivals over the long
+//! quiet between them), and, with `net.trace_interval_us`, the queue sampled every
+//! interval for the queue trace (FILE-queues.csv).
+//!
+//! A queue holds a frame from the moment the switch has received it (it then occupies the
+//! port's buffer) until its last bit has left the port, as the buffer accounting counts it.
+//! Departures are known ahead (or, in a pausable port, once the frame starts), so each
+//! queue's level is a step function kept exactly, not sampled by events: recording it adds
+//! no event to the run and moves nothing else.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+
+use rnic_sim::TimePs;
+
+/// One switch output port's queue over the run, as `--json` reports it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct QueuePortStats {
+    /// The switch (index among the switches).
+    pub switch: u32,
+    /// Its output port.
+    pub port: u32,
+    /// Frames that joined the queue.
+    pub frames: u64,
+    /// Queue length the port spent half the run at or below, bytes.
+    pub p50_bytes: u64,
+    /// ... 95 % of the run, bytes.
+    pub p95_bytes: u64,
+    /// ... 99 % of the run, bytes.
+    pub p99_bytes: u64,
+    /// Longest queue, bytes.
+    pub max_bytes: u64,
+    /// Mean queue over the run, bytes.
+    pub mean_bytes: u64,
+}
+
+/// One queue's level over time.
+#[derive(Debug, Clone, Default)]
+pub struct QueueTracker {
+    level: u64,
+    last_ps: TimePs,
+    leaving: BinaryHeap<Reverse<(TimePs, u64)>>,
+    /// Time spent at each level, ps.
+    time_at: BTreeMap<u64, u64>,
+    frames: u64,
+    max: u64,
+    /// With a trace: the level at each multiple of `interval_ps` passed so far.
+    samples: Vec<u64>,
+    interval_ps: Option<TimePs>,
+}
+
+impl QueueTracker {
+    /// A queue, empty at time 0, sampled every `interval_ps` if given.
+    pub fn new(interval_ps: Option<TimePs>) -> Self {
+        QueueTracker {
+            interval_ps: interval_ps.filter(|&i| i > 0),
+            ..QueueTracker::default()
+        }
+    }
+
+    /// Time runs on to `t` at the current level.
+    fn advance(&mut self, t: TimePs) {
+        if t <= self.last_ps {
+            return;
+        }
+        *self.time_at.entry(self.level).or_default() += t - self.last_ps;
+        if let Some(i) = self.interval_ps {
+            while (self.samples.len() as u64) * i < t {
+                self.samples.push(self.level);
+            }
+        }
+        self.last_ps = t;
+    }
+
+    /// The simulation is at `now`: frames whose last bit has left by then are gone.
+    pub fn settle(&mut self, now: TimePs) {
+        while let Some(&Reverse((end, b))) = self.leaving.peek() {
+            if end > now {
+                break;
+            }
+            self.leaving.pop();
+            self.advance(end);
+            self.level -= b;
+        }
+        self.advance(now);
+    }
+
+    /// A frame of `len` bytes joins the queue at `now`.
+    pub fn joined(&mut self, now: TimePs, len: u64) {
+        self.settle(now);
+        self.level += len;
+        self.frames += 1;
+        self.max = self.max.max(self.level);
+    }
+
+    /// A frame of `len` bytes in the queue leaves at `end` (its last bit out).
+    pub fn leaves_at(&mut self, end: TimePs, len: u64) {
+        self.leaving.push(Reverse((end, len)));
+    }
+
+    /// The run ended at `end`: time runs on to it, and the samples up to it are taken.
+    pub fn finish(&mut self, end: TimePs) {
+        self.settle(end);
+        if let Some(i) = self.interval_ps {
+            while (self.samples.len() as u64) * i <= end {
+                self.samples.push(self.level);
+            }
+        }
+    }
+
+    /// The smallest level the queue spent at least `fraction` of the time at or below.
+    pub fn percentile(&self, fraction: f64) -> u64 {
+        let total: u64 = self.time_at.values().sum();
+        let want = (fraction * total as f64).ceil() as u64;
+        let mut seen = 0;
+        for (&level, &ps) in &self.time_at {
+            seen += ps;
+            if seen >= want.max(1) {
+                return level;
+            }
+        }
+        self.level
+    }
+
+    /// The level at each sample time (with a trace).
+    pub fn samples(&self) -> &[u64] {
+        &self.samples
+    }
+
+    /// Its figures as reported, for output port `port` of switch `switch`.
+    pub fn stats(&self, switch: usize, port: usize) -> QueuePortStats {
+        let total: u64 = self.time_at.values().sum();
+        let weighted: u128 = self
+            .time_at
+            .iter()
+            .map(|(&l, &ps)| u128::from(l) * u128::from(ps))
+            .sum();
+        QueuePortStats {
+            switch: switch as u32,
+            port: port as u32,
+            frames: self.frames,
+            p50_bytes: self.percentile(0.50),
+            p95_bytes: self.percentile(0.95),
+            p99_bytes: self.percentile(0.99),
+            max_bytes: self.max,
+            mean_bytes: weighted.checked_div(u128::from(total)).unwrap_or(0) as u64,
+        }
+    }
+}
+
+/// The queues of every switch output port.
+#[derive(Debug, Clone)]
+pub struct Queues {
+    /// Per switch, per output port.
+    pub ports: Vec<Vec<QueueTracker>>,
+    /// The trace's sampling interval, ps (`None`: no trace).
+    pub interval_ps: Option<TimePs>,
+}
+
+impl Queues {
+    /// The queues of switches with `ports_per_switch` output ports each, sampled every
+    /// `interval_ps` if given.
+    pub fn new(ports_per_switch: &[usize], interval_ps: Option<TimePs>) -> Self {
+        Queues {
+            ports: ports_per_switch
+                .iter()
+                .map(|&n| vec![QueueTracker::new(interval_ps); n])
+                .collect(),
+            interval_ps: interval_ps.filter(|&i| i > 0),
+        }
+    }
+
+    /// Output port `out` of switch `s`.
+    pub fn port(&mut self, s: usize, out: usize) -> &mut QueueTracker {
+        &mut self.ports[s][out]
+    }
+
+    /// The run ended at `end`.
+    pub fn finish(&mut self, end: TimePs) {
+        for q in self.ports.iter_mut().flatten() {
+            q.finish(end);
+        }
+    }
+
+    /// Every port that queued a frame.
+    pub fn stats(&self) -> Vec<QueuePortStats> {
+        let mut out = Vec::new();
+        for (s, ports) in self.ports.iter().enumerate() {
+            for (p, q) in ports.iter().enumerate().filter(|(_, q)| q.frames > 0) {
+                out.push(q.stats(s, p));
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn percentiles_weigh_each_level_by_its_time() {
+        let mut q = QueueTracker::new(None);
+        // 1000 bytes from 0 to 90, 5000 from 90 to 99, 9000 from 99 to 100.
+        q.joined(0, 1000);
+        q.leaves_at(90, 1000);
+        q.joined(90, 5000);
+        q.leaves_at(99, 5000);
+        q.joined(99, 9000);
+        q.leaves_at(100, 9000);
+        q.finish(100);
+        let s = q.stats(0, 0);
+        assert_eq!((s.p50_bytes, s.p95_bytes, s.p99_bytes), (1000, 5000, 5000));
+        assert_eq!(q.percentile(1.0), 9000);
+        assert_eq!(s.max_bytes, 9000);
+        assert_eq!(s.mean_bytes, (1000 * 90 + 5000 * 9 + 9000) / 100);
+        assert_eq!(s.frames, 3);
+    }
+
+    #[test]
+    fn an_enqueue_percentile_would_differ_a_burst_is_short() {
+        // 100 frames queue within 1 ps of each other, then the port is idle 999 ps: by time
+        // the queue is empty most of the run.
+        let mut q = QueueTracker::new(None);
+        for i in 0..100 {
+            q.joined(0, 100);
+            q.leaves_at(1 + i / 100, 100);
+        }
+        q.finish(1000);
+        assert_eq!(q.percentile(0.5), 0);
+        assert_eq!(q.percentile(0.99), 0);
+        assert_eq!(q.stats(0, 0).max_bytes, 10_000);
+    }
+
+    #[test]
+    fn the_trace_samples_the_level_at_each_interval() {
+        let mut q = QueueTracker::new(Some(10));
+        q.joined(5, 100); // in from 5
+        q.leaves_at(25, 100); // out at 25
+        q.joined(30, 40);
+        q.finish(40);
+        // Samples at 0, 10, 20, 30, 40: the level just after each instant.
+        assert_eq!(q.samples(), &[0, 100, 100, 40, 40]);
+    }
+
+    proptest! {
+        /// The percentiles are ordered, never above the longest queue, and the level
+        /// returns to 0 once every frame has left.
+        #[test]
+        fn percentiles_are_ordered_and_bounded(
+            frames in prop::collection::vec((0u64..100, 1u64..5000, 1u64..500), 1..100),
+        ) {
+            let mut q = QueueTracker::new(Some(7));
+            let (mut now, mut last_end) = (0, 0);
+            for (dt, len, stay) in frames {
+                now += dt;
+                q.joined(now, len);
+                q.leaves_at(now + stay, len);
+                last_end = last_end.max(now + stay);
+            }
+            q.finish(last_end);
+            let s = q.stats(0, 0);
+            prop_assert!(s.p50_bytes <= s.p95_bytes && s.p95_bytes <= s.p99_bytes);
+            prop_assert!(s.p99_bytes <= s.max_bytes && s.mean_bytes <= s.max_bytes);
+            prop_assert_eq!(q.level, 0);
+            prop_assert_eq!(q.samples().len() as u64, last_end / 7 + 1);
+        }
+    }
+}
