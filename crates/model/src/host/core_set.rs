@@ -1,8 +1,8 @@
-//! The application cores one flow runs on (and what a core is: its busy time and its two CQ
-//! rings). A host numbers its cores host-wide (a QP's core,
-//! its CQs' contexts), but each flow runs on a range of its own, so a flow keeps only that
-//! range: with a workload of thousands of flows on a fabric of a hundred hosts, a copy of
-//! every host core per flow per host grew as nodes × flows² (gigabytes at a thousand flows).
+//! The application cores one flow runs on, and what a core is (its busy time and its two CQ
+//! rings). A host numbers its cores host-wide (a QP's core, its CQs' contexts), but each
+//! flow runs on a range of its own, so a flow keeps only that range: with a workload of
+//! thousands of flows on a fabric of a hundred hosts, a copy of every host core per flow per
+//! host grew as nodes × flows² (gigabytes at a thousand flows).
 
 use std::ops::{Index, IndexMut, Range};
 
