@@ -74,7 +74,10 @@ fn dcqcn_shares_the_bottleneck_fairly_with_its_queue_at_most_kmax() {
     // a queue past Kmin) against the rest, and once DCQCN no longer starved the link (its
     // target clamped by every CNP) most frames joined a queue below Kmin. Whether the queue
     // sits in the band after convergence needs it sampled over time, not per frame.
-    assert!(q.max_queue_bytes > kmin, "the queue reached the band: {q:?}");
+    assert!(
+        q.max_queue_bytes > kmin,
+        "the queue reached the band: {q:?}"
+    );
     assert!(
         q.above_kmax * 10 <= q.frames,
         "{} of {} frames joined a queue above Kmax",
@@ -156,4 +159,44 @@ fn dcqcn_without_ecn_capable_packets_is_refused_naming_the_field() {
     let err = rnic_model::run_perf_detailed(&cfg, &s, &Default::default())
         .expect_err("Not-ECT with DCQCN");
     assert!(err.to_string().contains("qp.traffic_class"), "{err}");
+}
+
+/// WRITEs per client in the incast.
+const INCAST_MESSAGES: u64 = 100;
+
+/// Sixteen clients writing into the server at once (16:1), with PFC pausing an ingress at
+/// its default level (256 KiB) and marking below it (Kmin 50 KB, Kmax 200 KB: marking must
+/// act before PFC, as DCQCN deployments set it). Returns the links' paused time, ps.
+fn incast_paused_ps(cc: CcKind) -> u64 {
+    let mut cfg = baseline(10.0);
+    cfg.net.clients = 16;
+    cfg.host.cores = 16;
+    cfg.net.pfc = true;
+    cfg.net.ecn.enabled = true;
+    cfg.net.ecn.kmin_bytes = 50_000;
+    cfg.net.ecn.kmax_bytes = 200_000;
+    cfg.net.cc = cc;
+    let mut s = spec(PerfTest::WriteBw, 65536, 16, 16);
+    s.direction = Direction::Reverse;
+    // The whole burst: 100 WRITEs of 64 KiB per client (6.5 MB each), start to finish. A
+    // window of its first millisecond is mostly the start-up, before the first CNP (about
+    // 100 µs) and the cuts that follow: there DCQCN paused 50.07 % of the no-CC time.
+    s.iters = INCAST_MESSAGES;
+    let r = run_verified(&cfg, &s, &format!("16:1 incast, cc {cc:?}"));
+    let pfc = r.net.pfc.expect("PFC statistics with net.pfc");
+    pfc.paused_ps + pfc.switch_paused_ps
+}
+
+/// A 16:1 incast with DCQCN and PFC pauses for a fraction of the time it pauses without
+/// DCQCN: "a fraction" read as less than half.
+#[test]
+fn dcqcn_cuts_an_incast_s_pfc_pauses_to_less_than_half() {
+    let none = incast_paused_ps(CcKind::None);
+    let dcqcn = incast_paused_ps(CcKind::Dcqcn);
+    eprintln!("incast paused: none {none} ps, dcqcn {dcqcn} ps");
+    assert!(none > 0, "without DCQCN the incast pauses");
+    assert!(
+        dcqcn * 2 < none,
+        "DCQCN paused {dcqcn} ps, not under half of {none} ps without it"
+    );
 }
