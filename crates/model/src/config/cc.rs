@@ -6,7 +6,7 @@
 //! defaults where the paper gives no number.
 
 use super::declare::{config_enum, config_section};
-use super::schema::{float, uint};
+use super::schema::{float, uint, Kind};
 
 config_enum! {
     /// The congestion control the NICs run.
@@ -47,11 +47,19 @@ config_section! {
         rate_hai_mbps: f64 = 50.0; "Mb/s", float(0.0, 1e7);
         /// The lowest rate a QP is cut to (100 Mb/s: rdma-hw's MinRate)
         min_rate_mbps: f64 = 100.0; "Mb/s", float(1.0, 1e7);
+        /// Whether every cut sets the target rate to the current rate (true: the DCQCN
+        /// paper's RP algorithm), or only a cut after an increase event since the last cut
+        /// (false: rdma-hw's ClampTargetRate default and the CLAMP_TARGET_RATE 0 of the ns-3
+        /// HPCC simulator's DCQCN runs, as ConnectX firmware's clamp_tgt_rate 0). With true,
+        /// CNPs that come faster than the increase timer fires ratchet the target down with
+        /// the rate, and a QP recovers to a fraction of the rate it had before the queue built
+        clamp_target_rate: bool = false; "switch", Kind::Bool;
     }
 }
 
-/// DCQCN needs ECN-capable data (the switches mark only ECT frames) and a minimum rate
-/// below the line rate.
+/// DCQCN needs ECN-capable data (the switches mark only ECT frames), switches that mark
+/// (`net.ecn.enabled`: without it DCQCN is silently `none`, so it is refused rather than
+/// run) and a minimum rate below the line rate.
 pub fn check_cc(cfg: &super::Config) -> Result<(), super::ConfigError> {
     if cfg.net.cc != CcKind::Dcqcn {
         return Ok(());
@@ -65,6 +73,14 @@ pub fn check_cc(cfg: &super::Config) -> Result<(), super::ConfigError> {
             cfg.qp.traffic_class,
             cfg.qp.traffic_class | 0b10
         ));
+    }
+    if !cfg.net.ecn.enabled {
+        return bad(
+            "net.cc = \"dcqcn\" needs ECN marking, and net.ecn.enabled = false: no switch \
+             would mark a packet, no CNP would go out, and DCQCN would never act; e.g. --set \
+             net.ecn.enabled=true"
+                .to_string(),
+        );
     }
     let line_mbps = cfg.eth.gbps * 1000.0;
     if cfg.net.dcqcn.min_rate_mbps >= line_mbps {

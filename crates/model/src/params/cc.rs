@@ -25,6 +25,8 @@ pub struct DcqcnParams {
     pub rate_hai_mbps: f64,
     /// Lowest rate, Mb/s.
     pub min_rate_mbps: f64,
+    /// Every cut sets the target to the current rate (else only a cut after an increase).
+    pub clamp_target_rate: bool,
 }
 
 /// The congestion control the NICs run.
@@ -58,6 +60,7 @@ impl CcParams {
                 rate_ai_mbps: d.rate_ai_mbps,
                 rate_hai_mbps: d.rate_hai_mbps,
                 min_rate_mbps: d.min_rate_mbps,
+                clamp_target_rate: d.clamp_target_rate,
             }),
         }
     }

@@ -27,6 +27,7 @@
 pub mod claim;
 pub mod csrna;
 pub mod curve;
+pub mod dcqcn;
 pub mod disclosures;
 pub mod docs;
 pub mod figure;
@@ -54,6 +55,7 @@ pub const PAPERS: &[&Paper] = &[
     &prefetch::PAPER,
     &wan::PAPER,
     &ornic::PAPER,
+    &dcqcn::PAPER,
 ];
 
 /// Ids that are commands, not experiments or papers.

@@ -341,6 +341,7 @@ fn the_readme_counts_what_repro_all_judged() {
         ("prefetch-", "prefetching"),
         ("wan-", "long distance"),
         ("ornic-", "ORNIC"),
+        ("dcqcn-", "DCQCN"),
     ];
     let per_paper: Vec<String> = papers
         .iter()

@@ -42,6 +42,8 @@ const ORNIC: [&str; 7] = [
 
 const WAN: [&str; 5] = ["wan-standard", "wan-qd", "wan-apn", "wan-accel", "wan-loss"];
 
+const DCQCN: [&str; 2] = ["dcqcn-two-flows", "dcqcn-incast"];
+
 #[test]
 fn registry_lists_every_experiment() {
     let all: Vec<&str> = CSRNA
@@ -50,6 +52,7 @@ fn registry_lists_every_experiment() {
         .chain(&PREFETCH)
         .chain(&WAN)
         .chain(&ORNIC)
+        .chain(&DCQCN)
         .copied()
         .collect();
     assert_eq!(repro::ids(), all);
@@ -71,6 +74,7 @@ fn registry_lists_every_experiment() {
             + PREFETCH.len()
             + WAN.len()
             + ORNIC.len()
+            + DCQCN.len()
             + PAPERS.len()
             + 1,
         "{listing}"

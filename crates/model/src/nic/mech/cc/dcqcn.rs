@@ -2,9 +2,14 @@
 //! and its pacer for the QPs that send (the DCQCN paper; [`super::rp`], [`super::np`]).
 //!
 //! The pacer is the rate limiter's per-QP rate: a throttled QP's next request frame may
-//! leave once the previous one's wire bytes have passed at its current rate (the ns-3 HPCC
-//! simulator's `rdma-hw` paces the same way); a QP at line rate is not paced at all, so
-//! the port alone sets its pace, as without congestion control.
+//! leave once the previous one's wire bytes have passed at its *current* rate (the ns-3
+//! HPCC simulator's `rdma-hw` paces the same way, and rescales the gap when the rate
+//! changes); a QP at line rate is not paced at all, so the port alone sets its pace, as
+//! without congestion control.
+//!
+//! The gap is kept as the previous frame's start and wire bytes, not as a deadline fixed
+//! at the rate it left with: a QP cut to 100 Mb/s waits 336 µs after a 4 KiB frame, and a
+//! deadline computed then would hold it that long even after its rate recovered.
 
 use rnic_sim::TimePs;
 
@@ -17,8 +22,10 @@ use crate::params::cc::DcqcnParams;
 #[derive(Debug, Clone, Copy)]
 struct QpCc {
     rp: Rp,
-    /// When its next request frame may leave, ps.
-    next_send_ps: TimePs,
+    /// When the gap after its last paced request frame started, ps.
+    paced_from_ps: TimePs,
+    /// Wire bytes of that frame (0: no gap to keep).
+    paced_bytes: u64,
     /// A wake-up to re-enlist it is pending.
     wake_pending: bool,
     /// Generation of its α timer (an event of another generation is stale).
@@ -31,6 +38,16 @@ struct QpCc {
     increase_gen: u32,
     /// Its rate-increase timer runs.
     increase_on: bool,
+}
+
+impl QpCc {
+    /// When its next request frame may leave, ps: the last paced frame's wire bytes at the
+    /// current rate after that frame's start.
+    fn next_send_ps(&self) -> TimePs {
+        // bytes × 8 bit / (Mb/s × 10^6 bit/s) s = bytes × 8 × 10^6 / Mb/s ps.
+        let gap_ps = (self.paced_bytes as f64 * 8e6 / self.rp.current_mbps).ceil() as TimePs;
+        self.paced_from_ps.saturating_add(gap_ps)
+    }
 }
 
 /// DCQCN's state in one NIC.
@@ -61,7 +78,8 @@ impl Dcqcn {
         let line = self.line_mbps;
         crate::per_qp::grow_for(&mut self.qps, i, || QpCc {
             rp: Rp::new(line),
-            next_send_ps: 0,
+            paced_from_ps: 0,
+            paced_bytes: 0,
             wake_pending: false,
             alpha_gen: 0,
             alpha_on: false,
@@ -135,12 +153,12 @@ impl CongestionControl for Dcqcn {
     fn may_send(&mut self, qpn: u32, now: TimePs) -> Result<(), (TimePs, bool)> {
         let line = self.line_mbps;
         let q = self.qp(qpn);
-        if !q.rp.throttled(line) || now >= q.next_send_ps {
+        let at = q.next_send_ps();
+        if !q.rp.throttled(line) || now >= at {
             return Ok(());
         }
         let schedule = !q.wake_pending;
         q.wake_pending = true;
-        let at = q.next_send_ps;
         self.stats.deferrals += 1;
         Err((at, schedule))
     }
@@ -149,11 +167,11 @@ impl CongestionControl for Dcqcn {
         let (p, line) = (self.p, self.line_mbps);
         let q = self.qp(qpn);
         if !q.rp.throttled(line) {
+            q.paced_bytes = 0;
             return;
         }
-        // bytes × 8 bit / (Mb/s × 10^6 bit/s) s = bytes × 8 × 10^6 / Mb/s ps.
-        let gap_ps = (wire_bytes as f64 * 8e6 / q.rp.current_mbps).ceil() as TimePs;
-        q.next_send_ps = q.next_send_ps.max(now).saturating_add(gap_ps);
+        q.paced_from_ps = q.next_send_ps().max(now);
+        q.paced_bytes = wire_bytes;
         for inc in q.rp.sent(wire_bytes, &p, line) {
             self.count(inc);
         }
@@ -187,6 +205,11 @@ impl CongestionControl for Dcqcn {
                 q.increase_on = q.rp.throttled(line);
                 if q.increase_on {
                     timers.push((now + p.increase_period_ps, Ev::Increase { qpn, gen }));
+                }
+                if q.wake_pending {
+                    // The faster rate shortens the gap: an earlier wake-up (the later one
+                    // finds the QP sent already, and only re-enlists it).
+                    timers.push((q.next_send_ps().max(now), Ev::Wake { qpn }));
                 }
                 self.count(inc);
             }
@@ -241,6 +264,57 @@ mod tests {
         }
         assert_eq!(d.rate_mbps(1), 100_000.0);
         assert!(d.stats.fast_recovery >= 5 && d.stats.additive_increases > 0);
+    }
+
+    #[test]
+    fn a_rate_rise_shortens_the_gap_already_running() {
+        let mut d = dcqcn();
+        let mut timers = Vec::new();
+        for t in 0..10 {
+            d.cnp_received(1, t, &mut timers);
+        }
+        d.sent(1, 4096, 10);
+        let (slow, _) = d.may_send(1, 10).unwrap_err();
+        let (t, ev) = *timers.last().expect("the last cut's increase timer");
+        timers.clear();
+        d.on_event(ev, t, &mut timers);
+        let (fast, _) = d.may_send(1, 10).unwrap_err();
+        assert!(fast < slow, "the recovered rate's gap: {fast} < {slow}");
+        assert!(
+            timers
+                .iter()
+                .any(|&(at, e)| e == Ev::Wake { qpn: 1 } && at == fast.max(t)),
+            "the wake-up comes forward"
+        );
+    }
+
+    proptest::proptest! {
+        /// Pacing at rate R delivers R: a QP that sends whenever it may moves its frames'
+        /// wire bytes in their time at R, to within a picosecond per frame.
+        #[test]
+        fn pacing_at_a_rate_delivers_that_rate(
+            cuts in 1usize..12,
+            sizes in proptest::collection::vec(64u64..9_000, 1..200),
+        ) {
+            let mut d = dcqcn();
+            let mut timers = Vec::new();
+            for _ in 0..cuts {
+                d.cnp_received(1, 0, &mut timers);
+            }
+            let rate = d.rate_mbps(1);
+            let (mut now, mut bytes) = (0, 0u64);
+            for &b in &sizes {
+                while let Err((at, _)) = d.may_send(1, now) {
+                    proptest::prop_assert!(at > now);
+                    now = at;
+                }
+                let ideal_ps = bytes as f64 * 8e6 / rate;
+                proptest::prop_assert!((now as f64 - ideal_ps).abs() <= sizes.len() as f64 + 1.0,
+                    "frame after {bytes} B left at {now} ps, at rate {rate} Mb/s {ideal_ps} ps");
+                d.sent(1, b, now);
+                bytes += b;
+            }
+        }
     }
 
     #[test]

@@ -6,7 +6,11 @@
 //! * **α**, each period: α ← (1 − g)·α + g if a CNP came in the period, else (1 − g)·α. α
 //!   starts at 1 (the paper's initial value).
 //! * **On a CNP**: target ← current, current ← current·(1 − α/2), never below the minimum
-//!   rate; the timer's and the byte counter's increase counts start again from 0.
+//!   rate; the timer's and the byte counter's increase counts start again from 0. With
+//!   `clamp_target_rate` off (the default, as the ns-3 HPCC simulator and ConnectX firmware
+//!   run DCQCN), the target moves only on a cut that follows an increase event: a second
+//!   CNP before the rate began to recover cuts the rate again but keeps the target, so
+//!   the QP recovers toward the rate it had before the queue built, not a fraction of it.
 //! * **Increase**, one event per timer period and per byte-counter's worth of bytes sent:
 //!   while both counts are at most F, *fast recovery* (current ← (target + current)/2);
 //!   once one is past F, *additive increase* (target += R_AI first); once both are,
@@ -72,7 +76,10 @@ impl Rp {
     /// A CNP arrived: cut the rate.
     pub fn on_cnp(&mut self, p: &DcqcnParams) {
         self.cnp_in_period = true;
-        self.target_mbps = self.current_mbps;
+        let increased = self.timer_events > 0 || self.byte_events > 0;
+        if p.clamp_target_rate || increased {
+            self.target_mbps = self.current_mbps;
+        }
         self.current_mbps = (self.current_mbps * (1.0 - self.alpha / 2.0)).max(p.min_rate_mbps);
         self.timer_events = 0;
         self.byte_events = 0;
@@ -164,6 +171,27 @@ mod tests {
         assert_eq!(rp.target_mbps, 100_000.0);
         assert_eq!(rp.current_mbps, 50_000.0, "alpha starts at 1: a cut by 1/2");
         assert!(rp.throttled(100_000.0));
+    }
+
+    #[test]
+    fn a_second_cut_before_any_increase_keeps_the_target_unless_clamped() {
+        let mut p = params();
+        let line = 100_000.0;
+        let mut rp = Rp::new(line);
+        rp.on_cnp(&p);
+        rp.on_cnp(&p);
+        assert_eq!((rp.current_mbps, rp.target_mbps), (25_000.0, line));
+        rp.timer_fired(&p, line);
+        rp.on_cnp(&p);
+        assert_eq!(
+            rp.target_mbps, 62_500.0,
+            "after an increase the cut moves it"
+        );
+        p.clamp_target_rate = true;
+        let mut clamped = Rp::new(line);
+        clamped.on_cnp(&p);
+        clamped.on_cnp(&p);
+        assert_eq!(clamped.target_mbps, 50_000.0, "the paper's rule: every cut");
     }
 
     #[test]

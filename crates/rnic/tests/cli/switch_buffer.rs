@@ -1,8 +1,7 @@
 //! Shared switch buffers (`net.switch_buffer = "shared"`), the switches' queue statistics
 //! and the queue trace (`net.trace_interval_us`), through the CLI.
 
-mod common;
-use common::rnic_in;
+use crate::common::rnic_in;
 use std::path::{Path, PathBuf};
 
 /// A directory of its own for a test's files.
