@@ -138,6 +138,10 @@ pub const UNSTATED: &[(&str, &[Unstated])] = &[
     ("ornic-vs-gbn", &[TIMEOUT, ACK_TURN, MEM_LATENCY]),
     ("ornic-vs-gbn-paths", &[TIMEOUT, ACK_TURN, MEM_LATENCY]),
     ("ornic-acks", &[]),
+    // DCQCN's and the marker's parameters are the published defaults their fields cite; the
+    // thresholds each experiment sets (PFC level, Kmin, Kmax) are stated in its claims.
+    ("dcqcn-two-flows", &[]),
+    ("dcqcn-incast", &[]),
 ];
 
 /// The unstated parameters of experiment `id` (empty when it declares none).
