@@ -456,48 +456,60 @@ impl Plan {
             net.queues = Some(super::queue_stats::Queues::new(&outs, interval));
         }
         if cfg.net.pfc {
-            let p_model = p;
-            let p = super::pfc::PfcParams {
-                xoff_bytes: cfg.net.pfc_xoff_bytes,
-                xon_bytes: cfg.net.pfc_xon_bytes,
-                priority: cfg.net.pfc_priority,
-                nic_lead_bytes: p.nic.tx_port_slack_bytes,
-            };
-            let mut pfc = super::pfc::Pfc::new(p, &net);
-            if trace_ps > 0 {
-                pfc.keep_pauses();
-            }
-            if cfg.net.switch_buffer == SwitchBufferMode::Shared {
-                // The plan was checked: every switch's levels derive.
-                for (s, levels) in self.shared_pfc_levels(cfg).into_iter().enumerate() {
-                    if let Ok(levels) = levels {
-                        pfc.set_switch_levels(&net, s, levels);
-                    }
-                }
-            }
-            // A port that brings frames faster than its NIC's PCIe link writes payload to
-            // the host fills the NIC's receive buffer: the switch port feeding it queues its
-            // frames where the NIC's pauses hold them from the start.
-            let pcie = &p_model.pcie;
-            let pcie_payload_mbps =
-                pcie.mbps * pcie.mps_bytes / (pcie.mps_bytes + pcie.tlp_header_bytes).max(1);
-            for (n, port) in net.ports.iter().enumerate() {
-                if port.mbps() > pcie_payload_mbps {
-                    pfc.queue_toward_nic(net.links[net.uplink[n]].reverse);
-                }
-            }
-            // A PAUSE waits for the frame on the wire: the ports remember their frames.
-            for port in net.ports.iter_mut() {
-                port.track_frames();
-            }
-            for sw in net.switches.iter_mut() {
-                for o in sw.outs.iter_mut() {
-                    o.port.track_frames();
-                }
-            }
-            net.pfc = Some(pfc);
+            net.pfc = Some(self.pfc(cfg, p, &mut net, trace_ps));
         }
         net
+    }
+
+    /// PFC on every switch ingress and NIC of `net`: the configured levels, or with a
+    /// shared buffer each switch's derived ones; ports that track their frames, so a PAUSE
+    /// waits for the frame on the wire.
+    fn pfc(
+        &self,
+        cfg: &Config,
+        p: &ModelParams,
+        net: &mut Network,
+        trace_ps: u64,
+    ) -> super::pfc::Pfc {
+        let params = super::pfc::PfcParams {
+            xoff_bytes: cfg.net.pfc_xoff_bytes,
+            xon_bytes: cfg.net.pfc_xon_bytes,
+            priority: cfg.net.pfc_priority,
+            nic_lead_bytes: p.nic.tx_port_slack_bytes,
+        };
+        let mut pfc = super::pfc::Pfc::new(params, net);
+        if trace_ps > 0 {
+            pfc.keep_pauses();
+        }
+        if cfg.net.switch_buffer == SwitchBufferMode::Shared {
+            // The plan was checked: every switch's levels derive.
+            for (s, levels) in self.shared_pfc_levels(cfg).into_iter().enumerate() {
+                if let Ok(levels) = levels {
+                    pfc.set_switch_levels(net, s, levels);
+                }
+            }
+        }
+        // A port that brings frames faster than its NIC's PCIe link writes payload to
+        // the host fills the NIC's receive buffer: the switch port feeding it queues its
+        // frames where the NIC's pauses hold them from the start.
+        let pcie = &p.pcie;
+        let pcie_payload_mbps =
+            pcie.mbps * pcie.mps_bytes / (pcie.mps_bytes + pcie.tlp_header_bytes).max(1);
+        for (n, port) in net.ports.iter().enumerate() {
+            if port.mbps() > pcie_payload_mbps {
+                pfc.queue_toward_nic(net.links[net.uplink[n]].reverse);
+            }
+        }
+        // A PAUSE waits for the frame on the wire: the ports remember their frames.
+        for port in net.ports.iter_mut() {
+            port.track_frames();
+        }
+        for sw in net.switches.iter_mut() {
+            for o in sw.outs.iter_mut() {
+                o.port.track_frames();
+            }
+        }
+        pfc
     }
 
     /// The links into switch `s`, with what each sender hands its port ahead of a pause.

@@ -11,9 +11,11 @@ use super::report::{hist_stats, latency_test_stats};
 use crate::config::Config;
 use crate::flow::FlowsSpec;
 use crate::flow_result::{FlowResult, FlowsResult, FlowsTotal};
+use crate::host::perftest::Perftest;
 use crate::result::{rates, RunStatus};
 use crate::stats::TransportTotals;
 use crate::verdict::Verdict;
+use crate::world::World;
 use crate::UsageError;
 
 /// A run of flows with what the model measured beyond the result.
@@ -151,6 +153,37 @@ fn mark_window(
 }
 
 /// The figures of every flow and their total.
+/// Retransmissions by the flow's QPs on every node.
+fn flow_retransmissions(w: &World, a: &Perftest) -> u64 {
+    let retx = |node: usize, qpn: u32| {
+        w.nics[node]
+            .tx
+            .retransmits_by_qpn
+            .get(qpn as usize)
+            .copied()
+            .unwrap_or(0)
+    };
+    a.pairs
+        .iter()
+        .map(|p| retx(a.server, p.s_qpn) + retx(p.c_node as usize, p.c_qpn))
+        .sum()
+}
+
+/// The bytes a flow that passed verification moved: for UC/UD what its QPs received, each
+/// placed payload compared as it landed (as `rnic perf` counts it; a sender's completion
+/// says nothing about arrival), else what its operations moved.
+fn flow_verified_bytes(w: &World, a: &Perftest) -> u64 {
+    if !w.drain_rx {
+        return a.bytes_moved;
+    }
+    a.pairs
+        .iter()
+        .map(|p| {
+            w.oracle.checked_on(a.server, p.s_qpn) + w.oracle.checked_on(p.c_node as usize, p.c_qpn)
+        })
+        .sum()
+}
+
 fn report_flows(
     b: &Built,
     end: TimePs,
@@ -200,37 +233,9 @@ fn report_flows(
         } else {
             hist_stats(&a.hist, a.lat_sum_us, a.lat_sumsq_us)
         };
-        // Retransmissions by the flow's QPs on every node.
-        let retx = |node: usize, qpn: u32| {
-            w.nics[node]
-                .tx
-                .retransmits_by_qpn
-                .get(qpn as usize)
-                .copied()
-                .unwrap_or(0)
-        };
-        let retransmissions = a
-            .pairs
-            .iter()
-            .map(|p| retx(a.server, p.s_qpn) + retx(p.c_node as usize, p.c_qpn))
-            .sum();
+        let retransmissions = flow_retransmissions(w, a);
         let bad = corrupt || j.verdict.has(RunStatus::Corrupt);
-        let verified_bytes = if bad {
-            0
-        } else if w.drain_rx {
-            // UC/UD: what the flow's QPs received, each placed payload compared as it
-            // landed (as `rnic perf` counts it; a sender's completion says nothing about
-            // arrival).
-            a.pairs
-                .iter()
-                .map(|p| {
-                    w.oracle.checked_on(a.server, p.s_qpn)
-                        + w.oracle.checked_on(p.c_node as usize, p.c_qpn)
-                })
-                .sum()
-        } else {
-            a.bytes_moved
-        };
+        let verified_bytes = if bad { 0 } else { flow_verified_bytes(w, a) };
         flows.push(FlowResult {
             name: f.name.clone(),
             test: f.test.name().to_string(),
