@@ -4,9 +4,11 @@
 //! the experiment's own evaluator on its full plan (same runs, same thresholds).
 //! - "dcqcn-two-flows": 5 ms and 8 ms with DCQCN, 8 ms without.
 //! - "dcqcn-incast": 16:1, 100 WRITEs of 64 KiB per client, with and without DCQCN.
+//! - "dcqcn-fct-websearch": WebSearch at 30 % load over a k = 4 fat-tree, 5 ms of
+//!   arrivals, with and without DCQCN.
 
 use rnic::repro::claims_table;
-use rnic::repro::dcqcn::{eval_incast, eval_two_flows, IncastPlan, TwoFlowPlan};
+use rnic::repro::dcqcn::{eval_fct, eval_incast, eval_two_flows, FctPlan, IncastPlan, TwoFlowPlan};
 use rnic::repro::Evaluation;
 
 /// Every registered claim of `id` was reported and passed.
@@ -31,4 +33,9 @@ fn two_flows() {
 #[test]
 fn incast() {
     check("dcqcn-incast", eval_incast(&IncastPlan::full()));
+}
+
+#[test]
+fn fct_websearch() {
+    check("dcqcn-fct-websearch", eval_fct(&FctPlan::full()));
 }
