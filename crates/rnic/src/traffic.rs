@@ -305,6 +305,16 @@ fn host_link_gbps(cfg: &Config) -> f64 {
 /// `wl0`, `wl1`, ... (arrivals) and `incastB-S` (burst B, sender S), in start order.
 pub fn expand(w: &WorkloadOptions, cfg: &Config) -> anyhow::Result<Expanded> {
     let cdf = SizeCdf::read(&w.cdf).map_err(|e| UsageError(format!("workload.cdf: {e}")))?;
+    expand_with_cdf(w, &cdf, cfg)
+}
+
+/// [`expand`] with the flow sizes already read (`w.cdf` only names them in the results), so
+/// a caller may compile a distribution in instead of reading a file.
+pub fn expand_with_cdf(
+    w: &WorkloadOptions,
+    cdf: &SizeCdf,
+    cfg: &Config,
+) -> anyhow::Result<Expanded> {
     let hosts = cfg.net.clients + 1;
     if hosts < 2 {
         anyhow::bail!(UsageError(
@@ -315,10 +325,10 @@ pub fn expand(w: &WorkloadOptions, cfg: &Config) -> anyhow::Result<Expanded> {
     let rng = Rng::new(w.seed.unwrap_or(cfg.sim.seed)).fork(0x3043_6b6c);
     let span_ps = rnic_sim::us(w.duration_us);
     let mut arrivals = match &w.pattern {
-        Pattern::AllToAll => poisson_all_to_all(&cdf, hosts, w.load, gbps, span_ps, &rng),
+        Pattern::AllToAll => poisson_all_to_all(cdf, hosts, w.load, gbps, span_ps, &rng),
         Pattern::Matrix(m) => {
             check_matrix(m, hosts)?;
-            poisson_matrix(&cdf, m, w.load, gbps, span_ps, &rng)
+            poisson_matrix(cdf, m, w.load, gbps, span_ps, &rng)
         }
     };
     let mut names: Vec<String> = (0..arrivals.len()).map(|k| format!("wl{k}")).collect();

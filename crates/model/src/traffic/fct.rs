@@ -84,7 +84,7 @@ pub const BUCKET_WORDS: &str = "fixed decades of bytes: (0, 10 KB], (10 KB, 100 
     (100 KB, 1 MB], ...";
 
 /// The nearest-rank `q` quantile (0..1) of sorted values.
-fn quantile(sorted: &[f64], q: f64) -> f64 {
+pub fn quantile(sorted: &[f64], q: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }

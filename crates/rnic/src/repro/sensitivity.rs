@@ -142,6 +142,9 @@ pub const UNSTATED: &[(&str, &[Unstated])] = &[
     // thresholds each experiment sets (PFC level, Kmin, Kmax) are stated in its claims.
     ("dcqcn-two-flows", &[]),
     ("dcqcn-incast", &[]),
+    // The fat-tree's setup (load, buffer, link delay, marking) is the paper's, stated in the
+    // claims; the NIC's and host's parameters leave a flow's time in the network's queues.
+    ("dcqcn-fct-websearch", &[]),
 ];
 
 /// The unstated parameters of experiment `id` (empty when it declares none).

@@ -4,12 +4,24 @@
 //! the experiment's own evaluator on its full plan (same runs, same thresholds).
 //! - "dcqcn-two-flows": 5 ms and 8 ms with DCQCN, 8 ms without.
 //! - "dcqcn-incast": 16:1, 100 WRITEs of 64 KiB per client, with and without DCQCN.
+//! - "dcqcn-fct-websearch": WebSearch at 30 % load over a k = 4 fat-tree, 5 ms of
+//!   arrivals, with and without DCQCN.
+//!
+//! One claim is a known miss of the model: `dcqcn-fct-websearch/short-magnitude` (the short
+//! flows' p95 slowdown under DCQCN is about 33, above the band of 3 to 30 read from the
+//! paper's figure). The tests state every claim's verdict today, so a change that breaks a
+//! passing claim, or makes the failing one pass, turns the suite red and the chapter's
+//! claim table must follow.
 
 use rnic::repro::claims_table;
-use rnic::repro::dcqcn::{eval_incast, eval_two_flows, IncastPlan, TwoFlowPlan};
+use rnic::repro::dcqcn::{eval_fct, eval_incast, eval_two_flows, FctPlan, IncastPlan, TwoFlowPlan};
 use rnic::repro::Evaluation;
 
-/// Every registered claim of `id` was reported and passed.
+/// Claims the model misses, reported as FAIL by `rnic repro dcqcn`.
+const KNOWN_MISSES: &[&str] = &["dcqcn-fct-websearch/short-magnitude"];
+
+/// Every registered claim of `id` was reported; it passed unless it is a known miss, and a
+/// known miss still fails.
 fn check(id: &str, e: anyhow::Result<Evaluation>) {
     let e = e.unwrap_or_else(|err| panic!("{id}: {err:#}"));
     let table = claims_table(id, &e.claims);
@@ -19,7 +31,14 @@ fn check(id: &str, e: anyhow::Result<Evaluation>) {
     let registered: Vec<&str> = x.claims.iter().map(|c| c.id).collect();
     assert_eq!(ids, registered, "{table}");
     for c in &e.claims {
-        assert!(c.pass, "{id}/{} failed\n{table}", c.id);
+        let full = format!("{id}/{}", c.id);
+        let known = KNOWN_MISSES.contains(&full.as_str());
+        assert!(
+            c.pass != known,
+            "{full}: pass = {}\n{}{table}",
+            c.pass,
+            e.notes
+        );
     }
 }
 
@@ -31,4 +50,9 @@ fn two_flows() {
 #[test]
 fn incast() {
     check("dcqcn-incast", eval_incast(&IncastPlan::full()));
+}
+
+#[test]
+fn fct_websearch() {
+    check("dcqcn-fct-websearch", eval_fct(&FctPlan::full()));
 }

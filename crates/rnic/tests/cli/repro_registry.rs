@@ -42,7 +42,7 @@ const ORNIC: [&str; 7] = [
 
 const WAN: [&str; 5] = ["wan-standard", "wan-qd", "wan-apn", "wan-accel", "wan-loss"];
 
-const DCQCN: [&str; 2] = ["dcqcn-two-flows", "dcqcn-incast"];
+const DCQCN: [&str; 3] = ["dcqcn-two-flows", "dcqcn-incast", "dcqcn-fct-websearch"];
 
 #[test]
 fn registry_lists_every_experiment() {

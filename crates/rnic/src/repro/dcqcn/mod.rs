@@ -2,13 +2,17 @@
 //! Two experiments on rnic's star (clients into one server through one switch), each run
 //! through the model with `net.cc = "dcqcn"` against `net.cc = "none"`, the arms differing
 //! only in `net.cc`: two long flows through one bottleneck ([`twoflow`]) and a 16:1 incast
-//! under PFC ([`incast`]). The thresholds are the claims' words, fixed before the runs.
+//! under PFC ([`incast`]); and one on a fat-tree, the shape of the DCQCN curve of HPCC's
+//! FCT-slowdown figure for WebSearch ([`fct`]). The thresholds are the claims' words, fixed
+//! before the runs.
 //!
 //! Like the long-distance experiments, these build their runs here instead of sweep files.
 
+mod fct;
 mod incast;
 mod twoflow;
 
+pub use fct::{eval_fct, FctPlan};
 pub use incast::{eval_incast, IncastPlan};
 pub use twoflow::{eval_two_flows, TwoFlowPlan};
 
@@ -59,5 +63,5 @@ pub const PAPER: Paper = Paper {
               Yehonatan Liron, Jitendra Padhye, Shachar Raindel, Mohamad Haj Yahia, Ming Zhang",
     venue: "ACM SIGCOMM 2015",
     numbering: "",
-    experiments: &[twoflow::EXPERIMENT, incast::EXPERIMENT],
+    experiments: &[twoflow::EXPERIMENT, incast::EXPERIMENT, fct::EXPERIMENT],
 };
