@@ -2,7 +2,7 @@
 //! two-flow DCQCN run writes FILE-rates.csv beside its JSON, each QP's DCQCN rate sampled at
 //! the queue trace's instants, within DCQCN's bounds; the trace adds no event.
 
-use crate::common::{json_stat, rnic_in};
+use crate::common::{json_stat, rnic_in, DCQCN_TWO_FLOWS};
 use std::path::{Path, PathBuf};
 
 const LINE_GBPS: f64 = 100.0;
@@ -21,20 +21,8 @@ fn two_flows(dir: &Path, name: &str, sets: &[&str]) -> serde_json::Value {
     let line = format!("eth.gbps={LINE_GBPS}");
     let min = format!("net.dcqcn.min_rate_mbps={MIN_RATE_MBPS}");
     let file = format!("{name}.json");
-    let mut args = vec![
-        "perf",
-        "write-bw",
-        "-s",
-        "65536",
-        "-q",
-        "2",
-        "--clients",
-        "2",
-        "--reversed",
-        "-n",
-        "300",
-    ];
-    for s in ["net.ecn.enabled=true", "net.cc=dcqcn", &line, &min]
+    let mut args = DCQCN_TWO_FLOWS.to_vec();
+    for s in ["net.cc=dcqcn", &line, &min]
         .into_iter()
         .chain(sets.iter().copied())
     {
