@@ -123,13 +123,14 @@ impl Dcqcn {
     }
 
     /// A hook runs at `now`: the rate trace's samples due before it see the state as it
-    /// stands. With no trace, one branch.
+    /// stands. With no trace or no sample due, one branch.
     #[inline]
     fn sample_before(&mut self, now: TimePs) {
+        if !self.trace.as_ref().is_some_and(|t| t.due_before(now)) {
+            return;
+        }
         if let Some(mut t) = self.trace.take() {
-            if t.due_before(now) {
-                t.take_before(now, |at| self.state_at(at));
-            }
+            t.take_before(now, |at| self.state_at(at));
             self.trace = Some(t);
         }
     }
