@@ -397,6 +397,10 @@ pub struct PerfResult {
     /// file, not in the JSON).
     #[serde(skip)]
     pub queue_trace: Option<crate::net::queue_trace::QueueTrace>,
+    /// The rate trace, when DCQCN runs and `net.trace_interval_us` asks for one (its own
+    /// CSV file, not in the JSON).
+    #[serde(skip)]
+    pub rate_trace: Option<crate::nic::mech::cc::rate_trace::RateTrace>,
 }
 
 /// What a UC or UD run lost: the senders' messages (complete at transmission) against the

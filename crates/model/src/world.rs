@@ -272,4 +272,17 @@ impl World {
         let p = &self.nics[0].pcie;
         (p.down.busy_ps, p.up.busy_ps)
     }
+
+    /// The run ended at `end`: the NICs' rate traces (if taken) sample up to it.
+    pub fn end_rate_traces(&mut self, end: TimePs) {
+        for nic in &mut self.nics {
+            nic.cc.end_trace(end);
+        }
+    }
+
+    /// The rate trace, when DCQCN runs and `net.trace_interval_us` asks for one.
+    pub fn rate_trace(&self) -> Option<crate::nic::mech::cc::rate_trace::RateTrace> {
+        let samplers = self.nics.iter().map(|n| n.cc.rate_samples());
+        crate::nic::mech::cc::rate_trace::RateTrace::of(samplers)
+    }
 }

@@ -8,27 +8,11 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
+use common::DCQCN_TWO_FLOWS as TWO_FLOWS;
 use rnic_loopback::conformance::external_tool;
 use rnic_wire::frame::FrameRepr;
 use rnic_wire::Opcode;
 use serde_json::Value;
-
-const TWO_FLOWS: [&str; 14] = [
-    "perf",
-    "write-bw",
-    "-s",
-    "65536",
-    "-q",
-    "2",
-    "--clients",
-    "2",
-    "--reversed",
-    "-n",
-    "300",
-    "--quiet",
-    "--set",
-    "net.ecn.enabled=true",
-];
 
 fn scratch(name: &str) -> PathBuf {
     common::capture_scratch("dcqcn-capture", name)

@@ -27,6 +27,9 @@ pub struct DcqcnParams {
     pub min_rate_mbps: f64,
     /// Every cut sets the target to the current rate (else only a cut after an increase).
     pub clamp_target_rate: bool,
+    /// The rate trace's sampling interval (`net.trace_interval_us`, the queue trace's
+    /// clock), ps; 0: no trace.
+    pub trace_interval_ps: TimePs,
 }
 
 /// The congestion control the NICs run.
@@ -61,6 +64,7 @@ impl CcParams {
                 rate_hai_mbps: d.rate_hai_mbps,
                 min_rate_mbps: d.min_rate_mbps,
                 clamp_target_rate: d.clamp_target_rate,
+                trace_interval_ps: rnic_sim::ns(cfg.net.trace_interval_us * 1000.0),
             }),
         }
     }

@@ -111,6 +111,7 @@ pub fn run_flows_observed(
         pfc.end_pauses(end);
     }
     b.world.net.end_queues(end);
+    b.world.end_rate_traces(end);
     let (verdict, judged) = judge(&b, cfg, end)?;
     let ack_timeout_ps = cfg.qp.ack_timeout_ps();
     Ok(report_flows(&b, end, &verdict, &judged, ack_timeout_ps))
@@ -297,6 +298,7 @@ fn report_flows(
         wall_seconds: b.wall.elapsed().as_secs_f64(),
         queues: w.net.queues.as_ref().map_or_else(Vec::new, |q| q.stats()),
         queue_trace: w.net.queue_trace(),
+        rate_trace: w.rate_trace(),
         ..FlowsResult::default()
     };
     FlowsRun {

@@ -90,6 +90,7 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
         pfc.end_pauses(end);
     }
     world.net.end_queues(end);
+    world.end_rate_traces(end);
     for nic in world.nics.iter_mut() {
         nic.rx_buffer.end_pauses(end);
     }
@@ -233,6 +234,7 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
         directions,
         unreliable: super::unreliable::summary(&world),
         queue_trace: world.net.queue_trace(),
+        rate_trace: world.rate_trace(),
         ..PerfResult::default()
     };
     result.fill_rates();

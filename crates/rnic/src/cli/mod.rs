@@ -536,7 +536,11 @@ pub fn run_and_report(
             out.write_all(s.as_bytes())?;
         } else {
             json::write_file(path, s.as_bytes())?;
-            crate::report::queues_csv::write(result.queue_trace.as_ref(), path)?;
+            crate::report::queues_csv::write(
+                result.queue_trace.as_ref(),
+                result.rate_trace.as_ref(),
+                path,
+            )?;
         }
     }
     writeln!(err, "{}", text::summary(&result))?;
@@ -792,7 +796,11 @@ fn run_flows_and_report(
         crate::report::fct_text::write_csv(w, path)?;
     }
     if let Some(path) = json_path.filter(|_| !json_to_stdout) {
-        crate::report::queues_csv::write(result.queue_trace.as_ref(), path)?;
+        crate::report::queues_csv::write(
+            result.queue_trace.as_ref(),
+            result.rate_trace.as_ref(),
+            path,
+        )?;
     }
     if let Some(path) = json_path {
         let mut s = serde_json::to_string_pretty(&result)?;

@@ -1,25 +1,34 @@
-//! The queue trace beside the JSON (`net.trace_interval_us`): `x.json` gives
-//! `x-queues.csv`, one line per switch output port and NIC per sample.
+//! The traces beside the JSON (`net.trace_interval_us`): `x.json` gives `x-queues.csv`,
+//! one line per switch output port and NIC per sample, and, with `net.cc = "dcqcn"`,
+//! `x-rates.csv`, one line per QP with DCQCN state per sample.
 
 use std::path::{Path, PathBuf};
 
 use rnic_model::net::queue_trace::QueueTrace;
+use rnic_model::nic::mech::cc::rate_trace::RateTrace;
 
-/// The trace's path beside `json`.
-pub fn path(json: &Path) -> PathBuf {
+/// The path beside `json` named by its stem and `suffix` (`x.json`, "queues": `x-queues.csv`).
+pub fn path(json: &Path, suffix: &str) -> PathBuf {
     let stem = json
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "run".into());
-    json.with_file_name(format!("{stem}-queues.csv"))
+    json.with_file_name(format!("{stem}-{suffix}.csv"))
 }
 
-/// Writes `trace` beside `json`, if there is one.
-pub fn write(trace: Option<&QueueTrace>, json: &Path) -> anyhow::Result<()> {
-    match trace {
-        Some(t) => crate::report::json::write_file(&path(json), t.to_csv().as_bytes()),
-        None => Ok(()),
+/// Writes the traces there are beside `json`.
+pub fn write(
+    queues: Option<&QueueTrace>,
+    rates: Option<&RateTrace>,
+    json: &Path,
+) -> anyhow::Result<()> {
+    if let Some(t) = queues {
+        crate::report::json::write_file(&path(json, "queues"), t.to_csv().as_bytes())?;
     }
+    if let Some(t) = rates {
+        crate::report::json::write_file(&path(json, "rates"), t.to_csv().as_bytes())?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -27,8 +36,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_trace_goes_beside_the_json() {
-        assert_eq!(path(Path::new("out/a.json")), Path::new("out/a-queues.csv"));
-        assert_eq!(path(Path::new("a.json")), Path::new("a-queues.csv"));
+    fn the_traces_go_beside_the_json() {
+        let p = |j: &str, s: &str| path(Path::new(j), s);
+        assert_eq!(p("out/a.json", "queues"), Path::new("out/a-queues.csv"));
+        assert_eq!(p("a.json", "queues"), Path::new("a-queues.csv"));
+        assert_eq!(p("out/a.json", "rates"), Path::new("out/a-rates.csv"));
     }
 }

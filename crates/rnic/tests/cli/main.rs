@@ -20,6 +20,7 @@ mod pcap_check;
 mod pcap_order;
 mod perftest_flags;
 mod pfc_capture;
+mod rate_trace;
 mod repro_claims;
 mod repro_csrna_reduced;
 mod repro_dcqcn_reduced;

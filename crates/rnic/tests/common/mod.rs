@@ -7,6 +7,25 @@
 use std::path::Path;
 use std::process::Command;
 
+/// Two clients writing into the server through one switch with ECN marking on: the
+/// networks chapter's DCQCN run (add `--set net.cc=...`).
+pub const DCQCN_TWO_FLOWS: [&str; 14] = [
+    "perf",
+    "write-bw",
+    "-s",
+    "65536",
+    "-q",
+    "2",
+    "--clients",
+    "2",
+    "--reversed",
+    "-n",
+    "300",
+    "--quiet",
+    "--set",
+    "net.ecn.enabled=true",
+];
+
 /// Runs `rnic args` in `cwd`: (exit code, -1 when a signal ended it; stdout; stderr).
 pub fn rnic_in(args: &[&str], cwd: &Path) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_rnic"))

@@ -15,6 +15,7 @@ use rnic_sim::TimePs;
 
 use super::hook::{CcStats, CongestionControl, Ev, Timers};
 use super::np::CnpPacer;
+use super::rate_trace::RateSampler;
 use super::rp::{Increase, Rp};
 use crate::params::cc::DcqcnParams;
 
@@ -38,6 +39,8 @@ struct QpCc {
     increase_gen: u32,
     /// Its rate-increase timer runs.
     increase_on: bool,
+    /// DCQCN met the QP (not a slot filled below a higher QP number).
+    used: bool,
 }
 
 impl QpCc {
@@ -47,6 +50,18 @@ impl QpCc {
         // bytes × 8 bit / (Mb/s × 10^6 bit/s) s = bytes × 8 × 10^6 / Mb/s ps.
         let gap_ps = (self.paced_bytes as f64 * 8e6 / self.rp.current_mbps).ceil() as TimePs;
         self.paced_from_ps.saturating_add(gap_ps)
+    }
+
+    /// Its α at `t`: a QP whose α timer stopped decays by the periods passed since.
+    fn alpha_at(&self, t: TimePs, p: &DcqcnParams) -> f64 {
+        match (self.alpha_on, self.alpha_at) {
+            (false, Some(at)) => {
+                let mut rp = self.rp;
+                rp.alpha_idle(p.g, t.saturating_sub(at) / p.alpha_period_ps.max(1));
+                rp.alpha
+            }
+            _ => self.rp.alpha,
+        }
     }
 }
 
@@ -59,6 +74,8 @@ pub struct Dcqcn {
     np: CnpPacer,
     /// Counters.
     pub stats: CcStats,
+    /// The rate trace's samples, when one is asked for.
+    trace: Option<RateSampler>,
 }
 
 impl Dcqcn {
@@ -70,6 +87,7 @@ impl Dcqcn {
             qps: Vec::new(),
             np: CnpPacer::new(p.cnp_interval_ps),
             stats: CcStats::default(),
+            trace: RateSampler::new(p.trace_interval_ps),
         }
     }
 
@@ -86,8 +104,48 @@ impl Dcqcn {
             alpha_at: None,
             increase_gen: 0,
             increase_on: false,
+            used: false,
         });
+        self.qps[i].used = true;
         &mut self.qps[i]
+    }
+
+    /// Each used QP's (qpn, rate, target, α) at `t`, for the rate trace.
+    fn state_at(&self, t: TimePs) -> impl Iterator<Item = (u32, f64, f64, f64)> + '_ {
+        self.qps
+            .iter()
+            .enumerate()
+            .filter(|(_, q)| q.used)
+            .map(move |(n, q)| {
+                let alpha = q.alpha_at(t, &self.p);
+                (n as u32, q.rp.current_mbps, q.rp.target_mbps, alpha)
+            })
+    }
+
+    /// A hook runs at `now`: the rate trace's samples due before it see the state as it
+    /// stands. With no trace or no sample due, one branch.
+    #[inline]
+    fn sample_before(&mut self, now: TimePs) {
+        if !self.trace.as_ref().is_some_and(|t| t.due_before(now)) {
+            return;
+        }
+        if let Some(mut t) = self.trace.take() {
+            t.take_before(now, |at| self.state_at(at));
+            self.trace = Some(t);
+        }
+    }
+
+    /// The run ended at `end`: the rate trace's samples up to it.
+    pub fn end_trace(&mut self, end: TimePs) {
+        if let Some(mut t) = self.trace.take() {
+            t.finish(end, |at| self.state_at(at));
+            self.trace = Some(t);
+        }
+    }
+
+    /// The rate trace's samples, when one is asked for.
+    pub fn rate_samples(&self) -> Option<&RateSampler> {
+        self.trace.as_ref()
     }
 
     /// The current rate of `qpn`, Mb/s (line rate for a QP never cut).
@@ -122,6 +180,7 @@ impl CongestionControl for Dcqcn {
     }
 
     fn cnp_received(&mut self, qpn: u32, now: TimePs, timers: &mut Timers) {
+        self.sample_before(now);
         self.stats.cnps_received += 1;
         self.stats.rate_cuts += 1;
         let (p, period) = (self.p, self.p.alpha_period_ps);
@@ -151,6 +210,7 @@ impl CongestionControl for Dcqcn {
     }
 
     fn may_send(&mut self, qpn: u32, now: TimePs) -> Result<(), (TimePs, bool)> {
+        self.sample_before(now);
         let line = self.line_mbps;
         let q = self.qp(qpn);
         let at = q.next_send_ps();
@@ -164,6 +224,7 @@ impl CongestionControl for Dcqcn {
     }
 
     fn sent(&mut self, qpn: u32, wire_bytes: u64, now: TimePs) {
+        self.sample_before(now);
         let (p, line) = (self.p, self.line_mbps);
         let q = self.qp(qpn);
         if !q.rp.throttled(line) {
@@ -178,6 +239,7 @@ impl CongestionControl for Dcqcn {
     }
 
     fn on_event(&mut self, ev: Ev, now: TimePs, timers: &mut Timers) -> Option<u32> {
+        self.sample_before(now);
         let (p, line) = (self.p, self.line_mbps);
         match ev {
             Ev::Wake { qpn } => {
@@ -315,6 +377,36 @@ mod tests {
                 bytes += b;
             }
         }
+    }
+
+    #[test]
+    fn the_rate_trace_samples_each_used_qp_before_and_after_a_cut() {
+        assert!(dcqcn().rate_samples().is_none(), "no interval: no trace");
+        let mut d = dcqcn();
+        d.p.trace_interval_ps = 1_000_000;
+        d.trace = RateSampler::new(d.p.trace_interval_ps);
+        let mut timers = Vec::new();
+        assert!(d.may_send(4, 0).is_ok());
+        // The cut at 1.5 µs: the samples at 0 and 1 µs see line rate, 2 µs the cut.
+        d.cnp_received(4, 1_500_000, &mut timers);
+        d.end_trace(2_000_000);
+        let got: Vec<(u64, u32, f64, f64, f64)> = d
+            .rate_samples()
+            .unwrap()
+            .samples()
+            .iter()
+            .map(|r| (r.index, r.qpn, r.rate_mbps, r.target_mbps, r.alpha))
+            .collect();
+        let line = 100_000.0;
+        assert_eq!(
+            got,
+            vec![
+                (0, 4, line, line, 1.0),
+                (1, 4, line, line, 1.0),
+                (2, 4, 50_000.0, line, 1.0),
+            ],
+            "QPs 0..=3, never met, are not traced"
+        );
     }
 
     #[test]

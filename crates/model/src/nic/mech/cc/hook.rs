@@ -122,6 +122,21 @@ impl AnyCc {
             AnyCc::Dcqcn(d) => Some(d.stats),
         }
     }
+
+    /// The run ended at `end`: the rate trace, if one is taken, samples up to it.
+    pub fn end_trace(&mut self, end: TimePs) {
+        if let AnyCc::Dcqcn(d) = self {
+            d.end_trace(end);
+        }
+    }
+
+    /// The rate trace's samples, when DCQCN runs and a trace is asked for.
+    pub fn rate_samples(&self) -> Option<&super::rate_trace::RateSampler> {
+        match self {
+            AnyCc::Off(_) => None,
+            AnyCc::Dcqcn(d) => d.rate_samples(),
+        }
+    }
 }
 
 macro_rules! each {

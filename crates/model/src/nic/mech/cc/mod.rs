@@ -11,6 +11,9 @@
 //!   [`dcqcn`] paces each throttled QP's request frames at its rate, in the TX engine's
 //!   rate-limit step, and runs the α and increase timers as NIC events.
 //!
+//! With `net.trace_interval_us`, each NIC samples its QPs' rates for the rate trace
+//! ([`rate_trace`], FILE-rates.csv), at the queue trace's instants and without events.
+//!
 //! The NIC holds the mechanism behind its [`hook`] (`AnyCc`, the no-op or DCQCN, chosen in
 //! `Nic::new` from `net.cc`); its work with the NIC's units is its router (`route.rs`).
 //! Nothing else in `nic/` imports this folder's other modules.
@@ -19,5 +22,6 @@ pub mod cnp;
 pub mod dcqcn;
 pub mod hook;
 pub mod np;
+pub mod rate_trace;
 mod route;
 pub mod rp;
