@@ -67,6 +67,11 @@ pub struct LiveCmd {
     /// WRITEs in flight (bandwidth tests)
     #[arg(short = 't', long = "tx-depth", default_value_t = 128)]
     pub tx_depth: u32,
+    /// QP timeout exponent, as perftest's `-u`: an unanswered request is sent again after
+    /// 4.096 µs × 2^TIMEOUT (14: 67 ms; 0: never), at most 7 times
+    #[arg(short = 'u', long = "qp-timeout", value_name = "TIMEOUT", default_value_t = 14,
+          value_parser = clap::value_parser!(u8).range(0..=31))]
+    pub qp_timeout: u8,
     /// Write the results as JSON
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -133,6 +138,8 @@ pub struct LiveOptions {
     pub tx_depth: u32,
     /// PSNs a requester may have unacknowledged (see `endpoint::QpTuning::window_psns`).
     pub window_psns: u32,
+    /// Local ACK timeout code (`-u`).
+    pub qp_timeout: u8,
     pub json: Option<PathBuf>,
     pub pcap: Option<PathBuf>,
 }
@@ -267,6 +274,7 @@ impl LiveCmd {
             mtu_bytes: self.mtu,
             tx_depth: self.tx_depth,
             window_psns: 256,
+            qp_timeout: self.qp_timeout,
             json: self.json.clone(),
             pcap: self.pcap.clone(),
         })

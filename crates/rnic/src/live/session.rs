@@ -58,7 +58,7 @@ impl Session {
         let tuning = QpTuning {
             service: o.service,
             mtu_bytes: pre.mtu_bytes,
-            timeout: 14,
+            timeout: o.qp_timeout,
             retry_cnt: 7,
             rnr_retry: 7,
             window_psns: o.window_psns,

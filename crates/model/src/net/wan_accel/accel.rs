@@ -426,6 +426,16 @@ impl Accel {
             (Opcode::RcAck, Some(AethSyndrome::Nak(NakCode::PsnSequenceError))) => {
                 Answer::SeqNak { psn: h.bth.psn }
             }
+            (Opcode::RcReadResponseLast | Opcode::RcReadResponseOnly, _) => Answer::ReadResponse {
+                psn: h.bth.psn,
+                ends: true,
+            },
+            (Opcode::RcReadResponseFirst | Opcode::RcReadResponseMiddle, _) => {
+                Answer::ReadResponse {
+                    psn: h.bth.psn,
+                    ends: false,
+                }
+            }
             _ => Answer::Other,
         };
         let Some((c, _)) = self.conns.get_mut(&key) else {

@@ -12,7 +12,9 @@
 //! yet sent is not sent twice. While a round runs, Local's new packets are buffered and
 //! pseudo-ACKed but not forwarded: the cursor sends them in PSN order after the older ones
 //! (a go-back-N responder drops whatever arrives after a gap, so forwarding them at once
-//! would waste them). A packet that cannot be buffered still passes at once.
+//! would waste them). A request the box cannot answer (a READ) waits behind the round
+//! the same way, unacknowledged; when no round runs it passes at once, and so does a
+//! packet that cannot be buffered.
 //!
 //! Invariant: while the connection is accelerated, every PSN from the oldest one Remote has
 //! not acknowledged (`una`) up to the newest one seen (`next_psn - 1`) is in the buffer, so
@@ -34,7 +36,11 @@ pub enum Answer {
     Ack { psn: u32 },
     /// NAK: PSN sequence error; Remote expects `psn` next.
     SeqNak { psn: u32 },
-    /// Any other response (other NAKs, READ responses, atomic ACKs): Local must see it.
+    /// A READ response at `psn`; `ends` for the last (or only) one of its READ. Remote
+    /// answers requests in PSN order, so it has every request before `psn`, and after the
+    /// last response the READ itself. Local must see it.
+    ReadResponse { psn: u32, ends: bool },
+    /// Any other response (other NAKs, atomic ACKs): Local must see it.
     Other,
 }
 
@@ -47,7 +53,8 @@ pub enum RequestAction {
     /// forward it now; answer Local with a pseudo-ACK of `psn` carrying `msn`.
     HoldAndAck { psn: u32, msn: u32 },
     /// Buffered behind a round under way but not acknowledged (the connection is not
-    /// accelerating): do not forward it now.
+    /// accelerating, or the request is one the box cannot answer, such as a READ): do not
+    /// forward it now.
     Hold,
     /// A retransmission of a PSN already pseudo-ACKed: drop it and repeat the pseudo-ACK
     /// of the newest acknowledged PSN.
@@ -197,20 +204,20 @@ impl Conn {
         if ends_msg {
             self.msn_next = (self.msn_next + 1) & 0x00FF_FFFF;
         }
+        let behind_round = self.round.is_some();
         if !(write && room) {
+            // Not acknowledged here: acceleration stops until Remote has answered it.
             self.unbuffered_end = Some(self.next_psn);
+            if room && behind_round {
+                // A go-back-N responder drops a request that arrives ahead of its gap, so
+                // a READ forwarded now would be lost and wait for Local's timer: it waits
+                // behind the round instead, and reaches Remote in PSN order.
+                self.keep(now, psn, bytes, false);
+                return RequestAction::Hold;
+            }
             return RequestAction::Forward;
         }
-        if self.held.is_empty() {
-            self.progress_at = now;
-        }
-        let behind_round = self.round.is_some();
-        self.held.push_back(Held {
-            psn,
-            bytes: bytes.to_vec(),
-            sent: !behind_round,
-        });
-        self.held_bytes += bytes.len() as u64;
+        self.keep(now, psn, bytes, !behind_round);
         if !self.accelerating() {
             // Kept (Remote may miss it) but not acknowledged: an earlier packet is
             // unbuffered, or Local's QPN is not known yet.
@@ -230,12 +237,27 @@ impl Conn {
         }
     }
 
+    /// Buffers a copy of request `psn`; `sent`: it goes toward Remote now (not behind a round).
+    fn keep(&mut self, now: TimePs, psn: u32, bytes: &[u8], sent: bool) {
+        if self.held.is_empty() {
+            self.progress_at = now;
+        }
+        self.held.push_back(Held {
+            psn,
+            bytes: bytes.to_vec(),
+            sent,
+        });
+        self.held_bytes += bytes.len() as u64;
+    }
+
     /// A response from Remote addressed to Local QPN `dest_qpn`.
     pub fn handle_response(&mut self, now: TimePs, dest_qpn: u32, ans: Answer) -> ResponseAction {
         self.local_qpn.get_or_insert(dest_qpn);
         let acked_to = match ans {
             Answer::Ack { psn } => psn_add(psn, 1),
             Answer::SeqNak { psn } => psn,
+            Answer::ReadResponse { psn, ends } if ends => psn_add(psn, 1),
+            Answer::ReadResponse { psn, .. } => psn,
             Answer::Other => return ResponseAction::Forward,
         };
         if psn_diff(acked_to, self.una) > 0 {
@@ -280,7 +302,7 @@ impl Conn {
                 self.go_back(now, psn);
                 ResponseAction::AbsorbAndRetransmit { from: psn }
             }
-            Answer::Other => ResponseAction::Forward,
+            Answer::ReadResponse { .. } | Answer::Other => ResponseAction::Forward,
         }
     }
 
@@ -435,6 +457,39 @@ mod tests {
         assert_eq!(
             c.handle_request(4, 7, true, true, &[7; 4], true),
             RequestAction::ForwardAndAck { psn: 7, msn: 8 }
+        );
+    }
+
+    #[test]
+    fn a_read_waits_behind_the_round_and_its_last_response_acknowledges_it() {
+        let mut c = holding(0..3);
+        c.handle_response(1, 0x11, Answer::SeqNak { psn: 1 });
+        assert_eq!(
+            c.handle_request(2, 3, true, false, &[3; 4], true),
+            RequestAction::Hold,
+            "a READ forwarded ahead of the gap would be dropped by Remote"
+        );
+        let rest: Vec<(u8, bool)> =
+            std::iter::from_fn(|| c.next_resend().map(|(f, again)| (f[0], again))).collect();
+        assert_eq!(rest, vec![(1, true), (2, true), (3, false)]);
+        // Not acknowledged by the box: WRITEs after it pass unacknowledged too.
+        assert_eq!(
+            c.handle_request(3, 4, true, true, &[4; 4], true),
+            RequestAction::Forward
+        );
+        assert_eq!(
+            c.handle_response(4, 0x11, Answer::ReadResponse { psn: 3, ends: true }),
+            ResponseAction::Forward
+        );
+        assert_eq!(
+            c.held_bytes(),
+            4,
+            "the READ and what came before it are released"
+        );
+        assert_eq!(
+            c.handle_request(5, 5, true, true, &[5; 4], true),
+            RequestAction::ForwardAndAck { psn: 5, msn: 6 },
+            "answered, the READ no longer stops acceleration"
         );
     }
 
