@@ -185,6 +185,22 @@ fn write_bw_between_two_processes_verifies_every_byte() {
 }
 
 #[test]
+fn a_message_larger_than_a_read_is_read_back_in_pieces() {
+    // 1 MiB at MTU 1024 is 1024 packets; one READ may span only the 256-packet window.
+    let Some((c, s, _)) = pair(
+        "write-bw",
+        "127.0.0.1",
+        "127.0.0.2",
+        "18715",
+        &["-n", "8", "-s", "1048576"],
+    ) else {
+        return;
+    };
+    assert_verified(&c, "client");
+    assert_verified(&s, "server");
+}
+
+#[test]
 fn write_lat_between_two_processes_verifies_every_message() {
     let Some((c, s, pcap)) = pair(
         "write-lat",
@@ -474,6 +490,14 @@ fn bad_flags_exit_2_naming_the_flag() {
         (&["live", "write-bw", "--server", "-s", "0"][..], "--size"),
         (&["live", "write-bw", "--server", "-q", "2"][..], "--qp"),
         (&["live", "write-bw", "--server", "-n", "1"][..], "--iters"),
+        (
+            &["live", "read-bw", "127.0.0.1", "-s", "1048576"][..],
+            "--size 1048576: a READ's responses must fit",
+        ),
+        (
+            &["live", "write-bw", "--server", "-u", "32"][..],
+            "--qp-timeout",
+        ),
         (&["live", "write-bw", "--server", "--bogus"][..], "--bogus"),
         (&["live", "write-bw"][..], "--server or HOST"),
         (&["live", "send-lat", "--server", "-s", "0"][..], "--size"),

@@ -105,7 +105,7 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
                 )),
                 // UC has no READ: the server checks its buffer and says so at the close.
                 (true, _) if o.service == ServiceType::Uc => Verification::PeerIsPerftest,
-                (true, _) => read_back(&mut s, o.size, remote)?,
+                (true, _) => read_back(&mut s, o, remote)?,
             };
             (elapsed_s, verification)
         }
@@ -187,15 +187,37 @@ fn server_tells_verdict(o: &LiveOptions, s: &Session, verb: Verb) -> bool {
     o.service == ServiceType::Uc && s.pre.peer_is_rnic && verb == Verb::Write
 }
 
-/// READs the server's buffer into `CHECK_ADDR` and compares it with the pattern.
-fn read_back(s: &mut Session, size: u64, remote: RemoteAddr) -> anyhow::Result<Verification> {
+/// READs the server's buffer into `CHECK_ADDR` and compares it with the pattern. One READ
+/// at a time, each at most what the requester's window holds (all of a READ's responses
+/// must fit in it), so a buffer of any size can be read back.
+fn read_back(s: &mut Session, o: &LiveOptions, remote: RemoteAddr) -> anyhow::Result<Verification> {
+    let chunk_bytes = u64::from(o.window_psns) * u64::from(s.pre.mtu_bytes);
+    let mut offset = 0;
+    while offset < o.size {
+        let len = chunk_bytes.min(o.size - offset);
+        read_piece(s, offset, len, remote)?;
+        offset += len;
+    }
+    Ok(Verification::of(s.ep.mem.first_pattern_mismatch(
+        CHECK_ADDR,
+        o.size,
+        PATTERN_SEED,
+    )))
+}
+
+/// READs `len` bytes at `offset` of the server's buffer to the same offset of `CHECK_ADDR`.
+fn read_piece(s: &mut Session, offset: u64, len: u64, remote: RemoteAddr) -> anyhow::Result<()> {
     let sge = Sge {
-        addr: CHECK_ADDR,
-        len: size as u32,
+        addr: CHECK_ADDR + offset,
+        len: len as u32,
         lkey: s.me.rkey,
     };
+    let from = RemoteAddr {
+        va: remote.va + offset,
+        ..remote
+    };
     s.ep.dev
-        .post_send(s.ep.qpn, SendWr::read(u64::MAX, sge, remote))?;
+        .post_send(s.ep.qpn, SendWr::read(u64::MAX, sge, from))?;
     let mut status = None;
     s.turn_until(
         |ep| {
@@ -209,11 +231,7 @@ fn read_back(s: &mut Session, size: u64, remote: RemoteAddr) -> anyhow::Result<V
     if status != Some(WcStatus::Success) {
         bail!("the READ-back of the server's buffer completed with {status:?}");
     }
-    Ok(Verification::of(s.ep.mem.first_pattern_mismatch(
-        CHECK_ADDR,
-        size,
-        PATTERN_SEED,
-    )))
+    Ok(())
 }
 
 fn server(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {

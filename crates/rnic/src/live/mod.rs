@@ -145,6 +145,26 @@ pub struct LiveOptions {
 }
 
 impl LiveOptions {
+    /// A READ's responses all fall inside the requester's window (`window_psns` packets), so
+    /// the message of a READ test must fit it at the path MTU (`mtu_bytes`, `-m` or the MTU
+    /// agreed with the peer). The READ-back that verifies other tests reads in pieces.
+    /// Checked on the client, which posts the READs.
+    pub fn check_read_fits(&self, mtu_bytes: u32) -> Result<(), UsageError> {
+        // The server only answers READs: a peer's window is the peer's.
+        let client = self.host.is_some();
+        let read = client && matches!(self.test, LiveTest::ReadBw | LiveTest::ReadLat);
+        let max = u64::from(self.window_psns) * u64::from(mtu_bytes);
+        if read && self.size > max {
+            return Err(UsageError(format!(
+                "-s/--size {}: a READ's responses must fit the requester's window of {} \
+                 packets, {max} bytes at a path MTU of {mtu_bytes} (-m/--mtu, or the \
+                 smaller MTU the peer offered)",
+                self.size, self.window_psns
+            )));
+        }
+        Ok(())
+    }
+
     /// The options of a UD run over the path MTU both sides agreed on (`mtu_bytes`, which
     /// may be below `-m`): as perftest, a size chosen by default shrinks to the MTU, one
     /// given with `-s` that exceeds it is refused. Other services are unchanged.
@@ -166,6 +186,10 @@ impl LiveOptions {
         })
     }
 }
+
+/// PSNs a requester may have unacknowledged: the receive buffers of the two sockets hold
+/// about this many full frames.
+const WINDOW_PSNS: u32 = 256;
 
 /// Largest message: what one buffer of process memory holds here.
 const MAX_SIZE: u64 = 1 << 30;
@@ -262,7 +286,7 @@ impl LiveCmd {
                 self.tx_depth
             )));
         }
-        Ok(LiveOptions {
+        let options = LiveOptions {
             test,
             service,
             host: self.host.clone(),
@@ -273,11 +297,13 @@ impl LiveCmd {
             iters,
             mtu_bytes: self.mtu,
             tx_depth: self.tx_depth,
-            window_psns: 256,
+            window_psns: WINDOW_PSNS,
             qp_timeout: self.qp_timeout,
             json: self.json.clone(),
             pcap: self.pcap.clone(),
-        })
+        };
+        options.check_read_fits(self.mtu)?;
+        Ok(options)
     }
 }
 

@@ -55,6 +55,7 @@ impl Session {
     ) -> anyhow::Result<Session> {
         let (mut oob, local_ip) = open_exchange(o)?;
         let pre = oob.preamble(o.mtu_bytes)?;
+        o.check_read_fits(pre.mtu_bytes)?;
         let tuning = QpTuning {
             service: o.service,
             mtu_bytes: pre.mtu_bytes,
