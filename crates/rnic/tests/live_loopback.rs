@@ -184,6 +184,49 @@ fn write_bw_between_two_processes_verifies_every_byte() {
     assert_pcap_checks(&pcap);
 }
 
+/// The CM MADs of a capture, in order: the attribute id of every UD SEND to QP1 with the
+/// GSI Q_Key (0x10 REQ, 0x13 REP, 0x14 RTU).
+fn cm_attributes(pcap: &Path) -> Vec<u16> {
+    let bytes = std::fs::read(pcap).expect("the capture was written");
+    // pcap: a 24-byte file header, then per frame 16 bytes of record header and the frame.
+    let (mut at, mut attrs) = (24, Vec::new());
+    while at + 16 <= bytes.len() {
+        let len = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+        let frame = &bytes[at + 16..at + 16 + len];
+        at += 16 + len;
+        let bth = 14 + 20 + 8;
+        let dest_qp = u32::from_be_bytes([0, frame[bth + 5], frame[bth + 6], frame[bth + 7]]);
+        let qkey = u32::from_be_bytes(frame[bth + 12..bth + 16].try_into().unwrap());
+        if frame[bth] == 100 && dest_qp == 1 && qkey == 0x8001_0000 {
+            let mad = bth + 12 + 8;
+            attrs.push(u16::from_be_bytes([frame[mad + 16], frame[mad + 17]]));
+        }
+    }
+    attrs
+}
+
+#[test]
+fn write_bw_connected_by_rdma_cm_verifies_every_byte() {
+    let Some((c, s, pcap)) = pair(
+        "write-bw",
+        "127.0.0.41",
+        "127.0.0.42",
+        "18741",
+        &["-R", "-n", "300", "-s", "65536"],
+    ) else {
+        return;
+    };
+    assert_verified(&c, "client");
+    assert_verified(&s, "server");
+    assert_eq!(c["iterations"], 300);
+    assert_eq!(
+        cm_attributes(&pcap),
+        [0x10, 0x13, 0x14],
+        "the client's capture holds the REQ it sent, the REP and its RTU"
+    );
+    assert_pcap_checks(&pcap);
+}
+
 #[test]
 fn a_message_larger_than_a_read_is_read_back_in_pieces() {
     // 1 MiB at MTU 1024 is 1024 packets; one READ may span only the 256-packet window.
@@ -522,6 +565,10 @@ fn bad_flags_exit_2_naming_the_flag() {
         (
             &["live", "write-bw", "--server", "-c", "XRC"][..],
             "--connection",
+        ),
+        (
+            &["live", "send-bw", "--server", "-c", "UD", "-R"][..],
+            "-R/--rdma-cm",
         ),
     ] {
         let o = Command::new(RNIC).args(args).output().unwrap();

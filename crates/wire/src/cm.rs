@@ -73,6 +73,8 @@ pub mod field {
     /// RNR retry count (3), SRQ (1), reserved (4).
     pub const REP_RNR_SRQ: usize = 51;
     pub const REP_LOCAL_CA_GUID: Range<usize> = 52..60;
+    // REJ.
+    pub const REJ_REASON: Range<usize> = 34..36;
     // RTU.
     pub const RTU_LOCAL_COMM_ID: Range<usize> = 24..28;
     pub const RTU_REMOTE_COMM_ID: Range<usize> = 28..32;
@@ -90,6 +92,8 @@ pub const METHOD_SEND: u8 = 0x03;
 pub const ATTR_REQ: u16 = 0x0010;
 pub const ATTR_REP: u16 = 0x0013;
 pub const ATTR_RTU: u16 = 0x0014;
+/// A reject: the peer refuses the connection (rnic never sends one; it reads its reason).
+pub const ATTR_REJ: u16 = 0x0012;
 /// The Q_Key of the general services interface (QP1).
 pub const GSI_QKEY: u32 = 0x8001_0000;
 /// The QP CM MADs are sent to and from.
@@ -123,6 +127,15 @@ impl<T: AsRef<[u8]>> Packet<T> {
             b[field::METHOD],
         )
     }
+}
+
+/// The reason code of a CM REJ MAD (IBA Vol. 1 Table 112: 28 = consumer reject, 8 = invalid
+/// service id, ...), or `None` when `mad` is not a whole CM REJ.
+pub fn rej_reason(mad: &[u8]) -> Option<u16> {
+    let p = Packet::new_checked(mad).ok()?;
+    let is_rej =
+        p.class() == (MGMT_CLASS_CM, CM_CLASS_VERSION, METHOD_SEND) && p.attribute_id() == ATTR_REJ;
+    is_rej.then(|| rd(p.b(), field::REJ_REASON) as u16)
 }
 
 /// An IPv4 address as the IPv4-mapped GID RoCEv2 uses (::ffff:a.b.c.d).
@@ -524,5 +537,16 @@ mod tests {
         let e = CmRepr::parse(&Packet::new_checked(&other_attr[..]).unwrap()).unwrap_err();
         assert!(e.to_string().contains("attribute id"), "{e}");
         assert!(Packet::new_checked(&b[..100]).is_err());
+    }
+
+    #[test]
+    fn a_rej_is_recognised_with_its_reason() {
+        let mut b = [0u8; HEADER_LEN];
+        req().emit(&mut b);
+        assert_eq!(rej_reason(&b), None, "a REQ is no REJ");
+        b[16..18].copy_from_slice(&ATTR_REJ.to_be_bytes());
+        b[34..36].copy_from_slice(&28u16.to_be_bytes());
+        assert_eq!(rej_reason(&b), Some(28));
+        assert_eq!(rej_reason(&b[..40]), None, "truncated");
     }
 }

@@ -61,13 +61,40 @@ pub fn connect_qp(
     peer: &Dest,
     t: &QpTuning,
 ) -> anyhow::Result<()> {
+    qp_to_init(dev, qpn, t)?;
+    qp_to_rtr(dev, qpn, peer, t)?;
+    qp_to_rts(dev, qpn, my_psn, peer, t)
+}
+
+/// RESET → INIT with the service's own attribute set (UD: perftest's Q_Key instead of
+/// access rights).
+pub fn qp_to_init(dev: &mut Device, qpn: u32, t: &QpTuning) -> anyhow::Result<()> {
+    dev.modify_qp(
+        qpn,
+        &QpAttr::init_for(t.service, Access::all(), DEFAULT_QKEY),
+    )?;
+    Ok(())
+}
+
+/// INIT → RTR towards `peer`'s QP, expecting its first PSN (UD: the peer as its one
+/// address handle, no receive PSN).
+pub fn qp_to_rtr(dev: &mut Device, qpn: u32, peer: &Dest, t: &QpTuning) -> anyhow::Result<()> {
     let peer_ip = peer.ipv4()?;
     let av = AddressVector::new([0x02, 0, 0, 0, 0, 0x02], peer_ip.octets());
-    // The service's own attribute sets (UC: no ACKs, retries, RNR or READs; UD: perftest's
-    // Q_Key instead of access rights, the peer as its one address handle, no receive PSN),
-    // and for RC perftest's ACK timeout, retries, RNR retries and READ resources.
-    let init = QpAttr::init_for(t.service, Access::all(), DEFAULT_QKEY);
     let rtr = QpAttr::rtr_for(t.service, av, t.mtu_bytes, peer.qpn, peer.psn);
+    dev.modify_qp(qpn, &rtr)?;
+    Ok(())
+}
+
+/// RTR → RTS sending from `my_psn`; for RC with perftest's ACK timeout, retries, RNR
+/// retries and the READs the peer takes (UC: no ACKs, retries, RNR or READs).
+pub fn qp_to_rts(
+    dev: &mut Device,
+    qpn: u32,
+    my_psn: u32,
+    peer: &Dest,
+    t: &QpTuning,
+) -> anyhow::Result<()> {
     let mut rts = QpAttr::rts_for(t.service, my_psn);
     if t.service == ServiceType::Rc {
         rts.timeout = Some(t.timeout);
@@ -76,8 +103,6 @@ pub fn connect_qp(
         rts.max_rd_atomic = Some(peer.out_reads.clamp(1, 16) as u8);
         rts.max_outstanding_psns = Some(t.window_psns);
     }
-    dev.modify_qp(qpn, &init)?;
-    dev.modify_qp(qpn, &rtr)?;
     dev.modify_qp(qpn, &rts)?;
     Ok(())
 }
@@ -95,6 +120,8 @@ pub struct Endpoint {
     pcap: Option<PcapWriter<BufWriter<File>>>,
     /// Frames the engine refused (bad ICRC, unknown QP, ...): hostile or stray traffic.
     pub rx_refused: u64,
+    /// The connection manager of `-R`, answering the CM MADs that reach QP1.
+    pub cm: Option<super::cm::LiveCm>,
 }
 
 impl Endpoint {
@@ -136,6 +163,7 @@ impl Endpoint {
             frame: vec![0; FRAME_BYTES],
             pcap,
             rx_refused: 0,
+            cm: None,
         })
     }
 
@@ -182,7 +210,9 @@ impl Endpoint {
             if let Some(p) = self.pcap.as_mut() {
                 p.write_packet(now, &self.frame[..n])?;
             }
-            if self
+            if let Some(mad) = super::cm::mad_of(&self.frame[..n]) {
+                self.take_mad(mad);
+            } else if self
                 .dev
                 .handle_packet(now, &self.frame[..n], &mut self.mem)
                 .is_err()
@@ -190,11 +220,39 @@ impl Endpoint {
                 self.rx_refused += 1;
             }
         }
+        self.serve_cm()?;
         let now = self.now_ps();
         if self.dev.poll_timeout().is_some_and(|t| t <= now) {
             self.dev.handle_timeout(now);
         }
         self.transmit_all()
+    }
+
+    /// Hands a MAD that reached QP1 to the connection manager (none: a stray, refused).
+    fn take_mad(&mut self, mad: super::cm::MadArrival) {
+        match self.cm.as_mut() {
+            Some(cm) => cm.inbox.push_back(mad),
+            None => self.rx_refused += 1,
+        }
+    }
+
+    /// Lets the connection manager handle the MADs that arrived and its timer.
+    fn serve_cm(&mut self) -> anyhow::Result<()> {
+        if let Some(mut cm) = self.cm.take() {
+            let r = cm.serve(self);
+            self.cm = Some(cm);
+            r?;
+        }
+        Ok(())
+    }
+
+    /// Sends a whole frame built outside the engine (a CM MAD), captured as the engine's.
+    pub fn send_frame(&mut self, frame: &mut [u8]) -> anyhow::Result<()> {
+        self.sock.send(frame)?;
+        if let Some(p) = self.pcap.as_mut() {
+            p.write_packet(self.start.elapsed().as_nanos() as u64 * 1000, frame)?;
+        }
+        Ok(())
     }
 
     fn transmit_all(&mut self) -> anyhow::Result<()> {

@@ -5,6 +5,7 @@
 
 mod atomic_bw;
 mod bw;
+mod cm;
 mod endpoint;
 #[cfg(test)]
 mod fuzz;
@@ -78,6 +79,10 @@ pub struct LiveCmd {
     /// Write every RoCEv2 datagram sent and received (with Ethernet/IPv4/UDP headers)
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
+    /// Connect the QP by RDMA CM over the wire (REQ, REP and RTU MADs to QP1), as
+    /// perftest's -R; RC only
+    #[arg(short = 'R', long = "rdma-cm", alias = "rdma_cm")]
+    pub rdma_cm: bool,
 }
 
 /// The tests perftest has, and whether rnic live runs them yet.
@@ -142,6 +147,9 @@ pub struct LiveOptions {
     pub qp_timeout: u8,
     pub json: Option<PathBuf>,
     pub pcap: Option<PathBuf>,
+    /// `-R`: the QP is connected by RDMA CM MADs on the wire instead of modify_qp with the
+    /// peer's keys from the exchange.
+    pub rdma_cm: bool,
 }
 
 impl LiveOptions {
@@ -301,9 +309,31 @@ impl LiveCmd {
             qp_timeout: self.qp_timeout,
             json: self.json.clone(),
             pcap: self.pcap.clone(),
+            rdma_cm: self.rdma_cm_for(test, service)?,
         };
         options.check_read_fits(self.mtu)?;
         Ok(options)
+    }
+
+    /// `-R`, refused where perftest's rdma_cm does not connect the QP this way: UC (librdmacm
+    /// has none), UD (its SIDR exchange is not implemented here) and rc-pingpong (which has
+    /// no such flag).
+    fn rdma_cm_for(&self, test: LiveTest, service: ServiceType) -> Result<bool, UsageError> {
+        if !self.rdma_cm {
+            return Ok(false);
+        }
+        if test == LiveTest::RcPingpong {
+            return Err(UsageError(
+                "-R/--rdma-cm: rc-pingpong (ibv_rc_pingpong) has no RDMA CM mode".into(),
+            ));
+        }
+        if service != ServiceType::Rc {
+            return Err(UsageError(format!(
+                "-R/--rdma-cm: rnic live connects RC QPs by RDMA CM, not {}",
+                self.connection.to_ascii_uppercase()
+            )));
+        }
+        Ok(true)
     }
 }
 
@@ -403,6 +433,17 @@ mod tests {
         assert!(e.contains("--connection UC"), "{e}");
         let e = options("send-bw --server -c XRC").unwrap_err().0;
         assert!(e.contains("RC, UC or UD"), "{e}");
+    }
+
+    #[test]
+    fn rdma_cm_connects_rc_qps_only() {
+        assert!(options("write-bw --server -R").unwrap().rdma_cm);
+        assert!(options("read-lat --server --rdma_cm").unwrap().rdma_cm);
+        assert!(!options("write-bw --server").unwrap().rdma_cm);
+        let e = options("send-bw --server -R -c UD").unwrap_err().0;
+        assert!(e.contains("-R/--rdma-cm") && e.contains("UD"), "{e}");
+        let e = options("rc-pingpong --server -R").unwrap_err().0;
+        assert!(e.contains("-R/--rdma-cm"), "{e}");
     }
 
     #[test]

@@ -81,8 +81,16 @@ impl Session {
         if extra_first_handshake {
             oob.keys(&me, &mut || pump(&mut ep))?;
         }
-        let peer = oob.keys(&me, &mut || pump(&mut ep))?;
-        ep.connect(me.psn, &peer, &tuning)?;
+        let mut peer = oob.keys(&me, &mut || pump(&mut ep))?;
+        if o.rdma_cm {
+            // The QPN and PSN the MADs carried connect the QP; the keys give the rest.
+            let by_cm =
+                super::cm::connect(&mut ep, &tuning, me.psn, peer.ipv4()?, o.host.is_some())?;
+            check_cm_matches_keys(&peer, &by_cm)?;
+            peer.psn = by_cm.psn;
+        } else {
+            ep.connect(me.psn, &peer, &tuning)?;
+        }
         oob.keys(&me, &mut || pump(&mut ep))?;
         // "An additional handshake is required after moving qp to RTR."
         oob.keys(&me, &mut || pump(&mut ep))?;
@@ -156,6 +164,19 @@ impl Session {
         }
         Ok(())
     }
+}
+
+/// The QP the CM MADs connected is the one the exchange named: a peer whose REQ or REP
+/// carries another QPN is refused.
+fn check_cm_matches_keys(keys: &Dest, by_cm: &Dest) -> anyhow::Result<()> {
+    if keys.qpn != by_cm.qpn {
+        anyhow::bail!(
+            "RDMA CM: the peer's CM MAD names QP {:#x}, its exchange QP {:#x}",
+            by_cm.qpn,
+            keys.qpn
+        );
+    }
+    Ok(())
 }
 
 /// The exchange's TCP connection (the client connects, the server accepts one client), and
