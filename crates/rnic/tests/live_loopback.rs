@@ -244,6 +244,36 @@ fn a_message_larger_than_a_read_is_read_back_in_pieces() {
 }
 
 #[test]
+fn rdma_cm_against_a_peer_without_it_fails_naming_the_silent_cm() {
+    let (server_ip, client_ip) = ("127.0.0.43", "127.0.0.44");
+    let ips = [server_ip.parse().unwrap(), client_ip.parse().unwrap()];
+    if let Some(why) = skip_reason(&ips) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let server = spawn(&[
+        "live", "write-bw", "--server", "--bind", server_ip, "-p", "18743",
+    ]);
+    let start = Instant::now();
+    let client = spawn(&[
+        "live", "write-bw", server_ip, "--bind", client_ip, "-p", "18743", "-R", "-n", "10",
+    ]);
+    let (client, server) = (finish(client, "the client"), finish(server, "the server"));
+    assert!(!client.status.success(), "{}", text(&client));
+    assert!(!server.status.success(), "{}", text(&server));
+    let err = String::from_utf8_lossy(&client.stderr);
+    assert!(
+        err.contains("RDMA CM: no answer from 127.0.0.43's connection manager (QP1) after 9 MADs"),
+        "{err}"
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(30),
+        "gave up in {:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
 fn write_lat_between_two_processes_verifies_every_message() {
     let Some((c, s, pcap)) = pair(
         "write-lat",
