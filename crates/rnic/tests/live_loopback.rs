@@ -598,7 +598,7 @@ fn bad_flags_exit_2_naming_the_flag() {
         ),
         (
             &["live", "send-bw", "--server", "-c", "UD", "-R"][..],
-            "-R/--rdma-cm",
+            "-R/--rdma_cm",
         ),
     ] {
         let o = Command::new(RNIC).args(args).output().unwrap();

@@ -81,7 +81,7 @@ pub struct LiveCmd {
     pub pcap: Option<PathBuf>,
     /// Connect the QP by RDMA CM over the wire (REQ, REP and RTU MADs to QP1), as
     /// perftest's -R; RC only
-    #[arg(short = 'R', long = "rdma-cm", alias = "rdma_cm")]
+    #[arg(short = 'R', long = "rdma_cm")]
     pub rdma_cm: bool,
 }
 
@@ -324,12 +324,12 @@ impl LiveCmd {
         }
         if test == LiveTest::RcPingpong {
             return Err(UsageError(
-                "-R/--rdma-cm: rc-pingpong (ibv_rc_pingpong) has no RDMA CM mode".into(),
+                "-R/--rdma_cm: rc-pingpong (ibv_rc_pingpong) has no RDMA CM mode".into(),
             ));
         }
         if service != ServiceType::Rc {
             return Err(UsageError(format!(
-                "-R/--rdma-cm: rnic live connects RC QPs by RDMA CM, not {}",
+                "-R/--rdma_cm: rnic live connects RC QPs by RDMA CM, not {}",
                 self.connection.to_ascii_uppercase()
             )));
         }
@@ -441,9 +441,9 @@ mod tests {
         assert!(options("read-lat --server --rdma_cm").unwrap().rdma_cm);
         assert!(!options("write-bw --server").unwrap().rdma_cm);
         let e = options("send-bw --server -R -c UD").unwrap_err().0;
-        assert!(e.contains("-R/--rdma-cm") && e.contains("UD"), "{e}");
+        assert!(e.contains("-R/--rdma_cm") && e.contains("UD"), "{e}");
         let e = options("rc-pingpong --server -R").unwrap_err().0;
-        assert!(e.contains("-R/--rdma-cm"), "{e}");
+        assert!(e.contains("-R/--rdma_cm"), "{e}");
     }
 
     #[test]
