@@ -168,7 +168,13 @@ impl LiveCm {
                 let Some(peer) = self.peer else {
                     bail!("RDMA CM: RTS before RTR (the agent's order is broken)");
                 };
-                qp_to_rts(&mut ep.dev, ep.qpn, self.my_psn, &peer, &self.tuning)?;
+                qp_to_rts(
+                    &mut ep.dev,
+                    ep.qpn,
+                    self.my_psn,
+                    peer.out_reads,
+                    &self.tuning,
+                )?;
             }
             Action::Timer { at, .. } => self.timer_ps = Some(at),
             Action::Established { .. } => {}

@@ -63,7 +63,7 @@ pub fn connect_qp(
 ) -> anyhow::Result<()> {
     qp_to_init(dev, qpn, t)?;
     qp_to_rtr(dev, qpn, peer, t)?;
-    qp_to_rts(dev, qpn, my_psn, peer, t)
+    qp_to_rts(dev, qpn, my_psn, peer.out_reads, t)
 }
 
 /// RESET → INIT with the service's own attribute set (UD: perftest's Q_Key instead of
@@ -87,12 +87,13 @@ pub fn qp_to_rtr(dev: &mut Device, qpn: u32, peer: &Dest, t: &QpTuning) -> anyho
 }
 
 /// RTR → RTS sending from `my_psn`; for RC with perftest's ACK timeout, retries, RNR
-/// retries and the READs the peer takes (UC: no ACKs, retries, RNR or READs).
+/// retries and the READs the peer takes, `peer_out_reads` (UC: no ACKs, retries, RNR or
+/// READs).
 pub fn qp_to_rts(
     dev: &mut Device,
     qpn: u32,
     my_psn: u32,
-    peer: &Dest,
+    peer_out_reads: u32,
     t: &QpTuning,
 ) -> anyhow::Result<()> {
     let mut rts = QpAttr::rts_for(t.service, my_psn);
@@ -100,7 +101,7 @@ pub fn qp_to_rts(
         rts.timeout = Some(t.timeout);
         rts.retry_cnt = Some(t.retry_cnt);
         rts.rnr_retry = Some(t.rnr_retry);
-        rts.max_rd_atomic = Some(peer.out_reads.clamp(1, 16) as u8);
+        rts.max_rd_atomic = Some(peer_out_reads.clamp(1, 16) as u8);
         rts.max_outstanding_psns = Some(t.window_psns);
     }
     dev.modify_qp(qpn, &rts)?;
