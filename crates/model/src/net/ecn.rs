@@ -250,6 +250,18 @@ mod tests {
     }
 
     #[test]
+    fn only_the_configured_point_reads_the_queue() {
+        let mut e = ecn(0, 1, 1.0);
+        let mut f = frame(0b10);
+        e.mark_at(EcnMarkPoint::Dequeue, 0, 1, 10, &mut f);
+        assert_eq!(f, frame(0b10), "an enqueue marker ignores the dequeue point");
+        assert!(e.port_stats().is_empty(), "nor counts what it saw there");
+        e.point = EcnMarkPoint::Dequeue;
+        e.mark_at(EcnMarkPoint::Dequeue, 0, 1, 10, &mut f);
+        assert_eq!(e.total_marks(), 1);
+    }
+
+    #[test]
     fn each_port_reports_the_queues_its_frames_joined() {
         let mut e = ecn(1000, 3000, 0.0);
         for q in [0, 1000, 2000, 3000, 3001] {
