@@ -81,6 +81,9 @@ pub enum NetEv {
     /// Flow control: the pausable switch port feeding link direction `link` may start its
     /// next frame.
     PfcEgress { link: u32 },
+    /// ECN marking at dequeue: the next frame awaiting its start on output port `out` of
+    /// switch `switch` starts onto the wire.
+    EcnDequeue { switch: u32, out: u32 },
 }
 
 /// An event of a host's application.

@@ -1,8 +1,21 @@
 //! `[net.ecn]`: RED/ECN marking on the switches' egress queues. Off by default, so no
 //! existing result moves.
 
-use super::declare::config_section;
+use super::declare::{config_enum, config_section};
 use super::schema::{float, uint, Kind};
+
+config_enum! {
+    /// When a switch reads the egress queue that decides a frame's mark.
+    pub enum EcnMarkPoint {
+        /// As the frame joins the queue, on the bytes ahead of it: RED on the arriving
+        /// packet, as the DCQCN paper's congestion point (DCTCP's marking) describes it.
+        Enqueue = "enqueue",
+        /// As the frame starts onto the wire, on the bytes still queued behind it: the ns-3
+        /// HPCC simulator's switch, which asks its MMU at dequeue (the mark then tells of the
+        /// queue as it stands one queueing delay later, so it reaches the sender sooner).
+        Dequeue = "dequeue",
+    }
+}
 
 config_section! {
     /// ECN marking on every switch output port.
@@ -19,5 +32,9 @@ config_section! {
         kmax_bytes: u64 = 1_600_000; "bytes", uint(1, 1 << 40);
         /// Marking probability at kmax_bytes (0.2: the same configuration)
         pmax: f64 = 0.2; "probability", float(0.0, 1.0);
+        /// When the queue is read: "enqueue" (the bytes ahead of an arriving frame) or
+        /// "dequeue" (the bytes behind a frame as it starts onto the wire, as the ns-3 HPCC
+        /// simulator's switch marks)
+        mark_point: EcnMarkPoint = EcnMarkPoint::Enqueue; "point", Kind::Str(EcnMarkPoint::NAMES);
     }
 }

@@ -29,7 +29,7 @@ mod spray;
 pub use buffer::SwitchBufferMode;
 pub use cc::{check_cc, CcKind, DcqcnConfig};
 use declare::{config_enum, config_section};
-pub use ecn::EcnConfig;
+pub use ecn::{EcnConfig, EcnMarkPoint};
 pub use error::ConfigError;
 pub use fabric::{FabricConfig, FabricRouting};
 pub use ooo::OooConfig;

@@ -350,3 +350,13 @@ fn qp_timeout_helper() {
     q.timeout = 0;
     assert_eq!(q.ack_timeout_ns(), None);
 }
+
+#[test]
+fn the_ecn_mark_point_is_enqueue_by_default_and_a_bad_one_is_named() {
+    assert_eq!(Config::default().net.ecn.mark_point, EcnMarkPoint::Enqueue);
+    let cfg = Config::resolve("baseline", &[set("net.ecn.mark_point=dequeue")]).unwrap();
+    assert_eq!(cfg.net.ecn.mark_point, EcnMarkPoint::Dequeue);
+    let e = resolve_err(&["net.ecn.mark_point=arrival"]);
+    assert!(e.contains("net.ecn.mark_point"), "{e}");
+    assert!(e.contains("enqueue") && e.contains("dequeue"), "{e}");
+}

@@ -1,23 +1,29 @@
 //! RED/ECN marking on a switch's egress queues (`[net.ecn]`): a frame queued on an output
 //! port that already holds `q` bytes is marked Congestion Experienced with probability 0
 //! for `q ≤ kmin`, `pmax·(q − kmin)/(kmax − kmin)` up to `kmax`, and 1 above, if it is
-//! ECN-capable (ECT(0) or ECT(1); rnic's NICs send ECT(0)). The queue is read when the
-//! frame joins it, the instantaneous length RED-for-DCQCN uses (the ns-3 HPCC simulator
-//! reads it as the frame leaves; the two differ by the frames that arrive while it waits).
+//! ECN-capable (ECT(0) or ECT(1); rnic's NICs send ECT(0)). `net.ecn.mark_point` says when
+//! the queue is read: as the frame joins it (`q` = the bytes ahead of it, the instantaneous
+//! length RED-for-DCQCN uses on the arriving packet), or as it starts onto the wire (`q` =
+//! the bytes queued behind it, as the ns-3 HPCC simulator's switch asks its MMU when a
+//! frame is dequeued); the two differ by the frames that arrive while it waits. Every
+//! switch path marks through [`Ecn::mark_at`], which acts only at the configured point.
 //! Marking rewrites the IP header's ECN bits and its checksum; the ICRC masks them, so the
 //! frame stays valid end to end.
 
-use rnic_sim::Rng;
+use std::collections::VecDeque;
+
+use rnic_sim::{Rng, TimePs};
 use rnic_wire::frame::IPV4_OFFSET;
 
-use crate::config::EcnConfig;
+use crate::config::{EcnConfig, EcnMarkPoint};
 
 /// The ECN field's values (RFC 3168).
 const NOT_ECT: u8 = 0b00;
 const CE: u8 = 0b11;
 
-/// One switch output port as the marker saw it: its marks and the queue each frame joined
-/// (where it stood against the thresholds), the occupancy congestion control is judged by.
+/// One switch output port as the marker saw it: its marks and the queue each frame was
+/// judged by at the mark point (where it stood against the thresholds), the occupancy
+/// congestion control is judged by.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct EcnPortStats {
     /// The switch (index among the switches).
@@ -28,19 +34,19 @@ pub struct EcnPortStats {
     pub marks: u64,
     /// Frames queued.
     pub frames: u64,
-    /// Frames that joined a queue of at most kmin_bytes.
+    /// Frames that saw a queue of at most kmin_bytes at the mark point.
     pub below_kmin: u64,
-    /// Frames that joined a queue above kmin_bytes and at most kmax_bytes.
+    /// Frames that saw a queue above kmin_bytes and at most kmax_bytes.
     pub in_band: u64,
-    /// Frames that joined a queue above kmax_bytes.
+    /// Frames that saw a queue above kmax_bytes.
     pub above_kmax: u64,
-    /// Mean queue a frame joined, bytes.
+    /// Mean queue a frame saw, bytes.
     pub mean_queue_bytes: u64,
-    /// Longest queue a frame joined, bytes.
+    /// Longest queue a frame saw, bytes.
     pub max_queue_bytes: u64,
 }
 
-/// The queue frames joined on one port.
+/// The queue frames saw at the mark point on one port.
 #[derive(Debug, Clone, Copy, Default)]
 struct QueueSeen {
     frames: u64,
@@ -57,11 +63,16 @@ pub struct Ecn {
     kmin_bytes: u64,
     kmax_bytes: u64,
     pmax: f64,
+    point: EcnMarkPoint,
     rngs: Vec<Rng>,
     /// Frames marked CE, per switch and output port.
     pub marks: Vec<Vec<u64>>,
-    /// The queues frames joined, per switch and output port.
+    /// The queues frames saw, per switch and output port.
     queues: Vec<Vec<QueueSeen>>,
+    /// Marking at dequeue, per switch and output port: the frames whose departure is
+    /// scheduled but which have not started yet, (frame, when its last bit leaves), in
+    /// the order they start.
+    starting: Vec<Vec<VecDeque<(u32, TimePs)>>>,
 }
 
 impl Ecn {
@@ -72,6 +83,7 @@ impl Ecn {
             kmin_bytes: cfg.kmin_bytes,
             kmax_bytes: cfg.kmax_bytes,
             pmax: cfg.pmax,
+            point: cfg.mark_point,
             rngs: (0..ports_per_switch.len())
                 .map(|s| rng.fork(0x4000 + s as u64))
                 .collect(),
@@ -80,7 +92,28 @@ impl Ecn {
                 .iter()
                 .map(|&n| vec![QueueSeen::default(); n])
                 .collect(),
+            starting: ports_per_switch
+                .iter()
+                .map(|&n| vec![VecDeque::new(); n])
+                .collect(),
         }
+    }
+
+    /// When the queue is read.
+    pub fn point(&self) -> EcnMarkPoint {
+        self.point
+    }
+
+    /// Marking at dequeue: `frame`, scheduled on output port `out` of switch `s`, waits to
+    /// start; its last bit leaves at `end`. [`Ecn::next_start`] hands it back when it does.
+    pub fn await_start(&mut self, s: usize, out: usize, frame: u32, end: TimePs) {
+        self.starting[s][out].push_back((frame, end));
+    }
+
+    /// The next frame to start on output port `out` of switch `s` of those awaiting it:
+    /// (frame, when its last bit leaves).
+    pub fn next_start(&mut self, s: usize, out: usize) -> Option<(u32, TimePs)> {
+        self.starting[s][out].pop_front()
     }
 
     /// Whether a frame joining a queue of `queued_bytes` on switch `s` is marked (draws a
@@ -97,9 +130,21 @@ impl Ecn {
         self.rngs[s].gen_f64() < p
     }
 
-    /// Marks `frame`, queued on output port `out` of switch `s` behind `queued_bytes`, CE
-    /// when RED says so and the frame is ECN-capable.
-    pub fn on_queued(&mut self, s: usize, out: usize, queued_bytes: u64, frame: &mut [u8]) {
+    /// The one marking function of every switch path: at mark point `at`, `frame` on output
+    /// port `out` of switch `s` sees `queued_bytes` in its queue (ahead of it at enqueue,
+    /// behind it at dequeue); if `at` is the configured point, it is marked CE when RED says
+    /// so and the frame is ECN-capable (else nothing happens: the other point reads it).
+    pub fn mark_at(
+        &mut self,
+        at: EcnMarkPoint,
+        s: usize,
+        out: usize,
+        queued_bytes: u64,
+        frame: &mut [u8],
+    ) {
+        if at != self.point {
+            return;
+        }
         self.seen(s, out, queued_bytes);
         let Some(tos) = frame.get(IPV4_OFFSET + 1).copied() else {
             return;
@@ -120,7 +165,7 @@ impl Ecn {
         self.marks.iter().flatten().sum()
     }
 
-    /// A frame joined a queue of `queued_bytes` on port `out` of switch `s`.
+    /// A frame saw a queue of `queued_bytes` on port `out` of switch `s`.
     fn seen(&mut self, s: usize, out: usize, queued_bytes: u64) {
         let (kmin, kmax) = (self.kmin_bytes, self.kmax_bytes);
         let q = &mut self.queues[s][out];
@@ -173,6 +218,7 @@ mod tests {
             kmin_bytes: kmin,
             kmax_bytes: kmax,
             pmax,
+            mark_point: EcnMarkPoint::Enqueue,
         };
         Ecn::new(&cfg, &Rng::new(1), &[2])
     }
@@ -193,21 +239,33 @@ mod tests {
     fn only_ect_frames_are_marked_and_their_checksum_stays_valid() {
         let mut e = ecn(0, 1, 1.0);
         let mut f = frame(0b10);
-        e.on_queued(0, 1, 10, &mut f);
+        e.mark_at(EcnMarkPoint::Enqueue, 0, 1, 10, &mut f);
         let ip = rnic_wire::ipv4::Packet::new_checked(&f[IPV4_OFFSET..]).unwrap();
         assert_eq!(ip.dscp_ecn() & 0b11, CE);
         assert!(ip.verify_checksum());
         assert_eq!(e.marks, vec![vec![0, 1]]);
         let mut not_ect = frame(NOT_ECT);
-        e.on_queued(0, 0, 10, &mut not_ect);
+        e.mark_at(EcnMarkPoint::Enqueue, 0, 0, 10, &mut not_ect);
         assert_eq!(e.total_marks(), 1, "a Not-ECT frame is never marked");
+    }
+
+    #[test]
+    fn only_the_configured_point_reads_the_queue() {
+        let mut e = ecn(0, 1, 1.0);
+        let mut f = frame(0b10);
+        e.mark_at(EcnMarkPoint::Dequeue, 0, 1, 10, &mut f);
+        assert_eq!(f, frame(0b10), "an enqueue marker ignores the dequeue point");
+        assert!(e.port_stats().is_empty(), "nor counts what it saw there");
+        e.point = EcnMarkPoint::Dequeue;
+        e.mark_at(EcnMarkPoint::Dequeue, 0, 1, 10, &mut f);
+        assert_eq!(e.total_marks(), 1);
     }
 
     #[test]
     fn each_port_reports_the_queues_its_frames_joined() {
         let mut e = ecn(1000, 3000, 0.0);
         for q in [0, 1000, 2000, 3000, 3001] {
-            e.on_queued(0, 1, q, &mut frame(NOT_ECT));
+            e.mark_at(EcnMarkPoint::Enqueue, 0, 1, q, &mut frame(NOT_ECT));
         }
         let got = e.port_stats();
         assert_eq!(got.len(), 1, "port 0 queued nothing");

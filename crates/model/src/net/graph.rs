@@ -12,6 +12,7 @@ use super::element::{ElementStats, Emitted, LinkElement};
 use super::hooks::Hooks;
 use super::port::{Port, PortStats};
 use super::switch::OutPort;
+use crate::config::EcnMarkPoint;
 use crate::event::{Ev, FramePool, NetEv, NicEv};
 use crate::nic::cx::Wire;
 
@@ -219,6 +220,9 @@ impl Network {
                 self.on_pfc_left(now, link as usize, bytes, q, frames)
             }
             NetEv::PfcEgress { link } => self.on_pfc_egress(now, link as usize, q, frames),
+            NetEv::EcnDequeue { switch, out } => {
+                self.on_ecn_dequeue(now, switch as usize, out as usize, q, frames)
+            }
         }
     }
 
@@ -375,23 +379,89 @@ impl Network {
         if self.pfc.is_some() {
             return self.pfc_forward(now, s, out as usize, from, frame, q, frames);
         }
+        if let Some(sent) = self.forward_scheduled(now, s, out as usize, frame, frames) {
+            self.leave_scheduled(s, out as usize, frame, sent, q, frames);
+        }
+    }
+
+    /// Switch `s` takes `frame`, fully received at `now`, onto output port `out`, whose
+    /// departures are fixed as frames join it: within its buffer (else the frame is
+    /// released), marked if ECN reads the queue at enqueue, counted in the queue's
+    /// statistics. Returns its (start, end) on the wire.
+    pub(super) fn forward_scheduled(
+        &mut self,
+        now: TimePs,
+        s: usize,
+        out: usize,
+        frame: u32,
+        frames: &mut FramePool,
+    ) -> Option<(TimePs, TimePs)> {
         let len = frames.get(frame).len();
         let sw = &mut self.switches[s];
-        let o = &mut sw.outs[out as usize];
-        let Some((_, end)) = forward_in_buffer(now, sw.latency_ps, len, o, sw.pool.as_mut()) else {
+        let o = &mut sw.outs[out];
+        let Some(sent) = forward_in_buffer(now, sw.latency_ps, len, o, sw.pool.as_mut()) else {
             frames.release(frame);
-            return;
+            return None;
         };
         if let Some(ecn) = self.ecn.as_mut() {
             let ahead = o.occupancy() - len as u64;
-            ecn.on_queued(s, out as usize, ahead, frames.buf_mut(frame));
+            ecn.mark_at(EcnMarkPoint::Enqueue, s, out, ahead, frames.buf_mut(frame));
         }
         if let Some(qs) = self.queues.as_mut() {
-            let q = qs.port(s, out as usize);
+            let q = qs.port(s, out);
             q.joined(now, len as u64);
-            q.leaves_at(end, len as u64);
+            q.leaves_at(sent.1, len as u64);
         }
-        let link = sw.out_link[out as usize];
+        Some(sent)
+    }
+
+    /// `frame`, scheduled on output port `out` of switch `s` for `(start, end)`, crosses
+    /// its link once its last bit leaves; when ECN reads the queue at dequeue, the frame
+    /// first waits for its start ([`NetEv::EcnDequeue`]) to be judged by the queue then.
+    pub(super) fn leave_scheduled(
+        &mut self,
+        s: usize,
+        out: usize,
+        frame: u32,
+        (start, end): (TimePs, TimePs),
+        q: &mut EventQueue<Ev>,
+        frames: &mut FramePool,
+    ) {
+        match self.ecn.as_mut() {
+            Some(ecn) if ecn.point() == EcnMarkPoint::Dequeue => {
+                ecn.await_start(s, out, frame, end);
+                let (switch, out) = (s as u32, out as u32);
+                q.push(start, Ev::Net(NetEv::EcnDequeue { switch, out }));
+            }
+            _ => {
+                let link = self.switches[s].out_link[out];
+                self.transit(link, frame, end, q, frames);
+            }
+        }
+    }
+
+    /// The next frame awaiting its start on output port `out` of switch `s` starts at
+    /// `now`: it is judged by the bytes queued behind it, then crosses its link.
+    fn on_ecn_dequeue(
+        &mut self,
+        now: TimePs,
+        s: usize,
+        out: usize,
+        q: &mut EventQueue<Ev>,
+        frames: &mut FramePool,
+    ) {
+        let Some(ecn) = self.ecn.as_mut() else {
+            return;
+        };
+        let Some((frame, end)) = ecn.next_start(s, out) else {
+            return;
+        };
+        let o = &mut self.switches[s].outs[out];
+        // Every frame ahead has left by its start: the port holds it and those behind it.
+        o.settle(now);
+        let behind = o.occupancy().saturating_sub(frames.get(frame).len() as u64);
+        ecn.mark_at(EcnMarkPoint::Dequeue, s, out, behind, frames.buf_mut(frame));
+        let link = self.switches[s].out_link[out];
         self.transit(link, frame, end, q, frames);
     }
 

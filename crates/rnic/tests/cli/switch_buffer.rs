@@ -150,13 +150,15 @@ fn the_queue_trace_is_written_beside_the_json() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// Bad input names the field, exit 2: an unknown mode, a negative interval, a pool too small
+/// Bad input names the field, exit 2: an unknown mode or mark point, a negative interval, a
+/// pool too small
 /// for PFC's headroom, and a pool whose derived pause level is not above ECN's kmin.
 #[test]
 fn bad_buffer_settings_are_refused_naming_the_field() {
     let dir = scratch("bad");
     for (sets, want) in [
         (vec!["net.switch_buffer=pooled"], "net.switch_buffer"),
+        (vec!["net.ecn.mark_point=arrival"], "net.ecn.mark_point"),
         (vec!["net.trace_interval_us=-1"], "net.trace_interval_us"),
         (
             vec![

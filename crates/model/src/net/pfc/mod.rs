@@ -170,6 +170,19 @@ struct Egress {
     kick_at: Option<TimePs>,
 }
 
+impl Egress {
+    /// The simulation is at `now`: frames whose last bit has left no longer hold the port.
+    fn forget_sent(&mut self, now: TimePs) {
+        while let Some(&(end, b)) = self.sending.front() {
+            if end > now {
+                break;
+            }
+            self.sending.pop_front();
+            self.bytes -= b;
+        }
+    }
+}
+
 /// Flow control of every switch port, and the pauses it puts on transmitters.
 #[derive(Debug, Clone)]
 pub struct Pfc {

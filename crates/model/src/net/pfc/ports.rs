@@ -6,6 +6,7 @@ use rnic_sim::{EventQueue, TimePs};
 use rnic_wire::pfc::{Packet, PfcRepr};
 
 use super::{Pfc, Tx};
+use crate::config::EcnMarkPoint;
 use crate::event::{Ev, FramePool, NetEv};
 use crate::net::graph::{End, Network};
 
@@ -46,10 +47,7 @@ impl Network {
             let o = &mut sw.outs[out];
             let pfc = self.pfc.as_mut().expect("pfc_forward runs under net.pfc");
             let eg = &mut pfc.egress[link];
-            while eg.sending.front().is_some_and(|&(end, _)| end <= now) {
-                let (_, b) = eg.sending.pop_front().unwrap_or_default();
-                eg.bytes -= b;
-            }
+            eg.forget_sent(now);
             let fits = match sw.pool.as_mut() {
                 Some(pool) => {
                     pool.settle(now);
@@ -72,7 +70,13 @@ impl Network {
                 return;
             }
             if let Some(ecn) = self.ecn.as_mut() {
-                ecn.on_queued(s, out, eg.bytes, frames.buf_mut(frame));
+                ecn.mark_at(
+                    EcnMarkPoint::Enqueue,
+                    s,
+                    out,
+                    eg.bytes,
+                    frames.buf_mut(frame),
+                );
             }
             eg.bytes += len as u64;
             o.stats.max_occupancy = o.stats.max_occupancy.max(eg.bytes);
@@ -86,25 +90,12 @@ impl Network {
                 self.send_pfc(now, from, quanta, q, frames);
             }
         } else {
-            let sw = &mut self.switches[s];
-            let o = &mut sw.outs[out];
-            let Some((_, end)) =
-                crate::net::graph::forward_in_buffer(now, latency_ps, len, o, sw.pool.as_mut())
-            else {
-                frames.release(frame);
+            let Some(sent) = self.forward_scheduled(now, s, out, frame, frames) else {
                 return;
             };
-            if let Some(ecn) = self.ecn.as_mut() {
-                let ahead = o.occupancy() - len as u64;
-                ecn.on_queued(s, out, ahead, frames.buf_mut(frame));
-            }
-            if let Some(qs) = self.queues.as_mut() {
-                let q = qs.port(s, out);
-                q.joined(now, len as u64);
-                q.leaves_at(end, len as u64);
-            }
+            let end = sent.1;
             self.pfc_left_at(end, from, len, q);
-            self.transit(link, frame, end, q, frames);
+            self.leave_scheduled(s, out, frame, sent, q, frames);
             if let Some(quanta) = self.pfc_mut().on_queued(now, from, len as u64, Some(end)) {
                 self.send_pfc(now, from, quanta, q, frames);
             }
@@ -174,8 +165,21 @@ impl Network {
         pfc.on_started(from as usize, end, u64::from(len));
         let eg = &mut pfc.egress[link];
         eg.waiting.pop_front();
+        // Every frame ahead has left (the port was free): it holds this one and those
+        // behind it.
+        eg.forget_sent(now);
+        let behind = eg.bytes - u64::from(len);
         eg.sending.push_back((end, u64::from(len)));
         let more = !eg.waiting.is_empty();
+        if let Some(ecn) = self.ecn.as_mut() {
+            ecn.mark_at(
+                EcnMarkPoint::Dequeue,
+                switch,
+                out,
+                behind,
+                frames.buf_mut(frame),
+            );
+        }
         self.pfc_left_at(end, from as usize, len as usize, q);
         self.transit(link, frame, end, q, frames);
         if more {
