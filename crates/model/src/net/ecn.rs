@@ -254,7 +254,11 @@ mod tests {
         let mut e = ecn(0, 1, 1.0);
         let mut f = frame(0b10);
         e.mark_at(EcnMarkPoint::Dequeue, 0, 1, 10, &mut f);
-        assert_eq!(f, frame(0b10), "an enqueue marker ignores the dequeue point");
+        assert_eq!(
+            f,
+            frame(0b10),
+            "an enqueue marker ignores the dequeue point"
+        );
         assert!(e.port_stats().is_empty(), "nor counts what it saw there");
         e.point = EcnMarkPoint::Dequeue;
         e.mark_at(EcnMarkPoint::Dequeue, 0, 1, 10, &mut f);
