@@ -249,9 +249,15 @@ impl Endpoint {
 
     /// Sends a whole frame built outside the engine (a CM MAD), captured as the engine's.
     pub fn send_frame(&mut self, frame: &mut [u8]) -> anyhow::Result<()> {
+        let now = self.now_ps();
+        self.send_captured(now, frame)
+    }
+
+    /// Sends `frame` and records it in the capture, if any, at `now`.
+    fn send_captured(&mut self, now: u64, frame: &mut [u8]) -> anyhow::Result<()> {
         self.sock.send(frame)?;
         if let Some(p) = self.pcap.as_mut() {
-            p.write_packet(self.start.elapsed().as_nanos() as u64 * 1000, frame)?;
+            p.write_packet(now, frame)?;
         }
         Ok(())
     }
@@ -263,10 +269,7 @@ impl Endpoint {
             if self.dev.poll_transmit(now, &self.mem, &mut buf).is_none() {
                 break;
             }
-            self.sock.send(&mut buf)?;
-            if let Some(p) = self.pcap.as_mut() {
-                p.write_packet(now, &buf)?;
-            }
+            self.send_captured(now, &mut buf)?;
         }
         buf.resize(FRAME_BYTES, 0);
         self.frame = buf;
