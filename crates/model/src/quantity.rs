@@ -97,8 +97,31 @@ fn per_structure_metric(key: &str) -> Option<Quantity> {
             "bytes",
         ));
     }
+    if let Some(rest) = key.strip_prefix("slowdown.") {
+        return slowdown_metric(rest);
+    }
     let count = key.strip_prefix("unreliable.")?;
     Some(Quantity::new(&count.replace('_', " "), ""))
+}
+
+/// A workload sweep's `slowdown.<class>.<statistic>` (`slowdown.short.p95`): the classes
+/// of [`crate::traffic::fct`], sizes in decimal kB and MB as the workload's buckets count them.
+fn slowdown_metric(rest: &str) -> Option<Quantity> {
+    use crate::traffic::fct::{LONG_MIN_BYTES, SHORT_MAX_BYTES};
+    let (class, stat) = rest.split_once('.')?;
+    let flows = match class {
+        "short" => format!("flows up to {} kB", SHORT_MAX_BYTES / 1000),
+        "long" => format!("flows above {} MB", LONG_MIN_BYTES / 1_000_000),
+        "all" => "all flows".to_string(),
+        _ => return None,
+    };
+    if stat == "flows" {
+        return Some(Quantity::new(&format!("completed {flows}"), ""));
+    }
+    Some(Quantity::new(
+        &format!("{stat} FCT slowdown, {flows}"),
+        "FCT / ideal FCT",
+    ))
 }
 
 /// A config field's name from its documentation: the first clause, without a trailing flag
@@ -169,6 +192,10 @@ pub const METRICS: &[(&str, &str, &str)] = &[
     ("window_open_us", "measurement window opened at", "µs"),
     ("window_settled", "window settled", "1 = yes"),
     ("seed", "seed", ""),
+    // A workload sweep's (`rnic sweep` with `[workload]`).
+    ("load", "offered load", "fraction of a host's link"),
+    ("flows_started", "flows started", ""),
+    ("flows_completed", "flows completed", ""),
 ];
 
 /// Sweep axis keys: every `perf.*` option, `profile`, and the config fields sweeps vary most
@@ -197,6 +224,13 @@ pub const AXES: &[(&str, &str, &str)] = &[
     ("perf.report_both", "both directions reported", ""),
     ("perf.report_histogram", "histogram printed", ""),
     ("perf.report_unsorted", "unsorted samples printed", ""),
+    ("workload.load", "offered load", "fraction of a host's link"),
+    ("workload.duration_us", "time of arrivals", "µs"),
+    ("workload.start_us", "first arrival after", "µs"),
+    ("workload.cdf", "flow-size distribution", ""),
+    ("workload.pattern", "traffic pattern", ""),
+    ("workload.test", "operation per flow", ""),
+    ("workload.seed", "workload seed", ""),
     ("net.clients", "client hosts", ""),
     ("net.impair.loss", "loss probability", ""),
     ("net.spray.policy", "spray policy", ""),
@@ -238,6 +272,18 @@ mod tests {
         let clock = Quantity::of_axis("nic.clock_ghz");
         assert_eq!(clock, Quantity::new("NIC core clock", "GHz"));
         assert_eq!(Quantity::of_axis("perf.size").unit, Unit::Bytes);
+        assert_eq!(
+            Quantity::of_metric("slowdown.short.p95"),
+            Quantity::new("p95 FCT slowdown, flows up to 100 kB", "FCT / ideal FCT")
+        );
+        assert_eq!(
+            Quantity::of_metric("slowdown.long.flows").name,
+            "completed flows above 1 MB"
+        );
+        assert_eq!(
+            Quantity::of_metric("slowdown.tiny.p95").name,
+            "slowdown.tiny.p95"
+        );
         // A choice has no unit.
         assert_eq!(Quantity::of_axis("nic.qpc_cache_policy").unit, Unit::None);
     }

@@ -14,6 +14,7 @@ pub mod accel;
 pub mod calc;
 pub mod cli;
 pub mod flows;
+pub mod flows_run;
 pub mod input;
 pub mod live;
 pub mod output;

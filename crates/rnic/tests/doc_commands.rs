@@ -54,6 +54,11 @@ const TOO_SLOW: &[(&str, &str, &str)] = &[
         "2.1 M events, 1.3 s optimised; tests/workload.rs runs a reduced version",
     ),
     (
+        "docs/book/src/sweeps.md",
+        "rnic sweep scenarios/fabrics/sweep-websearch-load.toml --out out/",
+        "6 points, 6.3 s unoptimised on 2 cores; tests/cli/workload_sweep.rs runs a reduced version",
+    ),
+    (
         "docs/book/src/live/rxe-peer.md",
         "sudo scripts/rxe-peer.sh start",
         "boots a QEMU guest (root, about 25 s); crates/rnic/tests/rxe_interop.rs runs it",

@@ -92,6 +92,51 @@ pub fn quantile(sorted: &[f64], q: f64) -> f64 {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
+/// "Short" flows: up to this size, bytes (the left of the HPCC paper's WebSearch
+/// FCT-slowdown figure, where a congestion control's tail is highest; its text speaks of
+/// flows below 200 KB).
+pub const SHORT_MAX_BYTES: u64 = 100_000;
+/// "Long" flows: above this size, bytes (the figure's right).
+pub const LONG_MIN_BYTES: u64 = 1_000_000;
+
+/// The nearest-rank slowdown percentiles of one class of completed flows (all zero when the
+/// class has none).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlowdownTail {
+    /// Completed flows in the class.
+    pub flows: u64,
+    pub p50: f64,
+    pub p95: f64,
+    pub p99: f64,
+}
+
+/// The slowdown percentiles of the completed flows whose size `keep` accepts.
+pub fn tail(flows: &[FlowFct], keep: impl Fn(u64) -> bool) -> SlowdownTail {
+    let mut s: Vec<f64> = flows
+        .iter()
+        .filter(|f| f.completed && keep(f.size_bytes))
+        .map(|f| f.slowdown)
+        .collect();
+    s.sort_by(f64::total_cmp);
+    SlowdownTail {
+        flows: s.len() as u64,
+        p50: quantile(&s, 0.50),
+        p95: quantile(&s, 0.95),
+        p99: quantile(&s, 0.99),
+    }
+}
+
+/// Short flows' tail ([`SHORT_MAX_BYTES`] and below).
+pub fn short_tail(flows: &[FlowFct]) -> SlowdownTail {
+    tail(flows, |b| b <= SHORT_MAX_BYTES)
+}
+
+/// Long flows' tail (above [`LONG_MIN_BYTES`]).
+pub fn long_tail(flows: &[FlowFct]) -> SlowdownTail {
+    tail(flows, |b| b > LONG_MIN_BYTES)
+}
+
 /// The decade bucket of a size: its (above, up to] edges, the first one from 0 to 10 KB.
 fn decade(size: u64) -> (u64, u64) {
     let mut hi = 10_000u64;

@@ -755,37 +755,30 @@ fn run_flows_and_report(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> anyhow::Result<()> {
-    let mut cfg = Config::resolve(&inputs.profile, &inputs.overrides()?)?;
-    let (flows, workload) = crate::traffic::with_workload(flows, workload, &mut cfg)?;
-    let mut spec = crate::flows::resolve(&flows, &cfg)?;
-    spec.pcap = inputs.pcap.clone();
-    runner.check_flows(&cfg, &spec)?;
+    let run = crate::flows_run::FlowsRun::prepare(inputs, flows, workload)?;
+    run.check(runner)?;
+    let (cfg, spec) = (&run.cfg, &run.spec);
     let json_to_stdout = json_path.is_some_and(|p| p == Path::new("-"));
     if let Some(path) = json_path.filter(|_| !json_to_stdout) {
         output::check_file("JSON output", path)?;
     }
     if let Some(path) = &spec.pcap {
         output::check_file("pcap", path)?;
-        for note in crate::flows::uncaptured_flow_notes(&spec) {
+        for note in crate::flows::uncaptured_flow_notes(spec) {
             writeln!(err, "{note}")?;
         }
     }
     let start = std::time::Instant::now();
     // A bar only on a terminal, and never with the JSON on stdout.
     let mut result = if !bar || json_to_stdout {
-        runner.run_flows(&cfg, &spec)?
+        runner.run_flows(cfg, spec)?
     } else {
         let mut progress = crate::progress::RunProgress::new(true);
-        let r = runner.run_flows_with_progress(&cfg, &spec, &mut |p| progress.update(p));
+        let r = runner.run_flows_with_progress(cfg, spec, &mut |p| progress.update(p));
         progress.finish();
         r?
     };
-    result.name = name.to_string();
-    result.profile = inputs.profile.clone();
-    result.wall_seconds = start.elapsed().as_secs_f64();
-    if let Some(e) = &workload {
-        result.workload = Some(crate::traffic::summarise(e, &cfg, &result)?);
-    }
+    run.finish(&mut result, name, &inputs.profile, start)?;
     if !json_to_stdout {
         out.write_all(crate::report::flows_text::render(&result).as_bytes())?;
         if let Some(w) = &result.workload {
@@ -815,7 +808,7 @@ fn run_flows_and_report(
     if let Some(u) = &result.unreliable {
         writeln!(err, "{}", text::unreliable_text(u))?;
     }
-    if let Some(note) = text::pfc_before_ecn_note(&cfg) {
+    if let Some(note) = text::pfc_before_ecn_note(cfg) {
         writeln!(err, "{note}")?;
     }
     if result.status != RunStatus::Ok {
@@ -890,7 +883,7 @@ fn cmd_sweep(
     }
     let start = std::time::Instant::now();
     let outcome = plan.run(runner, err)?;
-    let results: Vec<&PerfResult> = outcome.results.iter().map(|(_, r)| r).collect();
+    let results: Vec<&sweep::PointResult> = outcome.results.iter().map(|(_, r)| r).collect();
     match c.json.as_deref() {
         Some(_) if json_to_stdout => {
             let mut s = serde_json::to_string_pretty(&results)?;
@@ -980,8 +973,8 @@ fn write_sweep_table(
                 None => "-".to_string(),
             });
         }
-        row.push(r.status.name().to_string());
-        row.push(r.reason.replace('\n', " "));
+        row.push(r.status().name().to_string());
+        row.push(r.reason().replace('\n', " "));
         rows.push(row);
     }
     // Numbers right-aligned; status and the free-text reason (the last two) left-aligned.

@@ -1,6 +1,6 @@
 //! The sweep CSV: one row per point in grid order; the axis values, the point's `status`
 //! (`ok`, `incomplete`, `model_error`, `corrupt`) and `reason` (empty when ok), then every
-//! scalar metric of [`PerfResult::metrics`] (columns are the union over all points, in
+//! scalar metric of [`PointResult::metrics`] (columns are the union over all points, in
 //! first-seen order; a metric a point lacks is left empty). `wall_seconds` is left out so the
 //! file is identical from run to run. The `csv` crate quotes cells that need it, so a reason
 //! with commas or quotes stays one cell.
@@ -8,15 +8,15 @@
 //! The partial file written while a sweep runs ([`super::partial`]) and a shard's CSV
 //! ([`super::shard`]) have the same columns after a leading `point` column.
 
+use super::PointResult;
 use super::{value_text, Point, Sweep};
-use crate::report::PerfResult;
 use anyhow::Context as _;
 
 /// The non-metric columns after the axes.
 pub(super) const STATUS_COLUMNS: [&str; 2] = ["status", "reason"];
 
 /// A result's metrics as (column, cell text).
-pub(super) fn metric_cells(r: &PerfResult) -> Vec<(String, String)> {
+pub(super) fn metric_cells(r: &PointResult) -> Vec<(String, String)> {
     r.metrics()
         .into_iter()
         .map(|(k, v)| (k, v.to_string()))
@@ -45,13 +45,13 @@ pub(super) fn header(sweep: &Sweep, columns: &[String]) -> Vec<String> {
 /// One point's row under [`header`].
 pub(super) fn row(
     p: &Point,
-    r: &PerfResult,
+    r: &PointResult,
     cells: &[(String, String)],
     columns: &[String],
 ) -> Vec<String> {
     let mut row: Vec<String> = p.values.iter().map(value_text).collect();
-    row.push(r.status.name().to_string());
-    row.push(r.reason.clone());
+    row.push(r.status().name().to_string());
+    row.push(r.reason().to_string());
     for c in columns {
         row.push(
             cells
@@ -68,7 +68,7 @@ pub(super) fn row(
 /// 1-based grid position) of the partial and shard files.
 pub(super) fn to_csv(
     sweep: &Sweep,
-    results: &[(Point, PerfResult)],
+    results: &[(Point, PointResult)],
     positions: bool,
 ) -> anyhow::Result<String> {
     let per_point: Vec<Vec<(String, String)>> =

@@ -12,6 +12,8 @@
 
 use super::run::{output_files, write_outputs, SweepOutcome, WALL_SECONDS};
 use super::shard::{self, Shard, ShardFile, FORMAT};
+use super::workload::WorkloadPoint;
+use super::PointResult;
 use super::{parse_sweep, Point, Sweep};
 use crate::report::PerfResult;
 use crate::{output, UsageError};
@@ -428,8 +430,8 @@ impl<'a> ShardSet<'a> {
 /// Each point's result read back, in grid order; refuses a point whose axis values are not
 /// the grid's there, or whose result does not read back. A shard stores results without
 /// their wall time (the sweep's JSON leaves it out), so it reads back as 0.
-fn read_results(sweep: &Sweep, slots: &[Slot<'_>]) -> anyhow::Result<Vec<(Point, PerfResult)>> {
-    let mut results: Vec<(Point, PerfResult)> = Vec::with_capacity(slots.len());
+fn read_results(sweep: &Sweep, slots: &[Slot<'_>]) -> anyhow::Result<Vec<(Point, PointResult)>> {
+    let mut results: Vec<(Point, PointResult)> = Vec::with_capacity(slots.len());
     for (p, slot) in sweep.points().into_iter().zip(slots) {
         // Missing points were refused above; an empty slot here is this function's bug.
         let Some((f, at, value)) = slot else {
@@ -447,7 +449,12 @@ fn read_results(sweep: &Sweep, slots: &[Slot<'_>]) -> anyhow::Result<Vec<(Point,
         if let Some(o) = v.as_object_mut() {
             o.insert(WALL_SECONDS.to_string(), serde_json::Value::from(0.0));
         }
-        let r: PerfResult = serde_json::from_value(v).map_err(|e| {
+        let read = if sweep.workload.is_some() {
+            serde_json::from_value::<WorkloadPoint>(v).map(PointResult::from)
+        } else {
+            serde_json::from_value::<PerfResult>(v).map(PointResult::from)
+        };
+        let r = read.map_err(|e| {
             usage(format!(
                 "{}: the result of point {} does not read back ({e}); run that shard again \
                  with this rnic",

@@ -32,6 +32,10 @@
 //!                                      # msg_rate_mops, goodput_gbps, latency_us.avg)
 //! ```
 //!
+//! A sweep with a `[workload]` table instead of `[perf]` runs the workload's flows at each
+//! point as `rnic run` does and writes their flow-completion-time slowdowns ([`workload`]);
+//! its axes vary `workload.<key>`, `profile` or config fields, never `perf.<option>`.
+//!
 //! `name` names the output files, so it may not contain a path separator or `..`
 //! ([`name`]). Every point is resolved and checked, and every output checked writable, before
 //! anything runs; grids of more than [`LARGE_POINTS`] points need `--allow-large` ([`Plan`]).
@@ -49,10 +53,13 @@ pub mod name;
 mod order;
 mod partial;
 pub mod plot;
+pub mod result;
 mod run;
 pub mod shard;
+pub mod workload;
 
 pub use merge::merge;
+pub use result::PointResult;
 pub use run::{
     output_files, progress_wanted, run_sweep, FailedPoint, Plan, SweepOptions, SweepOutcome,
     LARGE_POINTS, PROGRESS_LINE_POINTS,
@@ -84,6 +91,8 @@ pub enum AxisTarget {
     Perf(String),
     /// A config field.
     Config(String),
+    /// A `[workload]` key (`workload.load` → `load`).
+    Workload(String),
 }
 
 /// One axis of the grid.
@@ -111,6 +120,8 @@ pub struct Sweep {
     pub x_scale: plot::Scale,
     pub y_scale: plot::Scale,
     pub metrics: Vec<String>,
+    /// The `[workload]` table, as written: a workload sweep (none: a perf sweep).
+    pub workload: Option<toml::Table>,
     /// The text the sweep was parsed from and where it came from (a shard carries both to
     /// `rnic sweep merge`, which parses them again).
     pub source: String,
@@ -166,7 +177,7 @@ fn axis_error(i: usize, key: &str, e: ConfigError) -> ConfigError {
     ConfigError::Inconsistent(format!("axis[{i}] (`{key}`): {e}"))
 }
 
-fn parse_axis(i: usize, v: &Value) -> Result<Axis, ConfigError> {
+fn parse_axis(i: usize, v: &Value, workload: Option<&toml::Table>) -> Result<Axis, ConfigError> {
     let section = format!("axis[{i}]");
     let t = v.as_table().ok_or_else(|| ConfigError::WrongType {
         path: section.clone(),
@@ -189,7 +200,23 @@ fn parse_axis(i: usize, v: &Value) -> Result<Axis, ConfigError> {
     }
     let target = if key == "profile" {
         AxisTarget::Profile
+    } else if let Some(wk) = key.strip_prefix("workload.") {
+        if workload.is_none() {
+            return Err(ConfigError::Inconsistent(format!(
+                "axis[{i}]: `{key}` varies the workload, but the sweep has no [workload] table \
+                 (it runs [perf]); add one, or sweep a perf option or config field"
+            )));
+        }
+        workload::check_axis_key(wk).map_err(|e| axis_error(i, &key, e))?;
+        AxisTarget::Workload(wk.to_string())
     } else if let Some(opt) = key.strip_prefix("perf.") {
+        if workload.is_some() {
+            return Err(ConfigError::Inconsistent(format!(
+                "axis[{i}]: `{key}` is a [perf] option, but this sweep runs a [workload] \
+                 (its flows' sizes come from workload.cdf, one message each); sweep \
+                 workload.<key>, `profile` or a config field instead"
+            )));
+        }
         if !PERF_FIELDS.iter().any(|d| d.path == key) {
             return Err(axis_error(
                 i,
@@ -244,6 +271,9 @@ fn parse_axis(i: usize, v: &Value) -> Result<Axis, ConfigError> {
                         .map_err(|e| axis_error(i, &key, e))?;
                 }
             }
+            // Checked once every axis is known: another axis may give a key this value
+            // needs (workload::check_values).
+            AxisTarget::Workload(_) => {}
         }
         if ValueKey::of(&probe).is_some_and(|k| !seen.insert(k)) {
             return Err(ConfigError::Inconsistent(format!(
@@ -295,7 +325,9 @@ const TABLE_ONLY_PERF_KEYS: &[&str] = &[
 /// Keys of a sweep file.
 pub fn sweep_keys() -> Vec<&'static str> {
     let mut k = BASE_KEYS.to_vec();
-    k.extend(["title", "axis", "x", "series", "x_log", "y_log", "metrics"]);
+    k.extend([
+        "title", "axis", "x", "series", "x_log", "y_log", "metrics", "workload",
+    ]);
     k
 }
 
@@ -313,16 +345,20 @@ pub fn parse_sweep(src: &str, origin: &str) -> Result<Sweep, ConfigError> {
         ));
     }
     check_grid_size(&raw_axes)?;
+    let workload = parse_workload_table(&t, &base)?;
     let axes = raw_axes
         .iter()
         .enumerate()
-        .map(|(i, v)| parse_axis(i, v))
+        .map(|(i, v)| parse_axis(i, v, workload.as_ref()))
         .collect::<Result<Vec<_>, _>>()?;
+    if let Some(raw) = &workload {
+        workload::check_values(raw, &axes)?;
+    }
     check_no_table_only_option(&axes, &base)?;
-    check_axes_distinct_and_free(&axes, &base)?;
+    check_axes_distinct_and_free(&axes, &base, workload.as_ref())?;
     let (x, series) = plot_axes(&t, &axes)?;
     let (x_scale, y_scale) = plot_scales(&t, &axes[x])?;
-    let metrics = parse_metrics(&t)?;
+    let metrics = parse_metrics(&t, workload.is_some())?;
     name::check_metric_files(&metrics)?;
     Ok(Sweep {
         name: sweep_name(&t, origin)?,
@@ -335,9 +371,26 @@ pub fn parse_sweep(src: &str, origin: &str) -> Result<Sweep, ConfigError> {
         x_scale,
         y_scale,
         metrics,
+        workload,
         source: src.to_string(),
         origin: origin.to_string(),
     })
+}
+
+/// The `[workload]` table as written, checked as a scenario's is; a sweep runs either it
+/// or `[perf]`, not both.
+fn parse_workload_table(t: &toml::Table, base: &Base) -> Result<Option<toml::Table>, ConfigError> {
+    let Some(workload) = crate::input::opt_table(t, "", "workload")? else {
+        return Ok(None);
+    };
+    if let Some(opt) = base.perf.keys().next() {
+        return Err(ConfigError::Inconsistent(format!(
+            "`perf.{opt}`: the sweep has a [workload] table, whose flows take their sizes \
+             from workload.cdf, one message each; a sweep runs [perf] or [workload], not \
+             both: remove the [perf] table"
+        )));
+    }
+    Ok(Some(workload))
 }
 
 /// Refuses what only `rnic perf`'s table prints, as an axis or in `[perf]`: a sweep writes
@@ -365,7 +418,11 @@ fn check_no_table_only_option(axes: &[Axis], base: &Base) -> Result<(), ConfigEr
 
 /// Refuses an axis given twice, and an axis over a value the file also fixes (`profile`,
 /// `[perf]` or `[set]`): the axis would replace it at every point.
-fn check_axes_distinct_and_free(axes: &[Axis], base: &Base) -> Result<(), ConfigError> {
+fn check_axes_distinct_and_free(
+    axes: &[Axis],
+    base: &Base,
+    workload: Option<&toml::Table>,
+) -> Result<(), ConfigError> {
     for (i, a) in axes.iter().enumerate() {
         if axes[..i].iter().any(|b| b.key == a.key) {
             return Err(ConfigError::Inconsistent(format!(
@@ -384,6 +441,9 @@ fn check_axes_distinct_and_free(axes: &[Axis], base: &Base) -> Result<(), Config
                 .iter()
                 .any(|o| o.key == *path)
                 .then(|| format!("`{path}` in [set]")),
+            AxisTarget::Workload(key) => workload
+                .is_some_and(|w| w.contains_key(key.as_str()))
+                .then(|| format!("`workload.{key}` in [workload]")),
         };
         if let Some(fixed) = fixed {
             return Err(ConfigError::Inconsistent(format!(
@@ -453,14 +513,24 @@ fn plot_scales(t: &toml::Table, x_axis: &Axis) -> Result<(plot::Scale, plot::Sca
     Ok((x_scale, y_scale))
 }
 
-/// `metrics` ([`DEFAULT_METRICS`] when not given): at least one, each a result metric.
-fn parse_metrics(t: &toml::Table) -> Result<Vec<String>, ConfigError> {
+/// `metrics` ([`DEFAULT_METRICS`], or [`workload::DEFAULT_METRICS`] for a workload sweep,
+/// when not given): at least one, each a result metric.
+fn parse_metrics(t: &toml::Table, workload: bool) -> Result<Vec<String>, ConfigError> {
+    let defaults = if workload {
+        workload::DEFAULT_METRICS
+    } else {
+        DEFAULT_METRICS
+    };
     let metrics = opt_str_array(t, "", "metrics")?
-        .unwrap_or_else(|| DEFAULT_METRICS.iter().map(|s| s.to_string()).collect());
+        .unwrap_or_else(|| defaults.iter().map(|s| s.to_string()).collect());
     if metrics.is_empty() {
-        return Err(ConfigError::Inconsistent(
-            "`metrics` is empty: name at least one, e.g. [\"msg_rate_mops\"]".into(),
-        ));
+        return Err(ConfigError::Inconsistent(format!(
+            "`metrics` is empty: name at least one, e.g. [\"{}\"]",
+            defaults[0]
+        )));
+    }
+    if workload {
+        return check_workload_metrics(&metrics);
     }
     for (i, m) in metrics.iter().enumerate() {
         if !is_metric_name(m) {
@@ -482,6 +552,24 @@ fn parse_metrics(t: &toml::Table) -> Result<Vec<String>, ConfigError> {
         }
     }
     Ok(metrics)
+}
+
+/// Each of `metrics` a workload point's metric.
+fn check_workload_metrics(metrics: &[String]) -> Result<Vec<String>, ConfigError> {
+    let names = workload::metric_names();
+    for (i, m) in metrics.iter().enumerate() {
+        if !names.contains(m) {
+            let refs: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+            let hint = closest(m, &refs)
+                .map(|c| format!("did you mean `{c}`? "))
+                .unwrap_or_default();
+            return Err(ConfigError::Inconsistent(format!(
+                "`metrics[{i}]` = \"{m}\" is not a metric of a workload sweep; {hint}metrics: {}",
+                names.join(", ")
+            )));
+        }
+    }
+    Ok(metrics.to_vec())
 }
 
 /// The sweep's name: `name`, or the file's stem; either must make good file names.
@@ -506,13 +594,33 @@ pub fn load_sweep(path: &Path) -> anyhow::Result<Sweep> {
     parse_sweep(&src, &origin).with_context(|| format!("in sweep file {origin}"))
 }
 
+/// What a point runs.
+#[derive(Debug, Clone)]
+pub enum Job {
+    /// A perftest-style run.
+    Perf(PerfSpec),
+    /// A workload's flows, as `rnic run` runs them.
+    Workload(Box<crate::flows_run::FlowsRun>),
+}
+
 /// A point ready to run.
 #[derive(Debug, Clone)]
 pub struct ResolvedPoint {
     pub point: Point,
     pub profile: String,
+    /// The config the point runs (a workload's with `host.cores` raised to hold its flows).
     pub config: crate::config::Config,
-    pub spec: PerfSpec,
+    pub job: Job,
+}
+
+impl ResolvedPoint {
+    /// The perf run's spec, if the point runs one.
+    pub fn perf_spec(&self) -> Option<&PerfSpec> {
+        match &self.job {
+            Job::Perf(spec) => Some(spec),
+            Job::Workload(_) => None,
+        }
+    }
 }
 
 impl Sweep {
@@ -576,10 +684,51 @@ impl Sweep {
                     perf.insert(opt.clone(), v.clone());
                 }
                 AxisTarget::Config(path) => inputs.sets.push(Override::new(path, v.clone())),
+                AxisTarget::Workload(_) => {}
             }
         }
         inputs.perf = PerfOptions::from_table(&perf)?;
         Ok(inputs)
+    }
+
+    /// The `[workload]` of a point (its axis values applied), for a workload sweep.
+    pub fn workload_options(
+        &self,
+        p: &Point,
+    ) -> Result<Option<crate::traffic::WorkloadOptions>, ConfigError> {
+        let Some(raw) = &self.workload else {
+            return Ok(None);
+        };
+        let sets: Vec<(&str, &Value)> = self
+            .axes
+            .iter()
+            .zip(&p.values)
+            .filter_map(|(a, v)| match &a.target {
+                AxisTarget::Workload(k) => Some((k.as_str(), v)),
+                _ => None,
+            })
+            .collect();
+        workload::options_with(raw, &sets).map(Some)
+    }
+
+    /// A point's config and job.
+    fn resolve_point(
+        &self,
+        p: &Point,
+        cli: &CliOverrides,
+    ) -> anyhow::Result<(crate::config::Config, Job, String)> {
+        let inputs = self.inputs(p, cli)?;
+        if let Some(w) = self.workload_options(p)? {
+            let run = crate::flows_run::FlowsRun::prepare(&inputs, &[], Some(&w))?;
+            return Ok((
+                run.cfg.clone(),
+                Job::Workload(Box::new(run)),
+                inputs.profile,
+            ));
+        }
+        let (config, spec) = inputs.resolve()?;
+        one_row_per_point(&spec)?;
+        Ok((config, Job::Perf(spec), inputs.profile))
     }
 
     /// Resolves every point (config and spec), so a bad combination fails before any run.
@@ -588,27 +737,18 @@ impl Sweep {
         let total = points.len();
         let mut out = Vec::with_capacity(total);
         for p in points {
-            let resolved = self
-                .inputs(&p, cli)
-                .and_then(|inputs| Ok((inputs.resolve()?, inputs.profile)));
-            let ((config, spec), profile) = resolved
-                .map_err(anyhow::Error::from)
-                .and_then(|(resolved, profile)| {
-                    one_row_per_point(&resolved.1)?;
-                    Ok((resolved, profile))
-                })
-                .with_context(|| {
-                    format!(
-                        "sweep point {} of {total} ({})",
-                        p.index + 1,
-                        self.describe(&p)
-                    )
-                })?;
+            let (config, job, profile) = self.resolve_point(&p, cli).with_context(|| {
+                format!(
+                    "sweep point {} of {total} ({})",
+                    p.index + 1,
+                    self.describe(&p)
+                )
+            })?;
             out.push(ResolvedPoint {
                 point: p,
                 profile,
                 config,
-                spec,
+                job,
             });
         }
         Ok(out)

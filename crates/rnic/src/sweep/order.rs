@@ -7,16 +7,24 @@
 //! long the warm-up takes before the window opens (every QP must complete its warm-up
 //! operations) and the per-QP state the run walks, and it is what separates the longest
 //! points of the committed sweeps (tens of seconds at 51,200 QPs against well under a
-//! second at a few QPs). Points with equal QP counts keep their grid order. The results
+//! second at a few QPs); a workload point has one QP per flow. Points with equal QP counts keep their grid order. The results
 //! do not depend on the order: each point is its own simulation, and the outputs are
 //! written in grid order.
 
-use super::ResolvedPoint;
+use super::{Job, ResolvedPoint};
 
 /// Indices of `points` in the order to run them: QP count descending, grid order among
 /// equals.
 pub(super) fn run_order(points: &[ResolvedPoint]) -> Vec<usize> {
-    by_qps_descending(&points.iter().map(|p| p.spec.qps).collect::<Vec<_>>())
+    by_qps_descending(&points.iter().map(qps).collect::<Vec<_>>())
+}
+
+/// A point's QP count: a perf run's, or one per flow of a workload.
+fn qps(p: &ResolvedPoint) -> u32 {
+    match &p.job {
+        Job::Perf(spec) => spec.qps,
+        Job::Workload(run) => run.spec.flows.iter().map(|f| f.qps).sum(),
+    }
 }
 
 /// Indices of `qps` by value descending, index ascending among equals.

@@ -9,8 +9,8 @@
 //! ends, the ordered `<name>.csv` (or the shard's files) is written and this file removed.
 
 use super::csv_out::{add_columns, header, metric_cells, row};
+use super::PointResult;
 use super::{Point, Shard, Sweep};
-use crate::report::PerfResult;
 use crate::OutputError;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -46,7 +46,7 @@ impl PartialCsv {
     pub(super) fn push(
         &mut self,
         sweep: &Sweep,
-        slots: &[Option<(Point, PerfResult)>],
+        slots: &[Option<(Point, PointResult)>],
         index: usize,
     ) -> Result<(), OutputError> {
         let Some((p, r)) = &slots[index] else {
@@ -72,7 +72,7 @@ impl PartialCsv {
     fn rewrite(
         &mut self,
         sweep: &Sweep,
-        slots: &[Option<(Point, PerfResult)>],
+        slots: &[Option<(Point, PointResult)>],
     ) -> Result<(), OutputError> {
         let file = File::create(&self.path).map_err(|e| io_error(&self.path, e))?;
         let mut w = csv::Writer::from_writer(file);
@@ -111,6 +111,7 @@ pub(super) fn path(sweep: &Sweep, dir: &Path, shard: Option<Shard>) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::PerfResult;
 
     #[test]
     fn rows_stream_in_completion_order_and_new_columns_rewrite_the_file() {
@@ -121,10 +122,10 @@ mod tests {
         .unwrap();
         let dir = std::env::temp_dir().join(format!("rnic-partial-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let mut slots: Vec<Option<(Point, PerfResult)>> = vec![None; 3];
+        let mut slots: Vec<Option<(Point, PointResult)>> = vec![None; 3];
         let pts = sw.points();
         let mut part = PartialCsv::new(path(&sw, &dir, None));
-        let fill = |slots: &mut Vec<Option<(Point, PerfResult)>>, i: usize, cache: bool| {
+        let fill = |slots: &mut Vec<Option<(Point, PointResult)>>, i: usize, cache: bool| {
             let mut r = PerfResult {
                 size_bytes: 64 << i,
                 reason: if i == 2 {
@@ -137,7 +138,7 @@ mod tests {
             if cache {
                 r.caches.insert("qpc".into(), Default::default());
             }
-            slots[i] = Some((pts[i].clone(), r));
+            slots[i] = Some((pts[i].clone(), r.into()));
         };
         fill(&mut slots, 2, false);
         part.push(&sw, &slots, 2).unwrap();

@@ -22,7 +22,8 @@
 
 use super::partial::{self, PartialCsv};
 use super::shard::{self, Shard, ShardFile, ShardPoint};
-use super::{csv_out, plot, Point, ResolvedPoint, Sweep};
+use super::workload::WorkloadPoint;
+use super::{csv_out, plot, Job, Point, PointResult, ResolvedPoint, Sweep};
 use crate::perf::{execute, PerfRunner};
 use crate::report::{json::write_json, PerfResult, RunStatus};
 use crate::scenario::CliOverrides;
@@ -78,7 +79,7 @@ pub struct SweepOutcome {
     pub json: PathBuf,
     pub plots: Vec<PathBuf>,
     /// Every point's result, in grid order.
-    pub results: Vec<(Point, PerfResult)>,
+    pub results: Vec<(Point, PointResult)>,
     /// Points that did not end `ok`, in grid order.
     pub failed: Vec<FailedPoint>,
     /// What the outputs leave out and why (a plot with no point its axes can show), for
@@ -183,7 +184,7 @@ impl<'a> Plan<'a> {
         }
         let mut points = sweep.resolve_points(cli)?;
         for p in &points {
-            runner.check(&p.config, &p.spec).with_context(|| {
+            check_point(runner, p).with_context(|| {
                 format!(
                     "sweep point {} of {count} ({})",
                     p.point.index + 1,
@@ -256,11 +257,11 @@ impl<'a> Plan<'a> {
             ProgressLines::new(&sweep.name, n, !self.opts.progress && !self.opts.quiet);
         let mut partial =
             PartialCsv::new(partial::path(sweep, &self.opts.out_dir, self.opts.shard));
-        let mut slots: Vec<Option<(Point, PerfResult)>> = vec![None; n];
+        let mut slots: Vec<Option<(Point, PointResult)>> = vec![None; n];
         let mut write_error: Option<crate::OutputError> = None;
         let next = AtomicUsize::new(0);
         let stop = AtomicBool::new(false);
-        let (tx, rx) = std::sync::mpsc::channel::<(usize, PerfResult)>();
+        let (tx, rx) = std::sync::mpsc::channel::<(usize, PointResult)>();
         let points = &self.points;
         let order = &super::order::run_order(points);
         self.pool.in_place_scope(|s| {
@@ -276,8 +277,7 @@ impl<'a> Plan<'a> {
                         break;
                     };
                     let p = &points[i];
-                    let r = execute(runner, &p.config, &p.spec, &p.profile)
-                        .unwrap_or_else(|e| failed_result(p, &e));
+                    let r = run_point(runner, sweep, p).unwrap_or_else(|e| failed_result(p, &e));
                     if tx.send((i, r)).is_err() {
                         break;
                     }
@@ -303,7 +303,7 @@ impl<'a> Plan<'a> {
                 sweep.name
             )));
         }
-        let results: Vec<(Point, PerfResult)> = slots.into_iter().flatten().collect();
+        let results: Vec<(Point, PointResult)> = slots.into_iter().flatten().collect();
         warn_unsettled(sweep, &results, log);
         match (self.opts.shard, self.grid) {
             (Some(s), Some((total, hash))) => {
@@ -314,10 +314,33 @@ impl<'a> Plan<'a> {
     }
 }
 
+/// Refuses a point the runner cannot run (its memory budget), without running it.
+fn check_point(runner: &dyn PerfRunner, p: &ResolvedPoint) -> Result<(), UsageError> {
+    match &p.job {
+        Job::Perf(spec) => runner.check(&p.config, spec),
+        Job::Workload(run) => run.check(runner),
+    }
+}
+
+/// Runs one point: a perf run as `rnic perf` does, a workload's flows as `rnic run` does.
+fn run_point(
+    runner: &dyn PerfRunner,
+    sweep: &Sweep,
+    p: &ResolvedPoint,
+) -> anyhow::Result<PointResult> {
+    Ok(match &p.job {
+        Job::Perf(spec) => execute(runner, &p.config, spec, &p.profile)?.into(),
+        Job::Workload(run) => {
+            let r = run.run(runner, &sweep.name, &p.profile)?;
+            PointResult::from(WorkloadPoint::from_run(&r))
+        }
+    })
+}
+
 /// One warning line per point whose rate never settled (its window opened at
 /// `sim.max_warmup_us`); the point still counts, its `window_settled` column says so.
-fn warn_unsettled(sweep: &Sweep, results: &[(Point, PerfResult)], log: &mut dyn Write) {
-    for (p, r) in results {
+fn warn_unsettled(sweep: &Sweep, results: &[(Point, PointResult)], log: &mut dyn Write) {
+    for (p, r) in results.iter().filter_map(|(p, r)| Some((p, r.perf()?))) {
         if r.window_settled == Some(false) {
             let _ = writeln!(
                 log,
@@ -334,18 +357,32 @@ fn warn_unsettled(sweep: &Sweep, results: &[(Point, PerfResult)], log: &mut dyn 
 
 /// The result recorded for a point whose run returned an error: what the point asked,
 /// status `model_error`, the error as its reason.
-fn failed_result(p: &ResolvedPoint, e: &anyhow::Error) -> PerfResult {
-    PerfResult {
-        test: p.spec.test.name().to_string(),
-        size_bytes: p.spec.sizes.last().copied().unwrap_or_default(),
-        qps: p.spec.qps,
-        clients: p.spec.clients,
+fn failed_result(p: &ResolvedPoint, e: &anyhow::Error) -> PointResult {
+    let reason = format!("the run failed: {e:#}");
+    let spec = match &p.job {
+        Job::Perf(spec) => spec,
+        Job::Workload(_) => {
+            return PointResult::from(WorkloadPoint {
+                profile: p.profile.clone(),
+                seed: p.config.sim.seed,
+                status: RunStatus::ModelError,
+                reason,
+                clients: p.config.net.clients,
+                ..Default::default()
+            })
+        }
+    };
+    PointResult::from(PerfResult {
+        test: spec.test.name().to_string(),
+        size_bytes: spec.sizes.last().copied().unwrap_or_default(),
+        qps: spec.qps,
+        clients: spec.clients,
         seed: p.config.sim.seed,
         profile: p.profile.clone(),
         status: RunStatus::ModelError,
-        reason: format!("the run failed: {e:#}"),
+        reason,
         ..Default::default()
-    }
+    })
 }
 
 fn progress_bar(sweep: &Sweep, n: usize, show: bool) -> indicatif::ProgressBar {
@@ -416,7 +453,7 @@ pub fn run_sweep(
 /// sweep's partial file once the CSV holds every row.
 pub(super) fn write_outputs(
     sweep: &Sweep,
-    results: Vec<(Point, PerfResult)>,
+    results: Vec<(Point, PointResult)>,
     dir: &Path,
     partial: Option<PartialCsv>,
 ) -> anyhow::Result<SweepOutcome> {
@@ -430,7 +467,7 @@ pub(super) fn write_outputs(
     let json_path = dir.join(format!("{}.json", sweep.name));
     write_json(&json_path, &json_document(sweep, &results)?)?;
 
-    let any_ok = results.iter().any(|(_, r)| r.status == RunStatus::Ok);
+    let any_ok = results.iter().any(|(_, r)| r.status() == RunStatus::Ok);
     let mut plots = Vec::new();
     let mut notes = Vec::new();
     for metric in &sweep.metrics {
@@ -464,8 +501,8 @@ pub(super) fn write_outputs(
 
 /// Why the points that ended ok give `metric` no point a log y axis can show (`None`:
 /// another cause).
-fn unplottable(sweep: &Sweep, results: &[(Point, PerfResult)], metric: &str) -> Option<String> {
-    let ok = || results.iter().filter(|(_, r)| r.status == RunStatus::Ok);
+fn unplottable(sweep: &Sweep, results: &[(Point, PointResult)], metric: &str) -> Option<String> {
+    let ok = || results.iter().filter(|(_, r)| r.status() == RunStatus::Ok);
     let ys: Vec<f64> = ok()
         .filter_map(|(_, r)| r.metric(metric).map(|m| m.as_f64()))
         .collect();
@@ -495,7 +532,7 @@ fn write_shard_outputs(
     s: Shard,
     grid_points: usize,
     grid_hash: String,
-    results: Vec<(Point, PerfResult)>,
+    results: Vec<(Point, PointResult)>,
     opts: &SweepOptions,
     partial: PartialCsv,
 ) -> anyhow::Result<SweepOutcome> {
@@ -520,18 +557,18 @@ fn write_shard_outputs(
 
 fn outcome(
     sweep: &Sweep,
-    results: Vec<(Point, PerfResult)>,
+    results: Vec<(Point, PointResult)>,
     csv: PathBuf,
     json: PathBuf,
     plots: Vec<PathBuf>,
 ) -> SweepOutcome {
     let failed = results
         .iter()
-        .filter(|(_, r)| r.status != RunStatus::Ok)
+        .filter(|(_, r)| r.status() != RunStatus::Ok)
         .map(|(p, r)| FailedPoint {
             point: sweep.describe(p),
-            status: r.status,
-            reason: r.reason.clone(),
+            status: r.status(),
+            reason: r.reason().to_string(),
         })
         .collect();
     SweepOutcome {
@@ -557,7 +594,7 @@ pub(super) fn point_value(sweep: &Sweep, p: &Point) -> anyhow::Result<serde_json
 /// A result as the sweep's JSON holds it: every field but `wall_seconds`, the one that
 /// differs between identical runs, so the file is the same from run to run (and a merge of
 /// shards writes the same bytes as the whole sweep).
-pub(super) fn result_value(r: &PerfResult) -> anyhow::Result<serde_json::Value> {
+pub(super) fn result_value(r: &PointResult) -> anyhow::Result<serde_json::Value> {
     let mut v = serde_json::to_value(r)?;
     if let Some(o) = v.as_object_mut() {
         o.remove(WALL_SECONDS);
@@ -570,7 +607,7 @@ pub(super) const WALL_SECONDS: &str = "wall_seconds";
 
 fn json_document(
     sweep: &Sweep,
-    results: &[(Point, PerfResult)],
+    results: &[(Point, PointResult)],
 ) -> anyhow::Result<serde_json::Value> {
     let mut points = Vec::with_capacity(results.len());
     for (p, r) in results {

@@ -11,7 +11,7 @@
 //! different `--set`, `--seed` or `--profile` or from another version of the file are told
 //! apart), and each point's position, axis values and result.
 
-use super::{ResolvedPoint, Sweep, MAX_POINTS};
+use super::{Job, ResolvedPoint, Sweep, MAX_POINTS};
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
@@ -109,8 +109,12 @@ pub fn grid_hash(points: &[ResolvedPoint]) -> anyhow::Result<String> {
     let mut h = 0xcbf2_9ce4_8422_2325;
     for p in points {
         let values: Vec<String> = p.point.values.iter().map(|v| v.to_string()).collect();
-        let text = serde_json::to_string(&(p.point.index, values, &p.profile, &p.config, &p.spec))
-            .context("hashing the sweep's grid")?;
+        let head = (p.point.index, values, &p.profile, &p.config);
+        let text = match &p.job {
+            Job::Perf(spec) => serde_json::to_string(&(head.0, head.1, head.2, head.3, spec)),
+            Job::Workload(run) => serde_json::to_string(&(head, &run.spec)),
+        }
+        .context("hashing the sweep's grid")?;
         h = fnv1a(text.as_bytes(), h);
         h = fnv1a(b"\n", h);
     }

@@ -208,8 +208,8 @@ fn cli_overrides_apply_to_every_point_before_axes() {
     let pts = sw.resolve_points(&cli).unwrap();
     assert!(pts.iter().all(|p| p.config.sim.seed == 9));
     assert_eq!(pts[0].config.nic.qpc_cache_entries, 100); // the axis wins
-    assert_eq!(pts[0].spec.clients, 2);
-    assert_eq!(pts[2].spec.qps, 1000);
+    assert_eq!(pts[0].perf_spec().unwrap().clients, 2);
+    assert_eq!(pts[2].perf_spec().unwrap().qps, 1000);
 }
 
 #[test]
@@ -656,7 +656,10 @@ fn a_log_axis_leaves_out_a_metric_that_is_zero_everywhere() {
     )
     .unwrap();
     assert!(out.failure().is_none());
-    assert!(out.results.iter().all(|(_, r)| r.retransmissions == 0));
+    assert!(out
+        .results
+        .iter()
+        .all(|(_, r)| r.perf().unwrap().retransmissions == 0));
     assert_eq!(out.plots.len(), 2, "{:?}", out.plots);
     assert!(dir.join("ylog-msg_rate_mops.png").exists());
     assert!(!dir.join("ylog-retransmissions.png").exists());

@@ -35,3 +35,4 @@ mod rx_buffer;
 mod switch_buffer;
 mod transport_counters;
 mod truthful_runs;
+mod workload_sweep;

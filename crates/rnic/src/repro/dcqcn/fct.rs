@@ -13,17 +13,12 @@
 //! paper's. The arms differ only in `net.cc`.
 
 use rnic_model::traffic::cdf::SizeCdf;
-use rnic_model::traffic::fct::{self, FlowFct, WorkloadResult};
+use rnic_model::traffic::fct::{self, WorkloadResult};
 
 use crate::repro::claim::{claim, missing, ClaimKind, ClaimSource};
 use crate::repro::{Claim, Evaluation, Experiment, Outputs};
 use crate::traffic::{Pattern, WorkloadOptions};
 
-/// "Short" flows: up to this size, bytes (the paper's figure: its left, where DCQCN's tail
-/// is highest; the text speaks of flows below 200 KB).
-pub const SHORT_MAX_BYTES: u64 = 100_000;
-/// "Long" flows: above this size, bytes (the figure's right).
-pub const LONG_MIN_BYTES: u64 = 1_000_000;
 /// "Far above": the short flows' p95 slowdown at least this many times the long flows'.
 pub const FAR_ABOVE: f64 = 2.0;
 /// "Around ten" on the figure's log axis, read as half a decade either side: the short
@@ -149,16 +144,9 @@ fn run(cc: &str, arrivals_us: f64) -> anyhow::Result<WorkloadResult> {
     crate::traffic::summarise(&e, &cfg, &r)
 }
 
-/// The nearest-rank p95 slowdown of the completed flows whose size `keep` accepts, and
-/// how many there are.
-fn p95(flows: &[FlowFct], keep: impl Fn(u64) -> bool) -> (f64, usize) {
-    let mut s: Vec<f64> = flows
-        .iter()
-        .filter(|f| f.completed && keep(f.size_bytes))
-        .map(|f| f.slowdown)
-        .collect();
-    s.sort_by(f64::total_cmp);
-    (fct::quantile(&s, 0.95), s.len())
+/// The p95 slowdown of a class of flows, and how many there are.
+fn p95(t: fct::SlowdownTail) -> (f64, usize) {
+    (t.p95, t.flows as usize)
 }
 
 /// Short and long flows' p95 slowdowns of one arm.
@@ -169,8 +157,8 @@ struct Tails {
 
 fn tails(w: &WorkloadResult) -> Tails {
     Tails {
-        short: p95(&w.flows, |b| b <= SHORT_MAX_BYTES),
-        long: p95(&w.flows, |b| b > LONG_MIN_BYTES),
+        short: p95(fct::short_tail(&w.flows)),
+        long: p95(fct::long_tail(&w.flows)),
     }
 }
 

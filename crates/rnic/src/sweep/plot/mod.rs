@@ -16,7 +16,7 @@ mod tests;
 pub use axis::Scale;
 
 use super::{value_text, Point, Sweep};
-use crate::report::PerfResult;
+use crate::sweep::PointResult;
 use anyhow::anyhow;
 use axis::Axis;
 use plotters::backend::RGBPixel;
@@ -126,7 +126,7 @@ fn capitalized(s: &str) -> String {
 /// other axes (the series axis first in labels and order). Points that did not end `ok` are
 /// left out: their figures are partial or untrustworthy (the CSV flags them). The title
 /// names the metric and the x axis; the sweep's title is the subtitle.
-pub fn plot_data(sweep: &Sweep, results: &[(Point, PerfResult)], metric: &str) -> PlotData {
+pub fn plot_data(sweep: &Sweep, results: &[(Point, PointResult)], metric: &str) -> PlotData {
     let x_axis = &sweep.axes[sweep.x];
     let numeric = x_axis.values.iter().all(|v| as_number(v).is_some());
     let mut others: Vec<usize> = (0..sweep.axes.len()).filter(|&i| i != sweep.x).collect();
@@ -137,7 +137,7 @@ pub fn plot_data(sweep: &Sweep, results: &[(Point, PerfResult)], metric: &str) -
     let (x, y) = (Quantity::of_axis(&x_axis.key), Quantity::of_metric(metric));
     let mut groups: BTreeMap<Vec<usize>, Series> = BTreeMap::new();
     for (p, r) in results {
-        if r.status != crate::report::RunStatus::Ok {
+        if r.status() != crate::report::RunStatus::Ok {
             continue;
         }
         let key: Vec<usize> = others
