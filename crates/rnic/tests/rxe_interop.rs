@@ -12,7 +12,11 @@
 //! The `rnic live` interop tests (rnic as client and as server against perftest and
 //! `ibv_rc_pingpong` in the guest, PMTU 1024 and 4096, and the bandwidth tests with loss and
 //! reordering from netem) run for every tool `rnic live` has a test for; a tool it had none
-//! for would be ignored, naming what `rnic live` lacks.
+//! for would be ignored, naming what `rnic live` lacks. [`accel`] puts `rnic accel` between
+//! an `rnic live` client and rxe.
+
+#[path = "rxe_interop/accel.rs"]
+mod accel;
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
