@@ -602,6 +602,34 @@ mod uc {
             .rnic_server()
     }
 
+    /// 1 % loss on the guest's side: rxe's UC `ib_send_bw` sends 1000 messages of 4096 bytes
+    /// (4 packets each at PMTU 1024) and finishes; a UC receiver drops a message any of
+    /// whose packets is lost, so about 1 − 0.99⁴ = 3.9 % of them (39 expected). rnic's server
+    /// counts what arrived and the lost ones among the 1000 (perftest's payload is random, so
+    /// the bytes are not checked), and exits 0. Fewer than 10 or more than 80 lost has a probability below 1e-4 (binomial),
+    /// so either is a fault.
+    #[test]
+    fn ib_send_bw_rnic_server_counts_what_arrives_under_loss() {
+        let Some(report) = Interop::new("ib_send_bw", "send-bw", 4096)
+            .uc()
+            .iters(1000)
+            .impaired("loss 1%")
+            .rnic_server_report()
+        else {
+            return;
+        };
+        let u = &report["unreliable"];
+        let count = |k: &str| u[k].as_u64().unwrap_or_else(|| panic!("{k} in {report}"));
+        assert_eq!(count("messages_sent"), 1000, "{report}");
+        let (received, lost) = (count("messages_received"), count("messages_lost"));
+        assert_eq!(received + lost, 1000, "{report}");
+        assert!(
+            (10..=80).contains(&lost),
+            "{lost} lost of 1000 at 1 % per packet: {report}"
+        );
+        assert_eq!(report["ops_completed"], received, "{report}");
+    }
+
     #[test]
     fn ib_write_bw_rnic_client() {
         Interop::new("ib_write_bw", "write-bw", 4096)
