@@ -348,7 +348,6 @@ const KNOWN_LONG_FUNCTIONS: &[(&str, &str)] = &[
     ("model/run/build.rs", "build_flows"),
     ("model/run/build.rs", "application"),
     ("model/run/report.rs", "report"),
-    ("rnic/flows.rs", "parse_flow"),
 ];
 
 /// Every function over [`MAX_FUNCTION_LINES`] in the `src/` of every crate of the workspace,

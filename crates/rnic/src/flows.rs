@@ -143,77 +143,13 @@ pub fn parse_flow(t: &Table, i: usize) -> Result<FlowOptions, ConfigError> {
     let sec = format!("flow[{i}]");
     check_misplaced(t, &sec, FLOW_KEYS)?;
     check_keys(t, &sec, FLOW_KEYS)?;
-    let test = match opt_str(t, &sec, "test")? {
-        None => {
-            return Err(ConfigError::Inconsistent(format!(
-                "`{sec}.test` is missing: name one of write-bw, write-lat, read-bw, read-lat, \
-                 send-bw, send-lat, atomic-bw, atomic-lat"
-            )))
-        }
-        Some(s) => PerfTest::from_name(&s).ok_or_else(|| {
-            range(
-                format!("{sec}.test"),
-                &s,
-                "write-bw, write-lat, read-bw, read-lat, send-bw, send-lat, atomic-bw, atomic-lat",
-            )
-        })?,
-    };
-    let sizes = match t.get("size") {
-        None => Vec::new(),
-        Some(Value::Integer(_)) => {
-            vec![int(t, &sec, "size", 1, crate::perf::MAX_MSG_BYTES)?.unwrap_or_default()]
-        }
-        Some(Value::Array(_)) => {
-            let a = opt_array(t, &sec, "size")?.unwrap_or_default();
-            if a.is_empty() {
-                return Err(range(
-                    format!("{sec}.size"),
-                    "[]",
-                    "a size or a list of sizes",
-                ));
-            }
-            let sizes = a
-                .iter()
-                .enumerate()
-                .map(|(k, v)| match v {
-                    Value::Integer(x) if (1..=crate::perf::MAX_MSG_BYTES as i64).contains(x) => {
-                        Ok(*x as u64)
-                    }
-                    v => Err(wrong(
-                        format!("{sec}.size[{k}]"),
-                        v,
-                        "a size in bytes from 1 to 2147483648",
-                    )),
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            // Each size of a list runs as a flow of its own, named by its size.
-            if let Some(k) = (1..sizes.len()).find(|&k| sizes[..k].contains(&sizes[k])) {
-                return Err(range(
-                    format!("{sec}.size[{k}]"),
-                    sizes[k],
-                    "a size not listed before in the same flow (each size of a list runs \
-                     as a flow of its own)",
-                ));
-            }
-            sizes
-        }
-        Some(Value::Table(_)) => Vec::new(),
-        Some(v) => return Err(wrong(format!("{sec}.size"), v, "a size or a list of sizes")),
-    };
+    let test = flow_test(t, &sec)?;
+    let sizes = flow_sizes(t, &sec)?;
     let size_mix = match t.get("size") {
         Some(Value::Table(m)) => Some(parse_mix(m, &format!("{sec}.size"))?),
         _ => None,
     };
-    let iters = int(t, &sec, "iters", crate::perf::MIN_ITERS, MAX_ITERS)?;
-    let duration_us = num(t, &sec, "duration_us")?;
-    if iters.is_some() && duration_us.is_some() {
-        return Err(ConfigError::Inconsistent(format!(
-            "`{sec}`: iters and duration_us exclude each other; leave out one"
-        )));
-    }
-    if duration_us == Some(0.0) {
-        return Err(range(format!("{sec}.duration_us"), 0, "a number > 0"));
-    }
+    let (iters, duration_us) = flow_length(t, &sec)?;
     let mtu = int(t, &sec, "mtu", 0, u64::MAX)?;
     if let Some(m) = mtu.filter(|m| !PMTUS.contains(m)) {
         return Err(range(
@@ -222,29 +158,7 @@ pub fn parse_flow(t: &Table, i: usize) -> Result<FlowOptions, ConfigError> {
             "256, 512, 1024, 2048 or 4096",
         ));
     }
-    let clients = match opt_array(t, &sec, "clients")? {
-        None => None,
-        Some(a) => Some(
-            a.iter()
-                .enumerate()
-                .map(|(k, v)| match v {
-                    Value::Integer(x) if *x >= 0 && *x <= u32::MAX as i64 => Ok(*x as u32),
-                    v => Err(wrong(format!("{sec}.clients[{k}]"), v, "a node number")),
-                })
-                .collect::<Result<Vec<_>, _>>()?,
-        ),
-    };
-    // QP i goes to clients[i % len]: a node named twice takes two shares of the QPs, which
-    // is a typo far more often than a wish (give `qp` and list each node once).
-    if let Some(c) = &clients {
-        if let Some((k, n)) = c.iter().enumerate().find(|(k, n)| c[..*k].contains(n)) {
-            return Err(range(
-                format!("{sec}.clients[{k}]"),
-                n,
-                "a node not listed before in the same flow (each client once)",
-            ));
-        }
-    }
+    let clients = flow_clients(t, &sec)?;
     let class = match opt_str(t, &sec, "class")?.as_deref() {
         None => None,
         Some("ls") => Some(FlowClass::Ls),
@@ -262,15 +176,7 @@ pub fn parse_flow(t: &Table, i: usize) -> Result<FlowOptions, ConfigError> {
         })?),
     };
     Ok(FlowOptions {
-        name: match opt_str(t, &sec, "name")? {
-            Some(n) if n.trim().is_empty() => {
-                return Err(ConfigError::Inconsistent(format!(
-                    "`{sec}.name` is empty: it labels the flow's row and its JSON; give it a \
-                     name, or leave `name` out for the default flow{i}"
-                )))
-            }
-            n => n,
-        },
+        name: flow_name(t, &sec, i)?,
         test: Some(test),
         sizes,
         size_mix,
@@ -337,6 +243,118 @@ fn parse_mix(m: &Table, sec: &str) -> Result<SizeMix, ConfigError> {
     mix.check()
         .map_err(|e| ConfigError::Inconsistent(format!("`{sec}`: {e}")))?;
     Ok(mix)
+}
+
+/// `flow[i].test`, which every flow names.
+fn flow_test(t: &Table, sec: &str) -> Result<PerfTest, ConfigError> {
+    const TESTS: &str =
+        "write-bw, write-lat, read-bw, read-lat, send-bw, send-lat, atomic-bw, atomic-lat";
+    let Some(s) = opt_str(t, sec, "test")? else {
+        return Err(ConfigError::Inconsistent(format!(
+            "`{sec}.test` is missing: name one of {TESTS}"
+        )));
+    };
+    PerfTest::from_name(&s).ok_or_else(|| range(format!("{sec}.test"), &s, TESTS))
+}
+
+/// `flow[i].size`: one size, a list of distinct sizes (each runs as a flow of its own), or
+/// a mix table (read by [`parse_mix`]; no fixed sizes then).
+fn flow_sizes(t: &Table, sec: &str) -> Result<Vec<u64>, ConfigError> {
+    match t.get("size") {
+        None | Some(Value::Table(_)) => Ok(Vec::new()),
+        Some(Value::Integer(_)) => Ok(vec![
+            int(t, sec, "size", 1, crate::perf::MAX_MSG_BYTES)?.unwrap_or_default()
+        ]),
+        Some(Value::Array(_)) => flow_size_list(t, sec),
+        Some(v) => Err(wrong(format!("{sec}.size"), v, "a size or a list of sizes")),
+    }
+}
+
+/// `flow[i].size` as a list: non-empty, each a size in range, none listed twice.
+fn flow_size_list(t: &Table, sec: &str) -> Result<Vec<u64>, ConfigError> {
+    let a = opt_array(t, sec, "size")?.unwrap_or_default();
+    if a.is_empty() {
+        return Err(range(
+            format!("{sec}.size"),
+            "[]",
+            "a size or a list of sizes",
+        ));
+    }
+    let sizes = a
+        .iter()
+        .enumerate()
+        .map(|(k, v)| match v {
+            Value::Integer(x) if (1..=crate::perf::MAX_MSG_BYTES as i64).contains(x) => {
+                Ok(*x as u64)
+            }
+            v => Err(wrong(
+                format!("{sec}.size[{k}]"),
+                v,
+                "a size in bytes from 1 to 2147483648",
+            )),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    // Each size of a list runs as a flow of its own, named by its size.
+    if let Some(k) = (1..sizes.len()).find(|&k| sizes[..k].contains(&sizes[k])) {
+        return Err(range(
+            format!("{sec}.size[{k}]"),
+            sizes[k],
+            "a size not listed before in the same flow (each size of a list runs \
+             as a flow of its own)",
+        ));
+    }
+    Ok(sizes)
+}
+
+/// `flow[i].iters` or `flow[i].duration_us` (not both; a duration above 0).
+fn flow_length(t: &Table, sec: &str) -> Result<(Option<u64>, Option<f64>), ConfigError> {
+    let iters = int(t, sec, "iters", crate::perf::MIN_ITERS, MAX_ITERS)?;
+    let duration_us = num(t, sec, "duration_us")?;
+    if iters.is_some() && duration_us.is_some() {
+        return Err(ConfigError::Inconsistent(format!(
+            "`{sec}`: iters and duration_us exclude each other; leave out one"
+        )));
+    }
+    if duration_us == Some(0.0) {
+        return Err(range(format!("{sec}.duration_us"), 0, "a number > 0"));
+    }
+    Ok((iters, duration_us))
+}
+
+/// `flow[i].clients`: node numbers, each listed once.
+fn flow_clients(t: &Table, sec: &str) -> Result<Option<Vec<u32>>, ConfigError> {
+    let Some(a) = opt_array(t, sec, "clients")? else {
+        return Ok(None);
+    };
+    let c = a
+        .iter()
+        .enumerate()
+        .map(|(k, v)| match v {
+            Value::Integer(x) if *x >= 0 && *x <= u32::MAX as i64 => Ok(*x as u32),
+            v => Err(wrong(format!("{sec}.clients[{k}]"), v, "a node number")),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    // QP i goes to clients[i % len]: a node named twice takes two shares of the QPs, which
+    // is a typo far more often than a wish (give `qp` and list each node once).
+    if let Some((k, n)) = c.iter().enumerate().find(|(k, n)| c[..*k].contains(n)) {
+        return Err(range(
+            format!("{sec}.clients[{k}]"),
+            n,
+            "a node not listed before in the same flow (each client once)",
+        ));
+    }
+    Ok(Some(c))
+}
+
+/// `flow[i].name`, if given: not blank, since it labels the flow's row and its JSON.
+fn flow_name(t: &Table, sec: &str, i: usize) -> Result<Option<String>, ConfigError> {
+    match opt_str(t, sec, "name")? {
+        Some(n) if n.trim().is_empty() => Err(ConfigError::Inconsistent(format!(
+            "`{sec}.name` is empty: it labels the flow's row and its JSON; give it a \
+             name, or leave `name` out for the default flow{i}"
+        ))),
+        n => Ok(n),
+    }
 }
 
 /// Reads the `flow` array of a scenario file (`None`: the file has no `[[flow]]`).
