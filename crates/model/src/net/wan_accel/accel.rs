@@ -11,7 +11,7 @@ use rnic_sim::TimePs;
 use rnic_wire::cm::{parse_cm_frame_from, CmMessage, CmReq, GSI_QPN};
 use rnic_wire::{AethSyndrome, NakCode, Opcode};
 
-use super::conn::{Answer, Conn, RequestAction, ResponseAction};
+use super::conn::{Answer, Conn, Request, RequestAction, ResponseAction};
 use super::pseudo_ack::AckTemplate;
 use crate::net::port::Port;
 
@@ -359,15 +359,20 @@ impl Accel {
         if t.is_none() {
             *t = AckTemplate::from_request(frame);
         }
-        let write = matches!(
-            op,
+        let kind = match op {
             Opcode::RcWriteFirst
-                | Opcode::RcWriteMiddle
-                | Opcode::RcWriteLast
-                | Opcode::RcWriteOnly
-        ) && t.is_some();
+            | Opcode::RcWriteMiddle
+            | Opcode::RcWriteLast
+            | Opcode::RcWriteOnly
+                if t.is_some() =>
+            {
+                Request::Write
+            }
+            Opcode::RcReadRequest => Request::Read,
+            _ => Request::Other,
+        };
         let ends = op.is_last() || op.is_only();
-        let action = c.handle_request(now, h.bth.psn, ends, write, frame, room);
+        let action = c.handle_request(now, h.bth.psn, ends, kind, frame, room);
         let fate = |drop| Verdict {
             drop,
             delay_ps: delay,

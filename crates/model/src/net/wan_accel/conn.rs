@@ -95,6 +95,19 @@ struct Held {
     sent: bool,
 }
 
+/// What a request from Local is, as the box treats it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Request {
+    /// A WRITE packet: buffered and pseudo-ACKed.
+    Write,
+    /// A READ request: Remote answers it itself, and its responses take one PSN each, so
+    /// Local's next request comes that many PSNs later (the box need not know the path MTU
+    /// to tell that from a gap).
+    Read,
+    /// Anything else (SEND, atomics): passed, unacknowledged.
+    Other,
+}
+
 /// A connection (one RC QP pair, Local requester to Remote responder).
 #[derive(Debug, Clone)]
 pub struct Conn {
@@ -110,6 +123,9 @@ pub struct Conn {
     told: u32,
     /// The PSN after the newest packet that passed unbuffered.
     unbuffered_end: Option<u32>,
+    /// The newest request was a READ: Local's next request may skip the PSNs of its
+    /// responses.
+    after_read: bool,
     /// Remote's MSN after PSN `told - 1` (repeated in a duplicate pseudo-ACK).
     told_msn: u32,
     held: VecDeque<Held>,
@@ -132,6 +148,7 @@ impl Conn {
             una: first_psn,
             told: first_psn,
             unbuffered_end: None,
+            after_read: false,
             told_msn: 0,
             held: VecDeque::new(),
             held_bytes: 0,
@@ -171,18 +188,27 @@ impl Conn {
                 .is_none_or(|end| psn_diff(self.una, end) >= 0)
     }
 
-    /// A request from Local: PSN `psn`; it ends a message (`ends_msg`); it is a WRITE
-    /// (`write`); `room` tells whether the buffer can take `bytes` more.
+    /// A request from Local: PSN `psn`; it ends a message (`ends_msg`); what it is
+    /// (`kind`); `room` tells whether the buffer can take `bytes` more.
     pub fn handle_request(
         &mut self,
         now: TimePs,
         psn: u32,
         ends_msg: bool,
-        write: bool,
+        kind: Request,
         bytes: &[u8],
         room: bool,
     ) -> RequestAction {
-        let ahead = psn_diff(psn, self.next_psn);
+        let write = kind == Request::Write;
+        let after_read = std::mem::replace(&mut self.after_read, kind == Request::Read);
+        let mut ahead = psn_diff(psn, self.next_psn);
+        if ahead > 0 && after_read {
+            // The READ before took one PSN per response packet: not a gap. Acceleration
+            // waits until Remote's last response to it.
+            self.next_psn = psn;
+            self.unbuffered_end = Some(psn);
+            ahead = 0;
+        }
         if ahead < 0 {
             // A retransmission by Local: of a pseudo-ACKed PSN, answer again.
             if psn_diff(psn, self.told) < 0 && self.local_qpn.is_some() {
@@ -361,7 +387,7 @@ mod tests {
     fn holding(psns: std::ops::Range<u32>) -> Conn {
         let mut c = learned(psns.start);
         for p in psns {
-            c.handle_request(0, p, true, true, &[p as u8; 4], true);
+            c.handle_request(0, p, true, Request::Write, &[p as u8; 4], true);
         }
         c
     }
@@ -375,11 +401,11 @@ mod tests {
     fn pseudo_acks_count_messages_and_real_acks_are_absorbed() {
         let mut c = learned(0);
         assert_eq!(
-            c.handle_request(0, 0, false, true, &[1; 10], true),
+            c.handle_request(0, 0, false, Request::Write, &[1; 10], true),
             RequestAction::ForwardAndAck { psn: 0, msn: 0 }
         );
         assert_eq!(
-            c.handle_request(0, 1, true, true, &[2; 10], true),
+            c.handle_request(0, 1, true, Request::Write, &[2; 10], true),
             RequestAction::ForwardAndAck { psn: 1, msn: 1 }
         );
         assert_eq!(c.held_bytes(), 20);
@@ -447,7 +473,7 @@ mod tests {
             ResponseAction::AbsorbCoveredNak
         );
         assert_eq!(
-            c.handle_request(3, 6, true, true, &[6; 4], true),
+            c.handle_request(3, 6, true, Request::Write, &[6; 4], true),
             RequestAction::HoldAndAck { psn: 6, msn: 7 }
         );
         let rest: Vec<(u8, bool)> =
@@ -455,8 +481,38 @@ mod tests {
         // 6 waited behind the round: its first sending, not a resend.
         assert_eq!(rest, vec![(4, true), (5, true), (6, false)]);
         assert_eq!(
-            c.handle_request(4, 7, true, true, &[7; 4], true),
+            c.handle_request(4, 7, true, Request::Write, &[7; 4], true),
             RequestAction::ForwardAndAck { psn: 7, msn: 8 }
+        );
+    }
+
+    /// A READ of three response packets takes PSNs 3, 4 and 5: Local's next request is 6.
+    /// Not a gap: the box keeps accelerating once Remote's last response ends the READ.
+    #[test]
+    fn a_multi_packet_read_is_not_a_gap() {
+        let mut c = holding(0..3);
+        c.handle_response(1, 0x11, Answer::Ack { psn: 2 });
+        assert_eq!(
+            c.handle_request(2, 3, true, Request::Read, &[3; 4], true),
+            RequestAction::Forward
+        );
+        // The WRITE after it, before the READ is answered: kept, not yet acknowledged.
+        assert_eq!(
+            c.handle_request(3, 6, true, Request::Write, &[6; 4], true),
+            RequestAction::Forward
+        );
+        for (psn, ends) in [(3, false), (4, false), (5, true)] {
+            c.handle_response(4, 0x11, Answer::ReadResponse { psn, ends });
+        }
+        assert_eq!(
+            c.handle_request(5, 7, true, Request::Write, &[7; 4], true),
+            RequestAction::ForwardAndAck { psn: 7, msn: 6 },
+            "the READ answered, acceleration goes on"
+        );
+        // A real gap after a WRITE still stops it.
+        assert_eq!(
+            c.handle_request(6, 9, true, Request::Write, &[9; 4], true),
+            RequestAction::Forward
         );
     }
 
@@ -465,7 +521,7 @@ mod tests {
         let mut c = holding(0..3);
         c.handle_response(1, 0x11, Answer::SeqNak { psn: 1 });
         assert_eq!(
-            c.handle_request(2, 3, true, false, &[3; 4], true),
+            c.handle_request(2, 3, true, Request::Read, &[3; 4], true),
             RequestAction::Hold,
             "a READ forwarded ahead of the gap would be dropped by Remote"
         );
@@ -474,7 +530,7 @@ mod tests {
         assert_eq!(rest, vec![(1, true), (2, true), (3, false)]);
         // Not acknowledged by the box: WRITEs after it pass unacknowledged too.
         assert_eq!(
-            c.handle_request(3, 4, true, true, &[4; 4], true),
+            c.handle_request(3, 4, true, Request::Write, &[4; 4], true),
             RequestAction::Forward
         );
         assert_eq!(
@@ -487,7 +543,7 @@ mod tests {
             "the READ and what came before it are released"
         );
         assert_eq!(
-            c.handle_request(5, 5, true, true, &[5; 4], true),
+            c.handle_request(5, 5, true, Request::Write, &[5; 4], true),
             RequestAction::ForwardAndAck { psn: 5, msn: 6 },
             "answered, the READ no longer stops acceleration"
         );
@@ -496,14 +552,14 @@ mod tests {
     #[test]
     fn a_full_buffer_stops_pseudo_acks_until_remote_catches_up() {
         let mut c = learned(0);
-        c.handle_request(0, 0, true, true, &[0; 4], true);
+        c.handle_request(0, 0, true, Request::Write, &[0; 4], true);
         assert_eq!(
-            c.handle_request(0, 1, true, true, &[0; 4], false),
+            c.handle_request(0, 1, true, Request::Write, &[0; 4], false),
             RequestAction::Forward
         );
         // Room again, but PSN 1 passed unbuffered: PSN 2 is kept, not acknowledged.
         assert_eq!(
-            c.handle_request(0, 2, true, true, &[0; 4], true),
+            c.handle_request(0, 2, true, Request::Write, &[0; 4], true),
             RequestAction::Forward
         );
         assert_eq!(c.held_bytes(), 8);
@@ -513,7 +569,7 @@ mod tests {
             ResponseAction::Forward
         );
         assert_eq!(
-            c.handle_request(2, 3, true, true, &[0; 4], true),
+            c.handle_request(2, 3, true, Request::Write, &[0; 4], true),
             RequestAction::ForwardAndAck { psn: 3, msn: 4 }
         );
     }
@@ -521,7 +577,7 @@ mod tests {
     #[test]
     fn silence_from_remote_times_out_and_resends_everything_held() {
         let mut c = learned(7);
-        c.handle_request(10, 7, true, true, &[0; 4], true);
+        c.handle_request(10, 7, true, Request::Write, &[0; 4], true);
         assert_eq!(c.poll_timeout(50, 100), None);
         assert_eq!(c.poll_timeout(110, 100), Some(7));
         assert_eq!(c.deadline(100), Some(210));
@@ -536,7 +592,7 @@ mod tests {
     fn unlearned_connections_pass_through() {
         let mut c = Conn::new(0);
         assert_eq!(
-            c.handle_request(0, 0, true, true, &[0; 4], true),
+            c.handle_request(0, 0, true, Request::Write, &[0; 4], true),
             RequestAction::Forward
         );
         assert_eq!(
@@ -544,7 +600,7 @@ mod tests {
             ResponseAction::Forward
         );
         assert_eq!(
-            c.handle_request(2, 1, true, true, &[0; 4], true),
+            c.handle_request(2, 1, true, Request::Write, &[0; 4], true),
             RequestAction::ForwardAndAck { psn: 1, msn: 2 }
         );
     }
