@@ -58,7 +58,7 @@ AGENT_PORT=7001
 GUEST_MEM_MB=512
 BOOT_TIMEOUT_S="${RXE_PEER_BOOT_TIMEOUT_S:-300}"
 # Bump when the guest's contents change, so a cached build is not reused.
-BUILD_REVISION=1
+BUILD_REVISION=2
 
 # Userland packages extracted into the initramfs. The tools first; the rest are the shared
 # libraries they link (checked after extraction: the build fails naming any library missing).
@@ -70,7 +70,7 @@ GUEST_LIBRARY_PACKAGES=(libc6 libgcc-s1 libibverbs1 librdmacm1 libibumad3 libnl-
 # Modules loaded at boot (their dependencies follow from modules.dep). crc32_generic gives rxe
 # the kernel crypto "crc32" its ICRC code asks for.
 GUEST_MODULES=(virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci failover
-  net_failover virtio_net crc32_generic ib_core ib_uverbs rdma_rxe sch_netem)
+  net_failover virtio_net crc32_generic ib_core ib_uverbs rdma_rxe sch_netem rdma_ucm)
 
 die() { echo "rxe-peer: $*" >&2; exit 1; }
 log() { echo "rxe-peer: $*" >&2; }

@@ -219,10 +219,12 @@ fn write_bw_connected_by_rdma_cm_verifies_every_byte() {
     assert_verified(&c, "client");
     assert_verified(&s, "server");
     assert_eq!(c["iterations"], 300);
+    // perftest's -R: RDMA CM connects the control QP, then the test's QP (REQ, REP, RTU
+    // each), and both are torn down (the client's two DREQs, the server's two DREPs).
     assert_eq!(
         cm_attributes(&pcap),
-        [0x10, 0x13, 0x14],
-        "the client's capture holds the REQ it sent, the REP and its RTU"
+        [0x10, 0x13, 0x14, 0x10, 0x13, 0x14, 0x15, 0x15, 0x16, 0x16],
+        "the client's capture holds both connections and their teardown"
     );
     assert_pcap_checks(&pcap);
 }
@@ -258,8 +260,12 @@ fn rdma_cm_against_a_peer_without_it_fails_naming_the_silent_cm() {
     let client = spawn(&[
         "live", "write-bw", server_ip, "--bind", client_ip, "-p", "18743", "-R", "-n", "10",
     ]);
-    let (client, server) = (finish(client, "the client"), finish(server, "the server"));
+    let client = finish(client, "the client");
     assert!(!client.status.success(), "{}", text(&client));
+    // The server waits for a TCP client that -R never opens; it is stopped here.
+    let mut server = server;
+    server.kill().expect("the server is still running");
+    let server = finish(server, "the server");
     assert!(!server.status.success(), "{}", text(&server));
     let err = String::from_utf8_lossy(&client.stderr);
     assert!(

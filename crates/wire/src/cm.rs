@@ -1,5 +1,5 @@
 //! RDMA connection management (IBA Vol. 1 §12.6): the REQ, REP and RTU messages that connect
-//! an RC QP pair, each one 256-byte MAD (24-byte common MAD header, 232 bytes of CM data) sent
+//! an RC QP pair and the DREQ and DREP that take it down, each one 256-byte MAD (24-byte common MAD header, 232 bytes of CM data) sent
 //! as a UD SEND to QP1 (over RoCEv2: BTH + DETH with the GSI Q_Key). They carry what a WAN
 //! accelerator needs to answer for Remote: both QPNs and both starting PSNs.
 //!
@@ -78,6 +78,14 @@ pub mod field {
     // RTU.
     pub const RTU_LOCAL_COMM_ID: Range<usize> = 24..28;
     pub const RTU_REMOTE_COMM_ID: Range<usize> = 28..32;
+    // DREQ.
+    pub const DREQ_LOCAL_COMM_ID: Range<usize> = 24..28;
+    pub const DREQ_REMOTE_COMM_ID: Range<usize> = 28..32;
+    /// The receiver's QPN (24 bits), reserved (8).
+    pub const DREQ_REMOTE_QPN: Range<usize> = 32..36;
+    // DREP.
+    pub const DREP_LOCAL_COMM_ID: Range<usize> = 24..28;
+    pub const DREP_REMOTE_COMM_ID: Range<usize> = 28..32;
 }
 
 /// Length of a MAD, bytes.
@@ -92,6 +100,8 @@ pub const METHOD_SEND: u8 = 0x03;
 pub const ATTR_REQ: u16 = 0x0010;
 pub const ATTR_REP: u16 = 0x0013;
 pub const ATTR_RTU: u16 = 0x0014;
+pub const ATTR_DREQ: u16 = 0x0015;
+pub const ATTR_DREP: u16 = 0x0016;
 /// A reject: the peer refuses the connection (rnic never sends one; it reads its reason).
 pub const ATTR_REJ: u16 = 0x0012;
 /// The Q_Key of the general services interface (QP1).
@@ -148,7 +158,7 @@ pub fn ipv4_gid(ip: [u8; 4]) -> [u8; 16] {
 }
 
 /// A connection request: the active side's QP and its starting PSN.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct CmReq {
     pub local_comm_id: u32,
     pub service_id: u64,
@@ -174,14 +184,43 @@ pub struct CmReq {
     pub hop_limit: u8,
     pub traffic_class: u8,
     pub local_ack_timeout: u8,
-    /// The first bytes of the 92-byte private data (the rest is zero), which the
-    /// applications on the two sides agree on (rnic: the connection's number between the
-    /// two hosts, so the passive side binds the QP it prepared for it).
-    pub private_data: [u8; REQ_PRIVATE_DATA_USED],
+    /// The 92-byte private data, which the applications on the two sides agree on (rnic's
+    /// simulator: the connection's number between the two hosts, so the passive side binds
+    /// the QP it prepared for it; rdma_cm: its address header, [`crate::cma`], then the
+    /// application's own bytes).
+    pub private_data: [u8; REQ_PRIVATE_DATA_LEN],
 }
 
-/// Bytes of the REQ's private data [`CmReq`] carries.
-pub const REQ_PRIVATE_DATA_USED: usize = 32;
+/// Bytes of the REQ's private data.
+pub const REQ_PRIVATE_DATA_LEN: usize = 92;
+
+impl Default for CmReq {
+    fn default() -> Self {
+        CmReq {
+            local_comm_id: 0,
+            service_id: 0,
+            local_ca_guid: 0,
+            local_qkey: 0,
+            local_qpn: 0,
+            responder_resources: 0,
+            initiator_depth: 0,
+            remote_cm_response_timeout: 0,
+            starting_psn: 0,
+            local_cm_response_timeout: 0,
+            retry_count: 0,
+            pkey: 0,
+            path_mtu: 0,
+            rnr_retry_count: 0,
+            max_cm_retries: 0,
+            local_gid: [0; 16],
+            remote_gid: [0; 16],
+            hop_limit: 0,
+            traffic_class: 0,
+            local_ack_timeout: 0,
+            private_data: [0; REQ_PRIVATE_DATA_LEN],
+        }
+    }
+}
 
 /// A connection reply: the passive side's QP and its starting PSN.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -205,12 +244,30 @@ pub struct CmRtu {
     pub remote_comm_id: u32,
 }
 
+/// A disconnection request: the sender tears its end of the connection down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct CmDreq {
+    pub local_comm_id: u32,
+    pub remote_comm_id: u32,
+    /// The receiver's QP (24 bits).
+    pub remote_qpn: u32,
+}
+
+/// The answer to a DREQ: the receiver has left the connection too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct CmDrep {
+    pub local_comm_id: u32,
+    pub remote_comm_id: u32,
+}
+
 /// One CM message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CmMessage {
     Req(CmReq),
     Rep(CmRep),
     Rtu(CmRtu),
+    Dreq(CmDreq),
+    Drep(CmDrep),
 }
 
 /// A CM MAD: the transaction id (the same for the three messages of one connection) and the
@@ -251,46 +308,7 @@ impl CmRepr {
             return Err(bad("method", method.into()));
         }
         let message = match packet.attribute_id() {
-            ATTR_REQ => {
-                let qpn_res = rd(b, field::REQ_LOCAL_QPN_RESOURCES);
-                let flags = rd(b, field::REQ_REMOTE_EECN_FLAGS);
-                let psn = rd(b, field::REQ_PSN_TIMEOUT_RETRY);
-                let mut local_gid = [0u8; 16];
-                local_gid.copy_from_slice(&b[field::REQ_PRIMARY_LOCAL_GID]);
-                let mut remote_gid = [0u8; 16];
-                remote_gid.copy_from_slice(&b[field::REQ_PRIMARY_REMOTE_GID]);
-                if (flags >> 1) & 0x3 != 0 {
-                    return Err(bad("transport service type (RC = 0)", (flags >> 1) & 0x3));
-                }
-                CmMessage::Req(CmReq {
-                    local_comm_id: rd(b, field::REQ_LOCAL_COMM_ID) as u32,
-                    service_id: rd(b, field::REQ_SERVICE_ID),
-                    local_ca_guid: rd(b, field::REQ_LOCAL_CA_GUID),
-                    local_qkey: rd(b, field::REQ_LOCAL_QKEY) as u32,
-                    local_qpn: (qpn_res >> 8) as u32,
-                    responder_resources: qpn_res as u8,
-                    initiator_depth: rd(b, field::REQ_LOCAL_EECN_DEPTH) as u8,
-                    remote_cm_response_timeout: ((flags >> 3) & 0x1F) as u8,
-                    starting_psn: (psn >> 8) as u32,
-                    local_cm_response_timeout: ((psn >> 3) & 0x1F) as u8,
-                    retry_count: (psn & 0x7) as u8,
-                    pkey: rd(b, field::REQ_PKEY) as u16,
-                    path_mtu: b[field::REQ_MTU_RNR] >> 4,
-                    rnr_retry_count: b[field::REQ_MTU_RNR] & 0x7,
-                    max_cm_retries: b[field::REQ_MAX_CM_RETRIES] >> 4,
-                    local_gid,
-                    remote_gid,
-                    hop_limit: b[field::REQ_PRIMARY_HOP_LIMIT],
-                    traffic_class: b[field::REQ_PRIMARY_TRAFFIC_CLASS],
-                    local_ack_timeout: b[field::REQ_PRIMARY_ACK_TIMEOUT] >> 3,
-                    private_data: {
-                        let mut p = [0u8; REQ_PRIVATE_DATA_USED];
-                        let at = field::REQ_PRIVATE_DATA.start;
-                        p.copy_from_slice(&b[at..at + REQ_PRIVATE_DATA_USED]);
-                        p
-                    },
-                })
-            }
+            ATTR_REQ => CmMessage::Req(parse_req(b)?),
             ATTR_REP => CmMessage::Rep(CmRep {
                 local_comm_id: rd(b, field::REP_LOCAL_COMM_ID) as u32,
                 remote_comm_id: rd(b, field::REP_REMOTE_COMM_ID) as u32,
@@ -307,7 +325,21 @@ impl CmRepr {
                 local_comm_id: rd(b, field::RTU_LOCAL_COMM_ID) as u32,
                 remote_comm_id: rd(b, field::RTU_REMOTE_COMM_ID) as u32,
             }),
-            other => return Err(bad("attribute id (REQ, REP or RTU)", other.into())),
+            ATTR_DREQ => CmMessage::Dreq(CmDreq {
+                local_comm_id: rd(b, field::DREQ_LOCAL_COMM_ID) as u32,
+                remote_comm_id: rd(b, field::DREQ_REMOTE_COMM_ID) as u32,
+                remote_qpn: (rd(b, field::DREQ_REMOTE_QPN) >> 8) as u32,
+            }),
+            ATTR_DREP => CmMessage::Drep(CmDrep {
+                local_comm_id: rd(b, field::DREP_LOCAL_COMM_ID) as u32,
+                remote_comm_id: rd(b, field::DREP_REMOTE_COMM_ID) as u32,
+            }),
+            other => {
+                return Err(bad(
+                    "attribute id (REQ, REP, RTU, DREQ or DREP)",
+                    other.into(),
+                ))
+            }
         };
         Ok(CmRepr {
             transaction_id: packet.transaction_id(),
@@ -358,8 +390,7 @@ impl CmRepr {
                 b[field::REQ_PRIMARY_TRAFFIC_CLASS] = r.traffic_class;
                 b[field::REQ_PRIMARY_HOP_LIMIT] = r.hop_limit;
                 b[field::REQ_PRIMARY_ACK_TIMEOUT] = (r.local_ack_timeout & 0x1F) << 3;
-                let at = field::REQ_PRIVATE_DATA.start;
-                b[at..at + REQ_PRIVATE_DATA_USED].copy_from_slice(&r.private_data);
+                b[field::REQ_PRIVATE_DATA].copy_from_slice(&r.private_data);
                 ATTR_REQ
             }
             CmMessage::Rep(r) => {
@@ -388,9 +419,62 @@ impl CmRepr {
                 wr(b, field::RTU_REMOTE_COMM_ID, r.remote_comm_id.into());
                 ATTR_RTU
             }
+            CmMessage::Dreq(r) => {
+                wr(b, field::DREQ_LOCAL_COMM_ID, r.local_comm_id.into());
+                wr(b, field::DREQ_REMOTE_COMM_ID, r.remote_comm_id.into());
+                let qpn = u64::from(r.remote_qpn & 0x00FF_FFFF);
+                wr(b, field::DREQ_REMOTE_QPN, qpn << 8);
+                ATTR_DREQ
+            }
+            CmMessage::Drep(r) => {
+                wr(b, field::DREP_LOCAL_COMM_ID, r.local_comm_id.into());
+                wr(b, field::DREP_REMOTE_COMM_ID, r.remote_comm_id.into());
+                ATTR_DREP
+            }
         };
         wr(b, field::ATTRIBUTE_ID, attr.into());
     }
+}
+
+/// The fields of a REQ MAD `b` (whole, 256 bytes); only RC is accepted.
+fn parse_req(b: &[u8]) -> Result<CmReq> {
+    let qpn_res = rd(b, field::REQ_LOCAL_QPN_RESOURCES);
+    let flags = rd(b, field::REQ_REMOTE_EECN_FLAGS);
+    let psn = rd(b, field::REQ_PSN_TIMEOUT_RETRY);
+    if (flags >> 1) & 0x3 != 0 {
+        return Err(WireError::BadField {
+            layer: "cm mad",
+            field: "transport service type (RC = 0)",
+            value: (flags >> 1) & 0x3,
+        });
+    }
+    let mut r = CmReq {
+        local_comm_id: rd(b, field::REQ_LOCAL_COMM_ID) as u32,
+        service_id: rd(b, field::REQ_SERVICE_ID),
+        local_ca_guid: rd(b, field::REQ_LOCAL_CA_GUID),
+        local_qkey: rd(b, field::REQ_LOCAL_QKEY) as u32,
+        local_qpn: (qpn_res >> 8) as u32,
+        responder_resources: qpn_res as u8,
+        initiator_depth: rd(b, field::REQ_LOCAL_EECN_DEPTH) as u8,
+        remote_cm_response_timeout: ((flags >> 3) & 0x1F) as u8,
+        starting_psn: (psn >> 8) as u32,
+        local_cm_response_timeout: ((psn >> 3) & 0x1F) as u8,
+        retry_count: (psn & 0x7) as u8,
+        pkey: rd(b, field::REQ_PKEY) as u16,
+        path_mtu: b[field::REQ_MTU_RNR] >> 4,
+        rnr_retry_count: b[field::REQ_MTU_RNR] & 0x7,
+        max_cm_retries: b[field::REQ_MAX_CM_RETRIES] >> 4,
+        hop_limit: b[field::REQ_PRIMARY_HOP_LIMIT],
+        traffic_class: b[field::REQ_PRIMARY_TRAFFIC_CLASS],
+        local_ack_timeout: b[field::REQ_PRIMARY_ACK_TIMEOUT] >> 3,
+        ..CmReq::default()
+    };
+    r.local_gid
+        .copy_from_slice(&b[field::REQ_PRIMARY_LOCAL_GID]);
+    r.remote_gid
+        .copy_from_slice(&b[field::REQ_PRIMARY_REMOTE_GID]);
+    r.private_data.copy_from_slice(&b[field::REQ_PRIVATE_DATA]);
+    Ok(r)
 }
 
 /// A whole RoCEv2 frame carrying `cm` from QP1 to QP1 (UD SEND only, GSI Q_Key) with
@@ -472,7 +556,7 @@ mod tests {
                 hop_limit: 64,
                 traffic_class: 0,
                 local_ack_timeout: 14,
-                private_data: [0x5a; REQ_PRIVATE_DATA_USED],
+                private_data: [0x5a; REQ_PRIVATE_DATA_LEN],
             }),
         }
     }
@@ -517,11 +601,68 @@ mod tests {
                 remote_comm_id: 5,
             }),
         };
-        for m in [req(), rep, rtu] {
+        let dreq = CmRepr {
+            transaction_id: 8,
+            message: CmMessage::Dreq(CmDreq {
+                local_comm_id: 0x1111_2222,
+                remote_comm_id: 5,
+                remote_qpn: 0x45_6789,
+            }),
+        };
+        let drep = CmRepr {
+            transaction_id: 8,
+            message: CmMessage::Drep(CmDrep {
+                local_comm_id: 5,
+                remote_comm_id: 0x1111_2222,
+            }),
+        };
+        for m in [req(), rep, rtu, dreq, drep] {
             let mut b = [0u8; HEADER_LEN];
             m.emit(&mut b);
             assert_eq!(CmRepr::parse(&Packet::new_checked(&b[..]).unwrap()), Ok(m));
         }
+    }
+
+    #[test]
+    fn req_private_data_fills_the_mads_last_92_bytes() {
+        let mut r = req();
+        let CmMessage::Req(ref mut q) = r.message else {
+            unreachable!()
+        };
+        for (i, b) in q.private_data.iter_mut().enumerate() {
+            *b = i as u8 + 1;
+        }
+        let mut b = [0u8; HEADER_LEN];
+        r.emit(&mut b);
+        assert_eq!(b[164], 1);
+        assert_eq!(b[255], 92);
+        assert_eq!(CmRepr::parse(&Packet::new_checked(&b[..]).unwrap()), Ok(r));
+    }
+
+    #[test]
+    fn dreq_and_drep_fields_sit_where_the_spec_puts_them() {
+        let dreq = CmRepr {
+            transaction_id: 3,
+            message: CmMessage::Dreq(CmDreq {
+                local_comm_id: 0x0102_0304,
+                remote_comm_id: 0x0506_0708,
+                remote_qpn: 0x11,
+            }),
+        };
+        let mut b = [0u8; HEADER_LEN];
+        dreq.emit(&mut b);
+        assert_eq!(&b[16..18], &[0x00, 0x15]);
+        assert_eq!(&b[24..36], &[1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0x11, 0]);
+        let drep = CmRepr {
+            transaction_id: 3,
+            message: CmMessage::Drep(CmDrep {
+                local_comm_id: 0x0506_0708,
+                remote_comm_id: 0x0102_0304,
+            }),
+        };
+        drep.emit(&mut b);
+        assert_eq!(&b[16..18], &[0x00, 0x16]);
+        assert_eq!(&b[24..32], &[5, 6, 7, 8, 1, 2, 3, 4]);
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub mod atomic_ack_eth;
 pub mod atomic_eth;
 pub mod bth;
 pub mod cm;
+pub mod cma;
 pub mod cnp;
 pub mod deth;
 pub mod error;

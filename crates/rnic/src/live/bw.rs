@@ -120,7 +120,7 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     };
     let me = s.me;
     s.oob.keys(&me, &mut || s.ep.turn(IDLE_TURN))?;
-    s.oob.bw_reports(&mine)?;
+    s.oob.bw_reports(&mine, &mut || s.ep.turn(IDLE_TURN))?;
     let server_checks = server_tells_verdict(o, &s, verb);
     let verdict = server_checks.then_some(Verdict::NothingChecked);
     let theirs = s.oob.close(&me, &mut || s.ep.turn(IDLE_TURN), verdict)?;
@@ -250,7 +250,9 @@ fn server(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     // The client's closing handshake comes when its WRITEs or READs are done; until then the
     // engine answers them (and the READ-back).
     s.oob.keys_waiting(&me, &mut || s.ep.turn(IDLE_TURN))?;
-    let theirs = s.oob.bw_reports(&BwReport::default())?;
+    let theirs = s
+        .oob
+        .bw_reports(&BwReport::default(), &mut || s.ep.turn(IDLE_TURN))?;
     if o.service == ServiceType::Uc {
         // No ACK told the client its last WRITEs arrived: take in what is still on its way.
         linger(&mut s.ep)?;

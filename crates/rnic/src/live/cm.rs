@@ -1,22 +1,32 @@
-//! `-R`: the QP connected by RDMA CM over the real wire, as perftest's `-R` connects it.
-//! The simulator's connection manager (`rnic_model::host::cm::agent`, a state machine
-//! without I/O) runs here on the real clock: its REQ, REP and RTU MADs are RoCEv2 UD SENDs
-//! from QP1 to the peer's QP1 with the GSI Q_Key, built and parsed by `rnic_wire::cm`, and
-//! its RTR and RTS steps move the endpoint's QP. The client is the active side (it sends
-//! the REQ), the server the passive one.
+//! `-R`: QPs connected by RDMA CM over the real wire, as perftest's `-R` connects them
+//! through librdmacm and the kernel's `rdma_cm`. The simulator's connection manager
+//! (`rnic_model::host::cm::agent`, a state machine without I/O) runs here on the real clock:
+//! its REQ, REP and RTU MADs are RoCEv2 UD SENDs from QP1 to the peer's QP1 with the GSI
+//! Q_Key, built and parsed by `rnic_wire::cm`, and its RTR and RTS steps move the endpoint's
+//! QPs. The client is the active side (it sends the REQs), the server the passive one.
 //!
-//! A MAD that does not parse while the connection is being set up ends the run with the
-//! parser's error, which names the field (a peer's REJ with its reason code); after the
-//! connection is established such MADs are counted as refused frames (a late REQ or a
-//! duplicate REP is still answered, as the agent does).
+//! What `rdma_cm` adds on the wire is added and checked here, not in the agent: the REQ's
+//! service id names RDMA CM's TCP port space and the server's port (`-p`), its private data
+//! starts with RDMA CM's address header (`rnic_wire::cma`). The passive side takes the
+//! connections in the order their REQs arrive (perftest's control QP first, then the test's),
+//! and each QP's path MTU from its REQ, as IBA has the passive side do. A DREQ is answered
+//! with a DREP; [`LiveCm::disconnect`] sends this side's DREQs.
+//!
+//! A MAD that does not parse while the connections are being set up ends the run with the
+//! parser's error, which names the field (a peer's REJ with its reason code); after they are
+//! established such MADs are counted as refused frames (a late REQ or a duplicate REP is
+//! still answered, as the agent does).
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::net::Ipv4Addr;
 use std::time::Instant;
 
 use anyhow::bail;
 use rnic_model::host::cm::agent::{Action, Agent, ConnSpec, Params, State};
-use rnic_wire::cm::{cm_frame, parse_cm_frame_from, rej_reason, CmRepr, GSI_QPN};
+use rnic_wire::cm::{
+    cm_frame, parse_cm_frame_from, rej_reason, CmDrep, CmDreq, CmMessage, CmRepr, CmReq, GSI_QPN,
+};
+use rnic_wire::cma::{ip_service_id, parse_ip_service_id, CmaHeaderRepr, PORT_SPACE_TCP};
 use rnic_wire::{FrameAddr, FrameRepr};
 
 use super::endpoint::{qp_to_init, qp_to_rtr, qp_to_rts, Endpoint, QpTuning};
@@ -26,7 +36,7 @@ use super::session::{IDLE_TURN, STALL};
 /// CM response timeout, as IBA codes it (4.096 µs × 2^18 ≈ 1.07 s): rdma_cm's default is
 /// 2^20 (4.3 s); a shorter one lets a lost MAD be repaired within the run's stall limit.
 pub const RESPONSE_TIMEOUT: u8 = 18;
-/// Resends of an unanswered REQ or REP before the connection fails.
+/// Resends of an unanswered REQ, REP or DREQ before the connection fails.
 pub const MAX_RETRIES: u8 = 8;
 /// IPv4 TTL of the MADs (the kernel's default for its own datagrams).
 const MAD_TTL: u8 = 64;
@@ -35,8 +45,8 @@ const MAD_TTL: u8 = 64;
 pub type MadArrival = Result<([u8; 4], CmRepr), String>;
 
 /// The MAD of `frame` when the frame is addressed to QP1 (`None`: a frame for the engine).
-/// A REJ becomes an error with its reason; anything else that is not a REQ, REP or RTU
-/// the parser's error naming the field.
+/// A REJ becomes an error with its reason; anything else that is not a REQ, REP, RTU, DREQ
+/// or DREP the parser's error naming the field.
 pub fn mad_of(frame: &[u8]) -> Option<MadArrival> {
     let bth = rnic_wire::peek_bth(frame).ok()?;
     if bth.dest_qp != GSI_QPN {
@@ -54,22 +64,49 @@ pub fn mad_of(frame: &[u8]) -> Option<MadArrival> {
     }))
 }
 
-/// The connection manager of one live QP.
+/// One QP the connection manager connects: prepared before its REQ goes or arrives.
+#[derive(Debug, Clone, Copy)]
+pub struct CmQp {
+    pub qpn: u32,
+    /// The QP's own starting PSN (of its requests).
+    pub my_psn: u32,
+    pub tuning: QpTuning,
+}
+
+/// A connection's end beyond what the agent keeps: its QP, the peer's QP once known, and
+/// its teardown.
+#[derive(Debug, Clone)]
+struct LiveConn {
+    qp: CmQp,
+    /// The peer's QP as the MADs gave it (after RTR).
+    peer: Option<Dest>,
+    /// The path MTU the connection uses, bytes (passive side: the REQ's).
+    mtu_bytes: u32,
+    /// A DREQ went or came, and was answered (or given up on).
+    closed: bool,
+    /// DREQs sent, and when the next is due.
+    dreqs_sent: u32,
+    dreq_due_ps: Option<u64>,
+}
+
+/// The connection manager of a live run's QPs.
 pub struct LiveCm {
-    agent: Agent,
-    conn: usize,
+    /// `None` on the passive side until the first REQ names the peer.
+    agent: Option<Agent>,
+    params: Params,
+    active: bool,
+    /// The server's port (`-p`): the service id names it.
+    port: u16,
+    peer_ip: Option<Ipv4Addr>,
+    conns: Vec<LiveConn>,
+    /// Passive side: the connection number of each REQ, by the peer's communication id.
+    req_conn: HashMap<u32, usize>,
     /// MADs that reached QP1, not yet handled.
     pub inbox: VecDeque<MadArrival>,
     /// The agent's actions not yet carried out.
     out: Vec<Action>,
-    /// When the agent's response timer is due, ps on the endpoint's clock.
-    timer_ps: Option<u64>,
-    /// The QP's own starting PSN and tuning (for RTS).
-    my_psn: u32,
-    tuning: QpTuning,
-    peer_ip: Ipv4Addr,
-    /// The peer's QP as the MADs gave it (after RTR).
-    pub peer: Option<Dest>,
+    /// When each connection's agent timer is due, ps on the endpoint's clock.
+    timers_ps: Vec<Option<u64>>,
     /// PSN and IPv4 identification of the next MAD.
     mad_psn: u32,
     ip_ident: u16,
@@ -81,7 +118,16 @@ pub struct LiveCm {
 }
 
 impl LiveCm {
-    fn new(ep: &Endpoint, t: &QpTuning, my_psn: u32, peer_ip: Ipv4Addr, active: bool) -> Self {
+    /// A connection manager for `qps` (connection k is `qps[k]`, each in RESET), toward
+    /// `peer_ip` (the active side's; the passive side learns it from the first REQ).
+    pub fn new(
+        ep: &mut Endpoint,
+        qps: &[CmQp],
+        port: u16,
+        peer_ip: Option<Ipv4Addr>,
+        active: bool,
+    ) -> anyhow::Result<Self> {
+        let t = &qps[0].tuning;
         let params = Params {
             ip: ep.local_ip().octets(),
             mad_ps: 0,
@@ -95,50 +141,88 @@ impl LiveCm {
             traffic_class: 0,
             hop_limit: MAD_TTL,
         };
-        let mut agent = Agent::new(params);
-        let conn = agent.add(ConnSpec {
-            local_qpn: ep.qpn,
-            start_psn: my_psn,
-            peer_ip: peer_ip.octets(),
-            index: 0,
+        let mut conns = Vec::new();
+        for qp in qps {
+            qp_to_init(&mut ep.dev, qp.qpn, &qp.tuning)?;
+            conns.push(LiveConn {
+                qp: *qp,
+                peer: None,
+                mtu_bytes: qp.tuning.mtu_bytes,
+                closed: false,
+                dreqs_sent: 0,
+                dreq_due_ps: None,
+            });
+        }
+        let mut cm = LiveCm {
+            agent: None,
+            params,
             active,
-        });
-        LiveCm {
-            agent,
-            conn,
+            port,
+            peer_ip,
+            timers_ps: vec![None; conns.len()],
+            conns,
+            req_conn: HashMap::new(),
             inbox: VecDeque::new(),
             out: Vec::new(),
-            timer_ps: None,
-            my_psn,
-            tuning: *t,
-            peer_ip,
-            peer: None,
             mad_psn: 0,
             ip_ident: 1,
             failure: None,
             mads_sent: 0,
             mads_received: 0,
+        };
+        if let Some(ip) = peer_ip {
+            cm.start_agent(ip);
         }
+        Ok(cm)
     }
 
-    fn established(&self) -> bool {
-        self.agent.state(self.conn) == State::Established
+    /// The agent, with every connection toward `peer_ip` added.
+    fn start_agent(&mut self, peer_ip: Ipv4Addr) {
+        let mut agent = Agent::new(self.params);
+        for (k, c) in self.conns.iter().enumerate() {
+            agent.add(ConnSpec {
+                local_qpn: c.qp.qpn,
+                start_psn: c.qp.my_psn,
+                peer_ip: peer_ip.octets(),
+                index: k as u32,
+                active: self.active,
+            });
+        }
+        self.peer_ip = Some(peer_ip);
+        self.agent = Some(agent);
     }
 
-    /// Handles the MADs that arrived and a due timer, then carries the actions out.
+    fn established(&self, conn: usize) -> bool {
+        self.agent
+            .as_ref()
+            .is_some_and(|a| a.state(conn) == State::Established)
+    }
+
+    fn all_established(&self) -> bool {
+        (0..self.conns.len()).all(|k| self.established(k))
+    }
+
+    /// Handles the MADs that arrived and the timers that are due, then carries the actions
+    /// out.
     pub fn serve(&mut self, ep: &mut Endpoint) -> anyhow::Result<()> {
         while let Some(arrival) = self.inbox.pop_front() {
             self.mads_received += 1;
             match arrival {
-                Ok((src, m)) => self.agent.handle(ep.now_ps(), src, &m, &mut self.out),
-                Err(_) if self.established() => ep.rx_refused += 1,
+                Ok((src, m)) => self.take(ep, src, m)?,
+                Err(_) if self.all_established() => ep.rx_refused += 1,
                 Err(e) => bail!("RDMA CM: {e}"),
             }
         }
-        if let Some(at) = self.timer_ps.filter(|&at| at <= ep.now_ps()) {
-            self.timer_ps = None;
-            self.agent.on_timer(at, self.conn, &mut self.out);
+        let now = ep.now_ps();
+        for conn in 0..self.timers_ps.len() {
+            if let Some(at) = self.timers_ps[conn].filter(|&at| at <= now) {
+                self.timers_ps[conn] = None;
+                if let Some(agent) = self.agent.as_mut() {
+                    agent.on_timer(at, conn, &mut self.out);
+                }
+            }
         }
+        self.resend_due_dreqs(ep)?;
         let actions = std::mem::take(&mut self.out);
         for a in actions {
             self.apply(ep, a)?;
@@ -146,47 +230,228 @@ impl LiveCm {
         Ok(())
     }
 
+    /// One MAD from `src`: teardown here, the rest through the agent (a REQ after RDMA CM's
+    /// service id and header are checked).
+    fn take(&mut self, ep: &mut Endpoint, src: [u8; 4], mut m: CmRepr) -> anyhow::Result<()> {
+        let now = ep.now_ps();
+        match m.message {
+            CmMessage::Dreq(d) => return self.on_dreq(ep, src, m.transaction_id, &d),
+            CmMessage::Drep(d) => {
+                self.close_by_local_id(d.remote_comm_id);
+                return Ok(());
+            }
+            _ => {}
+        }
+        let refused = match &mut m.message {
+            CmMessage::Req(r) if !self.active => !self.accept_req(ep, src, r)?,
+            _ => false,
+        };
+        if refused {
+            ep.rx_refused += 1;
+            return Ok(());
+        }
+        match self.agent.as_mut() {
+            Some(agent) => agent.handle(now, src, &m, &mut self.out),
+            None => ep.rx_refused += 1,
+        }
+        Ok(())
+    }
+
+    /// Passive side: checks a REQ's service id and RDMA CM header, gives it the number of the
+    /// connection it opens (the next one not yet requested; a repeated REQ keeps its number),
+    /// and takes its path MTU. `false`: a REQ from another host than the first one's, or one
+    /// for more connections than this side prepared.
+    fn accept_req(&mut self, ep: &Endpoint, src: [u8; 4], r: &mut CmReq) -> anyhow::Result<bool> {
+        let (space, port) = parse_ip_service_id(r.service_id)
+            .map_err(|e| anyhow::anyhow!("RDMA CM: a REQ from {}: {e}", Ipv4Addr::from(src)))?;
+        if space != PORT_SPACE_TCP || port != self.port {
+            bail!(
+                "RDMA CM: a REQ from {} for port {port} in port space {space:#06x}; this side \
+                 listens on port {} in the TCP port space ({PORT_SPACE_TCP:#06x})",
+                Ipv4Addr::from(src),
+                self.port
+            );
+        }
+        let header = rnic_wire::cma::Packet::new_checked(&r.private_data[..])
+            .and_then(|p| CmaHeaderRepr::parse(&p))
+            .map_err(|e| anyhow::anyhow!("RDMA CM: a REQ from {}: {e}", Ipv4Addr::from(src)))?;
+        if header.dst_ip != ep.local_ip().octets() || header.src_ip != src {
+            bail!(
+                "RDMA CM: a REQ from {} whose RDMA CM header names {} → {}",
+                Ipv4Addr::from(src),
+                Ipv4Addr::from(header.src_ip),
+                Ipv4Addr::from(header.dst_ip)
+            );
+        }
+        if self.agent.is_none() {
+            self.start_agent(Ipv4Addr::from(src));
+        }
+        if self.peer_ip != Some(Ipv4Addr::from(src)) {
+            return Ok(false);
+        }
+        let next = self.req_conn.len();
+        let conn = *self.req_conn.entry(r.local_comm_id).or_insert(next);
+        if conn >= self.conns.len() {
+            return Ok(false);
+        }
+        let mtu_bytes = match r.path_mtu {
+            code @ 1..=5 => 128u32 << code,
+            code => bail!("RDMA CM: the REQ's path MTU code {code} is not 1 to 5 (256 to 4096 B)"),
+        };
+        self.conns[conn].mtu_bytes = mtu_bytes;
+        r.private_data = [0; rnic_wire::cm::REQ_PRIVATE_DATA_LEN];
+        r.private_data[..4].copy_from_slice(&(conn as u32).to_be_bytes());
+        Ok(true)
+    }
+
     fn apply(&mut self, ep: &mut Endpoint, a: Action) -> anyhow::Result<()> {
         match a {
-            Action::Send { to, msg, .. } => self.send(ep, to, &msg)?,
+            Action::Send { to, mut msg, .. } => {
+                if let CmMessage::Req(ref mut r) = msg.message {
+                    self.dress_req(ep, r);
+                }
+                self.send(ep, to, &msg)?;
+            }
             Action::Rtr {
+                conn,
                 remote_qpn,
                 remote_psn,
-                ..
             } => {
+                let Some(peer_ip) = self.peer_ip else {
+                    bail!("RDMA CM: RTR before the peer is known");
+                };
+                let c = &mut self.conns[conn];
                 let peer = Dest {
                     out_reads: 16,
                     qpn: remote_qpn,
                     psn: remote_psn,
-                    gid: gid_of(self.peer_ip),
+                    gid: gid_of(peer_ip),
                     ..Dest::default()
                 };
-                qp_to_rtr(&mut ep.dev, ep.qpn, &peer, &self.tuning)?;
-                self.peer = Some(peer);
+                let tuning = QpTuning {
+                    mtu_bytes: c.mtu_bytes,
+                    ..c.qp.tuning
+                };
+                qp_to_rtr(&mut ep.dev, c.qp.qpn, &peer, &tuning)?;
+                c.peer = Some(peer);
             }
-            Action::Rts { .. } => {
-                let Some(peer) = self.peer else {
+            Action::Rts { conn } => {
+                let c = &self.conns[conn];
+                let Some(peer) = c.peer else {
                     bail!("RDMA CM: RTS before RTR (the agent's order is broken)");
                 };
                 qp_to_rts(
                     &mut ep.dev,
-                    ep.qpn,
-                    self.my_psn,
+                    c.qp.qpn,
+                    c.qp.my_psn,
                     peer.out_reads,
-                    &self.tuning,
+                    &c.qp.tuning,
                 )?;
             }
-            Action::Timer { at, .. } => self.timer_ps = Some(at),
+            Action::Timer { at, conn } => self.timers_ps[conn] = Some(at),
             Action::Established { .. } => {}
-            Action::Failed { .. } => {
-                let wait_s = 4.096e-6 * f64::from(1u32 << RESPONSE_TIMEOUT);
-                self.failure = Some(format!(
-                    "RDMA CM: no answer from {}'s connection manager (QP1) after {} MADs sent \
-                     {wait_s:.2} s apart",
-                    self.peer_ip,
-                    u32::from(MAX_RETRIES) + 1
-                ));
+            Action::Failed { .. } => self.failure = Some(self.no_answer(self.params.max_retries)),
+        }
+        Ok(())
+    }
+
+    /// What RDMA CM puts in a REQ: the service id of the server's port, and its address
+    /// header at the start of the private data (the agent's own bytes there are its
+    /// simulator's connection number, which the passive side here does not read).
+    fn dress_req(&self, ep: &Endpoint, r: &mut CmReq) {
+        r.service_id = ip_service_id(PORT_SPACE_TCP, self.port);
+        let header = CmaHeaderRepr {
+            src_port: active_port(r.local_qpn),
+            src_ip: ep.local_ip().octets(),
+            dst_ip: self.peer_ip.map_or([0; 4], |ip| ip.octets()),
+        };
+        r.private_data = [0; rnic_wire::cm::REQ_PRIVATE_DATA_LEN];
+        header.emit(&mut r.private_data);
+    }
+
+    fn no_answer(&self, retries: u8) -> String {
+        let wait_s = 4.096e-6 * f64::from(1u32 << RESPONSE_TIMEOUT);
+        format!(
+            "RDMA CM: no answer from {}'s connection manager (QP1) after {} MADs sent \
+             {wait_s:.2} s apart",
+            self.peer_ip.map_or("the peer".into(), |ip| ip.to_string()),
+            u32::from(retries) + 1
+        )
+    }
+
+    /// A DREQ: answered with a DREP (also when it names no connection of this side, as
+    /// IBA has a CM do, so a peer whose DREP was lost stops asking).
+    fn on_dreq(
+        &mut self,
+        ep: &mut Endpoint,
+        src: [u8; 4],
+        tid: u64,
+        d: &CmDreq,
+    ) -> anyhow::Result<()> {
+        self.close_by_local_id(d.remote_comm_id);
+        let drep = CmRepr {
+            transaction_id: tid,
+            message: CmMessage::Drep(CmDrep {
+                local_comm_id: d.remote_comm_id,
+                remote_comm_id: d.local_comm_id,
+            }),
+        };
+        self.send(ep, src, &drep)
+    }
+
+    /// Marks the connection whose communication id on this side is `local_id` closed.
+    fn close_by_local_id(&mut self, local_id: u32) {
+        let Some(agent) = self.agent.as_ref() else {
+            return;
+        };
+        if let Some(k) = (0..self.conns.len()).find(|&k| agent.comm_ids(k).0 == local_id) {
+            self.conns[k].closed = true;
+            self.conns[k].dreq_due_ps = None;
+        }
+    }
+
+    /// Sends connection `conn`'s DREQ (or again, when its DREP is overdue).
+    fn send_dreq(&mut self, ep: &mut Endpoint, conn: usize) -> anyhow::Result<()> {
+        let (Some(agent), Some(to)) = (self.agent.as_ref(), self.peer_ip) else {
+            self.conns[conn].closed = true;
+            return Ok(());
+        };
+        let (local, remote) = agent.comm_ids(conn);
+        let remote_qpn = self.conns[conn].peer.map_or(0, |p| p.qpn);
+        let dreq = CmRepr {
+            transaction_id: u64::from(u32::from_be_bytes(self.params.ip)) << 32
+                | 0x8000_0000
+                | u64::from(local),
+            message: CmMessage::Dreq(CmDreq {
+                local_comm_id: local,
+                remote_comm_id: remote,
+                remote_qpn,
+            }),
+        };
+        self.send(ep, to.octets(), &dreq)?;
+        let c = &mut self.conns[conn];
+        c.dreqs_sent += 1;
+        c.dreq_due_ps = Some(ep.now_ps() + self.params.timeout_ps());
+        Ok(())
+    }
+
+    fn resend_due_dreqs(&mut self, ep: &mut Endpoint) -> anyhow::Result<()> {
+        let now = ep.now_ps();
+        for k in 0..self.conns.len() {
+            let c = &self.conns[k];
+            if c.closed || c.dreq_due_ps.is_none_or(|at| at > now) {
+                continue;
             }
+            if c.dreqs_sent > u32::from(MAX_RETRIES) {
+                eprintln!(
+                    "rnic live: {} (DREQ of QP {:#x}); leaving the connection",
+                    self.no_answer(MAX_RETRIES),
+                    c.qp.qpn
+                );
+                self.conns[k].closed = true;
+                continue;
+            }
+            self.send_dreq(ep, k)?;
         }
         Ok(())
     }
@@ -209,25 +474,34 @@ impl LiveCm {
         self.mads_sent += 1;
         ep.send_frame(&mut frame)
     }
+
+    /// The path MTU connection `conn` uses, bytes.
+    pub fn mtu_bytes(&self, conn: usize) -> u32 {
+        self.conns[conn].mtu_bytes
+    }
 }
 
-/// Connects the endpoint's QP (in RESET) to the QP of `peer_ip` by RDMA CM: the client
-/// (`active`) sends the REQ with its QPN and starting PSN `my_psn`, the server answers with a
-/// REP, the client with an RTU. Returns the peer's QP (its QPN and starting PSN) once this
+/// The port RDMA CM's header names as the active side's own: an ephemeral port (49152 and
+/// up) that differs between the QPs of one run.
+fn active_port(qpn: u32) -> u16 {
+    0xC000 | (qpn & 0x3FFF) as u16
+}
+
+/// Connects connection `conn` of the endpoint's connection manager (its QP in INIT): the
+/// client (active side) sends the REQ, the server waits for it, and each side's QP goes to
+/// RTR and RTS as the agent says. Returns the peer's QP (its QPN and starting PSN) once this
 /// side's QP is in RTS; the connection manager stays on the endpoint to answer late MADs.
-pub fn connect(
-    ep: &mut Endpoint,
-    t: &QpTuning,
-    my_psn: u32,
-    peer_ip: Ipv4Addr,
-    active: bool,
-) -> anyhow::Result<Dest> {
-    qp_to_init(&mut ep.dev, ep.qpn, t)?;
-    let mut cm = LiveCm::new(ep, t, my_psn, peer_ip, active);
+pub fn connect(ep: &mut Endpoint, conn: usize) -> anyhow::Result<Dest> {
+    let now = ep.now_ps();
+    let Some(cm) = ep.cm.as_mut() else {
+        bail!("RDMA CM: the endpoint has no connection manager");
+    };
+    let active = cm.active;
     if active {
-        cm.agent.connect(ep.now_ps(), cm.conn, &mut cm.out);
+        if let Some(agent) = cm.agent.as_mut() {
+            agent.connect(now, conn, &mut cm.out);
+        }
     }
-    ep.cm = Some(cm);
     let start = Instant::now();
     loop {
         ep.turn(IDLE_TURN)?;
@@ -237,17 +511,50 @@ pub fn connect(
         if let Some(why) = cm.failure.take() {
             bail!(why);
         }
-        if cm.established() {
-            let peer = cm.peer;
+        if cm.established(conn) {
+            let peer = cm.conns[conn].peer;
             return peer.ok_or_else(|| anyhow::anyhow!("RDMA CM: established without RTR"));
         }
         if start.elapsed() > STALL * 3 {
+            let peer = cm.peer_ip.map_or("the peer".into(), |ip| ip.to_string());
             bail!(
-                "RDMA CM: no connection with {peer_ip} within {} s ({})",
+                "RDMA CM: no connection with {peer} within {} s ({})",
                 STALL.as_secs() * 3,
                 if active { "no REP" } else { "no REQ or RTU" }
             );
         }
+    }
+}
+
+/// Tears the endpoint's RDMA CM connections down: the active side sends its DREQs at once,
+/// the passive side waits up to `wait` for the peer's (perftest's client sends them as it
+/// exits) and then sends its own; returns once every connection has had its DREQ answered
+/// (or the DREQ was given up on after its retries).
+pub fn disconnect(ep: &mut Endpoint, wait: std::time::Duration) -> anyhow::Result<()> {
+    let Some(cm) = ep.cm.as_ref() else {
+        return Ok(());
+    };
+    let mut dreqs_due = cm.active;
+    let start = Instant::now();
+    loop {
+        if dreqs_due {
+            if let Some(mut cm) = ep.cm.take() {
+                let open: Vec<usize> = (0..cm.conns.len())
+                    .filter(|&k| !cm.conns[k].closed && cm.conns[k].dreqs_sent == 0)
+                    .collect();
+                let r = open.into_iter().try_for_each(|k| cm.send_dreq(ep, k));
+                ep.cm = Some(cm);
+                r?;
+            }
+        }
+        ep.turn(IDLE_TURN)?;
+        let Some(cm) = ep.cm.as_ref() else {
+            return Ok(());
+        };
+        if cm.conns.iter().all(|c| c.closed) {
+            return Ok(());
+        }
+        dreqs_due = cm.active || start.elapsed() > wait;
     }
 }
 

@@ -22,6 +22,9 @@ use super::oob::Dest;
 const FRAME_BYTES: usize = 9000;
 /// Datagrams handed to the engine per turn before it transmits again.
 const RX_BATCH: usize = 64;
+/// How long the passive side of `-R` waits for the peer's DREQs before it sends its own
+/// (perftest's client sends them as it exits).
+const PEER_DREQ_WAIT: Duration = Duration::from_secs(5);
 /// Receive WQEs the QP can hold: perftest's receive depth of its SEND tests.
 pub const RECV_DEPTH: u32 = 512;
 /// The same over UC and UD (perftest's `UC_MAX_RX`): a SEND that finds no receive is lost
@@ -123,6 +126,8 @@ pub struct Endpoint {
     pub rx_refused: u64,
     /// The connection manager of `-R`, answering the CM MADs that reach QP1.
     pub cm: Option<super::cm::LiveCm>,
+    /// `-R`'s control QP, served every turn.
+    pub control: Option<super::cm_perftest::ControlQp>,
 }
 
 impl Endpoint {
@@ -165,6 +170,7 @@ impl Endpoint {
             pcap,
             rx_refused: 0,
             cm: None,
+            control: None,
         })
     }
 
@@ -222,6 +228,9 @@ impl Endpoint {
             }
         }
         self.serve_cm()?;
+        if let Some(c) = self.control.as_mut() {
+            c.serve(&mut self.dev, &mut self.mem)?;
+        }
         let now = self.now_ps();
         if self.dev.poll_timeout().is_some_and(|t| t <= now) {
             self.dev.handle_timeout(now);
@@ -281,8 +290,24 @@ impl Endpoint {
         self.dev.poll_cq(self.cq)
     }
 
-    /// Flushes the capture.
+    /// Ends the run: the RDMA CM connections are torn down (DREQ and DREP, after the
+    /// control QP's last message is through), then the capture is flushed.
     pub fn finish(&mut self) -> anyhow::Result<()> {
+        if self.cm.is_some() {
+            let start = Instant::now();
+            while !self.control.as_ref().is_none_or(|c| c.idle()) {
+                if start.elapsed() > super::session::STALL {
+                    anyhow::bail!(
+                        "the control QP's last message was not through within {} s",
+                        super::session::STALL.as_secs()
+                    );
+                }
+                self.turn(super::session::IDLE_TURN)?;
+            }
+            // The ACKs of what arrived last go out before the DREQs.
+            super::session::linger(self)?;
+            super::cm::disconnect(self, PEER_DREQ_WAIT)?;
+        }
         if let Some(p) = self.pcap.take() {
             let mut w = p.into_inner();
             std::io::Write::flush(&mut w)?;

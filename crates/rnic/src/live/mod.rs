@@ -6,6 +6,7 @@
 mod atomic_bw;
 mod bw;
 mod cm;
+mod cm_perftest;
 mod endpoint;
 #[cfg(test)]
 mod fuzz;

@@ -1,6 +1,8 @@
 //! perftest's out-of-band exchange over TCP (its "Ethernet" data-exchange method, no RDMA
 //! CM), byte for byte as perftest 4.5-0.17 (version string 6.06) writes it, so that
-//! `ib_write_bw` and friends can be the other end.
+//! `ib_write_bw` and friends can be the other end. With `-R` the same sequence travels as
+//! SENDs on a control QP ([`super::cm_perftest`]): each message one SEND, the QP keys as
+//! perftest's binary record instead of text, and no closing `done`.
 //!
 //! Every exchange is symmetric: the client writes its message first and then reads the
 //! server's, the server reads first. The sequence: version strings (16 bytes); page size and
@@ -10,11 +12,15 @@
 //! program calls `ctx_hand_shake`; bandwidth tests end with five big-endian 8-byte report
 //! fields and the 5 bytes `done\0`.
 
+use std::cell::RefCell;
 use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener, TcpStream, ToSocketAddrs};
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
+
+use super::cm_perftest::{decode_dest, encode_dest, ControlQueues};
 
 /// perftest's version string as rnic sends it: "6.06" (what perftest 4.5-0.17 sends), then,
 /// after the terminating NUL that perftest's string functions stop at, a mark that tells
@@ -118,9 +124,15 @@ pub struct Preamble {
     pub mtu_bytes: u32,
 }
 
-/// The TCP connection of the exchange.
+/// The exchange's path: perftest's TCP connection, or (`-R`) the control QP's queues.
+enum Channel {
+    Tcp(TcpStream),
+    Control(Rc<RefCell<ControlQueues>>),
+}
+
+/// The connection of the exchange.
 pub struct Oob {
-    stream: TcpStream,
+    channel: Channel,
     is_client: bool,
 }
 
@@ -169,9 +181,49 @@ impl Oob {
         };
         stream.set_nodelay(true)?;
         Ok(Oob {
-            stream,
+            channel: Channel::Tcp(stream),
             is_client: true,
         })
+    }
+
+    /// The exchange over `-R`'s control QP, whose queues the endpoint serves.
+    pub fn over_control(queues: Rc<RefCell<ControlQueues>>, is_client: bool) -> Oob {
+        Oob {
+            channel: Channel::Control(queues),
+            is_client,
+        }
+    }
+
+    /// The TCP stream (`what` needs it: the control QP has none).
+    fn stream(&mut self, what: &str) -> anyhow::Result<&mut TcpStream> {
+        match &mut self.channel {
+            Channel::Tcp(s) => Ok(s),
+            Channel::Control(_) => bail!("{what} needs perftest's TCP exchange, not -R"),
+        }
+    }
+
+    /// Sends one message.
+    fn write_msg(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
+        match &mut self.channel {
+            Channel::Tcp(s) => s.write_all(bytes)?,
+            Channel::Control(q) => q.borrow_mut().outbox.push_back(bytes.to_vec()),
+        }
+        Ok(())
+    }
+
+    /// This side's QP keys as the path carries them (text over TCP, binary over `-R`).
+    fn encode_keys(&self, d: &Dest) -> Vec<u8> {
+        match self.channel {
+            Channel::Tcp(_) => d.encode().to_vec(),
+            Channel::Control(_) => encode_dest(d).to_vec(),
+        }
+    }
+
+    fn decode_keys(&self, b: &[u8]) -> anyhow::Result<Dest> {
+        match self.channel {
+            Channel::Tcp(_) => Dest::decode(b),
+            Channel::Control(_) => decode_dest(b),
+        }
     }
 
     /// Listens on `bind:port` (all addresses without `bind`) and takes one client.
@@ -182,14 +234,14 @@ impl Oob {
         let (stream, _) = listener.accept()?;
         stream.set_nodelay(true)?;
         Ok(Oob {
-            stream,
+            channel: Channel::Tcp(stream),
             is_client: false,
         })
     }
 
     /// The local IPv4 address of the connection: the address the route to the peer uses.
-    pub fn local_ip(&self) -> anyhow::Result<Ipv4Addr> {
-        match self.stream.local_addr()? {
+    pub fn local_ip(&mut self) -> anyhow::Result<Ipv4Addr> {
+        match self.stream("the local address")?.local_addr()? {
             SocketAddr::V4(a) => Ok(*a.ip()),
             SocketAddr::V6(a) => bail!(
                 "the exchange connection is IPv6 ({a}): rnic live speaks RoCEv2 over IPv4 only"
@@ -216,11 +268,11 @@ impl Oob {
         timeout: Option<Duration>,
     ) -> anyhow::Result<Vec<u8>> {
         if self.is_client {
-            self.stream.write_all(mine)?;
+            self.write_msg(mine)?;
             self.read_exact(mine.len(), pump, timeout)
         } else {
             let theirs = self.read_exact(mine.len(), pump, timeout)?;
-            self.stream.write_all(mine)?;
+            self.write_msg(mine)?;
             Ok(theirs)
         }
     }
@@ -231,43 +283,23 @@ impl Oob {
         pump: &mut dyn FnMut() -> anyhow::Result<()>,
         timeout: Option<Duration>,
     ) -> anyhow::Result<Vec<u8>> {
-        let mut got = vec![0u8; n];
-        let mut have = 0;
-        let start = Instant::now();
-        self.stream.set_nonblocking(true)?;
-        let r = loop {
-            if have == n {
-                break Ok(got);
-            }
-            match self.stream.read(&mut got[have..]) {
-                Ok(0) => break Err(anyhow::anyhow!("the peer closed the exchange connection")),
-                Ok(k) => have += k,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    if let Some(t) = timeout.filter(|t| start.elapsed() > *t) {
-                        break Err(anyhow::anyhow!(
-                            "the peer did not answer the exchange within {} s",
-                            t.as_secs()
-                        ));
-                    }
-                    if let Err(e) = pump() {
-                        break Err(e);
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => break Err(e.into()),
-            }
-        };
-        self.stream.set_nonblocking(false)?;
-        r
+        match &mut self.channel {
+            Channel::Tcp(stream) => read_stream(stream, n, pump, timeout),
+            Channel::Control(q) => read_control(q, n, pump, timeout),
+        }
     }
 
     /// Whether the peer has written something this side has not read yet (or closed the
     /// connection): its next exchange message, sent once it is done with the test.
     pub fn peer_has_written(&self) -> anyhow::Result<bool> {
+        let stream = match &self.channel {
+            Channel::Tcp(s) => s,
+            Channel::Control(q) => return Ok(!q.borrow().inbox.is_empty()),
+        };
         let mut byte = [0u8; 1];
-        self.stream.set_nonblocking(true)?;
-        let r = self.stream.peek(&mut byte);
-        self.stream.set_nonblocking(false)?;
+        stream.set_nonblocking(true)?;
+        let r = stream.peek(&mut byte);
+        stream.set_nonblocking(false)?;
         match r {
             Ok(_) => Ok(true),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
@@ -277,19 +309,24 @@ impl Oob {
 
     /// Writes `bytes` as they are (ibv_rc_pingpong's closing `done`).
     pub fn write_raw(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
-        self.stream.write_all(bytes)?;
+        self.stream("ibv_rc_pingpong's exchange")?
+            .write_all(bytes)?;
         Ok(())
     }
 
     /// Reads exactly `n` bytes, waiting up to the exchange timeout.
     pub fn read_raw(&mut self, n: usize) -> anyhow::Result<Vec<u8>> {
-        self.read_exact(n, &mut idle_wait, Some(EXCHANGE_TIMEOUT))
+        let stream = self.stream("ibv_rc_pingpong's exchange")?;
+        read_stream(stream, n, &mut idle_wait, Some(EXCHANGE_TIMEOUT))
     }
 
     /// Versions, page size and cache line, path MTU (`mtu_bytes` is this side's).
-    pub fn preamble(&mut self, mtu_bytes: u32) -> anyhow::Result<Preamble> {
-        let mut idle = idle_wait;
-        let theirs = self.exchange(VERSION, &mut idle)?;
+    pub fn preamble(
+        &mut self,
+        mtu_bytes: u32,
+        idle: &mut dyn FnMut() -> anyhow::Result<()>,
+    ) -> anyhow::Result<Preamble> {
+        let theirs = self.exchange(VERSION, idle)?;
         let peer_is_rnic = theirs.windows(RNIC_MARK.len()).any(|w| w == RNIC_MARK);
         let version_end = theirs.iter().position(|&b| b == 0).unwrap_or(theirs.len());
         let version: f64 = std::str::from_utf8(&theirs[..version_end])
@@ -302,10 +339,10 @@ impl Oob {
                 String::from_utf8_lossy(&theirs[..version_end])
             );
         }
-        self.exchange(&CYCLE_BUFFER_BYTES.to_be_bytes(), &mut idle)?;
-        self.exchange(&64u32.to_be_bytes(), &mut idle)?; // cache line
+        self.exchange(&CYCLE_BUFFER_BYTES.to_be_bytes(), idle)?;
+        self.exchange(&64u32.to_be_bytes(), idle)?; // cache line
         let mine = [b'0' + mtu_code(mtu_bytes), 0];
-        let theirs = self.exchange(&mine, &mut idle)?;
+        let theirs = self.exchange(&mine, idle)?;
         let peer_code = (theirs[0] as char).to_digit(10).unwrap_or(0) as u8;
         let mtu_bytes = if (1..=5).contains(&peer_code) {
             mtu_bytes.min(128 << peer_code)
@@ -324,8 +361,8 @@ impl Oob {
         mine: &Dest,
         pump: &mut dyn FnMut() -> anyhow::Result<()>,
     ) -> anyhow::Result<Dest> {
-        let theirs = self.exchange(&mine.encode(), pump)?;
-        Dest::decode(&theirs)
+        let theirs = self.exchange(&self.encode_keys(mine), pump)?;
+        self.decode_keys(&theirs)
     }
 
     /// [`Oob::keys`] without a time limit: the server waits in it while the client runs.
@@ -334,15 +371,18 @@ impl Oob {
         mine: &Dest,
         pump: &mut dyn FnMut() -> anyhow::Result<()>,
     ) -> anyhow::Result<Dest> {
-        let theirs = self.exchange_within(&mine.encode(), pump, None)?;
-        Dest::decode(&theirs)
+        let theirs = self.exchange_within(&self.encode_keys(mine), pump, None)?;
+        self.decode_keys(&theirs)
     }
 
     /// `xchg_bw_reports`: size, iterations, peak and average MB/s, Mpps; returns the peer's.
-    pub fn bw_reports(&mut self, mine: &BwReport) -> anyhow::Result<BwReport> {
-        let mut idle = idle_wait;
+    pub fn bw_reports(
+        &mut self,
+        mine: &BwReport,
+        idle: &mut dyn FnMut() -> anyhow::Result<()>,
+    ) -> anyhow::Result<BwReport> {
         let mut field = |v: [u8; 8]| -> anyhow::Result<[u8; 8]> {
-            let t = self.exchange(&v, &mut idle)?;
+            let t = self.exchange(&v, idle)?;
             Ok(t.try_into().expect("8 bytes were read"))
         };
         Ok(BwReport {
@@ -385,8 +425,8 @@ impl Oob {
         verdict: Option<Verdict>,
         timeout: Option<Duration>,
     ) -> anyhow::Result<Option<Verdict>> {
-        let theirs = self.exchange_within(&mine.encode(), pump, timeout)?;
-        Dest::decode(&theirs)?;
+        let theirs = self.exchange_within(&self.encode_keys(mine), pump, timeout)?;
+        self.decode_keys(&theirs)?;
         let theirs = match verdict {
             Some(v) => {
                 let t = self.exchange(&v.encode(), pump)?;
@@ -394,8 +434,83 @@ impl Oob {
             }
             None => None,
         };
-        self.stream.write_all(b"done\0")?;
+        if let Channel::Tcp(stream) = &mut self.channel {
+            stream.write_all(b"done\0")?;
+        }
         Ok(theirs)
+    }
+}
+
+/// Reads exactly `n` bytes from `stream`, calling `pump` while none are there.
+fn read_stream(
+    stream: &mut TcpStream,
+    n: usize,
+    pump: &mut dyn FnMut() -> anyhow::Result<()>,
+    timeout: Option<Duration>,
+) -> anyhow::Result<Vec<u8>> {
+    let mut got = vec![0u8; n];
+    let mut have = 0;
+    let start = Instant::now();
+    stream.set_nonblocking(true)?;
+    let r = loop {
+        if have == n {
+            break Ok(got);
+        }
+        match stream.read(&mut got[have..]) {
+            Ok(0) => break Err(anyhow::anyhow!("the peer closed the exchange connection")),
+            Ok(k) => have += k,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                if let Some(t) = timeout.filter(|t| start.elapsed() > *t) {
+                    break Err(anyhow::anyhow!(
+                        "the peer did not answer the exchange within {} s",
+                        t.as_secs()
+                    ));
+                }
+                if let Err(e) = pump() {
+                    break Err(e);
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => break Err(e.into()),
+        }
+    };
+    stream.set_nonblocking(false)?;
+    r
+}
+
+/// Takes the next message of `-R`'s control QP, which must be `n` bytes (perftest sends
+/// each item of the exchange as one SEND), calling `pump` (which turns the endpoint that
+/// serves the QP) until it is there.
+fn read_control(
+    queues: &Rc<RefCell<ControlQueues>>,
+    n: usize,
+    pump: &mut dyn FnMut() -> anyhow::Result<()>,
+    timeout: Option<Duration>,
+) -> anyhow::Result<Vec<u8>> {
+    let start = Instant::now();
+    loop {
+        {
+            let mut q = queues.borrow_mut();
+            if let Some(why) = q.failure.take() {
+                bail!("{why}");
+            }
+            if let Some(msg) = q.inbox.pop_front() {
+                if msg.len() != n {
+                    bail!(
+                        "the peer's message on the control QP has {} bytes, want {n} (the                          exchanges are out of step)",
+                        msg.len()
+                    );
+                }
+                return Ok(msg);
+            }
+        }
+        if let Some(t) = timeout.filter(|t| start.elapsed() > *t) {
+            bail!(
+                "the peer did not answer the exchange on the control QP within {} s",
+                t.as_secs()
+            );
+        }
+        pump()?;
     }
 }
 

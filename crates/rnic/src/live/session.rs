@@ -53,44 +53,22 @@ impl Session {
         layout: &Layout,
         extra_first_handshake: bool,
     ) -> anyhow::Result<Session> {
+        if o.rdma_cm {
+            return super::cm_perftest::open_session(o, layout, extra_first_handshake);
+        }
         let (mut oob, local_ip) = open_exchange(o)?;
-        let pre = oob.preamble(o.mtu_bytes)?;
+        let pre = oob.preamble(o.mtu_bytes, &mut idle_wait)?;
         o.check_read_fits(pre.mtu_bytes)?;
-        let tuning = QpTuning {
-            service: o.service,
-            mtu_bytes: pre.mtu_bytes,
-            timeout: o.qp_timeout,
-            retry_cnt: 7,
-            rnr_retry: 7,
-            window_psns: o.window_psns,
-            sq_depth: o.tx_depth.max(16),
-        };
-        let mut ep = Endpoint::open(local_ip, &tuning, o.pcap.as_deref())?;
+        let t = tuning(o, pre.mtu_bytes);
+        let mut ep = Endpoint::open(local_ip, &t, o.pcap.as_deref())?;
         let keys = ep.reg_mr(layout.mr_addr, layout.mr_len)?;
-        let me = Dest {
-            lid: 0,
-            out_reads: 16,
-            qpn: ep.qpn,
-            psn: random_psn(),
-            rkey: keys.rkey,
-            vaddr: layout.advertised,
-            gid: gid_of(local_ip),
-            srqn: 0,
-        };
+        let me = my_dest(&ep, keys.rkey, layout, local_ip);
         let pump = |ep: &mut Endpoint| ep.turn(IDLE_TURN);
         if extra_first_handshake {
             oob.keys(&me, &mut || pump(&mut ep))?;
         }
-        let mut peer = oob.keys(&me, &mut || pump(&mut ep))?;
-        if o.rdma_cm {
-            // The QPN and PSN the MADs carried connect the QP; the keys give the rest.
-            let by_cm =
-                super::cm::connect(&mut ep, &tuning, me.psn, peer.ipv4()?, o.host.is_some())?;
-            check_cm_matches_keys(&peer, &by_cm)?;
-            peer.psn = by_cm.psn;
-        } else {
-            ep.connect(me.psn, &peer, &tuning)?;
-        }
+        let peer = oob.keys(&me, &mut || pump(&mut ep))?;
+        ep.connect(me.psn, &peer, &t)?;
         oob.keys(&me, &mut || pump(&mut ep))?;
         // "An additional handshake is required after moving qp to RTR."
         oob.keys(&me, &mut || pump(&mut ep))?;
@@ -166,9 +144,43 @@ impl Session {
     }
 }
 
+/// QP attributes of a run at path MTU `mtu_bytes`, perftest's defaults where it has them.
+pub fn tuning(o: &LiveOptions, mtu_bytes: u32) -> QpTuning {
+    QpTuning {
+        service: o.service,
+        mtu_bytes,
+        timeout: o.qp_timeout,
+        retry_cnt: 7,
+        rnr_retry: 7,
+        window_psns: o.window_psns,
+        sq_depth: o.tx_depth.max(16),
+    }
+}
+
+/// This side's QP keys: the endpoint's QP, a fresh starting PSN, the region's rkey and the
+/// address the peer is told to use.
+pub fn my_dest(ep: &Endpoint, rkey: u32, layout: &Layout, local_ip: Ipv4Addr) -> Dest {
+    Dest {
+        lid: 0,
+        out_reads: 16,
+        qpn: ep.qpn,
+        psn: random_psn(),
+        rkey,
+        vaddr: layout.advertised,
+        gid: gid_of(local_ip),
+        srqn: 0,
+    }
+}
+
+/// What an exchange with no engine to turn does while it waits: sleep a little.
+fn idle_wait() -> anyhow::Result<()> {
+    std::thread::sleep(Duration::from_micros(200));
+    Ok(())
+}
+
 /// The QP the CM MADs connected is the one the exchange named: a peer whose REQ or REP
 /// carries another QPN is refused.
-fn check_cm_matches_keys(keys: &Dest, by_cm: &Dest) -> anyhow::Result<()> {
+pub fn check_cm_matches_keys(keys: &Dest, by_cm: &Dest) -> anyhow::Result<()> {
     if keys.qpn != by_cm.qpn {
         anyhow::bail!(
             "RDMA CM: the peer's CM MAD names QP {:#x}, its exchange QP {:#x}",
@@ -182,7 +194,7 @@ fn check_cm_matches_keys(keys: &Dest, by_cm: &Dest) -> anyhow::Result<()> {
 /// The exchange's TCP connection (the client connects, the server accepts one client), and
 /// the local address: `--bind`'s, else the one the connection uses.
 pub fn open_exchange(o: &LiveOptions) -> anyhow::Result<(Oob, Ipv4Addr)> {
-    let oob = match &o.host {
+    let mut oob = match &o.host {
         Some(h) => Oob::connect(h, o.port, o.bind, Duration::from_secs(5))?,
         None => Oob::accept(o.bind, o.port)?,
     };

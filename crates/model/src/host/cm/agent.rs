@@ -20,7 +20,7 @@
 use std::collections::HashMap;
 
 use rnic_sim::TimePs;
-use rnic_wire::cm::{ipv4_gid, CmMessage, CmRep, CmRepr, CmReq, CmRtu, REQ_PRIVATE_DATA_USED};
+use rnic_wire::cm::{ipv4_gid, CmMessage, CmRep, CmRepr, CmReq, CmRtu, REQ_PRIVATE_DATA_LEN};
 
 use super::settled::Settled;
 
@@ -184,6 +184,12 @@ impl Agent {
         &self.conns[conn].spec
     }
 
+    /// Connection `conn`'s communication ids: this side's and the peer's (0 until the peer's
+    /// REQ or REP told it; during setup, before [`Agent::settle`]).
+    pub fn comm_ids(&self, conn: usize) -> (u32, u32) {
+        (comm_id(conn), self.conns[conn].remote_comm_id)
+    }
+
     /// Connection `conn`'s state.
     pub fn state(&self, conn: usize) -> State {
         match self.settled {
@@ -214,7 +220,7 @@ impl Agent {
 
     fn req(&self, conn: usize) -> CmRepr {
         let (c, p) = (&self.conns[conn], &self.params);
-        let mut private_data = [0u8; REQ_PRIVATE_DATA_USED];
+        let mut private_data = [0u8; REQ_PRIVATE_DATA_LEN];
         private_data[..4].copy_from_slice(&c.spec.index.to_be_bytes());
         CmRepr {
             transaction_id: c.tid,
@@ -309,6 +315,8 @@ impl Agent {
             CmMessage::Req(r) => self.on_req(now, src, m.transaction_id, &r, out),
             CmMessage::Rep(r) => self.on_rep(now, &r, out),
             CmMessage::Rtu(r) => self.on_rtu(now, &r, out),
+            // The simulator's hosts never disconnect: a DREQ or DREP is a stray.
+            CmMessage::Dreq(_) | CmMessage::Drep(_) => self.ignored += 1,
         }
     }
 

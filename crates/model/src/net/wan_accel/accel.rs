@@ -329,6 +329,8 @@ impl Accel {
             CmMessage::Rtu(_) => {
                 self.reqs.remove(&m.transaction_id);
             }
+            // A teardown teaches the accelerator nothing: it passes.
+            CmMessage::Dreq(_) | CmMessage::Drep(_) => {}
         }
         pass
     }

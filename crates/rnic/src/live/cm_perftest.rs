@@ -1,0 +1,335 @@
+//! perftest's `-R` (perftest 4.5, version string 6.06) as it really goes on the wire: there
+//! is no TCP connection. RDMA CM first connects a second RC QP, the control QP, on the same
+//! port as the test's; perftest's whole exchange (version strings, page size and cache line,
+//! path MTU, the QP keys as a binary `struct pingpong_dest`, the bandwidth reports) travels
+//! over it as SENDs, one message per SEND, each side posting one receive at a time. Between
+//! two key exchanges RDMA CM connects the test's QP; at the end both connections are torn
+//! down with DREQ and DREP ([`super::cm::disconnect`], from [`Endpoint::finish`]).
+//!
+//! The control QP lives on the endpoint beside the test's QP: [`ControlQp::serve`], called
+//! every turn, posts the messages the exchange queued, takes the SENDs that arrived off its
+//! completion queue and posts their receives again. The exchange ([`super::oob::Oob`]) sees
+//! only the two queues ([`ControlQueues`]), so it runs the same sequence over either path.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::net::{Ipv4Addr, SocketAddr, ToSocketAddrs, UdpSocket};
+use std::rc::Rc;
+
+use anyhow::{bail, Context};
+use rnic_transport::{
+    CqId, Device, Memory, QpInit, RecvWr, SendWr, ServiceType, Sge, WcOpcode, WcStatus,
+};
+
+use super::cm::{self, CmQp, LiveCm};
+use super::endpoint::{Endpoint, QpTuning};
+use super::oob::{Dest, Oob};
+use super::session::{check_cm_matches_keys, my_dest, tuning, Layout, Session, IDLE_TURN};
+use super::LiveOptions;
+
+/// The RDMA CM connections of a run: the control QP's first, then the test's.
+pub const CONTROL_CONN: usize = 0;
+pub const TEST_CONN: usize = 1;
+/// Where the control QP's buffers lie in the endpoint's memory, far from any test's.
+const CONTROL_ADDR: u64 = 0x7000_0000_0000;
+/// Bytes of each control buffer: perftest's messages are at most one `pingpong_dest`.
+const CONTROL_BUF_BYTES: u32 = 256;
+/// Receives the control QP keeps posted (perftest posts one; more cost nothing).
+const CONTROL_RECVS: u64 = 4;
+/// The receive buffers come first, then one send buffer.
+const CONTROL_SEND_ADDR: u64 = CONTROL_ADDR + CONTROL_RECVS * CONTROL_BUF_BYTES as u64;
+/// `wr_id` of the control QP's SENDs (receives use their slot number).
+const SEND_WR_ID: u64 = 1 << 32;
+/// Bytes of perftest's `struct pingpong_dest` as its `-R` exchange sends it.
+pub const DEST_RECORD_BYTES: usize = 56;
+
+/// What the exchange and the control QP pass each other.
+#[derive(Debug, Default)]
+pub struct ControlQueues {
+    /// Messages the exchange wrote, not yet posted.
+    pub outbox: VecDeque<Vec<u8>>,
+    /// Messages that arrived, in order.
+    pub inbox: VecDeque<Vec<u8>>,
+    /// Why the control QP stopped, when it did (a SEND or receive completed in error).
+    pub failure: Option<String>,
+}
+
+/// The control QP of `-R`.
+pub struct ControlQp {
+    qpn: u32,
+    cq: CqId,
+    lkey: u32,
+    /// A SEND is posted and not yet completed (perftest waits for each one the same way).
+    sending: bool,
+    queues: Rc<RefCell<ControlQueues>>,
+}
+
+impl ControlQp {
+    /// An RC QP with its own completion queue and buffers, in RESET.
+    fn open(ep: &mut Endpoint) -> anyhow::Result<ControlQp> {
+        let cq = ep.dev.create_cq(64)?;
+        let init = QpInit {
+            pd: ep.pd,
+            send_cq: cq,
+            recv_cq: cq,
+            max_send_wr: 16,
+            max_recv_wr: 16,
+        };
+        let reliability = rnic_transport::DeviceConfig::default().reliability;
+        let qpn = ep
+            .dev
+            .create_qp_service(init, reliability, ServiceType::Rc)?;
+        let bytes = (CONTROL_RECVS + 1) * u64::from(CONTROL_BUF_BYTES);
+        let keys = ep.reg_mr(CONTROL_ADDR, bytes)?;
+        Ok(ControlQp {
+            qpn,
+            cq,
+            lkey: keys.lkey,
+            sending: false,
+            queues: Rc::default(),
+        })
+    }
+
+    fn post_recv(&self, dev: &mut Device, slot: u64) -> anyhow::Result<()> {
+        let sge = Sge {
+            addr: CONTROL_ADDR + slot * u64::from(CONTROL_BUF_BYTES),
+            len: CONTROL_BUF_BYTES,
+            lkey: self.lkey,
+        };
+        dev.post_recv(self.qpn, RecvWr::new(slot, vec![sge]))?;
+        Ok(())
+    }
+
+    /// Posts the next queued message, takes completed SENDs and arrived messages.
+    pub fn serve(&mut self, dev: &mut Device, mem: &mut impl Memory) -> anyhow::Result<()> {
+        while let Some(c) = dev.poll_cq(self.cq) {
+            if c.status != WcStatus::Success {
+                let why = format!(
+                    "the control QP's {:?} completed with {:?} (the peer left, or its QP failed)",
+                    c.opcode, c.status
+                );
+                self.queues.borrow_mut().failure = Some(why);
+                continue;
+            }
+            match c.opcode {
+                WcOpcode::Send => self.sending = false,
+                _ => {
+                    let addr = CONTROL_ADDR + c.wr_id * u64::from(CONTROL_BUF_BYTES);
+                    let mut msg = vec![0u8; c.byte_len as usize];
+                    mem.read(addr, &mut msg);
+                    self.queues.borrow_mut().inbox.push_back(msg);
+                    self.post_recv(dev, c.wr_id)?;
+                }
+            }
+        }
+        if self.sending {
+            return Ok(());
+        }
+        let Some(msg) = self.queues.borrow_mut().outbox.pop_front() else {
+            return Ok(());
+        };
+        mem.write(CONTROL_SEND_ADDR, &msg);
+        let sge = Sge {
+            addr: CONTROL_SEND_ADDR,
+            len: msg.len() as u32,
+            lkey: self.lkey,
+        };
+        dev.post_send(self.qpn, SendWr::send(SEND_WR_ID, sge))?;
+        self.sending = true;
+        Ok(())
+    }
+
+    /// Nothing is queued or on its way.
+    pub fn idle(&self) -> bool {
+        !self.sending && self.queues.borrow().outbox.is_empty()
+    }
+}
+
+/// perftest's `struct pingpong_dest` as `-R` sends it: lid, out_reads, qpn, psn and rkey as
+/// big-endian 32-bit words, 4 bytes of padding, the address as a big-endian 64-bit word, the
+/// GID, srqn and gid_index (56 bytes).
+pub fn encode_dest(d: &Dest) -> [u8; DEST_RECORD_BYTES] {
+    let mut b = [0u8; DEST_RECORD_BYTES];
+    let words = [u32::from(d.lid), d.out_reads, d.qpn, d.psn, d.rkey];
+    for (k, w) in words.iter().enumerate() {
+        b[4 * k..4 * k + 4].copy_from_slice(&w.to_be_bytes());
+    }
+    b[24..32].copy_from_slice(&d.vaddr.to_be_bytes());
+    b[32..48].copy_from_slice(&d.gid);
+    b[48..52].copy_from_slice(&d.srqn.to_be_bytes());
+    b
+}
+
+/// Parses the peer's `pingpong_dest` record; the QPN and PSN must fit their 24 bits.
+pub fn decode_dest(b: &[u8]) -> anyhow::Result<Dest> {
+    if b.len() != DEST_RECORD_BYTES {
+        bail!(
+            "the peer's QP keys over the control QP have {} bytes, want {DEST_RECORD_BYTES}",
+            b.len()
+        );
+    }
+    let word = |k: usize| u32::from_be_bytes(b[4 * k..4 * k + 4].try_into().expect("4 bytes"));
+    let (lid, qpn, psn) = (word(0), word(2), word(3));
+    for (what, v, max) in [
+        ("LID", lid, 0xFFFF),
+        ("QPN", qpn, 0xFF_FFFF),
+        ("PSN", psn, 0xFF_FFFF),
+    ] {
+        if v > max {
+            bail!("the peer's {what} {v:#x} is out of range (max {max:#x})");
+        }
+    }
+    let mut gid = [0u8; 16];
+    gid.copy_from_slice(&b[32..48]);
+    Ok(Dest {
+        lid: lid as u16,
+        out_reads: word(1),
+        qpn,
+        psn,
+        rkey: word(4),
+        vaddr: u64::from_be_bytes(b[24..32].try_into().expect("8 bytes")),
+        gid,
+        srqn: word(12),
+    })
+}
+
+/// The server's IPv4 address (client side).
+fn resolve(host: &str, port: u16) -> anyhow::Result<Ipv4Addr> {
+    let addrs: Vec<SocketAddr> = (host, port)
+        .to_socket_addrs()
+        .with_context(|| format!("cannot resolve {host}"))?
+        .collect();
+    match addrs.iter().find_map(|a| match a {
+        SocketAddr::V4(v4) => Some(*v4.ip()),
+        SocketAddr::V6(_) => None,
+    }) {
+        Some(ip) => Ok(ip),
+        None => bail!("{host} has no IPv4 address: rnic live speaks RoCEv2 over IPv4 only"),
+    }
+}
+
+/// The local address toward `peer`: `--bind`'s, else the one the route to it uses (asked of
+/// the kernel by connecting a UDP socket, which sends nothing).
+fn local_ip_toward(o: &LiveOptions, peer: Option<Ipv4Addr>) -> anyhow::Result<Ipv4Addr> {
+    if let Some(ip) = o.bind {
+        return Ok(ip);
+    }
+    let Some(peer) = peer else {
+        bail!("-R --server needs --bind IPV4: no TCP connection tells rnic its own address");
+    };
+    let probe = UdpSocket::bind("0.0.0.0:0")?;
+    probe.connect((peer, rnic_wire::ROCE_PORT))?;
+    match probe.local_addr()? {
+        SocketAddr::V4(a) => Ok(*a.ip()),
+        SocketAddr::V6(a) => bail!("the route to {peer} leaves from {a}, not IPv4"),
+    }
+}
+
+/// perftest's `-R` setup up to the last handshake before the measurement: RDMA CM connects
+/// the control QP, the exchange runs over it, RDMA CM connects the test's QP between two key
+/// exchanges, and the keys go three more times as without `-R` (four with
+/// `extra_first_handshake`).
+pub fn open_session(
+    o: &LiveOptions,
+    layout: &Layout,
+    extra_first_handshake: bool,
+) -> anyhow::Result<Session> {
+    let active = o.host.is_some();
+    let peer_ip = match &o.host {
+        Some(h) => Some(resolve(h, o.port)?),
+        None => None,
+    };
+    let local_ip = local_ip_toward(o, peer_ip)?;
+    let test_tuning = tuning(o, o.mtu_bytes);
+    let mut ep = Endpoint::open(local_ip, &test_tuning, o.pcap.as_deref())?;
+    let keys = ep.reg_mr(layout.mr_addr, layout.mr_len)?;
+    let me = my_dest(&ep, keys.rkey, layout, local_ip);
+    let control = ControlQp::open(&mut ep)?;
+    let qps = [
+        CmQp {
+            qpn: control.qpn,
+            my_psn: super::session::random_psn(),
+            tuning: QpTuning {
+                service: ServiceType::Rc,
+                ..test_tuning
+            },
+        },
+        CmQp {
+            qpn: ep.qpn,
+            my_psn: me.psn,
+            tuning: test_tuning,
+        },
+    ];
+    ep.cm = Some(LiveCm::new(&mut ep, &qps, o.port, peer_ip, active)?);
+    for slot in 0..CONTROL_RECVS {
+        control.post_recv(&mut ep.dev, slot)?;
+    }
+    let queues = Rc::clone(&control.queues);
+    ep.control = Some(control);
+    cm::connect(&mut ep, CONTROL_CONN)?;
+    let mut oob = Oob::over_control(queues, active);
+    let pump = |ep: &mut Endpoint| ep.turn(IDLE_TURN);
+    let mut pre = oob.preamble(o.mtu_bytes, &mut || pump(&mut ep))?;
+    // perftest's create_rdma_cm_connection: a handshake, the test's QP, a handshake.
+    oob.keys(&me, &mut || pump(&mut ep))?;
+    let by_cm = cm::connect(&mut ep, TEST_CONN)?;
+    oob.keys(&me, &mut || pump(&mut ep))?;
+    if extra_first_handshake {
+        oob.keys(&me, &mut || pump(&mut ep))?;
+    }
+    let mut peer = oob.keys(&me, &mut || pump(&mut ep))?;
+    check_cm_matches_keys(&peer, &by_cm)?;
+    peer.psn = by_cm.psn;
+    oob.keys(&me, &mut || pump(&mut ep))?;
+    // "An additional handshake is required after moving qp to RTR."
+    oob.keys(&me, &mut || pump(&mut ep))?;
+    // RDMA CM gave the test's QP its path MTU (the REQ's): that is the run's.
+    pre.mtu_bytes = ep
+        .cm
+        .as_ref()
+        .map_or(pre.mtu_bytes, |c| c.mtu_bytes(TEST_CONN));
+    o.check_read_fits(pre.mtu_bytes)?;
+    Ok(Session {
+        ep,
+        oob,
+        pre,
+        me,
+        peer,
+        is_client: active,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::live::oob::gid_of;
+
+    #[test]
+    fn dest_record_has_perftests_layout_and_round_trips() {
+        let d = Dest {
+            lid: 0,
+            out_reads: 16,
+            qpn: 0x11,
+            psn: 0xABCDEF,
+            rkey: 0x1234,
+            vaddr: 0x7f00_0000_1000,
+            gid: gid_of(Ipv4Addr::new(10, 47, 0, 1)),
+            srqn: 0,
+        };
+        let b = encode_dest(&d);
+        assert_eq!(&b[8..16], &[0, 0, 0, 0x11, 0, 0xAB, 0xCD, 0xEF]);
+        assert_eq!(&b[24..32], &[0, 0, 0x7f, 0, 0, 0, 0x10, 0]);
+        assert_eq!(&b[44..48], &[10, 47, 0, 1]);
+        assert_eq!(decode_dest(&b).unwrap(), d);
+    }
+
+    #[test]
+    fn bad_dest_records_are_errors_naming_the_field() {
+        let mut b = encode_dest(&Dest::default());
+        b[8] = 1;
+        let e = decode_dest(&b).unwrap_err().to_string();
+        assert!(e.contains("QPN"), "{e}");
+        let e = decode_dest(&b[..40]).unwrap_err().to_string();
+        assert!(e.contains("40 bytes, want 56"), "{e}");
+    }
+}
