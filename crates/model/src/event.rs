@@ -22,7 +22,7 @@ pub enum Ev {
     /// The measurement window opens (duration mode): read the counters it reports.
     WindowOpen,
     /// A flow that shares its window with the run's other flows is ready to open it
-    /// (`Perftest::joint_window`): the window opens once every such flow is.
+    /// (`Window::joint` of `host/perftest/window.rs`): the window opens once every such flow is.
     WindowReady,
     /// End of the measurement window (duration mode).
     End,

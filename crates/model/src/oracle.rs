@@ -24,7 +24,7 @@ pub enum MsgSizes {
     /// Every operation has this many bytes.
     Fixed(u64),
     /// Operation k has the k-th draw of the mix for this pair key
-    /// ([`crate::host::perftest::Perftest::mix_key`]).
+    /// ([`crate::host::perftest::TestSpec::mix_key`]).
     Mix(Arc<SizeMix>, u64),
 }
 

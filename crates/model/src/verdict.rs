@@ -82,52 +82,53 @@ pub struct Measured {
 /// its opening to its end (or to `end` if the run stopped first); otherwise from the first
 /// post to the last completion of a complete run, or to `end` of one that stopped.
 pub fn measured(app: &Perftest, end: TimePs) -> Measured {
-    if app.duration_mode {
-        let (t0, t1) = app.window;
+    if app.spec.duration_mode {
+        let (t0, t1) = app.window.span_ps;
         let time_ps = if t0 == TimePs::MAX {
             0
         } else {
             t1.min(end.max(t0)) - t0
         };
         return Measured {
-            ops: app.ops_in_window,
+            ops: app.measure.ops_in_window,
             time_ps,
             from_ps: if t0 == TimePs::MAX { 0 } else { t0 },
             peak: None,
         };
     }
     let last = if app.finished {
-        app.last_completion
+        app.measure.last_completion_ps
     } else {
-        end.max(app.last_completion)
+        end.max(app.measure.last_completion_ps)
     };
-    let ops = if app.is_lat() {
-        app.ops_in_window
+    let ops = if app.spec.is_lat() {
+        app.measure.ops_in_window
     } else {
         app.ops_done()
     };
-    let from_ps = app.first_post.unwrap_or(last);
+    let from_ps = app.measure.first_post_ps.unwrap_or(last);
     Measured {
         ops,
         time_ps: last.saturating_sub(from_ps),
         from_ps,
-        peak: app.peak.as_ref().and_then(|p| p.best()),
+        peak: app.measure.peak.as_ref().and_then(|p| p.best()),
     }
 }
 
 /// Checks that the application did what was asked and says why not.
 pub fn judge_completion(app: &Perftest, end: TimePs, stopped_at_limit: bool, v: &mut Verdict) {
     let done = app.ops_done();
-    let asked = if app.duration_mode {
+    let asked = if app.spec.duration_mode {
         String::new()
     } else {
         format!(" of {}", app.ops_asked())
     };
-    if !app.error_statuses.is_empty() {
+    if !app.errors.by_status.is_empty() {
         // The QPs in error stop the run; their first error is the reason.
-        let n: u64 = app.error_statuses.values().sum();
+        let n: u64 = app.errors.by_status.values().sum();
         let by = app
-            .error_statuses
+            .errors
+            .by_status
             .iter()
             .map(|(k, c)| format!("{c} {k}"))
             .collect::<Vec<_>>()
@@ -137,15 +138,18 @@ pub fn judge_completion(app: &Perftest, end: TimePs, stopped_at_limit: bool, v: 
             format!(
                 "{done}{asked} operations completed; {n} work request(s) completed in error \
                  ({by}); first: {}",
-                app.first_error.as_deref().unwrap_or("?")
+                app.errors.first.as_deref().unwrap_or("?")
             ),
         );
         return;
     }
-    if let Some(e) = &app.first_error {
+    if let Some(e) = &app.errors.first {
         v.add(
             RunStatus::ModelError,
-            format!("internal: {} application error(s), first: {e}", app.errors),
+            format!(
+                "internal: {} application error(s), first: {e}",
+                app.errors.count
+            ),
         );
     }
     if stopped_at_limit {
@@ -162,8 +166,8 @@ pub fn judge_completion(app: &Perftest, end: TimePs, stopped_at_limit: bool, v: 
         );
         return;
     }
-    if app.duration_mode {
-        if app.window.0 == TimePs::MAX {
+    if app.spec.duration_mode {
+        if app.window.span_ps.0 == TimePs::MAX {
             v.add(
                 RunStatus::Incomplete,
                 "the -D window never opened: the run ended before every QP had completed \
@@ -171,7 +175,7 @@ pub fn judge_completion(app: &Perftest, end: TimePs, stopped_at_limit: bool, v: 
                  had passed)"
                     .to_string(),
             );
-        } else if app.ops_in_window == 0 {
+        } else if app.measure.ops_in_window == 0 {
             v.add(
                 RunStatus::Incomplete,
                 "no operation completed inside the -D window".to_string(),

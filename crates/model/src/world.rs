@@ -183,26 +183,26 @@ impl World {
                     mems: &mut self.mems,
                     oracle: &mut self.oracle,
                 };
-                let unposted = self.apps[f].first_post.is_none();
+                let unposted = self.apps[f].measure.first_post_ps.is_none();
                 self.apps[f].handle(now, n, ev, &mut cx);
-                if unposted && self.apps[f].first_post.is_some() {
+                if unposted && self.apps[f].measure.first_post_ps.is_some() {
                     // The measured span starts: what PCIe was busy for before it (setup,
                     // warm-up) is not in its utilisation.
-                    self.apps[f].pcie_busy_at_first_post = Some(self.server_pcie_busy());
+                    self.apps[f].measure.pcie_busy_at_first_post = Some(self.server_pcie_busy());
                 }
             }
             // The window events carry no flow: with several flows, they belong to the
             // duration-mode flows whose window opens (ends) now.
             Ev::WindowReady => {
-                let joint = |a: &Perftest| a.joint_window && a.duration_mode;
+                let joint = |a: &Perftest| a.window.joint && a.spec.duration_mode;
                 let all_ready = self
                     .apps
                     .iter()
                     .filter(|a| joint(a))
-                    .all(|a| a.window_ready.is_some() || a.opened.is_some());
+                    .all(|a| a.window.ready.is_some() || a.window.opened.is_some());
                 if all_ready {
                     for a in self.apps.iter_mut().filter(|a| joint(a)) {
-                        if let Some((settled, reason)) = a.window_ready.take() {
+                        if let Some((settled, reason)) = a.window.ready.take() {
                             a.open_window(now, settled, reason, &mut self.q);
                         }
                     }
@@ -212,8 +212,8 @@ impl World {
                 let busy = self.server_pcie_busy();
                 let single = self.apps.len() == 1;
                 for a in &mut self.apps {
-                    if single || (a.duration_mode && a.window.0 == now) {
-                        a.window_pcie_busy[0] = Some(busy);
+                    if single || (a.spec.duration_mode && a.window.span_ps.0 == now) {
+                        a.measure.window_pcie_busy[0] = Some(busy);
                     }
                 }
             }
@@ -221,8 +221,8 @@ impl World {
                 let busy = self.server_pcie_busy();
                 let single = self.apps.len() == 1;
                 for a in &mut self.apps {
-                    if single || (a.duration_mode && a.window.1 == now) {
-                        a.window_pcie_busy[1] = Some(busy);
+                    if single || (a.spec.duration_mode && a.window.span_ps.1 == now) {
+                        a.measure.window_pcie_busy[1] = Some(busy);
                         a.finished = true;
                     }
                 }

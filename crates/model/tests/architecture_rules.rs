@@ -346,7 +346,6 @@ const MAX_FUNCTION_LINES: usize = 150;
 /// split into named steps (this list may only shrink).
 const KNOWN_LONG_FUNCTIONS: &[(&str, &str)] = &[
     ("model/run/build.rs", "build_flows"),
-    ("model/run/build.rs", "application"),
     ("model/run/report.rs", "report"),
 ];
 

@@ -8,7 +8,6 @@ pub mod bw_peak;
 pub mod cm;
 pub mod core_set;
 pub mod driver;
-mod lat_give_up;
 pub(crate) mod mr_groups;
 pub mod pattern;
 pub mod perftest;

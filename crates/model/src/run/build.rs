@@ -7,7 +7,7 @@ use std::io::BufWriter;
 use std::time::Instant;
 
 use rnic_host::SparseMemory;
-use rnic_sim::{Histogram, Rng, TimePs};
+use rnic_sim::{Rng, TimePs};
 use rnic_transport::{Access, AddressVector, Device, DeviceConfig, QpAttr, QpInit};
 use rnic_wire::PcapWriter;
 
@@ -21,7 +21,8 @@ use crate::host::core_set::CoreSet;
 use crate::host::driver::{CQ_BASE, CQ_DB_BASE, CQ_SPACING, RQ_BASE, SQ_BASE, SRC_BASE};
 use crate::host::pattern;
 use crate::host::perftest::{
-    Core, CqRing, HostQp, MrKeys, NodeApp, Pair, Perftest, Proc, WindowOpened,
+    BwStart, Core, CqRing, ErrorLog, HostCosts, HostQp, Measurement, MrKeys, NodeApp, Pair,
+    Perftest, PingPong, Proc, Procs, TestSpec, Window, WindowOpened,
 };
 use crate::host::routes::FlowRoutes;
 use crate::host::steady::Steady;
@@ -187,7 +188,7 @@ pub(crate) fn build(
     let mut built = build_flows(cfg, &flows, opts)?;
     if built.world.apps.len() > 1 {
         for a in &mut built.world.apps {
-            a.joint_window = true;
+            a.window.joint = true;
         }
     }
     Ok(built)
@@ -585,7 +586,7 @@ pub(crate) fn build_flows(
             // The initiator's QP of a pair (the client in ping-pong latency tests, the
             // server otherwise) works on its peer's destination, and the values its atomics
             // return land in its own.
-            let client_posts = app.is_lat() && app.procs.is_empty();
+            let client_posts = app.spec.is_lat() && app.procs.list.is_empty();
             for (i, pr) in app.pairs.iter().enumerate() {
                 let (s, c, i) = (app.server, pr.c_node as usize, i as u32);
                 let ((node, qpn), peer) = if client_posts {
@@ -678,10 +679,98 @@ fn application(
         )
     });
     let mut app = Perftest {
-        test: f.test,
+        spec: test_spec(p, f, pl),
+        costs: host_costs(p),
+        window: Window {
+            span_ps: window,
+            duration_ps: window.1 - window.0,
+            min_start_ps: window.0,
+            // The give-up time leaves room for the window within the hour a run may simulate.
+            steady: f.duration_us.filter(|_| detect).map(|d| {
+                Steady::new(
+                    p.settle.within_hour(d),
+                    q as usize,
+                    if lat { 1 } else { tx_depth },
+                )
+            }),
+            opened: None,
+            joint: false,
+            ready: None,
+            origin_ps: 0,
+        },
+        measure: Measurement {
+            peak,
+            ..Measurement::default()
+        },
+        errors: ErrorLog::default(),
+        ping: PingPong {
+            give_up_after_ps: pl.give_up_ps,
+            ..PingPong::default()
+        },
+        procs: Procs::default(),
+        bw_start: BwStart::default(),
         server: f.server as usize,
+        pairs,
+        nodes,
+        finished: false,
+        pairs_done: 0,
+    };
+    if let Some(s) = app.window.steady.as_mut() {
+        if lat {
+            // Latency tests have no initial posting: every completion from the flow's
+            // start counts.
+            s.arm(pl.start_ps);
+        }
+    }
+    let waits = duration_mode && (p.warmup_rounds > 0 || detect);
+    if waits {
+        // The window opens when the warm-up rounds are done and the rate has settled (or
+        // sim.warmup_us has passed): `Perftest::maybe_open`; bandwidth tests then schedule
+        // their end.
+        app.window.span_ps = (TimePs::MAX, TimePs::MAX);
+        if p.warmup_rounds > 0 && lat {
+            app.procs.warming = pl.procs;
+        } else if p.warmup_rounds > 0 {
+            app.bw_start.warming_pairs = q as usize;
+        }
+    }
+    if pl.procs > 0 {
+        // Process p owns the pairs p, p + N, p + 2N, ...
+        app.procs.list = (0..pl.procs)
+            .map(|pr| Proc {
+                pairs: (pr as u32..q).step_by(pl.procs).collect(),
+                next: 0,
+                rounds: 0,
+            })
+            .collect();
+    }
+    let mut events = Vec::new();
+    if duration_mode && !waits {
+        // A fixed warm-up alone: the window is known now. Latency tests stop at the first
+        // iteration boundary after it instead of at an end event.
+        if !lat {
+            events.push((window.1, crate::event::Ev::End));
+        }
+        events.push((window.0, crate::event::Ev::WindowOpen));
+        app.window.opened = Some(WindowOpened {
+            at_ps: window.0,
+            settled: true,
+            reason: format!(
+                "sim.warmup_us = {} µs set",
+                p.warmup_ps.unwrap_or(0) as f64 / 1e6
+            ),
+        });
+    }
+    (app, events)
+}
+
+/// What flow `f`'s test is, from its spec, its plan and the run's parameters.
+fn test_spec(p: &ModelParams, f: &FlowSpec, pl: &FlowPlan) -> TestSpec {
+    let lat = f.test.is_latency();
+    TestSpec {
+        test: f.test,
         atomic: f.atomic,
-        size: pl.size32,
+        size_bytes: pl.size32,
         size_mix: f.size_mix.clone().map(std::sync::Arc::new),
         seed: p.seed,
         iters: f.iters.max(1),
@@ -698,7 +787,7 @@ fn application(
             p.host.cq_mod
         },
         // perftest's warm-up session: a tx depth per QP, or one post list.
-        warm_up: match (
+        warm_up_ops: match (
             p.host.perform_warm_up && !lat && pl.procs == 0,
             p.host.post_list,
         ) {
@@ -706,123 +795,30 @@ fn application(
             (true, 1) => u64::from(pl.tx_depth),
             (true, l) => u64::from(l),
         },
-        warming: None,
         rx_depth: pl.rx_depth,
         recv_post_list: p.host.recv_post_list,
-        stride: pl.layout.stride,
+        stride_bytes: pl.layout.stride,
         wqe_bytes: p.nic.wqe_bytes,
-        pairs,
-        nodes,
-        duration_mode,
-        window,
-        post_ps: p.host.post_send_ps,
-        wqe_prep_ps: p.host.wqe_prep_ps,
-        latency_gap_ps: p.host.latency_gap_ps,
-        sw_prefetch: p.nic.prefetch.sw,
-        poll_ps: p.host.poll_cq_ps,
-        cq_event_ps: p.host.cq_event_ps,
-        mem_ps: p.host.mem_latency_ps,
-        finished: false,
+        duration_mode: f.duration_us.is_some(),
         unreliable: pl.unreliable,
         grh_bytes: pl.grh_bytes,
-        lat_give_up_ps: pl.give_up_ps,
-        lat_given_up: 0,
-        ops_in_window: 0,
-        bytes_in_window: 0,
-        ops_to_window_end: 0,
-        first_post: None,
-        last_completion: 0,
-        hist: Histogram::new(),
-        samples: Vec::new(),
-        errors: 0,
-        first_error: None,
-        error_statuses: Default::default(),
-        cq_wakeups: 0,
-        bytes_moved: 0,
-        pairs_done: 0,
-        lat_k: 0,
-        lat_post: 0,
-        receives_posted: 0,
-        lat_sum_us: 0.0,
-        lat_sumsq_us: 0.0,
         slots: pl.layout.slots,
         slot_base: pl.slot_base,
-        stale_polls: 0,
-        lat_ponged: false,
-        lat_sends: Vec::new(),
-        fill: Vec::new(),
-        procs: Vec::new(),
-        procs_posted: 0,
-        procs_active: 0,
-        window_pcie_busy: [None, None],
-        pcie_busy_at_first_post: None,
         warmup_rounds: p.warmup_rounds,
-        warming_procs: 0,
-        warming_pairs: 0,
-        filling_cores: 0,
-        duration_ps: window.1 - window.0,
-        window_min_start: window.0,
-        // The give-up time leaves room for the window within the hour a run may simulate.
-        steady: f.duration_us.filter(|_| detect).map(|d| {
-            Steady::new(
-                p.settle.within_hour(d),
-                q as usize,
-                if lat { 1 } else { tx_depth },
-            )
-        }),
-        opened: None,
-        joint_window: false,
-        window_ready: None,
-        origin_ps: 0,
-        peak,
-    };
-    if let Some(s) = app.steady.as_mut() {
-        if lat {
-            // Latency tests have no initial posting: every completion from the flow's
-            // start counts.
-            s.arm(pl.start_ps);
-        }
     }
-    let waits = duration_mode && (p.warmup_rounds > 0 || detect);
-    if waits {
-        // The window opens when the warm-up rounds are done and the rate has settled (or
-        // sim.warmup_us has passed): `Perftest::maybe_open`; bandwidth tests then schedule
-        // their end.
-        app.window = (TimePs::MAX, TimePs::MAX);
-        if p.warmup_rounds > 0 && lat {
-            app.warming_procs = pl.procs;
-        } else if p.warmup_rounds > 0 {
-            app.warming_pairs = q as usize;
-        }
+}
+
+/// The host's CPU costs of the application's verbs.
+fn host_costs(p: &ModelParams) -> HostCosts {
+    HostCosts {
+        post_send_ps: p.host.post_send_ps,
+        wqe_prep_ps: p.host.wqe_prep_ps,
+        poll_cq_ps: p.host.poll_cq_ps,
+        cq_event_ps: p.host.cq_event_ps,
+        mem_latency_ps: p.host.mem_latency_ps,
+        latency_gap_ps: p.host.latency_gap_ps,
+        sw_prefetch: p.nic.prefetch.sw,
     }
-    if pl.procs > 0 {
-        // Process p owns the pairs p, p + N, p + 2N, ...
-        app.procs = (0..pl.procs)
-            .map(|pr| Proc {
-                pairs: (pr as u32..q).step_by(pl.procs).collect(),
-                next: 0,
-                rounds: 0,
-            })
-            .collect();
-    }
-    let mut events = Vec::new();
-    if duration_mode && !waits {
-        // A fixed warm-up alone: the window is known now. Latency tests stop at the first
-        // iteration boundary after it instead of at an end event.
-        if !lat {
-            events.push((window.1, crate::event::Ev::End));
-        }
-        events.push((window.0, crate::event::Ev::WindowOpen));
-        app.opened = Some(WindowOpened {
-            at_ps: window.0,
-            settled: true,
-            reason: format!(
-                "sim.warmup_us = {} µs set",
-                p.warmup_ps.unwrap_or(0) as f64 / 1e6
-            ),
-        });
-    }
-    (app, events)
 }
 
 /// Creates each core's send and receive CQ on node `node`: the transport's CQ, the NIC's

@@ -94,7 +94,7 @@ pub fn run_flows_observed(
     let mut b = build_flows(cfg, spec, opts)?;
     for app in &mut b.world.apps {
         // Flows report no BW peak: record no stamps for it.
-        app.peak = None;
+        app.measure.peak = None;
     }
     b.world.start();
     let at = super::progress::Position {
@@ -127,7 +127,7 @@ fn mark_window(
     timeouts: u64,
     ack_timeout_ps: Option<TimePs>,
 ) {
-    let Some(opened) = a.opened.as_ref() else {
+    let Some(opened) = a.window.opened.as_ref() else {
         return;
     };
     row.window_settled = Some(opened.settled);
@@ -140,7 +140,7 @@ fn mark_window(
         timeouts,
         opened.settled,
         span,
-        a.op_bytes(),
+        a.spec.op_bytes(),
         ack_timeout_ps,
         ask,
     );
@@ -175,7 +175,7 @@ fn flow_retransmissions(w: &World, a: &Perftest) -> u64 {
 /// says nothing about arrival), else what its operations moved.
 fn flow_verified_bytes(w: &World, a: &Perftest) -> u64 {
     if !w.drain_rx {
-        return a.bytes_moved;
+        return a.measure.bytes_moved;
     }
     a.pairs
         .iter()
@@ -202,14 +202,14 @@ fn report_flows(
     let (mut total_ops, mut total_bits) = (0, 0.0);
     for ((f, a), j) in b.flows.iter().zip(&w.apps).zip(judged) {
         let m = j.measured;
-        let from = if a.duration_mode {
-            a.window.0
+        let from = if a.spec.duration_mode {
+            a.window.span_ps.0
         } else {
-            a.first_post.unwrap_or(0)
+            a.measure.first_post_ps.unwrap_or(0)
         };
-        if m.time_ps > 0 || a.first_post.is_some() {
-            span0 = span0.min(a.first_post.unwrap_or(from).min(from));
-            span1 = span1.max((from + m.time_ps).max(a.last_completion));
+        if m.time_ps > 0 || a.measure.first_post_ps.is_some() {
+            span0 = span0.min(a.measure.first_post_ps.unwrap_or(from).min(from));
+            span1 = span1.max((from + m.time_ps).max(a.measure.last_completion_ps));
         }
         // A duration flow runs before its window opens and drains after it closes: those
         // operations are in the total's span, so the total counts them (an iteration
@@ -221,10 +221,10 @@ fn report_flows(
         // A size mix: the bytes its measured operations moved (`ops` of them, all in the
         // window); one size: `ops` × that size.
         let bytes = match f.size_mix {
-            Some(_) => a.bytes_in_window,
-            None => a.op_bytes() * m.ops,
+            Some(_) => a.measure.bytes_in_window,
+            None => a.spec.op_bytes() * m.ops,
         };
-        let (mops, mut gbps, _) = rates(a.op_bytes(), m.ops, time_us);
+        let (mops, mut gbps, _) = rates(a.spec.op_bytes(), m.ops, time_us);
         if f.size_mix.is_some() {
             gbps = rates(bytes, 1, time_us).1;
         }
@@ -232,7 +232,11 @@ fn report_flows(
             // As `rnic perf` summarises it.
             latency_test_stats(a)
         } else {
-            hist_stats(&a.hist, a.lat_sum_us, a.lat_sumsq_us)
+            hist_stats(
+                &a.measure.latency_hist_ps,
+                a.measure.lat_sum_us,
+                a.measure.lat_sumsq_us,
+            )
         };
         let retransmissions = flow_retransmissions(w, a);
         let bad = corrupt || j.verdict.has(RunStatus::Corrupt);

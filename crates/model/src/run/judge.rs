@@ -212,7 +212,7 @@ fn judge_flow_completion(
 ) -> Verdict {
     let mut v = Verdict::default();
     verdict::judge_completion(app, end, stopped_early, &mut v);
-    if app.error_statuses.contains_key("RETRY_EXC_ERR") {
+    if app.errors.by_status.contains_key("RETRY_EXC_ERR") {
         if let Some(hint) = ack_timeout_hint(world, cfg) {
             v.add(RunStatus::Incomplete, hint);
         }
@@ -294,7 +294,7 @@ fn first_difference(
 /// Differences are recorded as corrupt; a flow that moved nothing as incomplete (unless the
 /// run already has findings, `run_ok` false, which say why).
 fn verify(w: &World, a: &Perftest, layout: &Layout, run_ok: bool, verdict: &mut Verdict) {
-    let size = u64::from(a.size);
+    let size = u64::from(a.spec.size_bytes);
     let mut checked = 0u64;
     let mut bad = 0u64;
     let mut first_bad: Option<String> = None;
@@ -305,12 +305,12 @@ fn verify(w: &World, a: &Perftest, layout: &Layout, run_ok: bool, verdict: &mut 
         }
     };
     // Ping-pong latency tests are client-initiated; bandwidth and --procs tests server-initiated.
-    let lat = a.is_lat() && a.procs.is_empty();
+    let lat = a.spec.is_lat() && a.procs.list.is_empty();
     // A ping-pong that stopped mid-iteration may have set the poll byte (the last) of a
     // message that never arrived: compare the rest. So may a UC ping-pong whose last ping or
     // pong was lost (the poll byte counts iterations; the payload before it never changes).
-    let cut = !(a.finished && a.errors == 0) || a.unreliable;
-    let len = if lat && cut && a.test.verb() == Verb::Write {
+    let cut = !(a.finished && a.errors.count == 0) || a.spec.unreliable;
+    let len = if lat && cut && a.spec.test.verb() == Verb::Write {
         size.saturating_sub(1)
     } else {
         size
@@ -327,14 +327,14 @@ fn verify(w: &World, a: &Perftest, layout: &Layout, run_ok: bool, verdict: &mut 
         // reached it whole (what arrived was checked packet by packet as it landed).
         let arrived = |node: usize| {
             let qpn = if node == sv { pr.s_qpn } else { pr.c_qpn };
-            !a.unreliable || super::unreliable::received(w, node, qpn) > 0
+            !a.spec.unreliable || super::unreliable::received(w, node, qpn) > 0
         };
-        match (a.test.verb(), lat) {
+        match (a.spec.test.verb(), lat) {
             (Verb::Write | Verb::Send, false) if pr.completed > 0 => copies.push((sv, c)),
             (Verb::Read, false) if pr.completed > 0 => copies.push((c, sv)),
             // Iterations complete in turn over the pairs: pair i has finished a ping and
             // its pong once more than i iterations are done.
-            (Verb::Write | Verb::Send, true) if a.lat_k > i as u64 => {
+            (Verb::Write | Verb::Send, true) if a.ping.iteration > i as u64 => {
                 copies.push((c, sv));
                 copies.push((sv, c));
             }
@@ -361,7 +361,7 @@ fn verify(w: &World, a: &Perftest, layout: &Layout, run_ok: bool, verdict: &mut 
             _ => {}
         }
         // A size mix (bandwidth tests only): what the pair's completed operations wrote.
-        let len = if a.size_mix.is_some() {
+        let len = if a.spec.size_mix.is_some() {
             a.verified_len(i as u32)
         } else {
             len
@@ -370,7 +370,7 @@ fn verify(w: &World, a: &Perftest, layout: &Layout, run_ok: bool, verdict: &mut 
         for (from, to) in copies {
             checked += len;
             // A UD receive starts with the 40-byte GRH area; the payload follows it.
-            let to_addr = dst(to) + a.grh_bytes;
+            let to_addr = dst(to) + a.spec.grh_bytes;
             let diff = first_difference(&w.mems[from], src(from), &w.mems[to], to_addr, len);
             if let Some((at, want, got)) = diff {
                 note(
@@ -394,7 +394,7 @@ fn verify(w: &World, a: &Perftest, layout: &Layout, run_ok: bool, verdict: &mut 
         );
     }
     if checked == 0 && verdict.status() == RunStatus::Ok && run_ok {
-        let why = if a.unreliable {
+        let why = if a.spec.unreliable {
             "nothing was transferred, so nothing could be verified: every UC/UD message was \
              lost (these services never retransmit; see `unreliable` in the JSON)"
         } else {

@@ -51,15 +51,20 @@ pub(crate) struct RunSpan {
 pub(crate) fn run_span(apps: &[Perftest], end: TimePs) -> Option<RunSpan> {
     let open: Vec<&Perftest> = apps
         .iter()
-        .filter(|a| a.duration_mode && a.window.0 != TimePs::MAX)
+        .filter(|a| a.spec.duration_mode && a.window.span_ps.0 != TimePs::MAX)
         .collect();
-    let from_ps = open.iter().filter_map(|a| a.first_post).min()?;
+    let from_ps = open.iter().filter_map(|a| a.measure.first_post_ps).min()?;
     let (start, stop) = open
         .iter()
-        .map(|a| (a.window.0, a.window.1.min(end.max(a.window.0))))
+        .map(|a| {
+            (
+                a.window.span_ps.0,
+                a.window.span_ps.1.min(end.max(a.window.span_ps.0)),
+            )
+        })
         .fold((TimePs::MAX, 0), |(s, e), (s1, e1)| (s.min(s1), e.max(e1)));
     Some(RunSpan {
-        ops: open.iter().map(|a| a.ops_to_window_end).sum(),
+        ops: open.iter().map(|a| a.measure.ops_to_window_end).sum(),
         from_ps,
         to_ps: stop,
         window_ps: stop.saturating_sub(start),

@@ -89,23 +89,23 @@ fn one_peak_per_side(b: &mut build::Built) {
     let mut first_of_side: [Option<usize>; 2] = [None, None];
     for (i, f) in b.flows.iter().enumerate() {
         let side = usize::from(f.server != 0);
-        let Some(peak) = b.world.apps[i].peak.take() else {
+        let Some(peak) = b.world.apps[i].measure.peak.take() else {
             continue;
         };
         match first_of_side[side] {
             None => {
                 first_of_side[side] = Some(i);
-                b.world.apps[i].peak = Some(peak);
+                b.world.apps[i].measure.peak = Some(peak);
             }
             Some(first) => {
-                if let Some(into) = b.world.apps[first].peak.as_mut() {
+                if let Some(into) = b.world.apps[first].measure.peak.as_mut() {
                     into.absorb(peak);
                 }
             }
         }
     }
     for app in &mut b.world.apps {
-        if let Some(peak) = app.peak.as_mut() {
+        if let Some(peak) = app.measure.peak.as_mut() {
             peak.finish();
         }
     }

@@ -102,11 +102,13 @@ fn progress(world: &World, at: Position, now: TimePs, wall: Duration) -> Progres
     let mut end_ps: Option<TimePs> = None;
     let mut ops_asked: Option<u64> = None;
     for app in &world.apps {
-        if app.duration_mode {
-            let end = if app.window.1 == TimePs::MAX {
-                app.window_min_start.saturating_add(app.duration_ps)
+        if app.spec.duration_mode {
+            let end = if app.window.span_ps.1 == TimePs::MAX {
+                app.window
+                    .min_start_ps
+                    .saturating_add(app.window.duration_ps)
             } else {
-                app.window.1
+                app.window.span_ps.1
             };
             end_ps = Some(end_ps.map_or(end, |e| e.max(end)));
         } else {
@@ -137,14 +139,14 @@ fn phase(world: &World) -> Phase {
             return Phase::Connecting { established, ends };
         }
     }
-    let duration = || world.apps.iter().filter(|a| a.duration_mode);
-    if let Some(a) = duration().find(|a| a.opened.is_none()) {
+    let duration = || world.apps.iter().filter(|a| a.spec.duration_mode);
+    if let Some(a) = duration().find(|a| a.window.opened.is_none()) {
         return Phase::WarmUp(warm_up(a));
     }
     duration()
         .map(|a| Phase::Window {
-            start_ps: a.window.0,
-            end_ps: a.window.1,
+            start_ps: a.window.span_ps.0,
+            end_ps: a.window.span_ps.1,
         })
         .max_by_key(|w| match w {
             Phase::Window { end_ps, .. } => *end_ps,
@@ -155,10 +157,10 @@ fn phase(world: &World) -> Phase {
 
 /// What duration application `a`, whose window has not opened, waits for.
 fn warm_up(a: &Perftest) -> WarmUp {
-    let settle = a.steady.as_ref().map(|s| s.status());
+    let settle = a.window.steady.as_ref().map(|s| s.status());
     WarmUp {
-        window_ps: a.duration_ps,
-        fixed_until_ps: settle.is_none().then_some(a.window_min_start),
+        window_ps: a.window.duration_ps,
+        fixed_until_ps: settle.is_none().then_some(a.window.min_start_ps),
         settle,
         rounds_pending: !a.rounds_done(),
     }

@@ -107,7 +107,7 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
         // completion says nothing about arrival).
         world.oracle.checked
     } else {
-        world.apps.iter().map(|a| a.bytes_moved).sum()
+        world.apps.iter().map(|a| a.measure.bytes_moved).sum()
     };
     let a = &world.apps[0];
     let measured = combined(per_flow);
@@ -142,13 +142,15 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
     // from the first post on. The run may go on after its last completion (a WAN
     // accelerator draining its buffer to Remote, frames still in flight): not measured.
     let pcie_util = {
-        let end = a.window_pcie_busy[1].unwrap_or_else(|| world.server_pcie_busy());
-        let start = match a.window_pcie_busy[0] {
+        let end = a.measure.window_pcie_busy[1].unwrap_or_else(|| world.server_pcie_busy());
+        let start = match a.measure.window_pcie_busy[0] {
             Some(s) if duration_mode => s,
             _ => world
                 .apps
                 .iter()
-                .filter_map(|a| Some((a.first_post?, a.pcie_busy_at_first_post?)))
+                .filter_map(|a| {
+                    Some((a.measure.first_post_ps?, a.measure.pcie_busy_at_first_post?))
+                })
                 .min()
                 .map_or((0, 0), |(_, busy)| busy),
         };
@@ -188,11 +190,11 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
     }
     let mut tr = Registry::default();
     tr.record("transport", &transport);
-    if world.apps.iter().any(|a| a.cq_event_ps.is_some()) {
+    if world.apps.iter().any(|a| a.costs.cq_event_ps.is_some()) {
         // -e: how often a CQE found its core asleep (each an interrupt and a wakeup).
         tr.set(
             "host.cq_wakeups",
-            world.apps.iter().map(|a| a.cq_wakeups).sum(),
+            world.apps.iter().map(|a| a.measure.cq_wakeups).sum(),
         );
     }
     stats.extend(tr.prefixed(""));
@@ -205,7 +207,11 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
         simulated_time_us: sim_time_ps as f64 / 1e6,
         ops_completed: ops,
         latency_us: latency,
-        latency_samples_us: if lat { a.samples.clone() } else { Vec::new() },
+        latency_samples_us: if lat {
+            a.measure.samples_us.clone()
+        } else {
+            Vec::new()
+        },
         retransmissions: transport.retransmissions,
         naks: transport.naks,
         timeouts: transport.timeouts,
@@ -224,11 +230,12 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
         reason: verdict.reason(),
         // From the applications' start, after connection setup.
         window_open_us: a
+            .window
             .opened
             .as_ref()
             .map(|o| (o.at_ps - world.origin_ps) as f64 / 1e6),
-        window_settled: a.opened.as_ref().map(|o| o.settled),
-        window_reason: a.opened.as_ref().map(|o| o.reason.clone()),
+        window_settled: a.window.opened.as_ref().map(|o| o.settled),
+        window_reason: a.window.opened.as_ref().map(|o| o.reason.clone()),
         seed: p.seed,
         bw_peak_mb_s: peak_mb_s(op_bytes, per_flow),
         directions,
@@ -253,10 +260,10 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
 /// `--procs` (csRNA's test, not perftest's) and in duration mode (whose table shows only
 /// the average).
 pub(crate) fn latency_test_stats(a: &crate::host::perftest::Perftest) -> LatencyStats {
-    if a.procs.is_empty() && !a.duration_mode {
-        LatencyStats::perftest_lat(&a.samples)
+    if a.procs.list.is_empty() && !a.spec.duration_mode {
+        LatencyStats::perftest_lat(&a.measure.samples_us)
     } else {
-        LatencyStats::from_samples_us(&a.samples)
+        LatencyStats::from_samples_us(&a.measure.samples_us)
     }
 }
 
@@ -266,12 +273,12 @@ fn bw_latency(apps: &[crate::host::perftest::Perftest]) -> LatencyStats {
     let Some((a, rest)) = apps.split_first() else {
         return LatencyStats::default();
     };
-    let mut h = a.hist.clone();
-    let (mut sum, mut sumsq) = (a.lat_sum_us, a.lat_sumsq_us);
+    let mut h = a.measure.latency_hist_ps.clone();
+    let (mut sum, mut sumsq) = (a.measure.lat_sum_us, a.measure.lat_sumsq_us);
     for o in rest {
-        h.merge(&o.hist);
-        sum += o.lat_sum_us;
-        sumsq += o.lat_sumsq_us;
+        h.merge(&o.measure.latency_hist_ps);
+        sum += o.measure.lat_sum_us;
+        sumsq += o.measure.lat_sumsq_us;
     }
     hist_stats(&h, sum, sumsq)
 }

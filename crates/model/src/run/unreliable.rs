@@ -13,7 +13,7 @@ pub(crate) fn summary(world: &World) -> Option<UnreliableResult> {
     }
     let mut r = UnreliableResult::default();
     for a in &world.apps {
-        r.iterations_given_up += a.lat_given_up;
+        r.iterations_given_up += a.ping.given_up;
         for p in &a.pairs {
             for (node, qpn) in [(a.server, p.s_qpn), (p.c_node as usize, p.c_qpn)] {
                 let dev = &world.nics[node].dev;

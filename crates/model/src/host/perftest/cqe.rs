@@ -1,0 +1,72 @@
+//! Completions: a core polls a CQE and hands it to the test that waits for it.
+
+use rnic_sim::TimePs;
+
+use super::{HostCx, Perftest};
+use crate::host::driver::{decode_cqe, wc_status_name, CQE_BYTES};
+
+impl Perftest {
+    /// A CQE landed in CQ `cq` of `node`: the core polls and consumes it.
+    pub(crate) fn on_cqe(&mut self, node: usize, now: TimePs, cq: u32, cx: &mut HostCx<'_>) {
+        let core = (cq / 2) as usize;
+        let kind = (cq % 2) as usize;
+        let ring = self.nodes[node].cores[core].cq[kind];
+        let slot = ring.ci & ((1 << ring.log_depth) - 1);
+        let pass = ring.ci >> ring.log_depth;
+        let mut buf = [0u8; 64];
+        rnic_transport::Memory::read(&cx.mems[node], ring.base + slot * CQE_BYTES, &mut buf);
+        let Some(cqe) = decode_cqe(&buf, pass) else {
+            self.errors.note(format!(
+                "node {node} CQ {cq}: no valid CQE at index {}",
+                ring.ci
+            ));
+            return;
+        };
+        self.nodes[node].cores[core].cq[kind].ci += 1;
+        // Publish the consumer index in the doorbell record, where the NIC reads it.
+        let ci = self.nodes[node].cores[core].cq[kind].ci;
+        rnic_transport::Memory::write(&mut cx.mems[node], ring.ci_record, &ci.to_le_bytes());
+        let c = &mut self.nodes[node].cores[core];
+        let start = match self.costs.cq_event_ps {
+            // Asleep on the completion channel: the interrupt wakes the thread.
+            Some(wake) if c.busy <= now => {
+                self.measure.cq_wakeups += 1;
+                now + wake
+            }
+            // Polling: the core sees the CQE's DMA write after the host memory latency,
+            // as it sees a received byte (write-lat), or when it is next free.
+            _ => (now + self.costs.mem_latency_ps).max(c.busy),
+        };
+        let t = start + self.costs.poll_cq_ps;
+        c.busy = t;
+        self.nodes[node].cpu_busy_ps += self.costs.poll_cq_ps;
+        if cqe.status != 0 {
+            let name = wc_status_name(cqe.status);
+            self.errors.note(format!(
+                "node {node} QP {} completed a work request with {name}",
+                cqe.qpn
+            ));
+            *self.errors.by_status.entry(name).or_default() += 1;
+            self.bw_pair_failed(node, &cqe, t);
+            return;
+        }
+        if self.finished {
+            return;
+        }
+        let Some(hq) = self.nodes[node].qps.get(cqe.qpn as usize).copied() else {
+            return;
+        };
+        let i = hq.pair;
+        if !self.procs.list.is_empty() {
+            if node == self.server && !cqe.is_recv {
+                self.procs_cqe(t, i, cqe.wr_id, cx);
+            }
+            return;
+        }
+        if self.spec.is_lat() {
+            self.lat_cqe(node, t, cqe.is_recv, cqe.qpn, i, cx);
+            return;
+        }
+        self.bw_cqe(node, t, &cqe, i, cx);
+    }
+}

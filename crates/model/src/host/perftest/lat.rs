@@ -1,0 +1,166 @@
+//! The latency ping-pong's steps: the client posts, the server answers (write-lat polls
+//! the last byte, send-lat its receive completion), the client sees the answer and the
+//! iteration ends.
+
+use rnic_sim::TimePs;
+
+use super::{HostCx, Perftest};
+use crate::workload::{PerfTest, Verb};
+
+impl Perftest {
+    /// Latency tests: the client of the current iteration's pair posts at `at`.
+    pub(crate) fn lat_post_next(&mut self, at: TimePs, cx: &mut HostCx<'_>) {
+        let i = self.ping.pair(self.pairs.len());
+        let p = self.pairs[i as usize];
+        let c = p.c_node as usize;
+        if self.lat_defer(c, i, at) {
+            return;
+        }
+        let core = usize::from(self.nodes[c].qps[p.c_qpn as usize].core);
+        let start = at.max(self.nodes[c].cores[core].busy);
+        self.ping.posted_ps = start;
+        self.ping.ponged = false;
+        self.write_poll_byte(c, i, cx);
+        self.post(c, p.c_qpn, start, cx);
+        self.lat_arm_give_up(c, p.c_qpn, start, cx);
+    }
+
+    /// Latency tests: the client of the current iteration saw the answer at `t`.
+    pub(super) fn lat_iteration_done(&mut self, t: TimePs, cx: &mut HostCx<'_>) {
+        let full = t.saturating_sub(self.ping.posted_ps);
+        let (sample, ways) = match self.spec.test {
+            PerfTest::WriteLat | PerfTest::SendLat => (full as f64 / 2.0, 2),
+            _ => (full as f64, 1),
+        };
+        self.measure.bytes_moved += ways * self.spec.op_bytes();
+        // Duration mode counts the iterations that end inside the window.
+        self.measure.sample(t, sample, &self.window);
+        self.observe(t, self.ping.pair(self.pairs.len()));
+        self.ping.iteration += 1;
+        self.maybe_open(t, cx);
+        let done = if self.spec.duration_mode {
+            t >= self.window.span_ps.1
+        } else {
+            self.ping.iteration >= self.spec.iters
+        };
+        if done {
+            self.finished = true;
+            return;
+        }
+        self.lat_post_next(t + self.costs.latency_gap_ps, cx);
+    }
+
+    /// The server answers a ping of pair `i` at `at` (write-lat and send-lat).
+    pub(super) fn lat_pong(&mut self, i: u32, at: TimePs, cx: &mut HostCx<'_>) {
+        if self.lat_defer(self.server, i, at) {
+            return;
+        }
+        let p = self.pairs[i as usize];
+        self.write_poll_byte(self.server, i, cx);
+        self.post(self.server, p.s_qpn, at, cx);
+    }
+
+    /// write-lat: `node` stores the current iteration's poll byte, the last byte of pair
+    /// `i`'s source buffer, before it posts the write that carries it.
+    fn write_poll_byte(&mut self, node: usize, i: u32, cx: &mut HostCx<'_>) {
+        if self.spec.test.verb() != Verb::Write {
+            return;
+        }
+        let v = self.ping.poll_byte(self.pairs.len());
+        let addr = self.src(node, i) + u64::from(self.spec.size_bytes.max(1)) - 1;
+        rnic_transport::Memory::write(&mut cx.mems[node], addr, &[v]);
+        cx.oracle.set_last_byte(node, self.spec.oracle_slot(i), v);
+    }
+
+    /// An RDMA WRITE payload landed in `node`'s memory for `qpn` (write-lat polling).
+    pub(crate) fn on_landed(&mut self, node: usize, now: TimePs, qpn: u32, cx: &mut HostCx<'_>) {
+        if self.spec.test != PerfTest::WriteLat || self.finished || !self.procs.list.is_empty() {
+            return;
+        }
+        let Some(hq) = self.nodes[node].qps.get(qpn as usize).copied() else {
+            return;
+        };
+        let i = hq.pair;
+        let current = i == self.ping.pair(self.pairs.len());
+        // The server answers each ping once; the client waits for the answer.
+        if !current || (node == self.server) == self.ping.ponged {
+            self.ping.stale_polls += 1;
+            return;
+        }
+        let expect = self.ping.poll_byte(self.pairs.len());
+        let addr = self.dst(node, i) + u64::from(self.spec.size_bytes.max(1)) - 1;
+        let mut b = [0u8; 1];
+        rnic_transport::Memory::read(&cx.mems[node], addr, &mut b);
+        if b[0] != expect {
+            // A retransmitted or duplicated older write: the poll loop keeps waiting.
+            self.ping.stale_polls += 1;
+            return;
+        }
+        let core = usize::from(hq.core);
+        let seen = (now + self.costs.mem_latency_ps).max(self.nodes[node].cores[core].busy);
+        if node == self.server {
+            self.ping.ponged = true;
+            self.lat_pong(i, seen, cx);
+        } else {
+            self.lat_iteration_done(seen, cx);
+        }
+    }
+
+    pub(super) fn lat_cqe(
+        &mut self,
+        node: usize,
+        t: TimePs,
+        is_recv: bool,
+        qpn: u32,
+        i: u32,
+        cx: &mut HostCx<'_>,
+    ) {
+        match self.spec.test.verb() {
+            Verb::Send if is_recv => {
+                self.post_recv(node, qpn, 1, t, false, cx);
+                let t = self.nodes[node].cores
+                    [usize::from(self.nodes[node].qps[qpn as usize].core)]
+                .busy;
+                if node == self.server {
+                    self.lat_pong(i, t, cx);
+                } else {
+                    self.lat_iteration_done(t, cx);
+                }
+            }
+            Verb::Read | Verb::Atomic if node != self.server && !is_recv => {
+                self.pairs[i as usize].completed += 1;
+                self.lat_iteration_done(t, cx);
+            }
+            _ => {
+                if !is_recv {
+                    self.pairs[i as usize].completed += 1;
+                    self.lat_send_done(node, t, cx);
+                }
+            }
+        }
+    }
+
+    /// write-lat and send-lat: whether `node`'s post for pair `i` at `at` must wait for its
+    /// previous send's completion (then it is kept, and made by [`Self::lat_send_done`]);
+    /// otherwise the post is marked in flight.
+    pub(super) fn lat_defer(&mut self, node: usize, i: u32, at: TimePs) -> bool {
+        if !matches!(self.spec.test, PerfTest::WriteLat | PerfTest::SendLat) {
+            return false;
+        }
+        self.ping.defer(node, i, at)
+    }
+
+    /// write-lat and send-lat: `node`'s send completed (its CQE polled at `t`); a post that
+    /// waited for it goes now.
+    pub(super) fn lat_send_done(&mut self, node: usize, t: TimePs, cx: &mut HostCx<'_>) {
+        let Some((i, at)) = self.ping.send_done(node) else {
+            return;
+        };
+        let at = at.max(t);
+        if node == self.server {
+            self.lat_pong(i, at, cx);
+        } else {
+            self.lat_post_next(at, cx);
+        }
+    }
+}

@@ -1,0 +1,255 @@
+//! Posting: the application builds WQEs into the SQ (and receive WQEs into the RQ), pays
+//! the host's CPU costs, and rings the doorbell.
+
+use rnic_sim::TimePs;
+use rnic_transport::{RemoteAddr, Sge, WrOpcode};
+
+use super::{HostCx, Perftest};
+use crate::event::{Ev, NicEv, PrefetchEv};
+use crate::host::driver::{encode_rq_wqe, SqWqe};
+use crate::workload::{AtomicOp, Verb};
+
+impl Perftest {
+    /// Builds the WQE of the next operation of pair `i` posted by `node` (the initiator).
+    pub(super) fn wqe(
+        &self,
+        node: usize,
+        i: u32,
+        wr_id: u64,
+        peer: usize,
+        remote_count: u64,
+    ) -> SqWqe {
+        let a = self;
+        let size = a.spec.op_size(i, a.pairs[i as usize].posted);
+        // WRITE and SEND read the local source buffer (and WRITE lands in the peer's
+        // destination); READ lands in the local destination from the peer's source; an
+        // atomic works on both destinations.
+        let (lkey, rkey) = match a.spec.test.verb() {
+            Verb::Write | Verb::Send => (a.src_key(node, i).0, a.dst_key(peer, i).1),
+            Verb::Read => (a.dst_key(node, i).0, a.src_key(peer, i).1),
+            Verb::Atomic => (a.dst_key(node, i).0, a.dst_key(peer, i).1),
+        };
+        let mut w = SqWqe {
+            signaled: a.spec.signaled(a.pairs[i as usize].posted),
+            wr_id,
+            ..SqWqe::default()
+        };
+        match a.spec.test.verb() {
+            Verb::Write => {
+                w.opcode = WrOpcode::Write;
+                w.sge = Sge {
+                    addr: a.src(node, i),
+                    len: size,
+                    lkey,
+                };
+                w.remote = RemoteAddr {
+                    va: a.dst(peer, i),
+                    rkey,
+                };
+            }
+            Verb::Send => {
+                w.opcode = WrOpcode::Send;
+                w.sge = Sge {
+                    addr: a.src(node, i),
+                    len: size,
+                    lkey,
+                };
+            }
+            Verb::Read => {
+                w.opcode = WrOpcode::Read;
+                w.sge = Sge {
+                    addr: a.dst(node, i),
+                    len: size,
+                    lkey,
+                };
+                w.remote = RemoteAddr {
+                    va: a.src(peer, i),
+                    rkey,
+                };
+            }
+            Verb::Atomic => {
+                w.sge = Sge {
+                    addr: a.dst(node, i),
+                    len: 8,
+                    lkey,
+                };
+                w.remote = RemoteAddr {
+                    va: a.dst(peer, i),
+                    rkey,
+                };
+                match a.spec.atomic {
+                    AtomicOp::FetchAndAdd => {
+                        w.opcode = WrOpcode::FetchAdd;
+                        w.compare_add = 1;
+                    }
+                    AtomicOp::CmpAndSwap => {
+                        w.opcode = WrOpcode::CompareSwap;
+                        w.compare_add = remote_count;
+                        w.swap = remote_count + 1;
+                    }
+                }
+            }
+        }
+        w.inline = matches!(a.spec.test.verb(), Verb::Write | Verb::Send)
+            && size > 0
+            && size <= a.spec.inline_bytes;
+        w
+    }
+
+    /// A core of `node` posts one send WQE on `qpn` starting at `at`; returns when the
+    /// core is free again. The doorbell is stored at the end of the post.
+    pub(crate) fn post(
+        &mut self,
+        node: usize,
+        qpn: u32,
+        at: TimePs,
+        cx: &mut HostCx<'_>,
+    ) -> TimePs {
+        self.post_list_of(node, qpn, 1, at, cx)
+    }
+
+    /// A core of `node` posts a list of `k` send WQEs on `qpn` starting at `at` (perftest
+    /// `-l`): each costs `post_ps` of the core; one doorbell, stored after the last.
+    pub(super) fn post_list_of(
+        &mut self,
+        node: usize,
+        qpn: u32,
+        k: u32,
+        at: TimePs,
+        cx: &mut HostCx<'_>,
+    ) -> TimePs {
+        if self.bw_start.warming_pair.is_none() {
+            if let Some(peak) = self.measure.peak.as_mut() {
+                // perftest's tposted: once per list, as its first WQE is begun.
+                let core = usize::from(self.nodes[node].qps[qpn as usize].core);
+                peak.post(at.max(self.nodes[node].cores[core].busy), u64::from(k));
+            }
+        }
+        let mut end = at;
+        for _ in 0..k {
+            end = self.write_wqe(node, qpn, end, cx);
+        }
+        let pi = self.nodes[node].qps[qpn as usize].sq_pi;
+        cx.q.push(
+            end,
+            Ev::Nic {
+                node: node as u32,
+                ev: NicEv::Mmio { qpn, pi },
+            },
+        );
+        end
+    }
+
+    /// A core of `node` writes the next send WQE of `qpn` into its SQ from `at`; returns
+    /// when the core is free again.
+    pub(super) fn write_wqe(
+        &mut self,
+        node: usize,
+        qpn: u32,
+        at: TimePs,
+        cx: &mut HostCx<'_>,
+    ) -> TimePs {
+        let hq = self.nodes[node].qps[qpn as usize];
+        let i = hq.pair;
+        let core = usize::from(hq.core);
+        let start = at.max(self.nodes[node].cores[core].busy);
+        let pair = self.pairs[i as usize];
+        let peer = if node == self.server {
+            pair.c_node as usize
+        } else {
+            self.server
+        };
+        if self.costs.sw_prefetch {
+            // The prefetch register first, then the WQE is built (wqe_prep) while the NIC
+            // fetches the QP's context.
+            cx.q.push(
+                start,
+                Ev::Nic {
+                    node: node as u32,
+                    ev: NicEv::Prefetch(PrefetchEv::Mmio { qpn }),
+                },
+            );
+        }
+        let w = self.wqe(node, i, start, peer, pair.posted);
+        if w.opcode.is_atomic() {
+            // The atomic oracle checks the value it returns against these operands.
+            let ops = crate::atomic_oracle::AtomicOperands {
+                fetch_add: w.opcode == WrOpcode::FetchAdd,
+                compare_add: w.compare_add,
+                swap: w.swap,
+            };
+            cx.oracle.atomics.posted(node, qpn, ops);
+        }
+        let slot = hq.sq_pi & hq.sq_mask;
+        let at_slot = hq.sq_base + u64::from(slot) * self.spec.wqe_bytes;
+        rnic_transport::Memory::write(&mut cx.mems[node], at_slot, &w.encode());
+        if w.inline {
+            // The inline copy of the payload, after the WQE in its slot (the NIC's WQE read
+            // carries it; the transport gathers the same bytes from the buffer).
+            let mut data = [0u8; 960];
+            let data = &mut data[..w.sge.len as usize];
+            rnic_transport::Memory::read(&cx.mems[node], w.sge.addr, data);
+            rnic_transport::Memory::write(&mut cx.mems[node], at_slot + 64, data);
+        }
+        let pi = hq.sq_pi.wrapping_add(1);
+        self.nodes[node].qps[qpn as usize].sq_pi = pi;
+        self.pairs[i as usize].posted += 1;
+        let end = start + self.costs.wqe_prep_ps + self.costs.post_send_ps;
+        self.nodes[node].cores[core].busy = end;
+        self.nodes[node].cpu_busy_ps += end - start;
+        if self.bw_start.warming_pair.is_none() {
+            self.measure.posted(start);
+        }
+        end
+    }
+
+    /// Posts `k` receive WQEs on `qpn` of `node` (into the pair's destination buffer) with
+    /// one doorbell. Each WQE costs the core `host.post_send_ns`, as a send list's do; the
+    /// receives pre-posted before the test (`setup`) cost nothing, as perftest posts them
+    /// before its barrier.
+    pub(crate) fn post_recv(
+        &mut self,
+        node: usize,
+        qpn: u32,
+        k: u32,
+        at: TimePs,
+        setup: bool,
+        cx: &mut HostCx<'_>,
+    ) -> TimePs {
+        let hq = self.nodes[node].qps[qpn as usize];
+        let core = usize::from(hq.core);
+        let start = at.max(self.nodes[node].cores[core].busy);
+        let sge = Sge {
+            addr: self.dst(node, hq.pair),
+            len: self.spec.size_bytes.max(1) + self.spec.grh_bytes as u32,
+            lkey: self.dst_key(node, hq.pair).0,
+        };
+        let mut pi = hq.rq_pi;
+        for _ in 0..k {
+            let slot = pi & hq.rq_mask;
+            rnic_transport::Memory::write(
+                &mut cx.mems[node],
+                hq.rq_base + u64::from(slot) * self.spec.wqe_bytes,
+                &encode_rq_wqe(u64::from(pi), sge),
+            );
+            pi = pi.wrapping_add(1);
+        }
+        self.nodes[node].qps[qpn as usize].rq_pi = pi;
+        self.measure.receives_posted += u64::from(k);
+        let end = if setup {
+            start
+        } else {
+            start + self.costs.post_send_ps * TimePs::from(k)
+        };
+        self.nodes[node].cores[core].busy = end;
+        self.nodes[node].cpu_busy_ps += end - start;
+        cx.q.push(
+            end,
+            Ev::Nic {
+                node: node as u32,
+                ev: NicEv::MmioRq { qpn, pi },
+            },
+        );
+        end
+    }
+}
