@@ -530,6 +530,22 @@ impl Interop {
     }
 }
 
+/// An rnic server's report of 1000 unreliable messages sent into it under loss: what arrived
+/// and what was lost add up to what the peer sent, the loss lies in `lost_range`, and every
+/// message that arrived completed.
+fn assert_counts_losses(report: &serde_json::Value, lost_range: std::ops::RangeInclusive<u64>) {
+    let u = &report["unreliable"];
+    let count = |k: &str| u[k].as_u64().unwrap_or_else(|| panic!("{k} in {report}"));
+    assert_eq!(count("messages_sent"), 1000, "{report}");
+    let (received, lost) = (count("messages_received"), count("messages_lost"));
+    assert_eq!(received + lost, 1000, "{report}");
+    assert!(
+        lost_range.contains(&lost),
+        "{lost} lost of 1000, outside {lost_range:?}: {report}"
+    );
+    assert_eq!(report["ops_completed"], received, "{report}");
+}
+
 fn json_path(port: u16) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("rxe_interop");
     std::fs::create_dir_all(&dir).unwrap();
@@ -606,8 +622,8 @@ mod uc {
     /// (4 packets each at PMTU 1024) and finishes; a UC receiver drops a message any of
     /// whose packets is lost, so about 1 − 0.99⁴ = 3.9 % of them (39 expected). rnic's server
     /// counts what arrived and the lost ones among the 1000 (perftest's payload is random, so
-    /// the bytes are not checked), and exits 0. Fewer than 10 or more than 80 lost has a probability below 1e-4 (binomial),
-    /// so either is a fault.
+    /// the bytes are not checked), and exits 0. Fewer than 10 or more than 80 lost has a
+    /// probability below 1e-4 (binomial), so either is a fault.
     #[test]
     fn ib_send_bw_rnic_server_counts_what_arrives_under_loss() {
         let Some(report) = Interop::new("ib_send_bw", "send-bw", 4096)
@@ -618,16 +634,7 @@ mod uc {
         else {
             return;
         };
-        let u = &report["unreliable"];
-        let count = |k: &str| u[k].as_u64().unwrap_or_else(|| panic!("{k} in {report}"));
-        assert_eq!(count("messages_sent"), 1000, "{report}");
-        let (received, lost) = (count("messages_received"), count("messages_lost"));
-        assert_eq!(received + lost, 1000, "{report}");
-        assert!(
-            (10..=80).contains(&lost),
-            "{lost} lost of 1000 at 1 % per packet: {report}"
-        );
-        assert_eq!(report["ops_completed"], received, "{report}");
+        assert_counts_losses(&report, 10..=80);
     }
 
     #[test]
@@ -737,16 +744,7 @@ mod ud {
         else {
             return;
         };
-        let u = &report["unreliable"];
-        let count = |k: &str| u[k].as_u64().unwrap_or_else(|| panic!("{k} in {report}"));
-        assert_eq!(count("messages_sent"), 1000, "{report}");
-        let (received, lost) = (count("messages_received"), count("messages_lost"));
-        assert_eq!(received + lost, 1000, "{report}");
-        assert!(
-            (1..=40).contains(&lost),
-            "{lost} lost of 1000 at 1 %: {report}"
-        );
-        assert_eq!(report["ops_completed"], received, "{report}");
+        assert_counts_losses(&report, 1..=40);
     }
 }
 
