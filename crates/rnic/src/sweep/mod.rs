@@ -173,7 +173,7 @@ impl ValueKey {
     }
 }
 
-fn axis_error(i: usize, key: &str, e: ConfigError) -> ConfigError {
+pub(super) fn axis_error(i: usize, key: &str, e: ConfigError) -> ConfigError {
     ConfigError::Inconsistent(format!("axis[{i}] (`{key}`): {e}"))
 }
 

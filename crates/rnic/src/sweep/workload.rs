@@ -174,9 +174,9 @@ pub fn check_axis_key(key: &str) -> Result<(), ConfigError> {
 }
 
 /// Checks the `[workload]` table with every axis value it will run with, as a scenario's
-/// `[workload]` is checked: each workload axis's values with the other workload axes at
-/// their first values (so `load` may come from an axis alone), or the table as written
-/// when no axis varies it. A bad value is refused naming its axis.
+/// `[workload]` is checked: the table with every workload axis at its first value (so
+/// `load` may come from an axis alone), then each workload axis's values with the others at
+/// their first values, a bad one refused naming its axis.
 pub fn check_values(raw: &Table, axes: &[Axis]) -> Result<(), ConfigError> {
     let varied: Vec<(usize, &Axis, &str)> = axes
         .iter()
@@ -187,15 +187,14 @@ pub fn check_values(raw: &Table, axes: &[Axis]) -> Result<(), ConfigError> {
         })
         .collect();
     let firsts: Vec<(&str, &Value)> = varied.iter().map(|(_, a, k)| (*k, &a.values[0])).collect();
-    if varied.is_empty() {
-        return options_with(raw, &firsts).map(|_| ());
-    }
+    // The table itself first, so a bad value written in it is not blamed on an axis (the
+    // error names its key either way).
+    options_with(raw, &firsts)?;
     for (n, (i, a, k)) in varied.iter().enumerate() {
         for v in &a.values {
             let mut sets = firsts.clone();
             sets[n] = (k, v);
-            options_with(raw, &sets)
-                .map_err(|e| ConfigError::Inconsistent(format!("axis[{i}] (`{}`): {e}", a.key)))?;
+            options_with(raw, &sets).map_err(|e| super::axis_error(*i, &a.key, e))?;
         }
     }
     Ok(())

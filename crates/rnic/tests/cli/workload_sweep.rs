@@ -186,6 +186,14 @@ fn bad_combinations_are_refused_naming_the_field() {
             "`workload.load` is missing",
         ),
         (
+            format!(
+                "{FABRIC}{}{}",
+                WORKLOAD.replace("duration_us = 500", "duration_us = 0"),
+                axis("workload.load", "[0.3]")
+            ),
+            "caused by: `workload.duration_us` = 0",
+        ),
+        (
             format!("{FABRIC}{WORKLOAD}{}", axis("workload.matrix", "[1]")),
             "`workload.matrix` is a table",
         ),
