@@ -192,6 +192,15 @@ impl Guest {
         });
     }
 
+    /// Waits until an RDMA CM id listens on `port` in the guest (a perftest `-R` server is
+    /// ready: it has no TCP socket to wait for).
+    fn wait_cm_listening(&self, port: u16) {
+        let check = format!("/usr/bin/rdma resource show cm_id | grep -qE 'LISTEN.*:{port}( |$)'");
+        wait_until(&format!("guest RDMA CM port {port} listening"), || {
+            self.run(&check).ok
+        });
+    }
+
     /// A host command run inside the guest's network namespace.
     fn host_command(&self, program: &str) -> Command {
         let mut cmd = Command::new("ip");
@@ -201,12 +210,19 @@ impl Guest {
 
     /// Waits until a TCP port listens on the host side of the namespace.
     fn wait_host_listening(&self, port: u16) {
-        wait_until(&format!("host port {port} listening"), || {
-            let out = self
-                .host_command("ss")
-                .args(["-ltnH"])
-                .output()
-                .expect("run ss");
+        self.wait_host_socket("-ltnH", port, "TCP");
+    }
+
+    /// Waits until a UDP socket on the RoCEv2 port is bound on the host side of the namespace
+    /// (an `rnic live -R` server is ready: RDMA CM's REQ comes to that port).
+    fn wait_host_roce_bound(&self) {
+        self.wait_host_socket("-lunH", rnic_wire::ROCE_PORT, "UDP");
+    }
+
+    /// Waits until `ss FLAGS` in the namespace lists a socket on `port`.
+    fn wait_host_socket(&self, flags: &str, port: u16, what: &str) {
+        wait_until(&format!("host {what} port {port}"), || {
+            let out = self.host_command("ss").arg(flags).output().expect("run ss");
             String::from_utf8_lossy(&out.stdout).contains(&format!(":{port} "))
         });
     }
@@ -378,6 +394,8 @@ struct Interop {
     netem: Option<&'static str>,
     /// perftest's `-c`, given to both sides: `RC`, `UC` or `UD`.
     connection: &'static str,
+    /// perftest's `-R` on both sides: the QPs are connected by RDMA CM over the wire.
+    rdma_cm: bool,
 }
 
 impl Interop {
@@ -390,6 +408,24 @@ impl Interop {
             mtu: 1024,
             netem: None,
             connection: "RC",
+            rdma_cm: false,
+        }
+    }
+
+    /// Connected by RDMA CM (`-R` on both sides).
+    const fn rdma_cm(self) -> Self {
+        Interop {
+            rdma_cm: true,
+            ..self
+        }
+    }
+
+    /// `-R` when connected by RDMA CM, else nothing.
+    fn cm_flag(&self) -> &'static str {
+        if self.rdma_cm {
+            " -R"
+        } else {
+            ""
         }
     }
 
@@ -430,14 +466,20 @@ impl Interop {
             format!("-d rxe0 -g 1 -m {mtu} -p {port} -s {size} -n {iters}")
         } else {
             let c = self.connection;
-            format!("-d rxe0 -x 1 -m {mtu} -p {port} -s {size} -n {iters} -c {c}")
+            let cm = self.cm_flag();
+            format!("-d rxe0 -x 1 -m {mtu} -p {port} -s {size} -n {iters} -c {c}{cm}")
         }
     }
 
     fn live_args(&self, port: u16, bind: &str) -> Vec<String> {
         let words = format!(
-            "live {} -p {port} --bind {bind} -s {} -n {} -m {} -c {}",
-            self.live_test, self.size_bytes, self.iters, self.mtu, self.connection
+            "live {} -p {port} --bind {bind} -s {} -n {} -m {} -c {}{}",
+            self.live_test,
+            self.size_bytes,
+            self.iters,
+            self.mtu,
+            self.connection,
+            self.cm_flag()
         );
         words.split_whitespace().map(str::to_string).collect()
     }
@@ -462,7 +504,11 @@ impl Interop {
                 self.guest_tool,
                 self.guest_args(port)
             ));
-            guest.wait_listening(port);
+            if self.rdma_cm {
+                guest.wait_cm_listening(port);
+            } else {
+                guest.wait_listening(port);
+            }
             let json = json_path(port);
             let mut args = self.live_args(port, &guest.host_ip);
             args.splice(2..2, [guest.guest_ip.clone()]);
@@ -508,7 +554,11 @@ impl Interop {
                 .stderr(Stdio::piped())
                 .spawn()
                 .unwrap();
-            guest.wait_host_listening(port);
+            if self.rdma_cm {
+                guest.wait_host_roce_bound();
+            } else {
+                guest.wait_host_listening(port);
+            }
             let line = format!(
                 "timeout 120 {} {} {}",
                 self.guest_tool,
@@ -745,6 +795,101 @@ mod ud {
             return;
         };
         assert_counts_losses(&report, 1..=40);
+    }
+}
+
+/// perftest's `-R` against rxe: RDMA CM connects perftest's control QP and the test's QP
+/// over the wire (REQ, REP, RTU to QP1 and DREQ/DREP at the end), the exchange travels as
+/// SENDs on the control QP, and the guest's kernel CM is the other end.
+mod rdma_cm {
+    use super::*;
+
+    fn run(tool: &'static str, live: &'static str, size: u32) -> Interop {
+        Interop::new(tool, live, size).rdma_cm()
+    }
+
+    #[test]
+    fn ib_write_bw_rnic_client() {
+        run("ib_write_bw", "write-bw", 4096).rnic_client()
+    }
+
+    #[test]
+    fn ib_write_bw_rnic_server() {
+        run("ib_write_bw", "write-bw", 4096).rnic_server()
+    }
+
+    #[test]
+    fn ib_read_bw_rnic_client() {
+        run("ib_read_bw", "read-bw", 4096).rnic_client()
+    }
+
+    #[test]
+    fn ib_read_bw_rnic_server() {
+        run("ib_read_bw", "read-bw", 4096).rnic_server()
+    }
+
+    #[test]
+    fn ib_send_bw_rnic_client() {
+        run("ib_send_bw", "send-bw", 4096).rnic_client()
+    }
+
+    #[test]
+    fn ib_send_bw_rnic_server() {
+        run("ib_send_bw", "send-bw", 4096).rnic_server()
+    }
+
+    #[test]
+    fn ib_write_lat_rnic_client() {
+        run("ib_write_lat", "write-lat", 2).rnic_client()
+    }
+
+    #[test]
+    fn ib_write_lat_rnic_server() {
+        run("ib_write_lat", "write-lat", 2).rnic_server()
+    }
+
+    #[test]
+    fn ib_read_lat_rnic_client() {
+        run("ib_read_lat", "read-lat", 2).rnic_client()
+    }
+
+    #[test]
+    fn ib_read_lat_rnic_server() {
+        run("ib_read_lat", "read-lat", 2).rnic_server()
+    }
+
+    #[test]
+    fn ib_send_lat_rnic_client() {
+        run("ib_send_lat", "send-lat", 2).rnic_client()
+    }
+
+    #[test]
+    fn ib_send_lat_rnic_server() {
+        run("ib_send_lat", "send-lat", 2).rnic_server()
+    }
+
+    #[test]
+    fn ib_atomic_bw_rnic_client() {
+        run("ib_atomic_bw", "atomic-bw", 8).rnic_client()
+    }
+
+    #[test]
+    fn ib_atomic_bw_rnic_server() {
+        run("ib_atomic_bw", "atomic-bw", 8).rnic_server()
+    }
+
+    #[test]
+    fn ib_write_bw_rnic_client_with_loss_and_reordering() {
+        run("ib_write_bw", "write-bw", 4096)
+            .impaired(LOSS_AND_REORDER)
+            .rnic_client()
+    }
+
+    #[test]
+    fn ib_write_bw_rnic_server_with_loss_and_reordering() {
+        run("ib_write_bw", "write-bw", 4096)
+            .impaired(LOSS_AND_REORDER)
+            .rnic_server()
     }
 }
 

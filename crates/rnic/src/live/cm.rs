@@ -68,8 +68,10 @@ pub fn mad_of(frame: &[u8]) -> Option<MadArrival> {
 #[derive(Debug, Clone, Copy)]
 pub struct CmQp {
     pub qpn: u32,
-    /// The QP's own starting PSN (of its requests).
-    pub my_psn: u32,
+    /// The PSN the QP's receive queue expects first (a random pick). It goes to the peer in
+    /// the REQ or REP and the peer sends from it; this QP sends from the PSN the peer's
+    /// message asks for (Linux's CM does the same).
+    pub rq_psn: u32,
     pub tuning: QpTuning,
 }
 
@@ -182,7 +184,7 @@ impl LiveCm {
         for (k, c) in self.conns.iter().enumerate() {
             agent.add(ConnSpec {
                 local_qpn: c.qp.qpn,
-                start_psn: c.qp.my_psn,
+                rq_psn: c.qp.rq_psn,
                 peer_ip: peer_ip.octets(),
                 index: k as u32,
                 active: self.active,
@@ -315,7 +317,7 @@ impl LiveCm {
             Action::Rtr {
                 conn,
                 remote_qpn,
-                remote_psn,
+                rq_psn,
             } => {
                 let Some(peer_ip) = self.peer_ip else {
                     bail!("RDMA CM: RTR before the peer is known");
@@ -324,7 +326,7 @@ impl LiveCm {
                 let peer = Dest {
                     out_reads: 16,
                     qpn: remote_qpn,
-                    psn: remote_psn,
+                    psn: rq_psn,
                     gid: gid_of(peer_ip),
                     ..Dest::default()
                 };
@@ -335,18 +337,12 @@ impl LiveCm {
                 qp_to_rtr(&mut ep.dev, c.qp.qpn, &peer, &tuning)?;
                 c.peer = Some(peer);
             }
-            Action::Rts { conn } => {
+            Action::Rts { conn, sq_psn } => {
                 let c = &self.conns[conn];
                 let Some(peer) = c.peer else {
                     bail!("RDMA CM: RTS before RTR (the agent's order is broken)");
                 };
-                qp_to_rts(
-                    &mut ep.dev,
-                    c.qp.qpn,
-                    c.qp.my_psn,
-                    peer.out_reads,
-                    &c.qp.tuning,
-                )?;
+                qp_to_rts(&mut ep.dev, c.qp.qpn, sq_psn, peer.out_reads, &c.qp.tuning)?;
             }
             Action::Timer { at, conn } => self.timers_ps[conn] = Some(at),
             Action::Established { .. } => {}

@@ -248,7 +248,7 @@ pub fn open_session(
     let qps = [
         CmQp {
             qpn: control.qpn,
-            my_psn: super::session::random_psn(),
+            rq_psn: super::session::random_psn(),
             tuning: QpTuning {
                 service: ServiceType::Rc,
                 ..test_tuning
@@ -256,7 +256,7 @@ pub fn open_session(
         },
         CmQp {
             qpn: ep.qpn,
-            my_psn: me.psn,
+            rq_psn: me.psn,
             tuning: test_tuning,
         },
     ];

@@ -4,7 +4,9 @@
 //! bump, the same emulated link, pseudo-ACKs on or off (`--off`). Claims (from the
 //! long-distance RDMA paper's accelerator): WRITE throughput at 4 KB messages and the same
 //! queue depth is at least 10× with the accelerator; every byte verified; at 1 % loss on the
-//! long link nothing is lost and the client never sends a WRITE again.
+//! long link nothing is lost and the client never sends a WRITE again. With `-R` on both
+//! ends the box learns the connections from the RDMA CM exchange it forwards, as the paper's
+//! does, and pseudo-ACKs every WRITE.
 //!
 //! Needs root (namespaces, raw sockets). Skips with the reason otherwise, unless
 //! RNIC_REQUIRE_EXTERNAL_TOOLS=1, which makes a missing prerequisite a failure.
@@ -147,8 +149,9 @@ struct Arm {
     accel: serde_json::Value,
 }
 
-/// Runs write-bw from the client through `rnic accel ACCEL_FLAGS` to the server.
-fn arm(t: &Topology, dir: &Path, port: &str, accel_flags: &[&str]) -> Arm {
+/// Runs write-bw from the client through `rnic accel ACCEL_FLAGS` to the server, both ends
+/// with `LIVE_FLAGS` too.
+fn arm(t: &Topology, dir: &Path, port: &str, accel_flags: &[&str], live_flags: &[&str]) -> Arm {
     let (p, name) = (&t.prefix, port);
     let local = format!("{p}-c1");
     let remote = format!("{p}-s1");
@@ -165,6 +168,7 @@ fn arm(t: &Topology, dir: &Path, port: &str, accel_flags: &[&str]) -> Arm {
         .iter()
         .map(|s| s.to_string())
         .chain([j])
+        .chain(live_flags.iter().map(|s| s.to_string()))
         .collect::<Vec<String>>()
     };
     let srv_json = dir.join(format!("server-{name}.json"));
@@ -234,8 +238,8 @@ fn pseudo_acks_give_ten_times_the_write_throughput_over_500_km_and_lose_nothing_
     let dir = std::env::temp_dir().join(format!("rnic-accel-e2e-{}", t.prefix));
     std::fs::create_dir_all(&dir).expect("scratch directory");
     let link = ["--emulate-link", "5ms,0%", "--learn", "traffic"];
-    let off = arm(&t, &dir, "18611", &[&link[..], &["--off"]].concat());
-    let on = arm(&t, &dir, "18612", &link);
+    let off = arm(&t, &dir, "18611", &[&link[..], &["--off"]].concat(), &[]);
+    let on = arm(&t, &dir, "18612", &link, &[]);
     assert_verified(&off, "without pseudo-ACKs");
     assert_verified(&on, "with pseudo-ACKs");
     let (g_off, g_on) = (goodput_gbps(&off), goodput_gbps(&on));
@@ -255,6 +259,7 @@ fn pseudo_acks_give_ten_times_the_write_throughput_over_500_km_and_lose_nothing_
         &dir,
         "18613",
         &["--emulate-link", "5ms,1%", "--learn", "traffic"],
+        &[],
     );
     assert_verified(&lossy, "at 1 % loss");
     let lost = lossy.accel["link_lost"][0].as_u64().unwrap_or(0);
@@ -269,6 +274,35 @@ fn pseudo_acks_give_ten_times_the_write_throughput_over_500_km_and_lose_nothing_
          client goodput {:.4} Gbit/s, 0 WRITEs resent by the client",
         lossy.accel["accel"]["retransmitted"],
         goodput_gbps(&lossy)
+    );
+
+    // The paper's box learns each connection from the RDMA CM REQ and REP it forwards: with
+    // `-R` on both ends (perftest's control QP and the test's QP, both connected by CM),
+    // `--learn setup` knows the test QP before its first WRITE, so every WRITE is
+    // pseudo-ACKed, none acknowledged end to end first.
+    let by_cm = arm(
+        &t,
+        &dir,
+        "18614",
+        &["--emulate-link", "5ms,0%", "--learn", "setup"],
+        &["-R"],
+    );
+    assert_verified(&by_cm, "learned from the CM exchange");
+    assert_eq!(by_cm.accel["accel"]["learned"], 2, "{}", by_cm.accel);
+    let writes: u64 = ITERS.parse().unwrap();
+    assert!(
+        by_cm.accel["accel"]["pseudo_acks"].as_u64() >= Some(writes),
+        "fewer pseudo-ACKs than the {writes} WRITEs: {}",
+        by_cm.accel
+    );
+    let g_cm = goodput_gbps(&by_cm);
+    eprintln!(
+        "-R, learned from the CM exchange: {} connections, {} pseudo-ACKs, {g_cm:.4} Gbit/s",
+        by_cm.accel["accel"]["learned"], by_cm.accel["accel"]["pseudo_acks"]
+    );
+    assert!(
+        g_cm >= 10.0 * g_off,
+        "learned from the CM: {g_cm} Gbit/s, without pseudo-ACKs {g_off}: less than 10x"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -72,14 +72,27 @@ struct Arm {
     accel: serde_json::Value,
 }
 
+/// How the box learns the connection, and so how the ends connect their QPs.
+#[derive(Clone, Copy, PartialEq)]
+enum Learn {
+    /// From the first WRITE and ACK (`--learn traffic`), perftest's TCP exchange.
+    Traffic,
+    /// From the RDMA CM REQ and REP it forwards (`--learn setup`), both ends with `-R`.
+    CmSetup,
+}
+
 /// `ib_write_bw` in the guest, `rnic live write-bw` in the client's namespace, through
 /// `rnic accel EXTRA` in the guest's namespace, 4 KB WRITEs at queue depth 16, MTU 4096.
-fn arm(guest: &Guest, side: &ClientSide, extra: &[&str]) -> Arm {
+fn arm(guest: &Guest, side: &ClientSide, learn: Learn, extra: &[&str]) -> Arm {
     let rnic = env!("CARGO_BIN_EXE_rnic");
     let ((client, server), (accel, json)) = until_perftest_reports(|| {
         let port = next_port();
         let mut flags = vec!["accel", "--local", ClientSide::BOX_DEV, "--remote"];
-        flags.extend(["rxetap0", "--emulate-link", "5ms,0%", "--learn", "traffic"]);
+        flags.extend(["rxetap0", "--emulate-link", "5ms,0%", "--learn"]);
+        flags.push(match learn {
+            Learn::Traffic => "traffic",
+            Learn::CmSetup => "setup",
+        });
         flags.extend(["--idle-exit-ms", "2000"]);
         flags.extend(extra);
         let accel = guest
@@ -89,9 +102,15 @@ fn arm(guest: &Guest, side: &ClientSide, extra: &[&str]) -> Arm {
             .stderr(Stdio::piped())
             .spawn()
             .expect("start rnic accel");
-        let common = format!("-p {port} -s 4096 -m 4096 -t 16 -n {ITERS}");
+        let mut common = format!("-p {port} -s 4096 -m 4096 -t 16 -n {ITERS}");
+        if learn == Learn::CmSetup {
+            common.push_str(" -R");
+        }
         let server = guest.spawn(&format!("timeout 120 ib_write_bw -d rxe0 -x 1 {common}"));
-        guest.wait_listening(port);
+        match learn {
+            Learn::Traffic => guest.wait_listening(port),
+            Learn::CmSetup => guest.wait_cm_listening(port),
+        }
         let json = super::json_path(port);
         let client: Ran = Command::new("ip")
             .args(["netns", "exec", &side.netns, rnic, "live", "write-bw"])
@@ -135,8 +154,9 @@ fn accel_in_front_of_rxe_gives_ten_times_the_write_goodput() {
         return;
     };
     let side = ClientSide::new(guest);
-    let off = arm(guest, &side, &["--off"]);
-    let on = arm(guest, &side, &[]);
+    let off = arm(guest, &side, Learn::Traffic, &["--off"]);
+    let on = arm(guest, &side, Learn::Traffic, &[]);
+    let by_cm = arm(guest, &side, Learn::CmSetup, &[]);
     drop(side);
     assert_eq!(off.accel["accelerated"], false, "{}", off.accel);
     assert_eq!(on.accel["accelerated"], true, "{}", on.accel);
@@ -163,4 +183,28 @@ fn accel_in_front_of_rxe_gives_ten_times_the_write_goodput() {
         "{with} Gbit/s with pseudo-ACKs against {without} without: below 10x\n{}",
         on.accel
     );
+    assert_learned_from_the_kernels_cm(&by_cm);
+}
+
+/// The paper's box learns each connection from the RDMA CM REQ and REP it forwards. With `-R`
+/// the guest's kernel CM writes the REP (its starting PSN is the PSN rxe's receive queue
+/// expects, which the client then sends from): a box that took its first PSN from the wrong
+/// message would see a gap at the first WRITE and pseudo-ACK nothing. Learned before the
+/// first WRITE, the box pseudo-ACKs every WRITE, and rxe acknowledges them all.
+fn assert_learned_from_the_kernels_cm(by_cm: &Arm) {
+    let stats = &by_cm.accel["accel"];
+    eprintln!(
+        "-R, learned from the kernel's CM: {} connections, {} pseudo-ACKs, {:.4} Gbit/s",
+        stats["learned"], stats["pseudo_acks"], by_cm.client["goodput_gbps"]
+    );
+    assert_eq!(
+        stats["learned"], 2,
+        "perftest's control QP and the test's: {stats}"
+    );
+    assert!(
+        stats["pseudo_acks"].as_u64() >= Some(u64::from(ITERS)),
+        "fewer pseudo-ACKs than the {ITERS} WRITEs: {}",
+        by_cm.accel
+    );
+    assert_eq!(by_cm.accel["held_bytes"], 0, "{}", by_cm.accel);
 }

@@ -29,8 +29,11 @@ use super::settled::Settled;
 pub struct ConnSpec {
     /// The local QP (created and in INIT).
     pub local_qpn: u32,
-    /// The local QP's starting PSN (of its requests).
-    pub start_psn: u32,
+    /// The PSN the local QP's receive queue expects first. It travels in this side's REQ or
+    /// REP, and the peer's QP sends from it: in Linux's CM (and so with rxe and perftest's
+    /// `-R`) a message's starting PSN is its sender's receive PSN, and each QP takes its
+    /// send PSN from the peer's message.
+    pub rq_psn: u32,
     /// The peer host's IPv4 address.
     pub peer_ip: [u8; 4],
     /// The connection's number between the two hosts (the same on both sides).
@@ -63,15 +66,16 @@ pub enum Action {
         to: [u8; 4],
         msg: CmRepr,
     },
-    /// Move connection `conn`'s QP from INIT to RTR toward `remote_qpn`, whose first PSN
-    /// is `remote_psn`.
+    /// Move connection `conn`'s QP from INIT to RTR toward `remote_qpn`, expecting PSN
+    /// `rq_psn` first (its own [`ConnSpec::rq_psn`]).
     Rtr {
         conn: usize,
         remote_qpn: u32,
-        remote_psn: u32,
+        rq_psn: u32,
     },
-    /// Move connection `conn`'s QP from RTR to RTS.
-    Rts { conn: usize },
+    /// Move connection `conn`'s QP from RTR to RTS, sending from `sq_psn` (the starting PSN
+    /// of the peer's REQ or REP).
+    Rts { conn: usize, sq_psn: u32 },
     /// Call [`Agent::on_timer`] for `conn` at `at`.
     Timer { at: TimePs, conn: usize },
     /// Connection `conn` is established on this side at `at`.
@@ -119,6 +123,8 @@ struct Conn {
     /// The transaction (the active side's id, echoed by the passive side).
     tid: u64,
     remote_comm_id: u32,
+    /// The PSN the QP sends from: the starting PSN of the peer's REQ or REP (0 until it came).
+    sq_psn: u32,
     /// How many times the REQ (active) or REP (passive) has been sent.
     sent: u32,
     /// When the pending timer is due (a timer event at another time is stale).
@@ -173,6 +179,7 @@ impl Agent {
             state: State::Idle,
             tid: 0,
             remote_comm_id: 0,
+            sq_psn: 0,
             sent: 0,
             deadline: None,
         });
@@ -230,7 +237,7 @@ impl Agent {
                 responder_resources: p.rd_atomic,
                 initiator_depth: p.rd_atomic,
                 remote_cm_response_timeout: p.response_timeout,
-                starting_psn: c.spec.start_psn,
+                starting_psn: c.spec.rq_psn,
                 local_cm_response_timeout: p.response_timeout,
                 retry_count: p.retry_count,
                 pkey: 0xFFFF,
@@ -256,7 +263,7 @@ impl Agent {
                 local_comm_id: comm_id(conn),
                 remote_comm_id: c.remote_comm_id,
                 local_qpn: c.spec.local_qpn,
-                starting_psn: c.spec.start_psn,
+                starting_psn: c.spec.rq_psn,
                 responder_resources: p.rd_atomic,
                 initiator_depth: p.rd_atomic,
                 rnr_retry_count: p.rnr_retry,
@@ -348,11 +355,12 @@ impl Agent {
                 let c = &mut self.conns[conn];
                 c.tid = tid;
                 c.remote_comm_id = r.local_comm_id;
+                c.sq_psn = r.starting_psn;
                 c.state = State::RepSent;
                 out.push(Action::Rtr {
                     conn,
                     remote_qpn: r.local_qpn,
-                    remote_psn: r.starting_psn,
+                    rq_psn: c.spec.rq_psn,
                 });
                 let rep = self.rep(conn);
                 self.send(now, conn, rep, true, out);
@@ -389,14 +397,18 @@ impl Agent {
             State::ReqSent if self.conns[conn].spec.active => {
                 let c = &mut self.conns[conn];
                 c.remote_comm_id = r.local_comm_id;
+                c.sq_psn = r.starting_psn;
                 c.deadline = None;
                 c.state = State::Established;
                 out.push(Action::Rtr {
                     conn,
                     remote_qpn: r.local_qpn,
-                    remote_psn: r.starting_psn,
+                    rq_psn: c.spec.rq_psn,
                 });
-                out.push(Action::Rts { conn });
+                out.push(Action::Rts {
+                    conn,
+                    sq_psn: r.starting_psn,
+                });
                 let rtu = self.rtu(conn);
                 self.send(now, conn, rtu, false, out);
                 out.push(Action::Established {
@@ -433,7 +445,10 @@ impl Agent {
         }
         c.deadline = None;
         c.state = State::Established;
-        out.push(Action::Rts { conn });
+        out.push(Action::Rts {
+            conn,
+            sq_psn: c.sq_psn,
+        });
         out.push(Action::Established { at: now, conn });
     }
 
@@ -506,14 +521,14 @@ mod tests {
         for k in 0..2 {
             a.add(ConnSpec {
                 local_qpn: 0x20 + k,
-                start_psn: 100 + k,
+                rq_psn: 100 + k,
                 peer_ip: P,
                 index: k,
                 active: true,
             });
             p.add(ConnSpec {
                 local_qpn: 0x40 + k,
-                start_psn: 500 + k,
+                rq_psn: 500 + k,
                 peer_ip: A,
                 index: k,
                 active: false,
@@ -537,28 +552,45 @@ mod tests {
         let mut out = Vec::new();
         a.connect(0, 1, &mut out);
         let req = sent(&out)[0];
+        // As Linux's CM: the REQ carries the PSN the active side's receive queue expects.
+        let CmMessage::Req(r) = req.message else {
+            panic!("a REQ first: {req:?}")
+        };
+        assert_eq!(r.starting_psn, 101);
         out.clear();
         p.handle(5_000_000, A, &req, &mut out);
-        // Connection 1 on the passive side (by the REQ's private data), RTR toward 0x21/101.
+        // Connection 1 on the passive side (by the REQ's private data): RTR toward 0x21,
+        // expecting its own PSN 501 first.
         assert!(out.contains(&Action::Rtr {
             conn: 1,
             remote_qpn: 0x21,
-            remote_psn: 101
+            rq_psn: 501
         }));
         let rep = sent(&out)[0];
+        let CmMessage::Rep(r) = rep.message else {
+            panic!("a REP: {rep:?}")
+        };
+        assert_eq!(r.starting_psn, 501);
         out.clear();
         a.handle(9_000_000, P, &rep, &mut out);
         assert!(out.contains(&Action::Rtr {
             conn: 1,
             remote_qpn: 0x41,
-            remote_psn: 501
+            rq_psn: 101
         }));
-        assert!(out.contains(&Action::Rts { conn: 1 }));
+        // The active side sends from the PSN the passive side's REP asked for.
+        assert!(out.contains(&Action::Rts {
+            conn: 1,
+            sq_psn: 501
+        }));
         assert_eq!(a.state(1), State::Established);
         let rtu = sent(&out)[0];
         out.clear();
         p.handle(12_000_000, A, &rtu, &mut out);
-        assert!(out.contains(&Action::Rts { conn: 1 }));
+        assert!(out.contains(&Action::Rts {
+            conn: 1,
+            sq_psn: 101
+        }));
         assert_eq!(p.state(1), State::Established);
         assert_eq!(p.state(0), State::Idle);
     }

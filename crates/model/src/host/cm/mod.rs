@@ -149,8 +149,9 @@ impl ConnectionManager {
 
     /// A QP pair to connect: QP `active.1` of node `active.0` (the client, which sends the
     /// REQ) and QP `passive.1` of node `passive.0`, both in INIT, each sending from its
-    /// starting PSN (`.2`, carried to the peer in the REQ and the REP), with the
-    /// attributes `profile`.
+    /// starting PSN (`.2`), with the attributes `profile`. As in Linux's CM, each side asks
+    /// for its peer's starting PSN as its receive PSN in its REQ or REP, and the peer sends
+    /// from what it was asked: so a QP sends from the same PSN with and without the CM.
     pub fn add_pair(
         &mut self,
         active: (usize, u32, u32),
@@ -163,7 +164,7 @@ impl ConnectionManager {
         for (me, peer, is_active) in [(active, passive, true), (passive, active, false)] {
             self.agents[me.0].add(ConnSpec {
                 local_qpn: me.1,
-                start_psn: me.2,
+                rq_psn: peer.2,
                 peer_ip: node_ip(peer.0),
                 index,
                 active: is_active,
@@ -308,7 +309,7 @@ impl ConnectionManager {
                 Action::Rtr {
                     conn,
                     remote_qpn,
-                    remote_psn,
+                    rq_psn,
                 } => {
                     let (e, qpn) = (
                         self.ends[node][conn],
@@ -316,22 +317,15 @@ impl ConnectionManager {
                     );
                     let dev = cx.devices.device(node);
                     let r = modify::to_rtr(
-                        dev, &self.qp, &e.profile, node, qpn, e.peer, remote_qpn, remote_psn,
+                        dev, &self.qp, &e.profile, node, qpn, e.peer, remote_qpn, rq_psn,
                     );
                     self.fail_on(r);
                 }
-                Action::Rts { conn } => {
+                Action::Rts { conn, sq_psn } => {
                     let e = self.ends[node][conn];
-                    let spec = *self.agents[node].spec(conn);
+                    let qpn = self.agents[node].spec(conn).local_qpn;
                     let dev = cx.devices.device(node);
-                    let r = modify::to_rts(
-                        dev,
-                        &self.qp,
-                        &e.profile,
-                        node,
-                        spec.local_qpn,
-                        spec.start_psn,
-                    );
+                    let r = modify::to_rts(dev, &self.qp, &e.profile, node, qpn, sq_psn);
                     self.fail_on(r);
                 }
                 Action::Timer { at, conn } => cx.q.push(

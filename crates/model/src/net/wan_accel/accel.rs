@@ -309,11 +309,13 @@ impl Accel {
                 if rep.remote_comm_id != req.local_comm_id || req_out == outbound {
                     return pass;
                 }
-                // Local's party: whichever of the two sent its message outbound.
+                // Local's party: whichever of the two sent its message outbound. Local's QP
+                // sends from the PSN the other party's message asked for (a message's
+                // starting PSN is its sender's receive PSN, as in Linux's CM).
                 let (local_ip, remote_ip, local_qpn, start_psn, remote_qpn) = if outbound {
-                    (src, dst, rep.local_qpn, rep.starting_psn, req.local_qpn)
+                    (src, dst, rep.local_qpn, req.starting_psn, req.local_qpn)
                 } else {
-                    (req_src, src, req.local_qpn, req.starting_psn, rep.local_qpn)
+                    (req_src, src, req.local_qpn, rep.starting_psn, rep.local_qpn)
                 };
                 let key = (
                     local_ip,
@@ -617,10 +619,12 @@ mod tests {
         assert!(pass(&mut a, 1, Out, &f[1], &mut emit));
         assert!(pass(&mut a, 2, In, &f[2], &mut emit));
         assert!(emit.is_empty());
-        // Local's QPN and starting PSN from its REP, Remote's QPN from the REQ.
+        // Local's QPN from its REP, Remote's QPN from the REQ, and Local's first PSN from
+        // the REQ: the PSN Remote's receive queue asked for.
         let key = (LOCAL, REMOTE, rnic_wire::udp_entropy_port(0x11, 0x22));
         let (c, _) = a.conns.get(&key).expect("learned");
         assert_eq!(c.local_qpn, Some(0x11));
+        assert_eq!(c.next_psn, 7);
         assert_eq!(a.connections(), 1);
         assert_eq!(a.stats().learned, 1);
     }

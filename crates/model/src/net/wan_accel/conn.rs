@@ -114,7 +114,7 @@ pub struct Conn {
     /// Local's QPN (the destination QPN of Remote's ACKs), once learned.
     pub local_qpn: Option<u32>,
     /// The next new PSN expected from Local.
-    next_psn: u32,
+    pub(super) next_psn: u32,
     /// Messages Remote will have completed after `next_psn - 1` (its MSN then).
     msn_next: u32,
     /// The oldest PSN Remote has not acknowledged.
