@@ -17,6 +17,7 @@
 
 #[path = "rxe_interop/accel.rs"]
 mod accel;
+mod common;
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
@@ -493,9 +494,12 @@ impl Interop {
 
     /// rnic live as the client, the guest's tool as the server.
     fn rnic_client(&self) {
-        let Some((_in_use, guest)) = guest() else {
-            return;
-        };
+        self.rnic_client_report();
+    }
+
+    /// [`Interop::rnic_client`], returning the client's JSON (`None`: no guest here).
+    fn rnic_client_report(&self) -> Option<serde_json::Value> {
+        let (_in_use, guest) = guest()?;
         self.apply_netem(guest);
         let ((client, server), (args, json)) = until_perftest_reports(|| {
             let port = next_port();
@@ -528,7 +532,7 @@ impl Interop {
             "{} (server) in the guest:\n{}",
             self.guest_tool, server.text
         );
-        assert_live_report(&json);
+        Some(assert_live_report(&json))
     }
 
     /// rnic live as the server, the guest's tool as the client.
@@ -818,6 +822,19 @@ mod rdma_cm {
         run("ib_write_bw", "write-bw", 4096).rnic_server()
     }
 
+    /// rnic's REQ asks for path MTU 4096 (`-m 4096`); rxe's kernel takes it. (As the server,
+    /// rnic runs at the MTU of the guest's REQ: its route's, 4096 on the 9000-byte tap.)
+    #[test]
+    fn ib_write_bw_rnic_client_pmtu_4096() {
+        let Some(report) = run("ib_write_bw", "write-bw", 4096)
+            .mtu(4096)
+            .rnic_client_report()
+        else {
+            return;
+        };
+        assert_eq!(report["live"]["mtu_bytes"], 4096, "{report}");
+    }
+
     #[test]
     fn ib_read_bw_rnic_client() {
         run("ib_read_bw", "read-bw", 4096).rnic_client()
@@ -876,6 +893,48 @@ mod rdma_cm {
     #[test]
     fn ib_atomic_bw_rnic_server() {
         run("ib_atomic_bw", "atomic-bw", 8).rnic_server()
+    }
+
+    /// perftest's client connects again, 10 times 100 ms apart, while the server's kernel
+    /// rejects its REQ (no listener yet: REJ reason 8, invalid service ID); rnic's does the
+    /// same. The client starts with the guest's server, before it listens (about 0.5 s
+    /// under TCG): its capture shows the REJs it got, and the run completes.
+    #[test]
+    fn rnic_client_connects_again_while_the_server_does_not_listen_yet() {
+        let Some((_in_use, guest)) = guest() else {
+            return;
+        };
+        let run = run("ib_write_bw", "write-bw", 4096);
+        let port = next_port();
+        let json = json_path(port);
+        let pcap = json.with_extension("pcap");
+        let mut args = run.live_args(port, &guest.host_ip);
+        args.splice(2..2, [guest.guest_ip.clone()]);
+        for (flag, path) in [("--json", &json), ("--pcap", &pcap)] {
+            args.extend([flag.to_string(), path.display().to_string()]);
+        }
+        let line = format!("timeout 120 ib_write_bw {}", run.guest_args(port));
+        let server = guest.spawn(&line);
+        let client: Ran = guest
+            .host_command(env!("CARGO_BIN_EXE_rnic"))
+            .args(&args)
+            .output()
+            .unwrap()
+            .into();
+        let server = finish(server);
+        assert!(client.ok, "rnic {}:\n{}", args.join(" "), client.text);
+        assert!(server.ok, "ib_write_bw -R (server):\n{}", server.text);
+        assert_live_report(&json);
+        let capture = std::fs::read(&pcap).expect("the client's capture");
+        let rejs = common::pcap_frames(&capture)
+            .into_iter()
+            .filter_map(|f| rnic_wire::FrameRepr::parse(f).ok())
+            .filter(|f| rnic_wire::cm::rej_reason(f.roce.payload) == Some(8))
+            .count();
+        assert!(
+            rejs > 0,
+            "no REJ (reason 8): the server listened before the first REQ"
+        );
     }
 
     #[test]

@@ -41,26 +41,44 @@ pub const MAX_RETRIES: u8 = 8;
 /// IPv4 TTL of the MADs (the kernel's default for its own datagrams).
 const MAD_TTL: u8 = 64;
 
-/// A MAD that reached QP1: its sender and message, or why it does not parse.
-pub type MadArrival = Result<([u8; 4], CmRepr), String>;
+/// A MAD that reached QP1: its sender and message, or why it is not one rnic's CM takes.
+pub type MadArrival = Result<([u8; 4], CmRepr), MadRefusal>;
+
+/// Why a MAD to QP1 is not a message the connection manager handles.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MadRefusal {
+    /// A REJ: the peer refused the connection, with IBA's reason code.
+    Rejected { from: Ipv4Addr, reason: u16 },
+    /// Not a REQ, REP, RTU, DREQ or DREP that parses: the parser's error naming the field.
+    Malformed(String),
+}
+
+impl std::fmt::Display for MadRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MadRefusal::Rejected { from, reason } => write!(
+                f,
+                "{from} rejected the connection (CM REJ, reason code {reason})"
+            ),
+            MadRefusal::Malformed(why) => write!(f, "a CM MAD to QP1: {why}"),
+        }
+    }
+}
 
 /// The MAD of `frame` when the frame is addressed to QP1 (`None`: a frame for the engine).
-/// A REJ becomes an error with its reason; anything else that is not a REQ, REP, RTU, DREQ
-/// or DREP the parser's error naming the field.
 pub fn mad_of(frame: &[u8]) -> Option<MadArrival> {
     let bth = rnic_wire::peek_bth(frame).ok()?;
     if bth.dest_qp != GSI_QPN {
         return None;
     }
-    let parsed = FrameRepr::parse(frame).map_err(|e| format!("a CM MAD to QP1: {e}"));
+    let malformed = |e: &dyn std::fmt::Display| MadRefusal::Malformed(e.to_string());
+    let parsed = FrameRepr::parse(frame).map_err(|e| malformed(&e));
     Some(parsed.and_then(|f| {
         if let Some(reason) = rej_reason(f.roce.payload) {
             let from = Ipv4Addr::from(f.addr.src_ip);
-            return Err(format!(
-                "{from} rejected the connection (CM REJ, reason code {reason})"
-            ));
+            return Err(MadRefusal::Rejected { from, reason });
         }
-        parse_cm_frame_from(frame).map_err(|e| format!("a CM MAD to QP1: {e}"))
+        parse_cm_frame_from(frame).map_err(|e| malformed(&e))
     }))
 }
 
@@ -114,6 +132,8 @@ pub struct LiveCm {
     ip_ident: u16,
     /// Why the connection failed, when it did.
     failure: Option<String>,
+    /// Active side: the REJ that answered the REQ being connected, until `connect` reads it.
+    rejected: Option<MadRefusal>,
     /// MADs sent (resends included) and received.
     pub mads_sent: u64,
     pub mads_received: u64,
@@ -169,6 +189,7 @@ impl LiveCm {
             mad_psn: 0,
             ip_ident: 1,
             failure: None,
+            rejected: None,
             mads_sent: 0,
             mads_received: 0,
         };
@@ -212,6 +233,7 @@ impl LiveCm {
             match arrival {
                 Ok((src, m)) => self.take(ep, src, m)?,
                 Err(_) if self.all_established() => ep.rx_refused += 1,
+                Err(e @ MadRefusal::Rejected { .. }) if self.active => self.rejected = Some(e),
                 Err(e) => bail!("RDMA CM: {e}"),
             }
         }
@@ -395,6 +417,11 @@ impl LiveCm {
         self.send(ep, src, &drep)
     }
 
+    /// Connection `conn` is closed: the peer's DREQ came, or the DREP to ours.
+    pub fn closed(&self, conn: usize) -> bool {
+        self.conns.get(conn).is_some_and(|c| c.closed)
+    }
+
     /// Marks the connection whose communication id on this side is `local_id` closed.
     fn close_by_local_id(&mut self, local_id: u32) {
         let Some(agent) = self.agent.as_ref() else {
@@ -488,17 +515,12 @@ fn active_port(qpn: u32) -> u16 {
 /// RTR and RTS as the agent says. Returns the peer's QP (its QPN and starting PSN) once this
 /// side's QP is in RTS; the connection manager stays on the endpoint to answer late MADs.
 pub fn connect(ep: &mut Endpoint, conn: usize) -> anyhow::Result<Dest> {
-    let now = ep.now_ps();
     let Some(cm) = ep.cm.as_mut() else {
         bail!("RDMA CM: the endpoint has no connection manager");
     };
     let active = cm.active;
-    if active {
-        if let Some(agent) = cm.agent.as_mut() {
-            agent.connect(now, conn, &mut cm.out);
-        }
-    }
-    let start = Instant::now();
+    send_req(ep, conn);
+    let (start, mut rejections) = (Instant::now(), 0);
     loop {
         ep.turn(IDLE_TURN)?;
         let Some(cm) = ep.cm.as_mut() else {
@@ -506,6 +528,19 @@ pub fn connect(ep: &mut Endpoint, conn: usize) -> anyhow::Result<Dest> {
         };
         if let Some(why) = cm.failure.take() {
             bail!(why);
+        }
+        if let Some(rej) = cm.rejected.take() {
+            rejections += 1;
+            if rejections >= REJECTED_REQ_TRIES {
+                bail!("RDMA CM: {rej}, {REJECTED_REQ_TRIES} times {REJECTED_REQ_PAUSE:?} apart");
+            }
+            // perftest's client connects again after a pause: the server may not listen yet.
+            pause_turning(ep, REJECTED_REQ_PAUSE)?;
+            if let Some(agent) = ep.cm.as_mut().and_then(|c| c.agent.as_mut()) {
+                agent.rejected(conn);
+            }
+            send_req(ep, conn);
+            continue;
         }
         if cm.established(conn) {
             let peer = cm.conns[conn].peer;
@@ -520,6 +555,30 @@ pub fn connect(ep: &mut Endpoint, conn: usize) -> anyhow::Result<Dest> {
             );
         }
     }
+}
+
+/// REQs a rejected connection is sent, and the pause before each new one: perftest's client
+/// tries to connect 10 times, 100 ms apart, "in case the server is not ready at start".
+const REJECTED_REQ_TRIES: u32 = 10;
+const REJECTED_REQ_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Active side: the agent sends connection `conn`'s REQ (nothing on the passive side).
+fn send_req(ep: &mut Endpoint, conn: usize) {
+    let now = ep.now_ps();
+    if let Some(cm) = ep.cm.as_mut().filter(|c| c.active) {
+        if let Some(agent) = cm.agent.as_mut() {
+            agent.connect(now, conn, &mut cm.out);
+        }
+    }
+}
+
+/// Keeps the endpoint turning (answering the peer) for `pause`.
+fn pause_turning(ep: &mut Endpoint, pause: std::time::Duration) -> anyhow::Result<()> {
+    let start = Instant::now();
+    while start.elapsed() < pause {
+        ep.turn(IDLE_TURN)?;
+    }
+    Ok(())
 }
 
 /// Tears the endpoint's RDMA CM connections down: the active side sends its DREQs at once,
@@ -606,15 +665,23 @@ mod tests {
     #[test]
     fn bad_mads_are_errors_naming_the_field() {
         let bad_class = with_mad_byte(rtu_frame(), 1, 0x04);
-        let e = mad_of(&bad_class).unwrap().unwrap_err();
+        let e = mad_of(&bad_class).unwrap().unwrap_err().to_string();
         assert!(e.contains("management class"), "{e}");
         // An MRA (attribute 0x11): not a message rnic's CM handles.
         let mra = with_mad_byte(rtu_frame(), 17, 0x11);
-        let e = mad_of(&mra).unwrap().unwrap_err();
+        let e = mad_of(&mra).unwrap().unwrap_err().to_string();
         assert!(e.contains("attribute id"), "{e}");
         // A REJ (attribute 0x12) with reason 28 (consumer reject).
         let rej = with_mad_byte(with_mad_byte(rtu_frame(), 17, 0x12), 35, 28);
         let e = mad_of(&rej).unwrap().unwrap_err();
+        assert_eq!(
+            e,
+            MadRefusal::Rejected {
+                from: Ipv4Addr::new(127, 0, 0, 2),
+                reason: 28
+            }
+        );
+        let e = e.to_string();
         assert!(
             e.contains("127.0.0.2 rejected") && e.contains("reason code 28"),
             "{e}"
@@ -622,7 +689,7 @@ mod tests {
         // A corrupted frame: its ICRC no longer matches.
         let mut corrupt = rtu_frame();
         corrupt[MAD_AT + 30] ^= 1;
-        let e = mad_of(&corrupt).unwrap().unwrap_err();
+        let e = mad_of(&corrupt).unwrap().unwrap_err().to_string();
         assert!(
             e.contains("a CM MAD to QP1") && e.to_lowercase().contains("icrc"),
             "{e}"

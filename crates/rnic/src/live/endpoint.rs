@@ -296,6 +296,12 @@ impl Endpoint {
         if self.cm.is_some() {
             let start = Instant::now();
             while !self.control.as_ref().is_none_or(|c| c.idle()) {
+                // The peer closed the control connection (its DREQ came): it needs nothing
+                // more on it, and a SEND whose ACK was lost has no QP left to reach.
+                let control = super::cm_perftest::CONTROL_CONN;
+                if self.cm.as_ref().is_some_and(|cm| cm.closed(control)) {
+                    break;
+                }
                 if start.elapsed() > super::session::STALL {
                     anyhow::bail!(
                         "the control QP's last message was not through within {} s",

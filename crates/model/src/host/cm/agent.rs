@@ -315,6 +315,18 @@ impl Agent {
         self.send(now, conn, req, true, out);
     }
 
+    /// The peer rejected connection `conn`'s REQ (it did not listen yet, say): the
+    /// connection is as before [`Agent::connect`], which may send a new REQ. Nothing
+    /// otherwise.
+    pub fn rejected(&mut self, conn: usize) {
+        let c = &mut self.conns[conn];
+        if c.spec.active && c.state == State::ReqSent {
+            c.state = State::Idle;
+            c.deadline = None;
+            c.sent = 0;
+        }
+    }
+
     /// A MAD from `src` reached this host at `now`.
     pub fn handle(&mut self, now: TimePs, src: [u8; 4], m: &CmRepr, out: &mut Vec<Action>) {
         let now = self.work(now);
@@ -592,6 +604,30 @@ mod tests {
             sq_psn: 101
         }));
         assert_eq!(p.state(1), State::Established);
+        assert_eq!(p.state(0), State::Idle);
+    }
+
+    #[test]
+    fn a_rejected_req_can_be_sent_again() {
+        let (mut a, _) = pair();
+        let mut out = Vec::new();
+        a.connect(0, 0, &mut out);
+        let first = sent(&out)[0];
+        // Not yet rejected: a second connect sends nothing.
+        out.clear();
+        a.connect(1, 0, &mut out);
+        assert!(sent(&out).is_empty());
+        a.rejected(0);
+        assert_eq!(a.state(0), State::Idle);
+        // Its old timer is stale now.
+        a.on_timer(1 + a.params.timeout_ps(), 0, &mut out);
+        assert!(sent(&out).is_empty());
+        a.connect(2, 0, &mut out);
+        assert_eq!(sent(&out), vec![first], "the same REQ again");
+        assert_eq!(a.state(0), State::ReqSent);
+        // A passive side or an established connection is not affected.
+        let (_, mut p) = pair();
+        p.rejected(0);
         assert_eq!(p.state(0), State::Idle);
     }
 
