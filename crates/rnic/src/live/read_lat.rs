@@ -76,7 +76,7 @@ fn client(o: &LiveOptions) -> anyhow::Result<LiveResult> {
         posts.push(Instant::now());
         s.ep.dev.post_send(s.ep.qpn, SendWr::read(i, sge, remote))?;
         let mut done = None;
-        s.turn_until(
+        s.spin_until(
             |ep| {
                 done = ep.poll_cq();
                 Ok(done.is_some())

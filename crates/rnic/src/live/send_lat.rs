@@ -76,7 +76,7 @@ fn ping_pong(
         let sent = posts.len() as u64;
         if ring.received < o.iters && !(sent < 1 && client) {
             let want = ring.received + 1;
-            s.turn_until(
+            s.spin_until(
                 |ep| {
                     while let Some(c) = ep.poll_cq() {
                         if c.opcode == WcOpcode::Send {
@@ -102,7 +102,7 @@ fn ping_pong(
             s.ep.dev.post_send(s.ep.qpn, SendWr::send(sent, sge))?;
             s.ep.turn(std::time::Duration::ZERO)?;
         } else if ring.received >= o.iters && sends_done < o.iters {
-            s.turn_until(
+            s.spin_until(
                 |ep| {
                     while let Some(c) = ep.poll_cq() {
                         if c.opcode != WcOpcode::Send || c.status != WcStatus::Success {

@@ -126,19 +126,39 @@ impl Session {
         Ok(Verification::from_peer(theirs))
     }
 
-    /// Turns the engine until `done` holds; fails when nothing changes `progress` for
-    /// [`STALL`], or when `done` fails.
+    /// Turns the engine until `done` holds, each turn waiting up to [`IDLE_TURN`] for a
+    /// datagram; fails after [`STALL`] without `done`, or when `done` fails.
     pub fn turn_until(
+        &mut self,
+        done: impl FnMut(&mut Endpoint) -> anyhow::Result<bool>,
+        what: &str,
+    ) -> anyhow::Result<()> {
+        self.until(done, what, IDLE_TURN)
+    }
+
+    /// [`Session::turn_until`] without waiting in the socket: every turn only looks for
+    /// datagrams, as perftest's latency tests spin on their CQ or buffer (a blocking wait
+    /// would add the process's wake-up to each half round trip).
+    pub fn spin_until(
+        &mut self,
+        done: impl FnMut(&mut Endpoint) -> anyhow::Result<bool>,
+        what: &str,
+    ) -> anyhow::Result<()> {
+        self.until(done, what, Duration::ZERO)
+    }
+
+    fn until(
         &mut self,
         mut done: impl FnMut(&mut Endpoint) -> anyhow::Result<bool>,
         what: &str,
+        wait: Duration,
     ) -> anyhow::Result<()> {
         let start = Instant::now();
         while !done(&mut self.ep)? {
             if start.elapsed() > STALL {
                 anyhow::bail!("no progress for {} s while {what}", STALL.as_secs());
             }
-            self.ep.turn(IDLE_TURN)?;
+            self.ep.turn(wait)?;
         }
         Ok(())
     }

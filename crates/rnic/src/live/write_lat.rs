@@ -68,7 +68,7 @@ fn ping_pong(s: &mut Session, o: &LiveOptions) -> anyhow::Result<Posts> {
         if rcnt < o.iters && !(scnt < 1 && server) {
             rcnt += 1;
             let want = rcnt as u8;
-            s.turn_until(
+            s.spin_until(
                 |ep| Ok(last_byte(ep, DST_ADDR + last) == want),
                 "waiting for the peer's WRITE",
             )?;
@@ -91,7 +91,7 @@ fn ping_pong(s: &mut Session, o: &LiveOptions) -> anyhow::Result<Posts> {
         }
         if ccnt < o.iters {
             let mut status = None;
-            s.turn_until(
+            s.spin_until(
                 |ep| {
                     status = ep.poll_cq().map(|c| c.status);
                     Ok(status.is_some())
