@@ -18,6 +18,8 @@ pub mod impair;
 pub mod link;
 pub mod path;
 pub mod pfc;
+pub mod pfc_deadlock;
+mod pfc_ports;
 pub mod plan;
 pub mod port;
 pub mod queue_stats;

@@ -477,7 +477,10 @@ impl Plan {
             priority: cfg.net.pfc_priority,
             nic_lead_bytes: p.nic.tx_port_slack_bytes,
         };
-        let mut pfc = super::pfc::Pfc::new(params, net);
+        let cycle = super::pfc_deadlock::buffer_dependency_cycle(net);
+        let cycle_links = cycle.map_or(0, |c| c.len() as u64);
+        let mut pfc =
+            super::pfc::Pfc::new(params, &net.pfc_links(), net.switches.len(), cycle_links);
         if trace_ps > 0 {
             pfc.keep_pauses();
         }
@@ -485,7 +488,7 @@ impl Plan {
             // The plan was checked: every switch's levels derive.
             for (s, levels) in self.shared_pfc_levels(cfg).into_iter().enumerate() {
                 if let Ok(levels) = levels {
-                    pfc.set_switch_levels(net, s, levels);
+                    pfc.set_switch_levels(s, &net.switch_ingresses(s), levels);
                 }
             }
         }

@@ -230,40 +230,17 @@ impl FlowPlan {
             0
         }
     }
-}
 
-/// Builds a run of concurrent flows (checked with [`FlowsSpec::check`] first).
-pub(crate) fn build_flows(
-    cfg: &Config,
-    spec: &FlowsSpec,
-    opts: &RunOptions,
-) -> anyhow::Result<Built> {
-    let wall = Instant::now();
-    let mut p = ModelParams::from_config(cfg);
-    p.net.clients = spec.clients.max(1);
-    let clients = p.net.clients as usize;
-    let n_nodes = clients + 1;
-    let cores = p.host.cores.max(1) as usize;
-    spec.check(cores as u32).map_err(crate::UsageError)?;
-    let wqe_bytes = p.nic.wqe_bytes;
-    let root = Rng::new(p.seed);
-    if cfg.net.wan_accel
-        && cfg.net.wan_accel_learn == WanAccelLearn::Setup
-        && cfg.host.connect == Connect::Direct
-    {
-        anyhow::bail!(crate::error::UsageError(
-            "net.wan_accel_learn = \"setup\" learns connections from the RDMA CM MADs that \
-             cross the accelerator, and host.connect = \"direct\" sends none: set \
-             host.connect = \"cm\" or net.wan_accel_learn = \"traffic\""
-                .to_string()
-        ));
-    }
-
-    // ---- each flow's resources: cores, buffer region, slot numbers ---------------------
-    let mut plans = Vec::with_capacity(spec.flows.len());
-    let (core_bases, _) = spec.core_bases();
-    let (mut buf_next, mut slot_next) = (SRC_BASE, 0u32);
-    for (f, &core_base) in spec.flows.iter().zip(&core_bases) {
+    /// The plan of flow `f` on the cores from `core_base`, its buffers from `buf_base` and
+    /// its buffer slots numbered from `slot_base` run-wide; checks first what the model
+    /// cannot run (`--procs` against the test, the test against `qp.transport` and the PMTU).
+    fn new(
+        cfg: &Config,
+        p: &ModelParams,
+        f: &FlowSpec,
+        core_base: usize,
+        (buf_base, slot_base): (u64, u32),
+    ) -> anyhow::Result<FlowPlan> {
         let size32 = if f.test.verb() == Verb::Atomic {
             8
         } else {
@@ -297,7 +274,7 @@ pub(crate) fn build_flows(
             slots,
             region: align_up(u64::from(slots) * stride, 1 << 21),
         };
-        let plan = FlowPlan {
+        Ok(FlowPlan {
             size32,
             tx_depth,
             sq_depth: tx_depth.max(2).next_power_of_two(),
@@ -307,316 +284,96 @@ pub(crate) fn build_flows(
             rx_depth,
             procs,
             core_base,
-            buf_base: buf_next,
-            slot_base: slot_next,
+            buf_base,
+            slot_base,
             start_ps: rnic_sim::us(f.start_us),
             layout,
             unreliable: cfg.qp.transport != crate::config::Transport::Rc,
             grh_bytes: grh_bytes(cfg),
             give_up_ps: cfg.qp.ack_timeout_ps(),
-        };
+        })
+    }
+}
+
+/// Each flow's resources: its cores, its buffer region (sources, then destinations) after
+/// the previous flow's, and its buffer slots numbered after the previous flow's, so that no
+/// two flows share a byte or a pattern.
+fn plan_flows(cfg: &Config, p: &ModelParams, spec: &FlowsSpec) -> anyhow::Result<Vec<FlowPlan>> {
+    let mut plans = Vec::with_capacity(spec.flows.len());
+    let (core_bases, _) = spec.core_bases();
+    let (mut buf_next, mut slot_next) = (SRC_BASE, 0u32);
+    for (f, &core_base) in spec.flows.iter().zip(&core_bases) {
+        let plan = FlowPlan::new(cfg, p, f, core_base, (buf_next, slot_next))?;
         buf_next += 2 * plan.layout.region;
-        slot_next += slots;
+        slot_next += plan.layout.slots;
         plans.push(plan);
     }
+    Ok(plans)
+}
+
+/// Refuses `net.wan_accel_learn = "setup"` without the RDMA CM: the accelerator would wait
+/// for connection set-up MADs that never cross it.
+fn check_wan_accel_learn(cfg: &Config) -> anyhow::Result<()> {
+    if cfg.net.wan_accel
+        && cfg.net.wan_accel_learn == WanAccelLearn::Setup
+        && cfg.host.connect == Connect::Direct
+    {
+        anyhow::bail!(crate::error::UsageError(
+            "net.wan_accel_learn = \"setup\" learns connections from the RDMA CM MADs that \
+             cross the accelerator, and host.connect = \"direct\" sends none: set \
+             host.connect = \"cm\" or net.wan_accel_learn = \"traffic\""
+                .to_string()
+        ));
+    }
+    Ok(())
+}
+
+/// Builds a run of concurrent flows (checked with [`FlowsSpec::check`] first): the flows'
+/// plans, the nodes, the QP pairs connected, the source buffers, the payload oracle, the
+/// applications and the network, in that order (each step draws on the ones before).
+pub(crate) fn build_flows(
+    cfg: &Config,
+    spec: &FlowsSpec,
+    opts: &RunOptions,
+) -> anyhow::Result<Built> {
+    let wall = Instant::now();
+    let mut p = ModelParams::from_config(cfg);
+    p.net.clients = spec.clients.max(1);
+    let clients = p.net.clients as usize;
+    let n_nodes = clients + 1;
+    let cores = p.host.cores.max(1) as usize;
+    spec.check(cores as u32).map_err(crate::UsageError)?;
+    let root = Rng::new(p.seed);
+    check_wan_accel_learn(cfg)?;
+    let plans = plan_flows(cfg, &p, spec)?;
     let mut routes = FlowRoutes::new(n_nodes, cores);
     for (fi, (f, pl)) in spec.flows.iter().zip(&plans).enumerate() {
         for &node in f.clients.iter().chain([&f.server]) {
             routes.assign_cores(node as usize, pl.core_base, f.cores as usize, fi);
         }
     }
+    let mut mems = node_memories(n_nodes);
+    let mut nodes = Nodes::build(&p, spec, &plans)?;
 
-    // ---- nodes: memory, device, MRs, CQs -----------------------------------------------
-    let mut nodes = Vec::with_capacity(n_nodes);
-    // The SQ rings are stored as interned lines: the WQEs of one QP repeat their last 48
-    // bytes (SGE, remote address, operands), so 64 bytes become 20 (see `rnic_host::interned`).
-    // The CQ rings are written CQE after CQE, filling every page they pass: stored whole.
-    let mut mems: Vec<SparseMemory> = (0..n_nodes)
-        .map(|_| {
-            let mut m = SparseMemory::new();
-            m.intern_lines(SQ_BASE, RQ_BASE);
-            m.whole_pages(CQ_BASE, CQ_DB_BASE);
-            m
-        })
-        .collect();
-    // Per flow, per node: the application's view of the node.
-    let mut apps: Vec<Vec<NodeApp>> = vec![Vec::with_capacity(n_nodes); spec.flows.len()];
-    for i in 0..n_nodes {
-        let node_qps: usize = spec.flows.iter().map(|f| FlowPlan::node_qps(f, i)).sum();
-        let mut dev = Device::new(DeviceConfig {
-            mac: node_mac(i),
-            ip: node_ip(i),
-            max_qps: (node_qps as u32).saturating_add(16),
-            ..DeviceConfig::default()
-        });
-        dev.reserve_qps(node_qps as u32);
-        let pd = dev.alloc_pd();
-        // Per flow, `mrs` memory regions over its buffers (`client_mrs` on the client
-        // nodes), each with its own keys and translation entries: see [`register_mrs`].
-        let mut keys = Vec::with_capacity(spec.flows.len());
-        let mut regions = Vec::new();
-        for (f, pl) in spec.flows.iter().zip(&plans) {
-            if FlowPlan::node_qps(f, i) == 0 {
-                keys.push(MrKeys::default());
-                continue;
-            }
-            let mrs = if i == f.server as usize {
-                f.mrs
-            } else {
-                f.client_mrs.unwrap_or(f.mrs)
-            };
-            keys.push(
-                register_mrs(&mut dev, pd, pl, mrs, &mut regions)
-                    .map_err(|e| anyhow::anyhow!("reg_mr on node {i}: {e:?}"))?,
-            );
-        }
-        let mut nic = Nic::new(&p.for_node(i), dev);
-        for &(key, va, len) in &regions {
-            nic.trans.note_region(key, va, len);
-        }
-        nic.qps
-            .reserve_exact(rnic_transport::FIRST_QPN as usize + node_qps);
-        nic.watch_writes = spec
-            .flows
-            .iter()
-            .any(|f| f.test == PerfTest::WriteLat && f.procs.is_none());
-        // The cores consume CQEs faster than the NIC writes them, so a ring needs room for a
-        // burst, not for every outstanding WQE; the NIC checks for overrun anyway.
-        let ring_entries = spec
-            .flows
-            .iter()
-            .zip(&plans)
-            .map(|(f, pl)| {
-                let per_core = FlowPlan::node_qps(f, i).div_ceil(f.cores as usize).max(1);
-                per_core as u64 * u64::from(pl.sq_depth.max(pl.rq_depth)) * 2
-            })
-            .max()
-            .unwrap_or(0)
-            .clamp(64, 1 << 16);
-        let log_depth = log2_ceil(ring_entries);
-        let app_cores = create_cqs(&mut nic, i, cores, log_depth)?;
-        for (fi, (f, pl)) in spec.flows.iter().zip(&plans).enumerate() {
-            let own = pl.core_base..pl.core_base + f.cores as usize;
-            let mut c = CoreSet::new(pl.core_base, app_cores[own].to_vec());
-            // A flow that starts later: its cores are busy until then.
-            for core in c.iter_mut() {
-                core.busy = pl.start_ps;
-            }
-            apps[fi].push(NodeApp {
-                cores: c,
-                qps: Vec::new(),
-                keys: std::mem::take(&mut keys[fi]),
-                src: pl.buf_base,
-                dst: pl.buf_base + pl.layout.region,
-                cpu_busy_ps: 0,
-            });
-        }
-        nodes.push((pd, nic));
-    }
-
-    // ---- QPs: per flow, one per QP on the server, round robin over its clients ----------
     // RDMA CM connects RC QPs (REQ, REP, RTU); UC and UD pairs are brought up directly.
     let mut cm = (cfg.host.connect == Connect::Cm
         && cfg.qp.transport == crate::config::Transport::Rc)
         .then(|| ConnectionManager::new(cfg, n_nodes));
-    let mut ring_next = vec![(SQ_BASE, RQ_BASE); n_nodes];
     let mut flow_pairs = Vec::with_capacity(spec.flows.len());
-    for (fi, (f, pl)) in spec.flows.iter().zip(&plans).enumerate() {
-        let q = f.qps.max(1);
-        let mut pairs = Vec::with_capacity(q as usize);
-        let mut local_count = vec![0u32; n_nodes];
-        let mut qp_of = |i: usize, nodes: &mut Vec<(rnic_transport::PdId, Nic)>, pair: u32| {
-            let prof = f.profile(cfg, pair);
-            if prof.reliability != crate::config::Reliability::Gbn
-                && !matches!(
-                    f.test,
-                    crate::workload::PerfTest::WriteBw | crate::workload::PerfTest::ReadBw
-                )
-            {
-                // A request the model cannot run (bad input, exit 2), not a model failure.
-                anyhow::bail!(crate::error::UsageError(format!(
-                    "qp.reliability = \"{}\" sends out-of-order WRITE and READ WQEs only, so \
-                     flow \"{}\" cannot run {}: use write-bw or read-bw, or set \
-                     qp.reliability = \"gbn\" (--set qp.reliability=gbn)",
-                    if prof.reliability == crate::config::Reliability::Ornic {
-                        "ornic"
-                    } else {
-                        "mp_rdma"
-                    },
-                    f.name,
-                    f.test.name()
-                )));
-            }
-            let local = local_count[i];
-            local_count[i] += 1;
-            // With --procs, server QP p + kN belongs to process p on the flow's core p.
-            let core = pl.core_base
-                + if i == f.server as usize && pl.procs > 0 {
-                    (local as usize) % pl.procs
-                } else {
-                    (local as usize) % f.cores as usize
-                };
-            let (pd, nic) = &mut nodes[i];
-            let send_cq = nic.cq.ctxs[2 * core].id;
-            let recv_cq = nic.cq.ctxs[2 * core + 1].id;
-            let (sq_depth, rq_depth) = (pl.sq_depth, pl.rq_depth);
-            let qpn = nic
-                .dev
-                .create_qp_service(
-                    QpInit {
-                        pd: *pd,
-                        send_cq,
-                        recv_cq,
-                        max_send_wr: sq_depth,
-                        max_recv_wr: rq_depth,
-                    },
-                    reliability(prof.reliability, cfg),
-                    service(cfg.qp.transport),
-                )
-                .map_err(|e| anyhow::anyhow!("create_qp on node {i}: {e:?}"))?;
-            let (sq_base, rq_base) = ring_next[i];
-            ring_next[i].0 += u64::from(sq_depth) * wqe_bytes;
-            ring_next[i].1 += u64::from(rq_depth) * wqe_bytes;
-            nic.add_qp(
-                qpn,
-                sq_base,
-                sq_depth,
-                rq_base,
-                rq_depth,
-                core as u16,
-                &prof,
-            );
-            nic.set_class(qpn, f.class == crate::flow::FlowClass::Ls);
-            let a = &mut apps[fi][i];
-            if a.qps.len() <= qpn as usize {
-                crate::per_qp::grow_for(&mut a.qps, qpn as usize, HostQp::default);
-            }
-            a.qps[qpn as usize] = HostQp {
-                pair,
-                sq_base,
-                rq_base,
-                sq_mask: sq_depth - 1,
-                rq_mask: rq_depth - 1,
-                sq_pi: 0,
-                rq_pi: 0,
-                rq_owed: 0,
-                core: core as u16,
-            };
-            routes.assign_qp(i, qpn, fi);
-            anyhow::Ok(qpn)
-        };
-        for i in 0..q {
-            let c_node = f.clients[i as usize % f.clients.len()] as usize;
-            let s_qpn = qp_of(f.server as usize, &mut nodes, i)?;
-            let c_qpn = qp_of(c_node, &mut nodes, i)?;
-            pairs.push(Pair {
-                s_qpn,
-                c_node: c_node as u32,
-                c_qpn,
-                posted: 0,
-                completed: 0,
-                failed: 0,
-            });
-        }
-        for (i, pr) in pairs.iter().enumerate() {
-            let prof = f.profile(cfg, i as u32);
-            let c = pr.c_node as usize;
-            let s = f.server as usize;
-            match cm.as_mut() {
-                // The pair's client sends the REQ, as perftest's client calls rdma_connect.
-                Some(cm) => {
-                    to_init(&mut nodes[s].1.dev, s, pr.s_qpn)?;
-                    to_init(&mut nodes[c].1.dev, c, pr.c_qpn)?;
-                    cm.add_pair(
-                        (c, pr.c_qpn, start_psn(cfg, p.seed, c, pr.c_qpn)),
-                        (s, pr.s_qpn, start_psn(cfg, p.seed, s, pr.s_qpn)),
-                        prof,
-                    );
-                }
-                None => {
-                    let (sq, cq) = ((s, pr.s_qpn), (c, pr.c_qpn));
-                    connect(&mut nodes, cfg, &prof, p.seed, sq, cq)?;
-                    connect(&mut nodes, cfg, &prof, p.seed, cq, sq)?;
-                }
-            }
-        }
+    for (index, (f, pl)) in spec.flows.iter().zip(&plans).enumerate() {
+        let flow = FlowAt { index, f, pl };
+        let pairs = nodes.create_pairs(cfg, flow, &mut routes)?;
+        connect_pairs(cfg, p.seed, f, &pairs, &mut nodes.nics, cm.as_mut())?;
         fill_sources(&mut mems, &pairs, f.server as usize, pl, p.seed);
         flow_pairs.push(pairs);
     }
-    let nics: Vec<Nic> = nodes.into_iter().map(|(_, n)| n).collect();
+    let Nodes { nics, apps, .. } = nodes;
+    let nics: Vec<Nic> = nics.into_iter().map(|(_, n)| n).collect();
 
-    // ---- the payload oracle: each QP receives the bytes of its peer's source buffer ------
-    let mut oracle = PayloadOracle::new(p.seed, n_nodes);
-    let delivery = if cfg.qp.transport == crate::config::Transport::Ud {
-        Delivery::Datagram
-    } else {
-        Delivery::InOrder
-    };
-    for ((f, pl), pairs) in spec.flows.iter().zip(&plans).zip(&flow_pairs) {
-        for (i, pr) in pairs.iter().enumerate() {
-            let slot = pl.slot_base + pl.layout.slot(i as u32);
-            let pmtu = f.profile(cfg, i as u32).pmtu;
-            let mut sz = MsgSizes::Fixed(u64::from(pl.size32));
-            if let Some(m) = &f.size_mix {
-                let key = (u64::from(pl.slot_base) << 32) | i as u64;
-                sz = MsgSizes::Mix(std::sync::Arc::new(m.clone()), key);
-            }
-            let (s, c) = (f.server as usize, pr.c_node as usize);
-            // The payloads a QP receives carry its peer's PSNs (WRITE, SEND), or its own
-            // for the responses to its READs.
-            let (s_psn, c_psn) = (
-                start_psn(cfg, p.seed, s, pr.s_qpn),
-                start_psn(cfg, p.seed, c, pr.c_qpn),
-            );
-            let read = f.test.verb() == Verb::Read;
-            let first = |own: u32, peer: u32| if read { own } else { peer };
-            let sz2 = sz.clone();
-            let d = delivery;
-            oracle.connect((s, pr.s_qpn), (c, slot), pmtu, sz2, first(s_psn, c_psn), d);
-            oracle.connect((c, pr.c_qpn), (s, slot), pmtu, sz, first(c_psn, s_psn), d);
-        }
-    }
-
-    // ---- the applications and the world ------------------------------------------------
-    let mut perftests = Vec::with_capacity(spec.flows.len());
-    let mut window_events = Vec::new();
-    for (((f, pl), pairs), nodes_app) in spec.flows.iter().zip(&plans).zip(flow_pairs).zip(apps) {
-        let (app, events) = application(&p, f, pl, pairs, nodes_app);
-        if f.test.verb() == Verb::Atomic {
-            // The initiator's QP of a pair (the client in ping-pong latency tests, the
-            // server otherwise) works on its peer's destination, and the values its atomics
-            // return land in its own.
-            let client_posts = app.spec.is_lat() && app.procs.list.is_empty();
-            for (i, pr) in app.pairs.iter().enumerate() {
-                let (s, c, i) = (app.server, pr.c_node as usize, i as u32);
-                let ((node, qpn), peer) = if client_posts {
-                    ((c, pr.c_qpn), s)
-                } else {
-                    ((s, pr.s_qpn), c)
-                };
-                let target = app.dst(peer, i);
-                let mut b = [0u8; 8];
-                rnic_transport::Memory::read(&mems[peer], target, &mut b);
-                let initial = u64::from_le_bytes(b);
-                oracle
-                    .atomics
-                    .connect((node, qpn), app.dst(node, i), (peer, target), initial);
-            }
-        }
-        perftests.push(app);
-        window_events.extend(events);
-    }
-    let mut net = topology::build(cfg, &p, &root, n_nodes)?;
-    net.hooks = opts.hooks;
-    if let Some(path) = &spec.pcap {
-        let f = File::create(path).map_err(|e| {
-            crate::OutputError(format!("cannot create the pcap {}: {e}", path.display()))
-        })?;
-        let writer = PcapWriter::new(BufWriter::new(f)).map_err(|e| {
-            crate::OutputError(format!("cannot write the pcap {}: {e}", path.display()))
-        })?;
-        net.pcap = Some(crate::net::capture::Capture::new(writer));
-    }
+    let mut oracle = payload_oracle(cfg, p.seed, spec, &plans, &flow_pairs, n_nodes);
+    let (perftests, window_events) =
+        applications(&p, spec, &plans, flow_pairs, apps, &mems, &mut oracle);
+    let net = network(cfg, &p, &root, n_nodes, opts, spec.pcap.as_deref())?;
     let max_events = p.max_events;
     let world = World {
         q: rnic_sim::EventQueue::with_geometry(crate::world::QUEUE_GEOMETRY),
@@ -645,6 +402,449 @@ pub(crate) fn build_flows(
         max_events,
         wall,
     })
+}
+
+/// Every node's host memory. The SQ rings are stored as interned lines: the WQEs of one QP
+/// repeat their last 48 bytes (SGE, remote address, operands), so 64 bytes become 20 (see
+/// `rnic_host::interned`). The CQ rings are written CQE after CQE, filling every page they
+/// pass: stored whole.
+fn node_memories(n_nodes: usize) -> Vec<SparseMemory> {
+    (0..n_nodes)
+        .map(|_| {
+            let mut m = SparseMemory::new();
+            m.intern_lines(SQ_BASE, RQ_BASE);
+            m.whole_pages(CQ_BASE, CQ_DB_BASE);
+            m
+        })
+        .collect()
+}
+
+/// One flow while its QPs are created: its number in the run, its spec and its plan.
+#[derive(Clone, Copy)]
+struct FlowAt<'a> {
+    index: usize,
+    f: &'a FlowSpec,
+    pl: &'a FlowPlan,
+}
+
+/// The nodes while the flows' QPs are created on them: each node's protection domain and
+/// NIC, where its next SQ and RQ rings go in host memory, and per flow, per node, the
+/// application's view of the node (its cores, QPs, keys and buffers).
+struct Nodes {
+    nics: Vec<(rnic_transport::PdId, Nic)>,
+    ring_next: Vec<(u64, u64)>,
+    apps: Vec<Vec<NodeApp>>,
+    /// Bytes of one WQE in a ring.
+    wqe_bytes: u64,
+}
+
+/// One node's transport before its NIC holds it: the device, its protection domain, per
+/// flow the keys of the memory regions registered on the node, and every region's bounds
+/// as (key, va, len) for the NIC's translation unit.
+struct NodeDevice {
+    dev: Device,
+    pd: rnic_transport::PdId,
+    keys: Vec<MrKeys>,
+    regions: Vec<(u32, u64, u64)>,
+}
+
+impl NodeDevice {
+    /// Node `i`'s device, sized for the QPs every flow puts on it, with per flow `mrs`
+    /// memory regions over the flow's buffers (`client_mrs` on the client nodes), each with
+    /// its own keys and translation entries: see [`register_mrs`].
+    fn new(spec: &FlowsSpec, plans: &[FlowPlan], i: usize) -> anyhow::Result<NodeDevice> {
+        let node_qps: usize = spec.flows.iter().map(|f| FlowPlan::node_qps(f, i)).sum();
+        let mut dev = Device::new(DeviceConfig {
+            mac: node_mac(i),
+            ip: node_ip(i),
+            max_qps: (node_qps as u32).saturating_add(16),
+            ..DeviceConfig::default()
+        });
+        dev.reserve_qps(node_qps as u32);
+        let pd = dev.alloc_pd();
+        let mut keys = Vec::with_capacity(spec.flows.len());
+        let mut regions = Vec::new();
+        for (f, pl) in spec.flows.iter().zip(plans) {
+            if FlowPlan::node_qps(f, i) == 0 {
+                keys.push(MrKeys::default());
+                continue;
+            }
+            let mrs = if i == f.server as usize {
+                f.mrs
+            } else {
+                f.client_mrs.unwrap_or(f.mrs)
+            };
+            keys.push(
+                register_mrs(&mut dev, pd, pl, mrs, &mut regions)
+                    .map_err(|e| anyhow::anyhow!("reg_mr on node {i}: {e:?}"))?,
+            );
+        }
+        Ok(NodeDevice {
+            dev,
+            pd,
+            keys,
+            regions,
+        })
+    }
+}
+
+impl Nodes {
+    /// Every node of the run: its device, MRs and NIC, each core's CQs, and each flow's
+    /// view of it.
+    fn build(p: &ModelParams, spec: &FlowsSpec, plans: &[FlowPlan]) -> anyhow::Result<Nodes> {
+        let n_nodes = p.net.clients as usize + 1;
+        let mut nics = Vec::with_capacity(n_nodes);
+        let cores = p.host.cores.max(1) as usize;
+        let mut apps: Vec<Vec<NodeApp>> = vec![Vec::with_capacity(n_nodes); spec.flows.len()];
+        for i in 0..n_nodes {
+            let NodeDevice {
+                dev,
+                pd,
+                mut keys,
+                regions,
+            } = NodeDevice::new(spec, plans, i)?;
+            let node_qps: usize = spec.flows.iter().map(|f| FlowPlan::node_qps(f, i)).sum();
+            let mut nic = Nic::new(&p.for_node(i), dev);
+            for &(key, va, len) in &regions {
+                nic.trans.note_region(key, va, len);
+            }
+            nic.qps
+                .reserve_exact(rnic_transport::FIRST_QPN as usize + node_qps);
+            nic.watch_writes = spec
+                .flows
+                .iter()
+                .any(|f| f.test == PerfTest::WriteLat && f.procs.is_none());
+            let log_depth = log2_ceil(cq_ring_entries(spec, plans, i));
+            let app_cores = create_cqs(&mut nic, i, cores, log_depth)?;
+            for (fi, (f, pl)) in spec.flows.iter().zip(plans).enumerate() {
+                apps[fi].push(node_app(f, pl, &app_cores, std::mem::take(&mut keys[fi])));
+            }
+            nics.push((pd, nic));
+        }
+        Ok(Nodes {
+            nics,
+            ring_next: vec![(SQ_BASE, RQ_BASE); n_nodes],
+            apps,
+            wqe_bytes: p.nic.wqe_bytes,
+        })
+    }
+
+    /// Flow `flow`'s QP pairs: per pair one QP on the server and its peer on a client,
+    /// round robin over the flow's clients.
+    fn create_pairs(
+        &mut self,
+        cfg: &Config,
+        flow: FlowAt,
+        routes: &mut FlowRoutes,
+    ) -> anyhow::Result<Vec<Pair>> {
+        let f = flow.f;
+        let q = f.qps.max(1);
+        let mut pairs = Vec::with_capacity(q as usize);
+        let mut local_count = vec![0u32; self.nics.len()];
+        let mut next_local = |node: usize| {
+            local_count[node] += 1;
+            local_count[node] - 1
+        };
+        for i in 0..q {
+            let c_node = f.clients[i as usize % f.clients.len()] as usize;
+            let s = f.server as usize;
+            let s_qpn = self.create_qp(cfg, flow, (s, next_local(s)), i, routes)?;
+            let c_qpn = self.create_qp(cfg, flow, (c_node, next_local(c_node)), i, routes)?;
+            pairs.push(Pair {
+                s_qpn,
+                c_node: c_node as u32,
+                c_qpn,
+                posted: 0,
+                completed: 0,
+                failed: 0,
+            });
+        }
+        Ok(pairs)
+    }
+
+    /// Creates the QP of pair `pair` of `flow` on node `node`, the flow's `local`-th QP
+    /// there: on the core its turn gives it, with its rings in the node's memory, in the
+    /// NIC's tables and in the application's view; the run routes its completions to the
+    /// flow.
+    fn create_qp(
+        &mut self,
+        cfg: &Config,
+        flow: FlowAt,
+        (node, local): (usize, u32),
+        pair: u32,
+        routes: &mut FlowRoutes,
+    ) -> anyhow::Result<u32> {
+        let FlowAt { index: fi, f, pl } = flow;
+        let prof = f.profile(cfg, pair);
+        check_reliability(f, &prof)?;
+        let core = qp_core(f, pl, node, local);
+        let (pd, nic) = &mut self.nics[node];
+        let send_cq = nic.cq.ctxs[2 * core].id;
+        let recv_cq = nic.cq.ctxs[2 * core + 1].id;
+        let (sq_depth, rq_depth) = (pl.sq_depth, pl.rq_depth);
+        let qpn = nic
+            .dev
+            .create_qp_service(
+                QpInit {
+                    pd: *pd,
+                    send_cq,
+                    recv_cq,
+                    max_send_wr: sq_depth,
+                    max_recv_wr: rq_depth,
+                },
+                reliability(prof.reliability, cfg),
+                service(cfg.qp.transport),
+            )
+            .map_err(|e| anyhow::anyhow!("create_qp on node {node}: {e:?}"))?;
+        let (sq_base, rq_base) = self.ring_next[node];
+        self.ring_next[node].0 += u64::from(sq_depth) * self.wqe_bytes;
+        self.ring_next[node].1 += u64::from(rq_depth) * self.wqe_bytes;
+        nic.add_qp(
+            qpn,
+            sq_base,
+            sq_depth,
+            rq_base,
+            rq_depth,
+            core as u16,
+            &prof,
+        );
+        nic.set_class(qpn, f.class == crate::flow::FlowClass::Ls);
+        let a = &mut self.apps[fi][node];
+        if a.qps.len() <= qpn as usize {
+            crate::per_qp::grow_for(&mut a.qps, qpn as usize, HostQp::default);
+        }
+        a.qps[qpn as usize] = HostQp {
+            pair,
+            sq_base,
+            rq_base,
+            sq_mask: sq_depth - 1,
+            rq_mask: rq_depth - 1,
+            sq_pi: 0,
+            rq_pi: 0,
+            rq_owed: 0,
+            core: core as u16,
+        };
+        routes.assign_qp(node, qpn, fi);
+        Ok(qpn)
+    }
+}
+
+/// CQEs of each of node `i`'s CQ rings. The cores consume CQEs faster than the NIC writes
+/// them, so a ring needs room for a burst, not for every outstanding WQE; the NIC checks
+/// for overrun anyway.
+fn cq_ring_entries(spec: &FlowsSpec, plans: &[FlowPlan], i: usize) -> u64 {
+    spec.flows
+        .iter()
+        .zip(plans)
+        .map(|(f, pl)| {
+            let per_core = FlowPlan::node_qps(f, i).div_ceil(f.cores as usize).max(1);
+            per_core as u64 * u64::from(pl.sq_depth.max(pl.rq_depth)) * 2
+        })
+        .max()
+        .unwrap_or(0)
+        .clamp(64, 1 << 16)
+}
+
+/// The application's view of one node for flow `f`: the flow's cores of `app_cores` (busy
+/// until the flow starts, if it starts later), its MR `keys` and its buffers.
+fn node_app(f: &FlowSpec, pl: &FlowPlan, app_cores: &[Core], keys: MrKeys) -> NodeApp {
+    let own = pl.core_base..pl.core_base + f.cores as usize;
+    let mut c = CoreSet::new(pl.core_base, app_cores[own].to_vec());
+    for core in c.iter_mut() {
+        core.busy = pl.start_ps;
+    }
+    NodeApp {
+        cores: c,
+        qps: Vec::new(),
+        keys,
+        src: pl.buf_base,
+        dst: pl.buf_base + pl.layout.region,
+        cpu_busy_ps: 0,
+    }
+}
+
+/// Refuses an out-of-order reliability mode for a test other than WRITE or READ bandwidth
+/// (a request the model cannot run: bad input, exit 2, not a model failure).
+fn check_reliability(f: &FlowSpec, prof: &QpProfile) -> anyhow::Result<()> {
+    if prof.reliability != crate::config::Reliability::Gbn
+        && !matches!(
+            f.test,
+            crate::workload::PerfTest::WriteBw | crate::workload::PerfTest::ReadBw
+        )
+    {
+        anyhow::bail!(crate::error::UsageError(format!(
+            "qp.reliability = \"{}\" sends out-of-order WRITE and READ WQEs only, so \
+             flow \"{}\" cannot run {}: use write-bw or read-bw, or set \
+             qp.reliability = \"gbn\" (--set qp.reliability=gbn)",
+            if prof.reliability == crate::config::Reliability::Ornic {
+                "ornic"
+            } else {
+                "mp_rdma"
+            },
+            f.name,
+            f.test.name()
+        )));
+    }
+    Ok(())
+}
+
+/// The core of the flow's `local`-th QP on `node`: round robin over the flow's cores; with
+/// `--procs`, server QP p + kN belongs to process p on the flow's core p.
+fn qp_core(f: &FlowSpec, pl: &FlowPlan, node: usize, local: u32) -> usize {
+    pl.core_base
+        + if node == f.server as usize && pl.procs > 0 {
+            (local as usize) % pl.procs
+        } else {
+            (local as usize) % f.cores as usize
+        }
+}
+
+/// Brings flow `f`'s `pairs` up: through the RDMA CM when there is one (both QPs to INIT
+/// now; the pair's client sends the REQ, as perftest's client calls rdma_connect), else
+/// directly, each QP to RTS at build time.
+fn connect_pairs(
+    cfg: &Config,
+    seed: u64,
+    f: &FlowSpec,
+    pairs: &[Pair],
+    nodes: &mut [(rnic_transport::PdId, Nic)],
+    mut cm: Option<&mut ConnectionManager>,
+) -> anyhow::Result<()> {
+    for (i, pr) in pairs.iter().enumerate() {
+        let prof = f.profile(cfg, i as u32);
+        let c = pr.c_node as usize;
+        let s = f.server as usize;
+        match cm.as_deref_mut() {
+            Some(cm) => {
+                to_init(&mut nodes[s].1.dev, s, pr.s_qpn)?;
+                to_init(&mut nodes[c].1.dev, c, pr.c_qpn)?;
+                cm.add_pair(
+                    (c, pr.c_qpn, start_psn(cfg, seed, c, pr.c_qpn)),
+                    (s, pr.s_qpn, start_psn(cfg, seed, s, pr.s_qpn)),
+                    prof,
+                );
+            }
+            None => {
+                let (sq, cq) = ((s, pr.s_qpn), (c, pr.c_qpn));
+                connect(nodes, cfg, &prof, seed, sq, cq)?;
+                connect(nodes, cfg, &prof, seed, cq, sq)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The payload oracle: each QP receives the bytes of its peer's source buffer slot, the
+/// messages of the flow's size (or its size mix), numbered from the PSNs they carry.
+fn payload_oracle(
+    cfg: &Config,
+    seed: u64,
+    spec: &FlowsSpec,
+    plans: &[FlowPlan],
+    flow_pairs: &[Vec<Pair>],
+    n_nodes: usize,
+) -> PayloadOracle {
+    let mut oracle = PayloadOracle::new(seed, n_nodes);
+    let delivery = if cfg.qp.transport == crate::config::Transport::Ud {
+        Delivery::Datagram
+    } else {
+        Delivery::InOrder
+    };
+    for ((f, pl), pairs) in spec.flows.iter().zip(plans).zip(flow_pairs) {
+        for (i, pr) in pairs.iter().enumerate() {
+            let slot = pl.slot_base + pl.layout.slot(i as u32);
+            let pmtu = f.profile(cfg, i as u32).pmtu;
+            let mut sz = MsgSizes::Fixed(u64::from(pl.size32));
+            if let Some(m) = &f.size_mix {
+                let key = (u64::from(pl.slot_base) << 32) | i as u64;
+                sz = MsgSizes::Mix(std::sync::Arc::new(m.clone()), key);
+            }
+            let (s, c) = (f.server as usize, pr.c_node as usize);
+            // The payloads a QP receives carry its peer's PSNs (WRITE, SEND), or its own
+            // for the responses to its READs.
+            let (s_psn, c_psn) = (
+                start_psn(cfg, seed, s, pr.s_qpn),
+                start_psn(cfg, seed, c, pr.c_qpn),
+            );
+            let read = f.test.verb() == Verb::Read;
+            let first = |own: u32, peer: u32| if read { own } else { peer };
+            let sz2 = sz.clone();
+            let d = delivery;
+            oracle.connect((s, pr.s_qpn), (c, slot), pmtu, sz2, first(s_psn, c_psn), d);
+            oracle.connect((c, pr.c_qpn), (s, slot), pmtu, sz, first(c_psn, s_psn), d);
+        }
+    }
+    oracle
+}
+
+/// Every flow's application over its pairs and its view of the nodes, with the window
+/// events their builds schedule; an atomic test's targets go to the oracle's atomics.
+fn applications(
+    p: &ModelParams,
+    spec: &FlowsSpec,
+    plans: &[FlowPlan],
+    flow_pairs: Vec<Vec<Pair>>,
+    apps: Vec<Vec<NodeApp>>,
+    mems: &[SparseMemory],
+    oracle: &mut PayloadOracle,
+) -> (Vec<Perftest>, Vec<(TimePs, crate::event::Ev)>) {
+    let mut perftests = Vec::with_capacity(spec.flows.len());
+    let mut window_events = Vec::new();
+    for (((f, pl), pairs), nodes_app) in spec.flows.iter().zip(plans).zip(flow_pairs).zip(apps) {
+        let (app, events) = application(p, f, pl, pairs, nodes_app);
+        if f.test.verb() == Verb::Atomic {
+            connect_atomics(&app, mems, oracle);
+        }
+        perftests.push(app);
+        window_events.extend(events);
+    }
+    (perftests, window_events)
+}
+
+/// The initiator's QP of each pair of atomic test `app` (the client in ping-pong latency
+/// tests, the server otherwise) works on its peer's destination, whose initial value the
+/// oracle takes from `mems`, and the values its atomics return land in its own.
+fn connect_atomics(app: &Perftest, mems: &[SparseMemory], oracle: &mut PayloadOracle) {
+    let client_posts = app.spec.is_lat() && app.procs.list.is_empty();
+    for (i, pr) in app.pairs.iter().enumerate() {
+        let (s, c, i) = (app.server, pr.c_node as usize, i as u32);
+        let ((node, qpn), peer) = if client_posts {
+            ((c, pr.c_qpn), s)
+        } else {
+            ((s, pr.s_qpn), c)
+        };
+        let target = app.dst(peer, i);
+        let mut b = [0u8; 8];
+        rnic_transport::Memory::read(&mems[peer], target, &mut b);
+        let initial = u64::from_le_bytes(b);
+        oracle
+            .atomics
+            .connect((node, qpn), app.dst(node, i), (peer, target), initial);
+    }
+}
+
+/// The network of `n_nodes` from the config, with the run's hooks and, when asked for, the
+/// capture of node 0's port written to `pcap`.
+fn network(
+    cfg: &Config,
+    p: &ModelParams,
+    root: &Rng,
+    n_nodes: usize,
+    opts: &RunOptions,
+    pcap: Option<&std::path::Path>,
+) -> anyhow::Result<crate::net::graph::Network> {
+    let mut net = topology::build(cfg, p, root, n_nodes)?;
+    net.hooks = opts.hooks;
+    if let Some(path) = pcap {
+        let f = File::create(path).map_err(|e| {
+            crate::OutputError(format!("cannot create the pcap {}: {e}", path.display()))
+        })?;
+        let writer = PcapWriter::new(BufWriter::new(f)).map_err(|e| {
+            crate::OutputError(format!("cannot write the pcap {}: {e}", path.display()))
+        })?;
+        net.pcap = Some(crate::net::capture::Capture::new(writer));
+    }
+    Ok(net)
 }
 
 /// The application of flow `f` over its `pairs`, with the window events its build

@@ -7,10 +7,12 @@ use rnic_sim::{Histogram, TimePs};
 
 use super::build::Built;
 use super::options::ModelRun;
+use crate::flow::FlowSpec;
 use crate::result::RunStatus;
 use crate::result::{rates, CacheStats as ReportCache, LatencyStats, PerfResult, SizeResult};
 use crate::stats::{Registry, Report, TransportTotals};
 use crate::verdict::{Measured, Verdict};
+use crate::world::World;
 
 /// The measurement of several flows run as one test (`-b`, `--reversed`): their operations
 /// over the span of their measurements, from the first one's start to the last one's end.
@@ -86,29 +88,12 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
         wall,
         ..
     } = b;
-    if let Some(pfc) = world.net.pfc.as_mut() {
-        pfc.end_pauses(end);
-    }
-    world.net.end_queues(end);
-    world.end_rate_traces(end);
-    for nic in world.nics.iter_mut() {
-        nic.rx_buffer.end_pauses(end);
-    }
+    close_at_end(&mut world, end);
     let flow = &flows[0];
     let (test, size, q) = (flow.test, flow.size, flow.qps.max(1));
     let op_bytes = test.op_bytes(size);
-    let duration_mode = flow.duration_us.is_some();
     let lat = test.is_latency();
-    let status = verdict.status();
-    let verified_bytes = if verdict.has(RunStatus::Corrupt) {
-        0
-    } else if world.drain_rx {
-        // UC/UD: what arrived, each placed payload compared as it landed (a sender's
-        // completion says nothing about arrival).
-        world.oracle.checked
-    } else {
-        world.apps.iter().map(|a| a.measure.bytes_moved).sum()
-    };
+    let verified_bytes = verified_bytes(&world, &verdict);
     let a = &world.apps[0];
     let measured = combined(per_flow);
     let (sim_time_ps, ops) = (measured.time_ps, measured.ops);
@@ -118,48 +103,11 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
         // Every direction's operations.
         bw_latency(&world.apps)
     };
-    // -b: the server's and the clients' directions, each its own row (--report-both),
-    // with its own operations' latencies.
-    let directions = if flows.len() > 1 && flows.iter().any(|f| f.server == 0) {
-        vec![
-            SizeResult {
-                latency_us: bw_latency(&world.apps[..1]),
-                ..direction_row(op_bytes, &per_flow[..1])
-            },
-            SizeResult {
-                latency_us: bw_latency(&world.apps[1..]),
-                ..direction_row(op_bytes, &per_flow[1..])
-            },
-        ]
-    } else {
-        Vec::new()
-    };
+    let directions = direction_rows(&world, &flows, per_flow, op_bytes);
     // perftest's `#iterations` is one side's count (its `-b` report adds the two sides'
     // rates, not their iterations): under -b, the server's direction's operations.
     let iterations = directions.first().map_or(ops, |d| d.ops_completed);
-    // PCIe utilisation over the measured time: the window (duration mode), or from the
-    // first post to the last completion (the span the rates are over), with the busy time
-    // from the first post on. The run may go on after its last completion (a WAN
-    // accelerator draining its buffer to Remote, frames still in flight): not measured.
-    let pcie_util = {
-        let end = a.measure.window_pcie_busy[1].unwrap_or_else(|| world.server_pcie_busy());
-        let start = match a.measure.window_pcie_busy[0] {
-            Some(s) if duration_mode => s,
-            _ => world
-                .apps
-                .iter()
-                .filter_map(|a| {
-                    Some((a.measure.first_post_ps?, a.measure.pcie_busy_at_first_post?))
-                })
-                .min()
-                .map_or((0, 0), |(_, busy)| busy),
-        };
-        let f = |busy: u64| (busy as f64 / sim_time_ps.max(1) as f64).min(1.0);
-        (
-            f(end.0.saturating_sub(start.0)),
-            f(end.1.saturating_sub(start.1)),
-        )
-    };
+    let pcie_util = pcie_utilisation(&world, flow.duration_us.is_some(), sim_time_ps);
     let node_stats = node_registries(&world);
     let transport = TransportTotals::of(world.nics.iter().map(|n| n.dev.stats()));
     let s = &node_stats[0];
@@ -167,37 +115,6 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
     for c in &node_stats[1..] {
         clients_sum.add(c);
     }
-    let cache = |r: &Registry, name: &str| ReportCache {
-        hits: r.get(&format!("nic.{name}.hits")).unwrap_or(0),
-        misses: r.get(&format!("nic.{name}.misses")).unwrap_or(0),
-    };
-    let mut caches = BTreeMap::new();
-    caches.insert("qpc".to_string(), cache(s, "qpc.cache"));
-    caches.insert("mpt".to_string(), cache(s, "translation.mpt"));
-    caches.insert("mtt".to_string(), cache(s, "translation.mtt"));
-    caches.insert("clients.qpc".to_string(), cache(&clients_sum, "qpc.cache"));
-    // The registry of the whole run: the server's counters, the clients' summed, the
-    // network's and the transport's.
-    let mut stats = s.prefixed("server");
-    stats.extend(clients_sum.prefixed("clients"));
-    let mut net = Registry::default();
-    world.net.report("net", &mut net);
-    stats.extend(net.prefixed(""));
-    if let Some(cm) = &world.cm {
-        let mut r = Registry::default();
-        r.record("cm", &cm.stats());
-        stats.extend(r.prefixed(""));
-    }
-    let mut tr = Registry::default();
-    tr.record("transport", &transport);
-    if world.apps.iter().any(|a| a.costs.cq_event_ps.is_some()) {
-        // -e: how often a CQE found its core asleep (each an interrupt and a wakeup).
-        tr.set(
-            "host.cq_wakeups",
-            world.apps.iter().map(|a| a.measure.cq_wakeups).sum(),
-        );
-    }
-    stats.extend(tr.prefixed(""));
     let mut result = PerfResult {
         test: test.name().to_string(),
         size_bytes: op_bytes,
@@ -215,7 +132,7 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
         retransmissions: transport.retransmissions,
         naks: transport.naks,
         timeouts: transport.timeouts,
-        caches,
+        caches: cache_counts(s, &clients_sum),
         pcie_rd_bytes: s.get("nic.pcie.down_payload_bytes").unwrap_or(0),
         pcie_wr_bytes: s.get("nic.pcie.up_payload_bytes").unwrap_or(0),
         pcie_rd_util: pcie_util.0,
@@ -223,10 +140,10 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
         onchip_bytes: world.nics[0].onchip(&p),
         events: world.events,
         wall_seconds: wall.elapsed().as_secs_f64(),
-        stats,
+        stats: run_registry(&world, s, &clients_sum, &transport),
         bytes_verified: !verdict.has(RunStatus::Corrupt) && verified_bytes > 0,
         verified_bytes,
-        status,
+        status: verdict.status(),
         reason: verdict.reason(),
         // From the applications' start, after connection setup.
         window_open_us: a
@@ -253,6 +170,126 @@ pub(crate) fn report(b: Built, end: TimePs, verdict: Verdict, per_flow: &[Measur
         transport,
         end_ps: end,
     }
+}
+
+/// The run ended at `end`: what is still open (PFC pauses, queue and rate traces, the
+/// receive buffers' pauses) is counted up to `end` and closed, so no figure reaches past it.
+fn close_at_end(world: &mut World, end: TimePs) {
+    if let Some(pfc) = world.net.pfc.as_mut() {
+        pfc.end_pauses(end);
+    }
+    world.net.end_queues(end);
+    world.end_rate_traces(end);
+    for nic in world.nics.iter_mut() {
+        nic.rx_buffer.end_pauses(end);
+    }
+}
+
+/// The payload bytes checked end to end: none when some were corrupt; under UC and UD what
+/// arrived, each placed payload compared as it landed (a sender's completion says nothing
+/// about arrival); else what the applications moved.
+fn verified_bytes(world: &World, verdict: &Verdict) -> u64 {
+    if verdict.has(RunStatus::Corrupt) {
+        0
+    } else if world.drain_rx {
+        world.oracle.checked
+    } else {
+        world.apps.iter().map(|a| a.measure.bytes_moved).sum()
+    }
+}
+
+/// Under -b, the server's and the clients' directions, each its own row (--report-both),
+/// with its own operations' latencies; otherwise none.
+fn direction_rows(
+    world: &World,
+    flows: &[FlowSpec],
+    per_flow: &[Measured],
+    op_bytes: u64,
+) -> Vec<SizeResult> {
+    if flows.len() > 1 && flows.iter().any(|f| f.server == 0) {
+        vec![
+            SizeResult {
+                latency_us: bw_latency(&world.apps[..1]),
+                ..direction_row(op_bytes, &per_flow[..1])
+            },
+            SizeResult {
+                latency_us: bw_latency(&world.apps[1..]),
+                ..direction_row(op_bytes, &per_flow[1..])
+            },
+        ]
+    } else {
+        Vec::new()
+    }
+}
+
+/// The server's PCIe utilisation (reads, writes) over the measured time `sim_time_ps`: the
+/// window (duration mode), or from the first post to the last completion (the span the
+/// rates are over), with the busy time from the first post on. The run may go on after its
+/// last completion (a WAN accelerator draining its buffer to Remote, frames still in
+/// flight): not measured.
+fn pcie_utilisation(world: &World, duration_mode: bool, sim_time_ps: TimePs) -> (f64, f64) {
+    let a = &world.apps[0];
+    let end = a.measure.window_pcie_busy[1].unwrap_or_else(|| world.server_pcie_busy());
+    let start = match a.measure.window_pcie_busy[0] {
+        Some(s) if duration_mode => s,
+        _ => world
+            .apps
+            .iter()
+            .filter_map(|a| Some((a.measure.first_post_ps?, a.measure.pcie_busy_at_first_post?)))
+            .min()
+            .map_or((0, 0), |(_, busy)| busy),
+    };
+    let f = |busy: u64| (busy as f64 / sim_time_ps.max(1) as f64).min(1.0);
+    (
+        f(end.0.saturating_sub(start.0)),
+        f(end.1.saturating_sub(start.1)),
+    )
+}
+
+/// The caches' hits and misses the result names: the server's QPC cache and translation
+/// (MPT, MTT) caches, and the clients' QPC caches summed (`clients_sum`).
+fn cache_counts(server: &Registry, clients_sum: &Registry) -> BTreeMap<String, ReportCache> {
+    let cache = |r: &Registry, name: &str| ReportCache {
+        hits: r.get(&format!("nic.{name}.hits")).unwrap_or(0),
+        misses: r.get(&format!("nic.{name}.misses")).unwrap_or(0),
+    };
+    let mut caches = BTreeMap::new();
+    caches.insert("qpc".to_string(), cache(server, "qpc.cache"));
+    caches.insert("mpt".to_string(), cache(server, "translation.mpt"));
+    caches.insert("mtt".to_string(), cache(server, "translation.mtt"));
+    caches.insert("clients.qpc".to_string(), cache(clients_sum, "qpc.cache"));
+    caches
+}
+
+/// The registry of the whole run: the server's counters, the clients' summed, the
+/// network's, the connection manager's and the transport's (with `-e`, the CQ wakeups).
+fn run_registry(
+    world: &World,
+    server: &Registry,
+    clients_sum: &Registry,
+    transport: &TransportTotals,
+) -> BTreeMap<String, u64> {
+    let mut stats = server.prefixed("server");
+    stats.extend(clients_sum.prefixed("clients"));
+    let mut net = Registry::default();
+    world.net.report("net", &mut net);
+    stats.extend(net.prefixed(""));
+    if let Some(cm) = &world.cm {
+        let mut r = Registry::default();
+        r.record("cm", &cm.stats());
+        stats.extend(r.prefixed(""));
+    }
+    let mut tr = Registry::default();
+    tr.record("transport", transport);
+    if world.apps.iter().any(|a| a.costs.cq_event_ps.is_some()) {
+        // -e: how often a CQE found its core asleep (each an interrupt and a wakeup).
+        tr.set(
+            "host.cq_wakeups",
+            world.apps.iter().map(|a| a.measure.cq_wakeups).sum(),
+        );
+    }
+    stats.extend(tr.prefixed(""));
+    stats
 }
 
 /// The summary of latency-test application `a`: perftest's for a ping-pong or post-and-poll

@@ -30,8 +30,8 @@ pub struct Import {
     pub path: String,
 }
 
-/// The module (in the doc's granularity) a crate module path belongs to: `net/pfc/ports`
-/// → `net/pfc`, `nic/mech/prefetch/hook` and `nic/qpc_manager/any` → themselves,
+/// The module (in the doc's granularity) a crate module path belongs to: `host/cm/modify`
+/// → `host/cm`, `nic/mech/prefetch/hook` and `nic/qpc_manager/any` → themselves,
 /// `config/schema` → `config`, `world` → `world`, the crate root → `lib`.
 pub fn unit_of(module: &[String]) -> String {
     let joined = module.join("/");

@@ -92,7 +92,10 @@ fn path_delays_count_each_tier_and_ecmp_routes_cannot_deadlock() {
     assert_eq!(net.path_delay_ps(1, 0).map(ns), Some(200));
     assert_eq!(net.path_delay_ps(2, 0).map(ns), Some(2200));
     assert_eq!(net.path_delay_ps(15, 0).map(ns), Some(4200));
-    assert_eq!(rnic_model::net::pfc::buffer_dependency_cycle(&net), None);
+    assert_eq!(
+        rnic_model::net::pfc_deadlock::buffer_dependency_cycle(&net),
+        None
+    );
 }
 
 #[test]
@@ -102,7 +105,10 @@ fn a_1024_host_fat_tree_is_built_and_routed() {
     assert_eq!(net.links.len(), 2 * 3 * 1024);
     let p = path(&net, 1023, 0, 0xc123);
     assert_eq!(p.len(), 5);
-    assert_eq!(rnic_model::net::pfc::buffer_dependency_cycle(&net), None);
+    assert_eq!(
+        rnic_model::net::pfc_deadlock::buffer_dependency_cycle(&net),
+        None
+    );
 }
 
 /// Total goodput of four WRITE flows from the nodes under leaf 0 to the nodes under leaf 1

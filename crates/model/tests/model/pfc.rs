@@ -190,7 +190,7 @@ fn shipped(file: &str) -> String {
 
 #[test]
 fn the_shipped_topologies_cannot_deadlock() {
-    use rnic_model::net::pfc::buffer_dependency_cycle;
+    use rnic_model::net::pfc_deadlock::buffer_dependency_cycle;
     for (topology, nodes) in [
         ("star".to_string(), 11),
         ("back_to_back".to_string(), 2),

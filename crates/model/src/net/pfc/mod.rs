@@ -43,22 +43,23 @@
 //! frames queued behind them (whose departures are already scheduled). A counted pause runs to the XON or the end of its pause time, and a pause
 //! still standing when the run ends is counted up to the run's end. Deadlock from a cyclic buffer
 //! dependency (a routing loop, or routes that turn down and up again) is not modelled
-//! away; its possibility is detected ([`buffer_dependency_cycle`], counted in
-//! `buffer_cycle_links`, and the run notes it): on the shipped topologies (star,
-//! back-to-back, trees and leaf–spine with shortest-path routes) every route climbs then
-//! descends, so no cycle can form.
-
-mod deadlock;
-mod ports;
-
-pub use deadlock::buffer_dependency_cycle;
+//! away; its possibility is detected
+//! ([`crate::net::pfc_deadlock::buffer_dependency_cycle`], counted in `buffer_cycle_links`,
+//! and the run notes it): on the shipped topologies (star, back-to-back, trees and
+//! leaf–spine with shortest-path routes) every route climbs then descends, so no cycle can
+//! form.
+//!
+//! This module is the flow-control state of every link direction and knows the network
+//! only as the plain [`PfcLink`] values the network describes its links with; the network's
+//! side (forwarding under flow control, the PFC frames sent and landing) is
+//! `net/pfc_ports.rs`, an `impl Network`, so the network holds this state without either
+//! importing the other both ways.
 
 use std::collections::VecDeque;
 
 use rnic_sim::TimePs;
 use rnic_wire::pfc::{QUANTUM_BITS, XOFF_QUANTA};
 
-use super::graph::Network;
 use rnic_sim::ser_ps;
 
 /// Thresholds of [`Pfc`].
@@ -93,29 +94,34 @@ pub struct PfcStats {
     /// Most bytes one ingress port had queued at once.
     pub max_ingress_bytes: u64,
     /// Link directions in a cyclic buffer dependency of the routes
-    /// ([`buffer_dependency_cycle`]), 0 when there is none: pauses could then wait on each
-    /// other round the cycle (a PFC deadlock), which traffic may or may not trigger.
+    /// ([`crate::net::pfc_deadlock::buffer_dependency_cycle`]), 0 when there is none:
+    /// pauses could then wait on each other round the cycle (a PFC deadlock), which traffic
+    /// may or may not trigger.
     pub buffer_cycle_links: u64,
 }
 
 /// Who transmits onto a link direction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Tx {
+pub enum Tx {
     /// A node's NIC.
     Nic,
     /// Output port `out` of switch `switch`.
     Switch { switch: usize, out: usize },
 }
 
-impl Tx {
-    /// The port that transmits onto link direction `link` when this is its transmitter: the
-    /// switch's output port, or the NIC port of the node whose uplink it is.
-    fn port(self, net: &Network, link: usize) -> Option<&super::port::Port> {
-        match self {
-            Tx::Switch { switch, out } => Some(&net.switches[switch].outs[out].port),
-            Tx::Nic => net.node_on_uplink(link).map(|n| &net.ports[n]),
-        }
-    }
+/// One link direction as flow control sees it, described by the network that holds both
+/// (`Network::pfc_links`), so that flow control needs nothing of the network's types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PfcLink {
+    /// Who transmits onto it.
+    pub tx: Tx,
+    /// Its transmitter's rate, Mb/s, when a port transmits onto it (a node's uplink, a
+    /// switch's output port).
+    pub tx_mbps: Option<u64>,
+    /// A PFC frame's time from the far end of the link direction back to its transmitter
+    /// (the reverse direction's wire time and propagation delay), ps; 0 when no port sends
+    /// it.
+    pub back_ps: TimePs,
 }
 
 /// One ingress port of a switch.
@@ -157,22 +163,23 @@ impl Ingress {
     }
 }
 
-/// A pausable output port's queue (ports toward another switch).
+/// A pausable output port's queue (ports toward another switch), which the network's
+/// forwarding under flow control (`net/pfc_ports.rs`) fills and drains.
 #[derive(Debug, Clone, Default)]
-struct Egress {
+pub(in crate::net) struct Egress {
     /// Waiting frames: (frame, bytes, the ingress it came in over, when it may start).
-    waiting: VecDeque<(u32, u32, u32, TimePs)>,
+    pub(in crate::net) waiting: VecDeque<(u32, u32, u32, TimePs)>,
     /// Frames on the wire: (their last bit leaves, bytes).
-    sending: VecDeque<(TimePs, u64)>,
+    pub(in crate::net) sending: VecDeque<(TimePs, u64)>,
     /// Bytes waiting or on the wire (they hold the port's buffer).
-    bytes: u64,
-    /// The time of the pending [`NetEv::PfcEgress`] event, if one is pending.
-    kick_at: Option<TimePs>,
+    pub(in crate::net) bytes: u64,
+    /// The time of the pending [`crate::event::NetEv::PfcEgress`] event, if one is pending.
+    pub(in crate::net) kick_at: Option<TimePs>,
 }
 
 impl Egress {
     /// The simulation is at `now`: frames whose last bit has left no longer hold the port.
-    fn forget_sent(&mut self, now: TimePs) {
+    pub(in crate::net) fn forget_sent(&mut self, now: TimePs) {
         while let Some(&(end, b)) = self.sending.front() {
             if end > now {
                 break;
@@ -188,7 +195,7 @@ impl Egress {
 pub struct Pfc {
     p: PfcParams,
     /// Per link direction: its transmitter.
-    tx: Vec<Tx>,
+    pub(in crate::net) tx: Vec<Tx>,
     /// Per link direction: one pause quantum at its transmitter's rate, ps.
     quantum_ps: Vec<TimePs>,
     /// Per link direction: the lead of its NIC's TX engine at its rate, ps (0: a switch).
@@ -202,11 +209,11 @@ pub struct Pfc {
     pause: Vec<Option<(TimePs, TimePs)>>,
     /// Per link direction fed by a switch toward a switch, or toward a NIC that has paused
     /// it: the port's queue.
-    egress: Vec<Egress>,
+    pub(in crate::net) egress: Vec<Egress>,
     /// Per link direction fed by a switch toward a NIC: whether that NIC has paused it (its
     /// frames go through the pausable queue from then on; before, their departures are
     /// fixed when they are forwarded).
-    nic_paused_port: Vec<bool>,
+    pub(in crate::net) nic_paused_port: Vec<bool>,
     /// Per link direction into a switch: that ingress's (XOFF, XON) levels, bytes.
     levels: Vec<(u64, u64)>,
     /// Per switch: its ingresses' XOFF when derived from its shared pool (0: the config's).
@@ -219,29 +226,21 @@ pub struct Pfc {
 }
 
 impl Pfc {
-    /// Flow control over the links and switches of `net`.
-    pub fn new(p: PfcParams, net: &Network) -> Pfc {
-        let links = net.links.len();
-        let mut tx = vec![Tx::Nic; links];
-        let mut quantum_ps = vec![0; links];
-        let mut lead_ps = vec![0; links];
-        for (n, &l) in net.uplink.iter().enumerate() {
-            quantum_ps[l] = ser_ps(QUANTUM_BITS / 8, net.ports[n].mbps());
-            lead_ps[l] = ser_ps(p.nic_lead_bytes, net.ports[n].mbps());
-        }
-        for (s, sw) in net.switches.iter().enumerate() {
-            for (out, &l) in sw.out_link.iter().enumerate() {
-                tx[l] = Tx::Switch { switch: s, out };
-                quantum_ps[l] = ser_ps(QUANTUM_BITS / 8, sw.outs[out].port.mbps());
-            }
-        }
-        let back_ps = (0..links)
-            .map(|l| {
-                // A switch pausing its sender, or a NIC whose receive buffer is full.
-                let r = net.links[l].reverse;
-                tx[r].port(net, r).map_or(0, |port| {
-                    port.wire_time(rnic_wire::pfc::FRAME_LEN) + net.links[r].delay_ps
-                })
+    /// Flow control over the link directions `links` and `switches` switches of a network
+    /// whose routes hold `buffer_cycle_links` link directions in a cyclic buffer dependency
+    /// (`crate::net::pfc_deadlock`).
+    pub fn new(p: PfcParams, links: &[PfcLink], switches: usize, buffer_cycle_links: u64) -> Pfc {
+        let n = links.len();
+        let tx = links.iter().map(|l| l.tx).collect();
+        let quantum_ps = links
+            .iter()
+            .map(|l| l.tx_mbps.map_or(0, |mbps| ser_ps(QUANTUM_BITS / 8, mbps)))
+            .collect();
+        let lead_ps = links
+            .iter()
+            .map(|l| match (l.tx, l.tx_mbps) {
+                (Tx::Nic, Some(mbps)) => ser_ps(p.nic_lead_bytes, mbps),
+                _ => 0,
             })
             .collect();
         Pfc {
@@ -249,33 +248,31 @@ impl Pfc {
             tx,
             quantum_ps,
             lead_ps,
-            back_ps,
-            ingress: vec![Ingress::default(); links],
-            pause: vec![None; links],
-            egress: vec![Egress::default(); links],
-            nic_paused_port: vec![false; links],
-            levels: vec![(p.xoff_bytes, p.xon_bytes); links],
-            switch_xoff: vec![0; net.switches.len()],
+            back_ps: links.iter().map(|l| l.back_ps).collect(),
+            ingress: vec![Ingress::default(); n],
+            pause: vec![None; n],
+            egress: vec![Egress::default(); n],
+            nic_paused_port: vec![false; n],
+            levels: vec![(p.xoff_bytes, p.xon_bytes); n],
+            switch_xoff: vec![0; switches],
             history: None,
             stats: PfcStats {
-                buffer_cycle_links: buffer_dependency_cycle(net).map_or(0, |c| c.len() as u64),
+                buffer_cycle_links,
                 ..PfcStats::default()
             },
         }
     }
 
-    /// Every ingress of switch `switch` (the link directions of `net` leading to it) pauses
-    /// and resumes at `levels` (derived from its shared pool) instead of the config's.
+    /// The ingresses `ingresses` of switch `switch` (the link directions leading to it)
+    /// pause and resume at `levels` (derived from its shared pool) instead of the config's.
     pub fn set_switch_levels(
         &mut self,
-        net: &Network,
         switch: usize,
+        ingresses: &[usize],
         levels: super::shared_buffer::PfcLevels,
     ) {
-        for (l, link) in net.links.iter().enumerate() {
-            if link.to == super::graph::End::Switch(switch) {
-                self.levels[l] = (levels.xoff_bytes, levels.xon_bytes);
-            }
+        for &l in ingresses {
+            self.levels[l] = (levels.xoff_bytes, levels.xon_bytes);
         }
         self.switch_xoff[switch] = levels.xoff_bytes;
     }
@@ -308,7 +305,7 @@ impl Pfc {
     }
 
     /// Whether the transmitter feeding `link` is paused at `t`, and until when at most.
-    fn paused_until(&self, link: usize, t: TimePs) -> Option<TimePs> {
+    pub(in crate::net) fn paused_until(&self, link: usize, t: TimePs) -> Option<TimePs> {
         match self.pause[link] {
             Some((from, until)) if (from..until).contains(&t) => Some(until),
             _ => None,
@@ -317,7 +314,7 @@ impl Pfc {
 
     /// A PFC frame carrying `quanta` for the RoCE priority lands at `now` on the
     /// transmitter feeding `link`: it pauses it that long from now (0: resumes it).
-    fn on_pause_time(&mut self, now: TimePs, link: usize, quanta: u16) {
+    pub(in crate::net) fn on_pause_time(&mut self, now: TimePs, link: usize, quanta: u16) {
         let until = now + u64::from(quanta) * self.quantum_ps[link];
         let open = self.pause[link].filter(|&(_, u)| u > now);
         let from = match open {
@@ -338,6 +335,16 @@ impl Pfc {
                 h[link].push(pause);
             }
         }
+    }
+
+    /// The priority RoCE traffic is mapped to: the class of the PFC frames.
+    pub(in crate::net) fn priority(&self) -> u8 {
+        self.p.priority
+    }
+
+    /// One more PFC frame sent.
+    pub(in crate::net) fn count_frame(&mut self) {
+        self.stats.frames += 1;
     }
 
     /// Keeps every finished pause, per link direction, for the queue trace.
@@ -365,7 +372,7 @@ impl Pfc {
     /// The NIC at the end of `link` sent its transmitter a PFC frame with `quanta` at `now`,
     /// whose XON (`quanta` 0) lands `back_ps` later: kept where a paused NIC transmitter
     /// (back to back) looks for its resumption, as a switch's ingress keeps its own.
-    fn on_nic_pfc_sent(&mut self, now: TimePs, link: usize, quanta: u16) {
+    pub(in crate::net) fn on_nic_pfc_sent(&mut self, now: TimePs, link: usize, quanta: u16) {
         let ing = &mut self.ingress[link];
         if quanta > 0 {
             ing.xoff_sent = Some(now);
@@ -376,7 +383,7 @@ impl Pfc {
     }
 
     /// The XOFF's pause time at the rate of `link`'s transmitter, ps.
-    fn xoff_ps(&self, link: usize) -> TimePs {
+    pub(in crate::net) fn xoff_ps(&self, link: usize) -> TimePs {
         u64::from(XOFF_QUANTA) * self.quantum_ps[link]
     }
 
@@ -384,7 +391,7 @@ impl Pfc {
     /// frame to send up the link, if one is due: a first XOFF, or the refresh of one sent
     /// half its pause time ago.
     /// `leaves`: when its last bit leaves the switch, if known (not in a pausable port).
-    fn on_queued(
+    pub(in crate::net) fn on_queued(
         &mut self,
         now: TimePs,
         link: usize,
@@ -424,7 +431,7 @@ impl Pfc {
 
     /// `bytes` that came in over ingress `link` left the switch at `now`. Returns the pause
     /// time of the PFC frame to send up the link, if one is due (the XON, or a refresh).
-    fn on_left(&mut self, now: TimePs, link: usize, bytes: u64) -> Option<u16> {
+    pub(in crate::net) fn on_left(&mut self, now: TimePs, link: usize, bytes: u64) -> Option<u16> {
         let ing = &mut self.ingress[link];
         ing.bytes -= bytes;
         if let Ok(i) = ing.known.binary_search(&(now, bytes)) {
@@ -440,7 +447,7 @@ impl Pfc {
 
     /// A frame of `bytes` from ingress `link`, held in a pausable port, starts at last: its
     /// last bit leaves at `leaves`.
-    fn on_started(&mut self, link: usize, leaves: TimePs, bytes: u64) {
+    pub(in crate::net) fn on_started(&mut self, link: usize, leaves: TimePs, bytes: u64) {
         let ing = &mut self.ingress[link];
         ing.unknown_bytes -= bytes;
         ing.add_known(leaves, bytes);

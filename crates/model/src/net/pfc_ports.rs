@@ -1,11 +1,14 @@
-//! Flow control at the switch ports: the pausable queues of ports toward other switches,
-//! the departures that bring an ingress down to XON, and the PFC frames themselves (built,
-//! captured, sent up the link, parsed where they land).
+//! Flow control at the switch ports, the network's side of [`crate::net::pfc`]: the
+//! pausable queues of ports toward other switches, the departures that bring an ingress
+//! down to XON, and the PFC frames themselves (built, captured, sent up the link, parsed
+//! where they land). The network holds the flow-control state ([`Pfc`]) and describes its
+//! links to it as plain values ([`PfcLink`]), so the state imports nothing of the network.
 
 use rnic_sim::{EventQueue, TimePs};
 use rnic_wire::pfc::{Packet, PfcRepr};
 
-use super::{Pfc, Tx};
+use super::pfc::{Pfc, PfcLink, Tx};
+use super::port::Port;
 use crate::config::EcnMarkPoint;
 use crate::event::{Ev, FramePool, NetEv};
 use crate::net::graph::{End, Network};
@@ -18,6 +21,53 @@ fn port_mac(link: usize) -> [u8; 6] {
 }
 
 impl Network {
+    /// Every link direction as flow control sees it: its transmitter (a switch's output
+    /// port, else a NIC), that transmitter's rate, and the time a PFC frame takes back to it
+    /// from the link's far end (a switch pausing its sender, or a NIC whose receive buffer
+    /// is full).
+    pub(in crate::net) fn pfc_links(&self) -> Vec<PfcLink> {
+        let mut links = vec![
+            PfcLink {
+                tx: Tx::Nic,
+                tx_mbps: None,
+                back_ps: 0,
+            };
+            self.links.len()
+        ];
+        for (n, &l) in self.uplink.iter().enumerate() {
+            links[l].tx_mbps = Some(self.ports[n].mbps());
+        }
+        for (s, sw) in self.switches.iter().enumerate() {
+            for (out, &l) in sw.out_link.iter().enumerate() {
+                links[l].tx = Tx::Switch { switch: s, out };
+                links[l].tx_mbps = Some(sw.outs[out].port.mbps());
+            }
+        }
+        for l in 0..links.len() {
+            let r = self.links[l].reverse;
+            links[l].back_ps = self.transmitter_port(links[r].tx, r).map_or(0, |port| {
+                port.wire_time(rnic_wire::pfc::FRAME_LEN) + self.links[r].delay_ps
+            });
+        }
+        links
+    }
+
+    /// The link directions leading into switch `switch`: its ingresses.
+    pub(in crate::net) fn switch_ingresses(&self, switch: usize) -> Vec<usize> {
+        (0..self.links.len())
+            .filter(|&l| self.links[l].to == End::Switch(switch))
+            .collect()
+    }
+
+    /// The port that transmits onto link direction `link` when `tx` is its transmitter: the
+    /// switch's output port, or the NIC port of the node whose uplink it is.
+    fn transmitter_port(&self, tx: Tx, link: usize) -> Option<&Port> {
+        match tx {
+            Tx::Switch { switch, out } => Some(&self.switches[switch].outs[out].port),
+            Tx::Nic => self.node_on_uplink(link).map(|n| &self.ports[n]),
+        }
+    }
+
     fn pfc_mut(&mut self) -> &mut Pfc {
         self.pfc
             .as_mut()
@@ -214,8 +264,8 @@ impl Network {
     ) {
         let back = self.links[link].reverse;
         let pfc = self.pfc_mut();
-        pfc.stats.frames += 1;
-        let (priority, tx) = (pfc.p.priority, pfc.tx[back]);
+        pfc.count_frame();
+        let (priority, tx) = (pfc.priority(), pfc.tx[back]);
         let mac = match tx {
             Tx::Switch { .. } => port_mac(back),
             Tx::Nic => self
@@ -230,7 +280,7 @@ impl Network {
         let bytes = repr.to_bytes();
         // It goes ahead of the frames waiting in the port, but after the one being
         // serialized (IEEE 802.3 Annex 31B, 802.1Qbb: a frame is never cut).
-        let (start, wire_ps) = tx.port(self, back).map_or((now, 0), |p| {
+        let (start, wire_ps) = self.transmitter_port(tx, back).map_or((now, 0), |p| {
             (p.frame_on_wire_ends(now), p.wire_time(bytes.len()))
         });
         self.capture(start, &bytes);
@@ -264,7 +314,7 @@ impl Network {
         let to_nic = matches!(self.links[data_link].to, End::Node(_));
         let pfc = self.pfc_mut();
         // Priorities other than RoCE's carry no traffic here: their times change nothing.
-        let Ok(Some(quanta)) = parsed.map(|q| q[usize::from(pfc.p.priority)]) else {
+        let Ok(Some(quanta)) = parsed.map(|q| q[usize::from(pfc.priority())]) else {
             return;
         };
         pfc.on_pause_time(now, data_link, quanta);

@@ -1,5 +1,6 @@
-//! Whether the routes of a network can deadlock under PFC: a cycle of buffers that can
-//! each wait on the next.
+//! Whether the routes of a network can deadlock under PFC ([`crate::net::pfc`]): a cycle of
+//! buffers that can each wait on the next. A property of the routes, computed over the
+//! network; flow control only counts it (`buffer_cycle_links`).
 
 use crate::net::graph::{End, Network};
 
