@@ -75,6 +75,11 @@ pub struct World {
     /// The node whose NIC owes a scheduler step right after the event just handled
     /// (`nic::sched_wake`).
     pub owed_step: Option<usize>,
+    /// How many applications, from the first, are known to be finished (an application
+    /// never unfinishes): [`World::done`] runs after every event and looks only past them
+    /// (with thousands of flows, scanning every finished one each event was 5 % of a
+    /// fabric run's CPU time).
+    pub finished_apps: std::cell::Cell<usize>,
 }
 
 impl World {
@@ -138,7 +143,12 @@ impl World {
 
     /// Every application is done and nothing is left in flight (see [`World::drain_rx`]).
     pub fn done(&self) -> bool {
-        self.apps.iter().all(|a| a.finished)
+        let mut first_unfinished = self.finished_apps.get();
+        while self.apps.get(first_unfinished).is_some_and(|a| a.finished) {
+            first_unfinished += 1;
+        }
+        self.finished_apps.set(first_unfinished);
+        first_unfinished == self.apps.len()
             && !self.net.holds_frames()
             && !(self.drain_rx && self.frames.live > 0)
     }

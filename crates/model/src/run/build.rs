@@ -392,6 +392,7 @@ pub(crate) fn build_flows(
         started: false,
         drain_rx: cfg.qp.transport != crate::config::Transport::Rc,
         owed_step: None,
+        finished_apps: Default::default(),
     };
     Ok(Built {
         world,

@@ -281,8 +281,12 @@ fn first_difference(
         let n = (len - done).min(x.len() as u64) as usize;
         ma.read(a + done, &mut x[..n]);
         mb.read(b + done, &mut y[..n]);
-        if let Some(i) = x[..n].iter().zip(&y[..n]).position(|(p, q)| p != q) {
-            return Some((done + i as u64, x[i], y[i]));
+        // Slice equality is a memcmp; the byte-by-byte search for the offset runs only
+        // on a piece that differs (it was 8 % of a fabric run's CPU time when it ran on all).
+        if x[..n] != y[..n] {
+            if let Some(i) = x[..n].iter().zip(&y[..n]).position(|(p, q)| p != q) {
+                return Some((done + i as u64, x[i], y[i]));
+            }
         }
         done += n as u64;
     }
@@ -432,4 +436,50 @@ fn ack_timeout_hint(world: &World, cfg: &Config) -> Option<String> {
         cfg.qp.timeout,
         timeout_ns / 1e3
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two memories holding the same 200 KiB at different addresses.
+    fn twins() -> (SparseMemory, SparseMemory, Vec<u8>) {
+        let bytes: Vec<u8> = (0..200 << 10)
+            .map(|i: u32| (i * 7 + i / 251) as u8)
+            .collect();
+        let (mut a, mut b) = (SparseMemory::new(), SparseMemory::new());
+        a.write(0x1000, &bytes);
+        b.write(0x9_0003, &bytes);
+        (a, b, bytes)
+    }
+
+    #[test]
+    fn equal_buffers_have_no_difference() {
+        let (a, b, bytes) = twins();
+        let len = bytes.len() as u64;
+        assert_eq!(first_difference(&a, 0x1000, &b, 0x9_0003, len), None);
+    }
+
+    #[test]
+    fn one_changed_byte_is_found_with_its_offset_and_both_values() {
+        let (a, mut b, bytes) = twins();
+        // In the third 64 KiB piece: earlier pieces compare equal, this one does not.
+        let at = 150_001u64;
+        let want = bytes[at as usize];
+        b.write(0x9_0003 + at, &[want ^ 0x5a]);
+        let len = bytes.len() as u64;
+        assert_eq!(
+            first_difference(&a, 0x1000, &b, 0x9_0003, len),
+            Some((at, want, want ^ 0x5a))
+        );
+        // The last byte too.
+        let (a, mut b, _) = twins();
+        let last = len - 1;
+        let want = bytes[last as usize];
+        b.write(0x9_0003 + last, &[!want]);
+        assert_eq!(
+            first_difference(&a, 0x1000, &b, 0x9_0003, len),
+            Some((last, want, !want))
+        );
+    }
 }
