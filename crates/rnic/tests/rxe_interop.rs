@@ -503,26 +503,14 @@ impl Interop {
         self.apply_netem(guest);
         let ((client, server), (args, json)) = until_perftest_reports(|| {
             let port = next_port();
-            let server = guest.spawn(&format!(
-                "timeout 120 {} {}",
-                self.guest_tool,
-                self.guest_args(port)
-            ));
+            let server = self.spawn_guest_server(guest, port);
             if self.rdma_cm {
                 guest.wait_cm_listening(port);
             } else {
                 guest.wait_listening(port);
             }
             let json = json_path(port);
-            let mut args = self.live_args(port, &guest.host_ip);
-            args.splice(2..2, [guest.guest_ip.clone()]);
-            args.extend(["--json".to_string(), json.display().to_string()]);
-            let client: Ran = guest
-                .host_command(env!("CARGO_BIN_EXE_rnic"))
-                .args(&args)
-                .output()
-                .unwrap()
-                .into();
+            let (client, args) = self.run_rnic_client(guest, port, &[("--json", &json)]);
             ((client, finish(server)), (args, json))
         });
         guest.reset();
@@ -533,6 +521,34 @@ impl Interop {
             self.guest_tool, server.text
         );
         Some(assert_live_report(&json))
+    }
+
+    /// The guest's tool as the server on `port` (`finish` waits for it).
+    fn spawn_guest_server(&self, guest: &Guest, port: u16) -> Child {
+        let tool = self.guest_tool;
+        guest.spawn(&format!("timeout 120 {tool} {}", self.guest_args(port)))
+    }
+
+    /// Runs `rnic live` as the client toward the guest's server on `port`, writing each
+    /// `(flag, file)` of `outputs`; returns what it printed and its arguments.
+    fn run_rnic_client(
+        &self,
+        guest: &Guest,
+        port: u16,
+        outputs: &[(&str, &PathBuf)],
+    ) -> (Ran, Vec<String>) {
+        let mut args = self.live_args(port, &guest.host_ip);
+        args.splice(2..2, [guest.guest_ip.clone()]);
+        for (flag, path) in outputs {
+            args.extend([flag.to_string(), path.display().to_string()]);
+        }
+        let ran = guest
+            .host_command(env!("CARGO_BIN_EXE_rnic"))
+            .args(&args)
+            .output()
+            .unwrap()
+            .into();
+        (ran, args)
     }
 
     /// rnic live as the server, the guest's tool as the client.
@@ -812,14 +828,27 @@ mod rdma_cm {
         Interop::new(tool, live, size).rdma_cm()
     }
 
-    #[test]
-    fn ib_write_bw_rnic_client() {
-        run("ib_write_bw", "write-bw", 4096).rnic_client()
+    /// For each guest tool, rnic as client (`TOOL::rnic_client`) and as server.
+    macro_rules! client_and_server {
+        ($($tool:ident: $live:literal, $size:literal;)*) => {$(
+            mod $tool {
+                use super::*;
+                #[test]
+                fn rnic_client() { run(stringify!($tool), $live, $size).rnic_client() }
+                #[test]
+                fn rnic_server() { run(stringify!($tool), $live, $size).rnic_server() }
+            }
+        )*};
     }
 
-    #[test]
-    fn ib_write_bw_rnic_server() {
-        run("ib_write_bw", "write-bw", 4096).rnic_server()
+    client_and_server! {
+        ib_write_bw: "write-bw", 4096;
+        ib_read_bw: "read-bw", 4096;
+        ib_send_bw: "send-bw", 4096;
+        ib_write_lat: "write-lat", 2;
+        ib_read_lat: "read-lat", 2;
+        ib_send_lat: "send-lat", 2;
+        ib_atomic_bw: "atomic-bw", 8;
     }
 
     /// rnic's REQ asks for path MTU 4096 (`-m 4096`); rxe's kernel takes it. (As the server,
@@ -835,66 +864,6 @@ mod rdma_cm {
         assert_eq!(report["live"]["mtu_bytes"], 4096, "{report}");
     }
 
-    #[test]
-    fn ib_read_bw_rnic_client() {
-        run("ib_read_bw", "read-bw", 4096).rnic_client()
-    }
-
-    #[test]
-    fn ib_read_bw_rnic_server() {
-        run("ib_read_bw", "read-bw", 4096).rnic_server()
-    }
-
-    #[test]
-    fn ib_send_bw_rnic_client() {
-        run("ib_send_bw", "send-bw", 4096).rnic_client()
-    }
-
-    #[test]
-    fn ib_send_bw_rnic_server() {
-        run("ib_send_bw", "send-bw", 4096).rnic_server()
-    }
-
-    #[test]
-    fn ib_write_lat_rnic_client() {
-        run("ib_write_lat", "write-lat", 2).rnic_client()
-    }
-
-    #[test]
-    fn ib_write_lat_rnic_server() {
-        run("ib_write_lat", "write-lat", 2).rnic_server()
-    }
-
-    #[test]
-    fn ib_read_lat_rnic_client() {
-        run("ib_read_lat", "read-lat", 2).rnic_client()
-    }
-
-    #[test]
-    fn ib_read_lat_rnic_server() {
-        run("ib_read_lat", "read-lat", 2).rnic_server()
-    }
-
-    #[test]
-    fn ib_send_lat_rnic_client() {
-        run("ib_send_lat", "send-lat", 2).rnic_client()
-    }
-
-    #[test]
-    fn ib_send_lat_rnic_server() {
-        run("ib_send_lat", "send-lat", 2).rnic_server()
-    }
-
-    #[test]
-    fn ib_atomic_bw_rnic_client() {
-        run("ib_atomic_bw", "atomic-bw", 8).rnic_client()
-    }
-
-    #[test]
-    fn ib_atomic_bw_rnic_server() {
-        run("ib_atomic_bw", "atomic-bw", 8).rnic_server()
-    }
-
     /// perftest's client connects again, 10 times 100 ms apart, while the server's kernel
     /// rejects its REQ (no listener yet: REJ reason 8, invalid service ID); rnic's does the
     /// same. The client starts with the guest's server, before it listens (about 0.5 s
@@ -908,19 +877,9 @@ mod rdma_cm {
         let port = next_port();
         let json = json_path(port);
         let pcap = json.with_extension("pcap");
-        let mut args = run.live_args(port, &guest.host_ip);
-        args.splice(2..2, [guest.guest_ip.clone()]);
-        for (flag, path) in [("--json", &json), ("--pcap", &pcap)] {
-            args.extend([flag.to_string(), path.display().to_string()]);
-        }
-        let line = format!("timeout 120 ib_write_bw {}", run.guest_args(port));
-        let server = guest.spawn(&line);
-        let client: Ran = guest
-            .host_command(env!("CARGO_BIN_EXE_rnic"))
-            .args(&args)
-            .output()
-            .unwrap()
-            .into();
+        let server = run.spawn_guest_server(guest, port);
+        let (client, args) =
+            run.run_rnic_client(guest, port, &[("--json", &json), ("--pcap", &pcap)]);
         let server = finish(server);
         assert!(client.ok, "rnic {}:\n{}", args.join(" "), client.text);
         assert!(server.ok, "ib_write_bw -R (server):\n{}", server.text);
