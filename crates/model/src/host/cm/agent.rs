@@ -625,7 +625,7 @@ mod tests {
         a.connect(2, 0, &mut out);
         assert_eq!(sent(&out), vec![first], "the same REQ again");
         assert_eq!(a.state(0), State::ReqSent);
-        // A passive side or an established connection is not affected.
+        // A passive side is not affected.
         let (_, mut p) = pair();
         p.rejected(0);
         assert_eq!(p.state(0), State::Idle);
