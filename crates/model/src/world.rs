@@ -279,7 +279,7 @@ impl World {
 
     /// The server's PCIe busy time each way (host → NIC, NIC → host), ps.
     pub fn server_pcie_busy(&self) -> (u64, u64) {
-        let p = &self.nics[0].pcie;
+        let p = &self.nics[0].mem.pcie;
         (p.down.busy_ps, p.up.busy_ps)
     }
 

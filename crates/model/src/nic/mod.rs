@@ -37,6 +37,7 @@ pub mod dma_arbiter;
 pub mod doorbell;
 pub mod lru;
 pub mod mech;
+pub mod mem_path;
 pub mod onchip;
 pub mod payload_stream;
 pub mod pcie;
@@ -62,28 +63,21 @@ pub mod wqe_fetch;
 use rnic_sim::TimePs;
 use rnic_transport::Device;
 
-use crate::config::QpcManager as QpcManagerKind;
 use crate::event::NicEv;
 use crate::params::ModelParams;
 use crate::slab::Slab;
 
 use cq::CqUnit;
 use cx::NicCx;
-use ddr::Ddr;
-use dma::Dma;
 use doorbell::DoorbellUnit;
 use mech::cc::hook::AnyCc;
-use mech::csrna::nonblocking::NonBlocking;
 use mech::isolation::{self, hooks::AnyTxOrder, Isolation};
 use mech::prefetch::hook::{AnyPrefetch, SchedMirror};
-use pcie::Pcie;
+use mem_path::MemPath;
 pub use ports::{DmaToken, QpcCont, TransCont};
 pub use qp_table::QpHw;
-use qpc_cache::QpcCache;
-use qpc_manager::{any::AnyQpcManager, fcfs::Fcfs, QpcOutputs};
 use rx_pipeline::RxPipeline;
 use scheduler::Scheduler;
-use translation::{TransFetch, Translation, TranslationParams};
 use tx_pipeline::TxEngine;
 use wqe_fetch::WqeFetch;
 
@@ -97,24 +91,10 @@ pub struct Nic {
     pub dev: Device,
     /// Time of the earliest pending `Timer` event.
     pub timer_at: TimePs,
-    /// PCIe link to the host.
-    pub pcie: Pcie,
-    /// On-board DDR.
-    pub ddr: Ddr,
-    /// DMA engine.
-    pub dma: Dma<DmaToken>,
+    /// The memory path: PCIe, DDR, DMA, the QPC manager and the translation unit.
+    pub mem: MemPath,
     /// Payload streams of every QP (`nic.dma_read_arbiter = "round_robin"`).
     pub streams: payload_stream::Streams,
-    /// QPC manager (owns the QPC cache).
-    pub qpc: AnyQpcManager,
-    /// Reused output buffers of the QPC manager.
-    pub qpc_out: QpcOutputs,
-    /// MPT/MTT unit.
-    pub trans: Translation<TransCont>,
-    /// Reused output buffers of the translation unit.
-    pub trans_done: Vec<(TransCont, rnic_sim::TimePs)>,
-    /// Reused output buffer of the translation unit's fetches.
-    pub trans_fetch: Vec<TransFetch>,
     /// Doorbell unit.
     pub doorbell: DoorbellUnit,
     /// QP scheduler.
@@ -148,10 +128,8 @@ pub struct Nic {
     pub watch_writes: bool,
     /// One QPN per application core (to drain that core's CQs).
     pub core_qpn: Vec<u32>,
-    scratch_dma: Vec<(u32, TimePs)>,
     scratch_qpns: Vec<u32>,
     scratch_trans: Vec<translation::TransJob<TransCont>>,
-    scratch_reads: Vec<translation::TransRead>,
 }
 
 impl std::fmt::Debug for Nic {
@@ -171,7 +149,7 @@ impl Nic {
             NicEv::Doorbell { qpn, pi } => self.on_doorbell(now, qpn, pi, cx),
             NicEv::DoorbellRq { qpn, pi } => self.on_doorbell_rq(now, qpn, pi, cx),
             NicEv::Sched => self.on_sched(now, cx),
-            NicEv::DmaArrive { slot } => self.on_dma_arrive(now, slot, cx),
+            NicEv::DmaArrive { slot } => self.mem.on_dma_arrive(now, slot, cx),
             NicEv::DmaDone { slot } => self.on_dma_done(now, slot, cx),
             NicEv::TxJobReady { job } => self.on_tx_job_ready(now, job, cx),
             NicEv::TxPost { job } => self.on_tx_post(now, job, cx),
@@ -193,45 +171,15 @@ impl Nic {
     /// A NIC with the parameters `p` driving the transport `dev`.
     pub fn new(p: &ModelParams, dev: Device) -> Self {
         let n = &p.nic;
-        let cache = QpcCache::new(n.qpc_cache_entries, n.qpc_entry_bytes);
-        let qpc = match n.qpc_manager {
-            QpcManagerKind::Fcfs => {
-                AnyQpcManager::Fcfs(Fcfs::new(cache, n.qpc_lookup_ps, n.qpc_fifo_depth))
-            }
-            QpcManagerKind::Nonblocking => AnyQpcManager::NonBlocking(NonBlocking::new(
-                cache,
-                [n.descriptor_ooo_cap, n.ooo_cap, n.ooo_cap],
-                n.cycle_ps,
-                n.qpc_lookup_ps,
-            )),
-        };
         let (pf, mirror) = AnyPrefetch::new(n.prefetch);
         let mut sched = Scheduler::new(n.sched_ps);
         sched.mirror = mirror;
-        let mut trans = Translation::new(TranslationParams {
-            mpt_entries: n.mpt_cache_entries,
-            mtt_entries: n.mtt_cache_entries,
-            page_bytes: n.page_bytes,
-            mpt_ps: n.mpt_lookup_ps,
-            mtt_ps: n.mtt_lookup_ps,
-            mpt_entry_bytes: n.mpt_entry_bytes,
-            mtt_entry_bytes: n.mtt_entry_bytes,
-            max_read_bytes: p.pcie.mrrs_bytes,
-        });
-        trans.observe = pf.is_on();
         Nic {
             p: p.clone(),
             dev,
             timer_at: TimePs::MAX,
-            pcie: Pcie::new(p.pcie.clone()),
-            ddr: Ddr::new(&p.ddr),
-            dma: Dma::new(p.pcie.max_read_tags, n.dma_read_arbiter),
+            mem: MemPath::new(p, pf.is_on()),
             streams: payload_stream::Streams::default(),
-            qpc,
-            qpc_out: QpcOutputs::default(),
-            trans,
-            trans_done: Vec::new(),
-            trans_fetch: Vec::new(),
             doorbell: DoorbellUnit::new(n.doorbell_ps),
             sched,
             fetch: WqeFetch::new(n.wqe_decode_ps),
@@ -248,10 +196,8 @@ impl Nic {
             rq_reads: Slab::new(),
             watch_writes: false,
             core_qpn: Vec::new(),
-            scratch_dma: Vec::new(),
             scratch_qpns: Vec::new(),
             scratch_trans: Vec::new(),
-            scratch_reads: Vec::new(),
         }
     }
 
@@ -319,11 +265,7 @@ impl crate::stats::Report for Nic {
     /// Every unit's counters, each under its own name.
     fn report(&self, prefix: &str, reg: &mut crate::stats::Registry) {
         let at = |unit: &str| format!("{prefix}.{unit}");
-        self.pcie.report(&at("pcie"), reg);
-        self.ddr.report(&at("ddr"), reg);
-        self.dma.report(&at("dma"), reg);
-        reg.record(&at("qpc"), &self.qpc.stats());
-        self.trans.report(&at("translation"), reg);
+        self.mem.report(prefix, reg);
         self.doorbell.report(&at("doorbell"), reg);
         self.sched.report(&at("sched"), reg);
         self.fetch.report(&at("fetch"), reg);

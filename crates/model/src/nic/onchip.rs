@@ -26,11 +26,11 @@ impl Nic {
     /// Bytes of each on-chip structure.
     pub fn onchip(&self, p: &ModelParams) -> BTreeMap<String, u64> {
         let mut m = BTreeMap::new();
-        m.insert("qpc_cache".to_string(), self.qpc.cache().onchip_bytes());
-        for (k, v) in self.qpc.onchip() {
+        m.insert("qpc_cache".to_string(), self.mem.qpc.cache().onchip_bytes());
+        for (k, v) in self.mem.qpc.onchip() {
             m.insert(k.to_string(), v);
         }
-        for (k, v) in self.trans.onchip() {
+        for (k, v) in self.mem.trans.onchip() {
             m.insert(k.to_string(), v);
         }
         let qps = self.qps.iter().filter(|q| q.valid).count() as u64;

@@ -1,35 +1,31 @@
-//! The NIC's routing around its memories: the QPC manager's and the translation unit's
-//! outputs, DMA reads of host memory or on-board DDR and their completions, and the
+//! The NIC's routing around its memory path ([`super::mem_path`]): where the QPC manager's
+//! answers, the translation unit's finished jobs and completed reads go next, and the
 //! transport's timers.
 
 use rnic_sim::TimePs;
 use rnic_transport::RecvWr;
 
 use super::cx::NicCx;
-use super::dma_arbiter::ReadSource;
 use super::mech::cc::hook::CongestionControl;
 use super::ports::{DmaToken, QpcCont, TransCont, TxOrder};
-use super::qpc_manager::QpcAction;
-use super::translation::{TransLane, TransRead};
 use super::Nic;
 use crate::event::NicEv;
 use crate::host::driver::decode_rq_wqe;
-use crate::params::Placement;
 
 impl Nic {
     /// Lets the QPC manager serve what it can and routes its outputs.
     pub(crate) fn qpc_pump(&mut self, now: TimePs, cx: &mut NicCx<'_>) {
-        self.qpc.pump(now, &mut self.qpc_out);
+        self.mem.qpc.pump(now, &mut self.mem.qpc_out);
         self.qpc_route(now, cx);
     }
 
     /// Performs the QPC manager's memory actions and hands each answer to who waits for it.
     pub(crate) fn qpc_route(&mut self, now: TimePs, cx: &mut NicCx<'_>) {
         // Memory actions are rare (a miss, a write-back): most calls skip their buffer.
-        if !self.qpc_out.actions.is_empty() {
-            self.qpc_actions(cx);
+        if !self.mem.qpc_out.actions.is_empty() {
+            self.mem.qpc_actions(&mut self.pf, cx);
         }
-        let mut responses = std::mem::take(&mut self.qpc_out.responses);
+        let mut responses = std::mem::take(&mut self.mem.qpc_out.responses);
         for r in responses.drain(..) {
             if r.hit {
                 self.pf.qpc_demand_hit(r.req.qpn);
@@ -42,60 +38,21 @@ impl Nic {
                 QpcCont::RxFrame(frame) => self.rx_after_qpc(frame, r.ready_at, cx),
             }
         }
-        self.qpc_out.responses = responses;
+        self.mem.qpc_out.responses = responses;
         self.sched_kick(now, cx);
-    }
-
-    /// Performs the QPC manager's memory actions (reads of missed contexts, write-backs).
-    fn qpc_actions(&mut self, cx: &mut NicCx<'_>) {
-        let entry = self.p.nic.qpc_entry_bytes;
-        let placement = self.p.nic.placement;
-        let mut actions = std::mem::take(&mut self.qpc_out.actions);
-        for a in actions.drain(..) {
-            match a {
-                QpcAction::Fetch { qpn, at } => {
-                    // A prefetch of this context in flight answers the miss (late).
-                    if self.pf.qpc_demand_miss(qpn) {
-                        self.ctx_read(at, entry, DmaToken::QpcFill(qpn), cx);
-                    }
-                }
-                QpcAction::WriteBack { at, .. } => match placement {
-                    Placement::Host => {
-                        self.pcie.posted_write(at, entry);
-                    }
-                    Placement::Ddr => {
-                        self.ddr.write(at, entry);
-                    }
-                },
-            }
-        }
-        self.qpc_out.actions = actions;
     }
 
     /// Lets the translation unit work and routes its outputs.
     pub(crate) fn trans_pump(&mut self, cx: &mut NicCx<'_>) {
-        self.trans.pump(&mut self.trans_done, &mut self.trans_fetch);
+        let mem = &mut self.mem;
+        mem.trans.pump(&mut mem.trans_done, &mut mem.trans_fetch);
         self.trans_route(cx);
     }
 
     /// Reads the entries the translation lanes miss; hands finished jobs on.
     pub(crate) fn trans_route(&mut self, cx: &mut NicCx<'_>) {
-        self.pf.trans_observed(&mut self.trans.observed);
-        // Reads of missed entries are rare: most calls skip their buffer.
-        if !self.trans_fetch.is_empty() {
-            let mut fetch = std::mem::take(&mut self.trans_fetch);
-            let mut reads = std::mem::take(&mut self.scratch_reads);
-            for f in fetch.drain(..) {
-                // Prefetching keeps back the lines whose prefetch is in flight.
-                self.pf.trans_demand_reads(f, &mut reads);
-                for read in reads.drain(..) {
-                    self.trans_read(f.at, f.lane, read, cx);
-                }
-            }
-            self.scratch_reads = reads;
-            self.trans_fetch = fetch;
-        }
-        let mut done = std::mem::take(&mut self.trans_done);
+        self.mem.trans_reads(&mut self.pf, cx);
+        let mut done = std::mem::take(&mut self.mem.trans_done);
         for (c, t) in done.drain(..) {
             match c {
                 TransCont::TxJob(job) => self.tx_job_translated(job, t, cx),
@@ -103,68 +60,27 @@ impl Nic {
                 TransCont::RxSpan => {}
             }
         }
-        self.trans_done = done;
+        self.mem.trans_done = done;
     }
 
-    /// Reads `read` for `lane` from its backing store from `at`.
-    fn trans_read(&mut self, at: TimePs, lane: TransLane, read: TransRead, cx: &mut NicCx<'_>) {
-        let bytes = self.trans.read_bytes(read);
-        self.ctx_read(at, bytes, DmaToken::TransFill { lane, read }, cx);
-    }
-
-    /// Reads `len` bytes of host memory (over PCIe) for `source` from `at`; `token` says
-    /// what follows.
-    pub(crate) fn host_read(
-        &mut self,
-        at: TimePs,
-        len: u64,
-        token: DmaToken,
-        source: ReadSource,
-        cx: &mut NicCx<'_>,
-    ) {
-        if let Some((slot, first)) = self.dma.read(at, len, token, source, &mut self.pcie) {
-            cx.at(first, NicEv::DmaArrive { slot });
-        }
-    }
-
-    /// Reads a QPC/MPT/MTT entry from its backing store (host memory or on-board DDR).
-    pub(crate) fn ctx_read(&mut self, at: TimePs, len: u64, token: DmaToken, cx: &mut NicCx<'_>) {
-        match self.p.nic.placement {
-            Placement::Host => self.host_read(at, len, token, ReadSource::Context, cx),
-            Placement::Ddr => {
-                let (slot, done) = self.dma.read_ddr(at, len, token, &mut self.ddr);
-                cx.at(done, NicEv::DmaDone { slot });
-            }
-        }
-    }
-
-    pub(crate) fn on_dma_arrive(&mut self, now: TimePs, slot: u32, cx: &mut NicCx<'_>) {
-        let done = self.dma.arrive(slot, now, &mut self.pcie);
-        cx.at(done, NicEv::DmaDone { slot });
-    }
-
+    /// A read completed: its token names what follows.
     pub(crate) fn on_dma_done(&mut self, now: TimePs, slot: u32, cx: &mut NicCx<'_>) {
-        let Some((token, len)) = self.dma.complete(slot, now) else {
+        let Some((token, len)) = self.mem.on_dma_done(now, slot, cx) else {
             return;
         };
-        let mut started = std::mem::take(&mut self.scratch_dma);
-        self.dma.issue_waiting(now, &mut self.pcie, &mut started);
-        for &(s, first) in &started {
-            cx.at(first, NicEv::DmaArrive { slot: s });
-        }
-        started.clear();
-        self.scratch_dma = started;
         match token {
             DmaToken::QpcFill(qpn) => {
                 self.pf.qpc_demand_filled(qpn);
-                self.qpc.on_fill(now, qpn, &mut self.qpc_out);
+                let mem = &mut self.mem;
+                mem.qpc.on_fill(now, qpn, &mut mem.qpc_out);
                 self.qpc_route(now, cx);
                 self.prefetch_wqes_after_qpc(qpn, now, cx);
             }
             DmaToken::TransFill { lane, read } => {
                 self.pf.trans_demand_filled(read);
-                self.trans
-                    .on_fill(lane, read, now, &mut self.trans_done, &mut self.trans_fetch);
+                let mem = &mut self.mem;
+                mem.trans
+                    .on_fill(lane, read, now, &mut mem.trans_done, &mut mem.trans_fetch);
                 self.trans_route(cx);
             }
             DmaToken::Wqe(visit) => self.on_wqes_fetched(now, visit, cx),

@@ -67,7 +67,7 @@ impl Nic {
                 } else {
                     Channel::Requester
                 };
-                self.qpc.submit(QpcJob {
+                self.mem.qpc.submit(QpcJob {
                     qpn: bth.dest_qp,
                     channel,
                     cont: QpcCont::RxFrame(frame),
@@ -106,7 +106,7 @@ impl Nic {
             let dev = &self.dev;
             let ooo_target = || dev.ooo_payload_target(b.dest_qp, b.opcode, b.psn);
             let inline_recv_bytes = self.p.host.inline_recv_bytes;
-            let trans = &mut self.trans;
+            let trans = &mut self.mem.trans;
             submitted = match rx_target(h, ooo_target, inline_recv_bytes) {
                 Some(RxTarget::Span(span)) => {
                     submit_rx_spans(trans, std::iter::once(span), frame, at)
@@ -134,7 +134,7 @@ impl Nic {
                 cont: TransCont::Rx(frame),
                 at,
             };
-            self.trans.submit(TransLane::Rx, pass);
+            self.mem.trans.submit(TransLane::Rx, pass);
         }
         self.trans_pump(cx);
     }
@@ -232,16 +232,17 @@ impl Nic {
                 Opcode::RcReadRequest | Opcode::OooReadRequest => {
                     enlist = false;
                     let token = DmaToken::ReadResp(qpn);
-                    self.host_read(now, dma_len.max(1), token, ReadSource::Other, cx);
+                    self.mem
+                        .host_read(now, dma_len.max(1), token, ReadSource::Other, cx);
                 }
                 Opcode::RcCompareSwap | Opcode::RcFetchAdd => {
                     enlist = false;
-                    self.pcie.posted_write(now, 8);
+                    self.mem.pcie.posted_write(now, 8);
                     let token = DmaToken::ReadResp(qpn);
-                    self.host_read(now, 8, token, ReadSource::Other, cx);
+                    self.mem.host_read(now, 8, token, ReadSource::Other, cx);
                 }
                 Opcode::RcAtomicAck => {
-                    self.pcie.posted_write(now, 8);
+                    self.mem.pcie.posted_write(now, 8);
                 }
                 _ if scatters_to_cqe(op, plen, self.p.host.inline_recv_bytes) => {
                     // Scatter to CQE: the payload travels in the completion's write.
@@ -249,7 +250,7 @@ impl Nic {
                 }
                 _ if plen > 0 || is_ud_send(op) => {
                     self.rx.stats.payload_bytes += plen;
-                    let land = self.pcie.posted_write(now, host_write_bytes(op, plen));
+                    let land = self.mem.pcie.posted_write(now, host_write_bytes(op, plen));
                     let is_write_end = matches!(
                         op,
                         Opcode::RcWriteOnly
@@ -347,7 +348,7 @@ impl Nic {
                 rnic_transport::Memory::write(cx.mem, write.addr, &bytes);
                 // The CQE goes over PCIe at its configured size (`nic.cqe_bytes`); the
                 // ring keeps the driver's 64-byte encoding.
-                let land = self.pcie.posted_write(write.at, self.p.nic.cqe_bytes);
+                let land = self.mem.pcie.posted_write(write.at, self.p.nic.cqe_bytes);
                 if !matches!(
                     c.opcode,
                     rnic_transport::WcOpcode::Recv | rnic_transport::WcOpcode::RecvRdmaWithImm

@@ -26,7 +26,7 @@ impl Nic {
         rq: bool,
         cx: &mut NicCx<'_>,
     ) {
-        let at = self.pcie.mmio_write(now, self.p.pcie.doorbell_bytes);
+        let at = self.mem.pcie.mmio_write(now, self.p.pcie.doorbell_bytes);
         let ev = if rq {
             NicEv::DoorbellRq { qpn, pi }
         } else {
@@ -65,7 +65,8 @@ impl Nic {
             qp.rq_fetched = first.wrapping_add(k);
             let slot = self.rq_reads.insert((qpn, first, k));
             let len = u64::from(k) * wqe;
-            self.host_read(t, len, DmaToken::RqWqe(slot), ReadSource::Wqe, cx);
+            self.mem
+                .host_read(t, len, DmaToken::RqWqe(slot), ReadSource::Wqe, cx);
         }
     }
 
@@ -92,7 +93,7 @@ impl Nic {
     /// What holds the scheduler back now.
     fn backpressure(&self) -> Backpressure {
         Backpressure {
-            qpc_accepting: self.qpc.accepting(Channel::Descriptor),
+            qpc_accepting: self.mem.qpc.accepting(Channel::Descriptor),
             visits_in_flight: self.fetch.visits.len(),
             wqes_buffered: self.fetch.jobs.len(),
             tx_backlog: self.tx.backlog,
@@ -126,7 +127,7 @@ impl Nic {
         }
         let path = DescriptorPath::of(&self.p.nic);
         let (job, wqe_read_at) = path.request(v.qpn, visit, t);
-        self.qpc.submit(job);
+        self.mem.qpc.submit(job);
         if let Some(at) = wqe_read_at {
             self.wqe_fetch_issue(visit, at, cx);
         }
@@ -142,7 +143,8 @@ impl Nic {
             return;
         }
         let bytes = u64::from(v.n) * self.p.nic.wqe_bytes;
-        self.host_read(at, bytes, DmaToken::Wqe(visit), ReadSource::Wqe, cx);
+        self.mem
+            .host_read(at, bytes, DmaToken::Wqe(visit), ReadSource::Wqe, cx);
     }
 
     /// The WQEs of `visit` are in the NIC: decode them and start their translation.
@@ -170,7 +172,7 @@ impl Nic {
         );
         let lane = self.tx_lane(v.qpn);
         for tj in to_translate.drain(..) {
-            self.trans.submit(lane, tj);
+            self.mem.trans.submit(lane, tj);
         }
         self.scratch_trans = to_translate;
         self.qps[v.qpn as usize].chunk_wqes = fit;
@@ -205,7 +207,7 @@ impl Nic {
             self.tx_buffer_reserve(qpn, tj.len.min(pmtu));
             tj.at = tj.at.max(now);
             let lane = self.tx_lane(qpn);
-            self.trans.submit(lane, tj);
+            self.mem.trans.submit(lane, tj);
         }
     }
 
@@ -255,7 +257,8 @@ impl Nic {
                 .push(Some(job), bytes, bytes.min(pmtu), at);
             self.stream_fill(qpn, false, at, cx);
         } else {
-            self.host_read(at, bytes, DmaToken::Payload(job), ReadSource::Other, cx);
+            self.mem
+                .host_read(at, bytes, DmaToken::Payload(job), ReadSource::Other, cx);
         }
     }
 
@@ -267,7 +270,7 @@ impl Nic {
         while let Some((at, len)) = self.streams.get_mut(qpn, resp).next_request(ahead, mrrs) {
             let token = DmaToken::Chunk { qpn, resp };
             let source = ReadSource::Payload { qpn, resp };
-            self.host_read(at.max(now), len, token, source, cx);
+            self.mem.host_read(at.max(now), len, token, source, cx);
         }
     }
 
@@ -355,7 +358,7 @@ impl Nic {
     pub(crate) fn on_tx_job_ready(&mut self, now: TimePs, job: u32, cx: &mut NicCx<'_>) {
         let mut submitted = false;
         for (head, qpn) in self.fetch.release_ready(job, now) {
-            self.qpc.submit(QpcJob {
+            self.mem.qpc.submit(QpcJob {
                 qpn,
                 channel: Channel::Requester,
                 cont: QpcCont::TxJob(head),

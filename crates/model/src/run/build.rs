@@ -507,7 +507,7 @@ impl Nodes {
             let node_qps: usize = spec.flows.iter().map(|f| FlowPlan::node_qps(f, i)).sum();
             let mut nic = Nic::new(&p.for_node(i), dev);
             for &(key, va, len) in &regions {
-                nic.trans.note_region(key, va, len);
+                nic.mem.trans.note_region(key, va, len);
             }
             nic.qps
                 .reserve_exact(rnic_transport::FIRST_QPN as usize + node_qps);

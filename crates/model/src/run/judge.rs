@@ -163,7 +163,7 @@ fn judge_internal(world: &World, end: TimePs, verdict: &mut Verdict) {
     for (node, nic) in world.nics.iter().enumerate() {
         verdict::judge_pcie_bound(
             node,
-            &nic.pcie,
+            &nic.mem.pcie,
             end,
             nic.rx_buffer.params().capacity_bytes,
             verdict,

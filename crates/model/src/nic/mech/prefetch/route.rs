@@ -52,7 +52,7 @@ impl Nic {
 
     /// A host core stores `qpn` into the prefetch register: the MMIO write crosses PCIe.
     fn on_prefetch_mmio(&mut self, now: TimePs, qpn: u32, cx: &mut NicCx<'_>) {
-        let at = self.pcie.mmio_write(now, self.p.pcie.doorbell_bytes);
+        let at = self.mem.pcie.mmio_write(now, self.p.pcie.doorbell_bytes);
         cx.at(at, NicEv::Prefetch(Ev::Reg { qpn }));
     }
 
@@ -74,7 +74,7 @@ impl Nic {
     /// Starts the chain of `qpn` at `at`: its QPC and (with `wqes`) the WQEs of its next
     /// visit; MPT and MTT follow from the WQEs' contents.
     fn prefetch_chain(&mut self, qpn: u32, at: TimePs, wqes: bool, cx: &mut NicCx<'_>) {
-        let cached = self.qpc.cache().contains(qpn);
+        let cached = self.mem.qpc.cache().contains(qpn);
         let qpc_read = pf!(self)
             .ledger
             .start_prefetch(Res::Qpc, u64::from(qpn), cached);
@@ -96,7 +96,7 @@ impl Nic {
                 .reads
                 .insert((PfRead::Qpc { qpn, wqes: then }, at));
             let bytes = self.p.nic.qpc_entry_bytes;
-            self.ctx_read(at, bytes, DmaToken::Prefetch(slot), cx);
+            self.mem.ctx_read(at, bytes, DmaToken::Prefetch(slot), cx);
         }
         if let Some((first, n)) = next.filter(|_| !wqe_waits) {
             pf!(self).wqe_inflight.insert(qpn, (first, n, None));
@@ -165,7 +165,8 @@ impl Nic {
             .reads
             .insert((PfRead::Wqe { qpn, first, n }, since));
         let bytes = u64::from(n) * self.p.nic.wqe_bytes;
-        self.host_read(at, bytes, DmaToken::Prefetch(slot), ReadSource::Wqe, cx);
+        self.mem
+            .host_read(at, bytes, DmaToken::Prefetch(slot), ReadSource::Wqe, cx);
     }
 
     /// Visit `visit` may read its WQEs from `at`: if the prefetcher has them (or is reading
@@ -217,7 +218,8 @@ impl Nic {
     /// Reads the last `n` WQEs of visit `visit` (those no prefetch brought) from `at`.
     fn read_rest_of_visit(&mut self, visit: u32, n: u32, at: TimePs, cx: &mut NicCx<'_>) {
         let bytes = u64::from(n) * self.p.nic.wqe_bytes;
-        self.host_read(at, bytes, DmaToken::Wqe(visit), ReadSource::Wqe, cx);
+        self.mem
+            .host_read(at, bytes, DmaToken::Wqe(visit), ReadSource::Wqe, cx);
     }
 
     /// A prefetch read arrived at `now`.
@@ -237,10 +239,10 @@ impl Nic {
                 let waiters = pf!(self).ledger.prefetch_filled(Res::Qpc, u64::from(qpn));
                 if waiters & QPC_WAITER != 0 {
                     // A demand miss waits for exactly this context.
-                    self.qpc.on_fill(now, qpn, &mut self.qpc_out);
-                } else if let Some(victim) = self.qpc.cache_mut().fill(qpn) {
+                    self.mem.qpc.on_fill(now, qpn, &mut self.mem.qpc_out);
+                } else if let Some(victim) = self.mem.qpc.cache_mut().fill(qpn) {
                     pf!(self).ledger.evicted(Res::Qpc, u64::from(victim));
-                    self.qpc_out.actions.push(QpcAction::WriteBack {
+                    self.mem.qpc_out.actions.push(QpcAction::WriteBack {
                         qpn: victim,
                         at: now,
                     });
@@ -329,11 +331,11 @@ impl Nic {
     /// chain triggered at `since`.
     fn prefetch_translation(&mut self, span: Span, at: TimePs, since: TimePs, cx: &mut NicCx<'_>) {
         let k = u64::from(span.key);
-        let cached = self.trans.contains(true, k);
+        let cached = self.mem.trans.contains(true, k);
         if pf!(self).ledger.start_prefetch(Res::Mpt, k, cached) {
             let slot = pf!(self).reads.insert((PfRead::Mpt(span), since));
-            let bytes = self.trans.entry_bytes(true);
-            self.ctx_read(at, bytes, DmaToken::Prefetch(slot), cx);
+            let bytes = self.mem.trans.entry_bytes(true);
+            self.mem.ctx_read(at, bytes, DmaToken::Prefetch(slot), cx);
         } else if cached {
             self.prefetch_mtt(span, at, since, cx);
         }
@@ -342,18 +344,18 @@ impl Nic {
     /// The MTT line(s) of the span's bytes.
     fn prefetch_mtt(&mut self, span: Span, at: TimePs, since: TimePs, cx: &mut NicCx<'_>) {
         let Span { key, va, len } = span;
-        let first = self.trans.page_of(va);
-        let last = self.trans.page_of(va + len.max(1) - 1);
+        let first = self.mem.trans.page_of(va);
+        let last = self.mem.trans.page_of(va + len.max(1) - 1);
         for page in first..=last {
             if page != first && page % MTT_LINE_ENTRIES != 0 {
                 continue;
             }
             let k = mtt_key(key, page);
-            let cached = self.trans.contains(false, k);
+            let cached = self.mem.trans.contains(false, k);
             if pf!(self).ledger.start_prefetch(Res::Mtt, k, cached) {
                 let slot = pf!(self).reads.insert((PfRead::Mtt { key: k }, since));
-                let bytes = self.trans.entry_bytes(false);
-                self.ctx_read(at, bytes, DmaToken::Prefetch(slot), cx);
+                let bytes = self.mem.trans.entry_bytes(false);
+                self.mem.ctx_read(at, bytes, DmaToken::Prefetch(slot), cx);
             }
         }
     }
@@ -364,8 +366,8 @@ impl Nic {
         let res = if mpt { Res::Mpt } else { Res::Mtt };
         let waiters = pf!(self).ledger.prefetch_filled(res, key);
         if waiters == 0 {
-            self.trans.prefetch_insert(mpt, key);
-            self.pf.trans_observed(&mut self.trans.observed);
+            self.mem.trans.prefetch_insert(mpt, key);
+            self.pf.trans_observed(&mut self.mem.trans.observed);
             return;
         }
         for lane in LANES {
@@ -375,8 +377,13 @@ impl Nic {
                 } else {
                     TransRead::mtt_line(key)
                 };
-                self.trans
-                    .on_fill(lane, read, now, &mut self.trans_done, &mut self.trans_fetch);
+                self.mem.trans.on_fill(
+                    lane,
+                    read,
+                    now,
+                    &mut self.mem.trans_done,
+                    &mut self.mem.trans_fetch,
+                );
             }
         }
         self.trans_route(cx);
