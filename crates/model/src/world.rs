@@ -136,7 +136,7 @@ impl World {
             observer: oracle,
         };
         act(nic, &mut cx);
-        if nic.sched.owed {
+        if nic.tx.sched.owed {
             *owed_step = Some(n);
         }
     }

@@ -36,6 +36,9 @@ const NIC_UNITS: &[&str] = &[
     "nic/cq",
 ];
 
+/// The NIC's stages: each owns some of the units and is one field of the `Nic`.
+const NIC_STAGES: &[&str] = &["nic/mem_path", "nic/tx_path", "nic/rx_path", "nic/host_if"];
+
 /// The rules, in the order `docs/architecture.md` states them.
 const RULES: &[Rule] = &[
     Rule {
@@ -153,6 +156,21 @@ const RULES: &[Rule] = &[
               mode (rnic_transport::ooo), so nothing in nic/ imports the folder",
         from: &["nic", "nic/**"],
         never: &["nic/mech/ornic/**"],
+        except: &[],
+    },
+    Rule {
+        doc: "14. a stage of the NIC (the memory path, the transmit path, the receive path, the \
+              host interface) owns its units and is handed its mechanisms' hooks by Nic::new: \
+              it never imports the Nic, a route or another stage",
+        from: NIC_STAGES,
+        never: &[
+            "nic",
+            "nic/route_*",
+            "nic/mem_path",
+            "nic/tx_path",
+            "nic/rx_path",
+            "nic/host_if",
+        ],
         except: &[],
     },
 ];

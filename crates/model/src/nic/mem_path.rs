@@ -5,7 +5,7 @@
 //! The stage owns its state and schedules only its own events (`DmaArrive`, `DmaDone`).
 //! What a finished lookup, translation or read leads to is not its business: it hands back
 //! the continuation the caller gave it (`QpcCont`, `TransCont`, `DmaToken`) and the `Nic`
-//! carries it to the stage it names ([`super::route_mem`]).
+//! carries it to the stage it names (`route_mem.rs`).
 
 use rnic_sim::TimePs;
 
@@ -13,14 +13,11 @@ use super::cx::NicCx;
 use super::ddr::Ddr;
 use super::dma::Dma;
 use super::dma_arbiter::ReadSource;
-use super::mech::csrna::nonblocking::NonBlocking;
 use super::mech::prefetch::hook::AnyPrefetch;
 use super::pcie::Pcie;
 use super::ports::{DmaToken, TransCont};
-use super::qpc_cache::QpcCache;
-use super::qpc_manager::{any::AnyQpcManager, fcfs::Fcfs, QpcAction, QpcOutputs};
+use super::qpc_manager::{any::AnyQpcManager, QpcAction, QpcOutputs};
 use super::translation::{TransFetch, TransLane, TransRead, Translation, TranslationParams};
-use crate::config::QpcManager as QpcManagerKind;
 use crate::event::NicEv;
 use crate::params::{ModelParams, Placement};
 
@@ -51,9 +48,10 @@ pub struct MemPath {
 }
 
 impl MemPath {
-    /// The memory path of a NIC with the parameters `p`; `observe` makes the translation
-    /// unit record its hits and evictions (for prefetching).
-    pub fn new(p: &ModelParams, observe: bool) -> Self {
+    /// The memory path of a NIC with the parameters `p` and the QPC manager `qpc` (csRNA's
+    /// seam, chosen in `Nic::new`); `observe` makes the translation unit record its hits
+    /// and evictions (for prefetching).
+    pub fn new(p: &ModelParams, qpc: AnyQpcManager, observe: bool) -> Self {
         let n = &p.nic;
         let mut trans = Translation::new(TranslationParams {
             mpt_entries: n.mpt_cache_entries,
@@ -70,7 +68,7 @@ impl MemPath {
             pcie: Pcie::new(p.pcie.clone()),
             ddr: Ddr::new(&p.ddr),
             dma: Dma::new(p.pcie.max_read_tags, n.dma_read_arbiter),
-            qpc: qpc_manager(p),
+            qpc,
             qpc_out: QpcOutputs::default(),
             trans,
             trans_done: Vec::new(),
@@ -183,23 +181,6 @@ impl MemPath {
     fn trans_read(&mut self, at: TimePs, lane: TransLane, read: TransRead, cx: &mut NicCx<'_>) {
         let bytes = self.trans.read_bytes(read);
         self.ctx_read(at, bytes, DmaToken::TransFill { lane, read }, cx);
-    }
-}
-
-/// The QPC manager `nic.qpc_manager` names: the FCFS baseline or csRNA's non-blocking one.
-fn qpc_manager(p: &ModelParams) -> AnyQpcManager {
-    let n = &p.nic;
-    let cache = QpcCache::new(n.qpc_cache_entries, n.qpc_entry_bytes);
-    match n.qpc_manager {
-        QpcManagerKind::Fcfs => {
-            AnyQpcManager::Fcfs(Fcfs::new(cache, n.qpc_lookup_ps, n.qpc_fifo_depth))
-        }
-        QpcManagerKind::Nonblocking => AnyQpcManager::NonBlocking(NonBlocking::new(
-            cache,
-            [n.descriptor_ooo_cap, n.ooo_cap, n.ooo_cap],
-            n.cycle_ps,
-            n.qpc_lookup_ps,
-        )),
     }
 }
 

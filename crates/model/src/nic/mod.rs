@@ -28,6 +28,12 @@
 //!
 //! Every unit has an initiation interval in NIC cycles, reports its counters, and every
 //! on-chip structure reports its bytes ([`onchip`]).
+//!
+//! The units are grouped into four stages, each one field of the [`Nic`]: the memory path
+//! ([`mem_path`]), the transmit path ([`tx_path`]), the receive path ([`rx_path`]) and the
+//! host interface ([`host_if`]). A stage does what needs only its own units and hands back
+//! the continuation it was given; the `Nic` carries it on (`route_tx.rs`, `route_rx.rs`,
+//! `route_mem.rs`).
 
 pub mod cq;
 pub mod cx;
@@ -35,6 +41,7 @@ pub mod ddr;
 pub mod dma;
 pub mod dma_arbiter;
 pub mod doorbell;
+pub mod host_if;
 pub mod lru;
 pub mod mech;
 pub mod mem_path;
@@ -50,12 +57,14 @@ mod route_mem;
 mod route_rx;
 mod route_tx;
 pub mod rx_buffer;
+pub mod rx_path;
 pub mod rx_pipeline;
 pub mod rx_sequence;
 pub mod rx_translate;
 pub mod sched_wake;
 pub mod scheduler;
 pub mod translation;
+pub mod tx_path;
 pub mod tx_pipeline;
 pub mod unit;
 pub mod wqe_fetch;
@@ -63,23 +72,23 @@ pub mod wqe_fetch;
 use rnic_sim::TimePs;
 use rnic_transport::Device;
 
+use crate::config::QpcManager as QpcManagerKind;
 use crate::event::NicEv;
 use crate::params::ModelParams;
-use crate::slab::Slab;
 
-use cq::CqUnit;
 use cx::NicCx;
-use doorbell::DoorbellUnit;
+use host_if::HostIf;
 use mech::cc::hook::AnyCc;
+use mech::csrna::nonblocking::NonBlocking;
 use mech::isolation::{self, hooks::AnyTxOrder, Isolation};
-use mech::prefetch::hook::{AnyPrefetch, SchedMirror};
+use mech::prefetch::hook::AnyPrefetch;
 use mem_path::MemPath;
 pub use ports::{DmaToken, QpcCont, TransCont};
 pub use qp_table::QpHw;
-use rx_pipeline::RxPipeline;
-use scheduler::Scheduler;
-use tx_pipeline::TxEngine;
-use wqe_fetch::WqeFetch;
+use qpc_cache::QpcCache;
+use qpc_manager::{any::AnyQpcManager, fcfs::Fcfs};
+use rx_path::RxPath;
+use tx_path::TxPath;
 
 /// One node's NIC: its units, the transport (the protocol truth it drives) and its per-QP
 /// records. It routes each unit's outputs to the next unit ([`route_tx`], [`route_rx`],
@@ -93,41 +102,20 @@ pub struct Nic {
     pub timer_at: TimePs,
     /// The memory path: PCIe, DDR, DMA, the QPC manager and the translation unit.
     pub mem: MemPath,
-    /// Payload streams of every QP (`nic.dma_read_arbiter = "round_robin"`).
-    pub streams: payload_stream::Streams,
-    /// Doorbell unit.
-    pub doorbell: DoorbellUnit,
-    /// QP scheduler.
-    pub sched: Scheduler<SchedMirror>,
-    /// WQE fetch and decode.
-    pub fetch: WqeFetch,
-    /// TX engine, serving QPs in TX isolation's order (its [`ports::TxOrder`] hook).
-    pub tx: TxEngine<AnyTxOrder>,
+    /// The host interface: doorbells, CQEs, receive-WQE reads.
+    pub host: HostIf,
+    /// The transmit path: scheduler, WQE fetch, TX engine, rate limiter, payload streams.
+    pub tx: TxPath<AnyTxOrder>,
     /// TX performance isolation: its WQE admission hook and waiting-time samples.
     pub iso: Isolation,
-    /// The per-QP rate limiter of the TX engine.
-    pub rate: rate_limiter::RateLimiter,
     /// Resource prefetching ([`mech::prefetch`]), behind its hook.
     pub pf: AnyPrefetch,
     /// Congestion control ([`mech::cc`], `net.cc`), behind its hook.
     pub cc: AnyCc,
-    /// RX pipeline.
-    pub rx: RxPipeline,
-    /// Receive buffer: received frames until their payload has left for the host.
-    pub rx_buffer: rx_buffer::RxBuffer,
-    /// The RC requests in the receive lane the responder will execute: only they are
-    /// translated ([`rx_sequence`]).
-    pub rx_sequence: rx_sequence::RxSequence,
-    /// CQ unit.
-    pub cq: CqUnit,
+    /// The receive path: RX parse, the receive buffer, the RC request sequence.
+    pub rx: RxPath,
     /// Per-QP state, indexed by QPN.
     pub qps: Vec<QpHw>,
-    /// Receive-WQE reads in flight: (qpn, first index, count).
-    pub rq_reads: Slab<(u32, u32, u32)>,
-    /// Schedule `Landed` events for WRITE payloads (write-lat polls memory).
-    pub watch_writes: bool,
-    /// One QPN per application core (to drain that core's CQs).
-    pub core_qpn: Vec<u32>,
     scratch_qpns: Vec<u32>,
     scratch_trans: Vec<translation::TransJob<TransCont>>,
 }
@@ -144,8 +132,8 @@ impl Nic {
     /// Handles one of this NIC's events at `now`.
     pub fn handle(&mut self, now: TimePs, ev: NicEv, cx: &mut NicCx<'_>) {
         match ev {
-            NicEv::Mmio { qpn, pi } => self.on_host_mmio(now, qpn, pi, false, cx),
-            NicEv::MmioRq { qpn, pi } => self.on_host_mmio(now, qpn, pi, true, cx),
+            NicEv::Mmio { qpn, pi } => self.host.mmio(now, qpn, pi, false, &mut self.mem.pcie, cx),
+            NicEv::MmioRq { qpn, pi } => self.host.mmio(now, qpn, pi, true, &mut self.mem.pcie, cx),
             NicEv::Doorbell { qpn, pi } => self.on_doorbell(now, qpn, pi, cx),
             NicEv::DoorbellRq { qpn, pi } => self.on_doorbell_rq(now, qpn, pi, cx),
             NicEv::Sched => self.on_sched(now, cx),
@@ -155,13 +143,13 @@ impl Nic {
             NicEv::TxPost { job } => self.on_tx_post(now, job, cx),
             NicEv::TxWake => self.on_tx_wake(now, cx),
             NicEv::RateWake { qpn } => {
-                self.rate.woke(qpn);
+                self.tx.rate.woke(qpn);
                 self.tx_enlist(qpn);
                 self.tx_kick(now, cx);
             }
             NicEv::RxArrive { frame } => self.on_rx_arrive(now, frame, cx),
             NicEv::RxHandle { frame } => self.on_rx_handle(now, frame, cx),
-            NicEv::RxBufferLook => self.on_rx_buffer_look(now, cx),
+            NicEv::RxBufferLook => self.rx.on_buffer_look(now, cx),
             NicEv::Timer => self.on_timer(now, cx),
             NicEv::Prefetch(ev) => self.on_prefetch_event(now, ev, cx),
             NicEv::Cc(ev) => self.on_cc_event(now, ev, cx),
@@ -172,30 +160,18 @@ impl Nic {
     pub fn new(p: &ModelParams, dev: Device) -> Self {
         let n = &p.nic;
         let (pf, mirror) = AnyPrefetch::new(n.prefetch);
-        let mut sched = Scheduler::new(n.sched_ps);
-        sched.mirror = mirror;
         Nic {
             p: p.clone(),
             dev,
             timer_at: TimePs::MAX,
-            mem: MemPath::new(p, pf.is_on()),
-            streams: payload_stream::Streams::default(),
-            doorbell: DoorbellUnit::new(n.doorbell_ps),
-            sched,
-            fetch: WqeFetch::new(n.wqe_decode_ps),
-            tx: TxEngine::with_order(Isolation::tx_order(&n.iso)),
+            mem: MemPath::new(p, qpc_manager(p), pf.is_on()),
+            host: HostIf::new(p),
+            tx: TxPath::new(p, mirror, Isolation::tx_order(&n.iso)),
             iso: Isolation::new(n.iso, n.cycle_ps),
-            rate: rate_limiter::RateLimiter::new(p.rate_limit_gbps, p.rate_limit_burst_bytes),
             pf,
             cc: AnyCc::new(p.cc, p.eth.mbps),
-            rx: RxPipeline::new(n.rx_pkt_ps),
-            rx_buffer: rx_buffer::RxBuffer::new(n.rx_buffer),
-            rx_sequence: rx_sequence::RxSequence::default(),
-            cq: CqUnit::new(n.cqe_ps),
+            rx: RxPath::new(p),
             qps: Vec::new(),
-            rq_reads: Slab::new(),
-            watch_writes: false,
-            core_qpn: Vec::new(),
             scratch_qpns: Vec::new(),
             scratch_trans: Vec::new(),
         }
@@ -230,13 +206,7 @@ impl Nic {
             ..QpHw::default()
         };
         self.iso.reporting |= profile.tenant != 0;
-        let c = usize::from(core);
-        if c >= self.core_qpn.len() {
-            self.core_qpn.resize(c + 1, u32::MAX);
-        }
-        if self.core_qpn[c] == u32::MAX {
-            self.core_qpn[c] = qpn;
-        }
+        self.host.note_core(core, qpn);
     }
 
     /// Sets the class of QP `qpn` (LS when `ls`) in its tagged QPN.
@@ -250,14 +220,22 @@ impl Nic {
     pub fn streaming(&self) -> bool {
         self.p.nic.dma_read_arbiter == crate::config::DmaReadArbiter::RoundRobin
     }
+}
 
-    /// One QPN per core whose CQs may hold completions.
-    pub fn cq_core_qpns(&self) -> Vec<u32> {
-        self.core_qpn
-            .iter()
-            .copied()
-            .filter(|&q| q != u32::MAX)
-            .collect()
+/// The QPC manager `nic.qpc_manager` names: the FCFS baseline or csRNA's non-blocking one.
+fn qpc_manager(p: &ModelParams) -> AnyQpcManager {
+    let n = &p.nic;
+    let cache = QpcCache::new(n.qpc_cache_entries, n.qpc_entry_bytes);
+    match n.qpc_manager {
+        QpcManagerKind::Fcfs => {
+            AnyQpcManager::Fcfs(Fcfs::new(cache, n.qpc_lookup_ps, n.qpc_fifo_depth))
+        }
+        QpcManagerKind::Nonblocking => AnyQpcManager::NonBlocking(NonBlocking::new(
+            cache,
+            [n.descriptor_ooo_cap, n.ooo_cap, n.ooo_cap],
+            n.cycle_ps,
+            n.qpc_lookup_ps,
+        )),
     }
 }
 
@@ -266,16 +244,11 @@ impl crate::stats::Report for Nic {
     fn report(&self, prefix: &str, reg: &mut crate::stats::Registry) {
         let at = |unit: &str| format!("{prefix}.{unit}");
         self.mem.report(prefix, reg);
-        self.doorbell.report(&at("doorbell"), reg);
-        self.sched.report(&at("sched"), reg);
-        self.fetch.report(&at("fetch"), reg);
-        self.tx.report(&at("tx"), reg);
-        self.iso.report(&self.tx.order, &at("iso"), reg);
-        self.rate.report(&at("rate_limit"), reg);
+        self.host.report(prefix, reg);
+        self.tx.report(prefix, reg);
+        self.iso.report(&self.tx.engine.order, &at("iso"), reg);
         self.pf.report(&at("prefetch"), reg);
         self.cc.report(&at("cc"), reg);
-        self.rx.report(&at("rx"), reg);
-        reg.record(&at("rx_buffer"), &self.rx_buffer.stats());
-        self.cq.report(&at("cq"), reg);
+        self.rx.report(prefix, reg);
     }
 }

@@ -52,7 +52,10 @@ impl Nic {
             u64::from(p.nic.tx_backlog_cap) * 16,
         );
         m.insert("tx_payload_buffer".to_string(), p.nic.tx_buffer_bytes);
-        m.insert("cq_contexts".to_string(), 32 * self.cq.ctxs.len() as u64);
+        m.insert(
+            "cq_contexts".to_string(),
+            32 * self.host.cq.ctxs.len() as u64,
+        );
         for (k, v) in self.pf.onchip(p.nic.wqe_bytes, qps) {
             m.insert(k.to_string(), v);
         }

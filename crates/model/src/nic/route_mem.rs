@@ -98,7 +98,7 @@ impl Nic {
     /// Receive WQEs arrived: decode them and give them to the transport.
     fn on_rq_wqes(&mut self, now: TimePs, r: u32, cx: &mut NicCx<'_>) {
         let wqe_bytes = self.p.nic.wqe_bytes;
-        let Some((qpn, first, k)) = self.rq_reads.remove(r) else {
+        let Some((qpn, first, k)) = self.host.rq_reads.remove(r) else {
             return;
         };
         let qp = self.qps[qpn as usize];
@@ -113,7 +113,7 @@ impl Nic {
             let (wr_id, sge) = decode_rq_wqe(&buf);
             let sgl = if sge.len > 0 { vec![sge] } else { Vec::new() };
             if self.dev.post_recv(qpn, RecvWr { wr_id, sgl }).is_err() {
-                self.fetch.stats.post_errors += 1;
+                self.tx.fetch.stats.post_errors += 1;
             }
         }
         // A SEND may have been waiting for a receive WQE (RNR): let the QP transmit.
@@ -140,7 +140,7 @@ impl Nic {
         }
         if self.dev.poll_timeout().is_some_and(|d| d <= now) {
             self.dev.handle_timeout(now);
-            if self.rate.on() || self.cc.is_on() || self.tx.order.orders_resends() {
+            if self.tx.rate.on() || self.cc.is_on() || self.tx.engine.order.orders_resends() {
                 // The sweep pulls frames from any QP and would pass the rate limiter and
                 // slicing execution (a WQE's last packet sent by the sweep would leave its
                 // p_wqe in the slicing station for good, and its tenant waiting for it):
@@ -152,11 +152,11 @@ impl Nic {
                     }
                 }
             } else {
-                self.tx.sweep = true;
+                self.tx.engine.sweep = true;
             }
             self.tx_kick(now, cx);
             // Completions in error (retry exceeded) surface through the CQs.
-            for q in self.cq_core_qpns() {
+            for q in self.host.cq_core_qpns() {
                 self.cq_collect(now, q, cx);
             }
         }

@@ -8,15 +8,13 @@
 //! QP's packets in arrival order.
 
 use rnic_sim::TimePs;
-use rnic_wire::{peek_bth, peek_roce, BthRepr, Opcode};
+use rnic_wire::{peek_bth, peek_roce, Opcode};
 
 use super::cx::NicCx;
 use super::dma_arbiter::ReadSource;
 use super::ports::{DmaToken, QpcCont, TransCont};
 use super::qpc_manager::{Channel, QpcJob};
-use super::rx_buffer::{Admit, PfcDue};
 use super::rx_pipeline::not_placed_count;
-use super::rx_sequence::RequestFate;
 use super::rx_translate::{
     consumes_recv, is_ud_send, may_translate, rx_target, scatters_to_cqe, sgl_spans, RxSpan,
     RxTarget,
@@ -30,30 +28,26 @@ impl Nic {
     /// A frame's last bit reaches the NIC at `now`.
     pub(crate) fn on_rx_arrive(&mut self, now: TimePs, frame: u32, cx: &mut NicCx<'_>) {
         cx.wire.received(cx.node, frame, now, cx.frames);
-        let t = self.rx.unit.serve(now);
+        let t = self.rx.pipe.unit.serve(now);
         let bytes = cx.frames.get(frame);
         let frame_bytes = bytes.len() as u64;
         let bth = peek_bth(bytes).ok();
         if bth.is_some_and(|b| b.dest_qp == rnic_wire::cm::GSI_QPN) {
             // A MAD to QP1: the host's connection manager takes it (host/cm).
-            self.rx.stats.cm_mads += 1;
+            self.rx.pipe.stats.cm_mads += 1;
             cx.cm(t, CmEv::Mad { frame });
             return;
         }
-        self.rx.stats.frames += 1;
+        self.rx.pipe.stats.frames += 1;
         self.cc_on_arrival(t, frame, bth, cx);
         if let Some(b) = bth.filter(|b| b.opcode.has_payload()) {
             // Payload for host memory: it waits in the receive buffer until written.
             let plen = cx.frames.roce(frame).map_or(0, |h| h.payload_len as u64);
             let payload = host_write_bytes(b.opcode, plen);
-            match self.rx_buffer.admit(now, frame_bytes, payload) {
-                Admit::Taken => {}
-                Admit::TakenPause => self.rx_pause_peer(now, PfcDue::Refresh, cx),
-                Admit::Dropped => {
-                    // Lost at the port: the sender's go-back-N resends it.
-                    cx.frames.release(frame);
-                    return;
-                }
+            if !self.rx.buffer_admit(now, frame_bytes, payload, cx) {
+                // Lost at the port: the sender's go-back-N resends it.
+                cx.frames.release(frame);
+                return;
             }
         }
         let known = match bth {
@@ -99,7 +93,7 @@ impl Nic {
         let headers = may.and_then(|_| cx.frames.roce(frame).ok());
         // An RC request the responder will drop places nothing: no translation for it.
         let dma_len = headers.and_then(|h| h.reth).map_or(0, |r| r.dma_len);
-        let executes = bth.is_none_or(|b| self.rx_executes(b, dma_len));
+        let executes = bth.is_none_or(|b| self.rx.executes(&self.dev, b, dma_len));
         let bth = may.filter(|_| executes);
         let mut submitted = false;
         if let (Some(b), Some(h)) = (bth, headers) {
@@ -139,29 +133,6 @@ impl Nic {
         self.trans_pump(cx);
     }
 
-    /// Whether the transport will execute received frame `frame` as far as its translation
-    /// matters: `false` only for an RC request predicted beyond the expected PSN, or a
-    /// duplicate that is not a READ request (a duplicate READ is executed again; a WRITE or
-    /// SEND is re-ACKed and an atomic answered from the replay table, placing nothing).
-    /// Every RC request passes here once, on its way to the translation step, so that
-    /// the prediction counts the in-sequence ones ahead ([`super::rx_sequence`]).
-    /// `dma_len` is a READ request's length (it sets the PSNs the READ takes).
-    fn rx_executes(&mut self, b: BthRepr, dma_len: u32) -> bool {
-        let Some((expected_psn, span_psns)) =
-            self.dev.rc_request_sequence(b.dest_qp, b.opcode, dma_len)
-        else {
-            return true;
-        };
-        match self
-            .rx_sequence
-            .admit(b.dest_qp, b.psn, span_psns, expected_psn)
-        {
-            RequestFate::InSequence => true,
-            RequestFate::Duplicate => b.opcode == Opcode::RcReadRequest,
-            RequestFate::Beyond => false,
-        }
-    }
-
     /// The transport handles received frame `frame` at `now`.
     pub(crate) fn on_rx_handle(&mut self, now: TimePs, frame: u32, cx: &mut NicCx<'_>) {
         let bth = peek_bth(cx.frames.get(frame)).ok();
@@ -172,7 +143,7 @@ impl Nic {
         let headers = read.then(|| frames.remembered_roce(frame)).flatten();
         let bytes = frames.get(frame);
         if let Some(b) = bth.filter(|b| b.opcode.is_request()) {
-            self.rx_sequence.handled(b.dest_qp, b.psn);
+            self.rx.sequence.handled(b.dest_qp, b.psn);
         }
         let before = not_placed_count(self.dev.stats());
         let res = self.dev.handle_packet(now, bytes, cx.mem);
@@ -210,7 +181,7 @@ impl Nic {
         }
         cx.frames.release(frame);
         if res.is_err() {
-            self.rx.stats.dropped += 1;
+            self.rx.pipe.stats.dropped += 1;
         }
         let mut enlist = true;
         if let (Some(op), true) = (op, res.is_ok()) {
@@ -223,7 +194,7 @@ impl Nic {
                     // The response data streams: each arrival lets the QP transmit what
                     // it covers.
                     enlist = false;
-                    let s = self.streams.get_mut(qpn, true);
+                    let s = self.tx.streams.get_mut(qpn, true);
                     s.push(None, dma_len, 0, now);
                     // The response waits for its data: the first arrival enlists the QP.
                     s.waiting = true;
@@ -246,10 +217,10 @@ impl Nic {
                 }
                 _ if scatters_to_cqe(op, plen, self.p.host.inline_recv_bytes) => {
                     // Scatter to CQE: the payload travels in the completion's write.
-                    self.rx.stats.inline_recv_bytes += plen;
+                    self.rx.pipe.stats.inline_recv_bytes += plen;
                 }
                 _ if plen > 0 || is_ud_send(op) => {
-                    self.rx.stats.payload_bytes += plen;
+                    self.rx.pipe.stats.payload_bytes += plen;
                     let land = self.mem.pcie.posted_write(now, host_write_bytes(op, plen));
                     let is_write_end = matches!(
                         op,
@@ -262,7 +233,7 @@ impl Nic {
                             | Opcode::UcWriteOnlyImm
                             | Opcode::UcWriteLastImm
                     );
-                    if self.watch_writes && is_write_end {
+                    if self.host.watch_writes && is_write_end {
                         cx.host(land, HostEv::Landed { qpn });
                     }
                 }
@@ -279,48 +250,6 @@ impl Nic {
         self.arm_timer(now, cx);
     }
 
-    /// The receive buffer's pending look at `now`.
-    pub(crate) fn on_rx_buffer_look(&mut self, now: TimePs, cx: &mut NicCx<'_>) {
-        if self.rx_buffer.look_at != Some(now) {
-            return; // an earlier look replaced this one
-        }
-        self.rx_buffer.look_at = None;
-        self.rx_buffer_look(now, cx);
-    }
-
-    /// While the NIC pauses its link peer: sends the XON once the receive buffer has
-    /// drained to its XON level (or refreshes the XOFF), and looks again at the next PCIe
-    /// departure otherwise.
-    fn rx_buffer_look(&mut self, now: TimePs, cx: &mut NicCx<'_>) {
-        if !self.rx_buffer.pausing() {
-            return;
-        }
-        if let Some(due) = self.rx_buffer.pfc_due(now) {
-            self.rx_pause_peer(now, due, cx);
-        }
-        let Some(t) = self.rx_buffer.next_look() else {
-            return;
-        };
-        let t = t.max(now);
-        if self.rx_buffer.look_at.is_some_and(|l| l <= t) {
-            return;
-        }
-        self.rx_buffer.look_at = Some(t);
-        cx.at(t, NicEv::RxBufferLook);
-    }
-
-    /// Sends the link peer a PFC frame at `now`: an XOFF (the first or a refresh) or the XON.
-    fn rx_pause_peer(&mut self, now: TimePs, due: PfcDue, cx: &mut NicCx<'_>) {
-        let quanta = match due {
-            PfcDue::Xon => 0,
-            PfcDue::Refresh => rnic_wire::pfc::XOFF_QUANTA,
-        };
-        self.rx_buffer.xoff_ps = cx.wire.pause_peer(cx.node, quanta, now, cx.q, cx.frames);
-        if quanta > 0 {
-            self.rx_buffer_look(now, cx);
-        }
-    }
-
     /// Moves the completions of `qpn`'s CQs from the transport into CQEs at `now`.
     pub(crate) fn cq_collect(&mut self, now: TimePs, qpn: u32, cx: &mut NicCx<'_>) {
         let Some(core) = self.qps.get(qpn as usize).map(|q| q.core as usize) else {
@@ -329,7 +258,7 @@ impl Nic {
         let mut activate = std::mem::take(&mut self.scratch_qpns);
         let mut freed = false;
         for idx in [2 * core, 2 * core + 1] {
-            let Some(ctx) = self.cq.ctxs.get(idx).copied() else {
+            let Some(ctx) = self.host.cq.ctxs.get(idx).copied() else {
                 continue;
             };
             while let Some(c) = self.dev.poll_cq(ctx.id) {
@@ -341,7 +270,7 @@ impl Nic {
                     self.streams_reset(c.qpn, now, cx);
                     self.tx_kick(now, cx);
                 }
-                let Some(write) = self.cq.place(now, idx, &c, &*cx.mem) else {
+                let Some(write) = self.host.cq.place(now, idx, &c, &*cx.mem) else {
                     continue;
                 };
                 let bytes = encode_cqe(&c, write.pass);

@@ -17,27 +17,9 @@ use super::Nic;
 use crate::event::{CcEv, NicEv};
 
 impl Nic {
-    /// A host core stores a doorbell: the MMIO write crosses PCIe host → NIC.
-    pub(crate) fn on_host_mmio(
-        &mut self,
-        now: TimePs,
-        qpn: u32,
-        pi: u32,
-        rq: bool,
-        cx: &mut NicCx<'_>,
-    ) {
-        let at = self.mem.pcie.mmio_write(now, self.p.pcie.doorbell_bytes);
-        let ev = if rq {
-            NicEv::DoorbellRq { qpn, pi }
-        } else {
-            NicEv::Doorbell { qpn, pi }
-        };
-        cx.at(at, ev);
-    }
-
     /// An SQ doorbell of `qpn` with producer index `pi` reaches the NIC at `now`.
     pub(crate) fn on_doorbell(&mut self, now: TimePs, qpn: u32, pi: u32, cx: &mut NicCx<'_>) {
-        let t = self.doorbell.ring_sq(now);
+        let t = self.host.doorbell.ring_sq(now);
         let Some(qp) = self.qps.get_mut(qpn as usize) else {
             return;
         };
@@ -49,7 +31,7 @@ impl Nic {
     pub(crate) fn on_doorbell_rq(&mut self, now: TimePs, qpn: u32, pi: u32, cx: &mut NicCx<'_>) {
         let per = self.p.nic.wqes_per_fetch;
         let wqe = self.p.nic.wqe_bytes;
-        let t = self.doorbell.ring_rq(now);
+        let t = self.host.doorbell.ring_rq(now);
         let Some(qp) = self.qps.get_mut(qpn as usize) else {
             return;
         };
@@ -63,7 +45,7 @@ impl Nic {
             let to_wrap = qp.rq_mask + 1 - (first & qp.rq_mask);
             let k = qp.rq_pi.wrapping_sub(first).min(per).min(to_wrap);
             qp.rq_fetched = first.wrapping_add(k);
-            let slot = self.rq_reads.insert((qpn, first, k));
+            let slot = self.host.rq_reads.insert((qpn, first, k));
             let len = u64::from(k) * wqe;
             self.mem
                 .host_read(t, len, DmaToken::RqWqe(slot), ReadSource::Wqe, cx);
@@ -76,7 +58,7 @@ impl Nic {
         let Some(qp) = self.qps.get_mut(qpn as usize) else {
             return;
         };
-        if self.sched.activate(qpn, qp, max_out) {
+        if self.tx.sched.activate(qpn, qp, max_out) {
             cx.at(at, NicEv::Sched);
         }
         self.prefetch_poll(at, cx);
@@ -85,8 +67,8 @@ impl Nic {
     /// Wakes a paused scheduler if its backpressure may have cleared: its step is due at
     /// `now`, as an event or owed right after this one ([`super::sched_wake`]).
     pub(crate) fn sched_kick(&mut self, now: TimePs, cx: &mut NicCx<'_>) {
-        if self.sched.kick() {
-            super::sched_wake::wake(&mut self.sched, now, cx);
+        if self.tx.sched.kick() {
+            super::sched_wake::wake(&mut self.tx.sched, now, cx);
         }
     }
 
@@ -94,10 +76,10 @@ impl Nic {
     fn backpressure(&self) -> Backpressure {
         Backpressure {
             qpc_accepting: self.mem.qpc.accepting(Channel::Descriptor),
-            visits_in_flight: self.fetch.visits.len(),
-            wqes_buffered: self.fetch.jobs.len(),
-            tx_backlog: self.tx.backlog,
-            tx_buffered_bytes: self.tx.buffered_bytes,
+            visits_in_flight: self.tx.fetch.visits.len(),
+            wqes_buffered: self.tx.fetch.jobs.len(),
+            tx_backlog: self.tx.engine.backlog,
+            tx_buffered_bytes: self.tx.engine.buffered_bytes,
         }
     }
 
@@ -105,7 +87,7 @@ impl Nic {
     /// (the QPC first, or latency hiding's overlap) allows.
     pub(crate) fn on_sched(&mut self, now: TimePs, cx: &mut NicCx<'_>) {
         let bp = self.backpressure();
-        let step = self.sched.step(
+        let step = self.tx.sched.step(
             now,
             &mut self.qps,
             &bp,
@@ -121,7 +103,7 @@ impl Nic {
         else {
             return;
         };
-        let visit = self.fetch.visits.insert(v);
+        let visit = self.tx.fetch.visits.insert(v);
         if again {
             cx.at(now + self.p.nic.sched_ps, NicEv::Sched);
         }
@@ -136,7 +118,7 @@ impl Nic {
 
     /// Visit `visit` may read its WQEs from `at`.
     pub(crate) fn wqe_fetch_issue(&mut self, visit: u32, at: TimePs, cx: &mut NicCx<'_>) {
-        let Some(v) = self.fetch.visits.get(visit).copied() else {
+        let Some(v) = self.tx.fetch.visits.get(visit).copied() else {
             return;
         };
         if self.pf.is_on() && self.prefetched_wqes(visit, v, at, cx) {
@@ -153,14 +135,14 @@ impl Nic {
             // The first of the visit's two reads (see `prefetched_wqes`): wait for the other.
             return;
         }
-        let Some(v) = self.fetch.visits.remove(visit) else {
+        let Some(v) = self.tx.fetch.visits.remove(visit) else {
             return;
         };
         let qp = self.qps[v.qpn as usize];
         let queue = self.iso.admission.queue_of(qp.iso_tag);
         let mut to_translate = std::mem::take(&mut self.scratch_trans);
         let cached = self.pf.visit_wqes(visit);
-        let fit = self.fetch.decode_visit(
+        let fit = self.tx.fetch.decode_visit(
             now,
             v,
             &qp,
@@ -197,8 +179,8 @@ impl Nic {
     /// payload buffer has room; each reserves its payload, or one packet of a longer one.
     fn tx_buffer_admit(&mut self, now: TimePs) {
         let cap = self.p.nic.tx_buffer_bytes;
-        while self.tx.buffered_bytes < cap {
-            let Some((qpn, mut tj)) = self.fetch.next_awaiting_buffer() else {
+        while self.tx.engine.buffered_bytes < cap {
+            let Some((qpn, mut tj)) = self.tx.fetch.next_awaiting_buffer() else {
                 break;
             };
             let pmtu = u64::from(self.qps.get(qpn as usize).map_or(4096, |q| q.pmtu));
@@ -222,7 +204,7 @@ impl Nic {
     /// Reserves `bytes` of the TX payload buffer for a payload read of `qpn`.
     fn tx_buffer_reserve(&mut self, qpn: u32, bytes: u64) {
         if let Some(qp) = self.qps.get_mut(qpn as usize) {
-            self.tx.reserve(&mut qp.tx_buffered_bytes, bytes);
+            self.tx.engine.reserve(&mut qp.tx_buffered_bytes, bytes);
         }
     }
 
@@ -233,14 +215,14 @@ impl Nic {
         let Some(qp) = self.qps.get_mut(qpn as usize) else {
             return false;
         };
-        self.tx.release(&mut qp.tx_buffered_bytes, bytes)
+        self.tx.engine.release(&mut qp.tx_buffered_bytes, bytes)
     }
 
     /// Translation of a fetched WQE finished at `at`: read its payload, if any — whole
     /// (`fifo`), or as the next message of the QP's payload stream, the WQE going on once
     /// its first packet's bytes are in (`round_robin`).
     pub(crate) fn tx_job_translated(&mut self, job: u32, at: TimePs, cx: &mut NicCx<'_>) {
-        let Some(j) = self.fetch.jobs.get(job) else {
+        let Some(j) = self.tx.fetch.jobs.get(job) else {
             return;
         };
         let qpn = j.qpn;
@@ -249,10 +231,11 @@ impl Nic {
             cx.at(at, NicEv::TxJobReady { job });
             return;
         }
-        self.fetch.stats.payload_bytes += bytes;
+        self.tx.fetch.stats.payload_bytes += bytes;
         if self.streaming() {
             let pmtu = u64::from(self.qps.get(qpn as usize).map_or(4096, |q| q.pmtu));
-            self.streams
+            self.tx
+                .streams
                 .get_mut(qpn, false)
                 .push(Some(job), bytes, bytes.min(pmtu), at);
             self.stream_fill(qpn, false, at, cx);
@@ -267,7 +250,7 @@ impl Nic {
     pub(crate) fn stream_fill(&mut self, qpn: u32, resp: bool, now: TimePs, cx: &mut NicCx<'_>) {
         let ahead = self.p.nic.payload_read_ahead_bytes;
         let mrrs = self.p.pcie.mrrs_bytes;
-        while let Some((at, len)) = self.streams.get_mut(qpn, resp).next_request(ahead, mrrs) {
+        while let Some((at, len)) = self.tx.streams.get_mut(qpn, resp).next_request(ahead, mrrs) {
             let token = DmaToken::Chunk { qpn, resp };
             let source = ReadSource::Payload { qpn, resp };
             self.mem.host_read(at.max(now), len, token, source, cx);
@@ -284,7 +267,7 @@ impl Nic {
         len: u64,
         cx: &mut NicCx<'_>,
     ) {
-        let s = self.streams.get_mut(qpn, resp);
+        let s = self.tx.streams.get_mut(qpn, resp);
         let ready = s.arrive(len);
         // Only an arrival someone waits for wakes the TX engine: earlier wakes would
         // reorder its queue for nothing.
@@ -315,7 +298,7 @@ impl Nic {
             return false;
         }
         // READ responses, replays included: every accepted READ request was read again.
-        let s = self.streams.get_mut(qpn, pk.is_response);
+        let s = self.tx.streams.get_mut(qpn, pk.is_response);
         let gated = s.blocks(pk.payload_len);
         s.waiting |= gated;
         gated
@@ -324,14 +307,14 @@ impl Nic {
     /// The QP is in error: its payload streams and unstarted messages are forgotten; WQEs
     /// that waited for their payload go on at `now`, to be flushed by the transport.
     pub(crate) fn streams_reset(&mut self, qpn: u32, now: TimePs, cx: &mut NicCx<'_>) {
-        let mut waiting = self.streams.get_mut(qpn, false).reset();
-        waiting.extend(self.streams.get_mut(qpn, true).reset());
+        let mut waiting = self.tx.streams.get_mut(qpn, false).reset();
+        waiting.extend(self.tx.streams.get_mut(qpn, true).reset());
         for job in waiting {
             cx.at(now, NicEv::TxJobReady { job });
         }
-        self.tx.forget(qpn);
+        self.tx.engine.forget(qpn);
         if let Some(qp) = self.qps.get(qpn as usize) {
-            self.tx.order.forget(qpn, qp.iso_tag);
+            self.tx.engine.order.forget(qpn, qp.iso_tag);
         }
         let n = self.iso.forget(qpn);
         self.iso_left_fifo(qpn, n, now, cx);
@@ -357,7 +340,7 @@ impl Nic {
     /// headers from it).
     pub(crate) fn on_tx_job_ready(&mut self, now: TimePs, job: u32, cx: &mut NicCx<'_>) {
         let mut submitted = false;
-        for (head, qpn) in self.fetch.release_ready(job, now) {
+        for (head, qpn) in self.tx.fetch.release_ready(job, now) {
             self.mem.qpc.submit(QpcJob {
                 qpn,
                 channel: Channel::Requester,
@@ -373,7 +356,7 @@ impl Nic {
 
     /// The requester has the QPC of `job`: hand the WQE to the transport.
     pub(crate) fn on_tx_post(&mut self, now: TimePs, job: u32, cx: &mut NicCx<'_>) {
-        let Some(j): Option<TxJob> = self.fetch.jobs.remove(job) else {
+        let Some(j): Option<TxJob> = self.tx.fetch.jobs.remove(job) else {
             return;
         };
         let ok = match j.wqe {
@@ -387,7 +370,7 @@ impl Nic {
             let unsent = j.wqe.map_or(0, |w| w.payload_to_read());
             let freed = self.tx_buffer_release(j.qpn, unsent);
             if !ok {
-                self.fetch.stats.post_errors += 1;
+                self.tx.fetch.stats.post_errors += 1;
             }
             self.iso_left_fifo(j.qpn, 1, now, cx);
             if freed {
@@ -398,8 +381,8 @@ impl Nic {
             }
             return;
         }
-        self.tx.backlog += 1;
-        self.tx.posted(j.qpn, j.decoded_at);
+        self.tx.engine.backlog += 1;
+        self.tx.engine.posted(j.qpn, j.decoded_at);
         self.iso.ready(j.qpn, j.decoded_at, j.ready_at, now);
         self.tx_enlist(j.qpn);
         self.tx_kick(now, cx);
@@ -424,7 +407,7 @@ impl Nic {
         if !resp && (!op.is_request() || is_retransmit) {
             return;
         }
-        self.streams.get_mut(qpn, resp).sent(u64::from(payload));
+        self.tx.streams.get_mut(qpn, resp).sent(u64::from(payload));
         self.stream_fill(qpn, resp, now, cx);
     }
 
@@ -433,7 +416,7 @@ impl Nic {
     fn yields_mid_message(&self, qpn: u32) -> bool {
         self.qps
             .get(qpn as usize)
-            .is_some_and(|q| self.tx.order.yields_mid_message(q.iso_tag))
+            .is_some_and(|q| self.tx.engine.order.yields_mid_message(q.iso_tag))
     }
 
     /// After a frame of `qpn` with opcode `op` (`resent`: a retransmission), the TX order
@@ -450,10 +433,11 @@ impl Nic {
         let dev = &self.dev;
         let after = self
             .tx
+            .engine
             .order
             .after_frame(qpn, qp, frame, || dev.qp_wants_transmit(qpn));
         match after {
-            AfterFrame::Stay => self.tx.stay_on(qpn),
+            AfterFrame::Stay => self.tx.engine.stay_on(qpn),
             AfterFrame::Queued => {}
             AfterFrame::Leave => {
                 if let Some(qp) = self.qps.get_mut(qpn as usize) {
@@ -467,7 +451,7 @@ impl Nic {
     /// (`qp.rate_limit_gbps`) or congestion control's. `Some(wake)`: it waits, and `wake` is
     /// the event to schedule, if none is pending yet. Responses are never held.
     fn request_held(&mut self, qpn: u32, now: TimePs) -> Option<Option<(TimePs, NicEv)>> {
-        let limited = self.rate.on() || self.cc.is_on();
+        let limited = self.tx.rate.on() || self.cc.is_on();
         let request = || {
             self.dev
                 .peek_transmit_qp(qpn)
@@ -476,7 +460,7 @@ impl Nic {
         if !(limited && request()) {
             return None;
         }
-        if let Err((at, schedule)) = self.rate.check(qpn, now) {
+        if let Err((at, schedule)) = self.tx.rate.check(qpn, now) {
             return Some(schedule.then_some((at, NicEv::RateWake { qpn })));
         }
         match self.cc.may_send(qpn, now) {
@@ -489,13 +473,13 @@ impl Nic {
     pub fn tx_enlist(&mut self, qpn: u32) {
         if let Some(qp) = self.qps.get_mut(qpn as usize) {
             let tag = qp.iso_tag;
-            self.tx.enlist(qpn, &mut qp.in_tx, tag);
+            self.tx.engine.enlist(qpn, &mut qp.in_tx, tag);
         }
     }
 
     /// Makes sure the TX engine runs.
     pub(crate) fn tx_kick(&mut self, now: TimePs, cx: &mut NicCx<'_>) {
-        if let Some(at) = self.tx.kick(now) {
+        if let Some(at) = self.tx.engine.kick(now) {
             cx.at(at, NicEv::TxWake);
         }
     }
@@ -507,32 +491,33 @@ impl Nic {
         // The 64-bit path of the same value: a paused port makes this run every pause
         // quantum, and the 128-bit division was 1 % of a fabric run.
         let slack = ser_ps(np.tx_port_slack_bytes, self.p.eth.mbps);
-        self.tx.wake_pending = false;
+        self.tx.engine.wake_pending = false;
         let wake_at = self
             .tx
+            .engine
             .unit
             .free_at()
             .max(cx.wire.port_free_at(cx.node, now).saturating_sub(slack));
         if wake_at > now {
-            self.tx.wake_pending = true;
+            self.tx.engine.wake_pending = true;
             cx.at(wake_at, NicEv::TxWake);
             return;
         }
         let slot = cx.frames.alloc();
         let (meta, qpn_used) = loop {
-            if self.tx.sweep {
+            if self.tx.engine.sweep {
                 match self
                     .dev
                     .poll_transmit(now, &*cx.mem, cx.frames.buf_mut(slot))
                 {
                     Some(m) => break (m, None),
                     None => {
-                        self.tx.sweep = false;
+                        self.tx.engine.sweep = false;
                         continue;
                     }
                 }
             }
-            let Some((qpn, mid)) = self.tx.next_qp() else {
+            let Some((qpn, mid)) = self.tx.engine.next_qp() else {
                 cx.frames.release(slot);
                 return;
             };
@@ -540,8 +525,8 @@ impl Nic {
                 if mid && !self.yields_mid_message(qpn) {
                     // Run to completion: the engine waits for this message's next packet;
                     // its payload's arrival wakes it (`on_chunk`).
-                    self.tx.stay_on(qpn);
-                    self.tx.stats.payload_stalls += 1;
+                    self.tx.engine.stay_on(qpn);
+                    self.tx.engine.stats.payload_stalls += 1;
                     cx.frames.release(slot);
                     return;
                 }
@@ -579,19 +564,19 @@ impl Nic {
             op,
             Opcode::RcAck | Opcode::Cnp | Opcode::OooAck | Opcode::OooNak
         ) {
-            self.tx.stats.acks += 1;
+            self.tx.engine.stats.acks += 1;
             ack_ps
         } else if starts {
             msg_ps
         } else {
             pkt_ps
         };
-        let done = self.tx.unit.serve_for(now, cost);
-        self.tx.stats.frames += 1;
+        let done = self.tx.engine.unit.serve_for(now, cost);
+        self.tx.engine.stats.frames += 1;
         if meta.is_retransmit {
-            self.tx.stats.retransmits += 1;
+            self.tx.engine.stats.retransmits += 1;
             if op.is_request() {
-                let v = &mut self.tx.retransmits_by_qpn;
+                let v = &mut self.tx.engine.retransmits_by_qpn;
                 let q = meta.qpn as usize;
                 if v.len() <= q {
                     crate::per_qp::grow_for(v, q, || 0);
@@ -602,7 +587,7 @@ impl Nic {
         if op.is_request() {
             // The limit is on the wire: the frame as the port serializes it.
             let wire = self.p.eth.wire_bytes(meta.frame_len as u64);
-            self.rate.charge(meta.qpn, wire, now);
+            self.tx.rate.charge(meta.qpn, wire, now);
             self.cc.sent(meta.qpn, wire, now);
         }
         let mut kick_sched = false;
@@ -618,12 +603,12 @@ impl Nic {
             self.iso.sent(t, u64::from(meta.payload_len));
         }
         if op.is_request() && starts && !meta.is_retransmit {
-            self.tx.started(meta.qpn, now);
+            self.tx.engine.started(meta.qpn, now);
             let tag = self.qps.get(meta.qpn as usize).map_or(0, |q| q.iso_tag);
             self.iso.started(meta.qpn, tag, now);
             self.iso_left_fifo(meta.qpn, 1, now, cx);
-            self.tx.stats.messages += 1;
-            self.tx.backlog = self.tx.backlog.saturating_sub(1);
+            self.tx.engine.stats.messages += 1;
+            self.tx.engine.backlog = self.tx.engine.backlog.saturating_sub(1);
             kick_sched = true;
         }
         if let Some(qpn) = qpn_used {
@@ -633,10 +618,10 @@ impl Nic {
             // UC/UD: a WQE completes when its last packet is sent; its CQE goes out now.
             self.cq_collect(done, meta.qpn, cx);
         }
-        let more = self.tx.has_more();
+        let more = self.tx.engine.has_more();
         cx.send(slot, done);
         if more {
-            self.tx.wake_pending = true;
+            self.tx.engine.wake_pending = true;
             cx.at(done, NicEv::TxWake);
         }
         if freed {

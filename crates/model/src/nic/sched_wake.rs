@@ -42,7 +42,7 @@ impl Nic {
     /// Runs the step owed by the event just handled at `now`, if any (see the module
     /// documentation); called before the next event is popped.
     pub fn run_owed_step(&mut self, now: TimePs, cx: &mut NicCx<'_>) {
-        if std::mem::take(&mut self.sched.owed) {
+        if std::mem::take(&mut self.tx.sched.owed) {
             self.on_sched(now, cx);
         }
     }

@@ -511,7 +511,7 @@ impl Nodes {
             }
             nic.qps
                 .reserve_exact(rnic_transport::FIRST_QPN as usize + node_qps);
-            nic.watch_writes = spec
+            nic.host.watch_writes = spec
                 .flows
                 .iter()
                 .any(|f| f.test == PerfTest::WriteLat && f.procs.is_none());
@@ -580,8 +580,8 @@ impl Nodes {
         check_reliability(f, &prof)?;
         let core = qp_core(f, pl, node, local);
         let (pd, nic) = &mut self.nics[node];
-        let send_cq = nic.cq.ctxs[2 * core].id;
-        let recv_cq = nic.cq.ctxs[2 * core + 1].id;
+        let send_cq = nic.host.cq.ctxs[2 * core].id;
+        let recv_cq = nic.host.cq.ctxs[2 * core + 1].id;
         let (sq_depth, rq_depth) = (pl.sq_depth, pl.rq_depth);
         let qpn = nic
             .dev
@@ -1041,7 +1041,7 @@ fn create_cqs(
                 .map_err(|e| anyhow::anyhow!("create_cq on node {node}: {e:?}"))?;
             let base = CQ_BASE + (2 * c + k) as u64 * CQ_SPACING;
             let ci_record = CQ_DB_BASE + (2 * c + k) as u64 * 8;
-            nic.cq.ctxs.push(CqCtx {
+            nic.host.cq.ctxs.push(CqCtx {
                 id,
                 base,
                 log_depth,

@@ -159,6 +159,7 @@ fn flow_retransmissions(w: &World, a: &Perftest) -> u64 {
     let retx = |node: usize, qpn: u32| {
         w.nics[node]
             .tx
+            .engine
             .retransmits_by_qpn
             .get(qpn as usize)
             .copied()

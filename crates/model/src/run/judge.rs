@@ -144,7 +144,7 @@ fn judge_internal(world: &World, end: TimePs, verdict: &mut Verdict) {
             ),
         );
     }
-    let overruns: u64 = world.nics.iter().map(|n| n.cq.stats.overruns).sum();
+    let overruns: u64 = world.nics.iter().map(|n| n.host.cq.stats.overruns).sum();
     if overruns > 0 {
         verdict.add(
             RunStatus::ModelError,
@@ -165,7 +165,7 @@ fn judge_internal(world: &World, end: TimePs, verdict: &mut Verdict) {
             node,
             &nic.mem.pcie,
             end,
-            nic.rx_buffer.params().capacity_bytes,
+            nic.rx.buffer.params().capacity_bytes,
             verdict,
         );
     }

@@ -181,7 +181,7 @@ fn close_at_end(world: &mut World, end: TimePs) {
     world.net.end_queues(end);
     world.end_rate_traces(end);
     for nic in world.nics.iter_mut() {
-        nic.rx_buffer.end_pauses(end);
+        nic.rx.buffer.end_pauses(end);
     }
 }
 

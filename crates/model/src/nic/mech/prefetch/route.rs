@@ -35,7 +35,7 @@ impl Nic {
     /// Scheduler trigger: prefetches every QP that came within the window of the scheduling
     /// queue's head.
     pub(crate) fn prefetch_poll(&mut self, now: TimePs, cx: &mut NicCx<'_>) {
-        while let Some(qpn) = self.sched.mirror.poll() {
+        while let Some(qpn) = self.tx.sched.mirror.poll() {
             pf!(self).triggers.0 += 1;
             self.prefetch_chain(qpn, now, true, cx);
         }
@@ -63,7 +63,7 @@ impl Nic {
         if !p.sw || self.qps.get(qpn as usize).is_none_or(|q| !q.valid) {
             return;
         }
-        if self.sched.active() < p.window as usize {
+        if self.tx.sched.active() < p.window as usize {
             pf!(self).triggers.1 += 1;
             self.prefetch_chain(qpn, now, false, cx);
         } else {
@@ -301,7 +301,7 @@ impl Nic {
             Some((visit, at)) => {
                 // A late prefetch: the visit that waits takes its WQEs at once; any the
                 // prefetch read beyond them wait in the cache for the next visit.
-                let take = self.fetch.visits.get(visit).map_or(n, |v| v.n.min(n));
+                let take = self.tx.fetch.visits.get(visit).map_or(n, |v| v.n.min(n));
                 let pf = pf!(self);
                 for (i, bytes) in wqes.split_off(take as usize).into_iter().enumerate() {
                     let idx = first.wrapping_add(take + i as u32);

@@ -1,0 +1,91 @@
+//! The host interface, one stage of the NIC: the doorbell unit (MMIO writes of producer
+//! indices), the CQ unit (CQE writes), the receive-WQE reads in flight, and which QP's CQs
+//! each host core drains.
+
+use rnic_sim::TimePs;
+
+use super::cq::CqUnit;
+use super::cx::NicCx;
+use super::doorbell::DoorbellUnit;
+use super::pcie::Pcie;
+use crate::event::NicEv;
+use crate::params::ModelParams;
+use crate::slab::Slab;
+
+/// The NIC's units that face the host's driver.
+pub struct HostIf {
+    /// Doorbell unit.
+    pub doorbell: DoorbellUnit,
+    /// CQ unit.
+    pub cq: CqUnit,
+    /// Receive-WQE reads in flight: (qpn, first index, count).
+    pub rq_reads: Slab<(u32, u32, u32)>,
+    /// Schedule `Landed` events for WRITE payloads (write-lat polls memory).
+    pub watch_writes: bool,
+    /// One QPN per application core (to drain that core's CQs); `u32::MAX` for none.
+    core_qpn: Vec<u32>,
+    /// Bytes of one doorbell's MMIO write.
+    doorbell_bytes: u64,
+}
+
+impl HostIf {
+    /// The host interface of a NIC with the parameters `p`.
+    pub fn new(p: &ModelParams) -> Self {
+        HostIf {
+            doorbell: DoorbellUnit::new(p.nic.doorbell_ps),
+            cq: CqUnit::new(p.nic.cqe_ps),
+            rq_reads: Slab::new(),
+            watch_writes: false,
+            core_qpn: Vec::new(),
+            doorbell_bytes: p.pcie.doorbell_bytes,
+        }
+    }
+
+    /// A host core stores a doorbell at `now`: the MMIO write crosses `pcie` host → NIC,
+    /// and the doorbell unit takes it when it arrives.
+    pub fn mmio(
+        &mut self,
+        now: TimePs,
+        qpn: u32,
+        pi: u32,
+        rq: bool,
+        pcie: &mut Pcie,
+        cx: &mut NicCx<'_>,
+    ) {
+        let at = pcie.mmio_write(now, self.doorbell_bytes);
+        let ev = if rq {
+            NicEv::DoorbellRq { qpn, pi }
+        } else {
+            NicEv::Doorbell { qpn, pi }
+        };
+        cx.at(at, ev);
+    }
+
+    /// QP `qpn` runs on host core `core`: the first QP of a core names that core's CQs.
+    pub fn note_core(&mut self, core: u16, qpn: u32) {
+        let c = usize::from(core);
+        if c >= self.core_qpn.len() {
+            self.core_qpn.resize(c + 1, u32::MAX);
+        }
+        if self.core_qpn[c] == u32::MAX {
+            self.core_qpn[c] = qpn;
+        }
+    }
+
+    /// One QPN per core whose CQs may hold completions.
+    pub fn cq_core_qpns(&self) -> Vec<u32> {
+        self.core_qpn
+            .iter()
+            .copied()
+            .filter(|&q| q != u32::MAX)
+            .collect()
+    }
+}
+
+impl crate::stats::Report for HostIf {
+    /// The doorbell unit's counters (`doorbell`) and the CQ unit's (`cq`).
+    fn report(&self, prefix: &str, reg: &mut crate::stats::Registry) {
+        self.doorbell.report(&format!("{prefix}.doorbell"), reg);
+        self.cq.report(&format!("{prefix}.cq"), reg);
+    }
+}
