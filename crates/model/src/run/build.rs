@@ -930,6 +930,8 @@ fn application(
         // their end.
         app.window.span_ps = (TimePs::MAX, TimePs::MAX);
         if p.warmup_rounds > 0 && lat {
+            // With --procs each process counts its own warm-up rounds; without (pl.procs =
+            // 0) a latency test counts its iterations instead (`Perftest::rounds_done`).
             app.procs.warming = pl.procs;
         } else if p.warmup_rounds > 0 {
             app.bw_start.warming_pairs = q as usize;

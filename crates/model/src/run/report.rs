@@ -12,6 +12,7 @@ use crate::result::RunStatus;
 use crate::result::{rates, CacheStats as ReportCache, LatencyStats, PerfResult, SizeResult};
 use crate::stats::{Registry, Report, TransportTotals};
 use crate::verdict::{Measured, Verdict};
+use crate::workload::PerfTest;
 use crate::world::World;
 
 /// The measurement of several flows run as one test (`-b`, `--reversed`): their operations
@@ -288,8 +289,23 @@ fn run_registry(
             world.apps.iter().map(|a| a.measure.cq_wakeups).sum(),
         );
     }
+    host_counters(world, &mut tr);
     stats.extend(tr.prefixed(""));
     stats
+}
+
+/// The applications' counters that only some tests have: receive WQEs posted (SEND tests)
+/// and write-lat's polls that saw an older value (a retransmitted or duplicated WRITE).
+fn host_counters(world: &World, reg: &mut Registry) {
+    let receives: u64 = world.apps.iter().map(|a| a.measure.receives_posted).sum();
+    if receives > 0 {
+        reg.set("host.receives_posted", receives);
+    }
+    let write_lat = world.apps.iter().any(|a| a.spec.test == PerfTest::WriteLat);
+    if write_lat {
+        let stale = world.apps.iter().map(|a| a.ping.stale_polls).sum();
+        reg.set("host.write_lat_stale_polls", stale);
+    }
 }
 
 /// The summary of latency-test application `a`: perftest's for a ping-pong or post-and-poll

@@ -13,6 +13,7 @@ mod compose_matrix;
 mod doc_numbers;
 mod doc_repro_numbers;
 mod front_door_edges;
+mod host_counters;
 mod isolation_order;
 mod no_outside_references;
 mod ornic_wire;

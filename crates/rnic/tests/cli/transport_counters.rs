@@ -7,7 +7,8 @@ use crate::common::rnic;
 
 use rnic::report::PerfResult;
 
-fn perf_json(args: &[&str]) -> PerfResult {
+/// `rnic perf ARGS --json -`, which must succeed.
+pub(crate) fn perf_json(args: &[&str]) -> PerfResult {
     let mut a = vec!["perf"];
     a.extend_from_slice(args);
     a.extend_from_slice(&["--json", "-"]);
