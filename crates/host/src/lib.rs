@@ -431,7 +431,7 @@ pub fn pattern_byte(seed: u64, offset: u64) -> u8 {
 impl Memory for SparseMemory {
     /// An access inside one page (every WQE, CQE and payload of a message up to the page
     /// size that does not cross a page boundary) goes to its page directly, without the
-    /// piece loop of [`SparseMemory::for_each_piece`].
+    /// piece loop of `SparseMemory::for_each_piece`.
     fn read(&self, addr: u64, out: &mut [u8]) {
         let off = (addr & PAGE_MASK) as usize;
         if !out.is_empty() && out.len() <= PAGE_BYTES - off {

@@ -154,7 +154,7 @@ impl FramePool {
         self.free.push(i);
     }
 
-    /// Gives back the memory of the free buffers beyond [`SPARE_FRAMES`] (the most recently
+    /// Gives back the memory of the free buffers beyond `SPARE_FRAMES` (the most recently
     /// returned are kept): after a burst (RDMA CM's REQs at a million QPs) `release` keeps
     /// as many free buffers as were held, which the steady state never needs.
     pub fn trim(&mut self) {

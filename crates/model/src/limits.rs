@@ -338,7 +338,7 @@ fn check_perf_mrs(cfg: &Config, spec: &PerfSpec, size: u64) -> Result<(), UsageE
     Ok(())
 }
 
-/// A flow's `mrs` against its buffer slots (see [`check_perf_mrs`]), naming `flow[i].mrs`.
+/// A flow's `mrs` against its buffer slots (see `check_perf_mrs`), naming `flow[i].mrs`.
 pub fn check_flow_mrs(cfg: &Config, i: usize, f: &crate::flow::FlowSpec) -> Result<(), UsageError> {
     let size = f.test.op_bytes(f.size);
     let most = max_mrs(cfg, size, f.qps.max(1));

@@ -309,7 +309,7 @@ pub struct PerfResult {
     pub simulated_time_us: f64,
     /// Operations completed in the measurement (all clients, all QPs).
     pub ops_completed: u64,
-    /// Millions of operations per second (perftest's MsgRate[Mpps]).
+    /// Millions of operations per second (perftest's MsgRate\[Mpps\]).
     pub msg_rate_mops: f64,
     /// Payload bits per second / 10^9.
     pub goodput_gbps: f64,

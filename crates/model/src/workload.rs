@@ -205,7 +205,7 @@ pub fn all_sizes() -> Vec<u64> {
     (1..=23).map(|e| 1u64 << e).collect()
 }
 
-/// Everything a runner needs besides the [`Config`]: the resolved test and its parameters.
+/// Everything a runner needs besides the `Config`: the resolved test and its parameters.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PerfSpec {
     /// Which test.

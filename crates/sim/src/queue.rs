@@ -558,9 +558,9 @@ impl<E> EventQueue<E> {
     /// See [`TimeQueue::push`]. O(1) inside the window, O(log n) beyond.
     ///
     /// Inlined into the callers with only its common cases: an event for a later coarse
-    /// bucket whose chunk has room ([`Self::coarse_append`] without a new chunk), or for a
+    /// bucket whose chunk has room (`Self::coarse_append` without a new chunk), or for a
     /// fine bucket of the current coarse bucket after the open one, with room. Every other
-    /// push goes to [`Self::push_slow`]; as one function, the callee-saved registers its
+    /// push goes to `Self::push_slow`; as one function, the callee-saved registers its
     /// rare paths need were saved and restored on every push (a tenth of its cost).
     #[inline]
     pub fn push(&mut self, time_ps: u64, ev: E) {

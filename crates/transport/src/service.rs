@@ -2,7 +2,7 @@
 //! datagram, chosen when the QP is created ([`crate::Device::create_qp_service`]).
 //!
 //! RC is the requester/responder pair of [`crate::requester`] and [`crate::responder`]. The
-//! two unreliable services share one requester ([`crate::unreliable_tx`]: segmentation, no
+//! two unreliable services share one requester (`crate::unreliable_tx`: segmentation, no
 //! ACK, a WQE completes when its last packet is on the wire) and each has its own receiver:
 //! [`crate::uc`] (in-order PSNs, a gap drops the rest of the message, the receiver resumes
 //! at the next FIRST/ONLY) and [`crate::ud`] (one-packet SENDs with a DETH, Q_Key check, a

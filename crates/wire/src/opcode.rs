@@ -320,7 +320,7 @@ impl Opcode {
     /// May carry payload bytes: SEND, WRITE and READ response packets. READ requests, ACKs,
     /// atomics and CNPs carry none.
     ///
-    /// This and the other packet-kind predicates read one byte of [`KIND`], built at compile
+    /// This and the other packet-kind predicates read one byte of `KIND`, built at compile
     /// time from their definitions (`*_by_kind`): every frame asks several of them on its
     /// way, and the matches over sparse wire values compiled to chains of compares.
     #[inline]
@@ -367,7 +367,7 @@ impl Opcode {
     }
 
     /// Bytes between the BTH and the payload (for CNP: its 16 reserved bytes), from a table
-    /// computed at compile time out of [`Opcode::ext_headers`]' lengths (this sits on every
+    /// computed at compile time out of `Opcode::ext_headers`' lengths (this sits on every
     /// packet's path).
     #[inline]
     pub fn ext_headers_len(self) -> usize {

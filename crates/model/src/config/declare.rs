@@ -1,4 +1,4 @@
-//! One declaration per config field: [`config_section!`] turns a list of fields — name, type,
+//! One declaration per config field: `config_section!` turns a list of fields — name, type,
 //! default, unit, accepted values and documentation — into the section's serde struct, its
 //! `Default` (the `baseline` profile) and its schema entries ([`super::schema::FieldDoc`]),
 //! so a field cannot have a default without documentation or a range, or the other way round.

@@ -1,5 +1,5 @@
 //! Generated datacenter fabrics: a k-ary fat-tree (`net.topology = "fat_tree"`) and a
-//! two-tier leaf-spine (`"leaf_spine"`), each a [`Plan`] of switches and links with a rate
+//! two-tier leaf-spine (`"leaf_spine"`), each a `Plan` of switches and links with a rate
 //! and a delay per tier (`[net.fabric]`). Nodes sit on the host ports in order, so node 0
 //! (perftest's server) and its nearest neighbours share an edge switch and the last nodes
 //! are farthest from it. Routing among the equal-cost paths these fabrics have is

@@ -1,4 +1,4 @@
-//! A topology before it is built ([`Plan`]): switches and links with their delays and rates.
+//! A topology before it is built (`Plan`): switches and links with their delays and rates.
 //! The star, back-to-back, wan and file topologies ([`super::topology`]) and the generated
 //! fabrics ([`super::fabric`]) each produce one; `topology` builds the network from it.
 

@@ -91,8 +91,8 @@ use rx_path::RxPath;
 use tx_path::TxPath;
 
 /// One node's NIC: its units, the transport (the protocol truth it drives) and its per-QP
-/// records. It routes each unit's outputs to the next unit ([`route_tx`], [`route_rx`],
-/// [`route_mem`]); the units themselves know only their own inputs and outputs.
+/// records. It routes each unit's outputs to the next unit (`route_tx`, `route_rx`,
+/// `route_mem`); the units themselves know only their own inputs and outputs.
 pub struct Nic {
     /// Timing parameters.
     pub p: ModelParams,

@@ -1,6 +1,6 @@
 //! Scheduler wake-ups without an event of their own.
 //!
-//! A paused scheduler is woken ([`super::Nic::sched_kick`]) whenever something downstream
+//! A paused scheduler is woken (`super::Nic::sched_kick`) whenever something downstream
 //! may have freed room: a WQE left the WQE buffer, bytes left the TX payload buffer, the
 //! descriptor channel took a request. Most of these wake-ups find the scheduler still held
 //! back (at the 300-QP 64 B peak, about 3.5 per message), and each used to cost a `Sched`

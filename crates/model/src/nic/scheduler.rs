@@ -3,7 +3,7 @@
 //! from the QPC manager (descriptor channel) and then fetches up to `wqes_per_fetch` WQEs in
 //! one DMA read, as real NICs do; a QP with more work goes back to the tail.
 //!
-//! With latency hiding (csRNA §4.5, module [`super::latency_hiding`]) the visit reads the
+//! With latency hiding (csRNA §4.5, module [`super::mech::csrna::latency_hiding`]) the visit reads the
 //! SQ address from the on-chip SQ address table instead and issues the WQE read at once.
 //!
 //! Chunk: a visit takes about `nic.chunk_bytes` of messages from its QP ("the WQEs

@@ -1,6 +1,6 @@
 //! `run_perf`: a perftest-style run on the timed model in four steps, each a module:
-//! [`build`] the world (nodes, QPs, buffers, application, network, observers), simulate it,
-//! [`judge`] it (verdict, buffer verification, the wire's bound) and [`report`] it. A caller
+//! `build` the world (nodes, QPs, buffers, application, network, observers), simulate it,
+//! `judge` it (verdict, buffer verification, the wire's bound) and `report` it. A caller
 //! may watch the simulation's [`progress`] ([`run_perf_with_progress`]).
 
 mod build;

@@ -1,5 +1,5 @@
 //! Progress of a running simulation, for a caller that wants to show it (a progress bar):
-//! [`Progress`] and the loop that reports it, [`run_observed`].
+//! [`Progress`] and the loop that reports it, `run_observed`.
 //!
 //! Progress only observes: the events run in exactly the same order with or without an
 //! observer, so the results are identical. The event loop stops every [`CHECK_EVENTS`]

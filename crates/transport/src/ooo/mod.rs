@@ -23,7 +23,7 @@
 //! [`OooRequester`] and [`OooResponder`] are the out-of-order WRITE state machines over those
 //! bitmaps (direct write by PSN, the address carried until the responder learns the start,
 //! OTD loss detection, bitmap NAKs, ACK aggregation), exchanging [`OooSegment`]s: they are
-//! wired into [`crate::Device`] by [`ooo_qp`], whose QPs share one [`DevicePools`] pool.
+//! wired into [`crate::Device`] by `ooo_qp`, whose QPs share one [`DevicePools`] pool.
 
 mod bitmap;
 mod block_pool;

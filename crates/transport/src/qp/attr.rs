@@ -83,7 +83,7 @@ pub struct QpAttr {
     /// READs/atomics the requester keeps outstanding (0..=128).
     pub max_rd_atomic: Option<u8>,
     /// Vendor attribute: the requester's packet window, PSNs it may have sent and not yet
-    /// had acknowledged (1..=[`crate::MAX_OUTSTANDING_PSNS`]; the queue depth some NICs
+    /// had acknowledged (1..=`crate::MAX_OUTSTANDING_PSNS`; the queue depth some NICs
     /// let users configure). Default: the whole half of the PSN space.
     pub max_outstanding_psns: Option<u32>,
     /// Vendor attribute: inside a long message the requester sets AckReq on every this

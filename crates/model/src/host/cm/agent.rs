@@ -206,7 +206,7 @@ impl Agent {
     }
 
     /// Every connection of the run is established (on both sides): keeps only what a late
-    /// MAD needs ([`Settled`]) and gives the rest back. Connections added later, or a
+    /// MAD needs (`Settled`) and gives the rest back. Connections added later, or a
     /// connection not yet established, are a caller's bug.
     pub fn settle(&mut self) {
         debug_assert!(self.conns.iter().all(|c| c.state == State::Established));

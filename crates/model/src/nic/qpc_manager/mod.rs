@@ -122,7 +122,7 @@ pub trait QpcManager {
     /// The QPC cache.
     fn cache(&self) -> &QpcCache;
     /// The QPC cache, to fill with a prefetched context nobody waits for (resource
-    /// prefetching, [`super::super::mech::prefetch`]).
+    /// prefetching, [`crate::nic::mech::prefetch`]).
     fn cache_mut(&mut self) -> &mut QpcCache;
     /// Modelled on-chip bytes of the manager's own structures (FIFOs, tables), by name;
     /// the cache is reported separately.

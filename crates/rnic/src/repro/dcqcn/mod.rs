@@ -1,9 +1,9 @@
 //! DCQCN: Zhu et al., "Congestion Control for Large-Scale RDMA Deployments" (SIGCOMM '15).
 //! Two experiments on rnic's star (clients into one server through one switch), each run
 //! through the model with `net.cc = "dcqcn"` against `net.cc = "none"`, the arms differing
-//! only in `net.cc`: two long flows through one bottleneck ([`twoflow`]) and a 16:1 incast
-//! under PFC ([`incast`]); and one on a fat-tree, the shape of the DCQCN curve of HPCC's
-//! FCT-slowdown figure for WebSearch ([`fct`]). The thresholds are the claims' words, fixed
+//! only in `net.cc`: two long flows through one bottleneck (`twoflow`) and a 16:1 incast
+//! under PFC (`incast`); and one on a fat-tree, the shape of the DCQCN curve of HPCC's
+//! FCT-slowdown figure for WebSearch (`fct`). The thresholds are the claims' words, fixed
 //! before the runs.
 //!
 //! Like the long-distance experiments, these build their runs here instead of sweep files.

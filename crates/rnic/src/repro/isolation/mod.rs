@@ -5,7 +5,7 @@
 //! arm (baseline, v1, v2) and nothing else changed per figure.
 //!
 //! The experiments have no sweep files: a sweep runs one perftest flow per point, these need
-//! several flows per point, so each experiment builds its points here ([`point`]) and runs
+//! several flows per point, so each experiment builds its points here (`point`) and runs
 //! them through the model's flow runner ([`run_points`]). Each experiment's evaluator takes
 //! a plan (its points), so the suite's reduced tests run the same evaluator on fewer points.
 //!

@@ -149,7 +149,7 @@ impl ChainReads {
 }
 
 impl FormulaInputs {
-    /// The inputs under `cfg` for messages of [`MSG_BYTES`].
+    /// The inputs under `cfg` for messages of `MSG_BYTES`.
     pub fn of(cfg: &Config, chain: ChainReads) -> FormulaInputs {
         let per_visit = (cfg.nic.chunk_bytes as f64 / MSG_BYTES).floor().max(1.0);
         FormulaInputs {
