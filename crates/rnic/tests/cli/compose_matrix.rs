@@ -1,7 +1,8 @@
 //! The papers' mechanisms composed: every pair, and every mechanism on at once, of csRNA's
 //! non-blocking QPC manager with latency hiding, resource prefetching (sched+sw), TX isolation
 //! v1 or v2, ORNIC reliability sprayed over four paths, a 20 km long-distance link with or
-//! without the WAN accelerator, PFC, and QPCs in the NIC's DDR. The papers describe them as
+//! without the WAN accelerator, PFC, QPCs in the NIC's DDR, and DCQCN congestion control with
+//! ECN marking. The papers describe them as
 //! orthogonal and a user turns several on at once, so each run either completes with every
 //! byte verified (exit 0, `verified_bytes` = size × iterations) or is refused before the work
 //! (exit 2) with a message naming the conflicting fields — never a stall (exit 3), a model
@@ -69,6 +70,11 @@ const MECHANISMS: &[Mechanism] = &[
         name: "ddr-qpcs",
         sets: &["nic.qpc_placement=ddr"],
         group: "ddr",
+    },
+    Mechanism {
+        name: "dcqcn",
+        sets: &["net.cc=dcqcn", "net.ecn.enabled=true"],
+        group: "cc",
     },
 ];
 
