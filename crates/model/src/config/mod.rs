@@ -255,6 +255,10 @@ config_enum! {
         RunToCompletion = "run_to_completion",
         /// A BS WQE yields the transport after a slice; LS WQEs go first.
         Slicing = "slicing",
+        /// Every QP with something to send in turn, one packet each, whatever its tenant
+        /// or class, with no slicing station: the NIC of the ns-3 simulator released with
+        /// the HPCC paper (not a part of the TX isolation paper)
+        QpRoundRobin = "qp_round_robin",
     }
 }
 

@@ -12,6 +12,9 @@ pub struct IsoParts {
     pub separate_caching: bool,
     /// BS WQEs yield the transport after a slice; LS WQEs go first (else run to completion).
     pub slicing: bool,
+    /// Every QP in turn, one packet each, no station (`nic.iso_transport =
+    /// "qp_round_robin"`; neither slicing nor run to completion).
+    pub qp_round_robin: bool,
     /// A full BS FIFO pauses only its own tenant's WQE reads (else every QP's).
     pub isolated_backpressure: bool,
     /// BS tenants get `4096 / PMTU` slices per turn (else one).
@@ -31,6 +34,7 @@ impl Default for IsoParts {
         IsoParts {
             separate_caching: false,
             slicing: false,
+            qp_round_robin: false,
             isolated_backpressure: false,
             adaptive_wrr: false,
             bs_fifo_depth: 2,
@@ -58,7 +62,9 @@ impl IsoParts {
                 IsoTransport::Auto => v1,
                 IsoTransport::RunToCompletion => false,
                 IsoTransport::Slicing => true,
+                IsoTransport::QpRoundRobin => false,
             },
+            qp_round_robin: n.iso_transport == IsoTransport::QpRoundRobin,
             isolated_backpressure: match n.iso_backpressure {
                 IsoBackpressure::Auto => v2,
                 IsoBackpressure::Coupled => false,
@@ -80,6 +86,7 @@ impl IsoParts {
     pub fn any(&self) -> bool {
         self.separate_caching
             || self.slicing
+            || self.qp_round_robin
             || self.isolated_backpressure
             || self.adaptive_wrr
             || self.bounded_shared_fifo()

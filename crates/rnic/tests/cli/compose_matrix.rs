@@ -1,6 +1,6 @@
 //! The papers' mechanisms composed: every pair, and every mechanism on at once, of csRNA's
 //! non-blocking QPC manager with latency hiding, resource prefetching (sched+sw), TX isolation
-//! v1 or v2, ORNIC reliability sprayed over four paths, a 20 km long-distance link with or
+//! v1 or v2 (or the ns-3 NIC's QP round robin in its place), ORNIC reliability sprayed over four paths, a 20 km long-distance link with or
 //! without the WAN accelerator, PFC, QPCs in the NIC's DDR, and DCQCN congestion control with
 //! ECN marking. The papers describe them as
 //! orthogonal and a user turns several on at once, so each run either completes with every
@@ -44,6 +44,11 @@ const MECHANISMS: &[Mechanism] = &[
     Mechanism {
         name: "isolation-v2",
         sets: &["nic.tx_isolation=v2"],
+        group: "isolation",
+    },
+    Mechanism {
+        name: "qp-round-robin",
+        sets: &["nic.iso_transport=qp_round_robin"],
         group: "isolation",
     },
     Mechanism {

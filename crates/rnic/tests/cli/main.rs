@@ -21,6 +21,7 @@ mod pcap_check;
 mod pcap_order;
 mod perftest_flags;
 mod pfc_capture;
+mod qp_round_robin;
 mod rate_trace;
 mod repro_claims;
 mod repro_csrna_reduced;

@@ -7,19 +7,22 @@
 //! direct, inlinable call (as with [`crate::nic::qpc_manager::any::AnyQpcManager`]).
 
 use super::admission::{SeparateFifos, SharedFifo};
-use super::order::{FifoOrder, SlicingOrder};
+use super::order::{FifoOrder, QpRoundRobinOrder, SlicingOrder};
 use super::IsoParts;
 use crate::nic::ports::{AfterFrame, SentFrame, TxOrder, WqeAdmission};
 use crate::nic::qp_table::QpHw;
 use crate::stats::Registry;
 
-/// The TX engine's order (`nic.iso_transport`): run to completion or slicing execution.
+/// The TX engine's order (`nic.iso_transport`): run to completion, slicing execution, or
+/// every QP in turn a packet at a time.
 #[derive(Debug)]
 pub enum AnyTxOrder {
     /// The baseline: one FIFO of QPs, run to completion.
     Fifo(FifoOrder),
     /// Slicing execution (v1, v2).
     Slicing(SlicingOrder),
+    /// Every QP in turn, one packet each (`qp_round_robin`).
+    QpRoundRobin(QpRoundRobinOrder),
 }
 
 impl Default for AnyTxOrder {
@@ -33,6 +36,8 @@ impl AnyTxOrder {
     pub fn for_parts(parts: &IsoParts) -> Self {
         if parts.slicing {
             AnyTxOrder::Slicing(SlicingOrder::new(parts.slice_packets, parts.adaptive_wrr))
+        } else if parts.qp_round_robin {
+            AnyTxOrder::QpRoundRobin(QpRoundRobinOrder::default())
         } else {
             AnyTxOrder::default()
         }
@@ -41,7 +46,7 @@ impl AnyTxOrder {
     /// Records the slicing station's counters under `prefix` (zero without slicing).
     pub fn report(&self, prefix: &str, reg: &mut Registry) {
         let (write_backs, station_peak) = match self {
-            AnyTxOrder::Fifo(_) => (0, 0),
+            AnyTxOrder::Fifo(_) | AnyTxOrder::QpRoundRobin(_) => (0, 0),
             AnyTxOrder::Slicing(s) => (s.write_backs, s.station_peak),
         };
         reg.set(&format!("{prefix}.write_backs"), write_backs);
@@ -55,6 +60,7 @@ macro_rules! order {
         match $self {
             AnyTxOrder::Fifo($m) => $call,
             AnyTxOrder::Slicing($m) => $call,
+            AnyTxOrder::QpRoundRobin($m) => $call,
         }
     };
 }
@@ -273,5 +279,42 @@ mod tests {
             AfterFrame::Queued
         );
         assert!(order.orders_resends() && order.yields_mid_message(bs));
+    }
+    /// `qp_round_robin` picks the ns-3 simulator's order: after any packet, in the middle of
+    /// its message or not, the QP goes behind every other QP waiting, whatever their tenant
+    /// or class; nothing stays.
+    #[test]
+    fn qp_round_robin_serves_every_qp_a_packet_at_a_time() {
+        let parts = IsoParts {
+            qp_round_robin: true,
+            ..IsoParts::default()
+        };
+        let mut order = AnyTxOrder::for_parts(&parts);
+        assert!(matches!(order, AnyTxOrder::QpRoundRobin(_)));
+        let (bs, ls) = (tenant::tag(false, 1, 1), tenant::tag(true, 2, 2));
+        order.enlist(1, bs);
+        order.enlist(2, ls);
+        order.enlist(3, bs);
+        let qp = QpHw::default();
+        let mut served = Vec::new();
+        for _ in 0..6 {
+            let q = order.pop().expect("a QP waits");
+            served.push(q);
+            assert_eq!(
+                order.after_frame(q, &qp, frame(true), || true),
+                AfterFrame::Queued
+            );
+        }
+        assert_eq!(served, [1, 2, 3, 1, 2, 3]);
+        let q = order.pop().unwrap();
+        assert_eq!(
+            order.after_frame(q, &qp, frame(false), || false),
+            AfterFrame::Leave
+        );
+        assert_eq!(
+            (order.pop(), order.pop(), order.pop()),
+            (Some(2), Some(3), None)
+        );
+        assert!(!order.orders_resends() && order.yields_mid_message(ls));
     }
 }

@@ -1,6 +1,8 @@
 //! The TX engine's order of QPs, the [`TxOrder`] hook: the baseline's one FIFO of QPs, each
 //! message run to completion, or slicing execution (optimized-v1/v2), where LS QPs go first
-//! and BS tenants take turns one slice (or their WRR weight in slices) at a time.
+//! and BS tenants take turns one slice (or their WRR weight in slices) at a time, or every
+//! QP in turn one packet at a time (the NIC of the ns-3 simulator released with the HPCC
+//! paper, for comparisons with that simulator's results).
 
 use std::collections::VecDeque;
 
@@ -11,14 +13,22 @@ use super::wrr_weight;
 use crate::nic::ports::{AfterFrame, SentFrame, TxOrder};
 use crate::nic::qp_table::QpHw;
 
-/// The baseline: QPs with something to send wait in one FIFO, and the engine runs each
-/// message to completion.
+/// QPs with something to send wait in one queue. The baseline (`PER_PACKET` false,
+/// [`FifoOrder`]) runs each message to completion; the ns-3 simulator's order (`PER_PACKET`
+/// true, [`QpRoundRobinOrder`]) sends the QP to the back of the queue after any packet, in
+/// the middle of a message or not, so no QP waits for another to finish a message.
 #[derive(Debug, Default)]
-pub struct FifoOrder {
+pub struct QueueOrder<const PER_PACKET: bool> {
     queue: VecDeque<u32>,
 }
 
-impl TxOrder for FifoOrder {
+/// The baseline: one FIFO of QPs, each message run to completion.
+pub type FifoOrder = QueueOrder<false>;
+
+/// Every QP in turn, one packet each (`nic.iso_transport = "qp_round_robin"`).
+pub type QpRoundRobinOrder = QueueOrder<true>;
+
+impl<const PER_PACKET: bool> TxOrder for QueueOrder<PER_PACKET> {
     #[inline]
     fn enlist(&mut self, qpn: u32, _iso_tag: u32) {
         self.queue.push_back(qpn);
@@ -42,6 +52,10 @@ impl TxOrder for FifoOrder {
         frame: SentFrame,
         wants: impl FnOnce() -> bool,
     ) -> AfterFrame {
+        let frame = SentFrame {
+            mid: frame.mid && !PER_PACKET,
+            ..frame
+        };
         run_to_completion(&mut self.queue, qpn, frame, wants)
     }
 
@@ -50,7 +64,7 @@ impl TxOrder for FifoOrder {
 
     #[inline]
     fn yields_mid_message(&self, _iso_tag: u32) -> bool {
-        false
+        PER_PACKET
     }
 
     #[inline]
