@@ -73,7 +73,8 @@ fn pair(
         eprintln!("skipped: {why}");
         return None;
     }
-    let dir = std::env::temp_dir().join(format!("rnic-live-{test}-{}", std::process::id()));
+    // The port too: two runs of one test (RDMA CM or not) run at once in this process.
+    let dir = std::env::temp_dir().join(format!("rnic-live-{test}-{port}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let (cj, sj, pcap) = (
         dir.join("client.json"),

@@ -20,8 +20,8 @@ use super::oob::Dest;
 
 /// Largest frame the endpoint builds or accepts (4096-byte MTU plus headers, with room).
 const FRAME_BYTES: usize = 9000;
-/// Datagrams handed to the engine per turn before it transmits again.
-const RX_BATCH: usize = 64;
+/// Datagrams a turn receives (one `recvmmsg`) and sends (one `sendmmsg`) per system call.
+const BATCH: usize = super::net::BATCH;
 /// How long the passive side of `-R` waits for the peer's DREQs before it sends its own
 /// (perftest's client sends them as it exits).
 const PEER_DREQ_WAIT: Duration = Duration::from_secs(5);
@@ -120,7 +120,12 @@ pub struct Endpoint {
     pub qpn: u32,
     sock: RoceSocket,
     start: Instant,
-    frame: Vec<u8>,
+    /// Frames received in one call, and their lengths.
+    rx: Vec<Vec<u8>>,
+    rx_lens: Vec<usize>,
+    /// Frames the engine built for one send call, and when it built each (for the capture).
+    tx: Vec<Vec<u8>>,
+    tx_at: Vec<u64>,
     pcap: Option<PcapWriter<BufWriter<File>>>,
     /// Frames the engine refused (bad ICRC, unknown QP, ...): hostile or stray traffic.
     pub rx_refused: u64,
@@ -166,7 +171,12 @@ impl Endpoint {
             qpn,
             sock,
             start: Instant::now(),
-            frame: vec![0; FRAME_BYTES],
+            rx: vec![vec![0; FRAME_BYTES]; BATCH],
+            rx_lens: vec![0; BATCH],
+            tx: (0..BATCH)
+                .map(|_| Vec::with_capacity(FRAME_BYTES))
+                .collect(),
+            tx_at: vec![0; BATCH],
             pcap,
             rx_refused: 0,
             cm: None,
@@ -201,29 +211,40 @@ impl Endpoint {
 
     /// One turn of the event loop: sends every frame the engine has, waits up to `wait` (less
     /// when a protocol timer is due sooner) for datagrams and hands them in, then fires the
-    /// timers that are due.
+    /// timers that are due and sends what all that produced.
     pub fn turn(&mut self, wait: Duration) -> anyhow::Result<()> {
+        self.turn_leaving(wait)?;
+        self.transmit_all()
+    }
+
+    /// A spinning turn ([`Endpoint::turn`] without waiting) that leaves the frames its
+    /// datagrams produced (the ACK of a message that came) to the next turn's first send:
+    /// a ping-pong side that answers at once sends that ACK and its own message with one
+    /// `sendmmsg`, and a side still waiting sends it on its next turn, a loop later.
+    pub fn spin_turn(&mut self) -> anyhow::Result<()> {
+        self.turn_leaving(Duration::ZERO)
+    }
+
+    /// [`Endpoint::turn`] up to, not including, its last send.
+    fn turn_leaving(&mut self, wait: Duration) -> anyhow::Result<()> {
         self.transmit_all()?;
         // A timer due within `wait` fires up to `wait` late (a turn waits 1 ms at most, the
         // ACK timeout is 67 ms): one receive timeout for every turn, set once.
         let timer_due = self.dev.poll_timeout().is_some_and(|t| t <= self.now_ps());
-        let mut wait = if timer_due { Duration::ZERO } else { wait };
-        for _ in 0..RX_BATCH {
-            let Some(n) = self.sock.recv(&mut self.frame, wait)? else {
-                break;
-            };
-            wait = Duration::ZERO;
+        let wait = if timer_due { Duration::ZERO } else { wait };
+        let got = self
+            .sock
+            .recv_batch(&mut self.rx, &mut self.rx_lens, wait)?;
+        for i in 0..got {
+            let n = self.rx_lens[i];
             let now = self.now_ps();
+            let frame = &self.rx[i][..n];
             if let Some(p) = self.pcap.as_mut() {
-                p.write_packet(now, &self.frame[..n])?;
+                p.write_packet(now, frame)?;
             }
-            if let Some(mad) = super::cm::mad_of(&self.frame[..n]) {
+            if let Some(mad) = super::cm::mad_of(frame) {
                 self.take_mad(mad);
-            } else if self
-                .dev
-                .handle_packet(now, &self.frame[..n], &mut self.mem)
-                .is_err()
-            {
+            } else if self.dev.handle_packet(now, frame, &mut self.mem).is_err() {
                 self.rx_refused += 1;
             }
         }
@@ -235,7 +256,7 @@ impl Endpoint {
         if self.dev.poll_timeout().is_some_and(|t| t <= now) {
             self.dev.handle_timeout(now);
         }
-        self.transmit_all()
+        Ok(())
     }
 
     /// Hands a MAD that reached QP1 to the connection manager (none: a stray, refused).
@@ -271,18 +292,36 @@ impl Endpoint {
         Ok(())
     }
 
+    /// Sends every frame the engine has, [`BATCH`] per `sendmmsg`, in the engine's order,
+    /// and captures each (after its batch went) with the time it was built.
     fn transmit_all(&mut self) -> anyhow::Result<()> {
-        let mut buf = std::mem::take(&mut self.frame);
         loop {
-            let now = self.now_ps();
-            if self.dev.poll_transmit(now, &self.mem, &mut buf).is_none() {
-                break;
+            let mut n = 0;
+            while n < BATCH {
+                let now = self.now_ps();
+                if self
+                    .dev
+                    .poll_transmit(now, &self.mem, &mut self.tx[n])
+                    .is_none()
+                {
+                    break;
+                }
+                self.tx_at[n] = now;
+                n += 1;
             }
-            self.send_captured(now, &mut buf)?;
+            if n == 0 {
+                return Ok(());
+            }
+            self.sock.send_batch(&mut self.tx[..n])?;
+            if let Some(p) = self.pcap.as_mut() {
+                for (frame, &at) in self.tx[..n].iter().zip(&self.tx_at) {
+                    p.write_packet(at, frame)?;
+                }
+            }
+            if n < BATCH {
+                return Ok(());
+            }
         }
-        buf.resize(FRAME_BYTES, 0);
-        self.frame = buf;
-        Ok(())
     }
 
     /// The next completion, if any.

@@ -133,32 +133,34 @@ impl Session {
         done: impl FnMut(&mut Endpoint) -> anyhow::Result<bool>,
         what: &str,
     ) -> anyhow::Result<()> {
-        self.until(done, what, IDLE_TURN)
+        self.until(done, what, |ep| ep.turn(IDLE_TURN))
     }
 
     /// [`Session::turn_until`] without waiting in the socket: every turn only looks for
     /// datagrams, as perftest's latency tests spin on their CQ or buffer (a blocking wait
-    /// would add the process's wake-up to each half round trip).
+    /// would add the process's wake-up to each half round trip). The turns are
+    /// [`Endpoint::spin_turn`]s: what the last one produced (an ACK) goes out with the
+    /// caller's next turn, in the same `sendmmsg` as what the caller posts first.
     pub fn spin_until(
         &mut self,
         done: impl FnMut(&mut Endpoint) -> anyhow::Result<bool>,
         what: &str,
     ) -> anyhow::Result<()> {
-        self.until(done, what, Duration::ZERO)
+        self.until(done, what, |ep| ep.spin_turn())
     }
 
     fn until(
         &mut self,
         mut done: impl FnMut(&mut Endpoint) -> anyhow::Result<bool>,
         what: &str,
-        wait: Duration,
+        mut turn: impl FnMut(&mut Endpoint) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
         let start = Instant::now();
         while !done(&mut self.ep)? {
             if start.elapsed() > STALL {
                 anyhow::bail!("no progress for {} s while {what}", STALL.as_secs());
             }
-            self.ep.turn(wait)?;
+            turn(&mut self.ep)?;
         }
         Ok(())
     }
