@@ -38,6 +38,7 @@ pub mod doorbell;
 pub mod lru;
 pub mod mech;
 pub mod onchip;
+pub mod pause_looks;
 pub mod payload_stream;
 pub mod pcie;
 pub mod ports;
@@ -55,6 +56,7 @@ pub mod rx_translate;
 pub mod sched_wake;
 pub mod scheduler;
 pub mod translation;
+mod tx_park;
 pub mod tx_pipeline;
 pub mod unit;
 pub mod wqe_fetch;
@@ -175,7 +177,12 @@ impl Nic {
             NicEv::DmaDone { slot } => self.on_dma_done(now, slot, cx),
             NicEv::TxJobReady { job } => self.on_tx_job_ready(now, job, cx),
             NicEv::TxPost { job } => self.on_tx_post(now, job, cx),
-            NicEv::TxWake => self.on_tx_wake(now, cx),
+            NicEv::TxWake => {
+                if self.tx_wake_due(now) {
+                    self.on_tx_wake(now, cx);
+                }
+            }
+            NicEv::TxLook => self.on_tx_look(now, cx),
             NicEv::RateWake { qpn } => {
                 self.rate.woke(qpn);
                 self.tx_enlist(qpn);
