@@ -51,6 +51,9 @@ pub enum NicEv {
     TxPost { job: u32 },
     /// The TX engine may send its next frame.
     TxWake,
+    /// A paused TX engine's look that sees a change of its pause (a parked engine's, see
+    /// [`crate::nic::pause_looks`]).
+    TxLook,
     /// A rate-limited QP's bucket is even again: it may send.
     RateWake { qpn: u32 },
     /// A frame's last bit reaches the NIC's port.

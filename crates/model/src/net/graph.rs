@@ -14,6 +14,7 @@ use super::port::{Port, PortStats};
 use super::switch::OutPort;
 use crate::config::EcnMarkPoint;
 use crate::event::{Ev, FramePool, NetEv, NicEv};
+use crate::nic::cx::pause_looks::{ParkedLooks, PauseLook};
 use crate::nic::cx::Wire;
 
 /// The far end of a link direction.
@@ -675,6 +676,17 @@ impl Wire for Network {
 
     fn port_free_at(&self, node: usize, now: TimePs) -> TimePs {
         self.start_at(node, now)
+    }
+
+    fn look_again(&self, node: usize, now: TimePs) -> Option<PauseLook> {
+        let t = now.max(self.ports[node].free_at());
+        self.pfc.as_ref()?.look_again(self.uplink[node], t)
+    }
+
+    fn park(&mut self, node: usize, looks: ParkedLooks) {
+        if let Some(pfc) = self.pfc.as_mut() {
+            pfc.park(self.uplink[node], looks);
+        }
     }
 
     fn received(&mut self, node: usize, frame: u32, at: TimePs, frames: &FramePool) {

@@ -10,7 +10,7 @@ use rnic_wire::pfc::{Packet, PfcRepr};
 use super::pfc::{Pfc, PfcLink, Tx};
 use super::port::Port;
 use crate::config::EcnMarkPoint;
-use crate::event::{Ev, FramePool, NetEv};
+use crate::event::{Ev, FramePool, NetEv, NicEv};
 use crate::net::graph::{End, Network};
 
 /// The MAC address of the switch port sending on link direction `link`: locally
@@ -136,7 +136,9 @@ impl Network {
             eg.waiting
                 .push_back((frame, len as u32, from as u32, now + latency_ps));
             self.pfc_kick(link, now + latency_ps, q);
-            if let Some(quanta) = self.pfc_mut().on_queued(now, from, len as u64, None) {
+            let pfc = self.pfc_mut().on_queued(now, from, len as u64, None);
+            self.wake_parked(q);
+            if let Some(quanta) = pfc {
                 self.send_pfc(now, from, quanta, q, frames);
             }
         } else {
@@ -146,8 +148,26 @@ impl Network {
             let end = sent.1;
             self.pfc_left_at(end, from, len, q);
             self.leave_scheduled(s, out, frame, sent, q, frames);
-            if let Some(quanta) = self.pfc_mut().on_queued(now, from, len as u64, Some(end)) {
+            let pfc = self.pfc_mut().on_queued(now, from, len as u64, Some(end));
+            self.wake_parked(q);
+            if let Some(quanta) = pfc {
                 self.send_pfc(now, from, quanta, q, frames);
+            }
+        }
+    }
+
+    /// Wakes the parked NICs whose pause or XON outlook changed, each at its next look
+    /// ([`crate::nic::cx::pause_looks`]).
+    fn wake_parked(&mut self, q: &mut EventQueue<Ev>) {
+        for (link, at) in self.pfc_mut().take_woken() {
+            if let Some(node) = self.node_on_uplink(link) {
+                q.push(
+                    at,
+                    Ev::Nic {
+                        node: node as u32,
+                        ev: NicEv::TxLook,
+                    },
+                );
             }
         }
     }
@@ -171,6 +191,7 @@ impl Network {
             return;
         }
         eg.kick_at = Some(at);
+        eg.kick_queued = q.now();
         q.push(at, Ev::Net(NetEv::PfcEgress { link: link as u32 }));
     }
 
@@ -187,6 +208,7 @@ impl Network {
             return; // a later kick replaced this one
         }
         pfc.egress[link].kick_at = None;
+        let queued = pfc.egress[link].kick_queued;
         let Some(&(frame, len, from, ready)) = pfc.egress[link].waiting.front() else {
             return;
         };
@@ -212,7 +234,7 @@ impl Network {
             qs.port(switch, out).leaves_at(end, u64::from(len));
         }
         let pfc = self.pfc_mut();
-        pfc.on_started(from as usize, end, u64::from(len));
+        pfc.on_started((now, queued), from as usize, end, u64::from(len));
         let eg = &mut pfc.egress[link];
         eg.waiting.pop_front();
         // Every frame ahead has left (the port was free): it holds this one and those
@@ -221,6 +243,7 @@ impl Network {
         let behind = eg.bytes - u64::from(len);
         eg.sending.push_back((end, u64::from(len)));
         let more = !eg.waiting.is_empty();
+        self.wake_parked(q);
         if let Some(ecn) = self.ecn.as_mut() {
             ecn.mark_at(
                 EcnMarkPoint::Dequeue,
@@ -246,7 +269,9 @@ impl Network {
         q: &mut EventQueue<Ev>,
         frames: &mut FramePool,
     ) {
-        if let Some(quanta) = self.pfc_mut().on_left(now, link, u64::from(bytes)) {
+        let pfc = self.pfc_mut().on_left(now, link, u64::from(bytes));
+        self.wake_parked(q);
+        if let Some(quanta) = pfc {
             self.send_pfc(now, link, quanta, q, frames);
         }
     }
@@ -318,6 +343,8 @@ impl Network {
             return;
         };
         pfc.on_pause_time(now, data_link, quanta);
+        self.wake_parked(q);
+        let pfc = self.pfc_mut();
         if quanta > 0 && to_nic {
             // A NIC paused the port feeding it: from now on its frames wait in the port.
             pfc.queue_toward_nic(data_link);
@@ -341,7 +368,8 @@ impl Network {
         let data_link = self.links[self.uplink[node]].reverse;
         let pfc = self.pfc_mut();
         pfc.on_nic_pfc_sent(now, data_link, quanta);
-        let xoff_ps = pfc.xoff_ps(data_link);
+        self.wake_parked(q);
+        let xoff_ps = self.pfc_mut().xoff_ps(data_link);
         self.send_pfc(now, data_link, quanta, q, frames);
         xoff_ps
     }

@@ -64,6 +64,7 @@ pub mod rx_translate;
 pub mod sched_wake;
 pub mod scheduler;
 pub mod translation;
+mod tx_park;
 pub mod tx_path;
 pub mod tx_pipeline;
 pub mod unit;
@@ -141,7 +142,12 @@ impl Nic {
             NicEv::DmaDone { slot } => self.on_dma_done(now, slot, cx),
             NicEv::TxJobReady { job } => self.on_tx_job_ready(now, job, cx),
             NicEv::TxPost { job } => self.on_tx_post(now, job, cx),
-            NicEv::TxWake => self.on_tx_wake(now, cx),
+            NicEv::TxWake => {
+                if self.tx_wake_due(now) {
+                    self.on_tx_wake(now, cx);
+                }
+            }
+            NicEv::TxLook => self.on_tx_look(now, cx),
             NicEv::RateWake { qpn } => {
                 self.tx.rate.woke(qpn);
                 self.tx_enlist(qpn);

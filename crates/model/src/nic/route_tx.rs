@@ -499,9 +499,7 @@ impl Nic {
             .free_at()
             .max(cx.wire.port_free_at(cx.node, now).saturating_sub(slack));
         if wake_at > now {
-            self.tx.engine.wake_pending = true;
-            cx.at(wake_at, NicEv::TxWake);
-            return;
+            return self.tx_wait(now, wake_at, slack, cx);
         }
         let slot = cx.frames.alloc();
         let (meta, qpn_used) = loop {

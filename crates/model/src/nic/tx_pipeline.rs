@@ -61,6 +61,10 @@ pub struct TxEngine<O> {
     pub buffered_bytes: u64,
     /// A `TxWake` is pending.
     pub wake_pending: bool,
+    /// Parked, paused ([`super::cx::pause_looks`]): the time of its pending wake.
+    pub park: Option<TimePs>,
+    /// Pending wakes a look replaced, by time: they find nothing to do.
+    pub stale_wakes: Vec<TimePs>,
     /// Sweep every QP (after a timeout).
     pub sweep: bool,
     /// The engine as a unit.

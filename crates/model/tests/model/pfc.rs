@@ -261,3 +261,121 @@ fn a_pause_waits_for_the_frame_on_the_wire() {
     }
     assert_eq!(landed, Some(data_ps + pfc_ps + delay_ps));
 }
+
+/// How node 0's TX engine, paused by node 1 over one cable, takes its looks, mirroring the
+/// NIC's `on_tx_wake` with its unit free: `parked` (the network wakes it) or one event per
+/// pause quantum as it used to.
+struct Engine {
+    parked: bool,
+    slack: u64,
+}
+
+/// What one engine saw: the time it sent, and the times of its own events until then.
+#[derive(Debug, PartialEq)]
+struct Looked {
+    sends: u64,
+    events: Vec<u64>,
+}
+
+impl Engine {
+    /// Runs a back-to-back network in which node 1 pauses node 0 at `xoff` (with pause time
+    /// `quanta`) and resumes it `xon` after the pause lands, if given; node 0's engine looks
+    /// first `first` after it lands.
+    fn run(&self, quanta: u16, xoff: u64, xon: Option<u64>, first: u64) -> Looked {
+        use rnic_model::event::{Ev, FramePool, NicEv};
+        use rnic_model::nic::cx::Wire;
+        use rnic_model::nic::pause_looks::parked_looks;
+        let mut net = network("back_to_back", 2);
+        let mut q = rnic_sim::EventQueue::<Ev>::new();
+        let mut frames = FramePool::default();
+        net.pause_peer(1, quanta, xoff, &mut q, &mut frames);
+        // The XOFF lands; the engine's looks and the XON are timed from then.
+        let mut land = xoff;
+        while let Some((t, ev)) = q.pop() {
+            let Ev::Net(ev) = ev else {
+                panic!("unexpected event {ev:?}");
+            };
+            net.handle(t, ev, &mut q, &mut frames);
+            land = t;
+        }
+        let mut xon = xon.map(|x| land + x);
+        let mut look = Some(land + first);
+        let mut events = Vec::new();
+        loop {
+            // The next thing to happen: node 1's XON, a network event, or the engine's look.
+            let net_next = q.peek_time();
+            let next = [xon, net_next, look].into_iter().flatten().min().unwrap();
+            if xon == Some(next) {
+                xon = None;
+                net.pause_peer(1, 0, next, &mut q, &mut frames);
+                continue;
+            }
+            if net_next == Some(next) {
+                let (t, ev) = q.pop().unwrap();
+                match ev {
+                    Ev::Net(ev) => net.handle(t, ev, &mut q, &mut frames),
+                    Ev::Nic {
+                        node: 0,
+                        ev: NicEv::TxLook,
+                    } => {
+                        assert!(self.parked, "only a parked engine is woken");
+                        events.push(t);
+                        look = Some(t);
+                    }
+                    other => panic!("unexpected event {other:?}"),
+                }
+                continue;
+            }
+            let now = look.take().unwrap();
+            let wake = net.port_free_at(0, now).saturating_sub(self.slack);
+            if wake <= now {
+                return Looked { sends: now, events };
+            }
+            let parked = net
+                .look_again(0, now)
+                .and_then(|l| parked_looks(now, 0, self.slack, l))
+                .filter(|_| self.parked);
+            look = Some(match parked {
+                Some(p) => {
+                    net.park(0, p);
+                    p.end
+                }
+                None => wake,
+            });
+            events.push(look.unwrap());
+        }
+    }
+}
+
+/// A NIC paused by the NIC at the other end of its cable does not park (that NIC's XON is
+/// decided by events that may be queued as late as the look that sees it): it looks every
+/// pause quantum as before, and sends at the pause's end or when the XON lands. (A NIC
+/// paused by its switch parks: `net::pfc::park_tests`.)
+#[test]
+fn a_nic_paused_by_its_peer_takes_every_look() {
+    let p = rnic_model::params::ModelParams::from_config(&baseline(0.0));
+    let slack = rnic_sim::ser_ps(p.nic.tx_port_slack_bytes, p.eth.mbps);
+    let old = Engine {
+        parked: false,
+        slack,
+    };
+    let new = Engine {
+        parked: true,
+        slack,
+    };
+    let quantum = rnic_sim::ser_ps(512 / 8, p.eth.mbps);
+    for quanta in [1u16, 40, 1000] {
+        for xon in [None, Some(50_000), Some(333_333)] {
+            for first in [0u64, 1, 123_457] {
+                let was = old.run(quanta, 0, xon, first);
+                let is = new.run(quanta, 0, xon, first);
+                let case = format!("{quanta} quanta, XON {xon:?}, first look {first}");
+                assert_eq!(is, was, "{case}");
+                let pause_ps = u64::from(quanta) * quantum;
+                if xon.is_none() && pause_ps > slack + 10 * quantum + first {
+                    assert!(was.events.len() > 5, "{case}: {was:?}");
+                }
+            }
+        }
+    }
+}

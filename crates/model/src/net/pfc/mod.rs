@@ -21,8 +21,10 @@
 //!   335 µs at 100 Gb/s; a switch still above XON re-sends the XOFF once half of that has
 //!   passed). Its TX engine looks again exactly when the XON lands if the switch's
 //!   departures foretell it (every frame of that ingress has a known departure,
-//!   as behind ports toward NICs), else it looks again every pause quantum (5.12 ns at
-//!   100 Gb/s) and resumes within a quantum of it.
+//!   as behind ports toward NICs), else it would look again every pause quantum (5.12 ns
+//!   at 100 Gb/s) and resume within a quantum of it: it parks instead
+//!   ([`crate::nic::cx::pause_looks`]), and is woken, at the look that would have seen it,
+//!   only when its pause or the XON's outlook changes ([`Pfc::park`]).
 //! - A switch's output port toward another switch is a pausable queue: frames wait in it
 //!   and leave one at a time when the port is free and not paused, so a pause from the
 //!   switch downstream holds them; the bytes they hold then back up into this switch's
@@ -35,7 +37,8 @@
 //!   payload (`pcie.gbps` less the TLP headers), else from the first XOFF its NIC sends
 //!   (the frames it had already scheduled still arrive: the NIC's headroom takes them). A
 //!   NIC's own transmitter, paused by the NIC at the other end of a back-to-back cable,
-//!   looks again every pause quantum.
+//!   looks again every pause quantum (not parked: that NIC's XON is decided by events
+//!   queued as late as the look that sees it, so a parked look could not be ordered).
 //!
 //! Limits: the switch buffer (`net.switch_buffer_bytes`) must hold the in-flight headroom
 //! above XOFF, as a real switch's headroom buffer does. PFC frames cross their link clean
@@ -61,6 +64,8 @@ use rnic_sim::TimePs;
 use rnic_wire::pfc::{QUANTUM_BITS, XOFF_QUANTA};
 
 use rnic_sim::ser_ps;
+
+use crate::nic::cx::pause_looks::{ParkedLooks, PauseLook};
 
 /// Thresholds of [`Pfc`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,6 +180,8 @@ pub(in crate::net) struct Egress {
     pub(in crate::net) bytes: u64,
     /// The time of the pending [`crate::event::NetEv::PfcEgress`] event, if one is pending.
     pub(in crate::net) kick_at: Option<TimePs>,
+    /// When that event was queued.
+    pub(in crate::net) kick_queued: TimePs,
 }
 
 impl Egress {
@@ -223,6 +230,16 @@ pub struct Pfc {
     history: Option<Vec<Vec<(TimePs, TimePs)>>>,
     /// Counters; the paused times hold finished pauses only (see [`Pfc::stats`]).
     stats: PfcStats,
+    /// Per link direction fed by a NIC: the looks its paused TX engine would take every
+    /// quantum, which it no longer takes ([`ParkedLooks`]); a change of the pause or of the
+    /// ingress's XON outlook wakes it at the first of them that would have seen it.
+    parked: Vec<Option<ParkedLooks>>,
+    /// Link directions whose parked NIC a change is to wake: (link, when).
+    woken: Vec<(usize, TimePs)>,
+    /// Per link direction: whether a NIC at its end has paused its transmitter (back to
+    /// back). Such a transmitter does not park: its XON is decided by NIC events that may
+    /// be queued as late as the look that sees it, so it takes every look.
+    nic_pauses: Vec<bool>,
 }
 
 impl Pfc {
@@ -260,6 +277,9 @@ impl Pfc {
                 buffer_cycle_links,
                 ..PfcStats::default()
             },
+            parked: vec![None; n],
+            woken: Vec::new(),
+            nic_pauses: vec![false; n],
         }
     }
 
@@ -286,7 +306,8 @@ impl Pfc {
     /// `t`: `t`, or, inside a pause, the earliest the pause can end: its pause time running
     /// out, or the XON landing. When the XON is on its way, or the switch's ingress will
     /// drain to XON at departures already known, that is its landing time; otherwise the
-    /// NIC's TX engine, running its lead ahead, looks again one quantum later.
+    /// NIC's TX engine, running its lead ahead, looks again one quantum later (a look it
+    /// takes without an event, parked: [`Pfc::look_again`], [`Pfc::park`]).
     pub fn hold(&self, link: usize, t: TimePs) -> TimePs {
         match self.pause.get(link).copied().flatten() {
             Some((from, until)) if (from..until).contains(&t) => {
@@ -302,6 +323,68 @@ impl Pfc {
             }
             _ => t,
         }
+    }
+
+    /// When the NIC feeding `link`, asked at `t`, would only be told to look again a quantum
+    /// later ([`Pfc::hold`]: paused by a switch, the XON not foreseen): the pause's end and
+    /// the time from one look to the port's answer (a quantum and the engine's lead).
+    pub fn look_again(&self, link: usize, t: TimePs) -> Option<PauseLook> {
+        match self.pause.get(link).copied().flatten() {
+            Some((from, until)) if (from..until).contains(&t) => {
+                let ing = &self.ingress[link];
+                let foreseen = match ing.xoff_sent {
+                    None => true,
+                    Some(_) => ing.drains_to(self.levels[link].1).is_some(),
+                };
+                let ahead = self.quantum_ps[link].max(1) + self.lead_ps[link];
+                let parks = !foreseen && !self.nic_pauses[link];
+                parks.then_some(PauseLook { t, until, ahead })
+            }
+            _ => None,
+        }
+    }
+
+    /// The paused NIC feeding `link` takes no look until `looks` says (or a change wakes it).
+    pub fn park(&mut self, link: usize, looks: ParkedLooks) {
+        self.parked[link] = Some(looks);
+    }
+
+    /// The pause of `link` or its ingress changed at `now`: a NIC parked on it whose looks
+    /// would now be answered otherwise (the pause ends elsewhere, or the XON is foreseen) is
+    /// to be woken at its next look.
+    fn changed(&mut self, link: usize, now: TimePs) {
+        self.changed_by(link, now, None);
+    }
+
+    /// [`Pfc::changed`] by an event queued at `queued`. A look due at `now` itself was
+    /// queued one step before it: it ran before an event queued later, and missed the
+    /// change. The PFC frames and the departures that change a pause are queued at least a
+    /// minimum frame's wire time (84 bytes, more than the 64 bytes of a quantum) before
+    /// they act, so only a port's start (queued as late as the same picosecond) needs its
+    /// time.
+    fn changed_by(&mut self, link: usize, now: TimePs, queued: Option<TimePs>) {
+        let Some(p) = self.parked[link] else {
+            return;
+        };
+        let same = self
+            .look_again(link, now)
+            .is_some_and(|l| l.until == p.until);
+        if same {
+            return;
+        }
+        self.parked[link] = None;
+        let missed = queued.is_some_and(|q| q + p.step > now);
+        if let Some(g) = p.first_from(now + TimePs::from(missed)) {
+            self.woken.push((link, g));
+        }
+    }
+
+    /// The parked NICs to wake, (link, when), since the last call.
+    pub(in crate::net) fn take_woken(&mut self) -> Vec<(usize, TimePs)> {
+        if self.woken.is_empty() {
+            return Vec::new();
+        }
+        std::mem::take(&mut self.woken)
     }
 
     /// Whether the transmitter feeding `link` is paused at `t`, and until when at most.
@@ -325,6 +408,7 @@ impl Pfc {
             }
         };
         self.pause[link] = Some((from, until.max(from)));
+        self.changed(link, now);
     }
 
     /// Moves the finished pause of `link` into the counters (and the kept pauses).
@@ -373,6 +457,7 @@ impl Pfc {
     /// whose XON (`quanta` 0) lands `back_ps` later: kept where a paused NIC transmitter
     /// (back to back) looks for its resumption, as a switch's ingress keeps its own.
     pub(in crate::net) fn on_nic_pfc_sent(&mut self, now: TimePs, link: usize, quanta: u16) {
+        self.nic_pauses[link] = true;
         let ing = &mut self.ingress[link];
         if quanta > 0 {
             ing.xoff_sent = Some(now);
@@ -380,6 +465,7 @@ impl Pfc {
             ing.xoff_sent = None;
             ing.xon_lands = now + self.back_ps[link];
         }
+        self.changed(link, now);
     }
 
     /// The XOFF's pause time at the rate of `link`'s transmitter, ps.
@@ -405,7 +491,9 @@ impl Pfc {
             None => ing.unknown_bytes += bytes,
         }
         self.stats.max_ingress_bytes = self.stats.max_ingress_bytes.max(ing.bytes);
-        self.xoff_due(now, link)
+        let pfc = self.xoff_due(now, link);
+        self.changed(link, now);
+        pfc
     }
 
     fn xoff_due(&mut self, now: TimePs, link: usize) -> Option<u16> {
@@ -440,17 +528,29 @@ impl Pfc {
         if ing.xoff_sent.is_some() && ing.bytes <= self.levels[link].1 {
             ing.xoff_sent = None;
             ing.xon_lands = now + self.back_ps[link];
+            self.changed(link, now);
             return Some(0);
         }
-        self.xoff_due(now, link)
+        let pfc = self.xoff_due(now, link);
+        self.changed(link, now);
+        pfc
     }
 
     /// A frame of `bytes` from ingress `link`, held in a pausable port, starts at last: its
     /// last bit leaves at `leaves`.
-    pub(in crate::net) fn on_started(&mut self, link: usize, leaves: TimePs, bytes: u64) {
+    /// `now`: when it starts.
+    /// `queued`: when the port's start was queued.
+    pub(in crate::net) fn on_started(
+        &mut self,
+        (now, queued): (TimePs, TimePs),
+        link: usize,
+        leaves: TimePs,
+        bytes: u64,
+    ) {
         let ing = &mut self.ingress[link];
         ing.unknown_bytes -= bytes;
         ing.add_known(leaves, bytes);
+        self.changed_by(link, now, Some(queued));
     }
 
     /// The run ended at `end`: every pause still standing is counted up to `end` (not to
@@ -486,6 +586,9 @@ fn add_pause(stats: &mut PfcStats, tx: Tx, (from, until): (TimePs, TimePs)) {
 }
 
 #[cfg(test)]
+mod park_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -514,6 +617,9 @@ mod tests {
             switch_xoff: vec![0],
             history: None,
             stats: PfcStats::default(),
+            parked: vec![None; 2],
+            woken: Vec::new(),
+            nic_pauses: vec![false; 2],
         }
     }
 
@@ -598,7 +704,7 @@ mod tests {
         f.on_queued(0, 0, 8 * KB, Some(10));
         f.on_queued(1, 0, 4 * KB, None);
         assert_eq!(f.ingress[0].drains_to(4 * KB), None);
-        f.on_started(0, 30, 4 * KB);
+        f.on_started((0, 0), 0, 30, 4 * KB);
         assert_eq!(f.ingress[0].drains_to(4 * KB), Some(10));
         assert_eq!(f.ingress[0].drains_to(0), Some(30));
     }

@@ -7,7 +7,10 @@ use rnic_host::SparseMemory;
 use rnic_sim::{EventQueue, TimePs};
 use rnic_wire::Opcode;
 
+pub mod pause_looks;
+
 use crate::event::{CmEv, Ev, FramePool, HostEv, NicEv};
+use pause_looks::{ParkedLooks, PauseLook};
 
 /// The network as a NIC's port sees it.
 pub trait Wire {
@@ -23,6 +26,13 @@ pub trait Wire {
     /// When node `node`'s transmit port may start its next frame, asked at `now` (`now` or
     /// later): once it is free and not paused by flow control, ps.
     fn port_free_at(&self, node: usize, now: TimePs) -> TimePs;
+    /// When node `node`'s port, asked at `now`, answers only "look again" (paused, the XON
+    /// not foreseen): what it answers ([`super::pause_looks`]). `None` without flow control.
+    fn look_again(&self, node: usize, now: TimePs) -> Option<PauseLook>;
+    /// Node `node`'s paused TX engine takes none of the looks `looks` unless its pause or
+    /// the XON's outlook changes: the network then wakes it (`NicEv::TxLook`) at the first
+    /// look that would have seen the change.
+    fn park(&mut self, node: usize, looks: ParkedLooks);
     /// A received frame's last bit reached node `node` at `at` (for taps on the port).
     fn received(&mut self, node: usize, frame: u32, at: TimePs, frames: &FramePool);
     /// Node `node`'s NIC sends its link peer a PFC frame for the RoCE priority at `at`:
