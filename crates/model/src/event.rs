@@ -52,7 +52,7 @@ pub enum NicEv {
     /// The TX engine may send its next frame.
     TxWake,
     /// A paused TX engine's look that sees a change of its pause (a parked engine's, see
-    /// [`crate::nic::pause_looks`]).
+    /// [`crate::nic::cx::pause_looks`]).
     TxLook,
     /// A rate-limited QP's bucket is even again: it may send.
     RateWake { qpn: u32 },
