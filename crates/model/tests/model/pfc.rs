@@ -283,8 +283,8 @@ impl Engine {
     /// first `first` after it lands.
     fn run(&self, quanta: u16, xoff: u64, xon: Option<u64>, first: u64) -> Looked {
         use rnic_model::event::{Ev, FramePool, NicEv};
-        use rnic_model::nic::cx::Wire;
         use rnic_model::nic::cx::pause_looks::parked_looks;
+        use rnic_model::nic::cx::Wire;
         let mut net = network("back_to_back", 2);
         let mut q = rnic_sim::EventQueue::<Ev>::new();
         let mut frames = FramePool::default();
