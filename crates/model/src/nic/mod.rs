@@ -64,7 +64,6 @@ pub mod rx_translate;
 pub mod sched_wake;
 pub mod scheduler;
 pub mod translation;
-mod tx_park;
 pub mod tx_path;
 pub mod tx_pipeline;
 pub mod unit;
@@ -143,7 +142,7 @@ impl Nic {
             NicEv::TxJobReady { job } => self.on_tx_job_ready(now, job, cx),
             NicEv::TxPost { job } => self.on_tx_post(now, job, cx),
             NicEv::TxWake => {
-                if self.tx_wake_due(now) {
+                if self.tx.wake_due(now) {
                     self.on_tx_wake(now, cx);
                 }
             }

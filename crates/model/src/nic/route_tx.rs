@@ -499,7 +499,7 @@ impl Nic {
             .free_at()
             .max(cx.wire.port_free_at(cx.node, now).saturating_sub(slack));
         if wake_at > now {
-            return self.tx_wait(now, wake_at, slack, cx);
+            return self.tx.wait(now, wake_at, slack, cx);
         }
         let slot = cx.frames.alloc();
         let (meta, qpn_used) = loop {
@@ -628,6 +628,16 @@ impl Nic {
             self.sched_kick(now, cx);
         }
         self.arm_timer(now, cx);
+    }
+
+    /// The network wakes the parked TX engine at `now`, the first of its looks that sees a
+    /// change of its pause: it looks as it did then.
+    pub(crate) fn on_tx_look(&mut self, now: TimePs, cx: &mut NicCx<'_>) {
+        let Some(end) = self.tx.engine.park.take() else {
+            return;
+        };
+        self.tx.engine.stale_wakes.push(end);
+        self.on_tx_wake(now, cx);
     }
 }
 

@@ -6,6 +6,8 @@
 //! `Nic::new`; the stage's units are generic over them. The `Nic` carries each unit's
 //! outputs to the next (`route_tx.rs`).
 
+mod park;
+
 use super::mech::prefetch::hook::SchedMirror;
 use super::payload_stream::Streams;
 use super::ports::TxOrder;
