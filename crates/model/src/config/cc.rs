@@ -35,8 +35,10 @@ config_section! {
         /// DCQCN paper's T)
         increase_period_us: f64 = 55.0; "µs", float(0.1, 1e6);
         /// Byte counter: one increase event each time the QP has sent this many bytes without
-        /// a CNP (10 MB: the DCQCN paper's B)
-        byte_counter_bytes: u64 = 10_000_000; "bytes", uint(1, 1 << 40);
+        /// a CNP (10 MB: the DCQCN paper's B); 0 = no byte counter, the timer's events alone
+        /// set the stage (fast recovery, then additive, then hyper increase), as the Mellanox
+        /// DCQCN of the ns-3 HPCC simulator runs
+        byte_counter_bytes: u64 = 10_000_000; "bytes", uint(0, 1 << 40);
         /// Increase events of fast recovery (current <- (target + current) / 2) before
         /// additive increase (5: the DCQCN paper's F, also rdma-hw's FastRecoveryTimes)
         fast_recovery_steps: u32 = 5; "events", uint(1, 1 << 20);

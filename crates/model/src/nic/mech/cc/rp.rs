@@ -15,6 +15,9 @@
 //!   while both counts are at most F, *fast recovery* (current ← (target + current)/2);
 //!   once one is past F, *additive increase* (target += R_AI first); once both are,
 //!   *hyper increase* (target += R_HAI first). The target never exceeds the line rate.
+//!   Without a byte counter (`byte_counter_bytes` = 0, the ns-3 HPCC simulator's Mellanox
+//!   DCQCN) the timer's count alone sets the stage: up to F fast recovery, F + 1 additive,
+//!   beyond it hyper increase.
 //!
 //! A QP at line rate is not throttled: it runs no timers (its α decays by the periods that
 //! passed when the next CNP comes, as if its timer had kept running).
@@ -108,8 +111,11 @@ impl Rp {
 
     /// The QP sent `bytes` on the wire: the byte counter's increase events it completes.
     pub fn sent(&mut self, bytes: u64, p: &DcqcnParams, line_mbps: f64) -> Vec<Increase> {
-        self.bytes_since += bytes;
         let mut done = Vec::new();
+        if p.byte_counter_bytes == 0 {
+            return done;
+        }
+        self.bytes_since += bytes;
         while self.bytes_since >= p.byte_counter_bytes {
             self.bytes_since -= p.byte_counter_bytes;
             self.byte_events = self.byte_events.saturating_add(1);
@@ -121,10 +127,15 @@ impl Rp {
     /// One increase event, by the stage the two counts say.
     fn increase(&mut self, p: &DcqcnParams, line_mbps: f64) -> Increase {
         let f = p.fast_recovery_steps;
-        let (hi, lo) = (
-            self.timer_events.max(self.byte_events),
-            self.timer_events.min(self.byte_events),
-        );
+        let (hi, lo) = if p.byte_counter_bytes == 0 {
+            // The timer alone: hyper increase from its second event past F.
+            (self.timer_events, self.timer_events.saturating_sub(1))
+        } else {
+            (
+                self.timer_events.max(self.byte_events),
+                self.timer_events.min(self.byte_events),
+            )
+        };
         let stage = if hi <= f {
             Increase::FastRecovery
         } else if lo <= f {
@@ -234,6 +245,27 @@ mod tests {
             assert!(events < 100_000, "never recovers");
         }
         assert_eq!(rp.current_mbps, line);
+    }
+
+    #[test]
+    fn without_a_byte_counter_the_timer_alone_sets_the_stage() {
+        let mut p = params();
+        p.byte_counter_bytes = 0;
+        p.fast_recovery_steps = 1;
+        let line = 100_000.0;
+        let mut rp = Rp::new(line);
+        rp.on_cnp(&p);
+        assert!(rp.sent(1 << 40, &p, line).is_empty(), "no byte counter");
+        let stages: Vec<Increase> = (0..4).map(|_| rp.timer_fired(&p, line)).collect();
+        assert_eq!(
+            stages,
+            [
+                Increase::FastRecovery,
+                Increase::Additive,
+                Increase::Hyper,
+                Increase::Hyper
+            ]
+        );
     }
 
     #[test]
