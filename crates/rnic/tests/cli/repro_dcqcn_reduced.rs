@@ -8,8 +8,9 @@
 //!   arrivals, with and without DCQCN.
 //!
 //! One claim is a known miss of the model: `dcqcn-fct-websearch/short-above-long` (with the
-//! figure's NIC order, one packet per QP in turn, the short flows' p95 slowdown under DCQCN
-//! is about 4, below the long flows' 6, not twice them). The tests state every claim's
+//! figure's NIC order, one packet per QP in turn, and its simulator's DCQCN settings, the
+//! short flows' p95 slowdown under DCQCN is about 5, below the long flows' 6, not twice
+//! them). The tests state every claim's
 //! verdict today, so a change that breaks a passing claim, or makes the failing one pass,
 //! turns the suite red and the chapter's claim table must follow.
 

@@ -10,8 +10,8 @@
 //! 400 KB, Kmax 1600 KB, Pmax 0.2 at 100 Gb/s: rnic's defaults). Ours, to run in seconds:
 //! a k = 4 fat-tree (16 hosts, 2 per edge switch, 100 Gb/s everywhere, so no
 //! oversubscription either), 5 ms of arrivals (the paper: far longer), the rest as the
-//! paper's, the NIC's transmit order included (one packet per QP in turn). The arms differ
-//! only in `net.cc`.
+//! paper's, the NIC's transmit order and its DCQCN settings included (one packet per QP
+//! in turn; the run script's DCQCN timers and steps). The arms differ only in `net.cc`.
 
 use rnic_model::traffic::cdf::SizeCdf;
 use rnic_model::traffic::fct::{self, WorkloadResult};
@@ -105,16 +105,42 @@ impl FctPlan {
     }
 }
 
+/// The DCQCN of the simulator that drew the figure, as its run script sets it for DCQCN at
+/// 100 Gb/s (its Mellanox DCQCN): α every 1 µs, the rate cut at most once per 4 µs check
+/// (its receiver flags every ACK of a marked packet; rnic's receiver sends at most one CNP
+/// per QP per 4 µs), the increase timer every 300 µs with no byte counter, one fast
+/// recovery step, additive 20 Mb/s and hyper 200 Mb/s (5 and 50 Mb/s per 25 Gb/s), a
+/// 1 Gb/s floor; g = 1/256 and no target clamp are rnic's defaults already.
+const HPCC_SIM_DCQCN: [&str; 8] = [
+    "net.dcqcn.alpha_period_us=1",
+    "net.dcqcn.cnp_interval_us=4",
+    "net.dcqcn.increase_period_us=300",
+    "net.dcqcn.byte_counter_bytes=0",
+    "net.dcqcn.fast_recovery_steps=1",
+    "net.dcqcn.rate_ai_mbps=20",
+    "net.dcqcn.rate_hai_mbps=200",
+    "net.dcqcn.min_rate_mbps=1000",
+];
+
 /// The overrides of one arm: the paper's fabric, reduced to k = 4, and the paper's NIC.
 ///
 /// The NIC sends one packet of each QP with data in turn
 /// (`nic.iso_transport = "qp_round_robin"`), as the NIC of the simulator that drew the
 /// figure does (its RDMA egress queue serves the QPs round robin, one packet per turn),
 /// not run to completion as rnic's baseline does: under run to completion a short flow
-/// waits behind its own host's long WRITE before the network sees it.
+/// waits behind its own host's long WRITE before the network sees it. Its packets carry
+/// 1000 payload bytes: the nearest path MTU is 1024. Its DCQCN is [`HPCC_SIM_DCQCN`].
 fn sets(cc: &str) -> Vec<String> {
+    let mut sets: Vec<String> = HPCC_SIM_DCQCN.iter().map(|s| s.to_string()).collect();
+    sets.extend(fabric_sets(cc));
+    sets
+}
+
+/// The fabric, the NIC's order and MTU, and the congestion control of one arm.
+fn fabric_sets(cc: &str) -> Vec<String> {
     vec![
         "nic.iso_transport=qp_round_robin".into(),
+        "qp.pmtu=1024".into(),
         "net.topology=fat_tree".into(),
         "net.fabric.k=4".into(),
         "net.clients=15".into(),
