@@ -17,6 +17,7 @@ use rnic_model::traffic::cdf::SizeCdf;
 use rnic_model::traffic::fct::{self, WorkloadResult};
 
 use crate::repro::claim::{claim, missing, ClaimKind, ClaimSource};
+use crate::repro::figure::Figure;
 use crate::repro::{Claim, Evaluation, Experiment, Outputs};
 use crate::traffic::{Pattern, WorkloadOptions};
 
@@ -228,7 +229,7 @@ pub fn eval_fct(plan: &FctPlan) -> anyhow::Result<Evaluation> {
     let dcqcn = run("dcqcn", plan.arrivals_us)?;
     let none = run("none", plan.arrivals_us)?;
     let claims = judge(&dcqcn, &none);
-    let mut e = Evaluation::new(claims, Vec::new());
+    let mut e = Evaluation::new(claims, vec![figure(&dcqcn, &none)]);
     e.notes = notes(&dcqcn, &none);
     e.csv = csv(&dcqcn, &none);
     Ok(e)
@@ -309,6 +310,35 @@ fn notes(dcqcn: &WorkloadResult, none: &WorkloadResult) -> String {
         }
     }
     s
+}
+
+/// The figure in the HPCC paper's style: the p95 and p50 slowdown by flow size (each decade
+/// at its upper bound), both axes logarithmic, one curve per arm and percentile.
+fn figure(dcqcn: &WorkloadResult, none: &WorkloadResult) -> Figure {
+    let curve = |w: &WorkloadResult, p95: bool| -> Vec<(f64, f64)> {
+        w.buckets
+            .iter()
+            .map(|b| {
+                let y = if p95 { b.slowdown_p95 } else { b.slowdown_p50 };
+                (b.up_to_bytes as f64, y)
+            })
+            .collect()
+    };
+    let series = vec![
+        ("DCQCN p95".to_string(), curve(dcqcn, true)),
+        ("no CC p95".to_string(), curve(none, true)),
+        ("DCQCN p50".to_string(), curve(dcqcn, false)),
+        ("no CC p50".to_string(), curve(none, false)),
+    ];
+    Figure::line(
+        "fct-slowdown",
+        "FCT slowdown by flow size, WebSearch at 30 % load, k = 4 fat-tree",
+        "flow size, decade's upper bound (B)",
+        "FCT slowdown",
+        series,
+        true,
+    )
+    .y_log()
 }
 
 /// Both arms' buckets as CSV, one line per arm and bucket.
