@@ -9,7 +9,10 @@
 //! `live-udp-bench ping [-n ITERS] [--block]`: 2-byte-payload datagrams bounce between the
 //! two addresses, each side spinning on non-blocking receives as `rnic live`'s latency
 //! tests do (`--block`: waiting in the socket instead); prints half the median round trip
-//! (µs), as perftest's latency.
+//! (µs), as perftest's latency. `--ack`: each side sends a bare ACK datagram before each
+//! message, both in one `sendmmsg`, and waits for both of the peer's, as an RC WRITE
+//! ping-pong's answering side sends the ACK of the message it got with its own (the
+//! like-for-like baseline of `rnic live write-lat`).
 //! Needs root (raw sockets), as `rnic live`.
 
 use std::net::Ipv4Addr;
@@ -99,24 +102,25 @@ fn ping(args: &[String]) -> anyhow::Result<()> {
     } else {
         Duration::ZERO
     };
+    let with_ack = args.iter().any(|a| a == "--ack");
     let a = RoceSocket::open(A)?;
     let b = RoceSocket::open(B)?;
     let echo = std::thread::spawn(move || -> anyhow::Result<()> {
         let (mut bufs, mut lens) = (vec![vec![0u8; 2048]; BATCH], [0; BATCH]);
-        let mut reply = datagram(B, A, 2);
+        let mut reply = turn(B, A, with_ack);
         for _ in 0..iters {
-            while b.recv_batch(&mut bufs, &mut lens, wait)? == 0 {}
-            b.send(&mut reply)?;
+            receive(&b, reply.len(), &mut bufs, &mut lens, wait)?;
+            b.send_batch(&mut reply)?;
         }
         Ok(())
     });
     let (mut bufs, mut lens) = (vec![vec![0u8; 2048]; BATCH], [0; BATCH]);
-    let mut msg = datagram(A, B, 2);
+    let mut msg = turn(A, B, with_ack);
     let mut half_rtt_us = Vec::with_capacity(iters);
     for _ in 0..iters {
         let t = Instant::now();
-        a.send(&mut msg)?;
-        while a.recv_batch(&mut bufs, &mut lens, wait)? == 0 {}
+        a.send_batch(&mut msg)?;
+        receive(&a, msg.len(), &mut bufs, &mut lens, wait)?;
         half_rtt_us.push(t.elapsed().as_secs_f64() * 1e6 / 2.0);
     }
     echo.join().expect("the echo thread")?;
@@ -129,13 +133,38 @@ fn ping(args: &[String]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What one side sends per turn: its 2-byte message, after a bare ACK with `with_ack`.
+fn turn(src: Ipv4Addr, dst: Ipv4Addr, with_ack: bool) -> Vec<Vec<u8>> {
+    let msg = datagram(src, dst, 2);
+    if with_ack {
+        vec![datagram(src, dst, 0), msg]
+    } else {
+        vec![msg]
+    }
+}
+
+/// Waits until `count` datagrams came.
+fn receive(
+    s: &RoceSocket,
+    count: usize,
+    bufs: &mut [Vec<u8>],
+    lens: &mut [usize],
+    wait: Duration,
+) -> anyhow::Result<()> {
+    let mut got = 0;
+    while got < count {
+        got += s.recv_batch(bufs, lens, wait)?;
+    }
+    Ok(())
+}
+
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("blast") => blast(&args),
         Some("ping") => ping(&args),
         _ => anyhow::bail!(
-            "usage: live-udp-bench blast [-m MTU] [--secs S] | ping [-n ITERS] [--block]"
+            "usage: live-udp-bench blast [-m MTU] [--secs S] | ping [-n ITERS] [--block] [--ack]"
         ),
     }
 }
