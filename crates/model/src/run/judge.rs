@@ -1,6 +1,7 @@
 //! Judging a finished run: every way it can fall short (the event limit, events in the
 //! past, lost CQEs, error completions, a stall, corrupt payloads or buffers, a rate above
-//! the wire) recorded in a [`Verdict`]; the final buffer check lives here.
+//! the wire) recorded in a [`Verdict`]; the buffer check itself is `flow_check`'s (done here
+//! at the end, or taken from the check done when a flow of a run of flows completed).
 
 use rnic_sim::TimePs;
 
