@@ -11,7 +11,7 @@
 #   scripts/bench.sh readme          the other README figures (about 7 minutes)
 #   scripts/bench.sh fabric          the fabric point: WebSearch at 50 % load on a k = 8
 #                                    fat-tree for 10 ms and a k = 16 one for 1 ms (one run
-#                                    each, several minutes and about 9 GB each)
+#                                    each, a few minutes and about 3 GB each)
 #   scripts/bench.sh compare [REV]   wall-time ratios of two reference commands against REV
 #                                    (default: the last commit before the model became
 #                                    components), each 5 times in turn

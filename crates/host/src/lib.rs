@@ -95,6 +95,19 @@ enum Page {
     Interned(interned::LinePage),
 }
 
+impl Page {
+    /// Bytes of its storage (lines count 64 bytes each, spare capacity included).
+    fn resident_bytes(&self) -> u64 {
+        match self {
+            Page::Lines(l) => (l.lines.capacity() * LINE_BYTES) as u64,
+            Page::Full(_) => PAGE_BYTES as u64,
+            Page::Interned(_) => {
+                (PAGE_BYTES / LINE_BYTES * core::mem::size_of::<interned::Line>()) as u64
+            }
+        }
+    }
+}
+
 /// The address range whose pages are stored as interned lines, and their shared tails.
 #[derive(Debug, Clone, Default)]
 struct InternedRange {
@@ -216,16 +229,37 @@ impl SparseMemory {
 
     /// Bytes of page storage allocated (lines count 64 bytes each, spare capacity included).
     pub fn resident_bytes(&self) -> u64 {
-        self.pages
-            .values()
-            .map(|p| match p {
-                Page::Lines(l) => (l.lines.capacity() * LINE_BYTES) as u64,
-                Page::Full(_) => PAGE_BYTES as u64,
-                Page::Interned(_) => {
-                    (PAGE_BYTES / LINE_BYTES * core::mem::size_of::<interned::Line>()) as u64
+        self.pages.values().map(Page::resident_bytes).sum()
+    }
+
+    /// Forgets what was written into the whole pages inside `[start, end)` (a page only
+    /// partly inside keeps its bytes) and frees their storage: they read again as unwritten
+    /// bytes (zero, or their backing's). Returns the bytes of storage freed (as
+    /// [`SparseMemory::resident_bytes`] counts them).
+    pub fn release(&mut self, start: u64, end: u64) -> u64 {
+        let first = start.div_ceil(PAGE_BYTES as u64);
+        let last = end >> PAGE_SHIFT;
+        if first >= last {
+            return 0;
+        }
+        let mut freed = 0u64;
+        if last - first <= self.pages.len() as u64 {
+            for page in first..last {
+                if let Some(p) = self.pages.remove(&page) {
+                    freed += p.resident_bytes();
                 }
-            })
-            .sum()
+            }
+        } else {
+            // A range of more pages than are stored: one pass over the stored ones.
+            self.pages.retain(|&page, p| {
+                let inside = (first..last).contains(&page);
+                if inside {
+                    freed += p.resident_bytes();
+                }
+                !inside
+            });
+        }
+        freed
     }
 
     /// The bytes `[addr, addr + out.len())` hold when never written: zero, or the backing's.
@@ -533,6 +567,49 @@ mod tests {
         // Outside the range, pages still start as lines.
         m.write(4 * PAGE_BYTES as u64, &[4]);
         assert_eq!(m.resident_bytes(), PAGE_BYTES as u64 + LINE_BYTES as u64);
+    }
+
+    #[test]
+    fn released_pages_read_as_unwritten_and_free_their_storage() {
+        let mut m = SparseMemory::new();
+        let page = PAGE_BYTES as u64;
+        m.back(4 * page, 8 * page, Arc::new(AddrBytes));
+        // A line in each of pages 1 to 5 (pages 4 to 7 backed), the whole of page 6.
+        for p in 1..6u64 {
+            m.write(p * page + 10, &[0xAB]);
+        }
+        m.write(6 * page, &[0xCD; PAGE_BYTES]);
+        let before = m.resident_bytes();
+        // The range starts a byte before page 2: pages 2 to 6 are wholly in it, page 1 not.
+        let freed = m.release(2 * page - 1, 7 * page);
+        assert_eq!(freed, 4 * LINE_BYTES as u64 + page);
+        assert_eq!(m.resident_bytes(), before - freed);
+        assert_eq!(
+            m.read_vec(page + 10, 1),
+            vec![0xAB],
+            "page 1 keeps its bytes"
+        );
+        assert_eq!(
+            m.read_vec(2 * page + 10, 1),
+            vec![0],
+            "unbacked: zero again"
+        );
+        for a in [4 * page + 10, 6 * page, 6 * page + 1] {
+            assert_eq!(
+                m.read_vec(a, 1),
+                vec![backed_byte_at(a)],
+                "backed: the backing's"
+            );
+        }
+        // A range wider than the stored pages takes the other path, with the same effect.
+        let freed = m.release(0, u64::MAX);
+        assert_eq!(freed, LINE_BYTES as u64);
+        assert_eq!(m.page_count(), 0);
+        assert_eq!(m.release(5, 100), 0, "no whole page in the range");
+    }
+
+    fn backed_byte_at(a: u64) -> u8 {
+        (a as u8).wrapping_add(1)
     }
 
     #[test]

@@ -80,11 +80,19 @@ pub struct World {
     /// (with thousands of flows, scanning every finished one each event was 5 % of a
     /// fabric run's CPU time).
     pub finished_apps: std::cell::Cell<usize>,
+    /// Note in [`World::just_finished`] each application that finishes on one of its own
+    /// events, and stop [`World::run_until`] after that event, so that the run can check
+    /// the flow's buffers and free them while the others go on (runs of flows).
+    pub watch_finish: bool,
+    /// The applications that finished since the caller last took them (with
+    /// [`World::watch_finish`]).
+    pub just_finished: Vec<usize>,
 }
 
 impl World {
-    /// Processes events up to `until` (inclusive) or until none are left or `max_events`.
-    /// Returns the time of the last event processed.
+    /// Processes events up to `until` (inclusive) or until none are left or `max_events`
+    /// (or, with [`World::watch_finish`], until an application finished). Returns the time
+    /// of the last event processed.
     pub fn run_until(&mut self, until: TimePs, max_events: u64) -> TimePs {
         let mut last = 0;
         loop {
@@ -99,7 +107,7 @@ impl World {
             last = t;
             self.events += 1;
             self.dispatch(t, ev);
-            if self.events >= max_events || self.done() {
+            if self.events >= max_events || self.done() || !self.just_finished.is_empty() {
                 break;
             }
         }
@@ -194,7 +202,11 @@ impl World {
                     oracle: &mut self.oracle,
                 };
                 let unposted = self.apps[f].measure.first_post_ps.is_none();
+                let was_finished = self.apps[f].finished;
                 self.apps[f].handle(now, n, ev, &mut cx);
+                if self.watch_finish && !was_finished && self.apps[f].finished {
+                    self.just_finished.push(f);
+                }
                 if unposted && self.apps[f].measure.first_post_ps.is_some() {
                     // The measured span starts: what PCIe was busy for before it (setup,
                     // warm-up) is not in its utilisation.

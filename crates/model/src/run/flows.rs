@@ -4,6 +4,7 @@
 use rnic_sim::TimePs;
 
 use super::build::{build_flows, Built};
+use super::flow_check::{EarlyChecks, FlowMemory};
 use super::judge::{judge, FlowJudged};
 use super::long_run;
 use super::options::RunOptions;
@@ -31,6 +32,8 @@ pub struct FlowsRun {
     pub nodes: Vec<crate::stats::Registry>,
     /// Simulated time at the end of the run, ps.
     pub end_ps: TimePs,
+    /// How the flows' received bytes were held: checked and freed as each flow completed.
+    pub memory: FlowMemory,
 }
 
 /// Checks a run of flows without running it: the flows' resources (see
@@ -102,7 +105,14 @@ pub fn run_flows_observed(
         size_index: 0,
         sizes: 1,
     };
-    let end = super::progress::run_observed(&mut b.world, b.max_events, at, observer);
+    // Each flow's buffers are checked, and freed, as soon as it completes.
+    b.world.watch_finish = true;
+    let mut early = EarlyChecks::new(b.flows.len());
+    let layouts = &b.layouts;
+    let mut flow_finished = |w: &mut World, f: usize| early.flow_finished(w, &layouts[f], f);
+    let (world, max_events) = (&mut b.world, b.max_events);
+    let end =
+        super::progress::run_observed(world, max_events, at, observer, Some(&mut flow_finished));
     if let Some(w) = b.world.net.pcap.as_mut() {
         w.finish()
             .map_err(|e| crate::OutputError(format!("cannot write the pcap: {e}")))?;
@@ -112,9 +122,13 @@ pub fn run_flows_observed(
     }
     b.world.net.end_queues(end);
     b.world.end_rate_traces(end);
-    let (verdict, judged) = judge(&b, cfg, end)?;
+    let mut memory = early.stats;
+    let (verdict, judged) = judge(&b, cfg, end, &mut early)?;
+    memory.bytes_held_at_end = b.world.mems.iter().map(|m| m.resident_bytes()).sum();
     let ack_timeout_ps = cfg.qp.ack_timeout_ps();
-    Ok(report_flows(&b, end, &verdict, &judged, ack_timeout_ps))
+    let mut run = report_flows(&b, end, &verdict, &judged, ack_timeout_ps);
+    run.memory = memory;
+    Ok(run)
 }
 
 /// Marks a duration flow's row whose window cannot stand for the flow, as `rnic perf`
@@ -312,5 +326,6 @@ fn report_flows(
         transport,
         nodes: super::report::node_registries(w),
         end_ps: end,
+        memory: FlowMemory::default(),
     }
 }

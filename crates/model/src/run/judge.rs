@@ -1,18 +1,17 @@
 //! Judging a finished run: every way it can fall short (the event limit, events in the
 //! past, lost CQEs, error completions, a stall, corrupt payloads or buffers, a rate above
-//! the wire) recorded in a [`Verdict`]; the final buffer check lives here.
+//! the wire) recorded in a [`Verdict`]; the buffer check itself is `flow_check`'s (done here
+//! at the end, or taken from the check done when a flow of a run of flows completed).
 
-use rnic_host::SparseMemory;
 use rnic_sim::TimePs;
-use rnic_transport::Memory;
 
-use super::build::{Built, Layout};
+use super::build::Built;
+use super::flow_check::{check_buffers, EarlyChecks};
 use crate::config::Config;
 use crate::host::perftest::Perftest;
 use crate::limits;
 use crate::result::RunStatus;
 use crate::verdict::{self, Measured, Verdict};
-use crate::workload::Verb;
 use crate::world::World;
 
 /// One flow's findings and what it measured.
@@ -25,11 +24,13 @@ pub(crate) struct FlowJudged {
 }
 
 /// Judges the run `b` that ended at `end`: the run's verdict (every finding; with several
-/// flows, a flow's findings are prefixed with its name) and each flow's own.
+/// flows, a flow's findings are prefixed with its name) and each flow's own. A flow whose
+/// buffers were checked when it completed (in `early`) is judged on that check.
 pub(crate) fn judge(
     b: &Built,
     cfg: &Config,
     end: TimePs,
+    early: &mut EarlyChecks,
 ) -> anyhow::Result<(Verdict, Vec<FlowJudged>)> {
     let (world, p) = (&b.world, &b.p);
     if let Some(e) = &world.net.pcap_error {
@@ -53,13 +54,10 @@ pub(crate) fn judge(
     let mut judged = Vec::with_capacity(b.flows.len());
     for (fi, (app, f)) in world.apps.iter().zip(&b.flows).enumerate() {
         let mut v = Verdict::default();
-        verify(
-            world,
-            app,
-            &b.layouts[fi],
-            verdict.status() == RunStatus::Ok,
-            &mut v,
-        );
+        let check = early
+            .take(fi)
+            .unwrap_or_else(|| check_buffers(world, app, &b.layouts[fi]));
+        check.record(app, verdict.status() == RunStatus::Ok, &mut v);
         let measured = verdict::measured(app, end);
         let op_ps = limits::op_wire_ps(
             p,
@@ -265,149 +263,6 @@ fn judge_oracle(world: &World, verdict: &mut Verdict) {
     }
 }
 
-/// The first offset at which `len` bytes at `a` in `ma` and at `b` in `mb` differ, compared
-/// in 64 KiB pieces (a large message needs no copy of its own), with both bytes.
-fn first_difference(
-    ma: &SparseMemory,
-    a: u64,
-    mb: &SparseMemory,
-    b: u64,
-    len: u64,
-) -> Option<(u64, u8, u8)> {
-    let mut x = vec![0u8; (64 << 10).min(len as usize)];
-    let mut y = x.clone();
-    let mut done = 0u64;
-    while done < len {
-        let n = (len - done).min(x.len() as u64) as usize;
-        ma.read(a + done, &mut x[..n]);
-        mb.read(b + done, &mut y[..n]);
-        // Slice equality is a memcmp; the byte-by-byte search for the offset runs only
-        // on a piece that differs (it was 8 % of a fabric run's CPU time when it ran on all).
-        if x[..n] != y[..n] {
-            if let Some(i) = x[..n].iter().zip(&y[..n]).position(|(p, q)| p != q) {
-                return Some((done + i as u64, x[i], y[i]));
-            }
-        }
-        done += n as u64;
-    }
-    None
-}
-
-/// Checks every target: WRITE/SEND destinations equal the sender's source, READ
-/// destinations equal the remote source, every completed atomic's returned value was checked.
-/// Differences are recorded as corrupt; a flow that moved nothing as incomplete (unless the
-/// run already has findings, `run_ok` false, which say why).
-fn verify(w: &World, a: &Perftest, layout: &Layout, run_ok: bool, verdict: &mut Verdict) {
-    let size = u64::from(a.spec.size_bytes);
-    let mut checked = 0u64;
-    let mut bad = 0u64;
-    let mut first_bad: Option<String> = None;
-    let mut note = |msg: String, bad: &mut u64| {
-        *bad += 1;
-        if first_bad.is_none() {
-            first_bad = Some(msg);
-        }
-    };
-    // Ping-pong latency tests are client-initiated; bandwidth and --procs tests server-initiated.
-    let lat = a.spec.is_lat() && a.procs.list.is_empty();
-    // A ping-pong that stopped mid-iteration may have set the poll byte (the last) of a
-    // message that never arrived: compare the rest. So may a UC ping-pong whose last ping or
-    // pong was lost (the poll byte counts iterations; the payload before it never changes).
-    let cut = !(a.finished && a.errors.count == 0) || a.spec.unreliable;
-    let len = if lat && cut && a.spec.test.verb() == Verb::Write {
-        size.saturating_sub(1)
-    } else {
-        size
-    };
-    for (i, pr) in a.pairs.iter().enumerate() {
-        let s = layout.slot(i as u32);
-        let c = pr.c_node as usize;
-        let src = |node: usize| a.nodes[node].src + u64::from(s) * layout.stride;
-        let dst = |node: usize| a.nodes[node].dst + u64::from(s) * layout.stride;
-        // Which (from node, to node) copies must hold.
-        let mut copies: Vec<(usize, usize)> = Vec::new();
-        let sv = a.server;
-        // UC/UD lose messages by design: a destination holds its source only once a message
-        // reached it whole (what arrived was checked packet by packet as it landed).
-        let arrived = |node: usize| {
-            let qpn = if node == sv { pr.s_qpn } else { pr.c_qpn };
-            !a.spec.unreliable || super::unreliable::received(w, node, qpn) > 0
-        };
-        match (a.spec.test.verb(), lat) {
-            (Verb::Write | Verb::Send, false) if pr.completed > 0 => copies.push((sv, c)),
-            (Verb::Read, false) if pr.completed > 0 => copies.push((c, sv)),
-            // Iterations complete in turn over the pairs: pair i has finished a ping and
-            // its pong once more than i iterations are done.
-            (Verb::Write | Verb::Send, true) if a.ping.iteration > i as u64 => {
-                copies.push((c, sv));
-                copies.push((sv, c));
-            }
-            (Verb::Read, true) if pr.completed > 0 => copies.push((sv, c)),
-            (Verb::Atomic, _) if pr.posted > 0 => {
-                // The initiator is the server in bw tests, the client in latency tests.
-                // Every value its atomics returned was checked as it landed (and the
-                // target's final value after the run, above): each completed atomic must
-                // have had its value checked.
-                let (init, qpn) = if lat { (c, pr.c_qpn) } else { (sv, pr.s_qpn) };
-                let returns = w.oracle.atomics.returns(init, qpn);
-                checked += 8 * returns;
-                if returns < pr.completed {
-                    note(
-                        format!(
-                            "pair {i}: node {init} QP {qpn} completed {} atomic(s) but only \
-                             {returns} returned a value that was checked",
-                            pr.completed
-                        ),
-                        &mut bad,
-                    );
-                }
-            }
-            _ => {}
-        }
-        // A size mix (bandwidth tests only): what the pair's completed operations wrote.
-        let len = if a.spec.size_mix.is_some() {
-            a.verified_len(i as u32)
-        } else {
-            len
-        };
-        copies.retain(|&(_, to)| arrived(to));
-        for (from, to) in copies {
-            checked += len;
-            // A UD receive starts with the 40-byte GRH area; the payload follows it.
-            let to_addr = dst(to) + a.spec.grh_bytes;
-            let diff = first_difference(&w.mems[from], src(from), &w.mems[to], to_addr, len);
-            if let Some((at, want, got)) = diff {
-                note(
-                    format!(
-                        "pair {i}: node {to} buffer {:#x} differs from node {from}'s source at byte {at} \
-                         ({got:#04x} != {want:#04x})",
-                        to_addr,
-                    ),
-                    &mut bad,
-                );
-            }
-        }
-    }
-    if bad > 0 {
-        verdict.add(
-            RunStatus::Corrupt,
-            format!(
-                "{bad} buffer(s) failed verification; first: {}",
-                first_bad.unwrap_or_default()
-            ),
-        );
-    }
-    if checked == 0 && verdict.status() == RunStatus::Ok && run_ok {
-        let why = if a.spec.unreliable {
-            "nothing was transferred, so nothing could be verified: every UC/UD message was \
-             lost (these services never retransmit; see `unreliable` in the JSON)"
-        } else {
-            "nothing was transferred, so nothing could be verified"
-        };
-        verdict.add(RunStatus::Incomplete, why.to_string());
-    }
-}
-
 /// Why every request may have timed out: the propagation round trip between the server and
 /// its farthest client is longer than the local ACK timeout (`qp.timeout`), so no ACK can
 /// come back in time and the QP retries until RETRY_EXC_ERR. `None` when it is shorter.
@@ -436,50 +291,4 @@ fn ack_timeout_hint(world: &World, cfg: &Config) -> Option<String> {
         cfg.qp.timeout,
         timeout_ns / 1e3
     ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Two memories holding the same 200 KiB at different addresses.
-    fn twins() -> (SparseMemory, SparseMemory, Vec<u8>) {
-        let bytes: Vec<u8> = (0..200 << 10)
-            .map(|i: u32| (i * 7 + i / 251) as u8)
-            .collect();
-        let (mut a, mut b) = (SparseMemory::new(), SparseMemory::new());
-        a.write(0x1000, &bytes);
-        b.write(0x9_0003, &bytes);
-        (a, b, bytes)
-    }
-
-    #[test]
-    fn equal_buffers_have_no_difference() {
-        let (a, b, bytes) = twins();
-        let len = bytes.len() as u64;
-        assert_eq!(first_difference(&a, 0x1000, &b, 0x9_0003, len), None);
-    }
-
-    #[test]
-    fn one_changed_byte_is_found_with_its_offset_and_both_values() {
-        let (a, mut b, bytes) = twins();
-        // In the third 64 KiB piece: earlier pieces compare equal, this one does not.
-        let at = 150_001u64;
-        let want = bytes[at as usize];
-        b.write(0x9_0003 + at, &[want ^ 0x5a]);
-        let len = bytes.len() as u64;
-        assert_eq!(
-            first_difference(&a, 0x1000, &b, 0x9_0003, len),
-            Some((at, want, want ^ 0x5a))
-        );
-        // The last byte too.
-        let (a, mut b, _) = twins();
-        let last = len - 1;
-        let want = bytes[last as usize];
-        b.write(0x9_0003 + last, &[!want]);
-        assert_eq!(
-            first_difference(&a, 0x1000, &b, 0x9_0003, len),
-            Some((last, want, !want))
-        );
-    }
 }

@@ -4,6 +4,7 @@
 //! may watch the simulation's [`progress`] ([`run_perf_with_progress`]).
 
 mod build;
+mod flow_check;
 mod flows;
 mod judge;
 pub mod long_run;
@@ -17,6 +18,7 @@ use crate::result::PerfResult;
 use crate::workload::PerfSpec;
 use anyhow::bail;
 
+pub use flow_check::FlowMemory;
 pub use flows::{check_flows, run_flows, run_flows_observed, FlowsRun};
 pub use options::{ModelRun, RunOptions};
 pub use progress::{Phase, Progress, SettleStatus, WarmUp};
@@ -122,14 +124,16 @@ fn run_one(
     let size = at.size_bytes;
     let mut b = build::build(cfg, spec, size, opts)?;
     b.world.start();
-    let end = progress::run_observed(&mut b.world, b.max_events, at, observer);
+    let end = progress::run_observed(&mut b.world, b.max_events, at, observer, None);
     if let Some(w) = b.world.net.pcap.as_mut() {
         w.finish()
             .map_err(|e| crate::OutputError(format!("cannot write the pcap: {e}")))?;
     }
 
     one_peak_per_side(&mut b);
-    let (verdict, flows) = judge::judge(&b, cfg, end)?;
+    // One flow (or one per direction): its buffers are checked at the end.
+    let mut at_end = flow_check::EarlyChecks::default();
+    let (verdict, flows) = judge::judge(&b, cfg, end, &mut at_end)?;
     let measured: Vec<_> = flows.iter().map(|f| f.measured).collect();
     let span = long_run::run_span(&b.world.apps, end);
     let mut run = report::report(b, end, verdict, &measured);

@@ -166,33 +166,52 @@ fn warm_up(a: &Perftest) -> WarmUp {
     }
 }
 
+/// What happens to a flow whose application just finished (see [`World::watch_finish`]):
+/// called with the world and the flow's number, between two events.
+pub(crate) type OnFinish<'a> = &'a mut dyn FnMut(&mut World, usize);
+
 /// Runs `world` as [`World::run_until`]`(CLOCK_HORIZON_PS, max_events)` does (a run stops
 /// at the clock's horizon rather than wrap it; see [`CLOCK_HORIZON_PS`]), telling `observer`
-/// how far it has come about every [`REPORT_INTERVAL`]; returns the time of the last event.
+/// how far it has come about every [`REPORT_INTERVAL`] and calling `on_finish` with each
+/// application that finished as soon as it did; returns the time of the last event.
 pub(crate) fn run_observed(
     world: &mut World,
     max_events: u64,
     at: Position,
-    observer: Option<&mut dyn FnMut(&Progress)>,
+    mut observer: Option<&mut dyn FnMut(&Progress)>,
+    mut on_finish: Option<OnFinish<'_>>,
 ) -> TimePs {
-    let Some(observer) = observer else {
-        return world.run_until(CLOCK_HORIZON_PS, max_events);
-    };
     let start = Instant::now();
     let mut last_report = start;
     let mut last = 0;
     loop {
         let before = world.events;
-        let stop = max_events.min(before.saturating_add(CHECK_EVENTS));
+        let stop = match observer {
+            Some(_) => max_events.min(before.saturating_add(CHECK_EVENTS)),
+            None => max_events,
+        };
         let t = world.run_until(CLOCK_HORIZON_PS, stop);
         if world.events > before {
             last = t;
         }
+        // `run_until` stops after an event that finished an application: the flow is
+        // handled before the next event, and the run goes on as one call would.
+        let finished = std::mem::take(&mut world.just_finished);
+        for &f in &finished {
+            if let Some(on_finish) = on_finish.as_mut() {
+                on_finish(world, f);
+            }
+        }
         // `run_until` stopped for the same reasons a single call would (the application
-        // finished, the event limit, an empty queue), or at the chunk's end.
-        if world.done() || world.events >= max_events || world.events < stop {
+        // finished, the event limit, an empty queue), not at the chunk's end nor for a flow
+        // that finished.
+        let stopped_early = world.events < stop && finished.is_empty();
+        if world.done() || world.events >= max_events || stopped_early {
             return last;
         }
+        let Some(observer) = observer.as_mut() else {
+            continue;
+        };
         let now = Instant::now();
         if now.duration_since(last_report) >= REPORT_INTERVAL {
             last_report = now;

@@ -18,6 +18,7 @@ mod determinism;
 mod drop_translation;
 mod ecn;
 mod fabric;
+mod flow_memory;
 mod flows;
 mod infinite_timeout;
 mod isolation;

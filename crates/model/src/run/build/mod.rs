@@ -339,6 +339,8 @@ pub(crate) fn build_flows(
         drain_rx: cfg.qp.transport != crate::config::Transport::Rc,
         owed_step: None,
         finished_apps: Default::default(),
+        watch_finish: false,
+        just_finished: Vec::new(),
     };
     Ok(Built {
         world,

@@ -1,0 +1,294 @@
+//! A flow's buffers checked against their sources, at the end of the run or, in a run of
+//! flows, as soon as the flow completes ([`EarlyChecks`]): then its destination buffers are
+//! freed, so that a run of thousands of flows holds the bytes of the flows in flight, not
+//! of every flow it ran.
+
+use rnic_host::SparseMemory;
+use rnic_transport::Memory;
+
+use super::build::Layout;
+use crate::host::perftest::Perftest;
+use crate::result::RunStatus;
+use crate::verdict::Verdict;
+use crate::workload::Verb;
+use crate::world::World;
+
+/// What the check of one flow's buffers found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct BufferCheck {
+    /// Bytes compared (and atomics' returned values, 8 bytes each).
+    pub checked: u64,
+    /// Buffers (or atomic pairs) that failed.
+    pub bad: u64,
+    /// The first failure.
+    pub first_bad: Option<String>,
+}
+
+impl BufferCheck {
+    fn note(&mut self, msg: String) {
+        self.bad += 1;
+        if self.first_bad.is_none() {
+            self.first_bad = Some(msg);
+        }
+    }
+
+    /// Records the findings in `verdict`: differences as corrupt; a flow `a` that moved
+    /// nothing as incomplete (unless the run already has findings, `run_ok` false, which
+    /// say why).
+    pub(crate) fn record(self, a: &Perftest, run_ok: bool, verdict: &mut Verdict) {
+        if self.bad > 0 {
+            verdict.add(
+                RunStatus::Corrupt,
+                format!(
+                    "{} buffer(s) failed verification; first: {}",
+                    self.bad,
+                    self.first_bad.unwrap_or_default()
+                ),
+            );
+        }
+        if self.checked == 0 && verdict.status() == RunStatus::Ok && run_ok {
+            let why = if a.spec.unreliable {
+                "nothing was transferred, so nothing could be verified: every UC/UD message was \
+                 lost (these services never retransmit; see `unreliable` in the JSON)"
+            } else {
+                "nothing was transferred, so nothing could be verified"
+            };
+            verdict.add(RunStatus::Incomplete, why.to_string());
+        }
+    }
+}
+
+/// The buffer checks of a run of flows that were done when their flow completed, and the
+/// memory they gave back.
+#[derive(Debug, Default)]
+pub(crate) struct EarlyChecks {
+    /// Per flow: its check, if it was done when the flow completed.
+    by_flow: Vec<Option<BufferCheck>>,
+    /// What the checks freed.
+    pub stats: FlowMemory,
+}
+
+/// How a run of flows held its flows' received bytes: each flow that could be checked when
+/// it completed was, and its destination buffers freed then (instead of kept to the end of
+/// the run, about one byte of memory per byte moved).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FlowMemory {
+    /// Flows whose buffers were checked when they completed, and freed.
+    pub flows_released: u64,
+    /// Bytes of host memory (page storage) freed with them.
+    pub bytes_released: u64,
+    /// Bytes of page storage every node's host memory still held at the end of the run
+    /// (rings, CQs, the buffers of flows checked at the end).
+    pub bytes_held_at_end: u64,
+}
+
+impl EarlyChecks {
+    /// For a run of `flows` flows, none checked yet.
+    pub(crate) fn new(flows: usize) -> Self {
+        EarlyChecks {
+            by_flow: vec![None; flows],
+            stats: FlowMemory::default(),
+        }
+    }
+
+    /// Flow `f`, laid out as `layout`, just finished: if nothing can change its buffers or
+    /// its check any more ([`settled`]), checks them now and frees its destination buffers
+    /// on every node it uses (its sources are generated on read, never stored: nothing to
+    /// free). The end of the run takes the check instead of doing it ([`EarlyChecks::take`]).
+    pub(crate) fn flow_finished(&mut self, w: &mut World, layout: &Layout, f: usize) {
+        let a = &w.apps[f];
+        if !settled(a) || self.by_flow.get(f).is_none_or(Option::is_some) {
+            return;
+        }
+        self.by_flow[f] = Some(check_buffers(w, a, layout));
+        let nodes = std::iter::once(a.server).chain(a.pairs.iter().map(|p| p.c_node as usize));
+        let mut nodes: Vec<usize> = nodes.collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        for n in nodes {
+            let dst = w.apps[f].nodes[n].dst;
+            self.stats.bytes_released += w.mems[n].release(dst, dst + layout.region);
+        }
+        self.stats.flows_released += 1;
+    }
+
+    /// Flow `f`'s check, if it was done when the flow completed.
+    pub(crate) fn take(&mut self, f: usize) -> Option<BufferCheck> {
+        self.by_flow.get_mut(f).and_then(Option::take)
+    }
+}
+
+/// Whether finished flow `a` is settled: nothing after its end can change its buffers or
+/// what its check compares. An RC bandwidth flow of iterations that met no error: its last
+/// operation's data was placed before the completion that finished it (an ACK, or a READ's
+/// last response, follows placement), the operations it counts are all complete, and no
+/// later packet is placed (RC places no duplicate). UC/UD flows (a message may still be on
+/// its way), duration flows (operations complete past the window), latency tests (the poll
+/// byte) and flows that met errors are checked at the end of the run.
+fn settled(a: &Perftest) -> bool {
+    a.finished
+        && a.errors.count == 0
+        && !a.spec.unreliable
+        && !a.spec.is_lat()
+        && a.procs.list.is_empty()
+        && !a.spec.duration_mode
+        && matches!(a.spec.test.verb(), Verb::Write | Verb::Send | Verb::Read)
+}
+
+/// Checks every target of flow `a`: WRITE/SEND destinations equal the sender's source, READ
+/// destinations equal the remote source, every completed atomic's returned value was checked.
+pub(crate) fn check_buffers(w: &World, a: &Perftest, layout: &Layout) -> BufferCheck {
+    let size = u64::from(a.spec.size_bytes);
+    let mut found = BufferCheck::default();
+    // Ping-pong latency tests are client-initiated; bandwidth and --procs tests server-initiated.
+    let lat = a.spec.is_lat() && a.procs.list.is_empty();
+    // A ping-pong that stopped mid-iteration may have set the poll byte (the last) of a
+    // message that never arrived: compare the rest. So may a UC ping-pong whose last ping or
+    // pong was lost (the poll byte counts iterations; the payload before it never changes).
+    let cut = !(a.finished && a.errors.count == 0) || a.spec.unreliable;
+    let len = if lat && cut && a.spec.test.verb() == Verb::Write {
+        size.saturating_sub(1)
+    } else {
+        size
+    };
+    for (i, pr) in a.pairs.iter().enumerate() {
+        let s = layout.slot(i as u32);
+        let c = pr.c_node as usize;
+        let src = |node: usize| a.nodes[node].src + u64::from(s) * layout.stride;
+        let dst = |node: usize| a.nodes[node].dst + u64::from(s) * layout.stride;
+        // Which (from node, to node) copies must hold.
+        let mut copies: Vec<(usize, usize)> = Vec::new();
+        let sv = a.server;
+        // UC/UD lose messages by design: a destination holds its source only once a message
+        // reached it whole (what arrived was checked packet by packet as it landed).
+        let arrived = |node: usize| {
+            let qpn = if node == sv { pr.s_qpn } else { pr.c_qpn };
+            !a.spec.unreliable || super::unreliable::received(w, node, qpn) > 0
+        };
+        match (a.spec.test.verb(), lat) {
+            (Verb::Write | Verb::Send, false) if pr.completed > 0 => copies.push((sv, c)),
+            (Verb::Read, false) if pr.completed > 0 => copies.push((c, sv)),
+            // Iterations complete in turn over the pairs: pair i has finished a ping and
+            // its pong once more than i iterations are done.
+            (Verb::Write | Verb::Send, true) if a.ping.iteration > i as u64 => {
+                copies.push((c, sv));
+                copies.push((sv, c));
+            }
+            (Verb::Read, true) if pr.completed > 0 => copies.push((sv, c)),
+            (Verb::Atomic, _) if pr.posted > 0 => {
+                // The initiator is the server in bw tests, the client in latency tests.
+                // Every value its atomics returned was checked as it landed (and the
+                // target's final value after the run, in `judge`): each completed atomic must
+                // have had its value checked.
+                let (init, qpn) = if lat { (c, pr.c_qpn) } else { (sv, pr.s_qpn) };
+                let returns = w.oracle.atomics.returns(init, qpn);
+                found.checked += 8 * returns;
+                if returns < pr.completed {
+                    found.note(format!(
+                        "pair {i}: node {init} QP {qpn} completed {} atomic(s) but only \
+                             {returns} returned a value that was checked",
+                        pr.completed
+                    ));
+                }
+            }
+            _ => {}
+        }
+        // A size mix (bandwidth tests only): what the pair's completed operations wrote.
+        let len = if a.spec.size_mix.is_some() {
+            a.verified_len(i as u32)
+        } else {
+            len
+        };
+        copies.retain(|&(_, to)| arrived(to));
+        for (from, to) in copies {
+            found.checked += len;
+            // A UD receive starts with the 40-byte GRH area; the payload follows it.
+            let to_addr = dst(to) + a.spec.grh_bytes;
+            let diff = first_difference(&w.mems[from], src(from), &w.mems[to], to_addr, len);
+            if let Some((at, want, got)) = diff {
+                found.note(
+                    format!(
+                        "pair {i}: node {to} buffer {:#x} differs from node {from}'s source at byte {at} \
+                         ({got:#04x} != {want:#04x})",
+                        to_addr,
+                    ),
+                );
+            }
+        }
+    }
+    found
+}
+
+/// The first offset at which `len` bytes at `a` in `ma` and at `b` in `mb` differ, compared
+/// in 64 KiB pieces (a large message needs no copy of its own), with both bytes.
+fn first_difference(
+    ma: &SparseMemory,
+    a: u64,
+    mb: &SparseMemory,
+    b: u64,
+    len: u64,
+) -> Option<(u64, u8, u8)> {
+    let mut x = vec![0u8; (64 << 10).min(len as usize)];
+    let mut y = x.clone();
+    let mut done = 0u64;
+    while done < len {
+        let n = (len - done).min(x.len() as u64) as usize;
+        ma.read(a + done, &mut x[..n]);
+        mb.read(b + done, &mut y[..n]);
+        // Slice equality is a memcmp; the byte-by-byte search for the offset runs only
+        // on a piece that differs (it was 8 % of a fabric run's CPU time when it ran on all).
+        if x[..n] != y[..n] {
+            if let Some(i) = x[..n].iter().zip(&y[..n]).position(|(p, q)| p != q) {
+                return Some((done + i as u64, x[i], y[i]));
+            }
+        }
+        done += n as u64;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two memories holding the same 200 KiB at different addresses.
+    fn twins() -> (SparseMemory, SparseMemory, Vec<u8>) {
+        let bytes: Vec<u8> = (0..200 << 10)
+            .map(|i: u32| (i * 7 + i / 251) as u8)
+            .collect();
+        let (mut a, mut b) = (SparseMemory::new(), SparseMemory::new());
+        a.write(0x1000, &bytes);
+        b.write(0x9_0003, &bytes);
+        (a, b, bytes)
+    }
+
+    #[test]
+    fn equal_buffers_have_no_difference() {
+        let (a, b, bytes) = twins();
+        let len = bytes.len() as u64;
+        assert_eq!(first_difference(&a, 0x1000, &b, 0x9_0003, len), None);
+    }
+
+    #[test]
+    fn one_changed_byte_is_found_with_its_offset_and_both_values() {
+        let (a, mut b, bytes) = twins();
+        // In the third 64 KiB piece: earlier pieces compare equal, this one does not.
+        let at = 150_001u64;
+        let want = bytes[at as usize];
+        b.write(0x9_0003 + at, &[want ^ 0x5a]);
+        let len = bytes.len() as u64;
+        assert_eq!(
+            first_difference(&a, 0x1000, &b, 0x9_0003, len),
+            Some((at, want, want ^ 0x5a))
+        );
+        // The last byte too.
+        let (a, mut b, _) = twins();
+        let last = len - 1;
+        let want = bytes[last as usize];
+        b.write(0x9_0003 + last, &[!want]);
+        assert_eq!(
+            first_difference(&a, 0x1000, &b, 0x9_0003, len),
+            Some((last, want, !want))
+        );
+    }
+}
