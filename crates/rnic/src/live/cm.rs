@@ -209,6 +209,7 @@ impl LiveCm {
                 peer_ip: peer_ip.octets(),
                 index: k as u32,
                 active: self.active,
+                sidr: false,
             });
         }
         self.peer_ip = Some(peer_ip);
@@ -367,6 +368,7 @@ impl LiveCm {
                 qp_to_rts(&mut ep.dev, c.qp.qpn, sq_psn, peer.out_reads, &c.qp.tuning)?;
             }
             Action::Timer { at, conn } => self.timers_ps[conn] = Some(at),
+            Action::UdUp { .. } => bail!("RDMA CM: live UD QPs are not resolved by SIDR"),
             Action::Established { .. } => {}
             Action::Failed { .. } => self.failure = Some(self.no_answer(self.params.max_retries)),
         }
