@@ -369,7 +369,7 @@ struct LongestFrame {
 /// The longest frame a run of `size`-byte messages sends: a data packet with its headers,
 /// or an RDMA CM MAD when those are longer.
 fn longest_frame(cfg: &Config, spec: &PerfSpec, size: u64) -> LongestFrame {
-    use crate::config::{Connect, Transport};
+    use crate::config::Transport;
     let payload = size.min(u64::from(spec.max_pmtu(cfg).max(1))).div_ceil(4) * 4;
     let data = PACKET_HEADER_BYTES
         + match spec.test.verb() {
@@ -379,7 +379,7 @@ fn longest_frame(cfg: &Config, spec: &PerfSpec, size: u64) -> LongestFrame {
             Verb::Read => RETH_BYTES.max(AETH_BYTES + payload),
             Verb::Atomic => ATOMIC_ETH_BYTES,
         };
-    let cm = cfg.host.connect == Connect::Cm && cfg.qp.transport == Transport::Rc;
+    let cm = crate::host::cm::connects(cfg);
     if cm && CM_MAD_FRAME_BYTES > data {
         LongestFrame {
             bytes: CM_MAD_FRAME_BYTES,

@@ -461,7 +461,9 @@ fn uc_runs_between_two_processes_verify_every_byte() {
 /// UD (`-c UD`): send-bw and send-lat between two processes, every datagram's payload
 /// verified after the 40-byte GRH area, the JSON saying UD and the capture holding only UD
 /// SEND ONLY packets. send-bw's default message is the path MTU (as perftest's), and its 500
-/// datagrams fit the server's socket buffer, so none may be lost.
+/// datagrams fit the server's socket buffer, so none may be lost. With `-R` (perftest's
+/// `-c UD -R`) RDMA CM connects the RC control QP (REQ, REP, RTU), resolves the UD QP by a
+/// SIDR_REQ and SIDR_REP, and tears down only the control connection (DREQ, DREP).
 #[test]
 fn ud_runs_between_two_processes_verify_every_byte() {
     for (test, server_ip, client_ip, port, extra) in [
@@ -479,12 +481,38 @@ fn ud_runs_between_two_processes_verify_every_byte() {
             "18714",
             &["-n", "200", "-s", "64"][..],
         ),
+        (
+            "send-bw",
+            "127.0.0.45",
+            "127.0.0.46",
+            "18744",
+            &["-n", "500", "-R"][..],
+        ),
+        (
+            "send-lat",
+            "127.0.0.47",
+            "127.0.0.48",
+            "18745",
+            &["-n", "200", "-s", "64", "-R"][..],
+        ),
     ] {
         let args: Vec<&str> = ["-c", "UD"].iter().chain(extra).copied().collect();
         let Some((c, s, pcap)) = pair(test, server_ip, client_ip, port, &args) else {
             return;
         };
-        assert_unreliable_run(&c, &s, &pcap, "UD");
+        if extra.contains(&"-R") {
+            assert_verified(&c, "client");
+            assert_verified(&s, "server");
+            assert_eq!(c["live"]["connection"], "UD", "{test}: {c}");
+            assert_eq!(
+                cm_attributes(&pcap),
+                [0x10, 0x13, 0x14, 0x17, 0x18, 0x15, 0x16],
+                "{test}: the control QP's connection, the UD QP's resolution, the teardown"
+            );
+            assert_pcap_checks(&pcap);
+        } else {
+            assert_unreliable_run(&c, &s, &pcap, "UD");
+        }
         if test == "send-bw" {
             assert_eq!(c["size_bytes"], 1024, "UD's default size is the MTU: {c}");
             assert_nothing_lost(&c, &s, 500);
@@ -604,7 +632,7 @@ fn bad_flags_exit_2_naming_the_flag() {
             "--connection",
         ),
         (
-            &["live", "send-bw", "--server", "-c", "UD", "-R"][..],
+            &["live", "send-bw", "--server", "-c", "UC", "-R"][..],
             "-R/--rdma_cm",
         ),
     ] {

@@ -909,6 +909,39 @@ mod rdma_cm {
             .impaired(LOSS_AND_REORDER)
             .rnic_server()
     }
+
+    /// `-c UD -R`: RDMA CM connects perftest's RC control QP and resolves the UD test QP by
+    /// the guest kernel's SIDR exchange (SIDR_REQ, SIDR_REP with the QPN and RDMA CM's UDP
+    /// Q_Key), 1 KiB messages at path MTU 1024.
+    mod ud {
+        use super::*;
+
+        fn run(tool: &'static str, live: &'static str) -> Interop {
+            Interop::new(tool, live, 1024).ud().rdma_cm()
+        }
+
+        #[test]
+        fn ib_send_bw_rnic_client() {
+            run("ib_send_bw", "send-bw").rnic_client()
+        }
+
+        #[test]
+        fn ib_send_bw_rnic_server() {
+            run("ib_send_bw", "send-bw").rnic_server()
+        }
+
+        /// After the SIDR exchange perftest's latency client sends its UD QPN in a SEND with
+        /// immediate, which the server waits for.
+        #[test]
+        fn ib_send_lat_rnic_client() {
+            run("ib_send_lat", "send-lat").rnic_client()
+        }
+
+        #[test]
+        fn ib_send_lat_rnic_server() {
+            run("ib_send_lat", "send-lat").rnic_server()
+        }
+    }
 }
 
 #[test]

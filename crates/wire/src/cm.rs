@@ -1,5 +1,6 @@
 //! RDMA connection management (IBA Vol. 1 §12.6): the REQ, REP and RTU messages that connect
-//! an RC QP pair and the DREQ and DREP that take it down, each one 256-byte MAD (24-byte common MAD header, 232 bytes of CM data) sent
+//! an RC QP pair and the DREQ and DREP that take it down, and the SIDR_REQ and SIDR_REP
+//! (§12.11) that resolve a UD service to its QPN and Q_Key, each one 256-byte MAD (24-byte common MAD header, 232 bytes of CM data) sent
 //! as a UD SEND to QP1 (over RoCEv2: BTH + DETH with the GSI Q_Key). They carry what a WAN
 //! accelerator needs to answer for Remote: both QPNs and both starting PSNs.
 //!
@@ -86,6 +87,23 @@ pub mod field {
     // DREP.
     pub const DREP_LOCAL_COMM_ID: Range<usize> = 24..28;
     pub const DREP_REMOTE_COMM_ID: Range<usize> = 28..32;
+    // SIDR_REQ (IBA Vol. 1 §12.11: a UD service id resolved to a QPN and Q_Key).
+    pub const SIDR_REQ_REQUEST_ID: Range<usize> = 24..28;
+    pub const SIDR_REQ_PKEY: Range<usize> = 28..30;
+    pub const SIDR_REQ_SERVICE_ID: Range<usize> = 32..40;
+    /// The SIDR_REQ's private data (216 bytes; rdma_cm: its address header first).
+    pub const SIDR_REQ_PRIVATE_DATA: Range<usize> = 40..256;
+    // SIDR_REP.
+    pub const SIDR_REP_REQUEST_ID: Range<usize> = 24..28;
+    pub const SIDR_REP_STATUS: usize = 28;
+    pub const SIDR_REP_ADDITIONAL_INFO_LEN: usize = 29;
+    /// QPN (24 bits), reserved (8).
+    pub const SIDR_REP_QPN: Range<usize> = 32..36;
+    pub const SIDR_REP_SERVICE_ID: Range<usize> = 36..44;
+    pub const SIDR_REP_QKEY: Range<usize> = 44..48;
+    pub const SIDR_REP_ADDITIONAL_INFO: Range<usize> = 48..120;
+    /// The SIDR_REP's private data (136 bytes).
+    pub const SIDR_REP_PRIVATE_DATA: Range<usize> = 120..256;
 }
 
 /// Length of a MAD, bytes.
@@ -102,6 +120,9 @@ pub const ATTR_REP: u16 = 0x0013;
 pub const ATTR_RTU: u16 = 0x0014;
 pub const ATTR_DREQ: u16 = 0x0015;
 pub const ATTR_DREP: u16 = 0x0016;
+/// Service ID resolution (UD): the request and its reply.
+pub const ATTR_SIDR_REQ: u16 = 0x0017;
+pub const ATTR_SIDR_REP: u16 = 0x0018;
 /// A reject: the peer refuses the connection (rnic never sends one; it reads its reason).
 pub const ATTR_REJ: u16 = 0x0012;
 /// The Q_Key of the general services interface (QP1).
@@ -260,6 +281,50 @@ pub struct CmDrep {
     pub remote_comm_id: u32,
 }
 
+/// Bytes of the SIDR_REQ's private data.
+pub const SIDR_REQ_PRIVATE_DATA_LEN: usize = 216;
+
+/// A service ID resolution request: which UD QP (and Q_Key) serves `service_id` on the
+/// receiver's host. rdma_cm sends one for `RDMA_PS_UDP` ids, its address header first in the
+/// private data, where the REQ of an RC connection carries it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CmSidrReq {
+    pub request_id: u32,
+    pub pkey: u16,
+    pub service_id: u64,
+    pub private_data: [u8; SIDR_REQ_PRIVATE_DATA_LEN],
+}
+
+impl Default for CmSidrReq {
+    fn default() -> Self {
+        CmSidrReq {
+            request_id: 0,
+            pkey: 0,
+            service_id: 0,
+            private_data: [0; SIDR_REQ_PRIVATE_DATA_LEN],
+        }
+    }
+}
+
+/// The status of a SIDR_REP (IBA Vol. 1 §12.11.2): 0 = the service is there, and the QPN and
+/// Q_Key answer the request; otherwise why not (1 = no such service id, 2 = the service
+/// rejected it, 3 = no QP, 4 = redirect, 5 = unsupported class version).
+pub const SIDR_STATUS_SUCCESS: u8 = 0;
+pub const SIDR_STATUS_UNSUPPORTED_ID: u8 = 1;
+pub const SIDR_STATUS_REJECT: u8 = 2;
+
+/// A service ID resolution reply: the serving UD QP and the Q_Key its senders use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct CmSidrRep {
+    /// The request's id, echoed.
+    pub request_id: u32,
+    pub status: u8,
+    /// The serving QP (24 bits).
+    pub qpn: u32,
+    pub service_id: u64,
+    pub qkey: u32,
+}
+
 /// One CM message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CmMessage {
@@ -268,6 +333,8 @@ pub enum CmMessage {
     Rtu(CmRtu),
     Dreq(CmDreq),
     Drep(CmDrep),
+    SidrReq(CmSidrReq),
+    SidrRep(CmSidrRep),
 }
 
 /// A CM MAD: the transaction id (the same for the three messages of one connection) and the
@@ -288,7 +355,7 @@ fn wr(b: &mut [u8], r: core::ops::Range<usize>, v: u64) {
 
 impl CmRepr {
     /// Parses a CM MAD: the class must be CM version 2 with the Send method, and the
-    /// attribute a REQ, REP or RTU.
+    /// attribute a REQ, REP, RTU, DREQ, DREP, SIDR_REQ or SIDR_REP.
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<CmRepr> {
         let b = packet.b();
         check_len("cm mad", HEADER_LEN, b.len())?;
@@ -334,9 +401,11 @@ impl CmRepr {
                 local_comm_id: rd(b, field::DREP_LOCAL_COMM_ID) as u32,
                 remote_comm_id: rd(b, field::DREP_REMOTE_COMM_ID) as u32,
             }),
+            ATTR_SIDR_REQ => CmMessage::SidrReq(parse_sidr_req(b)),
+            ATTR_SIDR_REP => CmMessage::SidrRep(parse_sidr_rep(b)?),
             other => {
                 return Err(bad(
-                    "attribute id (REQ, REP, RTU, DREQ or DREP)",
+                    "attribute id (REQ, REP, RTU, DREQ, DREP, SIDR_REQ or SIDR_REP)",
                     other.into(),
                 ))
             }
@@ -431,6 +500,22 @@ impl CmRepr {
                 wr(b, field::DREP_REMOTE_COMM_ID, r.remote_comm_id.into());
                 ATTR_DREP
             }
+            CmMessage::SidrReq(r) => {
+                wr(b, field::SIDR_REQ_REQUEST_ID, r.request_id.into());
+                wr(b, field::SIDR_REQ_PKEY, r.pkey.into());
+                wr(b, field::SIDR_REQ_SERVICE_ID, r.service_id);
+                b[field::SIDR_REQ_PRIVATE_DATA].copy_from_slice(&r.private_data);
+                ATTR_SIDR_REQ
+            }
+            CmMessage::SidrRep(r) => {
+                wr(b, field::SIDR_REP_REQUEST_ID, r.request_id.into());
+                b[field::SIDR_REP_STATUS] = r.status;
+                let qpn = u64::from(r.qpn & 0x00FF_FFFF);
+                wr(b, field::SIDR_REP_QPN, qpn << 8);
+                wr(b, field::SIDR_REP_SERVICE_ID, r.service_id);
+                wr(b, field::SIDR_REP_QKEY, r.qkey.into());
+                ATTR_SIDR_REP
+            }
         };
         wr(b, field::ATTRIBUTE_ID, attr.into());
     }
@@ -475,6 +560,39 @@ fn parse_req(b: &[u8]) -> Result<CmReq> {
         .copy_from_slice(&b[field::REQ_PRIMARY_REMOTE_GID]);
     r.private_data.copy_from_slice(&b[field::REQ_PRIVATE_DATA]);
     Ok(r)
+}
+
+/// The fields of a SIDR_REQ MAD `b` (whole, 256 bytes).
+fn parse_sidr_req(b: &[u8]) -> CmSidrReq {
+    let mut r = CmSidrReq {
+        request_id: rd(b, field::SIDR_REQ_REQUEST_ID) as u32,
+        pkey: rd(b, field::SIDR_REQ_PKEY) as u16,
+        service_id: rd(b, field::SIDR_REQ_SERVICE_ID),
+        ..CmSidrReq::default()
+    };
+    r.private_data
+        .copy_from_slice(&b[field::SIDR_REQ_PRIVATE_DATA]);
+    r
+}
+
+/// The fields of a SIDR_REP MAD `b` (whole, 256 bytes); the additional information (a
+/// redirect's class port info) may not exceed its 72 bytes.
+fn parse_sidr_rep(b: &[u8]) -> Result<CmSidrRep> {
+    let info = b[field::SIDR_REP_ADDITIONAL_INFO_LEN];
+    if usize::from(info) > field::SIDR_REP_ADDITIONAL_INFO.len() {
+        return Err(WireError::BadField {
+            layer: "cm mad",
+            field: "SIDR_REP additional information length (at most 72)",
+            value: info.into(),
+        });
+    }
+    Ok(CmSidrRep {
+        request_id: rd(b, field::SIDR_REP_REQUEST_ID) as u32,
+        status: b[field::SIDR_REP_STATUS],
+        qpn: (rd(b, field::SIDR_REP_QPN) >> 8) as u32,
+        service_id: rd(b, field::SIDR_REP_SERVICE_ID),
+        qkey: rd(b, field::SIDR_REP_QKEY) as u32,
+    })
 }
 
 /// A whole RoCEv2 frame carrying `cm` from QP1 to QP1 (UD SEND only, GSI Q_Key) with
@@ -689,5 +807,88 @@ mod tests {
         b[34..36].copy_from_slice(&28u16.to_be_bytes());
         assert_eq!(rej_reason(&b), Some(28));
         assert_eq!(rej_reason(&b[..40]), None, "truncated");
+    }
+
+    fn sidr() -> (CmRepr, CmRepr) {
+        let mut private_data = [0u8; SIDR_REQ_PRIVATE_DATA_LEN];
+        for (i, b) in private_data.iter_mut().enumerate() {
+            *b = i as u8 ^ 0xA5;
+        }
+        let req = CmRepr {
+            transaction_id: 0x0000_0002_0000_0009,
+            message: CmMessage::SidrReq(CmSidrReq {
+                request_id: 0x0A0B_0C0D,
+                pkey: 0xFFFF,
+                service_id: 0x0000_0000_0111_4B3F,
+                private_data,
+            }),
+        };
+        let rep = CmRepr {
+            transaction_id: 0x0000_0002_0000_0009,
+            message: CmMessage::SidrRep(CmSidrRep {
+                request_id: 0x0A0B_0C0D,
+                status: SIDR_STATUS_SUCCESS,
+                qpn: 0x12_3456,
+                service_id: 0x0000_0000_0111_4B3F,
+                qkey: 0x0123_4567,
+            }),
+        };
+        (req, rep)
+    }
+
+    #[test]
+    fn sidr_req_and_rep_round_trip() {
+        let (req, rep) = sidr();
+        let mut rejected = rep;
+        if let CmMessage::SidrRep(ref mut r) = rejected.message {
+            r.status = SIDR_STATUS_REJECT;
+        }
+        for m in [req, rep, rejected] {
+            let mut b = [0u8; HEADER_LEN];
+            m.emit(&mut b);
+            assert_eq!(CmRepr::parse(&Packet::new_checked(&b[..]).unwrap()), Ok(m));
+        }
+    }
+
+    #[test]
+    fn sidr_fields_sit_where_the_spec_puts_them() {
+        let (req, rep) = sidr();
+        let mut b = [0u8; HEADER_LEN];
+        req.emit(&mut b);
+        assert_eq!(&b[0..4], &[1, 0x07, 2, 0x03]);
+        assert_eq!(&b[16..18], &[0x00, 0x17]);
+        // Request id, P_Key, reserved, service id.
+        assert_eq!(&b[24..32], &[0x0A, 0x0B, 0x0C, 0x0D, 0xFF, 0xFF, 0, 0]);
+        assert_eq!(&b[32..40], &[0, 0, 0, 0, 0x01, 0x11, 0x4B, 0x3F]);
+        // The private data fills the rest of the MAD.
+        assert_eq!((b[40], b[255]), (0xA5, 215 ^ 0xA5));
+        rep.emit(&mut b);
+        assert_eq!(&b[16..18], &[0x00, 0x18]);
+        // Request id, status, additional information length, reserved.
+        assert_eq!(&b[24..32], &[0x0A, 0x0B, 0x0C, 0x0D, 0, 0, 0, 0]);
+        // QPN (24 bits) then reserved, service id, Q_Key.
+        assert_eq!(&b[32..36], &[0x12, 0x34, 0x56, 0]);
+        assert_eq!(&b[40..44], &[0x01, 0x11, 0x4B, 0x3F]);
+        assert_eq!(&b[44..48], &[0x01, 0x23, 0x45, 0x67]);
+        assert!(b[48..].iter().all(|&x| x == 0), "no info, no private data");
+    }
+
+    #[test]
+    fn malformed_or_short_sidr_mads_are_refused_naming_the_field() {
+        let (req, rep) = sidr();
+        let mut b = [0u8; HEADER_LEN];
+        rep.emit(&mut b);
+        b[29] = 73;
+        let e = CmRepr::parse(&Packet::new_checked(&b[..]).unwrap()).unwrap_err();
+        assert!(
+            e.to_string().contains("additional information length"),
+            "{e}"
+        );
+        req.emit(&mut b);
+        let short = &b[..field::SIDR_REQ_PRIVATE_DATA.start];
+        let e = Packet::new_checked(short).unwrap_err();
+        assert!(e.to_string().contains("cm mad"), "{e}");
+        let e = CmRepr::parse(&Packet::new_unchecked(short)).unwrap_err();
+        assert!(e.to_string().contains("cm mad"), "{e}");
     }
 }

@@ -33,6 +33,12 @@ pub const CMA_VERSION: u8 = 0x00;
 /// RDMA CM's TCP port space (`RDMA_PS_TCP`), the one perftest's `-R` and most RC
 /// applications use.
 pub const PORT_SPACE_TCP: u16 = 0x0106;
+/// RDMA CM's UDP port space (`RDMA_PS_UDP`): UD QPs, resolved by a SIDR exchange
+/// (perftest's `-c UD -R`).
+pub const PORT_SPACE_UDP: u16 = 0x0111;
+/// The Q_Key RDMA CM gives the UD QPs of its UDP port space (`RDMA_UDP_QKEY`); a SIDR_REP
+/// carries it.
+pub const UDP_QKEY: u32 = 0x0123_4567;
 /// The high bits every IP-based service id has (`RDMA_IB_IP_PS_*` above the port space).
 const SERVICE_ID_PREFIX: u64 = 0x0000_0000_0100_0000;
 const SERVICE_ID_PREFIX_MASK: u64 = 0xFFFF_FFFF_FF00_0000;

@@ -742,6 +742,10 @@ config_section! {
         /// With connect = "cm": resends of an unanswered REQ (or REP) before the connection
         /// fails, as the REQ's Max CM Retries field (rdma_cm's default 15)
         cm_max_retries: u8 = 15; "retries", uint(0, 15);
+        /// With connect = "cm": UD pairs too are resolved by RDMA CM, a SIDR_REQ and SIDR_REP
+        /// per pair crossing the simulated network (perftest -c UD -R sets it); off, UD pairs
+        /// are brought up directly as with connect = "direct" (RC pairs always use the CM)
+        cm_ud: bool = false; "switch", Kind::Bool;
     }
 }
 

@@ -31,21 +31,45 @@ fn pcap_frames(path: &std::path::Path) -> Vec<Vec<u8>> {
     out
 }
 
-fn tmp(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("rnic-cm-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+/// The CM MADs of a capture, each with its frame's number, and the first other frame's.
+fn cm_mads(path: &std::path::Path) -> (Vec<(usize, rnic_wire::cm::CmRepr)>, Option<usize>) {
+    let mut seen = Vec::new();
+    let mut first_data = None;
+    for (i, f) in pcap_frames(path).iter().enumerate() {
+        match parse_cm_frame_from(f) {
+            Ok((_, m)) => seen.push((i, m)),
+            Err(_) => {
+                first_data.get_or_insert(i);
+            }
+        }
+    }
+    (seen, first_data)
 }
 
-#[test]
-fn each_pair_sends_req_rep_rtu_on_the_wire_and_the_figures_equal_direct_setup() {
-    let path = tmp("cm.pcap");
-    let mut s = spec(PerfTest::WriteBw, 4096, 4, 2);
+/// Runs `s` (4 pairs, 50 iterations) with the CM (`sets.0`, captured to `path`) and
+/// without (`sets.1`): the CM sent `mads` MADs and the figures are the same. Returns the
+/// capture's MADs and its first other frame.
+fn cm_and_direct(
+    mut s: rnic_model::workload::PerfSpec,
+    path: &std::path::Path,
+    sets: (&[&str], &[&str]),
+    mads: u64,
+) -> (Vec<(usize, rnic_wire::cm::CmRepr)>, Option<usize>) {
     s.iters = 50;
-    s.pcap = Some(path.clone());
-    let cm = run(&cfg("baseline", &[]), &s).result;
+    s.pcap = Some(path.to_path_buf());
+    let cm = run(&cfg("baseline", sets.0), &s).result;
     s.pcap = None;
-    let direct = run(&cfg("baseline", &["host.connect=direct"]), &s).result;
+    let direct = run(&cfg("baseline", sets.1), &s).result;
+    figures_equal(&cm, &direct);
+    assert_eq!(cm.stats["cm.connections"], 4);
+    assert_eq!(cm.stats["cm.mads_sent"], mads);
+    assert!(!direct.stats.contains_key("cm.connections"));
+    cm_mads(path)
+}
+
+/// A run whose pairs the CM connected verified every byte and measured what the same run
+/// with its pairs brought up directly did.
+fn figures_equal(cm: &rnic_model::result::PerfResult, direct: &rnic_model::result::PerfResult) {
     assert_eq!(cm.status, RunStatus::Ok, "{}", cm.reason);
     assert!(cm.bytes_verified);
     for (a, b, what) in [
@@ -56,21 +80,20 @@ fn each_pair_sends_req_rep_rtu_on_the_wire_and_the_figures_equal_direct_setup() 
     ] {
         assert_eq!(a, b, "{what}: cm {a} vs direct {b}");
     }
-    assert_eq!(cm.stats["cm.connections"], 4);
-    assert_eq!(cm.stats["cm.mads_sent"], 12);
-    assert!(!direct.stats.contains_key("cm.connections"));
+}
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("rnic-cm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+#[test]
+fn each_pair_sends_req_rep_rtu_on_the_wire_and_the_figures_equal_direct_setup() {
+    let path = tmp("cm.pcap");
+    let write = spec(PerfTest::WriteBw, 4096, 4, 2);
     // Node 0 (the server) receives four REQs and RTUs and sends four REPs, before any data.
-    let frames = pcap_frames(&path);
-    let mut seen = Vec::new();
-    let mut first_data = None;
-    for (i, f) in frames.iter().enumerate() {
-        match parse_cm_frame_from(f) {
-            Ok((_, m)) => seen.push((i, m)),
-            Err(_) => {
-                first_data.get_or_insert(i);
-            }
-        }
-    }
+    let (seen, first_data) = cm_and_direct(write, &path, (&[], &["host.connect=direct"]), 12);
     let count =
         |pick: fn(&CmMessage) -> bool| seen.iter().filter(|(_, m)| pick(&m.message)).count();
     assert_eq!(count(|m| matches!(m, CmMessage::Req(_))), 4);
@@ -179,7 +202,17 @@ fn tshark_decodes_them_as_cm(path: &std::path::Path) {
 }
 
 fn hooked(drop: [Option<u64>; 2], sets: &[&str]) -> anyhow::Result<rnic_model::ModelRun> {
-    let mut s = spec(PerfTest::WriteBw, 1024, 2, 1);
+    hooked_test(PerfTest::WriteBw, drop, sets)
+}
+
+/// `test` over 2 pairs, 40 × 1 KiB each, with MADs `drop` lost (counted from 1) and a short
+/// CM response timeout.
+fn hooked_test(
+    test: PerfTest,
+    drop: [Option<u64>; 2],
+    sets: &[&str],
+) -> anyhow::Result<rnic_model::ModelRun> {
+    let mut s = spec(test, 1024, 2, 1);
     s.iters = 40;
     let opts = RunOptions {
         hooks: Hooks {
@@ -201,18 +234,26 @@ fn a_lost_req_or_rep_is_sent_again_and_every_byte_arrives() {
         ([Some(3), None], "REP"),
         ([Some(1), Some(4)], "REQ and REP"),
     ] {
-        let r = hooked(drop, &[]).unwrap().result;
-        assert_eq!(r.status, RunStatus::Ok, "{what}: {}", r.reason);
-        assert!(r.bytes_verified, "{what}");
-        assert_eq!(r.verified_bytes, 2 * 40 * 1024, "{what}");
-        assert!(r.stats["cm.resent"] >= 1, "{what}: nothing was sent again");
-        // Setup took a response timeout (1.05 ms) longer; what is measured did not change.
-        assert!(
-            r.stats["cm.done_ps"] > clean.stats["cm.done_ps"] + 1_000_000_000,
-            "{what}"
-        );
-        assert_eq!(r.msg_rate_mops, clean.msg_rate_mops, "{what}");
+        repaired(&hooked(drop, &[]).unwrap().result, &clean, what);
     }
+}
+
+/// A run that lost `what` sent it again and verified every byte, its setup a response
+/// timeout (1.05 ms) longer than `clean`'s; what is measured did not change.
+fn repaired(
+    r: &rnic_model::result::PerfResult,
+    clean: &rnic_model::result::PerfResult,
+    what: &str,
+) {
+    assert_eq!(r.status, RunStatus::Ok, "{what}: {}", r.reason);
+    assert!(r.bytes_verified, "{what}");
+    assert_eq!(r.verified_bytes, 2 * 40 * 1024, "{what}");
+    assert!(r.stats["cm.resent"] >= 1, "{what}: nothing was sent again");
+    assert!(
+        r.stats["cm.done_ps"] > clean.stats["cm.done_ps"] + 1_000_000_000,
+        "{what}"
+    );
+    assert_eq!(r.msg_rate_mops, clean.msg_rate_mops, "{what}");
 }
 
 #[test]
@@ -277,4 +318,70 @@ fn nic_frame_counters_leave_out_the_cm_mads_the_host_sends_and_takes() {
     let sum = |name: &str| r.nodes.iter().map(|n| counter(n, name)).sum::<u64>();
     assert_eq!(sum("nic.tx.frames"), sum("nic.rx.frames"));
     assert_eq!(sum("nic.rx.cm_mads"), 3 * 4);
+}
+
+/// UD pairs with `host.cm_ud` (perftest -c UD -R): each pair's SIDR_REQ and SIDR_REP cross
+/// the network before any data (no REQ, REP or RTU), the REP names a server QP and RDMA
+/// CM's UDP Q_Key, tshark decodes both as CM service id resolution with nothing malformed,
+/// and the figures equal those of UD pairs brought up directly.
+#[test]
+fn ud_pairs_are_resolved_by_sidr_on_the_wire_and_the_figures_equal_direct_setup() {
+    // Not in `tmp`'s folder, which the REQ test removes when it is done.
+    let path = std::env::temp_dir().join(format!("rnic-sidr-{}.pcap", std::process::id()));
+    let send = spec(PerfTest::SendBw, 1024, 4, 2);
+    let ud = ["qp.transport=ud"];
+    let sets: (&[&str], &[&str]) = (&["qp.transport=ud", "host.cm_ud=true"], &ud);
+    let (seen, first_data) = cm_and_direct(send, &path, sets, 8);
+    assert_eq!(seen.len(), 8, "{seen:?}");
+    let reqs = seen
+        .iter()
+        .filter(|(_, m)| matches!(m.message, CmMessage::SidrReq(_)))
+        .count();
+    assert_eq!(reqs, 4);
+    assert!(seen.iter().all(|(i, _)| Some(*i) < first_data));
+    for (_, m) in &seen {
+        if let CmMessage::SidrRep(r) = m.message {
+            assert_eq!((r.status, r.qkey), (0, rnic_wire::cma::UDP_QKEY));
+            assert!(r.qpn >= 0x11);
+            assert!(seen.iter().any(|(_, q)| matches!(
+                q.message,
+                CmMessage::SidrReq(q) if q.request_id == r.request_id && q.service_id == r.service_id
+            )));
+        }
+    }
+    if rnic_loopback::conformance::external_tool("tshark", &["--version"]) {
+        let out = std::process::Command::new("tshark")
+            .args([
+                "-r",
+                path.to_str().unwrap(),
+                "-Y",
+                "infiniband.bth.destqp == 1",
+            ])
+            .args(["-T", "fields", "-E", "separator=|"])
+            .args(["-e", "_ws.col.Info", "-e", "_ws.malformed"])
+            .output()
+            .expect("tshark runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 8, "{text}");
+        let n = |info: &str| lines.iter().filter(|l| **l == info).count();
+        assert_eq!(n("CM: ServiceIDResReq|"), 4, "{text}");
+        assert_eq!(n("CM: ServiceIDResReqResp|"), 4, "{text}");
+    }
+    let _ = std::fs::remove_file(&path);
+}
+
+/// A lost SIDR_REQ or SIDR_REP: the client sends the request again after the response
+/// timeout, the server answers it again, and the run verifies every byte with the figures
+/// of a clean setup.
+#[test]
+fn a_lost_sidr_req_or_rep_is_sent_again_and_every_byte_arrives() {
+    let sets = ["qp.transport=ud", "host.cm_ud=true"];
+    let run = |drop| hooked_test(PerfTest::SendBw, drop, &sets).unwrap().result;
+    let clean = run([None, None]);
+    assert_eq!(clean.stats["cm.resent"], 0);
+    // MADs 1 and 2 are the SIDR_REQs, 3 the first SIDR_REP.
+    for (drop, what) in [([Some(1), None], "SIDR_REQ"), ([Some(3), None], "SIDR_REP")] {
+        repaired(&run(drop), &clean, what);
+    }
 }

@@ -465,8 +465,9 @@ pub struct PerfCmd {
     /// no per-operation stamps for it (sets host.bw_peak = false).
     #[arg(short = 'N', long = "noPeak")]
     pub no_peak: bool,
-    /// Connect the QPs by RDMA CM (REQ, REP, RTU MADs on the simulated wire; sets
-    /// host.connect = "cm", which is the default anyway).
+    /// Connect the QPs by RDMA CM (REQ, REP, RTU MADs on the simulated wire; UD pairs by
+    /// SIDR_REQ and SIDR_REP; sets host.connect = "cm", which is the default anyway, and
+    /// host.cm_ud).
     #[arg(short = 'R', long = "rdma_cm")]
     pub rdma_cm: bool,
     /// One memory region per QP, as perftest's --mr_per_qp: --mrs = the server's QPs (-q).
@@ -516,6 +517,8 @@ impl PerfCmd {
                 .map(|g| Override::new("host.latency_gap_us", f64::from(g))),
             self.events.then(|| Override::new("host.cq_events", true)),
             self.rdma_cm.then(|| Override::new("host.connect", "cm")),
+            // UD pairs too: perftest's -c UD -R resolves them by SIDR.
+            self.rdma_cm.then(|| Override::new("host.cm_ud", true)),
             self.tclass
                 .map(|t| Override::new("qp.traffic_class", i64::from(t))),
             self.hop_limit

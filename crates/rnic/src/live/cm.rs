@@ -23,13 +23,17 @@ use std::time::Instant;
 
 use anyhow::bail;
 use rnic_model::host::cm::agent::{Action, Agent, ConnSpec, Params, State};
+use rnic_transport::ServiceType;
 use rnic_wire::cm::{
-    cm_frame, parse_cm_frame_from, rej_reason, CmDrep, CmDreq, CmMessage, CmRepr, CmReq, GSI_QPN,
+    cm_frame, parse_cm_frame_from, rej_reason, CmDrep, CmDreq, CmMessage, CmRepr, CmReq, CmSidrReq,
+    GSI_QPN,
 };
-use rnic_wire::cma::{ip_service_id, parse_ip_service_id, CmaHeaderRepr, PORT_SPACE_TCP};
+use rnic_wire::cma::{
+    ip_service_id, parse_ip_service_id, CmaHeaderRepr, PORT_SPACE_TCP, PORT_SPACE_UDP, UDP_QKEY,
+};
 use rnic_wire::{FrameAddr, FrameRepr};
 
-use super::endpoint::{qp_to_init, qp_to_rtr, qp_to_rts, Endpoint, QpTuning};
+use super::endpoint::{qp_to_init, qp_to_init_qkey, qp_to_rtr, qp_to_rts, Endpoint, QpTuning};
 use super::oob::{gid_of, mtu_code, Dest};
 use super::session::{IDLE_TURN, STALL};
 
@@ -165,7 +169,12 @@ impl LiveCm {
         };
         let mut conns = Vec::new();
         for qp in qps {
-            qp_to_init(&mut ep.dev, qp.qpn, &qp.tuning)?;
+            if qp.tuning.service == ServiceType::Ud {
+                // rdma_cm gives the UD QPs of its UDP port space its own Q_Key.
+                qp_to_init_qkey(&mut ep.dev, qp.qpn, &qp.tuning, UDP_QKEY)?;
+            } else {
+                qp_to_init(&mut ep.dev, qp.qpn, &qp.tuning)?;
+            }
             conns.push(LiveConn {
                 qp: *qp,
                 peer: None,
@@ -209,6 +218,7 @@ impl LiveCm {
                 peer_ip: peer_ip.octets(),
                 index: k as u32,
                 active: self.active,
+                sidr: c.qp.tuning.service == ServiceType::Ud,
             });
         }
         self.peer_ip = Some(peer_ip);
@@ -268,6 +278,7 @@ impl LiveCm {
         }
         let refused = match &mut m.message {
             CmMessage::Req(r) if !self.active => !self.accept_req(ep, src, r)?,
+            CmMessage::SidrReq(r) if !self.active => !self.accept_sidr_req(ep, src, r)?,
             _ => false,
         };
         if refused {
@@ -286,38 +297,16 @@ impl LiveCm {
     /// and takes its path MTU. `false`: a REQ from another host than the first one's, or one
     /// for more connections than this side prepared.
     fn accept_req(&mut self, ep: &Endpoint, src: [u8; 4], r: &mut CmReq) -> anyhow::Result<bool> {
-        let (space, port) = parse_ip_service_id(r.service_id)
-            .map_err(|e| anyhow::anyhow!("RDMA CM: a REQ from {}: {e}", Ipv4Addr::from(src)))?;
-        if space != PORT_SPACE_TCP || port != self.port {
-            bail!(
-                "RDMA CM: a REQ from {} for port {port} in port space {space:#06x}; this side \
-                 listens on port {} in the TCP port space ({PORT_SPACE_TCP:#06x})",
-                Ipv4Addr::from(src),
-                self.port
-            );
-        }
-        let header = rnic_wire::cma::Packet::new_checked(&r.private_data[..])
-            .and_then(|p| CmaHeaderRepr::parse(&p))
-            .map_err(|e| anyhow::anyhow!("RDMA CM: a REQ from {}: {e}", Ipv4Addr::from(src)))?;
-        if header.dst_ip != ep.local_ip().octets() || header.src_ip != src {
-            bail!(
-                "RDMA CM: a REQ from {} whose RDMA CM header names {} → {}",
-                Ipv4Addr::from(src),
-                Ipv4Addr::from(header.src_ip),
-                Ipv4Addr::from(header.dst_ip)
-            );
-        }
-        if self.agent.is_none() {
-            self.start_agent(Ipv4Addr::from(src));
-        }
-        if self.peer_ip != Some(Ipv4Addr::from(src)) {
+        self.check_rdma_cm(
+            ep,
+            src,
+            ("REQ", PORT_SPACE_TCP),
+            r.service_id,
+            &r.private_data,
+        )?;
+        let Some(conn) = self.number_request(src, r.local_comm_id) else {
             return Ok(false);
-        }
-        let next = self.req_conn.len();
-        let conn = *self.req_conn.entry(r.local_comm_id).or_insert(next);
-        if conn >= self.conns.len() {
-            return Ok(false);
-        }
+        };
         let mtu_bytes = match r.path_mtu {
             code @ 1..=5 => 128u32 << code,
             code => bail!("RDMA CM: the REQ's path MTU code {code} is not 1 to 5 (256 to 4096 B)"),
@@ -328,11 +317,96 @@ impl LiveCm {
         Ok(true)
     }
 
+    /// Passive side: a request's service id must name this side's port in `kind`'s port
+    /// space, and its private data must start with RDMA CM's header from `src` to here.
+    fn check_rdma_cm(
+        &self,
+        ep: &Endpoint,
+        src: [u8; 4],
+        (what, space_wanted): (&str, u16),
+        service_id: u64,
+        private_data: &[u8],
+    ) -> anyhow::Result<()> {
+        let from = Ipv4Addr::from(src);
+        let (space, port) = parse_ip_service_id(service_id)
+            .map_err(|e| anyhow::anyhow!("RDMA CM: a {what} from {from}: {e}"))?;
+        if space != space_wanted || port != self.port {
+            bail!(
+                "RDMA CM: a {what} from {from} for port {port} in port space {space:#06x}; this \
+                 side listens on port {} in port space {space_wanted:#06x}",
+                self.port
+            );
+        }
+        let header = rnic_wire::cma::Packet::new_checked(private_data)
+            .and_then(|p| CmaHeaderRepr::parse(&p))
+            .map_err(|e| anyhow::anyhow!("RDMA CM: a {what} from {from}: {e}"))?;
+        if header.dst_ip != ep.local_ip().octets() || header.src_ip != src {
+            bail!(
+                "RDMA CM: a {what} from {from} whose RDMA CM header names {} → {}",
+                Ipv4Addr::from(header.src_ip),
+                Ipv4Addr::from(header.dst_ip)
+            );
+        }
+        Ok(())
+    }
+
+    /// Passive side: the number of the connection a request from `src` opens (the next one
+    /// not yet requested; a repeated request, by the peer's id `peer_id`, keeps its number),
+    /// or `None` for another host than the first request's, or more connections than this
+    /// side prepared.
+    fn number_request(&mut self, src: [u8; 4], peer_id: u32) -> Option<usize> {
+        if self.agent.is_none() {
+            self.start_agent(Ipv4Addr::from(src));
+        }
+        if self.peer_ip != Some(Ipv4Addr::from(src)) {
+            return None;
+        }
+        let next = self.req_conn.len();
+        let conn = *self.req_conn.entry(peer_id).or_insert(next);
+        (conn < self.conns.len()).then_some(conn)
+    }
+
+    /// Passive side: checks a SIDR_REQ as a REQ ([`LiveCm::accept_req`]) and gives the agent
+    /// the connection's number and the client's QPN in its private data (rnic's client puts
+    /// its QPN after RDMA CM's header; from another client it reads 0, and the QPN comes
+    /// from the keys exchanged after).
+    fn accept_sidr_req(
+        &mut self,
+        ep: &Endpoint,
+        src: [u8; 4],
+        r: &mut CmSidrReq,
+    ) -> anyhow::Result<bool> {
+        self.check_rdma_cm(
+            ep,
+            src,
+            ("SIDR_REQ", PORT_SPACE_UDP),
+            r.service_id,
+            &r.private_data,
+        )?;
+        let Some(conn) = self.number_request(src, r.request_id) else {
+            return Ok(false);
+        };
+        if self.conns[conn].qp.tuning.service != ServiceType::Ud {
+            bail!(
+                "RDMA CM: a SIDR_REQ from {} for connection {conn}, whose QP is not UD",
+                Ipv4Addr::from(src)
+            );
+        }
+        let at = rnic_wire::cma::HEADER_LEN;
+        let client_qpn: [u8; 4] = r.private_data[at..at + 4].try_into().expect("4 bytes");
+        r.private_data = [0; rnic_wire::cm::SIDR_REQ_PRIVATE_DATA_LEN];
+        r.private_data[..4].copy_from_slice(&(conn as u32).to_be_bytes());
+        r.private_data[4..8].copy_from_slice(&client_qpn);
+        Ok(true)
+    }
+
     fn apply(&mut self, ep: &mut Endpoint, a: Action) -> anyhow::Result<()> {
         match a {
             Action::Send { to, mut msg, .. } => {
-                if let CmMessage::Req(ref mut r) = msg.message {
-                    self.dress_req(ep, r);
+                match msg.message {
+                    CmMessage::Req(ref mut r) => self.dress_req(ep, r),
+                    CmMessage::SidrReq(ref mut r) => self.dress_sidr_req(ep, r),
+                    _ => {}
                 }
                 self.send(ep, to, &msg)?;
             }
@@ -367,6 +441,11 @@ impl LiveCm {
                 qp_to_rts(&mut ep.dev, c.qp.qpn, sq_psn, peer.out_reads, &c.qp.tuning)?;
             }
             Action::Timer { at, conn } => self.timers_ps[conn] = Some(at),
+            Action::UdUp {
+                conn,
+                remote_qpn,
+                qkey,
+            } => self.ud_up(ep, conn, remote_qpn, qkey)?,
             Action::Established { .. } => {}
             Action::Failed { .. } => self.failure = Some(self.no_answer(self.params.max_retries)),
         }
@@ -385,6 +464,53 @@ impl LiveCm {
         };
         r.private_data = [0; rnic_wire::cm::REQ_PRIVATE_DATA_LEN];
         header.emit(&mut r.private_data);
+    }
+
+    /// What RDMA CM puts in a SIDR_REQ: the service id of the server's port in the UDP port
+    /// space, its address header at the start of the private data; rnic's client adds its
+    /// QPN after the header (the agent's own bytes there are the simulator's).
+    fn dress_sidr_req(&self, ep: &Endpoint, r: &mut CmSidrReq) {
+        let qpn: [u8; 4] = r.private_data[4..8].try_into().expect("4 bytes");
+        r.service_id = ip_service_id(PORT_SPACE_UDP, self.port);
+        let header = CmaHeaderRepr {
+            src_port: active_port(u32::from_be_bytes(qpn)),
+            src_ip: ep.local_ip().octets(),
+            dst_ip: self.peer_ip.map_or([0; 4], |ip| ip.octets()),
+        };
+        r.private_data = [0; rnic_wire::cm::SIDR_REQ_PRIVATE_DATA_LEN];
+        header.emit(&mut r.private_data);
+        let at = rnic_wire::cma::HEADER_LEN;
+        r.private_data[at..at + 4].copy_from_slice(&qpn);
+    }
+
+    /// A UD connection is resolved: its QP (in INIT with the UDP Q_Key) goes to RTS with
+    /// the peer's QP as its address handle's. The peer's Q_Key must be the one this side's
+    /// QP has: the engine sends with its QP's own. perftest sends no DREQ for a UD
+    /// connection, and neither side waits for one.
+    fn ud_up(
+        &mut self,
+        ep: &mut Endpoint,
+        conn: usize,
+        remote_qpn: u32,
+        qkey: u32,
+    ) -> anyhow::Result<()> {
+        if qkey != UDP_QKEY {
+            bail!("RDMA CM: the SIDR_REP's Q_Key {qkey:#x} is not RDMA CM's {UDP_QKEY:#x}");
+        }
+        let Some(peer_ip) = self.peer_ip else {
+            bail!("RDMA CM: a UD QP up before the peer is known");
+        };
+        let c = &mut self.conns[conn];
+        let peer = Dest {
+            qpn: remote_qpn,
+            gid: gid_of(peer_ip),
+            ..Dest::default()
+        };
+        qp_to_rtr(&mut ep.dev, c.qp.qpn, &peer, &c.qp.tuning)?;
+        qp_to_rts(&mut ep.dev, c.qp.qpn, c.qp.rq_psn, 0, &c.qp.tuning)?;
+        c.peer = Some(peer);
+        c.closed = true;
+        Ok(())
     }
 
     fn no_answer(&self, retries: u8) -> String {

@@ -272,14 +272,26 @@ pub fn open_session(
     let mut pre = oob.preamble(o.mtu_bytes, &mut || pump(&mut ep))?;
     // perftest's create_rdma_cm_connection: a handshake, the test's QP, a handshake.
     oob.keys(&me, &mut || pump(&mut ep))?;
-    let by_cm = cm::connect(&mut ep, TEST_CONN)?;
+    let mut by_cm = cm::connect(&mut ep, TEST_CONN)?;
+    if test_tuning.service == ServiceType::Ud && o.test.is_latency() {
+        let buf = (layout.mr_addr, keys.lkey);
+        by_cm.qpn = ud_qpn_message(&mut ep, (active, &test_tuning), by_cm, buf)?;
+    }
     oob.keys(&me, &mut || pump(&mut ep))?;
     if extra_first_handshake {
         oob.keys(&me, &mut || pump(&mut ep))?;
     }
     let mut peer = oob.keys(&me, &mut || pump(&mut ep))?;
-    check_cm_matches_keys(&peer, &by_cm)?;
-    peer.psn = by_cm.psn;
+    if test_tuning.service == ServiceType::Ud {
+        // A SIDR_REQ names no client QPN (rnic's own client adds it after RDMA CM's
+        // header): 0 is perftest's; a datagram has no PSN to agree on.
+        if by_cm.qpn != 0 {
+            check_cm_matches_keys(&peer, &by_cm)?;
+        }
+    } else {
+        check_cm_matches_keys(&peer, &by_cm)?;
+        peer.psn = by_cm.psn;
+    }
     oob.keys(&me, &mut || pump(&mut ep))?;
     // "An additional handshake is required after moving qp to RTR."
     oob.keys(&me, &mut || pump(&mut ep))?;
@@ -297,6 +309,81 @@ pub fn open_session(
         peer,
         is_client: active,
     })
+}
+
+/// `wr_id` of the UD QPN message's SEND and receive.
+const UD_QPN_WR_ID: u64 = 1 << 33;
+
+/// perftest's `-c UD -R` latency tests, once RDMA CM resolved the UD QP (a SIDR_REQ does not
+/// tell the server the client's QPN): the client sends a 4-byte SEND with immediate, its QPN,
+/// to the server's UD QP; the server, whose receive for it is posted before the message can
+/// come, takes the client's QPN from it and points its UD QP there (RESET and up again: the
+/// QP holds no other receive yet). `(addr, lkey)`: a buffer of the test's region, which the
+/// test overwrites later. Returns the peer's QPN.
+fn ud_qpn_message(
+    ep: &mut Endpoint,
+    (active, t): (bool, &QpTuning),
+    by_cm: Dest,
+    (addr, lkey): (u64, u32),
+) -> anyhow::Result<u32> {
+    let sge = |len| Sge { addr, len, lkey };
+    if active {
+        let wr = SendWr {
+            opcode: rnic_transport::WrOpcode::SendImm,
+            imm: Some(ep.qpn),
+            ..SendWr::send(UD_QPN_WR_ID, sge(4))
+        };
+        ep.dev.post_send(ep.qpn, wr)?;
+        wait_completion(ep, WcOpcode::Send)?;
+        return Ok(by_cm.qpn);
+    }
+    // The GRH area (40 bytes) and the 4 bytes.
+    ep.dev
+        .post_recv(ep.qpn, RecvWr::new(UD_QPN_WR_ID, vec![sge(64)]))?;
+    let Some(qpn) = wait_completion(ep, WcOpcode::Recv)? else {
+        bail!("RDMA CM: the client's UD QPN message came without its immediate (the QPN)");
+    };
+    if qpn != by_cm.qpn {
+        let reset = rnic_transport::QpAttr {
+            state: rnic_transport::QpState::Reset,
+            ..Default::default()
+        };
+        ep.dev.modify_qp(ep.qpn, &reset)?;
+        let peer = Dest { qpn, ..by_cm };
+        let my_psn = super::session::random_psn();
+        super::endpoint::qp_to_init_qkey(&mut ep.dev, ep.qpn, t, rnic_wire::cma::UDP_QKEY)?;
+        super::endpoint::qp_to_rtr(&mut ep.dev, ep.qpn, &peer, t)?;
+        super::endpoint::qp_to_rts(&mut ep.dev, ep.qpn, my_psn, 0, t)?;
+    }
+    Ok(qpn)
+}
+
+/// Turns the endpoint until the test's QP completes the UD QPN message's `opcode`; returns
+/// its immediate.
+fn wait_completion(ep: &mut Endpoint, opcode: WcOpcode) -> anyhow::Result<Option<u32>> {
+    let start = std::time::Instant::now();
+    loop {
+        ep.turn(IDLE_TURN)?;
+        if let Some(c) = ep.dev.poll_cq(ep.cq) {
+            if c.wr_id != UD_QPN_WR_ID || c.opcode != opcode {
+                bail!(
+                    "RDMA CM: the UD QP completed {:?} before its QPN message",
+                    c.opcode
+                );
+            }
+            if c.status != WcStatus::Success {
+                bail!("RDMA CM: the UD QPN message completed with {:?}", c.status);
+            }
+            return Ok(c.imm);
+        }
+        if start.elapsed() > super::session::STALL {
+            bail!(
+                "RDMA CM: no UD QPN message ({opcode:?}) within {} s: the peer's perftest \
+                 sends one after the SIDR exchange of a latency test",
+                super::session::STALL.as_secs()
+            );
+        }
+    }
 }
 
 #[cfg(test)]

@@ -72,10 +72,13 @@ pub fn connect_qp(
 /// RESET → INIT with the service's own attribute set (UD: perftest's Q_Key instead of
 /// access rights).
 pub fn qp_to_init(dev: &mut Device, qpn: u32, t: &QpTuning) -> anyhow::Result<()> {
-    dev.modify_qp(
-        qpn,
-        &QpAttr::init_for(t.service, Access::all(), DEFAULT_QKEY),
-    )?;
+    qp_to_init_qkey(dev, qpn, t, DEFAULT_QKEY)
+}
+
+/// RESET → INIT as [`qp_to_init`], a UD QP with Q_Key `qkey` (RDMA CM's for its UDP port
+/// space).
+pub fn qp_to_init_qkey(dev: &mut Device, qpn: u32, t: &QpTuning, qkey: u32) -> anyhow::Result<()> {
+    dev.modify_qp(qpn, &QpAttr::init_for(t.service, Access::all(), qkey))?;
     Ok(())
 }
 

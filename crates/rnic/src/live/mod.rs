@@ -80,8 +80,8 @@ pub struct LiveCmd {
     /// Write every RoCEv2 datagram sent and received (with Ethernet/IPv4/UDP headers)
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
-    /// Connect the QP by RDMA CM over the wire (REQ, REP and RTU MADs to QP1), as
-    /// perftest's -R; RC only
+    /// Connect the QP by RDMA CM over the wire (REQ, REP and RTU MADs to QP1; a UD QP is
+    /// resolved by SIDR_REQ and SIDR_REP), as perftest's -R; RC, and UD (send-bw, send-lat)
     #[arg(short = 'R', long = "rdma_cm")]
     pub rdma_cm: bool,
 }
@@ -317,8 +317,7 @@ impl LiveCmd {
     }
 
     /// `-R`, refused where perftest's rdma_cm does not connect the QP this way: UC (librdmacm
-    /// has none), UD (its SIDR exchange is not implemented here) and rc-pingpong (which has
-    /// no such flag).
+    /// has none) and rc-pingpong (which has no such flag). A UD QP is resolved by SIDR.
     fn rdma_cm_for(&self, test: LiveTest, service: ServiceType) -> Result<bool, UsageError> {
         if !self.rdma_cm {
             return Ok(false);
@@ -328,9 +327,10 @@ impl LiveCmd {
                 "-R/--rdma_cm: rc-pingpong (ibv_rc_pingpong) has no RDMA CM mode".into(),
             ));
         }
-        if service != ServiceType::Rc {
+        if service == ServiceType::Uc {
             return Err(UsageError(format!(
-                "-R/--rdma_cm: rnic live connects RC QPs by RDMA CM, not {}",
+                "-R/--rdma_cm: rnic live connects RC QPs and resolves UD QPs by RDMA CM, not {} \
+                 (librdmacm has no UC)",
                 self.connection.to_ascii_uppercase()
             )));
         }
@@ -437,12 +437,14 @@ mod tests {
     }
 
     #[test]
-    fn rdma_cm_connects_rc_qps_only() {
+    fn rdma_cm_connects_rc_and_resolves_ud_qps_only() {
         assert!(options("write-bw --server -R").unwrap().rdma_cm);
         assert!(options("read-lat --server --rdma_cm").unwrap().rdma_cm);
         assert!(!options("write-bw --server").unwrap().rdma_cm);
-        let e = options("send-bw --server -R -c UD").unwrap_err().0;
-        assert!(e.contains("-R/--rdma_cm") && e.contains("UD"), "{e}");
+        assert!(options("send-bw --server -R -c UD").unwrap().rdma_cm);
+        assert!(options("send-lat --server -R -c UD").unwrap().rdma_cm);
+        let e = options("send-bw --server -R -c UC").unwrap_err().0;
+        assert!(e.contains("-R/--rdma_cm") && e.contains("UC"), "{e}");
         let e = options("rc-pingpong --server -R").unwrap_err().0;
         assert!(e.contains("-R/--rdma_cm"), "{e}");
     }

@@ -44,11 +44,11 @@ pub(crate) fn connection_type(cfg: &Config) -> &'static str {
 }
 
 /// Whether the QPs were connected by RDMA CM, as perftest's with -R: by MADs on the
-/// simulated wire (host.connect = "cm", rnic's default, for RC QPs; UC and UD pairs are
-/// brought up directly); "direct" is perftest's out-of-band exchange.
+/// simulated wire (host.connect = "cm", rnic's default, for RC QPs; UD pairs with
+/// host.cm_ud, which -R sets; UC pairs are brought up directly); "direct" is perftest's
+/// out-of-band exchange.
 pub(crate) fn connected_by_cm(cfg: &Config) -> bool {
-    cfg.host.connect == crate::config::Connect::Cm
-        && cfg.qp.transport == crate::config::Transport::Rc
+    rnic_model::host::cm::connects(cfg)
 }
 
 /// The TX depth and CQ moderation the information block shows, as perftest's

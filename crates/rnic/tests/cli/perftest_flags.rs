@@ -1566,10 +1566,9 @@ fn a_bidirectional_send_test_shows_its_rx_depth() {
 
 /// `-R/--rdma_cm` with an unreliable service: perftest exits on `-c UC -R` (librdmacm does
 /// not connect UC QPs), so rnic refuses it (exit 2, naming both) instead of running UC
-/// pairs brought up directly; with `-c UD` rnic also brings the pairs up directly, and says
-/// so on standard error (the information block reads `rdma_cm QPs : OFF`).
+/// pairs brought up directly.
 #[test]
-fn rdma_cm_with_uc_is_refused_and_with_ud_noted() {
+fn rdma_cm_with_uc_is_refused() {
     let (code, _, err) = rnic(&["perf", "write-bw", "-c", "UC", "-R", "-n", "10"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("-R/--rdma_cm") && err.contains("UC"), "{err}");
@@ -1583,16 +1582,47 @@ fn rdma_cm_with_uc_is_refused_and_with_ud_noted() {
         "qp.transport=uc",
     ]);
     assert_eq!(code, Some(2), "{err}");
-    let (code, out, err) = rnic(&[
-        "perf", "send-bw", "-c", "UD", "-R", "-s", "1024", "-n", "10",
-    ]);
-    assert_eq!(code, Some(0), "{err}");
-    assert!(err.contains("-R/--rdma_cm has no effect on UD"), "{err}");
-    assert!(out.contains(" rdma_cm QPs\t : OFF\n"), "{out}");
     // RC takes it as before.
     let (code, _, err) = rnic(&["perf", "write-bw", "-R", "-n", "10"]);
     assert_eq!(code, Some(0), "{err}");
     assert!(!err.contains("rdma_cm"), "{err}");
+}
+
+/// `-c UD -R`: as perftest's librdmacm, rnic resolves each UD pair by a SIDR_REQ and a
+/// SIDR_REP crossing the simulated network (two MADs per pair, no RTU; counted in the cm
+/// stats, `rdma_cm QPs : ON`); without -R the pairs come up directly. The measured figures
+/// are the same either way (setup is never measured), for bandwidth and latency.
+#[test]
+fn rdma_cm_with_ud_resolves_each_pair_by_sidr() {
+    let run = |test: &str, extra: &[&str]| {
+        let mut all = vec!["perf", test, "-c", "UD", "-s", "512", "-n", "50", "-q", "3"];
+        all.extend_from_slice(extra);
+        let (code, out, err) = rnic(&all);
+        assert_eq!(code, Some(0), "{test} {extra:?}: {err}");
+        assert!(!err.contains("no effect"), "{err}");
+        all.extend_from_slice(&["--json", "-"]);
+        let (code, json, err) = rnic(&all);
+        assert_eq!(code, Some(0), "{test} {extra:?}: {err}");
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let stat = |k: &str| v["stats"][k].as_u64();
+        let table = out.lines().skip_while(|l| !l.contains("#bytes")).nth(1);
+        (
+            out.contains(" rdma_cm QPs\t : ON\n"),
+            stat("cm.connections"),
+            stat("cm.mads_sent"),
+            table.unwrap_or_default().to_string(),
+        )
+    };
+    for test in ["send-bw", "send-lat"] {
+        let (on, conns, mads, with_cm) = run(test, &["-R"]);
+        assert!(on, "{test}");
+        assert_eq!((conns, mads), (Some(3), Some(6)), "{test}");
+        let (on, conns, _, direct) = run(test, &[]);
+        assert!(!on, "{test}");
+        assert_eq!(conns, None, "{test}");
+        assert!(!direct.is_empty());
+        assert_eq!(with_cm, direct, "{test}: setup is not measured");
+    }
 }
 
 /// `#iterations` (and `n_iterations` in `--out_json`, `iterations` in `--json`) holds what

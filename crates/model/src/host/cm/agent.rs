@@ -24,6 +24,8 @@ use rnic_wire::cm::{ipv4_gid, CmMessage, CmRep, CmRepr, CmReq, CmRtu, REQ_PRIVAT
 
 use super::settled::Settled;
 
+mod sidr;
+
 /// A connection's end as the host sets it up before the exchange.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConnSpec {
@@ -40,6 +42,9 @@ pub struct ConnSpec {
     pub index: u32,
     /// This side sends the REQ.
     pub active: bool,
+    /// A UD pair: resolved by a SIDR_REQ and SIDR_REP ([`sidr`]) instead of connected by a
+    /// REQ, REP and RTU.
+    pub sidr: bool,
 }
 
 /// Where a connection stands.
@@ -58,6 +63,9 @@ pub enum State {
 }
 
 /// What the caller does.
+// A send holds its whole MAD (a SIDR_REQ's 216 bytes of private data): the actions are
+// short-lived, in one reused buffer, so the size costs nothing a box would save.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
     /// Send `msg` to the host at `to` at `at`.
@@ -78,6 +86,13 @@ pub enum Action {
     Rts { conn: usize, sq_psn: u32 },
     /// Call [`Agent::on_timer`] for `conn` at `at`.
     Timer { at: TimePs, conn: usize },
+    /// UD connection `conn`'s QP goes to RTS (INIT, RTR and RTS at once, as rdma_cm brings a
+    /// UD QP up) with the peer's `remote_qpn` as its address handle's QP and Q_Key `qkey`.
+    UdUp {
+        conn: usize,
+        remote_qpn: u32,
+        qkey: u32,
+    },
     /// Connection `conn` is established on this side at `at`.
     Established { at: TimePs, conn: usize },
     /// Connection `conn` failed: `reason` says why.
@@ -311,7 +326,11 @@ impl Agent {
         let c = &mut self.conns[conn];
         c.tid = tid;
         c.state = State::ReqSent;
-        let req = self.req(conn);
+        let req = if c.spec.sidr {
+            self.sidr_req(conn)
+        } else {
+            self.req(conn)
+        };
         self.send(now, conn, req, true, out);
     }
 
@@ -336,6 +355,8 @@ impl Agent {
             CmMessage::Rtu(r) => self.on_rtu(now, &r, out),
             // The simulator's hosts never disconnect: a DREQ or DREP is a stray.
             CmMessage::Dreq(_) | CmMessage::Drep(_) => self.ignored += 1,
+            CmMessage::SidrReq(r) => self.on_sidr_req(now, src, m.transaction_id, &r, out),
+            CmMessage::SidrRep(r) => self.on_sidr_rep(now, &r, out),
         }
     }
 
@@ -476,6 +497,7 @@ impl Agent {
             return;
         }
         let (what, msg) = match c.state {
+            State::ReqSent if c.spec.sidr => ("SIDR_REP", self.sidr_req(conn)),
             State::ReqSent => ("REP", self.req(conn)),
             State::RepSent => ("RTU", self.rep(conn)),
             _ => return,
@@ -490,7 +512,11 @@ impl Agent {
                 c.spec.index,
                 std::net::Ipv4Addr::from(c.spec.peer_ip),
                 c.sent,
-                if c.spec.active { "REQs" } else { "REPs" },
+                match (c.spec.active, c.spec.sidr) {
+                    (true, true) => "SIDR_REQs",
+                    (true, false) => "REQs",
+                    _ => "REPs",
+                },
                 self.params.response_timeout,
             );
             let c = &mut self.conns[conn];
@@ -508,7 +534,7 @@ impl Agent {
 mod tests {
     use super::*;
 
-    fn params(ip: [u8; 4]) -> Params {
+    pub(super) fn params(ip: [u8; 4]) -> Params {
         Params {
             ip,
             mad_ps: 1_000_000,
@@ -537,6 +563,7 @@ mod tests {
                 peer_ip: P,
                 index: k,
                 active: true,
+                sidr: false,
             });
             p.add(ConnSpec {
                 local_qpn: 0x40 + k,
@@ -544,12 +571,13 @@ mod tests {
                 peer_ip: A,
                 index: k,
                 active: false,
+                sidr: false,
             });
         }
         (a, p)
     }
 
-    fn sent(out: &[Action]) -> Vec<CmRepr> {
+    pub(super) fn sent(out: &[Action]) -> Vec<CmRepr> {
         out.iter()
             .filter_map(|a| match a {
                 Action::Send { msg, .. } => Some(*msg),

@@ -61,6 +61,8 @@ pub struct CmCx<'a> {
 struct End {
     peer: usize,
     profile: QpProfile,
+    /// The PSN the QP sends from (a UD QP's own; an RC QP's comes in the peer's message).
+    sq_psn: u32,
 }
 
 /// Counters of the connection managers.
@@ -98,6 +100,19 @@ pub struct ConnectionManager {
     /// Why the setup failed, if it did.
     pub error: Option<String>,
     out: Vec<Action>,
+}
+
+/// Whether a run's QP pairs are brought up by the connection managers (`host.connect =
+/// "cm"`): RC pairs by REQ, REP and RTU; UD pairs by SIDR_REQ and SIDR_REP when
+/// `host.cm_ud` says so; UC pairs never (librdmacm connects no UC QP).
+pub fn connects(cfg: &Config) -> bool {
+    use crate::config::{Connect, Transport};
+    cfg.host.connect == Connect::Cm
+        && match cfg.qp.transport {
+            Transport::Rc => true,
+            Transport::Ud => cfg.host.cm_ud,
+            Transport::Uc => false,
+        }
 }
 
 /// The IB MTU code of a path MTU in bytes.
@@ -152,11 +167,13 @@ impl ConnectionManager {
     /// starting PSN (`.2`), with the attributes `profile`. As in Linux's CM, each side asks
     /// for its peer's starting PSN as its receive PSN in its REQ or REP, and the peer sends
     /// from what it was asked: so a QP sends from the same PSN with and without the CM.
+    /// With `sidr` the pair is UD, resolved by a SIDR_REQ and SIDR_REP ([`agent`]).
     pub fn add_pair(
         &mut self,
         active: (usize, u32, u32),
         passive: (usize, u32, u32),
         profile: QpProfile,
+        sidr: bool,
     ) {
         let n = self.numbered.entry((active.0, passive.0)).or_insert(0);
         let index = *n;
@@ -168,10 +185,12 @@ impl ConnectionManager {
                 peer_ip: node_ip(peer.0),
                 index,
                 active: is_active,
+                sidr,
             });
             self.ends[me.0].push(End {
                 peer: peer.0,
                 profile,
+                sq_psn: me.2,
             });
         }
         self.pending += 2;
@@ -326,6 +345,23 @@ impl ConnectionManager {
                     let qpn = self.agents[node].spec(conn).local_qpn;
                     let dev = cx.devices.device(node);
                     let r = modify::to_rts(dev, &self.qp, &e.profile, node, qpn, sq_psn);
+                    self.fail_on(r);
+                }
+                Action::UdUp {
+                    conn,
+                    remote_qpn,
+                    qkey,
+                } => {
+                    let (e, spec) = (self.ends[node][conn], *self.agents[node].spec(conn));
+                    let r = modify::ud_up(
+                        cx.devices.device(node),
+                        &self.qp,
+                        &e.profile,
+                        (node, spec.local_qpn),
+                        (e.peer, remote_qpn),
+                        qkey,
+                        (e.sq_psn, spec.rq_psn),
+                    );
                     self.fail_on(r);
                 }
                 Action::Timer { at, conn } => cx.q.push(

@@ -331,8 +331,12 @@ impl Accel {
             CmMessage::Rtu(_) => {
                 self.reqs.remove(&m.transaction_id);
             }
-            // A teardown teaches the accelerator nothing: it passes.
-            CmMessage::Dreq(_) | CmMessage::Drep(_) => {}
+            // A teardown teaches the accelerator nothing, nor does a UD service resolution
+            // (it accelerates RC connections): they pass.
+            CmMessage::Dreq(_)
+            | CmMessage::Drep(_)
+            | CmMessage::SidrReq(_)
+            | CmMessage::SidrRep(_) => {}
         }
         pass
     }

@@ -3,11 +3,11 @@
 //! managers.
 
 use rnic_sim::Rng;
-use rnic_transport::{Access, AddressVector, QpAttr};
+use rnic_transport::AddressVector;
 
 use crate::config::Config;
 use crate::flow::FlowSpec;
-use crate::host::cm::modify::{to_init, to_rtr, to_rts};
+use crate::host::cm::modify::{to_init, to_rtr, to_rts, unreliable_up};
 use crate::host::cm::ConnectionManager;
 use crate::host::perftest::Pair;
 use crate::net::addr::{node_ip, node_mac};
@@ -31,12 +31,17 @@ pub(super) fn connect_pairs(
         let s = f.server as usize;
         match cm.as_deref_mut() {
             Some(cm) => {
-                to_init(&mut nodes[s].1.dev, s, pr.s_qpn)?;
-                to_init(&mut nodes[c].1.dev, c, pr.c_qpn)?;
+                // A UD QP stays in RESET until its SIDR exchange brings it up at once.
+                let ud = cfg.qp.transport == crate::config::Transport::Ud;
+                if !ud {
+                    to_init(&mut nodes[s].1.dev, s, pr.s_qpn)?;
+                    to_init(&mut nodes[c].1.dev, c, pr.c_qpn)?;
+                }
                 cm.add_pair(
                     (c, pr.c_qpn, start_psn(cfg, seed, c, pr.c_qpn)),
                     (s, pr.s_qpn, start_psn(cfg, seed, s, pr.s_qpn)),
                     prof,
+                    ud,
                 );
             }
             None => {
@@ -125,33 +130,12 @@ pub(super) fn connect(
             ttl: qc.hop_limit,
             ..AddressVector::new(node_mac(b), node_ip(b))
         };
-        return connect_unreliable(dev, qc.transport, profile, qpn, av, rqpn, (sq_psn, rq_psn))
+        let qkey = rnic_transport::service::DEFAULT_QKEY;
+        let service = service(qc.transport);
+        return unreliable_up(dev, service, profile, qpn, av, rqpn, (sq_psn, rq_psn), qkey)
             .map_err(|(what, x)| anyhow::anyhow!("modify_qp {what} (node {a}, QP {qpn}): {x:?}"));
     }
     to_init(dev, a, qpn)?;
     to_rtr(dev, qc, profile, a, qpn, b, rqpn, rq_psn)?;
     to_rts(dev, qc, profile, a, qpn, sq_psn)
-}
-
-/// UC and UD QPs to RTS with the attributes their transitions take (no ACK timer,
-/// retries or READ resources; UD: the Q_Key, perftest's 0x11111111, and the peer as the
-/// QP's one address handle).
-pub(super) fn connect_unreliable(
-    dev: &mut rnic_transport::Device,
-    transport: crate::config::Transport,
-    profile: &QpProfile,
-    qpn: u32,
-    av: AddressVector,
-    rqpn: u32,
-    (sq_psn, rq_psn): (u32, u32),
-) -> Result<(), (&'static str, rnic_transport::VerbsError)> {
-    let service = service(transport);
-    let qkey = rnic_transport::service::DEFAULT_QKEY;
-    let init = QpAttr::init_for(service, Access::all(), qkey);
-    dev.modify_qp(qpn, &init).map_err(|x| ("INIT", x))?;
-    let rtr = QpAttr::rtr_for(service, av, profile.pmtu, rqpn, rq_psn);
-    dev.modify_qp(qpn, &rtr).map_err(|x| ("RTR", x))?;
-    let rts = QpAttr::rts_for(service, sq_psn);
-    dev.modify_qp(qpn, &rts).map_err(|x| ("RTS", x))?;
-    Ok(())
 }

@@ -301,10 +301,9 @@ pub(crate) fn build_flows(
     let mut mems = node_memories(n_nodes);
     let mut nodes = Nodes::build(&p, spec, &plans)?;
 
-    // RDMA CM connects RC QPs (REQ, REP, RTU); UC and UD pairs are brought up directly.
-    let mut cm = (cfg.host.connect == Connect::Cm
-        && cfg.qp.transport == crate::config::Transport::Rc)
-        .then(|| ConnectionManager::new(cfg, n_nodes));
+    // RDMA CM connects RC QPs (REQ, REP, RTU) and, with host.cm_ud, resolves UD pairs
+    // (SIDR_REQ, SIDR_REP); UC pairs are brought up directly.
+    let mut cm = crate::host::cm::connects(cfg).then(|| ConnectionManager::new(cfg, n_nodes));
     let mut flow_pairs = Vec::with_capacity(spec.flows.len());
     for (index, (f, pl)) in spec.flows.iter().zip(&plans).enumerate() {
         let flow = FlowAt { index, f, pl };
