@@ -577,6 +577,16 @@ mod tests {
         (a, p)
     }
 
+    /// When the timer `out` arms is due.
+    pub(super) fn timer_due(out: &[Action]) -> TimePs {
+        out.iter()
+            .find_map(|a| match a {
+                Action::Timer { at, .. } => Some(*at),
+                _ => None,
+            })
+            .expect("a timer armed")
+    }
+
     pub(super) fn sent(out: &[Action]) -> Vec<CmRepr> {
         out.iter()
             .filter_map(|a| match a {
@@ -664,14 +674,7 @@ mod tests {
         let (mut a, _) = pair();
         let mut out = Vec::new();
         a.connect(0, 0, &mut out);
-        let due = |out: &[Action]| {
-            out.iter()
-                .find_map(|x| match x {
-                    Action::Timer { at, .. } => Some(*at),
-                    _ => None,
-                })
-                .unwrap()
-        };
+        let due = timer_due;
         let mut t = due(&out);
         // A stale timer does nothing.
         out.clear();

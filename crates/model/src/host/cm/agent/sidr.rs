@@ -147,7 +147,7 @@ impl Agent {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{params, sent};
+    use super::super::tests::{params, sent, timer_due};
     use super::super::{ConnSpec, Params};
     use super::*;
 
@@ -215,14 +215,7 @@ mod tests {
         let mut c = agent(C, 0x21, true);
         let mut out = Vec::new();
         c.connect(0, 0, &mut out);
-        let due = |out: &[Action]| {
-            out.iter()
-                .find_map(|a| match a {
-                    Action::Timer { at, .. } => Some(*at),
-                    _ => None,
-                })
-                .unwrap()
-        };
+        let due = timer_due;
         let t = due(&out);
         out.clear();
         c.on_timer(t, 0, &mut out);
