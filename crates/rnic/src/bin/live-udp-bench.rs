@@ -58,17 +58,22 @@ fn datagram(src: Ipv4Addr, dst: Ipv4Addr, payload: usize) -> Vec<u8> {
     frame
 }
 
-fn arg(args: &[String], flag: &str, default: u64) -> u64 {
-    args.iter()
-        .position(|a| a == flag)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
+/// The positive integer after `flag`, or `default` without the flag; a missing, malformed
+/// or zero value is an error naming the flag.
+fn arg(args: &[String], flag: &str, default: u64) -> anyhow::Result<u64> {
+    let Some(i) = args.iter().position(|a| a == flag) else {
+        return Ok(default);
+    };
+    match args.get(i + 1).map(|v| v.parse::<u64>()) {
+        Some(Ok(v)) if v > 0 => Ok(v),
+        Some(_) => anyhow::bail!("{flag} takes a positive integer, not {:?}", args[i + 1]),
+        None => anyhow::bail!("{flag} takes a positive integer; none given"),
+    }
 }
 
 fn blast(args: &[String]) -> anyhow::Result<()> {
-    let mtu = arg(args, "-m", 1024) as usize;
-    let secs = arg(args, "--secs", 2);
+    let mtu = arg(args, "-m", 1024)? as usize;
+    let secs = arg(args, "--secs", 2)?;
     let rx = RoceSocket::open(A)?;
     let tx = RoceSocket::open(B)?;
     let stop = Arc::new(AtomicBool::new(false));
@@ -96,7 +101,7 @@ fn blast(args: &[String]) -> anyhow::Result<()> {
 }
 
 fn ping(args: &[String]) -> anyhow::Result<()> {
-    let iters = arg(args, "-n", 10_000) as usize;
+    let iters = arg(args, "-n", 10_000)? as usize;
     let wait = if args.iter().any(|a| a == "--block") {
         Duration::from_secs(5)
     } else {
