@@ -3,9 +3,9 @@
 //! `recvmmsg` into [`BATCH`] buffers), with no RoCE work at either end.
 //!
 //! `live-udp-bench blast [-m MTU] [--secs S]`: one thread sends MTU-sized RoCEv2 datagrams
-//! from 127.0.0.2 to 127.0.0.1 as fast as the socket takes them, [`BATCH`] per call, another
-//! counts what arrives, waiting in the socket; prints the payload goodput that arrived
-//! (Gbit/s).
+//! from the peer address to the bound one as fast as the socket takes them, [`BATCH`] per
+//! call, another counts what arrives, waiting in the socket, for S seconds (a decimal);
+//! prints the payload goodput that arrived (Gbit/s).
 //! `live-udp-bench ping [-n ITERS] [--block]`: 2-byte-payload datagrams bounce between the
 //! two addresses, each side spinning on non-blocking receives as `rnic live`'s latency
 //! tests do (`--block`: waiting in the socket instead); prints half the median round trip
@@ -13,6 +13,9 @@
 //! message, both in one `sendmmsg`, and waits for both of the peer's, as an RC WRITE
 //! ping-pong's answering side sends the ACK of the message it got with its own (the
 //! like-for-like baseline of `rnic live write-lat`).
+//! Both take `--bind IP` (the measuring end: blast's receiver, ping's timing side; default
+//! 127.0.0.1, `rnic live`'s flag for its own address) and `--peer IP` (the other end;
+//! default 127.0.0.2), two different IPv4 addresses of this machine.
 //! Needs root (raw sockets), as `rnic live`.
 
 use std::net::Ipv4Addr;
@@ -23,6 +26,7 @@ use std::time::{Duration, Instant};
 use rnic::live::net::{RoceSocket, BATCH};
 use rnic_wire::{BthRepr, FrameAddr, FrameRepr, Opcode, RoceRepr};
 
+/// `--bind`'s and `--peer`'s defaults.
 const A: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 1);
 const B: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 2);
 
@@ -58,28 +62,74 @@ fn datagram(src: Ipv4Addr, dst: Ipv4Addr, payload: usize) -> Vec<u8> {
     frame
 }
 
+/// The value after `flag`, if the flag is given; the flag without a value is an error
+/// naming it and what it takes.
+fn value<'a>(args: &'a [String], flag: &str, takes: &str) -> anyhow::Result<Option<&'a str>> {
+    match args.iter().position(|a| a == flag) {
+        None => Ok(None),
+        Some(i) => match args.get(i + 1) {
+            Some(v) => Ok(Some(v)),
+            None => anyhow::bail!("{flag} takes {takes}; none given"),
+        },
+    }
+}
+
 /// The positive integer after `flag`, or `default` without the flag; a missing, malformed
 /// or zero value is an error naming the flag.
 fn arg(args: &[String], flag: &str, default: u64) -> anyhow::Result<u64> {
-    let Some(i) = args.iter().position(|a| a == flag) else {
-        return Ok(default);
-    };
-    match args.get(i + 1).map(|v| v.parse::<u64>()) {
-        Some(Ok(v)) if v > 0 => Ok(v),
-        Some(_) => anyhow::bail!("{flag} takes a positive integer, not {:?}", args[i + 1]),
-        None => anyhow::bail!("{flag} takes a positive integer; none given"),
+    let takes = "a positive integer";
+    match value(args, flag, takes)? {
+        None => Ok(default),
+        Some(v) => match v.parse::<u64>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => anyhow::bail!("{flag} takes {takes}, not {v:?}"),
+        },
     }
+}
+
+/// `--secs`: a positive number of seconds, decimals allowed (2 without the flag).
+fn secs(args: &[String]) -> anyhow::Result<Duration> {
+    let takes = "a positive number of seconds";
+    let Some(v) = value(args, "--secs", takes)? else {
+        return Ok(Duration::from_secs(2));
+    };
+    match v.parse::<f64>().map(Duration::try_from_secs_f64) {
+        Ok(Ok(d)) if !d.is_zero() => Ok(d),
+        _ => anyhow::bail!("--secs takes {takes}, not {v:?}"),
+    }
+}
+
+/// The two ends: `--bind` (the measuring end) and `--peer`, different IPv4 addresses.
+fn ends(args: &[String]) -> anyhow::Result<(Ipv4Addr, Ipv4Addr)> {
+    let ip = |flag: &str, default: Ipv4Addr| -> anyhow::Result<Ipv4Addr> {
+        let Some(v) = value(args, flag, "an IPv4 address")? else {
+            return Ok(default);
+        };
+        match v.parse::<std::net::IpAddr>() {
+            Ok(std::net::IpAddr::V4(ip)) => Ok(ip),
+            Ok(std::net::IpAddr::V6(_)) => {
+                anyhow::bail!("{flag} {v}: IPv6 is not supported (RoCEv2 datagrams over IPv4)")
+            }
+            Err(_) => anyhow::bail!("{flag} {v:?} is not an IPv4 address"),
+        }
+    };
+    let (bind, peer) = (ip("--bind", A)?, ip("--peer", B)?);
+    if bind == peer {
+        anyhow::bail!("--bind and --peer are both {bind}: the two ends need two addresses");
+    }
+    Ok((bind, peer))
 }
 
 fn blast(args: &[String]) -> anyhow::Result<()> {
     let mtu = arg(args, "-m", 1024)? as usize;
-    let secs = arg(args, "--secs", 2)?;
-    let rx = RoceSocket::open(A)?;
-    let tx = RoceSocket::open(B)?;
+    let secs = secs(args)?;
+    let (a, b) = ends(args)?;
+    let rx = RoceSocket::open(a)?;
+    let tx = RoceSocket::open(b)?;
     let stop = Arc::new(AtomicBool::new(false));
     let stop_tx = stop.clone();
     let sender = std::thread::spawn(move || -> anyhow::Result<u64> {
-        let mut frames = vec![datagram(B, A, mtu); BATCH];
+        let mut frames = vec![datagram(b, a, mtu); BATCH];
         let mut sent = 0u64;
         while !stop_tx.load(Ordering::Relaxed) {
             tx.send_batch(&mut frames)?;
@@ -89,7 +139,7 @@ fn blast(args: &[String]) -> anyhow::Result<()> {
     });
     let (mut bufs, mut lens) = (vec![vec![0u8; 9000]; BATCH], [0; BATCH]);
     let (mut got, start) = (0u64, Instant::now());
-    while start.elapsed() < Duration::from_secs(secs) {
+    while start.elapsed() < secs {
         got += rx.recv_batch(&mut bufs, &mut lens, Duration::from_millis(10))? as u64;
     }
     let elapsed = start.elapsed().as_secs_f64();
@@ -108,11 +158,12 @@ fn ping(args: &[String]) -> anyhow::Result<()> {
         Duration::ZERO
     };
     let with_ack = args.iter().any(|a| a == "--ack");
-    let a = RoceSocket::open(A)?;
-    let b = RoceSocket::open(B)?;
+    let (a_ip, b_ip) = ends(args)?;
+    let a = RoceSocket::open(a_ip)?;
+    let b = RoceSocket::open(b_ip)?;
     let echo = std::thread::spawn(move || -> anyhow::Result<()> {
         let (mut bufs, mut lens) = (vec![vec![0u8; 2048]; BATCH], [0; BATCH]);
-        let mut reply = turn(B, A, with_ack);
+        let mut reply = turn(b_ip, a_ip, with_ack);
         for _ in 0..iters {
             receive(&b, reply.len(), &mut bufs, &mut lens, wait)?;
             b.send_batch(&mut reply)?;
@@ -120,7 +171,7 @@ fn ping(args: &[String]) -> anyhow::Result<()> {
         Ok(())
     });
     let (mut bufs, mut lens) = (vec![vec![0u8; 2048]; BATCH], [0; BATCH]);
-    let mut msg = turn(A, B, with_ack);
+    let mut msg = turn(a_ip, b_ip, with_ack);
     let mut half_rtt_us = Vec::with_capacity(iters);
     for _ in 0..iters {
         let t = Instant::now();
@@ -169,7 +220,8 @@ fn main() -> anyhow::Result<()> {
         Some("blast") => blast(&args),
         Some("ping") => ping(&args),
         _ => anyhow::bail!(
-            "usage: live-udp-bench blast [-m MTU] [--secs S] | ping [-n ITERS] [--block] [--ack]"
+            "usage: live-udp-bench blast [-m MTU] [--secs S] | ping [-n ITERS] [--block] [--ack] \
+             (either: [--bind IP] [--peer IP])"
         ),
     }
 }
