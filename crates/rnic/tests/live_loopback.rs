@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
+use std::net::Ipv4Addr;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -12,26 +12,6 @@ use std::time::{Duration, Instant};
 const RNIC: &str = env!("CARGO_BIN_EXE_rnic");
 /// A run that takes longer than this is a hang.
 const RUN_LIMIT: Duration = Duration::from_secs(60);
-
-/// Why live runs cannot happen here, if they cannot.
-fn skip_reason(addrs: &[Ipv4Addr]) -> Option<String> {
-    for ip in addrs {
-        if let Err(e) = UdpSocket::bind(SocketAddrV4::new(*ip, 0)) {
-            return Some(format!("{ip} is not usable on this machine: {e}"));
-        }
-    }
-    let raw = socket2::Socket::new(
-        socket2::Domain::IPV4,
-        socket2::Type::RAW,
-        Some(socket2::Protocol::UDP),
-    );
-    if let Err(e) = raw {
-        return Some(format!(
-            "raw IPv4 sockets are not allowed here ({e}): run as root"
-        ));
-    }
-    None
-}
 
 fn spawn(args: &[&str]) -> Child {
     Command::new(RNIC)
@@ -69,7 +49,7 @@ fn pair(
         .iter()
         .map(|s| s.parse().unwrap())
         .collect();
-    if let Some(why) = skip_reason(&ips) {
+    if let Some(why) = common::live_skip_reason(&ips) {
         eprintln!("skipped: {why}");
         return None;
     }
@@ -250,7 +230,7 @@ fn a_message_larger_than_a_read_is_read_back_in_pieces() {
 fn rdma_cm_against_a_peer_without_it_fails_naming_the_silent_cm() {
     let (server_ip, client_ip) = ("127.0.0.43", "127.0.0.44");
     let ips = [server_ip.parse().unwrap(), client_ip.parse().unwrap()];
-    if let Some(why) = skip_reason(&ips) {
+    if let Some(why) = common::live_skip_reason(&ips) {
         eprintln!("skipped: {why}");
         return;
     }

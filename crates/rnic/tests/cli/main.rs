@@ -15,6 +15,7 @@ mod doc_repro_numbers;
 mod front_door_edges;
 mod host_counters;
 mod isolation_order;
+mod live_udp_bench;
 mod no_outside_references;
 mod ornic_wire;
 mod pcap_check;

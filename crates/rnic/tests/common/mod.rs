@@ -199,3 +199,24 @@ pub fn tshark_rows(pcap: &Path, args: &[&str]) -> Vec<String> {
     let text = String::from_utf8(out.stdout).unwrap();
     text.lines().map(str::to_string).collect()
 }
+
+/// Why live runs (raw IPv4 sockets on the loopback addresses `addrs`) cannot happen here,
+/// if they cannot; the live tests skip with this reason.
+pub fn live_skip_reason(addrs: &[std::net::Ipv4Addr]) -> Option<String> {
+    for ip in addrs {
+        if let Err(e) = std::net::UdpSocket::bind(std::net::SocketAddrV4::new(*ip, 0)) {
+            return Some(format!("{ip} is not usable on this machine: {e}"));
+        }
+    }
+    let raw = socket2::Socket::new(
+        socket2::Domain::IPV4,
+        socket2::Type::RAW,
+        Some(socket2::Protocol::UDP),
+    );
+    if let Err(e) = raw {
+        return Some(format!(
+            "raw IPv4 sockets are not allowed here ({e}): run as root"
+        ));
+    }
+    None
+}
