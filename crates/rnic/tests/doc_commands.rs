@@ -54,6 +54,11 @@ const TOO_SLOW: &[(&str, &str, &str)] = &[
         "2.1 M events, 1.3 s optimised; tests/workload.rs runs a reduced version",
     ),
     (
+        "README.md",
+        "rnic run scenarios/fabrics/websearch-small.toml --set net.cc=dcqcn --set net.ecn.enabled=true",
+        "1.4 M events, 1.1 s optimised; tests/workload.rs runs a reduced version",
+    ),
+    (
         "docs/book/src/sweeps.md",
         "rnic sweep scenarios/fabrics/sweep-websearch-load.toml --out out/",
         "6 points, 6.3 s unoptimised on 2 cores; tests/cli/workload_sweep.rs runs a reduced version",
