@@ -13,6 +13,7 @@
 //! message, both in one `sendmmsg`, and waits for both of the peer's, as an RC WRITE
 //! ping-pong's answering side sends the ACK of the message it got with its own (the
 //! like-for-like baseline of `rnic live write-lat`).
+//! A flag the command does not take is refused, naming it.
 //! Both take `--bind IP` (the measuring end: blast's receiver, ping's timing side; default
 //! 127.0.0.1, `rnic live`'s flag for its own address) and `--peer IP` (the other end;
 //! default 127.0.0.2), two different IPv4 addresses of this machine.
@@ -214,14 +215,34 @@ fn receive(
     Ok(())
 }
 
+const USAGE: &str = "usage: live-udp-bench blast [-m MTU] [--secs S] | ping [-n ITERS] \
+                     [--block] [--ack] (either: [--bind IP] [--peer IP])";
+
+/// Refuses a flag the command does not take (a typo such as `--sec 0.2` would otherwise run
+/// with the default), naming it. `valued` flags take the next argument as their value.
+fn only_known(args: &[String], valued: &[&str], switches: &[&str]) -> anyhow::Result<()> {
+    let mut rest = args.iter().skip(1);
+    while let Some(a) = rest.next() {
+        if valued.contains(&a.as_str()) {
+            rest.next();
+        } else if !switches.contains(&a.as_str()) {
+            anyhow::bail!("{} does not take {a:?}; {USAGE}", args[0]);
+        }
+    }
+    Ok(())
+}
+
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
-        Some("blast") => blast(&args),
-        Some("ping") => ping(&args),
-        _ => anyhow::bail!(
-            "usage: live-udp-bench blast [-m MTU] [--secs S] | ping [-n ITERS] [--block] [--ack] \
-             (either: [--bind IP] [--peer IP])"
-        ),
+        Some("blast") => {
+            only_known(&args, &["-m", "--secs", "--bind", "--peer"], &[])?;
+            blast(&args)
+        }
+        Some("ping") => {
+            only_known(&args, &["-n", "--bind", "--peer"], &["--block", "--ack"])?;
+            ping(&args)
+        }
+        _ => anyhow::bail!("{USAGE}"),
     }
 }

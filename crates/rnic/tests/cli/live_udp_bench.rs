@@ -118,6 +118,9 @@ fn bad_flags_fail_naming_the_flag() {
             "--bind and --peer",
         ),
         (&["ping", "--bind", "127.0.0.2"], "--bind and --peer"),
+        (&["blast", "--sec", "0.2"], "does not take \"--sec\""),
+        (&["ping", "--secs", "1"], "ping does not take \"--secs\""),
+        (&["blast", "--ack"], "blast does not take \"--ack\""),
     ] {
         let o = bench(args);
         let err = String::from_utf8_lossy(&o.stderr);
