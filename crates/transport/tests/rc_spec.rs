@@ -422,3 +422,47 @@ fn aeth_msn_counts_messages_in_every_response() {
         ]
     );
 }
+
+/// A zero-length READ, the usual fence after WRITEs: it needs no valid R_Key (IBA C9-88,
+/// as rxe), and its response comes only after every WRITE before it has landed, even when
+/// one was lost and had to be resent. It completes last, with no payload.
+#[test]
+fn a_zero_length_read_completes_after_every_write_before_it() {
+    let mut p = Pair::with_default();
+    // The first transmission of the second WRITE is lost.
+    p.drop = Box::new(|s: &Sent| s.dir == Dir::AtoB && s.nth == 1);
+    let data = p.a.mem.fill(BASE, 3000, 9);
+    for i in 0..3u64 {
+        let at = BASE + 1000 * i;
+        let wr = SendWr::write(i, vec![p.a.sge(at, 1000)], p.b.remote(at));
+        p.a.dev.post_send(p.a.qpn, wr).unwrap();
+    }
+    let no_key = RemoteAddr {
+        va: 0,
+        rkey: 0xDEAD,
+    };
+    let fence = SendWr::read(9, vec![p.a.sge(BASE + 8192, 0)], no_key);
+    p.a.dev.post_send(p.a.qpn, fence).unwrap();
+    p.run(10_000);
+    let done = p.a.completion_statuses();
+    let ids: Vec<u64> = done.iter().map(|&(id, _)| id).collect();
+    assert_eq!(ids, vec![0, 1, 2, 9], "in order, the fence last");
+    assert!(
+        done.iter().all(|&(_, s)| s == WcStatus::Success),
+        "{done:?}"
+    );
+    assert_eq!(p.b.mem.get(BASE, 3000), data, "every WRITE landed");
+    let responses: Vec<&Sent> = p
+        .log
+        .iter()
+        .filter(|s| s.dir == Dir::BtoA && s.meta.opcode == Opcode::RcReadResponseOnly)
+        .collect();
+    assert_eq!(responses.len(), 1, "one READ response");
+    assert_eq!(responses[0].meta.payload_len, 0, "with no payload");
+    assert!(
+        p.log
+            .iter()
+            .any(|s| s.dir == Dir::AtoB && s.meta.is_retransmit),
+        "the lost WRITE was resent"
+    );
+}
