@@ -16,10 +16,12 @@ pub const MAX_INPUT_BYTES: u64 = 1 << 20;
 #[derive(Debug, thiserror::Error)]
 pub enum InputFileError {
     /// Opening or reading failed (missing, a directory, not UTF-8, ...).
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}: {source}{hint}")]
     Io {
         path: String,
         source: std::io::Error,
+        /// Where a missing relative path was looked for, or nothing.
+        hint: String,
     },
     /// The file holds more than `cap` bytes; reading stopped there.
     #[error(
@@ -34,6 +36,23 @@ pub enum InputFileError {
     },
 }
 
+/// For a relative path that is not there: " (a relative path is taken from the working
+/// directory, DIR)", since files that name other files (a scenario's `workload.cdf`, a
+/// topology file in `net.topology`) are read from where rnic runs, not from beside the file
+/// that names them.
+fn where_looked(path: &Path, e: &std::io::Error) -> String {
+    if path.is_absolute() || e.kind() != std::io::ErrorKind::NotFound {
+        return String::new();
+    }
+    match std::env::current_dir() {
+        Ok(dir) => format!(
+            " (a relative path is taken from the working directory, {})",
+            dir.display()
+        ),
+        Err(_) => String::new(),
+    }
+}
+
 /// Reads the text file at `path` (`what` names its kind in errors, e.g. "a scenario file"),
 /// refusing one of more than [`MAX_INPUT_BYTES`] bytes.
 pub fn read_text(path: &Path, what: &str) -> Result<String, InputFileError> {
@@ -42,8 +61,9 @@ pub fn read_text(path: &Path, what: &str) -> Result<String, InputFileError> {
 
 /// [`read_text`] with its own cap, in bytes.
 pub fn read_text_capped(path: &Path, what: &str, cap: u64) -> Result<String, InputFileError> {
-    let io = |source| InputFileError::Io {
+    let io = |source: std::io::Error| InputFileError::Io {
         path: path.display().to_string(),
+        hint: where_looked(path, &source),
         source,
     };
     let file = std::fs::File::open(path).map_err(io)?;

@@ -789,9 +789,9 @@ impl<'a> TopologyFile<'a> {
     fn open(path: &'a str) -> Result<Self, ConfigError> {
         let src = crate::input_file::read_text(std::path::Path::new(path), "a topology file")
             .map_err(|e| match e {
-                crate::input_file::InputFileError::Io { source, .. } => bad(format!(
-                    "topology file {path}: cannot read it ({source}); net.topology names a \
-                     .toml file"
+                crate::input_file::InputFileError::Io { source, hint, .. } => bad(format!(
+                    "topology file {path}: cannot read it ({source}){hint}; net.topology names \
+                     a .toml file"
                 )),
                 too_large => bad(format!("net.topology: {too_large}")),
             })?;

@@ -12,6 +12,11 @@ fn usage_errors_exit_2() {
         (&["perf", "nope"], "write-bw"),
         (&["config", "show", "--profile", "nope"], "unknown profile"),
         (&["run", "/nonexistent.toml"], "cannot read"),
+        // A missing relative path says where it was looked for.
+        (
+            &["perf", "write-bw", "--set", "net.topology=no-such-net.toml"],
+            "a relative path is taken from the working directory",
+        ),
         (
             &[
                 "perf",
