@@ -476,7 +476,8 @@ config_section! {
         /// Round trip of a NIC read of host memory, request sent to first completion received
         /// (the papers: 500)
         read_rtt_ns: f64 = 500.0; "ns", NS;
-        /// Latency of a posted write from the NIC until it is visible in host memory
+        /// Latency of a posted write from the NIC until it is visible in host memory (the
+        /// csRNA authors' gem5 RNIC model: its DMA write delay, 250 ns, beside its 500 ns read)
         posted_write_ns: f64 = 250.0; "ns", NS;
         /// Per-TLP overhead on the link: header, framing, sequence number, LCRC and DLLP share
         tlp_header_bytes: u32 = 24; "bytes", uint(0, 256);
