@@ -79,6 +79,7 @@ use crate::params::ModelParams;
 use cx::NicCx;
 use host_if::HostIf;
 use mech::cc::hook::AnyCc;
+use mech::cc::route as cc;
 use mech::csrna::nonblocking::NonBlocking;
 use mech::isolation::{self, hooks::AnyTxOrder, Isolation};
 use mech::prefetch::hook::AnyPrefetch;
@@ -157,7 +158,12 @@ impl Nic {
             NicEv::RxBufferLook => self.rx.on_buffer_look(now, cx),
             NicEv::Timer => self.on_timer(now, cx),
             NicEv::Prefetch(ev) => self.on_prefetch_event(now, ev, cx),
-            NicEv::Cc(ev) => self.on_cc_event(now, ev, cx),
+            NicEv::Cc(ev) => {
+                if let Some(qpn) = cc::on_event(&mut self.cc, now, ev, cx) {
+                    self.tx_enlist(qpn);
+                    self.tx_kick(now, cx);
+                }
+            }
         }
     }
 

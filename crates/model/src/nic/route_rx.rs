@@ -12,6 +12,7 @@ use rnic_wire::{peek_bth, peek_roce, Opcode};
 
 use super::cx::NicCx;
 use super::dma_arbiter::ReadSource;
+use super::mech::cc::route as cc;
 use super::ports::{DmaToken, QpcCont, TransCont};
 use super::qpc_manager::{Channel, QpcJob};
 use super::rx_pipeline::not_placed_count;
@@ -39,7 +40,7 @@ impl Nic {
             return;
         }
         self.rx.pipe.stats.frames += 1;
-        self.cc_on_arrival(t, frame, bth, cx);
+        cc::on_arrival(&mut self.cc, &self.dev, t, frame, bth, cx);
         if let Some(b) = bth.filter(|b| b.opcode.has_payload()) {
             // Payload for host memory: it waits in the receive buffer until written.
             let plen = cx.frames.roce(frame).map_or(0, |h| h.payload_len as u64);

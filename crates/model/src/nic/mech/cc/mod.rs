@@ -15,13 +15,15 @@
 //! ([`rate_trace`], FILE-rates.csv), at the queue trace's instants and without events.
 //!
 //! The NIC holds the mechanism behind its [`hook`] (`AnyCc`, the no-op or DCQCN, chosen in
-//! `Nic::new` from `net.cc`); its work with the NIC's units is its router (`route.rs`).
-//! Nothing else in `nic/` imports this folder's other modules.
+//! `Nic::new` from `net.cc`); what the NIC calls at its port is its router
+//! ([`route::on_arrival`], [`route::on_event`]): functions of the parts they need, returning
+//! what they ask of the NIC, not methods of the `Nic`. Nothing else in `nic/` imports this
+//! folder's other modules.
 
 pub mod cnp;
 pub mod dcqcn;
 pub mod hook;
 pub mod np;
 pub mod rate_trace;
-mod route;
+pub mod route;
 pub mod rp;
