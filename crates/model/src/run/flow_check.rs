@@ -80,8 +80,9 @@ pub struct FlowMemory {
     /// Bytes of page storage every node's host memory still held at the end of the run
     /// (rings, CQs, the buffers of flows checked at the end).
     pub bytes_held_at_end: u64,
-    /// Backed address ranges (the sources of flows checked at the end, one per node of
-    /// such a flow) every node's host memory still held at the end of the run.
+    /// Backed address ranges every node's host memory still held at the end of the run:
+    /// the sources of READ flows and of flows checked at the end, one per node of such a
+    /// flow.
     pub backed_ranges_at_end: u64,
 }
 
