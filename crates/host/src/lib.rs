@@ -63,18 +63,24 @@ struct Backed {
     source: Arc<dyn Backing>,
 }
 
-/// [`SparseMemory::fill_unwritten`] over the backed ranges `backed`, so that a writer
-/// holding a page mutably can still fill a fresh line.
+/// [`SparseMemory::fill_unwritten`] over the backed ranges `backed` (sorted by start, none
+/// overlapping), so that a writer holding a page mutably can still fill a fresh line.
 fn fill_unwritten(backed: &[Backed], addr: u64, out: &mut [u8]) {
     let end = addr.saturating_add(out.len() as u64);
+    // The ranges that can hold a byte of the read: from the last one starting at or before
+    // `addr` (found by halving, not by a scan: a node of a fabric run backs a range per
+    // flow it takes part in) to the last one starting before `end`.
+    let first = backed
+        .partition_point(|b| b.start <= addr)
+        .saturating_sub(1);
+    let near = &backed[first..];
     // The common case, a read inside one backed buffer: the backing writes every byte.
-    if let Some(b) = backed.iter().find(|b| b.start <= addr && end <= b.end) {
+    if let Some(b) = near.first().filter(|b| b.start <= addr && end <= b.end) {
         b.source.fill(addr, out);
         return;
     }
     out.fill(0);
-    for b in backed {
-        let end = addr.saturating_add(out.len() as u64);
+    for b in near.iter().take_while(|b| b.start < end) {
         let (lo, hi) = (addr.max(b.start), end.min(b.end));
         if lo < hi {
             let at = (lo - addr) as usize;
@@ -167,6 +173,7 @@ impl Lines {
 #[derive(Debug, Default, Clone)]
 pub struct SparseMemory {
     pages: FxHashMap<u64, Page>,
+    /// The backed ranges, sorted by start, none overlapping.
     backed: Vec<Backed>,
     interned: Option<InternedRange>,
     /// Page numbers `[start, end)` stored whole from their first write (see
@@ -180,10 +187,47 @@ impl SparseMemory {
     }
 
     /// Never-written bytes of `[start, end)` read as `source`'s (instead of zero). Ranges
-    /// must not overlap; set them before writing into them.
+    /// must not overlap; set them before writing into them. An empty range backs nothing.
     pub fn back(&mut self, start: u64, end: u64, source: Arc<dyn Backing>) {
-        debug_assert!(self.backed.iter().all(|b| end <= b.start || start >= b.end));
-        self.backed.push(Backed { start, end, source });
+        if start >= end {
+            return;
+        }
+        let at = self.backed.partition_point(|b| b.start < start);
+        // Sorted and apart before: only the neighbours can overlap the new range.
+        debug_assert!(at == 0 || self.backed[at - 1].end <= start);
+        debug_assert!(self.backed.get(at).is_none_or(|b| end <= b.start));
+        self.backed.insert(at, Backed { start, end, source });
+    }
+
+    /// Never-written bytes of `[start, end)` read as zero again: the backed ranges inside it
+    /// are dropped, and one partly inside keeps its part outside (reading as before). Bytes
+    /// stored already keep what they read as: a write stores its whole 64-byte line (or
+    /// page), the backing's bytes around the written ones included; [`SparseMemory::release`]
+    /// forgets them. Returns how many ranges were dropped or cut.
+    pub fn unback(&mut self, start: u64, end: u64) -> usize {
+        // Sorted by start and apart, the ranges are sorted by end too.
+        let first = self.backed.partition_point(|b| b.end <= start);
+        let last = self.backed.partition_point(|b| b.start < end);
+        if start >= end || first >= last {
+            return 0;
+        }
+        let (head, tail) = (&self.backed[first], &self.backed[last - 1]);
+        let head = (head.start < start).then(|| Backed {
+            end: start,
+            ..head.clone()
+        });
+        let tail = (tail.end > end).then(|| Backed {
+            start: end,
+            ..tail.clone()
+        });
+        self.backed
+            .splice(first..last, head.into_iter().chain(tail));
+        last - first
+    }
+
+    /// Backed ranges (see [`SparseMemory::back`]).
+    pub fn backed_ranges(&self) -> usize {
+        self.backed.len()
     }
 
     /// Pages of `[start, end)` (whole pages: `start` and `end` are rounded out to pages) are
@@ -608,6 +652,76 @@ mod tests {
         assert_eq!(m.release(5, 100), 0, "no whole page in the range");
     }
 
+    /// A backing whose byte at `a` is the low byte of `a` plus `self.0`: ranges backed by
+    /// different ones read differently.
+    #[derive(Debug)]
+    struct Tagged(u8);
+    impl Backing for Tagged {
+        fn fill(&self, addr: u64, out: &mut [u8]) {
+            for (i, b) in out.iter_mut().enumerate() {
+                *b = (addr.wrapping_add(i as u64) as u8).wrapping_add(self.0);
+            }
+        }
+    }
+
+    #[test]
+    fn unbacked_ranges_read_as_zero_and_cut_ones_keep_their_outside() {
+        let mut m = SparseMemory::new();
+        // Backed out of address order: the lookup keeps them sorted.
+        m.back(3000, 4000, Arc::new(Tagged(3)));
+        m.back(1000, 2000, Arc::new(Tagged(1)));
+        m.back(2000, 3000, Arc::new(Tagged(2)));
+        m.back(5000, 6000, Arc::new(Tagged(5)));
+        let byte = |a: u64, tag: u8| (a as u8).wrapping_add(tag);
+        // A read across three ranges and the gap after them.
+        let got = m.read_vec(1990, 2020);
+        assert_eq!(got[0], byte(1990, 1));
+        assert_eq!(got[10], byte(2000, 2));
+        assert_eq!(got[1010], byte(3000, 3));
+        assert_eq!(got[2009], byte(3999, 3));
+        assert_eq!(got[2010..], vec![0; 10]);
+        // A written byte stays written, and so do the backing's bytes of its line (2496 to
+        // 2560, stored with it); the range's other bytes go back to zero.
+        m.write(2500, &[0xEE]);
+        assert_eq!(m.unback(2000, 3000), 1);
+        assert_eq!(
+            m.read_vec(2499, 3),
+            vec![byte(2499, 2), 0xEE, byte(2501, 2)]
+        );
+        assert_eq!(m.read_vec(2495, 1), vec![0]);
+        assert_eq!(m.read_vec(2559, 2), vec![byte(2559, 2), 0]);
+        assert_eq!(m.read_vec(1999, 1), vec![byte(1999, 1)]);
+        assert_eq!(m.read_vec(3000, 1), vec![byte(3000, 3)]);
+        // A range partly inside keeps its part outside: [1000, 1500) and [3500, 4000).
+        assert_eq!(m.unback(1500, 3500), 2);
+        assert_eq!(m.backed_ranges(), 3);
+        assert_eq!(m.read_vec(1499, 2), vec![byte(1499, 1), 0]);
+        assert_eq!(m.read_vec(3499, 2), vec![0, byte(3500, 3)]);
+        // Nothing backed inside: nothing changes.
+        assert_eq!(m.unback(4000, 5000), 0);
+        assert_eq!(m.unback(7000, 6000), 0);
+        assert_eq!(m.backed_ranges(), 3);
+        // A range cut at both ends.
+        assert_eq!(m.unback(5100, 5200), 1);
+        assert_eq!(m.backed_ranges(), 4);
+        assert_eq!(
+            m.read_vec(5099, 102),
+            [vec![byte(5099, 5)], vec![0; 100], vec![byte(5200, 5)]].concat()
+        );
+        // The freed bytes can be backed again.
+        m.back(5100, 5200, Arc::new(Tagged(9)));
+        assert_eq!(m.read_vec(5150, 1), vec![byte(5150, 9)]);
+        assert_eq!(m.unback(0, u64::MAX), 5);
+        assert_eq!(m.backed_ranges(), 0);
+        // Left: the line written into.
+        let left: Vec<usize> = (m.read_vec(1000, 5000).iter())
+            .enumerate()
+            .filter(|(_, &b)| b != 0)
+            .map(|(i, _)| 1000 + i)
+            .collect();
+        assert!(left.iter().all(|a| (2496..2560).contains(a)), "{left:?}");
+    }
+
     fn backed_byte_at(a: u64) -> u8 {
         (a as u8).wrapping_add(1)
     }
@@ -665,8 +779,97 @@ mod tests {
         ]
     }
 
+    #[derive(Debug, Clone)]
+    enum RangeOp {
+        Back(u64, u64, u8),
+        Unback(u64, u64),
+        Write(u64, u8),
+        Read(u64, usize),
+    }
+
+    /// A byte was written into `x`'s page.
+    fn touched(written: &BTreeMap<u64, u8>, x: u64) -> bool {
+        let page = x & !PAGE_MASK;
+        written
+            .range(page..page + PAGE_BYTES as u64)
+            .next()
+            .is_some()
+    }
+
+    fn range_op() -> impl Strategy<Value = RangeOp> {
+        let at = 0u64..3 * PAGE_BYTES as u64;
+        prop_oneof![
+            (at.clone(), 0u64..2000, 1u8..200).prop_map(|(a, n, t)| RangeOp::Back(a, a + n, t)),
+            (at.clone(), 0u64..3000).prop_map(|(a, n)| RangeOp::Unback(a, a + n)),
+            (at.clone(), any::<u8>()).prop_map(|(a, b)| RangeOp::Write(a, b)),
+            (at, 0usize..5000).prop_map(|(a, n)| RangeOp::Read(a, n)),
+        ]
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
+        #[test]
+        fn backed_ranges_match_a_range_list(ops in proptest::collection::vec(range_op(), 1..40)) {
+            let mut m = SparseMemory::new();
+            // The model: ranges as (start, end, tag), written bytes.
+            let mut ranges: Vec<(u64, u64, u8)> = Vec::new();
+            let mut written: BTreeMap<u64, u8> = BTreeMap::new();
+            for op in ops {
+                match op {
+                    RangeOp::Back(a, b, t) => {
+                        // Only apart from the others and before any write into its
+                        // pages, as `back` requires.
+                        let pages = a >> PAGE_SHIFT..=(b.max(1) - 1) >> PAGE_SHIFT;
+                        let fresh = written.keys().all(|&x| !pages.contains(&(x >> PAGE_SHIFT)));
+                        if a < b && fresh && ranges.iter().all(|&(s, e, _)| b <= s || a >= e) {
+                            m.back(a, b, Arc::new(Tagged(t)));
+                            ranges.push((a, b, t));
+                        }
+                    }
+                    RangeOp::Unback(a, b) => {
+                        let mut cut = Vec::new();
+                        let before = ranges.len();
+                        ranges.retain(|&(s, e, t)| {
+                            let hit = s < b && a < e && a < b;
+                            if hit {
+                                cut.extend([(s, a, t), (b, e, t)].into_iter().filter(|r| r.0 < r.1));
+                            }
+                            !hit
+                        });
+                        prop_assert_eq!(m.unback(a, b), before - ranges.len());
+                        ranges.extend(cut);
+                        prop_assert_eq!(m.backed_ranges(), ranges.len());
+                    }
+                    RangeOp::Write(a, v) => {
+                        m.write(a, &[v]);
+                        written.insert(a, v);
+                    }
+                    RangeOp::Read(a, n) => {
+                        // A page written into stores the backing's bytes around the written
+                        // ones as it read them then (see `unback`): those are not compared.
+                        let want: Vec<Option<u8>> = (a..a + n as u64)
+                            .map(|x| match written.get(&x) {
+                                Some(&v) => Some(v),
+                                None if touched(&written, x) => None,
+                                None => Some(
+                                    ranges
+                                        .iter()
+                                        .find(|r| (r.0..r.1).contains(&x))
+                                        .map_or(0, |r| (x as u8).wrapping_add(r.2)),
+                                ),
+                            })
+                            .collect();
+                        let got = m.read_vec(a, n);
+                        for (i, w) in want.iter().enumerate() {
+                            if let Some(w) = w {
+                                prop_assert_eq!(got[i], *w, "byte {}", a + i as u64);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+
         #[test]
         fn matches_a_byte_map(ops in proptest::collection::vec(op(), 1..40), backed in any::<bool>(), interned in any::<bool>(), whole in any::<bool>()) {
             let mut m = SparseMemory::new();

@@ -80,6 +80,10 @@ pub struct FlowMemory {
     /// Bytes of page storage every node's host memory still held at the end of the run
     /// (rings, CQs, the buffers of flows checked at the end).
     pub bytes_held_at_end: u64,
+    /// Backed address ranges every node's host memory still held at the end of the run:
+    /// the sources of READ flows and of flows checked at the end, one per node of such a
+    /// flow.
+    pub backed_ranges_at_end: u64,
 }
 
 impl EarlyChecks {
@@ -93,21 +97,30 @@ impl EarlyChecks {
 
     /// Flow `f`, laid out as `layout`, just finished: if nothing can change its buffers or
     /// its check any more ([`settled`]), checks them now and frees its destination buffers
-    /// on every node it uses (its sources are generated on read, never stored: nothing to
-    /// free). The end of the run takes the check instead of doing it ([`EarlyChecks::take`]).
+    /// on every node it uses, and for a WRITE or SEND flow drops the backing of its sources
+    /// there (generated on read, never stored: nothing else to free; the flow's buffers are
+    /// its own, no other flow reads them, its pairs that share a buffer slot are all done,
+    /// and a requester reads no source of an acknowledged operation). A READ flow's sources
+    /// stay backed: a duplicate request still on its way can make the responder read them
+    /// again (the response is dropped, but a capture shows its bytes). The end of the run
+    /// takes the check instead of doing it ([`EarlyChecks::take`]).
     pub(crate) fn flow_finished(&mut self, w: &mut World, layout: &Layout, f: usize) {
         let a = &w.apps[f];
         if !settled(a) || self.by_flow.get(f).is_none_or(Option::is_some) {
             return;
         }
+        let unback = a.spec.test.verb() != Verb::Read;
         self.by_flow[f] = Some(check_buffers(w, a, layout));
         let nodes = std::iter::once(a.server).chain(a.pairs.iter().map(|p| p.c_node as usize));
         let mut nodes: Vec<usize> = nodes.collect();
         nodes.sort_unstable();
         nodes.dedup();
         for n in nodes {
-            let dst = w.apps[f].nodes[n].dst;
+            let (src, dst) = (w.apps[f].nodes[n].src, w.apps[f].nodes[n].dst);
             self.stats.bytes_released += w.mems[n].release(dst, dst + layout.region);
+            if unback {
+                w.mems[n].unback(src, dst + layout.region);
+            }
         }
         self.stats.flows_released += 1;
     }

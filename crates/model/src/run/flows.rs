@@ -125,6 +125,7 @@ pub fn run_flows_observed(
     let mut memory = early.stats;
     let (verdict, judged) = judge(&b, cfg, end, &mut early)?;
     memory.bytes_held_at_end = b.world.mems.iter().map(|m| m.resident_bytes()).sum();
+    memory.backed_ranges_at_end = b.world.mems.iter().map(|m| m.backed_ranges() as u64).sum();
     let ack_timeout_ps = cfg.qp.ack_timeout_ps();
     let mut run = report_flows(&b, end, &verdict, &judged, ack_timeout_ps);
     run.memory = memory;

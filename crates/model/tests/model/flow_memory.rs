@@ -77,6 +77,10 @@ fn completed_flows_free_the_bytes_they_received() {
     // What is left: rings, CQs and the latency flow's two 4 KiB buffers, far less than one
     // bulk flow's bytes (and than the 10 MiB the bulk flows moved).
     assert!(m.bytes_held_at_end < FLOW_BYTES, "{m:?}");
+    // The freed WRITE and SEND flows' sources are backed no more: the latency flow's two
+    // nodes keep theirs, and so do the three READ flows' (a late duplicate request may
+    // read them).
+    assert_eq!(m.backed_ranges_at_end, 2 + 3 * 2, "{m:?}");
 }
 
 #[test]

@@ -57,7 +57,7 @@ pub use self::bw_start::{BwStart, Fill};
 pub use self::costs::HostCosts;
 pub use self::errors::ErrorLog;
 pub use self::measurement::Measurement;
-pub use self::nodes::{HostQp, MrKeys, NodeApp, Pair};
+pub use self::nodes::{HostQp, MrKeys, NodeApp, NodeApps, Pair};
 pub use self::ping_pong::PingPong;
 pub use self::procs::{Proc, Procs};
 pub use self::spec::TestSpec;
@@ -103,8 +103,8 @@ pub struct Perftest {
     pub server: usize,
     /// Pairs.
     pub pairs: Vec<Pair>,
-    /// Per node.
-    pub nodes: Vec<NodeApp>,
+    /// Per node the flow uses.
+    pub nodes: NodeApps,
     /// The run is over.
     pub finished: bool,
     /// Pairs that finished their iterations.
@@ -302,7 +302,7 @@ impl Perftest {
         if t0 == 0 {
             return;
         }
-        for n in &mut self.nodes {
+        for n in self.nodes.iter_mut() {
             for c in n.cores.iter_mut() {
                 c.busy = window::later_by(c.busy, t0);
             }

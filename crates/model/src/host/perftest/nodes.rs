@@ -1,5 +1,7 @@
 //! The flow's state per node (its cores, QPs, buffers and keys) and per connected QP pair.
 
+use std::ops::{Index, IndexMut};
+
 use rnic_sim::TimePs;
 
 use super::CoreSet;
@@ -73,4 +75,96 @@ pub struct Pair {
     /// to ERR and flushed the rest); once every posted one is accounted for, the pair can do
     /// nothing more.
     pub failed: u64,
+}
+
+/// A flow's [`NodeApp`]s, held only for the nodes the flow uses (its server and clients),
+/// indexed by node number. A flow of a fabric run uses two of up to a thousand hosts: a
+/// state for every node (128 bytes and a copy of the flow's cores each) was a quarter of
+/// the k = 16 fabric run's peak memory.
+#[derive(Debug, Clone, Default)]
+pub struct NodeApps {
+    /// Per node, the position of its state in `held` plus one; 0: the flow does not use it.
+    pos: Vec<u32>,
+    held: Vec<NodeApp>,
+}
+
+impl NodeApps {
+    /// For a run of `nodes` nodes, none used yet.
+    pub fn new(nodes: usize) -> Self {
+        NodeApps {
+            pos: vec![0; nodes],
+            held: Vec::new(),
+        }
+    }
+
+    /// The flow uses node `node`, whose state is `app`.
+    pub fn insert(&mut self, node: usize, app: NodeApp) {
+        if self.pos[node] == 0 {
+            self.held.push(app);
+            self.pos[node] = self.held.len() as u32;
+        } else {
+            self.held[self.pos[node] as usize - 1] = app;
+        }
+    }
+
+    /// Node `node`'s state, if the flow uses it.
+    pub fn get(&self, node: usize) -> Option<&NodeApp> {
+        let at = *self.pos.get(node)?;
+        at.checked_sub(1).map(|i| &self.held[i as usize])
+    }
+
+    /// The states of the nodes the flow uses.
+    pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, NodeApp> {
+        self.held.iter_mut()
+    }
+}
+
+impl Index<usize> for NodeApps {
+    type Output = NodeApp;
+
+    /// Node `node`'s state; the flow must use it (its events and checks touch no other).
+    fn index(&self, node: usize) -> &NodeApp {
+        self.get(node).expect("a node the flow uses")
+    }
+}
+
+impl IndexMut<usize> for NodeApps {
+    fn index_mut(&mut self, node: usize) -> &mut NodeApp {
+        let at = self.pos[node].checked_sub(1).expect("a node the flow uses");
+        &mut self.held[at as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(dst: u64) -> NodeApp {
+        NodeApp {
+            dst,
+            ..NodeApp::default()
+        }
+    }
+
+    #[test]
+    fn only_the_nodes_inserted_are_held_by_their_number() {
+        let mut n = NodeApps::new(8);
+        n.insert(5, at(50));
+        n.insert(2, at(20));
+        assert_eq!((n[5].dst, n[2].dst), (50, 20));
+        assert!(n.get(3).is_none() && n.get(8).is_none());
+        n[2].cpu_busy_ps += 7;
+        n.insert(5, at(55));
+        let held: Vec<(u64, u64)> = n.iter_mut().map(|a| (a.dst, a.cpu_busy_ps)).collect();
+        assert_eq!(held, vec![(55, 0), (20, 7)]);
+        assert_eq!((n[5].dst, n[2].cpu_busy_ps), (55, 7));
+    }
+
+    #[test]
+    #[should_panic(expected = "a node the flow uses")]
+    fn a_node_the_flow_does_not_use_has_no_state() {
+        let mut n = NodeApps::new(4);
+        n.insert(1, at(1));
+        let _ = &n[0];
+    }
 }

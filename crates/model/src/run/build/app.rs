@@ -9,8 +9,8 @@ use crate::flow::{FlowSpec, FlowsSpec};
 use crate::host::core_set::CoreSet;
 use crate::host::pattern;
 use crate::host::perftest::{
-    BwStart, Core, ErrorLog, HostCosts, Measurement, MrKeys, NodeApp, Pair, Perftest, PingPong,
-    Proc, Procs, TestSpec, Window, WindowOpened,
+    BwStart, Core, ErrorLog, HostCosts, Measurement, MrKeys, NodeApp, NodeApps, Pair, Perftest,
+    PingPong, Proc, Procs, TestSpec, Window, WindowOpened,
 };
 use crate::host::steady::Steady;
 use crate::oracle::{Delivery, MsgSizes, PayloadOracle};
@@ -88,7 +88,7 @@ pub(super) fn applications(
     spec: &FlowsSpec,
     plans: &[FlowPlan],
     flow_pairs: Vec<Vec<Pair>>,
-    apps: Vec<Vec<NodeApp>>,
+    apps: Vec<NodeApps>,
     mems: &[SparseMemory],
     oracle: &mut PayloadOracle,
 ) -> (Vec<Perftest>, Vec<(TimePs, crate::event::Ev)>) {
@@ -134,7 +134,7 @@ pub(super) fn application(
     f: &FlowSpec,
     pl: &FlowPlan,
     pairs: Vec<Pair>,
-    nodes: Vec<NodeApp>,
+    nodes: NodeApps,
 ) -> (Perftest, Vec<(TimePs, crate::event::Ev)>) {
     let lat = f.test.is_latency();
     let q = f.qps.max(1);

@@ -7,7 +7,7 @@ use rnic_transport::{Access, Device, DeviceConfig, QpInit};
 use crate::config::Config;
 use crate::flow::{FlowSpec, FlowsSpec};
 use crate::host::driver::{CQ_BASE, CQ_DB_BASE, CQ_SPACING, RQ_BASE, SQ_BASE};
-use crate::host::perftest::{Core, CqRing, HostQp, MrKeys, NodeApp, Pair};
+use crate::host::perftest::{Core, CqRing, HostQp, MrKeys, NodeApps, Pair};
 use crate::host::routes::FlowRoutes;
 use crate::net::addr::{node_ip, node_mac};
 use crate::nic::cq::CqCtx;
@@ -96,7 +96,7 @@ pub(super) struct FlowAt<'a> {
 pub(super) struct Nodes {
     pub(super) nics: Vec<(rnic_transport::PdId, Nic)>,
     pub(super) ring_next: Vec<(u64, u64)>,
-    pub(super) apps: Vec<Vec<NodeApp>>,
+    pub(super) apps: Vec<NodeApps>,
     /// Bytes of one WQE in a ring.
     pub(super) wqe_bytes: u64,
 }
@@ -166,7 +166,7 @@ impl Nodes {
         let n_nodes = p.net.clients as usize + 1;
         let mut nics = Vec::with_capacity(n_nodes);
         let cores = p.host.cores.max(1) as usize;
-        let mut apps: Vec<Vec<NodeApp>> = vec![Vec::with_capacity(n_nodes); spec.flows.len()];
+        let mut apps = vec![NodeApps::new(n_nodes); spec.flows.len()];
         for i in 0..n_nodes {
             let NodeDevice {
                 dev,
@@ -188,7 +188,11 @@ impl Nodes {
             let log_depth = log2_ceil(cq_ring_entries(spec, plans, i));
             let app_cores = create_cqs(&mut nic, i, cores, log_depth)?;
             for (fi, (f, pl)) in spec.flows.iter().zip(plans).enumerate() {
-                apps[fi].push(node_app(f, pl, &app_cores, std::mem::take(&mut keys[fi])));
+                // A flow holds a state only on the nodes it has QPs on.
+                if FlowPlan::node_qps(f, i) > 0 {
+                    let keys = std::mem::take(&mut keys[fi]);
+                    apps[fi].insert(i, node_app(f, pl, &app_cores, keys));
+                }
             }
             nics.push((pd, nic));
         }
