@@ -393,18 +393,38 @@ impl PerfOptions {
     /// The config fields these options set: `-m` → `qp.pmtu`, `--clients` → `net.clients`,
     /// `-u` → `qp.timeout`, `-D` → `sim.duration_us`.
     pub fn config_overrides(&self) -> Vec<Override> {
+        self.config_overrides_by_flag()
+            .into_iter()
+            .map(|(_, o)| o)
+            .collect()
+    }
+
+    /// [`PerfOptions::config_overrides`], each with the flag that sets it.
+    fn config_overrides_by_flag(&self) -> Vec<(&'static str, Override)> {
         let mut v = Vec::new();
         if let Some(m) = self.mtu {
-            v.push(Override::new("qp.pmtu", i64::from(m)));
+            v.push((
+                "-m/--mtu (perf.mtu)",
+                Override::new("qp.pmtu", i64::from(m)),
+            ));
         }
         if let Some(c) = self.clients {
-            v.push(Override::new("net.clients", i64::from(c)));
+            v.push((
+                "--clients (perf.clients)",
+                Override::new("net.clients", i64::from(c)),
+            ));
         }
         if let Some(t) = self.qp_timeout {
-            v.push(Override::new("qp.timeout", i64::from(t)));
+            v.push((
+                "-u/--qp-timeout (perf.qp_timeout)",
+                Override::new("qp.timeout", i64::from(t)),
+            ));
         }
         if let Some(d) = self.duration {
-            v.push(Override::new("sim.duration_us", d * 1e6));
+            v.push((
+                "-D/--duration (perf.duration)",
+                Override::new("sim.duration_us", d * 1e6),
+            ));
         }
         v
     }
@@ -575,9 +595,10 @@ pub struct RunInputs {
 
 impl RunInputs {
     /// All config overrides in application order.
+    /// A field set both by a flag and by `--set` (or a scenario's `[set]`) to different
+    /// values is refused naming both, rather than one silently winning.
     pub fn overrides(&self) -> Result<Vec<Override>, ConfigError> {
-        let mut ov = self.sets.clone();
-        ov.extend(self.perf.config_overrides());
+        let mut flags = self.perf.config_overrides_by_flag();
         if let Some(seed) = self.seed {
             let s = i64::try_from(seed).map_err(|_| ConfigError::OutOfRange {
                 path: "sim.seed".into(),
@@ -585,8 +606,13 @@ impl RunInputs {
                 accepted: format!("an integer from 0 to {}", i64::MAX),
                 hint: String::new(),
             })?;
-            ov.push(Override::new("sim.seed", s));
+            flags.push(("--seed", Override::new("sim.seed", s)));
         }
+        if let Some(m) = conflicting_set(&flags, &self.sets) {
+            return Err(ConfigError::Inconsistent(m));
+        }
+        let mut ov = self.sets.clone();
+        ov.extend(flags.into_iter().map(|(_, o)| o));
         Ok(ov)
     }
 
@@ -596,6 +622,31 @@ impl RunInputs {
         let spec = self.perf.resolve(&cfg, self.pcap.clone())?;
         Ok((cfg, spec))
     }
+}
+
+/// Whether two values of one field are equal, numbers by value (`--set
+/// sim.duration_us=10000` is `-D 0.01`).
+fn same_value(a: &toml::Value, b: &toml::Value) -> bool {
+    let num = |v: &toml::Value| v.as_float().or_else(|| v.as_integer().map(|i| i as f64));
+    match (num(a), num(b)) {
+        (Some(x), Some(y)) => (x - y).abs() <= 1e-9 * x.abs().max(y.abs()),
+        _ => a == b,
+    }
+}
+
+/// Why a field set by a flag (`flags`: the flag's name and what it sets) and by one of
+/// `sets` to a different value cannot run, naming both; `None` when they agree.
+pub fn conflicting_set(flags: &[(&str, Override)], sets: &[Override]) -> Option<String> {
+    flags.iter().find_map(|(flag, f)| {
+        let other = sets
+            .iter()
+            .find(|s| s.key == f.key && !same_value(&s.value, &f.value))?;
+        Some(format!(
+            "{} is set twice: to {} by {flag} and to {} by --set (or a scenario's [set]); \
+             give it once",
+            f.key, f.value, other.value
+        ))
+    })
 }
 
 #[cfg(test)]

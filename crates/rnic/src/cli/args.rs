@@ -493,53 +493,92 @@ impl PerfCmd {
     }
 
     /// The config overrides of perftest's -o, -l and -I (config fields in rnic), then
-    /// those of --set, which win.
-    pub fn config_sets(&self) -> Vec<Override> {
+    /// those of --set. A field a flag sets and --set sets to another value is refused naming
+    /// both; what a flag only implies (-l's CQ moderation, -I's WQE slot, -R's SIDR) --set
+    /// may change.
+    pub fn config_sets(&self) -> anyhow::Result<Vec<Override>> {
+        let flags = self.flag_sets();
+        if let Some(m) = crate::perf::conflicting_set(&flags, &self.sim.set) {
+            anyhow::bail!(crate::UsageError(m));
+        }
+        let mut sets: Vec<Override> = flags.into_iter().map(|(_, o)| o).collect();
+        sets.extend(self.implied_sets());
+        sets.extend(self.sim.set.iter().cloned());
+        Ok(sets)
+    }
+
+    /// The config fields perftest's flags set, each with its flag.
+    fn flag_sets(&self) -> Vec<(&'static str, Override)> {
         let n = |v: u32| i64::from(v);
-        let mut sets: Vec<Override> = [
+        [
             self.outs
-                .map(|o| Override::new("qp.max_rd_atomic", i64::from(o))),
+                .map(|o| ("-o/--outs", Override::new("qp.max_rd_atomic", i64::from(o)))),
             self.post_list
-                .map(|l| Override::new("host.post_list", n(l))),
-            self.cq_mod.map(|q| Override::new("host.cq_mod", n(q))),
+                .map(|l| ("-l/--post_list", Override::new("host.post_list", n(l)))),
+            self.cq_mod
+                .map(|q| ("-Q/--cq-mod", Override::new("host.cq_mod", n(q)))),
+            self.rx_depth
+                .map(|r| ("-r/--rx-depth", Override::new("host.rx_depth", n(r)))),
+            self.recv_post_list.map(|r| {
+                let o = Override::new("host.recv_post_list", n(r));
+                ("--recv_post_list", o)
+            }),
+            self.inline_recv.map(|r| {
+                let o = Override::new("host.inline_recv_bytes", n(r));
+                ("--inline_recv", o)
+            }),
+            self.perform_warm_up.then(|| {
+                let o = Override::new("host.perform_warm_up", true);
+                ("--perform_warm_up", o)
+            }),
+            self.no_peak
+                .then(|| ("-N/--noPeak", Override::new("host.bw_peak", false))),
+            self.latency_gap.map(|g| {
+                let o = Override::new("host.latency_gap_us", f64::from(g));
+                ("--latency_gap", o)
+            }),
+            self.events
+                .then(|| ("-e/--events", Override::new("host.cq_events", true))),
+            self.rdma_cm
+                .then(|| ("-R/--rdma_cm", Override::new("host.connect", "cm"))),
+            self.tclass
+                .map(|t| ("--tclass", Override::new("qp.traffic_class", i64::from(t)))),
+            self.hop_limit.map(|h| {
+                (
+                    "-L/--hop_limit",
+                    Override::new("qp.hop_limit", i64::from(h)),
+                )
+            }),
+            self.inline_size
+                .map(|i| ("-I/--inline_size", Override::new("host.inline_bytes", n(i)))),
+            // perftest -c/--connection RC|UC|UD (checked by `compat.check`).
+            self.compat.connection.as_ref().map(|c| {
+                let o = Override::new("qp.transport", c.to_ascii_lowercase());
+                ("-c/--connection", o)
+            }),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+
+    /// The config fields perftest's flags imply without naming them.
+    fn implied_sets(&self) -> Vec<Override> {
+        let n = |v: u32| i64::from(v);
+        [
             // perftest's force_dependecies: a post list without -Q signals once per list.
             self.list_sets_cq_mod()
                 .map(|l| Override::new("host.cq_mod", n(l))),
-            self.rx_depth.map(|r| Override::new("host.rx_depth", n(r))),
-            self.recv_post_list
-                .map(|r| Override::new("host.recv_post_list", n(r))),
-            self.inline_recv
-                .map(|r| Override::new("host.inline_recv_bytes", n(r))),
-            self.perform_warm_up
-                .then(|| Override::new("host.perform_warm_up", true)),
-            self.no_peak.then(|| Override::new("host.bw_peak", false)),
-            self.latency_gap
-                .map(|g| Override::new("host.latency_gap_us", f64::from(g))),
-            self.events.then(|| Override::new("host.cq_events", true)),
-            self.rdma_cm.then(|| Override::new("host.connect", "cm")),
             // UD pairs too: perftest's -c UD -R resolves them by SIDR.
             self.rdma_cm.then(|| Override::new("host.cm_ud", true)),
-            self.tclass
-                .map(|t| Override::new("qp.traffic_class", i64::from(t))),
-            self.hop_limit
-                .map(|h| Override::new("qp.hop_limit", i64::from(h))),
-            self.inline_size
-                .map(|i| Override::new("host.inline_bytes", n(i))),
             // The WQE slot grows by 64 B blocks to hold the inline data.
             self.inline_size
                 .filter(|&i| i > 0)
                 .map(|i| Override::new("nic.wqe_bytes", n((64 + i).div_ceil(64) * 64))),
-            // perftest -c/--connection RC|UC|UD (checked by `compat.check`).
-            self.compat
-                .connection
-                .as_ref()
-                .map(|c| Override::new("qp.transport", c.to_ascii_lowercase())),
         ]
         .into_iter()
         .flatten()
-        .collect();
-        sets.extend(self.sim.set.iter().cloned());
-        sets
+        .collect()
     }
 
     /// The config overrides of perftest's rate limiter (`--rate_limit` and friends), or

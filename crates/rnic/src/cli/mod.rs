@@ -336,7 +336,7 @@ fn check_post_list(c: &PerfCmd, err: &mut dyn Write) -> anyhow::Result<()> {
 /// fields then `--set` (which wins), the seed, perftest's options and the pcap path.
 fn perf_inputs(c: &PerfCmd) -> anyhow::Result<RunInputs> {
     let mut sets = c.rate_limit_sets()?;
-    sets.extend(c.config_sets());
+    sets.extend(c.config_sets()?);
     Ok(RunInputs {
         profile: c
             .sim

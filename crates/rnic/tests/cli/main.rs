@@ -12,6 +12,7 @@ mod clock_range;
 mod compose_matrix;
 mod doc_numbers;
 mod doc_repro_numbers;
+mod field_range_ends;
 mod front_door_edges;
 mod host_counters;
 mod isolation_order;
