@@ -138,7 +138,8 @@ impl Nic {
     /// The WQEs of `visit` are in the NIC: decode them and start their translation.
     pub(crate) fn on_wqes_fetched(&mut self, now: TimePs, visit: u32, cx: &mut NicCx<'_>) {
         if self.pf.visit_awaits_other_read(visit) {
-            // The first of the visit's two reads (see `prefetch::prefetched_wqes`): wait for the other.
+            // The first of the visit's two reads (see `prefetch::prefetched_wqes`): wait for
+            // the other.
             return;
         }
         let Some(v) = self.tx.fetch.visits.remove(visit) else {
