@@ -35,6 +35,19 @@
 //! the continuation it was given; the `Nic` carries it on (`route_tx.rs`, `route_rx.rs`,
 //! `route_mem.rs`).
 
+/// The parts of `$nic` (a `Nic`) resource prefetching's router works with, borrowed field by
+/// field so that the caller may borrow its other fields beside them.
+macro_rules! pf_parts {
+    ($nic:ident) => {
+        $crate::nic::mech::prefetch::route::Parts {
+            pf: &mut $nic.pf,
+            mem: &mut $nic.mem,
+            qps: &$nic.qps,
+            p: &$nic.p,
+        }
+    };
+}
+
 pub mod cq;
 pub mod cx;
 pub mod ddr;
@@ -83,6 +96,7 @@ use mech::cc::route as cc;
 use mech::csrna::nonblocking::NonBlocking;
 use mech::isolation::{self, hooks::AnyTxOrder, Isolation};
 use mech::prefetch::hook::AnyPrefetch;
+use mech::prefetch::route as prefetch;
 use mem_path::MemPath;
 pub use ports::{DmaToken, QpcCont, TransCont};
 pub use qp_table::QpHw;
@@ -157,7 +171,12 @@ impl Nic {
             NicEv::RxHandle { frame } => self.on_rx_handle(now, frame, cx),
             NicEv::RxBufferLook => self.rx.on_buffer_look(now, cx),
             NicEv::Timer => self.on_timer(now, cx),
-            NicEv::Prefetch(ev) => self.on_prefetch_event(now, ev, cx),
+            NicEv::Prefetch(ev) => {
+                let active = self.tx.sched.active();
+                if let Some(visit) = prefetch::on_event(pf_parts!(self), active, now, ev, cx) {
+                    self.on_wqes_fetched(now, visit, cx);
+                }
+            }
             NicEv::Cc(ev) => {
                 if let Some(qpn) = cc::on_event(&mut self.cc, now, ev, cx) {
                     self.tx_enlist(qpn);

@@ -7,6 +7,7 @@ use rnic_transport::RecvWr;
 
 use super::cx::NicCx;
 use super::mech::cc::hook::CongestionControl;
+use super::mech::prefetch::route::{self as prefetch, Ask};
 use super::ports::{DmaToken, QpcCont, TransCont, TxOrder};
 use super::Nic;
 use crate::event::NicEv;
@@ -74,7 +75,7 @@ impl Nic {
                 let mem = &mut self.mem;
                 mem.qpc.on_fill(now, qpn, &mut mem.qpc_out);
                 self.qpc_route(now, cx);
-                self.prefetch_wqes_after_qpc(qpn, now, cx);
+                prefetch::wqes_after_qpc(pf_parts!(self), qpn, now, cx);
             }
             DmaToken::TransFill { lane, read } => {
                 self.pf.trans_demand_filled(read);
@@ -91,8 +92,22 @@ impl Nic {
                 self.tx_kick(now, cx);
             }
             DmaToken::Chunk { qpn, resp } => self.on_chunk(now, qpn, resp, len, cx),
-            DmaToken::Prefetch(slot) => self.on_prefetch_done(now, slot, cx),
+            DmaToken::Prefetch(slot) => self.on_prefetch_read(now, slot, cx),
         }
+    }
+
+    /// Prefetch read `slot` arrived at `now`: the router takes it in, the NIC routes what
+    /// that asks, then the router's chain goes on ([`prefetch::on_read_done`]).
+    fn on_prefetch_read(&mut self, now: TimePs, slot: u32, cx: &mut NicCx<'_>) {
+        let visits = &self.tx.fetch.visits;
+        let arrived = prefetch::on_read_done(pf_parts!(self), visits, now, slot, cx);
+        match arrived.ask {
+            Ask::Nothing => {}
+            Ask::QpcRoute => self.qpc_route(now, cx),
+            Ask::TransRoute => self.trans_route(cx),
+            Ask::Decode(visit) => self.on_wqes_fetched(now, visit, cx),
+        }
+        prefetch::after_read(pf_parts!(self), arrived.then, now, cx);
     }
 
     /// Receive WQEs arrived: decode them and give them to the transport.

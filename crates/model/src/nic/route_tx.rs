@@ -9,6 +9,7 @@ use super::cx::NicCx;
 use super::dma_arbiter::ReadSource;
 use super::mech::cc::hook::CongestionControl;
 use super::mech::csrna::latency_hiding::DescriptorPath;
+use super::mech::prefetch::route as prefetch;
 use super::ports::{AfterFrame, DmaToken, QpcCont, SentFrame, TxJob, TxOrder, WqeAdmission};
 use super::qpc_manager::{Channel, QpcJob};
 use super::scheduler::{Backpressure, SchedStep};
@@ -62,6 +63,11 @@ impl Nic {
             cx.at(at, NicEv::Sched);
         }
         self.prefetch_poll(at, cx);
+    }
+
+    /// Resource prefetching's scheduler trigger at `now` ([`prefetch::poll`]).
+    fn prefetch_poll(&mut self, now: TimePs, cx: &mut NicCx<'_>) {
+        prefetch::poll(pf_parts!(self), &mut self.tx.sched.mirror, now, cx);
     }
 
     /// Wakes a paused scheduler if its backpressure may have cleared: its step is due at
@@ -121,7 +127,7 @@ impl Nic {
         let Some(v) = self.tx.fetch.visits.get(visit).copied() else {
             return;
         };
-        if self.pf.is_on() && self.prefetched_wqes(visit, v, at, cx) {
+        if self.pf.is_on() && prefetch::prefetched_wqes(pf_parts!(self), visit, v, at, cx) {
             return;
         }
         let bytes = u64::from(v.n) * self.p.nic.wqe_bytes;
@@ -132,7 +138,8 @@ impl Nic {
     /// The WQEs of `visit` are in the NIC: decode them and start their translation.
     pub(crate) fn on_wqes_fetched(&mut self, now: TimePs, visit: u32, cx: &mut NicCx<'_>) {
         if self.pf.visit_awaits_other_read(visit) {
-            // The first of the visit's two reads (see `prefetched_wqes`): wait for the other.
+            // The first of the visit's two reads (see `prefetch::prefetched_wqes`): wait for
+            // the other.
             return;
         }
         let Some(v) = self.tx.fetch.visits.remove(visit) else {

@@ -5,10 +5,11 @@
 //! visit reads its WQEs), or the [`Prefetcher`]. The pipeline tells it what happens on the
 //! demand path through the [`Prefetch`] trait (a QPC or translation lookup hit or missed, a
 //! demand read filled, a visit's WQE read arrived); the mechanism's own work — its triggers,
-//! its reads and their fills — is its router (`route.rs`, an `impl Nic`), entered from the
-//! scheduler's trigger point, the WQE read of a visit, a QPC fill, its events ([`Ev`]) and
-//! its DMA token. Its prefetch queue mirrors the scheduling queue as the scheduler's
-//! [`SchedMirror`] (disabled unless the scheduler trigger is on).
+//! its reads and their fills — is its router ([`super::route`], functions of the parts they
+//! need that return what they ask of the NIC), entered from the scheduler's trigger point,
+//! the WQE read of a visit, a QPC fill, its events ([`Ev`]) and its DMA token. Its
+//! prefetch queue mirrors the scheduling queue as the scheduler's [`SchedMirror`] (disabled
+//! unless the scheduler trigger is on).
 //!
 //! Why an enum and not a `Box<dyn Prefetch>`: the hooks sit on the hot path (every QPC
 //! answer, every translation pass, every visit); a match over two kinds is a direct call the

@@ -26,12 +26,14 @@
 //!
 //! The NIC holds the mechanism behind its [`hook`] (`AnyPrefetch`, the baseline no-op or the
 //! [`Prefetcher`], chosen in `Nic::new` from `nic.prefetch`); its work with the NIC's units is
-//! its router (`route.rs`). Nothing else in `nic/` imports this folder's other modules.
+//! its router ([`route`]: functions of the parts they need, returning what they ask of the
+//! NIC, not methods of the `Nic`). Nothing else in `nic/` imports this folder's other
+//! modules.
 
 pub mod hook;
 pub mod ledger;
 pub mod queue;
-mod route;
+pub mod route;
 pub mod wqe_cache;
 
 use rustc_hash::{FxHashMap, FxHashSet};
