@@ -127,6 +127,20 @@ pub struct FramePool {
     pub live: usize,
     /// The headers of recently read frames (see [`FramePool::roce`]).
     headers: HeaderMemo,
+    /// Per slot, the routing fields the switches read (see [`FramePool::route_fields`]);
+    /// empty until a frame crosses a switch.
+    routes: Vec<Option<RouteFields>>,
+}
+
+/// What a switch reads of a frame to route it: its destination node and its 5-tuple for
+/// ECMP's hash, read from the bytes once per frame instead of at every hop, where the
+/// frame's first bytes are seldom still in the cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RouteFields {
+    /// The node its IPv4 destination names, if any.
+    pub dst_node: Option<u32>,
+    /// Its 5-tuple as ECMP hashes it.
+    pub tuple: [u64; 2],
 }
 
 /// Free frame buffers the pool keeps beyond the number held (see [`FramePool::release`]).
@@ -138,6 +152,7 @@ impl FramePool {
         self.live += 1;
         if let Some(i) = self.free.pop() {
             self.headers.forget(i);
+            self.forget_route(i);
             self.bufs[i as usize].clear();
             i
         } else {
@@ -176,7 +191,26 @@ impl FramePool {
     /// forgotten).
     pub fn buf_mut(&mut self, i: u32) -> &mut Vec<u8> {
         self.headers.forget(i);
+        self.forget_route(i);
         &mut self.bufs[i as usize]
+    }
+
+    /// The routing fields of slot `i`: remembered, or read from its bytes by `read` and
+    /// remembered until its bytes may change.
+    #[inline]
+    pub fn route_fields(&mut self, i: u32, read: impl FnOnce(&[u8]) -> RouteFields) -> RouteFields {
+        let at = i as usize;
+        if self.routes.len() <= at {
+            self.routes.resize(self.bufs.len().max(at + 1), None);
+        }
+        *self.routes[at].get_or_insert_with(|| read(&self.bufs[at]))
+    }
+
+    #[inline]
+    fn forget_route(&mut self, i: u32) {
+        if let Some(r) = self.routes.get_mut(i as usize) {
+            *r = None;
+        }
     }
 
     /// The RoCEv2 headers of slot `i`, as [`rnic_wire::peek_roce`] reads them: read once
@@ -209,6 +243,36 @@ impl FramePool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Routing fields as read from the bytes, remembered until the bytes may change (the
+    /// reader counts its calls).
+    #[test]
+    fn route_fields_are_read_once_until_the_bytes_may_change() {
+        let mut pool = FramePool::default();
+        let i = pool.alloc();
+        pool.buf_mut(i).extend_from_slice(&[7, 8]);
+        let reads = std::cell::Cell::new(0);
+        let read = |b: &[u8]| {
+            reads.set(reads.get() + 1);
+            RouteFields {
+                dst_node: Some(u32::from(b[0])),
+                tuple: [u64::from(b[1]), 0],
+            }
+        };
+        assert_eq!(pool.route_fields(i, read).dst_node, Some(7));
+        assert_eq!(pool.route_fields(i, read).tuple[0], 8);
+        assert_eq!(reads.get(), 1);
+        pool.buf_mut(i)[0] = 9;
+        assert_eq!(pool.route_fields(i, read).dst_node, Some(9));
+        assert_eq!(reads.get(), 2);
+        // A released slot taken again holds another frame.
+        pool.release(i);
+        let j = pool.alloc();
+        assert_eq!(j, i);
+        pool.buf_mut(j).extend_from_slice(&[3, 4]);
+        assert_eq!(pool.route_fields(j, read).dst_node, Some(3));
+        assert_eq!(reads.get(), 3);
+    }
 
     #[test]
     fn events_stay_small() {

@@ -58,11 +58,18 @@ impl EcmpTable {
     /// choice.
     #[inline]
     pub fn pick(&self, d: usize, frame: &[u8]) -> Option<u32> {
+        self.pick_by_tuple(d, || tuple_words(frame))
+    }
+
+    /// [`EcmpTable::pick`] for a frame whose [`tuple_words`] `words` gives, asked for only when
+    /// there is a choice.
+    #[inline]
+    pub fn pick_by_tuple(&self, d: usize, words: impl FnOnce() -> [u64; 2]) -> Option<u32> {
         if self.group_of.is_empty() {
             return None;
         }
         let outs = self.outs_toward(d)?;
-        let h = flow_hash(frame, self.salt);
+        let h = hash_tuple(words(), self.salt);
         Some(outs[(h % outs.len() as u64) as usize])
     }
 }
@@ -70,6 +77,12 @@ impl EcmpTable {
 /// A hash of `frame`'s 5-tuple (IPv4 addresses, protocol, UDP ports) mixed with `salt`; a
 /// frame too short for them hashes what it has.
 pub fn flow_hash(frame: &[u8], salt: u64) -> u64 {
+    hash_tuple(tuple_words(frame), salt)
+}
+
+/// `frame`'s 5-tuple as two words (the IPv4 addresses; the protocol and UDP ports), each
+/// field 0 where the frame is too short for it.
+pub fn tuple_words(frame: &[u8]) -> [u64; 2] {
     let field = |at: usize, len: usize| -> u64 {
         frame
             .get(at..at + len)
@@ -79,8 +92,14 @@ pub fn flow_hash(frame: &[u8], salt: u64) -> u64 {
     let ip_dst = field(IPV4_OFFSET + 16, 4);
     let proto = field(IPV4_OFFSET + 9, 1);
     let ports = field(UDP_OFFSET, 4);
+    [ip_src << 32 | ip_dst, proto << 32 | ports]
+}
+
+/// [`flow_hash`] of a frame whose [`tuple_words`] are `words`.
+#[inline]
+pub fn hash_tuple(words: [u64; 2], salt: u64) -> u64 {
     let mut h = salt.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    for v in [ip_src << 32 | ip_dst, proto << 32 | ports] {
+    for v in words {
         h = mix(h ^ v);
     }
     h

@@ -13,6 +13,7 @@ use super::hooks::Hooks;
 use super::port::{Port, PortStats};
 use super::switch::OutPort;
 use crate::config::EcnMarkPoint;
+use crate::event::RouteFields;
 use crate::event::{Ev, FramePool, NetEv, NicEv};
 use crate::nic::cx::pause_looks::{ParkedLooks, PauseLook};
 use crate::nic::cx::Wire;
@@ -63,7 +64,15 @@ impl SwitchNode {
     /// the route's one.
     #[inline]
     pub fn out_toward(&self, d: usize, frame: &[u8]) -> u32 {
-        self.ecmp.pick(d, frame).unwrap_or(self.route[d])
+        self.out_toward_tuple(d, super::ecmp::tuple_words(frame))
+    }
+
+    /// [`SwitchNode::out_toward`] for a frame whose 5-tuple is `tuple` ([`super::ecmp::tuple_words`]).
+    #[inline]
+    pub fn out_toward_tuple(&self, d: usize, tuple: [u64; 2]) -> u32 {
+        self.ecmp
+            .pick_by_tuple(d, || tuple)
+            .unwrap_or(self.route[d])
     }
 
     /// Every output port a frame toward node `d` may take.
@@ -361,10 +370,12 @@ impl Network {
             unreachable!("a switch's arrivals come over links that lead to it");
         };
         let nodes = self.nodes();
-        let bytes = frames.get(frame);
-        let out = frame_dst_node(bytes)
+        let route = frames.route_fields(frame, route_fields);
+        let out = route
+            .dst_node
+            .map(|d| d as usize)
             .filter(|&d| d < nodes)
-            .map(|d| self.switches[s].out_toward(d, bytes))
+            .map(|d| self.switches[s].out_toward_tuple(d, route.tuple))
             .filter(|&o| o != u32::MAX);
         let Some(out) = out else {
             frames.release(frame);
@@ -714,5 +725,13 @@ impl Wire for Network {
 impl crate::stats::Report for Network {
     fn report(&self, prefix: &str, reg: &mut crate::stats::Registry) {
         reg.record(prefix, &self.stats());
+    }
+}
+
+/// What a switch routes `frame` by ([`RouteFields`]), read from its bytes.
+fn route_fields(frame: &[u8]) -> RouteFields {
+    RouteFields {
+        dst_node: frame_dst_node(frame).and_then(|d| u32::try_from(d).ok()),
+        tuple: super::ecmp::tuple_words(frame),
     }
 }
