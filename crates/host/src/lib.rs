@@ -471,6 +471,35 @@ impl SparseMemory {
         None
     }
 
+    /// Offset of the first of the `expected.len()` bytes at `addr` that differs from
+    /// `expected`, if any. A stored whole page is compared where it lies, without a copy
+    /// (checking a received buffer against its source read most of a fabric run's copies);
+    /// other pages are read piece by piece.
+    pub fn first_difference_from(&self, addr: u64, expected: &[u8]) -> Option<usize> {
+        let mut found = None;
+        let mut piece = [0u8; LINE_BYTES * 4];
+        Self::for_each_piece(addr, expected.len(), |page, off, r| {
+            if found.is_some() {
+                return;
+            }
+            let want = &expected[r.clone()];
+            if let Some(Page::Full(p)) = self.pages.get(&page) {
+                found = first_unequal(&p[off..off + want.len()], want).map(|i| r.start + i);
+                return;
+            }
+            for (k, chunk) in want.chunks(piece.len()).enumerate() {
+                let at = k * piece.len();
+                let got = &mut piece[..chunk.len()];
+                self.read_in_page(page, off + at, got);
+                if let Some(i) = first_unequal(got, chunk) {
+                    found = Some(r.start + at + i);
+                    return;
+                }
+            }
+        });
+        found
+    }
+
     /// FNV-1a 64 of the `len` bytes at `addr`: a cheap fingerprint to compare regions.
     pub fn checksum(&self, addr: u64, len: u64) -> u64 {
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -494,6 +523,15 @@ impl SparseMemory {
         self.read(addr, &mut v);
         v
     }
+}
+
+/// Index of the first byte where `a` and `b` (of one length) differ: a memcmp first, the
+/// byte search only on a difference.
+fn first_unequal(a: &[u8], b: &[u8]) -> Option<usize> {
+    if a == b {
+        return None;
+    }
+    a.iter().zip(b).position(|(x, y)| x != y)
 }
 
 /// Byte `offset` of the test pattern of `seed`: a mix of both, so that shifted or swapped
@@ -808,6 +846,29 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
+        /// `first_difference_from` finds what a byte-by-byte walk over a read finds, over
+        /// pages stored whole, as lines, interned, or never written.
+        #[test]
+        fn first_difference_from_equals_a_walk_over_a_read(
+            writes in proptest::collection::vec((0u64..5 * 4096, 1usize..6000, any::<u8>()), 0..12),
+            at in 0u64..5 * 4096,
+            len in 0usize..9000,
+            flip in proptest::option::of((0usize..9000, 1u8..=255)),
+        ) {
+            let mut m = SparseMemory::new();
+            m.intern_lines(3 * 4096, 4 * 4096);
+            for (a, n, v) in writes {
+                let bytes: Vec<u8> = (0..n).map(|i| v.wrapping_add(i as u8)).collect();
+                m.write(a, &bytes);
+            }
+            let mut expected = m.read_vec(at, len);
+            if let Some((i, x)) = flip.filter(|&(i, _)| i < len) {
+                expected[i] ^= x;
+            }
+            let walk = m.read_vec(at, len).iter().zip(&expected).position(|(a, b)| a != b);
+            prop_assert_eq!(m.first_difference_from(at, &expected), walk);
+        }
+
         #[test]
         fn backed_ranges_match_a_range_list(ops in proptest::collection::vec(range_op(), 1..40)) {
             let mut m = SparseMemory::new();
