@@ -56,6 +56,13 @@ config_section! {
         /// CNPs that come faster than the increase timer fires ratchet the target down with
         /// the rate, and a QP recovers to a fraction of the rate it had before the queue built
         clamp_target_rate: bool = false; "switch", Kind::Bool;
+        /// Reaction point: 0 = a CNP cuts the rate as it arrives (the DCQCN paper's RP);
+        /// above 0 = a CNP only flags the QP and the rate is cut at most once per this
+        /// interval, on a check that the QP's first CNP starts one interval later and that
+        /// cuts if a CNP came since the last check (the Mellanox DCQCN of the ns-3 HPCC
+        /// simulator, rdma-hw's RateDecreaseInterval, 4 µs in its DCQCN runs; its receiver
+        /// flags the ACK of every marked packet, so pair it with a short cnp_interval_us)
+        rate_decrease_interval_us: f64 = 0.0; "µs", float(0.0, 1e6);
     }
 }
 

@@ -36,5 +36,10 @@ config_section! {
         /// "dequeue" (the bytes behind a frame as it starts onto the wire, as the ns-3 HPCC
         /// simulator's switch marks)
         mark_point: EcnMarkPoint = EcnMarkPoint::Enqueue; "point", Kind::Str(EcnMarkPoint::NAMES);
+        /// 0: kmin_bytes and kmax_bytes hold on every port; above 0: they are the thresholds
+        /// of a port of this rate, and a port of another rate gets them in proportion to its
+        /// rate (the ns-3 HPCC simulator's KMIN_MAP and KMAX_MAP, 400 and 1600 KB at 100 Gb/s,
+        /// 1600 and 6400 KB at its 400 Gb/s switch links)
+        thresholds_at_gbps: f64 = 0.0; "Gb/s", float(0.0, 10_000.0);
     }
 }

@@ -60,8 +60,8 @@ struct QueueSeen {
 /// switch output port.
 #[derive(Debug)]
 pub struct Ecn {
-    kmin_bytes: u64,
-    kmax_bytes: u64,
+    /// (kmin, kmax) bytes per switch and output port.
+    thresholds: Vec<Vec<(u64, u64)>>,
     pmax: f64,
     point: EcnMarkPoint,
     rngs: Vec<Rng>,
@@ -76,12 +76,27 @@ pub struct Ecn {
 }
 
 impl Ecn {
-    /// The marker of `ports_per_switch.len()` switches, their random streams forked from
-    /// `rng` (its own streams, 0x4000 + s, so no other element's numbers move).
-    pub fn new(cfg: &EcnConfig, rng: &Rng, ports_per_switch: &[usize]) -> Ecn {
+    /// The marker of `port_mbps.len()` switches (each output port's rate, Mb/s), their
+    /// random streams forked from `rng` (its own streams, 0x4000 + s, so no other element's
+    /// numbers move).
+    pub fn new(cfg: &EcnConfig, rng: &Rng, port_mbps: &[Vec<u64>]) -> Ecn {
+        let ports_per_switch: Vec<usize> = port_mbps.iter().map(Vec::len).collect();
+        let at = |mbps: u64| {
+            if cfg.thresholds_at_gbps <= 0.0 {
+                return (cfg.kmin_bytes, cfg.kmax_bytes);
+            }
+            let f = mbps as f64 / (cfg.thresholds_at_gbps * 1000.0);
+            let (kmin, kmax) = (cfg.kmin_bytes as f64 * f, cfg.kmax_bytes as f64 * f);
+            (
+                kmin.round() as u64,
+                (kmax.round() as u64).max(kmin.round() as u64 + 1),
+            )
+        };
         Ecn {
-            kmin_bytes: cfg.kmin_bytes,
-            kmax_bytes: cfg.kmax_bytes,
+            thresholds: port_mbps
+                .iter()
+                .map(|ports| ports.iter().map(|&m| at(m)).collect())
+                .collect(),
             pmax: cfg.pmax,
             point: cfg.mark_point,
             rngs: (0..ports_per_switch.len())
@@ -116,17 +131,18 @@ impl Ecn {
         self.starting[s][out].pop_front()
     }
 
-    /// Whether a frame joining a queue of `queued_bytes` on switch `s` is marked (draws a
-    /// number only between the thresholds).
-    fn congested(&mut self, s: usize, queued_bytes: u64) -> bool {
-        if queued_bytes > self.kmax_bytes {
+    /// Whether a frame joining a queue of `queued_bytes` on output port `out` of switch `s`
+    /// is marked (draws a number only between the thresholds).
+    fn congested(&mut self, s: usize, out: usize, queued_bytes: u64) -> bool {
+        let (kmin, kmax) = self.thresholds[s][out];
+        if queued_bytes > kmax {
             return true;
         }
-        if queued_bytes <= self.kmin_bytes {
+        if queued_bytes <= kmin {
             return false;
         }
-        let span = (self.kmax_bytes - self.kmin_bytes) as f64;
-        let p = self.pmax * (queued_bytes - self.kmin_bytes) as f64 / span;
+        let span = (kmax - kmin) as f64;
+        let p = self.pmax * (queued_bytes - kmin) as f64 / span;
         self.rngs[s].gen_f64() < p
     }
 
@@ -149,7 +165,7 @@ impl Ecn {
         let Some(tos) = frame.get(IPV4_OFFSET + 1).copied() else {
             return;
         };
-        if tos & 0b11 == NOT_ECT || tos & 0b11 == CE || !self.congested(s, queued_bytes) {
+        if tos & 0b11 == NOT_ECT || tos & 0b11 == CE || !self.congested(s, out, queued_bytes) {
             return;
         }
         let Ok(mut ip) = rnic_wire::ipv4::Packet::new_checked(&mut frame[IPV4_OFFSET..]) else {
@@ -167,7 +183,7 @@ impl Ecn {
 
     /// A frame saw a queue of `queued_bytes` on port `out` of switch `s`.
     fn seen(&mut self, s: usize, out: usize, queued_bytes: u64) {
-        let (kmin, kmax) = (self.kmin_bytes, self.kmax_bytes);
+        let (kmin, kmax) = self.thresholds[s][out];
         let q = &mut self.queues[s][out];
         q.frames += 1;
         q.below_kmin += u64::from(queued_bytes <= kmin);
@@ -219,20 +235,56 @@ mod tests {
             kmax_bytes: kmax,
             pmax,
             mark_point: EcnMarkPoint::Enqueue,
+            thresholds_at_gbps: 0.0,
         };
-        Ecn::new(&cfg, &Rng::new(1), &[2])
+        Ecn::new(&cfg, &Rng::new(1), &[vec![100_000; 2]])
     }
 
     #[test]
     fn the_marking_probability_rises_from_kmin_to_pmax_at_kmax() {
         let mut e = ecn(1000, 3000, 0.2);
         let rate = |e: &mut Ecn, q: u64| {
-            (0..20_000).filter(|_| e.congested(0, q)).count() as f64 / 20_000.0
+            (0..20_000).filter(|_| e.congested(0, 0, q)).count() as f64 / 20_000.0
         };
         assert_eq!(rate(&mut e, 1000), 0.0);
         assert!((rate(&mut e, 2000) - 0.1).abs() < 0.01);
         assert!((rate(&mut e, 2999) - 0.2).abs() < 0.015);
         assert_eq!(rate(&mut e, 3001), 1.0);
+    }
+
+    #[test]
+    fn thresholds_given_at_a_rate_scale_with_each_port_rate() {
+        let mut cfg = ecn(400_000, 1_600_000, 0.2);
+        assert_eq!(
+            cfg.thresholds,
+            vec![vec![(400_000, 1_600_000); 2]],
+            "one pair"
+        );
+        let c = EcnConfig {
+            enabled: true,
+            kmin_bytes: 400_000,
+            kmax_bytes: 1_600_000,
+            pmax: 0.2,
+            mark_point: EcnMarkPoint::Enqueue,
+            thresholds_at_gbps: 100.0,
+        };
+        cfg = Ecn::new(&c, &Rng::new(1), &[vec![100_000, 400_000], vec![25_000]]);
+        assert_eq!(
+            cfg.thresholds,
+            vec![
+                vec![(400_000, 1_600_000), (1_600_000, 6_400_000)],
+                vec![(100_000, 400_000)]
+            ],
+            "the HPCC simulator's maps at 25, 100 and 400 Gb/s"
+        );
+        assert!(
+            !cfg.congested(0, 1, 1_600_000),
+            "at kmin of the 400 Gb/s port"
+        );
+        assert!(
+            cfg.congested(0, 0, 1_600_001),
+            "above kmax of the 100 Gb/s port"
+        );
     }
 
     #[test]

@@ -447,7 +447,12 @@ impl Plan {
         let mut net = Network::new(ports, uplink, links, switches);
         let outs: Vec<usize> = net.switches.iter().map(|s| s.outs.len()).collect();
         if cfg.net.ecn.enabled {
-            net.ecn = Some(super::ecn::Ecn::new(&cfg.net.ecn, rng, &outs));
+            let mbps: Vec<Vec<u64>> = net
+                .switches
+                .iter()
+                .map(|s| s.outs.iter().map(|o| o.port.mbps()).collect())
+                .collect();
+            net.ecn = Some(super::ecn::Ecn::new(&cfg.net.ecn, rng, &mbps));
         }
         let trace_ps = rnic_sim::ns(cfg.net.trace_interval_us * 1000.0);
         let shared = cfg.net.switch_buffer == SwitchBufferMode::Shared;

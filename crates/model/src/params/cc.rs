@@ -27,6 +27,9 @@ pub struct DcqcnParams {
     pub min_rate_mbps: f64,
     /// Every cut sets the target to the current rate (else only a cut after an increase).
     pub clamp_target_rate: bool,
+    /// 0: a CNP cuts when it arrives; else the rate-decrease check's period, ps (a CNP
+    /// flags the QP; a check cuts once if flagged).
+    pub rate_decrease_interval_ps: TimePs,
     /// The rate trace's sampling interval (`net.trace_interval_us`, the queue trace's
     /// clock), ps; 0: no trace.
     pub trace_interval_ps: TimePs,
@@ -64,6 +67,7 @@ impl CcParams {
                 rate_hai_mbps: d.rate_hai_mbps,
                 min_rate_mbps: d.min_rate_mbps,
                 clamp_target_rate: d.clamp_target_rate,
+                rate_decrease_interval_ps: us_to_ps(d.rate_decrease_interval_us),
                 trace_interval_ps: rnic_sim::ns(cfg.net.trace_interval_us * 1000.0),
             }),
         }

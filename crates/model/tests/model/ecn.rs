@@ -61,6 +61,7 @@ fn burst_marks(topology: &str, pfc: bool, point: EcnMarkPoint) -> Vec<bool> {
         kmax_bytes: 4001,
         pmax: 1.0,
         mark_point: point,
+        thresholds_at_gbps: 0.0,
     };
     let p = rnic_model::params::ModelParams::from_config(&cfg);
     let mut net = rnic_model::net::topology::build(&cfg, &p, &rnic_sim::Rng::new(1), 3).unwrap();

@@ -41,6 +41,14 @@ struct QpCc {
     increase_on: bool,
     /// DCQCN met the QP (not a slot filled below a higher QP number).
     used: bool,
+    /// A CNP came since its last rate-decrease check (with a rate-decrease interval).
+    decrease_flag: bool,
+    /// Its rate-decrease check runs.
+    decrease_on: bool,
+    /// Generation of its rate-decrease check.
+    decrease_gen: u32,
+    /// When its first rate-decrease check came, ps: the checks' grid (`None`: no CNP yet).
+    decrease_phase_ps: Option<TimePs>,
 }
 
 impl QpCc {
@@ -50,6 +58,30 @@ impl QpCc {
         // bytes × 8 bit / (Mb/s × 10^6 bit/s) s = bytes × 8 × 10^6 / Mb/s ps.
         let gap_ps = (self.paced_bytes as f64 * 8e6 / self.rp.current_mbps).ceil() as TimePs;
         self.paced_from_ps.saturating_add(gap_ps)
+    }
+
+    /// When its next rate-decrease check comes after a CNP at `now`, with checks every
+    /// `every` ps: on the grid its first check set (one interval and a nanosecond after
+    /// its first CNP, as rdma-hw schedules it: after that instant's α update), so a check
+    /// stopped for want of CNPs comes back where it would have been had it kept running.
+    fn next_check_ps(&mut self, now: TimePs, every: TimePs) -> TimePs {
+        match self.decrease_phase_ps {
+            None => {
+                let at = now + every + 1_000;
+                self.decrease_phase_ps = Some(at);
+                at
+            }
+            Some(ph) if now < ph => ph,
+            Some(ph) => ph + ((now - ph) / every + 1) * every,
+        }
+    }
+
+    /// The rate restarts its increase timer (a cut): its next event one period on.
+    fn restart_increase(&mut self, qpn: u32, now: TimePs, p: &DcqcnParams, timers: &mut Timers) {
+        self.increase_on = true;
+        self.increase_gen = self.increase_gen.wrapping_add(1);
+        let gen = self.increase_gen;
+        timers.push((now + p.increase_period_ps, Ev::Increase { qpn, gen }));
     }
 
     /// Its α at `t`: a QP whose α timer stopped decays by the periods passed since.
@@ -105,6 +137,10 @@ impl Dcqcn {
             increase_gen: 0,
             increase_on: false,
             used: false,
+            decrease_flag: false,
+            decrease_on: false,
+            decrease_gen: 0,
+            decrease_phase_ps: None,
         });
         self.qps[i].used = true;
         &mut self.qps[i]
@@ -182,9 +218,10 @@ impl CongestionControl for Dcqcn {
     fn cnp_received(&mut self, qpn: u32, now: TimePs, timers: &mut Timers) {
         self.sample_before(now);
         self.stats.cnps_received += 1;
-        self.stats.rate_cuts += 1;
         let (p, period) = (self.p, self.p.alpha_period_ps);
+        let check = p.rate_decrease_interval_ps;
         let q = self.qp(qpn);
+        let first = q.decrease_phase_ps.is_none();
         if !q.alpha_on {
             // α decays by the periods its timer would have run without a CNP.
             if let Some(at) = q.alpha_at {
@@ -201,12 +238,23 @@ impl CongestionControl for Dcqcn {
                 },
             ));
         }
-        q.rp.on_cnp(&p);
-        // The cut restarts the rate-increase timer.
-        q.increase_on = true;
-        q.increase_gen = q.increase_gen.wrapping_add(1);
-        let gen = q.increase_gen;
-        timers.push((now + p.increase_period_ps, Ev::Increase { qpn, gen }));
+        if check == 0 {
+            q.rp.on_cnp(&p);
+            // The cut restarts the rate-increase timer.
+            q.restart_increase(qpn, now, &p, timers);
+            self.stats.rate_cuts += 1;
+            return;
+        }
+        // The QP's first CNP starts its timers with α at 1 and counts in no α period
+        // (rdma-hw's first CNP); every later one counts in the period it falls in.
+        q.rp.cnp_in_period |= !first;
+        q.decrease_flag = true;
+        if !q.decrease_on {
+            q.decrease_on = true;
+            q.decrease_gen = q.decrease_gen.wrapping_add(1);
+            let (at, gen) = (q.next_check_ps(now, check), q.decrease_gen);
+            timers.push((at, Ev::Decrease { qpn, gen }));
+        }
     }
 
     fn may_send(&mut self, qpn: u32, now: TimePs) -> Result<(), (TimePs, bool)> {
@@ -253,7 +301,7 @@ impl CongestionControl for Dcqcn {
                 }
                 q.rp.alpha_period(p.g);
                 q.alpha_at = Some(now);
-                q.alpha_on = q.rp.throttled(line);
+                q.alpha_on = q.rp.throttled(line) || q.decrease_on;
                 if q.alpha_on {
                     timers.push((now + p.alpha_period_ps, Ev::Alpha { qpn, gen }));
                 }
@@ -274,6 +322,23 @@ impl CongestionControl for Dcqcn {
                     timers.push((q.next_send_ps().max(now), Ev::Wake { qpn }));
                 }
                 self.count(inc);
+            }
+            Ev::Decrease { qpn, gen } => {
+                let q = self.qp(qpn);
+                if !q.decrease_on || gen != q.decrease_gen {
+                    return None;
+                }
+                if !q.decrease_flag {
+                    // No CNP since the last check: it stops until the next one.
+                    q.decrease_on = false;
+                    return None;
+                }
+                q.decrease_flag = false;
+                q.rp.cut(&p);
+                q.restart_increase(qpn, now, &p, timers);
+                let every = p.rate_decrease_interval_ps;
+                timers.push((now + every, Ev::Decrease { qpn, gen }));
+                self.stats.rate_cuts += 1;
             }
         }
         None
@@ -407,6 +472,68 @@ mod tests {
             ],
             "QPs 0..=3, never met, are not traced"
         );
+    }
+
+    /// DCQCN with rdma-hw's rate-decrease check every 4 µs.
+    fn checked() -> Dcqcn {
+        let mut d = dcqcn();
+        d.p.rate_decrease_interval_ps = 4_000_000;
+        d
+    }
+
+    /// The one rate-decrease check among `timers`: (when, event).
+    fn the_check(timers: &Timers) -> (TimePs, Ev) {
+        let checks: Vec<_> = timers
+            .iter()
+            .filter(|(_, e)| matches!(e, Ev::Decrease { .. }))
+            .copied()
+            .collect();
+        assert_eq!(checks.len(), 1, "{timers:?}");
+        checks[0]
+    }
+
+    #[test]
+    fn with_a_decrease_interval_cnps_flag_and_the_check_cuts_once_per_interval() {
+        let mut d = checked();
+        let mut timers = Vec::new();
+        d.cnp_received(1, 1_000, &mut timers);
+        assert_eq!(d.rate_mbps(1), 100_000.0, "the first CNP does not cut");
+        let (at, ev) = the_check(&timers);
+        assert_eq!(at, 1_000 + 4_000_000 + 1_000, "one interval and 1 ns on");
+        timers.clear();
+        for t in [2_000_000, 3_000_000, 4_000_000] {
+            d.cnp_received(1, t, &mut timers);
+        }
+        assert!(timers
+            .iter()
+            .all(|(_, e)| !matches!(e, Ev::Decrease { .. })));
+        assert_eq!(d.rate_mbps(1), 100_000.0);
+        d.on_event(ev, at, &mut timers);
+        assert_eq!(d.rate_mbps(1), 50_000.0, "four CNPs, one cut");
+        assert_eq!((d.stats.cnps_received, d.stats.rate_cuts), (4, 1));
+        assert!(timers.iter().any(|(_, e)| matches!(e, Ev::Increase { .. })));
+        let (next, ev) = the_check(&timers);
+        assert_eq!(next, at + 4_000_000);
+        timers.clear();
+        d.on_event(ev, next, &mut timers);
+        assert_eq!(d.rate_mbps(1), 50_000.0, "no CNP since: no cut");
+        assert!(timers.is_empty(), "and the check stops");
+        // A CNP later brings the check back on its grid, not one interval after it.
+        d.cnp_received(1, next + 9_000_000, &mut timers);
+        assert_eq!(the_check(&timers).0, next + 12_000_000);
+    }
+
+    #[test]
+    fn without_a_decrease_interval_every_cnp_cuts_and_no_check_runs() {
+        let mut d = dcqcn();
+        let mut timers = Vec::new();
+        d.cnp_received(1, 1_000, &mut timers);
+        d.cnp_received(1, 2_000, &mut timers);
+        assert_eq!(d.rate_mbps(1), 25_000.0);
+        assert_eq!(d.stats.rate_cuts, 2);
+        assert!(timers
+            .iter()
+            .all(|(_, e)| !matches!(e, Ev::Decrease { .. })));
     }
 
     #[test]

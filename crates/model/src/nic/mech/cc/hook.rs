@@ -25,6 +25,8 @@ pub enum Ev {
     Alpha { qpn: u32, gen: u32 },
     /// A QP's rate-increase timer fired.
     Increase { qpn: u32, gen: u32 },
+    /// A QP's rate-decrease check (`net.dcqcn.rate_decrease_interval_us` above 0).
+    Decrease { qpn: u32, gen: u32 },
 }
 
 /// Timer events an algorithm asks for: (when, event).
@@ -39,7 +41,8 @@ pub struct CcStats {
     pub cnps_paced: u64,
     /// CNPs this NIC received (reaction point).
     pub cnps_received: u64,
-    /// Rate cuts (one per received CNP).
+    /// Rate cuts (one per received CNP; with a rate-decrease interval, one per check that
+    /// found a CNP since the last).
     pub rate_cuts: u64,
     /// Increase events in fast recovery.
     pub fast_recovery: u64,

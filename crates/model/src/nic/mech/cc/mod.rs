@@ -6,7 +6,8 @@
 //! * **Notification point** ([`np`]): a NIC receiving a CE-marked RoCEv2 data packet sends a
 //!   CNP ([`cnp`]: BTH opcode 0x81, to the sender's QP) at most once per QP per
 //!   `net.dcqcn.cnp_interval_us`.
-//! * **Reaction point** ([`rp`]): the sending NIC cuts the QP's rate on a CNP by α/2 and
+//! * **Reaction point** ([`rp`]): the sending NIC cuts the QP's rate on a CNP (or, with
+//!   `net.dcqcn.rate_decrease_interval_us`, on the next periodic check after one) by α/2 and
 //!   recovers it by timer and byte counter (fast recovery, additive, hyper increase);
 //!   [`dcqcn`] paces each throttled QP's request frames at its rate, in the TX engine's
 //!   rate-limit step, and runs the α and increase timers as NIC events.

@@ -5,7 +5,8 @@
 //!
 //! * **α**, each period: α ← (1 − g)·α + g if a CNP came in the period, else (1 − g)·α. α
 //!   starts at 1 (the paper's initial value).
-//! * **On a CNP**: target ← current, current ← current·(1 − α/2), never below the minimum
+//! * **On a CNP** (or, with `rate_decrease_interval_us`, on the next rate-decrease check
+//!   after one): target ← current, current ← current·(1 − α/2), never below the minimum
 //!   rate; the timer's and the byte counter's increase counts start again from 0. With
 //!   `clamp_target_rate` off (the default, as the ns-3 HPCC simulator and ConnectX firmware
 //!   run DCQCN), the target moves only on a cut that follows an increase event: a second
@@ -79,6 +80,12 @@ impl Rp {
     /// A CNP arrived: cut the rate.
     pub fn on_cnp(&mut self, p: &DcqcnParams) {
         self.cnp_in_period = true;
+        self.cut(p);
+    }
+
+    /// Cut the rate (on a CNP, or on a rate-decrease check that found one flagged); α's
+    /// period is told of the CNP apart.
+    pub fn cut(&mut self, p: &DcqcnParams) {
         let increased = self.timer_events > 0 || self.byte_events > 0;
         if p.clamp_target_rate || increased {
             self.target_mbps = self.current_mbps;
