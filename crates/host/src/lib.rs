@@ -474,28 +474,23 @@ impl SparseMemory {
     /// Offset of the first of the `expected.len()` bytes at `addr` that differs from
     /// `expected`, if any. A stored whole page is compared where it lies, without a copy
     /// (checking a received buffer against its source read most of a fabric run's copies);
-    /// other pages are read piece by piece.
+    /// other pages are read first.
     pub fn first_difference_from(&self, addr: u64, expected: &[u8]) -> Option<usize> {
         let mut found = None;
-        let mut piece = [0u8; LINE_BYTES * 4];
+        let mut piece = [0u8; PAGE_BYTES];
         Self::for_each_piece(addr, expected.len(), |page, off, r| {
             if found.is_some() {
                 return;
             }
             let want = &expected[r.clone()];
-            if let Some(Page::Full(p)) = self.pages.get(&page) {
-                found = first_unequal(&p[off..off + want.len()], want).map(|i| r.start + i);
-                return;
-            }
-            for (k, chunk) in want.chunks(piece.len()).enumerate() {
-                let at = k * piece.len();
-                let got = &mut piece[..chunk.len()];
-                self.read_in_page(page, off + at, got);
-                if let Some(i) = first_unequal(got, chunk) {
-                    found = Some(r.start + at + i);
-                    return;
+            let got = match self.pages.get(&page) {
+                Some(Page::Full(p)) => &p[off..off + want.len()],
+                _ => {
+                    self.read_in_page(page, off, &mut piece[..want.len()]);
+                    &piece[..want.len()]
                 }
-            }
+            };
+            found = first_unequal(got, want).map(|i| r.start + i);
         });
         found
     }

@@ -390,17 +390,9 @@ impl PerfOptions {
         toml::Table::try_from(self).unwrap_or_default()
     }
 
-    /// The config fields these options set: `-m` → `qp.pmtu`, `--clients` → `net.clients`,
-    /// `-u` → `qp.timeout`, `-D` → `sim.duration_us`.
-    pub fn config_overrides(&self) -> Vec<Override> {
-        self.config_overrides_by_flag()
-            .into_iter()
-            .map(|(_, o)| o)
-            .collect()
-    }
-
-    /// [`PerfOptions::config_overrides`], each with the flag that sets it.
-    fn config_overrides_by_flag(&self) -> Vec<(&'static str, Override)> {
+    /// The config fields these options set, each with its flag: `-m` → `qp.pmtu`,
+    /// `--clients` → `net.clients`, `-u` → `qp.timeout`, `-D` → `sim.duration_us`.
+    pub fn config_overrides(&self) -> Vec<(&'static str, Override)> {
         let mut v = Vec::new();
         if let Some(m) = self.mtu {
             v.push((
@@ -598,7 +590,7 @@ impl RunInputs {
     /// A field set both by a flag and by `--set` (or a scenario's `[set]`) to different
     /// values is refused naming both, rather than one silently winning.
     pub fn overrides(&self) -> Result<Vec<Override>, ConfigError> {
-        let mut flags = self.perf.config_overrides_by_flag();
+        let mut flags = self.perf.config_overrides();
         if let Some(seed) = self.seed {
             let s = i64::try_from(seed).map_err(|_| ConfigError::OutOfRange {
                 path: "sim.seed".into(),

@@ -74,12 +74,6 @@ impl EcmpTable {
     }
 }
 
-/// A hash of `frame`'s 5-tuple (IPv4 addresses, protocol, UDP ports) mixed with `salt`; a
-/// frame too short for them hashes what it has.
-pub fn flow_hash(frame: &[u8], salt: u64) -> u64 {
-    hash_tuple(tuple_words(frame), salt)
-}
-
 /// `frame`'s 5-tuple as two words (the IPv4 addresses; the protocol and UDP ports), each
 /// field 0 where the frame is too short for it.
 pub fn tuple_words(frame: &[u8]) -> [u64; 2] {
@@ -95,7 +89,7 @@ pub fn tuple_words(frame: &[u8]) -> [u64; 2] {
     [ip_src << 32 | ip_dst, proto << 32 | ports]
 }
 
-/// [`flow_hash`] of a frame whose [`tuple_words`] are `words`.
+/// A hash of a frame's 5-tuple ([`tuple_words`]: `words`) mixed with `salt`.
 #[inline]
 pub fn hash_tuple(words: [u64; 2], salt: u64) -> u64 {
     let mut h = salt.wrapping_mul(0x9e37_79b9_7f4a_7c15);

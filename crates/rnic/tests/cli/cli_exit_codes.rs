@@ -485,7 +485,12 @@ fn a_scenario_refusal_names_the_perf_key() {
 /// twice, and `--set` changing what a flag only implies, still run.
 #[test]
 fn a_field_set_by_a_flag_and_by_set_to_different_values_exits_2() {
-    let base = ["perf", "write-bw", "-s", "64", "-n", "5", "--quiet"];
+    let write_bw = |extra: &[&str]| {
+        let base = ["perf", "write-bw", "-s", "64", "--quiet"];
+        let args: Vec<&str> = base.iter().chain(extra).copied().collect();
+        let (code, _, err) = rnic(&args);
+        (args.join(" "), code, err)
+    };
     for (extra, field, flag) in [
         (
             &["--clients", "2", "--set", "net.clients=3"][..],
@@ -518,10 +523,9 @@ fn a_field_set_by_a_flag_and_by_set_to_different_values_exits_2() {
             "-Q/--cq-mod",
         ),
     ] {
-        let args: Vec<&str> = base.iter().chain(extra).copied().collect();
-        let (code, _, err) = rnic(&args);
-        assert_eq!(code, 2, "{args:?}: {err}");
-        assert!(err.contains(field) && err.contains(flag), "{args:?}: {err}");
+        let (args, code, err) = write_bw(extra);
+        assert_eq!(code, 2, "{args}: {err}");
+        assert!(err.contains(field) && err.contains(flag), "{args}: {err}");
     }
     for extra in [
         &["--clients", "2", "--set", "net.clients=2"][..],
@@ -530,13 +534,8 @@ fn a_field_set_by_a_flag_and_by_set_to_different_values_exits_2() {
         // -l 4 implies a CQ moderation of 4, which --set may change.
         &["-l", "4", "--set", "host.cq_mod=2"],
     ] {
-        let args: Vec<&str> = ["perf", "write-bw", "-s", "64", "--quiet"]
-            .iter()
-            .chain(extra)
-            .copied()
-            .collect();
-        let (code, _, err) = rnic(&args);
-        assert_eq!(code, 0, "{args:?}: {err}");
+        let (args, code, err) = write_bw(extra);
+        assert_eq!(code, 0, "{args}: {err}");
     }
     let d = scratch("flag-set");
     let file = d.join("s.toml");
