@@ -118,6 +118,15 @@ fn a_websearch_run_verifies_every_flow_and_reports_slowdowns() {
     let (code, out, err) = rnic_in(&["run", s.to_str().unwrap(), "--json", "ws.json"], &dir);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("slowdown = FCT / ideal FCT"), "{out}");
+    // The flows that ended ok are one row of the table; each is in the FCT summary.
+    let row = |o: &str, name: &str| o.lines().filter(|l| l.starts_with(name)).count();
+    let folded = |o: &str| {
+        o.lines()
+            .filter(|l| l.contains("--all-flows lists each"))
+            .count()
+    };
+    assert_eq!(folded(&out), 1, "{out}");
+    assert_eq!(row(&out, "wl0 ") + row(&out, "incast0-0 "), 0, "{out}");
     let r = json(&dir.join("ws.json"));
     let w = &r["workload"];
     let started = w["flows_started"].as_u64().unwrap();
@@ -156,9 +165,25 @@ fn a_websearch_run_verifies_every_flow_and_reports_slowdowns() {
         svg.starts_with("<svg") && svg.contains("\np99\n") && svg.contains("KB"),
         "{svg}"
     );
-    // Deterministic: the same file and seed give the same JSON but for the wall time.
-    let (code, _, err) = rnic_in(&["run", s.to_str().unwrap(), "--json", "again.json"], &dir);
+    // Deterministic: the same file and seed give the same JSON but for the wall time; with
+    // --all-flows the table lists every flow, one row each.
+    let (code, out, err) = rnic_in(
+        &[
+            "run",
+            s.to_str().unwrap(),
+            "--json",
+            "again.json",
+            "--all-flows",
+        ],
+        &dir,
+    );
     assert_eq!(code, 0, "{err}");
+    assert_eq!(folded(&out), 0, "{out}");
+    let listed = out
+        .lines()
+        .filter(|l| l.starts_with("wl") || l.starts_with("incast"))
+        .count();
+    assert_eq!(listed as u64, started, "{out}");
     let mut again = json(&dir.join("again.json"));
     again["wall_seconds"] = r["wall_seconds"].clone();
     assert_eq!(again, r);

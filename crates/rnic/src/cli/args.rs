@@ -723,6 +723,11 @@ pub struct RunCmd {
     /// which).
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
+    /// List every flow of a [workload] in the table; by default those that ended ok are one
+    /// `workload` row (each is in the FCT summary, and with --json FILE a line of
+    /// FILE-fct.csv).
+    #[arg(long)]
+    pub all_flows: bool,
     #[command(flatten)]
     pub sim: SimArgs,
 }

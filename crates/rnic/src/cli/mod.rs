@@ -713,7 +713,10 @@ fn cmd_run(
             (&scenario.name, flows, scenario.workload.as_ref()),
             &inputs,
             json_path.as_deref(),
-            progress.bar,
+            FlowsText {
+                bar: progress.bar,
+                all_flows: c.all_flows,
+            },
             runner,
             out,
             err,
@@ -733,6 +736,15 @@ fn cmd_run(
     .with_context(|| format!("scenario {origin}"))
 }
 
+/// What a run of flows shows on the terminal.
+#[derive(Debug, Clone, Copy)]
+struct FlowsText {
+    /// A progress bar while it runs.
+    bar: bool,
+    /// Every workload flow's row (`--all-flows`), not one row for those that ended ok.
+    all_flows: bool,
+}
+
 /// A scenario of `[[flow]]`s: resolves them under the config, runs them concurrently,
 /// prints the per-flow table (unless JSON goes to stdout) and writes the JSON.
 fn run_flows_and_report(
@@ -743,7 +755,7 @@ fn run_flows_and_report(
     ),
     inputs: &RunInputs,
     json_path: Option<&Path>,
-    bar: bool,
+    text: FlowsText,
     runner: &dyn PerfRunner,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -763,7 +775,7 @@ fn run_flows_and_report(
     }
     let start = std::time::Instant::now();
     // A bar only on a terminal, and never with the JSON on stdout.
-    let mut result = if !bar || json_to_stdout {
+    let mut result = if !text.bar || json_to_stdout {
         runner.run_flows(cfg, spec)?
     } else {
         let mut progress = crate::progress::RunProgress::new(true);
@@ -773,7 +785,7 @@ fn run_flows_and_report(
     };
     run.finish(&mut result, name, &inputs.profile, start)?;
     if !json_to_stdout {
-        out.write_all(crate::report::flows_text::render(&result).as_bytes())?;
+        out.write_all(crate::report::flows_text::render(&result, text.all_flows).as_bytes())?;
         if let Some(w) = &result.workload {
             out.write_all(crate::report::fct_text::render(w).as_bytes())?;
         }

@@ -27,11 +27,19 @@ const COLUMNS: [(&str, usize, bool); 15] = [
 
 /// The table: per flow its test, class, tenant, size, QPs, operations, rate, goodput,
 /// latency percentiles (µs), retransmissions, verified bytes and status; then the total.
-pub fn render(r: &FlowsResult) -> String {
+///
+/// A `[workload]` starts a flow per arrival, thousands in a fabric run, and each of them is
+/// in the FCT summary (and, with `--json FILE`, a line of `FILE-fct.csv`): unless
+/// `all_flows`, its flows that ended `ok` are one row, `workload`, so the table keeps to the
+/// `[[flow]]`s and to any workload flow that did not end `ok`.
+pub fn render(r: &FlowsResult, all_flows: bool) -> String {
+    let folded = folded_flows(r, all_flows);
     let mut rows: Vec<(Vec<String>, String)> = r
         .flows
         .iter()
-        .map(|f| {
+        .enumerate()
+        .filter(|(i, _)| !folded.contains(i))
+        .map(|(_, f)| {
             let cells = vec![
                 f.name.clone(),
                 f.test.clone(),
@@ -62,6 +70,9 @@ pub fn render(r: &FlowsResult) -> String {
             (cells, status)
         })
         .collect();
+    if let Some(row) = workload_row(r, &folded) {
+        rows.push(row);
+    }
     let t = &r.total;
     let total = vec![
         "total".to_string(),
@@ -105,6 +116,67 @@ pub fn render(r: &FlowsResult) -> String {
         }
     }
     s
+}
+
+/// Indices of the flows the table shows as one `workload` row: the workload's flows that
+/// ended `ok`, none when `all_flows`.
+fn folded_flows(r: &FlowsResult, all_flows: bool) -> std::collections::BTreeSet<usize> {
+    let Some(w) = r.workload.as_ref().filter(|_| !all_flows) else {
+        return Default::default();
+    };
+    let names: std::collections::HashSet<&str> = w.flows.iter().map(|f| f.name.as_str()).collect();
+    r.flows
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.status == RunStatus::Ok && names.contains(f.name.as_str()))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// The row that stands for the folded workload flows: their count in the status, their
+/// largest size, and their sums (QPs, operations, retransmissions, verified bytes). Rates
+/// and latencies are each flow's own (the FCT summary gives them by size).
+fn workload_row(
+    r: &FlowsResult,
+    folded: &std::collections::BTreeSet<usize>,
+) -> Option<(Vec<String>, String)> {
+    let flows: Vec<&FlowResult> = folded.iter().map(|&i| &r.flows[i]).collect();
+    let first = flows.first()?;
+    let same = |cell: fn(&FlowResult) -> String| {
+        let v = cell(first);
+        if flows.iter().all(|f| cell(f) == v) {
+            v
+        } else {
+            "mixed".to_string()
+        }
+    };
+    let sum = |cell: fn(&FlowResult) -> u64| flows.iter().map(|f| cell(f)).sum::<u64>();
+    let cells = vec![
+        "workload".to_string(),
+        same(|f| f.test.clone()),
+        same(|f| f.class.clone()),
+        same(|f| f.tenant.to_string()),
+        format!(
+            "<={}",
+            flows.iter().map(|f| f.size_bytes).max().unwrap_or(0)
+        ),
+        sum(|f| u64::from(f.qps)).to_string(),
+        sum(|f| f.ops_completed).to_string(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        sum(|f| f.retransmissions).to_string(),
+        sum(|f| f.verified_bytes).to_string(),
+    ];
+    let n = flows.len();
+    let status = format!(
+        "ok ({n} flow{}, in the FCT summary below; --all-flows lists each)",
+        if n == 1 { "" } else { "s" }
+    );
+    Some((cells, status))
 }
 
 /// The note under the table for a duration flow whose window cannot stand for it: why,
@@ -188,7 +260,7 @@ mod tests {
             },
             ..FlowsResult::default()
         };
-        let table = render(&r);
+        let table = render(&r, false);
         let lines: Vec<&str> = table.lines().collect();
         assert_eq!(lines.len(), 6, "{table}");
         // The numeric columns (ops to verified[B]) are right-aligned: each cell of every
@@ -215,6 +287,56 @@ mod tests {
         // The rule widens with the columns (it stops short of the heading's last two
         // spaces, as it always has).
         assert_eq!(lines[0].len() + 2, lines[1].len(), "{table}");
+    }
+
+    /// A workload's flows that ended ok are one row with their sums; one that did not keeps
+    /// its own row, as does a `[[flow]]`; `all_flows` lists every flow.
+    #[test]
+    fn workload_flows_that_ended_ok_are_one_row() {
+        use rnic_model::traffic::fct::{FlowFct, WorkloadResult};
+        let flow = |name: &str, size_bytes, status| FlowResult {
+            name: name.into(),
+            test: "write-bw".into(),
+            size_bytes,
+            qps: 1,
+            ops_completed: 1,
+            verified_bytes: size_bytes,
+            status,
+            ..FlowResult::default()
+        };
+        let r = FlowsResult {
+            flows: vec![
+                flow("mine", 64, RunStatus::Ok),
+                flow("wl0", 1000, RunStatus::Ok),
+                flow("wl1", 3000, RunStatus::Ok),
+                flow("wl2", 500, RunStatus::Incomplete),
+            ],
+            workload: Some(WorkloadResult {
+                flows: ["wl0", "wl1", "wl2"]
+                    .map(|name| FlowFct {
+                        name: name.into(),
+                        ..FlowFct::default()
+                    })
+                    .to_vec(),
+                ..WorkloadResult::default()
+            }),
+            ..FlowsResult::default()
+        };
+        let table = render(&r, false);
+        let names: Vec<&str> = table
+            .lines()
+            .skip(2)
+            .filter_map(|l| l.split_whitespace().next())
+            .collect();
+        assert_eq!(names[..4], ["mine", "wl2", "workload", "total"], "{table}");
+        let row = table.lines().find(|l| l.starts_with("workload")).unwrap();
+        assert!(
+            row.contains(" <=3000 ") && row.contains(" 4000 ") && row.contains("ok (2 flows,"),
+            "{table}"
+        );
+        let all = render(&r, true);
+        assert!(all.lines().any(|l| l.starts_with("wl0 ")), "{all}");
+        assert!(!all.contains("--all-flows"), "{all}");
     }
 
     #[test]
@@ -254,7 +376,7 @@ mod tests {
             flows: vec![FlowResult::default(), marked],
             ..FlowsResult::default()
         };
-        let table = render(&r);
+        let table = render(&r, false);
         let lines: Vec<&str> = table.lines().collect();
         assert!(
             lines[3].ends_with("(window not settled, see below)"),
