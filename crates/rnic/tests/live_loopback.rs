@@ -7,6 +7,7 @@ mod common;
 use std::net::Ipv4Addr;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 const RNIC: &str = env!("CARGO_BIN_EXE_rnic");
@@ -36,15 +37,40 @@ fn json(path: &Path) -> serde_json::Value {
         .expect("the JSON parses")
 }
 
-/// Runs `test` between a server on `server_ip` and a client on `client_ip`; returns the
-/// client's and the server's JSON and the client's pcap path.
+/// A server address, a client address and a handshake port that no other run of this
+/// process uses. The tests of this file run at once, and a raw socket takes every RoCEv2
+/// datagram sent to its address: two runs on one pair of addresses would each see the
+/// other's packets (and two servers on one port could not both listen). Run `k` of the
+/// process gets 127.0.2.(2k + 1), 127.0.2.(2k + 2) and port 18600 + k.
+struct Ends {
+    server: String,
+    client: String,
+    port: String,
+}
+
+fn ends() -> Ends {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let k = NEXT.fetch_add(1, Ordering::Relaxed);
+    assert!(k < 127, "more runs than addresses in 127.0.2.0/24");
+    Ends {
+        server: format!("127.0.2.{}", 2 * k + 1),
+        client: format!("127.0.2.{}", 2 * k + 2),
+        port: (18600 + k).to_string(),
+    }
+}
+
+/// Runs `test` between a server and a client on addresses of their own ([`ends`]); returns
+/// the client's and the server's JSON and the client's pcap path.
 fn pair(
     test: &str,
-    server_ip: &str,
-    client_ip: &str,
-    port: &str,
     extra: &[&str],
 ) -> Option<(serde_json::Value, serde_json::Value, std::path::PathBuf)> {
+    let Ends {
+        server,
+        client,
+        port,
+    } = ends();
+    let (server_ip, client_ip, port) = (server.as_str(), client.as_str(), port.as_str());
     let ips: Vec<Ipv4Addr> = [server_ip, client_ip]
         .iter()
         .map(|s| s.parse().unwrap())
@@ -145,13 +171,7 @@ fn assert_pcap_checks(pcap: &Path) {
 
 #[test]
 fn write_bw_between_two_processes_verifies_every_byte() {
-    let Some((c, s, pcap)) = pair(
-        "write-bw",
-        "127.0.0.1",
-        "127.0.0.2",
-        "18701",
-        &["-n", "300", "-s", "65536"],
-    ) else {
+    let Some((c, s, pcap)) = pair("write-bw", &["-n", "300", "-s", "65536"]) else {
         return;
     };
     assert_verified(&c, "client");
@@ -188,13 +208,7 @@ fn cm_attributes(pcap: &Path) -> Vec<u16> {
 
 #[test]
 fn write_bw_connected_by_rdma_cm_verifies_every_byte() {
-    let Some((c, s, pcap)) = pair(
-        "write-bw",
-        "127.0.0.41",
-        "127.0.0.42",
-        "18741",
-        &["-R", "-n", "300", "-s", "65536"],
-    ) else {
+    let Some((c, s, pcap)) = pair("write-bw", &["-R", "-n", "300", "-s", "65536"]) else {
         return;
     };
     assert_verified(&c, "client");
@@ -213,13 +227,7 @@ fn write_bw_connected_by_rdma_cm_verifies_every_byte() {
 #[test]
 fn a_message_larger_than_a_read_is_read_back_in_pieces() {
     // 1 MiB at MTU 1024 is 1024 packets; one READ may span only the 256-packet window.
-    let Some((c, s, _)) = pair(
-        "write-bw",
-        "127.0.0.1",
-        "127.0.0.2",
-        "18715",
-        &["-n", "8", "-s", "1048576"],
-    ) else {
+    let Some((c, s, _)) = pair("write-bw", &["-n", "8", "-s", "1048576"]) else {
         return;
     };
     assert_verified(&c, "client");
@@ -228,18 +236,19 @@ fn a_message_larger_than_a_read_is_read_back_in_pieces() {
 
 #[test]
 fn rdma_cm_against_a_peer_without_it_fails_naming_the_silent_cm() {
-    let (server_ip, client_ip) = ("127.0.0.43", "127.0.0.44");
+    let e = ends();
+    let (server_ip, client_ip, port) = (e.server.as_str(), e.client.as_str(), e.port.as_str());
     let ips = [server_ip.parse().unwrap(), client_ip.parse().unwrap()];
     if let Some(why) = common::live_skip_reason(&ips) {
         eprintln!("skipped: {why}");
         return;
     }
     let server = spawn(&[
-        "live", "write-bw", "--server", "--bind", server_ip, "-p", "18743",
+        "live", "write-bw", "--server", "--bind", server_ip, "-p", port,
     ]);
     let start = Instant::now();
     let client = spawn(&[
-        "live", "write-bw", server_ip, "--bind", client_ip, "-p", "18743", "-R", "-n", "10",
+        "live", "write-bw", server_ip, "--bind", client_ip, "-p", port, "-R", "-n", "10",
     ]);
     let client = finish(client, "the client");
     assert!(!client.status.success(), "{}", text(&client));
@@ -250,7 +259,9 @@ fn rdma_cm_against_a_peer_without_it_fails_naming_the_silent_cm() {
     assert!(!server.status.success(), "{}", text(&server));
     let err = String::from_utf8_lossy(&client.stderr);
     assert!(
-        err.contains("RDMA CM: no answer from 127.0.0.43's connection manager (QP1) after 9 MADs"),
+        err.contains(&format!(
+            "RDMA CM: no answer from {server_ip}'s connection manager (QP1) after 9 MADs"
+        )),
         "{err}"
     );
     assert!(
@@ -262,13 +273,7 @@ fn rdma_cm_against_a_peer_without_it_fails_naming_the_silent_cm() {
 
 #[test]
 fn write_lat_between_two_processes_verifies_every_message() {
-    let Some((c, s, pcap)) = pair(
-        "write-lat",
-        "127.0.0.3",
-        "127.0.0.4",
-        "18702",
-        &["-n", "200", "-s", "64"],
-    ) else {
+    let Some((c, s, pcap)) = pair("write-lat", &["-n", "200", "-s", "64"]) else {
         return;
     };
     assert_verified(&c, "client");
@@ -279,13 +284,7 @@ fn write_lat_between_two_processes_verifies_every_message() {
 
 #[test]
 fn send_bw_between_two_processes_verifies_every_message() {
-    let Some((c, s, pcap)) = pair(
-        "send-bw",
-        "127.0.0.5",
-        "127.0.0.6",
-        "18703",
-        &["-n", "600", "-s", "65536"],
-    ) else {
+    let Some((c, s, pcap)) = pair("send-bw", &["-n", "600", "-s", "65536"]) else {
         return;
     };
     assert_verified(&c, "client");
@@ -299,13 +298,7 @@ fn send_bw_between_two_processes_verifies_every_message() {
 
 #[test]
 fn read_bw_between_two_processes_verifies_every_byte() {
-    let Some((c, s, pcap)) = pair(
-        "read-bw",
-        "127.0.0.7",
-        "127.0.0.8",
-        "18704",
-        &["-n", "300", "-s", "65536"],
-    ) else {
+    let Some((c, s, pcap)) = pair("read-bw", &["-n", "300", "-s", "65536"]) else {
         return;
     };
     assert_verified(&c, "client");
@@ -318,13 +311,7 @@ fn read_bw_between_two_processes_verifies_every_byte() {
 
 #[test]
 fn read_lat_between_two_processes_verifies_every_read() {
-    let Some((c, s, pcap)) = pair(
-        "read-lat",
-        "127.0.0.9",
-        "127.0.0.10",
-        "18705",
-        &["-n", "200", "-s", "64"],
-    ) else {
+    let Some((c, s, pcap)) = pair("read-lat", &["-n", "200", "-s", "64"]) else {
         return;
     };
     assert_verified(&c, "client");
@@ -336,13 +323,7 @@ fn read_lat_between_two_processes_verifies_every_read() {
 
 #[test]
 fn send_lat_between_two_processes_verifies_every_message() {
-    let Some((c, s, pcap)) = pair(
-        "send-lat",
-        "127.0.0.15",
-        "127.0.0.16",
-        "18708",
-        &["-n", "200", "-s", "64"],
-    ) else {
+    let Some((c, s, pcap)) = pair("send-lat", &["-n", "200", "-s", "64"]) else {
         return;
     };
     assert_verified(&c, "client");
@@ -355,13 +336,7 @@ fn send_lat_between_two_processes_verifies_every_message() {
 
 #[test]
 fn atomic_bw_between_two_processes_verifies_every_fetched_value() {
-    let Some((c, s, pcap)) = pair(
-        "atomic-bw",
-        "127.0.0.11",
-        "127.0.0.12",
-        "18706",
-        &["-n", "1000"],
-    ) else {
+    let Some((c, s, pcap)) = pair("atomic-bw", &["-n", "1000"]) else {
         return;
     };
     assert_verified(&c, "client");
@@ -374,13 +349,7 @@ fn atomic_bw_between_two_processes_verifies_every_fetched_value() {
 
 #[test]
 fn rc_pingpong_between_two_processes_verifies_every_message() {
-    let Some((c, s, pcap)) = pair(
-        "rc-pingpong",
-        "127.0.0.13",
-        "127.0.0.14",
-        "18707",
-        &["-n", "600", "-s", "4096"],
-    ) else {
+    let Some((c, s, pcap)) = pair("rc-pingpong", &["-n", "600", "-s", "4096"]) else {
         return;
     };
     assert_verified(&c, "client");
@@ -397,38 +366,14 @@ fn rc_pingpong_between_two_processes_verifies_every_message() {
 /// messages of 4 packets), so nothing may be lost even when the server is slow to run.
 #[test]
 fn uc_runs_between_two_processes_verify_every_byte() {
-    for (test, server_ip, client_ip, port, extra) in [
-        (
-            "write-bw",
-            "127.0.0.17",
-            "127.0.0.18",
-            "18709",
-            &["-n", "300", "-s", "65536"][..],
-        ),
-        (
-            "write-lat",
-            "127.0.0.19",
-            "127.0.0.20",
-            "18710",
-            &["-n", "200", "-s", "64"][..],
-        ),
-        (
-            "send-lat",
-            "127.0.0.21",
-            "127.0.0.22",
-            "18711",
-            &["-n", "200", "-s", "64"][..],
-        ),
-        (
-            "send-bw",
-            "127.0.0.23",
-            "127.0.0.24",
-            "18712",
-            &["-n", "200", "-s", "4096"][..],
-        ),
+    for (test, extra) in [
+        ("write-bw", &["-n", "300", "-s", "65536"][..]),
+        ("write-lat", &["-n", "200", "-s", "64"][..]),
+        ("send-lat", &["-n", "200", "-s", "64"][..]),
+        ("send-bw", &["-n", "200", "-s", "4096"][..]),
     ] {
         let args: Vec<&str> = ["-c", "UC"].iter().chain(extra).copied().collect();
-        let Some((c, s, pcap)) = pair(test, server_ip, client_ip, port, &args) else {
+        let Some((c, s, pcap)) = pair(test, &args) else {
             return;
         };
         assert_unreliable_run(&c, &s, &pcap, "UC");
@@ -446,38 +391,14 @@ fn uc_runs_between_two_processes_verify_every_byte() {
 /// SIDR_REQ and SIDR_REP, and tears down only the control connection (DREQ, DREP).
 #[test]
 fn ud_runs_between_two_processes_verify_every_byte() {
-    for (test, server_ip, client_ip, port, extra) in [
-        (
-            "send-bw",
-            "127.0.0.25",
-            "127.0.0.26",
-            "18713",
-            &["-n", "500"][..],
-        ),
-        (
-            "send-lat",
-            "127.0.0.27",
-            "127.0.0.28",
-            "18714",
-            &["-n", "200", "-s", "64"][..],
-        ),
-        (
-            "send-bw",
-            "127.0.0.45",
-            "127.0.0.46",
-            "18744",
-            &["-n", "500", "-R"][..],
-        ),
-        (
-            "send-lat",
-            "127.0.0.47",
-            "127.0.0.48",
-            "18745",
-            &["-n", "200", "-s", "64", "-R"][..],
-        ),
+    for (test, extra) in [
+        ("send-bw", &["-n", "500"][..]),
+        ("send-lat", &["-n", "200", "-s", "64"][..]),
+        ("send-bw", &["-n", "500", "-R"][..]),
+        ("send-lat", &["-n", "200", "-s", "64", "-R"][..]),
     ] {
         let args: Vec<&str> = ["-c", "UD"].iter().chain(extra).copied().collect();
-        let Some((c, s, pcap)) = pair(test, server_ip, client_ip, port, &args) else {
+        let Some((c, s, pcap)) = pair(test, &args) else {
             return;
         };
         if extra.contains(&"-R") {

@@ -2,7 +2,7 @@
 //! blast and ping-pong run and print figures that parse, and its bad flags are refused
 //! naming the flag. The runs need raw IPv4 sockets (root or CAP_NET_RAW) and skip with the
 //! reason otherwise, as the live loopback tests do; each uses two loopback addresses no
-//! other live test uses (those take 127.0.0.1 to .48), so that they can run at once.
+//! other live test uses (those take theirs from 127.0.2.0/24), so that they can run at once.
 
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
