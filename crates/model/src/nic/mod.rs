@@ -10,7 +10,9 @@
 //! Receive: [`rx_pipeline`] (parse) → QPC (responder or requester channel) → translation of
 //! RETH/AtomicETH targets → the transport's PSN and protection checks and data placement
 //! (`handle_packet`) → payload DMA write, READ/atomic response data read, ACK generation →
-//! [`cq`] (CQE DMA write).
+//! [`cq`] (CQE DMA write). Its steps (`route_rx.rs`), like prefetching's router, are
+//! functions of the parts they need (borrowed with `rx_parts!`), not methods of the `Nic`:
+//! what a step asks of the rest of the NIC comes back as a value the `Nic` routes.
 //!
 //! csRNA switches, each one config field: `nic.qpc_manager` selects the FCFS
 //! baseline or the non-blocking manager with its `nic.ooo_cap`-index requesters
@@ -33,9 +35,20 @@
 //! ([`mem_path`]), the transmit path ([`tx_path`]), the receive path ([`rx_path`]) and the
 //! host interface ([`host_if`]). A stage does what needs only its own units and hands back
 //! the continuation it was given; the `Nic` carries it on (`route_tx.rs`, `route_rx.rs`,
-//! `route_mem.rs`). The receive route (`route_rx.rs`), like prefetching's router, is
-//! functions of the parts they need (borrowed with `rx_parts!`), not methods of the `Nic`:
-//! what a step asks of the rest of the NIC comes back as a value the `Nic` routes.
+//! `route_mem.rs`).
+
+/// The parts of `$nic` (a `Nic`) resource prefetching's router works with, borrowed field by
+/// field so that the caller may borrow its other fields beside them.
+macro_rules! pf_parts {
+    ($nic:ident) => {
+        $crate::nic::mech::prefetch::route::Parts {
+            pf: &mut $nic.pf,
+            mem: &mut $nic.mem,
+            qps: &$nic.qps,
+            p: &$nic.p,
+        }
+    };
+}
 
 /// The parts of `$nic` (a `Nic`) the receive route works with, borrowed field by field so
 /// that the caller may borrow its other fields beside them.
@@ -47,19 +60,6 @@ macro_rules! rx_parts {
             dev: &mut $nic.dev,
             qps: &mut $nic.qps,
             host: &mut $nic.host,
-            p: &$nic.p,
-        }
-    };
-}
-
-/// The parts of `$nic` (a `Nic`) resource prefetching's router works with, borrowed field by
-/// field so that the caller may borrow its other fields beside them.
-macro_rules! pf_parts {
-    ($nic:ident) => {
-        $crate::nic::mech::prefetch::route::Parts {
-            pf: &mut $nic.pf,
-            mem: &mut $nic.mem,
-            qps: &$nic.qps,
             p: &$nic.p,
         }
     };
