@@ -451,6 +451,30 @@ fn no_transport_type_has_inherent_impl_blocks_in_more_than_3_files() {
     );
 }
 
+/// The routes that are functions of the parts they need, not methods of the `Nic` (rules 10
+/// and 11, and the receive route): what a step touches is in its signature, and what it
+/// asks of the rest of the NIC comes back as a value the `Nic` routes.
+const ROUTES_OF_PARTS: &[&str] = &[
+    "nic/route_rx.rs",
+    "nic/mech/prefetch/route.rs",
+    "nic/mech/cc/route.rs",
+];
+
+#[test]
+fn the_routes_of_parts_have_no_impl_nic() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let spread = inherent_impl_files(&src);
+    let nic = spread.get("Nic").expect("the scanner sees `impl Nic`");
+    assert!(
+        nic.contains("nic/mod.rs"),
+        "the scanner sees `impl Nic` in nic/mod.rs: {nic:?}"
+    );
+    for route in ROUTES_OF_PARTS {
+        assert!(src.join(route).is_file(), "{route} is a file of src/");
+        assert!(!nic.contains(*route), "{route} has an `impl Nic` block");
+    }
+}
+
 /// The transport's import graph, a file a module, has no cycles: the queue pair holds its
 /// parts' state (`requester/state.rs`, `responder/state.rs`, `ooo/qp_state.rs`), which
 /// imports nothing of the QP, and the parts' behaviour imports the QP. A file naming a

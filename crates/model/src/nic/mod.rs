@@ -10,7 +10,9 @@
 //! Receive: [`rx_pipeline`] (parse) → QPC (responder or requester channel) → translation of
 //! RETH/AtomicETH targets → the transport's PSN and protection checks and data placement
 //! (`handle_packet`) → payload DMA write, READ/atomic response data read, ACK generation →
-//! [`cq`] (CQE DMA write).
+//! [`cq`] (CQE DMA write). Its steps (`route_rx.rs`), like prefetching's router, are
+//! functions of the parts they need (borrowed with `rx_parts!`), not methods of the `Nic`:
+//! what a step asks of the rest of the NIC comes back as a value the `Nic` routes.
 //!
 //! csRNA switches, each one config field: `nic.qpc_manager` selects the FCFS
 //! baseline or the non-blocking manager with its `nic.ooo_cap`-index requesters
@@ -43,6 +45,21 @@ macro_rules! pf_parts {
             pf: &mut $nic.pf,
             mem: &mut $nic.mem,
             qps: &$nic.qps,
+            p: &$nic.p,
+        }
+    };
+}
+
+/// The parts of `$nic` (a `Nic`) the receive route works with, borrowed field by field so
+/// that the caller may borrow its other fields beside them.
+macro_rules! rx_parts {
+    ($nic:ident) => {
+        $crate::nic::route_rx::Parts {
+            rx: &mut $nic.rx,
+            mem: &mut $nic.mem,
+            dev: &mut $nic.dev,
+            qps: &mut $nic.qps,
+            host: &mut $nic.host,
             p: &$nic.p,
         }
     };
@@ -167,8 +184,15 @@ impl Nic {
                 self.tx_enlist(qpn);
                 self.tx_kick(now, cx);
             }
-            NicEv::RxArrive { frame } => self.on_rx_arrive(now, frame, cx),
-            NicEv::RxHandle { frame } => self.on_rx_handle(now, frame, cx),
+            NicEv::RxArrive { frame } => {
+                let ask = route_rx::on_arrive(rx_parts!(self), &mut self.cc, now, frame, cx);
+                self.rx_ask(ask, now, cx);
+            }
+            NicEv::RxHandle { frame } => {
+                let streams = &mut self.tx.streams;
+                let handled = route_rx::on_handle(rx_parts!(self), streams, now, frame, cx);
+                self.rx_handled(handled, now, cx);
+            }
             NicEv::RxBufferLook => self.rx.on_buffer_look(now, cx),
             NicEv::Timer => self.on_timer(now, cx),
             NicEv::Prefetch(ev) => {
@@ -249,6 +273,63 @@ impl Nic {
     /// Payload is streamed per packet (the `round_robin` arbiter), not read whole.
     pub fn streaming(&self) -> bool {
         self.p.nic.dma_read_arbiter == crate::config::DmaReadArbiter::RoundRobin
+    }
+}
+
+/// What the receive route ([`route_rx`]) asks of the rest of the NIC, carried out in the
+/// order it asks it.
+impl Nic {
+    /// Routes a receive step's [`route_rx::Ask`].
+    fn rx_ask(&mut self, ask: route_rx::Ask, now: TimePs, cx: &mut NicCx<'_>) {
+        match ask {
+            route_rx::Ask::Nothing => {}
+            route_rx::Ask::QpcPump => self.qpc_pump(now, cx),
+            route_rx::Ask::TransPump => self.trans_pump(cx),
+        }
+    }
+
+    /// Routes what the transport's handling of a frame asks, then arms its timer.
+    fn rx_handled(&mut self, h: route_rx::Handled, now: TimePs, cx: &mut NicCx<'_>) {
+        if let Some(qpn) = h.fill {
+            self.stream_fill(qpn, true, now, cx);
+        }
+        if let Some(qpn) = h.enlist {
+            self.tx_enlist(qpn);
+            self.tx_kick(now, cx);
+        }
+        if let Some(qpn) = h.collect {
+            self.cq_collect(now, qpn, cx);
+        }
+        self.arm_timer(now, cx);
+    }
+
+    /// Moves the completions of `qpn`'s CQs from the transport into CQEs at `now`
+    /// ([`route_rx::CqRun`]): a QP whose completion is in error stops sending first, and
+    /// the QPs that finished send WRs are activated again.
+    pub(crate) fn cq_collect(&mut self, now: TimePs, qpn: u32, cx: &mut NicCx<'_>) {
+        let Some(mut run) = route_rx::CqRun::new(&self.qps, qpn) else {
+            return;
+        };
+        let mut activate = std::mem::take(&mut self.scratch_qpns);
+        let mut freed = false;
+        while let Some(failed) = run.step(rx_parts!(self), &mut activate, now, cx) {
+            // The QP is in error: what it had not sent never will be.
+            if self.tx_buffer_release(failed, u64::MAX) {
+                freed = true;
+            }
+            self.streams_reset(failed, now, cx);
+            self.tx_kick(now, cx);
+        }
+        if freed {
+            self.tx_buffer_pump(now, cx);
+        }
+        run.finish(&self.dev, &mut self.qps, &mut activate);
+        for &a in &activate {
+            // Room under max_outstanding_wqes_per_qp may reactivate the QP.
+            self.sched_activate(a, now, cx);
+        }
+        activate.clear();
+        self.scratch_qpns = activate;
     }
 }
 

@@ -36,7 +36,10 @@ impl Nic {
                 QpcCont::Prefetch => {}
                 QpcCont::Visit(visit) => self.wqe_fetch_issue(visit, r.ready_at, cx),
                 QpcCont::TxJob(job) => cx.at(r.ready_at, NicEv::TxPost { job }),
-                QpcCont::RxFrame(frame) => self.rx_after_qpc(frame, r.ready_at, cx),
+                QpcCont::RxFrame(frame) => {
+                    let ask = super::route_rx::after_qpc(rx_parts!(self), frame, r.ready_at, cx);
+                    self.rx_ask(ask, now, cx);
+                }
             }
         }
         self.mem.qpc_out.responses = responses;

@@ -3,8 +3,8 @@
 //! requests are worth translating.
 //!
 //! The stage owns its state and schedules only its own event (`RxBufferLook`); the QPC
-//! lookup, translation and the transport's handling of a frame are carried on by the `Nic`
-//! (`route_rx.rs`).
+//! lookup, translation and the transport's handling of a frame are carried on by the
+//! receive route (`route_rx.rs`) and the `Nic`.
 
 use rnic_sim::TimePs;
 use rnic_transport::Device;
