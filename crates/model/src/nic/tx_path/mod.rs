@@ -7,6 +7,7 @@
 //! outputs to the next (`route_tx.rs`).
 
 mod park;
+pub(crate) mod route;
 
 use super::mech::prefetch::hook::SchedMirror;
 use super::payload_stream::Streams;
