@@ -197,7 +197,7 @@ const SEAMS: &[(&str, &str)] = &[
     ("nic/qpc_manager/any", "nic/mech/csrna/nonblocking"),
     ("nic", "nic/mech/csrna/nonblocking"),
     ("nic/qpc_manager", "nic/mech/csrna"),
-    ("nic/route_tx", "nic/mech/csrna/latency_hiding"),
+    ("nic/tx_path/route", "nic/mech/csrna/latency_hiding"),
 ];
 
 /// Whether module `unit` matches `pattern` (`nic/**`: the folder and everything in it;

@@ -5,16 +5,8 @@
 use rnic_sim::TimePs;
 
 use super::cx::NicCx;
-use super::dma_arbiter::ReadSource;
-use super::mech::csrna::latency_hiding::DescriptorPath;
-use super::mech::prefetch::route as prefetch;
-use super::ports::{DmaToken, WqeAdmission};
-use super::qpc_manager::Channel;
-use super::scheduler::{Backpressure, SchedStep};
-use super::translation::TransLane;
 use super::tx_path::route::{self as tx, TxParts};
 use super::Nic;
-use crate::event::NicEv;
 
 /// The parts of `$nic` (a `Nic`) the TX route's steps work with ([`TxParts`]), borrowed
 /// field by field so that the caller may borrow its other fields beside them.
@@ -34,39 +26,17 @@ macro_rules! tx_parts {
 }
 
 impl Nic {
-    /// An SQ doorbell of `qpn` with producer index `pi` reaches the NIC at `now`.
+    /// An SQ doorbell of `qpn` with producer index `pi` reaches the NIC at `now`: the
+    /// doorbell unit rings, the QP becomes active ([`tx::on_doorbell`]).
     pub(crate) fn on_doorbell(&mut self, now: TimePs, qpn: u32, pi: u32, cx: &mut NicCx<'_>) {
         let t = self.host.doorbell.ring_sq(now);
-        let Some(qp) = self.qps.get_mut(qpn as usize) else {
-            return;
-        };
-        super::doorbell::advance(&mut qp.sq_pi, pi);
-        self.sched_activate(qpn, t, cx);
+        tx::on_doorbell(tx_parts!(self), t, qpn, pi, cx);
     }
 
-    /// An RQ doorbell: fetch the new receive WQEs (one DMA read per `wqes_per_fetch`).
+    /// An RQ doorbell: fetch the new receive WQEs ([`tx::on_doorbell_rq`]).
     pub(crate) fn on_doorbell_rq(&mut self, now: TimePs, qpn: u32, pi: u32, cx: &mut NicCx<'_>) {
-        let per = self.p.nic.wqes_per_fetch;
-        let wqe = self.p.nic.wqe_bytes;
-        let t = self.host.doorbell.ring_rq(now);
-        let Some(qp) = self.qps.get_mut(qpn as usize) else {
-            return;
-        };
-        super::doorbell::advance(&mut qp.rq_pi, pi);
-        loop {
-            let qp = &mut self.qps[qpn as usize];
-            if qp.rq_pi == qp.rq_fetched {
-                break;
-            }
-            let first = qp.rq_fetched;
-            let to_wrap = qp.rq_mask + 1 - (first & qp.rq_mask);
-            let k = qp.rq_pi.wrapping_sub(first).min(per).min(to_wrap);
-            qp.rq_fetched = first.wrapping_add(k);
-            let slot = self.host.rq_reads.insert((qpn, first, k));
-            let len = u64::from(k) * wqe;
-            self.mem
-                .host_read(t, len, DmaToken::RqWqe(slot), ReadSource::Wqe, cx);
-        }
+        let (host, mem, qps, p) = (&mut self.host, &mut self.mem, &mut self.qps, &self.p);
+        tx::on_doorbell_rq(host, mem, qps, p, now, qpn, pi, cx);
     }
 
     /// Makes `qpn` active if it has WQEs to fetch, and starts the scheduler at `at`
@@ -75,151 +45,39 @@ impl Nic {
         tx::sched_activate(&mut tx_parts!(self), qpn, at, cx);
     }
 
-    /// Resource prefetching's scheduler trigger at `now` ([`prefetch::poll`]).
-    fn prefetch_poll(&mut self, now: TimePs, cx: &mut NicCx<'_>) {
-        prefetch::poll(pf_parts!(self), &mut self.tx.sched.mirror, now, cx);
-    }
-
     /// Wakes a paused scheduler if its backpressure may have cleared ([`tx::sched_kick`]).
     pub(crate) fn sched_kick(&mut self, now: TimePs, cx: &mut NicCx<'_>) {
         tx::sched_kick(&mut self.tx, now, cx);
     }
 
-    /// What holds the scheduler back now.
-    fn backpressure(&self) -> Backpressure {
-        Backpressure {
-            qpc_accepting: self.mem.qpc.accepting(Channel::Descriptor),
-            visits_in_flight: self.tx.fetch.visits.len(),
-            wqes_buffered: self.tx.fetch.jobs.len(),
-            tx_backlog: self.tx.engine.backlog,
-            tx_buffered_bytes: self.tx.engine.buffered_bytes,
-        }
-    }
-
-    /// One scheduler step at `now`: a visit reads its QP's WQEs once the descriptor path
-    /// (the QPC first, or latency hiding's overlap) allows.
+    /// One scheduler step at `now` ([`tx::on_sched`]), then the QPC manager's pump if it
+    /// asked for a context.
     pub(crate) fn on_sched(&mut self, now: TimePs, cx: &mut NicCx<'_>) {
-        let bp = self.backpressure();
-        let step = self.tx.sched.step(
-            now,
-            &mut self.qps,
-            &bp,
-            &self.p.nic,
-            &mut self.iso.admission,
-        );
-        self.prefetch_poll(now, cx);
-        let SchedStep::Visit {
-            visit: v,
-            at: t,
-            again,
-        } = step
-        else {
-            return;
-        };
-        let visit = self.tx.fetch.visits.insert(v);
-        if again {
-            cx.at(now + self.p.nic.sched_ps, NicEv::Sched);
+        if tx::on_sched(tx_parts!(self), now, cx) {
+            self.qpc_pump(now, cx);
         }
-        let path = DescriptorPath::of(&self.p.nic);
-        let (job, wqe_read_at) = path.request(v.qpn, visit, t);
-        self.mem.qpc.submit(job);
-        if let Some(at) = wqe_read_at {
-            self.wqe_fetch_issue(visit, at, cx);
-        }
-        self.qpc_pump(now, cx);
     }
 
-    /// Visit `visit` may read its WQEs from `at`.
+    /// Visit `visit` may read its WQEs from `at` ([`tx::wqe_fetch_issue`]).
     pub(crate) fn wqe_fetch_issue(&mut self, visit: u32, at: TimePs, cx: &mut NicCx<'_>) {
-        let Some(v) = self.tx.fetch.visits.get(visit).copied() else {
-            return;
-        };
-        if self.pf.is_on() && prefetch::prefetched_wqes(pf_parts!(self), visit, v, at, cx) {
-            return;
-        }
-        let bytes = u64::from(v.n) * self.p.nic.wqe_bytes;
-        self.mem
-            .host_read(at, bytes, DmaToken::Wqe(visit), ReadSource::Wqe, cx);
+        tx::wqe_fetch_issue(tx_parts!(self), visit, at, cx);
     }
 
-    /// The WQEs of `visit` are in the NIC: decode them and start their translation.
+    /// The WQEs of `visit` are in the NIC: decode them and start their translation
+    /// ([`tx::on_wqes_fetched`]), then the TX payload buffer's pump.
     pub(crate) fn on_wqes_fetched(&mut self, now: TimePs, visit: u32, cx: &mut NicCx<'_>) {
-        if self.pf.visit_awaits_other_read(visit) {
-            // The first of the visit's two reads (see `prefetch::prefetched_wqes`): wait for
-            // the other.
-            return;
-        }
-        let Some(v) = self.tx.fetch.visits.remove(visit) else {
-            return;
-        };
-        let qp = self.qps[v.qpn as usize];
-        let queue = self.iso.admission.queue_of(qp.iso_tag);
-        let mut to_translate = std::mem::take(&mut self.scratch_trans);
-        let cached = self.pf.visit_wqes(visit);
-        let fit = self.tx.fetch.decode_visit(
-            now,
-            v,
-            &qp,
-            queue,
-            &*cx.mem,
-            &self.p.nic,
-            &cached,
-            &mut to_translate,
-        );
-        let lane = self.tx_lane(v.qpn);
-        for tj in to_translate.drain(..) {
-            self.mem.trans.submit(lane, tj);
-        }
-        self.scratch_trans = to_translate;
-        self.qps[v.qpn as usize].chunk_wqes = fit;
-        self.tx_buffer_pump(now, cx);
-    }
-
-    /// The translation lane of `qpn`'s WQEs: their own when the WQE admission says so (LS
-    /// WQEs when TX isolation caches them separately).
-    fn tx_lane(&self, qpn: u32) -> TransLane {
-        let own = self
-            .qps
-            .get(qpn as usize)
-            .is_some_and(|q| self.iso.admission.own_lane(q.iso_tag));
-        if own {
-            TransLane::TxLs
-        } else {
-            TransLane::Tx
-        }
-    }
-
-    /// Starts the translation (and then the payload read) of waiting WQEs while the TX
-    /// payload buffer has room; each reserves its payload, or one packet of a longer one.
-    fn tx_buffer_admit(&mut self, now: TimePs) {
-        let cap = self.p.nic.tx_buffer_bytes;
-        while self.tx.engine.buffered_bytes < cap {
-            let Some((qpn, mut tj)) = self.tx.fetch.next_awaiting_buffer() else {
-                break;
-            };
-            let pmtu = u64::from(self.qps.get(qpn as usize).map_or(4096, |q| q.pmtu));
-            // A message longer than the path MTU streams through the buffer packet by
-            // packet: it holds at most one packet of it at a time.
-            self.tx_buffer_reserve(qpn, tj.len.min(pmtu));
-            tj.at = tj.at.max(now);
-            let lane = self.tx_lane(qpn);
-            self.mem.trans.submit(lane, tj);
+        let scratch = &mut self.scratch_trans;
+        if tx::on_wqes_fetched(tx_parts!(self), scratch, now, visit, cx) {
+            self.tx_buffer_pump(now, cx);
         }
     }
 
     /// WQEs were decoded or bytes left the TX payload buffer at `now`: admit the waiting
-    /// payload reads that fit, run translation, wake the scheduler.
+    /// payload reads that fit ([`tx::buffer_admit`]), run translation, wake the scheduler.
     pub(crate) fn tx_buffer_pump(&mut self, now: TimePs, cx: &mut NicCx<'_>) {
-        self.tx_buffer_admit(now);
+        tx::buffer_admit(tx_parts!(self), now);
         self.trans_pump(cx);
         self.sched_kick(now, cx);
-    }
-
-    /// Reserves `bytes` of the TX payload buffer for a payload read of `qpn`.
-    fn tx_buffer_reserve(&mut self, qpn: u32, bytes: u64) {
-        if let Some(qp) = self.qps.get_mut(qpn as usize) {
-            self.tx.engine.reserve(&mut qp.tx_buffered_bytes, bytes);
-        }
     }
 
     /// Releases up to `bytes` of `qpn`'s share of the TX payload buffer

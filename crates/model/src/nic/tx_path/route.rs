@@ -24,16 +24,21 @@ use crate::config::DmaReadArbiter;
 use crate::event::{CcEv, NicEv};
 use crate::nic::cx::NicCx;
 use crate::nic::dma_arbiter::ReadSource;
+use crate::nic::doorbell;
+use crate::nic::host_if::HostIf;
 use crate::nic::mech::cc::hook::{AnyCc, CongestionControl};
+use crate::nic::mech::csrna::latency_hiding::DescriptorPath;
 use crate::nic::mech::prefetch::hook::AnyPrefetch;
 use crate::nic::mech::prefetch::route as prefetch;
 use crate::nic::mem_path::MemPath;
 use crate::nic::ports::{
-    AfterFrame, DmaToken, QpcCont, SentFrame, TxIsolation, TxJob, TxOrder, WqeAdmission,
+    AfterFrame, DmaToken, QpcCont, SentFrame, TransCont, TxIsolation, TxJob, TxOrder, WqeAdmission,
 };
 use crate::nic::qp_table::QpHw;
 use crate::nic::qpc_manager::{Channel, QpcJob};
 use crate::nic::sched_wake;
+use crate::nic::scheduler::{Backpressure, SchedStep};
+use crate::nic::translation::{TransJob, TransLane};
 use crate::params::ModelParams;
 
 /// The parts of the NIC a step of the TX route works with, borrowed for that step. `I` is
@@ -91,6 +96,214 @@ fn streaming(p: &ModelParams) -> bool {
     p.nic.dma_read_arbiter == DmaReadArbiter::RoundRobin
 }
 
+/// An SQ doorbell of `qpn` with producer index `pi`, rung at `t` (the doorbell unit's
+/// time): the QP becomes active.
+pub(crate) fn on_doorbell<I, O>(
+    mut s: TxParts<'_, I, O>,
+    t: TimePs,
+    qpn: u32,
+    pi: u32,
+    cx: &mut NicCx<'_>,
+) {
+    let Some(qp) = s.qps.get_mut(qpn as usize) else {
+        return;
+    };
+    doorbell::advance(&mut qp.sq_pi, pi);
+    sched_activate(&mut s, qpn, t, cx);
+}
+
+/// An RQ doorbell of `qpn` with producer index `pi` reaches the NIC at `now`: fetch the new
+/// receive WQEs (one DMA read per `wqes_per_fetch`), each read recorded in the host
+/// interface's `rq_reads`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn on_doorbell_rq(
+    host: &mut HostIf,
+    mem: &mut MemPath,
+    qps: &mut [QpHw],
+    p: &ModelParams,
+    now: TimePs,
+    qpn: u32,
+    pi: u32,
+    cx: &mut NicCx<'_>,
+) {
+    let per = p.nic.wqes_per_fetch;
+    let wqe = p.nic.wqe_bytes;
+    let t = host.doorbell.ring_rq(now);
+    let Some(qp) = qps.get_mut(qpn as usize) else {
+        return;
+    };
+    doorbell::advance(&mut qp.rq_pi, pi);
+    loop {
+        let qp = &mut qps[qpn as usize];
+        if qp.rq_pi == qp.rq_fetched {
+            break;
+        }
+        let first = qp.rq_fetched;
+        let to_wrap = qp.rq_mask + 1 - (first & qp.rq_mask);
+        let k = qp.rq_pi.wrapping_sub(first).min(per).min(to_wrap);
+        qp.rq_fetched = first.wrapping_add(k);
+        let slot = host.rq_reads.insert((qpn, first, k));
+        let len = u64::from(k) * wqe;
+        mem.host_read(t, len, DmaToken::RqWqe(slot), ReadSource::Wqe, cx);
+    }
+}
+
+/// Resource prefetching's scheduler trigger at `now` ([`prefetch::poll`]).
+#[inline]
+fn prefetch_poll<I, O>(s: &mut TxParts<'_, I, O>, now: TimePs, cx: &mut NicCx<'_>) {
+    let parts = prefetch::Parts {
+        pf: &mut *s.pf,
+        mem: &mut *s.mem,
+        qps: &*s.qps,
+        p: s.p,
+    };
+    prefetch::poll(parts, &mut s.tx.sched.mirror, now, cx);
+}
+
+/// What holds the scheduler back now.
+#[inline]
+fn backpressure<O>(tx: &TxPath<O>, mem: &MemPath) -> Backpressure {
+    Backpressure {
+        qpc_accepting: mem.qpc.accepting(Channel::Descriptor),
+        visits_in_flight: tx.fetch.visits.len(),
+        wqes_buffered: tx.fetch.jobs.len(),
+        tx_backlog: tx.engine.backlog,
+        tx_buffered_bytes: tx.engine.buffered_bytes,
+    }
+}
+
+/// One scheduler step at `now`: a visit reads its QP's WQEs once the descriptor path (the
+/// QPC first, or latency hiding's overlap) allows. Returns whether it submitted a QPC
+/// request: the NIC pumps the QPC manager then.
+pub(crate) fn on_sched<I: TxIsolation, O>(
+    mut s: TxParts<'_, I, O>,
+    now: TimePs,
+    cx: &mut NicCx<'_>,
+) -> bool {
+    let bp = backpressure(s.tx, s.mem);
+    let step =
+        s.tx.sched
+            .step(now, s.qps, &bp, &s.p.nic, s.iso.admission());
+    prefetch_poll(&mut s, now, cx);
+    let SchedStep::Visit {
+        visit: v,
+        at: t,
+        again,
+    } = step
+    else {
+        return false;
+    };
+    let visit = s.tx.fetch.visits.insert(v);
+    if again {
+        cx.at(now + s.p.nic.sched_ps, NicEv::Sched);
+    }
+    let path = DescriptorPath::of(&s.p.nic);
+    let (job, wqe_read_at) = path.request(v.qpn, visit, t);
+    s.mem.qpc.submit(job);
+    if let Some(at) = wqe_read_at {
+        wqe_fetch_issue(s, visit, at, cx);
+    }
+    true
+}
+
+/// Visit `visit` may read its WQEs from `at`: from the prefetcher if it has them (or is
+/// reading them), else from host memory.
+pub(crate) fn wqe_fetch_issue<I, O>(
+    s: TxParts<'_, I, O>,
+    visit: u32,
+    at: TimePs,
+    cx: &mut NicCx<'_>,
+) {
+    let Some(v) = s.tx.fetch.visits.get(visit).copied() else {
+        return;
+    };
+    if s.pf.is_on() {
+        let parts = prefetch::Parts {
+            pf: &mut *s.pf,
+            mem: &mut *s.mem,
+            qps: &*s.qps,
+            p: s.p,
+        };
+        if prefetch::prefetched_wqes(parts, visit, v, at, cx) {
+            return;
+        }
+    }
+    let bytes = u64::from(v.n) * s.p.nic.wqe_bytes;
+    s.mem
+        .host_read(at, bytes, DmaToken::Wqe(visit), ReadSource::Wqe, cx);
+}
+
+/// The WQEs of `visit` are in the NIC at `now`: decode them (`scratch`: an empty buffer for
+/// their translation jobs) and start their translation. Returns whether it did: the NIC
+/// pumps the TX payload buffer then.
+pub(crate) fn on_wqes_fetched<I: TxIsolation, O>(
+    s: TxParts<'_, I, O>,
+    scratch: &mut Vec<TransJob<TransCont>>,
+    now: TimePs,
+    visit: u32,
+    cx: &mut NicCx<'_>,
+) -> bool {
+    if s.pf.visit_awaits_other_read(visit) {
+        // The first of the visit's two reads (see `prefetch::prefetched_wqes`): wait for
+        // the other.
+        return false;
+    }
+    let Some(v) = s.tx.fetch.visits.remove(visit) else {
+        return false;
+    };
+    let qp = s.qps[v.qpn as usize];
+    let queue = s.iso.admission().queue_of(qp.iso_tag);
+    let cached = s.pf.visit_wqes(visit);
+    let fit =
+        s.tx.fetch
+            .decode_visit(now, v, &qp, queue, &*cx.mem, &s.p.nic, &cached, scratch);
+    let lane = tx_lane(s.iso, s.qps, v.qpn);
+    for tj in scratch.drain(..) {
+        s.mem.trans.submit(lane, tj);
+    }
+    s.qps[v.qpn as usize].chunk_wqes = fit;
+    true
+}
+
+/// The translation lane of `qpn`'s WQEs: their own when the WQE admission says so (LS WQEs
+/// when TX isolation caches them separately).
+#[inline]
+fn tx_lane<I: TxIsolation>(iso: &mut I, qps: &[QpHw], qpn: u32) -> TransLane {
+    let own = qps
+        .get(qpn as usize)
+        .is_some_and(|q| iso.admission().own_lane(q.iso_tag));
+    if own {
+        TransLane::TxLs
+    } else {
+        TransLane::Tx
+    }
+}
+
+/// Starts the translation (and then the payload read) of waiting WQEs at `now` while the TX
+/// payload buffer has room; each reserves its payload, or one packet of a longer one. (The
+/// NIC then runs translation and wakes the scheduler: the buffer's pump.)
+pub(crate) fn buffer_admit<I: TxIsolation, O: TxOrder + Default>(
+    s: TxParts<'_, I, O>,
+    now: TimePs,
+) {
+    let cap = s.p.nic.tx_buffer_bytes;
+    while s.tx.engine.buffered_bytes < cap {
+        let Some((qpn, mut tj)) = s.tx.fetch.next_awaiting_buffer() else {
+            break;
+        };
+        let pmtu = u64::from(s.qps.get(qpn as usize).map_or(4096, |q| q.pmtu));
+        // A message longer than the path MTU streams through the buffer packet by packet:
+        // it holds at most one packet of it at a time.
+        if let Some(qp) = s.qps.get_mut(qpn as usize) {
+            s.tx.engine
+                .reserve(&mut qp.tx_buffered_bytes, tj.len.min(pmtu));
+        }
+        tj.at = tj.at.max(now);
+        let lane = tx_lane(s.iso, s.qps, qpn);
+        s.mem.trans.submit(lane, tj);
+    }
+}
+
 /// Puts `qpn` in the TX engine's queue if it is not there.
 #[inline]
 pub(crate) fn enlist<O: TxOrder + Default>(tx: &mut TxPath<O>, qps: &mut [QpHw], qpn: u32) {
@@ -132,13 +345,7 @@ pub(crate) fn sched_activate<I, O>(
     if s.tx.sched.activate(qpn, qp, max_out) {
         cx.at(at, NicEv::Sched);
     }
-    let parts = prefetch::Parts {
-        pf: &mut *s.pf,
-        mem: &mut *s.mem,
-        qps: &*s.qps,
-        p: s.p,
-    };
-    prefetch::poll(parts, &mut s.tx.sched.mirror, at, cx);
+    prefetch_poll(s, at, cx);
 }
 
 /// `n` WQEs of `qpn` left their isolation FIFO without starting, or started: QPs parked on
