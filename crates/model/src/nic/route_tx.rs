@@ -1,6 +1,11 @@
 //! The NIC's transmit path, unit to unit: doorbell → scheduler → descriptor QPC request
 //! (or latency hiding's overlapped read) → WQE fetch and decode → TX payload buffer →
 //! translation → payload read → requester QPC request → transport → TX engine → port.
+//!
+//! Each step is a function of the parts it needs ([`tx`], `nic/tx_path/route.rs`); here the
+//! `Nic` only dispatches: it builds a step's parts ([`TxParts`], `tx_parts!`) and carries
+//! out what the step asks of the rest of the NIC, in the step's order (the QPC manager's or
+//! the TX payload buffer's pump, a QP's completions, the transport's timer).
 
 use rnic_sim::TimePs;
 
