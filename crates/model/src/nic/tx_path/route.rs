@@ -1,16 +1,20 @@
-//! The TX route's steps from a translated WQE to the frame on the port: the payload read
-//! (whole, or as the QP's payload stream), the ready WQE's requester QPC request, the
-//! hand-over to the transport, the TX engine's queue of QPs and its one frame per wake,
-//! the TX payload buffer's releases and the scheduler's wake-ups, and TX isolation's hooks
-//! on that way (the engine's order, the WQE FIFOs' admission, the waiting-time samples).
+//! The TX route's steps, unit to unit: an SQ doorbell (and an RQ doorbell's receive-WQE
+//! reads), the scheduler's step and its backpressure, the descriptor path (the QPC first, or
+//! latency hiding's overlapped read), the WQE read (from host memory or the prefetcher) and
+//! decode, the TX payload buffer's admission, the payload read (whole, or as the QP's
+//! payload stream), the ready WQE's requester QPC request, the hand-over to the transport,
+//! the TX engine's queue of QPs and its one frame per wake, the buffer's releases and the
+//! scheduler's wake-ups, and TX isolation's hooks on that way (the engine's order, the WQE
+//! FIFOs' admission, the waiting-time samples).
 //!
 //! Functions of the parts they need ([`TxParts`]: the transmit path, the memory path, the
 //! transport, the QP table, the mechanisms' hooks and the parameters; a step that needs
 //! less takes less) and `NicCx`, not methods of the `Nic`. What a step asks of the rest of
 //! the NIC comes back as a value for the caller (`nic/route_tx.rs`) to route, in the order
-//! the step would have done it: the QPC manager's pump ([`job_ready`]), the TX payload
-//! buffer's pump and a QP's completions ([`Posted`], [`Sent`]), the transport's timer (after
-//! [`after_send`]).
+//! the step would have done it: the QPC manager's pump ([`on_sched`], [`job_ready`]), the
+//! TX payload buffer's pump ([`on_wqes_fetched`], [`Posted`], [`after_send`]: the buffer's
+//! admission, [`buffer_admit`], then translation and a scheduler wake-up), a QP's
+//! completions ([`Posted`], [`Sent`]), the transport's timer (after [`after_send`]).
 //!
 //! A module of its own beside the transmit path's stage, which it drives: it names the
 //! memory path and the mechanisms' hooks, which the stage does not.
