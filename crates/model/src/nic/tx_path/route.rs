@@ -102,6 +102,7 @@ fn streaming(p: &ModelParams) -> bool {
 
 /// An SQ doorbell of `qpn` with producer index `pi`, rung at `t` (the doorbell unit's
 /// time): the QP becomes active.
+#[inline]
 pub(crate) fn on_doorbell<I, O>(
     mut s: TxParts<'_, I, O>,
     t: TimePs,
@@ -179,6 +180,7 @@ fn backpressure<O>(tx: &TxPath<O>, mem: &MemPath) -> Backpressure {
 /// One scheduler step at `now`: a visit reads its QP's WQEs once the descriptor path (the
 /// QPC first, or latency hiding's overlap) allows. Returns whether it submitted a QPC
 /// request: the NIC pumps the QPC manager then.
+#[inline]
 pub(crate) fn on_sched<I: TxIsolation, O>(
     mut s: TxParts<'_, I, O>,
     now: TimePs,
@@ -212,6 +214,7 @@ pub(crate) fn on_sched<I: TxIsolation, O>(
 
 /// Visit `visit` may read its WQEs from `at`: from the prefetcher if it has them (or is
 /// reading them), else from host memory.
+#[inline]
 pub(crate) fn wqe_fetch_issue<I, O>(
     s: TxParts<'_, I, O>,
     visit: u32,
@@ -336,6 +339,7 @@ pub(crate) fn sched_kick<O>(tx: &mut TxPath<O>, now: TimePs, cx: &mut NicCx<'_>)
 
 /// Makes `qpn` active if it has WQEs to fetch, and starts the scheduler at `at`; resource
 /// prefetching's scheduler trigger follows ([`prefetch::poll`]).
+#[inline]
 pub(crate) fn sched_activate<I, O>(
     s: &mut TxParts<'_, I, O>,
     qpn: u32,
@@ -387,6 +391,7 @@ pub(crate) fn buffer_release<O: TxOrder + Default>(
 /// Translation of fetched WQE `job` finished at `at`: read its payload, if any — whole
 /// (`fifo`), or as the next message of the QP's payload stream, the WQE going on once its
 /// first packet's bytes are in (`round_robin`).
+#[inline]
 pub(crate) fn job_translated<O>(
     tx: &mut TxPath<O>,
     mem: &mut MemPath,
@@ -456,6 +461,7 @@ pub(crate) fn chunk_arrived<O>(
 
 /// After a chunk's arrival at `now` (and its ready WQE): the stream refills, and the QP
 /// transmits what it `waited` for.
+#[inline]
 pub(crate) fn after_chunk<I, O: TxOrder + Default>(
     s: TxParts<'_, I, O>,
     qpn: u32,
@@ -517,6 +523,7 @@ pub(crate) fn streams_reset<I: TxIsolation, O: TxOrder + Default>(
 /// WQE `job` is ready (payload in the NIC) at `now`: in fetch order, ready WQEs ask the QPC
 /// manager for their context on the requester channel (the requester builds the packet
 /// headers from it). Returns whether any did: the NIC pumps the QPC manager then.
+#[inline]
 pub(crate) fn job_ready<O>(tx: &mut TxPath<O>, mem: &mut MemPath, job: u32, now: TimePs) -> bool {
     let mut submitted = false;
     for (head, qpn) in tx.fetch.release_ready(job, now) {
@@ -532,6 +539,7 @@ pub(crate) fn job_ready<O>(tx: &mut TxPath<O>, mem: &mut MemPath, job: u32, now:
 }
 
 /// The requester has the QPC of `job` at `now`: hand the WQE to the transport.
+#[inline]
 pub(crate) fn on_tx_post<I: TxIsolation, O: TxOrder + Default>(
     mut s: TxParts<'_, I, O>,
     now: TimePs,
