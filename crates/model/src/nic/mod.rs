@@ -26,7 +26,9 @@
 //! the TX-isolation paper's optimized-v1/v2 (separate WQE caching, slicing execution,
 //! isolated backpressure, adaptive WRR), each part also switchable alone (`nic.iso_*`). The
 //! TX path reaches them through two hooks chosen here once ([`ports::WqeAdmission`] for the
-//! scheduler, [`ports::TxOrder`] for the TX engine), whose baseline kinds are no-ops.
+//! scheduler, [`ports::TxOrder`] for the TX engine), whose baseline kinds are no-ops; the TX
+//! route's steps tell `Nic::iso` of the WQEs they hand on and start through
+//! [`ports::TxIsolation`].
 //!
 //! Every unit has an initiation interval in NIC cycles, reports its counters, and every
 //! on-chip structure reports its bytes ([`onchip`]).
@@ -35,7 +37,9 @@
 //! ([`mem_path`]), the transmit path ([`tx_path`]), the receive path ([`rx_path`]) and the
 //! host interface ([`host_if`]). A stage does what needs only its own units and hands back
 //! the continuation it was given; the `Nic` carries it on (`route_tx.rs`, `route_rx.rs`,
-//! `route_mem.rs`).
+//! `route_mem.rs`). The transmit route's steps are functions of the parts each needs
+//! (`tx_path/route.rs`): `route_tx.rs` only builds their parts and carries out what each
+//! asks of the rest of the NIC (a QPC or TX buffer pump, a QP's completions, the timer).
 
 /// The parts of `$nic` (a `Nic`) resource prefetching's router works with, borrowed field by
 /// field so that the caller may borrow its other fields beside them.

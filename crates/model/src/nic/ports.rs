@@ -3,6 +3,8 @@
 //! of a scheduler visit, a prefetch nobody waits for, the context of a fetched WQE or of a
 //! received frame, the MPT/MTT entry a translation lane needs), never bits inside an index.
 
+use rnic_sim::TimePs;
+
 use super::qp_table::QpHw;
 use super::translation::{TransLane, TransRead};
 use crate::host::driver::SqWqe;
@@ -111,6 +113,26 @@ pub trait WqeAdmission {
     /// `n` WQEs of the QP tagged `iso_tag` left their FIFO (their first packet left, or they
     /// were refused or flushed): the parked QPs that may read again.
     fn left(&mut self, iso_tag: u32, n: u32) -> Vec<u32>;
+}
+
+/// What the TX route tells TX isolation beside its two hooks, and where it finds the
+/// scheduler's [`WqeAdmission`] (the `Nic`'s `iso`): the waiting-time samples and per-tenant
+/// bytes of the WQEs it hands to the transport and starts. Without a mechanism and with no
+/// tenant but 0, each is a no-op or keeps a counter nobody reports.
+pub trait TxIsolation {
+    /// The scheduler's WQE admission.
+    type Admission: WqeAdmission;
+    /// The scheduler's WQE admission.
+    fn admission(&mut self) -> &mut Self::Admission;
+    /// A WQE of `qpn` that entered the NIC at `in_nic` and became ready at `ready` went to
+    /// the transport at `now`.
+    fn ready(&mut self, qpn: u32, in_nic: TimePs, ready: TimePs, now: TimePs);
+    /// The first packet of `qpn`'s oldest ready WQE (the QP tagged `tag`) left at `now`.
+    fn started(&mut self, qpn: u32, tag: u32, now: TimePs);
+    /// `bytes` of first transmissions of `tenant` left.
+    fn sent(&mut self, tenant: u16, bytes: u64);
+    /// `qpn` went to error: how many of its ready WQEs will not start.
+    fn forget(&mut self, qpn: u32) -> u32;
 }
 
 /// What a mechanism sees of the scheduling queue (resource prefetching mirrors it): each QP

@@ -21,6 +21,11 @@ const MECHANISMS: [&str; 2] = ["nic", "mech"];
 /// manager trait of `nic/qpc_manager/mod.rs`), as `nic/mod.rs` (`Nic::new`) chooses hooks.
 const CHOOSERS: [&str; 1] = ["nic/qpc_manager/any"];
 
+/// Routers of a stage, each a module of its own although it sits in the stage's folder: the
+/// TX route's steps (`nic/tx_path/route.rs`, functions of the parts they need, which drive
+/// the transmit path and name the memory path and the mechanisms' hooks the stage does not).
+const ROUTERS: [&str; 1] = ["nic/tx_path/route"];
+
 /// One import: `from` names something of `to`, in `file` (as `path`).
 #[derive(Debug, Clone)]
 pub struct Import {
@@ -31,11 +36,11 @@ pub struct Import {
 }
 
 /// The module (in the doc's granularity) a crate module path belongs to: `host/cm/modify`
-/// → `host/cm`, `nic/mech/prefetch/hook` and `nic/qpc_manager/any` → themselves,
-/// `config/schema` → `config`, `world` → `world`, the crate root → `lib`.
+/// → `host/cm`, `nic/mech/prefetch/hook`, `nic/qpc_manager/any` and `nic/tx_path/route` →
+/// themselves, `config/schema` → `config`, `world` → `world`, the crate root → `lib`.
 pub fn unit_of(module: &[String]) -> String {
     let joined = module.join("/");
-    if CHOOSERS.contains(&joined.as_str()) {
+    if CHOOSERS.contains(&joined.as_str()) || ROUTERS.contains(&joined.as_str()) {
         return joined;
     }
     match module.first() {

@@ -3,10 +3,13 @@
 //!
 //! The hooks of the mechanisms that change its decisions (TX isolation's order and WQE
 //! admission, prefetching's scheduler mirror, congestion control's rate) are chosen once in
-//! `Nic::new`; the stage's units are generic over them. The `Nic` carries each unit's
-//! outputs to the next (`route_tx.rs`).
+//! `Nic::new`; the stage's units are generic over them. The TX route's steps, which drive
+//! these units and name the memory path and the hooks, are functions of `route.rs` (a module
+//! apart: the stage itself imports no other stage); the `Nic` carries what they ask on
+//! (`route_tx.rs`).
 
 mod park;
+pub(crate) mod route;
 
 use super::mech::prefetch::hook::SchedMirror;
 use super::payload_stream::Streams;

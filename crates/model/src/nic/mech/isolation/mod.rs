@@ -84,6 +84,35 @@ pub struct Isolation {
     cycle_ps: TimePs,
 }
 
+impl crate::nic::ports::TxIsolation for Isolation {
+    type Admission = AnyWqeAdmission;
+
+    #[inline]
+    fn admission(&mut self) -> &mut AnyWqeAdmission {
+        &mut self.admission
+    }
+
+    #[inline]
+    fn ready(&mut self, qpn: u32, in_nic: TimePs, ready: TimePs, now: TimePs) {
+        Isolation::ready(self, qpn, in_nic, ready, now);
+    }
+
+    #[inline]
+    fn started(&mut self, qpn: u32, tag: u32, now: TimePs) {
+        Isolation::started(self, qpn, tag, now);
+    }
+
+    #[inline]
+    fn sent(&mut self, tenant: u16, bytes: u64) {
+        Isolation::sent(self, tenant, bytes);
+    }
+
+    #[inline]
+    fn forget(&mut self, qpn: u32) -> u32 {
+        Isolation::forget(self, qpn)
+    }
+}
+
 impl Isolation {
     /// The units for `parts` in a NIC whose cycle is `cycle_ps`.
     pub fn new(parts: IsoParts, cycle_ps: TimePs) -> Self {
