@@ -36,8 +36,8 @@
 //! The units are grouped into four stages, each one field of the [`Nic`]: the memory path
 //! ([`mem_path`]), the transmit path ([`tx_path`]), the receive path ([`rx_path`]) and the
 //! host interface ([`host_if`]). A stage does what needs only its own units and hands back
-//! the continuation it was given; the `Nic` carries it on (`route_tx.rs`, `route_rx.rs`,
-//! `route_mem.rs`). The transmit route's steps are functions of the parts each needs
+//! the continuation it was given; the `Nic` carries it on (`route_mem.rs`, `route_tx.rs`,
+//! and here for the receive route). The transmit route's steps are functions of the parts each needs
 //! (`tx_path/route.rs`): `route_tx.rs` only builds their parts and carries out what each
 //! asks of the rest of the NIC (a QPC or TX buffer pump, a QP's completions, the timer).
 
