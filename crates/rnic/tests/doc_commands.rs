@@ -55,6 +55,11 @@ const TOO_SLOW: &[(&str, &str, &str)] = &[
         "1.4 M events, 1.1 s optimised; tests/workload.rs runs a reduced version",
     ),
     (
+        "docs/book/src/flows.md",
+        "rnic run scenarios/fabrics/websearch-small.toml",
+        "1.4 M events, 1.1 s optimised; tests/workload.rs checks the folded row and --all-flows",
+    ),
+    (
         "README.md",
         "rnic run scenarios/fabrics/websearch-small.toml --set net.cc=dcqcn --set net.ecn.enabled=true",
         "1.4 M events, 1.1 s optimised; tests/workload.rs runs a reduced version",
