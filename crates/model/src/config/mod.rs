@@ -221,6 +221,14 @@ config_enum! {
     }
 }
 
+impl DmaReadArbiter {
+    /// Payload is streamed per packet (the `round_robin` arbiter), not read whole: what the
+    /// TX and RX routes ask before reading a message's or a READ response's payload.
+    pub fn streams_payload(self) -> bool {
+        self == DmaReadArbiter::RoundRobin
+    }
+}
+
 config_enum! {
     /// TX performance isolation (the TX-isolation paper): which TX architecture the NIC runs.
     pub enum TxIsolation {

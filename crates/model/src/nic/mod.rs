@@ -37,9 +37,10 @@
 //! ([`mem_path`]), the transmit path ([`tx_path`]), the receive path ([`rx_path`]) and the
 //! host interface ([`host_if`]). A stage does what needs only its own units and hands back
 //! the continuation it was given; the `Nic` carries it on (`route_mem.rs`, `route_tx.rs`,
-//! and here for the receive route). The transmit route's steps are functions of the parts each needs
-//! (`tx_path/route.rs`): `route_tx.rs` only builds their parts and carries out what each
-//! asks of the rest of the NIC (a QPC or TX buffer pump, a QP's completions, the timer).
+//! and here for the receive route). The transmit route's steps are functions of the parts
+//! each needs (`tx_path/route.rs`): `route_tx.rs` only builds their parts and carries out
+//! what each asks of the rest of the NIC (a QPC or TX buffer pump, a QP's completions, the
+//! timer).
 
 /// The parts of `$nic` (a `Nic`) resource prefetching's router works with, borrowed field by
 /// field so that the caller may borrow its other fields beside them.
@@ -272,11 +273,6 @@ impl Nic {
         if let Some(q) = self.qps.get_mut(qpn as usize) {
             q.iso_tag = isolation::tenant::tag(ls, q.tenant, qpn);
         }
-    }
-
-    /// Payload is streamed per packet (the `round_robin` arbiter), not read whole.
-    pub fn streaming(&self) -> bool {
-        self.p.nic.dma_read_arbiter == crate::config::DmaReadArbiter::RoundRobin
     }
 }
 

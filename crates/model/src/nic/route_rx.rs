@@ -38,7 +38,6 @@ use super::rx_translate::{
     RxTarget,
 };
 use super::translation::{TransJob, TransLane, Translation};
-use crate::config::DmaReadArbiter;
 use crate::event::{CmEv, FramePool, HostEv, NicEv};
 use crate::host::driver::encode_cqe;
 use crate::params::ModelParams;
@@ -266,7 +265,7 @@ pub(crate) fn on_handle(
     let mut handled = Handled::default();
     let mut enlist = true;
     if let (Some(op), true) = (op, res.is_ok()) {
-        let streaming = parts.p.nic.dma_read_arbiter == DmaReadArbiter::RoundRobin;
+        let streaming = parts.p.nic.dma_read_arbiter.streams_payload();
         match op {
             // An out-of-order READ request (ORNIC) reads its range from host memory
             // like a standard one before its responses leave.

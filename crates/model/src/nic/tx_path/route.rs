@@ -24,7 +24,6 @@ use rnic_transport::Device;
 use rnic_wire::Opcode;
 
 use super::TxPath;
-use crate::config::DmaReadArbiter;
 use crate::event::{CcEv, NicEv};
 use crate::nic::cx::NicCx;
 use crate::nic::dma_arbiter::ReadSource;
@@ -92,12 +91,6 @@ pub(crate) struct AfterSend {
     done: TimePs,
     freed: bool,
     kick_sched: bool,
-}
-
-/// Payload is streamed per packet (the `round_robin` arbiter), not read whole.
-#[inline]
-fn streaming(p: &ModelParams) -> bool {
-    p.nic.dma_read_arbiter == DmaReadArbiter::RoundRobin
 }
 
 /// An SQ doorbell of `qpn` with producer index `pi`, rung at `t` (the doorbell unit's
@@ -411,7 +404,7 @@ pub(crate) fn job_translated<O>(
         return;
     }
     tx.fetch.stats.payload_bytes += bytes;
-    if streaming(p) {
+    if p.nic.dma_read_arbiter.streams_payload() {
         let pmtu = u64::from(qps.get(qpn as usize).map_or(4096, |q| q.pmtu));
         tx.streams
             .get_mut(qpn, false)
@@ -482,7 +475,7 @@ pub(crate) fn after_chunk<I, O: TxOrder + Default>(
 /// Whether `qpn`'s next frame is fresh payload whose bytes are not yet in the NIC; if so
 /// its stream is marked waited for.
 fn payload_gated<O>(p: &ModelParams, dev: &Device, tx: &mut TxPath<O>, qpn: u32) -> bool {
-    if !streaming(p) {
+    if !p.nic.dma_read_arbiter.streams_payload() {
         return false;
     }
     let Some(pk) = dev.peek_transmit_qp(qpn) else {
@@ -589,7 +582,7 @@ fn stream_sent<I, O>(
     now: TimePs,
     cx: &mut NicCx<'_>,
 ) {
-    if !streaming(s.p) || payload == 0 {
+    if !s.p.nic.dma_read_arbiter.streams_payload() || payload == 0 {
         return;
     }
     let resp = is_read_response(op);
