@@ -676,6 +676,15 @@ fn cmd_run(
     err: &mut dyn Write,
 ) -> anyhow::Result<()> {
     let scenario = load_scenario(&c.scenario)?;
+    // A flag that would change nothing is refused, not ignored: without a [workload] every
+    // row is already listed (a [perf] scenario has one result, each [[flow]] its own row).
+    if c.all_flows && scenario.workload.is_none() {
+        anyhow::bail!(crate::UsageError(format!(
+            "--all-flows lists a [workload]'s flows one row each; scenario {} has no [workload], \
+             so every row is already listed",
+            c.scenario.display()
+        )));
+    }
     let cli = CliOverrides {
         profile: c.sim.profile.clone(),
         seed: c.sim.seed,

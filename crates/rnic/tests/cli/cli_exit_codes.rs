@@ -553,3 +553,25 @@ fn a_field_set_by_a_flag_and_by_set_to_different_values_exits_2() {
     );
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `--all-flows` unfolds a `[workload]`'s rows; on a scenario without one it would change
+/// nothing, so it is refused (exit 2, naming the flag) before anything runs.
+#[test]
+fn all_flows_without_a_workload_is_refused() {
+    let dir = scratch("all-flows");
+    for (name, text) in [
+        ("perf.toml", "[perf]\ntest = \"write-bw\"\nsize = 64\n"),
+        ("flows.toml", "[[flow]]\ntest = \"write-bw\"\nsize = 64\n"),
+    ] {
+        let file = dir.join(name);
+        std::fs::write(&file, text).unwrap();
+        let (code, out, err) = rnic(&["run", file.to_str().unwrap(), "--all-flows"]);
+        assert_eq!(code, 2, "{name}: {err}");
+        assert!(
+            err.contains("--all-flows") && err.contains("no [workload]"),
+            "{err}"
+        );
+        assert!(out.is_empty(), "{name}: refused before running: {out}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
