@@ -382,3 +382,27 @@ pub fn on_two_workers<P: Sync, R: Send>(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::headlines;
+    use crate::repro::{claim::claim, ClaimKind};
+
+    /// A headline per paper that ran, and one in total only when more than one paper ran.
+    #[test]
+    fn headlines_add_a_total_only_over_papers() {
+        let predicted = |pass| {
+            let mut c = claim("c", "p", "o".into(), pass);
+            c.kind = Some(ClaimKind::Prediction);
+            c
+        };
+        let one = headlines(&[("csRNA", predicted(true)), ("csRNA", predicted(false))]);
+        assert_eq!(one, "csRNA: 1 of 2 predictions pass\n");
+        let two = headlines(&[("csRNA", predicted(true)), ("ORNIC", predicted(true))]);
+        assert_eq!(
+            two,
+            "csRNA: 1 of 1 predictions pass\nORNIC: 1 of 1 predictions pass\n\
+             total: 2 of 2 predictions pass\n"
+        );
+    }
+}
