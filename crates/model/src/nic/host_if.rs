@@ -6,8 +6,9 @@ use rnic_sim::TimePs;
 
 use super::cq::CqUnit;
 use super::cx::NicCx;
-use super::doorbell::DoorbellUnit;
+use super::doorbell::{self, DoorbellUnit};
 use super::pcie::Pcie;
+use super::qp_table::QpHw;
 use crate::event::NicEv;
 use crate::params::ModelParams;
 use crate::slab::Slab;
@@ -59,6 +60,36 @@ impl HostIf {
             NicEv::Doorbell { qpn, pi }
         };
         cx.at(at, ev);
+    }
+
+    /// An RQ doorbell of `qpn` with producer index `pi` reaches the NIC at `now`: the
+    /// doorbell unit rings, and the new receive WQEs are fetched, one read of at most
+    /// `nic.wqes_per_fetch` WQEs (never across the ring's end) each, recorded in
+    /// `rq_reads`. `read(at, bytes, slot)` issues one read; the memory path does the reading.
+    pub fn on_doorbell_rq(
+        &mut self,
+        (now, qpn, pi): (TimePs, u32, u32),
+        qps: &mut [QpHw],
+        p: &ModelParams,
+        mut read: impl FnMut(TimePs, u64, u32),
+    ) {
+        let t = self.doorbell.ring_rq(now);
+        let Some(qp) = qps.get_mut(qpn as usize) else {
+            return;
+        };
+        doorbell::advance(&mut qp.rq_pi, pi);
+        while qp.rq_pi != qp.rq_fetched {
+            let first = qp.rq_fetched;
+            let to_wrap = qp.rq_mask + 1 - (first & qp.rq_mask);
+            let k = qp
+                .rq_pi
+                .wrapping_sub(first)
+                .min(p.nic.wqes_per_fetch)
+                .min(to_wrap);
+            qp.rq_fetched = first.wrapping_add(k);
+            let slot = self.rq_reads.insert((qpn, first, k));
+            read(t, u64::from(k) * p.nic.wqe_bytes, slot);
+        }
     }
 
     /// QP `qpn` runs on host core `core`: the first QP of a core names that core's CQs.

@@ -112,6 +112,7 @@ use crate::event::NicEv;
 use crate::params::ModelParams;
 
 use cx::NicCx;
+use dma_arbiter::ReadSource;
 use host_if::HostIf;
 use mech::cc::hook::AnyCc;
 use mech::cc::route as cc;
@@ -172,7 +173,14 @@ impl Nic {
             NicEv::Mmio { qpn, pi } => self.host.mmio(now, qpn, pi, false, &mut self.mem.pcie, cx),
             NicEv::MmioRq { qpn, pi } => self.host.mmio(now, qpn, pi, true, &mut self.mem.pcie, cx),
             NicEv::Doorbell { qpn, pi } => self.on_doorbell(now, qpn, pi, cx),
-            NicEv::DoorbellRq { qpn, pi } => self.on_doorbell_rq(now, qpn, pi, cx),
+            NicEv::DoorbellRq { qpn, pi } => {
+                let mem = &mut self.mem;
+                let read = |t, len, slot| {
+                    mem.host_read(t, len, DmaToken::RqWqe(slot), ReadSource::Wqe, cx);
+                };
+                self.host
+                    .on_doorbell_rq((now, qpn, pi), &mut self.qps, &self.p, read);
+            }
             NicEv::Sched => self.on_sched(now, cx),
             NicEv::DmaArrive { slot } => self.mem.on_dma_arrive(now, slot, cx),
             NicEv::DmaDone { slot } => self.on_dma_done(now, slot, cx),

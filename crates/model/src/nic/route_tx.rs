@@ -38,12 +38,6 @@ impl Nic {
         tx::on_doorbell(tx_parts!(self), t, qpn, pi, cx);
     }
 
-    /// An RQ doorbell: fetch the new receive WQEs ([`tx::on_doorbell_rq`]).
-    pub(crate) fn on_doorbell_rq(&mut self, now: TimePs, qpn: u32, pi: u32, cx: &mut NicCx<'_>) {
-        let (host, mem, qps, p) = (&mut self.host, &mut self.mem, &mut self.qps, &self.p);
-        tx::on_doorbell_rq(host, mem, qps, p, now, qpn, pi, cx);
-    }
-
     /// Makes `qpn` active if it has WQEs to fetch, and starts the scheduler at `at`
     /// ([`tx::sched_activate`]).
     pub(crate) fn sched_activate(&mut self, qpn: u32, at: TimePs, cx: &mut NicCx<'_>) {

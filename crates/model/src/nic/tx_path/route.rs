@@ -1,5 +1,5 @@
-//! The TX route's steps, unit to unit: an SQ doorbell (and an RQ doorbell's receive-WQE
-//! reads), the scheduler's step and its backpressure, the descriptor path (the QPC first, or
+//! The TX route's steps, unit to unit: an SQ doorbell (an RQ doorbell is the host
+//! interface's, `HostIf::on_doorbell_rq`), the scheduler's step and its backpressure, the descriptor path (the QPC first, or
 //! latency hiding's overlapped read), the WQE read (from host memory or the prefetcher) and
 //! decode, the TX payload buffer's admission, the payload read (whole, or as the QP's
 //! payload stream), the ready WQE's requester QPC request, the hand-over to the transport,
@@ -28,7 +28,6 @@ use crate::event::{CcEv, NicEv};
 use crate::nic::cx::NicCx;
 use crate::nic::dma_arbiter::ReadSource;
 use crate::nic::doorbell;
-use crate::nic::host_if::HostIf;
 use crate::nic::mech::cc::hook::{AnyCc, CongestionControl};
 use crate::nic::mech::csrna::latency_hiding::DescriptorPath;
 use crate::nic::mech::prefetch::hook::AnyPrefetch;
@@ -108,42 +107,6 @@ pub(crate) fn on_doorbell<I, O>(
     };
     doorbell::advance(&mut qp.sq_pi, pi);
     sched_activate(&mut s, qpn, t, cx);
-}
-
-/// An RQ doorbell of `qpn` with producer index `pi` reaches the NIC at `now`: fetch the new
-/// receive WQEs (one DMA read per `wqes_per_fetch`), each read recorded in the host
-/// interface's `rq_reads`.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn on_doorbell_rq(
-    host: &mut HostIf,
-    mem: &mut MemPath,
-    qps: &mut [QpHw],
-    p: &ModelParams,
-    now: TimePs,
-    qpn: u32,
-    pi: u32,
-    cx: &mut NicCx<'_>,
-) {
-    let per = p.nic.wqes_per_fetch;
-    let wqe = p.nic.wqe_bytes;
-    let t = host.doorbell.ring_rq(now);
-    let Some(qp) = qps.get_mut(qpn as usize) else {
-        return;
-    };
-    doorbell::advance(&mut qp.rq_pi, pi);
-    loop {
-        let qp = &mut qps[qpn as usize];
-        if qp.rq_pi == qp.rq_fetched {
-            break;
-        }
-        let first = qp.rq_fetched;
-        let to_wrap = qp.rq_mask + 1 - (first & qp.rq_mask);
-        let k = qp.rq_pi.wrapping_sub(first).min(per).min(to_wrap);
-        qp.rq_fetched = first.wrapping_add(k);
-        let slot = host.rq_reads.insert((qpn, first, k));
-        let len = u64::from(k) * wqe;
-        mem.host_read(t, len, DmaToken::RqWqe(slot), ReadSource::Wqe, cx);
-    }
 }
 
 /// Resource prefetching's scheduler trigger at `now` ([`prefetch::poll`]).
