@@ -725,7 +725,7 @@ pub struct RunCmd {
     pub pcap: Option<PathBuf>,
     /// List every flow of a [workload] in the table; by default those that ended ok are one
     /// `workload` row (each is in the FCT summary, and with --json FILE a line of
-    /// FILE-fct.csv).
+    /// FILE-fct.csv). Refused on a scenario without a [workload].
     #[arg(long)]
     pub all_flows: bool,
     #[command(flatten)]
