@@ -1,11 +1,11 @@
 //! The TX route's steps, unit to unit: an SQ doorbell (an RQ doorbell is the host
-//! interface's, `HostIf::on_doorbell_rq`), the scheduler's step and its backpressure, the descriptor path (the QPC first, or
-//! latency hiding's overlapped read), the WQE read (from host memory or the prefetcher) and
-//! decode, the TX payload buffer's admission, the payload read (whole, or as the QP's
-//! payload stream), the ready WQE's requester QPC request, the hand-over to the transport,
-//! the TX engine's queue of QPs and its one frame per wake, the buffer's releases and the
-//! scheduler's wake-ups, and TX isolation's hooks on that way (the engine's order, the WQE
-//! FIFOs' admission, the waiting-time samples).
+//! interface's, `HostIf::on_doorbell_rq`), the scheduler's step and its backpressure, the
+//! descriptor path (the QPC first, or latency hiding's overlapped read), the WQE read (from
+//! host memory or the prefetcher) and decode, the TX payload buffer's admission, the payload
+//! read (whole, or as the QP's payload stream), the ready WQE's requester QPC request, the
+//! hand-over to the transport, the TX engine's queue of QPs and its one frame per wake, the
+//! buffer's releases and the scheduler's wake-ups, and TX isolation's hooks on that way (the
+//! engine's order, the WQE FIFOs' admission, the waiting-time samples).
 //!
 //! Functions of the parts they need ([`TxParts`]: the transmit path, the memory path, the
 //! transport, the QP table, the mechanisms' hooks and the parameters; a step that needs
