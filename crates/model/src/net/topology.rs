@@ -141,11 +141,10 @@ fn check_shared_buffer(cfg: &Config, plan: &Plan) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// ECN marking needs its thresholds in order and a switch to mark in.
+/// ECN marking needs its thresholds in order and a switch to mark in. The order is checked
+/// with marking off too: thresholds out of order are a mistake whether or not this run
+/// marks, and a later `--set net.ecn.enabled=true` should not be the first to say so.
 fn check_ecn(ecn: &crate::config::EcnConfig, plan: &Plan) -> Result<(), ConfigError> {
-    if !ecn.enabled {
-        return Ok(());
-    }
     if ecn.kmin_bytes >= ecn.kmax_bytes {
         return Err(bad(format!(
             "net.ecn.kmin_bytes = {} must be below net.ecn.kmax_bytes = {} (marking rises \
@@ -154,6 +153,9 @@ fn check_ecn(ecn: &crate::config::EcnConfig, plan: &Plan) -> Result<(), ConfigEr
             ecn.kmax_bytes,
             ecn.kmin_bytes.saturating_mul(4).max(1)
         )));
+    }
+    if !ecn.enabled {
+        return Ok(());
     }
     if plan.switches.is_empty() {
         return Err(bad(

@@ -160,6 +160,11 @@ fn bad_buffer_settings_are_refused_naming_the_field() {
         (vec!["net.switch_buffer=pooled"], "net.switch_buffer"),
         (vec!["net.ecn.mark_point=arrival"], "net.ecn.mark_point"),
         (vec!["net.trace_interval_us=-1"], "net.trace_interval_us"),
+        // Out of order with marking off too.
+        (
+            vec!["net.ecn.kmin_bytes=2000000", "net.ecn.kmax_bytes=1000000"],
+            "net.ecn.kmin_bytes = 2000000 must be below net.ecn.kmax_bytes",
+        ),
         (
             vec![
                 "net.pfc=true",
