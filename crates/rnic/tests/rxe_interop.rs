@@ -10,8 +10,9 @@
 //! print why and pass, unless `RNIC_REQUIRE_RXE=1`: then they fail.
 //!
 //! The `rnic live` interop tests (rnic as client and as server against perftest and
-//! `ibv_rc_pingpong` in the guest, PMTU 1024 and 4096, and the bandwidth tests with loss and
-//! reordering from netem) run for every tool `rnic live` has a test for; a tool it had none
+//! `ibv_rc_pingpong` in the guest, PMTU 1024 and 4096, and every RC tool again with loss and
+//! reordering from netem, long enough that netem drops frames, which each such run checks)
+//! run for every tool `rnic live` has a test for; a tool it had none
 //! for would be ignored, naming what `rnic live` lacks. [`accel`] puts `rnic accel` between
 //! an `rnic live` client and rxe.
 
@@ -178,6 +179,19 @@ impl Guest {
         let mut cmd = peer_command(&self.instance, &["netem"]);
         cmd.args(args.split_whitespace());
         cmd.output().expect("run rxe-peer.sh").into()
+    }
+
+    /// Frames the guest NIC's netem has dropped since it was set (`tc -s qdisc`'s `dropped`).
+    fn netem_drops(&self) -> u64 {
+        let shown = self.run("/sbin/tc -s qdisc show dev eth0");
+        assert!(shown.ok, "tc -s qdisc: {}", shown.text);
+        let after = shown
+            .text
+            .split("dropped ")
+            .nth(1)
+            .unwrap_or_else(|| panic!("no drop count in: {}", shown.text));
+        let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().expect("the drop count")
     }
 
     /// Back to the state every test starts from: no qdisc impairment.
@@ -393,6 +407,8 @@ struct Interop {
     mtu: u32,
     /// netem arguments for the guest NIC, if the run is impaired.
     netem: Option<&'static str>,
+    /// The run fails unless netem dropped at least one frame (the loss was felt).
+    must_drop: bool,
     /// perftest's `-c`, given to both sides: `RC`, `UC` or `UD`.
     connection: &'static str,
     /// perftest's `-R` on both sides: the QPs are connected by RDMA CM over the wire.
@@ -408,6 +424,7 @@ impl Interop {
             iters: 20,
             mtu: 1024,
             netem: None,
+            must_drop: false,
             connection: "RC",
             rdma_cm: false,
         }
@@ -458,6 +475,28 @@ impl Interop {
         Interop {
             netem: Some(netem),
             ..self
+        }
+    }
+
+    /// 1 % loss and reordering over `iters` iterations, enough for the guest to send about
+    /// 1000 frames or more (netem then drops about 10; none at all has a chance of
+    /// 0.99^1000, below 10^-4), and the run fails if netem dropped none.
+    const fn lossy(self, iters: u32) -> Self {
+        Interop {
+            must_drop: true,
+            ..self.iters(iters).impaired(LOSS_AND_REORDER)
+        }
+    }
+
+    /// After an impaired run that must have lost frames: netem dropped some.
+    fn check_drops(&self, guest: &Guest) {
+        if self.must_drop {
+            let dropped = guest.netem_drops();
+            assert!(
+                dropped > 0,
+                "netem dropped no frame: the loss was not tested"
+            );
+            eprintln!("netem dropped {dropped} of the guest's frames");
         }
     }
 
@@ -513,6 +552,7 @@ impl Interop {
             let (client, args) = self.run_rnic_client(guest, port, &[("--json", &json)]);
             ((client, finish(server)), (args, json))
         });
+        self.check_drops(guest);
         guest.reset();
         assert!(client.ok, "rnic {}:\n{}", args.join(" "), client.text);
         assert!(
@@ -589,6 +629,7 @@ impl Interop {
             let server: Ran = server.wait_with_output().unwrap().into();
             ((client, server), (args, json))
         });
+        self.check_drops(guest);
         guest.reset();
         assert!(
             client.ok,
@@ -899,14 +940,14 @@ mod rdma_cm {
     #[test]
     fn ib_write_bw_rnic_client_with_loss_and_reordering() {
         run("ib_write_bw", "write-bw", 4096)
-            .impaired(LOSS_AND_REORDER)
+            .lossy(1000)
             .rnic_client()
     }
 
     #[test]
     fn ib_write_bw_rnic_server_with_loss_and_reordering() {
         run("ib_write_bw", "write-bw", 4096)
-            .impaired(LOSS_AND_REORDER)
+            .lossy(1000)
             .rnic_server()
     }
 
@@ -947,55 +988,85 @@ mod rdma_cm {
 #[test]
 fn write_bw_rnic_client_with_loss_and_reordering() {
     Interop::new("ib_write_bw", "write-bw", 4096)
-        .impaired(LOSS_AND_REORDER)
+        .lossy(1000)
         .rnic_client()
 }
 
 #[test]
 fn write_bw_rnic_server_with_loss_and_reordering() {
     Interop::new("ib_write_bw", "write-bw", 4096)
-        .impaired(LOSS_AND_REORDER)
+        .lossy(500)
         .rnic_server()
 }
 
 #[test]
 fn read_bw_rnic_client_with_loss_and_reordering() {
     Interop::new("ib_read_bw", "read-bw", 4096)
-        .impaired(LOSS_AND_REORDER)
+        .lossy(1000)
         .rnic_client()
 }
 
 #[test]
 fn read_bw_rnic_server_with_loss_and_reordering() {
     Interop::new("ib_read_bw", "read-bw", 4096)
-        .impaired(LOSS_AND_REORDER)
+        .lossy(500)
         .rnic_server()
 }
 
 #[test]
 fn atomic_bw_rnic_client_with_loss_and_reordering() {
     Interop::new("ib_atomic_bw", "atomic-bw", 8)
-        .impaired(LOSS_AND_REORDER)
+        .lossy(1000)
         .rnic_client()
 }
 
 #[test]
 fn atomic_bw_rnic_server_with_loss_and_reordering() {
     Interop::new("ib_atomic_bw", "atomic-bw", 8)
-        .impaired(LOSS_AND_REORDER)
+        .lossy(500)
         .rnic_server()
 }
 
 #[test]
 fn send_bw_rnic_client_with_loss_and_reordering() {
     Interop::new("ib_send_bw", "send-bw", 4096)
-        .impaired(LOSS_AND_REORDER)
+        .lossy(1000)
         .rnic_client()
 }
 
 #[test]
 fn send_bw_rnic_server_with_loss_and_reordering() {
     Interop::new("ib_send_bw", "send-bw", 4096)
-        .impaired(LOSS_AND_REORDER)
+        .lossy(500)
         .rnic_server()
+}
+
+/// The latency tests and `ibv_rc_pingpong` under 1 % loss and reordering: each lost frame
+/// is resent (by rnic or by rxe, whichever sent it) and the ping-pong runs to its end.
+mod lat_with_loss_and_reordering {
+    use super::*;
+
+    /// Each tool with its size and iterations: the guest sends about two frames an
+    /// iteration of `ib_write_lat` and `ib_send_lat` (its message and its ACK of ours), one
+    /// of `ib_read_lat` (a request or a response), and about six of `ibv_rc_pingpong` at
+    /// 4096 bytes (four packets at PMTU 1024 and ACKs).
+    macro_rules! lossy_pair {
+        ($($name:ident: $tool:literal, $live:literal, $size:literal, $iters:literal;)*) => {$(
+            mod $name {
+                use super::*;
+                const RUN: Interop = Interop::new($tool, $live, $size).lossy($iters);
+                #[test]
+                fn rnic_client() { RUN.rnic_client() }
+                #[test]
+                fn rnic_server() { RUN.rnic_server() }
+            }
+        )*};
+    }
+
+    lossy_pair! {
+        ib_write_lat: "ib_write_lat", "write-lat", 2, 500;
+        ib_read_lat: "ib_read_lat", "read-lat", 2, 1000;
+        ib_send_lat: "ib_send_lat", "send-lat", 2, 500;
+        ibv_rc_pingpong: "ibv_rc_pingpong", "rc-pingpong", 4096, 200;
+    }
 }
