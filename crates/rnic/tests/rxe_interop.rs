@@ -995,7 +995,7 @@ fn write_bw_rnic_client_with_loss_and_reordering() {
 #[test]
 fn write_bw_rnic_server_with_loss_and_reordering() {
     Interop::new("ib_write_bw", "write-bw", 4096)
-        .lossy(500)
+        .lossy(250)
         .rnic_server()
 }
 
@@ -1037,7 +1037,7 @@ fn send_bw_rnic_client_with_loss_and_reordering() {
 #[test]
 fn send_bw_rnic_server_with_loss_and_reordering() {
     Interop::new("ib_send_bw", "send-bw", 4096)
-        .lossy(500)
+        .lossy(250)
         .rnic_server()
 }
 
