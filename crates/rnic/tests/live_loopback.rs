@@ -65,6 +65,19 @@ fn pair(
     test: &str,
     extra: &[&str],
 ) -> Option<(serde_json::Value, serde_json::Value, std::path::PathBuf)> {
+    pair_printing(test, extra).map(|(c, s, pcap, _)| (c, s, pcap))
+}
+
+/// [`pair`], with what the client printed.
+fn pair_printing(
+    test: &str,
+    extra: &[&str],
+) -> Option<(
+    serde_json::Value,
+    serde_json::Value,
+    std::path::PathBuf,
+    String,
+)> {
     let Ends {
         server,
         client,
@@ -118,9 +131,21 @@ fn pair(
     let server = finish(server, "the server");
     assert!(client.status.success(), "client failed: {}", text(&client));
     assert!(server.status.success(), "server failed: {}", text(&server));
-    let out = String::from_utf8_lossy(&client.stdout);
+    let out = String::from_utf8_lossy(&client.stdout).into_owned();
     assert!(out.contains("#bytes"), "perftest's table is printed: {out}");
-    Some((json(&cj), json(&sj), pcap))
+    Some((json(&cj), json(&sj), pcap, out))
+}
+
+/// A bandwidth test's BW peak, perftest's best rate over consecutive operations: positive,
+/// at least the average (the whole run is one of the runs it tries), and the server prints
+/// the client's.
+fn assert_peak(c: &serde_json::Value, s: &serde_json::Value) {
+    let (peak, avg) = (
+        c["bw_peak_mb_s"].as_f64().unwrap(),
+        c["bw_avg_mb_s"].as_f64().unwrap(),
+    );
+    assert!(peak >= avg && avg > 0.0, "peak {peak}, average {avg}: {c}");
+    assert_eq!(s["bw_peak_mb_s"], c["bw_peak_mb_s"], "server: {s}");
 }
 
 fn assert_verified(j: &serde_json::Value, who: &str) {
@@ -182,7 +207,29 @@ fn write_bw_between_two_processes_verifies_every_byte() {
         s["iterations"], 300,
         "the server reports the client's figures, as perftest"
     );
+    assert_peak(&c, &s);
     assert_pcap_checks(&pcap);
+}
+
+/// `--report_gbits` prints the bandwidth table in Gb/s, the JSON keeps MB/s.
+#[test]
+fn report_gbits_prints_the_table_in_gbits() {
+    let Some((c, _, _, out)) = pair_printing("write-bw", &["-n", "50", "--report_gbits"]) else {
+        return;
+    };
+    assert!(out.contains("BW average[Gb/sec]"), "{out}");
+    let row = out
+        .lines()
+        .skip_while(|l| !l.contains("#bytes"))
+        .nth(1)
+        .unwrap();
+    let avg_gbits: f64 = row.split_whitespace().nth(3).unwrap().parse().unwrap();
+    let avg_mb_s = c["bw_avg_mb_s"].as_f64().unwrap();
+    let want = avg_mb_s * 1_048_576.0 * 8.0 / 1e9;
+    assert!(
+        (avg_gbits - want).abs() <= 0.01,
+        "{avg_gbits} Gb/s printed, {want} from {c}"
+    );
 }
 
 /// The CM MADs of a capture, in order: the attribute id of every UD SEND to QP1 with the
@@ -293,6 +340,14 @@ fn send_bw_between_two_processes_verifies_every_message() {
     assert_eq!(c["iterations"], 600);
     assert!(c["goodput_gbps"].as_f64().unwrap() > 0.0, "client: {c}");
     assert!(s["goodput_gbps"].as_f64().unwrap() > 0.0, "server: {s}");
+    let (peak, avg) = (
+        c["bw_peak_mb_s"].as_f64().unwrap(),
+        c["bw_avg_mb_s"].as_f64().unwrap(),
+    );
+    assert!(
+        peak >= avg && avg > 0.0,
+        "client's peak {peak}, average {avg}"
+    );
     assert_pcap_checks(&pcap);
 }
 
@@ -306,6 +361,7 @@ fn read_bw_between_two_processes_verifies_every_byte() {
     assert_eq!(c["test"], "read-bw");
     assert_eq!(c["iterations"], 300);
     assert!(c["goodput_gbps"].as_f64().unwrap() > 0.0, "client: {c}");
+    assert_peak(&c, &s);
     assert_pcap_checks(&pcap);
 }
 
@@ -344,6 +400,7 @@ fn atomic_bw_between_two_processes_verifies_every_fetched_value() {
     assert_eq!(c["test"], "atomic-bw");
     assert_eq!(c["size_bytes"], 8, "perftest's atomic operand");
     assert_eq!(s["iterations"], 1000);
+    assert_peak(&c, &s);
     assert_pcap_checks(&pcap);
 }
 

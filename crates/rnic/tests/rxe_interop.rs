@@ -560,7 +560,27 @@ impl Interop {
             "{} (server) in the guest:\n{}",
             self.guest_tool, server.text
         );
-        Some(assert_live_report(&json))
+        let report = assert_live_report(&json);
+        self.check_server_prints_our_peak(&server.text, &report);
+        Some(report)
+    }
+
+    /// perftest's WRITE, READ and atomic bandwidth servers print the figures the client
+    /// sends them at the end: the BW peak there is rnic's, as its JSON has it.
+    fn check_server_prints_our_peak(&self, server_text: &str, report: &serde_json::Value) {
+        let prints_client_report = matches!(
+            self.guest_tool,
+            "ib_write_bw" | "ib_read_bw" | "ib_atomic_bw"
+        );
+        if !prints_client_report {
+            return;
+        }
+        let peak = report["bw_peak_mb_s"].as_f64().expect("bw_peak_mb_s");
+        let printed = perftest_row(server_text)[2];
+        assert!(
+            peak > 0.0 && (printed - peak).abs() <= 0.01,
+            "the guest's server printed a BW peak of {printed} MB/s, rnic measured {peak}:\n{server_text}"
+        );
     }
 
     /// The guest's tool as the server on `port` (`finish` waits for it).

@@ -13,7 +13,7 @@
 use anyhow::bail;
 use rnic_transport::{AtomicArgs, Completion, Memory, RemoteAddr, SendWr, Sge, WcOpcode, WrOpcode};
 
-use super::bw::keep_in_flight;
+use super::bw::{keep_in_flight, BwMeasured};
 use super::endpoint::Endpoint;
 use super::report::Verification;
 use super::session::Session;
@@ -37,12 +37,12 @@ struct Cells {
 }
 
 /// Runs `o.iters` FETCH&ADDs with `o.tx_depth` in flight; fetched values land at
-/// `results_addr + 8 * (i mod tx_depth)`. Returns the seconds taken and the verdict.
+/// `results_addr + 8 * (i mod tx_depth)`. Returns what was measured and the verdict.
 pub fn fetch_adds(
     s: &mut Session,
     o: &LiveOptions,
     results_addr: u64,
-) -> anyhow::Result<(f64, Verification)> {
+) -> anyhow::Result<(BwMeasured, Verification)> {
     let remote = RemoteAddr {
         va: s.peer.vaddr,
         rkey: s.peer.rkey,
@@ -55,7 +55,7 @@ pub fn fetch_adds(
         initial_known: s.pre.peer_is_rnic,
         verification: Verification::Verified,
     };
-    let elapsed_s = keep_in_flight(
+    let measured = keep_in_flight(
         s,
         o,
         |i| fetch_add(i, slot(i), lkey, remote),
@@ -65,7 +65,7 @@ pub fn fetch_adds(
         Verification::Verified if !cells.initial_known => Verification::PeerIsPerftest,
         v => v,
     };
-    Ok((elapsed_s, verification))
+    Ok((measured, verification))
 }
 
 fn fetch_add(i: u64, result_addr: u64, lkey: u32, remote: RemoteAddr) -> SendWr {

@@ -13,6 +13,7 @@
 use std::time::Instant;
 
 use anyhow::bail;
+use rnic_model::host::bw_peak::{BwPeak, PeakSpan};
 use rnic_transport::{Completion, RemoteAddr, SendWr, ServiceType, Sge, WcStatus};
 
 use super::endpoint::Endpoint;
@@ -76,14 +77,14 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
         rkey: s.peer.rkey,
     };
     let write_retransmissions;
-    let (elapsed_s, verification) = match verb {
+    let (measured, verification) = match verb {
         Verb::Atomic => {
             let done = super::atomic_bw::fetch_adds(&mut s, o, SRC_ADDR)?;
             write_retransmissions = s.ep.dev.stats().retransmitted_packets;
             done
         }
         Verb::Write | Verb::Read => {
-            let elapsed_s = keep_in_flight(
+            let measured = keep_in_flight(
                 &mut s,
                 o,
                 |i| match verb {
@@ -107,14 +108,15 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
                 (true, _) if o.service == ServiceType::Uc => Verification::PeerIsPerftest,
                 (true, _) => read_back(&mut s, o, remote)?,
             };
-            (elapsed_s, verification)
+            (measured, verification)
         }
     };
-    let mut r = LiveResult::bandwidth(verb.test_name(), o.size, o.iters, elapsed_s);
+    let mut r = LiveResult::bandwidth(verb.test_name(), o.size, o.iters, measured.elapsed_s);
+    r.bw_peak_mb_s = measured.peak_mb_s(o.size);
     let mine = BwReport {
         size: o.size,
         iters: o.iters,
-        bw_peak: 0.0,
+        bw_peak: r.bw_peak_mb_s,
         bw_avg: r.bw_avg_mb_s,
         msg_rate: r.msg_rate_mops,
     };
@@ -135,16 +137,42 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     Ok(r)
 }
 
+/// What a bandwidth loop measured.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BwMeasured {
+    /// Seconds from the first post to the last completion.
+    pub elapsed_s: f64,
+    /// perftest's BW peak: the run of consecutive operations, from one's post to a later
+    /// one's completion, with the least time per operation (`None`: nothing measured).
+    pub peak: Option<PeakSpan>,
+}
+
+impl BwMeasured {
+    /// The BW peak of operations of `size` bytes, MB/s (MB = 2^20 bytes, as perftest's).
+    pub fn peak_mb_s(&self, size: u64) -> f64 {
+        self.peak.map_or(0.0, |p| {
+            (size * p.ops) as f64 / (p.span_ps as f64 * 1e-12) / MB
+        })
+    }
+}
+
+/// Picoseconds from `start` to now: the unit of [`BwPeak`]'s stamps.
+fn ps_since(start: Instant) -> u64 {
+    u64::try_from(start.elapsed().as_nanos() * 1000).unwrap_or(u64::MAX)
+}
+
 /// Keeps `o.tx_depth` work requests (`wr_for(i)` is the `i`-th, its `wr_id` `i`) in flight
 /// until `o.iters` completed, as perftest's `run_iter_bw`; `check` sees every successful
-/// completion in order. Returns the seconds from the first post to the last completion.
+/// completion in order. Stamps every post and every completion as perftest does
+/// (`tposted`, `tcompleted`; every work request is signalled), for its BW peak.
 pub fn keep_in_flight(
     s: &mut Session,
     o: &LiveOptions,
     mut wr_for: impl FnMut(u64) -> SendWr,
     mut check: impl FnMut(&mut Endpoint, &Completion) -> anyhow::Result<()>,
-) -> anyhow::Result<f64> {
+) -> anyhow::Result<BwMeasured> {
     let (mut posted, mut completed) = (0u64, 0u64);
+    let mut peak = BwPeak::with_capacity(o.iters, o.iters);
     let start = Instant::now();
     let mut last_progress = Instant::now();
     // Over UC and UD a work request completes when its last packet is on the wire: nothing
@@ -158,6 +186,7 @@ pub fn keep_in_flight(
     while completed < o.iters {
         while posted < o.iters && posted - completed < u64::from(o.tx_depth) {
             let wr = wr_for(posted);
+            peak.post(ps_since(start), 1);
             s.ep.dev.post_send(s.ep.qpn, wr)?;
             posted += 1;
         }
@@ -167,6 +196,7 @@ pub fn keep_in_flight(
                 bail!("{:?} {} completed with {:?}", c.opcode, c.wr_id, c.status);
             }
             check(&mut s.ep, &c)?;
+            peak.complete(ps_since(start), 1);
             completed += 1;
             last_progress = Instant::now();
         }
@@ -178,7 +208,12 @@ pub fn keep_in_flight(
             );
         }
     }
-    Ok(start.elapsed().as_secs_f64())
+    let elapsed_s = start.elapsed().as_secs_f64();
+    peak.finish();
+    Ok(BwMeasured {
+        elapsed_s,
+        peak: peak.best(),
+    })
 }
 
 /// Whether the server's check of its buffer is the run's verification, told to the client at

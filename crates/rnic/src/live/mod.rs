@@ -84,6 +84,10 @@ pub struct LiveCmd {
     /// resolved by SIDR_REQ and SIDR_REP), as perftest's -R; RC, and UD (send-bw, send-lat)
     #[arg(short = 'R', long = "rdma_cm")]
     pub rdma_cm: bool,
+    /// Report bandwidth in Gb/s instead of MB/s, as perftest's --report_gbits (bandwidth
+    /// tests; a latency test's table has no bandwidth)
+    #[arg(long = "report_gbits", alias = "report-gbits")]
+    pub report_gbits: bool,
 }
 
 /// The tests perftest has, and whether rnic live runs them yet.
@@ -151,6 +155,8 @@ pub struct LiveOptions {
     /// `-R`: the QP is connected by RDMA CM MADs on the wire instead of modify_qp with the
     /// peer's keys from the exchange.
     pub rdma_cm: bool,
+    /// `--report_gbits`: the bandwidth table in Gb/s.
+    pub report_gbits: bool,
 }
 
 impl LiveOptions {
@@ -311,6 +317,7 @@ impl LiveCmd {
             json: self.json.clone(),
             pcap: self.pcap.clone(),
             rdma_cm: self.rdma_cm_for(test, service)?,
+            report_gbits: self.report_gbits,
         };
         options.check_read_fits(self.mtu)?;
         Ok(options)
@@ -379,7 +386,7 @@ pub fn run(cmd: &LiveCmd, out: &mut dyn Write) -> anyhow::Result<()> {
         LiveTest::AtomicBw => bw::run(&o, bw::Verb::Atomic)?,
         LiveTest::RcPingpong => rc_pingpong::run(&o)?,
     };
-    r.print(out)?;
+    r.print(out, o.report_gbits)?;
     if let Some(p) = &o.json {
         r.write_json(p)?;
     }

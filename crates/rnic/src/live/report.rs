@@ -176,15 +176,15 @@ impl LiveResult {
         self.row.bw_peak_mb_s = self.bw_peak_mb_s;
     }
 
-    /// perftest's table.
-    pub fn print(&self, out: &mut dyn Write) -> std::io::Result<()> {
+    /// perftest's table, a bandwidth test's in Gb/s with `report_gbits`.
+    pub fn print(&self, out: &mut dyn Write, report_gbits: bool) -> std::io::Result<()> {
         writeln!(out, "{RESULT_LINE}")?;
         if self.is_latency {
             writeln!(out, "{RESULT_FMT_LAT}")?;
             write!(out, "{}", lat_row(&self.row))?;
         } else {
-            writeln!(out, "{}", bw_header(false))?;
-            write!(out, "{}", bw_row(&self.row, false))?;
+            writeln!(out, "{}", bw_header(report_gbits))?;
+            write!(out, "{}", bw_row(&self.row, report_gbits))?;
         }
         writeln!(out, "{RESULT_LINE}")?;
         let note = match self.verification {

@@ -64,13 +64,14 @@ fn client(o: &LiveOptions) -> anyhow::Result<LiveResult> {
         len: o.size as u32,
         lkey: s.me.rkey,
     };
-    let elapsed_s = keep_in_flight(
+    let measured = keep_in_flight(
         &mut s,
         o,
         |i| SendWr::send(i, sge),
         |_, c| expect_opcode(c, WcOpcode::Send),
     )?;
-    let mut r = LiveResult::bandwidth("send-bw", o.size, o.iters, elapsed_s);
+    let mut r = LiveResult::bandwidth("send-bw", o.size, o.iters, measured.elapsed_s);
+    r.bw_peak_mb_s = measured.peak_mb_s(o.size);
     if counts_exchanged(o, &s) {
         let received = s.exchange_count(o.iters)?;
         r.unreliable = Some(loss(o.service, o.iters, received));
