@@ -211,6 +211,40 @@ fn write_bw_between_two_processes_verifies_every_byte() {
     assert_pcap_checks(&pcap);
 }
 
+/// `-a` runs every size from 2 B to 8 MiB on one QP: a row each, `per_size` in the JSON,
+/// and the READ-back of the server's 8 MiB checks every byte the sizes wrote.
+#[test]
+fn write_bw_all_sizes_prints_a_row_per_size_and_verifies() {
+    let Some((c, s, _, out)) = pair_printing("write-bw", &["-a", "-n", "5"]) else {
+        return;
+    };
+    assert_verified(&c, "client");
+    assert_verified(&s, "server");
+    let sizes: Vec<u64> = c["per_size"]
+        .as_array()
+        .expect("per_size")
+        .iter()
+        .map(|r| r["size_bytes"].as_u64().unwrap())
+        .collect();
+    let want: Vec<u64> = (1..=23).map(|k| 1u64 << k).collect();
+    assert_eq!(sizes, want, "{c}");
+    let rows = out
+        .lines()
+        .filter(|l| {
+            l.split_whitespace()
+                .next()
+                .is_some_and(|w| w.parse::<u64>().is_ok())
+        })
+        .count();
+    assert_eq!(rows, 23, "{out}");
+    assert_eq!(
+        c["size_bytes"],
+        1u64 << 23,
+        "the last size's figures go to the server"
+    );
+    assert_eq!(s["size_bytes"], 1u64 << 23);
+}
+
 /// `--report_gbits` prints the bandwidth table in Gb/s, the JSON keeps MB/s.
 #[test]
 fn report_gbits_prints_the_table_in_gbits() {

@@ -77,6 +77,7 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
         rkey: s.peer.rkey,
     };
     let write_retransmissions;
+    let mut per_size = Vec::new();
     let (measured, verification) = match verb {
         Verb::Atomic => {
             let done = super::atomic_bw::fetch_adds(&mut s, o, SRC_ADDR)?;
@@ -84,15 +85,25 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
             done
         }
         Verb::Write | Verb::Read => {
-            let measured = keep_in_flight(
-                &mut s,
-                o,
-                |i| match verb {
-                    Verb::Read => SendWr::read(i, sge, remote),
-                    _ => SendWr::write(i, sge, remote),
-                },
-                |_, _| Ok(()),
-            )?;
+            let mut measured = BwMeasured::default();
+            for size in sizes(o) {
+                let sge = Sge {
+                    len: size as u32,
+                    ..sge
+                };
+                measured = keep_in_flight(
+                    &mut s,
+                    o,
+                    |i| match verb {
+                        Verb::Read => SendWr::read(i, sge, remote),
+                        _ => SendWr::write(i, sge, remote),
+                    },
+                    |_, _| Ok(()),
+                )?;
+                if o.all_sizes {
+                    per_size.push(size_row(verb, size, o.iters, &measured));
+                }
+            }
             // Before the READ-back: a WAN accelerator answers WRITEs, never READs, so a
             // READ-back resent over a long lossy link is not a WRITE the client had to send
             // again.
@@ -111,8 +122,8 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
             (measured, verification)
         }
     };
-    let mut r = LiveResult::bandwidth(verb.test_name(), o.size, o.iters, measured.elapsed_s);
-    r.bw_peak_mb_s = measured.peak_mb_s(o.size);
+    let mut r = size_row(verb, o.size, o.iters, &measured);
+    r.per_size = per_size;
     let mine = BwReport {
         size: o.size,
         iters: o.iters,
@@ -135,6 +146,23 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     r.write_retransmissions = Some(write_retransmissions);
     s.ep.finish()?;
     Ok(r)
+}
+
+/// The sizes a bandwidth client measures in turn: `-s`, or with `-a` every power of two
+/// from 2 bytes to `o.size` (8 MiB), as perftest's `-a` runs them, `-n` operations each.
+fn sizes(o: &LiveOptions) -> Vec<u64> {
+    if o.all_sizes {
+        (1..=o.size.trailing_zeros()).map(|k| 1u64 << k).collect()
+    } else {
+        vec![o.size]
+    }
+}
+
+/// The figures of `iters` operations of `size` bytes that took `m`.
+fn size_row(verb: Verb, size: u64, iters: u64, m: &BwMeasured) -> LiveResult {
+    let mut r = LiveResult::bandwidth(verb.test_name(), size, iters, m.elapsed_s);
+    r.bw_peak_mb_s = m.peak_mb_s(size);
+    r
 }
 
 /// What a bandwidth loop measured.

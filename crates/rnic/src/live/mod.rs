@@ -84,6 +84,10 @@ pub struct LiveCmd {
     /// resolved by SIDR_REQ and SIDR_REP), as perftest's -R; RC, and UD (send-bw, send-lat)
     #[arg(short = 'R', long = "rdma_cm")]
     pub rdma_cm: bool,
+    /// Run every size from 2 B to 8 MiB (2^1 to 2^23, -n iterations each), as perftest's -a;
+    /// write-bw, and both sides take it
+    #[arg(short = 'a', long = "all")]
+    pub all: bool,
     /// Report bandwidth in Gb/s instead of MB/s, as perftest's --report_gbits (bandwidth
     /// tests; a latency test's table has no bandwidth)
     #[arg(long = "report_gbits", alias = "report-gbits")]
@@ -157,6 +161,9 @@ pub struct LiveOptions {
     pub rdma_cm: bool,
     /// `--report_gbits`: the bandwidth table in Gb/s.
     pub report_gbits: bool,
+    /// `-a`: the client measures every power of two from 2 bytes to `size` (8 MiB), and
+    /// both sides' buffers hold `size`.
+    pub all_sizes: bool,
 }
 
 impl LiveOptions {
@@ -205,6 +212,9 @@ impl LiveOptions {
 /// PSNs a requester may have unacknowledged: the receive buffers of the two sockets hold
 /// about this many full frames.
 const WINDOW_PSNS: u32 = 256;
+
+/// The largest size of `-a`, bytes: perftest's 2^23.
+const ALL_SIZES_MAX: u64 = 1 << 23;
 
 /// Largest message: what one buffer of process memory holds here.
 const MAX_SIZE: u64 = 1 << 30;
@@ -265,7 +275,9 @@ impl LiveCmd {
         }
         let latency = test.is_latency();
         let atomic = test == LiveTest::AtomicBw;
+        self.check_all(test)?;
         let size = self.size.unwrap_or(match (latency, atomic) {
+            _ if self.all => ALL_SIZES_MAX,
             _ if test == LiveTest::RcPingpong => 4096,
             (false, _) if service == ServiceType::Ud => u64::from(self.mtu),
             (_, true) => atomic_bw::ATOMIC_BYTES,
@@ -318,9 +330,30 @@ impl LiveCmd {
             pcap: self.pcap.clone(),
             rdma_cm: self.rdma_cm_for(test, service)?,
             report_gbits: self.report_gbits,
+            all_sizes: self.all,
         };
         options.check_read_fits(self.mtu)?;
         Ok(options)
+    }
+
+    /// `-a`: write-bw only (the size loop is the client's alone: perftest's WRITE server
+    /// waits passively), and not with `-s`, which it replaces.
+    fn check_all(&self, test: LiveTest) -> Result<(), UsageError> {
+        if !self.all {
+            return Ok(());
+        }
+        if test != LiveTest::WriteBw {
+            return Err(UsageError(format!(
+                "-a/--all: rnic live runs every size for write-bw only, not {}",
+                test.name()
+            )));
+        }
+        if let Some(size) = self.size {
+            return Err(UsageError(format!(
+                "-a/--all runs every size from 2 B to {ALL_SIZES_MAX} B: leave out -s/--size ({size})"
+            )));
+        }
+        Ok(())
     }
 
     /// `-R`, refused where perftest's rdma_cm does not connect the QP this way: UC (librdmacm
@@ -413,6 +446,20 @@ mod tests {
     fn options(args: &str) -> Result<LiveOptions, UsageError> {
         let words = std::iter::once("rnic").chain(args.split_whitespace());
         Cli::try_parse_from(words).unwrap().live.options()
+    }
+
+    #[test]
+    fn all_sizes_is_write_bw_s_and_replaces_the_size() {
+        let o = options("write-bw --server -a").unwrap();
+        assert!(o.all_sizes);
+        assert_eq!(o.size, 1 << 23, "the buffers hold the largest size");
+        let e = options("read-bw --server -a").unwrap_err().0;
+        assert!(e.contains("-a/--all") && e.contains("read-bw"), "{e}");
+        let e = options("write-bw --server -a -s 4096").unwrap_err().0;
+        assert!(
+            e.contains("-a/--all") && e.contains("-s/--size (4096)"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -87,6 +87,9 @@ pub struct LiveResult {
     /// UC/UD send-bw: the messages sent, received whole and lost (the simulator's
     /// `unreliable` object; `None` otherwise).
     pub unreliable: Option<UnreliableResult>,
+    /// `-a`: each size's figures in turn (the run's own are the last size's, as perftest
+    /// sends its server); empty otherwise.
+    pub per_size: Vec<LiveResult>,
 }
 
 const MB: f64 = 1_048_576.0;
@@ -154,6 +157,7 @@ impl LiveResult {
             timeouts: 0,
             rx_refused: 0,
             unreliable: None,
+            per_size: Vec::new(),
         }
     }
 
@@ -184,7 +188,12 @@ impl LiveResult {
             write!(out, "{}", lat_row(&self.row))?;
         } else {
             writeln!(out, "{}", bw_header(report_gbits))?;
-            write!(out, "{}", bw_row(&self.row, report_gbits))?;
+            for r in &self.per_size {
+                write!(out, "{}", bw_row(&r.figures(), report_gbits))?;
+            }
+            if self.per_size.is_empty() {
+                write!(out, "{}", bw_row(&self.row, report_gbits))?;
+            }
         }
         writeln!(out, "{RESULT_LINE}")?;
         let note = match self.verification {
@@ -218,20 +227,32 @@ impl LiveResult {
         Ok(())
     }
 
+    /// The row of figures (`row`, with the bandwidth figures filled in).
+    fn figures(&self) -> SizeResult {
+        SizeResult {
+            msg_rate_mops: self.msg_rate_mops,
+            goodput_gbps: self.goodput_gbps,
+            bw_avg_mb_s: self.bw_avg_mb_s,
+            bw_peak_mb_s: self.bw_peak_mb_s,
+            ..self.row.clone()
+        }
+    }
+
     pub fn to_json(&self) -> serde_json::Value {
         let mut j = self.base_json();
         if let Some(u) = &self.unreliable {
             j["unreliable"] = serde_json::to_value(u).unwrap_or_default();
         }
+        if !self.per_size.is_empty() {
+            j["per_size"] = self.per_size.iter().map(LiveResult::size_json).collect();
+        }
         j
     }
 
-    fn base_json(&self) -> serde_json::Value {
-        let l = &self.row.latency_us;
+    /// One size's entry of `per_size` (`-a`), with the simulator's keys for a size; the
+    /// run's own JSON starts from its last size's.
+    fn size_json(&self) -> serde_json::Value {
         json!({
-            "test": self.test,
-            "status": self.verification.status(),
-            "bytes_verified": self.verification == Verification::Verified,
             "size_bytes": self.row.size_bytes,
             "iterations": self.row.iterations,
             "ops_completed": self.row.ops_completed,
@@ -240,6 +261,16 @@ impl LiveResult {
             "goodput_gbps": self.goodput_gbps,
             "bw_avg_mb_s": self.bw_avg_mb_s,
             "bw_peak_mb_s": self.bw_peak_mb_s,
+        })
+    }
+
+    fn base_json(&self) -> serde_json::Value {
+        let l = &self.row.latency_us;
+        let mut j = self.size_json();
+        let rest = json!({
+            "test": self.test,
+            "status": self.verification.status(),
+            "bytes_verified": self.verification == Verification::Verified,
             "latency_us": {
                 "min": l.min, "avg": l.avg, "p50": l.p50, "p99": l.p99,
                 "p999": l.p999, "max": l.max, "stdev": l.stdev,
@@ -256,7 +287,11 @@ impl LiveResult {
                 "peer_is_rnic": self.peer_is_rnic,
                 "datagrams_refused": self.rx_refused,
             },
-        })
+        });
+        if let (Some(all), serde_json::Value::Object(rest)) = (j.as_object_mut(), rest) {
+            all.extend(rest);
+        }
+        j
     }
 
     pub fn write_json(&self, path: &Path) -> anyhow::Result<()> {
