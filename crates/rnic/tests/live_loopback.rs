@@ -245,6 +245,38 @@ fn write_bw_all_sizes_prints_a_row_per_size_and_verifies() {
     assert_eq!(s["size_bytes"], 1u64 << 23);
 }
 
+/// `-D`: the client writes for the run's length and measures the window between the
+/// margins: its figures are over that second, the server prints them, every byte checks.
+#[test]
+fn write_bw_for_a_duration_measures_the_window() {
+    let Some((c, s, _)) = pair("write-bw", &["-D", "1.5", "--margin", "0.25"]) else {
+        return;
+    };
+    assert_verified(&c, "client");
+    assert_verified(&s, "server");
+    let window_us = c["wall_time_us"].as_f64().unwrap();
+    assert!(
+        (window_us - 1e6).abs() < 1.0,
+        "the window is -D less the margins: {c}"
+    );
+    let ops = c["iterations"].as_u64().unwrap();
+    assert!(ops > 0, "{c}");
+    let avg = c["bw_avg_mb_s"].as_f64().unwrap();
+    let want = ops as f64 * 65536.0 / 1_048_576.0;
+    assert!(
+        (avg - want).abs() < 1e-6 * want,
+        "{avg} MB/s over {ops} in 1 s: {c}"
+    );
+    assert_eq!(
+        c["bw_peak_mb_s"], 0.0,
+        "perftest's duration mode has no peak"
+    );
+    assert_eq!(
+        s["iterations"], c["iterations"],
+        "the server prints the client's"
+    );
+}
+
 /// `--report_gbits` prints the bandwidth table in Gb/s, the JSON keeps MB/s.
 #[test]
 fn report_gbits_prints_the_table_in_gbits() {

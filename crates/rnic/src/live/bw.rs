@@ -20,7 +20,7 @@ use super::endpoint::Endpoint;
 use super::oob::{BwReport, Verdict, CYCLE_BUFFER_BYTES};
 use super::report::{LiveResult, Verification};
 use super::session::{linger, Layout, Session, IDLE_TURN, STALL};
-use super::{LiveOptions, PATTERN_SEED};
+use super::{Duration, LiveOptions, PATTERN_SEED};
 
 /// The client's source buffer, and where its READ-back lands.
 const SRC_ADDR: u64 = 0x1000_0000;
@@ -101,7 +101,7 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
                     |_, _| Ok(()),
                 )?;
                 if o.all_sizes {
-                    per_size.push(size_row(verb, size, o.iters, &measured));
+                    per_size.push(size_row(verb, size, &measured));
                 }
             }
             // Before the READ-back: a WAN accelerator answers WRITEs, never READs, so a
@@ -122,11 +122,11 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
             (measured, verification)
         }
     };
-    let mut r = size_row(verb, o.size, o.iters, &measured);
+    let mut r = size_row(verb, o.size, &measured);
     r.per_size = per_size;
     let mine = BwReport {
         size: o.size,
-        iters: o.iters,
+        iters: measured.ops,
         bw_peak: r.bw_peak_mb_s,
         bw_avg: r.bw_avg_mb_s,
         msg_rate: r.msg_rate_mops,
@@ -158,9 +158,9 @@ fn sizes(o: &LiveOptions) -> Vec<u64> {
     }
 }
 
-/// The figures of `iters` operations of `size` bytes that took `m`.
-fn size_row(verb: Verb, size: u64, iters: u64, m: &BwMeasured) -> LiveResult {
-    let mut r = LiveResult::bandwidth(verb.test_name(), size, iters, m.elapsed_s);
+/// The figures of the operations of `size` bytes that `m` measured.
+fn size_row(verb: Verb, size: u64, m: &BwMeasured) -> LiveResult {
+    let mut r = LiveResult::bandwidth(verb.test_name(), size, m.ops, m.elapsed_s);
     r.bw_peak_mb_s = m.peak_mb_s(size);
     r
 }
@@ -168,7 +168,9 @@ fn size_row(verb: Verb, size: u64, iters: u64, m: &BwMeasured) -> LiveResult {
 /// What a bandwidth loop measured.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct BwMeasured {
-    /// Seconds from the first post to the last completion.
+    /// Operations measured: every one, or with `-D` those completed in the sampled window.
+    pub ops: u64,
+    /// Seconds from the first post to the last completion (with `-D`: the sampled window).
     pub elapsed_s: f64,
     /// perftest's BW peak: the run of consecutive operations, from one's post to a later
     /// one's completion, with the least time per operation (`None`: nothing measured).
@@ -190,27 +192,24 @@ fn ps_since(start: Instant) -> u64 {
 }
 
 /// Keeps `o.tx_depth` work requests (`wr_for(i)` is the `i`-th, its `wr_id` `i`) in flight
-/// until `o.iters` completed, as perftest's `run_iter_bw`; `check` sees every successful
-/// completion in order. Stamps every post and every completion as perftest does
-/// (`tposted`, `tcompleted`; every work request is signalled), for its BW peak.
+/// until `o.iters` completed, or with `-D` for its seconds ([`keep_in_flight_for`]), as
+/// perftest's `run_iter_bw`; `check` sees every successful completion in order. Stamps
+/// every post and every completion as perftest does (`tposted`, `tcompleted`; every work
+/// request is signalled), for its BW peak.
 pub fn keep_in_flight(
     s: &mut Session,
     o: &LiveOptions,
     mut wr_for: impl FnMut(u64) -> SendWr,
     mut check: impl FnMut(&mut Endpoint, &Completion) -> anyhow::Result<()>,
 ) -> anyhow::Result<BwMeasured> {
+    if let Some(d) = o.duration {
+        return keep_in_flight_for(s, o, d, wr_for, check);
+    }
     let (mut posted, mut completed) = (0u64, 0u64);
     let mut peak = BwPeak::with_capacity(o.iters, o.iters);
     let start = Instant::now();
     let mut last_progress = Instant::now();
-    // Over UC and UD a work request completes when its last packet is on the wire: nothing
-    // comes back to wait for, and a blocking wait (a whole kernel tick, often 10 ms, however
-    // short it is asked to be) would idle the sender between bursts.
-    let wait = if o.service == ServiceType::Rc {
-        IDLE_TURN
-    } else {
-        std::time::Duration::ZERO
-    };
+    let wait = turn_wait(o);
     while completed < o.iters {
         while posted < o.iters && posted - completed < u64::from(o.tx_depth) {
             let wr = wr_for(posted);
@@ -219,11 +218,7 @@ pub fn keep_in_flight(
             posted += 1;
         }
         s.ep.turn(wait)?;
-        while let Some(c) = s.ep.poll_cq() {
-            if c.status != WcStatus::Success {
-                bail!("{:?} {} completed with {:?}", c.opcode, c.wr_id, c.status);
-            }
-            check(&mut s.ep, &c)?;
+        while take_completion(s, &mut check)? {
             peak.complete(ps_since(start), 1);
             completed += 1;
             last_progress = Instant::now();
@@ -239,8 +234,84 @@ pub fn keep_in_flight(
     let elapsed_s = start.elapsed().as_secs_f64();
     peak.finish();
     Ok(BwMeasured {
+        ops: o.iters,
         elapsed_s,
         peak: peak.best(),
+    })
+}
+
+/// How long a turn of a bandwidth loop may wait for datagrams. Over UC and UD a work request
+/// completes when its last packet is on the wire: nothing comes back to wait for, and a
+/// blocking wait (a whole kernel tick, often 10 ms, however short it is asked to be) would
+/// idle the sender between bursts.
+fn turn_wait(o: &LiveOptions) -> std::time::Duration {
+    if o.service == ServiceType::Rc {
+        IDLE_TURN
+    } else {
+        std::time::Duration::ZERO
+    }
+}
+
+/// Takes the next completion, if there is one, and has `check` see it; a failed work
+/// request ends the run. Returns whether one was taken.
+fn take_completion(
+    s: &mut Session,
+    check: &mut impl FnMut(&mut Endpoint, &Completion) -> anyhow::Result<()>,
+) -> anyhow::Result<bool> {
+    let Some(c) = s.ep.poll_cq() else {
+        return Ok(false);
+    };
+    if c.status != WcStatus::Success {
+        bail!("{:?} {} completed with {:?}", c.opcode, c.wr_id, c.status);
+    }
+    check(&mut s.ep, &c)?;
+    Ok(true)
+}
+
+/// perftest's duration mode (`-D`): work requests kept in flight for `d.total_s`; the
+/// completions between `d.margin_s` after the start and `d.margin_s` before the end are
+/// the measurement (perftest's SAMPLE_STATE), and no peak is measured, as perftest's
+/// duration mode has none. What is still in flight at the end is waited for, so the QP is
+/// quiet for the handshake and the READ-back.
+fn keep_in_flight_for(
+    s: &mut Session,
+    o: &LiveOptions,
+    d: Duration,
+    mut wr_for: impl FnMut(u64) -> SendWr,
+    mut check: impl FnMut(&mut Endpoint, &Completion) -> anyhow::Result<()>,
+) -> anyhow::Result<BwMeasured> {
+    let (mut posted, mut completed) = (0u64, 0u64);
+    let start = Instant::now();
+    let (open_s, close_s) = (d.margin_s, d.total_s - d.margin_s);
+    let (mut window_ops, mut last_progress) = (0u64, Instant::now());
+    loop {
+        let t = start.elapsed().as_secs_f64();
+        let sending = t < d.total_s;
+        if !sending && posted == completed {
+            break;
+        }
+        while sending && posted - completed < u64::from(o.tx_depth) {
+            s.ep.dev.post_send(s.ep.qpn, wr_for(posted))?;
+            posted += 1;
+        }
+        s.ep.turn(turn_wait(o))?;
+        while take_completion(s, &mut check)? {
+            completed += 1;
+            last_progress = Instant::now();
+            let at = start.elapsed().as_secs_f64();
+            window_ops += u64::from(open_s <= at && at < close_s);
+        }
+        if last_progress.elapsed() > STALL {
+            bail!(
+                "no work request completed for {} s ({completed} of {posted} posted done)",
+                STALL.as_secs()
+            );
+        }
+    }
+    Ok(BwMeasured {
+        ops: window_ops,
+        elapsed_s: close_s - open_s,
+        peak: None,
     })
 }
 

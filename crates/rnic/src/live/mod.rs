@@ -84,6 +84,24 @@ pub struct LiveCmd {
     /// resolved by SIDR_REQ and SIDR_REP), as perftest's -R; RC, and UD (send-bw, send-lat)
     #[arg(short = 'R', long = "rdma_cm")]
     pub rdma_cm: bool,
+    /// Run for this many seconds instead of -n iterations, as perftest's -D: the completions
+    /// between --margin seconds after the start and --margin before the end are measured
+    /// (write-bw and read-bw clients; the server takes the client's figures)
+    #[arg(
+        short = 'D',
+        long = "duration",
+        value_name = "SECONDS",
+        allow_negative_numbers = true
+    )]
+    pub duration: Option<f64>,
+    /// With -D: seconds left out at each end of the run, as perftest's --margin
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 2.0,
+        allow_negative_numbers = true
+    )]
+    pub margin: f64,
     /// Run every size from 2 B to 8 MiB (2^1 to 2^23, -n iterations each), as perftest's -a;
     /// write-bw, and both sides take it
     #[arg(short = 'a', long = "all")]
@@ -164,6 +182,16 @@ pub struct LiveOptions {
     /// `-a`: the client measures every power of two from 2 bytes to `size` (8 MiB), and
     /// both sides' buffers hold `size`.
     pub all_sizes: bool,
+    /// `-D` and `--margin`: a run of fixed length instead of `iters` operations.
+    pub duration: Option<Duration>,
+}
+
+/// perftest's duration mode: the run's length and the margin at each end that is not
+/// measured, seconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Duration {
+    pub total_s: f64,
+    pub margin_s: f64,
 }
 
 impl LiveOptions {
@@ -331,9 +359,45 @@ impl LiveCmd {
             rdma_cm: self.rdma_cm_for(test, service)?,
             report_gbits: self.report_gbits,
             all_sizes: self.all,
+            duration: self.duration_for(test)?,
         };
         options.check_read_fits(self.mtu)?;
         Ok(options)
+    }
+
+    /// `-D` and `--margin`: write-bw and read-bw (whose servers are passive, so only the
+    /// client's loop changes), not with `-a`; the measured part, `-D` less twice the margin,
+    /// must be positive.
+    fn duration_for(&self, test: LiveTest) -> Result<Option<Duration>, UsageError> {
+        let Some(total_s) = self.duration else {
+            return Ok(None);
+        };
+        if !matches!(test, LiveTest::WriteBw | LiveTest::ReadBw) {
+            return Err(UsageError(format!(
+                "-D/--duration: rnic live runs duration mode for write-bw and read-bw only, \
+                 not {}",
+                test.name()
+            )));
+        }
+        if self.all {
+            return Err(UsageError(
+                "-D/--duration and -a/--all exclude each other in rnic live".into(),
+            ));
+        }
+        let margin_s = self.margin;
+        if !(total_s.is_finite() && margin_s.is_finite() && margin_s >= 0.0) {
+            return Err(UsageError(format!(
+                "-D/--duration {total_s} and --margin {margin_s}: must be finite, the margin \
+                 at least 0"
+            )));
+        }
+        if total_s - 2.0 * margin_s <= 0.0 || total_s > 86_400.0 {
+            return Err(UsageError(format!(
+                "-D/--duration {total_s}: must be longer than twice --margin ({margin_s} s) \
+                 and at most a day"
+            )));
+        }
+        Ok(Some(Duration { total_s, margin_s }))
     }
 
     /// `-a`: write-bw only (the size loop is the client's alone: perftest's WRITE server
@@ -446,6 +510,40 @@ mod tests {
     fn options(args: &str) -> Result<LiveOptions, UsageError> {
         let words = std::iter::once("rnic").chain(args.split_whitespace());
         Cli::try_parse_from(words).unwrap().live.options()
+    }
+
+    #[test]
+    fn duration_mode_is_write_and_read_bw_s_with_a_window_left() {
+        let o = options("write-bw 10.0.0.1 -D 3 --margin 1").unwrap();
+        assert_eq!(
+            o.duration,
+            Some(Duration {
+                total_s: 3.0,
+                margin_s: 1.0
+            })
+        );
+        assert_eq!(
+            options("read-bw --server -D 5")
+                .unwrap()
+                .duration
+                .map(|d| d.margin_s),
+            Some(2.0)
+        );
+        for (args, words) in [
+            ("send-bw --server -D 5", "not send-bw"),
+            ("write-bw --server -D 4", "twice --margin"),
+            (
+                "write-bw --server -D 5 --margin -1",
+                "the margin at least 0",
+            ),
+            ("write-bw --server -D 5 -a", "-a/--all"),
+        ] {
+            let e = options(args).unwrap_err().0;
+            assert!(
+                e.contains("-D/--duration") && e.contains(words),
+                "{args}: {e}"
+            );
+        }
     }
 
     #[test]

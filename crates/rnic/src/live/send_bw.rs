@@ -70,7 +70,7 @@ fn client(o: &LiveOptions) -> anyhow::Result<LiveResult> {
         |i| SendWr::send(i, sge),
         |_, c| expect_opcode(c, WcOpcode::Send),
     )?;
-    let mut r = LiveResult::bandwidth("send-bw", o.size, o.iters, measured.elapsed_s);
+    let mut r = LiveResult::bandwidth("send-bw", o.size, measured.ops, measured.elapsed_s);
     r.bw_peak_mb_s = measured.peak_mb_s(o.size);
     if counts_exchanged(o, &s) {
         let received = s.exchange_count(o.iters)?;
