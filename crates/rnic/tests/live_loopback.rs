@@ -136,6 +136,17 @@ fn pair_printing(
     Some((json(&cj), json(&sj), pcap, out))
 }
 
+/// The rows of perftest's table in `out`: the lines that start with a size.
+fn table_rows(out: &str) -> usize {
+    out.lines()
+        .filter(|l| {
+            l.split_whitespace()
+                .next()
+                .is_some_and(|w| w.parse::<u64>().is_ok())
+        })
+        .count()
+}
+
 /// A bandwidth test's BW peak, perftest's best rate over consecutive operations: positive,
 /// at least the average (the whole run is one of the runs it tries), and the server prints
 /// the client's.
@@ -228,21 +239,31 @@ fn write_bw_all_sizes_prints_a_row_per_size_and_verifies() {
         .collect();
     let want: Vec<u64> = (1..=23).map(|k| 1u64 << k).collect();
     assert_eq!(sizes, want, "{c}");
-    let rows = out
-        .lines()
-        .filter(|l| {
-            l.split_whitespace()
-                .next()
-                .is_some_and(|w| w.parse::<u64>().is_ok())
-        })
-        .count();
-    assert_eq!(rows, 23, "{out}");
+    assert_eq!(table_rows(&out), 23, "{out}");
     assert_eq!(
         c["size_bytes"],
         1u64 << 23,
         "the last size's figures go to the server"
     );
     assert_eq!(s["size_bytes"], 1u64 << 23);
+}
+
+/// `write-lat -a`: both sides ping-pong every size from 2 B to 8 MiB in turn, a latency
+/// row each, every landed message checked (the counter byte of one size is pattern again
+/// in the next, larger one).
+#[test]
+fn write_lat_all_sizes_prints_a_row_per_size_and_verifies() {
+    let Some((c, s, _, out)) = pair_printing("write-lat", &["-a", "-n", "5"]) else {
+        return;
+    };
+    assert_verified(&c, "client");
+    assert_verified(&s, "server");
+    let per_size = c["per_size"].as_array().expect("per_size");
+    assert_eq!(per_size.len(), 23, "{c}");
+    for r in per_size {
+        assert!(r["latency_us"]["min"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    assert_eq!(table_rows(&out), 23, "{out}");
 }
 
 /// `-D`: the client writes for the run's length and measures the window between the

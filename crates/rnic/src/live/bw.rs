@@ -86,7 +86,7 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
         }
         Verb::Write | Verb::Read => {
             let mut measured = BwMeasured::default();
-            for size in sizes(o) {
+            for size in o.sizes() {
                 let sge = Sge {
                     len: size as u32,
                     ..sge
@@ -146,16 +146,6 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     r.write_retransmissions = Some(write_retransmissions);
     s.ep.finish()?;
     Ok(r)
-}
-
-/// The sizes a bandwidth client measures in turn: `-s`, or with `-a` every power of two
-/// from 2 bytes to `o.size` (8 MiB), as perftest's `-a` runs them, `-n` operations each.
-fn sizes(o: &LiveOptions) -> Vec<u64> {
-    if o.all_sizes {
-        (1..=o.size.trailing_zeros()).map(|k| 1u64 << k).collect()
-    } else {
-        vec![o.size]
-    }
 }
 
 /// The figures of the operations of `size` bytes that `m` measured.

@@ -103,7 +103,7 @@ pub struct LiveCmd {
     )]
     pub margin: f64,
     /// Run every size from 2 B to 8 MiB (2^1 to 2^23, -n iterations each), as perftest's -a;
-    /// write-bw, and both sides take it
+    /// write-bw and write-lat, and both sides take it
     #[arg(short = 'a', long = "all")]
     pub all: bool,
     /// Report bandwidth in Gb/s instead of MB/s, as perftest's --report_gbits (bandwidth
@@ -195,6 +195,26 @@ pub struct Duration {
 }
 
 impl LiveOptions {
+    /// The sizes a run measures in turn: `-s`, or with `-a` every power of two from 2 bytes
+    /// to `size` (8 MiB), as perftest's `-a` runs them, `-n` operations each.
+    pub fn sizes(&self) -> Vec<u64> {
+        if self.all_sizes {
+            (1..=self.size.trailing_zeros())
+                .map(|k| 1u64 << k)
+                .collect()
+        } else {
+            vec![self.size]
+        }
+    }
+
+    /// These options at one of the sizes of `-a`.
+    pub fn at_size(&self, size: u64) -> LiveOptions {
+        LiveOptions {
+            size,
+            ..self.clone()
+        }
+    }
+
     /// A READ's responses all fall inside the requester's window (`window_psns` packets), so
     /// the message of a READ test must fit it at the path MTU (`mtu_bytes`, `-m` or the MTU
     /// agreed with the peer). The READ-back that verifies other tests reads in pieces.
@@ -400,15 +420,16 @@ impl LiveCmd {
         Ok(Some(Duration { total_s, margin_s }))
     }
 
-    /// `-a`: write-bw only (the size loop is the client's alone: perftest's WRITE server
-    /// waits passively), and not with `-s`, which it replaces.
+    /// `-a`: write-bw (the size loop is the client's alone: perftest's WRITE server waits
+    /// passively) and write-lat (both sides loop the sizes, with no exchange between them,
+    /// as ib_write_lat's do), and not with `-s`, which it replaces.
     fn check_all(&self, test: LiveTest) -> Result<(), UsageError> {
         if !self.all {
             return Ok(());
         }
-        if test != LiveTest::WriteBw {
+        if !matches!(test, LiveTest::WriteBw | LiveTest::WriteLat) {
             return Err(UsageError(format!(
-                "-a/--all: rnic live runs every size for write-bw only, not {}",
+                "-a/--all: rnic live runs every size for write-bw and write-lat only, not {}",
                 test.name()
             )));
         }
@@ -551,6 +572,7 @@ mod tests {
         let o = options("write-bw --server -a").unwrap();
         assert!(o.all_sizes);
         assert_eq!(o.size, 1 << 23, "the buffers hold the largest size");
+        assert!(options("write-lat --server -a").unwrap().all_sizes);
         let e = options("read-bw --server -a").unwrap_err().0;
         assert!(e.contains("-a/--all") && e.contains("read-bw"), "{e}");
         let e = options("write-bw --server -a -s 4096").unwrap_err().0;

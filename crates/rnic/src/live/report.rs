@@ -185,7 +185,12 @@ impl LiveResult {
         writeln!(out, "{RESULT_LINE}")?;
         if self.is_latency {
             writeln!(out, "{RESULT_FMT_LAT}")?;
-            write!(out, "{}", lat_row(&self.row))?;
+            for r in &self.per_size {
+                write!(out, "{}", lat_row(&r.row))?;
+            }
+            if self.per_size.is_empty() {
+                write!(out, "{}", lat_row(&self.row))?;
+            }
         } else {
             writeln!(out, "{}", bw_header(report_gbits))?;
             for r in &self.per_size {
@@ -252,7 +257,12 @@ impl LiveResult {
     /// One size's entry of `per_size` (`-a`), with the simulator's keys for a size; the
     /// run's own JSON starts from its last size's.
     fn size_json(&self) -> serde_json::Value {
+        let l = &self.row.latency_us;
         json!({
+            "latency_us": {
+                "min": l.min, "avg": l.avg, "p50": l.p50, "p99": l.p99,
+                "p999": l.p999, "max": l.max, "stdev": l.stdev,
+            },
             "size_bytes": self.row.size_bytes,
             "iterations": self.row.iterations,
             "ops_completed": self.row.ops_completed,
@@ -265,16 +275,11 @@ impl LiveResult {
     }
 
     fn base_json(&self) -> serde_json::Value {
-        let l = &self.row.latency_us;
         let mut j = self.size_json();
         let rest = json!({
             "test": self.test,
             "status": self.verification.status(),
             "bytes_verified": self.verification == Verification::Verified,
-            "latency_us": {
-                "min": l.min, "avg": l.avg, "p50": l.p50, "p99": l.p99,
-                "p999": l.p999, "max": l.max, "stdev": l.stdev,
-            },
             "retransmissions": self.retransmissions,
             "retransmissions_before_read_back": self.write_retransmissions,
             "naks": self.naks,

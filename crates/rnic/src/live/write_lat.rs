@@ -28,11 +28,35 @@ pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
     };
     let mut s = Session::open(o, &layout, true)?;
     s.ep.mem.fill_pattern(SRC_ADDR, o.size, PATTERN_SEED);
-    let posts = ping_pong(&mut s, o)?;
+    // With `-a` both sides run every size in turn, each from iteration 1 (perftest's
+    // counters start again), with no exchange between sizes: the last byte a size polls
+    // lies beyond every smaller size's message, so no earlier WRITE can satisfy it.
+    let mut per_size = Vec::new();
+    let mut verified = Verification::Verified;
+    for size in o.sizes() {
+        let posts = ping_pong(&mut s, &o.at_size(size))?;
+        if verified == Verification::Verified {
+            verified = posts.verified;
+        }
+        per_size.push(LiveResult::latency(
+            "write-lat",
+            size,
+            o.iters,
+            &posts.at,
+            2.0,
+        ));
+        // The counter went into this size's last byte: the next, larger size sends the
+        // pattern there.
+        s.ep.mem.fill_pattern(SRC_ADDR, size, PATTERN_SEED);
+    }
     linger(&mut s.ep)?;
-    let mut r = LiveResult::latency("write-lat", o.size, o.iters, &posts.at, 2.0);
+    let mut r = per_size.pop().expect("at least one size");
+    if o.all_sizes {
+        per_size.push(r.clone());
+        r.per_size = per_size;
+    }
     let v = if s.pre.peer_is_rnic {
-        posts.verified
+        verified
     } else {
         Verification::PeerIsPerftest
     };
