@@ -176,6 +176,9 @@ impl BwMeasured {
     }
 }
 
+/// Post and completion stamps reserved before a run (see [`keep_in_flight`]).
+const PEAK_STAMPS_RESERVED: u64 = 1 << 20;
+
 /// Picoseconds from `start` to now: the unit of [`BwPeak`]'s stamps.
 fn ps_since(start: Instant) -> u64 {
     u64::try_from(start.elapsed().as_nanos() * 1000).unwrap_or(u64::MAX)
@@ -196,7 +199,10 @@ pub fn keep_in_flight(
         return keep_in_flight_for(s, o, d, wr_for, check);
     }
     let (mut posted, mut completed) = (0u64, 0u64);
-    let mut peak = BwPeak::with_capacity(o.iters, o.iters);
+    // Room up front for at most a million stamps of each kind; a longer run grows them
+    // (16 bytes per operation, as perftest's own tposted and tcompleted take).
+    let room = o.iters.min(PEAK_STAMPS_RESERVED);
+    let mut peak = BwPeak::with_capacity(room, room);
     let start = Instant::now();
     let mut last_progress = Instant::now();
     let wait = turn_wait(o);
