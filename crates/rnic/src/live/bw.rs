@@ -20,7 +20,7 @@ use super::endpoint::Endpoint;
 use super::oob::{BwReport, Verdict, CYCLE_BUFFER_BYTES};
 use super::report::{LiveResult, Verification};
 use super::session::{linger, Layout, Session, IDLE_TURN, STALL};
-use super::{Duration, LiveOptions, PATTERN_SEED};
+use super::{DurationMode, LiveOptions, PATTERN_SEED};
 
 /// The client's source buffer, and where its READ-back lands.
 const SRC_ADDR: u64 = 0x1000_0000;
@@ -272,7 +272,7 @@ fn take_completion(
 fn keep_in_flight_for(
     s: &mut Session,
     o: &LiveOptions,
-    d: Duration,
+    d: DurationMode,
     mut wr_for: impl FnMut(u64) -> SendWr,
     mut check: impl FnMut(&mut Endpoint, &Completion) -> anyhow::Result<()>,
 ) -> anyhow::Result<BwMeasured> {

@@ -183,13 +183,13 @@ pub struct LiveOptions {
     /// both sides' buffers hold `size`.
     pub all_sizes: bool,
     /// `-D` and `--margin`: a run of fixed length instead of `iters` operations.
-    pub duration: Option<Duration>,
+    pub duration: Option<DurationMode>,
 }
 
 /// perftest's duration mode: the run's length and the margin at each end that is not
 /// measured, seconds.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Duration {
+pub struct DurationMode {
     pub total_s: f64,
     pub margin_s: f64,
 }
@@ -388,7 +388,7 @@ impl LiveCmd {
     /// `-D` and `--margin`: write-bw and read-bw (whose servers are passive, so only the
     /// client's loop changes), not with `-a`; the measured part, `-D` less twice the margin,
     /// must be positive.
-    fn duration_for(&self, test: LiveTest) -> Result<Option<Duration>, UsageError> {
+    fn duration_for(&self, test: LiveTest) -> Result<Option<DurationMode>, UsageError> {
         let Some(total_s) = self.duration else {
             return Ok(None);
         };
@@ -417,7 +417,7 @@ impl LiveCmd {
                  and at most a day"
             )));
         }
-        Ok(Some(Duration { total_s, margin_s }))
+        Ok(Some(DurationMode { total_s, margin_s }))
     }
 
     /// `-a`: write-bw (the size loop is the client's alone: perftest's WRITE server waits
@@ -538,7 +538,7 @@ mod tests {
         let o = options("write-bw 10.0.0.1 -D 3 --margin 1").unwrap();
         assert_eq!(
             o.duration,
-            Some(Duration {
+            Some(DurationMode {
                 total_s: 3.0,
                 margin_s: 1.0
             })
