@@ -101,7 +101,7 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
                     |_, _| Ok(()),
                 )?;
                 if o.all_sizes {
-                    per_size.push(size_row(verb, size, &measured));
+                    per_size.push(size_row(verb, size, &measured).row);
                 }
             }
             // Before the READ-back: a WAN accelerator answers WRITEs, never READs, so a
@@ -127,9 +127,9 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     let mine = BwReport {
         size: o.size,
         iters: measured.ops,
-        bw_peak: r.bw_peak_mb_s,
-        bw_avg: r.bw_avg_mb_s,
-        msg_rate: r.msg_rate_mops,
+        bw_peak: r.row.bw_peak_mb_s,
+        bw_avg: r.row.bw_avg_mb_s,
+        msg_rate: r.row.msg_rate_mops,
     };
     let me = s.me;
     s.oob.keys(&me, &mut || s.ep.turn(IDLE_TURN))?;
@@ -151,7 +151,7 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
 /// The figures of the operations of `size` bytes that `m` measured.
 fn size_row(verb: Verb, size: u64, m: &BwMeasured) -> LiveResult {
     let mut r = LiveResult::bandwidth(verb.test_name(), size, m.ops, m.elapsed_s);
-    r.bw_peak_mb_s = m.peak_mb_s(size);
+    r.row.bw_peak_mb_s = m.peak_mb_s(size);
     r
 }
 
@@ -402,10 +402,10 @@ fn server(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     s.oob.close(&me, &mut || s.ep.turn(IDLE_TURN), verdict)?;
     // perftest's server prints the client's report.
     let mut r = LiveResult::bandwidth(verb.test_name(), theirs.size, theirs.iters, 0.0);
-    r.bw_avg_mb_s = theirs.bw_avg;
-    r.bw_peak_mb_s = theirs.bw_peak;
-    r.msg_rate_mops = theirs.msg_rate;
-    r.goodput_gbps = theirs.bw_avg * MB * 8.0 / 1e9;
+    r.row.bw_avg_mb_s = theirs.bw_avg;
+    r.row.bw_peak_mb_s = theirs.bw_peak;
+    r.row.msg_rate_mops = theirs.msg_rate;
+    r.row.goodput_gbps = theirs.bw_avg * MB * 8.0 / 1e9;
     r.finish(&mut s, verification);
     s.ep.finish()?;
     Ok(r)

@@ -64,12 +64,9 @@ impl Verification {
 #[derive(Debug, Clone)]
 pub struct LiveResult {
     pub test: &'static str,
+    /// The run's figures (the simulator's row of a size: rates, bandwidths, latencies).
     pub row: SizeResult,
     pub is_latency: bool,
-    pub bw_avg_mb_s: f64,
-    pub bw_peak_mb_s: f64,
-    pub msg_rate_mops: f64,
-    pub goodput_gbps: f64,
     pub verification: Verification,
     pub mtu_bytes: u32,
     /// `RC` or `UC`.
@@ -89,7 +86,7 @@ pub struct LiveResult {
     pub unreliable: Option<UnreliableResult>,
     /// `-a`: each size's figures in turn (the run's own are the last size's, as perftest
     /// sends its server); empty otherwise.
-    pub per_size: Vec<LiveResult>,
+    pub per_size: Vec<SizeResult>,
 }
 
 const MB: f64 = 1_048_576.0;
@@ -100,9 +97,9 @@ impl LiveResult {
         let bytes = (size * iters) as f64;
         let per_s = |x: f64| if elapsed_s > 0.0 { x / elapsed_s } else { 0.0 };
         let mut r = LiveResult::empty(test, size, iters, elapsed_s);
-        r.bw_avg_mb_s = per_s(bytes) / MB;
-        r.msg_rate_mops = per_s(iters as f64) / 1e6;
-        r.goodput_gbps = per_s(bytes) * 8.0 / 1e9;
+        r.row.bw_avg_mb_s = per_s(bytes) / MB;
+        r.row.msg_rate_mops = per_s(iters as f64) / 1e6;
+        r.row.goodput_gbps = per_s(bytes) * 8.0 / 1e9;
         r
     }
 
@@ -141,10 +138,6 @@ impl LiveResult {
                 ..SizeResult::default()
             },
             is_latency: false,
-            bw_avg_mb_s: 0.0,
-            bw_peak_mb_s: 0.0,
-            msg_rate_mops: 0.0,
-            goodput_gbps: 0.0,
             verification: Verification::Verified,
             mtu_bytes: 0,
             connection: String::new(),
@@ -174,10 +167,6 @@ impl LiveResult {
         self.naks = st.naks_sent.total();
         self.timeouts = st.ack_timeouts;
         self.rx_refused = s.ep.rx_refused;
-        self.row.msg_rate_mops = self.msg_rate_mops;
-        self.row.goodput_gbps = self.goodput_gbps;
-        self.row.bw_avg_mb_s = self.bw_avg_mb_s;
-        self.row.bw_peak_mb_s = self.bw_peak_mb_s;
     }
 
     /// perftest's table, a bandwidth test's in Gb/s with `report_gbits`.
@@ -186,7 +175,7 @@ impl LiveResult {
         if self.is_latency {
             writeln!(out, "{RESULT_FMT_LAT}")?;
             for r in &self.per_size {
-                write!(out, "{}", lat_row(&r.row))?;
+                write!(out, "{}", lat_row(r))?;
             }
             if self.per_size.is_empty() {
                 write!(out, "{}", lat_row(&self.row))?;
@@ -194,7 +183,7 @@ impl LiveResult {
         } else {
             writeln!(out, "{}", bw_header(report_gbits))?;
             for r in &self.per_size {
-                write!(out, "{}", bw_row(&r.figures(), report_gbits))?;
+                write!(out, "{}", bw_row(r, report_gbits))?;
             }
             if self.per_size.is_empty() {
                 write!(out, "{}", bw_row(&self.row, report_gbits))?;
@@ -232,50 +221,19 @@ impl LiveResult {
         Ok(())
     }
 
-    /// The row of figures (`row`, with the bandwidth figures filled in).
-    fn figures(&self) -> SizeResult {
-        SizeResult {
-            msg_rate_mops: self.msg_rate_mops,
-            goodput_gbps: self.goodput_gbps,
-            bw_avg_mb_s: self.bw_avg_mb_s,
-            bw_peak_mb_s: self.bw_peak_mb_s,
-            ..self.row.clone()
-        }
-    }
-
     pub fn to_json(&self) -> serde_json::Value {
         let mut j = self.base_json();
         if let Some(u) = &self.unreliable {
             j["unreliable"] = serde_json::to_value(u).unwrap_or_default();
         }
         if !self.per_size.is_empty() {
-            j["per_size"] = self.per_size.iter().map(LiveResult::size_json).collect();
+            j["per_size"] = self.per_size.iter().map(size_json).collect();
         }
         j
     }
 
-    /// One size's entry of `per_size` (`-a`), with the simulator's keys for a size; the
-    /// run's own JSON starts from its last size's.
-    fn size_json(&self) -> serde_json::Value {
-        let l = &self.row.latency_us;
-        json!({
-            "latency_us": {
-                "min": l.min, "avg": l.avg, "p50": l.p50, "p99": l.p99,
-                "p999": l.p999, "max": l.max, "stdev": l.stdev,
-            },
-            "size_bytes": self.row.size_bytes,
-            "iterations": self.row.iterations,
-            "ops_completed": self.row.ops_completed,
-            "wall_time_us": self.row.simulated_time_us,
-            "msg_rate_mops": self.msg_rate_mops,
-            "goodput_gbps": self.goodput_gbps,
-            "bw_avg_mb_s": self.bw_avg_mb_s,
-            "bw_peak_mb_s": self.bw_peak_mb_s,
-        })
-    }
-
     fn base_json(&self) -> serde_json::Value {
-        let mut j = self.size_json();
+        let mut j = size_json(&self.row);
         let rest = json!({
             "test": self.test,
             "status": self.verification.status(),
@@ -305,6 +263,26 @@ impl LiveResult {
             .with_context(|| format!("cannot write --json {}", path.display()))
             .map_err(|e| crate::OutputError(format!("{e:#}")).into())
     }
+}
+
+/// One size's figures with the simulator's keys for a size (live runs time the wall, so
+/// `wall_time_us`): an entry of `per_size` (`-a`), and the start of a run's own JSON.
+fn size_json(row: &SizeResult) -> serde_json::Value {
+    let l = &row.latency_us;
+    json!({
+        "latency_us": {
+            "min": l.min, "avg": l.avg, "p50": l.p50, "p99": l.p99,
+            "p999": l.p999, "max": l.max, "stdev": l.stdev,
+        },
+        "size_bytes": row.size_bytes,
+        "iterations": row.iterations,
+        "ops_completed": row.ops_completed,
+        "wall_time_us": row.simulated_time_us,
+        "msg_rate_mops": row.msg_rate_mops,
+        "goodput_gbps": row.goodput_gbps,
+        "bw_avg_mb_s": row.bw_avg_mb_s,
+        "bw_peak_mb_s": row.bw_peak_mb_s,
+    })
 }
 
 #[cfg(test)]

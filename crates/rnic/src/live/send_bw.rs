@@ -71,7 +71,7 @@ fn client(o: &LiveOptions) -> anyhow::Result<LiveResult> {
         |_, c| expect_opcode(c, WcOpcode::Send),
     )?;
     let mut r = LiveResult::bandwidth("send-bw", o.size, measured.ops, measured.elapsed_s);
-    r.bw_peak_mb_s = measured.peak_mb_s(o.size);
+    r.row.bw_peak_mb_s = measured.peak_mb_s(o.size);
     if counts_exchanged(o, &s) {
         let received = s.exchange_count(o.iters)?;
         r.unreliable = Some(loss(o.service, o.iters, received));

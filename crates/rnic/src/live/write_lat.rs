@@ -52,8 +52,8 @@ pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
     linger(&mut s.ep)?;
     let mut r = per_size.pop().expect("at least one size");
     if o.all_sizes {
-        per_size.push(r.clone());
-        r.per_size = per_size;
+        r.per_size = per_size.into_iter().map(|p| p.row).collect();
+        r.per_size.push(r.row.clone());
     }
     let v = if s.pre.peer_is_rnic {
         verified
