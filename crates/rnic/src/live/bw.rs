@@ -101,7 +101,7 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
                     |_, _| Ok(()),
                 )?;
                 if o.all_sizes {
-                    per_size.push(size_row(verb, size, &measured).row);
+                    per_size.push(size_row(verb.test_name(), size, &measured).row);
                 }
             }
             // Before the READ-back: a WAN accelerator answers WRITEs, never READs, so a
@@ -122,7 +122,7 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
             (measured, verification)
         }
     };
-    let mut r = size_row(verb, o.size, &measured);
+    let mut r = size_row(verb.test_name(), o.size, &measured);
     r.per_size = per_size;
     let mine = BwReport {
         size: o.size,
@@ -148,9 +148,9 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     Ok(r)
 }
 
-/// The figures of the operations of `size` bytes that `m` measured.
-fn size_row(verb: Verb, size: u64, m: &BwMeasured) -> LiveResult {
-    let mut r = LiveResult::bandwidth(verb.test_name(), size, m.ops, m.elapsed_s);
+/// The figures of `test`'s operations of `size` bytes that `m` measured.
+pub fn size_row(test: &'static str, size: u64, m: &BwMeasured) -> LiveResult {
+    let mut r = LiveResult::bandwidth(test, size, m.ops, m.elapsed_s);
     r.row.bw_peak_mb_s = m.peak_mb_s(size);
     r
 }

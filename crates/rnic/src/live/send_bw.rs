@@ -24,7 +24,7 @@ use anyhow::bail;
 use rnic_model::result::UnreliableResult;
 use rnic_transport::{Completion, SendWr, ServiceType, Sge, WcOpcode};
 
-use super::bw::keep_in_flight;
+use super::bw::{keep_in_flight, size_row};
 use super::oob::CYCLE_BUFFER_BYTES;
 use super::recv_ring::{RecvLayout, RecvRing};
 use super::report::LiveResult;
@@ -70,8 +70,7 @@ fn client(o: &LiveOptions) -> anyhow::Result<LiveResult> {
         |i| SendWr::send(i, sge),
         |_, c| expect_opcode(c, WcOpcode::Send),
     )?;
-    let mut r = LiveResult::bandwidth("send-bw", o.size, measured.ops, measured.elapsed_s);
-    r.row.bw_peak_mb_s = measured.peak_mb_s(o.size);
+    let mut r = size_row("send-bw", o.size, &measured);
     if counts_exchanged(o, &s) {
         let received = s.exchange_count(o.iters)?;
         r.unreliable = Some(loss(o.service, o.iters, received));
