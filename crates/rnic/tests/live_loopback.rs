@@ -643,6 +643,8 @@ fn bad_flags_exit_2_naming_the_flag() {
         (&["live", "write-bw", "--server", "-s", "0"][..], "--size"),
         (&["live", "write-bw", "--server", "-q", "2"][..], "--qp"),
         (&["live", "write-bw", "--server", "-n", "1"][..], "--iters"),
+        (&["live", "write-bw", "--server", "-p", "0"][..], "--port"),
+        (&["live", "write-bw", "127.0.0.1", "-p", "0"][..], "--port"),
         (
             &["live", "read-bw", "127.0.0.1", "-s", "1048576"][..],
             "--size 1048576: a READ's responses must fit",

@@ -43,8 +43,10 @@ pub struct LiveCmd {
     /// Wait for a client (perftest's server side)
     #[arg(long)]
     pub server: bool,
-    /// TCP port of perftest's exchange
-    #[arg(short = 'p', long = "port", default_value_t = 18515)]
+    /// TCP port of perftest's exchange (1..=65535: a server on port 0 would wait on a port
+    /// the kernel picks and no client knows)
+    #[arg(short = 'p', long = "port", default_value_t = 18515,
+          value_parser = clap::value_parser!(u16).range(1..))]
     pub port: u16,
     /// Local IPv4 address to use (default: the one the route to the peer uses)
     #[arg(long, value_name = "IPV4")]
