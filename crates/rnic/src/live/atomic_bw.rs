@@ -44,10 +44,10 @@ pub fn fetch_adds(
     results_addr: u64,
 ) -> anyhow::Result<(BwMeasured, Verification)> {
     let remote = RemoteAddr {
-        va: s.peer.vaddr,
-        rkey: s.peer.rkey,
+        va: s.peer().vaddr,
+        rkey: s.peer().rkey,
     };
-    let lkey = s.me.rkey;
+    let lkey = s.me().rkey;
     let depth = u64::from(o.tx_depth);
     let slot = move |i: u64| results_addr + ATOMIC_BYTES * (i % depth);
     let mut cells = Cells {
@@ -58,7 +58,7 @@ pub fn fetch_adds(
     let measured = keep_in_flight(
         s,
         o,
-        |i| fetch_add(i, slot(i), lkey, remote),
+        |_, i| fetch_add(i, slot(i), lkey, remote),
         |ep, c| cells.take(ep, c, slot(c.wr_id)),
     )?;
     let verification = match cells.verification {
