@@ -17,6 +17,7 @@
 use std::time::Instant;
 
 use anyhow::bail;
+use rnic_host::SparseMemory;
 use rnic_model::host::bw_peak::{BwPeak, PeakSpan};
 use rnic_transport::{Completion, RemoteAddr, SendWr, ServiceType, Sge, WcStatus};
 
@@ -107,15 +108,13 @@ fn qp_pattern_seed(qp: usize) -> u64 {
 /// Whether each of `qps` QPs' `size` bytes at `addr_of(qp)` hold that QP's pattern; a
 /// mismatch's offset counts the QPs' bytes in order (QP 1's first byte is `size`).
 fn check_every_qp(
-    ep: &Endpoint,
+    mem: &SparseMemory,
     qps: usize,
     size: u64,
     addr_of: impl Fn(usize) -> u64,
 ) -> Verification {
     let mismatch = (0..qps).find_map(|qp| {
-        let at = ep
-            .mem
-            .first_pattern_mismatch(addr_of(qp), size, qp_pattern_seed(qp));
+        let at = mem.first_pattern_mismatch(addr_of(qp), size, qp_pattern_seed(qp));
         at.map(|offset| qp as u64 * size + offset)
     });
     Verification::of(mismatch)
@@ -168,7 +167,9 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
             write_retransmissions = s.ep.dev.stats().retransmitted_packets;
             let verification = match (s.pre.peer_is_rnic, verb) {
                 (false, _) => Verification::PeerIsPerftest,
-                (true, Verb::Read) => check_every_qp(&s.ep, qps, o.size, |qp| buffers.source(qp)),
+                (true, Verb::Read) => {
+                    check_every_qp(&s.ep.mem, qps, o.size, |qp| buffers.source(qp))
+                }
                 // UC has no READ: the server checks its buffer and says so at the close.
                 (true, _) if o.service == ServiceType::Uc => Verification::PeerIsPerftest,
                 (true, _) => read_back(&mut s, o, &buffers)?,
@@ -450,7 +451,7 @@ fn read_back(
         }
     }
     let qps = s.mine.len();
-    Ok(check_every_qp(&s.ep, qps, o.size, |qp| {
+    Ok(check_every_qp(&s.ep.mem, qps, o.size, |qp| {
         buffers.read_back(qp)
     }))
 }
@@ -525,7 +526,7 @@ fn server(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
         // The server knows its buffer's first contents, whoever the client is.
         super::atomic_bw::check_served(&s.ep.mem, DST_ADDR, layout.mr_len, theirs.iters)
     } else if s.pre.peer_is_rnic {
-        check_every_qp(&s.ep, qps, o.size, |qp| layout.advertised_for(qp))
+        check_every_qp(&s.ep.mem, qps, o.size, |qp| layout.advertised_for(qp))
     } else {
         Verification::PeerIsPerftest
     };
@@ -540,4 +541,50 @@ fn server(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     r.finish(&mut s, verification);
     s.ep.finish()?;
     Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rnic_transport::Memory;
+
+    /// Three QPs' buffers of 4096 bytes, 8192 apart, each holding its QP's pattern.
+    fn three_qps() -> (SparseMemory, impl Fn(usize) -> u64) {
+        let addr_of = |qp: usize| SRC_ADDR + qp as u64 * 8192;
+        let mut mem = SparseMemory::new();
+        for qp in 0..3 {
+            mem.fill_pattern(addr_of(qp), 4096, qp_pattern_seed(qp));
+        }
+        (mem, addr_of)
+    }
+
+    #[test]
+    fn every_qps_buffer_is_checked_against_its_own_pattern() {
+        let (mut mem, addr_of) = three_qps();
+        assert_eq!(
+            check_every_qp(&mem, 3, 4096, &addr_of),
+            Verification::Verified
+        );
+        // A byte wrong in QP 2's buffer: its offset counts QP 0's and QP 1's bytes first.
+        let mut byte = [0u8];
+        mem.read(addr_of(2) + 100, &mut byte);
+        mem.write(addr_of(2) + 100, &[!byte[0]]);
+        assert_eq!(
+            check_every_qp(&mem, 3, 4096, &addr_of),
+            Verification::Mismatch {
+                offset: 2 * 4096 + 100
+            }
+        );
+    }
+
+    #[test]
+    fn bytes_that_reached_another_qps_buffer_do_not_pass() {
+        let (mut mem, addr_of) = three_qps();
+        // QP 1's bytes landed in QP 0's buffer.
+        mem.fill_pattern(addr_of(0), 4096, qp_pattern_seed(1));
+        assert!(matches!(
+            check_every_qp(&mem, 3, 4096, &addr_of),
+            Verification::Mismatch { offset } if offset < 4096
+        ));
+    }
 }
