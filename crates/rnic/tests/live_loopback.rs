@@ -438,13 +438,18 @@ fn send_bw_between_two_processes_verifies_every_message() {
     assert_pcap_checks(&pcap);
 }
 
-/// `-q 4`: four QPs, each `-n` WRITEs (READs) to (from) a buffer of its own at the server
-/// with a pattern of its own; the figures count every QP's operations, and every QP's bytes
-/// are checked (READ back per QP, or where the READs landed).
+/// `-q 4`: four QPs, each `-n` WRITEs (READs, FETCH&ADDs) to (from) a buffer of its own at
+/// the server with a pattern of its own; the figures count every QP's operations, and every
+/// QP's bytes are checked (READ back per QP, where the READs landed, or each QP's fetched
+/// values and the server's cells).
 #[test]
 fn bw_tests_on_four_qps_verify_every_qps_bytes() {
-    for test in ["write-bw", "read-bw"] {
-        let Some((c, s, pcap)) = pair(test, &["-q", "4", "-n", "200", "-s", "8192"]) else {
+    for (test, size) in [
+        ("write-bw", "8192"),
+        ("read-bw", "8192"),
+        ("atomic-bw", "8"),
+    ] {
+        let Some((c, s, pcap)) = pair(test, &["-q", "4", "-n", "200", "-s", size]) else {
             return;
         };
         assert_verified(&c, "client");
@@ -671,7 +676,7 @@ fn bad_flags_exit_2_naming_the_flag() {
         ),
         (
             &["live", "send-bw", "--server", "-q", "4"][..],
-            "-q/--qp 4: rnic live runs several QPs for write-bw and read-bw only",
+            "-q/--qp 4: rnic live runs several QPs for write-bw, read-bw and atomic-bw only",
         ),
         (
             &["live", "write-bw", "--server", "-q", "2", "-R"][..],

@@ -1181,7 +1181,7 @@ mod all_sizes {
 
 /// `-q 4` on both sides: four QPs, 20 operations each, every QP's exchanged in turn as
 /// perftest's are. perftest's client counts and times all the QPs' operations (80), and its
-/// WRITE and READ servers print the client's figures: rnic's server prints the guest's and
+/// WRITE, READ and atomic servers print the client's figures: rnic's server prints the guest's and
 /// the guest's server rnic's.
 mod four_qps {
     use super::*;
@@ -1189,7 +1189,8 @@ mod four_qps {
     const QPS: u32 = 4;
 
     fn run(tool: &'static str, live: &'static str) -> Interop {
-        Interop::new(tool, live, 4096).qps(QPS)
+        let size = if live == "atomic-bw" { 8 } else { 4096 };
+        Interop::new(tool, live, size).qps(QPS)
     }
 
     /// A side's JSON counts every QP's operations and says it ran `QPS` of them.
@@ -1236,6 +1237,7 @@ mod four_qps {
     client_and_server! {
         ib_write_bw: "write-bw";
         ib_read_bw: "read-bw";
+        ib_atomic_bw: "atomic-bw";
     }
 }
 

@@ -10,9 +10,9 @@
 //! pattern, a pattern of its own for each QP (so bytes that reached another QP's buffer do
 //! not pass): write-bw's client fills each QP's source buffer with it and READs each of the
 //! server's QP buffers back after the run, and the server checks its buffers too; read-bw's
-//! server fills its buffers with it and the client checks the buffers its READs landed in. perftest peers get
-//! their bytes unchecked (`status: unverified`): perftest's buffers hold random bytes and its
-//! WRITE MRs refuse READs.
+//! server fills its buffers with it and the client checks the buffers its READs landed in.
+//! perftest peers get their bytes unchecked (`status: unverified`): perftest's buffers hold
+//! random bytes and its WRITE MRs refuse READs.
 
 use std::time::Instant;
 
@@ -25,7 +25,7 @@ use super::endpoint::Endpoint;
 use super::oob::{BwReport, Verdict, CYCLE_BUFFER_BYTES};
 use super::report::{LiveResult, Verification};
 use super::session::{linger, Layout, Session, IDLE_TURN, STALL};
-use super::{DurationMode, LiveOptions, PATTERN_SEED};
+use super::{qp_pattern_seed, DurationMode, LiveOptions};
 
 /// The client's buffers (see [`ClientBuffers`]).
 const SRC_ADDR: u64 = 0x1000_0000;
@@ -66,8 +66,8 @@ pub fn run(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
 /// The client's buffers in one region from `SRC_ADDR`, as perftest halves its buffer into
 /// its QPs' send and receive parts: QP `i`'s source (and where its READs land) at
 /// `SRC_ADDR + i * stride`, then where the READ-back of the server's buffer of QP `i` lands
-/// at `SRC_ADDR + (qps + i) * stride`. The first QP's source also holds atomic-bw's fetched
-/// values, 8 bytes for each atomic in flight.
+/// at `SRC_ADDR + (qps + i) * stride`. A QP's source also holds atomic-bw's fetched values,
+/// 8 bytes for each atomic in flight.
 struct ClientBuffers {
     qps: u64,
     stride: u64,
@@ -100,11 +100,6 @@ impl ClientBuffers {
     }
 }
 
-/// The pattern of QP `qp`'s bytes: rnic's, a different one for each QP.
-fn qp_pattern_seed(qp: usize) -> u64 {
-    PATTERN_SEED.wrapping_add(qp as u64)
-}
-
 /// Whether each of `qps` QPs' `size` bytes at `addr_of(qp)` hold that QP's pattern; a
 /// mismatch's offset counts the QPs' bytes in order (QP 1's first byte is `size`).
 fn check_every_qp(
@@ -113,10 +108,26 @@ fn check_every_qp(
     size: u64,
     addr_of: impl Fn(usize) -> u64,
 ) -> Verification {
-    let mismatch = (0..qps).find_map(|qp| {
-        let at = mem.first_pattern_mismatch(addr_of(qp), size, qp_pattern_seed(qp));
-        at.map(|offset| qp as u64 * size + offset)
-    });
+    over_every_qp(qps, size, |qp| {
+        let seed = qp_pattern_seed(qp);
+        Verification::of(mem.first_pattern_mismatch(addr_of(qp), size, seed))
+    })
+}
+
+/// The first of `qps` QPs' verdicts (`verdict_of(qp)`) that is a mismatch, its offset
+/// counted over the QPs' `per_qp_bytes` in order; `Verified` when there is none.
+pub fn over_every_qp(
+    qps: usize,
+    per_qp_bytes: u64,
+    verdict_of: impl FnMut(usize) -> Verification,
+) -> Verification {
+    let mismatch = (0..qps)
+        .map(verdict_of)
+        .enumerate()
+        .find_map(|(qp, v)| match v {
+            Verification::Mismatch { offset } => Some(qp as u64 * per_qp_bytes + offset),
+            _ => None,
+        });
     Verification::of(mismatch)
 }
 
@@ -136,7 +147,7 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     let mut per_size = Vec::new();
     let (measured, verification) = match verb {
         Verb::Atomic => {
-            let done = super::atomic_bw::fetch_adds(&mut s, o, SRC_ADDR)?;
+            let done = super::atomic_bw::fetch_adds(&mut s, o, |qp| buffers.source(qp))?;
             write_retransmissions = s.ep.dev.stats().retransmitted_packets;
             done
         }
@@ -155,7 +166,7 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
                         Verb::Read => SendWr::read(i, sge(qp), remotes[qp]),
                         _ => SendWr::write(i, sge(qp), remotes[qp]),
                     },
-                    |_, _| Ok(()),
+                    |_, _, _| Ok(()),
                 )?;
                 if o.all_sizes {
                     per_size.push(size_row(verb.test_name(), size, &measured).row);
@@ -295,15 +306,15 @@ fn post_round(
 
 /// Keeps `o.tx_depth` work requests in flight on each QP (`wr_for(qp, i)` is QP `qp`'s
 /// `i`-th, its `wr_id` `i`) until each QP's `o.iters` completed, or with `-D` for its
-/// seconds ([`keep_in_flight_for`]), as perftest's `run_iter_bw`; `check` sees every
-/// successful completion in order. Stamps every post and every completion, of all the QPs
-/// in order, as perftest does (`tposted`, `tcompleted`; every work request is signalled),
-/// for its BW peak.
+/// seconds ([`keep_in_flight_for`]), as perftest's `run_iter_bw`; `check(ep, qp, c)` sees
+/// every successful completion in order, with the index of its QP. Stamps every post and
+/// every completion, of all the QPs in order, as perftest does (`tposted`, `tcompleted`;
+/// every work request is signalled), for its BW peak.
 pub fn keep_in_flight(
     s: &mut Session,
     o: &LiveOptions,
     mut wr_for: impl FnMut(usize, u64) -> SendWr,
-    mut check: impl FnMut(&mut Endpoint, &Completion) -> anyhow::Result<()>,
+    mut check: impl FnMut(&mut Endpoint, usize, &Completion) -> anyhow::Result<()>,
 ) -> anyhow::Result<BwMeasured> {
     if let Some(d) = o.duration {
         return keep_in_flight_for(s, o, d, wr_for, check);
@@ -359,7 +370,7 @@ fn turn_wait(o: &LiveOptions) -> std::time::Duration {
 /// request ends the run. Returns the index of the QP it completed on, if one was taken.
 fn take_completion(
     s: &mut Session,
-    check: &mut impl FnMut(&mut Endpoint, &Completion) -> anyhow::Result<()>,
+    check: &mut impl FnMut(&mut Endpoint, usize, &Completion) -> anyhow::Result<()>,
 ) -> anyhow::Result<Option<usize>> {
     let Some(c) = s.ep.poll_cq() else {
         return Ok(None);
@@ -375,7 +386,7 @@ fn take_completion(
             c.qpn
         );
     };
-    check(&mut s.ep, &c)?;
+    check(&mut s.ep, qp, &c)?;
     Ok(Some(qp))
 }
 
@@ -389,7 +400,7 @@ fn keep_in_flight_for(
     o: &LiveOptions,
     d: DurationMode,
     mut wr_for: impl FnMut(usize, u64) -> SendWr,
-    mut check: impl FnMut(&mut Endpoint, &Completion) -> anyhow::Result<()>,
+    mut check: impl FnMut(&mut Endpoint, usize, &Completion) -> anyhow::Result<()>,
 ) -> anyhow::Result<BwMeasured> {
     let mut counts = QpCounts::new(s.mine.len());
     let start = Instant::now();
@@ -523,8 +534,13 @@ fn server(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
         linger(&mut s.ep)?;
     }
     let verification = if verb == Verb::Atomic {
-        // The server knows its buffer's first contents, whoever the client is.
-        super::atomic_bw::check_served(&s.ep.mem, DST_ADDR, layout.mr_len, theirs.iters)
+        // The server knows its buffers' first contents, whoever the client is; each QP ran
+        // the same share of the client's operations.
+        let per_qp_iters = theirs.iters / qps as u64;
+        over_every_qp(qps, stride, |qp| {
+            let (base, seed) = (layout.advertised_for(qp), qp_pattern_seed(qp));
+            super::atomic_bw::check_served(&s.ep.mem, (base, stride), per_qp_iters, seed)
+        })
     } else if s.pre.peer_is_rnic {
         check_every_qp(&s.ep.mem, qps, o.size, |qp| layout.advertised_for(qp))
     } else {

@@ -32,6 +32,12 @@ use crate::UsageError;
 /// Seed of rnic's payload pattern in live runs (both sides know it).
 pub const PATTERN_SEED: u64 = 0x726e_6963_6c69_7665;
 
+/// The seed of QP `qp`'s pattern (`-q`): a different one for each QP, so that bytes that
+/// reached another QP's buffer do not pass; the first QP's is [`PATTERN_SEED`].
+pub fn qp_pattern_seed(qp: usize) -> u64 {
+    PATTERN_SEED.wrapping_add(qp as u64)
+}
+
 /// `rnic live TEST [HOST] ...`: perftest's command line.
 #[derive(Debug, clap::Args)]
 pub struct LiveCmd {
@@ -57,7 +63,7 @@ pub struct LiveCmd {
     #[arg(short = 'n', long = "iters")]
     pub iters: Option<u64>,
     /// QPs, as perftest's `-q`: each QP runs `-n` operations to its own part of the peer's
-    /// buffer (write-bw and read-bw, not with -R)
+    /// buffer (write-bw, read-bw and atomic-bw, not with -R)
     #[arg(short = 'q', long = "qp", default_value_t = 1)]
     pub qps: u32,
     /// Connection type, as perftest's `-c`: RC; UC for write-bw, write-lat, send-bw and
@@ -392,10 +398,10 @@ impl LiveCmd {
         Ok(options)
     }
 
-    /// `-q`: write-bw and read-bw (whose servers only answer, so the QPs differ only in
-    /// their buffers), up to [`MAX_QPS`] (they share the sockets' window of [`WINDOW_PSNS`]
-    /// packets), not with `-R` (rnic's RDMA CM connects one test QP), and all the QPs'
-    /// buffers of `size` bytes together in [`MAX_SIZE`].
+    /// `-q`: write-bw, read-bw and atomic-bw (whose servers only answer, so the QPs differ
+    /// only in their buffers), up to [`MAX_QPS`] (they share the sockets' window of
+    /// [`WINDOW_PSNS`] packets), not with `-R` (rnic's RDMA CM connects one test QP), and all
+    /// the QPs' buffers of `size` bytes together in [`MAX_SIZE`].
     fn qps_for(&self, test: LiveTest, size: u64) -> Result<u32, UsageError> {
         let qps = self.qps;
         if qps == 1 {
@@ -407,11 +413,14 @@ impl LiveCmd {
                  {WINDOW_PSNS} packets)"
             )));
         }
-        if !matches!(test, LiveTest::WriteBw | LiveTest::ReadBw) {
+        if !matches!(
+            test,
+            LiveTest::WriteBw | LiveTest::ReadBw | LiveTest::AtomicBw
+        ) {
             let why = if test.is_latency() {
                 "perftest's latency tests run one QP"
             } else {
-                "rnic live runs several QPs for write-bw and read-bw only"
+                "rnic live runs several QPs for write-bw, read-bw and atomic-bw only"
             };
             return Err(UsageError(format!(
                 "-q/--qp {qps}: {why}, not {}",
@@ -620,6 +629,7 @@ mod tests {
         assert_eq!((o.qps, o.window_psns), (4, WINDOW_PSNS / 4));
         assert_eq!(options("read-bw --server --qp 16").unwrap().qps, 16);
         assert_eq!(options("write-bw --server -q 2 -a").unwrap().qps, 2);
+        assert_eq!(options("atomic-bw 10.0.0.1 -q 3").unwrap().qps, 3);
         assert_eq!(options("send-lat --server").unwrap().qps, 1);
         for (args, words) in [
             ("write-bw --server -q 0", "must be 1..=16"),
@@ -628,7 +638,6 @@ mod tests {
             ("read-lat --server -q 2", "latency tests run one QP"),
             ("rc-pingpong --server -q 2", "latency tests run one QP"),
             ("send-bw --server -q 2", "not send-bw"),
-            ("atomic-bw --server -q 2", "not atomic-bw"),
             ("write-bw --server -q 2 -R", "-R/--rdma_cm"),
             ("write-bw --server -q 2 -s 1073741824", "must fit"),
         ] {

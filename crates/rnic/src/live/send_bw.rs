@@ -69,7 +69,7 @@ fn client(o: &LiveOptions) -> anyhow::Result<LiveResult> {
         &mut s,
         o,
         |_, i| SendWr::send(i, sge),
-        |_, c| expect_opcode(c, WcOpcode::Send),
+        |_, _, c| expect_opcode(c, WcOpcode::Send),
     )?;
     let mut r = size_row("send-bw", o.size, &measured);
     if counts_exchanged(o, &s) {
