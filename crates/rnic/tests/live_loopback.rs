@@ -438,6 +438,31 @@ fn send_bw_between_two_processes_verifies_every_message() {
     assert_pcap_checks(&pcap);
 }
 
+/// `-q 4`: four QPs, each `-n` WRITEs (READs, FETCH&ADDs) to (from) a buffer of its own at
+/// the server with a pattern of its own; the figures count every QP's operations, and every
+/// QP's bytes are checked (READ back per QP, where the READs landed, or each QP's fetched
+/// values and the server's cells).
+#[test]
+fn bw_tests_on_four_qps_verify_every_qps_bytes() {
+    for (test, size) in [
+        ("write-bw", "8192"),
+        ("read-bw", "8192"),
+        ("atomic-bw", "8"),
+    ] {
+        let Some((c, s, pcap)) = pair(test, &["-q", "4", "-n", "200", "-s", size]) else {
+            return;
+        };
+        assert_verified(&c, "client");
+        assert_verified(&s, "server");
+        assert_eq!(c["live"]["qps"], 4, "{test} client: {c}");
+        assert_eq!(s["live"]["qps"], 4, "{test} server: {s}");
+        assert_eq!(c["iterations"], 800, "200 per QP, as perftest counts: {c}");
+        assert_eq!(s["iterations"], 800, "the server reports the client's: {s}");
+        assert_peak(&c, &s);
+        assert_pcap_checks(&pcap);
+    }
+}
+
 #[test]
 fn read_bw_between_two_processes_verifies_every_byte() {
     let Some((c, s, pcap)) = pair("read-bw", &["-n", "300", "-s", "65536"]) else {
@@ -641,7 +666,22 @@ fn bad_flags_exit_2_naming_the_flag() {
             "--bind",
         ),
         (&["live", "write-bw", "--server", "-s", "0"][..], "--size"),
-        (&["live", "write-bw", "--server", "-q", "2"][..], "--qp"),
+        (
+            &["live", "write-bw", "--server", "-q", "0"][..],
+            "-q/--qp 0",
+        ),
+        (
+            &["live", "write-lat", "--server", "-q", "2"][..],
+            "-q/--qp 2: perftest's latency tests run one QP",
+        ),
+        (
+            &["live", "send-bw", "--server", "-q", "4"][..],
+            "-q/--qp 4: rnic live runs several QPs for write-bw, read-bw and atomic-bw only",
+        ),
+        (
+            &["live", "write-bw", "--server", "-q", "2", "-R"][..],
+            "-q/--qp 2: rnic live connects one QP by RDMA CM",
+        ),
         (&["live", "write-bw", "--server", "-n", "1"][..], "--iters"),
         (&["live", "write-bw", "--server", "-p", "0"][..], "--port"),
         (&["live", "write-bw", "127.0.0.1", "-p", "0"][..], "--port"),

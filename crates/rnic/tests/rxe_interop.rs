@@ -417,6 +417,8 @@ struct Interop {
     all_sizes: bool,
     /// `-D SECONDS --margin 1` on both sides instead of `-n`.
     duration_s: Option<u32>,
+    /// perftest's `-q` on both sides: QPs, each running `iters` operations.
+    qps: u32,
 }
 
 impl Interop {
@@ -433,6 +435,21 @@ impl Interop {
             rdma_cm: false,
             all_sizes: false,
             duration_s: None,
+            qps: 1,
+        }
+    }
+
+    /// `-q QPS` on both sides.
+    const fn qps(self, qps: u32) -> Self {
+        Interop { qps, ..self }
+    }
+
+    /// `-D S --margin 1`, or `-n ITERS`, and `-q QPS` with more than one QP.
+    fn run_flags(&self) -> String {
+        let length = self.length_flag();
+        match self.qps {
+            1 => length,
+            n => format!("{length} -q {n}"),
         }
     }
 
@@ -540,7 +557,7 @@ impl Interop {
     }
 
     fn guest_args(&self, port: u16) -> String {
-        let (size, length, mtu) = (self.size_flag(), self.length_flag(), self.mtu);
+        let (size, length, mtu) = (self.size_flag(), self.run_flags(), self.mtu);
         if self.guest_tool == "ibv_rc_pingpong" {
             format!("-d rxe0 -g 1 -m {mtu} -p {port} {size} {length}")
         } else {
@@ -555,7 +572,7 @@ impl Interop {
             "live {} -p {port} --bind {bind} {} {} -m {} -c {}{}",
             self.live_test,
             self.size_flag(),
-            self.length_flag(),
+            self.run_flags(),
             self.mtu,
             self.connection,
             self.cm_flag()
@@ -662,6 +679,12 @@ impl Interop {
 
     /// [`Interop::rnic_server`], returning the server's JSON (`None`: no guest here).
     fn rnic_server_report(&self) -> Option<serde_json::Value> {
+        self.rnic_server_run().map(|(report, _)| report)
+    }
+
+    /// [`Interop::rnic_server`], returning the server's JSON and what the guest's client
+    /// printed (`None`: no guest here).
+    fn rnic_server_run(&self) -> Option<(serde_json::Value, String)> {
         let (_in_use, guest) = guest()?;
         self.apply_netem(guest);
         let ((client, server), (args, json)) = until_perftest_reports(|| {
@@ -701,7 +724,7 @@ impl Interop {
             self.guest_tool, client.text
         );
         assert!(server.ok, "rnic {}:\n{}", args.join(" "), server.text);
-        Some(assert_live_report(&json))
+        Some((assert_live_report(&json), client.text))
     }
 }
 
@@ -1153,6 +1176,68 @@ mod all_sizes {
         if let Some(report) = RUN.rnic_server_report() {
             assert_eq!(report["size_bytes"], 1u64 << 23, "{report}");
         }
+    }
+}
+
+/// `-q 4` on both sides: four QPs, 20 operations each, every QP's exchanged in turn as
+/// perftest's are. perftest's client counts and times all the QPs' operations (80), and its
+/// WRITE, READ and atomic servers print the client's figures: rnic's server prints the guest's and
+/// the guest's server rnic's.
+mod four_qps {
+    use super::*;
+
+    const QPS: u32 = 4;
+
+    fn run(tool: &'static str, live: &'static str) -> Interop {
+        let size = if live == "atomic-bw" { 8 } else { 4096 };
+        Interop::new(tool, live, size).qps(QPS)
+    }
+
+    /// A side's JSON counts every QP's operations and says it ran `QPS` of them.
+    fn assert_all_qps_counted(report: &serde_json::Value, iters: u32) {
+        assert_eq!(report["live"]["qps"], QPS, "{report}");
+        assert_eq!(report["iterations"], QPS * iters, "{report}");
+    }
+
+    /// perftest's client printed the figures rnic's server reports (its own, sent over).
+    fn assert_client_printed(run: &Interop, client_text: &str, report: &serde_json::Value) {
+        let row = perftest_row(client_text);
+        assert_eq!(row[1], f64::from(QPS * run.iters), "{client_text}");
+        let peak = report["bw_peak_mb_s"].as_f64().expect("bw_peak_mb_s");
+        assert!(
+            peak > 0.0 && (row[2] - peak).abs() <= 0.01,
+            "the guest's client printed a peak of {} MB/s, rnic's server {peak}:\n{client_text}",
+            row[2]
+        );
+    }
+
+    macro_rules! client_and_server {
+        ($($tool:ident: $live:literal;)*) => {$(
+            mod $tool {
+                use super::*;
+                #[test]
+                fn rnic_client() {
+                    let run = run(stringify!($tool), $live);
+                    if let Some(report) = run.rnic_client_report() {
+                        assert_all_qps_counted(&report, run.iters);
+                    }
+                }
+                #[test]
+                fn rnic_server() {
+                    let run = run(stringify!($tool), $live);
+                    if let Some((report, client_text)) = run.rnic_server_run() {
+                        assert_all_qps_counted(&report, run.iters);
+                        assert_client_printed(&run, &client_text, &report);
+                    }
+                }
+            }
+        )*};
+    }
+
+    client_and_server! {
+        ib_write_bw: "write-bw";
+        ib_read_bw: "read-bw";
+        ib_atomic_bw: "atomic-bw";
     }
 }
 

@@ -3,17 +3,20 @@
 //! `i mod 64` of the server's buffer, one cell every 64 bytes (a cache line) through a
 //! 4096-byte cycle buffer. The exchange is ib_write_bw's.
 //!
+//! With `-q` each QP runs `iters` atomics on cells of its own buffer at the server, as
+//! perftest's client moves each QP's remote address through that QP's cycle buffer.
+//!
 //! Verification, against any peer: each atomic's fetched value lands in a slot of its own,
 //! and the values fetched from one cell must rise by exactly 1 from one atomic to the next;
-//! against rnic the first value fetched from each cell must be the server's pattern there.
-//! The server (whose buffer starts as rnic's pattern) checks after the run that its cells
-//! gained exactly the client's iteration count in all, and that no byte outside the cells
-//! changed.
+//! against rnic the first value fetched from each cell must be the server's pattern there
+//! (the QP's own). The server (whose buffers start as rnic's pattern, each QP's its own)
+//! checks after the run that each QP's cells gained exactly that QP's share of the client's
+//! iteration count in all, and that no byte outside the cells changed.
 
 use anyhow::bail;
 use rnic_transport::{AtomicArgs, Completion, Memory, RemoteAddr, SendWr, Sge, WcOpcode, WrOpcode};
 
-use super::bw::{keep_in_flight, BwMeasured};
+use super::bw::{keep_in_flight, over_every_qp, BwMeasured};
 use super::endpoint::Endpoint;
 use super::report::Verification;
 use super::session::Session;
@@ -28,41 +31,50 @@ const CELLS: u64 = 4096 / CELL_STRIDE;
 /// perftest's `ATOMIC_ADD_VALUE`.
 const ADD: u64 = 1;
 
-/// What the client has seen of each cell: the last value fetched from it.
+/// What the client has seen of one QP's cells: the last value fetched from each.
 struct Cells {
     last: [Option<u64>; CELLS as usize],
-    /// The first value fetched from each cell is the pattern (the server is rnic).
+    /// The first value fetched from each cell is the pattern of `seed` (the server is rnic).
     initial_known: bool,
+    seed: u64,
     verification: Verification,
 }
 
-/// Runs `o.iters` FETCH&ADDs with `o.tx_depth` in flight; fetched values land at
-/// `results_addr + 8 * (i mod tx_depth)`. Returns what was measured and the verdict.
+/// Runs `o.iters` FETCH&ADDs on each QP with `o.tx_depth` in flight; QP `qp`'s fetched
+/// values land at `results_of(qp) + 8 * (i mod tx_depth)`. Returns what was measured and
+/// the verdict.
 pub fn fetch_adds(
     s: &mut Session,
     o: &LiveOptions,
-    results_addr: u64,
+    results_of: impl Fn(usize) -> u64,
 ) -> anyhow::Result<(BwMeasured, Verification)> {
-    let remote = RemoteAddr {
-        va: s.peer.vaddr,
-        rkey: s.peer.rkey,
-    };
-    let lkey = s.me.rkey;
+    let remotes: Vec<RemoteAddr> = (s.peers.iter())
+        .map(|p| RemoteAddr {
+            va: p.vaddr,
+            rkey: p.rkey,
+        })
+        .collect();
+    let lkey = s.me().rkey;
     let depth = u64::from(o.tx_depth);
-    let slot = move |i: u64| results_addr + ATOMIC_BYTES * (i % depth);
-    let mut cells = Cells {
-        last: [None; CELLS as usize],
-        initial_known: s.pre.peer_is_rnic,
-        verification: Verification::Verified,
-    };
+    let slot = |qp: usize, i: u64| results_of(qp) + ATOMIC_BYTES * (i % depth);
+    let initial_known = s.pre.peer_is_rnic;
+    let mut cells: Vec<Cells> = (0..s.mine.len())
+        .map(|qp| Cells {
+            last: [None; CELLS as usize],
+            initial_known,
+            seed: super::qp_pattern_seed(qp),
+            verification: Verification::Verified,
+        })
+        .collect();
     let measured = keep_in_flight(
         s,
         o,
-        |i| fetch_add(i, slot(i), lkey, remote),
-        |ep, c| cells.take(ep, c, slot(c.wr_id)),
+        |qp, i| fetch_add(i, slot(qp, i), lkey, remotes[qp]),
+        |ep, qp, c| cells[qp].take(ep, c, slot(qp, c.wr_id)),
     )?;
-    let verification = match cells.verification {
-        Verification::Verified if !cells.initial_known => Verification::PeerIsPerftest,
+    let per_qp_bytes = o.iters * ATOMIC_BYTES;
+    let verification = match over_every_qp(cells.len(), per_qp_bytes, |qp| cells[qp].verification) {
+        Verification::Verified if !initial_known => Verification::PeerIsPerftest,
         v => v,
     };
     Ok((measured, verification))
@@ -107,7 +119,7 @@ impl Cells {
         let cell = c.wr_id % CELLS;
         let want = match self.last[cell as usize] {
             Some(last) => Some(last.wrapping_add(ADD)),
-            None if self.initial_known => Some(host_pattern_u64(cell * CELL_STRIDE)),
+            None if self.initial_known => Some(host_pattern_u64(self.seed, cell * CELL_STRIDE)),
             None => None,
         };
         if want.is_some_and(|w| w != fetched) && self.verification == Verification::Verified {
@@ -120,10 +132,15 @@ impl Cells {
     }
 }
 
-/// The server's check of its buffer (`len` bytes at `base`, filled with rnic's pattern before
-/// the run) after `iters` FETCH&ADDs of 1: the cells gained `iters` in all, and every other
-/// byte is still the pattern.
-pub fn check_served(mem: &impl Memory, base: u64, len: u64, iters: u64) -> Verification {
+/// The server's check of a QP's buffer (`len` bytes at `base`, filled with rnic's pattern of
+/// `seed` before the run) after `iters` FETCH&ADDs of 1: the cells gained `iters` in all, and
+/// every other byte is still the pattern.
+pub fn check_served(
+    mem: &impl Memory,
+    (base, len): (u64, u64),
+    iters: u64,
+    seed: u64,
+) -> Verification {
     let mut gained = 0u64;
     let mut offset = 0;
     while offset < len {
@@ -131,7 +148,7 @@ pub fn check_served(mem: &impl Memory, base: u64, len: u64, iters: u64) -> Verif
             let mut bytes = [0u8; 8];
             mem.read(base + offset, &mut bytes);
             let now = u64::from_le_bytes(bytes);
-            gained = gained.wrapping_add(now.wrapping_sub(host_pattern_u64(offset)));
+            gained = gained.wrapping_add(now.wrapping_sub(host_pattern_u64(seed, offset)));
             offset + ATOMIC_BYTES
         } else {
             offset
@@ -140,7 +157,7 @@ pub fn check_served(mem: &impl Memory, base: u64, len: u64, iters: u64) -> Verif
         let gap_end = next_cell.min(len);
         let mut gap = vec![0u8; (gap_end - cell_end) as usize];
         mem.read(base + cell_end, &mut gap);
-        if let Some(i) = (0..gap.len()).find(|&i| gap[i] != pattern_at(cell_end + i as u64)) {
+        if let Some(i) = (0..gap.len()).find(|&i| gap[i] != pattern_at(seed, cell_end + i as u64)) {
             return Verification::Mismatch {
                 offset: cell_end + i as u64,
             };
@@ -154,13 +171,14 @@ pub fn check_served(mem: &impl Memory, base: u64, len: u64, iters: u64) -> Verif
     Verification::Verified
 }
 
-fn pattern_at(offset: u64) -> u8 {
-    rnic_host::pattern_byte(super::PATTERN_SEED, offset)
+fn pattern_at(seed: u64, offset: u64) -> u8 {
+    rnic_host::pattern_byte(seed, offset)
 }
 
-/// The u64 (little-endian, as host memory holds it) that rnic's pattern puts at `offset`.
-fn host_pattern_u64(offset: u64) -> u64 {
-    let bytes: [u8; 8] = std::array::from_fn(|k| pattern_at(offset + k as u64));
+/// The u64 (little-endian, as host memory holds it) that rnic's pattern of `seed` puts at
+/// `offset`.
+fn host_pattern_u64(seed: u64, offset: u64) -> u64 {
+    let bytes: [u8; 8] = std::array::from_fn(|k| pattern_at(seed, offset + k as u64));
     u64::from_le_bytes(bytes)
 }
 
@@ -170,14 +188,15 @@ mod tests {
     use rnic_host::SparseMemory;
 
     const BASE: u64 = 0x2000_0000;
+    const SEED: u64 = super::super::PATTERN_SEED;
 
     /// A served buffer after `adds[k]` FETCH&ADDs on cell `k`.
     fn served(adds: &[u64]) -> SparseMemory {
         let mut mem = SparseMemory::new();
-        mem.fill_pattern(BASE, 4096, super::super::PATTERN_SEED);
+        mem.fill_pattern(BASE, 4096, SEED);
         for (k, n) in adds.iter().enumerate() {
             let at = k as u64 * CELL_STRIDE;
-            let v = host_pattern_u64(at).wrapping_add(*n);
+            let v = host_pattern_u64(SEED, at).wrapping_add(*n);
             mem.write(BASE + at, &v.to_le_bytes());
         }
         mem
@@ -186,9 +205,23 @@ mod tests {
     #[test]
     fn the_served_check_passes_the_right_count_and_fails_a_wrong_one() {
         let mem = served(&[3, 2, 0, 5]);
-        assert_eq!(check_served(&mem, BASE, 4096, 10), Verification::Verified);
+        assert_eq!(
+            check_served(&mem, (BASE, 4096), 10, SEED),
+            Verification::Verified
+        );
         assert!(matches!(
-            check_served(&mem, BASE, 4096, 11),
+            check_served(&mem, (BASE, 4096), 11, SEED),
+            Verification::Mismatch { .. }
+        ));
+    }
+
+    /// With `-q` each QP's buffer holds a pattern of its own: another QP's does not pass.
+    #[test]
+    fn the_served_check_is_against_the_qps_own_pattern() {
+        let mem = served(&[1]);
+        let other = super::super::qp_pattern_seed(1);
+        assert!(matches!(
+            check_served(&mem, (BASE, 4096), 1, other),
             Verification::Mismatch { .. }
         ));
     }
@@ -201,7 +234,7 @@ mod tests {
         mem.read(BASE + at, &mut b);
         mem.write(BASE + at, &[b[0] ^ 1]);
         assert_eq!(
-            check_served(&mem, BASE, 4096, 1),
+            check_served(&mem, (BASE, 4096), 1, SEED),
             Verification::Mismatch { offset: at }
         );
     }

@@ -1,18 +1,23 @@
 //! `rnic live write-bw` and `read-bw`: ib_write_bw's and ib_read_bw's tests. The client
-//! keeps `tx_depth` WRITEs (READs) of `size` bytes in flight to (from) the server's buffer
-//! until `iters` completed; the server only answers (its engine ACKs the WRITEs, sends the
-//! READ responses) until the client's closing handshake.
+//! keeps `tx_depth` WRITEs (READs) of `size` bytes in flight on each of its `-q` QPs to
+//! (from) that QP's buffer at the server until each QP's `iters` completed, as perftest's
+//! `run_iter_bw`; the server only answers (its engine ACKs the WRITEs, sends the READ
+//! responses) until the client's closing handshake. With several QPs the figures are
+//! perftest's: `iters` times the QPs operations, from the first post on any QP to the last
+//! completion, the peak over the posts and completions of all of them in order.
 //!
 //! Verification, when the peer is rnic (its version string says so), against rnic's
-//! pattern: write-bw's client fills its source buffer with it and READs the server's buffer
-//! back after the run, and the server checks its buffer too; read-bw's server fills its
-//! buffer with it and the client checks the buffer its READs landed in. perftest peers get
-//! their bytes unchecked (`status: unverified`): perftest's buffers hold random bytes and its
-//! WRITE MRs refuse READs.
+//! pattern, a pattern of its own for each QP (so bytes that reached another QP's buffer do
+//! not pass): write-bw's client fills each QP's source buffer with it and READs each of the
+//! server's QP buffers back after the run, and the server checks its buffers too; read-bw's
+//! server fills its buffers with it and the client checks the buffers its READs landed in.
+//! perftest peers get their bytes unchecked (`status: unverified`): perftest's buffers hold
+//! random bytes and its WRITE MRs refuse READs.
 
 use std::time::Instant;
 
 use anyhow::bail;
+use rnic_host::SparseMemory;
 use rnic_model::host::bw_peak::{BwPeak, PeakSpan};
 use rnic_transport::{Completion, RemoteAddr, SendWr, ServiceType, Sge, WcStatus};
 
@@ -20,13 +25,14 @@ use super::endpoint::Endpoint;
 use super::oob::{BwReport, Verdict, CYCLE_BUFFER_BYTES};
 use super::report::{LiveResult, Verification};
 use super::session::{linger, Layout, Session, IDLE_TURN, STALL};
-use super::{DurationMode, LiveOptions, PATTERN_SEED};
+use super::{qp_pattern_seed, DurationMode, LiveOptions};
 
-/// The client's source buffer, and where its READ-back lands.
+/// The client's buffers (see [`ClientBuffers`]).
 const SRC_ADDR: u64 = 0x1000_0000;
-const CHECK_ADDR: u64 = 0x4000_0000;
-/// The server's destination buffer.
+/// The server's buffers, one per QP.
 const DST_ADDR: u64 = 0x2000_0000;
+/// What a QP's buffer is rounded up to, bytes.
+const PAGE_BYTES: u64 = 4096;
 /// Bytes of the 2^20-byte MB perftest reports in.
 const MB: f64 = 1_048_576.0;
 
@@ -57,48 +63,110 @@ pub fn run(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     }
 }
 
-fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
-    let layout = Layout {
-        mr_addr: SRC_ADDR,
-        mr_len: CHECK_ADDR - SRC_ADDR + o.size.max(u64::from(o.tx_depth) * 8),
-        advertised: SRC_ADDR,
-    };
-    let mut s = Session::open(o, &layout, false)?;
-    if verb == Verb::Write {
-        s.ep.mem.fill_pattern(SRC_ADDR, o.size, PATTERN_SEED);
+/// The client's buffers in one region from `SRC_ADDR`, as perftest halves its buffer into
+/// its QPs' send and receive parts: QP `i`'s source (and where its READs land) at
+/// `SRC_ADDR + i * stride`, then where the READ-back of the server's buffer of QP `i` lands
+/// at `SRC_ADDR + (qps + i) * stride`. A QP's source also holds atomic-bw's fetched values,
+/// 8 bytes for each atomic in flight.
+struct ClientBuffers {
+    qps: u64,
+    stride: u64,
+}
+
+impl ClientBuffers {
+    fn of(o: &LiveOptions) -> ClientBuffers {
+        let results_bytes = u64::from(o.tx_depth) * super::atomic_bw::ATOMIC_BYTES;
+        ClientBuffers {
+            qps: u64::from(o.qps),
+            stride: o.size.max(results_bytes).next_multiple_of(PAGE_BYTES),
+        }
     }
-    let sge = Sge {
-        addr: SRC_ADDR,
-        len: o.size as u32,
-        lkey: s.me.rkey,
-    };
-    let remote = RemoteAddr {
-        va: s.peer.vaddr,
-        rkey: s.peer.rkey,
-    };
+
+    fn source(&self, qp: usize) -> u64 {
+        SRC_ADDR + qp as u64 * self.stride
+    }
+
+    fn read_back(&self, qp: usize) -> u64 {
+        self.source(self.qps as usize + qp)
+    }
+
+    fn layout(&self) -> Layout {
+        Layout {
+            mr_addr: SRC_ADDR,
+            mr_len: 2 * self.qps * self.stride,
+            advertised: SRC_ADDR,
+            qp_stride: self.stride,
+        }
+    }
+}
+
+/// Whether each of `qps` QPs' `size` bytes at `addr_of(qp)` hold that QP's pattern; a
+/// mismatch's offset counts the QPs' bytes in order (QP 1's first byte is `size`).
+fn check_every_qp(
+    mem: &SparseMemory,
+    qps: usize,
+    size: u64,
+    addr_of: impl Fn(usize) -> u64,
+) -> Verification {
+    over_every_qp(qps, size, |qp| {
+        let seed = qp_pattern_seed(qp);
+        Verification::of(mem.first_pattern_mismatch(addr_of(qp), size, seed))
+    })
+}
+
+/// The first of `qps` QPs' verdicts (`verdict_of(qp)`) that is a mismatch, its offset
+/// counted over the QPs' `per_qp_bytes` in order; `Verified` when there is none.
+pub fn over_every_qp(
+    qps: usize,
+    per_qp_bytes: u64,
+    verdict_of: impl FnMut(usize) -> Verification,
+) -> Verification {
+    let mismatch = (0..qps)
+        .map(verdict_of)
+        .enumerate()
+        .find_map(|(qp, v)| match v {
+            Verification::Mismatch { offset } => Some(qp as u64 * per_qp_bytes + offset),
+            _ => None,
+        });
+    Verification::of(mismatch)
+}
+
+fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
+    let buffers = ClientBuffers::of(o);
+    let mut s = Session::open(o, &buffers.layout(), false)?;
+    let qps = s.mine.len();
+    if verb == Verb::Write {
+        for qp in 0..qps {
+            let seed = qp_pattern_seed(qp);
+            s.ep.mem.fill_pattern(buffers.source(qp), o.size, seed);
+        }
+    }
+    let remotes: Vec<RemoteAddr> = s.peers.iter().map(remote_of).collect();
+    let lkey = s.me().rkey;
     let write_retransmissions;
     let mut per_size = Vec::new();
     let (measured, verification) = match verb {
         Verb::Atomic => {
-            let done = super::atomic_bw::fetch_adds(&mut s, o, SRC_ADDR)?;
+            let done = super::atomic_bw::fetch_adds(&mut s, o, |qp| buffers.source(qp))?;
             write_retransmissions = s.ep.dev.stats().retransmitted_packets;
             done
         }
         Verb::Write | Verb::Read => {
             let mut measured = BwMeasured::default();
             for size in o.sizes() {
-                let sge = Sge {
+                let sge = |qp: usize| Sge {
+                    addr: buffers.source(qp),
                     len: size as u32,
-                    ..sge
+                    lkey,
                 };
                 measured = keep_in_flight(
                     &mut s,
                     o,
-                    |i| match verb {
-                        Verb::Read => SendWr::read(i, sge, remote),
-                        _ => SendWr::write(i, sge, remote),
+                    |qp, i| match verb {
+                        Verb::Read => SendWr::read(i, sge(qp), remotes[qp]),
+                        _ => SendWr::write(i, sge(qp), remotes[qp]),
                     },
-                    |_, _| Ok(()),
+                    |_, _, _| Ok(()),
                 )?;
                 if o.all_sizes {
                     per_size.push(size_row(verb.test_name(), size, &measured).row);
@@ -110,14 +178,12 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
             write_retransmissions = s.ep.dev.stats().retransmitted_packets;
             let verification = match (s.pre.peer_is_rnic, verb) {
                 (false, _) => Verification::PeerIsPerftest,
-                (true, Verb::Read) => Verification::of(s.ep.mem.first_pattern_mismatch(
-                    SRC_ADDR,
-                    o.size,
-                    PATTERN_SEED,
-                )),
+                (true, Verb::Read) => {
+                    check_every_qp(&s.ep.mem, qps, o.size, |qp| buffers.source(qp))
+                }
                 // UC has no READ: the server checks its buffer and says so at the close.
                 (true, _) if o.service == ServiceType::Uc => Verification::PeerIsPerftest,
-                (true, _) => read_back(&mut s, o, remote)?,
+                (true, _) => read_back(&mut s, o, &buffers)?,
             };
             (measured, verification)
         }
@@ -131,7 +197,7 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
         bw_avg: r.row.bw_avg_mb_s,
         msg_rate: r.row.msg_rate_mops,
     };
-    let me = s.me;
+    let me = s.me();
     s.oob.keys(&me, &mut || s.ep.turn(IDLE_TURN))?;
     s.oob.bw_reports(&mine, &mut || s.ep.turn(IDLE_TURN))?;
     let server_checks = server_tells_verdict(o, &s, verb);
@@ -146,6 +212,14 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     r.write_retransmissions = Some(write_retransmissions);
     s.ep.finish()?;
     Ok(r)
+}
+
+/// Where the WRITEs or READs of the peer's QP `peer` go.
+fn remote_of(peer: &super::oob::Dest) -> RemoteAddr {
+    RemoteAddr {
+        va: peer.vaddr,
+        rkey: peer.rkey,
+    }
 }
 
 /// The figures of `test`'s operations of `size` bytes that `m` measured.
@@ -184,53 +258,97 @@ fn ps_since(start: Instant) -> u64 {
     u64::try_from(start.elapsed().as_nanos() * 1000).unwrap_or(u64::MAX)
 }
 
-/// Keeps `o.tx_depth` work requests (`wr_for(i)` is the `i`-th, its `wr_id` `i`) in flight
-/// until `o.iters` completed, or with `-D` for its seconds ([`keep_in_flight_for`]), as
-/// perftest's `run_iter_bw`; `check` sees every successful completion in order. Stamps
-/// every post and every completion as perftest does (`tposted`, `tcompleted`; every work
-/// request is signalled), for its BW peak.
+/// What a bandwidth loop has posted and completed on each QP (perftest's `scnt` and `ccnt`).
+struct QpCounts {
+    posted: Vec<u64>,
+    completed: Vec<u64>,
+}
+
+impl QpCounts {
+    fn new(qps: usize) -> QpCounts {
+        QpCounts {
+            posted: vec![0; qps],
+            completed: vec![0; qps],
+        }
+    }
+
+    fn total_posted(&self) -> u64 {
+        self.posted.iter().sum()
+    }
+
+    fn total_completed(&self) -> u64 {
+        self.completed.iter().sum()
+    }
+}
+
+/// Posts on each QP in turn until it has `o.tx_depth` work requests in flight or has posted
+/// `per_qp_limit`, as perftest's `run_iter_bw` goes round its QPs; `wr_for(qp, i)` is QP
+/// `qp`'s `i`-th, and `before_post` runs before each post (the peak's stamp).
+fn post_round(
+    s: &mut Session,
+    o: &LiveOptions,
+    counts: &mut QpCounts,
+    per_qp_limit: u64,
+    wr_for: &mut impl FnMut(usize, u64) -> SendWr,
+    before_post: &mut impl FnMut(),
+) -> anyhow::Result<()> {
+    for (qp, me) in s.mine.iter().enumerate() {
+        let (posted, completed) = (&mut counts.posted[qp], counts.completed[qp]);
+        while *posted < per_qp_limit && *posted - completed < u64::from(o.tx_depth) {
+            let wr = wr_for(qp, *posted);
+            before_post();
+            s.ep.dev.post_send(me.qpn, wr)?;
+            *posted += 1;
+        }
+    }
+    Ok(())
+}
+
+/// Keeps `o.tx_depth` work requests in flight on each QP (`wr_for(qp, i)` is QP `qp`'s
+/// `i`-th, its `wr_id` `i`) until each QP's `o.iters` completed, or with `-D` for its
+/// seconds ([`keep_in_flight_for`]), as perftest's `run_iter_bw`; `check(ep, qp, c)` sees
+/// every successful completion in order, with the index of its QP. Stamps every post and
+/// every completion, of all the QPs in order, as perftest does (`tposted`, `tcompleted`;
+/// every work request is signalled), for its BW peak.
 pub fn keep_in_flight(
     s: &mut Session,
     o: &LiveOptions,
-    mut wr_for: impl FnMut(u64) -> SendWr,
-    mut check: impl FnMut(&mut Endpoint, &Completion) -> anyhow::Result<()>,
+    mut wr_for: impl FnMut(usize, u64) -> SendWr,
+    mut check: impl FnMut(&mut Endpoint, usize, &Completion) -> anyhow::Result<()>,
 ) -> anyhow::Result<BwMeasured> {
     if let Some(d) = o.duration {
         return keep_in_flight_for(s, o, d, wr_for, check);
     }
-    let (mut posted, mut completed) = (0u64, 0u64);
+    let mut counts = QpCounts::new(s.mine.len());
+    let total = o.iters * s.mine.len() as u64;
     // Room up front for at most a million stamps of each kind; a longer run grows them
     // (16 bytes per operation, as perftest's own tposted and tcompleted take).
-    let room = o.iters.min(PEAK_STAMPS_RESERVED);
+    let room = total.min(PEAK_STAMPS_RESERVED);
     let mut peak = BwPeak::with_capacity(room, room);
     let start = Instant::now();
     let mut last_progress = Instant::now();
     let wait = turn_wait(o);
-    while completed < o.iters {
-        while posted < o.iters && posted - completed < u64::from(o.tx_depth) {
-            let wr = wr_for(posted);
-            peak.post(ps_since(start), 1);
-            s.ep.dev.post_send(s.ep.qpn, wr)?;
-            posted += 1;
-        }
+    while counts.total_completed() < total {
+        let mut stamp_post = || peak.post(ps_since(start), 1);
+        post_round(s, o, &mut counts, o.iters, &mut wr_for, &mut stamp_post)?;
         s.ep.turn(wait)?;
-        while take_completion(s, &mut check)? {
+        while let Some(qp) = take_completion(s, &mut check)? {
             peak.complete(ps_since(start), 1);
-            completed += 1;
+            counts.completed[qp] += 1;
             last_progress = Instant::now();
         }
         if last_progress.elapsed() > STALL {
             bail!(
-                "no work request completed for {} s ({completed} of {} done)",
+                "no work request completed for {} s ({} of {total} done)",
                 STALL.as_secs(),
-                o.iters
+                counts.total_completed()
             );
         }
     }
     let elapsed_s = start.elapsed().as_secs_f64();
     peak.finish();
     Ok(BwMeasured {
-        ops: o.iters,
+        ops: total,
         elapsed_s,
         peak: peak.best(),
     })
@@ -249,19 +367,27 @@ fn turn_wait(o: &LiveOptions) -> std::time::Duration {
 }
 
 /// Takes the next completion, if there is one, and has `check` see it; a failed work
-/// request ends the run. Returns whether one was taken.
+/// request ends the run. Returns the index of the QP it completed on, if one was taken.
 fn take_completion(
     s: &mut Session,
-    check: &mut impl FnMut(&mut Endpoint, &Completion) -> anyhow::Result<()>,
-) -> anyhow::Result<bool> {
+    check: &mut impl FnMut(&mut Endpoint, usize, &Completion) -> anyhow::Result<()>,
+) -> anyhow::Result<Option<usize>> {
     let Some(c) = s.ep.poll_cq() else {
-        return Ok(false);
+        return Ok(None);
     };
     if c.status != WcStatus::Success {
         bail!("{:?} {} completed with {:?}", c.opcode, c.wr_id, c.status);
     }
-    check(&mut s.ep, &c)?;
-    Ok(true)
+    let Some(qp) = s.qp_index(c.qpn) else {
+        bail!(
+            "{:?} {} completed on QP {:#x}, not one of the test's",
+            c.opcode,
+            c.wr_id,
+            c.qpn
+        );
+    };
+    check(&mut s.ep, qp, &c)?;
+    Ok(Some(qp))
 }
 
 /// perftest's duration mode (`-D`): work requests kept in flight for `d.total_s`; the
@@ -273,34 +399,35 @@ fn keep_in_flight_for(
     s: &mut Session,
     o: &LiveOptions,
     d: DurationMode,
-    mut wr_for: impl FnMut(u64) -> SendWr,
-    mut check: impl FnMut(&mut Endpoint, &Completion) -> anyhow::Result<()>,
+    mut wr_for: impl FnMut(usize, u64) -> SendWr,
+    mut check: impl FnMut(&mut Endpoint, usize, &Completion) -> anyhow::Result<()>,
 ) -> anyhow::Result<BwMeasured> {
-    let (mut posted, mut completed) = (0u64, 0u64);
+    let mut counts = QpCounts::new(s.mine.len());
     let start = Instant::now();
     let (open_s, close_s) = (d.margin_s, d.total_s - d.margin_s);
     let (mut window_ops, mut last_progress) = (0u64, Instant::now());
     loop {
         let t = start.elapsed().as_secs_f64();
         let sending = t < d.total_s;
-        if !sending && posted == completed {
+        if !sending && counts.posted == counts.completed {
             break;
         }
-        while sending && posted - completed < u64::from(o.tx_depth) {
-            s.ep.dev.post_send(s.ep.qpn, wr_for(posted))?;
-            posted += 1;
+        if sending {
+            post_round(s, o, &mut counts, u64::MAX, &mut wr_for, &mut || {})?;
         }
         s.ep.turn(turn_wait(o))?;
-        while take_completion(s, &mut check)? {
-            completed += 1;
+        while let Some(qp) = take_completion(s, &mut check)? {
+            counts.completed[qp] += 1;
             last_progress = Instant::now();
             let at = start.elapsed().as_secs_f64();
             window_ops += u64::from(open_s <= at && at < close_s);
         }
         if last_progress.elapsed() > STALL {
             bail!(
-                "no work request completed for {} s ({completed} of {posted} posted done)",
-                STALL.as_secs()
+                "no work request completed for {} s ({} of {} posted done)",
+                STALL.as_secs(),
+                counts.total_completed(),
+                counts.total_posted()
             );
         }
     }
@@ -317,37 +444,49 @@ fn server_tells_verdict(o: &LiveOptions, s: &Session, verb: Verb) -> bool {
     o.service == ServiceType::Uc && s.pre.peer_is_rnic && verb == Verb::Write
 }
 
-/// READs the server's buffer into `CHECK_ADDR` and compares it with the pattern. One READ
-/// at a time, each at most what the requester's window holds (all of a READ's responses
-/// must fit in it), so a buffer of any size can be read back.
-fn read_back(s: &mut Session, o: &LiveOptions, remote: RemoteAddr) -> anyhow::Result<Verification> {
+/// READs each of the server's QP buffers back (over that QP) and compares them with their
+/// patterns. One READ at a time, each at most what the requester's window holds (all of a
+/// READ's responses must fit in it), so a buffer of any size can be read back.
+fn read_back(
+    s: &mut Session,
+    o: &LiveOptions,
+    buffers: &ClientBuffers,
+) -> anyhow::Result<Verification> {
     let chunk_bytes = u64::from(o.window_psns) * u64::from(s.pre.mtu_bytes);
-    let mut offset = 0;
-    while offset < o.size {
-        let len = chunk_bytes.min(o.size - offset);
-        read_piece(s, offset, len, remote)?;
-        offset += len;
+    for qp in 0..s.mine.len() {
+        let mut offset = 0;
+        while offset < o.size {
+            let len = chunk_bytes.min(o.size - offset);
+            read_piece(s, qp, (offset, len), buffers.read_back(qp))?;
+            offset += len;
+        }
     }
-    Ok(Verification::of(s.ep.mem.first_pattern_mismatch(
-        CHECK_ADDR,
-        o.size,
-        PATTERN_SEED,
-    )))
+    let qps = s.mine.len();
+    Ok(check_every_qp(&s.ep.mem, qps, o.size, |qp| {
+        buffers.read_back(qp)
+    }))
 }
 
-/// READs `len` bytes at `offset` of the server's buffer to the same offset of `CHECK_ADDR`.
-fn read_piece(s: &mut Session, offset: u64, len: u64, remote: RemoteAddr) -> anyhow::Result<()> {
+/// READs the `(offset, len)` bytes of the server's buffer of QP `qp` to the same offset of
+/// `into`.
+fn read_piece(
+    s: &mut Session,
+    qp: usize,
+    (offset, len): (u64, u64),
+    into: u64,
+) -> anyhow::Result<()> {
     let sge = Sge {
-        addr: CHECK_ADDR + offset,
+        addr: into + offset,
         len: len as u32,
-        lkey: s.me.rkey,
+        lkey: s.me().rkey,
     };
+    let remote = remote_of(&s.peers[qp]);
     let from = RemoteAddr {
         va: remote.va + offset,
         ..remote
     };
     s.ep.dev
-        .post_send(s.ep.qpn, SendWr::read(u64::MAX, sge, from))?;
+        .post_send(s.mine[qp].qpn, SendWr::read(u64::MAX, sge, from))?;
     let mut status = None;
     s.turn_until(
         |ep| {
@@ -367,16 +506,23 @@ fn read_piece(s: &mut Session, offset: u64, len: u64, remote: RemoteAddr) -> any
 fn server(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     // perftest's clients move the remote address through a page-sized cycle buffer for
     // messages up to half a page, so the region covers at least a page.
+    let stride = (o.size.max(u64::from(CYCLE_BUFFER_BYTES))).next_multiple_of(PAGE_BYTES);
     let layout = Layout {
         mr_addr: DST_ADDR,
-        mr_len: o.size.max(u64::from(CYCLE_BUFFER_BYTES)),
+        mr_len: u64::from(o.qps) * stride,
         advertised: DST_ADDR,
+        qp_stride: stride,
     };
     let mut s = Session::open(o, &layout, false)?;
+    let qps = s.mine.len();
     if verb != Verb::Write {
-        s.ep.mem.fill_pattern(DST_ADDR, layout.mr_len, PATTERN_SEED);
+        for qp in 0..qps {
+            let seed = qp_pattern_seed(qp);
+            s.ep.mem
+                .fill_pattern(layout.advertised_for(qp), stride, seed);
+        }
     }
-    let me = s.me;
+    let me = s.me();
     // The client's closing handshake comes when its WRITEs or READs are done; until then the
     // engine answers them (and the READ-back).
     s.oob.keys_waiting(&me, &mut || s.ep.turn(IDLE_TURN))?;
@@ -388,13 +534,15 @@ fn server(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
         linger(&mut s.ep)?;
     }
     let verification = if verb == Verb::Atomic {
-        // The server knows its buffer's first contents, whoever the client is.
-        super::atomic_bw::check_served(&s.ep.mem, DST_ADDR, layout.mr_len, theirs.iters)
+        // The server knows its buffers' first contents, whoever the client is; each QP ran
+        // the same share of the client's operations.
+        let per_qp_iters = theirs.iters / qps as u64;
+        over_every_qp(qps, stride, |qp| {
+            let (base, seed) = (layout.advertised_for(qp), qp_pattern_seed(qp));
+            super::atomic_bw::check_served(&s.ep.mem, (base, stride), per_qp_iters, seed)
+        })
     } else if s.pre.peer_is_rnic {
-        Verification::of(
-            s.ep.mem
-                .first_pattern_mismatch(DST_ADDR, o.size, PATTERN_SEED),
-        )
+        check_every_qp(&s.ep.mem, qps, o.size, |qp| layout.advertised_for(qp))
     } else {
         Verification::PeerIsPerftest
     };
@@ -409,4 +557,50 @@ fn server(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     r.finish(&mut s, verification);
     s.ep.finish()?;
     Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rnic_transport::Memory;
+
+    /// Three QPs' buffers of 4096 bytes, 8192 apart, each holding its QP's pattern.
+    fn three_qps() -> (SparseMemory, impl Fn(usize) -> u64) {
+        let addr_of = |qp: usize| SRC_ADDR + qp as u64 * 8192;
+        let mut mem = SparseMemory::new();
+        for qp in 0..3 {
+            mem.fill_pattern(addr_of(qp), 4096, qp_pattern_seed(qp));
+        }
+        (mem, addr_of)
+    }
+
+    #[test]
+    fn every_qps_buffer_is_checked_against_its_own_pattern() {
+        let (mut mem, addr_of) = three_qps();
+        assert_eq!(
+            check_every_qp(&mem, 3, 4096, &addr_of),
+            Verification::Verified
+        );
+        // A byte wrong in QP 2's buffer: its offset counts QP 0's and QP 1's bytes first.
+        let mut byte = [0u8];
+        mem.read(addr_of(2) + 100, &mut byte);
+        mem.write(addr_of(2) + 100, &[!byte[0]]);
+        assert_eq!(
+            check_every_qp(&mem, 3, 4096, &addr_of),
+            Verification::Mismatch {
+                offset: 2 * 4096 + 100
+            }
+        );
+    }
+
+    #[test]
+    fn bytes_that_reached_another_qps_buffer_do_not_pass() {
+        let (mut mem, addr_of) = three_qps();
+        // QP 1's bytes landed in QP 0's buffer.
+        mem.fill_pattern(addr_of(0), 4096, qp_pattern_seed(1));
+        assert!(matches!(
+            check_every_qp(&mem, 3, 4096, &addr_of),
+            Verification::Mismatch { offset } if offset < 4096
+        ));
+    }
 }

@@ -243,7 +243,7 @@ pub fn open_session(
     let test_tuning = tuning(o, o.mtu_bytes);
     let mut ep = Endpoint::open(local_ip, &test_tuning, o.pcap.as_deref())?;
     let keys = ep.reg_mr(layout.mr_addr, layout.mr_len)?;
-    let me = my_dest(&ep, keys.rkey, layout, local_ip);
+    let me = my_dest(ep.qpn, keys.rkey, layout.advertised, local_ip);
     let control = ControlQp::open(&mut ep)?;
     let qps = [
         CmQp {
@@ -305,8 +305,8 @@ pub fn open_session(
         ep,
         oob,
         pre,
-        me,
-        peer,
+        mine: vec![me],
+        peers: vec![peer],
         is_client: active,
     })
 }

@@ -114,12 +114,27 @@ pub fn qp_to_rts(
     Ok(())
 }
 
+/// A QP of `t`'s service on `pd` whose work completes on `cq`, with room for `t`'s send
+/// queue and the service's receives.
+fn new_qp(dev: &mut Device, pd: PdId, cq: CqId, t: &QpTuning) -> anyhow::Result<u32> {
+    let init = QpInit {
+        pd,
+        send_cq: cq,
+        recv_cq: cq,
+        max_send_wr: t.sq_depth,
+        max_recv_wr: t.sq_depth.max(recv_depth(t.service)),
+    };
+    let reliability = DeviceConfig::default().reliability;
+    Ok(dev.create_qp_service(init, reliability, t.service)?)
+}
+
 /// The engine, its memory and its wire.
 pub struct Endpoint {
     pub dev: Device,
     pub mem: SparseMemory,
     pub pd: PdId,
     pub cq: CqId,
+    /// The QP [`Endpoint::open`] made: the test's (the first of `-q`'s), or `-R`'s.
     pub qpn: u32,
     sock: RoceSocket,
     start: Instant,
@@ -141,7 +156,6 @@ pub struct Endpoint {
 impl Endpoint {
     /// An engine on `ip` with one QP of `t`'s service (in RESET), writing `pcap` when given.
     pub fn open(ip: Ipv4Addr, t: &QpTuning, pcap: Option<&Path>) -> anyhow::Result<Endpoint> {
-        let sq_depth = t.sq_depth;
         let sock = RoceSocket::open(ip)?;
         let mut dev = Device::new(DeviceConfig {
             ip: ip.octets(),
@@ -149,15 +163,7 @@ impl Endpoint {
         });
         let pd = dev.alloc_pd();
         let cq = dev.create_cq(1 << 16)?;
-        let init = QpInit {
-            pd,
-            send_cq: cq,
-            recv_cq: cq,
-            max_send_wr: sq_depth,
-            max_recv_wr: sq_depth.max(recv_depth(t.service)),
-        };
-        let reliability = DeviceConfig::default().reliability;
-        let qpn = dev.create_qp_service(init, reliability, t.service)?;
+        let qpn = new_qp(&mut dev, pd, cq, t)?;
         let pcap = match pcap {
             Some(p) => {
                 let f = File::create(p)
@@ -185,6 +191,12 @@ impl Endpoint {
             cm: None,
             control: None,
         })
+    }
+
+    /// One more QP of `t`'s service (in RESET) on the endpoint's PD and CQ (`-q`); returns its
+    /// number.
+    pub fn create_qp(&mut self, t: &QpTuning) -> anyhow::Result<u32> {
+        new_qp(&mut self.dev, self.pd, self.cq, t)
     }
 
     /// The QP's service (RC, UC or UD).

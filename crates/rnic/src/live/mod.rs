@@ -32,6 +32,12 @@ use crate::UsageError;
 /// Seed of rnic's payload pattern in live runs (both sides know it).
 pub const PATTERN_SEED: u64 = 0x726e_6963_6c69_7665;
 
+/// The seed of QP `qp`'s pattern (`-q`): a different one for each QP, so that bytes that
+/// reached another QP's buffer do not pass; the first QP's is [`PATTERN_SEED`].
+pub fn qp_pattern_seed(qp: usize) -> u64 {
+    PATTERN_SEED.wrapping_add(qp as u64)
+}
+
 /// `rnic live TEST [HOST] ...`: perftest's command line.
 #[derive(Debug, clap::Args)]
 pub struct LiveCmd {
@@ -58,7 +64,8 @@ pub struct LiveCmd {
     /// Iterations [default: 5000 for bandwidth tests, 1000 for latency tests]
     #[arg(short = 'n', long = "iters")]
     pub iters: Option<u64>,
-    /// QPs (only 1 today)
+    /// QPs, as perftest's `-q`: each QP runs `-n` operations to its own part of the peer's
+    /// buffer (write-bw, read-bw and atomic-bw, not with -R)
     #[arg(short = 'q', long = "qp", default_value_t = 1)]
     pub qps: u32,
     /// Connection type, as perftest's `-c`: RC; UC for write-bw, write-lat, send-bw and
@@ -167,7 +174,10 @@ pub struct LiveOptions {
     /// `-s` was given (a UD message too long for the path MTU is then refused, as perftest
     /// does, instead of cut to it).
     pub size_given: bool,
+    /// Operations per QP (perftest's `-n`).
     pub iters: u64,
+    /// QPs (perftest's `-q`), each with its own buffers and `tx_depth` in flight.
+    pub qps: u32,
     pub mtu_bytes: u32,
     pub tx_depth: u32,
     /// PSNs a requester may have unacknowledged (see `endpoint::QpTuning::window_psns`).
@@ -227,9 +237,13 @@ impl LiveOptions {
         let read = client && matches!(self.test, LiveTest::ReadBw | LiveTest::ReadLat);
         let max = u64::from(self.window_psns) * u64::from(mtu_bytes);
         if read && self.size > max {
+            let shared = match self.qps {
+                1 => String::new(),
+                n => format!(" (the QPs of -q/--qp {n} share {WINDOW_PSNS})"),
+            };
             return Err(UsageError(format!(
                 "-s/--size {}: a READ's responses must fit the requester's window of {} \
-                 packets, {max} bytes at a path MTU of {mtu_bytes} (-m/--mtu, or the \
+                 packets{shared}, {max} bytes at a path MTU of {mtu_bytes} (-m/--mtu, or the \
                  smaller MTU the peer offered)",
                 self.size, self.window_psns
             )));
@@ -262,6 +276,9 @@ impl LiveOptions {
 /// PSNs a requester may have unacknowledged: the receive buffers of the two sockets hold
 /// about this many full frames.
 const WINDOW_PSNS: u32 = 256;
+
+/// Most QPs of a run (`-q`): each keeps at least 16 packets of the shared window.
+const MAX_QPS: u32 = WINDOW_PSNS / 16;
 
 /// The largest size of `-a`, bytes: perftest's 2^23.
 const ALL_SIZES_MAX: u64 = 1 << 23;
@@ -309,12 +326,6 @@ impl LiveCmd {
                     "HOST {h}: IPv6 is not supported (rnic live speaks RoCEv2 over IPv4)"
                 )));
             }
-        }
-        if self.qps != 1 {
-            return Err(UsageError(format!(
-                "-q/--qp {}: rnic live runs one QP today",
-                self.qps
-            )));
         }
         let service = connection(&self.connection, test)?;
         if ![256, 512, 1024, 2048, 4096].contains(&self.mtu) {
@@ -372,9 +383,11 @@ impl LiveCmd {
             size,
             size_given: self.size.is_some(),
             iters,
+            qps: self.qps_for(test, size)?,
             mtu_bytes: self.mtu,
             tx_depth: self.tx_depth,
-            window_psns: WINDOW_PSNS,
+            // The QPs share the sockets' buffers, so they share the window too.
+            window_psns: WINDOW_PSNS / self.qps.max(1),
             qp_timeout: self.qp_timeout,
             json: self.json.clone(),
             pcap: self.pcap.clone(),
@@ -385,6 +398,49 @@ impl LiveCmd {
         };
         options.check_read_fits(self.mtu)?;
         Ok(options)
+    }
+
+    /// `-q`: write-bw, read-bw and atomic-bw (whose servers only answer, so the QPs differ
+    /// only in their buffers), up to [`MAX_QPS`] (they share the sockets' window of
+    /// [`WINDOW_PSNS`] packets), not with `-R` (rnic's RDMA CM connects one test QP), and all
+    /// the QPs' buffers of `size` bytes together in [`MAX_SIZE`].
+    fn qps_for(&self, test: LiveTest, size: u64) -> Result<u32, UsageError> {
+        let qps = self.qps;
+        if qps == 1 {
+            return Ok(qps);
+        }
+        if qps == 0 || qps > MAX_QPS {
+            return Err(UsageError(format!(
+                "-q/--qp {qps}: must be 1..={MAX_QPS} (the QPs share the sockets' window of \
+                 {WINDOW_PSNS} packets)"
+            )));
+        }
+        if !matches!(
+            test,
+            LiveTest::WriteBw | LiveTest::ReadBw | LiveTest::AtomicBw
+        ) {
+            let why = if test.is_latency() {
+                "perftest's latency tests run one QP"
+            } else {
+                "rnic live runs several QPs for write-bw, read-bw and atomic-bw only"
+            };
+            return Err(UsageError(format!(
+                "-q/--qp {qps}: {why}, not {}",
+                test.name()
+            )));
+        }
+        if self.rdma_cm {
+            return Err(UsageError(format!(
+                "-q/--qp {qps}: rnic live connects one QP by RDMA CM (-R/--rdma_cm)"
+            )));
+        }
+        if u64::from(qps) * size > MAX_SIZE {
+            return Err(UsageError(format!(
+                "-q/--qp {qps} with -s/--size {size}: the QPs' buffers together must fit \
+                 {MAX_SIZE} bytes"
+            )));
+        }
+        Ok(qps)
     }
 
     /// `-D` and `--margin`: write-bw and read-bw (whose servers are passive, so only the
@@ -567,6 +623,39 @@ mod tests {
                 "{args}: {e}"
             );
         }
+    }
+
+    #[test]
+    fn several_qps_are_write_and_read_bw_s_and_share_the_window() {
+        let o = options("write-bw 10.0.0.1 -q 4").unwrap();
+        assert_eq!((o.qps, o.window_psns), (4, WINDOW_PSNS / 4));
+        assert_eq!(options("read-bw --server --qp 16").unwrap().qps, 16);
+        assert_eq!(options("write-bw --server -q 2 -a").unwrap().qps, 2);
+        assert_eq!(options("atomic-bw 10.0.0.1 -q 3").unwrap().qps, 3);
+        assert_eq!(options("send-lat --server").unwrap().qps, 1);
+        for (args, words) in [
+            ("write-bw --server -q 0", "must be 1..=16"),
+            ("read-bw --server -q 17", "must be 1..=16"),
+            ("write-lat --server -q 2", "latency tests run one QP"),
+            ("read-lat --server -q 2", "latency tests run one QP"),
+            ("rc-pingpong --server -q 2", "latency tests run one QP"),
+            ("send-bw --server -q 2", "not send-bw"),
+            ("write-bw --server -q 2 -R", "-R/--rdma_cm"),
+            ("write-bw --server -q 2 -s 1073741824", "must fit"),
+        ] {
+            let e = options(args).unwrap_err().0;
+            assert!(e.contains("-q/--qp") && e.contains(words), "{args}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_read_must_fit_the_window_its_qp_has() {
+        assert!(
+            options("read-bw 10.0.0.1 -q 4 -s 65536").is_ok(),
+            "64 packets"
+        );
+        let e = options("read-bw 10.0.0.1 -q 8 -s 65536").unwrap_err().0;
+        assert!(e.contains("-q/--qp 8") && e.contains("32 packets"), "{e}");
     }
 
     #[test]

@@ -36,6 +36,7 @@ fn server(o: &LiveOptions) -> anyhow::Result<LiveResult> {
         mr_addr: SERVED_ADDR,
         mr_len: o.size.max(u64::from(CYCLE_BUFFER_BYTES)),
         advertised: SERVED_ADDR,
+        qp_stride: 0,
     };
     let mut s = Session::open(o, &layout, true)?;
     s.ep.mem
@@ -53,6 +54,7 @@ fn client(o: &LiveOptions) -> anyhow::Result<LiveResult> {
         mr_addr: LANDING_ADDR,
         mr_len: o.size.max(u64::from(CYCLE_BUFFER_BYTES)),
         advertised: LANDING_ADDR,
+        qp_stride: 0,
     };
     let mut s = Session::open(o, &layout, true)?;
     let check = s.pre.peer_is_rnic;
@@ -64,11 +66,11 @@ fn client(o: &LiveOptions) -> anyhow::Result<LiveResult> {
     let sge = Sge {
         addr: LANDING_ADDR,
         len: o.size as u32,
-        lkey: s.me.rkey,
+        lkey: s.me().rkey,
     };
     let remote = RemoteAddr {
-        va: s.peer.vaddr,
-        rkey: s.peer.rkey,
+        va: s.peer().vaddr,
+        rkey: s.peer().rkey,
     };
     let mut posts = Vec::with_capacity(o.iters as usize);
     for i in 0..o.iters {

@@ -72,6 +72,8 @@ pub struct LiveResult {
     /// `RC` or `UC`.
     pub connection: String,
     pub peer_is_rnic: bool,
+    /// QPs the run used (`-q`).
+    pub qps: usize,
     pub local_ip: String,
     pub peer_ip: String,
     pub retransmissions: u64,
@@ -142,6 +144,7 @@ impl LiveResult {
             mtu_bytes: 0,
             connection: String::new(),
             peer_is_rnic: false,
+            qps: 1,
             local_ip: String::new(),
             peer_ip: String::new(),
             retransmissions: 0,
@@ -161,8 +164,9 @@ impl LiveResult {
         self.mtu_bytes = s.pre.mtu_bytes;
         self.connection = s.ep.service().name().to_ascii_uppercase();
         self.peer_is_rnic = s.pre.peer_is_rnic;
+        self.qps = s.mine.len();
         self.local_ip = s.ep.local_ip().to_string();
-        self.peer_ip = s.peer.ipv4().map(|ip| ip.to_string()).unwrap_or_default();
+        self.peer_ip = s.peer().ipv4().map(|ip| ip.to_string()).unwrap_or_default();
         self.retransmissions = st.retransmitted_packets;
         self.naks = st.naks_sent.total();
         self.timeouts = st.ack_timeouts;
@@ -195,9 +199,13 @@ impl LiveResult {
             Verification::Mismatch { offset } => format!("DATA MISMATCH at byte {offset}"),
             Verification::PeerIsPerftest => "bytes not verified (the peer is perftest)".to_string(),
         };
+        let qps = match self.qps {
+            1 => String::new(),
+            n => format!(", {n} QPs"),
+        };
         writeln!(
             out,
-            " {} ↔ {}, {}, MTU {}, {} retransmitted, {} NAKs, {} timeouts: {note}",
+            " {} ↔ {}, {}{qps}, MTU {}, {} retransmitted, {} NAKs, {} timeouts: {note}",
             self.local_ip,
             self.peer_ip,
             self.connection,
@@ -247,6 +255,7 @@ impl LiveResult {
                 "peer_ip": self.peer_ip,
                 "connection": self.connection,
                 "mtu_bytes": self.mtu_bytes,
+                "qps": self.qps,
                 "peer_is_rnic": self.peer_is_rnic,
                 "datagrams_refused": self.rx_refused,
             },

@@ -53,6 +53,7 @@ fn client(o: &LiveOptions) -> anyhow::Result<LiveResult> {
         mr_addr: SRC_ADDR,
         mr_len: o.size.max(u64::from(CYCLE_BUFFER_BYTES)),
         advertised: SRC_ADDR,
+        qp_stride: 0,
     };
     let mut s = Session::open(o, &layout, false)?;
     let o = &o.fit_to_mtu(s.pre.mtu_bytes)?;
@@ -62,13 +63,13 @@ fn client(o: &LiveOptions) -> anyhow::Result<LiveResult> {
     let sge = Sge {
         addr: SRC_ADDR,
         len: o.size as u32,
-        lkey: s.me.rkey,
+        lkey: s.me().rkey,
     };
     let measured = keep_in_flight(
         &mut s,
         o,
-        |i| SendWr::send(i, sge),
-        |_, c| expect_opcode(c, WcOpcode::Send),
+        |_, i| SendWr::send(i, sge),
+        |_, _, c| expect_opcode(c, WcOpcode::Send),
     )?;
     let mut r = size_row("send-bw", o.size, &measured);
     if counts_exchanged(o, &s) {
@@ -86,12 +87,13 @@ fn server(o: &LiveOptions) -> anyhow::Result<LiveResult> {
         mr_addr: DST_ADDR,
         mr_len: RecvLayout::of(o).bytes(o.iters),
         advertised: DST_ADDR,
+        qp_stride: 0,
     };
     let mut s = Session::open(o, &layout, false)?;
     let o = &o.fit_to_mtu(s.pre.mtu_bytes)?;
     let check = s.pre.peer_is_rnic;
-    let mut ring = RecvRing::new(DST_ADDR, RecvLayout::of(o), s.me.rkey, o.iters, check)
-        .only_from_qp(s.peer.qpn);
+    let mut ring = RecvRing::new(DST_ADDR, RecvLayout::of(o), s.me().rkey, o.iters, check)
+        .only_from_qp(s.peer().qpn);
     ring.post_all(&mut s.ep)?;
     s.handshake()?;
     let lossy = o.service != ServiceType::Rc;

@@ -28,6 +28,7 @@ pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
         mr_addr: SRC_ADDR,
         mr_len: DST_ADDR - SRC_ADDR + RecvLayout::of(o).bytes(o.iters),
         advertised: DST_ADDR,
+        qp_stride: 0,
     };
     // ib_send_lat, unlike ib_write_lat and ib_read_lat, has no key exchange before the per-QP
     // one: its fourth handshake is the one after posting the receives, below.
@@ -35,8 +36,8 @@ pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
     let o = &o.fit_to_mtu(s.pre.mtu_bytes)?;
     s.ep.mem.fill_pattern(SRC_ADDR, o.size, PATTERN_SEED);
     let check = s.pre.peer_is_rnic;
-    let mut ring = RecvRing::new(DST_ADDR, RecvLayout::of(o), s.me.rkey, o.iters, check)
-        .only_from_qp(s.peer.qpn);
+    let mut ring = RecvRing::new(DST_ADDR, RecvLayout::of(o), s.me().rkey, o.iters, check)
+        .only_from_qp(s.peer().qpn);
     ring.post_all(&mut s.ep)?;
     // perftest's peer has posted its receive WQEs when it answers this handshake.
     s.handshake()?;
@@ -67,7 +68,7 @@ fn ping_pong(
     let sge = Sge {
         addr: SRC_ADDR,
         len: o.size as u32,
-        lkey: s.me.rkey,
+        lkey: s.me().rkey,
     };
     let client = s.is_client;
     let mut posts = Vec::with_capacity(o.iters as usize);

@@ -4,7 +4,7 @@
 use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
 
-use super::endpoint::{Endpoint, QpTuning};
+use super::endpoint::{connect_qp, Endpoint, QpTuning};
 use super::oob::{gid_of, Dest, Oob, Preamble};
 use super::report::Verification;
 use super::LiveOptions;
@@ -26,22 +26,35 @@ pub fn linger(ep: &mut Endpoint) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A connected live run: the engine with its QP in RTS, and the exchange connection.
+/// A connected live run: the engine with its QPs in RTS, and the exchange connection.
 pub struct Session {
     pub ep: Endpoint,
     pub oob: Oob,
     pub pre: Preamble,
-    pub me: Dest,
-    pub peer: Dest,
+    /// This side's keys, one per QP (perftest's `my_dest` array): the first QP's go in the
+    /// handshakes after the connection.
+    pub mine: Vec<Dest>,
+    /// The peer's keys, QP by QP in the order of `mine`.
+    pub peers: Vec<Dest>,
     pub is_client: bool,
 }
 
-/// Where a test's buffers lie: the region registered (one MR over both buffers) and the
-/// address the peer is told to write to or read from.
+/// Where a test's buffers lie: the region registered (one MR over every buffer, as
+/// perftest's without `--mr_per_qp`) and the address the peer is told to write to or read
+/// from, QP `i`'s `advertised + i * qp_stride`.
 pub struct Layout {
     pub mr_addr: u64,
     pub mr_len: u64,
     pub advertised: u64,
+    /// Bytes from one QP's buffer to the next's (0 in the one-QP tests).
+    pub qp_stride: u64,
+}
+
+impl Layout {
+    /// The address QP `qp` tells the peer.
+    pub fn advertised_for(&self, qp: usize) -> u64 {
+        self.advertised + qp as u64 * self.qp_stride
+    }
 }
 
 impl Session {
@@ -61,30 +74,55 @@ impl Session {
         o.check_read_fits(pre.mtu_bytes)?;
         let t = tuning(o, pre.mtu_bytes);
         let mut ep = Endpoint::open(local_ip, &t, o.pcap.as_deref())?;
+        let mut qpns = vec![ep.qpn];
+        for _ in 1..o.qps {
+            qpns.push(ep.create_qp(&t)?);
+        }
         let keys = ep.reg_mr(layout.mr_addr, layout.mr_len)?;
-        let me = my_dest(&ep, keys.rkey, layout, local_ip);
+        let mine: Vec<Dest> = (qpns.iter().enumerate())
+            .map(|(i, &qpn)| my_dest(qpn, keys.rkey, layout.advertised_for(i), local_ip))
+            .collect();
         let pump = |ep: &mut Endpoint| ep.turn(IDLE_TURN);
         if extra_first_handshake {
-            oob.keys(&me, &mut || pump(&mut ep))?;
+            oob.keys(&mine[0], &mut || pump(&mut ep))?;
         }
-        let peer = oob.keys(&me, &mut || pump(&mut ep))?;
-        ep.connect(me.psn, &peer, &t)?;
-        oob.keys(&me, &mut || pump(&mut ep))?;
+        let peers = keys_of_every_qp(&mut oob, &mine, &mut || pump(&mut ep))?;
+        for (me, peer) in mine.iter().zip(&peers) {
+            connect_qp(&mut ep.dev, me.qpn, me.psn, peer, &t)?;
+        }
+        // perftest exchanges every QP's keys once more (to print the peer's).
+        keys_of_every_qp(&mut oob, &mine, &mut || pump(&mut ep))?;
         // "An additional handshake is required after moving qp to RTR."
-        oob.keys(&me, &mut || pump(&mut ep))?;
+        oob.keys(&mine[0], &mut || pump(&mut ep))?;
         Ok(Session {
             ep,
             oob,
             pre,
-            me,
-            peer,
+            mine,
+            peers,
             is_client: o.host.is_some(),
         })
     }
 
+    /// The first QP's keys: those the handshakes after the connection carry, and the one-QP
+    /// tests'.
+    pub fn me(&self) -> Dest {
+        self.mine[0]
+    }
+
+    /// The peer's first QP's keys.
+    pub fn peer(&self) -> Dest {
+        self.peers[0]
+    }
+
+    /// The index of QP `qpn` among this side's (`None`: not one of the test's).
+    pub fn qp_index(&self, qpn: u32) -> Option<usize> {
+        self.mine.iter().position(|d| d.qpn == qpn)
+    }
+
     /// One more `ctx_hand_shake`, the engine answering while it waits.
     pub fn handshake(&mut self) -> anyhow::Result<Dest> {
-        let me = self.me;
+        let me = self.me();
         self.oob.keys(&me, &mut || self.ep.turn(IDLE_TURN))
     }
 
@@ -115,7 +153,7 @@ impl Session {
     }
 
     fn close_after(&mut self, mine: Verification, no_limit: bool) -> anyhow::Result<Verification> {
-        let me = self.me;
+        let me = self.me();
         let verdict = self.pre.peer_is_rnic.then_some(mine.verdict());
         let mut pump = || self.ep.turn(IDLE_TURN);
         let theirs = if no_limit {
@@ -179,19 +217,29 @@ pub fn tuning(o: &LiveOptions, mtu_bytes: u32) -> QpTuning {
     }
 }
 
-/// This side's QP keys: the endpoint's QP, a fresh starting PSN, the region's rkey and the
-/// address the peer is told to use.
-pub fn my_dest(ep: &Endpoint, rkey: u32, layout: &Layout, local_ip: Ipv4Addr) -> Dest {
+/// The keys of this side's QP `qpn`: a fresh starting PSN, the region's rkey and the
+/// address the peer is told to use, `vaddr`.
+pub fn my_dest(qpn: u32, rkey: u32, vaddr: u64, local_ip: Ipv4Addr) -> Dest {
     Dest {
         lid: 0,
         out_reads: 16,
-        qpn: ep.qpn,
+        qpn,
         psn: random_psn(),
         rkey,
-        vaddr: layout.advertised,
+        vaddr,
         gid: gid_of(local_ip),
         srqn: 0,
     }
+}
+
+/// One `ctx_hand_shake` per QP, in order, as perftest's test programs loop over their QPs;
+/// returns the peer's keys in the same order.
+fn keys_of_every_qp(
+    oob: &mut Oob,
+    mine: &[Dest],
+    pump: &mut dyn FnMut() -> anyhow::Result<()>,
+) -> anyhow::Result<Vec<Dest>> {
+    mine.iter().map(|me| oob.keys(me, pump)).collect()
 }
 
 /// What an exchange with no engine to turn does while it waits: sleep a little.

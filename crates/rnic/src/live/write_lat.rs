@@ -25,6 +25,7 @@ pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
         mr_addr: SRC_ADDR,
         mr_len: DST_ADDR - SRC_ADDR + o.size,
         advertised: DST_ADDR,
+        qp_stride: 0,
     };
     let mut s = Session::open(o, &layout, true)?;
     s.ep.mem.fill_pattern(SRC_ADDR, o.size, PATTERN_SEED);
@@ -76,11 +77,11 @@ fn ping_pong(s: &mut Session, o: &LiveOptions) -> anyhow::Result<Posts> {
     let sge = Sge {
         addr: SRC_ADDR,
         len: o.size as u32,
-        lkey: s.me.rkey,
+        lkey: s.me().rkey,
     };
     let remote = RemoteAddr {
-        va: s.peer.vaddr,
-        rkey: s.peer.rkey,
+        va: s.peer().vaddr,
+        rkey: s.peer().rkey,
     };
     let (mut scnt, mut ccnt, mut rcnt) = (0u64, 0u64, 0u64);
     let mut posts = Posts {
