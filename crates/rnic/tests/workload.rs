@@ -40,7 +40,8 @@ fn a_malformed_cdf_or_load_is_refused_naming_the_line_or_field() {
         ("0 0\n10 0.5\n5 1\n", "line 3: size 5 is below"),
         ("0 0\n10 1.5\n", "line 2: fraction 1.5 is outside 0..1"),
         ("0 0\n10 0.5\n", "line 2: the last fraction is 0.5"),
-        ("0 0\n0 1\n", "line 2: every size is 0"),
+        ("0 0\n0 1\n", "line 2: size 0 with fraction 1"),
+        ("0 0.5\n10 1\n", "line 1: size 0 with fraction 0.5"),
     ]
     .into_iter()
     .enumerate()

@@ -53,10 +53,6 @@ impl SizeCdf {
                 last_line,
                 format!("the last fraction is {f}, and a distribution ends at 1"),
             )),
-            Some(_) if points.iter().all(|&(s, _)| s == 0.0) => Err(err(
-                last_line,
-                "every size is 0: flows need at least one byte".into(),
-            )),
             Some(_) => Ok(SizeCdf { points }),
         }
     }
@@ -118,7 +114,10 @@ fn point(line: &str) -> Result<(f64, f64), String> {
 }
 
 /// A point must have a finite size of at least 0, a fraction in 0..=1, and follow the
-/// points before it (sizes never fall; fractions rise).
+/// points before it (sizes never fall; fractions rise). Size 0 only at fraction 0, the
+/// origin the shipped files start from: with a larger fraction that share of the flows
+/// would have no bytes at all, which a flow cannot (a draw is at least 1 byte, so such a
+/// file would silently be another distribution).
 fn check_point(points: &[(f64, f64)], size: f64, frac: f64) -> Result<(), String> {
     if !(0.0..=1e15).contains(&size) {
         return Err(format!("size {size} is not a byte count from 0 to 10^15"));
@@ -126,6 +125,12 @@ fn check_point(points: &[(f64, f64)], size: f64, frac: f64) -> Result<(), String
     if !(0.0..=1.0).contains(&frac) {
         return Err(format!(
             "fraction {frac} is outside 0..1 (write 0.15, not 15 %)"
+        ));
+    }
+    if size == 0.0 && frac > 0.0 {
+        return Err(format!(
+            "size 0 with fraction {frac}: that share of the flows would have no bytes; a \
+             flow has at least one, and size 0 may only start the distribution, at fraction 0"
         ));
     }
     if let Some(&(s0, f0)) = points.last() {
@@ -182,11 +187,12 @@ mod tests {
             ("0 0\n10 0.5\n5 1\n", 3, "sort by size"),
             ("0 0\n10 15\n", 2, "outside 0..1"),
             ("0 0\n10 0.5\n", 2, "ends at 1"),
-            ("0 0\n0 1\n", 2, "at least one byte"),
+            ("0 0\n0 1\n", 2, "size 0 with fraction 1"),
+            ("0 0.5\n10 1\n", 1, "size 0 may only start the distribution"),
             ("# only a comment\n", 1, "no points"),
             ("0 0\nten 1\n", 2, "not a number"),
             ("0 0\n10 0.5 7\n", 2, "not `size_bytes fraction`"),
-            ("0 0.5\n10 0.5\n20 1\n", 2, "does not rise"),
+            ("5 0.5\n10 0.5\n20 1\n", 2, "does not rise"),
         ];
         for (text, line, what) in bad {
             let e = SizeCdf::parse("t.cdf", text).unwrap_err();
