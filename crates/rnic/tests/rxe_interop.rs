@@ -1245,6 +1245,54 @@ mod four_qps {
         ib_atomic_bw: "atomic-bw";
         ib_send_bw: "send-bw";
     }
+
+    /// `ib_send_bw -q 4` over UC (messages of 4 packets) and UD (datagrams of the path
+    /// MTU): without loss every QP's SENDs arrive, and each side counts all of them.
+    mod send_bw_unreliable {
+        use super::*;
+
+        fn uc() -> Interop {
+            Interop::new("ib_send_bw", "send-bw", 4096).uc().qps(QPS)
+        }
+
+        fn ud() -> Interop {
+            Interop::new("ib_send_bw", "send-bw", 1024).ud().qps(QPS)
+        }
+
+        fn client_counts_every_qp(run: Interop) {
+            if let Some(report) = run.rnic_client_report() {
+                assert_all_qps_counted(&report, run.iters);
+            }
+        }
+
+        fn server_counts_every_qp(run: Interop) {
+            if let Some((report, client_text)) = run.rnic_server_run() {
+                assert_all_qps_counted(&report, run.iters);
+                assert_client_printed(&run, &client_text, &report);
+                assert_eq!(report["ops_completed"], QPS * run.iters, "{report}");
+            }
+        }
+
+        #[test]
+        fn uc_rnic_client() {
+            client_counts_every_qp(uc());
+        }
+
+        #[test]
+        fn uc_rnic_server() {
+            server_counts_every_qp(uc());
+        }
+
+        #[test]
+        fn ud_rnic_client() {
+            client_counts_every_qp(ud());
+        }
+
+        #[test]
+        fn ud_rnic_server() {
+            server_counts_every_qp(ud());
+        }
+    }
 }
 
 /// `-D 3 --margin 1` on both sides: rnic's client writes for 3 s and measures the middle
