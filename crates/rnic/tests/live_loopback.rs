@@ -438,16 +438,17 @@ fn send_bw_between_two_processes_verifies_every_message() {
     assert_pcap_checks(&pcap);
 }
 
-/// `-q 4`: four QPs, each `-n` WRITEs (READs, FETCH&ADDs) to (from) a buffer of its own at
+/// `-q 4`: four QPs, each `-n` WRITEs (READs, FETCH&ADDs, SENDs) to (from) a buffer of its own at
 /// the server with a pattern of its own; the figures count every QP's operations, and every
-/// QP's bytes are checked (READ back per QP, where the READs landed, or each QP's fetched
-/// values and the server's cells).
+/// QP's bytes are checked (READ back per QP, where the READs landed, each QP's fetched
+/// values and the server's cells, or each QP's SENDs in its receive buffers).
 #[test]
 fn bw_tests_on_four_qps_verify_every_qps_bytes() {
     for (test, size) in [
         ("write-bw", "8192"),
         ("read-bw", "8192"),
         ("atomic-bw", "8"),
+        ("send-bw", "8192"),
     ] {
         let Some((c, s, pcap)) = pair(test, &["-q", "4", "-n", "200", "-s", size]) else {
             return;
@@ -457,8 +458,15 @@ fn bw_tests_on_four_qps_verify_every_qps_bytes() {
         assert_eq!(c["live"]["qps"], 4, "{test} client: {c}");
         assert_eq!(s["live"]["qps"], 4, "{test} server: {s}");
         assert_eq!(c["iterations"], 800, "200 per QP, as perftest counts: {c}");
-        assert_eq!(s["iterations"], 800, "the server reports the client's: {s}");
-        assert_peak(&c, &s);
+        if test == "send-bw" {
+            // perftest's SEND server measures its own receives: every QP's.
+            assert_eq!(s["iterations"], 800, "the server's own: {s}");
+            assert_eq!(s["ops_completed"], 800, "the server received all: {s}");
+            assert!(s["bw_avg_mb_s"].as_f64().unwrap() > 0.0, "server: {s}");
+        } else {
+            assert_eq!(s["iterations"], 800, "the server reports the client's: {s}");
+            assert_peak(&c, &s);
+        }
         assert_pcap_checks(&pcap);
     }
 }
@@ -532,7 +540,8 @@ fn rc_pingpong_between_two_processes_verifies_every_message() {
 /// byte verified (a write-bw client learns the server's check at the close, having no READ
 /// to read the buffer back with), the JSON saying UC and the capture holding UC opcodes.
 /// send-bw's run is small enough that the server's socket buffer holds all of it (200
-/// messages of 4 packets), so nothing may be lost even when the server is slow to run.
+/// messages of 4 packets, also when four QPs send 50 each), so nothing may be lost even when
+/// the server is slow to run.
 #[test]
 fn uc_runs_between_two_processes_verify_every_byte() {
     for (test, extra) in [
@@ -540,6 +549,7 @@ fn uc_runs_between_two_processes_verify_every_byte() {
         ("write-lat", &["-n", "200", "-s", "64"][..]),
         ("send-lat", &["-n", "200", "-s", "64"][..]),
         ("send-bw", &["-n", "200", "-s", "4096"][..]),
+        ("send-bw", &["-n", "50", "-s", "4096", "-q", "4"][..]),
     ] {
         let args: Vec<&str> = ["-c", "UC"].iter().chain(extra).copied().collect();
         let Some((c, s, pcap)) = pair(test, &args) else {
@@ -555,7 +565,7 @@ fn uc_runs_between_two_processes_verify_every_byte() {
 /// UD (`-c UD`): send-bw and send-lat between two processes, every datagram's payload
 /// verified after the 40-byte GRH area, the JSON saying UD and the capture holding only UD
 /// SEND ONLY packets. send-bw's default message is the path MTU (as perftest's), and its 500
-/// datagrams fit the server's socket buffer, so none may be lost. With `-R` (perftest's
+/// datagrams (also from four QPs, 125 each) fit the server's socket buffer, so none may be lost. With `-R` (perftest's
 /// `-c UD -R`) RDMA CM connects the RC control QP (REQ, REP, RTU), resolves the UD QP by a
 /// SIDR_REQ and SIDR_REP, and tears down only the control connection (DREQ, DREP).
 #[test]
@@ -563,6 +573,7 @@ fn ud_runs_between_two_processes_verify_every_byte() {
     for (test, extra) in [
         ("send-bw", &["-n", "500"][..]),
         ("send-lat", &["-n", "200", "-s", "64"][..]),
+        ("send-bw", &["-n", "125", "-q", "4"][..]),
         ("send-bw", &["-n", "500", "-R"][..]),
         ("send-lat", &["-n", "200", "-s", "64", "-R"][..]),
     ] {
@@ -675,8 +686,8 @@ fn bad_flags_exit_2_naming_the_flag() {
             "-q/--qp 2: perftest's latency tests run one QP",
         ),
         (
-            &["live", "send-bw", "--server", "-q", "4"][..],
-            "-q/--qp 4: rnic live runs several QPs for write-bw, read-bw and atomic-bw only",
+            &["live", "send-bw", "--server", "-q", "17"][..],
+            "-q/--qp 17: must be 1..=16",
         ),
         (
             &["live", "write-bw", "--server", "-q", "2", "-R"][..],

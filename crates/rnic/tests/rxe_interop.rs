@@ -1182,7 +1182,8 @@ mod all_sizes {
 /// `-q 4` on both sides: four QPs, 20 operations each, every QP's exchanged in turn as
 /// perftest's are. perftest's client counts and times all the QPs' operations (80), and its
 /// WRITE, READ and atomic servers print the client's figures: rnic's server prints the guest's and
-/// the guest's server rnic's.
+/// the guest's server rnic's. Its SEND server keeps receives posted on every QP and counts
+/// every QP's SENDs (80), its own figures.
 mod four_qps {
     use super::*;
 
@@ -1199,10 +1200,14 @@ mod four_qps {
         assert_eq!(report["iterations"], QPS * iters, "{report}");
     }
 
-    /// perftest's client printed the figures rnic's server reports (its own, sent over).
+    /// perftest's client counted every QP's operations and printed the figures rnic's server
+    /// reports (its own, sent over), but for SEND, whose server measures its own.
     fn assert_client_printed(run: &Interop, client_text: &str, report: &serde_json::Value) {
         let row = perftest_row(client_text);
         assert_eq!(row[1], f64::from(QPS * run.iters), "{client_text}");
+        if run.guest_tool == "ib_send_bw" {
+            return;
+        }
         let peak = report["bw_peak_mb_s"].as_f64().expect("bw_peak_mb_s");
         assert!(
             peak > 0.0 && (row[2] - peak).abs() <= 0.01,
@@ -1238,6 +1243,55 @@ mod four_qps {
         ib_write_bw: "write-bw";
         ib_read_bw: "read-bw";
         ib_atomic_bw: "atomic-bw";
+        ib_send_bw: "send-bw";
+    }
+
+    /// `ib_send_bw -q 4` over UC (messages of 4 packets) and UD (datagrams of the path
+    /// MTU): without loss every QP's SENDs arrive, and each side counts all of them.
+    mod send_bw_unreliable {
+        use super::*;
+
+        fn uc() -> Interop {
+            Interop::new("ib_send_bw", "send-bw", 4096).uc().qps(QPS)
+        }
+
+        fn ud() -> Interop {
+            Interop::new("ib_send_bw", "send-bw", 1024).ud().qps(QPS)
+        }
+
+        fn client_counts_every_qp(run: Interop) {
+            if let Some(report) = run.rnic_client_report() {
+                assert_all_qps_counted(&report, run.iters);
+            }
+        }
+
+        fn server_counts_every_qp(run: Interop) {
+            if let Some((report, client_text)) = run.rnic_server_run() {
+                assert_all_qps_counted(&report, run.iters);
+                assert_client_printed(&run, &client_text, &report);
+                assert_eq!(report["ops_completed"], QPS * run.iters, "{report}");
+            }
+        }
+
+        #[test]
+        fn uc_rnic_client() {
+            client_counts_every_qp(uc());
+        }
+
+        #[test]
+        fn uc_rnic_server() {
+            server_counts_every_qp(uc());
+        }
+
+        #[test]
+        fn ud_rnic_client() {
+            client_counts_every_qp(ud());
+        }
+
+        #[test]
+        fn ud_rnic_server() {
+            server_counts_every_qp(ud());
+        }
     }
 }
 

@@ -65,7 +65,7 @@ pub struct LiveCmd {
     #[arg(short = 'n', long = "iters")]
     pub iters: Option<u64>,
     /// QPs, as perftest's `-q`: each QP runs `-n` operations to its own part of the peer's
-    /// buffer (write-bw, read-bw and atomic-bw, not with -R)
+    /// buffer, or SENDs to its own receives (the bandwidth tests, not with -R)
     #[arg(short = 'q', long = "qp", default_value_t = 1)]
     pub qps: u32,
     /// Connection type, as perftest's `-c`: RC; UC for write-bw, write-lat, send-bw and
@@ -400,8 +400,9 @@ impl LiveCmd {
         Ok(options)
     }
 
-    /// `-q`: write-bw, read-bw and atomic-bw (whose servers only answer, so the QPs differ
-    /// only in their buffers), up to [`MAX_QPS`] (they share the sockets' window of
+    /// `-q`: the bandwidth tests, write-bw, read-bw, atomic-bw (whose servers only answer,
+    /// so the QPs differ only in their buffers) and send-bw (whose server keeps receives
+    /// posted on every QP), up to [`MAX_QPS`] (they share the sockets' window of
     /// [`WINDOW_PSNS`] packets), not with `-R` (rnic's RDMA CM connects one test QP), and all
     /// the QPs' buffers of `size` bytes together in [`MAX_SIZE`].
     fn qps_for(&self, test: LiveTest, size: u64) -> Result<u32, UsageError> {
@@ -415,17 +416,9 @@ impl LiveCmd {
                  {WINDOW_PSNS} packets)"
             )));
         }
-        if !matches!(
-            test,
-            LiveTest::WriteBw | LiveTest::ReadBw | LiveTest::AtomicBw
-        ) {
-            let why = if test.is_latency() {
-                "perftest's latency tests run one QP"
-            } else {
-                "rnic live runs several QPs for write-bw, read-bw and atomic-bw only"
-            };
+        if test.is_latency() {
             return Err(UsageError(format!(
-                "-q/--qp {qps}: {why}, not {}",
+                "-q/--qp {qps}: perftest's latency tests run one QP, not {}",
                 test.name()
             )));
         }
@@ -626,12 +619,15 @@ mod tests {
     }
 
     #[test]
-    fn several_qps_are_write_and_read_bw_s_and_share_the_window() {
+    fn several_qps_are_the_bandwidth_tests_and_share_the_window() {
         let o = options("write-bw 10.0.0.1 -q 4").unwrap();
         assert_eq!((o.qps, o.window_psns), (4, WINDOW_PSNS / 4));
         assert_eq!(options("read-bw --server --qp 16").unwrap().qps, 16);
         assert_eq!(options("write-bw --server -q 2 -a").unwrap().qps, 2);
         assert_eq!(options("atomic-bw 10.0.0.1 -q 3").unwrap().qps, 3);
+        assert_eq!(options("send-bw --server -q 4").unwrap().qps, 4);
+        assert_eq!(options("send-bw 10.0.0.1 -q 2 -c UC").unwrap().qps, 2);
+        assert_eq!(options("send-bw --server -q 4 -c UD").unwrap().qps, 4);
         assert_eq!(options("send-lat --server").unwrap().qps, 1);
         for (args, words) in [
             ("write-bw --server -q 0", "must be 1..=16"),
@@ -639,7 +635,8 @@ mod tests {
             ("write-lat --server -q 2", "latency tests run one QP"),
             ("read-lat --server -q 2", "latency tests run one QP"),
             ("rc-pingpong --server -q 2", "latency tests run one QP"),
-            ("send-bw --server -q 2", "not send-bw"),
+            ("send-lat --server -q 2", "latency tests run one QP"),
+            ("send-bw --server -q 2 -R", "-R/--rdma_cm"),
             ("write-bw --server -q 2 -R", "-R/--rdma_cm"),
             ("write-bw --server -q 2 -s 1073741824", "must fit"),
         ] {

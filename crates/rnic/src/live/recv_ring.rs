@@ -4,6 +4,10 @@
 //! Clearing matters for the oracle: a receive that completed without its bytes would
 //! otherwise pass on the previous message's.
 //!
+//! With `-q` each QP has a ring of its own ([`RecvRings`]), as perftest posts `rx_depth`
+//! receives on each QP and reposts on the QP whose receive completed; each QP's messages are
+//! checked against that QP's pattern.
+//!
 //! Over UD every buffer starts with the 40 bytes of the GRH area (verbs: the receiver writes
 //! the packet's network header there, the payload follows), as perftest's `UD_ADDITION`.
 
@@ -12,12 +16,14 @@ use rnic_transport::{
     ud::GRH_BYTES, Completion, Memory, RecvWr, ServiceType, Sge, WcOpcode, WcStatus,
 };
 
+use super::bw::over_every_qp;
 use super::endpoint::{recv_depth, Endpoint};
 use super::report::Verification;
-use super::{LiveOptions, PATTERN_SEED};
+use super::session::Session;
+use super::{qp_pattern_seed, LiveOptions, PATTERN_SEED};
 
-/// Most bytes of receive buffers kept posted: fewer WQEs for large messages (the peer's RNR
-/// retries cover the rest).
+/// Most bytes of receive buffers kept posted, over all the QPs: fewer WQEs for large
+/// messages or many QPs (the peer's RNR retries cover the rest).
 const RECV_BYTES_MAX: u64 = 64 << 20;
 
 /// How messages of one size land in receive buffers of one service.
@@ -26,6 +32,8 @@ pub struct RecvLayout {
     pub service: ServiceType,
     /// Payload bytes of a message.
     pub size: u64,
+    /// The QPs whose rings share [`RECV_BYTES_MAX`] (`-q`).
+    pub qps: u64,
 }
 
 impl RecvLayout {
@@ -34,6 +42,7 @@ impl RecvLayout {
         RecvLayout {
             service: ServiceType::Rc,
             size,
+            qps: 1,
         }
     }
 
@@ -42,6 +51,7 @@ impl RecvLayout {
         RecvLayout {
             service: o.service,
             size: o.size,
+            qps: u64::from(o.qps),
         }
     }
 
@@ -59,15 +69,16 @@ impl RecvLayout {
         self.grh_bytes() + self.size
     }
 
-    /// How many buffers a run of `total` SENDs keeps posted: perftest's receive depth of the
-    /// service, fewer for a short run or large messages.
+    /// How many buffers a QP's run of `total` SENDs keeps posted: perftest's receive depth
+    /// of the service, fewer for a short run, large messages or many QPs.
     pub fn slots_for(&self, total: u64) -> u64 {
+        let bytes_per_qp = RECV_BYTES_MAX / self.qps.max(1);
         total
             .min(u64::from(recv_depth(self.service)))
-            .min((RECV_BYTES_MAX / self.stride()).max(1))
+            .min((bytes_per_qp / self.stride()).max(1))
     }
 
-    /// The bytes the buffers of a run of `total` SENDs take.
+    /// The bytes the buffers of a QP's run of `total` SENDs take.
     pub fn bytes(&self, total: u64) -> u64 {
         self.slots_for(total) * self.stride()
     }
@@ -80,6 +91,10 @@ pub struct RecvRing {
     slots: u64,
     layout: RecvLayout,
     lkey: u32,
+    /// The QP the receives are posted on (`None`: the endpoint's first).
+    qpn: Option<u32>,
+    /// The pattern the messages hold: their QP's.
+    seed: u64,
     /// UD: the QP every datagram must come from (the completion's source QP).
     peer_qpn: Option<u32>,
     /// SENDs the run takes in all: no receive is posted beyond them.
@@ -100,6 +115,8 @@ impl RecvRing {
             slots: layout.slots_for(total),
             layout,
             lkey,
+            qpn: None,
+            seed: PATTERN_SEED,
             peer_qpn: None,
             total,
             check,
@@ -121,6 +138,16 @@ impl RecvRing {
         }
     }
 
+    /// The ring of the test's QP `qp` (`-q`), whose number is `qpn`: posted there, its
+    /// messages checked against that QP's pattern.
+    pub fn on_qp(self, qp: usize, qpn: u32) -> RecvRing {
+        RecvRing {
+            qpn: Some(qpn),
+            seed: qp_pattern_seed(qp),
+            ..self
+        }
+    }
+
     fn addr(&self, slot: u64) -> u64 {
         self.base + slot * self.layout.stride()
     }
@@ -131,7 +158,8 @@ impl RecvRing {
             len: self.layout.stride() as u32,
             lkey: self.lkey,
         };
-        ep.dev.post_recv(ep.qpn, RecvWr::new(slot, vec![sge]))?;
+        let qpn = self.qpn.unwrap_or(ep.qpn);
+        ep.dev.post_recv(qpn, RecvWr::new(slot, vec![sge]))?;
         self.posted += 1;
         Ok(())
     }
@@ -179,10 +207,7 @@ impl RecvRing {
         }
         let addr = self.addr(c.wr_id);
         if self.check && self.verification == Verification::Verified {
-            if let Some(at) = ep
-                .mem
-                .first_pattern_mismatch(addr + grh, size, PATTERN_SEED)
-            {
+            if let Some(at) = ep.mem.first_pattern_mismatch(addr + grh, size, self.seed) {
                 self.verification = Verification::Mismatch {
                     offset: n * size + at,
                 };
@@ -194,6 +219,79 @@ impl RecvRing {
             self.post(ep, c.wr_id)?;
         }
         Ok(())
+    }
+}
+
+/// One [`RecvRing`] per QP of a session, each `total` SENDs long, QP `i`'s buffers at
+/// `base + i * layout.bytes(total)` (see [`RecvRings::bytes`]).
+pub struct RecvRings {
+    rings: Vec<RecvRing>,
+    /// SENDs each QP takes.
+    per_qp: u64,
+    size: u64,
+}
+
+impl RecvRings {
+    /// The bytes every QP's buffers take together.
+    pub fn bytes(layout: RecvLayout, total: u64) -> u64 {
+        layout.qps * layout.bytes(total)
+    }
+
+    /// A ring for each of `s`'s QPs at `base`, `total` SENDs each; `check`: compare every
+    /// message with its QP's pattern (the peer is rnic).
+    pub fn new(s: &Session, base: u64, layout: RecvLayout, total: u64, check: bool) -> RecvRings {
+        let stride = layout.bytes(total);
+        let rkey = s.me().rkey;
+        let rings = (s.mine.iter().zip(&s.peers).enumerate())
+            .map(|(qp, (me, peer))| {
+                let at = base + qp as u64 * stride;
+                RecvRing::new(at, layout, rkey, total, check)
+                    .on_qp(qp, me.qpn)
+                    .only_from_qp(peer.qpn)
+            })
+            .collect();
+        RecvRings {
+            rings,
+            per_qp: total,
+            size: layout.size,
+        }
+    }
+
+    /// Posts every QP's buffers (before the handshake that lets the peer send).
+    pub fn post_all(&mut self, ep: &mut Endpoint) -> anyhow::Result<()> {
+        self.rings.iter_mut().try_for_each(|r| r.post_all(ep))
+    }
+
+    /// SENDs the run takes in all.
+    pub fn total(&self) -> u64 {
+        self.per_qp * self.rings.len() as u64
+    }
+
+    /// SENDs received so far, over all the QPs.
+    pub fn received(&self) -> u64 {
+        self.rings.iter().map(|r| r.received).sum()
+    }
+
+    /// Takes a receive completion into the ring of the QP it completed on.
+    pub fn take(&mut self, s: &mut Session, c: &Completion) -> anyhow::Result<()> {
+        let Some(qp) = s.qp_index(c.qpn) else {
+            bail!(
+                "a receive completed on QP {:#x}, not one of the test's",
+                c.qpn
+            );
+        };
+        self.rings[qp].take(&mut s.ep, c)
+    }
+
+    /// The verdict over every QP's messages: a mismatch's offset counts the QPs' bytes in
+    /// order (QP 1's first byte is `iters * size`).
+    pub fn verification(&self) -> Verification {
+        match self.rings[0].verification {
+            Verification::PeerIsPerftest => Verification::PeerIsPerftest,
+            _ => over_every_qp(self.rings.len(), self.per_qp * self.size, |qp| {
+                self.rings[qp].verification
+            }),
+        }
     }
 }
 
@@ -217,6 +315,7 @@ mod tests {
         let ud = RecvLayout {
             service: ServiceType::Ud,
             size: 1024,
+            qps: 1,
         };
         assert_eq!(ud.stride(), 40 + 1024);
         assert_eq!(ud.bytes(10), 10 * 1064);
@@ -228,6 +327,7 @@ mod tests {
         let ud = RecvLayout {
             service: ServiceType::Ud,
             size: 1024,
+            qps: 1,
         };
         assert_eq!(ud.slots_for(5000), 5000);
         assert_eq!(ud.slots_for(50_000), 16_000);
@@ -235,7 +335,10 @@ mod tests {
         let uc = RecvLayout {
             service: ServiceType::Uc,
             size: 65536,
+            qps: 1,
         };
         assert_eq!(uc.slots_for(5000), 1024, "64 MiB of buffers at most");
+        let four_qps = RecvLayout { qps: 4, ..uc };
+        assert_eq!(four_qps.slots_for(5000), 256, "the QPs share the 64 MiB");
     }
 }

@@ -4,8 +4,13 @@
 //! it completes, until it has received `iters` messages, and measures from its first receive
 //! to its last (perftest's server reports its own figures for SEND).
 //!
-//! Verification, when the peer is rnic: the client's source buffer holds rnic's pattern, and
-//! the server checks every message that lands against it (its length too) and clears the
+//! With `-q N`, as perftest's `ib_send_bw -q N`: the client keeps `tx_depth` SENDs in flight
+//! on each QP until each QP's `iters` completed; the server posts its receives on each QP
+//! and reposts on the QP whose receive completed, until every QP has received `iters`
+//! (the figures over all `N * iters` messages).
+//!
+//! Verification, when the peer is rnic: each QP's source buffer at the client holds that
+//! QP's pattern, and the server checks every message that lands on a QP against it (its length too) and clears the
 //! buffer before it reposts the receive, so a receive that completes without its bytes cannot
 //! pass on a previous message's. The server's verdict goes to the client at the close.
 //!
@@ -26,14 +31,14 @@ use rnic_transport::{Completion, SendWr, ServiceType, Sge, WcOpcode};
 
 use super::bw::{keep_in_flight, size_row};
 use super::oob::CYCLE_BUFFER_BYTES;
-use super::recv_ring::{RecvLayout, RecvRing};
+use super::recv_ring::{RecvLayout, RecvRings};
 use super::report::LiveResult;
 use super::session::{Layout, Session, IDLE_TURN, STALL};
-use super::{LiveOptions, PATTERN_SEED};
+use super::{qp_pattern_seed, LiveOptions};
 
-/// The client's source buffer.
+/// The client's source buffers, one per QP.
 const SRC_ADDR: u64 = 0x1000_0000;
-/// The server's receive buffers.
+/// The server's receive buffers, each QP's ring after the previous QP's.
 const DST_ADDR: u64 = 0x2000_0000;
 /// UC/UD: how long the server waits for more messages once the client is done sending.
 /// The client's exchange message follows its last send completion, which over UC and UD
@@ -49,32 +54,38 @@ pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
 }
 
 fn client(o: &LiveOptions) -> anyhow::Result<LiveResult> {
+    let stride = o.size.max(u64::from(CYCLE_BUFFER_BYTES));
     let layout = Layout {
         mr_addr: SRC_ADDR,
-        mr_len: o.size.max(u64::from(CYCLE_BUFFER_BYTES)),
+        mr_len: u64::from(o.qps) * stride,
         advertised: SRC_ADDR,
-        qp_stride: 0,
+        qp_stride: stride,
     };
     let mut s = Session::open(o, &layout, false)?;
     let o = &o.fit_to_mtu(s.pre.mtu_bytes)?;
-    s.ep.mem.fill_pattern(SRC_ADDR, o.size, PATTERN_SEED);
+    for qp in 0..s.mine.len() {
+        let addr = layout.advertised_for(qp);
+        s.ep.mem.fill_pattern(addr, o.size, qp_pattern_seed(qp));
+    }
     // perftest's server has posted its receive WQEs when it answers this handshake.
     s.handshake()?;
-    let sge = Sge {
-        addr: SRC_ADDR,
+    let lkey = s.me().rkey;
+    let sge = |qp: usize| Sge {
+        addr: layout.advertised_for(qp),
         len: o.size as u32,
-        lkey: s.me().rkey,
+        lkey,
     };
     let measured = keep_in_flight(
         &mut s,
         o,
-        |_, i| SendWr::send(i, sge),
+        |qp, i| SendWr::send(i, sge(qp)),
         |_, _, c| expect_opcode(c, WcOpcode::Send),
     )?;
     let mut r = size_row("send-bw", o.size, &measured);
     if counts_exchanged(o, &s) {
-        let received = s.exchange_count(o.iters)?;
-        r.unreliable = Some(loss(o.service, o.iters, received));
+        let sent = measured.ops;
+        let received = s.exchange_count(sent)?;
+        r.unreliable = Some(loss(o.service, sent, received));
     }
     let verification = s.close(super::report::Verification::PeerIsPerftest)?;
     r.finish(&mut s, verification);
@@ -85,41 +96,43 @@ fn client(o: &LiveOptions) -> anyhow::Result<LiveResult> {
 fn server(o: &LiveOptions) -> anyhow::Result<LiveResult> {
     let layout = Layout {
         mr_addr: DST_ADDR,
-        mr_len: RecvLayout::of(o).bytes(o.iters),
+        mr_len: RecvRings::bytes(RecvLayout::of(o), o.iters),
         advertised: DST_ADDR,
-        qp_stride: 0,
+        qp_stride: RecvLayout::of(o).bytes(o.iters),
     };
     let mut s = Session::open(o, &layout, false)?;
     let o = &o.fit_to_mtu(s.pre.mtu_bytes)?;
     let check = s.pre.peer_is_rnic;
-    let mut ring = RecvRing::new(DST_ADDR, RecvLayout::of(o), s.me().rkey, o.iters, check)
-        .only_from_qp(s.peer().qpn);
-    ring.post_all(&mut s.ep)?;
+    let mut rings = RecvRings::new(&s, DST_ADDR, RecvLayout::of(o), o.iters, check);
+    rings.post_all(&mut s.ep)?;
     s.handshake()?;
     let lossy = o.service != ServiceType::Rc;
-    let elapsed_s = receive(&mut s, o, &mut ring, lossy)?;
-    let mut r = LiveResult::bandwidth("send-bw", o.size, ring.received, elapsed_s);
-    r.row.iterations = o.iters;
+    let elapsed_s = receive(&mut s, &mut rings, lossy)?;
+    let received = rings.received();
+    let mut r = LiveResult::bandwidth("send-bw", o.size, received, elapsed_s);
+    r.row.iterations = rings.total();
     if lossy {
-        r.unreliable = Some(server_loss(&mut s, o, ring.received)?);
+        r.unreliable = Some(server_loss(&mut s, o, rings.total(), received)?);
     }
-    s.close(ring.verification)?;
-    r.finish(&mut s, ring.verification);
+    let verification = rings.verification();
+    s.close(verification)?;
+    r.finish(&mut s, verification);
     s.ep.finish()?;
     Ok(r)
 }
 
 /// What a UC/UD server lost: the client's count of messages sent (an rnic client's, else
-/// `-n`) against those received whole, with the engine's causes.
+/// `due`, `-n` times the QPs) against those received whole, with the engine's causes.
 fn server_loss(
     s: &mut Session,
     o: &LiveOptions,
+    due: u64,
     received: u64,
 ) -> anyhow::Result<UnreliableResult> {
     let sent = if counts_exchanged(o, s) {
         s.exchange_count(received)?
     } else {
-        o.iters
+        due
     };
     let counts = s.ep.dev.stats().unreliable;
     Ok(UnreliableResult {
@@ -160,22 +173,18 @@ pub fn expect_opcode(c: &Completion, want: WcOpcode) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Takes SENDs into `ring` until `o.iters` arrived; returns the seconds from the first
-/// arrival to the last. `lossy` (UC/UD, which resend nothing): also stops once the client is
-/// done sending and nothing arrived for [`DRAIN`].
-fn receive(
-    s: &mut Session,
-    o: &LiveOptions,
-    ring: &mut RecvRing,
-    lossy: bool,
-) -> anyhow::Result<f64> {
+/// Takes SENDs into each QP's ring until every QP's arrived; returns the seconds from the
+/// first arrival to the last. `lossy` (UC/UD, which resend nothing): also stops once the
+/// client is done sending and nothing arrived for [`DRAIN`].
+fn receive(s: &mut Session, rings: &mut RecvRings, lossy: bool) -> anyhow::Result<f64> {
     let mut first: Option<Instant> = None;
     let mut last = Instant::now();
-    while ring.received < o.iters {
+    let total = rings.total();
+    while rings.received() < total {
         s.ep.turn(IDLE_TURN)?;
         while let Some(c) = s.ep.poll_cq() {
             first.get_or_insert_with(Instant::now);
-            ring.take(&mut s.ep, &c)?;
+            rings.take(s, &c)?;
             last = Instant::now();
         }
         let quiet = last.elapsed();
@@ -186,8 +195,8 @@ fn receive(
             bail!(
                 "no SEND arrived for {} s ({} of {} received{})",
                 STALL.as_secs(),
-                ring.received,
-                o.iters,
+                rings.received(),
+                total,
                 if lossy {
                     ", and the client is not done"
                 } else {
