@@ -10,9 +10,10 @@
 //! (the figures over all `N * iters` messages).
 //!
 //! Verification, when the peer is rnic: each QP's source buffer at the client holds that
-//! QP's pattern, and the server checks every message that lands on a QP against it (its length too) and clears the
-//! buffer before it reposts the receive, so a receive that completes without its bytes cannot
-//! pass on a previous message's. The server's verdict goes to the client at the close.
+//! QP's pattern, and the server checks every message that lands on a QP against it (its
+//! length too) and clears the buffer before it reposts the receive, so a receive that
+//! completes without its bytes cannot pass on a previous message's. The server's verdict
+//! goes to the client at the close.
 //!
 //! Over UC and UD (`-c UC|UD`) nothing is resent and a sender never learns what arrived: the
 //! server posts a receive for every message (up to perftest's 16000, as perftest does over
