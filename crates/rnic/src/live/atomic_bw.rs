@@ -16,7 +16,7 @@
 use anyhow::bail;
 use rnic_transport::{AtomicArgs, Completion, Memory, RemoteAddr, SendWr, Sge, WcOpcode, WrOpcode};
 
-use super::bw::{keep_in_flight, over_every_qp, BwMeasured};
+use super::bw::{keep_in_flight, over_every_qp, remote_of, BwMeasured};
 use super::endpoint::Endpoint;
 use super::report::Verification;
 use super::session::Session;
@@ -48,12 +48,7 @@ pub fn fetch_adds(
     o: &LiveOptions,
     results_of: impl Fn(usize) -> u64,
 ) -> anyhow::Result<(BwMeasured, Verification)> {
-    let remotes: Vec<RemoteAddr> = (s.peers.iter())
-        .map(|p| RemoteAddr {
-            va: p.vaddr,
-            rkey: p.rkey,
-        })
-        .collect();
+    let remotes: Vec<RemoteAddr> = s.peers.iter().map(remote_of).collect();
     let lkey = s.me().rkey;
     let depth = u64::from(o.tx_depth);
     let slot = |qp: usize, i: u64| results_of(qp) + ATOMIC_BYTES * (i % depth);

@@ -214,8 +214,8 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     Ok(r)
 }
 
-/// Where the WRITEs or READs of the peer's QP `peer` go.
-fn remote_of(peer: &super::oob::Dest) -> RemoteAddr {
+/// Where the WRITEs, READs or atomics of the peer's QP `peer` go.
+pub fn remote_of(peer: &super::oob::Dest) -> RemoteAddr {
     RemoteAddr {
         va: peer.vaddr,
         rkey: peer.rkey,
@@ -378,14 +378,7 @@ fn take_completion(
     if c.status != WcStatus::Success {
         bail!("{:?} {} completed with {:?}", c.opcode, c.wr_id, c.status);
     }
-    let Some(qp) = s.qp_index(c.qpn) else {
-        bail!(
-            "{:?} {} completed on QP {:#x}, not one of the test's",
-            c.opcode,
-            c.wr_id,
-            c.qpn
-        );
-    };
+    let qp = s.qp_of(&c)?;
     check(&mut s.ep, qp, &c)?;
     Ok(Some(qp))
 }

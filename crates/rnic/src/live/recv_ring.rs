@@ -274,12 +274,7 @@ impl RecvRings {
 
     /// Takes a receive completion into the ring of the QP it completed on.
     pub fn take(&mut self, s: &mut Session, c: &Completion) -> anyhow::Result<()> {
-        let Some(qp) = s.qp_index(c.qpn) else {
-            bail!(
-                "a receive completed on QP {:#x}, not one of the test's",
-                c.qpn
-            );
-        };
+        let qp = s.qp_of(c)?;
         self.rings[qp].take(&mut s.ep, c)
     }
 

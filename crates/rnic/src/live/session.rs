@@ -1,8 +1,11 @@
 //! Setting a live run up as perftest does: the TCP exchange, the endpoint, the QP keys and
-//! the connection, in `ib_write_bw`'s and `ib_write_lat`'s order.
+//! the connection, in the order of the perftest program the test is (`ib_send_bw`'s and
+//! `ib_send_lat`'s differs from the others' after RTR).
 
 use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
+
+use rnic_transport::Completion;
 
 use super::endpoint::{connect_qp, Endpoint, QpTuning};
 use super::oob::{gid_of, Dest, Oob, Preamble};
@@ -121,9 +124,18 @@ impl Session {
         self.peers[0]
     }
 
-    /// The index of QP `qpn` among this side's (`None`: not one of the test's).
-    pub fn qp_index(&self, qpn: u32) -> Option<usize> {
-        self.mine.iter().position(|d| d.qpn == qpn)
+    /// The index among this side's QPs of the one completion `c` completed on; a completion
+    /// on any other QP fails the run.
+    pub fn qp_of(&self, c: &Completion) -> anyhow::Result<usize> {
+        let Some(qp) = self.mine.iter().position(|d| d.qpn == c.qpn) else {
+            anyhow::bail!(
+                "{:?} {} completed on QP {:#x}, not one of the test's",
+                c.opcode,
+                c.wr_id,
+                c.qpn
+            );
+        };
+        Ok(qp)
     }
 
     /// One more `ctx_hand_shake`, the engine answering while it waits.
