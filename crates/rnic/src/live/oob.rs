@@ -497,7 +497,8 @@ fn read_control(
             if let Some(msg) = q.inbox.pop_front() {
                 if msg.len() != n {
                     bail!(
-                        "the peer's message on the control QP has {} bytes, want {n} (the                          exchanges are out of step)",
+                        "the peer's message on the control QP has {} bytes, want {n} (the exchanges are \
+                         out of step)",
                         msg.len()
                     );
                 }
@@ -571,6 +572,18 @@ pub struct BwReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_control_message_of_the_wrong_length_says_the_exchanges_are_out_of_step() {
+        let queues = Rc::new(RefCell::new(ControlQueues::default()));
+        queues.borrow_mut().inbox.push_back(vec![0; 3]);
+        let err = read_control(&queues, 56, &mut idle_wait, None).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the peer's message on the control QP has 3 bytes, want 56 (the exchanges are out \
+             of step)"
+        );
+    }
 
     #[test]
     fn key_line_has_perftests_length_and_round_trips() {
