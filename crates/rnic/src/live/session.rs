@@ -10,7 +10,7 @@ use rnic_transport::Completion;
 use super::endpoint::{connect_qp, Endpoint, QpTuning};
 use super::oob::{gid_of, Dest, Oob, Preamble};
 use super::report::Verification;
-use super::{LiveOptions, LiveTest};
+use super::{DurationMode, LiveOptions, LiveTest};
 
 /// One turn's longest wait while the caller waits for something else (the TCP exchange).
 pub const IDLE_TURN: Duration = Duration::from_millis(1);
@@ -27,6 +27,53 @@ pub fn linger(ep: &mut Endpoint) -> anyhow::Result<()> {
         ep.turn(IDLE_TURN)?;
     }
     Ok(())
+}
+
+/// The clock of a run in duration mode (`-D`), perftest's alarm: its states are read off
+/// the time since [`RunClock::start`] (perftest's SIGALRM moves them on).
+#[derive(Debug, Clone, Copy)]
+pub struct RunClock {
+    start: Instant,
+    d: DurationMode,
+}
+
+impl RunClock {
+    pub fn start(d: DurationMode) -> RunClock {
+        RunClock {
+            start: Instant::now(),
+            d,
+        }
+    }
+
+    /// A clock only in duration mode.
+    pub fn of(o: &LiveOptions) -> Option<RunClock> {
+        o.duration.map(RunClock::start)
+    }
+
+    /// perftest's SAMPLE_STATE: what completes now is measured.
+    pub fn sampling(&self) -> bool {
+        self.d.samples_at(self.start.elapsed().as_secs_f64())
+    }
+
+    /// perftest's END_STATE: the run is over.
+    pub fn ended(&self) -> bool {
+        self.start.elapsed().as_secs_f64() >= self.d.total_s
+    }
+
+    /// Seconds measured.
+    pub fn window_s(&self) -> f64 {
+        self.d.window_s()
+    }
+}
+
+/// Whether an optional clock (`None`: a run of `-n` iterations) has ended.
+pub fn ended(clock: Option<&RunClock>) -> bool {
+    clock.is_some_and(RunClock::ended)
+}
+
+/// Whether an optional clock is in its measured window.
+pub fn sampling(clock: Option<&RunClock>) -> bool {
+    clock.is_some_and(RunClock::sampling)
 }
 
 /// A connected live run: the engine with its QPs in RTS, and the exchange connection.
