@@ -27,13 +27,13 @@
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
-use rnic_model::result::UnreliableResult;
+use rnic_model::result::{SizeResult, UnreliableResult};
 use rnic_transport::{Completion, SendWr, ServiceType, Sge, WcOpcode};
 
 use super::bw::{keep_in_flight, size_row, BwMeasured};
 use super::oob::CYCLE_BUFFER_BYTES;
 use super::recv_ring::{RecvLayout, RecvRings};
-use super::report::LiveResult;
+use super::report::{LiveResult, Verification};
 use super::session::{Layout, Session, IDLE_TURN, STALL};
 use super::{qp_pattern_seed, DurationMode, LiveOptions};
 
@@ -108,7 +108,7 @@ fn client(o: &LiveOptions) -> anyhow::Result<LiveResult> {
     if counts_exchanged(o, &s) {
         r.unreliable = Some(loss(o.service, counts.0, counts.1));
     }
-    let verification = s.close(super::report::Verification::PeerIsPerftest)?;
+    let verification = s.close(Verification::PeerIsPerftest)?;
     r.finish(&mut s, verification);
     s.ep.finish()?;
     Ok(r)
@@ -119,7 +119,7 @@ fn client(o: &LiveOptions) -> anyhow::Result<LiveResult> {
 fn end_of_size(
     s: &mut Session,
     o: &LiveOptions,
-    per_size: &mut Vec<rnic_model::result::SizeResult>,
+    per_size: &mut Vec<SizeResult>,
     r: &LiveResult,
 ) -> anyhow::Result<()> {
     if o.all_sizes {
@@ -212,12 +212,9 @@ fn lost_ends_all_sizes(o: &LiveOptions, size: u64, lost: u64) -> Option<String> 
 }
 
 /// The run's verdict over its sizes: the first size's mismatch, if any.
-fn first_mismatch(
-    so_far: Option<super::report::Verification>,
-    size: super::report::Verification,
-) -> super::report::Verification {
+fn first_mismatch(so_far: Option<Verification>, size: Verification) -> Verification {
     match so_far {
-        Some(m @ super::report::Verification::Mismatch { .. }) => m,
+        Some(m @ Verification::Mismatch { .. }) => m,
         _ => size,
     }
 }
