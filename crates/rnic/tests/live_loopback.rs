@@ -492,6 +492,32 @@ fn write_bw_connected_by_rdma_cm_verifies_every_byte() {
     assert_pcap_checks(&pcap);
 }
 
+/// `-q 3 -R`: RDMA CM connects the control QP and then each of the three test QPs (a REQ,
+/// REP and RTU each, in order), every QP's bytes are checked against its own pattern (so
+/// keys paired with the wrong QP would not pass), and all four connections are torn down.
+#[test]
+fn several_qps_connected_by_rdma_cm_verify_every_qps_bytes() {
+    for test in ["write-bw", "send-bw"] {
+        let Some((c, s, pcap)) = pair(test, &["-R", "-q", "3", "-n", "100", "-s", "4096"]) else {
+            return;
+        };
+        assert_verified(&c, "client");
+        assert_verified(&s, "server");
+        for j in [&c, &s] {
+            assert_eq!(j["live"]["qps"], 3, "{test}: {j}");
+            assert_eq!(j["iterations"], 300, "{test}: {j}");
+        }
+        let attrs = cm_attributes(&pcap);
+        let connect: Vec<u16> = [0x10, 0x13, 0x14].repeat(4);
+        assert_eq!(attrs[..12], connect[..], "{test}: four connections in turn");
+        assert_eq!(
+            attrs.iter().filter(|&&a| a == 0x15).count(),
+            4,
+            "{test}: four DREQs"
+        );
+    }
+}
+
 #[test]
 fn a_message_larger_than_a_read_is_read_back_in_pieces() {
     // 1 MiB at MTU 1024 is 1024 packets; one READ may span only the 256-packet window.
@@ -824,8 +850,8 @@ fn bad_flags_exit_2_naming_the_flag() {
             "-q/--qp 17: must be 1..=16",
         ),
         (
-            &["live", "write-bw", "--server", "-q", "2", "-R"][..],
-            "-q/--qp 2: rnic live connects one QP by RDMA CM",
+            &["live", "send-bw", "--server", "-q", "2", "-R", "-c", "UD"][..],
+            "-q/--qp 2: rnic live resolves one UD QP by SIDR",
         ),
         (&["live", "write-bw", "--server", "-n", "1"][..], "--iters"),
         (&["live", "write-bw", "--server", "-p", "0"][..], "--port"),

@@ -981,6 +981,33 @@ mod rdma_cm {
         Interop::new(tool, live, size).rdma_cm()
     }
 
+    /// `-q 2 -R`: RDMA CM connects the control QP and then each test QP (a REQ, REP and
+    /// RTU each), and the keys are paired with the QPs as CM paired them. ib_send_bw, whose
+    /// server checks each QP's receives, both ways.
+    mod two_qps {
+        use super::*;
+
+        const RUN: Interop = Interop::new("ib_send_bw", "send-bw", 4096).rdma_cm().qps(2);
+
+        /// The side's JSON counts both QPs' SENDs.
+        fn assert_two_qps(report: Option<serde_json::Value>) {
+            if let Some(report) = report {
+                assert_eq!(report["live"]["qps"], 2, "{report}");
+                assert_eq!(report["iterations"], 2 * RUN.iters, "{report}");
+            }
+        }
+
+        #[test]
+        fn ib_send_bw_rnic_client() {
+            assert_two_qps(RUN.rnic_client_report())
+        }
+
+        #[test]
+        fn ib_send_bw_rnic_server() {
+            assert_two_qps(RUN.rnic_server_report())
+        }
+    }
+
     client_and_server! {
         ib_write_bw: "write-bw", 4096;
         ib_read_bw: "read-bw", 4096;

@@ -65,7 +65,8 @@ pub struct LiveCmd {
     #[arg(short = 'n', long = "iters")]
     pub iters: Option<u64>,
     /// QPs, as perftest's `-q`: each QP runs `-n` operations to its own part of the peer's
-    /// buffer, or SENDs to its own receives (the bandwidth tests, not with -R)
+    /// buffer, or SENDs to its own receives (the bandwidth tests; with -R each QP is connected
+    /// by RDMA CM in turn, RC only)
     #[arg(short = 'q', long = "qp", default_value_t = 1)]
     pub qps: u32,
     /// Connection type, as perftest's `-c`: RC; UC for write-bw, write-lat, send-bw and
@@ -448,7 +449,8 @@ impl LiveCmd {
     /// `-q`: the bandwidth tests, write-bw, read-bw, atomic-bw (whose servers only answer,
     /// so the QPs differ only in their buffers) and send-bw (whose server keeps receives
     /// posted on every QP), up to [`MAX_QPS`] (they share the sockets' window of
-    /// [`WINDOW_PSNS`] packets), not with `-R` (rnic's RDMA CM connects one test QP), and all
+    /// [`WINDOW_PSNS`] packets), with `-R` over RC only (each test QP connected by RDMA CM in
+    /// turn; rnic resolves one UD QP by SIDR), and all
     /// the QPs' buffers of `size` bytes together in [`MAX_SIZE`].
     fn qps_for(&self, test: LiveTest, size: u64) -> Result<u32, UsageError> {
         let qps = self.qps;
@@ -467,9 +469,9 @@ impl LiveCmd {
                 test.name()
             )));
         }
-        if self.rdma_cm {
+        if self.rdma_cm && self.connection.eq_ignore_ascii_case("UD") {
             return Err(UsageError(format!(
-                "-q/--qp {qps}: rnic live connects one QP by RDMA CM (-R/--rdma_cm)"
+                "-q/--qp {qps}: rnic live resolves one UD QP by SIDR (-R/--rdma_cm -c UD)"
             )));
         }
         if u64::from(qps) * size > MAX_SIZE {
@@ -714,6 +716,8 @@ mod tests {
         assert_eq!(options("send-bw 10.0.0.1 -q 2 -c UC").unwrap().qps, 2);
         assert_eq!(options("send-bw --server -q 4 -c UD").unwrap().qps, 4);
         assert_eq!(options("send-lat --server").unwrap().qps, 1);
+        assert_eq!(options("write-bw --server -q 2 -R").unwrap().qps, 2);
+        assert_eq!(options("send-bw 10.0.0.1 -q 4 -R").unwrap().qps, 4);
         for (args, words) in [
             ("write-bw --server -q 0", "must be 1..=16"),
             ("read-bw --server -q 17", "must be 1..=16"),
@@ -721,8 +725,7 @@ mod tests {
             ("read-lat --server -q 2", "latency tests run one QP"),
             ("rc-pingpong --server -q 2", "latency tests run one QP"),
             ("send-lat --server -q 2", "latency tests run one QP"),
-            ("send-bw --server -q 2 -R", "-R/--rdma_cm"),
-            ("write-bw --server -q 2 -R", "-R/--rdma_cm"),
+            ("send-bw --server -q 2 -R -c UD", "-R/--rdma_cm -c UD"),
             ("write-bw --server -q 2 -s 1073741824", "must fit"),
         ] {
             let e = options(args).unwrap_err().0;

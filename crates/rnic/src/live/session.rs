@@ -140,16 +140,7 @@ impl Session {
         for (me, peer) in mine.iter().zip(&peers) {
             connect_qp(&mut ep.dev, me.qpn, me.psn, peer, &t)?;
         }
-        // perftest exchanges every QP's keys once more (to print the peer's), and has one
-        // more handshake after RTR; its SEND tests have that one first.
-        let one_first = handshake_after_rtr_comes_first(o.test);
-        if one_first {
-            oob.keys(&mine[0], &mut || pump(&mut ep))?;
-        }
-        keys_of_every_qp(&mut oob, &mine, &mut || pump(&mut ep))?;
-        if !one_first {
-            oob.keys(&mine[0], &mut || pump(&mut ep))?;
-        }
+        after_connection(&mut oob, o.test, &mine, &mut || pump(&mut ep))?;
         Ok(Session {
             ep,
             oob,
@@ -305,9 +296,29 @@ fn handshake_after_rtr_comes_first(test: LiveTest) -> bool {
     matches!(test, LiveTest::SendBw | LiveTest::SendLat)
 }
 
+/// perftest's exchanges once the QPs are connected (by modify_qp or by RDMA CM): every QP's
+/// keys once more (to print the peer's), and one more handshake after RTR; its SEND tests
+/// have that one first.
+pub fn after_connection(
+    oob: &mut Oob,
+    test: LiveTest,
+    mine: &[Dest],
+    pump: &mut dyn FnMut() -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let one_first = handshake_after_rtr_comes_first(test);
+    if one_first {
+        oob.keys(&mine[0], pump)?;
+    }
+    keys_of_every_qp(oob, mine, pump)?;
+    if !one_first {
+        oob.keys(&mine[0], pump)?;
+    }
+    Ok(())
+}
+
 /// One `ctx_hand_shake` per QP, in order, as perftest's test programs loop over their QPs;
 /// returns the peer's keys in the same order.
-fn keys_of_every_qp(
+pub fn keys_of_every_qp(
     oob: &mut Oob,
     mine: &[Dest],
     pump: &mut dyn FnMut() -> anyhow::Result<()>,
