@@ -299,6 +299,140 @@ fn write_bw_for_a_duration_measures_the_window() {
 }
 
 /// `--report_gbits` prints the bandwidth table in Gb/s, the JSON keeps MB/s.
+/// The sizes of a JSON's `per_size`, in order.
+fn per_size_sizes(j: &serde_json::Value) -> Vec<u64> {
+    j["per_size"]
+        .as_array()
+        .expect("per_size")
+        .iter()
+        .map(|r| r["size_bytes"].as_u64().unwrap())
+        .collect()
+}
+
+/// Every power of two from 2 B to `max`.
+fn powers_to(max: u64) -> Vec<u64> {
+    (1..=max.trailing_zeros()).map(|k| 1u64 << k).collect()
+}
+
+/// `send-bw -D`: the client sends for the run's length, the server runs its own clock from
+/// its first arrival (as ib_send_bw's) and reports its own window; every message checks.
+#[test]
+fn send_bw_for_a_duration_measures_each_sides_window() {
+    for service in ["RC", "UD"] {
+        let args = ["-D", "1", "--margin", "0.25", "-c", service];
+        let Some((c, s, _)) = pair("send-bw", &args) else {
+            return;
+        };
+        assert_verified(&c, "client");
+        assert_verified(&s, "server");
+        for j in [&c, &s] {
+            let window_us = j["wall_time_us"].as_f64().unwrap();
+            assert!((window_us - 0.5e6).abs() < 1.0, "{service}: {j}");
+            assert!(j["iterations"].as_u64().unwrap() > 0, "{service}: {j}");
+            assert_eq!(j["bw_peak_mb_s"], 0.0, "{service}: no peak in -D: {j}");
+        }
+        if service == "UD" {
+            let (sent, got) = (
+                &c["unreliable"]["messages_sent"],
+                &s["unreliable"]["messages_received"],
+            );
+            assert!(sent.as_u64().unwrap() >= got.as_u64().unwrap(), "{c} {s}");
+            assert_eq!(c["unreliable"], s["unreliable"], "both count alike");
+        }
+    }
+}
+
+/// `atomic-bw -D` on two QPs: the fetched values rise by one per cell, and the server
+/// checks each QP's cells gained exactly the atomics the client says that QP ran (more than
+/// the window's, which are the reported iterations).
+#[test]
+fn atomic_bw_for_a_duration_checks_every_qps_count() {
+    let Some((c, s, _)) = pair("atomic-bw", &["-D", "1", "--margin", "0.25", "-q", "2"]) else {
+        return;
+    };
+    assert_verified(&c, "client");
+    assert_verified(&s, "server");
+    assert!(c["iterations"].as_u64().unwrap() > 0, "{c}");
+    assert_eq!(
+        s["iterations"], c["iterations"],
+        "the server prints the client's"
+    );
+}
+
+/// The latency tests' `-D`: perftest's duration table (t_avg and tps over the window's
+/// iterations), every message or READ checked.
+#[test]
+fn latency_tests_for_a_duration_print_perftests_duration_table() {
+    for test in ["write-lat", "read-lat", "send-lat"] {
+        let Some((c, s, _, out)) = pair_printing(test, &["-D", "1", "--margin", "0.25"]) else {
+            return;
+        };
+        assert_verified(&c, "client");
+        assert_verified(&s, "server");
+        assert!(out.contains("t_avg[usec]    tps average"), "{test}: {out}");
+        let iters = c["iterations"].as_u64().unwrap();
+        assert!(iters > 0, "{test}: {c}");
+        let (avg, rate) = (
+            c["latency_us"]["avg"].as_f64().unwrap(),
+            c["msg_rate_mops"].as_f64().unwrap() * 1e6,
+        );
+        let factor = if test == "read-lat" { 1.0 } else { 2.0 };
+        let want = 0.5e6 / factor / iters as f64;
+        assert!(
+            (avg - want).abs() < 1e-6 * want,
+            "{test}: {avg} vs {want}: {c}"
+        );
+        assert!(
+            (rate - iters as f64 / 0.5).abs() < 1e-6 * rate,
+            "{test}: {c}"
+        );
+    }
+}
+
+/// A READ client's `-a` stops at the largest size its window holds (256 packets of 1024
+/// bytes: 256 KiB), says so, and checks every size's bytes; the server answers them all.
+#[test]
+fn read_tests_all_sizes_stop_at_the_window_and_say_so() {
+    for test in ["read-bw", "read-lat"] {
+        let Some((c, s, _, out)) = pair_printing(test, &["-a", "-n", "5"]) else {
+            return;
+        };
+        assert_verified(&c, "client");
+        assert_verified(&s, "server");
+        assert_eq!(per_size_sizes(&c), powers_to(1 << 18), "{test}: {c}");
+        assert_eq!(table_rows(&out), 18, "{test}: {out}");
+        assert!(
+            out.contains("-a/--all: the sizes stop at 262144 bytes"),
+            "{test}: {out}"
+        );
+        assert_eq!(c["notes"].as_array().map(Vec::len), Some(1), "{test}: {c}");
+    }
+}
+
+/// The SEND tests' `-a`: both sides run every size (the receives of each posted before its
+/// handshake), a row each on both sides, every message of every size checked; UD up to the
+/// path MTU, send-bw on two QPs.
+#[test]
+fn send_tests_all_sizes_verify_every_size_on_both_sides() {
+    for (test, extra, max) in [
+        ("send-bw", &["-q", "2"][..], 1u64 << 23),
+        ("send-lat", &[][..], 1 << 23),
+        ("send-bw", &["-c", "UD"][..], 1024),
+    ] {
+        let mut args = vec!["-a", "-n", "5"];
+        args.extend_from_slice(extra);
+        let Some((c, s, _, out)) = pair_printing(test, &args) else {
+            return;
+        };
+        assert_verified(&c, "client");
+        assert_verified(&s, "server");
+        for j in [&c, &s] {
+            assert_eq!(per_size_sizes(j), powers_to(max), "{test} {extra:?}: {j}");
+        }
+        assert_eq!(table_rows(&out), powers_to(max).len(), "{out}");
+    }
+}
+
 #[test]
 fn report_gbits_prints_the_table_in_gbits() {
     let Some((c, _, _, out)) = pair_printing("write-bw", &["-n", "50", "--report_gbits"]) else {
@@ -356,6 +490,32 @@ fn write_bw_connected_by_rdma_cm_verifies_every_byte() {
         "the client's capture holds both connections and their teardown"
     );
     assert_pcap_checks(&pcap);
+}
+
+/// `-q 3 -R`: RDMA CM connects the control QP and then each of the three test QPs (a REQ,
+/// REP and RTU each, in order), every QP's bytes are checked against its own pattern (so
+/// keys paired with the wrong QP would not pass), and all four connections are torn down.
+#[test]
+fn several_qps_connected_by_rdma_cm_verify_every_qps_bytes() {
+    for test in ["write-bw", "send-bw"] {
+        let Some((c, s, pcap)) = pair(test, &["-R", "-q", "3", "-n", "100", "-s", "4096"]) else {
+            return;
+        };
+        assert_verified(&c, "client");
+        assert_verified(&s, "server");
+        for j in [&c, &s] {
+            assert_eq!(j["live"]["qps"], 3, "{test}: {j}");
+            assert_eq!(j["iterations"], 300, "{test}: {j}");
+        }
+        let attrs = cm_attributes(&pcap);
+        let connect: Vec<u16> = [0x10, 0x13, 0x14].repeat(4);
+        assert_eq!(attrs[..12], connect[..], "{test}: four connections in turn");
+        assert_eq!(
+            attrs.iter().filter(|&&a| a == 0x15).count(),
+            4,
+            "{test}: four DREQs"
+        );
+    }
 }
 
 #[test]
@@ -690,8 +850,8 @@ fn bad_flags_exit_2_naming_the_flag() {
             "-q/--qp 17: must be 1..=16",
         ),
         (
-            &["live", "write-bw", "--server", "-q", "2", "-R"][..],
-            "-q/--qp 2: rnic live connects one QP by RDMA CM",
+            &["live", "send-bw", "--server", "-q", "2", "-R", "-c", "UD"][..],
+            "-q/--qp 2: rnic live resolves one UD QP by SIDR",
         ),
         (&["live", "write-bw", "--server", "-n", "1"][..], "--iters"),
         (&["live", "write-bw", "--server", "-p", "0"][..], "--port"),
@@ -732,6 +892,23 @@ fn bad_flags_exit_2_naming_the_flag() {
         (
             &["live", "send-bw", "--server", "-c", "UC", "-R"][..],
             "-R/--rdma_cm",
+        ),
+        (
+            &["live", "rc-pingpong", "--server", "-D", "2"][..],
+            "-D/--duration: rc-pingpong",
+        ),
+        (
+            &["live", "send-lat", "--server", "-D", "2", "-a"][..],
+            "-D/--duration and -a/--all",
+        ),
+        (
+            &["live", "send-bw", "--server", "-D", "4", "--margin", "2"][..],
+            "-D/--duration 4: must be longer than twice --margin",
+        ),
+        (&["live", "atomic-bw", "--server", "-a"][..], "-a/--all"),
+        (
+            &["live", "read-lat", "--server", "-a", "-s", "64"][..],
+            "-a/--all",
         ),
     ] {
         let o = Command::new(RNIC).args(args).output().unwrap();

@@ -415,8 +415,10 @@ struct Interop {
     rdma_cm: bool,
     /// `-a` on both sides instead of `-s`: every size from 2 B to 8 MiB.
     all_sizes: bool,
-    /// `-D SECONDS --margin 1` on both sides instead of `-n`.
+    /// `-D SECONDS --margin MARGIN` on both sides instead of `-n`.
     duration_s: Option<u32>,
+    /// perftest's `--margin` with `-D`, seconds.
+    margin_s: u32,
     /// perftest's `-q` on both sides: QPs, each running `iters` operations.
     qps: u32,
 }
@@ -435,6 +437,7 @@ impl Interop {
             rdma_cm: false,
             all_sizes: false,
             duration_s: None,
+            margin_s: 1,
             qps: 1,
         }
     }
@@ -444,7 +447,7 @@ impl Interop {
         Interop { qps, ..self }
     }
 
-    /// `-D S --margin 1`, or `-n ITERS`, and `-q QPS` with more than one QP.
+    /// `-D S --margin M`, or `-n ITERS`, and `-q QPS` with more than one QP.
     fn run_flags(&self) -> String {
         let length = self.length_flag();
         match self.qps {
@@ -461,10 +464,18 @@ impl Interop {
         }
     }
 
-    /// `-D S --margin 1`, or `-n ITERS`.
+    /// A run of `seconds` with no margin (`--margin 0`): all of it measured, for a short run.
+    const fn for_seconds_unmargined(self, seconds: u32) -> Self {
+        Interop {
+            margin_s: 0,
+            ..self.for_seconds(seconds)
+        }
+    }
+
+    /// `-D S --margin M`, or `-n ITERS`.
     fn length_flag(&self) -> String {
         match self.duration_s {
-            Some(s) => format!("-D {s} --margin 1"),
+            Some(s) => format!("-D {s} --margin {}", self.margin_s),
             None => format!("-n {}", self.iters),
         }
     }
@@ -946,6 +957,20 @@ mod ud {
     }
 }
 
+/// For each guest tool, rnic as client (`TOOL::rnic_client`) and as server, the run made by
+/// the `run(tool, live, size)` of the module that uses it.
+macro_rules! client_and_server {
+    ($($tool:ident: $live:literal, $size:literal;)*) => {$(
+        mod $tool {
+            use super::*;
+            #[test]
+            fn rnic_client() { run(stringify!($tool), $live, $size).rnic_client() }
+            #[test]
+            fn rnic_server() { run(stringify!($tool), $live, $size).rnic_server() }
+        }
+    )*};
+}
+
 /// perftest's `-R` against rxe: RDMA CM connects perftest's control QP and the test's QP
 /// over the wire (REQ, REP, RTU to QP1 and DREQ/DREP at the end), the exchange travels as
 /// SENDs on the control QP, and the guest's kernel CM is the other end.
@@ -956,17 +981,31 @@ mod rdma_cm {
         Interop::new(tool, live, size).rdma_cm()
     }
 
-    /// For each guest tool, rnic as client (`TOOL::rnic_client`) and as server.
-    macro_rules! client_and_server {
-        ($($tool:ident: $live:literal, $size:literal;)*) => {$(
-            mod $tool {
-                use super::*;
-                #[test]
-                fn rnic_client() { run(stringify!($tool), $live, $size).rnic_client() }
-                #[test]
-                fn rnic_server() { run(stringify!($tool), $live, $size).rnic_server() }
+    /// `-q 2 -R`: RDMA CM connects the control QP and then each test QP (a REQ, REP and
+    /// RTU each), and the keys are paired with the QPs as CM paired them. ib_send_bw, whose
+    /// server checks each QP's receives, both ways.
+    mod two_qps {
+        use super::*;
+
+        const RUN: Interop = Interop::new("ib_send_bw", "send-bw", 4096).rdma_cm().qps(2);
+
+        /// The side's JSON counts both QPs' SENDs.
+        fn assert_two_qps(report: Option<serde_json::Value>) {
+            if let Some(report) = report {
+                assert_eq!(report["live"]["qps"], 2, "{report}");
+                assert_eq!(report["iterations"], 2 * RUN.iters, "{report}");
             }
-        )*};
+        }
+
+        #[test]
+        fn ib_send_bw_rnic_client() {
+            assert_two_qps(RUN.rnic_client_report())
+        }
+
+        #[test]
+        fn ib_send_bw_rnic_server() {
+            assert_two_qps(RUN.rnic_server_report())
+        }
     }
 
     client_and_server! {
@@ -1177,6 +1216,45 @@ mod all_sizes {
             assert_eq!(report["size_bytes"], 1u64 << 23, "{report}");
         }
     }
+
+    /// The tests that gained `-a` after write-bw and write-lat (issue 36), `-n 5` (perftest's
+    /// least), kept to a few seconds each. The SEND tests run over UD, whose sizes stop at
+    /// the path MTU as perftest's do (RC's 8 MiB would take the suite's time; the per-size
+    /// receives and handshakes are the same): ib_send_bw both ways, its server posting each
+    /// size's receives; ib_send_lat into rnic's server (rnic's two sides run one loop, the
+    /// client sending first, against rnic in `live_loopback.rs`).
+    fn run(tool: &'static str, live: &'static str, size: u32) -> Interop {
+        Interop::new(tool, live, size).all_sizes().iters(5).ud()
+    }
+
+    client_and_server! {
+        ib_send_bw: "send-bw", 1024;
+    }
+
+    #[test]
+    fn ib_send_lat_rnic_server() {
+        run("ib_send_lat", "send-lat", 2).rnic_server()
+    }
+
+    /// rnic's `read-bw` client stops at 256 KiB, its window at PMTU 1024, and says so; the
+    /// guest's READ server is passive. (`read-lat`'s client stops by the same rule, against
+    /// rnic in `live_loopback.rs`. The guest's READ clients against rnic's server would read
+    /// 5 times every size up to 8 MiB, 80 MB, about 12 s under TCG: rnic's READ server,
+    /// passive, holds 8 MiB under `-a` as its WRITE server does, whose `-a` runs above.)
+    #[test]
+    fn ib_read_bw_rnic_client() {
+        let run = Interop::new("ib_read_bw", "read-bw", 0)
+            .all_sizes()
+            .iters(5);
+        if let Some(report) = run.rnic_client_report() {
+            assert_eq!(report["size_bytes"], 1u64 << 18, "{report}");
+            let note = report["notes"][0].as_str().unwrap_or_default();
+            assert!(
+                note.contains("-a/--all: the sizes stop at 262144"),
+                "{report}"
+            );
+        }
+    }
 }
 
 /// `-q 4` on both sides: four QPs, 20 operations each, every QP's exchanged in turn as
@@ -1307,5 +1385,26 @@ fn ib_write_bw_for_a_duration_rnic_client() {
             "{report}"
         );
         assert!(report["iterations"].as_u64().unwrap() > 0, "{report}");
+    }
+}
+
+/// perftest's `-D` in the tests rnic live runs it for beyond write-bw and read-bw (issue 36),
+/// rnic as client and as server against the guest's perftest: one second with no margin
+/// (`-D 1 --margin 0`, which perftest takes), to keep the suite short. ib_send_bw's server
+/// and both sides of the latency tests run their own clocks; ib_atomic_bw's server is
+/// passive and prints the client's figures.
+mod duration {
+    use super::*;
+
+    fn run(tool: &'static str, live: &'static str, size: u32) -> Interop {
+        Interop::new(tool, live, size).for_seconds_unmargined(1)
+    }
+
+    client_and_server! {
+        ib_send_bw: "send-bw", 4096;
+        ib_atomic_bw: "atomic-bw", 8;
+        ib_write_lat: "write-lat", 2;
+        ib_read_lat: "read-lat", 2;
+        ib_send_lat: "send-lat", 2;
     }
 }

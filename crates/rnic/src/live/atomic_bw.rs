@@ -10,8 +10,11 @@
 //! and the values fetched from one cell must rise by exactly 1 from one atomic to the next;
 //! against rnic the first value fetched from each cell must be the server's pattern there
 //! (the QP's own). The server (whose buffers start as rnic's pattern, each QP's its own)
-//! checks after the run that each QP's cells gained exactly that QP's share of the client's
-//! iteration count in all, and that no byte outside the cells changed.
+//! checks after the run that each QP's cells gained exactly the atomics that QP ran, and
+//! that no byte outside the cells changed. An rnic client tells it each QP's count after
+//! the reports (with `-D` the reported iterations are the window's only); from a perftest
+//! client it takes the QPs' share of the reported iterations, and in duration mode checks
+//! the bytes outside the cells only.
 
 use anyhow::bail;
 use rnic_transport::{AtomicArgs, Completion, Memory, RemoteAddr, SendWr, Sge, WcOpcode, WrOpcode};
@@ -38,16 +41,25 @@ struct Cells {
     initial_known: bool,
     seed: u64,
     verification: Verification,
+    /// Atomics completed on the QP.
+    fetched: u64,
+}
+
+/// What the client's atomics did: the measurement, the verdict on the fetched values, and
+/// the atomics each QP completed (for an rnic server's check).
+pub struct FetchAdds {
+    pub measured: BwMeasured,
+    pub verification: Verification,
+    pub per_qp: Vec<u64>,
 }
 
 /// Runs `o.iters` FETCH&ADDs on each QP with `o.tx_depth` in flight; QP `qp`'s fetched
-/// values land at `results_of(qp) + 8 * (i mod tx_depth)`. Returns what was measured and
-/// the verdict.
+/// values land at `results_of(qp) + 8 * (i mod tx_depth)`.
 pub fn fetch_adds(
     s: &mut Session,
     o: &LiveOptions,
     results_of: impl Fn(usize) -> u64,
-) -> anyhow::Result<(BwMeasured, Verification)> {
+) -> anyhow::Result<FetchAdds> {
     let remotes: Vec<RemoteAddr> = s.peers.iter().map(remote_of).collect();
     let lkey = s.me().rkey;
     let depth = u64::from(o.tx_depth);
@@ -59,6 +71,7 @@ pub fn fetch_adds(
             initial_known,
             seed: super::qp_pattern_seed(qp),
             verification: Verification::Verified,
+            fetched: 0,
         })
         .collect();
     let measured = keep_in_flight(
@@ -72,7 +85,35 @@ pub fn fetch_adds(
         Verification::Verified if !initial_known => Verification::PeerIsPerftest,
         v => v,
     };
-    Ok((measured, verification))
+    Ok(FetchAdds {
+        measured,
+        verification,
+        per_qp: cells.iter().map(|c| c.fetched).collect(),
+    })
+}
+
+/// Between rnic endpoints the client tells the server the atomics each QP completed, after
+/// the reports: the client's side of [`served_counts`].
+pub fn tell_counts(s: &mut Session, per_qp: &[u64]) -> anyhow::Result<()> {
+    per_qp
+        .iter()
+        .try_for_each(|&n| s.exchange_count(n).map(|_| ()))
+}
+
+/// The atomics each of the server's QPs served: an rnic client's counts ([`tell_counts`]);
+/// a perftest client's reported iterations shared out over the QPs, unknown (`None`) in
+/// duration mode, where they are the window's only.
+pub fn served_counts(
+    s: &mut Session,
+    o: &LiveOptions,
+    reported_iters: u64,
+) -> anyhow::Result<Vec<Option<u64>>> {
+    let qps = s.mine.len();
+    if s.pre.peer_is_rnic {
+        return (0..qps).map(|_| s.exchange_count(0).map(Some)).collect();
+    }
+    let share = o.duration.is_none().then_some(reported_iters / qps as u64);
+    Ok(vec![share; qps])
 }
 
 fn fetch_add(i: u64, result_addr: u64, lkey: u32, remote: RemoteAddr) -> SendWr {
@@ -123,17 +164,18 @@ impl Cells {
             };
         }
         self.last[cell as usize] = Some(fetched);
+        self.fetched += 1;
         Ok(())
     }
 }
 
 /// The server's check of a QP's buffer (`len` bytes at `base`, filled with rnic's pattern of
-/// `seed` before the run) after `iters` FETCH&ADDs of 1: the cells gained `iters` in all, and
-/// every other byte is still the pattern.
+/// `seed` before the run) after `iters` FETCH&ADDs of 1: the cells gained `iters` in all
+/// (unchecked when `None`: not known), and every other byte is still the pattern.
 pub fn check_served(
     mem: &impl Memory,
     (base, len): (u64, u64),
-    iters: u64,
+    iters: Option<u64>,
     seed: u64,
 ) -> Verification {
     let mut gained = 0u64;
@@ -159,7 +201,7 @@ pub fn check_served(
         }
         offset = gap_end;
     }
-    if gained != iters.wrapping_mul(ADD) {
+    if iters.is_some_and(|n| gained != n.wrapping_mul(ADD)) {
         // The cells' first byte: where the count went wrong.
         return Verification::Mismatch { offset: 0 };
     }
@@ -201,11 +243,11 @@ mod tests {
     fn the_served_check_passes_the_right_count_and_fails_a_wrong_one() {
         let mem = served(&[3, 2, 0, 5]);
         assert_eq!(
-            check_served(&mem, (BASE, 4096), 10, SEED),
+            check_served(&mem, (BASE, 4096), Some(10), SEED),
             Verification::Verified
         );
         assert!(matches!(
-            check_served(&mem, (BASE, 4096), 11, SEED),
+            check_served(&mem, (BASE, 4096), Some(11), SEED),
             Verification::Mismatch { .. }
         ));
     }
@@ -216,9 +258,24 @@ mod tests {
         let mem = served(&[1]);
         let other = super::super::qp_pattern_seed(1);
         assert!(matches!(
-            check_served(&mem, (BASE, 4096), 1, other),
+            check_served(&mem, (BASE, 4096), Some(1), other),
             Verification::Mismatch { .. }
         ));
+    }
+
+    /// Duration mode against perftest: the count is unknown, the rest is still checked.
+    #[test]
+    fn an_unknown_count_checks_the_bytes_outside_the_cells_only() {
+        let mut mem = served(&[7, 3]);
+        assert_eq!(
+            check_served(&mem, (BASE, 4096), None, SEED),
+            Verification::Verified
+        );
+        mem.write(BASE + 9, &[0x5a ^ pattern_at(SEED, 9)]);
+        assert_eq!(
+            check_served(&mem, (BASE, 4096), None, SEED),
+            Verification::Mismatch { offset: 9 }
+        );
     }
 
     #[test]
@@ -229,7 +286,7 @@ mod tests {
         mem.read(BASE + at, &mut b);
         mem.write(BASE + at, &[b[0] ^ 1]);
         assert_eq!(
-            check_served(&mem, (BASE, 4096), 1, SEED),
+            check_served(&mem, (BASE, 4096), Some(1), SEED),
             Verification::Mismatch { offset: at }
         );
     }

@@ -24,7 +24,7 @@ use rnic_transport::{Completion, RemoteAddr, SendWr, ServiceType, Sge, WcStatus}
 use super::endpoint::Endpoint;
 use super::oob::{BwReport, Verdict, CYCLE_BUFFER_BYTES};
 use super::report::{LiveResult, Verification};
-use super::session::{linger, Layout, Session, IDLE_TURN, STALL};
+use super::session::{linger, Layout, RunClock, Session, IDLE_TURN, STALL};
 use super::{qp_pattern_seed, DurationMode, LiveOptions};
 
 /// The client's buffers (see [`ClientBuffers`]).
@@ -125,7 +125,11 @@ pub fn over_every_qp(
         .map(verdict_of)
         .enumerate()
         .find_map(|(qp, v)| match v {
-            Verification::Mismatch { offset } => Some(qp as u64 * per_qp_bytes + offset),
+            Verification::Mismatch { offset } => Some(
+                (qp as u64)
+                    .saturating_mul(per_qp_bytes)
+                    .saturating_add(offset),
+            ),
             _ => None,
         });
     Verification::of(mismatch)
@@ -145,15 +149,20 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     let lkey = s.me().rkey;
     let write_retransmissions;
     let mut per_size = Vec::new();
+    let (sizes, note) = o.sizes_at(s.pre.mtu_bytes);
+    // What the last size's operations moved: a READ test's `-a` may stop below `o.size`.
+    let last_size = sizes.last().copied().unwrap_or(o.size);
+    let mut atomics_per_qp = None;
     let (measured, verification) = match verb {
         Verb::Atomic => {
             let done = super::atomic_bw::fetch_adds(&mut s, o, |qp| buffers.source(qp))?;
             write_retransmissions = s.ep.dev.stats().retransmitted_packets;
-            done
+            atomics_per_qp = Some(done.per_qp);
+            (done.measured, done.verification)
         }
         Verb::Write | Verb::Read => {
             let mut measured = BwMeasured::default();
-            for size in o.sizes() {
+            for &size in &sizes {
                 let sge = |qp: usize| Sge {
                     addr: buffers.source(qp),
                     len: size as u32,
@@ -179,7 +188,7 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
             let verification = match (s.pre.peer_is_rnic, verb) {
                 (false, _) => Verification::PeerIsPerftest,
                 (true, Verb::Read) => {
-                    check_every_qp(&s.ep.mem, qps, o.size, |qp| buffers.source(qp))
+                    check_every_qp(&s.ep.mem, qps, last_size, |qp| buffers.source(qp))
                 }
                 // UC has no READ: the server checks its buffer and says so at the close.
                 (true, _) if o.service == ServiceType::Uc => Verification::PeerIsPerftest,
@@ -188,10 +197,11 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
             (measured, verification)
         }
     };
-    let mut r = size_row(verb.test_name(), o.size, &measured);
+    let mut r = size_row(verb.test_name(), last_size, &measured);
     r.per_size = per_size;
+    r.notes.extend(note);
     let mine = BwReport {
-        size: o.size,
+        size: last_size,
         iters: measured.ops,
         bw_peak: r.row.bw_peak_mb_s,
         bw_avg: r.row.bw_avg_mb_s,
@@ -200,6 +210,9 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     let me = s.me();
     s.oob.keys(&me, &mut || s.ep.turn(IDLE_TURN))?;
     s.oob.bw_reports(&mine, &mut || s.ep.turn(IDLE_TURN))?;
+    if let Some(per_qp) = atomics_per_qp.filter(|_| s.pre.peer_is_rnic) {
+        super::atomic_bw::tell_counts(&mut s, &per_qp)?;
+    }
     let server_checks = server_tells_verdict(o, &s, verb);
     let verdict = server_checks.then_some(Verdict::NothingChecked);
     let theirs = s.oob.close(&me, &mut || s.ep.turn(IDLE_TURN), verdict)?;
@@ -239,6 +252,8 @@ pub struct BwMeasured {
     /// perftest's BW peak: the run of consecutive operations, from one's post to a later
     /// one's completion, with the least time per operation (`None`: nothing measured).
     pub peak: Option<PeakSpan>,
+    /// Operations completed in all (with `-D`, more than `ops`: the margins' too).
+    pub completed: u64,
 }
 
 impl BwMeasured {
@@ -351,6 +366,7 @@ pub fn keep_in_flight(
         ops: total,
         elapsed_s,
         peak: peak.best(),
+        completed: total,
     })
 }
 
@@ -396,12 +412,10 @@ fn keep_in_flight_for(
     mut check: impl FnMut(&mut Endpoint, usize, &Completion) -> anyhow::Result<()>,
 ) -> anyhow::Result<BwMeasured> {
     let mut counts = QpCounts::new(s.mine.len());
-    let start = Instant::now();
-    let (open_s, close_s) = (d.margin_s, d.total_s - d.margin_s);
+    let clock = RunClock::start(d);
     let (mut window_ops, mut last_progress) = (0u64, Instant::now());
     loop {
-        let t = start.elapsed().as_secs_f64();
-        let sending = t < d.total_s;
+        let sending = !clock.ended();
         if !sending && counts.posted == counts.completed {
             break;
         }
@@ -412,8 +426,7 @@ fn keep_in_flight_for(
         while let Some(qp) = take_completion(s, &mut check)? {
             counts.completed[qp] += 1;
             last_progress = Instant::now();
-            let at = start.elapsed().as_secs_f64();
-            window_ops += u64::from(open_s <= at && at < close_s);
+            window_ops += u64::from(clock.sampling());
         }
         if last_progress.elapsed() > STALL {
             bail!(
@@ -426,8 +439,9 @@ fn keep_in_flight_for(
     }
     Ok(BwMeasured {
         ops: window_ops,
-        elapsed_s: close_s - open_s,
+        elapsed_s: d.window_s(),
         peak: None,
+        completed: counts.total_completed(),
     })
 }
 
@@ -527,12 +541,11 @@ fn server(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
         linger(&mut s.ep)?;
     }
     let verification = if verb == Verb::Atomic {
-        // The server knows its buffers' first contents, whoever the client is; each QP ran
-        // the same share of the client's operations.
-        let per_qp_iters = theirs.iters / qps as u64;
+        // The server knows its buffers' first contents, whoever the client is.
+        let served = super::atomic_bw::served_counts(&mut s, o, theirs.iters)?;
         over_every_qp(qps, stride, |qp| {
             let (base, seed) = (layout.advertised_for(qp), qp_pattern_seed(qp));
-            super::atomic_bw::check_served(&s.ep.mem, (base, stride), per_qp_iters, seed)
+            super::atomic_bw::check_served(&s.ep.mem, (base, stride), served[qp], seed)
         })
     } else if s.pre.peer_is_rnic {
         check_every_qp(&s.ep.mem, qps, o.size, |qp| layout.advertised_for(qp))

@@ -24,7 +24,10 @@ use rnic_transport::{
 use super::cm::{self, CmQp, LiveCm};
 use super::endpoint::{Endpoint, QpTuning};
 use super::oob::{Dest, Oob};
-use super::session::{check_cm_matches_keys, my_dest, tuning, Layout, Session, IDLE_TURN};
+use super::session::{
+    after_connection, check_cm_matches_keys, keys_of_every_qp, my_dest, tuning, Layout, Session,
+    IDLE_TURN,
+};
 use super::LiveOptions;
 
 /// The RDMA CM connections of a run: the control QP's first, then the test's.
@@ -242,24 +245,32 @@ pub fn open_session(
     let local_ip = local_ip_toward(o, peer_ip)?;
     let test_tuning = tuning(o, o.mtu_bytes);
     let mut ep = Endpoint::open(local_ip, &test_tuning, o.pcap.as_deref())?;
+    let mut qpns = vec![ep.qpn];
+    for _ in 1..o.qps {
+        qpns.push(ep.create_qp(&test_tuning)?);
+    }
     let keys = ep.reg_mr(layout.mr_addr, layout.mr_len)?;
-    let me = my_dest(ep.qpn, keys.rkey, layout.advertised, local_ip);
+    let mine: Vec<Dest> = (qpns.iter().enumerate())
+        .map(|(i, &qpn)| my_dest(qpn, keys.rkey, layout.advertised_for(i), local_ip))
+        .collect();
+    let me = mine[0];
     let control = ControlQp::open(&mut ep)?;
-    let qps = [
-        CmQp {
-            qpn: control.qpn,
-            rq_psn: super::session::random_psn(),
-            tuning: QpTuning {
-                service: ServiceType::Rc,
-                ..test_tuning
-            },
+    let control_qp = CmQp {
+        qpn: control.qpn,
+        rq_psn: super::session::random_psn(),
+        tuning: QpTuning {
+            service: ServiceType::Rc,
+            ..test_tuning
         },
-        CmQp {
-            qpn: ep.qpn,
-            rq_psn: me.psn,
+    };
+    // Connection 0 is the control QP's, then one per test QP, in order (`TEST_CONN + i`).
+    let qps: Vec<CmQp> = std::iter::once(control_qp)
+        .chain(mine.iter().map(|d| CmQp {
+            qpn: d.qpn,
+            rq_psn: d.psn,
             tuning: test_tuning,
-        },
-    ];
+        }))
+        .collect();
     ep.cm = Some(LiveCm::new(&mut ep, &qps, o.port, peer_ip, active)?);
     for slot in 0..CONTROL_RECVS {
         control.post_recv(&mut ep.dev, slot)?;
@@ -270,31 +281,33 @@ pub fn open_session(
     let mut oob = Oob::over_control(queues, active);
     let pump = |ep: &mut Endpoint| ep.turn(IDLE_TURN);
     let mut pre = oob.preamble(o.mtu_bytes, &mut || pump(&mut ep))?;
-    // perftest's create_rdma_cm_connection: a handshake, the test's QP, a handshake.
+    // perftest's create_rdma_cm_connection: a handshake, the test's QPs, a handshake.
     oob.keys(&me, &mut || pump(&mut ep))?;
-    let mut by_cm = cm::connect(&mut ep, TEST_CONN)?;
+    let mut by_cm = (0..mine.len())
+        .map(|i| cm::connect(&mut ep, TEST_CONN + i))
+        .collect::<anyhow::Result<Vec<Dest>>>()?;
     if test_tuning.service == ServiceType::Ud && o.test.is_latency() {
         let buf = (layout.mr_addr, keys.lkey);
-        by_cm.qpn = ud_qpn_message(&mut ep, (active, &test_tuning), by_cm, buf)?;
+        by_cm[0].qpn = ud_qpn_message(&mut ep, (active, &test_tuning), by_cm[0], buf)?;
     }
     oob.keys(&me, &mut || pump(&mut ep))?;
     if extra_first_handshake {
         oob.keys(&me, &mut || pump(&mut ep))?;
     }
-    let mut peer = oob.keys(&me, &mut || pump(&mut ep))?;
-    if test_tuning.service == ServiceType::Ud {
+    let by_index = keys_of_every_qp(&mut oob, &mine, &mut || pump(&mut ep))?;
+    let peers = if test_tuning.service == ServiceType::Ud {
         // A SIDR_REQ names no client QPN (rnic's own client adds it after RDMA CM's
-        // header): 0 is perftest's; a datagram has no PSN to agree on.
-        if by_cm.qpn != 0 {
-            check_cm_matches_keys(&peer, &by_cm)?;
+        // header): 0 is perftest's; a datagram has no PSN to agree on. (One UD QP: `-q`
+        // with `-R` is RC's.)
+        if by_cm[0].qpn != 0 {
+            check_cm_matches_keys(&by_index[0], &by_cm[0])?;
         }
+        by_index
     } else {
-        check_cm_matches_keys(&peer, &by_cm)?;
-        peer.psn = by_cm.psn;
-    }
-    oob.keys(&me, &mut || pump(&mut ep))?;
+        peers_as_cm_paired(&by_index, &by_cm)?
+    };
     // "An additional handshake is required after moving qp to RTR."
-    oob.keys(&me, &mut || pump(&mut ep))?;
+    after_connection(&mut oob, o.test, &mine, &mut || pump(&mut ep))?;
     // RDMA CM gave the test's QP its path MTU (the REQ's): that is the run's.
     pre.mtu_bytes = ep
         .cm
@@ -305,10 +318,31 @@ pub fn open_session(
         ep,
         oob,
         pre,
-        mine: vec![me],
-        peers: vec![peer],
+        mine,
+        peers,
         is_client: active,
     })
+}
+
+/// The peer's keys of each of this side's QPs as RDMA CM paired them (`by_cm[i]`: the peer
+/// QP connection `TEST_CONN + i` reached, with its starting PSN): a perftest client's REQs
+/// may reach the server in another order than its QPs' exchange (its QPs connect at once,
+/// each on its own `rdma_cm_id`), so the keys are matched by QPN, not by position. A QPN
+/// the exchange did not name is refused.
+fn peers_as_cm_paired(by_index: &[Dest], by_cm: &[Dest]) -> anyhow::Result<Vec<Dest>> {
+    by_cm
+        .iter()
+        .enumerate()
+        .map(|(i, cm)| {
+            let keys = by_index.iter().find(|k| k.qpn == cm.qpn);
+            let keys = keys.unwrap_or(&by_index[i.min(by_index.len() - 1)]);
+            check_cm_matches_keys(keys, cm)?;
+            Ok(Dest {
+                psn: cm.psn,
+                ..*keys
+            })
+        })
+        .collect()
 }
 
 /// `wr_id` of the UD QPN message's SEND and receive.

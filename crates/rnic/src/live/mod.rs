@@ -65,7 +65,8 @@ pub struct LiveCmd {
     #[arg(short = 'n', long = "iters")]
     pub iters: Option<u64>,
     /// QPs, as perftest's `-q`: each QP runs `-n` operations to its own part of the peer's
-    /// buffer, or SENDs to its own receives (the bandwidth tests, not with -R)
+    /// buffer, or SENDs to its own receives (the bandwidth tests; with -R each QP is connected
+    /// by RDMA CM in turn, RC only)
     #[arg(short = 'q', long = "qp", default_value_t = 1)]
     pub qps: u32,
     /// Connection type, as perftest's `-c`: RC; UC for write-bw, write-lat, send-bw and
@@ -95,7 +96,8 @@ pub struct LiveCmd {
     pub rdma_cm: bool,
     /// Run for this many seconds instead of -n iterations, as perftest's -D: the completions
     /// between --margin seconds after the start and --margin before the end are measured
-    /// (write-bw and read-bw clients; the server takes the client's figures)
+    /// (every test but rc-pingpong; give it to both sides, as perftest's: a send-bw server
+    /// runs its own clock from its first arrival, the latency tests' sides each their own)
     #[arg(
         short = 'D',
         long = "duration",
@@ -103,16 +105,14 @@ pub struct LiveCmd {
         allow_negative_numbers = true
     )]
     pub duration: Option<f64>,
-    /// With -D: seconds left out at each end of the run, as perftest's --margin
-    #[arg(
-        long,
-        value_name = "SECONDS",
-        default_value_t = 2.0,
-        allow_negative_numbers = true
-    )]
-    pub margin: f64,
+    /// With -D: seconds left out at each end of the run, as perftest's --margin [default:
+    /// a quarter of -D in whole seconds, as perftest computes it]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    pub margin: Option<f64>,
     /// Run every size from 2 B to 8 MiB (2^1 to 2^23, -n iterations each), as perftest's -a;
-    /// write-bw and write-lat, and both sides take it
+    /// write-bw, read-bw, send-bw (UD: up to the path MTU), write-lat, read-lat and send-lat
+    /// (UD: up to the MTU), and both sides take it. A READ test's sizes stop at the largest
+    /// whose responses fit the requester's window (256 packets, 256 KiB at MTU 1024), saying so
     #[arg(short = 'a', long = "all")]
     pub all: bool,
     /// Report bandwidth in Gb/s instead of MB/s, as perftest's --report_gbits (bandwidth
@@ -206,6 +206,19 @@ pub struct DurationMode {
     pub margin_s: f64,
 }
 
+impl DurationMode {
+    /// Seconds measured: the run less a margin at each end.
+    pub fn window_s(&self) -> f64 {
+        self.total_s - 2.0 * self.margin_s
+    }
+
+    /// Whether `t` seconds into the run fall in the measured window (perftest's
+    /// SAMPLE_STATE).
+    pub fn samples_at(&self, t: f64) -> bool {
+        self.margin_s <= t && t < self.total_s - self.margin_s
+    }
+}
+
 impl LiveOptions {
     /// The sizes a run measures in turn: `-s`, or with `-a` every power of two from 2 bytes
     /// to `size` (8 MiB), as perftest's `-a` runs them, `-n` operations each.
@@ -219,6 +232,38 @@ impl LiveOptions {
         }
     }
 
+    /// The sizes a run measures over the path MTU agreed with the peer (`mtu_bytes`): those
+    /// of [`LiveOptions::sizes`], except that a READ client's `-a` stops at the largest
+    /// size whose responses fit its window (see [`LiveOptions::check_read_fits`]) and says
+    /// so: an expert asking for every size wants all that can run, not a refusal, and the
+    /// note makes the missing rows no surprise.
+    pub fn sizes_at(&self, mtu_bytes: u32) -> (Vec<u64>, Option<String>) {
+        let mut sizes = self.sizes();
+        let max = self.read_window_bytes(mtu_bytes);
+        if !(self.all_sizes && self.reads() && sizes.last().is_some_and(|&s| s > max)) {
+            return (sizes, None);
+        }
+        sizes.retain(|&s| s <= max);
+        let largest = sizes.last().copied().unwrap_or(0);
+        let note = format!(
+            "-a/--all: the sizes stop at {largest} bytes: a READ's responses must fit the \
+             requester's window of {} packets, {max} bytes at a path MTU of {mtu_bytes}",
+            self.window_psns
+        );
+        (sizes, Some(note))
+    }
+
+    /// Whether this side posts READs: the client of a READ test.
+    fn reads(&self) -> bool {
+        self.host.is_some() && matches!(self.test, LiveTest::ReadBw | LiveTest::ReadLat)
+    }
+
+    /// The most bytes one READ's responses can carry: the requester's window of packets at
+    /// path MTU `mtu_bytes`.
+    fn read_window_bytes(&self, mtu_bytes: u32) -> u64 {
+        u64::from(self.window_psns) * u64::from(mtu_bytes)
+    }
+
     /// These options at one of the sizes of `-a`.
     pub fn at_size(&self, size: u64) -> LiveOptions {
         LiveOptions {
@@ -230,13 +275,12 @@ impl LiveOptions {
     /// A READ's responses all fall inside the requester's window (`window_psns` packets), so
     /// the message of a READ test must fit it at the path MTU (`mtu_bytes`, `-m` or the MTU
     /// agreed with the peer). The READ-back that verifies other tests reads in pieces.
-    /// Checked on the client, which posts the READs.
+    /// Checked on the client, which posts the READs (the server only answers them: a peer's
+    /// window is the peer's); with `-a` the sizes stop at the window instead
+    /// ([`LiveOptions::sizes_at`]).
     pub fn check_read_fits(&self, mtu_bytes: u32) -> Result<(), UsageError> {
-        // The server only answers READs: a peer's window is the peer's.
-        let client = self.host.is_some();
-        let read = client && matches!(self.test, LiveTest::ReadBw | LiveTest::ReadLat);
-        let max = u64::from(self.window_psns) * u64::from(mtu_bytes);
-        if read && self.size > max {
+        let max = self.read_window_bytes(mtu_bytes);
+        if self.reads() && !self.all_sizes && self.size > max {
             let shared = match self.qps {
                 1 => String::new(),
                 n => format!(" (the QPs of -q/--qp {n} share {WINDOW_PSNS})"),
@@ -338,6 +382,8 @@ impl LiveCmd {
         let atomic = test == LiveTest::AtomicBw;
         self.check_all(test)?;
         let size = self.size.unwrap_or(match (latency, atomic) {
+            // perftest's UD `-a` runs up to the path MTU.
+            _ if self.all && service == ServiceType::Ud => u64::from(self.mtu),
             _ if self.all => ALL_SIZES_MAX,
             _ if test == LiveTest::RcPingpong => 4096,
             (false, _) if service == ServiceType::Ud => u64::from(self.mtu),
@@ -403,7 +449,8 @@ impl LiveCmd {
     /// `-q`: the bandwidth tests, write-bw, read-bw, atomic-bw (whose servers only answer,
     /// so the QPs differ only in their buffers) and send-bw (whose server keeps receives
     /// posted on every QP), up to [`MAX_QPS`] (they share the sockets' window of
-    /// [`WINDOW_PSNS`] packets), not with `-R` (rnic's RDMA CM connects one test QP), and all
+    /// [`WINDOW_PSNS`] packets), with `-R` over RC only (each test QP connected by RDMA CM in
+    /// turn; rnic resolves one UD QP by SIDR), and all
     /// the QPs' buffers of `size` bytes together in [`MAX_SIZE`].
     fn qps_for(&self, test: LiveTest, size: u64) -> Result<u32, UsageError> {
         let qps = self.qps;
@@ -422,9 +469,9 @@ impl LiveCmd {
                 test.name()
             )));
         }
-        if self.rdma_cm {
+        if self.rdma_cm && self.connection.eq_ignore_ascii_case("UD") {
             return Err(UsageError(format!(
-                "-q/--qp {qps}: rnic live connects one QP by RDMA CM (-R/--rdma_cm)"
+                "-q/--qp {qps}: rnic live resolves one UD QP by SIDR (-R/--rdma_cm -c UD)"
             )));
         }
         if u64::from(qps) * size > MAX_SIZE {
@@ -436,26 +483,26 @@ impl LiveCmd {
         Ok(qps)
     }
 
-    /// `-D` and `--margin`: write-bw and read-bw (whose servers are passive, so only the
-    /// client's loop changes), not with `-a`; the measured part, `-D` less twice the margin,
-    /// must be positive.
+    /// `-D` and `--margin`: every perftest test (ibv_rc_pingpong has no such mode), not with
+    /// `-a`, which perftest refuses with it too ("Duration mode currently doesn't support
+    /// running on all sizes"). The margin defaults to perftest's, a quarter of `-D` in whole
+    /// seconds (its `duration / 4` on integers); the measured part, `-D` less twice the
+    /// margin, must be positive.
     fn duration_for(&self, test: LiveTest) -> Result<Option<DurationMode>, UsageError> {
         let Some(total_s) = self.duration else {
             return Ok(None);
         };
-        if !matches!(test, LiveTest::WriteBw | LiveTest::ReadBw) {
-            return Err(UsageError(format!(
-                "-D/--duration: rnic live runs duration mode for write-bw and read-bw only, \
-                 not {}",
-                test.name()
-            )));
+        if test == LiveTest::RcPingpong {
+            return Err(UsageError(
+                "-D/--duration: rc-pingpong (ibv_rc_pingpong) has no duration mode".into(),
+            ));
         }
         if self.all {
             return Err(UsageError(
-                "-D/--duration and -a/--all exclude each other in rnic live".into(),
+                "-D/--duration and -a/--all exclude each other, as in perftest".into(),
             ));
         }
-        let margin_s = self.margin;
+        let margin_s = self.margin.unwrap_or((total_s / 4.0).floor());
         if !(total_s.is_finite() && margin_s.is_finite() && margin_s >= 0.0) {
             return Err(UsageError(format!(
                 "-D/--duration {total_s} and --margin {margin_s}: must be finite, the margin \
@@ -471,17 +518,24 @@ impl LiveCmd {
         Ok(Some(DurationMode { total_s, margin_s }))
     }
 
-    /// `-a`: write-bw (the size loop is the client's alone: perftest's WRITE server waits
-    /// passively) and write-lat (both sides loop the sizes, with no exchange between them,
-    /// as ib_write_lat's do), and not with `-s`, which it replaces.
+    /// `-a`: every test but atomic-bw (whose operand is 8 bytes) and rc-pingpong, and not
+    /// with `-s`, which it replaces. As perftest: the bandwidth tests' size loop is the
+    /// client's alone where the server is passive (write-bw, read-bw) and both sides' in
+    /// send-bw (the server posts each size's receives, a handshake before and after each
+    /// size); both sides loop in write-lat and send-lat, read-lat's server is passive.
     fn check_all(&self, test: LiveTest) -> Result<(), UsageError> {
         if !self.all {
             return Ok(());
         }
-        if !matches!(test, LiveTest::WriteBw | LiveTest::WriteLat) {
+        if matches!(test, LiveTest::AtomicBw | LiveTest::RcPingpong) {
             return Err(UsageError(format!(
-                "-a/--all: rnic live runs every size for write-bw and write-lat only, not {}",
-                test.name()
+                "-a/--all: {} has one message size{}",
+                test.name(),
+                if test == LiveTest::AtomicBw {
+                    " (8 bytes; perftest refuses -a there too)"
+                } else {
+                    ""
+                }
             )));
         }
         if let Some(size) = self.size {
@@ -585,7 +639,7 @@ mod tests {
     }
 
     #[test]
-    fn duration_mode_is_write_and_read_bw_s_with_a_window_left() {
+    fn duration_mode_is_every_perftest_tests_with_a_window_left() {
         let o = options("write-bw 10.0.0.1 -D 3 --margin 1").unwrap();
         assert_eq!(
             o.duration,
@@ -594,21 +648,34 @@ mod tests {
                 margin_s: 1.0
             })
         );
-        assert_eq!(
-            options("read-bw --server -D 5")
-                .unwrap()
-                .duration
-                .map(|d| d.margin_s),
-            Some(2.0)
-        );
+        for test in [
+            "read-bw",
+            "send-bw",
+            "atomic-bw",
+            "write-lat",
+            "read-lat",
+            "send-lat",
+        ] {
+            let o = options(&format!("{test} --server -D 2")).unwrap();
+            assert_eq!(o.duration.map(|d| d.total_s), Some(2.0), "{test}");
+        }
+        assert!(options("send-bw 10.0.0.1 -D 2 -c UD")
+            .unwrap()
+            .duration
+            .is_some());
+        assert!(options("send-lat 10.0.0.1 -D 2 -c UC")
+            .unwrap()
+            .duration
+            .is_some());
         for (args, words) in [
-            ("send-bw --server -D 5", "not send-bw"),
-            ("write-bw --server -D 4", "twice --margin"),
+            ("rc-pingpong --server -D 5", "rc-pingpong"),
+            ("write-bw --server -D 4 --margin 2", "twice --margin"),
             (
                 "write-bw --server -D 5 --margin -1",
                 "the margin at least 0",
             ),
             ("write-bw --server -D 5 -a", "-a/--all"),
+            ("send-lat --server -D 5 -a", "-a/--all"),
         ] {
             let e = options(args).unwrap_err().0;
             assert!(
@@ -616,6 +683,26 @@ mod tests {
                 "{args}: {e}"
             );
         }
+    }
+
+    /// perftest's margin without --margin: a quarter of -D in whole seconds.
+    #[test]
+    fn the_default_margin_is_perftests_quarter_of_the_duration() {
+        for (d, margin) in [("5", 1.0), ("2", 0.0), ("1", 0.0), ("8", 2.0), ("10", 2.0)] {
+            let o = options(&format!("write-bw --server -D {d}")).unwrap();
+            assert_eq!(o.duration.map(|d| d.margin_s), Some(margin), "-D {d}");
+        }
+    }
+
+    #[test]
+    fn a_duration_window_samples_between_the_margins() {
+        let d = DurationMode {
+            total_s: 5.0,
+            margin_s: 1.0,
+        };
+        assert_eq!(d.window_s(), 3.0);
+        assert!(!d.samples_at(0.5) && d.samples_at(1.0) && d.samples_at(3.9));
+        assert!(!d.samples_at(4.0));
     }
 
     #[test]
@@ -629,6 +716,8 @@ mod tests {
         assert_eq!(options("send-bw 10.0.0.1 -q 2 -c UC").unwrap().qps, 2);
         assert_eq!(options("send-bw --server -q 4 -c UD").unwrap().qps, 4);
         assert_eq!(options("send-lat --server").unwrap().qps, 1);
+        assert_eq!(options("write-bw --server -q 2 -R").unwrap().qps, 2);
+        assert_eq!(options("send-bw 10.0.0.1 -q 4 -R").unwrap().qps, 4);
         for (args, words) in [
             ("write-bw --server -q 0", "must be 1..=16"),
             ("read-bw --server -q 17", "must be 1..=16"),
@@ -636,8 +725,7 @@ mod tests {
             ("read-lat --server -q 2", "latency tests run one QP"),
             ("rc-pingpong --server -q 2", "latency tests run one QP"),
             ("send-lat --server -q 2", "latency tests run one QP"),
-            ("send-bw --server -q 2 -R", "-R/--rdma_cm"),
-            ("write-bw --server -q 2 -R", "-R/--rdma_cm"),
+            ("send-bw --server -q 2 -R -c UD", "-R/--rdma_cm -c UD"),
             ("write-bw --server -q 2 -s 1073741824", "must fit"),
         ] {
             let e = options(args).unwrap_err().0;
@@ -656,18 +744,55 @@ mod tests {
     }
 
     #[test]
-    fn all_sizes_is_write_bw_s_and_replaces_the_size() {
+    fn all_sizes_is_every_size_tests_and_replaces_the_size() {
         let o = options("write-bw --server -a").unwrap();
         assert!(o.all_sizes);
         assert_eq!(o.size, 1 << 23, "the buffers hold the largest size");
-        assert!(options("write-lat --server -a").unwrap().all_sizes);
-        let e = options("read-bw --server -a").unwrap_err().0;
-        assert!(e.contains("-a/--all") && e.contains("read-bw"), "{e}");
+        for test in ["write-lat", "read-bw", "send-bw", "read-lat", "send-lat"] {
+            let o = options(&format!("{test} --server -a")).unwrap();
+            assert!(o.all_sizes, "{test}");
+            assert_eq!(o.sizes().len(), 23, "{test}");
+        }
+        for test in ["atomic-bw", "rc-pingpong"] {
+            let e = options(&format!("{test} --server -a")).unwrap_err().0;
+            assert!(e.contains("-a/--all") && e.contains(test), "{e}");
+        }
         let e = options("write-bw --server -a -s 4096").unwrap_err().0;
         assert!(
             e.contains("-a/--all") && e.contains("-s/--size (4096)"),
             "{e}"
         );
+    }
+
+    /// UD's `-a` runs up to the path MTU, as perftest's.
+    #[test]
+    fn all_sizes_over_ud_stop_at_the_mtu() {
+        let o = options("send-bw 10.0.0.1 -a -c UD -m 2048").unwrap();
+        assert_eq!(o.size, 2048);
+        assert_eq!(o.fit_to_mtu(1024).unwrap().sizes().last(), Some(&1024));
+        let o = options("send-lat --server -a -c UD").unwrap();
+        assert_eq!(o.sizes(), (1..=10).map(|k| 1u64 << k).collect::<Vec<_>>());
+    }
+
+    /// A READ client's `-a` stops at the largest size its window holds and says so; the
+    /// server, which only answers, keeps every size's buffer.
+    #[test]
+    fn all_sizes_of_a_read_client_stop_at_the_window() {
+        let o = options("read-bw 10.0.0.1 -a").unwrap();
+        let (sizes, note) = o.sizes_at(1024);
+        assert_eq!(sizes.last(), Some(&(256 * 1024)));
+        assert_eq!(sizes.len(), 18);
+        let note = note.expect("the stop is told");
+        assert!(
+            note.contains("-a/--all") && note.contains("262144"),
+            "{note}"
+        );
+        let (sizes, _) = options("read-lat 10.0.0.1 -a -q 1").unwrap().sizes_at(256);
+        assert_eq!(sizes.last(), Some(&(64 * 1024)));
+        let (sizes, note) = options("read-bw --server -a").unwrap().sizes_at(1024);
+        assert_eq!((sizes.len(), note), (23, None));
+        let (sizes, note) = options("write-bw 10.0.0.1 -a").unwrap().sizes_at(1024);
+        assert_eq!((sizes.len(), note), (23, None));
     }
 
     #[test]

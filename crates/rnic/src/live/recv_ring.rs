@@ -97,7 +97,8 @@ pub struct RecvRing {
     seed: u64,
     /// UD: the QP every datagram must come from (the completion's source QP).
     peer_qpn: Option<u32>,
-    /// SENDs the run takes in all: no receive is posted beyond them.
+    /// SENDs the run takes in all: no receive is posted beyond them (`u64::MAX`: a run of
+    /// `-D`, which reposts every receive until it ends).
     total: u64,
     /// Check every message against rnic's pattern (the peer is rnic).
     check: bool,
@@ -264,7 +265,7 @@ impl RecvRings {
 
     /// SENDs the run takes in all.
     pub fn total(&self) -> u64 {
-        self.per_qp * self.rings.len() as u64
+        self.per_qp.saturating_mul(self.rings.len() as u64)
     }
 
     /// SENDs received so far, over all the QPs.
@@ -283,9 +284,11 @@ impl RecvRings {
     pub fn verification(&self) -> Verification {
         match self.rings[0].verification {
             Verification::PeerIsPerftest => Verification::PeerIsPerftest,
-            _ => over_every_qp(self.rings.len(), self.per_qp * self.size, |qp| {
-                self.rings[qp].verification
-            }),
+            _ => over_every_qp(
+                self.rings.len(),
+                self.per_qp.saturating_mul(self.size),
+                |qp| self.rings[qp].verification,
+            ),
         }
     }
 }

@@ -10,7 +10,9 @@ use serde_json::json;
 
 use super::oob::Verdict;
 use super::session::Session;
-use crate::report::text::{bw_header, bw_row, lat_row, RESULT_FMT_LAT, RESULT_LINE};
+use crate::report::text::{
+    bw_header, bw_row, lat_dur_row, lat_row, RESULT_FMT_LAT, RESULT_FMT_LAT_DUR, RESULT_LINE,
+};
 
 /// Whether the bytes that travelled are the bytes that were sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,6 +91,11 @@ pub struct LiveResult {
     /// `-a`: each size's figures in turn (the run's own are the last size's, as perftest
     /// sends its server); empty otherwise.
     pub per_size: Vec<SizeResult>,
+    /// A latency test in duration mode (`-D`): perftest's average, the window over the
+    /// iterations in it (over 2 for a ping-pong), printed in its duration table.
+    pub duration_t_avg_us: Option<f64>,
+    /// Lines printed after the table (why `-a` stopped early).
+    pub notes: Vec<String>,
 }
 
 const MB: f64 = 1_048_576.0;
@@ -154,7 +161,44 @@ impl LiveResult {
             rx_refused: 0,
             unreliable: None,
             per_size: Vec::new(),
+            duration_t_avg_us: None,
+            notes: Vec::new(),
         }
+    }
+
+    /// The result of a run of one size or, with `-a` (`all_sizes`), of every size in turn
+    /// (`sizes`, in order): the last size's figures with each size's row in `per_size`.
+    pub fn of_sizes(mut sizes: Vec<LiveResult>, all_sizes: bool) -> LiveResult {
+        let mut r = sizes.pop().expect("at least one size");
+        if all_sizes {
+            r.per_size = sizes.into_iter().map(|p| p.row).collect();
+            r.per_size.push(r.row.clone());
+        }
+        r
+    }
+
+    /// A latency test's duration mode (`-D`): `iters` iterations completed in the window of
+    /// `window_s` seconds; perftest reports their average, the window over the iterations
+    /// over `rtt_factor` (2 for a ping-pong, where one is a round trip), and the iterations
+    /// per second, with no samples.
+    pub fn latency_for_duration(
+        test: &'static str,
+        size: u64,
+        iters: u64,
+        window_s: f64,
+        rtt_factor: f64,
+    ) -> LiveResult {
+        let mut r = LiveResult::empty(test, size, iters, window_s);
+        r.is_latency = true;
+        let t_avg_us = if iters > 0 {
+            window_s * 1e6 / rtt_factor / iters as f64
+        } else {
+            0.0
+        };
+        r.row.latency_us.avg = t_avg_us;
+        r.row.msg_rate_mops = iters as f64 / window_s / 1e6;
+        r.duration_t_avg_us = Some(t_avg_us);
+        r
     }
 
     /// Takes the engine's counters and the session's facts.
@@ -176,7 +220,10 @@ impl LiveResult {
     /// perftest's table, a bandwidth test's in Gb/s with `report_gbits`.
     pub fn print(&self, out: &mut dyn Write, report_gbits: bool) -> std::io::Result<()> {
         writeln!(out, "{RESULT_LINE}")?;
-        if self.is_latency {
+        if let Some(t_avg_us) = self.duration_t_avg_us {
+            writeln!(out, "{RESULT_FMT_LAT_DUR}")?;
+            write!(out, "{}", lat_dur_row(&self.row, t_avg_us))?;
+        } else if self.is_latency {
             writeln!(out, "{RESULT_FMT_LAT}")?;
             for r in &self.per_size {
                 write!(out, "{}", lat_row(r))?;
@@ -194,6 +241,9 @@ impl LiveResult {
             }
         }
         writeln!(out, "{RESULT_LINE}")?;
+        for note in &self.notes {
+            writeln!(out, " {note}")?;
+        }
         let note = match self.verification {
             Verification::Verified => "every byte verified".to_string(),
             Verification::Mismatch { offset } => format!("DATA MISMATCH at byte {offset}"),
@@ -236,6 +286,9 @@ impl LiveResult {
         }
         if !self.per_size.is_empty() {
             j["per_size"] = self.per_size.iter().map(size_json).collect();
+        }
+        if !self.notes.is_empty() {
+            j["notes"] = json!(self.notes);
         }
         j
     }

@@ -27,15 +27,15 @@
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
-use rnic_model::result::UnreliableResult;
+use rnic_model::result::{SizeResult, UnreliableResult};
 use rnic_transport::{Completion, SendWr, ServiceType, Sge, WcOpcode};
 
-use super::bw::{keep_in_flight, size_row};
+use super::bw::{keep_in_flight, size_row, BwMeasured};
 use super::oob::CYCLE_BUFFER_BYTES;
 use super::recv_ring::{RecvLayout, RecvRings};
-use super::report::LiveResult;
+use super::report::{LiveResult, Verification};
 use super::session::{Layout, Session, IDLE_TURN, STALL};
-use super::{qp_pattern_seed, LiveOptions};
+use super::{qp_pattern_seed, DurationMode, LiveOptions};
 
 /// The client's source buffers, one per QP.
 const SRC_ADDR: u64 = 0x1000_0000;
@@ -64,62 +64,159 @@ fn client(o: &LiveOptions) -> anyhow::Result<LiveResult> {
     };
     let mut s = Session::open(o, &layout, false)?;
     let o = &o.fit_to_mtu(s.pre.mtu_bytes)?;
+    // The largest size's pattern: every smaller size sends a prefix of it.
     for qp in 0..s.mine.len() {
         let addr = layout.advertised_for(qp);
         s.ep.mem.fill_pattern(addr, o.size, qp_pattern_seed(qp));
     }
-    // perftest's server has posted its receive WQEs when it answers this handshake.
-    s.handshake()?;
     let lkey = s.me().rkey;
-    let sge = |qp: usize| Sge {
-        addr: layout.advertised_for(qp),
-        len: o.size as u32,
-        lkey,
-    };
-    let measured = keep_in_flight(
-        &mut s,
-        o,
-        |qp, i| SendWr::send(i, sge(qp)),
-        |_, _, c| expect_opcode(c, WcOpcode::Send),
-    )?;
-    let mut r = size_row("send-bw", o.size, &measured);
-    if counts_exchanged(o, &s) {
-        let sent = measured.ops;
-        let received = s.exchange_count(sent)?;
-        r.unreliable = Some(loss(o.service, sent, received));
+    let (mut per_size, mut counts) = (Vec::new(), (0, 0));
+    let (mut r, mut stop) = (None, None);
+    for size in o.sizes() {
+        // perftest's server has posted its receive WQEs when it answers this handshake.
+        s.handshake()?;
+        let sge = |qp: usize| Sge {
+            addr: layout.advertised_for(qp),
+            len: size as u32,
+            lkey,
+        };
+        let measured = keep_in_flight(
+            &mut s,
+            &o.at_size(size),
+            |qp, i| SendWr::send(i, sge(qp)),
+            |_, _, c| expect_opcode(c, WcOpcode::Send),
+        )?;
+        let row = size_row("send-bw", size, &measured);
+        if counts_exchanged(o, &s) {
+            let received = s.exchange_count(measured.completed)?;
+            counts = (counts.0 + measured.completed, counts.1 + received);
+            stop = lost_ends_all_sizes(
+                o,
+                size,
+                measured.completed - received.min(measured.completed),
+            );
+        }
+        end_of_size(&mut s, o, &mut per_size, &row)?;
+        r = Some(row);
+        if stop.is_some() {
+            break;
+        }
     }
-    let verification = s.close(super::report::Verification::PeerIsPerftest)?;
+    let mut r = r.expect("at least one size");
+    r.per_size = per_size;
+    r.notes.extend(stop);
+    if counts_exchanged(o, &s) {
+        r.unreliable = Some(loss(o.service, counts.0, counts.1));
+    }
+    let verification = s.close(Verification::PeerIsPerftest)?;
     r.finish(&mut s, verification);
     s.ep.finish()?;
     Ok(r)
 }
 
-fn server(o: &LiveOptions) -> anyhow::Result<LiveResult> {
-    let layout = Layout {
+/// After each size of `-a`: its row goes to the table, and perftest's sides have one more
+/// handshake (the server's receives of the next size are posted before the one after it).
+fn end_of_size(
+    s: &mut Session,
+    o: &LiveOptions,
+    per_size: &mut Vec<SizeResult>,
+    r: &LiveResult,
+) -> anyhow::Result<()> {
+    if o.all_sizes {
+        per_size.push(r.row.clone());
+        s.handshake()?;
+    }
+    Ok(())
+}
+
+/// The server's receive buffers: room for the rings of the size that needs the most.
+fn server_layout(o: &LiveOptions, per_qp: u64) -> Layout {
+    let bytes_of = |size| RecvRings::bytes(RecvLayout::of(&o.at_size(size)), per_qp);
+    let largest = o.sizes().into_iter().map(bytes_of).max().unwrap_or(0);
+    Layout {
         mr_addr: DST_ADDR,
-        mr_len: RecvRings::bytes(RecvLayout::of(o), o.iters),
+        mr_len: largest,
         advertised: DST_ADDR,
-        qp_stride: RecvLayout::of(o).bytes(o.iters),
+        qp_stride: RecvLayout::of(o).bytes(per_qp),
+    }
+}
+
+fn server(o: &LiveOptions) -> anyhow::Result<LiveResult> {
+    // With -D the receives are reposted for as long as the run lasts.
+    let per_qp = if o.duration.is_some() {
+        u64::MAX
+    } else {
+        o.iters
     };
-    let mut s = Session::open(o, &layout, false)?;
+    let mut s = Session::open(o, &server_layout(o, per_qp), false)?;
     let o = &o.fit_to_mtu(s.pre.mtu_bytes)?;
     let check = s.pre.peer_is_rnic;
-    let mut rings = RecvRings::new(&s, DST_ADDR, RecvLayout::of(o), o.iters, check);
-    rings.post_all(&mut s.ep)?;
-    s.handshake()?;
     let lossy = o.service != ServiceType::Rc;
-    let elapsed_s = receive(&mut s, &mut rings, lossy)?;
-    let received = rings.received();
-    let mut r = LiveResult::bandwidth("send-bw", o.size, received, elapsed_s);
-    r.row.iterations = rings.total();
-    if lossy {
-        r.unreliable = Some(server_loss(&mut s, o, rings.total(), received)?);
+    let (mut per_size, mut verification) = (Vec::new(), None);
+    let (mut r, mut stop, mut counts) = (None, None, (0, 0));
+    for size in o.sizes() {
+        let layout = RecvLayout::of(&o.at_size(size));
+        let mut rings = RecvRings::new(&s, DST_ADDR, layout, per_qp, check);
+        rings.post_all(&mut s.ep)?;
+        s.handshake()?;
+        let (m, due) = match o.duration {
+            Some(d) => (receive_for(&mut s, &mut rings, d, lossy)?, rings.received()),
+            None => (receive(&mut s, &mut rings, lossy)?, rings.total()),
+        };
+        let mut row = LiveResult::bandwidth("send-bw", size, m.ops, m.elapsed_s);
+        row.row.iterations = if o.duration.is_some() { m.ops } else { due };
+        if lossy {
+            let loss = server_loss(&mut s, o, due, rings.received())?;
+            stop = lost_ends_all_sizes(o, size, loss.messages_lost);
+            counts = (
+                counts.0 + loss.messages_sent,
+                counts.1 + loss.messages_received,
+            );
+            row.unreliable = Some(loss);
+        }
+        verification = Some(first_mismatch(verification, rings.verification()));
+        end_of_size(&mut s, o, &mut per_size, &row)?;
+        r = Some(row);
+        if stop.is_some() {
+            break;
+        }
     }
-    let verification = rings.verification();
+    let (mut r, verification) = (r.expect("at least one size"), verification.unwrap());
+    r.per_size = per_size;
+    r.notes.extend(stop);
+    // The messages of every size, as the client counts them.
+    if let Some(u) = &mut r.unreliable {
+        let all = loss(o.service, counts.0, counts.1);
+        (u.messages_sent, u.messages_received) = (all.messages_sent, all.messages_received);
+        u.messages_lost = all.messages_lost;
+    }
     s.close(verification)?;
     r.finish(&mut s, verification);
     s.ep.finish()?;
     Ok(r)
+}
+
+/// Whether `-a` over UC or UD stops after a size of which `lost` messages were lost, and why:
+/// the receives they did not take stay posted, and the next, larger size's messages would
+/// land in those smaller buffers (a local length error). Both sides know the loss (the
+/// counts were exchanged), so both stop after the same size. perftest's server would wait
+/// for the lost messages instead.
+fn lost_ends_all_sizes(o: &LiveOptions, size: u64, lost: u64) -> Option<String> {
+    (o.all_sizes && lost > 0).then(|| {
+        format!(
+            "-a/--all: {lost} messages of {size} bytes were lost over {}, and the receives \
+             they left posted are too small for the next size: the sizes stop at {size} bytes",
+            o.service.name().to_ascii_uppercase()
+        )
+    })
+}
+
+/// The run's verdict over its sizes: the first size's mismatch, if any.
+fn first_mismatch(so_far: Option<Verification>, size: Verification) -> Verification {
+    match so_far {
+        Some(m @ Verification::Mismatch { .. }) => m,
+        _ => size,
+    }
 }
 
 /// What a UC/UD server lost: the client's count of messages sent (an rnic client's, else
@@ -174,19 +271,28 @@ pub fn expect_opcode(c: &Completion, want: WcOpcode) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Takes SENDs into each QP's ring until every QP's arrived; returns the seconds from the
-/// first arrival to the last. `lossy` (UC/UD, which resend nothing): also stops once the
-/// client is done sending and nothing arrived for [`DRAIN`].
-fn receive(s: &mut Session, rings: &mut RecvRings, lossy: bool) -> anyhow::Result<f64> {
+/// Takes every receive completion there is into the rings; returns how many.
+fn take_arrivals(s: &mut Session, rings: &mut RecvRings) -> anyhow::Result<u64> {
+    let mut n = 0;
+    while let Some(c) = s.ep.poll_cq() {
+        rings.take(s, &c)?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// Takes SENDs into each QP's ring until every QP's arrived; measures from the first arrival
+/// to the last. `lossy` (UC/UD, which resend nothing): also stops once the client is done
+/// sending and nothing arrived for [`DRAIN`].
+fn receive(s: &mut Session, rings: &mut RecvRings, lossy: bool) -> anyhow::Result<BwMeasured> {
     let mut first: Option<Instant> = None;
     let mut last = Instant::now();
     let total = rings.total();
     while rings.received() < total {
         s.ep.turn(IDLE_TURN)?;
-        while let Some(c) = s.ep.poll_cq() {
-            first.get_or_insert_with(Instant::now);
-            rings.take(s, &c)?;
+        if take_arrivals(s, rings)? > 0 {
             last = Instant::now();
+            first.get_or_insert(last);
         }
         let quiet = last.elapsed();
         if lossy && quiet > DRAIN && s.oob.peer_has_written()? {
@@ -206,5 +312,58 @@ fn receive(s: &mut Session, rings: &mut RecvRings, lossy: bool) -> anyhow::Resul
             );
         }
     }
-    Ok(first.map_or(0.0, |f| (last - f).as_secs_f64()))
+    let received = rings.received();
+    Ok(BwMeasured {
+        ops: received,
+        elapsed_s: first.map_or(0.0, |f| (last - f).as_secs_f64()),
+        peak: None,
+        completed: received,
+    })
+}
+
+/// ib_send_bw's server in duration mode (`-D`): its clock starts at the first arrival, the
+/// arrivals between `d.margin_s` after it and `d.margin_s` before `d.total_s` are the
+/// measurement, and after `d.total_s` it takes what is still arriving until the client is
+/// done (its next exchange message is waiting; over UC and UD, and nothing arrived for
+/// [`DRAIN`]), so every message is checked and counted.
+fn receive_for(
+    s: &mut Session,
+    rings: &mut RecvRings,
+    d: DurationMode,
+    lossy: bool,
+) -> anyhow::Result<BwMeasured> {
+    let (mut first, mut last) = (None::<Instant>, Instant::now());
+    let mut window_ops = 0;
+    loop {
+        s.ep.turn(IDLE_TURN)?;
+        let n = take_arrivals(s, rings)?;
+        let now = Instant::now();
+        if n > 0 {
+            last = now;
+            first.get_or_insert(now);
+        }
+        let t = first.map_or(0.0, |f| (now - f).as_secs_f64());
+        if d.samples_at(t) {
+            window_ops += n;
+        }
+        let quiet = last.elapsed();
+        let ended = t >= d.total_s;
+        if ended && (!lossy || quiet > DRAIN) && s.oob.peer_has_written()? {
+            take_arrivals(s, rings)?;
+            break;
+        }
+        if quiet > STALL {
+            bail!(
+                "no SEND arrived for {} s ({} received)",
+                STALL.as_secs(),
+                rings.received()
+            );
+        }
+    }
+    Ok(BwMeasured {
+        ops: window_ops,
+        elapsed_s: d.window_s(),
+        peak: None,
+        completed: rings.received(),
+    })
 }

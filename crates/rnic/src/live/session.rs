@@ -10,7 +10,7 @@ use rnic_transport::Completion;
 use super::endpoint::{connect_qp, Endpoint, QpTuning};
 use super::oob::{gid_of, Dest, Oob, Preamble};
 use super::report::Verification;
-use super::{LiveOptions, LiveTest};
+use super::{DurationMode, LiveOptions, LiveTest};
 
 /// One turn's longest wait while the caller waits for something else (the TCP exchange).
 pub const IDLE_TURN: Duration = Duration::from_millis(1);
@@ -27,6 +27,53 @@ pub fn linger(ep: &mut Endpoint) -> anyhow::Result<()> {
         ep.turn(IDLE_TURN)?;
     }
     Ok(())
+}
+
+/// The clock of a run in duration mode (`-D`), perftest's alarm: its states are read off
+/// the time since [`RunClock::start`] (perftest's SIGALRM moves them on).
+#[derive(Debug, Clone, Copy)]
+pub struct RunClock {
+    start: Instant,
+    d: DurationMode,
+}
+
+impl RunClock {
+    pub fn start(d: DurationMode) -> RunClock {
+        RunClock {
+            start: Instant::now(),
+            d,
+        }
+    }
+
+    /// A clock only in duration mode.
+    pub fn of(o: &LiveOptions) -> Option<RunClock> {
+        o.duration.map(RunClock::start)
+    }
+
+    /// perftest's SAMPLE_STATE: what completes now is measured.
+    pub fn sampling(&self) -> bool {
+        self.d.samples_at(self.start.elapsed().as_secs_f64())
+    }
+
+    /// perftest's END_STATE: the run is over.
+    pub fn ended(&self) -> bool {
+        self.start.elapsed().as_secs_f64() >= self.d.total_s
+    }
+
+    /// Seconds measured.
+    pub fn window_s(&self) -> f64 {
+        self.d.window_s()
+    }
+}
+
+/// Whether an optional clock (`None`: a run of `-n` iterations) has ended.
+pub fn ended(clock: Option<&RunClock>) -> bool {
+    clock.is_some_and(RunClock::ended)
+}
+
+/// Whether an optional clock is in its measured window.
+pub fn sampling(clock: Option<&RunClock>) -> bool {
+    clock.is_some_and(RunClock::sampling)
 }
 
 /// A connected live run: the engine with its QPs in RTS, and the exchange connection.
@@ -93,16 +140,7 @@ impl Session {
         for (me, peer) in mine.iter().zip(&peers) {
             connect_qp(&mut ep.dev, me.qpn, me.psn, peer, &t)?;
         }
-        // perftest exchanges every QP's keys once more (to print the peer's), and has one
-        // more handshake after RTR; its SEND tests have that one first.
-        let one_first = handshake_after_rtr_comes_first(o.test);
-        if one_first {
-            oob.keys(&mine[0], &mut || pump(&mut ep))?;
-        }
-        keys_of_every_qp(&mut oob, &mine, &mut || pump(&mut ep))?;
-        if !one_first {
-            oob.keys(&mine[0], &mut || pump(&mut ep))?;
-        }
+        after_connection(&mut oob, o.test, &mine, &mut || pump(&mut ep))?;
         Ok(Session {
             ep,
             oob,
@@ -258,9 +296,29 @@ fn handshake_after_rtr_comes_first(test: LiveTest) -> bool {
     matches!(test, LiveTest::SendBw | LiveTest::SendLat)
 }
 
+/// perftest's exchanges once the QPs are connected (by modify_qp or by RDMA CM): every QP's
+/// keys once more (to print the peer's), and one more handshake after RTR; its SEND tests
+/// have that one first.
+pub fn after_connection(
+    oob: &mut Oob,
+    test: LiveTest,
+    mine: &[Dest],
+    pump: &mut dyn FnMut() -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let one_first = handshake_after_rtr_comes_first(test);
+    if one_first {
+        oob.keys(&mine[0], pump)?;
+    }
+    keys_of_every_qp(oob, mine, pump)?;
+    if !one_first {
+        oob.keys(&mine[0], pump)?;
+    }
+    Ok(())
+}
+
 /// One `ctx_hand_shake` per QP, in order, as perftest's test programs loop over their QPs;
 /// returns the peer's keys in the same order.
-fn keys_of_every_qp(
+pub fn keys_of_every_qp(
     oob: &mut Oob,
     mine: &[Dest],
     pump: &mut dyn FnMut() -> anyhow::Result<()>,

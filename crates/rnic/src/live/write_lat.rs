@@ -4,6 +4,10 @@
 //! sends first. Latency is half the time between two of one side's posts (perftest's
 //! `rtt_factor` 2).
 //!
+//! With `-D`, as perftest's `run_iter_lat_write`: each side ping-pongs on its own clock until
+//! it ends (a wait for the peer's WRITE gives up then), and the WRITEs completed in the
+//! window between the margins are the iterations of perftest's duration table.
+//!
 //! Verification: every message that lands is checked, its last byte against the iteration
 //! and, when the peer is rnic, the rest against rnic's pattern.
 
@@ -13,7 +17,7 @@ use anyhow::bail;
 use rnic_transport::{Memory, RemoteAddr, SendWr, Sge, WcStatus};
 
 use super::report::{LiveResult, Verification};
-use super::session::{linger, Layout, Session};
+use super::session::{ended, linger, sampling, Layout, RunClock, Session};
 use super::{LiveOptions, PATTERN_SEED};
 
 /// This side's source buffer and, right after it, the buffer the peer writes to.
@@ -35,27 +39,23 @@ pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
     let mut per_size = Vec::new();
     let mut verified = Verification::Verified;
     for size in o.sizes() {
-        let posts = ping_pong(&mut s, &o.at_size(size))?;
+        let clock = RunClock::of(o);
+        let posts = ping_pong(&mut s, &o.at_size(size), clock.as_ref())?;
         if verified == Verification::Verified {
             verified = posts.verified;
         }
-        per_size.push(LiveResult::latency(
-            "write-lat",
-            size,
-            o.iters,
-            &posts.at,
-            2.0,
-        ));
+        per_size.push(match clock {
+            Some(c) => {
+                LiveResult::latency_for_duration("write-lat", size, posts.window, c.window_s(), 2.0)
+            }
+            None => LiveResult::latency("write-lat", size, o.iters, &posts.at, 2.0),
+        });
         // The counter went into this size's last byte: the next, larger size sends the
         // pattern there.
         s.ep.mem.fill_pattern(SRC_ADDR, size, PATTERN_SEED);
     }
     linger(&mut s.ep)?;
-    let mut r = per_size.pop().expect("at least one size");
-    if o.all_sizes {
-        r.per_size = per_size.into_iter().map(|p| p.row).collect();
-        r.per_size.push(r.row.clone());
-    }
+    let mut r = LiveResult::of_sizes(per_size, o.all_sizes);
     let v = if s.pre.peer_is_rnic {
         verified
     } else {
@@ -66,13 +66,17 @@ pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
     Ok(r)
 }
 
-/// Post times of every iteration, and whether every landed message verified.
+/// Post times of every iteration (not kept with `-D`), the WRITEs completed in a `-D`
+/// window, and whether every landed message verified.
 struct Posts {
     at: Vec<Instant>,
+    window: u64,
     verified: Verification,
 }
 
-fn ping_pong(s: &mut Session, o: &LiveOptions) -> anyhow::Result<Posts> {
+/// One size's ping-pong: `o.iters` iterations, or with `clock` until it ends.
+fn ping_pong(s: &mut Session, o: &LiveOptions, clock: Option<&RunClock>) -> anyhow::Result<Posts> {
+    let iters = if clock.is_some() { u64::MAX } else { o.iters };
     let last = o.size - 1;
     let sge = Sge {
         addr: SRC_ADDR,
@@ -85,18 +89,22 @@ fn ping_pong(s: &mut Session, o: &LiveOptions) -> anyhow::Result<Posts> {
     };
     let (mut scnt, mut ccnt, mut rcnt) = (0u64, 0u64, 0u64);
     let mut posts = Posts {
-        at: Vec::with_capacity(o.iters as usize),
+        at: Vec::with_capacity(o.iters.min(iters) as usize),
+        window: 0,
         verified: Verification::Verified,
     };
     let server = !s.is_client;
-    while scnt < o.iters || ccnt < o.iters || rcnt < o.iters {
-        if rcnt < o.iters && !(scnt < 1 && server) {
+    while scnt < iters || ccnt < iters || rcnt < iters {
+        if rcnt < iters && !(scnt < 1 && server) {
             rcnt += 1;
             let want = rcnt as u8;
             s.spin_until(
-                |ep| Ok(last_byte(ep, DST_ADDR + last) == want),
+                |ep| Ok(last_byte(ep, DST_ADDR + last) == want || ended(clock)),
                 "waiting for the peer's WRITE",
             )?;
+            if ended(clock) {
+                break;
+            }
             if s.pre.peer_is_rnic && !matches!(posts.verified, Verification::Mismatch { .. }) {
                 if let Some(at) =
                     s.ep.mem
@@ -106,8 +114,10 @@ fn ping_pong(s: &mut Session, o: &LiveOptions) -> anyhow::Result<Posts> {
                 }
             }
         }
-        if scnt < o.iters {
-            posts.at.push(Instant::now());
+        if scnt < iters {
+            if clock.is_none() {
+                posts.at.push(Instant::now());
+            }
             scnt += 1;
             s.ep.mem.write(SRC_ADDR + last, &[scnt as u8]);
             s.ep.dev
@@ -115,19 +125,23 @@ fn ping_pong(s: &mut Session, o: &LiveOptions) -> anyhow::Result<Posts> {
             // With the ACK the last spin left: one `sendmmsg` for both.
             s.ep.spin_turn()?;
         }
-        if ccnt < o.iters {
+        if ccnt < iters {
             let mut status = None;
             s.spin_until(
                 |ep| {
                     status = ep.poll_cq().map(|c| c.status);
-                    Ok(status.is_some())
+                    Ok(status.is_some() || ended(clock))
                 },
                 "waiting for a WRITE to complete",
             )?;
+            if status.is_none() {
+                break;
+            }
             if status != Some(WcStatus::Success) {
                 bail!("WRITE {} completed with {status:?}", ccnt + 1);
             }
             ccnt += 1;
+            posts.window += u64::from(sampling(clock));
         }
     }
     Ok(posts)
