@@ -705,7 +705,7 @@ impl Interop {
             let mut args = self.live_args(port, &guest.host_ip);
             args.insert(2, "--server".to_string());
             args.extend(["--json".to_string(), json.display().to_string()]);
-            let server = guest
+            let mut server = guest
                 .host_command(env!("CARGO_BIN_EXE_rnic"))
                 .args(&args)
                 .stdout(Stdio::piped())
@@ -724,6 +724,12 @@ impl Interop {
                 guest.host_ip
             );
             let client = guest.run(&line);
+            if !client.ok {
+                // A server, rnic's as perftest's, waits for its client however long it
+                // takes: one that failed before it connected would leave the test waiting
+                // for ever. Its output still says how far it got.
+                let _ = server.kill();
+            }
             let server: Ran = server.wait_with_output().unwrap().into();
             ((client, server), (args, json))
         });
