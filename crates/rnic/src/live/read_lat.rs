@@ -48,11 +48,12 @@ fn server(o: &LiveOptions) -> anyhow::Result<LiveResult> {
     s.ep.mem
         .fill_pattern(SERVED_ADDR, layout.mr_len, PATTERN_SEED);
     let verification = s.close_waiting(Verification::PeerIsPerftest)?;
-    // perftest's READ server measures nothing (its table is the mode's, empty).
+    // perftest's READ server measures nothing and prints no table, only its result line.
     let mut r = match o.duration {
         Some(d) => LiveResult::latency_for_duration("read-lat", o.size, 0, d.window_s(), 1.0),
         None => LiveResult::latency("read-lat", o.size, o.iters, &[], 1.0),
     };
+    r.measured = false;
     r.finish(&mut s, verification);
     s.ep.finish()?;
     Ok(r)

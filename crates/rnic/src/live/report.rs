@@ -69,6 +69,9 @@ pub struct LiveResult {
     /// The run's figures (the simulator's row of a size: rates, bandwidths, latencies).
     pub row: SizeResult,
     pub is_latency: bool,
+    /// Whether the table has a row: not for a passive READ server, which measures nothing
+    /// and, as perftest's `ib_read_lat` server, prints only the result line.
+    pub measured: bool,
     pub verification: Verification,
     pub mtu_bytes: u32,
     /// `RC` or `UC`.
@@ -163,6 +166,7 @@ impl LiveResult {
             per_size: Vec::new(),
             duration_t_avg_us: None,
             notes: Vec::new(),
+            measured: true,
         }
     }
 
@@ -217,9 +221,8 @@ impl LiveResult {
         self.rx_refused = s.ep.rx_refused;
     }
 
-    /// perftest's table, a bandwidth test's in Gb/s with `report_gbits`.
-    pub fn print(&self, out: &mut dyn Write, report_gbits: bool) -> std::io::Result<()> {
-        writeln!(out, "{RESULT_LINE}")?;
+    /// The table's header and rows (one per size with `-a`).
+    fn print_table(&self, out: &mut dyn Write, report_gbits: bool) -> std::io::Result<()> {
         if let Some(t_avg_us) = self.duration_t_avg_us {
             writeln!(out, "{RESULT_FMT_LAT_DUR}")?;
             write!(out, "{}", lat_dur_row(&self.row, t_avg_us))?;
@@ -240,7 +243,17 @@ impl LiveResult {
                 write!(out, "{}", bw_row(&self.row, report_gbits))?;
             }
         }
+        Ok(())
+    }
+
+    /// perftest's table, a bandwidth test's in Gb/s with `report_gbits`.
+    pub fn print(&self, out: &mut dyn Write, report_gbits: bool) -> std::io::Result<()> {
         writeln!(out, "{RESULT_LINE}")?;
+        // A passive READ server prints only the line, as perftest's.
+        if self.measured {
+            self.print_table(out, report_gbits)?;
+            writeln!(out, "{RESULT_LINE}")?;
+        }
         for note in &self.notes {
             writeln!(out, " {note}")?;
         }
@@ -366,5 +379,20 @@ mod tests {
             let t = r.row.simulated_time_us;
             assert!((t - 20.0).abs() < 1e-9, "factor {factor}: {t} us");
         }
+    }
+
+    #[test]
+    fn a_passive_read_server_prints_only_perftests_result_line() {
+        let mut r = LiveResult::latency("read-lat", 64, 5, &[], 1.0);
+        let printed = |r: &LiveResult| {
+            let mut out = Vec::new();
+            r.print(&mut out, false).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        assert!(printed(&r).contains("#bytes"));
+        r.measured = false;
+        let text = printed(&r);
+        assert!(!text.contains("#bytes"), "{text}");
+        assert_eq!(text.matches(RESULT_LINE.trim_end()).count(), 1, "{text}");
     }
 }
