@@ -1223,7 +1223,7 @@ mod all_sizes {
         }
     }
 
-    /// The tests that gained `-a` after write-bw and write-lat (issue 36), `-n 5` (perftest's
+    /// The tests that gained `-a` after write-bw and write-lat, `-n 5` (perftest's
     /// least), kept to a few seconds each. The SEND tests run over UD, whose sizes stop at
     /// the path MTU as perftest's do (RC's 8 MiB would take the suite's time; the per-size
     /// receives and handshakes are the same): ib_send_bw both ways, its server posting each
@@ -1394,7 +1394,7 @@ fn ib_write_bw_for_a_duration_rnic_client() {
     }
 }
 
-/// perftest's `-D` in the tests rnic live runs it for beyond write-bw and read-bw (issue 36),
+/// perftest's `-D` in the tests rnic live runs it for beyond write-bw and read-bw,
 /// rnic as client and as server against the guest's perftest: one second with no margin
 /// (`-D 1 --margin 0`, which perftest takes), to keep the suite short. ib_send_bw's server
 /// and both sides of the latency tests run their own clocks; ib_atomic_bw's server is
