@@ -363,7 +363,7 @@ fn atomic_bw_for_a_duration_checks_every_qps_count() {
 /// iterations), every message or READ checked.
 #[test]
 fn latency_tests_for_a_duration_print_perftests_duration_table() {
-    for test in ["write-lat", "read-lat", "send-lat"] {
+    for test in ["write-lat", "read-lat", "send-lat", "atomic-lat"] {
         let Some((c, s, _, out)) = pair_printing(test, &["-D", "1", "--margin", "0.25"]) else {
             return;
         };
@@ -376,7 +376,12 @@ fn latency_tests_for_a_duration_print_perftests_duration_table() {
             c["latency_us"]["avg"].as_f64().unwrap(),
             c["msg_rate_mops"].as_f64().unwrap() * 1e6,
         );
-        let factor = if test == "read-lat" { 1.0 } else { 2.0 };
+        // The one-sided tests time each operation's round trip, the ping-pongs half of it.
+        let factor = if matches!(test, "read-lat" | "atomic-lat") {
+            1.0
+        } else {
+            2.0
+        };
         let want = 0.5e6 / factor / iters as f64;
         assert!(
             (avg - want).abs() < 1e-6 * want,
@@ -645,16 +650,24 @@ fn read_bw_between_two_processes_verifies_every_byte() {
     assert_pcap_checks(&pcap);
 }
 
+/// ib_read_lat's and ib_atomic_lat's tests: one READ (one FETCH&ADD on the server's first 8
+/// bytes) at a time; the client checks every READ's bytes (every value fetched: the
+/// server's pattern, then one more each time).
 #[test]
-fn read_lat_between_two_processes_verifies_every_read() {
-    let Some((c, s, pcap)) = pair("read-lat", &["-n", "200", "-s", "64"]) else {
-        return;
-    };
-    assert_verified(&c, "client");
-    assert_verified(&s, "server");
-    assert_eq!(c["test"], "read-lat");
-    assert_latency_ordered(&c);
-    assert_pcap_checks(&pcap);
+fn one_sided_latency_tests_verify_every_operation() {
+    for (test, args, size) in [
+        ("read-lat", &["-n", "200", "-s", "64"][..], 64),
+        ("atomic-lat", &["-n", "200"][..], 8),
+    ] {
+        let Some((c, s, pcap)) = pair(test, args) else {
+            return;
+        };
+        assert_verified(&c, "client");
+        assert_verified(&s, "server");
+        assert_eq!((&c["test"], &c["size_bytes"]), (&test.into(), &size.into()));
+        assert_latency_ordered(&c);
+        assert_pcap_checks(&pcap);
+    }
 }
 
 #[test]

@@ -812,6 +812,7 @@ interop_tests! {
     ib_read_lat: "ib_read_lat", "read-lat", 2;
     ib_send_lat: "ib_send_lat", "send-lat", 2;
     ib_atomic_bw: "ib_atomic_bw", "atomic-bw", 8;
+    ib_atomic_lat: "ib_atomic_lat", "atomic-lat", 8;
     ibv_rc_pingpong: "ibv_rc_pingpong", "rc-pingpong", 4096;
 }
 
@@ -1180,7 +1181,9 @@ mod lat_with_loss_and_reordering {
 
     /// Each tool with its size and iterations: the guest sends about two frames an
     /// iteration of `ib_write_lat` and `ib_send_lat` (its message and its ACK of ours), one
-    /// of `ib_read_lat` (a request or a response), and about six of `ibv_rc_pingpong` at
+    /// of `ib_read_lat` and `ib_atomic_lat` (a request or a response: a lost FETCH&ADD
+    /// response makes the requester send the atomic again, which the responder must answer
+    /// from its saved result without adding twice), and about six of `ibv_rc_pingpong` at
     /// 4096 bytes (four packets at PMTU 1024 and ACKs).
     macro_rules! lossy_pair {
         ($($name:ident: $tool:literal, $live:literal, $size:literal, $iters:literal;)*) => {$(
@@ -1198,6 +1201,7 @@ mod lat_with_loss_and_reordering {
     lossy_pair! {
         ib_write_lat: "ib_write_lat", "write-lat", 2, 500;
         ib_read_lat: "ib_read_lat", "read-lat", 2, 1000;
+        ib_atomic_lat: "ib_atomic_lat", "atomic-lat", 8, 1000;
         ib_send_lat: "ib_send_lat", "send-lat", 2, 500;
         ibv_rc_pingpong: "ibv_rc_pingpong", "rc-pingpong", 4096, 200;
     }

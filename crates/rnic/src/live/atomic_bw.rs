@@ -77,7 +77,7 @@ pub fn fetch_adds(
     let measured = keep_in_flight(
         s,
         o,
-        |qp, i| fetch_add(i, slot(qp, i), lkey, remotes[qp]),
+        |qp, i| fetch_add(i, i % CELLS, slot(qp, i), lkey, remotes[qp]),
         |ep, qp, c| cells[qp].take(ep, c, slot(qp, c.wr_id)),
     )?;
     let per_qp_bytes = o.iters * ATOMIC_BYTES;
@@ -116,7 +116,9 @@ pub fn served_counts(
     Ok(vec![share; qps])
 }
 
-fn fetch_add(i: u64, result_addr: u64, lkey: u32, remote: RemoteAddr) -> SendWr {
+/// FETCH&ADD `i` of perftest's add value on `cell` of the region at `remote` (cells one
+/// cache line apart), its fetched value landing at `result_addr`.
+pub fn fetch_add(i: u64, cell: u64, result_addr: u64, lkey: u32, remote: RemoteAddr) -> SendWr {
     let sge = Sge {
         addr: result_addr,
         len: ATOMIC_BYTES as u32,
@@ -128,7 +130,7 @@ fn fetch_add(i: u64, result_addr: u64, lkey: u32, remote: RemoteAddr) -> SendWr 
         sgl: sge.into(),
         signaled: true,
         remote: Some(RemoteAddr {
-            va: remote.va + (i % CELLS) * CELL_STRIDE,
+            va: remote.va + cell * CELL_STRIDE,
             rkey: remote.rkey,
         }),
         atomic: Some(AtomicArgs {
@@ -214,7 +216,7 @@ fn pattern_at(seed: u64, offset: u64) -> u8 {
 
 /// The u64 (little-endian, as host memory holds it) that rnic's pattern of `seed` puts at
 /// `offset`.
-fn host_pattern_u64(seed: u64, offset: u64) -> u64 {
+pub fn host_pattern_u64(seed: u64, offset: u64) -> u64 {
     let bytes: [u8; 8] = std::array::from_fn(|k| pattern_at(seed, offset + k as u64));
     u64::from_le_bytes(bytes)
 }

@@ -41,8 +41,8 @@ pub fn qp_pattern_seed(qp: usize) -> u64 {
 /// `rnic live TEST [HOST] ...`: perftest's command line.
 #[derive(Debug, clap::Args)]
 pub struct LiveCmd {
-    /// Test: write-bw, write-lat, send-bw, send-lat, read-bw, read-lat, atomic-bw (FETCH&ADD
-    /// of 8 bytes) or rc-pingpong (ibv_rc_pingpong's)
+    /// Test: write-bw, write-lat, send-bw, send-lat, read-bw, read-lat, atomic-bw, atomic-lat
+    /// (FETCH&ADD of 8 bytes) or rc-pingpong (ibv_rc_pingpong's)
     pub test: String,
     /// The server to connect to (client mode); omit with --server
     pub host: Option<String>,
@@ -131,6 +131,7 @@ pub enum LiveTest {
     ReadBw,
     ReadLat,
     AtomicBw,
+    AtomicLat,
     /// rdma-core's `ibv_rc_pingpong` (its own exchange, not perftest's).
     RcPingpong,
 }
@@ -146,6 +147,7 @@ impl LiveTest {
             LiveTest::ReadBw => "read-bw",
             LiveTest::ReadLat => "read-lat",
             LiveTest::AtomicBw => "atomic-bw",
+            LiveTest::AtomicLat => "atomic-lat",
             LiveTest::RcPingpong => "rc-pingpong",
         }
     }
@@ -153,14 +155,19 @@ impl LiveTest {
     fn is_latency(self) -> bool {
         matches!(
             self,
-            LiveTest::WriteLat | LiveTest::SendLat | LiveTest::ReadLat | LiveTest::RcPingpong
+            LiveTest::WriteLat
+                | LiveTest::SendLat
+                | LiveTest::ReadLat
+                | LiveTest::AtomicLat
+                | LiveTest::RcPingpong
         )
     }
 }
 
 /// The tests `rnic live` runs, as its messages list them.
 const RUNS: &str =
-    "write-bw, write-lat, send-bw, send-lat, read-bw, read-lat, atomic-bw and rc-pingpong";
+    "write-bw, write-lat, send-bw, send-lat, read-bw, read-lat, atomic-bw, atomic-lat and \
+     rc-pingpong";
 /// Checked options of a run.
 #[derive(Debug, Clone)]
 pub struct LiveOptions {
@@ -341,6 +348,7 @@ impl LiveCmd {
             "read-bw" => LiveTest::ReadBw,
             "read-lat" => LiveTest::ReadLat,
             "atomic-bw" => LiveTest::AtomicBw,
+            "atomic-lat" => LiveTest::AtomicLat,
             "rc-pingpong" => LiveTest::RcPingpong,
             t => {
                 return Err(UsageError(format!(
@@ -379,7 +387,7 @@ impl LiveCmd {
             )));
         }
         let latency = test.is_latency();
-        let atomic = test == LiveTest::AtomicBw;
+        let atomic = matches!(test, LiveTest::AtomicBw | LiveTest::AtomicLat);
         self.check_all(test)?;
         let size = self.size.unwrap_or(match (latency, atomic) {
             // perftest's UD `-a` runs up to the path MTU.
@@ -393,7 +401,8 @@ impl LiveCmd {
         });
         if atomic && size != atomic_bw::ATOMIC_BYTES {
             return Err(UsageError(format!(
-                "-s/--size {size}: atomic-bw's operands are {} bytes",
+                "-s/--size {size}: {}'s operands are {} bytes",
+                test.name(),
                 atomic_bw::ATOMIC_BYTES
             )));
         }
@@ -518,7 +527,8 @@ impl LiveCmd {
         Ok(Some(DurationMode { total_s, margin_s }))
     }
 
-    /// `-a`: every test but atomic-bw (whose operand is 8 bytes) and rc-pingpong, and not
+    /// `-a`: every test but atomic-bw and atomic-lat (whose operand is 8 bytes) and
+    /// rc-pingpong, and not
     /// with `-s`, which it replaces. As perftest: the bandwidth tests' size loop is the
     /// client's alone where the server is passive (write-bw, read-bw) and both sides' in
     /// send-bw (the server posts each size's receives, a handshake before and after each
@@ -527,11 +537,14 @@ impl LiveCmd {
         if !self.all {
             return Ok(());
         }
-        if matches!(test, LiveTest::AtomicBw | LiveTest::RcPingpong) {
+        if matches!(
+            test,
+            LiveTest::AtomicBw | LiveTest::AtomicLat | LiveTest::RcPingpong
+        ) {
             return Err(UsageError(format!(
                 "-a/--all: {} has one message size{}",
                 test.name(),
-                if test == LiveTest::AtomicBw {
+                if test != LiveTest::RcPingpong {
                     " (8 bytes; perftest refuses -a there too)"
                 } else {
                     ""
@@ -605,7 +618,7 @@ pub fn run(cmd: &LiveCmd, out: &mut dyn Write) -> anyhow::Result<()> {
         LiveTest::SendBw => send_bw::run(&o)?,
         LiveTest::SendLat => send_lat::run(&o)?,
         LiveTest::ReadBw => bw::run(&o, bw::Verb::Read)?,
-        LiveTest::ReadLat => read_lat::run(&o)?,
+        LiveTest::ReadLat | LiveTest::AtomicLat => read_lat::run(&o)?,
         LiveTest::AtomicBw => bw::run(&o, bw::Verb::Atomic)?,
         LiveTest::RcPingpong => rc_pingpong::run(&o)?,
     };
@@ -655,6 +668,7 @@ mod tests {
             "write-lat",
             "read-lat",
             "send-lat",
+            "atomic-lat",
         ] {
             let o = options(&format!("{test} --server -D 2")).unwrap();
             assert_eq!(o.duration.map(|d| d.total_s), Some(2.0), "{test}");
@@ -682,6 +696,29 @@ mod tests {
                 e.contains("-D/--duration") && e.contains(words),
                 "{args}: {e}"
             );
+        }
+    }
+
+    /// ib_atomic_lat's test: one 8-byte operand over RC, one QP, one size.
+    #[test]
+    fn atomic_lat_is_eight_bytes_over_rc_on_one_qp() {
+        let o = options("atomic-lat 10.0.0.1").unwrap();
+        assert_eq!((o.test, o.size), (LiveTest::AtomicLat, 8));
+        assert!(o.test.is_latency());
+        for (args, flag) in [
+            (
+                "atomic-lat 10.0.0.1 -s 64",
+                "-s/--size 64: atomic-lat's operands are 8 bytes",
+            ),
+            (
+                "atomic-lat 10.0.0.1 -a",
+                "-a/--all: atomic-lat has one message size",
+            ),
+            ("atomic-lat 10.0.0.1 -c UC", "-c/--connection UC"),
+            ("atomic-lat 10.0.0.1 -q 2", "-q/--qp 2"),
+        ] {
+            let e = options(args).unwrap_err().0;
+            assert!(e.contains(flag), "{args}: {e}");
         }
     }
 

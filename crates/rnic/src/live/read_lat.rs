@@ -3,6 +3,12 @@
 //! latency is the time between two posts (perftest's `rtt_factor` 1 for READ). The server
 //! goes straight to the closing handshake and answers the READs while it waits there.
 //!
+//! `rnic live atomic-lat` is ib_atomic_lat's test, the same exchange and loop with a
+//! FETCH&ADD of 1 on the server's first 8 bytes in place of the READ (perftest's latency
+//! loop posts the same work request every time). Against an rnic server the first value
+//! fetched is its pattern there and each next one is the last plus 1; against perftest's,
+//! from the second on.
+//!
 //! With `-D` the client READs until its clock ends and reports the READs completed in the
 //! window (perftest's `run_iter_lat` in duration mode); with `-a` it runs every size in
 //! turn up to the largest whose responses fit its window (see
@@ -16,13 +22,15 @@
 use std::time::Instant;
 
 use anyhow::bail;
-use rnic_transport::{RemoteAddr, SendWr, Sge, WcOpcode, WcStatus};
+use rnic_host::SparseMemory;
+use rnic_transport::{Memory, RemoteAddr, SendWr, Sge, WcOpcode, WcStatus};
 
+use super::atomic_bw::{fetch_add, host_pattern_u64, ATOMIC_BYTES};
 use super::oob::CYCLE_BUFFER_BYTES;
 use super::recv_ring::clear;
 use super::report::{LiveResult, Verification};
 use super::session::{ended, sampling, Layout, RunClock, Session};
-use super::{LiveOptions, PATTERN_SEED};
+use super::{LiveOptions, LiveTest, PATTERN_SEED};
 
 /// The client's landing buffer.
 const LANDING_ADDR: u64 = 0x1000_0000;
@@ -50,8 +58,8 @@ fn server(o: &LiveOptions) -> anyhow::Result<LiveResult> {
     let verification = s.close_waiting(Verification::PeerIsPerftest)?;
     // perftest's READ server measures nothing and prints no table, only its result line.
     let mut r = match o.duration {
-        Some(d) => LiveResult::latency_for_duration("read-lat", o.size, 0, d.window_s(), 1.0),
-        None => LiveResult::latency("read-lat", o.size, o.iters, &[], 1.0),
+        Some(d) => LiveResult::latency_for_duration(o.test.name(), o.size, 0, d.window_s(), 1.0),
+        None => LiveResult::latency(o.test.name(), o.size, o.iters, &[], 1.0),
     };
     r.measured = false;
     r.finish(&mut s, verification);
@@ -89,20 +97,12 @@ fn client(o: &LiveOptions) -> anyhow::Result<LiveResult> {
     Ok(r)
 }
 
-/// One size's READs, one at a time: `o.iters`, or with `-D` until the clock ends. Returns
-/// the size's figures and the verdict on its bytes.
+/// One size's READs (or FETCH&ADDs), one at a time: `o.iters`, or with `-D` until the clock
+/// ends. Returns the size's figures and the verdict on its bytes.
 fn reads(s: &mut Session, o: &LiveOptions) -> anyhow::Result<(LiveResult, Verification)> {
-    let check = s.pre.peer_is_rnic;
-    let mut verification = if check {
-        Verification::Verified
-    } else {
-        Verification::PeerIsPerftest
-    };
-    let sge = Sge {
-        addr: LANDING_ADDR,
-        len: o.size as u32,
-        lkey: s.me().rkey,
-    };
+    let op = OneSided::of(o.test);
+    let mut check = OneSidedCheck::new(op, s.pre.peer_is_rnic);
+    let lkey = s.me().rkey;
     let remote = RemoteAddr {
         va: s.peer().vaddr,
         rkey: s.peer().rkey,
@@ -119,40 +119,180 @@ fn reads(s: &mut Session, o: &LiveOptions) -> anyhow::Result<(LiveResult, Verifi
         if clock.is_none() {
             posts.push(Instant::now());
         }
-        s.ep.dev.post_send(s.ep.qpn, SendWr::read(i, sge, remote))?;
+        s.ep.dev
+            .post_send(s.ep.qpn, op.wr(i, o.size, lkey, remote))?;
         let mut done = None;
         s.spin_until(
             |ep| {
                 done = ep.poll_cq();
                 Ok(done.is_some())
             },
-            "waiting for a READ to complete",
+            op.waiting_for(),
         )?;
         let c = done.expect("turn_until returned on a completion");
-        if c.status != WcStatus::Success || c.opcode != WcOpcode::RdmaRead || c.wr_id != i {
+        if c.status != WcStatus::Success || c.opcode != op.completes_as() || c.wr_id != i {
             bail!(
-                "READ {i} completed as {:?} {:?} (wr_id {})",
+                "{} {i} completed as {:?} {:?} (wr_id {})",
+                op.name(),
                 c.opcode,
                 c.status,
                 c.wr_id
             );
         }
         window += u64::from(sampling(clock.as_ref()));
-        if check && verification == Verification::Verified {
-            if let Some(at) =
-                s.ep.mem
-                    .first_pattern_mismatch(LANDING_ADDR, o.size, PATTERN_SEED)
-            {
-                verification = Verification::Mismatch {
-                    offset: i * o.size + at,
-                };
-            }
-        }
+        check.landed(&s.ep.mem, i, o.size);
     }
+    let verification = check.verification;
     posts.push(Instant::now());
+    let name = o.test.name();
     let r = match clock {
-        Some(c) => LiveResult::latency_for_duration("read-lat", o.size, window, c.window_s(), 1.0),
-        None => LiveResult::latency("read-lat", o.size, o.iters, &posts, 1.0),
+        Some(c) => LiveResult::latency_for_duration(name, o.size, window, c.window_s(), 1.0),
+        None => LiveResult::latency(name, o.size, o.iters, &posts, 1.0),
     };
     Ok((r, verification))
+}
+
+/// What each iteration posts: ib_read_lat's READ of the size into the landing buffer, or
+/// ib_atomic_lat's FETCH&ADD on the server's first 8 bytes, fetching into it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OneSided {
+    Read,
+    FetchAdd,
+}
+
+impl OneSided {
+    fn of(test: LiveTest) -> OneSided {
+        if test == LiveTest::AtomicLat {
+            OneSided::FetchAdd
+        } else {
+            OneSided::Read
+        }
+    }
+
+    fn wr(self, i: u64, size: u64, lkey: u32, remote: RemoteAddr) -> SendWr {
+        match self {
+            OneSided::Read => {
+                let sge = Sge {
+                    addr: LANDING_ADDR,
+                    len: size as u32,
+                    lkey,
+                };
+                SendWr::read(i, sge, remote)
+            }
+            // perftest's latency loop posts the same request every time: the first cell.
+            OneSided::FetchAdd => fetch_add(i, 0, LANDING_ADDR, lkey, remote),
+        }
+    }
+
+    fn completes_as(self) -> WcOpcode {
+        match self {
+            OneSided::Read => WcOpcode::RdmaRead,
+            OneSided::FetchAdd => WcOpcode::FetchAdd,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            OneSided::Read => "READ",
+            OneSided::FetchAdd => "FETCH&ADD",
+        }
+    }
+
+    fn waiting_for(self) -> &'static str {
+        match self {
+            OneSided::Read => "waiting for a READ to complete",
+            OneSided::FetchAdd => "waiting for a FETCH&ADD to complete",
+        }
+    }
+}
+
+/// The client's check of what each iteration landed, when the server is rnic (its buffer
+/// holds rnic's pattern): a READ's bytes are the pattern; a FETCH&ADD's value is the
+/// pattern's first 8 bytes the first time and the last value plus 1 after that (from the
+/// second on against perftest's server, whose first value is unknown).
+struct OneSidedCheck {
+    op: OneSided,
+    peer_is_rnic: bool,
+    last_fetched: Option<u64>,
+    verification: Verification,
+}
+
+impl OneSidedCheck {
+    fn new(op: OneSided, peer_is_rnic: bool) -> OneSidedCheck {
+        OneSidedCheck {
+            op,
+            peer_is_rnic,
+            last_fetched: None,
+            verification: if peer_is_rnic {
+                Verification::Verified
+            } else {
+                Verification::PeerIsPerftest
+            },
+        }
+    }
+
+    /// Iteration `i` completed: checks what it landed (`size` bytes of a READ).
+    fn landed(&mut self, mem: &SparseMemory, i: u64, size: u64) {
+        let mismatch = match self.op {
+            OneSided::Read if self.peer_is_rnic => mem
+                .first_pattern_mismatch(LANDING_ADDR, size, PATTERN_SEED)
+                .map(|at| i * size + at),
+            OneSided::Read => None,
+            OneSided::FetchAdd => self.fetched(mem).then_some(i * ATOMIC_BYTES),
+        };
+        if let (Some(offset), Verification::Verified | Verification::PeerIsPerftest) =
+            (mismatch, self.verification)
+        {
+            self.verification = Verification::Mismatch { offset };
+        }
+    }
+
+    /// Takes the value a FETCH&ADD fetched; whether it is not the one expected.
+    fn fetched(&mut self, mem: &SparseMemory) -> bool {
+        let mut bytes = [0u8; 8];
+        mem.read(LANDING_ADDR, &mut bytes);
+        let value = u64::from_le_bytes(bytes);
+        let want = match self.last_fetched {
+            Some(last) => Some(last.wrapping_add(1)),
+            None if self.peer_is_rnic => Some(host_pattern_u64(PATTERN_SEED, 0)),
+            None => None,
+        };
+        self.last_fetched = Some(value);
+        want.is_some_and(|w| w != value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn landing(value: u64) -> SparseMemory {
+        let mut mem = SparseMemory::new();
+        mem.write(LANDING_ADDR, &value.to_le_bytes());
+        mem
+    }
+
+    /// A FETCH&ADD applied twice (or lost) breaks the chain of fetched values.
+    #[test]
+    fn fetched_values_must_rise_by_one_from_the_servers_pattern() {
+        let first = host_pattern_u64(PATTERN_SEED, 0);
+        for (peer_is_rnic, start) in [(true, first), (false, 12345)] {
+            let mut check = OneSidedCheck::new(OneSided::FetchAdd, peer_is_rnic);
+            for (i, v) in [start, start + 1, start + 2].into_iter().enumerate() {
+                check.landed(&landing(v), i as u64, 8);
+            }
+            assert!(
+                matches!(
+                    check.verification,
+                    Verification::Verified | Verification::PeerIsPerftest
+                ),
+                "{peer_is_rnic}"
+            );
+            check.landed(&landing(start + 4), 3, 8);
+            assert_eq!(check.verification, Verification::Mismatch { offset: 24 });
+        }
+        let mut check = OneSidedCheck::new(OneSided::FetchAdd, true);
+        check.landed(&landing(first ^ 1), 0, 8);
+        assert_eq!(check.verification, Verification::Mismatch { offset: 0 });
+    }
 }
