@@ -32,7 +32,7 @@ const CELL_STRIDE: u64 = 64;
 /// Cells the client cycles through (perftest's cycle buffer over the stride).
 const CELLS: u64 = 4096 / CELL_STRIDE;
 /// perftest's `ATOMIC_ADD_VALUE`.
-const ADD: u64 = 1;
+pub const ADD: u64 = 1;
 
 /// What the client has seen of one QP's cells: the last value fetched from each.
 struct Cells {

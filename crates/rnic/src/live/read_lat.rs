@@ -25,7 +25,7 @@ use anyhow::bail;
 use rnic_host::SparseMemory;
 use rnic_transport::{Memory, RemoteAddr, SendWr, Sge, WcOpcode, WcStatus};
 
-use super::atomic_bw::{fetch_add, host_pattern_u64, ATOMIC_BYTES};
+use super::atomic_bw::{fetch_add, host_pattern_u64, ADD, ATOMIC_BYTES};
 use super::oob::CYCLE_BUFFER_BYTES;
 use super::recv_ring::clear;
 use super::report::{LiveResult, Verification};
@@ -75,18 +75,12 @@ fn client(o: &LiveOptions) -> anyhow::Result<LiveResult> {
         qp_stride: 0,
     };
     let mut s = Session::open(o, &layout, true)?;
-    let mut verification = if s.pre.peer_is_rnic {
-        Verification::Verified
-    } else {
-        Verification::PeerIsPerftest
-    };
+    let mut verification = Verification::at_start(s.pre.peer_is_rnic);
     let (sizes, note) = o.sizes_at(s.pre.mtu_bytes);
     let mut per_size = Vec::new();
     for &size in &sizes {
         let (row, v) = reads(&mut s, &o.at_size(size))?;
-        if verification == Verification::Verified {
-            verification = v;
-        }
+        verification = verification.or_first_mismatch(v);
         per_size.push(row);
     }
     let mut r = LiveResult::of_sizes(per_size, o.all_sizes);
@@ -111,6 +105,7 @@ fn reads(s: &mut Session, o: &LiveOptions) -> anyhow::Result<(LiveResult, Verifi
     let iters = if clock.is_some() { u64::MAX } else { o.iters };
     let mut posts = Vec::with_capacity(o.iters.min(iters) as usize);
     let mut window = 0;
+    let waiting = format!("waiting for a {} to complete", op.name());
     for i in 0..iters {
         if ended(clock.as_ref()) {
             break;
@@ -127,7 +122,7 @@ fn reads(s: &mut Session, o: &LiveOptions) -> anyhow::Result<(LiveResult, Verifi
                 done = ep.poll_cq();
                 Ok(done.is_some())
             },
-            op.waiting_for(),
+            &waiting,
         )?;
         let c = done.expect("turn_until returned on a completion");
         if c.status != WcStatus::Success || c.opcode != op.completes_as() || c.wr_id != i {
@@ -197,13 +192,6 @@ impl OneSided {
             OneSided::FetchAdd => "FETCH&ADD",
         }
     }
-
-    fn waiting_for(self) -> &'static str {
-        match self {
-            OneSided::Read => "waiting for a READ to complete",
-            OneSided::FetchAdd => "waiting for a FETCH&ADD to complete",
-        }
-    }
 }
 
 /// The client's check of what each iteration landed, when the server is rnic (its buffer
@@ -223,11 +211,7 @@ impl OneSidedCheck {
             op,
             peer_is_rnic,
             last_fetched: None,
-            verification: if peer_is_rnic {
-                Verification::Verified
-            } else {
-                Verification::PeerIsPerftest
-            },
+            verification: Verification::at_start(peer_is_rnic),
         }
     }
 
@@ -240,10 +224,10 @@ impl OneSidedCheck {
             OneSided::Read => None,
             OneSided::FetchAdd => self.fetched(mem).then_some(i * ATOMIC_BYTES),
         };
-        if let (Some(offset), Verification::Verified | Verification::PeerIsPerftest) =
-            (mismatch, self.verification)
-        {
-            self.verification = Verification::Mismatch { offset };
+        if let Some(offset) = mismatch {
+            self.verification = self
+                .verification
+                .or_first_mismatch(Verification::Mismatch { offset });
         }
     }
 
@@ -253,7 +237,7 @@ impl OneSidedCheck {
         mem.read(LANDING_ADDR, &mut bytes);
         let value = u64::from_le_bytes(bytes);
         let want = match self.last_fetched {
-            Some(last) => Some(last.wrapping_add(1)),
+            Some(last) => Some(last.wrapping_add(ADD)),
             None if self.peer_is_rnic => Some(host_pattern_u64(PATTERN_SEED, 0)),
             None => None,
         };

@@ -123,11 +123,7 @@ impl RecvRing {
             check,
             posted: 0,
             received: 0,
-            verification: if check {
-                Verification::Verified
-            } else {
-                Verification::PeerIsPerftest
-            },
+            verification: Verification::at_start(check),
         }
     }
 

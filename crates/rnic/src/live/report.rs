@@ -27,6 +27,27 @@ pub enum Verification {
 }
 
 impl Verification {
+    /// A side's verdict before it has checked anything: `Verified` when the peer is rnic
+    /// (whose bytes are known, so each check can only find a mismatch), else
+    /// `PeerIsPerftest`.
+    pub fn at_start(peer_is_rnic: bool) -> Verification {
+        if peer_is_rnic {
+            Verification::Verified
+        } else {
+            Verification::PeerIsPerftest
+        }
+    }
+
+    /// This verdict with a later one (another size's, another check's) folded in: the
+    /// first mismatch stands.
+    pub fn or_first_mismatch(self, later: Verification) -> Verification {
+        match (self, later) {
+            (Verification::Mismatch { .. }, _) => self,
+            (_, Verification::Mismatch { .. }) => later,
+            _ => self,
+        }
+    }
+
     pub fn of(first_mismatch: Option<u64>) -> Verification {
         first_mismatch.map_or(Verification::Verified, |offset| Verification::Mismatch {
             offset,
@@ -378,6 +399,18 @@ mod tests {
             }
             let t = r.row.simulated_time_us;
             assert!((t - 20.0).abs() < 1e-9, "factor {factor}: {t} us");
+        }
+    }
+
+    #[test]
+    fn the_first_mismatch_stands_whatever_comes_after() {
+        let m = |offset| Verification::Mismatch { offset };
+        for start in [true, false] {
+            let v = Verification::at_start(start);
+            assert_eq!(v.or_first_mismatch(v), v);
+            assert_eq!(v.or_first_mismatch(m(3)), m(3));
+            assert_eq!(m(3).or_first_mismatch(m(5)), m(3));
+            assert_eq!(m(3).or_first_mismatch(v), m(3));
         }
     }
 

@@ -152,7 +152,7 @@ fn server(o: &LiveOptions) -> anyhow::Result<LiveResult> {
     let o = &o.fit_to_mtu(s.pre.mtu_bytes)?;
     let check = s.pre.peer_is_rnic;
     let lossy = o.service != ServiceType::Rc;
-    let (mut per_size, mut verification) = (Vec::new(), None);
+    let (mut per_size, mut verification) = (Vec::new(), Verification::at_start(check));
     let (mut r, mut stop, mut counts) = (None, None, (0, 0));
     for size in o.sizes() {
         let layout = RecvLayout::of(&o.at_size(size));
@@ -174,14 +174,14 @@ fn server(o: &LiveOptions) -> anyhow::Result<LiveResult> {
             );
             row.unreliable = Some(loss);
         }
-        verification = Some(first_mismatch(verification, rings.verification()));
+        verification = verification.or_first_mismatch(rings.verification());
         end_of_size(&mut s, o, &mut per_size, &row)?;
         r = Some(row);
         if stop.is_some() {
             break;
         }
     }
-    let (mut r, verification) = (r.expect("at least one size"), verification.unwrap());
+    let mut r = r.expect("at least one size");
     r.per_size = per_size;
     r.notes.extend(stop);
     // The messages of every size, as the client counts them.
@@ -209,14 +209,6 @@ fn lost_ends_all_sizes(o: &LiveOptions, size: u64, lost: u64) -> Option<String> 
             o.service.name().to_ascii_uppercase()
         )
     })
-}
-
-/// The run's verdict over its sizes: the first size's mismatch, if any.
-fn first_mismatch(so_far: Option<Verification>, size: Verification) -> Verification {
-    match so_far {
-        Some(m @ Verification::Mismatch { .. }) => m,
-        _ => size,
-    }
 }
 
 /// What a UC/UD server lost: the client's count of messages sent (an rnic client's, else

@@ -53,7 +53,7 @@ pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
     // The largest size's pattern: every smaller size sends a prefix of it.
     s.ep.mem.fill_pattern(SRC_ADDR, o.size, PATTERN_SEED);
     let check = s.pre.peer_is_rnic;
-    let (mut per_size, mut verification) = (Vec::new(), Verification::Verified);
+    let (mut per_size, mut verification) = (Vec::new(), Verification::at_start(check));
     for size in o.sizes() {
         let o = &o.at_size(size);
         let mut ring = RecvRing::new(DST_ADDR, RecvLayout::of(o), s.me().rkey, total, check)
@@ -69,9 +69,7 @@ pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
             }
             None => LiveResult::latency("send-lat", size, o.iters, &pongs.at, 2.0),
         });
-        if verification == Verification::Verified {
-            verification = ring.verification;
-        }
+        verification = verification.or_first_mismatch(ring.verification);
     }
     linger(&mut s.ep)?;
     let mut r = LiveResult::of_sizes(per_size, o.all_sizes);
