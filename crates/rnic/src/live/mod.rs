@@ -609,7 +609,8 @@ fn connection(name: &str, test: LiveTest) -> Result<ServiceType, UsageError> {
 }
 
 /// Runs `rnic live`: prints perftest's table, writes `--json`; a run whose bytes did not
-/// verify fails with exit status 1 after printing.
+/// verify (exit status 1), or that did not complete what it was asked (3), fails after
+/// printing.
 pub fn run(cmd: &LiveCmd, out: &mut dyn Write) -> anyhow::Result<()> {
     let o = cmd.options()?;
     let r = match o.test {
@@ -630,6 +631,12 @@ pub fn run(cmd: &LiveCmd, out: &mut dyn Write) -> anyhow::Result<()> {
         anyhow::bail!(crate::RunFailed {
             status: crate::report::RunStatus::Corrupt,
             reason: format!("the data that arrived differs from what was sent (byte {offset})"),
+        });
+    }
+    if let Some(reason) = r.incomplete {
+        anyhow::bail!(crate::RunFailed {
+            status: crate::report::RunStatus::Incomplete,
+            reason,
         });
     }
     Ok(())

@@ -316,8 +316,17 @@ impl Oob {
 
     /// Reads exactly `n` bytes, waiting up to the exchange timeout.
     pub fn read_raw(&mut self, n: usize) -> anyhow::Result<Vec<u8>> {
+        self.read_raw_pumping(n, &mut idle_wait)
+    }
+
+    /// [`Oob::read_raw`], calling `pump` while it waits (the peer may need an ACK resent).
+    pub fn read_raw_pumping(
+        &mut self,
+        n: usize,
+        pump: &mut dyn FnMut() -> anyhow::Result<()>,
+    ) -> anyhow::Result<Vec<u8>> {
         let stream = self.stream("ibv_rc_pingpong's exchange")?;
-        read_stream(stream, n, &mut idle_wait, Some(EXCHANGE_TIMEOUT))
+        read_stream(stream, n, pump, Some(EXCHANGE_TIMEOUT))
     }
 
     /// Versions, page size and cache line, path MTU (`mtu_bytes` is this side's).

@@ -10,6 +10,17 @@
 //! it, every message is checked against rnic's pattern (length and bytes, the buffer cleared
 //! before each receive is posted again). The example's buffer holds no pattern, so against it
 //! the bytes are not verified.
+//!
+//! The end: the example has no closing handshake; each side destroys its QP once its loop
+//! ends. The server's n-th SEND answers the client's n-th, so a client whose last message
+//! from the server arrived knows its own last SEND arrived, and stops without waiting for its
+//! ACK (which a server that already left would never send). The server's last SEND has no
+//! such answer: if the example client's ACK of it is lost, the client has left before the
+//! resend, and the SEND ends with its retries exhausted, as the example's own server's would.
+//! rnic then reports the run `incomplete`, saying so (every message from the client arrived;
+//! whether the last one back did, only the client knows). Between two rnic endpoints the
+//! server writes [`FINISHED`] once its last SEND is acknowledged, and the client keeps its QP
+//! answering until it comes.
 
 use std::time::Instant;
 
@@ -17,7 +28,7 @@ use anyhow::{bail, Context};
 use rnic_transport::{SendWr, Sge, WcOpcode, WcStatus};
 
 use super::endpoint::{Endpoint, QpTuning};
-use super::oob::{gid_of, Dest};
+use super::oob::{gid_of, Dest, Oob};
 use super::recv_ring::{RecvLayout, RecvRing};
 use super::report::LiveResult;
 use super::session::{linger, IDLE_TURN, STALL};
@@ -29,6 +40,9 @@ const RNIC_LID: u16 = 0x726e;
 const LINE_BYTES: usize = 52;
 /// The client's closing word, NUL included.
 const DONE: &[u8; 5] = b"done\0";
+/// An rnic server's word to an rnic client after the ping-pong: its last SEND is
+/// acknowledged, so the client may close its QP.
+const FINISHED: &[u8; 4] = b"fin\0";
 const SRC_ADDR: u64 = 0x1000_0000;
 const DST_ADDR: u64 = 0x2000_0000;
 
@@ -122,9 +136,26 @@ pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
         len: o.size as u32,
         lkey: keys.lkey,
     };
-    let posts = ping_pong(&mut ep, &mut ring, o, sge, is_client)?;
+    let side = Side {
+        is_client,
+        peer_is_rnic,
+    };
+    let end = ping_pong(&mut ep, &mut ring, o, sge, side)?;
+    if peer_is_rnic {
+        close_between_rnics(&mut ep, &mut oob, is_client)?;
+    }
     linger(&mut ep)?;
-    let mut r = LiveResult::latency("rc-pingpong", o.size, o.iters, &posts, 2.0);
+    let mut r = LiveResult::latency("rc-pingpong", o.size, o.iters, &end.posts, 2.0);
+    if end.last_send_unacknowledged {
+        r.incomplete = Some(format!(
+            "SEND {} (the last) was not acknowledged before its retries ran out, though all \
+             {} messages from the client arrived: ibv_rc_pingpong destroys its QP when its \
+             loop ends, with no closing handshake, so if its ACK of the last message was \
+             lost it was never resent; whether that message arrived, only the client knows",
+            o.iters - 1,
+            o.iters
+        ));
+    }
     let st = ep.dev.stats();
     r.verification = ring.verification;
     r.mtu_bytes = o.mtu_bytes;
@@ -140,20 +171,40 @@ pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
     Ok(r)
 }
 
-/// The ping-pong; returns the time of each of this side's posts.
+/// Which side this is, and whether the peer is rnic.
+#[derive(Debug, Clone, Copy)]
+struct Side {
+    is_client: bool,
+    peer_is_rnic: bool,
+}
+
+/// How this side's ping-pong ended.
+struct Ended {
+    /// The time of each of this side's posts.
+    posts: Vec<Instant>,
+    /// A server's last SEND ran out of retries after every message from an
+    /// `ibv_rc_pingpong` client had arrived (see the module's doc).
+    last_send_unacknowledged: bool,
+}
+
+/// The ping-pong, until both sides' last messages are through (a client: until the server's
+/// last arrived, which answers its own).
 fn ping_pong(
     ep: &mut Endpoint,
     ring: &mut RecvRing,
     o: &LiveOptions,
     sge: Sge,
-    is_client: bool,
-) -> anyhow::Result<Vec<Instant>> {
+    side: Side,
+) -> anyhow::Result<Ended> {
     let (mut sent, mut completed) = (0u64, 0u64);
     let mut posts = Vec::with_capacity(o.iters as usize);
     let mut last_progress = Instant::now();
     // The server answers: its n-th SEND follows the client's n-th.
-    let lead = u64::from(!is_client);
-    while ring.received < o.iters || completed < o.iters {
+    let lead = u64::from(!side.is_client);
+    let all_through = |sent: u64, completed: u64, received: u64| {
+        received == o.iters && sent == o.iters && (completed == o.iters || side.is_client)
+    };
+    while !all_through(sent, completed, ring.received) {
         if sent < o.iters && completed == sent && ring.received == sent + lead {
             posts.push(Instant::now());
             ep.dev.post_send(ep.qpn, SendWr::send(sent, sge))?;
@@ -167,6 +218,18 @@ fn ping_pong(
                 continue;
             }
             if c.status != WcStatus::Success || c.opcode != WcOpcode::Send {
+                let last_unacknowledged = c.opcode == WcOpcode::Send
+                    && c.status == WcStatus::RetryExcErr
+                    && c.wr_id + 1 == o.iters
+                    && ring.received == o.iters
+                    && !side.is_client
+                    && !side.peer_is_rnic;
+                if last_unacknowledged {
+                    return Ok(Ended {
+                        posts,
+                        last_send_unacknowledged: true,
+                    });
+                }
                 bail!(
                     "SEND {} completed as {:?} {:?}",
                     c.wr_id,
@@ -185,7 +248,23 @@ fn ping_pong(
             );
         }
     }
-    Ok(posts)
+    Ok(Ended {
+        posts,
+        last_send_unacknowledged: false,
+    })
+}
+
+/// Between two rnic endpoints: the server says [`FINISHED`] (its last SEND is
+/// acknowledged); the client answers ACKs until it hears it.
+fn close_between_rnics(ep: &mut Endpoint, oob: &mut Oob, is_client: bool) -> anyhow::Result<()> {
+    if !is_client {
+        return oob.write_raw(FINISHED);
+    }
+    let word = oob.read_raw_pumping(FINISHED.len(), &mut || ep.turn(IDLE_TURN))?;
+    if word != FINISHED {
+        bail!("the rnic server did not close the ping-pong with \"fin\"");
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -120,6 +120,9 @@ pub struct LiveResult {
     pub duration_t_avg_us: Option<f64>,
     /// Lines printed after the table (why `-a` stopped early).
     pub notes: Vec<String>,
+    /// Why the run did not complete all it was asked, though it has figures to report
+    /// (status `incomplete` unless a byte was wrong; exit status 3).
+    pub incomplete: Option<String>,
 }
 
 const MB: f64 = 1_048_576.0;
@@ -187,6 +190,7 @@ impl LiveResult {
             per_size: Vec::new(),
             duration_t_avg_us: None,
             notes: Vec::new(),
+            incomplete: None,
             measured: true,
         }
     }
@@ -324,14 +328,25 @@ impl LiveResult {
         if !self.notes.is_empty() {
             j["notes"] = json!(self.notes);
         }
+        if let Some(reason) = &self.incomplete {
+            j["reason"] = json!(reason);
+        }
         j
+    }
+
+    /// The simulator's status: a wrong byte first, then a run that did not complete.
+    pub fn status(&self) -> &'static str {
+        match (self.verification, &self.incomplete) {
+            (Verification::Mismatch { .. }, _) | (_, None) => self.verification.status(),
+            (_, Some(_)) => crate::report::RunStatus::Incomplete.name(),
+        }
     }
 
     fn base_json(&self) -> serde_json::Value {
         let mut j = size_json(&self.row);
         let rest = json!({
             "test": self.test,
-            "status": self.verification.status(),
+            "status": self.status(),
             "bytes_verified": self.verification == Verification::Verified,
             "retransmissions": self.retransmissions,
             "retransmissions_before_read_back": self.write_retransmissions,
@@ -385,6 +400,22 @@ fn size_json(row: &SizeResult) -> serde_json::Value {
 mod tests {
     use super::*;
     use std::time::{Duration, Instant};
+
+    #[test]
+    fn an_incomplete_run_says_why_unless_a_byte_was_wrong() {
+        let mut r = LiveResult::latency("rc-pingpong", 2, 2, &[Instant::now()], 2.0);
+        r.verification = Verification::PeerIsPerftest;
+        r.incomplete = Some("SEND 1 (the last) was not acknowledged".into());
+        let j = r.to_json();
+        assert_eq!(j["status"], "incomplete");
+        assert_eq!(j["reason"], "SEND 1 (the last) was not acknowledged");
+        r.verification = Verification::Mismatch { offset: 3 };
+        assert_eq!(r.to_json()["status"], "corrupt");
+        r.incomplete = None;
+        r.verification = Verification::Verified;
+        let j = r.to_json();
+        assert_eq!((j["status"].as_str(), j.get("reason")), (Some("ok"), None));
+    }
 
     #[test]
     fn a_latency_run_spans_its_posts_whatever_its_rtt_factor() {
