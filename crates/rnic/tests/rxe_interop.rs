@@ -1,10 +1,13 @@
 //! rnic against a RoCEv2 implementation nobody here wrote: Linux soft-RoCE (`rdma_rxe`) in a
 //! Debian guest under QEMU, booted by `scripts/rxe-peer.sh` (see the book's "rxe peer" chapter).
 //!
-//! One guest serves the whole test binary: booting takes tens of seconds under TCG, so the first
-//! test boots it and the rest reuse it, one at a time (they share its rxe0 and its qdisc). The
-//! guest is started with this process as its owner: the script's watchdog stops it and deletes
-//! its network namespace when the binary exits, also after a panic or a kill.
+//! A few guests serve the whole test binary ([`GUESTS`], one per test thread): booting takes
+//! seconds under TCG, so a test boots a guest the first time it finds every booted one busy,
+//! and the rest reuse them, one test per guest at a time (a test owns its guest's rxe0 and
+//! qdisc). A guest runs on one emulated CPU, which keeps one host core busy, so two guests
+//! run the tests on two cores in about half the time of one. Each guest is started with this
+//! process as its owner: the script's watchdog stops it and deletes its network namespace
+//! when the binary exits, also after a panic or a kill.
 //!
 //! Where the guest cannot run (no root, no QEMU, no /dev/net/tun, or a boot that fails) the tests
 //! print why and pass, unless `RNIC_REQUIRE_RXE=1`: then they fail.
@@ -35,9 +38,13 @@ struct Guest {
     guest_ip: String,
 }
 
-static GUEST: OnceLock<Result<Guest, String>> = OnceLock::new();
-/// Held by each test while it uses the guest.
-static GUEST_IN_USE: Mutex<()> = Mutex::new(());
+/// How many guests at most: cargo runs as many tests at once as the machine has cores, and
+/// CI's machines have two.
+const GUESTS: usize = 2;
+/// Each guest, booted on first use.
+static GUEST: [OnceLock<Result<Guest, String>>; GUESTS] = [const { OnceLock::new() }; GUESTS];
+/// Held by each test while it uses a guest.
+static GUEST_IN_USE: [Mutex<()>; GUESTS] = [const { Mutex::new(()) }; GUESTS];
 /// perftest handshake ports, a fresh one per run so no run meets an earlier one's socket.
 static NEXT_PORT: AtomicU16 = AtomicU16::new(18600);
 
@@ -52,13 +59,11 @@ fn rxe_required() -> bool {
     std::env::var("RNIC_REQUIRE_RXE").is_ok_and(|v| v == "1")
 }
 
-/// The shared guest, booted on first use, and the right to use it; `None` (after printing why)
+/// A free guest, booted on first use, and the right to use it; `None` (after printing why)
 /// when it cannot run here and `RNIC_REQUIRE_RXE` is not set.
 fn guest() -> Option<(MutexGuard<'static, ()>, &'static Guest)> {
-    let in_use = GUEST_IN_USE
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    match GUEST.get_or_init(boot_guest) {
+    let (k, in_use) = free_guest();
+    match GUEST[k].get_or_init(|| boot_guest(k)) {
         Ok(guest) => {
             guest.reset();
             Some((in_use, guest))
@@ -73,9 +78,26 @@ fn guest() -> Option<(MutexGuard<'static, ()>, &'static Guest)> {
     }
 }
 
-fn boot_guest() -> Result<Guest, String> {
+/// The first guest no other test is using (booted ones first), waiting until one is free.
+fn free_guest() -> (usize, MutexGuard<'static, ()>) {
+    let booted_first = |k: &usize| (GUEST[*k].get().is_none(), *k);
+    let mut order: Vec<usize> = (0..GUESTS).collect();
+    loop {
+        order.sort_by_key(booted_first);
+        for &k in &order {
+            match GUEST_IN_USE[k].try_lock() {
+                Ok(in_use) => return (k, in_use),
+                Err(std::sync::TryLockError::Poisoned(p)) => return (k, p.into_inner()),
+                Err(std::sync::TryLockError::WouldBlock) => {}
+            }
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn boot_guest(k: usize) -> Result<Guest, String> {
     unavailable_reason().map_or(Ok(()), Err)?;
-    let instance = format!("rxe-interop-{}", std::process::id());
+    let instance = format!("rxe-interop-{}-{k}", std::process::id());
     let started = Instant::now();
     let out = peer_command(&instance, &["start"])
         .env("RXE_PEER_OWNER_PID", std::process::id().to_string())
