@@ -1315,6 +1315,54 @@ mod all_sizes {
     }
 }
 
+/// `-a` over RC, perftest's `-n 5` each, every size from 2 B to 8 MiB (80 MB each way,
+/// about 12 s under TCG): the guest's READ clients read rnic's memory (rnic's READ servers
+/// are passive, holding 8 MiB for the largest size); RC SENDs of every size go both ways,
+/// each server posting each size's receives; the WRITE ping-pong into rnic's server (about
+/// 20 s: 80 MB each way; rnic's two sides run one loop, against rnic in `live_loopback.rs`,
+/// and `ib_send_lat -a` runs over UD in `all_sizes`).
+mod all_sizes_rc {
+    use super::*;
+
+    fn run(tool: &'static str, live: &'static str) -> Interop {
+        Interop::new(tool, live, 0).all_sizes().iters(5).mtu(4096)
+    }
+
+    #[test]
+    fn ib_read_bw_rnic_server() {
+        run("ib_read_bw", "read-bw").rnic_server()
+    }
+
+    #[test]
+    fn ib_read_lat_rnic_server() {
+        run("ib_read_lat", "read-lat").rnic_server()
+    }
+
+    #[test]
+    fn ib_send_bw_rnic_server() {
+        if let Some(report) = run("ib_send_bw", "send-bw").rnic_server_report() {
+            assert_eq!(report["size_bytes"], 1u64 << 23, "{report}");
+            assert_eq!(
+                report["per_size"].as_array().map(Vec::len),
+                Some(23),
+                "{report}"
+            );
+        }
+    }
+
+    #[test]
+    fn ib_send_bw_rnic_client() {
+        if let Some(report) = run("ib_send_bw", "send-bw").rnic_client_report() {
+            assert_eq!(report["size_bytes"], 1u64 << 23, "{report}");
+        }
+    }
+
+    #[test]
+    fn ib_write_lat_rnic_server() {
+        run("ib_write_lat", "write-lat").rnic_server()
+    }
+}
+
 /// `-q 4` on both sides: four QPs, 20 operations each, every QP's exchanged in turn as
 /// perftest's are. perftest's client counts and times all the QPs' operations (80), and its
 /// WRITE, READ and atomic servers print the client's figures: rnic's server prints the guest's and
