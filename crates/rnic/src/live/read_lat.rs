@@ -103,7 +103,8 @@ fn reads(s: &mut Session, o: &LiveOptions) -> anyhow::Result<(LiveResult, Verifi
     };
     let clock = RunClock::of(o);
     let iters = if clock.is_some() { u64::MAX } else { o.iters };
-    let mut posts = Vec::with_capacity(o.iters.min(iters) as usize);
+    // Posts are timed only outside duration mode.
+    let mut posts = Vec::with_capacity(if clock.is_some() { 0 } else { o.iters as usize });
     let mut window = 0;
     let waiting = format!("waiting for a {} to complete", op.name());
     for i in 0..iters {

@@ -74,18 +74,10 @@ pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
     linger(&mut s.ep)?;
     let mut r = LiveResult::of_sizes(per_size, o.all_sizes);
     let theirs = s.close(verification)?;
-    r.finish(&mut s, worse(verification, theirs));
+    // The peer's verdict on what this side sent counts as much as this side's own.
+    r.finish(&mut s, verification.or_first_mismatch(theirs));
     s.ep.finish()?;
     Ok(r)
-}
-
-/// This side's verdict on what it received, unless the peer's on what this side sent is a
-/// mismatch.
-fn worse(mine: Verification, theirs: Verification) -> Verification {
-    match (mine, theirs) {
-        (Verification::Verified, m @ Verification::Mismatch { .. }) => m,
-        (mine, _) => mine,
-    }
 }
 
 /// The post time of every SEND (not kept with `-D`), and the messages received in a `-D`
