@@ -78,6 +78,20 @@ fn pair_printing(
     std::path::PathBuf,
     String,
 )> {
+    pair_ending(test, extra, |client| finish(client, "the client"))
+}
+
+/// [`pair_printing`], the client's process ended by `end_client` (which waits for it).
+fn pair_ending(
+    test: &str,
+    extra: &[&str],
+    end_client: impl FnOnce(std::process::Child) -> std::process::Output,
+) -> Option<(
+    serde_json::Value,
+    serde_json::Value,
+    std::path::PathBuf,
+    String,
+)> {
     let Ends {
         server,
         client,
@@ -127,7 +141,7 @@ fn pair_printing(
         pcap.to_str().unwrap(),
     ];
     cargs.extend_from_slice(extra);
-    let client = finish(spawn(&cargs), "the client");
+    let client = end_client(spawn(&cargs));
     let server = finish(server, "the server");
     assert!(client.status.success(), "client failed: {}", text(&client));
     assert!(server.status.success(), "server failed: {}", text(&server));
@@ -928,5 +942,35 @@ fn bad_flags_exit_2_naming_the_flag() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(want), "{args:?}: stderr names {want}: {err}");
+    }
+}
+
+/// `--run_infinitely` until Ctrl-C: the client prints a row every `-D` (0.3 s), and on the
+/// interrupt drains, reads the server's buffers back and closes as any run does; its JSON
+/// has each interval, and both sides verified every byte (the READ client its own landing
+/// buffers, the WRITE client by its READ-back).
+#[test]
+fn run_infinitely_prints_each_interval_until_interrupted() {
+    for test in ["write-bw", "read-bw"] {
+        let interrupt = |client: std::process::Child| {
+            std::thread::sleep(std::time::Duration::from_millis(1500));
+            // SAFETY: a plain kill(2) of the child this test spawned.
+            assert_eq!(unsafe { libc::kill(client.id() as i32, libc::SIGINT) }, 0);
+            finish(client, "the client")
+        };
+        let extra = ["--run_infinitely", "-D", "0.3", "-q", "2", "-s", "4096"];
+        let Some((c, s, _, out)) = pair_ending(test, &extra, interrupt) else {
+            return;
+        };
+        assert_verified(&c, "client");
+        assert_verified(&s, "server");
+        let intervals = c["intervals"].as_array().expect("intervals");
+        assert!(intervals.len() >= 2, "{test}: {c}");
+        for i in intervals {
+            assert!(i["bw_avg_mb_s"].as_f64().unwrap() > 0.0, "{test}: {i}");
+        }
+        // The rows as they ended, then the whole run's.
+        assert_eq!(table_rows(&out), intervals.len() + 1, "{test}: {out}");
+        assert!(out.contains("--run_infinitely: interrupted after"), "{out}");
     }
 }

@@ -443,6 +443,9 @@ struct Interop {
     margin_s: u32,
     /// perftest's `-q` on both sides: QPs, each running `iters` operations.
     qps: u32,
+    /// `--run_infinitely -D SECONDS` on both sides instead of `-n`, rnic's client
+    /// interrupted (SIGINT) after the second number, seconds.
+    run_infinitely: Option<(u32, u64)>,
 }
 
 impl Interop {
@@ -461,6 +464,16 @@ impl Interop {
             duration_s: None,
             margin_s: 1,
             qps: 1,
+            run_infinitely: None,
+        }
+    }
+
+    /// `--run_infinitely -D INTERVAL_S` on both sides; rnic's client is interrupted after
+    /// `interrupt_after_s`.
+    const fn run_infinitely(self, interval_s: u32, interrupt_after_s: u64) -> Self {
+        Interop {
+            run_infinitely: Some((interval_s, interrupt_after_s)),
+            ..self
         }
     }
 
@@ -494,11 +507,12 @@ impl Interop {
         }
     }
 
-    /// `-D S --margin M`, or `-n ITERS`.
+    /// `--run_infinitely -D INTERVAL`, `-D S --margin M`, or `-n ITERS`.
     fn length_flag(&self) -> String {
-        match self.duration_s {
-            Some(s) => format!("-D {s} --margin {}", self.margin_s),
-            None => format!("-n {}", self.iters),
+        match (self.run_infinitely, self.duration_s) {
+            (Some((interval_s, _)), _) => format!("--run_infinitely -D {interval_s}"),
+            (None, Some(s)) => format!("-D {s} --margin {}", self.margin_s),
+            (None, None) => format!("-n {}", self.iters),
         }
     }
 
@@ -656,18 +670,22 @@ impl Interop {
 
     /// perftest's WRITE, READ and atomic bandwidth servers print the figures the client
     /// sends them at the end: the BW peak there is rnic's, as its JSON has it (in duration
-    /// mode, which measures no peak, the average).
+    /// mode and an endless run, which measure no peak, the average).
     fn check_server_prints_our_figures(&self, server_text: &str, report: &serde_json::Value) {
         let prints_client_report = matches!(
             self.guest_tool,
             "ib_write_bw" | "ib_read_bw" | "ib_atomic_bw"
         );
-        if !prints_client_report {
+        // perftest's newer WRITE servers say only that the client closed an endless run.
+        let closed =
+            self.run_infinitely.is_some() && server_text.contains("Client closed connection");
+        if !prints_client_report || closed {
             return;
         }
-        let (column, key) = match self.duration_s {
-            None => (2, "bw_peak_mb_s"),
-            Some(_) => (3, "bw_avg_mb_s"),
+        // Duration mode and endless runs measure no peak: the average.
+        let (column, key) = match (self.duration_s, self.run_infinitely) {
+            (None, None) => (2, "bw_peak_mb_s"),
+            _ => (3, "bw_avg_mb_s"),
         };
         let ours = report[key].as_f64().expect(key);
         let printed = perftest_row(server_text)[column];
@@ -696,13 +714,19 @@ impl Interop {
         for (flag, path) in outputs {
             args.extend([flag.to_string(), path.display().to_string()]);
         }
-        let ran = guest
+        let client = guest
             .host_command(env!("CARGO_BIN_EXE_rnic"))
             .args(&args)
-            .output()
-            .unwrap()
-            .into();
-        (ran, args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        if let Some((_, after_s)) = self.run_infinitely {
+            thread::sleep(Duration::from_secs(after_s));
+            // SAFETY: a plain kill(2) of the child this test spawned.
+            assert_eq!(unsafe { libc::kill(client.id() as i32, libc::SIGINT) }, 0);
+        }
+        (client.wait_with_output().unwrap().into(), args)
     }
 
     /// rnic live as the server, the guest's tool as the client.
@@ -1360,6 +1384,31 @@ mod all_sizes_rc {
     #[test]
     fn ib_write_lat_rnic_server() {
         run("ib_write_lat", "write-lat").rnic_server()
+    }
+}
+
+/// `--run_infinitely -D 1` on both sides, perftest's WRITE and READ servers in the guest:
+/// rnic's client prints a row a second until interrupted after 4 s, then closes as any run
+/// does, and perftest's server says the client closed the connection.
+mod run_infinitely {
+    use super::*;
+
+    fn check(tool: &'static str, live: &'static str) {
+        let run = Interop::new(tool, live, 4096).run_infinitely(1, 4);
+        if let Some(report) = run.rnic_client_report() {
+            let intervals = report["intervals"].as_array().map_or(0, Vec::len);
+            assert!((2..=5).contains(&intervals), "{report}");
+        }
+    }
+
+    #[test]
+    fn ib_write_bw_rnic_client() {
+        check("ib_write_bw", "write-bw")
+    }
+
+    #[test]
+    fn ib_read_bw_rnic_client() {
+        check("ib_read_bw", "read-bw")
     }
 }
 

@@ -22,6 +22,7 @@ use rnic_model::host::bw_peak::{BwPeak, PeakSpan};
 use rnic_transport::{Completion, RemoteAddr, SendWr, ServiceType, Sge, WcStatus};
 
 use super::endpoint::Endpoint;
+use super::forever::keep_in_flight_forever;
 use super::oob::{BwReport, Verdict, CYCLE_BUFFER_BYTES};
 use super::report::{LiveResult, Verification};
 use super::session::{linger, Layout, RunClock, Session, IDLE_TURN, STALL};
@@ -153,6 +154,7 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     // What the last size's operations moved: a READ test's `-a` may stop below `o.size`.
     let last_size = sizes.last().copied().unwrap_or(o.size);
     let mut atomics_per_qp = None;
+    let mut intervals = Vec::new();
     let (measured, verification) = match verb {
         Verb::Atomic => {
             let done = super::atomic_bw::fetch_adds(&mut s, o, |qp| buffers.source(qp))?;
@@ -168,15 +170,20 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
                     len: size as u32,
                     lkey,
                 };
-                measured = keep_in_flight(
-                    &mut s,
-                    o,
-                    |qp, i| match verb {
-                        Verb::Read => SendWr::read(i, sge(qp), remotes[qp]),
-                        _ => SendWr::write(i, sge(qp), remotes[qp]),
-                    },
-                    |_, _, _| Ok(()),
-                )?;
+                let wr_for = |qp: usize, i| match verb {
+                    Verb::Read => SendWr::read(i, sge(qp), remotes[qp]),
+                    _ => SendWr::write(i, sge(qp), remotes[qp]),
+                };
+                if let Some(interval_s) = o.run_infinitely_s {
+                    let test = verb.test_name();
+                    let run =
+                        keep_in_flight_forever(&mut s, o, test, interval_s, wr_for, |_, _, _| {
+                            Ok(())
+                        })?;
+                    (measured, intervals) = (run.whole, run.intervals);
+                    continue;
+                }
+                measured = keep_in_flight(&mut s, o, wr_for, |_, _, _| Ok(()))?;
                 if o.all_sizes {
                     per_size.push(size_row(verb.test_name(), size, &measured).row);
                 }
@@ -199,6 +206,15 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     };
     let mut r = size_row(verb.test_name(), last_size, &measured);
     r.per_size = per_size;
+    if let Some(interval_s) = o.run_infinitely_s {
+        r.notes.push(format!(
+            "--run_infinitely: interrupted after {} intervals of {interval_s} s, each \
+             printed as it ended; the row above is the whole run ({:.2} s)",
+            intervals.len(),
+            measured.elapsed_s
+        ));
+    }
+    r.intervals = intervals;
     r.notes.extend(note);
     let mine = BwReport {
         size: last_size,
@@ -274,24 +290,24 @@ fn ps_since(start: Instant) -> u64 {
 }
 
 /// What a bandwidth loop has posted and completed on each QP (perftest's `scnt` and `ccnt`).
-struct QpCounts {
-    posted: Vec<u64>,
-    completed: Vec<u64>,
+pub(super) struct QpCounts {
+    pub(super) posted: Vec<u64>,
+    pub(super) completed: Vec<u64>,
 }
 
 impl QpCounts {
-    fn new(qps: usize) -> QpCounts {
+    pub(super) fn new(qps: usize) -> QpCounts {
         QpCounts {
             posted: vec![0; qps],
             completed: vec![0; qps],
         }
     }
 
-    fn total_posted(&self) -> u64 {
+    pub(super) fn total_posted(&self) -> u64 {
         self.posted.iter().sum()
     }
 
-    fn total_completed(&self) -> u64 {
+    pub(super) fn total_completed(&self) -> u64 {
         self.completed.iter().sum()
     }
 }
@@ -299,7 +315,7 @@ impl QpCounts {
 /// Posts on each QP in turn until it has `o.tx_depth` work requests in flight or has posted
 /// `per_qp_limit`, as perftest's `run_iter_bw` goes round its QPs; `wr_for(qp, i)` is QP
 /// `qp`'s `i`-th, and `before_post` runs before each post (the peak's stamp).
-fn post_round(
+pub(super) fn post_round(
     s: &mut Session,
     o: &LiveOptions,
     counts: &mut QpCounts,
@@ -374,7 +390,7 @@ pub fn keep_in_flight(
 /// completes when its last packet is on the wire: nothing comes back to wait for, and a
 /// blocking wait (a whole kernel tick, often 10 ms, however short it is asked to be) would
 /// idle the sender between bursts.
-fn turn_wait(o: &LiveOptions) -> std::time::Duration {
+pub(super) fn turn_wait(o: &LiveOptions) -> std::time::Duration {
     if o.service == ServiceType::Rc {
         IDLE_TURN
     } else {
@@ -384,7 +400,7 @@ fn turn_wait(o: &LiveOptions) -> std::time::Duration {
 
 /// Takes the next completion, if there is one, and has `check` see it; a failed work
 /// request ends the run. Returns the index of the QP it completed on, if one was taken.
-fn take_completion(
+pub(super) fn take_completion(
     s: &mut Session,
     check: &mut impl FnMut(&mut Endpoint, usize, &Completion) -> anyhow::Result<()>,
 ) -> anyhow::Result<Option<usize>> {
@@ -411,23 +427,56 @@ fn keep_in_flight_for(
     mut wr_for: impl FnMut(usize, u64) -> SendWr,
     mut check: impl FnMut(&mut Endpoint, usize, &Completion) -> anyhow::Result<()>,
 ) -> anyhow::Result<BwMeasured> {
-    let mut counts = QpCounts::new(s.mine.len());
     let clock = RunClock::start(d);
-    let (mut window_ops, mut last_progress) = (0u64, Instant::now());
+    let mut window_ops = 0u64;
+    let counts = in_flight_while(
+        s,
+        o,
+        (&mut wr_for, &mut check),
+        || !clock.ended(),
+        || window_ops += u64::from(clock.sampling()),
+        |_| Ok(()),
+    )?;
+    Ok(BwMeasured {
+        ops: window_ops,
+        elapsed_s: d.window_s(),
+        peak: None,
+        completed: counts.total_completed(),
+    })
+}
+
+/// Keeps `o.tx_depth` work requests in flight on each QP while `sending()` holds, then
+/// waits for those still in flight; `on_completion()` runs on each completion and
+/// `after_turn(sending)` after each turn of the engine. Returns what each QP posted and
+/// completed.
+pub(super) fn in_flight_while(
+    s: &mut Session,
+    o: &LiveOptions,
+    (wr_for, check): (
+        &mut impl FnMut(usize, u64) -> SendWr,
+        &mut impl FnMut(&mut Endpoint, usize, &Completion) -> anyhow::Result<()>,
+    ),
+    mut sending: impl FnMut() -> bool,
+    mut on_completion: impl FnMut(),
+    mut after_turn: impl FnMut(bool) -> anyhow::Result<()>,
+) -> anyhow::Result<QpCounts> {
+    let mut counts = QpCounts::new(s.mine.len());
+    let mut last_progress = Instant::now();
     loop {
-        let sending = !clock.ended();
+        let sending = sending();
         if !sending && counts.posted == counts.completed {
-            break;
+            return Ok(counts);
         }
         if sending {
-            post_round(s, o, &mut counts, u64::MAX, &mut wr_for, &mut || {})?;
+            post_round(s, o, &mut counts, u64::MAX, wr_for, &mut || {})?;
         }
         s.ep.turn(turn_wait(o))?;
-        while let Some(qp) = take_completion(s, &mut check)? {
+        while let Some(qp) = take_completion(s, check)? {
             counts.completed[qp] += 1;
             last_progress = Instant::now();
-            window_ops += u64::from(clock.sampling());
+            on_completion();
         }
+        after_turn(sending)?;
         if last_progress.elapsed() > STALL {
             bail!(
                 "no work request completed for {} s ({} of {} posted done)",
@@ -437,12 +486,6 @@ fn keep_in_flight_for(
             );
         }
     }
-    Ok(BwMeasured {
-        ops: window_ops,
-        elapsed_s: d.window_s(),
-        peak: None,
-        completed: counts.total_completed(),
-    })
 }
 
 /// Whether the server's check of its buffer is the run's verification, told to the client at

@@ -8,6 +8,7 @@ mod bw;
 mod cm;
 mod cm_perftest;
 mod endpoint;
+mod forever;
 #[cfg(test)]
 mod fuzz;
 pub mod net;
@@ -119,6 +120,12 @@ pub struct LiveCmd {
     /// tests; a latency test's table has no bandwidth)
     #[arg(long = "report_gbits", alias = "report-gbits")]
     pub report_gbits: bool,
+    /// Run until interrupted (Ctrl-C, or SIGTERM), printing the bandwidth of every -D
+    /// seconds (default 5) as it ends, as perftest's --run_infinitely; write-bw and read-bw.
+    /// The client then verifies and closes as any run does; a server takes the flag and
+    /// waits for the client's close
+    #[arg(long = "run_infinitely", alias = "run-infinitely")]
+    pub run_infinitely: bool,
 }
 
 /// The tests perftest has, and whether rnic live runs them yet.
@@ -203,6 +210,9 @@ pub struct LiveOptions {
     pub all_sizes: bool,
     /// `-D` and `--margin`: a run of fixed length instead of `iters` operations.
     pub duration: Option<DurationMode>,
+    /// `--run_infinitely`: the seconds of each interval of an endless run (`-D`, default
+    /// 5), `duration` then being `None`.
+    pub run_infinitely_s: Option<f64>,
 }
 
 /// perftest's duration mode: the run's length and the margin at each end that is not
@@ -449,7 +459,12 @@ impl LiveCmd {
             rdma_cm: self.rdma_cm_for(test, service)?,
             report_gbits: self.report_gbits,
             all_sizes: self.all,
-            duration: self.duration_for(test)?,
+            duration: if self.run_infinitely {
+                None
+            } else {
+                self.duration_for(test)?
+            },
+            run_infinitely_s: self.run_infinitely_for(test)?,
         };
         options.check_read_fits(self.mtu)?;
         Ok(options)
@@ -490,6 +505,33 @@ impl LiveCmd {
             )));
         }
         Ok(qps)
+    }
+
+    /// `--run_infinitely`: perftest's bandwidth tests that rnic runs it for, write-bw and
+    /// read-bw (perftest has it for bandwidth tests only, and not for a SEND server's
+    /// receives in turn), with `-D` as the interval (default 5 s, perftest's), not with
+    /// `--margin`, `-n` or `-a`, which an endless run has no use for.
+    fn run_infinitely_for(&self, test: LiveTest) -> Result<Option<f64>, UsageError> {
+        if !self.run_infinitely {
+            return Ok(None);
+        }
+        let refuse = |why: String| Err(UsageError(format!("--run_infinitely: {why}")));
+        if !matches!(test, LiveTest::WriteBw | LiveTest::ReadBw) {
+            return refuse(format!(
+                "rnic live runs it for write-bw and read-bw, not {}",
+                test.name()
+            ));
+        }
+        if self.all || self.iters.is_some() || self.margin.is_some() {
+            return refuse("an endless run takes no -a/--all, -n/--iters or --margin".into());
+        }
+        let interval_s = self.duration.unwrap_or(5.0);
+        if !(interval_s.is_finite() && interval_s > 0.0 && interval_s <= 86_400.0) {
+            return refuse(format!(
+                "-D/--duration {interval_s}: the interval must be above 0 and at most a day"
+            ));
+        }
+        Ok(Some(interval_s))
     }
 
     /// `-D` and `--margin`: every perftest test (ibv_rc_pingpong has no such mode), not with
@@ -656,6 +698,31 @@ mod tests {
     fn options(args: &str) -> Result<LiveOptions, UsageError> {
         let words = std::iter::once("rnic").chain(args.split_whitespace());
         Cli::try_parse_from(words).unwrap().live.options()
+    }
+
+    #[test]
+    fn run_infinitely_is_write_and_read_bws_with_d_as_its_interval() {
+        let o = options("write-bw 10.0.0.1 --run_infinitely").unwrap();
+        assert_eq!((o.run_infinitely_s, o.duration), (Some(5.0), None));
+        let o = options("read-bw --server --run_infinitely -D 0.5 -q 2").unwrap();
+        assert_eq!((o.run_infinitely_s, o.duration), (Some(0.5), None));
+        assert_eq!(options("write-bw 10.0.0.1").unwrap().run_infinitely_s, None);
+        for (args, words) in [
+            ("send-bw --server --run_infinitely", "not send-bw"),
+            ("write-lat --server --run_infinitely", "not write-lat"),
+            ("atomic-bw --server --run_infinitely", "not atomic-bw"),
+            ("write-bw --server --run_infinitely -a", "-a/--all"),
+            ("write-bw --server --run_infinitely -n 10", "-n/--iters"),
+            ("write-bw --server --run_infinitely --margin 1", "--margin"),
+            ("write-bw --server --run_infinitely -D 0", "above 0"),
+            ("write-bw --server --run_infinitely -D -1", "above 0"),
+        ] {
+            let e = options(args).unwrap_err().0;
+            assert!(
+                e.starts_with("--run_infinitely") && e.contains(words),
+                "{args}: {e}"
+            );
+        }
     }
 
     #[test]

@@ -120,6 +120,8 @@ pub struct LiveResult {
     pub duration_t_avg_us: Option<f64>,
     /// Lines printed after the table (why `-a` stopped early).
     pub notes: Vec<String>,
+    /// `--run_infinitely`: each interval's figures, in turn (printed as they ended).
+    pub intervals: Vec<SizeResult>,
     /// Why the run did not complete all it was asked, though it has figures to report
     /// (status `incomplete` unless a byte was wrong; exit status 3).
     pub incomplete: Option<String>,
@@ -190,6 +192,7 @@ impl LiveResult {
             per_size: Vec::new(),
             duration_t_avg_us: None,
             notes: Vec::new(),
+            intervals: Vec::new(),
             incomplete: None,
             measured: true,
         }
@@ -324,6 +327,9 @@ impl LiveResult {
         }
         if !self.per_size.is_empty() {
             j["per_size"] = self.per_size.iter().map(size_json).collect();
+        }
+        if !self.intervals.is_empty() {
+            j["intervals"] = self.intervals.iter().map(size_json).collect();
         }
         if !self.notes.is_empty() {
             j["notes"] = json!(self.notes);
