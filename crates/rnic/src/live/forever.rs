@@ -4,7 +4,8 @@
 //! prints them (no BW peak: perftest measures none in this mode either). Unlike perftest,
 //! which dies on the signal, the client then drains what is in flight and ends as any run
 //! does: the READ-back that verifies the bytes against an rnic server, the closing
-//! handshake, the table of the whole run and `--json` (its `intervals` each interval's row).
+//! handshake, the table of the whole run and `--json` (its `intervals` each interval's row);
+//! a second signal during that ends the process.
 
 use std::cell::Cell;
 use std::io::Write;
@@ -28,13 +29,17 @@ extern "C" fn on_interrupt(_signal: libc::c_int) {
     INTERRUPTED.store(true, Ordering::Relaxed);
 }
 
-/// Makes SIGINT and SIGTERM end the run instead of the process.
-fn catch_interrupts() -> anyhow::Result<()> {
+/// Makes SIGINT and SIGTERM end the run instead of the process (`catching`), or the
+/// process again, as by default: a second Ctrl-C during the close still ends it.
+fn catch_interrupts(catching: bool) -> anyhow::Result<()> {
+    let handler = match catching {
+        true => on_interrupt as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        false => libc::SIG_DFL,
+    };
     for signal in [libc::SIGINT, libc::SIGTERM] {
-        let handler = on_interrupt as extern "C" fn(libc::c_int) as libc::sighandler_t;
         // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
         if unsafe { libc::signal(signal, handler) } == libc::SIG_ERR {
-            bail!("--run_infinitely: cannot catch signal {signal} to end the run");
+            bail!("--run_infinitely: cannot set the handling of signal {signal}");
         }
     }
     Ok(())
@@ -56,7 +61,7 @@ pub fn keep_in_flight_forever(
     mut wr_for: impl FnMut(usize, u64) -> SendWr,
     mut check: impl FnMut(&mut Endpoint, usize, &Completion) -> anyhow::Result<()>,
 ) -> anyhow::Result<Forever> {
-    catch_interrupts()?;
+    catch_interrupts(true)?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "{RESULT_LINE}\n{}", bw_header(o.report_gbits))?;
     out.flush()?;
@@ -90,6 +95,7 @@ pub fn keep_in_flight_forever(
             Ok(())
         },
     )?;
+    catch_interrupts(false)?;
     let completed = counts.total_completed();
     Ok(Forever {
         whole: BwMeasured {
