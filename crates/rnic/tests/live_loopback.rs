@@ -537,6 +537,32 @@ fn several_qps_connected_by_rdma_cm_verify_every_qps_bytes() {
     }
 }
 
+/// Over UD, `-R` resolves each test QP by a SIDR_REQ and SIDR_REP of its own, after the
+/// control QP's REQ/REP/RTU; every QP's messages arrive and verify.
+#[test]
+fn several_ud_qps_resolved_by_sidr_verify_every_qps_bytes() {
+    let args = ["-R", "-c", "UD", "-q", "3", "-n", "100", "-s", "1024"];
+    let Some((c, s, pcap)) = pair("send-bw", &args) else {
+        return;
+    };
+    assert_verified(&c, "client");
+    assert_verified(&s, "server");
+    for j in [&c, &s] {
+        assert_eq!(j["live"]["qps"], 3, "{j}");
+        assert_eq!(j["unreliable"]["messages_received"], 300, "{j}");
+    }
+    let attrs = cm_attributes(&pcap);
+    let resolve: Vec<u16> = [0x10, 0x13, 0x14]
+        .into_iter()
+        .chain([0x17, 0x18].repeat(3))
+        .collect();
+    assert_eq!(
+        attrs[..9],
+        resolve[..],
+        "the control QP, then three SIDRs: {attrs:?}"
+    );
+}
+
 #[test]
 fn a_message_larger_than_a_read_is_read_back_in_pieces() {
     // 1 MiB at MTU 1024 is 1024 packets; one READ may span only the 256-packet window.

@@ -1085,6 +1085,22 @@ mod rdma_cm {
         fn ib_send_bw_rnic_server() {
             assert_two_qps(RUN.rnic_server_report())
         }
+
+        /// Over UD: each QP resolved by its own SIDR_REQ and SIDR_REP.
+        const UD: Interop = Interop::new("ib_send_bw", "send-bw", 1024)
+            .ud()
+            .rdma_cm()
+            .qps(2);
+
+        #[test]
+        fn ib_send_bw_ud_rnic_client() {
+            assert_two_qps(UD.rnic_client_report())
+        }
+
+        #[test]
+        fn ib_send_bw_ud_rnic_server() {
+            assert_two_qps(UD.rnic_server_report())
+        }
     }
 
     client_and_server! {

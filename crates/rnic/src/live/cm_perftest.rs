@@ -297,10 +297,12 @@ pub fn open_session(
     let by_index = keys_of_every_qp(&mut oob, &mine, &mut || pump(&mut ep))?;
     let peers = if test_tuning.service == ServiceType::Ud {
         // A SIDR_REQ names no client QPN (rnic's own client adds it after RDMA CM's
-        // header): 0 is perftest's; a datagram has no PSN to agree on. (One UD QP: `-q`
-        // with `-R` is RC's.)
-        if by_cm[0].qpn != 0 {
-            check_cm_matches_keys(&by_index[0], &by_cm[0])?;
+        // header): 0 is perftest's; a datagram has no PSN to agree on. Each QP sends to
+        // the peer's QP of its own index, as without RDMA CM; a QPN that SIDR named must
+        // be one of the exchange's (a perftest client's SIDR_REQs may come in any order).
+        for cm in by_cm.iter().filter(|cm| cm.qpn != 0) {
+            let keys = by_index.iter().find(|k| k.qpn == cm.qpn);
+            check_cm_matches_keys(keys.unwrap_or(&by_index[0]), cm)?;
         }
         by_index
     } else {

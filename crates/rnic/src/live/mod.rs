@@ -67,7 +67,7 @@ pub struct LiveCmd {
     pub iters: Option<u64>,
     /// QPs, as perftest's `-q`: each QP runs `-n` operations to its own part of the peer's
     /// buffer, or SENDs to its own receives (the bandwidth tests; with -R each QP is connected
-    /// by RDMA CM in turn, RC only)
+    /// by RDMA CM in turn, a UD QP resolved by its own SIDR)
     #[arg(short = 'q', long = "qp", default_value_t = 1)]
     pub qps: u32,
     /// Connection type, as perftest's `-c`: RC; UC for write-bw, write-lat, send-bw and
@@ -473,8 +473,8 @@ impl LiveCmd {
     /// `-q`: the bandwidth tests, write-bw, read-bw, atomic-bw (whose servers only answer,
     /// so the QPs differ only in their buffers) and send-bw (whose server keeps receives
     /// posted on every QP), up to [`MAX_QPS`] (they share the sockets' window of
-    /// [`WINDOW_PSNS`] packets), with `-R` over RC only (each test QP connected by RDMA CM in
-    /// turn; rnic resolves one UD QP by SIDR), and all
+    /// [`WINDOW_PSNS`] packets), with `-R` too (each test QP connected by RDMA CM in turn,
+    /// or over UD resolved by its own SIDR), and all
     /// the QPs' buffers of `size` bytes together in [`MAX_SIZE`].
     fn qps_for(&self, test: LiveTest, size: u64) -> Result<u32, UsageError> {
         let qps = self.qps;
@@ -491,11 +491,6 @@ impl LiveCmd {
             return Err(UsageError(format!(
                 "-q/--qp {qps}: perftest's latency tests run one QP, not {}",
                 test.name()
-            )));
-        }
-        if self.rdma_cm && self.connection.eq_ignore_ascii_case("UD") {
-            return Err(UsageError(format!(
-                "-q/--qp {qps}: rnic live resolves one UD QP by SIDR (-R/--rdma_cm -c UD)"
             )));
         }
         if u64::from(qps) * size > MAX_SIZE {
@@ -829,6 +824,7 @@ mod tests {
         assert_eq!(options("send-lat --server").unwrap().qps, 1);
         assert_eq!(options("write-bw --server -q 2 -R").unwrap().qps, 2);
         assert_eq!(options("send-bw 10.0.0.1 -q 4 -R").unwrap().qps, 4);
+        assert_eq!(options("send-bw --server -q 2 -R -c UD").unwrap().qps, 2);
         for (args, words) in [
             ("write-bw --server -q 0", "must be 1..=16"),
             ("read-bw --server -q 17", "must be 1..=16"),
@@ -836,7 +832,6 @@ mod tests {
             ("read-lat --server -q 2", "latency tests run one QP"),
             ("rc-pingpong --server -q 2", "latency tests run one QP"),
             ("send-lat --server -q 2", "latency tests run one QP"),
-            ("send-bw --server -q 2 -R -c UD", "-R/--rdma_cm -c UD"),
             ("write-bw --server -q 2 -s 1073741824", "must fit"),
         ] {
             let e = options(args).unwrap_err().0;
