@@ -903,8 +903,8 @@ fn bad_flags_exit_2_naming_the_flag() {
             "-q/--qp 17: must be 1..=16",
         ),
         (
-            &["live", "send-bw", "--server", "-q", "2", "-R", "-c", "UD"][..],
-            "-q/--qp 2: rnic live resolves one UD QP by SIDR",
+            &["live", "write-bw", "--server", "-b"][..],
+            "-b/--bidirectional is not supported",
         ),
         (&["live", "write-bw", "--server", "-n", "1"][..], "--iters"),
         (&["live", "write-bw", "--server", "-p", "0"][..], "--port"),

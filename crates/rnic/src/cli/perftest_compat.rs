@@ -36,7 +36,7 @@ pub struct CompatFlag {
 }
 
 /// A table entry.
-const fn flag(
+pub const fn flag(
     long: &'static str,
     short: Option<char>,
     value: bool,
@@ -243,14 +243,51 @@ pub const COMPAT_FLAGS: &[CompatFlag] = &[
 
 /// The perftest flags given on a command line that `rnic perf` does not implement.
 #[derive(Debug, Clone, Default)]
-pub struct PerftestCompat {
+pub struct Compat<T: CompatTable> {
     /// The flags given, in the table's order, with their value.
     pub given: Vec<(&'static CompatFlag, Option<String>)>,
-    /// `-c/--connection`: the transport named.
+    /// `-c/--connection`: the transport named (a table that takes it).
     pub connection: Option<String>,
+    table: std::marker::PhantomData<T>,
 }
 
-impl PerftestCompat {
+/// A command's table of perftest flags it does not implement as perftest does.
+pub trait CompatTable {
+    /// The flags and what the command does with each.
+    const FLAGS: &'static [CompatFlag];
+    /// Whether the table also takes perftest's `-c/--connection` (a command with its own
+    /// `-c` does not).
+    const TAKES_CONNECTION: bool;
+    /// Where a refusal points the user.
+    const LISTED_IN: &'static str;
+}
+
+/// `rnic perf`'s table, [`COMPAT_FLAGS`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PerfFlags;
+
+impl CompatTable for PerfFlags {
+    const FLAGS: &'static [CompatFlag] = COMPAT_FLAGS;
+    const TAKES_CONNECTION: bool = true;
+    const LISTED_IN: &'static str = "the README's perftest section lists what rnic accepts";
+}
+
+/// `rnic perf`'s perftest flags.
+pub type PerftestCompat = Compat<PerfFlags>;
+
+impl<T: CompatTable> Compat<T> {
+    /// The flags `given` (and `-c`), as clap would have parsed them.
+    pub fn new(
+        given: Vec<(&'static CompatFlag, Option<String>)>,
+        connection: Option<String>,
+    ) -> Compat<T> {
+        Compat {
+            given,
+            connection,
+            table: std::marker::PhantomData,
+        }
+    }
+
     /// Checks the flags: a refused flag or transport is an error naming it; returns the
     /// notes of the ignored ones (one line each) otherwise.
     pub fn check(&self) -> Result<Vec<String>, crate::UsageError> {
@@ -273,8 +310,8 @@ impl PerftestCompat {
                 Treatment::Ignored(why) => notes.push(format!("rnic: ignoring {shown}: {why}")),
                 Treatment::Refused(why) => {
                     return Err(crate::UsageError(format!(
-                        "{shown} is not supported: {why}; run without it (the README's \
-                         perftest section lists what rnic accepts)"
+                        "{shown} is not supported: {why}; run without it ({})",
+                        T::LISTED_IN
                     )))
                 }
             }
@@ -291,19 +328,21 @@ fn flag_name(f: &CompatFlag) -> String {
     }
 }
 
-impl Args for PerftestCompat {
-    fn augment_args(cmd: Command) -> Command {
-        let mut cmd = cmd.arg(
-            Arg::new("connection")
-                .short('c')
-                .long("connection")
-                .value_name("TYPE")
-                .help(
-                    "Connection type (perftest's -c): RC, UC (send and write tests) or UD \
-                     (send tests, messages of at most one MTU) (sets qp.transport) [default: RC]",
-                ),
-        );
-        for f in COMPAT_FLAGS {
+impl<T: CompatTable> Args for Compat<T> {
+    fn augment_args(mut cmd: Command) -> Command {
+        if T::TAKES_CONNECTION {
+            cmd = cmd.arg(
+                Arg::new("connection")
+                    .short('c')
+                    .long("connection")
+                    .value_name("TYPE")
+                    .help(
+                        "Connection type (perftest's -c): RC, UC (send and write tests) or UD \
+                         (send tests, messages of at most one MTU) (sets qp.transport) [default: RC]",
+                    ),
+            );
+        }
+        for f in T::FLAGS {
             let mut a = Arg::new(f.long).long(f.long).hide(true);
             if let Some(s) = f.short {
                 a = a.short(s);
@@ -323,10 +362,10 @@ impl Args for PerftestCompat {
     }
 }
 
-impl FromArgMatches for PerftestCompat {
+impl<T: CompatTable> FromArgMatches for Compat<T> {
     fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
         let mut given = Vec::new();
-        for f in COMPAT_FLAGS {
+        for f in T::FLAGS {
             if f.value {
                 if let Some(v) = m.get_one::<String>(f.long) {
                     given.push((f, Some(v.clone())));
@@ -335,10 +374,11 @@ impl FromArgMatches for PerftestCompat {
                 given.push((f, None));
             }
         }
-        Ok(PerftestCompat {
-            given,
-            connection: m.get_one::<String>("connection").cloned(),
-        })
+        let connection = match T::TAKES_CONNECTION {
+            true => m.get_one::<String>("connection").cloned(),
+            false => None,
+        };
+        Ok(Compat::new(given, connection))
     }
 
     fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {

@@ -13,6 +13,7 @@ mod forever;
 mod fuzz;
 pub mod net;
 pub mod oob;
+pub mod perftest_flags;
 mod rc_pingpong;
 mod read_lat;
 mod recv_ring;
@@ -106,9 +107,14 @@ pub struct LiveCmd {
         allow_negative_numbers = true
     )]
     pub duration: Option<f64>,
-    /// With -D: seconds left out at each end of the run, as perftest's --margin [default:
-    /// a quarter of -D in whole seconds, as perftest computes it]
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    /// With -D: seconds left out at each end of the run, as perftest's -f/--margin
+    /// [default: a quarter of -D in whole seconds, as perftest computes it]
+    #[arg(
+        short = 'f',
+        long,
+        value_name = "SECONDS",
+        allow_negative_numbers = true
+    )]
     pub margin: Option<f64>,
     /// Run every size from 2 B to 8 MiB (2^1 to 2^23, -n iterations each), as perftest's -a;
     /// write-bw, read-bw, send-bw (UD: up to the path MTU), write-lat, read-lat and send-lat
@@ -126,6 +132,9 @@ pub struct LiveCmd {
     /// waits for the client's close
     #[arg(long = "run_infinitely", alias = "run-infinitely")]
     pub run_infinitely: bool,
+    /// perftest's other flags: ignored with a note, or refused naming the flag.
+    #[command(flatten)]
+    pub perftest: crate::cli::perftest_compat::Compat<perftest_flags::LiveFlags>,
 }
 
 /// The tests perftest has, and whether rnic live runs them yet.
@@ -213,6 +222,8 @@ pub struct LiveOptions {
     /// `--run_infinitely`: the seconds of each interval of an endless run (`-D`, default
     /// 5), `duration` then being `None`.
     pub run_infinitely_s: Option<f64>,
+    /// One line for each perftest flag given that `rnic live` ignores, saying why.
+    pub ignored_flags: Vec<String>,
 }
 
 /// perftest's duration mode: the run's length and the margin at each end that is not
@@ -465,6 +476,7 @@ impl LiveCmd {
                 self.duration_for(test)?
             },
             run_infinitely_s: self.run_infinitely_for(test)?,
+            ignored_flags: self.perftest.check()?,
         };
         options.check_read_fits(self.mtu)?;
         Ok(options)
@@ -650,6 +662,9 @@ fn connection(name: &str, test: LiveTest) -> Result<ServiceType, UsageError> {
 /// printing.
 pub fn run(cmd: &LiveCmd, out: &mut dyn Write) -> anyhow::Result<()> {
     let o = cmd.options()?;
+    for note in &o.ignored_flags {
+        eprintln!("{note}");
+    }
     let r = match o.test {
         LiveTest::WriteBw => bw::run(&o, bw::Verb::Write)?,
         LiveTest::WriteLat => write_lat::run(&o)?,
@@ -693,6 +708,29 @@ mod tests {
     fn options(args: &str) -> Result<LiveOptions, UsageError> {
         let words = std::iter::once("rnic").chain(args.split_whitespace());
         Cli::try_parse_from(words).unwrap().live.options()
+    }
+
+    #[test]
+    fn perftests_hardware_flags_are_noted_and_what_live_does_not_run_refused() {
+        let o = options("write-bw 10.0.0.1 -d mlx5_0 -x 3 -F -i 1 -f 1 -D 3").unwrap();
+        assert_eq!(o.ignored_flags.len(), 4, "{:?}", o.ignored_flags);
+        assert!(o.ignored_flags[0].starts_with("rnic: ignoring -d/--ib-dev mlx5_0: "));
+        assert_eq!(o.duration.map(|d| d.margin_s), Some(1.0), "-f is --margin");
+        for (args, flag) in [
+            ("write-bw --server -b", "-b/--bidirectional"),
+            ("send-bw --server --use-srq", "--use-srq"),
+            (
+                "atomic-bw --server -A CMP_AND_SWAP",
+                "-A/--atomic_type CMP_AND_SWAP",
+            ),
+            ("write-bw 10.0.0.1 --out_json", "--out_json"),
+        ] {
+            let e = options(args).unwrap_err().0;
+            assert!(
+                e.starts_with(&format!("{flag} is not supported")),
+                "{args}: {e}"
+            );
+        }
     }
 
     #[test]

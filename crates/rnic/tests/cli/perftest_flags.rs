@@ -5,7 +5,8 @@
 
 use clap::CommandFactory;
 use rnic::cli::args::Cli;
-use rnic::cli::perftest_compat::COMPAT_FLAGS;
+use rnic::cli::perftest_compat::{CompatFlag, COMPAT_FLAGS};
+use rnic::live::perftest_flags::LIVE_FLAGS;
 
 /// (short, long) of every flag a help text lists.
 fn flags(help: &str) -> Vec<(Option<char>, String)> {
@@ -33,14 +34,40 @@ fn flags(help: &str) -> Vec<(Option<char>, String)> {
 
 #[test]
 fn every_perftest_flag_is_implemented_or_listed() {
+    every_flag_is_own_or_listed("perf", COMPAT_FLAGS);
+}
+
+/// The same for `rnic live`: its own flags and `live/perftest_flags.rs`'s table.
+#[test]
+fn every_perftest_flag_is_live_s_own_or_listed() {
+    every_flag_is_own_or_listed("live", LIVE_FLAGS);
+}
+
+/// Every flag of the help texts is `command`'s own or in `listed`, each listed flag is
+/// one of perftest's (so a table holds no name perftest lacks), and a listed flag is none
+/// of `command`'s own.
+fn every_flag_is_own_or_listed(command: &str, listed: &[CompatFlag]) {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/perftest");
     let cmd = Cli::command();
-    let perf = cmd.find_subcommand("perf").expect("rnic perf");
-    let own = |short: Option<char>, long: &str| {
-        perf.get_arguments()
-            .any(|a| a.get_long() == Some(long) && (short.is_none() || a.get_short() == short))
-            || (long == "help" || long == "version")
+    let perf = cmd.find_subcommand(command).expect("the subcommand");
+    let visible_own = |short: Option<char>, long: &str| {
+        perf.get_arguments().any(|a| {
+            !a.is_hide_set()
+                && a.get_long() == Some(long)
+                && (short.is_none() || a.get_short() == short)
+        })
     };
+    let own = |short: Option<char>, long: &str| {
+        visible_own(short, long) || (long == "help" || long == "version")
+    };
+    for f in listed {
+        assert!(
+            !visible_own(None, f.long),
+            "--{} is {command}'s own and listed",
+            f.long
+        );
+    }
+    let mut perftests = Vec::new();
     let mut files = 0;
     let mut seen = 0;
     for e in std::fs::read_dir(dir).unwrap() {
@@ -49,18 +76,24 @@ fn every_perftest_flag_is_implemented_or_listed() {
         files += 1;
         for (short, long) in flags(&help) {
             seen += 1;
-            let listed = COMPAT_FLAGS
-                .iter()
-                .any(|f| f.long == long && f.short == short);
+            let is_listed = listed.iter().any(|f| f.long == long && f.short == short);
             assert!(
-                own(short, &long) || listed,
-                "{}: {short:?} --{long} is neither rnic's nor in COMPAT_FLAGS",
+                own(short, &long) || is_listed,
+                "{}: {short:?} --{long} is neither rnic {command}'s nor in its table",
                 path.display()
             );
+            perftests.push(long);
         }
     }
     assert_eq!(files, 8, "the eight ib_* tools");
     assert!(seen > 400, "{seen} flag lines read");
+    for f in listed {
+        assert!(
+            perftests.contains(&f.long.to_string()),
+            "--{} is no perftest flag",
+            f.long
+        );
+    }
 }
 
 /// A perftest command line pastes unchanged: hardware flags get a note, the run goes on.
@@ -88,6 +121,19 @@ fn a_pasted_perftest_line_runs_with_notes() {
     assert!(err.contains("rnic: ignoring -d/--ib-dev mlx5_0"), "{err}");
     assert!(err.contains("rnic: ignoring -F/--CPU-freq"), "{err}");
     let (code, _, err) = rnic(&["perf", "write-bw", "--use-srq"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--use-srq is not supported"), "{err}");
+}
+
+/// A perftest command line pasted into `rnic live` with a flag it does not run: refused
+/// naming it (exit 2, before any connection is tried; the notes of ignored flags are
+/// checked in `live`'s unit tests).
+#[test]
+fn a_pasted_perftest_line_into_rnic_live_gets_notes_or_a_refusal() {
+    let (code, _, err) = rnic(&["live", "write-bw", "10.0.0.1", "-d", "mlx5_0", "-F", "-b"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("-b/--bidirectional is not supported"), "{err}");
+    let (code, _, err) = rnic(&["live", "read-bw", "--server", "-x", "3", "--use-srq"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--use-srq is not supported"), "{err}");
 }
