@@ -291,19 +291,19 @@ fn ps_since(start: Instant) -> u64 {
 
 /// What a bandwidth loop has posted and completed on each QP (perftest's `scnt` and `ccnt`).
 pub(super) struct QpCounts {
-    pub(super) posted: Vec<u64>,
-    pub(super) completed: Vec<u64>,
+    posted: Vec<u64>,
+    completed: Vec<u64>,
 }
 
 impl QpCounts {
-    pub(super) fn new(qps: usize) -> QpCounts {
+    fn new(qps: usize) -> QpCounts {
         QpCounts {
             posted: vec![0; qps],
             completed: vec![0; qps],
         }
     }
 
-    pub(super) fn total_posted(&self) -> u64 {
+    fn total_posted(&self) -> u64 {
         self.posted.iter().sum()
     }
 
@@ -315,7 +315,7 @@ impl QpCounts {
 /// Posts on each QP in turn until it has `o.tx_depth` work requests in flight or has posted
 /// `per_qp_limit`, as perftest's `run_iter_bw` goes round its QPs; `wr_for(qp, i)` is QP
 /// `qp`'s `i`-th, and `before_post` runs before each post (the peak's stamp).
-pub(super) fn post_round(
+fn post_round(
     s: &mut Session,
     o: &LiveOptions,
     counts: &mut QpCounts,
@@ -390,7 +390,7 @@ pub fn keep_in_flight(
 /// completes when its last packet is on the wire: nothing comes back to wait for, and a
 /// blocking wait (a whole kernel tick, often 10 ms, however short it is asked to be) would
 /// idle the sender between bursts.
-pub(super) fn turn_wait(o: &LiveOptions) -> std::time::Duration {
+fn turn_wait(o: &LiveOptions) -> std::time::Duration {
     if o.service == ServiceType::Rc {
         IDLE_TURN
     } else {
@@ -400,7 +400,7 @@ pub(super) fn turn_wait(o: &LiveOptions) -> std::time::Duration {
 
 /// Takes the next completion, if there is one, and has `check` see it; a failed work
 /// request ends the run. Returns the index of the QP it completed on, if one was taken.
-pub(super) fn take_completion(
+fn take_completion(
     s: &mut Session,
     check: &mut impl FnMut(&mut Endpoint, usize, &Completion) -> anyhow::Result<()>,
 ) -> anyhow::Result<Option<usize>> {
