@@ -737,6 +737,20 @@ fn atomic_bw_between_two_processes_verifies_every_fetched_value() {
     assert_pcap_checks(&pcap);
 }
 
+/// `-A CMP_AND_SWAP` on both sides, as perftest posts it (compare 0, swap 0): every value
+/// fetched from a cell is the server's pattern there, and the server's cells gained nothing.
+#[test]
+fn compare_and_swap_tests_fetch_the_pattern_and_change_nothing() {
+    for (test, iters) in [("atomic-bw", "500"), ("atomic-lat", "200")] {
+        let Some((c, s, pcap)) = pair(test, &["-n", iters, "-A", "CMP_AND_SWAP"]) else {
+            return;
+        };
+        assert_verified(&c, "client");
+        assert_verified(&s, "server");
+        assert_pcap_checks(&pcap);
+    }
+}
+
 #[test]
 fn rc_pingpong_between_two_processes_verifies_every_message() {
     let Some((c, s, pcap)) = pair("rc-pingpong", &["-n", "600", "-s", "4096"]) else {

@@ -446,6 +446,8 @@ struct Interop {
     /// `--run_infinitely -D SECONDS` on both sides instead of `-n`, rnic's client
     /// interrupted (SIGINT) after the second number, seconds.
     run_infinitely: Option<(u32, u64)>,
+    /// More flags for both sides, each with its leading space (`" -A CMP_AND_SWAP"`).
+    both_sides: &'static str,
 }
 
 impl Interop {
@@ -465,6 +467,15 @@ impl Interop {
             margin_s: 1,
             qps: 1,
             run_infinitely: None,
+            both_sides: "",
+        }
+    }
+
+    /// `flags` (with a leading space) on both sides.
+    const fn both_sides(self, flags: &'static str) -> Self {
+        Interop {
+            both_sides: flags,
+            ..self
         }
     }
 
@@ -610,19 +621,21 @@ impl Interop {
         } else {
             let c = self.connection;
             let cm = self.cm_flag();
-            format!("-d rxe0 -x 1 -m {mtu} -p {port} {size} {length} -c {c}{cm}")
+            let more = self.both_sides;
+            format!("-d rxe0 -x 1 -m {mtu} -p {port} {size} {length} -c {c}{cm}{more}")
         }
     }
 
     fn live_args(&self, port: u16, bind: &str) -> Vec<String> {
         let words = format!(
-            "live {} -p {port} --bind {bind} {} {} -m {} -c {}{}",
+            "live {} -p {port} --bind {bind} {} {} -m {} -c {}{}{}",
             self.live_test,
             self.size_flag(),
             self.run_flags(),
             self.mtu,
             self.connection,
-            self.cm_flag()
+            self.cm_flag(),
+            self.both_sides
         );
         words.split_whitespace().map(str::to_string).collect()
     }
@@ -1425,6 +1438,35 @@ mod run_infinitely {
     #[test]
     fn ib_read_bw_rnic_client() {
         check("ib_read_bw", "read-bw")
+    }
+}
+
+/// `-A CMP_AND_SWAP` on both sides, as perftest posts it (compare 0, swap 0: nothing
+/// changes): ib_atomic_bw both ways (rnic's server checks that its cells gained nothing,
+/// rnic's client that each cell's fetched values stay the same), ib_atomic_lat's server
+/// against rnic's client.
+mod compare_and_swap {
+    use super::*;
+
+    const CAS: &str = " -A CMP_AND_SWAP";
+
+    fn run(tool: &'static str, live: &'static str) -> Interop {
+        Interop::new(tool, live, 8).iters(200).both_sides(CAS)
+    }
+
+    #[test]
+    fn ib_atomic_bw_rnic_client() {
+        run("ib_atomic_bw", "atomic-bw").rnic_client()
+    }
+
+    #[test]
+    fn ib_atomic_bw_rnic_server() {
+        run("ib_atomic_bw", "atomic-bw").rnic_server()
+    }
+
+    #[test]
+    fn ib_atomic_lat_rnic_client() {
+        run("ib_atomic_lat", "atomic-lat").rnic_client()
     }
 }
 

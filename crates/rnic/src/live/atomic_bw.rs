@@ -1,5 +1,7 @@
 //! `rnic live atomic-bw`: ib_atomic_bw's test with perftest's default operation,
-//! FETCH&ADD of 1 on 8 bytes. As perftest's client, the `i`-th atomic goes to the cell
+//! FETCH&ADD of 1 on 8 bytes, or with `-A CMP_AND_SWAP` its compare-and-swap (compare 0,
+//! swap 0: nothing changes, so each value fetched from a cell is the last, and the cells
+//! gain nothing; see [`AtomicOp`]). As perftest's client, the `i`-th atomic goes to the cell
 //! `i mod 64` of the server's buffer, one cell every 64 bytes (a cache line) through a
 //! 4096-byte cycle buffer. The exchange is ib_write_bw's.
 //!
@@ -34,8 +36,54 @@ const CELLS: u64 = 4096 / CELL_STRIDE;
 /// perftest's `ATOMIC_ADD_VALUE`.
 pub const ADD: u64 = 1;
 
+/// The atomic a test runs, perftest's `-A/--atomic_type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AtomicOp {
+    /// FETCH_AND_ADD of [`ADD`], perftest's default.
+    #[default]
+    FetchAdd,
+    /// CMP_AND_SWAP as perftest posts it: compare 0, swap 0 (its `ATOMIC_SWAP_VALUE`), so a
+    /// cell that held 0 is written 0 and any other is left: memory never changes, and each
+    /// value fetched from a cell is the one before.
+    CmpSwap,
+}
+
+impl AtomicOp {
+    /// perftest's name for it (`-A FETCH_AND_ADD` or `-A CMP_AND_SWAP`).
+    pub fn parse(name: &str) -> Option<AtomicOp> {
+        match name.to_ascii_uppercase().as_str() {
+            "FETCH_AND_ADD" => Some(AtomicOp::FetchAdd),
+            "CMP_AND_SWAP" => Some(AtomicOp::CmpSwap),
+            _ => None,
+        }
+    }
+
+    /// What a cell gains from one of these atomics.
+    pub fn step(self) -> u64 {
+        match self {
+            AtomicOp::FetchAdd => ADD,
+            AtomicOp::CmpSwap => 0,
+        }
+    }
+
+    pub fn completes_as(self) -> WcOpcode {
+        match self {
+            AtomicOp::FetchAdd => WcOpcode::FetchAdd,
+            AtomicOp::CmpSwap => WcOpcode::CompSwap,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomicOp::FetchAdd => "FETCH&ADD",
+            AtomicOp::CmpSwap => "CMP&SWAP",
+        }
+    }
+}
+
 /// What the client has seen of one QP's cells: the last value fetched from each.
 struct Cells {
+    op: AtomicOp,
     last: [Option<u64>; CELLS as usize],
     /// The first value fetched from each cell is the pattern of `seed` (the server is rnic).
     initial_known: bool,
@@ -67,6 +115,7 @@ pub fn fetch_adds(
     let initial_known = s.pre.peer_is_rnic;
     let mut cells: Vec<Cells> = (0..s.mine.len())
         .map(|qp| Cells {
+            op: o.atomic,
             last: [None; CELLS as usize],
             initial_known,
             seed: super::qp_pattern_seed(qp),
@@ -77,7 +126,7 @@ pub fn fetch_adds(
     let measured = keep_in_flight(
         s,
         o,
-        |qp, i| fetch_add(i, i % CELLS, slot(qp, i), lkey, remotes[qp]),
+        |qp, i| atomic_wr(o.atomic, i, i % CELLS, (slot(qp, i), lkey), remotes[qp]),
         |ep, qp, c| cells[qp].take(ep, c, slot(qp, c.wr_id)),
     )?;
     let per_qp_bytes = o.iters * ATOMIC_BYTES;
@@ -116,17 +165,27 @@ pub fn served_counts(
     Ok(vec![share; qps])
 }
 
-/// FETCH&ADD `i` of perftest's add value on `cell` of the region at `remote` (cells one
-/// cache line apart), its fetched value landing at `result_addr`.
-pub fn fetch_add(i: u64, cell: u64, result_addr: u64, lkey: u32, remote: RemoteAddr) -> SendWr {
+/// Atomic `i` (`op` with perftest's operands) on `cell` of the region at `remote` (cells
+/// one cache line apart), its fetched value landing at `result_addr` (with `lkey`).
+pub fn atomic_wr(
+    op: AtomicOp,
+    i: u64,
+    cell: u64,
+    (result_addr, lkey): (u64, u32),
+    remote: RemoteAddr,
+) -> SendWr {
     let sge = Sge {
         addr: result_addr,
         len: ATOMIC_BYTES as u32,
         lkey,
     };
+    let (opcode, compare_add) = match op {
+        AtomicOp::FetchAdd => (WrOpcode::FetchAdd, ADD),
+        AtomicOp::CmpSwap => (WrOpcode::CompareSwap, 0),
+    };
     SendWr {
         wr_id: i,
-        opcode: WrOpcode::FetchAdd,
+        opcode,
         sgl: sge.into(),
         signaled: true,
         remote: Some(RemoteAddr {
@@ -134,7 +193,7 @@ pub fn fetch_add(i: u64, cell: u64, result_addr: u64, lkey: u32, remote: RemoteA
             rkey: remote.rkey,
         }),
         atomic: Some(AtomicArgs {
-            compare_add: ADD,
+            compare_add,
             swap: 0,
         }),
         ..SendWr::default()
@@ -144,11 +203,12 @@ pub fn fetch_add(i: u64, cell: u64, result_addr: u64, lkey: u32, remote: RemoteA
 impl Cells {
     /// Checks the value atomic `c.wr_id` fetched (at `result_addr`) against the cell's last.
     fn take(&mut self, ep: &mut Endpoint, c: &Completion, result_addr: u64) -> anyhow::Result<()> {
-        if c.opcode != WcOpcode::FetchAdd {
+        if c.opcode != self.op.completes_as() {
             bail!(
-                "atomic {} completed as {:?}, want FetchAdd",
+                "atomic {} completed as {:?}, want {:?}",
                 c.wr_id,
-                c.opcode
+                c.opcode,
+                self.op.completes_as()
             );
         }
         let mut bytes = [0u8; 8];
@@ -156,7 +216,7 @@ impl Cells {
         let fetched = u64::from_le_bytes(bytes);
         let cell = c.wr_id % CELLS;
         let want = match self.last[cell as usize] {
-            Some(last) => Some(last.wrapping_add(ADD)),
+            Some(last) => Some(last.wrapping_add(self.op.step())),
             None if self.initial_known => Some(host_pattern_u64(self.seed, cell * CELL_STRIDE)),
             None => None,
         };
@@ -172,12 +232,13 @@ impl Cells {
 }
 
 /// The server's check of a QP's buffer (`len` bytes at `base`, filled with rnic's pattern of
-/// `seed` before the run) after `iters` FETCH&ADDs of 1: the cells gained `iters` in all
-/// (unchecked when `None`: not known), and every other byte is still the pattern.
+/// `seed` before the run) after `iters` atomics that each add `step` (1 for FETCH&ADD, 0
+/// for perftest's CMP&SWAP): the cells gained `iters` × `step` in all (unchecked when
+/// `None`: not known), and every other byte is still the pattern.
 pub fn check_served(
     mem: &impl Memory,
     (base, len): (u64, u64),
-    iters: Option<u64>,
+    (iters, step): (Option<u64>, u64),
     seed: u64,
 ) -> Verification {
     let mut gained = 0u64;
@@ -203,7 +264,7 @@ pub fn check_served(
         }
         offset = gap_end;
     }
-    if iters.is_some_and(|n| gained != n.wrapping_mul(ADD)) {
+    if iters.is_some_and(|n| gained != n.wrapping_mul(step)) {
         // The cells' first byte: where the count went wrong.
         return Verification::Mismatch { offset: 0 };
     }
@@ -241,15 +302,27 @@ mod tests {
         mem
     }
 
+    /// perftest's CMP&SWAP (compare 0, swap 0) changes nothing: the cells gained 0.
+    #[test]
+    fn after_compare_and_swaps_the_cells_gained_nothing() {
+        let untouched = served(&[]);
+        let check = |mem: &SparseMemory| check_served(mem, (BASE, 4096), (Some(10), 0), SEED);
+        assert_eq!(check(&untouched), Verification::Verified);
+        assert_eq!(check(&served(&[1])), Verification::Mismatch { offset: 0 });
+        assert_eq!(AtomicOp::parse("cmp_and_swap"), Some(AtomicOp::CmpSwap));
+        assert_eq!(AtomicOp::parse("FETCH_AND_ADD"), Some(AtomicOp::FetchAdd));
+        assert_eq!(AtomicOp::parse("SWAP"), None);
+    }
+
     #[test]
     fn the_served_check_passes_the_right_count_and_fails_a_wrong_one() {
         let mem = served(&[3, 2, 0, 5]);
         assert_eq!(
-            check_served(&mem, (BASE, 4096), Some(10), SEED),
+            check_served(&mem, (BASE, 4096), (Some(10), ADD), SEED),
             Verification::Verified
         );
         assert!(matches!(
-            check_served(&mem, (BASE, 4096), Some(11), SEED),
+            check_served(&mem, (BASE, 4096), (Some(11), ADD), SEED),
             Verification::Mismatch { .. }
         ));
     }
@@ -260,7 +333,7 @@ mod tests {
         let mem = served(&[1]);
         let other = super::super::qp_pattern_seed(1);
         assert!(matches!(
-            check_served(&mem, (BASE, 4096), Some(1), other),
+            check_served(&mem, (BASE, 4096), (Some(1), ADD), other),
             Verification::Mismatch { .. }
         ));
     }
@@ -270,12 +343,12 @@ mod tests {
     fn an_unknown_count_checks_the_bytes_outside_the_cells_only() {
         let mut mem = served(&[7, 3]);
         assert_eq!(
-            check_served(&mem, (BASE, 4096), None, SEED),
+            check_served(&mem, (BASE, 4096), (None, ADD), SEED),
             Verification::Verified
         );
         mem.write(BASE + 9, &[0x5a ^ pattern_at(SEED, 9)]);
         assert_eq!(
-            check_served(&mem, (BASE, 4096), None, SEED),
+            check_served(&mem, (BASE, 4096), (None, ADD), SEED),
             Verification::Mismatch { offset: 9 }
         );
     }
@@ -288,7 +361,7 @@ mod tests {
         mem.read(BASE + at, &mut b);
         mem.write(BASE + at, &[b[0] ^ 1]);
         assert_eq!(
-            check_served(&mem, (BASE, 4096), Some(1), SEED),
+            check_served(&mem, (BASE, 4096), (Some(1), ADD), SEED),
             Verification::Mismatch { offset: at }
         );
     }

@@ -588,7 +588,8 @@ fn server(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
         let served = super::atomic_bw::served_counts(&mut s, o, theirs.iters)?;
         over_every_qp(qps, stride, |qp| {
             let (base, seed) = (layout.advertised_for(qp), qp_pattern_seed(qp));
-            super::atomic_bw::check_served(&s.ep.mem, (base, stride), served[qp], seed)
+            let count = (served[qp], o.atomic.step());
+            super::atomic_bw::check_served(&s.ep.mem, (base, stride), count, seed)
         })
     } else if s.pre.peer_is_rnic {
         check_every_qp(&s.ep.mem, qps, o.size, |qp| layout.advertised_for(qp))

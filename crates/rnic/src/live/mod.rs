@@ -132,6 +132,11 @@ pub struct LiveCmd {
     /// waits for the client's close
     #[arg(long = "run_infinitely", alias = "run-infinitely")]
     pub run_infinitely: bool,
+    /// The atomic of atomic-bw and atomic-lat, as perftest's -A: FETCH_AND_ADD (add 1,
+    /// the default) or CMP_AND_SWAP (compare 0, swap 0, as perftest posts it); give it to
+    /// both sides (an rnic server checks what its cells gained)
+    #[arg(short = 'A', long = "atomic_type", value_name = "TYPE")]
+    pub atomic_type: Option<String>,
     /// perftest's other flags: ignored with a note, or refused naming the flag.
     #[command(flatten)]
     pub perftest: crate::cli::perftest_compat::Compat<perftest_flags::LiveFlags>,
@@ -224,6 +229,8 @@ pub struct LiveOptions {
     pub run_infinitely_s: Option<f64>,
     /// One line for each perftest flag given that `rnic live` ignores, saying why.
     pub ignored_flags: Vec<String>,
+    /// `-A`: the atomic of atomic-bw and atomic-lat.
+    pub atomic: atomic_bw::AtomicOp,
 }
 
 /// perftest's duration mode: the run's length and the margin at each end that is not
@@ -477,6 +484,7 @@ impl LiveCmd {
             },
             run_infinitely_s: self.run_infinitely_for(test)?,
             ignored_flags: self.perftest.check()?,
+            atomic: self.atomic_for(test)?,
         };
         options.check_read_fits(self.mtu)?;
         Ok(options)
@@ -512,6 +520,24 @@ impl LiveCmd {
             )));
         }
         Ok(qps)
+    }
+
+    /// `-A`: FETCH_AND_ADD or CMP_AND_SWAP, for the atomic tests only.
+    fn atomic_for(&self, test: LiveTest) -> Result<atomic_bw::AtomicOp, UsageError> {
+        let Some(name) = &self.atomic_type else {
+            return Ok(atomic_bw::AtomicOp::FetchAdd);
+        };
+        if !matches!(test, LiveTest::AtomicBw | LiveTest::AtomicLat) {
+            return Err(UsageError(format!(
+                "-A/--atomic_type {name}: atomic-bw and atomic-lat only, not {}",
+                test.name()
+            )));
+        }
+        atomic_bw::AtomicOp::parse(name).ok_or_else(|| {
+            UsageError(format!(
+                "-A/--atomic_type {name}: must be FETCH_AND_ADD or CMP_AND_SWAP"
+            ))
+        })
     }
 
     /// `--run_infinitely`: perftest's bandwidth tests that rnic runs it for, write-bw and
@@ -719,15 +745,37 @@ mod tests {
         for (args, flag) in [
             ("write-bw --server -b", "-b/--bidirectional"),
             ("send-bw --server --use-srq", "--use-srq"),
-            (
-                "atomic-bw --server -A CMP_AND_SWAP",
-                "-A/--atomic_type CMP_AND_SWAP",
-            ),
             ("write-bw 10.0.0.1 --out_json", "--out_json"),
         ] {
             let e = options(args).unwrap_err().0;
             assert!(
                 e.starts_with(&format!("{flag} is not supported")),
+                "{args}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn atomic_type_is_the_atomic_tests_fetch_and_add_or_compare_and_swap() {
+        use atomic_bw::AtomicOp;
+        assert_eq!(
+            options("atomic-bw --server").unwrap().atomic,
+            AtomicOp::FetchAdd
+        );
+        let o = options("atomic-lat 10.0.0.1 -A CMP_AND_SWAP").unwrap();
+        assert_eq!(o.atomic, AtomicOp::CmpSwap);
+        let o = options("atomic-bw --server -A FETCH_AND_ADD").unwrap();
+        assert_eq!(o.atomic, AtomicOp::FetchAdd);
+        for (args, words) in [
+            (
+                "atomic-bw --server -A SWAP",
+                "must be FETCH_AND_ADD or CMP_AND_SWAP",
+            ),
+            ("write-bw --server -A CMP_AND_SWAP", "not write-bw"),
+        ] {
+            let e = options(args).unwrap_err().0;
+            assert!(
+                e.starts_with("-A/--atomic_type") && e.contains(words),
                 "{args}: {e}"
             );
         }

@@ -32,8 +32,6 @@ const PEAK: &str = "the BW peak is measured anyway (0 in duration mode, as perft
 const NOT_YET: &str = "rnic live does not run it yet";
 const VERSIONS: &str =
     "rnic live exchanges versions, as perftest does by default, and tells an rnic peer by them";
-const ATOMIC: &str =
-    "rnic live runs FETCH_AND_ADD, perftest's default; CMP_AND_SWAP is not run yet";
 const DC: &str = "rnic live runs RC, UC and UD queue pairs, not Dynamically Connected transport";
 const ENCRYPTION: &str = "rnic live runs RoCEv2 without inline encryption";
 const IPV4: &str = "rnic live runs RoCEv2 over IPv4 on Ethernet";
@@ -119,7 +117,6 @@ pub const LIVE_FLAGS: &[CompatFlag] = &[
     flag("retry_count", None, true, Refused(NOT_YET)),
     flag("perform_warm_up", None, false, Refused(NOT_YET)),
     flag("latency_gap", None, true, Refused(NOT_YET)),
-    flag("atomic_type", Some('A'), true, Refused(ATOMIC)),
     flag("limit_bw", Some('w'), true, Refused(RATE)),
     flag("limit_msgrate", Some('y'), true, Refused(RATE)),
     flag("rate_limit", None, true, Refused(RATE)),

@@ -25,7 +25,7 @@ use anyhow::bail;
 use rnic_host::SparseMemory;
 use rnic_transport::{Memory, RemoteAddr, SendWr, Sge, WcOpcode, WcStatus};
 
-use super::atomic_bw::{fetch_add, host_pattern_u64, ADD, ATOMIC_BYTES};
+use super::atomic_bw::{atomic_wr, host_pattern_u64, AtomicOp, ATOMIC_BYTES};
 use super::oob::CYCLE_BUFFER_BYTES;
 use super::recv_ring::clear;
 use super::report::{LiveResult, Verification};
@@ -94,7 +94,7 @@ fn client(o: &LiveOptions) -> anyhow::Result<LiveResult> {
 /// One size's READs (or FETCH&ADDs), one at a time: `o.iters`, or with `-D` until the clock
 /// ends. Returns the size's figures and the verdict on its bytes.
 fn reads(s: &mut Session, o: &LiveOptions) -> anyhow::Result<(LiveResult, Verification)> {
-    let op = OneSided::of(o.test);
+    let op = OneSided::of(o);
     let mut check = OneSidedCheck::new(op, s.pre.peer_is_rnic);
     let lkey = s.me().rkey;
     let remote = RemoteAddr {
@@ -149,17 +149,17 @@ fn reads(s: &mut Session, o: &LiveOptions) -> anyhow::Result<(LiveResult, Verifi
 }
 
 /// What each iteration posts: ib_read_lat's READ of the size into the landing buffer, or
-/// ib_atomic_lat's FETCH&ADD on the server's first 8 bytes, fetching into it.
+/// ib_atomic_lat's atomic (`-A`) on the server's first 8 bytes, fetching into it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum OneSided {
     Read,
-    FetchAdd,
+    Atomic(AtomicOp),
 }
 
 impl OneSided {
-    fn of(test: LiveTest) -> OneSided {
-        if test == LiveTest::AtomicLat {
-            OneSided::FetchAdd
+    fn of(o: &LiveOptions) -> OneSided {
+        if o.test == LiveTest::AtomicLat {
+            OneSided::Atomic(o.atomic)
         } else {
             OneSided::Read
         }
@@ -176,29 +176,30 @@ impl OneSided {
                 SendWr::read(i, sge, remote)
             }
             // perftest's latency loop posts the same request every time: the first cell.
-            OneSided::FetchAdd => fetch_add(i, 0, LANDING_ADDR, lkey, remote),
+            OneSided::Atomic(op) => atomic_wr(op, i, 0, (LANDING_ADDR, lkey), remote),
         }
     }
 
     fn completes_as(self) -> WcOpcode {
         match self {
             OneSided::Read => WcOpcode::RdmaRead,
-            OneSided::FetchAdd => WcOpcode::FetchAdd,
+            OneSided::Atomic(op) => op.completes_as(),
         }
     }
 
     fn name(self) -> &'static str {
         match self {
             OneSided::Read => "READ",
-            OneSided::FetchAdd => "FETCH&ADD",
+            OneSided::Atomic(op) => op.name(),
         }
     }
 }
 
 /// The client's check of what each iteration landed, when the server is rnic (its buffer
-/// holds rnic's pattern): a READ's bytes are the pattern; a FETCH&ADD's value is the
-/// pattern's first 8 bytes the first time and the last value plus 1 after that (from the
-/// second on against perftest's server, whose first value is unknown).
+/// holds rnic's pattern): a READ's bytes are the pattern; an atomic's value is the
+/// pattern's first 8 bytes the first time and the last value plus its step after that (1
+/// for FETCH&ADD, 0 for perftest's CMP&SWAP; from the second on against perftest's server,
+/// whose first value is unknown).
 struct OneSidedCheck {
     op: OneSided,
     peer_is_rnic: bool,
@@ -223,7 +224,7 @@ impl OneSidedCheck {
                 .first_pattern_mismatch(LANDING_ADDR, size, PATTERN_SEED)
                 .map(|at| i * size + at),
             OneSided::Read => None,
-            OneSided::FetchAdd => self.fetched(mem).then_some(i * ATOMIC_BYTES),
+            OneSided::Atomic(op) => self.fetched(mem, op).then_some(i * ATOMIC_BYTES),
         };
         if let Some(offset) = mismatch {
             self.verification = self
@@ -232,13 +233,13 @@ impl OneSidedCheck {
         }
     }
 
-    /// Takes the value a FETCH&ADD fetched; whether it is not the one expected.
-    fn fetched(&mut self, mem: &SparseMemory) -> bool {
+    /// Takes the value an atomic `op` fetched; whether it is not the one expected.
+    fn fetched(&mut self, mem: &SparseMemory, op: AtomicOp) -> bool {
         let mut bytes = [0u8; 8];
         mem.read(LANDING_ADDR, &mut bytes);
         let value = u64::from_le_bytes(bytes);
         let want = match self.last_fetched {
-            Some(last) => Some(last.wrapping_add(ADD)),
+            Some(last) => Some(last.wrapping_add(op.step())),
             None if self.peer_is_rnic => Some(host_pattern_u64(PATTERN_SEED, 0)),
             None => None,
         };
@@ -262,7 +263,7 @@ mod tests {
     fn fetched_values_must_rise_by_one_from_the_servers_pattern() {
         let first = host_pattern_u64(PATTERN_SEED, 0);
         for (peer_is_rnic, start) in [(true, first), (false, 12345)] {
-            let mut check = OneSidedCheck::new(OneSided::FetchAdd, peer_is_rnic);
+            let mut check = OneSidedCheck::new(OneSided::Atomic(AtomicOp::FetchAdd), peer_is_rnic);
             for (i, v) in [start, start + 1, start + 2].into_iter().enumerate() {
                 check.landed(&landing(v), i as u64, 8);
             }
@@ -276,7 +277,7 @@ mod tests {
             check.landed(&landing(start + 4), 3, 8);
             assert_eq!(check.verification, Verification::Mismatch { offset: 24 });
         }
-        let mut check = OneSidedCheck::new(OneSided::FetchAdd, true);
+        let mut check = OneSidedCheck::new(OneSided::Atomic(AtomicOp::FetchAdd), true);
         check.landed(&landing(first ^ 1), 0, 8);
         assert_eq!(check.verification, Verification::Mismatch { offset: 0 });
     }
