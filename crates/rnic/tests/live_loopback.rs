@@ -985,6 +985,39 @@ fn bad_flags_exit_2_naming_the_flag() {
     }
 }
 
+/// Two rnic sides with different `-q` both stop at the version exchange, naming `-q`, where
+/// perftest's exchange would wait out its timeout for QPs that never come.
+#[test]
+fn different_qp_counts_fail_at_once_naming_q() {
+    let Ends {
+        server,
+        client,
+        port,
+    } = ends();
+    let ips: Vec<Ipv4Addr> = [&server, &client]
+        .iter()
+        .map(|s| s.parse().unwrap())
+        .collect();
+    if let Some(why) = common::live_skip_reason(&ips) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let s = spawn(&[
+        "live", "write-bw", "--server", "--bind", &server, "-p", &port, "-q", "1",
+    ]);
+    let c = spawn(&[
+        "live", "write-bw", &server, "--bind", &client, "-p", &port, "-q", "2",
+    ]);
+    for (o, q, theirs) in [
+        (finish(c, "the client"), 2, 1),
+        (finish(s, "the server"), 1, 2),
+    ] {
+        assert!(!o.status.success(), "{}", text(&o));
+        let want = format!("-q/--qp {q}: the peer runs {theirs} QPs");
+        assert!(text(&o).contains(&want), "{}", text(&o));
+    }
+}
+
 /// `--run_infinitely` until Ctrl-C: the client prints a row every `-D` (0.3 s), and on the
 /// interrupt drains, reads the server's buffers back and closes as any run does; its JSON
 /// has each interval, and both sides verified every byte (the READ client its own landing

@@ -26,6 +26,11 @@ use super::cm_perftest::{decode_dest, encode_dest, ControlQueues};
 /// after the terminating NUL that perftest's string functions stop at, a mark that tells
 /// another rnic that the payload follows rnic's pattern.
 const VERSION: &[u8; 16] = b"6.06\0rnic-live\0\0";
+/// Where rnic's version message carries its QP count (`-q`), in the byte after the mark's
+/// NUL: perftest reads the version up to the first NUL and never sees it; an rnic peer whose
+/// count differs is told at once, where perftest's exchange would wait for QPs that never
+/// come.
+const QPS_AT: usize = 15;
 const RNIC_MARK: &[u8] = b"rnic-live";
 /// Bytes of one QP key line with a GID (perftest's KEY_MSG_SIZE_GID).
 const KEY_MSG_BYTES: usize = 108;
@@ -122,6 +127,16 @@ pub struct Preamble {
     pub peer_is_rnic: bool,
     /// The path MTU both sides use, bytes: the smaller of the two.
     pub mtu_bytes: u32,
+}
+
+/// An rnic peer's QP count (`theirs`; 0 from an rnic without it) must be this side's.
+fn check_same_qps(peer_is_rnic: bool, mine: u32, theirs: Option<u8>) -> anyhow::Result<()> {
+    match theirs.filter(|&q| peer_is_rnic && q != 0) {
+        Some(q) if u32::from(q) != mine => bail!(
+            "-q/--qp {mine}: the peer runs {q} QPs; give both sides the same -q, as perftest needs"
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// The exchange's path: perftest's TCP connection, or (`-R`) the control QP's queues.
@@ -332,11 +347,14 @@ impl Oob {
     /// Versions, page size and cache line, path MTU (`mtu_bytes` is this side's).
     pub fn preamble(
         &mut self,
-        mtu_bytes: u32,
+        (mtu_bytes, qps): (u32, u32),
         idle: &mut dyn FnMut() -> anyhow::Result<()>,
     ) -> anyhow::Result<Preamble> {
-        let theirs = self.exchange(VERSION, idle)?;
+        let mut version = *VERSION;
+        version[QPS_AT] = u8::try_from(qps).unwrap_or(0);
+        let theirs = self.exchange(&version, idle)?;
         let peer_is_rnic = theirs.windows(RNIC_MARK.len()).any(|w| w == RNIC_MARK);
+        check_same_qps(peer_is_rnic, qps, theirs.get(QPS_AT).copied())?;
         let version_end = theirs.iter().position(|&b| b == 0).unwrap_or(theirs.len());
         let version: f64 = std::str::from_utf8(&theirs[..version_end])
             .ok()
@@ -581,6 +599,20 @@ pub struct BwReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_rnic_peer_with_another_qp_count_is_refused_naming_q() {
+        assert!(check_same_qps(true, 2, Some(2)).is_ok());
+        let e = check_same_qps(true, 1, Some(2)).unwrap_err().to_string();
+        assert!(e.starts_with("-q/--qp 1: the peer runs 2 QPs"), "{e}");
+        // perftest's byte there is not a count, and an older rnic sends 0.
+        assert!(check_same_qps(false, 1, Some(7)).is_ok());
+        assert!(check_same_qps(true, 1, Some(0)).is_ok());
+        assert_eq!(
+            VERSION[QPS_AT], 0,
+            "the version message keeps the byte free"
+        );
+    }
 
     #[test]
     fn a_control_message_of_the_wrong_length_says_the_exchanges_are_out_of_step() {
