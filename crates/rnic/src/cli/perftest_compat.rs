@@ -374,10 +374,9 @@ impl<T: CompatTable> FromArgMatches for Compat<T> {
                 given.push((f, None));
             }
         }
-        let connection = match T::TAKES_CONNECTION {
-            true => m.get_one::<String>("connection").cloned(),
-            false => None,
-        };
+        let connection = T::TAKES_CONNECTION
+            .then(|| m.get_one::<String>("connection").cloned())
+            .flatten();
         Ok(Compat::new(given, connection))
     }
 

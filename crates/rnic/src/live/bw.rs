@@ -174,16 +174,22 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
                     Verb::Read => SendWr::read(i, sge(qp), remotes[qp]),
                     _ => SendWr::write(i, sge(qp), remotes[qp]),
                 };
-                if let Some(interval_s) = o.run_infinitely_s {
-                    let test = verb.test_name();
-                    let run =
-                        keep_in_flight_forever(&mut s, o, test, interval_s, wr_for, |_, _, _| {
-                            Ok(())
-                        })?;
-                    (measured, intervals) = (run.whole, run.intervals);
-                    continue;
-                }
-                measured = keep_in_flight(&mut s, o, wr_for, |_, _, _| Ok(()))?;
+                measured = match o.run_infinitely_s {
+                    Some(interval_s) => {
+                        let test = verb.test_name();
+                        let run = keep_in_flight_forever(
+                            &mut s,
+                            o,
+                            test,
+                            interval_s,
+                            wr_for,
+                            |_, _, _| Ok(()),
+                        )?;
+                        intervals = run.intervals;
+                        run.whole
+                    }
+                    None => keep_in_flight(&mut s, o, wr_for, |_, _, _| Ok(()))?,
+                };
                 if o.all_sizes {
                     per_size.push(size_row(verb.test_name(), size, &measured).row);
                 }

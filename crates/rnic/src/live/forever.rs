@@ -32,9 +32,10 @@ extern "C" fn on_interrupt(_signal: libc::c_int) {
 /// Makes SIGINT and SIGTERM end the run instead of the process (`catching`), or the
 /// process again, as by default: a second Ctrl-C during the close still ends it.
 fn catch_interrupts(catching: bool) -> anyhow::Result<()> {
-    let handler = match catching {
-        true => on_interrupt as extern "C" fn(libc::c_int) as libc::sighandler_t,
-        false => libc::SIG_DFL,
+    let handler = if catching {
+        on_interrupt as extern "C" fn(libc::c_int) as libc::sighandler_t
+    } else {
+        libc::SIG_DFL
     };
     for signal in [libc::SIGINT, libc::SIGTERM] {
         // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
