@@ -917,8 +917,8 @@ fn bad_flags_exit_2_naming_the_flag() {
             "-q/--qp 17: must be 1..=16",
         ),
         (
-            &["live", "write-bw", "--server", "-b"][..],
-            "-b/--bidirectional is not supported",
+            &["live", "send-bw", "--server", "-b"][..],
+            "-b/--bidirectional: rnic live runs it for write-bw and read-bw, not send-bw",
         ),
         (&["live", "write-bw", "--server", "-n", "1"][..], "--iters"),
         (&["live", "write-bw", "--server", "-p", "0"][..], "--port"),
@@ -989,6 +989,33 @@ fn bad_flags_exit_2_naming_the_flag() {
 /// perftest's exchange would wait out its timeout for QPs that never come.
 #[test]
 fn different_qp_counts_fail_at_once_naming_q() {
+    sides_that_differ_fail_at_once(["-q", "1"], ["-q", "2"], |client| match client {
+        true => "-q/--qp 2: the peer runs 1 QPs".into(),
+        false => "-q/--qp 1: the peer runs 2 QPs".into(),
+    });
+}
+
+/// One side with `-b` and the other without: both fail at once, naming `-b`, where perftest
+/// would run one direction while the other side waits for the traffic it expects.
+#[test]
+fn one_side_bidirectional_fails_at_once_naming_b() {
+    sides_that_differ_fail_at_once(["-n", "100"], ["-n", "100", "-b"], |client| {
+        let (with, without) = if client {
+            ("this side", "the peer")
+        } else {
+            ("the peer", "this side")
+        };
+        format!("-b/--bidirectional: {with} runs it and {without} does not")
+    });
+}
+
+/// write-bw's server with `server_flags` and its client with `client_flags`, which differ in
+/// what both sides must agree on: both fail at once, each saying `want(is_client)`.
+fn sides_that_differ_fail_at_once<const S: usize, const C: usize>(
+    server_flags: [&str; S],
+    client_flags: [&str; C],
+    want: impl Fn(bool) -> String,
+) {
     let Ends {
         server,
         client,
@@ -1002,19 +1029,55 @@ fn different_qp_counts_fail_at_once_naming_q() {
         eprintln!("skipped: {why}");
         return;
     }
-    let s = spawn(&[
-        "live", "write-bw", "--server", "--bind", &server, "-p", &port, "-q", "1",
-    ]);
-    let c = spawn(&[
-        "live", "write-bw", &server, "--bind", &client, "-p", &port, "-q", "2",
-    ]);
-    for (o, q, theirs) in [
-        (finish(c, "the client"), 2, 1),
-        (finish(s, "the server"), 1, 2),
+    let mut sargs = vec![
+        "live", "write-bw", "--server", "--bind", &server, "-p", &port,
+    ];
+    sargs.extend(server_flags);
+    let mut cargs = vec!["live", "write-bw", &server, "--bind", &client, "-p", &port];
+    cargs.extend(client_flags);
+    let (s, c) = (spawn(&sargs), spawn(&cargs));
+    for (o, is_client) in [
+        (finish(c, "the client"), true),
+        (finish(s, "the server"), false),
     ] {
         assert!(!o.status.success(), "{}", text(&o));
-        let want = format!("-q/--qp {q}: the peer runs {theirs} QPs");
-        assert!(text(&o).contains(&want), "{}", text(&o));
+        assert!(text(&o).contains(&want(is_client)), "{}", text(&o));
+    }
+}
+
+/// `-b`: both sides run the test against each other's buffers at once. Each checks the
+/// bytes that landed in its own buffers and the verdicts cross at the close, so each side's
+/// `ok` covers both directions; each prints the sum of both directions, and its JSON keeps
+/// what each carried, the peer's figures as the peer measured them.
+#[test]
+fn bidirectional_runs_verify_both_directions() {
+    for (test, extra) in [
+        ("write-bw", &["-q", "2", "-n", "300", "-s", "8192"][..]),
+        ("read-bw", &["-n", "300", "-s", "65536"][..]),
+        ("write-bw", &["-c", "UC", "-n", "300"][..]),
+        ("write-bw", &["-a", "-n", "5"][..]),
+    ] {
+        let args: Vec<&str> = extra.iter().copied().chain(["-b"]).collect();
+        let Some((c, s, pcap, out)) = pair_printing(test, &args) else {
+            return;
+        };
+        assert_verified(&c, "client");
+        assert_verified(&s, "server");
+        let (mine, theirs) = (
+            &c["bidirectional"]["this_side"],
+            &c["bidirectional"]["peer"],
+        );
+        assert_eq!(
+            mine, &s["bidirectional"]["peer"],
+            "{test} {extra:?}: {c}\n{s}"
+        );
+        assert_eq!(theirs, &s["bidirectional"]["this_side"], "{test} {extra:?}");
+        let bw = |d: &serde_json::Value| d["bw_avg_mb_s"].as_f64().unwrap();
+        assert!(bw(mine) > 0.0 && bw(theirs) > 0.0, "{c}");
+        let sum = c["bw_avg_mb_s"].as_f64().unwrap();
+        assert!((sum - bw(mine) - bw(theirs)).abs() < 1e-9, "{c}");
+        assert!(out.contains(" -b: "), "{out}");
+        assert_pcap_checks(&pcap);
     }
 }
 

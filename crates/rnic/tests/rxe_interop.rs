@@ -1465,6 +1465,62 @@ mod compare_and_swap {
     }
 }
 
+/// `-b` on both sides: each side runs the test against the other's buffers at once, and
+/// each prints the sum of both directions (the guest's WRITE and READ servers the same row
+/// as rnic's JSON); rnic's JSON keeps what each direction carried.
+mod bidirectional {
+    use super::*;
+
+    fn run(tool: &'static str, live: &'static str) -> Interop {
+        Interop::new(tool, live, 4096).iters(200).both_sides(" -b")
+    }
+
+    /// Both directions carried traffic, and the row is their sum.
+    fn assert_both_directions(report: Option<serde_json::Value>) {
+        let Some(j) = report else { return };
+        let bw = |side: &str| {
+            let v = j["bidirectional"][side]["bw_avg_mb_s"].as_f64();
+            v.unwrap_or_else(|| panic!("bidirectional.{side} in {j}"))
+        };
+        assert!(bw("this_side") > 0.0 && bw("peer") > 0.0, "{j}");
+        let sum = j["bw_avg_mb_s"].as_f64().expect("bw_avg_mb_s");
+        assert!((sum - bw("this_side") - bw("peer")).abs() < 1e-9, "{j}");
+    }
+
+    #[test]
+    fn ib_write_bw_rnic_client() {
+        assert_both_directions(run("ib_write_bw", "write-bw").rnic_client_report())
+    }
+
+    #[test]
+    fn ib_write_bw_rnic_server() {
+        assert_both_directions(run("ib_write_bw", "write-bw").rnic_server_report())
+    }
+
+    #[test]
+    fn ib_read_bw_rnic_client() {
+        assert_both_directions(run("ib_read_bw", "read-bw").rnic_client_report())
+    }
+
+    #[test]
+    fn ib_read_bw_rnic_server() {
+        assert_both_directions(run("ib_read_bw", "read-bw").rnic_server_report())
+    }
+
+    #[test]
+    fn ib_write_bw_uc_rnic_client() {
+        assert_both_directions(run("ib_write_bw", "write-bw").uc().rnic_client_report())
+    }
+
+    /// Both directions resend what netem drops of the guest's frames (its WRITEs and its
+    /// ACKs of rnic's).
+    #[test]
+    fn ib_write_bw_rnic_client_with_loss_and_reordering() {
+        let lossy = run("ib_write_bw", "write-bw").lossy(300);
+        assert_both_directions(lossy.rnic_client_report())
+    }
+}
+
 /// `-q 4` on both sides: four QPs, 20 operations each, every QP's exchanged in turn as
 /// perftest's are. perftest's client counts and times all the QPs' operations (80), and its
 /// WRITE, READ and atomic servers print the client's figures: rnic's server prints the guest's and

@@ -28,7 +28,7 @@ use super::report::{LiveResult, Verification};
 use super::session::{linger, Layout, RunClock, Session, IDLE_TURN, STALL};
 use super::{qp_pattern_seed, DurationMode, LiveOptions};
 
-/// The client's buffers (see [`ClientBuffers`]).
+/// Where a side's own buffers start (see [`HalvedBuffers`]).
 const SRC_ADDR: u64 = 0x1000_0000;
 /// The server's buffers, one per QP.
 const DST_ADDR: u64 = 0x2000_0000;
@@ -47,7 +47,7 @@ pub enum Verb {
 }
 
 impl Verb {
-    fn test_name(self) -> &'static str {
+    pub(super) fn test_name(self) -> &'static str {
         match self {
             Verb::Write => "write-bw",
             Verb::Read => "read-bw",
@@ -57,45 +57,60 @@ impl Verb {
 }
 
 pub fn run(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
-    if o.host.is_some() {
+    if o.bidirectional {
+        super::duplex::run(o, verb)
+    } else if o.host.is_some() {
         client(o, verb)
     } else {
         server(o, verb)
     }
 }
 
-/// The client's buffers in one region from `SRC_ADDR`, as perftest halves its buffer into
-/// its QPs' send and receive parts: QP `i`'s source (and where its READs land) at
-/// `SRC_ADDR + i * stride`, then where the READ-back of the server's buffer of QP `i` lands
-/// at `SRC_ADDR + (qps + i) * stride`. A QP's source also holds atomic-bw's fetched values,
-/// 8 bytes for each atomic in flight.
-struct ClientBuffers {
+/// A side's buffers in one region from `SRC_ADDR`, as perftest halves its buffer into its
+/// QPs' send and receive parts: QP `i`'s source (where its READs land) at
+/// `SRC_ADDR + i * stride`, then QP `i`'s second buffer at `SRC_ADDR + (qps + i) * stride`.
+/// A client's second buffers take the READ-back of the server's buffers, and a QP's source
+/// also holds atomic-bw's fetched values, 8 bytes for each atomic in flight; a
+/// bidirectional side's second buffers are the ones the peer is told about.
+pub(super) struct HalvedBuffers {
     qps: u64,
-    stride: u64,
+    pub(super) stride: u64,
 }
 
-impl ClientBuffers {
-    fn of(o: &LiveOptions) -> ClientBuffers {
+impl HalvedBuffers {
+    /// A client's buffers (see [`HalvedBuffers`]).
+    fn for_client(o: &LiveOptions) -> HalvedBuffers {
         let results_bytes = u64::from(o.tx_depth) * super::atomic_bw::ATOMIC_BYTES;
-        ClientBuffers {
-            qps: u64::from(o.qps),
-            stride: o.size.max(results_bytes).next_multiple_of(PAGE_BYTES),
+        HalvedBuffers::new(o.qps, o.size.max(results_bytes))
+    }
+
+    /// `qps` QPs' buffers of at least `bytes` each, rounded up to pages.
+    pub(super) fn new(qps: u32, bytes: u64) -> HalvedBuffers {
+        HalvedBuffers {
+            qps: u64::from(qps),
+            stride: bytes.next_multiple_of(PAGE_BYTES),
         }
     }
 
-    fn source(&self, qp: usize) -> u64 {
+    pub(super) fn source(&self, qp: usize) -> u64 {
         SRC_ADDR + qp as u64 * self.stride
     }
 
-    fn read_back(&self, qp: usize) -> u64 {
+    pub(super) fn second(&self, qp: usize) -> u64 {
         self.source(self.qps as usize + qp)
     }
 
-    fn layout(&self) -> Layout {
+    /// One MR over both halves; the peer is told of the second buffers
+    /// (`advertise_second`) or of the first.
+    pub(super) fn layout(&self, advertise_second: bool) -> Layout {
         Layout {
             mr_addr: SRC_ADDR,
             mr_len: 2 * self.qps * self.stride,
-            advertised: SRC_ADDR,
+            advertised: if advertise_second {
+                self.second(0)
+            } else {
+                SRC_ADDR
+            },
             qp_stride: self.stride,
         }
     }
@@ -103,7 +118,7 @@ impl ClientBuffers {
 
 /// Whether each of `qps` QPs' `size` bytes at `addr_of(qp)` hold that QP's pattern; a
 /// mismatch's offset counts the QPs' bytes in order (QP 1's first byte is `size`).
-fn check_every_qp(
+pub(super) fn check_every_qp(
     mem: &SparseMemory,
     qps: usize,
     size: u64,
@@ -137,8 +152,8 @@ pub fn over_every_qp(
 }
 
 fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
-    let buffers = ClientBuffers::of(o);
-    let mut s = Session::open(o, &buffers.layout(), false)?;
+    let buffers = HalvedBuffers::for_client(o);
+    let mut s = Session::open(o, &buffers.layout(false), false)?;
     let qps = s.mine.len();
     if verb == Verb::Write {
         for qp in 0..qps {
@@ -165,14 +180,8 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
         Verb::Write | Verb::Read => {
             let mut measured = BwMeasured::default();
             for &size in &sizes {
-                let sge = |qp: usize| Sge {
-                    addr: buffers.source(qp),
-                    len: size as u32,
-                    lkey,
-                };
-                let wr_for = |qp: usize, i| match verb {
-                    Verb::Read => SendWr::read(i, sge(qp), remotes[qp]),
-                    _ => SendWr::write(i, sge(qp), remotes[qp]),
+                let wr_for = |qp: usize, i| {
+                    one_sided_wr(verb, i, (buffers.source(qp), size, lkey), remotes[qp])
                 };
                 measured = match o.run_infinitely_s {
                     Some(interval_s) => {
@@ -247,6 +256,25 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     r.write_retransmissions = Some(write_retransmissions);
     s.ep.finish()?;
     Ok(r)
+}
+
+/// The `i`-th WRITE (or READ) of `size` bytes from (into) this side's `source`, its key
+/// `lkey`, to (from) `remote`.
+pub(super) fn one_sided_wr(
+    verb: Verb,
+    i: u64,
+    (source, size, lkey): (u64, u64, u32),
+    remote: RemoteAddr,
+) -> SendWr {
+    let sge = Sge {
+        addr: source,
+        len: size as u32,
+        lkey,
+    };
+    match verb {
+        Verb::Read => SendWr::read(i, sge, remote),
+        _ => SendWr::write(i, sge, remote),
+    }
 }
 
 /// Where the WRITEs, READs or atomics of the peer's QP `peer` go.
@@ -506,20 +534,20 @@ fn server_tells_verdict(o: &LiveOptions, s: &Session, verb: Verb) -> bool {
 fn read_back(
     s: &mut Session,
     o: &LiveOptions,
-    buffers: &ClientBuffers,
+    buffers: &HalvedBuffers,
 ) -> anyhow::Result<Verification> {
     let chunk_bytes = u64::from(o.window_psns) * u64::from(s.pre.mtu_bytes);
     for qp in 0..s.mine.len() {
         let mut offset = 0;
         while offset < o.size {
             let len = chunk_bytes.min(o.size - offset);
-            read_piece(s, qp, (offset, len), buffers.read_back(qp))?;
+            read_piece(s, qp, (offset, len), buffers.second(qp))?;
             offset += len;
         }
     }
     let qps = s.mine.len();
     Ok(check_every_qp(&s.ep.mem, qps, o.size, |qp| {
-        buffers.read_back(qp)
+        buffers.second(qp)
     }))
 }
 

@@ -280,7 +280,7 @@ pub fn open_session(
     cm::connect(&mut ep, CONTROL_CONN)?;
     let mut oob = Oob::over_control(queues, active);
     let pump = |ep: &mut Endpoint| ep.turn(IDLE_TURN);
-    let mut pre = oob.preamble((o.mtu_bytes, o.qps), &mut || pump(&mut ep))?;
+    let mut pre = oob.preamble((o.mtu_bytes, o.shape()), &mut || pump(&mut ep))?;
     // perftest's create_rdma_cm_connection: a handshake, the test's QPs, a handshake.
     oob.keys(&me, &mut || pump(&mut ep))?;
     let mut by_cm = (0..mine.len())

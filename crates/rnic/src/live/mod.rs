@@ -7,6 +7,7 @@ mod atomic_bw;
 mod bw;
 mod cm;
 mod cm_perftest;
+mod duplex;
 mod endpoint;
 mod forever;
 #[cfg(test)]
@@ -137,6 +138,11 @@ pub struct LiveCmd {
     /// both sides (an rnic server checks what its cells gained)
     #[arg(short = 'A', long = "atomic_type", value_name = "TYPE")]
     pub atomic_type: Option<String>,
+    /// Traffic both ways at once, as perftest's -b: each side runs the test against the
+    /// other's buffers and prints the sum of both directions; write-bw (RC, UC) and read-bw,
+    /// and both sides take it
+    #[arg(short = 'b', long = "bidirectional")]
+    pub bidirectional: bool,
     /// perftest's other flags: ignored with a note, or refused naming the flag.
     #[command(flatten)]
     pub perftest: crate::cli::perftest_compat::Compat<perftest_flags::LiveFlags>,
@@ -231,6 +237,8 @@ pub struct LiveOptions {
     pub ignored_flags: Vec<String>,
     /// `-A`: the atomic of atomic-bw and atomic-lat.
     pub atomic: atomic_bw::AtomicOp,
+    /// `-b`: both sides run the test against each other's buffers.
+    pub bidirectional: bool,
 }
 
 /// perftest's duration mode: the run's length and the margin at each end that is not
@@ -288,15 +296,25 @@ impl LiveOptions {
         (sizes, Some(note))
     }
 
-    /// Whether this side posts READs: the client of a READ test.
+    /// Whether this side posts READs: the client of a READ test, and both sides of a
+    /// bidirectional one.
     fn reads(&self) -> bool {
-        self.host.is_some() && matches!(self.test, LiveTest::ReadBw | LiveTest::ReadLat)
+        let posts = self.host.is_some() || self.bidirectional;
+        posts && matches!(self.test, LiveTest::ReadBw | LiveTest::ReadLat)
     }
 
     /// The most bytes one READ's responses can carry: the requester's window of packets at
     /// path MTU `mtu_bytes`.
     fn read_window_bytes(&self, mtu_bytes: u32) -> u64 {
         u64::from(self.window_psns) * u64::from(mtu_bytes)
+    }
+
+    /// What the peer must run too, told to an rnic peer in the exchange.
+    pub fn shape(&self) -> oob::RunShape {
+        oob::RunShape {
+            qps: self.qps,
+            bidirectional: self.bidirectional,
+        }
     }
 
     /// These options at one of the sizes of `-a`.
@@ -485,6 +503,7 @@ impl LiveCmd {
             run_infinitely_s: self.run_infinitely_for(test)?,
             ignored_flags: self.perftest.check()?,
             atomic: self.atomic_for(test)?,
+            bidirectional: self.bidirectional_for(test)?,
         };
         options.check_read_fits(self.mtu)?;
         Ok(options)
@@ -520,6 +539,26 @@ impl LiveCmd {
             )));
         }
         Ok(qps)
+    }
+
+    /// `-b`: write-bw (RC and UC) and read-bw, whose sides then both run the client's loop
+    /// (perftest has it for every bandwidth test; rnic live's send-bw and atomic-bw do not
+    /// run it yet), not with `--run_infinitely`.
+    fn bidirectional_for(&self, test: LiveTest) -> Result<bool, UsageError> {
+        if !self.bidirectional {
+            return Ok(false);
+        }
+        let refuse = |why: String| Err(UsageError(format!("-b/--bidirectional: {why}")));
+        if !matches!(test, LiveTest::WriteBw | LiveTest::ReadBw) {
+            return refuse(format!(
+                "rnic live runs it for write-bw and read-bw, not {}",
+                test.name()
+            ));
+        }
+        if self.run_infinitely {
+            return refuse("rnic live does not run it with --run_infinitely".into());
+        }
+        Ok(true)
     }
 
     /// `-A`: FETCH_AND_ADD or CMP_AND_SWAP, for the atomic tests only.
@@ -731,7 +770,7 @@ mod tests {
         live: LiveCmd,
     }
 
-    fn options(args: &str) -> Result<LiveOptions, UsageError> {
+    pub(super) fn options(args: &str) -> Result<LiveOptions, UsageError> {
         let words = std::iter::once("rnic").chain(args.split_whitespace());
         Cli::try_parse_from(words).unwrap().live.options()
     }
@@ -743,7 +782,7 @@ mod tests {
         assert!(o.ignored_flags[0].starts_with("rnic: ignoring -d/--ib-dev mlx5_0: "));
         assert_eq!(o.duration.map(|d| d.margin_s), Some(1.0), "-f is --margin");
         for (args, flag) in [
-            ("write-bw --server -b", "-b/--bidirectional"),
+            ("write-bw --server --reversed", "--reversed"),
             ("send-bw --server --use-srq", "--use-srq"),
             ("write-bw 10.0.0.1 --out_json", "--out_json"),
         ] {
@@ -779,6 +818,37 @@ mod tests {
                 "{args}: {e}"
             );
         }
+    }
+
+    #[test]
+    fn bidirectional_is_write_and_read_bws_and_a_server_posts_reads_with_it() {
+        let o = options("write-bw --server -b -c UC -q 2").unwrap();
+        assert_eq!((o.bidirectional, o.shape().qps), (true, 2));
+        assert!(
+            options("read-bw 10.0.0.1 --bidirectional")
+                .unwrap()
+                .bidirectional
+        );
+        assert!(!options("write-bw 10.0.0.1").unwrap().bidirectional);
+        for (args, words) in [
+            ("send-bw --server -b", "not send-bw"),
+            ("atomic-bw --server -b", "not atomic-bw"),
+            ("write-lat --server -b", "not write-lat"),
+            ("write-bw --server -b --run_infinitely", "--run_infinitely"),
+        ] {
+            let e = options(args).unwrap_err().0;
+            assert!(
+                e.starts_with("-b/--bidirectional") && e.contains(words),
+                "{args}: {e}"
+            );
+        }
+        // A bidirectional READ server posts READs: its message must fit the window too, and
+        // its -a stops there, as a READ client's does.
+        let e = options("read-bw --server -b -s 1048576").unwrap_err().0;
+        assert!(e.starts_with("-s/--size 1048576"), "{e}");
+        assert!(options("read-bw --server -s 1048576").is_ok());
+        let (sizes, note) = options("read-bw --server -b -a").unwrap().sizes_at(1024);
+        assert_eq!((sizes.last(), note.is_some()), (Some(&262_144), true));
     }
 
     #[test]

@@ -26,11 +26,14 @@ use super::cm_perftest::{decode_dest, encode_dest, ControlQueues};
 /// after the terminating NUL that perftest's string functions stop at, a mark that tells
 /// another rnic that the payload follows rnic's pattern.
 const VERSION: &[u8; 16] = b"6.06\0rnic-live\0\0";
-/// Where rnic's version message carries its QP count (`-q`), in the byte after the mark's
-/// NUL: perftest reads the version up to the first NUL and never sees it; an rnic peer whose
-/// count differs is told at once, where perftest's exchange would wait for QPs that never
-/// come.
-const QPS_AT: usize = 15;
+/// Where rnic's version message carries the run's shape ([`RunShape`]), in the byte after
+/// the mark's NUL: perftest reads the version up to the first NUL and never sees it; an rnic
+/// peer whose shape differs is told at once, where perftest's exchange would wait for QPs
+/// that never come, or one side would wait for traffic the other never sends.
+const SHAPE_AT: usize = 15;
+/// The shape byte's bit that says the side runs bidirectionally (`-b`); the QP count takes
+/// the bits below it.
+const BIDIRECTIONAL_BIT: u8 = 0x80;
 const RNIC_MARK: &[u8] = b"rnic-live";
 /// Bytes of one QP key line with a GID (perftest's KEY_MSG_SIZE_GID).
 const KEY_MSG_BYTES: usize = 108;
@@ -129,13 +132,53 @@ pub struct Preamble {
     pub mtu_bytes: u32,
 }
 
-/// An rnic peer's QP count (`theirs`; 0 from an rnic without it) must be this side's.
-fn check_same_qps(peer_is_rnic: bool, mine: u32, theirs: Option<u8>) -> anyhow::Result<()> {
-    match theirs.filter(|&q| peer_is_rnic && q != 0) {
-        Some(q) if u32::from(q) != mine => bail!(
-            "-q/--qp {mine}: the peer runs {q} QPs; give both sides the same -q, as perftest needs"
-        ),
-        _ => Ok(()),
+/// What both sides of a run must agree on and perftest's exchange cannot tell: the QPs
+/// (`-q`) and whether both directions carry traffic (`-b`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunShape {
+    pub qps: u32,
+    pub bidirectional: bool,
+}
+
+impl RunShape {
+    /// The shape byte of rnic's version message (0 if the QP count does not fit its bits).
+    fn encode(self) -> u8 {
+        let qps = u8::try_from(self.qps)
+            .ok()
+            .filter(|&q| q < BIDIRECTIONAL_BIT)
+            .unwrap_or(0);
+        match (qps, self.bidirectional) {
+            (0, _) => 0,
+            (q, true) => q | BIDIRECTIONAL_BIT,
+            (q, false) => q,
+        }
+    }
+
+    /// An rnic peer's shape (`theirs`, its shape byte; 0 from an rnic without one) must be
+    /// this side's.
+    fn check_peer(self, peer_is_rnic: bool, theirs: Option<u8>) -> anyhow::Result<()> {
+        let Some(byte) = theirs.filter(|&b| peer_is_rnic && b != 0) else {
+            return Ok(());
+        };
+        let q = u32::from(byte & !BIDIRECTIONAL_BIT);
+        if q != self.qps {
+            bail!(
+                "-q/--qp {}: the peer runs {q} QPs; give both sides the same -q, as perftest needs",
+                self.qps
+            );
+        }
+        let peer_bidirectional = byte & BIDIRECTIONAL_BIT != 0;
+        if peer_bidirectional != self.bidirectional {
+            let (with, without) = match self.bidirectional {
+                true => ("this side", "the peer"),
+                false => ("the peer", "this side"),
+            };
+            bail!(
+                "-b/--bidirectional: {with} runs it and {without} does not; give both sides \
+                 -b, as perftest needs"
+            );
+        }
+        Ok(())
     }
 }
 
@@ -347,14 +390,14 @@ impl Oob {
     /// Versions, page size and cache line, path MTU (`mtu_bytes` is this side's).
     pub fn preamble(
         &mut self,
-        (mtu_bytes, qps): (u32, u32),
+        (mtu_bytes, shape): (u32, RunShape),
         idle: &mut dyn FnMut() -> anyhow::Result<()>,
     ) -> anyhow::Result<Preamble> {
         let mut version = *VERSION;
-        version[QPS_AT] = u8::try_from(qps).unwrap_or(0);
+        version[SHAPE_AT] = shape.encode();
         let theirs = self.exchange(&version, idle)?;
         let peer_is_rnic = theirs.windows(RNIC_MARK.len()).any(|w| w == RNIC_MARK);
-        check_same_qps(peer_is_rnic, qps, theirs.get(QPS_AT).copied())?;
+        shape.check_peer(peer_is_rnic, theirs.get(SHAPE_AT).copied())?;
         let version_end = theirs.iter().position(|&b| b == 0).unwrap_or(theirs.len());
         let version: f64 = std::str::from_utf8(&theirs[..version_end])
             .ok()
@@ -408,8 +451,30 @@ impl Oob {
         mine: &BwReport,
         idle: &mut dyn FnMut() -> anyhow::Result<()>,
     ) -> anyhow::Result<BwReport> {
+        self.bw_reports_within(mine, idle, Some(EXCHANGE_TIMEOUT))
+    }
+
+    /// [`Oob::bw_reports`] that waits for the peer's first field without a time limit:
+    /// a bidirectional side exchanges them when its own run ends, whatever the peer's
+    /// still takes.
+    pub fn bw_reports_waiting(
+        &mut self,
+        mine: &BwReport,
+        idle: &mut dyn FnMut() -> anyhow::Result<()>,
+    ) -> anyhow::Result<BwReport> {
+        self.bw_reports_within(mine, idle, None)
+    }
+
+    fn bw_reports_within(
+        &mut self,
+        mine: &BwReport,
+        idle: &mut dyn FnMut() -> anyhow::Result<()>,
+        first_timeout: Option<Duration>,
+    ) -> anyhow::Result<BwReport> {
+        let mut timeout = first_timeout;
         let mut field = |v: [u8; 8]| -> anyhow::Result<[u8; 8]> {
-            let t = self.exchange(&v, idle)?;
+            let t = self.exchange_within(&v, idle, timeout)?;
+            timeout = Some(EXCHANGE_TIMEOUT);
             Ok(t.try_into().expect("8 bytes were read"))
         };
         Ok(BwReport {
@@ -600,18 +665,45 @@ pub struct BwReport {
 mod tests {
     use super::*;
 
+    fn shape(qps: u32, bidirectional: bool) -> RunShape {
+        RunShape { qps, bidirectional }
+    }
+
     #[test]
     fn an_rnic_peer_with_another_qp_count_is_refused_naming_q() {
-        assert!(check_same_qps(true, 2, Some(2)).is_ok());
-        let e = check_same_qps(true, 1, Some(2)).unwrap_err().to_string();
+        let peer = |s: RunShape| Some(s.encode());
+        assert!(shape(2, false)
+            .check_peer(true, peer(shape(2, false)))
+            .is_ok());
+        let e = shape(1, false).check_peer(true, peer(shape(2, false)));
+        let e = e.unwrap_err().to_string();
         assert!(e.starts_with("-q/--qp 1: the peer runs 2 QPs"), "{e}");
-        // perftest's byte there is not a count, and an older rnic sends 0.
-        assert!(check_same_qps(false, 1, Some(7)).is_ok());
-        assert!(check_same_qps(true, 1, Some(0)).is_ok());
+        // perftest's byte there is not a shape, and an older rnic sends 0.
+        assert!(shape(1, false).check_peer(false, Some(7)).is_ok());
+        assert!(shape(1, true).check_peer(true, Some(0)).is_ok());
         assert_eq!(
-            VERSION[QPS_AT], 0,
+            VERSION[SHAPE_AT], 0,
             "the version message keeps the byte free"
         );
+    }
+
+    #[test]
+    fn an_rnic_peer_that_differs_in_b_is_refused_naming_it() {
+        let peer = |s: RunShape| Some(s.encode());
+        assert!(shape(3, true)
+            .check_peer(true, peer(shape(3, true)))
+            .is_ok());
+        for (mine, theirs, says) in [
+            (true, false, "this side runs it and the peer does not"),
+            (false, true, "the peer runs it and this side does not"),
+        ] {
+            let e = shape(2, mine).check_peer(true, peer(shape(2, theirs)));
+            let e = e.unwrap_err().to_string();
+            assert!(e.starts_with(&format!("-b/--bidirectional: {says}")), "{e}");
+        }
+        // The count and the bit do not mix: 16 QPs, one way and both ways.
+        assert_eq!(shape(16, false).encode(), 16);
+        assert_eq!(shape(16, true).encode(), 16 | BIDIRECTIONAL_BIT);
     }
 
     #[test]

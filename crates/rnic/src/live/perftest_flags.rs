@@ -106,7 +106,6 @@ pub const LIVE_FLAGS: &[CompatFlag] = &[
     ),
     flag("com_rdma_cm", Some('z'), false, Refused(NOT_YET)),
     // The traffic.
-    flag("bidirectional", Some('b'), false, Refused(NOT_YET)),
     flag("reversed", None, false, Refused(NOT_YET)),
     flag("use-srq", None, false, Refused(NOT_YET)),
     flag("rx-depth", Some('r'), true, Refused(NOT_YET)),

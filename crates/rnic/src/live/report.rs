@@ -8,7 +8,7 @@ use anyhow::Context;
 use rnic_model::result::{LatencyStats, SizeResult, UnreliableResult};
 use serde_json::json;
 
-use super::oob::Verdict;
+use super::oob::{BwReport, Verdict};
 use super::session::Session;
 use crate::report::text::{
     bw_header, bw_row, lat_dur_row, lat_row, RESULT_FMT_LAT, RESULT_FMT_LAT_DUR, RESULT_LINE,
@@ -125,6 +125,8 @@ pub struct LiveResult {
     /// Why the run did not complete all it was asked, though it has figures to report
     /// (status `incomplete` unless a byte was wrong; exit status 3).
     pub incomplete: Option<String>,
+    /// `-b`: what this side's direction and the peer's carried (the row is their sum).
+    pub bidirectional: Option<[BwReport; 2]>,
 }
 
 const MB: f64 = 1_048_576.0;
@@ -194,6 +196,7 @@ impl LiveResult {
             notes: Vec::new(),
             intervals: Vec::new(),
             incomplete: None,
+            bidirectional: None,
             measured: true,
         }
     }
@@ -282,6 +285,13 @@ impl LiveResult {
             self.print_table(out, report_gbits)?;
             writeln!(out, "{RESULT_LINE}")?;
         }
+        if let Some([mine, theirs]) = &self.bidirectional {
+            writeln!(
+                out,
+                " -b: {:.2} MB/s from this side, {:.2} MB/s from the peer; each row is their sum",
+                mine.bw_avg, theirs.bw_avg
+            )?;
+        }
         for note in &self.notes {
             writeln!(out, " {note}")?;
         }
@@ -337,6 +347,10 @@ impl LiveResult {
         if let Some(reason) = &self.incomplete {
             j["reason"] = json!(reason);
         }
+        if let Some([mine, theirs]) = &self.bidirectional {
+            j["bidirectional"] =
+                json!({ "this_side": direction_json(mine), "peer": direction_json(theirs) });
+        }
         j
     }
 
@@ -380,6 +394,17 @@ impl LiveResult {
             .with_context(|| format!("cannot write --json {}", path.display()))
             .map_err(|e| crate::OutputError(format!("{e:#}")).into())
     }
+}
+
+/// One direction of a bidirectional run, as perftest's bandwidth report carries it.
+fn direction_json(d: &BwReport) -> serde_json::Value {
+    json!({
+        "size_bytes": d.size,
+        "iterations": d.iters,
+        "bw_peak_mb_s": d.bw_peak,
+        "bw_avg_mb_s": d.bw_avg,
+        "msg_rate_mops": d.msg_rate,
+    })
 }
 
 /// One size's figures with the simulator's keys for a size (live runs time the wall, so

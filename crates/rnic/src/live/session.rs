@@ -120,7 +120,7 @@ impl Session {
             return super::cm_perftest::open_session(o, layout, extra_first_handshake);
         }
         let (mut oob, local_ip) = open_exchange(o)?;
-        let pre = oob.preamble((o.mtu_bytes, o.qps), &mut idle_wait)?;
+        let pre = oob.preamble((o.mtu_bytes, o.shape()), &mut idle_wait)?;
         o.check_read_fits(pre.mtu_bytes)?;
         let t = tuning(o, pre.mtu_bytes);
         let mut ep = Endpoint::open(local_ip, &t, o.pcap.as_deref())?;

@@ -130,9 +130,18 @@ fn a_pasted_perftest_line_runs_with_notes() {
 /// checked in `live`'s unit tests).
 #[test]
 fn a_pasted_perftest_line_into_rnic_live_gets_notes_or_a_refusal() {
-    let (code, _, err) = rnic(&["live", "write-bw", "10.0.0.1", "-d", "mlx5_0", "-F", "-b"]);
+    let line = [
+        "live",
+        "write-bw",
+        "10.0.0.1",
+        "-d",
+        "mlx5_0",
+        "-F",
+        "--reversed",
+    ];
+    let (code, _, err) = rnic(&line);
     assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("-b/--bidirectional is not supported"), "{err}");
+    assert!(err.contains("--reversed is not supported"), "{err}");
     let (code, _, err) = rnic(&["live", "read-bw", "--server", "-x", "3", "--use-srq"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--use-srq is not supported"), "{err}");
