@@ -493,6 +493,54 @@ fn cm_attributes(pcap: &Path) -> Vec<u16> {
     attrs
 }
 
+/// The BTH opcodes of a capture's RoCEv2 frames, in capture order (sent and received).
+fn opcodes(pcap: &Path) -> Vec<u8> {
+    let bytes = std::fs::read(pcap).expect("the capture was written");
+    let (mut at, mut ops) = (24, Vec::new());
+    while at + 16 <= bytes.len() {
+        let len = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+        ops.push(bytes[at + 16 + 14 + 20 + 8]);
+        at += 16 + len;
+    }
+    ops
+}
+
+/// The most READs the capture's side had outstanding at once: each READ request (opcode
+/// 0x0C) opens one, its last or only response (0x0F, 0x10) closes it.
+fn most_reads_outstanding(pcap: &Path) -> u32 {
+    let (mut open, mut most) = (0u32, 0u32);
+    for op in opcodes(pcap) {
+        match op {
+            0x0C => open += 1,
+            0x0F | 0x10 => open = open.saturating_sub(1),
+            _ => {}
+        }
+        most = most.max(open);
+    }
+    most
+}
+
+/// `-o` on both sides bounds the READs the client keeps outstanding, as perftest's
+/// `out_reads` sets `max_rd_atomic`; without it the client keeps up to 16 (this device's
+/// maximum, announced as its `out_reads`).
+#[test]
+fn outs_bounds_the_reads_outstanding() {
+    for (outs, bound) in [(Some("1"), 1..=1), (Some("4"), 2..=4), (None, 5..=16)] {
+        let mut args = vec!["-n", "300", "-s", "2048"];
+        args.extend(outs.iter().flat_map(|n| ["-o", n]));
+        let Some((c, s, pcap)) = pair("read-bw", &args) else {
+            return;
+        };
+        assert_verified(&c, "client");
+        assert_verified(&s, "server");
+        let most = most_reads_outstanding(&pcap);
+        assert!(
+            bound.contains(&most),
+            "-o {outs:?}: {most} READs outstanding at once"
+        );
+    }
+}
+
 #[test]
 fn write_bw_connected_by_rdma_cm_verifies_every_byte() {
     let Some((c, s, pcap)) = pair("write-bw", &["-R", "-n", "300", "-s", "65536"]) else {

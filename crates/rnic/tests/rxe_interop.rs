@@ -1465,6 +1465,35 @@ mod compare_and_swap {
     }
 }
 
+/// `-o 2` on both sides: each QP takes at most two READs (atomics) at once from the other
+/// and posts at most two, as perftest's `out_reads` sets `max_dest_rd_atomic` and the
+/// peer's `max_rd_atomic` (the bound itself is checked in rnic's loopback tests).
+mod outs {
+    use super::*;
+
+    fn run(tool: &'static str, live: &'static str) -> Interop {
+        let size = if live == "atomic-bw" { 8 } else { 4096 };
+        Interop::new(tool, live, size)
+            .iters(200)
+            .both_sides(" -o 2")
+    }
+
+    #[test]
+    fn ib_read_bw_rnic_client() {
+        run("ib_read_bw", "read-bw").rnic_client()
+    }
+
+    #[test]
+    fn ib_read_bw_rnic_server() {
+        run("ib_read_bw", "read-bw").rnic_server()
+    }
+
+    #[test]
+    fn ib_atomic_bw_rnic_client() {
+        run("ib_atomic_bw", "atomic-bw").rnic_client()
+    }
+}
+
 /// `-b` on both sides: each side runs the test against the other's buffers at once, and
 /// each prints the sum of both directions (the guest's WRITE and READ servers the same row
 /// as rnic's JSON); rnic's JSON keeps what each direction carried.

@@ -33,7 +33,9 @@ use rnic_wire::cma::{
 };
 use rnic_wire::{FrameAddr, FrameRepr};
 
-use super::endpoint::{qp_to_init, qp_to_init_qkey, qp_to_rtr, qp_to_rts, Endpoint, QpTuning};
+use super::endpoint::{
+    qp_to_init, qp_to_init_qkey, qp_to_rtr, qp_to_rts, Endpoint, QpTuning, MAX_OUT_READS,
+};
 use super::oob::{gid_of, mtu_code, Dest};
 use super::session::{IDLE_TURN, STALL};
 
@@ -163,7 +165,9 @@ impl LiveCm {
             retry_count: t.retry_cnt,
             rnr_retry: t.rnr_retry,
             ack_timeout: t.timeout,
-            rd_atomic: 16,
+            // perftest's conn_param: its -o as both the responder resources and the
+            // initiator depth.
+            rd_atomic: t.out_reads.clamp(1, MAX_OUT_READS) as u8,
             traffic_class: 0,
             hop_limit: MAD_TTL,
         };
@@ -419,8 +423,10 @@ impl LiveCm {
                     bail!("RDMA CM: RTR before the peer is known");
                 };
                 let c = &mut self.conns[conn];
+                // The CM's REQ and REP carried this side's -o both ways (both sides of a
+                // perftest run give the same).
                 let peer = Dest {
-                    out_reads: 16,
+                    out_reads: c.qp.tuning.out_reads,
                     qpn: remote_qpn,
                     psn: rq_psn,
                     gid: gid_of(peer_ip),

@@ -251,7 +251,7 @@ pub fn open_session(
     }
     let keys = ep.reg_mr(layout.mr_addr, layout.mr_len)?;
     let mine: Vec<Dest> = (qpns.iter().enumerate())
-        .map(|(i, &qpn)| my_dest(qpn, keys.rkey, layout.advertised_for(i), local_ip))
+        .map(|(i, &qpn)| my_dest(qpn, keys.rkey, layout.advertised_for(i), (local_ip, o)))
         .collect();
     let me = mine[0];
     let control = ControlQp::open(&mut ep)?;

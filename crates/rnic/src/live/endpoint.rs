@@ -54,7 +54,14 @@ pub struct QpTuning {
     /// hold about this many full frames, so a burst does not overrun them.
     pub window_psns: u32,
     pub sq_depth: u32,
+    /// READs and atomics this side answers at once (its `max_dest_rd_atomic`), told to the
+    /// peer as perftest's `out_reads` (`-o`; [`MAX_OUT_READS`] by default).
+    pub out_reads: u32,
 }
+
+/// The most READs and atomics a live QP takes or keeps outstanding at once: what it
+/// announces as its device's maximum (perftest's default `-o`).
+pub const MAX_OUT_READS: u32 = 16;
 
 /// Takes QP `qpn` of `dev` from RESET to RTS towards `peer` (see [`Endpoint::connect`]).
 pub fn connect_qp(
@@ -82,12 +89,16 @@ pub fn qp_to_init_qkey(dev: &mut Device, qpn: u32, t: &QpTuning, qkey: u32) -> a
     Ok(())
 }
 
-/// INIT → RTR towards `peer`'s QP, expecting its first PSN (UD: the peer as its one
+/// INIT → RTR towards `peer`'s QP, expecting its first PSN, taking `t.out_reads` READs and
+/// atomics at once as perftest's RTR takes its own `out_reads` (UD: the peer as its one
 /// address handle, no receive PSN).
 pub fn qp_to_rtr(dev: &mut Device, qpn: u32, peer: &Dest, t: &QpTuning) -> anyhow::Result<()> {
     let peer_ip = peer.ipv4()?;
     let av = AddressVector::new([0x02, 0, 0, 0, 0, 0x02], peer_ip.octets());
-    let rtr = QpAttr::rtr_for(t.service, av, t.mtu_bytes, peer.qpn, peer.psn);
+    let mut rtr = QpAttr::rtr_for(t.service, av, t.mtu_bytes, peer.qpn, peer.psn);
+    if t.service == ServiceType::Rc {
+        rtr.max_dest_rd_atomic = Some(t.out_reads.clamp(1, MAX_OUT_READS) as u8);
+    }
     dev.modify_qp(qpn, &rtr)?;
     Ok(())
 }
@@ -107,7 +118,7 @@ pub fn qp_to_rts(
         rts.timeout = Some(t.timeout);
         rts.retry_cnt = Some(t.retry_cnt);
         rts.rnr_retry = Some(t.rnr_retry);
-        rts.max_rd_atomic = Some(peer_out_reads.clamp(1, 16) as u8);
+        rts.max_rd_atomic = Some(peer_out_reads.clamp(1, MAX_OUT_READS) as u8);
         rts.max_outstanding_psns = Some(t.window_psns);
     }
     dev.modify_qp(qpn, &rts)?;

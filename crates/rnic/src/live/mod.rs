@@ -138,6 +138,12 @@ pub struct LiveCmd {
     /// both sides (an rnic server checks what its cells gained)
     #[arg(short = 'A', long = "atomic_type", value_name = "TYPE")]
     pub atomic_type: Option<String>,
+    /// READs and atomics outstanding at once, as perftest's -o: this side's QP answers at
+    /// most this many from the peer and tells the peer so, and the peer's tells this side's
+    /// how many it may post (give it to both sides); read-bw, read-lat, atomic-bw and
+    /// atomic-lat, 1 to 16 [default: 16, this device's maximum]
+    #[arg(short = 'o', long = "outs", value_name = "NUM")]
+    pub outs: Option<u32>,
     /// Traffic both ways at once, as perftest's -b: each side runs the test against the
     /// other's buffers and prints the sum of both directions; write-bw (RC, UC) and read-bw,
     /// and both sides take it
@@ -239,6 +245,9 @@ pub struct LiveOptions {
     pub atomic: atomic_bw::AtomicOp,
     /// `-b`: both sides run the test against each other's buffers.
     pub bidirectional: bool,
+    /// `-o`: READs and atomics this side answers at once, told to the peer as perftest's
+    /// `out_reads` (the peer's bounds what this side posts).
+    pub out_reads: u32,
 }
 
 /// perftest's duration mode: the run's length and the margin at each end that is not
@@ -504,6 +513,7 @@ impl LiveCmd {
             ignored_flags: self.perftest.check()?,
             atomic: self.atomic_for(test)?,
             bidirectional: self.bidirectional_for(test)?,
+            out_reads: self.out_reads_for(test)?,
         };
         options.check_read_fits(self.mtu)?;
         Ok(options)
@@ -559,6 +569,32 @@ impl LiveCmd {
             return refuse("rnic live does not run it with --run_infinitely".into());
         }
         Ok(true)
+    }
+
+    /// `-o`: the READ and atomic tests only, as perftest ("Setting Outstanding reads only
+    /// available on READ verb"), 1 to [`endpoint::MAX_OUT_READS`].
+    fn out_reads_for(&self, test: LiveTest) -> Result<u32, UsageError> {
+        let Some(n) = self.outs else {
+            return Ok(endpoint::MAX_OUT_READS);
+        };
+        let refuse = |why: String| Err(UsageError(format!("-o/--outs {n}: {why}")));
+        if !matches!(
+            test,
+            LiveTest::ReadBw | LiveTest::ReadLat | LiveTest::AtomicBw | LiveTest::AtomicLat
+        ) {
+            return refuse(format!(
+                "outstanding READs and atomics are set for read-bw, read-lat, atomic-bw and \
+                 atomic-lat, not {}, as in perftest",
+                test.name()
+            ));
+        }
+        if n == 0 || n > endpoint::MAX_OUT_READS {
+            return refuse(format!(
+                "must be 1..={} (this device's maximum)",
+                endpoint::MAX_OUT_READS
+            ));
+        }
+        Ok(n)
     }
 
     /// `-A`: FETCH_AND_ADD or CMP_AND_SWAP, for the atomic tests only.
@@ -849,6 +885,28 @@ mod tests {
         assert!(options("read-bw --server -s 1048576").is_ok());
         let (sizes, note) = options("read-bw --server -b -a").unwrap().sizes_at(1024);
         assert_eq!((sizes.last(), note.is_some()), (Some(&262_144), true));
+    }
+
+    #[test]
+    fn outs_is_the_read_and_atomic_tests_within_the_device_maximum() {
+        assert_eq!(options("read-bw --server").unwrap().out_reads, 16);
+        assert_eq!(options("read-lat 10.0.0.1 -o 1").unwrap().out_reads, 1);
+        assert_eq!(
+            options("atomic-bw --server --outs 16").unwrap().out_reads,
+            16
+        );
+        for (args, words) in [
+            ("write-bw --server -o 4", "not write-bw"),
+            ("send-lat --server -o 4", "not send-lat"),
+            ("read-bw --server -o 0", "must be 1..=16"),
+            ("read-bw --server -o 17", "must be 1..=16"),
+        ] {
+            let e = options(args).unwrap_err().0;
+            assert!(
+                e.starts_with("-o/--outs") && e.contains(words),
+                "{args}: {e}"
+            );
+        }
     }
 
     #[test]

@@ -111,7 +111,6 @@ pub const LIVE_FLAGS: &[CompatFlag] = &[
     flag("rx-depth", Some('r'), true, Refused(NOT_YET)),
     flag("recv_post_list", None, true, Refused(NOT_YET)),
     flag("inline_recv", None, true, Refused(NOT_YET)),
-    flag("outs", Some('o'), true, Refused(NOT_YET)),
     flag("mr_per_qp", None, false, Refused(NOT_YET)),
     flag("retry_count", None, true, Refused(NOT_YET)),
     flag("perform_warm_up", None, false, Refused(NOT_YET)),

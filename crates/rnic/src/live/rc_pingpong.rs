@@ -100,6 +100,8 @@ pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
         rnr_retry: 7,
         window_psns: o.window_psns,
         sq_depth: 16,
+        // The example's RTR and RTS take one READ at a time.
+        out_reads: 1,
     };
     let mut ep = Endpoint::open(local_ip, &tuning, o.pcap.as_deref())?;
     let ring_bytes = RecvLayout::rc(o.size).bytes(o.iters);

@@ -130,7 +130,7 @@ impl Session {
         }
         let keys = ep.reg_mr(layout.mr_addr, layout.mr_len)?;
         let mine: Vec<Dest> = (qpns.iter().enumerate())
-            .map(|(i, &qpn)| my_dest(qpn, keys.rkey, layout.advertised_for(i), local_ip))
+            .map(|(i, &qpn)| my_dest(qpn, keys.rkey, layout.advertised_for(i), (local_ip, o)))
             .collect();
         let pump = |ep: &mut Endpoint| ep.turn(IDLE_TURN);
         if extra_first_handshake {
@@ -270,15 +270,16 @@ pub fn tuning(o: &LiveOptions, mtu_bytes: u32) -> QpTuning {
         rnr_retry: 7,
         window_psns: o.window_psns,
         sq_depth: o.tx_depth.max(16),
+        out_reads: o.out_reads,
     }
 }
 
-/// The keys of this side's QP `qpn`: a fresh starting PSN, the region's rkey and the
-/// address the peer is told to use, `vaddr`.
-pub fn my_dest(qpn: u32, rkey: u32, vaddr: u64, local_ip: Ipv4Addr) -> Dest {
+/// The keys of this side's QP `qpn`: a fresh starting PSN, the region's rkey, the address
+/// the peer is told to use, `vaddr`, and the READs it may have outstanding, `o.out_reads`.
+pub fn my_dest(qpn: u32, rkey: u32, vaddr: u64, (local_ip, o): (Ipv4Addr, &LiveOptions)) -> Dest {
     Dest {
         lid: 0,
-        out_reads: 16,
+        out_reads: o.out_reads,
         qpn,
         psn: random_psn(),
         rkey,
