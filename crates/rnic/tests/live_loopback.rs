@@ -520,6 +520,29 @@ fn most_reads_outstanding(pcap: &Path) -> u32 {
     most
 }
 
+/// `-r` bounds the receives send-bw's server keeps posted, as perftest's `rx_depth`: with
+/// one, the client's SENDs (4 packets each, many in flight) find none posted and the server
+/// answers RNR NAKs, which the client waits out and resends, every message still verified;
+/// with perftest's 512, more than the run's 300 messages, there are none.
+#[test]
+fn rx_depth_bounds_the_receives_posted() {
+    for (rx_depth, rnr_naks) in [(Some("1"), true), (None, false)] {
+        let mut args = vec!["-n", "300", "-s", "4096"];
+        args.extend(rx_depth.iter().flat_map(|n| ["-r", n]));
+        let Some((c, s, _)) = pair("send-bw", &args) else {
+            return;
+        };
+        assert_verified(&c, "client");
+        assert_verified(&s, "server");
+        let naks = s["naks"].as_u64().expect("naks");
+        assert_eq!(
+            naks > 0,
+            rnr_naks,
+            "-r {rx_depth:?}: the server sent {naks} NAKs"
+        );
+    }
+}
+
 /// `-o` on both sides bounds the READs the client keeps outstanding, as perftest's
 /// `out_reads` sets `max_rd_atomic`; without it the client keeps up to 16 (this device's
 /// maximum, announced as its `out_reads`).

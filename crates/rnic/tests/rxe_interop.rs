@@ -1465,6 +1465,27 @@ mod compare_and_swap {
     }
 }
 
+/// `-r 16` on both sides: the SEND server keeps at most 16 receives posted, so the client's
+/// SENDs meet RNR NAKs and wait them out (rnic's and rxe's RNR retries both unlimited, as
+/// perftest sets them); every message still arrives.
+mod rx_depth {
+    use super::*;
+
+    const RUN: Interop = Interop::new("ib_send_bw", "send-bw", 4096)
+        .iters(300)
+        .both_sides(" -r 16");
+
+    #[test]
+    fn ib_send_bw_rnic_client() {
+        RUN.rnic_client()
+    }
+
+    #[test]
+    fn ib_send_bw_rnic_server() {
+        RUN.rnic_server()
+    }
+}
+
 /// `-o 2` on both sides: each QP takes at most two READs (atomics) at once from the other
 /// and posts at most two, as perftest's `out_reads` sets `max_dest_rd_atomic` and the
 /// peer's `max_rd_atomic` (the bound itself is checked in rnic's loopback tests).

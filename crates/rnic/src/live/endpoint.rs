@@ -54,6 +54,8 @@ pub struct QpTuning {
     /// hold about this many full frames, so a burst does not overrun them.
     pub window_psns: u32,
     pub sq_depth: u32,
+    /// Receive WQEs the QP holds (at least its service's default receive depth, or `-r`).
+    pub rq_depth: u32,
     /// READs and atomics this side answers at once (its `max_dest_rd_atomic`), told to the
     /// peer as perftest's `out_reads` (`-o`; [`MAX_OUT_READS`] by default).
     pub out_reads: u32,
@@ -133,7 +135,7 @@ fn new_qp(dev: &mut Device, pd: PdId, cq: CqId, t: &QpTuning) -> anyhow::Result<
         send_cq: cq,
         recv_cq: cq,
         max_send_wr: t.sq_depth,
-        max_recv_wr: t.sq_depth.max(recv_depth(t.service)),
+        max_recv_wr: t.sq_depth.max(t.rq_depth),
     };
     let reliability = DeviceConfig::default().reliability;
     Ok(dev.create_qp_service(init, reliability, t.service)?)

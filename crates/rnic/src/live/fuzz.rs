@@ -43,6 +43,7 @@ fn tuning() -> QpTuning {
         rnr_retry: 1,
         window_psns: 256,
         sq_depth: 64,
+        rq_depth: super::endpoint::RECV_DEPTH,
         out_reads: 16,
     }
 }

@@ -138,6 +138,10 @@ pub struct LiveCmd {
     /// both sides (an rnic server checks what its cells gained)
     #[arg(short = 'A', long = "atomic_type", value_name = "TYPE")]
     pub atomic_type: Option<String>,
+    /// Receives posted on each QP at most, as perftest's -r: send-bw and send-lat, 1 to
+    /// 16384 [default: 512; over UC and UD one per message up to 16000, as perftest]
+    #[arg(short = 'r', long = "rx-depth", value_name = "NUM")]
+    pub rx_depth: Option<u32>,
     /// READs and atomics outstanding at once, as perftest's -o: this side's QP answers at
     /// most this many from the peer and tells the peer so, and the peer's tells this side's
     /// how many it may post (give it to both sides); read-bw, read-lat, atomic-bw and
@@ -245,6 +249,8 @@ pub struct LiveOptions {
     pub atomic: atomic_bw::AtomicOp,
     /// `-b`: both sides run the test against each other's buffers.
     pub bidirectional: bool,
+    /// `-r`: receives a QP of a SEND test keeps posted at most (perftest's `rx_depth`).
+    pub rx_depth: u32,
     /// `-o`: READs and atomics this side answers at once, told to the peer as perftest's
     /// `out_reads` (the peer's bounds what this side posts).
     pub out_reads: u32,
@@ -389,6 +395,9 @@ const MAX_QPS: u32 = WINDOW_PSNS / 16;
 /// The largest size of `-a`, bytes: perftest's 2^23.
 const ALL_SIZES_MAX: u64 = 1 << 23;
 
+/// The deepest receive queue `-r` asks for: perftest's `MAX_RX`.
+const MAX_RX_DEPTH: u32 = 16_384;
+
 /// Largest message: what one buffer of process memory holds here.
 const MAX_SIZE: u64 = 1 << 30;
 
@@ -514,6 +523,7 @@ impl LiveCmd {
             atomic: self.atomic_for(test)?,
             bidirectional: self.bidirectional_for(test)?,
             out_reads: self.out_reads_for(test)?,
+            rx_depth: self.rx_depth_for(test, service)?,
         };
         options.check_read_fits(self.mtu)?;
         Ok(options)
@@ -569,6 +579,28 @@ impl LiveCmd {
             return refuse("rnic live does not run it with --run_infinitely".into());
         }
         Ok(true)
+    }
+
+    /// `-r`: the SEND tests, the only ones whose receives rnic live posts (perftest's WRITE
+    /// tests ignore it, its READ and atomic tests take only 1), 1 to perftest's 16384; by
+    /// default the service's depth ([`endpoint::recv_depth`]).
+    fn rx_depth_for(&self, test: LiveTest, service: ServiceType) -> Result<u32, UsageError> {
+        let Some(n) = self.rx_depth else {
+            return Ok(endpoint::recv_depth(service));
+        };
+        if !matches!(test, LiveTest::SendBw | LiveTest::SendLat) {
+            return Err(UsageError(format!(
+                "-r/--rx-depth {n}: rnic live posts receives in send-bw and send-lat only, not \
+                 {}",
+                test.name()
+            )));
+        }
+        if !(1..=MAX_RX_DEPTH).contains(&n) {
+            return Err(UsageError(format!(
+                "-r/--rx-depth {n}: must be 1..={MAX_RX_DEPTH}, as perftest's"
+            )));
+        }
+        Ok(n)
     }
 
     /// `-o`: the READ and atomic tests only, as perftest ("Setting Outstanding reads only
@@ -885,6 +917,31 @@ mod tests {
         assert!(options("read-bw --server -s 1048576").is_ok());
         let (sizes, note) = options("read-bw --server -b -a").unwrap().sizes_at(1024);
         assert_eq!((sizes.last(), note.is_some()), (Some(&262_144), true));
+    }
+
+    #[test]
+    fn rx_depth_is_the_send_tests_within_perftests_range() {
+        assert_eq!(options("send-bw --server").unwrap().rx_depth, 512);
+        assert_eq!(options("send-bw --server -c UD").unwrap().rx_depth, 16_000);
+        assert_eq!(options("send-lat 10.0.0.1 -r 1").unwrap().rx_depth, 1);
+        assert_eq!(
+            options("send-bw --server --rx-depth 16384")
+                .unwrap()
+                .rx_depth,
+            16_384
+        );
+        for (args, words) in [
+            ("write-bw --server -r 4", "not write-bw"),
+            ("read-lat --server -r 1", "not read-lat"),
+            ("send-bw --server -r 0", "must be 1..=16384"),
+            ("send-bw --server -r 16385", "must be 1..=16384"),
+        ] {
+            let e = options(args).unwrap_err().0;
+            assert!(
+                e.starts_with("-r/--rx-depth") && e.contains(words),
+                "{args}: {e}"
+            );
+        }
     }
 
     #[test]

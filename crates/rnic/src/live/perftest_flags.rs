@@ -108,7 +108,6 @@ pub const LIVE_FLAGS: &[CompatFlag] = &[
     // The traffic.
     flag("reversed", None, false, Refused(NOT_YET)),
     flag("use-srq", None, false, Refused(NOT_YET)),
-    flag("rx-depth", Some('r'), true, Refused(NOT_YET)),
     flag("recv_post_list", None, true, Refused(NOT_YET)),
     flag("inline_recv", None, true, Refused(NOT_YET)),
     flag("mr_per_qp", None, false, Refused(NOT_YET)),

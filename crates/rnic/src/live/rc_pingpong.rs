@@ -100,6 +100,7 @@ pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
         rnr_retry: 7,
         window_psns: o.window_psns,
         sq_depth: 16,
+        rq_depth: super::endpoint::RECV_DEPTH,
         // The example's RTR and RTS take one READ at a time.
         out_reads: 1,
     };

@@ -34,6 +34,9 @@ pub struct RecvLayout {
     pub size: u64,
     /// The QPs whose rings share [`RECV_BYTES_MAX`] (`-q`).
     pub qps: u64,
+    /// Receives a QP keeps posted at most: perftest's `rx_depth` (`-r`, or the service's
+    /// default).
+    pub depth: u32,
 }
 
 impl RecvLayout {
@@ -43,6 +46,7 @@ impl RecvLayout {
             service: ServiceType::Rc,
             size,
             qps: 1,
+            depth: recv_depth(ServiceType::Rc),
         }
     }
 
@@ -52,6 +56,7 @@ impl RecvLayout {
             service: o.service,
             size: o.size,
             qps: u64::from(o.qps),
+            depth: o.rx_depth,
         }
     }
 
@@ -69,12 +74,12 @@ impl RecvLayout {
         self.grh_bytes() + self.size
     }
 
-    /// How many buffers a QP's run of `total` SENDs keeps posted: perftest's receive depth
-    /// of the service, fewer for a short run, large messages or many QPs.
+    /// How many buffers a QP's run of `total` SENDs keeps posted: the receive depth, fewer
+    /// for a short run, large messages or many QPs.
     pub fn slots_for(&self, total: u64) -> u64 {
         let bytes_per_qp = RECV_BYTES_MAX / self.qps.max(1);
         total
-            .min(u64::from(recv_depth(self.service)))
+            .min(u64::from(self.depth))
             .min((bytes_per_qp / self.stride()).max(1))
     }
 
@@ -310,6 +315,7 @@ mod tests {
             service: ServiceType::Ud,
             size: 1024,
             qps: 1,
+            depth: recv_depth(ServiceType::Ud),
         };
         assert_eq!(ud.stride(), 40 + 1024);
         assert_eq!(ud.bytes(10), 10 * 1064);
@@ -322,6 +328,7 @@ mod tests {
             service: ServiceType::Ud,
             size: 1024,
             qps: 1,
+            depth: recv_depth(ServiceType::Ud),
         };
         assert_eq!(ud.slots_for(5000), 5000);
         assert_eq!(ud.slots_for(50_000), 16_000);
@@ -330,9 +337,17 @@ mod tests {
             service: ServiceType::Uc,
             size: 65536,
             qps: 1,
+            depth: recv_depth(ServiceType::Uc),
         };
         assert_eq!(uc.slots_for(5000), 1024, "64 MiB of buffers at most");
         let four_qps = RecvLayout { qps: 4, ..uc };
         assert_eq!(four_qps.slots_for(5000), 256, "the QPs share the 64 MiB");
+        let rx_depth_8 = RecvLayout { depth: 8, ..uc };
+        assert_eq!(rx_depth_8.slots_for(5000), 8, "-r");
+        assert_eq!(
+            rx_depth_8.slots_for(5),
+            5,
+            "no more than the run's messages"
+        );
     }
 }

@@ -270,6 +270,7 @@ pub fn tuning(o: &LiveOptions, mtu_bytes: u32) -> QpTuning {
         rnr_retry: 7,
         window_psns: o.window_psns,
         sq_depth: o.tx_depth.max(16),
+        rq_depth: o.rx_depth,
         out_reads: o.out_reads,
     }
 }
