@@ -1116,6 +1116,75 @@ fn sides_that_differ_fail_at_once<const S: usize, const C: usize>(
     }
 }
 
+/// One side with `--reversed` and the other without: both fail at once, naming it.
+#[test]
+fn one_side_reversed_fails_at_once_naming_it() {
+    sides_that_differ_fail_at_once(["--reversed"], [], |client| {
+        let (with, without) = if client {
+            ("the peer", "this side")
+        } else {
+            ("this side", "the peer")
+        };
+        format!("--reversed: {with} runs it and {without} does not")
+    });
+}
+
+/// The address that sent most of the capture's requests (SENDs, WRITEs, READ requests and
+/// atomics, not RDMA CM's MADs to QP1): who ran the test's traffic, whatever the few
+/// messages of `-R`'s control QP.
+fn most_requests_from(pcap: &Path) -> Ipv4Addr {
+    let bytes = std::fs::read(pcap).expect("the capture was written");
+    let (mut at, mut by_source) = (24, std::collections::BTreeMap::new());
+    while at + 16 <= bytes.len() {
+        let len = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+        let frame = &bytes[at + 16..at + 16 + len];
+        at += 16 + len;
+        let (op, qp) = (
+            frame[42],
+            u32::from_be_bytes([0, frame[47], frame[48], frame[49]]),
+        );
+        // A request of the RC, UC or UD opcode groups (not a READ response, ACK or
+        // atomic ACK, 0x0D to 0x12).
+        let code = op & 0x1F;
+        if op < 0x80 && code <= 0x14 && !(0x0D..=0x12).contains(&code) && qp != 1 {
+            let source = Ipv4Addr::new(frame[26], frame[27], frame[28], frame[29]);
+            *by_source.entry(source).or_insert(0u64) += 1;
+        }
+    }
+    let most = by_source.iter().max_by_key(|(_, &n)| n);
+    *most
+        .unwrap_or_else(|| panic!("no request in {}", pcap.display()))
+        .0
+}
+
+/// `--reversed` on both sides: the side with `--server` runs the test (its address sends
+/// most requests in the capture) and the side that connected answers and reports the
+/// other's figures, as perftest's fan-in mode; every byte is verified either way.
+#[test]
+fn reversed_runs_turn_who_sends() {
+    for (test, extra) in [
+        ("write-bw", &["-n", "300"][..]),
+        ("read-bw", &["-n", "300", "-q", "2"][..]),
+        ("send-bw", &["-n", "300"][..]),
+        ("atomic-bw", &["-n", "300"][..]),
+        ("send-bw", &["-n", "300", "-c", "UD", "-R"][..]),
+    ] {
+        let args: Vec<&str> = extra.iter().copied().chain(["--reversed"]).collect();
+        let Some((c, s, pcap)) = pair(test, &args) else {
+            return;
+        };
+        assert_verified(&c, "client");
+        assert_verified(&s, "server");
+        let server: Ipv4Addr = s["live"]["local_ip"].as_str().unwrap().parse().unwrap();
+        assert_eq!(most_requests_from(&pcap), server, "{test} {extra:?}");
+        if test != "send-bw" {
+            // The side that connected prints the figures of the side that ran the test.
+            assert_peak(&s, &c);
+        }
+        assert_pcap_checks(&pcap);
+    }
+}
+
 /// `-b`: both sides run the test against each other's buffers at once. Each checks the
 /// bytes that landed in its own buffers and the verdicts cross at the close, so each side's
 /// `ok` covers both directions; each prints the sum of both directions, and its JSON keeps

@@ -471,6 +471,20 @@ impl Interop {
         }
     }
 
+    /// A bandwidth test of 200 operations of 4 KiB (atomic-bw's 8 bytes) with `flags` (with
+    /// a leading space) on both sides.
+    const fn bandwidth_with(
+        guest_tool: &'static str,
+        live_test: &'static str,
+        flags: &'static str,
+    ) -> Self {
+        let atomic = matches!(live_test.as_bytes(), b"atomic-bw");
+        let size = if atomic { 8 } else { 4096 };
+        Interop::new(guest_tool, live_test, size)
+            .iters(200)
+            .both_sides(flags)
+    }
+
     /// `flags` (with a leading space) on both sides.
     const fn both_sides(self, flags: &'static str) -> Self {
         Interop {
@@ -1465,6 +1479,48 @@ mod compare_and_swap {
     }
 }
 
+/// `--reversed` on both sides: the side that listens runs the test and the side that
+/// connects answers, as perftest's fan-in mode. rnic connecting: the guest's tool sends;
+/// rnic listening: rnic's does. (rnic's figures, when it answers, are the guest's, which
+/// the guest's side prints too.)
+mod reversed {
+    use super::*;
+
+    fn run(tool: &'static str, live: &'static str) -> Interop {
+        Interop::bandwidth_with(tool, live, " --reversed")
+    }
+
+    #[test]
+    fn ib_write_bw_rnic_client() {
+        run("ib_write_bw", "write-bw").rnic_client()
+    }
+
+    #[test]
+    fn ib_write_bw_rnic_server() {
+        run("ib_write_bw", "write-bw").rnic_server()
+    }
+
+    #[test]
+    fn ib_send_bw_rnic_client() {
+        run("ib_send_bw", "send-bw").rnic_client()
+    }
+
+    #[test]
+    fn ib_send_bw_rnic_server() {
+        run("ib_send_bw", "send-bw").rnic_server()
+    }
+
+    #[test]
+    fn ib_read_bw_rnic_server() {
+        run("ib_read_bw", "read-bw").rnic_server()
+    }
+
+    #[test]
+    fn ib_atomic_bw_rnic_client() {
+        run("ib_atomic_bw", "atomic-bw").rnic_client()
+    }
+}
+
 /// `-r 16` on both sides: the SEND server keeps at most 16 receives posted, so the client's
 /// SENDs meet RNR NAKs and wait them out (rnic's and rxe's RNR retries both unlimited, as
 /// perftest sets them); every message still arrives.
@@ -1493,10 +1549,7 @@ mod outs {
     use super::*;
 
     fn run(tool: &'static str, live: &'static str) -> Interop {
-        let size = if live == "atomic-bw" { 8 } else { 4096 };
-        Interop::new(tool, live, size)
-            .iters(200)
-            .both_sides(" -o 2")
+        Interop::bandwidth_with(tool, live, " -o 2")
     }
 
     #[test]
@@ -1522,7 +1575,7 @@ mod bidirectional {
     use super::*;
 
     fn run(tool: &'static str, live: &'static str) -> Interop {
-        Interop::new(tool, live, 4096).iters(200).both_sides(" -b")
+        Interop::bandwidth_with(tool, live, " -b")
     }
 
     /// Both directions carried traffic, and the row is their sum.

@@ -59,7 +59,7 @@ impl Verb {
 pub fn run(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     if o.bidirectional {
         super::duplex::run(o, verb)
-    } else if o.host.is_some() {
+    } else if o.runs_traffic() {
         client(o, verb)
     } else {
         server(o, verb)
@@ -112,6 +112,7 @@ impl HalvedBuffers {
                 SRC_ADDR
             },
             qp_stride: self.stride,
+            served_pattern_bytes: 0,
         }
     }
 }
@@ -596,16 +597,11 @@ fn server(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
         mr_len: u64::from(o.qps) * stride,
         advertised: DST_ADDR,
         qp_stride: stride,
+        // READs and atomics find the pattern (a WRITE server's buffers take the client's).
+        served_pattern_bytes: if verb == Verb::Write { 0 } else { stride },
     };
     let mut s = Session::open(o, &layout, false)?;
     let qps = s.mine.len();
-    if verb != Verb::Write {
-        for qp in 0..qps {
-            let seed = qp_pattern_seed(qp);
-            s.ep.mem
-                .fill_pattern(layout.advertised_for(qp), stride, seed);
-        }
-    }
     let me = s.me();
     // The client's closing handshake comes when its WRITEs or READs are done; until then the
     // engine answers them (and the READ-back).

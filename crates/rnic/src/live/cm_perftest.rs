@@ -250,6 +250,7 @@ pub fn open_session(
         qpns.push(ep.create_qp(&test_tuning)?);
     }
     let keys = ep.reg_mr(layout.mr_addr, layout.mr_len)?;
+    layout.fill_served(&mut ep.mem, qpns.len());
     let mine: Vec<Dest> = (qpns.iter().enumerate())
         .map(|(i, &qpn)| my_dest(qpn, keys.rkey, layout.advertised_for(i), (local_ip, o)))
         .collect();

@@ -19,7 +19,7 @@ use super::bw::{
 };
 use super::oob::{BwReport, CYCLE_BUFFER_BYTES};
 use super::report::{LiveResult, Verification};
-use super::session::{linger, Session, IDLE_TURN};
+use super::session::{linger, Layout, Session, IDLE_TURN};
 use super::{qp_pattern_seed, LiveOptions};
 
 /// A bidirectional side's buffers: perftest's halves (see [`HalvedBuffers`]), the peer
@@ -30,15 +30,22 @@ fn buffers(o: &LiveOptions) -> HalvedBuffers {
     HalvedBuffers::new(o.qps, o.size.max(u64::from(CYCLE_BUFFER_BYTES)))
 }
 
-/// Each QP's pattern where the peer takes it from: write-bw's source, read-bw's advertised
-/// buffer (whole, for perftest's moving addresses).
-fn fill(b: &HalvedBuffers, mem: &mut SparseMemory, o: &LiveOptions, verb: Verb) {
+/// One MR over both halves, the peer told of the second; read-bw's hold each QP's pattern
+/// (whole, for perftest's moving addresses) before the peer can READ them.
+fn layout(b: &HalvedBuffers, verb: Verb) -> Layout {
+    Layout {
+        served_pattern_bytes: if verb == Verb::Read { b.stride } else { 0 },
+        ..b.layout(true)
+    }
+}
+
+/// write-bw's source buffers hold each QP's pattern.
+fn fill_sources(b: &HalvedBuffers, mem: &mut SparseMemory, o: &LiveOptions, verb: Verb) {
+    if verb == Verb::Read {
+        return;
+    }
     for qp in 0..o.qps as usize {
-        let seed = qp_pattern_seed(qp);
-        match verb {
-            Verb::Read => mem.fill_pattern(b.second(qp), b.stride, seed),
-            _ => mem.fill_pattern(b.source(qp), o.size, seed),
-        }
+        mem.fill_pattern(b.source(qp), o.size, qp_pattern_seed(qp));
     }
 }
 
@@ -53,8 +60,8 @@ fn landed(b: &HalvedBuffers, verb: Verb, qp: usize) -> u64 {
 
 pub fn run(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     let buffers = buffers(o);
-    let mut s = Session::open(o, &buffers.layout(true), false)?;
-    fill(&buffers, &mut s.ep.mem, o, verb);
+    let mut s = Session::open(o, &layout(&buffers, verb), false)?;
+    fill_sources(&buffers, &mut s.ep.mem, o, verb);
     let (sizes, note) = o.sizes_at(s.pre.mtu_bytes);
     if let (Some(note), false) = (&note, s.pre.peer_is_rnic) {
         bail!(
@@ -176,7 +183,9 @@ mod tests {
         };
         let b = buffers(&o(100));
         assert_eq!(b.stride, 4096, "at least perftest's cycle buffer");
-        let layout = b.layout(true);
+        let layout = layout(&b, Verb::Read);
+        assert_eq!(layout.served_pattern_bytes, 4096);
+        assert_eq!(super::layout(&b, Verb::Write).served_pattern_bytes, 0);
         assert_eq!(layout.advertised, b.source(0) + 2 * 4096);
         assert_eq!(layout.advertised_for(1), b.second(1));
         assert_eq!(landed(&b, Verb::Write, 1), b.second(1));

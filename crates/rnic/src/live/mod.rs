@@ -138,6 +138,11 @@ pub struct LiveCmd {
     /// both sides (an rnic server checks what its cells gained)
     #[arg(short = 'A', long = "atomic_type", value_name = "TYPE")]
     pub atomic_type: Option<String>,
+    /// The server sends and the client receives, as perftest's --reversed: the side that
+    /// connects (HOST) answers and prints the other's figures, the side with --server runs
+    /// the test; write-bw, read-bw, send-bw and atomic-bw, and both sides take it
+    #[arg(long = "reversed")]
+    pub reversed: bool,
     /// Receives posted on each QP at most, as perftest's -r: send-bw and send-lat, 1 to
     /// 16384 [default: 512; over UC and UD one per message up to 16000, as perftest]
     #[arg(short = 'r', long = "rx-depth", value_name = "NUM")]
@@ -251,6 +256,8 @@ pub struct LiveOptions {
     pub bidirectional: bool,
     /// `-r`: receives a QP of a SEND test keeps posted at most (perftest's `rx_depth`).
     pub rx_depth: u32,
+    /// `--reversed`: the side with `--server` runs the test, the connecting side answers.
+    pub reversed: bool,
     /// `-o`: READs and atomics this side answers at once, told to the peer as perftest's
     /// `out_reads` (the peer's bounds what this side posts).
     pub out_reads: u32,
@@ -311,10 +318,16 @@ impl LiveOptions {
         (sizes, Some(note))
     }
 
-    /// Whether this side posts READs: the client of a READ test, and both sides of a
-    /// bidirectional one.
+    /// Whether this side runs the test's traffic, as perftest's CLIENT: the side that
+    /// connects, or with `--reversed` the one that listens.
+    pub fn runs_traffic(&self) -> bool {
+        self.host.is_some() != self.reversed
+    }
+
+    /// Whether this side posts READs: the side that runs a READ test's traffic, and both
+    /// sides of a bidirectional one.
     fn reads(&self) -> bool {
-        let posts = self.host.is_some() || self.bidirectional;
+        let posts = self.runs_traffic() || self.bidirectional;
         posts && matches!(self.test, LiveTest::ReadBw | LiveTest::ReadLat)
     }
 
@@ -329,6 +342,7 @@ impl LiveOptions {
         oob::RunShape {
             qps: self.qps,
             bidirectional: self.bidirectional,
+            reversed: self.reversed,
         }
     }
 
@@ -524,6 +538,7 @@ impl LiveCmd {
             bidirectional: self.bidirectional_for(test)?,
             out_reads: self.out_reads_for(test)?,
             rx_depth: self.rx_depth_for(test, service)?,
+            reversed: self.reversed_for(test)?,
         };
         options.check_read_fits(self.mtu)?;
         Ok(options)
@@ -579,6 +594,23 @@ impl LiveCmd {
             return refuse("rnic live does not run it with --run_infinitely".into());
         }
         Ok(true)
+    }
+
+    /// `--reversed`: perftest's bandwidth tests that have it (write-bw, read-bw, send-bw,
+    /// atomic-bw).
+    fn reversed_for(&self, test: LiveTest) -> Result<bool, UsageError> {
+        if self.reversed
+            && !matches!(
+                test,
+                LiveTest::WriteBw | LiveTest::ReadBw | LiveTest::SendBw | LiveTest::AtomicBw
+            )
+        {
+            return Err(UsageError(format!(
+                "--reversed: write-bw, read-bw, send-bw and atomic-bw have it, not {}",
+                test.name()
+            )));
+        }
+        Ok(self.reversed)
     }
 
     /// `-r`: the SEND tests, the only ones whose receives rnic live posts (perftest's WRITE
@@ -850,7 +882,7 @@ mod tests {
         assert!(o.ignored_flags[0].starts_with("rnic: ignoring -d/--ib-dev mlx5_0: "));
         assert_eq!(o.duration.map(|d| d.margin_s), Some(1.0), "-f is --margin");
         for (args, flag) in [
-            ("write-bw --server --reversed", "--reversed"),
+            ("write-bw --server --mr_per_qp", "--mr_per_qp"),
             ("send-bw --server --use-srq", "--use-srq"),
             ("write-bw 10.0.0.1 --out_json", "--out_json"),
         ] {
@@ -942,6 +974,24 @@ mod tests {
                 "{args}: {e}"
             );
         }
+    }
+
+    #[test]
+    fn reversed_swaps_who_runs_the_traffic_in_the_bandwidth_tests() {
+        let runs = |args: &str| options(args).unwrap().runs_traffic();
+        assert!(runs("write-bw 10.0.0.1") && !runs("write-bw --server"));
+        assert!(!runs("send-bw 10.0.0.1 --reversed") && runs("atomic-bw --server --reversed"));
+        // A reversed READ server posts the READs: the window applies to it.
+        let e = options("read-bw --server --reversed -s 1048576")
+            .unwrap_err()
+            .0;
+        assert!(e.starts_with("-s/--size 1048576"), "{e}");
+        assert!(options("read-bw 10.0.0.1 --reversed -s 1048576").is_ok());
+        let e = options("write-lat --server --reversed").unwrap_err().0;
+        assert!(
+            e.starts_with("--reversed: ") && e.contains("not write-lat"),
+            "{e}"
+        );
     }
 
     #[test]

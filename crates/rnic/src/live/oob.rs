@@ -31,9 +31,11 @@ const VERSION: &[u8; 16] = b"6.06\0rnic-live\0\0";
 /// peer whose shape differs is told at once, where perftest's exchange would wait for QPs
 /// that never come, or one side would wait for traffic the other never sends.
 const SHAPE_AT: usize = 15;
-/// The shape byte's bit that says the side runs bidirectionally (`-b`); the QP count takes
-/// the bits below it.
+/// The shape byte's bit that says the side runs bidirectionally (`-b`).
 const BIDIRECTIONAL_BIT: u8 = 0x80;
+/// The shape byte's bit that says the side runs the traffic reversed (`--reversed`); the
+/// QP count takes the bits below the two flags.
+const REVERSED_BIT: u8 = 0x40;
 const RNIC_MARK: &[u8] = b"rnic-live";
 /// Bytes of one QP key line with a GID (perftest's KEY_MSG_SIZE_GID).
 const KEY_MSG_BYTES: usize = 108;
@@ -133,11 +135,13 @@ pub struct Preamble {
 }
 
 /// What both sides of a run must agree on and perftest's exchange cannot tell: the QPs
-/// (`-q`) and whether both directions carry traffic (`-b`).
+/// (`-q`), whether both directions carry traffic (`-b`), and whether the server sends
+/// (`--reversed`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunShape {
     pub qps: u32,
     pub bidirectional: bool,
+    pub reversed: bool,
 }
 
 impl RunShape {
@@ -145,13 +149,13 @@ impl RunShape {
     fn encode(self) -> u8 {
         let qps = u8::try_from(self.qps)
             .ok()
-            .filter(|&q| q < BIDIRECTIONAL_BIT)
+            .filter(|&q| q < REVERSED_BIT)
             .unwrap_or(0);
-        match (qps, self.bidirectional) {
-            (0, _) => 0,
-            (q, true) => q | BIDIRECTIONAL_BIT,
-            (q, false) => q,
+        if qps == 0 {
+            return 0;
         }
+        let bit = |on: bool, bit: u8| if on { bit } else { 0 };
+        qps | bit(self.bidirectional, BIDIRECTIONAL_BIT) | bit(self.reversed, REVERSED_BIT)
     }
 
     /// An rnic peer's shape (`theirs`, its shape byte; 0 from an rnic without one) must be
@@ -160,25 +164,45 @@ impl RunShape {
         let Some(byte) = theirs.filter(|&b| peer_is_rnic && b != 0) else {
             return Ok(());
         };
-        let q = u32::from(byte & !BIDIRECTIONAL_BIT);
+        let q = u32::from(byte & !(BIDIRECTIONAL_BIT | REVERSED_BIT));
         if q != self.qps {
             bail!(
                 "-q/--qp {}: the peer runs {q} QPs; give both sides the same -q, as perftest needs",
                 self.qps
             );
         }
-        let peer_bidirectional = byte & BIDIRECTIONAL_BIT != 0;
-        if peer_bidirectional != self.bidirectional {
-            let (with, without) = match self.bidirectional {
-                true => ("this side", "the peer"),
-                false => ("the peer", "this side"),
-            };
-            bail!(
-                "-b/--bidirectional: {with} runs it and {without} does not; give both sides \
-                 -b, as perftest needs"
-            );
+        same_flag(
+            "-b/--bidirectional",
+            self.bidirectional,
+            byte & BIDIRECTIONAL_BIT != 0,
+        )?;
+        same_flag("--reversed", self.reversed, byte & REVERSED_BIT != 0)
+    }
+}
+
+/// A flag both sides must give, `mine` here and `theirs` at the peer.
+fn same_flag(flag: &str, mine: bool, theirs: bool) -> anyhow::Result<()> {
+    if mine == theirs {
+        return Ok(());
+    }
+    let (with, without) = match mine {
+        true => ("this side", "the peer"),
+        false => ("the peer", "this side"),
+    };
+    bail!(
+        "{flag}: {with} runs it and {without} does not; give both sides {flag}, as perftest needs"
+    )
+}
+
+impl RunShape {
+    /// A shape of `qps` QPs with neither flag (the tests').
+    #[cfg(test)]
+    fn plain(qps: u32) -> RunShape {
+        RunShape {
+            qps,
+            bidirectional: false,
+            reversed: false,
         }
-        Ok(())
     }
 }
 
@@ -666,7 +690,10 @@ mod tests {
     use super::*;
 
     fn shape(qps: u32, bidirectional: bool) -> RunShape {
-        RunShape { qps, bidirectional }
+        RunShape {
+            bidirectional,
+            ..RunShape::plain(qps)
+        }
     }
 
     #[test]
@@ -704,6 +731,23 @@ mod tests {
         // The count and the bit do not mix: 16 QPs, one way and both ways.
         assert_eq!(shape(16, false).encode(), 16);
         assert_eq!(shape(16, true).encode(), 16 | BIDIRECTIONAL_BIT);
+    }
+
+    #[test]
+    fn an_rnic_peer_that_differs_in_reversed_is_refused_naming_it() {
+        let reversed = RunShape {
+            reversed: true,
+            ..RunShape::plain(16)
+        };
+        assert_eq!(reversed.encode(), 16 | REVERSED_BIT);
+        assert!(reversed.check_peer(true, Some(reversed.encode())).is_ok());
+        let plain = RunShape::plain(16);
+        let e = plain.check_peer(true, Some(reversed.encode())).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("--reversed: the peer runs it and this side does not"),
+            "{e}"
+        );
     }
 
     #[test]

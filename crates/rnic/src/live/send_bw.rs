@@ -47,7 +47,7 @@ const DST_ADDR: u64 = 0x2000_0000;
 const DRAIN: Duration = Duration::from_millis(300);
 
 pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
-    if o.host.is_some() {
+    if o.runs_traffic() {
         client(o)
     } else {
         server(o)
@@ -61,6 +61,7 @@ fn client(o: &LiveOptions) -> anyhow::Result<LiveResult> {
         mr_len: u64::from(o.qps) * stride,
         advertised: SRC_ADDR,
         qp_stride: stride,
+        served_pattern_bytes: 0,
     };
     let mut s = Session::open(o, &layout, false)?;
     let o = &o.fit_to_mtu(s.pre.mtu_bytes)?;
@@ -138,6 +139,7 @@ fn server_layout(o: &LiveOptions, per_qp: u64) -> Layout {
         mr_len: largest,
         advertised: DST_ADDR,
         qp_stride: RecvLayout::of(o).bytes(per_qp),
+        served_pattern_bytes: 0,
     }
 }
 

@@ -45,6 +45,7 @@ pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
         mr_len: DST_ADDR - SRC_ADDR + recv_bytes,
         advertised: DST_ADDR,
         qp_stride: 0,
+        served_pattern_bytes: 0,
     };
     // ib_send_lat, unlike ib_write_lat and ib_read_lat, has no key exchange before the per-QP
     // one: its fourth handshake is the one after posting the receives, below.

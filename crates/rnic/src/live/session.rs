@@ -98,9 +98,22 @@ pub struct Layout {
     pub advertised: u64,
     /// Bytes from one QP's buffer to the next's (0 in the one-QP tests).
     pub qp_stride: u64,
+    /// Bytes of each QP's advertised buffer that hold that QP's pattern before the peer can
+    /// reach them (a READ or atomic server's, whose peer may start the moment the last
+    /// handshake reaches it, before this side's own end of it returns); 0: none.
+    pub served_pattern_bytes: u64,
 }
 
 impl Layout {
+    /// Fills each of `qps` QPs' advertised buffers with its pattern
+    /// ([`Layout::served_pattern_bytes`]).
+    pub fn fill_served(&self, mem: &mut rnic_host::SparseMemory, qps: usize) {
+        for qp in 0..qps {
+            let seed = super::qp_pattern_seed(qp);
+            mem.fill_pattern(self.advertised_for(qp), self.served_pattern_bytes, seed);
+        }
+    }
+
     /// The address QP `qp` tells the peer.
     pub fn advertised_for(&self, qp: usize) -> u64 {
         self.advertised + qp as u64 * self.qp_stride
@@ -129,6 +142,7 @@ impl Session {
             qpns.push(ep.create_qp(&t)?);
         }
         let keys = ep.reg_mr(layout.mr_addr, layout.mr_len)?;
+        layout.fill_served(&mut ep.mem, qpns.len());
         let mine: Vec<Dest> = (qpns.iter().enumerate())
             .map(|(i, &qpn)| my_dest(qpn, keys.rkey, layout.advertised_for(i), (local_ip, o)))
             .collect();

@@ -30,6 +30,7 @@ pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
         mr_len: DST_ADDR - SRC_ADDR + o.size,
         advertised: DST_ADDR,
         qp_stride: 0,
+        served_pattern_bytes: 0,
     };
     let mut s = Session::open(o, &layout, true)?;
     s.ep.mem.fill_pattern(SRC_ADDR, o.size, PATTERN_SEED);

@@ -130,18 +130,19 @@ fn a_pasted_perftest_line_runs_with_notes() {
 /// checked in `live`'s unit tests).
 #[test]
 fn a_pasted_perftest_line_into_rnic_live_gets_notes_or_a_refusal() {
+    // Loopback, so that a flag accepted by mistake cannot reach another host.
     let line = [
         "live",
         "write-bw",
-        "10.0.0.1",
+        "127.0.0.1",
         "-d",
         "mlx5_0",
         "-F",
-        "--reversed",
+        "--mr_per_qp",
     ];
     let (code, _, err) = rnic(&line);
     assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("--reversed is not supported"), "{err}");
+    assert!(err.contains("--mr_per_qp is not supported"), "{err}");
     let (code, _, err) = rnic(&["live", "read-bw", "--server", "-x", "3", "--use-srq"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--use-srq is not supported"), "{err}");
