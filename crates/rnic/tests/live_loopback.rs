@@ -988,8 +988,9 @@ fn bad_flags_exit_2_naming_the_flag() {
             "-q/--qp 17: must be 1..=16",
         ),
         (
-            &["live", "send-bw", "--server", "-b"][..],
-            "-b/--bidirectional: rnic live runs it for write-bw and read-bw, not send-bw",
+            &["live", "atomic-bw", "--server", "-b"][..],
+            "-b/--bidirectional: rnic live runs it for write-bw, read-bw and send-bw, not \
+             atomic-bw",
         ),
         (&["live", "write-bw", "--server", "-n", "1"][..], "--iters"),
         (&["live", "write-bw", "--server", "-p", "0"][..], "--port"),
@@ -1196,6 +1197,8 @@ fn bidirectional_runs_verify_both_directions() {
         ("read-bw", &["-n", "300", "-s", "65536"][..]),
         ("write-bw", &["-c", "UC", "-n", "300"][..]),
         ("write-bw", &["-a", "-n", "5"][..]),
+        ("send-bw", &["-q", "2", "-n", "300", "-s", "8192"][..]),
+        ("send-bw", &["-a", "-n", "5", "-R"][..]),
     ] {
         let args: Vec<&str> = extra.iter().copied().chain(["-b"]).collect();
         let Some((c, s, pcap, out)) = pair_printing(test, &args) else {

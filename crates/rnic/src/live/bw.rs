@@ -19,7 +19,7 @@ use std::time::Instant;
 use anyhow::bail;
 use rnic_host::SparseMemory;
 use rnic_model::host::bw_peak::{BwPeak, PeakSpan};
-use rnic_transport::{Completion, RemoteAddr, SendWr, ServiceType, Sge, WcStatus};
+use rnic_transport::{Completion, RemoteAddr, SendWr, ServiceType, Sge, WcOpcode, WcStatus};
 
 use super::endpoint::Endpoint;
 use super::forever::keep_in_flight_forever;
@@ -433,21 +433,25 @@ fn turn_wait(o: &LiveOptions) -> std::time::Duration {
     }
 }
 
-/// Takes the next completion, if there is one, and has `check` see it; a failed work
-/// request ends the run. Returns the index of the QP it completed on, if one was taken.
+/// Takes the next completion of a posted work request, if there is one, and has `check`
+/// see it; a failed work request ends the run. Returns the index of the QP it completed
+/// on, if one was taken. Receive completions on the way (a bidirectional send-bw's) go to
+/// `check` too, and are not counted.
 fn take_completion(
     s: &mut Session,
     check: &mut impl FnMut(&mut Endpoint, usize, &Completion) -> anyhow::Result<()>,
 ) -> anyhow::Result<Option<usize>> {
-    let Some(c) = s.ep.poll_cq() else {
-        return Ok(None);
-    };
-    if c.status != WcStatus::Success {
-        bail!("{:?} {} completed with {:?}", c.opcode, c.wr_id, c.status);
+    while let Some(c) = s.ep.poll_cq() {
+        if c.status != WcStatus::Success {
+            bail!("{:?} {} completed with {:?}", c.opcode, c.wr_id, c.status);
+        }
+        let qp = s.qp_of(&c)?;
+        check(&mut s.ep, qp, &c)?;
+        if !matches!(c.opcode, WcOpcode::Recv | WcOpcode::RecvRdmaWithImm) {
+            return Ok(Some(qp));
+        }
     }
-    let qp = s.qp_of(&c)?;
-    check(&mut s.ep, qp, &c)?;
-    Ok(Some(qp))
+    Ok(None)
 }
 
 /// perftest's duration mode (`-D`): work requests kept in flight for `d.total_s`; the

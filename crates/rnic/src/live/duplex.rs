@@ -15,7 +15,8 @@ use rnic_host::SparseMemory;
 use rnic_transport::{RemoteAddr, ServiceType};
 
 use super::bw::{
-    check_every_qp, keep_in_flight, one_sided_wr, remote_of, size_row, HalvedBuffers, Verb,
+    check_every_qp, keep_in_flight, one_sided_wr, remote_of, size_row, BwMeasured, HalvedBuffers,
+    Verb,
 };
 use super::oob::{BwReport, CYCLE_BUFFER_BYTES};
 use super::report::{LiveResult, Verification};
@@ -84,18 +85,9 @@ pub fn run(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     } else {
         Verification::PeerIsPerftest
     };
-    let me = s.me();
-    let verdict = s.pre.peer_is_rnic.then_some(mine.verdict());
-    let theirs = s.oob.close(&me, &mut || s.ep.turn(IDLE_TURN), verdict)?;
-    let verification = match theirs {
-        Some(_) => mine.or_first_mismatch(Verification::from_peer(theirs)),
-        None => mine,
-    };
     let mut r = LiveResult::of_sizes(rows, o.all_sizes);
     r.notes.extend(note);
-    r.finish(&mut s, verification);
-    s.ep.finish()?;
-    Ok(r)
+    s.finish_both_ways(r, mine)
 }
 
 /// One size: perftest's handshake, this side's loop, with `-a` a handshake after it, then
@@ -117,7 +109,19 @@ fn one_size(
     if o.all_sizes {
         s.oob.keys_waiting(&me, &mut || s.ep.turn(IDLE_TURN))?;
     }
-    let r = size_row(verb.test_name(), size, &measured);
+    exchange_reports(s, verb.test_name(), size, &measured)
+}
+
+/// The bandwidth reports of a bidirectional size: this side's `measured` operations of
+/// `test` out, the peer's in (waiting for the peer's run to end, however long it takes);
+/// returns the row of both directions.
+pub(super) fn exchange_reports(
+    s: &mut Session,
+    test: &'static str,
+    size: u64,
+    measured: &BwMeasured,
+) -> anyhow::Result<LiveResult> {
+    let r = size_row(test, size, measured);
     let mine = BwReport {
         size,
         iters: measured.ops,

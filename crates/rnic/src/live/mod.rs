@@ -20,6 +20,7 @@ mod read_lat;
 mod recv_ring;
 mod report;
 mod send_bw;
+mod send_duplex;
 mod send_lat;
 mod session;
 mod write_lat;
@@ -535,7 +536,7 @@ impl LiveCmd {
             run_infinitely_s: self.run_infinitely_for(test)?,
             ignored_flags: self.perftest.check()?,
             atomic: self.atomic_for(test)?,
-            bidirectional: self.bidirectional_for(test)?,
+            bidirectional: self.bidirectional_for(test, service)?,
             out_reads: self.out_reads_for(test)?,
             rx_depth: self.rx_depth_for(test, service)?,
             reversed: self.reversed_for(test)?,
@@ -576,19 +577,30 @@ impl LiveCmd {
         Ok(qps)
     }
 
-    /// `-b`: write-bw (RC and UC) and read-bw, whose sides then both run the client's loop
-    /// (perftest has it for every bandwidth test; rnic live's send-bw and atomic-bw do not
-    /// run it yet), not with `--run_infinitely`.
-    fn bidirectional_for(&self, test: LiveTest) -> Result<bool, UsageError> {
+    /// `-b`: write-bw (RC and UC), read-bw and send-bw over RC, whose sides then both run
+    /// the client's loop (perftest has it for every bandwidth test; rnic live's atomic-bw
+    /// does not run it yet, nor send-bw over UC or UD or for a duration, where perftest
+    /// exchanges no reports), not with `--run_infinitely`.
+    fn bidirectional_for(&self, test: LiveTest, service: ServiceType) -> Result<bool, UsageError> {
         if !self.bidirectional {
             return Ok(false);
         }
         let refuse = |why: String| Err(UsageError(format!("-b/--bidirectional: {why}")));
-        if !matches!(test, LiveTest::WriteBw | LiveTest::ReadBw) {
+        if !matches!(
+            test,
+            LiveTest::WriteBw | LiveTest::ReadBw | LiveTest::SendBw
+        ) {
             return refuse(format!(
-                "rnic live runs it for write-bw and read-bw, not {}",
+                "rnic live runs it for write-bw, read-bw and send-bw, not {}",
                 test.name()
             ));
+        }
+        if test == LiveTest::SendBw && (service != ServiceType::Rc || self.duration.is_some()) {
+            return refuse(
+                "rnic live runs send-bw -b over RC for -n iterations (not over UC or UD, nor \
+                 with -D)"
+                    .into(),
+            );
         }
         if self.run_infinitely {
             return refuse("rnic live does not run it with --run_infinitely".into());
@@ -930,8 +942,10 @@ mod tests {
                 .bidirectional
         );
         assert!(!options("write-bw 10.0.0.1").unwrap().bidirectional);
+        assert!(options("send-bw --server -b -q 2").unwrap().bidirectional);
         for (args, words) in [
-            ("send-bw --server -b", "not send-bw"),
+            ("send-bw --server -b -c UD", "over RC"),
+            ("send-bw --server -b -D 2", "with -D"),
             ("atomic-bw --server -b", "not atomic-bw"),
             ("write-lat --server -b", "not write-lat"),
             ("write-bw --server -b --run_infinitely", "--run_infinitely"),

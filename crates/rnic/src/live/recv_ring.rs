@@ -277,7 +277,12 @@ impl RecvRings {
     /// Takes a receive completion into the ring of the QP it completed on.
     pub fn take(&mut self, s: &mut Session, c: &Completion) -> anyhow::Result<()> {
         let qp = s.qp_of(c)?;
-        self.rings[qp].take(&mut s.ep, c)
+        self.take_on(&mut s.ep, qp, c)
+    }
+
+    /// Takes a receive completion of the session's QP `qp` into that QP's ring.
+    pub fn take_on(&mut self, ep: &mut Endpoint, qp: usize, c: &Completion) -> anyhow::Result<()> {
+        self.rings[qp].take(ep, c)
     }
 
     /// The verdict over every QP's messages: a mismatch's offset counts the QPs' bytes in

@@ -47,7 +47,9 @@ const DST_ADDR: u64 = 0x2000_0000;
 const DRAIN: Duration = Duration::from_millis(300);
 
 pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
-    if o.runs_traffic() {
+    if o.bidirectional {
+        super::send_duplex::run(o)
+    } else if o.runs_traffic() {
         client(o)
     } else {
         server(o)
@@ -117,7 +119,7 @@ fn client(o: &LiveOptions) -> anyhow::Result<LiveResult> {
 
 /// After each size of `-a`: its row goes to the table, and perftest's sides have one more
 /// handshake (the server's receives of the next size are posted before the one after it).
-fn end_of_size(
+pub(super) fn end_of_size(
     s: &mut Session,
     o: &LiveOptions,
     per_size: &mut Vec<SizeResult>,
@@ -278,7 +280,11 @@ fn take_arrivals(s: &mut Session, rings: &mut RecvRings) -> anyhow::Result<u64> 
 /// Takes SENDs into each QP's ring until every QP's arrived; measures from the first arrival
 /// to the last. `lossy` (UC/UD, which resend nothing): also stops once the client is done
 /// sending and nothing arrived for [`DRAIN`].
-fn receive(s: &mut Session, rings: &mut RecvRings, lossy: bool) -> anyhow::Result<BwMeasured> {
+pub(super) fn receive(
+    s: &mut Session,
+    rings: &mut RecvRings,
+    lossy: bool,
+) -> anyhow::Result<BwMeasured> {
     let mut first: Option<Instant> = None;
     let mut last = Instant::now();
     let total = rings.total();

@@ -9,7 +9,7 @@ use rnic_transport::Completion;
 
 use super::endpoint::{connect_qp, Endpoint, QpTuning};
 use super::oob::{gid_of, Dest, Oob, Preamble};
-use super::report::Verification;
+use super::report::{LiveResult, Verification};
 use super::{DurationMode, LiveOptions, LiveTest};
 
 /// One turn's longest wait while the caller waits for something else (the TCP exchange).
@@ -220,6 +220,25 @@ impl Session {
     /// [`Session::close`] for a server that waits in it while its client runs the test.
     pub fn close_waiting(&mut self, mine: Verification) -> anyhow::Result<Verification> {
         self.close_after(mine, true)
+    }
+
+    /// The end of a bidirectional run, whose sides each checked what landed on them
+    /// (`mine`: this side's verdict): the verdicts cross at the close, and `r`'s
+    /// verification covers both directions (`mine` alone against perftest, which gives
+    /// none).
+    pub fn finish_both_ways(
+        mut self,
+        mut r: LiveResult,
+        mine: Verification,
+    ) -> anyhow::Result<LiveResult> {
+        let theirs = self.close(mine)?;
+        let verification = match self.pre.peer_is_rnic {
+            true => mine.or_first_mismatch(theirs),
+            false => mine,
+        };
+        r.finish(&mut self, verification);
+        self.ep.finish()?;
+        Ok(r)
     }
 
     fn close_after(&mut self, mine: Verification, no_limit: bool) -> anyhow::Result<Verification> {

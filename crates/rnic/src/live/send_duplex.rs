@@ -1,0 +1,99 @@
+//! `-b` of `rnic live send-bw`: ib_send_bw's bidirectional run (perftest's `run_iter_bi`).
+//! Each side posts its receives, and after perftest's handshake keeps `tx_depth` SENDs in
+//! flight on each QP while it takes the peer's SENDs into its rings and reposts them, until
+//! its own SENDs completed and the peer's all arrived; then the bandwidth reports (each
+//! side's own SENDs), a row with the sum of both directions, and with `-a` one more
+//! handshake, as perftest's. RC only here: over UC and UD each side would also have to
+//! count the other's losses.
+//!
+//! Between two rnic endpoints each side checks every message that lands against the peer's
+//! pattern for its QP, and the verdicts cross at the close; a perftest peer's messages go
+//! unchecked.
+
+use rnic_transport::{SendWr, Sge, WcOpcode};
+
+use super::bw::keep_in_flight;
+use super::duplex::exchange_reports;
+use super::oob::CYCLE_BUFFER_BYTES;
+use super::recv_ring::{RecvLayout, RecvRings};
+use super::report::{LiveResult, Verification};
+use super::send_bw::{end_of_size, expect_opcode, receive};
+use super::session::{Layout, Session};
+use super::{qp_pattern_seed, LiveOptions};
+
+/// Each QP's source buffer.
+const SRC_ADDR: u64 = 0x1000_0000;
+/// The receive rings, each QP's after the previous QP's.
+const RINGS_ADDR: u64 = 0x2000_0000;
+
+/// One MR from the sources to the end of the rings of the size that needs the most.
+fn layout(o: &LiveOptions) -> Layout {
+    let rings_of = |size| RecvRings::bytes(RecvLayout::of(&o.at_size(size)), o.iters);
+    let rings = o.sizes().into_iter().map(rings_of).max().unwrap_or(0);
+    Layout {
+        mr_addr: SRC_ADDR,
+        mr_len: RINGS_ADDR - SRC_ADDR + rings,
+        advertised: SRC_ADDR,
+        qp_stride: source_stride(o),
+        served_pattern_bytes: 0,
+    }
+}
+
+fn source_stride(o: &LiveOptions) -> u64 {
+    o.size.max(u64::from(CYCLE_BUFFER_BYTES))
+}
+
+pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
+    let mut s = Session::open(o, &layout(o), false)?;
+    let stride = source_stride(o);
+    for qp in 0..s.mine.len() {
+        let source = SRC_ADDR + qp as u64 * stride;
+        s.ep.mem.fill_pattern(source, o.size, qp_pattern_seed(qp));
+    }
+    let check = s.pre.peer_is_rnic;
+    let (mut per_size, mut mine) = (Vec::new(), Verification::at_start(check));
+    let mut last = None;
+    for size in o.sizes() {
+        let (row, verdict) = one_size(&mut s, o, size, check)?;
+        mine = mine.or_first_mismatch(verdict);
+        end_of_size(&mut s, o, &mut per_size, &row)?;
+        last = Some(row);
+    }
+    let mut r = last.expect("at least one size");
+    r.per_size = per_size;
+    s.finish_both_ways(r, mine)
+}
+
+/// One size: receives posted, perftest's handshake, this side's SENDs kept in flight while
+/// the peer's land, then the reports; returns the row (both directions) and this side's
+/// verdict on the peer's messages.
+fn one_size(
+    s: &mut Session,
+    o: &LiveOptions,
+    size: u64,
+    check: bool,
+) -> anyhow::Result<(LiveResult, Verification)> {
+    let o = &o.at_size(size);
+    let mut rings = RecvRings::new(s, RINGS_ADDR, RecvLayout::of(o), o.iters, check);
+    rings.post_all(&mut s.ep)?;
+    s.handshake()?;
+    let (stride, lkey) = (source_stride(o), s.me().rkey);
+    let sge = |qp: usize| Sge {
+        addr: SRC_ADDR + qp as u64 * stride,
+        len: size as u32,
+        lkey,
+    };
+    let measured = keep_in_flight(
+        s,
+        o,
+        |qp, i| SendWr::send(i, sge(qp)),
+        |ep, qp, c| match c.opcode {
+            WcOpcode::Recv => rings.take_on(ep, qp, c),
+            _ => expect_opcode(c, WcOpcode::Send),
+        },
+    )?;
+    // The peer's SENDs still on their way.
+    receive(s, &mut rings, false)?;
+    let row = exchange_reports(s, "send-bw", size, &measured)?;
+    Ok((row, rings.verification()))
+}
