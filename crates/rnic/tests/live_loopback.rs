@@ -1050,7 +1050,9 @@ fn bad_flags_exit_2_naming_the_flag() {
             "-a/--all",
         ),
     ] {
-        let o = Command::new(RNIC).args(args).output().unwrap();
+        // Within the run limit: a server whose flag is accepted by mistake would listen for
+        // ever.
+        let o = finish(spawn(args), "the refused command");
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(want), "{args:?}: stderr names {want}: {err}");
