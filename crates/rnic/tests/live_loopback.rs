@@ -1200,7 +1200,7 @@ fn bidirectional_runs_verify_both_directions() {
         ("write-bw", &["-c", "UC", "-n", "300"][..]),
         ("write-bw", &["-a", "-n", "5"][..]),
         ("send-bw", &["-q", "2", "-n", "300", "-s", "8192"][..]),
-        ("send-bw", &["-a", "-n", "5", "-R"][..]),
+        ("send-bw", &["-a", "-n", "5", "-q", "2", "-R"][..]),
     ] {
         let args: Vec<&str> = extra.iter().copied().chain(["-b"]).collect();
         let Some((c, s, pcap, out)) = pair_printing(test, &args) else {

@@ -21,40 +21,58 @@ use super::send_bw::{end_of_size, expect_opcode, receive};
 use super::session::{Layout, Session};
 use super::{qp_pattern_seed, LiveOptions};
 
-/// Each QP's source buffer.
+/// Where the QPs' source buffers start; the receive rings follow them.
 const SRC_ADDR: u64 = 0x1000_0000;
-/// The receive rings, each QP's after the previous QP's.
-const RINGS_ADDR: u64 = 0x2000_0000;
 
-/// One MR from the sources to the end of the rings of the size that needs the most.
-fn layout(o: &LiveOptions) -> Layout {
-    let rings_of = |size| RecvRings::bytes(RecvLayout::of(&o.at_size(size)), o.iters);
-    let rings = o.sizes().into_iter().map(rings_of).max().unwrap_or(0);
-    Layout {
-        mr_addr: SRC_ADDR,
-        mr_len: RINGS_ADDR - SRC_ADDR + rings,
-        advertised: SRC_ADDR,
-        qp_stride: source_stride(o),
-        served_pattern_bytes: 0,
+/// A side's buffers: each QP's source (the largest size's, at least a page), then the
+/// receive rings, each QP's after the previous QP's.
+struct Buffers {
+    stride: u64,
+    rings_addr: u64,
+}
+
+impl Buffers {
+    fn of(o: &LiveOptions) -> Buffers {
+        let stride = o
+            .size
+            .max(u64::from(CYCLE_BUFFER_BYTES))
+            .next_multiple_of(4096);
+        Buffers {
+            stride,
+            rings_addr: SRC_ADDR + u64::from(o.qps) * stride,
+        }
+    }
+
+    fn source(&self, qp: usize) -> u64 {
+        SRC_ADDR + qp as u64 * self.stride
+    }
+
+    /// One MR from the sources to the end of the rings of the size that needs the most.
+    fn layout(&self, o: &LiveOptions) -> Layout {
+        let rings_of = |size| RecvRings::bytes(RecvLayout::of(&o.at_size(size)), o.iters);
+        let rings = o.sizes().into_iter().map(rings_of).max().unwrap_or(0);
+        Layout {
+            mr_addr: SRC_ADDR,
+            mr_len: self.rings_addr - SRC_ADDR + rings,
+            advertised: SRC_ADDR,
+            qp_stride: self.stride,
+            served_pattern_bytes: 0,
+        }
     }
 }
 
-fn source_stride(o: &LiveOptions) -> u64 {
-    o.size.max(u64::from(CYCLE_BUFFER_BYTES))
-}
-
 pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
-    let mut s = Session::open(o, &layout(o), false)?;
-    let stride = source_stride(o);
+    let b = Buffers::of(o);
+    let mut s = Session::open(o, &b.layout(o), false)?;
     for qp in 0..s.mine.len() {
-        let source = SRC_ADDR + qp as u64 * stride;
-        s.ep.mem.fill_pattern(source, o.size, qp_pattern_seed(qp));
+        s.ep.mem
+            .fill_pattern(b.source(qp), o.size, qp_pattern_seed(qp));
     }
     let check = s.pre.peer_is_rnic;
     let (mut per_size, mut mine) = (Vec::new(), Verification::at_start(check));
     let mut last = None;
     for size in o.sizes() {
-        let (row, verdict) = one_size(&mut s, o, size, check)?;
+        let (row, verdict) = one_size(&mut s, o, (&b, size), check)?;
         mine = mine.or_first_mismatch(verdict);
         end_of_size(&mut s, o, &mut per_size, &row)?;
         last = Some(row);
@@ -70,16 +88,16 @@ pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
 fn one_size(
     s: &mut Session,
     o: &LiveOptions,
-    size: u64,
+    (b, size): (&Buffers, u64),
     check: bool,
 ) -> anyhow::Result<(LiveResult, Verification)> {
     let o = &o.at_size(size);
-    let mut rings = RecvRings::new(s, RINGS_ADDR, RecvLayout::of(o), o.iters, check);
+    let mut rings = RecvRings::new(s, b.rings_addr, RecvLayout::of(o), o.iters, check);
     rings.post_all(&mut s.ep)?;
     s.handshake()?;
-    let (stride, lkey) = (source_stride(o), s.me().rkey);
+    let lkey = s.me().rkey;
     let sge = |qp: usize| Sge {
-        addr: SRC_ADDR + qp as u64 * stride,
+        addr: b.source(qp),
         len: size as u32,
         lkey,
     };
