@@ -988,9 +988,9 @@ fn bad_flags_exit_2_naming_the_flag() {
             "-q/--qp 17: must be 1..=16",
         ),
         (
-            &["live", "atomic-bw", "--server", "-b"][..],
-            "-b/--bidirectional: rnic live runs it for write-bw, read-bw and send-bw, not \
-             atomic-bw",
+            &["live", "write-lat", "--server", "-b"][..],
+            "-b/--bidirectional: rnic live runs it for write-bw, read-bw, send-bw and \
+             atomic-bw, not write-lat",
         ),
         (&["live", "write-bw", "--server", "-n", "1"][..], "--iters"),
         (&["live", "write-bw", "--server", "-p", "0"][..], "--port"),
@@ -1200,6 +1200,7 @@ fn bidirectional_runs_verify_both_directions() {
         ("write-bw", &["-c", "UC", "-n", "300"][..]),
         ("write-bw", &["-a", "-n", "5", "-q", "2"][..]),
         ("send-bw", &["-q", "2", "-n", "300", "-s", "8192"][..]),
+        ("atomic-bw", &["-q", "2", "-n", "300"][..]),
         ("send-bw", &["-a", "-n", "5", "-q", "2", "-R"][..]),
     ] {
         let args: Vec<&str> = extra.iter().copied().chain(["-b"]).collect();

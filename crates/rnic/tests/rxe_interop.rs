@@ -1621,6 +1621,16 @@ mod bidirectional {
     }
 
     #[test]
+    fn ib_atomic_bw_rnic_client() {
+        assert_both_directions(run("ib_atomic_bw", "atomic-bw").rnic_client_report())
+    }
+
+    #[test]
+    fn ib_atomic_bw_rnic_server() {
+        assert_both_directions(run("ib_atomic_bw", "atomic-bw").rnic_server_report())
+    }
+
+    #[test]
     fn ib_write_bw_uc_rnic_client() {
         assert_both_directions(run("ib_write_bw", "write-bw").uc().rnic_client_report())
     }

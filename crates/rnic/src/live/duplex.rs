@@ -1,4 +1,4 @@
-//! `-b` of `rnic live write-bw` and `read-bw`: perftest's bidirectional run. Both sides run
+//! `-b` of `rnic live write-bw`, `read-bw` and `atomic-bw`: perftest's bidirectional run. Both sides run
 //! the client's loop at once, each to (read-bw: from) the other's buffers, with perftest's
 //! handshakes around it: one before each size, one after each size of `-a`, then the
 //! bandwidth reports; each side prints the sum of both directions, as perftest's
@@ -14,6 +14,8 @@ use anyhow::bail;
 use rnic_host::SparseMemory;
 use rnic_transport::{RemoteAddr, ServiceType};
 
+use super::atomic_bw::{check_served, fetch_adds, ATOMIC_BYTES};
+use super::bw::over_every_qp;
 use super::bw::{
     check_every_qp, keep_in_flight, one_sided_wr, remote_of, size_row, BwMeasured, HalvedBuffers,
     Verb,
@@ -60,6 +62,9 @@ fn landed(b: &HalvedBuffers, verb: Verb, qp: usize) -> u64 {
 }
 
 pub fn run(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
+    if verb == Verb::Atomic {
+        return run_atomics(o);
+    }
     let buffers = buffers(o);
     let mut s = Session::open(o, &layout(&buffers, verb), false)?;
     fill_sources(&buffers, &mut s.ep.mem, o, verb);
@@ -88,6 +93,43 @@ pub fn run(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     let mut r = LiveResult::of_sizes(rows, o.all_sizes);
     r.notes.extend(note);
     s.finish_both_ways(r, mine)
+}
+
+/// `atomic-bw -b`: each side's atomics on the other's cells at once. Each side checks the
+/// values its atomics fetched (each cell's last, against an rnic peer the pattern first)
+/// and that its own cells gained exactly what the peer's atomics added: between rnic
+/// sides each QP's count crosses after the reports, against perftest its reported
+/// iterations shared out over the QPs (unknown in duration mode).
+fn run_atomics(o: &LiveOptions) -> anyhow::Result<LiveResult> {
+    let results_bytes = u64::from(o.tx_depth) * ATOMIC_BYTES;
+    let b = HalvedBuffers::new(o.qps, results_bytes.max(u64::from(CYCLE_BUFFER_BYTES)));
+    let layout = Layout {
+        served_pattern_bytes: b.stride,
+        ..b.layout(true)
+    };
+    let mut s = Session::open(o, &layout, false)?;
+    let me = s.me();
+    s.oob.keys(&me, &mut || s.ep.turn(IDLE_TURN))?;
+    let done = fetch_adds(&mut s, o, |qp| b.source(qp))?;
+    let row = exchange_reports(&mut s, "atomic-bw", ATOMIC_BYTES, &done.measured)?;
+    let qps = s.mine.len();
+    let served: Vec<Option<u64>> = if s.pre.peer_is_rnic {
+        let counts = done.per_qp.iter().map(|&n| s.exchange_count(n).map(Some));
+        counts.collect::<anyhow::Result<_>>()?
+    } else {
+        let theirs = row.bidirectional.map_or(0, |[_, theirs]| theirs.iters);
+        vec![o.duration.is_none().then_some(theirs / qps as u64); qps]
+    };
+    let cells = over_every_qp(qps, b.stride, |qp| {
+        let count = (served[qp], o.atomic.step());
+        check_served(
+            &s.ep.mem,
+            (b.second(qp), b.stride),
+            count,
+            qp_pattern_seed(qp),
+        )
+    });
+    s.finish_both_ways(row, done.verification.or_first_mismatch(cells))
 }
 
 /// One size: perftest's handshake, this side's loop, with `-a` a handshake after it, then

@@ -577,10 +577,10 @@ impl LiveCmd {
         Ok(qps)
     }
 
-    /// `-b`: write-bw (RC and UC), read-bw and send-bw over RC, whose sides then both run
-    /// the client's loop (perftest has it for every bandwidth test; rnic live's atomic-bw
-    /// does not run it yet, nor send-bw over UC or UD or for a duration, where perftest
-    /// exchanges no reports), not with `--run_infinitely`.
+    /// `-b`: write-bw (RC and UC), read-bw, atomic-bw and send-bw over RC, whose sides then
+    /// both run the client's loop (perftest has it for every bandwidth test; rnic live does
+    /// not run send-bw's over UC or UD or for a duration, where perftest exchanges no
+    /// reports), not with `--run_infinitely`.
     fn bidirectional_for(&self, test: LiveTest, service: ServiceType) -> Result<bool, UsageError> {
         if !self.bidirectional {
             return Ok(false);
@@ -588,10 +588,10 @@ impl LiveCmd {
         let refuse = |why: String| Err(UsageError(format!("-b/--bidirectional: {why}")));
         if !matches!(
             test,
-            LiveTest::WriteBw | LiveTest::ReadBw | LiveTest::SendBw
+            LiveTest::WriteBw | LiveTest::ReadBw | LiveTest::SendBw | LiveTest::AtomicBw
         ) {
             return refuse(format!(
-                "rnic live runs it for write-bw, read-bw and send-bw, not {}",
+                "rnic live runs it for write-bw, read-bw, send-bw and atomic-bw, not {}",
                 test.name()
             ));
         }
@@ -943,10 +943,10 @@ mod tests {
         );
         assert!(!options("write-bw 10.0.0.1").unwrap().bidirectional);
         assert!(options("send-bw --server -b -q 2").unwrap().bidirectional);
+        assert!(options("atomic-bw 10.0.0.1 -b").unwrap().bidirectional);
         for (args, words) in [
             ("send-bw --server -b -c UD", "over RC"),
             ("send-bw --server -b -D 2", "with -D"),
-            ("atomic-bw --server -b", "not atomic-bw"),
             ("write-lat --server -b", "not write-lat"),
             ("write-bw --server -b --run_infinitely", "--run_infinitely"),
         ] {
