@@ -96,6 +96,13 @@ impl HalvedBuffers {
         SRC_ADDR + qp as u64 * self.stride
     }
 
+    /// Each QP's first `size` bytes of its source hold that QP's pattern.
+    pub(super) fn fill_sources(&self, mem: &mut SparseMemory, size: u64) {
+        for qp in 0..self.qps as usize {
+            mem.fill_pattern(self.source(qp), size, qp_pattern_seed(qp));
+        }
+    }
+
     pub(super) fn second(&self, qp: usize) -> u64 {
         self.source(self.qps as usize + qp)
     }
@@ -157,10 +164,7 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     let mut s = Session::open(o, &buffers.layout(false), false)?;
     let qps = s.mine.len();
     if verb == Verb::Write {
-        for qp in 0..qps {
-            let seed = qp_pattern_seed(qp);
-            s.ep.mem.fill_pattern(buffers.source(qp), o.size, seed);
-        }
+        buffers.fill_sources(&mut s.ep.mem, o.size);
     }
     let remotes: Vec<RemoteAddr> = s.peers.iter().map(remote_of).collect();
     let lkey = s.me().rkey;
@@ -232,13 +236,7 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     }
     r.intervals = intervals;
     r.notes.extend(note);
-    let mine = BwReport {
-        size: last_size,
-        iters: measured.ops,
-        bw_peak: r.row.bw_peak_mb_s,
-        bw_avg: r.row.bw_avg_mb_s,
-        msg_rate: r.row.msg_rate_mops,
-    };
+    let mine = bw_report(last_size, measured.ops, &r);
     let me = s.me();
     s.oob.keys(&me, &mut || s.ep.turn(IDLE_TURN))?;
     s.oob.bw_reports(&mine, &mut || s.ep.turn(IDLE_TURN))?;
@@ -283,6 +281,17 @@ pub fn remote_of(peer: &super::oob::Dest) -> RemoteAddr {
     RemoteAddr {
         va: peer.vaddr,
         rkey: peer.rkey,
+    }
+}
+
+/// perftest's bandwidth report of `ops` operations of `size` bytes whose figures are `r`'s.
+pub(super) fn bw_report(size: u64, ops: u64, r: &LiveResult) -> BwReport {
+    BwReport {
+        size,
+        iters: ops,
+        bw_peak: r.row.bw_peak_mb_s,
+        bw_avg: r.row.bw_avg_mb_s,
+        msg_rate: r.row.msg_rate_mops,
     }
 }
 

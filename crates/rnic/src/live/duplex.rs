@@ -11,14 +11,13 @@
 //! (`status: unverified`).
 
 use anyhow::bail;
-use rnic_host::SparseMemory;
 use rnic_transport::{RemoteAddr, ServiceType};
 
 use super::atomic_bw::{check_served, fetch_adds, ATOMIC_BYTES};
 use super::bw::over_every_qp;
 use super::bw::{
-    check_every_qp, keep_in_flight, one_sided_wr, remote_of, size_row, BwMeasured, HalvedBuffers,
-    Verb,
+    bw_report, check_every_qp, keep_in_flight, one_sided_wr, remote_of, size_row, BwMeasured,
+    HalvedBuffers, Verb,
 };
 use super::oob::{BwReport, CYCLE_BUFFER_BYTES};
 use super::report::{LiveResult, Verification};
@@ -42,16 +41,6 @@ fn layout(b: &HalvedBuffers, verb: Verb) -> Layout {
     }
 }
 
-/// write-bw's source buffers hold each QP's pattern.
-fn fill_sources(b: &HalvedBuffers, mem: &mut SparseMemory, o: &LiveOptions, verb: Verb) {
-    if verb == Verb::Read {
-        return;
-    }
-    for qp in 0..o.qps as usize {
-        mem.fill_pattern(b.source(qp), o.size, qp_pattern_seed(qp));
-    }
-}
-
 /// Where the peer's bytes land on this side: the advertised buffers under write-bw, the
 /// sources (where the READs land) under read-bw.
 fn landed(b: &HalvedBuffers, verb: Verb, qp: usize) -> u64 {
@@ -67,7 +56,9 @@ pub fn run(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     }
     let buffers = buffers(o);
     let mut s = Session::open(o, &layout(&buffers, verb), false)?;
-    fill_sources(&buffers, &mut s.ep.mem, o, verb);
+    if verb != Verb::Read {
+        buffers.fill_sources(&mut s.ep.mem, o.size);
+    }
     let (sizes, note) = o.sizes_at(s.pre.mtu_bytes);
     if let (Some(note), false) = (&note, s.pre.peer_is_rnic) {
         bail!(
@@ -164,13 +155,7 @@ pub(super) fn exchange_reports(
     measured: &BwMeasured,
 ) -> anyhow::Result<LiveResult> {
     let r = size_row(test, size, measured);
-    let mine = BwReport {
-        size,
-        iters: measured.ops,
-        bw_peak: r.row.bw_peak_mb_s,
-        bw_avg: r.row.bw_avg_mb_s,
-        msg_rate: r.row.msg_rate_mops,
-    };
+    let mine = bw_report(size, measured.ops, &r);
     let theirs = s
         .oob
         .bw_reports_waiting(&mine, &mut || s.ep.turn(IDLE_TURN))?;
