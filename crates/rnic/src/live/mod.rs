@@ -882,6 +882,15 @@ mod tests {
         live: LiveCmd,
     }
 
+    /// Each of `cases`' command lines is refused with a message that starts with `flag` and
+    /// says its words.
+    fn assert_refused(flag: &str, cases: &[(&str, &str)]) {
+        for (args, words) in cases {
+            let e = options(args).unwrap_err().0;
+            assert!(e.starts_with(flag) && e.contains(words), "{args}: {e}");
+        }
+    }
+
     pub(super) fn options(args: &str) -> Result<LiveOptions, UsageError> {
         let words = std::iter::once("rnic").chain(args.split_whitespace());
         Cli::try_parse_from(words).unwrap().live.options()
@@ -917,19 +926,16 @@ mod tests {
         assert_eq!(o.atomic, AtomicOp::CmpSwap);
         let o = options("atomic-bw --server -A FETCH_AND_ADD").unwrap();
         assert_eq!(o.atomic, AtomicOp::FetchAdd);
-        for (args, words) in [
-            (
-                "atomic-bw --server -A SWAP",
-                "must be FETCH_AND_ADD or CMP_AND_SWAP",
-            ),
-            ("write-bw --server -A CMP_AND_SWAP", "not write-bw"),
-        ] {
-            let e = options(args).unwrap_err().0;
-            assert!(
-                e.starts_with("-A/--atomic_type") && e.contains(words),
-                "{args}: {e}"
-            );
-        }
+        assert_refused(
+            "-A/--atomic_type",
+            &[
+                (
+                    "atomic-bw --server -A SWAP",
+                    "must be FETCH_AND_ADD or CMP_AND_SWAP",
+                ),
+                ("write-bw --server -A CMP_AND_SWAP", "not write-bw"),
+            ],
+        );
     }
 
     #[test]
@@ -944,18 +950,15 @@ mod tests {
         assert!(!options("write-bw 10.0.0.1").unwrap().bidirectional);
         assert!(options("send-bw --server -b -q 2").unwrap().bidirectional);
         assert!(options("atomic-bw 10.0.0.1 -b").unwrap().bidirectional);
-        for (args, words) in [
-            ("send-bw --server -b -c UD", "over RC"),
-            ("send-bw --server -b -D 2", "with -D"),
-            ("write-lat --server -b", "not write-lat"),
-            ("write-bw --server -b --run_infinitely", "--run_infinitely"),
-        ] {
-            let e = options(args).unwrap_err().0;
-            assert!(
-                e.starts_with("-b/--bidirectional") && e.contains(words),
-                "{args}: {e}"
-            );
-        }
+        assert_refused(
+            "-b/--bidirectional",
+            &[
+                ("send-bw --server -b -c UD", "over RC"),
+                ("send-bw --server -b -D 2", "with -D"),
+                ("write-lat --server -b", "not write-lat"),
+                ("write-bw --server -b --run_infinitely", "--run_infinitely"),
+            ],
+        );
         // A bidirectional READ server posts READs: its message must fit the window too, and
         // its -a stops there, as a READ client's does.
         let e = options("read-bw --server -b -s 1048576").unwrap_err().0;
@@ -976,18 +979,15 @@ mod tests {
                 .rx_depth,
             16_384
         );
-        for (args, words) in [
-            ("write-bw --server -r 4", "not write-bw"),
-            ("read-lat --server -r 1", "not read-lat"),
-            ("send-bw --server -r 0", "must be 1..=16384"),
-            ("send-bw --server -r 16385", "must be 1..=16384"),
-        ] {
-            let e = options(args).unwrap_err().0;
-            assert!(
-                e.starts_with("-r/--rx-depth") && e.contains(words),
-                "{args}: {e}"
-            );
-        }
+        assert_refused(
+            "-r/--rx-depth",
+            &[
+                ("write-bw --server -r 4", "not write-bw"),
+                ("read-lat --server -r 1", "not read-lat"),
+                ("send-bw --server -r 0", "must be 1..=16384"),
+                ("send-bw --server -r 16385", "must be 1..=16384"),
+            ],
+        );
     }
 
     #[test]
@@ -1016,18 +1016,15 @@ mod tests {
             options("atomic-bw --server --outs 16").unwrap().out_reads,
             16
         );
-        for (args, words) in [
-            ("write-bw --server -o 4", "not write-bw"),
-            ("send-lat --server -o 4", "not send-lat"),
-            ("read-bw --server -o 0", "must be 1..=16"),
-            ("read-bw --server -o 17", "must be 1..=16"),
-        ] {
-            let e = options(args).unwrap_err().0;
-            assert!(
-                e.starts_with("-o/--outs") && e.contains(words),
-                "{args}: {e}"
-            );
-        }
+        assert_refused(
+            "-o/--outs",
+            &[
+                ("write-bw --server -o 4", "not write-bw"),
+                ("send-lat --server -o 4", "not send-lat"),
+                ("read-bw --server -o 0", "must be 1..=16"),
+                ("read-bw --server -o 17", "must be 1..=16"),
+            ],
+        );
     }
 
     #[test]
@@ -1037,22 +1034,19 @@ mod tests {
         let o = options("read-bw --server --run_infinitely -D 0.5 -q 2").unwrap();
         assert_eq!((o.run_infinitely_s, o.duration), (Some(0.5), None));
         assert_eq!(options("write-bw 10.0.0.1").unwrap().run_infinitely_s, None);
-        for (args, words) in [
-            ("send-bw --server --run_infinitely", "not send-bw"),
-            ("write-lat --server --run_infinitely", "not write-lat"),
-            ("atomic-bw --server --run_infinitely", "not atomic-bw"),
-            ("write-bw --server --run_infinitely -a", "-a/--all"),
-            ("write-bw --server --run_infinitely -n 10", "-n/--iters"),
-            ("write-bw --server --run_infinitely --margin 1", "--margin"),
-            ("write-bw --server --run_infinitely -D 0", "above 0"),
-            ("write-bw --server --run_infinitely -D -1", "above 0"),
-        ] {
-            let e = options(args).unwrap_err().0;
-            assert!(
-                e.starts_with("--run_infinitely") && e.contains(words),
-                "{args}: {e}"
-            );
-        }
+        assert_refused(
+            "--run_infinitely",
+            &[
+                ("send-bw --server --run_infinitely", "not send-bw"),
+                ("write-lat --server --run_infinitely", "not write-lat"),
+                ("atomic-bw --server --run_infinitely", "not atomic-bw"),
+                ("write-bw --server --run_infinitely -a", "-a/--all"),
+                ("write-bw --server --run_infinitely -n 10", "-n/--iters"),
+                ("write-bw --server --run_infinitely --margin 1", "--margin"),
+                ("write-bw --server --run_infinitely -D 0", "above 0"),
+                ("write-bw --server --run_infinitely -D -1", "above 0"),
+            ],
+        );
     }
 
     #[test]
