@@ -61,10 +61,7 @@ fn ends() -> Ends {
 
 /// Runs `test` between a server and a client on addresses of their own ([`ends`]); returns
 /// the client's and the server's JSON and the client's pcap path.
-fn pair(
-    test: &str,
-    extra: &[&str],
-) -> Option<(serde_json::Value, serde_json::Value, std::path::PathBuf)> {
+fn pair(test: &str, extra: &[&str]) -> Option<(serde_json::Value, serde_json::Value, RunCapture)> {
     pair_printing(test, extra).map(|(c, s, pcap, _)| (c, s, pcap))
 }
 
@@ -72,12 +69,7 @@ fn pair(
 fn pair_printing(
     test: &str,
     extra: &[&str],
-) -> Option<(
-    serde_json::Value,
-    serde_json::Value,
-    std::path::PathBuf,
-    String,
-)> {
+) -> Option<(serde_json::Value, serde_json::Value, RunCapture, String)> {
     pair_ending(test, extra, |client| finish(client, "the client"))
 }
 
@@ -86,12 +78,7 @@ fn pair_ending(
     test: &str,
     extra: &[&str],
     end_client: impl FnOnce(std::process::Child) -> std::process::Output,
-) -> Option<(
-    serde_json::Value,
-    serde_json::Value,
-    std::path::PathBuf,
-    String,
-)> {
+) -> Option<(serde_json::Value, serde_json::Value, RunCapture, String)> {
     let Ends {
         server,
         client,
@@ -147,7 +134,32 @@ fn pair_ending(
     assert!(server.status.success(), "server failed: {}", text(&server));
     let out = String::from_utf8_lossy(&client.stdout).into_owned();
     assert!(out.contains("#bytes"), "perftest's table is printed: {out}");
-    Some((json(&cj), json(&sj), pcap, out))
+    Some((json(&cj), json(&sj), RunCapture { pcap }, out))
+}
+
+/// A run's client capture, whose directory (the run's JSONs and capture) is removed when
+/// the test is done with it, unless the test is failing: a `-a` run's capture holds
+/// hundreds of megabytes, and every run of the suite would leave its own behind.
+struct RunCapture {
+    pcap: std::path::PathBuf,
+}
+
+impl std::ops::Deref for RunCapture {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.pcap
+    }
+}
+
+impl Drop for RunCapture {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            if let Some(dir) = self.pcap.parent() {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        }
+    }
 }
 
 /// The rows of perftest's table in `out`: the lines that start with a size.
@@ -475,13 +487,8 @@ fn report_gbits_prints_the_table_in_gbits() {
 /// The CM MADs of a capture, in order: the attribute id of every UD SEND to QP1 with the
 /// GSI Q_Key (0x10 REQ, 0x13 REP, 0x14 RTU).
 fn cm_attributes(pcap: &Path) -> Vec<u16> {
-    let bytes = std::fs::read(pcap).expect("the capture was written");
-    // pcap: a 24-byte file header, then per frame 16 bytes of record header and the frame.
-    let (mut at, mut attrs) = (24, Vec::new());
-    while at + 16 <= bytes.len() {
-        let len = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
-        let frame = &bytes[at + 16..at + 16 + len];
-        at += 16 + len;
+    let mut attrs = Vec::new();
+    for frame in frames(pcap) {
         let bth = 14 + 20 + 8;
         let dest_qp = u32::from_be_bytes([0, frame[bth + 5], frame[bth + 6], frame[bth + 7]]);
         let qkey = u32::from_be_bytes(frame[bth + 12..bth + 16].try_into().unwrap());
@@ -493,16 +500,22 @@ fn cm_attributes(pcap: &Path) -> Vec<u16> {
     attrs
 }
 
-/// The BTH opcodes of a capture's RoCEv2 frames, in capture order (sent and received).
-fn opcodes(pcap: &Path) -> Vec<u8> {
+/// A capture's frames (Ethernet onward), in capture order (sent and received).
+fn frames(pcap: &Path) -> Vec<Vec<u8>> {
     let bytes = std::fs::read(pcap).expect("the capture was written");
-    let (mut at, mut ops) = (24, Vec::new());
+    // pcap: a 24-byte file header, then per frame 16 bytes of record header and the frame.
+    let (mut at, mut frames) = (24, Vec::new());
     while at + 16 <= bytes.len() {
         let len = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
-        ops.push(bytes[at + 16 + 14 + 20 + 8]);
+        frames.push(bytes[at + 16..at + 16 + len].to_vec());
         at += 16 + len;
     }
-    ops
+    frames
+}
+
+/// The BTH opcodes of a capture's RoCEv2 frames, in capture order.
+fn opcodes(pcap: &Path) -> Vec<u8> {
+    frames(pcap).iter().map(|f| f[14 + 20 + 8]).collect()
 }
 
 /// The most READs the capture's side had outstanding at once: each READ request (opcode
@@ -1136,12 +1149,8 @@ fn one_side_reversed_fails_at_once_naming_it() {
 /// atomics, not RDMA CM's MADs to QP1): who ran the test's traffic, whatever the few
 /// messages of `-R`'s control QP.
 fn most_requests_from(pcap: &Path) -> Ipv4Addr {
-    let bytes = std::fs::read(pcap).expect("the capture was written");
-    let (mut at, mut by_source) = (24, std::collections::BTreeMap::new());
-    while at + 16 <= bytes.len() {
-        let len = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
-        let frame = &bytes[at + 16..at + 16 + len];
-        at += 16 + len;
+    let mut by_source = std::collections::BTreeMap::new();
+    for frame in frames(pcap) {
         let (op, qp) = (
             frame[42],
             u32::from_be_bytes([0, frame[47], frame[48], frame[49]]),
