@@ -194,18 +194,6 @@ fn same_flag(flag: &str, mine: bool, theirs: bool) -> anyhow::Result<()> {
     )
 }
 
-impl RunShape {
-    /// A shape of `qps` QPs with neither flag (the tests').
-    #[cfg(test)]
-    fn plain(qps: u32) -> RunShape {
-        RunShape {
-            qps,
-            bidirectional: false,
-            reversed: false,
-        }
-    }
-}
-
 /// The exchange's path: perftest's TCP connection, or (`-R`) the control QP's queues.
 enum Channel {
     Tcp(TcpStream),
@@ -691,8 +679,9 @@ mod tests {
 
     fn shape(qps: u32, bidirectional: bool) -> RunShape {
         RunShape {
+            qps,
             bidirectional,
-            ..RunShape::plain(qps)
+            reversed: false,
         }
     }
 
@@ -737,11 +726,11 @@ mod tests {
     fn an_rnic_peer_that_differs_in_reversed_is_refused_naming_it() {
         let reversed = RunShape {
             reversed: true,
-            ..RunShape::plain(16)
+            ..shape(16, false)
         };
         assert_eq!(reversed.encode(), 16 | REVERSED_BIT);
         assert!(reversed.check_peer(true, Some(reversed.encode())).is_ok());
-        let plain = RunShape::plain(16);
+        let plain = shape(16, false);
         let e = plain.check_peer(true, Some(reversed.encode())).unwrap_err();
         assert!(
             e.to_string()
