@@ -5,6 +5,7 @@
 mod common;
 
 use std::net::Ipv4Addr;
+use std::ops::RangeInclusive;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -79,6 +80,21 @@ fn pair_ending(
     extra: &[&str],
     end_client: impl FnOnce(std::process::Child) -> std::process::Output,
 ) -> Option<(serde_json::Value, serde_json::Value, RunCapture, String)> {
+    pair_sides(test, extra, extra, end_client)
+}
+
+/// A pair's run: the client's and the server's JSON, the client's capture and what the
+/// client printed.
+type PairRun = (serde_json::Value, serde_json::Value, RunCapture, String);
+
+/// [`pair_ending`] with the client's own flags, `client_extra`, and the server's,
+/// `server_extra`.
+fn pair_sides(
+    test: &str,
+    client_extra: &[&str],
+    server_extra: &[&str],
+    end_client: impl FnOnce(std::process::Child) -> std::process::Output,
+) -> Option<PairRun> {
     let Ends {
         server,
         client,
@@ -112,7 +128,7 @@ fn pair_ending(
         "--json",
         sj.to_str().unwrap(),
     ];
-    sargs.extend_from_slice(extra);
+    sargs.extend_from_slice(server_extra);
     let server = spawn(&sargs);
     let mut cargs = vec![
         "live",
@@ -127,7 +143,7 @@ fn pair_ending(
         "--pcap",
         pcap.to_str().unwrap(),
     ];
-    cargs.extend_from_slice(extra);
+    cargs.extend_from_slice(client_extra);
     let client = end_client(spawn(&cargs));
     let server = finish(server, "the server");
     assert!(client.status.success(), "client failed: {}", text(&client));
@@ -564,16 +580,38 @@ fn outs_bounds_the_reads_outstanding() {
     for (outs, bound) in [(Some("1"), 1..=1), (Some("4"), 2..=4), (None, 5..=16)] {
         let mut args = vec!["-n", "300", "-s", "2048"];
         args.extend(outs.iter().flat_map(|n| ["-o", n]));
-        let Some((c, s, pcap)) = pair("read-bw", &args) else {
-            return;
-        };
-        assert_verified(&c, "client");
-        assert_verified(&s, "server");
-        let most = most_reads_outstanding(&pcap);
-        assert!(
-            bound.contains(&most),
-            "-o {outs:?}: {most} READs outstanding at once"
-        );
+        let end = |c| finish(c, "the client");
+        let run = pair_sides("read-bw", &args, &args, end);
+        assert_reads_outstanding(run, bound, &format!("-o {outs:?}"));
+    }
+}
+
+/// Both sides of a READ run verified every byte, and the client kept a number of READs in
+/// `bound` outstanding at most.
+fn assert_reads_outstanding(run: Option<PairRun>, bound: RangeInclusive<u32>, what: &str) {
+    let Some((c, s, pcap, _)) = run else { return };
+    assert_verified(&c, "client");
+    assert_verified(&s, "server");
+    let most = most_reads_outstanding(&pcap);
+    assert!(
+        bound.contains(&most),
+        "{what}: {most} READs outstanding at once"
+    );
+}
+
+/// Under `-R` the client posts at most the READs the server's REP says it answers (its
+/// responder resources, the server's `-o`), whatever the client's own `-o`, as librdmacm's
+/// active side sets `max_rd_atomic`.
+#[test]
+fn outs_under_rdma_cm_come_from_the_servers_rep() {
+    for (client_outs, server_outs, bound) in [("16", "2", 1..=2), ("1", "16", 5..=16)] {
+        let common = ["-R", "-n", "300", "-s", "2048"];
+        let client: Vec<&str> = common.iter().copied().chain(["-o", client_outs]).collect();
+        let server: Vec<&str> = common.iter().copied().chain(["-o", server_outs]).collect();
+        let end = |c| finish(c, "the client");
+        let run = pair_sides("read-bw", &client, &server, end);
+        let what = format!("client -o {client_outs}, server -o {server_outs}");
+        assert_reads_outstanding(run, bound, &what);
     }
 }
 

@@ -1566,6 +1566,22 @@ mod outs {
     fn ib_atomic_bw_rnic_client() {
         run("ib_atomic_bw", "atomic-bw").rnic_client()
     }
+
+    /// Under `-R` the kernel's CM carries the number: rnic's client takes the REP's, its
+    /// server keeps its own, as librdmacm does.
+    fn over_rdma_cm(tool: &'static str, live: &'static str) -> Interop {
+        Interop::bandwidth_with(tool, live, " -o 2").rdma_cm()
+    }
+
+    #[test]
+    fn ib_read_bw_over_rdma_cm_rnic_client() {
+        over_rdma_cm("ib_read_bw", "read-bw").rnic_client()
+    }
+
+    #[test]
+    fn ib_read_bw_over_rdma_cm_rnic_server() {
+        over_rdma_cm("ib_read_bw", "read-bw").rnic_server()
+    }
 }
 
 /// `-b` on both sides: each side runs the test against the other's buffers at once, and

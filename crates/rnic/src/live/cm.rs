@@ -418,32 +418,40 @@ impl LiveCm {
                 conn,
                 remote_qpn,
                 rq_psn,
+                dest_rd_atomic,
             } => {
                 let Some(peer_ip) = self.peer_ip else {
                     bail!("RDMA CM: RTR before the peer is known");
                 };
                 let c = &mut self.conns[conn];
-                // The CM's REQ and REP carried this side's -o both ways (both sides of a
-                // perftest run give the same).
                 let peer = Dest {
-                    out_reads: c.qp.tuning.out_reads,
                     qpn: remote_qpn,
                     psn: rq_psn,
                     gid: gid_of(peer_ip),
                     ..Dest::default()
                 };
+                // The READs this side answers at once: its own -o when it listens, the
+                // REP's initiator depth when it connects (the agent says which).
                 let tuning = QpTuning {
                     mtu_bytes: c.mtu_bytes,
+                    out_reads: u32::from(dest_rd_atomic),
                     ..c.qp.tuning
                 };
                 qp_to_rtr(&mut ep.dev, c.qp.qpn, &peer, &tuning)?;
                 c.peer = Some(peer);
             }
-            Action::Rts { conn, sq_psn } => {
-                let c = &self.conns[conn];
-                let Some(peer) = c.peer else {
+            Action::Rts {
+                conn,
+                sq_psn,
+                rd_atomic,
+            } => {
+                let c = &mut self.conns[conn];
+                let Some(peer) = c.peer.as_mut() else {
                     bail!("RDMA CM: RTS before RTR (the agent's order is broken)");
                 };
+                // The READs this side posts at once: its own -o when it listens (as
+                // perftest's rdma_accept), the REP's responder resources when it connects.
+                peer.out_reads = u32::from(rd_atomic);
                 qp_to_rts(&mut ep.dev, c.qp.qpn, sq_psn, peer.out_reads, &c.qp.tuning)?;
             }
             Action::Timer { at, conn } => self.timers_ps[conn] = Some(at),

@@ -75,15 +75,24 @@ pub enum Action {
         msg: CmRepr,
     },
     /// Move connection `conn`'s QP from INIT to RTR toward `remote_qpn`, expecting PSN
-    /// `rq_psn` first (its own [`ConnSpec::rq_psn`]).
+    /// `rq_psn` first (its own [`ConnSpec::rq_psn`]), answering at most `dest_rd_atomic`
+    /// READs and atomics at once (`max_dest_rd_atomic`). As librdmacm sets it: the passive
+    /// side's own [`Params::rd_atomic`], the active side's the REP's initiator depth.
     Rtr {
         conn: usize,
         remote_qpn: u32,
         rq_psn: u32,
+        dest_rd_atomic: u8,
     },
     /// Move connection `conn`'s QP from RTR to RTS, sending from `sq_psn` (the starting PSN
-    /// of the peer's REQ or REP).
-    Rts { conn: usize, sq_psn: u32 },
+    /// of the peer's REQ or REP), with at most `rd_atomic` READs and atomics outstanding
+    /// (`max_rd_atomic`): the passive side's own [`Params::rd_atomic`], the active side's the
+    /// REP's responder resources, what the passive side answers at once.
+    Rts {
+        conn: usize,
+        sq_psn: u32,
+        rd_atomic: u8,
+    },
     /// Call [`Agent::on_timer`] for `conn` at `at`.
     Timer { at: TimePs, conn: usize },
     /// UD connection `conn`'s QP goes to RTS (INIT, RTR and RTS at once, as rdma_cm brings a
@@ -394,6 +403,7 @@ impl Agent {
                     conn,
                     remote_qpn: r.local_qpn,
                     rq_psn: c.spec.rq_psn,
+                    dest_rd_atomic: self.params.rd_atomic,
                 });
                 let rep = self.rep(conn);
                 self.send(now, conn, rep, true, out);
@@ -437,10 +447,12 @@ impl Agent {
                     conn,
                     remote_qpn: r.local_qpn,
                     rq_psn: c.spec.rq_psn,
+                    dest_rd_atomic: r.initiator_depth,
                 });
                 out.push(Action::Rts {
                     conn,
                     sq_psn: r.starting_psn,
+                    rd_atomic: r.responder_resources,
                 });
                 let rtu = self.rtu(conn);
                 self.send(now, conn, rtu, false, out);
@@ -481,6 +493,7 @@ impl Agent {
         out.push(Action::Rts {
             conn,
             sq_psn: c.sq_psn,
+            rd_atomic: self.params.rd_atomic,
         });
         out.push(Action::Established { at: now, conn });
     }
@@ -614,7 +627,8 @@ mod tests {
         assert!(out.contains(&Action::Rtr {
             conn: 1,
             remote_qpn: 0x21,
-            rq_psn: 501
+            rq_psn: 501,
+            dest_rd_atomic: 16
         }));
         let rep = sent(&out)[0];
         let CmMessage::Rep(r) = rep.message else {
@@ -626,12 +640,14 @@ mod tests {
         assert!(out.contains(&Action::Rtr {
             conn: 1,
             remote_qpn: 0x41,
-            rq_psn: 101
+            rq_psn: 101,
+            dest_rd_atomic: 16
         }));
         // The active side sends from the PSN the passive side's REP asked for.
         assert!(out.contains(&Action::Rts {
             conn: 1,
-            sq_psn: 501
+            sq_psn: 501,
+            rd_atomic: 16
         }));
         assert_eq!(a.state(1), State::Established);
         let rtu = sent(&out)[0];
@@ -639,10 +655,64 @@ mod tests {
         p.handle(12_000_000, A, &rtu, &mut out);
         assert!(out.contains(&Action::Rts {
             conn: 1,
-            sq_psn: 101
+            sq_psn: 101,
+            rd_atomic: 16
         }));
         assert_eq!(p.state(1), State::Established);
         assert_eq!(p.state(0), State::Idle);
+    }
+
+    /// The READ and atomic depths a QP gets from each side's own and the REP's, with the two
+    /// sides' numbers different.
+    fn depths(out: &[Action]) -> (Option<u8>, Option<u8>) {
+        let rtr = out.iter().find_map(|a| match a {
+            Action::Rtr { dest_rd_atomic, .. } => Some(*dest_rd_atomic),
+            _ => None,
+        });
+        let rts = out.iter().find_map(|a| match a {
+            Action::Rts { rd_atomic, .. } => Some(*rd_atomic),
+            _ => None,
+        });
+        (rtr, rts)
+    }
+
+    #[test]
+    fn the_active_side_takes_its_read_depths_from_the_rep_as_librdmacm_does() {
+        // The active side announces 2, the passive side 5: the passive side keeps its own
+        // both ways (as librdmacm's rdma_accept with explicit parameters, perftest's), and
+        // the active side posts at most what the REP says the passive side answers.
+        let mut a = Agent::new(Params {
+            rd_atomic: 2,
+            ..params(A)
+        });
+        let mut p = Agent::new(Params {
+            rd_atomic: 5,
+            ..params(P)
+        });
+        for (agent, active, peer_ip) in [(&mut a, true, P), (&mut p, false, A)] {
+            agent.add(ConnSpec {
+                local_qpn: 0x20,
+                rq_psn: 100,
+                peer_ip,
+                index: 0,
+                active,
+                sidr: false,
+            });
+        }
+        let mut out = Vec::new();
+        a.connect(0, 0, &mut out);
+        let req = sent(&out)[0];
+        out.clear();
+        p.handle(5_000_000, A, &req, &mut out);
+        assert_eq!(depths(&out), (Some(5), None));
+        let rep = sent(&out)[0];
+        out.clear();
+        a.handle(9_000_000, P, &rep, &mut out);
+        assert_eq!(depths(&out), (Some(5), Some(5)));
+        let rtu = sent(&out)[0];
+        out.clear();
+        p.handle(12_000_000, A, &rtu, &mut out);
+        assert_eq!(depths(&out), (None, Some(5)));
     }
 
     #[test]

@@ -325,10 +325,12 @@ impl ConnectionManager {
                         cx.net.send(node, slot, now, cx.q, cx.frames);
                     }
                 }
+                // The simulator's hosts share one `qp.max_rd_atomic`: the agent's depths are it.
                 Action::Rtr {
                     conn,
                     remote_qpn,
                     rq_psn,
+                    ..
                 } => {
                     let (e, qpn) = (
                         self.ends[node][conn],
@@ -340,7 +342,7 @@ impl ConnectionManager {
                     );
                     self.fail_on(r);
                 }
-                Action::Rts { conn, sq_psn } => {
+                Action::Rts { conn, sq_psn, .. } => {
                     let e = self.ends[node][conn];
                     let qpn = self.agents[node].spec(conn).local_qpn;
                     let dev = cx.devices.device(node);
