@@ -15,6 +15,7 @@ use crate::reliability::ReliabilityMode;
 use crate::requester::state::SendWqe;
 use crate::responder::state::MAX_MSG_BYTES;
 use crate::service::ServiceType;
+use crate::srq::{SrqId, SrqTable};
 use crate::stats::TransportStats;
 use crate::timer::TimerHeap;
 use crate::wr::{RecvWr, SendWr, Sge, WrOpcode};
@@ -87,6 +88,8 @@ pub struct Device {
     now_ps: u64,
     /// Bitmap block pools shared by the out-of-order QPs (`ooo/shared_pool.rs`).
     ooo_pools: crate::ooo::DevicePools,
+    /// Shared receive queues (`srq.rs`).
+    srqs: SrqTable,
 }
 
 impl Device {
@@ -107,6 +110,7 @@ impl Device {
             scratch: Vec::with_capacity(4096),
             now_ps: 0,
             ooo_pools: Default::default(),
+            srqs: SrqTable::default(),
         }
     }
 
@@ -452,6 +456,11 @@ impl Device {
                 max: max_sge,
             });
         }
+        if qp.resp.srq().is_some() {
+            return Err(VerbsError::InvalidWr {
+                reason: "the QP takes its receives from a shared receive queue: post_srq_recv",
+            });
+        }
         if qp.state == QpState::Err {
             let mut ctx = Ctx {
                 mrs: &mut self.mrs,
@@ -476,6 +485,49 @@ impl Device {
         }
         rq.push_back(wr);
         Ok(())
+    }
+
+    /// Creates a shared receive queue of at most `max_wr` WQEs (ibv_create_srq).
+    pub fn create_srq(&mut self, max_wr: u32) -> Result<SrqId, VerbsError> {
+        if max_wr == 0 || max_wr > self.cfg.max_qp_wr {
+            return Err(VerbsError::AttrOutOfRange {
+                attr: "max_wr",
+                value: max_wr.into(),
+                range: "1..=max_qp_wr",
+            });
+        }
+        Ok(self.srqs.create(max_wr))
+    }
+
+    /// Makes QP `qpn`, still in RESET, take its receives from `srq` (verbs sets it at
+    /// ibv_create_qp): its own receive queue is not used, and post_recv on it is refused.
+    pub fn set_qp_srq(&mut self, qpn: u32, srq: SrqId) -> Result<(), VerbsError> {
+        self.srqs.check(srq)?;
+        let qp = self.qp_mut(qpn).ok_or(VerbsError::UnknownQp(qpn))?;
+        if qp.state != QpState::Reset {
+            return Err(VerbsError::InvalidState {
+                op: "set_qp_srq",
+                state: qp.state,
+            });
+        }
+        qp.resp.cold_mut().srq = Some(srq);
+        Ok(())
+    }
+
+    /// Posts a receive WR on shared receive queue `srq` (ibv_post_srq_recv).
+    pub fn post_srq_recv(&mut self, srq: SrqId, wr: RecvWr) -> Result<(), VerbsError> {
+        if wr.sgl.len() > self.cfg.max_sge as usize {
+            return Err(VerbsError::TooManySges {
+                given: wr.sgl.len(),
+                max: self.cfg.max_sge,
+            });
+        }
+        self.srqs.post(srq, wr)
+    }
+
+    /// WQEs posted on `srq` that no QP has taken yet (`None`: no such SRQ).
+    pub fn srq_len(&self, srq: SrqId) -> Option<usize> {
+        self.srqs.len(srq)
     }
 
     // ---- driving ----
@@ -531,6 +583,15 @@ impl Device {
         if qp.service != ServiceType::Ud && f.addr.src_ip != qp.cfg.av.dest_ip {
             return Err(RxDrop::AddressMismatch);
         }
+        // A QP on a shared receive queue borrows its WQE for this packet (`srq.rs`).
+        let srq = if self.srqs.is_empty() {
+            None
+        } else {
+            qp.resp.srq()
+        };
+        if let Some(srq) = srq {
+            self.srqs.lend(srq, op, &mut qp.resp);
+        }
         let mut ctx = Ctx {
             mrs: &mut self.mrs,
             cqs: &mut self.cqs,
@@ -559,6 +620,9 @@ impl Device {
             }
             qp.handle_response(&mut ctx, mem, &f.roce)
         };
+        if let Some(srq) = srq {
+            self.srqs.take_back(srq, &mut qp.resp);
+        }
         self.after_qp_change(qpn);
         r
     }
@@ -642,8 +706,15 @@ impl Device {
     /// message will find none: RNR NAK for RC, dropped for UC and UD), and for unknown QPs.
     /// Asked before a SEND's first packet is handled, so that the NIC translates the
     /// buffer before it writes into it.
+    /// On a shared receive queue: the WQE the QP holds, then the SRQ's in order (as if no
+    /// other QP of the SRQ received meanwhile).
     pub fn recv_target(&self, qpn: u32, ahead: u32) -> Option<&[Sge]> {
-        let recv = self.qp(qpn)?.resp.rq().get(ahead as usize)?;
+        let resp = &self.qp(qpn)?.resp;
+        let held = resp.rq().len();
+        let recv = match resp.srq() {
+            Some(srq) if ahead as usize >= held => self.srqs.get(srq, ahead as usize - held)?,
+            _ => resp.rq().get(ahead as usize)?,
+        };
         Some(recv.sgl.as_slice())
     }
 

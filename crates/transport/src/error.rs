@@ -15,6 +15,8 @@ pub enum VerbsError {
     UnknownCq(CqId),
     #[error("unknown QP {0:#x}")]
     UnknownQp(u32),
+    #[error("unknown shared receive queue {0:?}")]
+    UnknownSrq(crate::SrqId),
     #[error("unknown memory key {0:#x}")]
     UnknownKey(u32),
     #[error("{attr} = {value} is out of range (allowed: {range})")]

@@ -53,6 +53,7 @@ pub mod requester;
 pub mod responder;
 pub mod service;
 mod sgl;
+mod srq;
 mod stats;
 pub mod timer;
 pub mod uc;
@@ -71,6 +72,7 @@ pub use pd::PdId;
 pub use qp::{AddressVector, QpAttr, QpInit, QpState, MAX_RD_ATOMIC};
 pub use reliability::{OooParams, ReliabilityMode};
 pub use service::ServiceType;
+pub use srq::SrqId;
 pub use stats::{DropCounts, NakCounts, TransportStats, UnreliableCounts};
 pub use wr::{AtomicArgs, RecvWr, RemoteAddr, SendWr, Sge, WrOpcode};
 

@@ -153,6 +153,8 @@ pub(crate) struct RespCold {
     pub replay: VecDeque<ReplayEntry>,
     /// UC/UD: messages received whole (the receiver's count of what arrived).
     pub msgs_received: u64,
+    /// The shared receive queue the QP takes its receives from (see `srq.rs`).
+    pub srq: Option<crate::SrqId>,
 }
 
 /// The receive queue and replay table of a responder that has none yet.
@@ -177,6 +179,11 @@ impl Responder {
     /// The receive queue.
     pub(crate) fn rq(&self) -> &VecDeque<RecvWr> {
         self.cold.as_ref().map_or(&NO_RECVS, |c| &c.rq)
+    }
+
+    /// The shared receive queue the QP takes its receives from, if any.
+    pub(crate) fn srq(&self) -> Option<crate::SrqId> {
+        self.cold.as_ref()?.srq
     }
 
     /// Takes the oldest RECV, if any (allocates nothing).
