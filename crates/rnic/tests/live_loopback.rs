@@ -765,6 +765,35 @@ fn send_bw_between_two_processes_verifies_every_message() {
     assert_pcap_checks(&pcap);
 }
 
+/// `--use-srq`: the receiving side's QPs take their receives from one shared queue of `-r`
+/// WQEs, so a QP's SEND lands in whichever QP's share is posted first; every QP's messages
+/// are still checked against that QP's pattern and counted as its own. Over RC with each
+/// QP's share two receives (and RNR NAKs when the queue runs dry), over UD, both ways at
+/// once (`-b`), and the ping-pong.
+#[test]
+fn send_tests_on_a_shared_receive_queue_verify_every_qps_messages() {
+    for (test, args, messages) in [
+        ("send-bw", &["-q", "4", "-r", "8", "-s", "8192"][..], 800),
+        ("send-bw", &["-q", "2", "-c", "UD", "-s", "1024"][..], 400),
+        ("send-bw", &["-q", "2", "-b", "-s", "4096"][..], 400),
+        ("send-lat", &["-s", "64"][..], 200),
+    ] {
+        let mut extra = vec!["--use-srq", "-n", "200"];
+        extra.extend_from_slice(args);
+        let Some((c, s, _)) = pair(test, &extra) else {
+            return;
+        };
+        assert_verified(&c, "client");
+        assert_verified(&s, "server");
+        if test == "send-bw" && !args.contains(&"-b") {
+            assert_eq!(
+                s["ops_completed"], messages,
+                "{args:?}: the server received all: {s}"
+            );
+        }
+    }
+}
+
 /// `-q 4`: four QPs, each `-n` WRITEs (READs, FETCH&ADDs, SENDs) to (from) a buffer of its own at
 /// the server with a pattern of its own; the figures count every QP's operations, and every
 /// QP's bytes are checked (READ back per QP, where the READs landed, each QP's fetched

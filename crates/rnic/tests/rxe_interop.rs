@@ -1521,6 +1521,21 @@ mod reversed {
     }
 }
 
+/// A module's `RUN` with rnic as client (`$client`) and as server (`$server`).
+macro_rules! run_both_ways {
+    ($client:ident, $server:ident) => {
+        #[test]
+        fn $client() {
+            RUN.rnic_client()
+        }
+
+        #[test]
+        fn $server() {
+            RUN.rnic_server()
+        }
+    };
+}
+
 /// `-r 16` on both sides: the SEND server keeps at most 16 receives posted, so the client's
 /// SENDs meet RNR NAKs and wait them out (rnic's and rxe's RNR retries both unlimited, as
 /// perftest sets them); every message still arrives.
@@ -1531,14 +1546,27 @@ mod rx_depth {
         .iters(300)
         .both_sides(" -r 16");
 
-    #[test]
-    fn ib_send_bw_rnic_client() {
-        RUN.rnic_client()
-    }
+    run_both_ways!(ib_send_bw_rnic_client, ib_send_bw_rnic_server);
+}
+
+/// `--use-srq -q 2` on both sides: the receiving side's two QPs take their receives from
+/// one shared queue of `-r 16` (perftest's, and rnic's, eight for each QP); the SENDs cross
+/// the wire as without it, and rnic's server checks each QP's messages wherever they land.
+mod use_srq {
+    use super::*;
+
+    const RUN: Interop = Interop::new("ib_send_bw", "send-bw", 4096)
+        .iters(300)
+        .qps(2)
+        .both_sides(" --use-srq -r 16");
+
+    run_both_ways!(ib_send_bw_rnic_client, ib_send_bw_rnic_server);
 
     #[test]
-    fn ib_send_bw_rnic_server() {
-        RUN.rnic_server()
+    fn ib_send_lat_rnic_client() {
+        Interop::new("ib_send_lat", "send-lat", 64)
+            .both_sides(" --use-srq")
+            .rnic_client()
     }
 }
 

@@ -11,7 +11,7 @@ use anyhow::Context;
 use rnic_host::SparseMemory;
 use rnic_transport::{
     service::DEFAULT_QKEY, Access, AddressVector, Completion, CqId, Device, DeviceConfig, MrKeys,
-    PdId, QpAttr, QpInit, ServiceType,
+    PdId, QpAttr, QpInit, ServiceType, SrqId,
 };
 use rnic_wire::PcapWriter;
 
@@ -59,6 +59,9 @@ pub struct QpTuning {
     /// READs and atomics this side answers at once (its `max_dest_rd_atomic`), told to the
     /// peer as perftest's `out_reads` (`-o`; [`MAX_OUT_READS`] by default).
     pub out_reads: u32,
+    /// `--use-srq`: the depth of the shared receive queue every test QP takes its receives
+    /// from (perftest's `rx_depth`); `None`: each QP has its own.
+    pub srq_depth: Option<u32>,
 }
 
 /// The most READs and atomics a live QP takes or keeps outstanding at once: what it
@@ -129,7 +132,12 @@ pub fn qp_to_rts(
 
 /// A QP of `t`'s service on `pd` whose work completes on `cq`, with room for `t`'s send
 /// queue and the service's receives.
-fn new_qp(dev: &mut Device, pd: PdId, cq: CqId, t: &QpTuning) -> anyhow::Result<u32> {
+/// On `srq` when given.
+fn new_qp(
+    dev: &mut Device,
+    (pd, cq, srq): (PdId, CqId, Option<SrqId>),
+    t: &QpTuning,
+) -> anyhow::Result<u32> {
     let init = QpInit {
         pd,
         send_cq: cq,
@@ -138,7 +146,11 @@ fn new_qp(dev: &mut Device, pd: PdId, cq: CqId, t: &QpTuning) -> anyhow::Result<
         max_recv_wr: t.sq_depth.max(t.rq_depth),
     };
     let reliability = DeviceConfig::default().reliability;
-    Ok(dev.create_qp_service(init, reliability, t.service)?)
+    let qpn = dev.create_qp_service(init, reliability, t.service)?;
+    if let Some(srq) = srq {
+        dev.set_qp_srq(qpn, srq)?;
+    }
+    Ok(qpn)
 }
 
 /// The engine, its memory and its wire.
@@ -164,6 +176,8 @@ pub struct Endpoint {
     pub cm: Option<super::cm::LiveCm>,
     /// `-R`'s control QP, served every turn.
     pub control: Option<super::cm_perftest::ControlQp>,
+    /// `--use-srq`: the shared receive queue of the test's QPs (not the control QP's).
+    pub srq: Option<SrqId>,
 }
 
 impl Endpoint {
@@ -176,7 +190,8 @@ impl Endpoint {
         });
         let pd = dev.alloc_pd();
         let cq = dev.create_cq(1 << 16)?;
-        let qpn = new_qp(&mut dev, pd, cq, t)?;
+        let srq = t.srq_depth.map(|d| dev.create_srq(d)).transpose()?;
+        let qpn = new_qp(&mut dev, (pd, cq, srq), t)?;
         let pcap = match pcap {
             Some(p) => {
                 let f = File::create(p)
@@ -203,13 +218,14 @@ impl Endpoint {
             rx_refused: 0,
             cm: None,
             control: None,
+            srq,
         })
     }
 
     /// One more QP of `t`'s service (in RESET) on the endpoint's PD and CQ (`-q`); returns its
     /// number.
     pub fn create_qp(&mut self, t: &QpTuning) -> anyhow::Result<u32> {
-        new_qp(&mut self.dev, self.pd, self.cq, t)
+        new_qp(&mut self.dev, (self.pd, self.cq, self.srq), t)
     }
 
     /// The QP's service (RC, UC or UD).

@@ -45,6 +45,7 @@ fn tuning() -> QpTuning {
         sq_depth: 64,
         rq_depth: super::endpoint::RECV_DEPTH,
         out_reads: 16,
+        srq_depth: None,
     }
 }
 

@@ -159,6 +159,10 @@ pub struct LiveCmd {
     /// and both sides take it
     #[arg(short = 'b', long = "bidirectional")]
     pub bidirectional: bool,
+    /// The QPs take their receives from one shared receive queue of -r's depth, as
+    /// perftest's --use-srq, each QP's share of it posted for it; send-bw and send-lat
+    #[arg(long = "use-srq", alias = "use_srq")]
+    pub use_srq: bool,
     /// perftest's other flags: ignored with a note, or refused naming the flag.
     #[command(flatten)]
     pub perftest: crate::cli::perftest_compat::Compat<perftest_flags::LiveFlags>,
@@ -262,6 +266,9 @@ pub struct LiveOptions {
     /// `-o`: READs and atomics this side answers at once, told to the peer as perftest's
     /// `out_reads` (the peer's bounds what this side posts).
     pub out_reads: u32,
+    /// `--use-srq`: the test's QPs take their receives from one shared receive queue of
+    /// `rx_depth` WQEs.
+    pub use_srq: bool,
 }
 
 /// perftest's duration mode: the run's length and the margin at each end that is not
@@ -540,6 +547,7 @@ impl LiveCmd {
             out_reads: self.out_reads_for(test)?,
             rx_depth: self.rx_depth_for(test, service)?,
             reversed: self.reversed_for(test)?,
+            use_srq: self.use_srq_for(test, service)?,
         };
         options.check_read_fits(self.mtu)?;
         Ok(options)
@@ -645,6 +653,29 @@ impl LiveCmd {
             )));
         }
         Ok(n)
+    }
+
+    /// `--use-srq`: the SEND tests only, as perftest ("Using SRQ only available in SEND
+    /// tests"), with at least one receive of `-r` for each QP of `-q`.
+    fn use_srq_for(&self, test: LiveTest, service: ServiceType) -> Result<bool, UsageError> {
+        if !self.use_srq {
+            return Ok(false);
+        }
+        if !matches!(test, LiveTest::SendBw | LiveTest::SendLat) {
+            return Err(UsageError(format!(
+                "--use-srq: send-bw and send-lat have it, not {}",
+                test.name()
+            )));
+        }
+        let depth = self.rx_depth.unwrap_or(endpoint::recv_depth(service));
+        if self.qps > depth {
+            return Err(UsageError(format!(
+                "--use-srq: -q {} QPs share -r/--rx-depth {depth} receives; give at least one \
+                 each, as perftest",
+                self.qps
+            )));
+        }
+        Ok(true)
     }
 
     /// `-o`: the READ and atomic tests only, as perftest ("Setting Outstanding reads only
@@ -904,7 +935,7 @@ mod tests {
         assert_eq!(o.duration.map(|d| d.margin_s), Some(1.0), "-f is --margin");
         for (args, flag) in [
             ("write-bw --server --mr_per_qp", "--mr_per_qp"),
-            ("send-bw --server --use-srq", "--use-srq"),
+            ("send-bw --server --perform_warm_up", "--perform_warm_up"),
             ("write-bw 10.0.0.1 --out_json", "--out_json"),
         ] {
             let e = options(args).unwrap_err().0;
@@ -986,6 +1017,23 @@ mod tests {
                 ("read-lat --server -r 1", "not read-lat"),
                 ("send-bw --server -r 0", "must be 1..=16384"),
                 ("send-bw --server -r 16385", "must be 1..=16384"),
+            ],
+        );
+    }
+
+    #[test]
+    fn use_srq_is_the_send_tests_with_a_receive_for_each_qp() {
+        let o = options("send-bw --server --use-srq -q 4 -r 64").unwrap();
+        assert!(o.use_srq);
+        let share = recv_ring::RecvLayout::of(&o).slots_for(1000);
+        assert_eq!(share, 16, "each QP's share of the SRQ's 64");
+        assert!(options("send-lat 10.0.0.1 --use_srq").unwrap().use_srq);
+        assert!(!options("send-bw --server -q 4").unwrap().use_srq);
+        assert_refused(
+            "--use-srq",
+            &[
+                ("write-bw --server --use-srq", "not write-bw"),
+                ("send-bw --server --use-srq -q 8 -r 4", "-q 8 QPs share"),
             ],
         );
     }

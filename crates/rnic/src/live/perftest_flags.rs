@@ -106,7 +106,6 @@ pub const LIVE_FLAGS: &[CompatFlag] = &[
     ),
     flag("com_rdma_cm", Some('z'), false, Refused(NOT_YET)),
     // The traffic.
-    flag("use-srq", None, false, Refused(NOT_YET)),
     flag("recv_post_list", None, true, Refused(NOT_YET)),
     flag("inline_recv", None, true, Refused(NOT_YET)),
     flag("mr_per_qp", None, false, Refused(NOT_YET)),

@@ -8,6 +8,11 @@
 //! receives on each QP and reposts on the QP whose receive completed; each QP's messages are
 //! checked against that QP's pattern.
 //!
+//! With `--use-srq` the rings post on the endpoint's shared receive queue, each its share of
+//! `rx_depth` (perftest's `rx_depth / num_of_qps`). A message of QP `q` may then land in any
+//! ring's buffer: it is checked against QP `q`'s pattern and counted as `q`'s, and the
+//! buffer goes back to the ring it belongs to, as perftest reposts by the WQE's `wr_id`.
+//!
 //! Over UD every buffer starts with the 40 bytes of the GRH area (verbs: the receiver writes
 //! the packet's network header there, the payload follows), as perftest's `UD_ADDITION`.
 
@@ -50,13 +55,18 @@ impl RecvLayout {
         }
     }
 
-    /// The messages of a SEND test's options.
+    /// The messages of a SEND test's options; with `--use-srq` each QP's ring is its share
+    /// of the shared queue's `-r`.
     pub fn of(o: &LiveOptions) -> RecvLayout {
         RecvLayout {
             service: o.service,
             size: o.size,
             qps: u64::from(o.qps),
-            depth: o.rx_depth,
+            depth: if o.use_srq {
+                (o.rx_depth / o.qps.max(1)).max(1)
+            } else {
+                o.rx_depth
+            },
         }
     }
 
@@ -89,11 +99,14 @@ impl RecvLayout {
     }
 }
 
-/// Receive buffers at `base`, `slots` of the layout's stride; WQE `slot` (its `wr_id`)
-/// lands at `base + slot * stride`.
+/// Receive buffers at `base`, `slots` of the layout's stride; WQE `slot` (its `wr_id`, less
+/// the ring's `wr_base`) lands at `base + slot * stride`.
 pub struct RecvRing {
     base: u64,
     slots: u64,
+    /// The `wr_id` of the ring's first WQE: ring `i` of [`RecvRings`] starts at
+    /// `i * slots`, so a completion's `wr_id` names the ring its buffer belongs to.
+    wr_base: u64,
     layout: RecvLayout,
     lkey: u32,
     /// The QP the receives are posted on (`None`: the endpoint's first).
@@ -119,6 +132,7 @@ impl RecvRing {
         RecvRing {
             base,
             slots: layout.slots_for(total),
+            wr_base: 0,
             layout,
             lkey,
             qpn: None,
@@ -146,6 +160,7 @@ impl RecvRing {
         RecvRing {
             qpn: Some(qpn),
             seed: qp_pattern_seed(qp),
+            wr_base: qp as u64 * self.slots,
             ..self
         }
     }
@@ -160,8 +175,11 @@ impl RecvRing {
             len: self.layout.stride() as u32,
             lkey: self.lkey,
         };
-        let qpn = self.qpn.unwrap_or(ep.qpn);
-        ep.dev.post_recv(qpn, RecvWr::new(slot, vec![sge]))?;
+        let wr = RecvWr::new(self.wr_base + slot, vec![sge]);
+        match ep.srq {
+            Some(srq) => ep.dev.post_srq_recv(srq, wr)?,
+            None => ep.dev.post_recv(self.qpn.unwrap_or(ep.qpn), wr)?,
+        }
         self.posted += 1;
         Ok(())
     }
@@ -177,6 +195,22 @@ impl RecvRing {
     /// Takes a receive completion: checks its status, opcode, length and `wr_id`, then the
     /// bytes, clears the buffer and posts it again if more SENDs are due.
     pub fn take(&mut self, ep: &mut Endpoint, c: &Completion) -> anyhow::Result<()> {
+        let slot = self.slot_of(c)?;
+        self.check(ep, c, self.addr(slot))?;
+        self.recycle(ep, slot)
+    }
+
+    /// The buffer of this ring a completion's `wr_id` names.
+    fn slot_of(&self, c: &Completion) -> anyhow::Result<u64> {
+        match c.wr_id.checked_sub(self.wr_base) {
+            Some(slot) if slot < self.slots => Ok(slot),
+            _ => bail!("a receive completed with wr_id {}, never posted", c.wr_id),
+        }
+    }
+
+    /// Checks a message of this ring's QP that landed at `addr`: its status, opcode,
+    /// length, source and bytes; counts it.
+    fn check(&mut self, ep: &Endpoint, c: &Completion, addr: u64) -> anyhow::Result<()> {
         let n = self.received;
         if c.status != WcStatus::Success {
             bail!("receive {n} completed with {:?}", c.status);
@@ -204,10 +238,6 @@ impl RecvRing {
                 );
             }
         }
-        if c.wr_id >= self.slots {
-            bail!("a receive completed with wr_id {}, never posted", c.wr_id);
-        }
-        let addr = self.addr(c.wr_id);
         if self.check && self.verification == Verification::Verified {
             if let Some(at) = ep.mem.first_pattern_mismatch(addr + grh, size, self.seed) {
                 self.verification = Verification::Mismatch {
@@ -215,10 +245,15 @@ impl RecvRing {
                 };
             }
         }
-        clear(&mut ep.mem, addr, self.layout.stride());
         self.received += 1;
+        Ok(())
+    }
+
+    /// Clears buffer `slot` of this ring and posts it again if more SENDs are due.
+    fn recycle(&mut self, ep: &mut Endpoint, slot: u64) -> anyhow::Result<()> {
+        clear(&mut ep.mem, self.addr(slot), self.layout.stride());
         if self.posted < self.total {
-            self.post(ep, c.wr_id)?;
+            self.post(ep, slot)?;
         }
         Ok(())
     }
@@ -280,9 +315,25 @@ impl RecvRings {
         self.take_on(&mut s.ep, qp, c)
     }
 
-    /// Takes a receive completion of the session's QP `qp` into that QP's ring.
+    /// Takes a receive completion of the session's QP `qp`: checked and counted in that
+    /// QP's ring, its buffer cleared and posted again by the ring the `wr_id` names (on a
+    /// shared receive queue any ring's; otherwise it must be `qp`'s own).
     pub fn take_on(&mut self, ep: &mut Endpoint, qp: usize, c: &Completion) -> anyhow::Result<()> {
-        self.rings[qp].take(ep, c)
+        let slots = self.rings[qp].slots.max(1);
+        let buffer_ring = usize::try_from(c.wr_id / slots).unwrap_or(usize::MAX);
+        if ep.srq.is_none() && buffer_ring != qp {
+            bail!(
+                "a receive of QP {qp} completed with wr_id {}, posted on QP {buffer_ring}",
+                c.wr_id
+            );
+        }
+        let Some(ring) = self.rings.get(buffer_ring) else {
+            bail!("a receive completed with wr_id {}, never posted", c.wr_id);
+        };
+        let slot = ring.slot_of(c)?;
+        let addr = ring.addr(slot);
+        self.rings[qp].check(ep, c, addr)?;
+        self.rings[buffer_ring].recycle(ep, slot)
     }
 
     /// The verdict over every QP's messages: a mismatch's offset counts the QPs' bytes in

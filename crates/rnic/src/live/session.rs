@@ -305,6 +305,7 @@ pub fn tuning(o: &LiveOptions, mtu_bytes: u32) -> QpTuning {
         sq_depth: o.tx_depth.max(16),
         rq_depth: o.rx_depth,
         out_reads: o.out_reads,
+        srq_depth: o.use_srq.then_some(o.rx_depth),
     }
 }
 
