@@ -794,6 +794,45 @@ fn send_tests_on_a_shared_receive_queue_verify_every_qps_messages() {
     }
 }
 
+/// The IPv4 TOS bytes of a capture's frames of the test's QPs (not RDMA CM's QP 1), sent
+/// and received.
+fn test_qp_tos_bytes(pcap: &Path) -> Vec<u8> {
+    frames(pcap)
+        .iter()
+        .filter(|f| rnic_wire::FrameRepr::parse(f).is_ok_and(|r| r.roce.bth.dest_qp != 1))
+        .map(|f| f[14 + 1])
+        .collect()
+}
+
+/// `--tclass` sets each side's traffic class (the IPv4 TOS byte), as perftest's sets the
+/// GRH's; under `-R`, `-T` on the client alone sets both sides', since the REQ carries it and
+/// the server's QP takes the REQ's path; without either, ECT(0).
+#[test]
+fn tclass_and_tos_set_the_packets_tos_byte() {
+    let end = |c| finish(c, "the client");
+    for (client, server, tos) in [
+        (&["--tclass", "96"][..], &["--tclass", "96"][..], 96),
+        (&["-R", "-T", "104"][..], &["-R"][..], 104),
+        (&[][..], &[][..], 2),
+    ] {
+        let common = ["-n", "100", "-s", "4096"];
+        let c_args: Vec<&str> = common.iter().chain(client).copied().collect();
+        let s_args: Vec<&str> = common.iter().chain(server).copied().collect();
+        let Some((c, s, pcap, _)) = pair_sides("write-bw", &c_args, &s_args, end) else {
+            return;
+        };
+        assert_verified(&c, "client");
+        assert_verified(&s, "server");
+        let bytes = test_qp_tos_bytes(&pcap);
+        assert!(bytes.len() > 100, "{client:?}: {} frames", bytes.len());
+        let other: Vec<_> = bytes.iter().filter(|&&b| b != tos).collect();
+        assert!(
+            other.is_empty(),
+            "{client:?}: TOS {other:?}, want {tos} in all"
+        );
+    }
+}
+
 /// `-q 4`: four QPs, each `-n` WRITEs (READs, FETCH&ADDs, SENDs) to (from) a buffer of its own at
 /// the server with a pattern of its own; the figures count every QP's operations, and every
 /// QP's bytes are checked (READ back per QP, where the READs landed, each QP's fetched

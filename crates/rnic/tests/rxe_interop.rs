@@ -448,6 +448,8 @@ struct Interop {
     run_infinitely: Option<(u32, u64)>,
     /// More flags for both sides, each with its leading space (`" -A CMP_AND_SWAP"`).
     both_sides: &'static str,
+    /// More flags for rnic's side only, each with its leading space.
+    rnic_only: &'static str,
 }
 
 impl Interop {
@@ -468,6 +470,7 @@ impl Interop {
             qps: 1,
             run_infinitely: None,
             both_sides: "",
+            rnic_only: "",
         }
     }
 
@@ -489,6 +492,14 @@ impl Interop {
     const fn both_sides(self, flags: &'static str) -> Self {
         Interop {
             both_sides: flags,
+            ..self
+        }
+    }
+
+    /// `flags` (with a leading space) on rnic's side only.
+    const fn rnic_only(self, flags: &'static str) -> Self {
+        Interop {
+            rnic_only: flags,
             ..self
         }
     }
@@ -642,14 +653,15 @@ impl Interop {
 
     fn live_args(&self, port: u16, bind: &str) -> Vec<String> {
         let words = format!(
-            "live {} -p {port} --bind {bind} {} {} -m {} -c {}{}{}",
+            "live {} -p {port} --bind {bind} {} {} -m {} -c {}{}{}{}",
             self.live_test,
             self.size_flag(),
             self.run_flags(),
             self.mtu,
             self.connection,
             self.cm_flag(),
-            self.both_sides
+            self.both_sides,
+            self.rnic_only
         );
         words.split_whitespace().map(str::to_string).collect()
     }
@@ -1567,6 +1579,82 @@ mod use_srq {
         Interop::new("ib_send_lat", "send-lat", 64)
             .both_sides(" --use-srq")
             .rnic_client()
+    }
+}
+
+/// The packets' IPv4 TOS byte (their traffic class on RoCEv2): perftest's `--tclass` sets
+/// each side's, and under `-R` the client's `-T` sets both sides', since the kernel's
+/// passive side, like rnic's, takes the REQ's path.
+mod traffic_class {
+    use super::*;
+
+    /// rnic's client against the guest's server, with a capture: the TOS bytes of the
+    /// frames of the test's QPs (not RDMA CM's QP 1) that rnic sent, and those the guest sent.
+    fn tos_bytes(run: Interop) -> Option<(Vec<u8>, Vec<u8>)> {
+        let (_in_use, guest) = guest()?;
+        let port = next_port();
+        let json = json_path(port);
+        let pcap = json.with_extension("pcap");
+        let server = run.spawn_guest_server(guest, port);
+        if run.rdma_cm {
+            guest.wait_cm_listening(port);
+        } else {
+            guest.wait_listening(port);
+        }
+        let (client, args) =
+            run.run_rnic_client(guest, port, &[("--json", &json), ("--pcap", &pcap)]);
+        let server = finish(server);
+        assert!(client.ok, "rnic {}:\n{}", args.join(" "), client.text);
+        assert!(server.ok, "{} (server):\n{}", run.guest_tool, server.text);
+        assert_live_report(&json);
+        let capture = std::fs::read(&pcap).expect("the client's capture");
+        let guest_ip: std::net::Ipv4Addr = guest.guest_ip.parse().unwrap();
+        let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+        for f in common::pcap_frames(&capture) {
+            let Ok(r) = rnic_wire::FrameRepr::parse(f) else {
+                continue;
+            };
+            if r.roce.bth.dest_qp == 1 {
+                continue;
+            }
+            let from_guest = r.addr.src_ip == guest_ip.octets();
+            let tos = f[14 + 1];
+            if from_guest { &mut theirs } else { &mut ours }.push(tos);
+        }
+        Some((ours, theirs))
+    }
+
+    /// Every byte of `bytes` (of at least one frame) is `want`.
+    fn assert_all(bytes: &[u8], want: u8, who: &str) {
+        assert!(!bytes.is_empty(), "no frame {who} sent");
+        let other: Vec<_> = bytes.iter().filter(|&&b| b != want).collect();
+        assert!(
+            other.is_empty(),
+            "{who} sent TOS {other:?}, want {want} in all"
+        );
+    }
+
+    #[test]
+    fn tclass_on_both_sides() {
+        let run = Interop::new("ib_write_bw", "write-bw", 4096)
+            .iters(100)
+            .both_sides(" --tclass 96");
+        if let Some((ours, theirs)) = tos_bytes(run) {
+            assert_all(&ours, 96, "rnic");
+            assert_all(&theirs, 96, "the guest");
+        }
+    }
+
+    #[test]
+    fn tos_of_the_rdma_cm_client_reaches_the_kernels_server() {
+        let run = Interop::new("ib_write_bw", "write-bw", 4096)
+            .iters(100)
+            .rdma_cm()
+            .rnic_only(" -T 104");
+        if let Some((ours, theirs)) = tos_bytes(run) {
+            assert_all(&ours, 104, "rnic");
+            assert_all(&theirs, 104, "the guest");
+        }
     }
 }
 

@@ -34,7 +34,8 @@ use rnic_wire::cma::{
 use rnic_wire::{FrameAddr, FrameRepr};
 
 use super::endpoint::{
-    qp_to_init, qp_to_init_qkey, qp_to_rtr, qp_to_rts, Endpoint, QpTuning, MAX_OUT_READS,
+    qp_to_init, qp_to_init_qkey, qp_to_rtr, qp_to_rts, Endpoint, QpTuning, DEFAULT_TRAFFIC_CLASS,
+    MAX_OUT_READS,
 };
 use super::oob::{gid_of, mtu_code, Dest};
 use super::session::{IDLE_TURN, STALL};
@@ -168,7 +169,8 @@ impl LiveCm {
             // perftest's conn_param: its -o as both the responder resources and the
             // initiator depth.
             rd_atomic: t.out_reads.clamp(1, MAX_OUT_READS) as u8,
-            traffic_class: 0,
+            // perftest's -T: the path's traffic class, which the REQ carries.
+            traffic_class: t.traffic_class.unwrap_or(DEFAULT_TRAFFIC_CLASS),
             hop_limit: MAD_TTL,
         };
         let mut conns = Vec::new();
@@ -419,6 +421,7 @@ impl LiveCm {
                 remote_qpn,
                 rq_psn,
                 dest_rd_atomic,
+                traffic_class,
             } => {
                 let Some(peer_ip) = self.peer_ip else {
                     bail!("RDMA CM: RTR before the peer is known");
@@ -435,6 +438,7 @@ impl LiveCm {
                 let tuning = QpTuning {
                     mtu_bytes: c.mtu_bytes,
                     out_reads: u32::from(dest_rd_atomic),
+                    traffic_class: Some(traffic_class),
                     ..c.qp.tuning
                 };
                 qp_to_rtr(&mut ep.dev, c.qp.qpn, &peer, &tuning)?;

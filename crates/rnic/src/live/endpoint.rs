@@ -62,7 +62,14 @@ pub struct QpTuning {
     /// `--use-srq`: the depth of the shared receive queue every test QP takes its receives
     /// from (perftest's `rx_depth`); `None`: each QP has its own.
     pub srq_depth: Option<u32>,
+    /// The traffic class (IPv4 TOS byte) of the QP's packets; `None`: the address
+    /// vector's default ([`DEFAULT_TRAFFIC_CLASS`]).
+    pub traffic_class: Option<u8>,
 }
+
+/// The traffic class of a QP's packets when no flag sets it: ECT(0), as the engine's
+/// address vectors default to, so that switches may mark instead of drop.
+pub const DEFAULT_TRAFFIC_CLASS: u8 = 0x02;
 
 /// The most READs and atomics a live QP takes or keeps outstanding at once: what it
 /// announces as its device's maximum (perftest's default `-o`).
@@ -99,7 +106,10 @@ pub fn qp_to_init_qkey(dev: &mut Device, qpn: u32, t: &QpTuning, qkey: u32) -> a
 /// address handle, no receive PSN).
 pub fn qp_to_rtr(dev: &mut Device, qpn: u32, peer: &Dest, t: &QpTuning) -> anyhow::Result<()> {
     let peer_ip = peer.ipv4()?;
-    let av = AddressVector::new([0x02, 0, 0, 0, 0, 0x02], peer_ip.octets());
+    let av = AddressVector {
+        dscp_ecn: t.traffic_class.unwrap_or(DEFAULT_TRAFFIC_CLASS),
+        ..AddressVector::new([0x02, 0, 0, 0, 0, 0x02], peer_ip.octets())
+    };
     let mut rtr = QpAttr::rtr_for(t.service, av, t.mtu_bytes, peer.qpn, peer.psn);
     if t.service == ServiceType::Rc {
         rtr.max_dest_rd_atomic = Some(t.out_reads.clamp(1, MAX_OUT_READS) as u8);

@@ -46,6 +46,7 @@ fn tuning() -> QpTuning {
         rq_depth: super::endpoint::RECV_DEPTH,
         out_reads: 16,
         srq_depth: None,
+        traffic_class: None,
     }
 }
 

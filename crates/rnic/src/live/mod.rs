@@ -163,6 +163,16 @@ pub struct LiveCmd {
     /// perftest's --use-srq, each QP's share of it posted for it; send-bw and send-lat
     #[arg(long = "use-srq", alias = "use_srq")]
     pub use_srq: bool,
+    /// The traffic class of the test's packets, their IPv4 TOS byte (DSCP and ECN), as
+    /// perftest's --tclass sets the GRH's; each side sets its own; not with -R, where -T
+    /// does it [default: 2, ECT(0)]
+    #[arg(long = "tclass", value_name = "N")]
+    pub tclass: Option<u8>,
+    /// With -R, the connection's TOS, as perftest's -T sets the RDMA CM ID's: the REQ
+    /// carries it as the path's traffic class and both sides' packets take it, the
+    /// listening side's from the REQ [default: 2, ECT(0)]
+    #[arg(short = 'T', long = "tos", value_name = "N")]
+    pub tos: Option<u8>,
     /// perftest's other flags: ignored with a note, or refused naming the flag.
     #[command(flatten)]
     pub perftest: crate::cli::perftest_compat::Compat<perftest_flags::LiveFlags>,
@@ -269,6 +279,9 @@ pub struct LiveOptions {
     /// `--use-srq`: the test's QPs take their receives from one shared receive queue of
     /// `rx_depth` WQEs.
     pub use_srq: bool,
+    /// `--tclass`, or `-T` with `-R`: the traffic class (IPv4 TOS byte) of this side's
+    /// packets; `None`: the engine's default.
+    pub traffic_class: Option<u8>,
 }
 
 /// perftest's duration mode: the run's length and the margin at each end that is not
@@ -548,6 +561,7 @@ impl LiveCmd {
             rx_depth: self.rx_depth_for(test, service)?,
             reversed: self.reversed_for(test)?,
             use_srq: self.use_srq_for(test, service)?,
+            traffic_class: self.traffic_class_for()?,
         };
         options.check_read_fits(self.mtu)?;
         Ok(options)
@@ -653,6 +667,22 @@ impl LiveCmd {
             )));
         }
         Ok(n)
+    }
+
+    /// `--tclass` without `-R` (perftest's modify_qp sets the GRH's; under `-R` RDMA CM
+    /// moves the QP and perftest drops it) and `-T` with `-R` only, as perftest ("TOS only
+    /// valid for rdma_cm based QP").
+    fn traffic_class_for(&self) -> Result<Option<u8>, UsageError> {
+        match (self.tclass, self.tos, self.rdma_cm) {
+            (Some(n), _, true) => Err(UsageError(format!(
+                "--tclass {n}: with -R/--rdma_cm the connection's TOS is -T/--tos, as perftest's"
+            ))),
+            (_, Some(n), false) => Err(UsageError(format!(
+                "-T/--tos {n}: the TOS of an RDMA CM connection, with -R/--rdma_cm only, as \
+                 perftest's; without -R, --tclass sets the packets' traffic class"
+            ))),
+            (tclass, tos, _) => Ok(tclass.or(tos)),
+        }
     }
 
     /// `--use-srq`: the SEND tests only, as perftest ("Using SRQ only available in SEND
@@ -1019,6 +1049,27 @@ mod tests {
                 ("send-bw --server -r 16385", "must be 1..=16384"),
             ],
         );
+    }
+
+    #[test]
+    fn tclass_sets_the_traffic_class_and_tos_that_of_an_rdma_cm_connection() {
+        assert_eq!(options("write-bw --server").unwrap().traffic_class, None);
+        let tclass = options("send-bw 10.0.0.1 --tclass 96").unwrap();
+        assert_eq!(tclass.traffic_class, Some(96));
+        assert_eq!(
+            options("read-bw --server -R -T 104").unwrap().traffic_class,
+            Some(104)
+        );
+        assert_refused(
+            "--tclass",
+            &[("write-bw --server -R --tclass 96", "-T/--tos, as perftest")],
+        );
+        assert_refused(
+            "-T/--tos",
+            &[("write-bw --server -T 96", "with -R/--rdma_cm only")],
+        );
+        let av = rnic_transport::AddressVector::new([0; 6], [0; 4]);
+        assert_eq!(endpoint::DEFAULT_TRAFFIC_CLASS, av.dscp_ecn);
     }
 
     #[test]

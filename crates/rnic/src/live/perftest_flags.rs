@@ -37,7 +37,9 @@ const ENCRYPTION: &str = "rnic live runs RoCEv2 without inline encryption";
 const IPV4: &str = "rnic live runs RoCEv2 over IPv4 on Ethernet";
 const ONE_PORT: &str = "rnic live has one port";
 const UNICAST: &str = "rnic live runs unicast traffic only";
-const HEADERS: &str = "rnic live sends with the socket's default TOS and TTL, untagged";
+const HEADERS: &str = "rnic live's frames are untagged: no VLAN priority carries a service level";
+const HOP_LIMIT: &str =
+    "perftest takes it for raw Ethernet QPs only; its RoCE QPs send with hop limit 255, rnic's with 64";
 const REPORT: &str = "rnic live prints perftest's default table and writes --json";
 const JSON: &str = "rnic live writes its JSON with --json FILE";
 const RATE: &str = "rnic live does not pace or cap its sending";
@@ -121,9 +123,7 @@ pub const LIVE_FLAGS: &[CompatFlag] = &[
     flag("typical_pkt_size", None, true, Refused(RATE)),
     // Addressing and the packet's headers.
     flag("sl", Some('S'), true, Refused(HEADERS)),
-    flag("tos", Some('T'), true, Refused(HEADERS)),
-    flag("tclass", None, true, Refused(HEADERS)),
-    flag("hop_limit", Some('L'), true, Refused(HEADERS)),
+    flag("hop_limit", Some('L'), true, Refused(HOP_LIMIT)),
     flag("ipv6", None, false, Refused(IPV4)),
     flag("dlid", None, true, Refused(IPV4)),
     flag("dualport", Some('O'), false, Refused(ONE_PORT)),

@@ -104,6 +104,7 @@ pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
         // The example's RTR and RTS take one READ at a time.
         out_reads: 1,
         srq_depth: None,
+        traffic_class: None,
     };
     let mut ep = Endpoint::open(local_ip, &tuning, o.pcap.as_deref())?;
     let ring_bytes = RecvLayout::rc(o.size).bytes(o.iters);

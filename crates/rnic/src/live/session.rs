@@ -306,6 +306,7 @@ pub fn tuning(o: &LiveOptions, mtu_bytes: u32) -> QpTuning {
         rq_depth: o.rx_depth,
         out_reads: o.out_reads,
         srq_depth: o.use_srq.then_some(o.rx_depth),
+        traffic_class: o.traffic_class,
     }
 }
 

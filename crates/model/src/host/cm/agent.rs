@@ -77,12 +77,15 @@ pub enum Action {
     /// Move connection `conn`'s QP from INIT to RTR toward `remote_qpn`, expecting PSN
     /// `rq_psn` first (its own [`ConnSpec::rq_psn`]), answering at most `dest_rd_atomic`
     /// READs and atomics at once (`max_dest_rd_atomic`). As librdmacm sets it: the passive
-    /// side's own [`Params::rd_atomic`], the active side's the REP's initiator depth.
+    /// side's own [`Params::rd_atomic`], the active side's the REP's initiator depth. Its
+    /// packets take the path's `traffic_class`: the REQ's (the active side's own
+    /// [`Params::traffic_class`]), as a kernel's passive side takes the REQ's path.
     Rtr {
         conn: usize,
         remote_qpn: u32,
         rq_psn: u32,
         dest_rd_atomic: u8,
+        traffic_class: u8,
     },
     /// Move connection `conn`'s QP from RTR to RTS, sending from `sq_psn` (the starting PSN
     /// of the peer's REQ or REP), with at most `rd_atomic` READs and atomics outstanding
@@ -404,6 +407,7 @@ impl Agent {
                     remote_qpn: r.local_qpn,
                     rq_psn: c.spec.rq_psn,
                     dest_rd_atomic: self.params.rd_atomic,
+                    traffic_class: r.traffic_class,
                 });
                 let rep = self.rep(conn);
                 self.send(now, conn, rep, true, out);
@@ -448,6 +452,7 @@ impl Agent {
                     remote_qpn: r.local_qpn,
                     rq_psn: c.spec.rq_psn,
                     dest_rd_atomic: r.initiator_depth,
+                    traffic_class: self.params.traffic_class,
                 });
                 out.push(Action::Rts {
                     conn,
@@ -628,7 +633,8 @@ mod tests {
             conn: 1,
             remote_qpn: 0x21,
             rq_psn: 501,
-            dest_rd_atomic: 16
+            dest_rd_atomic: 16,
+            traffic_class: 2
         }));
         let rep = sent(&out)[0];
         let CmMessage::Rep(r) = rep.message else {
@@ -641,7 +647,8 @@ mod tests {
             conn: 1,
             remote_qpn: 0x41,
             rq_psn: 101,
-            dest_rd_atomic: 16
+            dest_rd_atomic: 16,
+            traffic_class: 2
         }));
         // The active side sends from the PSN the passive side's REP asked for.
         assert!(out.contains(&Action::Rts {
@@ -676,17 +683,28 @@ mod tests {
         (rtr, rts)
     }
 
+    /// The traffic class an RTR in `out` gives the QP's packets.
+    fn traffic_class(out: &[Action]) -> Option<u8> {
+        out.iter().find_map(|a| match a {
+            Action::Rtr { traffic_class, .. } => Some(*traffic_class),
+            _ => None,
+        })
+    }
+
     #[test]
     fn the_active_side_takes_its_read_depths_from_the_rep_as_librdmacm_does() {
         // The active side announces 2, the passive side 5: the passive side keeps its own
         // both ways (as librdmacm's rdma_accept with explicit parameters, perftest's), and
         // the active side posts at most what the REP says the passive side answers.
+        // The active side's traffic class 0x60 reaches the passive side in the REQ.
         let mut a = Agent::new(Params {
             rd_atomic: 2,
+            traffic_class: 0x60,
             ..params(A)
         });
         let mut p = Agent::new(Params {
             rd_atomic: 5,
+            traffic_class: 0,
             ..params(P)
         });
         for (agent, active, peer_ip) in [(&mut a, true, P), (&mut p, false, A)] {
@@ -705,10 +723,12 @@ mod tests {
         out.clear();
         p.handle(5_000_000, A, &req, &mut out);
         assert_eq!(depths(&out), (Some(5), None));
+        assert_eq!(traffic_class(&out), Some(0x60), "the REQ's");
         let rep = sent(&out)[0];
         out.clear();
         a.handle(9_000_000, P, &rep, &mut out);
         assert_eq!(depths(&out), (Some(5), Some(5)));
+        assert_eq!(traffic_class(&out), Some(0x60), "its own");
         let rtu = sent(&out)[0];
         out.clear();
         p.handle(12_000_000, A, &rtu, &mut out);
