@@ -833,6 +833,55 @@ fn tclass_and_tos_set_the_packets_tos_byte() {
     }
 }
 
+/// `--rate_limit` caps the client's posting as perftest's software limiter does: 0.2 Gb/s
+/// of 4 KiB WRITEs in bursts of 8 (23.8 MiB/s), and 5,000 SENDs of 64 bytes a second; the
+/// loopback runs at hundreds of MiB/s without it. A short run may beat the limit by up to a
+/// burst (the first goes at once), here about 2 %.
+#[test]
+fn rate_limit_caps_the_bandwidth_tests() {
+    for (test, args, mib_per_s) in [
+        (
+            "write-bw",
+            &[
+                "-s",
+                "4096",
+                "-n",
+                "400",
+                "--rate_limit",
+                "0.2",
+                "--burst_size",
+                "8",
+            ][..],
+            0.2e9 / 8.0 / 1_048_576.0,
+        ),
+        (
+            "send-bw",
+            &[
+                "-s",
+                "64",
+                "-n",
+                "400",
+                "--rate_limit",
+                "5000",
+                "--rate_units",
+                "p",
+            ][..],
+            5000.0 * 64.0 / 1_048_576.0,
+        ),
+    ] {
+        let Some((c, s, _)) = pair(test, args) else {
+            return;
+        };
+        assert_verified(&c, "client");
+        assert_verified(&s, "server");
+        let avg = c["bw_avg_mb_s"].as_f64().unwrap();
+        assert!(
+            (0.8 * mib_per_s..=1.1 * mib_per_s).contains(&avg),
+            "{test} {args:?}: {avg:.3} MiB/s, the limit {mib_per_s:.3}"
+        );
+    }
+}
+
 /// `-q 4`: four QPs, each `-n` WRITEs (READs, FETCH&ADDs, SENDs) to (from) a buffer of its own at
 /// the server with a pattern of its own; the figures count every QP's operations, and every
 /// QP's bytes are checked (READ back per QP, where the READs landed, each QP's fetched

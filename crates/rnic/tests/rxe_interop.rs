@@ -1658,6 +1658,28 @@ mod traffic_class {
     }
 }
 
+/// `--rate_limit 0.05` on rnic's client (perftest's software limiter, 6 MiB/s of 4 KiB
+/// WRITEs in bursts of 8): its average stays at the limit, well under what the guest takes
+/// unlimited; the guest's server prints those figures.
+mod rate_limit {
+    use super::*;
+
+    #[test]
+    fn ib_write_bw_rnic_client() {
+        let run = Interop::new("ib_write_bw", "write-bw", 4096)
+            .iters(300)
+            .rnic_only(" --rate_limit 0.05 --burst_size 8");
+        if let Some(report) = run.rnic_client_report() {
+            let limit_mib_s = 0.05e9 / 8.0 / 1_048_576.0;
+            let avg = report["bw_avg_mb_s"].as_f64().unwrap();
+            assert!(
+                (0.5 * limit_mib_s..=1.1 * limit_mib_s).contains(&avg),
+                "{avg:.2} MiB/s against the limit's {limit_mib_s:.2}: {report}"
+            );
+        }
+    }
+}
+
 /// `-o 2` on both sides: each QP takes at most two READs (atomics) at once from the other
 /// and posts at most two, as perftest's `out_reads` sets `max_dest_rd_atomic` and the
 /// peer's `max_rd_atomic` (the bound itself is checked in rnic's loopback tests).

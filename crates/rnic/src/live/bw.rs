@@ -24,6 +24,7 @@ use rnic_transport::{Completion, RemoteAddr, SendWr, ServiceType, Sge, WcOpcode,
 use super::endpoint::Endpoint;
 use super::forever::keep_in_flight_forever;
 use super::oob::{BwReport, Verdict, CYCLE_BUFFER_BYTES};
+use super::pacer::Pacer;
 use super::report::{LiveResult, Verification};
 use super::session::{linger, Layout, RunClock, Session, IDLE_TURN, STALL};
 use super::{qp_pattern_seed, DurationMode, LiveOptions};
@@ -333,17 +334,21 @@ fn ps_since(start: Instant) -> u64 {
     u64::try_from(start.elapsed().as_nanos() * 1000).unwrap_or(u64::MAX)
 }
 
-/// What a bandwidth loop has posted and completed on each QP (perftest's `scnt` and `ccnt`).
+/// What a bandwidth loop has posted and completed on each QP (perftest's `scnt` and `ccnt`),
+/// and its rate limiter.
 pub(super) struct QpCounts {
     posted: Vec<u64>,
     completed: Vec<u64>,
+    pacer: Pacer,
 }
 
 impl QpCounts {
-    fn new(qps: usize) -> QpCounts {
+    /// A loop of `qps` QPs under `o`'s rate limit (`--rate_limit`), if any.
+    fn new(qps: usize, o: &LiveOptions) -> QpCounts {
         QpCounts {
             posted: vec![0; qps],
             completed: vec![0; qps],
+            pacer: Pacer::new(o.rate_limit, o.size),
         }
     }
 
@@ -357,8 +362,9 @@ impl QpCounts {
 }
 
 /// Posts on each QP in turn until it has `o.tx_depth` work requests in flight or has posted
-/// `per_qp_limit`, as perftest's `run_iter_bw` goes round its QPs; `wr_for(qp, i)` is QP
-/// `qp`'s `i`-th, and `before_post` runs before each post (the peak's stamp).
+/// `per_qp_limit`, as perftest's `run_iter_bw` goes round its QPs, in the rate limiter's
+/// bursts when there is one; `wr_for(qp, i)` is QP `qp`'s `i`-th, and `before_post` runs
+/// before each post (the peak's stamp).
 fn post_round(
     s: &mut Session,
     o: &LiveOptions,
@@ -368,12 +374,20 @@ fn post_round(
     before_post: &mut impl FnMut(),
 ) -> anyhow::Result<()> {
     for (qp, me) in s.mine.iter().enumerate() {
+        let pacer = &mut counts.pacer;
+        if !pacer.may_post(Instant::now()) {
+            continue;
+        }
         let (posted, completed) = (&mut counts.posted[qp], counts.completed[qp]);
-        while *posted < per_qp_limit && *posted - completed < u64::from(o.tx_depth) {
+        while *posted < per_qp_limit
+            && *posted - completed < u64::from(o.tx_depth)
+            && pacer.in_burst()
+        {
             let wr = wr_for(qp, *posted);
             before_post();
             s.ep.dev.post_send(me.qpn, wr)?;
             *posted += 1;
+            pacer.posted();
         }
     }
     Ok(())
@@ -394,7 +408,7 @@ pub fn keep_in_flight(
     if let Some(d) = o.duration {
         return keep_in_flight_for(s, o, d, wr_for, check);
     }
-    let mut counts = QpCounts::new(s.mine.len());
+    let mut counts = QpCounts::new(s.mine.len(), o);
     let total = o.iters * s.mine.len() as u64;
     // Room up front for at most a million stamps of each kind; a longer run grows them
     // (16 bytes per operation, as perftest's own tposted and tcompleted take).
@@ -434,8 +448,11 @@ pub fn keep_in_flight(
 /// completes when its last packet is on the wire: nothing comes back to wait for, and a
 /// blocking wait (a whole kernel tick, often 10 ms, however short it is asked to be) would
 /// idle the sender between bursts.
+///
+/// A rate-limited loop spins too, as perftest's does: a wait could overshoot the next
+/// burst by a scheduler tick.
 fn turn_wait(o: &LiveOptions) -> std::time::Duration {
-    if o.service == ServiceType::Rc {
+    if o.service == ServiceType::Rc && o.rate_limit.is_none() {
         IDLE_TURN
     } else {
         std::time::Duration::ZERO
@@ -508,7 +525,7 @@ pub(super) fn in_flight_while(
     mut on_completion: impl FnMut(),
     mut after_turn: impl FnMut(bool) -> anyhow::Result<()>,
 ) -> anyhow::Result<QpCounts> {
-    let mut counts = QpCounts::new(s.mine.len());
+    let mut counts = QpCounts::new(s.mine.len(), o);
     let mut last_progress = Instant::now();
     loop {
         let sending = sending();

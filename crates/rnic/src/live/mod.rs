@@ -14,6 +14,7 @@ mod forever;
 mod fuzz;
 pub mod net;
 pub mod oob;
+mod pacer;
 pub mod perftest_flags;
 mod rc_pingpong;
 mod read_lat;
@@ -173,6 +174,22 @@ pub struct LiveCmd {
     /// listening side's from the REQ [default: 2, ECT(0)]
     #[arg(short = 'T', long = "tos", value_name = "N")]
     pub tos: Option<u8>,
+    /// Caps this side's posting at RATE, as perftest's software rate limiter: work requests
+    /// go in bursts of --burst_size, a burst starting a burst's time at RATE after the last;
+    /// write-bw, read-bw and send-bw (not send-bw -b)
+    #[arg(long = "rate_limit", value_name = "RATE")]
+    pub rate_limit: Option<f64>,
+    /// The units of --rate_limit, as perftest's: M (MiB/s), g (Gb/s) or p (messages per
+    /// second) [default: g]
+    #[arg(long = "rate_units", value_name = "UNITS")]
+    pub rate_units: Option<String>,
+    /// The rate limiter, as perftest's --rate_limit_type: SW, rnic live's (and perftest's
+    /// on RoCE, where it falls back to SW); HW and PP need a NIC's limiter and are refused
+    #[arg(long = "rate_limit_type", value_name = "TYPE")]
+    pub rate_limit_type: Option<String>,
+    /// Work requests in a burst of the rate limiter [default: -t]
+    #[arg(long = "burst_size", value_name = "N")]
+    pub burst_size: Option<u32>,
     /// perftest's other flags: ignored with a note, or refused naming the flag.
     #[command(flatten)]
     pub perftest: crate::cli::perftest_compat::Compat<perftest_flags::LiveFlags>,
@@ -282,6 +299,8 @@ pub struct LiveOptions {
     /// `--tclass`, or `-T` with `-R`: the traffic class (IPv4 TOS byte) of this side's
     /// packets; `None`: the engine's default.
     pub traffic_class: Option<u8>,
+    /// `--rate_limit`: perftest's software rate limiter, if given.
+    pub rate_limit: Option<pacer::RateLimit>,
 }
 
 /// perftest's duration mode: the run's length and the margin at each end that is not
@@ -562,6 +581,7 @@ impl LiveCmd {
             reversed: self.reversed_for(test)?,
             use_srq: self.use_srq_for(test, service)?,
             traffic_class: self.traffic_class_for()?,
+            rate_limit: self.rate_limit_for(test)?,
         };
         options.check_read_fits(self.mtu)?;
         Ok(options)
@@ -683,6 +703,70 @@ impl LiveCmd {
             ))),
             (tclass, tos, _) => Ok(tclass.or(tos)),
         }
+    }
+
+    /// `--rate_limit` and its companions, as perftest's software limiter takes them: the
+    /// bandwidth tests but atomic-bw and a bidirectional send-bw, units `M`, `g` or `p`,
+    /// type SW (perftest's HW falls back to SW on RoCE; PP is a NIC's), a burst of `-t`
+    /// unless `--burst_size` says otherwise; the companions without a limit are refused.
+    fn rate_limit_for(&self, test: LiveTest) -> Result<Option<pacer::RateLimit>, UsageError> {
+        let refuse = |flag: &str, why: &str| Err(UsageError(format!("{flag}: {why}")));
+        let Some(rate) = self.rate_limit else {
+            return match (&self.rate_units, &self.rate_limit_type, self.burst_size) {
+                (None, None, None) => Ok(None),
+                (_, _, Some(n)) => refuse(
+                    &format!("--burst_size {n}"),
+                    "the rate limiter is off; give --rate_limit, as perftest",
+                ),
+                _ => refuse(
+                    "--rate_units/--rate_limit_type",
+                    "give --rate_limit with them",
+                ),
+            };
+        };
+        let flag = format!("--rate_limit {rate}");
+        if !(rate.is_finite() && rate > 0.0) {
+            return refuse(&flag, "must be above 0, as perftest's");
+        }
+        let units = match self.rate_units.as_deref() {
+            None => pacer::RateUnits::GigabitsPerS,
+            Some(u) => match pacer::RateUnits::parse(u) {
+                Some(units) => units,
+                None => return refuse(&format!("--rate_units {u}"), "M, g or p, as perftest's"),
+            },
+        };
+        match self.rate_limit_type.as_deref() {
+            None | Some("SW") => {}
+            Some("HW") => {
+                return refuse(
+                    "--rate_limit_type HW",
+                    "a RoCE QP takes no static rate (perftest fails it the same way); rnic \
+                     live's limiter is SW",
+                )
+            }
+            Some("PP") => {
+                return refuse(
+                    "--rate_limit_type PP",
+                    "packet pacing is a NIC's; rnic live's limiter is SW",
+                )
+            }
+            Some(t) => return refuse(&format!("--rate_limit_type {t}"), "HW, SW or PP"),
+        }
+        let paced = matches!(
+            test,
+            LiveTest::WriteBw | LiveTest::ReadBw | LiveTest::SendBw
+        );
+        if !paced || (test == LiveTest::SendBw && self.bidirectional) {
+            return refuse(
+                &flag,
+                "perftest's SW limiter runs write-bw, read-bw and send-bw (not with -b)",
+            );
+        }
+        let burst = match self.burst_size {
+            None | Some(0) => self.tx_depth,
+            Some(n) => n,
+        };
+        Ok(Some(pacer::RateLimit { rate, units, burst }))
     }
 
     /// `--use-srq`: the SEND tests only, as perftest ("Using SRQ only available in SEND
@@ -1070,6 +1154,64 @@ mod tests {
         );
         let av = rnic_transport::AddressVector::new([0; 6], [0; 4]);
         assert_eq!(endpoint::DEFAULT_TRAFFIC_CLASS, av.dscp_ecn);
+    }
+
+    #[test]
+    fn rate_limit_is_perftests_software_limiter_on_the_bandwidth_tests() {
+        let o = options("write-bw 10.0.0.1 --rate_limit 2.5 -t 64").unwrap();
+        let limit = o.rate_limit.unwrap();
+        assert_eq!(limit.units, pacer::RateUnits::GigabitsPerS);
+        assert_eq!(
+            (limit.rate, limit.burst),
+            (2.5, 64),
+            "a burst of -t by default"
+        );
+        let o = options("send-bw 10.0.0.1 --rate_limit 900 --rate_units p --burst_size 4");
+        let limit = o.unwrap().rate_limit.unwrap();
+        assert_eq!(
+            (limit.units, limit.burst),
+            (pacer::RateUnits::MessagesPerS, 4)
+        );
+        let typed = options("read-bw 10.0.0.1 --rate_limit 1 --rate_limit_type SW");
+        assert!(typed.unwrap().rate_limit.is_some());
+        assert_eq!(options("write-bw 10.0.0.1").unwrap().rate_limit, None);
+        assert_refused(
+            "--rate_limit",
+            &[
+                ("write-bw 10.0.0.1 --rate_limit 0", "must be above 0"),
+                (
+                    "atomic-bw 10.0.0.1 --rate_limit 1",
+                    "write-bw, read-bw and send-bw",
+                ),
+                ("send-bw 10.0.0.1 -b --rate_limit 1", "(not with -b)"),
+                ("write-lat 10.0.0.1 --rate_limit 1", "write-bw, read-bw"),
+                (
+                    "write-bw 10.0.0.1 --rate_limit 1 --rate_limit_type HW",
+                    "no static rate",
+                ),
+                (
+                    "write-bw 10.0.0.1 --rate_limit 1 --rate_limit_type PP",
+                    "packet pacing",
+                ),
+            ],
+        );
+        assert_refused(
+            "--burst_size",
+            &[(
+                "write-bw 10.0.0.1 --burst_size 8",
+                "the rate limiter is off",
+            )],
+        );
+        assert_refused(
+            "--rate_units",
+            &[
+                ("write-bw 10.0.0.1 --rate_units M", "give --rate_limit"),
+                (
+                    "write-bw 10.0.0.1 --rate_limit 1 --rate_units G",
+                    "M, g or p",
+                ),
+            ],
+        );
     }
 
     #[test]
