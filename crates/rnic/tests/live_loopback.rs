@@ -882,6 +882,25 @@ fn rate_limit_caps_the_bandwidth_tests() {
     }
 }
 
+/// `--latency_gap 500` on both sides: each side waits 500 µs before each post, and the
+/// figures include it as perftest's do (write-lat and send-lat: both sides' waits in each
+/// round trip, halved; read-lat: the client's one wait per READ), so no latency is below
+/// 500 µs, where the fastest are about 10 µs without (how far above 500 depends on how
+/// busy the machine's cores are: both sides spin).
+#[test]
+fn latency_gap_waits_before_each_post() {
+    for test in ["write-lat", "send-lat", "read-lat"] {
+        let args = ["-n", "40", "-s", "64", "--latency_gap", "500"];
+        let Some((c, s, _)) = pair(test, &args) else {
+            return;
+        };
+        assert_verified(&c, "client");
+        assert_verified(&s, "server");
+        let min = c["latency_us"]["min"].as_f64().unwrap();
+        assert!(min >= 500.0, "{test}: the fastest took {min} µs");
+    }
+}
+
 /// `-q 4`: four QPs, each `-n` WRITEs (READs, FETCH&ADDs, SENDs) to (from) a buffer of its own at
 /// the server with a pattern of its own; the figures count every QP's operations, and every
 /// QP's bytes are checked (READ back per QP, where the READs landed, each QP's fetched

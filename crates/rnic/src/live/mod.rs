@@ -190,6 +190,11 @@ pub struct LiveCmd {
     /// Work requests in a burst of the rate limiter [default: -t]
     #[arg(long = "burst_size", value_name = "N")]
     pub burst_size: Option<u32>,
+    /// Microseconds each side waits before each post of a latency test, as perftest's
+    /// --latency_gap (its engine still working meanwhile, as a NIC does while perftest
+    /// spins); the figures include it, as perftest's, up to 1 s
+    #[arg(long = "latency_gap", value_name = "USEC")]
+    pub latency_gap: Option<u64>,
     /// perftest's other flags: ignored with a note, or refused naming the flag.
     #[command(flatten)]
     pub perftest: crate::cli::perftest_compat::Compat<perftest_flags::LiveFlags>,
@@ -301,6 +306,8 @@ pub struct LiveOptions {
     pub traffic_class: Option<u8>,
     /// `--rate_limit`: perftest's software rate limiter, if given.
     pub rate_limit: Option<pacer::RateLimit>,
+    /// `--latency_gap`: the wait before each post of a latency test (zero: none).
+    pub latency_gap: std::time::Duration,
 }
 
 /// perftest's duration mode: the run's length and the margin at each end that is not
@@ -452,6 +459,9 @@ const ALL_SIZES_MAX: u64 = 1 << 23;
 /// The deepest receive queue `-r` asks for: perftest's `MAX_RX`.
 const MAX_RX_DEPTH: u32 = 16_384;
 
+/// The longest `--latency_gap`, µs: a second (a longer wait would look like a stalled peer).
+const MAX_LATENCY_GAP_US: u64 = 1_000_000;
+
 /// Largest message: what one buffer of process memory holds here.
 const MAX_SIZE: u64 = 1 << 30;
 
@@ -582,6 +592,7 @@ impl LiveCmd {
             use_srq: self.use_srq_for(test, service)?,
             traffic_class: self.traffic_class_for()?,
             rate_limit: self.rate_limit_for(test)?,
+            latency_gap: self.latency_gap_for(test)?,
         };
         options.check_read_fits(self.mtu)?;
         Ok(options)
@@ -767,6 +778,31 @@ impl LiveCmd {
             Some(n) => n,
         };
         Ok(Some(pacer::RateLimit { rate, units, burst }))
+    }
+
+    /// `--latency_gap`: the latency tests only, as perftest ("Latency gap feature is only
+    /// for latency tests"), up to [`MAX_LATENCY_GAP_US`].
+    fn latency_gap_for(&self, test: LiveTest) -> Result<std::time::Duration, UsageError> {
+        let Some(us) = self.latency_gap else {
+            return Ok(std::time::Duration::ZERO);
+        };
+        let latency = matches!(
+            test,
+            LiveTest::WriteLat | LiveTest::ReadLat | LiveTest::SendLat | LiveTest::AtomicLat
+        );
+        if !latency {
+            return Err(UsageError(format!(
+                "--latency_gap {us}: the latency tests have it (write-lat, read-lat, send-lat, \
+                 atomic-lat), not {}",
+                test.name()
+            )));
+        }
+        if us > MAX_LATENCY_GAP_US {
+            return Err(UsageError(format!(
+                "--latency_gap {us}: at most {MAX_LATENCY_GAP_US} µs"
+            )));
+        }
+        Ok(std::time::Duration::from_micros(us))
     }
 
     /// `--use-srq`: the SEND tests only, as perftest ("Using SRQ only available in SEND
@@ -1210,6 +1246,21 @@ mod tests {
                     "write-bw 10.0.0.1 --rate_limit 1 --rate_units G",
                     "M, g or p",
                 ),
+            ],
+        );
+    }
+
+    #[test]
+    fn latency_gap_is_the_latency_tests_wait_before_each_post() {
+        let gap = |args: &str| options(args).unwrap().latency_gap.as_micros();
+        assert_eq!(gap("write-lat 10.0.0.1"), 0);
+        assert_eq!(gap("read-lat 10.0.0.1 --latency_gap 250"), 250);
+        assert_eq!(gap("atomic-lat --server --latency_gap 1000000"), 1_000_000);
+        assert_refused(
+            "--latency_gap",
+            &[
+                ("write-bw 10.0.0.1 --latency_gap 10", "not write-bw"),
+                ("send-lat 10.0.0.1 --latency_gap 1000001", "at most 1000000"),
             ],
         );
     }

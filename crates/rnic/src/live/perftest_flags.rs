@@ -115,7 +115,6 @@ pub const LIVE_FLAGS: &[CompatFlag] = &[
     flag("mr_per_qp", None, false, Refused(NOT_YET)),
     flag("retry_count", None, true, Refused(NOT_YET)),
     flag("perform_warm_up", None, false, Refused(NOT_YET)),
-    flag("latency_gap", None, true, Refused(NOT_YET)),
     flag("limit_bw", Some('w'), true, Refused(VERIFIER)),
     flag("limit_msgrate", Some('y'), true, Refused(VERIFIER)),
     flag("typical_pkt_size", None, true, Refused(PACKET_PACING)),

@@ -112,6 +112,7 @@ fn reads(s: &mut Session, o: &LiveOptions) -> anyhow::Result<(LiveResult, Verifi
             break;
         }
         clear(&mut s.ep.mem, LANDING_ADDR, o.size);
+        s.latency_gap(o.latency_gap)?;
         if clock.is_none() {
             posts.push(Instant::now());
         }
@@ -139,6 +140,9 @@ fn reads(s: &mut Session, o: &LiveOptions) -> anyhow::Result<(LiveResult, Verifi
         check.landed(&s.ep.mem, i, o.size);
     }
     let verification = check.verification;
+    // The stamp of the post that would come next, after its gap too: every sample is a
+    // READ's round trip and the gap before the next post, as perftest's.
+    s.latency_gap(o.latency_gap)?;
     posts.push(Instant::now());
     let name = o.test.name();
     let r = match clock {

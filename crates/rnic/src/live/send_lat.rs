@@ -136,6 +136,7 @@ fn ping_pong(
             pongs.window += u64::from(sampling(clock));
         }
         if sent < iters {
+            s.latency_gap(o.latency_gap)?;
             if clock.is_none() {
                 pongs.at.push(Instant::now());
             }

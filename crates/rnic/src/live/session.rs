@@ -276,6 +276,16 @@ impl Session {
         self.until(done, what, |ep| ep.spin_turn())
     }
 
+    /// perftest's `--latency_gap`: waits `gap` before the next post, turning all the while
+    /// (the engine answers and acknowledges meanwhile, as a NIC does while perftest spins).
+    pub fn latency_gap(&mut self, gap: Duration) -> anyhow::Result<()> {
+        if gap.is_zero() {
+            return Ok(());
+        }
+        let end = Instant::now() + gap;
+        self.spin_until(|_| Ok(Instant::now() >= end), "waiting out --latency_gap")
+    }
+
     fn until(
         &mut self,
         mut done: impl FnMut(&mut Endpoint) -> anyhow::Result<bool>,

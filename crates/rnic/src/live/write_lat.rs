@@ -116,6 +116,7 @@ fn ping_pong(s: &mut Session, o: &LiveOptions, clock: Option<&RunClock>) -> anyh
             }
         }
         if scnt < iters {
+            s.latency_gap(o.latency_gap)?;
             if clock.is_none() {
                 posts.at.push(Instant::now());
             }
