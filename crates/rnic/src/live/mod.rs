@@ -1084,8 +1084,8 @@ mod tests {
         assert!(o.ignored_flags[0].starts_with("rnic: ignoring -d/--ib-dev mlx5_0: "));
         assert_eq!(o.duration.map(|d| d.margin_s), Some(1.0), "-f is --margin");
         for (args, flag) in [
-            ("write-bw --server --mr_per_qp", "--mr_per_qp"),
-            ("send-bw --server --perform_warm_up", "--perform_warm_up"),
+            ("write-bw --server --com_rdma_cm", "-z/--com_rdma_cm"),
+            ("send-bw --server --retry_count 3", "--retry_count 3"),
             ("write-bw 10.0.0.1 --out_json", "--out_json"),
         ] {
             let e = options(args).unwrap_err().0;
