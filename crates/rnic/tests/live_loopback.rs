@@ -836,7 +836,11 @@ fn tclass_and_tos_set_the_packets_tos_byte() {
 /// `--rate_limit` caps the client's posting as perftest's software limiter does: 0.2 Gb/s
 /// of 4 KiB WRITEs in bursts of 8 (23.8 MiB/s), and 5,000 SENDs of 64 bytes a second; the
 /// loopback runs at hundreds of MiB/s without it. A short run may beat the limit by up to a
-/// burst (the first goes at once), here about 2 %.
+/// burst (the first goes at once), here about 2 %. It may also fall short: a burst starts
+/// a gap after the last one started, and a client that the machine's other work keeps
+/// off its core starts it late (perftest's limiter too); with two busy loops beside the
+/// suite on two cores the write-bw run made 55 to 68 % of its limit, so the floor here
+/// only catches a gap far too long.
 #[test]
 fn rate_limit_caps_the_bandwidth_tests() {
     for (test, args, mib_per_s) in [
@@ -876,7 +880,7 @@ fn rate_limit_caps_the_bandwidth_tests() {
         assert_verified(&s, "server");
         let avg = c["bw_avg_mb_s"].as_f64().unwrap();
         assert!(
-            (0.8 * mib_per_s..=1.1 * mib_per_s).contains(&avg),
+            (0.25 * mib_per_s..=1.1 * mib_per_s).contains(&avg),
             "{test} {args:?}: {avg:.3} MiB/s, the limit {mib_per_s:.3}"
         );
     }
