@@ -60,6 +60,17 @@ fn ends() -> Ends {
     }
 }
 
+/// [`ends`] when this machine can run live endpoints on them (else says why, and `None`).
+fn usable_ends() -> Option<Ends> {
+    let e = ends();
+    let ips = [e.server.parse().unwrap(), e.client.parse().unwrap()];
+    if let Some(why) = common::live_skip_reason(&ips) {
+        eprintln!("skipped: {why}");
+        return None;
+    }
+    Some(e)
+}
+
 /// Runs `test` between a server and a client on addresses of their own ([`ends`]); returns
 /// the client's and the server's JSON and the client's pcap path.
 fn pair(test: &str, extra: &[&str]) -> Option<(serde_json::Value, serde_json::Value, RunCapture)> {
@@ -697,13 +708,8 @@ fn a_message_larger_than_a_read_is_read_back_in_pieces() {
 
 #[test]
 fn rdma_cm_against_a_peer_without_it_fails_naming_the_silent_cm() {
-    let e = ends();
+    let Some(e) = usable_ends() else { return };
     let (server_ip, client_ip, port) = (e.server.as_str(), e.client.as_str(), e.port.as_str());
-    let ips = [server_ip.parse().unwrap(), client_ip.parse().unwrap()];
-    if let Some(why) = common::live_skip_reason(&ips) {
-        eprintln!("skipped: {why}");
-        return;
-    }
     let server = spawn(&[
         "live", "write-bw", "--server", "--bind", server_ip, "-p", port,
     ]);
@@ -902,6 +908,44 @@ fn latency_gap_waits_before_each_post() {
         assert_verified(&s, "server");
         let min = c["latency_us"]["min"].as_f64().unwrap();
         assert!(min >= 500.0, "{test}: the fastest took {min} µs");
+    }
+}
+
+/// `-w` is perftest's bandwidth floor: a run below it prints its report, then exits 1
+/// naming the floor (both sides check the figures they print); one it reaches ends as
+/// usual.
+#[test]
+fn a_bandwidth_floor_fails_the_run_after_its_report() {
+    for (floor, reached) in [("1", true), ("100000000", false)] {
+        let Some(e) = usable_ends() else { return };
+        let (server_ip, client_ip, port) = (e.server.as_str(), e.client.as_str(), e.port.as_str());
+        let run = ["-n", "200", "-s", "4096", "-w", floor];
+        let mut server_args = vec![
+            "live", "write-bw", "--server", "--bind", server_ip, "-p", port,
+        ];
+        server_args.extend(run);
+        let server = spawn(&server_args);
+        let mut client_args = vec![
+            "live", "write-bw", server_ip, "--bind", client_ip, "-p", port,
+        ];
+        client_args.extend(run);
+        let client = finish(spawn(&client_args), "the client");
+        let server = finish(server, "the server");
+        for (who, o) in [("client", &client), ("server", &server)] {
+            let out = text(o);
+            assert!(
+                out.contains("#bytes"),
+                "{who} prints its report first: {out}"
+            );
+            match reached {
+                true => assert!(o.status.success(), "{who}: {out}"),
+                false => {
+                    assert_eq!(o.status.code(), Some(1), "{who}: {out}");
+                    assert!(out.contains("BW result is below bw limit"), "{who}: {out}");
+                    assert!(out.contains("-w/--limit_bw 100000000"), "{who}: {out}");
+                }
+            }
+        }
     }
 }
 

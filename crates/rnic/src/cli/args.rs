@@ -71,7 +71,7 @@ pub enum Command {
     Accel(AccelCmd),
     /// Run a perftest test against a real peer: a software RoCEv2 endpoint on this host's
     /// network (`rnic live write-bw --server`, `rnic live write-bw HOST`).
-    Live(crate::live::LiveCmd),
+    Live(Box<crate::live::LiveCmd>),
 }
 
 /// `rnic accel --local IFACE --remote IFACE`.

@@ -12,6 +12,7 @@ mod endpoint;
 mod forever;
 #[cfg(test)]
 mod fuzz;
+mod limits;
 pub mod net;
 pub mod oob;
 mod pacer;
@@ -195,6 +196,14 @@ pub struct LiveCmd {
     /// spins); the figures include it, as perftest's, up to 1 s
     #[arg(long = "latency_gap", value_name = "USEC")]
     pub latency_gap: Option<u64>,
+    /// Fails the run (exit 1, after the report) when no size's average bandwidth, in the
+    /// table's units (MB/s, or Gb/s with --report_gbits), reaches VALUE, as perftest's
+    /// verifier; the bandwidth tests
+    #[arg(short = 'w', long = "limit_bw", value_name = "VALUE")]
+    pub limit_bw: Option<f64>,
+    /// The same for the message rate (Mpps), as perftest's -y
+    #[arg(short = 'y', long = "limit_msgrate", value_name = "VALUE")]
+    pub limit_msgrate: Option<f64>,
     /// perftest's other flags: ignored with a note, or refused naming the flag.
     #[command(flatten)]
     pub perftest: crate::cli::perftest_compat::Compat<perftest_flags::LiveFlags>,
@@ -308,6 +317,9 @@ pub struct LiveOptions {
     pub rate_limit: Option<pacer::RateLimit>,
     /// `--latency_gap`: the wait before each post of a latency test (zero: none).
     pub latency_gap: std::time::Duration,
+    /// `-w` and `-y`: the average bandwidth (the table's units) and message rate (Mpps)
+    /// some size must reach, else the run fails after its report.
+    pub floors: limits::Floors,
 }
 
 /// perftest's duration mode: the run's length and the margin at each end that is not
@@ -593,6 +605,7 @@ impl LiveCmd {
             traffic_class: self.traffic_class_for()?,
             rate_limit: self.rate_limit_for(test)?,
             latency_gap: self.latency_gap_for(test)?,
+            floors: limits::Floors::of(self.limit_bw, self.limit_msgrate, test)?,
         };
         options.check_read_fits(self.mtu)?;
         Ok(options)
@@ -1049,7 +1062,7 @@ pub fn run(cmd: &LiveCmd, out: &mut dyn Write) -> anyhow::Result<()> {
             reason,
         });
     }
-    Ok(())
+    o.floors.check(&r, o.report_gbits)
 }
 
 #[cfg(test)]

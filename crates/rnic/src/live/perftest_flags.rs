@@ -42,8 +42,6 @@ const HOP_LIMIT: &str =
     "perftest takes it for raw Ethernet QPs only; its RoCE QPs send with hop limit 255, rnic's with 64";
 const REPORT: &str = "rnic live prints perftest's default table and writes --json";
 const JSON: &str = "rnic live writes its JSON with --json FILE";
-const VERIFIER: &str =
-    "rnic live fails a run on its bytes, not on a rate floor: compare --json's bw_avg_mb_s";
 const PACKET_PACING: &str = "a hint to a NIC's packet pacing (PP); rnic live's limiter is SW";
 
 /// Every perftest flag `rnic live` does not implement as perftest does.
@@ -125,8 +123,6 @@ pub const LIVE_FLAGS: &[CompatFlag] = &[
         false,
         Ignored("rnic live's engine has no caches to warm: the run is measured from its start"),
     ),
-    flag("limit_bw", Some('w'), true, Refused(VERIFIER)),
-    flag("limit_msgrate", Some('y'), true, Refused(VERIFIER)),
     flag("typical_pkt_size", None, true, Refused(PACKET_PACING)),
     // Addressing and the packet's headers.
     flag("sl", Some('S'), true, Refused(HEADERS)),
