@@ -696,7 +696,14 @@ impl Interop {
         });
         self.check_drops(guest);
         guest.reset();
-        assert!(client.ok, "rnic {}:\n{}", args.join(" "), client.text);
+        assert!(
+            client.ok,
+            "rnic {}:\n{}\n{} (server) in the guest:\n{}",
+            args.join(" "),
+            client.text,
+            self.guest_tool,
+            server.text
+        );
         assert!(
             server.ok,
             "{} (server) in the guest:\n{}",

@@ -38,7 +38,7 @@ use super::endpoint::{
     MAX_OUT_READS,
 };
 use super::oob::{gid_of, mtu_code, Dest};
-use super::session::{IDLE_TURN, STALL};
+use super::session::{random_comm_id_base, IDLE_TURN, STALL};
 
 /// CM response timeout, as IBA codes it (4.096 µs × 2^18 ≈ 1.07 s): rdma_cm's default is
 /// 2^20 (4.3 s); a shorter one lets a lost MAD be repaired within the run's stall limit.
@@ -56,6 +56,8 @@ pub type MadArrival = Result<([u8; 4], CmRepr), MadRefusal>;
 pub enum MadRefusal {
     /// A REJ: the peer refused the connection, with IBA's reason code.
     Rejected { from: Ipv4Addr, reason: u16 },
+    /// A SIDR_REP saying nothing listens for the service yet (status 1): what came.
+    NotListening(String),
     /// Not a REQ, REP, RTU, DREQ or DREP that parses: the parser's error naming the field.
     Malformed(String),
 }
@@ -67,6 +69,7 @@ impl std::fmt::Display for MadRefusal {
                 f,
                 "{from} rejected the connection (CM REJ, reason code {reason})"
             ),
+            MadRefusal::NotListening(what) => write!(f, "{what}"),
             MadRefusal::Malformed(why) => write!(f, "a CM MAD to QP1: {why}"),
         }
     }
@@ -169,6 +172,7 @@ impl LiveCm {
             // perftest's conn_param: its -o as both the responder resources and the
             // initiator depth.
             rd_atomic: t.out_reads.clamp(1, MAX_OUT_READS) as u8,
+            comm_id_base: random_comm_id_base(),
             // perftest's -T: the path's traffic class, which the REQ carries.
             traffic_class: t.traffic_class.unwrap_or(DEFAULT_TRAFFIC_CLASS),
             hop_limit: MAD_TTL,
@@ -465,7 +469,14 @@ impl LiveCm {
                 qkey,
             } => self.ud_up(ep, conn, remote_qpn, qkey)?,
             Action::Established { .. } => {}
-            Action::Failed { .. } => self.failure = Some(self.no_answer(self.params.max_retries)),
+            Action::Failed {
+                unanswered: true, ..
+            } => self.failure = Some(self.no_answer(self.params.max_retries)),
+            Action::Failed { reason, .. } => self.failure = Some(format!("RDMA CM: {reason}")),
+            // The server may not listen yet: the connect loop asks again, as after a REJ.
+            Action::NotListening { reason, .. } => {
+                self.rejected = Some(MadRefusal::NotListening(reason))
+            }
         }
         Ok(())
     }

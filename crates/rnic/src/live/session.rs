@@ -408,6 +408,18 @@ pub fn open_exchange(o: &LiveOptions) -> anyhow::Result<(Oob, Ipv4Addr)> {
 
 /// A start PSN that differs from run to run, as perftest's `lrand48() & 0xffffff`.
 pub fn random_psn() -> u32 {
+    (random_bits() & 0xFF_FFFF) as u32
+}
+
+/// A first RDMA CM communication id (less one) for this run's connections, below 2^30, as
+/// Linux's CM draws its ids at random: a peer's CM remembers an earlier run's ids for a
+/// while and drops a REQ or SIDR_REQ that repeats one (see the agent's `comm_id_base`).
+pub fn random_comm_id_base() -> u32 {
+    (random_bits() >> 34) as u32
+}
+
+/// 64 bits that differ from run to run: the clock's nanoseconds and the process id, mixed.
+fn random_bits() -> u64 {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64);
@@ -415,5 +427,5 @@ pub fn random_psn() -> u32 {
     x ^= x >> 33;
     x = x.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
     x ^= x >> 33;
-    (x & 0xFF_FFFF) as u32
+    x
 }

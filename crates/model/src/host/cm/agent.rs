@@ -107,8 +107,18 @@ pub enum Action {
     },
     /// Connection `conn` is established on this side at `at`.
     Established { at: TimePs, conn: usize },
-    /// Connection `conn` failed: `reason` says why.
-    Failed { conn: usize, reason: String },
+    /// Connection `conn` failed: `reason` says why; `unanswered`: its REQs (SIDR_REQs,
+    /// REPs) went unanswered to the last retry, rather than the peer refusing it.
+    Failed {
+        conn: usize,
+        reason: String,
+        unanswered: bool,
+    },
+    /// Nothing listens yet for active connection `conn`'s service on the peer (a SIDR_REP
+    /// of status 1, unsupported service ID, as a kernel's CM sends before its user listens):
+    /// the caller may ask again after a pause, as perftest's client does after a refusal
+    /// (see [`Agent::rejected`]); `reason` says what came.
+    NotListening { conn: usize, reason: String },
 }
 
 /// What every REQ of a host carries besides the connection's own fields.
@@ -130,6 +140,12 @@ pub struct Params {
     pub ack_timeout: u8,
     /// Outstanding READs/atomics each way.
     pub rd_atomic: u8,
+    /// Connection `i`'s communication id (a SIDR request's id) is `comm_id_base + i + 1`.
+    /// The simulator's hosts start from 0; a live endpoint draws it at random, as Linux's
+    /// CM does, so that the peer's CM does not take a new run's REQ or SIDR_REQ for a
+    /// duplicate of an earlier run's it still remembers (it drops those unanswered).
+    /// Below 2^31, so that no id wraps to 0.
+    pub comm_id_base: u32,
     /// IPv4 TOS and TTL of the path.
     pub traffic_class: u8,
     pub hop_limit: u8,
@@ -176,11 +192,6 @@ pub struct Agent {
     pub ignored: u64,
 }
 
-/// The communication id of connection `i` (never 0).
-fn comm_id(i: usize) -> u32 {
-    i as u32 + 1
-}
-
 impl Agent {
     /// An agent with no connections.
     pub fn new(params: Params) -> Agent {
@@ -221,7 +232,12 @@ impl Agent {
     /// Connection `conn`'s communication ids: this side's and the peer's (0 until the peer's
     /// REQ or REP told it; during setup, before [`Agent::settle`]).
     pub fn comm_ids(&self, conn: usize) -> (u32, u32) {
-        (comm_id(conn), self.conns[conn].remote_comm_id)
+        (self.comm_id(conn), self.conns[conn].remote_comm_id)
+    }
+
+    /// The communication id of connection `i` (never 0; see [`Params::comm_id_base`]).
+    fn comm_id(&self, i: usize) -> u32 {
+        (self.params.comm_id_base & 0x7FFF_FFFF) + i as u32 + 1
     }
 
     /// Connection `conn`'s state.
@@ -259,7 +275,7 @@ impl Agent {
         CmRepr {
             transaction_id: c.tid,
             message: CmMessage::Req(CmReq {
-                local_comm_id: comm_id(conn),
+                local_comm_id: self.comm_id(conn),
                 local_qpn: c.spec.local_qpn,
                 responder_resources: p.rd_atomic,
                 initiator_depth: p.rd_atomic,
@@ -287,7 +303,7 @@ impl Agent {
         CmRepr {
             transaction_id: c.tid,
             message: CmMessage::Rep(CmRep {
-                local_comm_id: comm_id(conn),
+                local_comm_id: self.comm_id(conn),
                 remote_comm_id: c.remote_comm_id,
                 local_qpn: c.spec.local_qpn,
                 starting_psn: c.spec.rq_psn,
@@ -304,7 +320,7 @@ impl Agent {
         CmRepr {
             transaction_id: c.tid,
             message: CmMessage::Rtu(CmRtu {
-                local_comm_id: comm_id(conn),
+                local_comm_id: self.comm_id(conn),
                 remote_comm_id: c.remote_comm_id,
             }),
         }
@@ -374,14 +390,15 @@ impl Agent {
 
     /// The connection `id` names as this host's communication id, if it is one.
     fn by_comm_id(&self, id: u32) -> Option<usize> {
-        let i = (id as usize).checked_sub(1)?;
+        let first = self.comm_id(0);
+        let i = id.checked_sub(first)? as usize;
         let n = self.settled.as_ref().map_or(self.conns.len(), Settled::len);
         (i < n).then_some(i)
     }
 
     /// The transaction id of active connection `conn` (the REQ's, echoed by the REP and RTU).
     fn active_tid(&self, conn: usize) -> u64 {
-        u64::from(u32::from_be_bytes(self.params.ip)) << 32 | u64::from(comm_id(conn))
+        u64::from(u32::from_be_bytes(self.params.ip)) << 32 | u64::from(self.comm_id(conn))
     }
 
     fn on_req(&mut self, now: TimePs, src: [u8; 4], tid: u64, r: &CmReq, out: &mut Vec<Action>) {
@@ -429,7 +446,7 @@ impl Agent {
                     let rtu = CmRepr {
                         transaction_id: self.active_tid(conn),
                         message: CmMessage::Rtu(CmRtu {
-                            local_comm_id: comm_id(conn),
+                            local_comm_id: self.comm_id(conn),
                             remote_comm_id: r.local_comm_id,
                         }),
                     };
@@ -540,7 +557,11 @@ impl Agent {
             let c = &mut self.conns[conn];
             c.state = State::Failed;
             c.deadline = None;
-            out.push(Action::Failed { conn, reason });
+            out.push(Action::Failed {
+                conn,
+                reason,
+                unanswered: true,
+            });
             return;
         }
         self.resent += 1;
@@ -563,6 +584,7 @@ mod tests {
             rnr_retry: 7,
             ack_timeout: 14,
             rd_atomic: 16,
+            comm_id_base: 0,
             traffic_class: 2,
             hop_limit: 64,
         }
@@ -612,6 +634,59 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    /// An active agent of `active` and a passive one of `passive`, with one connection
+    /// between them.
+    fn one_connection(active: Params, passive: Params) -> (Agent, Agent) {
+        let (mut a, mut p) = (Agent::new(active), Agent::new(passive));
+        for (agent, active, peer_ip) in [(&mut a, true, P), (&mut p, false, A)] {
+            agent.add(ConnSpec {
+                local_qpn: 0x20,
+                rq_psn: 100,
+                peer_ip,
+                index: 0,
+                active,
+                sidr: false,
+            });
+        }
+        (a, p)
+    }
+
+    /// Ids drawn from a base (a live endpoint's random one): the REQ carries the base's
+    /// ids, and a REP is matched by them, not by the connection's index.
+    #[test]
+    fn communication_ids_start_from_the_base() {
+        let (mut a, mut p) = one_connection(
+            Params {
+                comm_id_base: 1000,
+                ..params(A)
+            },
+            params(P),
+        );
+        let mut out = Vec::new();
+        a.connect(0, 0, &mut out);
+        let req = sent(&out)[0];
+        let CmMessage::Req(r) = req.message else {
+            panic!("a REQ: {req:?}")
+        };
+        assert_eq!(r.local_comm_id, 1001);
+        assert_eq!(a.comm_ids(0).0, 1001);
+        out.clear();
+        p.handle(5_000_000, A, &req, &mut out);
+        let rep = sent(&out)[0];
+        let mut stray = rep;
+        if let CmMessage::Rep(r) = &mut stray.message {
+            r.remote_comm_id = 1;
+        }
+        out.clear();
+        a.handle(9_000_000, P, &stray, &mut out);
+        assert!(
+            out.is_empty(),
+            "a REP to id 1 is not connection 0's: {out:?}"
+        );
+        a.handle(9_000_000, P, &rep, &mut out);
+        assert_eq!(a.state(0), State::Established);
     }
 
     #[test]
@@ -697,26 +772,18 @@ mod tests {
         // both ways (as librdmacm's rdma_accept with explicit parameters, perftest's), and
         // the active side posts at most what the REP says the passive side answers.
         // The active side's traffic class 0x60 reaches the passive side in the REQ.
-        let mut a = Agent::new(Params {
-            rd_atomic: 2,
-            traffic_class: 0x60,
-            ..params(A)
-        });
-        let mut p = Agent::new(Params {
-            rd_atomic: 5,
-            traffic_class: 0,
-            ..params(P)
-        });
-        for (agent, active, peer_ip) in [(&mut a, true, P), (&mut p, false, A)] {
-            agent.add(ConnSpec {
-                local_qpn: 0x20,
-                rq_psn: 100,
-                peer_ip,
-                index: 0,
-                active,
-                sidr: false,
-            });
-        }
+        let (mut a, mut p) = one_connection(
+            Params {
+                rd_atomic: 2,
+                traffic_class: 0x60,
+                ..params(A)
+            },
+            Params {
+                rd_atomic: 5,
+                traffic_class: 0,
+                ..params(P)
+            },
+        );
         let mut out = Vec::new();
         a.connect(0, 0, &mut out);
         let req = sent(&out)[0];

@@ -142,6 +142,8 @@ impl ConnectionManager {
                     rnr_retry: qp.rnr_retry,
                     ack_timeout: qp.timeout,
                     rd_atomic: qp.max_rd_atomic,
+                    // Deterministic: a simulated run's MADs are the same every time.
+                    comm_id_base: 0,
                     traffic_class: qp.traffic_class,
                     hop_limit: qp.hop_limit,
                 })
@@ -387,7 +389,7 @@ impl ConnectionManager {
                         );
                     }
                 }
-                Action::Failed { reason, .. } => {
+                Action::Failed { reason, .. } | Action::NotListening { reason, .. } => {
                     let node_ip = std::net::Ipv4Addr::from(node_ip(node));
                     self.error.get_or_insert_with(|| {
                         format!("RDMA CM connection setup failed on node {node} ({node_ip}): {reason}; the network lost the MADs (see net.impair.*), or set host.connect = \"direct\"")

@@ -16,10 +16,11 @@
 use rnic_sim::TimePs;
 use rnic_wire::cm::{
     CmMessage, CmRepr, CmSidrRep, CmSidrReq, SIDR_REQ_PRIVATE_DATA_LEN, SIDR_STATUS_SUCCESS,
+    SIDR_STATUS_UNSUPPORTED_ID,
 };
 use rnic_wire::cma::{ip_service_id, PORT_SPACE_UDP, UDP_QKEY};
 
-use super::{comm_id, Action, Agent, State};
+use super::{Action, Agent, State};
 
 /// The port the simulated servers listen on (perftest's default).
 const PORT: u16 = 18515;
@@ -43,7 +44,7 @@ impl Agent {
         CmRepr {
             transaction_id: c.tid,
             message: CmMessage::SidrReq(CmSidrReq {
-                request_id: comm_id(conn),
+                request_id: self.comm_id(conn),
                 pkey: 0xFFFF,
                 service_id: ip_service_id(PORT_SPACE_UDP, PORT),
                 private_data,
@@ -123,7 +124,6 @@ impl Agent {
         let c = &mut self.conns[conn];
         c.deadline = None;
         if r.status != SIDR_STATUS_SUCCESS {
-            c.state = State::Failed;
             let reason = format!(
                 "the SIDR_REP for QP {:#x} (connection {} with {}) has status {} (not 0, \
                  success)",
@@ -132,7 +132,17 @@ impl Agent {
                 std::net::Ipv4Addr::from(c.spec.peer_ip),
                 r.status
             );
-            out.push(Action::Failed { conn, reason });
+            if r.status == SIDR_STATUS_UNSUPPORTED_ID {
+                // The state stays ReqSent, so that `rejected` readies a new request.
+                out.push(Action::NotListening { conn, reason });
+                return;
+            }
+            c.state = State::Failed;
+            out.push(Action::Failed {
+                conn,
+                reason,
+                unanswered: false,
+            });
             return;
         }
         c.state = State::Established;
@@ -234,19 +244,40 @@ mod tests {
         let mut c = agent(C, 0x21, true);
         out.clear();
         c.connect(0, 0, &mut out);
-        let rep = CmRepr {
+        let rep = |status| CmRepr {
             transaction_id: sent(&out)[0].transaction_id,
             message: CmMessage::SidrRep(CmSidrRep {
                 request_id: 1,
-                status: 1,
+                status,
                 ..CmSidrRep::default()
             }),
         };
+        let (not_yet, refused) = (rep(1), rep(2));
         out.clear();
-        c.handle(1, S, &rep, &mut out);
-        let Some(Action::Failed { reason, .. }) = out.first() else {
+        // Status 1: nothing listens yet; asked again once `rejected` readies it.
+        c.handle(1, S, &not_yet, &mut out);
+        let Some(Action::NotListening { reason, .. }) = out.first() else {
             panic!("{out:?}")
         };
         assert!(reason.contains("status 1"), "{reason}");
+        c.rejected(0);
+        out.clear();
+        c.connect(2, 0, &mut out);
+        assert!(
+            matches!(sent(&out)[0].message, CmMessage::SidrReq(_)),
+            "{out:?}"
+        );
+        // Status 2: refused for good.
+        out.clear();
+        c.handle(3, S, &refused, &mut out);
+        let Some(Action::Failed {
+            reason,
+            unanswered: false,
+            ..
+        }) = out.first()
+        else {
+            panic!("{out:?}")
+        };
+        assert!(reason.contains("status 2"), "{reason}");
     }
 }
