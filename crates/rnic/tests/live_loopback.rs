@@ -949,6 +949,27 @@ fn a_bandwidth_floor_fails_the_run_after_its_report() {
     }
 }
 
+/// `--retry_count 2` with `-R`: the client's REQs carry it (perftest's conn_param), and the
+/// run goes as without it.
+#[test]
+fn retry_count_rides_in_the_req() {
+    let end = |c| finish(c, "the client");
+    let client = ["-R", "-n", "50", "--retry_count", "2"];
+    let Some((c, s, pcap, _)) = pair_sides("write-bw", &client, &["-R", "-n", "50"], end) else {
+        return;
+    };
+    assert_verified(&c, "client");
+    assert_verified(&s, "server");
+    let counts: Vec<u8> = frames(&pcap)
+        .iter()
+        .filter_map(|f| match rnic_wire::cm::parse_cm_frame(f).ok()?.message {
+            rnic_wire::cm::CmMessage::Req(r) => Some(r.retry_count),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(counts, [2, 2], "the control QP's REQ and the test QP's");
+}
+
 /// `-q 4`: four QPs, each `-n` WRITEs (READs, FETCH&ADDs, SENDs) to (from) a buffer of its own at
 /// the server with a pattern of its own; the figures count every QP's operations, and every
 /// QP's bytes are checked (READ back per QP, where the READs landed, each QP's fetched

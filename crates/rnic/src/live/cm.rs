@@ -452,6 +452,8 @@ impl LiveCm {
                 conn,
                 sq_psn,
                 rd_atomic,
+                retry_count,
+                rnr_retry,
             } => {
                 let c = &mut self.conns[conn];
                 let Some(peer) = c.peer.as_mut() else {
@@ -460,7 +462,13 @@ impl LiveCm {
                 // The READs this side posts at once: its own -o when it listens (as
                 // perftest's rdma_accept), the REP's responder resources when it connects.
                 peer.out_reads = u32::from(rd_atomic);
-                qp_to_rts(&mut ep.dev, c.qp.qpn, sq_psn, peer.out_reads, &c.qp.tuning)?;
+                // The retry counts as the kernel's CM sets them (the agent says whose).
+                let tuning = QpTuning {
+                    retry_cnt: retry_count,
+                    rnr_retry,
+                    ..c.qp.tuning
+                };
+                qp_to_rts(&mut ep.dev, c.qp.qpn, sq_psn, peer.out_reads, &tuning)?;
             }
             Action::Timer { at, conn } => self.timers_ps[conn] = Some(at),
             Action::UdUp {

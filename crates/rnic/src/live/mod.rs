@@ -204,6 +204,11 @@ pub struct LiveCmd {
     /// The same for the message rate (Mpps), as perftest's -y
     #[arg(short = 'y', long = "limit_msgrate", value_name = "VALUE")]
     pub limit_msgrate: Option<f64>,
+    /// The RC retry count the REQ carries, as perftest's --retry_count (with -R only, as
+    /// perftest sets it through RDMA CM): this side's QP resends an unacknowledged packet
+    /// that many times, and a listening peer's QP takes the REQ's; 0 to 7 [default: 7]
+    #[arg(long = "retry_count", value_name = "N")]
+    pub retry_count: Option<u8>,
     /// perftest's other flags: ignored with a note, or refused naming the flag.
     #[command(flatten)]
     pub perftest: crate::cli::perftest_compat::Compat<perftest_flags::LiveFlags>,
@@ -320,6 +325,8 @@ pub struct LiveOptions {
     /// `-w` and `-y`: the average bandwidth (the table's units) and message rate (Mpps)
     /// some size must reach, else the run fails after its report.
     pub floors: limits::Floors,
+    /// `--retry_count`: the RC transport retry count (perftest's 7 by default).
+    pub retry_count: u8,
 }
 
 /// perftest's duration mode: the run's length and the margin at each end that is not
@@ -606,6 +613,7 @@ impl LiveCmd {
             rate_limit: self.rate_limit_for(test)?,
             latency_gap: self.latency_gap_for(test)?,
             floors: limits::Floors::of(self.limit_bw, self.limit_msgrate, test)?,
+            retry_count: self.retry_count_for()?,
         };
         options.check_read_fits(self.mtu)?;
         Ok(options)
@@ -791,6 +799,25 @@ impl LiveCmd {
             Some(n) => n,
         };
         Ok(Some(pacer::RateLimit { rate, units, burst }))
+    }
+
+    /// `--retry_count`: with `-R` only, as perftest sets it through RDMA CM, and IBA's three
+    /// bits.
+    fn retry_count_for(&self) -> Result<u8, UsageError> {
+        let Some(n) = self.retry_count else {
+            return Ok(7);
+        };
+        if !self.rdma_cm {
+            return Err(UsageError(format!(
+                "--retry_count {n}: perftest sets it through RDMA CM; give -R/--rdma_cm"
+            )));
+        }
+        if n > 7 {
+            return Err(UsageError(format!(
+                "--retry_count {n}: 0 to 7 (the REQ's field is three bits)"
+            )));
+        }
+        Ok(n)
     }
 
     /// `--latency_gap`: the latency tests only, as perftest ("Latency gap feature is only
@@ -1098,7 +1125,10 @@ mod tests {
         assert_eq!(o.duration.map(|d| d.margin_s), Some(1.0), "-f is --margin");
         for (args, flag) in [
             ("write-bw --server --com_rdma_cm", "-z/--com_rdma_cm"),
-            ("send-bw --server --retry_count 3", "--retry_count 3"),
+            (
+                "send-bw --server --typical_pkt_size 64",
+                "--typical_pkt_size 64",
+            ),
             ("write-bw 10.0.0.1 --out_json", "--out_json"),
         ] {
             let e = options(args).unwrap_err().0;
@@ -1274,6 +1304,20 @@ mod tests {
             &[
                 ("write-bw 10.0.0.1 --latency_gap 10", "not write-bw"),
                 ("send-lat 10.0.0.1 --latency_gap 1000001", "at most 1000000"),
+            ],
+        );
+    }
+
+    #[test]
+    fn retry_count_goes_through_rdma_cm_as_perftests() {
+        assert_eq!(options("write-bw --server").unwrap().retry_count, 7);
+        let o = options("write-bw 10.0.0.1 -R --retry_count 2").unwrap();
+        assert_eq!(o.retry_count, 2);
+        assert_refused(
+            "--retry_count",
+            &[
+                ("write-bw 10.0.0.1 --retry_count 2", "give -R/--rdma_cm"),
+                ("write-bw 10.0.0.1 -R --retry_count 8", "0 to 7"),
             ],
         );
     }

@@ -116,7 +116,6 @@ pub const LIVE_FLAGS: &[CompatFlag] = &[
         false,
         Ignored("one memory region covers every QP's own buffers: the peer gets one key for all"),
     ),
-    flag("retry_count", None, true, Refused(NOT_YET)),
     flag(
         "perform_warm_up",
         None,

@@ -309,7 +309,7 @@ pub fn tuning(o: &LiveOptions, mtu_bytes: u32) -> QpTuning {
         service: o.service,
         mtu_bytes,
         timeout: o.qp_timeout,
-        retry_cnt: 7,
+        retry_cnt: o.retry_count,
         rnr_retry: 7,
         window_psns: o.window_psns,
         sq_depth: o.tx_depth.max(16),

@@ -90,11 +90,15 @@ pub enum Action {
     /// Move connection `conn`'s QP from RTR to RTS, sending from `sq_psn` (the starting PSN
     /// of the peer's REQ or REP), with at most `rd_atomic` READs and atomics outstanding
     /// (`max_rd_atomic`): the passive side's own [`Params::rd_atomic`], the active side's the
-    /// REP's responder resources, what the passive side answers at once.
+    /// REP's responder resources, what the passive side answers at once. Its transport and
+    /// RNR retry counts, as a kernel's CM sets them: the passive side's both from the REQ,
+    /// the active side's its own retry count and the REP's RNR retry count.
     Rts {
         conn: usize,
         sq_psn: u32,
         rd_atomic: u8,
+        retry_count: u8,
+        rnr_retry: u8,
     },
     /// Call [`Agent::on_timer`] for `conn` at `at`.
     Timer { at: TimePs, conn: usize },
@@ -170,6 +174,8 @@ struct Conn {
     sq_psn: u32,
     /// How many times the REQ (active) or REP (passive) has been sent.
     sent: u32,
+    /// Passive: the REQ's transport and RNR retry counts, which its QP takes at RTS.
+    req_retries: (u8, u8),
     /// When the pending timer is due (a timer event at another time is stale).
     deadline: Option<TimePs>,
 }
@@ -219,6 +225,7 @@ impl Agent {
             remote_comm_id: 0,
             sq_psn: 0,
             sent: 0,
+            req_retries: (0, 0),
             deadline: None,
         });
         i
@@ -418,6 +425,7 @@ impl Agent {
                 c.tid = tid;
                 c.remote_comm_id = r.local_comm_id;
                 c.sq_psn = r.starting_psn;
+                c.req_retries = (r.retry_count, r.rnr_retry_count);
                 c.state = State::RepSent;
                 out.push(Action::Rtr {
                     conn,
@@ -475,6 +483,8 @@ impl Agent {
                     conn,
                     sq_psn: r.starting_psn,
                     rd_atomic: r.responder_resources,
+                    retry_count: self.params.retry_count,
+                    rnr_retry: r.rnr_retry_count,
                 });
                 let rtu = self.rtu(conn);
                 self.send(now, conn, rtu, false, out);
@@ -516,6 +526,8 @@ impl Agent {
             conn,
             sq_psn: c.sq_psn,
             rd_atomic: self.params.rd_atomic,
+            retry_count: c.req_retries.0,
+            rnr_retry: c.req_retries.1,
         });
         out.push(Action::Established { at: now, conn });
     }
@@ -729,7 +741,9 @@ mod tests {
         assert!(out.contains(&Action::Rts {
             conn: 1,
             sq_psn: 501,
-            rd_atomic: 16
+            rd_atomic: 16,
+            retry_count: 7,
+            rnr_retry: 7
         }));
         assert_eq!(a.state(1), State::Established);
         let rtu = sent(&out)[0];
@@ -738,7 +752,9 @@ mod tests {
         assert!(out.contains(&Action::Rts {
             conn: 1,
             sq_psn: 101,
-            rd_atomic: 16
+            rd_atomic: 16,
+            retry_count: 7,
+            rnr_retry: 7
         }));
         assert_eq!(p.state(1), State::Established);
         assert_eq!(p.state(0), State::Idle);
@@ -758,6 +774,18 @@ mod tests {
         (rtr, rts)
     }
 
+    /// The transport and RNR retry counts an RTS in `out` gives the QP.
+    fn retries(out: &[Action]) -> Option<(u8, u8)> {
+        out.iter().find_map(|a| match a {
+            Action::Rts {
+                retry_count,
+                rnr_retry,
+                ..
+            } => Some((*retry_count, *rnr_retry)),
+            _ => None,
+        })
+    }
+
     /// The traffic class an RTR in `out` gives the QP's packets.
     fn traffic_class(out: &[Action]) -> Option<u8> {
         out.iter().find_map(|a| match a {
@@ -771,16 +799,20 @@ mod tests {
         // The active side announces 2, the passive side 5: the passive side keeps its own
         // both ways (as librdmacm's rdma_accept with explicit parameters, perftest's), and
         // the active side posts at most what the REP says the passive side answers.
-        // The active side's traffic class 0x60 reaches the passive side in the REQ.
+        // The active side's traffic class 0x60 reaches the passive side in the REQ, and so
+        // do its retry counts (2, and 7 for RNR); the passive side's RNR count 5 goes back
+        // in the REP.
         let (mut a, mut p) = one_connection(
             Params {
                 rd_atomic: 2,
                 traffic_class: 0x60,
+                retry_count: 2,
                 ..params(A)
             },
             Params {
                 rd_atomic: 5,
                 traffic_class: 0,
+                rnr_retry: 5,
                 ..params(P)
             },
         );
@@ -796,10 +828,14 @@ mod tests {
         a.handle(9_000_000, P, &rep, &mut out);
         assert_eq!(depths(&out), (Some(5), Some(5)));
         assert_eq!(traffic_class(&out), Some(0x60), "its own");
+        // The active side: its own retry count, the REP's RNR retry count.
+        assert_eq!(retries(&out), Some((2, 5)));
         let rtu = sent(&out)[0];
         out.clear();
         p.handle(12_000_000, A, &rtu, &mut out);
         assert_eq!(depths(&out), (None, Some(5)));
+        // The passive side: both from the REQ, as a kernel's CM sets them.
+        assert_eq!(retries(&out), Some((2, 7)));
     }
 
     #[test]
