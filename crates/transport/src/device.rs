@@ -450,12 +450,7 @@ impl Device {
                 state: qp.state,
             });
         }
-        if wr.sgl.len() > max_sge as usize {
-            return Err(VerbsError::TooManySges {
-                given: wr.sgl.len(),
-                max: max_sge,
-            });
-        }
+        check_sge_count(wr.sgl.len(), max_sge)?;
         if qp.resp.srq().is_some() {
             return Err(VerbsError::InvalidWr {
                 reason: "the QP takes its receives from a shared receive queue: post_srq_recv",
@@ -516,12 +511,7 @@ impl Device {
 
     /// Posts a receive WR on shared receive queue `srq` (ibv_post_srq_recv).
     pub fn post_srq_recv(&mut self, srq: SrqId, wr: RecvWr) -> Result<(), VerbsError> {
-        if wr.sgl.len() > self.cfg.max_sge as usize {
-            return Err(VerbsError::TooManySges {
-                given: wr.sgl.len(),
-                max: self.cfg.max_sge,
-            });
-        }
+        check_sge_count(wr.sgl.len(), self.cfg.max_sge)?;
         self.srqs.post(srq, wr)
     }
 
@@ -884,6 +874,17 @@ impl Device {
     }
 }
 
+/// A work request of `given` SGEs against the device's `max_sge`.
+fn check_sge_count(given: usize, max_sge: u32) -> Result<(), VerbsError> {
+    if given > max_sge as usize {
+        return Err(VerbsError::TooManySges {
+            given,
+            max: max_sge,
+        });
+    }
+    Ok(())
+}
+
 /// Checks a send WR's shape against the QP's attributes; returns its message length.
 fn validate_send_wr(
     wr: &SendWr,
@@ -891,12 +892,7 @@ fn validate_send_wr(
     cfg: &crate::qp::QpConfig,
 ) -> Result<u32, VerbsError> {
     let (pmtu, max_rd_atomic, window) = (cfg.pmtu, cfg.max_rd_atomic, cfg.max_outstanding_psns);
-    if wr.sgl.len() > max_sge as usize {
-        return Err(VerbsError::TooManySges {
-            given: wr.sgl.len(),
-            max: max_sge,
-        });
-    }
+    check_sge_count(wr.sgl.len(), max_sge)?;
     let len = wr.sgl_len();
     if len > MAX_MSG_BYTES {
         return Err(VerbsError::MessageTooLong {
