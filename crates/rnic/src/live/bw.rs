@@ -375,7 +375,7 @@ fn post_round(
 ) -> anyhow::Result<()> {
     for (qp, me) in s.mine.iter().enumerate() {
         let pacer = &mut counts.pacer;
-        if !pacer.may_post(Instant::now()) {
+        if !pacer.may_post(Instant::now) {
             continue;
         }
         let (posted, completed) = (&mut counts.posted[qp], counts.completed[qp]);
