@@ -110,16 +110,8 @@ fn pair_sides(
         server,
         client,
         port,
-    } = ends();
+    } = usable_ends()?;
     let (server_ip, client_ip, port) = (server.as_str(), client.as_str(), port.as_str());
-    let ips: Vec<Ipv4Addr> = [server_ip, client_ip]
-        .iter()
-        .map(|s| s.parse().unwrap())
-        .collect();
-    if let Some(why) = common::live_skip_reason(&ips) {
-        eprintln!("skipped: {why}");
-        return None;
-    }
     // The port too: two runs of one test (RDMA CM or not) run at once in this process.
     let dir = std::env::temp_dir().join(format!("rnic-live-{test}-{port}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -530,14 +522,10 @@ fn cm_attributes(pcap: &Path) -> Vec<u16> {
 /// A capture's frames (Ethernet onward), in capture order (sent and received).
 fn frames(pcap: &Path) -> Vec<Vec<u8>> {
     let bytes = std::fs::read(pcap).expect("the capture was written");
-    // pcap: a 24-byte file header, then per frame 16 bytes of record header and the frame.
-    let (mut at, mut frames) = (24, Vec::new());
-    while at + 16 <= bytes.len() {
-        let len = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
-        frames.push(bytes[at + 16..at + 16 + len].to_vec());
-        at += 16 + len;
-    }
-    frames
+    common::pcap_frames(&bytes)
+        .into_iter()
+        .map(<[u8]>::to_vec)
+        .collect()
 }
 
 /// The BTH opcodes of a capture's RoCEv2 frames, in capture order.
@@ -800,16 +788,6 @@ fn send_tests_on_a_shared_receive_queue_verify_every_qps_messages() {
     }
 }
 
-/// The IPv4 TOS bytes of a capture's frames of the test's QPs (not RDMA CM's QP 1), sent
-/// and received.
-fn test_qp_tos_bytes(pcap: &Path) -> Vec<u8> {
-    frames(pcap)
-        .iter()
-        .filter(|f| rnic_wire::FrameRepr::parse(f).is_ok_and(|r| r.roce.bth.dest_qp != 1))
-        .map(|f| f[14 + 1])
-        .collect()
-}
-
 /// `--tclass` sets each side's traffic class (the IPv4 TOS byte), as perftest's sets the
 /// GRH's; under `-R`, `-T` on the client alone sets both sides', since the REQ carries it and
 /// the server's QP takes the REQ's path; without either, ECT(0).
@@ -829,13 +807,10 @@ fn tclass_and_tos_set_the_packets_tos_byte() {
         };
         assert_verified(&c, "client");
         assert_verified(&s, "server");
-        let bytes = test_qp_tos_bytes(&pcap);
+        let capture = std::fs::read(&*pcap).expect("the capture was written");
+        let bytes: Vec<u8> = common::test_qp_tos(&capture).iter().map(|t| t.1).collect();
         assert!(bytes.len() > 100, "{client:?}: {} frames", bytes.len());
-        let other: Vec<_> = bytes.iter().filter(|&&b| b != tos).collect();
-        assert!(
-            other.is_empty(),
-            "{client:?}: TOS {other:?}, want {tos} in all"
-        );
+        common::assert_all_tos(&bytes, tos, &format!("the pair of {client:?}"));
     }
 }
 
@@ -1350,15 +1325,10 @@ fn sides_that_differ_fail_at_once<const S: usize, const C: usize>(
         server,
         client,
         port,
-    } = ends();
-    let ips: Vec<Ipv4Addr> = [&server, &client]
-        .iter()
-        .map(|s| s.parse().unwrap())
-        .collect();
-    if let Some(why) = common::live_skip_reason(&ips) {
-        eprintln!("skipped: {why}");
-        return;
-    }
+    } = match usable_ends() {
+        Some(e) => e,
+        None => return,
+    };
     let mut sargs = vec![
         "live", "write-bw", "--server", "--bind", &server, "-p", &port,
     ];

@@ -1616,29 +1616,11 @@ mod traffic_class {
         assert_live_report(&json);
         let capture = std::fs::read(&pcap).expect("the client's capture");
         let guest_ip: std::net::Ipv4Addr = guest.guest_ip.parse().unwrap();
-        let (mut ours, mut theirs) = (Vec::new(), Vec::new());
-        for f in common::pcap_frames(&capture) {
-            let Ok(r) = rnic_wire::FrameRepr::parse(f) else {
-                continue;
-            };
-            if r.roce.bth.dest_qp == 1 {
-                continue;
-            }
-            let from_guest = r.addr.src_ip == guest_ip.octets();
-            let tos = f[14 + 1];
-            if from_guest { &mut theirs } else { &mut ours }.push(tos);
-        }
-        Some((ours, theirs))
-    }
-
-    /// Every byte of `bytes` (of at least one frame) is `want`.
-    fn assert_all(bytes: &[u8], want: u8, who: &str) {
-        assert!(!bytes.is_empty(), "no frame {who} sent");
-        let other: Vec<_> = bytes.iter().filter(|&&b| b != want).collect();
-        assert!(
-            other.is_empty(),
-            "{who} sent TOS {other:?}, want {want} in all"
-        );
+        let (theirs, ours): (Vec<_>, Vec<_>) = common::test_qp_tos(&capture)
+            .into_iter()
+            .partition(|&(src, _)| src == guest_ip.octets());
+        let tos = |frames: Vec<([u8; 4], u8)>| frames.into_iter().map(|f| f.1).collect();
+        Some((tos(ours), tos(theirs)))
     }
 
     #[test]
@@ -1647,8 +1629,8 @@ mod traffic_class {
             .iters(100)
             .both_sides(" --tclass 96");
         if let Some((ours, theirs)) = tos_bytes(run) {
-            assert_all(&ours, 96, "rnic");
-            assert_all(&theirs, 96, "the guest");
+            common::assert_all_tos(&ours, 96, "rnic");
+            common::assert_all_tos(&theirs, 96, "the guest");
         }
     }
 
@@ -1659,8 +1641,8 @@ mod traffic_class {
             .rdma_cm()
             .rnic_only(" -T 104");
         if let Some((ours, theirs)) = tos_bytes(run) {
-            assert_all(&ours, 104, "rnic");
-            assert_all(&theirs, 104, "the guest");
+            common::assert_all_tos(&ours, 104, "rnic");
+            common::assert_all_tos(&theirs, 104, "the guest");
         }
     }
 }

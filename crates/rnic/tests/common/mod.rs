@@ -176,6 +176,28 @@ pub fn pcap_frames(pcap: &[u8]) -> Vec<&[u8]> {
     out
 }
 
+/// The source address and IPv4 TOS byte of each RoCEv2 frame of a test's QPs in `pcap`
+/// (RDMA CM's QP 1 left out), sent and received, in capture order.
+pub fn test_qp_tos(pcap: &[u8]) -> Vec<([u8; 4], u8)> {
+    pcap_frames(pcap)
+        .into_iter()
+        .filter_map(|f| {
+            let r = rnic_wire::FrameRepr::parse(f).ok()?;
+            (r.roce.bth.dest_qp != 1).then_some((r.addr.src_ip, f[14 + 1]))
+        })
+        .collect()
+}
+
+/// At least one TOS byte in `tos`, and every one `want`; `who` names whose frames they are.
+pub fn assert_all_tos(tos: &[u8], want: u8, who: &str) {
+    assert!(!tos.is_empty(), "no frame {who} sent");
+    let other: Vec<_> = tos.iter().filter(|&&b| b != want).collect();
+    assert!(
+        other.is_empty(),
+        "{who} sent TOS {other:?}, want {want} in all"
+    );
+}
+
 /// Counter `key` of a JSON result's `stats`.
 pub fn json_stat(v: &serde_json::Value, key: &str) -> u64 {
     v["stats"][key]
