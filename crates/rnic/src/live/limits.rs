@@ -33,11 +33,7 @@ impl Floors {
             if !(v.is_finite() && v >= 0.0) {
                 return Err(UsageError(format!("{flag} {v}: must be 0 or more")));
             }
-            let bandwidth = matches!(
-                test,
-                LiveTest::WriteBw | LiveTest::ReadBw | LiveTest::SendBw | LiveTest::AtomicBw
-            );
-            if !bandwidth {
+            if !test.is_bandwidth() {
                 return Err(UsageError(format!(
                     "{flag} {v}: the bandwidth tests have it, not {}",
                     test.name()

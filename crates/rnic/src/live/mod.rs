@@ -245,6 +245,14 @@ impl LiveTest {
         }
     }
 
+    /// perftest's bandwidth tests: write-bw, read-bw, send-bw, atomic-bw.
+    fn is_bandwidth(self) -> bool {
+        matches!(
+            self,
+            LiveTest::WriteBw | LiveTest::ReadBw | LiveTest::SendBw | LiveTest::AtomicBw
+        )
+    }
+
     fn is_latency(self) -> bool {
         matches!(
             self,
@@ -660,10 +668,7 @@ impl LiveCmd {
             return Ok(false);
         }
         let refuse = |why: String| Err(UsageError(format!("-b/--bidirectional: {why}")));
-        if !matches!(
-            test,
-            LiveTest::WriteBw | LiveTest::ReadBw | LiveTest::SendBw | LiveTest::AtomicBw
-        ) {
+        if !test.is_bandwidth() {
             return refuse(format!(
                 "rnic live runs it for write-bw, read-bw, send-bw and atomic-bw, not {}",
                 test.name()
@@ -685,12 +690,7 @@ impl LiveCmd {
     /// `--reversed`: perftest's bandwidth tests that have it (write-bw, read-bw, send-bw,
     /// atomic-bw).
     fn reversed_for(&self, test: LiveTest) -> Result<bool, UsageError> {
-        if self.reversed
-            && !matches!(
-                test,
-                LiveTest::WriteBw | LiveTest::ReadBw | LiveTest::SendBw | LiveTest::AtomicBw
-            )
-        {
+        if self.reversed && !test.is_bandwidth() {
             return Err(UsageError(format!(
                 "--reversed: write-bw, read-bw, send-bw and atomic-bw have it, not {}",
                 test.name()
@@ -826,11 +826,8 @@ impl LiveCmd {
         let Some(us) = self.latency_gap else {
             return Ok(std::time::Duration::ZERO);
         };
-        let latency = matches!(
-            test,
-            LiveTest::WriteLat | LiveTest::ReadLat | LiveTest::SendLat | LiveTest::AtomicLat
-        );
-        if !latency {
+        // perftest's latency tests: rc-pingpong is rdma-core's.
+        if !test.is_latency() || test == LiveTest::RcPingpong {
             return Err(UsageError(format!(
                 "--latency_gap {us}: the latency tests have it (write-lat, read-lat, send-lat, \
                  atomic-lat), not {}",
