@@ -152,7 +152,11 @@ fn pair_sides(
     assert!(client.status.success(), "client failed: {}", text(&client));
     assert!(server.status.success(), "server failed: {}", text(&server));
     let out = String::from_utf8_lossy(&client.stdout).into_owned();
-    assert!(out.contains("#bytes"), "perftest's table is printed: {out}");
+    let one_figure = client_extra.iter().any(|a| a.starts_with("--output"));
+    assert!(
+        one_figure || out.contains("#bytes"),
+        "perftest's table is printed: {out}"
+    );
     Some((json(&cj), json(&sj), RunCapture { pcap }, out))
 }
 
@@ -682,6 +686,76 @@ fn several_ud_qps_resolved_by_sidr_verify_every_qps_bytes() {
         resolve[..],
         "the control QP, then three SIDRs: {attrs:?}"
     );
+}
+
+/// perftest's `-z`: the exchange runs over an RDMA CM control connection (one REQ, REP and
+/// RTU, no TCP) and the test's QPs connect by modify_qp with the keys it carried, so the
+/// capture holds the control QP's connection and teardown only. RC with two QPs, UD, and a
+/// latency test (with its extra key exchange first); every byte checked.
+#[test]
+fn com_rdma_cm_carries_the_exchange_and_the_qps_connect_by_their_keys() {
+    for (test, args) in [
+        (
+            "write-bw",
+            &["-z", "-q", "2", "-n", "100", "-s", "4096"][..],
+        ),
+        (
+            "send-bw",
+            &["--comm_rdma_cm", "-c", "UD", "-n", "100", "-s", "1024"][..],
+        ),
+        ("read-lat", &["-z", "-n", "100", "-s", "64"][..]),
+    ] {
+        let Some((c, s, pcap)) = pair(test, args) else {
+            return;
+        };
+        assert_verified(&c, "client");
+        assert_verified(&s, "server");
+        assert_eq!(
+            cm_attributes(&pcap),
+            [0x10, 0x13, 0x14, 0x15, 0x16],
+            "{test}: the control QP's connection and teardown, no MADs for the test's QPs"
+        );
+        assert_pcap_checks(&pcap);
+    }
+}
+
+/// perftest's `--output`: the client's stdout is one figure in place of the table, with
+/// six decimals, the JSON's: the BW average in Gb/s with `--report_gbits`, the message rate,
+/// the average latency.
+#[test]
+fn output_prints_the_one_figure_instead_of_the_table() {
+    let gbits = |j: &serde_json::Value| j["bw_avg_mb_s"].as_f64().unwrap() * 1048576.0 * 8.0 / 1e9;
+    let mops = |j: &serde_json::Value| j["msg_rate_mops"].as_f64().unwrap();
+    let avg_us = |j: &serde_json::Value| j["latency_us"]["avg"].as_f64().unwrap();
+    type Figure = fn(&serde_json::Value) -> f64;
+    let cases: [(&str, &[&str], Figure); 3] = [
+        (
+            "write-bw",
+            &["-n", "100", "--output=bandwidth", "--report_gbits"],
+            gbits,
+        ),
+        ("send-bw", &["-n", "100", "--output", "message_rate"], mops),
+        (
+            "write-lat",
+            &["-n", "100", "-s", "64", "--output=latency"],
+            avg_us,
+        ),
+    ];
+    for (test, args, figure) in cases {
+        let Some((c, _, _, out)) = pair_printing(test, args) else {
+            return;
+        };
+        assert_verified(&c, "client");
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 1, "{test}: one line on stdout: {out:?}");
+        let printed: f64 = lines[0].parse().expect("a number");
+        assert_eq!(lines[0].split('.').nth(1).map(str::len), Some(6), "{out:?}");
+        let json = figure(&c);
+        assert!(
+            json > 0.0 && (printed - json).abs() <= 1e-6 + json * 1e-9,
+            "{test}: printed {printed}, the JSON's {json}"
+        );
+    }
 }
 
 #[test]

@@ -435,6 +435,9 @@ struct Interop {
     connection: &'static str,
     /// perftest's `-R` on both sides: the QPs are connected by RDMA CM over the wire.
     rdma_cm: bool,
+    /// The exchange over an RDMA CM control connection, the QPs connected by their keys
+    /// (`-z` on both sides; `rdma_cm` implies it).
+    com_rdma_cm: bool,
     /// `-a` on both sides instead of `-s`: every size from 2 B to 8 MiB.
     all_sizes: bool,
     /// `-D SECONDS --margin MARGIN` on both sides instead of `-n`.
@@ -464,6 +467,7 @@ impl Interop {
             must_drop: false,
             connection: "RC",
             rdma_cm: false,
+            com_rdma_cm: false,
             all_sizes: false,
             duration_s: None,
             margin_s: 1,
@@ -577,12 +581,25 @@ impl Interop {
         }
     }
 
-    /// `-R` when connected by RDMA CM, else nothing.
+    /// The exchange over RDMA CM, the QPs connected by their keys (`-z` on both sides).
+    const fn com_rdma_cm(self) -> Self {
+        Interop {
+            com_rdma_cm: true,
+            ..self
+        }
+    }
+
+    /// Whether the servers listen by RDMA CM rather than on a TCP port (`-R` or `-z`).
+    fn exchange_by_cm(&self) -> bool {
+        self.rdma_cm || self.com_rdma_cm
+    }
+
+    /// `-R` when connected by RDMA CM, `-z` when only the exchange is, else nothing.
     fn cm_flag(&self) -> &'static str {
-        if self.rdma_cm {
-            " -R"
-        } else {
-            ""
+        match (self.rdma_cm, self.com_rdma_cm) {
+            (true, _) => " -R",
+            (false, true) => " -z",
+            (false, false) => "",
         }
     }
 
@@ -685,7 +702,7 @@ impl Interop {
         let ((client, server), (args, json)) = until_perftest_reports(|| {
             let port = next_port();
             let server = self.spawn_guest_server(guest, port);
-            if self.rdma_cm {
+            if self.exchange_by_cm() {
                 guest.wait_cm_listening(port);
             } else {
                 guest.wait_listening(port);
@@ -804,7 +821,7 @@ impl Interop {
                 .stderr(Stdio::piped())
                 .spawn()
                 .unwrap();
-            if self.rdma_cm {
+            if self.exchange_by_cm() {
                 guest.wait_host_roce_bound();
             } else {
                 guest.wait_host_listening(port);
@@ -1252,6 +1269,44 @@ mod rdma_cm {
     }
 }
 
+/// perftest's `-z` against rxe: the exchange runs over an RDMA CM control connection (the
+/// guest's kernel CM at the other end, no TCP) and both sides connect the test's QPs by
+/// modify_qp with the keys it carried.
+mod com_rdma_cm {
+    use super::*;
+
+    const TWO_QPS: Interop = Interop::new("ib_write_bw", "write-bw", 4096)
+        .com_rdma_cm()
+        .qps(2);
+
+    #[test]
+    fn ib_write_bw_two_qps_rnic_client() {
+        TWO_QPS.rnic_client()
+    }
+
+    #[test]
+    fn ib_write_bw_two_qps_rnic_server() {
+        TWO_QPS.rnic_server()
+    }
+
+    /// Over UD the data carries perftest's own Q_Key, not RDMA CM's.
+    #[test]
+    fn ib_send_bw_ud_rnic_client() {
+        Interop::new("ib_send_bw", "send-bw", 1024)
+            .ud()
+            .com_rdma_cm()
+            .rnic_client()
+    }
+
+    /// ib_read_lat exchanges the first QP's keys once more before the per-QP exchange.
+    #[test]
+    fn ib_read_lat_rnic_server() {
+        Interop::new("ib_read_lat", "read-lat", 2)
+            .com_rdma_cm()
+            .rnic_server()
+    }
+}
+
 #[test]
 fn write_bw_rnic_client_with_loss_and_reordering() {
     Interop::new("ib_write_bw", "write-bw", 4096)
@@ -1603,7 +1658,7 @@ mod traffic_class {
         let json = json_path(port);
         let pcap = json.with_extension("pcap");
         let server = run.spawn_guest_server(guest, port);
-        if run.rdma_cm {
+        if run.exchange_by_cm() {
             guest.wait_cm_listening(port);
         } else {
             guest.wait_listening(port);

@@ -409,12 +409,11 @@ fn perftest_verdict(
     for row in &rows {
         match c.output.as_deref() {
             Some(_) if json_to_stdout => {}
-            Some("bandwidth") => writeln!(out, "{:.6}", in_unit(row.bw_avg_mb_s))?,
-            Some("message_rate") => writeln!(out, "{:.6}", row.msg_rate_mops)?,
-            Some(_) if spec.duration_us.is_some() => {
-                writeln!(out, "{:.6}", text::duration_t_avg_us(row, spec))?
+            Some(figure) => {
+                let t_avg_us = spec.duration_us.map(|_| text::duration_t_avg_us(row, spec));
+                let line = text::output_figure_line(figure, row, c.report_gbits, t_avg_us);
+                write!(out, "{line}")?
             }
-            Some(_) => writeln!(out, "{:.6}", row.latency_us.avg)?,
             None => {}
         }
     }

@@ -6,6 +6,10 @@
 //! two key exchanges RDMA CM connects the test's QP; at the end both connections are torn
 //! down with DREQ and DREP ([`super::cm::disconnect`], from [`Endpoint::finish`]).
 //!
+//! perftest's `-z` keeps the control connection and its exchange, and connects the test's
+//! QPs as it does over TCP: modify_qp with the keys the exchange carried, no CM MADs for
+//! them (its `use_rdma_cm` without `work_rdma_cm`).
+//!
 //! The control QP lives on the endpoint beside the test's QP: [`ControlQp::serve`], called
 //! every turn, posts the messages the exchange queued, takes the SENDs that arrived off its
 //! completion queue and posts their receives again. The exchange ([`super::oob::Oob`]) sees
@@ -22,7 +26,7 @@ use rnic_transport::{
 };
 
 use super::cm::{self, CmQp, LiveCm};
-use super::endpoint::{Endpoint, QpTuning};
+use super::endpoint::{connect_qp, Endpoint, QpTuning};
 use super::oob::{Dest, Oob};
 use super::session::{
     after_connection, check_cm_matches_keys, keys_of_every_qp, my_dest, tuning, Layout, Session,
@@ -218,7 +222,9 @@ fn local_ip_toward(o: &LiveOptions, peer: Option<Ipv4Addr>) -> anyhow::Result<Ip
         return Ok(ip);
     }
     let Some(peer) = peer else {
-        bail!("-R --server needs --bind IPV4: no TCP connection tells rnic its own address");
+        bail!(
+            "--server with -R or -z needs --bind IPV4: no TCP connection tells rnic its own address"
+        );
     };
     let probe = UdpSocket::bind("0.0.0.0:0")?;
     probe.connect((peer, rnic_wire::ROCE_PORT))?;
@@ -231,7 +237,8 @@ fn local_ip_toward(o: &LiveOptions, peer: Option<Ipv4Addr>) -> anyhow::Result<Ip
 /// perftest's `-R` setup up to the last handshake before the measurement: RDMA CM connects
 /// the control QP, the exchange runs over it, RDMA CM connects the test's QP between two key
 /// exchanges, and the keys go three more times as without `-R` (four with
-/// `extra_first_handshake`).
+/// `extra_first_handshake`). With `-z` alone the test's QPs connect by their keys instead
+/// ([`connect_by_keys`]).
 pub fn open_session(
     o: &LiveOptions,
     layout: &Layout,
@@ -254,7 +261,6 @@ pub fn open_session(
     let mine: Vec<Dest> = (qpns.iter().enumerate())
         .map(|(i, &qpn)| my_dest(qpn, keys.rkey, layout.advertised_for(i), (local_ip, o)))
         .collect();
-    let me = mine[0];
     let control = ControlQp::open(&mut ep)?;
     let control_qp = CmQp {
         qpn: control.qpn,
@@ -264,14 +270,14 @@ pub fn open_session(
             ..test_tuning
         },
     };
-    // Connection 0 is the control QP's, then one per test QP, in order (`TEST_CONN + i`).
-    let qps: Vec<CmQp> = std::iter::once(control_qp)
-        .chain(mine.iter().map(|d| CmQp {
-            qpn: d.qpn,
-            rq_psn: d.psn,
-            tuning: test_tuning,
-        }))
-        .collect();
+    // Connection 0 is the control QP's, then with -R one per test QP, in order
+    // (`TEST_CONN + i`).
+    let test_qps_by_cm = mine.iter().filter(|_| o.rdma_cm).map(|d| CmQp {
+        qpn: d.qpn,
+        rq_psn: d.psn,
+        tuning: test_tuning,
+    });
+    let qps: Vec<CmQp> = std::iter::once(control_qp).chain(test_qps_by_cm).collect();
     ep.cm = Some(LiveCm::new(&mut ep, &qps, o.port, peer_ip, active)?);
     for slot in 0..CONTROL_RECVS {
         control.post_recv(&mut ep.dev, slot)?;
@@ -282,40 +288,27 @@ pub fn open_session(
     let mut oob = Oob::over_control(queues, active);
     let pump = |ep: &mut Endpoint| ep.turn(IDLE_TURN);
     let mut pre = oob.preamble((o.mtu_bytes, o.shape()), &mut || pump(&mut ep))?;
-    // perftest's create_rdma_cm_connection: a handshake, the test's QPs, a handshake.
-    oob.keys(&me, &mut || pump(&mut ep))?;
-    let mut by_cm = (0..mine.len())
-        .map(|i| cm::connect(&mut ep, TEST_CONN + i))
-        .collect::<anyhow::Result<Vec<Dest>>>()?;
-    if test_tuning.service == ServiceType::Ud && o.test.is_latency() {
+    let handshakes = (&mine[..], extra_first_handshake);
+    let peers = if o.rdma_cm {
         let buf = (layout.mr_addr, keys.lkey);
-        by_cm[0].qpn = ud_qpn_message(&mut ep, (active, &test_tuning), by_cm[0], buf)?;
-    }
-    oob.keys(&me, &mut || pump(&mut ep))?;
-    if extra_first_handshake {
-        oob.keys(&me, &mut || pump(&mut ep))?;
-    }
-    let by_index = keys_of_every_qp(&mut oob, &mine, &mut || pump(&mut ep))?;
-    let peers = if test_tuning.service == ServiceType::Ud {
-        // A SIDR_REQ names no client QPN (rnic's own client adds it after RDMA CM's
-        // header): 0 is perftest's; a datagram has no PSN to agree on. Each QP sends to
-        // the peer's QP of its own index, as without RDMA CM; a QPN that SIDR named must
-        // be one of the exchange's (a perftest client's SIDR_REQs may come in any order).
-        for cm in by_cm.iter().filter(|cm| cm.qpn != 0) {
-            let keys = by_index.iter().find(|k| k.qpn == cm.qpn);
-            check_cm_matches_keys(keys.unwrap_or(&by_index[0]), cm)?;
-        }
-        by_index
+        let peers = connect_by_cm(
+            &mut ep,
+            &mut oob,
+            (o, &test_tuning, active),
+            handshakes,
+            buf,
+        )?;
+        // RDMA CM gave the test's QP its path MTU (the REQ's): that is the run's.
+        pre.mtu_bytes = ep
+            .cm
+            .as_ref()
+            .map_or(pre.mtu_bytes, |c| c.mtu_bytes(TEST_CONN));
+        peers
     } else {
-        peers_as_cm_paired(&by_index, &by_cm)?
+        connect_by_keys(&mut ep, &mut oob, (o, pre.mtu_bytes), handshakes)?
     };
     // "An additional handshake is required after moving qp to RTR."
     after_connection(&mut oob, o.test, &mine, &mut || pump(&mut ep))?;
-    // RDMA CM gave the test's QP its path MTU (the REQ's): that is the run's.
-    pre.mtu_bytes = ep
-        .cm
-        .as_ref()
-        .map_or(pre.mtu_bytes, |c| c.mtu_bytes(TEST_CONN));
     o.check_read_fits(pre.mtu_bytes)?;
     Ok(Session {
         ep,
@@ -325,6 +318,66 @@ pub fn open_session(
         peers,
         is_client: active,
     })
+}
+
+/// perftest's `create_rdma_cm_connection` once the control connection carried the preamble:
+/// a handshake, RDMA CM connects (or over UD resolves) each test QP, a handshake, then
+/// every QP's keys (after one more of the first QP's for the latency tests that have it).
+/// `buf`: a buffer of the test's region for a UD latency test's QPN message. Returns the
+/// peer's keys of each of this side's QPs, with the PSNs RDMA CM agreed.
+fn connect_by_cm(
+    ep: &mut Endpoint,
+    oob: &mut Oob,
+    (o, t, active): (&LiveOptions, &QpTuning, bool),
+    (mine, extra_first_handshake): (&[Dest], bool),
+    buf: (u64, u32),
+) -> anyhow::Result<Vec<Dest>> {
+    let me = mine[0];
+    oob.keys(&me, &mut || ep.turn(IDLE_TURN))?;
+    let mut by_cm = (0..mine.len())
+        .map(|i| cm::connect(ep, TEST_CONN + i))
+        .collect::<anyhow::Result<Vec<Dest>>>()?;
+    if t.service == ServiceType::Ud && o.test.is_latency() {
+        by_cm[0].qpn = ud_qpn_message(ep, (active, t), by_cm[0], buf)?;
+    }
+    oob.keys(&me, &mut || ep.turn(IDLE_TURN))?;
+    if extra_first_handshake {
+        oob.keys(&me, &mut || ep.turn(IDLE_TURN))?;
+    }
+    let by_index = keys_of_every_qp(oob, mine, &mut || ep.turn(IDLE_TURN))?;
+    if t.service != ServiceType::Ud {
+        return peers_as_cm_paired(&by_index, &by_cm);
+    }
+    // A SIDR_REQ names no client QPN (rnic's own client adds it after RDMA CM's header): 0
+    // is perftest's; a datagram has no PSN to agree on. Each QP sends to the peer's QP of
+    // its own index, as without RDMA CM; a QPN that SIDR named must be one of the
+    // exchange's (a perftest client's SIDR_REQs may come in any order).
+    for cm in by_cm.iter().filter(|cm| cm.qpn != 0) {
+        let keys = by_index.iter().find(|k| k.qpn == cm.qpn);
+        check_cm_matches_keys(keys.unwrap_or(&by_index[0]), cm)?;
+    }
+    Ok(by_index)
+}
+
+/// perftest's `-z` once the control connection carried the preamble: every QP's keys cross
+/// it (after one more exchange of the first QP's for the latency tests that have it), and
+/// each test QP goes to RTS by modify_qp at the path MTU both sides agreed on, as without
+/// RDMA CM. Returns the peer's keys, in QP order.
+fn connect_by_keys(
+    ep: &mut Endpoint,
+    oob: &mut Oob,
+    (o, mtu_bytes): (&LiveOptions, u32),
+    (mine, extra_first_handshake): (&[Dest], bool),
+) -> anyhow::Result<Vec<Dest>> {
+    let t = tuning(o, mtu_bytes);
+    if extra_first_handshake {
+        oob.keys(&mine[0], &mut || ep.turn(IDLE_TURN))?;
+    }
+    let peers = keys_of_every_qp(oob, mine, &mut || ep.turn(IDLE_TURN))?;
+    for (me, peer) in mine.iter().zip(&peers) {
+        connect_qp(&mut ep.dev, me.qpn, me.psn, peer, &t)?;
+    }
+    Ok(peers)
 }
 
 /// The peer's keys of each of this side's QPs as RDMA CM paired them (`by_cm[i]`: the peer

@@ -20,7 +20,7 @@ use super::bw::{in_flight_while, size_row, BwMeasured};
 use super::endpoint::Endpoint;
 use super::session::Session;
 use super::LiveOptions;
-use crate::report::text::{bw_header, bw_row, RESULT_LINE};
+use crate::report::text::{bw_header, bw_row, output_figure_line, RESULT_LINE};
 
 /// Set by the signal handler: the user asked the run to end.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
@@ -64,7 +64,9 @@ pub fn keep_in_flight_forever(
 ) -> anyhow::Result<Forever> {
     catch_interrupts(true)?;
     let mut out = std::io::stdout().lock();
-    writeln!(out, "{RESULT_LINE}\n{}", bw_header(o.report_gbits))?;
+    if o.output.is_none() {
+        writeln!(out, "{RESULT_LINE}\n{}", bw_header(o.report_gbits))?;
+    }
     out.flush()?;
     let start = Instant::now();
     let interval_start = Cell::new(Instant::now());
@@ -88,7 +90,11 @@ pub fn keep_in_flight_forever(
                 completed: interval_ops.get(),
             };
             let row = size_row(test, o.size, &m).row;
-            write!(out, "{}", bw_row(&row, o.report_gbits))?;
+            let line = match o.output.as_deref() {
+                Some(figure) => output_figure_line(figure, &row, o.report_gbits, None),
+                None => bw_row(&row, o.report_gbits),
+            };
+            write!(out, "{line}")?;
             out.flush()?;
             intervals.push(row);
             interval_start.set(Instant::now());

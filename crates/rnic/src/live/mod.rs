@@ -100,6 +100,12 @@ pub struct LiveCmd {
     /// resolved by SIDR_REQ and SIDR_REP), as perftest's -R; RC, and UD (send-bw, send-lat)
     #[arg(short = 'R', long = "rdma_cm")]
     pub rdma_cm: bool,
+    /// Run the exchange over an RDMA CM connection (a control QP on the -p port, no TCP) and
+    /// connect the test's QPs with modify_qp from the exchanged keys, as perftest's -z
+    /// (whose option table spells it --comm_rdma_cm, its help --com_rdma_cm; both work);
+    /// -R implies it. A server needs --bind
+    #[arg(short = 'z', long = "com_rdma_cm", alias = "comm_rdma_cm")]
+    pub com_rdma_cm: bool,
     /// Run for this many seconds instead of -n iterations, as perftest's -D: the completions
     /// between --margin seconds after the start and --margin before the end are measured
     /// (every test but rc-pingpong; give it to both sides, as perftest's: a send-bw server
@@ -130,6 +136,14 @@ pub struct LiveCmd {
     /// tests; a latency test's table has no bandwidth)
     #[arg(long = "report_gbits", alias = "report-gbits")]
     pub report_gbits: bool,
+    /// Print only this figure instead of the table, one line per size, as perftest's
+    /// --output: bandwidth (the BW average in the table's unit) or message_rate (Mpps) for a
+    /// bandwidth test, latency (the average, µs) for a latency test; the summary line goes to
+    /// stderr
+    #[arg(long = "output", value_name = "UNITS",
+          value_parser = clap::builder::PossibleValuesParser::new(
+              ["bandwidth", "message_rate", "latency"]))]
+    pub output: Option<String>,
     /// Run until interrupted (Ctrl-C, or SIGTERM), printing the bandwidth of every -D
     /// seconds (default 5) as it ends, as perftest's --run_infinitely; write-bw and read-bw.
     /// The client then verifies and closes as any run does; a server takes the flag and
@@ -297,8 +311,13 @@ pub struct LiveOptions {
     /// `-R`: the QP is connected by RDMA CM MADs on the wire instead of modify_qp with the
     /// peer's keys from the exchange.
     pub rdma_cm: bool,
+    /// `-z` (or `-R`): the exchange runs over an RDMA CM control connection instead of TCP.
+    pub exchange_by_cm: bool,
     /// `--report_gbits`: the bandwidth table in Gb/s.
     pub report_gbits: bool,
+    /// `--output`: the one figure printed instead of the table (`bandwidth`,
+    /// `message_rate` or `latency`).
+    pub output: Option<String>,
     /// `-a`: the client measures every power of two from 2 bytes to `size` (8 MiB), and
     /// both sides' buffers hold `size`.
     pub all_sizes: bool,
@@ -602,7 +621,9 @@ impl LiveCmd {
             json: self.json.clone(),
             pcap: self.pcap.clone(),
             rdma_cm: self.rdma_cm_for(test, service)?,
+            exchange_by_cm: self.exchange_by_cm_for(test)?,
             report_gbits: self.report_gbits,
+            output: self.output_for(test)?,
             all_sizes: self.all,
             duration: if self.run_infinitely {
                 None
@@ -803,6 +824,36 @@ impl LiveCmd {
 
     /// `--retry_count`: with `-R` only, as perftest sets it through RDMA CM, and IBA's three
     /// bits.
+    /// `--output`, refused for a figure the test does not measure (as perftest: a bandwidth
+    /// test's bandwidth or message rate, a latency test's latency) and for rc-pingpong,
+    /// whose tool has no such flag.
+    fn output_for(&self, test: LiveTest) -> Result<Option<String>, UsageError> {
+        let Some(figure) = self.output.as_deref() else {
+            return Ok(None);
+        };
+        let fits = match test {
+            LiveTest::RcPingpong => {
+                return Err(UsageError(format!(
+                    "--output={figure}: rc-pingpong (ibv_rc_pingpong) prints its own lines only"
+                )))
+            }
+            t if t.is_latency() => figure == "latency",
+            _ => figure != "latency",
+        };
+        if !fits {
+            let measures = if test.is_latency() {
+                "latency"
+            } else {
+                "bandwidth or message_rate"
+            };
+            return Err(UsageError(format!(
+                "--output={figure}: {} reports {measures} only",
+                test.name()
+            )));
+        }
+        Ok(Some(figure.to_string()))
+    }
+
     fn retry_count_for(&self) -> Result<u8, UsageError> {
         let Some(n) = self.retry_count else {
             return Ok(7);
@@ -1003,6 +1054,18 @@ impl LiveCmd {
         Ok(())
     }
 
+    /// `-z`, or `-R`, which implies it (perftest sets its `use_rdma_cm` for either);
+    /// refused for rc-pingpong, which exchanges over TCP only.
+    fn exchange_by_cm_for(&self, test: LiveTest) -> Result<bool, UsageError> {
+        if self.com_rdma_cm && test == LiveTest::RcPingpong {
+            return Err(UsageError(
+                "-z/--com_rdma_cm: rc-pingpong (ibv_rc_pingpong) exchanges its keys over TCP only"
+                    .into(),
+            ));
+        }
+        Ok(self.com_rdma_cm || self.rdma_cm)
+    }
+
     /// `-R`, refused where perftest's rdma_cm does not connect the QP this way: UC (librdmacm
     /// has none) and rc-pingpong (which has no such flag). A UD QP is resolved by SIDR.
     fn rdma_cm_for(&self, test: LiveTest, service: ServiceType) -> Result<bool, UsageError> {
@@ -1070,7 +1133,13 @@ pub fn run(cmd: &LiveCmd, out: &mut dyn Write) -> anyhow::Result<()> {
         LiveTest::AtomicBw => bw::run(&o, bw::Verb::Atomic)?,
         LiveTest::RcPingpong => rc_pingpong::run(&o)?,
     };
-    r.print(out, o.report_gbits)?;
+    match &o.output {
+        Some(figure) => {
+            r.print_figures(out, figure, o.report_gbits)?;
+            r.print_summary(&mut std::io::stderr())?;
+        }
+        None => r.print(out, o.report_gbits)?,
+    }
     if let Some(p) = &o.json {
         r.write_json(p)?;
     }
@@ -1115,13 +1184,47 @@ mod tests {
     }
 
     #[test]
+    fn output_names_a_figure_the_test_measures() {
+        assert_refused(
+            "--output=",
+            &[
+                ("write-lat 10.0.0.1 --output=bandwidth", "latency only"),
+                (
+                    "read-bw 10.0.0.1 --output=latency",
+                    "bandwidth or message_rate",
+                ),
+                ("rc-pingpong 10.0.0.1 --output=latency", "ibv_rc_pingpong"),
+            ],
+        );
+        let o = options("send-lat 10.0.0.1 --output latency").unwrap();
+        assert_eq!(o.output.as_deref(), Some("latency"));
+        assert_eq!(options("write-bw 10.0.0.1").unwrap().output, None);
+    }
+
+    /// `-z` runs the exchange over RDMA CM; `-R` implies it; rc-pingpong has neither.
+    #[test]
+    fn com_rdma_cm_moves_the_exchange_and_r_implies_it() {
+        let z = options("write-bw 10.0.0.1 -z -c UC").unwrap();
+        assert!(z.exchange_by_cm && !z.rdma_cm);
+        let long = options("write-bw 10.0.0.1 --comm_rdma_cm").unwrap();
+        assert!(long.exchange_by_cm);
+        let r = options("write-bw 10.0.0.1 -R").unwrap();
+        assert!(r.exchange_by_cm && r.rdma_cm);
+        assert!(!options("write-bw 10.0.0.1").unwrap().exchange_by_cm);
+        assert_refused(
+            "-z/--com_rdma_cm",
+            &[("rc-pingpong 10.0.0.1 -z", "TCP only")],
+        );
+    }
+
+    #[test]
     fn perftests_hardware_flags_are_noted_and_what_live_does_not_run_refused() {
         let o = options("write-bw 10.0.0.1 -d mlx5_0 -x 3 -F -i 1 -f 1 -D 3").unwrap();
         assert_eq!(o.ignored_flags.len(), 4, "{:?}", o.ignored_flags);
         assert!(o.ignored_flags[0].starts_with("rnic: ignoring -d/--ib-dev mlx5_0: "));
         assert_eq!(o.duration.map(|d| d.margin_s), Some(1.0), "-f is --margin");
         for (args, flag) in [
-            ("write-bw --server --com_rdma_cm", "-z/--com_rdma_cm"),
+            ("write-bw --server --ipv6", "--ipv6"),
             (
                 "send-bw --server --typical_pkt_size 64",
                 "--typical_pkt_size 64",

@@ -29,7 +29,6 @@ const LOCAL: &str = "it shapes the local NIC's work, and rnic live has no NIC ha
 const MEMORY: &str = "rnic live's buffers are its own process memory, always resident";
 const POLLS: &str = "rnic live polls its completion queue";
 const PEAK: &str = "the BW peak is measured anyway (0 in duration mode, as perftest's)";
-const NOT_YET: &str = "rnic live does not run it yet";
 const VERSIONS: &str =
     "rnic live exchanges versions, as perftest does by default, and tells an rnic peer by them";
 const DC: &str = "rnic live runs RC, UC and UD queue pairs, not Dynamically Connected transport";
@@ -37,7 +36,8 @@ const ENCRYPTION: &str = "rnic live runs RoCEv2 without inline encryption";
 const IPV4: &str = "rnic live runs RoCEv2 over IPv4 on Ethernet";
 const ONE_PORT: &str = "rnic live has one port";
 const UNICAST: &str = "rnic live runs unicast traffic only";
-const HEADERS: &str = "rnic live's frames are untagged: no VLAN priority carries a service level";
+const SERVICE_LEVEL: &str = "RoCE carries a service level only as a VLAN tag's priority, and \
+    rnic live's frames are untagged, as rxe's on an untagged netdev: the wire is the same";
 const HOP_LIMIT: &str =
     "perftest takes it for raw Ethernet QPs only; its RoCE QPs send with hop limit 255, rnic's with 64";
 const REPORT: &str = "rnic live prints perftest's default table and writes --json";
@@ -106,7 +106,6 @@ pub const LIVE_FLAGS: &[CompatFlag] = &[
         true,
         Refused("rnic live's own address is --bind's"),
     ),
-    flag("com_rdma_cm", Some('z'), false, Refused(NOT_YET)),
     // The traffic.
     flag("recv_post_list", None, true, Ignored(LOCAL)),
     flag("inline_recv", None, true, Ignored(LOCAL)),
@@ -124,7 +123,7 @@ pub const LIVE_FLAGS: &[CompatFlag] = &[
     ),
     flag("typical_pkt_size", None, true, Refused(PACKET_PACING)),
     // Addressing and the packet's headers.
-    flag("sl", Some('S'), true, Refused(HEADERS)),
+    flag("sl", Some('S'), true, Ignored(SERVICE_LEVEL)),
     flag("hop_limit", Some('L'), true, Refused(HOP_LIMIT)),
     flag("ipv6", None, false, Refused(IPV4)),
     flag("dlid", None, true, Refused(IPV4)),
@@ -137,7 +136,6 @@ pub const LIVE_FLAGS: &[CompatFlag] = &[
     flag("report-cycles", Some('C'), false, Refused(REPORT)),
     flag("report-histogram", Some('H'), false, Refused(REPORT)),
     flag("report-unsorted", Some('U'), false, Refused(REPORT)),
-    flag("output", None, true, Refused(REPORT)),
     flag("out_json", None, false, Refused(JSON)),
     flag("out_json_file", None, true, Refused(JSON)),
     // Dynamically Connected transport and encryption.

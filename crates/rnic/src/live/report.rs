@@ -11,7 +11,8 @@ use serde_json::json;
 use super::oob::{BwReport, Verdict};
 use super::session::Session;
 use crate::report::text::{
-    bw_header, bw_row, lat_dur_row, lat_row, RESULT_FMT_LAT, RESULT_FMT_LAT_DUR, RESULT_LINE,
+    bw_header, bw_row, lat_dur_row, lat_row, output_figure_line, RESULT_FMT_LAT,
+    RESULT_FMT_LAT_DUR, RESULT_LINE,
 };
 
 /// Whether the bytes that travelled are the bytes that were sent.
@@ -277,7 +278,33 @@ impl LiveResult {
         Ok(())
     }
 
-    /// perftest's table, a bandwidth test's in Gb/s with `report_gbits`.
+    /// perftest's `--output=FIGURE`: that figure of each row of the table, one line each
+    /// (nothing from a passive READ server, which measures nothing).
+    pub fn print_figures(
+        &self,
+        out: &mut dyn Write,
+        figure: &str,
+        report_gbits: bool,
+    ) -> std::io::Result<()> {
+        if !self.measured {
+            return Ok(());
+        }
+        let rows = match self.per_size.is_empty() {
+            true => std::slice::from_ref(&self.row),
+            false => &self.per_size[..],
+        };
+        for r in rows {
+            let t_avg_us = self.duration_t_avg_us;
+            write!(
+                out,
+                "{}",
+                output_figure_line(figure, r, report_gbits, t_avg_us)
+            )?;
+        }
+        Ok(())
+    }
+
+    /// perftest's table, a bandwidth test's in Gb/s with `report_gbits`, then the summary.
     pub fn print(&self, out: &mut dyn Write, report_gbits: bool) -> std::io::Result<()> {
         writeln!(out, "{RESULT_LINE}")?;
         // A passive READ server prints only the line, as perftest's.
@@ -285,6 +312,12 @@ impl LiveResult {
             self.print_table(out, report_gbits)?;
             writeln!(out, "{RESULT_LINE}")?;
         }
+        self.print_summary(out)
+    }
+
+    /// What follows the table: `-b`'s directions, notes, the addresses, the counters and the
+    /// verdict on the bytes, and over UC or UD the messages lost.
+    pub fn print_summary(&self, out: &mut dyn Write) -> std::io::Result<()> {
         if let Some([mine, theirs]) = &self.bidirectional {
             writeln!(
                 out,

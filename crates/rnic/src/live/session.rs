@@ -129,7 +129,7 @@ impl Session {
         layout: &Layout,
         extra_first_handshake: bool,
     ) -> anyhow::Result<Session> {
-        if o.rdma_cm {
+        if o.exchange_by_cm {
             return super::cm_perftest::open_session(o, layout, extra_first_handshake);
         }
         let (mut oob, local_ip) = open_exchange(o)?;

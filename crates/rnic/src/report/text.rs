@@ -167,6 +167,25 @@ pub fn bw_row(r: &SizeResult, report_gbits: bool) -> String {
     }
 }
 
+/// perftest's `--output=FIGURE` line for one row of the table, in place of the row: the
+/// BW average (in the table's unit: MB/s, or Gb/s with `report_gbits`), the message rate
+/// (Mpps) or the average latency (µs; `t_avg_us` under `-D`, as its row prints it), each
+/// with perftest's `printf("%lf\n")`: six decimals, where the table rounds to two.
+pub fn output_figure_line(
+    figure: &str,
+    r: &SizeResult,
+    report_gbits: bool,
+    t_avg_us: Option<f64>,
+) -> String {
+    let value = match figure {
+        "bandwidth" if report_gbits => r.bw_avg_mb_s * MB * 8.0 / 1e9,
+        "bandwidth" => r.bw_avg_mb_s,
+        "message_rate" => r.msg_rate_mops,
+        _ => t_avg_us.unwrap_or(r.latency_us.avg),
+    };
+    format!("{value:.6}\n")
+}
+
 /// One latency row (REPORT_FMT_LAT), with newline.
 pub fn lat_row(r: &SizeResult) -> String {
     let l = &r.latency_us;

@@ -138,11 +138,11 @@ fn a_pasted_perftest_line_into_rnic_live_gets_notes_or_a_refusal() {
         "-d",
         "mlx5_0",
         "-F",
-        "--com_rdma_cm",
+        "--ipv6",
     ];
     let (code, _, err) = rnic(&line);
     assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("--com_rdma_cm is not supported"), "{err}");
+    assert!(err.contains("--ipv6 is not supported"), "{err}");
     // A flag live runs, on a test that has no use for it (perftest refuses it there too).
     let (code, _, err) = rnic(&["live", "read-bw", "127.0.0.1", "-x", "3", "--use-srq"]);
     assert_eq!(code, Some(2), "{err}");
