@@ -418,6 +418,16 @@ pub struct PerfCmd {
     #[arg(long = "tclass", value_name = "TCLASS",
           allow_negative_numbers = true, value_parser = clap::value_parser!(u8))]
     pub tclass: Option<u8>,
+    /// With -R: the RDMA CM connection's type of service, every frame's IPv4 TOS byte (sets
+    /// qp.traffic_class, as --tclass does; perftest takes it with -R only).
+    #[arg(short = 'T', long = "tos", value_name = "TOS",
+          allow_negative_numbers = true, value_parser = clap::value_parser!(u8))]
+    pub tos: Option<u8>,
+    /// The QPs' transport retry count, which RDMA CM's REQ carries (rnic connects by RDMA CM
+    /// by default; sets qp.retry_cnt) [default: 7].
+    #[arg(long = "retry_count", value_name = "COUNT", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u8).range(0..=7))]
+    pub retry_count: Option<u8>,
     /// The QP's hop limit: the IPv4 TTL (sets qp.hop_limit) [default: 64].
     #[arg(short = 'L', long = "hop_limit", value_name = "HOPS",
           allow_negative_numbers = true, value_parser = clap::value_parser!(u8).range(1..=255))]
@@ -543,6 +553,10 @@ impl PerfCmd {
                 .then(|| ("-R/--rdma_cm", Override::new("host.connect", "cm"))),
             self.tclass
                 .map(|t| ("--tclass", Override::new("qp.traffic_class", i64::from(t)))),
+            self.tos
+                .map(|t| ("-T/--tos", Override::new("qp.traffic_class", i64::from(t)))),
+            self.retry_count
+                .map(|r| ("--retry_count", Override::new("qp.retry_cnt", i64::from(r)))),
             self.hop_limit.map(|h| {
                 (
                     "-L/--hop_limit",

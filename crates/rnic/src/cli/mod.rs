@@ -168,6 +168,7 @@ fn cmd_perf(
 ) -> anyhow::Result<()> {
     note_flags_without_effect(&c, err)?;
     check_output_figure(&c)?;
+    check_tos(&c)?;
     check_limits_have_a_figure(&c)?;
     check_post_list(&c, err)?;
     if c.perform_warm_up && c.test.is_latency() {
@@ -281,6 +282,26 @@ fn check_output_figure(c: &PerfCmd) -> anyhow::Result<()> {
             "{flag} prints into the table, which --output={figure} replaces by one \
              figure: leave out one of them (--json FILE also writes the counters and \
              each direction)"
+        )));
+    }
+    Ok(())
+}
+
+/// `-T/--tos` is RDMA CM's type of service: perftest takes it with `-R` only, and drops
+/// `--tclass` then; both set the same traffic class here, so giving both is refused rather
+/// than one silently winning.
+fn check_tos(c: &PerfCmd) -> anyhow::Result<()> {
+    let Some(tos) = c.tos else { return Ok(()) };
+    if !c.rdma_cm {
+        anyhow::bail!(crate::UsageError(format!(
+            "-T/--tos {tos}: the TOS of an RDMA CM connection, with -R/--rdma_cm only, as \
+             perftest takes it; without -R, --tclass sets every frame's TOS byte"
+        )));
+    }
+    if let Some(tclass) = c.tclass {
+        anyhow::bail!(crate::UsageError(format!(
+            "--tclass {tclass}: with -R/--rdma_cm the connection's TOS is -T/--tos ({tos}), as \
+             perftest's: give one of them"
         )));
     }
     Ok(())

@@ -54,8 +54,6 @@ const HW: &str = "it names real hardware; the simulated NIC has one device and p
 const NOT_YET: &str = "not modelled by rnic yet";
 const ENCRYPTION: &str = "rnic models RoCEv2 without inline encryption";
 const DC: &str = "rnic models RC queue pairs, not Dynamically Connected transport";
-const TOS: &str =
-    "rdma_cm's type of service is not modelled: --tclass N sets every frame's TOS byte";
 const MULTICAST: &str = "rnic models unicast traffic only (no UD multicast groups)";
 
 /// Every perftest flag `rnic perf` does not implement as perftest does.
@@ -191,7 +189,6 @@ pub const COMPAT_FLAGS: &[CompatFlag] = &[
              untagged with no priority queues; --tclass sets the DSCP",
         ),
     ),
-    flag("tos", Some('T'), true, Refused(TOS)),
     flag(
         "ipv6",
         None,
@@ -220,12 +217,6 @@ pub const COMPAT_FLAGS: &[CompatFlag] = &[
             "the QPs connect by RDMA CM on the simulated wire by default (host.connect); the \
              out-of-band exchange is not simulated",
         ),
-    ),
-    flag(
-        "retry_count",
-        None,
-        true,
-        Refused("not modelled as a flag: --set qp.retry_cnt=N sets the QPs' retries"),
     ),
     flag("mcg", Some('g'), false, Refused(MULTICAST)),
     flag("MGID", Some('M'), true, Refused(MULTICAST)),

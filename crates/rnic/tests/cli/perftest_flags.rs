@@ -679,39 +679,74 @@ fn bidirectional_and_reversed_turn_the_traffic() {
 
 /// `--tclass` and `-L/--hop_limit` go into every packet's IPv4 TOS byte and TTL (RoCEv2's
 /// traffic class and hop limit); `-S/--sl` is accepted with a note (no VLAN tag to carry it).
+/// `-R -T/--tos` does the same as `--tclass` (RDMA CM's type of service; perftest takes it
+/// with `-R` only, and rnic refuses it without, or beside `--tclass`).
 #[test]
 fn tclass_and_hop_limit_reach_the_headers() {
     let dir = std::env::temp_dir().join(format!("rnic-tclass-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let pcap = dir.join("t.pcap");
-    let (code, _, err) = rnic(&[
-        "perf",
-        "write-bw",
-        "-n",
-        "10",
-        "--tclass",
-        "104",
-        "-L",
-        "5",
-        "-S",
-        "3",
-        "--pcap",
-        pcap.to_str().unwrap(),
-    ]);
-    assert_eq!(code, Some(0), "{err}");
-    assert!(err.contains("rnic: ignoring -S/--sl 3"), "{err}");
-    let bytes = std::fs::read(&pcap).unwrap();
-    // Every record: 16-byte record header, Ethernet (14 B), then IPv4 (TOS at 1, TTL at 8).
-    let (mut at, mut frames) = (24, 0);
-    while at + 16 <= bytes.len() {
-        let len = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
-        let ip = &bytes[at + 16 + 14..];
-        assert_eq!((ip[1], ip[8]), (104, 5), "frame {frames}");
-        at += 16 + len;
-        frames += 1;
+    for tos in [&["--tclass", "104"][..], &["-R", "-T", "104"][..]] {
+        let mut args = vec![
+            "perf", "write-bw", "-n", "10", "-L", "5", "-S", "3", "--pcap",
+        ];
+        args.push(pcap.to_str().unwrap());
+        args.extend_from_slice(tos);
+        let (code, _, err) = rnic(&args);
+        assert_eq!(code, Some(0), "{err}");
+        assert!(err.contains("rnic: ignoring -S/--sl 3"), "{err}");
+        let bytes = std::fs::read(&pcap).unwrap();
+        // Every record: 16-byte record header, Ethernet (14 B), then IPv4 (TOS at 1, TTL at 8).
+        let (mut at, mut frames) = (24, 0);
+        while at + 16 <= bytes.len() {
+            let len = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+            let ip = &bytes[at + 16 + 14..];
+            assert_eq!((ip[1], ip[8]), (104, 5), "{tos:?}: frame {frames}");
+            at += 16 + len;
+            frames += 1;
+        }
+        assert!(frames >= 20, "{frames} frames");
     }
-    assert!(frames >= 20, "{frames} frames");
     std::fs::remove_dir_all(&dir).unwrap();
+    for (args, words) in [
+        (&["-T", "104"][..], "with -R/--rdma_cm only"),
+        (
+            &["-R", "-T", "104", "--tclass", "8"][..],
+            "give one of them",
+        ),
+    ] {
+        let mut line = vec!["perf", "write-bw", "-n", "10"];
+        line.extend_from_slice(args);
+        let (code, _, err) = rnic(&line);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(err.contains(words), "{args:?}: {err}");
+    }
+}
+
+/// `--retry_count N` is the QPs' transport retry count (RDMA CM's REQ carries it): with
+/// half the frames lost, no retry fails the QP where perftest's default of 7 completes.
+#[test]
+fn retry_count_sets_the_qps_retries() {
+    let run = |extra: &[&str]| {
+        let mut line = vec![
+            "perf",
+            "write-bw",
+            "-s",
+            "1024",
+            "-n",
+            "20",
+            "-R",
+            "--set",
+            "net.impair.loss=0.3",
+        ];
+        line.extend_from_slice(extra);
+        rnic(&line)
+    };
+    let (code, _, err) = run(&["--retry_count", "0"]);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("RETRY_EXC_ERR"), "{err}");
+    let (code, _, err) = run(&[]);
+    assert_eq!(code, Some(0), "{err}");
 }
 
 /// `--rate_limit 10` holds each QP to 10 Gb/s on the wire: two QPs of 4 KB WRITEs give
