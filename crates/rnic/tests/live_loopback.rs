@@ -758,6 +758,57 @@ fn output_prints_the_one_figure_instead_of_the_table() {
     }
 }
 
+/// `--out_json_file`: perftest's JSON report beside rnic's own, with its keys: the test's
+/// name, the QPs, the data exchange, and the figures of rnic's `--json` (a bandwidth test's
+/// BW average, a latency test's average). A passive READ server measures nothing and
+/// writes none, as perftest's.
+#[test]
+fn out_json_writes_perftests_report_of_the_run() {
+    let dir = std::env::temp_dir().join(format!("rnic-live-out-json-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (client_file, server_file) = (dir.join("client.json"), dir.join("server.json"));
+    let (cf, sf) = (client_file.to_str().unwrap(), server_file.to_str().unwrap());
+    let read = |p: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    };
+    let common = ["-z", "-q", "2", "-n", "100"];
+    let with_file = |f| {
+        common
+            .iter()
+            .copied()
+            .chain(["--out_json_file", f])
+            .collect::<Vec<_>>()
+    };
+    let end = |c| finish(c, "the client");
+    let Some((c, _, _, _)) = pair_sides("write-bw", &with_file(cf), &common, end) else {
+        return;
+    };
+    let p = read(&client_file);
+    assert_eq!(p["test_info"]["test"], "RDMA_Write_BW_Test", "{p}");
+    assert_eq!(p["test_info"]["Number_of_qps"], 2, "{p}");
+    assert_eq!(p["test_info"]["Data_ex_method"], "rdma_cm", "{p}");
+    assert_eq!(p["results"]["BW_average"], c["bw_avg_mb_s"], "{p}");
+    let lat = ["-n", "100", "-s", "64"];
+    let lat_with = |f| {
+        lat.iter()
+            .copied()
+            .chain(["--out_json_file", f])
+            .collect::<Vec<_>>()
+    };
+    std::fs::remove_file(&client_file).unwrap();
+    let Some((c, _, _, _)) = pair_sides("read-lat", &lat_with(cf), &lat_with(sf), end) else {
+        return;
+    };
+    let p = read(&client_file);
+    assert_eq!(p["test_info"]["test"], "RDMA_Read_Latency_Test", "{p}");
+    assert_eq!(p["results"]["t_avg"], c["latency_us"]["avg"], "{p}");
+    assert!(
+        !server_file.exists(),
+        "a passive READ server writes no report"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn a_message_larger_than_a_read_is_read_back_in_pieces() {
     // 1 MiB at MTU 1024 is 1024 packets; one READ may span only the 256-packet window.

@@ -380,8 +380,7 @@ fn write_perftest_json(
 ) -> anyhow::Result<()> {
     let (cfg, spec) = inputs.resolve()?;
     let report = crate::report::perftest_json::report(r, &spec, &cfg, report_gbits);
-    let text = serde_json::to_string_pretty(&report)? + "\n";
-    std::fs::write(path, text)
+    std::fs::write(path, report.to_text())
         .map_err(|e| anyhow::anyhow!("--out_json_file {}: {e}", path.display()))
 }
 

@@ -17,6 +17,7 @@ pub mod net;
 pub mod oob;
 mod pacer;
 pub mod perftest_flags;
+mod perftest_json;
 mod rc_pingpong;
 mod read_lat;
 mod recv_ring;
@@ -29,7 +30,7 @@ mod write_lat;
 
 use std::io::Write;
 use std::net::Ipv4Addr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use rnic_transport::ServiceType;
 
@@ -93,6 +94,13 @@ pub struct LiveCmd {
     /// Write the results as JSON
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Also write perftest's JSON report (its keys and order, strings quoted) to
+    /// --out_json_file, or perftest_out.json in the working directory
+    #[arg(long = "out_json")]
+    pub out_json: bool,
+    /// File for perftest's JSON report (implies --out_json)
+    #[arg(long = "out_json_file", value_name = "FILE")]
+    pub out_json_file: Option<PathBuf>,
     /// Write every RoCEv2 datagram sent and received (with Ethernet/IPv4/UDP headers)
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
@@ -307,6 +315,8 @@ pub struct LiveOptions {
     /// Local ACK timeout code (`-u`).
     pub qp_timeout: u8,
     pub json: Option<PathBuf>,
+    /// `--out_json`/`--out_json_file`: where perftest's JSON report goes.
+    pub out_json: Option<PathBuf>,
     pub pcap: Option<PathBuf>,
     /// `-R`: the QP is connected by RDMA CM MADs on the wire instead of modify_qp with the
     /// peer's keys from the exchange.
@@ -619,6 +629,7 @@ impl LiveCmd {
             window_psns: WINDOW_PSNS / self.qps.max(1),
             qp_timeout: self.qp_timeout,
             json: self.json.clone(),
+            out_json: self.out_json_for(test)?,
             pcap: self.pcap.clone(),
             rdma_cm: self.rdma_cm_for(test, service)?,
             exchange_by_cm: self.exchange_by_cm_for(test)?,
@@ -824,6 +835,29 @@ impl LiveCmd {
 
     /// `--retry_count`: with `-R` only, as perftest sets it through RDMA CM, and IBA's three
     /// bits.
+    /// `--out_json`, or `--out_json_file` (which implies it): perftest's JSON report, at
+    /// perftest's default name unless named; refused for rc-pingpong (ibv_rc_pingpong
+    /// writes none) and for a file another output names.
+    fn out_json_for(&self, test: LiveTest) -> Result<Option<PathBuf>, UsageError> {
+        let default = || self.out_json.then(|| PathBuf::from("perftest_out.json"));
+        let Some(path) = self.out_json_file.clone().or_else(default) else {
+            return Ok(None);
+        };
+        if test == LiveTest::RcPingpong {
+            return Err(UsageError(
+                "--out_json: rc-pingpong (ibv_rc_pingpong) writes no JSON report".into(),
+            ));
+        }
+        crate::output::check_distinct(&[
+            ("--json", self.json.as_deref()),
+            ("--out_json_file", Some(&path)),
+            ("--pcap", self.pcap.as_deref()),
+        ])?;
+        crate::output::check_file("--out_json_file", &path)
+            .map_err(|e| UsageError(e.to_string()))?;
+        Ok(Some(path))
+    }
+
     /// `--output`, refused for a figure the test does not measure (as perftest: a bandwidth
     /// test's bandwidth or message rate, a latency test's latency) and for rc-pingpong,
     /// whose tool has no such flag.
@@ -1143,6 +1177,9 @@ pub fn run(cmd: &LiveCmd, out: &mut dyn Write) -> anyhow::Result<()> {
     if let Some(p) = &o.json {
         r.write_json(p)?;
     }
+    if let Some(p) = &o.out_json {
+        write_perftest_json(&r, &o, p)?;
+    }
     if let report::Verification::Mismatch { offset } = r.verification {
         anyhow::bail!(crate::RunFailed {
             status: crate::report::RunStatus::Corrupt,
@@ -1156,6 +1193,21 @@ pub fn run(cmd: &LiveCmd, out: &mut dyn Write) -> anyhow::Result<()> {
         });
     }
     o.floors.check(&r, o.report_gbits)
+}
+
+/// `--out_json`: perftest's report at `path`; a passive READ server, which measures nothing,
+/// writes none, as perftest's, and says so.
+fn write_perftest_json(r: &report::LiveResult, o: &LiveOptions, path: &Path) -> anyhow::Result<()> {
+    let Some(report) = perftest_json::report(r, o) else {
+        eprintln!(
+            "rnic: no --out_json report: this {} server answers READs and measures nothing, \
+             as perftest's",
+            o.test.name()
+        );
+        return Ok(());
+    };
+    std::fs::write(path, report.to_text())
+        .map_err(|e| anyhow::anyhow!("--out_json_file {}: {e}", path.display()))
 }
 
 #[cfg(test)]
@@ -1181,6 +1233,26 @@ mod tests {
     pub(super) fn options(args: &str) -> Result<LiveOptions, UsageError> {
         let words = std::iter::once("rnic").chain(args.split_whitespace());
         Cli::try_parse_from(words).unwrap().live.options()
+    }
+
+    /// `--out_json_file` implies `--out_json`; perftest's default name otherwise; refused
+    /// for rc-pingpong and for a file another output names.
+    #[test]
+    fn out_json_names_its_file_or_takes_perftests() {
+        let named = options("write-bw 10.0.0.1 --out_json_file /tmp/r.json").unwrap();
+        assert_eq!(named.out_json.as_deref(), Some(Path::new("/tmp/r.json")));
+        let default = options("read-lat 10.0.0.1 --out_json").unwrap();
+        assert_eq!(
+            default.out_json.as_deref(),
+            Some(Path::new("perftest_out.json"))
+        );
+        assert_eq!(options("write-bw 10.0.0.1").unwrap().out_json, None);
+        assert_refused(
+            "--out_json",
+            &[("rc-pingpong 10.0.0.1 --out_json", "writes no JSON report")],
+        );
+        let e = options("write-bw 10.0.0.1 --json /tmp/a.json --out_json_file /tmp/a.json");
+        assert!(e.unwrap_err().0.contains("both name"));
     }
 
     #[test]
@@ -1229,7 +1301,7 @@ mod tests {
                 "send-bw --server --typical_pkt_size 64",
                 "--typical_pkt_size 64",
             ),
-            ("write-bw 10.0.0.1 --out_json", "--out_json"),
+            ("write-bw 10.0.0.1 --report-cycles", "-C/--report-cycles"),
         ] {
             let e = options(args).unwrap_err().0;
             assert!(

@@ -41,7 +41,6 @@ const SERVICE_LEVEL: &str = "RoCE carries a service level only as a VLAN tag's p
 const HOP_LIMIT: &str =
     "perftest takes it for raw Ethernet QPs only; its RoCE QPs send with hop limit 255, rnic's with 64";
 const REPORT: &str = "rnic live prints perftest's default table and writes --json";
-const JSON: &str = "rnic live writes its JSON with --json FILE";
 const PACKET_PACING: &str = "a hint to a NIC's packet pacing (PP); rnic live's limiter is SW";
 
 /// Every perftest flag `rnic live` does not implement as perftest does.
@@ -136,8 +135,6 @@ pub const LIVE_FLAGS: &[CompatFlag] = &[
     flag("report-cycles", Some('C'), false, Refused(REPORT)),
     flag("report-histogram", Some('H'), false, Refused(REPORT)),
     flag("report-unsorted", Some('U'), false, Refused(REPORT)),
-    flag("out_json", None, false, Refused(JSON)),
-    flag("out_json_file", None, true, Refused(JSON)),
     // Dynamically Connected transport and encryption.
     flag("log_dci_streams", None, true, Refused(DC)),
     flag("log_active_dci_streams", None, true, Refused(DC)),

@@ -102,26 +102,27 @@ pub enum Row {
     },
 }
 
-/// perftest's test name: verb, `BW` or `Latency`, `Test`, joined by underscores.
-fn test_name(spec: &PerfSpec) -> String {
-    let verb = super::text::verb_name(spec.test.verb());
-    let kind = if spec.test.is_latency() {
-        "Latency"
-    } else {
-        "BW"
-    };
-    let both = if spec.direction == crate::perf::Direction::Both {
-        "Bidirectional_"
-    } else {
-        ""
-    };
+/// perftest's test name: verb, `Bidirectional` for `-b`, `BW` or `Latency`, `Test`, joined
+/// by underscores.
+pub fn test_name(verb: Verb, bidirectional: bool, latency: bool) -> String {
+    let verb = super::text::verb_name(verb);
+    let kind = if latency { "Latency" } else { "BW" };
+    let both = if bidirectional { "Bidirectional_" } else { "" };
     format!("{verb}_{both}{kind}_Test")
 }
 
+/// One row of the simulator's result.
 fn row(r: &SizeResult, spec: &PerfSpec, report_gbits: bool) -> Row {
+    let t_avg_us = (spec.duration_us.is_some()).then(|| super::text::duration_t_avg_us(r, spec));
+    row_of(r, spec.test.is_latency(), t_avg_us, report_gbits)
+}
+
+/// One size's row: a bandwidth test's (in Gb/s with `report_gbits`), a latency test's, or
+/// with `t_avg_us` (`-D`) a latency test's duration row.
+pub fn row_of(r: &SizeResult, latency: bool, t_avg_us: Option<f64>, report_gbits: bool) -> Row {
     let l = &r.latency_us;
-    match (spec.test.is_latency(), spec.duration_us.is_some()) {
-        (true, false) => Row::Lat {
+    match (latency, t_avg_us) {
+        (true, None) => Row::Lat {
             msg_size: r.size_bytes,
             n_iterations: r.iterations,
             t_min: l.min,
@@ -132,10 +133,10 @@ fn row(r: &SizeResult, spec: &PerfSpec, report_gbits: bool) -> Row {
             percentile_99: l.p99,
             percentile_99_9: l.p999,
         },
-        (true, true) => Row::LatDuration {
+        (true, Some(t_avg)) => Row::LatDuration {
             msg_size: r.size_bytes,
             n_iterations: r.iterations,
-            t_avg: super::text::duration_t_avg_us(r, spec),
+            t_avg,
         },
         (false, _) => {
             let to = if report_gbits { MB * 8.0 / 1e9 } else { 1.0 };
@@ -162,14 +163,10 @@ pub fn report(result: &PerfResult, spec: &PerfSpec, cfg: &Config, report_gbits: 
         .iter()
         .map(|r| row(r, spec, report_gbits))
         .collect();
-    let results = if rows.len() == 1 {
-        Results::One(rows.into_iter().next().expect("one row"))
-    } else {
-        Results::PerSize(rows)
-    };
+    let both = spec.direction == crate::perf::Direction::Both;
     Report {
         test_info: TestInfo {
-            test: test_name(spec),
+            test: test_name(spec.test.verb(), both, lat),
             dual_port: "OFF",
             device: "rnic0",
             number_of_qps: spec.qps,
@@ -187,6 +184,23 @@ pub fn report(result: &PerfResult, spec: &PerfSpec, cfg: &Config, report_gbits: 
             rdma_cm_qps: if cm { "ON" } else { "OFF" },
             data_ex_method: if cm { "rdma_cm" } else { "Ethernet" },
         },
-        results,
+        results: Results::of(rows),
+    }
+}
+
+impl Results {
+    /// One row as an object, several (`-a`) as a list, as perftest writes them.
+    pub fn of(mut rows: Vec<Row>) -> Results {
+        match rows.len() {
+            1 => Results::One(rows.remove(0)),
+            _ => Results::PerSize(rows),
+        }
+    }
+}
+
+impl Report {
+    /// The file's text: pretty JSON and a final newline.
+    pub fn to_text(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a report serializes") + "\n"
     }
 }
