@@ -85,7 +85,12 @@ impl LatencyStats {
     /// stopped early with 3 gaps or fewer (not enough to drop the tail and keep one) is
     /// summarised from every gap it has, without the drop. No samples give all zeros.
     pub fn perftest_lat(samples: &[f64]) -> LatencyStats {
-        let gaps = perftest_gaps(samples);
+        LatencyStats::perftest_lat_of_gaps(perftest_gaps(samples))
+    }
+
+    /// [`LatencyStats::perftest_lat`] of perftest's gaps themselves, for a side that stamps
+    /// its posts as perftest does (`rnic live`).
+    pub fn perftest_lat_of_gaps(gaps: &[f64]) -> LatencyStats {
         if gaps.len() <= LAT_MEASURE_TAIL {
             return LatencyStats::from_samples_us(gaps);
         }
@@ -143,7 +148,13 @@ pub fn perftest_gaps(samples: &[f64]) -> &[f64] {
 /// The sorted samples perftest lists under `-H`: the gaps, sorted, without the
 /// `LAT_MEASURE_TAIL` largest (all of them when there are too few to drop any).
 pub fn perftest_sorted_kept(samples: &[f64]) -> Vec<f64> {
-    let mut s = perftest_gaps(samples).to_vec();
+    sorted_kept(perftest_gaps(samples))
+}
+
+/// perftest's gaps, sorted, without the `LAT_MEASURE_TAIL` largest (all of them when there
+/// are too few to drop any): what `-H` lists.
+pub fn sorted_kept(gaps: &[f64]) -> Vec<f64> {
+    let mut s = gaps.to_vec();
     s.sort_by(f64::total_cmp);
     if s.len() > LAT_MEASURE_TAIL {
         s.truncate(s.len() - LAT_MEASURE_TAIL);

@@ -809,6 +809,47 @@ fn out_json_writes_perftests_report_of_the_run() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `-U`: before its row a latency test lists its `-n − 1` samples in measurement order,
+/// then the `-n − 3` its summary keeps, sorted, as perftest; the summary's average is the
+/// kept samples' mean, and the table's max the second largest sample.
+#[test]
+fn unsorted_and_sorted_samples_come_before_the_row() {
+    for test in ["write-lat", "read-lat", "send-lat"] {
+        let args = ["-n", "20", "-U"];
+        let Some((c, _, _, out)) = pair_printing(test, &args) else {
+            return;
+        };
+        let lists: Vec<Vec<f64>> = out
+            .split("#, usec\n")
+            .skip(1)
+            .map(|l| {
+                l.lines()
+                    .map_while(|x| x.split_once(", ").and_then(|(_, v)| v.parse().ok()))
+                    .collect()
+            })
+            .collect();
+        assert_eq!(lists.len(), 2, "{test}: {out}");
+        assert_eq!((lists[0].len(), lists[1].len()), (19, 17), "{test}: {out}");
+        let mut sorted = lists[0].clone();
+        sorted.sort_by(f64::total_cmp);
+        let kept = &lists[1];
+        for (a, b) in sorted.iter().zip(kept) {
+            assert!(
+                (a - b).abs() <= a.abs() * 1e-5 + 1e-9,
+                "{test}: {a} against {b}"
+            );
+        }
+        let mean = kept.iter().sum::<f64>() / kept.len() as f64;
+        let avg = c["latency_us"]["avg"].as_f64().unwrap();
+        assert!(
+            (mean - avg).abs() <= avg * 1e-4,
+            "{test}: {mean} against {avg}"
+        );
+        let max = c["latency_us"]["max"].as_f64().unwrap();
+        assert!((max - sorted[17]).abs() <= max * 1e-4, "{test}: {max}");
+    }
+}
+
 #[test]
 fn a_message_larger_than_a_read_is_read_back_in_pieces() {
     // 1 MiB at MTU 1024 is 1024 packets; one READ may span only the 256-packet window.

@@ -34,6 +34,7 @@ use std::path::{Path, PathBuf};
 
 use rnic_transport::ServiceType;
 
+use crate::report::text::Samples;
 use crate::UsageError;
 
 /// Seed of rnic's payload pattern in live runs (both sides know it).
@@ -144,6 +145,14 @@ pub struct LiveCmd {
     /// tests; a latency test's table has no bandwidth)
     #[arg(long = "report_gbits", alias = "report-gbits")]
     pub report_gbits: bool,
+    /// Latency tests: list every sample (µs) the summary keeps, sorted, before its row, as
+    /// perftest's -H
+    #[arg(short = 'H', long = "report-histogram")]
+    pub report_histogram: bool,
+    /// Latency tests: list every sample in measurement order first (implies -H), as
+    /// perftest's -U
+    #[arg(short = 'U', long = "report-unsorted")]
+    pub report_unsorted: bool,
     /// Print only this figure instead of the table, one line per size, as perftest's
     /// --output: bandwidth (the BW average in the table's unit) or message_rate (Mpps) for a
     /// bandwidth test, latency (the average, µs) for a latency test; the summary line goes to
@@ -328,6 +337,8 @@ pub struct LiveOptions {
     /// `--output`: the one figure printed instead of the table (`bandwidth`,
     /// `message_rate` or `latency`).
     pub output: Option<String>,
+    /// `-H`, `-U`: the samples a latency test lists before its row.
+    pub samples: Samples,
     /// `-a`: the client measures every power of two from 2 bytes to `size` (8 MiB), and
     /// both sides' buffers hold `size`.
     pub all_sizes: bool,
@@ -613,7 +624,7 @@ impl LiveCmd {
                 self.tx_depth
             )));
         }
-        let options = LiveOptions {
+        let mut options = LiveOptions {
             test,
             service,
             host: self.host.clone(),
@@ -635,6 +646,7 @@ impl LiveCmd {
             exchange_by_cm: self.exchange_by_cm_for(test)?,
             report_gbits: self.report_gbits,
             output: self.output_for(test)?,
+            samples: self.samples_for(test)?,
             all_sizes: self.all,
             duration: if self.run_infinitely {
                 None
@@ -656,6 +668,13 @@ impl LiveCmd {
             retry_count: self.retry_count_for()?,
         };
         options.check_read_fits(self.mtu)?;
+        if options.samples != Samples::Off && options.duration.is_some() {
+            options.ignored_flags.push(format!(
+                "rnic: -H/-U list nothing on {}: under -D perftest keeps no samples (run \
+                 iterations, -n, for them)",
+                test.name()
+            ));
+        }
         Ok(options)
     }
 
@@ -856,6 +875,35 @@ impl LiveCmd {
         crate::output::check_file("--out_json_file", &path)
             .map_err(|e| UsageError(e.to_string()))?;
         Ok(Some(path))
+    }
+
+    /// `-H` and `-U`: a latency test's samples, listed in its table (refused for a bandwidth
+    /// test, as `rnic perf` refuses them, for rc-pingpong, whose tool has neither, and with
+    /// `--output`, which replaces the table). Under `-D` perftest keeps no samples: a note
+    /// says none are listed.
+    fn samples_for(&self, test: LiveTest) -> Result<Samples, UsageError> {
+        let samples = Samples::from_flags(self.report_histogram, self.report_unsorted);
+        if samples == Samples::Off {
+            return Ok(samples);
+        }
+        let flag = match self.report_unsorted {
+            true => "-U/--report-unsorted",
+            false => "-H/--report-histogram",
+        };
+        if !test.is_latency() || test == LiveTest::RcPingpong {
+            return Err(UsageError(format!(
+                "{flag} lists a latency test's samples; {} has none: use write-lat, read-lat or \
+                 send-lat, or leave it out",
+                test.name()
+            )));
+        }
+        if let Some(figure) = &self.output {
+            return Err(UsageError(format!(
+                "{flag} lists the samples in the table, which --output={figure} replaces by one \
+                 figure: leave out one of them"
+            )));
+        }
+        Ok(samples)
     }
 
     /// `--output`, refused for a figure the test does not measure (as perftest: a bandwidth
@@ -1172,7 +1220,7 @@ pub fn run(cmd: &LiveCmd, out: &mut dyn Write) -> anyhow::Result<()> {
             r.print_figures(out, figure, o.report_gbits)?;
             r.print_summary(&mut std::io::stderr())?;
         }
-        None => r.print(out, o.report_gbits)?,
+        None => r.print(out, o.report_gbits, o.samples)?,
     }
     if let Some(p) = &o.json {
         r.write_json(p)?;
@@ -1253,6 +1301,35 @@ mod tests {
         );
         let e = options("write-bw 10.0.0.1 --json /tmp/a.json --out_json_file /tmp/a.json");
         assert!(e.unwrap_err().0.contains("both name"));
+    }
+
+    /// `-H`/`-U`: latency tests only, not with `--output`; under `-D` a note.
+    #[test]
+    fn sample_lists_are_a_latency_tests_and_say_when_there_are_none() {
+        assert_eq!(
+            options("write-lat 10.0.0.1 -U").unwrap().samples,
+            Samples::Unsorted
+        );
+        assert_eq!(
+            options("read-lat 10.0.0.1 -H").unwrap().samples,
+            Samples::Sorted
+        );
+        assert_refused(
+            "-H/--report-histogram",
+            &[
+                ("write-bw 10.0.0.1 -H", "write-bw has none"),
+                ("rc-pingpong 10.0.0.1 -H", "rc-pingpong has none"),
+                (
+                    "send-lat 10.0.0.1 -H --output latency",
+                    "--output=latency replaces",
+                ),
+            ],
+        );
+        let o = options("send-lat 10.0.0.1 -U -D 3").unwrap();
+        assert!(o
+            .ignored_flags
+            .iter()
+            .any(|n| n.contains("-D perftest keeps no samples")));
     }
 
     #[test]

@@ -133,8 +133,6 @@ pub const LIVE_FLAGS: &[CompatFlag] = &[
     // What is printed.
     flag("report-both", None, false, Refused(REPORT)),
     flag("report-cycles", Some('C'), false, Refused(REPORT)),
-    flag("report-histogram", Some('H'), false, Refused(REPORT)),
-    flag("report-unsorted", Some('U'), false, Refused(REPORT)),
     // Dynamically Connected transport and encryption.
     flag("log_dci_streams", None, true, Refused(DC)),
     flag("log_active_dci_streams", None, true, Refused(DC)),

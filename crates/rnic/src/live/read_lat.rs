@@ -140,10 +140,9 @@ fn reads(s: &mut Session, o: &LiveOptions) -> anyhow::Result<(LiveResult, Verifi
         check.landed(&s.ep.mem, i, o.size);
     }
     let verification = check.verification;
-    // The stamp of the post that would come next, after its gap too: every sample is a
-    // READ's round trip and the gap before the next post, as perftest's.
-    s.latency_gap(o.latency_gap)?;
-    posts.push(Instant::now());
+    // As perftest's, the samples are the gaps between consecutive posts (each a READ's round
+    // trip and the gap before the next post): `-n` iterations give one fewer, the last
+    // READ's time untaken.
     let name = o.test.name();
     let r = match clock {
         Some(c) => LiveResult::latency_for_duration(name, o.size, window, c.window_s(), 1.0),

@@ -5,14 +5,14 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::Context;
-use rnic_model::result::{LatencyStats, SizeResult, UnreliableResult};
+use rnic_model::result::{sorted_kept, LatencyStats, SizeResult, UnreliableResult};
 use serde_json::json;
 
 use super::oob::{BwReport, Verdict};
 use super::session::Session;
 use crate::report::text::{
-    bw_header, bw_row, lat_dur_row, lat_row, output_figure_line, RESULT_FMT_LAT,
-    RESULT_FMT_LAT_DUR, RESULT_LINE,
+    bw_header, bw_row, lat_dur_row, lat_row, output_figure_line, sample_list, Samples,
+    RESULT_FMT_LAT, RESULT_FMT_LAT_DUR, RESULT_LINE,
 };
 
 /// Whether the bytes that travelled are the bytes that were sent.
@@ -146,7 +146,8 @@ impl LiveResult {
 
     /// A latency run whose side posted at `posts`: perftest's samples, the gaps between
     /// consecutive posts over `rtt_factor` (2 for a ping-pong, where a gap is a round trip;
-    /// 1 for READ, whose completion is the answer).
+    /// 1 for READ, whose completion is the answer), summarised as perftest's table does
+    /// (without the two largest; `rc-pingpong`, whose tool prints a plain average, over all).
     pub fn latency(
         test: &'static str,
         size: u64,
@@ -163,7 +164,10 @@ impl LiveResult {
         let span_s = samples_us.iter().sum::<f64>() * rtt_factor * 1e-6;
         let mut r = LiveResult::empty(test, size, iters, span_s);
         r.is_latency = true;
-        r.row.latency_us = LatencyStats::from_samples_us(&samples_us);
+        r.row.latency_us = match test {
+            "rc-pingpong" => LatencyStats::from_samples_us(&samples_us),
+            _ => LatencyStats::perftest_lat_of_gaps(&samples_us),
+        };
         r.row.latency_samples_us = samples_us;
         r
     }
@@ -253,18 +257,26 @@ impl LiveResult {
         self.rx_refused = s.ep.rx_refused;
     }
 
-    /// The table's header and rows (one per size with `-a`).
-    fn print_table(&self, out: &mut dyn Write, report_gbits: bool) -> std::io::Result<()> {
+    /// The table's header and rows (one per size with `-a`); a latency test's rows each
+    /// after their samples with `samples` (`-H`, `-U`).
+    fn print_table(
+        &self,
+        out: &mut dyn Write,
+        report_gbits: bool,
+        samples: Samples,
+    ) -> std::io::Result<()> {
         if let Some(t_avg_us) = self.duration_t_avg_us {
             writeln!(out, "{RESULT_FMT_LAT_DUR}")?;
             write!(out, "{}", lat_dur_row(&self.row, t_avg_us))?;
         } else if self.is_latency {
             writeln!(out, "{RESULT_FMT_LAT}")?;
-            for r in &self.per_size {
+            let rows = match self.per_size.is_empty() {
+                true => std::slice::from_ref(&self.row),
+                false => &self.per_size[..],
+            };
+            for r in rows {
+                print_samples(out, &r.latency_samples_us, samples)?;
                 write!(out, "{}", lat_row(r))?;
-            }
-            if self.per_size.is_empty() {
-                write!(out, "{}", lat_row(&self.row))?;
             }
         } else {
             writeln!(out, "{}", bw_header(report_gbits))?;
@@ -304,12 +316,18 @@ impl LiveResult {
         Ok(())
     }
 
-    /// perftest's table, a bandwidth test's in Gb/s with `report_gbits`, then the summary.
-    pub fn print(&self, out: &mut dyn Write, report_gbits: bool) -> std::io::Result<()> {
+    /// perftest's table, a bandwidth test's in Gb/s with `report_gbits`, a latency test's
+    /// with its samples listed as `samples` asks, then the summary.
+    pub fn print(
+        &self,
+        out: &mut dyn Write,
+        report_gbits: bool,
+        samples: Samples,
+    ) -> std::io::Result<()> {
         writeln!(out, "{RESULT_LINE}")?;
         // A passive READ server prints only the line, as perftest's.
         if self.measured {
-            self.print_table(out, report_gbits)?;
+            self.print_table(out, report_gbits, samples)?;
             writeln!(out, "{RESULT_LINE}")?;
         }
         self.print_summary(out)
@@ -429,6 +447,20 @@ impl LiveResult {
     }
 }
 
+/// perftest's `-U` and `-H` lists before a latency row (`gaps`: its samples in measurement
+/// order): with `-U` every gap in order, then the gaps its summary keeps, sorted, then the
+/// line and the header again, as perftest prints them.
+fn print_samples(out: &mut dyn Write, gaps: &[f64], samples: Samples) -> std::io::Result<()> {
+    if samples == Samples::Off {
+        return Ok(());
+    }
+    if samples == Samples::Unsorted {
+        write!(out, "{}", sample_list(gaps))?;
+    }
+    write!(out, "{}", sample_list(&sorted_kept(gaps)))?;
+    writeln!(out, "{RESULT_LINE}\n{RESULT_FMT_LAT}")
+}
+
 /// One direction of a bidirectional run, as perftest's bandwidth report carries it.
 fn direction_json(d: &BwReport) -> serde_json::Value {
     json!({
@@ -497,6 +529,31 @@ mod tests {
         }
     }
 
+    /// perftest's summary: the two largest gaps are left out of the average and the
+    /// percentiles, and its max is the second largest.
+    #[test]
+    fn a_latency_summary_leaves_out_the_largest_two_as_perftest() {
+        let t0 = Instant::now();
+        let mut at = 0;
+        let posts: Vec<Instant> = [0, 10, 10, 10, 10, 100, 200]
+            .map(|gap_us| {
+                at += gap_us;
+                t0 + Duration::from_micros(at)
+            })
+            .to_vec();
+        let l = LiveResult::latency("write-lat", 2, 7, &posts, 1.0)
+            .row
+            .latency_us;
+        assert!(
+            (l.avg - 10.0).abs() < 1e-9 && (l.max - 100.0).abs() < 1e-9,
+            "{l:?}"
+        );
+        let all = LiveResult::latency("rc-pingpong", 2, 7, &posts, 1.0)
+            .row
+            .latency_us;
+        assert!((all.avg - 340.0 / 6.0).abs() < 1e-9, "{all:?}");
+    }
+
     #[test]
     fn the_first_mismatch_stands_whatever_comes_after() {
         let m = |offset| Verification::Mismatch { offset };
@@ -514,7 +571,7 @@ mod tests {
         let mut r = LiveResult::latency("read-lat", 64, 5, &[], 1.0);
         let printed = |r: &LiveResult| {
             let mut out = Vec::new();
-            r.print(&mut out, false).unwrap();
+            r.print(&mut out, false, Samples::Off).unwrap();
             String::from_utf8(out).unwrap()
         };
         assert!(printed(&r).contains("#bytes"));

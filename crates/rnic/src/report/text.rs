@@ -248,7 +248,7 @@ impl Samples {
 }
 
 /// perftest's sample list: a `#, usec` line, then `index, value` per sample (C's `%g`).
-fn sample_list(samples: &[f64]) -> String {
+pub(crate) fn sample_list(samples: &[f64]) -> String {
     let mut o = String::from("#, usec\n");
     for (i, v) in samples.iter().enumerate() {
         let _ = writeln!(o, "{}, {}", i + 1, fmt_g(*v));
