@@ -850,6 +850,33 @@ fn unsorted_and_sorted_samples_come_before_the_row() {
     }
 }
 
+/// `-b --report-both`: after the summed table, this side's direction ("Local results") and
+/// the peer's ("Remote results"), each row's BW average the JSON's for that direction.
+#[test]
+fn report_both_prints_each_direction_after_the_sum() {
+    let Some((c, _, _, out)) = pair_printing("write-bw", &["-b", "-n", "100", "--report-both"])
+    else {
+        return;
+    };
+    assert_verified(&c, "client");
+    for (label, key) in [("Local", "this_side"), ("Remote", "peer")] {
+        let section = out
+            .split(&format!(" {label} results: "))
+            .nth(1)
+            .unwrap_or_else(|| panic!("no {label} results: {out}"));
+        let row = section
+            .lines()
+            .find(|l| l.starts_with(" 65536"))
+            .expect("a row");
+        let avg: f64 = row.split_whitespace().nth(3).unwrap().parse().unwrap();
+        let json = c["bidirectional"][key]["bw_avg_mb_s"].as_f64().unwrap();
+        assert!(
+            (avg - json).abs() <= 0.005 + 1e-9,
+            "{label}: {avg} against {json}"
+        );
+    }
+}
+
 #[test]
 fn a_message_larger_than_a_read_is_read_back_in_pieces() {
     // 1 MiB at MTU 1024 is 1024 packets; one READ may span only the 256-packet window.

@@ -145,6 +145,10 @@ pub struct LiveCmd {
     /// tests; a latency test's table has no bandwidth)
     #[arg(long = "report_gbits", alias = "report-gbits")]
     pub report_gbits: bool,
+    /// With -b: after the summed table, each direction's row under its own header (this
+    /// side's, then the peer's), as perftest's --report-both
+    #[arg(long = "report-both")]
+    pub report_both: bool,
     /// Latency tests: list every sample (µs) the summary keeps, sorted, before its row, as
     /// perftest's -H
     #[arg(short = 'H', long = "report-histogram")]
@@ -339,6 +343,8 @@ pub struct LiveOptions {
     pub output: Option<String>,
     /// `-H`, `-U`: the samples a latency test lists before its row.
     pub samples: Samples,
+    /// `-b --report-both`: each direction's row after the summed table.
+    pub report_both: bool,
     /// `-a`: the client measures every power of two from 2 bytes to `size` (8 MiB), and
     /// both sides' buffers hold `size`.
     pub all_sizes: bool,
@@ -647,6 +653,7 @@ impl LiveCmd {
             report_gbits: self.report_gbits,
             output: self.output_for(test)?,
             samples: self.samples_for(test)?,
+            report_both: self.report_both_for(test, service)?,
             all_sizes: self.all,
             duration: if self.run_infinitely {
                 None
@@ -875,6 +882,26 @@ impl LiveCmd {
         crate::output::check_file("--out_json_file", &path)
             .map_err(|e| UsageError(e.to_string()))?;
         Ok(Some(path))
+    }
+
+    /// `--report-both`: `-b`'s directions, so refused without `-b` (perftest prints nothing
+    /// then) and with `--output`, which replaces the table.
+    fn report_both_for(&self, test: LiveTest, service: ServiceType) -> Result<bool, UsageError> {
+        if !self.report_both {
+            return Ok(false);
+        }
+        if !self.bidirectional_for(test, service)? {
+            return Err(UsageError(
+                "--report-both prints each direction of a bidirectional run: give -b too".into(),
+            ));
+        }
+        if let Some(figure) = &self.output {
+            return Err(UsageError(format!(
+                "--report-both prints into the table, which --output={figure} replaces by one \
+                 figure: leave out one of them"
+            )));
+        }
+        Ok(true)
     }
 
     /// `-H` and `-U`: a latency test's samples, listed in its table (refused for a bandwidth
@@ -1220,7 +1247,12 @@ pub fn run(cmd: &LiveCmd, out: &mut dyn Write) -> anyhow::Result<()> {
             r.print_figures(out, figure, o.report_gbits)?;
             r.print_summary(&mut std::io::stderr())?;
         }
-        None => r.print(out, o.report_gbits, o.samples)?,
+        None => {
+            r.print(out, o.report_gbits, o.samples)?;
+            if o.report_both {
+                r.print_directions(out, o.report_gbits)?;
+            }
+        }
     }
     if let Some(p) = &o.json {
         r.write_json(p)?;
@@ -1301,6 +1333,25 @@ mod tests {
         );
         let e = options("write-bw 10.0.0.1 --json /tmp/a.json --out_json_file /tmp/a.json");
         assert!(e.unwrap_err().0.contains("both name"));
+    }
+
+    #[test]
+    fn report_both_needs_the_bidirectional_table() {
+        assert!(
+            options("write-bw 10.0.0.1 -b --report-both")
+                .unwrap()
+                .report_both
+        );
+        assert_refused(
+            "--report-both",
+            &[
+                ("write-bw 10.0.0.1 --report-both", "give -b too"),
+                (
+                    "write-bw 10.0.0.1 -b --report-both --output bandwidth",
+                    "replaces",
+                ),
+            ],
+        );
     }
 
     /// `-H`/`-U`: latency tests only, not with `--output`; under `-D` a note.

@@ -131,7 +131,6 @@ pub const LIVE_FLAGS: &[CompatFlag] = &[
     flag("MGID", Some('M'), true, Refused(UNICAST)),
     flag("mcg", Some('g'), false, Refused(UNICAST)),
     // What is printed.
-    flag("report-both", None, false, Refused(REPORT)),
     flag("report-cycles", Some('C'), false, Refused(REPORT)),
     // Dynamically Connected transport and encryption.
     flag("log_dci_streams", None, true, Refused(DC)),

@@ -333,6 +333,30 @@ impl LiveResult {
         self.print_summary(out)
     }
 
+    /// `-b --report-both`: each direction under its own header, this side's ("Local
+    /// results") then the peer's ("Remote results"), as perftest prints them after the
+    /// summed table.
+    pub fn print_directions(&self, out: &mut dyn Write, report_gbits: bool) -> std::io::Result<()> {
+        let Some(directions) = &self.bidirectional else {
+            return Ok(());
+        };
+        for (label, d) in ["Local", "Remote"].iter().zip(directions) {
+            let row = SizeResult {
+                size_bytes: d.size,
+                iterations: d.iters,
+                bw_peak_mb_s: d.bw_peak,
+                bw_avg_mb_s: d.bw_avg,
+                msg_rate_mops: d.msg_rate,
+                ..SizeResult::default()
+            };
+            writeln!(out, "\n {label} results: \n{RESULT_LINE}")?;
+            writeln!(out, "{}", bw_header(report_gbits))?;
+            write!(out, "{}", bw_row(&row, report_gbits))?;
+            writeln!(out, "{RESULT_LINE}")?;
+        }
+        Ok(())
+    }
+
     /// What follows the table: `-b`'s directions, notes, the addresses, the counters and the
     /// verdict on the bytes, and over UC or UD the messages lost.
     pub fn print_summary(&self, out: &mut dyn Write) -> std::io::Result<()> {
