@@ -1642,6 +1642,29 @@ fn bidirectional_runs_verify_both_directions() {
     }
 }
 
+/// `send-bw -b` over UD and UC: each side checks every SEND of the peer's that arrived,
+/// stops waiting for the rest once its own are done and none came for a while, and the
+/// sides exchange how many they sent, so each counts its own loss of the peer's.
+#[test]
+fn unreliable_send_bw_both_ways_counts_what_each_side_lost() {
+    for connection in ["UD", "UC"] {
+        let args = ["-b", "-c", connection, "-q", "2", "-n", "200", "-s", "1024"];
+        let Some((c, s, pcap)) = pair("send-bw", &args) else {
+            return;
+        };
+        assert_verified(&c, "client");
+        assert_verified(&s, "server");
+        for j in [&c, &s] {
+            let u = &j["unreliable"];
+            assert_eq!(u["messages_sent"], 400, "{connection}: {j}");
+            let received = u["messages_received"].as_u64().unwrap();
+            let lost = u["messages_lost"].as_u64().unwrap();
+            assert!(received > 0 && received + lost == 400, "{connection}: {u}");
+        }
+        assert_pcap_checks(&pcap);
+    }
+}
+
 /// `--run_infinitely` until Ctrl-C: the client prints a row every `-D` (0.3 s), and on the
 /// interrupt drains, reads the server's buffers back and closes as any run does; its JSON
 /// has each interval, and both sides verified every byte (the READ client its own landing

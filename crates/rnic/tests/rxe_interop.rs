@@ -1833,6 +1833,28 @@ mod bidirectional {
         assert_both_directions(run("ib_write_bw", "write-bw").uc().rnic_client_report())
     }
 
+    /// `ib_send_bw -b -c UD`: 1 KiB datagrams both ways at path MTU 1024; rnic counts what
+    /// arrived of the guest's (`-n` per QP, as perftest sends no count).
+    #[test]
+    fn ib_send_bw_ud_rnic_client() {
+        let ud = Interop::new("ib_send_bw", "send-bw", 1024)
+            .both_sides(" -b")
+            .ud();
+        let report = ud.rnic_client_report();
+        if let Some(j) = &report {
+            assert_eq!(j["unreliable"]["messages_sent"], ud.iters, "{j}");
+        }
+        assert_both_directions(report)
+    }
+
+    #[test]
+    fn ib_send_bw_ud_rnic_server() {
+        let ud = Interop::new("ib_send_bw", "send-bw", 1024)
+            .both_sides(" -b")
+            .ud();
+        assert_both_directions(ud.rnic_server_report())
+    }
+
     /// Both directions resend what netem drops of the guest's frames (its WRITEs and its
     /// ACKs of rnic's).
     #[test]

@@ -732,12 +732,15 @@ impl LiveCmd {
                 test.name()
             ));
         }
-        if test == LiveTest::SendBw && (service != ServiceType::Rc || self.duration.is_some()) {
-            return refuse(
-                "rnic live runs send-bw -b over RC for -n iterations (not over UC or UD, nor \
-                 with -D)"
-                    .into(),
-            );
+        if test == LiveTest::SendBw && self.duration.is_some() {
+            return refuse("rnic live runs send-bw -b for -n iterations, not with -D".into());
+        }
+        if test == LiveTest::SendBw && service != ServiceType::Rc && self.all {
+            return refuse(format!(
+                "rnic live runs send-bw -b -a over RC only: over {} a lost SEND leaves its \
+                 receive posted, too small for the next size",
+                service.name().to_ascii_uppercase()
+            ));
         }
         if self.run_infinitely {
             return refuse("rnic live does not run it with --run_infinitely".into());
@@ -1473,11 +1476,12 @@ mod tests {
         );
         assert!(!options("write-bw 10.0.0.1").unwrap().bidirectional);
         assert!(options("send-bw --server -b -q 2").unwrap().bidirectional);
+        assert!(options("send-bw --server -b -c UD").unwrap().bidirectional);
         assert!(options("atomic-bw 10.0.0.1 -b").unwrap().bidirectional);
         assert_refused(
             "-b/--bidirectional",
             &[
-                ("send-bw --server -b -c UD", "over RC"),
+                ("send-bw --server -b -c UC -a", "-a over RC only"),
                 ("send-bw --server -b -D 2", "with -D"),
                 ("write-lat --server -b", "not write-lat"),
                 ("write-bw --server -b --run_infinitely", "--run_infinitely"),

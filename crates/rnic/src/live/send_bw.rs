@@ -44,7 +44,7 @@ const DST_ADDR: u64 = 0x2000_0000;
 /// UC/UD: how long the server waits for more messages once the client is done sending.
 /// The client's exchange message follows its last send completion, which over UC and UD
 /// comes when the packet is on the wire, so only datagrams in flight or in a queue remain.
-const DRAIN: Duration = Duration::from_millis(300);
+pub(super) const DRAIN: Duration = Duration::from_millis(300);
 
 pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
     if o.bidirectional {
@@ -245,7 +245,7 @@ fn counts_exchanged(o: &LiveOptions, s: &Session) -> bool {
 }
 
 /// The loss of a UC/UD run: `sent` messages against `received` whole.
-fn loss(service: ServiceType, sent: u64, received: u64) -> UnreliableResult {
+pub(super) fn loss(service: ServiceType, sent: u64, received: u64) -> UnreliableResult {
     UnreliableResult {
         transport: service.name().to_string(),
         messages_sent: sent,
@@ -268,7 +268,7 @@ pub fn expect_opcode(c: &Completion, want: WcOpcode) -> anyhow::Result<()> {
 }
 
 /// Takes every receive completion there is into the rings; returns how many.
-fn take_arrivals(s: &mut Session, rings: &mut RecvRings) -> anyhow::Result<u64> {
+pub(super) fn take_arrivals(s: &mut Session, rings: &mut RecvRings) -> anyhow::Result<u64> {
     let mut n = 0;
     while let Some(c) = s.ep.poll_cq() {
         rings.take(s, &c)?;
