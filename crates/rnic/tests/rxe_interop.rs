@@ -1269,6 +1269,32 @@ mod rdma_cm {
     }
 }
 
+/// perftest sends no QP count: rnic with `-q 2` against `ib_write_bw -q 1` sees the rounds
+/// of keys slip (the guest's second round read as its second QP's keys, the same QPN) and
+/// fails within seconds naming `-q`, where it stalled for 10 s and failed on the traffic.
+#[test]
+fn a_different_qp_count_than_perftests_fails_at_once_naming_q() {
+    let Some((_in_use, guest)) = guest() else {
+        return;
+    };
+    let run = Interop::new("ib_write_bw", "write-bw", 4096).rnic_only(" -q 2");
+    let port = next_port();
+    let server = run.spawn_guest_server(guest, port);
+    guest.wait_listening(port);
+    let start = std::time::Instant::now();
+    let (client, args) = run.run_rnic_client(guest, port, &[]);
+    let took = start.elapsed();
+    let _ = finish(server);
+    assert!(!client.ok, "rnic {}:\n{}", args.join(" "), client.text);
+    assert!(
+        client.text.contains("same -q (2)"),
+        "rnic {}:\n{}",
+        args.join(" "),
+        client.text
+    );
+    assert!(took < Duration::from_secs(8), "it took {took:?}");
+}
+
 /// perftest's `-z` against rxe: the exchange runs over an RDMA CM control connection (the
 /// guest's kernel CM at the other end, no TCP) and both sides connect the test's QPs by
 /// modify_qp with the keys it carried.

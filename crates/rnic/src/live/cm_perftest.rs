@@ -308,7 +308,7 @@ pub fn open_session(
         connect_by_keys(&mut ep, &mut oob, (o, pre.mtu_bytes), handshakes)?
     };
     // "An additional handshake is required after moving qp to RTR."
-    after_connection(&mut oob, o.test, &mine, &mut || pump(&mut ep))?;
+    after_connection(&mut oob, (o.test, &mine, &peers), &mut || pump(&mut ep))?;
     o.check_read_fits(pre.mtu_bytes)?;
     Ok(Session {
         ep,

@@ -154,7 +154,7 @@ impl Session {
         for (me, peer) in mine.iter().zip(&peers) {
             connect_qp(&mut ep.dev, me.qpn, me.psn, peer, &t)?;
         }
-        after_connection(&mut oob, o.test, &mine, &mut || pump(&mut ep))?;
+        after_connection(&mut oob, (o.test, &mine, &peers), &mut || pump(&mut ep))?;
         Ok(Session {
             ep,
             oob,
@@ -345,20 +345,51 @@ fn handshake_after_rtr_comes_first(test: LiveTest) -> bool {
 
 /// perftest's exchanges once the QPs are connected (by modify_qp or by RDMA CM): every QP's
 /// keys once more (to print the peer's), and one more handshake after RTR; its SEND tests
-/// have that one first.
+/// have that one first. `peers`: the keys of the round before, which the peer's second
+/// round must repeat QP for QP ([`check_same_qps`]).
 pub fn after_connection(
     oob: &mut Oob,
-    test: LiveTest,
-    mine: &[Dest],
+    (test, mine, peers): (LiveTest, &[Dest], &[Dest]),
     pump: &mut dyn FnMut() -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let one_first = handshake_after_rtr_comes_first(test);
     if one_first {
         oob.keys(&mine[0], pump)?;
     }
-    keys_of_every_qp(oob, mine, pump)?;
+    let again = keys_of_every_qp(oob, mine, pump)?;
+    check_same_qps(peers, &again)?;
     if !one_first {
         oob.keys(&mine[0], pump)?;
+    }
+    Ok(())
+}
+
+/// A perftest peer sends no `-q`: with another number of QPs than this side's, the two
+/// sides' rounds of keys slip against each other, and the run would connect QPs to the
+/// wrong peers and stall. The slip shows in the keys: a QPN twice in one round (the peer's
+/// next round read as this one's), or another set of QPNs in the second round than in the
+/// first (in any order: under `-R` the first are as RDMA CM paired them).
+pub fn check_same_qps(first: &[Dest], second: &[Dest]) -> anyhow::Result<()> {
+    let sorted = |keys: &[Dest]| {
+        let mut q: Vec<u32> = keys.iter().map(|d| d.qpn).collect();
+        q.sort_unstable();
+        q
+    };
+    let (a, b) = (sorted(first), sorted(second));
+    let repeats = a.windows(2).any(|w| w[0] == w[1]);
+    if repeats || a != b {
+        let qpns = |keys: &[Dest]| {
+            keys.iter()
+                .map(|d| format!("{:#x}", d.qpn))
+                .collect::<Vec<_>>()
+        };
+        anyhow::bail!(
+            "the peer's QP keys do not repeat QP for QP ({:?}, then {:?}): does it run with the \
+             same -q ({})? perftest sends no QP count, so both sides must be given the same",
+            qpns(first),
+            qpns(second),
+            first.len()
+        );
     }
     Ok(())
 }
@@ -428,4 +459,33 @@ fn random_bits() -> u64 {
     x = x.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
     x ^= x >> 33;
     x
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(qpns: &[u32]) -> Vec<Dest> {
+        let dest = |qpn| Dest {
+            qpn,
+            ..Dest::default()
+        };
+        qpns.iter().map(|&q| dest(q)).collect()
+    }
+
+    /// Against a perftest peer with another `-q`: more QPs here read the peer's second
+    /// round as QPs of the first (a repeated QPN); fewer here read its remaining QPs in the
+    /// second round (another set). The same QPs in another order (RDMA CM's pairing) pass.
+    #[test]
+    fn keys_that_slip_between_rounds_fail_naming_q() {
+        for (first, second) in [
+            (&[0x11, 0x11][..], &[0x11, 0x11][..]),
+            (&[0x11][..], &[0x12][..]),
+            (&[0x11, 0x12][..], &[0x13, 0x11][..]),
+        ] {
+            let e = check_same_qps(&keys(first), &keys(second)).unwrap_err();
+            assert!(e.to_string().contains("same -q"), "{e}");
+        }
+        assert!(check_same_qps(&keys(&[0x11, 0x12]), &keys(&[0x12, 0x11])).is_ok());
+    }
 }
