@@ -862,8 +862,6 @@ impl LiveCmd {
         Ok(Some(pacer::RateLimit { rate, units, burst }))
     }
 
-    /// `--retry_count`: with `-R` only, as perftest sets it through RDMA CM, and IBA's three
-    /// bits.
     /// `--out_json`, or `--out_json_file` (which implies it): perftest's JSON report, at
     /// perftest's default name unless named; refused for rc-pingpong (ibv_rc_pingpong
     /// writes none) and for a file another output names.
@@ -966,6 +964,8 @@ impl LiveCmd {
         Ok(Some(figure.to_string()))
     }
 
+    /// `--retry_count`: with `-R` only, as perftest sets it through RDMA CM, and IBA's three
+    /// bits.
     fn retry_count_for(&self) -> Result<u8, UsageError> {
         let Some(n) = self.retry_count else {
             return Ok(7);

@@ -35,11 +35,7 @@ pub fn report(r: &LiveResult, o: &LiveOptions) -> Option<Report> {
         return None;
     }
     let latency = o.test.is_latency();
-    let rows = match r.per_size.is_empty() {
-        true => std::slice::from_ref(&r.row),
-        false => &r.per_size[..],
-    };
-    let rows = (rows.iter())
+    let rows = (r.rows().iter())
         .map(|row| row_of(row, latency, r.duration_t_avg_us, o.report_gbits))
         .collect();
     let verb = verb(o.test);

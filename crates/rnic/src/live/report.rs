@@ -270,24 +270,25 @@ impl LiveResult {
             write!(out, "{}", lat_dur_row(&self.row, t_avg_us))?;
         } else if self.is_latency {
             writeln!(out, "{RESULT_FMT_LAT}")?;
-            let rows = match self.per_size.is_empty() {
-                true => std::slice::from_ref(&self.row),
-                false => &self.per_size[..],
-            };
-            for r in rows {
+            for r in self.rows() {
                 print_samples(out, &r.latency_samples_us, samples)?;
                 write!(out, "{}", lat_row(r))?;
             }
         } else {
             writeln!(out, "{}", bw_header(report_gbits))?;
-            for r in &self.per_size {
+            for r in self.rows() {
                 write!(out, "{}", bw_row(r, report_gbits))?;
-            }
-            if self.per_size.is_empty() {
-                write!(out, "{}", bw_row(&self.row, report_gbits))?;
             }
         }
         Ok(())
+    }
+
+    /// The table's rows: each size's with `-a`, else the run's own.
+    pub fn rows(&self) -> &[SizeResult] {
+        match self.per_size.is_empty() {
+            true => std::slice::from_ref(&self.row),
+            false => &self.per_size,
+        }
     }
 
     /// perftest's `--output=FIGURE`: that figure of each row of the table, one line each
@@ -301,11 +302,7 @@ impl LiveResult {
         if !self.measured {
             return Ok(());
         }
-        let rows = match self.per_size.is_empty() {
-            true => std::slice::from_ref(&self.row),
-            false => &self.per_size[..],
-        };
-        for r in rows {
+        for r in self.rows() {
             let t_avg_us = self.duration_t_avg_us;
             write!(
                 out,
