@@ -29,8 +29,9 @@ const LOCAL: &str = "it shapes the local NIC's work, and rnic live has no NIC ha
 const MEMORY: &str = "rnic live's buffers are its own process memory, always resident";
 const POLLS: &str = "rnic live polls its completion queue";
 const PEAK: &str = "the BW peak is measured anyway (0 in duration mode, as perftest's)";
-const VERSIONS: &str =
-    "rnic live exchanges versions, as perftest does by default, and tells an rnic peer by them";
+const VERSIONS: &str = "rnic live exchanges versions, as perftest does by default, and tells an \
+    rnic peer by them (perftest 4.5 itself exits with the flag: its version check then reads \
+    no version, below the 5.70 it needs)";
 const DC: &str = "rnic live runs RC, UC and UD queue pairs, not Dynamically Connected transport";
 const ENCRYPTION: &str = "rnic live runs RoCEv2 without inline encryption";
 const IPV4: &str = "rnic live runs RoCEv2 over IPv4 on Ethernet";
