@@ -51,7 +51,9 @@ pub const fn flag(
 }
 
 const HW: &str = "it names real hardware; the simulated NIC has one device and port";
-const NOT_YET: &str = "not modelled by rnic yet";
+const SRQ_NOT_YET: &str = "shared receive queues are not modelled by rnic's NIC yet (rnic live \
+    runs them): a SEND on one may land in any QP's buffer, and the simulator checks each QP's \
+    buffer against its own sender's bytes";
 const ENCRYPTION: &str = "rnic models RoCEv2 without inline encryption";
 const DC: &str = "rnic models RC queue pairs, not Dynamically Connected transport";
 const MULTICAST: &str = "rnic models unicast traffic only (no UD multicast groups)";
@@ -167,7 +169,7 @@ pub const COMPAT_FLAGS: &[CompatFlag] = &[
         ),
     ),
     // They change the experiment and are not modelled yet.
-    flag("use-srq", None, false, Refused(NOT_YET)),
+    flag("use-srq", None, false, Refused(SRQ_NOT_YET)),
     flag(
         "run_infinitely",
         None,
