@@ -65,6 +65,10 @@ pub struct LiveCmd {
     /// Local IPv4 address to use (default: the one the route to the peer uses)
     #[arg(long, value_name = "IPV4")]
     pub bind: Option<String>,
+    /// The same as --bind, as perftest's --source_ip names RDMA CM's source address (rnic
+    /// live uses it for every exchange); both given must agree
+    #[arg(long = "source_ip", value_name = "IPV4")]
+    pub source_ip: Option<String>,
     /// Message size, bytes [default: 65536 for bandwidth tests (UD: the MTU), 2 for latency
     /// tests]
     #[arg(short = 's', long = "size")]
@@ -562,17 +566,7 @@ impl LiveCmd {
                 "give either --server or HOST (the server to connect to)".into(),
             ));
         }
-        let bind = self
-            .bind
-            .as_deref()
-            .map(|b| match b.parse::<std::net::IpAddr>() {
-                Ok(std::net::IpAddr::V4(ip)) => Ok(ip),
-                Ok(std::net::IpAddr::V6(_)) => Err(UsageError(format!(
-                    "--bind {b}: IPv6 is not supported (rnic live speaks RoCEv2 over IPv4)"
-                ))),
-                Err(_) => Err(UsageError(format!("--bind {b:?} is not an IPv4 address"))),
-            })
-            .transpose()?;
+        let bind = self.bind_address()?;
         if let Some(h) = &self.host {
             if h.parse::<std::net::Ipv6Addr>().is_ok() {
                 return Err(UsageError(format!(
@@ -1166,6 +1160,32 @@ impl LiveCmd {
         Ok(())
     }
 
+    /// `--bind`, or perftest's `--source_ip` (the same address; both given must agree): an
+    /// IPv4 address.
+    fn bind_address(&self) -> Result<Option<Ipv4Addr>, UsageError> {
+        let parse = |(flag, b): (&str, &str)| match b.parse::<std::net::IpAddr>() {
+            Ok(std::net::IpAddr::V4(ip)) => Ok(ip),
+            Ok(std::net::IpAddr::V6(_)) => Err(UsageError(format!(
+                "{flag} {b}: IPv6 is not supported (rnic live speaks RoCEv2 over IPv4)"
+            ))),
+            Err(_) => Err(UsageError(format!("{flag} {b:?} is not an IPv4 address"))),
+        };
+        let bind = self
+            .bind
+            .as_deref()
+            .map(|b| parse(("--bind", b)))
+            .transpose()?;
+        let source = (self.source_ip.as_deref())
+            .map(|b| parse(("--source_ip", b)))
+            .transpose()?;
+        match (bind, source) {
+            (Some(b), Some(s)) if b != s => Err(UsageError(format!(
+                "--source_ip {s}: --bind says {b}; they name the same address, give one"
+            ))),
+            _ => Ok(bind.or(source)),
+        }
+    }
+
     /// `-z`, or `-R`, which implies it (perftest sets its `use_rdma_cm` for either);
     /// refused for rc-pingpong, which exchanges over TCP only.
     fn exchange_by_cm_for(&self, test: LiveTest) -> Result<bool, UsageError> {
@@ -1353,6 +1373,27 @@ mod tests {
                     "write-bw 10.0.0.1 -b --report-both --output bandwidth",
                     "replaces",
                 ),
+            ],
+        );
+    }
+
+    #[test]
+    fn source_ip_is_bind() {
+        let ip = |args: &str| options(args).unwrap().bind;
+        let local = Some(Ipv4Addr::new(10, 0, 0, 2));
+        assert_eq!(ip("write-bw 10.0.0.1 -R --source_ip 10.0.0.2"), local);
+        assert_eq!(
+            ip("write-bw 10.0.0.1 --bind 10.0.0.2 --source_ip 10.0.0.2"),
+            local
+        );
+        assert_refused(
+            "--source_ip",
+            &[
+                (
+                    "write-bw 10.0.0.1 --bind 10.0.0.3 --source_ip 10.0.0.2",
+                    "give one",
+                ),
+                ("write-bw 10.0.0.1 --source_ip ::1", "IPv6"),
             ],
         );
     }

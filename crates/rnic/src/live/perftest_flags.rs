@@ -100,12 +100,6 @@ pub const LIVE_FLAGS: &[CompatFlag] = &[
     ),
     // The exchange.
     flag("dont_xchg_versions", None, false, Refused(VERSIONS)),
-    flag(
-        "source_ip",
-        None,
-        true,
-        Refused("rnic live's own address is --bind's"),
-    ),
     // The traffic.
     flag("recv_post_list", None, true, Ignored(LOCAL)),
     flag("inline_recv", None, true, Ignored(LOCAL)),
