@@ -5,7 +5,7 @@
 use crate::config::Config;
 
 /// Bytes of distinct buffers per node; pairs beyond share buffer slots (same pattern).
-const BUFFER_BUDGET: u64 = 256 << 20;
+pub(crate) const BUFFER_BUDGET: u64 = 256 << 20;
 
 /// Bytes between two pairs' buffers of `size`-byte messages.
 pub fn buffer_stride(size: u64) -> u64 {

@@ -706,6 +706,11 @@ config_section! {
         /// (perftest -r/--rx-depth, whose default is 512); at most the device's 32768
         /// WQEs per queue (max_qp_wr)
         rx_depth: u32 = 512; "WQEs", uint(1, 32768);
+        /// SEND tests: each node's QPs of a flow take their receives from one shared receive
+        /// queue (perftest --use-srq): host.rx_depth receives in all (send-lat: 2 per QP),
+        /// each QP posting its share (rx_depth / QPs), each receive a buffer of its own, and
+        /// a SEND consumes the oldest whatever QP it arrives on
+        use_srq: bool = false; "switch", Kind::Bool;
         /// SEND bandwidth tests: the target reposts consumed receives in lists of this many,
         /// one doorbell per list (perftest --recv_post_list); at most host.rx_depth
         recv_post_list: u32 = 1; "WQEs", uint(1, 65536);

@@ -21,6 +21,9 @@ pub struct HostIf {
     pub cq: CqUnit,
     /// Receive-WQE reads in flight: (qpn, first index, count).
     pub rq_reads: Slab<(u32, u32, u32)>,
+    /// Shared receive queues (host.use_srq): the QP whose RQ ring holds each SRQ's WQEs, and
+    /// the SRQ the fetched WQEs go to. Few, and looked up only when receive WQEs arrive.
+    pub srq_rings: Vec<(u32, rnic_transport::SrqId)>,
     /// Schedule `Landed` events for WRITE payloads (write-lat polls memory).
     pub watch_writes: bool,
     /// One QPN per application core (to drain that core's CQs); `u32::MAX` for none.
@@ -36,6 +39,7 @@ impl HostIf {
             doorbell: DoorbellUnit::new(p.nic.doorbell_ps),
             cq: CqUnit::new(p.nic.cqe_ps),
             rq_reads: Slab::new(),
+            srq_rings: Vec::new(),
             watch_writes: false,
             core_qpn: Vec::new(),
             doorbell_bytes: p.pcie.doorbell_bytes,

@@ -113,7 +113,8 @@ impl Nic {
         prefetch::after_read(pf_parts!(self), arrived.then, now, cx);
     }
 
-    /// Receive WQEs arrived: decode them and give them to the transport.
+    /// Receive WQEs arrived: decode them and give them to the transport (the QP's RQ, or the
+    /// shared receive queue its ring holds).
     fn on_rq_wqes(&mut self, now: TimePs, r: u32, cx: &mut NicCx<'_>) {
         let wqe_bytes = self.p.nic.wqe_bytes;
         let Some((qpn, first, k)) = self.host.rq_reads.remove(r) else {
@@ -130,7 +131,13 @@ impl Nic {
             );
             let (wr_id, sge) = decode_rq_wqe(&buf);
             let sgl = if sge.len > 0 { vec![sge] } else { Vec::new() };
-            if self.dev.post_recv(qpn, RecvWr { wr_id, sgl }).is_err() {
+            let wr = RecvWr { wr_id, sgl };
+            let srq = self.host.srq_rings.iter().find(|&&(q, _)| q == qpn);
+            let posted = match srq {
+                Some(&(_, srq)) => self.dev.post_srq_recv(srq, wr),
+                None => self.dev.post_recv(qpn, wr),
+            };
+            if posted.is_err() {
                 self.tx.fetch.stats.post_errors += 1;
             }
         }

@@ -213,6 +213,9 @@ pub(crate) fn check_buffers(w: &World, a: &Perftest, layout: &Layout) -> BufferC
             len
         };
         copies.retain(|&(_, to)| arrived(to));
+        // A node with a shared receive queue holds its SENDs in buffers of the SRQ's own,
+        // checked below.
+        copies.retain(|&(_, to)| a.nodes.get(to).is_none_or(|n| n.srq.is_none()));
         for (from, to) in copies {
             found.checked += len;
             // A UD receive starts with the 40-byte GRH area; the payload follows it.
@@ -229,7 +232,63 @@ pub(crate) fn check_buffers(w: &World, a: &Perftest, layout: &Layout) -> BufferC
             }
         }
     }
+    check_srq_buffers(w, a, layout, (len, &mut found));
     found
+}
+
+/// Under `host.use_srq` each node's SENDs land in the shared receive queue's buffers,
+/// whichever QP took them: each buffer that took a SEND must hold one whole, the source of
+/// the pair whose QP completed it last (`SrqRing::last_pair`), or of another pair with a
+/// QP on the node, whose SEND landed after the application's last look (at the end of a
+/// run a datagram may land whose completion nobody polls). Which QP received which bytes
+/// the payload oracle checks as they land.
+fn check_srq_buffers(
+    w: &World,
+    a: &Perftest,
+    layout: &Layout,
+    (len, found): (u64, &mut BufferCheck),
+) {
+    for (node, app) in a.nodes.iter_with_node() {
+        let Some(srq) = &app.srq else { continue };
+        // The pairs with a QP on the node, each with its peer's node: the senders here.
+        let senders: Vec<(u32, usize)> = (a.pairs.iter().enumerate())
+            .filter(|(_, pr)| node == a.server || pr.c_node as usize == node)
+            .map(|(i, pr)| {
+                let from = if node == a.server {
+                    pr.c_node as usize
+                } else {
+                    a.server
+                };
+                (i as u32, from)
+            })
+            .collect();
+        let source = |(pair, from): (u32, usize)| {
+            (
+                from,
+                a.nodes[from].src + u64::from(layout.slot(pair)) * layout.stride,
+            )
+        };
+        for (b, &last) in srq.last_pair.iter().enumerate() {
+            let Some(&recorded) = senders.iter().find(|&&(p, _)| p == last) else {
+                continue;
+            };
+            let to_addr = app.dst + b as u64 * layout.stride + a.spec.grh_bytes;
+            found.checked += len;
+            let differs = |(from, src): (usize, u64)| {
+                first_difference(&w.mems[from], src, &w.mems[node], to_addr, len)
+            };
+            let Some((at, want, got)) = differs(source(recorded)) else {
+                continue;
+            };
+            if senders.iter().any(|&s| differs(source(s)).is_none()) {
+                continue;
+            }
+            found.note(format!(
+                "node {node} shared receive buffer {b} ({to_addr:#x}) holds no sender's SEND: \
+                 against pair {last}'s source, byte {at} is {got:#04x}, not {want:#04x}"
+            ));
+        }
+    }
 }
 
 /// The first offset at which `len` bytes at `a` in `ma` and at `b` in `mb` differ, compared

@@ -391,6 +391,10 @@ pub struct PerfCmd {
     /// their own; the table reports the sum of both directions, as perftest's.
     #[arg(short = 'b', long = "bidirectional")]
     pub bidirectional: bool,
+    /// SEND tests: each side's QPs take their receives from one shared receive queue, -r
+    /// receives in all (sets host.use_srq).
+    #[arg(long = "use-srq", alias = "use_srq")]
+    pub use_srq: bool,
     /// With -b, also print each direction's row.
     #[arg(long = "report-both")]
     pub report_both: bool,
@@ -549,6 +553,8 @@ impl PerfCmd {
             }),
             self.events
                 .then(|| ("-e/--events", Override::new("host.cq_events", true))),
+            self.use_srq
+                .then(|| ("--use-srq", Override::new("host.use_srq", true))),
             self.rdma_cm
                 .then(|| ("-R/--rdma_cm", Override::new("host.connect", "cm"))),
             self.tclass

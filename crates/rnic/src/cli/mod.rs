@@ -169,6 +169,7 @@ fn cmd_perf(
     note_flags_without_effect(&c, err)?;
     check_output_figure(&c)?;
     check_tos(&c)?;
+    check_use_srq(&c)?;
     check_limits_have_a_figure(&c)?;
     check_post_list(&c, err)?;
     if c.perform_warm_up && c.test.is_latency() {
@@ -302,6 +303,20 @@ fn check_tos(c: &PerfCmd) -> anyhow::Result<()> {
         anyhow::bail!(crate::UsageError(format!(
             "--tclass {tclass}: with -R/--rdma_cm the connection's TOS is -T/--tos ({tos}), as \
              perftest's: give one of them"
+        )));
+    }
+    Ok(())
+}
+
+/// `--use-srq` shares receives, which only SEND tests post (perftest: "Using SRQ only
+/// available in SEND tests").
+fn check_use_srq(c: &PerfCmd) -> anyhow::Result<()> {
+    use rnic_model::workload::Verb;
+    if c.use_srq && c.test.verb() != Verb::Send {
+        anyhow::bail!(crate::UsageError(format!(
+            "--use-srq: send-bw and send-lat have it, not {} (only SEND tests post receives), \
+             as perftest",
+            c.test.name()
         )));
     }
     Ok(())

@@ -51,9 +51,7 @@ pub const fn flag(
 }
 
 const HW: &str = "it names real hardware; the simulated NIC has one device and port";
-const SRQ_NOT_YET: &str = "shared receive queues are not modelled by rnic's NIC yet (rnic live \
-    runs them): a SEND on one may land in any QP's buffer, and the simulator checks each QP's \
-    buffer against its own sender's bytes";
+
 const ENCRYPTION: &str = "rnic models RoCEv2 without inline encryption";
 const DC: &str = "rnic models RC queue pairs, not Dynamically Connected transport";
 const MULTICAST: &str = "rnic models unicast traffic only (no UD multicast groups)";
@@ -169,7 +167,6 @@ pub const COMPAT_FLAGS: &[CompatFlag] = &[
         ),
     ),
     // They change the experiment and are not modelled yet.
-    flag("use-srq", None, false, Refused(SRQ_NOT_YET)),
     flag(
         "run_infinitely",
         None,
@@ -417,11 +414,14 @@ mod tests {
             "{notes:?}"
         );
         let c = PerftestCompat {
-            given: vec![(find("use-srq"), None)],
+            given: vec![(find("run_infinitely"), None)],
             ..Default::default()
         };
         let e = c.check().unwrap_err().to_string();
-        assert!(e.contains("--use-srq") && e.contains("not modelled"), "{e}");
+        assert!(
+            e.contains("--run_infinitely") && e.contains("must end"),
+            "{e}"
+        );
         let c = PerftestCompat {
             connection: Some("DC".into()),
             ..Default::default()

@@ -7,6 +7,7 @@ use super::report::LiveResult;
 use super::{LiveOptions, LiveTest};
 use crate::perf::Verb;
 use crate::report::perftest_json::{row_of, test_name, Report, Results, TestInfo};
+use crate::report::text::on_off;
 use rnic_transport::ServiceType;
 
 /// The verb a test runs (rc-pingpong, which has no such file, SENDs).
@@ -50,7 +51,7 @@ pub fn report(r: &LiveResult, o: &LiveOptions) -> Option<Report> {
             number_of_qps: u32::try_from(r.qps).unwrap_or(u32::MAX),
             transport_type: "IB",
             connection_type: connection_type(o.service),
-            using_srq: if o.use_srq { "ON" } else { "OFF" },
+            using_srq: on_off(o.use_srq),
             pcie_relax_order: "OFF",
             ibv_wr_api: "OFF",
             tx_depth: depth,
@@ -59,7 +60,7 @@ pub fn report(r: &LiveResult, o: &LiveOptions) -> Option<Report> {
             link_type: "Ethernet",
             max_inline_data: (!reads).then_some(0),
             outstand_reads: reads.then(|| u8::try_from(o.out_reads).unwrap_or(u8::MAX)),
-            rdma_cm_qps: if o.rdma_cm { "ON" } else { "OFF" },
+            rdma_cm_qps: on_off(o.rdma_cm),
             data_ex_method: if o.exchange_by_cm {
                 "rdma_cm"
             } else {

@@ -43,6 +43,21 @@ pub(crate) fn connection_type(cfg: &Config) -> &'static str {
     }
 }
 
+/// Whether the test's QPs take their receives from a shared receive queue (`host.use_srq`
+/// on a SEND test), as perftest's information block says it.
+pub(crate) fn uses_srq(spec: &PerfSpec, cfg: &Config) -> bool {
+    cfg.host.use_srq && spec.test.verb() == Verb::Send
+}
+
+/// perftest's ON or OFF.
+pub(crate) fn on_off(on: bool) -> &'static str {
+    if on {
+        "ON"
+    } else {
+        "OFF"
+    }
+}
+
 /// Whether the QPs were connected by RDMA CM, as perftest's with -R: by MADs on the
 /// simulated wire (host.connect = "cm", rnic's default, for RC QPs; UD pairs with
 /// host.cm_ud, which -R sets; UC pairs are brought up directly); "direct" is perftest's
@@ -93,8 +108,9 @@ pub fn test_info(spec: &PerfSpec, cfg: &Config) -> String {
     let _ = writeln!(o, " Number of qps   : {}\t\tTransport type : IB", spec.qps);
     let _ = writeln!(
         o,
-        " Connection type : {}\t\tUsing SRQ      : OFF",
-        connection_type(cfg)
+        " Connection type : {}\t\tUsing SRQ      : {}",
+        connection_type(cfg),
+        on_off(uses_srq(spec, cfg))
     );
     let _ = writeln!(o, " PCIe relax order: OFF");
     let _ = writeln!(o, " ibv_wr* API     : OFF");
@@ -127,7 +143,7 @@ pub fn test_info(spec: &PerfSpec, cfg: &Config) -> String {
         let _ = writeln!(o, " Max inline data : {}[B]", cfg.host.inline_bytes);
     }
     let cm = connected_by_cm(cfg);
-    let _ = writeln!(o, " rdma_cm QPs\t : {}", if cm { "ON" } else { "OFF" });
+    let _ = writeln!(o, " rdma_cm QPs\t : {}", on_off(cm));
     let _ = writeln!(
         o,
         " Data ex. method : {}",

@@ -122,7 +122,10 @@ fn a_pasted_perftest_line_runs_with_notes() {
     assert!(err.contains("rnic: ignoring -F/--CPU-freq"), "{err}");
     let (code, _, err) = rnic(&["perf", "write-bw", "--use-srq"]);
     assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("--use-srq is not supported"), "{err}");
+    assert!(
+        err.contains("--use-srq: send-bw and send-lat have it"),
+        "{err}"
+    );
 }
 
 /// A perftest command line pasted into `rnic live` with a flag it does not run: refused
@@ -1773,4 +1776,57 @@ fn iterations_column_is_one_sides_iters_times_qps_as_perftest_prints_it() {
         assert_eq!(own["ops_completed"], ops, "{extra:?}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--use-srq`: each side's QPs take their receives from one shared receive queue, `-r`
+/// receives in all where each QP had `-r` of its own: with `-r 4` for 4 QPs the target posts
+/// 4 receives before the run instead of 16, and the shared 4 run dry far more often (RNR
+/// NAKs), every byte still verified, over RC and UD (whose buffers start with the GRH
+/// area). UC, and fewer receives than QPs (perftest refuses it), exit 2.
+#[test]
+fn use_srq_shares_the_receives_among_the_qps() {
+    let run = |extra: &[&str]| {
+        let mut line = vec![
+            "perf", "send-bw", "-q", "4", "-r", "4", "-n", "2000", "-s", "4096",
+        ];
+        line.extend_from_slice(extra);
+        line.push("--stats");
+        let (code, out, err) = rnic(&line);
+        assert_eq!(code, Some(0), "{extra:?}: {err}");
+        let at = |key| stat(&out, key).unwrap_or_else(|| panic!("{key} in {out}"));
+        (
+            at("host.receives_posted"),
+            at("clients.transport.naks_sent.rnr"),
+        )
+    };
+    let (own_posted, own_rnr) = run(&[]);
+    let (shared_posted, shared_rnr) = run(&["--use-srq"]);
+    assert_eq!((own_posted, shared_posted), (16 + 8000, 4 + 8000));
+    assert!(shared_rnr > 2 * own_rnr, "{shared_rnr} against {own_rnr}");
+    let ud = [
+        "perf",
+        "send-bw",
+        "-c",
+        "UD",
+        "-s",
+        "1024",
+        "-q",
+        "4",
+        "-n",
+        "500",
+        "--use-srq",
+    ];
+    let (code, out, err) = rnic(&ud);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("Using SRQ      : ON"), "{out}");
+    for (extra, words) in [
+        (&["-c", "UC"][..], "not over UC"),
+        (&["-q", "8", "-r", "4"][..], "below the 8 QPs"),
+    ] {
+        let mut line = vec!["perf", "send-bw", "--use-srq"];
+        line.extend_from_slice(extra);
+        let (code, _, err) = rnic(&line);
+        assert_eq!(code, Some(2), "{extra:?}: {err}");
+        assert!(err.contains(words), "{extra:?}: {err}");
+    }
 }

@@ -50,13 +50,17 @@ impl Perftest {
             self.bw_pair_failed(node, &cqe, t);
             return;
         }
-        if self.finished {
-            return;
-        }
         let Some(hq) = self.nodes[node].qps.get(cqe.qpn as usize).copied() else {
             return;
         };
         let i = hq.pair;
+        // A shared receive queue's buffer holds what landed last, even after the test.
+        if let Some(srq) = self.nodes[node].srq.as_mut().filter(|_| cqe.is_recv) {
+            srq.took(cqe.wr_id, i);
+        }
+        if self.finished {
+            return;
+        }
         if !self.procs.list.is_empty() {
             if node == self.server && !cqe.is_recv {
                 self.procs_cqe(t, i, cqe.wr_id, cx);

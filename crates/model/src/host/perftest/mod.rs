@@ -57,7 +57,7 @@ pub use self::bw_start::{BwStart, Fill};
 pub use self::costs::HostCosts;
 pub use self::errors::ErrorLog;
 pub use self::measurement::Measurement;
-pub use self::nodes::{HostQp, MrKeys, NodeApp, NodeApps, Pair};
+pub use self::nodes::{HostQp, MrKeys, NodeApp, NodeApps, Pair, SrqRing};
 pub use self::ping_pong::PingPong;
 pub use self::procs::{Proc, Procs};
 pub use self::spec::TestSpec;

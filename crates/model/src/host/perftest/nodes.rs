@@ -52,10 +52,48 @@ pub struct NodeApp {
     pub src: u64,
     /// Destination buffers base.
     pub dst: u64,
+    /// The node's shared receive queue (`host.use_srq`), if the flow has one.
+    pub srq: Option<SrqRing>,
     /// CPU time the application's cores spent on this node, ps: building and posting send
     /// WQEs (`host.wqe_prep_ns` + `host.post_send_ns` each), posting receives and polling
     /// CQEs (`host.poll_cq_ns` each); `host.cpu_busy_ps` in `--stats`.
     pub cpu_busy_ps: TimePs,
+}
+
+/// A node's shared receive queue as its application sees it (perftest's `--use-srq`): its
+/// WQEs go into the RQ ring of one of the node's QPs, `ring_qpn` (the NIC fetches them from
+/// there into the SRQ), each with a buffer of its own, named by its `wr_id`, so that a
+/// SEND that lands in one overwrites no other's; a buffer is free again once its receive's
+/// CQE is polled.
+#[derive(Debug, Clone, Default)]
+pub struct SrqRing {
+    /// The QP whose RQ ring holds the SRQ's WQEs.
+    pub ring_qpn: u32,
+    /// Buffer slots not posted (taken from the end).
+    pub free: Vec<u32>,
+    /// Per buffer slot, the pair whose SEND landed there last (`u32::MAX`: none yet), for
+    /// the check after the run.
+    pub last_pair: Vec<u32>,
+}
+
+impl SrqRing {
+    /// An SRQ in `ring_qpn`'s RQ ring with `buffers` receive buffers, all free.
+    pub fn new(ring_qpn: u32, buffers: u32) -> SrqRing {
+        SrqRing {
+            ring_qpn,
+            free: (0..buffers).rev().collect(),
+            last_pair: vec![u32::MAX; buffers as usize],
+        }
+    }
+
+    /// A receive of the SRQ completed on a QP of pair `pair`: its buffer (`wr_id`) holds
+    /// that pair's SEND, and is free to post again.
+    pub fn took(&mut self, wr_id: u64, pair: u32) {
+        if let Some(last) = self.last_pair.get_mut(wr_id as usize) {
+            *last = pair;
+            self.free.push(wr_id as u32);
+        }
+    }
 }
 
 /// A connected QP pair: the server's QP and its peer on a client.
@@ -116,6 +154,13 @@ impl NodeApps {
     /// The states of the nodes the flow uses.
     pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, NodeApp> {
         self.held.iter_mut()
+    }
+
+    /// The nodes the flow uses, each with its state.
+    pub fn iter_with_node(&self) -> impl Iterator<Item = (usize, &NodeApp)> {
+        (self.pos.iter().enumerate())
+            .filter(|&(_, &at)| at > 0)
+            .map(|(node, &at)| (node, &self.held[at as usize - 1]))
     }
 }
 

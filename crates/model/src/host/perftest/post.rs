@@ -206,7 +206,8 @@ impl Perftest {
     /// Posts `k` receive WQEs on `qpn` of `node` (into the pair's destination buffer) with
     /// one doorbell. Each WQE costs the core `host.post_send_ns`, as a send list's do; the
     /// receives pre-posted before the test (`setup`) cost nothing, as perftest posts them
-    /// before its barrier.
+    /// before its barrier. With a shared receive queue the WQEs go into its ring, each
+    /// with a free buffer of its own (its slot is the WQE's `wr_id`).
     pub(crate) fn post_recv(
         &mut self,
         node: usize,
@@ -219,22 +220,39 @@ impl Perftest {
         let hq = self.nodes[node].qps[qpn as usize];
         let core = usize::from(hq.core);
         let start = at.max(self.nodes[node].cores[core].busy);
-        let sge = Sge {
-            addr: self.dst(node, hq.pair),
-            len: self.spec.size_bytes.max(1) + self.spec.grh_bytes as u32,
-            lkey: self.dst_key(node, hq.pair).0,
-        };
-        let mut pi = hq.rq_pi;
+        let ring_qpn = self.nodes[node].srq.as_ref().map_or(qpn, |s| s.ring_qpn);
+        let ring = self.nodes[node].qps[ring_qpn as usize];
+        let len = self.spec.size_bytes.max(1) + self.spec.grh_bytes as u32;
+        let mut pi = ring.rq_pi;
         for _ in 0..k {
-            let slot = pi & hq.rq_mask;
+            // The buffer: the pair's, or a free one of the shared receive queue's.
+            let (buffer, wr_id) = match self.nodes[node].srq.as_mut() {
+                Some(srq) => match srq.free.pop() {
+                    Some(b) => (b, u64::from(b)),
+                    None => break,
+                },
+                None => (hq.pair, u64::from(pi)),
+            };
+            let sge = Sge {
+                addr: self.dst(node, buffer),
+                len,
+                lkey: self.dst_key(node, buffer).0,
+            };
+            let slot = pi & ring.rq_mask;
             rnic_transport::Memory::write(
                 &mut cx.mems[node],
-                hq.rq_base + u64::from(slot) * self.spec.wqe_bytes,
-                &encode_rq_wqe(u64::from(pi), sge),
+                ring.rq_base + u64::from(slot) * self.spec.wqe_bytes,
+                &encode_rq_wqe(wr_id, sge),
             );
             pi = pi.wrapping_add(1);
         }
-        self.nodes[node].qps[qpn as usize].rq_pi = pi;
+        let k = pi.wrapping_sub(ring.rq_pi);
+        if k == 0 && self.nodes[node].srq.is_some() {
+            // Every buffer of the shared receive queue is posted already (its first QP
+            // posted them all): nothing to post, no doorbell.
+            return start;
+        }
+        self.nodes[node].qps[ring_qpn as usize].rq_pi = pi;
         self.measure.receives_posted += u64::from(k);
         let end = if setup {
             start
@@ -247,7 +265,7 @@ impl Perftest {
             end,
             Ev::Nic {
                 node: node as u32,
-                ev: NicEv::MmioRq { qpn, pi },
+                ev: NicEv::MmioRq { qpn: ring_qpn, pi },
             },
         );
         end

@@ -34,6 +34,7 @@ pub(super) fn node_app(f: &FlowSpec, pl: &FlowPlan, app_cores: &[Core], keys: Mr
         keys,
         src: pl.buf_base,
         dst: pl.buf_base + pl.layout.region,
+        srq: None,
         cpu_busy_ps: 0,
     }
 }

@@ -140,6 +140,42 @@ pub(crate) fn build(
     Ok(built)
 }
 
+/// The receives of a node's shared receive queue under `host.use_srq` (perftest's
+/// `--use-srq`), 0 without one: SEND tests only; send-bw's `host.rx_depth` in all (at least
+/// one per QP, as perftest requires), send-lat's 2 per QP. Not over UC, where a message
+/// that lost a packet leaves part of itself in a buffer another QP's message may own, nor
+/// with more than one memory region per node, whose keys cover buffers by pair.
+fn srq_wqes(cfg: &Config, f: &FlowSpec, rx_depth: u32) -> anyhow::Result<u32> {
+    if !cfg.host.use_srq || f.test.verb() != Verb::Send {
+        return Ok(0);
+    }
+    let q = f.qps.max(1);
+    let refuse = |why: &str| -> anyhow::Result<u32> {
+        Err(crate::UsageError(format!("host.use_srq (--use-srq): {why}")).into())
+    };
+    if cfg.qp.transport == crate::config::Transport::Uc {
+        return refuse(
+            "not over UC, where a message that lost a packet leaves part of itself in a \
+             buffer another QP's message may own",
+        );
+    }
+    if f.mrs > 1 || f.client_mrs.is_some_and(|m| m > 1) {
+        return refuse("with one memory region per node only");
+    }
+    if f.size_mix.is_some() {
+        return refuse("not with a size mix (a buffer's last SEND would have any of its sizes)");
+    }
+    if f.test.is_latency() {
+        return Ok(2 * q);
+    }
+    if rx_depth < q {
+        return refuse(&format!(
+            "host.rx_depth (-r) {rx_depth} is below the {q} QPs that share it, as perftest refuses"
+        ));
+    }
+    Ok(rx_depth)
+}
+
 /// What one flow needs while it is built.
 struct FlowPlan {
     size32: u32,
@@ -149,6 +185,9 @@ struct FlowPlan {
     rq_depth: u32,
     /// Receives a SEND bandwidth test's target keeps posted per QP.
     rx_depth: u32,
+    /// `host.use_srq`: the receives (and their buffers) of each node's shared receive queue;
+    /// 0 without one.
+    srq_wqes: u32,
     procs: usize,
     core_base: usize,
     layout: Layout,
@@ -214,7 +253,16 @@ impl FlowPlan {
         // A UD receive holds the 40-byte GRH area before the payload.
         let buf_bytes = u64::from(size32) + grh_bytes(cfg);
         let stride = buffer_stride(buf_bytes);
-        let slots = buffer_slots(buf_bytes, q);
+        let srq_wqes = srq_wqes(cfg, f, rx_depth)?;
+        let slots = buffer_slots(buf_bytes, q.max(srq_wqes));
+        if slots < srq_wqes {
+            anyhow::bail!(crate::UsageError(format!(
+                "host.use_srq (--use-srq): {srq_wqes} receives of {buf_bytes} bytes, each with a \
+                 buffer of its own, pass the {} MiB of buffers a node has: lower host.rx_depth \
+                 (-r) or the size",
+                crate::buffers::BUFFER_BUDGET >> 20
+            )));
+        }
         let layout = Layout {
             stride,
             slots,
@@ -225,9 +273,11 @@ impl FlowPlan {
             tx_depth,
             sq_depth: tx_depth.max(2).next_power_of_two(),
             rq_depth: if send_bw { rx_depth } else { tx_depth }
+                .max(srq_wqes)
                 .max(2)
                 .next_power_of_two(),
             rx_depth,
+            srq_wqes,
             procs,
             core_base,
             buf_base,

@@ -7,7 +7,7 @@ use rnic_transport::{Access, Device, DeviceConfig, QpInit};
 use crate::config::Config;
 use crate::flow::{FlowSpec, FlowsSpec};
 use crate::host::driver::{CQ_BASE, CQ_DB_BASE, CQ_SPACING, RQ_BASE, SQ_BASE};
-use crate::host::perftest::{Core, CqRing, HostQp, MrKeys, NodeApps, Pair};
+use crate::host::perftest::{Core, CqRing, HostQp, MrKeys, NodeApp, NodeApps, Pair, SrqRing};
 use crate::host::routes::FlowRoutes;
 use crate::net::addr::{node_ip, node_mac};
 use crate::nic::cq::CqCtx;
@@ -285,6 +285,10 @@ impl Nodes {
         );
         nic.set_class(qpn, f.class == crate::flow::FlowClass::Ls);
         let a = &mut self.apps[fi][node];
+        if pl.srq_wqes > 0 {
+            attach_srq(nic, a, qpn, pl.srq_wqes)
+                .map_err(|e| anyhow::anyhow!("the shared receive queue on node {node}: {e:?}"))?;
+        }
         if a.qps.len() <= qpn as usize {
             crate::per_qp::grow_for(&mut a.qps, qpn as usize, HostQp::default);
         }
@@ -302,6 +306,29 @@ impl Nodes {
         routes.assign_qp(node, qpn, fi);
         Ok(qpn)
     }
+}
+
+/// `host.use_srq`: QP `qpn` (in RESET) takes its receives from the node's shared receive
+/// queue for the flow, made with `wqes` receives when its first QP comes, whose RQ ring
+/// then holds the SRQ's WQEs (the NIC fetches them from there into the SRQ).
+fn attach_srq(
+    nic: &mut Nic,
+    a: &mut NodeApp,
+    qpn: u32,
+    wqes: u32,
+) -> Result<(), rnic_transport::VerbsError> {
+    let ring_qpn = match &a.srq {
+        Some(srq) => srq.ring_qpn,
+        None => {
+            let id = nic.dev.create_srq(wqes)?;
+            nic.host.srq_rings.push((qpn, id));
+            a.srq = Some(SrqRing::new(qpn, wqes));
+            qpn
+        }
+    };
+    let srq = nic.host.srq_rings.iter().find(|&&(q, _)| q == ring_qpn);
+    let &(_, id) = srq.expect("the ring's SRQ was made with it");
+    nic.dev.set_qp_srq(qpn, id)
 }
 
 /// CQEs of each of node `i`'s CQ rings. The cores consume CQEs faster than the NIC writes
