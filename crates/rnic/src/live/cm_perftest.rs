@@ -26,11 +26,11 @@ use rnic_transport::{
 };
 
 use super::cm::{self, CmQp, LiveCm};
-use super::endpoint::{connect_qp, Endpoint, QpTuning};
+use super::endpoint::{Endpoint, QpTuning};
 use super::oob::{Dest, Oob};
 use super::session::{
-    after_connection, check_cm_matches_keys, keys_of_every_qp, my_dest, tuning, Layout, Session,
-    IDLE_TURN,
+    after_connection, check_cm_matches_keys, connect_by_keys, keys_of_every_qp, my_dest, tuning,
+    Layout, Session, IDLE_TURN,
 };
 use super::LiveOptions;
 
@@ -357,27 +357,6 @@ fn connect_by_cm(
         check_cm_matches_keys(keys.unwrap_or(&by_index[0]), cm)?;
     }
     Ok(by_index)
-}
-
-/// perftest's `-z` once the control connection carried the preamble: every QP's keys cross
-/// it (after one more exchange of the first QP's for the latency tests that have it), and
-/// each test QP goes to RTS by modify_qp at the path MTU both sides agreed on, as without
-/// RDMA CM. Returns the peer's keys, in QP order.
-fn connect_by_keys(
-    ep: &mut Endpoint,
-    oob: &mut Oob,
-    (o, mtu_bytes): (&LiveOptions, u32),
-    (mine, extra_first_handshake): (&[Dest], bool),
-) -> anyhow::Result<Vec<Dest>> {
-    let t = tuning(o, mtu_bytes);
-    if extra_first_handshake {
-        oob.keys(&mine[0], &mut || ep.turn(IDLE_TURN))?;
-    }
-    let peers = keys_of_every_qp(oob, mine, &mut || ep.turn(IDLE_TURN))?;
-    for (me, peer) in mine.iter().zip(&peers) {
-        connect_qp(&mut ep.dev, me.qpn, me.psn, peer, &t)?;
-    }
-    Ok(peers)
 }
 
 /// The peer's keys of each of this side's QPs as RDMA CM paired them (`by_cm[i]`: the peer

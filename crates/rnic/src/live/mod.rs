@@ -647,7 +647,7 @@ impl LiveCmd {
             report_gbits: self.report_gbits,
             output: self.output_for(test)?,
             samples: self.samples_for(test)?,
-            report_both: self.report_both_for(test, service)?,
+            report_both: self.report_both_for()?,
             all_sizes: self.all,
             duration: if self.run_infinitely {
                 None
@@ -880,12 +880,13 @@ impl LiveCmd {
     }
 
     /// `--report-both`: `-b`'s directions, so refused without `-b` (perftest prints nothing
-    /// then) and with `--output`, which replaces the table.
-    fn report_both_for(&self, test: LiveTest, service: ServiceType) -> Result<bool, UsageError> {
+    /// then) and with `--output`, which replaces the table. (Whether `-b` itself fits the
+    /// test, [`LiveCmd::bidirectional_for`] says.)
+    fn report_both_for(&self) -> Result<bool, UsageError> {
         if !self.report_both {
             return Ok(false);
         }
-        if !self.bidirectional_for(test, service)? {
+        if !self.bidirectional {
             return Err(UsageError(
                 "--report-both prints each direction of a bidirectional run: give -b too".into(),
             ));

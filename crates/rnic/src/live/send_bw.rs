@@ -44,7 +44,7 @@ const DST_ADDR: u64 = 0x2000_0000;
 /// UC/UD: how long the server waits for more messages once the client is done sending.
 /// The client's exchange message follows its last send completion, which over UC and UD
 /// comes when the packet is on the wire, so only datagrams in flight or in a queue remain.
-pub(super) const DRAIN: Duration = Duration::from_millis(300);
+const DRAIN: Duration = Duration::from_millis(300);
 
 pub fn run(o: &LiveOptions) -> anyhow::Result<LiveResult> {
     if o.bidirectional {
@@ -165,7 +165,10 @@ fn server(o: &LiveOptions) -> anyhow::Result<LiveResult> {
         s.handshake()?;
         let (m, due) = match o.duration {
             Some(d) => (receive_for(&mut s, &mut rings, d, lossy)?, rings.received()),
-            None => (receive(&mut s, &mut rings, lossy)?, rings.total()),
+            None => {
+                let drain = if lossy { Drain::PeerDone } else { Drain::Never };
+                (receive(&mut s, &mut rings, drain)?, rings.total())
+            }
         };
         let mut row = LiveResult::bandwidth("send-bw", size, m.ops, m.elapsed_s);
         row.row.iterations = if o.duration.is_some() { m.ops } else { due };
@@ -268,7 +271,7 @@ pub fn expect_opcode(c: &Completion, want: WcOpcode) -> anyhow::Result<()> {
 }
 
 /// Takes every receive completion there is into the rings; returns how many.
-pub(super) fn take_arrivals(s: &mut Session, rings: &mut RecvRings) -> anyhow::Result<u64> {
+fn take_arrivals(s: &mut Session, rings: &mut RecvRings) -> anyhow::Result<u64> {
     let mut n = 0;
     while let Some(c) = s.ep.poll_cq() {
         rings.take(s, &c)?;
@@ -277,13 +280,26 @@ pub(super) fn take_arrivals(s: &mut Session, rings: &mut RecvRings) -> anyhow::R
     Ok(n)
 }
 
-/// Takes SENDs into each QP's ring until every QP's arrived; measures from the first arrival
-/// to the last. `lossy` (UC/UD, which resend nothing): also stops once the client is done
-/// sending and nothing arrived for [`DRAIN`].
+/// When [`receive`] may stop before every SEND arrived: over UC and UD, which resend
+/// nothing, a lost one never comes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Drain {
+    /// RC: every SEND comes.
+    Never,
+    /// Once nothing arrived for [`DRAIN`] and the peer has written its next exchange
+    /// message, so it is done sending (a server's receiving).
+    PeerDone,
+    /// Once nothing arrived for [`DRAIN`]: this side's own SENDs are done, and the peer's
+    /// started with them, after the same handshake (`-b`).
+    Quiet,
+}
+
+/// Takes SENDs into each QP's ring until every QP's arrived, or `drain` ends the wait;
+/// measures from the first arrival to the last.
 pub(super) fn receive(
     s: &mut Session,
     rings: &mut RecvRings,
-    lossy: bool,
+    drain: Drain,
 ) -> anyhow::Result<BwMeasured> {
     let mut first: Option<Instant> = None;
     let mut last = Instant::now();
@@ -295,7 +311,12 @@ pub(super) fn receive(
             first.get_or_insert(last);
         }
         let quiet = last.elapsed();
-        if lossy && quiet > DRAIN && s.oob.peer_has_written()? {
+        let drained = match drain {
+            Drain::Never => false,
+            Drain::PeerDone => quiet > DRAIN && s.oob.peer_has_written()?,
+            Drain::Quiet => quiet > DRAIN,
+        };
+        if drained {
             break;
         }
         if quiet > STALL {
@@ -304,7 +325,7 @@ pub(super) fn receive(
                 STALL.as_secs(),
                 rings.received(),
                 total,
-                if lossy {
+                if drain == Drain::PeerDone {
                     ", and the client is not done"
                 } else {
                     ""

@@ -4,15 +4,13 @@
 //! its own SENDs completed and the peer's all arrived; then the bandwidth reports (each
 //! side's own SENDs), a row with the sum of both directions, and with `-a` one more
 //! handshake, as perftest's. Over UC and UD, which resend nothing, a side stops waiting for
-//! the peer's SENDs once its own are done and none arrived for [`DRAIN`]; between rnic
+//! the peer's SENDs once its own are done and none arrived for a while ([`Drain::Quiet`]); between rnic
 //! endpoints the sides then exchange how many they sent, and each reports what it lost of
 //! the peer's (against perftest, of `-n` per QP).
 //!
 //! Between two rnic endpoints each side checks every message that lands against the peer's
 //! pattern for its QP, and the verdicts cross at the close; a perftest peer's messages go
 //! unchecked.
-
-use std::time::Instant;
 
 use rnic_transport::{SendWr, ServiceType, Sge, WcOpcode};
 
@@ -21,8 +19,8 @@ use super::duplex::exchange_reports;
 use super::oob::CYCLE_BUFFER_BYTES;
 use super::recv_ring::{RecvLayout, RecvRings};
 use super::report::{LiveResult, Verification};
-use super::send_bw::{end_of_size, expect_opcode, loss, receive, take_arrivals, DRAIN};
-use super::session::{Layout, Session, IDLE_TURN};
+use super::send_bw::{end_of_size, expect_opcode, loss, receive, Drain};
+use super::session::{Layout, Session};
 use super::{qp_pattern_seed, LiveOptions};
 
 /// Where the QPs' source buffers start; the receive rings follow them.
@@ -117,11 +115,8 @@ fn one_size(
     )?;
     // The peer's SENDs still on their way.
     let lossy = o.service != ServiceType::Rc;
-    if lossy {
-        receive_until_quiet(s, &mut rings)?;
-    } else {
-        receive(s, &mut rings, false)?;
-    }
+    let drain = if lossy { Drain::Quiet } else { Drain::Never };
+    receive(s, &mut rings, drain)?;
     let mut row = exchange_reports(s, "send-bw", size, &measured)?;
     if lossy {
         let received = rings.received();
@@ -132,18 +127,4 @@ fn one_size(
         row.unreliable = Some(loss(o.service, peer_sent, received));
     }
     Ok((row, rings.verification()))
-}
-
-/// Over UC and UD, after this side's own SENDs are done: takes the peer's until every one
-/// arrived or none came for [`DRAIN`] (the peer's lost ones never come; the peer started
-/// with this side, after the same handshake, and sends as fast).
-fn receive_until_quiet(s: &mut Session, rings: &mut RecvRings) -> anyhow::Result<()> {
-    let mut last = Instant::now();
-    while rings.received() < rings.total() && last.elapsed() <= DRAIN {
-        s.ep.turn(IDLE_TURN)?;
-        if take_arrivals(s, rings)? > 0 {
-            last = Instant::now();
-        }
-    }
-    Ok(())
 }

@@ -146,15 +146,11 @@ impl Session {
         let mine: Vec<Dest> = (qpns.iter().enumerate())
             .map(|(i, &qpn)| my_dest(qpn, keys.rkey, layout.advertised_for(i), (local_ip, o)))
             .collect();
-        let pump = |ep: &mut Endpoint| ep.turn(IDLE_TURN);
-        if extra_first_handshake {
-            oob.keys(&mine[0], &mut || pump(&mut ep))?;
-        }
-        let peers = keys_of_every_qp(&mut oob, &mine, &mut || pump(&mut ep))?;
-        for (me, peer) in mine.iter().zip(&peers) {
-            connect_qp(&mut ep.dev, me.qpn, me.psn, peer, &t)?;
-        }
-        after_connection(&mut oob, (o.test, &mine, &peers), &mut || pump(&mut ep))?;
+        let handshakes = (&mine[..], extra_first_handshake);
+        let peers = connect_by_keys(&mut ep, &mut oob, (o, pre.mtu_bytes), handshakes)?;
+        after_connection(&mut oob, (o.test, &mine, &peers), &mut || {
+            ep.turn(IDLE_TURN)
+        })?;
         Ok(Session {
             ep,
             oob,
@@ -402,6 +398,28 @@ pub fn keys_of_every_qp(
     pump: &mut dyn FnMut() -> anyhow::Result<()>,
 ) -> anyhow::Result<Vec<Dest>> {
     mine.iter().map(|me| oob.keys(me, pump)).collect()
+}
+
+/// Connects the test's QPs by their keys once the exchange (TCP, or perftest's `-z` RDMA CM
+/// control connection) carried the preamble: every QP's keys cross it (after one more
+/// exchange of the first QP's for the latency tests that have it), and each test QP goes to
+/// RTS by modify_qp at the path MTU both sides agreed on. Returns the peer's keys, in QP
+/// order.
+pub fn connect_by_keys(
+    ep: &mut Endpoint,
+    oob: &mut Oob,
+    (o, mtu_bytes): (&LiveOptions, u32),
+    (mine, extra_first_handshake): (&[Dest], bool),
+) -> anyhow::Result<Vec<Dest>> {
+    let t = tuning(o, mtu_bytes);
+    if extra_first_handshake {
+        oob.keys(&mine[0], &mut || ep.turn(IDLE_TURN))?;
+    }
+    let peers = keys_of_every_qp(oob, mine, &mut || ep.turn(IDLE_TURN))?;
+    for (me, peer) in mine.iter().zip(&peers) {
+        connect_qp(&mut ep.dev, me.qpn, me.psn, peer, &t)?;
+    }
+    Ok(peers)
 }
 
 /// What an exchange with no engine to turn does while it waits: sleep a little.
