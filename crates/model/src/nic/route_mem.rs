@@ -121,6 +121,12 @@ impl Nic {
             return;
         };
         let qp = self.qps[qpn as usize];
+        let srq = self
+            .host
+            .srq_rings
+            .iter()
+            .find(|&&(q, _)| q == qpn)
+            .map(|&(_, id)| id);
         let mut buf = [0u8; 64];
         for i in 0..k {
             let idx = first.wrapping_add(i) & qp.rq_mask;
@@ -132,9 +138,8 @@ impl Nic {
             let (wr_id, sge) = decode_rq_wqe(&buf);
             let sgl = if sge.len > 0 { vec![sge] } else { Vec::new() };
             let wr = RecvWr { wr_id, sgl };
-            let srq = self.host.srq_rings.iter().find(|&&(q, _)| q == qpn);
             let posted = match srq {
-                Some(&(_, srq)) => self.dev.post_srq_recv(srq, wr),
+                Some(srq) => self.dev.post_srq_recv(srq, wr),
                 None => self.dev.post_recv(qpn, wr),
             };
             if posted.is_err() {

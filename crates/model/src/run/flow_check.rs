@@ -232,7 +232,7 @@ pub(crate) fn check_buffers(w: &World, a: &Perftest, layout: &Layout) -> BufferC
             }
         }
     }
-    check_srq_buffers(w, a, layout, (len, &mut found));
+    check_srq_buffers(w, a, (len, &mut found));
     found
 }
 
@@ -242,12 +242,7 @@ pub(crate) fn check_buffers(w: &World, a: &Perftest, layout: &Layout) -> BufferC
 /// QP on the node, whose SEND landed after the application's last look (at the end of a
 /// run a datagram may land whose completion nobody polls). Which QP received which bytes
 /// the payload oracle checks as they land.
-fn check_srq_buffers(
-    w: &World,
-    a: &Perftest,
-    layout: &Layout,
-    (len, found): (u64, &mut BufferCheck),
-) {
+fn check_srq_buffers(w: &World, a: &Perftest, (len, found): (u64, &mut BufferCheck)) {
     for (node, app) in a.nodes.iter_with_node() {
         let Some(srq) = &app.srq else { continue };
         // The pairs with a QP on the node, each with its peer's node: the senders here.
@@ -262,17 +257,12 @@ fn check_srq_buffers(
                 (i as u32, from)
             })
             .collect();
-        let source = |(pair, from): (u32, usize)| {
-            (
-                from,
-                a.nodes[from].src + u64::from(layout.slot(pair)) * layout.stride,
-            )
-        };
+        let source = |(pair, from): (u32, usize)| (from, a.src(from, pair));
         for (b, &last) in srq.last_pair.iter().enumerate() {
             let Some(&recorded) = senders.iter().find(|&&(p, _)| p == last) else {
                 continue;
             };
-            let to_addr = app.dst + b as u64 * layout.stride + a.spec.grh_bytes;
+            let to_addr = a.dst(node, b as u32) + a.spec.grh_bytes;
             found.checked += len;
             let differs = |(from, src): (usize, u64)| {
                 first_difference(&w.mems[from], src, &w.mems[node], to_addr, len)

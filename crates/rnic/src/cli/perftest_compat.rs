@@ -51,7 +51,6 @@ pub const fn flag(
 }
 
 const HW: &str = "it names real hardware; the simulated NIC has one device and port";
-
 const ENCRYPTION: &str = "rnic models RoCEv2 without inline encryption";
 const DC: &str = "rnic models RC queue pairs, not Dynamically Connected transport";
 const MULTICAST: &str = "rnic models unicast traffic only (no UD multicast groups)";

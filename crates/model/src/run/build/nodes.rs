@@ -317,17 +317,18 @@ fn attach_srq(
     qpn: u32,
     wqes: u32,
 ) -> Result<(), rnic_transport::VerbsError> {
-    let ring_qpn = match &a.srq {
-        Some(srq) => srq.ring_qpn,
+    let id = match &a.srq {
+        Some(srq) => {
+            let ring = nic.host.srq_rings.iter().find(|&&(q, _)| q == srq.ring_qpn);
+            ring.expect("the ring's SRQ was made with it").1
+        }
         None => {
             let id = nic.dev.create_srq(wqes)?;
             nic.host.srq_rings.push((qpn, id));
             a.srq = Some(SrqRing::new(qpn, wqes));
-            qpn
+            id
         }
     };
-    let srq = nic.host.srq_rings.iter().find(|&&(q, _)| q == ring_qpn);
-    let &(_, id) = srq.expect("the ring's SRQ was made with it");
     nic.dev.set_qp_srq(qpn, id)
 }
 
