@@ -1196,7 +1196,15 @@ impl LiveCmd {
                     .into(),
             ));
         }
-        Ok(self.com_rdma_cm || self.rdma_cm)
+        let by_cm = self.com_rdma_cm || self.rdma_cm;
+        if by_cm && self.server && self.bind.is_none() && self.source_ip.is_none() {
+            return Err(UsageError(
+                "--server with -R or -z needs --bind IPV4: no TCP connection tells rnic its own \
+                 address"
+                    .into(),
+            ));
+        }
+        Ok(by_cm)
     }
 
     /// `-R`, refused where perftest's rdma_cm does not connect the QP this way: UC (librdmacm
@@ -1460,6 +1468,13 @@ mod tests {
             "-z/--com_rdma_cm",
             &[("rc-pingpong 10.0.0.1 -z", "TCP only")],
         );
+        assert_refused(
+            "--server with -R or -z",
+            &[
+                ("write-bw --server -z", "needs --bind"),
+                ("write-bw --server -R", "needs --bind"),
+            ],
+        );
     }
 
     #[test]
@@ -1566,12 +1581,17 @@ mod tests {
         let tclass = options("send-bw 10.0.0.1 --tclass 96").unwrap();
         assert_eq!(tclass.traffic_class, Some(96));
         assert_eq!(
-            options("read-bw --server -R -T 104").unwrap().traffic_class,
+            options("read-bw --server --bind 10.0.0.2 -R -T 104")
+                .unwrap()
+                .traffic_class,
             Some(104)
         );
         assert_refused(
             "--tclass",
-            &[("write-bw --server -R --tclass 96", "-T/--tos, as perftest")],
+            &[(
+                "write-bw --server --bind 10.0.0.2 -R --tclass 96",
+                "-T/--tos, as perftest",
+            )],
         );
         assert_refused(
             "-T/--tos",
@@ -1846,9 +1866,19 @@ mod tests {
         assert_eq!(options("send-bw 10.0.0.1 -q 2 -c UC").unwrap().qps, 2);
         assert_eq!(options("send-bw --server -q 4 -c UD").unwrap().qps, 4);
         assert_eq!(options("send-lat --server").unwrap().qps, 1);
-        assert_eq!(options("write-bw --server -q 2 -R").unwrap().qps, 2);
+        assert_eq!(
+            options("write-bw --server -q 2 --bind 10.0.0.2 -R")
+                .unwrap()
+                .qps,
+            2
+        );
         assert_eq!(options("send-bw 10.0.0.1 -q 4 -R").unwrap().qps, 4);
-        assert_eq!(options("send-bw --server -q 2 -R -c UD").unwrap().qps, 2);
+        assert_eq!(
+            options("send-bw --server -q 2 --bind 10.0.0.2 -R -c UD")
+                .unwrap()
+                .qps,
+            2
+        );
         for (args, words) in [
             ("write-bw --server -q 0", "must be 1..=16"),
             ("read-bw --server -q 17", "must be 1..=16"),
@@ -1955,11 +1985,27 @@ mod tests {
 
     #[test]
     fn rdma_cm_connects_rc_and_resolves_ud_qps_only() {
-        assert!(options("write-bw --server -R").unwrap().rdma_cm);
-        assert!(options("read-lat --server --rdma_cm").unwrap().rdma_cm);
+        assert!(
+            options("write-bw --server --bind 10.0.0.2 -R")
+                .unwrap()
+                .rdma_cm
+        );
+        assert!(
+            options("read-lat --server --bind 10.0.0.2 --rdma_cm")
+                .unwrap()
+                .rdma_cm
+        );
         assert!(!options("write-bw --server").unwrap().rdma_cm);
-        assert!(options("send-bw --server -R -c UD").unwrap().rdma_cm);
-        assert!(options("send-lat --server -R -c UD").unwrap().rdma_cm);
+        assert!(
+            options("send-bw --server --bind 10.0.0.2 -R -c UD")
+                .unwrap()
+                .rdma_cm
+        );
+        assert!(
+            options("send-lat --server --bind 10.0.0.2 -R -c UD")
+                .unwrap()
+                .rdma_cm
+        );
         let e = options("send-bw --server -R -c UC").unwrap_err().0;
         assert!(e.contains("-R/--rdma_cm") && e.contains("UC"), "{e}");
         let e = options("rc-pingpong --server -R").unwrap_err().0;
