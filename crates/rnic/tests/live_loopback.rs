@@ -1665,6 +1665,38 @@ fn unreliable_send_bw_both_ways_counts_what_each_side_lost() {
     }
 }
 
+/// `send-bw -b -D`: both sides SEND for the run's seconds, each row counting the side's own
+/// SENDs and the peer's it took in during the window (no reports cross, as perftest's);
+/// every message that landed is checked, and over RC each side received all the peer sent
+/// (the counts cross after the run), over UD what arrived of it.
+#[test]
+fn send_bw_both_ways_for_a_duration_counts_both_directions() {
+    for connection in ["RC", "UD"] {
+        let args = [
+            "-b", "-D", "0.5", "-c", connection, "-q", "2", "-s", "1024", "-t", "8",
+        ];
+        let Some((c, s, pcap)) = pair("send-bw", &args) else {
+            return;
+        };
+        assert_verified(&c, "client");
+        assert_verified(&s, "server");
+        for j in [&c, &s] {
+            assert!(j["iterations"].as_u64().unwrap() > 0, "{connection}: {j}");
+            assert!(j["bidirectional"].is_null(), "{connection}: {j}");
+            let note = j["notes"].to_string();
+            assert!(note.contains("-b -D: the row counts"), "{connection}: {j}");
+        }
+        for j in [&c, &s].into_iter().filter(|_| connection == "UD") {
+            let u = &j["unreliable"];
+            let count = |key: &str| u[key].as_u64().unwrap_or_else(|| panic!("{key}: {j}"));
+            assert!(count("messages_received") > 0, "{u}");
+            let sum = count("messages_received") + count("messages_lost");
+            assert_eq!(sum, count("messages_sent"), "{u}");
+        }
+        assert_pcap_checks(&pcap);
+    }
+}
+
 /// `--run_infinitely` until Ctrl-C: the client prints a row every `-D` (0.3 s), and on the
 /// interrupt drains, reads the server's buffers back and closes as any run does; its JSON
 /// has each interval, and both sides verified every byte (the READ client its own landing

@@ -2040,4 +2040,29 @@ mod duration {
         ib_read_lat: "read-lat", 2;
         ib_send_lat: "send-lat", 2;
     }
+
+    /// `ib_send_bw -b -D 1`: both sides SEND for the second, and each row counts the
+    /// side's own SENDs and the peer's it took in (perftest's `run_iter_bi`; no reports
+    /// cross, so rnic's JSON has no directions).
+    fn send_both_ways() -> Interop {
+        run("ib_send_bw", "send-bw", 4096).both_sides(" -b")
+    }
+
+    fn assert_counts_both_ways(report: Option<serde_json::Value>) {
+        let Some(j) = report else { return };
+        assert!(j["iterations"].as_u64().unwrap() > 0, "{j}");
+        assert!(j["bidirectional"].is_null(), "{j}");
+        let note = j["notes"].to_string();
+        assert!(note.contains("-b -D: the row counts"), "{j}");
+    }
+
+    #[test]
+    fn ib_send_bw_both_ways_rnic_client() {
+        assert_counts_both_ways(send_both_ways().rnic_client_report())
+    }
+
+    #[test]
+    fn ib_send_bw_both_ways_rnic_server() {
+        assert_counts_both_ways(send_both_ways().rnic_server_report())
+    }
 }

@@ -647,7 +647,7 @@ impl LiveCmd {
             report_gbits: self.report_gbits,
             output: self.output_for(test)?,
             samples: self.samples_for(test)?,
-            report_both: self.report_both_for()?,
+            report_both: self.report_both_for(test)?,
             all_sizes: self.all,
             duration: if self.run_infinitely {
                 None
@@ -725,9 +725,6 @@ impl LiveCmd {
                 "rnic live runs it for write-bw, read-bw, send-bw and atomic-bw, not {}",
                 test.name()
             ));
-        }
-        if test == LiveTest::SendBw && self.duration.is_some() {
-            return refuse("rnic live runs send-bw -b for -n iterations, not with -D".into());
         }
         if test == LiveTest::SendBw && service != ServiceType::Rc && self.all {
             return refuse(format!(
@@ -882,13 +879,20 @@ impl LiveCmd {
     /// `--report-both`: `-b`'s directions, so refused without `-b` (perftest prints nothing
     /// then) and with `--output`, which replaces the table. (Whether `-b` itself fits the
     /// test, [`LiveCmd::bidirectional_for`] says.)
-    fn report_both_for(&self) -> Result<bool, UsageError> {
+    fn report_both_for(&self, test: LiveTest) -> Result<bool, UsageError> {
         if !self.report_both {
             return Ok(false);
         }
         if !self.bidirectional {
             return Err(UsageError(
                 "--report-both prints each direction of a bidirectional run: give -b too".into(),
+            ));
+        }
+        if test == LiveTest::SendBw && self.duration.is_some() {
+            return Err(UsageError(
+                "--report-both: send-bw -b -D exchanges no reports (perftest's neither), so \
+                 there is no peer's direction to print: leave out one of them"
+                    .into(),
             ));
         }
         if let Some(figure) = &self.output {
@@ -1382,6 +1386,10 @@ mod tests {
                     "write-bw 10.0.0.1 -b --report-both --output bandwidth",
                     "replaces",
                 ),
+                (
+                    "send-bw 10.0.0.1 -b -D 2 --report-both",
+                    "exchanges no reports",
+                ),
             ],
         );
     }
@@ -1535,11 +1543,11 @@ mod tests {
         assert!(options("send-bw --server -b -q 2").unwrap().bidirectional);
         assert!(options("send-bw --server -b -c UD").unwrap().bidirectional);
         assert!(options("atomic-bw 10.0.0.1 -b").unwrap().bidirectional);
+        assert!(options("send-bw --server -b -D 2").unwrap().bidirectional);
         assert_refused(
             "-b/--bidirectional",
             &[
                 ("send-bw --server -b -c UC -a", "-a over RC only"),
-                ("send-bw --server -b -D 2", "with -D"),
                 ("write-lat --server -b", "not write-lat"),
                 ("write-bw --server -b --run_infinitely", "--run_infinitely"),
             ],

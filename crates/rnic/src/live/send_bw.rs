@@ -167,7 +167,8 @@ fn server(o: &LiveOptions) -> anyhow::Result<LiveResult> {
             Some(d) => (receive_for(&mut s, &mut rings, d, lossy)?, rings.received()),
             None => {
                 let drain = if lossy { Drain::PeerDone } else { Drain::Never };
-                (receive(&mut s, &mut rings, drain)?, rings.total())
+                let due = rings.total();
+                (receive(&mut s, &mut rings, (due, drain))?, due)
             }
         };
         let mut row = LiveResult::bandwidth("send-bw", size, m.ops, m.elapsed_s);
@@ -294,16 +295,16 @@ pub(super) enum Drain {
     Quiet,
 }
 
-/// Takes SENDs into each QP's ring until every QP's arrived, or `drain` ends the wait;
-/// measures from the first arrival to the last.
+/// Takes SENDs into each QP's ring until `total` arrived in all (every QP's, with
+/// [`RecvRings::total`]), or `drain` ends the wait; measures from the first arrival to the
+/// last.
 pub(super) fn receive(
     s: &mut Session,
     rings: &mut RecvRings,
-    drain: Drain,
+    (total, drain): (u64, Drain),
 ) -> anyhow::Result<BwMeasured> {
     let mut first: Option<Instant> = None;
     let mut last = Instant::now();
-    let total = rings.total();
     while rings.received() < total {
         s.ep.turn(IDLE_TURN)?;
         if take_arrivals(s, rings)? > 0 {

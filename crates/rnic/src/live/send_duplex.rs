@@ -8,20 +8,29 @@
 //! endpoints the sides then exchange how many they sent, and each reports what it lost of
 //! the peer's (against perftest, of `-n` per QP).
 //!
+//! With `-D` each side keeps its SENDs in flight for the run's seconds and counts, as
+//! `run_iter_bi` does, both its own SENDs and the peer's that complete in the measured
+//! window: the row is this side's two directions, and no reports cross (perftest's send-bw
+//! prints its own side only under `-b -D`). The receives are reposted for as long as the
+//! peer sends; once its own SENDs are done and none of the peer's came for a while, a side
+//! is done. Between rnic endpoints the sides then exchange how many each sent: over RC
+//! every one must have arrived (a side waits for the rest), over UC and UD the difference
+//! is the loss.
+//!
 //! Between two rnic endpoints each side checks every message that lands against the peer's
 //! pattern for its QP, and the verdicts cross at the close; a perftest peer's messages go
 //! unchecked.
 
 use rnic_transport::{SendWr, ServiceType, Sge, WcOpcode};
 
-use super::bw::keep_in_flight;
+use super::bw::{in_flight_while, keep_in_flight};
 use super::duplex::exchange_reports;
 use super::oob::CYCLE_BUFFER_BYTES;
 use super::recv_ring::{RecvLayout, RecvRings};
 use super::report::{LiveResult, Verification};
 use super::send_bw::{end_of_size, expect_opcode, loss, receive, Drain};
-use super::session::{Layout, Session};
-use super::{qp_pattern_seed, LiveOptions};
+use super::session::{Layout, RunClock, Session};
+use super::{qp_pattern_seed, DurationMode, LiveOptions};
 
 /// Where the QPs' source buffers start; the receive rings follow them.
 const SRC_ADDR: u64 = 0x1000_0000;
@@ -51,7 +60,7 @@ impl Buffers {
 
     /// One MR from the sources to the end of the rings of the size that needs the most.
     fn layout(&self, o: &LiveOptions) -> Layout {
-        let rings_of = |size| RecvRings::bytes(RecvLayout::of(&o.at_size(size)), o.iters);
+        let rings_of = |size| RecvRings::bytes(RecvLayout::of(&o.at_size(size)), per_qp(o));
         let rings = o.sizes().into_iter().map(rings_of).max().unwrap_or(0);
         Layout {
             mr_addr: SRC_ADDR,
@@ -60,6 +69,15 @@ impl Buffers {
             qp_stride: self.stride,
             served_pattern_bytes: 0,
         }
+    }
+}
+
+/// The peer's SENDs each QP takes: `-n`, or with `-D` as many as come (each receive is
+/// posted again until the run ends).
+fn per_qp(o: &LiveOptions) -> u64 {
+    match o.duration {
+        Some(_) => u64::MAX,
+        None => o.iters,
     }
 }
 
@@ -95,7 +113,7 @@ fn one_size(
     check: bool,
 ) -> anyhow::Result<(LiveResult, Verification)> {
     let o = &o.at_size(size);
-    let mut rings = RecvRings::new(s, b.rings_addr, RecvLayout::of(o), o.iters, check);
+    let mut rings = RecvRings::new(s, b.rings_addr, RecvLayout::of(o), per_qp(o), check);
     rings.post_all(&mut s.ep)?;
     s.handshake()?;
     let lkey = s.me().rkey;
@@ -104,6 +122,10 @@ fn one_size(
         len: size as u32,
         lkey,
     };
+    if let Some(d) = o.duration {
+        let row = for_duration(s, o, (d, &sge), &mut rings)?;
+        return Ok((row, rings.verification()));
+    }
     let measured = keep_in_flight(
         s,
         o,
@@ -116,7 +138,8 @@ fn one_size(
     // The peer's SENDs still on their way.
     let lossy = o.service != ServiceType::Rc;
     let drain = if lossy { Drain::Quiet } else { Drain::Never };
-    receive(s, &mut rings, drain)?;
+    let due = rings.total();
+    receive(s, &mut rings, (due, drain))?;
     let mut row = exchange_reports(s, "send-bw", size, &measured)?;
     if lossy {
         let received = rings.received();
@@ -127,4 +150,55 @@ fn one_size(
         row.unreliable = Some(loss(o.service, peer_sent, received));
     }
     Ok((row, rings.verification()))
+}
+
+/// `-D`: this side's SENDs kept in flight for `d.total_s` while the peer's land; the row
+/// counts both directions' completions in the measured window (`run_iter_bi`'s `iters`,
+/// its receives and its SENDs), over the window's seconds. Then the peer's last SENDs are
+/// taken, and between rnic endpoints the counts cross (see the module's comment).
+fn for_duration(
+    s: &mut Session,
+    o: &LiveOptions,
+    (d, sge): (DurationMode, &dyn Fn(usize) -> Sge),
+    rings: &mut RecvRings,
+) -> anyhow::Result<LiveResult> {
+    let clock = RunClock::start(d);
+    let (mut sent_in_window, mut received_in_window) = (0u64, 0u64);
+    let counts = in_flight_while(
+        s,
+        o,
+        (
+            &mut |qp, i| SendWr::send(i, sge(qp)),
+            &mut |ep, qp, c| match c.opcode {
+                WcOpcode::Recv => {
+                    received_in_window += u64::from(clock.sampling());
+                    rings.take_on(ep, qp, c)
+                }
+                _ => expect_opcode(c, WcOpcode::Send),
+            },
+        ),
+        || !clock.ended(),
+        || sent_in_window += u64::from(clock.sampling()),
+        |_| Ok(()),
+    )?;
+    receive(s, rings, (u64::MAX, Drain::Quiet))?;
+    let ops = sent_in_window + received_in_window;
+    let mut row = LiveResult::bandwidth("send-bw", o.size, ops, d.window_s());
+    row.notes.push(format!(
+        "-b -D: the row counts this side's SENDs ({sent_in_window}) and the peer's it \
+         received ({received_in_window}) in the measured window, as perftest's send-bw does; \
+         no reports cross"
+    ));
+    let received = rings.received();
+    let peer_sent = match s.pre.peer_is_rnic {
+        true => s.exchange_count(counts.total_completed())?,
+        false => received,
+    };
+    if o.service == ServiceType::Rc {
+        // Every SEND of the peer's completed, so each is due here.
+        receive(s, rings, (peer_sent, Drain::Never))?;
+    } else {
+        row.unreliable = Some(loss(o.service, peer_sent, received));
+    }
+    Ok(row)
 }
