@@ -97,3 +97,35 @@ fn model_latency_tests_run_for_a_duration() {
     assert_eq!(r.result.iterations, n);
     assert!((r.result.simulated_time_us - 300.0).abs() < 1e-9);
 }
+
+/// `host.use_srq`: after the run each shared receive buffer must hold a whole SEND of one
+/// of its node's senders. With a receive for every SEND (no buffer taken twice, no RNR
+/// resend), a byte flipped in one SEND leaves a buffer that holds none: the after-run
+/// check says which, beside the payload oracle's finding as it landed.
+#[test]
+fn model_a_corrupted_send_on_a_shared_receive_queue_fails_the_buffer_check() {
+    let mut cfg = baseline(10.0);
+    cfg.host.use_srq = true;
+    cfg.host.rx_depth = 32;
+    let mut s = spec(PerfTest::SendBw, 4096, 4, 1);
+    s.iters = 8;
+    let clean = run(&cfg, &s);
+    assert!(clean.result.bytes_verified, "{:?}", clean.failures);
+    assert_eq!(clean.result.retransmissions, 0);
+    let opts = RunOptions {
+        hooks: Hooks {
+            corrupt_data_frame: Some(20),
+            ..Hooks::default()
+        },
+    };
+    let bad = run_with(&cfg, &s, &opts);
+    assert!(!bad.result.bytes_verified, "corruption went unnoticed");
+    let buffer_check = "shared receive buffer";
+    assert!(
+        bad.failures
+            .iter()
+            .any(|f| f.contains(buffer_check) && f.contains("holds no sender's SEND")),
+        "{:?}",
+        bad.failures
+    );
+}
