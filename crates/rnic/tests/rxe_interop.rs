@@ -453,6 +453,8 @@ struct Interop {
     both_sides: &'static str,
     /// More flags for rnic's side only, each with its leading space.
     rnic_only: &'static str,
+    /// More flags for the guest's tool only, each with its leading space.
+    guest_only: &'static str,
 }
 
 impl Interop {
@@ -475,6 +477,7 @@ impl Interop {
             run_infinitely: None,
             both_sides: "",
             rnic_only: "",
+            guest_only: "",
         }
     }
 
@@ -663,8 +666,8 @@ impl Interop {
         } else {
             let c = self.connection;
             let cm = self.cm_flag();
-            let more = self.both_sides;
-            format!("-d rxe0 -x 1 -m {mtu} -p {port} {size} {length} -c {c}{cm}{more}")
+            let (more, own) = (self.both_sides, self.guest_only);
+            format!("-d rxe0 -x 1 -m {mtu} -p {port} {size} {length} -c {c}{cm}{more}{own}")
         }
     }
 
@@ -1293,6 +1296,34 @@ fn a_different_qp_count_than_perftests_fails_at_once_naming_q() {
         client.text
     );
     assert!(took < Duration::from_secs(8), "it took {took:?}");
+}
+
+/// perftest sends no word of `-b`: rnic's client with `-b` against a one-way `ib_write_bw`
+/// server reads the server's report of no run (never filled in), and without `-b` against a `-b`
+/// server sees the server's WRITEs arrive on its QP; either fails at once naming `-b`,
+/// where it printed a row as if the two sides agreed.
+#[test]
+fn a_bidirectional_flag_perftest_does_not_share_fails_naming_b() {
+    let Some((_in_use, guest)) = guest() else {
+        return;
+    };
+    for (rnic, guest_side, words) in [
+        (" -b", "", "so it runs without -b"),
+        ("", " -b", "so it runs -b and this side does not"),
+    ] {
+        let run = Interop {
+            guest_only: guest_side,
+            ..Interop::new("ib_write_bw", "write-bw", 4096).rnic_only(rnic)
+        };
+        let port = next_port();
+        let server = run.spawn_guest_server(guest, port);
+        guest.wait_listening(port);
+        let (client, args) = run.run_rnic_client(guest, port, &[]);
+        let _ = finish(server);
+        let args = args.join(" ");
+        assert!(!client.ok, "rnic {args}:\n{}", client.text);
+        assert!(client.text.contains(words), "rnic {args}:\n{}", client.text);
+    }
 }
 
 /// perftest's `-z` against rxe: the exchange runs over an RDMA CM control connection (the

@@ -665,6 +665,14 @@ impl Device {
         self.qp(qpn).map_or(0, |q| q.sq_done)
     }
 
+    /// Requests `qpn`'s responder has taken so far: over RC its message sequence number
+    /// (24 bits: modulo 2^24), over UC and UD its messages received whole. 0 for a QP that
+    /// has only sent, and for unknown QPs.
+    pub fn qp_requests_taken(&self, qpn: u32) -> u64 {
+        self.qp(qpn)
+            .map_or(0, |q| u64::from(q.resp.msn) + q.resp.msgs_received())
+    }
+
     /// UC/UD messages `qpn` received whole so far (0 for RC QPs and unknown QPs): with
     /// the sender's `sq_done`, what the unreliable services lost.
     pub fn qp_messages_received(&self, qpn: u32) -> u64 {

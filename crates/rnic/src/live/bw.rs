@@ -241,6 +241,7 @@ fn client(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     let me = s.me();
     s.oob.keys(&me, &mut || s.ep.turn(IDLE_TURN))?;
     s.oob.bw_reports(&mine, &mut || s.ep.turn(IDLE_TURN))?;
+    peer_ran_one_way(&s)?;
     if let Some(per_qp) = atomics_per_qp.filter(|_| s.pre.peer_is_rnic) {
         super::atomic_bw::tell_counts(&mut s, &per_qp)?;
     }
@@ -442,6 +443,22 @@ pub fn keep_in_flight(
         peak: peak.best(),
         completed: total,
     })
+}
+
+/// A one-way client's QPs take no requests: the peer's own operations arriving on them
+/// mean it runs `-b`, which perftest tells no one (rnic peers say so in their version
+/// message). Checked once the peer's report came, when its operations are done.
+fn peer_ran_one_way(s: &Session) -> anyhow::Result<()> {
+    let taken: u64 = (s.mine.iter())
+        .map(|me| s.ep.dev.qp_requests_taken(me.qpn))
+        .sum();
+    if taken > 0 {
+        bail!(
+            "-b/--bidirectional: the peer sent {taken} operations of its own to this side's \
+             QPs, so it runs -b and this side does not: give -b to both sides or to neither"
+        );
+    }
+    Ok(())
 }
 
 /// How long a turn of a bandwidth loop may wait for datagrams. Over UC and UD a work request
