@@ -455,7 +455,23 @@ fn peer_ran_one_way(s: &Session) -> anyhow::Result<()> {
     if taken > 0 {
         bail!(
             "-b/--bidirectional: the peer sent {taken} operations of its own to this side's \
-             QPs, so it runs -b and this side does not: give -b to both sides or to neither"
+             QPs, so it runs -b (or --reversed differs) and this side does not: give both \
+             sides the same -b and --reversed"
+        );
+    }
+    Ok(())
+}
+
+/// A one-way server prints its client's report: it must be of a size this side runs.
+/// perftest sends no word of `--reversed`, and a perftest client given it alone runs
+/// nothing (it waits for the server to), then sends a report it never filled in.
+fn peer_ran_the_test(o: &LiveOptions, theirs: &BwReport) -> anyhow::Result<()> {
+    if !o.sizes().contains(&theirs.size) {
+        bail!(
+            "the peer's report is of no run of this test ({} iterations of {} bytes): it did \
+             not run it, so do the sides' --reversed differ? (give it to both or neither)",
+            theirs.iters,
+            theirs.size
         );
     }
     Ok(())
@@ -656,6 +672,7 @@ fn server(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     let theirs = s
         .oob
         .bw_reports(&BwReport::default(), &mut || s.ep.turn(IDLE_TURN))?;
+    peer_ran_the_test(o, &theirs)?;
     if o.service == ServiceType::Uc {
         // No ACK told the client its last WRITEs arrived: take in what is still on its way.
         linger(&mut s.ep)?;

@@ -135,7 +135,8 @@ const MB: f64 = 1_048_576.0;
 impl LiveResult {
     /// `iters` messages of `size` bytes in `elapsed_s` seconds of wall time.
     pub fn bandwidth(test: &'static str, size: u64, iters: u64, elapsed_s: f64) -> LiveResult {
-        let bytes = (size * iters) as f64;
+        // In floating point: a peer's report can carry any count.
+        let bytes = size as f64 * iters as f64;
         let per_s = |x: f64| if elapsed_s > 0.0 { x / elapsed_s } else { 0.0 };
         let mut r = LiveResult::empty(test, size, iters, elapsed_s);
         r.row.bw_avg_mb_s = per_s(bytes) / MB;
