@@ -189,7 +189,8 @@ pub fn atomic_wr(
         sgl: sge.into(),
         signaled: true,
         remote: Some(RemoteAddr {
-            va: remote.va + cell * CELL_STRIDE,
+            // Wrapping: the peer names its address, and its responder checks the range.
+            va: remote.va.wrapping_add(cell * CELL_STRIDE),
             rkey: remote.rkey,
         }),
         atomic: Some(AtomicArgs {
@@ -286,6 +287,18 @@ pub fn host_pattern_u64(seed: u64, offset: u64) -> u64 {
 mod tests {
     use super::*;
     use rnic_host::SparseMemory;
+
+    /// The peer names its region's address: one at the top of the address space wraps
+    /// (its responder refuses the range) instead of overflowing here.
+    #[test]
+    fn a_peer_address_at_the_top_wraps_instead_of_overflowing() {
+        let remote = RemoteAddr {
+            va: u64::MAX - 8,
+            rkey: 1,
+        };
+        let wr = atomic_wr(AtomicOp::FetchAdd, 0, 3, (0, 0), remote);
+        assert_eq!(wr.remote.unwrap().va, 3 * CELL_STRIDE - 9);
+    }
 
     const BASE: u64 = 0x2000_0000;
     const SEED: u64 = super::super::PATTERN_SEED;

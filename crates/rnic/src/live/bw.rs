@@ -630,7 +630,7 @@ fn read_piece(
     };
     let remote = remote_of(&s.peers[qp]);
     let from = RemoteAddr {
-        va: remote.va + offset,
+        va: remote.va.wrapping_add(offset),
         ..remote
     };
     s.ep.dev
