@@ -1,7 +1,7 @@
 //! RoCEv2 Congestion Notification Packet: a BTH with opcode 0x81 and BECN set, addressed to the
 //! QP whose traffic was ECN-marked, followed by 16 reserved bytes and the ICRC.
 
-use crate::bth::{BthRepr, DEFAULT_PKEY};
+use crate::bth::BthRepr;
 use crate::frame::RoceRepr;
 use crate::opcode::Opcode;
 use crate::view::packet_view;
@@ -39,17 +39,8 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
 pub fn cnp_repr(dest_qp: u32) -> RoceRepr<'static> {
     RoceRepr::new(
         BthRepr {
-            opcode: Opcode::Cnp,
-            solicited: false,
-            mig_req: false,
-            pad_count: 0,
-            tver: 0,
-            pkey: DEFAULT_PKEY,
-            fecn: false,
             becn: true,
-            dest_qp,
-            ack_req: false,
-            psn: 0,
+            ..BthRepr::new(Opcode::Cnp, dest_qp, 0)
         },
         &[],
     )

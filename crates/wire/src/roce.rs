@@ -310,17 +310,8 @@ mod tests {
 
     fn bth(opcode: Opcode) -> BthRepr {
         BthRepr {
-            opcode,
-            solicited: false,
-            mig_req: false,
-            pad_count: 0,
-            tver: 0,
-            pkey: 0xFFFF,
-            fecn: false,
-            becn: false,
-            dest_qp: 3,
             ack_req: true,
-            psn: 9,
+            ..BthRepr::new(opcode, 3, 9)
         }
     }
 

@@ -8,17 +8,8 @@ use rnic_wire::*;
 /// A BTH with AckReq set and the default P_Key.
 pub fn bth(opcode: Opcode, dest_qp: u32, psn: u32) -> BthRepr {
     BthRepr {
-        opcode,
-        solicited: false,
-        mig_req: false,
-        pad_count: 0,
-        tver: 0,
-        pkey: 0xFFFF,
-        fecn: false,
-        becn: false,
-        dest_qp,
         ack_req: true,
-        psn,
+        ..BthRepr::new(opcode, dest_qp, psn)
     }
 }
 

@@ -650,4 +650,181 @@ mod tests {
         pass(&mut a, 1, Out, &f[1], &mut emit);
         assert!(a.conns.is_empty());
     }
+
+    /// A frame of `opcode` from `addr` to QP `dest_qp` at `psn` with `len` payload bytes,
+    /// every header its opcode names (an ACK's syndrome from `syndrome`), into `buf`.
+    fn frame_of(
+        addr: FrameAddr,
+        (opcode, dest_qp, psn): (Opcode, u32, u32),
+        len: usize,
+        syndrome: u64,
+        buf: &mut Vec<u8>,
+    ) {
+        use rnic_wire::{
+            AethRepr, AtomicAckEthRepr, AtomicEthRepr, BthRepr, DethRepr, RethRepr, RoceRepr,
+        };
+        let payload = [0xA5u8; 4096];
+        let bth = BthRepr {
+            ack_req: true,
+            ..BthRepr::new(opcode, dest_qp, psn)
+        };
+        let len = if opcode.has_payload() { len } else { 0 };
+        let mut roce = RoceRepr::new(bth, &payload[..len]);
+        if opcode.has_reth() {
+            roce.reth = Some(RethRepr {
+                va: 0x1000,
+                rkey: 7,
+                dma_len: len as u32,
+            });
+        }
+        if opcode.has_aeth() {
+            let msn = (syndrome >> 16) as u32 & 0xFF_FFFF;
+            let syndrome = match syndrome % 4 {
+                0 | 1 => AethSyndrome::Ack { credits: 31 },
+                2 => AethSyndrome::RnrNak {
+                    timer: (syndrome >> 8) as u8 & 31,
+                },
+                _ => AethSyndrome::Nak(NakCode::PsnSequenceError),
+            };
+            roce.aeth = Some(AethRepr { syndrome, msn });
+        }
+        if opcode.has_atomic_eth() {
+            roce.atomic_eth = Some(AtomicEthRepr {
+                va: 0x1000,
+                rkey: 7,
+                swap_add: 1,
+                compare: 0,
+            });
+        }
+        if opcode.has_atomic_ack_eth() {
+            roce.atomic_ack = Some(AtomicAckEthRepr { orig: 3 });
+        }
+        if opcode.has_deth() {
+            roce.deth = Some(DethRepr {
+                qkey: 1,
+                src_qp: 0x11,
+            });
+        }
+        if opcode.has_immdt() {
+            roce.imm = Some(1);
+        }
+        if opcode.has_ieth() {
+            roce.ieth = Some(7);
+        }
+        rnic_wire::FrameRepr {
+            addr,
+            ip_ident: 0,
+            roce,
+        }
+        .emit(buf);
+    }
+
+    /// Both ends of a learned connection, and anyone else, send anything: every opcode
+    /// either way, PSNs near the connection's and anywhere, other QPs, ACKs, NAKs and RNR
+    /// NAKs with any MSN, frames with a byte changed (with and without a fresh ICRC) or
+    /// cut short, with the timer's rounds in between. The accelerator never panics and
+    /// never holds more than its buffer.
+    #[test]
+    fn any_traffic_either_way_keeps_the_accelerator_in_bounds() {
+        use Direction::{LocalToRemote as Out, RemoteToLocal as In};
+        let mut a = accel(true);
+        // Small enough to fill.
+        a.buffer_bytes = 64 << 10;
+        let buffer = a.buffer_bytes;
+        let f = exchange();
+        let mut emit = Vec::new();
+        for (t, (d, frame)) in [(In, &f[0]), (Out, &f[1]), (In, &f[2])]
+            .into_iter()
+            .enumerate()
+        {
+            pass(&mut a, t as TimePs, d, frame, &mut emit);
+        }
+        let out = FrameAddr {
+            src_mac: [2, 0, 0, 0, 0, 1],
+            dst_mac: [2, 0, 0, 0, 0, 2],
+            src_ip: LOCAL,
+            dst_ip: REMOTE,
+            udp_src_port: rnic_wire::udp_entropy_port(0x11, 0x22),
+            dscp_ecn: 0,
+            ttl: 64,
+        };
+        let opcodes: Vec<Opcode> = (0u8..=0xFF)
+            .filter_map(|b| Opcode::try_from(b).ok())
+            .collect();
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let (mut now, mut buf) = (10, Vec::new());
+        // Local's next PSN: most of its requests come in order, Remote answers behind them.
+        let mut next_psn = 7u32;
+        for _ in 0..40_000 {
+            now += next() % 400_000;
+            let (r, s) = (next(), next());
+            let outbound = r & 1 == 0;
+            let writes = [
+                Opcode::RcWriteOnly,
+                Opcode::RcWriteFirst,
+                Opcode::RcWriteMiddle,
+            ];
+            let opcode = match ((r >> 1) % 4, outbound) {
+                (0, _) => opcodes[(r >> 4) as usize % opcodes.len()],
+                (_, true) => writes[(r >> 4) as usize % 3],
+                (_, false) => Opcode::RcAck,
+            };
+            let behind = (s % 64) as u32;
+            let psn = match ((r >> 12) % 8, outbound) {
+                (0, _) => s as u32,
+                (1, _) => next_psn.wrapping_add(behind),
+                (_, true) => next_psn,
+                (_, false) => next_psn.wrapping_sub(behind),
+            } & 0xFF_FFFF;
+            if outbound && psn == next_psn {
+                next_psn = (next_psn + 1) & 0xFF_FFFF;
+            }
+            let dest_qp = match ((r >> 20) % 8, outbound) {
+                (0, _) => (s >> 24) as u32 & 0xFF_FFFF,
+                (_, true) => 0x22,
+                (_, false) => 0x11,
+            };
+            let addr = if outbound { out } else { out.reversed() };
+            frame_of(
+                addr,
+                (opcode, dest_qp, psn),
+                (s >> 32) as usize % 4097,
+                s >> 8,
+                &mut buf,
+            );
+            if (r >> 28) % 8 == 0 {
+                let at = (s >> 40) as usize % buf.len();
+                buf[at] ^= 1 << ((s >> 56) % 8);
+                if (r >> 31) & 1 == 0 {
+                    let _ = rnic_wire::icrc::reseal(&mut buf);
+                }
+            }
+            if (r >> 32) % 64 == 0 {
+                buf.truncate((s >> 44) as usize % (buf.len() + 1));
+            }
+            let direction = if outbound { Out } else { In };
+            a.handle(now, direction, &buf, &mut emit);
+            // The timer's rounds, each resend in turn (a bounded number: each advances).
+            for _ in 0..10_000 {
+                match a.poll_timeout() {
+                    Some(t) if t <= now => a.handle_timeout(now, &mut emit),
+                    _ => break,
+                }
+            }
+            emit.clear();
+            assert!(a.held_bytes() <= buffer, "{} held", a.held_bytes());
+        }
+        let st = a.stats();
+        // It did its work on the way: pseudo-ACKs, absorbed ACKs, NAK and timer rounds,
+        // a full buffer.
+        assert!(st.pseudo_acks > 0 && st.absorbed > 0, "{st:?}");
+        assert!(st.nak_rounds > 0 && st.timeout_rounds > 0, "{st:?}");
+        assert!(st.peak_held_bytes > buffer / 2, "{st:?}");
+    }
 }
