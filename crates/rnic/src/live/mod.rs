@@ -1124,10 +1124,15 @@ impl LiveCmd {
                  at least 0"
             )));
         }
-        if total_s - 2.0 * margin_s <= 0.0 || total_s > 86_400.0 {
+        if total_s > 86_400.0 {
+            // In scientific notation: 1e308 written out is 309 digits.
             return Err(UsageError(format!(
-                "-D/--duration {total_s}: must be longer than twice --margin ({margin_s} s) \
-                 and at most a day"
+                "-D/--duration {total_s:e}: at most a day (86400 s)"
+            )));
+        }
+        if total_s - 2.0 * margin_s <= 0.0 {
+            return Err(UsageError(format!(
+                "-D/--duration {total_s}: must be longer than twice --margin ({margin_s} s)"
             )));
         }
         Ok(Some(DurationMode { total_s, margin_s }))
@@ -1811,6 +1816,10 @@ mod tests {
             ),
             ("write-bw --server -D 5 -a", "-a/--all"),
             ("send-lat --server -D 5 -a", "-a/--all"),
+            (
+                "write-bw --server -D 1e308",
+                "--duration 1e308: at most a day",
+            ),
         ] {
             let e = options(args).unwrap_err().0;
             assert!(
