@@ -1289,19 +1289,34 @@ fn a_different_qp_count_than_perftests_fails_at_once_naming_q() {
 /// perftest sends no word of `-b`: rnic's client with `-b` against a one-way `ib_write_bw`
 /// server reads the server's report of no run (never filled in), and without `-b` against a `-b`
 /// server sees the server's WRITEs arrive on its QP; either fails at once naming `-b`,
-/// where it printed a row as if the two sides agreed.
+/// where it printed a row as if the two sides agreed. `send-bw -b` against a one-way
+/// `ib_send_bw` server gets none of the server's SENDs: it fails 2 s after its own are
+/// done, naming `-b`, where it waited 10 s and failed naming the count.
 #[test]
 fn a_bidirectional_flag_perftest_does_not_share_fails_naming_b() {
     let Some((_in_use, guest)) = guest() else {
         return;
     };
-    for (rnic, guest_side, words) in [
-        (" -b", "", "so it runs without -b"),
-        ("", " -b", "so it runs -b (or --reversed differs)"),
+    for (tool, live, (rnic, guest_side, words)) in [
+        (
+            "ib_write_bw",
+            "write-bw",
+            (" -b", "", "so it runs without -b"),
+        ),
+        (
+            "ib_write_bw",
+            "write-bw",
+            ("", " -b", "so it runs -b (or --reversed differs)"),
+        ),
+        (
+            "ib_send_bw",
+            "send-bw",
+            (" -b", "", "so it runs without -b"),
+        ),
     ] {
         let run = Interop {
             guest_only: guest_side,
-            ..Interop::new("ib_write_bw", "write-bw", 4096).rnic_only(rnic)
+            ..Interop::new(tool, live, 4096).rnic_only(rnic)
         };
         let port = next_port();
         let server = run.spawn_guest_server(guest, port);

@@ -293,6 +293,8 @@ pub(super) enum Drain {
     /// Once nothing arrived for [`DRAIN`]: this side's own SENDs are done, and the peer's
     /// started with them, after the same handshake (`-b`).
     Quiet,
+    /// Once nothing arrived for this long.
+    QuietFor(Duration),
 }
 
 /// Takes SENDs into each QP's ring until `total` arrived in all (every QP's, with
@@ -316,6 +318,7 @@ pub(super) fn receive(
             Drain::Never => false,
             Drain::PeerDone => quiet > DRAIN && s.oob.peer_has_written()?,
             Drain::Quiet => quiet > DRAIN,
+            Drain::QuietFor(d) => quiet > d,
         };
         if drained {
             break;

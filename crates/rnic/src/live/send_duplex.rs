@@ -21,6 +21,9 @@
 //! pattern for its QP, and the verdicts cross at the close; a perftest peer's messages go
 //! unchecked.
 
+use std::time::Duration;
+
+use anyhow::bail;
 use rnic_transport::{SendWr, ServiceType, Sge, WcOpcode};
 
 use super::bw::{in_flight_while, keep_in_flight};
@@ -135,8 +138,11 @@ fn one_size(
             _ => expect_opcode(c, WcOpcode::Send),
         },
     )?;
-    // The peer's SENDs still on their way.
     let lossy = o.service != ServiceType::Rc;
+    if !lossy && rings.received() == 0 {
+        peer_sends_at_all(s, &mut rings)?;
+    }
+    // The peer's SENDs still on their way.
     let drain = if lossy { Drain::Quiet } else { Drain::Never };
     let due = rings.total();
     receive(s, &mut rings, (due, drain))?;
@@ -150,6 +156,26 @@ fn one_size(
         row.unreliable = Some(loss(o.service, peer_sent, received));
     }
     Ok((row, rings.verification()))
+}
+
+/// How long a `-b` side whose own SENDs are done waits for the peer's first before it
+/// takes the peer to run without `-b`.
+const PEER_SILENT: Duration = Duration::from_secs(2);
+
+/// Over RC a `-b` side whose own SENDs all completed has none of the peer's: they started
+/// with this side's, after the same handshake, so if none comes within [`PEER_SILENT`] the
+/// peer sends none. perftest sends no word of `-b`: a one-way perftest server only
+/// receives.
+fn peer_sends_at_all(s: &mut Session, rings: &mut RecvRings) -> anyhow::Result<()> {
+    receive(s, rings, (1, Drain::QuietFor(PEER_SILENT)))?;
+    if rings.received() == 0 {
+        bail!(
+            "-b/--bidirectional: none of the peer's SENDs came within {} s of this side's \
+             last, so it runs without -b: give -b to both sides, as perftest needs",
+            PEER_SILENT.as_secs()
+        );
+    }
+    Ok(())
 }
 
 /// `-D`: this side's SENDs kept in flight for `d.total_s` while the peer's land; the row
