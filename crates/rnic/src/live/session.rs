@@ -483,6 +483,24 @@ fn random_bits() -> u64 {
 mod tests {
     use super::*;
 
+    /// A run's RDMA CM ids start where an earlier run's did not (a peer's CM drops a REQ
+    /// that repeats an id it still holds; the runs' ids once all started from 1), and leave
+    /// room below 2^30 for the run's connections.
+    #[test]
+    fn each_run_draws_its_cm_ids_from_a_base_of_its_own() {
+        let bases: Vec<u32> = (0..8)
+            .map(|_| {
+                std::thread::sleep(std::time::Duration::from_micros(50));
+                random_comm_id_base()
+            })
+            .collect();
+        assert!(bases.iter().all(|&b| b < 1 << 30), "{bases:?}");
+        let mut distinct = bases.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), bases.len(), "{bases:?}");
+    }
+
     fn keys(qpns: &[u32]) -> Vec<Dest> {
         let dest = |qpn| Dest {
             qpn,
