@@ -23,11 +23,14 @@
 #   build          build the guest (cached under target/rxe-guest/; done by `start` too)
 #   start          boot the guest and wait until rxe0 is ACTIVE
 #   run CMD...     run CMD in the guest (its words joined by spaces and given to `sh -c`, as
-#                  ssh does); prints its output (stdout and stderr merged), exits with its status.
+#                  ssh does); prints its output (stdout and stderr merged), exits with its status
+#                  (255 when no status came within RXE_PEER_RUN_LIMIT_S: the guest stopped
+#                  answering).
 #                  The guest's sh is busybox's, which runs its own applet for a bare name that is
 #                  one (tc, ip, ...): call iproute2's tools by path (/sbin/tc, /bin/ip)
 #   netem ARGS...  set the guest NIC's root qdisc to `netem ARGS` (e.g. `loss 1% reorder 25% 50%
 #                  delay 1ms`); `netem off` removes it
+#   alive          exit 0 when the guest's agent answers within 20 s (its network works)
 #   stop           stop the guest and delete the namespace (safe to call twice)
 #   netns          print the namespace's name
 #   host-ip | guest-ip   print the address of each end
@@ -38,6 +41,11 @@
 #   RXE_PEER_OWNER_PID  when set at `start`, a watchdog stops the guest once that process is gone
 #                       (a test binary that panics or is killed leaves nothing behind)
 #   RXE_PEER_BOOT_TIMEOUT_S  how long `start` waits for rxe0 (default 300; TCG is slow)
+#   RXE_PEER_RUN_LIMIT_S     how long `run` waits for a command's status (default 180, beyond
+#                       the tests' own `timeout 120`): a guest whose virtio NIC stopped
+#                       transmitting (seen under TCG: the guest logs `NETDEV WATCHDOG: transmit
+#                       queue 0 timed out` and never recovers) would otherwise be waited for
+#                       until TCP gives up, a quarter of an hour
 #   RXE_PEER_DIR        cache and run directory (default <repo>/target/rxe-guest)
 set -euo pipefail
 
@@ -303,7 +311,7 @@ create_namespace() {
 
 # The guest is ready when its agent answers and reports rxe0's port ACTIVE.
 agent_ready() {
-  run_in_guest 'rdma link show rxe0/1' 2>/dev/null | grep -q 'state ACTIVE'
+  RXE_PEER_RUN_LIMIT_S=20 run_in_guest 'rdma link show rxe0/1' 2>/dev/null | grep -q 'state ACTIVE'
 }
 
 # Stops the guest when RXE_PEER_OWNER_PID exits (a killed or panicking test leaves nothing behind).
@@ -335,9 +343,11 @@ cmd_stop() {
 # ---------------------------------------------------------------------------------------------
 
 # Sends one command line to the guest agent; streams its output and returns its exit status
-# (255 when the connection ends without a status: guest down or agent killed).
+# (255 when the connection ends without a status: guest down, agent killed, or no status
+# within RXE_PEER_RUN_LIMIT_S; `cat` is exec'd so that `timeout` ends the connection itself).
 run_in_guest() {
   local line="$1"
+  local limit="${RXE_PEER_RUN_LIMIT_S:-180}"
   local status=255
   local out
   while IFS= read -r out || [ -n "$out" ]; do
@@ -348,8 +358,8 @@ run_in_guest() {
         ;;
       *) printf '%s\n' "$out" ;;
     esac
-  done < <(ip netns exec "$NETNS" bash -c \
-    'exec 3<>"/dev/tcp/$1/$2" || exit 1; printf "%s\n" "$3" >&3; cat <&3' \
+  done < <(ip netns exec "$NETNS" timeout "$limit" bash -c \
+    'exec 3<>"/dev/tcp/$1/$2" || exit 1; printf "%s\n" "$3" >&3; exec cat <&3' \
     _ "$GUEST_IP" "$AGENT_PORT" "$line" 2>/dev/null)
   return "$status"
 }
@@ -359,12 +369,17 @@ cmd_run() {
   run_in_guest "$*"
 }
 
+cmd_alive() {
+  RXE_PEER_RUN_LIMIT_S=20 run_in_guest true >/dev/null
+}
+
 cmd_netem() {
   [ "$#" -gt 0 ] || die "netem needs arguments (e.g. loss 1% reorder 25% 50% delay 1ms) or off"
+  # tc answers at once: a guest silent for 20 s has stopped answering.
   if [ "$1" = off ]; then
-    run_in_guest '/sbin/tc qdisc del dev eth0 root 2>/dev/null; true'
+    RXE_PEER_RUN_LIMIT_S=20 run_in_guest '/sbin/tc qdisc del dev eth0 root 2>/dev/null; true'
   else
-    run_in_guest "/sbin/tc qdisc replace dev eth0 root netem $*"
+    RXE_PEER_RUN_LIMIT_S=20 run_in_guest "/sbin/tc qdisc replace dev eth0 root netem $*"
   fi
 }
 
@@ -375,13 +390,14 @@ main() {
     build) cmd_build >/dev/null ;;
     start) cmd_start ;;
     run) cmd_run "$@" ;;
+    alive) cmd_alive ;;
     netem) cmd_netem "$@" ;;
     stop) cmd_stop ;;
     netns) echo "$NETNS" ;;
     host-ip) echo "$HOST_IP" ;;
     guest-ip) echo "$GUEST_IP" ;;
     console) cat "$RUN_DIR/console.log" ;;
-    *) die "usage: rxe-peer.sh build|start|run CMD...|netem ARGS...|stop|netns|host-ip|guest-ip|console" ;;
+    *) die "usage: rxe-peer.sh build|start|run CMD...|alive|netem ARGS...|stop|netns|host-ip|guest-ip|console" ;;
   esac
 }
 

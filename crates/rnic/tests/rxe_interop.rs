@@ -36,6 +36,8 @@ struct Guest {
     netns: String,
     host_ip: String,
     guest_ip: String,
+    /// The netem arguments in force (`None`: no impairment), set again after a restart.
+    netem_set: Mutex<Option<String>>,
 }
 
 /// How many guests at most: cargo runs as many tests at once as the machine has cores, and
@@ -119,6 +121,7 @@ fn boot_guest(k: usize) -> Result<Guest, String> {
         host_ip: query("host-ip")?,
         guest_ip: query("guest-ip")?,
         instance,
+        netem_set: Mutex::new(None),
     })
 }
 
@@ -200,7 +203,19 @@ impl Guest {
     fn netem(&self, args: &str) -> Ran {
         let mut cmd = peer_command(&self.instance, &["netem"]);
         cmd.args(args.split_whitespace());
-        cmd.output().expect("run rxe-peer.sh").into()
+        let ran: Ran = cmd.output().expect("run rxe-peer.sh").into();
+        if ran.ok {
+            let set = (args != "off").then(|| args.to_string());
+            *self.netem_set.lock().unwrap_or_else(|p| p.into_inner()) = set;
+        }
+        ran
+    }
+
+    /// Whether the guest's agent answers within 20 s.
+    fn answers(&self) -> bool {
+        peer_command(&self.instance, &["alive"])
+            .status()
+            .is_ok_and(|s| s.success())
     }
 
     /// Frames the guest NIC's netem has dropped since it was set (`tc -s qdisc`'s `dropped`).
@@ -216,9 +231,65 @@ impl Guest {
         digits.parse().expect("the drop count")
     }
 
-    /// Back to the state every test starts from: no qdisc impairment.
+    /// Back to the state every test starts from: a guest that answers, and no qdisc
+    /// impairment. A guest that does not answer within 20 s is booted again: under TCG its
+    /// virtio NIC has been seen to stop transmitting for good (`NETDEV WATCHDOG: transmit
+    /// queue 0 timed out` on its console), which failed the test it ran, and would fail
+    /// every later one.
     fn reset(&self) {
-        self.netem("off");
+        if !self.netem("off").ok {
+            self.restart();
+            let off = self.netem("off");
+            assert!(
+                off.ok,
+                "rxe peer {} after a restart: {}",
+                self.instance, off.text
+            );
+        }
+    }
+
+    /// Stops the guest and boots it again under the same instance (the same namespace and
+    /// addresses), once the first boot's watchdog has seen its QEMU gone; the netem in force
+    /// is set again.
+    fn restart(&self) {
+        let console = peer_command(&self.instance, &["console"]).output();
+        let tail: Vec<String> = console.map_or_else(
+            |_| Vec::new(),
+            |o| {
+                String::from_utf8_lossy(&o.stdout)
+                    .lines()
+                    .rev()
+                    .take(5)
+                    .map(str::to_string)
+                    .collect()
+            },
+        );
+        eprintln!(
+            "rxe peer: {} stopped answering; restarting it. Its console ended:\n{}",
+            self.instance,
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+        );
+        let _ = peer_command(&self.instance, &["stop"]).status();
+        thread::sleep(Duration::from_secs(3));
+        let out = peer_command(&self.instance, &["start"])
+            .env("RXE_PEER_OWNER_PID", std::process::id().to_string())
+            .output()
+            .expect("run rxe-peer.sh");
+        assert!(
+            out.status.success(),
+            "rxe peer {} did not boot again: {}",
+            self.instance,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let set = self
+            .netem_set
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if let Some(args) = set {
+            let again = self.netem(&args);
+            assert!(again.ok, "netem {args} after a restart: {}", again.text);
+        }
     }
 
     /// Waits until a TCP port listens in the guest (a perftest server is ready for its client).
@@ -294,20 +365,27 @@ fn next_port() -> u16 {
 const PERFTEST_CLOCK_FIT_FAILED: &str = "Correlation coefficient r^2";
 
 /// Runs one client/server pair up to three times while a guest perftest could not calibrate its
-/// clock ([`PERFTEST_CLOCK_FIT_FAILED`]); any other outcome is returned at once, with whatever
-/// else the attempt made (its arguments, its JSON path).
-fn until_perftest_reports<T>(mut attempt: impl FnMut() -> ((Ran, Ran), T)) -> ((Ran, Ran), T) {
+/// clock ([`PERFTEST_CLOCK_FIT_FAILED`]), or the guest stopped answering (it is booted again
+/// first, see [`Guest::reset`]); any other outcome is returned at once, with whatever else the
+/// attempt made (its arguments, its JSON path).
+fn until_perftest_reports<T>(
+    guest: &Guest,
+    mut attempt: impl FnMut() -> ((Ran, Ran), T),
+) -> ((Ran, Ran), T) {
     for _ in 1..3 {
         let ran = attempt();
         let (client, server) = &ran.0;
         let clock = |r: &Ran| !r.ok && r.text.contains(PERFTEST_CLOCK_FIT_FAILED);
-        if !clock(client) && !clock(server) {
+        if clock(client) || clock(server) {
+            eprintln!(
+                "perftest in the guest could not calibrate its clock; running again:\n{}{}",
+                client.text, server.text
+            );
+        } else if (client.ok && server.ok) || guest.answers() {
             return ran;
+        } else {
+            guest.restart();
         }
-        eprintln!(
-            "perftest in the guest could not calibrate its clock; running again:\n{}{}",
-            client.text, server.text
-        );
     }
     attempt()
 }
@@ -364,7 +442,7 @@ fn rxe_to_rxe_write_bw_completes_in_the_guest() {
         return;
     };
     for mtu in [1024, 4096] {
-        let ((client, server), ()) = until_perftest_reports(|| {
+        let ((client, server), ()) = until_perftest_reports(guest, || {
             let port = next_port();
             let args = format!("-d rxe0 -x 1 -m {mtu} -p {port} -n 100 -s 4096");
             let server = guest.spawn(&format!("timeout 120 ib_write_bw {args}"));
@@ -702,7 +780,7 @@ impl Interop {
     fn rnic_client_report(&self) -> Option<serde_json::Value> {
         let (_in_use, guest) = guest()?;
         self.apply_netem(guest);
-        let ((client, server), (args, json)) = until_perftest_reports(|| {
+        let ((client, server), (args, json)) = until_perftest_reports(guest, || {
             let port = next_port();
             let server = self.spawn_guest_server(guest, port);
             if self.exchange_by_cm() {
@@ -804,7 +882,7 @@ impl Interop {
     fn rnic_server_run(&self) -> Option<(serde_json::Value, String)> {
         let (_in_use, guest) = guest()?;
         self.apply_netem(guest);
-        let ((client, server), (args, json)) = until_perftest_reports(|| {
+        let ((client, server), (args, json)) = until_perftest_reports(guest, || {
             let port = next_port();
             let json = json_path(port)
                 .with_file_name(format!("server-{}-{port}.json", std::process::id()));

@@ -89,7 +89,7 @@ enum Learn {
 /// `rnic accel EXTRA` in the guest's namespace, 4 KB WRITEs at queue depth 16, MTU 4096.
 fn arm(guest: &Guest, side: &ClientSide, learn: Learn, extra: &[&str]) -> Arm {
     let rnic = env!("CARGO_BIN_EXE_rnic");
-    let ((client, server), (accel, json)) = until_perftest_reports(|| {
+    let ((client, server), (accel, json)) = until_perftest_reports(guest, || {
         let port = next_port();
         let mut flags = vec!["accel", "--local", ClientSide::BOX_DEV, "--remote"];
         flags.extend(["rxetap0", "--emulate-link", "5ms,0%", "--learn"]);
