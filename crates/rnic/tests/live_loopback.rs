@@ -1727,9 +1727,9 @@ fn run_infinitely_prints_each_interval_until_interrupted() {
     }
 }
 
-/// What the client of a `write-bw` run sends its server over the exchange connection,
+/// What the client of a run of `test` sends its server over the exchange connection,
 /// recorded by a relay between them (`None`: no live endpoints here).
-fn record_exchange(server_args: &[&str], client_args: &[&str]) -> Option<Vec<u8>> {
+fn record_exchange(test: &str, server_args: &[&str], client_args: &[&str]) -> Option<Vec<u8>> {
     use std::io::{Read, Write};
     let Ends {
         server: s_ip,
@@ -1737,19 +1737,11 @@ fn record_exchange(server_args: &[&str], client_args: &[&str]) -> Option<Vec<u8>
         port,
     } = usable_ends()?;
     let relay_port = usable_ends()?.port;
-    let mut sargs = vec!["live", "write-bw", "--server", "--bind", &s_ip, "-p", &port];
+    let mut sargs = vec!["live", test, "--server", "--bind", &s_ip, "-p", &port];
     sargs.extend_from_slice(server_args);
     let server = spawn(&sargs);
     let relay = std::net::TcpListener::bind(format!("{s_ip}:{relay_port}")).unwrap();
-    let mut cargs = vec![
-        "live",
-        "write-bw",
-        &s_ip,
-        "--bind",
-        &c_ip,
-        "-p",
-        &relay_port,
-    ];
+    let mut cargs = vec!["live", test, &s_ip, "--bind", &c_ip, "-p", &relay_port];
     cargs.extend_from_slice(client_args);
     let client = spawn(&cargs);
     let (mut down, _) = relay.accept().unwrap();
@@ -1790,10 +1782,15 @@ fn connect_when_listening(addr: &str) -> std::net::TcpStream {
 /// A server fed `bytes` as its client's side of the exchange (then the end of the
 /// stream) ends by itself within 20 s, not in a panic, and with a message if it failed;
 /// returns its exit code.
-fn server_fed(at: &Ends, server_args: &[&str], bytes: &[u8], what: &str) -> Option<i32> {
+fn server_fed(
+    at: &Ends,
+    (test, server_args): (&str, &[&str]),
+    bytes: &[u8],
+    what: &str,
+) -> Option<i32> {
     use std::io::{Read, Write};
     let (s_ip, port) = (&at.server, &at.port);
-    let mut sargs = vec!["live", "write-bw", "--server", "--bind", s_ip, "-p", port];
+    let mut sargs = vec!["live", test, "--server", "--bind", s_ip, "-p", port];
     sargs.extend_from_slice(server_args);
     let server = spawn(&sargs);
     let mut peer = connect_when_listening(&format!("{s_ip}:{port}"));
@@ -1821,14 +1818,26 @@ fn server_fed(at: &Ends, server_args: &[&str], bytes: &[u8], what: &str) -> Opti
 /// anywhere (the version, the MTU and page sizes, the QP keys as text, the handshakes, the
 /// binary report, the close) or cut short end the server's run with a message and an exit
 /// status, never a panic or a hang. The messages are a real client's, recorded; every
-/// other byte is inverted in turn (`RNIC_LIVE_EXCHANGE_EVERY=1`: every byte).
+/// other byte is inverted in turn (`RNIC_LIVE_EXCHANGE_EVERY=1`: every byte). `write-bw`,
+/// and `atomic-bw`, whose server also takes each QP's count of atomics from the client.
 #[test]
 fn a_servers_exchange_with_changed_or_cut_messages_ends_in_an_error_not_a_panic() {
-    let args = ["-n", "50", "-s", "4096"];
-    let (Some(sent), Some(at)) = (record_exchange(&args, &args), usable_ends()) else {
-        return;
+    for (test, args) in [
+        ("write-bw", &["-n", "50", "-s", "4096"][..]),
+        ("atomic-bw", &["-n", "50"][..]),
+    ] {
+        if !changed_or_cut_exchanges_end_in_errors(test, args) {
+            return;
+        }
+    }
+}
+
+/// The check above for one test (`false`: no live endpoints here).
+fn changed_or_cut_exchanges_end_in_errors(test: &str, args: &[&str]) -> bool {
+    let (Some(sent), Some(at)) = (record_exchange(test, args, args), usable_ends()) else {
+        return false;
     };
-    assert!(sent.len() > 100, "{} bytes", sent.len());
+    assert!(sent.len() > 100, "{test}: {} bytes", sent.len());
     let count = |var: &str, default: usize| {
         std::env::var(var)
             .ok()
@@ -1844,7 +1853,12 @@ fn a_servers_exchange_with_changed_or_cut_messages_ends_in_an_error_not_a_panic(
         let pos = k * every;
         let mut bytes = sent.clone();
         bytes[pos] ^= 0xFF;
-        let code = server_fed(&at, &args, &bytes, &format!("byte {pos} changed"));
+        let code = server_fed(
+            &at,
+            (test, args),
+            &bytes,
+            &format!("{test}: byte {pos} changed"),
+        );
         failed += usize::from(code != Some(0));
     }
     // Nothing writes the server's buffers here, so a run fails its check of them unless a
@@ -1853,10 +1867,12 @@ fn a_servers_exchange_with_changed_or_cut_messages_ends_in_an_error_not_a_panic(
     // (592 of 600 failed in a run of 600 spread changes).
     assert!(
         failed * 10 >= changes * 9,
-        "{failed} of {changes} changed runs failed"
+        "{test}: {failed} of {changes} changed runs failed"
     );
     for cut in [0, 1, sent.len() / 3, sent.len() / 2, sent.len() - 1] {
-        let code = server_fed(&at, &args, &sent[..cut], &format!("cut at {cut}"));
-        assert_ne!(code, Some(0), "cut at {cut} of {}", sent.len());
+        let what = format!("{test}: cut at {cut}");
+        let code = server_fed(&at, (test, args), &sent[..cut], &what);
+        assert_ne!(code, Some(0), "{what} of {}", sent.len());
     }
+    true
 }
