@@ -1538,6 +1538,20 @@ fn sides_that_differ_fail_at_once<const S: usize, const C: usize>(
     }
 }
 
+/// A client with another `-s` than its server's: the server fails naming `-s` (its check
+/// of its buffer would read the shorter messages as a data mismatch), the client on the
+/// closed exchange.
+#[test]
+fn a_different_size_than_the_servers_fails_naming_s() {
+    sides_that_differ_fail_at_once(["-n", "100"], ["-n", "100", "-s", "4096"], |client| {
+        if client {
+            "the peer closed the exchange connection".into()
+        } else {
+            "-s/--size 65536: the peer ran 4096-byte messages".into()
+        }
+    });
+}
+
 /// One side with `--reversed` and the other without: both fail at once, naming it.
 #[test]
 fn one_side_reversed_fails_at_once_naming_it() {

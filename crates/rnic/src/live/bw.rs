@@ -462,15 +462,33 @@ fn peer_ran_one_way(s: &Session) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A one-way server prints its client's report: it must be of a size this side runs.
-/// perftest sends no word of `--reversed`, and a perftest client given it alone runs
+/// A one-way server prints its client's report: it must be of a run (any size the client
+/// ran). perftest sends no word of `--reversed`, and a perftest client given it alone runs
 /// nothing (it waits for the server to), then sends a report it never filled in.
-fn peer_ran_the_test(o: &LiveOptions, theirs: &BwReport) -> anyhow::Result<()> {
-    if !o.sizes().contains(&theirs.size) {
+fn peer_ran_the_test(theirs: &BwReport) -> anyhow::Result<()> {
+    if !theirs.is_of_a_run() {
         bail!(
             "the peer's report is of no run of this test ({} iterations of {} bytes): it did \
              not run it, so do the sides' --reversed differ? (give it to both or neither)",
             theirs.iters,
+            theirs.size
+        );
+    }
+    Ok(())
+}
+
+/// An rnic peer's messages are checked here against this side's `-s`: a peer that ran
+/// another size would read as a data mismatch at the end of its messages (a perftest
+/// client's bytes go unchecked, and its size may differ as its server's may).
+fn same_size_as_an_rnic_peer(
+    o: &LiveOptions,
+    s: &Session,
+    theirs: &BwReport,
+) -> anyhow::Result<()> {
+    if s.pre.peer_is_rnic && !o.all_sizes && theirs.size != o.size {
+        bail!(
+            "-s/--size {}: the peer ran {}-byte messages; give both sides the same -s",
+            o.size,
             theirs.size
         );
     }
@@ -672,7 +690,8 @@ fn server(o: &LiveOptions, verb: Verb) -> anyhow::Result<LiveResult> {
     let theirs = s
         .oob
         .bw_reports(&BwReport::default(), &mut || s.ep.turn(IDLE_TURN))?;
-    peer_ran_the_test(o, &theirs)?;
+    peer_ran_the_test(&theirs)?;
+    same_size_as_an_rnic_peer(o, &s, &theirs)?;
     if o.service == ServiceType::Uc {
         // No ACK told the client its last WRITEs arrived: take in what is still on its way.
         linger(&mut s.ep)?;

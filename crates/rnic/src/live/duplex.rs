@@ -159,13 +159,12 @@ pub(super) fn exchange_reports(
     let theirs = s
         .oob
         .bw_reports_waiting(&mine, &mut || s.ep.turn(IDLE_TURN))?;
-    if theirs.size != size || theirs.iters == 0 {
+    if !theirs.is_of_a_run() {
         // perftest's one-way server sends a report of a run it did not make (its report
         // is never filled in); rnic peers say whether they run -b in their version message.
         bail!(
             "-b/--bidirectional: the peer's report is of no run of its own ({} iterations of \
-             {} bytes, where this side ran {size}-byte messages), so it runs without -b: \
-             give -b to both sides, as perftest needs",
+             {} bytes), so it runs without -b: give -b to both sides, as perftest needs",
             theirs.iters,
             theirs.size
         );

@@ -673,9 +673,34 @@ pub struct BwReport {
     pub msg_rate: f64,
 }
 
+impl BwReport {
+    /// Whether the report can be of a run: at least one operation, of a size rnic live
+    /// runs. perftest sends one it never filled in (whatever its stack held) where its side
+    /// ran nothing: a one-way server to a `-b` client, a client given `--reversed` alone.
+    pub fn is_of_a_run(&self) -> bool {
+        self.iters > 0 && (1..=super::MAX_SIZE).contains(&self.size)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// perftest's unfilled reports, as two runs against rxe sent them, are no runs; any
+    /// size and count a peer can run is one, whatever this side's `-s`.
+    #[test]
+    fn a_report_of_garbage_or_of_nothing_is_no_run() {
+        let report = |size, iters| BwReport {
+            size,
+            iters,
+            ..BwReport::default()
+        };
+        assert!(report(4096, 20).is_of_a_run());
+        assert!(report(2, 1).is_of_a_run());
+        assert!(!report(140_727_529_879_316, 140_464_698_544_410).is_of_a_run());
+        assert!(!report(0, 0).is_of_a_run());
+        assert!(!report(4096, 0).is_of_a_run());
+    }
 
     fn shape(qps: u32, bidirectional: bool) -> RunShape {
         RunShape {
