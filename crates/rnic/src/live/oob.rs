@@ -275,7 +275,7 @@ impl Oob {
     /// Sends one message.
     fn write_msg(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
         match &mut self.channel {
-            Channel::Tcp(s) => s.write_all(bytes)?,
+            Channel::Tcp(s) => s.write_all(bytes).map_err(closed_or)?,
             Channel::Control(q) => q.borrow_mut().outbox.push_back(bytes.to_vec()),
         }
         Ok(())
@@ -575,11 +575,23 @@ fn read_stream(
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => break Err(e.into()),
+            Err(e) => break Err(closed_or(e)),
         }
     };
     stream.set_nonblocking(false)?;
     r
+}
+
+/// The error of a failed read or write on the exchange connection: a peer that went away
+/// (a reset, a broken pipe) is told as a closed connection, whichever of them the kernel
+/// saw first, as the end of the stream is.
+fn closed_or(e: io::Error) -> anyhow::Error {
+    match e.kind() {
+        io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe => {
+            anyhow::anyhow!("the peer closed the exchange connection ({e})")
+        }
+        _ => e.into(),
+    }
 }
 
 /// Takes the next message of `-R`'s control QP, which must be `n` bytes (perftest sends
