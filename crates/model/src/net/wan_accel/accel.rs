@@ -651,81 +651,14 @@ mod tests {
         assert!(a.conns.is_empty());
     }
 
-    /// A frame of `opcode` from `addr` to QP `dest_qp` at `psn` with `len` payload bytes,
-    /// every header its opcode names (an ACK's syndrome from `syndrome`), into `buf`.
-    fn frame_of(
-        addr: FrameAddr,
-        (opcode, dest_qp, psn): (Opcode, u32, u32),
-        len: usize,
-        syndrome: u64,
-        buf: &mut Vec<u8>,
-    ) {
-        use rnic_wire::{
-            AethRepr, AtomicAckEthRepr, AtomicEthRepr, BthRepr, DethRepr, RethRepr, RoceRepr,
-        };
-        let payload = [0xA5u8; 4096];
-        let bth = BthRepr {
-            ack_req: true,
-            ..BthRepr::new(opcode, dest_qp, psn)
-        };
-        let len = if opcode.has_payload() { len } else { 0 };
-        let mut roce = RoceRepr::new(bth, &payload[..len]);
-        if opcode.has_reth() {
-            roce.reth = Some(RethRepr {
-                va: 0x1000,
-                rkey: 7,
-                dma_len: len as u32,
-            });
-        }
-        if opcode.has_aeth() {
-            let msn = (syndrome >> 16) as u32 & 0xFF_FFFF;
-            let syndrome = match syndrome % 4 {
-                0 | 1 => AethSyndrome::Ack { credits: 31 },
-                2 => AethSyndrome::RnrNak {
-                    timer: (syndrome >> 8) as u8 & 31,
-                },
-                _ => AethSyndrome::Nak(NakCode::PsnSequenceError),
-            };
-            roce.aeth = Some(AethRepr { syndrome, msn });
-        }
-        if opcode.has_atomic_eth() {
-            roce.atomic_eth = Some(AtomicEthRepr {
-                va: 0x1000,
-                rkey: 7,
-                swap_add: 1,
-                compare: 0,
-            });
-        }
-        if opcode.has_atomic_ack_eth() {
-            roce.atomic_ack = Some(AtomicAckEthRepr { orig: 3 });
-        }
-        if opcode.has_deth() {
-            roce.deth = Some(DethRepr {
-                qkey: 1,
-                src_qp: 0x11,
-            });
-        }
-        if opcode.has_immdt() {
-            roce.imm = Some(1);
-        }
-        if opcode.has_ieth() {
-            roce.ieth = Some(7);
-        }
-        rnic_wire::FrameRepr {
-            addr,
-            ip_ident: 0,
-            roce,
-        }
-        .emit(buf);
-    }
-
     /// Both ends of a learned connection, and anyone else, send anything: every opcode
     /// either way, PSNs near the connection's and anywhere, other QPs, ACKs, NAKs and RNR
-    /// NAKs with any MSN, frames with a byte changed (with and without a fresh ICRC) or
-    /// cut short, with the timer's rounds in between. The accelerator never panics and
-    /// never holds more than its buffer.
+    /// NAKs with any MSN (the fuzz corpus's headers), frames with a byte changed (with and
+    /// without a fresh ICRC) or cut short, with the timer's rounds in between. The
+    /// accelerator never panics and never holds more than its buffer.
     #[test]
     fn any_traffic_either_way_keeps_the_accelerator_in_bounds() {
+        use rnic_loopback::corpus::random_roce;
         use Direction::{LocalToRemote as Out, RemoteToLocal as In};
         let mut a = accel(true);
         // Small enough to fill.
@@ -748,16 +681,10 @@ mod tests {
             dscp_ecn: 0,
             ttl: 64,
         };
-        let opcodes: Vec<Opcode> = (0u8..=0xFF)
-            .filter_map(|b| Opcode::try_from(b).ok())
-            .collect();
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let opcodes = Opcode::ALL;
+        let mut rng = rnic_sim::Rng::new(0x9E37_79B9_7F4A_7C15);
+        let mut next = || rng.next_u64();
+        let payload = [0xA5u8; 4096];
         let (mut now, mut buf) = (10, Vec::new());
         // Local's next PSN: most of its requests come in order, Remote answers behind them.
         let mut next_psn = 7u32;
@@ -791,13 +718,16 @@ mod tests {
                 (_, false) => 0x11,
             };
             let addr = if outbound { out } else { out.reversed() };
-            frame_of(
+            // Every header the opcode names, its fields (an ACK's syndrome and MSN) at random.
+            let mut headers = rnic_sim::Rng::new(s);
+            let len = (s >> 32) as usize % 4097;
+            let roce = random_roce(&mut headers, opcode, dest_qp, psn, &payload[..len]);
+            let frame = rnic_wire::FrameRepr {
                 addr,
-                (opcode, dest_qp, psn),
-                (s >> 32) as usize % 4097,
-                s >> 8,
-                &mut buf,
-            );
+                ip_ident: 0,
+                roce,
+            };
+            frame.emit(&mut buf);
             if (r >> 28) % 8 == 0 {
                 let at = (s >> 40) as usize % buf.len();
                 buf[at] ^= 1 << ((s >> 56) % 8);
