@@ -33,6 +33,13 @@ pub struct HostIf {
 }
 
 impl HostIf {
+    /// The shared receive queue whose WQEs QP `ring_qpn`'s RQ ring holds, if any.
+    pub fn srq_of_ring(&self, ring_qpn: u32) -> Option<rnic_transport::SrqId> {
+        (self.srq_rings.iter())
+            .find(|&&(q, _)| q == ring_qpn)
+            .map(|&(_, id)| id)
+    }
+
     /// The host interface of a NIC with the parameters `p`.
     pub fn new(p: &ModelParams) -> Self {
         HostIf {

@@ -121,12 +121,7 @@ impl Nic {
             return;
         };
         let qp = self.qps[qpn as usize];
-        let srq = self
-            .host
-            .srq_rings
-            .iter()
-            .find(|&&(q, _)| q == qpn)
-            .map(|&(_, id)| id);
+        let srq = self.host.srq_of_ring(qpn);
         let mut buf = [0u8; 64];
         for i in 0..k {
             let idx = first.wrapping_add(i) & qp.rq_mask;

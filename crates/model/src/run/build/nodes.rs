@@ -318,10 +318,7 @@ fn attach_srq(
     wqes: u32,
 ) -> Result<(), rnic_transport::VerbsError> {
     let id = match &a.srq {
-        Some(srq) => {
-            let ring = nic.host.srq_rings.iter().find(|&&(q, _)| q == srq.ring_qpn);
-            ring.expect("the ring's SRQ was made with it").1
-        }
+        Some(srq) => (nic.host.srq_of_ring(srq.ring_qpn)).expect("the ring's SRQ was made with it"),
         None => {
             let id = nic.dev.create_srq(wqes)?;
             nic.host.srq_rings.push((qpn, id));
