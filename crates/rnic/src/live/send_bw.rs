@@ -290,11 +290,14 @@ pub(super) enum Drain {
     /// Once nothing arrived for [`DRAIN`] and the peer has written its next exchange
     /// message, so it is done sending (a server's receiving).
     PeerDone,
+    /// Once nothing arrived for this long ([`Drain::QUIET`]: [`DRAIN`]).
+    QuietFor(Duration),
+}
+
+impl Drain {
     /// Once nothing arrived for [`DRAIN`]: this side's own SENDs are done, and the peer's
     /// started with them, after the same handshake (`-b`).
-    Quiet,
-    /// Once nothing arrived for this long.
-    QuietFor(Duration),
+    pub(super) const QUIET: Drain = Drain::QuietFor(DRAIN);
 }
 
 /// Takes SENDs into each QP's ring until `total` arrived in all (every QP's, with
@@ -317,7 +320,6 @@ pub(super) fn receive(
         let drained = match drain {
             Drain::Never => false,
             Drain::PeerDone => quiet > DRAIN && s.oob.peer_has_written()?,
-            Drain::Quiet => quiet > DRAIN,
             Drain::QuietFor(d) => quiet > d,
         };
         if drained {

@@ -4,7 +4,7 @@
 //! its own SENDs completed and the peer's all arrived; then the bandwidth reports (each
 //! side's own SENDs), a row with the sum of both directions, and with `-a` one more
 //! handshake, as perftest's. Over UC and UD, which resend nothing, a side stops waiting for
-//! the peer's SENDs once its own are done and none arrived for a while ([`Drain::Quiet`]); between rnic
+//! the peer's SENDs once its own are done and none arrived for a while ([`Drain::QUIET`]); between rnic
 //! endpoints the sides then exchange how many they sent, and each reports what it lost of
 //! the peer's (against perftest, of `-n` per QP).
 //!
@@ -143,7 +143,7 @@ fn one_size(
         peer_sends_at_all(s, &mut rings)?;
     }
     // The peer's SENDs still on their way.
-    let drain = if lossy { Drain::Quiet } else { Drain::Never };
+    let drain = if lossy { Drain::QUIET } else { Drain::Never };
     let due = rings.total();
     receive(s, &mut rings, (due, drain))?;
     let mut row = exchange_reports(s, "send-bw", size, &measured)?;
@@ -207,7 +207,7 @@ fn for_duration(
         || sent_in_window += u64::from(clock.sampling()),
         |_| Ok(()),
     )?;
-    receive(s, rings, (u64::MAX, Drain::Quiet))?;
+    receive(s, rings, (u64::MAX, Drain::QUIET))?;
     let ops = sent_in_window + received_in_window;
     let mut row = LiveResult::bandwidth("send-bw", o.size, ops, d.window_s());
     row.notes.push(format!(
