@@ -348,6 +348,9 @@ cmd_stop() {
 run_in_guest() {
   local line="$1"
   local limit="${RXE_PEER_RUN_LIMIT_S:-180}"
+  # `timeout 0` would wait for ever.
+  [[ "$limit" =~ ^[1-9][0-9]*$ ]] \
+    || die "RXE_PEER_RUN_LIMIT_S=$limit: give a whole number of seconds above 0"
   local status=255
   local out
   while IFS= read -r out || [ -n "$out" ]; do
