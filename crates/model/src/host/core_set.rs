@@ -48,6 +48,10 @@ impl CoreSet {
         self.first..self.first + self.cores.len()
     }
 
+    pub fn iter(&self) -> std::slice::Iter<'_, Core> {
+        self.cores.iter()
+    }
+
     pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, Core> {
         self.cores.iter_mut()
     }

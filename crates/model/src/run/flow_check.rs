@@ -238,13 +238,20 @@ pub(crate) fn check_buffers(w: &World, a: &Perftest, layout: &Layout) -> BufferC
 
 /// Under `host.use_srq` each node's SENDs land in the shared receive queue's buffers,
 /// whichever QP took them: each buffer that took a SEND must hold one whole, the source of
-/// the pair whose QP completed it last (`SrqRing::last_pair`), or of another pair with a
-/// QP on the node, whose SEND landed after the application's last look (at the end of a
-/// run a datagram may land whose completion nobody polls). Which QP received which bytes
-/// the payload oracle checks as they land.
+/// the pair whose QP completed it last (`SrqRing::last_pair`, then the completions in the
+/// CQ rings that no core polled before the run ended), or of another pair with a QP on the
+/// node, whose SEND landed after the last completion (at the end of a run a datagram may
+/// land whose completion is not written yet). Which QP received which bytes the payload
+/// oracle checks as they land.
 fn check_srq_buffers(w: &World, a: &Perftest, (len, found): (u64, &mut BufferCheck)) {
     for (node, app) in a.nodes.iter_with_node() {
         let Some(srq) = &app.srq else { continue };
+        let mut last_pair = srq.last_pair.clone();
+        for (wr_id, pair) in a.unpolled_recvs(node, &w.mems[node]) {
+            if let Some(last) = last_pair.get_mut(wr_id as usize) {
+                *last = pair;
+            }
+        }
         // The pairs with a QP on the node, each with its peer's node: the senders here.
         let senders: Vec<(u32, usize)> = (a.pairs.iter().enumerate())
             .filter(|(_, pr)| node == a.server || pr.c_node as usize == node)
@@ -258,7 +265,7 @@ fn check_srq_buffers(w: &World, a: &Perftest, (len, found): (u64, &mut BufferChe
             })
             .collect();
         let source = |(pair, from): (u32, usize)| (from, a.src(from, pair));
-        for (b, &last) in srq.last_pair.iter().enumerate() {
+        for (b, &last) in last_pair.iter().enumerate() {
             let Some(&recorded) = senders.iter().find(|&&(p, _)| p == last) else {
                 continue;
             };

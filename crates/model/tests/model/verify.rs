@@ -129,3 +129,38 @@ fn model_a_corrupted_send_on_a_shared_receive_queue_fails_the_buffer_check() {
         bad.failures
     );
 }
+
+/// `host.use_srq` over UD: the run ends once no frame is left, before the last receives'
+/// completions reach a polling core, and a short run ends before any does. The after-run
+/// check takes those completions from the CQ rings, where the NIC wrote them: a clean run
+/// passes, and a byte flipped in the last SEND leaves its buffer holding no sender's SEND.
+#[test]
+fn model_a_ud_shared_receive_queue_is_checked_through_its_unpolled_completions() {
+    let mut cfg = baseline(10.0);
+    cfg.host.use_srq = true;
+    cfg.qp.transport = rnic_model::config::Transport::Ud;
+    let mut s = spec(PerfTest::SendBw, 64, 2, 1);
+    s.iters = 5;
+    let clean = run(&cfg, &s);
+    assert!(clean.result.bytes_verified, "{:?}", clean.failures);
+    assert_eq!(
+        clean.result.status,
+        rnic_model::result::RunStatus::Ok,
+        "{:?}",
+        clean.failures
+    );
+    let opts = RunOptions {
+        hooks: Hooks {
+            corrupt_data_frame: Some(9),
+            ..Hooks::default()
+        },
+    };
+    let bad = run_with(&cfg, &s, &opts);
+    assert!(
+        bad.failures
+            .iter()
+            .any(|f| f.contains("shared receive buffer") && f.contains("holds no sender's SEND")),
+        "{:?}",
+        bad.failures
+    );
+}

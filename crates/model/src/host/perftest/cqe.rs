@@ -1,6 +1,7 @@
 //! Completions: a core polls a CQE and hands it to the test that waits for it.
 
 use rnic_sim::TimePs;
+use rnic_transport::Memory;
 
 use super::{HostCx, Perftest};
 use crate::host::driver::{decode_cqe, wc_status_name, CQE_BYTES};
@@ -14,7 +15,7 @@ impl Perftest {
         let slot = ring.ci & ((1 << ring.log_depth) - 1);
         let pass = ring.ci >> ring.log_depth;
         let mut buf = [0u8; 64];
-        rnic_transport::Memory::read(&cx.mems[node], ring.base + slot * CQE_BYTES, &mut buf);
+        Memory::read(&cx.mems[node], ring.base + slot * CQE_BYTES, &mut buf);
         let Some(cqe) = decode_cqe(&buf, pass) else {
             self.errors.note(format!(
                 "node {node} CQ {cq}: no valid CQE at index {}",
@@ -25,7 +26,7 @@ impl Perftest {
         self.nodes[node].cores[core].cq[kind].ci += 1;
         // Publish the consumer index in the doorbell record, where the NIC reads it.
         let ci = self.nodes[node].cores[core].cq[kind].ci;
-        rnic_transport::Memory::write(&mut cx.mems[node], ring.ci_record, &ci.to_le_bytes());
+        Memory::write(&mut cx.mems[node], ring.ci_record, &ci.to_le_bytes());
         let c = &mut self.nodes[node].cores[core];
         let start = match self.costs.cq_event_ps {
             // Asleep on the completion channel: the interrupt wakes the thread.
@@ -72,5 +73,30 @@ impl Perftest {
             return;
         }
         self.bw_cqe(node, t, &cqe, i, cx);
+    }
+
+    /// The successful receive completions in `node`'s CQ rings that its cores have not
+    /// polled, each as (its `wr_id`, its QP's pair), ring by ring in ring order. The NIC
+    /// writes a CQE into host memory as it completes, and a core sees it a PCIe write and
+    /// a poll later: a UC or UD run ends once no frame is left, so the CQEs of its last
+    /// receives can be in their rings and not yet polled.
+    pub(crate) fn unpolled_recvs(&self, node: usize, mem: &impl Memory) -> Vec<(u64, u32)> {
+        let app = &self.nodes[node];
+        let mut found = Vec::new();
+        for ring in app.cores.iter().flat_map(|c| c.cq.iter()) {
+            let depth = 1u64 << ring.log_depth;
+            for ci in ring.ci..ring.ci + depth {
+                let mut buf = [0u8; 64];
+                mem.read(ring.base + (ci & (depth - 1)) * CQE_BYTES, &mut buf);
+                let Some(cqe) = decode_cqe(&buf, ci >> ring.log_depth) else {
+                    break;
+                };
+                let qp = app.qps.get(cqe.qpn as usize);
+                if let Some(qp) = qp.filter(|_| cqe.is_recv && cqe.status == 0) {
+                    found.push((cqe.wr_id, qp.pair));
+                }
+            }
+        }
+        found
     }
 }
