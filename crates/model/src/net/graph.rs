@@ -347,12 +347,13 @@ impl Network {
         }
         self.send_emitted(link, arrive, &mut emitted, q, frames);
         self.emitted = emitted;
-        if self.links[link]
-            .elements
-            .iter()
-            .any(|e| e.wake_at().is_some())
-        {
-            self.arm_wakes(link, q);
+        // An element may keep its timer on the other direction of the link (the WAN
+        // accelerator's inbound half times out what its outbound half kept): a frame one way
+        // can set a timer the other way, where no frame may come to arm it.
+        for l in [link, self.links[link].reverse] {
+            if self.links[l].elements.iter().any(|e| e.wake_at().is_some()) {
+                self.arm_wakes(l, q);
+            }
         }
     }
 

@@ -143,6 +143,29 @@ fn with_loss_on_the_long_link_nothing_is_lost_and_the_run_ends() {
     }
 }
 
+/// A ping-pong through the accelerator: Local's pong is pseudo-ACKed and kept, and when the
+/// long link loses it nothing comes back from Remote (its ping waits for that pong). The
+/// accelerator's timer, on its inbound half, must be armed by the outbound WRITE it kept,
+/// not by the next frame from Remote: the run used to stall with nothing left to simulate.
+#[test]
+fn a_lost_pong_is_resent_on_the_accelerators_timer() {
+    let mut timeout_rounds = 0;
+    for seed in 1..=3 {
+        let mut cfg = wan(&["net.wan_accel=true", "net.impair.loss=0.01"]);
+        cfg.sim.seed = seed;
+        let mut s = spec(PerfTest::WriteLat, 2, 1, 1);
+        s.iters = 50;
+        let r = run(&cfg, &s).result;
+        assert_eq!(r.status, RunStatus::Ok, "seed {seed}: {}", r.reason);
+        assert!(r.bytes_verified, "seed {seed}");
+        timeout_rounds += r.stats["net.wan_accel.timeout_rounds"];
+    }
+    assert!(
+        timeout_rounds > 0,
+        "no pong was lost: the test tests nothing"
+    );
+}
+
 /// The README's lossy run (64 KB WRITEs, 1 % loss on the long link): go-back-N that resends
 /// no faster than the long link and one round at a time never overflows the switch in front
 /// of the long link, so every resend answers a loss on the long link, not one it made
