@@ -174,6 +174,13 @@ pub trait TxOrder {
     fn enlist(&mut self, qpn: u32, iso_tag: u32);
     /// The next QP to serve, if any.
     fn pop(&mut self) -> Option<u32>;
+    /// When [`TxOrder::pop`] has none although QPs are queued: a queued QP whose next frame
+    /// is a response (`responds`), which the order may serve although it holds the QP's
+    /// requests back (slicing: a tenant waits for the QP of its unfinished WQE). A response
+    /// starts no WQE, and the peer's requests wait for it.
+    fn pop_response(&mut self, _responds: impl Fn(u32) -> bool) -> Option<u32> {
+        None
+    }
     /// No QP is queued.
     fn is_empty(&self) -> bool;
     /// `frame` of `qpn` (record `qp`) left: stay on it, or queue it again if `wants` (it

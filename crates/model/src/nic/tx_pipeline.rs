@@ -120,12 +120,15 @@ impl<O: TxOrder + Default> TxEngine<O> {
     }
 
     /// The QP to serve next: the one in the middle of a message (`true`), else the order's
-    /// next.
-    pub fn next_qp(&mut self) -> Option<(u32, bool)> {
-        match self.current.take() {
-            Some(q) => Some((q, true)),
-            None => self.order.pop().map(|q| (q, false)),
+    /// next, else a queued QP whose next frame is a response (`responds`) that the order
+    /// holds back ([`TxOrder::pop_response`]).
+    pub fn next_qp(&mut self, responds: impl Fn(u32) -> bool) -> Option<(u32, bool)> {
+        if let Some(q) = self.current.take() {
+            return Some((q, true));
         }
+        let next = self.order.pop();
+        next.or_else(|| self.order.pop_response(responds))
+            .map(|q| (q, false))
     }
 
     /// A message of `qpn` decoded at `at` went to the transport.

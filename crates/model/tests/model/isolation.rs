@@ -296,3 +296,32 @@ fn bs_tenants_share_by_tenant_not_by_qp() {
         "v2: tenants get {v2:.2}x, not equal"
     );
 }
+
+/// Both directions of a bidirectional WRITE test over a 100 km link under slicing, each
+/// side's window (85 packets) shorter than the round trip: each side's p_wqe waits for the
+/// peer's ACKs, and each side's ACKs come from another QP of the same tenant. The ACKs are
+/// sent (the slicing station holds back new WQEs, not answers): every byte arrives, nothing
+/// is resent. They used to wait behind the p_wqe on both sides until the ACK timeout, and
+/// the QPs failed with RETRY_EXC_ERR.
+#[test]
+fn slicing_never_holds_a_tenants_acks_behind_its_unfinished_wqe() {
+    for (name, sets) in [
+        ("slicing", &["nic.iso_transport=slicing"][..]),
+        ("v2", &["nic.tx_isolation=v2"][..]),
+    ] {
+        let mut sets: Vec<_> = sets.to_vec();
+        sets.extend(["net.topology=wan", "qp.window_psns=85"]);
+        let sets: Vec<_> = sets
+            .iter()
+            .map(|s| rnic_model::config::parse_set(s).unwrap())
+            .collect();
+        let cfg = Config::resolve("baseline", &sets).unwrap();
+        let mut s = crate::common::spec(PerfTest::WriteBw, 65536, 1, 1);
+        s.iters = 10;
+        s.direction = rnic_model::workload::Direction::Both;
+        let r = crate::common::run(&cfg, &s).result;
+        assert_eq!(r.status, RunStatus::Ok, "{name}: {}", r.reason);
+        assert_eq!(r.verified_bytes, 2 * 10 * 65536, "{name}");
+        assert_eq!(r.retransmissions, 0, "{name}");
+    }
+}

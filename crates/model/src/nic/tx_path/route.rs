@@ -672,7 +672,8 @@ pub(crate) fn on_tx_wake<I: TxIsolation, O: TxOrder + Default>(
                 }
             }
         }
-        let Some((qpn, mid)) = s.tx.engine.next_qp() else {
+        let responds = |q| s.dev.peek_transmit_qp(q).is_some_and(|p| p.is_response);
+        let Some((qpn, mid)) = s.tx.engine.next_qp(responds) else {
             cx.frames.release(slot);
             return None;
         };

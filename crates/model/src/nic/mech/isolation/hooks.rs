@@ -75,6 +75,10 @@ impl TxOrder for AnyTxOrder {
         order!(self, o => o.pop())
     }
     #[inline]
+    fn pop_response(&mut self, responds: impl Fn(u32) -> bool) -> Option<u32> {
+        order!(self, o => o.pop_response(responds))
+    }
+    #[inline]
     fn is_empty(&self) -> bool {
         order!(self, o => o.is_empty())
     }

@@ -185,6 +185,10 @@ impl TxOrder for SlicingOrder {
         self.ls.pop_front().or_else(|| self.ring.pop())
     }
 
+    fn pop_response(&mut self, responds: impl Fn(u32) -> bool) -> Option<u32> {
+        self.ring.pop_response(responds)
+    }
+
     fn is_empty(&self) -> bool {
         self.ls.is_empty() && self.ring.is_empty()
     }

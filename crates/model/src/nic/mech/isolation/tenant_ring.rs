@@ -87,6 +87,23 @@ impl TenantRing {
         None
     }
 
+    /// When [`TenantRing::pop`] has none: the first queued QP, tenants in turn order, whose
+    /// next frame is a response (`responds`). The p_wqe rule holds back a tenant's new WQEs,
+    /// not the ACKs and READ responses its QPs owe their peers: a QP that only answers,
+    /// held behind a p_wqe whose own QP waits for its window to open, would hold that
+    /// window shut when the peer's requester waits the same way (both directions of a
+    /// bidirectional test over a long link, each side's p_wqe waiting for the other's
+    /// ACKs). A response does not use the tenant's turn ([`TenantRing::after_other`]).
+    pub fn pop_response(&mut self, responds: impl Fn(u32) -> bool) -> Option<u32> {
+        for &tenant in &self.ring {
+            let queued = &mut self.queued[usize::from(tenant)];
+            if let Some(i) = queued.iter().position(|&q| responds(q)) {
+                return queued.remove(i);
+            }
+        }
+        None
+    }
+
     /// The slice-state of `tenant`'s turn, for [`super::slicing::after_packet`].
     pub fn credit_mut(&mut self, tenant: u16) -> &mut u32 {
         let t = self.grow(tenant);
@@ -265,6 +282,28 @@ mod tests {
         r.after_slice(0, 1, false, false, false);
         assert_eq!(r.station_len(), 0, "QP 0's last packet freed the entry");
         assert_eq!(r.pop(), Some(1));
+    }
+
+    /// While a tenant waits for its p_wqe's QP, another of its QPs with a response to send
+    /// (an ACK its peer's requester waits for) is served; one with a new WQE still waits.
+    #[test]
+    fn a_waiting_tenant_still_answers_its_peers() {
+        let mut r = TenantRing::default();
+        r.push(0, 1);
+        assert_eq!(r.pop(), Some(0));
+        r.after_slice(0, 1, true, false, false);
+        r.push(1, 1);
+        r.push(2, 1);
+        assert_eq!(
+            r.pop(),
+            None,
+            "QP 1 may not start a WQE while QP 0's p_wqe waits"
+        );
+        assert_eq!(r.pop_response(|q| q == 2), Some(2), "QP 2 only answers");
+        assert_eq!(r.pop_response(|q| q == 2), None);
+        assert_eq!(r.pop_response(|_| false), None);
+        r.push(0, 1);
+        assert_eq!(r.pop(), Some(0), "the p_wqe resumes first");
     }
 
     /// A resend neither writes a WQE back nor frees the entry: the entry a resend would
