@@ -285,5 +285,38 @@ mod tests {
             prop_assert_eq!(q.level, 0);
             prop_assert_eq!(q.samples().len() as u64, last_end / 7 + 1);
         }
+
+        /// Against the queue's level read off every picosecond (each frame counts from
+        /// the instant it joins to the instant its last bit leaves), with departures told
+        /// in any order: the same time at each level, longest queue and samples.
+        #[test]
+        fn the_level_is_the_frames_in_the_queue_at_each_instant(
+            frames in prop::collection::vec((0u64..30, 1u64..5000, 1u64..200), 1..40),
+        ) {
+            let mut q = QueueTracker::new(Some(5));
+            let mut spans = Vec::new();
+            let mut now = 0;
+            for (dt, len, stay) in frames {
+                now += dt;
+                q.joined(now, len);
+                q.leaves_at(now + stay, len);
+                spans.push((now, now + stay, len));
+            }
+            let end = spans.iter().map(|s| s.1).max().unwrap_or(0);
+            q.finish(end);
+            let level = |t: u64| -> u64 {
+                spans.iter().filter(|s| s.0 <= t && t < s.1).map(|s| s.2).sum()
+            };
+            let mut time_at: FxHashMap<u64, u64> = FxHashMap::default();
+            for t in 0..end {
+                *time_at.entry(level(t)).or_default() += 1;
+            }
+            let mut want: Vec<(u64, u64)> = time_at.into_iter().collect();
+            want.sort_unstable();
+            prop_assert_eq!(q.levels(), want);
+            prop_assert_eq!(q.stats(0, 0).max_bytes, (0..end).map(level).max().unwrap_or(0));
+            let samples: Vec<u64> = (0..=end / 5).map(|k| level(k * 5)).collect();
+            prop_assert_eq!(q.samples(), &samples[..]);
+        }
     }
 }
