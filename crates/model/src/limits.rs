@@ -657,18 +657,7 @@ pub fn short_window(cfg: &Config, spec: &PerfSpec, size: u64) -> Option<ShortWin
         cfg.qp.transport,
     );
     if !spec.test.is_latency() {
-        let need_ps = op_wire.saturating_mul(MIN_WINDOW_MESSAGES);
-        return (rnic_sim::us(window_us) < need_ps).then(|| ShortWindow {
-            window_us,
-            need_ps,
-            why: format!(
-                "{size}-byte messages: one takes {:.3} µs on the {} Gb/s port, and a window \
-                 must hold at least {MIN_WINDOW_MESSAGES} of them for whole completions to \
-                 give the rate within 1 %",
-                op_wire as f64 / 1e6,
-                cfg.eth.gbps
-            ),
-        });
+        return short_bandwidth_window(cfg, spec, size, window_us, op_wire);
     }
     let ping_pong = matches!(spec.test.verb(), Verb::Write | Verb::Send);
     let wire = if ping_pong { 2 * op_wire } else { op_wire };
@@ -692,6 +681,64 @@ pub fn short_window(cfg: &Config, spec: &PerfSpec, size: u64) -> Option<ShortWin
             round_trip as f64 / 1e6,
             cfg.eth.gbps
         ),
+    })
+}
+
+/// A bandwidth test's `-D` window must hold [`MIN_WINDOW_MESSAGES`] completions: their
+/// wire time, and as many round trips' worth of the operations in flight (each QP keeps at
+/// most `-t` of them, READs and atomics at most `-o`, each completing a round trip after its
+/// post, over RC): on a long path with a shallow queue the round trip, not the wire, bounds
+/// the rate, and a window shorter than it can hold no completion at all. Other bounds (the packet
+/// window, ORNIC's) are not counted: under them a window that passes may still hold none,
+/// and the run says so.
+fn short_bandwidth_window(
+    cfg: &Config,
+    spec: &PerfSpec,
+    size: u64,
+    window_us: f64,
+    op_wire: TimePs,
+) -> Option<ShortWindow> {
+    let on_wire = op_wire.saturating_mul(MIN_WINDOW_MESSAGES);
+    let round_trip = op_wire + 2 * min_one_way_ps(cfg);
+    let per_qp = match spec.test.verb() {
+        Verb::Read | Verb::Atomic => spec.tx_depth.min(u32::from(cfg.qp.max_rd_atomic)),
+        Verb::Write | Verb::Send => spec.tx_depth,
+    };
+    let in_flight = u64::from(spec.qps) * u64::from(per_qp);
+    // UC and UD complete a SEND or WRITE when it leaves: no round trip.
+    let acknowledged = cfg.qp.transport == crate::config::Transport::Rc;
+    let by_round_trips = if acknowledged {
+        round_trip.saturating_mul(MIN_WINDOW_MESSAGES) / in_flight.max(1)
+    } else {
+        0
+    };
+    let need_ps = on_wire.max(by_round_trips);
+    if rnic_sim::us(window_us) >= need_ps {
+        return None;
+    }
+    let why = if on_wire >= by_round_trips {
+        format!(
+            "{size}-byte messages: one takes {:.3} µs on the {} Gb/s port, and a window \
+             must hold at least {MIN_WINDOW_MESSAGES} of them for whole completions to give \
+             the rate within 1 %",
+            op_wire as f64 / 1e6,
+            cfg.eth.gbps
+        )
+    } else {
+        format!(
+            "{size}-byte messages on this path: an operation completes a round trip of at \
+             least {:.3} µs after its post, {in_flight} are in flight at most ({} QPs of {} \
+             each), and a window must hold at least {MIN_WINDOW_MESSAGES} completions for the \
+             rate to be within 1 %",
+            round_trip as f64 / 1e6,
+            spec.qps,
+            per_qp
+        )
+    };
+    Some(ShortWindow {
+        window_us,
+        need_ps,
+        why,
     })
 }
 
@@ -780,6 +827,47 @@ mod tests {
         assert!(e.contains("sim.max_memory_gb"), "{e}");
         spec.sizes = vec![MAX_MSG_BYTES + 1];
         assert!(check_run(&cfg, &spec).is_err());
+    }
+
+    /// On a long path with few operations in flight the round trip bounds the rate: a
+    /// 200 µs window over a 20 km link (200 µs round trip) with 2 QPs of -t 4 held no
+    /// completion, and the run ended "incomplete" instead of being refused. The window must
+    /// hold 100 round trips' worth of the 8 operations in flight: 2.5 ms.
+    #[test]
+    fn a_bandwidth_window_counts_the_round_trips_of_what_is_in_flight() {
+        use crate::workload::PerfTest;
+        let mut cfg = Config::default();
+        cfg.net.topology = "wan".into();
+        cfg.net.wan_km = 20.0;
+        let spec = PerfSpec {
+            sizes: vec![64],
+            qps: 2,
+            tx_depth: 4,
+            ..spec_of(PerfTest::WriteBw, 200.0)
+        };
+        let short = short_window(&cfg, &spec, 64).expect("one round trip is too short");
+        let round_trip =
+            op_wire_ps(&ModelParams::from_config(&cfg), Verb::Write, 64, 4096, Rc) + 200_000_000;
+        assert_eq!(short.need_ps, round_trip * 100 / 8);
+        assert!(
+            short
+                .why
+                .contains("8 are in flight at most (2 QPs of 4 each)"),
+            "{}",
+            short.why
+        );
+        let long_enough = PerfSpec {
+            duration_us: Some(short.need_ps as f64 / 1e6),
+            ..spec.clone()
+        };
+        assert!(short_window(&cfg, &long_enough, 64).is_none());
+        // Deep queues on the same path: the wire bound again (100 × 64 B at 100 Gb/s).
+        let deep = PerfSpec {
+            tx_depth: 4096,
+            qps: 16,
+            ..spec
+        };
+        assert!(short_window(&cfg, &deep, 64).is_none());
     }
 
     #[test]
