@@ -8,8 +8,10 @@ pub fn buffer_seed(run_seed: u64, node: usize, slot: u32) -> u64 {
     splitmix(run_seed ^ splitmix(0x5000 + node as u64) ^ splitmix(0x1_0000_0000 + u64::from(slot)))
 }
 
+/// SplitMix64's mix of `x`: every input bit moves about half the output bits (the pattern's
+/// words, and a test's deterministic draws).
 #[inline(always)]
-pub(crate) fn splitmix(mut x: u64) -> u64 {
+pub fn splitmix(mut x: u64) -> u64 {
     x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);

@@ -10,6 +10,7 @@ mod calc_cli;
 mod cli_exit_codes;
 mod clock_range;
 mod compose_matrix;
+mod compose_random;
 mod doc_numbers;
 mod doc_repro_numbers;
 mod field_range_ends;

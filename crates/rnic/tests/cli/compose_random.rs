@@ -1,0 +1,346 @@
+//! Random compositions: `rnic perf` commands drawn from the tests, services, sizes, queue
+//! pairs, clients, depths and perftest flags it takes, each with a random set of the papers'
+//! mechanisms and network features turned on. `compose_matrix.rs` runs every pair of
+//! mechanisms on two workloads; this draws from the rest of the space. Each run completes with
+//! every byte verified, or is refused before any work (exit 2), or, a UC or UD run over a
+//! lossy link, ends having lost every message; never a stall, a model error, a panic, or a
+//! run still going after a minute. Drawing this way found three bugs the matrix could not
+//! reach: UD with `--use-srq`, the WAN accelerator's timer under `write-lat`, and the slicing
+//! station holding a tenant's ACKs under `-b`.
+//!
+//! The draws are the same on every run: `RNIC_COMPOSE_SEED` (default 1) and
+//! `RNIC_COMPOSE_DRAWS` (default 300) draw others, for a longer hunt by hand.
+
+use std::process::{Command, Stdio};
+
+use rnic_model::host::pattern::splitmix;
+use std::time::{Duration, Instant};
+
+/// Each mechanism or network feature: its name, the settings that turn it on, and its group
+/// (at most one of a group is drawn: they set the same fields).
+const FEATURES: &[(&str, &[&str], &str)] = &[
+    (
+        "csrna",
+        &["nic.qpc_manager=nonblocking", "nic.latency_hiding=true"],
+        "csrna",
+    ),
+    ("prefetch", &["nic.prefetch=sched+sw"], "prefetch"),
+    ("isolation-v1", &["nic.tx_isolation=v1"], "isolation"),
+    ("isolation-v2", &["nic.tx_isolation=v2"], "isolation"),
+    ("slicing", &["nic.iso_transport=slicing"], "isolation"),
+    (
+        "qp-round-robin",
+        &["nic.iso_transport=qp_round_robin"],
+        "isolation",
+    ),
+    (
+        "ornic-sprayed",
+        &["qp.reliability=ornic", "net.spray.paths=4"],
+        "ornic",
+    ),
+    ("ornic", &["qp.reliability=ornic"], "ornic"),
+    ("wan", &["net.topology=wan", "net.wan_km=20"], "link"),
+    (
+        "wan-accel",
+        &["net.topology=wan", "net.wan_km=20", "net.wan_accel=true"],
+        "link",
+    ),
+    ("long-link", &["net.link_km=5"], "link"),
+    // The long-distance paper's standard NIC: 85 packets unacknowledged per QP.
+    ("packet-window", &["qp.window_psns=85"], "window"),
+    ("pfc", &["net.pfc=true"], "pfc"),
+    ("ddr-qpcs", &["nic.qpc_placement=ddr"], "ddr"),
+    ("dcqcn", &["net.cc=dcqcn", "net.ecn.enabled=true"], "cc"),
+    ("loss", &["net.impair.loss=0.001"], "loss"),
+];
+
+/// perftest flags drawn now and then, alone or together, each with the tests it applies to
+/// (`bw`, `lat`, `atomic`, `procs`: write-, read- and atomic-lat; `any`).
+const FLAGS: &[(&[&str], &str)] = &[
+    (&["-b"], "bw"),
+    (&["--reversed"], "bw"),
+    (&["-l", "4"], "any"),
+    (&["-Q", "4"], "any"),
+    (&["-R"], "any"),
+    (&["-r", "8"], "any"),
+    (&["-o", "4"], "any"),
+    (&["--procs", "2"], "procs"),
+    (&["-A", "CMP_AND_SWAP"], "atomic"),
+    (&["-I", "64"], "any"),
+    (&["-m", "1024"], "any"),
+];
+
+const TESTS: &[&str] = &[
+    "write-bw",
+    "read-bw",
+    "send-bw",
+    "atomic-bw",
+    "write-lat",
+    "read-lat",
+    "send-lat",
+    "atomic-lat",
+];
+
+/// A run still going after this has stalled in wall time (the draws take a second or less).
+const RUN_LIMIT: Duration = Duration::from_secs(60);
+
+/// The draws: SplitMix64 from the seed, the same sequence on every machine.
+struct Draw {
+    seed: u64,
+    drawn: u64,
+}
+
+impl Draw {
+    fn new(seed: u64) -> Draw {
+        Draw { seed, drawn: 0 }
+    }
+
+    fn next(&mut self) -> u64 {
+        self.drawn += 1;
+        splitmix(self.seed ^ splitmix(self.drawn))
+    }
+
+    fn pick<'a, T>(&mut self, from: &'a [T]) -> &'a T {
+        &from[(self.next() % from.len() as u64) as usize]
+    }
+
+    /// True with probability `percent` / 100.
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+}
+
+/// One drawn command: its arguments after `rnic`, its service, whether a link loses
+/// frames, and whether a `-D` window was drawn over a long link.
+struct Drawn {
+    args: Vec<String>,
+    unreliable: bool,
+    lossy: bool,
+    window_over_long_link: bool,
+}
+
+fn draw(d: &mut Draw) -> Drawn {
+    let test = *d.pick(TESTS);
+    let lat = test.ends_with("lat");
+    let mut service = *d.pick(&["RC", "RC", "RC", "UC", "UD"]);
+    if test.starts_with("read") || test.starts_with("atomic") {
+        service = "RC";
+    }
+    if test.starts_with("write") && service == "UD" {
+        service = "UC";
+    }
+    let mut args: Vec<String> = ["perf", test, "--quiet", "--json", "-", "-c", service]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let large = if service == "UD" { false } else { d.chance(30) };
+    if !test.starts_with("atomic") {
+        let size = if large {
+            *d.pick(&[65536u32, 1_048_576])
+        } else {
+            *d.pick(&[2u32, 64, 1024, 4096])
+        };
+        args.extend(["-s".into(), size.to_string()]);
+    }
+    if d.chance(8) {
+        args.extend(["-D".into(), "0.0002".into()]);
+    } else {
+        let iters = if large { 5 } else { *d.pick(&[5u32, 20, 50]) };
+        args.extend(["-n".into(), iters.to_string()]);
+    }
+    if !lat {
+        let qps = if large { 2 } else { *d.pick(&[1u32, 2, 4, 16]) };
+        args.extend(["-q".into(), qps.to_string()]);
+        if d.chance(30) {
+            args.extend(["--clients".into(), "2".into()]);
+        }
+        if d.chance(30) {
+            args.extend(["-t".into(), d.pick(&[1u32, 4, 16]).to_string()]);
+        }
+    }
+    if test == "send-bw" && d.chance(30) {
+        args.push("--use-srq".into());
+    }
+    let procs = matches!(test, "write-lat" | "read-lat" | "atomic-lat");
+    for (flag, applies) in FLAGS {
+        let applies = match *applies {
+            "bw" => !lat,
+            "lat" => lat,
+            "atomic" => test.starts_with("atomic"),
+            "procs" => procs,
+            _ => true,
+        };
+        if applies && d.chance(6) {
+            args.extend(flag.iter().map(|s| s.to_string()));
+        }
+    }
+    // ORNIC runs WRITE and READ bandwidth tests over RC; the long-distance topology joins
+    // one client.
+    let ornic_fits = service == "RC" && matches!(test, "write-bw" | "read-bw");
+    let one_client = !args.iter().any(|a| a == "--clients");
+    let mut groups = Vec::new();
+    let mut lossy = false;
+    let mut long_link = false;
+    for (name, sets, group) in FEATURES {
+        let fits = match *group {
+            "ornic" => ornic_fits,
+            "link" if name.starts_with("wan") => one_client,
+            _ => true,
+        };
+        if groups.contains(group) || !fits || !d.chance(20) {
+            continue;
+        }
+        groups.push(group);
+        lossy |= *name == "loss";
+        long_link |= *group == "link";
+        for s in *sets {
+            args.extend(["--set".into(), s.to_string()]);
+        }
+    }
+    let window = args.iter().any(|a| a == "-D");
+    Drawn {
+        args,
+        unreliable: service != "RC",
+        lossy,
+        window_over_long_link: window && long_link,
+    }
+}
+
+/// Runs `rnic args`, killed after [`RUN_LIMIT`]: (exit code, `None` when killed; stdout;
+/// stderr).
+fn run_bounded(args: &[String]) -> (Option<i32>, String, String) {
+    let dir = std::env::temp_dir().join(format!("rnic-compose-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a directory for the outputs");
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let tag = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let (out, err) = (
+        dir.join(format!("{tag}.out")),
+        dir.join(format!("{tag}.err")),
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rnic"))
+        .args(args)
+        .env("CI", "true")
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out).expect("stdout file"))
+        .stderr(std::fs::File::create(&err).expect("stderr file"))
+        .spawn()
+        .expect("run rnic");
+    let start = Instant::now();
+    let code = loop {
+        if let Some(status) = child.try_wait().expect("wait for rnic") {
+            break Some(status.code().unwrap_or(-1));
+        }
+        if start.elapsed() > RUN_LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let read = |p: &std::path::Path| std::fs::read_to_string(p).unwrap_or_default();
+    let (o, e) = (read(&out), read(&err));
+    let _ = std::fs::remove_file(&out);
+    let _ = std::fs::remove_file(&err);
+    (code, o, e)
+}
+
+/// How a drawn run ended, when it ended well.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ended {
+    /// Every byte verified.
+    Completed,
+    /// Refused before any work (exit 2).
+    Refused,
+    /// A UC or UD run over a lossy link lost every message.
+    LostAll,
+}
+
+/// How one drawn run ended, or what went wrong with it.
+fn check(drawn: &Drawn) -> Result<Ended, String> {
+    let (code, out, err) = run_bounded(&drawn.args);
+    let what = drawn.args.join(" ");
+    let last = err.trim().lines().last().unwrap_or("").to_string();
+    if err.contains("panicked") {
+        return Err(format!("{what}: panicked: {}", err.trim()));
+    }
+    match code {
+        None => Err(format!("{what}: still running after {RUN_LIMIT:?}")),
+        Some(2) => Ok(Ended::Refused),
+        Some(3)
+            if drawn.unreliable
+                && drawn.lossy
+                && (err.contains("every UC/UD message was lost")
+                    || err.contains("nothing was transferred")) =>
+        {
+            Ok(Ended::LostAll)
+        }
+        // `-D` refuses a window too short for the wire, or for the round trips of what each
+        // QP may keep in flight; a bound it does not count (the packet window, ORNIC's)
+        // can still leave a window of about one round trip of a long link without a
+        // completion, which the run reports.
+        Some(3)
+            if drawn.window_over_long_link
+                && err.contains("no operation completed inside the -D window") =>
+        {
+            Ok(Ended::Refused)
+        }
+        Some(0) => {
+            let v: serde_json::Value =
+                serde_json::from_str(&out).map_err(|e| format!("{what}: no JSON ({e})"))?;
+            if v["status"] == "ok" && v["bytes_verified"] == true {
+                Ok(Ended::Completed)
+            } else {
+                Err(format!(
+                    "{what}: status {}, bytes_verified {}",
+                    v["status"], v["bytes_verified"]
+                ))
+            }
+        }
+        Some(c) => Err(format!("{what}: exit {c}: {last}")),
+    }
+}
+
+#[test]
+fn drawn_compositions_complete_verified_or_are_refused() {
+    let env = |name: &str, default: u64| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let mut d = Draw::new(env("RNIC_COMPOSE_SEED", 1));
+    let draws: Vec<Drawn> = (0..env("RNIC_COMPOSE_DRAWS", 300))
+        .map(|_| draw(&mut d))
+        .collect();
+    // Two workers: the runs are independent processes.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let ends = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(drawn) = draws.get(i) else { break };
+                let end = check(drawn);
+                ends.lock().unwrap().push(end);
+            });
+        }
+    });
+    let ends = ends.into_inner().unwrap();
+    let failures: Vec<&String> = ends.iter().filter_map(|e| e.as_ref().err()).collect();
+    assert!(
+        failures.is_empty(),
+        "{}",
+        failures
+            .iter()
+            .map(|f| f.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    // Mostly runs, not refusals: a draw refused at every turn would test nothing.
+    let completed = ends.iter().filter(|e| e == &&Ok(Ended::Completed)).count();
+    assert!(
+        2 * completed >= draws.len(),
+        "only {completed} of {} draws ran to completion",
+        draws.len()
+    );
+}
