@@ -7,6 +7,9 @@
 use std::ops::{Index, IndexMut, Range};
 
 use rnic_sim::TimePs;
+use rnic_transport::Memory;
+
+use super::driver::{decode_cqe, Cqe, CQE_BYTES};
 
 /// A CQ ring as the application sees it.
 #[derive(Debug, Clone, Copy, Default)]
@@ -19,6 +22,17 @@ pub struct CqRing {
     pub ci: u64,
     /// Address of the doorbell record where the consumer index is published for the NIC.
     pub ci_record: u64,
+}
+
+impl CqRing {
+    /// The CQE at consumer index `ci` in `mem`, if the NIC has written it (its owner bit
+    /// is of `ci`'s pass over the ring).
+    pub fn cqe_at(&self, ci: u64, mem: &impl Memory) -> Option<Cqe> {
+        let slot = ci & ((1 << self.log_depth) - 1);
+        let mut buf = [0u8; 64];
+        mem.read(self.base + slot * CQE_BYTES, &mut buf);
+        decode_cqe(&buf, ci >> self.log_depth)
+    }
 }
 
 /// One application core.

@@ -4,7 +4,7 @@ use rnic_sim::TimePs;
 use rnic_transport::Memory;
 
 use super::{HostCx, Perftest};
-use crate::host::driver::{decode_cqe, wc_status_name, CQE_BYTES};
+use crate::host::driver::wc_status_name;
 
 impl Perftest {
     /// A CQE landed in CQ `cq` of `node`: the core polls and consumes it.
@@ -12,11 +12,7 @@ impl Perftest {
         let core = (cq / 2) as usize;
         let kind = (cq % 2) as usize;
         let ring = self.nodes[node].cores[core].cq[kind];
-        let slot = ring.ci & ((1 << ring.log_depth) - 1);
-        let pass = ring.ci >> ring.log_depth;
-        let mut buf = [0u8; 64];
-        Memory::read(&cx.mems[node], ring.base + slot * CQE_BYTES, &mut buf);
-        let Some(cqe) = decode_cqe(&buf, pass) else {
+        let Some(cqe) = ring.cqe_at(ring.ci, &cx.mems[node]) else {
             self.errors.note(format!(
                 "node {node} CQ {cq}: no valid CQE at index {}",
                 ring.ci
@@ -84,11 +80,8 @@ impl Perftest {
         let app = &self.nodes[node];
         let mut found = Vec::new();
         for ring in app.cores.iter().flat_map(|c| c.cq.iter()) {
-            let depth = 1u64 << ring.log_depth;
-            for ci in ring.ci..ring.ci + depth {
-                let mut buf = [0u8; 64];
-                mem.read(ring.base + (ci & (depth - 1)) * CQE_BYTES, &mut buf);
-                let Some(cqe) = decode_cqe(&buf, ci >> ring.log_depth) else {
+            for ci in ring.ci..ring.ci + (1 << ring.log_depth) {
+                let Some(cqe) = ring.cqe_at(ci, mem) else {
                     break;
                 };
                 let qp = app.qps.get(cqe.qpn as usize);
