@@ -193,23 +193,11 @@ fn every_pair_and_all_on_completes_verified() {
         .into_iter()
         .flat_map(|c| WORKLOADS.iter().map(move |w| (c.clone(), *w)))
         .collect();
-    // Two workers: the runs are independent processes.
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let failures = std::sync::Mutex::new(Vec::new());
-    std::thread::scope(|s| {
-        for _ in 0..2 {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some((combo, workload)) = runs.get(i) else {
-                    break;
-                };
-                if let Some(f) = check(combo, workload) {
-                    failures.lock().unwrap().push(f);
-                }
-            });
-        }
-    });
-    let failures = failures.into_inner().unwrap();
+    let failures: Vec<String> =
+        crate::common::in_two_workers(&runs, |(combo, workload)| check(combo, workload))
+            .into_iter()
+            .flatten()
+            .collect();
     assert!(
         failures.is_empty(),
         "{} of {} runs failed:\n{}",

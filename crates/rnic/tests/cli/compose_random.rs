@@ -11,10 +11,14 @@
 //! The draws are the same on every run: `RNIC_COMPOSE_SEED` (default 1) and
 //! `RNIC_COMPOSE_DRAWS` (default 300) draw others, for a longer hunt by hand.
 
+use std::path::Path;
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use rnic_model::host::pattern::splitmix;
-use std::time::{Duration, Instant};
+use rnic_model::workload::{PerfTest, Verb};
+
+use crate::common::{finish_within, in_two_workers};
 
 /// Each mechanism or network feature: its name, the settings that turn it on, and its group
 /// (at most one of a group is drawn: they set the same fields).
@@ -55,7 +59,7 @@ const FEATURES: &[(&str, &[&str], &str)] = &[
 ];
 
 /// perftest flags drawn now and then, alone or together, each with the tests it applies to
-/// (`bw`, `lat`, `atomic`, `procs`: write-, read- and atomic-lat; `any`).
+/// (`bw`, `atomic`, `procs`: write-, read- and atomic-lat; `any`).
 const FLAGS: &[(&[&str], &str)] = &[
     (&["-b"], "bw"),
     (&["--reversed"], "bw"),
@@ -68,17 +72,6 @@ const FLAGS: &[(&[&str], &str)] = &[
     (&["-A", "CMP_AND_SWAP"], "atomic"),
     (&["-I", "64"], "any"),
     (&["-m", "1024"], "any"),
-];
-
-const TESTS: &[&str] = &[
-    "write-bw",
-    "read-bw",
-    "send-bw",
-    "atomic-bw",
-    "write-lat",
-    "read-lat",
-    "send-lat",
-    "atomic-lat",
 ];
 
 /// A run still going after this has stalled in wall time (the draws take a second or less).
@@ -120,21 +113,19 @@ struct Drawn {
 }
 
 fn draw(d: &mut Draw) -> Drawn {
-    let test = *d.pick(TESTS);
-    let lat = test.ends_with("lat");
-    let mut service = *d.pick(&["RC", "RC", "RC", "UC", "UD"]);
-    if test.starts_with("read") || test.starts_with("atomic") {
-        service = "RC";
-    }
-    if test.starts_with("write") && service == "UD" {
-        service = "UC";
-    }
-    let mut args: Vec<String> = ["perf", test, "--quiet", "--json", "-", "-c", service]
+    let test = *d.pick(&PerfTest::ALL);
+    let (verb, lat) = (test.verb(), test.is_latency());
+    let service = match (verb, *d.pick(&["RC", "RC", "RC", "UC", "UD"])) {
+        (Verb::Read | Verb::Atomic, _) => "RC",
+        (Verb::Write, "UD") => "UC",
+        (_, service) => service,
+    };
+    let mut args: Vec<String> = ["perf", test.name(), "--quiet", "-c", service]
         .iter()
         .map(|s| s.to_string())
         .collect();
     let large = if service == "UD" { false } else { d.chance(30) };
-    if !test.starts_with("atomic") {
+    if verb != Verb::Atomic {
         let size = if large {
             *d.pick(&[65536u32, 1_048_576])
         } else {
@@ -158,16 +149,14 @@ fn draw(d: &mut Draw) -> Drawn {
             args.extend(["-t".into(), d.pick(&[1u32, 4, 16]).to_string()]);
         }
     }
-    if test == "send-bw" && d.chance(30) {
+    if test == PerfTest::SendBw && d.chance(30) {
         args.push("--use-srq".into());
     }
-    let procs = matches!(test, "write-lat" | "read-lat" | "atomic-lat");
     for (flag, applies) in FLAGS {
         let applies = match *applies {
             "bw" => !lat,
-            "lat" => lat,
-            "atomic" => test.starts_with("atomic"),
-            "procs" => procs,
+            "atomic" => verb == Verb::Atomic,
+            "procs" => lat && verb != Verb::Send,
             _ => true,
         };
         if applies && d.chance(6) {
@@ -176,7 +165,7 @@ fn draw(d: &mut Draw) -> Drawn {
     }
     // ORNIC runs WRITE and READ bandwidth tests over RC; the long-distance topology joins
     // one client.
-    let ornic_fits = service == "RC" && matches!(test, "write-bw" | "read-bw");
+    let ornic_fits = service == "RC" && matches!(test, PerfTest::WriteBw | PerfTest::ReadBw);
     let one_client = !args.iter().any(|a| a == "--clients");
     let mut groups = Vec::new();
     let mut lossy = false;
@@ -206,42 +195,27 @@ fn draw(d: &mut Draw) -> Drawn {
     }
 }
 
-/// Runs `rnic args`, killed after [`RUN_LIMIT`]: (exit code, `None` when killed; stdout;
-/// stderr).
-fn run_bounded(args: &[String]) -> (Option<i32>, String, String) {
-    let dir = std::env::temp_dir().join(format!("rnic-compose-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a directory for the outputs");
-    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let tag = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let (out, err) = (
-        dir.join(format!("{tag}.out")),
-        dir.join(format!("{tag}.err")),
-    );
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rnic"))
+/// Runs `rnic args --json FILE` (a run past [`RUN_LIMIT`] fails the test, named): its exit
+/// code, the JSON it wrote (empty when none) and its standard error.
+fn run(args: &[String], json: &Path) -> (i32, String, String) {
+    let child = Command::new(env!("CARGO_BIN_EXE_rnic"))
         .args(args)
+        .arg("--json")
+        .arg(json)
         .env("CI", "true")
         .stdin(Stdio::null())
-        .stdout(std::fs::File::create(&out).expect("stdout file"))
-        .stderr(std::fs::File::create(&err).expect("stderr file"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("run rnic");
-    let start = Instant::now();
-    let code = loop {
-        if let Some(status) = child.try_wait().expect("wait for rnic") {
-            break Some(status.code().unwrap_or(-1));
-        }
-        if start.elapsed() > RUN_LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    let read = |p: &std::path::Path| std::fs::read_to_string(p).unwrap_or_default();
-    let (o, e) = (read(&out), read(&err));
-    let _ = std::fs::remove_file(&out);
-    let _ = std::fs::remove_file(&err);
-    (code, o, e)
+    let out = finish_within(child, RUN_LIMIT, &format!("rnic {}", args.join(" ")));
+    let written = std::fs::read_to_string(json).unwrap_or_default();
+    let _ = std::fs::remove_file(json);
+    (
+        out.status.code().unwrap_or(-1),
+        written,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 /// How a drawn run ended, when it ended well.
@@ -253,24 +227,25 @@ enum Ended {
     Refused,
     /// A UC or UD run over a lossy link lost every message.
     LostAll,
+    /// A `-D` window over a long link held no completion (see [`check`]).
+    EmptyWindow,
 }
 
-/// How one drawn run ended, or what went wrong with it.
-fn check(drawn: &Drawn) -> Result<Ended, String> {
-    let (code, out, err) = run_bounded(&drawn.args);
+/// How one drawn run ended, or what went wrong with it; `json` is where it writes its
+/// results.
+fn check(drawn: &Drawn, json: &Path) -> Result<Ended, String> {
+    let (code, out, err) = run(&drawn.args, json);
     let what = drawn.args.join(" ");
     let last = err.trim().lines().last().unwrap_or("").to_string();
     if err.contains("panicked") {
         return Err(format!("{what}: panicked: {}", err.trim()));
     }
     match code {
-        None => Err(format!("{what}: still running after {RUN_LIMIT:?}")),
-        Some(2) => Ok(Ended::Refused),
-        Some(3)
-            if drawn.unreliable
-                && drawn.lossy
-                && (err.contains("every UC/UD message was lost")
-                    || err.contains("nothing was transferred")) =>
+        2 => Ok(Ended::Refused),
+        3 if drawn.unreliable
+            && drawn.lossy
+            && (err.contains("every UC/UD message was lost")
+                || err.contains("nothing was transferred")) =>
         {
             Ok(Ended::LostAll)
         }
@@ -278,13 +253,12 @@ fn check(drawn: &Drawn) -> Result<Ended, String> {
         // QP may keep in flight; a bound it does not count (the packet window, ORNIC's)
         // can still leave a window of about one round trip of a long link without a
         // completion, which the run reports.
-        Some(3)
-            if drawn.window_over_long_link
-                && err.contains("no operation completed inside the -D window") =>
+        3 if drawn.window_over_long_link
+            && err.contains("no operation completed inside the -D window") =>
         {
-            Ok(Ended::Refused)
+            Ok(Ended::EmptyWindow)
         }
-        Some(0) => {
+        0 => {
             let v: serde_json::Value =
                 serde_json::from_str(&out).map_err(|e| format!("{what}: no JSON ({e})"))?;
             if v["status"] == "ok" && v["bytes_verified"] == true {
@@ -296,7 +270,7 @@ fn check(drawn: &Drawn) -> Result<Ended, String> {
                 ))
             }
         }
-        Some(c) => Err(format!("{what}: exit {c}: {last}")),
+        c => Err(format!("{what}: exit {c}: {last}")),
     }
 }
 
@@ -312,20 +286,13 @@ fn drawn_compositions_complete_verified_or_are_refused() {
     let draws: Vec<Drawn> = (0..env("RNIC_COMPOSE_DRAWS", 300))
         .map(|_| draw(&mut d))
         .collect();
-    // Two workers: the runs are independent processes.
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let ends = std::sync::Mutex::new(Vec::new());
-    std::thread::scope(|s| {
-        for _ in 0..2 {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(drawn) = draws.get(i) else { break };
-                let end = check(drawn);
-                ends.lock().unwrap().push(end);
-            });
-        }
+    let dir = std::env::temp_dir().join(format!("rnic-compose-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a directory for the runs' JSON");
+    let numbered: Vec<(usize, &Drawn)> = draws.iter().enumerate().collect();
+    let ends = in_two_workers(&numbered, |&(i, drawn)| {
+        check(drawn, &dir.join(format!("{i}.json")))
     });
-    let ends = ends.into_inner().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
     let failures: Vec<&String> = ends.iter().filter_map(|e| e.as_ref().err()).collect();
     assert!(
         failures.is_empty(),

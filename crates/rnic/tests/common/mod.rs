@@ -119,6 +119,26 @@ pub fn finish_within(
     child.wait_with_output().expect("output")
 }
 
+/// `f` of each of `items`, on two threads (the tests' runs are independent processes, and
+/// the machines have two cores); the results in the order they came.
+pub fn in_two_workers<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results = std::sync::Mutex::new(Vec::with_capacity(items.len()));
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                while let Some(item) =
+                    items.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                {
+                    let r = f(item);
+                    results.lock().unwrap_or_else(|p| p.into_inner()).push(r);
+                }
+            });
+        }
+    });
+    results.into_inner().unwrap_or_else(|p| p.into_inner())
+}
+
 /// A finished process's status and both outputs, for a failure message.
 pub fn output_text(o: &std::process::Output) -> String {
     format!(
