@@ -276,16 +276,18 @@ fn check(drawn: &Drawn, json: &Path) -> Result<Ended, String> {
 
 #[test]
 fn drawn_compositions_complete_verified_or_are_refused() {
-    let env = |name: &str, default: u64| {
-        std::env::var(name)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(default)
+    // A value that is no whole number, or no draws at all, would test something else than
+    // asked, or nothing: it fails naming the variable.
+    let env = |name: &str, default: u64| match std::env::var(name) {
+        Err(_) => default,
+        Ok(v) => v
+            .parse()
+            .unwrap_or_else(|_| panic!("{name} = {v:?}: give a whole number")),
     };
     let mut d = Draw::new(env("RNIC_COMPOSE_SEED", 1));
-    let draws: Vec<Drawn> = (0..env("RNIC_COMPOSE_DRAWS", 300))
-        .map(|_| draw(&mut d))
-        .collect();
+    let n = env("RNIC_COMPOSE_DRAWS", 300);
+    assert!(n > 0, "RNIC_COMPOSE_DRAWS = 0: give at least one draw");
+    let draws: Vec<Drawn> = (0..n).map(|_| draw(&mut d)).collect();
     let dir = std::env::temp_dir().join(format!("rnic-compose-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a directory for the runs' JSON");
     let numbered: Vec<(usize, &Drawn)> = draws.iter().enumerate().collect();
