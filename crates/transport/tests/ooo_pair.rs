@@ -69,6 +69,8 @@ struct Net {
     loss_pm: u64,
     dup_pm: u64,
     seed: u64,
+    /// One-way delay every frame takes on top of its path's.
+    extra_ps: u64,
 }
 
 struct Outcome {
@@ -152,7 +154,9 @@ fn run_ops(mode: ReliabilityMode, ops: &[(bool, u32)], net: Net, sq_psn: u32) ->
                         continue;
                     }
                     let path = splitmix(&mut rng) % net.paths.max(1);
-                    let delay = SLOT_PS + path * net.spread_ps / net.paths.max(2).saturating_sub(1);
+                    let delay = SLOT_PS
+                        + net.extra_ps
+                        + path * net.spread_ps / net.paths.max(2).saturating_sub(1);
                     wire.send(now + delay, to_b, &buf);
                 }
             }
@@ -199,6 +203,7 @@ const SPRAY: Net = Net {
     loss_pm: 0,
     dup_pm: 0,
     seed: 7,
+    extra_ps: 0,
 };
 
 #[test]
@@ -323,6 +328,65 @@ fn a_lost_read_response_is_asked_for_again() {
     assert!(o.a.retransmitted_packets > 0, "ranges asked again");
 }
 
+/// A peer that answers nothing (every frame lost): after `retry_cnt` (7) timeouts in a row
+/// and one more, the WRITE or READ fails with RETRY_EXC_ERR and the rest are flushed, as on a
+/// go-back-N QP, instead of being resent for ever; the backed-off timers keep that under a
+/// second.
+#[test]
+fn a_peer_that_never_answers_fails_the_wqe_after_retry_cnt_timeouts() {
+    let dead = Net {
+        loss_pm: 1000,
+        ..SPRAY
+    };
+    for read in [false, true] {
+        for mode in [ornic(), mp_rdma()] {
+            let o = run_ops(mode, &[(read, 100_000), (read, 5000)], dead, 40);
+            let statuses: Vec<_> = o.completions.iter().map(|c| c.status).collect();
+            assert_eq!(
+                statuses,
+                [WcStatus::RetryExcErr, WcStatus::WrFlushErr],
+                "read {read}"
+            );
+            assert_eq!(
+                o.a.ack_timeouts, 8,
+                "read {read}: 7 retries, then the error"
+            );
+            assert!(
+                o.end_ps < 1_000_000_000_000,
+                "read {read}: ended at {} ps",
+                o.end_ps
+            );
+        }
+    }
+}
+
+/// A round trip 50 times the configured timeout (5.6 ms against 111 µs): the timers back off
+/// past it within the retry count and learn it, so WRITEs and READs complete, every byte
+/// with them, where a timer stuck at the configured value would time every WQE out.
+#[test]
+fn a_round_trip_far_beyond_the_timeout_is_learnt_before_the_retries_run_out() {
+    let far = Net {
+        extra_ps: 25 * OooParams::default().timeout_ps,
+        ..SPRAY
+    };
+    let ops = [
+        (false, 200_000),
+        (true, 200_000),
+        (false, 5000),
+        (true, 5000),
+    ];
+    for mode in [ornic(), mp_rdma()] {
+        let o = run_ops(mode, &ops, far, 3);
+        assert!(o.bytes_ok);
+        let statuses: Vec<_> = o.completions.iter().map(|c| c.status).collect();
+        assert_eq!(statuses, [WcStatus::Success; 4]);
+        assert!(
+            o.a.ack_timeouts > 0,
+            "the first WQEs timed out before a sample"
+        );
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(12))]
     #[test]
@@ -337,7 +401,7 @@ proptest! {
         sq_psn in prop_oneof![Just(0xFF_FFF0u32), 0u32..0x100_0000],
     ) {
         let mode = if per_packet { mp_rdma() } else { ornic() };
-        let net = Net { paths, spread_ps: spread_us * 1_000_000, loss_pm, dup_pm, seed };
+        let net = Net { paths, spread_ps: spread_us * 1_000_000, loss_pm, dup_pm, seed, extra_ps: 0 };
         let o = run_ops(mode, &ops, net, sq_psn);
         prop_assert!(o.bytes_ok, "bytes differ");
         prop_assert_eq!(o.completions.len(), ops.len());

@@ -25,6 +25,7 @@ mod isolation;
 mod lat_loss;
 mod latency_procs;
 mod lossless;
+mod ornic_timer;
 mod ornic_translation;
 mod payload_beside_streams;
 mod payload_stream;

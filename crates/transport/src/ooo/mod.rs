@@ -44,7 +44,7 @@ mod static_bitmap;
 pub use bitmap::{BitmapDesign, ReceiveBitmap, Recorded};
 pub use block_pool::{BlockId, BlockPool};
 pub use linked_blocks::{LinkedBlocks, ListAccess};
-pub use ooo_requester::{OooPacket, OooRequester, RequesterStats};
+pub use ooo_requester::{OooPacket, OooRequester, RequesterStats, TimerFired};
 pub use ooo_responder::{AckPolicy, OooResponder, PlaceTarget, ResponderStats};
 pub use ornic_array::OrnicArray;
 pub use rto::RtoEstimator;

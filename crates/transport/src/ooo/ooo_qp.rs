@@ -19,7 +19,7 @@ use crate::error::{RxDrop, VerbsError};
 use crate::memory::Memory;
 use crate::mr::{Access, MrTable};
 use crate::ooo::qp_state::OooQp;
-use crate::ooo::{OooRequester, OooResponder, OooSegment, PlaceTarget};
+use crate::ooo::{OooRequester, OooResponder, OooSegment, PlaceTarget, TimerFired};
 use crate::pd::PdId;
 use crate::qp::{min_deadline, post_completion, Ctx, Qp, QpState, TxOut};
 use crate::sgl::gather;
@@ -85,12 +85,10 @@ impl OooQp {
                     // READ responses are numbered in a space of their own, which starts,
                     // like the WRITEs', at the send queue's first PSN.
                     o.read.next_psn = psn;
-                    o.req = Some(OooRequester::new(
-                        pmtu,
-                        o.window(),
-                        o.params.timeout_ps,
-                        psn,
-                    ));
+                    o.req = Some(
+                        OooRequester::new(pmtu, o.window(), o.params.timeout_ps, psn)
+                            .with_retry_cnt(qp.cfg.retry_cnt),
+                    );
                 }
             }
             QpState::Sqd | QpState::Sqe => {}
@@ -220,8 +218,11 @@ impl OooQp {
         };
         if let Some(r) = o.req.as_mut() {
             if r.poll_timeout().is_some_and(|d| d <= now) {
-                r.handle_timeout(now);
                 ctx.stats.ack_timeouts += 1;
+                if r.handle_timeout(now) == TimerFired::RetriesExhausted {
+                    qp.fail_wqe(ctx, 0, WcStatus::RetryExcErr);
+                    return;
+                }
             }
         }
         if o.resp

@@ -7,8 +7,10 @@
 //! records it in a receive bitmap (the same designs as the WRITE's responder: ORNIC's array,
 //! MP-RDMA's static window). Loss is repaired by asking again: a response OTD beyond the head
 //! (the first missing PSN) sends one request per missing run of the head's bitmap block, and
-//! a timeout of RTT + OTD / B without progress asks again for everything from the head on.
-//! The WQE completes when every PSN is in (after the last payload is placed, as the paper's
+//! a timeout without progress asks again for everything from the head on. The timeout is the
+//! WRITE requester's: RTT + OTD / B, stretched to the round trip the QP's READs measure and
+//! backed off at each timeout ([`crate::ooo::RtoEstimator`]); `retry_cnt` timeouts in a row
+//! without a response, and one more, fail the READ with RETRY_EXC_ERR. The WQE completes when every PSN is in (after the last payload is placed, as the paper's
 //! READ CQE waits for its last payload).
 //!
 //! The responder keeps a short queue of ranges to serve; every response is read from host
@@ -58,6 +60,7 @@ impl OooQp {
         let start_psn = o.read.next_psn;
         o.read.next_psn = start_psn.wrapping_add(packets) & PSN_MASK;
         let (design, p) = (o.design, o.params);
+        let retries_left = qp.cfg.retry_cnt;
         o.read.wqe = Some(ReadWqe {
             start_psn,
             packets,
@@ -67,6 +70,8 @@ impl OooQp {
             nak_for_head: None,
             ask: VecDeque::from([(0, packets)]),
             deadline_ps: None,
+            retries_left,
+            asked: false,
         });
         true
     }
@@ -152,14 +157,23 @@ impl OooQp {
         let pmtu = u64::from(qp.cfg.pmtu.max(1));
         let params = qp.ooo.as_deref()?.params;
         let remote = qp.req.sq.front()?.wr.remote.unwrap_or_default();
-        let w = qp.ooo.as_deref_mut()?.read.wqe.as_mut()?;
+        let read = &mut qp.ooo.as_deref_mut()?.read;
+        let w = read.wqe.as_mut()?;
         let (off, n) = w.ask.pop_front()?;
         let first_ask = off == 0 && n == w.packets && w.newest == 0 && w.bitmap.head() == 0;
         let from = u64::from(off) * pmtu;
         let bytes = (u64::from(n) * pmtu).min(w.len - from.min(w.len));
         let psn = w.start_psn.wrapping_add(off) & PSN_MASK;
         let passes = 2 * u64::from(n) * params.packet_ps;
-        w.deadline_ps = Some(ctx.now_ps + params.timeout_ps + passes);
+        // The READ's first ask is timed to its first response (Karn's rule: asking again
+        // makes the answer ambiguous).
+        if w.asked {
+            read.rto.discard();
+        } else {
+            read.rto.sent_new(0, ctx.now_ps);
+        }
+        w.asked = true;
+        w.deadline_ps = Some(ctx.now_ps + read.rto.timeout_ps() + passes);
         let reth = RethRepr {
             va: remote.va.wrapping_add(from),
             rkey: remote.rkey,
@@ -210,11 +224,11 @@ impl OooQp {
         pkt: &RoceRepr<'_>,
     ) -> Result<(), RxDrop> {
         let pmtu = u64::from(qp.cfg.pmtu.max(1));
-        let pd = qp.pd;
+        let (pd, retry_cnt) = (qp.pd, qp.cfg.retry_cnt);
         let psn = pkt.bth.psn;
         let not_placed = RxDrop::OooNotPlaced(psn);
         let o = qp.ooo.as_deref_mut().ok_or(RxDrop::BadQpState)?;
-        let (block_bits, otd, timeout) = (o.params.block_bits, o.params.otd, o.params.timeout_ps);
+        let (block_bits, otd) = (o.params.block_bits, o.params.otd);
         let shared = o.pool.clone();
         let mut pool = shared.borrow_mut();
         let w = o.read.wqe.as_mut().ok_or(RxDrop::StaleResponse(psn))?;
@@ -253,7 +267,9 @@ impl OooQp {
             return Err(not_placed);
         }
         w.newest = w.newest.max(off);
-        w.deadline_ps = Some(ctx.now_ps + timeout);
+        w.retries_left = retry_cnt;
+        o.read.rto.acked(1, ctx.now_ps);
+        w.deadline_ps = Some(ctx.now_ps + o.read.rto.timeout_ps());
         let head = w.bitmap.head();
         if head >= w.packets {
             drop(pool);
@@ -288,7 +304,6 @@ impl OooQp {
         let Some(o) = qp.ooo.as_deref_mut() else {
             return;
         };
-        let timeout = o.params.timeout_ps;
         let Some(w) = o.read.wqe.as_mut() else {
             return;
         };
@@ -296,11 +311,19 @@ impl OooQp {
             return;
         }
         ctx.stats.ack_timeouts += 1;
+        if w.retries_left == 0 {
+            // As a go-back-N READ: retry_cnt timeouts in a row without a response, and one
+            // more, fail it (the responder is gone; resending for ever would never end).
+            qp.fail_wqe(ctx, 0, WcStatus::RetryExcErr);
+            return;
+        }
+        w.retries_left -= 1;
         let head = w.bitmap.head();
         w.ask.clear();
         w.ask.push_back((head, w.packets - head));
         w.nak_for_head = None;
-        w.deadline_ps = Some(now + timeout);
+        o.read.rto.timed_out();
+        w.deadline_ps = Some(now + o.read.rto.timeout_ps());
     }
 }
 

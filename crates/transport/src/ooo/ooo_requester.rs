@@ -75,8 +75,25 @@ pub struct OooRequester {
     start_learnt: bool,
     resend: VecDeque<u32>,
     deadline_ps: Option<u64>,
+    /// Timeouts in a row a WQE may take without progress before it fails (the QP's
+    /// `retry_cnt`); `None`: it resends for ever (the engine's own tests and benches).
+    retry_cnt: Option<u8>,
+    /// Timeouts the WQE in flight may still take without progress.
+    retries_left: u8,
     done: VecDeque<u32>,
     pub stats: RequesterStats,
+}
+
+/// What a call of [`OooRequester::handle_timeout`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimerFired {
+    /// The timer was not due, or nothing was in flight.
+    NotDue,
+    /// Every packet sent and not acknowledged is queued to be sent again.
+    Resend,
+    /// The WQE took `retry_cnt` timeouts without progress and one more: the peer is gone.
+    /// Nothing is resent; the QP fails the WQE with RETRY_EXC_ERR, as a go-back-N QP does.
+    RetriesExhausted,
 }
 
 impl OooRequester {
@@ -94,9 +111,20 @@ impl OooRequester {
             start_learnt: false,
             resend: VecDeque::new(),
             deadline_ps: None,
+            retry_cnt: None,
+            retries_left: 0,
             done: VecDeque::new(),
             stats: RequesterStats::default(),
         }
+    }
+
+    /// Fails a WQE after `retry_cnt` timeouts in a row without progress and one more (the
+    /// QP's retry count, as a go-back-N QP counts its timeouts), instead of resending for
+    /// ever: over a path that delivers nothing a run would otherwise never end.
+    pub fn with_retry_cnt(mut self, retry_cnt: u8) -> OooRequester {
+        self.retry_cnt = Some(retry_cnt);
+        self.retries_left = retry_cnt;
+        self
     }
 
     /// Posts an OOO WRITE of `data` to remote address `remote`.
@@ -144,6 +172,7 @@ impl OooRequester {
             self.start_learnt = false;
             self.resend.clear();
             self.rto.discard();
+            self.retries_left = self.retry_cnt.unwrap_or(0);
         }
     }
 
@@ -256,6 +285,7 @@ impl OooRequester {
                 self.start_learnt |= start_learnt;
                 if off > w.acked {
                     w.acked = off;
+                    self.retries_left = self.retry_cnt.unwrap_or(0);
                     self.rto.acked(off, now_ps);
                     self.deadline_ps = Some(now_ps + self.rto.timeout_ps());
                 }
@@ -289,21 +319,30 @@ impl OooRequester {
         self.deadline_ps
     }
 
-    /// The timer fired at `now_ps`: resend every packet sent and not acknowledged.
-    pub fn handle_timeout(&mut self, now_ps: u64) {
+    /// The timer fired at `now_ps`: resend every packet sent and not acknowledged, or give
+    /// the WQE up when its retries are spent.
+    pub fn handle_timeout(&mut self, now_ps: u64) -> TimerFired {
         if self.deadline_ps.is_none_or(|d| now_ps < d) {
-            return;
+            return TimerFired::NotDue;
         }
         let Some(w) = self.wqe.as_ref() else {
             self.deadline_ps = None;
-            return;
+            return TimerFired::NotDue;
         };
         self.stats.timeouts += 1;
+        if self.retry_cnt.is_some() {
+            if self.retries_left == 0 {
+                self.deadline_ps = None;
+                return TimerFired::RetriesExhausted;
+            }
+            self.retries_left -= 1;
+        }
         // No progress for a whole timeout: carry the address again, in case the flag that
         // stopped it was wrong (a responder that never learnt the start drops every Spot).
         self.start_learnt = false;
         self.resend = (w.acked..w.next_new).collect();
         self.rto.timed_out();
         self.deadline_ps = Some(now_ps + self.rto.timeout_ps());
+        TimerFired::Resend
     }
 }

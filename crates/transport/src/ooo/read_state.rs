@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 
-use crate::ooo::ReceiveBitmap;
+use crate::ooo::{ReceiveBitmap, RtoEstimator};
 use crate::psn::PSN_MASK;
 use crate::wr::Sge;
 
@@ -19,6 +19,11 @@ pub(crate) struct ReadWqe {
     /// Ranges `(first offset, packets)` to request.
     pub(crate) ask: VecDeque<(u32, u32)>,
     pub(crate) deadline_ps: Option<u64>,
+    /// Timeouts the READ may still take without a new response before it fails with
+    /// RETRY_EXC_ERR (from the QP's `retry_cnt`, reloaded by each new response).
+    pub(crate) retries_left: u8,
+    /// A request of this READ has left (the first is timed, none after it).
+    pub(crate) asked: bool,
 }
 
 /// One range the responder serves: the next response's PSN, its VA, bytes left, the R_Key.
@@ -34,14 +39,25 @@ pub(crate) struct ServeRange {
 ///
 /// READs number their responses in a PSN space of their own (the WRITE responder's expected
 /// PSN must not move for them): `next_psn` is the first response PSN of the next READ.
-#[derive(Default)]
 pub(crate) struct OooRead {
     pub(crate) wqe: Option<ReadWqe>,
     pub(crate) serve: VecDeque<ServeRange>,
     pub(crate) next_psn: u32,
+    /// The READs' retransmission timer, kept across READs as the QP's round trip is.
+    pub(crate) rto: RtoEstimator,
 }
 
 impl OooRead {
+    /// No READ yet; the timer starts at (and never goes below) `timeout_ps`.
+    pub(crate) fn new(timeout_ps: u64) -> OooRead {
+        OooRead {
+            wqe: None,
+            serve: VecDeque::new(),
+            next_psn: 0,
+            rto: RtoEstimator::new(timeout_ps),
+        }
+    }
+
     pub(crate) fn deadline(&self) -> Option<u64> {
         self.wqe.as_ref().and_then(|w| w.deadline_ps)
     }
@@ -76,7 +92,7 @@ mod tests {
     /// offset `(PSN − start PSN) × PMTU` in the READ's SGL, through the SGE holding it.
     #[test]
     fn response_target_walks_the_sgl_by_psn() {
-        let mut read = OooRead::default();
+        let mut read = OooRead::new(1);
         let sgl = [
             Sge {
                 addr: 0x1_0000,
@@ -99,6 +115,8 @@ mod tests {
             nak_for_head: None,
             ask: VecDeque::new(),
             deadline_ps: None,
+            retries_left: 7,
+            asked: false,
         });
         let at = |psn| read.response_target(psn, 256, &sgl);
         assert_eq!(at(PSN_MASK - 1), Some((7, 0x1_0000)));
