@@ -10,8 +10,9 @@
 //! a timeout without progress asks again for everything from the head on. The timeout is the
 //! WRITE requester's: RTT + OTD / B, stretched to the round trip the QP's READs measure and
 //! backed off at each timeout ([`crate::ooo::RtoEstimator`]); `retry_cnt` timeouts in a row
-//! without a response, and one more, fail the READ with RETRY_EXC_ERR. The WQE completes when every PSN is in (after the last payload is placed, as the paper's
-//! READ CQE waits for its last payload).
+//! without a response, and one more, fail the READ with RETRY_EXC_ERR. The WQE completes
+//! when every PSN is in (after the last payload is placed, as the paper's READ CQE waits for
+//! its last payload).
 //!
 //! The responder keeps a short queue of ranges to serve; every response is read from host
 //! memory through the R_Key's region check (REMOTE_READ), at request time and again at send
