@@ -101,7 +101,10 @@ fn ping_pong(s: &mut Session, o: &LiveOptions, clock: Option<&RunClock>) -> anyh
             let want = rcnt as u8;
             s.spin_until(
                 |ep| Ok(last_byte(ep, DST_ADDR + last) == want || ended(clock)),
-                "waiting for the peer's WRITE",
+                // perftest's exchange carries no size: a peer running another -s writes its
+                // counter byte where this side never looks.
+                "waiting for the peer's WRITE to fill the last of -s bytes (both sides must \
+                 give the same -s; perftest's exchange does not carry it)",
             )?;
             if ended(clock) {
                 break;
