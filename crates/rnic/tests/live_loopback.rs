@@ -1514,6 +1514,16 @@ fn sides_that_differ_fail_at_once<const S: usize, const C: usize>(
     client_flags: [&str; C],
     want: impl Fn(bool) -> String,
 ) {
+    sides_of_a_test_that_differ_fail("write-bw", &server_flags, &client_flags, want);
+}
+
+/// [`sides_that_differ_fail_at_once`] for `test`.
+fn sides_of_a_test_that_differ_fail(
+    test: &str,
+    server_flags: &[&str],
+    client_flags: &[&str],
+    want: impl Fn(bool) -> String,
+) {
     let Ends {
         server,
         client,
@@ -1522,11 +1532,9 @@ fn sides_that_differ_fail_at_once<const S: usize, const C: usize>(
         Some(e) => e,
         None => return,
     };
-    let mut sargs = vec![
-        "live", "write-bw", "--server", "--bind", &server, "-p", &port,
-    ];
+    let mut sargs = vec!["live", test, "--server", "--bind", &server, "-p", &port];
     sargs.extend(server_flags);
-    let mut cargs = vec!["live", "write-bw", &server, "--bind", &client, "-p", &port];
+    let mut cargs = vec!["live", test, &server, "--bind", &client, "-p", &port];
     cargs.extend(client_flags);
     let (s, c) = (spawn(&sargs), spawn(&cargs));
     for (o, is_client) in [
@@ -1550,6 +1558,28 @@ fn a_different_size_than_the_servers_fails_naming_s() {
             "-s/--size 65536: the peer ran 4096-byte messages".into()
         }
     });
+}
+
+/// send-bw's client with another `-s` than its server's: the server refuses the first
+/// SEND naming `-s`, and the client, whose SENDs then go unanswered until its retries run
+/// out (7 of 67 ms), says that the peer stopped acknowledging and that its output says why,
+/// not only RETRY_EXC_ERR.
+#[test]
+fn a_send_bw_peer_that_refuses_a_size_is_named_by_the_client() {
+    sides_of_a_test_that_differ_fail(
+        "send-bw",
+        &["-n", "50"],
+        &["-n", "50", "-s", "2"],
+        |client| {
+            if client {
+                "RetryExcErr (the peer stopped acknowledging: it may have refused or ended the \
+             run; its own output says why)"
+                    .into()
+            } else {
+                "want -s/--size 65536".into()
+            }
+        },
+    );
 }
 
 /// One side with `--reversed` and the other without: both fail at once, naming it.

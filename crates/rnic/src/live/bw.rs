@@ -520,7 +520,13 @@ fn take_completion(
 ) -> anyhow::Result<Option<usize>> {
     while let Some(c) = s.ep.poll_cq() {
         if c.status != WcStatus::Success {
-            bail!("{:?} {} completed with {:?}", c.opcode, c.wr_id, c.status);
+            bail!(
+                "{:?} {} completed with {:?}{}",
+                c.opcode,
+                c.wr_id,
+                c.status,
+                super::session::peer_hint(c.status)
+            );
         }
         let qp = s.qp_of(&c)?;
         check(&mut s.ep, qp, &c)?;

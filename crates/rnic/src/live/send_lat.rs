@@ -115,7 +115,12 @@ fn ping_pong(
                     while let Some(c) = ep.poll_cq() {
                         if c.opcode == WcOpcode::Send {
                             if c.status != WcStatus::Success {
-                                bail!("SEND {} completed with {:?}", c.wr_id, c.status);
+                                bail!(
+                                    "SEND {} completed with {:?}{}",
+                                    c.wr_id,
+                                    c.status,
+                                    super::session::peer_hint(c.status)
+                                );
                             }
                             sends_done += 1;
                         } else {

@@ -479,6 +479,21 @@ fn random_bits() -> u64 {
     x
 }
 
+/// What a failed send completion's status says about the peer, to follow the status in the
+/// error: RETRY_EXC_ERR means the peer stopped answering, most often because it refused the
+/// run (an rnic server names a flag the exchange does not carry, -s say) or ended it, and its
+/// own output says which.
+pub fn peer_hint(status: rnic_transport::WcStatus) -> &'static str {
+    match status {
+        rnic_transport::WcStatus::RetryExcErr => {
+            " (the peer stopped acknowledging: it may have refused or ended the run; its own \
+             output says why)"
+        }
+        rnic_transport::WcStatus::RnrRetryExcErr => " (the peer posted no receive in time)",
+        _ => "",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

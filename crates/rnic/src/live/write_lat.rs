@@ -142,8 +142,12 @@ fn ping_pong(s: &mut Session, o: &LiveOptions, clock: Option<&RunClock>) -> anyh
             if status.is_none() {
                 break;
             }
-            if status != Some(WcStatus::Success) {
-                bail!("WRITE {} completed with {status:?}", ccnt + 1);
+            if let Some(bad) = status.filter(|s| *s != WcStatus::Success) {
+                bail!(
+                    "WRITE {} completed with {bad:?}{}",
+                    ccnt + 1,
+                    super::session::peer_hint(bad)
+                );
             }
             ccnt += 1;
             posts.window += u64::from(sampling(clock));
