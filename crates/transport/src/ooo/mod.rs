@@ -47,7 +47,7 @@ pub use linked_blocks::{LinkedBlocks, ListAccess};
 pub use ooo_requester::{OooPacket, OooRequester, RequesterStats, TimerFired};
 pub use ooo_responder::{AckPolicy, OooResponder, PlaceTarget, ResponderStats};
 pub use ornic_array::OrnicArray;
-pub use rto::RtoEstimator;
+pub use rto::{Retries, RtoEstimator};
 pub use segment::OooSegment;
 pub use shared_pool::{DevicePools, SharedPool};
 pub use static_bitmap::StaticBitmap;

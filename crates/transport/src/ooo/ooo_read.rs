@@ -26,7 +26,7 @@ use crate::memory::Memory;
 use crate::mr::Access;
 use crate::ooo::qp_state::OooQp;
 use crate::ooo::read_state::{ReadWqe, ServeRange};
-use crate::ooo::Recorded;
+use crate::ooo::{Recorded, Retries};
 use crate::psn::PSN_MASK;
 use crate::qp::{post_completion, Ctx, Qp, QpState, TxOut};
 use crate::sgl::scatter;
@@ -61,7 +61,7 @@ impl OooQp {
         let start_psn = o.read.next_psn;
         o.read.next_psn = start_psn.wrapping_add(packets) & PSN_MASK;
         let (design, p) = (o.design, o.params);
-        let retries_left = qp.cfg.retry_cnt;
+        let retries = Retries::limited(qp.cfg.retry_cnt);
         o.read.wqe = Some(ReadWqe {
             start_psn,
             packets,
@@ -71,7 +71,7 @@ impl OooQp {
             nak_for_head: None,
             ask: VecDeque::from([(0, packets)]),
             deadline_ps: None,
-            retries_left,
+            retries,
             asked: false,
         });
         true
@@ -225,7 +225,7 @@ impl OooQp {
         pkt: &RoceRepr<'_>,
     ) -> Result<(), RxDrop> {
         let pmtu = u64::from(qp.cfg.pmtu.max(1));
-        let (pd, retry_cnt) = (qp.pd, qp.cfg.retry_cnt);
+        let pd = qp.pd;
         let psn = pkt.bth.psn;
         let not_placed = RxDrop::OooNotPlaced(psn);
         let o = qp.ooo.as_deref_mut().ok_or(RxDrop::BadQpState)?;
@@ -268,7 +268,7 @@ impl OooQp {
             return Err(not_placed);
         }
         w.newest = w.newest.max(off);
-        w.retries_left = retry_cnt;
+        w.retries.reload();
         o.read.rto.acked(1, ctx.now_ps);
         w.deadline_ps = Some(ctx.now_ps + o.read.rto.timeout_ps());
         let head = w.bitmap.head();
@@ -312,13 +312,12 @@ impl OooQp {
             return;
         }
         ctx.stats.ack_timeouts += 1;
-        if w.retries_left == 0 {
+        if !w.retries.spend() {
             // As a go-back-N READ: retry_cnt timeouts in a row without a response, and one
             // more, fail it (the responder is gone; resending for ever would never end).
             qp.fail_wqe(ctx, 0, WcStatus::RetryExcErr);
             return;
         }
-        w.retries_left -= 1;
         let head = w.bitmap.head();
         w.ask.clear();
         w.ask.push_back((head, w.packets - head));

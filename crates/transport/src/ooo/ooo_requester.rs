@@ -12,7 +12,7 @@
 
 use std::collections::VecDeque;
 
-use super::rto::RtoEstimator;
+use super::rto::{Retries, RtoEstimator};
 use super::OooSegment;
 use crate::psn::PSN_MASK;
 
@@ -75,11 +75,8 @@ pub struct OooRequester {
     start_learnt: bool,
     resend: VecDeque<u32>,
     deadline_ps: Option<u64>,
-    /// Timeouts in a row a WQE may take without progress before it fails (the QP's
-    /// `retry_cnt`); `None`: it resends for ever (the engine's own tests and benches).
-    retry_cnt: Option<u8>,
     /// Timeouts the WQE in flight may still take without progress.
-    retries_left: u8,
+    retries: Retries,
     done: VecDeque<u32>,
     pub stats: RequesterStats,
 }
@@ -111,8 +108,7 @@ impl OooRequester {
             start_learnt: false,
             resend: VecDeque::new(),
             deadline_ps: None,
-            retry_cnt: None,
-            retries_left: 0,
+            retries: Retries::unlimited(),
             done: VecDeque::new(),
             stats: RequesterStats::default(),
         }
@@ -122,8 +118,7 @@ impl OooRequester {
     /// QP's retry count, as a go-back-N QP counts its timeouts), instead of resending for
     /// ever: over a path that delivers nothing a run would otherwise never end.
     pub fn with_retry_cnt(mut self, retry_cnt: u8) -> OooRequester {
-        self.retry_cnt = Some(retry_cnt);
-        self.retries_left = retry_cnt;
+        self.retries = Retries::limited(retry_cnt);
         self
     }
 
@@ -172,7 +167,7 @@ impl OooRequester {
             self.start_learnt = false;
             self.resend.clear();
             self.rto.discard();
-            self.retries_left = self.retry_cnt.unwrap_or(0);
+            self.retries.reload();
         }
     }
 
@@ -285,7 +280,7 @@ impl OooRequester {
                 self.start_learnt |= start_learnt;
                 if off > w.acked {
                     w.acked = off;
-                    self.retries_left = self.retry_cnt.unwrap_or(0);
+                    self.retries.reload();
                     self.rto.acked(off, now_ps);
                     self.deadline_ps = Some(now_ps + self.rto.timeout_ps());
                 }
@@ -330,12 +325,9 @@ impl OooRequester {
             return TimerFired::NotDue;
         };
         self.stats.timeouts += 1;
-        if self.retry_cnt.is_some() {
-            if self.retries_left == 0 {
-                self.deadline_ps = None;
-                return TimerFired::RetriesExhausted;
-            }
-            self.retries_left -= 1;
+        if !self.retries.spend() {
+            self.deadline_ps = None;
+            return TimerFired::RetriesExhausted;
         }
         // No progress for a whole timeout: carry the address again, in case the flag that
         // stopped it was wrong (a responder that never learnt the start drops every Spot).

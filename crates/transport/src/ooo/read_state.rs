@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 
-use crate::ooo::{ReceiveBitmap, RtoEstimator};
+use crate::ooo::{ReceiveBitmap, Retries, RtoEstimator};
 use crate::psn::PSN_MASK;
 use crate::wr::Sge;
 
@@ -20,8 +20,8 @@ pub(crate) struct ReadWqe {
     pub(crate) ask: VecDeque<(u32, u32)>,
     pub(crate) deadline_ps: Option<u64>,
     /// Timeouts the READ may still take without a new response before it fails with
-    /// RETRY_EXC_ERR (from the QP's `retry_cnt`, reloaded by each new response).
-    pub(crate) retries_left: u8,
+    /// RETRY_EXC_ERR (the QP's `retry_cnt`, reloaded by each new response).
+    pub(crate) retries: Retries,
     /// A request of this READ has left (the first is timed, none after it).
     pub(crate) asked: bool,
 }
@@ -115,7 +115,7 @@ mod tests {
             nak_for_head: None,
             ask: VecDeque::new(),
             deadline_ps: None,
-            retries_left: 7,
+            retries: Retries::limited(7),
             asked: false,
         });
         let at = |psn| read.response_target(psn, 256, &sgl);

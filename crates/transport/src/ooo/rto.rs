@@ -35,6 +35,51 @@
 /// Most doublings of the timer after successive timeouts (64 × the estimate).
 pub const MAX_BACKOFF_SHIFT: u32 = 6;
 
+/// Timeouts a WQE (an out-of-order WRITE or READ) may still take without progress before it
+/// fails with RETRY_EXC_ERR: the QP's `retry_cnt`, reloaded by each step of progress, as a
+/// go-back-N QP counts its timeouts. Unlimited, it resends for ever (the engine's own tests
+/// and benches).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retries {
+    limit: Option<u8>,
+    left: u8,
+}
+
+impl Retries {
+    /// `retry_cnt` timeouts in a row, and one more, fail the WQE.
+    pub fn limited(retry_cnt: u8) -> Retries {
+        Retries {
+            limit: Some(retry_cnt),
+            left: retry_cnt,
+        }
+    }
+
+    /// Timeouts never fail the WQE.
+    pub fn unlimited() -> Retries {
+        Retries {
+            limit: None,
+            left: 0,
+        }
+    }
+
+    /// Progress (or a new WQE): the whole count again.
+    pub fn reload(&mut self) {
+        self.left = self.limit.unwrap_or(0);
+    }
+
+    /// A timeout: spends one retry, or says (`false`) that none is left.
+    pub fn spend(&mut self) -> bool {
+        if self.limit.is_none() {
+            return true;
+        }
+        let Some(left) = self.left.checked_sub(1) else {
+            return false;
+        };
+        self.left = left;
+        true
+    }
+}
+
 /// Smoothed round trip and retransmission timeout of one requester.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RtoEstimator {
@@ -131,6 +176,19 @@ impl RtoEstimator {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn retries_run_out_after_the_count_and_reload_on_progress() {
+        let mut r = Retries::limited(2);
+        assert!(r.spend() && r.spend());
+        assert!(!r.spend(), "the third timeout in a row fails");
+        r.reload();
+        assert!(r.spend() && r.spend() && !r.spend());
+        let mut never = Retries::unlimited();
+        assert!((0..1000).all(|_| never.spend()));
+        let mut none = Retries::limited(0);
+        assert!(!none.spend(), "retry_cnt 0: the first timeout fails");
+    }
 
     #[test]
     fn before_a_sample_the_configured_timeout_runs() {
