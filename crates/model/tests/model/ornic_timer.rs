@@ -38,3 +38,27 @@ fn a_receiver_slower_than_the_timer_ends_the_run_with_retry_exc_err() {
         }
     }
 }
+
+/// An out-of-order READ over a 1000 km link: the first timeouts fire before the first
+/// response is back (the READs have not measured the round trip yet), and each asks for the
+/// whole range again. Those asks are retransmissions of a READ already started, not new
+/// READs: until they were counted so, the run said 0 retransmissions, and each re-ask started
+/// a message again in the NIC (15 for 5 READs), taking the start of a later WQE.
+#[test]
+fn a_read_asked_again_after_a_timeout_is_a_retransmission() {
+    let sets: Vec<_> = ["qp.reliability=ornic", "net.link_km=1000"]
+        .iter()
+        .map(|s| parse_set(s).unwrap())
+        .collect();
+    let cfg = Config::resolve("baseline", &sets).unwrap();
+    let mut s = crate::common::spec(PerfTest::ReadBw, 1 << 20, 1, 1);
+    s.iters = 5;
+    let r = crate::common::run_verified(&cfg, &s, "ornic READ over 1000 km");
+    let stats = &r.result.stats;
+    assert!(stats["transport.retransmissions"] > 0, "{stats:?}");
+    assert_eq!(
+        stats["server.nic.tx.retransmits"], stats["transport.retransmissions"],
+        "{stats:?}"
+    );
+    assert_eq!(stats["server.nic.tx.messages"], 5, "{stats:?}");
+}

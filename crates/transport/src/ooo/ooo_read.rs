@@ -161,17 +161,19 @@ impl OooQp {
         let read = &mut qp.ooo.as_deref_mut()?.read;
         let w = read.wqe.as_mut()?;
         let (off, n) = w.ask.pop_front()?;
-        let first_ask = off == 0 && n == w.packets && w.newest == 0 && w.bitmap.head() == 0;
+        // Only the READ's first request starts it; a range asked again after a timeout is a
+        // retransmission even when nothing came back and it is the whole range again.
+        let first_ask = !w.asked;
         let from = u64::from(off) * pmtu;
         let bytes = (u64::from(n) * pmtu).min(w.len - from.min(w.len));
         let psn = w.start_psn.wrapping_add(off) & PSN_MASK;
         let passes = 2 * u64::from(n) * params.packet_ps;
         // The READ's first ask is timed to its first response (Karn's rule: asking again
         // makes the answer ambiguous).
-        if w.asked {
-            read.rto.discard();
-        } else {
+        if first_ask {
             read.rto.sent_new(0, ctx.now_ps);
+        } else {
+            read.rto.discard();
         }
         w.asked = true;
         w.deadline_ps = Some(ctx.now_ps + read.rto.timeout_ps() + passes);
