@@ -17,6 +17,11 @@ config_enum! {
         /// per switch picks one of the shortest next hops, so a QP (its UDP source port)
         /// keeps one path and QPs spread over all of them, as datacenter switches do.
         Ecmp = "ecmp",
+        /// Packet spraying: each frame takes one of the shortest next hops drawn at random
+        /// by each switch (from its own stream of the run's seed), so a QP's frames spread
+        /// over every path and arrive out of order: the multipath fabric that out-of-order
+        /// transports (`qp.reliability = "ornic"` or `"mp_rdma"`) are built for.
+        Spray = "spray",
     }
 }
 
@@ -48,16 +53,18 @@ config_section! {
         /// One-way delay of each switch-to-switch link; unset: as the host links
         fabric_link_delay_ns: Option<f64> = None; "ns", NS;
         /// Choice among equal-cost next hops: "auto" (ECMP on the generated fabrics, the
-        /// lowest-numbered link elsewhere), "lowest_link" or "ecmp"
+        /// lowest-numbered link elsewhere), "lowest_link", "ecmp" (per flow, by a hash of
+        /// its 5-tuple) or "spray" (per frame, at random)
         routing: FabricRouting = FabricRouting::Auto; "routing", Kind::Str(FabricRouting::NAMES);
     }
 }
 
 impl FabricConfig {
-    /// Whether switches hash flows over equal-cost next hops on topology `topology`.
+    /// Whether switches spread frames over equal-cost next hops on topology `topology`
+    /// (hashing flows, or spraying).
     pub fn ecmp_on(&self, topology: &str) -> bool {
         match self.routing {
-            FabricRouting::Ecmp => true,
+            FabricRouting::Ecmp | FabricRouting::Spray => true,
             FabricRouting::LowestLink => false,
             FabricRouting::Auto => matches!(topology, "fat_tree" | "leaf_spine"),
         }

@@ -5,7 +5,13 @@
 //! over the paths. The salt keeps switches of different tiers from splitting flows the same
 //! way (the polarisation a shared hash gives). Tables exist only where `net.fabric.routing`
 //! turns ECMP on: elsewhere the switch keeps its one route per destination.
+//!
+//! Packet spraying (`net.fabric.routing = "spray"`) uses the same tables but draws each
+//! frame's next hop at random from the switch's own stream instead of hashing its flow, so
+//! one QP's frames take every equal-cost path and arrive out of order: the multipath fabric
+//! the ORNIC and MP-RDMA papers spray over.
 
+use rnic_sim::Rng;
 use rnic_wire::frame::{IPV4_OFFSET, UDP_OFFSET};
 
 /// "No group": the destination has one next hop, the switch's route.
@@ -20,6 +26,8 @@ pub struct EcmpTable {
     groups: Vec<Box<[u32]>>,
     /// This switch's hash salt.
     salt: u64,
+    /// With packet spraying, the stream each frame's next hop is drawn from.
+    spray: Option<Rng>,
 }
 
 impl EcmpTable {
@@ -30,6 +38,15 @@ impl EcmpTable {
             group_of: vec![NONE; nodes],
             groups: Vec::new(),
             salt,
+            spray: None,
+        }
+    }
+
+    /// The same table spraying: each frame's next hop drawn from `rng`, not hashed.
+    pub fn spraying(self, rng: Rng) -> EcmpTable {
+        EcmpTable {
+            spray: Some(rng),
+            ..self
         }
     }
 
@@ -57,20 +74,24 @@ impl EcmpTable {
     /// The output port this switch's hash picks for `frame` toward node `d`, when it has a
     /// choice.
     #[inline]
-    pub fn pick(&self, d: usize, frame: &[u8]) -> Option<u32> {
+    pub fn pick(&mut self, d: usize, frame: &[u8]) -> Option<u32> {
         self.pick_by_tuple(d, || tuple_words(frame))
     }
 
     /// [`EcmpTable::pick`] for a frame whose [`tuple_words`] `words` gives, asked for only when
-    /// there is a choice.
+    /// there is a choice (and the table hashes rather than sprays).
     #[inline]
-    pub fn pick_by_tuple(&self, d: usize, words: impl FnOnce() -> [u64; 2]) -> Option<u32> {
-        if self.group_of.is_empty() {
+    pub fn pick_by_tuple(&mut self, d: usize, words: impl FnOnce() -> [u64; 2]) -> Option<u32> {
+        let g = *self.group_of.get(d)?;
+        if g == NONE {
             return None;
         }
-        let outs = self.outs_toward(d)?;
-        let h = hash_tuple(words(), self.salt);
-        Some(outs[(h % outs.len() as u64) as usize])
+        let outs = &self.groups[g as usize];
+        let i = match self.spray.as_mut() {
+            Some(rng) => rng.gen_index(outs.len()),
+            None => (hash_tuple(words(), self.salt) % outs.len() as u64) as usize,
+        };
+        Some(outs[i])
     }
 }
 
@@ -160,6 +181,22 @@ mod tests {
             .count();
         // Independent halves agree about half the time.
         assert!((800..=1200).contains(&same), "{same}");
+    }
+
+    #[test]
+    fn spraying_spreads_one_flow_over_every_next_hop() {
+        let mut t = EcmpTable::new(3, 7).spraying(Rng::new(1));
+        t.set(2, &[4, 5, 6, 7]);
+        let f = frame(0xc000);
+        let mut per_out = [0u32; 8];
+        for _ in 0..4000 {
+            per_out[t.pick(2, &f).unwrap() as usize] += 1;
+        }
+        for o in 4..8 {
+            assert!((835..=1165).contains(&per_out[o]), "{per_out:?}");
+        }
+        t.set(1, &[3]);
+        assert_eq!(t.pick(1, &f), None, "one next hop: the route");
     }
 
     #[test]

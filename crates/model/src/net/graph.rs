@@ -60,16 +60,16 @@ pub struct SwitchNode {
 }
 
 impl SwitchNode {
-    /// The output port a frame toward node `d` takes: ECMP's pick among equal-cost ports, or
-    /// the route's one.
+    /// The output port a frame toward node `d` takes: ECMP's pick among equal-cost ports (a
+    /// draw of the switch's stream when it sprays), or the route's one.
     #[inline]
-    pub fn out_toward(&self, d: usize, frame: &[u8]) -> u32 {
+    pub fn out_toward(&mut self, d: usize, frame: &[u8]) -> u32 {
         self.out_toward_tuple(d, super::ecmp::tuple_words(frame))
     }
 
     /// [`SwitchNode::out_toward`] for a frame whose 5-tuple is `tuple` ([`super::ecmp::tuple_words`]).
     #[inline]
-    pub fn out_toward_tuple(&self, d: usize, tuple: [u64; 2]) -> u32 {
+    pub fn out_toward_tuple(&mut self, d: usize, tuple: [u64; 2]) -> u32 {
         self.ecmp
             .pick_by_tuple(d, || tuple)
             .unwrap_or(self.route[d])

@@ -427,10 +427,13 @@ impl Plan {
                 }
             }
         }
+        let spray = (cfg.net.fabric.routing == crate::config::FabricRouting::Spray)
+            .then(|| rng.fork(SPRAY_STREAM));
         self.route(
             &links,
             &mut switches,
             cfg.net.fabric.ecmp_on(&cfg.net.topology),
+            spray.as_ref(),
         );
         if cfg.net.topology == "wan" && cfg.net.wan_accel {
             // Both halves of the accelerator on Local's link (link 0): its way out sees
@@ -607,12 +610,23 @@ impl Plan {
 
     /// Fills every switch's routing table: one search per destination node.
     /// Fills every switch's route toward every node: one breadth-first search per node.
-    /// With `ecmp`, also the equal-cost output ports where a switch has several.
-    fn route(&self, links: &[LinkDir], switches: &mut [SwitchNode], ecmp: bool) {
+    /// With `ecmp`, also the equal-cost output ports where a switch has several, drawn per
+    /// frame from switch s's fork of `spray` (when given) instead of hashed.
+    fn route(
+        &self,
+        links: &[LinkDir],
+        switches: &mut [SwitchNode],
+        ecmp: bool,
+        spray: Option<&Rng>,
+    ) {
         let adj = self.adjacency();
         if ecmp {
             for (s, sw) in switches.iter_mut().enumerate() {
-                sw.ecmp = super::ecmp::EcmpTable::new(self.nodes, s as u64);
+                let table = super::ecmp::EcmpTable::new(self.nodes, s as u64);
+                sw.ecmp = match spray {
+                    Some(rng) => table.spraying(rng.fork(s as u64)),
+                    None => table,
+                };
             }
         }
         let mut equal = Vec::new();
@@ -727,6 +741,10 @@ fn wan_plan(cfg: &Config, nodes: usize, mbps: u64) -> Result<Plan, ConfigError> 
 }
 
 /// The longest link, km (as `net.link_km`).
+/// The stream the spraying switches fork theirs from (switch s: `fork(SPRAY_STREAM).fork(s)`),
+/// apart from every other user of the run's seed.
+const SPRAY_STREAM: u64 = 0x5_9a4e;
+
 const MAX_KM: f64 = 1e6;
 /// The fastest link, Gb/s (as `eth.gbps`).
 const MAX_GBPS: f64 = 10_000.0;

@@ -221,6 +221,23 @@ const QUOTES: &[Quote] = &[
     },
     Quote {
         chapter: NET,
+        words: "#  total 9.8 Gbit/s: every frame sprayed, go-back-N resends 193,408 packets",
+        args: &[
+            "run", "scenarios/fabrics/leaf-spine-ecmp.toml", "--set", "net.fabric.routing=spray",
+        ],
+        output: &["total                                      16       1600   85266.356    0.0188     9.838                               193408"],
+    },
+    Quote {
+        chapter: NET,
+        words: "#  total 371.2 Gbit/s: sprayed, ORNIC places them, resends none",
+        args: &[
+            "run", "scenarios/fabrics/leaf-spine-ecmp.toml", "--set", "net.fabric.routing=spray",
+            "--profile", "ornic",
+        ],
+        output: &["total                                      16       1600    2259.664    0.7081   371.233                                    0"],
+    },
+    Quote {
+        chapter: NET,
         words: "#  708 MB/s: 7,493 frames dropped, 13,080 resent, 2 ACK timeouts of 67 ms",
         args: &["perf", "write-bw", "-s", "65536", "-q", "4", "--clients", "4", "--reversed", "-n", "200"],
         output: &[
