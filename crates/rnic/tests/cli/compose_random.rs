@@ -8,6 +8,10 @@
 //! reach: UD with `--use-srq`, the WAN accelerator's timer under `write-lat`, and the slicing
 //! station holding a tenant's ACKs under `-b`.
 //!
+//! The network features include a leaf-spine whose switches spray every frame over four
+//! spines (`net.fabric.routing = "spray"`), so each mechanism also meets reordering from real
+//! parallel paths.
+//!
 //! The draws are the same on every run: `RNIC_COMPOSE_SEED` (default 1) and
 //! `RNIC_COMPOSE_DRAWS` (default 300) draw others, for a longer hunt by hand.
 
@@ -50,6 +54,19 @@ const FEATURES: &[(&str, &[&str], &str)] = &[
         "link",
     ),
     ("long-link", &["net.link_km=5"], "link"),
+    // A generated fabric whose switches spray every frame: the server and each client
+    // under leaves of their own, four spines between them.
+    (
+        "fabric-sprayed",
+        &[
+            "net.topology=leaf_spine",
+            "net.fabric.leaves=3",
+            "net.fabric.hosts_per_leaf=1",
+            "net.fabric.spines=4",
+            "net.fabric.routing=spray",
+        ],
+        "link",
+    ),
     // The long-distance paper's standard NIC: 85 packets unacknowledged per QP.
     ("packet-window", &["qp.window_psns=85"], "window"),
     ("pfc", &["net.pfc=true"], "pfc"),
@@ -180,8 +197,10 @@ fn draw(d: &mut Draw) -> Drawn {
             continue;
         }
         groups.push(group);
-        lossy |= *name == "loss";
-        long_link |= *group == "link";
+        // Sprayed frames overtake each other, and a UC or UD receiver drops a message whose
+        // packets come out of order, as it drops one that lost a packet.
+        lossy |= *name == "loss" || *name == "fabric-sprayed";
+        long_link |= *group == "link" && *name != "fabric-sprayed";
         for s in *sets {
             args.extend(["--set".into(), s.to_string()]);
         }
