@@ -22,6 +22,10 @@ config_enum! {
         /// over every path and arrive out of order: the multipath fabric that out-of-order
         /// transports (`qp.reliability = "ornic"` or `"mp_rdma"`) are built for.
         Spray = "spray",
+        /// Adaptive routing: each frame takes the shortest next hop whose output queue holds
+        /// the fewest bytes (a random one among equals), as switches with adaptive routing
+        /// pick the least congested port; a QP's frames spread and may arrive out of order.
+        Adaptive = "adaptive",
     }
 }
 
@@ -54,7 +58,8 @@ config_section! {
         fabric_link_delay_ns: Option<f64> = None; "ns", NS;
         /// Choice among equal-cost next hops: "auto" (ECMP on the generated fabrics, the
         /// lowest-numbered link elsewhere), "lowest_link", "ecmp" (per flow, by a hash of
-        /// its 5-tuple) or "spray" (per frame, at random)
+        /// its 5-tuple), "spray" (per frame, at random) or "adaptive" (per frame, the least
+        /// queued)
         routing: FabricRouting = FabricRouting::Auto; "routing", Kind::Str(FabricRouting::NAMES);
     }
 }
@@ -64,7 +69,7 @@ impl FabricConfig {
     /// (hashing flows, or spraying).
     pub fn ecmp_on(&self, topology: &str) -> bool {
         match self.routing {
-            FabricRouting::Ecmp | FabricRouting::Spray => true,
+            FabricRouting::Ecmp | FabricRouting::Spray | FabricRouting::Adaptive => true,
             FabricRouting::LowestLink => false,
             FabricRouting::Auto => matches!(topology, "fat_tree" | "leaf_spine"),
         }

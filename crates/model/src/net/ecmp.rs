@@ -9,7 +9,9 @@
 //! Packet spraying (`net.fabric.routing = "spray"`) uses the same tables but draws each
 //! frame's next hop at random from the switch's own stream instead of hashing its flow, so
 //! one QP's frames take every equal-cost path and arrive out of order: the multipath fabric
-//! the ORNIC and MP-RDMA papers spray over.
+//! the ORNIC and MP-RDMA papers spray over. Adaptive routing (`"adaptive"`) sends each frame
+//! to the equal-cost port whose queue holds the fewest bytes, a random one among equals
+//! ([`EcmpTable::pick_least`]; the network reads the queues).
 
 use rnic_sim::Rng;
 use rnic_wire::frame::{IPV4_OFFSET, UDP_OFFSET};
@@ -26,8 +28,20 @@ pub struct EcmpTable {
     groups: Vec<Box<[u32]>>,
     /// This switch's hash salt.
     salt: u64,
-    /// With packet spraying, the stream each frame's next hop is drawn from.
-    spray: Option<Rng>,
+    /// How a frame's port is picked among the equal-cost ones.
+    mode: PickMode,
+}
+
+/// How a switch picks among equal-cost ports.
+#[derive(Debug, Clone, Default)]
+enum PickMode {
+    /// By a hash of the frame's 5-tuple: a flow keeps its path.
+    #[default]
+    Hash,
+    /// At random per frame from this stream.
+    Spray(Rng),
+    /// The least queued port per frame, ties drawn from this stream.
+    LeastQueued(Rng),
 }
 
 impl EcmpTable {
@@ -38,15 +52,63 @@ impl EcmpTable {
             group_of: vec![NONE; nodes],
             groups: Vec::new(),
             salt,
-            spray: None,
+            mode: PickMode::Hash,
         }
     }
 
     /// The same table spraying: each frame's next hop drawn from `rng`, not hashed.
     pub fn spraying(self, rng: Rng) -> EcmpTable {
         EcmpTable {
-            spray: Some(rng),
+            mode: PickMode::Spray(rng),
             ..self
+        }
+    }
+
+    /// The same table routing adaptively: each frame to the least queued of its equal-cost
+    /// ports ([`EcmpTable::pick_least`]), ties drawn from `rng`.
+    pub fn adaptive(self, rng: Rng) -> EcmpTable {
+        EcmpTable {
+            mode: PickMode::LeastQueued(rng),
+            ..self
+        }
+    }
+
+    /// Whether the network must pick by queue ([`EcmpTable::pick_least`]) rather than call
+    /// [`EcmpTable::pick_by_tuple`].
+    #[inline]
+    pub fn picks_by_queue(&self) -> bool {
+        matches!(self.mode, PickMode::LeastQueued(_))
+    }
+
+    /// Of `ports` (equal-cost output ports, each with the bytes its queue holds), the one
+    /// holding the fewest, a uniformly drawn one among equals (reservoir sampling). `None`
+    /// when there are none.
+    pub fn pick_least(&mut self, ports: impl IntoIterator<Item = (u32, u64)>) -> Option<u32> {
+        let mut best: Option<(u32, u64)> = None;
+        let mut ties = 0u64;
+        for (port, bytes) in ports {
+            match best {
+                Some((_, least)) if bytes > least => {}
+                Some((_, least)) if bytes == least => {
+                    ties += 1;
+                    if self.draw_below(ties + 1) == 0 {
+                        best = Some((port, bytes));
+                    }
+                }
+                _ => {
+                    best = Some((port, bytes));
+                    ties = 0;
+                }
+            }
+        }
+        best.map(|(port, _)| port)
+    }
+
+    /// A draw below `n` from the table's stream (0 when it has none).
+    fn draw_below(&mut self, n: u64) -> u64 {
+        match &mut self.mode {
+            PickMode::Spray(rng) | PickMode::LeastQueued(rng) => rng.gen_below(n),
+            PickMode::Hash => 0,
         }
     }
 
@@ -87,9 +149,12 @@ impl EcmpTable {
             return None;
         }
         let outs = &self.groups[g as usize];
-        let i = match self.spray.as_mut() {
-            Some(rng) => rng.gen_index(outs.len()),
-            None => (hash_tuple(words(), self.salt) % outs.len() as u64) as usize,
+        let i = match &mut self.mode {
+            PickMode::Spray(rng) => rng.gen_index(outs.len()),
+            // Adaptive picks go through `pick_least`; hashed here they keep a flow's path.
+            PickMode::Hash | PickMode::LeastQueued(_) => {
+                (hash_tuple(words(), self.salt) % outs.len() as u64) as usize
+            }
         };
         Some(outs[i])
     }
@@ -197,6 +262,23 @@ mod tests {
         }
         t.set(1, &[3]);
         assert_eq!(t.pick(1, &f), None, "one next hop: the route");
+    }
+
+    #[test]
+    fn the_least_queued_port_wins_and_equals_share() {
+        let mut t = EcmpTable::new(1, 0).adaptive(Rng::new(3));
+        assert!(t.picks_by_queue());
+        assert_eq!(t.pick_least([(4, 900), (5, 100), (6, 300)]), Some(5));
+        assert_eq!(t.pick_least([]), None);
+        let mut per_port = [0u32; 3];
+        for _ in 0..3000 {
+            let p = t.pick_least([(0, 7), (1, 7), (2, 7)]).unwrap();
+            per_port[p as usize] += 1;
+        }
+        // 1000 expected each; 6 sigma of a binomial(3000, 1/3) is about 155.
+        for n in per_port {
+            assert!((845..=1155).contains(&n), "{per_port:?}");
+        }
     }
 
     #[test]

@@ -376,7 +376,13 @@ impl Network {
             .dst_node
             .map(|d| d as usize)
             .filter(|&d| d < nodes)
-            .map(|d| self.switches[s].out_toward_tuple(d, route.tuple))
+            .map(|d| {
+                if self.switches[s].ecmp.picks_by_queue() {
+                    self.least_queued_toward(now, s, d)
+                } else {
+                    self.switches[s].out_toward_tuple(d, route.tuple)
+                }
+            })
             .filter(|&o| o != u32::MAX);
         let Some(out) = out else {
             frames.release(frame);
@@ -395,6 +401,25 @@ impl Network {
         if let Some(sent) = self.forward_scheduled(now, s, out as usize, frame, frames) {
             self.leave_scheduled(s, out as usize, frame, sent, q, frames);
         }
+    }
+
+    /// Adaptive routing: of switch `s`'s equal-cost ports toward node `d`, the one holding
+    /// the fewest bytes at `now` (a random one among equals); the route's one where there is
+    /// no choice.
+    fn least_queued_toward(&mut self, now: TimePs, s: usize, d: usize) -> u32 {
+        let n = self.switches[s].ecmp.outs_toward(d).map_or(0, <[u32]>::len);
+        if n == 0 {
+            return self.switches[s].route[d];
+        }
+        let mut loads = Vec::with_capacity(n);
+        for i in 0..n {
+            let out = self.switches[s].ecmp.outs_toward(d).expect("a group")[i];
+            loads.push((out, self.queued_bytes(now, s, out as usize)));
+        }
+        self.switches[s]
+            .ecmp
+            .pick_least(loads)
+            .unwrap_or(self.switches[s].route[d])
     }
 
     /// Switch `s` takes `frame`, fully received at `now`, onto output port `out`, whose

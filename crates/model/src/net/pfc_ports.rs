@@ -74,6 +74,32 @@ impl Network {
             .expect("flow control events come only with net.pfc")
     }
 
+    /// Whether frames leaving a switch onto link direction `link` wait in a pausable queue
+    /// under PFC: toward another switch, or toward a NIC that pauses.
+    pub(in crate::net) fn pausable(&self, link: usize) -> bool {
+        self.pfc.as_ref().is_some_and(|pfc| {
+            matches!(self.links[link].to, End::Switch(_)) || pfc.nic_paused_port[link]
+        })
+    }
+
+    /// Bytes switch `s`'s output port `out` holds at `now`, queued or on the wire (its
+    /// pausable queue's under PFC): what adaptive routing compares.
+    pub(in crate::net) fn queued_bytes(&mut self, now: TimePs, s: usize, out: usize) -> u64 {
+        let link = self.switches[s].out_link[out];
+        if self.pausable(link) {
+            let pfc = self
+                .pfc
+                .as_mut()
+                .expect("pausable links exist under net.pfc");
+            let eg = &mut pfc.egress[link];
+            eg.forget_sent(now);
+            return eg.bytes;
+        }
+        let o = &mut self.switches[s].outs[out];
+        o.settle(now);
+        o.occupancy()
+    }
+
     /// Switch `s` forwards `frame`, fully received over ingress `from` at `now`, on its
     /// output port `out`, under flow control.
     #[allow(clippy::too_many_arguments)]
@@ -90,8 +116,7 @@ impl Network {
         let len = frames.get(frame).len();
         let link = self.switches[s].out_link[out];
         let latency_ps = self.switches[s].latency_ps;
-        let pfc = self.pfc.as_ref().expect("pfc_forward runs under net.pfc");
-        if matches!(self.links[link].to, End::Switch(_)) || pfc.nic_paused_port[link] {
+        if self.pausable(link) {
             // Toward another switch, or a NIC that pauses: the pausable queue.
             let sw = &mut self.switches[s];
             let o = &mut sw.outs[out];

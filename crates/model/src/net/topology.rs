@@ -6,6 +6,7 @@
 
 use rnic_sim::{Rng, TimePs};
 
+use super::ecmp::EcmpTable;
 use super::element::LinkElement;
 use super::graph::{End, LinkDir, Network, SwitchNode};
 use super::impair::Impair;
@@ -14,7 +15,7 @@ use super::port::Port;
 use super::shared_buffer::{derive_pfc_levels, IngressLink, PfcLevels, SharedPool};
 use super::switch::OutPort;
 use crate::config::schema::MAX_DELAY_NS;
-use crate::config::{Config, ConfigError, SwitchBufferMode};
+use crate::config::{Config, ConfigError, FabricRouting, SwitchBufferMode};
 use crate::params::{EthParams, ModelParams};
 
 /// Builds the network `cfg.net.topology` names for `nodes` nodes.
@@ -427,14 +428,23 @@ impl Plan {
                 }
             }
         }
-        let spray = (cfg.net.fabric.routing == crate::config::FabricRouting::Spray)
-            .then(|| rng.fork(SPRAY_STREAM));
         self.route(
             &links,
             &mut switches,
             cfg.net.fabric.ecmp_on(&cfg.net.topology),
-            spray.as_ref(),
         );
+        // Per-frame picks draw from each switch's own stream.
+        let per_frame: Option<fn(EcmpTable, Rng) -> EcmpTable> = match cfg.net.fabric.routing {
+            FabricRouting::Spray => Some(EcmpTable::spraying),
+            FabricRouting::Adaptive => Some(EcmpTable::adaptive),
+            _ => None,
+        };
+        if let Some(make) = per_frame {
+            let rng = rng.fork(SPRAY_STREAM);
+            for (s, sw) in switches.iter_mut().enumerate() {
+                sw.ecmp = make(std::mem::take(&mut sw.ecmp), rng.fork(s as u64));
+            }
+        }
         if cfg.net.topology == "wan" && cfg.net.wan_accel {
             // Both halves of the accelerator on Local's link (link 0): its way out sees
             // Local's requests, its way in Remote's acknowledgements.
@@ -610,23 +620,12 @@ impl Plan {
 
     /// Fills every switch's routing table: one search per destination node.
     /// Fills every switch's route toward every node: one breadth-first search per node.
-    /// With `ecmp`, also the equal-cost output ports where a switch has several, drawn per
-    /// frame from switch s's fork of `spray` (when given) instead of hashed.
-    fn route(
-        &self,
-        links: &[LinkDir],
-        switches: &mut [SwitchNode],
-        ecmp: bool,
-        spray: Option<&Rng>,
-    ) {
+    /// With `ecmp`, also the equal-cost output ports where a switch has several.
+    fn route(&self, links: &[LinkDir], switches: &mut [SwitchNode], ecmp: bool) {
         let adj = self.adjacency();
         if ecmp {
             for (s, sw) in switches.iter_mut().enumerate() {
-                let table = super::ecmp::EcmpTable::new(self.nodes, s as u64);
-                sw.ecmp = match spray {
-                    Some(rng) => table.spraying(rng.fork(s as u64)),
-                    None => table,
-                };
+                sw.ecmp = EcmpTable::new(self.nodes, s as u64);
             }
         }
         let mut equal = Vec::new();
@@ -741,8 +740,8 @@ fn wan_plan(cfg: &Config, nodes: usize, mbps: u64) -> Result<Plan, ConfigError> 
 }
 
 /// The longest link, km (as `net.link_km`).
-/// The stream the spraying switches fork theirs from (switch s: `fork(SPRAY_STREAM).fork(s)`),
-/// apart from every other user of the run's seed.
+/// The stream the spraying or adaptive switches fork theirs from (switch s:
+/// `fork(SPRAY_STREAM).fork(s)`), apart from every other user of the run's seed.
 const SPRAY_STREAM: u64 = 0x5_9a4e;
 
 const MAX_KM: f64 = 1e6;

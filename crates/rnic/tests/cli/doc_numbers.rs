@@ -238,6 +238,14 @@ const QUOTES: &[Quote] = &[
     },
     Quote {
         chapter: NET,
+        words: "#  total 389.9 Gbit/s: each frame to the least queued spine, in order, go-back-N resends none",
+        args: &[
+            "run", "scenarios/fabrics/leaf-spine-ecmp.toml", "--set", "net.fabric.routing=adaptive",
+        ],
+        output: &["total                                      16       1600    2151.486    0.7437   389.898                                    0"],
+    },
+    Quote {
+        chapter: NET,
         words: "#  708 MB/s: 7,493 frames dropped, 13,080 resent, 2 ACK timeouts of 67 ms",
         args: &["perf", "write-bw", "-s", "65536", "-q", "4", "--clients", "4", "--reversed", "-n", "200"],
         output: &[
