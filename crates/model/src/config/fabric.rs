@@ -66,7 +66,7 @@ config_section! {
 
 impl FabricConfig {
     /// Whether switches spread frames over equal-cost next hops on topology `topology`
-    /// (hashing flows, or spraying).
+    /// (hashing flows, spraying, or by queue).
     pub fn ecmp_on(&self, topology: &str) -> bool {
         match self.routing {
             FabricRouting::Ecmp | FabricRouting::Spray | FabricRouting::Adaptive => true,

@@ -11,7 +11,7 @@
 //! one QP's frames take every equal-cost path and arrive out of order: the multipath fabric
 //! the ORNIC and MP-RDMA papers spray over. Adaptive routing (`"adaptive"`) sends each frame
 //! to the equal-cost port whose queue holds the fewest bytes, a random one among equals
-//! ([`EcmpTable::pick_least`]; the network reads the queues).
+//! ([`EcmpTable::pick_least_toward`]; the network reads the queues).
 
 use rnic_sim::Rng;
 use rnic_wire::frame::{IPV4_OFFSET, UDP_OFFSET};
@@ -65,7 +65,7 @@ impl EcmpTable {
     }
 
     /// The same table routing adaptively: each frame to the least queued of its equal-cost
-    /// ports ([`EcmpTable::pick_least`]), ties drawn from `rng`.
+    /// ports ([`EcmpTable::pick_least_toward`]), ties drawn from `rng`.
     pub fn adaptive(self, rng: Rng) -> EcmpTable {
         EcmpTable {
             mode: PickMode::LeastQueued(rng),
@@ -73,25 +73,39 @@ impl EcmpTable {
         }
     }
 
-    /// Whether the network must pick by queue ([`EcmpTable::pick_least`]) rather than call
-    /// [`EcmpTable::pick_by_tuple`].
+    /// Whether the network must pick by queue ([`EcmpTable::pick_least_toward`]) rather
+    /// than call [`EcmpTable::pick_by_tuple`].
     #[inline]
     pub fn picks_by_queue(&self) -> bool {
         matches!(self.mode, PickMode::LeastQueued(_))
     }
 
-    /// Of `ports` (equal-cost output ports, each with the bytes its queue holds), the one
-    /// holding the fewest, a uniformly drawn one among equals (reservoir sampling). `None`
-    /// when there are none.
-    pub fn pick_least(&mut self, ports: impl IntoIterator<Item = (u32, u64)>) -> Option<u32> {
+    /// Of the equal-cost output ports toward node `d`, the one whose queue holds the fewest
+    /// bytes (`queued(port)`), a uniformly drawn one among equals (reservoir sampling, from
+    /// the table's stream; the first among equals when it has none). `None` when `d` has no
+    /// choice (the switch's route).
+    pub fn pick_least_toward(
+        &mut self,
+        d: usize,
+        mut queued: impl FnMut(u32) -> u64,
+    ) -> Option<u32> {
+        let g = *self.group_of.get(d)?;
+        if g == NONE {
+            return None;
+        }
+        let mut rng = match &mut self.mode {
+            PickMode::Spray(rng) | PickMode::LeastQueued(rng) => Some(rng),
+            PickMode::Hash => None,
+        };
         let mut best: Option<(u32, u64)> = None;
         let mut ties = 0u64;
-        for (port, bytes) in ports {
+        for &port in self.groups[g as usize].iter() {
+            let bytes = queued(port);
             match best {
                 Some((_, least)) if bytes > least => {}
                 Some((_, least)) if bytes == least => {
                     ties += 1;
-                    if self.draw_below(ties + 1) == 0 {
+                    if rng.as_mut().is_some_and(|r| r.gen_below(ties + 1) == 0) {
                         best = Some((port, bytes));
                     }
                 }
@@ -102,14 +116,6 @@ impl EcmpTable {
             }
         }
         best.map(|(port, _)| port)
-    }
-
-    /// A draw below `n` from the table's stream (0 when it has none).
-    fn draw_below(&mut self, n: u64) -> u64 {
-        match &mut self.mode {
-            PickMode::Spray(rng) | PickMode::LeastQueued(rng) => rng.gen_below(n),
-            PickMode::Hash => 0,
-        }
     }
 
     /// Sets the equal-cost output ports toward node `d` (fewer than two: no choice).
@@ -133,8 +139,8 @@ impl EcmpTable {
         (g != NONE).then(|| &*self.groups[g as usize])
     }
 
-    /// The output port this switch's hash picks for `frame` toward node `d`, when it has a
-    /// choice.
+    /// The output port this switch picks for `frame` toward node `d` (by its hash, or a
+    /// draw when it sprays), when it has a choice.
     #[inline]
     pub fn pick(&mut self, d: usize, frame: &[u8]) -> Option<u32> {
         self.pick_by_tuple(d, || tuple_words(frame))
@@ -151,7 +157,8 @@ impl EcmpTable {
         let outs = &self.groups[g as usize];
         let i = match &mut self.mode {
             PickMode::Spray(rng) => rng.gen_index(outs.len()),
-            // Adaptive picks go through `pick_least`; hashed here they keep a flow's path.
+            // Adaptive picks go through `pick_least_toward`; hashed here they keep a flow's
+            // path.
             PickMode::Hash | PickMode::LeastQueued(_) => {
                 (hash_tuple(words(), self.salt) % outs.len() as u64) as usize
             }
@@ -266,13 +273,16 @@ mod tests {
 
     #[test]
     fn the_least_queued_port_wins_and_equals_share() {
-        let mut t = EcmpTable::new(1, 0).adaptive(Rng::new(3));
+        let mut t = EcmpTable::new(3, 0).adaptive(Rng::new(3));
         assert!(t.picks_by_queue());
-        assert_eq!(t.pick_least([(4, 900), (5, 100), (6, 300)]), Some(5));
-        assert_eq!(t.pick_least([]), None);
+        t.set(0, &[4, 5, 6]);
+        t.set(1, &[0, 1, 2]);
+        let queued = [0, 0, 0, 0, 900, 100, 300];
+        assert_eq!(t.pick_least_toward(0, |p| queued[p as usize]), Some(5));
+        assert_eq!(t.pick_least_toward(2, |_| 0), None, "no choice: the route");
         let mut per_port = [0u32; 3];
         for _ in 0..3000 {
-            let p = t.pick_least([(0, 7), (1, 7), (2, 7)]).unwrap();
+            let p = t.pick_least_toward(1, |_| 7).unwrap();
             per_port[p as usize] += 1;
         }
         // 1000 expected each; 6 sigma of a binomial(3000, 1/3) is about 155.

@@ -407,19 +407,11 @@ impl Network {
     /// the fewest bytes at `now` (a random one among equals); the route's one where there is
     /// no choice.
     fn least_queued_toward(&mut self, now: TimePs, s: usize, d: usize) -> u32 {
-        let n = self.switches[s].ecmp.outs_toward(d).map_or(0, <[u32]>::len);
-        if n == 0 {
-            return self.switches[s].route[d];
-        }
-        let mut loads = Vec::with_capacity(n);
-        for i in 0..n {
-            let out = self.switches[s].ecmp.outs_toward(d).expect("a group")[i];
-            loads.push((out, self.queued_bytes(now, s, out as usize)));
-        }
-        self.switches[s]
-            .ecmp
-            .pick_least(loads)
-            .unwrap_or(self.switches[s].route[d])
+        // The table is lent out while the network reads its queues.
+        let mut table = std::mem::take(&mut self.switches[s].ecmp);
+        let out = table.pick_least_toward(d, |out| self.queued_bytes(now, s, out as usize));
+        self.switches[s].ecmp = table;
+        out.unwrap_or(self.switches[s].route[d])
     }
 
     /// Switch `s` takes `frame`, fully received at `now`, onto output port `out`, whose

@@ -739,11 +739,11 @@ fn wan_plan(cfg: &Config, nodes: usize, mbps: u64) -> Result<Plan, ConfigError> 
     })
 }
 
-/// The longest link, km (as `net.link_km`).
 /// The stream the spraying or adaptive switches fork theirs from (switch s:
 /// `fork(SPRAY_STREAM).fork(s)`), apart from every other user of the run's seed.
 const SPRAY_STREAM: u64 = 0x5_9a4e;
 
+/// The longest link, km (as `net.link_km`).
 const MAX_KM: f64 = 1e6;
 /// The fastest link, Gb/s (as `eth.gbps`).
 const MAX_GBPS: f64 = 10_000.0;
