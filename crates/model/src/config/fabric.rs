@@ -22,9 +22,11 @@ config_enum! {
         /// over every path and arrive out of order: the multipath fabric that out-of-order
         /// transports (`qp.reliability = "ornic"` or `"mp_rdma"`) are built for.
         Spray = "spray",
-        /// Adaptive routing: each frame takes the shortest next hop whose output queue holds
-        /// the fewest bytes (a random one among equals), as switches with adaptive routing
-        /// pick the least congested port; a QP's frames spread and may arrive out of order.
+        /// Adaptive routing: each frame takes the shortest next hop whose output port will
+        /// have sent what it holds soonest (its queue and the frame on its wire, at its rate;
+        /// a random one among equals), as switches with adaptive routing pick the least
+        /// congested port; a QP's frames spread, and frames of different sizes may arrive
+        /// out of order.
         Adaptive = "adaptive",
     }
 }

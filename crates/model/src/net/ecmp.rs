@@ -10,8 +10,8 @@
 //! frame's next hop at random from the switch's own stream instead of hashing its flow, so
 //! one QP's frames take every equal-cost path and arrive out of order: the multipath fabric
 //! the ORNIC and MP-RDMA papers spray over. Adaptive routing (`"adaptive"`) sends each frame
-//! to the equal-cost port whose queue holds the fewest bytes, a random one among equals
-//! ([`EcmpTable::pick_least_toward`]; the network reads the queues).
+//! to the equal-cost port that will have sent what it holds soonest, a random one among
+//! equals ([`EcmpTable::pick_least_toward`]; the network reads the ports).
 
 use rnic_sim::Rng;
 use rnic_wire::frame::{IPV4_OFFSET, UDP_OFFSET};
@@ -40,8 +40,8 @@ enum PickMode {
     Hash,
     /// At random per frame from this stream.
     Spray(Rng),
-    /// The least queued port per frame, ties drawn from this stream.
-    LeastQueued(Rng),
+    /// The least loaded port per frame, ties drawn from this stream.
+    LeastLoaded(Rng),
 }
 
 impl EcmpTable {
@@ -64,53 +64,49 @@ impl EcmpTable {
         }
     }
 
-    /// The same table routing adaptively: each frame to the least queued of its equal-cost
+    /// The same table routing adaptively: each frame to the least loaded of its equal-cost
     /// ports ([`EcmpTable::pick_least_toward`]), ties drawn from `rng`.
     pub fn adaptive(self, rng: Rng) -> EcmpTable {
         EcmpTable {
-            mode: PickMode::LeastQueued(rng),
+            mode: PickMode::LeastLoaded(rng),
             ..self
         }
     }
 
-    /// Whether the network must pick by queue ([`EcmpTable::pick_least_toward`]) rather
-    /// than call [`EcmpTable::pick_by_tuple`].
+    /// Whether the network must pick by its ports' load
+    /// ([`EcmpTable::pick_least_toward`]) rather than call [`EcmpTable::pick_by_tuple`].
     #[inline]
-    pub fn picks_by_queue(&self) -> bool {
-        matches!(self.mode, PickMode::LeastQueued(_))
+    pub fn picks_by_load(&self) -> bool {
+        matches!(self.mode, PickMode::LeastLoaded(_))
     }
 
-    /// Of the equal-cost output ports toward node `d`, the one whose queue holds the fewest
-    /// bytes (`queued(port)`), a uniformly drawn one among equals (reservoir sampling, from
-    /// the table's stream; the first among equals when it has none). `None` when `d` has no
-    /// choice (the switch's route).
-    pub fn pick_least_toward(
-        &mut self,
-        d: usize,
-        mut queued: impl FnMut(u32) -> u64,
-    ) -> Option<u32> {
+    /// Of the equal-cost output ports toward node `d`, the one with the least `load(port)`
+    /// (the network gives how long each port needs to send what it holds), a uniformly
+    /// drawn one among equals (reservoir sampling, from the table's stream; the first among
+    /// equals when it has none). `None` when `d` has no choice (the switch's route).
+    pub fn pick_least_toward(&mut self, d: usize, mut load: impl FnMut(u32) -> u64) -> Option<u32> {
         let g = *self.group_of.get(d)?;
         if g == NONE {
             return None;
         }
         let mut rng = match &mut self.mode {
-            PickMode::Spray(rng) | PickMode::LeastQueued(rng) => Some(rng),
+            PickMode::Spray(rng) | PickMode::LeastLoaded(rng) => Some(rng),
             PickMode::Hash => None,
         };
         let mut best: Option<(u32, u64)> = None;
         let mut ties = 0u64;
         for &port in self.groups[g as usize].iter() {
-            let bytes = queued(port);
+            let l = load(port);
             match best {
-                Some((_, least)) if bytes > least => {}
-                Some((_, least)) if bytes == least => {
+                Some((_, least)) if l > least => {}
+                Some((_, least)) if l == least => {
                     ties += 1;
                     if rng.as_mut().is_some_and(|r| r.gen_below(ties + 1) == 0) {
-                        best = Some((port, bytes));
+                        best = Some((port, l));
                     }
                 }
                 _ => {
-                    best = Some((port, bytes));
+                    best = Some((port, l));
                     ties = 0;
                 }
             }
@@ -159,7 +155,7 @@ impl EcmpTable {
             PickMode::Spray(rng) => rng.gen_index(outs.len()),
             // Adaptive picks go through `pick_least_toward`; hashed here they keep a flow's
             // path.
-            PickMode::Hash | PickMode::LeastQueued(_) => {
+            PickMode::Hash | PickMode::LeastLoaded(_) => {
                 (hash_tuple(words(), self.salt) % outs.len() as u64) as usize
             }
         };
@@ -272,13 +268,13 @@ mod tests {
     }
 
     #[test]
-    fn the_least_queued_port_wins_and_equals_share() {
+    fn the_least_loaded_port_wins_and_equals_share() {
         let mut t = EcmpTable::new(3, 0).adaptive(Rng::new(3));
-        assert!(t.picks_by_queue());
+        assert!(t.picks_by_load());
         t.set(0, &[4, 5, 6]);
         t.set(1, &[0, 1, 2]);
-        let queued = [0, 0, 0, 0, 900, 100, 300];
-        assert_eq!(t.pick_least_toward(0, |p| queued[p as usize]), Some(5));
+        let load = [0, 0, 0, 0, 900, 100, 300];
+        assert_eq!(t.pick_least_toward(0, |p| load[p as usize]), Some(5));
         assert_eq!(t.pick_least_toward(2, |_| 0), None, "no choice: the route");
         let mut per_port = [0u32; 3];
         for _ in 0..3000 {

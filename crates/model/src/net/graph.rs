@@ -377,8 +377,8 @@ impl Network {
             .map(|d| d as usize)
             .filter(|&d| d < nodes)
             .map(|d| {
-                if self.switches[s].ecmp.picks_by_queue() {
-                    self.least_queued_toward(now, s, d)
+                if self.switches[s].ecmp.picks_by_load() {
+                    self.soonest_free_toward(now, s, d)
                 } else {
                     self.switches[s].out_toward_tuple(d, route.tuple)
                 }
@@ -403,13 +403,13 @@ impl Network {
         }
     }
 
-    /// Adaptive routing: of switch `s`'s equal-cost ports toward node `d`, the one holding
-    /// the fewest bytes at `now` (a random one among equals); the route's one where there is
-    /// no choice.
-    fn least_queued_toward(&mut self, now: TimePs, s: usize, d: usize) -> u32 {
+    /// Adaptive routing: of switch `s`'s equal-cost ports toward node `d`, the one that
+    /// will have sent what it holds soonest after `now` (a random one among equals); the
+    /// route's one where there is no choice.
+    fn soonest_free_toward(&mut self, now: TimePs, s: usize, d: usize) -> u32 {
         // The table is lent out while the network reads its queues.
         let mut table = std::mem::take(&mut self.switches[s].ecmp);
-        let out = table.pick_least_toward(d, |out| self.queued_bytes(now, s, out as usize));
+        let out = table.pick_least_toward(d, |out| self.drain_ps(now, s, out as usize));
         self.switches[s].ecmp = table;
         out.unwrap_or(self.switches[s].route[d])
     }

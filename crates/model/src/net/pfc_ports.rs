@@ -82,22 +82,24 @@ impl Network {
         })
     }
 
-    /// Bytes switch `s`'s output port `out` holds at `now`, queued or on the wire (its
-    /// pausable queue's under PFC): what adaptive routing compares.
-    pub(in crate::net) fn queued_bytes(&mut self, now: TimePs, s: usize, out: usize) -> u64 {
+    /// How long switch `s`'s output port `out` needs, from `now`, to send what it holds at
+    /// its line rate: the frame on the wire's rest and, under PFC, the pause in force and
+    /// the frames waiting in its pausable queue. Adaptive routing compares this, not the
+    /// bytes held: a port whose frame has nearly left holds as many bytes as one whose
+    /// frame has just started, yet frees first, and a frame sent to the later one would be
+    /// overtaken by the next.
+    pub(in crate::net) fn drain_ps(&self, now: TimePs, s: usize, out: usize) -> TimePs {
         let link = self.switches[s].out_link[out];
-        if self.pausable(link) {
-            let pfc = self
-                .pfc
-                .as_mut()
-                .expect("pausable links exist under net.pfc");
-            let eg = &mut pfc.egress[link];
-            eg.forget_sent(now);
-            return eg.bytes;
+        let free = self.switches[s].outs[out].port.free_at().max(now);
+        if !self.pausable(link) {
+            return free - now;
         }
-        let o = &mut self.switches[s].outs[out];
-        o.settle(now);
-        o.occupancy()
+        let pfc = self
+            .pfc
+            .as_ref()
+            .expect("pausable links exist under net.pfc");
+        let starts = pfc.paused_until(link, now).map_or(free, |u| u.max(free));
+        starts - now + pfc.egress[link].waiting_ps
     }
 
     /// Switch `s` forwards `frame`, fully received over ingress `from` at `now`, on its
@@ -154,6 +156,7 @@ impl Network {
                 );
             }
             eg.bytes += len as u64;
+            eg.waiting_ps += o.port.wire_time(len);
             o.stats.max_occupancy = o.stats.max_occupancy.max(eg.bytes);
             if let Some(qs) = self.queues.as_mut() {
                 qs.port(s, out).joined(now, len as u64);
@@ -251,7 +254,7 @@ impl Network {
             return self.pfc_kick(link, at, q);
         }
         port.forget_gone(now);
-        let (_, end) = port.send(now, len as usize);
+        let (start, end) = port.send(now, len as usize);
         if let Some(pool) = sw.pool.as_mut() {
             pool.leaves_at(end, u64::from(len));
         }
@@ -262,6 +265,7 @@ impl Network {
         pfc.on_started((now, queued), from as usize, end, u64::from(len));
         let eg = &mut pfc.egress[link];
         eg.waiting.pop_front();
+        eg.waiting_ps -= end - start;
         // Every frame ahead has left (the port was free): it holds this one and those
         // behind it.
         eg.forget_sent(now);

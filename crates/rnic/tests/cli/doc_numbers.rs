@@ -238,7 +238,7 @@ const QUOTES: &[Quote] = &[
     },
     Quote {
         chapter: NET,
-        words: "#  total 389.9 Gbit/s: each frame to the least queued spine, in order, go-back-N resends none",
+        words: "#  total 389.9 Gbit/s: each frame to the spine port that frees first, in order, go-back-N resends none",
         args: &[
             "run", "scenarios/fabrics/leaf-spine-ecmp.toml", "--set", "net.fabric.routing=adaptive",
         ],

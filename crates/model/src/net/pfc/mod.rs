@@ -178,6 +178,9 @@ pub(in crate::net) struct Egress {
     pub(in crate::net) sending: VecDeque<(TimePs, u64)>,
     /// Bytes waiting or on the wire (they hold the port's buffer).
     pub(in crate::net) bytes: u64,
+    /// The waiting frames' wire time at the port's rate, ps: how long they take to leave
+    /// once the port may send (what adaptive routing reads).
+    pub(in crate::net) waiting_ps: TimePs,
     /// The time of the pending [`crate::event::NetEv::PfcEgress`] event, if one is pending.
     pub(in crate::net) kick_at: Option<TimePs>,
     /// When that event was queued.
