@@ -1,11 +1,12 @@
 //! The papers' mechanisms composed: every pair, and every mechanism on at once, of csRNA's
 //! non-blocking QPC manager with latency hiding, resource prefetching (sched+sw), TX isolation
-//! v1 or v2 (or the ns-3 NIC's QP round robin in its place), ORNIC reliability sprayed over four paths, a 20 km long-distance link with or
-//! without the WAN accelerator, PFC, QPCs in the NIC's DDR, and DCQCN congestion control with
-//! ECN marking. The papers describe them as
-//! orthogonal and a user turns several on at once, so each run either completes with every
-//! byte verified (exit 0, `verified_bytes` = size × iterations) or is refused before the work
-//! (exit 2) with a message naming the conflicting fields — never a stall (exit 3), a model
+//! v1 or v2 (or the ns-3 NIC's QP round robin in its place), ORNIC reliability sprayed over
+//! four paths, a 20 km long-distance link with or without the WAN accelerator or instead a
+//! leaf-spine routing each frame adaptively over four spines, PFC, QPCs in the NIC's DDR, and
+//! DCQCN congestion control with ECN marking. The papers describe them as orthogonal and a
+//! user turns several on at once, so each run either completes with every byte verified
+//! (exit 0, `verified_bytes` = size × iterations) or is refused before the work (exit 2) with
+//! a message naming the conflicting fields — never a stall (exit 3), a model
 //! error (exit 1) or a panic.
 //!
 //! Two workloads, each a few ms of simulated time: three QPs streaming 1 MB WRITEs (the shape
@@ -59,12 +60,25 @@ const MECHANISMS: &[Mechanism] = &[
     Mechanism {
         name: "wan-20km",
         sets: &["net.topology=wan", "net.wan_km=20"],
-        group: "wan",
+        group: "topology",
     },
     Mechanism {
         name: "wan-20km-accel",
         sets: &["net.topology=wan", "net.wan_km=20", "net.wan_accel=true"],
-        group: "wan",
+        group: "topology",
+    },
+    // A generated leaf-spine routing every frame adaptively over four spines: the server
+    // and the client under leaves of their own.
+    Mechanism {
+        name: "fabric-adaptive",
+        sets: &[
+            "net.topology=leaf_spine",
+            "net.fabric.leaves=2",
+            "net.fabric.hosts_per_leaf=1",
+            "net.fabric.spines=4",
+            "net.fabric.routing=adaptive",
+        ],
+        group: "topology",
     },
     Mechanism {
         name: "pfc",
@@ -102,8 +116,9 @@ const WORKLOADS: &[&[&str]] = &[
     ],
 ];
 
-/// Every pair of mechanisms from different groups, and the two all-on combinations (v1 with
-/// the plain long link, v2 with the accelerator).
+/// Every pair of mechanisms from different groups, and the three all-on combinations, one
+/// per network (v1 with the plain long link, v2 with the accelerator, v1 on the adaptive
+/// fabric).
 fn combinations() -> Vec<Vec<&'static Mechanism>> {
     let mut out = Vec::new();
     for (i, a) in MECHANISMS.iter().enumerate() {
@@ -113,16 +128,19 @@ fn combinations() -> Vec<Vec<&'static Mechanism>> {
             }
         }
     }
-    for skip in ["isolation-v2", "isolation-v1"] {
-        let skip_wan = if skip == "isolation-v2" {
-            "wan-20km-accel"
-        } else {
-            "wan-20km"
-        };
+    for (isolation, network) in [
+        ("isolation-v1", "wan-20km"),
+        ("isolation-v2", "wan-20km-accel"),
+        ("isolation-v1", "fabric-adaptive"),
+    ] {
         out.push(
             MECHANISMS
                 .iter()
-                .filter(|m| m.name != skip && m.name != skip_wan)
+                .filter(|m| match m.group {
+                    "isolation" if m.name.starts_with("isolation-") => m.name == isolation,
+                    "topology" => m.name == network,
+                    _ => true,
+                })
                 .collect(),
         );
     }

@@ -9,8 +9,8 @@
 //! station holding a tenant's ACKs under `-b`.
 //!
 //! The network features include a leaf-spine whose switches spray every frame over four
-//! spines (`net.fabric.routing = "spray"`), so each mechanism also meets reordering from real
-//! parallel paths.
+//! spines (`net.fabric.routing = "spray"`), or route it adaptively (`"adaptive"`), so each
+//! mechanism also meets reordering from real parallel paths.
 //!
 //! The draws are the same on every run: `RNIC_COMPOSE_SEED` (default 1) and
 //! `RNIC_COMPOSE_DRAWS` (default 300) draw others, for a longer hunt by hand.
@@ -64,6 +64,18 @@ const FEATURES: &[(&str, &[&str], &str)] = &[
             "net.fabric.hosts_per_leaf=1",
             "net.fabric.spines=4",
             "net.fabric.routing=spray",
+        ],
+        "link",
+    ),
+    // The same fabric routing adaptively: each frame to the spine port that frees first.
+    (
+        "fabric-adaptive",
+        &[
+            "net.topology=leaf_spine",
+            "net.fabric.leaves=3",
+            "net.fabric.hosts_per_leaf=1",
+            "net.fabric.spines=4",
+            "net.fabric.routing=adaptive",
         ],
         "link",
     ),
@@ -197,10 +209,12 @@ fn draw(d: &mut Draw) -> Drawn {
             continue;
         }
         groups.push(group);
-        // Sprayed frames overtake each other, and a UC or UD receiver drops a message whose
-        // packets come out of order, as it drops one that lost a packet.
-        lossy |= *name == "loss" || *name == "fabric-sprayed";
-        long_link |= *group == "link" && *name != "fabric-sprayed";
+        // Frames routed per frame overtake each other (sprayed ones always, adaptively
+        // routed ones where their sizes differ), and a UC or UD receiver drops a message
+        // whose packets come out of order, as it drops one that lost a packet.
+        let fabric = name.starts_with("fabric-");
+        lossy |= *name == "loss" || fabric;
+        long_link |= *group == "link" && !fabric;
         for s in *sets {
             args.extend(["--set".into(), s.to_string()]);
         }
