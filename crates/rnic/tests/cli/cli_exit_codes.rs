@@ -31,6 +31,22 @@ fn usage_errors_exit_2() {
             "net.impair.dup",
         ),
         (&["perf", "write-lat", "-D", "0.00001"], "round trip"),
+        // One window of 85 packets per 100 µs round trip: 100 MiB take 30.1 ms.
+        (
+            &[
+                "perf",
+                "write-bw",
+                "-s",
+                "1048576",
+                "-D",
+                "0.01",
+                "--set",
+                "qp.window_psns=85",
+                "--set",
+                "net.link_km=5",
+            ],
+            "85 packets unacknowledged (qp.window_psns)",
+        ),
         (
             &[
                 "perf",

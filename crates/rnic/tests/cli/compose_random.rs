@@ -282,10 +282,11 @@ fn check(drawn: &Drawn, json: &Path) -> Result<Ended, String> {
         {
             Ok(Ended::LostAll)
         }
-        // `-D` refuses a window too short for the wire, or for the round trips of what each
-        // QP may keep in flight; a bound it does not count (the packet window, ORNIC's)
-        // can still leave a window of about one round trip of a long link without a
-        // completion, which the run reports.
+        // `-D` refuses a window too short for the wire, for the round trips of what each QP
+        // may keep in flight, or for the packet window's one window per round trip; a bound
+        // it does not count (ORNIC's bitmap, the first round trips' timeouts) can still
+        // leave a window of about one round trip of a long link without a completion,
+        // which the run reports.
         3 if drawn.window_over_long_link
             && err.contains("no operation completed inside the -D window") =>
         {
