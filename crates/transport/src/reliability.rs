@@ -58,6 +58,14 @@ pub struct OooParams {
     pub packet_ps: u64,
 }
 
+impl OooParams {
+    /// The retransmission timer's floor (`timeout_ps`) and its least margin over a measured
+    /// round trip, OTD / B ([`crate::ooo::RtoEstimator`]).
+    pub fn timer_ps(&self) -> (u64, u64) {
+        (self.timeout_ps, u64::from(self.otd) * self.packet_ps)
+    }
+}
+
 impl Default for OooParams {
     /// The paper's: 16-bit blocks, 20 nodes, OTD 64, a pool of 4096 blocks, a turn of one
     /// 4 KB packet time at 100 Gb/s, a timeout of 90 µs + 64 packet times.

@@ -56,7 +56,7 @@ pub(super) fn transfer(
         design, block_bits, nodes, otd, PMTU, policy, mr_base, total, 100,
     );
     let timeout = 2 * BASE + spread + u64::from(otd);
-    let mut req = OooRequester::new(PMTU, block_bits * nodes, timeout, 100);
+    let mut req = OooRequester::new(PMTU, block_bits * nodes, (timeout, 0), 100);
     let mut expect = Vec::new();
     let mut at = mr_base;
     for (k, &s) in sizes.iter().enumerate() {
@@ -283,7 +283,7 @@ fn hostile_segments_never_write_outside_the_region() {
 fn hostile_acks_and_naks_never_derail_the_requester() {
     let mut dice = Dice(0xacc_0bad);
     let pmtu = 256u32;
-    let mut req = OooRequester::new(pmtu, 320, 50, 7_000);
+    let mut req = OooRequester::new(pmtu, 320, (50, 0), 7_000);
     for k in 0..40u64 {
         req.post_write(vec![k as u8; 1 + dice.below(64 * 256) as usize], k << 20);
     }

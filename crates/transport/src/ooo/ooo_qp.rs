@@ -86,7 +86,7 @@ impl OooQp {
                     // like the WRITEs', at the send queue's first PSN.
                     o.read.next_psn = psn;
                     o.req = Some(
-                        OooRequester::new(pmtu, o.window(), o.params.timeout_ps, psn)
+                        OooRequester::new(pmtu, o.window(), o.params.timer_ps(), psn)
                             .with_retry_cnt(qp.cfg.retry_cnt),
                     );
                 }

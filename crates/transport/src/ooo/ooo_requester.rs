@@ -96,12 +96,17 @@ pub enum TimerFired {
 impl OooRequester {
     /// A requester sending `pmtu`-byte packets, at most `window` PSNs beyond the cumulative
     /// ACK (the receive bitmap's width), resending after `timeout_ps` without progress, or
-    /// after the measured round trip's timeout when that is longer.
-    pub fn new(pmtu: u32, window: u32, timeout_ps: u64, start_psn: u32) -> OooRequester {
+    /// after the measured round trip and `margin_ps` when that is longer.
+    pub fn new(
+        pmtu: u32,
+        window: u32,
+        (timeout_ps, margin_ps): (u64, u64),
+        start_psn: u32,
+    ) -> OooRequester {
         OooRequester {
             pmtu: pmtu.max(1),
             window: window.max(1),
-            rto: RtoEstimator::new(timeout_ps),
+            rto: RtoEstimator::new(timeout_ps, margin_ps),
             next_psn: start_psn & PSN_MASK,
             queue: VecDeque::new(),
             wqe: None,

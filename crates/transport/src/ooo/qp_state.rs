@@ -60,7 +60,7 @@ impl OooQp {
             rkey: 0,
             posted: false,
             ack_due: false,
-            read: OooRead::new(params.timeout_ps),
+            read: OooRead::new(params.timer_ps()),
         })
     }
 

@@ -48,13 +48,14 @@ pub(crate) struct OooRead {
 }
 
 impl OooRead {
-    /// No READ yet; the timer starts at (and never goes below) `timeout_ps`.
-    pub(crate) fn new(timeout_ps: u64) -> OooRead {
+    /// No READ yet; the timer starts at (and never goes below) `timeout_ps`, and stays
+    /// `margin_ps` above a measured round trip.
+    pub(crate) fn new((timeout_ps, margin_ps): (u64, u64)) -> OooRead {
         OooRead {
             wqe: None,
             serve: VecDeque::new(),
             next_psn: 0,
-            rto: RtoEstimator::new(timeout_ps),
+            rto: RtoEstimator::new(timeout_ps, margin_ps),
         }
     }
 
@@ -92,7 +93,7 @@ mod tests {
     /// offset `(PSN − start PSN) × PMTU` in the READ's SGL, through the SGE holding it.
     #[test]
     fn response_target_walks_the_sgl_by_psn() {
-        let mut read = OooRead::new(1);
+        let mut read = OooRead::new((1, 0));
         let sgl = [
             Sge {
                 addr: 0x1_0000,

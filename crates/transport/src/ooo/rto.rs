@@ -15,6 +15,14 @@
 //! paper allows for its OTD's reordering. Only a path longer than the configured RTT
 //! stretches it.
 //!
+//! RFC 6298's timeout is SRTT + max(G, 4 × RTTVAR), G the clock's granularity. Here the
+//! paper's own allowance, OTD / B, takes G's place, so a measured timer is the paper's
+//! formula with the measured round trip: SRTT + OTD / B at least. Without it, on a path
+//! whose round trips are all alike (a simulated one is exactly alike), RTTVAR decays to
+//! nothing and the timer fires at the very picosecond the ACK lands: ORNIC's 1 KiB WRITEs
+//! over a 20 km link timed out on every other WQE (1,474 timeouts in 2 ms of window, one
+//! packet resent).
+//!
 //! Samples follow Karn's rule: one packet is timed at a time, from its first sending to the
 //! cumulative ACK that covers it; a resend or a timeout discards the sample in progress (an
 //! ACK after a resend cannot tell which copy it answers, and one held back by a hole measures
@@ -85,6 +93,8 @@ impl Retries {
 pub struct RtoEstimator {
     /// The configured timeout: the value before the first sample, and the least ever used.
     floor_ps: u64,
+    /// Added to the measured round trip at least (OTD / B): RFC 6298's G.
+    margin_ps: u64,
     /// Smoothed RTT (SRTT), once sampled.
     srtt_ps: Option<u64>,
     /// Mean deviation of the samples from SRTT (RTTVAR).
@@ -98,10 +108,12 @@ pub struct RtoEstimator {
 }
 
 impl RtoEstimator {
-    /// An estimator whose initial and least timeout is `floor_ps`.
-    pub fn new(floor_ps: u64) -> RtoEstimator {
+    /// An estimator whose initial and least timeout is `floor_ps`, and whose measured
+    /// timeout exceeds the smoothed round trip by `margin_ps` at least.
+    pub fn new(floor_ps: u64, margin_ps: u64) -> RtoEstimator {
         RtoEstimator {
             floor_ps,
+            margin_ps,
             srtt_ps: None,
             rttvar_ps: 0,
             timed: None,
@@ -110,11 +122,11 @@ impl RtoEstimator {
         }
     }
 
-    /// The retransmission timeout now: SRTT + 4 × RTTVAR (RFC 6298), at least the floor,
-    /// doubled for each timeout since the latest sample.
+    /// The retransmission timeout now: SRTT + max(margin, 4 × RTTVAR) (RFC 6298), at least
+    /// the floor, doubled for each timeout since the latest sample.
     pub fn timeout_ps(&self) -> u64 {
         let base = self.srtt_ps.map_or(self.floor_ps, |srtt| {
-            (srtt + 4 * self.rttvar_ps).max(self.floor_ps)
+            (srtt + self.margin_ps.max(4 * self.rttvar_ps)).max(self.floor_ps)
         });
         base.saturating_mul(1 << self.backoff_shift)
     }
@@ -192,14 +204,14 @@ mod tests {
 
     #[test]
     fn before_a_sample_the_configured_timeout_runs() {
-        let e = RtoEstimator::new(111_000_000);
+        let e = RtoEstimator::new(111_000_000, 0);
         assert_eq!(e.timeout_ps(), 111_000_000);
         assert_eq!(e.srtt_ps(), None);
     }
 
     #[test]
     fn a_short_round_trip_keeps_the_floor() {
-        let mut e = RtoEstimator::new(111_000_000);
+        let mut e = RtoEstimator::new(111_000_000, 0);
         for k in 0..20u64 {
             e.sent_new(0, k * 100_000_000);
             e.acked(1, k * 100_000_000 + 10_000_000);
@@ -210,7 +222,7 @@ mod tests {
 
     #[test]
     fn a_long_round_trip_stretches_the_timer_to_cover_it() {
-        let mut e = RtoEstimator::new(111_000_000);
+        let mut e = RtoEstimator::new(111_000_000, 0);
         let rtt = 200_000_000;
         e.sent_new(0, 0);
         e.acked(1, rtt);
@@ -229,9 +241,29 @@ mod tests {
         assert!(e.timeout_ps() >= rtt && e.timeout_ps() < rtt + rtt / 10);
     }
 
+    /// Round trips all alike: the timeout stays the margin above them, where it fell to the
+    /// round trip itself and fired at the ACK's picosecond.
+    #[test]
+    fn alike_round_trips_keep_the_margin_above_them() {
+        let margin = 21_120_000;
+        let mut e = RtoEstimator::new(111_120_000, margin);
+        let rtt = 201_236_200;
+        for k in 0..100u64 {
+            e.sent_new(0, k * 1_000_000_000);
+            e.acked(1, k * 1_000_000_000 + rtt);
+        }
+        assert_eq!(e.srtt_ps(), Some(rtt));
+        assert_eq!(e.timeout_ps(), rtt + margin);
+        // Before the round trips settle, their spread is the wider allowance.
+        let mut first = RtoEstimator::new(111_120_000, margin);
+        first.sent_new(0, 0);
+        first.acked(1, rtt);
+        assert_eq!(first.timeout_ps(), rtt + 4 * (rtt / 2));
+    }
+
     #[test]
     fn karn_a_resend_or_timeout_discards_the_sample() {
-        let mut e = RtoEstimator::new(1_000);
+        let mut e = RtoEstimator::new(1_000, 0);
         e.sent_new(3, 0);
         e.sent_new(4, 10);
         e.discard();
@@ -248,7 +280,7 @@ mod tests {
     /// backed-off timer lets the next one's ACK in, and its sample resets the backoff.
     #[test]
     fn timeouts_back_off_until_a_sample_comes() {
-        let mut e = RtoEstimator::new(100);
+        let mut e = RtoEstimator::new(100, 0);
         e.sent_new(0, 0);
         e.timed_out();
         assert_eq!(e.timeout_ps(), 200);

@@ -97,7 +97,7 @@ pub fn run_ack_bench(cfg: &Config, spec: &AckBenchSpec) -> AckBenchResult {
         BitmapDesign::MpRdma => s.otd,
         _ => s.bitmap_width,
     };
-    let mut req = OooRequester::new(cfg.qp.pmtu, window, timeout, start_psn);
+    let mut req = OooRequester::new(cfg.qp.pmtu, window, (timeout, 0), start_psn);
     let mut rng = Rng::new(cfg.sim.seed).fork(0x0AC0);
     let mut expect = Vec::with_capacity(total as usize);
     for k in 0..spec.wqes {
