@@ -688,10 +688,9 @@ pub fn short_window(cfg: &Config, spec: &PerfSpec, size: u64) -> Option<ShortWin
 /// wire time, and as many round trips' worth of the operations in flight (each QP keeps at
 /// most `-t` of them, READs and atomics at most `-o`, each completing a round trip after its
 /// post, over RC), and of the packets the packet window lets be unacknowledged (see
-/// [`window_bound_ps`]): on a long path with a shallow queue the round trip, not the wire,
-/// bounds the rate, and a window shorter than it can hold no completion at all. ORNIC's own
-/// bound (its bitmap) is not counted: under it a window that passes may still hold none,
-/// and the run says so.
+/// [`window_bound_ps`]; an out-of-order QP, ORNIC's or MP-RDMA's, one WQE): on a long path
+/// with a shallow queue the round trip, not the wire, bounds the rate, and a window shorter
+/// than it can hold no completion at all.
 fn short_bandwidth_window(
     cfg: &Config,
     spec: &PerfSpec,
@@ -708,7 +707,10 @@ fn short_bandwidth_window(
         && cfg.qp.reliability == crate::config::Reliability::Gbn;
     let one_way = if accelerated { 0 } else { min_one_way_ps(cfg) };
     let round_trip = op_wire + 2 * one_way;
+    // An out-of-order QP (ORNIC, MP-RDMA) sends one WQE at a time.
+    let out_of_order = cfg.qp.reliability != crate::config::Reliability::Gbn;
     let per_qp = match spec.test.verb() {
+        _ if out_of_order => 1,
         Verb::Read | Verb::Atomic => spec.tx_depth.min(u32::from(cfg.qp.max_rd_atomic)),
         Verb::Write | Verb::Send => spec.tx_depth,
     };
@@ -739,11 +741,16 @@ fn short_bandwidth_window(
         format!(
             "{size}-byte messages on this path: an operation completes a round trip of at \
              least {:.3} µs after its post, {in_flight} are in flight at most ({} QPs of {} \
-             each), and a window must hold at least {MIN_WINDOW_MESSAGES} completions for the \
-             rate to be within 1 %",
+             each{}), and a window must hold at least {MIN_WINDOW_MESSAGES} completions for \
+             the rate to be within 1 %",
             round_trip as f64 / 1e6,
             spec.qps,
-            per_qp
+            per_qp,
+            if out_of_order {
+                ": an out-of-order QP sends one WQE at a time"
+            } else {
+                ""
+            }
         )
     } else {
         format!(
@@ -936,6 +943,38 @@ mod tests {
         // Without the window (the default, half the PSN space) 10 ms is long enough.
         cfg.qp.window_psns = Config::default().qp.window_psns;
         assert!(short_window(&cfg, &spec, 1 << 20).is_none());
+    }
+
+    /// An out-of-order QP sends one WQE at a time: ORNIC's 1 KiB WRITEs over a 20 km link
+    /// completed one per 201 µs round trip and QP, and a 200 µs window on two QPs (which
+    /// the depth of 128 let pass) held none. 100 completions on 2 QPs take 50 round trips.
+    #[test]
+    fn an_out_of_order_qp_keeps_one_wqe_in_flight() {
+        use crate::workload::PerfTest;
+        let mut cfg = Config::default();
+        cfg.net.topology = "wan".into();
+        cfg.net.wan_km = 20.0;
+        cfg.qp.reliability = crate::config::Reliability::Ornic;
+        let spec = PerfSpec {
+            sizes: vec![1024],
+            qps: 2,
+            tx_depth: 128,
+            ..spec_of(PerfTest::WriteBw, 200.0)
+        };
+        let need_ps = refused_up_to_its_need(
+            &cfg,
+            &spec,
+            1024,
+            "2 QPs of 1 each: an out-of-order QP sends one WQE at a time",
+        );
+        let round_trip =
+            op_wire_ps(&ModelParams::from_config(&cfg), Verb::Write, 1024, 4096, Rc) + 200_000_000;
+        assert_eq!(need_ps, round_trip * 100 / 2);
+        cfg.qp.reliability = crate::config::Reliability::Gbn;
+        assert!(
+            short_window(&cfg, &spec, 1024).is_none(),
+            "go-back-N: 256 in flight"
+        );
     }
 
     /// Through the WAN accelerator a go-back-N WRITE is acknowledged on the near side of the

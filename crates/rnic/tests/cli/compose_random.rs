@@ -132,13 +132,13 @@ impl Draw {
     }
 }
 
-/// One drawn command: its arguments after `rnic`, its service, whether a link loses
-/// frames, and whether a `-D` window was drawn over a long link.
+/// One drawn command: its arguments after `rnic`, its service, whether a link loses or
+/// reorders frames, and whether a `-D` window was drawn over a link that loses them.
 struct Drawn {
     args: Vec<String>,
     unreliable: bool,
     lossy: bool,
-    window_over_long_link: bool,
+    window_under_loss: bool,
 }
 
 fn draw(d: &mut Draw) -> Drawn {
@@ -198,7 +198,7 @@ fn draw(d: &mut Draw) -> Drawn {
     let one_client = !args.iter().any(|a| a == "--clients");
     let mut groups = Vec::new();
     let mut lossy = false;
-    let mut long_link = false;
+    let mut loss = false;
     for (name, sets, group) in FEATURES {
         let fits = match *group {
             "ornic" => ornic_fits,
@@ -214,7 +214,7 @@ fn draw(d: &mut Draw) -> Drawn {
         // whose packets come out of order, as it drops one that lost a packet.
         let fabric = name.starts_with("fabric-");
         lossy |= *name == "loss" || fabric;
-        long_link |= *group == "link" && !fabric;
+        loss |= *name == "loss";
         for s in *sets {
             args.extend(["--set".into(), s.to_string()]);
         }
@@ -224,7 +224,7 @@ fn draw(d: &mut Draw) -> Drawn {
         args,
         unreliable: service != "RC",
         lossy,
-        window_over_long_link: window && long_link,
+        window_under_loss: window && loss,
     }
 }
 
@@ -260,7 +260,7 @@ enum Ended {
     Refused,
     /// A UC or UD run over a lossy link lost every message.
     LostAll,
-    /// A `-D` window over a long link held no completion (see [`check`]).
+    /// A `-D` window under loss held no completion (see [`check`]).
     EmptyWindow,
 }
 
@@ -283,11 +283,11 @@ fn check(drawn: &Drawn, json: &Path) -> Result<Ended, String> {
             Ok(Ended::LostAll)
         }
         // `-D` refuses a window too short for the wire, for the round trips of what each QP
-        // may keep in flight, or for the packet window's one window per round trip; a bound
-        // it does not count (ORNIC's bitmap, the first round trips' timeouts) can still
-        // leave a window of about one round trip of a long link without a completion,
-        // which the run reports.
-        3 if drawn.window_over_long_link
+        // may keep in flight (one WQE for an out-of-order QP), or for the packet window's
+        // one window per round trip. Under loss a short window can still fall inside a
+        // retransmission timeout's wait (go-back-N's is 67 ms) and hold no completion of
+        // some flow, which the run reports, naming the -D the timeouts need.
+        3 if drawn.window_under_loss
             && err.contains("no operation completed inside the -D window") =>
         {
             Ok(Ended::EmptyWindow)
