@@ -56,6 +56,29 @@ pub fn switch_buffers(cfg: &Config, nodes: usize) -> Result<Vec<SwitchBuffer>, C
         .collect())
 }
 
+/// A routing mode that chooses among equal-cost paths (`"ecmp"`, `"spray"`, `"adaptive"`)
+/// on a built-in topology with one path between any two nodes would choose nothing, and the
+/// run would quietly be the lowest-link one.
+fn check_routing_has_paths(net: &crate::config::NetConfig) -> Result<(), ConfigError> {
+    use crate::config::FabricRouting;
+    let mode = match net.fabric.routing {
+        FabricRouting::Ecmp => "ecmp",
+        FabricRouting::Spray => "spray",
+        FabricRouting::Adaptive => "adaptive",
+        FabricRouting::Auto | FabricRouting::LowestLink => return Ok(()),
+    };
+    if !matches!(net.topology.as_str(), "star" | "back_to_back" | "wan") {
+        return Ok(());
+    }
+    Err(bad(format!(
+        "net.fabric.routing = \"{mode}\" chooses among equal-cost paths, but net.topology = \
+         \"{}\" has one path between any two nodes; use a generated fabric (--set \
+         net.topology=leaf_spine or fat_tree) or a topology file with parallel paths, or \
+         net.spray.paths for parallel paths on a node's uplink",
+        net.topology
+    )))
+}
+
 fn bad(msg: String) -> ConfigError {
     ConfigError::Inconsistent(msg)
 }
@@ -72,6 +95,7 @@ pub(super) fn plan(cfg: &Config, nodes: usize) -> Result<Plan, ConfigError> {
             net.topology
         )));
     }
+    check_routing_has_paths(net)?;
     if net.pfc && net.pfc_xon_bytes >= net.pfc_xoff_bytes {
         return Err(bad(format!(
             "net.pfc_xon_bytes = {} must be below net.pfc_xoff_bytes = {} (a paused port \

@@ -31,6 +31,11 @@ fn usage_errors_exit_2() {
             "net.impair.dup",
         ),
         (&["perf", "write-lat", "-D", "0.00001"], "round trip"),
+        // The star has one path between two nodes: nothing to spray over.
+        (
+            &["perf", "write-bw", "--set", "net.fabric.routing=spray"],
+            "net.fabric.routing = \"spray\" chooses among equal-cost paths",
+        ),
         // One window of 85 packets per 100 µs round trip: 100 MiB take 30.1 ms.
         (
             &[
