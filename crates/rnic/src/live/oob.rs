@@ -561,7 +561,11 @@ fn read_stream(
             break Ok(got);
         }
         match stream.read(&mut got[have..]) {
-            Ok(0) => break Err(anyhow::anyhow!("the peer closed the exchange connection")),
+            Ok(0) => {
+                break Err(anyhow::anyhow!(
+                    "the peer closed the exchange connection{PEER_SAYS_WHY}"
+                ))
+            }
             Ok(k) => have += k,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                 if let Some(t) = timeout.filter(|t| start.elapsed() > *t) {
@@ -582,13 +586,16 @@ fn read_stream(
     r
 }
 
+/// Where a peer that went away says why: it refused something of this side's, or ended.
+const PEER_SAYS_WHY: &str = ": it may have refused or ended the run; its own output says why";
+
 /// The error of a failed read or write on the exchange connection: a peer that went away
 /// (a reset, a broken pipe) is told as a closed connection, whichever of them the kernel
 /// saw first, as the end of the stream is.
 fn closed_or(e: io::Error) -> anyhow::Error {
     match e.kind() {
         io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe => {
-            anyhow::anyhow!("the peer closed the exchange connection ({e})")
+            anyhow::anyhow!("the peer closed the exchange connection ({e}){PEER_SAYS_WHY}")
         }
         _ => e.into(),
     }
