@@ -753,16 +753,16 @@ fn short_bandwidth_window(
             }
         )
     } else {
+        let window = max_window_psns(cfg, spec);
         format!(
-            "{size}-byte messages on this path: each QP may have {} packets unacknowledged \
-             (qp.window_psns) and an ACK comes back at least {:.3} µs after its packet left, \
-             so {} QPs send at most {} packets per round trip, and a window must hold at \
-             least {MIN_WINDOW_MESSAGES} completions of {} packets each for the rate to be \
-             within 1 %",
-            max_window_psns(cfg, spec),
+            "{size}-byte messages on this path: each QP may have {window} packets \
+             unacknowledged (qp.window_psns) and an ACK comes back at least {:.3} µs after its \
+             packet left, so {} QPs send at most {} packets per round trip, and a window must \
+             hold at least {MIN_WINDOW_MESSAGES} completions of {} packets each for the rate \
+             to be within 1 %",
             2.0 * one_way as f64 / 1e6,
             spec.qps,
-            u64::from(spec.qps) * u64::from(max_window_psns(cfg, spec)),
+            u64::from(spec.qps) * u64::from(window),
             message_packets(cfg, spec, size)
         )
     };
@@ -1172,7 +1172,6 @@ mod tests {
         check_run(&cfg, &spec).unwrap();
     }
 
-    /// One QP, one client, 2-byte messages, 5 iterations, a `-D` window of `window_us`.
     /// Checks that `spec`'s window is refused for `size`-byte messages with a reason
     /// containing `why`, and that a window of the length it asks for passes; returns that
     /// length, ps.
@@ -1187,6 +1186,7 @@ mod tests {
         short.need_ps
     }
 
+    /// One QP, one client, 2-byte messages, 5 iterations, a `-D` window of `window_us`.
     fn spec_of(test: crate::workload::PerfTest, window_us: f64) -> PerfSpec {
         PerfSpec {
             sizes: vec![2],

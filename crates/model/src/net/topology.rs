@@ -60,7 +60,6 @@ pub fn switch_buffers(cfg: &Config, nodes: usize) -> Result<Vec<SwitchBuffer>, C
 /// on a built-in topology with one path between any two nodes would choose nothing, and the
 /// run would quietly be the lowest-link one.
 fn check_routing_has_paths(net: &crate::config::NetConfig) -> Result<(), ConfigError> {
-    use crate::config::FabricRouting;
     let mode = match net.fabric.routing {
         FabricRouting::Ecmp => "ecmp",
         FabricRouting::Spray => "spray",
