@@ -755,15 +755,15 @@ fn short_bandwidth_window(
     } else {
         let window = max_window_psns(cfg, spec);
         format!(
-            "{size}-byte messages on this path: each QP may have {window} packets \
-             unacknowledged (qp.window_psns) and an ACK comes back at least {:.3} µs after its \
-             packet left, so {} QPs send at most {} packets per round trip, and a window must \
-             hold at least {MIN_WINDOW_MESSAGES} completions of {} packets each for the rate \
-             to be within 1 %",
+            "{size}-byte messages on this path: each QP may have {} unacknowledged \
+             (qp.window_psns) and an ACK comes back at least {:.3} µs after its packet left, so \
+             a round trip carries at most {} ({}), and a window must hold at least \
+             {MIN_WINDOW_MESSAGES} completions of {} each for the rate to be within 1 %",
+            counted(u64::from(window), "packet"),
             2.0 * one_way as f64 / 1e6,
-            spec.qps,
-            u64::from(spec.qps) * u64::from(window),
-            message_packets(cfg, spec, size)
+            counted(u64::from(spec.qps) * u64::from(window), "packet"),
+            counted(u64::from(spec.qps), "QP"),
+            counted(message_packets(cfg, spec, size), "packet")
         )
     };
     Some(ShortWindow {
@@ -789,6 +789,15 @@ fn window_bound_ps(cfg: &Config, spec: &PerfSpec, size: u64, one_way: TimePs) ->
 /// The packets of a `size`-byte message at the largest path MTU any pair uses.
 fn message_packets(cfg: &Config, spec: &PerfSpec, size: u64) -> u64 {
     size.div_ceil(u64::from(spec.max_pmtu(cfg)).max(1)).max(1)
+}
+
+/// `n` and `noun`, plural unless `n` is 1: "1 packet", "85 packets".
+fn counted(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }
 
 /// The largest packet window any pair uses, PSNs.
@@ -943,6 +952,31 @@ mod tests {
         // Without the window (the default, half the PSN space) 10 ms is long enough.
         cfg.qp.window_psns = Config::default().qp.window_psns;
         assert!(short_window(&cfg, &spec, 1 << 20).is_none());
+    }
+
+    /// The refusal counts in words: one QP with a one-packet window over 1000 km reads
+    /// "1 packet unacknowledged" and "a round trip carries at most 1 packet (1 QP)", not
+    /// "1 packets".
+    #[test]
+    fn a_one_packet_window_is_refused_in_the_singular() {
+        use crate::workload::PerfTest;
+        let mut cfg = Config::default();
+        cfg.net.link_km = Some(1000.0);
+        cfg.qp.window_psns = 1;
+        let spec = PerfSpec {
+            sizes: vec![1 << 20],
+            ..spec_of(PerfTest::WriteBw, 10_000.0)
+        };
+        let why = short_window(&cfg, &spec, 1 << 20).expect("refused").why;
+        assert!(
+            why.contains("each QP may have 1 packet unacknowledged"),
+            "{why}"
+        );
+        assert!(
+            why.contains("a round trip carries at most 1 packet (1 QP)"),
+            "{why}"
+        );
+        assert!(why.contains("completions of 256 packets each"), "{why}");
     }
 
     /// An out-of-order QP sends one WQE at a time: ORNIC's 1 KiB WRITEs over a 20 km link
