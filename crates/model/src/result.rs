@@ -270,13 +270,37 @@ pub struct LongRun {
     pub bw_avg_mb_s: f64,
     /// Retransmission (ACK) timeouts the run saw.
     pub timeouts: u64,
-    /// A `-D` long enough for the timeouts this run saw, seconds (`None` when it saw none:
+    /// RNR NAKs the run's requesters waited out (written when there were any).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rnr_waits: u64,
+    /// A `-D` long enough for the timeouts and RNR waits this run saw, seconds (`None` when it saw none:
     /// then the rate varied by itself, and more sub-windows or more spread are the remedy,
     /// not a longer window).
     pub long_enough_duration_s: Option<f64>,
 }
 
+/// Serde's test for a count left out of the JSON when nothing was counted.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// What stalled a run between bursts of progress, in words: "79 retransmission timeouts",
+/// "374 RNR waits", or both joined by "and".
+pub fn stalls_in_words(timeouts: u64, rnr_waits: u64) -> String {
+    let named_timeouts = format!("{timeouts} retransmission timeouts");
+    match (timeouts, rnr_waits) {
+        (_, 0) => named_timeouts,
+        (0, w) => format!("{w} RNR waits"),
+        (_, w) => format!("{named_timeouts} and {w} RNR waits"),
+    }
+}
+
 impl LongRun {
+    /// The stalls the run saw, in words ([`stalls_in_words`]).
+    pub fn stalls(&self) -> String {
+        stalls_in_words(self.timeouts, self.rnr_waits)
+    }
+
     /// Its scalar figures in JSON order (`long_enough_duration_s` when it has one).
     pub fn metrics(&self) -> Vec<(&'static str, Metric)> {
         use Metric::{Bool, Float, Int};
@@ -290,6 +314,9 @@ impl LongRun {
             ("bw_avg_mb_s", Float(self.bw_avg_mb_s)),
             ("timeouts", Int(self.timeouts)),
         ];
+        if self.rnr_waits > 0 {
+            m.push(("rnr_waits", Int(self.rnr_waits)));
+        }
         if let Some(d) = self.long_enough_duration_s {
             m.push(("long_enough_duration_s", Float(d)));
         }

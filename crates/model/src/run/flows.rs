@@ -126,21 +126,19 @@ pub fn run_flows_observed(
     let (verdict, judged) = judge(&b, cfg, end, &mut early)?;
     memory.bytes_held_at_end = b.world.mems.iter().map(|m| m.resident_bytes()).sum();
     memory.backed_ranges_at_end = b.world.mems.iter().map(|m| m.backed_ranges() as u64).sum();
-    let ack_timeout_ps = cfg.qp.ack_timeout_ps();
-    let mut run = report_flows(&b, end, &verdict, &judged, ack_timeout_ps);
+    let mut run = report_flows(&b, end, &verdict, &judged, cfg);
     run.memory = memory;
     Ok(run)
 }
 
 /// Marks a duration flow's row whose window cannot stand for the flow, as `rnic perf`
-/// marks a `-D` run (`long_run.rs`), with the run's `timeouts` (the flows share the
-/// network that caused them).
+/// marks a `-D` run (`long_run.rs`), with the run's `stalls` (the flows share the network
+/// and the hosts that caused them).
 fn mark_window(
     row: &mut FlowResult,
     a: &crate::host::perftest::Perftest,
     end: TimePs,
-    timeouts: u64,
-    ack_timeout_ps: Option<TimePs>,
+    stalls: long_run::Stalls,
 ) {
     let Some(opened) = a.window.opened.as_ref() else {
         return;
@@ -151,14 +149,7 @@ fn mark_window(
         return;
     };
     let ask = long_run::Ask::DurationUs;
-    let mark = long_run::unsettled(
-        timeouts,
-        opened.settled,
-        span,
-        a.spec.op_bytes(),
-        ack_timeout_ps,
-        ask,
-    );
+    let mark = long_run::unsettled(stalls, opened.settled, span, a.spec.op_bytes(), ask);
     if let Some(mark) = mark {
         mark.apply(
             &mut row.window_settled,
@@ -206,11 +197,13 @@ fn report_flows(
     end: TimePs,
     verdict: &Verdict,
     judged: &[FlowJudged],
-    ack_timeout_ps: Option<TimePs>,
+    cfg: &Config,
 ) -> FlowsRun {
     let w = &b.world;
     let corrupt = verdict.has(RunStatus::Corrupt);
     let transport = TransportTotals::of(w.nics.iter().map(|n| n.dev.stats()));
+    let rnr_waits = w.nics.iter().map(|n| n.dev.stats().rnr_waits).sum();
+    let stalls = long_run::Stalls::of(cfg, transport.timeouts, rnr_waits);
     let mut flows = Vec::with_capacity(b.flows.len());
     // The total's span, ps: from the first post of any flow to the last completion (or
     // measured end) of any; and every operation the flows completed in it.
@@ -281,7 +274,7 @@ fn report_flows(
             ..FlowResult::default()
         });
         let row = flows.last_mut().expect("just pushed");
-        mark_window(row, a, end, transport.timeouts, ack_timeout_ps);
+        mark_window(row, a, end, stalls);
     }
     let span_us = span1.saturating_sub(span0.min(span1)) as f64 / 1e6;
     // A flow's last completion counts when its core has polled the CQE (`host.poll_cq_ns`

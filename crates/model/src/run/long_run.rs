@@ -17,20 +17,83 @@
 //! * [`ACK_TIMEOUTS_IN_WINDOW`] ACK timeouts: a window's edges cut at most a stall each,
 //!   a tenth of the window at most.
 //!
-//! A run that never settled without any timeout is marked too, with the rate over the run
+//! RNR waits stall a QP the same way: a SEND that finds no receive WQE is NAKed, and its
+//! requester waits the responder's RNR timer (`qp.min_rnr_timer`, 640 µs at 12) before it
+//! sends again, so a receiver whose queue runs dry (`send-bw -r 8`) completes its messages
+//! in bursts, one every RNR timer. They count as stalls beside the timeouts, with
+//! [`RNR_WAITS_IN_WINDOW`] RNR timers as the least window.
+//!
+//! A run that never settled without any stall is marked too, with the rate over the run
 //! and no `-D` to suggest: its rate varied by itself, which more sub-windows or more
 //! spread address (the warning says which fields).
 
 use rnic_sim::TimePs;
 
 use crate::host::perftest::Perftest;
-use crate::result::{rates, LongRun, PerfResult};
+use crate::result::{rates, stalls_in_words, LongRun, PerfResult};
 
 /// Timeouts a window long enough holds at the run's mean interval between them.
 pub const TIMEOUTS_IN_WINDOW: u64 = 100;
 
 /// ACK timeouts a window long enough lasts at least.
 pub const ACK_TIMEOUTS_IN_WINDOW: u64 = 10;
+
+/// RNR timers a window long enough lasts at least, when the run saw RNR waits.
+pub const RNR_WAITS_IN_WINDOW: u64 = 10;
+
+/// What held a run's QPs between bursts of progress: its retransmission timeouts (each an
+/// ACK timeout long at least) and its RNR waits (each an RNR timer long).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stalls {
+    /// Retransmission (ACK) timeouts.
+    pub timeouts: u64,
+    /// The QPs' ACK timeout, ps (`None`: `qp.timeout` 0, no timer).
+    pub ack_timeout_ps: Option<TimePs>,
+    /// RNR NAKs waited out.
+    pub rnr_waits: u64,
+    /// The RNR timer those waits last, ps.
+    pub rnr_timer_ps: TimePs,
+}
+
+impl Stalls {
+    /// The stalls of a run of `cfg`'s QPs that counted `timeouts` and `rnr_waits`.
+    pub fn of(cfg: &crate::config::Config, timeouts: u64, rnr_waits: u64) -> Stalls {
+        Stalls {
+            timeouts,
+            ack_timeout_ps: cfg.qp.ack_timeout_ps(),
+            rnr_waits,
+            rnr_timer_ps: rnic_transport::timer::rnr_timer_ps(cfg.qp.min_rnr_timer),
+        }
+    }
+
+    fn count(&self) -> u64 {
+        self.timeouts + self.rnr_waits
+    }
+
+    /// In words ([`stalls_in_words`]).
+    fn named(&self) -> String {
+        stalls_in_words(self.timeouts, self.rnr_waits)
+    }
+
+    /// The least lengths, in words: "10 ACK timeouts of 67.109 ms" and/or "10 RNR timers
+    /// of 0.640 ms".
+    fn least_lengths(&self) -> String {
+        let mut parts = Vec::new();
+        if self.timeouts > 0 {
+            parts.push(format!(
+                "{ACK_TIMEOUTS_IN_WINDOW} ACK timeouts of {:.3} ms",
+                self.ack_timeout_ps.unwrap_or(0) as f64 / 1e9
+            ));
+        }
+        if self.rnr_waits > 0 {
+            parts.push(format!(
+                "{RNR_WAITS_IN_WINDOW} RNR timers of {:.3} ms",
+                self.rnr_timer_ps as f64 / 1e9
+            ));
+        }
+        parts.join(" and ")
+    }
+}
 
 /// A duration run from its first post to its window's end.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -71,21 +134,25 @@ pub(crate) fn run_span(apps: &[Perftest], end: TimePs) -> Option<RunSpan> {
     })
 }
 
-/// A window long enough for `timeouts` timeouts over `span_ps` with ACK timeouts of
-/// `ack_timeout_ps`, ps (`None` without timeouts).
-pub fn long_enough_ps(
-    timeouts: u64,
-    span_ps: TimePs,
-    ack_timeout_ps: Option<TimePs>,
-) -> Option<TimePs> {
-    if timeouts == 0 {
+/// A window long enough for the `stalls` of a run over `span_ps`, ps (`None` without any).
+pub fn long_enough_ps(stalls: &Stalls, span_ps: TimePs) -> Option<TimePs> {
+    let count = stalls.count();
+    if count == 0 {
         return None;
     }
-    let by_count = span_ps.saturating_mul(TIMEOUTS_IN_WINDOW) / timeouts;
-    let by_length = ack_timeout_ps
-        .unwrap_or(0)
-        .saturating_mul(ACK_TIMEOUTS_IN_WINDOW);
-    Some(by_count.max(by_length))
+    let by_count = span_ps.saturating_mul(TIMEOUTS_IN_WINDOW) / count;
+    let by_timeouts = if stalls.timeouts > 0 {
+        let ack = stalls.ack_timeout_ps.unwrap_or(0);
+        ack.saturating_mul(ACK_TIMEOUTS_IN_WINDOW)
+    } else {
+        0
+    };
+    let by_rnr = if stalls.rnr_waits > 0 {
+        stalls.rnr_timer_ps.saturating_mul(RNR_WAITS_IN_WINDOW)
+    } else {
+        0
+    };
+    Some(by_count.max(by_timeouts).max(by_rnr))
 }
 
 /// A `-D` value for `ps`, in seconds, rounded up to two significant digits.
@@ -96,24 +163,12 @@ fn duration_s(ps: TimePs) -> f64 {
     (s * scale - 1e-9).ceil() / scale
 }
 
-/// Marks `result` (a `-D` run of `op_bytes`-byte operations over `span`, with ACK timeouts
-/// of `ack_timeout_ps`) when its window cannot stand for the run: it never settled, or it
-/// is shorter than the timeouts the run saw need. The window's figures stay as measured.
-pub(crate) fn judge(
-    result: &mut PerfResult,
-    span: RunSpan,
-    op_bytes: u64,
-    ack_timeout_ps: Option<TimePs>,
-) {
+/// Marks `result` (a `-D` run of `op_bytes`-byte operations over `span`, held up by
+/// `stalls`) when its window cannot stand for the run: it never settled, or it is shorter
+/// than the stalls the run saw need. The window's figures stay as measured.
+pub(crate) fn judge(result: &mut PerfResult, span: RunSpan, op_bytes: u64, stalls: Stalls) {
     let settled = result.window_settled != Some(false);
-    let mark = unsettled(
-        result.timeouts,
-        settled,
-        span,
-        op_bytes,
-        ack_timeout_ps,
-        Ask::DashD,
-    );
+    let mark = unsettled(stalls, settled, span, op_bytes, Ask::DashD);
     if let Some(mark) = mark {
         mark.apply(
             &mut result.window_settled,
@@ -171,32 +226,30 @@ impl Ask {
     }
 }
 
-/// The mark of a window over `span` (of `op_bytes`-byte operations, in a run that saw
-/// `timeouts` retransmission timeouts with ACK timeouts of `ack_timeout_ps`) that opened
-/// `settled` or not; `None` when the window stands for the run.
+/// The mark of a window over `span` (of `op_bytes`-byte operations, in a run held up by
+/// `stalls`) that opened `settled` or not; `None` when the window stands for the run.
 pub(crate) fn unsettled(
-    timeouts: u64,
+    stalls: Stalls,
     settled: bool,
     span: RunSpan,
     op_bytes: u64,
-    ack_timeout_ps: Option<TimePs>,
     ask: Ask,
 ) -> Option<Unsettled> {
     let run_ps = span.to_ps.saturating_sub(span.from_ps);
-    let long_enough = long_enough_ps(timeouts, run_ps, ack_timeout_ps);
+    let long_enough = long_enough_ps(&stalls, run_ps);
     let too_short = long_enough.filter(|&need| span.window_ps < need);
     if settled && too_short.is_none() {
         return None;
     }
     let why = too_short.map(|need| {
         format!(
-            "too short: the {:.3} ms window is shorter than the {:.3} ms that the run's \
-             {timeouts} retransmission timeouts need (about {TIMEOUTS_IN_WINDOW} of them at \
-             their mean interval, and at least {ACK_TIMEOUTS_IN_WINDOW} ACK timeouts of \
-             {:.3} ms): {}",
+            "too short: the {:.3} ms window is shorter than the {:.3} ms that the run's {} \
+             need (about {TIMEOUTS_IN_WINDOW} of them at their mean interval, and at least \
+             {}): {}",
             span.window_ps as f64 / 1e9,
             need as f64 / 1e9,
-            ack_timeout_ps.unwrap_or(0) as f64 / 1e9,
+            stalls.named(),
+            stalls.least_lengths(),
             ask.longer_than(need)
         )
     });
@@ -212,7 +265,8 @@ pub(crate) fn unsettled(
             msg_rate_mops: mops,
             goodput_gbps: gbps,
             bw_avg_mb_s: mb_s,
-            timeouts,
+            timeouts: stalls.timeouts,
+            rnr_waits: stalls.rnr_waits,
             long_enough_duration_s: long_enough.map(duration_s),
         },
     })
@@ -229,13 +283,64 @@ mod tests {
         // 287 timeouts over 1.216 s: one every 4.24 ms, so 100 take 424 ms; ten ACK
         // timeouts of 67.1 ms take 671 ms, the longer.
         let rto = 67_108_864_000;
-        assert_eq!(long_enough_ps(287, 1216 * MS, Some(rto)), Some(10 * rto));
+        assert_eq!(
+            long_enough_ps(&timeouts(287, rto), 1216 * MS),
+            Some(10 * rto)
+        );
         // Frequent timeouts: the count decides.
-        assert_eq!(long_enough_ps(1000, 1000 * MS, Some(MS)), Some(100 * MS));
-        assert_eq!(long_enough_ps(0, 1000 * MS, Some(rto)), None);
+        assert_eq!(
+            long_enough_ps(&timeouts(1000, MS), 1000 * MS),
+            Some(100 * MS)
+        );
+        assert_eq!(long_enough_ps(&timeouts(0, rto), 1000 * MS), None);
         assert_eq!(duration_s(10 * rto), 0.68);
         assert_eq!(duration_s(424 * MS), 0.43);
         assert_eq!(duration_s(3 * MS), 0.003);
+    }
+
+    fn timeouts(timeouts: u64, ack_timeout_ps: TimePs) -> Stalls {
+        Stalls {
+            timeouts,
+            ack_timeout_ps: Some(ack_timeout_ps),
+            ..Stalls::default()
+        }
+    }
+
+    /// `send-bw -s 1024 -r 8 -D 0.0002`: the receiver's 8 WQEs ran dry every 640 µs RNR
+    /// timer, so its 374 RNR waits over 240 ms let 8 messages through at a time, and a
+    /// 200 µs window held none. 100 of them take 64 ms, longer than 10 RNR timers (6.4 ms);
+    /// the ACK timeout, which never fired, does not count.
+    #[test]
+    fn rnr_waits_stall_a_run_as_timeouts_do() {
+        let stalls = Stalls {
+            timeouts: 0,
+            ack_timeout_ps: Some(67_108_864_000),
+            rnr_waits: 374,
+            rnr_timer_ps: 640_000_000,
+        };
+        let need = long_enough_ps(&stalls, 240 * MS).expect("stalled");
+        assert_eq!(need, 240 * MS * 100 / 374);
+        assert_eq!(duration_s(need), 0.065);
+        // Waits more often than their timer (several QPs): ten RNR timers at least.
+        let often = Stalls {
+            rnr_waits: 1000,
+            ..stalls
+        };
+        assert_eq!(long_enough_ps(&often, MS), Some(10 * 640_000_000));
+        let mut r = result(true, 0);
+        let run = RunSpan {
+            ops: 3000,
+            from_ps: 0,
+            to_ps: 240 * MS,
+            window_ps: MS / 5,
+        };
+        judge(&mut r, run, 1024, stalls);
+        let why = r.window_reason.as_deref().unwrap_or_default();
+        assert!(why.contains("the run's 374 RNR waits need"), "{why}");
+        assert!(why.contains("at least 10 RNR timers of 0.640 ms"), "{why}");
+        assert!(why.ends_with("-D 0.065 or longer"), "{why}");
+        let l = r.long_run.expect("the rate over the run");
+        assert_eq!((l.timeouts, l.rnr_waits), (0, 374));
     }
 
     fn result(settled: bool, timeouts: u64) -> PerfResult {
@@ -259,7 +364,7 @@ mod tests {
     #[test]
     fn a_short_window_under_timeouts_is_marked_with_the_rate_over_the_run() {
         let mut r = result(true, 1000);
-        judge(&mut r, span(MS), 1024, Some(MS));
+        judge(&mut r, span(MS), 1024, timeouts(1000, MS));
         assert_eq!(r.window_settled, Some(false));
         let why = r.window_reason.as_deref().unwrap_or_default();
         assert!(
@@ -279,10 +384,10 @@ mod tests {
     #[test]
     fn a_long_enough_settled_window_is_left_alone() {
         let mut r = result(true, 1000);
-        judge(&mut r, span(100 * MS), 1024, Some(MS));
+        judge(&mut r, span(100 * MS), 1024, timeouts(1000, MS));
         assert_eq!(r, result(true, 1000));
         let mut r = result(true, 0);
-        judge(&mut r, span(MS), 1024, Some(MS));
+        judge(&mut r, span(MS), 1024, timeouts(0, MS));
         assert_eq!(
             r,
             result(true, 0),
@@ -293,7 +398,7 @@ mod tests {
     #[test]
     fn a_window_that_never_settled_carries_the_rate_over_the_run() {
         let mut r = result(false, 0);
-        judge(&mut r, span(100 * MS), 1024, Some(MS));
+        judge(&mut r, span(100 * MS), 1024, timeouts(0, MS));
         assert_eq!(r.window_reason.as_deref(), Some("settled: rate within 2 %"));
         let l = r.long_run.expect("the rate over the run");
         assert_eq!(l.long_enough_duration_s, None);

@@ -608,8 +608,8 @@ pub fn window_warning(result: &PerfResult) -> Option<String> {
             }
             let _ = write!(
                 o,
-                "the window is too short for the {} retransmission timeouts the run saw",
-                l.timeouts
+                "the window is too short for the {} the run saw",
+                l.stalls()
             );
         }
         let _ = write!(

@@ -133,12 +133,15 @@ impl Draw {
 }
 
 /// One drawn command: its arguments after `rnic`, its service, whether a link loses or
-/// reorders frames, and whether a `-D` window was drawn over a link that loses them.
+/// reorders frames, whether a `-D` window was drawn over a link that loses them, and
+/// whether one was drawn where QPs may stall: over reordering (go-back-N resends and
+/// times out) or over RC SENDs (whose receive queue may run dry: RNR waits).
 struct Drawn {
     args: Vec<String>,
     unreliable: bool,
     lossy: bool,
     window_under_loss: bool,
+    window_may_stall: bool,
 }
 
 fn draw(d: &mut Draw) -> Drawn {
@@ -225,6 +228,7 @@ fn draw(d: &mut Draw) -> Drawn {
         unreliable: service != "RC",
         lossy,
         window_under_loss: window && loss,
+        window_may_stall: window && (lossy || verb == Verb::Send && service == "RC"),
     }
 }
 
@@ -286,9 +290,12 @@ fn check(drawn: &Drawn, json: &Path) -> Result<Ended, String> {
         // may keep in flight (one WQE for an out-of-order QP), or for the packet window's
         // one window per round trip. Under loss a short window can still fall inside a
         // retransmission timeout's wait (go-back-N's is 67 ms) and hold no completion of
-        // some flow, which the run reports, naming the -D the timeouts need.
-        3 if drawn.window_under_loss
-            && err.contains("no operation completed inside the -D window") =>
+        // some flow, which the run reports, naming the -D the timeouts need. So can the
+        // timeouts of go-back-N over reordering, and RNR waits when RC SENDs find their
+        // receiver's queue dry (`-r 8`): there the run must name the stalls it saw.
+        3 if err.contains("no operation completed inside the -D window")
+            && (drawn.window_under_loss
+                || drawn.window_may_stall && err.contains(" the run saw.")) =>
         {
             Ok(Ended::EmptyWindow)
         }
