@@ -1029,12 +1029,13 @@ impl LinkReader<'_> {
                 "{what}: unknown key `{k}` (ends, km, delay_ns, gbps, impair)"
             )));
         }
-        let ends: Vec<&str> = l
+        // Every entry must be a name: one that is not is refused, not skipped.
+        let ends: Option<Vec<&str>> = l
             .get("ends")
             .and_then(|v| v.as_array())
-            .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
+            .map(|a| a.iter().map(|v| v.as_str()).collect())
             .unwrap_or_default();
-        let [a, b] = ends[..] else {
+        let Some([a, b]) = ends.as_deref() else {
             return Err(file.err(format!(
                 "{what} needs `ends = [\"A\", \"B\"]`, two node or switch names"
             )));

@@ -244,6 +244,12 @@ fn bad_topologies_are_refused_with_the_reason() {
             "[[link]]\nends = [\"node0\", \"node+1\"]\n",
             "write \"node1\"",
         ),
+        // An end that is not a name was skipped: ["node0", 7, "s"] linked node0 to s.
+        (
+            "number",
+            "[[switch]]\nname = \"s\"\n[[link]]\nends = [\"node0\", 7, \"s\"]\n[[link]]\nends = [\"node1\", \"s\"]\n",
+            "link[0] needs `ends = [\"A\", \"B\"]`",
+        ),
     ];
     for (name, text, want) in cases {
         let path = dir.join(format!("rnic-bad-{}-{name}.toml", std::process::id()));
