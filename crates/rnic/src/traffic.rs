@@ -324,19 +324,25 @@ pub fn expand_with_cdf(
     let gbps = host_link_gbps(cfg);
     let rng = Rng::new(w.seed.unwrap_or(cfg.sim.seed)).fork(0x3043_6b6c);
     let span_ps = rnic_sim::us(w.duration_us);
+    let limit = flow_limit(hosts);
     let mut arrivals = match &w.pattern {
-        Pattern::AllToAll => poisson_all_to_all(cdf, hosts, w.load, gbps, span_ps, &rng),
+        Pattern::AllToAll => poisson_all_to_all(cdf, hosts, w.load, gbps, span_ps, &rng, limit),
         Pattern::Matrix(m) => {
             check_matrix(m, hosts)?;
-            poisson_matrix(cdf, m, w.load, gbps, span_ps, &rng)
+            poisson_matrix(cdf, m, (w.load, gbps), span_ps, &rng, limit)
         }
     };
+    refuse_beyond(arrivals.len(), limit, "arrivals")?;
     let mut names: Vec<String> = (0..arrivals.len()).map(|k| format!("wl{k}")).collect();
     if let Some(i) = &w.incast {
-        for (b, burst) in incast_bursts(i, hosts, span_ps, &rng)?
-            .into_iter()
-            .enumerate()
-        {
+        let bursts = incast_bursts(i, hosts, span_ps, &rng, limit - arrivals.len())?;
+        let incast_flows = bursts.iter().map(Vec::len).sum::<usize>();
+        refuse_beyond(
+            arrivals.len() + incast_flows,
+            limit,
+            "arrivals and incast bursts",
+        )?;
+        for (b, burst) in bursts.into_iter().enumerate() {
             for (s, a) in burst.into_iter().enumerate() {
                 names.push(format!("incast{b}-{s}"));
                 arrivals.push(a);
@@ -372,6 +378,29 @@ pub fn expand_with_cdf(
     })
 }
 
+/// The most flows a workload over `hosts` hosts can start: each flow takes a host core
+/// on both its nodes, so beyond 2,048 per host some node would need more than the 4,096
+/// cores a host may have ([`fit_cores`] refuses that). The drawing stops there, so a tiny
+/// flow size or incast interval is refused at once instead of drawing without bound.
+fn flow_limit(hosts: u32) -> usize {
+    MAX_HOST_CORES as usize / 2 * hosts as usize
+}
+
+/// The most cores a host may have (`host.cores`).
+const MAX_HOST_CORES: u64 = 4096;
+
+/// Refuses a workload whose `what` drew more than `limit` flows.
+fn refuse_beyond(flows: usize, limit: usize, what: &str) -> Result<(), UsageError> {
+    if flows <= limit {
+        return Ok(());
+    }
+    Err(UsageError(format!(
+        "the workload's {what} start more than {limit} flows, so some node would need more \
+         than the {MAX_HOST_CORES} cores a host may have (one per flow on each node it uses): lower workload.load or workload.duration_us, raise workload.incast.every_us, \
+         or use a distribution of larger flows"
+    )))
+}
+
 fn check_matrix(m: &[Vec<u64>], hosts: u32) -> Result<(), UsageError> {
     let n = hosts as usize;
     if m.len() != n || m.iter().any(|r| r.len() != n) {
@@ -401,10 +430,10 @@ fn check_matrix(m: &[Vec<u64>], hosts: u32) -> Result<(), UsageError> {
 fn poisson_matrix(
     cdf: &SizeCdf,
     m: &[Vec<u64>],
-    load: f64,
-    gbps: f64,
+    (load, gbps): (f64, f64),
     span_ps: TimePs,
     rng: &Rng,
+    limit: usize,
 ) -> Vec<Arrival> {
     let mean_gap_ps = cdf.mean_bytes() * 8.0 / (load * gbps * 1e-3);
     let mut flows = Vec::new();
@@ -417,7 +446,7 @@ fn poisson_matrix(
         let mut t = 0.0f64;
         loop {
             t += -(1.0 - r.gen_f64()).ln() * mean_gap_ps;
-            if t >= span_ps as f64 {
+            if t >= span_ps as f64 || flows.len() > limit {
                 break;
             }
             let mut pick = r.gen_below(total);
@@ -442,12 +471,14 @@ fn poisson_matrix(
 }
 
 /// The incast bursts within `span_ps`: at every_us, 2·every_us, ..., `senders` distinct
-/// hosts other than the receiver each start a flow of `bytes` to it.
+/// hosts other than the receiver each start a flow of `bytes` to it. The drawing stops
+/// once the bursts hold more than `limit` flows.
 fn incast_bursts(
     i: &Incast,
     hosts: u32,
     span_ps: TimePs,
     rng: &Rng,
+    limit: usize,
 ) -> Result<Vec<Vec<Arrival>>, UsageError> {
     if i.senders >= hosts {
         return Err(UsageError(format!(
@@ -467,7 +498,9 @@ fn incast_bursts(
     let mut r = rng.fork(0x7000);
     let mut bursts = Vec::new();
     let mut at = every_ps;
-    while at < span_ps {
+    let mut flows = 0;
+    while at < span_ps && flows <= limit {
+        flows += i.senders as usize;
         let receiver = i
             .receiver
             .unwrap_or_else(|| r.gen_below(u64::from(hosts)) as u32);
@@ -511,11 +544,11 @@ pub fn fit_cores(cfg: &mut Config, flows: &[FlowOptions]) -> Result<(), UsageErr
         })
         .collect();
     let (_, need) = pack_cores(&uses, nodes as usize);
-    if need > 4096 {
+    if need > MAX_HOST_CORES as usize {
         return Err(UsageError(format!(
             "the workload expands into flows needing {need} host cores on one node (one per \
-             flow on each node it uses), more than the 4096 a host may have: lower \
-             workload.load or workload.duration_us"
+             flow on each node it uses), more than the {MAX_HOST_CORES} a host may have: \
+             lower workload.load or workload.duration_us"
         )));
     }
     cfg.host.cores = cfg.host.cores.max(need as u32);
@@ -665,6 +698,47 @@ mod tests {
             .all(|a| a.at_ps == 400_000_000 && a.dst == incast[0].dst));
         // The same seed gives the same flows.
         assert_eq!(expand(&w, &cfg(7)).unwrap().arrivals, e.arrivals);
+    }
+
+    /// More flows than the hosts' cores can hold are refused as they are drawn: 1-byte
+    /// flows at full load for 2 ms (about 10^8 of them), a matrix of them, and an incast
+    /// burst every picosecond each drew every flow first, gigabytes of them, before
+    /// `fit_cores` could refuse (the run aborted on its memory).
+    #[test]
+    fn a_workload_too_large_for_the_cores_is_refused_while_it_is_drawn() {
+        let tiny = std::env::temp_dir().join(format!("rnic-tiny-{}.cdf", std::process::id()));
+        std::fs::write(&tiny, "0 0\n1 1\n").unwrap();
+        let cdf = SizeCdf::read(&tiny).unwrap();
+        let _ = std::fs::remove_file(&tiny);
+        let big = |extra: &str| {
+            let src = format!("[workload]\ncdf = \"x\"\nload = 1\nduration_us = 2000\n{extra}");
+            parse_workload(&src.parse::<Table>().unwrap())
+                .unwrap()
+                .unwrap()
+        };
+        let arrivals = expand_with_cdf(&big(""), &cdf, &cfg(1))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            arrivals.contains("arrivals start more than 4096 flows"),
+            "{arrivals}"
+        );
+        let matrix = big("pattern = \"matrix\"\nmatrix = [[0, 1], [1, 0]]");
+        let matrix = expand_with_cdf(&matrix, &cdf, &cfg(1))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            matrix.contains("arrivals start more than 4096 flows"),
+            "{matrix}"
+        );
+        let incast = workload("incast = { senders = 1, bytes = 100, every_us = 1e-9 }")
+            .unwrap()
+            .unwrap();
+        let incast = expand(&incast, &cfg(1)).unwrap_err().to_string();
+        assert!(
+            incast.contains("incast bursts start more than 4096 flows"),
+            "{incast}"
+        );
     }
 
     #[test]

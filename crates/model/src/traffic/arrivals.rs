@@ -22,7 +22,9 @@ pub struct Arrival {
 }
 
 /// The flows `hosts` hosts (at least 2) start within `span_ps` at `load` (0 to 1) of
-/// `link_gbps`, in start order (ties by host), drawn from `rng`.
+/// `link_gbps`, in start order (ties by host), drawn from `rng`. The drawing stops once
+/// it holds more than `limit` flows (the caller refuses a workload that large; a tiny flow
+/// size over a long span would otherwise draw without bound).
 pub fn poisson_all_to_all(
     cdf: &SizeCdf,
     hosts: u32,
@@ -30,6 +32,7 @@ pub fn poisson_all_to_all(
     link_gbps: f64,
     span_ps: TimePs,
     rng: &Rng,
+    limit: usize,
 ) -> Vec<Arrival> {
     assert!(
         hosts >= 2 && load > 0.0 && load <= 1.0,
@@ -43,7 +46,7 @@ pub fn poisson_all_to_all(
         let mut t = 0.0f64;
         loop {
             t += -(1.0 - r.gen_f64()).ln() * mean_gap_ps;
-            if t >= span_ps as f64 {
+            if t >= span_ps as f64 || flows.len() > limit {
                 break;
             }
             let other = r.gen_below(hosts as u64 - 1) as u32;
@@ -75,7 +78,7 @@ mod tests {
     fn the_offered_load_is_the_target_and_no_host_sends_to_itself() {
         let cdf = web();
         let span_ps: TimePs = 2_000_000_000_000; // 2 s
-        let flows = poisson_all_to_all(&cdf, 16, 0.5, 100.0, span_ps, &Rng::new(9));
+        let flows = poisson_all_to_all(&cdf, 16, 0.5, 100.0, span_ps, &Rng::new(9), usize::MAX);
         assert!(flows.iter().all(|f| f.src != f.dst && f.dst < 16));
         assert!(flows.windows(2).all(|w| w[0].at_ps <= w[1].at_ps));
         let offered_gbps =
@@ -96,8 +99,9 @@ mod tests {
     #[test]
     fn the_same_seed_gives_the_same_flows() {
         let cdf = web();
-        let a = poisson_all_to_all(&cdf, 4, 0.3, 100.0, 10_000_000_000, &Rng::new(1));
-        let b = poisson_all_to_all(&cdf, 4, 0.3, 100.0, 10_000_000_000, &Rng::new(1));
+        let draw =
+            |seed| poisson_all_to_all(&cdf, 4, 0.3, 100.0, 10_000_000_000, &Rng::new(seed), 99);
+        let (a, b) = (draw(1), draw(1));
         assert_eq!(a, b);
         assert!(!a.is_empty());
     }
