@@ -45,25 +45,113 @@ fn create_dirs(what: &str, path: &Path, dir: &Path) -> Result<(), OutputError> {
 
 /// Refuses two outputs of one command that name the same file (`--json x --pcap x`): the
 /// later write would replace the earlier one in silence. `outputs` pairs each flag with its
-/// path, if given; `-` (standard output) is no file. Paths are compared made absolute.
+/// path, if given; `-` (standard output) is no file. Paths are compared where they land
+/// ([`Destination`]), so `out/../out/x` and a symlinked directory name `out/x` too.
 pub fn check_distinct(outputs: &[(&str, Option<&Path>)]) -> Result<(), crate::UsageError> {
-    let given: Vec<(&str, PathBuf)> = outputs
+    let given: Vec<(&str, Destination)> = outputs
         .iter()
         .filter_map(|(flag, p)| {
             let p = (*p)?;
-            (p != Path::new("-")).then(|| (*flag, std::path::absolute(p).unwrap_or(p.into())))
+            (p != Path::new("-")).then(|| (*flag, Destination::of(p)))
         })
         .collect();
-    for (i, (flag, path)) in given.iter().enumerate() {
-        if let Some((first, _)) = given[..i].iter().find(|(_, q)| q == path) {
+    for (i, (flag, dest)) in given.iter().enumerate() {
+        if let Some((first, _)) = given[..i].iter().find(|(_, d)| d.is_same_as(dest)) {
             return Err(crate::UsageError(format!(
                 "{first} and {flag} both name {}: one would overwrite the other; give each \
                  output a file of its own",
-                path.display()
+                dest.path().display()
             )));
         }
     }
     Ok(())
+}
+
+/// Where an output's bytes land: the path as the operating system resolves it when the
+/// file is written, so two spellings of one file compare equal. Made absolute, its longest
+/// existing ancestor is canonicalised (symlinks and `..` resolved as the system resolves
+/// them) and the rest, which does not exist yet and so holds no symlink, is appended with
+/// `.` and `..` taken lexically. A file that exists is also known by its device and inode,
+/// so a hard link to it is the same file (a write truncates and refills it in place).
+#[derive(Debug, Clone)]
+pub struct Destination {
+    path: PathBuf,
+    /// Device and inode, when the file exists (Unix).
+    file_id: Option<(u64, u64)>,
+}
+
+impl Destination {
+    /// Where a write to `path` would land.
+    pub fn of(path: &Path) -> Destination {
+        let path = resolved(path);
+        Destination {
+            file_id: file_id(&path),
+            path,
+        }
+    }
+
+    /// The resolved absolute path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether a write to one replaces the other.
+    pub fn is_same_as(&self, other: &Destination) -> bool {
+        self.path == other.path || (self.file_id.is_some() && self.file_id == other.file_id)
+    }
+}
+
+/// Symlinks followed at most this often before a path is taken as it stands (as the
+/// system's `ELOOP` limit, which would then refuse the write anyway).
+const MAX_SYMLINKS: usize = 40;
+
+/// `path` made absolute and resolved as [`Destination`] describes.
+pub fn resolved(path: &Path) -> PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    resolve_from(absolute, MAX_SYMLINKS)
+}
+
+fn resolve_from(absolute: PathBuf, links_left: usize) -> PathBuf {
+    for ancestor in absolute.ancestors() {
+        let rest = absolute.strip_prefix(ancestor).unwrap_or(Path::new(""));
+        if let Ok(canonical) = ancestor.canonicalize() {
+            return with_lexical_rest(canonical, rest);
+        }
+        // A dangling symlink: writing through it creates its target, so it names that.
+        if let (Ok(target), Some(dir), true) = (
+            std::fs::read_link(ancestor),
+            ancestor.parent(),
+            links_left > 0,
+        ) {
+            return resolve_from(with_lexical_rest(dir.join(target), rest), links_left - 1);
+        }
+    }
+    with_lexical_rest(PathBuf::new(), &absolute)
+}
+
+/// `base` with the components of `rest` appended, `.` dropped and `..` removing the last.
+fn with_lexical_rest(mut base: PathBuf, rest: &Path) -> PathBuf {
+    for part in rest.components() {
+        match part {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                base.pop();
+            }
+            other => base.push(other),
+        }
+    }
+    base
+}
+
+#[cfg(unix)]
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn file_id(_path: &Path) -> Option<(u64, u64)> {
+    None
 }
 
 /// Creates the directories above the file `path` (for a scenario file's `[output]` paths).
@@ -171,6 +259,40 @@ mod tests {
         let d = std::env::temp_dir().join(format!("rnic-output-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         d
+    }
+
+    /// Two spellings of one file were compared as written (made absolute only), so `..`,
+    /// a symlinked directory or a hard link let one output replace the other.
+    #[cfg(unix)]
+    #[test]
+    fn one_file_spelled_two_ways_is_one_destination() {
+        let d = tmp("spellings");
+        std::fs::create_dir_all(d.join("out")).unwrap();
+        std::os::unix::fs::symlink(d.join("out"), d.join("link")).unwrap();
+        let same =
+            |a: &str, b: &str| Destination::of(&d.join(a)).is_same_as(&Destination::of(&d.join(b)));
+        // Not yet written: resolved through the existing directories.
+        assert!(same("out/a.json", "out/../out/a.json"));
+        assert!(same("out/a.json", "./out/./a.json"));
+        assert!(same("out/a.json", "link/a.json"));
+        assert!(
+            same("new/a.json", "new/../new/a.json"),
+            "below a missing directory"
+        );
+        assert!(!same("out/a.json", "out/b.json"));
+        // Written: a hard link, and a dangling symlink whose write creates its target.
+        std::fs::write(d.join("out/a.json"), "x").unwrap();
+        std::fs::hard_link(d.join("out/a.json"), d.join("hard.json")).unwrap();
+        assert!(same("out/a.json", "hard.json"));
+        std::os::unix::fs::symlink(d.join("out/c.json"), d.join("dangling")).unwrap();
+        assert!(same("out/c.json", "dangling"));
+        let e = check_distinct(&[
+            ("--json", Some(d.join("out/a.json").as_path())),
+            ("--pcap", Some(d.join("link/../out/a.json").as_path())),
+        ])
+        .unwrap_err();
+        assert!(e.0.contains("--json and --pcap both name"), "{e}");
+        let _ = std::fs::remove_dir_all(&d);
     }
 
     #[test]

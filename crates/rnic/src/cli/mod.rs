@@ -908,9 +908,10 @@ fn cmd_sweep(
     if let Some(path) = c.json.as_deref().filter(|_| !json_to_stdout) {
         // The sweep writes <name>.csv, .json, .partial.csv, the plots <name>-<metric>.* and
         // shard files <name>.shard-* in --out: --json there would replace one (or be).
-        let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-        let file = path.file_name().map(|f| f.to_string_lossy().into_owned());
-        let clashes = abs(path).parent() == Some(abs(&c.out).as_path())
+        // Compared where they land, so `o/../o/x.json` or a symlink to `o` is `o` too.
+        let json = output::resolved(path);
+        let file = json.file_name().map(|f| f.to_string_lossy().into_owned());
+        let clashes = json.parent() == Some(output::resolved(&c.out).as_path())
             && file.is_some_and(|f| {
                 f.starts_with(&format!("{}.", sw.name)) || f.starts_with(&format!("{}-", sw.name))
             });

@@ -568,6 +568,71 @@ fn sweep_command() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// One file spelled two ways (`d/x` and `d/../d/x`, or through a symlink to `d`) was
+/// compared as written, so the check let one output replace the other and the run exit 0:
+/// refused like `d/x` twice, for perf, a scenario's `[output]` and a sweep's `--json`.
+#[cfg(unix)]
+#[test]
+fn one_output_file_spelled_two_ways_is_refused() {
+    let d = tmp("two-spellings");
+    std::fs::create_dir_all(d.join("out")).unwrap();
+    std::os::unix::fs::symlink(d.join("out"), d.join("link")).unwrap();
+    let at = |p: &str| d.join(p).to_str().unwrap().to_owned();
+    let (x, dotdot, linked) = (at("out/x"), at("out/../out/x"), at("link/x"));
+    for other in [&dotdot, &linked] {
+        let args = [
+            "perf",
+            "write-lat",
+            "-n",
+            "5",
+            "--json",
+            &x,
+            "--pcap",
+            other,
+        ];
+        let r = rnic(&args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.err);
+        assert!(r.err.contains("--json and --pcap both name"), "{}", r.err);
+    }
+    let s = d.join("a.toml");
+    std::fs::write(
+        &s,
+        format!(
+            "name = \"a\"\n[perf]\ntest = \"write-lat\"\niters = 5\n[output]\njson = {:?}\n\
+             pcap = {:?}\n",
+            at("out/a.json"),
+            at("out/../out/a.json")
+        ),
+    )
+    .unwrap();
+    let r = rnic(&["run", s.to_str().unwrap()]);
+    assert_eq!(r.code, 2, "{}", r.err);
+    assert!(r.err.contains("both name"), "{}", r.err);
+    assert!(!d.join("out/a.json").exists(), "the run wrote its JSON");
+    let sweep = d.join("sw.toml");
+    std::fs::write(
+        &sweep,
+        "[perf]\ntest = \"write-bw\"\niters = 5\n[[axis]]\nkey = \"perf.qp\"\nvalues = [1, 2]\n",
+    )
+    .unwrap();
+    for json in [at("out/../out/sw.json"), at("link/sw.json")] {
+        let runner = FakeRunner::default();
+        let args = [
+            "sweep",
+            sweep.to_str().unwrap(),
+            "--out",
+            &at("out"),
+            "--json",
+            &json,
+        ];
+        let r = run_with(&runner, &args);
+        assert_eq!(r.code, 2, "{json}: {}", r.err);
+        assert!(r.err.contains("--json"), "{}", r.err);
+        assert_eq!(calls(&runner), 0, "{json}: points ran");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// `--json` naming one of the sweep's own files in `--out` (its `<name>.json`, which the
 /// merge of shards reads) replaced it with a list of results: refused before any point runs.
 #[test]
