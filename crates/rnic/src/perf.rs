@@ -608,9 +608,14 @@ impl RunInputs {
         Ok(ov)
     }
 
+    /// The config: the profile with every override applied.
+    pub fn config(&self) -> Result<Config, ConfigError> {
+        Config::resolve(&self.profile, &self.overrides()?)
+    }
+
     /// The config and the test to run.
     pub fn resolve(&self) -> Result<(Config, PerfSpec), ConfigError> {
-        let cfg = Config::resolve(&self.profile, &self.overrides()?)?;
+        let cfg = self.config()?;
         let spec = self.perf.resolve(&cfg, self.pcap.clone())?;
         Ok((cfg, spec))
     }

@@ -188,11 +188,16 @@ fn cmd_perf(
         .out_json_file
         .clone()
         .or_else(|| c.out_json.then(|| PathBuf::from("perftest_out.json")));
-    output::check_distinct(&[
-        ("--json", c.sim.json.as_deref()),
-        ("--out_json_file", out_json.as_deref()),
-        ("--pcap", c.pcap.as_deref()),
-    ])?;
+    check_outputs_distinct(
+        &[
+            ("--json", c.sim.json.as_deref()),
+            ("--out_json_file", out_json.as_deref()),
+            ("--pcap", c.pcap.as_deref()),
+        ],
+        c.sim.json.as_deref(),
+        &inputs,
+        false,
+    )?;
     if let Some(path) = &out_json {
         output::check_file("--out_json_file", path)?;
     }
@@ -522,6 +527,7 @@ pub fn run_and_report(
     }
     if let Some(path) = json_path.filter(|_| !json_to_stdout) {
         output::check_file("JSON output", path)?;
+        crate::report::side_files::check_writable(path, &cfg, false)?;
     }
     if let Some(path) = &spec.pcap {
         output::check_file("pcap", path)?;
@@ -743,13 +749,18 @@ fn cmd_run(
             }
         }
     }
-    output::check_distinct(&[
-        (
-            "the JSON output (--json or [output] json)",
-            json_path.as_deref(),
-        ),
-        ("the pcap (--pcap or [output] pcap)", inputs.pcap.as_deref()),
-    ])?;
+    check_outputs_distinct(
+        &[
+            (
+                "the JSON output (--json or [output] json)",
+                json_path.as_deref(),
+            ),
+            ("the pcap (--pcap or [output] pcap)", inputs.pcap.as_deref()),
+        ],
+        json_path.as_deref(),
+        &inputs,
+        scenario.flows.is_some() && scenario.workload.is_some(),
+    )?;
     writeln!(err, "rnic: scenario {}", scenario.name)?;
     if let Some(flows) = &scenario.flows {
         return run_flows_and_report(
@@ -777,6 +788,28 @@ fn cmd_run(
     )
     .map(|_| ())
     .with_context(|| format!("scenario {origin}"))
+}
+
+/// Refuses two of a command's outputs naming one file: those it names (`named`, flag and
+/// path) and the side files written beside the JSON file `json` (the traces; with
+/// `workload`, a workload's CSVs and figure), which would otherwise replace another output
+/// in silence. A config that does not resolve has no side files here: the run refuses it.
+fn check_outputs_distinct(
+    named: &[(&str, Option<&Path>)],
+    json: Option<&Path>,
+    inputs: &RunInputs,
+    workload: bool,
+) -> Result<(), crate::UsageError> {
+    let side = match (json.filter(|p| *p != Path::new("-")), inputs.config()) {
+        (Some(json), Ok(cfg)) => crate::report::side_files::labelled(json, &cfg, workload),
+        _ => Vec::new(),
+    };
+    let mut all = named.to_vec();
+    all.extend(
+        side.iter()
+            .map(|(what, p)| (what.as_str(), Some(p.as_path()))),
+    );
+    output::check_distinct(&all)
 }
 
 /// What a run of flows shows on the terminal.
@@ -809,6 +842,7 @@ fn run_flows_and_report(
     let json_to_stdout = json_path.is_some_and(|p| p == Path::new("-"));
     if let Some(path) = json_path.filter(|_| !json_to_stdout) {
         output::check_file("JSON output", path)?;
+        crate::report::side_files::check_writable(path, cfg, run.workload.is_some())?;
     }
     if let Some(path) = &spec.pcap {
         output::check_file("pcap", path)?;

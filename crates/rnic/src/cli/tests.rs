@@ -633,6 +633,112 @@ fn one_output_file_spelled_two_ways_is_refused() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// A workload scenario in `d` whose `[output]` names `out/w.json` and `pcap`, if given.
+fn workload_scenario(d: &Path, pcap: Option<&str>) -> PathBuf {
+    std::fs::write(d.join("small.cdf"), "0 0\n1000 1\n").unwrap();
+    let at = |p: &str| d.join(p).to_str().unwrap().to_owned();
+    let pcap = pcap.map_or(String::new(), |p| format!("pcap = {:?}\n", at(p)));
+    let s = d.join("w.toml");
+    std::fs::write(
+        &s,
+        format!(
+            "name = \"w\"\n[set]\n\"net.clients\" = 1\n[workload]\ncdf = {:?}\nload = 0.1\n\
+             duration_us = 20\n[output]\njson = {:?}\n{pcap}",
+            at("small.cdf"),
+            at("out/w.json")
+        ),
+    )
+    .unwrap();
+    s
+}
+
+/// The files written beside the JSON (a workload's `-fct.csv`, `-fct-buckets.csv` and
+/// `-slowdown.svg`; the traces' `-queues.csv` and `-rates.csv`) were left out of the check
+/// of outputs naming one file: the pcap was overwritten by the flow CSV with exit 0.
+#[test]
+fn an_output_named_like_a_side_file_of_the_json_is_refused() {
+    let d = tmp("side-file-clash");
+    for side in ["w-fct.csv", "w-fct-buckets.csv", "w-slowdown.svg"] {
+        let s = workload_scenario(&d, Some(&format!("out/{side}")));
+        let r = run_with(&crate::perf::ModelRunner, &["run", s.to_str().unwrap()]);
+        assert_eq!(r.code, 2, "{side}: {}", r.err);
+        assert!(
+            r.err
+                .contains("the pcap (--pcap or [output] pcap) and the workload's")
+                && r.err.contains(side),
+            "{}",
+            r.err
+        );
+        assert!(!d.join("out").join(side).exists(), "{side} was written");
+    }
+    let json = d.join("out/x.json");
+    let at = |suffix: &str| d.join(format!("out/x-{suffix}.csv"));
+    for (pcap, sets) in [
+        (at("queues"), &["net.trace_interval_us=1"][..]),
+        (
+            at("rates"),
+            &["net.trace_interval_us=1", "net.cc=dcqcn"][..],
+        ),
+    ] {
+        let mut args = vec!["perf", "write-lat", "-n", "5"];
+        args.extend(sets.iter().flat_map(|s| ["--set", s]));
+        args.extend([
+            "--json",
+            json.to_str().unwrap(),
+            "--pcap",
+            pcap.to_str().unwrap(),
+        ]);
+        let r = rnic(&args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.err);
+        assert!(
+            r.err.contains("--pcap and the") && r.err.contains("trace"),
+            "{}",
+            r.err
+        );
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A side file that cannot be written (a directory of its name) failed only after the
+/// whole simulation, with exit 4 and no JSON: now it fails before the run, as the JSON does.
+#[test]
+fn an_unwritable_side_file_fails_before_the_run() {
+    let d = tmp("side-file-unwritable");
+    let s = workload_scenario(&d, None);
+    std::fs::create_dir_all(d.join("out/w-fct.csv")).unwrap();
+    let r = run_with(&crate::perf::ModelRunner, &["run", s.to_str().unwrap()]);
+    assert_eq!(r.code, 4, "{}", r.err);
+    assert!(
+        r.err.contains("workload's flow CSV") && r.err.contains("w-fct.csv: it is a directory"),
+        "{}",
+        r.err
+    );
+    assert!(r.out.is_empty(), "the run went ahead: {}", r.out);
+    let json = d.join("out/x.json");
+    std::fs::create_dir_all(d.join("out/x-queues.csv")).unwrap();
+    let runner = FakeRunner::default();
+    let args = [
+        "perf",
+        "write-lat",
+        "-n",
+        "5",
+        "--set",
+        "net.trace_interval_us=1",
+    ];
+    let r = run_with(
+        &runner,
+        &[&args[..], &["--json", json.to_str().unwrap()]].concat(),
+    );
+    assert_eq!(r.code, 4, "{}", r.err);
+    assert!(
+        r.err.contains("x-queues.csv: it is a directory"),
+        "{}",
+        r.err
+    );
+    assert_eq!(calls(&runner), 0, "the run went ahead");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// `--json` naming one of the sweep's own files in `--out` (its `<name>.json`, which the
 /// merge of shards reads) replaced it with a list of results: refused before any point runs.
 #[test]

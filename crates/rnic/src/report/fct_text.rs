@@ -2,7 +2,9 @@
 //! after the flows table, and two CSV files beside the JSON (`NAME-fct.csv`, one line per
 //! flow; `NAME-fct-buckets.csv`, one per bucket).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use crate::report::side_files::SideFile;
 
 use rnic_model::traffic::fct::{self, WorkloadResult};
 
@@ -41,32 +43,17 @@ pub fn render(w: &WorkloadResult) -> String {
     s
 }
 
-/// The CSV files' paths beside `json`: `x.json` gives `x-fct.csv` and `x-fct-buckets.csv`.
-pub fn csv_paths(json: &Path) -> (PathBuf, PathBuf) {
-    let stem = json
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "run".into());
-    let dir = json.parent().unwrap_or(Path::new(""));
-    (
-        dir.join(format!("{stem}-fct.csv")),
-        dir.join(format!("{stem}-fct-buckets.csv")),
-    )
-}
-
-/// Writes both CSV files and the figure (`NAME-slowdown.svg`) beside `json`.
+/// Writes both CSV files and the figure beside `json` (paths: [`SideFile`]).
 pub fn write_csv(w: &WorkloadResult, json: &Path) -> anyhow::Result<()> {
-    let (flows, buckets) = csv_paths(json);
-    crate::report::json::write_file(&flows, fct::flows_csv(&w.flows).as_bytes())?;
-    crate::report::json::write_file(&buckets, fct::buckets_csv(&w.buckets).as_bytes())?;
+    let write = |f: SideFile, bytes: &[u8]| crate::report::json::write_file(&f.beside(json), bytes);
+    write(SideFile::FctFlows, fct::flows_csv(&w.flows).as_bytes())?;
+    write(
+        SideFile::FctBuckets,
+        fct::buckets_csv(&w.buckets).as_bytes(),
+    )?;
     let svg = crate::sweep::plot::render_svg(&figure(w))?;
-    crate::report::json::write_file(&flows.with_file_name(figure_name(json)), svg.as_bytes())?;
+    write(SideFile::Slowdown, svg.as_bytes())?;
     Ok(())
-}
-
-fn figure_name(json: &Path) -> String {
-    let stem = json.file_stem().map(|s| s.to_string_lossy().into_owned());
-    format!("{}-slowdown.svg", stem.as_deref().unwrap_or("run"))
 }
 
 /// Slowdown against flow size, as the HPCC paper draws it: the p50 and p99 lines over the
@@ -102,15 +89,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sizes_read_as_decades_and_csv_goes_beside_the_json() {
+    fn sizes_read_as_decades() {
         assert_eq!(
             [0, 10_000, 100_000, 1_000_000, 30_000_000, 1_500].map(size),
             ["0", "10KB", "100KB", "1MB", "30MB", "1500B"].map(String::from)
-        );
-        let (f, b) = csv_paths(Path::new("out/ws.json"));
-        assert_eq!(
-            (f, b),
-            ("out/ws-fct.csv".into(), "out/ws-fct-buckets.csv".into())
         );
     }
 }

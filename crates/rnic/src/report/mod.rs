@@ -10,6 +10,7 @@ pub mod flows_text;
 pub mod json;
 pub mod perftest_json;
 pub mod queues_csv;
+pub mod side_files;
 pub mod text;
 
 pub use rnic_model::result::*;
