@@ -292,12 +292,34 @@ pub struct Expanded {
     pub flows: Vec<FlowOptions>,
 }
 
-/// The rate a host's link runs at: the NIC's, or a generated fabric's host tier if slower.
-fn host_link_gbps(cfg: &Config) -> f64 {
-    let fabric = matches!(cfg.net.topology.as_str(), "fat_tree" | "leaf_spine");
-    match cfg.net.fabric.host_link_gbps {
-        Some(g) if fabric => g.min(cfg.eth.gbps),
-        _ => cfg.eth.gbps,
+/// The rate a host's link runs at: the NIC's, or a generated fabric's host tier, or a
+/// topology file's host links, if slower. A file whose hosts' links differ is refused:
+/// the load is one share of a host's link, the same for every host.
+fn host_link_gbps(cfg: &Config, hosts: u32) -> Result<f64, UsageError> {
+    let nic = cfg.eth.gbps;
+    match cfg.net.topology.as_str() {
+        "fat_tree" | "leaf_spine" => Ok(cfg.net.fabric.host_link_gbps.map_or(nic, |g| g.min(nic))),
+        "star" | "back_to_back" | "wan" => Ok(nic),
+        file => {
+            let links = rnic_model::net::topology::node_link_gbps(cfg, hosts as usize)
+                .map_err(|e| UsageError(e.to_string()))?;
+            one_host_link_rate(file, &links).map(|g| g.min(nic))
+        }
+    }
+}
+
+/// The one rate of the hosts' `links` in topology file `file`, or a refusal naming two
+/// hosts whose links differ.
+fn one_host_link_rate(file: &str, links: &[f64]) -> Result<f64, UsageError> {
+    let first = links.first().copied().unwrap_or_default();
+    match links.iter().position(|&g| g != first) {
+        None => Ok(first),
+        Some(n) => Err(UsageError(format!(
+            "workload.load is a share of each host's link, but net.topology = \"{file}\" \
+             gives node0 a link of {first} Gb/s and node{n} one of {} Gb/s: give every \
+             host's link one rate (gbps) for a workload",
+            links[n]
+        ))),
     }
 }
 
@@ -321,7 +343,7 @@ pub fn expand_with_cdf(
             "a workload needs at least two hosts: set net.clients >= 1".into()
         ));
     }
-    let gbps = host_link_gbps(cfg);
+    let gbps = host_link_gbps(cfg, hosts)?;
     let rng = Rng::new(w.seed.unwrap_or(cfg.sim.seed)).fork(0x3043_6b6c);
     let span_ps = rnic_sim::us(w.duration_us);
     let limit = flow_limit(hosts);
@@ -738,6 +760,43 @@ mod tests {
         assert!(
             incast.contains("incast bursts start more than 4096 flows"),
             "{incast}"
+        );
+    }
+
+    /// A topology file's host links set the rate the load is a share of: two hosts on
+    /// 1 Gb/s links were offered half of the NIC's 100 Gb/s each, 50 times their links.
+    /// Links of two rates are refused, naming both.
+    #[test]
+    fn the_load_is_a_share_of_a_topology_files_host_links() {
+        let file = |name: &str, second_gbps: u32| {
+            let path =
+                std::env::temp_dir().join(format!("rnic-{name}-{}.toml", std::process::id()));
+            let text = format!(
+                "[[switch]]\nname = \"s\"\n[[link]]\nends = [\"node0\", \"s\"]\ngbps = 1\n\
+                 [[link]]\nends = [\"node1\", \"s\"]\ngbps = {second_gbps}\n"
+            );
+            std::fs::write(&path, text).unwrap();
+            path
+        };
+        let w = workload("").unwrap().unwrap();
+        let (same, mixed) = (file("same", 1), file("mixed", 10));
+        let mut c = cfg(1);
+        c.net.topology = same.to_str().unwrap().into();
+        let e = expand(&w, &c);
+        c.net.topology = mixed.to_str().unwrap().into();
+        let refused = expand(&w, &c).unwrap_err().to_string();
+        for f in [same, mixed] {
+            let _ = std::fs::remove_file(f);
+        }
+        assert_eq!(e.unwrap().host_link_gbps, 1.0);
+        assert!(
+            refused.contains("node0 a link of 1 Gb/s and node1 one of 10 Gb/s"),
+            "{refused}"
+        );
+        assert_eq!(
+            host_link_gbps(&cfg(1), 2).unwrap(),
+            100.0,
+            "a star: the NIC's rate"
         );
     }
 

@@ -56,6 +56,21 @@ pub fn switch_buffers(cfg: &Config, nodes: usize) -> Result<Vec<SwitchBuffer>, C
         .collect())
 }
 
+/// The rate of each node's own link (its NIC's cable to the network), Gb/s, in the
+/// topology `cfg` names for `nodes` nodes: what a workload's load is a share of.
+pub fn node_link_gbps(cfg: &Config, nodes: usize) -> Result<Vec<f64>, ConfigError> {
+    let plan = plan(cfg, nodes)?;
+    Ok((0..nodes)
+        .map(|n| {
+            let on_node = |l: &&LinkPlan| l.a == End::Node(n) || l.b == End::Node(n);
+            plan.links
+                .iter()
+                .find(on_node)
+                .map_or(cfg.eth.gbps, |l| l.mbps as f64 / 1e3)
+        })
+        .collect())
+}
+
 /// A routing mode that chooses among equal-cost paths (`"ecmp"`, `"spray"`, `"adaptive"`)
 /// on a built-in topology with one path between any two nodes would choose nothing, and the
 /// run would quietly be the lowest-link one.
