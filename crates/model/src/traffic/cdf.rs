@@ -113,14 +113,19 @@ fn point(line: &str) -> Result<(f64, f64), String> {
     Ok((size, frac))
 }
 
-/// A point must have a finite size of at least 0, a fraction in 0..=1, and follow the
-/// points before it (sizes never fall; fractions rise). Size 0 only at fraction 0, the
-/// origin the shipped files start from: with a larger fraction that share of the flows
-/// would have no bytes at all, which a flow cannot (a draw is at least 1 byte, so such a
-/// file would silently be another distribution).
+/// A point must have a size of 0 or from 1 byte to the largest RDMA message (2 GiB: each
+/// flow is one message), a fraction in 0..=1, and follow the points before it (sizes never
+/// fall; fractions rise). Size 0 only at fraction 0, the origin the shipped files start
+/// from: with a larger fraction that share of the flows would have no bytes at all, which a
+/// flow cannot (a draw is at least 1 byte, so such a file would silently be another
+/// distribution); for the same reason no size lies between 0 and 1.
 fn check_point(points: &[(f64, f64)], size: f64, frac: f64) -> Result<(), String> {
-    if !(0.0..=1e15).contains(&size) {
-        return Err(format!("size {size} is not a byte count from 0 to 10^15"));
+    let most = crate::workload::MAX_MSG_BYTES as f64;
+    if !(size == 0.0 || (1.0..=most).contains(&size)) {
+        return Err(format!(
+            "size {size} is not a byte count from 1 to {most} (2 GiB, the largest RDMA \
+             message, and each flow is one), or 0 at fraction 0"
+        ));
     }
     if !(0.0..=1.0).contains(&frac) {
         return Err(format!(
@@ -193,6 +198,14 @@ mod tests {
             ("0 0\nten 1\n", 2, "not a number"),
             ("0 0\n10 0.5 7\n", 2, "not `size_bytes fraction`"),
             ("5 0.5\n10 0.5\n20 1\n", 2, "does not rise"),
+            // Beyond one RDMA message: refused later, naming neither file nor line.
+            (
+                "0 0\n1000 0.5\n3e9 1\n",
+                3,
+                "size 3000000000 is not a byte count",
+            ),
+            // Below a byte: every draw became 1 byte, offering another load.
+            ("0 0\n0.4 1\n", 2, "size 0.4 is not a byte count from 1"),
         ];
         for (text, line, what) in bad {
             let e = SizeCdf::parse("t.cdf", text).unwrap_err();
