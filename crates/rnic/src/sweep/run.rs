@@ -489,6 +489,11 @@ pub(super) fn write_outputs(
         let stem = format!("{}-{}", sweep.name, plot::file_safe(metric));
         let png = dir.join(format!("{stem}.png"));
         let svg = dir.join(format!("{stem}.svg"));
+        notes.extend(
+            data.axis_notes()
+                .into_iter()
+                .map(|n| format!("plot of `{metric}`: {n}")),
+        );
         output::write_file(&png, &plot::render_png(&data)?)?;
         output::write_file(&svg, plot::render_svg(&data)?.as_bytes())?;
         plots.push(png);

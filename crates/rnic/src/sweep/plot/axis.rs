@@ -5,6 +5,10 @@
 //! - A log axis is used when declared (`x_log`/`y_log` in a sweep, the paper's log axis in a
 //!   reproduction), or, left to the data, when every value is positive and the largest is
 //!   more than [`AUTO_LOG_RATIO`] times the smallest.
+//! - A log axis needs a range it can draw: normal (not subnormal) positive finite ends at
+//!   most [`MAX_LOG_DECADES`] decades apart. Data outside that gets a linear axis instead,
+//!   and a declared log axis says so in [`Axis::note`] (a sweep prints it as a note); the
+//!   decade and tick loops never see an infinite or zero end.
 //! - Log ticks fall on powers of 2 for byte quantities (64 B, 1 KB, 16 MB) and on 1, 2, 5
 //!   times powers of ten otherwise (1 M, 10 M; only powers of ten over many decades): at most
 //!   [`MAX_TICKS`] labels, the other powers as unlabelled grid lines.
@@ -32,6 +36,15 @@ pub const AUTO_LOG_RATIO: f64 = 30.0;
 /// Most labelled ticks on an axis.
 pub const MAX_TICKS: usize = 8;
 
+/// Most decades a log axis spans. Wider data (1e-300 to 1: a subnormal or near-zero value
+/// beside ordinary ones) has no readable log axis, and its padded range would reach 0 or
+/// infinity, whose decade count no loop can walk.
+pub const MAX_LOG_DECADES: f64 = 100.0;
+
+/// Most tick positions a linear axis computes (labelled and light): far above the few dozen
+/// a sane range gives, so only a degenerate step (zero, subnormal, infinite) reaches it.
+const MAX_LINEAR_POSITIONS: f64 = 1000.0;
+
 const KIB: f64 = 1024.0;
 
 /// An axis resolved for drawing.
@@ -45,6 +58,8 @@ pub struct Axis {
     /// Unlabelled grid lines.
     pub light: Vec<f64>,
     pub title: String,
+    /// Why a declared log axis is drawn linear (its data has no drawable log range).
+    pub note: Option<String>,
     labels: Labels,
 }
 
@@ -68,12 +83,13 @@ impl Scale {
     }
 }
 
-/// Every value positive and the largest more than [`AUTO_LOG_RATIO`] times the smallest.
+/// Every value positive, the largest more than [`AUTO_LOG_RATIO`] times the smallest, and
+/// a log axis able to show them ([`log_range`]).
 fn wide_positive(values: &[f64]) -> bool {
     let Some((lo, hi)) = bounds(values) else {
         return false;
     };
-    lo > 0.0 && hi / lo > AUTO_LOG_RATIO
+    lo > 0.0 && hi / lo > AUTO_LOG_RATIO && log_range(values).is_some()
 }
 
 fn bounds(values: &[f64]) -> Option<(f64, f64)> {
@@ -92,6 +108,7 @@ impl Axis {
             ticks: (0..names.len()).map(|i| i as f64).collect(),
             light: Vec::new(),
             title: title(q, None),
+            note: None,
             labels: Labels::Categories(names.to_vec()),
         }
     }
@@ -105,40 +122,54 @@ impl Axis {
             .filter(|v| v.is_finite() && (!log || *v > 0.0))
             .collect();
         let bytes = q.unit == Unit::Bytes;
-        if log {
-            let range = log_range(&shown);
-            let (ticks, light) = if bytes {
-                log_ticks_base2(range)
+        let note = match log.then(|| log_range(&shown)) {
+            Some(Some(range)) => return Axis::log(q, range, bytes),
+            Some(None) => Some(linear_instead_of_log(&shown)),
+            None => None,
+        };
+        let mut axis = Axis::linear(q, &shown, bytes, from_zero);
+        axis.note = note;
+        axis
+    }
+
+    /// A log axis over `range` (drawable: [`log_range`]).
+    fn log(q: &Quantity, range: (f64, f64), bytes: bool) -> Axis {
+        let (ticks, light) = if bytes {
+            log_ticks_base2(range)
+        } else {
+            log_ticks_base10(range)
+        };
+        let byte_ticks = bytes && ticks.iter().all(|t| t.fract() == 0.0);
+        let (ticks, light, labels) = if ticks.len() >= 2 {
+            let labels = if byte_ticks {
+                Labels::Bytes
             } else {
-                log_ticks_base10(range)
+                Labels::Scaled(1.0)
             };
-            let byte_ticks = bytes && ticks.iter().all(|t| t.fract() == 0.0);
-            let (ticks, light, labels) = if ticks.len() >= 2 {
-                let labels = if byte_ticks {
-                    Labels::Bytes
-                } else {
-                    Labels::Scaled(1.0)
-                };
-                (ticks, light, labels)
-            } else {
-                // Less than a factor of two: linear ticks on the log axis.
-                let (t, l) = linear_ticks(range, 1.0);
-                (t, l, Labels::Scaled(1.0))
-            };
-            let unit = match labels {
-                Labels::Bytes => Some(byte_log_unit(&ticks)),
-                _ => None,
-            };
-            return Axis {
-                log,
-                range,
-                title: title(q, unit.as_deref()),
-                ticks,
-                light,
-                labels,
-            };
+            (ticks, light, labels)
+        } else {
+            // Less than a factor of two: linear ticks on the log axis.
+            let (t, l) = linear_ticks(range, 1.0);
+            (t, l, Labels::Scaled(1.0))
+        };
+        let unit = match labels {
+            Labels::Bytes => Some(byte_log_unit(&ticks)),
+            _ => None,
+        };
+        Axis {
+            log: true,
+            range,
+            title: title(q, unit.as_deref()),
+            ticks,
+            light,
+            note: None,
+            labels,
         }
-        let range = linear_range(&shown, from_zero);
+    }
+
+    /// A linear axis for `shown` (finite values).
+    fn linear(q: &Quantity, shown: &[f64], bytes: bool, from_zero: bool) -> Axis {
+        let range = linear_range(shown, from_zero);
         let div = if bytes {
             byte_unit(range.0.abs().max(range.1.abs())).1
         } else {
@@ -147,11 +178,12 @@ impl Axis {
         let (ticks, light) = linear_ticks(range, div);
         let unit = bytes.then(|| byte_linear_unit(div));
         Axis {
-            log,
+            log: false,
             range,
             title: title(q, unit.as_deref()),
             ticks,
             light,
+            note: None,
             labels: Labels::Scaled(div),
         }
     }
@@ -249,15 +281,33 @@ fn plain_number(v: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
-fn log_range(values: &[f64]) -> (f64, f64) {
-    match bounds(values) {
+/// Why values got a linear axis though a log one was asked for.
+fn linear_instead_of_log(values: &[f64]) -> String {
+    let span = bounds(values)
+        .map(|(lo, hi)| format!(" ({} to {})", number_text(lo), number_text(hi)))
+        .unwrap_or_default();
+    format!(
+        "drawn linear, not log: its values{span} have no log range a plot can show (positive \
+         numbers from {} up, at most {MAX_LOG_DECADES} decades apart)",
+        number_text(f64::MIN_POSITIVE)
+    )
+}
+
+/// The padded range of a log axis over `values` (positive), or `None` when it cannot be
+/// drawn: an end below the smallest normal number (subnormal or 0), infinite, or more than
+/// [`MAX_LOG_DECADES`] decades apart; such ends made the decade loops run from i32::MIN.
+fn log_range(values: &[f64]) -> Option<(f64, f64)> {
+    let range = match bounds(values) {
         None => (1.0, 10.0),
+        Some((lo, hi)) if !(lo >= f64::MIN_POSITIVE && hi.is_finite()) => return None,
+        Some((lo, hi)) if hi.log10() - lo.log10() > MAX_LOG_DECADES => return None,
         Some((lo, hi)) if lo == hi => (lo / 2.0, hi * 2.0),
         Some((lo, hi)) => {
             let pad = (hi / lo).powf(0.04).max(1.05);
             (lo / pad, hi * pad)
         }
-    }
+    };
+    (range.0 >= f64::MIN_POSITIVE && range.1.is_finite()).then_some(range)
 }
 
 fn linear_range(values: &[f64], from_zero: bool) -> (f64, f64) {
@@ -269,7 +319,8 @@ fn linear_range(values: &[f64], from_zero: bool) -> (f64, f64) {
     } else {
         (lo, hi)
     };
-    if hi <= lo {
+    // A zero or subnormal span (5e-324 beside 0) pads to nothing and has no tick step.
+    if !(hi - lo).is_normal() && (hi - lo).is_finite() {
         return (lo - 1.0, hi + 1.0);
     }
     let pad = (hi - lo) * 0.05;
@@ -349,17 +400,27 @@ fn linear_ticks(range: (f64, f64), div: f64) -> (Vec<f64>, Vec<f64>) {
         .find(|s| span / s <= MAX_TICKS as f64)
         .unwrap_or(10.0 * mag)
         * div;
-    let multiples = |step: f64| -> Vec<f64> {
-        let first = (range.0 / step).ceil() as i64;
-        let last = (range.1 / step).floor() as i64;
-        (first..=last).map(|i| i as f64 * step).collect()
-    };
-    let ticks = multiples(step);
-    let light = multiples(step / 5.0)
+    let ticks = multiples(range, step);
+    let light = multiples(range, step / 5.0)
         .into_iter()
         .filter(|v| !ticks.iter().any(|t| (t - v).abs() < step * 1e-6))
         .collect();
     (ticks, light)
+}
+
+/// The multiples of `step` within `range`; none when the step is degenerate (zero,
+/// subnormal, infinite, NaN) and would give more than [`MAX_LINEAR_POSITIONS`] of them: an
+/// axis without ticks rather than a loop over 2^63 positions.
+fn multiples(range: (f64, f64), step: f64) -> Vec<f64> {
+    let first = (range.0 / step).ceil();
+    let last = (range.1 / step).floor();
+    let count = last - first;
+    if !(count.is_finite() && count <= MAX_LINEAR_POSITIONS) {
+        return Vec::new();
+    }
+    (first as i64..=last as i64)
+        .map(|i| i as f64 * step)
+        .collect()
 }
 
 #[cfg(test)]
@@ -410,6 +471,39 @@ mod tests {
         let labels: Vec<String> = a.ticks.iter().map(|t| a.label(*t)).collect();
         assert_eq!(labels.first().map(String::as_str), Some("0"));
         assert!(labels.contains(&"40".to_string()), "{labels:?}");
+    }
+
+    /// Data a log axis cannot show (a subnormal beside 1; a ratio past f64's range) gets a
+    /// linear axis, with a note when log was asked for; these padded the log range to 0 or
+    /// infinity and the decade loops ran from i32::MIN to i32::MAX (abort or hang).
+    #[test]
+    fn data_without_a_log_range_gets_a_linear_axis_with_a_note() {
+        for values in [[5e-324, 1.0], [1e-310, 1.0], [1e-200, 1e200], [1e-5, 1e100]] {
+            for unit in ["", "bytes"] {
+                let asked = Axis::numeric(&q(unit), &values, Scale::Log, false);
+                assert!(!asked.log, "{values:?} {unit}: {asked:?}");
+                let note = asked.note.as_deref().unwrap_or_default();
+                assert!(note.contains("drawn linear, not log"), "{values:?}: {note}");
+                assert!(!asked.ticks.is_empty(), "{values:?}: {asked:?}");
+                let auto = Axis::numeric(&q(unit), &values, Scale::Auto, false);
+                assert!(!auto.log && auto.note.is_none(), "{values:?}: {auto:?}");
+            }
+        }
+        let wide = Axis::numeric(&q(""), &[1e-40, 1e50], Scale::Log, false);
+        assert!(wide.log && wide.note.is_none() && wide.ticks.len() <= MAX_TICKS);
+    }
+
+    /// A linear range of zero or subnormal width (0 and 5e-324 on a y axis from zero) had a
+    /// tick step of 0 and a loop over every i64.
+    #[test]
+    fn linear_axes_over_a_subnormal_span_end() {
+        for values in [[0.0, 5e-324], [5e-324, 5e-324], [1e-320, 2e-320]] {
+            let a = Axis::numeric(&q(""), &values, Scale::Linear, true);
+            assert!(a.ticks.len() <= 2 * MAX_TICKS, "{values:?}: {a:?}");
+        }
+        let (ticks, light) = linear_ticks((0.0, 5e-324), 1.0);
+        assert!(ticks.is_empty() && light.is_empty(), "{ticks:?}");
+        assert!(multiples((-1e308, 1e308), 0.0).is_empty());
     }
 
     #[test]

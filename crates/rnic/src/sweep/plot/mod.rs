@@ -220,6 +220,16 @@ impl PlotData {
         let y = Axis::numeric(&self.y, &self.values(|p| p.1), self.y_scale, true);
         (x, y)
     }
+
+    /// What the plot draws otherwise than asked: a log axis (`x_log`, `y_log`) drawn
+    /// linear because its data has no drawable log range ([`Axis::note`]).
+    pub fn axis_notes(&self) -> Vec<String> {
+        let (x, y) = self.axes();
+        [("x axis (x_log = true)", x), ("y axis (y_log = true)", y)]
+            .into_iter()
+            .filter_map(|(which, a)| a.note.map(|n| format!("the {which} is {n}")))
+            .collect()
+    }
 }
 
 /// A coordinate with the axis's own ticks (plotters' `WithKeyPoints` over a linear range
