@@ -283,3 +283,55 @@ fn the_slurm_array_script_runs_one_shard_per_task() {
     assert!(!outside.status.success());
     assert!(String::from_utf8_lossy(&outside.stderr).contains("sbatch --array"));
 }
+
+/// Writes both shards of `tiny.toml` into `dir` with `from` replaced by `to` in their JSON
+/// files, as someone editing them by hand would.
+fn edited_shards(d: &Path, dir: &str, from: &str, to: &str) {
+    std::fs::create_dir_all(d.join(dir)).expect("edited dir");
+    for i in 1..=2 {
+        let name = format!("tiny.shard-{i}-of-2.json");
+        let text = std::fs::read_to_string(d.join(format!("s{i}")).join(&name)).expect("shard");
+        assert!(text.contains(from), "{from} not in {name}");
+        std::fs::write(d.join(dir).join(&name), text.replace(from, to)).expect("edited shard");
+    }
+}
+
+/// Shard files edited consistently by hand: a grid larger than any sweep may have is refused
+/// naming the file and the field (the merge allocated a slot per claimed point and aborted
+/// asking for 24 TB), and edited axis keys are named as what differs (the message compared
+/// two equal descriptions, "sweep `tiny` of 7 points, but its shards say `tiny` of 7").
+#[test]
+fn merge_names_the_field_edited_in_the_shard_files() {
+    let d = scratch("edited");
+    ok(&["sweep", "tiny.toml", "--shard", "1/2", "--out", "s1"], &d);
+    ok(&["sweep", "tiny.toml", "--shard", "2/2", "--out", "s2"], &d);
+    edited_shards(
+        &d,
+        "huge",
+        "\"grid_points\": 7,",
+        "\"grid_points\": 1000000000000,",
+    );
+    edited_shards(
+        &d,
+        "axes",
+        "\"nic.qpc_cache_entries\",",
+        "\"nic.qpc_manager\",",
+    );
+    for (dir, says) in [
+        (
+            "huge",
+            "`shard.grid_points` is 1000000000000, but a sweep has at most 1000000",
+        ),
+        ("huge", "tiny.shard-1-of-2.json"),
+        (
+            "axes",
+            "the axes are [nic.qpc_cache_entries, perf.qp], axes/tiny.shard-1-of-2.json says \
+             [nic.qpc_manager, perf.qp] (`axes`)",
+        ),
+    ] {
+        let err = usage(&["sweep", "merge", dir, "--out", "merged"], &d);
+        assert!(err.contains(says), "{dir}: {err}");
+        assert!(!d.join("merged").exists(), "{dir}: a refused merge wrote");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -14,7 +14,7 @@ use super::run::{output_files, write_outputs, SweepOutcome, WALL_SECONDS};
 use super::shard::{self, Shard, ShardFile, FORMAT};
 use super::workload::WorkloadPoint;
 use super::PointResult;
-use super::{parse_sweep, Point, Sweep};
+use super::{parse_sweep, Point, Sweep, MAX_POINTS};
 use crate::report::PerfResult;
 use crate::{output, UsageError};
 use std::collections::BTreeMap;
@@ -109,6 +109,7 @@ fn read_shards(dirs: &[PathBuf]) -> anyhow::Result<(Vec<Found>, Vec<PathBuf>)> {
                     file.format
                 )));
             }
+            check_grid_size(&path, &file)?;
             if file.shard() != named {
                 return Err(usage(format!(
                     "{} holds {} but its name says {named}: was it renamed? Give each shard \
@@ -121,6 +122,22 @@ fn read_shards(dirs: &[PathBuf]) -> anyhow::Result<(Vec<Found>, Vec<PathBuf>)> {
         }
     }
     Ok((found, partials))
+}
+
+/// Refuses a shard whose `shard.grid_points` is more than any sweep may have
+/// ([`MAX_POINTS`]): the merge makes a slot per grid point, so an edited count would
+/// allocate without bound before any other check could refuse it.
+fn check_grid_size(path: &Path, file: &ShardFile) -> anyhow::Result<()> {
+    let points = file.shard.grid_points;
+    if points > MAX_POINTS {
+        return Err(usage(format!(
+            "{}: `shard.grid_points` is {points}, but a sweep has at most {MAX_POINTS} \
+             points, so no `rnic sweep --shard` wrote it: was the file edited? Run the shard \
+             again",
+            path.display()
+        )));
+    }
+    Ok(())
 }
 
 /// What identifies a sweep's shards: name, sweep file text, shards, grid size and hash.
@@ -405,7 +422,7 @@ impl<'a> ShardSet<'a> {
     /// The sweep itself, from the text the shards ran; refuses one that does not parse or
     /// does not match what the shards say of it.
     fn stored_sweep(&self) -> anyhow::Result<Sweep> {
-        let (first, name, total) = (self.first, self.name, self.total);
+        let first = self.first;
         let sweep = parse_sweep(&first.file.sweep.source, &first.file.sweep.file).map_err(|e| {
             usage(format!(
                 "the sweep file stored in {} ({}) does not parse with this rnic: {e}",
@@ -413,17 +430,46 @@ impl<'a> ShardSet<'a> {
                 first.file.sweep.file
             ))
         })?;
-        let axes: Vec<String> = sweep.axes.iter().map(|a| a.key.clone()).collect();
-        if sweep.name != name || sweep.point_count() != total || axes != first.file.axes {
+        let differences = self.stored_sweep_differences(&sweep);
+        if !differences.is_empty() {
             return Err(usage(format!(
-                "the sweep file stored in {} gives sweep `{}` of {} points, but its shards say \
-                 `{name}` of {total}: were the shard files edited?",
+                "the sweep file stored in {} does not match what its shards say of it: {}; \
+                 were the shard files edited?",
                 first.path.display(),
-                sweep.name,
-                sweep.point_count()
+                differences.join("; ")
             )));
         }
         Ok(sweep)
+    }
+
+    /// What the sweep parsed from the stored text gives otherwise than the shard files say
+    /// (name, grid size, each file's axis keys), each as "A, the shards say B", so a
+    /// refusal names the field that was edited rather than two equal descriptions.
+    fn stored_sweep_differences(&self, sweep: &Sweep) -> Vec<String> {
+        let mut differences = Vec::new();
+        if sweep.name != self.name {
+            differences.push(format!(
+                "the name is `{}`, the shards say `{}`",
+                sweep.name, self.name
+            ));
+        }
+        if sweep.point_count() != self.total {
+            differences.push(format!(
+                "the grid has {} points, the shards say {} (`shard.grid_points`)",
+                sweep.point_count(),
+                self.total
+            ));
+        }
+        let axes: Vec<String> = sweep.axes.iter().map(|a| a.key.clone()).collect();
+        if let Some(f) = self.found.iter().find(|f| f.file.axes != axes) {
+            differences.push(format!(
+                "the axes are [{}], {} says [{}] (`axes`)",
+                axes.join(", "),
+                f.path.display(),
+                f.file.axes.join(", ")
+            ));
+        }
+        differences
     }
 }
 
