@@ -255,7 +255,12 @@ fn parse_axis(i: usize, v: &Value, workload: Option<&toml::Table>) -> Result<Axi
         let mut probe = v.clone();
         match &target {
             AxisTarget::Profile => {
-                let name = v.as_str().unwrap_or_default();
+                let name = v.as_str().ok_or_else(|| ConfigError::WrongType {
+                    path: format!("{section}.values[{j}]"),
+                    value: short_value(v),
+                    expected: "a profile name, a string such as \"baseline\"".into(),
+                    hint: format!(" (axis[{i}] sweeps `profile`)"),
+                })?;
                 crate::config::profile(name).map_err(|e| axis_error(i, &key, e))?;
             }
             AxisTarget::Perf(_) => {
@@ -440,7 +445,8 @@ fn check_axes_distinct_and_free(
                 .set
                 .iter()
                 .any(|o| o.key == *path)
-                .then(|| format!("`{path}` in [set]")),
+                .then(|| format!("`{path}` in [set]"))
+                .or_else(|| file_seed(path, base)),
             AxisTarget::Workload(key) => workload
                 .is_some_and(|w| w.contains_key(key.as_str()))
                 .then(|| format!("`workload.{key}` in [workload]")),
@@ -455,6 +461,18 @@ fn check_axes_distinct_and_free(
     }
     Ok(())
 }
+
+/// The file's `seed` key, when `path` is the field it sets (`sim.seed`): an axis over it
+/// would replace the seed at every point (it was refused as set twice "by --seed and by
+/// --set", naming neither the key nor the axis).
+fn file_seed(path: &str, base: &Base) -> Option<String> {
+    base.seed
+        .filter(|_| path == SEED_FIELD)
+        .map(|s| format!("`seed = {s}`"))
+}
+
+/// The config field that a file's `seed` key and `--seed` set.
+const SEED_FIELD: &str = "sim.seed";
 
 /// The plots' x axis (`x`, the first axis by default) and series axis (`series`, none by
 /// default), as axis indices; each must name an axis, and not the same one.
@@ -731,8 +749,28 @@ impl Sweep {
         Ok((config, Job::Perf(spec), inputs.profile))
     }
 
+    /// Refuses a command-line flag that sets what an axis varies (`--profile` beside a
+    /// `profile` axis, `--set FIELD=...` or `--seed` beside an axis over that field): every
+    /// point would take the axis value and drop the flag's, as the same clash in the file is
+    /// refused ([`check_axes_distinct_and_free`]). `--set` and `--profile` were ignored in
+    /// silence, `--seed` refused as set twice "by --set".
+    pub fn check_overrides(&self, cli: &CliOverrides) -> Result<(), ConfigError> {
+        for (i, axis) in self.axes.iter().enumerate() {
+            if let Some(flag) = flag_setting(&axis.target, cli) {
+                return Err(ConfigError::Inconsistent(format!(
+                    "{flag} sets `{}`, which axis[{i}] of the sweep file sweeps; every point \
+                     would take the axis value and ignore the flag: remove the flag, or the \
+                     axis",
+                    axis.key
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// Resolves every point (config and spec), so a bad combination fails before any run.
     pub fn resolve_points(&self, cli: &CliOverrides) -> anyhow::Result<Vec<ResolvedPoint>> {
+        self.check_overrides(cli)?;
         let points = self.points();
         let total = points.len();
         let mut out = Vec::with_capacity(total);
@@ -752,6 +790,24 @@ impl Sweep {
             });
         }
         Ok(out)
+    }
+}
+
+/// The command-line flag, as given, that sets what `target` varies, if any.
+fn flag_setting(target: &AxisTarget, cli: &CliOverrides) -> Option<String> {
+    match target {
+        AxisTarget::Profile => cli.profile.as_ref().map(|p| format!("--profile {p}")),
+        AxisTarget::Config(path) => cli
+            .set
+            .iter()
+            .find(|o| o.key == *path)
+            .map(|o| format!("--set {path}={}", o.value))
+            .or_else(|| {
+                cli.seed
+                    .filter(|_| path == SEED_FIELD)
+                    .map(|s| format!("--seed {s}"))
+            }),
+        AxisTarget::Perf(_) | AxisTarget::Workload(_) => None,
     }
 }
 

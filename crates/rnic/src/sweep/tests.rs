@@ -202,13 +202,15 @@ fn cli_overrides_apply_to_every_point_before_axes() {
     let sw = parse_sweep(TINY, "tiny.toml").unwrap();
     let cli = CliOverrides {
         seed: Some(9),
-        set: vec![crate::config::parse_set("nic.qpc_cache_entries=7").unwrap()],
+        set: vec![crate::config::parse_set("net.clients=3").unwrap()],
         ..Default::default()
     };
     let pts = sw.resolve_points(&cli).unwrap();
     assert!(pts.iter().all(|p| p.config.sim.seed == 9));
-    assert_eq!(pts[0].config.nic.qpc_cache_entries, 100); // the axis wins
-    assert_eq!(pts[0].perf_spec().unwrap().clients, 2);
+    assert_eq!(pts[0].config.nic.qpc_cache_entries, 100);
+    // --set wins over the file's [set]; a flag on an axis field is refused (see
+    // flags_that_set_an_axis_field_are_refused_naming_flag_field_and_axis).
+    assert_eq!(pts[0].perf_spec().unwrap().clients, 3);
     assert_eq!(pts[2].perf_spec().unwrap().qps, 1000);
 }
 
@@ -711,4 +713,87 @@ fn huge_axes_are_refused_at_once_and_duplicates_found_in_linear_time() {
     .unwrap_err()
     .to_string();
     assert!(e.contains("twice"), "{e}");
+}
+
+/// A sweep of write-lat points over one axis `key` with `values`, and `head` above it.
+fn one_axis(head: &str, key: &str, values: &str) -> String {
+    format!(
+        "{head}\n[perf]\ntest = \"write-lat\"\nsize = 2\niters = 10\n[[axis]]\nkey = \
+         \"{key}\"\nvalues = {values}\n"
+    )
+}
+
+/// `--set`, `--profile` and `--seed` that set what an axis sweeps are refused alike, naming
+/// the flag, the field and the axis: `--set` and `--profile` were ignored in silence (the
+/// axis value won), `--seed` refused as "set twice ... by --set".
+#[test]
+fn flags_that_set_an_axis_field_are_refused_naming_flag_field_and_axis() {
+    let cases = [
+        (
+            ("net.clients", "[1, 2]"),
+            CliOverrides {
+                set: vec![Override::new("net.clients", 3)],
+                ..Default::default()
+            },
+            "--set net.clients=3 sets `net.clients`, which axis[0]",
+        ),
+        (
+            ("profile", "[\"baseline\", \"csrna\"]"),
+            CliOverrides {
+                profile: Some("ornic".into()),
+                ..Default::default()
+            },
+            "--profile ornic sets `profile`, which axis[0]",
+        ),
+        (
+            ("sim.seed", "[1, 2]"),
+            CliOverrides {
+                seed: Some(4),
+                ..Default::default()
+            },
+            "--seed 4 sets `sim.seed`, which axis[0]",
+        ),
+    ];
+    for ((key, values), cli, says) in cases {
+        let sw = parse_sweep(&one_axis("", key, values), "s.toml").unwrap();
+        let e = format!("{:#}", sw.resolve_points(&cli).unwrap_err());
+        assert!(
+            e.contains(says) && e.contains("remove the flag"),
+            "{key}: {e}"
+        );
+    }
+    // A flag on another field still applies.
+    let sw = parse_sweep(&one_axis("", "net.clients", "[1, 2]"), "s.toml").unwrap();
+    let cli = CliOverrides {
+        seed: Some(4),
+        set: vec![Override::new("nic.qpc_cache_entries", 300)],
+        profile: Some("baseline".into()),
+    };
+    assert_eq!(sw.resolve_points(&cli).unwrap().len(), 2);
+}
+
+/// The file's `seed` beside a `sim.seed` axis is named as what it is (the message said "to 3
+/// by --seed and to 1 by --set", though neither flag was given).
+#[test]
+fn the_file_seed_beside_a_seed_axis_is_named() {
+    let e = parse_sweep(&one_axis("seed = 3", "sim.seed", "[1, 2]"), "s.toml").unwrap_err();
+    let e = e.to_string();
+    assert!(
+        e.contains("axis[0] sweeps `sim.seed`, which the file also sets (`seed = 3`)"),
+        "{e}"
+    );
+    assert!(!e.contains("--seed") && !e.contains("--set"), "{e}");
+}
+
+/// A number on a `profile` axis is refused as a value that must be a string, naming the
+/// axis and the value (it read as the empty name: "unknown profile ``").
+#[test]
+fn a_profile_axis_value_must_be_a_string() {
+    let e = parse_sweep(&one_axis("", "profile", "[1, 2]"), "s.toml").unwrap_err();
+    let e = e.to_string();
+    assert!(
+        e.contains("`axis[0].values[0]` = 1: expected a profile name, a string"),
+        "{e}"
+    );
+    assert!(!e.contains("unknown profile"), "{e}");
 }
