@@ -537,6 +537,22 @@ pub fn fixed_metric_names() -> Vec<String> {
         .collect()
 }
 
+/// The caches every model run reports hits and misses of (`caches.<name>.hits`): the
+/// server's QPC, MPT and MTT caches and the clients' QPC caches summed.
+pub const CACHE_NAMES: [&str; 4] = ["qpc", "mpt", "mtt", "clients.qpc"];
+
+/// The `caches.<name>.hits|misses` and `onchip_bytes.<name>` metric names any run can have
+/// ([`CACHE_NAMES`], [`crate::nic::onchip::ONCHIP_STRUCTURES`]).
+pub fn map_metric_names() -> Vec<String> {
+    let caches = CACHE_NAMES
+        .iter()
+        .flat_map(|c| [format!("caches.{c}.hits"), format!("caches.{c}.misses")]);
+    let onchip = crate::nic::onchip::ONCHIP_STRUCTURES
+        .iter()
+        .map(|s| format!("onchip_bytes.{s}"));
+    caches.chain(onchip).collect()
+}
+
 /// Metric names that only `-D` runs have.
 pub const WINDOW_METRIC_NAMES: [&str; 2] = ["window_open_us", "window_settled"];
 
@@ -561,12 +577,7 @@ pub fn is_metric_name(name: &str) -> bool {
                 .iter()
                 .any(|(n, _)| *n == k)
         })
-        || name
-            .strip_prefix("caches.")
-            .is_some_and(|r| r.ends_with(".hits") || r.ends_with(".misses"))
-        || name
-            .strip_prefix("onchip_bytes.")
-            .is_some_and(|r| !r.is_empty())
+        || map_metric_names().iter().any(|n| n == name)
 }
 
 impl PerfResult {

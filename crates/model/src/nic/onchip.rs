@@ -22,6 +22,33 @@ use std::collections::BTreeMap;
 use super::Nic;
 use crate::params::ModelParams;
 
+/// Every structure name [`Nic::onchip`] can report, whatever the configuration (which ones a
+/// run reports depends on its manager and mechanisms). `onchip_bytes.<name>` metrics are
+/// checked against it before a sweep runs, so a misspelt name is refused as bad input
+/// rather than found missing from every result afterwards.
+pub const ONCHIP_STRUCTURES: &[&str] = &[
+    "qpc_cache",
+    "qpc_request_fifo",
+    "qpc_waiting_fifos",
+    "qpc_requester_index_fifos",
+    "qpc_pending_fifo",
+    "qpc_pending_record_table",
+    "qpc_waiting_srams",
+    "mpt_cache",
+    "mtt_cache",
+    "sched_ring",
+    "sq_address_table",
+    "wqe_buffer",
+    "tx_backlog",
+    "tx_payload_buffer",
+    "cq_contexts",
+    "wqe_cache",
+    "prefetch_queue",
+    "iso_bs_wqe_fifos",
+    "iso_slicing_station",
+    "iso_wrr_weights",
+];
+
 impl Nic {
     /// Bytes of each on-chip structure.
     pub fn onchip(&self, p: &ModelParams) -> BTreeMap<String, u64> {
@@ -62,6 +89,11 @@ impl Nic {
         for (k, v) in self.iso.onchip(p.nic.wqe_bytes) {
             m.insert(k.to_string(), v);
         }
+        debug_assert!(
+            m.keys().all(|k| ONCHIP_STRUCTURES.contains(&k.as_str())),
+            "a structure missing from ONCHIP_STRUCTURES: {:?}",
+            m.keys().collect::<Vec<_>>()
+        );
         m
     }
 }

@@ -254,12 +254,18 @@ fn cache_counts(server: &Registry, clients_sum: &Registry) -> BTreeMap<String, R
         hits: r.get(&format!("nic.{name}.hits")).unwrap_or(0),
         misses: r.get(&format!("nic.{name}.misses")).unwrap_or(0),
     };
-    let mut caches = BTreeMap::new();
-    caches.insert("qpc".to_string(), cache(server, "qpc.cache"));
-    caches.insert("mpt".to_string(), cache(server, "translation.mpt"));
-    caches.insert("mtt".to_string(), cache(server, "translation.mtt"));
-    caches.insert("clients.qpc".to_string(), cache(clients_sum, "qpc.cache"));
-    caches
+    // In the order of CACHE_NAMES, which metric names are checked against.
+    let sources = [
+        (server, "qpc.cache"),
+        (server, "translation.mpt"),
+        (server, "translation.mtt"),
+        (clients_sum, "qpc.cache"),
+    ];
+    crate::result::CACHE_NAMES
+        .iter()
+        .zip(sources)
+        .map(|(name, (registry, counters))| (name.to_string(), cache(registry, counters)))
+        .collect()
 }
 
 /// The registry of the whole run: the server's counters, the clients' summed, the

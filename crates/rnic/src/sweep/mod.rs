@@ -553,15 +553,21 @@ fn parse_metrics(t: &toml::Table, workload: bool) -> Result<Vec<String>, ConfigE
     for (i, m) in metrics.iter().enumerate() {
         if !is_metric_name(m) {
             let names = crate::report::fixed_metric_names();
-            let refs: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+            let mut candidates = names.clone();
+            candidates.extend(crate::report::map_metric_names());
+            let refs: Vec<&str> = candidates.iter().map(|s| s.as_str()).collect();
             let hint = closest(m, &refs)
                 .map(|c| format!("did you mean `{c}`? "))
                 .unwrap_or_default();
             return Err(ConfigError::Inconsistent(format!(
                 "`metrics[{i}]` = \"{m}\" is not a result metric; {hint}metrics: {}, \
-                 caches.<name>.hits, caches.<name>.misses, onchip_bytes.<name>, -D runs' \
-                 window_open_us and window_settled, UC/UD runs' unreliable.<count> ({})",
+                 caches.<name>.hits and caches.<name>.misses of the caches {}, \
+                 onchip_bytes.<name> of the on-chip structures {} (each present when the \
+                 configuration has it), -D runs' window_open_us and window_settled, UC/UD \
+                 runs' unreliable.<count> ({})",
                 names.join(", "),
+                crate::report::CACHE_NAMES.join(", "),
+                rnic_model::nic::onchip::ONCHIP_STRUCTURES.join(", "),
                 rnic_model::result::UnreliableResult::default()
                     .counts()
                     .map(|(n, _)| n)

@@ -482,9 +482,10 @@ pub(super) fn write_outputs(
                 notes.push(format!("no plot of `{metric}`: {why}"));
                 continue;
             }
-            anyhow::bail!(
-                "metric `{metric}` is missing from every result (or not finite); nothing to plot"
-            );
+            if let Some(why) = absent_metric(&results, metric, &json_path) {
+                anyhow::bail!(crate::UsageError(why));
+            }
+            anyhow::bail!("metric `{metric}` is not finite in any result; nothing to plot");
         }
         let stem = format!("{}-{}", sweep.name, plot::file_safe(metric));
         let png = dir.join(format!("{stem}.png"));
@@ -502,6 +503,35 @@ pub(super) fn write_outputs(
     let mut outcome = outcome(sweep, results, csv_path, json_path, plots);
     outcome.notes = notes;
     Ok(outcome)
+}
+
+/// Why `metric`, a name some configuration reports (checked with the file), is in none of
+/// the results that ended ok: this sweep's configurations do not have it (an on-chip
+/// structure of a mechanism that is off), so the file asks for what its points cannot give,
+/// bad input rather than data that failed to verify. Lists the names of its kind the
+/// results do have. `None` when some result has it.
+fn absent_metric(results: &[(Point, PointResult)], metric: &str, json: &Path) -> Option<String> {
+    let ok = || results.iter().filter(|(_, r)| r.status() == RunStatus::Ok);
+    if ok().any(|(_, r)| r.metric(metric).is_some()) {
+        return None;
+    }
+    let kind = metric.split('.').next().unwrap_or(metric);
+    let mut present: Vec<String> = ok()
+        .flat_map(|(_, r)| r.metrics().into_iter().map(|(n, _)| n))
+        .filter(|n| n.split('.').next() == Some(kind))
+        .collect();
+    present.sort();
+    present.dedup();
+    let have = if present.is_empty() {
+        format!("no `{kind}` metric")
+    } else {
+        present.join(", ")
+    };
+    Some(format!(
+        "`metrics` names `{metric}`, which no point of this sweep reports (its configuration \
+         has no such part); its points report {have} (every point's metrics are in {})",
+        json.display()
+    ))
 }
 
 /// Why the points that ended ok give `metric` no point a log y axis can show (`None`:

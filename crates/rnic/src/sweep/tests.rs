@@ -797,3 +797,55 @@ fn a_profile_axis_value_must_be_a_string() {
     );
     assert!(!e.contains("unknown profile"), "{e}");
 }
+
+/// A misspelt cache or on-chip structure name is refused with the file, before any point
+/// runs, listing the names there are (any `caches.X.misses` or `onchip_bytes.X` passed, and
+/// the sweep ran every point to end with exit 1 "missing from every result").
+#[test]
+fn unknown_cache_and_structure_metrics_are_refused_with_the_file() {
+    for (metric, says) in [
+        (
+            "caches.nonexistent.misses",
+            "the caches qpc, mpt, mtt, clients.qpc",
+        ),
+        (
+            "onchip_bytes.qpc_cach",
+            "did you mean `onchip_bytes.qpc_cache`?",
+        ),
+        ("onchip_bytes.nothing", "sq_address_table"),
+    ] {
+        let head = format!("metrics = [\"{metric}\"]");
+        let e = parse_sweep(&one_axis(&head, "net.clients", "[1, 2]"), "m.toml").unwrap_err();
+        let e = e.to_string();
+        assert!(e.contains(&format!("`metrics[0]` = \"{metric}\"")), "{e}");
+        assert!(e.contains(says), "{metric}: {e}");
+    }
+    let head = "metrics = [\"caches.clients.qpc.hits\", \"onchip_bytes.sq_address_table\"]";
+    assert!(parse_sweep(&one_axis(head, "net.clients", "[1, 2]"), "m.toml").is_ok());
+}
+
+/// A structure some configurations have but none of this sweep's points (the fake runner
+/// reports only the QPC cache) is bad input, exit 2 naming the metric and what the points
+/// do report, not exit 1 as data that did not verify.
+#[test]
+fn a_metric_no_point_reports_is_a_usage_error_naming_it() {
+    let head = "metrics = [\"onchip_bytes.sq_address_table\"]";
+    let sw = parse_sweep(&one_axis(head, "net.clients", "[1, 2]"), "m.toml").unwrap();
+    let dir = tmp("absent-metric");
+    let e = run_sweep(
+        &sw,
+        &CliOverrides::default(),
+        &FakeRunner::default(),
+        &opts(&dir, 1),
+        &mut std::io::sink(),
+    )
+    .unwrap_err();
+    assert!(e.downcast_ref::<crate::UsageError>().is_some(), "{e:#}");
+    let e = format!("{e:#}");
+    assert!(
+        e.contains("`onchip_bytes.sq_address_table`, which no point of this sweep reports")
+            && e.contains("its points report onchip_bytes.qpc_cache"),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
