@@ -191,6 +191,10 @@ pub fn check_run_on(
     let p = ModelParams::from_config(cfg);
     crate::workload::check_ud_duplicates(cfg).map_err(UsageError)?;
     crate::workload::check_reliability_transport(cfg).map_err(UsageError)?;
+    let who = format!("flow \"{}\"", spec.test.name());
+    if let Some(why) = crate::workload::reliability_refuses(cfg.qp.reliability, spec.test, &who) {
+        return Err(UsageError(why));
+    }
     let inline = u64::from(cfg.host.inline_bytes);
     if inline > 0 && u64::from(cfg.nic.wqe_bytes) < 64 + inline {
         return Err(UsageError(format!(
@@ -952,6 +956,26 @@ mod tests {
         // Without the window (the default, half the PSN space) 10 ms is long enough.
         cfg.qp.window_psns = Config::default().qp.window_psns;
         assert!(short_window(&cfg, &spec, 1 << 20).is_none());
+    }
+
+    /// ORNIC runs WRITE and READ bandwidth tests only: the refusal is part of the checks
+    /// made before any run, so a sweep refuses the point up front (a `profile` axis over
+    /// `ornic` with `write-lat` ran, then reported the point as a model error, exit 1).
+    #[test]
+    fn an_out_of_order_mode_is_refused_for_a_latency_test_before_the_run() {
+        use crate::workload::PerfTest;
+        let mut cfg = Config::default();
+        cfg.qp.reliability = crate::config::Reliability::Ornic;
+        let iters = |test| PerfSpec {
+            sizes: vec![2],
+            iters: 5,
+            ..PerfSpec::perftest(test)
+        };
+        let e = check_run(&cfg, &iters(PerfTest::WriteLat))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("cannot run write-lat"), "{e}");
+        assert!(check_run(&cfg, &iters(PerfTest::WriteBw)).is_ok());
     }
 
     /// The refusal counts in words: one QP with a one-packet window over 1000 km reads

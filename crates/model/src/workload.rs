@@ -424,6 +424,31 @@ pub fn check_reliability_transport(cfg: &crate::config::Config) -> Result<(), St
     ))
 }
 
+/// An out-of-order reliability mode (ORNIC's, MP-RDMA's) runs WRITE and READ bandwidth
+/// tests only: the refusal for `test` under `reliability`, naming `who` (the flow), or
+/// `None` when it runs. A request the model cannot run is bad input (exit 2), checked
+/// before any run (every point of a sweep), not a model failure after it.
+pub fn reliability_refuses(
+    reliability: crate::config::Reliability,
+    test: PerfTest,
+    who: &str,
+) -> Option<String> {
+    use crate::config::Reliability;
+    let scheme = match reliability {
+        Reliability::Gbn => return None,
+        Reliability::Ornic => "ornic",
+        Reliability::MpRdma => "mp_rdma",
+    };
+    if matches!(test, PerfTest::WriteBw | PerfTest::ReadBw) {
+        return None;
+    }
+    Some(format!(
+        "qp.reliability = \"{scheme}\" sends out-of-order WRITE and READ WQEs only, so {who} \
+         cannot run {test}: use write-bw or read-bw, or set qp.reliability = \"gbn\" (--set \
+         qp.reliability=gbn)"
+    ))
+}
+
 /// The rules of `--procs n` (csRNA's latency test): a latency test other than send-lat
 /// (the server initiates), a core per process, a QP per process. Checked when options are
 /// resolved and again by the model for specs built directly.

@@ -348,26 +348,11 @@ pub(super) fn cq_ring_entries(spec: &FlowsSpec, plans: &[FlowPlan], i: usize) ->
 /// Refuses an out-of-order reliability mode for a test other than WRITE or READ bandwidth
 /// (a request the model cannot run: bad input, exit 2, not a model failure).
 pub(super) fn check_reliability(f: &FlowSpec, prof: &QpProfile) -> anyhow::Result<()> {
-    if prof.reliability != crate::config::Reliability::Gbn
-        && !matches!(
-            f.test,
-            crate::workload::PerfTest::WriteBw | crate::workload::PerfTest::ReadBw
-        )
-    {
-        anyhow::bail!(crate::error::UsageError(format!(
-            "qp.reliability = \"{}\" sends out-of-order WRITE and READ WQEs only, so \
-             flow \"{}\" cannot run {}: use write-bw or read-bw, or set \
-             qp.reliability = \"gbn\" (--set qp.reliability=gbn)",
-            if prof.reliability == crate::config::Reliability::Ornic {
-                "ornic"
-            } else {
-                "mp_rdma"
-            },
-            f.name,
-            f.test.name()
-        )));
+    let who = format!("flow \"{}\"", f.name);
+    match crate::workload::reliability_refuses(prof.reliability, f.test, &who) {
+        Some(why) => Err(crate::error::UsageError(why).into()),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// The core of the flow's `local`-th QP on `node`: round robin over the flow's cores; with
