@@ -67,6 +67,36 @@ pub fn check_distinct(outputs: &[(&str, Option<&Path>)]) -> Result<(), crate::Us
     Ok(())
 }
 
+/// Refuses an output that would land on one of the command's input files (`rnic pcap check
+/// x.pcap --json x.pcap`, `rnic run s.toml --json s.toml`): the write would replace the
+/// input (perhaps a capture nobody can take again) with the report. `outputs` pairs each
+/// flag with its path, as for [`check_distinct`]; `inputs` pairs what each input is (e.g.
+/// "the scenario file") with its path. Called before anything is run or written.
+pub fn check_not_inputs(
+    outputs: &[(&str, Option<&Path>)],
+    inputs: &[(String, PathBuf)],
+) -> Result<(), crate::UsageError> {
+    let inputs: Vec<(&str, &Path, Destination)> = inputs
+        .iter()
+        .map(|(what, p)| (what.as_str(), p.as_path(), Destination::of(p)))
+        .collect();
+    for (flag, path) in outputs {
+        let Some(path) = path.filter(|p| *p != Path::new("-")) else {
+            continue;
+        };
+        let dest = Destination::of(path);
+        if let Some((what, input, _)) = inputs.iter().find(|(_, _, d)| d.is_same_as(&dest)) {
+            return Err(crate::UsageError(format!(
+                "{flag} {} is {what} {}: writing it would replace the input; name another \
+                 file for the output",
+                path.display(),
+                input.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Where an output's bytes land: the path as the operating system resolves it when the
 /// file is written, so two spellings of one file compare equal. Made absolute, its longest
 /// existing ancestor is canonicalised (symlinks and `..` resolved as the system resolves

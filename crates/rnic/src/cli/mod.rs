@@ -197,6 +197,7 @@ fn cmd_perf(
         c.sim.json.as_deref(),
         &inputs,
         false,
+        Vec::new(),
     )?;
     if let Some(path) = &out_json {
         output::check_file("--out_json_file", path)?;
@@ -737,6 +738,19 @@ fn cmd_run(
         .with_context(|| format!("in scenario file {origin}"))?;
     inputs.pcap = c.pcap.clone().or(scenario.pcap.clone());
     let json_path: Option<PathBuf> = c.sim.json.clone().or(scenario.json.clone());
+    check_outputs_distinct(
+        &[
+            (
+                "the JSON output (--json or [output] json)",
+                json_path.as_deref(),
+            ),
+            ("the pcap (--pcap or [output] pcap)", inputs.pcap.as_deref()),
+        ],
+        json_path.as_deref(),
+        &inputs,
+        scenario.flows.is_some() && scenario.workload.is_some(),
+        scenario_files(&c.scenario, &scenario),
+    )?;
     // A scenario's [output] paths come with its layout (`out/x.json`): their directories are
     // made; a path given by flag must name an existing directory (as tcpdump -w).
     for (flag, from_file, what) in [
@@ -749,18 +763,6 @@ fn cmd_run(
             }
         }
     }
-    check_outputs_distinct(
-        &[
-            (
-                "the JSON output (--json or [output] json)",
-                json_path.as_deref(),
-            ),
-            ("the pcap (--pcap or [output] pcap)", inputs.pcap.as_deref()),
-        ],
-        json_path.as_deref(),
-        &inputs,
-        scenario.flows.is_some() && scenario.workload.is_some(),
-    )?;
     writeln!(err, "rnic: scenario {}", scenario.name)?;
     if let Some(flows) = &scenario.flows {
         return run_flows_and_report(
@@ -790,18 +792,35 @@ fn cmd_run(
     .with_context(|| format!("scenario {origin}"))
 }
 
+/// The files a scenario run reads besides its config's: the scenario file and a
+/// `[workload]`'s flow-size distribution.
+fn scenario_files(path: &Path, scenario: &crate::scenario::Scenario) -> Vec<(String, PathBuf)> {
+    let mut files = vec![("the scenario file".to_string(), path.to_path_buf())];
+    if let Some(w) = &scenario.workload {
+        files.push((
+            "the workload's CDF file (workload.cdf)".into(),
+            w.cdf.clone(),
+        ));
+    }
+    files
+}
+
 /// Refuses two of a command's outputs naming one file: those it names (`named`, flag and
 /// path) and the side files written beside the JSON file `json` (the traces; with
 /// `workload`, a workload's CSVs and figure), which would otherwise replace another output
-/// in silence. A config that does not resolve has no side files here: the run refuses it.
+/// in silence. Refuses too any of them landing on an input: `files` (the scenario file, a
+/// workload's CDF) or the topology file the config names. A config that does not resolve
+/// has no side files or topology here: the run refuses it.
 fn check_outputs_distinct(
     named: &[(&str, Option<&Path>)],
     json: Option<&Path>,
     inputs: &RunInputs,
     workload: bool,
+    mut files: Vec<(String, PathBuf)>,
 ) -> Result<(), crate::UsageError> {
-    let side = match (json.filter(|p| *p != Path::new("-")), inputs.config()) {
-        (Some(json), Ok(cfg)) => crate::report::side_files::labelled(json, &cfg, workload),
+    let cfg = inputs.config().ok();
+    let side = match (json.filter(|p| *p != Path::new("-")), &cfg) {
+        (Some(json), Some(cfg)) => crate::report::side_files::labelled(json, cfg, workload),
         _ => Vec::new(),
     };
     let mut all = named.to_vec();
@@ -809,7 +828,21 @@ fn check_outputs_distinct(
         side.iter()
             .map(|(what, p)| (what.as_str(), Some(p.as_path()))),
     );
-    output::check_distinct(&all)
+    output::check_distinct(&all)?;
+    files.extend(cfg.as_ref().and_then(topology_file));
+    output::check_not_inputs(&all, &files)
+}
+
+/// The topology file `net.topology` names, if it names one rather than a built-in wiring
+/// (a file's name ends in .toml; no built-in's does): an input the outputs must spare.
+fn topology_file(cfg: &Config) -> Option<(String, PathBuf)> {
+    let t = &cfg.net.topology;
+    t.ends_with(".toml").then(|| {
+        (
+            "the topology file (net.topology)".to_string(),
+            PathBuf::from(t),
+        )
+    })
 }
 
 /// What a run of flows shows on the terminal.
@@ -960,6 +993,7 @@ fn cmd_sweep(
             )));
         }
     }
+    check_sweep_spares_inputs(&c, &path, &sw, &cli)?;
     let plan = sweep::Plan::new(&sw, &cli, runner, &opts)?;
     if let Some(path) = c.json.as_deref().filter(|_| !json_to_stdout) {
         output::check_file("sweep JSON output", path)?;
@@ -1008,6 +1042,50 @@ fn cmd_sweep(
         Some(f) => Err(f.into()),
         None => Ok(()),
     }
+}
+
+/// Refuses a sweep output (`--json`, or one of the files it writes in `--out`) that lands
+/// on a file the sweep reads: the sweep file, the base config's topology file, a
+/// `[workload]`'s CDF, or a topology or CDF file an axis names.
+fn check_sweep_spares_inputs(
+    c: &SweepCmd,
+    path: &Path,
+    sw: &sweep::Sweep,
+    cli: &CliOverrides,
+) -> anyhow::Result<()> {
+    let mut files = vec![("the sweep file".to_string(), path.to_path_buf())];
+    let base = sw.base.inputs(cli).ok().and_then(|i| i.config().ok());
+    files.extend(base.as_ref().and_then(topology_file));
+    let cdf = |v: &toml::Value| {
+        let s = v.as_str()?;
+        Some((
+            "a workload's CDF file (workload.cdf)".to_string(),
+            PathBuf::from(s),
+        ))
+    };
+    files.extend(
+        sw.workload
+            .as_ref()
+            .and_then(|w| w.get("cdf"))
+            .and_then(cdf),
+    );
+    for axis in &sw.axes {
+        for v in axis.values.iter().filter_map(|v| v.as_str()) {
+            match &axis.target {
+                sweep::AxisTarget::Config(k) if k == "net.topology" && v.ends_with(".toml") => {
+                    files.push(("a topology file (axis net.topology)".into(), v.into()))
+                }
+                sweep::AxisTarget::Workload(k) if k == "cdf" => {
+                    files.push(("a workload's CDF file (axis workload.cdf)".into(), v.into()))
+                }
+                _ => {}
+            }
+        }
+    }
+    let written = sweep::output_files(sw, &c.out, c.shard);
+    let mut outputs = vec![("--json", c.json.as_deref())];
+    outputs.extend(written.iter().map(|f| ("--out", Some(f.as_path()))));
+    Ok(output::check_not_inputs(&outputs, &files)?)
 }
 
 /// `rnic sweep merge`: the shards' files checked and merged; the table and summary as for a

@@ -19,6 +19,10 @@ pub(super) fn check(
     _err: &mut dyn Write,
 ) -> anyhow::Result<()> {
     let json_to_stdout = c.json.as_deref() == Some(Path::new("-"));
+    output::check_not_inputs(
+        &[("--json", c.json.as_deref())],
+        &[("the capture to check".into(), c.file.clone())],
+    )?;
     if let Some(path) = c.json.as_deref().filter(|_| !json_to_stdout) {
         output::check_file("JSON output", path)?;
     }

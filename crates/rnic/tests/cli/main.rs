@@ -20,6 +20,7 @@ mod isolation_order;
 mod live_udp_bench;
 mod no_outside_references;
 mod ornic_wire;
+mod outputs_spare_inputs;
 mod pcap_check;
 mod pcap_order;
 mod perftest_flags;
