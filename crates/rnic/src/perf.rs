@@ -5,7 +5,7 @@
 pub use rnic_model::workload::*;
 
 use crate::config::schema::{check_tree, FieldDoc, HintStyle, Kind, PMTUS};
-use crate::config::{Config, ConfigError, Override};
+use crate::config::{same_value, Config, ConfigError, Override};
 use crate::model::Progress;
 use crate::report::PerfResult;
 use serde::{Deserialize, Serialize};
@@ -621,23 +621,16 @@ impl RunInputs {
     }
 }
 
-/// Whether two values of one field are equal, numbers by value (`--set
-/// sim.duration_us=10000` is `-D 0.01`).
-fn same_value(a: &toml::Value, b: &toml::Value) -> bool {
-    let num = |v: &toml::Value| v.as_float().or_else(|| v.as_integer().map(|i| i as f64));
-    match (num(a), num(b)) {
-        (Some(x), Some(y)) => (x - y).abs() <= 1e-9 * x.abs().max(y.abs()),
-        _ => a == b,
-    }
-}
-
 /// Why a field set by a flag (`flags`: the flag's name and what it sets) and by one of
 /// `sets` to a different value cannot run, naming both; `None` when they agree.
 pub fn conflicting_set(flags: &[(&str, Override)], sets: &[Override]) -> Option<String> {
     flags.iter().find_map(|(flag, f)| {
+        // The last of `sets` naming the field is the one that takes effect.
         let other = sets
             .iter()
-            .find(|s| s.key == f.key && !same_value(&s.value, &f.value))?;
+            .rev()
+            .find(|s| s.key == f.key)
+            .filter(|s| !same_value(&s.value, &f.value))?;
         Some(format!(
             "{} is set twice: to {} by {flag} and to {} by --set (or a scenario's [set]); \
              give it once",

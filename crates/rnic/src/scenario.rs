@@ -59,6 +59,8 @@ pub fn parse_base(t: &Table) -> Result<Base, ConfigError> {
     let set_table = opt_table(t, "", "set")?.unwrap_or_default();
     check_misplaced(&set_table, "set", &[])?;
     let set = overrides_from_table(&set_table);
+    // `nic.x = 1` and `"nic.x" = 2` are two TOML keys but one field.
+    crate::config::check_repeated(&set, "the [set] table")?;
     let seed = opt_u64(t, "", "seed")?;
     if let Some(s) = seed.filter(|&s| s > i64::MAX as u64) {
         return Err(ConfigError::OutOfRange {
@@ -86,8 +88,10 @@ pub struct CliOverrides {
 
 impl Base {
     /// The run inputs: the command line's profile and seed win over the file's; the file's
-    /// `[set]` is applied before `--set`.
+    /// `[set]` is applied before `--set` (which overrides it); a field `--set` gives twice
+    /// with different values is refused.
     pub fn inputs(&self, cli: &CliOverrides) -> Result<RunInputs, ConfigError> {
+        crate::config::check_repeated(&cli.set, "--set")?;
         let mut sets = self.set.clone();
         sets.extend(cli.set.iter().cloned());
         Ok(RunInputs {

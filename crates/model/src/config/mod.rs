@@ -33,7 +33,7 @@ pub use ecn::{EcnConfig, EcnMarkPoint};
 pub use error::ConfigError;
 pub use fabric::{FabricConfig, FabricRouting};
 pub use ooo::OooConfig;
-pub use overrides::{parse_set, Override};
+pub use overrides::{check_repeated, parse_set, same_value, Override};
 pub use profiles::{profile, profile_names, PROFILES};
 use schema::{float, positive, uint, Kind, CYCLES, ENTRIES, MAX_SIM_US, NS, PMTUS, TOML_INT_MAX};
 pub use spray::{SprayConfig, SprayPolicy};
@@ -872,10 +872,26 @@ impl Config {
     pub fn resolve(profile_name: &str, overrides: &[Override]) -> Result<Config, ConfigError> {
         let mut table = profiles::profile_table(profile_name)?;
         for o in overrides {
+            check_override(o)?;
             o.apply(&mut table)?;
         }
         Config::from_table(table)
     }
+}
+
+/// Checks one override's value against its field, as the merged table is checked, so a
+/// value a later override replaces (a scenario's `[set]` under `--set`) is refused when
+/// it is wrong rather than never looked at. Sections and unknown keys are left to the
+/// check of the whole table, which lists the keys a section takes.
+fn check_override(o: &Override) -> Result<(), ConfigError> {
+    let Some(doc) = schema::field(&o.key) else {
+        return Ok(());
+    };
+    let mut probe = o.value.clone();
+    if doc.optional && probe.as_str().is_some_and(schema::unsets_optional) {
+        return Ok(());
+    }
+    schema::check_value(doc, &mut probe, schema::HintStyle::Config)
 }
 
 /// Parses TOML text into a table; syntax errors carry line and column.

@@ -71,6 +71,37 @@ pub fn parse_set(arg: &str) -> Result<Override, ConfigError> {
     })
 }
 
+/// Whether two values of one field are equal, numbers by value (`--set
+/// sim.duration_us=10000` is `-D 0.01`, `3` is `3.0`).
+pub fn same_value(a: &Value, b: &Value) -> bool {
+    let num = |v: &Value| v.as_float().or_else(|| v.as_integer().map(|i| i as f64));
+    match (num(a), num(b)) {
+        (Some(x), Some(y)) => (x - y).abs() <= 1e-9 * x.abs().max(y.abs()),
+        _ => a == b,
+    }
+}
+
+/// Refuses a field that `sets` (all given by `by`, e.g. "--set") gives twice with different
+/// values: applied in order the last would win and the others vanish unseen, so which one
+/// was meant is asked rather than guessed. The same value repeated is accepted: it
+/// changes nothing whichever wins.
+pub fn check_repeated(sets: &[Override], by: &str) -> Result<(), ConfigError> {
+    for (i, later) in sets.iter().enumerate() {
+        let earlier = sets[..i]
+            .iter()
+            .find(|o| o.key == later.key && !same_value(&o.value, &later.value));
+        if let Some(earlier) = earlier {
+            return Err(ConfigError::Inconsistent(format!(
+                "{} is set twice by {by}: to {} and to {}; give it once",
+                later.key,
+                super::schema::short_value(&earlier.value),
+                super::schema::short_value(&later.value)
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Reads a TOML value, falling back to a string.
 pub fn parse_value(raw: &str) -> Value {
     let doc = format!("v = {raw}");

@@ -202,6 +202,12 @@ pub fn check_config_table(table: &Table) -> Result<(), ConfigError> {
     check_and_normalize_config_table(&mut t)
 }
 
+/// Whether a string value unsets an optional field: `"none"` or the empty string (`--set
+/// sim.warmup_us=none`, `--set sim.warmup_us=`), the field's default being no value.
+pub fn unsets_optional(s: &str) -> bool {
+    s == "none" || s.is_empty()
+}
+
 /// Checks `table` (whose keys live under `prefix`, "" for the root, else ending in '.')
 /// against `fields`.
 pub fn check_tree(
@@ -216,7 +222,7 @@ pub fn check_tree(
         if let Some(doc) = fields.iter().find(|d| d.path == full) {
             let remove = {
                 let v = table.get_mut(&key).expect("key listed above");
-                if doc.optional && v.as_str().is_some_and(|s| s == "none" || s.is_empty()) {
+                if doc.optional && v.as_str().is_some_and(unsets_optional) {
                     true
                 } else {
                     check_value(doc, v, hints)?;

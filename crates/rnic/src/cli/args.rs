@@ -511,6 +511,7 @@ impl PerfCmd {
     /// both; what a flag only implies (-l's CQ moderation, -I's WQE slot, -R's SIDR) --set
     /// may change.
     pub fn config_sets(&self) -> anyhow::Result<Vec<Override>> {
+        crate::config::check_repeated(&self.sim.set, "--set")?;
         let flags = self.flag_sets();
         if let Some(m) = crate::perf::conflicting_set(&flags, &self.sim.set) {
             anyhow::bail!(crate::UsageError(m));

@@ -691,6 +691,7 @@ fn cmd_config_show(
     set: &[Override],
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
+    config::check_repeated(set, "--set")?;
     let profile = profile.unwrap_or_else(|| "baseline".to_string());
     let cfg = Config::resolve(&profile, set)?;
     out.write_all(show::render(&cfg, &profile, set)?.as_bytes())?;

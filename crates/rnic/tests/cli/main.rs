@@ -27,6 +27,7 @@ mod perftest_flags;
 mod pfc_capture;
 mod qp_round_robin;
 mod rate_trace;
+mod repeated_set;
 mod repro_claims;
 mod repro_csrna_reduced;
 mod repro_dcqcn_reduced;
