@@ -57,18 +57,14 @@ pub struct QdResult {
 
 /// QD = bandwidth × RTT / frame size. Errors name the flag and the fix.
 pub fn queue_depth(input: QdInput) -> Result<QdResult, String> {
-    if !(input.gbps.is_finite() && input.gbps > 0.0) {
-        return Err(format!(
-            "--gbps {} is not a line rate: give a positive number of Gbit/s, e.g. --gbps 100",
-            short_num(input.gbps)
-        ));
-    }
-    if !(input.rtt_us.is_finite() && input.rtt_us > 0.0) {
-        return Err(format!(
-            "the round trip is {} µs: give --km with a positive distance or a positive --rtt-us",
-            input.rtt_us
-        ));
-    }
+    in_range("--gbps", input.gbps, gbps_range(), "Gbit/s", "as eth.gbps")?;
+    in_range(
+        "--rtt-us",
+        input.rtt_us,
+        (MIN_RTT_US, MAX_RTT_US),
+        "µs",
+        "one clock tick to twice the longest one-way delay a link takes",
+    )?;
     if input.frame_bytes == 0 {
         return Err(
             "--frame-bytes 0: give the frame size in bytes, e.g. --frame-bytes 4178 \
@@ -95,12 +91,16 @@ pub fn queue_depth(input: QdInput) -> Result<QdResult, String> {
     }
     let bytes_in_flight = input.gbps * 1e9 / 8.0 * input.rtt_us * 1e-6;
     let exact = bytes_in_flight / input.frame_bytes as f64;
-    // 2^64: the first queue depth a u64 cannot hold (the cast would print u64::MAX).
-    if exact.is_nan() || exact >= 18_446_744_073_709_551_616.0 {
+    // The ranges keep the depth under 2^53 (2.5e13 B in flight at most), where every whole
+    // f64 is exact, so the floor printed is the floor of the quotient, digit for digit.
+    if exact.is_nan() || exact >= EXACT_INTEGERS {
         return Err(format!(
-            "the queue depth would be {exact:e} frames ({} Gbit/s × {} µs / {} B), more \
-             than can be counted: give a line rate, round trip or frame size a link can have",
-            input.gbps, input.rtt_us, input.frame_bytes
+            "the queue depth would be {} frames ({} Gbit/s × {} µs / {} B), more than the \
+             ranges allow: give a line rate, round trip or frame size a link can have",
+            short_num(exact),
+            short_num(input.gbps),
+            short_num(input.rtt_us),
+            input.frame_bytes
         ));
     }
     Ok(QdResult {
@@ -111,12 +111,55 @@ pub fn queue_depth(input: QdInput) -> Result<QdResult, String> {
     })
 }
 
+/// 2^53: from here on an f64 no longer holds every whole number, so a depth this large
+/// could not be printed as the exact floor it claims to be.
+const EXACT_INTEGERS: f64 = 9_007_199_254_740_992.0;
+
 /// The longest distance `qd` takes, km: a million, the most rnic's links model
 /// (`net.link_km`, `net.wan_km`), 25 times round the Earth.
 pub const MAX_KM: f64 = 1e6;
+/// The shortest distance `qd` takes, km: a metre (shorter is a patch cable, whose round
+/// trip --rtt-us gives better).
+pub const MIN_KM: f64 = 1e-3;
 /// The largest one-way delay per km `qd` takes, µs: a thousand times fibre's; with
 /// [`MAX_KM`] it keeps the round trip finite.
 pub const MAX_US_PER_KM: f64 = 1000.0 * FIBRE_US_PER_KM;
+/// The smallest one-way delay per km, µs: light in vacuum takes 3.336 µs per km, and
+/// nothing carries a signal faster.
+pub const MIN_US_PER_KM: f64 = 3.33;
+/// The shortest round trip, µs: one picosecond, the simulator's clock tick.
+pub const MIN_RTT_US: f64 = 1e-6;
+/// The longest round trip, µs: 20 s, twice the longest one-way delay a link in the config
+/// takes (`net.link_delay_ns` and a topology link's `delay_ns`, 10 s).
+pub const MAX_RTT_US: f64 = 2.0 * crate::config::schema::MAX_DELAY_NS / 1000.0;
+
+/// The line rates `--gbps` takes, Gbit/s: those of `eth.gbps`, the link rate a run models.
+pub fn gbps_range() -> (f64, f64) {
+    match crate::config::schema::field("eth.gbps").map(|d| d.kind) {
+        Some(crate::config::schema::Kind::Float { min, max, .. }) => (min, max),
+        _ => (0.001, 10_000.0),
+    }
+}
+
+/// Refuses `x` for `flag` outside `[min, max]` (in `unit`; `why` says where the range
+/// comes from), naming both ends, with every number short enough to read.
+pub fn in_range(
+    flag: &str,
+    x: f64,
+    (min, max): (f64, f64),
+    unit: &str,
+    why: &str,
+) -> Result<(), String> {
+    if x.is_finite() && x >= min && x <= max {
+        return Ok(());
+    }
+    Err(format!(
+        "{flag} {}: give a value from {} to {} {unit} ({why})",
+        short_num(x),
+        short_num(min),
+        short_num(max)
+    ))
+}
 
 /// A number as a message shows it: in exponent form when plain digits would run long
 /// (1e308, not three hundred digits).
@@ -130,34 +173,32 @@ pub fn short_num(x: f64) -> String {
 
 /// Round trip over `km` of fibre at `us_per_km` one way, µs.
 pub fn rtt_us(km: f64, us_per_km: f64) -> Result<f64, String> {
-    if km.is_finite() && km > MAX_KM || km == f64::INFINITY {
+    in_range(
+        "--km",
+        km,
+        (MIN_KM, MAX_KM),
+        "km",
+        "a metre to the most net.link_km and net.wan_km take; or give --rtt-us",
+    )?;
+    in_range(
+        "--us-per-km",
+        us_per_km,
+        (MIN_US_PER_KM, MAX_US_PER_KM),
+        "µs per km",
+        "light in vacuum to a thousand times fibre's 5; or give --rtt-us",
+    )?;
+    let rtt = 2.0 * km * us_per_km;
+    if rtt > MAX_RTT_US {
         return Err(format!(
-            "--km {} is too large: the most is {MAX_KM} km (as net.link_km and net.wan_km); \
-             give a distance up to that, or the round trip itself with --rtt-us",
-            short_num(km)
+            "--km {} at --us-per-km {} is a round trip of {} µs, more than {} µs (twice the \
+             longest one-way delay a link takes): give a shorter distance or delay",
+            short_num(km),
+            short_num(us_per_km),
+            short_num(rtt),
+            short_num(MAX_RTT_US)
         ));
     }
-    if !(km.is_finite() && km > 0.0) {
-        return Err(format!(
-            "--km {} is not a distance: give a positive number of kilometres, e.g. --km 100",
-            short_num(km)
-        ));
-    }
-    if us_per_km.is_finite() && us_per_km > MAX_US_PER_KM || us_per_km == f64::INFINITY {
-        return Err(format!(
-            "--us-per-km {} is too large: the most is {MAX_US_PER_KM} µs per km, a \
-             thousand times fibre's {FIBRE_US_PER_KM}; give the round trip itself with --rtt-us",
-            short_num(us_per_km)
-        ));
-    }
-    if !(us_per_km.is_finite() && us_per_km > 0.0) {
-        return Err(format!(
-            "--us-per-km {} is not a delay: give a positive one-way delay per km \
-             (fibre: {FIBRE_US_PER_KM})",
-            short_num(us_per_km)
-        ));
-    }
-    Ok(2.0 * km * us_per_km)
+    Ok(rtt)
 }
 
 /// One part of a frame and its size.
@@ -434,6 +475,60 @@ mod tests {
         }
     }
 
+    /// `--gbps 1e-308` (and `--km`, `--rtt-us`, `--us-per-km` the same) was taken and
+    /// echoed as a 300-digit decimal; `--gbps 1e12 --km 1e6` printed a depth past 2^53 as
+    /// an exact floor whose last digits were float noise.
+    #[test]
+    fn inputs_outside_plausible_ranges_are_refused_in_short_numbers() {
+        let ok = QdInput {
+            gbps: 100.0,
+            rtt_us: 1000.0,
+            frame_bytes: 4178,
+        };
+        for (e, flag) in [
+            (
+                queue_depth(QdInput { gbps: 1e-308, ..ok }).map(|_| ()),
+                "--gbps 1e-308:",
+            ),
+            (
+                queue_depth(QdInput { gbps: 5e-324, ..ok }).map(|_| ()),
+                "--gbps 5e-324:",
+            ),
+            (
+                queue_depth(QdInput { gbps: 1e308, ..ok }).map(|_| ()),
+                "--gbps 1e308:",
+            ),
+            (
+                queue_depth(QdInput { gbps: 1e12, ..ok }).map(|_| ()),
+                "--gbps 1e12:",
+            ),
+            (
+                queue_depth(QdInput {
+                    rtt_us: 1e-308,
+                    ..ok
+                })
+                .map(|_| ()),
+                "--rtt-us 1e-308:",
+            ),
+            (rtt_us(1e-308, 5.0).map(|_| ()), "--km 1e-308:"),
+            (rtt_us(10.0, 1e-308).map(|_| ()), "--us-per-km 1e-308:"),
+        ] {
+            let e = e.unwrap_err();
+            assert!(e.contains(flag) && e.contains("give a value from"), "{e}");
+            assert!(e.len() < 200, "{e}");
+        }
+        // The largest depth the ranges allow stays where whole f64s are exact.
+        let (_, max_gbps) = gbps_range();
+        let r = queue_depth(QdInput {
+            gbps: max_gbps,
+            rtt_us: MAX_RTT_US,
+            frame_bytes: MIN_FRAME_BYTES,
+        })
+        .unwrap();
+        assert!(r.exact < EXACT_INTEGERS, "{}", r.exact);
+        assert_eq!(r.queue_depth, 390_625_000_000);
+    }
+
     #[test]
     fn bad_inputs_name_the_flag() {
         let ok = QdInput {
@@ -455,14 +550,17 @@ mod tests {
         })
         .unwrap_err();
         assert!(e.contains("--rtt-us"), "{e}");
-        // A depth past what a u64 counts is refused, not printed as 18446744073709551615.
-        let e = queue_depth(QdInput {
-            gbps: 1e30,
-            rtt_us: 1e31,
-            frame_bytes: 64,
-        })
-        .unwrap_err();
-        assert!(e.contains("more than can be counted"), "{e}");
+        // Past the ranges: refused naming the flag and both ends, in short numbers.
+        let e = queue_depth(QdInput { gbps: 1e30, ..ok }).unwrap_err();
+        assert!(
+            e.contains("--gbps 1e30: give a value from 0.001 to 10000 Gbit/s"),
+            "{e}"
+        );
+        let e = queue_depth(QdInput { rtt_us: 1e31, ..ok }).unwrap_err();
+        assert!(
+            e.contains("--rtt-us 1e31") && e.contains("to 20000000 µs"),
+            "{e}"
+        );
         let big = queue_depth(QdInput {
             gbps: 10_000.0,
             rtt_us: 1e7,
@@ -472,6 +570,9 @@ mod tests {
         assert_eq!(big.queue_depth, 195_312_500_000);
         assert!(rtt_us(-1.0, 5.0).unwrap_err().contains("--km"));
         assert!(rtt_us(10.0, 0.0).unwrap_err().contains("--us-per-km"));
+        assert!(rtt_us(1e6, 5000.0)
+            .unwrap_err()
+            .contains("round trip of 1e10 µs"));
         let e = frame_bytes(Opcode::RcAck, 8, false).unwrap_err();
         assert!(e.contains("--payload-bytes"), "{e}");
     }

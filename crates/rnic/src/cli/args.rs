@@ -126,6 +126,9 @@ pub enum CalcWhat {
 
 /// `rnic calc qd`.
 #[derive(Debug, Args)]
+// One of --km and --rtt-us gives the round trip: the usage line and the error for neither
+// name both (a `required_unless_present` on --km named --km alone).
+#[command(group(clap::ArgGroup::new("round_trip").required(true).args(["km", "rtt_us"])))]
 pub struct CalcQdCmd {
     // Negative values are taken as values (not as flags), so the range checks of
     // `crate::calc` name the flag and what it takes.
@@ -133,13 +136,7 @@ pub struct CalcQdCmd {
     #[arg(long, value_name = "GBPS", allow_negative_numbers = true)]
     pub gbps: f64,
     /// Fibre distance, km (the round trip is 2 × km × --us-per-km).
-    #[arg(
-        long,
-        value_name = "KM",
-        required_unless_present = "rtt_us",
-        conflicts_with = "rtt_us",
-        allow_negative_numbers = true
-    )]
+    #[arg(long, value_name = "KM", allow_negative_numbers = true)]
     pub km: Option<f64>,
     /// One-way fibre delay per km, µs (5: light in glass, the paper's 100 µs RTT per 10 km);
     /// with --km only [default: 5]

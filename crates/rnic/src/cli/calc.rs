@@ -32,7 +32,11 @@ fn qd(c: &CalcQdCmd, out: &mut dyn Write) -> anyhow::Result<()> {
             let us_per_km = c.us_per_km.unwrap_or(calc::FIBRE_US_PER_KM);
             (
                 calc::rtt_us(km, us_per_km).map_err(UsageError)?,
-                format!("2 × {km} km × {us_per_km} µs/km"),
+                format!(
+                    "2 × {} km × {} µs/km",
+                    calc::short_num(km),
+                    calc::short_num(us_per_km)
+                ),
             )
         }
         // The delay per km only turns --km into a round trip: beside a given round trip it
@@ -47,7 +51,8 @@ fn qd(c: &CalcQdCmd, out: &mut dyn Write) -> anyhow::Result<()> {
             .into())
         }
         (None, Some(rtt)) => (rtt, "--rtt-us".to_string()),
-        (None, None) => return Err(UsageError("give --km or --rtt-us".into()).into()),
+        // clap's group asks for one of them first; kept for callers that build the command.
+        (None, None) => return Err(UsageError("--km or --rtt-us is required".into()).into()),
     };
     let r = calc::queue_depth(QdInput {
         gbps: c.gbps,
@@ -65,9 +70,16 @@ fn qd(c: &CalcQdCmd, out: &mut dyn Write) -> anyhow::Result<()> {
     writeln!(
         t,
         "                 = {} Gbit/s × {} µs / ({} B × 8) = {:.3}, {rounding}",
-        c.gbps, rtt_us, c.frame_bytes, r.exact
+        calc::short_num(c.gbps),
+        calc::short_num(rtt_us),
+        c.frame_bytes,
+        r.exact
     )?;
-    writeln!(t, "round trip       {rtt_us} µs ({rtt_from})")?;
+    writeln!(
+        t,
+        "round trip       {} µs ({rtt_from})",
+        calc::short_num(rtt_us)
+    )?;
     writeln!(
         t,
         "bytes in flight  {:.0} B ({:.3} MB)",

@@ -247,3 +247,34 @@ fn a_delay_per_km_with_a_given_round_trip_is_refused() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("round trip       1400 µs"), "{out}");
 }
+
+/// `calc qd --gbps 1e-308` exited 0 echoing a 300-digit decimal, `--gbps 1e12 --km 1e6`
+/// printed 1.25e21 bytes in flight, and a missing round trip said "required: --km" alone.
+#[test]
+fn implausible_inputs_and_a_missing_round_trip_exit_2_briefly() {
+    for (extra, flag) in [
+        (
+            &["--gbps", "1e-308", "--km", "1"][..],
+            "--gbps 1e-308: give a value from",
+        ),
+        (
+            &["--gbps", "1e12", "--km", "1e6"][..],
+            "--gbps 1e12: give a value from",
+        ),
+        (
+            &["--gbps", "100", "--km=1e-308"][..],
+            "--km 1e-308: give a value from",
+        ),
+        (
+            &["--gbps", "100", "--rtt-us=1e-308"][..],
+            "--rtt-us 1e-308: give a value from",
+        ),
+        (&["--gbps", "100"][..], "<--km <KM>|--rtt-us <US>>"),
+    ] {
+        let mut args = vec!["calc", "qd", "--frame-bytes", "4178"];
+        args.extend(extra);
+        let (code, _, err) = rnic(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(flag) && err.len() < 400, "{args:?}: {err}");
+    }
+}
