@@ -148,6 +148,12 @@ pub fn parse_workload(t: &Table) -> Result<Option<WorkloadOptions>, ConfigError>
                 .into(),
         ));
     };
+    if cdf.chars().any(char::is_control) {
+        return Err(ConfigError::Inconsistent(format!(
+            "workload.cdf: {} holds a control character; name a file without one",
+            cdf.escape_debug()
+        )));
+    }
     let max_us = rnic_model::config::schema::MAX_SIM_US;
     let load = number(
         &w,

@@ -369,9 +369,15 @@ fn hint_for(doc: &FieldDoc, hints: HintStyle) -> String {
                 Ok(t) => get_path(&t, doc.path).map(|v| v.to_string()),
                 Err(_) => None,
             };
+            // An optional field says how to unset it: `=unset` and the like are refused.
+            let unset = if doc.optional {
+                format!("; --set {}=none unsets it", doc.path)
+            } else {
+                String::new()
+            };
             match example {
-                Some(ex) => format!(" (baseline: {ex}; e.g. --set {}={ex})", doc.path),
-                None => format!(" (unset in baseline; e.g. --set {}=VALUE)", doc.path),
+                Some(ex) => format!(" (baseline: {ex}; e.g. --set {}={ex}{unset})", doc.path),
+                None => format!(" (unset in baseline; e.g. --set {}=VALUE{unset})", doc.path),
             }
         }
     }
@@ -463,6 +469,15 @@ pub fn check_value(doc: &FieldDoc, v: &mut Value, hints: HintStyle) -> Result<()
             _ => return Err(wrong_type(v)),
         },
         Kind::NameOrFile(set, ext) => match v {
+            // A control character in a file name is a mistake (a pasted escape), and an
+            // error quoting the name would print it raw to the terminal.
+            Value::String(s) if s.chars().any(char::is_control) => {
+                return Err(ConfigError::Inconsistent(format!(
+                    "{}: {} holds a control character; name a file without one",
+                    doc.path,
+                    s.escape_debug()
+                )));
+            }
             Value::String(s) => {
                 let lower = s.to_ascii_lowercase();
                 if set.contains(&lower.as_str()) {

@@ -360,3 +360,19 @@ fn the_ecn_mark_point_is_enqueue_by_default_and_a_bad_one_is_named() {
     assert!(e.contains("net.ecn.mark_point"), "{e}");
     assert!(e.contains("enqueue") && e.contains("dequeue"), "{e}");
 }
+
+/// `net.topology = "a\u0000b.toml"` was taken, and a later error printed the raw NUL; an
+/// optional field's wrong spelling of "unset" (`=unset`) did not say how to unset it.
+#[test]
+fn control_characters_in_file_names_are_refused_and_unsetting_is_explained() {
+    let e = resolve_err(&["net.topology=\"a\\u0000b.toml\""]);
+    assert!(
+        e.contains("net.topology") && e.contains("control character") && !e.contains('\0'),
+        "{e}"
+    );
+    let e = resolve_err(&["sim.warmup_us=unset"]);
+    assert!(e.contains("--set sim.warmup_us=none unsets it"), "{e}");
+    for unset in ["sim.warmup_us=none", "sim.warmup_us="] {
+        Config::resolve("baseline", &[set(unset)]).unwrap();
+    }
+}
