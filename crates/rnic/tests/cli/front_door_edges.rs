@@ -114,17 +114,18 @@ fn calc_qd_names_the_flag_of_a_negative_or_huge_value() {
     let (code, _, err) = qd(&["--gbps", "-100", "--km", "100"]);
     assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains("--gbps -100 is not a line rate") && !err.contains("unexpected argument"),
+        err.contains("--gbps -100: give a value from 0.001 to 10000 Gbit/s")
+            && !err.contains("unexpected argument"),
         "{err}"
     );
     let (code, _, err) = qd(&["--gbps", "100", "--km", "-5"]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("--km -5 is not a distance"), "{err}");
+    assert!(err.contains("--km -5: give a value from 0.001"), "{err}");
     let (code, _, err) = qd(&["--gbps", "100", "--km", "1e308"]);
     assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains("--km 1e308 is too large: the most is 1000000 km")
-            && !err.contains("positive distance"),
+        err.contains("--km 1e308: give a value from 0.001 to 1000000 km")
+            && err.contains("or give --rtt-us"),
         "{err}"
     );
     let (code, out, err) = qd(&["--gbps", "100", "--km", "1000000"]);
