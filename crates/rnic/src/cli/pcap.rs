@@ -27,13 +27,13 @@ pub(super) fn check(
         output::check_file("JSON output", path)?;
     }
     let report = check_path(&c.file).map_err(|e| UsageError(e.0))?;
-    let s = report.to_json()?;
+    // The JSON is made only when asked for: a capture of many flows makes a long one.
     if json_to_stdout {
-        out.write_all(s.as_bytes())?;
+        out.write_all(report.to_json()?.as_bytes())?;
     } else {
         out.write_all(report.to_text().as_bytes())?;
         if let Some(path) = c.json.as_deref() {
-            json::write_file(path, s.as_bytes())?;
+            json::write_file(path, report.to_json()?.as_bytes())?;
         }
     }
     let why = format!("{}: {}", report.file, report.verdict);

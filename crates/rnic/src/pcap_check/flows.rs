@@ -13,7 +13,7 @@
 
 use super::decode::{is_sequenced_request, RocePacket};
 use rnic_wire::{AethSyndrome, NakCode, Opcode};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 pub mod rtt;
 mod sequence;
@@ -141,7 +141,7 @@ pub struct Flow {
     requests: Sequence,
     /// READ requests seen before the path MTU was known, `(psn, length)`: their spans are
     /// taken once it is (see [`Sequence::resolve_span`]).
-    unresolved_reads: Vec<(u32, u64)>,
+    unresolved_reads: VecDeque<(u32, u64)>,
     responses: Sequence,
     /// Round-trip material, matched with the other direction by [`rtt`].
     pub(crate) rtt_requests: Vec<rtt::Sent>,
@@ -248,9 +248,9 @@ impl Flow {
                 Some(read_span(len, m))
             } else {
                 if self.unresolved_reads.len() == MAX_UNRESOLVED_READS {
-                    self.unresolved_reads.remove(0);
+                    self.unresolved_reads.pop_front();
                 }
-                self.unresolved_reads.push((p.bth.psn, len));
+                self.unresolved_reads.push_back((p.bth.psn, len));
                 None
             }
         } else {

@@ -1,6 +1,8 @@
 //! Reading capture files: classic pcap (either byte order, microsecond or nanosecond
 //! timestamps) and pcapng (SHB, IDB, EPB and SPB; other blocks are passed over), one record at
-//! a time so a capture of many gigabytes needs no more memory than its largest record.
+//! a time: the reader's buffer holds the largest record (at most 16 MiB), whatever the file's
+//! size. (The analysis behind it keeps figures per flow, so its memory grows with the flows
+//! and with the requests of a flow that ask for an answer, not with the file as such.)
 //!
 //! The container formats are parsed by `pcap-parser` (rusticata's, already a dependency of the
 //! workspace's tests); this module adds what an analysis needs on top: the format probe with a

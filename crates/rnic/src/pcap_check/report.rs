@@ -447,6 +447,17 @@ fn flow_report(
                 ip(k.src_ip)
             )),
         ),
+        Some(Pairing::Shared(back, n)) => (
+            None,
+            None,
+            Some(format!(
+                "{} is the only candidate to answer {n} flows from {} to {}, so which of its \
+                 answers are this flow's is unknown",
+                flow_name(back),
+                ip(k.src_ip),
+                ip(k.dst_ip)
+            )),
+        ),
         Some(Pairing::Ambiguous(n)) => (
             None,
             None,

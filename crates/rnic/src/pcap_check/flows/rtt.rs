@@ -18,7 +18,7 @@
 
 use super::sequence::psn_diff;
 use super::{Flow, FlowKey};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 /// Requests waiting for their answer are capped (the oldest give no sample past it), so a
 /// flow whose answers were never captured costs bounded memory and time.
@@ -53,31 +53,83 @@ pub enum Pairing {
     NoReverse,
     /// This many flows back carry answers and none shares the UDP source port.
     Ambiguous(usize),
+    /// The flow back that the rules pick is picked by this many flows: an RC QP answers the
+    /// one QP that sends it requests, so which of them it answers is unknown.
+    Shared(FlowKey, usize),
 }
 
-/// The answering flow of every flow that carries requests asking for answers.
-pub fn pair(flows: &BTreeMap<FlowKey, Flow>) -> BTreeMap<FlowKey, Pairing> {
-    let mut out = BTreeMap::new();
-    for (key, flow) in flows.iter().filter(|(_, f)| f.has_requests()) {
-        let back: Vec<(&FlowKey, &Flow)> = flows
-            .iter()
-            .filter(|(k, f)| k.src_ip == key.dst_ip && k.dst_ip == key.src_ip && f.has_answers())
-            .collect();
-        let port = flow.main_udp_src_port();
-        let same_port: Vec<&FlowKey> = back
-            .iter()
-            .filter(|(_, f)| port.is_some() && f.main_udp_src_port() == port)
-            .map(|(k, _)| *k)
-            .collect();
-        let pairing = match (same_port.as_slice(), back.as_slice()) {
-            ([one], _) => Pairing::Paired(**one),
-            (_, [(one, _)]) => Pairing::Paired(**one),
-            (_, []) => Pairing::NoReverse,
-            (_, many) => Pairing::Ambiguous(many.len()),
-        };
-        out.insert(*key, pairing);
+/// Source and destination IP of a flow.
+type Hosts = ([u8; 4], [u8; 4]);
+/// How many flows, and the first of them.
+type Counted = (usize, FlowKey);
+
+/// The flows that carry answers, indexed by the hosts (and UDP source port) they go between,
+/// so each flow with requests finds its pair without scanning every flow.
+#[derive(Default)]
+struct Answerers {
+    /// Per (source IP, destination IP).
+    by_hosts: HashMap<Hosts, Counted>,
+    /// The same, per main UDP source port.
+    by_port: HashMap<(Hosts, u16), Counted>,
+}
+
+impl Answerers {
+    fn index(flows: &BTreeMap<FlowKey, Flow>) -> Answerers {
+        let mut a = Answerers::default();
+        for (k, f) in flows.iter().filter(|(_, f)| f.has_answers()) {
+            let count = |e: &mut Counted| e.0 += 1;
+            count(a.by_hosts.entry((k.src_ip, k.dst_ip)).or_insert((0, *k)));
+            if let Some(port) = f.main_udp_src_port() {
+                let e = a.by_port.entry(((k.src_ip, k.dst_ip), port));
+                count(e.or_insert((0, *k)));
+            }
+        }
+        a
     }
+
+    /// The answering flow of the flow `key` whose main UDP source port is `port`.
+    fn pick(&self, key: &FlowKey, port: Option<u16>) -> Pairing {
+        let hosts = (key.dst_ip, key.src_ip);
+        let same_port = port.and_then(|p| self.by_port.get(&(hosts, p)));
+        match (same_port, self.by_hosts.get(&hosts)) {
+            (Some(&(1, one)), _) | (_, Some(&(1, one))) => Pairing::Paired(one),
+            (_, None) => Pairing::NoReverse,
+            (_, Some(&(n, _))) => Pairing::Ambiguous(n),
+        }
+    }
+}
+
+/// The answering flow of every flow that carries requests asking for answers. Linear in the
+/// number of flows (a capture may hold hundreds of thousands).
+pub fn pair(flows: &BTreeMap<FlowKey, Flow>) -> BTreeMap<FlowKey, Pairing> {
+    let answerers = Answerers::index(flows);
+    let mut out: BTreeMap<FlowKey, Pairing> = flows
+        .iter()
+        .filter(|(_, f)| f.has_requests())
+        .map(|(k, f)| (*k, answerers.pick(k, f.main_udp_src_port())))
+        .collect();
+    unshare(&mut out);
     out
+}
+
+/// Turns pairings with a flow back that several flows picked into [`Pairing::Shared`]: its
+/// answers cannot be told apart (and measuring each flow against all of them would cost
+/// flows × answers).
+fn unshare(pairing: &mut BTreeMap<FlowKey, Pairing>) {
+    let mut picked: HashMap<FlowKey, usize> = HashMap::new();
+    for p in pairing.values() {
+        if let Pairing::Paired(back) = p {
+            *picked.entry(*back).or_default() += 1;
+        }
+    }
+    for p in pairing.values_mut() {
+        if let Pairing::Paired(back) = *p {
+            let n = picked[&back];
+            if n > 1 {
+                *p = Pairing::Shared(back, n);
+            }
+        }
+    }
 }
 
 /// Round-trip samples in microseconds, in capture order, from a flow's requests and the
@@ -106,9 +158,7 @@ pub fn samples_us(requests: &[Sent], answers: &[Answer]) -> Vec<f64> {
                     pending.insert(at, (s.psn, s.time_ns, s.time_ns != 0));
                 }
             } else {
-                for p in pending.iter_mut().filter(|p| p.0 == s.psn) {
-                    p.2 = false;
-                }
+                spoil(&mut pending, s.psn);
             }
             continue;
         }
@@ -125,6 +175,16 @@ pub fn samples_us(requests: &[Sent], answers: &[Answer]) -> Vec<f64> {
         }
     }
     out
+}
+
+/// Marks the pending request at `psn` as giving no sample (it was sent again). `pending` is in
+/// PSN order, so the request is found by bisection: a flow can hold 65,536 pending requests
+/// and as many retransmissions.
+fn spoil(pending: &mut VecDeque<(u32, u64, bool)>, psn: u32) {
+    let at = pending.partition_point(|p| psn_diff(p.0, psn) < 0);
+    for p in pending.range_mut(at..).take_while(|p| p.0 == psn) {
+        p.2 = false;
+    }
 }
 
 /// Summary of round-trip samples, in microseconds.
@@ -194,6 +254,70 @@ mod tests {
             samples_us(&[sent(4, 10, true)], &[ack(5, 9), ack(8, 10)]),
             [4.0]
         );
+    }
+
+    /// A flow from `src` to `dst` for QP `qp`: one request asking for an answer, or one answer.
+    fn one_way(src: u8, dst: u8, qp: u32, answers: bool) -> (FlowKey, Flow) {
+        let key = FlowKey {
+            src_ip: [10, 0, 0, src],
+            dst_ip: [10, 0, 0, dst],
+            dest_qp: qp,
+        };
+        let mut f = Flow::default();
+        if answers {
+            f.rtt_answers.push(ack(2, 0));
+        } else {
+            f.rtt_requests.push(sent(1, 0, true));
+        }
+        (key, f)
+    }
+
+    #[test]
+    fn a_flow_back_picked_by_two_flows_answers_neither() {
+        let flows: BTreeMap<FlowKey, Flow> = [
+            one_way(1, 2, 0x22, false),
+            one_way(1, 2, 0x33, false),
+            one_way(2, 1, 0x11, true),
+            one_way(3, 1, 0x44, false),
+            one_way(1, 3, 0x55, true),
+        ]
+        .into_iter()
+        .collect();
+        let p = pair(&flows);
+        let back = one_way(2, 1, 0x11, true).0;
+        assert_eq!(p[&one_way(1, 2, 0x22, false).0], Pairing::Shared(back, 2));
+        assert_eq!(p[&one_way(1, 2, 0x33, false).0], Pairing::Shared(back, 2));
+        let other = one_way(1, 3, 0x55, true).0;
+        assert_eq!(p[&one_way(3, 1, 0x44, false).0], Pairing::Paired(other));
+    }
+
+    /// Pairing was flows × flows: 160,000 one-packet flows took minutes.
+    #[test]
+    fn pairing_is_linear_in_the_flows() {
+        let flows: BTreeMap<FlowKey, Flow> = (0..60_000)
+            .map(|qp| one_way(1, 2, qp, false))
+            .chain([one_way(3, 4, 7, true)])
+            .collect();
+        let t = std::time::Instant::now();
+        let p = pair(&flows);
+        assert!(p.values().all(|p| *p == Pairing::NoReverse));
+        let took = t.elapsed();
+        assert!(took.as_secs_f64() < 2.0, "{took:?}");
+    }
+
+    /// Each retransmission scanned every pending request: 65,536 pending and 80,000
+    /// retransmissions took seconds.
+    #[test]
+    fn retransmissions_find_their_pending_request_by_psn() {
+        let n = MAX_PENDING as u64;
+        let mut req: Vec<Sent> = (0..n).map(|i| sent(i + 1, i as u32, true)).collect();
+        req.extend((0..80_000).map(|i| sent(n + 1 + i, (i % 1_000) as u32, false)));
+        let t = std::time::Instant::now();
+        // PSNs 0..1000 were sent again, the others once.
+        let samples = samples_us(&req, &[ack(n + 100_000, n as u32 - 1)]);
+        let took = t.elapsed();
+        assert_eq!(samples.len() as u64, n - 1_000);
+        assert!(took.as_secs_f64() < 0.5, "{took:?}");
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! PSN bookkeeping of one packet stream: which PSNs were seen, so a packet is new, fills a
 //! hole, or repeats one, and forward jumps are gaps.
 //!
-//! The highest PSN seen and a window of the 16384 PSNs behind it are kept (2 KiB per stream,
-//! whatever the capture's length): RC allows at most 2^23 outstanding PSNs, but a requester
+//! The highest PSN seen and a window of the 16384 PSNs behind it are kept (2 KiB per stream
+//! that ever skips or goes back, nothing more for one that never does, whatever the capture's
+//! length): RC allows at most 2^23 outstanding PSNs, but a requester
 //! never resends further back than its window of unacknowledged packets, which is far
 //! smaller in practice. A PSN behind the window counts as repeated.
 
@@ -47,7 +48,12 @@ pub struct Sequence {
     /// The packet at `last` took an unknown number of PSNs (a READ of unknown span): the next
     /// jump forward is not a gap.
     span_unknown: bool,
-    /// One bit per PSN modulo [`WINDOW`]: seen or not, valid for the window behind `last`.
+    /// While `bits` is empty: the PSNs seen are exactly the `run` ones ending at `last` (at
+    /// most [`WINDOW`] counted). Most streams never skip nor go back, and a capture can hold
+    /// hundreds of thousands of them, so the bitmap is made only when one does.
+    run: u32,
+    /// One bit per PSN modulo [`WINDOW`]: seen or not, valid for the window behind `last`;
+    /// empty until the stream first leaves its unbroken run.
     bits: Vec<u64>,
 }
 
@@ -55,12 +61,9 @@ impl Sequence {
     /// Records a packet at `psn` that takes `span` PSNs (`None`: unknown, at least one).
     pub fn see(&mut self, psn: u32, span: Option<u32>) -> Novelty {
         let psn = psn & PSN_MASK;
-        if self.bits.is_empty() {
-            self.bits = vec![0; (WINDOW / 64) as usize];
-        }
         let Some(last) = self.last else {
-            self.put(psn, true);
             self.last = Some(psn);
+            self.run = 1;
             self.take_span(psn, span);
             return Novelty::New { skipped: 0 };
         };
@@ -74,7 +77,7 @@ impl Sequence {
         if d.unsigned_abs() >= WINDOW || self.get(psn) {
             return Novelty::Repeated;
         }
-        self.put(psn, true);
+        self.fill(psn, 1, true);
         Novelty::Filled
     }
 
@@ -94,14 +97,13 @@ impl Sequence {
             return;
         }
         // Seen behind the highest PSN: its PSNs up to that one (a later packet within its
-        // span would be a peer's error; it keeps its own mark).
+        // span would be a peer's error; it keeps its own mark). Only the ones inside the
+        // window behind `last` are kept, so no more than it is marked (a span can be 2^23).
         let upto = if psn_diff(end, last) > 0 { last } else { end };
-        let n = psn_diff(upto, psn).max(0) as u32;
-        for i in 1..=n {
-            let x = psn.wrapping_add(i) & PSN_MASK;
-            if psn_diff(last, x).unsigned_abs() < WINDOW {
-                self.put(x, true);
-            }
+        let n = psn_diff(upto, psn).max(0);
+        let first = (psn_diff(last, psn) - WINDOW as i32 + 1).max(1);
+        if first <= n {
+            self.fill(psn.wrapping_add(first as u32), (n - first + 1) as u32, true);
         }
     }
 
@@ -119,31 +121,66 @@ impl Sequence {
     fn advance(&mut self, new_last: u32, set_from: u32) {
         let last = self.last.unwrap_or(new_last);
         let count = psn_diff(new_last, last).max(0) as u32;
-        for i in 0..count.min(WINDOW) {
-            let x = new_last.wrapping_sub(i) & PSN_MASK;
-            self.put(x, psn_diff(x, set_from) >= 0);
-        }
         self.last = Some(new_last);
+        if self.bits.is_empty() && psn_diff(set_from, last) <= 1 {
+            // Nothing skipped: the unbroken run goes on.
+            self.run = self.run.saturating_add(count).min(WINDOW);
+            return;
+        }
+        self.make_bits(last);
+        // Of the PSNs after `last`, the window's worth nearest `new_last`.
+        let k = count.min(WINDOW);
+        if k == 0 {
+            return;
+        }
+        let start = new_last.wrapping_sub(k - 1);
+        let unseen = psn_diff(set_from, start).clamp(0, k as i32) as u32;
+        self.fill(start, unseen, false);
+        self.fill(start.wrapping_add(unseen), k - unseen, true);
     }
 
-    fn slot(psn: u32) -> (usize, u64) {
-        let i = psn % WINDOW;
-        ((i / 64) as usize, 1u64 << (i % 64))
+    /// Makes the bitmap of the unbroken run ending at `last`, if not made yet.
+    fn make_bits(&mut self, last: u32) {
+        if !self.bits.is_empty() {
+            return;
+        }
+        self.bits = vec![0; (WINDOW / 64) as usize];
+        let run = self.run.clamp(1, WINDOW);
+        self.fill(last.wrapping_sub(run - 1), run, true);
     }
 
     fn get(&self, psn: u32) -> bool {
-        let (w, b) = Self::slot(psn);
-        self.bits.get(w).is_some_and(|x| x & b != 0)
+        if self.bits.is_empty() {
+            let back = self.last.map_or(-1, |last| psn_diff(last, psn));
+            return back >= 0 && (back as u32) < self.run;
+        }
+        let i = psn % WINDOW;
+        self.bits[(i / 64) as usize] & (1u64 << (i % 64)) != 0
     }
 
-    fn put(&mut self, psn: u32, seen: bool) {
-        let (w, b) = Self::slot(psn);
-        if let Some(x) = self.bits.get_mut(w) {
-            if seen {
-                *x |= b;
+    /// Marks `len` PSNs from `start` (at most [`WINDOW`]) as seen or not, a word at a time:
+    /// a stream can jump by the whole window on every packet.
+    fn fill(&mut self, start: u32, len: u32, seen: bool) {
+        if let Some(last) = self.last {
+            self.make_bits(last);
+        }
+        let (mut at, mut left) = (start, len.min(WINDOW));
+        while left > 0 {
+            let i = at % WINDOW;
+            let n = (64 - i % 64).min(left);
+            let mask = if n == 64 {
+                !0
             } else {
-                *x &= !b;
+                ((1u64 << n) - 1) << (i % 64)
+            };
+            let word = &mut self.bits[(i / 64) as usize];
+            if seen {
+                *word |= mask;
+            } else {
+                *word &= !mask;
             }
+            at = at.wrapping_add(n);
+            left -= n;
         }
     }
 }
@@ -217,5 +254,112 @@ mod tests {
             }
         );
         assert_eq!(s.see(121, Some(1)), Novelty::Repeated);
+    }
+
+    /// The plain model of a stream: a set of the PSNs seen (no window, no bitmap).
+    #[derive(Default)]
+    struct Model {
+        last: Option<u32>,
+        unknown: bool,
+        seen: std::collections::HashSet<u32>,
+    }
+
+    impl Model {
+        fn see(&mut self, psn: u32, span: Option<u32>) -> Novelty {
+            let Some(last) = self.last else {
+                self.seen.insert(psn);
+                self.last = Some(psn);
+                self.span(psn, span);
+                return Novelty::New { skipped: 0 };
+            };
+            let d = psn_diff(psn, last);
+            if d > 0 {
+                let skipped = if self.unknown { 0 } else { d as u32 - 1 };
+                self.advance(psn, psn);
+                self.span(psn, span);
+                return Novelty::New { skipped };
+            }
+            if !self.seen.insert(psn) {
+                return Novelty::Repeated;
+            }
+            Novelty::Filled
+        }
+
+        fn span(&mut self, psn: u32, span: Option<u32>) {
+            self.unknown = span.is_none();
+            if let Some(n) = span.filter(|n| *n > 1) {
+                self.advance((psn + n - 1) & PSN_MASK, psn);
+            }
+        }
+
+        fn advance(&mut self, new_last: u32, set_from: u32) {
+            let last = self.last.unwrap();
+            for i in 1..=psn_diff(new_last, last).max(0) as u32 {
+                let x = (last + i) & PSN_MASK;
+                if psn_diff(x, set_from) >= 0 {
+                    self.seen.insert(x);
+                } else {
+                    self.seen.remove(&x);
+                }
+            }
+            self.last = Some(new_last);
+        }
+    }
+
+    /// Streams that wander forwards and back across the 24-bit wrap, with spans of 1 to 3
+    /// and unknown ones, read the same as the plain model: whether the bitmap is made lazily
+    /// or at once, bit by bit or a word at a time.
+    #[test]
+    fn agrees_with_the_plain_model() {
+        let mut seed = 7u64;
+        let mut next = |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        for _ in 0..300 {
+            let (mut s, mut m) = (Sequence::default(), Model::default());
+            let mut psn = PSN_MASK - 40;
+            for _ in 0..200 {
+                psn = (psn + next(12) as u32).wrapping_sub(4) & PSN_MASK;
+                let span = [Some(1), Some(1), Some(2), Some(3), None][next(5) as usize];
+                assert_eq!(s.see(psn, span), m.see(psn, span), "PSN {psn:#x} {span:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_stream_that_never_skips_has_no_bitmap() {
+        let mut s = Sequence::default();
+        for psn in 0..1_000 {
+            assert_eq!(s.see(psn, Some(1)), Novelty::New { skipped: 0 });
+        }
+        assert!(s.bits.is_empty());
+        assert_eq!(s.see(500, Some(1)), Novelty::Repeated);
+        assert_eq!(s.see(1_000, Some(3)), Novelty::New { skipped: 0 });
+        assert!(s.bits.is_empty());
+        assert_eq!(s.see(1_600, Some(1)), Novelty::New { skipped: 597 });
+        assert_eq!(s.bits.len(), (WINDOW / 64) as usize);
+        assert_eq!(s.see(1_002, Some(1)), Novelty::Repeated);
+        assert_eq!(s.see(1_003, Some(1)), Novelty::Filled);
+    }
+
+    /// Resolving a READ's span marked its PSNs one at a time, up to 2^23 of them: a thousand
+    /// READs queued before the path MTU was known took seconds (16,384 took minutes).
+    #[test]
+    fn resolving_huge_spans_marks_only_the_window() {
+        let mut s = Sequence::default();
+        for psn in 0..1_000 {
+            s.see(psn, None);
+        }
+        s.see(0x7F_FFFF, None);
+        let t = std::time::Instant::now();
+        for psn in 0..1_000 {
+            s.resolve_span(psn, PSN_MASK);
+        }
+        let took = t.elapsed();
+        assert!(took.as_secs_f64() < 1.0, "{took:?}");
+        assert_eq!(s.see(0x7F_FFFF - 5, Some(1)), Novelty::Repeated);
     }
 }
