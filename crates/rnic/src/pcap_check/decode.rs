@@ -5,8 +5,8 @@
 //! and the ICRC), so `rnic pcap check` judges real captures by the same code the simulator
 //! trusts. Which frames count as RoCEv2:
 //!
-//! - UDP to port 4791: always; a frame that then fails is a failure, with the wire crate's
-//!   reason.
+//! - UDP to port 4791: always, unless the datagram is empty (its UDP length and the IP
+//!   length both say so); a frame that then fails is a failure, with the wire crate's reason.
 //! - UDP to any other port (a deployment that moved RoCE, or a capture tool or Wireshark
 //!   profile that labels the port otherwise): only when the whole frame parses as RoCEv2 on
 //!   that port *and* its ICRC verifies ([`FrameRepr::parse_on_port`]). The ICRC is a CRC-32
@@ -62,7 +62,7 @@ pub enum Decoded {
     /// An IEEE 802.1Qbb priority flow control frame (not RoCEv2): `pausing` when it pauses
     /// at least one priority (an XOFF), else it resumes them (an XON).
     Pfc { pausing: bool },
-    /// RoCEv2 over IPv6: recognised (UDP to 4791), not decoded.
+    /// RoCEv2 over IPv6: recognised (a UDP datagram to 4791 with a payload), not decoded.
     RoceIpv6,
     /// RoCEv2 that parsed and passed its ICRC.
     Verified(RocePacket),
@@ -92,8 +92,11 @@ pub fn decode(data: &[u8], orig_len: u32) -> Decoded {
     if ethertype == ETHERTYPE_IPV6 {
         // Fixed header: next header at 6, UDP after 40 bytes (extension headers not followed).
         let udp = ETH_HEADER + 40;
-        let is_roce =
-            f.get(ETH_HEADER + 6) == Some(&IP_PROTO_UDP) && be16(f, udp + 2) == Some(ROCE_PORT);
+        let carries = be16(f, ETH_HEADER + 4).is_some_and(|n| usize::from(n) > UDP_HEADER)
+            || be16(f, udp + 4).is_some_and(|n| usize::from(n) > UDP_HEADER);
+        let is_roce = f.get(ETH_HEADER + 6) == Some(&IP_PROTO_UDP)
+            && be16(f, udp + 2) == Some(ROCE_PORT)
+            && carries;
         return if is_roce {
             Decoded::RoceIpv6
         } else {
@@ -118,6 +121,9 @@ pub fn decode(data: &[u8], orig_len: u32) -> Decoded {
         return Decoded::NotRoce;
     };
     let ip_total = usize::from(be16(ip, 2).unwrap_or(0));
+    if is_empty_udp(ip, udp, ip_total) {
+        return Decoded::NotRoce;
+    }
     let cut = ETH_HEADER + ip_total > f.len() && f.len() < orig_len as usize;
     if dst_port == ROCE_PORT {
         if cut {
@@ -136,6 +142,14 @@ pub fn decode(data: &[u8], orig_len: u32) -> Decoded {
         Ok(r) => Decoded::Verified(packet(&r, f)),
         Err(_) => Decoded::NotRoce,
     }
+}
+
+/// Whether the UDP datagram at `udp` of IPv4 packet `ip` (total length `ip_total`) carries
+/// nothing: both its UDP length and the IPv4 total length say so. No RoCEv2 packet is empty
+/// (Wireshark hands an empty datagram to no dissector either), so it is plain UDP; a datagram
+/// of which only one length says so is damaged, and judged as RoCEv2 by its port.
+fn is_empty_udp(ip: &[u8], udp: usize, ip_total: usize) -> bool {
+    be16(ip, udp + 4).is_some_and(|n| usize::from(n) <= UDP_HEADER) && ip_total <= udp + UDP_HEADER
 }
 
 /// The frame without its VLAN tags (at most two, as QinQ stacks them), borrowed when it had

@@ -12,6 +12,9 @@ use std::fmt::Write as _;
 const TEXT_FAILURES: usize = 50;
 /// The status of a capture read to its end that holds no RoCEv2 frame.
 const NO_ROCE: &str = "no_roce_frames";
+/// The status of a capture read to its end whose RoCEv2 frames could none be checked (all cut
+/// by the snap length or over IPv6): passing it would vouch for nothing.
+const NONE_CHECKED: &str = "no_roce_frame_checked";
 
 /// The whole result of `rnic pcap check`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -20,7 +23,9 @@ pub struct Report {
     pub format: String,
     /// `ok` when every RoCEv2 frame parsed and passed its ICRC and the file was read to its
     /// end; `failed` when one did not or the file is damaged; `no_roce_frames` when the file
-    /// was read to its end and holds no RoCEv2 frame, so nothing was checked.
+    /// was read to its end and holds no RoCEv2 frame, so nothing was checked;
+    /// `no_roce_frame_checked` when it holds some but none could be checked (every one cut by
+    /// the snap length or over IPv6).
     pub status: &'static str,
     /// Every packet record of the file.
     pub frames: u64,
@@ -195,6 +200,8 @@ impl Report {
             "failed"
         } else if roce_frames == 0 {
             NO_ROCE
+        } else if a.verified == 0 {
+            NONE_CHECKED
         } else {
             "ok"
         };
@@ -229,9 +236,10 @@ impl Report {
         self.status == "ok"
     }
 
-    /// Whether the capture was read to its end and holds no RoCEv2 frame (exit status 3).
+    /// Whether the capture was read to its end and no RoCEv2 frame was checked: it holds none,
+    /// or none that could be (exit status 3).
     pub fn found_no_roce(&self) -> bool {
-        self.status == NO_ROCE
+        self.status == NO_ROCE || self.status == NONE_CHECKED
     }
 
     /// The JSON form, pretty-printed, with a final newline.
@@ -573,6 +581,9 @@ fn verdict(a: &Analysis, roce: u64, summary: &ReadSummary, failures: &[FailedFra
         if roce == 0 {
             return no_roce_verdict(a, summary);
         }
+        if a.verified == 0 {
+            return none_checked_verdict(a);
+        }
         return format!(
             "ok: every RoCEv2 frame parsed and passed its ICRC: {} of {roce}{unchecked}",
             a.verified
@@ -605,6 +616,25 @@ fn verdict(a: &Analysis, roce: u64, summary: &ReadSummary, failures: &[FailedFra
             "FAILED: {failed} of {roce} RoCEv2 frames failed to parse or failed the ICRC {listed}"
         ),
     }
+}
+
+/// The verdict of a capture whose RoCEv2 frames were all cut by the snap length or IPv6:
+/// why none could be checked.
+fn none_checked_verdict(a: &Analysis) -> String {
+    let why = match (a.cut, a.ipv6) {
+        (1, 0) => "its 1 RoCEv2 frame was cut by the snap length before its ICRC".to_string(),
+        (0, 1) => "its 1 RoCEv2 frame is over IPv6, which is not decoded".to_string(),
+        (cut, 0) => {
+            format!("its {cut} RoCEv2 frames were all cut by the snap length before their ICRC")
+        }
+        (0, v6) => format!("its {v6} RoCEv2 frames are all over IPv6, which is not decoded"),
+        (cut, v6) => format!(
+            "of its {} RoCEv2 frames, {cut} were cut by the snap length before their ICRC and \
+             {v6} are over IPv6, which is not decoded",
+            cut + v6
+        ),
+    };
+    format!("no RoCEv2 frame could be checked, so nothing was: {why}")
 }
 
 /// The verdict of a capture read to its end with no RoCEv2 frame: what it holds instead.

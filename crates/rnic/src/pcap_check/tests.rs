@@ -703,3 +703,80 @@ fn a_cut_record_is_worded_without_contradiction_or_rust_values() {
         );
     }
 }
+
+/// An IPv6 frame from fe80::1 to fe80::2 of a UDP datagram to 4791 carrying `payload`.
+fn ipv6_roce(payload: &[u8]) -> Vec<u8> {
+    let len = (8 + payload.len()) as u16;
+    let mut ip = vec![0x60, 0, 0, 0];
+    ip.extend_from_slice(&len.to_be_bytes());
+    ip.extend_from_slice(&[17, 64]);
+    for host in [1, 2] {
+        ip.extend_from_slice(&[0xfe, 0x80]);
+        ip.extend_from_slice(&[0; 13]);
+        ip.push(host);
+    }
+    ip.extend_from_slice(&[0xC0, 0x00, 0x12, 0xB7]);
+    ip.extend_from_slice(&len.to_be_bytes());
+    ip.extend_from_slice(&[0, 0]);
+    ip.extend_from_slice(payload);
+    eth(0x86DD, &ip)
+}
+
+/// A capture whose RoCEv2 frames were all cut by the snap length, or are all IPv6, checked
+/// nothing: it passed, exit 0, saying "0 of 1 (1 not checked)".
+#[test]
+fn a_capture_where_no_roce_frame_could_be_checked_is_not_ok() {
+    let write = frame(A, B, 0x22, Opcode::RcWriteOnly, 5, &[0; 64]);
+    let r = check(&pcap_be_us(&[(1_000, write)], 50));
+    assert!(!r.passed() && r.found_no_roce(), "{}", r.to_text());
+    assert_eq!(r.status, "no_roce_frame_checked");
+    assert_eq!(
+        r.verdict,
+        "no RoCEv2 frame could be checked, so nothing was: its 1 RoCEv2 frame was cut by the \
+         snap length before its ICRC"
+    );
+    let r = check(&pcap(&vec![(1_000, ipv6_roce(&[0; 16])); 2]));
+    assert!(r.found_no_roce(), "{}", r.to_text());
+    assert!(r
+        .verdict
+        .ends_with("its 2 RoCEv2 frames are all over IPv6, which is not decoded"));
+}
+
+/// An empty UDP datagram to port 4791 is no RoCEv2 packet (Wireshark hands it to no
+/// dissector): it counted as an IPv6 RoCEv2 frame, and over IPv4 as a failed one.
+#[test]
+fn an_empty_datagram_to_4791_is_not_roce() {
+    let r = check(&pcap(&[(1_000, ipv6_roce(&[]))]));
+    assert_eq!(
+        (r.roce_frames, r.non_roce_frames),
+        (0, 1),
+        "{}",
+        r.to_text()
+    );
+    let mut v4 = frame(A, B, 0x22, Opcode::RcSendOnly, 0, &[]);
+    v4.truncate(14 + 20 + 8);
+    v4[16..18].copy_from_slice(&28u16.to_be_bytes());
+    v4[38..40].copy_from_slice(&8u16.to_be_bytes());
+    let sum = ipv4_checksum(&v4[14..34]);
+    v4[24..26].copy_from_slice(&sum.to_be_bytes());
+    let r = check(&pcap(&[(1_000, v4)]));
+    assert_eq!(
+        (r.roce_frames, r.non_roce_frames),
+        (0, 1),
+        "{}",
+        r.to_text()
+    );
+    assert!(r.found_no_roce());
+}
+
+/// The IPv4 header checksum of `header` (its checksum field included as it stands).
+fn ipv4_checksum(header: &[u8]) -> u16 {
+    let mut h = header.to_vec();
+    h[10..12].fill(0);
+    let sum: u32 = h
+        .chunks(2)
+        .map(|w| u32::from(u16::from_be_bytes([w[0], w[1]])))
+        .sum();
+    let folded = (sum & 0xFFFF) + (sum >> 16);
+    !(((folded & 0xFFFF) + (folded >> 16)) as u16)
+}
