@@ -112,6 +112,9 @@ pub fn decode(data: &[u8], orig_len: u32) -> Decoded {
     let (Some(&ver_ihl), Some(&proto), Some(frag)) = (ip.first(), ip.get(9), be16(ip, 6)) else {
         return Decoded::NotRoce;
     };
+    if let Some(reason) = damaged_roce_header(ip) {
+        return Decoded::Failed(reason);
+    }
     // A later IPv4 fragment has no UDP header to read.
     if proto != IP_PROTO_UDP || frag & 0x1FFF != 0 {
         return Decoded::NotRoce;
@@ -142,6 +145,43 @@ pub fn decode(data: &[u8], orig_len: u32) -> Decoded {
         Ok(r) => Decoded::Verified(packet(&r, f)),
         Err(_) => Decoded::NotRoce,
     }
+}
+
+/// Why the IPv4 header `ip` fails its checksum, when it may carry RoCEv2: a header whose
+/// checksum fails cannot be trusted to say its protocol, length or fragment offset, so a
+/// RoCEv2 frame with one damaged byte there would pass as TCP or plain UDP. It may be RoCEv2
+/// when port 4791 stands where the UDP destination port is, after the header as stated or
+/// after the 20 bytes every RoCEv2 header has. Other frames with a bad checksum stay plain
+/// traffic (not the check's to judge); a header not captured whole is not checked.
+fn damaged_roce_header(ip: &[u8]) -> Option<String> {
+    let stated_len = usize::from(ip.first()? & 0x0F) * 4;
+    let header = ip.get(..stated_len.max(IPV4_HEADER))?;
+    let stated = be16(header, 10)?;
+    let computed = ipv4_checksum(header);
+    if stated == computed {
+        return None;
+    }
+    let port_at = |len: usize| be16(ip, len + 2) == Some(ROCE_PORT);
+    (port_at(stated_len) || port_at(IPV4_HEADER)).then(|| {
+        format!(
+            "ipv4: header checksum is {stated:#06x}, the header's bytes give {computed:#06x}: \
+             the header is damaged (UDP port 4791 follows it)"
+        )
+    })
+}
+
+/// The ones'-complement checksum of IPv4 header `h`, its own checksum field taken as zero.
+fn ipv4_checksum(h: &[u8]) -> u16 {
+    let mut sum: u32 = h
+        .chunks(2)
+        .enumerate()
+        .filter(|(i, _)| *i != 5)
+        .map(|(_, w)| u32::from(u16::from_be_bytes([w[0], *w.get(1).unwrap_or(&0)])))
+        .sum();
+    while sum > 0xFFFF {
+        sum = (sum & 0xFFFF) + (sum >> 16);
+    }
+    !(sum as u16)
 }
 
 /// Whether the UDP datagram at `udp` of IPv4 packet `ip` (total length `ip_total`) carries

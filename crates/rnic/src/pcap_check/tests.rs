@@ -780,3 +780,26 @@ fn ipv4_checksum(header: &[u8]) -> u16 {
     let folded = (sum & 0xFFFF) + (sum >> 16);
     !(((folded & 0xFFFF) + (folded >> 16)) as u16)
 }
+
+/// One damaged byte of a RoCEv2 frame's IPv4 header (fragment offset, header length,
+/// protocol) made it plain UDP or TCP, and the check passed without it; the header checksum
+/// was verified only after the frame was taken for RoCEv2.
+#[test]
+fn a_damaged_ipv4_header_fails_its_roce_frame() {
+    let good = frame(A, B, 0x22, Opcode::RcSendOnly, 0, b"data");
+    for (at, byte) in [(14 + 7, 0x01), (14, 0x44), (14 + 9, 0x06)] {
+        let mut f = good.clone();
+        f[at] = byte;
+        let r = check(&pcap(&[(1_000, good.clone()), (2_000, f)]));
+        assert_eq!(r.roce_frames_failed, 1, "byte {at}: {}", r.to_text());
+        assert_eq!(r.failures[0].frame, 2);
+        assert!(
+            r.failures[0].reason.contains("header checksum"),
+            "{}",
+            r.failures[0].reason
+        );
+    }
+    // TCP with a bad checksum is not the check's to judge.
+    let r = check(&pcap(&[(1_000, good), (2_000, ipv4(6))]));
+    assert!(r.passed(), "{}", r.to_text());
+}
