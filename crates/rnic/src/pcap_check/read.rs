@@ -170,8 +170,8 @@ fn pcap_magic(m: [u8; 4]) -> Option<String> {
 /// Per-file state while the blocks stream by.
 struct State {
     summary: ReadSummary,
-    /// Classic pcap: link type and whether timestamps are nanoseconds.
-    legacy: Option<(u16, bool)>,
+    /// Classic pcap: its link type field and whether timestamps are nanoseconds.
+    legacy: Option<(LinkField, bool)>,
     /// pcapng: the current section's interfaces, in IDB order.
     interfaces: Vec<Interface>,
 }
@@ -272,13 +272,12 @@ impl State {
     fn block(&mut self, block: PcapBlockOwned<'_>, each: &mut dyn FnMut(Record<'_>)) {
         match block {
             PcapBlockOwned::LegacyHeader(h) => {
-                self.legacy = Some((
-                    u16::try_from(h.network.0).unwrap_or(u16::MAX),
-                    h.is_nanosecond_precision(),
-                ));
+                self.legacy = Some((LinkField(h.network.0 as u32), h.is_nanosecond_precision()));
             }
             PcapBlockOwned::Legacy(b) => {
-                let (link_type, nanos) = self.legacy.unwrap_or((LINKTYPE_ETHERNET, false));
+                let (field, nanos) = self
+                    .legacy
+                    .unwrap_or((LinkField(LINKTYPE_ETHERNET.into()), false));
                 let frac_ns = if nanos {
                     u64::from(b.ts_usec)
                 } else {
@@ -286,13 +285,14 @@ impl State {
                 };
                 let number = self.next_number();
                 let len = (b.caplen as usize).min(b.data.len());
+                let (data, orig_len) = field.without_fcs(&b.data[..len], b.origlen);
                 each(Record {
                     number,
                     time_ns: u64::from(b.ts_sec) * 1_000_000_000 + frac_ns,
                     timestamped: true,
-                    data: &b.data[..len],
-                    orig_len: b.origlen,
-                    link_type,
+                    data,
+                    orig_len,
+                    link_type: field.link_type(),
                 });
             }
             PcapBlockOwned::NG(Block::SectionHeader(_)) => self.interfaces.clear(),
@@ -346,6 +346,46 @@ impl State {
             // Name resolution, statistics, custom and unknown blocks carry no frames.
             PcapBlockOwned::NG(_) => {}
         }
+    }
+}
+
+/// The 32-bit link type field of a classic pcap header: the link type in its low 16 bits and,
+/// above them, whether each frame ends in a frame check sequence and how long it is (libpcap's
+/// LT_LINKTYPE, LT_FCS_LENGTH_PRESENT and LT_FCS_LENGTH). Read whole, Ethernet with an FCS
+/// would be no link type at all.
+#[derive(Debug, Clone, Copy)]
+struct LinkField(u32);
+
+impl LinkField {
+    fn link_type(self) -> u16 {
+        (self.0 & 0xFFFF) as u16
+    }
+
+    /// Bytes of FCS at the end of every frame: the field's count of 16-bit words, when its
+    /// "FCS length present" bit is set.
+    fn fcs_bytes(self) -> u32 {
+        if self.0 & 0x0400_0000 == 0 {
+            return 0;
+        }
+        (self.0 >> 28) * 2
+    }
+
+    /// The frame `data` (of `orig_len` bytes on the wire) without its FCS: the ICRC is
+    /// checked at the end of the IP packet, and a frame captured whole would otherwise read
+    /// as longer than its IP packet. A frame cut before its FCS keeps its bytes.
+    fn without_fcs(self, data: &[u8], orig_len: u32) -> (&[u8], u32) {
+        let fcs = self.fcs_bytes();
+        let whole = data.len() as u64 == u64::from(orig_len);
+        if fcs == 0 || orig_len < fcs {
+            return (data, orig_len);
+        }
+        let orig_len = orig_len - fcs;
+        let kept = if whole {
+            orig_len as usize
+        } else {
+            data.len().min(orig_len as usize)
+        };
+        (&data[..kept], orig_len)
     }
 }
 

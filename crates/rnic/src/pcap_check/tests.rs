@@ -803,3 +803,30 @@ fn a_damaged_ipv4_header_fails_its_roce_frame() {
     let r = check(&pcap(&[(1_000, good), (2_000, ipv4(6))]));
     assert!(r.passed(), "{}", r.to_text());
 }
+
+/// The classic pcap link type field was read whole: Ethernet with bits above the low 16
+/// (libpcap's FCS length, reserved bits) read as link type 65535 and every frame was skipped.
+#[test]
+fn the_link_type_field_is_its_low_16_bits_and_an_fcs_is_removed() {
+    let with_field = |field: u32, fcs: usize| {
+        let frames: Vec<(u64, Vec<u8>)> = conversation()
+            .into_iter()
+            .map(|(t, mut f)| {
+                f.extend(std::iter::repeat_n(0xEE, fcs));
+                (t, f)
+            })
+            .collect();
+        let mut b = pcap_be_us(&frames, 65_535);
+        b[20..24].copy_from_slice(&field.to_be_bytes());
+        check(&b)
+    };
+    for field in [0x1000_0001, 0x0001_0001, 0x3000_0001] {
+        let r = with_field(field, 0);
+        assert!(r.passed(), "{field:#x}: {}", r.to_text());
+        assert_eq!(r.roce_frames_verified, 10);
+    }
+    // "FCS length present", 2 words: each frame ends in 4 bytes of FCS.
+    let r = with_field(0x2400_0001, 4);
+    assert!(r.passed(), "{}", r.to_text());
+    assert_eq!(r.roce_frames_verified, 10);
+}
