@@ -174,6 +174,8 @@ struct State {
     legacy: Option<(LinkField, bool)>,
     /// pcapng: the current section's interfaces, in IDB order.
     interfaces: Vec<Interface>,
+    /// pcapng: the current section is big-endian (`None` in a classic pcap).
+    ng_big_endian: Option<bool>,
 }
 
 /// Pulls blocks until the end or damage.
@@ -189,6 +191,7 @@ fn drive(
         },
         legacy: None,
         interfaces: Vec::new(),
+        ng_big_endian: None,
     };
     let mut capacity = BUFFER_BYTES;
     loop {
@@ -210,6 +213,13 @@ fn drive(
                 break;
             }
         };
+        if let (Err(None | Some(true)), Some(len)) = (&next, st.whole_block(reader.data())) {
+            st.damage(
+                offset,
+                format!("the block there is corrupt: {}", overrun(len)),
+            );
+            break;
+        }
         match next {
             Ok(len) => reader.consume(len),
             // More bytes are needed: refill, or grow when the buffer is full.
@@ -240,6 +250,13 @@ fn drive(
     st.summary
 }
 
+/// A pcapng block of `len` bytes whose parser asks for more than that: a length inside it
+/// (an enhanced packet block's captured length) runs past the block's end. Not the file's
+/// end: the bytes after it are there.
+fn overrun(len: u32) -> String {
+    format!("a length inside it runs past the block's end (its own length is {len} bytes)")
+}
+
 fn too_long() -> String {
     format!(
         "it claims more than {} MiB, longer than any captured frame (corrupt)",
@@ -262,6 +279,18 @@ impl State {
             "reading stopped at byte {offset}, the record after frame {}: {what}",
             self.summary.records
         ));
+    }
+
+    /// The length of the pcapng block at the start of `data` when all of it is there (by
+    /// its own length field), `None` otherwise or in a classic pcap.
+    fn whole_block(&self, data: &[u8]) -> Option<u32> {
+        let field: [u8; 4] = data.get(4..8)?.try_into().ok()?;
+        let len = if self.ng_big_endian? {
+            u32::from_be_bytes(field)
+        } else {
+            u32::from_le_bytes(field)
+        };
+        (len >= 12 && data.len() >= len as usize).then_some(len)
     }
 
     fn next_number(&mut self) -> u64 {
@@ -295,7 +324,10 @@ impl State {
                     link_type: field.link_type(),
                 });
             }
-            PcapBlockOwned::NG(Block::SectionHeader(_)) => self.interfaces.clear(),
+            PcapBlockOwned::NG(Block::SectionHeader(shb)) => {
+                self.interfaces.clear();
+                self.ng_big_endian = Some(shb.big_endian());
+            }
             PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => {
                 self.interfaces.push(Interface {
                     link_type: u16::try_from(idb.linktype.0).unwrap_or(u16::MAX),

@@ -830,3 +830,23 @@ fn the_link_type_field_is_its_low_16_bits_and_an_fcs_is_removed() {
     assert!(r.passed(), "{}", r.to_text());
     assert_eq!(r.roce_frames_verified, 10);
 }
+
+/// An enhanced packet block whose captured length runs past the block's own end was reported
+/// as the file ending inside it (cut short), though the file went on.
+#[test]
+fn a_packet_length_past_its_block_is_a_corrupt_block_not_a_short_file() {
+    let mut b = pcapng(&conversation());
+    let mut at = 0;
+    for _ in 0..4 {
+        at += u32::from_le_bytes(b[at + 4..at + 8].try_into().unwrap()) as usize;
+    }
+    // The fifth block is the first frame's EPB; its captured length is at 8 + 12.
+    b[at + 20..at + 24].copy_from_slice(&5_000u32.to_le_bytes());
+    let r = check(&b);
+    assert!(!r.passed());
+    let damage = &r.failures.last().unwrap().reason;
+    assert!(
+        damage.contains("the block there is corrupt") && !damage.contains("cut short"),
+        "{damage}"
+    );
+}
