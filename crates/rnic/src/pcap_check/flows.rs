@@ -132,9 +132,10 @@ pub struct Flow {
     pub udp_src_ports: BTreeMap<u16, u64>,
     /// Frames per UDP destination port other than 4791.
     pub other_udp_dst_ports: BTreeMap<u16, u64>,
-    /// Capture time of the first and last frame, in nanoseconds.
-    pub first_ns: u64,
-    pub last_ns: u64,
+    /// Capture time of the first and last frame that had one, in nanoseconds (pcapng simple
+    /// packet blocks have none).
+    pub first_ns: Option<u64>,
+    pub last_ns: Option<u64>,
     /// Largest payload of a FIRST or MIDDLE packet: the path MTU (READ requests need it to
     /// know how many PSNs their response takes).
     pub pmtu_bytes: Option<u64>,
@@ -158,8 +159,9 @@ pub struct Flows {
 }
 
 impl Flows {
-    /// Adds packet `p` of frame `frame` captured at `time_ns` (0 = no timestamp).
-    pub fn add(&mut self, frame: u64, time_ns: u64, p: &RocePacket) {
+    /// Adds packet `p` of frame `frame` captured at `time_ns` (`None`: the record has no
+    /// timestamp, as a pcapng simple packet block).
+    pub fn add(&mut self, frame: u64, time_ns: Option<u64>, p: &RocePacket) {
         let key = FlowKey {
             src_ip: p.src_ip,
             dst_ip: p.dst_ip,
@@ -189,13 +191,13 @@ fn host_pair(a: [u8; 4], b: [u8; 4]) -> ([u8; 4], [u8; 4]) {
 }
 
 impl Flow {
-    fn add(&mut self, frame: u64, time_ns: u64, p: &RocePacket, pmtu: Option<u64>) {
+    fn add(&mut self, frame: u64, time_ns: Option<u64>, p: &RocePacket, pmtu: Option<u64>) {
         let op = p.bth.opcode;
-        if self.frames == 0 {
-            self.first_ns = time_ns;
+        if time_ns.is_some() {
+            self.first_ns = self.first_ns.or(time_ns);
+            self.last_ns = time_ns;
         }
         self.frames += 1;
-        self.last_ns = time_ns;
         *self.opcodes.entry(op.as_u8()).or_default() += 1;
         *self.udp_src_ports.entry(p.udp_src_port).or_default() += 1;
         if p.udp_dst_port != rnic_wire::ROCE_PORT {
@@ -221,7 +223,7 @@ impl Flow {
     }
 
     /// A SEND, WRITE, READ request or atomic of an RC or UC QP.
-    fn request(&mut self, frame: u64, time_ns: u64, p: &RocePacket, pmtu: Option<u64>) {
+    fn request(&mut self, frame: u64, time_ns: Option<u64>, p: &RocePacket, pmtu: Option<u64>) {
         let op = p.bth.opcode;
         let pmtu = pmtu.filter(|m| *m > 0);
         let read_span =
@@ -286,7 +288,7 @@ impl Flow {
     }
 
     /// An ACK, atomic ACK or READ response.
-    fn response(&mut self, frame: u64, time_ns: u64, p: &RocePacket) {
+    fn response(&mut self, frame: u64, time_ns: Option<u64>, p: &RocePacket) {
         let op = p.bth.opcode;
         let psn = p.bth.psn;
         let mut through = Some(psn);

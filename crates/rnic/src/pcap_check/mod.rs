@@ -74,7 +74,7 @@ impl Analysis {
     }
 
     /// Adds a parsed frame to its flow, or counts it as a MAD to QP1.
-    fn add_packet(&mut self, number: u64, time_ns: u64, p: &decode::RocePacket) {
+    fn add_packet(&mut self, number: u64, time_ns: Option<u64>, p: &decode::RocePacket) {
         if p.bth.dest_qp == rnic_wire::cm::GSI_QPN {
             self.cm_mads += 1;
         } else {
@@ -87,6 +87,7 @@ impl Analysis {
     /// Takes one record.
     pub fn add(&mut self, r: Record<'_>) {
         self.frames += 1;
+        let time_ns = r.timestamped.then_some(r.time_ns);
         if r.timestamped {
             if self.last_time_ns.is_some_and(|last| r.time_ns < last) {
                 self.time_backwards += 1;
@@ -114,12 +115,12 @@ impl Analysis {
                 if p.udp_dst_port != rnic_wire::ROCE_PORT {
                     *self.other_ports.entry(p.udp_dst_port).or_default() += 1;
                 }
-                self.add_packet(r.number, r.time_ns, &p);
+                self.add_packet(r.number, time_ns, &p);
             }
             Decoded::Cut(p) => {
                 self.cut += 1;
                 match p {
-                    Some(p) => self.add_packet(r.number, r.time_ns, &p),
+                    Some(p) => self.add_packet(r.number, time_ns, &p),
                     None => self.cut_unreadable += 1,
                 }
             }

@@ -484,7 +484,11 @@ fn flow_report(
         udp_src_ports: f.udp_src_ports.keys().copied().collect(),
         other_udp_dst_ports: f.other_udp_dst_ports.keys().copied().collect(),
         frames: f.frames,
-        duration_us: f.last_ns.saturating_sub(f.first_ns) as f64 / 1_000.0,
+        duration_us: f
+            .first_ns
+            .zip(f.last_ns)
+            .map_or(0, |(a, b)| b.saturating_sub(a)) as f64
+            / 1_000.0,
         opcodes: f
             .opcodes
             .iter()

@@ -850,3 +850,21 @@ fn a_packet_length_past_its_block_is_a_corrupt_block_not_a_short_file() {
         "{damage}"
     );
 }
+
+/// A simple packet block (no timestamp) among enhanced packet blocks gave its flow a
+/// duration of decades: its "no timestamp" was taken as time 0.
+#[test]
+fn a_frame_without_a_timestamp_leaves_its_flow_times_alone() {
+    let mut b = pcapng(&conversation());
+    let f = frame(A, B, 0x22, Opcode::RcWriteOnly, 6, &[0xAB; 100]);
+    let mut spb = (f.len() as u32).to_le_bytes().to_vec();
+    spb.extend_from_slice(&f);
+    ng_block(&mut b, 3, &spb);
+    let r = check(&b);
+    assert!(r.passed(), "{}", r.to_text());
+    let w = flow(&r, "10.0.0.1", 0x22);
+    assert_eq!(w.frames, 8);
+    // The WRITE frames are 1, 2, 3, 5, 6, 8, 9 µs into the capture, the SPB has no time.
+    assert!((w.duration_us - 8.0).abs() < 1e-9, "{}", w.duration_us);
+    assert_eq!(w.rtt_us.map(|r| r.samples), Some(3));
+}

@@ -28,7 +28,8 @@ const MAX_PENDING: usize = 1 << 16;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sent {
     pub frame: u64,
-    pub time_ns: u64,
+    /// `None`: the record had no timestamp.
+    pub time_ns: Option<u64>,
     pub psn: u32,
     /// The first time its PSN was seen (false: a retransmission).
     pub first: bool,
@@ -40,7 +41,8 @@ pub struct Sent {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Answer {
     pub frame: u64,
-    pub time_ns: u64,
+    /// `None`: the record had no timestamp.
+    pub time_ns: Option<u64>,
     pub through_psn: u32,
 }
 
@@ -137,7 +139,7 @@ fn unshare(pairing: &mut BTreeMap<FlowKey, Pairing>) {
 pub fn samples_us(requests: &[Sent], answers: &[Answer]) -> Vec<f64> {
     let mut out = Vec::new();
     // (psn, time, still a valid sample)
-    let mut pending: VecDeque<(u32, u64, bool)> = VecDeque::new();
+    let mut pending: VecDeque<(u32, Option<u64>, bool)> = VecDeque::new();
     let (mut r, mut a) = (0, 0);
     while r < requests.len() || a < answers.len() {
         let take_request = match (requests.get(r), answers.get(a)) {
@@ -155,7 +157,7 @@ pub fn samples_us(requests: &[Sent], answers: &[Answer]) -> Vec<f64> {
                     }
                     // In PSN order: a hole filled late goes before the PSNs seen past it.
                     let at = pending.partition_point(|p| psn_diff(p.0, s.psn) < 0);
-                    pending.insert(at, (s.psn, s.time_ns, s.time_ns != 0));
+                    pending.insert(at, (s.psn, s.time_ns, true));
                 }
             } else {
                 spoil(&mut pending, s.psn);
@@ -169,8 +171,10 @@ pub fn samples_us(requests: &[Sent], answers: &[Answer]) -> Vec<f64> {
                 break;
             }
             pending.pop_front();
-            if valid && ans.time_ns != 0 && ans.time_ns >= t {
-                out.push((ans.time_ns - t) as f64 / 1_000.0);
+            if let (true, Some(sent), Some(back)) = (valid, t, ans.time_ns) {
+                if back >= sent {
+                    out.push((back - sent) as f64 / 1_000.0);
+                }
             }
         }
     }
@@ -180,7 +184,7 @@ pub fn samples_us(requests: &[Sent], answers: &[Answer]) -> Vec<f64> {
 /// Marks the pending request at `psn` as giving no sample (it was sent again). `pending` is in
 /// PSN order, so the request is found by bisection: a flow can hold 65,536 pending requests
 /// and as many retransmissions.
-fn spoil(pending: &mut VecDeque<(u32, u64, bool)>, psn: u32) {
+fn spoil(pending: &mut VecDeque<(u32, Option<u64>, bool)>, psn: u32) {
     let at = pending.partition_point(|p| psn_diff(p.0, psn) < 0);
     for p in pending.range_mut(at..).take_while(|p| p.0 == psn) {
         p.2 = false;
@@ -223,7 +227,7 @@ mod tests {
     fn sent(frame: u64, psn: u32, first: bool) -> Sent {
         Sent {
             frame,
-            time_ns: frame * 1_000,
+            time_ns: Some(frame * 1_000),
             psn,
             first,
             answered: true,
@@ -233,7 +237,7 @@ mod tests {
     fn ack(frame: u64, through_psn: u32) -> Answer {
         Answer {
             frame,
-            time_ns: frame * 1_000,
+            time_ns: Some(frame * 1_000),
             through_psn,
         }
     }
