@@ -22,7 +22,9 @@
 //! its ICRC checked; its BTH (and AETH, RETH) are still read when captured, and it is counted
 //! apart, neither passed nor failed.
 
-use rnic_wire::{aeth, bth, reth, AethRepr, BthRepr, FrameRepr, Opcode, PfcRepr, ROCE_PORT};
+use rnic_wire::{
+    aeth, bth, reth, AethRepr, BthRepr, FrameRepr, Opcode, PfcRepr, WireError, ROCE_PORT,
+};
 use std::borrow::Cow;
 
 const ETH_HEADER: usize = 14;
@@ -134,7 +136,7 @@ pub fn decode(data: &[u8], orig_len: u32) -> Decoded {
         }
         return match FrameRepr::parse(f) {
             Ok(r) => Decoded::Verified(packet(&r, f)),
-            Err(e) => Decoded::Failed(e.to_string()),
+            Err(e) => Decoded::Failed(failure_reason(e, f)),
         };
     }
     // Another port: RoCEv2 only if the whole frame verifies (see the module comment).
@@ -190,6 +192,28 @@ fn ipv4_checksum(h: &[u8]) -> u16 {
 /// of which only one length says so is damaged, and judged as RoCEv2 by its port.
 fn is_empty_udp(ip: &[u8], udp: usize, ip_total: usize) -> bool {
     be16(ip, udp + 4).is_some_and(|n| usize::from(n) <= UDP_HEADER) && ip_total <= udp + UDP_HEADER
+}
+
+/// Why frame `f` failed, in words: the wire crate's reason, except where it names a field by
+/// its Rust name and a hexadecimal count ("field payload_len has invalid value 0x10" for
+/// bytes after an ACK's headers).
+fn failure_reason(e: WireError, f: &[u8]) -> String {
+    match e {
+        WireError::BadField {
+            layer: "roce",
+            field: "payload_len",
+            value,
+        } => {
+            let op = f.get(ETH_HEADER + IPV4_HEADER + UDP_HEADER).copied();
+            let bytes = if value == 1 { "byte" } else { "bytes" };
+            format!(
+                "roce: {} carries no payload, but the frame has {value} {bytes} after its \
+                 headers",
+                super::report::opcode_name(op.unwrap_or(0))
+            )
+        }
+        e => e.to_string(),
+    }
 }
 
 /// The frame without its VLAN tags (at most two, as QinQ stacks them), borrowed when it had

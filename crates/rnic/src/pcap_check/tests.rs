@@ -868,3 +868,17 @@ fn a_frame_without_a_timestamp_leaves_its_flow_times_alone() {
     assert!((w.duration_us - 8.0).abs() < 1e-9, "{}", w.duration_us);
     assert_eq!(w.rtt_us.map(|r| r.samples), Some(3));
 }
+
+/// Bytes after the headers of an opcode that carries no payload were reported as "roce:
+/// field payload_len has invalid value 0x10".
+#[test]
+fn bytes_after_an_ack_are_named_in_words() {
+    let f = frame(B, A, 0x11, Opcode::RcAck, 1, &[0; 20]);
+    let r = check(&pcap(&[(1_000, f)]));
+    assert_eq!(
+        r.failures[0].reason,
+        "roce: RC ACKNOWLEDGE carries no payload, but the frame has 20 bytes after its headers",
+        "{}",
+        r.to_text()
+    );
+}
