@@ -15,6 +15,7 @@
 use pcap_parser::pcapng::Block;
 use pcap_parser::traits::PcapReaderIterator;
 use pcap_parser::{LegacyPcapReader, PcapBlockOwned, PcapError, PcapNGReader};
+use std::collections::BTreeMap;
 use std::io::{Cursor, Read};
 
 /// Link type of Ethernet frames (LINKTYPE_ETHERNET), the only one analysed.
@@ -59,6 +60,10 @@ pub struct ReadSummary {
     pub damage: Option<String>,
     /// Packet records that name a pcapng interface no IDB described (not analysed).
     pub unknown_interface_records: u64,
+    /// Odd but readable things in the container, each with how many records show it and the
+    /// first of them (frame 0: the file header): noted, not failed, since the frames still
+    /// read, but a tool that wrote them may have written other things wrong too.
+    pub oddities: BTreeMap<&'static str, (u64, u64)>,
 }
 
 /// The file is not a capture this reader understands (exit status 2).
@@ -172,6 +177,8 @@ struct State {
     summary: ReadSummary,
     /// Classic pcap: its link type field and whether timestamps are nanoseconds.
     legacy: Option<(LinkField, bool)>,
+    /// Classic pcap: the header's snap length (0: none stated).
+    legacy_snaplen: u32,
     /// pcapng: the current section's interfaces, in IDB order.
     interfaces: Vec<Interface>,
     /// pcapng: the current section is big-endian (`None` in a classic pcap).
@@ -190,6 +197,7 @@ fn drive(
             ..ReadSummary::default()
         },
         legacy: None,
+        legacy_snaplen: 0,
         interfaces: Vec::new(),
         ng_big_endian: None,
     };
@@ -293,6 +301,29 @@ impl State {
         (len >= 12 && data.len() >= len as usize).then_some(len)
     }
 
+    /// Counts an oddity of `what`, seen at frame `number`.
+    fn odd(&mut self, what: &'static str, number: u64) {
+        let e = self.summary.oddities.entry(what).or_insert((0, number));
+        e.0 += 1;
+    }
+
+    /// The oddities of a classic pcap record `number`.
+    fn legacy_oddities(&mut self, number: u64, caplen: u32, origlen: u32, frac: u32, nanos: bool) {
+        if caplen > origlen {
+            self.odd("captured length above the length on the wire", number);
+        }
+        if self.legacy_snaplen != 0 && caplen > self.legacy_snaplen {
+            self.odd("captured length above the header's snap length", number);
+        }
+        let limit = if nanos { 1_000_000_000 } else { 1_000_000 };
+        if frac >= limit {
+            self.odd(
+                "timestamp fraction of a second of one second or more",
+                number,
+            );
+        }
+    }
+
     fn next_number(&mut self) -> u64 {
         self.summary.records += 1;
         self.summary.records
@@ -302,6 +333,10 @@ impl State {
         match block {
             PcapBlockOwned::LegacyHeader(h) => {
                 self.legacy = Some((LinkField(h.network.0 as u32), h.is_nanosecond_precision()));
+                self.legacy_snaplen = h.snaplen;
+                if (h.version_major, h.version_minor) != (2, 4) {
+                    self.odd("pcap version other than 2.4", 0);
+                }
             }
             PcapBlockOwned::Legacy(b) => {
                 let (field, nanos) = self
@@ -313,6 +348,7 @@ impl State {
                     u64::from(b.ts_usec) * 1_000
                 };
                 let number = self.next_number();
+                self.legacy_oddities(number, b.caplen, b.origlen, b.ts_usec, nanos);
                 let len = (b.caplen as usize).min(b.data.len());
                 let (data, orig_len) = field.without_fcs(&b.data[..len], b.origlen);
                 each(Record {
@@ -342,6 +378,9 @@ impl State {
                     self.summary.unknown_interface_records += 1;
                     return;
                 };
+                if epb.caplen > epb.origlen {
+                    self.odd("captured length above the length on the wire", number);
+                }
                 let ts = (u64::from(epb.ts_high) << 32) | u64::from(epb.ts_low);
                 let len = (epb.caplen as usize).min(epb.data.len());
                 each(Record {

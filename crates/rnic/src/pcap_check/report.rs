@@ -523,6 +523,17 @@ fn notes(summary: &ReadSummary, a: &Analysis) -> Vec<String> {
              only Ethernet captures are decoded"
         ));
     }
+    for (what, (n, first)) in &summary.oddities {
+        let which = match (first, n) {
+            (0, _) => "its file header has".to_string(),
+            (f, 1) => format!("frame {f} has"),
+            (f, n) => format!("{n} frames have (the first is frame {f})"),
+        };
+        notes.push(format!(
+            "the container is odd but readable: {which} a {what}; the frames were read as \
+             they stand"
+        ));
+    }
     if summary.unknown_interface_records > 0 {
         notes.push(format!(
             "{} frames skipped: they name a pcapng interface that no interface description \

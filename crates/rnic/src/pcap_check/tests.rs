@@ -882,3 +882,27 @@ fn bytes_after_an_ack_are_named_in_words() {
         r.to_text()
     );
 }
+
+/// Odd container fields (a pcap version other than 2.4, a fraction of a second of a second
+/// or more, a captured length above the length on the wire or the snap length) were taken
+/// without a word; they are noted, and the frames still checked.
+#[test]
+fn odd_container_fields_are_noted_not_failed() {
+    let mut b = pcap_be_us(&conversation(), 65_535);
+    b[6..8].copy_from_slice(&3u16.to_be_bytes());
+    b[28..32].copy_from_slice(&2_000_000u32.to_be_bytes());
+    let len = u32::from_be_bytes(b[32..36].try_into().unwrap());
+    b[36..40].copy_from_slice(&(len - 1).to_be_bytes());
+    b[16..20].copy_from_slice(&(len - 2).to_be_bytes());
+    let r = check(&b);
+    assert!(r.passed(), "{}", r.to_text());
+    let notes = r.notes.join("\n");
+    for said in [
+        "its file header has a pcap version other than 2.4",
+        "frame 1 has a captured length above the length on the wire",
+        "frame 1 has a timestamp fraction of a second of one second or more",
+        "frame 1 has a captured length above the header's snap length",
+    ] {
+        assert!(notes.contains(said), "{said}: {notes}");
+    }
+}
