@@ -579,6 +579,8 @@ pub struct RunInputs {
     pub sets: Vec<Override>,
     /// `--seed` (applied after `sets`).
     pub seed: Option<u64>,
+    /// Where `seed` came from, for messages: `--seed`, or a scenario file's `seed` key.
+    pub seed_from: &'static str,
     /// perftest options (their config-setting flags are applied after `sets`).
     pub perf: PerfOptions,
     /// `--pcap`.
@@ -598,7 +600,7 @@ impl RunInputs {
                 accepted: format!("an integer from 0 to {}", i64::MAX),
                 hint: String::new(),
             })?;
-            flags.push(("--seed", Override::new("sim.seed", s)));
+            flags.push((self.seed_from, Override::new("sim.seed", s)));
         }
         if let Some(m) = conflicting_set(&flags, &self.sets) {
             return Err(ConfigError::Inconsistent(m));

@@ -102,6 +102,11 @@ impl Base {
                 .unwrap_or_else(|| "baseline".to_string()),
             sets,
             seed: cli.seed.or(self.seed),
+            seed_from: if cli.seed.is_some() {
+                "--seed"
+            } else {
+                "the file's `seed`"
+            },
             perf: PerfOptions::from_table(&self.perf)?,
             pcap: None,
         })
@@ -229,6 +234,32 @@ json = "x.json"
         let keys: Vec<&str> = s.base.set.iter().map(|o| o.key.as_str()).collect();
         // A TOML table is ordered by key; distinct keys commute anyway.
         assert_eq!(keys, ["net.impair.loss", "nic.qpc_cache_entries"]);
+    }
+
+    /// The file's `seed` and its `[set] sim.seed` disagreeing were refused as set "by
+    /// --seed", a flag nobody gave; the message names the key, and --seed when given.
+    #[test]
+    fn a_seed_set_twice_names_where_each_came_from() {
+        let src = "seed = 3\n[perf]\ntest = \"write-lat\"\n[set]\nsim.seed = 1\n";
+        let s = parse_scenario(src, "s.toml").unwrap();
+        let from_file = s.base.inputs(&CliOverrides::default()).unwrap().overrides();
+        let e = from_file.unwrap_err().to_string();
+        assert!(
+            e.contains("to 3 by the file's `seed` and to 1 by --set"),
+            "{e}"
+        );
+        let cli = CliOverrides {
+            seed: Some(4),
+            ..CliOverrides::default()
+        };
+        let e = s
+            .base
+            .inputs(&cli)
+            .unwrap()
+            .overrides()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("to 4 by --seed and to 1"), "{e}");
     }
 
     #[test]

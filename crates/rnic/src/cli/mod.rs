@@ -387,6 +387,7 @@ fn perf_inputs(c: &PerfCmd) -> anyhow::Result<RunInputs> {
             .unwrap_or_else(|| "baseline".to_string()),
         sets,
         seed: c.sim.seed,
+        seed_from: "--seed",
         perf: c.options(),
         pcap: c.pcap.clone(),
     })
