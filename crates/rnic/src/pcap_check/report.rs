@@ -657,11 +657,16 @@ fn no_roce_verdict(a: &Analysis, summary: &ReadSummary) -> String {
     let frames = a.frames.max(summary.records);
     let held = match by_type(&a.other_kinds) {
         _ if frames == 0 => "the capture holds no frames".to_string(),
+        Some(_) if a.non_roce == 1 && frames == 1 => {
+            let kind = a.other_kinds.keys().next().map_or("", String::as_str);
+            format!("its one frame is {kind}")
+        }
         Some(kinds) if a.non_roce == frames => format!("its {frames} frames are {kinds}"),
         Some(kinds) => format!(
             "of its {frames} frames, {kinds}; the other {} skipped (see the notes)",
             frames - a.non_roce
         ),
+        None if frames == 1 => "its one frame was skipped (see the notes)".to_string(),
         None => format!("its {frames} frames were all skipped (see the notes)"),
     };
     format!("no RoCEv2 frame found, so nothing was checked: {held}")

@@ -641,7 +641,7 @@ fn a_capture_without_roce_says_so_and_what_it_holds_instead() {
     assert_eq!((r.status, r.skipped_frames), ("no_roce_frames", 1));
     assert!(
         r.verdict
-            .ends_with("its 1 frames were all skipped (see the notes)"),
+            .ends_with("its one frame was skipped (see the notes)"),
         "{}",
         r.verdict
     );
@@ -767,6 +767,8 @@ fn an_empty_datagram_to_4791_is_not_roce() {
         r.to_text()
     );
     assert!(r.found_no_roce());
+    // One frame in the singular ("its 1 frames are UDP 1" before).
+    assert!(r.verdict.ends_with("its one frame is UDP"), "{}", r.verdict);
 }
 
 /// The IPv4 header checksum of `header` (its checksum field included as it stands).
