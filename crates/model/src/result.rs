@@ -191,6 +191,9 @@ pub enum RunStatus {
     /// completions (retries exhausted, a protection error), a stall, a window in which
     /// nothing completed. `reason` says which; the figures cover what did complete.
     Incomplete,
+    /// The run was refused as asked: bad input for it (a sweep point whose combination
+    /// the model cannot run, found as it was built). `reason` names the field; no figures.
+    Refused,
     /// The model contradicted physics (a rate above the wire, an event in the past, a lost
     /// CQE): a bug in the simulator, so the figures are not trustworthy.
     ModelError,
@@ -204,6 +207,7 @@ impl RunStatus {
         match self {
             RunStatus::Ok => "ok",
             RunStatus::Incomplete => "incomplete",
+            RunStatus::Refused => "refused",
             RunStatus::ModelError => "model_error",
             RunStatus::Corrupt => "corrupt",
         }

@@ -65,6 +65,7 @@ fn status_headline(s: report::RunStatus) -> &'static str {
     match s {
         report::RunStatus::Ok => "the run completed",
         report::RunStatus::Incomplete => "the run did not complete what was asked",
+        report::RunStatus::Refused => "the run was refused as asked (bad input)",
         report::RunStatus::ModelError => {
             "model error (a simulator bug: the figures above are not trustworthy)"
         }
@@ -79,6 +80,7 @@ pub fn status_exit_code(status: report::RunStatus) -> u8 {
     match status {
         report::RunStatus::Ok => exit::OK,
         report::RunStatus::Incomplete => exit::INCOMPLETE,
+        report::RunStatus::Refused => exit::USAGE,
         report::RunStatus::ModelError | report::RunStatus::Corrupt => exit::FAILED,
     }
 }

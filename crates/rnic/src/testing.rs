@@ -19,6 +19,9 @@ pub struct FakeRunner {
     /// Refuse this size in [`PerfRunner::check`] (as the model refuses a run above its
     /// memory budget).
     pub refuse_size: Option<u64>,
+    /// Refuse this size as the run is built (bad input [`PerfRunner::check`] cannot see,
+    /// as the model refuses some combinations when it builds them).
+    pub refuse_at_build_size: Option<u64>,
     /// Panic on this size, as if the process were killed while the point ran.
     pub panic_on_size: Option<u64>,
     /// Runs started, to check that a command refused before simulating.
@@ -41,6 +44,11 @@ impl PerfRunner for FakeRunner {
         for &size in &spec.sizes {
             if Some(size) == self.fail_on_size {
                 anyhow::bail!("fake failure at size {size}");
+            }
+            if Some(size) == self.refuse_at_build_size {
+                anyhow::bail!(crate::UsageError(format!(
+                    "fake build refusal of size {size}"
+                )));
             }
             if Some(size) == self.panic_on_size {
                 panic!("fake crash at size {size}");

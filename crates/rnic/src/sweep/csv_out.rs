@@ -1,5 +1,5 @@
 //! The sweep CSV: one row per point in grid order; the axis values, the point's `status`
-//! (`ok`, `incomplete`, `model_error`, `corrupt`) and `reason` (empty when ok), then every
+//! (`ok`, `incomplete`, `refused`, `model_error`, `corrupt`) and `reason` (empty when ok), then every
 //! scalar metric of [`PointResult::metrics`] (columns are the union over all points, in
 //! first-seen order; a metric a point lacks is left empty). `wall_seconds` is left out so the
 //! file is identical from run to run. The `csv` crate quotes cells that need it, so a reason

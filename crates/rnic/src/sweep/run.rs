@@ -16,7 +16,8 @@
 //! ([`super::shard`]), no plots; its partial file is `<name>.shard-I-of-N.partial.csv`.
 //!
 //! Every point gets a row. A point whose run fails outright (the runner returns an error) is
-//! recorded with status `model_error`, the error as its reason and zero figures. Plots leave
+//! recorded with status `refused` (bad input found as the run was built) or `model_error`,
+//! the error as its reason and zero figures. Plots leave
 //! out points that did not end `ok`. [`SweepOutcome::failure`] turns the points that did not
 //! end `ok` into the error the command exits with, after every output is written.
 
@@ -356,16 +357,21 @@ fn warn_unsettled(sweep: &Sweep, results: &[(Point, PointResult)], log: &mut dyn
 }
 
 /// The result recorded for a point whose run returned an error: what the point asked,
-/// status `model_error`, the error as its reason.
+/// status `refused` for bad input found as the run was built (a combination the model
+/// cannot run: exit 2), `model_error` otherwise, the error as its reason.
 fn failed_result(p: &ResolvedPoint, e: &anyhow::Error) -> PointResult {
-    let reason = format!("the run failed: {e:#}");
+    let (status, reason) = if crate::exit_status(e) == crate::exit::USAGE {
+        (RunStatus::Refused, format!("the run was refused: {e:#}"))
+    } else {
+        (RunStatus::ModelError, format!("the run failed: {e:#}"))
+    };
     let spec = match &p.job {
         Job::Perf(spec) => spec,
         Job::Workload(_) => {
             return PointResult::from(WorkloadPoint {
                 profile: p.profile.clone(),
                 seed: p.config.sim.seed,
-                status: RunStatus::ModelError,
+                status,
                 reason,
                 clients: p.config.net.clients,
                 ..Default::default()
@@ -379,7 +385,7 @@ fn failed_result(p: &ResolvedPoint, e: &anyhow::Error) -> PointResult {
         clients: spec.clients,
         seed: p.config.sim.seed,
         profile: p.profile.clone(),
-        status: RunStatus::ModelError,
+        status,
         reason,
         ..Default::default()
     })

@@ -214,6 +214,53 @@ fn cli_overrides_apply_to_every_point_before_axes() {
     assert_eq!(pts[2].perf_spec().unwrap().qps, 1000);
 }
 
+/// A point the model refuses as it builds the run is bad input for that point, as `rnic
+/// perf` exits 2 for it: its row says `refused` and the sweep exits 2, where it said
+/// `model_error` and "a simulator bug" (exit 1). A model error still outranks it.
+#[test]
+fn a_point_refused_as_it_is_built_is_a_refused_row_and_exits_2() {
+    let sw = parse_sweep(
+        "[perf]\ntest = \"write-bw\"\niters = 5\n[[axis]]\nkey = \"perf.size\"\nvalues = [64, 128, 256]",
+        "r.toml",
+    )
+    .unwrap();
+    let dir = tmp("refused");
+    let runner = |fail_on_size| FakeRunner {
+        refuse_at_build_size: Some(128),
+        incomplete_size: Some(256),
+        fail_on_size,
+        ..Default::default()
+    };
+    let run = |r: &FakeRunner| {
+        run_sweep(
+            &sw,
+            &CliOverrides::default(),
+            r,
+            &opts(&dir, 2),
+            &mut std::io::sink(),
+        )
+        .unwrap()
+    };
+    let out = run(&runner(None));
+    assert_eq!(out.worst(), crate::report::RunStatus::Refused);
+    let f = out.failure().unwrap();
+    assert_eq!(crate::status_exit_code(f.status), crate::exit::USAGE);
+    assert!(
+        f.reason
+            .contains("perf.size=128 (refused): the run was refused: fake build refusal"),
+        "{}",
+        f.reason
+    );
+    let csv = std::fs::read_to_string(dir.join("r.csv")).unwrap();
+    assert!(
+        csv.lines().nth(2).unwrap().starts_with("128,refused,"),
+        "{csv}"
+    );
+    let out = run(&runner(Some(64)));
+    assert_eq!(out.worst(), crate::report::RunStatus::ModelError);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn failing_point_is_a_model_error_row_and_the_others_still_run() {
     let sw = parse_sweep(
