@@ -202,8 +202,7 @@ fn report_flows(
     let w = &b.world;
     let corrupt = verdict.has(RunStatus::Corrupt);
     let transport = TransportTotals::of(w.nics.iter().map(|n| n.dev.stats()));
-    let rnr_waits = w.nics.iter().map(|n| n.dev.stats().rnr_waits).sum();
-    let stalls = long_run::Stalls::of(cfg, transport.timeouts, rnr_waits);
+    let stalls = long_run::Stalls::of_devices(cfg, w.nics.iter().map(|n| n.dev.stats()));
     let mut flows = Vec::with_capacity(b.flows.len());
     // The total's span, ps: from the first post of any flow to the last completion (or
     // measured end) of any; and every operation the flows completed in it.

@@ -56,8 +56,13 @@ pub struct Stalls {
 }
 
 impl Stalls {
-    /// The stalls of a run of `cfg`'s QPs that counted `timeouts` and `rnr_waits`.
-    pub fn of(cfg: &crate::config::Config, timeouts: u64, rnr_waits: u64) -> Stalls {
+    /// The stalls of a run of `cfg`'s QPs on the devices whose counters are `stats`.
+    pub fn of_devices<'a>(
+        cfg: &crate::config::Config,
+        stats: impl Iterator<Item = &'a rnic_transport::TransportStats>,
+    ) -> Stalls {
+        let (timeouts, rnr_waits) =
+            stats.fold((0, 0), |(t, r), s| (t + s.ack_timeouts, r + s.rnr_waits));
         Stalls {
             timeouts,
             ack_timeout_ps: cfg.qp.ack_timeout_ps(),
@@ -75,23 +80,32 @@ impl Stalls {
         stalls_in_words(self.timeouts, self.rnr_waits)
     }
 
-    /// The least lengths, in words: "10 ACK timeouts of 67.109 ms" and/or "10 RNR timers
-    /// of 0.640 ms".
-    fn least_lengths(&self) -> String {
-        let mut parts = Vec::new();
-        if self.timeouts > 0 {
-            parts.push(format!(
-                "{ACK_TIMEOUTS_IN_WINDOW} ACK timeouts of {:.3} ms",
-                self.ack_timeout_ps.unwrap_or(0) as f64 / 1e9
-            ));
-        }
-        if self.rnr_waits > 0 {
-            parts.push(format!(
-                "{RNR_WAITS_IN_WINDOW} RNR timers of {:.3} ms",
-                self.rnr_timer_ps as f64 / 1e9
-            ));
-        }
-        parts.join(" and ")
+    /// The least window each kind of stall the run saw asks for, ps, with it in words:
+    /// "10 ACK timeouts of 67.109 ms", "10 RNR timers of 0.640 ms".
+    fn least_windows(&self) -> Vec<(TimePs, String)> {
+        let ack_ps = self.ack_timeout_ps.unwrap_or(0);
+        let kinds = [
+            (
+                self.timeouts,
+                ACK_TIMEOUTS_IN_WINDOW,
+                ack_ps,
+                "ACK timeouts",
+            ),
+            (
+                self.rnr_waits,
+                RNR_WAITS_IN_WINDOW,
+                self.rnr_timer_ps,
+                "RNR timers",
+            ),
+        ];
+        kinds
+            .into_iter()
+            .filter(|&(seen, ..)| seen > 0)
+            .map(|(_, n, each_ps, what)| {
+                let words = format!("{n} {what} of {:.3} ms", each_ps as f64 / 1e9);
+                (each_ps.saturating_mul(n), words)
+            })
+            .collect()
     }
 }
 
@@ -141,18 +155,8 @@ pub fn long_enough_ps(stalls: &Stalls, span_ps: TimePs) -> Option<TimePs> {
         return None;
     }
     let by_count = span_ps.saturating_mul(TIMEOUTS_IN_WINDOW) / count;
-    let by_timeouts = if stalls.timeouts > 0 {
-        let ack = stalls.ack_timeout_ps.unwrap_or(0);
-        ack.saturating_mul(ACK_TIMEOUTS_IN_WINDOW)
-    } else {
-        0
-    };
-    let by_rnr = if stalls.rnr_waits > 0 {
-        stalls.rnr_timer_ps.saturating_mul(RNR_WAITS_IN_WINDOW)
-    } else {
-        0
-    };
-    Some(by_count.max(by_timeouts).max(by_rnr))
+    let by_length = stalls.least_windows().into_iter().map(|(ps, _)| ps).max();
+    Some(by_count.max(by_length.unwrap_or(0)))
 }
 
 /// A `-D` value for `ps`, in seconds, rounded up to two significant digits.
@@ -249,7 +253,12 @@ pub(crate) fn unsettled(
             span.window_ps as f64 / 1e9,
             need as f64 / 1e9,
             stalls.named(),
-            stalls.least_lengths(),
+            stalls
+                .least_windows()
+                .into_iter()
+                .map(|(_, words)| words)
+                .collect::<Vec<_>>()
+                .join(" and "),
             ask.longer_than(need)
         )
     });

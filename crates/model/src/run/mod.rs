@@ -136,10 +136,9 @@ fn run_one(
     let (verdict, flows) = judge::judge(&b, cfg, end, &mut at_end)?;
     let measured: Vec<_> = flows.iter().map(|f| f.measured).collect();
     let span = long_run::run_span(&b.world.apps, end);
-    let rnr_waits = b.world.nics.iter().map(|n| n.dev.stats().rnr_waits).sum();
+    let stalls = long_run::Stalls::of_devices(cfg, b.world.nics.iter().map(|n| n.dev.stats()));
     let mut run = report::report(b, end, verdict, &measured);
     if let Some(span) = span {
-        let stalls = long_run::Stalls::of(cfg, run.result.timeouts, rnr_waits);
         let op_bytes = run.result.size_bytes;
         long_run::judge(&mut run.result, span, op_bytes, stalls);
     }
