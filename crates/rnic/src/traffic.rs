@@ -298,30 +298,24 @@ pub struct Expanded {
     pub flows: Vec<FlowOptions>,
 }
 
-/// The rate a host's link runs at: the NIC's, or a generated fabric's host tier, or a
-/// topology file's host links, if slower. A file whose hosts' links differ is refused:
-/// the load is one share of a host's link, the same for every host.
+/// The rate a host's link runs at: its NIC's, or its cable's as the topology plans it (a
+/// generated fabric's host tier, a topology file's host links), whichever is slower. Hosts
+/// whose links differ are refused: the load is one share of a host's link, the same for
+/// every host.
 fn host_link_gbps(cfg: &Config, hosts: u32) -> Result<f64, UsageError> {
-    let nic = cfg.eth.gbps;
-    match cfg.net.topology.as_str() {
-        "fat_tree" | "leaf_spine" => Ok(cfg.net.fabric.host_link_gbps.map_or(nic, |g| g.min(nic))),
-        "star" | "back_to_back" | "wan" => Ok(nic),
-        file => {
-            let links = rnic_model::net::topology::node_link_gbps(cfg, hosts as usize)
-                .map_err(|e| UsageError(e.to_string()))?;
-            one_host_link_rate(file, &links).map(|g| g.min(nic))
-        }
-    }
+    let links = rnic_model::net::topology::node_link_gbps(cfg, hosts as usize)
+        .map_err(|e| UsageError(e.to_string()))?;
+    one_host_link_rate(&cfg.net.topology, &links).map(|g| g.min(cfg.eth.gbps))
 }
 
-/// The one rate of the hosts' `links` in topology file `file`, or a refusal naming two
-/// hosts whose links differ.
-fn one_host_link_rate(file: &str, links: &[f64]) -> Result<f64, UsageError> {
+/// The one rate of the hosts' `links` in topology `topology` (a generated one has one;
+/// a file may give several), or a refusal naming two hosts whose links differ.
+fn one_host_link_rate(topology: &str, links: &[f64]) -> Result<f64, UsageError> {
     let first = links.first().copied().unwrap_or_default();
     match links.iter().position(|&g| g != first) {
         None => Ok(first),
         Some(n) => Err(UsageError(format!(
-            "workload.load is a share of each host's link, but net.topology = \"{file}\" \
+            "workload.load is a share of each host's link, but net.topology = \"{topology}\" \
              gives node0 a link of {first} Gb/s and node{n} one of {} Gb/s: give every \
              host's link one rate (gbps) for a workload",
             links[n]
@@ -424,8 +418,9 @@ fn refuse_beyond(flows: usize, limit: usize, what: &str) -> Result<(), UsageErro
     }
     Err(UsageError(format!(
         "the workload's {what} start more than {limit} flows, so some node would need more \
-         than the {MAX_HOST_CORES} cores a host may have (one per flow on each node it uses): lower workload.load or workload.duration_us, raise workload.incast.every_us, \
-         or use a distribution of larger flows"
+         than the {MAX_HOST_CORES} cores a host may have (one per flow on each node it uses): \
+         lower workload.load or workload.duration_us, raise workload.incast.every_us, or use \
+         a distribution of larger flows"
     )))
 }
 
