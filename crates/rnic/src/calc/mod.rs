@@ -6,6 +6,9 @@
 //! * [`frame_bytes`]: the bytes one RoCEv2 packet occupies on an Ethernet link, header by
 //!   header, from `rnic-wire`'s header lengths (the frame size the QD rule divides by).
 
+mod decimal;
+
+use decimal::Decimal;
 use rnic_wire::Opcode;
 use serde::Serialize;
 
@@ -107,8 +110,18 @@ pub fn queue_depth(input: QdInput) -> Result<QdResult, String> {
         input,
         bytes_in_flight,
         exact,
-        queue_depth: (exact.floor() as u64).max(1),
+        queue_depth: floor_of_depth(input).unwrap_or(exact.floor() as u64).max(1),
     })
+}
+
+/// ⌊bandwidth × RTT / frame size⌋ on the inputs as typed (Gbit/s × µs × 1000 / 8 bytes per
+/// frame), so that a depth on a whole number is that number; `None` where the decimals
+/// overflow 128 bits, far outside the ranges.
+fn floor_of_depth(input: QdInput) -> Option<u64> {
+    let bits = Decimal::of(input.gbps)?
+        .times(Decimal::of(input.rtt_us)?)?
+        .times(Decimal::whole(1000))?;
+    u64::try_from(bits.floor_div(input.frame_bytes.checked_mul(8)?)?).ok()
 }
 
 /// 2^53: from here on an f64 no longer holds every whole number, so a depth this large
@@ -187,7 +200,12 @@ pub fn rtt_us(km: f64, us_per_km: f64) -> Result<f64, String> {
         "µs per km",
         "light in vacuum to a thousand times fibre's 5; or give --rtt-us",
     )?;
-    let rtt = 2.0 * km * us_per_km;
+    // The product of the decimals as typed (2 × 0.1 km × 4.9 µs/km is 0.98 µs, where
+    // floating point gives 0.9800000000000001); the float product where they overflow.
+    let rtt = Decimal::of(km)
+        .zip(Decimal::of(us_per_km))
+        .and_then(|(km, us)| Decimal::whole(2).times(km)?.times(us))
+        .map_or(2.0 * km * us_per_km, Decimal::to_f64);
     if rtt > MAX_RTT_US {
         return Err(format!(
             "--km {} at --us-per-km {} is a round trip of {} µs, more than {} µs (twice the \
@@ -373,6 +391,31 @@ mod tests {
         assert_eq!(r.queue_depth, 2991);
         assert!((r.exact - 2991.862).abs() < 1e-3, "{}", r.exact);
         assert_eq!(r.bytes_in_flight, 12_500_000.0);
+    }
+
+    /// 100 Gbit/s × 33.3 µs / (1250 B × 8) is 333 exactly; in floating point the quotient
+    /// is 332.99999999999994, and the depth printed was 332. Through `--km` too: 2 × 3.33 km
+    /// × 5 µs/km, and 2 × 0.1 km × 4.9 µs/km, whose float product is 0.9800000000000001.
+    #[test]
+    fn a_depth_on_a_whole_number_is_that_number() {
+        let depth = |gbps, rtt_us, frame_bytes| {
+            queue_depth(QdInput {
+                gbps,
+                rtt_us,
+                frame_bytes,
+            })
+            .unwrap()
+            .queue_depth
+        };
+        assert_eq!(depth(100.0, 33.3, 1250), 333);
+        assert_eq!(depth(200.0, 33.3, 1500), 555);
+        assert_eq!(depth(100.0, rtt_us(3.33, 5.0).unwrap(), 1250), 333);
+        let rtt = rtt_us(0.1, 4.9).unwrap();
+        assert_eq!(rtt.to_string(), "0.98");
+        assert_eq!(depth(100.0, rtt, 1225), 10);
+        assert_eq!(depth(10.0, rtt, 1225), 1);
+        // Just below a whole number stays below it.
+        assert_eq!(depth(100.0, 33.299, 1250), 332);
     }
 
     #[test]
