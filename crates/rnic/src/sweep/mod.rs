@@ -136,12 +136,14 @@ pub struct Point {
     pub values: Vec<Value>,
 }
 
-/// A scalar as text: strings unquoted, numbers in shortest round-trip form.
+/// A scalar as text: strings unquoted, numbers in shortest round-trip form, floats far from
+/// 1 in exponent form as the rest of the command line prints them (5e-324 was 324 digits in
+/// the table and the CSV).
 pub fn value_text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Integer(i) => i.to_string(),
-        Value::Float(f) => f.to_string(),
+        Value::Float(f) => crate::calc::short_num(*f),
         Value::Boolean(b) => b.to_string(),
         other => other.to_string(),
     }

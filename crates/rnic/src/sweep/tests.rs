@@ -896,3 +896,16 @@ fn a_metric_no_point_reports_is_a_usage_error_naming_it() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A float axis value far from 1 reads in exponent form in the table and the CSV: 5e-324 was
+/// printed as 324 digits; values near 1 keep their decimals.
+#[test]
+fn tiny_and_huge_axis_values_print_in_exponent_form() {
+    let text = |f: f64| value_text(&toml::Value::Float(f));
+    assert_eq!(text(5e-324), "5e-324");
+    assert_eq!(text(1e20), "1e20");
+    assert_eq!(text(0.0001), "0.0001");
+    assert_eq!(text(0.5), "0.5");
+    assert_eq!(text(0.0), "0");
+    assert_eq!(text(3000.0), "3000");
+}
