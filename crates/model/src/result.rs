@@ -275,17 +275,12 @@ pub struct LongRun {
     /// Retransmission (ACK) timeouts the run saw.
     pub timeouts: u64,
     /// RNR NAKs the run's requesters waited out (written when there were any).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::stats::is_zero")]
     pub rnr_waits: u64,
     /// A `-D` long enough for the timeouts and RNR waits this run saw, seconds (`None` when it saw none:
     /// then the rate varied by itself, and more sub-windows or more spread are the remedy,
     /// not a longer window).
     pub long_enough_duration_s: Option<f64>,
-}
-
-/// Serde's test for a count left out of the JSON when nothing was counted.
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 /// What stalled a run between bursts of progress, in words: "79 retransmission timeouts",

@@ -91,6 +91,12 @@ impl Registry {
     }
 }
 
+/// Serde's test for a counter left out of the JSON when nothing was counted (for counters
+/// reported only when used).
+pub fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// Whether counter `name` is an extreme (a maximum or a peak) rather than a count: its last
 /// dotted part starts with `max_` or contains `_max` or `peak` (`dma.max_tags_in_use`,
 /// `dma.wqe_latency_max_ps`, `tx.buffer_peak_bytes`, `pfc.max_ingress_bytes`). Extremes of

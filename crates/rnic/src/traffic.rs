@@ -405,11 +405,17 @@ pub fn expand_with_cdf(
 /// cores a host may have ([`fit_cores`] refuses that). The drawing stops there, so a tiny
 /// flow size or incast interval is refused at once instead of drawing without bound.
 fn flow_limit(hosts: u32) -> usize {
-    MAX_HOST_CORES as usize / 2 * hosts as usize
+    max_host_cores() / 2 * hosts as usize
 }
 
-/// The most cores a host may have (`host.cores`).
-const MAX_HOST_CORES: u64 = 4096;
+/// The most cores a host may have: the upper end of `host.cores`'s range, read from its
+/// declaration so the two cannot drift apart.
+fn max_host_cores() -> usize {
+    match rnic_model::config::schema::field("host.cores").map(|d| d.kind) {
+        Some(rnic_model::config::schema::Kind::UInt { max, .. }) => max as usize,
+        other => unreachable!("host.cores is declared as an integer range, not {other:?}"),
+    }
+}
 
 /// Refuses a workload whose `what` drew more than `limit` flows.
 fn refuse_beyond(flows: usize, limit: usize, what: &str) -> Result<(), UsageError> {
@@ -418,9 +424,10 @@ fn refuse_beyond(flows: usize, limit: usize, what: &str) -> Result<(), UsageErro
     }
     Err(UsageError(format!(
         "the workload's {what} start more than {limit} flows, so some node would need more \
-         than the {MAX_HOST_CORES} cores a host may have (one per flow on each node it uses): \
+         than the {} cores a host may have (one per flow on each node it uses): \
          lower workload.load or workload.duration_us, raise workload.incast.every_us, or use \
-         a distribution of larger flows"
+         a distribution of larger flows",
+        max_host_cores()
     )))
 }
 
@@ -567,10 +574,11 @@ pub fn fit_cores(cfg: &mut Config, flows: &[FlowOptions]) -> Result<(), UsageErr
         })
         .collect();
     let (_, need) = pack_cores(&uses, nodes as usize);
-    if need > MAX_HOST_CORES as usize {
+    let max_cores = max_host_cores();
+    if need > max_cores {
         return Err(UsageError(format!(
             "the workload expands into flows needing {need} host cores on one node (one per \
-             flow on each node it uses), more than the {MAX_HOST_CORES} a host may have: \
+             flow on each node it uses), more than the {max_cores} a host may have: \
              lower workload.load or workload.duration_us"
         )));
     }

@@ -180,6 +180,18 @@ pub fn field(path: &str) -> Option<&'static FieldDoc> {
     FIELDS.iter().find(|d| d.path == path)
 }
 
+/// Whether `value` of the field at `path` names a file rather than one of its built-in
+/// names (a [`Kind::NameOrFile`] field's value ending in its extension, as `net.topology`'s
+/// `.toml`): the rule the field's check applies, for callers that must spare the file.
+pub fn names_a_file(path: &str, value: &str) -> bool {
+    match field(path).map(|d| d.kind) {
+        Some(Kind::NameOrFile(names, ext)) => {
+            !names.contains(&value.to_ascii_lowercase().as_str()) && value.ends_with(ext)
+        }
+        _ => false,
+    }
+}
+
 /// How an error hint is phrased for a family of fields.
 #[derive(Clone, Copy)]
 pub enum HintStyle {

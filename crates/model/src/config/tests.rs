@@ -376,3 +376,17 @@ fn control_characters_in_file_names_are_refused_and_unsetting_is_explained() {
         Config::resolve("baseline", &[set(unset)]).unwrap();
     }
 }
+
+/// `net.topology` names a file when its value is no built-in name and ends in `.toml`: the
+/// rule the outputs' check spares inputs by, read from the field's declaration.
+#[test]
+fn a_topology_value_names_a_file_by_the_fields_own_rule() {
+    use super::schema::names_a_file;
+    assert!(names_a_file("net.topology", "fabric.toml"));
+    assert!(names_a_file("net.topology", "dir/two-tor.toml"));
+    assert!(!names_a_file("net.topology", "star"));
+    assert!(!names_a_file("net.topology", "Leaf_Spine"));
+    assert!(!names_a_file("net.topology", "fabric.json"));
+    assert!(!names_a_file("qp.pmtu", "x.toml"));
+    assert!(!names_a_file("no.such", "x.toml"));
+}

@@ -23,12 +23,8 @@ pub struct RxStats {
     pub payload_bytes: u64,
     /// Payload bytes of SENDs carried inside their CQE instead (`host.inline_recv_bytes`;
     /// reported only when used).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::stats::is_zero")]
     pub inline_recv_bytes: u64,
-}
-
-fn is_zero(v: &u64) -> bool {
-    *v == 0
 }
 
 /// The RX pipeline.

@@ -835,16 +835,21 @@ fn check_outputs_distinct(
     output::check_not_inputs(&all, &files)
 }
 
-/// The topology file `net.topology` names, if it names one rather than a built-in wiring
-/// (a file's name ends in .toml; no built-in's does): an input the outputs must spare.
+/// The topology file `net.topology` names, if it names one rather than a built-in wiring:
+/// an input the outputs must spare.
 fn topology_file(cfg: &Config) -> Option<(String, PathBuf)> {
     let t = &cfg.net.topology;
-    t.ends_with(".toml").then(|| {
+    names_topology_file(t).then(|| {
         (
             "the topology file (net.topology)".to_string(),
             PathBuf::from(t),
         )
     })
+}
+
+/// Whether a `net.topology` value names a topology file, by the field's own rule.
+fn names_topology_file(value: &str) -> bool {
+    rnic_model::config::schema::names_a_file("net.topology", value)
 }
 
 /// What a run of flows shows on the terminal.
@@ -1074,7 +1079,7 @@ fn check_sweep_spares_inputs(
     for axis in &sw.axes {
         for v in axis.values.iter().filter_map(|v| v.as_str()) {
             match &axis.target {
-                sweep::AxisTarget::Config(k) if k == "net.topology" && v.ends_with(".toml") => {
+                sweep::AxisTarget::Config(k) if k == "net.topology" && names_topology_file(v) => {
                     files.push(("a topology file (axis net.topology)".into(), v.into()))
                 }
                 sweep::AxisTarget::Workload(k) if k == "cdf" => {
