@@ -225,6 +225,19 @@ fn every_pair_and_all_on_completes_verified() {
     );
 }
 
+/// The book's "Combining mechanisms" chapter quotes the matrix's size; it read 53
+/// combinations and 106 runs after the adaptive leaf-spine had made them 63 and 126.
+#[test]
+fn the_book_quotes_the_matrix_size() {
+    let combinations = combinations().len();
+    let runs = combinations * WORKLOADS.len();
+    let chapter = crate::common::repo_root().join("docs/book/src/combining.md");
+    let text = std::fs::read_to_string(&chapter).expect("read combining.md");
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let quote = format!("({combinations} combinations, {runs} runs)");
+    assert!(flat.contains(&quote), "combining.md should say {quote}");
+}
+
 /// The run: ORNIC under slicing execution on a 20 km link stalled with 14 of 15
 /// WRITEs done on every seed (the timeout's resends bypassed the slicing station through the
 /// transport's sweep, leaving a finished WQE's entry in it for good). It completes, and the

@@ -314,6 +314,26 @@ const QUOTES: &[Quote] = &[
             "0 retransmissions",
         ],
     },
+    // Not a number but the counters' names: the chapter named `net.link0.up.dropped`, a key
+    // no run reports (the impairment elements' drops are summed as `net.elements.dropped`).
+    Quote {
+        chapter: NET,
+        words: "counters under a dotted name: `server.nic.qpc.cache.misses`, \
+                `server.nic.pcie.down_bytes`, `server.nic.tx.buffer_peak_bytes`, \
+                `server.nic.sched.stalls`, `net.elements.dropped`, `transport.retransmissions`",
+        args: &[
+            "perf", "write-bw", "-s", "4096", "-n", "20", "--set", "net.impair.loss=0.05",
+            "--stats",
+        ],
+        output: &[
+            "\nserver.nic.qpc.cache.misses ",
+            "\nserver.nic.pcie.down_bytes ",
+            "\nserver.nic.tx.buffer_peak_bytes ",
+            "\nserver.nic.sched.stalls ",
+            "\nnet.elements.dropped ",
+            "\ntransport.retransmissions ",
+        ],
+    },
 ];
 
 /// Rows left out as too slow for the unoptimised suite: (chapter, words, command, cost).
@@ -335,6 +355,20 @@ const TOO_SLOW: &[(&str, &str, &str, &str)] = &[
         "rnic perf write-bw --profile wan --report_gbits # 100 km, standard NIC: 2.8 Gb/s",
         "perf write-bw --profile wan --report_gbits (2.78 Gb/s; --set net.wan_km=10: 27.07)",
         "5,000 WRITEs over 100 km, 2 s optimised",
+    ),
+    (
+        NET,
+        "#  server.transport.naks_sent.rnr 844, clients.transport.rnr_waits 844",
+        "perf send-bw -s 256 -q 16 --clients 4 --reversed -n 20000 --set pcie.gbps=16 --set \
+         net.pfc=true --stats (server.transport.drops.out_of_sequence 66227)",
+        "9.2 M events, 3 s optimised",
+    ),
+    (
+        NET,
+        "27 times the simulated time, 123 ms against 4.5",
+        "run scenarios/fabrics/websearch-small.toml --set net.fabric.routing=spray [--profile \
+         ornic] (123485.035 µs; with ornic 4521.336 µs)",
+        "23.5 M events, 8 s optimised (ornic: 1.4 M events, 0.8 s)",
     ),
 ];
 

@@ -561,3 +561,52 @@ fn a_capture_without_roce_exits_3_saying_what_it_holds() {
     assert_eq!(v["status"], "no_roce_frames");
     assert_eq!(v["non_roce_frames_by_type"]["TCP"], 2);
 }
+
+/// The book's pcap-check chapter damages one byte of a send-bw capture and quotes what
+/// `rnic pcap check` then prints; its ICRC values had drifted from what the command prints.
+/// This runs the chapter's `sh` block (the byte at offset 200 set to 0xff) and finds the
+/// quoted `text` block in the output.
+#[test]
+fn the_books_damaged_capture_prints_what_the_book_quotes() {
+    let chapter =
+        std::fs::read_to_string(crate::common::repo_root().join("docs/book/src/pcap-check.md"))
+            .expect("read pcap-check.md");
+    for line in [
+        "rnic perf send-bw -s 4096 -n 50 --pcap send.pcap",
+        "printf '\\xff' | dd of=bad.pcap bs=1 seek=200 conv=notrunc status=none",
+    ] {
+        assert!(
+            chapter.contains(line),
+            "the chapter no longer runs {line:?}"
+        );
+    }
+    let quoted = chapter
+        .split("```text\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("the chapter's text block");
+    let d = scratch("book-damaged");
+    let pcap = d.join("send.pcap");
+    let run = rnic(&[
+        "perf",
+        "send-bw",
+        "-s",
+        "4096",
+        "-n",
+        "50",
+        "--pcap",
+        s(&pcap),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let mut bytes = std::fs::read(&pcap).expect("the capture");
+    bytes[200] = 0xff;
+    let bad = d.join("bad.pcap");
+    std::fs::write(&bad, bytes).expect("write the damaged copy");
+    let chk = rnic(&["pcap", "check", s(&bad)]);
+    assert_eq!(chk.code, 1, "{}", chk.stderr);
+    assert!(
+        chk.stdout.contains(quoted),
+        "the chapter quotes\n{quoted}\nbut the check printed\n{}",
+        chk.stdout
+    );
+}

@@ -146,3 +146,37 @@ fn every_experiment_has_a_reduced_run_in_the_suite() {
         }
     }
 }
+
+/// The README and the book count the papers `rnic repro` reproduces; they said "five" for
+/// long after DCQCN became the sixth.
+#[test]
+fn the_front_door_counts_every_paper() {
+    let word = [
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight",
+    ]
+    .get(PAPERS.len())
+    .expect("a number word for the papers");
+    let root = crate::common::repo_root();
+    for (file, words) in [
+        (
+            "README.md",
+            format!("reproduces {word} published RDMA papers"),
+        ),
+        (
+            "README.md",
+            format!("every experiment of the {word} papers"),
+        ),
+        (
+            "docs/book/src/introduction.md",
+            format!("The {word} papers, cited by title"),
+        ),
+        (
+            "docs/book/src/combining.md",
+            format!("The {word} papers' mechanisms"),
+        ),
+    ] {
+        let text = std::fs::read_to_string(root.join(file)).expect("read the doc");
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.contains(&words), "{file} should say {words:?}");
+    }
+}
