@@ -192,9 +192,9 @@ pub struct PerfOptions {
     pub reversed: bool,
     /// `-b`: also print each direction's row (`--report-both`).
     pub report_both: bool,
-    /// Latency tests: print every sample, sorted (`-H/--report-histogram`).
+    /// Latency tests: print the samples the summary keeps, sorted (`-H/--report-histogram`).
     pub report_histogram: bool,
-    /// Latency tests: print every sample in measurement order, then sorted
+    /// Latency tests: print every sample in measurement order, then the kept ones sorted
     /// (`-U/--report-unsorted`, which implies -H).
     pub report_unsorted: bool,
 }
@@ -365,13 +365,13 @@ pub const PERF_FIELDS: &[FieldDoc] = &[
         "perf.report_histogram",
         "switch",
         Kind::Bool,
-        "Latency tests: print every sample, sorted (-H)",
+        "Latency tests: print the samples the summary keeps, sorted (-H)",
     ),
     pf(
         "perf.report_unsorted",
         "switch",
         Kind::Bool,
-        "Latency tests: print every sample in measurement order, then sorted (-U)",
+        "Latency tests: print every sample in measurement order, then the kept ones sorted (-U)",
     ),
 ];
 

@@ -534,7 +534,7 @@ config_section! {
         /// net.wan_km to one client, Remote), "fat_tree" or "leaf_spine" (generated
         /// fabrics, see net.fabric), or the
         /// path of a topology file (.toml: switches and links, each link with its own length
-        /// or delay, rate and impairment; see the README)
+        /// or delay, rate and impairment; see the book's docs/book/src/model/networks.md)
         topology: String = "star".to_string(); "topology", Kind::NameOrFile(&["star", "back_to_back", "wan", "fat_tree", "leaf_spine"], ".toml");
         /// Client hosts, all sending to one server through the switch (perf --clients; csRNA:
         /// 10)

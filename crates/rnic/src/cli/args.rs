@@ -399,10 +399,12 @@ pub struct PerfCmd {
     /// after host.cq_event_ns (sets host.cq_events; not for WRITE tests, as perftest).
     #[arg(short = 'e', long = "events")]
     pub events: bool,
-    /// Latency tests: print every sample (µs), sorted, before the summary row.
+    /// Latency tests (-n): print the samples the summary keeps (µs; all but the two
+    /// largest), sorted, before the summary row.
     #[arg(short = 'H', long = "report-histogram")]
     pub report_histogram: bool,
-    /// Latency tests: print every sample in measurement order (implies -H).
+    /// Latency tests (-n): print every sample in measurement order, then the kept ones
+    /// sorted as -H does.
     #[arg(short = 'U', long = "report-unsorted")]
     pub report_unsorted: bool,
     /// Latency tests: idle time between an iteration's end and the next post, µs (sets

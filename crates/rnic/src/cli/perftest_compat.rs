@@ -258,7 +258,8 @@ pub struct PerfFlags;
 impl CompatTable for PerfFlags {
     const FLAGS: &'static [CompatFlag] = COMPAT_FLAGS;
     const TAKES_CONNECTION: bool = true;
-    const LISTED_IN: &'static str = "the README's perftest section lists what rnic accepts";
+    const LISTED_IN: &'static str =
+        "the book's chapter docs/book/src/perftest-flags.md lists what rnic accepts";
 }
 
 /// `rnic perf`'s perftest flags.

@@ -172,3 +172,23 @@ fn a_round_trip_longer_than_the_ack_timeout_is_named_beside_retry_exc_err() {
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("ACK timeout"), "{err}");
 }
+
+/// `rnic config show` sends a reader of `net.topology` to the page that describes topology
+/// files; it said "see the README" after that part of the README had moved into the book.
+#[test]
+fn config_show_points_to_pages_that_exist() {
+    let (code, out, err) = rnic(&["config", "show"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("see the README"), "{out}");
+    let path = "docs/book/src/model/networks.md";
+    let line = out
+        .lines()
+        .find(|l| l.contains("topology file"))
+        .expect("net.topology's description");
+    assert!(line.contains(path), "{line}");
+    let page = std::fs::read_to_string(crate::common::repo_root().join(path)).expect(path);
+    assert!(
+        page.contains("A topology file has `[[switch]]` tables"),
+        "{path}"
+    );
+}

@@ -128,6 +128,21 @@ fn a_pasted_perftest_line_runs_with_notes() {
     );
 }
 
+/// A refused perftest flag points to where the accepted ones are listed: a file that
+/// exists and names the flag. It pointed to "the README's perftest section" after that
+/// section had moved into the book.
+#[test]
+fn a_refused_flag_points_to_the_chapter_that_lists_it() {
+    let (code, _, err) = rnic(&["perf", "write-bw", "--ipv6"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(!err.contains("README"), "{err}");
+    let path = "docs/book/src/perftest-flags.md";
+    assert!(err.contains(path), "{err}");
+    let chapter = std::fs::read_to_string(crate::common::repo_root().join(path))
+        .expect("the chapter the refusal names");
+    assert!(chapter.contains("`--ipv6`"), "{path} lists no --ipv6");
+}
+
 /// A perftest command line pasted into `rnic live` with a flag it does not run: refused
 /// naming it (exit 2, before any connection is tried; the notes of ignored flags are
 /// checked in `live`'s unit tests).
@@ -1222,6 +1237,28 @@ fn help_of_connection_names_rc_uc_and_ud() {
         "{text}"
     );
     assert!(!text.contains("the only one"), "{text}");
+}
+
+/// `rnic perf --help` says what -H prints as the book's flag table does: the samples the
+/// summary keeps, sorted (n − 3 of them for n iterations). It read "every sample", which
+/// is -U's first list.
+#[test]
+fn help_of_report_histogram_says_it_prints_the_kept_samples() {
+    let (code, out, _) = rnic(&["perf", "--help"]);
+    assert_eq!(code, Some(0));
+    let at = out.find("--report-histogram").expect("-H in the help");
+    let text: String = out[at..].lines().take(4).collect::<Vec<_>>().join(" ");
+    assert!(text.contains("the samples the summary keeps"), "{text}");
+    assert!(!text.contains("every sample (µs), sorted"), "{text}");
+    let (code, out, _) = rnic(&["perf", "write-lat", "-s", "64", "-n", "8", "-H"]);
+    assert_eq!(code, Some(0));
+    let listed = out
+        .lines()
+        .skip_while(|l| *l != "#, usec")
+        .skip(1)
+        .take_while(|l| l.contains(", "))
+        .count();
+    assert_eq!(listed, 8 - 3, "{out}");
 }
 
 /// More memory regions than the flow has buffer slots would register regions over no QP's
