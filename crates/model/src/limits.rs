@@ -614,7 +614,7 @@ fn check_clock_range(
     if least > u128::from(CLOCK_HORIZON_PS) {
         return Err(UsageError(format!(
             "this run needs at least {:.0} days of simulated time ({ops} {per_op}, bound \
-             by {what}), beyond the {:.0} days the picosecond clock lets a run reach: lower \
+             by {what}), beyond the {:.2} days the picosecond clock lets a run reach: lower \
              -n or -q, or bring that setting nearer to real hardware",
             days(least),
             days(u128::from(CLOCK_HORIZON_PS))
@@ -1183,6 +1183,12 @@ mod tests {
         let e = check_run(&cfg, &spec).unwrap_err().0;
         assert!(
             e.contains("nic.tx_msg_cycles") && e.contains("1185 days"),
+            "{e}"
+        );
+        // The horizon is 2^63 ps, 106.75 days: rounded to whole days it read 107, more
+        // than a run may reach and more than the book's and the run's own stop say.
+        assert!(
+            e.contains("beyond the 106.75 days the picosecond clock"),
             "{e}"
         );
         // -D runs end with their window.
