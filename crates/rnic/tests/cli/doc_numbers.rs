@@ -314,6 +314,16 @@ const QUOTES: &[Quote] = &[
             "0 retransmissions",
         ],
     },
+    Quote {
+        chapter: "docs/book/src/engine.md",
+        words: "(`write-bw -c UC -s 4096 -n 200 --reversed --clients 2 -q 2`: 22,435 MB/s offered \
+                into a 100 Gb/s port)",
+        args: &[
+            "perf", "write-bw", "-c", "UC", "-s", "4096", "-n", "200", "--reversed", "--clients",
+            "2", "-q", "2",
+        ],
+        output: &["22434.85"],
+    },
     // Not a number but the counters' names: the chapter named `net.link0.up.dropped`, a key
     // no run reports (the impairment elements' drops are summed as `net.elements.dropped`).
     Quote {

@@ -192,3 +192,30 @@ fn config_show_points_to_pages_that_exist() {
         "{path}"
     );
 }
+
+/// The book's "Running rnic" says which commands take `--profile`, `--seed`, `--set` and
+/// `--json` (it said every simulating command, and `rnic repro` takes none of them).
+#[test]
+fn the_commands_the_book_names_take_the_common_flags() {
+    let chapter =
+        std::fs::read_to_string(crate::common::repo_root().join("docs/book/src/running.md"))
+            .expect("running.md");
+    let flat = chapter.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("`rnic perf`, `rnic run` and `rnic sweep` take `--profile NAME`"),
+        "running.md no longer names the commands"
+    );
+    let flags = ["--profile <", "--seed <", "--set <", "--json <"];
+    for command in ["perf", "run", "sweep"] {
+        let (code, out, _) = rnic(&[command, "--help"]);
+        assert_eq!(code, 0);
+        for flag in flags {
+            assert!(out.contains(flag), "rnic {command} --help lists no {flag}");
+        }
+    }
+    let (code, out, _) = rnic(&["repro", "--help"]);
+    assert_eq!(code, 0);
+    for flag in flags {
+        assert!(!out.contains(flag), "rnic repro --help lists {flag}");
+    }
+}
