@@ -36,10 +36,10 @@ pub const EXIT_STATUS_HELP: &str = "\
 Exit status:
   0  everything asked completed and every byte verified
   1  data did not verify, or the model contradicted physics (a simulator bug); for
-     `pcap check`: a RoCEv2 frame failed to parse or failed its ICRC
+     `pcap check`: a RoCEv2 frame failed to parse or failed its ICRC, or the file is damaged
   2  bad input or usage: flags, config fields, scenario, sweep or capture files
   3  a run (or a sweep point) ended without completing what was asked; the reason is printed;
-     for `pcap check`: the capture holds no RoCEv2 frame
+     for `pcap check`: the capture holds no RoCEv2 frame, or none it could check
   4  an output (JSON, CSV, pcap, plot, directory) cannot be written";
 
 #[derive(Debug, Subcommand)]
@@ -192,7 +192,9 @@ Exit status:
   1  a RoCEv2 frame failed to parse or failed its ICRC, or the file is damaged (cut short);
      the last line says which frames
   2  the file cannot be read or is not a pcap or pcapng file
-  3  the file holds no RoCEv2 frame, so nothing was checked (the last line says what it holds)
+  3  the file holds no RoCEv2 frame, or none that could be checked (every one cut by the snap
+     length before its ICRC, or over IPv6), so nothing was checked (the last line says what
+     it holds, or why)
   4  the --json output cannot be written";
 
 /// `rnic pcap check FILE`.

@@ -610,3 +610,40 @@ fn the_books_damaged_capture_prints_what_the_book_quotes() {
         chk.stdout
     );
 }
+
+/// A capture whose RoCEv2 frames were all cut by the snap length before their ICRC checks
+/// nothing: exit 3, as the book's table says, and both help texts name that case (they
+/// named only a capture with no RoCEv2 frame at all).
+#[test]
+fn a_capture_cut_before_every_icrc_exits_3_as_the_help_says() {
+    let d = scratch("snaplen");
+    let path = d.join("cut.pcap");
+    // A classic pcap with a snap length of 56: the BTH ends at byte 54, so each record keeps
+    // its headers and not its ICRC, and says how long the frame was on the wire.
+    let mut pcap: Vec<u8> = Vec::new();
+    for field in [0xa1b2_c3d4u32, 0x0004_0002, 0, 0, 56, 1] {
+        pcap.extend_from_slice(&field.to_le_bytes());
+    }
+    let frames = hand_built();
+    for (i, f) in [&frames[0], &frames[2]].into_iter().enumerate() {
+        let record = [i as u32 + 1, 0, 56, f.len() as u32];
+        for field in record {
+            pcap.extend_from_slice(&field.to_le_bytes());
+        }
+        pcap.extend_from_slice(&f[..56]);
+    }
+    std::fs::write(&path, pcap).expect("write the capture");
+    let out = rnic(&["pcap", "check", s(&path)]);
+    assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("no RoCEv2 frame could be checked"),
+        "{}",
+        out.stdout
+    );
+    let help = rnic(&["pcap", "check", "--help"]).stdout;
+    let three = help.split("\n  3  ").nth(1).expect("exit 3 in the help");
+    assert!(three.contains("snap"), "{help}");
+    let help = rnic(&["--help"]).stdout;
+    let three = help.split("\n  3  ").nth(1).expect("exit 3 in the help");
+    assert!(three.contains("none it could check"), "{help}");
+}
