@@ -338,7 +338,7 @@ pub struct PerfResult {
     /// the server's direction); with `-D`, the operations completed in the window. Latency
     /// tests: the iterations. `ops_completed` counts every direction's operations.
     pub iterations: u64,
-    /// QPs per client.
+    /// QPs on the server (`-q`), spread round robin over the clients.
     pub qps: u32,
     /// Client hosts.
     pub clients: u32,

@@ -214,10 +214,10 @@ pub struct PerfSpec {
     pub atomic: AtomicOp,
     /// Message sizes in bytes, run in this order: one entry, or perftest's `-a` list.
     pub sizes: Vec<u64>,
-    /// Iterations (`-n`) per size, per QP and per client, as perftest: each QP posts this many
-    /// operations, and perftest's bandwidth table reports `iters × qps` for one client.
+    /// Iterations (`-n`) per size and per QP, as perftest: each QP posts this many
+    /// operations, and perftest's bandwidth table reports `iters × qps`.
     pub iters: u64,
-    /// QPs per client (`-q`).
+    /// QPs on the server (`-q`), spread round robin over the clients.
     pub qps: u32,
     /// Send queue depth per QP (`-t`): operations in flight per QP.
     pub tx_depth: u32,

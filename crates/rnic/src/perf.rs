@@ -254,7 +254,7 @@ pub const PERF_FIELDS: &[FieldDoc] = &[
             min: 1,
             max: MAX_QPS,
         },
-        "QPs per client (-q)",
+        "QPs on the server, spread round robin over the clients (-q)",
     ),
     pf(
         "perf.tx_depth",
