@@ -10,6 +10,7 @@ use rnic_sim::{bytes_time_ps_mbps, TimePs};
 use super::params::ModelParams;
 use crate::config::schema::MAX_SIM_US;
 use crate::config::Config;
+use crate::quantity::counted;
 use crate::workload::{PerfSpec, Verb, MAX_MSG_BYTES};
 use crate::UsageError;
 
@@ -793,15 +794,6 @@ fn window_bound_ps(cfg: &Config, spec: &PerfSpec, size: u64, one_way: TimePs) ->
 /// The packets of a `size`-byte message at the largest path MTU any pair uses.
 fn message_packets(cfg: &Config, spec: &PerfSpec, size: u64) -> u64 {
     size.div_ceil(u64::from(spec.max_pmtu(cfg)).max(1)).max(1)
-}
-
-/// `n` and `noun`, plural unless `n` is 1: "1 packet", "85 packets".
-fn counted(n: u64, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
 }
 
 /// The largest packet window any pair uses, PSNs.

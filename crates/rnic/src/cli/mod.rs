@@ -17,6 +17,7 @@ use crate::{exit_status, output, progress, repro, OutputError, RunFailed};
 use anyhow::Context as _;
 use args::{Cli, Command, ConfigCmd, PerfCmd, ReproCmd, RunCmd, SweepCmd};
 use clap::Parser as _;
+use rnic_model::quantity::counted;
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -1026,19 +1027,19 @@ fn cmd_sweep(
     match c.shard {
         Some(s) => writeln!(
             err,
-            "rnic: sweep {}, {s}: {} points in {:.2} s; wrote {} and {}; when every shard \
+            "rnic: sweep {}, {s}: {} in {:.2} s; wrote {} and {}; when every shard \
              is done, `rnic sweep merge DIR...` writes the sweep's CSV, JSON and plots",
             sw.name,
-            outcome.points,
+            counted(outcome.points as u64, "point"),
             start.elapsed().as_secs_f64(),
             outcome.csv.display(),
             outcome.json.display(),
         )?,
         None => writeln!(
             err,
-            "rnic: sweep {}: {} points in {:.2} s; wrote {}, {} and {} plot files",
+            "rnic: sweep {}: {} in {:.2} s; wrote {}, {} and {} plot files",
             sw.name,
-            outcome.points,
+            counted(outcome.points as u64, "point"),
             start.elapsed().as_secs_f64(),
             outcome.csv.display(),
             outcome.json.display(),

@@ -30,6 +30,7 @@ use crate::report::{json::write_json, PerfResult, RunStatus};
 use crate::scenario::CliOverrides;
 use crate::{output, RunFailed, UsageError};
 use anyhow::Context as _;
+use rnic_model::quantity::counted;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -244,8 +245,10 @@ impl<'a> Plan<'a> {
         let n = self.points.len();
         let workers = self.workers();
         let what = match (self.opts.shard, &self.grid) {
-            (Some(s), Some((total, _))) => format!(", {s}: {n} of {total} points"),
-            _ => format!(": {n} points"),
+            (Some(s), Some((total, _))) => {
+                format!(", {s}: {n} of {}", counted(*total as u64, "point"))
+            }
+            _ => format!(": {}", counted(n as u64, "point")),
         };
         let _ = writeln!(
             log,

@@ -404,21 +404,24 @@ fn point_count_workers_and_progress_lines_are_logged() {
     assert_eq!(lines.last(), Some(&"rnic: sweep many: 120/120 points done"));
     assert_eq!(lines.len(), 11, "{log}");
     // --quiet: the point count, no progress lines.
-    let mut log = Vec::new();
     let quiet = SweepOptions {
         quiet: true,
         ..opts(&dir, 2)
     };
-    run_sweep(
-        &sw,
-        &CliOverrides::default(),
-        &FakeRunner::default(),
-        &quiet,
-        &mut log,
+    let quiet_log = |sw: &Sweep| {
+        let mut log = Vec::new();
+        let fake = FakeRunner::default();
+        run_sweep(sw, &CliOverrides::default(), &fake, &quiet, &mut log).unwrap();
+        String::from_utf8(log).unwrap()
+    };
+    assert_eq!(quiet_log(&sw), "rnic: sweep many: 120 points, 2 workers\n");
+    // One point is one point ("1 points" until 2026-12-01).
+    let one = parse_sweep(
+        "[perf]\ntest = \"write-bw\"\niters = 5\n[[axis]]\nkey = \"perf.qp\"\nvalues = [1]",
+        "one.toml",
     )
     .unwrap();
-    let log = String::from_utf8(log).unwrap();
-    assert_eq!(log, "rnic: sweep many: 120 points, 2 workers\n");
+    assert_eq!(quiet_log(&one), "rnic: sweep one: 1 point, 1 worker\n");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
