@@ -1,7 +1,8 @@
 //! The uncontended one-way latency of a WRITE of `size` bytes, component by component, from
 //! the same parameters the model runs on. With every cache hit (after warm-up) the model's
 //! write-lat (half the ping-pong round trip, as ib_write_lat reports) equals the sum; the
-//! physics test checks that, and the README shows the table.
+//! physics test checks that, and the book's model chapter (`docs/book/src/model/index.md`)
+//! shows the figures.
 
 use serde::Serialize;
 

@@ -192,8 +192,8 @@ pub fn check_run_on(
     let p = ModelParams::from_config(cfg);
     crate::workload::check_ud_duplicates(cfg).map_err(UsageError)?;
     crate::workload::check_reliability_transport(cfg).map_err(UsageError)?;
-    let who = format!("flow \"{}\"", spec.test.name());
-    if let Some(why) = crate::workload::reliability_refuses(cfg.qp.reliability, spec.test, &who) {
+    // One test, not a named flow of a scenario: "so it cannot run write-lat" (the mode).
+    if let Some(why) = crate::workload::reliability_refuses(cfg.qp.reliability, spec.test, "it") {
         return Err(UsageError(why));
     }
     let inline = u64::from(cfg.host.inline_bytes);
@@ -966,7 +966,7 @@ mod tests {
         let e = check_run(&cfg, &iters(PerfTest::WriteLat))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("cannot run write-lat"), "{e}");
+        assert!(e.contains("WQEs only, so it cannot run write-lat"), "{e}");
         assert!(check_run(&cfg, &iters(PerfTest::WriteBw)).is_ok());
     }
 

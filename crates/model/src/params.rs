@@ -68,8 +68,8 @@
 //!   the `wqes_per_fetch = 8` cap binds first (8 × 64 B = 512 B), so every 64 B result above
 //!   is unchanged by it. From 1 KB upwards each message is a visit of its own, with its own
 //!   QPC access: at many QPs the host-memory QPC adds 280 B of PCIe reads per message, which
-//!   is what makes QPC placement matter at mid sizes (Fig. 9; the README gives the effect
-//!   for chunks of 512 B to 2 KB).
+//!   is what makes QPC placement matter at mid sizes (Fig. 9; the book's csRNA chapter,
+//!   `docs/book/src/repro/csrna.md`, gives the effect for chunks of 512 B to 2 KB).
 //! * `tx_buffer_bytes = 65536`: the payload buffer must cover the payload read's latency at
 //!   line rate. Unloaded that is 12.5 GB/s × (500 ns + 256 ns to read a 4 KB packet at
 //!   128 Gbps) ≈ 9.5 KB, but when PCIe is 90 % busy (host-memory QPCs at 12,800 QPs) the

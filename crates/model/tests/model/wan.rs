@@ -166,7 +166,7 @@ fn a_lost_pong_is_resent_on_the_accelerators_timer() {
     );
 }
 
-/// The README's lossy run (64 KB WRITEs, 1 % loss on the long link): go-back-N that resends
+/// A lossy long-link run (64 KB WRITEs, 1 % loss on the long link): go-back-N that resends
 /// no faster than the long link and one round at a time never overflows the switch in front
 /// of the long link, so every resend answers a loss on the long link, not one it made
 /// itself (the accelerator used to burst each round at its core's speed, about twice the

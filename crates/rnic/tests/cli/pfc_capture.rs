@@ -1,5 +1,5 @@
-//! Priority flow control's PAUSE frames in the capture: the README's incast (four clients
-//! writing 64 KB messages into the server) with `--set net.pfc=true --pcap`. The capture
+//! Priority flow control's PAUSE frames in the capture: the incast of the book's networks
+//! chapter (four clients writing 64 KB messages into the server) with `--set net.pfc=true --pcap`. The capture
 //! must hold the PFC frames the switch sent, as IEEE 802.1Qbb lays them out: read back with
 //! rnic-wire's PFC parser (an XOFF of the RoCE priority for 0xFFFF quanta, then its XON,
 //! from each paused port, as many as the run counted), decoded by tshark as MAC control

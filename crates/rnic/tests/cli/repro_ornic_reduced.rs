@@ -14,7 +14,7 @@
 //!
 //! Known misses of the model (go-back-N through the emulator and sprayed, below 1 Gb/s only
 //! at the smaller sizes; ORNIC through the emulator at 1 MB, 80 % of its in-order rate, since
-//! one WQE at a time waits for the emulator's 64-frame hold; see the README's ORNIC section)
+//! one WQE at a time waits for the emulator's 64-frame hold; see the book's ORNIC chapter)
 //! must still be reported, and every other claim must pass.
 
 use rnic::repro::claims_table;

@@ -9,9 +9,9 @@
 //!
 //! Each test states the verdict every claim has today (all pass since the `prefetch`
 //! profile took the paper's chunk and the light-load experiment the paper's one-ended QPC
-//! cache; the README's section on the paper says what each change moved), so a change that
+//! cache; the book's prefetching chapter says what each change moved), so a change that
 //! breaks a passing claim — or makes a failing one pass — turns the suite red and the
-//! README's claim table must follow.
+//! chapter's claim table must follow.
 
 use rnic::perf::ModelRunner;
 use rnic::report::RunStatus;

@@ -14,7 +14,8 @@
 //!   pointer, as the paper words its upgrade ("access the corresponding bitmap block from the
 //!   cache pointer instead of the header pointer"), in whichever direction the block lies:
 //!   its list is linked both ways. (An earlier reading walked from the cache only to blocks
-//!   beyond it and from the head to the others; see the README's Table 2 notes.)
+//!   beyond it and from the head to the others; see the Table 2 notes in
+//!   the book's ORNIC chapter, `docs/book/src/repro/ornic.md`.)
 //!
 //! Full blocks stay in the list until the head passes them: behind a lost packet the list
 //! grows towards the whole bitmap width.

@@ -1,7 +1,7 @@
 //! One axis of a plot: linear or log (declared, or chosen from the data's range), its range,
 //! its ticks and their labels, and its title with the unit.
 //!
-//! Rules (the README's figure conventions):
+//! Rules (the figure conventions of the book's Sweeps chapter, `docs/book/src/sweeps.md`):
 //! - A log axis is used when declared (`x_log`/`y_log` in a sweep, the paper's log axis in a
 //!   reproduction), or, left to the data, when every value is positive and the largest is
 //!   more than [`AUTO_LOG_RATIO`] times the smallest.
