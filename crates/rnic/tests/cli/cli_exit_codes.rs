@@ -323,6 +323,49 @@ fn a_d_run_says_when_its_window_opened_and_warns_if_it_never_settled() {
     assert!(v["long_run"]["long_enough_duration_s"].is_null(), "{out}");
 }
 
+/// A `-D` sweep's CSV has a point's `window_open_us` and `window_settled` as columns, but
+/// not `window_reason`, text the CSV's numeric columns leave out: that is in the sweep's
+/// JSON, as in `rnic perf`'s. The measurement chapter said the CSV carried all three.
+#[test]
+fn a_d_sweeps_csv_has_the_window_columns_and_its_json_the_reason() {
+    let d = scratch("window-columns");
+    let f = d.join("w.toml");
+    std::fs::write(
+        &f,
+        "name = \"w\"\n[perf]\ntest = \"write-bw\"\nsize = 64\nqp = 8\nduration = 0.00005\n\
+         [set]\nnet.clients = 2\n[[axis]]\nkey = \"perf.tx_depth\"\nvalues = [128]\n",
+    )
+    .expect("write");
+    let out = d.join("o");
+    let (f_s, out_s) = (f.to_str().expect("utf-8"), out.to_str().expect("utf-8"));
+    let (code, _, err) = rnic(&["sweep", f_s, "--out", out_s, "--quiet"]);
+    assert_eq!(code, 0, "{err}");
+    let csv = std::fs::read_to_string(out.join("w.csv")).expect("csv");
+    let header: Vec<&str> = csv.lines().next().expect("header").split(',').collect();
+    for column in ["window_open_us", "window_settled"] {
+        assert!(header.contains(&column), "{csv}");
+    }
+    assert!(!header.contains(&"window_reason"), "{csv}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("w.json")).expect("json"))
+            .expect("JSON");
+    let reason = json["points"][0]["result"]["window_reason"].as_str();
+    assert!(reason.is_some_and(|r| r.starts_with("settled: ")), "{json}");
+    let chapter =
+        std::fs::read_to_string(crate::common::repo_root().join("docs/book/src/measurement.md"))
+            .expect("chapter")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+    assert!(
+        chapter.contains(
+            "a sweep's CSV has the first two as columns, and the reason's text only in its JSON"
+        ),
+        "measurement.md no longer says which window columns a sweep's CSV has"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// A `-D` window shorter than the retransmission timeouts its run saw is marked: the table
 /// row carries the rate over the run and a `-D` long enough, the JSON says
 /// `window_settled: false` with the reason and `long_run`, and standard error warns. The
