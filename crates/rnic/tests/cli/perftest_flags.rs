@@ -1356,7 +1356,9 @@ fn the_average_never_passes_the_peak_with_qps_on_several_cores() {
 }
 
 /// `-N/--noPeak` turns the peak off, and perftest then prints 0.00 in its column; `-D`
-/// never measures it (perftest forces -N there and warns). Latency tests have no peak.
+/// never measures it (perftest forces -N there and warns), and a scenario's
+/// `perf.duration` gets the same note from `rnic run` (whose table printed the 0.00
+/// without a word). Latency tests have no peak.
 #[test]
 fn no_peak_and_duration_mode_print_a_zero_peak() {
     let (code, out, err) = rnic(&["perf", "write-bw", "-s", "4096", "-n", "200", "-N"]);
@@ -1375,6 +1377,22 @@ fn no_peak_and_duration_mode_print_a_zero_peak() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["bw_peak_mb_s"], 0.0);
     assert!(v["bw_avg_mb_s"].as_f64().unwrap() > 0.0);
+    assert!(
+        err.contains("BW peak is not measured in duration mode"),
+        "{err}"
+    );
+    let dir = std::env::temp_dir().join(format!("rnic-peak-d-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("bw.toml");
+    std::fs::write(
+        &file,
+        "[perf]\ntest = \"write-bw\"\nsize = 4096\nduration = 0.0002\n",
+    )
+    .unwrap();
+    let (code, out, err) = rnic(&["run", file.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains(" 4096 ") && out.contains(" 0.00 "), "{out}");
     assert!(
         err.contains("BW peak is not measured in duration mode"),
         "{err}"
