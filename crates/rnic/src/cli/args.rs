@@ -12,8 +12,9 @@ use std::path::PathBuf;
 /// rnic: a deterministic, cycle-approximate RDMA NIC simulator.
 ///
 /// Runs perftest-style benchmarks (ib_write_bw, ib_read_lat, ...) against a simulated RoCEv2
-/// NIC, its host and its network. Every simulating command takes --profile, --seed and
-/// repeatable --set section.field=value (see `rnic config show` for every field).
+/// NIC, its host and its network. `perf`, `run` and `sweep` take --profile, --seed and
+/// repeatable --set section.field=value (see `rnic config show` for every field); `repro`
+/// runs each experiment's own settings, and `demo` takes --seed only.
 #[derive(Debug, Parser)]
 #[command(
     name = "rnic",
@@ -257,7 +258,7 @@ fn duration_parser(s: &str) -> Result<f64, String> {
     }
 }
 
-/// Options of every simulating command.
+/// Options of `rnic perf` and `rnic run` (`rnic sweep` has the same flags, worded for its points).
 #[derive(Debug, Args, Clone, Default)]
 pub struct SimArgs {
     /// Configuration profile (`rnic config profiles` lists them; overrides a scenario

@@ -262,6 +262,49 @@ fn help_lists_exit_codes() {
     }
 }
 
+/// The help and running.md said "every simulating command" takes --profile, --seed and
+/// --set; `rnic repro` takes none of them and `rnic demo` --seed only. Both now name the
+/// commands that do, and each of those has all four flags (with --json).
+#[test]
+fn the_commands_said_to_take_profile_seed_and_set_do() {
+    let (code, out, _) = rnic(&["--help"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("`perf`, `run` and `sweep` take --profile, --seed and repeatable --set"),
+        "{out}"
+    );
+    for cmd in ["perf", "run", "sweep"] {
+        let (code, help, _) = rnic(&[cmd, "--help"]);
+        assert_eq!(code, 0, "{cmd}");
+        for flag in ["--profile", "--seed", "--set", "--json"] {
+            assert!(
+                help.contains(flag),
+                "rnic {cmd} --help lacks {flag}: {help}"
+            );
+        }
+    }
+    for (cmd, has_seed) in [("repro", false), ("demo", true)] {
+        let (_, help, _) = rnic(&[cmd, "--help"]);
+        assert!(
+            !help.contains("--profile") && !help.contains("--set"),
+            "{help}"
+        );
+        assert_eq!(help.contains("--seed"), has_seed, "{help}");
+    }
+    let chapter =
+        std::fs::read_to_string(crate::common::repo_root().join("docs/book/src/running.md"))
+            .expect("chapter")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+    assert!(
+        chapter
+            .contains("`rnic perf`, `rnic run` and `rnic sweep` take `--profile NAME`, `--seed N`")
+            && !chapter.contains("Every simulating command"),
+        "running.md no longer names the commands that take --profile, --seed and --set"
+    );
+}
+
 #[test]
 fn a_d_run_says_when_its_window_opened_and_warns_if_it_never_settled() {
     let base = [
