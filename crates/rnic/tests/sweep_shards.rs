@@ -135,6 +135,57 @@ fn shards_merge_to_the_bytes_of_the_whole_sweep() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// A shard's CSV has the columns its own points report: with an RC and a UD point in
+/// different shards, the RC shard has no `unreliable.*` columns, which the whole sweep's
+/// CSV (and the merge's) has. The chapter said a shard's CSV had "the sweep's columns".
+#[test]
+fn a_shards_csv_has_the_columns_of_its_own_points() {
+    let d = scratch("columns");
+    std::fs::write(
+        d.join("mix.toml"),
+        "name = \"mix\"\n[perf]\ntest = \"send-bw\"\nsize = 1024\niters = 20\n\
+         [[axis]]\nkey = \"qp.transport\"\nvalues = [\"rc\", \"ud\"]\n",
+    )
+    .expect("write mix.toml");
+    ok(&["sweep", "mix.toml", "--out", "whole", "--quiet"], &d);
+    ok(
+        &[
+            "sweep", "mix.toml", "--shard", "1/2", "--out", "p1", "--quiet",
+        ],
+        &d,
+    );
+    ok(
+        &[
+            "sweep", "mix.toml", "--shard", "2/2", "--out", "p2", "--quiet",
+        ],
+        &d,
+    );
+    let header = |file: &str| -> Vec<String> {
+        let csv = std::fs::read_to_string(d.join(file)).expect("csv");
+        let line = csv.lines().next().expect("header").to_string();
+        line.split(',').map(str::to_string).collect()
+    };
+    let whole = header("whole/mix.csv");
+    let (rc, ud) = (
+        header("p1/mix.shard-1-of-2.csv"),
+        header("p2/mix.shard-2-of-2.csv"),
+    );
+    let lost = "unreliable.messages_lost".to_string();
+    assert!(whole.contains(&lost) && ud.contains(&lost), "{whole:?}");
+    assert!(!rc.contains(&lost), "{rc:?}");
+    assert_eq!(ud[1..], whole[..], "the UD shard reports every column");
+    let chapter = std::fs::read_to_string(common::repo_root().join("docs/book/src/sweeps.md"))
+        .expect("chapter")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        chapter.contains("then the sweep's columns that its own points report"),
+        "sweeps.md no longer says which columns a shard's CSV has"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 #[test]
 fn bad_shard_values_name_the_flag_and_the_fix() {
     let d = scratch("bad");

@@ -3,13 +3,15 @@
 //! `<name>.shard-I-of-N.csv` and `.json`, no plots; `rnic sweep merge` ([`super::merge`])
 //! puts the shards back together.
 //!
-//! A shard's CSV has the columns of the sweep's CSV after a leading `point` column (the
-//! 1-based grid position, as in the partial file). Its JSON ([`ShardFile`]) carries what the
-//! merge needs and checks: the sweep file's text and path (the merge parses it again for
-//! the plots), the shard number and count, the grid's size and a hash of every resolved
-//! point ([`grid_hash`]: profile, configuration and test of each point, so shards run with
-//! different `--set`, `--seed` or `--profile` or from another version of the file are told
-//! apart), and each point's position, axis values and result.
+//! A shard's CSV has a leading `point` column (the 1-based grid position, as in the partial
+//! file), then the columns of the sweep's CSV that its own points report (a metric only
+//! other shards' points have is not among them; the merge, from the JSON, has them all).
+//! Its JSON ([`ShardFile`]) carries what the merge needs and checks: the sweep file's text
+//! and path (the merge parses it again for the plots), the shard number and count, the
+//! grid's size and a hash of every resolved point ([`grid_hash`]: profile, configuration
+//! and test of each point, so shards run with different `--set`, `--seed` or `--profile`
+//! or from another version of the file are told apart), and each point's position, axis
+//! values and result.
 
 use super::{Job, ResolvedPoint, Sweep, MAX_POINTS};
 use anyhow::Context as _;
