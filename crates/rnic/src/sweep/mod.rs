@@ -272,12 +272,18 @@ fn parse_axis(i: usize, v: &Value, workload: Option<&toml::Table>) -> Result<Axi
                         .map_err(|e| axis_error(i, &key, e))?;
                 }
             }
-            AxisTarget::Config(path) => {
-                if let Some(doc) = schema::field(path) {
+            AxisTarget::Config(path) => match schema::field(path) {
+                // `"none"` (or `""`) unsets an optional field, as in `[set]` and `--set`:
+                // one value, so listing both is a duplicate.
+                Some(doc) if doc.optional && v.as_str().is_some_and(schema::unsets_optional) => {
+                    probe = Value::String("none".into());
+                }
+                Some(doc) => {
                     check_value(doc, &mut probe, HintStyle::None)
                         .map_err(|e| axis_error(i, &key, e))?;
                 }
-            }
+                None => {}
+            },
             // Checked once every axis is known: another axis may give a key this value
             // needs (workload::check_values).
             AxisTarget::Workload(_) => {}

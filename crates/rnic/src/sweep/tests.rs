@@ -912,3 +912,23 @@ fn tiny_and_huge_axis_values_print_in_exponent_form() {
     assert_eq!(text(0.0), "0");
     assert_eq!(text(3000.0), "3000");
 }
+
+/// `"none"` unsets an optional field in `[set]` and `--set`; as an axis value it was
+/// refused ("expected a number"), so automatic and fixed warm-ups could not be swept side
+/// by side. Now it unsets the field at its points, and `""`, the same value, beside it is a
+/// duplicate.
+#[test]
+fn an_optional_field_axis_takes_none_as_set_does() {
+    let src = one_axis("", "sim.warmup_us", "[\"none\", 100]");
+    let sw = parse_sweep(&src, "s.toml").unwrap();
+    let pts = sw.resolve_points(&CliOverrides::default()).unwrap();
+    let warmups: Vec<Option<f64>> = pts.iter().map(|p| p.config.sim.warmup_us).collect();
+    assert_eq!(warmups, [None, Some(100.0)]);
+    let src = one_axis("", "sim.warmup_us", "[\"none\", \"\"]");
+    let e = parse_sweep(&src, "s.toml").unwrap_err().to_string();
+    assert!(e.contains("twice"), "{e}");
+    // A field that is not optional still refuses it.
+    let src = one_axis("", "nic.qpc_cache_entries", "[\"none\"]");
+    let e = parse_sweep(&src, "s.toml").unwrap_err().to_string();
+    assert!(e.contains("nic.qpc_cache_entries"), "{e}");
+}
