@@ -206,15 +206,13 @@ fn cmd_perf(
     let r = run_and_report(
         &inputs,
         c.sim.json.as_deref(),
+        out_json.as_deref(),
         progress.bar,
         table,
         runner,
         out,
         err,
     )?;
-    if let Some(path) = &out_json {
-        write_perftest_json(path, &inputs, &r, c.report_gbits)?;
-    }
     let spec = inputs.resolve()?.1;
     perftest_verdict(&c, &spec, &r, out)
 }
@@ -391,12 +389,12 @@ fn perf_inputs(c: &PerfCmd) -> anyhow::Result<RunInputs> {
 /// `--out_json`/`--out_json_file`: the result in perftest's own JSON format, at `path`.
 fn write_perftest_json(
     path: &Path,
-    inputs: &RunInputs,
     r: &PerfResult,
+    spec: &crate::perf::PerfSpec,
+    cfg: &Config,
     report_gbits: bool,
 ) -> anyhow::Result<()> {
-    let (cfg, spec) = inputs.resolve()?;
-    let report = crate::report::perftest_json::report(r, &spec, &cfg, report_gbits);
+    let report = crate::report::perftest_json::report(r, spec, cfg, report_gbits);
     std::fs::write(path, report.to_text())
         .map_err(|e| anyhow::anyhow!("--out_json_file {}: {e}", path.display()))
 }
@@ -486,11 +484,14 @@ fn perftest_verdict(
 }
 
 /// Resolves, runs, prints perftest's table (when `table`, unless JSON goes to stdout) and
-/// writes JSON; a progress bar when `bar` and the JSON does not go to stdout. Returns the
-/// result of a run that ended `ok`.
+/// writes JSON, and perftest's JSON at `perftest_json` (`--out_json_file`), whatever the
+/// status, as the table and the JSON are; a progress bar when `bar` and the JSON does not go
+/// to stdout. Returns the result of a run that ended `ok`.
+#[allow(clippy::too_many_arguments)]
 pub fn run_and_report(
     inputs: &RunInputs,
     json_path: Option<&Path>,
+    perftest_json: Option<&Path>,
     bar: bool,
     table: bool,
     runner: &dyn PerfRunner,
@@ -581,6 +582,9 @@ pub fn run_and_report(
                 path,
             )?;
         }
+    }
+    if let Some(path) = perftest_json {
+        write_perftest_json(path, &result, &spec, &cfg, inputs.perf.report_gbits)?;
     }
     writeln!(err, "{}", text::summary(&result))?;
     for line in [
@@ -788,6 +792,7 @@ fn cmd_run(
     run_and_report(
         &inputs,
         json_path.as_deref(),
+        None,
         progress.bar,
         true,
         runner,

@@ -508,6 +508,33 @@ fn out_json_writes_perftests_report() {
     assert_eq!(v["test_info"]["test"], "RDMA_Write_Latency_Test");
     assert_eq!(v["results"]["t_typical"], own["latency_us"]["p50"]);
     assert_eq!(v["results"]["percentile_99.9"], own["latency_us"]["p999"]);
+    // A run that ends incomplete (exit 3) prints its table and writes --json of what did
+    // complete, and perftest's report of the same beside them: it wrote none, and the file
+    // kept the report of the run before (here the latency test's) as if it were this one's.
+    let (code, out, err) = rnic(&[
+        "perf",
+        "read-bw",
+        "-s",
+        "4096",
+        "-n",
+        "20",
+        "-q",
+        "2",
+        "--set",
+        "net.impair.loss=0.5",
+        "--out_json_file",
+        f,
+        "--json",
+        "-",
+    ]);
+    assert_eq!(code, Some(3), "{err}");
+    let own: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(own["status"], "incomplete");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(v["test_info"]["test"], "RDMA_Read_BW_Test");
+    assert_eq!(v["results"]["n_iterations"], own["iterations"]);
+    assert_eq!(v["results"]["BW_average"], own["bw_avg_mb_s"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
