@@ -184,7 +184,6 @@ fn cmd_perf(
     if c.rdma_cm {
         rdma_cm_service(&inputs)?;
     }
-    let table = c.output.is_none();
     let out_json = c
         .out_json_file
         .clone()
@@ -208,13 +207,12 @@ fn cmd_perf(
         c.sim.json.as_deref(),
         out_json.as_deref(),
         progress.bar,
-        table,
+        c.output.as_deref(),
         runner,
         out,
         err,
     )?;
-    let spec = inputs.resolve()?.1;
-    perftest_verdict(&c, &spec, &r, out)
+    perftest_verdict(&c, &r)
 }
 
 /// Notes on standard error for the compatibility flags rnic accepts but does not model, and
@@ -419,15 +417,9 @@ fn rdma_cm_service(inputs: &RunInputs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// perftest's `--output` (the one figure, unless the JSON went to stdout) and its verifier
-/// (`-w`/`-y`: below the limit is a failure, exit status 1). Each figure is the table's:
-/// under `-D` a latency test's average is perftest's window average, as its row prints it.
-fn perftest_verdict(
-    c: &PerfCmd,
-    spec: &crate::perf::PerfSpec,
-    r: &PerfResult,
-    out: &mut dyn Write,
-) -> anyhow::Result<()> {
+/// perftest's verifier (`-w`/`-y`: below the limit is a failure, exit status 1), on the
+/// figures of the table (`--output`'s figure is printed by [`run_and_report`]).
+fn perftest_verdict(c: &PerfCmd, r: &PerfResult) -> anyhow::Result<()> {
     let unit = if c.report_gbits { "Gbit/s" } else { "MiB/s" };
     // The table's BW average: MiB/s, or Gbit/s as perftest converts it.
     let in_unit = |mb_s: f64| {
@@ -437,21 +429,7 @@ fn perftest_verdict(
             mb_s
         }
     };
-    let json_to_stdout = c.sim.json.as_deref() == Some(Path::new("-"));
     let rows = r.rows();
-    // One figure per row of the table (each size of -a), as perftest prints one per size,
-    // with its printf("%lf\n", ...): six decimals, where the table rounds to two.
-    for row in &rows {
-        match c.output.as_deref() {
-            Some(_) if json_to_stdout => {}
-            Some(figure) => {
-                let t_avg_us = spec.duration_us.map(|_| text::duration_t_avg_us(row, spec));
-                let line = text::output_figure_line(figure, row, c.report_gbits, t_avg_us);
-                write!(out, "{line}")?
-            }
-            None => {}
-        }
-    }
     // perftest's verifier passes when any row of the table meets the limit (with -a, any
     // size; it accumulates the verdict over the sizes).
     let best_bw = rows
@@ -483,17 +461,17 @@ fn perftest_verdict(
     Ok(())
 }
 
-/// Resolves, runs, prints perftest's table (when `table`, unless JSON goes to stdout) and
-/// writes JSON, and perftest's JSON at `perftest_json` (`--out_json_file`), whatever the
-/// status, as the table and the JSON are; a progress bar when `bar` and the JSON does not go
-/// to stdout. Returns the result of a run that ended `ok`.
+/// Resolves, runs, prints perftest's table, or `--output`'s `figure` in its place (unless
+/// JSON goes to stdout), and writes JSON, and perftest's JSON at `perftest_json`
+/// (`--out_json_file`), whatever the status; a progress bar when `bar` and the JSON does
+/// not go to stdout. Returns the result of a run that ended `ok`.
 #[allow(clippy::too_many_arguments)]
 pub fn run_and_report(
     inputs: &RunInputs,
     json_path: Option<&Path>,
     perftest_json: Option<&Path>,
     bar: bool,
-    table: bool,
+    figure: Option<&str>,
     runner: &dyn PerfRunner,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -557,7 +535,18 @@ pub fn run_and_report(
     }
     let show_progress = bar && !json_to_stdout;
     let result = progress::execute_with_bar(runner, &cfg, &spec, &inputs.profile, show_progress)?;
-    if table && !json_to_stdout {
+    if let Some(figure) = figure.filter(|_| !json_to_stdout) {
+        // One figure per row of the table (each size of -a), as perftest prints one per
+        // size, with its printf("%lf\n", ...): six decimals, where the table rounds to two.
+        // An incomplete run's too, as its table would show what completed.
+        for row in &result.rows() {
+            let t_avg_us = spec
+                .duration_us
+                .map(|_| text::duration_t_avg_us(row, &spec));
+            let line = text::output_figure_line(figure, row, inputs.perf.report_gbits, t_avg_us);
+            write!(out, "{line}")?
+        }
+    } else if !json_to_stdout {
         let samples =
             text::Samples::from_flags(inputs.perf.report_histogram, inputs.perf.report_unsorted);
         out.write_all(
@@ -794,7 +783,7 @@ fn cmd_run(
         json_path.as_deref(),
         None,
         progress.bar,
-        true,
+        None,
         runner,
         out,
         err,

@@ -1612,6 +1612,32 @@ fn output_prints_its_figure_with_six_decimals_as_perftest() {
             "{full:?} printed {out:?}, not %lf's six decimals"
         );
     }
+    // A run that ends incomplete (exit 3) prints its table of what completed; in the
+    // table's place `--output` prints that row's figure (it printed nothing).
+    let lossy = [
+        "perf",
+        "read-bw",
+        "-s",
+        "4096",
+        "-n",
+        "20",
+        "-q",
+        "2",
+        "--set",
+        "net.impair.loss=0.5",
+    ];
+    let (code, table, _) = rnic(&lossy);
+    assert_eq!(code, Some(3), "{table}");
+    let (code, out, err) = rnic(&[&lossy[..], &["--output", "bandwidth"]].concat());
+    assert_eq!(code, Some(3), "{err}");
+    assert!(six(&out), "printed {out:?}, not %lf's six decimals");
+    let row = table
+        .lines()
+        .find(|l| l.trim_start().starts_with("4096"))
+        .unwrap_or_else(|| panic!("{table}"));
+    let avg: f64 = row.split_whitespace().nth(3).unwrap().parse().unwrap();
+    let figure: f64 = out.trim().parse().unwrap();
+    assert_eq!(format!("{figure:.2}"), format!("{avg:.2}"), "{row}");
 }
 
 /// The information block (and `--out_json`'s `test_info`) shows the depths the run used, as
