@@ -76,17 +76,7 @@ fn one_flow_gives_the_numbers_of_rnic_perf() {
         "-",
     ]);
     let f = &flows["flows"][0];
-    for (a, b) in [
-        ("ops_completed", "ops_completed"),
-        ("measured_us", "simulated_time_us"),
-        ("msg_rate_mops", "msg_rate_mops"),
-        ("goodput_gbps", "goodput_gbps"),
-        ("latency_us", "latency_us"),
-        ("verified_bytes", "verified_bytes"),
-        ("retransmissions", "retransmissions"),
-    ] {
-        assert_eq!(f[a], perf[b], "{a}");
-    }
+    assert_flow_is_the_perf_run(f, &perf);
     assert_eq!(flows["events"], perf["events"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -127,17 +117,7 @@ fn one_flow_on_every_core_gives_the_numbers_of_rnic_perf() {
     };
     let every = flow("cores = 10\n");
     let f = &every["flows"][0];
-    for (a, b) in [
-        ("ops_completed", "ops_completed"),
-        ("measured_us", "simulated_time_us"),
-        ("msg_rate_mops", "msg_rate_mops"),
-        ("goodput_gbps", "goodput_gbps"),
-        ("latency_us", "latency_us"),
-        ("verified_bytes", "verified_bytes"),
-        ("retransmissions", "retransmissions"),
-    ] {
-        assert_eq!(f[a], perf[b], "{a}");
-    }
+    assert_flow_is_the_perf_run(f, &perf);
     assert_eq!(every["events"], perf["events"]);
     let one = flow("");
     let rate = |v: &serde_json::Value| format!("{:.2}", v.as_f64().unwrap());
@@ -370,4 +350,19 @@ fn the_total_of_unreliable_flows_leaves_out_given_up_iterations() {
         "{got} vs {gbps}: {total}"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A flow's row against `rnic perf`'s JSON of the same run: every figure the two share.
+fn assert_flow_is_the_perf_run(flow: &serde_json::Value, perf: &serde_json::Value) {
+    for (a, b) in [
+        ("ops_completed", "ops_completed"),
+        ("measured_us", "simulated_time_us"),
+        ("msg_rate_mops", "msg_rate_mops"),
+        ("goodput_gbps", "goodput_gbps"),
+        ("latency_us", "latency_us"),
+        ("verified_bytes", "verified_bytes"),
+        ("retransmissions", "retransmissions"),
+    ] {
+        assert_eq!(flow[a], perf[b], "{a}");
+    }
 }

@@ -8,6 +8,8 @@ use rnic::cli::args::Cli;
 use rnic::cli::perftest_compat::{CompatFlag, COMPAT_FLAGS};
 use rnic::live::perftest_flags::LIVE_FLAGS;
 
+use crate::truthful_runs::INCOMPLETE_READ_BW;
+
 /// (short, long) of every flag a help text lists.
 fn flags(help: &str) -> Vec<(Option<char>, String)> {
     let mut out = Vec::new();
@@ -511,22 +513,14 @@ fn out_json_writes_perftests_report() {
     // A run that ends incomplete (exit 3) prints its table and writes --json of what did
     // complete, and perftest's report of the same beside them: it wrote none, and the file
     // kept the report of the run before (here the latency test's) as if it were this one's.
-    let (code, out, err) = rnic(&[
-        "perf",
-        "read-bw",
-        "-s",
-        "4096",
-        "-n",
-        "20",
-        "-q",
-        "2",
-        "--set",
-        "net.impair.loss=0.5",
-        "--out_json_file",
-        f,
-        "--json",
-        "-",
-    ]);
+    let (code, out, err) = rnic(
+        &[
+            &["perf"][..],
+            &INCOMPLETE_READ_BW,
+            &["--out_json_file", f, "--json", "-"],
+        ]
+        .concat(),
+    );
     assert_eq!(code, Some(3), "{err}");
     let own: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(own["status"], "incomplete");
@@ -1614,18 +1608,7 @@ fn output_prints_its_figure_with_six_decimals_as_perftest() {
     }
     // A run that ends incomplete (exit 3) prints its table of what completed; in the
     // table's place `--output` prints that row's figure (it printed nothing).
-    let lossy = [
-        "perf",
-        "read-bw",
-        "-s",
-        "4096",
-        "-n",
-        "20",
-        "-q",
-        "2",
-        "--set",
-        "net.impair.loss=0.5",
-    ];
+    let lossy = [&["perf"][..], &INCOMPLETE_READ_BW].concat();
     let (code, table, _) = rnic(&lossy);
     assert_eq!(code, Some(3), "{table}");
     let (code, out, err) = rnic(&[&lossy[..], &["--output", "bandwidth"]].concat());
