@@ -8,7 +8,7 @@ use rnic_sim::TimePs;
 
 use super::graph::End;
 use super::plan::Plan;
-use crate::config::{Config, ConfigError};
+use crate::config::{Config, ConfigError, FabricRouting};
 
 /// What a frame meets from one node to another on an idle network.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,7 +24,10 @@ pub struct IdlePath {
 
 /// The idle path from node `src` to node `dst` of the topology `cfg` names for `nodes`
 /// nodes: a path of fewest links (every one of them has the same tiers in the generated
-/// fabrics, so ECMP's choice does not change the figures).
+/// fabrics, so ECMP's choice does not change the figures). Where the switches spread one
+/// flow's frames over every shortest path (`net.fabric.routing` = "spray" or "adaptive"),
+/// its rate is what those paths carry together (at most the NIC's), not one path's slowest
+/// link.
 pub fn idle_path(
     cfg: &Config,
     nodes: usize,
@@ -33,12 +36,132 @@ pub fn idle_path(
 ) -> Result<IdlePath, ConfigError> {
     let plan = super::topology::plan(cfg, nodes)?;
     let nic_mbps = super::plan::mbps(cfg.eth.gbps);
-    fewest_links(&plan, src, dst, nic_mbps).ok_or_else(|| {
+    let mut path = fewest_links(&plan, src, dst, nic_mbps).ok_or_else(|| {
         ConfigError::Inconsistent(format!(
             "no path from node {src} to node {dst} in net.topology = \"{}\"",
             cfg.net.topology
         ))
-    })
+    })?;
+    if matches!(
+        cfg.net.fabric.routing,
+        FabricRouting::Spray | FabricRouting::Adaptive
+    ) {
+        path.bottleneck_mbps = nic_mbps.min(shortest_paths_mbps(&plan, src, dst));
+    }
+    Ok(path)
+}
+
+/// The vertices of `plan` (nodes, then switches) and each one's links.
+fn adjacency(plan: &Plan) -> Vec<Vec<usize>> {
+    let mut adjacent: Vec<Vec<usize>> = vec![Vec::new(); plan.nodes + plan.switches.len()];
+    for (i, l) in plan.links.iter().enumerate() {
+        adjacent[vertex(plan, l.a)].push(i);
+        adjacent[vertex(plan, l.b)].push(i);
+    }
+    adjacent
+}
+
+fn vertex(plan: &Plan, e: End) -> usize {
+    match e {
+        End::Node(n) => n,
+        End::Switch(s) => plan.nodes + s,
+    }
+}
+
+/// Links from `from`, each to a vertex one hop further; frames cross switches, never
+/// another node.
+fn hops(plan: &Plan, from: usize, adjacent: &[Vec<usize>]) -> Vec<u32> {
+    let mut dist = vec![u32::MAX; adjacent.len()];
+    let mut queue = VecDeque::from([from]);
+    dist[from] = 0;
+    while let Some(v) = queue.pop_front() {
+        if v < plan.nodes && v != from {
+            continue;
+        }
+        for &li in &adjacent[v] {
+            let l = &plan.links[li];
+            let w = vertex(plan, l.a) + vertex(plan, l.b) - v;
+            if dist[w] == u32::MAX {
+                dist[w] = dist[v] + 1;
+                queue.push_back(w);
+            }
+        }
+    }
+    dist
+}
+
+/// The most Mb/s the shortest paths from `src` to `dst` carry together: the maximum flow
+/// over the links that lie on one of them, each at its rate (augmenting paths, fewest hops
+/// first).
+fn shortest_paths_mbps(plan: &Plan, src: usize, dst: usize) -> u64 {
+    let adjacent = adjacency(plan);
+    let (from_src, to_dst) = (hops(plan, src, &adjacent), hops(plan, dst, &adjacent));
+    let len = from_src[dst];
+    if len == u32::MAX {
+        return 0;
+    }
+    // Each link on a shortest path, directed away from `src`: (tail, head, rate left).
+    let mut arcs: Vec<(usize, usize, u64)> = Vec::new();
+    for l in &plan.links {
+        let (a, b) = (vertex(plan, l.a), vertex(plan, l.b));
+        for (u, v) in [(a, b), (b, a)] {
+            if from_src[u] != u32::MAX
+                && to_dst[v] != u32::MAX
+                && from_src[u] + 1 + to_dst[v] == len
+                && (u == src || u >= plan.nodes)
+            {
+                arcs.push((u, v, l.mbps));
+            }
+        }
+    }
+    // The residual graph: arc 2i forward, 2i + 1 back.
+    let mut cap: Vec<u64> = arcs.iter().flat_map(|&(_, _, c)| [c, 0]).collect();
+    let mut out: Vec<Vec<usize>> = vec![Vec::new(); adjacent.len()];
+    for (i, &(u, v, _)) in arcs.iter().enumerate() {
+        out[u].push(2 * i);
+        out[v].push(2 * i + 1);
+    }
+    let head = |r: usize| {
+        let (u, v, _) = arcs[r / 2];
+        if r & 1 == 0 {
+            v
+        } else {
+            u
+        }
+    };
+    let mut total = 0u64;
+    loop {
+        let mut via: Vec<Option<usize>> = vec![None; adjacent.len()];
+        let mut queue = VecDeque::from([src]);
+        while let Some(v) = queue.pop_front() {
+            if v == dst {
+                break;
+            }
+            for &r in &out[v] {
+                let w = head(r);
+                if cap[r] > 0 && w != src && via[w].is_none() {
+                    via[w] = Some(r);
+                    queue.push_back(w);
+                }
+            }
+        }
+        if via[dst].is_none() {
+            return total;
+        }
+        let mut push = u64::MAX;
+        let mut v = dst;
+        while let Some(r) = via[v] {
+            push = push.min(cap[r]);
+            v = head(r ^ 1);
+        }
+        let mut v = dst;
+        while let Some(r) = via[v] {
+            cap[r] -= push;
+            cap[r ^ 1] += push;
+            v = head(r ^ 1);
+        }
+        total += push;
+    }
 }
 
 /// A breadth-first search over the plan's links from `src` to `dst`, then the sums along
@@ -148,5 +271,42 @@ mod tests {
         assert_eq!(idle_path(&c, 8, 0, 7).unwrap().bottleneck_mbps, nic / 2);
         assert_eq!(idle_path(&c, 8, 0, 1).unwrap().bottleneck_mbps, nic);
         assert!(idle_path(&c, 8, 3, 3).is_err());
+    }
+
+    /// A leaf-spine of 25 Gb/s host links and four 12.5 Gb/s spine links per leaf (1:1): a
+    /// hashed flow takes one spine link; a sprayed or adaptively routed one spreads over all
+    /// four, so its rate is its host link's. The ideal FCT used one spine link's rate for
+    /// every routing, and a lone sprayed 7 MB flow read a slowdown of 0.84.
+    #[test]
+    fn sprayed_and_adaptive_flows_have_every_shortest_path_s_rate() {
+        let at = |routing: &str| {
+            let c = cfg(&[
+                ("net.topology", "leaf_spine"),
+                ("net.fabric.leaves", "2"),
+                ("net.fabric.hosts_per_leaf", "2"),
+                ("net.fabric.spines", "4"),
+                ("net.fabric.host_link_gbps", "25"),
+                ("net.fabric.routing", routing),
+            ]);
+            let far = idle_path(&c, 4, 0, 3).unwrap();
+            let near = idle_path(&c, 4, 0, 1).unwrap();
+            assert_eq!((far.links, near.links), (4, 2));
+            (far.bottleneck_mbps, near.bottleneck_mbps)
+        };
+        assert_eq!(at("ecmp"), (12_500, 25_000));
+        assert_eq!(at("lowest_link"), (12_500, 25_000));
+        assert_eq!(at("spray"), (25_000, 25_000));
+        assert_eq!(at("adaptive"), (25_000, 25_000));
+        // Spine links slower still: four of them carry less than the host link.
+        let c = cfg(&[
+            ("net.topology", "fat_tree"),
+            ("net.fabric.k", "4"),
+            ("net.fabric.fabric_link_gbps", "10"),
+            ("net.fabric.routing", "spray"),
+        ]);
+        // Another pod: two aggregation links up, then two cores each, two links down.
+        assert_eq!(idle_path(&c, 16, 0, 15).unwrap().bottleneck_mbps, 20_000);
+        // The same edge switch: the host links only.
+        assert_eq!(idle_path(&c, 16, 0, 1).unwrap().bottleneck_mbps, 100_000);
     }
 }

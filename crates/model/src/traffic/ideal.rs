@@ -5,7 +5,8 @@
 //! latency, there for the data and back for the last acknowledgement)
 //!       + the message's wire time at the path's bottleneck rate (every packet with its
 //!         Ethernet, IPv4, UDP, BTH and ICRC headers, a RETH on a WRITE's first packet,
-//!         padding, FCS, preamble and inter-frame gap: `limits::op_wire_ps`)
+//!         padding, FCS, preamble and inter-frame gap: `limits::op_wire_ps`; sprayed or
+//!         adaptively routed, the rate of every shortest path together: `net::path`)
 //!       + (links − 1) × one packet's wire time (store and forward: the last packet is
 //!         serialised again on every link after the first).
 //!
