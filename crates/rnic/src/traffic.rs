@@ -597,6 +597,7 @@ pub fn with_workload(
         return Ok((flows.to_vec(), None));
     };
     let e = expand(w, cfg)?;
+    check_carried(&e, cfg)?;
     if e.flows.is_empty() {
         anyhow::bail!(UsageError(format!(
             "the workload starts no flow in workload.duration_us = {} µs at workload.load = \
@@ -607,6 +608,56 @@ pub fn with_workload(
     let all: Vec<FlowOptions> = flows.iter().chain(&e.flows).cloned().collect();
     fit_cores(cfg, &all)?;
     Ok((all, Some(e)))
+}
+
+/// Refuses, naming the workload's own keys, a workload its QPs cannot carry: left to the
+/// checks of each flow, the refusal named `flow[0].test` or `flow[0].size` and told to raise
+/// `flow[0].mtu`, keys of a `[[flow]]` table the file may not have.
+fn check_carried(e: &Expanded, cfg: &Config) -> Result<(), UsageError> {
+    use rnic_model::config::{Reliability, Transport};
+    let test = e.opts.test;
+    let scheme = match cfg.qp.reliability {
+        Reliability::Gbn => None,
+        Reliability::Ornic => Some("ornic"),
+        Reliability::MpRdma => Some("mp_rdma"),
+    };
+    if let (Some(scheme), PerfTest::SendBw) = (scheme, test) {
+        return Err(UsageError(format!(
+            "`workload.test` = send-bw, but qp.reliability = \"{scheme}\" sends out-of-order \
+             WRITE and READ WQEs only: set workload.test = \"write-bw\", or qp.reliability = \
+             \"gbn\""
+        )));
+    }
+    if cfg.qp.transport != Transport::Ud {
+        return Ok(());
+    }
+    if test != PerfTest::SendBw {
+        return Err(UsageError(format!(
+            "`workload.test` = {test} needs an RC or UC QP: qp.transport = \"ud\" carries \
+             send-bw only; set workload.test = \"send-bw\", or qp.transport = \"rc\""
+        )));
+    }
+    let pmtu = u64::from(cfg.qp.pmtu);
+    let Some((f, a)) = e
+        .flows
+        .iter()
+        .zip(&e.arrivals)
+        .find(|(_, a)| a.bytes > pmtu)
+    else {
+        return Ok(());
+    };
+    let name = f.name.as_deref().unwrap_or_default();
+    let from = if name.starts_with("incast") {
+        "`workload.incast.bytes`"
+    } else {
+        "a size `workload.cdf` drew"
+    };
+    Err(UsageError(format!(
+        "the workload's flow {name} is {} B ({from}), but a UD message is one packet, at most \
+         the path MTU (qp.pmtu = {pmtu}): use qp.transport = \"rc\" or \"uc\", or flow sizes \
+         of {pmtu} B or less",
+        a.bytes
+    )))
 }
 
 /// Each workload flow's FCT and slowdown from the run's rows, and the bucket summary.
@@ -870,5 +921,59 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("workload.cdf"), "{e}");
+    }
+
+    /// A workload its QPs cannot carry is refused naming the workload's keys: the checks of
+    /// each flow named `flow[0].test`, `flow[0].size` and `flow[0].mtu` (keys of a
+    /// `[[flow]]` table the file had not), or `flow "send-bw"` for the flow's name.
+    #[test]
+    fn a_workload_its_qps_cannot_carry_is_refused_naming_the_workload() {
+        let refusal = |extra: &str, sets: &[(&str, &str)]| {
+            let w = workload(extra).unwrap().unwrap();
+            let mut overrides = vec![crate::config::Override::new("net.clients", 3)];
+            overrides.extend(
+                sets.iter()
+                    .map(|&(k, v)| crate::config::Override::new(k, v)),
+            );
+            let mut cfg = Config::resolve("baseline", &overrides).unwrap();
+            let e = with_workload(&[], Some(&w), &mut cfg)
+                .unwrap_err()
+                .to_string();
+            assert!(!e.contains("flow["), "{e}");
+            e
+        };
+        let e = refusal("test = \"send-bw\"", &[("qp.reliability", "ornic")]);
+        assert!(
+            e.starts_with("`workload.test` = send-bw, but qp.reliability = \"ornic\""),
+            "{e}"
+        );
+        let e = refusal("", &[("qp.transport", "ud")]);
+        assert!(
+            e.starts_with("`workload.test` = write-bw needs an RC or UC QP"),
+            "{e}"
+        );
+        let e = refusal("test = \"send-bw\"", &[("qp.transport", "ud")]);
+        assert!(
+            e.contains("(a size `workload.cdf` drew), but a UD message is one packet"),
+            "{e}"
+        );
+        assert!(e.contains("(qp.pmtu = 4096)"), "{e}");
+        // Within the MTU, UD carries the workload.
+        let tiny = std::env::temp_dir().join(format!("rnic-ud-{}.cdf", std::process::id()));
+        std::fs::write(&tiny, "0 0\n4096 1\n").unwrap();
+        let mut w = workload("test = \"send-bw\"").unwrap().unwrap();
+        w.cdf = tiny.clone();
+        w.duration_us = 10.0;
+        let mut cfg = Config::resolve(
+            "baseline",
+            &[
+                crate::config::Override::new("net.clients", 3),
+                crate::config::Override::new("qp.transport", "ud"),
+            ],
+        )
+        .unwrap();
+        let carried = with_workload(&[], Some(&w), &mut cfg);
+        let _ = std::fs::remove_file(&tiny);
+        assert!(carried.is_ok(), "{:?}", carried.err());
     }
 }
