@@ -665,15 +665,15 @@ pub fn summarise(e: &Expanded, cfg: &Config, r: &FlowsResult) -> anyhow::Result<
     let rows: HashMap<&str, &rnic_model::flow_result::FlowResult> =
         r.flows.iter().map(|f| (f.name.as_str(), f)).collect();
     let nodes = cfg.net.clients as usize + 1;
-    let mut paths = HashMap::new();
+    let mut paths: HashMap<(usize, usize), rnic_model::net::path::IdlePath> = HashMap::new();
     let mut flows = Vec::with_capacity(e.flows.len());
     for (f, a) in e.flows.iter().zip(&e.arrivals) {
         let name = f.name.clone().unwrap_or_default();
         let key = (a.src as usize, a.dst as usize);
         let path = match paths.entry(key) {
-            std::collections::hash_map::Entry::Occupied(o) => *o.get(),
+            std::collections::hash_map::Entry::Occupied(o) => o.get().clone(),
             std::collections::hash_map::Entry::Vacant(v) => {
-                *v.insert(idle_path(cfg, nodes, key.0, key.1)?)
+                v.insert(idle_path(cfg, nodes, key.0, key.1)?).clone()
             }
         };
         let ideal_ps = rnic_model::traffic::ideal::ideal_fct_ps(

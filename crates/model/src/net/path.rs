@@ -11,10 +11,13 @@ use super::plan::Plan;
 use crate::config::{Config, ConfigError, FabricRouting};
 
 /// What a frame meets from one node to another on an idle network.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdlePath {
     /// Links crossed.
     pub links: u32,
+    /// Each link's rate, Mb/s, from the source's (at most the NIC's line rate: the NIC
+    /// sends no faster) to the destination's.
+    pub link_mbps: Vec<u64>,
     /// Propagation of every link plus the forwarding latency of every switch, ps (no
     /// serialisation, no queueing).
     pub one_way_ps: TimePs,
@@ -209,6 +212,7 @@ fn fewest_links(plan: &Plan, src: usize, dst: usize, nic_mbps: u64) -> Option<Id
     }
     let mut path = IdlePath {
         links: 0,
+        link_mbps: Vec::new(),
         one_way_ps: 0,
         bottleneck_mbps: nic_mbps,
     };
@@ -216,6 +220,7 @@ fn fewest_links(plan: &Plan, src: usize, dst: usize, nic_mbps: u64) -> Option<Id
     while let Some(li) = via[v] {
         let l = &plan.links[li];
         path.links += 1;
+        path.link_mbps.insert(0, l.mbps);
         path.one_way_ps += l.delay_ps;
         path.bottleneck_mbps = path.bottleneck_mbps.min(l.mbps);
         v = if vertex(l.a) == v {
@@ -226,6 +231,9 @@ fn fewest_links(plan: &Plan, src: usize, dst: usize, nic_mbps: u64) -> Option<Id
         if v >= plan.nodes {
             path.one_way_ps += plan.switches[v - plan.nodes].latency_ps;
         }
+    }
+    if let Some(first) = path.link_mbps.first_mut() {
+        *first = (*first).min(nic_mbps);
     }
     Some(path)
 }
@@ -270,6 +278,9 @@ mod tests {
         // Four hosts over one spine link at 8:1: half a host's rate.
         assert_eq!(idle_path(&c, 8, 0, 7).unwrap().bottleneck_mbps, nic / 2);
         assert_eq!(idle_path(&c, 8, 0, 1).unwrap().bottleneck_mbps, nic);
+        // Each link's own rate, host link, spine links, host link.
+        let far = idle_path(&c, 8, 0, 7).unwrap().link_mbps;
+        assert_eq!(far, vec![nic, nic / 2, nic / 2, nic]);
         assert!(idle_path(&c, 8, 3, 3).is_err());
     }
 

@@ -7,8 +7,10 @@
 //!         Ethernet, IPv4, UDP, BTH and ICRC headers, a RETH on a WRITE's first packet,
 //!         padding, FCS, preamble and inter-frame gap: `limits::op_wire_ps`; sprayed or
 //!         adaptively routed, the rate of every shortest path together: `net::path`)
-//!       + (links − 1) × one packet's wire time (store and forward: the last packet is
-//!         serialised again on every link after the first).
+//!       + one packet's wire time on every link but the bottleneck, each at its own rate
+//!         (store and forward: the last packet is serialised again on every link after the
+//!         first; the bottleneck's time for it is in the message's), (links − 1) × one
+//!         packet's at the bottleneck rate where every link runs at that rate.
 //!
 //! Left out, so a lone flow's slowdown is a little above 1: the host's and NIC's own time
 //! (doorbell, WQE fetch, payload DMA over PCIe, completion) and the acknowledgement's
@@ -25,10 +27,17 @@ use crate::workload::Verb;
 /// with path MTU `pmtu`, ps.
 pub fn ideal_fct_ps(cfg: &Config, path: &IdlePath, verb: Verb, bytes: u64, pmtu: u32) -> TimePs {
     let mut p = ModelParams::from_config(cfg);
-    p.eth.mbps = path.bottleneck_mbps;
-    let wire = |size| crate::limits::op_wire_ps(&p, verb, size, pmtu, cfg.qp.transport);
-    let one_packet = wire(bytes.min(u64::from(pmtu)));
-    2 * path.one_way_ps + wire(bytes) + u64::from(path.links.saturating_sub(1)) * one_packet
+    let mut wire = |size, mbps| {
+        p.eth.mbps = mbps;
+        crate::limits::op_wire_ps(&p, verb, size, pmtu, cfg.qp.transport)
+    };
+    let packet = bytes.min(u64::from(pmtu));
+    // One packet on every link, less one at the bottleneck rate (until 2026-12-01 every
+    // link's at the bottleneck rate: over host links 8 times faster than the spine links,
+    // a lone 9 KB flow's ideal was 39 µs and its FCT 31).
+    let per_link: TimePs = path.link_mbps.iter().map(|&m| wire(packet, m)).sum();
+    let store_forward = per_link.saturating_sub(wire(packet, path.bottleneck_mbps));
+    2 * path.one_way_ps + wire(bytes, path.bottleneck_mbps) + store_forward
 }
 
 #[cfg(test)]
@@ -40,6 +49,7 @@ mod tests {
         let cfg = Config::resolve("baseline", &[]).unwrap();
         let path = IdlePath {
             links: 2,
+            link_mbps: vec![100_000, 100_000],
             one_way_ps: 2_000_000,
             bottleneck_mbps: 100_000,
         };
@@ -57,5 +67,33 @@ mod tests {
         );
         let small = ideal_fct_ps(&cfg, &path, Verb::Write, 64, 4096);
         assert!((4_000_000..4_030_000).contains(&small), "{small}");
+    }
+
+    /// Over links of different rates the last packet is serialised again at each link's own
+    /// rate: a 9175 B WRITE from a 40 Gb/s host link over two 5 Gb/s spine links (a
+    /// leaf-spine at 2:1 with four spines) had an ideal of 39.2 µs, every extra link's packet
+    /// at 5 Gb/s, and a real FCT of 30.7 µs (a slowdown of 0.78).
+    #[test]
+    fn each_link_s_store_and_forward_is_at_its_own_rate() {
+        let cfg = Config::resolve("baseline", &[]).unwrap();
+        let path = IdlePath {
+            links: 4,
+            link_mbps: vec![40_000, 5_000, 5_000, 40_000],
+            one_way_ps: 0,
+            bottleneck_mbps: 5_000,
+        };
+        let bytes = 9175;
+        let ideal = ideal_fct_ps(&cfg, &path, Verb::Write, bytes, 4096);
+        let mut p = ModelParams::from_config(&cfg);
+        let mut wire = |size, mbps| {
+            p.eth.mbps = mbps;
+            crate::limits::op_wire_ps(&p, Verb::Write, size, 4096, cfg.qp.transport)
+        };
+        let want = wire(bytes, 5_000) + wire(4096, 5_000) + 2 * wire(4096, 40_000);
+        assert_eq!(ideal, want);
+        // 11.7 µs less than every extra link's packet at 5 Gb/s.
+        let old = wire(bytes, 5_000) + 3 * wire(4096, 5_000);
+        assert_eq!(old - ideal, 2 * (wire(4096, 5_000) - wire(4096, 40_000)));
+        assert!((11_500_000..12_000_000).contains(&(old - ideal)), "{ideal}");
     }
 }
