@@ -320,4 +320,15 @@ mod tests {
         // The same edge switch: the host links only.
         assert_eq!(idle_path(&c, 16, 0, 1).unwrap().bottleneck_mbps, 100_000);
     }
+
+    /// A two-node topology given more nodes says which field to set: it told a scenario
+    /// file's author to "use --clients 1", a flag `rnic run` does not have.
+    #[test]
+    fn a_two_node_topology_given_more_nodes_names_net_clients() {
+        for topology in ["back_to_back", "wan"] {
+            let c = cfg(&[("net.topology", topology)]);
+            let e = idle_path(&c, 3, 0, 1).unwrap_err().to_string();
+            assert!(e.contains("net.clients = 2: set net.clients = 1"), "{e}");
+        }
+    }
 }

@@ -281,7 +281,7 @@ fn plan_of(cfg: &Config, nodes: usize, delay_ps: TimePs, mbps: u64) -> Result<Pl
             if nodes != 2 {
                 return Err(bad(format!(
                     "net.topology = \"back_to_back\" joins the server and one client, but \
-                     net.clients = {}; use --clients 1",
+                     net.clients = {}: set net.clients = 1 (rnic perf's --clients 1)",
                     nodes - 1
                 )));
             }
@@ -733,7 +733,7 @@ fn wan_plan(cfg: &Config, nodes: usize, mbps: u64) -> Result<Plan, ConfigError> 
     if nodes != 2 {
         return Err(bad(format!(
             "net.topology = \"wan\" joins Local (the server) and one Remote, but \
-             net.clients = {}; use --clients 1",
+             net.clients = {}: set net.clients = 1 (rnic perf's --clients 1)",
             nodes - 1
         )));
     }
