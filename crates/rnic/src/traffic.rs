@@ -666,6 +666,7 @@ pub fn summarise(e: &Expanded, cfg: &Config, r: &FlowsResult) -> anyhow::Result<
         r.flows.iter().map(|f| (f.name.as_str(), f)).collect();
     let nodes = cfg.net.clients as usize + 1;
     let mut paths: HashMap<(usize, usize), rnic_model::net::path::IdlePath> = HashMap::new();
+    let unreliable = r.unreliable.is_some();
     let mut flows = Vec::with_capacity(e.flows.len());
     for (f, a) in e.flows.iter().zip(&e.arrivals) {
         let name = f.name.clone().unwrap_or_default();
@@ -684,7 +685,12 @@ pub fn summarise(e: &Expanded, cfg: &Config, r: &FlowsResult) -> anyhow::Result<
             cfg.qp.pmtu,
         );
         let row = rows.get(name.as_str());
-        let completed = row.is_some_and(|r| r.ops_completed >= 1 && r.bytes_verified);
+        // Over UC and UD a sender completes at transmission, whether or not its message
+        // arrives: such a flow completed once its receiver has every byte (what its QPs
+        // received, each payload checked as it landed).
+        let arrived =
+            |r: &rnic_model::flow_result::FlowResult| !unreliable || r.verified_bytes >= a.bytes;
+        let completed = row.is_some_and(|r| r.ops_completed >= 1 && r.bytes_verified && arrived(r));
         let fct_us = row.filter(|_| completed).map_or(0.0, |r| r.measured_us);
         let ideal_fct_us = ideal_ps as f64 / 1e6;
         flows.push(FlowFct {
