@@ -69,7 +69,7 @@ pub struct Incast {
     pub bytes: u64,
     pub every_us: f64,
     /// `None`: drawn per burst.
-    pub receiver: Option<u32>,
+    pub receiver: Option<u64>,
 }
 
 /// A `[workload]` table, read and range-checked.
@@ -279,7 +279,7 @@ fn parse_incast(t: &Table) -> Result<Incast, ConfigError> {
         rnic_model::config::schema::MAX_SIM_US,
         "a number of µs above 0",
     )?;
-    let receiver = opt_u64(t, sec, "receiver")?.map(|r| r.min(u64::from(u32::MAX)) as u32);
+    let receiver = opt_u64(t, sec, "receiver")?;
     Ok(Incast {
         senders: senders as u32,
         bytes,
@@ -518,7 +518,7 @@ fn incast_bursts(
             hosts - 1
         )));
     }
-    if let Some(r) = i.receiver.filter(|&r| r >= hosts) {
+    if let Some(r) = i.receiver.filter(|&r| r >= u64::from(hosts)) {
         return Err(UsageError(format!(
             "workload.incast.receiver = {r}, but the hosts are nodes 0..={}",
             hosts - 1
@@ -531,9 +531,8 @@ fn incast_bursts(
     let mut flows = 0;
     while at < span_ps && flows <= limit {
         flows += i.senders as usize;
-        let receiver = i
-            .receiver
-            .unwrap_or_else(|| r.gen_below(u64::from(hosts)) as u32);
+        // Below `hosts` (checked above), so it fits a node number.
+        let receiver = i.receiver.unwrap_or_else(|| r.gen_below(u64::from(hosts))) as u32;
         // A partial Fisher-Yates shuffle of the other hosts picks the senders.
         let mut others: Vec<u32> = (0..hosts).filter(|&h| h != receiver).collect();
         for k in 0..i.senders as usize {
@@ -981,5 +980,21 @@ mod tests {
         let carried = with_workload(&[], Some(&w), &mut cfg);
         let _ = std::fs::remove_file(&tiny);
         assert!(carried.is_ok(), "{:?}", carried.err());
+    }
+
+    /// An incast receiver beyond the hosts is refused with the number the file gave: one
+    /// above 2^32 - 1 was named as 4294967295.
+    #[test]
+    fn an_incast_receiver_beyond_the_hosts_is_named_as_given() {
+        let w = workload(
+            "incast = { senders = 2, bytes = 4096, every_us = 50, receiver = 1099511627776 }",
+        )
+        .unwrap()
+        .unwrap();
+        let e = expand(&w, &cfg(3)).unwrap_err().to_string();
+        assert!(
+            e.contains("workload.incast.receiver = 1099511627776, but the hosts are nodes 0..=3"),
+            "{e}"
+        );
     }
 }
