@@ -26,11 +26,13 @@ pub struct IdlePath {
 }
 
 /// The idle path from node `src` to node `dst` of the topology `cfg` names for `nodes`
-/// nodes: a path of fewest links (every one of them has the same tiers in the generated
-/// fabrics, so ECMP's choice does not change the figures). Where the switches spread one
-/// flow's frames over every shortest path (`net.fabric.routing` = "spray" or "adaptive"),
-/// its rate is what those paths carry together (at most the NIC's), not one path's slowest
-/// link.
+/// nodes: a path of fewest links. Where the switches choose among several shortest paths
+/// (`net.fabric.ecmp_on`), figures that no choice can beat: each link's and switch's least
+/// delay at its hop, each hop's fastest link for the store-and-forward of the last packet,
+/// and the rate of the widest shortest path (ECMP, one path per flow) or of every shortest
+/// path together (`"spray"`, `"adaptive"`: one flow's frames over all of them), at most the
+/// NIC's. In the generated fabrics every shortest path has the same tiers, so these are any
+/// one path's figures (and ECMP's rate is one path's).
 pub fn idle_path(
     cfg: &Config,
     nodes: usize,
@@ -45,13 +47,83 @@ pub fn idle_path(
             cfg.net.topology
         ))
     })?;
-    if matches!(
-        cfg.net.fabric.routing,
-        FabricRouting::Spray | FabricRouting::Adaptive
-    ) {
-        path.bottleneck_mbps = nic_mbps.min(shortest_paths_mbps(&plan, src, dst));
+    if cfg.net.fabric.ecmp_on(&cfg.net.topology) {
+        let spread = matches!(
+            cfg.net.fabric.routing,
+            FabricRouting::Spray | FabricRouting::Adaptive
+        );
+        over_shortest_paths(&plan, src, dst, nic_mbps, spread, &mut path);
     }
     Ok(path)
+}
+
+/// The links on a shortest path from `src` to `dst`, each directed away from `src`:
+/// (tail, head, link), in the order of their hop; and the vertices' hops from `src`.
+fn shortest_arcs(plan: &Plan, src: usize, dst: usize) -> (Vec<(usize, usize, usize)>, Vec<u32>) {
+    let adjacent = adjacency(plan);
+    let (from_src, to_dst) = (hops(plan, src, &adjacent), hops(plan, dst, &adjacent));
+    let len = from_src[dst];
+    let mut arcs = Vec::new();
+    if len == u32::MAX {
+        return (arcs, from_src);
+    }
+    for (li, l) in plan.links.iter().enumerate() {
+        let (a, b) = (vertex(plan, l.a), vertex(plan, l.b));
+        for (u, v) in [(a, b), (b, a)] {
+            if from_src[u] != u32::MAX
+                && to_dst[v] != u32::MAX
+                && from_src[u] + 1 + to_dst[v] == len
+                && (u == src || u >= plan.nodes)
+            {
+                arcs.push((u, v, li));
+            }
+        }
+    }
+    arcs.sort_by_key(|&(u, _, li)| (from_src[u], li));
+    (arcs, from_src)
+}
+
+/// Sets `path`'s figures to the bounds over every shortest path (see [`idle_path`]).
+fn over_shortest_paths(
+    plan: &Plan,
+    src: usize,
+    dst: usize,
+    nic_mbps: u64,
+    spread: bool,
+    path: &mut IdlePath,
+) {
+    let (arcs, from_src) = shortest_arcs(plan, src, dst);
+    let hops = path.links as usize;
+    if arcs.is_empty() || hops == 0 {
+        return;
+    }
+    let mut rate = vec![0u64; hops];
+    let mut delay = vec![TimePs::MAX; hops];
+    // The least forwarding latency of the switches reached at each hop (none at the last).
+    let mut latency = vec![TimePs::MAX; hops];
+    let mut widest = vec![0u64; from_src.len()];
+    widest[src] = u64::MAX;
+    for &(u, v, li) in &arcs {
+        let (k, l) = (from_src[u] as usize, &plan.links[li]);
+        rate[k] = rate[k].max(l.mbps);
+        delay[k] = delay[k].min(l.delay_ps);
+        if v >= plan.nodes {
+            latency[k] = latency[k].min(plan.switches[v - plan.nodes].latency_ps);
+        }
+        widest[v] = widest[v].max(widest[u].min(l.mbps));
+    }
+    rate[0] = rate[0].min(nic_mbps);
+    path.link_mbps = rate;
+    path.one_way_ps = delay.iter().sum::<TimePs>()
+        + latency
+            .iter()
+            .filter(|&&t| t != TimePs::MAX)
+            .sum::<TimePs>();
+    path.bottleneck_mbps = nic_mbps.min(if spread {
+        max_flow_mbps(plan, &arcs, src, dst)
+    } else {
+        widest[dst]
+    });
 }
 
 /// The vertices of `plan` (nodes, then switches) and each one's links.
@@ -94,32 +166,17 @@ fn hops(plan: &Plan, from: usize, adjacent: &[Vec<usize>]) -> Vec<u32> {
 }
 
 /// The most Mb/s the shortest paths from `src` to `dst` carry together: the maximum flow
-/// over the links that lie on one of them, each at its rate (augmenting paths, fewest hops
-/// first).
-fn shortest_paths_mbps(plan: &Plan, src: usize, dst: usize) -> u64 {
-    let adjacent = adjacency(plan);
-    let (from_src, to_dst) = (hops(plan, src, &adjacent), hops(plan, dst, &adjacent));
-    let len = from_src[dst];
-    if len == u32::MAX {
-        return 0;
-    }
-    // Each link on a shortest path, directed away from `src`: (tail, head, rate left).
-    let mut arcs: Vec<(usize, usize, u64)> = Vec::new();
-    for l in &plan.links {
-        let (a, b) = (vertex(plan, l.a), vertex(plan, l.b));
-        for (u, v) in [(a, b), (b, a)] {
-            if from_src[u] != u32::MAX
-                && to_dst[v] != u32::MAX
-                && from_src[u] + 1 + to_dst[v] == len
-                && (u == src || u >= plan.nodes)
-            {
-                arcs.push((u, v, l.mbps));
-            }
-        }
-    }
+/// over `arcs`, the links that lie on one of them, each at its rate (augmenting paths,
+/// fewest hops first).
+fn max_flow_mbps(plan: &Plan, arcs: &[(usize, usize, usize)], src: usize, dst: usize) -> u64 {
+    let vertices = plan.nodes + plan.switches.len();
+    let arcs: Vec<(usize, usize, u64)> = arcs
+        .iter()
+        .map(|&(u, v, li)| (u, v, plan.links[li].mbps))
+        .collect();
     // The residual graph: arc 2i forward, 2i + 1 back.
     let mut cap: Vec<u64> = arcs.iter().flat_map(|&(_, _, c)| [c, 0]).collect();
-    let mut out: Vec<Vec<usize>> = vec![Vec::new(); adjacent.len()];
+    let mut out: Vec<Vec<usize>> = vec![Vec::new(); vertices];
     for (i, &(u, v, _)) in arcs.iter().enumerate() {
         out[u].push(2 * i);
         out[v].push(2 * i + 1);
@@ -134,7 +191,7 @@ fn shortest_paths_mbps(plan: &Plan, src: usize, dst: usize) -> u64 {
     };
     let mut total = 0u64;
     loop {
-        let mut via: Vec<Option<usize>> = vec![None; adjacent.len()];
+        let mut via: Vec<Option<usize>> = vec![None; vertices];
         let mut queue = VecDeque::from([src]);
         while let Some(v) = queue.pop_front() {
             if v == dst {
@@ -330,5 +387,47 @@ mod tests {
             let e = idle_path(&c, 3, 0, 1).unwrap_err().to_string();
             assert!(e.contains("net.clients = 2: set net.clients = 1"), "{e}");
         }
+    }
+
+    /// A topology file's parallel paths may differ: two leaves joined by a 10 Gb/s spine
+    /// and a 40 Gb/s one (slower to cross). ECMP may hash a flow onto either, so its ideal
+    /// takes the faster spine's rate and the shorter delay; it took the first path a search
+    /// found, the 10 Gb/s one, and a flow hashed onto the other read a slowdown of 0.6.
+    #[test]
+    fn ecmp_over_unequal_paths_takes_the_best_of_them() {
+        let file = std::env::temp_dir().join(format!("rnic-paths-{}.toml", std::process::id()));
+        let mut text = String::new();
+        for sw in ["l0", "l1", "s0", "s1"] {
+            text += &format!("[[switch]]\nname = \"{sw}\"\n");
+        }
+        for (a, b, gbps, delay) in [
+            ("node0", "l0", 100, 500),
+            ("node1", "l1", 100, 500),
+            ("l0", "s0", 10, 500),
+            ("l0", "s1", 40, 2000),
+            ("l1", "s0", 10, 500),
+            ("l1", "s1", 40, 2000),
+        ] {
+            text += &format!(
+                "[[link]]\nends = [\"{a}\", \"{b}\"]\ngbps = {gbps}\ndelay_ns = {delay}\n"
+            );
+        }
+        std::fs::write(&file, text).unwrap();
+        let at = |routing: &str| {
+            let c = cfg(&[
+                ("net.topology", file.to_str().unwrap()),
+                ("net.fabric.routing", routing),
+            ]);
+            idle_path(&c, 2, 0, 1).unwrap()
+        };
+        let (ecmp, spray) = (at("ecmp"), at("spray"));
+        let _ = std::fs::remove_file(&file);
+        assert_eq!(ecmp.bottleneck_mbps, 40_000);
+        assert_eq!(ecmp.link_mbps, vec![100_000, 40_000, 40_000, 100_000]);
+        // 4 links of at least 500 ns, 3 switches.
+        let switch = cfg(&[]).net.switch_latency_ns;
+        let want = 4 * 500_000 + 3 * (switch * 1000.0).round() as u64;
+        assert_eq!(ecmp.one_way_ps, want);
+        assert_eq!(spray.bottleneck_mbps, 50_000);
     }
 }
