@@ -430,4 +430,25 @@ mod tests {
         assert_eq!(ecmp.one_way_ps, want);
         assert_eq!(spray.bottleneck_mbps, 50_000);
     }
+
+    /// A topology file naming a node beyond the run's says which field to raise: it said
+    /// "raise --clients", a flag `rnic run` does not have.
+    #[test]
+    fn a_topology_file_naming_a_node_beyond_the_run_names_net_clients() {
+        let file = std::env::temp_dir().join(format!("rnic-node5-{}.toml", std::process::id()));
+        std::fs::write(
+            &file,
+            "[[switch]]\nname = \"s\"\n[[link]]\nends = [\"node0\", \"s\"]\n\
+             [[link]]\nends = [\"node1\", \"s\"]\n[[link]]\nends = [\"node5\", \"s\"]\n",
+        )
+        .unwrap();
+        let c = cfg(&[("net.topology", file.to_str().unwrap())]);
+        let e = idle_path(&c, 2, 0, 1).unwrap_err().to_string();
+        let _ = std::fs::remove_file(&file);
+        assert!(e.contains("node5 does not exist"), "{e}");
+        assert!(
+            e.contains("raise net.clients (rnic perf's --clients)"),
+            "{e}"
+        );
+    }
 }

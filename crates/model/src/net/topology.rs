@@ -1111,7 +1111,7 @@ impl LinkReader<'_> {
             }
             return Err(file.err(format!(
                 "{what}: {name} does not exist: this run has node0 (the server) to node{} \
-                 (net.clients = {}); raise --clients or use a lower node",
+                 (net.clients = {}); raise net.clients (rnic perf's --clients) or use a lower node",
                 nodes - 1,
                 nodes - 1
             )));
