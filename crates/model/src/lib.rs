@@ -42,6 +42,7 @@ pub mod slab;
 pub mod stats;
 pub mod traffic;
 pub mod verdict;
+pub mod words;
 pub mod workload;
 pub mod world;
 

@@ -10,7 +10,7 @@ use rnic_sim::{bytes_time_ps_mbps, TimePs};
 use super::params::ModelParams;
 use crate::config::schema::MAX_SIM_US;
 use crate::config::Config;
-use crate::quantity::counted;
+use crate::words::counted;
 use crate::workload::{PerfSpec, Verb, MAX_MSG_BYTES};
 use crate::UsageError;
 

@@ -9,16 +9,6 @@
 
 use crate::config::schema::{self, Kind};
 
-/// `n` and `noun`, plural unless `n` is 1, as a reader says a count: "1 packet", "85
-/// packets", "1 point".
-pub fn counted(n: u64, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
-}
-
 /// How a quantity's values are measured.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Unit {

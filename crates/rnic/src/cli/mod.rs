@@ -17,7 +17,7 @@ use crate::{exit_status, output, progress, repro, OutputError, RunFailed};
 use anyhow::Context as _;
 use args::{Cli, Command, ConfigCmd, PerfCmd, ReproCmd, RunCmd, SweepCmd};
 use clap::Parser as _;
-use rnic_model::quantity::counted;
+use rnic_model::words::counted;
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -30,7 +30,7 @@ use crate::report::{json::write_json, PerfResult, RunStatus};
 use crate::scenario::CliOverrides;
 use crate::{output, RunFailed, UsageError};
 use anyhow::Context as _;
-use rnic_model::quantity::counted;
+use rnic_model::words::counted;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
