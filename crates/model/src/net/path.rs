@@ -13,8 +13,6 @@ use crate::config::{Config, ConfigError, FabricRouting};
 /// What a frame meets from one node to another on an idle network.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdlePath {
-    /// Links crossed.
-    pub links: u32,
     /// Each link's rate, Mb/s, from the source's (at most the NIC's line rate: the NIC
     /// sends no faster) to the destination's.
     pub link_mbps: Vec<u64>,
@@ -23,6 +21,13 @@ pub struct IdlePath {
     pub one_way_ps: TimePs,
     /// The slowest link's rate, Mb/s (at most the NIC's line rate, `eth.gbps`).
     pub bottleneck_mbps: u64,
+}
+
+impl IdlePath {
+    /// Links crossed.
+    pub fn links(&self) -> u32 {
+        self.link_mbps.len() as u32
+    }
 }
 
 /// The idle path from node `src` to node `dst` of the topology `cfg` names for `nodes`
@@ -93,7 +98,7 @@ fn over_shortest_paths(
     path: &mut IdlePath,
 ) {
     let (arcs, from_src) = shortest_arcs(plan, src, dst);
-    let hops = path.links as usize;
+    let hops = path.link_mbps.len();
     if arcs.is_empty() || hops == 0 {
         return;
     }
@@ -227,16 +232,9 @@ fn max_flow_mbps(plan: &Plan, arcs: &[(usize, usize, usize)], src: usize, dst: u
 /// A breadth-first search over the plan's links from `src` to `dst`, then the sums along
 /// the path found.
 fn fewest_links(plan: &Plan, src: usize, dst: usize, nic_mbps: u64) -> Option<IdlePath> {
-    let vertex = |e: End| match e {
-        End::Node(n) => n,
-        End::Switch(s) => plan.nodes + s,
-    };
-    let count = plan.nodes + plan.switches.len();
-    let mut adjacent: Vec<Vec<usize>> = vec![Vec::new(); count];
-    for (i, l) in plan.links.iter().enumerate() {
-        adjacent[vertex(l.a)].push(i);
-        adjacent[vertex(l.b)].push(i);
-    }
+    let vertex = |e: End| vertex(plan, e);
+    let adjacent = adjacency(plan);
+    let count = adjacent.len();
     // The link each vertex was reached by.
     let mut via: Vec<Option<usize>> = vec![None; count];
     let mut seen = vec![false; count];
@@ -268,7 +266,6 @@ fn fewest_links(plan: &Plan, src: usize, dst: usize, nic_mbps: u64) -> Option<Id
         return None;
     }
     let mut path = IdlePath {
-        links: 0,
         link_mbps: Vec::new(),
         one_way_ps: 0,
         bottleneck_mbps: nic_mbps,
@@ -276,8 +273,7 @@ fn fewest_links(plan: &Plan, src: usize, dst: usize, nic_mbps: u64) -> Option<Id
     let mut v = dst;
     while let Some(li) = via[v] {
         let l = &plan.links[li];
-        path.links += 1;
-        path.link_mbps.insert(0, l.mbps);
+        path.link_mbps.push(l.mbps);
         path.one_way_ps += l.delay_ps;
         path.bottleneck_mbps = path.bottleneck_mbps.min(l.mbps);
         v = if vertex(l.a) == v {
@@ -289,6 +285,8 @@ fn fewest_links(plan: &Plan, src: usize, dst: usize, nic_mbps: u64) -> Option<Id
             path.one_way_ps += plan.switches[v - plan.nodes].latency_ps;
         }
     }
+    // Walked from the destination back: the source's link first.
+    path.link_mbps.reverse();
     if let Some(first) = path.link_mbps.first_mut() {
         *first = (*first).min(nic_mbps);
     }
@@ -311,11 +309,11 @@ mod tests {
         ]);
         let hop = |dst| idle_path(&c, 16, 0, dst).unwrap();
         // Same edge switch; same pod; another pod.
-        assert_eq!(hop(1).links, 2);
+        assert_eq!(hop(1).links(), 2);
         assert_eq!(hop(1).one_way_ps, 2 * 1_000_000 + 100_000);
-        assert_eq!(hop(2).links, 4);
+        assert_eq!(hop(2).links(), 4);
         assert_eq!(hop(2).one_way_ps, 2 * 1_000_000 + 2 * 500_000 + 3 * 100_000);
-        assert_eq!(hop(15).links, 6);
+        assert_eq!(hop(15).links(), 6);
         assert_eq!(
             hop(15).one_way_ps,
             2 * 1_000_000 + 4 * 500_000 + 5 * 100_000
@@ -358,7 +356,7 @@ mod tests {
             ]);
             let far = idle_path(&c, 4, 0, 3).unwrap();
             let near = idle_path(&c, 4, 0, 1).unwrap();
-            assert_eq!((far.links, near.links), (4, 2));
+            assert_eq!((far.links(), near.links()), (4, 2));
             (far.bottleneck_mbps, near.bottleneck_mbps)
         };
         assert_eq!(at("ecmp"), (12_500, 25_000));

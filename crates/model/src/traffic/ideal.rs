@@ -48,7 +48,6 @@ mod tests {
     fn a_large_write_is_its_wire_time_and_a_small_one_its_round_trip() {
         let cfg = Config::resolve("baseline", &[]).unwrap();
         let path = IdlePath {
-            links: 2,
             link_mbps: vec![100_000, 100_000],
             one_way_ps: 2_000_000,
             bottleneck_mbps: 100_000,
@@ -77,7 +76,6 @@ mod tests {
     fn each_link_s_store_and_forward_is_at_its_own_rate() {
         let cfg = Config::resolve("baseline", &[]).unwrap();
         let path = IdlePath {
-            links: 4,
             link_mbps: vec![40_000, 5_000, 5_000, 40_000],
             one_way_ps: 0,
             bottleneck_mbps: 5_000,
