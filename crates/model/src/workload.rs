@@ -424,6 +424,22 @@ pub fn check_reliability_transport(cfg: &crate::config::Config) -> Result<(), St
     ))
 }
 
+/// The config name of an out-of-order reliability mode (ORNIC's, MP-RDMA's); `None` for
+/// go-back-N, which runs every test.
+pub fn ooo_scheme(reliability: crate::config::Reliability) -> Option<&'static str> {
+    use crate::config::Reliability;
+    match reliability {
+        Reliability::Gbn => None,
+        Reliability::Ornic => Some("ornic"),
+        Reliability::MpRdma => Some("mp_rdma"),
+    }
+}
+
+/// Whether an out-of-order reliability mode runs `test`: WRITE and READ bandwidth only.
+pub fn ooo_runs(test: PerfTest) -> bool {
+    matches!(test, PerfTest::WriteBw | PerfTest::ReadBw)
+}
+
 /// An out-of-order reliability mode (ORNIC's, MP-RDMA's) runs WRITE and READ bandwidth
 /// tests only: the refusal for `test` under `reliability`, naming `who` (the flow), or
 /// `None` when it runs. A request the model cannot run is bad input (exit 2), checked
@@ -433,15 +449,7 @@ pub fn reliability_refuses(
     test: PerfTest,
     who: &str,
 ) -> Option<String> {
-    use crate::config::Reliability;
-    let scheme = match reliability {
-        Reliability::Gbn => return None,
-        Reliability::Ornic => "ornic",
-        Reliability::MpRdma => "mp_rdma",
-    };
-    if matches!(test, PerfTest::WriteBw | PerfTest::ReadBw) {
-        return None;
-    }
+    let scheme = ooo_scheme(reliability).filter(|_| !ooo_runs(test))?;
     Some(format!(
         "qp.reliability = \"{scheme}\" sends out-of-order WRITE and READ WQEs only, so {who} \
          cannot run {test}: use write-bw or read-bw, or set qp.reliability = \"gbn\" (--set \

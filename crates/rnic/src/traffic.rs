@@ -613,16 +613,12 @@ pub fn with_workload(
 /// checks of each flow, the refusal named `flow[0].test` or `flow[0].size` and told to raise
 /// `flow[0].mtu`, keys of a `[[flow]]` table the file may not have.
 fn check_carried(e: &Expanded, cfg: &Config) -> Result<(), UsageError> {
-    use rnic_model::config::{Reliability, Transport};
+    use rnic_model::config::Transport;
+    use rnic_model::workload::{ooo_runs, ooo_scheme};
     let test = e.opts.test;
-    let scheme = match cfg.qp.reliability {
-        Reliability::Gbn => None,
-        Reliability::Ornic => Some("ornic"),
-        Reliability::MpRdma => Some("mp_rdma"),
-    };
-    if let (Some(scheme), PerfTest::SendBw) = (scheme, test) {
+    if let Some(scheme) = ooo_scheme(cfg.qp.reliability).filter(|_| !ooo_runs(test)) {
         return Err(UsageError(format!(
-            "`workload.test` = send-bw, but qp.reliability = \"{scheme}\" sends out-of-order \
+            "`workload.test` = {test}, but qp.reliability = \"{scheme}\" sends out-of-order \
              WRITE and READ WQEs only: set workload.test = \"write-bw\", or qp.reliability = \
              \"gbn\""
         )));
