@@ -411,10 +411,9 @@ fn flow_limit(hosts: u32) -> usize {
 /// The most cores a host may have: the upper end of `host.cores`'s range, read from its
 /// declaration so the two cannot drift apart.
 fn max_host_cores() -> usize {
-    match rnic_model::config::schema::field("host.cores").map(|d| d.kind) {
-        Some(rnic_model::config::schema::Kind::UInt { max, .. }) => max as usize,
-        other => unreachable!("host.cores is declared as an integer range, not {other:?}"),
-    }
+    let (_, max) = rnic_model::config::schema::declared_range("host.cores")
+        .expect("host.cores is declared with a range");
+    max as usize
 }
 
 /// Refuses a workload whose `what` drew more than `limit` flows.

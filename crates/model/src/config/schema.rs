@@ -180,6 +180,17 @@ pub fn field(path: &str) -> Option<&'static FieldDoc> {
     FIELDS.iter().find(|d| d.path == path)
 }
 
+/// The declared ends of the numeric field at `path` (an integer's, a power of two's or a
+/// number's), so that a caller quoting or applying them states them nowhere else; `None` for
+/// another kind of field or no such field.
+pub fn declared_range(path: &str) -> Option<(f64, f64)> {
+    match field(path)?.kind {
+        Kind::UInt { min, max } | Kind::Pow2 { min, max } => Some((min as f64, max as f64)),
+        Kind::Float { min, max, .. } => Some((min, max)),
+        _ => None,
+    }
+}
+
 /// Whether `value` of the field at `path` names a file rather than one of its built-in
 /// names (a [`Kind::NameOrFile`] field's value ending in its extension, as `net.topology`'s
 /// `.toml`): the rule the field's check applies, for callers that must spare the file.

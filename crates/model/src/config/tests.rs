@@ -390,3 +390,15 @@ fn a_topology_value_names_a_file_by_the_fields_own_rule() {
     assert!(!names_a_file("qp.pmtu", "x.toml"));
     assert!(!names_a_file("no.such", "x.toml"));
 }
+
+/// A numeric field's declared ends, read once for the callers that quote them (the
+/// workload's core limit, `calc qd --gbps`, `--rate_limit`); other kinds have none.
+#[test]
+fn a_numeric_fields_declared_range_is_read_from_its_declaration() {
+    use super::schema::declared_range;
+    assert_eq!(declared_range("host.cores"), Some((1.0, 4096.0)));
+    assert!(declared_range("eth.gbps").is_some_and(|(min, max)| min > 0.0 && max > min));
+    assert_eq!(declared_range("qp.pmtu"), None);
+    assert_eq!(declared_range("net.topology"), None);
+    assert_eq!(declared_range("no.such"), None);
+}

@@ -148,10 +148,7 @@ pub const MAX_RTT_US: f64 = 2.0 * crate::config::schema::MAX_DELAY_NS / 1000.0;
 
 /// The line rates `--gbps` takes, Gbit/s: those of `eth.gbps`, the link rate a run models.
 pub fn gbps_range() -> (f64, f64) {
-    match crate::config::schema::field("eth.gbps").map(|d| d.kind) {
-        Some(crate::config::schema::Kind::Float { min, max, .. }) => (min, max),
-        _ => (0.001, 10_000.0),
-    }
+    crate::config::schema::declared_range("eth.gbps").expect("eth.gbps is declared with a range")
 }
 
 /// Refuses `x` for `flag` outside `[min, max]` (in `unit`; `why` says where the range

@@ -644,11 +644,8 @@ impl PerfCmd {
         }
         // The field's own range starts at 0 (no limit), which the flag refuses: its message
         // would say "from 0", so the flag names its own range.
-        let max_gbps = match rnic_model::config::schema::field("qp.rate_limit_gbps").map(|d| d.kind)
-        {
-            Some(rnic_model::config::schema::Kind::Float { max, .. }) => max,
-            _ => f64::INFINITY,
-        };
+        let max_gbps = rnic_model::config::schema::declared_range("qp.rate_limit_gbps")
+            .map_or(f64::INFINITY, |(_, max)| max);
         let min_gbps = rnic_model::limits::MIN_RATE_LIMIT_GBPS;
         if gbps < min_gbps {
             anyhow::bail!(crate::UsageError(format!(
