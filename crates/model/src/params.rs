@@ -342,8 +342,6 @@ pub struct ModelParams {
     pub settle: settle::SettleParams,
     /// Latency tests: uses of every QP before the window opens.
     pub warmup_rounds: u64,
-    /// Measurement window of duration-mode runs, ps.
-    pub duration_ps: TimePs,
 }
 
 fn mbps(gbps: f64) -> u64 {
@@ -477,7 +475,6 @@ impl ModelParams {
                 capped_for_window_us: None,
             },
             warmup_rounds: u64::from(cfg.sim.warmup_rounds),
-            duration_ps: ns(cfg.sim.duration_us * 1000.0),
         }
     }
 

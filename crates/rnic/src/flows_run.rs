@@ -33,7 +33,11 @@ impl FlowsRun {
         flows: &[FlowOptions],
         workload: Option<&WorkloadOptions>,
     ) -> anyhow::Result<FlowsRun> {
-        let mut cfg = Config::resolve(&inputs.profile, &inputs.overrides()?)?;
+        inputs.refuse_unread_window(
+            "a [[flow]] runs for its own duration_us or iters, and a [workload]'s flows run \
+             to completion; only rnic perf's -D (a [perf] duration) reads it",
+        )?;
+        let mut cfg = inputs.config()?;
         let (flows, workload) = crate::traffic::with_workload(flows, workload, &mut cfg)?;
         let mut spec = crate::flows::resolve(&flows, &cfg)?;
         spec.pcap = inputs.pcap.clone();

@@ -199,6 +199,10 @@ pub struct PerfOptions {
     pub report_unsorted: bool,
 }
 
+/// The config field -D sets: the measurement window of a duration-mode run, read by nothing
+/// else.
+pub const WINDOW_FIELD: &str = "sim.duration_us";
+
 const TEST_NAMES: &[&str] = &[
     "write-bw",
     "write-lat",
@@ -415,7 +419,7 @@ impl PerfOptions {
         if let Some(d) = self.duration {
             v.push((
                 "-D/--duration (perf.duration)",
-                Override::new("sim.duration_us", d * 1e6),
+                Override::new(WINDOW_FIELD, d * 1e6),
             ));
         }
         v
@@ -610,6 +614,19 @@ impl RunInputs {
         Ok(ov)
     }
 
+    /// Refuses a `--set` or `[set]` of `sim.duration_us` on a run that does not read it,
+    /// saying `why`: -D's window is the field's only reader, and the run went on silently
+    /// without it.
+    pub fn refuse_unread_window(&self, why: &str) -> Result<(), ConfigError> {
+        match self.sets.iter().rev().find(|s| s.key == WINDOW_FIELD) {
+            Some(set) => Err(ConfigError::Inconsistent(format!(
+                "`{WINDOW_FIELD}` = {} would have no effect: {why}",
+                set.value
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// The config: the profile with every override applied.
     pub fn config(&self) -> Result<Config, ConfigError> {
         Config::resolve(&self.profile, &self.overrides()?)
@@ -617,6 +634,13 @@ impl RunInputs {
 
     /// The config and the test to run.
     pub fn resolve(&self) -> Result<(Config, PerfSpec), ConfigError> {
+        if self.perf.duration.is_none() {
+            self.refuse_unread_window(
+                "this run counts iterations (-n/--iters, perf.iters), and only a \
+                 duration-mode run reads it: give -D/--duration (perf.duration) in seconds, \
+                 which sets it",
+            )?;
+        }
         let cfg = self.config()?;
         let spec = self.perf.resolve(&cfg, self.pcap.clone())?;
         Ok((cfg, spec))

@@ -64,7 +64,8 @@ config_section! {
         /// give identical results (--seed)
         seed: u64 = 1; "seed", uint(0, TOML_INT_MAX);
         /// Simulated measurement window of duration-mode runs (perf -D sets it from seconds);
-        /// iteration-mode runs end after -n iterations instead
+        /// nothing else reads it, so setting it on a run without -D (iterations, [[flow]]s, a
+        /// workload) is refused
         duration_us: f64 = 100.0; "µs", positive(MAX_SIM_US);
         /// Fixed warm-up of -D runs, an override: when set, the window opens after this much
         /// simulated time (and after sim.warmup_rounds) instead of when the rate settles;

@@ -1349,3 +1349,57 @@ fn quiet_drops_progress_lines_and_is_taken_anywhere() {
     assert_eq!(r.code, 0, "{}", r.err);
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `sim.duration_us` is read only as -D's window: a `--set`, `[set]` or sweep axis of it on a
+/// run counted in iterations, or on `[[flow]]`s, is refused naming it (the run went on in
+/// silence, and a sweep over it gave identical points); with -D it is the window.
+#[test]
+fn an_unread_window_is_refused() {
+    let set = ["--set", "sim.duration_us=50"];
+    for extra in [&["-n", "10"][..], &[]] {
+        let mut args = vec!["perf", "write-bw"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&set);
+        let r = rnic(&args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.err);
+        assert!(
+            r.err
+                .contains("`sim.duration_us` = 50 would have no effect")
+                && r.err.contains("give -D/--duration"),
+            "{}",
+            r.err
+        );
+    }
+    let r = rnic(&["perf", "write-bw", "-D", "0.00005", set[0], set[1]]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    let d = tmp("unread-window");
+    let flows = d.join("flows.toml");
+    std::fs::write(&flows, "[[flow]]\ntest = \"write-bw\"\niters = 10\n").unwrap();
+    let r = rnic(&["run", flows.to_str().unwrap(), set[0], set[1]]);
+    assert_eq!(r.code, 2, "{}", r.err);
+    assert!(
+        r.err.contains("a [[flow]] runs for its own duration_us"),
+        "{}",
+        r.err
+    );
+    let sweep = d.join("sweep.toml");
+    std::fs::write(
+        &sweep,
+        "[perf]\ntest = \"write-bw\"\n[[axis]]\nkey = \"sim.duration_us\"\nvalues = [10, 20]\n",
+    )
+    .unwrap();
+    let out = d.join("out");
+    let r = rnic(&[
+        "sweep",
+        sweep.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 2, "{}", r.err);
+    assert!(
+        r.err
+            .contains("`sim.duration_us` = 10 would have no effect"),
+        "{}",
+        r.err
+    );
+}
