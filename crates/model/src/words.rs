@@ -10,3 +10,13 @@ pub fn counted(n: u64, noun: &str) -> String {
         format!("{n} {noun}s")
     }
 }
+
+/// `one` when `n` is 1, else `many`: the verb after a [`counted`] noun ("1 frame was", "3
+/// frames were").
+pub fn agree<'a>(n: u64, one: &'a str, many: &'a str) -> &'a str {
+    if n == 1 {
+        one
+    } else {
+        many
+    }
+}

@@ -4,6 +4,7 @@ use super::args::{CalcCmd, CalcFrameCmd, CalcQdCmd, CalcWhat};
 use crate::calc::{self, QdInput, FRAME_OPCODES};
 use crate::report::json;
 use crate::{output, UsageError};
+use rnic_model::words::counted;
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
@@ -61,7 +62,7 @@ fn qd(c: &CalcQdCmd, out: &mut dyn Write) -> anyhow::Result<()> {
     })
     .map_err(UsageError)?;
     let mut t = String::new();
-    writeln!(t, "queue depth      {} frames", r.queue_depth)?;
+    writeln!(t, "queue depth      {}", counted(r.queue_depth, "frame"))?;
     let rounding = if r.exact < 1.0 {
         "under one frame: at least 1"
     } else {

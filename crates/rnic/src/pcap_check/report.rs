@@ -5,6 +5,7 @@ use super::flows::rtt::{self, Pairing, RttSummary};
 use super::flows::{Flow, FlowKey, Messages, Naks};
 use super::read::ReadSummary;
 use super::{Analysis, FailedFrame};
+use rnic_model::words::{agree, counted};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -519,8 +520,10 @@ fn notes(summary: &ReadSummary, a: &Analysis) -> Vec<String> {
     let mut notes = Vec::new();
     for (lt, n) in &a.other_link_types {
         notes.push(format!(
-            "{n} frames skipped: their interface's link type is {lt}, not Ethernet (1); \
-             only Ethernet captures are decoded"
+            "{} skipped: {} interface's link type is {lt}, not Ethernet (1); only Ethernet \
+             captures are decoded",
+            counted(*n, "frame"),
+            agree(*n, "its", "their")
         ));
     }
     for (what, (n, first)) in &summary.oddities {
@@ -535,10 +538,11 @@ fn notes(summary: &ReadSummary, a: &Analysis) -> Vec<String> {
         ));
     }
     if summary.unknown_interface_records > 0 {
+        let n = summary.unknown_interface_records;
         notes.push(format!(
-            "{} frames skipped: they name a pcapng interface that no interface description \
-             block describes",
-            summary.unknown_interface_records
+            "{} skipped: {} a pcapng interface that no interface description block describes",
+            counted(n, "frame"),
+            agree(n, "it names", "they name")
         ));
     }
     if !a.other_ports.is_empty() {
@@ -555,23 +559,29 @@ fn notes(summary: &ReadSummary, a: &Analysis) -> Vec<String> {
     }
     if a.cut > 0 {
         notes.push(format!(
-            "{} RoCEv2 frames were cut by the capture's snap length: their headers are analysed \
-             ({} too short even for the BTH), their ICRCs cannot be checked",
-            a.cut, a.cut_unreadable
+            "{} {} cut by the capture's snap length: {} analysed ({} too short even for \
+             the BTH), {} be checked",
+            counted(a.cut, "RoCEv2 frame"),
+            agree(a.cut, "was", "were"),
+            agree(a.cut, "its headers are", "their headers are"),
+            a.cut_unreadable,
+            agree(a.cut, "its ICRC cannot", "their ICRCs cannot")
         ));
     }
     if a.ipv6 > 0 {
         notes.push(format!(
-            "{} RoCEv2 frames over IPv6 were not decoded (rnic-wire reads RoCEv2 over IPv4)",
-            a.ipv6
+            "{} over IPv6 {} not decoded (rnic-wire reads RoCEv2 over IPv4)",
+            counted(a.ipv6, "RoCEv2 frame"),
+            agree(a.ipv6, "was", "were")
         ));
     }
     if let Some(first) = a.first_time_backwards {
         notes.push(format!(
-            "{} frames have a timestamp earlier than the frame before them (the first: frame \
-             {first}): the capture is not in time order, so flow durations and ACK round trips \
-             may be wrong",
-            a.time_backwards
+            "{} {} a timestamp earlier than the frame before {} (the first: frame {first}): the \
+             capture is not in time order, so flow durations and ACK round trips may be wrong",
+            counted(a.time_backwards, "frame"),
+            agree(a.time_backwards, "has", "have"),
+            agree(a.time_backwards, "it", "them")
         ));
     }
     if a.failed as usize > a.failures.len() {

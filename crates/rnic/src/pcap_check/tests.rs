@@ -655,8 +655,7 @@ fn timestamps_that_go_backwards_are_noted() {
     assert_eq!(r.frames_earlier_than_the_one_before, 1);
     assert!(
         r.notes.iter().any(|n| n.starts_with(
-            "1 frames have a timestamp earlier than the frame before \
-                                    them (the first: frame 4)"
+            "1 frame has a timestamp earlier than the frame before it (the first: frame 4)"
         )),
         "{:?}",
         r.notes

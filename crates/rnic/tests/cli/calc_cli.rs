@@ -139,7 +139,7 @@ fn a_round_trip_under_one_frame_needs_a_queue_of_one() {
     ];
     let (code, out, err) = rnic(&args);
     assert_eq!(code, 0, "{err}");
-    assert!(out.starts_with("queue depth      1 frames"), "{out}");
+    assert!(out.starts_with("queue depth      1 frame\n"), "{out}");
     assert!(out.contains("0.598, under one frame: at least 1"), "{out}");
     let mut json_args = args.to_vec();
     json_args.extend(["--json", "-"]);
