@@ -658,7 +658,7 @@ pub fn conflicting_set(flags: &[(&str, Override)], sets: &[Override]) -> Option<
             .find(|s| s.key == f.key)
             .filter(|s| !same_value(&s.value, &f.value))?;
         Some(format!(
-            "{} is set twice: to {} by {flag} and to {} by --set (or a scenario's [set]); \
+            "{} is set twice: to {} by {flag} and to {} by --set (or a file's [set]); \
              give it once",
             f.key, f.value, other.value
         ))

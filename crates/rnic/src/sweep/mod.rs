@@ -448,12 +448,14 @@ fn check_axes_distinct_and_free(
             AxisTarget::Perf(opt) => base
                 .perf
                 .contains_key(opt.as_str())
-                .then(|| format!("`perf.{opt}` in [perf]")),
+                .then(|| format!("`perf.{opt}` in [perf]"))
+                .or_else(|| set_field_of_perf_axis(a, opt, base)),
             AxisTarget::Config(path) => base
                 .set
                 .iter()
                 .any(|o| o.key == *path)
                 .then(|| format!("`{path}` in [set]"))
+                .or_else(|| perf_flag_setting(path, &base.perf))
                 .or_else(|| file_seed(path, base)),
             AxisTarget::Workload(key) => workload
                 .is_some_and(|w| w.contains_key(key.as_str()))
@@ -468,6 +470,31 @@ fn check_axes_distinct_and_free(
         }
     }
     Ok(())
+}
+
+/// The `[perf]` key among `perf` that sets config field `path` (`duration` sets
+/// `sim.duration_us`): an axis over the field clashed with it at every point, refused as set
+/// twice "by --set (or a file's [set])", naming neither the axis nor the key.
+fn perf_flag_setting(path: &str, perf: &toml::Table) -> Option<String> {
+    let options = PerfOptions::from_table(perf).ok()?;
+    options
+        .config_overrides()
+        .into_iter()
+        .find(|(_, o)| o.key == path)
+        .map(|(flag, _)| format!("{flag} in [perf], which sets it"))
+}
+
+/// The `[set]` field that perf option `opt`, swept by `axis`, sets (`mtu` sets `qp.pmtu`),
+/// when the file's `[set]` gives it too.
+fn set_field_of_perf_axis(axis: &Axis, opt: &str, base: &Base) -> Option<String> {
+    let first = axis.values.first()?;
+    let one = toml::Table::from_iter([(opt.to_string(), first.clone())]);
+    let options = PerfOptions::from_table(&one).ok()?;
+    options
+        .config_overrides()
+        .into_iter()
+        .find(|(_, o)| base.set.iter().any(|s| s.key == o.key))
+        .map(|(_, o)| format!("`{}` in [set], the field it sets", o.key))
 }
 
 /// The file's `seed` key, when `path` is the field it sets (`sim.seed`): an axis over it

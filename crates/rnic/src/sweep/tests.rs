@@ -835,6 +835,34 @@ fn the_file_seed_beside_a_seed_axis_is_named() {
     assert!(!e.contains("--seed") && !e.contains("--set"), "{e}");
 }
 
+/// A `[perf]` key and an axis over the config field it sets, or a `[set]` field and an
+/// axis over the perf option that sets it, are refused when the file is read, naming both:
+/// every point was refused as set twice "by --set", naming neither the axis nor the key.
+#[test]
+fn a_perf_key_and_an_axis_over_its_field_are_refused_naming_both() {
+    let file = one_axis("", "qp.pmtu", "[1024, 2048]").replace("iters = 10", "mtu = 4096");
+    let e = parse_sweep(&file, "s.toml").unwrap_err().to_string();
+    assert!(
+        e.contains(
+            "axis[0] sweeps `qp.pmtu`, which the file also sets (-m/--mtu (perf.mtu) in [perf]"
+        ),
+        "{e}"
+    );
+    let file = format!(
+        "{}[set]\nqp.pmtu = 1024\n",
+        one_axis("", "perf.mtu", "[2048, 4096]")
+    );
+    let e = parse_sweep(&file, "s.toml").unwrap_err().to_string();
+    assert!(
+        e.contains("axis[0] sweeps `perf.mtu`, which the file also sets (`qp.pmtu` in [set]"),
+        "{e}"
+    );
+    assert!(!e.contains("--set"), "{e}");
+    // An axis over a field no [perf] key sets is free.
+    let file = one_axis("", "qp.timeout", "[14, 16]").replace("iters = 10", "mtu = 4096");
+    assert!(parse_sweep(&file, "s.toml").is_ok());
+}
+
 /// A number on a `profile` axis is refused as a value that must be a string, naming the
 /// axis and the value (it read as the empty name: "unknown profile ``").
 #[test]
