@@ -10,7 +10,7 @@ use rnic_sim::{bytes_time_ps_mbps, TimePs};
 use super::params::ModelParams;
 use crate::config::schema::MAX_SIM_US;
 use crate::config::Config;
-use crate::words::counted;
+use crate::words::{counted, short_num};
 use crate::workload::{PerfSpec, Verb, MAX_MSG_BYTES};
 use crate::UsageError;
 
@@ -254,11 +254,13 @@ pub fn check_run_on(
         check_rx_buffer(cfg, spec, size)?;
         check_clock_range(cfg, spec, size, &p)?;
         if let Some(short) = short_window(cfg, spec, size) {
+            // The suggestion in whole µs, rounded up, so that it is itself long enough.
+            let need_s = short.need_ps.div_ceil(1_000_000) as f64 / 1e6;
             return Err(UsageError(format!(
-                "-D/--duration (perf.duration) {:.6} s is too short to measure {}; use -D {:.6} or more, or -n",
-                short.window_us / 1e6,
+                "-D/--duration (perf.duration) {} s is too short to measure {}; use -D \
+                 {need_s} or more, or -n",
+                short_num(short.window_us / 1e6),
                 short.why,
-                short.need_ps as f64 / 1e12
             )));
         }
         check_memory(cfg, spec, size)?;
@@ -1250,6 +1252,44 @@ mod tests {
             tx_depth: 1,
             duration_us: Some(window_us),
             ..PerfSpec::perftest(test)
+        }
+    }
+
+    /// The -D a refusal suggests is itself long enough (it was rounded to the nearest µs,
+    /// so half the time it fell short and was refused in turn), and the window given is
+    /// shown as typed (-D 1e-12 read "0.000000 s").
+    #[test]
+    fn the_window_a_refusal_suggests_is_long_enough() {
+        use crate::workload::PerfTest;
+        let cfg = Config::default();
+        for test in [
+            PerfTest::WriteBw,
+            PerfTest::ReadBw,
+            PerfTest::WriteLat,
+            PerfTest::ReadLat,
+        ] {
+            for size in [2, 64, 1000, 4096, 65_536, 1 << 20] {
+                let mut spec = PerfSpec {
+                    sizes: vec![size],
+                    ..spec_of(test, 1e-6)
+                };
+                let e = check_run(&cfg, &spec).unwrap_err().0;
+                assert!(
+                    e.starts_with("-D/--duration (perf.duration) 1e-12 s "),
+                    "{e}"
+                );
+                let suggested: f64 = e
+                    .split("use -D ")
+                    .nth(1)
+                    .and_then(|rest| rest.split(' ').next())
+                    .and_then(|d| d.parse().ok())
+                    .unwrap_or_else(|| panic!("no -D suggested: {e}"));
+                spec.duration_us = Some(suggested * 1e6);
+                assert!(
+                    short_window(&cfg, &spec, size).is_none(),
+                    "{test:?} {size} B: -D {suggested} is refused too"
+                );
+            }
         }
     }
 

@@ -65,7 +65,7 @@ pub fn check_flows(cfg: &Config, spec: &FlowsSpec) -> Result<(), UsageError> {
                 return Err(UsageError(format!(
                     "`flow[{i}].duration_us` = {} µs is too short to measure {}; use \
                      duration_us = {} or more, or iters",
-                    short.window_us,
+                    crate::words::short_num(short.window_us),
                     short.why,
                     // Whole ns, rounded up: the least window that measures.
                     short.need_ps.div_ceil(1000) as f64 / 1e3

@@ -9,6 +9,7 @@
 mod decimal;
 
 use decimal::Decimal;
+use rnic_model::words::short_num;
 use rnic_wire::Opcode;
 use serde::Serialize;
 
@@ -169,16 +170,6 @@ pub fn in_range(
         short_num(min),
         short_num(max)
     ))
-}
-
-/// A number as a message shows it: in exponent form when plain digits would run long
-/// (1e308, not three hundred digits).
-pub fn short_num(x: f64) -> String {
-    if x != 0.0 && x.is_finite() && (x.abs() >= 1e9 || x.abs() < 1e-4) {
-        format!("{x:e}")
-    } else {
-        x.to_string()
-    }
 }
 
 /// Round trip over `km` of fibre at `us_per_km` one way, µs.

@@ -653,8 +653,8 @@ impl PerfCmd {
                  {min_gbps} Gb/s (1 kb/s) the NIC's limiter (qp.rate_limit_gbps) takes at the \
                  least; give a rate of at least {min_gbps} and at most {max_gbps} Gb/s in \
                  --rate_units (Gb/s by default, M for MiB/s)",
-                crate::calc::short_num(rate),
-                crate::calc::short_num(gbps)
+                rnic_model::words::short_num(rate),
+                rnic_model::words::short_num(gbps)
             )));
         }
         if gbps > max_gbps {
@@ -662,8 +662,8 @@ impl PerfCmd {
                 "--rate_limit {}: {} Gb/s is more than the {max_gbps} Gb/s the NIC's limiter \
                  (qp.rate_limit_gbps) takes at the most; give a rate of at least {min_gbps} and \
                  at most {max_gbps} Gb/s in --rate_units (Gb/s by default, M for MiB/s)",
-                crate::calc::short_num(rate),
-                crate::calc::short_num(gbps)
+                rnic_model::words::short_num(rate),
+                rnic_model::words::short_num(gbps)
             )));
         }
         if self.all && self.burst_size.is_some() {

@@ -4,7 +4,7 @@ use super::args::{CalcCmd, CalcFrameCmd, CalcQdCmd, CalcWhat};
 use crate::calc::{self, QdInput, FRAME_OPCODES};
 use crate::report::json;
 use crate::{output, UsageError};
-use rnic_model::words::counted;
+use rnic_model::words::{counted, short_num};
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
@@ -33,11 +33,7 @@ fn qd(c: &CalcQdCmd, out: &mut dyn Write) -> anyhow::Result<()> {
             let us_per_km = c.us_per_km.unwrap_or(calc::FIBRE_US_PER_KM);
             (
                 calc::rtt_us(km, us_per_km).map_err(UsageError)?,
-                format!(
-                    "2 × {} km × {} µs/km",
-                    calc::short_num(km),
-                    calc::short_num(us_per_km)
-                ),
+                format!("2 × {} km × {} µs/km", short_num(km), short_num(us_per_km)),
             )
         }
         // The delay per km only turns --km into a round trip: beside a given round trip it
@@ -71,16 +67,12 @@ fn qd(c: &CalcQdCmd, out: &mut dyn Write) -> anyhow::Result<()> {
     writeln!(
         t,
         "                 = {} Gbit/s × {} µs / ({} B × 8) = {:.3}, {rounding}",
-        calc::short_num(c.gbps),
-        calc::short_num(rtt_us),
+        short_num(c.gbps),
+        short_num(rtt_us),
         c.frame_bytes,
         r.exact
     )?;
-    writeln!(
-        t,
-        "round trip       {} µs ({rtt_from})",
-        calc::short_num(rtt_us)
-    )?;
+    writeln!(t, "round trip       {} µs ({rtt_from})", short_num(rtt_us))?;
     writeln!(
         t,
         "bytes in flight  {:.0} B ({:.3} MB)",

@@ -143,7 +143,7 @@ pub fn value_text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Integer(i) => i.to_string(),
-        Value::Float(f) => crate::calc::short_num(*f),
+        Value::Float(f) => rnic_model::words::short_num(*f),
         Value::Boolean(b) => b.to_string(),
         other => other.to_string(),
     }
