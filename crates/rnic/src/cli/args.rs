@@ -40,7 +40,8 @@ Exit status:
      `pcap check`: a RoCEv2 frame failed to parse or failed its ICRC, or the file is damaged
   2  bad input or usage: flags, config fields, scenario, sweep or capture files
   3  a run (or a sweep point) ended without completing what was asked; the reason is printed;
-     for `pcap check`: the capture holds no RoCEv2 frame, or none it could check
+     for `pcap check`: the capture holds no RoCEv2 frame, or none it could check; for
+     `live`: the peer could not be reached, stopped answering or closed the exchange
   4  an output (JSON, CSV, pcap, plot, directory) cannot be written";
 
 #[derive(Debug, Subcommand)]

@@ -690,7 +690,7 @@ pub fn connect(ep: &mut Endpoint, conn: usize) -> anyhow::Result<Dest> {
             bail!("RDMA CM: the connection manager left the endpoint");
         };
         if let Some(why) = cm.failure.take() {
-            bail!(why);
+            return Err(super::peer_failed(why));
         }
         if let Some(rej) = cm.rejected.take() {
             rejections += 1;

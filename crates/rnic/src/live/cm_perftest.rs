@@ -17,10 +17,10 @@
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::net::{Ipv4Addr, SocketAddr, ToSocketAddrs, UdpSocket};
+use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::rc::Rc;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use rnic_transport::{
     CqId, Device, Memory, QpInit, RecvWr, SendWr, ServiceType, Sge, WcOpcode, WcStatus,
 };
@@ -200,21 +200,6 @@ pub fn decode_dest(b: &[u8]) -> anyhow::Result<Dest> {
     })
 }
 
-/// The server's IPv4 address (client side).
-fn resolve(host: &str, port: u16) -> anyhow::Result<Ipv4Addr> {
-    let addrs: Vec<SocketAddr> = (host, port)
-        .to_socket_addrs()
-        .with_context(|| format!("cannot resolve {host}"))?
-        .collect();
-    match addrs.iter().find_map(|a| match a {
-        SocketAddr::V4(v4) => Some(*v4.ip()),
-        SocketAddr::V6(_) => None,
-    }) {
-        Some(ip) => Ok(ip),
-        None => bail!("{host} has no IPv4 address: rnic live speaks RoCEv2 over IPv4 only"),
-    }
-}
-
 /// The local address toward `peer`: `--bind`'s, else the one the route to it uses (asked of
 /// the kernel by connecting a UDP socket, which sends nothing).
 fn local_ip_toward(o: &LiveOptions, peer: Option<Ipv4Addr>) -> anyhow::Result<Ipv4Addr> {
@@ -246,7 +231,7 @@ pub fn open_session(
 ) -> anyhow::Result<Session> {
     let active = o.host.is_some();
     let peer_ip = match &o.host {
-        Some(h) => Some(resolve(h, o.port)?),
+        Some(h) => Some(*super::oob::resolve_ipv4(h, o.port)?.ip()),
         None => None,
     };
     let local_ip = local_ip_toward(o, peer_ip)?;

@@ -1265,6 +1265,17 @@ fn connection(name: &str, test: LiveTest) -> Result<ServiceType, UsageError> {
     }
 }
 
+/// A run that the peer or the network kept from completing (no server at the address, no
+/// answer, the peer gone): exit status 3 with `reason`, as a simulated run whose RDMA CM
+/// could not connect (it was 1, which says the bytes did not verify).
+pub(crate) fn peer_failed(reason: impl Into<String>) -> anyhow::Error {
+    crate::RunFailed {
+        status: crate::report::RunStatus::Incomplete,
+        reason: reason.into(),
+    }
+    .into()
+}
+
 /// Runs `rnic live`: prints perftest's table, writes `--json`; a run whose bytes did not
 /// verify (exit status 1), or that did not complete what it was asked (3), fails after
 /// printing.

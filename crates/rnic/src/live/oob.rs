@@ -211,6 +211,25 @@ pub fn mtu_code(bytes: u32) -> u8 {
     (bytes.trailing_zeros().saturating_sub(7)) as u8
 }
 
+/// The IPv4 address of `HOST` (a name or an address) at `port`: one that does not resolve,
+/// or only to IPv6, is bad input (exit 2) naming it.
+pub fn resolve_ipv4(host: &str, port: u16) -> Result<SocketAddrV4, crate::UsageError> {
+    let addrs = (host, port)
+        .to_socket_addrs()
+        .map_err(|e| crate::UsageError(format!("HOST {host}: cannot resolve it ({e})")))?;
+    addrs
+        .filter_map(|a| match a {
+            SocketAddr::V4(v4) => Some(v4),
+            SocketAddr::V6(_) => None,
+        })
+        .next()
+        .ok_or_else(|| {
+            crate::UsageError(format!(
+                "HOST {host} has no IPv4 address: rnic live speaks RoCEv2 over IPv4 only"
+            ))
+        })
+}
+
 impl Oob {
     /// Connects to a server, from `bind` when given; gives up after `timeout`.
     pub fn connect(
@@ -219,14 +238,7 @@ impl Oob {
         bind: Option<Ipv4Addr>,
         timeout: Duration,
     ) -> anyhow::Result<Oob> {
-        let addrs: Vec<SocketAddr> = (host, port)
-            .to_socket_addrs()
-            .with_context(|| format!("cannot resolve {host}"))?
-            .filter(SocketAddr::is_ipv4)
-            .collect();
-        let Some(&addr) = addrs.first() else {
-            bail!("{host} has no IPv4 address: rnic live speaks RoCEv2 over IPv4 only");
-        };
+        let addr = resolve_ipv4(host, port)?;
         // A server started a moment ago may not listen yet: refused connections are tried
         // again until `timeout`, then reported.
         let start = Instant::now();
@@ -238,12 +250,16 @@ impl Oob {
             }
             match sock.connect_timeout(&addr.into(), timeout) {
                 Ok(()) => break sock.into(),
-                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused && start.elapsed() < timeout => {
+                Err(e)
+                    if e.kind() == io::ErrorKind::ConnectionRefused
+                        && start.elapsed() < timeout =>
+                {
                     std::thread::sleep(Duration::from_millis(50));
                 }
                 Err(e) => {
-                    return Err(anyhow::Error::new(e).context(format!(
-                        "cannot connect to the server at {addr} within {} s (perftest's exchange port; is `rnic live --server` or ib_*_bw running there?)",
+                    return Err(super::peer_failed(format!(
+                        "cannot connect to the server at {addr} within {} s ({e}; perftest's \
+                         exchange port: is `rnic live --server` or ib_*_bw running there?)",
                         timeout.as_secs()
                     )))
                 }
@@ -562,17 +578,17 @@ fn read_stream(
         }
         match stream.read(&mut got[have..]) {
             Ok(0) => {
-                break Err(anyhow::anyhow!(
+                break Err(super::peer_failed(format!(
                     "the peer closed the exchange connection{PEER_SAYS_WHY}"
-                ))
+                )))
             }
             Ok(k) => have += k,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                 if let Some(t) = timeout.filter(|t| start.elapsed() > *t) {
-                    break Err(anyhow::anyhow!(
+                    break Err(super::peer_failed(format!(
                         "the peer did not answer the exchange within {} s",
                         t.as_secs()
-                    ));
+                    )));
                 }
                 if let Err(e) = pump() {
                     break Err(e);
@@ -594,9 +610,9 @@ const PEER_SAYS_WHY: &str = ": it may have refused or ended the run; its own out
 /// saw first, as the end of the stream is.
 fn closed_or(e: io::Error) -> anyhow::Error {
     match e.kind() {
-        io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe => {
-            anyhow::anyhow!("the peer closed the exchange connection ({e}){PEER_SAYS_WHY}")
-        }
+        io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe => super::peer_failed(format!(
+            "the peer closed the exchange connection ({e}){PEER_SAYS_WHY}"
+        )),
         _ => e.into(),
     }
 }
@@ -615,7 +631,7 @@ fn read_control(
         {
             let mut q = queues.borrow_mut();
             if let Some(why) = q.failure.take() {
-                bail!("{why}");
+                return Err(super::peer_failed(why));
             }
             if let Some(msg) = q.inbox.pop_front() {
                 if msg.len() != n {
@@ -629,10 +645,10 @@ fn read_control(
             }
         }
         if let Some(t) = timeout.filter(|t| start.elapsed() > *t) {
-            bail!(
+            return Err(super::peer_failed(format!(
                 "the peer did not answer the exchange on the control QP within {} s",
                 t.as_secs()
-            );
+            )));
         }
         pump()?;
     }
