@@ -10,6 +10,7 @@ use rnic_wire::Opcode;
 use std::sync::Arc;
 
 use rnic_host::SparseMemory;
+use rnic_sim::TimePs;
 
 use crate::atomic_oracle::AtomicOracle;
 use crate::host::pattern;
@@ -47,6 +48,8 @@ struct Source {
     delivery: Delivery,
     /// Payload bytes placed on this QP and compared (a flow's share of `checked`).
     checked: u64,
+    /// When the last of them was placed.
+    last_placed_ps: Option<TimePs>,
 }
 
 /// How a QP's payloads may arrive.
@@ -116,17 +119,28 @@ impl PayloadOracle {
             op_k: 0,
             delivery,
             checked: 0,
+            last_placed_ps: None,
         });
+    }
+
+    fn source(&self, node: usize, qpn: u32) -> Option<&Source> {
+        self.sources
+            .get(node)
+            .and_then(|v| v.get(qpn as usize))
+            .and_then(|s| s.as_ref())
     }
 
     /// Payload bytes QP `qpn` of `node` placed and compared: over UC and UD, what a flow's
     /// QP received (a sender's completion says nothing about arrival).
     pub fn checked_on(&self, node: usize, qpn: u32) -> u64 {
-        self.sources
-            .get(node)
-            .and_then(|v| v.get(qpn as usize))
-            .and_then(|s| s.as_ref())
-            .map_or(0, |s| s.checked)
+        self.source(node, qpn).map_or(0, |s| s.checked)
+    }
+
+    /// When QP `qpn` of `node` last placed a payload (none yet: `None`): over UC and UD, and
+    /// behind the WAN accelerator, when a flow's receiver had its last byte (its sender's
+    /// completion says nothing about arrival).
+    pub fn last_placed_on(&self, node: usize, qpn: u32) -> Option<TimePs> {
+        self.source(node, qpn).and_then(|s| s.last_placed_ps)
     }
 
     /// The application wrote `v` into the last byte of `node`'s source buffer `slot`.
@@ -159,7 +173,15 @@ impl RxObserver for PayloadOracle {
     /// after operation k − 1, and a packet's offset is its PSN distance from its
     /// operation's first PSN × PMTU. Placement is in order, so the operation start only
     /// moves forward.
-    fn placed(&mut self, node: usize, qpn: u32, _op: Opcode, psn: u32, payload: &[u8]) {
+    fn placed(
+        &mut self,
+        now: TimePs,
+        node: usize,
+        qpn: u32,
+        _op: Opcode,
+        psn: u32,
+        payload: &[u8],
+    ) {
         let Some(src) = self
             .sources
             .get_mut(node)
@@ -168,6 +190,7 @@ impl RxObserver for PayloadOracle {
         else {
             return;
         };
+        src.last_placed_ps = Some(now);
         let seed = self.seed;
         let pkts = |bytes: u64, pmtu: u64| bytes.max(1).div_ceil(pmtu).max(1) as u32;
         let ahead = psn.wrapping_sub(src.op_psn) & PSN_MASK;
@@ -265,5 +288,42 @@ impl PayloadOracle {
             });
         }
         self.expected = want;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The source's bytes at `offset` of node `peer`'s buffer `slot`, `len` of them.
+    fn source_bytes(seed: u64, (peer, slot): (usize, u32), offset: u64, len: usize) -> Vec<u8> {
+        let mut b = vec![0; len];
+        pattern::fill(pattern::buffer_seed(seed, peer, slot), offset, &mut b);
+        b
+    }
+
+    /// A QP's last placement is stamped with the time it was placed (a UC or UD workload
+    /// flow's FCT runs to it); a QP that placed nothing has no stamp.
+    #[test]
+    fn a_qp_s_last_placement_is_stamped_with_its_time() {
+        let mut o = PayloadOracle::new(7, 2);
+        o.connect(
+            (1, 5),
+            (0, 3),
+            4096,
+            MsgSizes::Fixed(8192),
+            100,
+            Delivery::InOrder,
+        );
+        assert_eq!(o.last_placed_on(1, 5), None);
+        let first = source_bytes(7, (0, 3), 0, 4096);
+        o.placed(2_000, 1, 5, Opcode::UcWriteFirst, 100, &first);
+        assert_eq!(o.last_placed_on(1, 5), Some(2_000));
+        let last = source_bytes(7, (0, 3), 4096, 4096);
+        o.placed(2_350, 1, 5, Opcode::UcWriteLast, 101, &last);
+        assert_eq!(o.last_placed_on(1, 5), Some(2_350));
+        assert_eq!((o.checked_on(1, 5), o.mismatches), (8192, 0));
+        assert_eq!(o.last_placed_on(0, 5), None);
+        assert_eq!(o.last_placed_on(1, 6), None);
     }
 }

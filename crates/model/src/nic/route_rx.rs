@@ -244,7 +244,7 @@ pub(crate) fn on_handle(
     if let (Some(h), true) = (headers, placed && plen > 0) {
         if let Some(payload) = bytes.get(h.payload_range()) {
             cx.observer
-                .placed(cx.node, qpn, h.bth.opcode, h.bth.psn, payload);
+                .placed(now, cx.node, qpn, h.bth.opcode, h.bth.psn, payload);
         }
     }
     if res.is_ok() && bth.is_some_and(|b| b.opcode == Opcode::RcAtomicAck) {

@@ -51,8 +51,9 @@ pub trait Wire {
 /// Watches the payloads the transport places (the end-to-end payload oracle).
 pub trait RxObserver {
     /// The transport of `node` placed `payload`, carried by packet `psn` (opcode `op`) of
-    /// its QP `qpn`, in host memory.
-    fn placed(&mut self, node: usize, qpn: u32, op: Opcode, psn: u32, payload: &[u8]);
+    /// its QP `qpn`, in host memory at `now` (the model writes the receiver's memory then;
+    /// the payload's DMA write over PCIe is timed after).
+    fn placed(&mut self, now: TimePs, node: usize, qpn: u32, op: Opcode, psn: u32, payload: &[u8]);
 
     /// The transport of `node` accepted the ATOMIC ACKNOWLEDGE `psn` of its QP `qpn`, whose
     /// AtomicAckETH held the bytes `wire`, and wrote the returned value into `mem`.
