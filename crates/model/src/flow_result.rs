@@ -53,6 +53,13 @@ pub struct FlowResult {
     pub verified_bytes: u64,
     /// Every byte the flow moved verified.
     pub bytes_verified: bool,
+    /// Bandwidth flows of iterations over UC or UD, or behind the WAN accelerator, whose
+    /// senders complete before their receivers have the bytes: from the first post to the
+    /// moment a receiver of the flow placed its last payload, µs (a workload flow's FCT
+    /// there, [`crate::traffic::ideal::FctEnd`]). Absent otherwise, and when nothing
+    /// arrived.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_byte_us: Option<f64>,
     /// Duration flows: whether the window's figures stand for the flow, as for a `-D` run
     /// of `rnic perf` (`run/long_run.rs`): false when the rate never settled or the window
     /// is shorter than the run's retransmission timeouts need. Absent for iteration flows.

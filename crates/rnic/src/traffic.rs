@@ -30,6 +30,7 @@ use rnic_model::net::path::idle_path;
 use rnic_model::traffic::arrivals::{poisson_all_to_all, Arrival};
 use rnic_model::traffic::cdf::SizeCdf;
 use rnic_model::traffic::fct::{self, FlowFct, WorkloadResult};
+use rnic_model::traffic::ideal::FctEnd;
 use rnic_model::UsageError;
 use rnic_sim::{Rng, TimePs};
 use toml::{Table, Value};
@@ -661,6 +662,7 @@ pub fn summarise(e: &Expanded, cfg: &Config, r: &FlowsResult) -> anyhow::Result<
     let nodes = cfg.net.clients as usize + 1;
     let mut paths: HashMap<(usize, usize), rnic_model::net::path::IdlePath> = HashMap::new();
     let unreliable = r.unreliable.is_some();
+    let end = FctEnd::of(cfg);
     let mut flows = Vec::with_capacity(e.flows.len());
     for (f, a) in e.flows.iter().zip(&e.arrivals) {
         let name = f.name.clone().unwrap_or_default();
@@ -684,8 +686,20 @@ pub fn summarise(e: &Expanded, cfg: &Config, r: &FlowsResult) -> anyhow::Result<
         // received, each payload checked as it landed).
         let arrived =
             |r: &rnic_model::flow_result::FlowResult| !unreliable || r.verified_bytes >= a.bytes;
-        let completed = row.is_some_and(|r| r.ops_completed >= 1 && r.bytes_verified && arrived(r));
-        let fct_us = row.filter(|_| completed).map_or(0.0, |r| r.measured_us);
+        // Its FCT runs to the moment its ideal does: over RC to its sender's last completion;
+        // over UC and UD, and behind the WAN accelerator, whose senders complete before the
+        // receiver has the bytes, to its receiver's placement of its last byte.
+        let fct = |r: &rnic_model::flow_result::FlowResult| match end {
+            FctEnd::Ack => Some(r.measured_us),
+            FctEnd::LastByte => r.last_byte_us,
+        };
+        let completed = row.is_some_and(|r| {
+            r.ops_completed >= 1 && r.bytes_verified && arrived(r) && fct(r).is_some()
+        });
+        let fct_us = row
+            .filter(|_| completed)
+            .and_then(|r| fct(r))
+            .unwrap_or(0.0);
         let ideal_fct_us = ideal_ps as f64 / 1e6;
         flows.push(FlowFct {
             name,
@@ -714,7 +728,7 @@ pub fn summarise(e: &Expanded, cfg: &Config, r: &FlowsResult) -> anyhow::Result<
         host_link_gbps: e.host_link_gbps,
         flows_started: flows.len() as u64,
         flows_completed: flows.iter().filter(|f| f.completed).count() as u64,
-        ideal_fct: fct::IDEAL_FCT_WORDS.into(),
+        ideal_fct: fct::ideal_fct_words(end).into(),
         buckets_by: fct::BUCKET_WORDS.into(),
         buckets: fct::buckets(&flows),
         flows,

@@ -15,6 +15,7 @@ use crate::flow_result::{FlowResult, FlowsResult, FlowsTotal};
 use crate::host::perftest::Perftest;
 use crate::result::{rates, RunStatus};
 use crate::stats::TransportTotals;
+use crate::traffic::ideal::FctEnd;
 use crate::verdict::Verdict;
 use crate::world::World;
 use crate::UsageError;
@@ -199,6 +200,23 @@ fn flow_verified_bytes(w: &World, a: &Perftest) -> u64 {
         .sum()
 }
 
+/// When a receiver of a bandwidth flow of iterations placed its last payload, µs after the
+/// flow's first post, where its FCT runs to that moment ([`FctEnd::LastByte`]: over UC and
+/// UD, and behind the WAN accelerator, a sender completes before its receiver has the bytes).
+fn flow_last_byte_us(w: &World, a: &Perftest, cfg: &Config) -> Option<f64> {
+    if FctEnd::of(cfg) != FctEnd::LastByte || a.spec.duration_mode || a.spec.test.is_latency() {
+        return None;
+    }
+    let first = a.measure.first_post_ps?;
+    let last = a
+        .pairs
+        .iter()
+        .flat_map(|p| [(a.server, p.s_qpn), (p.c_node as usize, p.c_qpn)])
+        .filter_map(|(node, qpn)| w.oracle.last_placed_on(node, qpn))
+        .max()?;
+    Some(last.saturating_sub(first) as f64 / 1e6)
+}
+
 fn report_flows(
     b: &Built,
     end: TimePs,
@@ -277,6 +295,7 @@ fn report_flows(
             retransmissions,
             verified_bytes,
             bytes_verified: !bad && verified_bytes > 0,
+            last_byte_us: flow_last_byte_us(w, a, cfg),
             ..FlowResult::default()
         });
         let row = flows.last_mut().expect("just pushed");

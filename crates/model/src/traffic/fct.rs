@@ -1,6 +1,9 @@
 //! Flow-completion times of a workload and their slowdowns by flow-size bucket, the figures
-//! of the HPCC paper's FCT plots: each flow's FCT (first post to last completion) over its
-//! ideal FCT ([`super::ideal`]), then per bucket of flow sizes the 50th, 95th and 99th
+//! of the HPCC paper's FCT plots: each flow's FCT (from its first post: over RC to its last
+//! completion, the acknowledgement's return; over UC and UD and behind the WAN accelerator,
+//! whose senders complete before the receiver has the bytes, to its receiver's placement of
+//! its last byte: [`super::ideal::FctEnd`]) over its ideal FCT to the same moment
+//! ([`super::ideal`]), then per bucket of flow sizes the 50th, 95th and 99th
 //! percentile slowdowns. Buckets are fixed decades of bytes (1 B–10 KB, 10–100 KB, 100 KB–1 MB,
 //! 1–10 MB, ...; a bucket holds sizes above its low edge up to its high edge), so two
 //! workloads or two runs are compared bucket by bucket; empty buckets are left out.
@@ -21,9 +24,12 @@ pub struct FlowFct {
     pub size_bytes: u64,
     /// When it was to start, µs.
     pub start_us: f64,
-    /// First post to last completion, µs (0 if it never completed).
+    /// From its first post, µs (0 if it never completed): over RC to its last completion
+    /// (the acknowledgement's return, as its sender's core polls the CQE); over UC and UD,
+    /// and behind the WAN accelerator, to its receiver's placement of its last byte
+    /// ([`super::ideal::FctEnd`]).
     pub fct_us: f64,
-    /// The same flow alone on the idle fabric, µs.
+    /// The same flow alone on the idle fabric, to the same moment as `fct_us`, µs.
     pub ideal_fct_us: f64,
     /// `fct_us / ideal_fct_us`.
     pub slowdown: f64,
@@ -64,7 +70,7 @@ pub struct WorkloadResult {
     pub flows_started: u64,
     /// Flows that completed with every byte verified.
     pub flows_completed: u64,
-    /// What the ideal FCT counts.
+    /// What the ideal FCT counts, and so what the FCT runs to.
     pub ideal_fct: String,
     /// How flows are put in buckets.
     pub buckets_by: String,
@@ -74,10 +80,27 @@ pub struct WorkloadResult {
     pub flows: Vec<FlowFct>,
 }
 
-/// How [`super::ideal`] counts, in words for the results.
+/// How [`super::ideal`] counts to the last acknowledgement's return (RC), in words for the
+/// results.
 pub const IDEAL_FCT_WORDS: &str = "2 x one-way propagation and switch latency + the \
     message's wire time (headers, FCS, preamble, IFG per packet) at the path's bottleneck \
     rate + one packet per extra link (store and forward); NIC and host time not counted";
+
+/// How [`super::ideal`] counts to the last byte's arrival (UC, UD, behind the WAN
+/// accelerator), in words for the results.
+pub const IDEAL_FCT_TO_LAST_BYTE_WORDS: &str = "to the receiver's last byte, as the FCT \
+    over UC, UD and behind the WAN accelerator: 1 x one-way propagation and switch latency \
+    + the message's wire time (headers, FCS, preamble, IFG per packet) at the path's \
+    bottleneck rate + one packet per extra link (store and forward); NIC and host time not \
+    counted";
+
+/// What the ideal FCT (and the FCT) of a run that ends its flows at `end` counts, in words.
+pub fn ideal_fct_words(end: super::ideal::FctEnd) -> &'static str {
+    match end {
+        super::ideal::FctEnd::Ack => IDEAL_FCT_WORDS,
+        super::ideal::FctEnd::LastByte => IDEAL_FCT_TO_LAST_BYTE_WORDS,
+    }
+}
 
 /// How [`buckets`] groups, in words for the results.
 pub const BUCKET_WORDS: &str = "fixed decades of bytes: (0, 10 KB], (10 KB, 100 KB], \

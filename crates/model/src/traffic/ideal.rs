@@ -1,8 +1,12 @@
 //! The ideal flow-completion time: the flow alone on an idle fabric, in closed form (as the
-//! HPCC paper's slowdown divides by), so a slowdown says what the other flows cost it.
+//! HPCC paper's slowdown divides by), so a slowdown says what the other flows cost it. It
+//! runs to the same moment as the flow's measured FCT ([`FctEnd`]), so a slowdown below 1
+//! would mean the closed form missed a cost the idle fabric has, not a shorter definition.
 //!
-//! ideal = 2 × one-way latency (every link's propagation and every switch's forwarding
-//! latency, there for the data and back for the last acknowledgement)
+//! ideal = the one-way latency (every link's propagation and every switch's forwarding
+//!         latency), twice where the FCT runs to the last acknowledgement's return (RC: there
+//!         for the data and back for the acknowledgement), once where it runs to the last
+//!         byte's arrival (UC, UD, and behind the WAN accelerator)
 //!       + the message's wire time at the path's bottleneck rate (every packet with its
 //!         Ethernet, IPv4, UDP, BTH and ICRC headers, a RETH on a WRITE's first packet,
 //!         padding, FCS, preamble and inter-frame gap: `limits::op_wire_ps`; sprayed or
@@ -18,13 +22,47 @@
 
 use rnic_sim::TimePs;
 
-use crate::config::Config;
+use crate::config::{Config, Transport};
 use crate::net::path::IdlePath;
 use crate::params::ModelParams;
 use crate::workload::Verb;
 
+/// The moment a workload flow's FCT runs to, from its first post: the same for its measured
+/// FCT and its ideal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FctEnd {
+    /// Its sender's completion, on the last acknowledgement's return (RC; the CQE as its
+    /// core polls it), as HPCC-style simulators report.
+    Ack,
+    /// Its receiver's placement of its last byte: over UC and UD a sender completes at
+    /// transmission, whether or not the message arrives, and behind the WAN accelerator
+    /// (`net.wan_accel`) a WRITE completes on the accelerator's pseudo-ACK, before Remote has
+    /// it (until 2026-12-01 these FCTs were the sender's too, against an ideal with the
+    /// acknowledgement's way back: slowdowns down to 0.02).
+    LastByte,
+}
+
+impl FctEnd {
+    /// Where the flows of a run under `cfg` end.
+    pub fn of(cfg: &Config) -> FctEnd {
+        if cfg.qp.transport != Transport::Rc || cfg.net.wan_accel {
+            FctEnd::LastByte
+        } else {
+            FctEnd::Ack
+        }
+    }
+
+    /// The one-way latencies the ideal counts: there and back, or there.
+    fn ways(self) -> u64 {
+        match self {
+            FctEnd::Ack => 2,
+            FctEnd::LastByte => 1,
+        }
+    }
+}
+
 /// The ideal completion time of a `bytes`-byte `verb` message (WRITE or SEND) over `path`
-/// with path MTU `pmtu`, ps.
+/// with path MTU `pmtu`, ps, to the moment [`FctEnd::of`] `cfg` says.
 pub fn ideal_fct_ps(cfg: &Config, path: &IdlePath, verb: Verb, bytes: u64, pmtu: u32) -> TimePs {
     let mut p = ModelParams::from_config(cfg);
     let mut wire = |size, mbps| {
@@ -37,7 +75,7 @@ pub fn ideal_fct_ps(cfg: &Config, path: &IdlePath, verb: Verb, bytes: u64, pmtu:
     // a lone 9 KB flow's ideal was 39 µs and its FCT 31).
     let per_link: TimePs = path.link_mbps.iter().map(|&m| wire(packet, m)).sum();
     let store_forward = per_link.saturating_sub(wire(packet, path.bottleneck_mbps));
-    2 * path.one_way_ps + wire(bytes, path.bottleneck_mbps) + store_forward
+    FctEnd::of(cfg).ways() * path.one_way_ps + wire(bytes, path.bottleneck_mbps) + store_forward
 }
 
 #[cfg(test)]
@@ -66,6 +104,38 @@ mod tests {
         );
         let small = ideal_fct_ps(&cfg, &path, Verb::Write, 64, 4096);
         assert!((4_000_000..4_030_000).contains(&small), "{small}");
+    }
+
+    /// Over UC and UD, and behind the WAN accelerator, the FCT runs to the receiver's last
+    /// byte: the ideal counts the one-way latency once, not there and back.
+    #[test]
+    fn to_the_last_byte_the_ideal_counts_one_way_once() {
+        let path = IdlePath {
+            link_mbps: vec![100_000, 100_000],
+            one_way_ps: 2_000_000,
+            bottleneck_mbps: 100_000,
+        };
+        let with = |sets: &[&str]| {
+            let o: Vec<_> = sets
+                .iter()
+                .map(|s| crate::config::parse_set(s).unwrap())
+                .collect();
+            Config::resolve("baseline", &o).unwrap()
+        };
+        let rc = with(&[]);
+        assert_eq!(FctEnd::of(&rc), FctEnd::Ack);
+        let rc_ps = ideal_fct_ps(&rc, &path, Verb::Write, 4096, 4096);
+        for sets in [
+            &["qp.transport=uc"][..],
+            &["net.topology=wan", "net.wan_accel=true"][..],
+        ] {
+            let cfg = with(sets);
+            assert_eq!(FctEnd::of(&cfg), FctEnd::LastByte, "{sets:?}");
+            // The same packets as RC's: the difference is the way back.
+            let ps = ideal_fct_ps(&cfg, &path, Verb::Write, 4096, 4096);
+            assert_eq!(rc_ps - ps, path.one_way_ps, "{sets:?}");
+        }
+        assert_eq!(FctEnd::of(&with(&["qp.transport=ud"])), FctEnd::LastByte);
     }
 
     /// Over links of different rates the last packet is serialised again at each link's own

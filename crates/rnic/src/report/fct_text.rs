@@ -39,7 +39,16 @@ pub fn render(w: &WorkloadResult) -> String {
             b.fct_max_us
         ));
     }
-    s.push_str("(slowdown = FCT / ideal FCT on the idle fabric; sizes in decades)\n");
+    // Where the FCT runs to the receiver's last byte (UC, UD, the WAN accelerator), say so;
+    // over RC it runs to the sender's completion, as HPCC-style simulators report it.
+    let to = if w.ideal_fct == fct::IDEAL_FCT_TO_LAST_BYTE_WORDS {
+        " (both to the receiver's last byte)"
+    } else {
+        ""
+    };
+    s.push_str(&format!(
+        "(slowdown = FCT / ideal FCT on the idle fabric{to}; sizes in decades)\n"
+    ));
     s
 }
 
