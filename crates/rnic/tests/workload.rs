@@ -373,3 +373,43 @@ fn uc_ud_and_accelerated_fcts_run_to_the_last_byte_and_slow_down_by_at_least_1()
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A workload flow's receiver pre-posts its receives before the test, as perftest does
+/// before its barrier, so their doorbell is at the NIC when the sender starts. It crossed the
+/// PCIe link at the flow's start instead, queued behind the receiver's other traffic (its
+/// other flows' receive-WQE fetches): on this fabric node 4's doorbell for flow wl241
+/// reached its NIC 5.4 µs after the flow began, after the first SEND. Over UD the datagram
+/// was dropped ("no receive posted", the run exit 3); over RC the responder answered an RNR
+/// NAK and the sender waited out the RNR timer (one retransmission, a slowdown of 268).
+#[test]
+fn a_send_flow_finds_its_receivers_receives_posted() {
+    let dir = scratch("receives-posted");
+    let cdf = dir.join("small.cdf");
+    std::fs::write(&cdf, "0 0\n1000 0.5\n4096 1\n").expect("write the distribution");
+    let workload = format!(
+        "cdf = \"{}\"\nload = 0.02\nduration_us = 200\ntest = \"send-bw\"",
+        cdf.display()
+    );
+    let leaf_spine = "net.topology = \"leaf_spine\"\nnet.pfc = true\nnet.clients = 7";
+    for transport in ["ud", "rc"] {
+        let set = format!("{leaf_spine}\nqp.transport = \"{transport}\"");
+        let s = scenario_set(&dir, transport, &set, &workload);
+        let (slowdowns, j) = slowdowns(&dir, &s);
+        let worst = slowdowns.iter().copied().fold(0.0, f64::max);
+        assert!(worst < 100.0, "{transport}: a slowdown of {worst}");
+        let retransmissions: u64 = j["flows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["retransmissions"].as_u64().unwrap())
+            .sum();
+        assert_eq!(retransmissions, 0, "{transport}");
+        if transport == "ud" {
+            assert_eq!(
+                j["unreliable"]["no_recv_messages"], 0,
+                "{}",
+                j["unreliable"]
+            );
+        }
+    }
+}

@@ -73,7 +73,7 @@ const QUOTES: &[Quote] = &[
         chapter: FLAGS,
         words: "`send-bw -s 32 -n 2000 -q 16`: the target's PCIe writes 5.40 → 3.61 MB, same rate",
         args: &["perf", "send-bw", "-s", "32", "-n", "2000", "-q", "16", "--stats"],
-        output: &["clients.nic.pcie.up_bytes                                 5401008", "63.353132"],
+        output: &["clients.nic.pcie.up_bytes                                 5401008", "63.385006"],
     },
     Quote {
         chapter: FLAGS,
@@ -82,7 +82,7 @@ const QUOTES: &[Quote] = &[
             "perf", "send-bw", "-s", "32", "-n", "2000", "-q", "16", "--inline_recv", "32",
             "--stats",
         ],
-        output: &["clients.nic.pcie.up_bytes                                 3608960", "63.354699"],
+        output: &["clients.nic.pcie.up_bytes                                 3608960", "63.386575"],
     },
     Quote {
         chapter: FLAGS,
@@ -91,7 +91,7 @@ const QUOTES: &[Quote] = &[
         output: &[
             "clients.nic.doorbell.rq                                   1872",
             "clients.host.cpu_busy_ps                                  140000000",
-            "27.589069",
+            "27.686206",
         ],
     },
     Quote {
@@ -104,7 +104,7 @@ const QUOTES: &[Quote] = &[
         output: &[
             "clients.nic.doorbell.rq                                   234",
             "clients.host.cpu_busy_ps                                  140000000",
-            "27.589069",
+            "27.686206",
         ],
     },
     Quote {
