@@ -387,6 +387,21 @@ mod tests {
         }
     }
 
+    /// The wan topology's short link, Local's to the accelerator's site, takes
+    /// net.link_km as every other topology's links do: it took net.link_delay_ns whatever
+    /// net.link_km said, so `--set net.link_km=10` changed nothing there.
+    #[test]
+    fn the_wan_topologys_short_link_takes_net_link_km() {
+        let wan = [("net.topology", "wan"), ("net.wan_km", "1")];
+        let one_way = |extra: &[(&str, &str)]| {
+            let c = cfg(&[&wan[..], extra].concat());
+            idle_path(&c, 2, 0, 1).unwrap().one_way_ps
+        };
+        let long_ps = 5_000_000;
+        assert_eq!(one_way(&[]), 500_000 + long_ps);
+        assert_eq!(one_way(&[("net.link_km", "10")]), 50_000_000 + long_ps);
+    }
+
     /// A topology file's parallel paths may differ: two leaves joined by a 10 Gb/s spine
     /// and a 40 Gb/s one (slower to cross). ECMP may hash a flow onto either, so its ideal
     /// takes the faster spine's rate and the shorter delay; it took the first path a search

@@ -724,7 +724,7 @@ fn shortest_next_hops(
 }
 
 /// The `wan` topology: Local (node 0, the sender in rnic's bandwidth tests) on a short link
-/// (`net.link_delay_ns`) to the site of the optional WAN accelerator (a switch, so frames are
+/// (`net.link_delay_ns`, or `net.link_km` when set) to the site of the optional WAN accelerator (a switch, so frames are
 /// stored and forwarded there as by the paper's emulator and accelerator boxes), then one
 /// long link of `net.wan_km` km (5 µs per km one way) to Remote (node 1). Impairments act on
 /// the long link only, both ways (`net.impair.direction` picks frames).
@@ -761,7 +761,9 @@ fn wan_plan(cfg: &Config, nodes: usize, mbps: u64) -> Result<Plan, ConfigError> 
             LinkPlan {
                 a: End::Node(0),
                 b: End::Switch(0),
-                delay_ps: rnic_sim::ns(cfg.net.link_delay_ns),
+                // net.link_km replaces net.link_delay_ns here too (it was read on every
+                // other topology and ignored on this one, in silence).
+                delay_ps: rnic_sim::ns(cfg.net.effective_link_delay_ns()),
                 mbps,
                 impair: false,
             },
