@@ -49,14 +49,18 @@ config_section! {
         /// (hosts_per_leaf x host link rate over spines x spine link rate); sets the spine
         /// links' rate unless net.fabric.fabric_link_gbps is given
         oversubscription: f64 = 1.0; "ratio", float(0.001, 1e6);
-        /// Rate of each host's link to its edge or leaf switch; unset: eth.gbps
+        /// net.topology = "fat_tree" or "leaf_spine" (refused on another topology): rate of
+        /// each host's link to its edge or leaf switch; unset: eth.gbps
         host_link_gbps: Option<f64> = None; "Gb/s", float(0.001, 10_000.0);
-        /// Rate of every switch-to-switch link; unset: the host links' rate (a fat-tree), or
-        /// the rate net.fabric.oversubscription gives (a leaf-spine)
+        /// net.topology = "fat_tree" or "leaf_spine" (refused on another topology): rate of
+        /// every switch-to-switch link; unset: the host links' rate (a fat-tree), or the rate
+        /// net.fabric.oversubscription gives (a leaf-spine)
         fabric_link_gbps: Option<f64> = None; "Gb/s", float(0.001, 10_000.0);
-        /// One-way delay of each host link; unset: net.link_delay_ns (or net.link_km)
+        /// net.topology = "fat_tree" or "leaf_spine" (refused on another topology): one-way
+        /// delay of each host link; unset: net.link_delay_ns (or net.link_km)
         host_link_delay_ns: Option<f64> = None; "ns", NS;
-        /// One-way delay of each switch-to-switch link; unset: as the host links
+        /// net.topology = "fat_tree" or "leaf_spine" (refused on another topology): one-way
+        /// delay of each switch-to-switch link; unset: as the host links
         fabric_link_delay_ns: Option<f64> = None; "ns", NS;
         /// Choice among equal-cost next hops: "auto" (ECMP on the generated fabrics, the
         /// lowest-numbered link elsewhere), "lowest_link", "ecmp" (per flow, by a hash of

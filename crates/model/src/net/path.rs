@@ -387,6 +387,33 @@ mod tests {
         }
     }
 
+    /// The tiers' rates and delays are the generated fabrics' alone: on a star, back to
+    /// back, wan or a topology file they changed nothing, and the run said nothing.
+    #[test]
+    fn tier_links_on_another_topology_are_refused_naming_the_field() {
+        for (field, value) in [
+            ("net.fabric.host_link_gbps", "25"),
+            ("net.fabric.fabric_link_gbps", "25"),
+            ("net.fabric.host_link_delay_ns", "1000"),
+            ("net.fabric.fabric_link_delay_ns", "1000"),
+        ] {
+            for topology in ["star", "back_to_back", "wan"] {
+                let c = cfg(&[("net.topology", topology), (field, value)]);
+                let e = idle_path(&c, 2, 0, 1).unwrap_err().to_string();
+                assert!(
+                    e.contains(&format!("{field} = {value}"))
+                        && e.contains(&format!("net.topology = \"{topology}\""))
+                        && e.contains("eth.gbps and net.link_delay_ns"),
+                    "{e}"
+                );
+            }
+            for topology in ["fat_tree", "leaf_spine"] {
+                let c = cfg(&[("net.topology", topology), (field, value)]);
+                idle_path(&c, 2, 0, 1).unwrap();
+            }
+        }
+    }
+
     /// The wan topology's short link, Local's to the accelerator's site, takes
     /// net.link_km as every other topology's links do: it took net.link_delay_ns whatever
     /// net.link_km said, so `--set net.link_km=10` changed nothing there.

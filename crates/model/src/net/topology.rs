@@ -93,6 +93,39 @@ fn check_routing_has_paths(net: &crate::config::NetConfig) -> Result<(), ConfigE
     )))
 }
 
+/// The rates and delays of `[net.fabric]`'s tiers (`host_link_*`, `fabric_link_*`) are
+/// read by the generated fabrics alone: on another topology they changed nothing, in
+/// silence, so they are refused naming the fields that set that topology's links.
+fn check_fabric_links_have_a_fabric(net: &crate::config::NetConfig) -> Result<(), ConfigError> {
+    if matches!(net.topology.as_str(), "fat_tree" | "leaf_spine") {
+        return Ok(());
+    }
+    let f = &net.fabric;
+    let set: Vec<String> = [
+        ("host_link_gbps", f.host_link_gbps),
+        ("fabric_link_gbps", f.fabric_link_gbps),
+        ("host_link_delay_ns", f.host_link_delay_ns),
+        ("fabric_link_delay_ns", f.fabric_link_delay_ns),
+    ]
+    .into_iter()
+    .filter_map(|(k, v)| v.map(|v| format!("net.fabric.{k} = {v}")))
+    .collect();
+    if set.is_empty() {
+        return Ok(());
+    }
+    let own = match net.topology.as_str() {
+        "star" | "back_to_back" | "wan" => "eth.gbps and net.link_delay_ns (or net.link_km)",
+        _ => "the file's own gbps and km or delay_ns per [[link]] (eth.gbps and net.link_delay_ns where it gives none)",
+    };
+    Err(bad(format!(
+        "{} sets the links of a generated fabric (net.topology = \"fat_tree\" or \
+         \"leaf_spine\"), but net.topology = \"{}\", whose links take {own}: set those, \
+         or use a generated fabric",
+        set.join(", "),
+        net.topology
+    )))
+}
+
 fn bad(msg: String) -> ConfigError {
     ConfigError::Inconsistent(msg)
 }
@@ -110,6 +143,7 @@ pub(super) fn plan(cfg: &Config, nodes: usize) -> Result<Plan, ConfigError> {
         )));
     }
     check_routing_has_paths(net)?;
+    check_fabric_links_have_a_fabric(net)?;
     if net.pfc && net.pfc_xon_bytes >= net.pfc_xoff_bytes {
         return Err(bad(format!(
             "net.pfc_xon_bytes = {} must be below net.pfc_xoff_bytes = {} (a paused port \
