@@ -521,6 +521,9 @@ pub fn run_and_report(
             )?;
         }
     }
+    for note in latency_test_notes(&inputs.perf, spec.test) {
+        writeln!(err, "{note}")?;
+    }
     // perftest measures no BW peak under -D and warns: so does rnic, for `rnic perf`'s -D
     // and a scenario's perf.duration alike (the scenario's table printed 0.00 unexplained).
     if spec.duration_us.is_some() && !spec.test.is_latency() && cfg.host.bw_peak {
@@ -621,11 +624,6 @@ fn no_effect_flags(c: &PerfCmd) -> Vec<(&'static str, &'static str)> {
         ),
         (lat && c.cq_mod.is_some(), "-Q/--cq-mod", one_at_a_time),
         (
-            lat && c.tx_depth.is_some(),
-            "-t/--tx-depth",
-            "a latency test has one operation in flight (perftest's latency tests have no -t)",
-        ),
-        (
             lat && c.post_list.is_some(),
             "-l/--post_list",
             one_at_a_time,
@@ -654,6 +652,31 @@ fn no_effect_flags(c: &PerfCmd) -> Vec<(&'static str, &'static str)> {
     .into_iter()
     .filter(|&(given, _, _)| given)
     .map(|(_, flag, why)| (flag, why))
+    .collect()
+}
+
+/// The perftest options a latency test does not read, for `rnic perf`'s flags and a
+/// scenario's `[perf]` keys alike: a scenario's `tx_depth` and `report_gbits` ran a latency
+/// test in silence (the flag `-t` had a note; `--report_gbits` had none either).
+fn latency_test_notes(perf: &crate::perf::PerfOptions, test: crate::perf::PerfTest) -> Vec<String> {
+    if !test.is_latency() {
+        return Vec::new();
+    }
+    [
+        (
+            perf.tx_depth.is_some(),
+            "-t/--tx-depth (perf.tx_depth)",
+            "a latency test has one operation in flight (perftest's latency tests have no -t)",
+        ),
+        (
+            perf.report_gbits,
+            "--report_gbits (perf.report_gbits)",
+            "a latency test reports latency, not bandwidth",
+        ),
+    ]
+    .into_iter()
+    .filter(|&(given, _, _)| given)
+    .map(|(_, flag, why)| format!("rnic: {flag} has no effect on {}: {why}", test.name()))
     .collect()
 }
 
@@ -1000,6 +1023,9 @@ fn cmd_sweep(
     }
     check_sweep_spares_inputs(&c, &path, &sw, &cli)?;
     let plan = sweep::Plan::new(&sw, &cli, runner, &opts)?;
+    for note in sw.notes() {
+        writeln!(err, "rnic: note: {note}")?;
+    }
     if let Some(path) = c.json.as_deref().filter(|_| !json_to_stdout) {
         output::check_file("sweep JSON output", path)?;
     }

@@ -181,7 +181,11 @@ fn flags_of_other_verbs_are_noted() {
         // perftest's latency tests have no -t: one operation is in flight at a time.
         (
             &["perf", "read-lat", "-t", "8", "-n", "10"][..],
-            "-t/--tx-depth has no effect on read-lat",
+            "-t/--tx-depth (perf.tx_depth) has no effect on read-lat",
+        ),
+        (
+            &["perf", "write-lat", "--report_gbits", "-n", "10"][..],
+            "--report_gbits (perf.report_gbits) has no effect on write-lat",
         ),
     ] {
         let r = rnic(args);
@@ -195,9 +199,31 @@ fn flags_of_other_verbs_are_noted() {
         &["perf", "write-bw", "-Q", "4", "-l", "4", "-n", "10"][..],
         &["perf", "send-bw", "-r", "16", "-n", "10"][..],
         &["perf", "read-bw", "-t", "8", "-n", "10"][..],
+        &["perf", "read-bw", "--report_gbits", "-n", "10"][..],
     ] {
         let r = rnic(args);
         assert!(!r.err.contains("has no effect"), "{args:?}: {}", r.err);
+    }
+}
+
+/// A scenario's `[perf]` keys that a latency test does not read get the notes of their
+/// flags: its `tx_depth` and `report_gbits` ran a write-lat in silence.
+#[test]
+fn perf_keys_a_latency_test_does_not_read_are_noted_in_a_scenario() {
+    let d = tmp("lat-keys");
+    let f = d.join("s.toml");
+    std::fs::write(
+        &f,
+        "[perf]\ntest = \"write-lat\"\niters = 10\ntx_depth = 4\nreport_gbits = true\n",
+    )
+    .unwrap();
+    let r = rnic(&["run", f.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    for note in [
+        "rnic: -t/--tx-depth (perf.tx_depth) has no effect on write-lat",
+        "rnic: --report_gbits (perf.report_gbits) has no effect on write-lat",
+    ] {
+        assert_eq!(r.err.matches(note).count(), 1, "{}", r.err);
     }
 }
 

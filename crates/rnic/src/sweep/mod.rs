@@ -69,7 +69,7 @@ pub use shard::Shard;
 use crate::config::schema::{self, check_value, closest, short_value, HintStyle};
 use crate::config::{parse_toml_table, ConfigError, Override};
 use crate::input::{check_keys, check_misplaced, opt_array, opt_bool, opt_str, opt_str_array};
-use crate::perf::{PerfOptions, PerfSpec, RunInputs, PERF_FIELDS};
+use crate::perf::{PerfOptions, PerfSpec, PerfTest, RunInputs, PERF_FIELDS};
 use crate::report::is_metric_name;
 use crate::scenario::{file_stem, parse_base, read_input, Base, CliOverrides, BASE_KEYS};
 use anyhow::Context as _;
@@ -368,6 +368,7 @@ pub fn parse_sweep(src: &str, origin: &str) -> Result<Sweep, ConfigError> {
         workload::check_values(raw, &axes)?;
     }
     check_no_table_only_option(&axes, &base)?;
+    check_tx_depth_meets_a_bandwidth_test(&axes, &base)?;
     check_axes_distinct_and_free(&axes, &base, workload.as_ref())?;
     let (x, series) = plot_axes(&t, &axes)?;
     let (x_scale, y_scale) = plot_scales(&t, &axes[x])?;
@@ -427,6 +428,65 @@ fn check_no_table_only_option(axes: &[Axis], base: &Base) -> Result<(), ConfigEr
         )));
     }
     Ok(())
+}
+
+/// Where a sweep gives `perf.tx_depth` (`axis[i]` or `[perf]`), and the latency tests among
+/// its points' tests (`perf.test` in `[perf]` or an axis), with whether every test is one.
+fn tx_depth_on_latency_tests(axes: &[Axis], base: &Base) -> Option<(String, Vec<String>, bool)> {
+    let axis_of = |opt: &str| {
+        axes.iter()
+            .position(|a| matches!(&a.target, AxisTarget::Perf(o) if o == opt))
+    };
+    let at = match axis_of("tx_depth") {
+        Some(i) => format!("axis[{i}]"),
+        None if base.perf.contains_key("tx_depth") => "[perf]".to_string(),
+        None => return None,
+    };
+    let tests: Vec<&Value> = match axis_of("test") {
+        Some(i) => axes[i].values.iter().collect(),
+        None => base.perf.get("test").into_iter().collect(),
+    };
+    let tests: Vec<PerfTest> = tests
+        .into_iter()
+        .filter_map(|v| v.as_str().and_then(PerfTest::from_name))
+        .collect();
+    let latency: Vec<String> = tests
+        .iter()
+        .filter(|t| t.is_latency())
+        .map(|t| t.name().to_string())
+        .collect();
+    let all = !tests.is_empty() && latency.len() == tests.len();
+    (!latency.is_empty()).then_some((at, latency, all))
+}
+
+/// A latency test keeps one operation in flight: `perf.tx_depth` changes none of its
+/// figures. A sweep whose every point is a latency test is refused (its points were the
+/// same whatever -t said, in silence); a sweep that also runs bandwidth tests gets a note
+/// ([`Sweep::notes`]).
+fn check_tx_depth_meets_a_bandwidth_test(axes: &[Axis], base: &Base) -> Result<(), ConfigError> {
+    match tx_depth_on_latency_tests(axes, base) {
+        Some((at, latency, true)) => Err(ConfigError::Inconsistent(format!(
+            "{at}: `perf.tx_depth` (-t) has no effect on {}: a latency test keeps one \
+             operation in flight, so every point's figures are the same whatever it says; \
+             remove it, or sweep a bandwidth test",
+            latency.join(", ")
+        ))),
+        _ => Ok(()),
+    }
+}
+
+impl Sweep {
+    /// Notes on standard error before the points run, each once for the whole sweep.
+    pub fn notes(&self) -> Vec<String> {
+        match tx_depth_on_latency_tests(&self.axes, &self.base) {
+            Some((at, latency, false)) => vec![format!(
+                "{at}: `perf.tx_depth` (-t) has no effect on the {} points: a latency test \
+                 keeps one operation in flight (the bandwidth tests' points take it)",
+                latency.join(", ")
+            )],
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// Refuses an axis given twice, and an axis over a value the file also fixes (`profile`,

@@ -684,6 +684,47 @@ fn table_only_perf_keys_are_refused_in_a_sweep() {
     }
 }
 
+/// A latency test keeps one operation in flight, so `perf.tx_depth` changes none of its
+/// figures: a sweep of latency tests alone over it (or with it in [perf]) gave identical
+/// points in silence and is refused; one that also runs bandwidth tests gets one note.
+#[test]
+fn tx_depth_on_latency_tests_is_refused_or_noted_once() {
+    for text in [
+        "[perf]\ntest = \"write-lat\"\niters = 5\n\
+         [[axis]]\nkey = \"perf.tx_depth\"\nvalues = [1, 4]",
+        "[perf]\niters = 5\ntx_depth = 4\n\
+         [[axis]]\nkey = \"perf.test\"\nvalues = [\"write-lat\", \"read-lat\"]",
+    ] {
+        let e = parse_sweep(text, "f.toml")
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`perf.tx_depth` (-t) has no effect on"),
+            "{text}: {e}"
+        );
+    }
+    let mixed = parse_sweep(
+        "[perf]\niters = 5\ntx_depth = 4\n\
+         [[axis]]\nkey = \"perf.test\"\nvalues = [\"write-lat\", \"write-bw\"]",
+        "f.toml",
+    )
+    .unwrap();
+    let notes = mixed.notes();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].contains("has no effect on the write-lat points"),
+        "{notes:?}"
+    );
+    let bw = parse_sweep(
+        "[perf]\ntest = \"write-bw\"\niters = 5\n\
+         [[axis]]\nkey = \"perf.tx_depth\"\nvalues = [1, 4]",
+        "f.toml",
+    )
+    .unwrap();
+    assert!(bw.notes().is_empty());
+}
+
 /// A log y axis cannot show a metric that is 0 at every point (no retransmission): that
 /// plot is left out with a note naming the metric and `y_log`, the other plots are written
 /// and the sweep's status is its points' (it failed with exit 1, after writing nothing past
