@@ -521,7 +521,10 @@ pub fn run_and_report(
             )?;
         }
     }
-    for note in latency_test_notes(&inputs.perf, spec.test) {
+    for note in latency_test_notes(&inputs.perf, spec.test)
+        .into_iter()
+        .chain(unreliable_notes(inputs, &cfg, spec.test))
+    {
         writeln!(err, "{note}")?;
     }
     // perftest measures no BW peak under -D and warns: so does rnic, for `rnic perf`'s -D
@@ -677,6 +680,36 @@ fn latency_test_notes(perf: &crate::perf::PerfOptions, test: crate::perf::PerfTe
     .into_iter()
     .filter(|&(given, _, _)| given)
     .map(|(_, flag, why)| format!("rnic: {flag} has no effect on {}: {why}", test.name()))
+    .collect()
+}
+
+/// `-u` and `--retry_count` (or `--set qp.retry_cnt`) time out and resend what an RC QP
+/// sent: a UC or UD QP waits for no acknowledgement and resends nothing, so over one they
+/// change nothing (perftest takes them there in silence, and so did rnic).
+fn unreliable_notes(inputs: &RunInputs, cfg: &Config, test: crate::perf::PerfTest) -> Vec<String> {
+    use rnic_model::config::Transport;
+    let service = match cfg.qp.transport {
+        Transport::Rc => return Vec::new(),
+        Transport::Uc => "UC",
+        Transport::Ud => "UD",
+    };
+    let retry = inputs.sets.iter().any(|o| o.key == "qp.retry_cnt");
+    [
+        (
+            inputs.perf.qp_timeout.is_some(),
+            "-u/--qp-timeout (perf.qp_timeout)",
+        ),
+        (retry, "--retry_count (qp.retry_cnt)"),
+    ]
+    .into_iter()
+    .filter(|&(given, _)| given)
+    .map(|(_, flag)| {
+        format!(
+            "rnic: {flag} has no effect on {} over {service} (-c, qp.transport): an \
+             unreliable QP waits for no acknowledgement and resends nothing",
+            test.name()
+        )
+    })
     .collect()
 }
 

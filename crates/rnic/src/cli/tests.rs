@@ -187,6 +187,26 @@ fn flags_of_other_verbs_are_noted() {
             &["perf", "write-lat", "--report_gbits", "-n", "10"][..],
             "--report_gbits (perf.report_gbits) has no effect on write-lat",
         ),
+        // An unreliable QP waits for no acknowledgement and resends nothing.
+        (
+            &["perf", "write-bw", "-c", "UC", "-u", "10", "-n", "10"][..],
+            "-u/--qp-timeout (perf.qp_timeout) has no effect on write-bw over UC",
+        ),
+        (
+            &[
+                "perf",
+                "send-bw",
+                "-c",
+                "UD",
+                "-s",
+                "1024",
+                "--retry_count",
+                "3",
+                "-n",
+                "10",
+            ][..],
+            "--retry_count (qp.retry_cnt) has no effect on send-bw over UD",
+        ),
     ] {
         let r = rnic(args);
         assert_eq!(r.code, 0, "{args:?}: {}", r.err);
@@ -200,6 +220,16 @@ fn flags_of_other_verbs_are_noted() {
         &["perf", "send-bw", "-r", "16", "-n", "10"][..],
         &["perf", "read-bw", "-t", "8", "-n", "10"][..],
         &["perf", "read-bw", "--report_gbits", "-n", "10"][..],
+        &[
+            "perf",
+            "write-bw",
+            "-u",
+            "10",
+            "--retry_count",
+            "3",
+            "-n",
+            "10",
+        ][..],
     ] {
         let r = rnic(args);
         assert!(!r.err.contains("has no effect"), "{args:?}: {}", r.err);
