@@ -72,6 +72,11 @@ macro_rules! config_section {
         }
 
         impl $name {
+            /// The section's path and its documentation, which `rnic config show` prints
+            /// under the section's header.
+            pub const SECTION: (&'static str, &'static str) =
+                ($prefix, concat!($($sdoc),*).trim_ascii());
+
             /// The schema entries of this section's own fields, in declaration order.
             pub const FIELDS: &'static [crate::config::schema::FieldDoc] = &[
                 $(

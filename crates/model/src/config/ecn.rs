@@ -18,7 +18,8 @@ config_enum! {
 }
 
 config_section! {
-    /// ECN marking on every switch output port.
+    /// ECN marking on every switch output port, with net.ecn.enabled = true (off, only the
+    /// order of kmin_bytes and kmax_bytes is checked; the other fields change nothing).
     pub struct EcnConfig in "net.ecn" {
         /// Mark ECN-capable frames CE on every switch output port whose queue is long: with
         /// probability 0 up to kmin_bytes, rising linearly to pmax at kmax_bytes, and always

@@ -502,11 +502,12 @@ config_section! {
 }
 
 config_section! {
-    /// On-board DDR memory of the NIC.
+    /// On-board DDR memory of the NIC: where the context tables live with
+    /// nic.qpc_placement = "ddr" (with "host", the default, nothing reads these fields).
     pub struct DdrConfig in "ddr" {
         /// Access latency of the NIC's on-board DDR (used when nic.qpc_placement = "ddr")
         latency_ns: f64 = 100.0; "ns", NS;
-        /// Bandwidth of the NIC's on-board DDR
+        /// Bandwidth of the NIC's on-board DDR (used when nic.qpc_placement = "ddr")
         gbps: f64 = 200.0; "Gb/s", float(0.001, 100_000.0);
     }
 }
@@ -573,7 +574,8 @@ config_section! {
         /// instead, above kmin
         pfc_xoff_bytes: u64 = 256 << 10; "bytes", uint(1, 1 << 40);
         /// PFC: queued bytes of a paused ingress port at which its sender resumes (below
-        /// net.pfc_xoff_bytes)
+        /// net.pfc_xoff_bytes); net.switch_buffer = "shared" derives the level from the pool
+        /// instead
         pfc_xon_bytes: u64 = 128 << 10; "bytes", uint(0, 1 << 40);
         /// PFC: the priority (traffic class) RoCE traffic is mapped to, whose pause time the
         /// PAUSE frames carry (3, as common RoCE deployments configure)
@@ -722,7 +724,8 @@ config_section! {
         /// Bandwidth tests in iteration mode: stamp every post list and every CQE of the
         /// measured operations and report perftest's BW peak, the best rate over any run of
         /// consecutive operations (8 bytes per post list and per CQE); false: the peak is
-        /// reported as 0, as perftest's -N/--noPeak (duration mode never measures it)
+        /// reported as 0, as perftest's -N/--noPeak (duration mode never measures it, and
+        /// a [[flow]] or [workload] run reports no peak)
         bw_peak: bool = true; "switch", Kind::Bool;
         /// CPU time of building one WQE and copying it into the SQ, before the doorbell (the
         /// resource-prefetching paper: "at least several hundreds of nanoseconds"); with
@@ -744,7 +747,10 @@ config_section! {
         cq_event_ns: f64 = 4000.0; "ns", NS;
         /// How the QP pairs are connected before the run: "cm" (the clients' connection
         /// managers send RDMA CM REQ, REP and RTU as MADs to QP1 over the simulated network,
-        /// perftest -R) or "direct" (modify_qp on both ends at once, no frames, no time)
+        /// perftest -R) or "direct" (modify_qp on both ends at once, no frames, no time).
+        /// RC pairs only, and UD pairs with host.cm_ud: UC pairs are always brought up
+        /// directly (librdmacm connects no UC QP), so over UC this and the host.cm_* fields
+        /// change nothing
         connect: Connect = Connect::Cm; "mode", Kind::Str(Connect::NAMES);
         /// With connect = "cm": host CPU time the connection manager spends on each MAD it
         /// receives or sends (one CM thread per host; an assumption, no paper states it;

@@ -8,7 +8,8 @@ use super::declare::config_section;
 use super::schema::{float, uint, NS};
 
 config_section! {
-    /// Out-of-order reliability: the dimensions its receive bitmaps are sized from.
+    /// Out-of-order reliability: the dimensions its receive bitmaps are sized from, with
+    /// qp.reliability = "ornic" or "mp_rdma" (a go-back-N QP, the default, reads none of it).
     pub struct OooConfig in "ooo" {
         /// Largest one-way delay difference between the paths a flow is sprayed over (MDD);
         /// OTD = MDD x rate / PMTU, rounded to a power of two (the paper: 20 µs -> 64)

@@ -175,6 +175,29 @@ pub static FIELDS: std::sync::LazyLock<Vec<FieldDoc>> = std::sync::LazyLock::new
     .concat()
 });
 
+/// Every section's path and documentation, in the order of [`FIELDS`]: what applies to the
+/// section as a whole (`net.dcqcn`: with net.cc = "dcqcn"), printed by `rnic config show`
+/// under its header.
+pub const SECTIONS: &[(&str, &str)] = {
+    use super::*;
+    &[
+        SimConfig::SECTION,
+        NicConfig::SECTION,
+        PcieConfig::SECTION,
+        DdrConfig::SECTION,
+        EthConfig::SECTION,
+        NetConfig::SECTION,
+        ImpairConfig::SECTION,
+        SprayConfig::SECTION,
+        FabricConfig::SECTION,
+        EcnConfig::SECTION,
+        DcqcnConfig::SECTION,
+        HostConfig::SECTION,
+        QpConfig::SECTION,
+        OooConfig::SECTION,
+    ]
+};
+
 /// The documentation entry of a path.
 pub fn field(path: &str) -> Option<&'static FieldDoc> {
     FIELDS.iter().find(|d| d.path == path)

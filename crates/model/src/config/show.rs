@@ -1,7 +1,7 @@
 //! `rnic config show`: the resolved config as TOML, each field preceded by its documentation.
 //! The output parses back to the same config.
 
-use super::schema::{get_path, FIELDS};
+use super::schema::{get_path, FIELDS, SECTIONS};
 use super::{Config, ConfigError, Override};
 use std::fmt::Write as _;
 
@@ -25,6 +25,11 @@ pub fn render(cfg: &Config, profile: &str, overrides: &[Override]) -> Result<Str
         let (sec, name) = doc.path.rsplit_once('.').unwrap_or(("", doc.path));
         if sec != section {
             let _ = writeln!(out, "\n[{sec}]");
+            // What applies to the whole section (DCQCN's fields act with net.cc = "dcqcn"
+            // only): its fields' own lines did not say so.
+            if let Some((_, about)) = SECTIONS.iter().find(|(path, _)| *path == sec) {
+                let _ = writeln!(out, "# {about}");
+            }
             section = sec;
         }
         let default = get_path(&defaults, doc.path)

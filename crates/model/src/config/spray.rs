@@ -24,7 +24,8 @@ config_enum! {
 }
 
 config_section! {
-    /// Per-packet multipath spraying on every node's uplink.
+    /// Per-packet multipath spraying on every node's uplink, with net.spray.paths above 1
+    /// (one path, the default: the other fields change nothing).
     pub struct SprayConfig in "net.spray" {
         /// Parallel paths between the NICs; 1 = a single path (spraying off)
         paths: u32 = 1; "paths", uint(1, 1024);

@@ -338,9 +338,28 @@ fn config_show_parses_back_to_the_same_config() {
 #[test]
 fn config_show_comment_format() {
     let text = show::render(&Config::default(), "baseline", &[]).unwrap();
-    assert!(text.contains("\n[qp]\n# bytes — Path MTU: payload bytes per packet (perf -m) (default 4096; 256 | 512 | 1024 | 2048 | 4096)\npmtu = 4096\n"), "{text}");
+    assert!(text.contains("\n[qp]\n# Attributes every QP is created with (as ibv_modify_qp would set them).\n# bytes — Path MTU: payload bytes per packet (perf -m) (default 4096; 256 | 512 | 1024 | 2048 | 4096)\npmtu = 4096\n"), "{text}");
     assert!(text.contains("[net.impair]"));
     assert!(text.contains("# link_km = (unset)"));
+    // A section's own documentation says when its fields act: DCQCN's with net.cc =
+    // "dcqcn" alone, the out-of-order bitmaps' with an out-of-order qp.reliability alone
+    // (their field lines did not say so, and `rnic config show` printed no more).
+    for (header, about) in [
+        (
+            "[net.dcqcn]",
+            "# DCQCN's parameters (with net.cc = \"dcqcn\"",
+        ),
+        ("[ooo]", "# Out-of-order reliability"),
+        ("[ddr]", "nic.qpc_placement = \"ddr\""),
+        ("[net.ecn]", "net.ecn.enabled"),
+    ] {
+        let at = text.find(&format!("\n{header}\n")).expect(header) + header.len() + 2;
+        let line = text[at..].lines().next().unwrap();
+        assert!(
+            line.starts_with("# ") && line.contains(about),
+            "{header}: {line}"
+        );
+    }
 }
 
 #[test]
