@@ -589,6 +589,7 @@ pub fn run_and_report(
         text::drops_note(&result, || switch_buffer_fields(&cfg, &result)),
         text::pfc_cycle_note(&result),
         text::pfc_before_ecn_note(&cfg),
+        text::switchless_note(&cfg),
         text::rx_buffer_note(&result),
     ]
     .into_iter()
@@ -984,7 +985,10 @@ fn run_flows_and_report(
     if let Some(u) = &result.unreliable {
         writeln!(err, "{}", text::unreliable_text(u))?;
     }
-    if let Some(note) = text::pfc_before_ecn_note(cfg) {
+    for note in [text::pfc_before_ecn_note(cfg), text::switchless_note(cfg)]
+        .into_iter()
+        .flatten()
+    {
         writeln!(err, "{note}")?;
     }
     if result.status != RunStatus::Ok {

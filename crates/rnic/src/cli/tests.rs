@@ -257,6 +257,39 @@ fn perf_keys_a_latency_test_does_not_read_are_noted_in_a_scenario() {
     }
 }
 
+/// Back to back has no switch: its latency, buffer and PFC levels changed nothing there and
+/// the run said nothing; a note now names them. A star reads them: no note.
+#[test]
+fn switch_fields_on_back_to_back_are_noted() {
+    let args = |topology: &str| {
+        rnic(&[
+            "perf",
+            "write-lat",
+            "-n",
+            "10",
+            "--set",
+            &format!("net.topology={topology}"),
+            "--set",
+            "net.switch_latency_ns=300",
+            "--set",
+            "net.switch_buffer=shared",
+        ])
+    };
+    let r = args("back_to_back");
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(
+        r.err.contains(
+            "rnic: note: net.switch_latency_ns = 300, net.switch_buffer = \"shared\" have \
+             no effect: net.topology = \"back_to_back\""
+        ),
+        "{}",
+        r.err
+    );
+    let r = args("star");
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(!r.err.contains("has no effect"), "{}", r.err);
+}
+
 /// Two outputs naming one file would overwrite each other (the pcap was replaced by the
 /// JSON, rnic's JSON by perftest's): refused before anything runs, naming both flags.
 #[test]

@@ -537,6 +537,52 @@ pub fn pfc_before_ecn_note(cfg: &rnic_model::config::Config) -> Option<String> {
     )
 }
 
+/// Runs on `net.topology = "back_to_back"` that set a switch's fields (`None` otherwise):
+/// the two NICs share one cable and no switch, so the switch's latency, buffer and PFC
+/// levels changed nothing there, in silence. A note, not a refusal: a sweep's `[set]` may
+/// share them with its points on a switched topology.
+pub fn switchless_note(cfg: &rnic_model::config::Config) -> Option<String> {
+    let (net, base) = (&cfg.net, rnic_model::config::NetConfig::default());
+    if net.topology != "back_to_back" {
+        return None;
+    }
+    let buffer = |b| match b {
+        rnic_model::config::SwitchBufferMode::PerPort => "\"per_port\"".to_string(),
+        rnic_model::config::SwitchBufferMode::Shared => "\"shared\"".to_string(),
+    };
+    // Each field as it is and as the baseline has it.
+    macro_rules! field {
+        ($f:ident) => {
+            (stringify!($f), net.$f.to_string(), base.$f.to_string())
+        };
+    }
+    let fields = [
+        field!(switch_latency_ns),
+        field!(switch_buffer_bytes),
+        (
+            "switch_buffer",
+            buffer(net.switch_buffer),
+            buffer(base.switch_buffer),
+        ),
+        field!(pfc_xoff_bytes),
+        field!(pfc_xon_bytes),
+    ];
+    let set: Vec<String> = fields
+        .into_iter()
+        .filter(|(_, now, baseline)| now != baseline)
+        .map(|(k, now, _)| format!("net.{k} = {now}"))
+        .collect();
+    let verb = if set.len() == 1 { "has" } else { "have" };
+    (!set.is_empty()).then(|| {
+        format!(
+            "rnic: note: {} {verb} no effect: net.topology = \"back_to_back\" joins the two \
+             NICs by one cable, with no switch (each NIC's receive buffer is \
+             nic.rx_buffer_bytes, its PFC levels nic.rx_pfc_*)",
+            set.join(", ")
+        )
+    })
+}
+
 /// Runs with flow control on a topology whose routes let pauses wait on each other round
 /// a cycle of links (`None` otherwise): a PFC deadlock is possible there, whether or not
 /// this run's traffic met it.
