@@ -803,7 +803,8 @@ config_section! {
         /// (perftest --rate_limit); 0 = none
         rate_limit_gbps: f64 = 0.0; "Gb/s", float(0.0, 1.0e6);
         /// Bytes an idle QP may send back to back under the rate limit (its token bucket);
-        /// one frame more may always go
+        /// one frame more may always go. Without a rate (qp.rate_limit_gbps = 0) nothing
+        /// reads it, and a run that sets it says so
         rate_limit_burst_bytes: u64 = 0; "bytes", uint(0, 1 << 40);
         /// Outstanding RDMA READ and atomic requests per QP (initiator depth and responder
         /// resources)

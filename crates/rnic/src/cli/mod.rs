@@ -590,6 +590,7 @@ pub fn run_and_report(
         text::pfc_cycle_note(&result),
         text::pfc_before_ecn_note(&cfg),
         text::switchless_note(&cfg),
+        text::burst_without_rate_note(&cfg),
         text::rx_buffer_note(&result),
     ]
     .into_iter()
@@ -985,9 +986,13 @@ fn run_flows_and_report(
     if let Some(u) = &result.unreliable {
         writeln!(err, "{}", text::unreliable_text(u))?;
     }
-    for note in [text::pfc_before_ecn_note(cfg), text::switchless_note(cfg)]
-        .into_iter()
-        .flatten()
+    for note in [
+        text::pfc_before_ecn_note(cfg),
+        text::switchless_note(cfg),
+        text::burst_without_rate_note(cfg),
+    ]
+    .into_iter()
+    .flatten()
     {
         writeln!(err, "{note}")?;
     }

@@ -290,6 +290,24 @@ fn switch_fields_on_back_to_back_are_noted() {
     assert!(!r.err.contains("has no effect"), "{}", r.err);
 }
 
+/// A burst without a rate limits nothing: `--set qp.rate_limit_burst_bytes` alone ran in
+/// silence (the flag `--burst_size` without `--rate_limit` is refused); with a rate it is
+/// the limiter's bucket, and no note.
+#[test]
+fn a_rate_limiter_burst_without_a_rate_is_noted() {
+    let note = "rnic: note: qp.rate_limit_burst_bytes = 8192 has no effect: qp.rate_limit_gbps = 0";
+    let burst = "qp.rate_limit_burst_bytes=8192";
+    let r = rnic(&["perf", "write-bw", "-n", "10", "--set", burst]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(r.err.contains(note), "{}", r.err);
+    let rate = "qp.rate_limit_gbps=10";
+    let r = rnic(&[
+        "perf", "write-bw", "-n", "10", "--set", burst, "--set", rate,
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(!r.err.contains("has no effect"), "{}", r.err);
+}
+
 /// Two outputs naming one file would overwrite each other (the pcap was replaced by the
 /// JSON, rnic's JSON by perftest's): refused before anything runs, naming both flags.
 #[test]

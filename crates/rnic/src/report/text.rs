@@ -583,6 +583,22 @@ pub fn switchless_note(cfg: &rnic_model::config::Config) -> Option<String> {
     })
 }
 
+/// Runs that give the rate limiter a burst but no rate (`None` otherwise): with
+/// `qp.rate_limit_gbps = 0` no QP is limited, so `qp.rate_limit_burst_bytes` changed nothing
+/// in silence (`--burst_size` without `--rate_limit` is refused; a sweep's `[set]` may share
+/// the burst with points of a rate, so here a note).
+pub fn burst_without_rate_note(cfg: &rnic_model::config::Config) -> Option<String> {
+    let qp = &cfg.qp;
+    (qp.rate_limit_gbps == 0.0 && qp.rate_limit_burst_bytes > 0).then(|| {
+        format!(
+            "rnic: note: qp.rate_limit_burst_bytes = {} has no effect: qp.rate_limit_gbps = 0, \
+             no QP is rate limited (set a rate with --set qp.rate_limit_gbps=GBPS, or \
+             perf's --rate_limit)",
+            qp.rate_limit_burst_bytes
+        )
+    })
+}
+
 /// Runs with flow control on a topology whose routes let pauses wait on each other round
 /// a cycle of links (`None` otherwise): a PFC deadlock is possible there, whether or not
 /// this run's traffic met it.
