@@ -582,7 +582,8 @@ config_section! {
         pfc_priority: u8 = 3; "priority", uint(0, 7);
         /// Queue trace: every this many µs, the queue of every switch output port and whether
         /// it and each NIC transmitter is paused, written as FILE-queues.csv beside the JSON
-        /// (`rnic run`/`rnic perf --json FILE`); 0 = off
+        /// (`rnic run`/`rnic perf --json FILE`; refused without a JSON file and in a sweep,
+        /// where the trace would go nowhere); 0 = off
         trace_interval_us: f64 = 0.0; "µs", float(0.0, 1e9);
         /// Topology "wan" (Local, node 0 — the accelerator site — a long link — Remote, node 1):
         /// the long link's length, 5 µs per km one way (the long-distance RDMA paper's fibre)

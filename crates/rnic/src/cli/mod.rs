@@ -478,6 +478,7 @@ pub fn run_and_report(
 ) -> anyhow::Result<PerfResult> {
     let (cfg, spec) = inputs.resolve()?;
     runner.check(&cfg, &spec)?;
+    crate::report::side_files::check_trace_has_a_file(&cfg, json_path)?;
     let json_to_stdout = json_path.is_some_and(|p| p == Path::new("-"));
     // The samples of -H/-U are listed in the table, which the JSON replaces on standard
     // output, and the JSON holds no list of them: refused, not dropped.
@@ -935,6 +936,7 @@ fn run_flows_and_report(
     let run = crate::flows_run::FlowsRun::prepare(inputs, flows, workload)?;
     run.check(runner)?;
     let (cfg, spec) = (&run.cfg, &run.spec);
+    crate::report::side_files::check_trace_has_a_file(cfg, json_path)?;
     let json_to_stdout = json_path.is_some_and(|p| p == Path::new("-"));
     if let Some(path) = json_path.filter(|_| !json_to_stdout) {
         output::check_file("JSON output", path)?;
@@ -1064,6 +1066,7 @@ fn cmd_sweep(
         }
     }
     check_sweep_spares_inputs(&c, &path, &sw, &cli)?;
+    check_sweep_traces_nothing(&sw, &cli)?;
     let plan = sweep::Plan::new(&sw, &cli, runner, &opts)?;
     for note in sw.notes() {
         writeln!(err, "rnic: note: {note}")?;
@@ -1115,6 +1118,28 @@ fn cmd_sweep(
         Some(f) => Err(f.into()),
         None => Ok(()),
     }
+}
+
+/// A sweep writes no queue trace (only `rnic perf` and `rnic run` with `--json FILE` write
+/// `FILE-queues.csv`): `net.trace_interval_us` above 0 in its `[set]`, a `--set` or as an
+/// axis had every point take the trace and drop it, in silence; refused.
+fn check_sweep_traces_nothing(sw: &sweep::Sweep, cli: &CliOverrides) -> anyhow::Result<()> {
+    let key = "net.trace_interval_us";
+    let axis = sw
+        .axes
+        .iter()
+        .position(|a| matches!(&a.target, sweep::AxisTarget::Config(k) if k == key));
+    let base = sw.base.inputs(cli).ok().and_then(|i| i.config().ok());
+    let at = match (axis, base.filter(|c| c.net.trace_interval_us > 0.0)) {
+        (Some(i), _) => format!("axis[{i}]: `{key}`"),
+        (None, Some(c)) => format!("{key} = {}", c.net.trace_interval_us),
+        (None, None) => return Ok(()),
+    };
+    anyhow::bail!(crate::UsageError(format!(
+        "{at}: a sweep writes no queue trace (FILE-queues.csv beside the JSON is written by \
+         rnic perf and rnic run with --json FILE), so every point would take it and drop it; \
+         remove it, or run the point to trace with rnic perf or rnic run --json FILE"
+    )))
 }
 
 /// Refuses a sweep output (`--json`, or one of the files it writes in `--out`) that lands

@@ -308,6 +308,37 @@ fn a_rate_limiter_burst_without_a_rate_is_noted() {
     assert!(!r.err.contains("has no effect"), "{}", r.err);
 }
 
+/// The queue trace is written beside the JSON file and nowhere else: without `--json FILE`
+/// (none, or `-`) a run took it and dropped it in silence, and a sweep, which writes no
+/// trace, did so at every point. Refused, naming the field and where the trace goes.
+#[test]
+fn a_queue_trace_with_nowhere_to_go_is_refused() {
+    let trace = "net.trace_interval_us=1";
+    for json in [&[][..], &["--json", "-"][..]] {
+        let r = rnic(&[&["perf", "write-bw", "-n", "5", "--set", trace][..], json].concat());
+        assert_eq!(r.code, 2, "{json:?}: {}", r.err);
+        assert!(
+            r.err
+                .contains("net.trace_interval_us = 1 traces the queues into FILE-queues.csv")
+                && r.err.contains("give --json FILE (not -)"),
+            "{}",
+            r.err
+        );
+    }
+    let d = tmp("trace-sweep");
+    let f = d.join("s.toml");
+    std::fs::write(
+        &f,
+        "name = \"s\"\n[perf]\ntest = \"write-bw\"\niters = 5\n[set]\n\
+         net.trace_interval_us = 1\n[[axis]]\nkey = \"perf.qp\"\nvalues = [1, 2]\n",
+    )
+    .unwrap();
+    let out = d.join("out");
+    let r = rnic(&["sweep", f.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(r.code, 2, "{}", r.err);
+    assert!(r.err.contains("a sweep writes no queue trace"), "{}", r.err);
+}
+
 /// Two outputs naming one file would overwrite each other (the pcap was replaced by the
 /// JSON, rnic's JSON by perftest's): refused before anything runs, naming both flags.
 #[test]

@@ -79,6 +79,23 @@ pub fn written(cfg: &Config, workload: bool) -> Vec<SideFile> {
     .collect()
 }
 
+/// A run that traces its queues (`net.trace_interval_us` above 0) writes the trace beside
+/// its JSON file and nowhere else (the JSON does not hold it): with no `--json FILE` (none,
+/// or `-`) the trace was taken and dropped in silence, so such a run is refused.
+pub fn check_trace_has_a_file(cfg: &Config, json: Option<&Path>) -> Result<(), crate::UsageError> {
+    let to_file = json.is_some_and(|p| p != Path::new("-"));
+    if to_file || !written(cfg, false).contains(&SideFile::Queues) {
+        return Ok(());
+    }
+    Err(crate::UsageError(format!(
+        "net.trace_interval_us = {} traces the queues into FILE-queues.csv beside the JSON \
+         file (FILE-rates.csv too with DCQCN), and this run writes no JSON file, so the trace \
+         would go nowhere: give --json FILE (not -) or a scenario's [output] json, or leave \
+         net.trace_interval_us at 0",
+        cfg.net.trace_interval_us
+    )))
+}
+
 /// Each side file's message label (`the ...`) and path beside `json`, for
 /// [`crate::output::check_distinct`] next to the command's other outputs.
 pub fn labelled(json: &Path, cfg: &Config, workload: bool) -> Vec<(String, PathBuf)> {
