@@ -218,15 +218,16 @@ pub fn check_run_on(
     let lists = !spec.test.is_latency() && spec.procs.is_none();
     if lists && cfg.host.post_list > spec.tx_depth {
         return Err(UsageError(format!(
-            "-l/--post_list {} (host.post_list) exceeds the tx depth {} (-t): a list of WQEs \
-             must fit in the send queue; raise -t or lower -l",
+            "-l/--post_list {} (host.post_list) exceeds the tx depth {} (-t, a [[flow]]'s \
+             tx_depth): a list of WQEs must fit in the send queue; raise -t or lower -l",
             cfg.host.post_list, spec.tx_depth
         )));
     }
     if lists && cfg.host.cq_mod > spec.tx_depth {
         return Err(UsageError(format!(
-            "-Q/--cq-mod {} (host.cq_mod) exceeds the tx depth {} (-t): the send queue would \
-             fill with unsignaled WQEs before one asks for a completion; raise -t or lower -Q",
+            "-Q/--cq-mod {} (host.cq_mod) exceeds the tx depth {} (-t, a [[flow]]'s tx_depth): \
+             the send queue would fill with unsignaled WQEs before one asks for a completion; \
+             raise -t or lower -Q",
             cfg.host.cq_mod, spec.tx_depth
         )));
     }

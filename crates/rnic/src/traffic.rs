@@ -385,7 +385,7 @@ pub fn expand_with_cdf(
             iters: Some(1),
             start_us: w.start_us + a.at_ps as f64 / 1e6,
             qp: 1,
-            tx_depth: Some(1),
+            tx_depth: Some(WORKLOAD_TX_DEPTH),
             mrs: 1,
             cores: 1,
             server: a.src,
@@ -609,13 +609,30 @@ pub fn with_workload(
     Ok((all, Some(e)))
 }
 
+/// The send queue depth of every workload flow: each posts its one message.
+const WORKLOAD_TX_DEPTH: u32 = 1;
+
 /// Refuses, naming the workload's own keys, a workload its QPs cannot carry: left to the
 /// checks of each flow, the refusal named `flow[0].test` or `flow[0].size` and told to raise
-/// `flow[0].mtu`, keys of a `[[flow]]` table the file may not have.
+/// `flow[0].mtu`, keys of a `[[flow]]` table the file may not have (or `-t`, for a post
+/// list or a CQ moderation longer than the flows' send queues).
 fn check_carried(e: &Expanded, cfg: &Config) -> Result<(), UsageError> {
     use rnic_model::config::Transport;
     use rnic_model::workload::{ooo_runs, ooo_scheme};
     let test = e.opts.test;
+    let per_queue = [
+        (cfg.host.post_list, "host.post_list", "-l", "a list of"),
+        (cfg.host.cq_mod, "host.cq_mod", "-Q", "a CQ moderation of"),
+    ];
+    if let Some((n, field, flag, what)) =
+        per_queue.into_iter().find(|&(n, ..)| n > WORKLOAD_TX_DEPTH)
+    {
+        return Err(UsageError(format!(
+            "{field} = {n} ({flag}): a workload's flows each post their one message on a send \
+             queue of depth {WORKLOAD_TX_DEPTH}, which {what} {n} does not fit; set {field} = \
+             {WORKLOAD_TX_DEPTH}"
+        )));
+    }
     if let Some(scheme) = ooo_scheme(cfg.qp.reliability).filter(|_| !ooo_runs(test)) {
         return Err(UsageError(format!(
             "`workload.test` = {test}, but qp.reliability = \"{scheme}\" sends out-of-order \

@@ -413,3 +413,35 @@ fn a_send_flow_finds_its_receivers_receives_posted() {
         }
     }
 }
+
+/// A workload's flows each post one message: a post list or a CQ moderation longer than
+/// their send queue is refused naming the config field (it named `flow[0] (wl0)` and told
+/// to raise `-t`, which a workload has not).
+#[test]
+fn a_post_list_or_cq_moderation_a_workload_cannot_post_is_refused_naming_the_field() {
+    let dir = scratch("post-list");
+    let workload = format!("cdf = \"{}\"\nload = 0.3\nduration_us = 100", websearch());
+    for (set, want) in [
+        (
+            "host.post_list = 2",
+            "host.post_list = 2 (-l): a workload's flows each post",
+        ),
+        (
+            "host.cq_mod = 4",
+            "host.cq_mod = 4 (-Q): a workload's flows each post",
+        ),
+    ] {
+        let s = scenario_set(
+            &dir,
+            "post-list",
+            &format!("net.topology = \"leaf_spine\"\nnet.clients = 7\n{set}"),
+            &workload,
+        );
+        let (code, _, err) = rnic_in(&["run", s.to_str().unwrap()], &dir);
+        assert_eq!(code, 2, "{set}: {err}");
+        assert!(
+            err.contains(want) && !err.contains("flow[0]"),
+            "{set}: {err}"
+        );
+    }
+}
