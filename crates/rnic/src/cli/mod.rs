@@ -589,13 +589,11 @@ pub fn run_and_report(
         text::window_warning(&result),
         text::drops_note(&result, || switch_buffer_fields(&cfg, &result)),
         text::pfc_cycle_note(&result),
-        text::pfc_before_ecn_note(&cfg),
-        text::switchless_note(&cfg),
-        text::burst_without_rate_note(&cfg),
-        text::rx_buffer_note(&result),
     ]
     .into_iter()
     .flatten()
+    .chain(text::config_notes(&cfg))
+    .chain(text::rx_buffer_note(&result))
     {
         writeln!(err, "{line}")?;
     }
@@ -988,14 +986,7 @@ fn run_flows_and_report(
     if let Some(u) = &result.unreliable {
         writeln!(err, "{}", text::unreliable_text(u))?;
     }
-    for note in [
-        text::pfc_before_ecn_note(cfg),
-        text::switchless_note(cfg),
-        text::burst_without_rate_note(cfg),
-    ]
-    .into_iter()
-    .flatten()
-    {
+    for note in text::config_notes(cfg) {
         writeln!(err, "{note}")?;
     }
     if result.status != RunStatus::Ok {
@@ -1070,6 +1061,9 @@ fn cmd_sweep(
     let plan = sweep::Plan::new(&sw, &cli, runner, &opts)?;
     for note in sw.notes() {
         writeln!(err, "rnic: note: {note}")?;
+    }
+    for note in plan.config_notes() {
+        writeln!(err, "{note}")?;
     }
     if let Some(path) = c.json.as_deref().filter(|_| !json_to_stdout) {
         output::check_file("sweep JSON output", path)?;

@@ -1541,3 +1541,41 @@ fn an_unread_window_is_refused() {
         r.err
     );
 }
+
+/// The notes a point's config calls for (a burst without a rate, switch fields on a
+/// switchless cable) are said once for the sweep, with how many points they concern when not
+/// all; a sweep said none of them (`rnic perf` and `rnic run` do).
+#[test]
+fn a_sweep_says_its_points_config_notes_once() {
+    let d = tmp("sweep-config-notes");
+    let sweep = d.join("sweep.toml");
+    std::fs::write(
+        &sweep,
+        "[perf]\ntest = \"write-bw\"\niters = 20\n[set]\nqp.rate_limit_burst_bytes = 4096\n\
+         net.switch_latency_ns = 100\n[[axis]]\nkey = \"net.topology\"\n\
+         values = [\"back_to_back\", \"star\"]\n[[axis]]\nkey = \"perf.qp\"\nvalues = [1, 2]\n",
+    )
+    .unwrap();
+    let out = d.join("out");
+    let r = rnic(&[
+        "sweep",
+        sweep.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    let burst = "qp.rate_limit_burst_bytes = 4096 has no effect";
+    assert_eq!(r.err.matches(burst).count(), 1, "{}", r.err);
+    let burst_line = r
+        .err
+        .lines()
+        .find(|l| l.contains(burst))
+        .unwrap_or_default();
+    assert!(
+        !burst_line.contains("(at "),
+        "every point has it: {burst_line}"
+    );
+    let switch = "net.switch_latency_ns = 100 has no effect";
+    assert_eq!(r.err.matches(switch).count(), 1, "{}", r.err);
+    assert!(r.err.contains("(at 2 of the 4 points)"), "{}", r.err);
+}

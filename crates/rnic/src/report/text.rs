@@ -583,6 +583,20 @@ pub fn switchless_note(cfg: &rnic_model::config::Config) -> Option<String> {
     })
 }
 
+/// The notes a run's config alone calls for, whatever it measured: PFC that pauses before ECN
+/// marks, switch fields on a switchless cable, a burst without a rate. `rnic perf`, `rnic run`
+/// and each point of `rnic sweep` (which says them once, with how many points they concern).
+pub fn config_notes(cfg: &rnic_model::config::Config) -> Vec<String> {
+    [
+        pfc_before_ecn_note(cfg),
+        switchless_note(cfg),
+        burst_without_rate_note(cfg),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
 /// Runs that give the rate limiter a burst but no rate (`None` otherwise): with
 /// `qp.rate_limit_gbps = 0` no QP is limited, so `qp.rate_limit_burst_bytes` changed nothing
 /// in silence (`--burst_size` without `--rate_limit` is refused; a sweep's `[set]` may share

@@ -219,6 +219,28 @@ impl<'a> Plan<'a> {
         })
     }
 
+    /// The notes the points' configs call for ([`crate::report::text::config_notes`]), each
+    /// once, with how many points it concerns when not all: a sweep printed none of them.
+    pub fn config_notes(&self) -> Vec<String> {
+        let mut tally: Vec<(String, usize)> = Vec::new();
+        for p in &self.points {
+            for note in crate::report::text::config_notes(&p.config) {
+                match tally.iter_mut().find(|(n, _)| *n == note) {
+                    Some((_, k)) => *k += 1,
+                    None => tally.push((note, 1)),
+                }
+            }
+        }
+        let all = self.points.len();
+        tally
+            .into_iter()
+            .map(|(note, k)| match k == all {
+                true => note,
+                false => format!("{note} (at {k} of the {all} points)"),
+            })
+            .collect()
+    }
+
     /// Number of points.
     pub fn len(&self) -> usize {
         self.points.len()
