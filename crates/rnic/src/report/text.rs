@@ -572,7 +572,7 @@ pub fn switchless_note(cfg: &rnic_model::config::Config) -> Option<String> {
         .filter(|(_, now, baseline)| now != baseline)
         .map(|(k, now, _)| format!("net.{k} = {now}"))
         .collect();
-    let verb = if set.len() == 1 { "has" } else { "have" };
+    let verb = rnic_model::words::agree(set.len() as u64, "has", "have");
     (!set.is_empty()).then(|| {
         format!(
             "rnic: note: {} {verb} no effect: net.topology = \"back_to_back\" joins the two \
