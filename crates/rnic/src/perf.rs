@@ -442,7 +442,7 @@ impl PerfOptions {
         }
         if self.iters.is_some() && self.duration.is_some() {
             return bad(
-                "-n/--iters (perf.iters) and -D/--duration (perf.duration) exclude each other (as in perftest): -D runs \
+                "-n/--iters (perf.iters) and -D/--duration (perf.duration) exclude each other (perftest drops -n under -D without a word): -D runs \
                  for a time and counts the iterations that complete in it; leave out one"
                     .into(),
             );

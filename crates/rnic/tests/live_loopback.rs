@@ -1479,6 +1479,14 @@ fn bad_flags_exit_2_naming_the_flag() {
             &["live", "read-lat", "--server", "-a", "-s", "64"][..],
             "-a/--all",
         ),
+        (
+            &["live", "write-bw", "--server", "-D", "2", "-n", "100"][..],
+            "-n/--iters 100 and -D/--duration 2 exclude each other",
+        ),
+        (
+            &["live", "write-bw", "--server", "--json", "-"][..],
+            "--json -",
+        ),
     ] {
         // Within the run limit: a server whose flag is accepted by mistake would listen for
         // ever.
@@ -1486,6 +1494,38 @@ fn bad_flags_exit_2_naming_the_flag() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(want), "{args:?}: stderr names {want}: {err}");
+    }
+}
+
+/// An output that cannot be written is refused before the run, exit 4, as `rnic perf`
+/// refuses it before it simulates: a server wrote its --json or --pcap only once its client
+/// had come and gone, and failed then.
+#[test]
+fn outputs_that_cannot_be_written_are_refused_before_the_run() {
+    for (flag, want) in [
+        (
+            "--json",
+            "cannot write the JSON output (--json) /nonexistent-rnic-dir/x",
+        ),
+        (
+            "--pcap",
+            "cannot write the pcap (--pcap) /nonexistent-rnic-dir/x",
+        ),
+        (
+            "--out_json_file",
+            "cannot write the perftest JSON report (--out_json_file) /nonexistent-rnic-dir/x",
+        ),
+    ] {
+        let args = [
+            "live",
+            "write-bw",
+            "--server",
+            flag,
+            "/nonexistent-rnic-dir/x",
+        ];
+        let o = finish(spawn(&args), "the refused command");
+        assert_eq!(o.status.code(), Some(4), "{args:?}: {}", text(&o));
+        assert!(text(&o).contains(want), "{args:?}: {}", text(&o));
     }
 }
 

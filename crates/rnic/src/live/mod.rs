@@ -871,8 +871,6 @@ impl LiveCmd {
             ("--out_json_file", Some(&path)),
             ("--pcap", self.pcap.as_deref()),
         ])?;
-        crate::output::check_file("--out_json_file", &path)
-            .map_err(|e| UsageError(e.to_string()))?;
         Ok(Some(path))
     }
 
@@ -1117,6 +1115,16 @@ impl LiveCmd {
                 "-D/--duration and -a/--all exclude each other, as in perftest".into(),
             ));
         }
+        if let Some(n) = self.iters {
+            // A run of -D's length counts the operations that complete in it: -n was
+            // dropped in silence, as perftest drops it (it sets iters to 0 under -D); the
+            // simulator's perf refuses the pair too.
+            return Err(UsageError(format!(
+                "-n/--iters {n} and -D/--duration {total_s} exclude each other (perftest drops -n \
+                 under -D without a word): -D runs for a time and counts the operations that \
+                 complete in it; leave out one"
+            )));
+        }
         let margin_s = self.margin.unwrap_or((total_s / 4.0).floor());
         if !(total_s.is_finite() && margin_s.is_finite() && margin_s >= 0.0) {
             return Err(UsageError(format!(
@@ -1276,11 +1284,36 @@ pub(crate) fn peer_failed(reason: impl Into<String>) -> anyhow::Error {
     .into()
 }
 
+/// The files a run writes, checked before it waits for its peer (exit 4, as `rnic perf`
+/// checks its outputs before it simulates): an unwritable `--json` or `--pcap` failed only
+/// once the run had ended, a server's after its client had come and gone (and
+/// `--out_json_file`'s check exited 2, as bad input).
+fn check_outputs(o: &LiveOptions) -> anyhow::Result<()> {
+    if o.json.as_deref() == Some(std::path::Path::new("-")) {
+        anyhow::bail!(UsageError(
+            "--json -: rnic live writes its JSON to a file (the table goes to standard \
+             output); name a file"
+                .into()
+        ));
+    }
+    for (what, path) in [
+        ("JSON output (--json)", &o.json),
+        ("perftest JSON report (--out_json_file)", &o.out_json),
+        ("pcap (--pcap)", &o.pcap),
+    ] {
+        if let Some(path) = path {
+            crate::output::check_file(what, path)?;
+        }
+    }
+    Ok(())
+}
+
 /// Runs `rnic live`: prints perftest's table, writes `--json`; a run whose bytes did not
 /// verify (exit status 1), or that did not complete what it was asked (3), fails after
 /// printing.
 pub fn run(cmd: &LiveCmd, out: &mut dyn Write) -> anyhow::Result<()> {
     let o = cmd.options()?;
+    check_outputs(&o)?;
     for note in &o.ignored_flags {
         eprintln!("{note}");
     }
