@@ -1057,8 +1057,8 @@ fn cmd_sweep(
         }
     }
     check_sweep_spares_inputs(&c, &path, &sw, &cli)?;
-    check_sweep_traces_nothing(&sw, &cli)?;
     let plan = sweep::Plan::new(&sw, &cli, runner, &opts)?;
+    plan.check_traces_nothing()?;
     for note in sw.notes() {
         writeln!(err, "rnic: note: {note}")?;
     }
@@ -1112,28 +1112,6 @@ fn cmd_sweep(
         Some(f) => Err(f.into()),
         None => Ok(()),
     }
-}
-
-/// A sweep writes no queue trace (only `rnic perf` and `rnic run` with `--json FILE` write
-/// `FILE-queues.csv`): `net.trace_interval_us` above 0 in its `[set]`, a `--set` or as an
-/// axis had every point take the trace and drop it, in silence; refused.
-fn check_sweep_traces_nothing(sw: &sweep::Sweep, cli: &CliOverrides) -> anyhow::Result<()> {
-    let key = "net.trace_interval_us";
-    let axis = sw
-        .axes
-        .iter()
-        .position(|a| matches!(&a.target, sweep::AxisTarget::Config(k) if k == key));
-    let base = sw.base.inputs(cli).ok().and_then(|i| i.config().ok());
-    let at = match (axis, base.filter(|c| c.net.trace_interval_us > 0.0)) {
-        (Some(i), _) => format!("axis[{i}]: `{key}`"),
-        (None, Some(c)) => format!("{key} = {}", c.net.trace_interval_us),
-        (None, None) => return Ok(()),
-    };
-    anyhow::bail!(crate::UsageError(format!(
-        "{at}: a sweep writes no queue trace (FILE-queues.csv beside the JSON is written by \
-         rnic perf and rnic run with --json FILE), so every point would take it and drop it; \
-         remove it, or run the point to trace with rnic perf or rnic run --json FILE"
-    )))
 }
 
 /// Refuses a sweep output (`--json`, or one of the files it writes in `--out`) that lands

@@ -241,6 +241,29 @@ impl<'a> Plan<'a> {
             .collect()
     }
 
+    /// A sweep writes no queue trace (only `rnic perf` and `rnic run` with `--json FILE`
+    /// write `FILE-queues.csv`): a point whose config sets `net.trace_interval_us` above 0 (by
+    /// `[set]`, `--set`, an axis or a profile) would take the trace and drop it, in silence;
+    /// refused, with how many points it concerns.
+    pub fn check_traces_nothing(&self) -> Result<(), UsageError> {
+        let key = "net.trace_interval_us";
+        let traced: Vec<f64> = (self.points.iter())
+            .map(|p| p.config.net.trace_interval_us)
+            .filter(|&us| us > 0.0)
+            .collect();
+        let Some(&first) = traced.first() else {
+            return Ok(());
+        };
+        Err(UsageError(format!(
+            "{key} = {first} (at {} of the {} points): a sweep writes no queue trace \
+             (FILE-queues.csv beside the JSON is written by rnic perf and rnic run with --json \
+             FILE), so every such point would take it and drop it; remove it, or run the point \
+             to trace with rnic perf or rnic run --json FILE",
+            traced.len(),
+            self.points.len()
+        )))
+    }
+
     /// Number of points.
     pub fn len(&self) -> usize {
         self.points.len()
