@@ -601,11 +601,11 @@ pub fn uncaptured_flow_notes(spec: &FlowsSpec) -> Vec<String> {
             clients.dedup();
             let list: Vec<String> = clients.iter().map(u32::to_string).collect();
             format!(
-                "rnic: note: flow {} (node {} with node{} {}) does not cross node 0's port, \
-                 the one the capture records: its frames are not in it",
+                "rnic: note: flow {} (node {} with {} {}) does not cross node 0's port, the \
+                 one the capture records: its frames are not in it",
                 f.name,
                 f.server,
-                if clients.len() == 1 { "" } else { "s" },
+                rnic_model::words::agree(clients.len() as u64, "node", "nodes"),
                 list.join(", ")
             )
         })

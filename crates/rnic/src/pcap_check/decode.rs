@@ -205,10 +205,9 @@ fn failure_reason(e: WireError, f: &[u8]) -> String {
             value,
         } => {
             let op = f.get(ETH_HEADER + IPV4_HEADER + UDP_HEADER).copied();
-            let bytes = if value == 1 { "byte" } else { "bytes" };
+            let bytes = rnic_model::words::counted(value, "byte");
             format!(
-                "roce: {} carries no payload, but the frame has {value} {bytes} after its \
-                 headers",
+                "roce: {} carries no payload, but the frame has {bytes} after its headers",
                 super::report::opcode_name(op.unwrap_or(0))
             )
         }

@@ -2,6 +2,7 @@
 
 use super::RunStatus;
 use rnic_model::flow_result::{FlowResult, FlowsResult};
+use rnic_model::words::counted;
 use std::fmt::Write as _;
 
 /// The table's columns: heading, least width and whether the text is left-aligned. A
@@ -173,8 +174,8 @@ fn workload_row(
     ];
     let n = flows.len();
     let status = format!(
-        "ok ({n} flow{}, in the FCT summary below; --all-flows lists each)",
-        if n == 1 { "" } else { "s" }
+        "ok ({}, in the FCT summary below; --all-flows lists each)",
+        counted(n as u64, "flow")
     );
     Some((cells, status))
 }
@@ -214,9 +215,9 @@ pub fn summary(r: &FlowsResult) -> String {
     let verified = r.flows.iter().filter(|f| f.bytes_verified).count();
     let n = r.flows.len();
     let mut s = format!(
-        "rnic: {n} flow{}, {} with every byte verified ({} B), {:.3} µs simulated, \
+        "rnic: {}, {} with every byte verified ({} B), {:.3} µs simulated, \
          {} events, seed {}, status {}",
-        if n == 1 { "" } else { "s" },
+        counted(n as u64, "flow"),
         if n == 1 && verified == 1 {
             "it".to_string()
         } else {

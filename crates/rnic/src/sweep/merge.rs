@@ -17,6 +17,7 @@ use super::PointResult;
 use super::{parse_sweep, Point, Sweep, MAX_POINTS};
 use crate::report::PerfResult;
 use crate::{output, UsageError};
+use rnic_model::words::counted;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -247,8 +248,8 @@ pub fn merge(
     let (name, total, count) = (set.name, set.total, set.count);
     let _ = writeln!(
         log,
-        "rnic: sweep merge {name}: {total} points from {count} shard{}",
-        if count == 1 { "" } else { "s" }
+        "rnic: sweep merge {name}: {total} points from {}",
+        counted(count as u64, "shard")
     );
     let outcome = write_outputs(&sweep, results, out_dir, None)?;
     Ok((sweep, outcome))

@@ -297,9 +297,9 @@ impl<'a> Plan<'a> {
         };
         let _ = writeln!(
             log,
-            "rnic: sweep {}{what}, {workers} worker{}",
+            "rnic: sweep {}{what}, {}",
             sweep.name,
-            if workers == 1 { "" } else { "s" }
+            counted(workers as u64, "worker")
         );
         let bar = progress_bar(sweep, n, self.opts.progress);
         let mut progress =
