@@ -684,15 +684,17 @@ pub fn summarise(e: &Expanded, cfg: &Config, r: &FlowsResult) -> anyhow::Result<
     for (f, a) in e.flows.iter().zip(&e.arrivals) {
         let name = f.name.clone().unwrap_or_default();
         let key = (a.src as usize, a.dst as usize);
+        // Borrowed from the cache: a path holds its links' rates, so a copy per flow was a
+        // vector's allocation each.
         let path = match paths.entry(key) {
-            std::collections::hash_map::Entry::Occupied(o) => o.get().clone(),
+            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
             std::collections::hash_map::Entry::Vacant(v) => {
-                v.insert(idle_path(cfg, nodes, key.0, key.1)?).clone()
+                v.insert(idle_path(cfg, nodes, key.0, key.1)?)
             }
         };
         let ideal_ps = rnic_model::traffic::ideal::ideal_fct_ps(
             cfg,
-            &path,
+            path,
             e.opts.test.verb(),
             a.bytes,
             cfg.qp.pmtu,
