@@ -515,6 +515,20 @@ impl Device {
         self.srqs.post(srq, wr)
     }
 
+    /// Receive WQEs a message arriving at `qpn` now could land in: those its receive queue
+    /// holds, and those its shared receive queue holds that no QP has taken (`None`: no
+    /// such QP).
+    pub fn recvs_posted(&self, qpn: u32) -> Option<u32> {
+        let resp = &self.qp(qpn)?.resp;
+        let shared = resp.srq().and_then(|srq| self.srqs.len(srq)).unwrap_or(0);
+        Some((resp.rq().len() + shared) as u32)
+    }
+
+    /// The shared receive queue QP `qpn` takes its receive WQEs from, if any.
+    pub fn qp_srq(&self, qpn: u32) -> Option<SrqId> {
+        self.qp(qpn)?.resp.srq()
+    }
+
     /// WQEs posted on `srq` that no QP has taken yet (`None`: no such SRQ).
     pub fn srq_len(&self, srq: SrqId) -> Option<usize> {
         self.srqs.len(srq)

@@ -40,6 +40,17 @@ impl HostIf {
             .map(|&(_, id)| id)
     }
 
+    /// The QP whose RQ ring holds the receive WQEs of a QP on shared receive queue `srq`
+    /// (`None`: its own ring, `qpn`'s).
+    pub fn ring_of(&self, qpn: u32, srq: Option<rnic_transport::SrqId>) -> u32 {
+        let Some(srq) = srq else {
+            return qpn;
+        };
+        (self.srq_rings.iter())
+            .find(|&&(_, id)| id == srq)
+            .map_or(qpn, |&(ring, _)| ring)
+    }
+
     /// The host interface of a NIC with the parameters `p`.
     pub fn new(p: &ModelParams) -> Self {
         HostIf {

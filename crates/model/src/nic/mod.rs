@@ -96,6 +96,7 @@ pub mod rx_path;
 pub mod rx_pipeline;
 pub mod rx_sequence;
 pub mod rx_translate;
+pub mod rx_wait;
 pub mod sched_wake;
 pub mod scheduler;
 pub mod translation;

@@ -22,6 +22,9 @@ pub struct QpHw {
     pub rq_pi: u32,
     /// RQ index of the next receive WQE to fetch.
     pub rq_fetched: u32,
+    /// RQ index up to which fetched receive WQEs have landed and gone to the transport:
+    /// `rq_fetched − rq_landed` are on their way ([`super::rx_wait`]).
+    pub rq_landed: u32,
     /// WQEs fetched and not yet completed.
     pub outstanding: u32,
     /// Application core (selects the CQs).

@@ -141,6 +141,10 @@ impl Nic {
                 self.tx.fetch.stats.post_errors += 1;
             }
         }
+        // Requests waiting for these WQEs go on.
+        if super::route_rx::on_rq_landed(rx_parts!(self), qpn, k, now, cx.frames) {
+            self.qpc_route(now, cx);
+        }
         // A SEND may have been waiting for a receive WQE (RNR): let the QP transmit.
         if self.dev.qp_wants_transmit(qpn) {
             self.tx_enlist(qpn);

@@ -30,7 +30,7 @@ use super::mem_path::MemPath;
 use super::payload_stream::Streams;
 use super::ports::{DmaToken, QpcCont, TransCont};
 use super::qp_table::QpHw;
-use super::qpc_manager::{Channel, QpcJob};
+use super::qpc_manager::{Channel, QpcJob, QpcReady};
 use super::rx_path::RxPath;
 use super::rx_pipeline::not_placed_count;
 use super::rx_translate::{
@@ -153,6 +153,13 @@ pub(crate) fn on_arrive(
 /// the NIC then lets the translation unit work ([`Ask::TransPump`]).
 pub(crate) fn after_qpc(parts: Parts<'_>, frame: u32, at: TimePs, cx: &mut NicCx<'_>) -> Ask {
     let bth = peek_bth(cx.frames.get(frame)).ok();
+    if let Some(b) = bth.filter(|&b| !parts.rx.wait.was_released(frame) && must_wait_in(&parts, b))
+    {
+        // Its receive WQE is on its way from host memory: it waits for it.
+        parts.rx.wait.hold(b.dest_qp, frame);
+        parts.rx.pipe.stats.recv_waits += 1;
+        return Ask::Nothing;
+    }
     // Receive WQEs the messages ahead of this frame will consume before it.
     let mut recvs_ahead = 0;
     if let Some(qp) = bth.and_then(|b| parts.qps.get_mut(b.dest_qp as usize)) {
@@ -201,6 +208,43 @@ pub(crate) fn after_qpc(parts: Parts<'_>, frame: u32, at: TimePs, cx: &mut NicCx
         trans.submit(TransLane::Rx, pass);
     }
     Ask::TransPump
+}
+
+/// Whether request `b` waits for a receive WQE on its way ([`super::rx_wait::RecvWait::must_wait`]).
+#[inline]
+fn must_wait_in(parts: &Parts<'_>, b: rnic_wire::BthRepr) -> bool {
+    parts.rx.wait.must_wait(parts.qps, parts.dev, parts.host, b)
+}
+
+/// `k` receive WQEs of the RQ ring of QP `ring` landed and went to the transport
+/// ([`super::rx_wait`]): the requests they release go back, in order, to the step they waited
+/// before, as QPC answers ready `now` for the NIC to route ([`after_qpc`] through the QPC
+/// route). Whether any went back.
+pub(crate) fn on_rq_landed(
+    parts: Parts<'_>,
+    ring: u32,
+    k: u32,
+    now: TimePs,
+    frames: &FramePool,
+) -> bool {
+    if let Some(q) = parts.qps.get_mut(ring as usize) {
+        q.rq_landed = q.rq_landed.wrapping_add(k);
+    }
+    let (qps, dev, host) = (&*parts.qps, &*parts.dev, &*parts.host);
+    let back = parts.rx.wait.release(ring, (qps, dev, host), frames);
+    for &(qpn, frame) in &back {
+        parts.mem.qpc_out.responses.push(QpcReady {
+            req: QpcJob {
+                qpn,
+                channel: Channel::Responder,
+                cont: QpcCont::RxFrame(frame),
+                at: now,
+            },
+            ready_at: now,
+            hit: false,
+        });
+    }
+    !back.is_empty()
 }
 
 /// The transport handles received frame `frame` at `now`: its checks and data placement,

@@ -14,6 +14,7 @@ use super::cx::NicCx;
 use super::rx_buffer::{Admit, PfcDue, RxBuffer};
 use super::rx_pipeline::RxPipeline;
 use super::rx_sequence::{RequestFate, RxSequence};
+use super::rx_wait::RecvWait;
 use crate::event::NicEv;
 use crate::params::ModelParams;
 
@@ -26,6 +27,8 @@ pub struct RxPath {
     /// The RC requests in the receive lane the responder will execute: only they are
     /// translated ([`super::rx_sequence`]).
     pub sequence: RxSequence,
+    /// Received requests waiting for receive WQEs on their way ([`super::rx_wait`]).
+    pub wait: RecvWait,
 }
 
 impl RxPath {
@@ -35,6 +38,7 @@ impl RxPath {
             pipe: RxPipeline::new(p.nic.rx_pkt_ps),
             buffer: RxBuffer::new(p.nic.rx_buffer),
             sequence: RxSequence::default(),
+            wait: RecvWait::default(),
         }
     }
 

@@ -25,6 +25,10 @@ pub struct RxStats {
     /// reported only when used).
     #[serde(skip_serializing_if = "crate::stats::is_zero")]
     pub inline_recv_bytes: u64,
+    /// Requests held for a receive WQE the NIC was still reading from the RQ ring, or
+    /// behind such a request of their QP ([`super::rx_wait`]; reported only when one was).
+    #[serde(skip_serializing_if = "crate::stats::is_zero")]
+    pub recv_waits: u64,
 }
 
 /// The RX pipeline.

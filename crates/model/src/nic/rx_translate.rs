@@ -86,6 +86,15 @@ fn starts_send(op: Opcode) -> bool {
     )
 }
 
+/// Whether a frame of opcode `op` needs a posted receive WQE when the transport handles it:
+/// every packet of a SEND (its WQE stays at the receive queue's head until the message
+/// ends), a WRITE with immediate's last or only packet, a UD datagram. Without one, an RC
+/// responder answers RNR NAK and UC and UD drop the message.
+pub fn needs_recv(op: Opcode) -> bool {
+    use Opcode::*;
+    consumes_recv(op) || matches!(op, RcSendFirst | RcSendMiddle | UcSendFirst | UcSendMiddle)
+}
+
 /// A single-packet SEND, whose whole message can ride in its CQE.
 pub fn is_send_only(op: Opcode) -> bool {
     use Opcode::*;

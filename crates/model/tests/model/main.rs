@@ -36,6 +36,7 @@ mod prefetch_props;
 mod psn_wrap;
 mod qp_profiles;
 mod read_loss;
+mod recv_in_flight;
 mod recv_translation;
 mod reversed;
 mod speed;

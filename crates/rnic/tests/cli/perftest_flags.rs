@@ -910,12 +910,14 @@ fn perform_warm_up_runs_unmeasured_operations_first() {
 
 /// `-r/--rx-depth`: the SEND target keeps perftest's 512 receives posted by default, so 64
 /// SENDs in flight per QP never find its receive queue empty; with `-r 4` they do, and the
-/// receiver's RNR NAKs make the sender wait and resend (every byte still arrives).
+/// receiver's RNR NAKs make the sender wait and resend (every byte still arrives). At 1 KB
+/// the sender outruns the receiver's reposts (at 4 KB these keep up: a SEND arriving while
+/// its repost's WQE is read waits for it).
 #[test]
 fn rx_depth_sets_the_receives_a_send_target_keeps_posted() {
     let run = |extra: &[&str]| {
         let base = [
-            "perf", "send-bw", "-s", "4096", "-n", "500", "-q", "4", "-t", "64", "--json", "-",
+            "perf", "send-bw", "-s", "1024", "-n", "500", "-q", "4", "-t", "64", "--json", "-",
         ];
         let (code, out, err) = rnic(&[&base[..], extra].concat());
         assert_eq!(code, Some(0), "{err}");

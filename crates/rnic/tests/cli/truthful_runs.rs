@@ -122,10 +122,11 @@ fn runs_that_do_not_complete_exit_3_with_the_reason() {
     // its work requests: RNR retries exhausted at once (rnr_retry 0) ended after tens of
     // µs, but the run went on to 67 ms, the ACK timer (-u 14) its QPs had armed before
     // failing, and reported that time and a rate over it.
+    // 1 KB SENDs outrun 4 receives (4 KB ones let the reposts keep up).
     let args = [
         "send-bw",
         "-s",
-        "4096",
+        "1024",
         "-q",
         "4",
         "-t",
