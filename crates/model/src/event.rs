@@ -81,6 +81,11 @@ pub enum NetEv {
     PfcFrame { frame: u32, link: u32 },
     /// Flow control: `bytes` that came into a switch over link direction `link` have left it.
     PfcLeft { link: u32, bytes: u32 },
+    /// [`NetEv::PfcLeft`] for the frame the pausable switch port feeding link direction
+    /// `port` started last, then that port's [`NetEv::PfcEgress`] for its next frame: the two
+    /// events that port's start queues for the frame's end one after the other, as one
+    /// (see `Network::left_then_start_at`).
+    PfcLeftThenEgress { link: u32, bytes: u16, port: u32 },
     /// Flow control: the pausable switch port feeding link direction `link` may start its
     /// next frame.
     PfcEgress { link: u32 },

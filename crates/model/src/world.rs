@@ -101,6 +101,11 @@ impl World {
             while let Some(n) = self.owed_step.take() {
                 self.run_owed_step(n);
             }
+            // So do the switch ports' starts the previous event owes (a network event owes
+            // no NIC step, nor a NIC event a port start: the two never wait together).
+            if self.net.owes_starts() {
+                self.net.run_owed_starts(&mut self.q, &mut self.frames);
+            }
             let Some((t, ev)) = self.q.pop_at_or_before(until) else {
                 break;
             };

@@ -146,6 +146,9 @@ pub struct Network {
     /// CM MADs seen by the first switch (for the drop hook).
     cm_mads_seen: u64,
     emitted: Vec<Emitted>,
+    /// Pausable ports whose start is owed right after the current event instead of being
+    /// an event of its own, in the order they were owed (see [`Network::run_owed_starts`]).
+    pub(in crate::net) owed_starts: Vec<u32>,
     /// Elements' timers scheduled: (link, element) → the time of the pending wake event.
     wakes: std::collections::BTreeMap<(u32, u32), TimePs>,
 }
@@ -178,6 +181,7 @@ impl Network {
             atomic_acks_seen: 0,
             cm_mads_seen: 0,
             emitted: Vec::new(),
+            owed_starts: Vec::new(),
             wakes: Default::default(),
         }
     }
@@ -230,6 +234,10 @@ impl Network {
                 self.on_pfc_left(now, link as usize, bytes, q, frames)
             }
             NetEv::PfcEgress { link } => self.on_pfc_egress(now, link as usize, q, frames),
+            NetEv::PfcLeftThenEgress { link, bytes, port } => {
+                self.on_pfc_left(now, link as usize, u32::from(bytes), q, frames);
+                self.on_pfc_egress(now, port as usize, q, frames);
+            }
             NetEv::EcnDequeue { switch, out } => {
                 self.on_ecn_dequeue(now, switch as usize, out as usize, q, frames)
             }

@@ -220,7 +220,41 @@ impl Network {
         }
         eg.kick_at = Some(at);
         eg.kick_queued = q.now();
-        q.push(at, Ev::Net(NetEv::PfcEgress { link: link as u32 }));
+        if next_at_now(at, q) {
+            self.owed_starts.push(link as u32);
+        } else {
+            q.push(at, Ev::Net(NetEv::PfcEgress { link: link as u32 }));
+        }
+    }
+
+    /// Whether a port start is owed: the world runs it right after the current event,
+    /// before the next pop ([`crate::world::World::run_until`]).
+    pub fn owes_starts(&self) -> bool {
+        !self.owed_starts.is_empty()
+    }
+
+    /// Runs the pausable ports' starts owed by the event just handled at `now`, in the
+    /// order they were owed, each as its [`NetEv::PfcEgress`] event would have run.
+    ///
+    /// A start queued for `now` runs after every event already queued for `now` and before
+    /// every event queued later. When nothing else is queued for `now` as it is owed, its
+    /// event would be the very next one popped (after the owed starts before it), so running
+    /// it straight after the current event is the same order exactly, as the NIC's owed
+    /// scheduler steps are (`nic::sched_wake`); the events the current one queues for `now`
+    /// afterwards still come after it. A start behind other events of `now` stays an event.
+    pub fn run_owed_starts(&mut self, q: &mut EventQueue<Ev>, frames: &mut FramePool) {
+        let now = q.now();
+        let mut owed = std::mem::take(&mut self.owed_starts);
+        // A start owes no other (its own kicks are later than `now`); the loop would still
+        // keep their order.
+        let mut i = 0;
+        while i < owed.len() {
+            self.on_pfc_egress(now, owed[i] as usize, q, frames);
+            owed.append(&mut self.owed_starts);
+            i += 1;
+        }
+        owed.clear();
+        self.owed_starts = owed;
     }
 
     /// The pausable port feeding `link` starts its next frame, if it may at `now`.
@@ -282,11 +316,56 @@ impl Network {
                 frames.buf_mut(frame),
             );
         }
+        if more && self.left_then_start_at(end, from, len, link, q) {
+            self.transit(link, frame, end, q, frames);
+            return;
+        }
         self.pfc_left_at(end, from as usize, len as usize, q);
         self.transit(link, frame, end, q, frames);
         if more {
             self.pfc_kick(link, end, q);
         }
+    }
+
+    /// The departure from ingress `from` of the `len` bytes the pausable port feeding
+    /// `link` has just started, whose last bit leaves at `end`, and that port's start of its
+    /// next frame then, queued as one [`NetEv::PfcLeftThenEgress`] event when that is the
+    /// same order exactly; returns whether it was.
+    ///
+    /// The port's start queues the departure, then the frame's arrival across the link,
+    /// then its next start; nothing comes between them. When the arrival is later than
+    /// `end` (a link with a delay and no element), no event of `end` is queued between the
+    /// departure and the start, so they run one right after the other, as the one event
+    /// does: the departure queues nothing the start could come after, and its own events
+    /// come after the start either way (a PFC frame later; a parked NIC's look, queued
+    /// after the start's event).
+    fn left_then_start_at(
+        &mut self,
+        end: TimePs,
+        from: u32,
+        len: u32,
+        link: usize,
+        q: &mut EventQueue<Ev>,
+    ) -> bool {
+        let l = &self.links[link];
+        let (Ok(bytes), true) = (u16::try_from(len), l.delay_ps > 0 && l.elements.is_empty())
+        else {
+            return false;
+        };
+        // As `pfc_kick` would, queued at `now` for later (the port's start just cleared its
+        // kick).
+        let eg = &mut self.pfc_mut().egress[link];
+        eg.kick_at = Some(end);
+        eg.kick_queued = q.now();
+        q.push(
+            end,
+            Ev::Net(NetEv::PfcLeftThenEgress {
+                link: from,
+                bytes,
+                port: link as u32,
+            }),
+        );
+        true
     }
 
     /// Bytes from ingress `link` left their switch at `now`.
@@ -402,6 +481,12 @@ impl Network {
         self.send_pfc(now, data_link, quanta, q, frames);
         xoff_ps
     }
+}
+
+/// Whether an event for `at` would be the next one popped from `q`: due now, with nothing
+/// else queued for now.
+fn next_at_now(at: TimePs, q: &EventQueue<Ev>) -> bool {
+    at == q.now() && q.peek_time() != Some(at)
 }
 
 #[cfg(test)]
