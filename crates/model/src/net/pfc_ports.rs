@@ -242,19 +242,23 @@ impl Network {
     /// it straight after the current event is the same order exactly, as the NIC's owed
     /// scheduler steps are (`nic::sched_wake`); the events the current one queues for `now`
     /// afterwards still come after it. A start behind other events of `now` stays an event.
+    ///
+    /// Out of line, and walking the owed list in place: inlined into the event loop (a
+    /// second copy of the port's start beside the `PfcEgress` arm) and moving the list in
+    /// and out, the loop counted 12 M more instructions on a 0.2 ms copy of
+    /// `bench-k8.toml` (1,991.2 M against 1,978.6 M, cachegrind), most of what the folded
+    /// events saved.
+    #[inline(never)]
     pub fn run_owed_starts(&mut self, q: &mut EventQueue<Ev>, frames: &mut FramePool) {
         let now = q.now();
-        let mut owed = std::mem::take(&mut self.owed_starts);
-        // A start owes no other (its own kicks are later than `now`); the loop would still
-        // keep their order.
+        // A start owes no other (its own kicks are later than `now`); one it owed would be
+        // appended and run in its turn.
         let mut i = 0;
-        while i < owed.len() {
-            self.on_pfc_egress(now, owed[i] as usize, q, frames);
-            owed.append(&mut self.owed_starts);
+        while let Some(&link) = self.owed_starts.get(i) {
+            self.on_pfc_egress(now, link as usize, q, frames);
             i += 1;
         }
-        owed.clear();
-        self.owed_starts = owed;
+        self.owed_starts.clear();
     }
 
     /// The pausable port feeding `link` starts its next frame, if it may at `now`.
