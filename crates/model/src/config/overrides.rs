@@ -159,13 +159,16 @@ pub fn merge_tables(base: &mut Table, overlay: Table) {
 
 /// Flattens a `[set]` table of a scenario into overrides. Both dotted keys
 /// (`nic.qpc_cache_entries = 300`, which TOML nests) and quoted dotted keys
-/// (`"nic.qpc_cache_entries" = 300`) are accepted.
+/// (`"nic.qpc_cache_entries" = 300`) are accepted. An empty table (`nic.clock_ghz = {}`,
+/// `[set.nci]`) is kept as an override of its key with that table, so the schema check
+/// refuses it naming the key (a field given a table, an unknown section) as `--set
+/// nic.clock_ghz={}` is refused; flattened away, it set nothing without a word.
 pub fn overrides_from_table(table: &Table) -> Vec<Override> {
     fn walk(t: &Table, prefix: &str, out: &mut Vec<Override>) {
         for (k, v) in t {
             let key = format!("{prefix}{k}");
             match v {
-                Value::Table(sub) => walk(sub, &format!("{key}."), out),
+                Value::Table(sub) if !sub.is_empty() => walk(sub, &format!("{key}."), out),
                 v => out.push(Override::new(key, v.clone())),
             }
         }

@@ -168,6 +168,29 @@ fn nested_set_works() {
     assert_eq!(cfg.net.impair.reorder_depth, 0);
 }
 
+/// A scenario's `[set]` with an empty table for a field or an unknown section set nothing
+/// and ran without a word; each is refused naming its key, as `--set` refuses it.
+#[test]
+fn an_empty_table_in_a_set_table_is_refused_naming_its_key() {
+    use super::overrides::overrides_from_table;
+    for (set_table, key) in [
+        ("nic.clock_ghz = {}", "`nic.clock_ghz`"),
+        ("\"net.pfc\" = {}", "`net.pfc`"),
+        ("nci = {}", "`nci`"),
+        ("[nci]", "`nci`"),
+    ] {
+        let t: toml::Table = set_table.parse().unwrap();
+        let e = Config::resolve("baseline", &overrides_from_table(&t))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(key), "{set_table}: {e}");
+    }
+    // A known section's empty table changes nothing, as `--set net.impair={}` does.
+    let t: toml::Table = "net.impair = {}\nnic.clock_ghz = 2.0".parse().unwrap();
+    let cfg = Config::resolve("baseline", &overrides_from_table(&t)).unwrap();
+    assert_eq!(cfg.nic.clock_ghz, 2.0);
+}
+
 #[test]
 fn unknown_key_names_it_and_lists_the_section() {
     let e = resolve_err(&["nic.qpc_cache_entrie=3"]);
