@@ -165,6 +165,33 @@ pub fn memory_estimate_bytes(cfg: &Config, spec: &PerfSpec, size: u64) -> u64 {
         .saturating_add(buffers)
         .saturating_add(rings)
         .saturating_add(q.saturating_mul(BYTES_PER_QP_PAIR))
+        .saturating_add(bw_peak_stamp_bytes(cfg, spec))
+}
+
+/// The BW peak's stamps (perftest's `tposted` and `tcompleted`), reserved before the run
+/// starts: 8 bytes per post list and per CQE of every pair's `-n` operations
+/// (`host::bw_peak`), for a bandwidth test in iteration mode that measures its peak (not
+/// `-N`, `-D` or `--procs`); `-b` runs a pair each way. Left out of the estimate, 100,000
+/// QPs of 10^8 operations asked for 80 TB at once and the process aborted.
+pub fn bw_peak_stamp_bytes(cfg: &Config, spec: &PerfSpec) -> u64 {
+    if !cfg.host.bw_peak
+        || spec.test.is_latency()
+        || spec.procs.is_some()
+        || spec.duration_us.is_some()
+    {
+        return 0;
+    }
+    let ways = if spec.direction == crate::workload::Direction::Both {
+        2
+    } else {
+        1
+    };
+    let pairs = u64::from(spec.qps.max(1)) * ways;
+    let iters = spec.iters.max(1);
+    let per_pair = iters
+        .div_ceil(u64::from(cfg.host.post_list.max(1)))
+        .saturating_add(iters.div_ceil(u64::from(cfg.host.cq_mod.max(1))) + 1);
+    pairs.saturating_mul(per_pair).saturating_mul(8)
 }
 
 fn gb(bytes: u64) -> String {
@@ -813,10 +840,23 @@ fn check_memory(cfg: &Config, spec: &PerfSpec, size: u64) -> Result<(), UsageErr
     let need = memory_estimate_bytes(cfg, spec, size);
     let budget = memory_budget_bytes(cfg);
     if need > budget {
+        let stamps = bw_peak_stamp_bytes(cfg, spec);
+        let (stamps, fewer) = if stamps > 0 {
+            (
+                format!(
+                    ", {} of BW peak stamps for -n {} operations per QP",
+                    gb(stamps),
+                    spec.iters
+                ),
+                ", a smaller -n, -N/--noPeak (no stamps)",
+            )
+        } else {
+            (String::new(), "")
+        };
         return Err(UsageError(format!(
             "this run needs about {} of memory ({size}-byte buffers for {} QPs, rings of \
-                 depth {}), above the budget of {} (sim.max_memory_gb{}); use fewer QPs \
-                 (-q), a smaller -s or -t, or raise it with --set sim.max_memory_gb=N",
+                 depth {}{stamps}), above the budget of {} (sim.max_memory_gb{}); use fewer QPs \
+                 (-q), a smaller -s or -t{fewer}, or raise it with --set sim.max_memory_gb=N",
             gb(need),
             spec.qps,
             spec.tx_depth,
@@ -893,6 +933,58 @@ mod tests {
         assert!(e.contains("sim.max_memory_gb"), "{e}");
         spec.sizes = vec![MAX_MSG_BYTES + 1];
         assert!(check_run(&cfg, &spec).is_err());
+    }
+
+    /// The BW peak's stamps are reserved before the run, 16 bytes per operation of every
+    /// QP: they were left out of the estimate, and `-q 100000 -n 100000000` passed the
+    /// check and aborted on an allocation of 80 TB. They count where the peak is measured
+    /// (not under -N, -D or in a latency test), both ways under -b.
+    #[test]
+    fn the_bw_peak_stamps_count_in_the_memory_estimate() {
+        use crate::workload::{Direction, PerfTest};
+        let mut cfg = Config::default();
+        cfg.sim.max_memory_gb = 1000.0;
+        let spec = PerfSpec {
+            sizes: vec![64],
+            qps: 100_000,
+            iters: 100_000_000,
+            duration_us: None,
+            ..spec_of(PerfTest::WriteBw, 1.0)
+        };
+        // One post list and one CQE per operation, and the warm-up's last CQE, 8 B each.
+        assert_eq!(
+            bw_peak_stamp_bytes(&cfg, &spec),
+            100_000 * (2 * 100_000_000 + 1) * 8
+        );
+        let e = check_run(&cfg, &spec).unwrap_err().0;
+        assert!(
+            e.contains("BW peak stamps for -n 100000000 operations per QP")
+                && e.contains("-N/--noPeak")
+                && e.contains("sim.max_memory_gb"),
+            "{e}"
+        );
+        let both = PerfSpec {
+            direction: Direction::Both,
+            ..spec.clone()
+        };
+        assert_eq!(
+            bw_peak_stamp_bytes(&cfg, &both),
+            2 * bw_peak_stamp_bytes(&cfg, &spec)
+        );
+        let mut no_peak = cfg.clone();
+        no_peak.host.bw_peak = false;
+        assert_eq!(bw_peak_stamp_bytes(&no_peak, &spec), 0);
+        check_run(&no_peak, &spec).unwrap();
+        let timed = PerfSpec {
+            duration_us: Some(1000.0),
+            ..spec.clone()
+        };
+        assert_eq!(bw_peak_stamp_bytes(&cfg, &timed), 0);
+        let lat = PerfSpec {
+            test: PerfTest::WriteLat,
+            ..spec
+        };
+        assert_eq!(bw_peak_stamp_bytes(&cfg, &lat), 0);
     }
 
     /// On a long path with few operations in flight the round trip bounds the rate: a
@@ -1170,6 +1262,9 @@ mod tests {
         spec.iters = 100_000_000;
         spec.qps = 1024;
         let mut cfg = Config::default();
+        // Without -N the BW peak's stamps of 10^11 operations, 1.6 TB, exceed the memory
+        // budget before the clock is reached.
+        cfg.host.bw_peak = false;
         // 1.0 x 10^11 operations of 64 B: 8.8 ns each on the 100 Gb/s port, 15 minutes.
         check_run(&cfg, &spec).unwrap();
         // 1 ms per message in the TX pipeline (1000 cycles at 1 MHz): 1.0 x 10^8 s.

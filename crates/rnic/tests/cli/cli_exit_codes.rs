@@ -549,6 +549,30 @@ fn a_dash_names_standard_output_only_where_it_can_go() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// The BW peak's stamps, 16 bytes per operation of every QP, are reserved before the run:
+/// `-q 100000 -n 100000000` passed the memory check without them and aborted (exit 134)
+/// on an allocation of 80 TB. Refused before the run, exit 2, naming the stamps and `-N`.
+#[test]
+fn bw_peak_stamps_beyond_the_memory_budget_exit_2() {
+    let (code, _, err) = rnic(&[
+        "perf",
+        "write-bw",
+        "-s",
+        "64",
+        "-q",
+        "100000",
+        "-n",
+        "100000000",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("BW peak stamps for -n 100000000 operations per QP")
+            && err.contains("-N/--noPeak")
+            && !err.contains("memory allocation"),
+        "{err}"
+    );
+}
+
 /// A WAN accelerator retransmission timer shorter than the long link's round trip would
 /// resend every frame before its acknowledgement could return (1 ns ran 772 M events in
 /// 40 s of wall time): refused, naming the field and the least value.
