@@ -272,6 +272,12 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
     std::fs::write(path, bytes).map_err(|e| fail("output", path, "writing it", &e))
 }
 
+/// Writes `bytes` to the file `path`, an output `what` names in the error (e.g.
+/// "--out_json_file"); its directory exists, as [`check_file`] found before the run.
+pub fn write_named(what: &str, path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
+    std::fs::write(path, bytes).map_err(|e| fail(what, path, "writing it", &e))
+}
+
 /// Removes `path` if it exists (a partial file once the whole one is written).
 pub fn remove_file(path: &Path) -> Result<(), OutputError> {
     match std::fs::remove_file(path) {

@@ -393,8 +393,8 @@ fn write_perftest_json(
     report_gbits: bool,
 ) -> anyhow::Result<()> {
     let report = crate::report::perftest_json::report(r, spec, cfg, report_gbits);
-    std::fs::write(path, report.to_text())
-        .map_err(|e| anyhow::anyhow!("--out_json_file {}: {e}", path.display()))
+    crate::output::write_named("--out_json_file", path, report.to_text().as_bytes())?;
+    Ok(())
 }
 
 /// `-R/--rdma_cm` with the run's QP service: librdmacm connects no UC QP, so perftest exits

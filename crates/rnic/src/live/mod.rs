@@ -1371,8 +1371,12 @@ fn write_perftest_json(r: &report::LiveResult, o: &LiveOptions, path: &Path) -> 
         );
         return Ok(());
     };
-    std::fs::write(path, report.to_text())
-        .map_err(|e| anyhow::anyhow!("--out_json_file {}: {e}", path.display()))
+    crate::output::write_named(
+        "perftest JSON report (--out_json_file)",
+        path,
+        report.to_text().as_bytes(),
+    )?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -549,6 +549,34 @@ fn a_dash_names_standard_output_only_where_it_can_go() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// perftest's JSON report that cannot be written when the run ends (a full disk: `/dev/full`
+/// opens, so the check before the run passes) is an output that cannot be written, exit 4
+/// naming `--out_json_file`, as `--json` and `--pcap` are; it exited 1, the status of bytes
+/// that did not verify.
+#[test]
+fn a_perftest_json_report_that_cannot_be_written_exits_4() {
+    if std::fs::File::options()
+        .write(true)
+        .open("/dev/full")
+        .is_err()
+    {
+        return; // not Linux
+    }
+    let (code, _, err) = rnic(&[
+        "perf",
+        "write-bw",
+        "-n",
+        "5",
+        "--out_json_file",
+        "/dev/full",
+    ]);
+    assert_eq!(code, 4, "{err}");
+    assert!(
+        err.contains("cannot write the --out_json_file /dev/full"),
+        "{err}"
+    );
+}
+
 /// The BW peak's stamps, 16 bytes per operation of every QP, are reserved before the run:
 /// `-q 100000 -n 100000000` passed the memory check without them and aborted (exit 134)
 /// on an allocation of 80 TB. Refused before the run, exit 2, naming the stamps and `-N`.
