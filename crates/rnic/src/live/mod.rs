@@ -1100,9 +1100,17 @@ impl LiveCmd {
     /// `-a`, which perftest refuses with it too ("Duration mode currently doesn't support
     /// running on all sizes"). The margin defaults to perftest's, a quarter of `-D` in whole
     /// seconds (its `duration / 4` on integers); the measured part, `-D` less twice the
-    /// margin, must be positive.
+    /// margin, must be positive. `--margin` without `-D` is refused: it would change nothing.
     fn duration_for(&self, test: LiveTest) -> Result<Option<DurationMode>, UsageError> {
         let Some(total_s) = self.duration else {
+            // The margin trims a -D run's ends; a run of -n iterations has none to trim, so
+            // it was dropped without a word.
+            if let Some(margin) = self.margin {
+                return Err(UsageError(format!(
+                    "-f/--margin {margin}: it leaves seconds out at each end of a -D/--duration \
+                     run, and this run counts -n iterations; give -D too, or leave it out"
+                )));
+            }
             return Ok(None);
         };
         if test == LiveTest::RcPingpong {
@@ -1875,6 +1883,24 @@ mod tests {
                 "{args}: {e}"
             );
         }
+    }
+
+    /// `-f/--margin` trims a `-D` run's ends: without `-D` it was dropped without a word
+    /// and the run counted `-n` iterations; refused naming it.
+    #[test]
+    fn a_margin_without_a_duration_is_refused() {
+        for args in [
+            "write-bw 10.0.0.1 -f 1",
+            "write-lat --server --margin 0",
+            "send-bw 10.0.0.1 -n 100 --margin 2",
+        ] {
+            let e = options(args).unwrap_err().0;
+            assert!(
+                e.starts_with("-f/--margin ") && e.contains("give -D too"),
+                "{args}: {e}"
+            );
+        }
+        assert!(options("write-bw 10.0.0.1 -D 3 -f 1").is_ok());
     }
 
     /// ib_atomic_lat's test: one 8-byte operand over RC, one QP, one size.
