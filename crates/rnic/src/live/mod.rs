@@ -88,9 +88,9 @@ pub struct LiveCmd {
     /// Path MTU, bytes: 256, 512, 1024, 2048 or 4096 (the smaller of the two sides' is used)
     #[arg(short = 'm', long = "mtu", default_value_t = 1024)]
     pub mtu: u32,
-    /// WRITEs in flight (bandwidth tests)
-    #[arg(short = 't', long = "tx-depth", default_value_t = 128)]
-    pub tx_depth: u32,
+    /// WRITEs in flight (bandwidth tests) [default: 128]
+    #[arg(short = 't', long = "tx-depth")]
+    pub tx_depth: Option<u32>,
     /// QP timeout exponent, as perftest's `-u`: an unanswered request is sent again after
     /// 4.096 µs × 2^TIMEOUT (14: 67 ms; 0: never), at most 7 times
     #[arg(short = 'u', long = "qp-timeout", value_name = "TIMEOUT", default_value_t = 14,
@@ -530,6 +530,9 @@ const WINDOW_PSNS: u32 = 256;
 /// Most QPs of a run (`-q`): each keeps at least 16 packets of the shared window.
 const MAX_QPS: u32 = WINDOW_PSNS / 16;
 
+/// Work requests in flight per QP of a bandwidth test without `-t`: perftest's 128.
+const DEFAULT_TX_DEPTH: u32 = 128;
+
 /// The largest size of `-a`, bytes: perftest's 2^23.
 const ALL_SIZES_MAX: u64 = 1 << 23;
 
@@ -618,12 +621,7 @@ impl LiveCmd {
                 "-n/--iters {iters}: must be at least 2"
             )));
         }
-        if self.tx_depth == 0 || self.tx_depth > 4096 {
-            return Err(UsageError(format!(
-                "-t/--tx-depth {}: must be 1..=4096",
-                self.tx_depth
-            )));
-        }
+        let tx_depth = self.tx_depth_for(test)?;
         let mut options = LiveOptions {
             test,
             service,
@@ -635,7 +633,7 @@ impl LiveCmd {
             iters,
             qps: self.qps_for(test, size)?,
             mtu_bytes: self.mtu,
-            tx_depth: self.tx_depth,
+            tx_depth,
             // The QPs share the sockets' buffers, so they share the window too.
             window_psns: WINDOW_PSNS / self.qps.max(1),
             qp_timeout: self.qp_timeout,
@@ -644,7 +642,7 @@ impl LiveCmd {
             pcap: self.pcap.clone(),
             rdma_cm: self.rdma_cm_for(test, service)?,
             exchange_by_cm: self.exchange_by_cm_for(test)?,
-            report_gbits: self.report_gbits,
+            report_gbits: self.report_gbits_for(test)?,
             output: self.output_for(test)?,
             samples: self.samples_for(test)?,
             report_both: self.report_both_for(test)?,
@@ -847,7 +845,7 @@ impl LiveCmd {
             );
         }
         let burst = match self.burst_size {
-            None | Some(0) => self.tx_depth,
+            None | Some(0) => self.tx_depth.unwrap_or(DEFAULT_TX_DEPTH),
             Some(n) => n,
         };
         Ok(Some(pacer::RateLimit { rate, units, burst }))
@@ -929,6 +927,43 @@ impl LiveCmd {
             )));
         }
         Ok(samples)
+    }
+
+    /// `-t`: the bandwidth tests' work requests in flight per QP, 1 to 4096 (default
+    /// [`DEFAULT_TX_DEPTH`], perftest's). perftest's latency tests and ibv_rc_pingpong have
+    /// no `-t`, and rnic's keep one operation in flight, so there it is refused: it was
+    /// taken and changed nothing.
+    fn tx_depth_for(&self, test: LiveTest) -> Result<u32, UsageError> {
+        let Some(depth) = self.tx_depth else {
+            return Ok(DEFAULT_TX_DEPTH);
+        };
+        if test.is_latency() {
+            return Err(UsageError(format!(
+                "-t/--tx-depth {depth}: the bandwidth tests have it, not {} (a latency test \
+                 has one operation in flight; perftest's latency tests have no -t)",
+                test.name()
+            )));
+        }
+        if depth == 0 || depth > 4096 {
+            return Err(UsageError(format!(
+                "-t/--tx-depth {depth}: must be 1..=4096"
+            )));
+        }
+        Ok(depth)
+    }
+
+    /// `--report_gbits`: the bandwidth tests' table in Gb/s; a latency test's table (and
+    /// ibv_rc_pingpong's lines) have no bandwidth, and perftest's latency tests have no such
+    /// flag, so there it is refused: it was taken and changed nothing.
+    fn report_gbits_for(&self, test: LiveTest) -> Result<bool, UsageError> {
+        if self.report_gbits && test.is_latency() {
+            return Err(UsageError(format!(
+                "--report_gbits: the bandwidth tests have it, not {} (its table reports \
+                 latency, no bandwidth)",
+                test.name()
+            )));
+        }
+        Ok(self.report_gbits)
     }
 
     /// `--output`, refused for a figure the test does not measure (as perftest: a bandwidth
@@ -1883,6 +1918,40 @@ mod tests {
                 "{args}: {e}"
             );
         }
+    }
+
+    /// `-t` and `--report_gbits` are the bandwidth tests': a latency test (or rc-pingpong)
+    /// took them and changed nothing, without a word; refused naming the flag. perftest's
+    /// latency tests have neither.
+    #[test]
+    fn a_latency_test_refuses_the_bandwidth_tests_depth_and_units() {
+        for test in [
+            "write-lat",
+            "read-lat",
+            "send-lat",
+            "atomic-lat",
+            "rc-pingpong",
+        ] {
+            for (flag, words) in [
+                ("-t 3", "-t/--tx-depth 3: "),
+                ("--report_gbits", "--report_gbits: "),
+            ] {
+                let args = format!("{test} 10.0.0.1 {flag}");
+                let e = options(&args).unwrap_err().0;
+                assert!(
+                    e.starts_with(words) && e.contains(&format!("not {test}")),
+                    "{args}: {e}"
+                );
+            }
+            assert_eq!(options(&format!("{test} 10.0.0.1")).unwrap().tx_depth, 128);
+        }
+        let o = options("write-bw 10.0.0.1 -t 3 --report_gbits").unwrap();
+        assert_eq!((o.tx_depth, o.report_gbits), (3, true));
+        assert_eq!(options("write-bw 10.0.0.1").unwrap().tx_depth, 128);
+        assert!(options("write-bw 10.0.0.1 -t 0")
+            .unwrap_err()
+            .0
+            .contains("1..=4096"));
     }
 
     /// `-f/--margin` trims a `-D` run's ends: without `-D` it was dropped without a word
