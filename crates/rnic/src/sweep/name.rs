@@ -28,6 +28,14 @@ fn problem(name: &str) -> Option<String> {
     if name.chars().any(char::is_control) {
         return Some("it contains a control character".into());
     }
+    // " " wrote " .csv"; "x " wrote "x .csv" beside the plots "x -msg_rate_mops.png".
+    if name.trim() != name {
+        return Some(if name.trim().is_empty() {
+            "it is only spaces".into()
+        } else {
+            "it begins or ends with a space".into()
+        });
+    }
     if name.len() > MAX_NAME_BYTES {
         return Some(format!(
             "it is {} bytes long, more than {MAX_NAME_BYTES}",
@@ -94,6 +102,9 @@ mod tests {
             "x\0y",
             "x\ny",
             "a..b",
+            " ",
+            " sweep",
+            "sweep\u{a0}",
         ] {
             let e = check_name(bad, true, "s.toml").unwrap_err().to_string();
             assert!(
@@ -103,7 +114,7 @@ mod tests {
         }
         let long = "x".repeat(MAX_NAME_BYTES + 1);
         assert!(check_name(&long, true, "s.toml").is_err());
-        for good in ["qpc-scaling", "cliff", "v1.2_run", "é"] {
+        for good in ["qpc-scaling", "cliff", "v1.2_run", "é", "two words"] {
             check_name(good, true, "s.toml").unwrap();
         }
         let e = check_name("..", false, "dir/...toml")
