@@ -123,7 +123,7 @@ pub fn run_flows_observed(
         super::progress::run_observed(world, max_events, at, observer, Some(&mut flow_finished));
     if let Some(w) = b.world.net.pcap.as_mut() {
         w.finish()
-            .map_err(|e| crate::OutputError(format!("cannot write the pcap: {e}")))?;
+            .map_err(|e| super::pcap_error(spec.pcap.as_deref(), &e))?;
     }
     if let Some(pfc) = b.world.net.pfc.as_mut() {
         pfc.end_pauses(end);

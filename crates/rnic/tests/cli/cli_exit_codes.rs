@@ -577,6 +577,39 @@ fn a_perftest_json_report_that_cannot_be_written_exits_4() {
     );
 }
 
+/// A capture that cannot be finished when the run ends (a full disk) names its file, as the
+/// error on creating it does: it said only "cannot write the pcap: No space left on device",
+/// for `rnic perf` and for a scenario's flows alike.
+#[test]
+fn a_pcap_that_cannot_be_finished_names_its_file() {
+    if std::fs::File::options()
+        .write(true)
+        .open("/dev/full")
+        .is_err()
+    {
+        return; // not Linux
+    }
+    let dir = scratch("pcap-full");
+    let flows = dir.join("flows.toml");
+    std::fs::write(
+        &flows,
+        "[[flow]]\ntest = \"write-bw\"\nsize = 64\niters = 5\n",
+    )
+    .unwrap();
+    for args in [
+        &["perf", "write-bw", "-n", "5", "--pcap", "/dev/full"][..],
+        &["run", flows.to_str().unwrap(), "--pcap", "/dev/full"],
+    ] {
+        let (code, _, err) = rnic(args);
+        assert_eq!(code, 4, "{args:?}: {err}");
+        assert!(
+            err.contains("cannot write the pcap /dev/full: "),
+            "{args:?}: {err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The BW peak's stamps, 16 bytes per operation of every QP, are reserved before the run:
 /// `-q 100000 -n 100000000` passed the memory check without them and aborted (exit 134)
 /// on an allocation of 80 TB. Refused before the run, exit 2, naming the stamps and `-N`.
