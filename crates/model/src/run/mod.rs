@@ -4,6 +4,7 @@
 //! may watch the simulation's [`progress`] ([`run_perf_with_progress`]).
 
 mod build;
+mod capture;
 mod flow_check;
 mod flows;
 mod judge;
@@ -113,18 +114,6 @@ fn one_peak_per_side(b: &mut build::Built) {
     }
 }
 
-/// A capture that could not be finished (its last frames flushed) at the end of a run: an
-/// output that cannot be written, naming the file as the error on creating it does.
-pub(crate) fn pcap_error(
-    path: Option<&std::path::Path>,
-    e: &dyn std::fmt::Display,
-) -> crate::OutputError {
-    match path {
-        Some(path) => crate::OutputError(format!("cannot write the pcap {}: {e}", path.display())),
-        None => crate::OutputError(format!("cannot write the pcap: {e}")),
-    }
-}
-
 /// One size: build, simulate, judge, report.
 fn run_one(
     cfg: &Config,
@@ -137,10 +126,7 @@ fn run_one(
     let mut b = build::build(cfg, spec, size, opts)?;
     b.world.start();
     let end = progress::run_observed(&mut b.world, b.max_events, at, observer, None);
-    if let Some(w) = b.world.net.pcap.as_mut() {
-        w.finish()
-            .map_err(|e| pcap_error(spec.pcap.as_deref(), &e))?;
-    }
+    capture::finish(b.world.net.pcap.as_mut(), spec.pcap.as_deref())?;
 
     one_peak_per_side(&mut b);
     // One flow (or one per direction): its buffers are checked at the end.
