@@ -940,7 +940,8 @@ impl LiveCmd {
         if test.is_latency() {
             return Err(UsageError(format!(
                 "-t/--tx-depth {depth}: the bandwidth tests have it, not {} (a latency test \
-                 has one operation in flight; perftest's latency tests have no -t)",
+                 keeps one operation in flight; perftest's latency tests do not list -t and \
+                 change nothing for it)",
                 test.name()
             )));
         }
@@ -953,7 +954,7 @@ impl LiveCmd {
     }
 
     /// `--report_gbits`: the bandwidth tests' table in Gb/s; a latency test's table (and
-    /// ibv_rc_pingpong's lines) have no bandwidth, and perftest's latency tests have no such
+    /// ibv_rc_pingpong's lines) have no bandwidth, and perftest's latency tests do not list the
     /// flag, so there it is refused: it was taken and changed nothing.
     fn report_gbits_for(&self, test: LiveTest) -> Result<bool, UsageError> {
         if self.report_gbits && test.is_latency() {
@@ -1922,7 +1923,7 @@ mod tests {
 
     /// `-t` and `--report_gbits` are the bandwidth tests': a latency test (or rc-pingpong)
     /// took them and changed nothing, without a word; refused naming the flag. perftest's
-    /// latency tests have neither.
+    /// latency tests list neither (they parse both and change nothing).
     #[test]
     fn a_latency_test_refuses_the_bandwidth_tests_depth_and_units() {
         for test in [
