@@ -253,6 +253,17 @@ pub const FRAME_OPCODES: [(&str, Opcode); 20] = [
     ("ack", Opcode::RcAck),
 ];
 
+/// The name `--opcode` takes for `opcode` (the most specific where two name it: a READ
+/// response's middle packet is `read-response-middle`, not `read-response`), as answers and
+/// errors say it.
+fn opcode_name(opcode: Opcode) -> &'static str {
+    FRAME_OPCODES
+        .iter()
+        .rev()
+        .find(|&&(_, op)| op == opcode)
+        .map_or("RoCEv2", |&(name, _)| name)
+}
+
 /// The `--opcode` names of the LAST and ONLY packets of `opcode`'s kind of message (WRITE,
 /// SEND or READ response): what a payload shorter than the path MTU is carried in.
 fn message_end_names(opcode: Opcode) -> &'static str {
@@ -273,8 +284,9 @@ fn message_end_names(opcode: Opcode) -> &'static str {
 pub fn frame_bytes(opcode: Opcode, payload_bytes: u64, vlan: bool) -> Result<FrameSize, String> {
     if payload_bytes > 0 && !opcode.has_payload() {
         return Err(format!(
-            "--payload-bytes {payload_bytes}: {opcode:?} carries no payload; give 0 or a \
-             data-carrying --opcode"
+            "--payload-bytes {payload_bytes}: {} carries no payload; give 0 or a \
+             data-carrying --opcode",
+            opcode_name(opcode)
         ));
     }
     let max_pmtu = PMTUS[PMTUS.len() - 1];
@@ -288,9 +300,10 @@ pub fn frame_bytes(opcode: Opcode, payload_bytes: u64, vlan: bool) -> Result<Fra
     if (opcode.is_first() || opcode.is_middle()) && !PMTUS.contains(&payload_bytes) {
         let pmtus: Vec<String> = PMTUS.iter().map(u64::to_string).collect();
         return Err(format!(
-            "--payload-bytes {payload_bytes}: a {opcode:?} packet carries exactly one path MTU \
+            "--payload-bytes {payload_bytes}: a {} packet carries exactly one path MTU \
              ({} bytes); a shorter payload ends a message (a LAST or ONLY packet: --opcode \
              {})",
+            opcode_name(opcode),
             pmtus.join(", "),
             message_end_names(opcode)
         ));
@@ -356,7 +369,7 @@ pub fn frame_bytes(opcode: Opcode, payload_bytes: u64, vlan: bool) -> Result<Fra
         bytes: FCS_BYTES,
     });
     Ok(FrameSize {
-        opcode: format!("{opcode:?}"),
+        opcode: opcode_name(opcode).to_string(),
         frame_bytes: parts.iter().map(|p| p.bytes).sum(),
         parts,
     })
@@ -474,6 +487,20 @@ mod tests {
             let e = frame_bytes(op, 100, false).unwrap_err();
             assert!(e.contains(names), "{op:?}: {e}");
         }
+    }
+
+    /// Answers and errors name the opcode as `--opcode` takes it, not by the wire crate's
+    /// type name (they said `RcWriteFirst` and `RcAck`).
+    #[test]
+    fn the_opcode_is_named_as_the_flag_takes_it() {
+        let f = frame_bytes(Opcode::RcWriteFirst, 1024, false).unwrap();
+        assert_eq!(f.opcode, "write-first");
+        let f = frame_bytes(Opcode::RcReadResponseMiddle, 1024, false).unwrap();
+        assert_eq!(f.opcode, "read-response-middle");
+        let e = frame_bytes(Opcode::RcAck, 10, false).unwrap_err();
+        assert!(e.contains(": ack carries no payload"), "{e}");
+        let e = frame_bytes(Opcode::RcSendMiddle, 10, false).unwrap_err();
+        assert!(e.contains("a send-middle packet carries"), "{e}");
     }
 
     /// Every opcode a RoCEv2 link carries, by the name `--opcode` takes, against its size
