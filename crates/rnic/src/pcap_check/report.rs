@@ -671,6 +671,11 @@ fn no_roce_verdict(a: &Analysis, summary: &ReadSummary) -> String {
             let kind = a.other_kinds.keys().next().map_or("", String::as_str);
             format!("its one frame is {kind}")
         }
+        // One kind: "all too short for Ethernet", not "too short for Ethernet 2".
+        Some(_) if a.non_roce == frames && a.other_kinds.len() == 1 => {
+            let kind = a.other_kinds.keys().next().map_or("", String::as_str);
+            format!("its {frames} frames are all {kind}")
+        }
         Some(kinds) if a.non_roce == frames => format!("its {frames} frames are {kinds}"),
         Some(kinds) => format!(
             "of its {frames} frames, {kinds}; the other {} skipped (see the notes)",

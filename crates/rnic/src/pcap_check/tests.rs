@@ -595,6 +595,19 @@ fn no_roce_traffic() -> Vec<(u64, Vec<u8>)> {
         .collect()
 }
 
+/// Frames all of one kind are said so, without the count after the kind that read as part
+/// of it ("its 2 frames are too short for Ethernet 2").
+#[test]
+fn a_capture_of_one_kind_of_frame_says_they_are_all_of_it() {
+    let runts: Vec<(u64, Vec<u8>)> = (1..=2).map(|i| (i * 1_000, vec![0u8; 10])).collect();
+    let r = check(&pcap(&runts));
+    assert_eq!(
+        r.verdict,
+        "no RoCEv2 frame found, so nothing was checked: its 2 frames are all too short for \
+         Ethernet"
+    );
+}
+
 #[test]
 fn a_capture_without_roce_says_so_and_what_it_holds_instead() {
     let r = check(&pcap(&no_roce_traffic()));
