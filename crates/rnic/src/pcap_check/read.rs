@@ -152,7 +152,11 @@ fn reason<I>(e: &PcapError<I>, what: &str) -> String {
         }
         PcapError::BufferTooSmall => format!("the {what} is longer than any captured frame"),
         PcapError::ReadError => "reading the file failed".into(),
-        PcapError::HeaderNotRecognized => "the header is neither pcap nor pcapng".into(),
+        // Past a pcap magic or a pcapng block type checked already: the byte-order magic of
+        // a section header block.
+        PcapError::HeaderNotRecognized => {
+            format!("the {what}'s byte-order magic is neither 1a2b3c4d nor 4d3c2b1a")
+        }
         PcapError::NomError(..) | PcapError::OwnedNomError(..) => {
             format!("its bytes are not a valid {what} (a length or type field is wrong)")
         }

@@ -297,6 +297,21 @@ fn not_a_capture_names_the_file_and_what_was_expected() {
     // A valid magic and nothing else: the header is cut short.
     let e = check_reader(Cursor::new(&[0xd4, 0xc3, 0xb2, 0xa1, 2, 0]), "h.pcap").unwrap_err();
     assert!(e.0.contains("h.pcap") && e.0.contains("header"), "{e}");
+    // A pcapng section header block whose byte-order magic is wrong says that (it said "the
+    // header is neither pcap nor pcapng" of a block it had just read as pcapng).
+    let mut shb = Vec::new();
+    ng_block(
+        &mut shb,
+        0x0a0d_0d0a,
+        &[
+            0xef, 0xbe, 0xad, 0xde, 1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+        ],
+    );
+    let e = check_reader(Cursor::new(shb), "b.pcapng").unwrap_err();
+    assert!(
+        e.0.contains("byte-order magic is neither 1a2b3c4d nor 4d3c2b1a"),
+        "{e}"
+    );
 }
 
 /// A small deterministic generator for the bad-input tests.
