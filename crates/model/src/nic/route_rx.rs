@@ -210,16 +210,17 @@ pub(crate) fn after_qpc(parts: Parts<'_>, frame: u32, at: TimePs, cx: &mut NicCx
     Ask::TransPump
 }
 
-/// Whether request `b` waits for a receive WQE on its way ([`super::rx_wait::RecvWait::must_wait`]).
+/// Whether request `b` waits for a receive WQE on its way
+/// ([`super::rx_wait::RecvWait::must_wait`]).
 #[inline]
 fn must_wait_in(parts: &Parts<'_>, b: rnic_wire::BthRepr) -> bool {
     parts.rx.wait.must_wait(parts.qps, parts.dev, parts.host, b)
 }
 
 /// `k` receive WQEs of the RQ ring of QP `ring` landed and went to the transport
-/// ([`super::rx_wait`]): the requests they release go back, in order, to the step they waited
-/// before, as QPC answers ready `now` for the NIC to route ([`after_qpc`] through the QPC
-/// route). Whether any went back.
+/// ([`super::rx_wait`]): the requests they release go back, in order, to the step they
+/// waited before, as QPC answers ready `now` for the NIC to route ([`after_qpc`] through
+/// the QPC route). Whether any went back.
 pub(crate) fn on_rq_landed(
     parts: Parts<'_>,
     ring: u32,
