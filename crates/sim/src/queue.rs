@@ -714,6 +714,15 @@ impl<E> EventQueue<E> {
         self.now
     }
 
+    /// Whether an event pushed now for `at_ps` would be the very next one popped: it is due
+    /// now and nothing else is queued for now (among equal times the queue pops in push
+    /// order, so one queued earlier for now would come first). A step in that place may run
+    /// right after the current event instead of being an event, in the same order exactly.
+    #[inline]
+    pub fn pops_next_if_pushed_at(&self, at_ps: u64) -> bool {
+        at_ps == self.now && self.peek_time() != Some(at_ps)
+    }
+
     /// See [`TimeQueue::clamped_pushes`].
     pub fn clamped_pushes(&self) -> u64 {
         self.clamped
@@ -1044,6 +1053,24 @@ mod tests {
         );
         assert!(q.is_empty());
         assert_eq!(q.now(), 1_000_000_000_000);
+    }
+
+    /// An event pushed for now is popped next only when nothing else is queued for now.
+    #[test]
+    fn an_event_for_now_pops_next_only_alone() {
+        let mut q = EventQueue::new();
+        q.push(5, 0u32);
+        q.push(5, 1);
+        q.push(9, 2);
+        assert_eq!(q.pop(), Some((5, 0)));
+        assert!(
+            !q.pops_next_if_pushed_at(5),
+            "event 1 is queued for 5 already"
+        );
+        assert!(!q.pops_next_if_pushed_at(9), "not due now");
+        assert_eq!(q.pop(), Some((5, 1)));
+        assert!(q.pops_next_if_pushed_at(5));
+        assert!(!q.pops_next_if_pushed_at(9));
     }
 
     #[test]

@@ -220,7 +220,7 @@ impl Network {
         }
         eg.kick_at = Some(at);
         eg.kick_queued = q.now();
-        if next_at_now(at, q) {
+        if q.pops_next_if_pushed_at(at) {
             self.owed_starts.push(link as u32);
         } else {
             q.push(at, Ev::Net(NetEv::PfcEgress { link: link as u32 }));
@@ -485,12 +485,6 @@ impl Network {
         self.send_pfc(now, data_link, quanta, q, frames);
         xoff_ps
     }
-}
-
-/// Whether an event for `at` would be the next one popped from `q`: due now, with nothing
-/// else queued for now.
-fn next_at_now(at: TimePs, q: &EventQueue<Ev>) -> bool {
-    at == q.now() && q.peek_time() != Some(at)
 }
 
 #[cfg(test)]

@@ -31,10 +31,10 @@ use crate::event::NicEv;
 /// events of `now` are queued before it, else owe it right after the current event.
 pub(crate) fn wake<M>(sched: &mut Scheduler<M>, now: TimePs, cx: &mut NicCx<'_>) {
     // A wake-up for a later time (none today) or behind other events of `now` is queued.
-    if now != cx.q.now() || cx.q.peek_time() == Some(now) {
-        cx.at(now, NicEv::Sched);
-    } else {
+    if cx.q.pops_next_if_pushed_at(now) {
         sched.owed = true;
+    } else {
+        cx.at(now, NicEv::Sched);
     }
 }
 
