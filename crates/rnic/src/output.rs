@@ -269,7 +269,7 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
     if let Some(dir) = parent_of(path) {
         create_dirs("output", path, dir)?;
     }
-    std::fs::write(path, bytes).map_err(|e| fail("output", path, "writing it", &e))
+    write_named("output", path, bytes)
 }
 
 /// Writes `bytes` to the file `path`, an output `what` names in the error (e.g.

@@ -930,9 +930,10 @@ impl LiveCmd {
     }
 
     /// `-t`: the bandwidth tests' work requests in flight per QP, 1 to 4096 (default
-    /// [`DEFAULT_TX_DEPTH`], perftest's). perftest's latency tests and ibv_rc_pingpong have
-    /// no `-t`, and rnic's keep one operation in flight, so there it is refused: it was
-    /// taken and changed nothing.
+    /// [`DEFAULT_TX_DEPTH`], perftest's). rnic's latency tests and rc-pingpong keep one
+    /// operation in flight (perftest's latency tests parse `-t`, do not list it and change
+    /// nothing for it; ibv_rc_pingpong has none), so there it is refused: it was taken and
+    /// changed nothing.
     fn tx_depth_for(&self, test: LiveTest) -> Result<u32, UsageError> {
         let Some(depth) = self.tx_depth else {
             return Ok(DEFAULT_TX_DEPTH);
