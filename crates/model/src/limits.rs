@@ -187,11 +187,11 @@ pub fn bw_peak_stamp_bytes(cfg: &Config, spec: &PerfSpec) -> u64 {
         1
     };
     let pairs = u64::from(spec.qps.max(1)) * ways;
-    let iters = spec.iters.max(1);
-    let per_pair = iters
-        .div_ceil(u64::from(cfg.host.post_list.max(1)))
-        .saturating_add(iters.div_ceil(u64::from(cfg.host.cq_mod.max(1))) + 1);
-    pairs.saturating_mul(per_pair).saturating_mul(8)
+    let (posts, cqes) =
+        crate::host::bw_peak::stamps_per_pair(spec.iters, cfg.host.post_list, cfg.host.cq_mod);
+    pairs
+        .saturating_mul(posts.saturating_add(cqes))
+        .saturating_mul(8)
 }
 
 fn gb(bytes: u64) -> String {

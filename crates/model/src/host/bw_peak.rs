@@ -95,6 +95,16 @@ pub struct BwPeak {
     best: Option<PeakSpan>,
 }
 
+/// The stamps one pair's `iters` operations take, as (post lists, CQEs): one per post list
+/// of `post_list` operations, and one per CQE (a signaled WQE every `cq_mod`, the pair's
+/// last) and the warm-up's last. The run reserves them up front; the memory estimate counts
+/// them.
+pub fn stamps_per_pair(iters: u64, post_list: u32, cq_mod: u32) -> (u64, u64) {
+    let iters = iters.max(1);
+    let posts = iters.div_ceil(u64::from(post_list.max(1)));
+    (posts, iters.div_ceil(u64::from(cq_mod.max(1))) + 1)
+}
+
 impl BwPeak {
     /// Room for `posts` post lists and `completions` CQEs (more still fit, by growing).
     pub fn with_capacity(posts: u64, completions: u64) -> BwPeak {

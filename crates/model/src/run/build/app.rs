@@ -153,11 +153,10 @@ pub(super) fn application(
     // reserved up front, so millions of them carry no growth slack: one per post list and
     // one per CQE (a signaled WQE every cq_mod, each pair's last, and the warm-up's last).
     let peak = (p.host.bw_peak && !lat && pl.procs == 0 && !duration_mode).then(|| {
-        let (n, iters) = (pairs.len() as u64, f.iters.max(1));
-        crate::host::bw_peak::BwPeak::with_capacity(
-            n * iters.div_ceil(u64::from(p.host.post_list)),
-            n * (iters.div_ceil(u64::from(p.host.cq_mod)) + 1),
-        )
+        let n = pairs.len() as u64;
+        let (posts, cqes) =
+            crate::host::bw_peak::stamps_per_pair(f.iters, p.host.post_list, p.host.cq_mod);
+        crate::host::bw_peak::BwPeak::with_capacity(n * posts, n * cqes)
     });
     let mut app = Perftest {
         spec: test_spec(p, f, pl),
