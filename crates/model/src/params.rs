@@ -86,6 +86,7 @@ pub mod isolation;
 pub mod prefetch;
 pub mod rx_buffer;
 pub mod settle;
+pub mod trace;
 
 use rnic_sim::{bytes_time_ps_mbps, ns, TimePs};
 

@@ -53,14 +53,33 @@ pub struct QueueTracker {
     /// With a trace: the level at each multiple of `interval_ps` passed so far.
     samples: Vec<u64>,
     interval_ps: Option<TimePs>,
+    /// Most samples the trace keeps (its share of
+    /// [`crate::params::trace::TRACE_ROW_BUDGET`]).
+    max_samples: usize,
+    /// A sample was due past `max_samples`: the trace ends early.
+    cut: bool,
 }
 
 impl QueueTracker {
-    /// A queue, empty at time 0, sampled every `interval_ps` if given.
-    pub fn new(interval_ps: Option<TimePs>) -> Self {
+    /// A queue, empty at time 0, sampled every `interval_ps` if given, at most
+    /// `max_samples` times.
+    pub fn new(interval_ps: Option<TimePs>, max_samples: usize) -> Self {
         QueueTracker {
             interval_ps: interval_ps.filter(|&i| i > 0),
+            max_samples,
             ..QueueTracker::default()
+        }
+    }
+
+    /// Takes the samples due at times for which `due(sample time)` holds, up to the cap.
+    fn sample_while(&mut self, due: impl Fn(TimePs) -> bool) {
+        let Some(i) = self.interval_ps else { return };
+        while due((self.samples.len() as u64).saturating_mul(i)) {
+            if self.samples.len() >= self.max_samples {
+                self.cut = true;
+                return;
+            }
+            self.samples.push(self.level);
         }
     }
 
@@ -70,10 +89,8 @@ impl QueueTracker {
             return;
         }
         *self.time_at.entry(self.level).or_default() += t - self.last_ps;
-        if let Some(i) = self.interval_ps {
-            while (self.samples.len() as u64) * i < t {
-                self.samples.push(self.level);
-            }
+        if !self.cut {
+            self.sample_while(|at| at < t);
         }
         self.last_ps = t;
     }
@@ -107,10 +124,8 @@ impl QueueTracker {
     /// The run ended at `end`: time runs on to it, and the samples up to it are taken.
     pub fn finish(&mut self, end: TimePs) {
         self.settle(end);
-        if let Some(i) = self.interval_ps {
-            while (self.samples.len() as u64) * i <= end {
-                self.samples.push(self.level);
-            }
+        if !self.cut {
+            self.sample_while(|at| at <= end);
         }
     }
 
@@ -129,6 +144,11 @@ impl QueueTracker {
     /// The level at each sample time (with a trace).
     pub fn samples(&self) -> &[u64] {
         &self.samples
+    }
+
+    /// Whether the trace stopped at its cap before the run ended.
+    pub fn cut(&self) -> bool {
+        self.cut
     }
 
     /// Its figures as reported, for output port `port` of switch `switch`.
@@ -178,12 +198,16 @@ pub struct Queues {
 
 impl Queues {
     /// The queues of switches with `ports_per_switch` output ports each, sampled every
-    /// `interval_ps` if given.
-    pub fn new(ports_per_switch: &[usize], interval_ps: Option<TimePs>) -> Self {
+    /// `interval_ps` if given, at most `max_samples` times.
+    pub fn new(
+        ports_per_switch: &[usize],
+        interval_ps: Option<TimePs>,
+        max_samples: usize,
+    ) -> Self {
         Queues {
             ports: ports_per_switch
                 .iter()
-                .map(|&n| vec![QueueTracker::new(interval_ps); n])
+                .map(|&n| vec![QueueTracker::new(interval_ps, max_samples); n])
                 .collect(),
             interval_ps: interval_ps.filter(|&i| i > 0),
         }
@@ -220,7 +244,7 @@ mod tests {
 
     #[test]
     fn percentiles_weigh_each_level_by_its_time() {
-        let mut q = QueueTracker::new(None);
+        let mut q = QueueTracker::new(None, usize::MAX);
         // 1000 bytes from 0 to 90, 5000 from 90 to 99, 9000 from 99 to 100.
         q.joined(0, 1000);
         q.leaves_at(90, 1000);
@@ -241,7 +265,7 @@ mod tests {
     fn an_enqueue_percentile_would_differ_a_burst_is_short() {
         // 100 frames queue within 1 ps of each other, then the port is idle 999 ps: by time
         // the queue is empty most of the run.
-        let mut q = QueueTracker::new(None);
+        let mut q = QueueTracker::new(None, usize::MAX);
         for i in 0..100 {
             q.joined(0, 100);
             q.leaves_at(1 + i / 100, 100);
@@ -254,13 +278,29 @@ mod tests {
 
     #[test]
     fn the_trace_samples_the_level_at_each_interval() {
-        let mut q = QueueTracker::new(Some(10));
+        let mut q = QueueTracker::new(Some(10), usize::MAX);
         q.joined(5, 100); // in from 5
         q.leaves_at(25, 100); // out at 25
         q.joined(30, 40);
         q.finish(40);
         // Samples at 0, 10, 20, 30, 40: the level just after each instant.
         assert_eq!(q.samples(), &[0, 100, 100, 40, 40]);
+        assert!(!q.cut());
+    }
+
+    #[test]
+    fn the_trace_stops_at_its_cap_and_says_so_the_statistics_go_on() {
+        let mut q = QueueTracker::new(Some(10), 3);
+        q.joined(5, 100);
+        q.leaves_at(25, 100);
+        q.joined(30, 40);
+        q.finish(40);
+        assert_eq!(q.samples(), &[0, 100, 100]);
+        assert!(q.cut());
+        assert_eq!(q.stats(0, 0).max_bytes, 100);
+        let mut exact = QueueTracker::new(Some(10), 5);
+        exact.finish(40);
+        assert!(!exact.cut(), "five samples due, five kept");
     }
 
     proptest! {
@@ -270,7 +310,7 @@ mod tests {
         fn percentiles_are_ordered_and_bounded(
             frames in prop::collection::vec((0u64..100, 1u64..5000, 1u64..500), 1..100),
         ) {
-            let mut q = QueueTracker::new(Some(7));
+            let mut q = QueueTracker::new(Some(7), usize::MAX);
             let (mut now, mut last_end) = (0, 0);
             for (dt, len, stay) in frames {
                 now += dt;
@@ -293,7 +333,7 @@ mod tests {
         fn the_level_is_the_frames_in_the_queue_at_each_instant(
             frames in prop::collection::vec((0u64..30, 1u64..5000, 1u64..200), 1..40),
         ) {
-            let mut q = QueueTracker::new(Some(5));
+            let mut q = QueueTracker::new(Some(5), usize::MAX);
             let mut spans = Vec::new();
             let mut now = 0;
             for (dt, len, stay) in frames {

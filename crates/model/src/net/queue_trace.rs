@@ -28,6 +28,9 @@ pub struct QueueTrace {
     pub samples: usize,
     /// Every switch output port, then every NIC.
     pub series: Vec<TraceSeries>,
+    /// The trace stopped at its share of the row budget before the run ended
+    /// ([`crate::params::trace::TRACE_ROW_BUDGET`]).
+    pub cut: bool,
 }
 
 /// Whether a time inside one of `pauses` (`[from, until)`, in time order), at each of
@@ -111,6 +114,7 @@ impl Network {
             interval_ps,
             samples,
             series,
+            cut: queues.ports.iter().flatten().any(|q| q.cut()),
         })
     }
 
@@ -139,6 +143,7 @@ mod tests {
         let t = QueueTrace {
             interval_ps: 1_000_000,
             samples: 2,
+            cut: false,
             series: vec![
                 TraceSeries {
                     device: "switch0".into(),

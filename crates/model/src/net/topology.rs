@@ -545,7 +545,13 @@ impl Plan {
         let shared = cfg.net.switch_buffer == SwitchBufferMode::Shared;
         if cfg.net.ecn.enabled || cfg.net.pfc || shared || trace_ps > 0 {
             let interval = (trace_ps > 0).then_some(trace_ps);
-            net.queues = Some(super::queue_stats::Queues::new(&outs, interval));
+            let series = outs.iter().sum::<usize>() + net.uplink.len();
+            let max_samples = crate::params::trace::samples_per_series(series);
+            net.queues = Some(super::queue_stats::Queues::new(
+                &outs,
+                interval,
+                max_samples,
+            ));
         }
         if cfg.net.pfc {
             net.pfc = Some(self.pfc(cfg, p, &mut net, trace_ps));

@@ -592,6 +592,10 @@ pub fn run_and_report(
     ]
     .into_iter()
     .flatten()
+    .chain(crate::report::queues_csv::cut_warnings(
+        result.queue_trace.as_ref(),
+        result.rate_trace.as_ref(),
+    ))
     .chain(text::config_notes(&cfg))
     .chain(text::rx_buffer_note(&result))
     {
@@ -986,7 +990,11 @@ fn run_flows_and_report(
     if let Some(u) = &result.unreliable {
         writeln!(err, "{}", text::unreliable_text(u))?;
     }
-    for note in text::config_notes(cfg) {
+    let traces = (result.queue_trace.as_ref(), result.rate_trace.as_ref());
+    for note in crate::report::queues_csv::cut_warnings(traces.0, traces.1)
+        .into_iter()
+        .chain(text::config_notes(cfg))
+    {
         writeln!(err, "{note}")?;
     }
     if result.status != RunStatus::Ok {

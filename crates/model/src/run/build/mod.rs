@@ -363,7 +363,11 @@ pub(crate) fn build_flows(
         flow_pairs.push(pairs);
     }
     let Nodes { nics, apps, .. } = nodes;
-    let nics: Vec<Nic> = nics.into_iter().map(|(_, n)| n).collect();
+    let mut nics: Vec<Nic> = nics.into_iter().map(|(_, n)| n).collect();
+    let rate_rows = crate::params::trace::samples_per_series(nics.len());
+    for nic in &mut nics {
+        nic.cc.cap_trace_rows(rate_rows);
+    }
 
     let mut oracle = payload_oracle(cfg, p.seed, spec, &plans, &flow_pairs, n_nodes);
     let (perftests, window_events) =

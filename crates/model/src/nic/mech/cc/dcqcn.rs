@@ -179,6 +179,13 @@ impl Dcqcn {
         }
     }
 
+    /// The rate trace, when one is asked for, keeps at most `max_rows` rows.
+    pub fn cap_trace_rows(&mut self, max_rows: usize) {
+        if let Some(t) = self.trace.as_mut() {
+            t.cap_rows(max_rows);
+        }
+    }
+
     /// The rate trace's samples, when one is asked for.
     pub fn rate_samples(&self) -> Option<&RateSampler> {
         self.trace.as_ref()

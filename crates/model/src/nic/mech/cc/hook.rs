@@ -126,6 +126,14 @@ impl AnyCc {
         }
     }
 
+    /// The rate trace, if one is taken, keeps at most `max_rows` rows (this NIC's share
+    /// of the budget).
+    pub fn cap_trace_rows(&mut self, max_rows: usize) {
+        if let AnyCc::Dcqcn(d) = self {
+            d.cap_trace_rows(max_rows);
+        }
+    }
+
     /// The run ended at `end`: the rate trace, if one is taken, samples up to it.
     pub fn end_trace(&mut self, end: TimePs) {
         if let AnyCc::Dcqcn(d) = self {

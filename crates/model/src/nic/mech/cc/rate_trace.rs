@@ -31,6 +31,11 @@ pub struct RateSampler {
     /// The next sample's index.
     next: u64,
     samples: Vec<RateSample>,
+    /// Most rows it keeps (its NIC's share of [`crate::params::trace::TRACE_ROW_BUDGET`]):
+    /// a sample due once they are reached is not taken, nor any after it.
+    max_rows: usize,
+    /// The first sample not taken for the cap, if one was due.
+    cut_at: Option<u64>,
 }
 
 impl RateSampler {
@@ -40,13 +45,20 @@ impl RateSampler {
             interval_ps,
             next: 0,
             samples: Vec::new(),
+            max_rows: crate::params::trace::TRACE_ROW_BUDGET,
+            cut_at: None,
         })
+    }
+
+    /// Keeps at most `max_rows` rows.
+    pub fn cap_rows(&mut self, max_rows: usize) {
+        self.max_rows = max_rows;
     }
 
     /// Whether a sample is due before `now`.
     #[inline]
     pub fn due_before(&self, now: TimePs) -> bool {
-        self.next.saturating_mul(self.interval_ps) < now
+        self.cut_at.is_none() && self.next.saturating_mul(self.interval_ps) < now
     }
 
     /// Takes the samples due before `now` (the state has not changed at `now` yet):
@@ -66,7 +78,7 @@ impl RateSampler {
         I: Iterator<Item = (u32, f64, f64, f64)>,
     {
         self.take_before(end, &state);
-        if self.next * self.interval_ps == end {
+        if self.cut_at.is_none() && self.next * self.interval_ps == end {
             self.take(&state);
         }
     }
@@ -76,6 +88,10 @@ impl RateSampler {
         I: Iterator<Item = (u32, f64, f64, f64)>,
     {
         let index = self.next;
+        if self.samples.len() >= self.max_rows {
+            self.cut_at = Some(index);
+            return;
+        }
         for (qpn, rate_mbps, target_mbps, alpha) in state(index * self.interval_ps) {
             self.samples.push(RateSample {
                 index,
@@ -101,6 +117,9 @@ pub struct RateTrace {
     pub interval_ps: TimePs,
     /// (node, sample), ordered by time, then node, then QP.
     pub rows: Vec<(u32, RateSample)>,
+    /// The first sample index not taken: a NIC reached its share of the row budget, and
+    /// the trace ends there for every NIC.
+    pub cut_at: Option<u64>,
 }
 
 impl RateTrace {
@@ -108,16 +127,25 @@ impl RateTrace {
     pub fn of<'a>(nodes: impl Iterator<Item = Option<&'a RateSampler>>) -> Option<Self> {
         let mut interval_ps = None;
         let mut rows = Vec::new();
+        let mut cut_at: Option<u64> = None;
         for (node, s) in nodes.enumerate() {
             let Some(s) = s else { continue };
             interval_ps = Some(s.interval_ps);
             rows.extend(s.samples().iter().map(|&r| (node as u32, r)));
+            cut_at = match (cut_at, s.cut_at) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        }
+        if let Some(end) = cut_at {
+            rows.retain(|(_, r)| r.index < end);
         }
         // Each node's samples are in time order: a stable sort by time keeps node, then QP.
         rows.sort_by_key(|&(_, r)| r.index);
         Some(RateTrace {
             interval_ps: interval_ps?,
             rows,
+            cut_at,
         })
     }
 
@@ -181,5 +209,25 @@ mod tests {
              0,0,3,0.1,0.1,0.5\n0,2,7,25,50,1\n1,0,3,0.05,0.1,0.5\n1,2,7,25,50,1\n"
         );
         assert!(RateTrace::of([None].into_iter()).is_none());
+    }
+
+    #[test]
+    fn a_sampler_stops_at_its_rows_and_the_trace_ends_there_for_every_nic() {
+        let two_qps = |_| [(1, 10.0, 10.0, 0.0), (2, 20.0, 20.0, 0.0)].into_iter();
+        let mut small = RateSampler::new(10).unwrap();
+        small.cap_rows(3);
+        small.finish(100, two_qps);
+        // Samples 0 and 1 fill 4 rows; sample 2 is the first not taken, and no hook asks
+        // for more.
+        assert_eq!(small.samples().len(), 4);
+        assert!(!small.due_before(1000));
+        let mut big = RateSampler::new(10).unwrap();
+        big.finish(100, one_qp);
+        let t = RateTrace::of([Some(&big), Some(&small)].into_iter()).unwrap();
+        assert_eq!(t.cut_at, Some(2));
+        assert!(t.rows.iter().all(|(_, r)| r.index < 2));
+        assert_eq!(t.rows.len(), 2 + 4);
+        let whole = RateTrace::of([Some(&big)].into_iter()).unwrap();
+        assert_eq!((whole.cut_at, whole.rows.len()), (None, 11));
     }
 }
