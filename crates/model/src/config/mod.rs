@@ -449,9 +449,9 @@ config_section! {
         iso_backpressure: IsoBackpressure = IsoBackpressure::Auto; "policy", Kind::Str(IsoBackpressure::NAMES);
         /// TX isolation part: arbitration between BS tenants (auto follows nic.tx_isolation)
         iso_bs_arbiter: IsoBsArbiter = IsoBsArbiter::Auto; "policy", Kind::Str(IsoBsArbiter::NAMES);
-        /// Separate caching: depth of each BS tenant's WQE FIFO (the slides' example: 2; the
-        /// authors' RTL and the isolation profile: 16)
-        iso_bs_fifo_depth: u32 = 2; "WQEs", uint(1, 1024);
+        /// Separate caching: depth of each BS tenant's WQE FIFO (the authors' RTL: 16; the
+        /// slides' "e.g. depth = 2" holds a tenant of small WQEs to two WQE reads in flight)
+        iso_bs_fifo_depth: u32 = 16; "WQEs", uint(1, 1024);
         /// Shared caching (the baseline): depth of the one WQE FIFO every QP shares; WQE
         /// reads stop for every QP while it is almost full (depth - 1 WQEs held or being
         /// read), as in the authors' RTL, whose WQE cache is 16 deep (the isolation profile);

@@ -58,15 +58,15 @@ cores = 10
                       tenant each on its own",
         // The paper's setup: PMTU 1 KB unless stated, 100 Gb/s; the architecture under test
         // is v2, and `rnic repro isolation` sets nic.tx_isolation to compare each arm. The BS
-        // WQE FIFO is 16 deep: the slides' "shallow (e.g. depth = 2)" is an example, the
-        // authors' RTL that produced the figures has 16-entry FIFOs (and its BS tenant keeps
-        // 128 WQEs posted, so the FIFO depth decides where v1's coupled backpressure bites).
-        // The baseline's shared WQE FIFO is the RTL's too: 16 deep, almost full at 15, the
-        // flag stopping every QP's WQE reads (it matters only in the baseline arms).
+        // WQE FIFO is 16 deep, as by default: the slides' "shallow (e.g. depth = 2)" is an
+        // example, the authors' RTL that produced the figures has 16-entry FIFOs (and its BS
+        // tenant keeps 128 WQEs posted, so the FIFO depth decides where v1's coupled
+        // backpressure bites). The baseline's shared WQE FIFO is the RTL's too: 16 deep,
+        // almost full at 15, the flag stopping every QP's WQE reads (it matters only in the
+        // baseline arms).
         overlay: r#"
 [nic]
 tx_isolation = "v2"
-iso_bs_fifo_depth = 16
 iso_shared_fifo_depth = 16
 
 [qp]

@@ -37,7 +37,7 @@ impl Default for IsoParts {
             qp_round_robin: false,
             isolated_backpressure: false,
             adaptive_wrr: false,
-            bs_fifo_depth: 2,
+            bs_fifo_depth: 16,
             shared_fifo_depth: 0,
             slice_packets: 1,
         }

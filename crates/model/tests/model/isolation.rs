@@ -130,12 +130,14 @@ fn run(cfg: &Config) -> FlowsRun {
 
 fn configs() -> Vec<(String, Config)> {
     let mut out = Vec::new();
+    // FIFOs of 2 (the slides' example) fill in this mix, so every backpressure path runs.
+    let mut base = Config::default();
+    base.nic.iso_bs_fifo_depth = 2;
     for arch in [TxIsolation::Baseline, TxIsolation::V1, TxIsolation::V2] {
-        let mut c = Config::default();
+        let mut c = base.clone();
         c.nic.tx_isolation = arch;
         out.push((format!("{arch:?}"), c));
     }
-    let base = Config::default();
     let mut c = base.clone();
     c.nic.iso_caching = IsoCaching::Separate;
     out.push(("separate caching alone".into(), c));

@@ -87,16 +87,6 @@ pub const PROFILE_PARAMS: &[ProfileParam] = &[
     ),
     p(
         "isolation",
-        "nic.iso_bs_fifo_depth",
-        Paper(
-            "16: the slides' \"shallow (e.g. depth = 2)\" is an example; the authors' RTL that \
-         produced the paper's figures has 16-entry WQE FIFOs (almost full at 15), and its BS \
-         tenant keeps 128 WQEs posted, so the depth decides where v1's coupled backpressure \
-         acts (358d388; it was 2)",
-        ),
-    ),
-    p(
-        "isolation",
         "nic.iso_shared_fifo_depth",
         Paper(
             "16: the baseline the paper's figures compare against is the authors' RTL, whose \
