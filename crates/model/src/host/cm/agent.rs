@@ -10,8 +10,11 @@
 //! its own; the active side moves its QP to RTR and RTS and sends an RTU; the passive side
 //! moves its QP to RTS. A REQ (or REP) unanswered after the CM response timeout is sent
 //! again, at most `max_retries` times; then the connection fails. A duplicate REP is
-//! answered with the RTU again (the first was lost); a duplicate REQ while the REP is
-//! outstanding with the REP again.
+//! answered with the RTU again (the first was lost). A duplicate REQ changes nothing and is
+//! not answered: while the REP waits for its RTU, the REP's own timer sends it again (the
+//! same REP, toward the QP the first REQ set), and answering each copy at once too would
+//! double every REP on a network that duplicates frames; once the RTU came the REP had
+//! arrived, and the REQ is stale.
 //!
 //! The passive side finds the QP of a REQ by the connection's number between the two hosts,
 //! which the active side puts in the REQ's private data (as an rdma_cm application puts its
@@ -951,6 +954,49 @@ mod tests {
             p.on_timer(at, conn, &mut out);
         }
         assert!(out.is_empty(), "{out:?}");
+    }
+
+    /// Starts `a`'s connection 0: its REQ, and when the REQ's timer is due.
+    fn started(a: &mut Agent) -> (CmRepr, TimePs) {
+        let mut out = Vec::new();
+        a.connect(0, 0, &mut out);
+        (sent(&out)[0], timer_due(&out))
+    }
+
+    /// A loaded passive host answers late: the active side's timer sends the REQ again
+    /// before the REP comes. The copy is the same REQ; the passive side, its REP out, moves
+    /// no QP again and sends nothing for it; the one REP and RTU connect both ends.
+    #[test]
+    fn a_req_resent_before_a_late_rep_connects_once() {
+        let (mut a, mut p) = pair();
+        let (req, due) = started(&mut a);
+        let mut out = Vec::new();
+        a.on_timer(due, 0, &mut out);
+        assert_eq!(sent(&out), vec![req], "the timer resends the same REQ");
+        out.clear();
+        p.handle(due + 1, A, &req, &mut out);
+        let rep = sent(&out)[0];
+        let rtrs = |out: &[Action]| {
+            out.iter()
+                .filter(|x| matches!(x, Action::Rtr { .. }))
+                .count()
+        };
+        assert_eq!(rtrs(&out), 1);
+        out.clear();
+        let ignored = p.ignored;
+        p.handle(due + 2, A, &req, &mut out);
+        assert!(
+            out.is_empty(),
+            "the copy moves no QP and sends nothing: {out:?}"
+        );
+        assert_eq!((p.state(0), p.ignored), (State::RepSent, ignored + 1));
+        a.handle(due + 3, P, &rep, &mut out);
+        let rtu = sent(&out)[0];
+        assert_eq!(a.state(0), State::Established);
+        out.clear();
+        p.handle(due + 4, A, &rtu, &mut out);
+        assert_eq!(p.state(0), State::Established);
+        assert_eq!(rtrs(&out), 0, "the passive QP moved to RTR once: {out:?}");
     }
 
     #[test]
