@@ -14,6 +14,9 @@ use std::time::{Duration, Instant};
 const RNIC: &str = env!("CARGO_BIN_EXE_rnic");
 /// A run that takes longer than this is a hang.
 const RUN_LIMIT: Duration = Duration::from_secs(60);
+/// The longest a pair's start waits for its first side to listen; then the other side
+/// starts anyway (and connects by its retries, or fails saying why).
+const LISTEN_LIMIT: Duration = Duration::from_secs(10);
 
 fn spawn(args: &[&str]) -> Child {
     Command::new(RNIC)
@@ -106,6 +109,32 @@ fn pair_sides(
     server_extra: &[&str],
     end_client: impl FnOnce(std::process::Child) -> std::process::Output,
 ) -> Option<PairRun> {
+    pair_started(
+        test,
+        (client_extra, server_extra),
+        end_client,
+        Start::ServerFirst,
+    )
+}
+
+/// Which side of a pair starts first.
+#[derive(Clone, Copy)]
+enum Start {
+    /// The server, and the client once the server listens (as one runs perftest).
+    ServerFirst,
+    /// The client, and the server this long after the client holds RoCEv2's port on its
+    /// address: whatever the client sends first is lost. For runs with `-R` or `-z`, whose
+    /// client opens no TCP connection before its endpoint.
+    ClientFirst(Duration),
+}
+
+/// [`pair_sides`], its sides started in the order `start` says.
+fn pair_started(
+    test: &str,
+    (client_extra, server_extra): (&[&str], &[&str]),
+    end_client: impl FnOnce(std::process::Child) -> std::process::Output,
+    start: Start,
+) -> Option<PairRun> {
     let Ends {
         server,
         client,
@@ -132,7 +161,6 @@ fn pair_sides(
         sj.to_str().unwrap(),
     ];
     sargs.extend_from_slice(server_extra);
-    let server = spawn(&sargs);
     let mut cargs = vec![
         "live",
         test,
@@ -147,7 +175,22 @@ fn pair_sides(
         pcap.to_str().unwrap(),
     ];
     cargs.extend_from_slice(client_extra);
-    let client = end_client(spawn(&cargs));
+    let (client, server) = match start {
+        Start::ServerFirst => {
+            let mut server = spawn(&sargs);
+            let at = (server_ip.parse().unwrap(), port.parse().unwrap());
+            common::wait_until_listening(&mut server, at, LISTEN_LIMIT);
+            (spawn(&cargs), server)
+        }
+        Start::ClientFirst(lead) => {
+            let mut client = spawn(&cargs);
+            let at = (client_ip.parse().unwrap(), port.parse().unwrap());
+            common::wait_until_listening(&mut client, at, LISTEN_LIMIT);
+            std::thread::sleep(lead);
+            (client, spawn(&sargs))
+        }
+    };
+    let client = end_client(client);
     let server = finish(server, "the server");
     assert!(client.status.success(), "client failed: {}", text(&client));
     assert!(server.status.success(), "server failed: {}", text(&server));
@@ -510,17 +553,24 @@ fn report_gbits_prints_the_table_in_gbits() {
 /// The CM MADs of a capture, in order: the attribute id of every UD SEND to QP1 with the
 /// GSI Q_Key (0x10 REQ, 0x13 REP, 0x14 RTU).
 fn cm_attributes(pcap: &Path) -> Vec<u16> {
-    let mut attrs = Vec::new();
+    cm_mads(pcap).into_iter().map(|(attr, _)| attr).collect()
+}
+
+/// The CM MADs of a capture, in capture order: each one's attribute id and transaction id.
+fn cm_mads(pcap: &Path) -> Vec<(u16, u64)> {
+    let mut mads = Vec::new();
     for frame in frames(pcap) {
         let bth = 14 + 20 + 8;
         let dest_qp = u32::from_be_bytes([0, frame[bth + 5], frame[bth + 6], frame[bth + 7]]);
         let qkey = u32::from_be_bytes(frame[bth + 12..bth + 16].try_into().unwrap());
         if frame[bth] == 100 && dest_qp == 1 && qkey == 0x8001_0000 {
             let mad = bth + 12 + 8;
-            attrs.push(u16::from_be_bytes([frame[mad + 16], frame[mad + 17]]));
+            let attr = u16::from_be_bytes([frame[mad + 16], frame[mad + 17]]);
+            let tid = u64::from_be_bytes(frame[mad + 8..mad + 16].try_into().unwrap());
+            mads.push((attr, tid));
         }
     }
-    attrs
+    mads
 }
 
 /// A capture's frames (Ethernet onward), in capture order (sent and received).
@@ -686,6 +736,34 @@ fn several_ud_qps_resolved_by_sidr_verify_every_qps_bytes() {
         resolve[..],
         "the control QP, then three SIDRs: {attrs:?}"
     );
+}
+
+/// A client started before its server (`-c UD -R`): its first REQ reaches a port nothing
+/// holds yet and is lost, RDMA CM's response timer (about a second) sends the same REQ again,
+/// and the run connects and verifies as any other. The capture holds that one transaction's
+/// REQ two or more times, then one REP and one RTU, and the UD QP's SIDR exchange after.
+#[test]
+fn a_req_lost_before_the_server_listens_is_sent_again_and_the_run_verifies() {
+    let args = ["-R", "-c", "UD", "-n", "100", "-s", "1024"];
+    let end = |c| finish(c, "the client");
+    let lead = Start::ClientFirst(Duration::from_millis(500));
+    let Some((c, s, pcap, _)) = pair_started("send-bw", (&args, &args), end, lead) else {
+        return;
+    };
+    assert_verified(&c, "client");
+    assert_verified(&s, "server");
+    let mads = cm_mads(&pcap);
+    let reqs = mads.iter().take_while(|(attr, _)| *attr == 0x10).count();
+    assert!(
+        reqs >= 2,
+        "the first REQ was lost and sent again: {mads:x?}"
+    );
+    assert!(
+        mads[..reqs].iter().all(|m| *m == mads[0]),
+        "one transaction: {mads:x?}"
+    );
+    let after: Vec<u16> = mads[reqs..].iter().map(|(attr, _)| *attr).collect();
+    assert_eq!(after[..4], [0x13, 0x14, 0x17, 0x18], "{mads:x?}");
 }
 
 /// perftest's `-z`: the exchange runs over an RDMA CM control connection (one REQ, REP and

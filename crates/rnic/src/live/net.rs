@@ -55,16 +55,23 @@ fn open_error(what: &str, e: io::Error) -> anyhow::Error {
     }
 }
 
+/// Binds the UDP socket that claims `local_ip:4791` for this endpoint ([`RoceSocket`]).
+fn claim_roce_port(local_ip: Ipv4Addr) -> anyhow::Result<UdpSocket> {
+    UdpSocket::bind(SocketAddrV4::new(local_ip, ROCE_PORT)).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot bind UDP {local_ip}:{ROCE_PORT} (RoCEv2's port): {e}; another endpoint \
+             on this address? Two endpoints on one machine need two addresses, e.g. \
+             --bind 127.0.0.1 and --bind 127.0.0.2"
+        )
+    })
+}
+
 impl RoceSocket {
     /// Opens the sockets of `local_ip`. Fails when another endpoint holds `local_ip:4791`.
+    /// The port is claimed last, once the receive socket takes datagrams: whoever sees it
+    /// bound (a peer started after this side, a test waiting to start the client) knows
+    /// that a datagram sent from then on is received, not answered with port unreachable.
     pub fn open(local_ip: Ipv4Addr) -> anyhow::Result<RoceSocket> {
-        let claim = UdpSocket::bind(SocketAddrV4::new(local_ip, ROCE_PORT)).map_err(|e| {
-            anyhow::anyhow!(
-                "cannot bind UDP {local_ip}:{ROCE_PORT} (RoCEv2's port): {e}; another endpoint \
-                 on this address? Two endpoints on one machine need two addresses, e.g. \
-                 --bind 127.0.0.1 and --bind 127.0.0.2"
-            )
-        })?;
         let tx = Socket::new(
             Domain::IPV4,
             Type::RAW,
@@ -77,6 +84,7 @@ impl RoceSocket {
         // Best effort: a smaller buffer only means more loss under bursts, which RC repairs.
         let _ = rx.set_recv_buffer_size(RCVBUF_BYTES);
         let _ = tx.set_send_buffer_size(RCVBUF_BYTES);
+        let claim = claim_roce_port(local_ip)?;
         Ok(RoceSocket {
             local_ip,
             tx,

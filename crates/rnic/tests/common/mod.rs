@@ -262,3 +262,46 @@ pub fn live_skip_reason(addrs: &[std::net::Ipv4Addr]) -> Option<String> {
     }
     None
 }
+
+/// Waits (up to `limit`) until `server`, an `rnic live` side just spawned, listens on `ip`:
+/// for perftest's TCP exchange on `port`, or (with `-R` or `-z`, which open no TCP) on
+/// RoCEv2's UDP port, which it claims once its receive socket takes datagrams. Returns early
+/// when the server exits. A client started before then sends its first REQ to a port
+/// nothing holds yet: the datagram is lost, and RDMA CM repairs that only by sending the
+/// REQ again after its response timeout (a second REQ in the capture, a second later).
+/// Where the kernel lists no sockets (`/proc/net`), returns at once.
+pub fn wait_until_listening(
+    server: &mut std::process::Child,
+    (ip, port): (std::net::Ipv4Addr, u16),
+    limit: std::time::Duration,
+) {
+    let start = std::time::Instant::now();
+    while start.elapsed() < limit && !matches!(server.try_wait(), Ok(Some(_))) {
+        let tcp = socket_listed("tcp", (ip, port), Some(TCP_LISTEN));
+        let udp = socket_listed("udp", (ip, rnic_wire::ROCE_PORT), None);
+        match (tcp, udp) {
+            (Some(false), Some(false)) => std::thread::sleep(std::time::Duration::from_millis(5)),
+            _ => return,
+        }
+    }
+}
+
+/// The state `/proc/net/tcp` gives a listening socket.
+const TCP_LISTEN: &str = "0A";
+
+/// Whether `/proc/net/{proto}` lists a socket bound to `ip:port`, in `state` if given
+/// (`None` when the kernel has no such list). Local addresses are the IPv4 address as a
+/// native-endian 32-bit word and the port, in hex: `0102007F:12B7` is 127.0.2.1:4791 on a
+/// little-endian machine.
+fn socket_listed(
+    proto: &str,
+    (ip, port): (std::net::Ipv4Addr, u16),
+    state: Option<&str>,
+) -> Option<bool> {
+    let table = std::fs::read_to_string(format!("/proc/net/{proto}")).ok()?;
+    let wanted = format!("{:08X}:{port:04X}", u32::from_ne_bytes(ip.octets()));
+    Some(table.lines().skip(1).any(|l| {
+        let fields: Vec<&str> = l.split_whitespace().collect();
+        fields.get(1) == Some(&wanted.as_str()) && state.is_none_or(|s| fields.get(3) == Some(&s))
+    }))
+}
