@@ -27,10 +27,10 @@ const ITERS: &str = "3000";
 /// Without pseudo-ACKs the client's window (queue depth × message) waits one round trip:
 /// its goodput is at most window / RTT, whatever the CPU. With them the box releases the
 /// window after the short local trip, and what limits the goodput is the CPU of the three
-/// processes: 1 to 1.5 Gbit/s on an idle two-core machine, 0.27 Gbit/s with four busy loops
-/// beside it. The ratio is that CPU-bound rate × RTT / window, so it falls as the machine
-/// is loaded: at 5 ms one way it was 18 to 27× idle and 8 to 10× loaded, a failure that
-/// measured the load, not the mechanism. At 25 ms (2500 km) the arm without is bound at
+/// processes: 1 to 1.5 Gbit/s on an idle two-core machine, down to 0.27 Gbit/s with four
+/// busy loops beside it. The ratio is that CPU-bound rate × RTT / window, so it falls as
+/// the machine is loaded: at 5 ms one way it was 18 to 27× idle and as low as 8× loaded, a
+/// failure that measured the load, not the mechanism. At 25 ms (2500 km) the arm without is bound at
 /// 10.5 Mbit/s, and the arm with passes 10× down to 105 Mbit/s, 40 % of the loaded rate;
 /// a box that does not pseudo-ACK still gives about 1× and fails.
 const COMPARED_ONE_WAY_MS: u64 = 25;
