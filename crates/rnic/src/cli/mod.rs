@@ -692,12 +692,6 @@ fn latency_test_notes(perf: &crate::perf::PerfOptions, test: crate::perf::PerfTe
 /// sent: a UC or UD QP waits for no acknowledgement and resends nothing, so over one they
 /// change nothing (perftest takes them there in silence, and so did rnic).
 fn unreliable_notes(inputs: &RunInputs, cfg: &Config, test: crate::perf::PerfTest) -> Vec<String> {
-    use rnic_model::config::Transport;
-    let service = match cfg.qp.transport {
-        Transport::Rc => return Vec::new(),
-        Transport::Uc => "UC",
-        Transport::Ud => "UD",
-    };
     let retry = inputs.sets.iter().any(|o| o.key == "qp.retry_cnt");
     [
         (
@@ -708,13 +702,7 @@ fn unreliable_notes(inputs: &RunInputs, cfg: &Config, test: crate::perf::PerfTes
     ]
     .into_iter()
     .filter(|&(given, _)| given)
-    .map(|(_, flag)| {
-        format!(
-            "rnic: {flag} has no effect on {} over {service} (-c, qp.transport): an \
-             unreliable QP waits for no acknowledgement and resends nothing",
-            test.name()
-        )
-    })
+    .filter_map(|(_, flag)| text::retry_no_effect_note(flag, test.name(), cfg.qp.transport))
     .collect()
 }
 

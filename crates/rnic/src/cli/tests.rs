@@ -1579,3 +1579,43 @@ fn a_sweep_says_its_points_config_notes_once() {
     assert_eq!(r.err.matches(switch).count(), 1, "{}", r.err);
     assert!(r.err.contains("(at 2 of the 4 points)"), "{}", r.err);
 }
+
+/// A sweep that gives RC's retry settings to UC or UD points says so once, as `rnic perf`
+/// does for -u and --retry_count, counting the points it concerns; an all-RC sweep says
+/// nothing.
+#[test]
+fn a_sweep_says_its_retry_settings_do_nothing_over_uc_and_ud() {
+    let d = tmp("sweep-retry-notes");
+    let sweep = d.join("sweep.toml");
+    let body = "[perf]\ntest = \"send-bw\"\nsize = 64\niters = 20\n[set]\nqp.retry_cnt = 3\n[[axis]]\n\
+                key = \"qp.timeout\"\nvalues = [14, 18]\n";
+    std::fs::write(
+        &sweep,
+        format!("{body}[[axis]]\nkey = \"qp.transport\"\nvalues = [\"rc\", \"ud\"]\n"),
+    )
+    .unwrap();
+    let out = d.join("out");
+    let run = |file: &std::path::Path| {
+        rnic(&[
+            "sweep",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    };
+    let r = run(&sweep);
+    assert_eq!(r.code, 0, "{}", r.err);
+    for flag in ["-u/--qp-timeout", "--retry_count (qp.retry_cnt)"] {
+        let line = r.err.lines().find(|l| l.contains(flag)).unwrap_or_default();
+        assert!(
+            line.contains("no effect on send-bw over UD")
+                && line.ends_with("(at 2 of the 4 points)"),
+            "{}",
+            r.err
+        );
+    }
+    std::fs::write(&sweep, body).unwrap();
+    let r = run(&sweep);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(!r.err.contains("no effect"), "{}", r.err);
+}

@@ -597,6 +597,26 @@ pub fn config_notes(cfg: &rnic_model::config::Config) -> Vec<String> {
     .collect()
 }
 
+/// `flag`, an RC QP's retry setting, given to a run of `test` over an unreliable service
+/// (`None` for RC): a UC or UD QP waits for no acknowledgement and resends nothing, so the
+/// setting changes nothing (perftest takes it there in silence).
+pub fn retry_no_effect_note(
+    flag: &str,
+    test: &str,
+    transport: rnic_model::config::Transport,
+) -> Option<String> {
+    use rnic_model::config::Transport;
+    let service = match transport {
+        Transport::Rc => return None,
+        Transport::Uc => "UC",
+        Transport::Ud => "UD",
+    };
+    Some(format!(
+        "rnic: {flag} has no effect on {test} over {service} (-c, qp.transport): an \
+         unreliable QP waits for no acknowledgement and resends nothing"
+    ))
+}
+
 /// Runs that give the rate limiter a burst but no rate (`None` otherwise): with
 /// `qp.rate_limit_gbps = 0` no QP is limited, so `qp.rate_limit_burst_bytes` changed nothing
 /// in silence (`--burst_size` without `--rate_limit` is refused; a sweep's `[set]` may share

@@ -477,6 +477,28 @@ fn check_tx_depth_meets_a_bandwidth_test(axes: &[Axis], base: &Base) -> Result<(
 
 impl Sweep {
     /// Notes on standard error before the points run, each once for the whole sweep.
+    /// The RC retry settings the sweep gives (by an axis, `[perf]` or `[set]`), named as
+    /// `rnic perf`'s notes name them: over UC or UD they change nothing.
+    pub fn retry_settings(&self) -> Vec<&'static str> {
+        let axis =
+            |target: &dyn Fn(&AxisTarget) -> bool| self.axes.iter().any(|a| target(&a.target));
+        let set = |key: &str| self.base.set.iter().any(|o| o.key == key);
+        let timeout = axis(&|t| {
+            matches!(t, AxisTarget::Perf(o) if o == "qp_timeout")
+                || matches!(t, AxisTarget::Config(k) if k == "qp.timeout")
+        }) || self.base.perf.contains_key("qp_timeout")
+            || set("qp.timeout");
+        let retry = axis(&|t| matches!(t, AxisTarget::Config(k) if k == "qp.retry_cnt"))
+            || set("qp.retry_cnt");
+        [
+            (timeout, "-u/--qp-timeout (perf.qp_timeout, qp.timeout)"),
+            (retry, "--retry_count (qp.retry_cnt)"),
+        ]
+        .into_iter()
+        .filter_map(|(given, name)| given.then_some(name))
+        .collect()
+    }
+
     pub fn notes(&self) -> Vec<String> {
         match tx_depth_on_latency_tests(&self.axes, &self.base) {
             Some((at, latency, false)) => vec![format!(

@@ -219,12 +219,21 @@ impl<'a> Plan<'a> {
         })
     }
 
-    /// The notes the points' configs call for ([`crate::report::text::config_notes`]), each
-    /// once, with how many points it concerns when not all: a sweep printed none of them.
+    /// The notes the points' configs call for ([`crate::report::text::config_notes`]), and
+    /// the retry settings the sweep gives to UC or UD points, each once, with how many
+    /// points it concerns when not all: a sweep printed none of them.
     pub fn config_notes(&self) -> Vec<String> {
         let mut tally: Vec<(String, usize)> = Vec::new();
+        let retry = self.sweep.retry_settings();
         for p in &self.points {
-            for note in crate::report::text::config_notes(&p.config) {
+            let test = p.perf_spec().map(|s| s.test.name());
+            let unreliable = retry.iter().filter_map(|flag| {
+                crate::report::text::retry_no_effect_note(flag, test?, p.config.qp.transport)
+            });
+            for note in crate::report::text::config_notes(&p.config)
+                .into_iter()
+                .chain(unreliable)
+            {
                 match tally.iter_mut().find(|(n, _)| *n == note) {
                     Some((_, k)) => *k += 1,
                     None => tally.push((note, 1)),
