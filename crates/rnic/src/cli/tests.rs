@@ -1587,8 +1587,8 @@ fn a_sweep_says_its_points_config_notes_once() {
 fn a_sweep_says_its_retry_settings_do_nothing_over_uc_and_ud() {
     let d = tmp("sweep-retry-notes");
     let sweep = d.join("sweep.toml");
-    let body = "[perf]\ntest = \"send-bw\"\nsize = 64\niters = 20\n[set]\nqp.retry_cnt = 3\n[[axis]]\n\
-                key = \"qp.timeout\"\nvalues = [14, 18]\n";
+    let body = "[perf]\ntest = \"send-bw\"\nsize = 64\niters = 20\n[set]\nqp.retry_cnt = 3\n\
+                [[axis]]\nkey = \"qp.timeout\"\nvalues = [14, 18]\n";
     std::fs::write(
         &sweep,
         format!("{body}[[axis]]\nkey = \"qp.transport\"\nvalues = [\"rc\", \"ud\"]\n"),
