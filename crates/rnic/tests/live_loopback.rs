@@ -550,14 +550,28 @@ fn report_gbits_prints_the_table_in_gbits() {
     );
 }
 
-/// The CM MADs of a capture, in order: the attribute id of every UD SEND to QP1 with the
-/// GSI Q_Key (0x10 REQ, 0x13 REP, 0x14 RTU).
-fn cm_attributes(pcap: &Path) -> Vec<u16> {
-    cm_mads(pcap).into_iter().map(|(attr, _)| attr).collect()
+/// The CM MADs of a capture, in order, each once: the attribute id of every UD SEND to QP1
+/// with the GSI Q_Key (0x10 REQ, 0x13 REP, 0x14 RTU), a resend left out
+/// ([`without_resends`]).
+fn cm_attributes_without_resends(pcap: &Path) -> Vec<u16> {
+    attributes(&without_resends(&cm_mads(pcap)))
 }
 
-/// The CM MADs of a capture, in capture order: each one's attribute id and transaction id.
-fn cm_mads(pcap: &Path) -> Vec<(u16, u64)> {
+/// The CM MADs of a UD run under `-R` with one test QP: the control QP's REQ, REP and RTU,
+/// the UD QP's SIDR_REQ and SIDR_REP, the control QP's DREQ and DREP.
+const UD_UNDER_RDMA_CM: [u16; 7] = [0x10, 0x13, 0x14, 0x17, 0x18, 0x15, 0x16];
+
+/// One CM MAD of a capture: its sender (the IPv4 source, so the direction), its attribute id
+/// and its transaction id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Mad {
+    from: [u8; 4],
+    attr: u16,
+    tid: u64,
+}
+
+/// The CM MADs of a capture, in capture order, resends included.
+fn cm_mads(pcap: &Path) -> Vec<Mad> {
     let mut mads = Vec::new();
     for frame in frames(pcap) {
         let bth = 14 + 20 + 8;
@@ -565,12 +579,70 @@ fn cm_mads(pcap: &Path) -> Vec<(u16, u64)> {
         let qkey = u32::from_be_bytes(frame[bth + 12..bth + 16].try_into().unwrap());
         if frame[bth] == 100 && dest_qp == 1 && qkey == 0x8001_0000 {
             let mad = bth + 12 + 8;
-            let attr = u16::from_be_bytes([frame[mad + 16], frame[mad + 17]]);
-            let tid = u64::from_be_bytes(frame[mad + 8..mad + 16].try_into().unwrap());
-            mads.push((attr, tid));
+            mads.push(Mad {
+                from: frame[14 + 12..14 + 16].try_into().unwrap(),
+                attr: u16::from_be_bytes([frame[mad + 16], frame[mad + 17]]),
+                tid: u64::from_be_bytes(frame[mad + 8..mad + 16].try_into().unwrap()),
+            });
         }
     }
     mads
+}
+
+/// `mads` with every repeat of a MAD already seen (same sender, attribute and transaction)
+/// left out, wherever it comes. RDMA CM sends a REQ, REP or DREQ again when its answer is
+/// about a second late, and answers a repeated REP with the RTU again: a process starved
+/// that long on a loaded machine adds such copies to a run that is right, also after later
+/// MADs (a REQ resent while its REP was on its way). What the checks are about still shows:
+/// a MAD missing or out of order, a second transaction (a new transaction id), another QP
+/// connected (its own REQ, REP and RTU).
+fn without_resends(mads: &[Mad]) -> Vec<Mad> {
+    let mut seen = std::collections::HashSet::new();
+    mads.iter().copied().filter(|m| seen.insert(*m)).collect()
+}
+
+/// The attribute ids of `mads`, in order.
+fn attributes(mads: &[Mad]) -> Vec<u16> {
+    mads.iter().map(|m| m.attr).collect()
+}
+
+/// [`without_resends`] takes out copies, not faults: a run's resent REQ, REP, RTU or DREQ
+/// compares equal to the run without them, while a MAD missing, MADs out of order, a second
+/// transaction's REQ, or another QP's connection still compare unequal.
+#[test]
+fn collapsing_resent_mads_still_tells_a_wrong_sequence() {
+    const CLIENT: [u8; 4] = [127, 0, 2, 1];
+    const SERVER: [u8; 4] = [127, 0, 2, 2];
+    let mad = |from, attr, tid| Mad { from, attr, tid };
+    let connect = |tid| {
+        [
+            mad(CLIENT, 0x10, tid),
+            mad(SERVER, 0x13, tid),
+            mad(CLIENT, 0x14, tid),
+        ]
+    };
+    let [req, rep, rtu] = connect(1);
+    let (sidr_req, sidr_rep) = (mad(CLIENT, 0x17, 2), mad(SERVER, 0x18, 2));
+    let run = [req, rep, rtu, sidr_req, sidr_rep];
+    let collapsed = |mads: &[Mad]| attributes(&without_resends(mads));
+    let expected = attributes(&run);
+    for resent in [
+        vec![req, req, rep, rtu, sidr_req, sidr_rep],
+        vec![req, rep, req, rtu, sidr_req, sidr_rep],
+        vec![req, rep, rep, rtu, rtu, sidr_req, sidr_rep],
+        vec![req, rep, rtu, sidr_req, sidr_req, sidr_rep, sidr_rep],
+    ] {
+        assert_eq!(collapsed(&resent), expected, "{resent:x?}");
+    }
+    for wrong in [
+        vec![req, rtu, sidr_req, sidr_rep],
+        vec![rep, req, rtu, sidr_req, sidr_rep],
+        vec![req, mad(CLIENT, 0x10, 3), rep, rtu, sidr_req, sidr_rep],
+        [&run[..], &connect(4)].concat(),
+        vec![req, rep, mad(SERVER, 0x14, 1), rtu, sidr_req, sidr_rep],
+    ] {
+        assert_ne!(collapsed(&wrong), expected, "{wrong:x?}");
+    }
 }
 
 /// A capture's frames (Ethernet onward), in capture order (sent and received).
@@ -679,7 +751,7 @@ fn write_bw_connected_by_rdma_cm_verifies_every_byte() {
     // perftest's -R: RDMA CM connects the control QP, then the test's QP (REQ, REP, RTU
     // each), and both are torn down (the client's two DREQs, the server's two DREPs).
     assert_eq!(
-        cm_attributes(&pcap),
+        cm_attributes_without_resends(&pcap),
         [0x10, 0x13, 0x14, 0x10, 0x13, 0x14, 0x15, 0x15, 0x16, 0x16],
         "the client's capture holds both connections and their teardown"
     );
@@ -701,13 +773,15 @@ fn several_qps_connected_by_rdma_cm_verify_every_qps_bytes() {
             assert_eq!(j["live"]["qps"], 3, "{test}: {j}");
             assert_eq!(j["iterations"], 300, "{test}: {j}");
         }
-        let attrs = cm_attributes(&pcap);
+        let attrs = cm_attributes_without_resends(&pcap);
         let connect: Vec<u16> = [0x10, 0x13, 0x14].repeat(4);
         assert_eq!(attrs[..12], connect[..], "{test}: four connections in turn");
+        let mut teardown = attrs[12..].to_vec();
+        teardown.sort();
         assert_eq!(
-            attrs.iter().filter(|&&a| a == 0x15).count(),
-            4,
-            "{test}: four DREQs"
+            teardown,
+            [[0x15; 4], [0x16; 4]].concat(),
+            "{test}: four DREQs and their DREPs, nothing else: {attrs:x?}"
         );
     }
 }
@@ -726,15 +800,15 @@ fn several_ud_qps_resolved_by_sidr_verify_every_qps_bytes() {
         assert_eq!(j["live"]["qps"], 3, "{j}");
         assert_eq!(j["unreliable"]["messages_received"], 300, "{j}");
     }
-    let attrs = cm_attributes(&pcap);
+    let attrs = cm_attributes_without_resends(&pcap);
     let resolve: Vec<u16> = [0x10, 0x13, 0x14]
         .into_iter()
         .chain([0x17, 0x18].repeat(3))
+        .chain([0x15, 0x16])
         .collect();
     assert_eq!(
-        attrs[..9],
-        resolve[..],
-        "the control QP, then three SIDRs: {attrs:?}"
+        attrs, resolve,
+        "the control QP, then three SIDRs, then the control QP's teardown: {attrs:x?}"
     );
 }
 
@@ -753,7 +827,7 @@ fn a_req_lost_before_the_server_listens_is_sent_again_and_the_run_verifies() {
     assert_verified(&c, "client");
     assert_verified(&s, "server");
     let mads = cm_mads(&pcap);
-    let reqs = mads.iter().take_while(|(attr, _)| *attr == 0x10).count();
+    let reqs = mads.iter().take_while(|m| m.attr == 0x10).count();
     assert!(
         reqs >= 2,
         "the first REQ was lost and sent again: {mads:x?}"
@@ -762,8 +836,13 @@ fn a_req_lost_before_the_server_listens_is_sent_again_and_the_run_verifies() {
         mads[..reqs].iter().all(|m| *m == mads[0]),
         "one transaction: {mads:x?}"
     );
-    let after: Vec<u16> = mads[reqs..].iter().map(|(attr, _)| *attr).collect();
+    let after = attributes(&mads[reqs..]);
     assert_eq!(after[..4], [0x13, 0x14, 0x17, 0x18], "{mads:x?}");
+    assert_eq!(
+        attributes(&without_resends(&mads)),
+        UD_UNDER_RDMA_CM,
+        "without the resend, the MADs of a run whose first REQ arrived: {mads:x?}"
+    );
 }
 
 /// perftest's `-z`: the exchange runs over an RDMA CM control connection (one REQ, REP and
@@ -789,7 +868,7 @@ fn com_rdma_cm_carries_the_exchange_and_the_qps_connect_by_their_keys() {
         assert_verified(&c, "client");
         assert_verified(&s, "server");
         assert_eq!(
-            cm_attributes(&pcap),
+            cm_attributes_without_resends(&pcap),
             [0x10, 0x13, 0x14, 0x15, 0x16],
             "{test}: the control QP's connection and teardown, no MADs for the test's QPs"
         );
@@ -1386,8 +1465,8 @@ fn ud_runs_between_two_processes_verify_every_byte() {
             assert_verified(&s, "server");
             assert_eq!(c["live"]["connection"], "UD", "{test}: {c}");
             assert_eq!(
-                cm_attributes(&pcap),
-                [0x10, 0x13, 0x14, 0x17, 0x18, 0x15, 0x16],
+                cm_attributes_without_resends(&pcap),
+                UD_UNDER_RDMA_CM,
                 "{test}: the control QP's connection, the UD QP's resolution, the teardown"
             );
             assert_pcap_checks(&pcap);
