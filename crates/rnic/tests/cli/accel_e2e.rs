@@ -239,24 +239,9 @@ fn goodput_gbps(a: &Arm) -> f64 {
     a.client["goodput_gbps"].as_f64().expect("goodput_gbps")
 }
 
-/// The most a client without pseudo-ACKs can reach over a link of `one_way_ms`: its window
-/// of [`TX_DEPTH`] WRITEs once per round trip, Gbit/s. A load on the machine only lowers
-/// what is measured (each round trip takes longer), never raises it above this.
-fn window_bound_gbps(one_way_ms: u64) -> f64 {
-    let window_bits = TX_DEPTH.parse::<f64>().unwrap() * MESSAGE.parse::<f64>().unwrap() * 8.0;
-    window_bits / (2.0 * one_way_ms as f64 / 1e3) / 1e9
-}
-
-/// The arm without pseudo-ACKs is held by its window over the emulated round trip: it is
-/// no faster than that bound (else the link does not delay as asked and the 10× compares
-/// nothing).
-fn assert_window_bound(off: &Arm, one_way_ms: u64) {
-    let (g, bound) = (goodput_gbps(off), window_bound_gbps(one_way_ms));
-    assert!(
-        g <= bound * 1.02,
-        "without pseudo-ACKs {g} Gbit/s, above the window over the round trip, {bound}: the \
-         emulated link does not delay by {one_way_ms} ms"
-    );
+/// The window of both arms: [`TX_DEPTH`] WRITEs of [`MESSAGE`] bytes.
+fn window() -> (u32, u32) {
+    (TX_DEPTH.parse().unwrap(), MESSAGE.parse().unwrap())
 }
 
 #[test]
@@ -278,12 +263,12 @@ fn pseudo_acks_give_ten_times_the_write_throughput_far_away_and_lose_nothing_at_
     let on = arm(&t, &dir, "18612", &link, &[]);
     assert_verified(&off, "without pseudo-ACKs");
     assert_verified(&on, "with pseudo-ACKs");
-    assert_window_bound(&off, COMPARED_ONE_WAY_MS);
+    crate::common::assert_held_by_its_window(goodput_gbps(&off), window(), COMPARED_ONE_WAY_MS);
     let (g_off, g_on) = (goodput_gbps(&off), goodput_gbps(&on));
     eprintln!(
         "4 KB WRITE, queue depth {TX_DEPTH}, {COMPARED_ONE_WAY_MS} ms one way: {g_off:.4} \
          Gbit/s without (window bound {:.4}), {g_on:.4} with ({:.1}x)",
-        window_bound_gbps(COMPARED_ONE_WAY_MS),
+        crate::common::window_bound_gbps(window(), COMPARED_ONE_WAY_MS),
         g_on / g_off
     );
     assert!(

@@ -305,3 +305,25 @@ fn socket_listed(
         fields.get(1) == Some(&wanted.as_str()) && state.is_none_or(|s| fields.get(3) == Some(&s))
     }))
 }
+
+/// The most WRITE goodput a requester can reach when each WRITE waits for the far end's ACK
+/// over an emulated link of `one_way_ms`, Gbit/s: its window, `depth` WRITEs of
+/// `message_bytes`, once per round trip. A loaded machine only lowers what is measured (each
+/// round trip takes longer), never raises it above this.
+pub fn window_bound_gbps((depth, message_bytes): (u32, u32), one_way_ms: u64) -> f64 {
+    let window_bits = f64::from(depth) * f64::from(message_bytes) * 8.0;
+    window_bits / (2.0 * one_way_ms as f64 / 1e3) / 1e9
+}
+
+/// An arm without pseudo-ACKs, `goodput_gbps` with a window of `(depth, message_bytes)`, is
+/// held by that window over the emulated round trip: no faster than [`window_bound_gbps`]
+/// (2 % for the clock). Faster would mean the link does not delay as asked, and a ratio
+/// against this arm would compare nothing.
+pub fn assert_held_by_its_window(goodput_gbps: f64, window: (u32, u32), one_way_ms: u64) {
+    let bound = window_bound_gbps(window, one_way_ms);
+    assert!(
+        goodput_gbps <= bound * 1.02,
+        "without pseudo-ACKs {goodput_gbps} Gbit/s, above the window over the round trip, \
+         {bound}: the emulated link does not delay by {one_way_ms} ms"
+    );
+}
