@@ -102,7 +102,8 @@ pub enum RxDrop {
     /// match the original request.
     #[error("duplicate request PSN {0:#x} cannot be replayed")]
     DuplicateNotReplayable(u32),
-    /// Too many responses queued; a duplicate READ was not replayed.
+    /// A READ was not queued: too many responses are, or (an out-of-order READ asked
+    /// again) its range is queued and not begun, and will send the same bytes.
     #[error("responder queue full")]
     ResponderBusy,
     /// A response for PSNs already acknowledged (or a duplicate NAK).

@@ -206,7 +206,13 @@ impl OooQp {
         {
             return Err(RxDrop::OooNotPlaced(pkt.bth.psn));
         }
-        if o.read.serve.len() >= MAX_SERVE_RANGES {
+        // A range asked again (the requester's timer fired while this responder was still
+        // busy with other QPs' responses) that is queued and not begun is served once: the
+        // queued range sends the same bytes, and a second copy would only hold the other
+        // QPs' responses back by its whole length and time them out in turn. The request
+        // is dropped as a busy responder's, so the NIC reads no second copy either.
+        let queued = |s: &ServeRange| s.psn == pkt.bth.psn && s.va == r.va && s.left == len.max(1);
+        if o.read.serve.len() >= MAX_SERVE_RANGES || o.read.serve.iter().any(queued) {
             return Err(RxDrop::ResponderBusy);
         }
         o.read.serve.push_back(ServeRange {
