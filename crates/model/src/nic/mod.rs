@@ -283,6 +283,12 @@ impl Nic {
             q.iso_tag = isolation::tenant::tag(ls, q.tenant, qpn);
         }
     }
+
+    /// Bytes of each on-chip structure ([`onchip::bytes`]).
+    pub fn onchip(&self, p: &ModelParams) -> std::collections::BTreeMap<String, u64> {
+        let iso = self.iso.onchip(p.nic.wqe_bytes);
+        onchip::bytes(&self.mem, &self.qps, &self.host, &self.pf, iso, p)
+    }
 }
 
 /// What the receive route ([`route_rx`]) asks of the rest of the NIC, carried out in the

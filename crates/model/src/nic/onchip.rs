@@ -19,10 +19,13 @@
 
 use std::collections::BTreeMap;
 
-use super::Nic;
+use super::host_if::HostIf;
+use super::mech::prefetch::hook::AnyPrefetch;
+use super::mem_path::MemPath;
+use super::qp_table::QpHw;
 use crate::params::ModelParams;
 
-/// Every structure name [`Nic::onchip`] can report, whatever the configuration (which ones a
+/// Every structure name [`super::Nic::onchip`] can report, whatever the configuration (which ones a
 /// run reports depends on its manager and mechanisms). `onchip_bytes.<name>` metrics are
 /// checked against it before a sweep runs, so a misspelt name is refused as bad input
 /// rather than found missing from every result afterwards.
@@ -49,51 +52,55 @@ pub const ONCHIP_STRUCTURES: &[&str] = &[
     "iso_wrr_weights",
 ];
 
-impl Nic {
-    /// Bytes of each on-chip structure.
-    pub fn onchip(&self, p: &ModelParams) -> BTreeMap<String, u64> {
-        let mut m = BTreeMap::new();
-        m.insert("qpc_cache".to_string(), self.mem.qpc.cache().onchip_bytes());
-        for (k, v) in self.mem.qpc.onchip() {
-            m.insert(k.to_string(), v);
-        }
-        for (k, v) in self.mem.trans.onchip() {
-            m.insert(k.to_string(), v);
-        }
-        let qps = self.qps.iter().filter(|q| q.valid).count() as u64;
-        m.insert("sched_ring".to_string(), 4 * qps);
-        if p.nic.latency_hiding {
-            m.insert(
-                "sq_address_table".to_string(),
-                p.nic.sq_table_entry_bytes * qps,
-            );
-        }
-        m.insert(
-            "wqe_buffer".to_string(),
-            u64::from(p.nic.max_visits_in_flight)
-                * u64::from(p.nic.wqes_per_fetch)
-                * p.nic.wqe_bytes,
-        );
-        m.insert(
-            "tx_backlog".to_string(),
-            u64::from(p.nic.tx_backlog_cap) * 16,
-        );
-        m.insert("tx_payload_buffer".to_string(), p.nic.tx_buffer_bytes);
-        m.insert(
-            "cq_contexts".to_string(),
-            32 * self.host.cq.ctxs.len() as u64,
-        );
-        for (k, v) in self.pf.onchip(p.nic.wqe_bytes, qps) {
-            m.insert(k.to_string(), v);
-        }
-        for (k, v) in self.iso.onchip(p.nic.wqe_bytes) {
-            m.insert(k.to_string(), v);
-        }
-        debug_assert!(
-            m.keys().all(|k| ONCHIP_STRUCTURES.contains(&k.as_str())),
-            "a structure missing from ONCHIP_STRUCTURES: {:?}",
-            m.keys().collect::<Vec<_>>()
-        );
-        m
+/// Bytes of each on-chip structure: the memory path's caches and FIFOs, the rings and tables
+/// sized by the QPs in use (`qps`), the host interface's CQ contexts, prefetching's
+/// structures and the isolation mechanism's (`iso`, its `Isolation::onchip`: the mechanism
+/// is reached through its hooks, not named here). A function of the parts it reads, not a
+/// method of the `Nic`.
+pub fn bytes(
+    mem: &MemPath,
+    qps: &[QpHw],
+    host: &HostIf,
+    pf: &AnyPrefetch,
+    iso: Vec<(&'static str, u64)>,
+    p: &ModelParams,
+) -> BTreeMap<String, u64> {
+    let mut m = BTreeMap::new();
+    m.insert("qpc_cache".to_string(), mem.qpc.cache().onchip_bytes());
+    for (k, v) in mem.qpc.onchip() {
+        m.insert(k.to_string(), v);
     }
+    for (k, v) in mem.trans.onchip() {
+        m.insert(k.to_string(), v);
+    }
+    let qps = qps.iter().filter(|q| q.valid).count() as u64;
+    m.insert("sched_ring".to_string(), 4 * qps);
+    if p.nic.latency_hiding {
+        m.insert(
+            "sq_address_table".to_string(),
+            p.nic.sq_table_entry_bytes * qps,
+        );
+    }
+    m.insert(
+        "wqe_buffer".to_string(),
+        u64::from(p.nic.max_visits_in_flight) * u64::from(p.nic.wqes_per_fetch) * p.nic.wqe_bytes,
+    );
+    m.insert(
+        "tx_backlog".to_string(),
+        u64::from(p.nic.tx_backlog_cap) * 16,
+    );
+    m.insert("tx_payload_buffer".to_string(), p.nic.tx_buffer_bytes);
+    m.insert("cq_contexts".to_string(), 32 * host.cq.ctxs.len() as u64);
+    for (k, v) in pf.onchip(p.nic.wqe_bytes, qps) {
+        m.insert(k.to_string(), v);
+    }
+    for (k, v) in iso {
+        m.insert(k.to_string(), v);
+    }
+    debug_assert!(
+        m.keys().all(|k| ONCHIP_STRUCTURES.contains(&k.as_str())),
+        "a structure missing from ONCHIP_STRUCTURES: {:?}",
+        m.keys().collect::<Vec<_>>()
+    );
+    m
 }

@@ -57,6 +57,15 @@ impl Nic {
         }
     }
 
+    /// Runs the scheduler step owed by the event just handled at `now`, if any
+    /// (`nic/sched_wake.rs` says when a wake-up is owed instead of queued); called before
+    /// the next event is popped.
+    pub fn run_owed_step(&mut self, now: TimePs, cx: &mut NicCx<'_>) {
+        if std::mem::take(&mut self.tx.sched.owed) {
+            self.on_sched(now, cx);
+        }
+    }
+
     /// Visit `visit` may read its WQEs from `at` ([`tx::wqe_fetch_issue`]).
     pub(crate) fn wqe_fetch_issue(&mut self, visit: u32, at: TimePs, cx: &mut NicCx<'_>) {
         tx::wqe_fetch_issue(tx_parts!(self), visit, at, cx);

@@ -14,7 +14,8 @@
 //! directly after the current event, before the next pop, is the same order exactly: the
 //! events the current one queues for `now` after the wake-up still come after the step.
 //! [`crate::world::World::run_until`] runs such an owed step before it pops the next event
-//! (and not at all if the run stops first, as a queued step would never have been popped).
+//! (`Nic::run_owed_step`, in `nic/route_tx.rs` beside the step it runs; and not at all if
+//! the run stops first, as a queued step would never have been popped).
 //! When other events are already queued for `now`, the wake-up stays an event, behind them.
 //!
 //! So the results are identical event for event (the golden outputs check it); only the
@@ -24,7 +25,6 @@ use rnic_sim::TimePs;
 
 use super::cx::NicCx;
 use super::scheduler::Scheduler;
-use super::Nic;
 use crate::event::NicEv;
 
 /// The scheduler's step is due at `now` (it is `pending`): queue it as an event if other
@@ -35,15 +35,5 @@ pub(crate) fn wake<M>(sched: &mut Scheduler<M>, now: TimePs, cx: &mut NicCx<'_>)
         sched.owed = true;
     } else {
         cx.at(now, NicEv::Sched);
-    }
-}
-
-impl Nic {
-    /// Runs the step owed by the event just handled at `now`, if any (see the module
-    /// documentation); called before the next event is popped.
-    pub fn run_owed_step(&mut self, now: TimePs, cx: &mut NicCx<'_>) {
-        if std::mem::take(&mut self.tx.sched.owed) {
-            self.on_sched(now, cx);
-        }
     }
 }
