@@ -247,7 +247,7 @@ fn check_srq_buffers(w: &World, a: &Perftest, (len, found): (u64, &mut BufferChe
     for (node, app) in a.nodes.iter_with_node() {
         let Some(srq) = &app.srq else { continue };
         let mut last_pair = srq.last_pair.clone();
-        for (wr_id, pair) in a.unpolled_recvs(node, &w.mems[node]) {
+        for (wr_id, pair) in a.nodes[node].unpolled_recvs(&w.mems[node]) {
             if let Some(last) = last_pair.get_mut(wr_id as usize) {
                 *last = pair;
             }
@@ -264,7 +264,7 @@ fn check_srq_buffers(w: &World, a: &Perftest, (len, found): (u64, &mut BufferChe
                 (i as u32, from)
             })
             .collect();
-        let source = |(pair, from): (u32, usize)| (from, a.src(from, pair));
+        let source = |(pair, from): (u32, usize)| (from, a.nodes[from].src_buffer(&a.spec, pair));
         for (b, &last) in last_pair.iter().enumerate() {
             let Some(&recorded) = senders.iter().find(|&&(p, _)| p == last) else {
                 continue;

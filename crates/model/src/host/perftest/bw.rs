@@ -15,7 +15,7 @@ impl Perftest {
         let (mut at, mut left) = (at, self.spec.warm_up_ops);
         while left > 0 {
             let k = left.min(u64::from(self.spec.post_list)) as u32;
-            at = self.post_list_of(node, qpn, k, at, cx);
+            at = self.post_parts().list(node, qpn, k, at, cx);
             left -= u64::from(k);
         }
     }
@@ -95,7 +95,7 @@ impl Perftest {
             }
             let k = self.list_len(node, qpn, now);
             if k > 0 {
-                let end = self.post_list_of(node, qpn, k, now, cx);
+                let end = self.post_parts().list(node, qpn, k, now, cx);
                 cx.q.push(
                     end,
                     Ev::Host {
@@ -178,7 +178,7 @@ impl Perftest {
             q.rq_owed += 1;
             if q.rq_owed >= self.spec.recv_post_list {
                 let k = std::mem::take(&mut q.rq_owed);
-                self.post_recv(node, cqe.qpn, k, t, false, cx);
+                self.post_parts().recv(node, cqe.qpn, k, t, false, cx);
             }
             return;
         }
@@ -221,7 +221,7 @@ impl Perftest {
             // operations, -Q); slots still free from the initial fill are the fill's.
             let (mut at, mut refilled) = (t, 0);
             while k > 0 && refilled < ops {
-                at = self.post_list_of(node, cqe.qpn, k, at, cx);
+                at = self.post_parts().list(node, cqe.qpn, k, at, cx);
                 refilled += u64::from(k);
                 k = self.list_len(node, cqe.qpn, at);
             }

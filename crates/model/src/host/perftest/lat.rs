@@ -1,9 +1,12 @@
-//! The latency ping-pong's steps: the client posts, the server answers (write-lat polls
-//! the last byte, send-lat its receive completion), the client sees the answer and the
-//! iteration ends.
+//! The latency tests' steps. The ping-pong: the client posts, the server answers
+//! (write-lat polls the last byte, send-lat its receive completion), the client sees the
+//! answer and the iteration ends, or (UC/UD) gives it up (`lat_give_up.rs`). `--procs`:
+//! each of the server's processes posts on its current QP and measures the operation once
+//! its completion is polled (`procs.rs`).
 
 use rnic_sim::TimePs;
 
+use super::procs::Turn;
 use super::{HostCx, Perftest};
 use crate::workload::{PerfTest, Verb};
 
@@ -21,8 +24,13 @@ impl Perftest {
         self.ping.posted_ps = start;
         self.ping.ponged = false;
         self.write_poll_byte(c, i, cx);
-        self.post(c, p.c_qpn, start, cx);
-        self.lat_arm_give_up(c, p.c_qpn, start, cx);
+        self.post_parts().post(c, p.c_qpn, start, cx);
+        let give_up = self
+            .ping
+            .give_up_event(self.spec.unreliable, c, p.c_qpn, start);
+        if let Some((due, ev)) = give_up {
+            cx.q.push(due, ev);
+        }
     }
 
     /// Latency tests: the client of the current iteration saw the answer at `t`.
@@ -38,6 +46,13 @@ impl Perftest {
         self.observe(t, self.ping.pair(self.pairs.len()));
         self.ping.iteration += 1;
         self.maybe_open(t, cx);
+        self.lat_next(t, t + self.costs.latency_gap_ps, cx);
+    }
+
+    /// The ping-pong's iteration ended at `t`, completed or given up: the run is over once
+    /// the window has closed (duration mode) or every iteration has run; otherwise the next
+    /// iteration is posted at `next_at`.
+    fn lat_next(&mut self, t: TimePs, next_at: TimePs, cx: &mut HostCx<'_>) {
         let done = if self.spec.duration_mode {
             t >= self.window.span_ps.1
         } else {
@@ -47,7 +62,7 @@ impl Perftest {
             self.finished = true;
             return;
         }
-        self.lat_post_next(t + self.costs.latency_gap_ps, cx);
+        self.lat_post_next(next_at, cx);
     }
 
     /// The server answers a ping of pair `i` at `at` (write-lat and send-lat).
@@ -56,8 +71,9 @@ impl Perftest {
             return;
         }
         let p = self.pairs[i as usize];
-        self.write_poll_byte(self.server, i, cx);
-        self.post(self.server, p.s_qpn, at, cx);
+        let server = self.server;
+        self.write_poll_byte(server, i, cx);
+        self.post_parts().post(server, p.s_qpn, at, cx);
     }
 
     /// write-lat: `node` stores the current iteration's poll byte, the last byte of pair
@@ -67,7 +83,8 @@ impl Perftest {
             return;
         }
         let v = self.ping.poll_byte(self.pairs.len());
-        let addr = self.src(node, i) + u64::from(self.spec.size_bytes.max(1)) - 1;
+        let addr =
+            self.nodes[node].src_buffer(&self.spec, i) + u64::from(self.spec.size_bytes.max(1)) - 1;
         rnic_transport::Memory::write(&mut cx.mems[node], addr, &[v]);
         cx.oracle.set_last_byte(node, self.spec.oracle_slot(i), v);
     }
@@ -117,7 +134,7 @@ impl Perftest {
     ) {
         match self.spec.test.verb() {
             Verb::Send if is_recv => {
-                self.post_recv(node, qpn, 1, t, false, cx);
+                self.post_parts().recv(node, qpn, 1, t, false, cx);
                 let t = self.nodes[node].cores
                     [usize::from(self.nodes[node].qps[qpn as usize].core)]
                 .busy;
@@ -162,5 +179,48 @@ impl Perftest {
         } else {
             self.lat_post_next(at, cx);
         }
+    }
+
+    /// A give-up is due at `now` ([`super::PingPong::give_up_is_current`]): if it is the current
+    /// iteration's, the iteration is abandoned and the next one starts.
+    pub(crate) fn on_lat_give_up(&mut self, now: TimePs, cx: &mut HostCx<'_>) {
+        if self.finished || !self.ping.give_up_is_current(now) || !self.procs.list.is_empty() {
+            return;
+        }
+        self.ping.give_up();
+        // The iteration ended here, without a completion: the loop's measured time runs to
+        // its last iteration's end, completed or given up.
+        self.measure.completed(now);
+        self.lat_next(now, now, cx);
+    }
+
+    /// `--procs`: process `pr` posts on its current QP at `at`, if work is left
+    /// ([`super::Procs::turn`]); otherwise it retires (and the run ends with the last process).
+    pub(super) fn procs_post(&mut self, pr: usize, at: TimePs, cx: &mut HostCx<'_>) {
+        let work = if self.spec.duration_mode {
+            at < self.window.span_ps.1
+        } else {
+            self.procs.posted < self.spec.iters
+        };
+        match self.procs.turn(pr, work && !self.finished) {
+            Turn::Post(i) => {
+                let (server, s_qpn) = (self.server, self.pairs[i as usize].s_qpn);
+                self.post_parts().post(server, s_qpn, at, cx);
+            }
+            Turn::Retired { last } => self.finished |= last,
+        }
+    }
+
+    /// `--procs`: the server consumed the completion of `i` at `t` (posted at `posted`).
+    pub(super) fn procs_cqe(&mut self, t: TimePs, i: u32, posted: TimePs, cx: &mut HostCx<'_>) {
+        self.pairs[i as usize].completed += 1;
+        self.measure.bytes_moved += self.spec.op_bytes();
+        // Each process polls on its own core: the latest poll, not the last handled.
+        self.measure
+            .sample(t, t.saturating_sub(posted) as f64, &self.window);
+        self.observe(t, i);
+        let pr = self.procs.completed(i, self.spec.warmup_rounds);
+        self.maybe_open(t, cx);
+        self.procs_post(pr, t + self.costs.latency_gap_ps, cx);
     }
 }

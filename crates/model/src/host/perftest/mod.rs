@@ -32,8 +32,12 @@
 //! [`Window`], when operations count; [`Measurement`], what is counted; [`ErrorLog`];
 //! [`PingPong`], the latency ping-pong's state; [`Procs`], `--procs`' processes; and
 //! [`BwStart`], a bandwidth test's warm-up and initial fill. [`Perftest`] holds them with the
-//! pairs and nodes every step indexes; its steps (posting, completions, the ping-pong, the
-//! bandwidth fill) are in files of their own.
+//! pairs and nodes every step indexes. Its own steps are the events (here, a polled
+//! completion handed to its test among them), the latency tests' (`lat.rs`) and the
+//! bandwidth tests' (`bw.rs`); the rest is the parts': posting is a function of the parts it
+//! touches ([`PostParts`], `post.rs`), a core polls its CQ ring (`NodeApp::poll_cqe`,
+//! `cqe.rs`), the `--procs` processes take turns (`Procs::turn`) and the ping-pong gives
+//! an iteration up (`PingPong::give_up`, `lat_give_up.rs`).
 
 mod bw;
 pub mod bw_start;
@@ -55,15 +59,18 @@ use rnic_sim::{EventQueue, TimePs};
 
 pub use self::bw_start::{BwStart, Fill};
 pub use self::costs::HostCosts;
+use self::cqe::Polled;
 pub use self::errors::ErrorLog;
 pub use self::measurement::Measurement;
 pub use self::nodes::{HostQp, MrKeys, NodeApp, NodeApps, Pair, SrqRing};
 pub use self::ping_pong::PingPong;
+pub use self::post::PostParts;
 pub use self::procs::{Proc, Procs};
 pub use self::spec::TestSpec;
 pub use self::window::{Window, WindowOpened};
 pub use super::core_set::{Core, CoreSet, CqRing};
 use crate::event::{Ev, HostEv};
+use crate::host::driver::wc_status_name;
 use crate::oracle::PayloadOracle;
 use crate::workload::Verb;
 
@@ -120,6 +127,54 @@ impl Perftest {
             HostEv::CqeLanded { cq } => self.on_cqe(node, now, cq, cx),
             HostEv::LatGiveUp { .. } => self.on_lat_give_up(now, cx),
         }
+    }
+
+    /// A CQE landed in CQ `cq` of `node`: the core polls and consumes it
+    /// ([`NodeApp::poll_cqe`]) and hands it to the test that waits for it.
+    pub(crate) fn on_cqe(&mut self, node: usize, now: TimePs, cq: u32, cx: &mut HostCx<'_>) {
+        let (cqe, t) = match self.nodes[node].poll_cqe(cq, now, &self.costs, &mut cx.mems[node]) {
+            Polled::Missing { ci } => {
+                let msg = format!("node {node} CQ {cq}: no valid CQE at index {ci}");
+                self.errors.note(msg);
+                return;
+            }
+            Polled::Cqe { cqe, t, woke } => {
+                self.measure.cq_wakeups += u64::from(woke);
+                (cqe, t)
+            }
+        };
+        if cqe.status != 0 {
+            let name = wc_status_name(cqe.status);
+            self.errors.note(format!(
+                "node {node} QP {} completed a work request with {name}",
+                cqe.qpn
+            ));
+            *self.errors.by_status.entry(name).or_default() += 1;
+            self.bw_pair_failed(node, &cqe, t);
+            return;
+        }
+        let Some(hq) = self.nodes[node].qps.get(cqe.qpn as usize).copied() else {
+            return;
+        };
+        let i = hq.pair;
+        // A shared receive queue's buffer holds what landed last, even after the test.
+        if let Some(srq) = self.nodes[node].srq.as_mut().filter(|_| cqe.is_recv) {
+            srq.took(cqe.wr_id, i);
+        }
+        if self.finished {
+            return;
+        }
+        if !self.procs.list.is_empty() {
+            if node == self.server && !cqe.is_recv {
+                self.procs_cqe(t, i, cqe.wr_id, cx);
+            }
+            return;
+        }
+        if self.spec.is_lat() {
+            self.lat_cqe(node, t, cqe.is_recv, cqe.qpn, i, cx);
+            return;
+        }
+        self.bw_cqe(node, t, &cqe, i, cx);
     }
 
     /// The bytes pair `i`'s destination must hold after its completed operations: the
@@ -181,40 +236,24 @@ impl Perftest {
             .sum()
     }
 
-    /// The keys (lkey, rkey) of the MR over pair `i`'s source buffer on `node`.
-    pub fn src_key(&self, node: usize, i: u32) -> (u32, u32) {
-        self.group_key(&self.nodes[node].keys.src, i)
-    }
-
-    /// The keys (lkey, rkey) of the MR over pair `i`'s destination buffer on `node`.
-    pub fn dst_key(&self, node: usize, i: u32) -> (u32, u32) {
-        self.group_key(&self.nodes[node].keys.dst, i)
-    }
-
-    /// The keys of the group pair `i`'s slot is in ([`super::mr_groups`]).
-    fn group_key(&self, keys: &[(u32, u32)], i: u32) -> (u32, u32) {
-        match keys {
-            [] => (0, 0),
-            [one] => *one,
-            k => {
-                let g = super::mr_groups::group_of_slot(
-                    self.spec.slot(i),
-                    self.spec.slots,
-                    k.len() as u32,
-                );
-                k[(g as usize).min(k.len() - 1)]
-            }
+    /// The parts posting touches ([`PostParts`]), borrowed from the application: its posts
+    /// count for the measurement unless a bandwidth test's warm-up is under way.
+    #[inline]
+    pub(super) fn post_parts(&mut self) -> PostParts<'_> {
+        PostParts {
+            spec: &self.spec,
+            costs: &self.costs,
+            server: self.server,
+            nodes: &mut self.nodes,
+            pairs: &mut self.pairs,
+            measure: &mut self.measure,
+            measured: self.bw_start.warming_pair.is_none(),
         }
     }
 
-    /// Source buffer of pair `i` on `node`.
-    pub fn src(&self, node: usize, i: u32) -> u64 {
-        self.nodes[node].src + u64::from(self.spec.slot(i)) * self.spec.stride_bytes
-    }
-
-    /// Destination buffer of pair `i` on `node`.
+    /// Destination buffer of pair `i` on `node` ([`NodeApp::dst_buffer`]).
     pub fn dst(&self, node: usize, i: u32) -> u64 {
-        self.nodes[node].dst + u64::from(i % self.spec.slots.max(1)) * self.spec.stride_bytes
+        self.nodes[node].dst_buffer(&self.spec, i)
     }
 
     /// Every QP has completed `sim.warmup_rounds` operations (bandwidth tests: counted once
@@ -321,9 +360,11 @@ impl Perftest {
             };
             for i in 0..self.pairs.len() {
                 let p = self.pairs[i];
-                self.post_recv(p.c_node as usize, p.c_qpn, depth, at, true, cx);
+                self.post_parts()
+                    .recv(p.c_node as usize, p.c_qpn, depth, at, true, cx);
                 if test.is_latency() {
-                    self.post_recv(self.server, p.s_qpn, depth, at, true, cx);
+                    let server = self.server;
+                    self.post_parts().recv(server, p.s_qpn, depth, at, true, cx);
                 }
             }
         }

@@ -4,6 +4,7 @@ use std::ops::{Index, IndexMut};
 
 use rnic_sim::TimePs;
 
+use super::spec::TestSpec;
 use super::CoreSet;
 
 /// Host-side state of one QP.
@@ -58,6 +59,44 @@ pub struct NodeApp {
     /// WQEs (`host.wqe_prep_ns` + `host.post_send_ns` each), posting receives and polling
     /// CQEs (`host.poll_cq_ns` each); `host.cpu_busy_ps` in `--stats`.
     pub cpu_busy_ps: TimePs,
+}
+
+impl NodeApp {
+    /// Source buffer of pair `i` (its slot's, [`TestSpec::slot`]).
+    #[inline]
+    pub fn src_buffer(&self, spec: &TestSpec, i: u32) -> u64 {
+        self.src + u64::from(spec.slot(i)) * spec.stride_bytes
+    }
+
+    /// Destination buffer of pair `i`.
+    #[inline]
+    pub fn dst_buffer(&self, spec: &TestSpec, i: u32) -> u64 {
+        self.dst + u64::from(i % spec.slots.max(1)) * spec.stride_bytes
+    }
+
+    /// The keys (lkey, rkey) of the MR over pair `i`'s source buffer.
+    #[inline]
+    pub fn src_keys(&self, spec: &TestSpec, i: u32) -> (u32, u32) {
+        group_keys(&self.keys.src, spec, i)
+    }
+
+    /// The keys (lkey, rkey) of the MR over pair `i`'s destination buffer.
+    #[inline]
+    pub fn dst_keys(&self, spec: &TestSpec, i: u32) -> (u32, u32) {
+        group_keys(&self.keys.dst, spec, i)
+    }
+}
+
+/// The keys of the group pair `i`'s slot is in ([`crate::host::mr_groups`]).
+fn group_keys(keys: &[(u32, u32)], spec: &TestSpec, i: u32) -> (u32, u32) {
+    match keys {
+        [] => (0, 0),
+        [one] => *one,
+        k => {
+            let g = crate::host::mr_groups::group_of_slot(spec.slot(i), spec.slots, k.len() as u32);
+            k[(g as usize).min(k.len() - 1)]
+        }
+    }
 }
 
 /// A node's shared receive queue as its application sees it (perftest's `--use-srq`): its

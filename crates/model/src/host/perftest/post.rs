@@ -1,33 +1,51 @@
 //! Posting: the application builds WQEs into the SQ (and receive WQEs into the RQ), pays
 //! the host's CPU costs, and rings the doorbell.
+//!
+//! Posting is a function of the parts it touches ([`PostParts`], borrowed from the
+//! [`Perftest`](super::Perftest) by `Perftest::post_parts`), not a method of the whole
+//! application: it writes the nodes' rings and cores and the pairs' post counts, and stamps
+//! the measurement; the test that posts (a fill, a completion, the ping-pong) decides when.
 
 use rnic_sim::TimePs;
 use rnic_transport::{RemoteAddr, Sge, WrOpcode};
 
-use super::{HostCx, Perftest};
+use super::{HostCosts, HostCx, Measurement, NodeApps, Pair, TestSpec};
 use crate::event::{Ev, NicEv, PrefetchEv};
 use crate::host::driver::{encode_rq_wqe, SqWqe};
 use crate::workload::{AtomicOp, Verb};
 
-impl Perftest {
+/// What posting touches of the application: the test's spec and the CPU costs (read), the
+/// nodes' rings and cores, the pairs' post counts and the measurement.
+pub struct PostParts<'a> {
+    /// What the test is.
+    pub spec: &'a TestSpec,
+    /// The host's CPU costs, ps.
+    pub costs: &'a HostCosts,
+    /// The flow's server node.
+    pub server: usize,
+    /// Per node the flow uses.
+    pub nodes: &'a mut NodeApps,
+    /// Pairs.
+    pub pairs: &'a mut [Pair],
+    /// What is counted.
+    pub measure: &'a mut Measurement,
+    /// The posts count for the measurement (a bandwidth test's warm-up does not).
+    pub measured: bool,
+}
+
+impl PostParts<'_> {
     /// Builds the WQE of the next operation of pair `i` posted by `node` (the initiator).
-    pub(super) fn wqe(
-        &self,
-        node: usize,
-        i: u32,
-        wr_id: u64,
-        peer: usize,
-        remote_count: u64,
-    ) -> SqWqe {
+    fn wqe(&self, node: usize, i: u32, wr_id: u64, peer: usize, remote_count: u64) -> SqWqe {
         let a = self;
+        let (local, remote) = (&a.nodes[node], &a.nodes[peer]);
         let size = a.spec.op_size(i, a.pairs[i as usize].posted);
         // WRITE and SEND read the local source buffer (and WRITE lands in the peer's
         // destination); READ lands in the local destination from the peer's source; an
         // atomic works on both destinations.
         let (lkey, rkey) = match a.spec.test.verb() {
-            Verb::Write | Verb::Send => (a.src_key(node, i).0, a.dst_key(peer, i).1),
-            Verb::Read => (a.dst_key(node, i).0, a.src_key(peer, i).1),
-            Verb::Atomic => (a.dst_key(node, i).0, a.dst_key(peer, i).1),
+            Verb::Write | Verb::Send => (local.src_keys(a.spec, i).0, remote.dst_keys(a.spec, i).1),
+            Verb::Read => (local.dst_keys(a.spec, i).0, remote.src_keys(a.spec, i).1),
+            Verb::Atomic => (local.dst_keys(a.spec, i).0, remote.dst_keys(a.spec, i).1),
         };
         let mut w = SqWqe {
             signaled: a.spec.signaled(a.pairs[i as usize].posted),
@@ -38,19 +56,19 @@ impl Perftest {
             Verb::Write => {
                 w.opcode = WrOpcode::Write;
                 w.sge = Sge {
-                    addr: a.src(node, i),
+                    addr: local.src_buffer(a.spec, i),
                     len: size,
                     lkey,
                 };
                 w.remote = RemoteAddr {
-                    va: a.dst(peer, i),
+                    va: remote.dst_buffer(a.spec, i),
                     rkey,
                 };
             }
             Verb::Send => {
                 w.opcode = WrOpcode::Send;
                 w.sge = Sge {
-                    addr: a.src(node, i),
+                    addr: local.src_buffer(a.spec, i),
                     len: size,
                     lkey,
                 };
@@ -58,23 +76,23 @@ impl Perftest {
             Verb::Read => {
                 w.opcode = WrOpcode::Read;
                 w.sge = Sge {
-                    addr: a.dst(node, i),
+                    addr: local.dst_buffer(a.spec, i),
                     len: size,
                     lkey,
                 };
                 w.remote = RemoteAddr {
-                    va: a.src(peer, i),
+                    va: remote.src_buffer(a.spec, i),
                     rkey,
                 };
             }
             Verb::Atomic => {
                 w.sge = Sge {
-                    addr: a.dst(node, i),
+                    addr: local.dst_buffer(a.spec, i),
                     len: 8,
                     lkey,
                 };
                 w.remote = RemoteAddr {
-                    va: a.dst(peer, i),
+                    va: remote.dst_buffer(a.spec, i),
                     rkey,
                 };
                 match a.spec.atomic {
@@ -98,27 +116,21 @@ impl Perftest {
 
     /// A core of `node` posts one send WQE on `qpn` starting at `at`; returns when the
     /// core is free again. The doorbell is stored at the end of the post.
-    pub(crate) fn post(
-        &mut self,
-        node: usize,
-        qpn: u32,
-        at: TimePs,
-        cx: &mut HostCx<'_>,
-    ) -> TimePs {
-        self.post_list_of(node, qpn, 1, at, cx)
+    pub(crate) fn post(self, node: usize, qpn: u32, at: TimePs, cx: &mut HostCx<'_>) -> TimePs {
+        self.list(node, qpn, 1, at, cx)
     }
 
     /// A core of `node` posts a list of `k` send WQEs on `qpn` starting at `at` (perftest
     /// `-l`): each costs `post_ps` of the core; one doorbell, stored after the last.
-    pub(super) fn post_list_of(
-        &mut self,
+    pub(super) fn list(
+        mut self,
         node: usize,
         qpn: u32,
         k: u32,
         at: TimePs,
         cx: &mut HostCx<'_>,
     ) -> TimePs {
-        if self.bw_start.warming_pair.is_none() {
+        if self.measured {
             if let Some(peak) = self.measure.peak.as_mut() {
                 // perftest's tposted: once per list, as its first WQE is begun.
                 let core = usize::from(self.nodes[node].qps[qpn as usize].core);
@@ -142,13 +154,7 @@ impl Perftest {
 
     /// A core of `node` writes the next send WQE of `qpn` into its SQ from `at`; returns
     /// when the core is free again.
-    pub(super) fn write_wqe(
-        &mut self,
-        node: usize,
-        qpn: u32,
-        at: TimePs,
-        cx: &mut HostCx<'_>,
-    ) -> TimePs {
+    fn write_wqe(&mut self, node: usize, qpn: u32, at: TimePs, cx: &mut HostCx<'_>) -> TimePs {
         let hq = self.nodes[node].qps[qpn as usize];
         let i = hq.pair;
         let core = usize::from(hq.core);
@@ -197,7 +203,7 @@ impl Perftest {
         let end = start + self.costs.wqe_prep_ps + self.costs.post_send_ps;
         self.nodes[node].cores[core].busy = end;
         self.nodes[node].cpu_busy_ps += end - start;
-        if self.bw_start.warming_pair.is_none() {
+        if self.measured {
             self.measure.posted(start);
         }
         end
@@ -208,8 +214,8 @@ impl Perftest {
     /// receives pre-posted before the test (`setup`) cost nothing, as perftest posts them
     /// before its barrier. With a shared receive queue the WQEs go into its ring, each
     /// with a free buffer of its own (its slot is the WQE's `wr_id`).
-    pub(crate) fn post_recv(
-        &mut self,
+    pub(crate) fn recv(
+        self,
         node: usize,
         qpn: u32,
         k: u32,
@@ -234,9 +240,9 @@ impl Perftest {
                 None => (hq.pair, u64::from(pi)),
             };
             let sge = Sge {
-                addr: self.dst(node, buffer),
+                addr: self.nodes[node].dst_buffer(self.spec, buffer),
                 len,
-                lkey: self.dst_key(node, buffer).0,
+                lkey: self.nodes[node].dst_keys(self.spec, buffer).0,
             };
             let slot = pi & ring.rq_mask;
             rnic_transport::Memory::write(

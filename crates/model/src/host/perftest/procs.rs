@@ -1,10 +1,7 @@
 //! `--procs` latency tests (csRNA's): the server's processes, each cycling over its QPs: each
 //! posts on its current QP, polls its completion, records the full operation latency and
-//! moves on.
-
-use rnic_sim::TimePs;
-
-use super::{HostCx, Perftest};
+//! moves on. Here is the processes' state and its steps; the test that posts and measures
+//! is in `lat.rs`.
 
 /// The server's processes of a `--procs` latency test (empty otherwise).
 #[derive(Debug, Clone, Default)]
@@ -30,48 +27,43 @@ pub struct Proc {
     pub rounds: u64,
 }
 
-impl Perftest {
-    /// `--procs`: process `pr` posts on its current QP at `at`, if work is left; otherwise
-    /// it retires (and the run ends with the last process).
-    pub(super) fn procs_post(&mut self, pr: usize, at: TimePs, cx: &mut HostCx<'_>) {
-        let work = if self.spec.duration_mode {
-            at < self.window.span_ps.1
-        } else {
-            self.procs.posted < self.spec.iters
-        };
-        if !work || self.finished {
-            self.procs.active = self.procs.active.saturating_sub(1);
-            if self.procs.active == 0 {
-                self.finished = true;
-            }
-            return;
+/// A process's turn (`Procs::turn`): it posts on a pair, or it retires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Turn {
+    /// The process posts on this pair's QP.
+    Post(u32),
+    /// The process retired; `last`: it was the last one active (the run is over).
+    Retired { last: bool },
+}
+
+impl Procs {
+    /// Process `pr`'s turn: it posts on its current pair if `work` is left for it,
+    /// otherwise it retires.
+    pub(crate) fn turn(&mut self, pr: usize, work: bool) -> Turn {
+        if !work {
+            self.active = self.active.saturating_sub(1);
+            return Turn::Retired {
+                last: self.active == 0,
+            };
         }
-        let p = &self.procs.list[pr];
-        let i = p.pairs[p.next];
-        let s_qpn = self.pairs[i as usize].s_qpn;
-        self.procs.posted += 1;
-        self.post(self.server, s_qpn, at, cx);
+        let p = &self.list[pr];
+        self.posted += 1;
+        Turn::Post(p.pairs[p.next])
     }
 
-    /// `--procs`: the server consumed the completion of `i` at `t` (posted at `posted`).
-    pub(super) fn procs_cqe(&mut self, t: TimePs, i: u32, posted: TimePs, cx: &mut HostCx<'_>) {
-        self.pairs[i as usize].completed += 1;
-        self.measure.bytes_moved += self.spec.op_bytes();
-        // Each process polls on its own core: the latest poll, not the last handled.
-        self.measure
-            .sample(t, t.saturating_sub(posted) as f64, &self.window);
-        self.observe(t, i);
-        let n = self.procs.list.len();
-        let pr = i as usize % n;
-        let p = &mut self.procs.list[pr];
+    /// The operation on pair `i` completed: its process moves on to its next pair (a round
+    /// is done when it wraps; the warm-up is over for the process after `warmup_rounds`).
+    /// Returns the process.
+    pub(crate) fn completed(&mut self, i: u32, warmup_rounds: u64) -> usize {
+        let pr = i as usize % self.list.len();
+        let p = &mut self.list[pr];
         p.next = (p.next + 1) % p.pairs.len();
         if p.next == 0 {
             p.rounds += 1;
-            if self.procs.warming > 0 && p.rounds == self.spec.warmup_rounds {
-                self.procs.warming -= 1;
+            if self.warming > 0 && p.rounds == warmup_rounds {
+                self.warming -= 1;
             }
         }
-        self.maybe_open(t, cx);
-        self.procs_post(pr, t + self.costs.latency_gap_ps, cx);
+        pr
     }
 }
