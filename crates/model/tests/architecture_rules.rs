@@ -3,11 +3,12 @@
 
 mod architecture;
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use architecture::graph::{cycles, imports, imports_by_file, Import};
 use architecture::scan::{
-    function_lengths, inherent_impl_files, inherent_impl_types, read_sources,
+    function_lengths, inherent_impl_files, inherent_impl_types, made_by_a_macro_here, read_sources,
 };
 
 /// One rule: a module matching `from` never imports a module matching `never`, unless it
@@ -396,21 +397,10 @@ const MAX_FUNCTION_LINES: usize = 150;
 /// Every function over [`MAX_FUNCTION_LINES`] in the `src/` of every crate of the workspace,
 /// as `(crate/path in src, name, lines)`: the rule holds for all crates, not only this one.
 fn long_functions() -> Vec<(String, String, usize)> {
-    let crates = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the model crate sits in crates/");
-    let mut names: Vec<String> = std::fs::read_dir(crates)
-        .expect("crates/ is readable")
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().join("src").is_dir())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    assert!(names.len() > 1, "found the workspace's crates: {names:?}");
-    names
-        .iter()
+    workspace_crates()
+        .into_iter()
         .flat_map(|name| {
-            function_lengths(&crates.join(name).join("src"))
+            function_lengths(&crates_dir().join(&name).join("src"))
                 .into_iter()
                 .filter(|f| f.lines > MAX_FUNCTION_LINES)
                 .map(move |f| (format!("{name}/{}", f.file), f.name, f.lines))
@@ -448,20 +438,60 @@ fn the_length_scanner_sees_the_functions() {
     );
 }
 
-/// Most files one type of the transport may have inherent `impl` blocks in: its own, and
-/// at most two parts that are too close to it to own their state (the queue pair's
-/// requester and responder). A reliability mode or a service is a part with a type and a
-/// folder of its own, not one more `impl Qp` file.
+/// Most files one type may have inherent `impl` blocks in: its own, and at most two parts
+/// that are too close to it to own their state (the queue pair's requester and responder).
+/// A reliability mode, a service or a step of a test is a part with a type (or a function
+/// of the parts it needs) of its own, not one more `impl Qp` or `impl Perftest` file.
 const MAX_IMPL_FILES_PER_TYPE: usize = 3;
 
+/// The crates of the workspace with a `src/` (beside this one, in `crates/`), sorted.
+fn workspace_crates() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(crates_dir())
+        .expect("crates/ is readable")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("src").is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert!(names.len() > 1, "found the workspace's crates: {names:?}");
+    names
+}
+
+fn crates_dir() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the model crate sits in crates/")
+}
+
+/// For each type with inherent `impl` blocks in the `src/` of a crate of the workspace,
+/// keyed `crate/Type` (two crates may each have a type of one name), the files that hold
+/// one.
+fn inherent_impl_files_of_workspace() -> BTreeMap<String, BTreeSet<String>> {
+    let mut out = BTreeMap::new();
+    for name in workspace_crates() {
+        for (ty, files) in inherent_impl_files(&crates_dir().join(&name).join("src")) {
+            out.insert(format!("{name}/{ty}"), files);
+        }
+    }
+    out
+}
+
 #[test]
-fn no_transport_type_has_inherent_impl_blocks_in_more_than_3_files() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../transport/src");
-    let spread = inherent_impl_files(&src);
-    assert!(
-        spread.contains_key("Qp"),
-        "the scanner sees `impl Qp`: {spread:?}"
-    );
+fn no_type_has_inherent_impl_blocks_in_more_than_3_files() {
+    let spread = inherent_impl_files_of_workspace();
+    // A header's `Packet` of the wire, made by a macro in each header's file, is a type of
+    // its own in each.
+    for seen in [
+        "transport/Qp",
+        "model/Perftest",
+        "model/Nic",
+        "wire/Packet of bth.rs",
+    ] {
+        assert!(
+            spread.contains_key(seen),
+            "the scanner sees `impl {seen}`: {spread:?}"
+        );
+    }
     let wide: Vec<_> = spread
         .iter()
         .filter(|(_, files)| files.len() > MAX_IMPL_FILES_PER_TYPE)
@@ -523,6 +553,23 @@ fn the_impl_scanner_finds_inherent_blocks_only() {
                 impl<'a> FrameSink<'a> {\n}\nimpl Drop for Qp {\n}\n\
                 impl crate::x::Part {\n}\n";
     assert_eq!(inherent_impl_types(code), ["Qp", "FrameSink", "Part"]);
+}
+
+/// A type of one name is one type (its blocks in several files count together) unless each
+/// file makes its own with a macro: a file that defines the type, or names it from
+/// elsewhere, extends the crate's one type of that name.
+#[test]
+fn the_impl_scanner_tells_a_type_made_in_its_file_by_a_macro() {
+    let header = "packet_view! {\n    \"BTH\"\n}\nimpl<T: AsRef<[u8]>> Packet<T> {\n}\n";
+    assert!(made_by_a_macro_here(header, "Packet"));
+    for extends in [
+        "use super::Perftest;\nimpl Perftest {\n}\n",
+        "use super::*;\nimpl Perftest {\n}\n",
+        "pub struct Perftest {}\nimpl Perftest {\n}\n",
+        "impl crate::host::Perftest {\n}\n",
+    ] {
+        assert!(!made_by_a_macro_here(extends, "Perftest"), "{extends}");
+    }
 }
 
 fn model_imports() -> Vec<Import> {

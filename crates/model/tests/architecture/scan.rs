@@ -427,10 +427,35 @@ pub fn inherent_impl_files(
     let mut out: std::collections::BTreeMap<_, std::collections::BTreeSet<_>> = Default::default();
     for (file, code) in non_test_code(src_dir) {
         for name in inherent_impl_types(&code) {
-            out.entry(name).or_default().insert(file.clone());
+            let key = if made_by_a_macro_here(&code, &name) {
+                format!("{name} of {file}")
+            } else {
+                name
+            };
+            out.entry(key).or_default().insert(file.clone());
         }
     }
     out
+}
+
+/// Whether type `name`, which `code` has an `impl` of, is the file's own type made by a
+/// macro (the wire's headers each get a `Packet` from `packet_view!`): the file neither
+/// defines a type of that name in its text nor names one from elsewhere (a `use`, a glob
+/// `use`, or a path ending in it). Such types of one name are as many types as files.
+pub fn made_by_a_macro_here(code: &str, name: &str) -> bool {
+    let tokens = tokenize(code);
+    let defined = tokens.windows(2).any(|w| {
+        matches!(
+            w[0].as_str(),
+            "struct" | "enum" | "union" | "type" | "trait"
+        ) && w[1] == name
+    });
+    let from_a_path = tokens.windows(2).any(|w| w[0] == "::" && w[1] == name);
+    let from_a_use = tokens
+        .split(|t| t == ";")
+        .filter(|item| item.iter().any(|t| t == "use"))
+        .any(|item| item.iter().any(|t| t == name || t == "*"));
+    !defined && !from_a_path && !from_a_use
 }
 
 /// The type of each `impl ... {` header in `code` that names no trait (`impl<'a> Qp<'a>`
