@@ -3,7 +3,7 @@
 
 use rnic_sim::TimePs;
 
-use super::bw_start::Fill;
+use super::bw_start::FillStep;
 use super::{HostCx, Perftest};
 use crate::event::{Ev, HostEv};
 use crate::host::driver::Cqe;
@@ -27,72 +27,35 @@ impl Perftest {
             self.warm_pair(i + 1, t, cx);
         } else {
             self.bw_start.warming_pair = None;
-            self.start_fill(t, cx);
+            let (pairs, server) = (&self.pairs, self.server);
+            self.bw_start
+                .start_fill(pairs, &self.nodes[server], server, t, cx.q);
         }
     }
 
-    /// The bandwidth tests' initial fill from `at`.
-    pub(super) fn start_fill(&mut self, at: TimePs, cx: &mut HostCx<'_>) {
-        // Bandwidth: each core fills its QPs round robin, one WQE per QP per round, one post
-        // per `AppFill` event (so a million initial posts never sit in the queue at once).
-        let s = self.server;
-        let cores = self.nodes[s].cores.range();
-        let mut per_core: Vec<Vec<u32>> = vec![Vec::new(); cores.len().max(1)];
-        for p in &self.pairs {
-            let c = usize::from(self.nodes[s].qps[p.s_qpn as usize].core);
-            per_core[c - cores.start].push(p.s_qpn);
-        }
-        self.bw_start.fill = per_core
-            .into_iter()
-            .map(|qpns| Fill {
-                done: qpns.is_empty(),
-                qpns,
-                next: 0,
-                round: 0,
-            })
-            .collect();
-        self.bw_start.filling_cores = self.bw_start.fill.iter().filter(|f| !f.done).count();
-        for (i, c) in cores.enumerate() {
-            if !self.bw_start.fill[i].qpns.is_empty() {
-                cx.q.push(
-                    at,
-                    Ev::Host {
-                        node: s as u32,
-                        ev: HostEv::Fill { core: c as u32 },
-                    },
-                );
-            }
-        }
-    }
-
-    /// One step of a core's initial fill at `now`.
+    /// One step of a core's initial fill at `now` ([`super::BwStart::fill_step`]): it posts a
+    /// list on its next QP with room, and comes back once the post is over.
     pub(crate) fn on_fill(&mut self, node: usize, now: TimePs, core: u32, cx: &mut HostCx<'_>) {
         // `self.bw_start.fill` holds the server's cores from the first of the flow's on.
         let c = core as usize - self.nodes[self.server].cores.range().start;
         // Rounds of one list per QP fill the tx depth.
         let depth = u64::from(self.spec.tx_depth.div_ceil(self.spec.post_list));
         loop {
-            let f = &mut self.bw_start.fill[c];
-            if f.round >= depth || f.qpns.is_empty() || self.finished {
-                if f.round >= depth && !f.done {
-                    f.done = true;
-                    self.bw_start.filling_cores -= 1;
-                    if self.bw_start.filling_cores == 0 {
+            let qpn = match self.bw_start.fill_step(c, depth, self.finished) {
+                FillStep::Next(qpn) => qpn,
+                FillStep::Stop { filled, last } => {
+                    if last {
                         // The initial posting is no part of the steady state.
                         if let Some(s) = self.window.steady.as_mut() {
                             s.arm(now);
                         }
                     }
-                    self.maybe_open(now, cx);
+                    if filled {
+                        self.maybe_open(now, cx);
+                    }
+                    return;
                 }
-                return;
-            }
-            let qpn = f.qpns[f.next];
-            f.next += 1;
-            if f.next == f.qpns.len() {
-                f.next = 0;
-                f.round += 1;
-            }
+            };
             let k = self.list_len(node, qpn, now);
             if k > 0 {
                 let end = self.post_parts().list(node, qpn, k, now, cx);

@@ -57,7 +57,7 @@ pub mod window;
 use rnic_host::SparseMemory;
 use rnic_sim::{EventQueue, TimePs};
 
-pub use self::bw_start::{BwStart, Fill};
+pub use self::bw_start::{BwStart, Fill, FillStep};
 pub use self::costs::HostCosts;
 use self::cqe::Polled;
 pub use self::errors::ErrorLog;
@@ -387,6 +387,8 @@ impl Perftest {
             self.warm_pair(0, at, cx);
             return;
         }
-        self.start_fill(at, cx);
+        let (pairs, server) = (&self.pairs, self.server);
+        self.bw_start
+            .start_fill(pairs, &self.nodes[server], server, at, cx.q);
     }
 }
