@@ -89,6 +89,13 @@ pub struct FlowsTotal {
     pub goodput_gbps: f64,
     /// Request packets sent again (every node's transport).
     pub retransmissions: u64,
+    /// NAKs received (every node's transport), as `rnic perf` reports them: with
+    /// `timeouts`, what set the retransmissions off.
+    #[serde(default)]
+    pub naks: u64,
+    /// Retransmission timeouts (every node's transport).
+    #[serde(default)]
+    pub timeouts: u64,
     /// Verified payload bytes.
     pub verified_bytes: u64,
 }

@@ -317,6 +317,8 @@ fn report_flows(
             0.0
         },
         retransmissions: transport.retransmissions,
+        naks: transport.naks,
+        timeouts: transport.timeouts,
         verified_bytes: flows.iter().map(|f| f.verified_bytes).sum(),
     };
     let result = FlowsResult {

@@ -136,6 +136,29 @@ fn progress_only_observes_a_run_of_flows() {
     assert!(asked.iter().all(|&a| a == Some(4 * 50 + 200)), "{asked:?}");
 }
 
+/// Over a lossy link the run's totals say what set its retransmissions off, NAKs and
+/// timeouts, as `rnic perf` does for the same flow (until 2026-12-01 a run of flows gave
+/// the retransmissions alone).
+#[test]
+fn the_totals_count_naks_and_timeouts_as_rnic_perf() {
+    let mut cfg = baseline(10.0);
+    cfg.net.impair.loss = 0.02;
+    let mut s = spec(PerfTest::WriteBw, 16384, 2, 1);
+    s.iters = 100;
+    let perf = crate::common::run(&cfg, &s).result;
+    let r = run(
+        &cfg,
+        vec![FlowSpec::from_perf(&s, 16384, cfg.host.cores)],
+        1,
+    );
+    assert_eq!(r.status, RunStatus::Ok, "{}", r.reason);
+    assert!(perf.naks + perf.timeouts > 0, "the loss set resends off");
+    assert_eq!(
+        (r.total.retransmissions, r.total.naks, r.total.timeouts),
+        (perf.retransmissions, perf.naks, perf.timeouts)
+    );
+}
+
 #[test]
 fn retransmissions_are_attributed_to_the_flows_that_sent_them() {
     let mut cfg = baseline(10.0);
