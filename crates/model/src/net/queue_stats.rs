@@ -89,9 +89,7 @@ impl QueueTracker {
             return;
         }
         *self.time_at.entry(self.level).or_default() += t - self.last_ps;
-        if !self.cut {
-            self.sample_while(|at| at < t);
-        }
+        self.sample_while(|at| at < t);
         self.last_ps = t;
     }
 
@@ -124,9 +122,7 @@ impl QueueTracker {
     /// The run ended at `end`: time runs on to it, and the samples up to it are taken.
     pub fn finish(&mut self, end: TimePs) {
         self.settle(end);
-        if !self.cut {
-            self.sample_while(|at| at <= end);
-        }
+        self.sample_while(|at| at <= end);
     }
 
     /// The time spent at each level, ps, in level order.

@@ -480,16 +480,13 @@ impl Sweep {
     /// The RC retry settings the sweep gives (by an axis, `[perf]` or `[set]`), named as
     /// `rnic perf`'s notes name them: over UC or UD they change nothing.
     pub fn retry_settings(&self) -> Vec<&'static str> {
-        let axis =
-            |target: &dyn Fn(&AxisTarget) -> bool| self.axes.iter().any(|a| target(&a.target));
-        let set = |key: &str| self.base.set.iter().any(|o| o.key == key);
-        let timeout = axis(&|t| {
-            matches!(t, AxisTarget::Perf(o) if o == "qp_timeout")
-                || matches!(t, AxisTarget::Config(k) if k == "qp.timeout")
-        }) || self.base.perf.contains_key("qp_timeout")
-            || set("qp.timeout");
-        let retry = axis(&|t| matches!(t, AxisTarget::Config(k) if k == "qp.retry_cnt"))
-            || set("qp.retry_cnt");
+        let given = |key: &str| {
+            self.axes.iter().any(|a| a.key == key) || self.base.set.iter().any(|o| o.key == key)
+        };
+        let timeout = given("qp.timeout")
+            || given("perf.qp_timeout")
+            || self.base.perf.contains_key("qp_timeout");
+        let retry = given("qp.retry_cnt");
         [
             (timeout, "-u/--qp-timeout (perf.qp_timeout, qp.timeout)"),
             (retry, "--retry_count (qp.retry_cnt)"),

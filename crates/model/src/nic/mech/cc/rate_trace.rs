@@ -132,10 +132,7 @@ impl RateTrace {
             let Some(s) = s else { continue };
             interval_ps = Some(s.interval_ps);
             rows.extend(s.samples().iter().map(|&r| (node as u32, r)));
-            cut_at = match (cut_at, s.cut_at) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
+            cut_at = cut_at.into_iter().chain(s.cut_at).min();
         }
         if let Some(end) = cut_at {
             rows.retain(|(_, r)| r.index < end);
