@@ -217,7 +217,7 @@ impl Nic {
             }
             NicEv::Cc(ev) => {
                 if let Some(qpn) = cc::on_event(&mut self.cc, now, ev, cx) {
-                    self.tx_enlist(qpn);
+                    self.tx_enlist_rx(qpn);
                     self.tx_kick(now, cx);
                 }
             }
@@ -309,7 +309,7 @@ impl Nic {
             self.stream_fill(qpn, true, now, cx);
         }
         if let Some(qpn) = h.enlist {
-            self.tx_enlist(qpn);
+            self.tx_enlist_rx(qpn);
             self.tx_kick(now, cx);
         }
         if let Some(qpn) = h.collect {

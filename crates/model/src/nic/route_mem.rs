@@ -177,7 +177,7 @@ impl Nic {
                 // instead.
                 for q in 0..self.qps.len() as u32 {
                     if self.dev.qp_wants_transmit(q) {
-                        self.tx_enlist(q);
+                        self.tx_enlist_rx(q);
                     }
                 }
             } else {

@@ -155,6 +155,13 @@ impl Nic {
         tx::enlist(&mut self.tx, &mut self.qps, qpn);
     }
 
+    /// Queues `qpn` for the TX engine when its receive path, its timer or congestion
+    /// control queued a frame: an acknowledgement goes ahead at the next packet boundary
+    /// ([`tx::enlist_rx`]).
+    pub fn tx_enlist_rx(&mut self, qpn: u32) {
+        tx::enlist_rx(&mut self.tx, &mut self.qps, &self.dev, qpn);
+    }
+
     /// Makes sure the TX engine runs.
     pub(crate) fn tx_kick(&mut self, now: TimePs, cx: &mut NicCx<'_>) {
         tx::kick(&mut self.tx, now, cx);

@@ -54,6 +54,13 @@ pub struct TxEngine<O> {
     pub order: O,
     /// The QP whose message (or slice) goes on: served before the order's next.
     current: Option<u32>,
+    /// QPs whose next frame is an acknowledgement (ACK, NAK, atomic ACK) that their
+    /// receive path just queued: served ahead of `current` and the order, at the next packet
+    /// boundary. An RNIC's receive path injects its acknowledgements between the TX
+    /// pipeline's packets (csRNA's gem5 model pushes each ACK into the one send FIFO the
+    /// request packets share); held behind a message run to completion, a 64 B WRITE's
+    /// ACK waited 685 µs for the 8 MB WRITE its responder's NIC was sending.
+    acks: VecDeque<u32>,
     /// Messages posted to the transport and not yet started on the wire.
     pub backlog: u32,
     /// Bytes in the TX payload buffer: SEND/WRITE payload being read or waiting to be sent
@@ -167,9 +174,22 @@ impl<O: TxOrder + Default> TxEngine<O> {
         self.current = Some(qpn);
     }
 
+    /// `qpn`'s next frame is an acknowledgement: it goes at the next packet boundary.
+    pub fn enlist_ack(&mut self, qpn: u32) {
+        if !self.acks.contains(&qpn) {
+            self.acks.push_back(qpn);
+        }
+    }
+
+    /// The oldest QP with an acknowledgement to send, if any.
+    #[inline]
+    pub fn pop_ack(&mut self) -> Option<u32> {
+        self.acks.pop_front()
+    }
+
     /// Whether anything is left to send.
     pub fn has_more(&self) -> bool {
-        self.sweep || self.current.is_some() || !self.order.is_empty()
+        self.sweep || self.current.is_some() || !self.order.is_empty() || !self.acks.is_empty()
     }
 }
 

@@ -2,6 +2,7 @@
 //! linking the model into each of them cost CI minutes. Run one file's tests with
 //! `cargo test -p rnic-model --test model MODULE::`.
 
+mod ack_between_packets;
 mod atomics;
 mod chunk_buffer;
 mod cliff;

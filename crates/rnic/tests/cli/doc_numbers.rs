@@ -115,13 +115,13 @@ const QUOTES: &[Quote] = &[
     },
     Quote {
         chapter: FLAGS,
-        words: "`write-bw -s 65536 -n 200 -q 2 -b`: 23,226 MB/s against 11,646 one way",
+        words: "`write-bw -s 65536 -n 200 -q 2 -b`: 23,225 MB/s against 11,646 one way",
         args: &["perf", "write-bw", "-s", "65536", "-n", "200", "-q", "2", "-b"],
-        output: &["23225.92            23225.92"],
+        output: &["23225.12            23225.12"],
     },
     Quote {
         chapter: FLAGS,
-        words: "23,226 MB/s against 11,646 one way",
+        words: "23,225 MB/s against 11,646 one way",
         args: &["perf", "write-bw", "-s", "65536", "-n", "200", "-q", "2"],
         output: &["11645.78            11645.78"],
     },
@@ -256,9 +256,9 @@ const QUOTES: &[Quote] = &[
     },
     Quote {
         chapter: ISOLATION,
-        words: "rnic run scenarios/flows/ls-beside-3-bs.toml # baseline: LS p50 257 µs",
+        words: "rnic run scenarios/flows/ls-beside-3-bs.toml # baseline: LS p50 214 µs",
         args: &["run", "scenarios/flows/ls-beside-3-bs.toml"],
-        output: &["ls    write-lat     ls      0        64     1         30   15389.721    0.0019     0.001   256.710"],
+        output: &["ls    write-lat     ls      0        64     1         30   12822.719    0.0023     0.001   213.927"],
     },
     Quote {
         chapter: ISOLATION,
@@ -375,10 +375,10 @@ const TOO_SLOW: &[(&str, &str, &str, &str)] = &[
     ),
     (
         NET,
-        "27 times the simulated time, 123 ms against 4.5",
+        "40 times the simulated time, 179 ms against 4.5",
         "run scenarios/fabrics/websearch-small.toml --set net.fabric.routing=spray [--profile \
-         ornic] (123485.035 µs; with ornic 4521.336 µs)",
-        "23.5 M events, 8 s optimised (ornic: 1.4 M events, 0.8 s)",
+         ornic] (179169.302 µs; with ornic 4515.225 µs)",
+        "17.1 M events, 6 s optimised (ornic: 1.3 M events, 0.8 s)",
     ),
 ];
 

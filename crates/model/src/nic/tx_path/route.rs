@@ -267,6 +267,70 @@ pub(crate) fn buffer_admit<I: TxIsolation, O: TxOrder + Default>(
     }
 }
 
+/// `qpn` queued a frame: an acknowledgement goes ahead at the next packet boundary
+/// ([`TxEngine::enlist_ack`]), anything else (a READ response, a request) waits in the TX
+/// engine's queue.
+///
+/// [`TxEngine::enlist_ack`]: crate::nic::tx_pipeline::TxEngine::enlist_ack
+#[inline]
+pub(crate) fn enlist_rx<O: TxOrder + Default>(
+    tx: &mut TxPath<O>,
+    qps: &mut [QpHw],
+    dev: &Device,
+    qpn: u32,
+) {
+    if acknowledges(dev, qpn) {
+        tx.engine.enlist_ack(qpn);
+    } else {
+        enlist(tx, qps, qpn);
+    }
+}
+
+/// Whether `qpn`'s next frame is an acknowledgement: a response without payload (ACK, NAK,
+/// atomic ACK), not a READ response.
+#[inline]
+fn acknowledges(dev: &Device, qpn: u32) -> bool {
+    dev.peek_transmit_qp(qpn)
+        .is_some_and(|p| p.is_response && p.payload_len == 0)
+}
+
+/// The first acknowledgement waiting ahead of the queue ([`TxEngine::enlist_ack`]), built
+/// into `slot`. A QP whose acknowledgement the queue sent meanwhile, or that has nothing to
+/// build, joins the queue as any other (never the acknowledgements again, or this would
+/// spin).
+///
+/// [`TxEngine::enlist_ack`]: crate::nic::tx_pipeline::TxEngine::enlist_ack
+fn poll_ack<I, O: TxOrder + Default>(
+    s: &mut TxParts<'_, I, O>,
+    slot: u32,
+    now: TimePs,
+    cx: &mut NicCx<'_>,
+) -> Option<rnic_transport::TxMeta> {
+    while let Some(qpn) = s.tx.engine.pop_ack() {
+        if acknowledges(s.dev, qpn) {
+            let buf = cx.frames.buf_mut(slot);
+            if let Some(m) = s.dev.poll_transmit_qp(qpn, now, &*cx.mem, buf) {
+                after_ack(s.tx, s.qps, s.dev, qpn);
+                return Some(m);
+            }
+        }
+        let queued = s.qps.get(qpn as usize).is_some_and(|q| q.in_tx);
+        if !queued && s.dev.qp_wants_transmit(qpn) {
+            enlist(s.tx, s.qps, qpn);
+        }
+    }
+    None
+}
+
+/// After an acknowledgement of `qpn` went ahead: a QP outside the engine's queue with more
+/// to send joins it (or the acknowledgements again); one in the queue keeps its place.
+fn after_ack<O: TxOrder + Default>(tx: &mut TxPath<O>, qps: &mut [QpHw], dev: &Device, qpn: u32) {
+    let queued = qps.get(qpn as usize).is_some_and(|q| q.in_tx);
+    if !queued && dev.qp_wants_transmit(qpn) {
+        enlist_rx(tx, qps, dev, qpn);
+    }
+}
+
 /// Puts `qpn` in the TX engine's queue if it is not there.
 #[inline]
 pub(crate) fn enlist<O: TxOrder + Default>(tx: &mut TxPath<O>, qps: &mut [QpHw], qpn: u32) {
@@ -671,6 +735,9 @@ pub(crate) fn on_tx_wake<I: TxIsolation, O: TxOrder + Default>(
                     continue;
                 }
             }
+        }
+        if let Some(m) = poll_ack(&mut s, slot, now, cx) {
+            break (m, None);
         }
         let responds = |q| s.dev.peek_transmit_qp(q).is_some_and(|p| p.is_response);
         let Some((qpn, mid)) = s.tx.engine.next_qp(responds) else {
