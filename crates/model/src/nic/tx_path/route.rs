@@ -322,12 +322,17 @@ fn poll_ack<I, O: TxOrder + Default>(
     None
 }
 
-/// After an acknowledgement of `qpn` went ahead: a QP outside the engine's queue with more
-/// to send joins it (or the acknowledgements again); one in the queue keeps its place.
+/// After an acknowledgement of `qpn` went ahead: another one next goes ahead too (two
+/// queued before the engine woke); otherwise a QP outside the engine's queue with more to
+/// send joins it, and one in the queue keeps its place.
 fn after_ack<O: TxOrder + Default>(tx: &mut TxPath<O>, qps: &mut [QpHw], dev: &Device, qpn: u32) {
+    if acknowledges(dev, qpn) {
+        tx.engine.enlist_ack(qpn);
+        return;
+    }
     let queued = qps.get(qpn as usize).is_some_and(|q| q.in_tx);
     if !queued && dev.qp_wants_transmit(qpn) {
-        enlist_rx(tx, qps, dev, qpn);
+        enlist(tx, qps, qpn);
     }
 }
 
