@@ -474,23 +474,25 @@ impl SparseMemory {
     /// Offset of the first of the `expected.len()` bytes at `addr` that differs from
     /// `expected`, if any. A stored whole page is compared where it lies, without a copy
     /// (checking a received buffer against its source read most of a fabric run's copies);
-    /// other pages are read first.
+    /// other pages are read first, into a page-sized buffer made only for them (zeroing one
+    /// per call was 4 KiB of stores a check of whole pages never used).
     pub fn first_difference_from(&self, addr: u64, expected: &[u8]) -> Option<usize> {
         let mut found = None;
-        let mut piece = [0u8; PAGE_BYTES];
         Self::for_each_piece(addr, expected.len(), |page, off, r| {
             if found.is_some() {
                 return;
             }
             let want = &expected[r.clone()];
-            let got = match self.pages.get(&page) {
-                Some(Page::Full(p)) => &p[off..off + want.len()],
+            let unequal = match self.pages.get(&page) {
+                Some(Page::Full(p)) => first_unequal(&p[off..off + want.len()], want),
                 _ => {
-                    self.read_in_page(page, off, &mut piece[..want.len()]);
-                    &piece[..want.len()]
+                    let mut piece = [0u8; PAGE_BYTES];
+                    let got = &mut piece[..want.len()];
+                    self.read_in_page(page, off, got);
+                    first_unequal(got, want)
                 }
             };
-            found = first_unequal(got, want).map(|i| r.start + i);
+            found = unequal.map(|i| r.start + i);
         });
         found
     }

@@ -236,9 +236,16 @@ impl<'a> RoceRepr<'a> {
         Ok(r)
     }
 
-    /// Writes BTH..pad into `buf`, which must be exactly `buffer_len()` long and zeroed.
-    /// The BTH pad count is taken from the payload length, not from `self.bth`.
-    pub(crate) fn emit(&self, buf: &mut [u8]) {
+    /// Bytes of the BTH and the extension headers: where the payload starts.
+    pub(crate) fn headers_len(&self) -> usize {
+        bth::HEADER_LEN + self.bth.opcode.ext_headers_len()
+    }
+
+    /// Writes the BTH and the extension headers into `buf`, which must be exactly
+    /// [`RoceRepr::headers_len`] long and zeroed (a header left out, an AETH of `None`, stays
+    /// zero); the payload and pad are the caller's. The BTH pad count is taken from the
+    /// payload length, not from `self.bth`.
+    pub(crate) fn emit_headers(&self, buf: &mut [u8]) {
         let op = self.bth.opcode;
         let pad = pad_len(self.payload.len());
         let bth = BthRepr {
@@ -297,9 +304,7 @@ impl<'a> RoceRepr<'a> {
                 .unwrap_or_default()
                 .emit(&mut ooo_eth::Packet::new_unchecked(b));
         }
-        let rest = next(self.payload.len() + pad);
-        rest[..self.payload.len()].copy_from_slice(self.payload);
-        rest[self.payload.len()..].fill(0);
+        debug_assert!(rest.is_empty(), "the buffer holds exactly the headers");
     }
 }
 
