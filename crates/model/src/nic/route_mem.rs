@@ -91,7 +91,8 @@ impl Nic {
             DmaToken::Payload(job) => self.on_tx_job_ready(now, job, cx),
             DmaToken::RqWqe(r) => self.on_rq_wqes(now, r, cx),
             DmaToken::ReadResp(qpn) => {
-                self.tx_enlist(qpn);
+                // An atomic's response (its original value read) goes ahead as an ACK.
+                self.tx_enlist_rx(qpn);
                 self.tx_kick(now, cx);
             }
             DmaToken::Chunk { qpn, resp } => self.on_chunk(now, qpn, resp, len, cx),
@@ -145,9 +146,10 @@ impl Nic {
         if super::route_rx::on_rq_landed(rx_parts!(self), qpn, k, now, cx.frames) {
             self.qpc_route(now, cx);
         }
-        // A SEND may have been waiting for a receive WQE (RNR): let the QP transmit.
+        // A SEND may have been waiting for a receive WQE (RNR): let the QP transmit (its
+        // ACK goes ahead).
         if self.dev.qp_wants_transmit(qpn) {
-            self.tx_enlist(qpn);
+            self.tx_enlist_rx(qpn);
             self.tx_kick(now, cx);
         }
     }
