@@ -174,14 +174,17 @@ impl<O: TxOrder + Default> TxEngine<O> {
         self.current = Some(qpn);
     }
 
-    /// `qpn`'s next frame is an acknowledgement: it goes at the next packet boundary.
-    pub fn enlist_ack(&mut self, qpn: u32) {
-        if !self.acks.contains(&qpn) {
+    /// `qpn`'s next frame is an acknowledgement: it goes at the next packet boundary, if
+    /// it is not waiting there already (`in_acks`).
+    pub fn enlist_ack(&mut self, qpn: u32, in_acks: &mut bool) {
+        if !*in_acks {
+            *in_acks = true;
             self.acks.push_back(qpn);
         }
     }
 
-    /// The oldest QP with an acknowledgement to send, if any.
+    /// The oldest QP with an acknowledgement to send, if any (its `in_acks` is the
+    /// caller's to clear).
     #[inline]
     pub fn pop_ack(&mut self) -> Option<u32> {
         self.acks.pop_front()

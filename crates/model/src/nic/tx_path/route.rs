@@ -280,9 +280,16 @@ pub(crate) fn enlist_rx<O: TxOrder + Default>(
     qpn: u32,
 ) {
     if acknowledges(dev, qpn) {
-        tx.engine.enlist_ack(qpn);
+        enlist_ack(tx, qps, qpn);
     } else {
         enlist(tx, qps, qpn);
+    }
+}
+
+/// Puts `qpn` among the TX engine's acknowledgements if it is not there.
+fn enlist_ack<O: TxOrder + Default>(tx: &mut TxPath<O>, qps: &mut [QpHw], qpn: u32) {
+    if let Some(qp) = qps.get_mut(qpn as usize) {
+        tx.engine.enlist_ack(qpn, &mut qp.in_acks);
     }
 }
 
@@ -307,6 +314,9 @@ fn poll_ack<I, O: TxOrder + Default>(
     cx: &mut NicCx<'_>,
 ) -> Option<rnic_transport::TxMeta> {
     while let Some(qpn) = s.tx.engine.pop_ack() {
+        if let Some(qp) = s.qps.get_mut(qpn as usize) {
+            qp.in_acks = false;
+        }
         if acknowledges(s.dev, qpn) {
             let buf = cx.frames.buf_mut(slot);
             if let Some(m) = s.dev.poll_transmit_qp(qpn, now, &*cx.mem, buf) {
@@ -314,22 +324,24 @@ fn poll_ack<I, O: TxOrder + Default>(
                 return Some(m);
             }
         }
-        let queued = s.qps.get(qpn as usize).is_some_and(|q| q.in_tx);
-        if !queued && s.dev.qp_wants_transmit(qpn) {
-            enlist(s.tx, s.qps, qpn);
-        }
+        rejoin(s.tx, s.qps, s.dev, qpn);
     }
     None
 }
 
 /// After an acknowledgement of `qpn` went ahead: another one next goes ahead too (two
-/// queued before the engine woke); otherwise a QP outside the engine's queue with more to
-/// send joins it, and one in the queue keeps its place.
+/// queued before the engine woke); otherwise the QP [`rejoin`]s the queue.
 fn after_ack<O: TxOrder + Default>(tx: &mut TxPath<O>, qps: &mut [QpHw], dev: &Device, qpn: u32) {
     if acknowledges(dev, qpn) {
-        tx.engine.enlist_ack(qpn);
-        return;
+        enlist_ack(tx, qps, qpn);
+    } else {
+        rejoin(tx, qps, dev, qpn);
     }
+}
+
+/// A QP outside the TX engine's queue with more to send joins it; one in the queue keeps
+/// its place.
+fn rejoin<O: TxOrder + Default>(tx: &mut TxPath<O>, qps: &mut [QpHw], dev: &Device, qpn: u32) {
     let queued = qps.get(qpn as usize).is_some_and(|q| q.in_tx);
     if !queued && dev.qp_wants_transmit(qpn) {
         enlist(tx, qps, qpn);
