@@ -33,8 +33,6 @@ pub struct QpHw {
     pub active: bool,
     /// The QP is in the TX engine's queue.
     pub in_tx: bool,
-    /// The QP waits among the TX engine's acknowledgements, ahead of its queue.
-    pub in_acks: bool,
     /// The QP exists.
     pub valid: bool,
     /// WQEs the next scheduler visit reads: how many messages of the size last seen fit

@@ -61,6 +61,9 @@ pub struct TxEngine<O> {
     /// request packets share); held behind a message run to completion, a 64 B WRITE's
     /// ACK waited 685 µs for the 8 MB WRITE its responder's NIC was sending.
     acks: VecDeque<u32>,
+    /// Per QPN: waiting in `acks` (a flag here, not in the 80-byte `QpHw` record, which
+    /// has no byte left).
+    in_acks: Vec<bool>,
     /// Messages posted to the transport and not yet started on the wire.
     pub backlog: u32,
     /// Bytes in the TX payload buffer: SEND/WRITE payload being read or waiting to be sent
@@ -175,19 +178,24 @@ impl<O: TxOrder + Default> TxEngine<O> {
     }
 
     /// `qpn`'s next frame is an acknowledgement: it goes at the next packet boundary, if
-    /// it is not waiting there already (`in_acks`).
-    pub fn enlist_ack(&mut self, qpn: u32, in_acks: &mut bool) {
-        if !*in_acks {
-            *in_acks = true;
+    /// it is not waiting there already.
+    pub fn enlist_ack(&mut self, qpn: u32) {
+        let i = qpn as usize;
+        if i >= self.in_acks.len() {
+            crate::per_qp::grow_for(&mut self.in_acks, i, || false);
+        }
+        if !self.in_acks[i] {
+            self.in_acks[i] = true;
             self.acks.push_back(qpn);
         }
     }
 
-    /// The oldest QP with an acknowledgement to send, if any (its `in_acks` is the
-    /// caller's to clear).
+    /// The oldest QP with an acknowledgement to send, if any.
     #[inline]
     pub fn pop_ack(&mut self) -> Option<u32> {
-        self.acks.pop_front()
+        let qpn = self.acks.pop_front()?;
+        self.in_acks[qpn as usize] = false;
+        Some(qpn)
     }
 
     /// Whether anything is left to send.

@@ -280,16 +280,9 @@ pub(crate) fn enlist_rx<O: TxOrder + Default>(
     qpn: u32,
 ) {
     if acknowledges(dev, qpn) {
-        enlist_ack(tx, qps, qpn);
+        tx.engine.enlist_ack(qpn);
     } else {
         enlist(tx, qps, qpn);
-    }
-}
-
-/// Puts `qpn` among the TX engine's acknowledgements if it is not there.
-fn enlist_ack<O: TxOrder + Default>(tx: &mut TxPath<O>, qps: &mut [QpHw], qpn: u32) {
-    if let Some(qp) = qps.get_mut(qpn as usize) {
-        tx.engine.enlist_ack(qpn, &mut qp.in_acks);
     }
 }
 
@@ -314,9 +307,6 @@ fn poll_ack<I, O: TxOrder + Default>(
     cx: &mut NicCx<'_>,
 ) -> Option<rnic_transport::TxMeta> {
     while let Some(qpn) = s.tx.engine.pop_ack() {
-        if let Some(qp) = s.qps.get_mut(qpn as usize) {
-            qp.in_acks = false;
-        }
         if acknowledges(s.dev, qpn) {
             let buf = cx.frames.buf_mut(slot);
             if let Some(m) = s.dev.poll_transmit_qp(qpn, now, &*cx.mem, buf) {
@@ -333,7 +323,7 @@ fn poll_ack<I, O: TxOrder + Default>(
 /// queued before the engine woke); otherwise the QP [`rejoin`]s the queue.
 fn after_ack<O: TxOrder + Default>(tx: &mut TxPath<O>, qps: &mut [QpHw], dev: &Device, qpn: u32) {
     if acknowledges(dev, qpn) {
-        enlist_ack(tx, qps, qpn);
+        tx.engine.enlist_ack(qpn);
     } else {
         rejoin(tx, qps, dev, qpn);
     }
