@@ -178,7 +178,7 @@ impl<'a> RoceRepr<'a> {
     /// BTH, extension headers, payload and pad, in bytes (ICRC not included).
     pub fn buffer_len(&self) -> usize {
         let payload = self.payload.len();
-        bth::HEADER_LEN + self.bth.opcode.ext_headers_len() + payload + pad_len(payload)
+        self.headers_len() + payload + pad_len(payload)
     }
 
     /// Parses BTH..pad (the UDP payload without the ICRC).

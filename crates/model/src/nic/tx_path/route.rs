@@ -329,11 +329,10 @@ fn after_ack<O: TxOrder + Default>(tx: &mut TxPath<O>, qps: &mut [QpHw], dev: &D
     }
 }
 
-/// A QP outside the TX engine's queue with more to send joins it; one in the queue keeps
-/// its place.
+/// A QP with more to send joins the TX engine's queue; one already there keeps its place
+/// ([`enlist`] leaves it).
 fn rejoin<O: TxOrder + Default>(tx: &mut TxPath<O>, qps: &mut [QpHw], dev: &Device, qpn: u32) {
-    let queued = qps.get(qpn as usize).is_some_and(|q| q.in_tx);
-    if !queued && dev.qp_wants_transmit(qpn) {
+    if dev.qp_wants_transmit(qpn) {
         enlist(tx, qps, qpn);
     }
 }
