@@ -13,7 +13,6 @@
 //! client.
 
 use serde::{Deserialize, Serialize};
-use std::path::PathBuf;
 
 use crate::size_mix::SizeMix;
 use crate::workload::{AtomicOp, PerfSpec, PerfTest, QpProfile};
@@ -171,8 +170,9 @@ pub struct FlowsSpec {
     /// Client nodes in the network (nodes 1..=clients; with node 0, every node may be a
     /// flow's server or client).
     pub clients: u32,
-    /// Write every frame on the server's port to this pcap file.
-    pub pcap: Option<PathBuf>,
+    /// Write every frame on one node's port (node 0's unless it names another) to a pcap
+    /// file.
+    pub pcap: Option<crate::workload::PcapOut>,
 }
 
 impl FlowsSpec {

@@ -205,6 +205,37 @@ pub fn all_sizes() -> Vec<u64> {
     (1..=23).map(|e| 1u64 << e).collect()
 }
 
+/// A run's capture (`--pcap FILE`, `--pcap-node N`): the file, and the node whose port
+/// it records, both directions, as tcpdump on that host's interface would.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PcapOut {
+    /// The pcap file.
+    pub path: PathBuf,
+    /// The node whose port is captured (0: `rnic perf`'s server).
+    pub node: u64,
+}
+
+impl PcapOut {
+    /// A capture of node 0's port, the server's, written to `path`.
+    pub fn of_server(path: PathBuf) -> PcapOut {
+        PcapOut { path, node: 0 }
+    }
+
+    /// `node` as an index, if a network of `n_nodes` has it; else the error that refuses
+    /// the run (before its file is created), naming the flag and the nodes there are.
+    pub fn node_in(node: u64, n_nodes: usize) -> Result<usize, crate::UsageError> {
+        if let Some(node) = usize::try_from(node).ok().filter(|&n| n < n_nodes) {
+            return Ok(node);
+        }
+        Err(crate::UsageError(format!(
+            "--pcap-node (output.pcap_node) = {node}: the network has nodes 0 to {} (node 0 \
+             and net.clients = {}); name one of them",
+            n_nodes.saturating_sub(1),
+            n_nodes.saturating_sub(1)
+        )))
+    }
+}
+
 /// Everything a runner needs besides the `Config`: the resolved test and its parameters.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PerfSpec {
@@ -226,8 +257,9 @@ pub struct PerfSpec {
     pub duration_us: Option<f64>,
     /// Client hosts (= `config.net.clients`).
     pub clients: u32,
-    /// Write the frames on the server's (node 0's) port to this pcap file.
-    pub pcap: Option<PathBuf>,
+    /// Write the frames on one node's port (the server's, node 0, unless it names
+    /// another) to a pcap file.
+    pub pcap: Option<PcapOut>,
     /// `Some(n)` (`--procs`, latency tests only): csRNA's latency test. The server runs
     /// `n` processes on cores 0..n; process p owns QPs p, p+n, p+2n, ... and posts one
     /// operation at a time, moving to its next QP after each completion, so the processes
@@ -492,5 +524,26 @@ mod depth_tests {
         let max_qp_wr = rnic_transport::DeviceConfig::default().max_qp_wr;
         assert_eq!(super::MAX_TX_DEPTH, u64::from(max_qp_wr));
         assert!(super::MAX_TX_DEPTH.is_power_of_two());
+    }
+}
+
+#[cfg(test)]
+mod capture_tests {
+    use super::PcapOut;
+
+    /// A capture names a node the network has: 0 to `n_nodes - 1`; the refusal names the
+    /// flag and the nodes there are, whatever the number given.
+    #[test]
+    fn a_captured_node_is_one_the_network_has() {
+        assert_eq!(PcapOut::node_in(0, 1).unwrap(), 0);
+        assert_eq!(PcapOut::node_in(15, 16).unwrap(), 15);
+        for node in [16, u64::MAX] {
+            let e = PcapOut::node_in(node, 16).unwrap_err().0;
+            assert!(
+                e.starts_with(&format!("--pcap-node (output.pcap_node) = {node}:")),
+                "{e}"
+            );
+            assert!(e.contains("nodes 0 to 15"), "{e}");
+        }
     }
 }

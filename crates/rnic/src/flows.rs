@@ -587,29 +587,52 @@ fn check_service(
     ))
 }
 
-/// Notes for a captured run: the capture records node 0's port (the frames `rnic perf`'s
-/// server sends and receives), so a flow between two other nodes is not in it. One line per
-/// such flow, naming it and its nodes, so the capture's silence about it is not read as the
-/// flow having sent nothing.
-pub fn uncaptured_flow_notes(spec: &FlowsSpec) -> Vec<String> {
-    spec.flows
-        .iter()
-        .filter(|f| f.server != 0 && !f.clients.contains(&0))
-        .map(|f| {
-            let mut clients = f.clients.clone();
-            clients.sort_unstable();
-            clients.dedup();
-            let list: Vec<String> = clients.iter().map(u32::to_string).collect();
-            format!(
-                "rnic: note: flow {} (node {} with {} {}) does not cross node 0's port, the \
-                 one the capture records: its frames are not in it",
-                f.name,
-                f.server,
-                rnic_model::words::agree(clients.len() as u64, "node", "nodes"),
-                list.join(", ")
-            )
-        })
-        .collect()
+/// Flows named one by one in [`uncaptured_flow_notes`]; beyond this many (a workload's
+/// hundreds) one line counts them.
+const UNCAPTURED_LISTED: usize = 8;
+
+/// Notes for a captured run: the capture records one node's port (node 0's, the frames
+/// `rnic perf`'s server sends and receives, unless `--pcap-node` names another), so a flow
+/// between two other nodes is not in it. One line per such flow, naming it and its nodes, so
+/// the capture's silence about it is not read as the flow having sent nothing; past
+/// [`UNCAPTURED_LISTED`] of them, one line that counts them and names the first.
+pub fn uncaptured_flow_notes(spec: &FlowsSpec) -> Result<Vec<String>, crate::UsageError> {
+    let Some(node) = spec.pcap.as_ref().map(|c| c.node) else {
+        return Ok(Vec::new());
+    };
+    rnic_model::workload::PcapOut::node_in(node, spec.clients.max(1) as usize + 1)?;
+    let crosses = |f: &&FlowSpec| {
+        u64::from(f.server) == node || f.clients.iter().any(|&c| u64::from(c) == node)
+    };
+    let away: Vec<&FlowSpec> = spec.flows.iter().filter(|f| !crosses(f)).collect();
+    if away.len() > UNCAPTURED_LISTED {
+        let first: Vec<&str> = away.iter().take(3).map(|f| f.name.as_str()).collect();
+        return Ok(vec![format!(
+            "rnic: note: {} of {} flows ({}, ...) do not cross node {node}'s port, the one \
+             the capture records: their frames are not in it (--pcap-node N captures another \
+             node's port)",
+            away.len(),
+            spec.flows.len(),
+            first.join(", ")
+        )]);
+    }
+    Ok(away.iter().map(|f| uncaptured_flow(f, node)).collect())
+}
+
+/// The note for one flow that does not cross `node`'s port.
+fn uncaptured_flow(f: &FlowSpec, node: u64) -> String {
+    let mut clients = f.clients.clone();
+    clients.sort_unstable();
+    clients.dedup();
+    let list: Vec<String> = clients.iter().map(u32::to_string).collect();
+    format!(
+        "rnic: note: flow {} (node {} with {} {}) does not cross node {node}'s port, the one \
+         the capture records: its frames are not in it",
+        f.name,
+        f.server,
+        rnic_model::words::agree(clients.len() as u64, "node", "nodes"),
+        list.join(", ")
+    )
 }
 
 #[cfg(test)]

@@ -40,7 +40,7 @@ impl FlowsRun {
         let mut cfg = inputs.config()?;
         let (flows, workload) = crate::traffic::with_workload(flows, workload, &mut cfg)?;
         let mut spec = crate::flows::resolve(&flows, &cfg)?;
-        spec.pcap = inputs.pcap.clone();
+        spec.pcap = inputs.capture()?;
         Ok(FlowsRun {
             cfg,
             spec,

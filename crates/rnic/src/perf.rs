@@ -427,7 +427,7 @@ impl PerfOptions {
 
     /// Applies perftest's defaults and checks combinations. `cfg` must already include
     /// [`PerfOptions::config_overrides`].
-    pub fn resolve(&self, cfg: &Config, pcap: Option<PathBuf>) -> Result<PerfSpec, ConfigError> {
+    pub fn resolve(&self, cfg: &Config, pcap: Option<PcapOut>) -> Result<PerfSpec, ConfigError> {
         let test = self.test.ok_or_else(|| {
             ConfigError::Inconsistent(format!(
                 "`perf.test` is missing: name one of {}",
@@ -589,9 +589,27 @@ pub struct RunInputs {
     pub perf: PerfOptions,
     /// `--pcap`.
     pub pcap: Option<PathBuf>,
+    /// `--pcap-node`: the node whose port `pcap` records (node 0's when `None`).
+    pub pcap_node: Option<u64>,
 }
 
 impl RunInputs {
+    /// The run's capture: `pcap` recording `pcap_node`'s port. A node without a file is
+    /// refused: it would capture nothing, silently.
+    pub fn capture(&self) -> Result<Option<PcapOut>, ConfigError> {
+        match (&self.pcap, self.pcap_node) {
+            (Some(path), node) => Ok(Some(PcapOut {
+                path: path.clone(),
+                node: node.unwrap_or(0),
+            })),
+            (None, Some(node)) => Err(ConfigError::Inconsistent(format!(
+                "--pcap-node (output.pcap_node) = {node} without a capture: give the file \
+                 with --pcap FILE (or [output] pcap)"
+            ))),
+            (None, None) => Ok(None),
+        }
+    }
+
     /// All config overrides in application order.
     /// A field set both by a flag and by `--set` (or a scenario's `[set]`) to different
     /// values is refused naming both, rather than one silently winning.
@@ -642,7 +660,7 @@ impl RunInputs {
             )?;
         }
         let cfg = self.config()?;
-        let spec = self.perf.resolve(&cfg, self.pcap.clone())?;
+        let spec = self.perf.resolve(&cfg, self.capture()?)?;
         Ok((cfg, spec))
     }
 }

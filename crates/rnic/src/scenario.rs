@@ -22,6 +22,7 @@
 //! [output]                           # optional; --json / --pcap override
 //! json = "out/write-bw-64B.json"
 //! pcap = "out/write-bw-64B.pcap"
+//! pcap_node = 3                      # optional: capture node 3's port, not node 0's
 //! ```
 
 use crate::config::overrides::overrides_from_table;
@@ -109,6 +110,7 @@ impl Base {
             },
             perf: PerfOptions::from_table(&self.perf)?,
             pcap: None,
+            pcap_node: None,
         })
     }
 }
@@ -121,6 +123,8 @@ pub struct Scenario {
     pub base: Base,
     pub json: Option<PathBuf>,
     pub pcap: Option<PathBuf>,
+    /// `[output] pcap_node`: the node whose port `pcap` records (node 0's when `None`).
+    pub pcap_node: Option<u64>,
     /// `[[flow]]` tables (instead of `[perf]`): concurrent flows.
     pub flows: Option<Vec<crate::flows::FlowOptions>>,
     /// `[workload]`: open-loop flows, expanded into more flows before the run.
@@ -157,14 +161,15 @@ pub fn parse_scenario(src: &str, origin: &str) -> Result<Scenario, ConfigError> 
         ));
     }
     let output = opt_table(&t, "", "output")?.unwrap_or_default();
-    check_misplaced(&output, "output", &["json", "pcap"])?;
-    check_keys(&output, "output", &["json", "pcap"])?;
+    check_misplaced(&output, "output", &["json", "pcap", "pcap_node"])?;
+    check_keys(&output, "output", &["json", "pcap", "pcap_node"])?;
     Ok(Scenario {
         name: opt_str(&t, "", "name")?.unwrap_or_else(|| file_stem(origin)),
         description: opt_str(&t, "", "description")?,
         base,
         json: output_path(&output, "json")?,
         pcap: output_path(&output, "pcap")?,
+        pcap_node: opt_u64(&output, "output", "pcap_node")?,
         flows,
         workload,
     })

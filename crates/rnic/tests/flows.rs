@@ -276,6 +276,113 @@ fn a_flow_that_does_not_cross_node_0_is_named_when_capturing() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `--pcap-node N` captures node N's port instead of node 0's (a flow between two clients on
+/// a fabric is otherwise out of reach): the capture holds that flow's frames and no other's,
+/// the note names the flow left out, and `[output] pcap_node` does the same. A node the
+/// network lacks, or a node without a capture file, is refused before anything runs.
+#[test]
+fn pcap_node_captures_another_nodes_port() {
+    let dir = std::env::temp_dir().join(format!("rnic-flows-pcap-node-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let flows = "[set]\nnet.clients = 3\n\
+         [[flow]]\nname = \"near\"\ntest = \"write-bw\"\nsize = 1024\niters = 20\nclients = [1]\n\
+         [[flow]]\nname = \"away\"\ntest = \"write-bw\"\nsize = 1024\niters = 20\nserver = 2\n\
+         clients = [3]\n";
+    let file = dir.join("away.toml");
+    std::fs::write(&file, flows).unwrap();
+    let (file, pcap) = (file.to_str().unwrap(), dir.join("node2.pcap"));
+    let (code, err) = run_capturing(file, &pcap, "2");
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("flow near (node 0 with node 1) does not cross node 2's port"),
+        "{err}"
+    );
+    assert!(!err.contains("flow away"), "{err}");
+    // Node i is 10.0.0.(i + 1): the capture has nodes 2 and 3, not nodes 0 and 1.
+    let (code, text, err) = rnic(&["pcap", "check", pcap.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        text.contains("10.0.0.3") && text.contains("10.0.0.4"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("10.0.0.1 ") && !text.contains("10.0.0.2 "),
+        "{text}"
+    );
+
+    // The scenario's [output] says the same.
+    let in_file = dir.join("in-file.toml");
+    let from_file = dir.join("from-file.pcap");
+    std::fs::write(
+        &in_file,
+        format!("{flows}[output]\npcap = {from_file:?}\npcap_node = 2\n"),
+    )
+    .unwrap();
+    let (code, _, err) = rnic(&["run", in_file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        std::fs::read(&from_file).unwrap(),
+        std::fs::read(&pcap).unwrap()
+    );
+
+    // Refused: a node the network lacks (no file made), and a node without a file.
+    let missing = dir.join("missing.pcap");
+    let (code, err) = run_capturing(file, &missing, "4");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--pcap-node (output.pcap_node) = 4: the network has nodes 0 to 3"),
+        "{err}"
+    );
+    assert!(!err.contains("note"), "{err}");
+    assert!(!missing.exists());
+    let (code, _, err) = rnic(&["run", file, "--pcap-node", "2"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("without a capture: give the file with --pcap FILE"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `rnic run FILE --pcap PCAP --pcap-node NODE`: its exit status and standard error.
+fn run_capturing(file: &str, pcap: &std::path::Path, node: &str) -> (i32, String) {
+    let args = [
+        "run",
+        file,
+        "--pcap",
+        pcap.to_str().unwrap(),
+        "--pcap-node",
+        node,
+    ];
+    let (code, _, err) = rnic(&args);
+    (code, err)
+}
+
+/// A workload's hundreds of flows are counted in one note, not listed one a line.
+#[test]
+fn many_uncaptured_flows_are_one_note() {
+    let dir = std::env::temp_dir().join(format!("rnic-flows-pcap-many-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut src = String::from("[set]\nnet.clients = 3\n");
+    for i in 0..10 {
+        src += &format!(
+            "[[flow]]\nname = \"f{i}\"\ntest = \"write-bw\"\nsize = 64\niters = 5\nserver = 2\nclients = [3]\n"
+        );
+    }
+    let file = dir.join("many.toml");
+    std::fs::write(&file, src).unwrap();
+    // Node 0 named is node 0 by default.
+    let (code, err) = run_capturing(file.to_str().unwrap(), &dir.join("many.pcap"), "0");
+    assert_eq!(code, 0, "{err}");
+    let notes: Vec<&str> = err.lines().filter(|l| l.contains("note")).collect();
+    assert_eq!(notes.len(), 1, "{err}");
+    assert!(
+        notes[0].contains("10 of 10 flows (f0, f1, f2, ...) do not cross node 0's port"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A run of flows over UD says what it lost, as `rnic perf` does: the line on standard
 /// error and `unreliable` in the JSON, and its verified bytes are what arrived.
 #[test]

@@ -1,5 +1,5 @@
-//! The capture of node 0's port (`--pcap`), written in the order the frames were on the
-//! wire.
+//! The capture of one node's port (`--pcap`, node 0's unless `--pcap-node` names another),
+//! written in the order the frames were on the wire.
 //!
 //! A frame the NIC hands its port is captured with the time it starts on the wire, which is
 //! later than the moment it is handed over when the port is still sending earlier frames;
@@ -19,6 +19,8 @@ use rnic_wire::PcapWriter;
 /// A pcap writer behind a buffer that releases frames in time order.
 #[derive(Debug)]
 pub struct Capture {
+    /// The node whose port is captured.
+    pub node: usize,
     writer: PcapWriter<BufWriter<File>>,
     /// Frames not yet written, by (time, order captured): equal times keep their order.
     pending: BTreeMap<(TimePs, u64), Vec<u8>>,
@@ -26,9 +28,10 @@ pub struct Capture {
 }
 
 impl Capture {
-    /// A capture writing to `writer` (its file header already written).
-    pub fn new(writer: PcapWriter<BufWriter<File>>) -> Self {
+    /// A capture of `node`'s port writing to `writer` (its file header already written).
+    pub fn new(node: usize, writer: PcapWriter<BufWriter<File>>) -> Self {
         Capture {
+            node,
             writer,
             pending: BTreeMap::new(),
             captured: 0,
@@ -69,7 +72,7 @@ mod tests {
     fn frames_are_written_in_time_order_once_the_clock_has_passed_them() {
         let path = std::env::temp_dir().join(format!("rnic-capture-{}.pcap", std::process::id()));
         let f = BufWriter::new(File::create(&path).unwrap());
-        let mut c = Capture::new(PcapWriter::new(f).unwrap());
+        let mut c = Capture::new(0, PcapWriter::new(f).unwrap());
         // A frame queued behind the port's backlog, then two received before it starts.
         c.record(5_000, &[3]);
         c.record(2_000, &[1]);

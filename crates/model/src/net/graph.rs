@@ -125,8 +125,8 @@ pub struct Network {
     pub links: Vec<LinkDir>,
     /// Switches.
     pub switches: Vec<SwitchNode>,
-    /// Capture of the server's port (both directions) and of every PFC frame a switch
-    /// sends, if asked for; written in time order.
+    /// Capture of one node's port (both directions; `Capture::node`) and of every PFC
+    /// frame a switch sends, if asked for; written in time order.
     pub pcap: Option<super::capture::Capture>,
     /// First error writing the capture.
     pub pcap_error: Option<String>,
@@ -557,7 +557,12 @@ impl Network {
         let _ = rnic_wire::icrc::reseal(buf);
     }
 
-    /// Captures a frame of node 0's port (or a PFC frame), on the wire at `t`.
+    /// Whether frames on `node`'s port are captured.
+    fn captures(&self, node: usize) -> bool {
+        self.pcap.as_ref().is_some_and(|c| c.node == node)
+    }
+
+    /// Captures a frame of the captured node's port (or a PFC frame), on the wire at `t`.
     pub(super) fn capture(&mut self, t: TimePs, bytes: &[u8]) {
         if let Some(c) = self.pcap.as_mut() {
             c.record(t, bytes);
@@ -703,7 +708,7 @@ impl Wire for Network {
         let at = self.start_at(node, at);
         self.ports[node].forget_gone(q.now());
         let (start, end) = self.ports[node].send(at, len);
-        if node == 0 {
+        if self.captures(node) {
             self.capture(start, frames.get(frame));
             self.capture_until(q.now());
         }
@@ -727,7 +732,7 @@ impl Wire for Network {
     }
 
     fn received(&mut self, node: usize, frame: u32, at: TimePs, frames: &FramePool) {
-        if node == 0 {
+        if self.captures(node) {
             self.capture(at, frames.get(frame));
             self.capture_until(at);
         }

@@ -56,7 +56,7 @@ fn cm_and_direct(
     mads: u64,
 ) -> (Vec<(usize, rnic_wire::cm::CmRepr)>, Option<usize>) {
     s.iters = 50;
-    s.pcap = Some(path.to_path_buf());
+    s.pcap = Some(rnic_model::workload::PcapOut::of_server(path.to_path_buf()));
     let cm = run(&cfg("baseline", sets.0), &s).result;
     s.pcap = None;
     let direct = run(&cfg("baseline", sets.1), &s).result;

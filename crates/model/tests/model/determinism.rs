@@ -23,14 +23,16 @@ fn model_same_seed_same_results_and_pcap() {
         let mut s = spec(PerfTest::WriteBw, 4096, 8, 3);
         s.iters = 200;
         s.tx_depth = 16;
-        s.pcap = Some(dir.join(format!("run{k}.pcap")));
+        s.pcap = Some(rnic_model::workload::PcapOut::of_server(
+            dir.join(format!("run{k}.pcap")),
+        ));
         let mut r = run(&cfg, &s);
         assert!(r.result.bytes_verified, "{:?}", r.failures);
         r.result.wall_seconds = 0.0;
         outs.push((
             r.result,
             r.nodes,
-            std::fs::read(s.pcap.as_ref().unwrap()).unwrap(),
+            std::fs::read(&s.pcap.as_ref().unwrap().path).unwrap(),
         ));
     }
     assert!(

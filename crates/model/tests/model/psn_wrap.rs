@@ -81,7 +81,7 @@ fn random_start_psns_follow_the_seed() {
         let mut c = cfg.clone();
         c.sim.seed = seed;
         let mut s = s.clone();
-        s.pcap = Some(dir.join(name));
+        s.pcap = Some(rnic_model::workload::PcapOut::of_server(dir.join(name)));
         let r = run(&c, &s).result;
         assert_eq!(r.status, RunStatus::Ok, "{}", r.reason);
         std::fs::read(dir.join(name)).unwrap()

@@ -44,7 +44,7 @@ fn each_qp_is_packetised_by_its_own_pmtu() {
     let mut s = spec(PerfTest::WriteBw, 8192, 2, 1);
     s.iters = 5;
     s.qp_profiles = vec![profile(1024, 8_388_607), profile(4096, 8_388_607)];
-    s.pcap = Some(pcap.clone());
+    s.pcap = Some(rnic_model::workload::PcapOut::of_server(pcap.clone()));
     let r = run(&cfg, &s);
     assert_eq!(r.result.status, RunStatus::Ok, "{:?}", r.failures);
     let bytes = std::fs::read(&pcap).unwrap();

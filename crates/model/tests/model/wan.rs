@@ -60,7 +60,7 @@ fn pseudo_acks_are_byte_exact_to_remotes_acks_but_for_the_ip_identification() {
         let mut s = spec(PerfTest::WriteBw, 512, 1, 1);
         s.iters = 400;
         let path = dir.join(format!("accel-{accel}.pcap"));
-        s.pcap = Some(path.clone());
+        s.pcap = Some(rnic_model::workload::PcapOut::of_server(path.clone()));
         let r = run(&cfg, &s).result;
         assert_eq!(r.status, RunStatus::Ok, "{}", r.reason);
         assert!(r.bytes_verified);

@@ -494,6 +494,9 @@ pub struct PerfCmd {
     /// to a pcap file.
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
+    /// Capture node N's port instead of the server's: client i is node i (needs --pcap).
+    #[arg(long, value_name = "N", requires = "pcap")]
+    pub pcap_node: Option<u64>,
     #[command(flatten)]
     pub sim: SimArgs,
     /// perftest's other flags: ignored with a note, or refused with the reason.
@@ -739,11 +742,15 @@ pub struct RunCmd {
     /// The scenario file.
     #[arg(value_name = "SCENARIO.toml")]
     pub scenario: PathBuf,
-    /// Write the frames on node 0's port, and the PFC frames switches send, to a pcap file
-    /// (overrides [output] pcap); a flow between two other nodes is not in it (a note says
-    /// which).
+    /// Write the frames on node 0's port (or --pcap-node's), and the PFC frames switches
+    /// send, to a pcap file (overrides [output] pcap); a flow that does not cross that port
+    /// is not in it (a note says which).
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
+    /// Capture node N's port instead of node 0's (overrides [output] pcap_node); needs a
+    /// capture file, --pcap or [output] pcap.
+    #[arg(long, value_name = "N")]
+    pub pcap_node: Option<u64>,
     /// List every flow of a [workload] in the table; by default those that ended ok are one
     /// `workload` row (each is in the FCT summary, and with --json FILE a line of
     /// FILE-fct.csv). Refused on a scenario without a [workload].

@@ -381,6 +381,7 @@ fn perf_inputs(c: &PerfCmd) -> anyhow::Result<RunInputs> {
         seed_from: "--seed",
         perf: c.options(),
         pcap: c.pcap.clone(),
+        pcap_node: c.pcap_node,
     })
 }
 
@@ -506,8 +507,8 @@ pub fn run_and_report(
         output::check_file("JSON output", path)?;
         crate::report::side_files::check_writable(path, &cfg, false)?;
     }
-    if let Some(path) = &spec.pcap {
-        output::check_file("pcap", path)?;
+    if let Some(capture) = &spec.pcap {
+        output::check_file("pcap", &capture.path)?;
     }
     // Under -D perftest keeps no samples, so -H/-U list none: a note says so, for
     // `rnic perf`'s flags and a scenario's [perf] keys alike.
@@ -785,6 +786,7 @@ fn cmd_run(
         .inputs(&cli)
         .with_context(|| format!("in scenario file {origin}"))?;
     inputs.pcap = c.pcap.clone().or(scenario.pcap.clone());
+    inputs.pcap_node = c.pcap_node.or(scenario.pcap_node);
     let json_path: Option<PathBuf> = c.sim.json.clone().or(scenario.json.clone());
     check_outputs_distinct(
         &[
@@ -932,9 +934,9 @@ fn run_flows_and_report(
         output::check_file("JSON output", path)?;
         crate::report::side_files::check_writable(path, cfg, run.workload.is_some())?;
     }
-    if let Some(path) = &spec.pcap {
-        output::check_file("pcap", path)?;
-        for note in crate::flows::uncaptured_flow_notes(spec) {
+    if let Some(capture) = &spec.pcap {
+        output::check_file("pcap", &capture.path)?;
+        for note in crate::flows::uncaptured_flow_notes(spec)? {
             writeln!(err, "{note}")?;
         }
     }

@@ -25,7 +25,7 @@ fn sliced_streams_keep_every_qps_psn_order() {
     };
     let (cfg, mut spec) = build(&p).unwrap();
     let pcap = std::env::temp_dir().join(format!("rnic-iso-order-{}.pcap", std::process::id()));
-    spec.pcap = Some(pcap.clone());
+    spec.pcap = Some(rnic_model::workload::PcapOut::of_server(pcap.clone()));
     let run = rnic::model::run_flows(&cfg, &spec, &Default::default()).unwrap();
     assert_eq!(run.result.status, RunStatus::Ok, "{}", run.result.reason);
     assert!(run.result.flows.iter().all(|f| f.bytes_verified));

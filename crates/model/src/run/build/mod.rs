@@ -19,7 +19,7 @@ use crate::host::routes::FlowRoutes;
 use crate::net::topology;
 use crate::nic::Nic;
 use crate::params::ModelParams;
-use crate::workload::{Direction, PerfSpec, Verb};
+use crate::workload::{Direction, PcapOut, PerfSpec, Verb};
 use crate::world::World;
 
 use app::{applications, fill_sources, payload_oracle};
@@ -372,7 +372,7 @@ pub(crate) fn build_flows(
     let mut oracle = payload_oracle(cfg, p.seed, spec, &plans, &flow_pairs, n_nodes);
     let (perftests, window_events) =
         applications(&p, spec, &plans, flow_pairs, apps, &mems, &mut oracle);
-    let net = network(cfg, &p, &root, n_nodes, opts, spec.pcap.as_deref())?;
+    let net = network(cfg, &p, &root, n_nodes, opts, spec.pcap.as_ref())?;
     let max_events = p.max_events;
     let world = World {
         q: rnic_sim::EventQueue::with_geometry(crate::world::QUEUE_GEOMETRY),
@@ -407,25 +407,26 @@ pub(crate) fn build_flows(
 }
 
 /// The network of `n_nodes` from the config, with the run's hooks and, when asked for, the
-/// capture of node 0's port written to `pcap`.
+/// capture of one node's port written to a file.
 fn network(
     cfg: &Config,
     p: &ModelParams,
     root: &Rng,
     n_nodes: usize,
     opts: &RunOptions,
-    pcap: Option<&std::path::Path>,
+    pcap: Option<&PcapOut>,
 ) -> anyhow::Result<crate::net::graph::Network> {
     let mut net = topology::build(cfg, p, root, n_nodes)?;
     net.hooks = opts.hooks;
-    if let Some(path) = pcap {
+    if let Some(PcapOut { path, node }) = pcap {
+        let node = PcapOut::node_in(*node, n_nodes)?;
         let f = File::create(path).map_err(|e| {
             crate::OutputError(format!("cannot create the pcap {}: {e}", path.display()))
         })?;
         let writer = PcapWriter::new(BufWriter::new(f)).map_err(|e| {
             crate::OutputError(format!("cannot write the pcap {}: {e}", path.display()))
         })?;
-        net.pcap = Some(crate::net::capture::Capture::new(writer));
+        net.pcap = Some(crate::net::capture::Capture::new(node, writer));
     }
     Ok(net)
 }
