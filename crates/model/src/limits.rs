@@ -11,7 +11,7 @@ use super::params::ModelParams;
 use crate::config::schema::MAX_SIM_US;
 use crate::config::Config;
 use crate::words::{counted, short_num};
-use crate::workload::{PerfSpec, Verb, MAX_MSG_BYTES};
+use crate::workload::{PerfSpec, PerfTest, Verb, MAX_MSG_BYTES};
 use crate::UsageError;
 
 /// A `-D` window must hold at least this many messages' wire time, so that counting whole
@@ -281,6 +281,7 @@ pub fn check_run_on(
         check_switch_buffer(cfg, spec, size, switches)?;
         check_rx_buffer(cfg, spec, size)?;
         check_clock_range(cfg, spec, size, &p)?;
+        check_give_up(cfg, spec, size, &p)?;
         if let Some(short) = short_window(cfg, spec, size) {
             // The suggestion in whole µs, rounded up, so that it is itself long enough.
             let need_s = short.need_ps.div_ceil(1_000_000) as f64 / 1e6;
@@ -477,6 +478,65 @@ fn check_rx_buffer(cfg: &Config, spec: &PerfSpec, size: u64) -> Result<(), Usage
 /// The slowest per-QP rate limit, Gb/s (1 kb/s: a 4 KiB frame's tokens take 34 s). Far
 /// slower, they overflowed the clock (10^-12 Gb/s: 3 x 10^19 ps for 4 KiB).
 pub const MIN_RATE_LIMIT_GBPS: f64 = 1e-6;
+
+/// A UC or UD ping-pong (write-lat, send-lat) gives an iteration up when no answer has come
+/// a local ACK timeout after its post (`-u`, `qp.timeout`; `lat_give_up.rs`), since a lost
+/// message is never resent. A timeout shorter than the least round trip gives up every
+/// iteration while its messages are still on their way; the late answer then ended the
+/// next iteration (a half round trip of 2.6 µs where the wire needs 12.8) or its ping
+/// landed over the next one's poll byte (a correct run reported corrupt). Refused, naming
+/// the least `-u` that waits a round trip: the messages' wire time both ways and the
+/// least propagation and extra delay (`net.impair.extra_delay_ns`) each way.
+fn check_give_up(
+    cfg: &Config,
+    spec: &PerfSpec,
+    size: u64,
+    p: &ModelParams,
+) -> Result<(), UsageError> {
+    let ping_pong = matches!(spec.test, PerfTest::WriteLat | PerfTest::SendLat);
+    let unreliable = cfg.qp.transport != crate::config::Transport::Rc;
+    let Some(give_up_ps) = cfg.qp.ack_timeout_ps().filter(|_| ping_pong && unreliable) else {
+        return Ok(());
+    };
+    if spec.procs.is_some() {
+        return Ok(());
+    }
+    let op_wire = op_wire_ps(
+        p,
+        spec.test.verb(),
+        size,
+        spec.max_pmtu(cfg),
+        cfg.qp.transport,
+    );
+    let extra_ps = (cfg.net.impair.extra_delay_ns * 1e3) as TimePs;
+    let round_trip = 2 * op_wire + 2 * (min_one_way_ps(cfg) + extra_ps);
+    if give_up_ps > round_trip {
+        return Ok(());
+    }
+    let need = (1..=31u8).find(|&t| {
+        crate::config::QpConfig::ack_timeout_ns_of(t).is_some_and(|ns| ns * 1e3 > round_trip as f64)
+    });
+    let fix = match need {
+        Some(t) => format!("use -u {t} or more"),
+        None => "shorten the path or the messages".to_string(),
+    };
+    Err(UsageError(format!(
+        "-u/--qp-timeout (qp.timeout) {}: a {} ping-pong over {} gives an iteration up after \
+         {:.3} µs without an answer, but one round trip of {size}-byte messages takes at least \
+         {:.3} µs (the messages on the wire both ways and the propagation each way): every \
+         iteration would be given up while its messages were still on their way, and a late \
+         answer taken for the next one's; {fix}",
+        cfg.qp.timeout,
+        spec.test.name(),
+        if cfg.qp.transport == crate::config::Transport::Uc {
+            "UC"
+        } else {
+            "UD"
+        },
+        give_up_ps as f64 / 1e6,
+        round_trip as f64 / 1e6,
+    )))
+}
 
 /// A latency test in iteration mode idles `host.latency_gap_us` after each of its `-n`
 /// iterations; the gaps alone must fit in an hour of simulated time (2000 gaps of 10^10

@@ -834,7 +834,12 @@ config_section! {
 impl QpConfig {
     /// Local ACK timeout in ns: 4.096 µs × 2^timeout; `None` when `timeout` is 0 (infinite).
     pub fn ack_timeout_ns(&self) -> Option<f64> {
-        (self.timeout != 0).then(|| 4096.0 * f64::from(1u32 << self.timeout.min(31)))
+        Self::ack_timeout_ns_of(self.timeout)
+    }
+
+    /// [`QpConfig::ack_timeout_ns`] of a `timeout` exponent.
+    pub fn ack_timeout_ns_of(timeout: u8) -> Option<f64> {
+        (timeout != 0).then(|| 4096.0 * f64::from(1u32 << timeout.min(31)))
     }
 
     /// [`QpConfig::ack_timeout_ns`] in ps, the simulator's unit.

@@ -58,6 +58,7 @@ pub(crate) fn judge(
             .take(fi)
             .unwrap_or_else(|| check_buffers(world, app, &b.layouts[fi]));
         check.record(app, verdict.status() == RunStatus::Ok, &mut v);
+        super::unreliable::judge_late_answers(world, app, &mut v);
         let measured = verdict::measured(app, end);
         let op_ps = limits::op_wire_ps(
             p,

@@ -697,13 +697,13 @@ fn unreliable_notes(inputs: &RunInputs, cfg: &Config, test: crate::perf::PerfTes
     [
         (
             inputs.perf.qp_timeout.is_some(),
-            "-u/--qp-timeout (perf.qp_timeout)",
+            ("-u/--qp-timeout (perf.qp_timeout)", true),
         ),
-        (retry, "--retry_count (qp.retry_cnt)"),
+        (retry, ("--retry_count (qp.retry_cnt)", false)),
     ]
     .into_iter()
     .filter(|&(given, _)| given)
-    .filter_map(|(_, flag)| text::retry_no_effect_note(flag, test.name(), cfg.qp.transport))
+    .filter_map(|(_, flag)| text::retry_no_effect_note(flag, test, cfg.qp.transport))
     .collect()
 }
 

@@ -437,6 +437,21 @@ pub fn unreliable_text(u: &rnic_model::result::UnreliableResult) -> String {
         u.recv_errors,
         u.messages_lost.saturating_sub(seen),
         u.iterations_given_up
+    ) + &late_answers(u)
+}
+
+/// A ping-pong that gave iterations up although no message was lost: the answers came
+/// after the give-up time (`-u`), late, not lost (the run refuses a give-up shorter than
+/// the least round trip; the NIC's and host's own time come on top of that).
+fn late_answers(u: &rnic_model::result::UnreliableResult) -> String {
+    if u.iterations_given_up == 0 || u.messages_lost > 0 {
+        return String::new();
+    }
+    format!(
+        "\nrnic: note: {} ping-pong iteration(s) given up though no message was lost: their \
+         answers came after the give-up time, the local ACK timeout (-u, qp.timeout); raise -u \
+         for their latencies",
+        u.iterations_given_up
     )
 }
 
@@ -599,13 +614,20 @@ pub fn config_notes(cfg: &rnic_model::config::Config) -> Vec<String> {
 
 /// `flag`, an RC QP's retry setting, given to a run of `test` over an unreliable service
 /// (`None` for RC): a UC or UD QP waits for no acknowledgement and resends nothing, so the
-/// setting changes nothing (perftest takes it there in silence).
+/// setting changes nothing (perftest takes it there in silence). Except the timeout
+/// (`timeout`) in a UC/UD ping-pong (write-lat, send-lat): it is when the client gives up
+/// an iteration whose ping or pong was lost (`None` then too).
 pub fn retry_no_effect_note(
-    flag: &str,
-    test: &str,
+    (flag, timeout): (&str, bool),
+    test: crate::perf::PerfTest,
     transport: rnic_model::config::Transport,
 ) -> Option<String> {
+    use crate::perf::PerfTest;
     use rnic_model::config::Transport;
+    if timeout && matches!(test, PerfTest::WriteLat | PerfTest::SendLat) {
+        return None;
+    }
+    let test = test.name();
     let service = match transport {
         Transport::Rc => return None,
         Transport::Uc => "UC",

@@ -479,7 +479,7 @@ impl Sweep {
     /// Notes on standard error before the points run, each once for the whole sweep.
     /// The RC retry settings the sweep gives (by an axis, `[perf]` or `[set]`), named as
     /// `rnic perf`'s notes name them: over UC or UD they change nothing.
-    pub fn retry_settings(&self) -> Vec<&'static str> {
+    pub fn retry_settings(&self) -> Vec<(&'static str, bool)> {
         let given = |key: &str| {
             self.axes.iter().any(|a| a.key == key) || self.base.set.iter().any(|o| o.key == key)
         };
@@ -488,8 +488,11 @@ impl Sweep {
             || self.base.perf.contains_key("qp_timeout");
         let retry = given("qp.retry_cnt");
         [
-            (timeout, "-u/--qp-timeout (perf.qp_timeout, qp.timeout)"),
-            (retry, "--retry_count (qp.retry_cnt)"),
+            (
+                timeout,
+                ("-u/--qp-timeout (perf.qp_timeout, qp.timeout)", true),
+            ),
+            (retry, ("--retry_count (qp.retry_cnt)", false)),
         ]
         .into_iter()
         .filter_map(|(given, name)| given.then_some(name))

@@ -226,8 +226,8 @@ impl<'a> Plan<'a> {
         let mut tally: Vec<(String, usize)> = Vec::new();
         let retry = self.sweep.retry_settings();
         for p in &self.points {
-            let test = p.perf_spec().map(|s| s.test.name());
-            let unreliable = retry.iter().filter_map(|flag| {
+            let test = p.perf_spec().map(|s| s.test);
+            let unreliable = retry.iter().filter_map(|&flag| {
                 crate::report::text::retry_no_effect_note(flag, test?, p.config.qp.transport)
             });
             for note in crate::report::text::config_notes(&p.config)

@@ -42,4 +42,5 @@ mod rx_buffer;
 mod switch_buffer;
 mod transport_counters;
 mod truthful_runs;
+mod unreliable_ping_pong;
 mod workload_sweep;
