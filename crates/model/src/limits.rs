@@ -513,10 +513,7 @@ fn check_give_up(
     if give_up_ps > round_trip {
         return Ok(());
     }
-    let need = (1..=31u8).find(|&t| {
-        crate::config::QpConfig::ack_timeout_ns_of(t).is_some_and(|ns| ns * 1e3 > round_trip as f64)
-    });
-    let fix = match need {
+    let fix = match least_timeout_above(round_trip) {
         Some(t) => format!("use -u {t} or more"),
         None => "shorten the path or the messages".to_string(),
     };
@@ -536,6 +533,51 @@ fn check_give_up(
         give_up_ps as f64 / 1e6,
         round_trip as f64 / 1e6,
     )))
+}
+
+/// The least `qp.timeout` exponent whose local ACK timeout is longer than `ps`.
+fn least_timeout_above(ps: TimePs) -> Option<u8> {
+    (1..=31u8).find(|&t| {
+        crate::config::QpConfig::ack_timeout_ns_of(t).is_some_and(|ns| ns * 1e3 > ps as f64)
+    })
+}
+
+/// An RC run whose local ACK timeout (`-u`, `qp.timeout`) is shorter than the least round
+/// trip of one of its packets (`None` otherwise): every packet times out and is resent
+/// before its acknowledgement can come (a hunt saw 199 timeouts in a lossless 50-iteration
+/// `send-lat -u 1` over 1 km, the latency right). A real NIC does the same, so a note, not
+/// a refusal: the packet's wire time (its answer's, for READ and atomics) and the least
+/// propagation and extra delay each way.
+pub fn short_timeout_note(cfg: &Config, spec: &PerfSpec) -> Option<String> {
+    let timeout_ps = cfg.qp.ack_timeout_ps()?;
+    if cfg.qp.transport != crate::config::Transport::Rc {
+        return None;
+    }
+    let p = ModelParams::from_config(cfg);
+    let pmtu = spec.max_pmtu(cfg);
+    let size = spec
+        .sizes
+        .iter()
+        .copied()
+        .min()
+        .unwrap_or(0)
+        .min(u64::from(pmtu));
+    let wire = op_wire_ps(&p, spec.test.verb(), size, pmtu, cfg.qp.transport);
+    let extra_ps = (cfg.net.impair.extra_delay_ns * 1e3) as TimePs;
+    let round_trip = wire + 2 * (min_one_way_ps(cfg) + extra_ps);
+    if timeout_ps > round_trip {
+        return None;
+    }
+    let fix = least_timeout_above(round_trip)
+        .map_or(String::new(), |t| format!(" (-u {t} or more waits one)"));
+    Some(format!(
+        "rnic: note: -u/--qp-timeout (qp.timeout) {}: the local ACK timeout, {:.3} µs, is \
+         shorter than the least round trip of this run's packets, {:.3} µs: packets time out \
+         and are resent before their acknowledgement can come{fix}",
+        cfg.qp.timeout,
+        timeout_ps as f64 / 1e6,
+        round_trip as f64 / 1e6
+    ))
 }
 
 /// A latency test in iteration mode idles `host.latency_gap_us` after each of its `-n`

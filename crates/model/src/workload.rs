@@ -421,7 +421,9 @@ pub fn check_transport(
 /// for a later one. A ping-pong then completes an iteration with a stale copy, faster than
 /// the wire allows, and the counts of messages sent, received and lost no longer balance.
 pub fn check_ud_duplicates(cfg: &crate::config::Config) -> Result<(), String> {
-    if cfg.qp.transport == crate::config::Transport::Ud && cfg.net.impair.dup > 0.0 {
+    // Duplicated acknowledgements only (`direction = "acks"`) meet no UD datagram.
+    let on_data = cfg.net.impair.direction != crate::config::ImpairDirection::Acks;
+    if cfg.qp.transport == crate::config::Transport::Ud && cfg.net.impair.dup > 0.0 && on_data {
         return Err(format!(
             "net.impair.dup = {} with qp.transport = \"ud\" (-c UD): a UD receiver checks no \
              PSN, so every copy the network makes would be delivered as a message of its own, \

@@ -658,8 +658,9 @@ config_section! {
     pub struct ImpairConfig in "net.impair" {
         /// Probability that a packet is lost on the wire, independently per packet
         loss: f64 = 0.0; "probability", float(0.0, 1.0);
-        /// Bounded reordering: a packet may be overtaken by at most this many later packets (0 = in
-        /// order)
+        /// Bounded reordering: a packet is held back by up to this many full path-MTU frame times,
+        /// so it may be overtaken by at most this many later full-size packets, and by more
+        /// smaller ones (0 = in order; `reorder_window` bounds the count of any size)
         reorder_depth: u32 = 0; "packets", uint(0, 1 << 20);
         /// Probability that a packet is duplicated on the wire
         dup: f64 = 0.0; "probability", float(0.0, 1.0);
@@ -818,7 +819,7 @@ config_section! {
         /// message, READs and atomics always ask)
         ack_req_every: u32 = 16; "packets", uint(1, 1 << 23);
         /// How QPs detect and repair loss: "gbn" (go-back-N, RoCEv2), "ornic" or "mp_rdma"
-        /// (out-of-order WRITE, sized by `[ooo]`; such QPs post WRITEs only)
+        /// (out-of-order WRITE and READ, sized by `[ooo]`; such QPs post WRITEs and READs only)
         reliability: Reliability = Reliability::Gbn; "mode", Kind::Str(Reliability::NAMES);
         /// QP service: "rc", "uc" (SEND/WRITE without ACKs) or "ud" (one-packet SENDs with a
         /// DETH, 40-byte GRH area in receives); perftest -c/--connection. UC and UD lose what

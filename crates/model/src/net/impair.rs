@@ -1,6 +1,8 @@
 //! The impairment element, placeable on any link direction: seeded loss, duplication,
-//! bounded reordering (a frame is held back by 0..=depth frame slots, uniformly, so it is
-//! overtaken by at most `depth` later frames), a fixed extra delay and byte corruption,
+//! bounded reordering (a frame is held back by 0..=depth slots, uniformly, a slot being a
+//! full path-MTU frame's wire time, so it is overtaken by at most `depth` later full-size
+//! frames and by more smaller ones: a hunt saw 64-byte frames at depth 1 overtaken by up
+//! to 14), a fixed extra delay and byte corruption,
 //! acting on data frames, acknowledgements or both (`net.impair.direction`); the others
 //! pass untouched and draw nothing from its random stream.
 

@@ -65,6 +65,16 @@ fn ud_with_duplicating_network_is_refused_naming_both_fields() {
             "{test}: {e}"
         );
     }
+    // Duplicated acknowledgements only meet no UD datagram (a hunt found this refused too):
+    // allowed, and every message arrives once.
+    let mut acks = c.clone();
+    acks.net.impair.direction = rnic_model::config::ImpairDirection::Acks;
+    let mut s = spec(PerfTest::SendLat, 64, 1, 1);
+    s.iters = 20;
+    let r = run(&acks, &s).result;
+    assert_eq!(r.status, RunStatus::Ok, "{}", r.reason);
+    let u = r.unreliable.expect("a UD run has its loss summary");
+    assert_eq!((u.messages_sent, u.messages_received), (40, 40));
     // UC drops a duplicate (its PSN is behind the expected one): allowed.
     let mut uc = c.clone();
     uc.qp.transport = Transport::Uc;

@@ -526,6 +526,7 @@ pub fn run_and_report(
     for note in latency_test_notes(&inputs.perf, spec.test)
         .into_iter()
         .chain(unreliable_notes(inputs, &cfg, spec.test))
+        .chain(rnic_model::limits::short_timeout_note(&cfg, &spec))
     {
         writeln!(err, "{note}")?;
     }

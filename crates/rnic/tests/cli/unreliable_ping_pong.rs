@@ -81,3 +81,18 @@ fn a_late_send_lat_answer_makes_the_run_incomplete() {
         "{v}"
     );
 }
+
+/// Over RC the same short timeout resends every packet before its ACK can come, as a real
+/// NIC would: the run goes on, with a note naming the least `-u` that waits a round trip;
+/// none at the default.
+#[test]
+fn an_rc_timeout_shorter_than_the_round_trip_is_noted() {
+    let (code, v, err) = json_run("perf send-lat -s 64 -n 50 -u 1 --set net.link_km=1");
+    assert_eq!(code, 0, "{err}");
+    assert!(v["timeouts"].as_u64().unwrap_or(0) > 0, "{v}");
+    assert!(err.contains("is shorter than the least round trip"), "{err}");
+    assert!(err.contains("(-u 3 or more waits one)"), "{err}");
+    let (code, _, err) = json_run("perf send-lat -s 64 -n 50 --set net.link_km=1");
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("least round trip"), "{err}");
+}
