@@ -590,6 +590,7 @@ pub fn run_and_report(
         text::unreliable_line(&result),
         text::window_warning(&result),
         text::drops_note(&result, || switch_buffer_fields(&cfg, &result)),
+        text::accel_resends_note(&result),
         text::pfc_cycle_note(&result),
     ]
     .into_iter()

@@ -318,3 +318,41 @@ fn standard_output_that_cannot_be_written_exits_4() {
     assert_eq!(out.status.code(), Some(4), "{err}");
     assert!(err.contains("standard output"), "{err}");
 }
+
+/// Behind the WAN accelerator the sender's WRITEs complete on its pseudo-ACKs, so a lossy
+/// long link leaves the table as fast as a clean one: a note says how many frames the
+/// accelerator resent and when the far end had the last byte; none without loss.
+#[test]
+fn the_accelerators_resends_are_noted() {
+    let run = |loss: &str| {
+        let set = format!("net.impair.loss={loss}");
+        let args = [
+            "perf",
+            "write-bw",
+            "--profile",
+            "wan",
+            "-s",
+            "65536",
+            "-n",
+            "50",
+            "--set",
+            "net.wan_accel=true",
+            "--set",
+            &set,
+        ];
+        rnic(&args)
+    };
+    let (code, _, err) = run("0.01");
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("rnic: note: the WAN accelerator resent"),
+        "{err}"
+    );
+    assert!(
+        err.contains("the far end acknowledged the last of them at"),
+        "{err}"
+    );
+    let (code, _, err) = run("0");
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("WAN accelerator resent"), "{err}");
+}

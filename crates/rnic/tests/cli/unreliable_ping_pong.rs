@@ -90,7 +90,10 @@ fn an_rc_timeout_shorter_than_the_round_trip_is_noted() {
     let (code, v, err) = json_run("perf send-lat -s 64 -n 50 -u 1 --set net.link_km=1");
     assert_eq!(code, 0, "{err}");
     assert!(v["timeouts"].as_u64().unwrap_or(0) > 0, "{v}");
-    assert!(err.contains("is shorter than the least round trip"), "{err}");
+    assert!(
+        err.contains("is shorter than the least round trip"),
+        "{err}"
+    );
     assert!(err.contains("(-u 3 or more waits one)"), "{err}");
     let (code, _, err) = json_run("perf send-lat -s 64 -n 50 --set net.link_km=1");
     assert_eq!(code, 0, "{err}");
