@@ -632,11 +632,14 @@ fn the_unreliable_line_accounts_for_every_lost_message() {
     };
     let line = unreliable_text(&u);
     assert!(
-        line.contains("6 lost (UC messages abandoned after a lost packet 5"),
+        line.contains("6 lost (UC messages abandoned after a lost or reordered packet 5"),
         "{line}"
     );
     assert!(
-        line.contains("not begun by the receiver (lost on the wire) or unfinished at the end 1"),
+        line.contains(
+            "not begun by the receiver (first packet lost or overtaken on the wire) or \
+             unfinished at the end 1"
+        ),
         "{line}"
     );
 }

@@ -424,9 +424,10 @@ pub fn unreliable_text(u: &rnic_model::result::UnreliableResult) -> String {
     let seen = u.uc_messages_abandoned + u.no_recv_messages + u.qkey_mismatches + u.recv_errors;
     format!(
         "rnic: {}: {} messages sent, {} received whole, {} lost (UC messages abandoned after \
-         a lost packet {}, no receive posted {}, Q_Key mismatches {}, receive errors {}, \
-         not begun by the receiver (lost on the wire) or unfinished at the end {}; \
-         ping-pong iterations given up {}); what arrived was verified",
+         a lost or reordered packet {}, no receive posted {}, Q_Key mismatches {}, receive \
+         errors {}, not begun by the receiver (first packet lost or overtaken on the wire) \
+         or unfinished at the end {}; ping-pong iterations given up {}); what arrived was \
+         verified",
         u.transport.to_uppercase(),
         u.messages_sent,
         u.messages_received,
