@@ -466,3 +466,175 @@ fn a_zero_length_read_completes_after_every_write_before_it() {
         "the lost WRITE was resent"
     );
 }
+
+/// `n` signaled fetch-and-adds of 1 posted on A (PSNs `EPSN..EPSN + n`), sent and drained:
+/// the scripted peer plays B's side.
+fn atomics_outstanding(p: &mut Pair, n: u64) {
+    let target = BASE + 0x1000;
+    for i in 0..n {
+        let wr = SendWr {
+            wr_id: i,
+            opcode: WrOpcode::FetchAdd,
+            sgl: [p.a.sge(BASE + 8 * i, 8)].into(),
+            signaled: true,
+            remote: Some(p.b.remote(target)),
+            atomic: Some(AtomicArgs {
+                compare_add: 1,
+                swap: 0,
+            }),
+            ..SendWr::default()
+        };
+        p.a.dev.post_send(p.a.qpn, wr).unwrap();
+    }
+    let psns: Vec<u32> = sent_frames(&mut p.a).iter().map(|s| s.psn).collect();
+    assert_eq!(psns, (EPSN..EPSN + n as u32).collect::<Vec<_>>());
+}
+
+/// B's PSN-sequence-error NAK asking A for `psn`.
+fn seq_nak_to_a(p: &mut Pair, psn: u32) {
+    let mut r = roce(bth(Opcode::RcAck, p.a.qpn, psn));
+    r.aeth = Some(AethRepr {
+        syndrome: AethSyndrome::Nak(NakCode::PsnSequenceError),
+        msn: 0,
+    });
+    let _ = p.a.dev.handle_packet(0, &frame_to_a(r), &mut p.a.mem);
+}
+
+/// The PSNs A transmits now.
+fn a_resends(p: &mut Pair) -> Vec<u32> {
+    sent_frames(&mut p.a).iter().map(|s| s.psn).collect()
+}
+
+/// A sequence NAK cannot acknowledge past an atomic (or READ) whose response is missing, so
+/// `una` stays at it while a retry runs from it. A NAK for a later PSN than the one that
+/// started the retry is a new hole, in the resends themselves: A must go back again at once
+/// (not wait for the ACK timer). A second NAK for the same PSN, or an older one arriving
+/// late, is the same hole and restarts nothing.
+#[test]
+fn sequence_nak_for_a_later_psn_during_a_retry_goes_back_again() {
+    let mut p = Pair::with_default();
+    atomics_outstanding(&mut p, 4);
+    let all: Vec<u32> = (EPSN..EPSN + 4).collect();
+    // B lost EPSN + 1; the atomic ACK of EPSN is lost too.
+    seq_nak_to_a(&mut p, EPSN + 1);
+    assert_eq!(a_resends(&mut p), all, "go-back-N from una");
+    // The same hole NAKed again: no new retry, no storm.
+    seq_nak_to_a(&mut p, EPSN + 1);
+    assert_eq!(a_resends(&mut p), Vec::<u32>::new());
+    // The resend of EPSN + 2 is lost: B now asks for EPSN + 2.
+    seq_nak_to_a(&mut p, EPSN + 2);
+    assert_eq!(a_resends(&mut p), all, "a new hole: go back again");
+    // A NAK older than the one that started the running retry is stale.
+    seq_nak_to_a(&mut p, EPSN + 1);
+    seq_nak_to_a(&mut p, EPSN + 2);
+    assert_eq!(a_resends(&mut p), Vec::<u32>::new());
+    let s = p.a.dev.stats();
+    assert_eq!((s.go_back_n, s.ack_timeouts), (2, 0));
+    assert_eq!(s.naks_received.psn_sequence_error, 5);
+    // The atomic ACKs complete everything.
+    for (i, psn) in all.iter().enumerate() {
+        let mut r = roce(bth(Opcode::RcAtomicAck, p.a.qpn, *psn));
+        r.aeth = Some(AethRepr {
+            syndrome: AethSyndrome::Ack { credits: 0x1F },
+            msn: i as u32 + 1,
+        });
+        r.atomic_ack = Some(AtomicAckEthRepr { orig: i as u64 });
+        p.a.dev
+            .handle_packet(0, &frame_to_a(r), &mut p.a.mem)
+            .unwrap();
+    }
+    assert_eq!(
+        p.a.completion_statuses(),
+        (0..4).map(|i| (i, WcStatus::Success)).collect::<Vec<_>>()
+    );
+    assert_eq!(p.a.mem.u64_at(BASE + 24), 3);
+}
+
+/// A NAK for a PSN the running retry has not resent yet needs no new retry: the resend of
+/// that PSN is still to come.
+#[test]
+fn sequence_nak_for_a_psn_the_retry_has_not_reached_restarts_nothing() {
+    let mut p = Pair::with_default();
+    atomics_outstanding(&mut p, 4);
+    seq_nak_to_a(&mut p, EPSN + 1);
+    seq_nak_to_a(&mut p, EPSN + 2);
+    assert_eq!(a_resends(&mut p), (EPSN..EPSN + 4).collect::<Vec<_>>());
+    assert_eq!(p.a.dev.stats().go_back_n, 1);
+}
+
+/// Each new hole costs one retry from retry_cnt: without progress the budget runs out and
+/// the QP fails with RetryExcErr (the rest flushed), no endless going back.
+#[test]
+fn later_sequence_naks_spend_retry_cnt_until_retry_exc_err() {
+    let mut p = Pair::new(QpParams {
+        retry_cnt: 2,
+        ..QpParams::default()
+    });
+    atomics_outstanding(&mut p, 4);
+    for psn in [EPSN + 1, EPSN + 2] {
+        seq_nak_to_a(&mut p, psn);
+        assert_eq!(a_resends(&mut p).len(), 4);
+    }
+    seq_nak_to_a(&mut p, EPSN + 3);
+    assert_eq!(a_resends(&mut p), Vec::<u32>::new());
+    assert_eq!(
+        p.a.completion_statuses(),
+        vec![
+            (0, WcStatus::RetryExcErr),
+            (1, WcStatus::WrFlushErr),
+            (2, WcStatus::WrFlushErr),
+            (3, WcStatus::WrFlushErr),
+        ]
+    );
+    assert_eq!(p.a.dev.qp_state(p.a.qpn), Some(QpState::Err));
+    assert_eq!(p.a.dev.stats().go_back_n, 2);
+}
+
+/// Two devices: the first transmission of the second atomic and the atomic ACK of the first
+/// are lost, so B NAKs the second while A still waits for the first's ACK; in the retry the
+/// resend of the third atomic and the replayed ACK of the first are lost too, and B NAKs
+/// the third. A goes back again on that NAK: all four complete, each applied once, with no
+/// ACK timeout.
+#[test]
+fn a_loss_inside_an_atomic_retry_is_repaired_without_the_ack_timer() {
+    let mut p = Pair::with_default();
+    let target = BASE + 0x1000;
+    p.b.mem.write(target, &40u64.to_le_bytes());
+    for i in 0..4u64 {
+        let wr = SendWr {
+            wr_id: i,
+            opcode: WrOpcode::FetchAdd,
+            sgl: [p.a.sge(BASE + 8 * i, 8)].into(),
+            signaled: true,
+            remote: Some(p.b.remote(target)),
+            atomic: Some(AtomicArgs {
+                compare_add: 1,
+                swap: 0,
+            }),
+            ..SendWr::default()
+        };
+        p.a.dev.post_send(p.a.qpn, wr).unwrap();
+    }
+    // A→B: EPSN..EPSN+3 (the second lost), then the retry EPSN..EPSN+3 (its third lost).
+    // B→A: the atomic ACK of EPSN (lost), NAK(EPSN+1), the replayed ACK of EPSN (lost).
+    let mut acks_of_first = 0;
+    p.drop = Box::new(move |s: &Sent| match s.dir {
+        Dir::AtoB => s.nth == 1 || s.nth == 6,
+        Dir::BtoA => {
+            let first = s.meta.psn == EPSN && s.meta.opcode == Opcode::RcAtomicAck;
+            acks_of_first += u32::from(first);
+            first && acks_of_first <= 2
+        }
+    });
+    p.run(10_000);
+    assert_eq!(
+        p.a.completion_statuses(),
+        (0..4).map(|i| (i, WcStatus::Success)).collect::<Vec<_>>()
+    );
+    let got: Vec<u64> = (0..4).map(|i| p.a.mem.u64_at(BASE + 8 * i)).collect();
+    assert_eq!(got, vec![40, 41, 42, 43], "each applied once, in order");
+    assert_eq!(p.b.mem.u64_at(target), 44);
+    let s = p.a.dev.stats();
+    assert_eq!(s.naks_received.psn_sequence_error, 2, "{s:?}");
+    assert_eq!((s.ack_timeouts, s.go_back_n), (0, 2));
+}

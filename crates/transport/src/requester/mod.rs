@@ -28,8 +28,12 @@
 //! were lost: the requester retries from it at once (implicit NAK, IBA 9.7.5.1.3).
 //! Retries (sequence NAK, implicit NAK, timeout) decrement retry_cnt; RNR NAKs wait the RNR
 //! timer and decrement rnr_retry unless it is 7. Any forward progress reloads both counters.
-//! A NAK or implicit NAK that would restart the retry already running from the same PSN is
-//! ignored, so one loss costs one go-back.
+//! An implicit NAK, or a sequence NAK for the same hole, that would restart the retry
+//! already running from the same PSN is ignored, so one loss costs one go-back. A sequence
+//! NAK for a later PSN than the one that started the running retry is a new hole, in the
+//! resends themselves, and goes back again once the retry has resent that PSN (a NAK cannot
+//! move `una` past a READ/atomic still waiting for its response, so `una` alone cannot tell
+//! the two apart).
 //!
 //! # READ responses
 //! Only the response at `una` is taken, and it must carry the opcode the READ's response has
@@ -52,7 +56,7 @@ use crate::wr::{SendWr, Sge, WrOpcode};
 use crate::{RxDrop, TxMeta};
 use rnic_wire::{AtomicEthRepr, BthRepr, NakCode, Opcode, RethRepr, RoceRepr};
 
-use state::SendWqe;
+use state::{OptPsn, SendWqe};
 pub use state::{ACK_REQ_INTERVAL_PKTS, MAX_OUTSTANDING_PSNS};
 
 /// Outcome of acknowledging the PSNs before some limit.
@@ -410,7 +414,8 @@ impl Qp {
     fn on_progress(&mut self, ctx: &mut Ctx<'_>) {
         self.req.retry_left = self.cfg.retry_cnt;
         self.req.rnr_left = self.cfg.rnr_retry;
-        self.req.retry_from = None;
+        self.req.retry_from = OptPsn::NONE;
+        self.req.retry_nak = OptPsn::NONE;
         if psn_lt(self.req.psn, self.req.una) {
             self.req.psn = self.req.una;
             self.req.cursor = self.req.locate(self.req.una);
@@ -471,22 +476,63 @@ impl Qp {
         self.req.ack_deadline_ps = Deadline::NONE;
     }
 
+    /// A retry from the oldest unacknowledged PSN is running (no forward progress since it
+    /// started).
+    fn retry_running(&self) -> bool {
+        self.req.retry_from.get() == Some(self.req.una)
+    }
+
     /// Go-back-N from the oldest unacknowledged PSN, charged to retry_cnt. `dedup`: ignore the
-    /// request if the same retry is already running (duplicate NAK, more out-of-order
-    /// responses after the first implicit NAK).
-    fn go_back(&mut self, ctx: &mut Ctx<'_>, dedup: bool) {
+    /// request if a retry is already running (more out-of-order responses after the first
+    /// implicit NAK; a sequence NAK decides in [`Qp::on_sequence_nak`] first). True if a
+    /// retry started.
+    fn go_back(&mut self, ctx: &mut Ctx<'_>, dedup: bool) -> bool {
         let from = self.req.una;
-        if !self.req.outstanding() || (dedup && self.req.retry_from == Some(from)) {
-            return;
+        if !self.req.outstanding() || (dedup && self.retry_running()) {
+            return false;
         }
         if self.req.retry_left == 0 {
             self.fail_wqe(ctx, 0, WcStatus::RetryExcErr);
-            return;
+            return false;
         }
         self.req.retry_left -= 1;
-        self.req.retry_from = Some(from);
+        self.req.retry_from = OptPsn::some(from);
+        self.req.retry_nak = OptPsn::NONE;
         ctx.stats.go_back_n += 1;
         self.rewind(from);
+        true
+    }
+
+    /// A PSN-sequence-error NAK asking for `q` (after acknowledging what it could): go back
+    /// from `una`, unless the retry already running covers it.
+    ///
+    /// A NAK for SEND/WRITE PSNs moves `una` to `q`, so a retry running from `una` was
+    /// started for this very hole. But a NAK cannot acknowledge past a READ/atomic still
+    /// waiting for its response: `una` stays there through any number of holes, and
+    /// `retry_from == una` alone would ignore a NAK for a hole in the resends themselves,
+    /// leaving them to the ACK timer (67 ms at timeout 14). So while a retry runs, a NAK
+    /// starts a new one only if both
+    /// - it asks for a later PSN than the NAK that started the running retry: the responder
+    ///   NAKs a hole once, and a NAK for the same PSN (sent before the resends reached it,
+    ///   or duplicated) or an earlier one (delayed) is the hole being repaired. Its expected
+    ///   PSN only moves on once that hole is filled, so a later PSN is a new loss;
+    /// - the retry has already resent `q`: otherwise that resend is still to come and going
+    ///   back would only send `una..psn` once more.
+    ///
+    /// A retry started by a timeout or an implicit NAK has no NAK PSN: the first NAK for a
+    /// PSN it has resent goes back. Each new retry costs one retry_cnt, and without progress
+    /// the QP fails with RetryExcErr when they run out.
+    fn on_sequence_nak(&mut self, ctx: &mut Ctx<'_>, q: u32) {
+        if self.retry_running() {
+            let new_hole = self.req.retry_nak.get().is_none_or(|n| psn_lt(n, q));
+            let resent = psn_lt(q, self.req.psn);
+            if !(new_hole && resent) {
+                return;
+            }
+        }
+        if self.go_back(ctx, false) {
+            self.req.retry_nak = OptPsn::some(q);
+        }
     }
 
     fn on_ack(&mut self, ctx: &mut Ctx<'_>, q: u32) -> Result<(), RxDrop> {
@@ -510,7 +556,7 @@ impl Qp {
                     // Already going back to this PSN after the RNR wait.
                     return Ok(());
                 }
-                self.go_back(ctx, true);
+                self.on_sequence_nak(ctx, q);
             }
             _ => {
                 let status = match code {

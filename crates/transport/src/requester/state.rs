@@ -5,10 +5,11 @@
 use crate::cq::{Completion, WcOpcode, WcStatus};
 use crate::inline_sgl::Sgl;
 use crate::op::packets_for;
-use crate::psn::{psn_add, psn_le, psn_lt, PSN_HALF_WINDOW};
+use crate::psn::{psn_add, psn_le, psn_lt, PSN_HALF_WINDOW, PSN_MASK};
 use crate::timer::Deadline;
 use crate::wr::{SendWr, WrOpcode};
 use std::collections::VecDeque;
+use std::num::NonZeroU32;
 
 /// AckReq is set on every this-many-th packet inside a long message.
 pub const ACK_REQ_INTERVAL_PKTS: u32 = 16;
@@ -16,6 +17,25 @@ pub const ACK_REQ_INTERVAL_PKTS: u32 = 16;
 /// Most PSNs outstanding (sent, unacknowledged) at once: below half the PSN space, so PSN
 /// comparisons are never ambiguous.
 pub const MAX_OUTSTANDING_PSNS: u32 = PSN_HALF_WINDOW - 1;
+
+/// A PSN or none, in four bytes: PSNs are 24 bits, so `psn + 1` is never zero and
+/// `Option<NonZeroU32>` needs no tag, where an `Option<u32>` takes eight (the two retry PSNs
+/// keep [`Requester`] at 80 bytes and the QP within `qp_stays_small`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct OptPsn(Option<NonZeroU32>);
+
+impl OptPsn {
+    pub(crate) const NONE: OptPsn = OptPsn(None);
+
+    pub(crate) fn some(psn: u32) -> OptPsn {
+        debug_assert!(psn <= PSN_MASK);
+        OptPsn(NonZeroU32::new((psn & PSN_MASK) + 1))
+    }
+
+    pub(crate) fn get(self) -> Option<u32> {
+        self.0.map(|v| v.get() - 1)
+    }
+}
 
 /// A posted send work request and its place in the PSN space.
 #[derive(Debug, Clone)]
@@ -128,7 +148,11 @@ pub(crate) struct Requester {
     /// Started READs/atomics not yet completed.
     pub rd_atomic_inflight: u8,
     /// The go-back-N retry running from this PSN (no forward progress since it started).
-    pub retry_from: Option<u32>,
+    pub retry_from: OptPsn,
+    /// The PSN the sequence NAK that started the running retry asked for; none when no
+    /// retry runs or a timeout or implicit NAK started it. A NAK for this PSN or an earlier
+    /// one while the retry runs is about the same hole; a later one is a new hole.
+    pub retry_nak: OptPsn,
     pub ack_deadline_ps: Deadline,
     pub rnr_deadline_ps: Deadline,
 }
@@ -139,7 +163,8 @@ impl Requester {
         self.n_started = 0;
         self.cursor = 0;
         self.rd_atomic_inflight = 0;
-        self.retry_from = None;
+        self.retry_from = OptPsn::NONE;
+        self.retry_nak = OptPsn::NONE;
         self.ack_deadline_ps = Deadline::NONE;
         self.rnr_deadline_ps = Deadline::NONE;
         self.psn = self.fresh_psn;
