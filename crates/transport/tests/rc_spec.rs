@@ -562,6 +562,34 @@ fn sequence_nak_for_a_psn_the_retry_has_not_reached_restarts_nothing() {
     assert_eq!(p.a.dev.stats().go_back_n, 1);
 }
 
+/// A retry started by an implicit NAK (the atomic ACK of EPSN + 1 before that of EPSN) has
+/// no NAK of its own: the first sequence NAK during it may have left B before the resends
+/// reached it (a hole the retry already covers), so it is only noted; a NAK for a later
+/// PSN is a new hole and goes back.
+#[test]
+fn after_an_implicit_nak_the_first_sequence_nak_is_noted_and_a_later_one_goes_back() {
+    let mut p = Pair::with_default();
+    atomics_outstanding(&mut p, 4);
+    let all: Vec<u32> = (EPSN..EPSN + 4).collect();
+    let mut r = roce(bth(Opcode::RcAtomicAck, p.a.qpn, EPSN + 1));
+    r.aeth = Some(AethRepr {
+        syndrome: AethSyndrome::Ack { credits: 0x1F },
+        msn: 2,
+    });
+    r.atomic_ack = Some(AtomicAckEthRepr { orig: 1 });
+    assert!(p
+        .a
+        .dev
+        .handle_packet(0, &frame_to_a(r), &mut p.a.mem)
+        .is_err());
+    assert_eq!(a_resends(&mut p), all, "implicit NAK: go back from una");
+    seq_nak_to_a(&mut p, EPSN + 2);
+    assert_eq!(a_resends(&mut p), Vec::<u32>::new(), "noted only");
+    seq_nak_to_a(&mut p, EPSN + 3);
+    assert_eq!(a_resends(&mut p), all, "a later hole: go back again");
+    assert_eq!(p.a.dev.stats().go_back_n, 2);
+}
+
 /// Each new hole costs one retry from retry_cnt: without progress the budget runs out and
 /// the QP fails with RetryExcErr (the rest flushed), no endless going back.
 #[test]

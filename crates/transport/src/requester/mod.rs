@@ -28,12 +28,12 @@
 //! were lost: the requester retries from it at once (implicit NAK, IBA 9.7.5.1.3).
 //! Retries (sequence NAK, implicit NAK, timeout) decrement retry_cnt; RNR NAKs wait the RNR
 //! timer and decrement rnr_retry unless it is 7. Any forward progress reloads both counters.
-//! An implicit NAK, or a sequence NAK for the same hole, that would restart the retry
-//! already running from the same PSN is ignored, so one loss costs one go-back. A sequence
-//! NAK for a later PSN than the one that started the running retry is a new hole, in the
-//! resends themselves, and goes back again once the retry has resent that PSN (a NAK cannot
-//! move `una` past a READ/atomic still waiting for its response, so `una` alone cannot tell
-//! the two apart).
+//! An implicit NAK, or a sequence NAK for a hole already NAKed, that would restart the
+//! retry already running from the same PSN is ignored, so one loss costs one go-back. A
+//! sequence NAK for a later PSN than any NAKed since the running retry started is a new
+//! hole, in the resends themselves, and goes back again once the retry has resent that PSN
+//! (a NAK cannot move `una` past a READ/atomic still waiting for its response, so `una`
+//! alone cannot tell the two apart).
 //!
 //! # READ responses
 //! Only the response at `una` is taken, and it must carry the opcode the READ's response has
@@ -510,23 +510,28 @@ impl Qp {
     /// started for this very hole. But a NAK cannot acknowledge past a READ/atomic still
     /// waiting for its response: `una` stays there through any number of holes, and
     /// `retry_from == una` alone would ignore a NAK for a hole in the resends themselves,
-    /// leaving them to the ACK timer (67 ms at timeout 14). So while a retry runs, a NAK
-    /// starts a new one only if both
-    /// - it asks for a later PSN than the NAK that started the running retry: the responder
-    ///   NAKs a hole once, and a NAK for the same PSN (sent before the resends reached it,
-    ///   or duplicated) or an earlier one (delayed) is the hole being repaired. Its expected
-    ///   PSN only moves on once that hole is filled, so a later PSN is a new loss;
+    /// leaving them to the ACK timer (67 ms at timeout 14). So while a retry runs, the
+    /// highest PSN NAKed since it started is kept (`retry_nak`), and a NAK starts a new
+    /// retry only if both
+    /// - it asks for a later PSN than that: the responder NAKs a hole once and its expected
+    ///   PSN only moves on once the hole is filled, so a later PSN is a new loss, and a NAK
+    ///   for the same PSN (duplicated) or an earlier one (delayed) is a hole being repaired;
     /// - the retry has already resent `q`: otherwise that resend is still to come and going
     ///   back would only send `una..psn` once more.
     ///
-    /// A retry started by a timeout or an implicit NAK has no NAK PSN: the first NAK for a
-    /// PSN it has resent goes back. Each new retry costs one retry_cnt, and without progress
-    /// the QP fails with RetryExcErr when they run out.
+    /// A retry started by a timeout or an implicit NAK has no NAK yet: the first one may
+    /// have left the responder before the resends reached it (a hole of the first pass,
+    /// which the retry covers), so it is only noted, as before; a later one goes back.
+    /// Each new retry costs one retry_cnt, and without progress the QP fails with
+    /// RetryExcErr when they run out.
     fn on_sequence_nak(&mut self, ctx: &mut Ctx<'_>, q: u32) {
         if self.retry_running() {
-            let new_hole = self.req.retry_nak.get().is_none_or(|n| psn_lt(n, q));
-            let resent = psn_lt(q, self.req.psn);
-            if !(new_hole && resent) {
+            let seen = self.req.retry_nak.get();
+            let later = seen.is_none_or(|n| psn_lt(n, q));
+            if later {
+                self.req.retry_nak = OptPsn::some(q);
+            }
+            if seen.is_none() || !later || !psn_lt(q, self.req.psn) {
                 return;
             }
         }

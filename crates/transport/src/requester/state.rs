@@ -149,9 +149,10 @@ pub(crate) struct Requester {
     pub rd_atomic_inflight: u8,
     /// The go-back-N retry running from this PSN (no forward progress since it started).
     pub retry_from: OptPsn,
-    /// The PSN the sequence NAK that started the running retry asked for; none when no
-    /// retry runs or a timeout or implicit NAK started it. A NAK for this PSN or an earlier
-    /// one while the retry runs is about the same hole; a later one is a new hole.
+    /// The highest PSN a sequence NAK asked for since the running retry started (the NAK
+    /// that started it, if one did); none when no retry runs or no NAK came since a timeout
+    /// or implicit NAK started it. A NAK for this PSN or an earlier one while the retry runs
+    /// is about a hole being repaired; a later one is a new hole.
     pub retry_nak: OptPsn,
     pub ack_deadline_ps: Deadline,
     pub rnr_deadline_ps: Deadline,
