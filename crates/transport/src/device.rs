@@ -754,6 +754,16 @@ impl Device {
         Some((qp.resp.epsn, span_psns))
     }
 
+    /// READ response payload bytes `qpn`'s responder queued and then abandoned because a
+    /// duplicate READ went back before them, since the last call; the count restarts at 0.
+    /// A NIC that fetches READ response data ahead of sending it asks after each READ
+    /// request it hands over, so that it stops fetching, or counting on, bytes no packet
+    /// will carry. 0 for unknown QPs.
+    pub fn take_abandoned_read_bytes(&mut self, qpn: u32) -> u64 {
+        self.qp_mut(qpn)
+            .map_or(0, |q| q.resp.take_abandoned_read_bytes())
+    }
+
     pub fn qp_wants_transmit(&self, qpn: u32) -> bool {
         self.qp(qpn).is_some_and(Qp::wants_transmit)
     }

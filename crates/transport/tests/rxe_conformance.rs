@@ -443,3 +443,118 @@ fn duplicate_write_after_a_read_is_acked_at_the_write_not_the_read() {
         2
     );
 }
+
+/// Sends at most `n` of B's queued frames.
+fn sent_up_to(node: &mut Node, n: usize) -> Vec<(Opcode, u32)> {
+    let mut out = Vec::new();
+    let mut buf = Vec::new();
+    while out.len() < n {
+        let Some(m) = node.dev.poll_transmit(0, &node.mem, &mut buf) else {
+            break;
+        };
+        out.push((m.opcode, m.psn));
+    }
+    out
+}
+
+/// Four READs of four packets are outstanding at B (PSN 100–115) and B has sent 100 and
+/// 101 when the requester, having lost 101, comes back for it. The duplicate's replay goes
+/// out next, and the responses B still had queued for 102–115 are never sent: the
+/// requester, gone back to 101, would drop them as out of sequence and asks for each READ
+/// again (IBA 9.7.5.1.1; rxe makes the duplicate's resource the current one). Each later
+/// duplicate is answered at once, so every PSN leaves B once more and only once.
+#[test]
+fn a_duplicate_read_is_answered_before_the_responses_it_makes_stale() {
+    let mut p = Pair::with_default();
+    let data = p.b.mem.fill(BASE, 16 * PMTU as usize, 9);
+    let (qpn, rkey) = (p.b.qpn, p.b.keys.rkey);
+    let read_at = |k: u32, skip: u32| {
+        read_request(
+            qpn,
+            PSN0 + 4 * k + skip,
+            BASE + u64::from((4 * k + skip) * PMTU),
+            rkey,
+            (4 - skip) * PMTU,
+        )
+    };
+    for k in 0..4 {
+        p.b.dev.handle_packet(0, &read_at(k, 0), &mut p.b.mem).unwrap();
+    }
+    assert_eq!(
+        sent_up_to(&mut p.b, 2),
+        vec![
+            (Opcode::RcReadResponseFirst, PSN0),
+            (Opcode::RcReadResponseMiddle, PSN0 + 1)
+        ]
+    );
+    let mut again = Vec::new();
+    for (k, skip) in [(0, 1), (1, 0), (2, 0), (3, 0)] {
+        p.b.dev.handle_packet(0, &read_at(k, skip), &mut p.b.mem).unwrap();
+        again.extend(sent_frames(&mut p.b));
+    }
+    let psns: Vec<u32> = again.iter().map(|f| f.psn).collect();
+    assert_eq!(psns, (PSN0 + 1..PSN0 + 16).collect::<Vec<_>>());
+    let bytes: Vec<u8> = again.iter().flat_map(|f| f.payload.clone()).collect();
+    assert_eq!(bytes, data[PMTU as usize..]);
+    let s = p.b.dev.stats();
+    assert_eq!((s.tx_read_responses, s.replayed_read_responses), (17, 15));
+    assert_eq!(s.drops.total(), 0);
+}
+
+/// What a duplicate READ abandons besides READ data: an atomic ACK and a READ queued after
+/// its PSN go (the requester asks for both again, and the atomic is answered from the
+/// replay table without executing twice); a READ whose unsent packets straddle the
+/// duplicate's PSN keeps those before it, with their original opcodes.
+#[test]
+fn a_duplicate_read_abandons_later_responses_and_keeps_earlier_ones() {
+    let mut p = Pair::with_default();
+    p.b.mem.fill(BASE, 8 * PMTU as usize, 3);
+    let (qpn, rkey) = (p.b.qpn, p.b.keys.rkey);
+    let atomic_va = BASE + (2 << 20);
+    // READ 100–103, READ 104–107, fetch-and-add 108, READ 109.
+    let read = |psn: u32, first: u32, n: u32| {
+        read_request(qpn, psn, BASE + u64::from(first * PMTU), rkey, n * PMTU)
+    };
+    let mut fadd = roce(bth(Opcode::RcFetchAdd, qpn, PSN0 + 8));
+    fadd.atomic_eth = Some(AtomicEthRepr {
+        va: atomic_va,
+        rkey,
+        swap_add: 5,
+        compare: 0,
+    });
+    let fadd = frame_to_b(fadd);
+    for f in [read(PSN0, 0, 4), read(PSN0 + 4, 4, 4), fadd.clone(), read(PSN0 + 9, 0, 1)] {
+        p.b.dev.handle_packet(0, &f, &mut p.b.mem).unwrap();
+    }
+    assert_eq!(p.b.mem.u64_at(atomic_va), 5);
+    assert_eq!(sent_up_to(&mut p.b, 1), vec![(Opcode::RcReadResponseFirst, PSN0)]);
+    // A stale duplicate of the second READ from its middle (106): 101–105 stay queued.
+    p.b.dev.handle_packet(0, &read(PSN0 + 6, 6, 2), &mut p.b.mem).unwrap();
+    assert_eq!(
+        opcodes_and_psns(&sent_frames(&mut p.b)),
+        vec![
+            (Opcode::RcReadResponseMiddle, PSN0 + 1),
+            (Opcode::RcReadResponseMiddle, PSN0 + 2),
+            (Opcode::RcReadResponseLast, PSN0 + 3),
+            (Opcode::RcReadResponseFirst, PSN0 + 4),
+            (Opcode::RcReadResponseMiddle, PSN0 + 5),
+            (Opcode::RcReadResponseMiddle, PSN0 + 6),
+            (Opcode::RcReadResponseLast, PSN0 + 7),
+        ]
+    );
+    // The atomic and the last READ are asked again: answered from the replay table and
+    // replayed, the atomic not executed again.
+    p.b.dev.handle_packet(0, &fadd, &mut p.b.mem).unwrap();
+    p.b.dev.handle_packet(0, &read(PSN0 + 9, 0, 1), &mut p.b.mem).unwrap();
+    let rest = sent_frames(&mut p.b);
+    assert_eq!(
+        opcodes_and_psns(&rest),
+        vec![
+            (Opcode::RcAtomicAck, PSN0 + 8),
+            (Opcode::RcReadResponseOnly, PSN0 + 9)
+        ]
+    );
+    assert_eq!(rest[0].orig, Some(0));
+    assert_eq!(p.b.mem.u64_at(atomic_va), 5);
+    assert_eq!(p.b.dev.stats().tx_atomic_acks, 1);
+}

@@ -8,7 +8,9 @@
 //! also set by an RNR NAK, which likewise tells the requester where to resume). A PSN behind
 //! it is a duplicate: SEND/WRITE are re-ACKed (at the last SEND/WRITE/atomic PSN executed,
 //! never at a READ's), READs are replayed from memory, atomics are answered from the replay
-//! table without executing them again.
+//! table without executing them again. A duplicate READ first abandons every response still
+//! queued for its PSN and later ones, so its replay goes out next instead of behind
+//! responses the requester, gone back to that PSN, would discard.
 //!
 //! # ACK coalescing
 //! An ACK is generated for every in-order packet with AckReq set and for every duplicate.
@@ -503,6 +505,12 @@ impl Qp {
                 if !fits {
                     return Err(RxDrop::DuplicateNotReplayable(psn));
                 }
+                // The requester went back to `psn`: the responses queued for `psn` and later
+                // would only be discarded there (see `Responder::abandon_from`), so the
+                // replay takes their place instead of waiting behind them (IBA 9.7.5.1.1,
+                // rxe's `duplicate_request`). The NIC takes the abandoned byte count
+                // (`Device::take_abandoned_read_bytes`) to forget their payload reads.
+                self.resp.abandon_from(psn, pmtu);
                 if self.resp.resp_q.len() >= replay_cap {
                     return Err(RxDrop::ResponderBusy);
                 }

@@ -4,7 +4,7 @@
 //! import loop.
 
 use crate::op::{Pos, ReqKind};
-use crate::psn::PSN_MASK;
+use crate::psn::{psn_diff, PSN_MASK};
 use crate::wr::RecvWr;
 use rnic_wire::{AethSyndrome, Opcode};
 use std::collections::VecDeque;
@@ -155,6 +155,10 @@ pub(crate) struct RespCold {
     pub msgs_received: u64,
     /// The shared receive queue the QP takes its receives from (see `srq.rs`).
     pub srq: Option<crate::SrqId>,
+    /// READ response payload bytes queued and then abandoned by a duplicate READ (see
+    /// [`Responder::abandon_from`]) since the NIC last took the count: a NIC that fetched,
+    /// or will fetch, those bytes for the queued responses must forget them.
+    pub abandoned_read_bytes: u64,
 }
 
 /// The receive queue and replay table of a responder that has none yet.
@@ -233,6 +237,53 @@ impl Responder {
             }
             self.resp_q.push_back(RespItem::Ack { psn, msn });
         }
+    }
+
+    /// A duplicate READ at `psn` arrived: forgets every queued response that answers a
+    /// request at `psn` or later (READ response packets, ACKs, atomic ACKs, NAKs), keeping
+    /// those of earlier PSNs in their order; a READ whose unsent packets straddle `psn`
+    /// keeps those before it. Returns the READ response payload bytes forgotten.
+    ///
+    /// Why all of them: a duplicate READ means the requester went back to `psn` (IBA
+    /// 9.7.5.1.1 lets the responder stop the responses in progress and answer the
+    /// duplicate; rxe makes the duplicate's resource the current one). Its go-back-N asks
+    /// again for every request from `psn` on, and it accepts nothing before the response at
+    /// `psn`: whatever is queued for later PSNs would be dropped as out of sequence, or (an
+    /// ACK or atomic ACK past an unanswered READ) taken as an implicit NAK and make it go
+    /// back once more. Each request is answered again as its duplicate arrives: a READ
+    /// replayed, an atomic from the replay table, a SEND or WRITE re-ACKed.
+    pub(crate) fn abandon_from(&mut self, psn: u32, pmtu: u32) -> u64 {
+        let at_or_after = |q: u32| psn_diff(q, psn) >= 0;
+        let mut bytes = 0u64;
+        self.resp_q.retain_mut(|item| match item {
+            RespItem::Ack { psn: q, .. }
+            | RespItem::Nak { psn: q, .. }
+            | RespItem::AtomicAck { psn: q, .. } => !at_or_after(*q),
+            RespItem::Read(r) => {
+                if at_or_after(r.next_psn) {
+                    bytes += u64::from(r.remaining);
+                    return false;
+                }
+                // Packets before `psn` stay; those from `psn` on go.
+                let keep = (psn_diff(psn, r.next_psn) as u64).saturating_mul(u64::from(pmtu));
+                if keep < u64::from(r.remaining) {
+                    bytes += u64::from(r.remaining) - keep;
+                    r.remaining = keep as u32;
+                }
+                true
+            }
+        });
+        if bytes > 0 {
+            self.cold_mut().abandoned_read_bytes += bytes;
+        }
+        bytes
+    }
+
+    /// READ response bytes abandoned since the last call (see [`Responder::abandon_from`]).
+    pub(crate) fn take_abandoned_read_bytes(&mut self) -> u64 {
+        self.cold
+            .as_mut()
+            .map_or(0, |c| std::mem::take(&mut c.abandoned_read_bytes))
     }
 
     /// Keeps `entry` for duplicate replay, recycling the oldest entry when `capacity` are
