@@ -478,7 +478,9 @@ fn a_duplicate_read_is_answered_before_the_responses_it_makes_stale() {
         )
     };
     for k in 0..4 {
-        p.b.dev.handle_packet(0, &read_at(k, 0), &mut p.b.mem).unwrap();
+        p.b.dev
+            .handle_packet(0, &read_at(k, 0), &mut p.b.mem)
+            .unwrap();
     }
     assert_eq!(
         sent_up_to(&mut p.b, 2),
@@ -489,7 +491,9 @@ fn a_duplicate_read_is_answered_before_the_responses_it_makes_stale() {
     );
     let mut again = Vec::new();
     for (k, skip) in [(0, 1), (1, 0), (2, 0), (3, 0)] {
-        p.b.dev.handle_packet(0, &read_at(k, skip), &mut p.b.mem).unwrap();
+        p.b.dev
+            .handle_packet(0, &read_at(k, skip), &mut p.b.mem)
+            .unwrap();
         again.extend(sent_frames(&mut p.b));
     }
     let psns: Vec<u32> = again.iter().map(|f| f.psn).collect();
@@ -523,13 +527,23 @@ fn a_duplicate_read_abandons_later_responses_and_keeps_earlier_ones() {
         compare: 0,
     });
     let fadd = frame_to_b(fadd);
-    for f in [read(PSN0, 0, 4), read(PSN0 + 4, 4, 4), fadd.clone(), read(PSN0 + 9, 0, 1)] {
+    for f in [
+        read(PSN0, 0, 4),
+        read(PSN0 + 4, 4, 4),
+        fadd.clone(),
+        read(PSN0 + 9, 0, 1),
+    ] {
         p.b.dev.handle_packet(0, &f, &mut p.b.mem).unwrap();
     }
     assert_eq!(p.b.mem.u64_at(atomic_va), 5);
-    assert_eq!(sent_up_to(&mut p.b, 1), vec![(Opcode::RcReadResponseFirst, PSN0)]);
+    assert_eq!(
+        sent_up_to(&mut p.b, 1),
+        vec![(Opcode::RcReadResponseFirst, PSN0)]
+    );
     // A stale duplicate of the second READ from its middle (106): 101–105 stay queued.
-    p.b.dev.handle_packet(0, &read(PSN0 + 6, 6, 2), &mut p.b.mem).unwrap();
+    p.b.dev
+        .handle_packet(0, &read(PSN0 + 6, 6, 2), &mut p.b.mem)
+        .unwrap();
     assert_eq!(
         opcodes_and_psns(&sent_frames(&mut p.b)),
         vec![
@@ -545,7 +559,9 @@ fn a_duplicate_read_abandons_later_responses_and_keeps_earlier_ones() {
     // The atomic and the last READ are asked again: answered from the replay table and
     // replayed, the atomic not executed again.
     p.b.dev.handle_packet(0, &fadd, &mut p.b.mem).unwrap();
-    p.b.dev.handle_packet(0, &read(PSN0 + 9, 0, 1), &mut p.b.mem).unwrap();
+    p.b.dev
+        .handle_packet(0, &read(PSN0 + 9, 0, 1), &mut p.b.mem)
+        .unwrap();
     let rest = sent_frames(&mut p.b);
     assert_eq!(
         opcodes_and_psns(&rest),

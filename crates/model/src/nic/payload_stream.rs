@@ -125,6 +125,38 @@ impl PayloadStream {
         !self.msgs.is_empty() && self.credit < i64::from(payload)
     }
 
+    /// The transport abandoned the last `bytes` of this stream's unsent data (queued READ
+    /// responses a duplicate READ replaced, `Device::take_abandoned_read_bytes`). Bytes
+    /// not yet requested are never requested (trimmed from the newest messages, a message
+    /// left with nothing to arrive goes); bytes requested, in flight or arrived, count as
+    /// sent, so `credit` again covers exactly the packets still to leave (conservative: a
+    /// kept packet whose bytes are in may wait for abandoned bytes requested after its own,
+    /// at most the read-ahead, which arrive next). Without this the
+    /// stream would go on reading data for no packet ahead of the replay's, and its credit
+    /// would let later packets leave before their own bytes arrived.
+    pub fn abandon(&mut self, mut bytes: u64) {
+        while bytes > 0 {
+            let Some(m) = self.msgs.back_mut() else { break };
+            let cut = m.to_request.min(bytes);
+            m.to_request -= cut;
+            m.len -= cut;
+            m.ready_bytes = m.ready_bytes.min(m.len);
+            bytes -= cut;
+            if m.to_request > 0 {
+                break;
+            }
+            if m.arrived >= m.len {
+                // Nothing of it is in flight: nothing will arrive for it.
+                self.msgs.pop_back();
+                self.requested_upto = self.requested_upto.min(self.msgs.len());
+                continue;
+            }
+            // Requested bytes only from here back (requests go in message order).
+            break;
+        }
+        self.credit -= bytes as i64;
+    }
+
     /// The QP went to error: forget its messages; what is in flight is dropped on arrival.
     /// Returns the jobs still waiting for their first packet's bytes: they must go on (to
     /// be flushed by the QP in error and give their TX buffer back), or they would hold
@@ -290,6 +322,39 @@ mod tests {
             }
             assert_eq!(s.msgs.len(), r.msgs.len(), "step {step}");
         }
+    }
+
+    /// Three READs' data (4, 4 and 2 KB), 3 KB of it requested, 1 KB arrived and sent: a
+    /// duplicate abandons the last 8 KB (the third READ, the second, and the first READ's
+    /// last 2 KB, 1 KB never requested and 1 KB in flight). Nothing more is requested for
+    /// them, and the kept 1 KB leaves once both chunks in flight are in (the abandoned one
+    /// counts for no packet); then the replay's bytes.
+    #[test]
+    fn abandoned_bytes_are_not_read_and_not_counted() {
+        let mut s = PayloadStream::default();
+        for len in [4096, 4096, 2048] {
+            s.push(None, len, 0, 0);
+        }
+        assert_eq!(std::iter::from_fn(|| s.next_request(3072, 1024)).count(), 3);
+        s.arrive(1024);
+        s.sent(1024);
+        s.abandon(2048 + 4096 + 2048);
+        assert_eq!(s.next_request(8192, 1024), None, "nothing left to request");
+        s.push(None, 2048, 0, 0); // the replay
+        s.arrive(1024);
+        assert!(s.blocks(1024), "the abandoned 1 KB is still on its way");
+        assert_eq!(s.next_request(8192, 1024), Some((0, 1024)));
+        assert_eq!(s.next_request(8192, 1024), Some((0, 1024)));
+        s.arrive(1024);
+        assert!(!s.blocks(1024));
+        s.sent(1024);
+        assert!(s.blocks(1024), "the replay's bytes are not in yet");
+        s.arrive(1024);
+        s.arrive(1024);
+        assert!(!s.blocks(1024));
+        s.sent(2048);
+        assert_eq!(s.credit, 0);
+        assert!(s.msgs.is_empty());
     }
 
     #[test]

@@ -311,6 +311,15 @@ pub(crate) fn on_handle(
     let mut enlist = true;
     if let (Some(op), true) = (op, res.is_ok()) {
         let streaming = parts.p.nic.dma_read_arbiter.streams_payload();
+        if op == Opcode::RcReadRequest {
+            // A duplicate READ made the responder abandon the responses queued from its
+            // PSN on (the requester went back there): their data, fetched or still to
+            // fetch, is for no packet, so the stream forgets it before the replay's.
+            let abandoned = parts.dev.take_abandoned_read_bytes(qpn);
+            if streaming && abandoned > 0 {
+                streams.get_mut(qpn, true).abandon(abandoned);
+            }
+        }
         match op {
             // An out-of-order READ request (ORNIC) reads its range from host memory
             // like a standard one before its responses leave.
