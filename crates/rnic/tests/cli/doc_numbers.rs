@@ -324,6 +324,19 @@ const QUOTES: &[Quote] = &[
         ],
         output: &["22434.85"],
     },
+    Quote {
+        chapter: "docs/book/src/engine.md",
+        words: "1 MB read-bw at 0.1 % loss sent 52,695 response frames for 10,240 (19.04 Gb/s; \
+                now 10,360, 96.69 Gb/s)",
+        args: &[
+            "perf", "read-bw", "-s", "1048576", "-n", "40", "--set", "net.impair.loss=0.001",
+            "--stats",
+        ],
+        output: &[
+            "11526.68",
+            "clients.transport.tx_read_responses                       10360",
+        ],
+    },
     // Not a number but the counters' names: the chapter named `net.link0.up.dropped`, a key
     // no run reports (the impairment elements' drops are summed as `net.elements.dropped`).
     Quote {
