@@ -550,7 +550,10 @@ fn least_timeout_above(ps: TimePs) -> Option<u8> {
 /// propagation and extra delay each way.
 pub fn short_timeout_note(cfg: &Config, spec: &PerfSpec) -> Option<String> {
     let timeout_ps = cfg.qp.ack_timeout_ps()?;
-    if cfg.qp.transport != crate::config::Transport::Rc {
+    // Go-back-N RC only: ORNIC and MP-RDMA time out by `ooo.rtt_ns`, and behind the WAN
+    // accelerator a WRITE is acknowledged on the near side of the long link.
+    let gbn = cfg.qp.reliability == crate::config::Reliability::Gbn;
+    if cfg.qp.transport != crate::config::Transport::Rc || !gbn || cfg.net.wan_accel {
         return None;
     }
     let p = ModelParams::from_config(cfg);
