@@ -467,24 +467,30 @@ fn a_zero_length_read_completes_after_every_write_before_it() {
     );
 }
 
+/// Posts on A the signaled fetch-and-add of 1 number `i` (wr_id `i`, its result at
+/// `BASE + 8 i`) on B's `target`.
+fn post_fetch_add(p: &mut Pair, i: u64, target: u64) {
+    let wr = SendWr {
+        wr_id: i,
+        opcode: WrOpcode::FetchAdd,
+        sgl: [p.a.sge(BASE + 8 * i, 8)].into(),
+        signaled: true,
+        remote: Some(p.b.remote(target)),
+        atomic: Some(AtomicArgs {
+            compare_add: 1,
+            swap: 0,
+        }),
+        ..SendWr::default()
+    };
+    p.a.dev.post_send(p.a.qpn, wr).unwrap();
+}
+
 /// `n` signaled fetch-and-adds of 1 posted on A (PSNs `EPSN..EPSN + n`), sent and drained:
 /// the scripted peer plays B's side.
 fn atomics_outstanding(p: &mut Pair, n: u64) {
     let target = BASE + 0x1000;
     for i in 0..n {
-        let wr = SendWr {
-            wr_id: i,
-            opcode: WrOpcode::FetchAdd,
-            sgl: [p.a.sge(BASE + 8 * i, 8)].into(),
-            signaled: true,
-            remote: Some(p.b.remote(target)),
-            atomic: Some(AtomicArgs {
-                compare_add: 1,
-                swap: 0,
-            }),
-            ..SendWr::default()
-        };
-        p.a.dev.post_send(p.a.qpn, wr).unwrap();
+        post_fetch_add(p, i, target);
     }
     let psns: Vec<u32> = sent_frames(&mut p.a).iter().map(|s| s.psn).collect();
     assert_eq!(psns, (EPSN..EPSN + n as u32).collect::<Vec<_>>());
@@ -629,19 +635,7 @@ fn a_loss_inside_an_atomic_retry_is_repaired_without_the_ack_timer() {
     let target = BASE + 0x1000;
     p.b.mem.write(target, &40u64.to_le_bytes());
     for i in 0..4u64 {
-        let wr = SendWr {
-            wr_id: i,
-            opcode: WrOpcode::FetchAdd,
-            sgl: [p.a.sge(BASE + 8 * i, 8)].into(),
-            signaled: true,
-            remote: Some(p.b.remote(target)),
-            atomic: Some(AtomicArgs {
-                compare_add: 1,
-                swap: 0,
-            }),
-            ..SendWr::default()
-        };
-        p.a.dev.post_send(p.a.qpn, wr).unwrap();
+        post_fetch_add(&mut p, i, target);
     }
     // A→B: EPSN..EPSN+3 (the second lost), then the retry EPSN..EPSN+3 (its third lost).
     // B→A: the atomic ACK of EPSN (lost), NAK(EPSN+1), the replayed ACK of EPSN (lost).
