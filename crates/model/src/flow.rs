@@ -176,6 +176,11 @@ pub struct FlowsSpec {
 }
 
 impl FlowsSpec {
+    /// Nodes in the network: node 0 and the clients (at least one).
+    pub fn nodes(&self) -> usize {
+        self.clients.max(1) as usize + 1
+    }
+
     /// Checks what the model needs before building: at least one flow, QPs, clients that
     /// exist, cores that fit in `host.cores`. Errors name `flow[i].field` and the fix.
     pub fn check(&self, host_cores: u32) -> Result<(), String> {

@@ -508,8 +508,7 @@ fn check_give_up(
         spec.max_pmtu(cfg),
         cfg.qp.transport,
     );
-    let extra_ps = (cfg.net.impair.extra_delay_ns * 1e3) as TimePs;
-    let round_trip = 2 * op_wire + 2 * (min_one_way_ps(cfg) + extra_ps);
+    let round_trip = 2 * op_wire + 2 * delayed_one_way_ps(cfg);
     if give_up_ps > round_trip {
         return Ok(());
     }
@@ -566,8 +565,7 @@ pub fn short_timeout_note(cfg: &Config, spec: &PerfSpec) -> Option<String> {
         .unwrap_or(0)
         .min(u64::from(pmtu));
     let wire = op_wire_ps(&p, spec.test.verb(), size, pmtu, cfg.qp.transport);
-    let extra_ps = (cfg.net.impair.extra_delay_ns * 1e3) as TimePs;
-    let round_trip = wire + 2 * (min_one_way_ps(cfg) + extra_ps);
+    let round_trip = wire + 2 * delayed_one_way_ps(cfg);
     if timeout_ps > round_trip {
         return None;
     }
@@ -770,6 +768,12 @@ fn min_one_way_ps(cfg: &Config) -> TimePs {
         "wan" => (cfg.net.wan_km * crate::config::NS_PER_KM * 1e3) as TimePs,
         _ => 0,
     }
+}
+
+/// [`min_one_way_ps`] with the impairment's extra delay (`net.impair.extra_delay_ns`): the
+/// least one-way time a timeout must outlast (the `-D` bounds leave that delay out).
+fn delayed_one_way_ps(cfg: &Config) -> TimePs {
+    min_one_way_ps(cfg) + (cfg.net.impair.extra_delay_ns * 1e3) as TimePs
 }
 
 /// A `-D` window (a flow's `duration_us`) too short to measure: its length, the least that

@@ -227,11 +227,10 @@ impl PcapOut {
         if let Some(node) = usize::try_from(node).ok().filter(|&n| n < n_nodes) {
             return Ok(node);
         }
+        let last = n_nodes.saturating_sub(1);
         Err(crate::UsageError(format!(
-            "--pcap-node (output.pcap_node) = {node}: the network has nodes 0 to {} (node 0 \
-             and net.clients = {}); name one of them",
-            n_nodes.saturating_sub(1),
-            n_nodes.saturating_sub(1)
+            "--pcap-node (output.pcap_node) = {node}: the network has nodes 0 to {last} (node \
+             0 and net.clients = {last}); name one of them"
         )))
     }
 }

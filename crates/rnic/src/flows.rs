@@ -600,7 +600,7 @@ pub fn uncaptured_flow_notes(spec: &FlowsSpec) -> Result<Vec<String>, crate::Usa
     let Some(node) = spec.pcap.as_ref().map(|c| c.node) else {
         return Ok(Vec::new());
     };
-    rnic_model::workload::PcapOut::node_in(node, spec.clients.max(1) as usize + 1)?;
+    rnic_model::workload::PcapOut::node_in(node, spec.nodes())?;
     let crosses = |f: &&FlowSpec| {
         u64::from(f.server) == node || f.clients.iter().any(|&c| u64::from(c) == node)
     };

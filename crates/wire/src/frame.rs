@@ -66,7 +66,7 @@ impl<'a> FrameRepr<'a> {
     /// length would exceed 65535 bytes are not representable (RoCE MTUs are ≤ 4096).
     pub fn emit(&self, buf: &mut Vec<u8>) {
         let len = self.buffer_len();
-        self.lay_out(buf);
+        self.lay_out(buf, len);
         let a = &self.addr;
         let udp_payload_len = self.roce.buffer_len() + ICRC_LEN;
         let (eth, rest) = buf.split_at_mut(IPV4_OFFSET);
@@ -99,18 +99,17 @@ impl<'a> FrameRepr<'a> {
         buf[icrc_off..].copy_from_slice(&crc.to_le_bytes());
     }
 
-    /// Makes `buf` the frame's `buffer_len()` bytes with the payload in place and every other
-    /// byte zero (the headers are written over them, the pad stays zero).
+    /// Makes `buf` the frame's `len` (its `buffer_len()`) bytes with the payload in place and
+    /// every other byte zero (the headers are written over them, the pad stays zero).
     ///
     /// Why not zero the whole frame and copy the payload over it: at a 4 KiB MTU that zeroed
     /// 4 KiB per data packet only to overwrite them (8 % of a fabric run's instructions as
     /// counted, docs/speed.md's payload round).
-    fn lay_out(&self, buf: &mut Vec<u8>) {
-        let payload = self.roce.payload;
+    fn lay_out(&self, buf: &mut Vec<u8>, len: usize) {
         buf.clear();
         buf.resize(BTH_OFFSET + self.roce.headers_len(), 0);
-        buf.extend_from_slice(payload);
-        buf.resize(self.buffer_len(), 0);
+        buf.extend_from_slice(self.roce.payload);
+        buf.resize(len, 0);
     }
 
     /// Parses and checks a frame: every header, lengths from IP total length (Ethernet padding

@@ -121,10 +121,7 @@ pub fn run_flows_observed(
     let (world, max_events) = (&mut b.world, b.max_events);
     let end =
         super::progress::run_observed(world, max_events, at, observer, Some(&mut flow_finished));
-    super::capture::finish(
-        b.world.net.pcap.as_mut(),
-        spec.pcap.as_ref().map(|c| c.path.as_path()),
-    )?;
+    super::capture::finish(b.world.net.pcap.as_mut(), spec.pcap.as_ref())?;
     if let Some(pfc) = b.world.net.pfc.as_mut() {
         pfc.end_pauses(end);
     }

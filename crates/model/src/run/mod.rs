@@ -126,10 +126,7 @@ fn run_one(
     let mut b = build::build(cfg, spec, size, opts)?;
     b.world.start();
     let end = progress::run_observed(&mut b.world, b.max_events, at, observer, None);
-    capture::finish(
-        b.world.net.pcap.as_mut(),
-        spec.pcap.as_ref().map(|c| c.path.as_path()),
-    )?;
+    capture::finish(b.world.net.pcap.as_mut(), spec.pcap.as_ref())?;
 
     one_peak_per_side(&mut b);
     // One flow (or one per direction): its buffers are checked at the end.

@@ -17,21 +17,17 @@ pub(crate) fn summary(world: &World) -> Option<UnreliableResult> {
     let mut r = UnreliableResult::default();
     for a in &world.apps {
         r.iterations_given_up += a.ping.given_up;
-        for p in &a.pairs {
-            for (node, qpn) in [(a.server, p.s_qpn), (p.c_node as usize, p.c_qpn)] {
-                let dev = &world.nics[node].dev;
-                if r.transport.is_empty() {
-                    r.transport = match dev.qp_service(qpn) {
-                        Some(ServiceType::Ud) => "ud",
-                        Some(ServiceType::Uc) => "uc",
-                        _ => "rc",
-                    }
-                    .to_string();
-                }
-                r.messages_sent += dev.sq_done(qpn);
-                r.messages_received += dev.qp_messages_received(qpn);
+        if let (true, Some((node, qpn))) = (r.transport.is_empty(), ends(a).next()) {
+            r.transport = match world.nics[node].dev.qp_service(qpn) {
+                Some(ServiceType::Ud) => "ud",
+                Some(ServiceType::Uc) => "uc",
+                _ => "rc",
             }
+            .to_string();
         }
+        let (sent, received) = sent_and_received(world, a);
+        r.messages_sent += sent;
+        r.messages_received += received;
     }
     for n in &world.nics {
         let u = n.dev.stats().unreliable;
@@ -42,6 +38,23 @@ pub(crate) fn summary(world: &World) -> Option<UnreliableResult> {
     }
     r.messages_lost = r.messages_sent.saturating_sub(r.messages_received);
     Some(r)
+}
+
+/// Every QP of `a`'s pairs, both ends (in latency tests both send): (node, QPN), the
+/// server's end first.
+fn ends(a: &Perftest) -> impl Iterator<Item = (usize, u32)> + '_ {
+    (a.pairs.iter()).flat_map(|p| [(a.server, p.s_qpn), (p.c_node as usize, p.c_qpn)])
+}
+
+/// Messages `a`'s QPs sent whole and received whole, summed over both ends of every pair.
+fn sent_and_received(world: &World, a: &Perftest) -> (u64, u64) {
+    ends(a).fold((0, 0), |(sent, received), (node, qpn)| {
+        let dev = &world.nics[node].dev;
+        (
+            sent + dev.sq_done(qpn),
+            received + dev.qp_messages_received(qpn),
+        )
+    })
 }
 
 /// Messages `node`'s QP `qpn` received whole (for the final buffer check: a UC/UD pair's
@@ -63,14 +76,7 @@ pub(crate) fn judge_late_answers(world: &World, a: &Perftest, verdict: &mut Verd
     if !world.drain_rx || a.spec.test != PerfTest::SendLat || a.ping.given_up == 0 {
         return;
     }
-    let (mut sent, mut received) = (0u64, 0u64);
-    for p in &a.pairs {
-        for (node, qpn) in [(a.server, p.s_qpn), (p.c_node as usize, p.c_qpn)] {
-            let dev = &world.nics[node].dev;
-            sent += dev.sq_done(qpn);
-            received += dev.qp_messages_received(qpn);
-        }
-    }
+    let (sent, received) = sent_and_received(world, a);
     let late = a
         .ping
         .given_up

@@ -478,7 +478,9 @@ fn check_tx_depth_meets_a_bandwidth_test(axes: &[Axis], base: &Base) -> Result<(
 impl Sweep {
     /// Notes on standard error before the points run, each once for the whole sweep.
     /// The RC retry settings the sweep gives (by an axis, `[perf]` or `[set]`), named as
-    /// `rnic perf`'s notes name them: over UC or UD they change nothing.
+    /// `rnic perf`'s notes name them: over UC or UD they change nothing. Each with whether it
+    /// is the timeout, which is a UC/UD ping-pong's give-up time
+    /// ([`crate::report::text::retry_no_effect_note`]).
     pub fn retry_settings(&self) -> Vec<(&'static str, bool)> {
         let given = |key: &str| {
             self.axes.iter().any(|a| a.key == key) || self.base.set.iter().any(|o| o.key == key)

@@ -242,7 +242,8 @@ impl Responder {
     /// A duplicate READ at `psn` arrived: forgets every queued response that answers a
     /// request at `psn` or later (READ response packets, ACKs, atomic ACKs, NAKs), keeping
     /// those of earlier PSNs in their order; a READ whose unsent packets straddle `psn`
-    /// keeps those before it. Returns the READ response payload bytes forgotten.
+    /// keeps those before it. The READ response payload bytes forgotten are added to
+    /// `abandoned_read_bytes`, for the NIC.
     ///
     /// Why all of them: a duplicate READ means the requester went back to `psn` (IBA
     /// 9.7.5.1.1 lets the responder stop the responses in progress and answer the
@@ -252,7 +253,7 @@ impl Responder {
     /// ACK or atomic ACK past an unanswered READ) taken as an implicit NAK and make it go
     /// back once more. Each request is answered again as its duplicate arrives: a READ
     /// replayed, an atomic from the replay table, a SEND or WRITE re-ACKed.
-    pub(crate) fn abandon_from(&mut self, psn: u32, pmtu: u32) -> u64 {
+    pub(crate) fn abandon_from(&mut self, psn: u32, pmtu: u32) {
         let at_or_after = |q: u32| psn_diff(q, psn) >= 0;
         let mut bytes = 0u64;
         self.resp_q.retain_mut(|item| match item {
@@ -276,7 +277,6 @@ impl Responder {
         if bytes > 0 {
             self.cold_mut().abandoned_read_bytes += bytes;
         }
-        bytes
     }
 
     /// READ response bytes abandoned since the last call (see [`Responder::abandon_from`]).

@@ -336,7 +336,7 @@ pub(crate) fn build_flows(
     let mut p = ModelParams::from_config(cfg);
     p.net.clients = spec.clients.max(1);
     let clients = p.net.clients as usize;
-    let n_nodes = clients + 1;
+    let n_nodes = spec.nodes();
     let cores = p.host.cores.max(1) as usize;
     spec.check(cores as u32).map_err(crate::UsageError)?;
     let root = Rng::new(p.seed);
