@@ -13,7 +13,7 @@ use crate::qp::{
 };
 use crate::reliability::ReliabilityMode;
 use crate::requester::state::SendWqe;
-use crate::responder::state::MAX_MSG_BYTES;
+use crate::responder::state::{ReadBytes, MAX_MSG_BYTES};
 use crate::service::ServiceType;
 use crate::srq::{SrqId, SrqTable};
 use crate::stats::TransportStats;
@@ -754,14 +754,16 @@ impl Device {
         Some((qp.resp.epsn, span_psns))
     }
 
-    /// READ response payload bytes `qpn`'s responder queued and then abandoned because a
-    /// duplicate READ went back before them, since the last call; the count restarts at 0.
-    /// A NIC that fetches READ response data ahead of sending it asks after each READ
-    /// request it hands over, so that it stops fetching, or counting on, bytes no packet
-    /// will carry. 0 for unknown QPs.
-    pub fn take_abandoned_read_bytes(&mut self, qpn: u32) -> u64 {
+    /// What the READ requests `qpn`'s responder took since the last call did to its queued
+    /// READ response data: the bytes queued (new READs and replays; `None` when the request
+    /// was refused) and the bytes abandoned because a duplicate READ went back before them.
+    /// A NIC that fetches READ response data from host memory asks after each READ request
+    /// it hands over, so that it reads exactly the bytes packets will carry (not a refused
+    /// READ's RETH length) and stops fetching, or counting on, bytes no packet will carry.
+    /// Nothing for unknown QPs.
+    pub fn take_read_bytes(&mut self, qpn: u32) -> ReadBytes {
         self.qp_mut(qpn)
-            .map_or(0, |q| q.resp.take_abandoned_read_bytes())
+            .map_or_else(ReadBytes::default, |q| q.resp.take_read_bytes())
     }
 
     pub fn qp_wants_transmit(&self, qpn: u32) -> bool {

@@ -71,6 +71,7 @@ pub use op::packets_for;
 pub use pd::PdId;
 pub use qp::{AddressVector, QpAttr, QpInit, QpState, MAX_RD_ATOMIC};
 pub use reliability::{OooParams, ReliabilityMode};
+pub use responder::state::ReadBytes;
 pub use service::ServiceType;
 pub use srq::SrqId;
 pub use stats::{DropCounts, NakCounts, TransportStats, UnreliableCounts};

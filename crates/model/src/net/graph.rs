@@ -143,6 +143,8 @@ pub struct Network {
     data_frames_seen: u64,
     /// ATOMIC ACKNOWLEDGEs seen by the atomic corruption hook.
     atomic_acks_seen: u64,
+    /// RDMA READ requests the bad-R_Key hook has seen.
+    read_requests_seen: u64,
     /// CM MADs seen by the first switch (for the drop hook).
     cm_mads_seen: u64,
     emitted: Vec<Emitted>,
@@ -179,6 +181,7 @@ impl Network {
             queues: None,
             data_frames_seen: 0,
             atomic_acks_seen: 0,
+            read_requests_seen: 0,
             cm_mads_seen: 0,
             emitted: Vec::new(),
             owed_starts: Vec::new(),
@@ -521,12 +524,26 @@ impl Network {
     /// The corruption hook: flips one payload byte of the n-th data frame and fixes the
     /// ICRC, so only the end-to-end payload check can notice.
     fn maybe_corrupt(&mut self, frame: u32, frames: &mut FramePool) {
-        if self.hooks.corrupt_data_frame.is_none() && self.hooks.corrupt_atomic_ack.is_none() {
+        let h = &self.hooks;
+        if h.corrupt_data_frame.is_none()
+            && h.corrupt_atomic_ack.is_none()
+            && h.bad_read_rkey.is_none()
+        {
             return;
         }
         let Ok(h) = rnic_wire::peek_roce(frames.get(frame)) else {
             return;
         };
+        if h.bth.opcode == rnic_wire::Opcode::RcReadRequest {
+            self.read_requests_seen += 1;
+            if self.hooks.bad_read_rkey == Some(self.read_requests_seen) {
+                // The RETH ends the headers: virtual address, R_Key, DMA length.
+                let buf = frames.buf_mut(frame);
+                buf[h.payload_offset - 5] ^= 0x01;
+                let _ = rnic_wire::icrc::reseal(buf);
+            }
+            return;
+        }
         if h.bth.opcode == rnic_wire::Opcode::RcAtomicAck {
             self.atomic_acks_seen += 1;
             if self.hooks.corrupt_atomic_ack == Some(self.atomic_acks_seen) {

@@ -10,6 +10,9 @@ pub struct Hooks {
     /// Flip one byte of the value carried by the n-th ATOMIC ACKNOWLEDGE in the switch (and
     /// fix up the ICRC): the requester receives a wrong original value.
     pub corrupt_atomic_ack: Option<u64>,
+    /// Change the R_Key of the n-th RDMA READ request in the switch (and fix up the ICRC):
+    /// the responder refuses that READ with a remote access error.
+    pub bad_read_rkey: Option<u64>,
     /// Drop the CM MADs with these numbers (1 = the first) that reach the first switch
     /// (connection setup must repair it).
     pub drop_cm_mads: [Option<u64>; 2],

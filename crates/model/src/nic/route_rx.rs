@@ -309,44 +309,51 @@ pub(crate) fn on_handle(
     }
     let mut handled = Handled::default();
     let mut enlist = true;
-    if let (Some(op), true) = (op, res.is_ok()) {
-        let streaming = parts.p.nic.dma_read_arbiter.streams_payload();
-        if op == Opcode::RcReadRequest {
-            // A duplicate READ made the responder abandon the responses queued from its
-            // PSN on (the requester went back there): their data, fetched or still to
-            // fetch, is for no packet, so the stream forgets it before the replay's.
-            let abandoned = parts.dev.take_abandoned_read_bytes(qpn);
-            if streaming && abandoned > 0 {
-                streams.get_mut(qpn, true).abandon(abandoned);
-            }
+    let streaming = parts.p.nic.dma_read_arbiter.streams_payload();
+    // The READ response data to read from host memory: what the responder queued, which
+    // is nothing for a refused READ (an R_Key, length or state error: its NAK carries no
+    // data) and the rest from the PSN asked for a replayed one; an OOO READ request that
+    // was not refused queues its whole range.
+    let mut read_len = None;
+    if op == Some(Opcode::RcReadRequest) {
+        let taken = parts.dev.take_read_bytes(qpn);
+        // A duplicate READ made the responder abandon the responses queued from its PSN
+        // on (the requester went back there), even when it then found no room for the
+        // replay: their data, fetched or still to fetch, is for no packet, so the stream
+        // forgets it before the replay's.
+        if streaming && taken.abandoned > 0 {
+            streams.get_mut(qpn, true).abandon(taken.abandoned);
         }
-        match op {
-            // An out-of-order READ request (ORNIC) reads its range from host memory
-            // like a standard one before its responses leave.
-            Opcode::RcReadRequest | Opcode::OooReadRequest if streaming && dma_len > 0 => {
+        read_len = taken.queued.filter(|_| res.is_ok());
+    } else if op == Some(Opcode::OooReadRequest) && res.is_ok() {
+        read_len = Some(dma_len);
+    }
+    if let (Some(op), true) = (op, res.is_ok()) {
+        match (op, read_len) {
+            (_, Some(len)) if streaming && len > 0 => {
                 // The response data streams: each arrival lets the QP transmit what
                 // it covers.
                 enlist = false;
                 let s = streams.get_mut(qpn, true);
-                s.push(None, dma_len, 0, now);
+                s.push(None, len, 0, now);
                 // The response waits for its data: the first arrival enlists the QP.
                 s.waiting = true;
                 handled.fill = Some(qpn);
             }
-            Opcode::RcReadRequest | Opcode::OooReadRequest => {
+            (_, Some(len)) => {
                 enlist = false;
                 let token = DmaToken::ReadResp(qpn);
                 parts
                     .mem
-                    .host_read(now, dma_len.max(1), token, ReadSource::Other, cx);
+                    .host_read(now, len.max(1), token, ReadSource::Other, cx);
             }
-            Opcode::RcCompareSwap | Opcode::RcFetchAdd => {
+            (Opcode::RcCompareSwap | Opcode::RcFetchAdd, _) => {
                 enlist = false;
                 parts.mem.pcie.posted_write(now, 8);
                 let token = DmaToken::ReadResp(qpn);
                 parts.mem.host_read(now, 8, token, ReadSource::Other, cx);
             }
-            Opcode::RcAtomicAck => {
+            (Opcode::RcAtomicAck, _) => {
                 parts.mem.pcie.posted_write(now, 8);
             }
             _ if scatters_to_cqe(op, plen, parts.p.host.inline_recv_bytes) => {

@@ -64,12 +64,14 @@ fn one_mb_at_loss(test: PerfTest) -> rnic_model::ModelRun {
     run_verified(&cfg, &s, &format!("{test} 1 MB at 0.1 % loss"))
 }
 
+/// Counter `name` summed over the run's nodes.
+fn summed(r: &rnic_model::ModelRun, name: &str) -> u64 {
+    r.nodes.iter().map(|n| counter(n, name)).sum()
+}
+
 /// READ response frames the run's responder sent.
 fn read_responses_sent(r: &rnic_model::ModelRun) -> u64 {
-    r.nodes
-        .iter()
-        .map(|n| counter(n, "transport.tx_read_responses"))
-        .sum()
+    summed(r, "transport.tx_read_responses")
 }
 
 /// A lost READ response costs its own go-back-N, not the responses queued behind it: the
@@ -121,10 +123,45 @@ fn reordered_read_responses_do_not_multiply() {
         sent < needed * 16,
         "{sent} READ responses sent for {needed}"
     );
-    let busy: u64 = r
+    let busy = summed(&r, "transport.drops.responder_busy");
+    assert_eq!(busy, 0, "duplicates dropped as responder busy");
+}
+
+/// A READ the responder refuses (its R_Key changed on the way, so a remote access error)
+/// reads nothing from the responder's host memory: its NAK carries no data. The responder's
+/// NIC read the refused READ's whole RETH length as if it were to be sent (128 more 512 B
+/// payload reads for 64 KB, over PCIe lanes other QPs share), because it took the length
+/// from the request rather than from what the responder queued.
+#[test]
+fn a_refused_read_reads_no_response_data() {
+    let cfg = baseline(0.0);
+    let mut s = spec(PerfTest::ReadBw, 64 << 10, 1, 1);
+    s.iters = 20;
+    let opts = RunOptions {
+        hooks: rnic_model::world::Hooks {
+            bad_read_rkey: Some(10),
+            ..Default::default()
+        },
+    };
+    let r = crate::common::run_with(&cfg, &s, &opts);
+    let naks = summed(&r, "transport.naks_sent.remote_access_error");
+    assert_eq!(naks, 1, "the 10th READ is refused");
+    let responder = r
         .nodes
         .iter()
-        .map(|n| counter(n, "transport.drops.responder_busy"))
-        .sum();
-    assert_eq!(busy, 0, "duplicates dropped as responder busy");
+        .find(|n| counter(n, "transport.tx_read_responses") > 0)
+        .expect("a node sent READ responses");
+    let sent = counter(responder, "transport.tx_payload_bytes");
+    assert_eq!(
+        sent,
+        9 * (64 << 10),
+        "the nine READs before the refused one"
+    );
+    // Each 64 KB READ's data is read in 512 B requests (MRRS), nothing for the refused one.
+    let reads = counter(responder, "nic.dma.payload_reads");
+    assert_eq!(
+        reads * 512,
+        sent,
+        "{reads} payload reads for {sent} bytes sent"
+    );
 }

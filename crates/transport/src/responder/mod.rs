@@ -402,7 +402,7 @@ impl Qp {
             },
             self.replay_capacity(),
         );
-        self.resp.resp_q.push_back(RespItem::Read(ReadResp {
+        self.resp.queue_read(ReadResp {
             next_psn: psn,
             va: reth.va,
             remaining: reth.dma_len,
@@ -411,7 +411,7 @@ impl Qp {
             replay: false,
             read_first_psn: psn,
             read_npkts: npkts,
-        }));
+        });
         Ok(())
     }
 
@@ -509,12 +509,12 @@ impl Qp {
                 // would only be discarded there (see `Responder::abandon_from`), so the
                 // replay takes their place instead of waiting behind them (IBA 9.7.5.1.1,
                 // rxe's `duplicate_request`). The NIC takes the abandoned byte count
-                // (`Device::take_abandoned_read_bytes`) to forget their payload reads.
+                // (`Device::take_read_bytes`) to forget their payload reads.
                 self.resp.abandon_from(psn, pmtu);
                 if self.resp.resp_q.len() >= replay_cap {
                     return Err(RxDrop::ResponderBusy);
                 }
-                self.resp.resp_q.push_back(RespItem::Read(ReadResp {
+                self.resp.queue_read(ReadResp {
                     next_psn: psn,
                     va: reth.va,
                     remaining: reth.dma_len,
@@ -523,7 +523,7 @@ impl Qp {
                     replay: true,
                     read_first_psn: first_psn,
                     read_npkts: npkts,
-                }));
+                });
                 Ok(())
             }
             ReqKind::Atomic => {

@@ -155,10 +155,23 @@ pub(crate) struct RespCold {
     pub msgs_received: u64,
     /// The shared receive queue the QP takes its receives from (see `srq.rs`).
     pub srq: Option<crate::SrqId>,
-    /// READ response payload bytes queued and then abandoned by a duplicate READ (see
-    /// [`Responder::abandon_from`]) since the NIC last took the count: a NIC that fetched,
-    /// or will fetch, those bytes for the queued responses must forget them.
-    pub abandoned_read_bytes: u64,
+    /// What the READ requests since the NIC last asked did to the queued READ response
+    /// data (see [`ReadBytes`]).
+    pub read_bytes: ReadBytes,
+}
+
+/// How the READ response data a responder has queued changed since the NIC last asked
+/// ([`crate::Device::take_read_bytes`]): a NIC that fetches READ response data from host
+/// memory ahead of sending it reads what was queued, and forgets what was abandoned.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ReadBytes {
+    /// Payload bytes of the READ responses queued, new or replayed; `None` if no READ was
+    /// queued (the request was refused: its NAK carries no data to read), `Some(0)` for a
+    /// zero-length READ.
+    pub queued: Option<u64>,
+    /// Payload bytes of queued responses a duplicate READ abandoned (see
+    /// [`Responder::abandon_from`]).
+    pub abandoned: u64,
 }
 
 /// The receive queue and replay table of a responder that has none yet.
@@ -275,15 +288,22 @@ impl Responder {
             }
         });
         if bytes > 0 {
-            self.cold_mut().abandoned_read_bytes += bytes;
+            self.cold_mut().read_bytes.abandoned += bytes;
         }
     }
 
-    /// READ response bytes abandoned since the last call (see [`Responder::abandon_from`]).
-    pub(crate) fn take_abandoned_read_bytes(&mut self) -> u64 {
+    /// Queues READ response `r` (a new READ or a replay) and counts its bytes for the NIC.
+    pub(crate) fn queue_read(&mut self, r: ReadResp) {
+        self.resp_q.push_back(RespItem::Read(r));
+        let queued = &mut self.cold_mut().read_bytes.queued;
+        *queued = Some(queued.unwrap_or(0) + u64::from(r.remaining));
+    }
+
+    /// What READ requests did to the queued READ response data since the last call.
+    pub(crate) fn take_read_bytes(&mut self) -> ReadBytes {
         self.cold
             .as_mut()
-            .map_or(0, |c| std::mem::take(&mut c.abandoned_read_bytes))
+            .map_or_else(ReadBytes::default, |c| std::mem::take(&mut c.read_bytes))
     }
 
     /// Keeps `entry` for duplicate replay, recycling the oldest entry when `capacity` are

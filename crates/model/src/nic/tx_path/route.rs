@@ -515,10 +515,16 @@ fn payload_gated<O>(p: &ModelParams, dev: &Device, tx: &mut TxPath<O>, qpn: u32)
         return false;
     };
     if pk.payload_len == 0 || pk.is_retransmit {
-        // Retransmissions read host memory again; modelled without their read.
+        // Retransmissions read host memory again; modelled without waiting for their read.
+        // A replayed READ response's bytes are read into its stream all the same (every
+        // READ the responder queued, a duplicate's replay too: `route_rx::on_handle`) and
+        // it counts as sent there; holding replays for them too made the lost READ
+        // responses' recovery wait for the ACK timer more often (2026-12-02: `read-bw -s
+        // 8192 -n 500 -q 2 --set net.impair.loss=0.01` timed out twice at seed 1), which
+        // the requester's dedup of implicit NAKs during a retry cannot tell apart.
         return false;
     }
-    // READ responses, replays included: every accepted READ request was read again.
+    // Fresh READ responses wait for their bytes.
     let s = tx.streams.get_mut(qpn, pk.is_response);
     let gated = s.blocks(pk.payload_len);
     s.waiting |= gated;
