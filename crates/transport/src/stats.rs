@@ -132,7 +132,12 @@ pub struct TransportStats {
     pub tx_atomic_acks: u64,
     /// Request packets sent again (go-back-N after a NAK, timeout or RNR wait).
     pub retransmitted_packets: u64,
-    /// READ response packets sent again for duplicate READ requests.
+    /// READ response packets sent in answer to duplicate READ requests (replays). Most
+    /// carry a PSN whose response left before; some leave for the first time, when the
+    /// duplicate abandoned their first copy unsent (`Responder::abandon_from`), so this can
+    /// exceed the responses sent minus the PSNs answered (440 responses for 80 PSNs, 434
+    /// replays, under `net.impair.reorder_window = 8`). Telling them apart would need the
+    /// set of PSNs already answered: reordered duplicates replay out of PSN order.
     pub replayed_read_responses: u64,
 
     pub rx_packets: u64,

@@ -32,7 +32,10 @@ pub struct TxStats {
     pub messages: u64,
     /// ACK/NAK frames.
     pub acks: u64,
-    /// Retransmitted frames.
+    /// Frames the transport sent as resends: requests sent again, and the responses it
+    /// replays for duplicate READs and atomics (a replayed READ response may leave for the
+    /// first time, when a duplicate READ abandoned its first copy unsent: see the
+    /// transport's `replayed_read_responses`).
     pub retransmits: u64,
     /// Most bytes the TX payload buffer ever held.
     pub buffer_peak_bytes: u64,

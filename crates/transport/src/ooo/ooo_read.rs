@@ -236,13 +236,15 @@ impl OooQp {
         let pd = qp.pd;
         let psn = pkt.bth.psn;
         let not_placed = RxDrop::OooNotPlaced(psn);
+        // Counted as received whatever becomes of it, as the go-back-N path counts each
+        // type before handling it (`rx_packets` is the sum of the typed counts).
+        ctx.stats.rx_read_responses += 1;
         let o = qp.ooo.as_deref_mut().ok_or(RxDrop::BadQpState)?;
         let (block_bits, otd) = (o.params.block_bits, o.params.otd);
         let shared = o.pool.clone();
         let mut pool = shared.borrow_mut();
         let w = o.read.wqe.as_mut().ok_or(RxDrop::StaleResponse(psn))?;
         let sq_front = qp.req.sq.front().ok_or(RxDrop::StaleResponse(psn))?;
-        ctx.stats.rx_read_responses += 1;
         let off = psn.wrapping_sub(w.start_psn) & PSN_MASK;
         if off >= w.packets {
             return Err(RxDrop::StaleResponse(psn));

@@ -75,7 +75,7 @@ impl Qp {
             if !self.resp.nak_sent {
                 self.resp.nak_sent = true;
                 let (epsn, msn) = (self.resp.epsn, self.resp.msn);
-                self.queue_nak(ctx, epsn, msn, AethSyndrome::Nak(NakCode::PsnSequenceError));
+                self.queue_nak(epsn, msn, AethSyndrome::Nak(NakCode::PsnSequenceError));
             }
             return Err(RxDrop::OutOfSequence {
                 psn,
@@ -98,12 +98,7 @@ impl Qp {
         Ok(())
     }
 
-    fn queue_nak(&mut self, ctx: &mut Ctx<'_>, psn: u32, msn: u32, syndrome: AethSyndrome) {
-        match syndrome {
-            AethSyndrome::Nak(code) => ctx.stats.naks_sent.count(code),
-            AethSyndrome::RnrNak { .. } => ctx.stats.naks_sent.rnr += 1,
-            AethSyndrome::Ack { .. } => {}
-        }
+    fn queue_nak(&mut self, psn: u32, msn: u32, syndrome: AethSyndrome) {
         self.resp
             .resp_q
             .push_back(RespItem::Nak { psn, msn, syndrome });
@@ -127,7 +122,7 @@ impl Qp {
         let owed = std::mem::take(&mut self.resp.resp_q);
         self.enter_error(ctx);
         self.resp.resp_q = owed;
-        self.queue_nak(ctx, psn, msn, AethSyndrome::Nak(f.nak));
+        self.queue_nak(psn, msn, AethSyndrome::Nak(f.nak));
     }
 
     /// Status for a class C error of the message in progress: the RECV of an open SEND
@@ -161,7 +156,7 @@ impl Qp {
         if needs_recv && self.resp.rq().is_empty() {
             self.resp.nak_sent = true;
             let (msn, timer) = (self.resp.msn, self.cfg.min_rnr_timer);
-            self.queue_nak(ctx, psn, msn, AethSyndrome::RnrNak { timer });
+            self.queue_nak(psn, msn, AethSyndrome::RnrNak { timer });
             return Ok(());
         }
 
@@ -589,6 +584,13 @@ impl Qp {
                 }
                 RespItem::Nak { psn, msn, syndrome } => {
                     self.resp.resp_q.pop_front();
+                    // Counted as it leaves: a duplicate READ may abandon a queued NAK
+                    // (`Responder::abandon_from`).
+                    match syndrome {
+                        AethSyndrome::Nak(code) => ctx.stats.naks_sent.count(code),
+                        AethSyndrome::RnrNak { .. } => ctx.stats.naks_sent.rnr += 1,
+                        AethSyndrome::Ack { .. } => {}
+                    }
                     roce.bth = bth(Opcode::RcAck, psn, pkey, dest);
                     roce.aeth = Some(AethRepr { syndrome, msn });
                 }
