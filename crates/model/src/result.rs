@@ -393,8 +393,11 @@ pub struct PerfResult {
     pub wall_seconds: f64,
     /// Payload bytes were checked end to end and matched.
     pub bytes_verified: bool,
-    /// Payload bytes the completed operations moved, each checked against its source as it
-    /// landed and counted once.
+    /// Payload bytes checked against their source as they landed, each counted once: over
+    /// RC what the completed operations moved; over UC and UD every payload that arrived,
+    /// the packets of a message that lost a later one included (a sender's completion says
+    /// nothing about arrival), so it need not be a whole number of messages. 0 when any
+    /// byte was corrupt.
     pub verified_bytes: u64,
     /// How the run ended (`ok`, `incomplete`, `model_error`, `corrupt`).
     pub status: RunStatus,

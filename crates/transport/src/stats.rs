@@ -121,6 +121,9 @@ pub struct UnreliableCounts {
 /// (without FCS) unless named `payload`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct TransportStats {
+    /// Packets this transport built (requests, responses, acknowledgements). A CNP is not
+    /// among them: the NIC's congestion control builds and sends it (`nic.cc.cnps_sent`),
+    /// while a received one passes the transport and counts in `rx_packets`.
     pub tx_packets: u64,
     pub tx_bytes: u64,
     pub tx_payload_bytes: u64,
@@ -158,7 +161,7 @@ pub struct TransportStats {
     pub rnr_waits: u64,
     /// Duplicate requests seen by the responder (re-ACKed or replayed).
     pub duplicate_requests: u64,
-    /// Duplicate atomics answered from the replay table.
+    /// ATOMIC ACKNOWLEDGEs sent answering duplicate atomics from the replay table.
     pub atomic_replays: u64,
     /// ACKs and responses for PSNs already acknowledged.
     pub duplicate_responses: u64,

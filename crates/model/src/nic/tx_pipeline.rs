@@ -26,7 +26,8 @@ use super::unit::Unit;
 /// Counters of the TX engine.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct TxStats {
-    /// Frames sent.
+    /// Frames the TX engine sent (CNPs leave from congestion control's own queue, not
+    /// through the engine: `nic.cc.cnps_sent`).
     pub frames: u64,
     /// Request messages started (first/only packets, not retransmitted).
     pub messages: u64,

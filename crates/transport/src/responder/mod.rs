@@ -84,7 +84,7 @@ impl Qp {
         }
         if d < 0 {
             ctx.stats.duplicate_requests += 1;
-            return self.duplicate_request(ctx, pkt, kind);
+            return self.duplicate_request(pkt, kind);
         }
         self.resp.nak_sent = false;
         let result = match kind {
@@ -454,12 +454,7 @@ impl Qp {
     }
 
     /// A request behind `epsn`: re-ACK, replay a READ, or answer an atomic from the table.
-    fn duplicate_request(
-        &mut self,
-        ctx: &mut Ctx<'_>,
-        pkt: &RoceRepr<'_>,
-        kind: ReqKind,
-    ) -> Result<(), RxDrop> {
+    fn duplicate_request(&mut self, pkt: &RoceRepr<'_>, kind: ReqKind) -> Result<(), RxDrop> {
         let psn = pkt.bth.psn;
         let replay_cap = 2 * usize::from(self.cfg.max_dest_rd_atomic) + 16;
         match kind {
@@ -532,7 +527,6 @@ impl Qp {
                 if self.resp.resp_q.len() >= replay_cap {
                     return Err(RxDrop::ResponderBusy);
                 }
-                ctx.stats.atomic_replays += 1;
                 self.resp.resp_q.push_back(RespItem::AtomicAck {
                     psn,
                     msn,
@@ -660,7 +654,13 @@ impl Qp {
             let s = &mut *ctx.stats;
             match opcode {
                 Opcode::RcAck => s.tx_acks += 1,
-                Opcode::RcAtomicAck => s.tx_atomic_acks += 1,
+                Opcode::RcAtomicAck => {
+                    s.tx_atomic_acks += 1;
+                    // Counted as it leaves: a later duplicate READ may abandon it queued.
+                    if replay {
+                        s.atomic_replays += 1;
+                    }
+                }
                 _ => {
                     s.tx_read_responses += 1;
                     if replay {
