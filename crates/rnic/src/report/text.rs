@@ -441,17 +441,24 @@ pub fn unreliable_text(u: &rnic_model::result::UnreliableResult) -> String {
     ) + &late_answers(u)
 }
 
-/// A ping-pong that gave iterations up although no message was lost: the answers came
-/// after the give-up time (`-u`), late, not lost (the run refuses a give-up shorter than
-/// the least round trip; the NIC's and host's own time come on top of that).
+/// A ping-pong that gave up more iterations than it lost messages: the answers of at least
+/// that many came after the give-up time (`-u`), late, not lost (a lost message gives up
+/// at most one iteration; the run refuses a give-up shorter than the least round trip, and
+/// the NIC's and host's own time come on top of that). The same count as send-lat's
+/// verdict (`run::unreliable::judge_late_answers`), which makes such a send-lat incomplete.
 fn late_answers(u: &rnic_model::result::UnreliableResult) -> String {
-    if u.iterations_given_up == 0 || u.messages_lost > 0 {
+    let late = u.iterations_given_up.saturating_sub(u.messages_lost);
+    if late == 0 {
         return String::new();
     }
+    let lost = match u.messages_lost {
+        0 => "no message was lost".to_string(),
+        n => format!("only {n} message(s) were lost"),
+    };
     format!(
-        "\nrnic: note: {} ping-pong iteration(s) given up though no message was lost: their \
-         answers came after the give-up time, the local ACK timeout (-u, qp.timeout); raise -u \
-         for their latencies",
+        "\nrnic: note: {} ping-pong iteration(s) given up though {lost}: the answers of at \
+         least {late} came after the give-up time, the local ACK timeout (-u, qp.timeout); \
+         raise -u for their latencies",
         u.iterations_given_up
     )
 }

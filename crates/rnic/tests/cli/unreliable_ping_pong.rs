@@ -66,6 +66,28 @@ fn late_answers_are_named_not_measured() {
     assert!(err.contains("given up though no message was lost"), "{err}");
 }
 
+/// Late answers beside lost messages: the note counts the iterations given up beyond the
+/// messages lost, as send-lat's verdict does (it used to say nothing once one message was
+/// lost, however many more iterations were given up).
+#[test]
+fn late_answers_beside_losses_are_named() {
+    let (code, v, err) = json_run(
+        "perf write-lat -c UC -s 65536 -m 256 -u 2 -n 100 --seed 2 --set net.impair.loss=0.001",
+    );
+    assert_eq!(code, 0, "{err}");
+    let u = &v["unreliable"];
+    let (lost, given_up) = (&u["messages_lost"], &u["iterations_given_up"]);
+    assert_eq!(
+        (lost.as_u64(), given_up.as_u64()),
+        (Some(44), Some(100)),
+        "{v}"
+    );
+    assert!(
+        err.contains("100 ping-pong iteration(s) given up though only 44 message(s) were lost: the answers of at least 56"),
+        "{err}"
+    );
+}
+
 /// send-lat's answers carry no iteration: a late one is the next receive the client
 /// completes, so it would end a later iteration early. A run whose given-up iterations
 /// outnumber its lost messages is incomplete (exit 3), with the reason, not measured.
