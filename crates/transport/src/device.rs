@@ -702,10 +702,10 @@ impl Device {
         OooQp::payload_target(self.qp(qpn)?, opcode, psn)
     }
 
-    /// The local buffer of the RoCEv2 READ whose first response has PSN `psn` on `qpn`:
-    /// its scatter list and the READ's length in bytes, asked before the response is
-    /// handled, so that the NIC translates every element the READ fills once; `None` for
-    /// any other PSN, QP or service (see `Qp::read_response_target`).
+    /// The local buffer of the RoCEv2 READ or atomic whose first response has PSN `psn`
+    /// on `qpn`: its scatter list and the bytes its responses place (an atomic's 8), asked
+    /// before the response is handled, so that the NIC translates every element they fill
+    /// once; `None` for any other PSN, QP or service (see `Qp::read_response_target`).
     pub fn read_response_target(&self, qpn: u32, psn: u32) -> Option<(&[Sge], u64)> {
         self.qp(qpn)?.read_response_target(psn)
     }

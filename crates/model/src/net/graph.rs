@@ -521,13 +521,14 @@ impl Network {
         self.hooks.drop_cm_mads.contains(&Some(self.cm_mads_seen))
     }
 
-    /// The corruption hook: flips one payload byte of the n-th data frame and fixes the
-    /// ICRC, so only the end-to-end payload check can notice.
+    /// The corruption hooks: each changes one field of the n-th frame of its kind (a data
+    /// frame's payload byte, an atomic ACK's value, a READ request's R_Key) and fixes the
+    /// ICRC, so only the check that field meets further on can notice.
     fn maybe_corrupt(&mut self, frame: u32, frames: &mut FramePool) {
-        let h = &self.hooks;
-        if h.corrupt_data_frame.is_none()
-            && h.corrupt_atomic_ack.is_none()
-            && h.bad_read_rkey.is_none()
+        let hooks = &self.hooks;
+        if hooks.corrupt_data_frame.is_none()
+            && hooks.corrupt_atomic_ack.is_none()
+            && hooks.bad_read_rkey.is_none()
         {
             return;
         }

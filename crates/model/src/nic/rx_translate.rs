@@ -14,7 +14,10 @@
 //!   finds no receive WQE (RNR). The transport names the WQE
 //!   ([`rnic_transport::Device::recv_target`]).
 //! * At the requester a READ RESPONSE FIRST/ONLY translates the READ's local scatter list,
-//!   every element the READ fills, once per READ, which its later responses ride on.
+//!   every element the READ fills, once per READ, which its later responses ride on; an
+//!   ATOMIC ACKNOWLEDGE translates the 8 bytes its original value is written to (until
+//!   2026-12-02 it translated nothing, so an atomic requester never looked up its L_Key
+//!   or pages: `atomic-bw -q 400 --mrs 400` read no MPT or MTT entry at the requester).
 //! * ORNIC / MP-RDMA out-of-order data: every packet is placed on its own at
 //!   `start + (PSN − start PSN) × PMTU`, in any order, so each one translates the pages its
 //!   own payload touches: an FSpot from its RETH address (the packet's own VA; the RETH's
@@ -48,8 +51,8 @@ pub enum RxTarget {
     /// The first `len_bytes` of the scatter list of the receive WQE the SEND it starts
     /// lands in (`u64::MAX`: the whole list).
     RecvBuffer { len_bytes: u64 },
-    /// The local scatter list of the READ whose first response it is, as far as the READ
-    /// fills it.
+    /// The local scatter list of the READ or atomic whose first response it is, as far as
+    /// the responses fill it.
     ReadBuffer,
 }
 
@@ -64,9 +67,14 @@ pub fn may_translate(op: Opcode) -> bool {
         || starts_send(op)
 }
 
-/// The first packet of a RoCEv2 READ's responses, which translates the READ's local buffer.
+/// The first response of a RoCEv2 READ or atomic, which translates the local buffer it
+/// fills: a READ's scatter list, the 8 bytes an ATOMIC ACKNOWLEDGE's original value is
+/// written to.
 fn starts_read_response(op: Opcode) -> bool {
-    matches!(op, Opcode::RcReadResponseFirst | Opcode::RcReadResponseOnly)
+    matches!(
+        op,
+        Opcode::RcReadResponseFirst | Opcode::RcReadResponseOnly | Opcode::RcAtomicAck
+    )
 }
 
 /// The first packet of a SEND, which translates its receive buffer.

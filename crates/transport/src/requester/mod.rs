@@ -654,20 +654,20 @@ impl Qp {
         Ok(true)
     }
 
-    /// The local buffer a RoCEv2 READ's responses fill, asked at the response of PSN `psn`
-    /// before it is handled: the READ's scatter list and its length in bytes (the bytes the
-    /// responses place, from the list's start) when `psn` is the first PSN of a started
-    /// READ WQE, so that the NIC translates every element the READ fills once, on the
-    /// response's first packet, as a responder does a WRITE's on its RETH. `None` for any
-    /// other PSN (the later responses ride on that translation) and when no started READ
-    /// begins there.
+    /// The local buffer a RoCEv2 READ's responses or an atomic's ATOMIC ACKNOWLEDGE fill,
+    /// asked at the response of PSN `psn` before it is handled: the WQE's scatter list and
+    /// its length in bytes (the bytes the responses place, from the list's start; an
+    /// atomic's 8) when `psn` is the first PSN of a started READ or atomic WQE, so that
+    /// the NIC translates every element it fills once, on the first response, as a
+    /// responder does a WRITE's on its RETH. `None` for any other PSN (a READ's later
+    /// responses ride on that translation) and when no started READ or atomic begins there.
     pub(crate) fn read_response_target(&self, psn: u32) -> Option<(&[Sge], u64)> {
         let i = self.req.locate(psn);
         if i >= self.req.n_started {
             return None;
         }
         let w = self.req.sq.get(i as usize)?;
-        if w.wr.opcode != WrOpcode::Read || w.start_psn != psn {
+        if !w.wr.opcode.is_read_or_atomic() || w.start_psn != psn {
             return None;
         }
         Some((w.sgl.as_slice(), u64::from(w.len)))
