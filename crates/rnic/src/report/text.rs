@@ -320,12 +320,22 @@ pub fn render(
     for row in result.rows() {
         // perftest lists samples only in iteration mode (its duration-mode report keeps no
         // samples): under -U the gaps between consecutive posts in measurement order, then
-        // (-U implies -H) the ones its summary keeps, sorted, without the largest two.
+        // (-U implies -H) the ones its summary keeps, sorted, without the largest two. A
+        // `--procs` run's summary keeps every sample (`duration_t_avg_us`), so it lists
+        // them all.
         if lat && !dur && samples != Samples::Off {
+            let all = &row.latency_samples_us;
+            let (unsorted, sorted) = if spec.procs.is_some() {
+                let mut sorted = all.clone();
+                sorted.sort_by(f64::total_cmp);
+                (&all[..], sorted)
+            } else {
+                (perftest_gaps(all), perftest_sorted_kept(all))
+            };
             if samples == Samples::Unsorted {
-                o.push_str(&sample_list(perftest_gaps(&row.latency_samples_us)));
+                o.push_str(&sample_list(unsorted));
             }
-            o.push_str(&sample_list(&perftest_sorted_kept(&row.latency_samples_us)));
+            o.push_str(&sample_list(&sorted));
             let _ = writeln!(o, "{RESULT_LINE}");
             let _ = writeln!(o, "{header}");
         }

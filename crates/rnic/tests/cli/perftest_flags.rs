@@ -1923,3 +1923,43 @@ fn use_srq_shares_the_receives_among_the_qps() {
         assert!(err.contains(words), "{extra:?}: {err}");
     }
 }
+
+/// A `--procs` run's summary keeps every sample (csRNA's test, many processes at once), so
+/// `-H` lists every sample, sorted, and `-U` every one in measurement order: they listed
+/// the ping-pong's kept gaps (297 of 300, without the largest, which the summary's t_max
+/// showed).
+#[test]
+fn procs_histograms_list_every_sample_the_summary_keeps() {
+    let base = ["perf", "write-lat", "-n", "300", "-q", "40", "--procs", "4"];
+    let samples = |out: &str| -> Vec<f64> {
+        out.lines()
+            .filter_map(|l| l.split_once(", "))
+            .filter_map(|(i, v)| i.parse::<u32>().ok().and(v.trim().parse().ok()))
+            .collect()
+    };
+    let mut h = base.to_vec();
+    h.push("-H");
+    let (code, out, err) = rnic(&h);
+    assert_eq!(code, Some(0), "{err}");
+    let sorted = samples(&out);
+    assert_eq!(sorted.len(), 300, "{out}");
+    let row = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("2 "))
+        .expect("the summary row");
+    let t_max: f64 = row.split_whitespace().nth(3).unwrap().parse().unwrap();
+    let listed_max = sorted.iter().copied().fold(0.0, f64::max);
+    assert!(
+        (listed_max - t_max).abs() < 0.006,
+        "{listed_max} against t_max {t_max}"
+    );
+    let mut u = base.to_vec();
+    u.push("-U");
+    let (code, out, err) = rnic(&u);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        samples(&out).len(),
+        600,
+        "every sample unsorted, then sorted"
+    );
+}
