@@ -320,8 +320,8 @@ pub struct PerfCmd {
     /// Atomic operation of atomic tests [default: FETCH_AND_ADD].
     #[arg(short = 'A', long = "atomic_type", value_parser = AtomicParser, value_name = "TYPE")]
     pub atomic_type: Option<AtomicOp>,
-    /// Bandwidth tests: post lists of N WQEs, one doorbell per list (sets host.post_list)
-    /// [default: 1].
+    /// Bandwidth tests: post lists of N WQEs, one doorbell per list (sets host.post_list;
+    /// without -Q also one CQE per list, as perftest does) [default: 1].
     #[arg(short = 'l', long = "post_list", value_name = "N",
           allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub post_list: Option<u32>,
