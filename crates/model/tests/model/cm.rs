@@ -144,13 +144,15 @@ fn tshark_decodes_them_as_cm(path: &std::path::Path) {
             "-e",
             "infiniband.invariant.crc",
             "-e",
-            "infiniband.cm.req.private",
+            "infiniband.cm.req.ip_cm.private",
         ])
         .args([
             "-e",
             "infiniband.cm.req.maxcmretr",
             "-e",
             "infiniband.cm.req.pppmtu",
+            "-e",
+            "infiniband.cm.req.ip_cm.dip4",
         ])
         .output()
         .expect("tshark runs");
@@ -185,8 +187,9 @@ fn tshark_decodes_them_as_cm(path: &std::path::Path) {
         );
         assert_eq!(l[3], shown, "{text}");
     }
-    // Each client's REQs carry its connections' numbers, 0 and 1, in the private data, the
-    // retries (15) and the path MTU (5 = 4096 B).
+    // Each client's REQs carry rdma_cm's header (Wireshark decodes it: the passive side's
+    // address) and after it its connections' numbers, 0 and 1, as the consumer's private
+    // data, the retries (15) and the path MTU (5 = 4096 B).
     let reqs: Vec<&Vec<&str>> = lines
         .iter()
         .filter(|l| l[0] == "CM: ConnectRequest")
@@ -195,6 +198,11 @@ fn tshark_decodes_them_as_cm(path: &std::path::Path) {
         let n = reqs.iter().filter(|l| l[4].starts_with(k)).count();
         assert_eq!(n, 2, "connection {k}: {text}");
     }
+    assert!(
+        reqs.iter()
+            .all(|l| l[7] == reqs[0][7] && l[7].starts_with("10.")),
+        "{text}"
+    );
     assert!(
         reqs.iter().all(|l| l[5] == "0x0f" && l[6] == "0x05"),
         "{text}"

@@ -22,7 +22,9 @@ use std::net::Ipv4Addr;
 use std::time::Instant;
 
 use anyhow::bail;
-use rnic_model::host::cm::agent::{Action, Agent, ConnSpec, Params, State};
+use rnic_model::host::cm::agent::{
+    cma_field, set_cma_field, Action, Agent, ConnSpec, Params, State,
+};
 use rnic_transport::ServiceType;
 use rnic_wire::cm::{
     cm_frame, parse_cm_frame_from, rej_reason, CmDrep, CmDreq, CmMessage, CmRepr, CmReq, CmSidrReq,
@@ -322,8 +324,9 @@ impl LiveCm {
             code => bail!("RDMA CM: the REQ's path MTU code {code} is not 1 to 5 (256 to 4096 B)"),
         };
         self.conns[conn].mtu_bytes = mtu_bytes;
-        r.private_data = [0; rnic_wire::cm::REQ_PRIVATE_DATA_LEN];
-        r.private_data[..4].copy_from_slice(&(conn as u32).to_be_bytes());
+        // The agent reads the connection's number where its own REQs put it, after the
+        // header (the peer's application data there is not the agent's).
+        set_cma_field(&mut r.private_data, 0, conn as u32);
         Ok(true)
     }
 
@@ -402,11 +405,11 @@ impl LiveCm {
                 Ipv4Addr::from(src)
             );
         }
-        let at = rnic_wire::cma::HEADER_LEN;
-        let client_qpn: [u8; 4] = r.private_data[at..at + 4].try_into().expect("4 bytes");
-        r.private_data = [0; rnic_wire::cm::SIDR_REQ_PRIVATE_DATA_LEN];
-        r.private_data[..4].copy_from_slice(&(conn as u32).to_be_bytes());
-        r.private_data[4..8].copy_from_slice(&client_qpn);
+        // rnic's client puts its QPN right after the header; the agent reads the
+        // connection's number there and the QPN after it, as its own SIDR_REQs carry them.
+        let client_qpn = cma_field(&r.private_data, 0);
+        set_cma_field(&mut r.private_data, 0, conn as u32);
+        set_cma_field(&mut r.private_data, 1, client_qpn);
         Ok(true)
     }
 
@@ -490,8 +493,9 @@ impl LiveCm {
     }
 
     /// What RDMA CM puts in a REQ: the service id of the server's port, and its address
-    /// header at the start of the private data (the agent's own bytes there are its
-    /// simulator's connection number, which the passive side here does not read).
+    /// header at the start of the private data (the agent's own header names the
+    /// simulator's addresses and port, and the connection's number after it, which the
+    /// passive side here does not read).
     fn dress_req(&self, ep: &Endpoint, r: &mut CmReq) {
         r.service_id = ip_service_id(PORT_SPACE_TCP, self.port);
         let header = CmaHeaderRepr {
@@ -505,9 +509,10 @@ impl LiveCm {
 
     /// What RDMA CM puts in a SIDR_REQ: the service id of the server's port in the UDP port
     /// space, its address header at the start of the private data; rnic's client adds its
-    /// QPN after the header (the agent's own bytes there are the simulator's).
+    /// QPN after the header (the agent's own header and fields there are the simulator's:
+    /// the connection's number, then the QPN).
     fn dress_sidr_req(&self, ep: &Endpoint, r: &mut CmSidrReq) {
-        let qpn: [u8; 4] = r.private_data[4..8].try_into().expect("4 bytes");
+        let qpn = cma_field(&r.private_data, 1).to_be_bytes();
         r.service_id = ip_service_id(PORT_SPACE_UDP, self.port);
         let header = CmaHeaderRepr {
             src_port: active_port(u32::from_be_bytes(qpn)),

@@ -17,17 +17,61 @@
 //! arrived, and the REQ is stale.
 //!
 //! The passive side finds the QP of a REQ by the connection's number between the two hosts,
-//! which the active side puts in the REQ's private data (as an rdma_cm application puts its
-//! own data there): perftest's server binds its k-th QP to the k-th connection.
+//! which the active side puts in the REQ's private data after rdma_cm's own header (as an
+//! rdma_cm application's data follows it): perftest's server binds its k-th QP to the k-th
+//! connection. The REQ's service id is rdma_cm's for perftest's TCP port, 18515.
 
 use std::collections::HashMap;
 
 use rnic_sim::TimePs;
 use rnic_wire::cm::{ipv4_gid, CmMessage, CmRep, CmRepr, CmReq, CmRtu, REQ_PRIVATE_DATA_LEN};
+use rnic_wire::cma::{ip_service_id, CmaHeaderRepr, HEADER_LEN, PORT_SPACE_TCP};
 
 use super::settled::Settled;
 
 mod sidr;
+
+/// The port the simulated servers listen on (perftest's default).
+const PORT: u16 = 18515;
+
+/// Writes rdma_cm's header at the start of a REQ's or SIDR_REQ's `private_data` (IPv4,
+/// the active side's address `src` and a port of its own, the passive side's `dst`), as
+/// rdma_cm does, then `fields` big-endian: the application's own data, which perftest and
+/// rnic put after it. The active side's port is the connection's number above 49152, as
+/// an ephemeral port would be (rdma_cm picks one at random; the model's must not vary).
+fn put_cma_private(
+    private_data: &mut [u8],
+    src: [u8; 4],
+    dst: [u8; 4],
+    index: u32,
+    fields: &[u32],
+) {
+    let header = CmaHeaderRepr {
+        src_port: 49152 | (index & 0x3fff) as u16,
+        src_ip: src,
+        dst_ip: dst,
+    };
+    header.emit(private_data);
+    for (i, &f) in fields.iter().enumerate() {
+        set_cma_field(private_data, i, f);
+    }
+}
+
+/// Writes the `i`-th big-endian u32 after rdma_cm's header in `private_data`: the
+/// connection's number (0) and, in a SIDR_REQ, the client's QPN (1).
+pub fn set_cma_field(private_data: &mut [u8], i: usize, value: u32) {
+    let at = HEADER_LEN + 4 * i;
+    private_data[at..at + 4].copy_from_slice(&value.to_be_bytes());
+}
+
+/// The `i`-th big-endian u32 after rdma_cm's header in `private_data`
+/// ([`set_cma_field`]).
+pub fn cma_field(private_data: &[u8], i: usize) -> u32 {
+    let at = HEADER_LEN + 4 * i;
+    let mut b = [0u8; 4];
+    b.copy_from_slice(&private_data[at..at + 4]);
+    u32::from_be_bytes(b)
+}
 
 /// A connection's end as the host sets it up before the exchange.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -281,10 +325,12 @@ impl Agent {
     fn req(&self, conn: usize) -> CmRepr {
         let (c, p) = (&self.conns[conn], &self.params);
         let mut private_data = [0u8; REQ_PRIVATE_DATA_LEN];
-        private_data[..4].copy_from_slice(&c.spec.index.to_be_bytes());
+        let index = c.spec.index;
+        put_cma_private(&mut private_data, p.ip, c.spec.peer_ip, index, &[index]);
         CmRepr {
             transaction_id: c.tid,
             message: CmMessage::Req(CmReq {
+                service_id: ip_service_id(PORT_SPACE_TCP, PORT),
                 local_comm_id: self.comm_id(conn),
                 local_qpn: c.spec.local_qpn,
                 responder_resources: p.rd_atomic,
@@ -412,12 +458,7 @@ impl Agent {
     }
 
     fn on_req(&mut self, now: TimePs, src: [u8; 4], tid: u64, r: &CmReq, out: &mut Vec<Action>) {
-        let index = u32::from_be_bytes([
-            r.private_data[0],
-            r.private_data[1],
-            r.private_data[2],
-            r.private_data[3],
-        ]);
+        let index = cma_field(&r.private_data, 0);
         let Some(&conn) = self.listen.get(&(src, index)) else {
             self.ignored += 1;
             return;

@@ -20,18 +20,12 @@ use rnic_wire::cm::{
 };
 use rnic_wire::cma::{ip_service_id, PORT_SPACE_UDP, UDP_QKEY};
 
-use super::{Action, Agent, State};
+use super::{cma_field, put_cma_private, Action, Agent, State, PORT};
 
-/// The port the simulated servers listen on (perftest's default).
-const PORT: u16 = 18515;
-
-/// The connection number and the client's QPN in a SIDR_REQ's private data.
+/// The connection number and the client's QPN in a SIDR_REQ's private data, after
+/// rdma_cm's header.
 fn private_fields(r: &CmSidrReq) -> (u32, u32) {
-    let d = &r.private_data;
-    (
-        u32::from_be_bytes([d[0], d[1], d[2], d[3]]),
-        u32::from_be_bytes([d[4], d[5], d[6], d[7]]),
-    )
+    (cma_field(&r.private_data, 0), cma_field(&r.private_data, 1))
 }
 
 impl Agent {
@@ -39,8 +33,9 @@ impl Agent {
     pub(super) fn sidr_req(&self, conn: usize) -> CmRepr {
         let c = &self.conns[conn];
         let mut private_data = [0u8; SIDR_REQ_PRIVATE_DATA_LEN];
-        private_data[..4].copy_from_slice(&c.spec.index.to_be_bytes());
-        private_data[4..8].copy_from_slice(&c.spec.local_qpn.to_be_bytes());
+        let (index, ip) = (c.spec.index, self.params.ip);
+        let fields = [index, c.spec.local_qpn];
+        put_cma_private(&mut private_data, ip, c.spec.peer_ip, index, &fields);
         CmRepr {
             transaction_id: c.tid,
             message: CmMessage::SidrReq(CmSidrReq {
