@@ -107,6 +107,23 @@ impl SendWr {
         }
     }
 
+    /// A signaled FETCH_AND_ADD of `add` on the 8 bytes at `remote`, the original value
+    /// written to `result` (8 bytes).
+    pub fn fetch_add(wr_id: u64, result: Sge, remote: RemoteAddr, add: u64) -> SendWr {
+        SendWr {
+            wr_id,
+            opcode: WrOpcode::FetchAdd,
+            sgl: [result].into(),
+            signaled: true,
+            remote: Some(remote),
+            atomic: Some(AtomicArgs {
+                compare_add: add,
+                swap: 0,
+            }),
+            ..SendWr::default()
+        }
+    }
+
     /// Total bytes named by the SGL (u64: the sum of u32 lengths can exceed u32).
     pub fn sgl_len(&self) -> u64 {
         self.sgl.iter().map(|s| u64::from(s.len)).sum()

@@ -486,12 +486,7 @@ fn read_response_longer_than_requested() {
 #[test]
 fn atomic_ack_for_a_read_is_a_bad_response() {
     let (mut p, psn) = requester_with_read();
-    let mut r = roce(bth(Opcode::RcAtomicAck, p.a.qpn, psn));
-    r.aeth = Some(AethRepr {
-        syndrome: AethSyndrome::Ack { credits: 0x1F },
-        msn: 1,
-    });
-    r.atomic_ack = Some(AtomicAckEthRepr { orig: 5 });
+    let r = atomic_ack(p.a.qpn, psn, 1, 5);
     assert!(p
         .a
         .dev

@@ -540,21 +540,15 @@ fn protection_read_and_atomic() {
                 Access::LOCAL_WRITE | Access::REMOTE_WRITE,
             )
             .unwrap();
-    let wr = SendWr {
-        wr_id: 1,
-        opcode: WrOpcode::FetchAdd,
-        sgl: [p.a.sge(BASE, 8)].into(),
-        signaled: true,
-        remote: Some(RemoteAddr {
+    let wr = SendWr::fetch_add(
+        1,
+        p.a.sge(BASE, 8),
+        RemoteAddr {
             va: BASE,
             rkey: k.rkey,
-        }),
-        atomic: Some(AtomicArgs {
-            compare_add: 1,
-            swap: 0,
-        }),
-        ..SendWr::default()
-    };
+        },
+        1,
+    );
     p.a.dev.post_send(p.a.qpn, wr).unwrap();
     p.run(1000);
     assert_eq!(p.a.completions()[0].status, WcStatus::RemAccessErr);
@@ -565,18 +559,7 @@ fn protection_read_and_atomic() {
 fn misaligned_atomic_is_an_invalid_request() {
     let mut p = Pair::with_default();
     p.b.mem.write(BASE, &[0xAA; 16]);
-    let wr = SendWr {
-        wr_id: 1,
-        opcode: WrOpcode::FetchAdd,
-        sgl: [p.a.sge(BASE, 8)].into(),
-        signaled: true,
-        remote: Some(p.b.remote(BASE + 4)),
-        atomic: Some(AtomicArgs {
-            compare_add: 1,
-            swap: 0,
-        }),
-        ..SendWr::default()
-    };
+    let wr = SendWr::fetch_add(1, p.a.sge(BASE, 8), p.b.remote(BASE + 4), 1);
     p.a.dev.post_send(p.a.qpn, wr).unwrap();
     p.run(1000);
     assert_eq!(p.a.completions()[0].status, WcStatus::RemInvReqErr);
@@ -611,18 +594,7 @@ fn duplicate_atomic_is_not_executed_again() {
     p.b.mem.write(BASE, &10u64.to_le_bytes());
     // Lose the first atomic ACK: the requester times out and resends the atomic.
     p.drop = Box::new(|s| s.dir == Dir::BtoA && s.meta.opcode == Opcode::RcAtomicAck && s.nth == 0);
-    let wr = SendWr {
-        wr_id: 1,
-        opcode: WrOpcode::FetchAdd,
-        sgl: [p.a.sge(BASE, 8)].into(),
-        signaled: true,
-        remote: Some(p.b.remote(BASE)),
-        atomic: Some(AtomicArgs {
-            compare_add: 5,
-            swap: 0,
-        }),
-        ..SendWr::default()
-    };
+    let wr = SendWr::fetch_add(1, p.a.sge(BASE, 8), p.b.remote(BASE), 5);
     p.a.dev.post_send(p.a.qpn, wr).unwrap();
     p.run(1000);
     only_success(&p.a.completions());
@@ -925,15 +897,7 @@ mod random_loss {
                     }
                     Op::FetchAdd(v) => {
                         adds += v;
-                        let wr = SendWr {
-                            wr_id: id,
-                            opcode: WrOpcode::FetchAdd,
-                            sgl: [p.a.sge(a_src, 8)].into(),
-                            signaled: true,
-                            remote: Some(p.b.remote(counter)),
-                            atomic: Some(AtomicArgs { compare_add: v, swap: 0 }),
-                            ..SendWr::default()
-                        };
+                        let wr = SendWr::fetch_add(id, p.a.sge(a_src, 8), p.b.remote(counter), v);
                         p.a.dev.post_send(p.a.qpn, wr).unwrap();
                     }
                 }

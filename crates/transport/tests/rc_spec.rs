@@ -470,18 +470,7 @@ fn a_zero_length_read_completes_after_every_write_before_it() {
 /// Posts on A the signaled fetch-and-add of 1 number `i` (wr_id `i`, its result at
 /// `BASE + 8 i`) on B's `target`.
 fn post_fetch_add(p: &mut Pair, i: u64, target: u64) {
-    let wr = SendWr {
-        wr_id: i,
-        opcode: WrOpcode::FetchAdd,
-        sgl: [p.a.sge(BASE + 8 * i, 8)].into(),
-        signaled: true,
-        remote: Some(p.b.remote(target)),
-        atomic: Some(AtomicArgs {
-            compare_add: 1,
-            swap: 0,
-        }),
-        ..SendWr::default()
-    };
+    let wr = SendWr::fetch_add(i, p.a.sge(BASE + 8 * i, 8), p.b.remote(target), 1);
     p.a.dev.post_send(p.a.qpn, wr).unwrap();
 }
 
@@ -539,12 +528,7 @@ fn sequence_nak_for_a_later_psn_during_a_retry_goes_back_again() {
     assert_eq!(s.naks_received.psn_sequence_error, 5);
     // The atomic ACKs complete everything.
     for (i, psn) in all.iter().enumerate() {
-        let mut r = roce(bth(Opcode::RcAtomicAck, p.a.qpn, *psn));
-        r.aeth = Some(AethRepr {
-            syndrome: AethSyndrome::Ack { credits: 0x1F },
-            msn: i as u32 + 1,
-        });
-        r.atomic_ack = Some(AtomicAckEthRepr { orig: i as u64 });
+        let r = atomic_ack(p.a.qpn, *psn, i as u32 + 1, i as u64);
         p.a.dev
             .handle_packet(0, &frame_to_a(r), &mut p.a.mem)
             .unwrap();
@@ -577,12 +561,7 @@ fn after_an_implicit_nak_the_first_sequence_nak_is_noted_and_a_later_one_goes_ba
     let mut p = Pair::with_default();
     atomics_outstanding(&mut p, 4);
     let all: Vec<u32> = (EPSN..EPSN + 4).collect();
-    let mut r = roce(bth(Opcode::RcAtomicAck, p.a.qpn, EPSN + 1));
-    r.aeth = Some(AethRepr {
-        syndrome: AethSyndrome::Ack { credits: 0x1F },
-        msn: 2,
-    });
-    r.atomic_ack = Some(AtomicAckEthRepr { orig: 1 });
+    let r = atomic_ack(p.a.qpn, EPSN + 1, 2, 1);
     assert!(p
         .a
         .dev

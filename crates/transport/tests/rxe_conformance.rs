@@ -259,18 +259,7 @@ fn fatal_nak_comes_after_the_atomic_ack_already_owed() {
     let mut p = Pair::with_default();
     let counter = BASE + (2 << 20);
     p.b.mem.write(counter, &40u64.to_le_bytes());
-    let add = SendWr {
-        wr_id: 1,
-        opcode: WrOpcode::FetchAdd,
-        sgl: [p.a.sge(BASE, 8)].into(),
-        signaled: true,
-        remote: Some(p.b.remote(counter)),
-        atomic: Some(AtomicArgs {
-            compare_add: 2,
-            swap: 0,
-        }),
-        ..SendWr::default()
-    };
+    let add = SendWr::fetch_add(1, p.a.sge(BASE, 8), p.b.remote(counter), 2);
     let mut bad = p.b.remote(BASE);
     bad.rkey ^= 0x5A5A;
     let write = SendWr::write(2, vec![p.a.sge(BASE + 64, 16)], bad);

@@ -535,44 +535,32 @@ impl Network {
         let Ok(h) = rnic_wire::peek_roce(frames.get(frame)) else {
             return;
         };
-        if h.bth.opcode == rnic_wire::Opcode::RcReadRequest {
-            self.read_requests_seen += 1;
-            if self.hooks.bad_read_rkey == Some(self.read_requests_seen) {
-                // The RETH ends the headers: virtual address, R_Key, DMA length.
-                let buf = frames.buf_mut(frame);
-                buf[h.payload_offset - 5] ^= 0x01;
-                let _ = rnic_wire::icrc::reseal(buf);
+        use rnic_wire::Opcode;
+        // Which byte of the frame a hook changes, and the bits it flips: each hook counts the
+        // frames of its kind and changes its n-th.
+        let flip = match h.bth.opcode {
+            // The RETH ends the headers: virtual address, R_Key, DMA length.
+            Opcode::RcReadRequest => nth(&mut self.read_requests_seen, self.hooks.bad_read_rkey)
+                .then_some((h.payload_offset - 5, 0x01)),
+            // The AtomicAckETH ends the headers; its last byte is the value's least
+            // significant (big-endian).
+            Opcode::RcAtomicAck => nth(&mut self.atomic_acks_seen, self.hooks.corrupt_atomic_ack)
+                .then_some((h.payload_offset - 1, 0x04)),
+            // RC payloads only: a CM MAD (to QP1) is connection setup, not data.
+            op if op.has_payload()
+                && h.payload_len > 0
+                && h.bth.dest_qp != rnic_wire::cm::GSI_QPN =>
+            {
+                nth(&mut self.data_frames_seen, self.hooks.corrupt_data_frame)
+                    .then_some((h.payload_offset, 0x5a))
             }
-            return;
-        }
-        if h.bth.opcode == rnic_wire::Opcode::RcAtomicAck {
-            self.atomic_acks_seen += 1;
-            if self.hooks.corrupt_atomic_ack == Some(self.atomic_acks_seen) {
-                // The AtomicAckETH ends the headers; its last byte is the value's least
-                // significant (big-endian).
-                let buf = frames.buf_mut(frame);
-                buf[h.payload_offset - 1] ^= 0x04;
-                let _ = rnic_wire::icrc::reseal(buf);
-            }
-            return;
-        }
-        let Some(target) = self.hooks.corrupt_data_frame else {
-            return;
+            _ => None,
         };
-        // RC payloads only: a CM MAD (to QP1) is connection setup, not data.
-        if !h.bth.opcode.has_payload()
-            || h.payload_len == 0
-            || h.bth.dest_qp == rnic_wire::cm::GSI_QPN
-        {
-            return;
+        if let Some((at, bits)) = flip {
+            let buf = frames.buf_mut(frame);
+            buf[at] ^= bits;
+            let _ = rnic_wire::icrc::reseal(buf);
         }
-        self.data_frames_seen += 1;
-        if self.data_frames_seen != target {
-            return;
-        }
-        let buf = frames.buf_mut(frame);
-        buf[h.payload_offset] ^= 0x5a;
-        let _ = rnic_wire::icrc::reseal(buf);
     }
 
     /// Whether frames on `node`'s port are captured.
@@ -783,4 +771,10 @@ fn route_fields(frame: &[u8]) -> RouteFields {
         dst_node: frame_dst_node(frame).and_then(|d| u32::try_from(d).ok()),
         tuple: super::ecmp::tuple_words(frame),
     }
+}
+
+/// Counts one more frame of a hook's kind in `seen`; whether it is the hook's `target`-th.
+fn nth(seen: &mut u64, target: Option<u64>) -> bool {
+    *seen += 1;
+    target == Some(*seen)
 }

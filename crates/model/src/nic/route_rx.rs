@@ -324,7 +324,7 @@ pub(crate) fn on_handle(
         if streaming && taken.abandoned > 0 {
             streams.get_mut(qpn, true).abandon(taken.abandoned);
         }
-        read_len = taken.queued.filter(|_| res.is_ok());
+        read_len = taken.queued;
     } else if op == Some(Opcode::OooReadRequest) && res.is_ok() {
         read_len = Some(dma_len);
     }

@@ -117,11 +117,7 @@ fn an_atomic_requester_translates_its_result_buffer() {
     read.iters = 100;
     for (label, s) in [("atomic-bw", &atomic), ("read-bw -s 8", &read)] {
         let r = crate::common::run_verified(&cfg, s, label);
-        let requester = r
-            .nodes
-            .iter()
-            .find(|n| crate::common::counter(n, "transport.tx_requests") > 0)
-            .expect("a requester");
+        let requester = crate::common::the_node_counting(&r.nodes, "transport.tx_requests");
         // One lookup per operation, on its first response.
         assert_eq!(crate::common::mpt_lookups(requester), 200, "{label}");
         assert_eq!(crate::common::mtt_lookups(requester), 200, "{label}");

@@ -64,12 +64,18 @@ pub fn mtt_lookups(node: &Registry) -> u64 {
     counter(node, "nic.translation.mtt.hits") + counter(node, "nic.translation.mtt.misses")
 }
 
+/// The one node of `nodes` whose counter `name` is above 0 (the test fails naming it
+/// otherwise): the side of a run that sent or received a kind of packet.
+pub fn the_node_counting<'a>(nodes: &'a [Registry], name: &str) -> &'a Registry {
+    let mut got = nodes.iter().filter(|n| counter(n, name) > 0);
+    let one = got
+        .next()
+        .unwrap_or_else(|| panic!("no node counts {name}"));
+    assert!(got.next().is_none(), "more than one node counts {name}");
+    one
+}
+
 /// The one node of `nodes` whose transport received requests (the test fails otherwise).
 pub fn the_requests_receiver(nodes: Vec<Registry>) -> Registry {
-    let got: Vec<_> = nodes
-        .into_iter()
-        .filter(|n| counter(n, "transport.rx_requests") > 0)
-        .collect();
-    assert_eq!(got.len(), 1, "one node receives the requests");
-    got.into_iter().next().unwrap()
+    the_node_counting(&nodes, "transport.rx_requests").clone()
 }

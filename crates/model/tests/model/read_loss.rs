@@ -146,11 +146,7 @@ fn a_refused_read_reads_no_response_data() {
     let r = crate::common::run_with(&cfg, &s, &opts);
     let naks = summed(&r, "transport.naks_sent.remote_access_error");
     assert_eq!(naks, 1, "the 10th READ is refused");
-    let responder = r
-        .nodes
-        .iter()
-        .find(|n| counter(n, "transport.tx_read_responses") > 0)
-        .expect("a node sent READ responses");
+    let responder = the_node_counting(&r.nodes, "transport.tx_read_responses");
     let sent = counter(responder, "transport.tx_payload_bytes");
     assert_eq!(
         sent,

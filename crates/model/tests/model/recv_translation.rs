@@ -165,11 +165,7 @@ fn a_datagram_translates_the_receive_it_will_take_behind_those_in_flight() {
     let mut s = spec(PerfTest::SendBw, 1024, 1, 1);
     s.iters = 200;
     let r = run(&cfg, &s);
-    let rx = r
-        .nodes
-        .iter()
-        .find(|n| counter(n, "transport.rx_requests") > 0)
-        .expect("a receiver");
+    let rx = the_node_counting(&r.nodes, "transport.rx_requests");
     let arrived = counter(rx, "transport.rx_requests");
     let no_recv = counter(rx, "transport.unreliable.no_recv_messages");
     let placed = arrived - no_recv;

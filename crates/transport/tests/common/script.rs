@@ -18,6 +18,18 @@ pub fn roce(b: BthRepr) -> RoceRepr<'static> {
     RoceRepr::new(b, &[])
 }
 
+/// An ATOMIC ACKNOWLEDGE for `psn` of `dest_qp` (a positive AETH with `msn`) returning
+/// the original value `orig`.
+pub fn atomic_ack(dest_qp: u32, psn: u32, msn: u32, orig: u64) -> RoceRepr<'static> {
+    let mut r = roce(bth(Opcode::RcAtomicAck, dest_qp, psn));
+    r.aeth = Some(AethRepr {
+        syndrome: AethSyndrome::Ack { credits: 0x1F },
+        msn,
+    });
+    r.atomic_ack = Some(AtomicAckEthRepr { orig });
+    r
+}
+
 /// A frame from A's address to B's.
 pub fn frame_to_b(r: RoceRepr<'_>) -> Vec<u8> {
     let f = FrameRepr {
