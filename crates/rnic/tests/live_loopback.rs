@@ -945,6 +945,28 @@ fn out_json_writes_perftests_report_of_the_run() {
     assert_eq!(p["test_info"]["Number_of_qps"], 2, "{p}");
     assert_eq!(p["test_info"]["Data_ex_method"], "rdma_cm", "{p}");
     assert_eq!(p["results"]["BW_average"], c["bw_avg_mb_s"], "{p}");
+    // A SEND test's receiving side names its receive depth, as perftest's; an atomic test's
+    // name says its atomic.
+    let send = ["-n", "50", "-s", "64", "-r", "32"];
+    let send_with = |f| {
+        send.iter()
+            .copied()
+            .chain(["--out_json_file", f])
+            .collect::<Vec<_>>()
+    };
+    if pair_sides("send-bw", &send_with(cf), &send_with(sf), end).is_none() {
+        return;
+    }
+    let (p, q) = (read(&client_file), read(&server_file));
+    assert!(p["test_info"].get("RX_depth").is_none(), "{p}");
+    assert_eq!(q["test_info"]["RX_depth"], 32, "{q}");
+    std::fs::remove_file(&server_file).unwrap();
+    let atomic = ["-n", "20", "-A", "CMP_AND_SWAP", "--out_json_file", cf];
+    if pair_sides("atomic-bw", &atomic, &atomic[..4], end).is_none() {
+        return;
+    }
+    let p = read(&client_file);
+    assert_eq!(p["test_info"]["test"], "Atomic_CMP_AND_SWAP_BW_Test", "{p}");
     let lat = ["-n", "100", "-s", "64"];
     let lat_with = |f| {
         lat.iter()

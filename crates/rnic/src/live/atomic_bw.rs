@@ -58,6 +58,14 @@ impl AtomicOp {
         }
     }
 
+    /// perftest's name for it, as its test title and JSON report say it.
+    pub fn perftest_name(self) -> &'static str {
+        match self {
+            AtomicOp::FetchAdd => "FETCH_AND_ADD",
+            AtomicOp::CmpSwap => "CMP_AND_SWAP",
+        }
+    }
+
     /// What a cell gains from one of these atomics.
     pub fn step(self) -> u64 {
         match self {

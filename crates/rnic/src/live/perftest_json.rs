@@ -7,7 +7,7 @@ use super::report::LiveResult;
 use super::{LiveOptions, LiveTest};
 use crate::perf::Verb;
 use crate::report::perftest_json::{row_of, test_name, Report, Results, TestInfo};
-use crate::report::text::on_off;
+use crate::report::text::{on_off, title_words};
 use rnic_transport::ServiceType;
 
 /// The verb a test runs (rc-pingpong, which has no such file, SENDs).
@@ -43,9 +43,18 @@ pub fn report(r: &LiveResult, o: &LiveOptions) -> Option<Report> {
     let reads = matches!(verb, Verb::Read | Verb::Atomic);
     // A latency test keeps one operation in flight; rnic live signals every work request.
     let depth = if latency { 1 } else { o.tx_depth };
+    // perftest names the receive depth of a SEND test on the side that receives: the server,
+    // and both sides with -b.
+    let receives = verb == Verb::Send && !latency && (o.host.is_none() || o.bidirectional);
     Some(Report {
         test_info: TestInfo {
-            test: test_name(verb, o.bidirectional, latency),
+            test: test_name(&title_words(
+                verb,
+                Some(o.atomic.perftest_name()),
+                o.bidirectional,
+                false,
+                latency,
+            )),
             dual_port: "OFF",
             device: "rnic-live",
             number_of_qps: u32::try_from(r.qps).unwrap_or(u32::MAX),
@@ -55,6 +64,9 @@ pub fn report(r: &LiveResult, o: &LiveOptions) -> Option<Report> {
             pcie_relax_order: "OFF",
             ibv_wr_api: "OFF",
             tx_depth: depth,
+            post_list: None,
+            recv_post_list: None,
+            rx_depth: receives.then_some(o.rx_depth),
             cq_moderation: (!latency).then_some(1),
             mtu: r.mtu_bytes,
             link_type: "Ethernet",

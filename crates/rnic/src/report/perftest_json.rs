@@ -39,6 +39,12 @@ pub struct TestInfo {
     pub ibv_wr_api: &'static str,
     #[serde(rename = "TX_depth")]
     pub tx_depth: u32,
+    #[serde(rename = "Post_List", skip_serializing_if = "Option::is_none")]
+    pub post_list: Option<u32>,
+    #[serde(rename = "Recv_Post_List", skip_serializing_if = "Option::is_none")]
+    pub recv_post_list: Option<u32>,
+    #[serde(rename = "RX_depth", skip_serializing_if = "Option::is_none")]
+    pub rx_depth: Option<u32>,
     #[serde(rename = "CQ_Moderation", skip_serializing_if = "Option::is_none")]
     pub cq_moderation: Option<u32>,
     #[serde(rename = "Mtu")]
@@ -102,13 +108,10 @@ pub enum Row {
     },
 }
 
-/// perftest's test name: verb, `Bidirectional` for `-b`, `BW` or `Latency`, `Test`, joined
-/// by underscores.
-pub fn test_name(verb: Verb, bidirectional: bool, latency: bool) -> String {
-    let verb = super::text::verb_name(verb);
-    let kind = if latency { "Latency" } else { "BW" };
-    let both = if bidirectional { "Bidirectional_" } else { "" };
-    format!("{verb}_{both}{kind}_Test")
+/// perftest's test name: the information block's title words joined by underscores
+/// ([`super::text::title_words`]).
+pub fn test_name(words: &[&str]) -> String {
+    words.join("_").replace(' ', "_")
 }
 
 /// One row of the simulator's result.
@@ -163,10 +166,9 @@ pub fn report(result: &PerfResult, spec: &PerfSpec, cfg: &Config, report_gbits: 
         .iter()
         .map(|r| row(r, spec, report_gbits))
         .collect();
-    let both = spec.direction == crate::perf::Direction::Both;
     Report {
         test_info: TestInfo {
-            test: test_name(spec.test.verb(), both, lat),
+            test: test_name(&super::text::spec_title(spec, cfg)),
             dual_port: "OFF",
             device: "rnic0",
             number_of_qps: spec.qps,
@@ -176,6 +178,9 @@ pub fn report(result: &PerfResult, spec: &PerfSpec, cfg: &Config, report_gbits: 
             pcie_relax_order: "OFF",
             ibv_wr_api: "OFF",
             tx_depth: depth,
+            post_list: super::text::shown_post_list(spec, cfg),
+            recv_post_list: super::text::shown_recv_post_list(spec, cfg),
+            rx_depth: super::text::shown_rx_depth(spec, cfg),
             cq_moderation: (!lat).then_some(cq_mod),
             mtu: cfg.qp.pmtu,
             link_type: "Ethernet",

@@ -85,25 +85,78 @@ pub(crate) fn shown_depths(spec: &PerfSpec, cfg: &Config) -> (u32, u32) {
     (depth, cfg.host.cq_mod.min(depth))
 }
 
+/// The words of perftest's test title, in its order: the verb, the atomic's kind, `-b`, a
+/// post list (bandwidth tests), `BW` or `Latency`, and `Test`. The information block joins
+/// them by spaces, perftest's JSON report by underscores (`Atomic_FETCH_AND_ADD_BW_Test`).
+pub(crate) fn title_words(
+    verb: Verb,
+    atomic: Option<&'static str>,
+    bidirectional: bool,
+    post_list: bool,
+    latency: bool,
+) -> Vec<&'static str> {
+    let mut words = vec![verb_name(verb)];
+    words.extend(atomic.filter(|_| verb == Verb::Atomic));
+    if bidirectional {
+        words.push("Bidirectional");
+    }
+    if post_list {
+        words.push("Post List");
+    }
+    words.push(if latency { "Latency" } else { "BW" });
+    words.push("Test");
+    words
+}
+
+/// The title words of the test `spec` runs under `cfg`.
+pub(crate) fn spec_title(spec: &PerfSpec, cfg: &Config) -> Vec<&'static str> {
+    let t = spec.test;
+    let both = spec.direction == crate::perf::Direction::Both;
+    let atomic = Some(spec.atomic.perftest_name());
+    title_words(
+        t.verb(),
+        atomic,
+        both,
+        shown_post_list(spec, cfg).is_some(),
+        t.is_latency(),
+    )
+}
+
+/// The post list the information block shows: perftest's, for bandwidth tests only (a note
+/// on latency tests, which ignore it).
+pub(crate) fn shown_post_list(spec: &PerfSpec, cfg: &Config) -> Option<u32> {
+    (!spec.test.is_latency() && cfg.host.post_list > 1).then_some(cfg.host.post_list)
+}
+
+/// The receive post list the information block shows: SEND bandwidth tests, whose target
+/// reposts its receives in lists (a note on other tests).
+pub(crate) fn shown_recv_post_list(spec: &PerfSpec, cfg: &Config) -> Option<u32> {
+    let t = spec.test;
+    let used = t.verb() == Verb::Send && !t.is_latency() && cfg.host.recv_post_list > 1;
+    used.then_some(cfg.host.recv_post_list)
+}
+
+/// The receive depth the information block shows. perftest prints the receive depth of
+/// SEND tests on the receiving side, and with -b, where this block's side receives too; in
+/// iteration mode at most -n, as it lowers it.
+pub(crate) fn shown_rx_depth(spec: &PerfSpec, cfg: &Config) -> Option<u32> {
+    let t = spec.test;
+    let both = spec.direction == crate::perf::Direction::Both;
+    if t.verb() != Verb::Send || t.is_latency() || !both {
+        return None;
+    }
+    Some(match spec.duration_us {
+        Some(_) => cfg.host.rx_depth,
+        None => (cfg.host.rx_depth).min(u32::try_from(spec.iters).unwrap_or(u32::MAX)),
+    })
+}
+
 /// The information block (ctx_print_test_info), ending with a dashed line.
 pub fn test_info(spec: &PerfSpec, cfg: &Config) -> String {
     let mut o = String::new();
     let t = spec.test;
     let _ = writeln!(o, "{RESULT_LINE}");
-    let mut title = format!("                    {} ", verb_name(t.verb()));
-    if t.verb() == Verb::Atomic {
-        let _ = write!(title, "{} ", spec.atomic.perftest_name());
-    }
-    // perftest's post list: bandwidth tests only (a note on latency tests, which ignore it).
-    let post_list = (!t.is_latency() && cfg.host.post_list > 1).then_some(cfg.host.post_list);
-    if spec.direction == crate::perf::Direction::Both {
-        title.push_str("Bidirectional ");
-    }
-    if post_list.is_some() {
-        title.push_str("Post List ");
-    }
-    title.push_str(if t.is_latency() { "Latency " } else { "BW " });
-    let _ = writeln!(o, "{title}Test");
+    let _ = writeln!(o, "                    {}", spec_title(spec, cfg).join(" "));
     let _ = writeln!(o, " Dual-port       : OFF\t\tDevice         : rnic0");
     let _ = writeln!(o, " Number of qps   : {}\t\tTransport type : IB", spec.qps);
     let _ = writeln!(
@@ -116,19 +169,13 @@ pub fn test_info(spec: &PerfSpec, cfg: &Config) -> String {
     let _ = writeln!(o, " ibv_wr* API     : OFF");
     let (depth, cq_mod) = shown_depths(spec, cfg);
     let _ = writeln!(o, " TX depth        : {depth}");
-    if let Some(l) = post_list {
+    if let Some(l) = shown_post_list(spec, cfg) {
         let _ = writeln!(o, " Post List       : {l}");
     }
-    // perftest prints the receive depth of SEND tests on the receiving side, and with -b,
-    // where this block's side receives too; in iteration mode at most -n, as it lowers it.
-    if t.verb() == Verb::Send && !t.is_latency() && spec.direction == crate::perf::Direction::Both {
-        let rx = match spec.duration_us {
-            Some(_) => cfg.host.rx_depth,
-            None => cfg
-                .host
-                .rx_depth
-                .min(u32::try_from(spec.iters).unwrap_or(u32::MAX)),
-        };
+    if let Some(l) = shown_recv_post_list(spec, cfg) {
+        let _ = writeln!(o, " Recv Post List  : {l}");
+    }
+    if let Some(rx) = shown_rx_depth(spec, cfg) {
         let _ = writeln!(o, " RX depth        : {rx}");
     }
     if !t.is_latency() {

@@ -436,13 +436,87 @@ fn cq_mod_writes_one_cqe_per_n_completions() {
     assert!(err.contains("-Q/--cq-mod 256"), "{err}");
 }
 
+/// A directory of this process's own and the perftest report file in it, for test `tag`.
+fn report_file(tag: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("rnic-out-json-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("report.json");
+    (dir, file)
+}
+
+/// perftest's JSON `test_info` says what the information block says: the atomic's kind and
+/// a post list in the test's name, and the post lists and receive depth the block lists
+/// (its name was `Atomic_BW_Test` where the block said `Atomic FETCH_AND_ADD BW Test`, and
+/// it left out the post list and the receive depth; found by an output-consistency hunt).
+#[test]
+fn out_json_test_info_says_what_the_information_block_says() {
+    let (dir, file) = report_file("info");
+    let f = file.to_str().unwrap();
+    // Each test, its title in the block and in the JSON, and the lines both must carry.
+    type Case<'a> = (&'a [&'a str], &'a str, &'a [(&'a str, &'a str, u64)]);
+    let cases: [Case; 4] = [
+        (
+            &["atomic-bw", "-n", "20"],
+            "Atomic FETCH_AND_ADD BW Test",
+            &[],
+        ),
+        (
+            &["atomic-lat", "-n", "20", "-A", "CMP_AND_SWAP"],
+            "Atomic CMP_AND_SWAP Latency Test",
+            &[],
+        ),
+        (
+            &["write-bw", "-s", "64", "-n", "40", "-l", "4"],
+            "RDMA_Write Post List BW Test",
+            &[("Post_List", " Post List       : ", 4)],
+        ),
+        (
+            &[
+                "send-bw",
+                "-s",
+                "64",
+                "-n",
+                "20",
+                "-b",
+                "--recv_post_list",
+                "2",
+            ],
+            "Send Bidirectional BW Test",
+            &[
+                ("Recv_Post_List", " Recv Post List  : ", 2),
+                ("RX_depth", " RX depth        : ", 20),
+            ],
+        ),
+    ];
+    for (args, title, lines) in cases {
+        let all = [&["perf"][..], args, &["--out_json_file", f]].concat();
+        let (code, out, err) = rnic(&all);
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        let info = &v["test_info"];
+        assert!(out.contains(&format!(" {title}\n")), "{args:?}: {out}");
+        assert_eq!(info["test"], title.replace(' ', "_"), "{args:?}");
+        for (key, label, n) in lines {
+            assert_eq!(info[key], *n, "{args:?}: {key}");
+            assert!(out.contains(&format!("{label}{n}\n")), "{args:?}: {out}");
+        }
+        let absent = ["Post_List", "Recv_Post_List", "RX_depth"];
+        for key in absent
+            .iter()
+            .filter(|k| !lines.iter().any(|(l, _, _)| l == *k))
+        {
+            assert!(info.get(key).is_none(), "{args:?}: {key} in {info}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// `--out_json --out_json_file FILE` writes perftest's report: its `test_info` keys and
 /// `results` figures (bandwidth or latency), equal to rnic's own JSON for the same run.
 #[test]
 fn out_json_writes_perftests_report() {
-    let dir = std::env::temp_dir().join(format!("rnic-out-json-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("report.json");
+    let (dir, file) = report_file("run");
     let f = file.to_str().unwrap();
     let (code, out, err) = rnic(&[
         "perf",
