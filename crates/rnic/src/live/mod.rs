@@ -292,6 +292,10 @@ impl LiveTest {
         )
     }
 
+    fn is_atomic(self) -> bool {
+        matches!(self, LiveTest::AtomicBw | LiveTest::AtomicLat)
+    }
+
     fn is_latency(self) -> bool {
         matches!(
             self,
@@ -467,6 +471,7 @@ impl LiveOptions {
             qps: self.qps,
             bidirectional: self.bidirectional,
             reversed: self.reversed,
+            atomic: self.test.is_atomic().then_some(self.atomic),
         }
     }
 

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 
+use super::atomic_bw::AtomicOp;
 use super::cm_perftest::{decode_dest, encode_dest, ControlQueues};
 
 /// perftest's version string as rnic sends it: "6.06" (what perftest 4.5-0.17 sends), then,
@@ -31,6 +32,11 @@ const VERSION: &[u8; 16] = b"6.06\0rnic-live\0\0";
 /// peer whose shape differs is told at once, where perftest's exchange would wait for QPs
 /// that never come, or one side would wait for traffic the other never sends.
 const SHAPE_AT: usize = 15;
+/// Where rnic's version message says an atomic test's atomic (`-A`), in the mark's NUL: 0
+/// for no atomic test (and from an rnic that predates it), 1 FETCH_AND_ADD, 2
+/// CMP_AND_SWAP. perftest's server never checks its memory, so its `-A` need not match;
+/// an rnic server checks that its cells gained what the client's atomics add.
+const ATOMIC_AT: usize = 14;
 /// The shape byte's bit that says the side runs bidirectionally (`-b`).
 const BIDIRECTIONAL_BIT: u8 = 0x80;
 /// The shape byte's bit that says the side runs the traffic reversed (`--reversed`); the
@@ -135,13 +141,15 @@ pub struct Preamble {
 }
 
 /// What both sides of a run must agree on and perftest's exchange cannot tell: the QPs
-/// (`-q`), whether both directions carry traffic (`-b`), and whether the server sends
-/// (`--reversed`).
+/// (`-q`), whether both directions carry traffic (`-b`), whether the server sends
+/// (`--reversed`), and an atomic test's atomic (`-A`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunShape {
     pub qps: u32,
     pub bidirectional: bool,
     pub reversed: bool,
+    /// The atomic of an atomic test (`None`: not an atomic test).
+    pub atomic: Option<AtomicOp>,
 }
 
 impl RunShape {
@@ -158,10 +166,26 @@ impl RunShape {
         qps | bit(self.bidirectional, BIDIRECTIONAL_BIT) | bit(self.reversed, REVERSED_BIT)
     }
 
-    /// An rnic peer's shape (`theirs`, its shape byte; 0 from an rnic without one) must be
-    /// this side's.
-    fn check_peer(self, peer_is_rnic: bool, theirs: Option<u8>) -> anyhow::Result<()> {
-        let Some(byte) = theirs.filter(|&b| peer_is_rnic && b != 0) else {
+    /// This side's version message: perftest's, rnic's mark, the shape and the atomic.
+    fn version(self) -> [u8; 16] {
+        let mut version = *VERSION;
+        version[SHAPE_AT] = self.encode();
+        version[ATOMIC_AT] = match self.atomic {
+            None => 0,
+            Some(AtomicOp::FetchAdd) => 1,
+            Some(AtomicOp::CmpSwap) => 2,
+        };
+        version
+    }
+
+    /// An rnic peer's shape (from `theirs`, its version message: its shape byte, 0 from an
+    /// rnic without one, and its atomic byte) must be this side's.
+    fn check_peer(self, peer_is_rnic: bool, theirs: &[u8]) -> anyhow::Result<()> {
+        if !peer_is_rnic {
+            return Ok(());
+        }
+        self.check_atomic(theirs.get(ATOMIC_AT).copied().unwrap_or(0))?;
+        let Some(byte) = theirs.get(SHAPE_AT).copied().filter(|&b| b != 0) else {
             return Ok(());
         };
         let q = u32::from(byte & !(BIDIRECTIONAL_BIT | REVERSED_BIT));
@@ -177,6 +201,25 @@ impl RunShape {
             byte & BIDIRECTIONAL_BIT != 0,
         )?;
         same_flag("--reversed", self.reversed, byte & REVERSED_BIT != 0)
+    }
+
+    /// An atomic test's atomic must be the peer's (`theirs`, its atomic byte; 0 when the
+    /// peer runs no atomic test or does not say), or the server's check of its cells fails.
+    fn check_atomic(self, theirs: u8) -> anyhow::Result<()> {
+        let theirs = match theirs {
+            1 => AtomicOp::FetchAdd,
+            2 => AtomicOp::CmpSwap,
+            _ => return Ok(()),
+        };
+        match self.atomic {
+            Some(mine) if mine != theirs => bail!(
+                "-A/--atomic_type {}: the peer runs {}; give both sides the same -A, so that \
+                 the server's check of its memory expects what the client's atomics do",
+                mine.perftest_name(),
+                theirs.perftest_name()
+            ),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -421,11 +464,9 @@ impl Oob {
         (mtu_bytes, shape): (u32, RunShape),
         idle: &mut dyn FnMut() -> anyhow::Result<()>,
     ) -> anyhow::Result<Preamble> {
-        let mut version = *VERSION;
-        version[SHAPE_AT] = shape.encode();
-        let theirs = self.exchange(&version, idle)?;
+        let theirs = self.exchange(&shape.version(), idle)?;
         let peer_is_rnic = theirs.windows(RNIC_MARK.len()).any(|w| w == RNIC_MARK);
-        shape.check_peer(peer_is_rnic, theirs.get(SHAPE_AT).copied())?;
+        shape.check_peer(peer_is_rnic, &theirs)?;
         let version_end = theirs.iter().position(|&b| b == 0).unwrap_or(theirs.len());
         let version: f64 = std::str::from_utf8(&theirs[..version_end])
             .ok()
@@ -742,21 +783,58 @@ mod tests {
             qps,
             bidirectional,
             reversed: false,
+            atomic: None,
         }
+    }
+
+    /// An atomic test's `-A` must be the peer's: an rnic server's check of its cells expects
+    /// what its own `-A` adds (a CMP_AND_SWAP client against a FETCH_AND_ADD server was a
+    /// DATA MISMATCH at byte 0 on the server). A side without an atomic test, or an older
+    /// rnic, says 0 and is not checked.
+    #[test]
+    fn an_rnic_peer_with_another_atomic_is_refused_naming_a() {
+        let atomic = |op| RunShape {
+            atomic: op,
+            ..shape(1, false)
+        };
+        let (add, swap) = (
+            atomic(Some(AtomicOp::FetchAdd)),
+            atomic(Some(AtomicOp::CmpSwap)),
+        );
+        assert!(add.check_peer(true, &add.version()).is_ok());
+        let e = swap
+            .check_peer(true, &add.version())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("-A/--atomic_type CMP_AND_SWAP: the peer runs FETCH_AND_ADD"),
+            "{e}"
+        );
+        assert!(add.check_peer(true, &atomic(None).version()).is_ok());
+        assert!(add.check_peer(true, VERSION).is_ok());
+        assert!(atomic(None).check_peer(true, &swap.version()).is_ok());
+        // perftest's version message says nothing past its NUL.
+        assert!(swap.check_peer(false, &add.version()).is_ok());
+        assert_eq!(VERSION[ATOMIC_AT], 0, "the mark's NUL is the atomic byte");
     }
 
     #[test]
     fn an_rnic_peer_with_another_qp_count_is_refused_naming_q() {
-        let peer = |s: RunShape| Some(s.encode());
+        let peer = |s: RunShape| s.version();
         assert!(shape(2, false)
-            .check_peer(true, peer(shape(2, false)))
+            .check_peer(true, &peer(shape(2, false)))
             .is_ok());
-        let e = shape(1, false).check_peer(true, peer(shape(2, false)));
+        let e = shape(1, false).check_peer(true, &peer(shape(2, false)));
         let e = e.unwrap_err().to_string();
         assert!(e.starts_with("-q/--qp 1: the peer runs 2 QPs"), "{e}");
         // perftest's byte there is not a shape, and an older rnic sends 0.
-        assert!(shape(1, false).check_peer(false, Some(7)).is_ok());
-        assert!(shape(1, true).check_peer(true, Some(0)).is_ok());
+        let byte = |b: u8| {
+            let mut v = *VERSION;
+            v[SHAPE_AT] = b;
+            v
+        };
+        assert!(shape(1, false).check_peer(false, &byte(7)).is_ok());
+        assert!(shape(1, true).check_peer(true, &byte(0)).is_ok());
         assert_eq!(
             VERSION[SHAPE_AT], 0,
             "the version message keeps the byte free"
@@ -765,15 +843,15 @@ mod tests {
 
     #[test]
     fn an_rnic_peer_that_differs_in_b_is_refused_naming_it() {
-        let peer = |s: RunShape| Some(s.encode());
+        let peer = |s: RunShape| s.version();
         assert!(shape(3, true)
-            .check_peer(true, peer(shape(3, true)))
+            .check_peer(true, &peer(shape(3, true)))
             .is_ok());
         for (mine, theirs, says) in [
             (true, false, "this side runs it and the peer does not"),
             (false, true, "the peer runs it and this side does not"),
         ] {
-            let e = shape(2, mine).check_peer(true, peer(shape(2, theirs)));
+            let e = shape(2, mine).check_peer(true, &peer(shape(2, theirs)));
             let e = e.unwrap_err().to_string();
             assert!(e.starts_with(&format!("-b/--bidirectional: {says}")), "{e}");
         }
@@ -789,9 +867,9 @@ mod tests {
             ..shape(16, false)
         };
         assert_eq!(reversed.encode(), 16 | REVERSED_BIT);
-        assert!(reversed.check_peer(true, Some(reversed.encode())).is_ok());
+        assert!(reversed.check_peer(true, &reversed.version()).is_ok());
         let plain = shape(16, false);
-        let e = plain.check_peer(true, Some(reversed.encode())).unwrap_err();
+        let e = plain.check_peer(true, &reversed.version()).unwrap_err();
         assert!(
             e.to_string()
                 .starts_with("--reversed: the peer runs it and this side does not"),
