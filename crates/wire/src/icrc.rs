@@ -22,6 +22,10 @@ const BTH_END: usize = IP_START + MASKED_LEN;
 /// Offsets inside the masked block that count as all ones: TOS, TTL, IP checksum (2),
 /// UDP checksum (2), BTH byte 4.
 const MASKED_BYTES: [usize; 7] = [1, 8, 10, 11, 26, 27, 28 + bth::ECN_BYTE];
+/// Offsets from a frame's start of the IP datagram's bytes no receiver check covers: the UDP
+/// checksum and the BTH's byte 4 (FECN, BECN, reserved), which the ICRC masks and nothing
+/// else reads. TOS, TTL and the IPv4 checksum, masked too, are the IPv4 header checksum's.
+const UNCHECKED: [usize; 3] = [IP_START + 26, IP_START + 27, IP_START + 28 + bth::ECN_BYTE];
 /// The shortest IP datagram that can carry a BTH and an ICRC.
 const MIN_IP_TOTAL: usize = MASKED_LEN + ICRC_LEN;
 
@@ -129,6 +133,20 @@ fn stated_at(frame: &[u8], off: usize) -> u32 {
     u32::from_le_bytes(le)
 }
 
+/// How many bytes of `frame` a receiver's checks cover (the ICRC, or the IPv4 header checksum
+/// for the fields the ICRC masks): its IP datagram's but the [`UNCHECKED`] three; 0 if it
+/// carries no RoCEv2 datagram. The Ethernet header is left to the link's FCS, which frames
+/// here do not carry, and padding after the datagram to nothing.
+pub fn checked_len(frame: &[u8]) -> usize {
+    icrc_offset(frame).map_or(0, |at| at + ICRC_LEN - IP_START - UNCHECKED.len())
+}
+
+/// The offset from the frame's start of the `k`-th byte (from 0) a receiver's checks cover
+/// (`k` below [`checked_len`]): a byte changed there makes the receiver drop the frame.
+pub fn checked_byte(k: usize) -> usize {
+    (UNCHECKED.iter()).fold(IP_START + k, |at, &u| if at >= u { at + 1 } else { at })
+}
+
 /// Checks the stored ICRC against the computed one (the IPv4 header is read once for both).
 pub fn verify(frame: &[u8]) -> Result<()> {
     let off = icrc_offset(frame)?;
@@ -158,6 +176,27 @@ mod tests {
         h.update(&masked);
         h.update(&f[BTH_END..70]);
         assert_eq!(h.finalize(), compute(&f).unwrap());
+    }
+
+    /// Every byte [`checked_byte`] names fails the ICRC or the IPv4 header checksum when
+    /// flipped, and they are all the datagram's bytes but the three no check covers.
+    #[test]
+    fn a_flip_in_any_checked_byte_fails_a_check() {
+        let f = capture();
+        let n = checked_len(&f);
+        let datagram = icrc_offset(&f).unwrap() + ICRC_LEN - IP_START;
+        assert_eq!(n, datagram - 3);
+        let at: Vec<usize> = (0..n).map(checked_byte).collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "{at:?}");
+        assert_eq!((at[0], at[n - 1]), (IP_START, IP_START + datagram - 1));
+        for (k, &i) in at.iter().enumerate() {
+            assert!(!UNCHECKED.contains(&i), "byte {k} at {i}");
+            let mut g = f.clone();
+            g[i] ^= 0x5A;
+            let ip_ok = crate::ipv4::Packet::new_unchecked(&g[IP_START..]).verify_checksum();
+            assert!(verify(&g).is_err() || !ip_ok, "byte {k} at {i}");
+        }
+        assert_eq!(checked_len(&f[..IP_START + 4]), 0);
     }
 
     #[test]

@@ -666,8 +666,8 @@ config_section! {
         dup: f64 = 0.0; "probability", float(0.0, 1.0);
         /// Extra one-way delay added to every packet
         extra_delay_ns: f64 = 0.0; "ns", NS;
-        /// Probability that a packet has one byte flipped on the wire (its ICRC then fails and
-        /// the receiver drops it)
+        /// Probability that a packet has one byte flipped in flight (a byte the ICRC covers, or
+        /// the IPv4 header checksum where the ICRC masks, so the receiver drops it)
         corrupt: f64 = 0.0; "probability", float(0.0, 1.0);
         /// Which frames the impairments act on: "both", "data" (requests and data-carrying
         /// responses) or "acks" (ACK/NAK, atomic ACK, CNP); the others pass untouched

@@ -77,6 +77,21 @@ impl Impair {
     }
 }
 
+impl Impair {
+    /// The byte of `frame` to flip: one a receiver's checks cover (the ICRC, or the IPv4
+    /// header checksum where the ICRC masks), uniformly, so that the frame is dropped as the
+    /// field says. Until 2026-12-02 it was any byte of the frame: a flip in a MAC address,
+    /// the UDP checksum or the BTH's FECN/BECN byte (about 10 % of them) went through and
+    /// was acknowledged (found by a pcap protocol hunt). Damage to the Ethernet header is a
+    /// link FCS's to catch, which the frames here do not carry.
+    fn corrupted_byte(&mut self, frame: &[u8]) -> usize {
+        match rnic_wire::icrc::checked_len(frame) {
+            0 => self.rng.gen_below(frame.len() as u64) as usize,
+            n => rnic_wire::icrc::checked_byte(self.rng.gen_below(n as u64) as usize),
+        }
+    }
+}
+
 impl LinkElement for Impair {
     fn on_frame(&mut self, _now: TimePs, frame: &mut Vec<u8>, emit: &mut Vec<Emitted>) -> Fate {
         self.stats.frames += 1;
@@ -100,7 +115,7 @@ impl LinkElement for Impair {
             fate.delay_ps += k * self.slot_ps;
         }
         if self.corrupt > 0.0 && self.rng.gen_bool(self.corrupt) && !frame.is_empty() {
-            let at = self.rng.gen_below(frame.len() as u64) as usize;
+            let at = self.corrupted_byte(frame);
             frame[at] ^= 0x5a;
             self.stats.corrupted += 1;
         }
