@@ -157,6 +157,7 @@ impl FlowSpec {
             qp_profiles: self.qp_profiles.clone(),
             mrs: self.mrs,
             client_mrs: self.client_mrs,
+            mr_per_qp: false,
             direction: Default::default(),
         }
     }

@@ -336,29 +336,36 @@ pub fn max_mrs(cfg: &Config, size: u64, qps: u32) -> u32 {
     crate::buffers::buffer_slots(size + crate::buffers::grh_bytes(cfg), qps)
 }
 
-/// `--mrs` and `--client-mrs` against the fewest buffer slots of the run's flows: the
-/// server's flow of `-q` QPs and, with `-b` or `--reversed`, each client's flow of its
-/// share of them (its own buffers; node 0 registers `--client-mrs` regions over them).
-/// Without this, `--mrs 1000000` on one QP registered a million empty regions in silence.
+/// `--mrs` and `--client-mrs` against the buffer slots of the run's flows: the server's flow
+/// of `-q` QPs and, with `-b` or `--reversed`, each client's flow of its share of them (its
+/// own buffers; node 0 registers `--client-mrs` regions over them, and with `--mr_per_qp`
+/// the client one per QP of its share). Without this, `--mrs 1000000` on one QP registered a
+/// million empty regions in silence.
 fn check_perf_mrs(cfg: &Config, spec: &PerfSpec, size: u64) -> Result<(), UsageError> {
     let size = spec.test.op_bytes(size);
     let clients = spec.clients.max(1);
-    let mut fewest_qps = spec.qps.max(1);
-    if spec.direction.reverse() {
-        fewest_qps = fewest_qps.min((spec.qps / clients).max(1));
+    let all = spec.qps.max(1);
+    let share = (spec.qps / clients).max(1);
+    // Each kind of flow: its QPs and the regions its server registers.
+    let mut flows = Vec::new();
+    if spec.direction.forward() {
+        flows.push((all, spec.mrs));
     }
-    let most = max_mrs(cfg, size, fewest_qps);
-    let asked = [
-        (spec.mrs, "--mrs (perf.mrs; --mr_per_qp sets it to -q)"),
-        (
-            spec.client_mrs.unwrap_or(1),
-            "--client-mrs (perf.client_mrs)",
-        ),
-    ];
-    for (mrs, flag) in asked {
-        if mrs > most {
-            let share = if fewest_qps < spec.qps.max(1) {
-                format!(" (each client's flow of -b/--reversed has {fewest_qps} of the -q QPs)")
+    if spec.direction.reverse() {
+        flows.push((share, if spec.mr_per_qp { share } else { spec.mrs }));
+    }
+    for (qps, server_mrs) in flows {
+        let most = max_mrs(cfg, size, qps);
+        let asked = [
+            (server_mrs, "--mrs (perf.mrs; --mr_per_qp sets it to -q)"),
+            (
+                spec.client_mrs.unwrap_or(1),
+                "--client-mrs (perf.client_mrs)",
+            ),
+        ];
+        if let Some((mrs, flag)) = asked.into_iter().find(|&(mrs, _)| mrs > most) {
+            let share = if qps < all {
+                format!(" (each client's flow of -b/--reversed has {qps} of the -q QPs)")
             } else {
                 String::new()
             };

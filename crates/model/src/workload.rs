@@ -274,6 +274,12 @@ pub struct PerfSpec {
     /// Memory regions each client node registers instead (`None`: `mrs`), e.g. one on the
     /// targets while the initiator spreads its buffers over many.
     pub client_mrs: Option<u32>,
+    /// `--mr_per_qp`: each flow's nodes register one region per QP of the flow, as perftest
+    /// registers one per QP of each process: `mrs` is the server's flow's `-q`, and each
+    /// client's flow of `-b`/`--reversed` registers its share of them (not `mrs`, which
+    /// left regions over no buffer and was refused).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub mr_per_qp: bool,
     /// Which way a bandwidth test's traffic goes (perftest -b, --reversed).
     pub direction: Direction,
 }
@@ -352,6 +358,7 @@ impl PerfSpec {
             qp_profiles: Vec::new(),
             mrs: 1,
             client_mrs: None,
+            mr_per_qp: false,
             direction: Direction::default(),
         }
     }

@@ -568,6 +568,7 @@ impl PerfOptions {
             qp_profiles: Vec::new(),
             mrs,
             client_mrs: self.client_mrs,
+            mr_per_qp: self.mr_per_qp,
             direction,
         })
     }

@@ -1392,6 +1392,35 @@ fn more_regions_than_buffers_are_refused() {
     };
     ok(&["--mrs", "4", "-q", "4"]);
     ok(&["--mr_per_qp", "-q", "4", "--clients", "2"]);
+    // Under --reversed and -b each client's flow registers one region per QP of its share:
+    // it was refused, `--mr_per_qp` asking each client for the server's -q regions (found
+    // by an output-consistency hunt). Each client node's WRITEs miss the MPT once per
+    // region they use: 2 per client with --mr_per_qp, 1 with one region; under -b as many
+    // again as the targets of the server's WRITEs.
+    let client_mpt_misses = |args: &[&str]| {
+        let base = [
+            "perf",
+            "write-bw",
+            "-s",
+            "1024",
+            "-n",
+            "20",
+            "-q",
+            "4",
+            "--clients",
+            "2",
+        ];
+        let (code, out, err) = rnic(&[&base[..], args, &["--stats"]].concat());
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+        stat(&out, "clients.nic.translation.mpt.misses").unwrap()
+    };
+    for (way, flows) in [("--reversed", 1), ("-b", 2)] {
+        let (one, per_qp) = (
+            client_mpt_misses(&[way]),
+            client_mpt_misses(&[way, "--mr_per_qp"]),
+        );
+        assert_eq!((one, per_qp), (2 * flows, 4 * flows), "{way}");
+    }
 }
 
 /// perftest's BW peak is the best rate over any run of consecutive operations, from one's

@@ -118,6 +118,7 @@ pub(crate) fn build(
                 server: c,
                 clients: vec![0],
                 qps,
+                mrs: if spec.mr_per_qp { qps } else { forward.mrs },
                 cores: reverse_cores,
                 ..forward.clone()
             });
