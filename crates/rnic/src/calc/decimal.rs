@@ -50,6 +50,17 @@ impl Decimal {
         self.digits.checked_div(scaled)
     }
 
+    /// `self / divisor` as an `f64`: the whole part exact (as [`Decimal::floor_div`]) and the
+    /// remainder's fraction added, so a quotient on a whole number is that number (in binary
+    /// floating point 33.3 × 100 × 1000 / 8 / 1250 is 332.99999999999994); `None` as
+    /// `floor_div`.
+    pub fn div_to_f64(self, divisor: u64) -> Option<f64> {
+        let scaled = u128::from(divisor).checked_mul(10u128.checked_pow(self.scale)?)?;
+        let whole = self.digits.checked_div(scaled)?;
+        let rest = self.digits % scaled;
+        Some(whole as f64 + rest as f64 / scaled as f64)
+    }
+
     /// The `f64` nearest the decimal (whose shortest form is the decimal itself, for up to
     /// 15 significant digits).
     pub fn to_f64(self) -> f64 {

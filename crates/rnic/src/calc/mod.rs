@@ -93,8 +93,10 @@ pub fn queue_depth(input: QdInput) -> Result<QdResult, String> {
             input.frame_bytes
         ));
     }
-    let bytes_in_flight = input.gbps * 1e9 / 8.0 * input.rtt_us * 1e-6;
-    let exact = bytes_in_flight / input.frame_bytes as f64;
+    let (bytes_in_flight, exact) = exact_quotients(input).unwrap_or_else(|| {
+        let bytes = input.gbps * 1e9 / 8.0 * input.rtt_us * 1e-6;
+        (bytes, bytes / input.frame_bytes as f64)
+    });
     // The ranges keep the depth under 2^53 (2.5e13 B in flight at most), where every whole
     // f64 is exact, so the floor printed is the floor of the quotient, digit for digit.
     if exact.is_nan() || exact >= EXACT_INTEGERS {
@@ -115,14 +117,28 @@ pub fn queue_depth(input: QdInput) -> Result<QdResult, String> {
     })
 }
 
-/// ⌊bandwidth × RTT / frame size⌋ on the inputs as typed (Gbit/s × µs × 1000 / 8 bytes per
-/// frame), so that a depth on a whole number is that number; `None` where the decimals
-/// overflow 128 bits, far outside the ranges.
-fn floor_of_depth(input: QdInput) -> Option<u64> {
-    let bits = Decimal::of(input.gbps)?
+/// Bits in flight, bandwidth × RTT, on the inputs as typed (Gbit/s × µs × 1000); `None`
+/// where the decimals overflow 128 bits, far outside the ranges.
+fn bits_in_flight(input: QdInput) -> Option<Decimal> {
+    Decimal::of(input.gbps)?
         .times(Decimal::of(input.rtt_us)?)?
-        .times(Decimal::whole(1000))?;
-    u64::try_from(bits.floor_div(input.frame_bytes.checked_mul(8)?)?).ok()
+        .times(Decimal::whole(1000))
+}
+
+/// ⌊bandwidth × RTT / frame size⌋ on the inputs as typed, so that a depth on a whole number
+/// is that number.
+fn floor_of_depth(input: QdInput) -> Option<u64> {
+    let frame_bits = input.frame_bytes.checked_mul(8)?;
+    u64::try_from(bits_in_flight(input)?.floor_div(frame_bits)?).ok()
+}
+
+/// The bytes in flight and the unrounded depth, from the inputs as typed: a figure on a
+/// whole number is that number in the JSON too (it said 332.99999999999994 beside a depth
+/// of 333; found by an output-consistency hunt).
+fn exact_quotients(input: QdInput) -> Option<(f64, f64)> {
+    let bits = bits_in_flight(input)?;
+    let frame_bits = input.frame_bytes.checked_mul(8)?;
+    Some((bits.div_to_f64(8)?, bits.div_to_f64(frame_bits)?))
 }
 
 /// 2^53: from here on an f64 no longer holds every whole number, so a depth this large
@@ -417,6 +433,20 @@ mod tests {
         assert_eq!(depth(10.0, rtt, 1225), 1);
         // Just below a whole number stays below it.
         assert_eq!(depth(100.0, 33.299, 1250), 332);
+        // The JSON's unrounded figures say the same: 333 and 416,250 B, not
+        // 332.99999999999994 and 416249.99999999994.
+        let qd = |gbps, rtt_us, frame_bytes| {
+            let input = QdInput {
+                gbps,
+                rtt_us,
+                frame_bytes,
+            };
+            queue_depth(input).unwrap()
+        };
+        let r = qd(100.0, 33.3, 1250);
+        assert_eq!((r.exact, r.bytes_in_flight), (333.0, 416_250.0));
+        let r = qd(33.3, 8_200_000.0, 1000);
+        assert_eq!((r.exact, r.queue_depth), (34_132_500.0, 34_132_500));
     }
 
     #[test]
