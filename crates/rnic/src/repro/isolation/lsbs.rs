@@ -400,7 +400,9 @@ impl LsBsResults<'_> {
              bs_gbps_total,ok\n",
         );
         for r in &self.res {
-            let bs: f64 = r.bs_gbps.iter().sum();
+            // Folded from +0: `sum` of no tenants is -0.0, which printed as "-0" for the
+            // LS-alone points.
+            let bs: f64 = r.bs_gbps.iter().fold(0.0, |a, b| a + b);
             let (ri, re) = (self.in_nic_ratio(r), self.e2e_ratio(r));
             let _ = writeln!(
                 notes,
