@@ -591,6 +591,7 @@ pub fn run_and_report(
         text::window_warning(&result),
         text::drops_note(&result, || switch_buffer_fields(&cfg, &result)),
         text::accel_resends_note(&result),
+        text::accel_idle_note(&result),
         text::pfc_cycle_note(&result),
     ]
     .into_iter()

@@ -529,11 +529,39 @@ pub fn accel_resends_note(result: &PerfResult) -> Option<String> {
     let stat = |k: &str| result.stats.get(&format!("net.wan_accel.{k}")).copied();
     let resent = stat("retransmitted").filter(|&n| n > 0)?;
     let drained_us = stat("drained_ps").unwrap_or(0) as f64 / 1e6;
+    let end = match stat("gave_up_frames").filter(|&n| n > 0) {
+        // A far end that never answered: the accelerator dropped what it held.
+        Some(dropped) => format!(
+            "it gave up {dropped} frames the far end never acknowledged, after {} rounds \
+             without an answer, so their pseudo-ACKed WRITEs were not delivered",
+            rnic_model::net::wan_accel::MAX_STALLED_ROUNDS
+        ),
+        None => format!(
+            "the far end acknowledged the last of them at {drained_us:.3} µs of simulated time"
+        ),
+    };
     Some(format!(
         "rnic: note: the WAN accelerator resent {resent} frames on the long link; the table's \
          figures count the sender's completions, which came from the accelerator's \
-         pseudo-ACKs, and the far end acknowledged the last of them at {drained_us:.3} µs \
-         of simulated time (net.wan_accel.* in --stats)"
+         pseudo-ACKs, and {end} (net.wan_accel.* in --stats)"
+    ))
+}
+
+/// Runs whose WAN accelerator acknowledged nothing though requests crossed it (`None`
+/// otherwise): it accelerates go-back-N RC WRITEs alone, so ORNIC's out-of-order WRITEs, UC,
+/// READs, SENDs and atomics pass it as they are; a run of them with `net.wan_accel = true`
+/// ran as without it, and said nothing (found by a composition hunt).
+pub fn accel_idle_note(result: &PerfResult) -> Option<String> {
+    let stat = |k: &str| result.stats.get(&format!("net.wan_accel.{k}")).copied();
+    let passed = stat("passed").filter(|&n| n > 0)?;
+    if stat("pseudo_acks") != Some(0) {
+        return None;
+    }
+    Some(format!(
+        "rnic: note: the WAN accelerator acknowledged nothing: it accelerates go-back-N RC \
+         WRITEs, and the {passed} requests that crossed it passed as they were (READs, SENDs, \
+         atomics, UC and ORNIC's out-of-order WRITEs do), so the run is the long link's \
+         without it (net.wan_accel.* in --stats)"
     ))
 }
 

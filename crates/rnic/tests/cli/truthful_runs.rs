@@ -355,4 +355,45 @@ fn the_accelerators_resends_are_noted() {
     let (code, _, err) = run("0");
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("WAN accelerator resent"), "{err}");
+    // A far end that never acknowledges (its QP failed: a local ACK timeout shorter than
+    // the round trip) is given up after the accelerator's rounds, and the note says so; it
+    // was resent to for ever, until the run's event limit.
+    let (code, _, err) = rnic(&[
+        "perf",
+        "write-lat",
+        "-n",
+        "5",
+        "--set",
+        "qp.timeout=2",
+        "--set",
+        "net.topology=wan",
+        "--set",
+        "net.wan_accel=true",
+    ]);
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        err.contains("it gave up 1 frames the far end never acknowledged, after 7 rounds"),
+        "{err}"
+    );
+    // ORNIC's out-of-order WRITEs pass the accelerator: the run says it acknowledged
+    // nothing, where it said nothing at all. Its own WRITEs do not get the note.
+    let idle = "the WAN accelerator acknowledged nothing";
+    let wan = [
+        "perf",
+        "write-bw",
+        "-s",
+        "65536",
+        "-n",
+        "5",
+        "--set",
+        "net.topology=wan",
+    ];
+    let accel = ["--set", "net.wan_accel=true", "--set", "net.wan_km=20"];
+    let ornic = ["--set", "qp.reliability=ornic"];
+    let (code, _, err) = rnic(&[&wan[..], &accel, &ornic].concat());
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains(idle), "{err}");
+    let (code, _, err) = rnic(&[&wan[..], &accel].concat());
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains(idle), "{err}");
 }

@@ -11,7 +11,7 @@ use rnic_sim::TimePs;
 use rnic_wire::cm::{parse_cm_frame_from, CmMessage, CmReq, GSI_QPN};
 use rnic_wire::{AethSyndrome, NakCode, Opcode};
 
-use super::conn::{Answer, Conn, Request, RequestAction, ResponseAction};
+use super::conn::{Answer, Conn, Expiry, Request, RequestAction, ResponseAction};
 use super::pseudo_ack::AckTemplate;
 use crate::net::port::Port;
 
@@ -94,6 +94,11 @@ pub struct AccelStats {
     pub drained_ps: u64,
     /// Connections learned from an RDMA CM REQ and REP crossing it.
     pub learned: u64,
+    /// Connections that gave up their buffer after `MAX_STALLED_ROUNDS` timer rounds in a
+    /// row without progress from Remote.
+    pub gave_up: u64,
+    /// The frames they dropped undelivered (Local had their pseudo-ACKs).
+    pub gave_up_frames: u64,
 }
 
 /// Connection key: (Local IP, Remote IP, UDP source port).
@@ -516,8 +521,14 @@ impl Accel {
     fn on_timer(&mut self, now: TimePs, emit: &mut Vec<Emit>) {
         let mut timed_out = 0;
         for (c, _) in self.conns.values_mut() {
-            if c.poll_timeout(now, self.timeout_ps).is_some() {
-                timed_out += 1;
+            match c.poll_timeout(now, self.timeout_ps) {
+                Some(Expiry::Round(_)) => timed_out += 1,
+                Some(Expiry::GaveUp { frames, bytes }) => {
+                    self.stats.gave_up += 1;
+                    self.stats.gave_up_frames += frames;
+                    self.held_bytes -= bytes;
+                }
+                None => {}
             }
         }
         if timed_out > 0 {

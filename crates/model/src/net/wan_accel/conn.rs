@@ -135,6 +135,24 @@ pub struct Conn {
     progress_at: TimePs,
     /// The go-back-N round under way, if any.
     round: Option<Round>,
+    /// Rounds the timer started in a row without progress from Remote.
+    stalled_rounds: u32,
+}
+
+/// Rounds the timer starts in a row without progress from Remote before a connection gives
+/// up its buffer: 7, the largest retry count a QP takes (`qp.retry_cnt`), as a requester
+/// gives up after its retries. A Remote that never answers (its QP failed) was resent to
+/// for ever, a million rounds in a `write-lat` whose QP had already failed.
+pub const MAX_STALLED_ROUNDS: u32 = 7;
+
+/// What the timer's expiry did to a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expiry {
+    /// A round (re)started from this PSN, the oldest buffered.
+    Round(u32),
+    /// The connection gave up after [`MAX_STALLED_ROUNDS`]: its buffered frames and bytes,
+    /// dropped undelivered.
+    GaveUp { frames: u64, bytes: u64 },
 }
 
 impl Conn {
@@ -154,6 +172,7 @@ impl Conn {
             held_bytes: 0,
             progress_at: 0,
             round: None,
+            stalled_rounds: 0,
         }
     }
 
@@ -289,6 +308,7 @@ impl Conn {
         if psn_diff(acked_to, self.una) > 0 {
             self.una = acked_to;
             self.progress_at = now;
+            self.stalled_rounds = 0;
             while let Some(h) = self.held.front() {
                 if psn_diff(h.psn, self.una) >= 0 {
                     break;
@@ -339,15 +359,28 @@ impl Conn {
     }
 
     /// At `now`: if Remote's acknowledgements made no progress for `timeout_ps`, a round
-    /// (re)starts from the oldest buffered frame; returns its PSN. The timer restarts.
-    pub fn poll_timeout(&mut self, now: TimePs, timeout_ps: TimePs) -> Option<u32> {
+    /// (re)starts from the oldest buffered frame and the timer restarts, or, after
+    /// [`MAX_STALLED_ROUNDS`] such rounds in a row, the connection drops its buffer.
+    pub fn poll_timeout(&mut self, now: TimePs, timeout_ps: TimePs) -> Option<Expiry> {
         let due = self.deadline(timeout_ps)?;
         if now < due {
             return None;
         }
+        if self.stalled_rounds >= MAX_STALLED_ROUNDS {
+            let gave_up = Expiry::GaveUp {
+                frames: self.held.len() as u64,
+                bytes: self.held_bytes,
+            };
+            self.held.clear();
+            self.held_bytes = 0;
+            self.round = None;
+            self.stalled_rounds = 0;
+            return Some(gave_up);
+        }
+        self.stalled_rounds += 1;
         let from = self.held.front()?.psn;
         self.go_back(now, from);
-        Some(from)
+        Some(Expiry::Round(from))
     }
 
     /// Starts a round from `from`, or moves the running one back to it.
@@ -579,13 +612,46 @@ mod tests {
         let mut c = learned(7);
         c.handle_request(10, 7, true, Request::Write, &[0; 4], true);
         assert_eq!(c.poll_timeout(50, 100), None);
-        assert_eq!(c.poll_timeout(110, 100), Some(7));
+        assert_eq!(c.poll_timeout(110, 100), Some(Expiry::Round(7)));
         assert_eq!(c.deadline(100), Some(210));
         assert_eq!(
             c.next_resend().map(|(f, again)| (f.len(), again)),
             Some((4, true))
         );
         assert_eq!(c.next_resend(), None);
+    }
+
+    /// A Remote that never answers is resent to for [`MAX_STALLED_ROUNDS`] rounds, then the
+    /// connection drops its buffer and its timer stops; progress in between starts the count
+    /// again.
+    #[test]
+    fn a_remote_that_never_answers_is_given_up_after_the_rounds() {
+        let mut c = learned(7);
+        c.handle_request(0, 7, true, Request::Write, &[0; 4], true);
+        c.handle_request(0, 8, true, Request::Write, &[0; 6], true);
+        let expire = |c: &mut Conn| {
+            let now = c
+                .deadline(100)
+                .expect("the timer runs while frames are held");
+            c.poll_timeout(now, 100)
+        };
+        for _ in 0..MAX_STALLED_ROUNDS - 1 {
+            assert_eq!(expire(&mut c), Some(Expiry::Round(7)));
+        }
+        // Remote acknowledges PSN 7: progress, the count starts again.
+        let now = c.deadline(100).unwrap() - 1;
+        c.handle_response(now, 0x11, Answer::Ack { psn: 7 });
+        for _ in 0..MAX_STALLED_ROUNDS {
+            assert_eq!(expire(&mut c), Some(Expiry::Round(8)));
+        }
+        assert_eq!(
+            expire(&mut c),
+            Some(Expiry::GaveUp {
+                frames: 1,
+                bytes: 6
+            })
+        );
+        assert_eq!((c.held_bytes(), c.deadline(100)), (0, None));
     }
 
     #[test]

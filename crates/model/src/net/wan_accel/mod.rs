@@ -51,6 +51,7 @@ use super::element::{ElementStats, Emitted, Fate, LinkElement};
 use super::port::Port;
 use crate::config::{NetConfig, WanAccelLearn};
 pub use accel::{Accel, AccelConfig, AccelStats, Direction, Emit, Verdict};
+pub use conn::MAX_STALLED_ROUNDS;
 
 /// One half of the accelerator, on one direction of Local's link: the simulator's glue
 /// around the shared [`Accel`].
