@@ -79,6 +79,19 @@ pub fn op_wire_ps(
     pmtu: u32,
     transport: crate::config::Transport,
 ) -> TimePs {
+    op_wire_ps_at(p.eth.mbps, p, verb, size, pmtu, transport)
+}
+
+/// [`op_wire_ps`] on a port of `mbps` (a server whose link runs at another rate than
+/// `eth.gbps`: a topology file's `gbps`, a fabric's `net.fabric.host_link_gbps`).
+pub fn op_wire_ps_at(
+    mbps: u64,
+    p: &ModelParams,
+    verb: Verb,
+    size: u64,
+    pmtu: u32,
+    transport: crate::config::Transport,
+) -> TimePs {
     let pmtu = u64::from(pmtu.max(1));
     let deth = if transport == crate::config::Transport::Ud {
         DETH_BYTES
@@ -97,7 +110,7 @@ pub fn op_wire_ps(
             request.max(response)
         }
     };
-    bytes_time_ps_mbps(bytes, p.eth.mbps)
+    bytes_time_ps_mbps(bytes, mbps)
 }
 
 /// How far a sender's completions may run ahead of its frames on the server's port, ps: a

@@ -146,6 +146,38 @@ fn every_corrupted_frame_is_dropped() {
     assert_eq!(r.result.timeouts, r.net.elements.corrupted);
 }
 
+/// A node's NIC runs at its link's rate: a topology file's or a fabric's 200 Gb/s host
+/// links carry more than `eth.gbps` (100), and the run's wire check measures a flow against
+/// its server's port at that rate. It used `eth.gbps`, and failed such a run as a model
+/// error ("the rate is above the wire"; found by a composition hunt).
+#[test]
+fn a_host_link_faster_than_eth_gbps_is_judged_at_its_own_rate() {
+    let file = |gbps: u32| {
+        let path =
+            std::env::temp_dir().join(format!("rnic-fast-{}-{gbps}.toml", std::process::id()));
+        let link = |n: u32| format!("[[link]]\nends = [\"node{n}\", \"s\"]\ngbps = {gbps}\n");
+        std::fs::write(
+            &path,
+            format!("[[switch]]\nname = \"s\"\n{}{}", link(0), link(1)),
+        )
+        .unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let mut s = spec(PerfTest::ReadBw, 65536, 1, 1);
+    s.iters = 50;
+    let gbps = |topology: String, host_gbps: Option<f64>| {
+        let mut cfg = baseline(0.0);
+        cfg.net.topology = topology;
+        cfg.net.fabric.host_link_gbps = host_gbps;
+        let r = run(&cfg, &s);
+        assert_eq!(r.result.status, RunStatus::Ok, "{}", r.result.reason);
+        r.result.goodput_gbps
+    };
+    let (slow, fast) = (gbps(file(100), None), gbps(file(200), None));
+    assert!(slow < 100.0 && fast > 100.0, "{slow} and {fast} Gb/s");
+    assert!(gbps("leaf_spine".into(), Some(200.0)) > 100.0);
+}
+
 /// A topology file's impairments act on the links it marks `impair = true` (the sprayer and
 /// the reordering window on those a node sends on): an impairment no link takes would run
 /// clean in silence (`net.impair.loss = 0.5` over a file with no marked link gave 0
