@@ -65,6 +65,28 @@ pub enum Delivery {
     Datagram,
 }
 
+/// The last byte of a source buffer a latency test rewrites each iteration (its poll byte):
+/// its value now and every value it has held. Over UC and UD a ping-pong gives an iteration
+/// up when its answer is late, and the late answer lands after the source has moved on:
+/// its last byte is one the source held, not the one it holds (a UC `write-lat` whose host
+/// took longer than `-u` was reported corrupt; found by a composition hunt).
+#[derive(Debug, Clone, Copy)]
+struct LastByte {
+    now: u8,
+    held: [u64; 4],
+}
+
+impl LastByte {
+    fn write(&mut self, v: u8) {
+        self.now = v;
+        self.held[usize::from(v / 64)] |= 1 << (v % 64);
+    }
+
+    fn once_held(&self, v: u8) -> bool {
+        self.held[usize::from(v / 64)] & (1 << (v % 64)) != 0
+    }
+}
+
 /// The payload oracle.
 #[derive(Debug, Default)]
 pub struct PayloadOracle {
@@ -72,7 +94,7 @@ pub struct PayloadOracle {
     /// Per node, per QPN: where its payloads come from.
     sources: Vec<Vec<Option<Source>>>,
     /// Source bytes rewritten by the application: (node, slot) → last byte.
-    last_bytes: rustc_hash::FxHashMap<(usize, u32), u8>,
+    last_bytes: rustc_hash::FxHashMap<(usize, u32), LastByte>,
     expected: Vec<u8>,
     /// Payload bytes checked as they were placed.
     pub checked: u64,
@@ -145,7 +167,12 @@ impl PayloadOracle {
 
     /// The application wrote `v` into the last byte of `node`'s source buffer `slot`.
     pub fn set_last_byte(&mut self, node: usize, slot: u32, v: u8) {
-        self.last_bytes.insert((node, slot), v);
+        let b = self.last_bytes.entry((node, slot));
+        b.or_insert(LastByte {
+            now: v,
+            held: [0; 4],
+        })
+        .write(v);
     }
 
     fn fail(&mut self, msg: impl FnOnce() -> String) {
@@ -267,9 +294,15 @@ impl PayloadOracle {
         let rewritten = (!self.last_bytes.is_empty())
             .then(|| self.last_bytes.get(&(peer, slot)))
             .flatten();
-        if let Some(&v) = rewritten {
+        if let Some(b) = rewritten {
             if (offset..offset + payload.len() as u64).contains(&last) {
-                want[(last - offset) as usize] = v;
+                let at = (last - offset) as usize;
+                // The value it holds, or one it held for a late answer.
+                want[at] = if b.once_held(payload[at]) {
+                    payload[at]
+                } else {
+                    b.now
+                };
             }
         }
         self.checked += payload.len() as u64;
@@ -325,5 +358,37 @@ mod tests {
         assert_eq!((o.checked_on(1, 5), o.mismatches), (8192, 0));
         assert_eq!(o.last_placed_on(0, 5), None);
         assert_eq!(o.last_placed_on(1, 6), None);
+    }
+
+    /// A latency test rewrites its source's last byte each iteration: a payload carrying
+    /// the value it holds passes, and so does a late one carrying a value it held; a value
+    /// it never held is a mismatch.
+    #[test]
+    fn a_late_answer_carries_a_poll_byte_its_source_once_held() {
+        let mut o = PayloadOracle::new(7, 2);
+        o.connect(
+            (1, 5),
+            (0, 3),
+            4096,
+            MsgSizes::Fixed(2),
+            100,
+            Delivery::InOrder,
+        );
+        let with_last = |v: u8| {
+            let mut b = source_bytes(7, (0, 3), 0, 2);
+            b[1] = v;
+            b
+        };
+        for v in [1, 2, 3] {
+            o.set_last_byte(0, 3, v);
+        }
+        for (psn, v) in [(100, 3), (101, 1), (102, 200)] {
+            o.placed(1_000, 1, 5, Opcode::UcWriteOnly, psn, &with_last(v));
+        }
+        assert_eq!(
+            o.mismatches, 1,
+            "only the byte never held: {:?}",
+            o.first_mismatch
+        );
     }
 }
