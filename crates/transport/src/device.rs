@@ -693,6 +693,19 @@ impl Device {
         self.qp(qpn).map_or(0, |q| q.resp.msgs_received())
     }
 
+    /// The SEND `qpn` is receiving (its first packets placed, its last not yet): the
+    /// `wr_id` of the receive WQE it holds and the payload bytes placed so far, at the start
+    /// of that WQE's buffer (SEND packets are placed in order). `None` when no SEND is open,
+    /// and for unknown QPs.
+    pub fn open_send(&self, qpn: u32) -> Option<(u64, u32)> {
+        let q = self.qp(qpn)?;
+        let msg = q
+            .resp
+            .open()
+            .filter(|m| m.kind == crate::op::ReqKind::Send)?;
+        Some((q.resp.rq().front()?.wr_id, msg.received))
+    }
+
     /// Where the payload of a received out-of-order data frame of `qpn` without a write
     /// address would go, as the QP's state knows it now, before the frame is handled: a Spot
     /// packet's `(R_Key, address)` at the WRITE responder, an OOO READ response's

@@ -247,7 +247,9 @@ pub(crate) fn check_buffers(w: &World, a: &Perftest, layout: &Layout) -> BufferC
 /// the pair whose QP completed it last (`SrqRing::last_pair`, then the completions in the
 /// CQ rings that no core polled before the run ended), or of another pair with a QP on the
 /// node, whose SEND landed after the last completion (at the end of a run a datagram may
-/// land whose completion is not written yet). Which QP received which bytes the payload
+/// land whose completion is not written yet). A buffer whose receive a SEND still arriving
+/// holds (a `-D` window closes mid-message) holds that SEND's first bytes, as many as its
+/// QP placed, and after them what it held before. Which QP received which bytes the payload
 /// oracle checks as they land.
 fn check_srq_buffers(w: &World, a: &Perftest, (len, found): (u64, &mut BufferCheck)) {
     for (node, app) in a.nodes.iter_with_node() {
@@ -270,21 +272,53 @@ fn check_srq_buffers(w: &World, a: &Perftest, (len, found): (u64, &mut BufferChe
                 (i as u32, from)
             })
             .collect();
+        // The SENDs still arriving: (their receive's buffer, their sender, bytes placed).
+        let open: Vec<(u64, (u32, usize), u64)> = (senders.iter())
+            .filter_map(|&(p, from)| {
+                let pr = &a.pairs[p as usize];
+                let qpn = if node == a.server { pr.s_qpn } else { pr.c_qpn };
+                let (wr_id, placed) = w.nics[node].dev.open_send(qpn)?;
+                Some((wr_id, (p, from), u64::from(placed).min(len)))
+            })
+            .collect();
         let source = |(pair, from): (u32, usize)| (from, a.nodes[from].src_buffer(&a.spec, pair));
         for (b, &last) in last_pair.iter().enumerate() {
-            let Some(&recorded) = senders.iter().find(|&&(p, _)| p == last) else {
+            let recorded = senders.iter().find(|&&(p, _)| p == last).copied();
+            let to_addr = a.dst(node, b as u32) + a.spec.grh_bytes;
+            // `n` bytes from `skip` on against `sender`'s source.
+            let differs_at = |sender, skip: u64, n: u64| {
+                let (from, src) = source(sender);
+                let d =
+                    first_difference(&w.mems[from], src + skip, &w.mems[node], to_addr + skip, n);
+                d.map(|(at, want, got)| (sender.0, at + skip, want, got))
+            };
+            if let Some(&(_, arriving, placed)) = open.iter().find(|o| o.0 == b as u64) {
+                let mut bad = differs_at(arriving, 0, placed);
+                found.checked += placed;
+                if let Some(r) = recorded.filter(|_| bad.is_none()) {
+                    bad = differs_at(r, placed, len - placed);
+                    found.checked += len - placed;
+                }
+                found.copies += 1;
+                if let Some((p, at, want, got)) = bad {
+                    found.note(format!(
+                        "node {node} shared receive buffer {b} ({to_addr:#x}), taking pair \
+                         {}'s SEND ({placed} bytes placed): against pair {p}'s source, byte \
+                         {at} is {got:#04x}, not {want:#04x}",
+                        arriving.0
+                    ));
+                }
+                continue;
+            }
+            let Some(recorded) = recorded else {
                 continue;
             };
-            let to_addr = a.dst(node, b as u32) + a.spec.grh_bytes;
             found.checked += len;
             found.copies += 1;
-            let differs = |(from, src): (usize, u64)| {
-                first_difference(&w.mems[from], src, &w.mems[node], to_addr, len)
-            };
-            let Some((at, want, got)) = differs(source(recorded)) else {
+            let Some((_, at, want, got)) = differs_at(recorded, 0, len) else {
                 continue;
             };
-            if senders.iter().any(|&s| differs(source(s)).is_none()) {
+            if senders.iter().any(|&s| differs_at(s, 0, len).is_none()) {
                 continue;
             }
             found.note(format!(

@@ -130,6 +130,29 @@ fn model_a_corrupted_send_on_a_shared_receive_queue_fails_the_buffer_check() {
     );
 }
 
+/// `host.use_srq` under `-D`: the window closes while SENDs are still arriving, and a
+/// SEND's first packets have overwritten the front of the buffer its receive holds, whose
+/// back still holds the SEND it took before (of another pair: with `-r` not a multiple of
+/// `-q` the buffers change pairs). The after-run check compares each part with its own
+/// sender; it compared the whole buffer with one and failed a clean run ("holds no
+/// sender's SEND"; `send-bw -s 8192 -q 2 -r 7 -D 0.0002 --use-srq`).
+#[test]
+fn model_a_shared_receive_queue_checks_a_send_still_arriving_when_the_window_closes() {
+    let mut cfg = baseline(50.0);
+    cfg.host.use_srq = true;
+    cfg.host.rx_depth = 7;
+    let mut s = spec(PerfTest::SendBw, 8192, 2, 1);
+    s.duration_us = Some(200.0);
+    let r = run(&cfg, &s);
+    assert!(r.result.bytes_verified, "{:?}", r.failures);
+    assert_eq!(
+        r.result.status,
+        rnic_model::result::RunStatus::Ok,
+        "{:?}",
+        r.failures
+    );
+}
+
 /// `host.use_srq` over UD: the run ends once no frame is left, before the last receives'
 /// completions reach a polling core, and a short run ends before any does. The after-run
 /// check takes those completions from the CQ rings, where the NIC wrote them: a clean run
