@@ -113,6 +113,13 @@ pub trait WqeAdmission {
     /// `n` WQEs of the QP tagged `iso_tag` left their FIFO (their first packet left, or they
     /// were refused or flushed): the parked QPs that may read again.
     fn left(&mut self, iso_tag: u32, n: u32) -> Vec<u32>;
+    /// `qpn`, tagged `iso_tag`, has WQEs to read and is about to be activated (a doorbell,
+    /// a completion): whether it must wait parked instead, behind the QPs parked before it,
+    /// until [`WqeAdmission::left`] wakes them in turn (the mechanism parks it). Activated
+    /// now, it would go ahead of them.
+    fn hold(&mut self, _qpn: u32, _iso_tag: u32) -> bool {
+        false
+    }
 }
 
 /// What the TX route tells TX isolation beside its two hooks, and where it finds the

@@ -95,7 +95,7 @@ pub(crate) struct AfterSend {
 /// An SQ doorbell of `qpn` with producer index `pi`, rung at `t` (the doorbell unit's
 /// time): the QP becomes active.
 #[inline]
-pub(crate) fn on_doorbell<I, O>(
+pub(crate) fn on_doorbell<I: TxIsolation, O>(
     mut s: TxParts<'_, I, O>,
     t: TimePs,
     qpn: u32,
@@ -366,7 +366,7 @@ pub(crate) fn sched_kick<O>(tx: &mut TxPath<O>, now: TimePs, cx: &mut NicCx<'_>)
 /// Makes `qpn` active if it has WQEs to fetch, and starts the scheduler at `at`; resource
 /// prefetching's scheduler trigger follows ([`prefetch::poll`]).
 #[inline]
-pub(crate) fn sched_activate<I, O>(
+pub(crate) fn sched_activate<I: TxIsolation, O>(
     s: &mut TxParts<'_, I, O>,
     qpn: u32,
     at: TimePs,
@@ -376,7 +376,10 @@ pub(crate) fn sched_activate<I, O>(
     let Some(qp) = s.qps.get_mut(qpn as usize) else {
         return;
     };
-    if s.tx.sched.activate(qpn, qp, max_out) {
+    // A QP with WQEs to read whose FIFO is full waits its turn among the parked QPs.
+    let wants = !qp.active && qp.sq_pi != qp.sq_fetched && qp.outstanding < max_out;
+    let held = wants && s.iso.admission().hold(qpn, qp.iso_tag);
+    if !held && s.tx.sched.activate(qpn, qp, max_out) {
         cx.at(at, NicEv::Sched);
     }
     prefetch_poll(s, at, cx);

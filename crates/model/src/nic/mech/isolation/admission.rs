@@ -156,6 +156,19 @@ impl WqeAdmission for SeparateFifos {
         self.fifos
             .give(tenant::is_ls(iso_tag), tenant::tenant(iso_tag), n)
     }
+
+    /// Isolated backpressure: a BS QP whose tenant's FIFO is full joins the tenant's parked
+    /// QPs. Activated, it would go ahead of them into the scheduler's ring, and since a QP
+    /// with WQEs in flight is activated by each of its completions, it would take every
+    /// slot the FIFO frees while a parked QP of its tenant waits for good.
+    fn hold(&mut self, qpn: u32, iso_tag: u32) -> bool {
+        let t = tenant::tenant(iso_tag);
+        if !self.isolated || tenant::is_ls(iso_tag) || self.fifos.room(t) > 0 {
+            return false;
+        }
+        self.fifos.park(t, qpn);
+        true
+    }
 }
 
 #[cfg(test)]

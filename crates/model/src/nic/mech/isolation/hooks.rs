@@ -204,6 +204,10 @@ impl WqeAdmission for AnyWqeAdmission {
     fn left(&mut self, iso_tag: u32, n: u32) -> Vec<u32> {
         admission!(self, a => a.left(iso_tag, n))
     }
+    #[inline]
+    fn hold(&mut self, qpn: u32, iso_tag: u32) -> bool {
+        admission!(self, a => a.hold(qpn, iso_tag))
+    }
 }
 
 #[cfg(test)]
