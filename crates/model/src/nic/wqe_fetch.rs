@@ -9,6 +9,7 @@ use std::collections::VecDeque;
 
 use rnic_host::SparseMemory;
 use rnic_sim::TimePs;
+use rustc_hash::FxHashMap;
 
 use super::ports::{TransCont, TxJob, Visit};
 use super::qp_table::QpHw;
@@ -34,8 +35,17 @@ pub struct FetchStats {
 /// WQE fetch, decode and the in-order release to the transport.
 #[derive(Debug)]
 pub struct WqeFetch {
-    /// Visits whose WQEs are being read.
+    /// Visits whose WQEs are being read (or are in, waiting for an earlier visit of their
+    /// QP: [`WqeFetch::take_in_order`]).
     pub visits: Slab<Visit>,
+    /// Per QP with visits in flight: the SQ index its next visit to decode starts at, and
+    /// how many of its visits are in flight. A QP's visits decode in the order the scheduler
+    /// made them, whatever order their WQEs arrive in (a prefetch read a visit waits for
+    /// may land after a later visit's own read).
+    qp_next: FxHashMap<u32, (u32, u32)>,
+    /// Visits whose WQEs arrived before an earlier visit's of their QP, by (QPN, first SQ
+    /// index): each decodes right after the visit before it.
+    early: FxHashMap<(u32, u32), u32>,
     /// WQEs between decode and the transport.
     pub jobs: Slab<TxJob>,
     /// Fetch order per WQE-cache FIFO (one FIFO unless caching is separate): a job is
@@ -61,6 +71,8 @@ impl WqeFetch {
     pub fn new(decode_ps: TimePs) -> Self {
         WqeFetch {
             visits: Slab::new(),
+            qp_next: FxHashMap::default(),
+            early: FxHashMap::default(),
             jobs: Slab::new(),
             order: vec![VecDeque::new()],
             awaiting_buffer: vec![VecDeque::new()],
@@ -69,6 +81,42 @@ impl WqeFetch {
             decode: Unit::new(decode_ps),
             stats: FetchStats::default(),
         }
+    }
+
+    /// The scheduler made visit `v`: its WQEs are read next. Returns its id.
+    pub fn begin_visit(&mut self, v: Visit) -> u32 {
+        self.qp_next.entry(v.qpn).or_insert((v.first, 0)).1 += 1;
+        self.visits.insert(v)
+    }
+
+    /// The WQEs of `visit` are in: the visit, taken out of those in flight, if it is the
+    /// oldest of its QP's; else none, and it waits until the visits before it are decoded
+    /// ([`WqeFetch::next_in_order`]), so that the QP's WQEs reach the transport in posting
+    /// order.
+    pub fn take_in_order(&mut self, visit: u32) -> Option<Visit> {
+        let v = *self.visits.get(visit)?;
+        if let Some(e) = self.qp_next.get_mut(&v.qpn) {
+            if e.0 != v.first {
+                self.early.insert((v.qpn, v.first), visit);
+                return None;
+            }
+            e.0 = v.first.wrapping_add(v.n);
+            e.1 -= 1;
+            if e.1 == 0 {
+                self.qp_next.remove(&v.qpn);
+            }
+        }
+        self.visits.remove(visit)
+    }
+
+    /// After a visit of `qpn` was taken ([`WqeFetch::take_in_order`]): the visit whose
+    /// WQEs arrived early and whose turn it is now, if any.
+    pub fn next_in_order(&mut self, qpn: u32) -> Option<u32> {
+        if self.early.is_empty() {
+            return None;
+        }
+        let &(next, _) = self.qp_next.get(&qpn)?;
+        self.early.remove(&(qpn, next))
     }
 
     /// Decodes the WQEs visit `v` read (the real bytes of `qp`'s SQ ring in `mem`) at

@@ -201,3 +201,50 @@ fn per_node_qpc_caches_override_the_shared_one_and_refuse_bad_input() {
         assert!(e.contains(&format!("`{field}`")), "{bad}: {e}");
     }
 }
+
+/// A QP's WQEs reach the transport in posting order, whatever order their reads land in.
+/// With the scheduler's trigger and a window above 0, a QP's first doorbell starts the chain:
+/// its context read carries the first visit's WQE read, which is issued only when the
+/// context arrives, after that arrival served the QP's later visits (queued behind the first
+/// visit's miss) and they issued their own WQE reads. The first visit, waiting for the late
+/// prefetch, got its WQEs last and was decoded after the others. Each CMP_AND_SWAP compares
+/// with the one before's swap, so any reordering returns a wrong value (it did: 4 of 5 under
+/// the FCFS manager at window 1, `rnic perf atomic-bw -A CMP_AND_SWAP -n 5 --set
+/// nic.prefetch=sched --set nic.prefetch_window=1`).
+#[test]
+fn a_qps_wqes_reach_the_transport_in_posting_order() {
+    use rnic_model::config::QpcManager;
+    use rnic_model::workload::AtomicOp;
+    for (label, mut cfg) in [
+        ("baseline", rnic_model::config::Config::default()),
+        ("profile", prefetch_cfg()),
+    ] {
+        cfg.nic.prefetch = PrefetchMode::Sched;
+        cfg.nic.qpc_manager = QpcManager::Fcfs;
+        for window in [1, 7] {
+            cfg.nic.prefetch_window = window;
+            let mut s = spec(PerfTest::AtomicBw, 8, 1, 1);
+            s.atomic = AtomicOp::CmpAndSwap;
+            s.iters = 5;
+            let r = run_verified(&cfg, &s, &format!("{label} window {window}"));
+            assert_eq!(r.result.verified_bytes, 8 * r.result.ops_completed);
+        }
+    }
+}
+
+/// The same out-of-order decode, under a reordering network and post lists, lost a WQE: the
+/// transport refused one (`nic.fetch.post_errors` 1) and the run stalled at 398 of 400
+/// operations (`rnic perf write-bw --profile prefetch -s 2047 -n 50 -q 8 -t 16 -l 2 --set
+/// net.impair.reorder_window=64`).
+#[test]
+fn prefetching_under_reordering_loses_no_wqe() {
+    let mut cfg = prefetch_cfg();
+    cfg.net.impair.reorder_window = 64;
+    cfg.host.post_list = 2;
+    cfg.host.cq_mod = 2;
+    let mut s = spec(PerfTest::WriteBw, 2047, 8, 1);
+    s.iters = 50;
+    s.tx_depth = 16;
+    let r = run_verified(&cfg, &s, "write-bw under reordering");
+    assert_eq!(counter(&r.nodes[0], "nic.fetch.post_errors"), 0);
+}

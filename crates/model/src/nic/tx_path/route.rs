@@ -155,7 +155,7 @@ pub(crate) fn on_sched<I: TxIsolation, O>(
     else {
         return false;
     };
-    let visit = s.tx.fetch.visits.insert(v);
+    let visit = s.tx.fetch.begin_visit(v);
     if again {
         cx.at(now + s.p.nic.sched_ps, NicEv::Sched);
     }
@@ -197,8 +197,9 @@ pub(crate) fn wqe_fetch_issue<I, O>(
 }
 
 /// The WQEs of `visit` are in the NIC at `now`: decode them (`scratch`: an empty buffer for
-/// their translation jobs) and start their translation. Returns whether it did: the NIC
-/// pumps the TX payload buffer then.
+/// their translation jobs) and start their translation, once every earlier visit of its QP
+/// is decoded (then any later one that waited for it follows). Returns whether it decoded a
+/// visit: the NIC pumps the TX payload buffer then.
 pub(crate) fn on_wqes_fetched<I: TxIsolation, O>(
     s: TxParts<'_, I, O>,
     scratch: &mut Vec<TransJob<TransCont>>,
@@ -211,21 +212,31 @@ pub(crate) fn on_wqes_fetched<I: TxIsolation, O>(
         // the other.
         return false;
     }
-    let Some(v) = s.tx.fetch.visits.remove(visit) else {
+    let Some(mut v) = s.tx.fetch.take_in_order(visit) else {
         return false;
     };
-    let qp = s.qps[v.qpn as usize];
-    let queue = s.iso.admission().queue_of(qp.iso_tag);
-    let cached = s.pf.visit_wqes(visit);
-    let fit =
-        s.tx.fetch
-            .decode_visit(now, v, &qp, queue, &*cx.mem, &s.p.nic, &cached, scratch);
-    let lane = tx_lane(s.iso, s.qps, v.qpn);
-    for tj in scratch.drain(..) {
-        s.mem.trans.submit(lane, tj);
+    let mut visit = visit;
+    loop {
+        let qp = s.qps[v.qpn as usize];
+        let queue = s.iso.admission().queue_of(qp.iso_tag);
+        let cached = s.pf.visit_wqes(visit);
+        let fit =
+            s.tx.fetch
+                .decode_visit(now, v, &qp, queue, &*cx.mem, &s.p.nic, &cached, scratch);
+        let lane = tx_lane(s.iso, s.qps, v.qpn);
+        for tj in scratch.drain(..) {
+            s.mem.trans.submit(lane, tj);
+        }
+        s.qps[v.qpn as usize].chunk_wqes = fit;
+        // A later visit of the QP whose WQEs came in first decodes now, after this one.
+        let Some(w) = s.tx.fetch.next_in_order(v.qpn) else {
+            return true;
+        };
+        let Some(next) = s.tx.fetch.take_in_order(w) else {
+            return true;
+        };
+        (visit, v) = (w, next);
     }
-    s.qps[v.qpn as usize].chunk_wqes = fit;
-    true
 }
 
 /// The translation lane of `qpn`'s WQEs: their own when the WQE admission says so (LS WQEs
