@@ -156,10 +156,16 @@ pub struct Evaluation {
 }
 
 impl Evaluation {
-    /// Claims and figures, with the figures' data as the CSV and no notes.
+    /// Claims and figures, with the figures' data as the CSV (none without figures: an
+    /// experiment without figures wrote a CSV of its header alone, which the report linked
+    /// as its figure data) and no notes.
     pub fn new(claims: Vec<Claim>, figures: Vec<Figure>) -> Evaluation {
         Evaluation {
-            csv: figure::figures_csv(&figures),
+            csv: if figures.is_empty() {
+                String::new()
+            } else {
+                figure::figures_csv(&figures)
+            },
             notes: String::new(),
             claims,
             figures,
@@ -278,6 +284,14 @@ pub fn listing() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An experiment without figures has no figure data: no CSV to write or link (it wrote
+    /// one of the header alone, `dcqcn-two-flows.csv` and `dcqcn-incast.csv`).
+    #[test]
+    fn an_evaluation_without_figures_has_no_figure_data() {
+        let c = claim::claim("c", "p", "o".into(), true);
+        assert_eq!(Evaluation::new(vec![c], Vec::new()).csv, "");
+    }
 
     #[test]
     fn unknown_id_is_a_usage_error() {
