@@ -70,7 +70,7 @@ pub enum Delivery {
 /// up when its answer is late, and the late answer lands after the source has moved on:
 /// its last byte is one the source held, not the one it holds (a UC `write-lat` whose host
 /// took longer than `-u` was reported corrupt; found by a composition hunt).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 struct LastByte {
     now: u8,
     held: [u64; 4],
@@ -167,12 +167,7 @@ impl PayloadOracle {
 
     /// The application wrote `v` into the last byte of `node`'s source buffer `slot`.
     pub fn set_last_byte(&mut self, node: usize, slot: u32, v: u8) {
-        let b = self.last_bytes.entry((node, slot));
-        b.or_insert(LastByte {
-            now: v,
-            held: [0; 4],
-        })
-        .write(v);
+        self.last_bytes.entry((node, slot)).or_default().write(v);
     }
 
     fn fail(&mut self, msg: impl FnOnce() -> String) {

@@ -75,9 +75,7 @@ impl Impair {
             ImpairDirection::Acks => is_ack(frame),
         }
     }
-}
 
-impl Impair {
     /// The byte of `frame` to flip: one a receiver's checks cover (the ICRC, or the IPv4
     /// header checksum where the ICRC masks), uniformly, so that the frame is dropped as the
     /// field says. Until 2026-12-02 it was any byte of the frame: a flip in a MAC address,

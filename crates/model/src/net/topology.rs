@@ -59,14 +59,19 @@ pub fn switch_buffers(cfg: &Config, nodes: usize) -> Result<Vec<SwitchBuffer>, C
 /// The rate of each node's own link (its NIC's cable to the network), Gb/s, in the
 /// topology `cfg` names for `nodes` nodes: what a workload's load is a share of.
 pub fn node_link_gbps(cfg: &Config, nodes: usize) -> Result<Vec<f64>, ConfigError> {
+    let mbps = node_link_mbps(cfg, nodes)?;
+    let gbps = |m: Option<u64>| m.map_or(cfg.eth.gbps, |m| m as f64 / 1e3);
+    Ok(mbps.into_iter().map(gbps).collect())
+}
+
+/// [`node_link_gbps`] in Mb/s, as the links carry it (`None` for a node without a link,
+/// whose port runs at `eth.gbps`): the rate of each node's NIC port.
+pub fn node_link_mbps(cfg: &Config, nodes: usize) -> Result<Vec<Option<u64>>, ConfigError> {
     let plan = plan(cfg, nodes)?;
     Ok((0..nodes)
         .map(|n| {
             let on_node = |l: &&LinkPlan| l.a == End::Node(n) || l.b == End::Node(n);
-            plan.links
-                .iter()
-                .find(on_node)
-                .map_or(cfg.eth.gbps, |l| l.mbps as f64 / 1e3)
+            plan.links.iter().find(on_node).map(|l| l.mbps)
         })
         .collect())
 }

@@ -53,7 +53,7 @@ pub(crate) fn judge(
     judge_oracle(world, &mut verdict);
     let mut judged = Vec::with_capacity(b.flows.len());
     // Each node's port rate: its link's (a topology file's `gbps`, a fabric's host tier).
-    let links = crate::net::topology::node_link_gbps(cfg, world.nics.len()).ok();
+    let links = crate::net::topology::node_link_mbps(cfg, world.nics.len()).ok();
     for (fi, (app, f)) in world.apps.iter().zip(&b.flows).enumerate() {
         let mut v = Verdict::default();
         let check = early
@@ -63,8 +63,8 @@ pub(crate) fn judge(
         super::unreliable::judge_late_answers(world, app, &mut v);
         let measured = verdict::measured(app, end);
         let server_mbps = (links.as_ref())
-            .and_then(|l| l.get(f.server as usize))
-            .map_or(p.eth.mbps, |&gbps| (gbps * 1e3).round() as u64);
+            .and_then(|l| l.get(f.server as usize).copied().flatten())
+            .unwrap_or(p.eth.mbps);
         let op_ps = limits::op_wire_ps_at(
             server_mbps,
             p,

@@ -49,21 +49,24 @@ pub enum AtomicOp {
 }
 
 impl AtomicOp {
-    /// perftest's name for it (`-A FETCH_AND_ADD` or `-A CMP_AND_SWAP`).
+    /// perftest's name for it (`-A FETCH_AND_ADD` or `-A CMP_AND_SWAP`, in either case).
     pub fn parse(name: &str) -> Option<AtomicOp> {
-        match name.to_ascii_uppercase().as_str() {
-            "FETCH_AND_ADD" => Some(AtomicOp::FetchAdd),
-            "CMP_AND_SWAP" => Some(AtomicOp::CmpSwap),
-            _ => None,
-        }
+        use rnic_model::workload::AtomicOp as Model;
+        Model::from_name(name).map(|op| match op {
+            Model::FetchAndAdd => AtomicOp::FetchAdd,
+            Model::CmpAndSwap => AtomicOp::CmpSwap,
+        })
     }
 
-    /// perftest's name for it, as its test title and JSON report say it.
+    /// perftest's name for it, as its test title and JSON report say it (the simulator's
+    /// spelling).
     pub fn perftest_name(self) -> &'static str {
+        use rnic_model::workload::AtomicOp as Model;
         match self {
-            AtomicOp::FetchAdd => "FETCH_AND_ADD",
-            AtomicOp::CmpSwap => "CMP_AND_SWAP",
+            AtomicOp::FetchAdd => Model::FetchAndAdd,
+            AtomicOp::CmpSwap => Model::CmpAndSwap,
         }
+        .perftest_name()
     }
 
     /// What a cell gains from one of these atomics.
