@@ -561,8 +561,8 @@ pub fn accel_idle_note(result: &PerfResult) -> Option<String> {
         "rnic: note: the WAN accelerator acknowledged nothing: it accelerates go-back-N RC \
          WRITEs, and the {passed} requests that crossed it passed as they were (READs, SENDs, \
          atomics, UC and ORNIC's out-of-order WRITEs always do, WRITEs while its buffer, \
-         net.wan_accel_buffer_bytes, is full), so the run is the long link's without it \
-         (net.wan_accel.* in --stats)"
+         net.wan_accel_buffer_bytes, is full or before it has learned their connection), so \
+         the run is the long link's without it (net.wan_accel.* in --stats)"
     ))
 }
 
