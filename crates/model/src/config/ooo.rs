@@ -19,7 +19,8 @@ config_section! {
         rtt_ns: f64 = 90_000.0; "ns", float(1.0, 1e10);
         /// Bits of one bitmap block (the paper's M: 16)
         block_bits: u32 = 16; "bits", uint(1, 64);
-        /// QPs the NIC supports, for sizing the shared block pool (the paper: 2048)
+        /// Out-of-order QPs the NIC supports, for sizing the shared block pool (the paper:
+        /// 2048); a run that puts more on one NIC is refused
         qps: u32 = 2048; "QPs", uint(1, 65_536);
         /// Pool blocks per supported QP (the paper: an active QP holds at least two)
         pool_blocks_per_qp: u32 = 2; "blocks", uint(1, 64);

@@ -156,6 +156,36 @@ fn other_tests_on_an_ooo_qp_are_refused_with_the_field_named() {
     assert!(err.contains("qp.reliability"), "{err}");
 }
 
+#[test]
+fn more_ooo_qps_than_the_nic_supports_are_refused_naming_ooo_qps() {
+    // 16 QPs on a NIC that supports 4 (a pool of 8 blocks): refused, not starved into
+    // RETRY_EXC_ERR; 4 QPs through the same pool under loss complete.
+    let run = |qps: &str| {
+        rnic(&[
+            "perf",
+            "write-bw",
+            "-n",
+            "17",
+            "-q",
+            qps,
+            "--set",
+            "qp.reliability=ornic",
+            "--set",
+            "ooo.qps=4",
+            "--set",
+            "net.impair.loss=0.01",
+        ])
+    };
+    let (code, _, err) = run("16");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("ooo.qps = 4") && err.contains("node 0"),
+        "{err}"
+    );
+    let (code, _, err) = run("4");
+    assert_eq!(code, 0, "{err}");
+}
+
 /// A counter of `rnic perf ... --stats`.
 fn stat(text: &str, name: &str) -> u64 {
     text.lines()

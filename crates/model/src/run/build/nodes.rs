@@ -96,6 +96,8 @@ pub(super) struct FlowAt<'a> {
 pub(super) struct Nodes {
     pub(super) nics: Vec<(rnic_transport::PdId, Nic)>,
     pub(super) ring_next: Vec<(u64, u64)>,
+    /// Out-of-order QPs created on each node so far, held to `ooo.qps`.
+    pub(super) ooo_qps: Vec<u32>,
     pub(super) apps: Vec<NodeApps>,
     /// Bytes of one WQE in a ring.
     pub(super) wqe_bytes: u64,
@@ -199,6 +201,7 @@ impl Nodes {
         Ok(Nodes {
             nics,
             ring_next: vec![(SQ_BASE, RQ_BASE); n_nodes],
+            ooo_qps: vec![0; n_nodes],
             apps,
             wqe_bytes: p.nic.wqe_bytes,
         })
@@ -237,6 +240,26 @@ impl Nodes {
         Ok(pairs)
     }
 
+    /// Counts an out-of-order QP on `node` against `ooo.qps`, the out-of-order QPs a NIC
+    /// supports: its shared bitmap-block pool is sized for that many, and a run with more
+    /// would starve QPs of blocks until they fail (2 blocks for 16 QPs under 1 % loss ended
+    /// in RETRY_EXC_ERR), where a real NIC refuses the QP it has no room for.
+    fn count_ooo_qp(&mut self, cfg: &Config, node: usize, prof: &QpProfile) -> anyhow::Result<()> {
+        let Some(scheme) = crate::workload::ooo_scheme(prof.reliability) else {
+            return Ok(());
+        };
+        self.ooo_qps[node] += 1;
+        if self.ooo_qps[node] > cfg.ooo.qps {
+            anyhow::bail!(crate::UsageError(format!(
+                "node {node} needs more out-of-order QPs (qp.reliability = \"{scheme}\") than \
+                 ooo.qps = {}, the QPs its NIC supports and sizes its bitmap-block pool for: \
+                 raise ooo.qps or run fewer QPs",
+                cfg.ooo.qps
+            )));
+        }
+        Ok(())
+    }
+
     /// Creates the QP of pair `pair` of `flow` on node `node`, the flow's `local`-th QP
     /// there: on the core its turn gives it, with its rings in the node's memory, in the
     /// NIC's tables and in the application's view; the run routes its completions to the
@@ -252,6 +275,7 @@ impl Nodes {
         let FlowAt { index: fi, f, pl } = flow;
         let prof = f.profile(cfg, pair);
         check_reliability(f, &prof)?;
+        self.count_ooo_qp(cfg, node, &prof)?;
         let core = qp_core(f, pl, node, local);
         let (pd, nic) = &mut self.nics[node];
         let send_cq = nic.host.cq.ctxs[2 * core].id;
