@@ -347,20 +347,23 @@ pub(crate) fn on_handle(
                     .mem
                     .host_read(now, len.max(1), token, ReadSource::Other, cx);
             }
-            (Opcode::RcCompareSwap | Opcode::RcFetchAdd, _) => {
+            // A duplicate atomic is answered from the responder's replay table, and a
+            // duplicate response or a NAKed request places nothing: none touches host
+            // memory (until 2026-12-02 each was read and written as if placed).
+            (Opcode::RcCompareSwap | Opcode::RcFetchAdd, _) if placed => {
                 enlist = false;
                 parts.mem.pcie.posted_write(now, 8);
                 let token = DmaToken::ReadResp(qpn);
                 parts.mem.host_read(now, 8, token, ReadSource::Other, cx);
             }
-            (Opcode::RcAtomicAck, _) => {
+            (Opcode::RcAtomicAck, _) if placed => {
                 parts.mem.pcie.posted_write(now, 8);
             }
-            _ if scatters_to_cqe(op, plen, parts.p.host.inline_recv_bytes) => {
+            _ if placed && scatters_to_cqe(op, plen, parts.p.host.inline_recv_bytes) => {
                 // Scatter to CQE: the payload travels in the completion's write.
                 parts.rx.pipe.stats.inline_recv_bytes += plen;
             }
-            _ if plen > 0 || is_ud_send(op) => {
+            _ if placed && (plen > 0 || is_ud_send(op)) => {
                 parts.rx.pipe.stats.payload_bytes += plen;
                 let land = parts.mem.pcie.posted_write(now, host_write_bytes(op, plen));
                 let is_write_end = matches!(

@@ -301,7 +301,7 @@ fn run_registry(
 }
 
 /// The applications' counters that only some tests have: receive WQEs posted (SEND tests)
-/// and write-lat's polls that saw an older value (a retransmitted or duplicated WRITE).
+/// and write-lat's polls that saw an older value (a late UC answer of a given-up iteration).
 fn host_counters(world: &World, reg: &mut Registry) {
     let receives: u64 = world.apps.iter().map(|a| a.measure.receives_posted).sum();
     if receives > 0 {

@@ -108,3 +108,26 @@ fn a_receiver_without_receives_shows_rnr_naks() {
     assert_eq!(stat(&r, "server.transport.naks_sent.psn_sequence_error"), 0);
     assert_eq!(stat(&r, "clients.transport.rnr_waits"), rnr);
 }
+
+#[test]
+fn duplicates_reach_no_host_memory() {
+    // The responder re-ACKs a duplicated WRITE and answers a duplicated atomic from its
+    // replay table: it writes host memory once per operation, however many copies come.
+    for (test, bytes_each) in [("write-bw", 4096u64), ("atomic-bw", 8)] {
+        let size = bytes_each.to_string();
+        let mut args = vec![test, "-n", "300", "-q", "2", "--set", "net.impair.dup=0.2"];
+        if test == "write-bw" {
+            args.extend(["-s", &size]);
+        }
+        let r = perf_json(&args);
+        assert!(
+            stat(&r, "clients.transport.duplicate_requests") > 0,
+            "{test}"
+        );
+        assert_eq!(
+            stat(&r, "clients.nic.pcie.up_payload_bytes"),
+            600 * bytes_each,
+            "{test}: payload written to the responder's host memory"
+        );
+    }
+}

@@ -109,7 +109,7 @@ impl Perftest {
         let mut b = [0u8; 1];
         rnic_transport::Memory::read(&cx.mems[node], addr, &mut b);
         if b[0] != expect {
-            // A retransmitted or duplicated older write: the poll loop keeps waiting.
+            // An older write (a late UC answer): the poll loop keeps waiting.
             self.ping.stale_polls += 1;
             return;
         }
