@@ -1167,6 +1167,9 @@ fn events_wake_a_sleeping_core_per_completion() {
         "{polled} -> {evented} us"
     );
     assert_eq!(wakeups, Some(200));
+    // A free wake-up still reads the CQE from host memory: never ahead of polling.
+    let (free, _) = run(&["-e", "--set", "host.cq_event_ns=0"]);
+    assert_eq!(free, polled);
     let (slower, _) = run(&["-e", "--set", "host.cq_event_ns=1000"]);
     assert!(
         (slower - polled - 1.0).abs() < 0.1,

@@ -39,8 +39,10 @@ impl NodeApp {
         mem.write(ring.ci_record, &ci.to_le_bytes());
         let c = &mut self.cores[core];
         let (start, woke) = match costs.cq_event_ps {
-            // Asleep on the completion channel: the interrupt wakes the thread.
-            Some(wake) if c.busy <= now => (now + wake, true),
+            // Asleep on the completion channel: the interrupt wakes the thread, which then
+            // reads the CQE from host memory as a polling core does (until 2026-12-02 the
+            // woken thread read it at once, and -e with a wake-up of 0 beat polling).
+            Some(wake) if c.busy <= now => (now + wake + costs.mem_latency_ps, true),
             // Polling: the core sees the CQE's DMA write after the host memory latency,
             // as it sees a received byte (write-lat), or when it is next free.
             _ => ((now + costs.mem_latency_ps).max(c.busy), false),
