@@ -241,6 +241,7 @@ impl World {
                 for a in &mut self.apps {
                     if single || (a.spec.duration_mode && a.window.span_ps.0 == now) {
                         a.measure.window_pcie_busy[0] = Some(busy);
+                        a.measure.in_flight_at_open = a.ops_in_flight();
                     }
                 }
             }

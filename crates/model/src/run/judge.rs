@@ -21,6 +21,9 @@ pub(crate) struct FlowJudged {
     pub verdict: Verdict,
     /// Its measurement.
     pub measured: Measured,
+    /// A `-D` window that read above the wire by counting operations in flight when it
+    /// opened: why it does not stand for the run.
+    pub above_wire: Option<String>,
 }
 
 /// Judges the run `b` that ended at `end`: the run's verdict (every finding; with several
@@ -74,15 +77,20 @@ pub(crate) fn judge(
             cfg.qp.transport,
         );
         let lead_ps = limits::unreliable_lead_ps(p, cfg, f.max_pmtu(cfg));
-        verdict::judge_wire_bound(measured, op_ps, f.duration_us.is_some(), lead_ps, &mut v);
+        let window = f.duration_us.is_some();
+        let above = verdict::judge_wire_bound(measured, op_ps, window, lead_ps, &mut v);
         flows.add(&mut verdict, fi, v);
-        judged.push(measured);
+        judged.push((measured, above));
     }
     let judged = flows
         .own
         .into_iter()
         .zip(judged)
-        .map(|(verdict, measured)| FlowJudged { verdict, measured })
+        .map(|(verdict, (measured, above_wire))| FlowJudged {
+            verdict,
+            measured,
+            above_wire,
+        })
         .collect();
     Ok((verdict, judged))
 }

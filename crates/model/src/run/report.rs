@@ -38,6 +38,7 @@ fn combined(measured: &[Measured]) -> Measured {
                 from_ps,
                 // Not one run of operations: see peak_mb_s.
                 peak: None,
+                in_flight_at_open: measured.iter().map(|m| m.in_flight_at_open).sum(),
             }
         }
     }

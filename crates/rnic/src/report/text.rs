@@ -824,6 +824,14 @@ pub fn window_warning(result: &PerfResult) -> Option<String> {
     }
     let mut o = String::from("rnic: warning: the -D window's figures do not stand for the run: ");
     let l = result.long_run.as_ref();
+    let reason = result.window_reason.as_deref().unwrap_or("");
+    if let Some(above) = reason.split("; ").find(|c| c.starts_with("above the wire")) {
+        // Settled and long enough for its stalls, but shorter than its completions' bursts.
+        if l.is_none_or(|l| l.rate_settled && l.window_long_enough) {
+            let _ = write!(o, "{above}. Give it a longer -D.");
+            return Some(o);
+        }
+    }
     if l.is_none_or(|l| !l.rate_settled) {
         o.push_str(
             "the rate never settled (still in its start-up transient, or varying by nature, \

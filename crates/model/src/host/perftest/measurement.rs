@@ -18,6 +18,10 @@ pub struct Measurement {
     /// the long-run rate beside a window too short to stand for its run
     /// (`run/long_run.rs`).
     pub ops_to_window_end: u64,
+    /// Duration mode: operations posted and not yet completed when the window opened. Their
+    /// frames may have crossed the wire before it, and their completions (a CQE for
+    /// `cq_mod` operations, READs interleaved over many QPs) may land inside it.
+    pub in_flight_at_open: u64,
     /// First post, ps (`None` before it: a post at time 0 is a post).
     pub first_post_ps: Option<TimePs>,
     /// Last completion, ps.

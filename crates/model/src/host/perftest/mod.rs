@@ -210,6 +210,18 @@ impl Perftest {
         }
     }
 
+    /// Bandwidth operations posted and not yet completed (a ping-pong has none between
+    /// iterations that the window could count).
+    pub(crate) fn ops_in_flight(&self) -> u64 {
+        if self.spec.is_lat() {
+            return 0;
+        }
+        self.pairs
+            .iter()
+            .map(|p| p.posted.saturating_sub(p.completed + p.failed))
+            .sum()
+    }
+
     /// Operations completed: [`Perftest::ops_done`] less the ping-pong iterations given up
     /// (UC/UD: a lost ping or pong; no sample, no message moved whole).
     pub fn ops_completed(&self) -> u64 {
