@@ -222,3 +222,31 @@ fn dcqcn_cuts_an_incast_s_pfc_pauses_to_less_than_half() {
         "DCQCN paused {dcqcn} ps, not under half of {none} ps without it"
     );
 }
+
+/// A NIC's port runs at its own link's rate: DCQCN's line rate (where its rate starts and
+/// recovers to) is the host link's on a fabric whose hosts run slower than `eth.gbps`,
+/// so the same 25 Gb/s fabric gives the same run whether `eth.gbps` or the host tier sets
+/// it (until 2026-12-02 DCQCN started each QP at `eth.gbps`, 100 Gb/s, four times the
+/// link: 1,629 MB/s against 1,295).
+#[test]
+fn dcqcn_runs_at_the_nics_own_link_rate() {
+    let run = |by_host_tier: bool| {
+        let mut cfg = baseline(10.0);
+        cfg.net.clients = 3;
+        cfg.net.topology = "fat_tree".into();
+        cfg.net.ecn.enabled = true;
+        cfg.net.cc = CcKind::Dcqcn;
+        if by_host_tier {
+            cfg.net.fabric.host_link_gbps = Some(25.0);
+        } else {
+            cfg.eth.gbps = 25.0;
+        }
+        let mut s = spec(PerfTest::WriteBw, 65536, 3, 3);
+        s.direction = Direction::Reverse;
+        s.iters = 60;
+        run_verified(&cfg, &s, "25 Gb/s fat-tree").result
+    };
+    let (by_eth, by_tier) = (run(false), run(true));
+    assert_eq!(by_eth.bw_avg_mb_s, by_tier.bw_avg_mb_s);
+    assert_eq!(by_eth.simulated_time_us, by_tier.simulated_time_us);
+}

@@ -350,7 +350,9 @@ pub(crate) fn build_flows(
         }
     }
     let mut mems = node_memories(n_nodes);
-    let mut nodes = Nodes::build(&p, spec, &plans)?;
+    // The plan's errors are the network's to report, as it is built below.
+    let port_mbps = crate::net::topology::node_link_mbps(cfg, n_nodes).unwrap_or_default();
+    let mut nodes = Nodes::build(&p, spec, &plans, &port_mbps)?;
 
     // RDMA CM connects RC QPs (REQ, REP, RTU) and, with host.cm_ud, resolves UD pairs
     // (SIDR_REQ, SIDR_REP); UC pairs are brought up directly.

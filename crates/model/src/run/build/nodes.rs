@@ -160,10 +160,13 @@ impl NodeDevice {
 impl Nodes {
     /// Every node of the run: its device, MRs and NIC, each core's CQs, and each flow's
     /// view of it.
+    /// `port_mbps`: each node's link rate, where its link sets one (a topology file's
+    /// `gbps`, a fabric's host tier): its NIC's port runs at it, not at `eth.gbps`.
     pub(super) fn build(
         p: &ModelParams,
         spec: &FlowsSpec,
         plans: &[FlowPlan],
+        port_mbps: &[Option<u64>],
     ) -> anyhow::Result<Nodes> {
         let n_nodes = p.net.clients as usize + 1;
         let mut nics = Vec::with_capacity(n_nodes);
@@ -177,7 +180,11 @@ impl Nodes {
                 regions,
             } = NodeDevice::new(spec, plans, i)?;
             let node_qps: usize = spec.flows.iter().map(|f| FlowPlan::node_qps(f, i)).sum();
-            let mut nic = Nic::new(&p.for_node(i), dev);
+            let mut own = p.for_node(i);
+            if let Some(mbps) = port_mbps.get(i).copied().flatten() {
+                own.eth.mbps = mbps;
+            }
+            let mut nic = Nic::new(&own, dev);
             for &(key, va, len) in &regions {
                 nic.mem.trans.note_region(key, va, len);
             }
