@@ -163,15 +163,22 @@ pub fn sorted_kept(gaps: &[f64]) -> Vec<f64> {
 }
 
 /// One statistic of consecutive runs (the sizes of `-a`) from the value so far and the next
-/// run's: counts and busy times add up; a maximum or peak ([`crate::stats::is_extreme`])
-/// and the properties every run shares
-/// (`buffer_cycle_links`; `cm.done_ps`, when each run's setup ended) take the largest;
-/// what a run leaves at its end (`buffer_left_bytes`) is the last run's.
+/// run's: counts and busy times add up; a maximum or peak ([`crate::stats::is_extreme`]),
+/// a percentile or mean ([`crate::stats::is_summary`]: the largest bounds the whole's) and
+/// the properties every run shares ([`crate::stats::is_property`], `buffer_cycle_links`;
+/// `cm.done_ps`, when each run's setup ended) take the largest; what a run leaves at its
+/// end (`buffer_left_bytes`) is the last run's.
 pub fn merge_stat(key: &str, so_far: u64, next: u64) -> u64 {
+    use crate::stats::{is_extreme, is_property, is_summary};
     let name = key.rsplit('.').next().unwrap_or(key);
     if name == "buffer_left_bytes" {
         next
-    } else if crate::stats::is_extreme(key) || name == "buffer_cycle_links" || name == "done_ps" {
+    } else if is_extreme(key)
+        || is_summary(key)
+        || is_property(key)
+        || name == "buffer_cycle_links"
+        || name == "done_ps"
+    {
         so_far.max(next)
     } else {
         so_far.saturating_add(next)

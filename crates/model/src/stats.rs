@@ -65,11 +65,12 @@ impl Registry {
 
     /// Adds every counter of `other` (sums nodes): counts add up, while a maximum or a
     /// peak ([`is_extreme`]) takes the larger of the two, since ten clients' largest DMA
-    /// waits or buffer peaks added up were never reached by any of them.
+    /// waits or buffer peaks added up were never reached by any of them, and so does a
+    /// percentile or a mean ([`is_summary`]), the whole's bound.
     pub fn add(&mut self, other: &Registry) {
         for (k, v) in &other.values {
             let e = self.values.entry(k.clone()).or_default();
-            *e = if is_extreme(k) {
+            *e = if is_extreme(k) || is_summary(k) {
                 (*e).max(*v)
             } else {
                 e.saturating_add(*v)
@@ -104,6 +105,28 @@ pub fn is_zero(n: &u64) -> bool {
 pub fn is_extreme(name: &str) -> bool {
     let last = name.rsplit('.').next().unwrap_or(name);
     last.starts_with("max_") || last.contains("_max") || last.contains("peak")
+}
+
+/// Whether counter `name` summarises a distribution: a percentile (its last dotted part
+/// starts with `p` and digits and `_`: `p50_cycles`, `p99_bytes`) or a mean (`avg_`,
+/// `mean_`). Neither adds up over nodes or runs (until 2026-12-02 they did: ten clients'
+/// p99 of 97 cycles read 788, above their max of 197); the largest of several is a bound
+/// of the whole's, since no part has more than its share above its own.
+pub fn is_summary(name: &str) -> bool {
+    let last = name.rsplit('.').next().unwrap_or(name);
+    let percentile = last.strip_prefix('p').is_some_and(|r| {
+        let digits = r.chars().take_while(char::is_ascii_digit).count();
+        digits > 0 && r[digits..].starts_with('_')
+    });
+    percentile || last.starts_with("avg_") || last.starts_with("mean_")
+}
+
+/// Whether counter `name` is a property every run of a sweep shares rather than a count:
+/// an identifier (`port`, `switch`: which one a per-port entry is) or a configured size
+/// (a shared pool's `size_bytes` and `pfc_xoff_bytes`).
+pub fn is_property(name: &str) -> bool {
+    let last = name.rsplit('.').next().unwrap_or(name);
+    matches!(last, "port" | "switch" | "size_bytes" | "pfc_xoff_bytes")
 }
 
 fn join(prefix: &str, name: &str) -> String {
@@ -178,6 +201,36 @@ mod tests {
         sum.add(&r);
         assert_eq!(sum.get("nic.rx.frames"), Some(6));
         assert_eq!(r.prefixed("server").get("server.nic.rx.frames"), Some(&3));
+    }
+
+    /// Percentiles and means of several nodes are bounded by the largest, not summed; a
+    /// name that only starts with `p` is a count.
+    #[test]
+    fn nodes_keep_the_largest_percentile_and_mean() {
+        let node = |p99: u64, avg: u64, pauses: u64| {
+            let mut r = Registry::default();
+            r.set("nic.iso.bs_wait.p99_cycles", p99);
+            r.set("nic.iso.bs_wait.avg_cycles", avg);
+            r.set("nic.iso.bs_wait.max_cycles", p99 + 20);
+            r.set("net.pfc.pauses", pauses);
+            r
+        };
+        let mut sum = node(97, 60, 3);
+        sum.add(&node(120, 80, 4));
+        assert_eq!(sum.get("nic.iso.bs_wait.p99_cycles"), Some(120));
+        assert_eq!(sum.get("nic.iso.bs_wait.avg_cycles"), Some(80));
+        assert_eq!(sum.get("nic.iso.bs_wait.max_cycles"), Some(140));
+        assert_eq!(sum.get("net.pfc.pauses"), Some(7));
+        for (name, summary) in [
+            ("a.p50_bytes", true),
+            ("a.p999_ps", true),
+            ("a.mean_queue_bytes", true),
+            ("a.pauses", false),
+            ("a.p_bytes", false),
+            ("a.pcie_bytes", false),
+        ] {
+            assert_eq!(is_summary(name), summary, "{name}");
+        }
     }
 
     /// Summing nodes adds their counts, but a maximum or peak of several nodes is the

@@ -255,8 +255,8 @@ fn lat_and_atomic_headers() {
 
 /// `-a` runs each size on its own: the statistics cover them all, as the counters at the
 /// top level do (`--stats` printed the last size's counters only, beside a retransmission
-/// count of every size): counts and busy times add up, maxima and peaks take the largest,
-/// and what the end of a run leaves (`tx.buffer_left_bytes`) is the last size's.
+/// count of every size): counts and busy times add up, maxima, peaks, percentiles, means
+/// and shared properties take the largest, and what the end of a run leaves (`tx.buffer_left_bytes`) is the last size's.
 #[test]
 fn all_sizes_statistics_cover_every_size() {
     let sizes = [(2u64, 1u64), (4, 10), (8, 100)];
@@ -289,6 +289,10 @@ fn all_sizes_statistics_cover_every_size() {
                     "server.nic.tx.buffer_left_bytes",
                     [6, 0, 4][k.ilog10() as usize],
                 ),
+                ("net.queues.3.p99_bytes", [40, 90, 60][k.ilog10() as usize]),
+                ("net.queues.3.mean_bytes", [4, 9, 6][k.ilog10() as usize]),
+                ("net.queues.3.port", 3),
+                ("net.switch_pools.0.size_bytes", 1 << 24),
             ] {
                 r.stats.insert(name.into(), v);
             }
@@ -308,6 +312,12 @@ fn all_sizes_statistics_cover_every_size() {
     assert_eq!(stat("server.nic.tx.buffer_peak_bytes"), Some(30));
     assert_eq!(stat("net.pfc.max_ingress_bytes"), Some(9));
     assert_eq!(stat("server.nic.tx.buffer_left_bytes"), Some(4));
+    // A percentile or mean is bounded by the largest size's; an identifier and a
+    // configured size are every size's (until 2026-12-02 all four added up).
+    assert_eq!(stat("net.queues.3.p99_bytes"), Some(90));
+    assert_eq!(stat("net.queues.3.mean_bytes"), Some(9));
+    assert_eq!(stat("net.queues.3.port"), Some(3));
+    assert_eq!(stat("net.switch_pools.0.size_bytes"), Some(1 << 24));
 }
 
 #[test]
