@@ -423,3 +423,19 @@ fn writes_to_one_client() -> PerfSpec {
     s.iters = 200;
     s
 }
+
+/// A NIC whose receive buffer fills pauses the switch port feeding it: each such pause is a
+/// pause episode of a switch port, counted with the switches' own (until 2026-12-02 its
+/// frames and paused time were counted and the episodes were not: `switch_pauses` read 0
+/// beside 2.9 ms of `switch_paused_ps`).
+#[test]
+fn a_nics_pauses_count_as_pause_episodes() {
+    let mut cfg = baseline(0.0);
+    cfg.net.pfc = true;
+    // PCIe slower than the link: the server's receive buffer fills and it pauses.
+    cfg.pcie.gbps = 64.0;
+    let r = run_incast_with(&cfg);
+    assert!(stat(&r, "net.pfc.switch_paused_ps") > 0);
+    assert!(stat(&r, "net.pfc.switch_pauses") > 0);
+    assert!(stat(&r, "net.pfc.pauses") >= stat(&r, "net.pfc.switch_pauses"));
+}

@@ -84,9 +84,11 @@ pub struct PfcParams {
 /// Counters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct PfcStats {
-    /// Pause episodes (an XOFF sent to a sender not paused already).
+    /// Pause episodes (an XOFF sent to a sender not paused already), by switches and by
+    /// NICs whose receive buffer filled.
     pub pauses: u64,
-    /// Of those, the ones sent to another switch's port.
+    /// Of those, the ones sent to a switch's port (by the next switch, or by the NIC it
+    /// feeds).
     pub switch_pauses: u64,
     /// PFC frames sent, by switches and by NICs whose receive buffer filled: XOFFs, their
     /// refreshes and XONs.
@@ -463,6 +465,14 @@ impl Pfc {
         self.nic_pauses[link] = true;
         let ing = &mut self.ingress[link];
         if quanta > 0 {
+            // A pause episode, as a switch's ingress counts its own (until 2026-12-02 a
+            // NIC's were left out while their frames and paused time were counted).
+            if ing.xoff_sent.is_none() {
+                self.stats.pauses += 1;
+                if matches!(self.tx[link], Tx::Switch { .. }) {
+                    self.stats.switch_pauses += 1;
+                }
+            }
             ing.xoff_sent = Some(now);
         } else {
             ing.xoff_sent = None;
