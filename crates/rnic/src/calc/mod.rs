@@ -246,7 +246,7 @@ pub struct FrameSize {
 /// The opcodes `rnic calc frame --opcode` knows, by the names it accepts: every RC packet
 /// a RoCEv2 link carries (UC's have the same headers, UD's SEND adds a DETH).
 /// `read-response` is the MIDDLE packet (no AETH), as it was before the others were named.
-pub const FRAME_OPCODES: [(&str, Opcode); 20] = [
+pub const FRAME_OPCODES: [(&str, Opcode); 23] = [
     ("write-first", Opcode::RcWriteFirst),
     ("write-middle", Opcode::RcWriteMiddle),
     ("write-last", Opcode::RcWriteLast),
@@ -256,8 +256,11 @@ pub const FRAME_OPCODES: [(&str, Opcode); 20] = [
     ("send-first", Opcode::RcSendFirst),
     ("send-middle", Opcode::RcSendMiddle),
     ("send-last", Opcode::RcSendLast),
+    ("send-last-imm", Opcode::RcSendLastImm),
     ("send-only", Opcode::RcSendOnly),
     ("send-only-imm", Opcode::RcSendOnlyImm),
+    ("send-last-inv", Opcode::RcSendLastInv),
+    ("send-only-inv", Opcode::RcSendOnlyInv),
     ("read-request", Opcode::RcReadRequest),
     ("read-response", Opcode::RcReadResponseMiddle),
     ("read-response-first", Opcode::RcReadResponseFirst),
@@ -543,6 +546,9 @@ mod tests {
         for (name, payload, bytes) in [
             ("send-middle", 1024, base + 1024),
             ("send-last", 100, base + 100),
+            ("send-last-imm", 100, base + 4 + 100),
+            ("send-last-inv", 100, base + 4 + 100),
+            ("send-only-inv", 100, base + 4 + 100),
             ("send-only-imm", 100, base + 4 + 100),
             ("write-only-imm", 64, base + 16 + 4 + 64),
             ("write-last-imm", 64, base + 4 + 64),
@@ -560,6 +566,19 @@ mod tests {
                 .unwrap_or_else(|| panic!("--opcode {name} is missing"));
             let f = frame_bytes(*op, payload, false).unwrap();
             assert_eq!(f.frame_bytes, bytes, "{name}");
+        }
+    }
+
+    /// `--opcode` names every RC WRITE and SEND packet, with immediate or invalidate too, as
+    /// the book says (`send-last-imm`, `send-last-inv` and `send-only-inv` were missing).
+    #[test]
+    fn every_rc_write_and_send_opcode_has_a_name() {
+        let named: Vec<Opcode> = FRAME_OPCODES.iter().map(|&(_, op)| op).collect();
+        for op in Opcode::ALL {
+            let write_or_send = matches!(op.as_u8(), 0x00..=0x0B | 0x16 | 0x17);
+            if write_or_send {
+                assert!(named.contains(&op), "{op:?} has no --opcode name");
+            }
         }
     }
 

@@ -50,6 +50,50 @@ fn the_4178_byte_frame_is_a_4096_byte_write_first_with_a_vlan_tag() {
     assert!(out.contains("frame                  4178 B"), "{out}");
 }
 
+/// `--opcode` takes every RC SEND and WRITE packet with immediate or invalidate: a SEND's
+/// LAST packet with immediate, and SEND with invalidate, were refused while the others were
+/// taken.
+#[test]
+fn sends_with_immediate_or_invalidate_are_frame_opcodes() {
+    for (opcode, frame) in [
+        (
+            "send-last-imm",
+            "frame                   166 B  (send-last-imm)",
+        ),
+        (
+            "send-only-imm",
+            "frame                   166 B  (send-only-imm)",
+        ),
+        (
+            "send-last-inv",
+            "frame                   166 B  (send-last-inv)",
+        ),
+        (
+            "send-only-inv",
+            "frame                   166 B  (send-only-inv)",
+        ),
+        (
+            "write-last-imm",
+            "frame                   166 B  (write-last-imm)",
+        ),
+    ] {
+        let (code, out, err) = rnic(&[
+            "calc",
+            "frame",
+            "--payload-bytes",
+            "100",
+            "--opcode",
+            opcode,
+        ]);
+        assert_eq!(code, 0, "{opcode}: {err}");
+        assert!(
+            out.contains("extension headers         4 B"),
+            "{opcode}: {out}"
+        );
+        assert!(out.contains(frame), "{opcode}: {out}");
+    }
+}
+
 #[test]
 fn bad_input_exits_2_naming_the_flag() {
     for (args, flag) in [
