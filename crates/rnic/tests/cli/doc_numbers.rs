@@ -45,6 +45,17 @@ const QUOTES: &[Quote] = &[
         ],
     },
     Quote {
+        chapter: NET,
+        words: "#  clients.transport.naks_sent.rnr 24, server.transport.rnr_waits 24: receiver not \
+                ready, #  not loss; clients.transport.drops.out_of_sequence 724",
+        args: &["perf", "send-bw", "-s", "1024", "-r", "8", "-n", "200", "--stats"],
+        output: &[
+            "clients.transport.naks_sent.rnr                           24\n",
+            "server.transport.rnr_waits                                24\n",
+            "clients.transport.drops.out_of_sequence                   724\n",
+        ],
+    },
+    Quote {
         chapter: FLAGS,
         words: "`write-bw -s 64 -n 2000 -q 4 -l 8`: 1,000 doorbells instead of 8,000",
         args: &["perf", "write-bw", "-s", "64", "-n", "2000", "-q", "4", "-l", "8", "--stats"],
@@ -363,7 +374,7 @@ const QUOTES: &[Quote] = &[
 const TOO_SLOW: &[(&str, &str, &str, &str)] = &[
     (
         FLAGS,
-        "66.1 Mops warm, 57.9 cold",
+        "66.3 Mops warm, 57.9 cold",
         "perf write-bw -s 64 -n 200 -q 300 --clients 10 [--perform_warm_up]",
         "1.5 M events, about 2 s optimised and ten times that here",
     ),
@@ -381,10 +392,11 @@ const TOO_SLOW: &[(&str, &str, &str, &str)] = &[
     ),
     (
         NET,
-        "#  server.transport.naks_sent.rnr 844, clients.transport.rnr_waits 844",
+        "counts 0 RNR NAKs and 311,524 such waits at the server",
         "perf send-bw -s 256 -q 16 --clients 4 --reversed -n 20000 --set pcie.gbps=16 --set \
-         net.pfc=true --stats (server.transport.drops.out_of_sequence 66227)",
-        "9.2 M events, 3 s optimised",
+         net.pfc=true --stats (server.transport.naks_sent.rnr 0, server.nic.rx.recv_waits \
+         311524)",
+        "7.7 M events, 3.6 s optimised",
     ),
     (
         NET,
