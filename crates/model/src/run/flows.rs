@@ -297,6 +297,9 @@ fn report_flows(
         });
         let row = flows.last_mut().expect("just pushed");
         mark_window(row, a, end, stalls);
+        if let Some(why) = j.above_wire.as_deref() {
+            long_run::mark_above_wire(&mut row.window_settled, &mut row.window_reason, why);
+        }
     }
     let span_us = span1.saturating_sub(span0.min(span1)) as f64 / 1e6;
     // A flow's last completion counts when its core has polled the CQE (`host.poll_cq_ns`

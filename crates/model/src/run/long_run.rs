@@ -182,15 +182,16 @@ pub(crate) fn judge(result: &mut PerfResult, span: RunSpan, op_bytes: u64, stall
     }
 }
 
-/// Marks `result`, a `-D` run whose window read above the wire (`why`, from
-/// [`crate::verdict::judge_wire_bound`]): its figures stay as measured, as perftest's would.
-pub(crate) fn mark_above_wire(result: &mut PerfResult, why: String) {
-    result.window_settled = Some(false);
-    let reason = result.window_reason.get_or_insert_with(String::new);
+/// Marks a `-D` run's or a duration flow's window (its `settled` and `reason` fields) that
+/// read above the wire (`why`, from [`crate::verdict::judge_wire_bound`]): its figures stay
+/// as measured, as perftest's would.
+pub(crate) fn mark_above_wire(settled: &mut Option<bool>, reason: &mut Option<String>, why: &str) {
+    *settled = Some(false);
+    let reason = reason.get_or_insert_with(String::new);
     if !reason.is_empty() {
         reason.push_str("; ");
     }
-    reason.push_str(&why);
+    reason.push_str(why);
 }
 
 /// Why a window cannot stand for its run, and the rate over the run.

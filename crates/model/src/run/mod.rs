@@ -140,8 +140,9 @@ fn run_one(
         let op_bytes = run.result.size_bytes;
         long_run::judge(&mut run.result, span, op_bytes, stalls);
     }
-    if let Some(why) = flows.iter().find_map(|f| f.above_wire.clone()) {
-        long_run::mark_above_wire(&mut run.result, why);
+    if let Some(why) = flows.iter().find_map(|f| f.above_wire.as_deref()) {
+        let r = &mut run.result;
+        long_run::mark_above_wire(&mut r.window_settled, &mut r.window_reason, why);
     }
     Ok(run)
 }

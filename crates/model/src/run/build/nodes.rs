@@ -159,9 +159,8 @@ impl NodeDevice {
 
 impl Nodes {
     /// Every node of the run: its device, MRs and NIC, each core's CQs, and each flow's
-    /// view of it.
-    /// `port_mbps`: each node's link rate, where its link sets one (a topology file's
-    /// `gbps`, a fabric's host tier): its NIC's port runs at it, not at `eth.gbps`.
+    /// view of it. `port_mbps`: each node's link rate, where its link sets one (a topology
+    /// file's `gbps`, a fabric's host tier): its NIC's port runs at it, not at `eth.gbps`.
     pub(super) fn build(
         p: &ModelParams,
         spec: &FlowsSpec,
