@@ -813,7 +813,10 @@ pub struct ShortWindow {
 pub fn short_window(cfg: &Config, spec: &PerfSpec, size: u64) -> Option<ShortWindow> {
     let window_us = spec.duration_us?;
     let p = ModelParams::from_config(cfg);
-    let op_wire = op_wire_ps(
+    let port_mbps = server_port_mbps(cfg, spec, &p);
+    let port_gbps = port_mbps as f64 / 1000.0;
+    let op_wire = op_wire_ps_at(
+        port_mbps,
         &p,
         spec.test.verb(),
         size,
@@ -821,7 +824,7 @@ pub fn short_window(cfg: &Config, spec: &PerfSpec, size: u64) -> Option<ShortWin
         cfg.qp.transport,
     );
     if !spec.test.is_latency() {
-        return short_bandwidth_window(cfg, spec, size, window_us, op_wire);
+        return short_bandwidth_window(cfg, spec, size, window_us, (op_wire, port_gbps));
     }
     let ping_pong = matches!(spec.test.verb(), Verb::Write | Verb::Send);
     let wire = if ping_pong { 2 * op_wire } else { op_wire };
@@ -843,9 +846,20 @@ pub fn short_window(cfg: &Config, spec: &PerfSpec, size: u64) -> Option<ShortWin
              iterations to give the rate within 1 %",
             spec.test.name(),
             round_trip as f64 / 1e6,
-            cfg.eth.gbps
+            port_gbps
         ),
     })
+}
+
+/// The rate of the server's port (node 0's), Mb/s: its link's where the link sets one (a
+/// topology file's `gbps`, a fabric's host tier), as the run judges the wire by it; else
+/// `eth.gbps` (until 2026-12-02 always `eth.gbps`, so a fabric of 0.5 Gb/s host links was
+/// told a 100 Gb/s port's message time).
+fn server_port_mbps(cfg: &Config, spec: &PerfSpec, p: &ModelParams) -> u64 {
+    crate::net::topology::node_link_mbps(cfg, spec.clients.max(1) as usize + 1)
+        .ok()
+        .and_then(|links| links.first().copied().flatten())
+        .unwrap_or(p.eth.mbps)
 }
 
 /// A bandwidth test's `-D` window must hold [`MIN_WINDOW_MESSAGES`] completions: their
@@ -860,7 +874,7 @@ fn short_bandwidth_window(
     spec: &PerfSpec,
     size: u64,
     window_us: f64,
-    op_wire: TimePs,
+    (op_wire, port_gbps): (TimePs, f64),
 ) -> Option<ShortWindow> {
     let on_wire = op_wire.saturating_mul(MIN_WINDOW_MESSAGES);
     // The WAN accelerator answers go-back-N WRITE packets itself, on the near side of the
@@ -899,7 +913,7 @@ fn short_bandwidth_window(
              must hold at least {MIN_WINDOW_MESSAGES} of them for whole completions to give \
              the rate within 1 %",
             op_wire as f64 / 1e6,
-            cfg.eth.gbps
+            port_gbps
         )
     } else if need_ps == by_round_trips {
         format!(
@@ -1192,6 +1206,23 @@ mod tests {
             .to_string();
         assert!(e.contains("WQEs only, so it cannot run write-lat"), "{e}");
         assert!(check_run(&cfg, &iters(PerfTest::WriteBw)).is_ok());
+    }
+
+    /// The least window is timed at the server's own port: a fabric's 0.5 Gb/s host links
+    /// need 200 times the window 100 Gb/s ones do.
+    #[test]
+    fn the_least_window_is_timed_at_the_servers_link() {
+        use crate::workload::PerfTest;
+        let mut cfg = Config::default();
+        cfg.net.topology = "fat_tree".into();
+        let spec = PerfSpec {
+            sizes: vec![65536],
+            ..spec_of(PerfTest::WriteBw, 1_000.0)
+        };
+        assert!(short_window(&cfg, &spec, 65536).is_none());
+        cfg.net.fabric.host_link_gbps = Some(0.5);
+        let short = short_window(&cfg, &spec, 65536).expect("refused");
+        assert!(short.why.contains("on the 0.5 Gb/s port"), "{}", short.why);
     }
 
     /// The refusal counts in words: one QP with a one-packet window over 1000 km reads
