@@ -197,6 +197,10 @@ pub fn judge_completion(app: &Perftest, end: TimePs, stopped_at_limit: bool, v: 
     }
 }
 
+/// How the reason of a `-D` window that read above the wire begins (the window's reason
+/// holds it among its clauses; the text report finds it there).
+pub const ABOVE_WIRE: &str = "above the wire";
+
 /// The wire's bound: `ops` operations that each occupy the server's port for at least
 /// `op_ps` cannot complete in less time than they take on the wire. A `-D` window counts
 /// whole completions, so it may hold one operation more than its length, plus 1 % for
@@ -207,7 +211,8 @@ pub fn judge_completion(app: &Perftest, end: TimePs, stopped_at_limit: bool, v: 
 /// (`nic.tx_port_slack_bytes` and the frame it hands over).
 ///
 /// Returns, for a window that read above the wire only by counting operations that were in
-/// flight when it opened, why its figures do not stand for the run.
+/// flight when it opened, why its figures do not stand for the run (starting
+/// [`ABOVE_WIRE`]).
 pub fn judge_wire_bound(
     m: Measured,
     op_ps: TimePs,
@@ -247,7 +252,7 @@ pub fn judge_wire_bound(
     let on_its_own = u128::from(m.time_ps) * 101 / 100 + u128::from(op_ps) + u128::from(lead_ps);
     (window && wire_ps > on_its_own).then(|| {
         format!(
-            "above the wire: its {} operations need {:.3} µs on the server's port, more than \
+            "{ABOVE_WIRE}: its {} operations need {:.3} µs on the server's port, more than \
              its {:.3} µs, because it counted some of the {} in flight when it opened (their \
              completions come in bursts: a CQE per -Q operations, READs over many QPs); a \
              window several bursts long averages them out",

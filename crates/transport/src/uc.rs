@@ -10,8 +10,9 @@
 //! and is dropped: here rnic departs from rxe, whose `check_psn` opens a new message on any
 //! FIRST or ONLY whose PSN is not the expected one, behind it too, so rxe delivers a
 //! duplicated or reordered single-packet message that rnic drops (a pcap hunt: `send-bw -c
-//! UC -s 100 -n 60` with reordering and duplication delivered 14 of 60 SENDs, none lost). Errors that RC NAKs (opcode sequence, length, R_Key, bounds, access) drop
-//! the message instead and the QP stays in RTS; a SEND longer than its RECV completes the
+//! UC -s 100 -n 60` with reordering and duplication delivered 14 of 60 SENDs, none lost).
+//! Errors that RC NAKs (opcode sequence, length, R_Key, bounds, access) drop the message
+//! instead and the QP stays in RTS; a SEND longer than its RECV completes the
 //! RECV with LOC_LEN_ERR, a RECV SGE failing its MR check with LOC_PROT_ERR. A SEND that
 //! finds no RECV posted is dropped. Each loss is counted in
 //! [`crate::TransportStats::unreliable`].

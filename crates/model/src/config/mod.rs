@@ -744,8 +744,8 @@ config_section! {
         cq_events: bool = false; "switch", Kind::Bool;
         /// With host.cq_events: from a CQE landing to the woken thread polling it (the
         /// interrupt, the completion channel's handler, the thread's wakeup, the CQ's
-        /// re-arm); its read of the CQE then takes host.mem_latency_ns, as a poll's does. A few microseconds on Linux servers; 4 µs is rnic's estimate, not a
-        /// measurement
+        /// re-arm); its read of the CQE then takes host.mem_latency_ns, as a poll's does.
+        /// A few microseconds on Linux servers; 4 µs is rnic's estimate, not a measurement
         cq_event_ns: f64 = 4000.0; "ns", NS;
         /// How the QP pairs are connected before the run: "cm" (the clients' connection
         /// managers send RDMA CM REQ, REP and RTU as MADs to QP1 over the simulated network,

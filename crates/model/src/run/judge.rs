@@ -55,8 +55,6 @@ pub(crate) fn judge(
     }
     judge_oracle(world, &mut verdict);
     let mut judged = Vec::with_capacity(b.flows.len());
-    // Each node's port rate: its link's (a topology file's `gbps`, a fabric's host tier).
-    let links = crate::net::topology::node_link_mbps(cfg, world.nics.len()).ok();
     for (fi, (app, f)) in world.apps.iter().zip(&b.flows).enumerate() {
         let mut v = Verdict::default();
         let check = early
@@ -65,9 +63,12 @@ pub(crate) fn judge(
         check.record(app, verdict.status() == RunStatus::Ok, &mut v);
         super::unreliable::judge_late_answers(world, app, &mut v);
         let measured = verdict::measured(app, end);
-        let server_mbps = (links.as_ref())
-            .and_then(|l| l.get(f.server as usize).copied().flatten())
-            .unwrap_or(p.eth.mbps);
+        // The server NIC's own port rate: its link's (a topology file's `gbps`, a fabric's
+        // host tier), as the build gave it.
+        let server_mbps = world
+            .nics
+            .get(f.server as usize)
+            .map_or(p.eth.mbps, |n| n.p.eth.mbps);
         let op_ps = limits::op_wire_ps_at(
             server_mbps,
             p,

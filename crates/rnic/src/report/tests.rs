@@ -256,7 +256,8 @@ fn lat_and_atomic_headers() {
 /// `-a` runs each size on its own: the statistics cover them all, as the counters at the
 /// top level do (`--stats` printed the last size's counters only, beside a retransmission
 /// count of every size): counts and busy times add up, maxima, peaks, percentiles, means
-/// and shared properties take the largest, and what the end of a run leaves (`tx.buffer_left_bytes`) is the last size's.
+/// and shared properties take the largest, and what the end of a run leaves
+/// (`tx.buffer_left_bytes`) is the last size's.
 #[test]
 fn all_sizes_statistics_cover_every_size() {
     let sizes = [(2u64, 1u64), (4, 10), (8, 100)];

@@ -825,7 +825,8 @@ pub fn window_warning(result: &PerfResult) -> Option<String> {
     let mut o = String::from("rnic: warning: the -D window's figures do not stand for the run: ");
     let l = result.long_run.as_ref();
     let reason = result.window_reason.as_deref().unwrap_or("");
-    if let Some(above) = reason.split("; ").find(|c| c.starts_with("above the wire")) {
+    let above_wire = |c: &&str| c.starts_with(rnic_model::verdict::ABOVE_WIRE);
+    if let Some(above) = reason.split("; ").find(above_wire) {
         // Settled and long enough for its stalls, but shorter than its completions' bursts.
         if l.is_none_or(|l| l.rate_settled && l.window_long_enough) {
             let _ = write!(o, "{above}. Give it a longer -D.");
